@@ -1,0 +1,16 @@
+//===- InitRudnn.cpp - Register rudnn's dialects and passes ---------------===//
+
+#include "codegen/InitRudnn.h"
+#include "codegen/Transforms/Passes.h"
+#include "dialects/IR/RudnnDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+void mlir::rudnn::registerRudnnDialects(DialectRegistry &registry) {
+  registry.insert<RudnnDialect, arith::ArithDialect, func::FuncDialect,
+                  tensor::TensorDialect>();
+}
+
+void mlir::rudnn::registerRudnnPipelinePasses() { registerRudnnPasses(); }

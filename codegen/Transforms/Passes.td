@@ -1,0 +1,59 @@
+//===- Passes.td - rudnn passes ----------------------------*- tablegen -*-===//
+
+#ifndef RUDNN_CODEGEN_TRANSFORMS_PASSES_TD
+#define RUDNN_CODEGEN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def RudnnSpecialize : Pass<"rudnn-specialize", "::mlir::ModuleOp"> {
+  let summary = "Bind the target and choose every compile-time parameter";
+  let description = [{
+    Attaches a `#rudnn.target` built from the pass options to the module (an
+    existing one is replaced) and fills in every compile-time parameter an
+    operator op leaves open:
+
+    * KDA `chunk`: the `chunk` option when given, else the largest of 64, 32
+      and 16 whose chunk-parallel working set fits `smem-per-block` for the
+      op's K and V. A chunk already on the op is kept.
+    * KDA `scale`: K^-0.5 when absent.
+
+    Batch, heads and sequence lengths stay dynamic: changing them never
+    changes the generated code.
+
+    Before (`-rudnn-specialize`, H200 defaults):
+
+    ```mlir
+    func.func @f(%q: tensor<?x?x?x64xf32>, ...) -> ... {
+      %o, %s = rudnn.kda %q, %k, %v, %g, %beta : (...) -> (...)
+    }
+    ```
+
+    After:
+
+    ```mlir
+    module attributes {rudnn.target = #rudnn.target<arch = "sm_90", lanes = 32,
+                       smem_per_block = 232448, sm_count = 132>} {
+      func.func @f(%q: tensor<?x?x?x64xf32>, ...) -> ... {
+        %o, %s = rudnn.kda %q, %k, %v, %g, %beta chunk 64 scale 1.250000e-01
+            : (...) -> (...)
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"sm_90\"",
+           "Target architecture (sm_80, sm_86, sm_89, sm_90, sm_90a, ...)">,
+    Option<"lanes", "lanes", "int64_t", /*default=*/"32",
+           "Lanes of a warp">,
+    Option<"smemPerBlock", "smem-per-block", "int64_t", /*default=*/"232448",
+           "Shared memory one block may use, in bytes (opt-in maximum)">,
+    Option<"smCount", "sm-count", "int64_t", /*default=*/"132",
+           "Number of streaming multiprocessors">,
+    Option<"chunk", "chunk", "int64_t", /*default=*/"0",
+           "KDA chunk size for ops that leave it open (0: choose from K, V "
+           "and smem-per-block)">,
+  ];
+  let dependentDialects = ["::mlir::rudnn::RudnnDialect"];
+}
+
+#endif // RUDNN_CODEGEN_TRANSFORMS_PASSES_TD

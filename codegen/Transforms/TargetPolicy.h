@@ -1,0 +1,38 @@
+//===- TargetPolicy.h - Compile-time parameters from a target ---*- C++ -*-===//
+//
+// The choices `rudnn-specialize` makes, kept apart from the pass so the JIT
+// API and the tests ask the same questions of the same code.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_CODEGEN_TRANSFORMS_TARGETPOLICY_H
+#define RUDNN_CODEGEN_TRANSFORMS_TARGETPOLICY_H
+
+#include <cstdint>
+#include <optional>
+
+namespace mlir::rudnn {
+
+/// The default target: an H200 (sm_90, 132 SMs, 227 KiB opt-in shared memory
+/// per block).
+struct DefaultTarget {
+  static constexpr const char *kArch = "sm_90";
+  static constexpr int64_t kLanes = 32;
+  static constexpr int64_t kSmemPerBlock = 227 * 1024;
+  static constexpr int64_t kSmCount = 132;
+};
+
+/// Shared memory, in bytes, of the chunk-parallel KDA kernel's working set for
+/// one chunk: the q, k and g tiles (chunk x K), the v tile (chunk x V) and the
+/// two pairwise chunk matrices (chunk x chunk), all fp32.
+int64_t kdaChunkSharedBytes(int64_t chunk, int64_t featureDimK,
+                            int64_t featureDimV);
+
+/// The largest of 64, 32 and 16 whose working set fits `smemPerBlock`, or
+/// nullopt when none does.
+std::optional<int64_t> chooseKdaChunk(int64_t featureDimK, int64_t featureDimV,
+                                      int64_t smemPerBlock);
+
+} // namespace mlir::rudnn
+
+#endif // RUDNN_CODEGEN_TRANSFORMS_TARGETPOLICY_H

@@ -1,0 +1,69 @@
+//===- RudnnAttrs.cpp - rudnn attributes ----------------------------------===//
+
+#include "dialects/IR/RudnnDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::rudnn;
+
+// Generated builders and parsers take parameters some ops do not use.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define GET_ATTRDEF_CLASSES
+#include "dialects/IR/RudnnAttrs.cpp.inc"
+#pragma GCC diagnostic pop
+
+void RudnnDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/IR/RudnnAttrs.cpp.inc"
+      >();
+}
+
+/// Parses "sm_<digits>[a]" into its compute capability; nullopt otherwise.
+static std::optional<int64_t> parseArch(StringRef arch) {
+  if (!arch.consume_front("sm_"))
+    return std::nullopt;
+  arch.consume_back("a");
+  int64_t capability;
+  if (arch.empty() || arch.getAsInteger(10, capability))
+    return std::nullopt;
+  return capability;
+}
+
+/// Warp width of every NVIDIA architecture.
+static constexpr int64_t kWarpLanes = 32;
+/// Largest opt-in shared memory of one block on any supported architecture.
+static constexpr int64_t kMaxSmemPerBlock = 227 * 1024;
+/// mma.sync m16n8k16 with bf16 and cp.async need Ampere or newer.
+static constexpr int64_t kMinComputeCapability = 80;
+
+LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 StringRef arch, int64_t lanes,
+                                 int64_t smemPerBlock, int64_t smCount) {
+  std::optional<int64_t> capability = parseArch(arch);
+  if (!capability)
+    return emitError() << "target arch must look like \"sm_90\" or "
+                          "\"sm_90a\", got \""
+                       << arch << "\"";
+  if (*capability < kMinComputeCapability)
+    return emitError() << "target arch must be sm_" << kMinComputeCapability
+                       << " or newer, got \"" << arch << "\"";
+  if (lanes != kWarpLanes)
+    return emitError() << "target lanes must be " << kWarpLanes
+                       << " (the warp width), got " << lanes;
+  if (smemPerBlock < 1 || smemPerBlock > kMaxSmemPerBlock)
+    return emitError() << "target smem_per_block must be in [1, "
+                       << kMaxSmemPerBlock << "] bytes, got " << smemPerBlock;
+  if (smCount < 1)
+    return emitError() << "target sm_count must be positive, got " << smCount;
+  return success();
+}
+
+int64_t TargetAttr::getComputeCapability() const {
+  return parseArch(getArch()).value_or(0);
+}

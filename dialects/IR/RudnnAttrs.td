@@ -1,0 +1,38 @@
+//===- RudnnAttrs.td - rudnn attributes --------------------*- tablegen -*-===//
+
+#ifndef RUDNN_ATTRS_TD
+#define RUDNN_ATTRS_TD
+
+include "dialects/IR/RudnnBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def Rudnn_TargetAttr : AttrDef<Rudnn_Dialect, "Target"> {
+  let mnemonic = "target";
+  let summary = "The GPU a module is specialized for";
+  let description = [{
+    Describes the device every kernel of a module is generated for: the
+    architecture (`sm_80`, `sm_90`, `sm_90a`, ...), the lanes of a warp, the
+    shared memory one block may use (bytes, with the opt-in carve-out) and the
+    number of streaming multiprocessors. Attached to the module by
+    `rudnn-specialize` as `rudnn.target`.
+
+    ```mlir
+    module attributes {rudnn.target = #rudnn.target<arch = "sm_90", lanes = 32,
+                                                     smem_per_block = 232448,
+                                                     sm_count = 132>} {}
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"architecture, e.g. sm_90">:$arch,
+    "int64_t":$lanes,
+    "int64_t":$smem_per_block,
+    "int64_t":$sm_count);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The compute capability encoded in `arch`, e.g. 90 for "sm_90a".
+    int64_t getComputeCapability() const;
+  }];
+}
+
+#endif // RUDNN_ATTRS_TD

@@ -1,0 +1,37 @@
+//===- RudnnBase.td - The rudnn dialect --------------------*- tablegen -*-===//
+//
+// The dialect definition shared by the attribute and op files.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_BASE_TD
+#define RUDNN_BASE_TD
+
+include "mlir/IR/OpBase.td"
+
+def Rudnn_Dialect : Dialect {
+  let name = "rudnn";
+  let cppNamespace = "::mlir::rudnn";
+  let summary = "Deep-learning sequence operators compiled to CUDA kernels";
+  let description = [{
+    The `rudnn` dialect describes sequence operators (Kimi Delta Attention,
+    tiled attention, LSTM, normalisations) on builtin tensors with value
+    semantics. Feature dimensions are static; batch, heads and sequence
+    lengths may be dynamic, so one compiled plan serves every batch size and
+    sequence length. `rudnn-specialize` binds a `#rudnn.target` to the module
+    and chooses every compile-time parameter left open.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Name of the module attribute holding the `#rudnn.target`.
+    static constexpr ::llvm::StringLiteral kTargetAttrName = "rudnn.target";
+
+    void registerAttributes();
+  }];
+}
+
+class Rudnn_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Rudnn_Dialect, mnemonic, traits>;
+
+#endif // RUDNN_BASE_TD

@@ -1,0 +1,33 @@
+//===- RudnnOps.h - rudnn operations ----------------------------*- C++ -*-===//
+
+#ifndef RUDNN_DIALECTS_IR_RUDNNOPS_H
+#define RUDNN_DIALECTS_IR_RUDNNOPS_H
+
+#include "dialects/IR/RudnnDialect.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "dialects/IR/RudnnOps.h.inc"
+
+namespace mlir::rudnn {
+
+/// Largest feature dimension (K or V) a KDA op accepts.
+inline constexpr int64_t kKdaMaxFeatureDim = 256;
+
+/// Chunk sizes a KDA op accepts.
+inline constexpr int64_t kKdaChunkSizes[] = {16, 32, 64, 128};
+
+/// Whether `chunk` is one of `kKdaChunkSizes`.
+bool isValidKdaChunk(int64_t chunk);
+
+/// The default KDA scale, K^-0.5.
+double defaultKdaScale(int64_t featureDimK);
+
+} // namespace mlir::rudnn
+
+#endif // RUDNN_DIALECTS_IR_RUDNNOPS_H

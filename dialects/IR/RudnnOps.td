@@ -1,0 +1,134 @@
+//===- RudnnOps.td - rudnn operator ops --------------------*- tablegen -*-===//
+//
+// Operator ops: what users write. Value semantics on builtin tensors; every
+// shape, dtype and attribute rule is checked by the verifiers, which name the
+// operand at fault and the value expected.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_OPS_TD
+#define RUDNN_OPS_TD
+
+include "dialects/IR/RudnnBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+// Element types and ranks are checked by the verifiers, whose diagnostics name
+// the operand; ODS only requires ranked tensors (AnyRankedTensor).
+
+def Rudnn_KdaOp : Rudnn_Op<"kda", [Pure]> {
+  let summary = "Kimi Delta Attention forward (chunked gated delta rule)";
+  let description = [{
+    For each batch `b` and head `h`, with state `S` (K×V, fp32) starting at
+    `initial_state` (or zero), for `t = 0 … T-1`:
+
+    ```
+    S   ← diag(exp(g_t)) · S
+    u_t = beta_t · (v_t − Sᵀ k_t)
+    S   ← S + k_t · u_tᵀ
+    o_t = Sᵀ (scale · q_t)
+    ```
+
+    Operands: `q`, `k`, `g` `[B, T, H, K]`, `v` `[B, T, H, V]`, `beta`
+    `[B, T, H]` and the optional `initial_state` `[B, H, K, V]` (f32). `q`,
+    `k` and `v` share one element type among f32, f16 and bf16; `g` and `beta`
+    may be any of them (f32 is recommended for `g`). K and V are static and
+    at most 256; B, T and H may be dynamic.
+
+    Results: `output` `[B, T, H, V]` in `v`'s element type, `final_state`
+    `[B, H, K, V]` f32 and, with `save_boundaries`, `boundaries`
+    `[ceil(T / chunk), B, H, K, V]` f32: the state before token `c · chunk`.
+
+    Attributes: `scale` (default K^-0.5), `chunk` (16, 32, 64 or 128; chosen
+    by `rudnn-specialize` when absent), `save_boundaries`.
+
+    ```mlir
+    %o, %s = rudnn.kda %q, %k, %v, %g, %beta initial_state %s0 chunk 64
+        : (tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>,
+           tensor<?x?x?x64xf32>, tensor<?x?x?xf32>, tensor<?x?x64x64xf32>)
+        -> (tensor<?x?x?x64xf32>, tensor<?x?x64x64xf32>)
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$q,
+    AnyRankedTensor:$k,
+    AnyRankedTensor:$v,
+    AnyRankedTensor:$g,
+    AnyRankedTensor:$beta,
+    Optional<AnyRankedTensor>:$initial_state,
+    OptionalAttr<I64Attr>:$chunk,
+    OptionalAttr<F32Attr>:$scale,
+    UnitAttr:$save_boundaries);
+  let results = (outs
+    AnyRankedTensor:$output,
+    AnyRankedTensor:$final_state,
+    Optional<AnyRankedTensor>:$boundaries);
+
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $g `,` $beta (`initial_state` $initial_state^)?
+    (`chunk` $chunk^)? (`scale` $scale^)? (`save_boundaries` $save_boundaries^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_KdaBackwardOp : Rudnn_Op<"kda_backward",
+                                   [Pure, AttrSizedOperandSegments]> {
+  let summary = "Kimi Delta Attention backward: the six input gradients";
+  let description = [{
+    Gradients of `⟨d_output, output⟩ + ⟨d_final_state, final_state⟩` with
+    respect to `q`, `k`, `v`, `g`, `beta` and `initial_state`, where `output`
+    and `final_state` are the results of `rudnn.kda` on the same inputs and
+    attributes.
+
+    Operands: the forward's inputs (`q`, `k`, `v`, `g`, `beta`, optional
+    `initial_state`); optionally the forward's saved `boundaries`
+    `[ceil(T / chunk), B, H, K, V]` (which then require an explicit `chunk`,
+    the forward's; without them the boundary states are recomputed);
+    `d_output` `[B, T, H, V]` in `v`'s element type and the optional
+    `d_final_state` `[B, H, K, V]` f32.
+
+    Results: `dq`, `dk` (`q`'s type), `dv` (`v`'s type), `dg` `[B, T, H, K]`
+    f32, `dbeta` (`beta`'s type) and, exactly when `initial_state` is given,
+    `d_initial_state` `[B, H, K, V]` f32.
+
+    ```mlir
+    %dq, %dk, %dv, %dg, %dbeta = rudnn.kda_backward %q, %k, %v, %g, %beta
+        d_output %do chunk 64
+        : (tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>,
+           tensor<?x?x?x64xf32>, tensor<?x?x?xf32>, tensor<?x?x?x64xf32>)
+        -> (tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>,
+            tensor<?x?x?x64xf32>, tensor<?x?x?xf32>)
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$q,
+    AnyRankedTensor:$k,
+    AnyRankedTensor:$v,
+    AnyRankedTensor:$g,
+    AnyRankedTensor:$beta,
+    Optional<AnyRankedTensor>:$initial_state,
+    Optional<AnyRankedTensor>:$boundaries,
+    AnyRankedTensor:$d_output,
+    Optional<AnyRankedTensor>:$d_final_state,
+    OptionalAttr<I64Attr>:$chunk,
+    OptionalAttr<F32Attr>:$scale);
+  let results = (outs
+    AnyRankedTensor:$dq,
+    AnyRankedTensor:$dk,
+    AnyRankedTensor:$dv,
+    AnyRankedTensor:$dg,
+    AnyRankedTensor:$dbeta,
+    Optional<AnyRankedTensor>:$d_initial_state);
+
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $g `,` $beta (`initial_state` $initial_state^)?
+    (`boundaries` $boundaries^)? `d_output` $d_output
+    (`d_final_state` $d_final_state^)? (`chunk` $chunk^)? (`scale` $scale^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // RUDNN_OPS_TD
