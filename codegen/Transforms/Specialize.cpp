@@ -61,7 +61,7 @@ struct SpecializePass
     if (chunk != 0 && !isValidKdaChunk(chunk)) {
       module.emitError() << "rudnn-specialize: option 'chunk' must be 0 "
                             "(choose), 16, 32, 64 or 128, got "
-                         << chunk;
+                         << chunk.getValue();
       return signalPassFailure();
     }
     module->setAttr(RudnnDialect::kTargetAttrName, target);

@@ -102,6 +102,27 @@ static LogicalResult verifyKdaBoundaries(Operation *op, ShapeChecker &shapes,
 // KdaOp
 //===----------------------------------------------------------------------===//
 
+void KdaOp::build(OpBuilder &builder, OperationState &state, Value q, Value k,
+                  Value v, Value g, Value beta, Value initialState,
+                  bool saveBoundaries) {
+  auto queryType = cast<RankedTensorType>(q.getType());
+  auto valueType = cast<RankedTensorType>(v.getType());
+  int64_t batch = queryType.getDimSize(0), heads = queryType.getDimSize(2);
+  int64_t featureDimK = queryType.getDimSize(3);
+  int64_t featureDimV = valueType.getDimSize(3);
+  Type f32 = builder.getF32Type();
+  auto stateType = RankedTensorType::get(
+      {batch, heads, featureDimK, featureDimV}, f32);
+  Type boundariesType =
+      saveBoundaries
+          ? RankedTensorType::get({ShapedType::kDynamic, batch, heads,
+                                   featureDimK, featureDimV},
+                                  f32)
+          : Type();
+  build(builder, state, valueType, stateType, boundariesType, q, k, v, g, beta,
+        initialState, /*chunk=*/nullptr, /*scale=*/nullptr, saveBoundaries);
+}
+
 LogicalResult KdaOp::verify() {
   Operation *op = getOperation();
   ShapeChecker shapes(op, kKdaStaticDims);

@@ -69,6 +69,12 @@ def Rudnn_KdaOp : Rudnn_Op<"kda", [Pure]> {
     (`chunk` $chunk^)? (`scale` $scale^)? (`save_boundaries` $save_boundaries^)?
     attr-dict `:` functional-type(operands, results)
   }];
+  let builders = [
+    // Derives the result types from `q` and `v`; chunk and scale stay open.
+    OpBuilder<(ins "Value":$q, "Value":$k, "Value":$v, "Value":$g,
+                   "Value":$beta, CArg<"Value", "{}">:$initial_state,
+                   CArg<"bool", "false">:$save_boundaries)>
+  ];
   let hasVerifier = 1;
 }
 

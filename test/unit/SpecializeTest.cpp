@@ -1,1 +1,100 @@
-#include <gtest/gtest.h>
+//===- SpecializeTest.cpp - rudnn-specialize and its chunk policy ---------===//
+
+#include "TestSupport.h"
+
+#include "codegen/Transforms/Passes.h"
+#include "codegen/Transforms/TargetPolicy.h"
+#include "dialects/IR/RudnnOps.h"
+
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+using namespace mlir::rudnn;
+
+namespace {
+
+TEST(KdaChunkPolicy, SharedBytesCountTilesAndPairwiseMatrices) {
+  // 4 bytes x (64 x (3*64 + 64) tile elements + 2 x 64 x 64 pairwise).
+  EXPECT_EQ(kdaChunkSharedBytes(64, 64, 64), 4 * (64 * 256 + 2 * 64 * 64));
+  EXPECT_EQ(kdaChunkSharedBytes(16, 1, 1), 4 * (16 * 4 + 2 * 16 * 16));
+}
+
+TEST(KdaChunkPolicy, ChoosesTheLargestChunkThatFits) {
+  const int64_t h200 = DefaultTarget::kSmemPerBlock;
+  EXPECT_EQ(chooseKdaChunk(64, 64, h200), 64);
+  EXPECT_EQ(chooseKdaChunk(128, 128, h200), 64);
+  EXPECT_EQ(chooseKdaChunk(256, 256, h200), 32);
+  EXPECT_EQ(chooseKdaChunk(64, 64, 48 * 1024), 32);
+  EXPECT_EQ(chooseKdaChunk(128, 128, 48 * 1024), 16);
+  EXPECT_EQ(chooseKdaChunk(256, 256, 16 * 1024), std::nullopt);
+}
+
+TEST(KdaChunkPolicy, ChoiceFitsAndIsMaximalForEveryFeatureDim) {
+  for (int64_t smem : {16 * 1024, 48 * 1024, 100 * 1024, 227 * 1024})
+    for (int64_t featureDimK = 1; featureDimK <= 256; featureDimK += 17)
+      for (int64_t featureDimV = 1; featureDimV <= 256; featureDimV += 23) {
+        std::optional<int64_t> chunk =
+            chooseKdaChunk(featureDimK, featureDimV, smem);
+        if (!chunk) {
+          EXPECT_GT(kdaChunkSharedBytes(16, featureDimK, featureDimV), smem);
+          continue;
+        }
+        EXPECT_TRUE(isValidKdaChunk(*chunk));
+        EXPECT_LE(kdaChunkSharedBytes(*chunk, featureDimK, featureDimV), smem);
+        if (*chunk < 64) {
+          EXPECT_GT(kdaChunkSharedBytes(*chunk * 2, featureDimK, featureDimV),
+                    smem);
+        }
+      }
+}
+
+class SpecializePassTest : public ::rudnn::test::IRTest {
+protected:
+  LogicalResult run(const RudnnSpecializeOptions &options) {
+    PassManager pm(&context);
+    pm.addPass(createRudnnSpecialize(options));
+    return pm.run(*module);
+  }
+};
+
+TEST_F(SpecializePassTest, AttachesTargetAndFillsOpenParameters) {
+  Type f16 = builder.getF16Type();
+  Value q = tensor({kDyn, kDyn, kDyn, 128}, f16);
+  Value v = tensor({kDyn, kDyn, kDyn, 128}, f16);
+  Value g = tensor({kDyn, kDyn, kDyn, 128}, builder.getF32Type());
+  Value beta = tensor({kDyn, kDyn, kDyn}, f16);
+  auto op = builder.create<KdaOp>(builder.getUnknownLoc(), q, q, v, g, beta);
+  Type outputType = op.getOutput().getType();
+  finishFunction();
+
+  RudnnSpecializeOptions options;
+  options.arch = "sm_89";
+  options.smemPerBlock = 101376;
+  options.smCount = 128;
+  ASSERT_TRUE(succeeded(run(options))) << diagnostics;
+
+  auto target = (*module)->getAttrOfType<TargetAttr>(
+      RudnnDialect::kTargetAttrName);
+  ASSERT_TRUE(target);
+  EXPECT_EQ(target.getArch(), "sm_89");
+  EXPECT_EQ(target.getSmemPerBlock(), 101376);
+  EXPECT_EQ(target.getSmCount(), 128);
+  EXPECT_EQ(op.getChunk(), chooseKdaChunk(128, 128, 101376));
+  ASSERT_TRUE(op.getScaleAttr());
+  EXPECT_FLOAT_EQ(op.getScaleAttr().getValueAsDouble(), 1.0 / std::sqrt(128.0));
+  // Batch, heads and length stay dynamic.
+  EXPECT_EQ(op.getOutput().getType(), outputType);
+}
+
+TEST_F(SpecializePassTest, FailsWithDiagnosticWhenNothingFits) {
+  Value q = tensor({1, 4, 1, 256}, builder.getF32Type());
+  Value beta = tensor({1, 4, 1}, builder.getF32Type());
+  builder.create<KdaOp>(builder.getUnknownLoc(), q, q, q, q, beta);
+  finishFunction();
+  RudnnSpecializeOptions options;
+  options.smemPerBlock = 4096;
+  EXPECT_TRUE(failed(run(options)));
+  EXPECT_THAT(diagnostics, ::testing::HasSubstr("no chunk size fits K = 256"));
+}
+
+} // namespace

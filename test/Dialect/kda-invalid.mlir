@@ -1,0 +1,343 @@
+// RUN: rudnn-opt %s -split-input-file -verify-diagnostics
+
+// q must have rank 4.
+func.func @q_rank(%q: tensor<2x8x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'q' must have rank 4 [B, T, H, K], got rank 3}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// beta must have rank 3.
+func.func @beta_rank(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3x1xf32>) {
+  // expected-error @+1 {{'beta' must have rank 3 [B, T, H], got rank 4}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x1xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// initial_state must have rank 4.
+func.func @initial_state_rank(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>, %s0: tensor<2x3x20xf32>) {
+  // expected-error @+1 {{'initial_state' must have rank 4 [B, H, K, V], got rank 3}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta initial_state %s0
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>, tensor<2x3x20xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// k's sequence length must match q's.
+func.func @k_length(%q: tensor<2x8x3x4xf32>, %k: tensor<2x9x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'k' dim 1 (T) is 9, expected 8 as in 'q'}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x3x4xf32>, tensor<2x9x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// v's batch must match q's.
+func.func @v_batch(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<1x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'v' dim 0 (B) is 1, expected 2 as in 'q'}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<1x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// g's feature dim must match q's.
+func.func @g_features(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x6xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'g' dim 3 (K) is 6, expected 4 as in 'q'}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x6xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// beta's heads must match q's.
+func.func @beta_heads(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x4xf32>) {
+  // expected-error @+1 {{'beta' dim 2 (H) is 4, expected 3 as in 'q'}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x4xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// initial_state's V must match v's.
+func.func @initial_state_value_dim(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>, %s0: tensor<2x3x4x4xf32>) {
+  // expected-error @+1 {{'initial_state' dim 3 (V) is 4, expected 5 as in 'v'}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta initial_state %s0
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>, tensor<2x3x4x4xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// A dynamic dim binds nothing, so a later static one is checked against the first static.
+func.func @dynamic_then_mismatch(%q: tensor<2x?x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x7x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'v' dim 1 (T) is 7, expected 8 as in 'k'}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x?x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x7x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// The feature dim K must be static.
+func.func @dynamic_k(%q: tensor<2x8x3x?xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'q' dim 3 (K) must be static}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x3x?xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// The feature dim V must be static.
+func.func @dynamic_v(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x?xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'v' dim 3 (V) must be static}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x?xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x?xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// q must hold f32, f16 or bf16.
+func.func @q_integer(%q: tensor<2x8x3x4xi32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'q' element type must be f32, f16 or bf16, got 'i32'}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x3x4xi32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// k must have q's element type.
+func.func @k_dtype(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf16>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'k' element type must be 'f32' as 'q', got 'f16'}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf16>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// v must have q's element type.
+func.func @v_dtype(%q: tensor<2x8x3x4xbf16>, %k: tensor<2x8x3x4xbf16>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'v' element type must be 'bf16' as 'q', got 'f32'}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x3x4xbf16>, tensor<2x8x3x4xbf16>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// g must be a supported float type.
+func.func @g_f64(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf64>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'g' element type must be f32, f16 or bf16, got 'f64'}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf64>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// beta must be a supported float type.
+func.func @beta_integer(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xi8>) {
+  // expected-error @+1 {{'beta' element type must be f32, f16 or bf16, got 'i8'}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xi8>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// The initial state is fp32.
+func.func @initial_state_f16(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>, %s0: tensor<2x3x4x5xf16>) {
+  // expected-error @+1 {{'initial_state' element type must be f32, got 'f16'}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta initial_state %s0
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>, tensor<2x3x4x5xf16>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// K is at most 256.
+func.func @k_too_large(%q: tensor<2x8x3x300xf32>, %k: tensor<2x8x3x300xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x300xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{feature dim K is 300, expected at most 256}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x3x300xf32>, tensor<2x8x3x300xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x300xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x300x5xf32>)
+  return
+}
+
+// -----
+
+// V is at most 256.
+func.func @v_too_large(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x257xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{feature dim V is 257, expected at most 256}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x257xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x257xf32>, tensor<2x3x4x257xf32>)
+  return
+}
+
+// -----
+
+// chunk is one of 16, 32, 64, 128.
+func.func @chunk_48(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'chunk' must be 16, 32, 64 or 128, got 48}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta chunk 48
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// scale must be positive.
+func.func @scale_zero(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'scale' must be positive and finite, got 0}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta scale 0.0
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// scale must not be negative.
+func.func @scale_negative(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'scale' must be positive and finite, got -1}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta scale -1.0
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// The output has v's shape.
+func.func @output_shape(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'output' dim 3 (V) is 4, expected 5 as in 'v'}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x4xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// The output has v's element type.
+func.func @output_dtype(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'output' element type must be 'f32' as 'v', got 'f16'}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf16>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// The final state is [B, H, K, V].
+func.func @final_state_shape(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'final_state' dim 2 (K) is 5, expected 4 as in 'q'}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x5x5xf32>)
+  return
+}
+
+// -----
+
+// The final state is fp32.
+func.func @final_state_dtype(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'final_state' element type must be f32, got 'bf16'}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xbf16>)
+  return
+}
+
+// -----
+
+// save_boundaries needs a boundaries result.
+func.func @save_without_result(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'save_boundaries' is set but the op has no 'boundaries' result}}
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta chunk 16 save_boundaries
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// A boundaries result needs save_boundaries.
+func.func @result_without_save(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'boundaries' result is produced only with 'save_boundaries'}}
+  %o, %s, %b = rudnn.kda %q, %k, %v, %g, %beta chunk 16
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>, tensor<1x2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// The boundaries count is ceil(T / chunk).
+func.func @boundaries_count(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'boundaries' dim 0 (chunks) is 2, expected 1 = ceil(T=8 / chunk=16)}}
+  %o, %s, %b = rudnn.kda %q, %k, %v, %g, %beta chunk 16 save_boundaries
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>, tensor<2x2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// A static boundaries count needs an explicit chunk.
+func.func @boundaries_no_chunk(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'boundaries' with a static chunk count needs an explicit 'chunk'}}
+  %o, %s, %b = rudnn.kda %q, %k, %v, %g, %beta save_boundaries
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>, tensor<1x2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// The boundaries are fp32.
+func.func @boundaries_dtype(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'boundaries' element type must be f32, got 'f16'}}
+  %o, %s, %b = rudnn.kda %q, %k, %v, %g, %beta chunk 16 save_boundaries
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>, tensor<1x2x3x4x5xf16>)
+  return
+}
+
+// -----
+
+// The boundaries follow [N, B, H, K, V].
+func.func @boundaries_heads(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'boundaries' dim 2 (H) is 4, expected 3 as in 'q'}}
+  %o, %s, %b = rudnn.kda %q, %k, %v, %g, %beta chunk 16 save_boundaries
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>, tensor<1x2x4x4x5xf32>)
+  return
+}
+
+// -----
+
+// Operands must be ranked tensors.
+func.func @unranked(%q: tensor<*xf32>, %v: tensor<2x8x3x5xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of any type values}}
+  %o, %s = rudnn.kda %q, %q, %v, %q, %beta
+      : (tensor<*xf32>, tensor<*xf32>, tensor<2x8x3x5xf32>, tensor<*xf32>, tensor<2x8x3xf32>)
+      -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// The custom syntax names each optional operand by keyword.
+func.func @misspelled_keyword(%q: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>,
+                              %beta: tensor<2x8x3xf32>, %s0: tensor<2x3x4x5xf32>) {
+  // expected-error @+1 {{expected ':'}}
+  %o, %s = rudnn.kda %q, %q, %v, %q, %beta initial %s0
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>,
+         tensor<2x8x3x4xf32>, tensor<2x8x3xf32>, tensor<2x3x4x5xf32>)
+      -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}

@@ -1,0 +1,61 @@
+// RUN: rudnn-opt %s -split-input-file -verify-diagnostics
+
+// The arch must be spelled sm_XX.
+// expected-error @+1 {{target arch must look like "sm_90" or "sm_90a", got "gfx90a"}}
+module attributes {rudnn.target = #rudnn.target<arch = "gfx90a", lanes = 32, smem_per_block = 65536, sm_count = 104>} {}
+
+// -----
+
+// Tensor-core fragments need sm_80 or newer.
+// expected-error @+1 {{target arch must be sm_80 or newer, got "sm_75"}}
+module attributes {rudnn.target = #rudnn.target<arch = "sm_75", lanes = 32, smem_per_block = 65536, sm_count = 40>} {}
+
+// -----
+
+// A warp has 32 lanes.
+// expected-error @+1 {{target lanes must be 32 (the warp width), got 64}}
+module attributes {rudnn.target = #rudnn.target<arch = "sm_90", lanes = 64, smem_per_block = 232448, sm_count = 132>} {}
+
+// -----
+
+// Shared memory per block is positive.
+// expected-error @+1 {{target smem_per_block must be in [1, 232448] bytes, got 0}}
+module attributes {rudnn.target = #rudnn.target<arch = "sm_90", lanes = 32, smem_per_block = 0, sm_count = 132>} {}
+
+// -----
+
+// Shared memory per block stays within what any architecture offers.
+// expected-error @+1 {{target smem_per_block must be in [1, 232448] bytes, got 262144}}
+module attributes {rudnn.target = #rudnn.target<arch = "sm_90", lanes = 32, smem_per_block = 262144, sm_count = 132>} {}
+
+// -----
+
+// The SM count is positive.
+// expected-error @+1 {{target sm_count must be positive, got 0}}
+module attributes {rudnn.target = #rudnn.target<arch = "sm_90", lanes = 32, smem_per_block = 232448, sm_count = 0>} {}
+
+// -----
+
+// Every parameter is required.
+// expected-error @+1 {{expected ','}}
+module attributes {rudnn.target = #rudnn.target<arch = "sm_90", lanes = 32, smem_per_block = 232448>} {}
+
+// -----
+
+// The target belongs on a module.
+// expected-error @+1 {{'rudnn.target' may only be attached to a builtin.module}}
+func.func @on_function() attributes {rudnn.target = #rudnn.target<arch = "sm_90", lanes = 32, smem_per_block = 232448, sm_count = 132>} {
+  return
+}
+
+// -----
+
+// rudnn.target holds a #rudnn.target.
+// expected-error @+1 {{'rudnn.target' must be a #rudnn.target, got "sm_90"}}
+module attributes {rudnn.target = "sm_90"} {}
+
+// -----
+
+// The dialect knows no other discardable attribute.
+// expected-error @+1 {{unknown attribute 'rudnn.chunk' of the rudnn dialect}}
+module attributes {rudnn.chunk = 64} {}

@@ -1,0 +1,29 @@
+// RUN: rudnn-opt %s -split-input-file -verify-diagnostics -rudnn-specialize="smem-per-block=16384"
+// RUN: not rudnn-opt %s -split-input-file -rudnn-specialize="arch=sm_70" 2>&1 | FileCheck %s --check-prefix=ARCH
+// RUN: not rudnn-opt %s -split-input-file -rudnn-specialize="chunk=24" 2>&1 | FileCheck %s --check-prefix=CHUNK
+// RUN: not rudnn-opt %s -split-input-file -rudnn-specialize="lanes=16" 2>&1 | FileCheck %s --check-prefix=LANES
+
+// ARCH: error: target arch must be sm_80 or newer, got "sm_70"
+// CHUNK: error: rudnn-specialize: option 'chunk' must be 0 (choose), 16, 32, 64 or 128, got 24
+// LANES: error: target lanes must be 32 (the warp width), got 16
+
+// No chunk fits K = V = 256 in 16 KiB, and the op says which.
+func.func @nothing_fits(%q: tensor<?x?x?x256xf32>, %beta: tensor<?x?x?xf32>) {
+  // expected-error @+1 {{no chunk size fits K = 256, V = 256 in smem_per_block = 16384 bytes (needs 67584 for chunk 16)}}
+  %o, %s = rudnn.kda %q, %q, %q, %q, %beta
+      : (tensor<?x?x?x256xf32>, tensor<?x?x?x256xf32>, tensor<?x?x?x256xf32>,
+         tensor<?x?x?x256xf32>, tensor<?x?x?xf32>)
+      -> (tensor<?x?x?x256xf32>, tensor<?x?x256x256xf32>)
+  return
+}
+
+// -----
+
+// A chunk given on the op needs no choice, so it specializes in any budget.
+func.func @explicit_chunk(%q: tensor<?x?x?x256xf32>, %beta: tensor<?x?x?xf32>) {
+  %o, %s = rudnn.kda %q, %q, %q, %q, %beta chunk 16
+      : (tensor<?x?x?x256xf32>, tensor<?x?x?x256xf32>, tensor<?x?x?x256xf32>,
+         tensor<?x?x?x256xf32>, tensor<?x?x?xf32>)
+      -> (tensor<?x?x?x256xf32>, tensor<?x?x256x256xf32>)
+  return
+}

@@ -1,0 +1,81 @@
+// RUN: rudnn-opt %s -split-input-file -rudnn-specialize | FileCheck %s
+
+// Defaults describe an H200; K = V = 64 fits chunk 64; the scale becomes
+// K^-0.5; B, T and H stay dynamic.
+// CHECK: module attributes {rudnn.target = #rudnn.target<arch = "sm_90", lanes = 32, smem_per_block = 232448, sm_count = 132>}
+// CHECK-LABEL: func.func @small_features
+// CHECK: %[[O:.*]], %[[S:.*]] = rudnn.kda %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} chunk 64 scale 1.250000e-01 : (tensor<?x?x?x64xf32>
+// CHECK-SAME: -> (tensor<?x?x?x64xf32>, tensor<?x?x64x64xf32>)
+// CHECK: return %[[O]], %[[S]]
+func.func @small_features(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
+                          %v: tensor<?x?x?x64xf32>, %g: tensor<?x?x?x64xf32>,
+                          %beta: tensor<?x?x?xf32>)
+    -> (tensor<?x?x?x64xf32>, tensor<?x?x64x64xf32>) {
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>,
+         tensor<?x?x?x64xf32>, tensor<?x?x?xf32>)
+      -> (tensor<?x?x?x64xf32>, tensor<?x?x64x64xf32>)
+  return %o, %s : tensor<?x?x?x64xf32>, tensor<?x?x64x64xf32>
+}
+
+// -----
+
+// K = V = 256 does not fit chunk 64 in 227 KiB: chunk 32, scale 1/16.
+// CHECK-LABEL: func.func @large_features
+// CHECK: rudnn.kda {{.*}} chunk 32 scale 6.250000e-02 :
+func.func @large_features(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>,
+                          %v: tensor<?x?x?x256xbf16>, %g: tensor<?x?x?x256xf32>,
+                          %beta: tensor<?x?x?xbf16>) -> tensor<?x?x?x256xbf16> {
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta
+      : (tensor<?x?x?x256xbf16>, tensor<?x?x?x256xbf16>, tensor<?x?x?x256xbf16>,
+         tensor<?x?x?x256xf32>, tensor<?x?x?xbf16>)
+      -> (tensor<?x?x?x256xbf16>, tensor<?x?x256x256xf32>)
+  return %o : tensor<?x?x?x256xbf16>
+}
+
+// -----
+
+// A chunk and scale already on the op are kept.
+// CHECK-LABEL: func.func @explicit_parameters
+// CHECK: rudnn.kda {{.*}} chunk 16 scale 3.000000e+00 :
+func.func @explicit_parameters(%q: tensor<1x5x1x8xf16>, %k: tensor<1x5x1x8xf16>,
+                               %v: tensor<1x5x1x8xf16>, %g: tensor<1x5x1x8xf32>,
+                               %beta: tensor<1x5x1xf16>) -> tensor<1x5x1x8xf16> {
+  %o, %s = rudnn.kda %q, %k, %v, %g, %beta chunk 16 scale 3.0
+      : (tensor<1x5x1x8xf16>, tensor<1x5x1x8xf16>, tensor<1x5x1x8xf16>,
+         tensor<1x5x1x8xf32>, tensor<1x5x1xf16>)
+      -> (tensor<1x5x1x8xf16>, tensor<1x1x8x8xf32>)
+  return %o : tensor<1x5x1x8xf16>
+}
+
+// -----
+
+// The backward is specialized the same way; K and V choose independently
+// (K = 128, V = 32).
+// CHECK-LABEL: func.func @backward
+// CHECK: rudnn.kda_backward {{.*}} d_output %{{.*}} chunk 64 scale 0.0883883461 :
+func.func @backward(%q: tensor<?x?x?x128xf32>, %k: tensor<?x?x?x128xf32>,
+                    %v: tensor<?x?x?x32xf32>, %g: tensor<?x?x?x128xf32>,
+                    %beta: tensor<?x?x?xf32>, %do: tensor<?x?x?x32xf32>)
+    -> tensor<?x?x?x128xf32> {
+  %dq, %dk, %dv, %dg, %dbeta = rudnn.kda_backward %q, %k, %v, %g, %beta
+      d_output %do
+      : (tensor<?x?x?x128xf32>, tensor<?x?x?x128xf32>, tensor<?x?x?x32xf32>,
+         tensor<?x?x?x128xf32>, tensor<?x?x?xf32>, tensor<?x?x?x32xf32>)
+      -> (tensor<?x?x?x128xf32>, tensor<?x?x?x128xf32>, tensor<?x?x?x32xf32>,
+          tensor<?x?x?x128xf32>, tensor<?x?x?xf32>)
+  return %dq : tensor<?x?x?x128xf32>
+}
+
+// -----
+
+// An existing target is replaced by the one the options describe.
+// CHECK: module attributes {rudnn.target = #rudnn.target<arch = "sm_90", lanes = 32, smem_per_block = 232448, sm_count = 132>}
+// CHECK-LABEL: func.func @retarget
+module attributes {rudnn.target = #rudnn.target<arch = "sm_80", lanes = 32,
+                                                 smem_per_block = 166912,
+                                                 sm_count = 108>} {
+  func.func @retarget() {
+    return
+  }
+}
