@@ -14,4 +14,9 @@ config.test_exec_root = os.path.join(config.rudnn_obj_root, "test")
 config.environment["PATH"] = os.pathsep.join(
     [config.rudnn_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
 )
+# Sanitizer settings of the build reach the tools under test.
+for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
+
 config.substitutions.append(("%rudnn_src_root", config.rudnn_src_root))

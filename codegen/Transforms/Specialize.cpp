@@ -35,9 +35,10 @@ LogicalResult specializeKda(KdaLikeOp op, int64_t requestedChunk,
                                         target.getSmemPerBlock());
     if (!chunk)
       return op.emitOpError()
-             << "no chunk size fits K = " << featureDimK << ", V = "
-             << featureDimV << " in smem_per_block = "
-             << target.getSmemPerBlock() << " bytes (needs "
+             << "no chunk size fits K = " << featureDimK
+             << ", V = " << featureDimV
+             << " in smem_per_block = " << target.getSmemPerBlock()
+             << " bytes (needs "
              << kdaChunkSharedBytes(16, featureDimK, featureDimV)
              << " for chunk 16)";
     op.setChunkAttr(builder.getI64IntegerAttr(*chunk));
@@ -54,8 +55,9 @@ struct SpecializePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     TargetAttr target = TargetAttr::getChecked(
-        [&] { return module.emitError(); }, module.getContext(), StringRef(arch.getValue()), lanes.getValue(),
-        smemPerBlock.getValue(), smCount.getValue());
+        [&] { return module.emitError(); }, module.getContext(),
+        StringRef(arch.getValue()), lanes.getValue(), smemPerBlock.getValue(),
+        smCount.getValue());
     if (!target)
       return signalPassFailure();
     if (chunk != 0 && !isValidKdaChunk(chunk)) {

@@ -23,9 +23,15 @@ def Rudnn_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Name of the module attribute holding the `#rudnn.target`.
     static constexpr ::llvm::StringLiteral kTargetAttrName = "rudnn.target";
+
+    /// Name of the argument/result attribute naming a tensor for tools
+    /// (`rudnn-run` reads `<name>.npy` for it).
+    static constexpr ::llvm::StringLiteral kNameAttrName = "rudnn.name";
 
     void registerAttributes();
   }];

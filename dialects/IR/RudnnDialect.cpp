@@ -32,3 +32,30 @@ LogicalResult RudnnDialect::verifyOperationAttribute(Operation *op,
                            << attr.getValue();
   return success();
 }
+
+/// Checks a `rudnn.name` on a function argument or result.
+static LogicalResult verifyValueName(Operation *op, NamedAttribute attr,
+                                     StringRef what, unsigned index) {
+  if (attr.getName() != RudnnDialect::kNameAttrName)
+    return op->emitError() << "unknown attribute '" << attr.getName().strref()
+                           << "' of the rudnn dialect on " << what << " #"
+                           << index;
+  auto name = dyn_cast<StringAttr>(attr.getValue());
+  if (!name || name.empty())
+    return op->emitError() << "'" << RudnnDialect::kNameAttrName << "' of "
+                           << what << " #" << index
+                           << " must be a non-empty string";
+  return success();
+}
+
+LogicalResult RudnnDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                     unsigned argIndex,
+                                                     NamedAttribute attr) {
+  return verifyValueName(op, attr, "argument", argIndex);
+}
+
+LogicalResult RudnnDialect::verifyRegionResultAttribute(Operation *op, unsigned,
+                                                        unsigned resultIndex,
+                                                        NamedAttribute attr) {
+  return verifyValueName(op, attr, "result", resultIndex);
+}

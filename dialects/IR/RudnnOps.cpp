@@ -57,9 +57,8 @@ static LogicalResult verifyKdaInputs(Operation *op, ShapeChecker &shapes,
   for (char dim : kKdaStaticDims) {
     int64_t size = *shapes.lookup(dim);
     if (size > kKdaMaxFeatureDim)
-      return op->emitOpError()
-             << "feature dim " << dim << " is " << size
-             << ", expected at most " << kKdaMaxFeatureDim;
+      return op->emitOpError() << "feature dim " << dim << " is " << size
+                               << ", expected at most " << kKdaMaxFeatureDim;
   }
 
   if (chunk && !isValidKdaChunk(static_cast<int64_t>(*chunk)))
@@ -111,14 +110,13 @@ void KdaOp::build(OpBuilder &builder, OperationState &state, Value q, Value k,
   int64_t featureDimK = queryType.getDimSize(3);
   int64_t featureDimV = valueType.getDimSize(3);
   Type f32 = builder.getF32Type();
-  auto stateType = RankedTensorType::get(
-      {batch, heads, featureDimK, featureDimV}, f32);
+  auto stateType =
+      RankedTensorType::get({batch, heads, featureDimK, featureDimV}, f32);
   Type boundariesType =
-      saveBoundaries
-          ? RankedTensorType::get({ShapedType::kDynamic, batch, heads,
-                                   featureDimK, featureDimV},
-                                  f32)
-          : Type();
+      saveBoundaries ? RankedTensorType::get({ShapedType::kDynamic, batch,
+                                              heads, featureDimK, featureDimV},
+                                             f32)
+                     : Type();
   build(builder, state, valueType, stateType, boundariesType, q, k, v, g, beta,
         initialState, /*chunk=*/nullptr, /*scale=*/nullptr, saveBoundaries);
 }
@@ -126,8 +124,8 @@ void KdaOp::build(OpBuilder &builder, OperationState &state, Value q, Value k,
 LogicalResult KdaOp::verify() {
   Operation *op = getOperation();
   ShapeChecker shapes(op, kKdaStaticDims);
-  KdaInputs inputs{getQ(), getK(), getV(), getG(), getBeta(),
-                   getInitialState()};
+  KdaInputs inputs{getQ(), getK(),    getV(),
+                   getG(), getBeta(), getInitialState()};
   if (failed(verifyKdaInputs(op, shapes, inputs, getChunk(), getScaleAttr())))
     return failure();
 
@@ -156,8 +154,8 @@ LogicalResult KdaOp::verify() {
 LogicalResult KdaBackwardOp::verify() {
   Operation *op = getOperation();
   ShapeChecker shapes(op, kKdaStaticDims);
-  KdaInputs inputs{getQ(), getK(), getV(), getG(), getBeta(),
-                   getInitialState()};
+  KdaInputs inputs{getQ(), getK(),    getV(),
+                   getG(), getBeta(), getInitialState()};
   if (failed(verifyKdaInputs(op, shapes, inputs, getChunk(), getScaleAttr())))
     return failure();
 

@@ -22,9 +22,9 @@ LogicalResult ShapeChecker::check(StringRef name, Value value,
                                   StringRef layout) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type)
-    return op->emitOpError() << "'" << name << "' must be a ranked tensor "
-                             << formatLayout(layout) << ", got "
-                             << value.getType();
+    return op->emitOpError()
+           << "'" << name << "' must be a ranked tensor "
+           << formatLayout(layout) << ", got " << value.getType();
   if (type.getRank() != static_cast<int64_t>(layout.size()))
     return op->emitOpError()
            << "'" << name << "' must have rank " << layout.size() << " "
@@ -74,8 +74,8 @@ LogicalResult mlir::rudnn::checkF32ElementType(Operation *op, StringRef name,
   Type type = elementTypeOf(value);
   if (type.isF32())
     return success();
-  return op->emitOpError() << "'" << name
-                           << "' element type must be f32, got " << type;
+  return op->emitOpError() << "'" << name << "' element type must be f32, got "
+                           << type;
 }
 
 LogicalResult mlir::rudnn::checkSameElementType(Operation *op, StringRef name,

@@ -49,9 +49,10 @@ TEST_F(KdaOpTest, BuilderDerivesResultTypes) {
 TEST_F(KdaOpTest, MismatchedLengthNamesOperandAndExpectedValue) {
   Value shortK = tensor({2, 7, 3, 16}, builder.getBF16Type());
   Value longV = tensor({2, 9, 3, 8}, builder.getBF16Type());
-  KdaOp op = builder.create<KdaOp>(builder.getUnknownLoc(), q, shortK, longV,
-                                   g, beta);
-  EXPECT_THAT(verify(op), HasSubstr("'v' dim 1 (T) is 9, expected 7 as in 'k'"));
+  KdaOp op =
+      builder.create<KdaOp>(builder.getUnknownLoc(), q, shortK, longV, g, beta);
+  EXPECT_THAT(verify(op),
+              HasSubstr("'v' dim 1 (T) is 9, expected 7 as in 'k'"));
 }
 
 TEST_F(KdaOpTest, StatesMustBeF32) {
@@ -140,8 +141,7 @@ TEST_F(KdaOpTest, RoundTripsThroughText) {
 
 class TargetAttrTest : public ::rudnn::test::IRTest {
 protected:
-  TargetAttr target(StringRef arch, int64_t lanes, int64_t smem,
-                    int64_t sms) {
+  TargetAttr target(StringRef arch, int64_t lanes, int64_t smem, int64_t sms) {
     return TargetAttr::getChecked(
         [&] { return emitError(builder.getUnknownLoc()); }, &context, arch,
         lanes, smem, sms);

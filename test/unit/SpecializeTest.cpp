@@ -73,8 +73,8 @@ TEST_F(SpecializePassTest, AttachesTargetAndFillsOpenParameters) {
   options.smCount = 128;
   ASSERT_TRUE(succeeded(run(options))) << diagnostics;
 
-  auto target = (*module)->getAttrOfType<TargetAttr>(
-      RudnnDialect::kTargetAttrName);
+  auto target =
+      (*module)->getAttrOfType<TargetAttr>(RudnnDialect::kTargetAttrName);
   ASSERT_TRUE(target);
   EXPECT_EQ(target.getArch(), "sm_89");
   EXPECT_EQ(target.getSmemPerBlock(), 101376);

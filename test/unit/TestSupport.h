@@ -54,8 +54,7 @@ protected:
   void finishFunction() {
     builder.create<mlir::func::ReturnOp>(builder.getUnknownLoc());
     auto func = mlir::cast<mlir::func::FuncOp>(body->getParentOp());
-    func.setFunctionType(
-        builder.getFunctionType(body->getArgumentTypes(), {}));
+    func.setFunctionType(builder.getFunctionType(body->getArgumentTypes(), {}));
   }
 
   /// Verifies `op` and returns its diagnostics ("" when it verifies).

@@ -59,3 +59,27 @@ module attributes {rudnn.target = "sm_90"} {}
 // The dialect knows no other discardable attribute.
 // expected-error @+1 {{unknown attribute 'rudnn.chunk' of the rudnn dialect}}
 module attributes {rudnn.chunk = 64} {}
+
+// -----
+
+// rudnn.name on an argument is a non-empty string.
+// expected-error @+1 {{'rudnn.name' of argument #0 must be a non-empty string}}
+func.func @unnamed(%x: tensor<4xf32> {rudnn.name = ""}) {
+  return
+}
+
+// -----
+
+// rudnn.name on a result is a string.
+// expected-error @+1 {{'rudnn.name' of result #0 must be a non-empty string}}
+func.func @numbered(%x: tensor<4xf32>) -> (tensor<4xf32> {rudnn.name = 3 : i64}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// Arguments carry no other rudnn attribute.
+// expected-error @+1 {{unknown attribute 'rudnn.dtype' of the rudnn dialect on argument #0}}
+func.func @unknown_arg_attr(%x: tensor<4xf32> {rudnn.dtype = "f32"}) {
+  return
+}
