@@ -1,0 +1,39 @@
+//===- rudnn/types.h - Element types and tensor views -----------*- C++ -*-===//
+
+#ifndef RUDNN_TYPES_H
+#define RUDNN_TYPES_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rudnn {
+
+enum class DType : int { F32 = 0, F16 = 1, BF16 = 2, I32 = 3, Bool = 4 };
+
+/// Bytes per element.
+size_t dtypeSize(DType dtype);
+/// "f32", "f16", "bf16", "i32", "bool".
+const char *dtypeName(DType dtype);
+
+/// A tensor in memory the caller owns: pointer, dtype, shape and strides in
+/// elements. The innermost dim must be contiguous; other strides are free.
+struct TensorView {
+  void *data = nullptr;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+
+  /// A row-major view of `shape`.
+  static TensorView contiguous(void *data, DType dtype,
+                               std::vector<int64_t> shape);
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  int64_t numel() const;
+  /// "bf16[2, 128, 4, 64] strides [32768, 256, 64, 1]".
+  std::string describe() const;
+};
+
+} // namespace rudnn
+
+#endif // RUDNN_TYPES_H

@@ -1,0 +1,119 @@
+//===- Backend.h - What a plan needs from an execution target ---*- C++ -*-===//
+//
+// One interface over the CUDA driver and the CPU emulation backend: compile a
+// kernel source to a binary, load it, launch it, and move memory. Device
+// memory is named by DevicePtr, an address on the backend's device (host
+// memory for emulation).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_RUNTIME_BACKEND_H
+#define RUDNN_RUNTIME_BACKEND_H
+
+#include "runtime/Kernel.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace rudnn::runtime {
+
+using DevicePtr = uint64_t;
+/// A stream of the backend; nullptr is its default stream.
+using StreamHandle = void *;
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+struct LaunchGeometry {
+  Dim3 grid, block;
+  uint32_t dynamicSharedBytes = 0;
+};
+
+/// Kernel arguments laid out as CUDA expects: an array of pointers, one per
+/// parameter, each to a copy of the value held by the pack.
+class ArgPack {
+public:
+  template <typename T> ArgPack &push(const T &value) {
+    static_assert(std::is_trivially_copyable_v<T>, "kernel args are PODs");
+    std::string bytes(sizeof(T), '\0');
+    std::memcpy(bytes.data(), &value, sizeof(T));
+    return pushBytes(std::move(bytes));
+  }
+  ArgPack &pushBytes(std::string bytes) {
+    values.push_back(std::make_unique<std::string>(std::move(bytes)));
+    pointerArray.push_back(values.back()->data());
+    return *this;
+  }
+  void **pointers() { return pointerArray.data(); }
+  size_t size() const { return values.size(); }
+
+private:
+  // Stable addresses: each value lives in its own allocation.
+  std::vector<std::unique_ptr<std::string>> values;
+  std::vector<void *> pointerArray;
+};
+
+/// A kernel loaded on one backend, ready to launch.
+class LoadedKernel {
+public:
+  virtual ~LoadedKernel() = default;
+  virtual const std::string &entry() const = 0;
+};
+
+/// A captured sequence of launches, replayable on a stream.
+class CapturedGraph {
+public:
+  virtual ~CapturedGraph() = default;
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+
+  /// "cuda" or "emulation".
+  virtual std::string name() const = 0;
+  /// A one-line description of the device, e.g. "NVIDIA H200 (sm_90, 132 SMs)".
+  virtual std::string deviceDescription() const = 0;
+
+  /// Everything besides the source that changes what `compile` produces:
+  /// compiler and version, options, architecture. Part of the cache key.
+  virtual std::string compilerIdentity() const = 0;
+  /// Compiles a kernel; the bytes are what `load` takes and the cache keeps.
+  virtual std::string compile(const KernelSource &kernel) const = 0;
+  virtual std::shared_ptr<LoadedKernel> load(const std::string &binary,
+                                             const std::string &entry) = 0;
+  virtual void launch(const LoadedKernel &kernel,
+                      const LaunchGeometry &geometry, ArgPack &args,
+                      StreamHandle stream) = 0;
+
+  virtual DevicePtr allocate(size_t bytes) = 0;
+  virtual void release(DevicePtr pointer) = 0;
+  virtual void copyToDevice(DevicePtr dst, const void *src, size_t bytes,
+                            StreamHandle stream) = 0;
+  virtual void copyToHost(void *dst, DevicePtr src, size_t bytes,
+                          StreamHandle stream) = 0;
+  virtual void copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes,
+                            StreamHandle stream) = 0;
+  virtual void fillZero(DevicePtr dst, size_t bytes, StreamHandle stream) = 0;
+
+  virtual StreamHandle createStream() = 0;
+  virtual void destroyStream(StreamHandle stream) = 0;
+  virtual void synchronize(StreamHandle stream) = 0;
+
+  /// Graph capture; backends without it return false and the plan executor
+  /// launches directly.
+  virtual bool supportsGraphs() const { return false; }
+  virtual void beginCapture(StreamHandle stream);
+  virtual std::unique_ptr<CapturedGraph> endCapture(StreamHandle stream);
+  virtual void replay(CapturedGraph &graph, StreamHandle stream);
+};
+
+} // namespace rudnn::runtime
+
+#endif // RUDNN_RUNTIME_BACKEND_H

@@ -1,0 +1,81 @@
+//===- KernelCache.h - Compiled kernels in memory and on disk ---*- C++ -*-===//
+//
+// Maps a key (a hash of everything that changes a binary) to the binary's
+// bytes. Memory level: thread-safe, and concurrent requests for one key run
+// the producer once. Disk level: one file per key under the cache directory,
+// written to a temporary file and renamed into place, with a header (magic,
+// format version, key, payload size, checksum) so torn, truncated, foreign or
+// stale files are detected, ignored and rewritten. An unwritable directory
+// degrades to memory-only with one warning; the directory's total size is
+// bounded, evicting least-recently-used entries.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_RUNTIME_KERNELCACHE_H
+#define RUDNN_RUNTIME_KERNELCACHE_H
+
+#include "runtime/Hash.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace rudnn::runtime {
+
+/// RUDNN_CACHE_DIR, else $XDG_CACHE_HOME/rudnn, else ~/.cache/rudnn.
+std::string defaultCacheDirectory();
+/// RUDNN_CACHE_MAX_BYTES, else 1 GiB.
+uint64_t defaultCacheMaxBytes();
+
+struct KernelCacheOptions {
+  /// Empty: memory only.
+  std::string directory = defaultCacheDirectory();
+  uint64_t maxBytes = defaultCacheMaxBytes();
+};
+
+struct KernelCacheCounters {
+  std::atomic<uint64_t> memoryHits{0};
+  std::atomic<uint64_t> diskHits{0};
+  /// Times the producer ran (compiles).
+  std::atomic<uint64_t> misses{0};
+  /// Disk entries found damaged or foreign and rewritten.
+  std::atomic<uint64_t> rejectedEntries{0};
+  std::atomic<uint64_t> evictions{0};
+};
+
+class KernelCache {
+public:
+  explicit KernelCache(KernelCacheOptions options = {});
+  ~KernelCache();
+  KernelCache(const KernelCache &) = delete;
+  KernelCache &operator=(const KernelCache &) = delete;
+
+  /// The bytes for `key`: from memory, else from disk, else from `produce`
+  /// (stored at both levels). Exceptions of `produce` reach every caller
+  /// waiting on the key, and nothing is stored.
+  std::shared_ptr<const std::string>
+  getOrCreate(const Hash128 &key, const std::function<std::string()> &produce);
+
+  /// Whether entries are written to disk (false after the directory proved
+  /// unwritable, or when none was given).
+  bool diskEnabled() const;
+  const std::string &directory() const;
+  /// The file holding `key`'s entry (whether or not it exists).
+  std::string entryPath(const Hash128 &key) const;
+  /// Drops the memory level (disk entries stay).
+  void clearMemory();
+
+  const KernelCacheCounters &counters() const { return counters_; }
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+  KernelCacheCounters counters_;
+};
+
+} // namespace rudnn::runtime
+
+#endif // RUDNN_RUNTIME_KERNELCACHE_H
