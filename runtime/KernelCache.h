@@ -9,6 +9,16 @@
 // degrades to memory-only with one warning; the directory's total size is
 // bounded, evicting least-recently-used entries.
 //
+// Entry file `<directory>/<key hex>.rdk`, all integers little-endian:
+//   bytes  0..8   magic "RUDNNKC\0"
+//   bytes  8..12  format version (uint32)
+//   bytes 12..28  key: low, then high (uint64 each)
+//   bytes 28..36  payload size (uint64)
+//   bytes 36..44  XXH3-64 of the payload (uint64)
+//   bytes 44..    payload
+// Processes sharing a directory serialise work on one key with flock() on
+// `<key hex>.lock`, so a key is produced once across them.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef RUDNN_RUNTIME_KERNELCACHE_H
@@ -44,6 +54,9 @@ struct KernelCacheCounters {
   /// Disk entries found damaged or foreign and rewritten.
   std::atomic<uint64_t> rejectedEntries{0};
   std::atomic<uint64_t> evictions{0};
+  /// Callers that found another caller of this object already looking up
+  /// the same key and waited for its outcome (they count nowhere else).
+  std::atomic<uint64_t> waits{0};
 };
 
 class KernelCache {
@@ -63,7 +76,8 @@ public:
   /// unwritable, or when none was given).
   bool diskEnabled() const;
   const std::string &directory() const;
-  /// The file holding `key`'s entry (whether or not it exists).
+  /// The file holding `key`'s entry (whether or not it exists); empty when
+  /// there is no directory.
   std::string entryPath(const Hash128 &key) const;
   /// Drops the memory level (disk entries stay).
   void clearMemory();

@@ -1,1 +1,167 @@
-// placeholder until implemented
+//===- NvrtcCompiler.cpp - CUDA C++ to cubin + PTX with NVRTC -------------===//
+
+#include "runtime/NvrtcCompiler.h"
+#include "runtime/Dump.h"
+#include "runtime/Hash.h"
+#include "runtime/Log.h"
+
+#include "rudnn/errors.h"
+
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
+
+using namespace rudnn;
+using namespace rudnn::runtime;
+namespace fs = std::filesystem;
+
+const std::string &rudnn::runtime::cudaIncludeDir() {
+  static const std::string directory = [] {
+    std::vector<std::string> candidates;
+    if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+      candidates.push_back(std::string(home) + "/include");
+    candidates.push_back(RUDNN_CUDA_INCLUDE_DIR);
+    candidates.push_back("/usr/local/cuda/include");
+    for (const std::string &candidate : candidates)
+      if (fs::exists(fs::path(candidate) / "cuda_fp16.h"))
+        return candidate;
+    return std::string();
+  }();
+  if (directory.empty())
+    throw Unsupported("CUDA headers not found: set CUDA_HOME to the CUDA "
+                      "toolkit (cuda_fp16.h is looked up in "
+                      "$CUDA_HOME/include, " RUDNN_CUDA_INCLUDE_DIR
+                      " and /usr/local/cuda/include)");
+  return directory;
+}
+
+/// Throws Internal-status errors for NVRTC failures outside compilation.
+static void check(nvrtcResult result, const char *call) {
+  if (result != NVRTC_SUCCESS)
+    throw Error(Status::Internal, std::string(call) + " failed: " +
+                                      nvrtcGetErrorString(result));
+}
+
+/// "sm_90a" -> 90; nullopt for anything that is not sm_<digits>[a].
+static std::optional<int> parseArch(const std::string &arch) {
+  if (arch.rfind("sm_", 0) != 0)
+    return std::nullopt;
+  std::string digits = arch.substr(3);
+  if (!digits.empty() && digits.back() == 'a')
+    digits.pop_back();
+  if (digits.empty() ||
+      !std::all_of(digits.begin(), digits.end(),
+                   [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  return std::stoi(digits);
+}
+
+NvrtcCompiler::NvrtcCompiler(std::vector<HeaderFile> headers)
+    : headers_(std::move(headers)) {}
+
+std::string NvrtcCompiler::version() {
+  int major = 0, minor = 0;
+  check(nvrtcVersion(&major, &minor), "nvrtcVersion");
+  return "nvrtc " + std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::vector<int> NvrtcCompiler::supportedArchitectures() {
+  int count = 0;
+  check(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
+  std::vector<int> archs(count);
+  check(nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
+  return archs;
+}
+
+std::vector<std::string>
+NvrtcCompiler::options(const std::string &arch) const {
+  return {"--gpu-architecture=" + arch, "--std=c++17",
+          "--include-path=" + cudaIncludeDir()};
+}
+
+/// Where a failing kernel's source goes: RUDNN_DUMP_DIR, else a per-process
+/// temporary directory.
+static std::string dumpFailedSource(const KernelSource &kernel) {
+  std::string fileName =
+      kernel.entry + "-" + hash128(kernel.source).hex().substr(0, 12) + ".cu";
+  if (std::string path = dumpIfRequested(fileName, kernel.source);
+      !path.empty())
+    return path;
+  fs::path directory = fs::temp_directory_path() /
+                       ("rudnn-failed-" + std::to_string(::getpid()));
+  std::string path = writeFile(directory.string(), fileName, kernel.source);
+  return path.empty() ? "<not written>" : path;
+}
+
+CudaBinary NvrtcCompiler::compile(const KernelSource &kernel,
+                                  const std::string &arch) const {
+  std::optional<int> capability = parseArch(arch);
+  std::vector<int> supported = supportedArchitectures();
+  if (!capability || std::find(supported.begin(), supported.end(),
+                               *capability) == supported.end())
+    throw Unsupported("NVRTC (" + version() + ") cannot target '" + arch +
+                      "'");
+
+  auto start = std::chrono::steady_clock::now();
+  std::vector<const char *> headerContents, headerNames;
+  for (const HeaderFile &header : headers_) {
+    headerContents.push_back(header.contents.c_str());
+    headerNames.push_back(header.name.c_str());
+  }
+  nvrtcProgram program;
+  std::string sourceName = kernel.entry + ".cu";
+  check(nvrtcCreateProgram(&program, kernel.source.c_str(), sourceName.c_str(),
+                           static_cast<int>(headers_.size()),
+                           headerContents.data(), headerNames.data()),
+        "nvrtcCreateProgram");
+  struct Destroy {
+    nvrtcProgram &program;
+    ~Destroy() { nvrtcDestroyProgram(&program); }
+  } destroy{program};
+
+  std::vector<std::string> optionStrings = options(arch);
+  std::vector<const char *> optionPointers;
+  for (const std::string &option : optionStrings)
+    optionPointers.push_back(option.c_str());
+  nvrtcResult result = nvrtcCompileProgram(
+      program, static_cast<int>(optionPointers.size()), optionPointers.data());
+
+  size_t logSize = 0;
+  check(nvrtcGetProgramLogSize(program, &logSize), "nvrtcGetProgramLogSize");
+  std::string compilerLog(logSize, '\0');
+  check(nvrtcGetProgramLog(program, compilerLog.data()), "nvrtcGetProgramLog");
+  while (!compilerLog.empty() &&
+         (compilerLog.back() == '\0' || compilerLog.back() == '\n'))
+    compilerLog.pop_back();
+  if (result != NVRTC_SUCCESS)
+    throw CompileError(kernel.entry, compilerLog, dumpFailedSource(kernel));
+
+  CudaBinary binary;
+  binary.entry = kernel.entry;
+  binary.arch = arch;
+  binary.log = compilerLog;
+  size_t size = 0;
+  check(nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize");
+  binary.cubin.resize(size);
+  check(nvrtcGetCUBIN(program, binary.cubin.data()), "nvrtcGetCUBIN");
+  check(nvrtcGetPTXSize(program, &size), "nvrtcGetPTXSize");
+  binary.ptx.resize(size);
+  check(nvrtcGetPTX(program, binary.ptx.data()), "nvrtcGetPTX");
+  while (!binary.ptx.empty() && binary.ptx.back() == '\0')
+    binary.ptx.pop_back();
+  binary.compileMilliseconds =
+      std::chrono::duration<double, std::milli>(
+          std::chrono::steady_clock::now() - start)
+          .count();
+
+  log(LogLevel::Info, "compiled " + kernel.entry + " for " + arch + " in " +
+                          std::to_string(binary.compileMilliseconds) + " ms");
+  std::string stem = kernel.entry + "-" + arch;
+  dumpIfRequested(stem + ".cu", kernel.source);
+  dumpIfRequested(stem + ".ptx", binary.ptx);
+  return binary;
+}

@@ -18,7 +18,7 @@
 namespace rudnn::runtime {
 
 /// $CUDA_HOME/include if set, else the toolkit rudnn was built against, else
-/// /usr/local/cuda/include. Throws DeviceUnavailable if none has cuda_fp16.h.
+/// /usr/local/cuda/include. Throws Unsupported if none has cuda_fp16.h.
 const std::string &cudaIncludeDir();
 
 class NvrtcCompiler {

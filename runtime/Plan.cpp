@@ -1,1 +1,325 @@
-// placeholder until implemented
+//===- Plan.cpp - Plans: validation, sizes and JSON -----------------------===//
+
+#include "runtime/Plan.h"
+#include "runtime/Dump.h"
+
+#include "rudnn/errors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace rudnn;
+using namespace rudnn::runtime;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+/// JSON format version; bumped on any incompatible change.
+static constexpr int kPlanFormatVersion = 1;
+
+int64_t SizeExpr::evaluate(const std::vector<int64_t> &values) const {
+  __int128 product = constant;
+  for (uint32_t param : params) {
+    if (param >= values.size())
+      throw InvalidArgument("plan size refers to parameter #" +
+                            std::to_string(param) + " of " +
+                            std::to_string(values.size()));
+    product *= values[param];
+    if (product > INT64_MAX || product < INT64_MIN)
+      throw InvalidArgument("plan size overflows 64 bits");
+  }
+  if (divisor <= 0)
+    throw InvalidArgument("plan size has divisor " + std::to_string(divisor));
+  return static_cast<int64_t>((product + divisor - 1) / divisor);
+}
+
+void Plan::validate() const {
+  auto checkExpr = [&](const SizeExpr &expr, const std::string &what) {
+    for (uint32_t param : expr.params)
+      if (param >= params.size())
+        throw InvalidArgument(what + " refers to parameter #" +
+                              std::to_string(param) + ", the plan has " +
+                              std::to_string(params.size()));
+    if (expr.divisor <= 0)
+      throw InvalidArgument(what + " has a non-positive divisor");
+  };
+  for (const PlanBuffer &buffer : buffers) {
+    checkExpr(buffer.bytes, "size of buffer '" + buffer.name + "'");
+    checkExpr(buffer.offset, "offset of buffer '" + buffer.name + "'");
+  }
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const PlanLaunch &launch = launches[i];
+    std::string where = "launch #" + std::to_string(i);
+    if (launch.kernel >= kernels.size())
+      throw InvalidArgument(where + " uses kernel #" +
+                            std::to_string(launch.kernel) + ", the plan has " +
+                            std::to_string(kernels.size()));
+    for (const SizeExpr &dim : launch.grid)
+      checkExpr(dim, where + " grid");
+    for (uint32_t dim : launch.block)
+      if (dim == 0)
+        throw InvalidArgument(where + " has an empty block");
+    for (const LaunchArg &arg : launch.args) {
+      bool isBuffer = arg.kind == LaunchArg::Kind::Buffer;
+      bool isParam = arg.kind == LaunchArg::Kind::ParamI32 ||
+                     arg.kind == LaunchArg::Kind::ParamI64;
+      if (isBuffer && arg.index >= buffers.size())
+        throw InvalidArgument(where + " binds buffer #" +
+                              std::to_string(arg.index) + ", the plan has " +
+                              std::to_string(buffers.size()));
+      if (isParam && arg.index >= params.size())
+        throw InvalidArgument(where + " binds parameter #" +
+                              std::to_string(arg.index) + ", the plan has " +
+                              std::to_string(params.size()));
+    }
+  }
+}
+
+uint64_t Plan::workspaceBytes(const std::vector<int64_t> &paramValues) const {
+  uint64_t total = 0;
+  for (const PlanBuffer &buffer : buffers)
+    if (buffer.kind == BufferKind::Workspace)
+      total = std::max<uint64_t>(total, buffer.offset.evaluate(paramValues) +
+                                            buffer.bytes.evaluate(paramValues));
+  return total;
+}
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+static const char kBase64[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static std::string encodeBase64(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t chunk = static_cast<uint8_t>(bytes[i]) << 16;
+    if (i + 1 < bytes.size())
+      chunk |= static_cast<uint8_t>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size())
+      chunk |= static_cast<uint8_t>(bytes[i + 2]);
+    out += kBase64[chunk >> 18 & 63];
+    out += kBase64[chunk >> 12 & 63];
+    out += i + 1 < bytes.size() ? kBase64[chunk >> 6 & 63] : '=';
+    out += i + 2 < bytes.size() ? kBase64[chunk & 63] : '=';
+  }
+  return out;
+}
+
+static std::string decodeBase64(std::string_view text) {
+  if (text.size() % 4)
+    throw InvalidArgument("plan binary is not base64");
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  for (size_t i = 0; i < text.size(); i += 4) {
+    uint32_t chunk = 0;
+    int padding = 0;
+    for (int j = 0; j < 4; ++j) {
+      char c = text[i + j];
+      const char *position = c ? std::strchr(kBase64, c) : nullptr;
+      if (c == '=' && i + 4 == text.size() && j >= 2) {
+        ++padding;
+        chunk <<= 6;
+        continue;
+      }
+      if (!position || padding)
+        throw InvalidArgument("plan binary is not base64");
+      chunk = chunk << 6 | static_cast<uint32_t>(position - kBase64);
+    }
+    out += static_cast<char>(chunk >> 16 & 255);
+    if (padding < 2)
+      out += static_cast<char>(chunk >> 8 & 255);
+    if (padding < 1)
+      out += static_cast<char>(chunk & 255);
+  }
+  return out;
+}
+
+static json toJson(const SizeExpr &expr) {
+  return {{"constant", expr.constant},
+          {"params", expr.params},
+          {"divisor", expr.divisor}};
+}
+
+static SizeExpr sizeFromJson(const json &value) {
+  return {value.at("constant").get<int64_t>(),
+          value.at("params").get<std::vector<uint32_t>>(),
+          value.at("divisor").get<int64_t>()};
+}
+
+static const char *kindName(BufferKind kind) {
+  switch (kind) {
+  case BufferKind::Argument:
+    return "argument";
+  case BufferKind::Result:
+    return "result";
+  case BufferKind::Workspace:
+    return "workspace";
+  }
+  return "";
+}
+
+static const char *const kArgKindNames[] = {"buffer",    "param_i32",
+                                            "param_i64", "i32",
+                                            "i64",       "f32"};
+
+std::string Plan::toJson(bool inlineBinaries) const {
+  json plan;
+  plan["format"] = "rudnn-plan";
+  plan["version"] = kPlanFormatVersion;
+  plan["name"] = name;
+  plan["params"] = params;
+  plan["kernels"] = json::array();
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    json kernel = {{"entry", kernels[i].entry}};
+    if (inlineBinaries)
+      kernel["binary_base64"] = encodeBase64(kernels[i].binary);
+    else
+      kernel["binary_file"] = "kernel" + std::to_string(i) + ".bin";
+    plan["kernels"].push_back(kernel);
+  }
+  plan["buffers"] = json::array();
+  for (const PlanBuffer &buffer : buffers)
+    plan["buffers"].push_back({{"name", buffer.name},
+                               {"kind", kindName(buffer.kind)},
+                               {"bytes", ::toJson(buffer.bytes)},
+                               {"offset", ::toJson(buffer.offset)}});
+  plan["launches"] = json::array();
+  for (const PlanLaunch &launch : launches) {
+    json args = json::array();
+    for (const LaunchArg &arg : launch.args) {
+      json value = {{"kind", kArgKindNames[static_cast<int>(arg.kind)]}};
+      switch (arg.kind) {
+      case LaunchArg::Kind::Buffer:
+      case LaunchArg::Kind::ParamI32:
+      case LaunchArg::Kind::ParamI64:
+        value["index"] = arg.index;
+        break;
+      case LaunchArg::Kind::ConstI32:
+      case LaunchArg::Kind::ConstI64:
+        value["value"] = arg.intValue;
+        break;
+      case LaunchArg::Kind::ConstF32:
+        value["value"] = arg.floatValue;
+        break;
+      }
+      args.push_back(value);
+    }
+    plan["launches"].push_back(
+        {{"kernel", launch.kernel},
+         {"grid",
+          {::toJson(launch.grid[0]), ::toJson(launch.grid[1]),
+           ::toJson(launch.grid[2])}},
+         {"block", {launch.block[0], launch.block[1], launch.block[2]}},
+         {"dynamic_shared_bytes", launch.dynamicSharedBytes},
+         {"args", args}});
+  }
+  return plan.dump(2);
+}
+
+/// Parses a plan whose kernel binaries come from `readBinary(kernel json)`.
+template <typename ReadBinary>
+static Plan parsePlan(std::string_view text, ReadBinary readBinary) {
+  Plan plan;
+  try {
+    json value = json::parse(text);
+    if (value.at("format") != "rudnn-plan")
+      throw InvalidArgument("not a rudnn plan");
+    if (value.at("version") != kPlanFormatVersion)
+      throw InvalidArgument("plan format version " +
+                            value.at("version").dump() + ", expected " +
+                            std::to_string(kPlanFormatVersion));
+    plan.name = value.at("name").get<std::string>();
+    plan.params = value.at("params").get<std::vector<std::string>>();
+    for (const json &kernel : value.at("kernels"))
+      plan.kernels.push_back(
+          {kernel.at("entry").get<std::string>(), readBinary(kernel)});
+    for (const json &buffer : value.at("buffers")) {
+      std::string kind = buffer.at("kind").get<std::string>();
+      BufferKind bufferKind = kind == "argument" ? BufferKind::Argument
+                              : kind == "result" ? BufferKind::Result
+                              : kind == "workspace"
+                                  ? BufferKind::Workspace
+                                  : throw InvalidArgument(
+                                        "unknown buffer kind '" + kind + "'");
+      plan.buffers.push_back({buffer.at("name").get<std::string>(), bufferKind,
+                              sizeFromJson(buffer.at("bytes")),
+                              sizeFromJson(buffer.at("offset"))});
+    }
+    for (const json &launch : value.at("launches")) {
+      PlanLaunch parsed;
+      parsed.kernel = launch.at("kernel").get<uint32_t>();
+      for (int i = 0; i < 3; ++i) {
+        parsed.grid[i] = sizeFromJson(launch.at("grid").at(i));
+        parsed.block[i] = launch.at("block").at(i).get<uint32_t>();
+      }
+      parsed.dynamicSharedBytes =
+          launch.at("dynamic_shared_bytes").get<uint32_t>();
+      for (const json &arg : launch.at("args")) {
+        std::string kind = arg.at("kind").get<std::string>();
+        auto *found = std::find(std::begin(kArgKindNames),
+                                std::end(kArgKindNames), kind);
+        if (found == std::end(kArgKindNames))
+          throw InvalidArgument("unknown launch argument kind '" + kind + "'");
+        LaunchArg parsedArg;
+        parsedArg.kind =
+            static_cast<LaunchArg::Kind>(found - std::begin(kArgKindNames));
+        if (arg.contains("index"))
+          parsedArg.index = arg.at("index").get<uint32_t>();
+        if (parsedArg.kind == LaunchArg::Kind::ConstF32)
+          parsedArg.floatValue = arg.at("value").get<float>();
+        else if (arg.contains("value"))
+          parsedArg.intValue = arg.at("value").get<int64_t>();
+        parsed.args.push_back(parsedArg);
+      }
+      plan.launches.push_back(std::move(parsed));
+    }
+  } catch (const json::exception &error) {
+    throw InvalidArgument(std::string("malformed plan JSON: ") + error.what());
+  }
+  plan.validate();
+  return plan;
+}
+
+Plan Plan::fromJson(std::string_view text) {
+  return parsePlan(text, [](const json &kernel) {
+    return decodeBase64(kernel.at("binary_base64").get<std::string>());
+  });
+}
+
+static std::string readWholeFile(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InvalidArgument("cannot read " + path.string());
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+void Plan::save(const std::string &directory) const {
+  validate();
+  for (size_t i = 0; i < kernels.size(); ++i)
+    if (writeFile(directory, "kernel" + std::to_string(i) + ".bin",
+                  kernels[i].binary)
+            .empty())
+      throw InvalidArgument("cannot write plan binaries to " + directory);
+  if (writeFile(directory, "plan.json", toJson(/*inlineBinaries=*/false))
+          .empty())
+    throw InvalidArgument("cannot write " + directory + "/plan.json");
+}
+
+Plan Plan::load(const std::string &directory) {
+  std::string text = readWholeFile(fs::path(directory) / "plan.json");
+  return parsePlan(text, [&](const json &kernel) {
+    std::string file = kernel.at("binary_file").get<std::string>();
+    if (file.find('/') != std::string::npos || file == "..")
+      throw InvalidArgument("plan binary '" + file + "' is not a file name");
+    return readWholeFile(fs::path(directory) / file);
+  });
+}

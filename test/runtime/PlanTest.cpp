@@ -1,1 +1,291 @@
+//===- PlanTest.cpp - Plans: sizes, validation, JSON, execution order -----===//
+
+#include "runtime/PlanExecutor.h"
+
+#include "rudnn/errors.h"
+
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+using namespace rudnn;
+using namespace rudnn::runtime;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A two-kernel plan over parameters B, T: an argument, a result, and two
+/// workspace buffers whose sizes depend on B and T.
+Plan samplePlan() {
+  Plan plan;
+  plan.name = "sample";
+  plan.params = {"B", "T"};
+  plan.kernels = {{"first", std::string("bin\0ary-1", 9)}, {"second", "bin-2"}};
+  plan.buffers = {
+      {"x", BufferKind::Argument, SizeExpr::of(0), SizeExpr::of(0)},
+      {"y", BufferKind::Result, SizeExpr::of(0), SizeExpr::of(0)},
+      {"partials", BufferKind::Workspace, {4, {0, 1}, 1}, SizeExpr::of(0)},
+      {"states", BufferKind::Workspace, {256, {0}, 1}, {4, {0, 1}, 1}}};
+  PlanLaunch first;
+  first.kernel = 0;
+  first.grid[0] = {1, {1}, 64}; // ceil(T / 64)
+  first.grid[1] = {1, {0}, 1};  // B
+  first.block[0] = 128;
+  first.dynamicSharedBytes = 65536;
+  first.args = {LaunchArg::buffer(0), LaunchArg::buffer(2),
+                LaunchArg::paramI32(1), LaunchArg::f32(0.125f)};
+  PlanLaunch second;
+  second.kernel = 1;
+  second.grid[0] = {3, {0}, 2};
+  second.block[0] = 32;
+  second.args = {LaunchArg::buffer(3), LaunchArg::buffer(1),
+                 LaunchArg::paramI64(0), LaunchArg::i64(-7),
+                 LaunchArg::i32(9)};
+  plan.launches = {first, second};
+  return plan;
+}
+
+TEST(PlanSizes, EvaluateCeilingOfScaledProducts) {
+  EXPECT_EQ(SizeExpr::of(5).evaluate({}), 5);
+  EXPECT_EQ((SizeExpr{1, {0}, 64}).evaluate({65}), 2);
+  EXPECT_EQ((SizeExpr{3, {0, 1}, 2}).evaluate({3, 5}), 23);
+  EXPECT_THROW((SizeExpr{1, {2}, 1}).evaluate({1, 2}), InvalidArgument);
+  EXPECT_THROW((SizeExpr{1 << 30, {0, 0}, 1}).evaluate({int64_t(1) << 20}),
+               InvalidArgument);
+  Plan plan = samplePlan();
+  // partials: 4·B·T at 0; states: 256·B at 4·B·T.
+  EXPECT_EQ(plan.workspaceBytes({2, 100}), 4u * 2 * 100 + 256 * 2);
+}
+
+TEST(PlanValidation, NamesTheFault) {
+  Plan plan = samplePlan();
+  plan.launches[1].kernel = 5;
+  EXPECT_THAT([&] { plan.validate(); },
+              ::testing::ThrowsMessage<InvalidArgument>(
+                  HasSubstr("launch #1 uses kernel #5, the plan has 2")));
+  plan = samplePlan();
+  plan.launches[0].args[1] = LaunchArg::buffer(9);
+  EXPECT_THAT([&] { plan.validate(); },
+              ::testing::ThrowsMessage<InvalidArgument>(
+                  HasSubstr("launch #0 binds buffer #9")));
+  plan = samplePlan();
+  plan.buffers[3].bytes.params = {4};
+  EXPECT_THAT([&] { plan.validate(); },
+              ::testing::ThrowsMessage<InvalidArgument>(
+                  HasSubstr("size of buffer 'states' refers to parameter #4")));
+}
+
+void expectSamePlan(const Plan &a, const Plan &b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.params, b.params);
+  ASSERT_EQ(a.kernels.size(), b.kernels.size());
+  for (size_t i = 0; i < a.kernels.size(); ++i) {
+    EXPECT_EQ(a.kernels[i].entry, b.kernels[i].entry);
+    EXPECT_EQ(a.kernels[i].binary, b.kernels[i].binary);
+  }
+  ASSERT_EQ(a.buffers.size(), b.buffers.size());
+  for (size_t i = 0; i < a.buffers.size(); ++i) {
+    EXPECT_EQ(a.buffers[i].name, b.buffers[i].name);
+    EXPECT_EQ(a.buffers[i].kind, b.buffers[i].kind);
+    EXPECT_EQ(a.buffers[i].bytes, b.buffers[i].bytes);
+    EXPECT_EQ(a.buffers[i].offset, b.buffers[i].offset);
+  }
+  ASSERT_EQ(a.launches.size(), b.launches.size());
+  for (size_t i = 0; i < a.launches.size(); ++i) {
+    const PlanLaunch &x = a.launches[i], &y = b.launches[i];
+    EXPECT_EQ(x.kernel, y.kernel);
+    for (int d = 0; d < 3; ++d) {
+      EXPECT_EQ(x.grid[d], y.grid[d]);
+      EXPECT_EQ(x.block[d], y.block[d]);
+    }
+    EXPECT_EQ(x.dynamicSharedBytes, y.dynamicSharedBytes);
+    ASSERT_EQ(x.args.size(), y.args.size());
+    for (size_t j = 0; j < x.args.size(); ++j) {
+      EXPECT_EQ(x.args[j].kind, y.args[j].kind);
+      EXPECT_EQ(x.args[j].index, y.args[j].index);
+      EXPECT_EQ(x.args[j].intValue, y.args[j].intValue);
+      EXPECT_EQ(x.args[j].floatValue, y.args[j].floatValue);
+    }
+  }
+}
+
+TEST(PlanJson, RoundTripsWithInlineBinaries) {
+  Plan plan = samplePlan();
+  for (int length : {0, 1, 2, 3, 4, 5, 255}) {
+    std::string binary;
+    for (int i = 0; i < length; ++i)
+      binary += static_cast<char>(i * 37);
+    plan.kernels[0].binary = binary;
+    expectSamePlan(Plan::fromJson(plan.toJson(true)), plan);
+  }
+}
+
+TEST(PlanJson, RoundTripsThroughDirectory) {
+  fs::path directory = fs::temp_directory_path() /
+                       ("rudnn-plan-" + std::to_string(::getpid()));
+  fs::remove_all(directory);
+  Plan plan = samplePlan();
+  plan.save(directory.string());
+  EXPECT_TRUE(fs::exists(directory / "plan.json"));
+  EXPECT_TRUE(fs::exists(directory / "kernel1.bin"));
+  expectSamePlan(Plan::load(directory.string()), plan);
+
+  fs::remove(directory / "kernel1.bin");
+  EXPECT_THROW(Plan::load(directory.string()), InvalidArgument);
+  fs::remove_all(directory);
+}
+
+TEST(PlanJson, RejectsMalformedInput) {
+  EXPECT_THROW(Plan::fromJson("{"), InvalidArgument);
+  EXPECT_THROW(Plan::fromJson("{\"format\": \"other\"}"), InvalidArgument);
+  std::string json = samplePlan().toJson(true);
+  std::string wrongVersion = json;
+  wrongVersion.replace(wrongVersion.find("\"version\": 1"), 12,
+                       "\"version\": 99");
+  EXPECT_THAT([&] { Plan::fromJson(wrongVersion); },
+              ::testing::ThrowsMessage<InvalidArgument>(
+                  HasSubstr("plan format version 99")));
+  std::string badBase64 = json;
+  size_t at = badBase64.find("binary_base64\": \"") + 17;
+  badBase64[at] = '*';
+  EXPECT_THROW(Plan::fromJson(badBase64), InvalidArgument);
+}
+
+/// Records what the executor asks of a backend; device memory is host
+/// memory, so addresses are real pointers.
+class RecordingBackend final : public Backend {
+public:
+  struct Launch {
+    std::string entry;
+    LaunchGeometry geometry;
+  };
+  class Kernel final : public LoadedKernel {
+  public:
+    explicit Kernel(std::string entry) : name(std::move(entry)) {}
+    const std::string &entry() const override { return name; }
+    std::string name;
+  };
+
+  std::string name() const override { return "recording"; }
+  std::string deviceDescription() const override { return "host memory"; }
+  std::string compilerIdentity() const override { return "none"; }
+  std::string compile(const KernelSource &kernel) const override {
+    return kernel.source;
+  }
+  std::shared_ptr<LoadedKernel> load(const std::string &binary,
+                                     const std::string &entry) override {
+    loadedBinaries.push_back(binary);
+    return std::make_shared<Kernel>(entry);
+  }
+  void launch(const LoadedKernel &kernel, const LaunchGeometry &geometry,
+              ArgPack &args, StreamHandle) override {
+    launches.push_back({kernel.entry(), geometry});
+    // Copy the values now: the pack dies after the launch. Arguments are read
+    // with the widths the test expects (4 unless told 8).
+    const std::vector<int> *widths = launches.size() <= argWidths.size()
+                                         ? &argWidths[launches.size() - 1]
+                                         : nullptr;
+    values.push_back({});
+    for (size_t i = 0; i < args.size(); ++i) {
+      uint64_t raw = 0;
+      size_t width = widths && (*widths)[i] == 8 ? 8 : 4;
+      std::memcpy(&raw, args.pointers()[i], width);
+      values.back().push_back(raw);
+    }
+  }
+  DevicePtr allocate(size_t bytes) override {
+    allocations.push_back(bytes);
+    storage.push_back(std::make_unique<char[]>(bytes));
+    return reinterpret_cast<DevicePtr>(storage.back().get());
+  }
+  void release(DevicePtr) override { ++releases; }
+  void copyToDevice(DevicePtr, const void *, size_t, StreamHandle) override {}
+  void copyToHost(void *, DevicePtr, size_t, StreamHandle) override {}
+  void copyOnDevice(DevicePtr, DevicePtr, size_t, StreamHandle) override {}
+  void fillZero(DevicePtr, size_t, StreamHandle) override {}
+  StreamHandle createStream() override { return nullptr; }
+  void destroyStream(StreamHandle) override {}
+  void synchronize(StreamHandle) override {}
+
+  std::vector<std::string> loadedBinaries;
+  std::vector<Launch> launches;
+  std::vector<std::vector<uint64_t>> values;
+  std::vector<std::vector<int>> argWidths;
+  std::vector<size_t> allocations;
+  std::vector<std::unique_ptr<char[]>> storage;
+  int releases = 0;
+};
+
+TEST(PlanExecutor, LaunchesInOrderWithBoundArguments) {
+  RecordingBackend backend;
+  // Byte widths of each launch's arguments, to read them back.
+  backend.argWidths = {{8, 8, 4, 4}, {8, 8, 8, 8, 4}};
+  PlanExecutor executor(backend, samplePlan());
+  EXPECT_EQ(backend.loadedBinaries,
+            (std::vector<std::string>{std::string("bin\0ary-1", 9), "bin-2"}));
+
+  const DevicePtr x = 0x1000, y = 0x2000;
+  executor.run({x, y, 0, 0}, {3, 130}, nullptr);
+  ASSERT_EQ(backend.allocations, (std::vector<size_t>{4 * 3 * 130 + 256 * 3}));
+  DevicePtr workspace = reinterpret_cast<DevicePtr>(backend.storage[0].get());
+
+  ASSERT_EQ(backend.launches.size(), 2u);
+  const auto &first = backend.launches[0];
+  EXPECT_EQ(first.entry, "first");
+  EXPECT_EQ(first.geometry.grid.x, 3u); // ceil(130 / 64)
+  EXPECT_EQ(first.geometry.grid.y, 3u); // B
+  EXPECT_EQ(first.geometry.block.x, 128u);
+  EXPECT_EQ(first.geometry.dynamicSharedBytes, 65536u);
+  float scale;
+  std::memcpy(&scale, &backend.values[0][3], sizeof(float));
+  EXPECT_EQ(backend.values[0],
+            (std::vector<uint64_t>{x, workspace, 130, backend.values[0][3]}));
+  EXPECT_EQ(scale, 0.125f);
+
+  const auto &second = backend.launches[1];
+  EXPECT_EQ(second.entry, "second");
+  EXPECT_EQ(second.geometry.grid.x, 5u); // ceil(3·3 / 2)
+  EXPECT_EQ(backend.values[1],
+            (std::vector<uint64_t>{workspace + 4 * 3 * 130, y, 3,
+                                   static_cast<uint64_t>(int64_t(-7)), 9}));
+
+  // A smaller call reuses the workspace; a larger one grows it.
+  executor.run({x, y, 0, 0}, {1, 10}, nullptr);
+  EXPECT_EQ(backend.allocations.size(), 1u);
+  executor.run({x, y, 0, 0}, {4, 1000}, nullptr);
+  EXPECT_EQ(backend.allocations.size(), 2u);
+  EXPECT_EQ(backend.releases, 1);
+}
+
+TEST(PlanExecutor, RejectsBadBindingsBeforeLaunching) {
+  RecordingBackend backend;
+  PlanExecutor executor(backend, samplePlan());
+  EXPECT_THAT([&] { executor.run({1, 2}, {1, 1}, nullptr); },
+              ::testing::ThrowsMessage<InvalidArgument>(
+                  HasSubstr("has 4 buffers, got 2 bindings")));
+  EXPECT_THAT([&] { executor.run({1, 0, 0, 0}, {1, 1}, nullptr); },
+              ::testing::ThrowsMessage<InvalidArgument>(
+                  HasSubstr("buffer 'y' is bound to a null address")));
+  EXPECT_THAT([&] { executor.run({1, 2, 0, 0}, {1}, nullptr); },
+              ::testing::ThrowsMessage<InvalidArgument>(
+                  HasSubstr("has 2 parameters, got 1")));
+  EXPECT_THAT(
+      [&] { executor.run({1, 2, 0, 0}, {1, int64_t(1) << 40}, nullptr); },
+      ::testing::ThrowsMessage<InvalidArgument>(
+          HasSubstr("does not fit the kernel's 32-bit argument")));
+  // Each fault is found before anything is launched.
+  EXPECT_TRUE(backend.launches.empty());
+}
+
+TEST(PlanExecutor, FallsBackToDirectLaunchesWithoutGraphs) {
+  RecordingBackend backend;
+  PlanExecutor executor(backend, samplePlan());
+  executor.run({1, 2, 0, 0}, {1, 1}, nullptr, /*useGraph=*/true);
+  EXPECT_EQ(backend.launches.size(), 2u);
+}
+
+} // namespace

@@ -1,0 +1,54 @@
+//===- arch/mma.cuh - mma.sync m16n8k16 (sm_80+) --------------------------===//
+//
+// D = A·B + C on one 16x8x16 tile per warp, fp32 accumulators. Fragment
+// layouts follow the PTX ISA (groupID = lane / 4, tig = lane % 4):
+//   A (row-major 16x16, 4 regs of 2 halves): a0 (g, 2t..2t+1), a1 (g+8, 2t..),
+//     a2 (g, 2t+8..), a3 (g+8, 2t+8..)
+//   B (col-major 16x8, 2 regs): b0 (k 2t..2t+1, n g), b1 (k 2t+8.., n g)
+//   C/D (16x8 fp32, 4 regs): c0,c1 (g, 2t..2t+1), c2,c3 (g+8, 2t..2t+1)
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+namespace rudnn {
+namespace arch {
+
+__device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4],
+                                                  const unsigned (&a)[4],
+                                                  const unsigned (&b)[2],
+                                                  const float (&c)[4]) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%10, %11, %12, %13};\n"
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
+                 "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+}
+
+__device__ __forceinline__ void mma_m16n8k16_f16(float (&d)[4],
+                                                 const unsigned (&a)[4],
+                                                 const unsigned (&b)[2],
+                                                 const float (&c)[4]) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%10, %11, %12, %13};\n"
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
+                 "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+}
+
+/// Two bf16 values in one register, `low` in the low half (the element with
+/// the smaller index in every fragment).
+__device__ __forceinline__ unsigned pack_bf16x2(float low, float high) {
+  __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
+  return *reinterpret_cast<unsigned *>(&pair);
+}
+
+__device__ __forceinline__ unsigned pack_f16x2(float low, float high) {
+  __half2 pair = __floats2half2_rn(low, high);
+  return *reinterpret_cast<unsigned *>(&pair);
+}
+
+} // namespace arch
+} // namespace rudnn

@@ -1,0 +1,20 @@
+//===- device.cuh - The rudnn device library: one entry header ------------===//
+//
+// Generated kernels include this header alone. Architecture-specific
+// instructions live in small wrappers under arch/; the tile logic above them
+// (warp.cuh, math.cuh, ...) is written once for every architecture. Every
+// header compiles under NVRTC and, later, under the CPU emulation prelude.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "rudnn/arch/cp_async.cuh"
+#include "rudnn/arch/ldmatrix.cuh"
+#include "rudnn/arch/math.cuh"
+#include "rudnn/arch/mma.cuh"
+#include "rudnn/math.cuh"
+#include "rudnn/warp.cuh"

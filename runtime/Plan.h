@@ -1,0 +1,114 @@
+//===- Plan.h - Kernels, buffers and ordered launches -----------*- C++ -*-===//
+//
+// A plan is what an operator call becomes: compiled kernels, the buffers they
+// touch (the caller's arguments and results, and workspace carved from one
+// allocation) and the ordered launches with their argument bindings. Sizes
+// that depend on run-time dims (batch, length, heads) are SizeExprs over the
+// plan's named parameters, so one plan serves every such size. Plans
+// serialize to JSON plus binaries for ahead-of-time deployment.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_RUNTIME_PLAN_H
+#define RUDNN_RUNTIME_PLAN_H
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rudnn::runtime {
+
+/// ceil(constant · Π params[i] / divisor): a size known once the run-time
+/// parameters are.
+struct SizeExpr {
+  int64_t constant = 1;
+  std::vector<uint32_t> params;
+  int64_t divisor = 1;
+
+  static SizeExpr of(int64_t value) { return {value, {}, 1}; }
+  /// Throws InvalidArgument if a parameter index is out of range, or on
+  /// overflow of 64 bits.
+  int64_t evaluate(const std::vector<int64_t> &values) const;
+  bool operator==(const SizeExpr &other) const {
+    return constant == other.constant && params == other.params &&
+           divisor == other.divisor;
+  }
+};
+
+struct PlanKernel {
+  std::string entry;
+  /// The backend's binary (e.g. a serialized CudaBinary).
+  std::string binary;
+};
+
+enum class BufferKind { Argument, Result, Workspace };
+
+struct PlanBuffer {
+  std::string name;
+  BufferKind kind = BufferKind::Argument;
+  /// Workspace only: bytes and byte offset within the plan's workspace.
+  SizeExpr bytes = SizeExpr::of(0);
+  SizeExpr offset = SizeExpr::of(0);
+};
+
+/// One kernel parameter.
+struct LaunchArg {
+  enum class Kind { Buffer, ParamI32, ParamI64, ConstI32, ConstI64, ConstF32 };
+  Kind kind = Kind::ConstI32;
+  /// Buffer index (Buffer) or parameter index (Param*).
+  uint32_t index = 0;
+  int64_t intValue = 0;
+  float floatValue = 0;
+
+  static LaunchArg buffer(uint32_t buffer) {
+    return {Kind::Buffer, buffer, 0, 0};
+  }
+  static LaunchArg paramI32(uint32_t param) {
+    return {Kind::ParamI32, param, 0, 0};
+  }
+  static LaunchArg paramI64(uint32_t param) {
+    return {Kind::ParamI64, param, 0, 0};
+  }
+  static LaunchArg i32(int32_t value) { return {Kind::ConstI32, 0, value, 0}; }
+  static LaunchArg i64(int64_t value) { return {Kind::ConstI64, 0, value, 0}; }
+  static LaunchArg f32(float value) { return {Kind::ConstF32, 0, 0, value}; }
+};
+
+struct PlanLaunch {
+  uint32_t kernel = 0;
+  SizeExpr grid[3] = {SizeExpr::of(1), SizeExpr::of(1), SizeExpr::of(1)};
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t dynamicSharedBytes = 0;
+  std::vector<LaunchArg> args;
+};
+
+struct Plan {
+  std::string name;
+  /// Names of the run-time parameters, e.g. {"B", "T", "H"}.
+  std::vector<std::string> params;
+  std::vector<PlanKernel> kernels;
+  std::vector<PlanBuffer> buffers;
+  std::vector<PlanLaunch> launches;
+
+  /// Checks every index and size; throws InvalidArgument naming the fault.
+  void validate() const;
+  /// Bytes of workspace for these parameter values.
+  uint64_t workspaceBytes(const std::vector<int64_t> &paramValues) const;
+
+  /// JSON with binaries referenced by file name (see save); `inlineBinaries`
+  /// embeds them base64-encoded instead, for a single-file form.
+  std::string toJson(bool inlineBinaries) const;
+  /// Parses toJson(true)'s output. Throws InvalidArgument on malformed input.
+  static Plan fromJson(std::string_view json);
+
+  /// Writes `directory/plan.json` and one `kernel<i>.bin` per kernel.
+  void save(const std::string &directory) const;
+  /// Reads what save wrote. Throws InvalidArgument on missing or malformed
+  /// files.
+  static Plan load(const std::string &directory);
+};
+
+} // namespace rudnn::runtime
+
+#endif // RUDNN_RUNTIME_PLAN_H
