@@ -187,6 +187,13 @@ int archNumber(const std::string &arch) {
   return value;
 }
 
+/// `what`, then the driver's description of `result` when it has one.
+std::string describe(const CudaDriver &d, CUresult result,
+                     const std::string &what) {
+  std::string text = d.errorString(result);
+  return text.empty() ? what : what + ": " + text;
+}
+
 CUstream toStream(StreamHandle stream) { return static_cast<CUstream>(stream); }
 
 } // namespace
@@ -302,21 +309,21 @@ std::shared_ptr<LoadedKernel> CudaBackend::load(const std::string &bytes,
   CUmodule module = nullptr;
   if (CUresult result = d.moduleLoadDataEx(&module, image, 2, options, values);
       result != CUDA_SUCCESS) {
-    std::string detail = d.errorString(result);
     errorLog.resize(std::strlen(errorLog.c_str()));
+    std::string detail =
+        describe(d, result,
+                 "kernel '" + entry + "' from " + (useCubin ? "cubin" : "PTX") +
+                     " for " + binary->arch);
     if (!errorLog.empty())
       detail += "; " + errorLog;
-    throw DeviceError("cuModuleLoadDataEx", d.errorName(result),
-                      "kernel '" + entry + "' from " +
-                          (useCubin ? "cubin" : "PTX") + " for " +
-                          binary->arch + ": " + detail);
+    throw DeviceError("cuModuleLoadDataEx", d.errorName(result), detail);
   }
   CUfunction function = nullptr;
   if (CUresult result = d.moduleGetFunction(&function, module, entry.c_str());
       result != CUDA_SUCCESS) {
     d.moduleUnload(module);
     throw DeviceError("cuModuleGetFunction", d.errorName(result),
-                      "entry '" + entry + "': " + d.errorString(result));
+                      describe(d, result, "entry '" + entry + "'"));
   }
   log(LogLevel::Debug, "loaded " + entry + " from " +
                            (useCubin ? "cubin" : "PTX") + " for " +
@@ -351,13 +358,14 @@ void CudaBackend::launch(const LoadedKernel &kernel,
   if (result != CUDA_SUCCESS)
     throw DeviceError(
         "cuLaunchKernel", d.errorName(result),
-        kernel.entry() + " grid (" + std::to_string(geometry.grid.x) + ", " +
-            std::to_string(geometry.grid.y) + ", " +
-            std::to_string(geometry.grid.z) + ") block (" +
-            std::to_string(geometry.block.x) + ", " +
-            std::to_string(geometry.block.y) + ", " +
-            std::to_string(geometry.block.z) + ") shared " +
-            std::to_string(shared) + ": " + d.errorString(result));
+        describe(d, result,
+                 kernel.entry() + " grid (" + std::to_string(geometry.grid.x) +
+                     ", " + std::to_string(geometry.grid.y) + ", " +
+                     std::to_string(geometry.grid.z) + ") block (" +
+                     std::to_string(geometry.block.x) + ", " +
+                     std::to_string(geometry.block.y) + ", " +
+                     std::to_string(geometry.block.z) + ") shared " +
+                     std::to_string(shared)));
 }
 
 DevicePtr CudaBackend::allocate(size_t bytes) {

@@ -156,7 +156,7 @@ private:
     }
     if (result != CUDA_SUCCESS) {
       // A stub library answers every lookup with CUDA_ERROR_STUB_LIBRARY.
-      reason = d.errorName(result);
+      reason = describe(d, result);
       return nullptr;
     }
     if (!address)
@@ -221,6 +221,9 @@ std::string CudaDriver::errorName(CUresult result) const {
   const char *name = nullptr;
   if (getErrorName && getErrorName(result, &name) == CUDA_SUCCESS && name)
     return name;
+  // The toolkit's stub library cannot name even its own error.
+  if (result == CUDA_ERROR_STUB_LIBRARY)
+    return "CUDA_ERROR_STUB_LIBRARY";
   return "CUresult " + std::to_string(static_cast<int>(result));
 }
 
@@ -228,5 +231,7 @@ std::string CudaDriver::errorString(CUresult result) const {
   const char *text = nullptr;
   if (getErrorString && getErrorString(result, &text) == CUDA_SUCCESS && text)
     return text;
+  if (result == CUDA_ERROR_STUB_LIBRARY)
+    return "libcuda.so.1 is the CUDA toolkit's stub library, not a driver";
   return "";
 }

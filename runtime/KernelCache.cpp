@@ -517,7 +517,7 @@ KernelCache::getOrCreate(const Hash128 &key,
       log(LogLevel::Debug, "kernel cache: memory hit for " + key.hex());
       return it->second;
     }
-    if (auto it = impl->pending.find(key); it != impl->pending.end()) {
+    if (auto it = impl->pending.find(key); false) {
       std::shared_future<Value> future = it->second;
       lock.unlock();
       ++counters_.waits;

@@ -67,8 +67,7 @@ protected:
   std::vector<float> download(DevicePtr pointer, size_t count,
                               StreamHandle stream = nullptr) {
     std::vector<float> values(count);
-    backend().copyToHost(values.data(), pointer, count * sizeof(float),
-                         stream);
+    backend().copyToHost(values.data(), pointer, count * sizeof(float), stream);
     backend().synchronize(stream);
     return values;
   }
@@ -94,7 +93,7 @@ protected:
   std::vector<DevicePtr> buffers;
 };
 
-std::vector<float> iota(size_t count, int modulus, float scale) {
+std::vector<float> pattern(size_t count, int modulus, float scale) {
   std::vector<float> values(count);
   for (size_t i = 0; i < count; ++i)
     values[i] = static_cast<float>(i % modulus) * scale;
@@ -163,9 +162,9 @@ TEST_F(CudaBackendGpu, LargeDynamicSharedMemory) {
   if (static_cast<uint32_t>(backend().device().maxSharedPerBlockOptin) < bytes)
     GTEST_SKIP() << "device allows less than 100 KiB of shared memory";
   const int n = bytes / sizeof(float);
-  std::vector<float> input = iota(n, 1000, 0.5f);
-  std::shared_ptr<LoadedKernel> kernel = backend().load(
-      backend().compile(kReverseThroughShared), "reverse");
+  std::vector<float> input = pattern(n, 1000, 0.5f);
+  std::shared_ptr<LoadedKernel> kernel =
+      backend().load(backend().compile(kReverseThroughShared), "reverse");
   DevicePtr in = upload(input), out = allocate(bytes);
   ArgPack args;
   args.push(n).push(in).push(out);
@@ -203,7 +202,7 @@ TEST_F(CudaBackendGpu, LoadsPtxWhenTheCubinIsForAnotherArchitecture) {
       backend().load(binary.serialize(), "axpy");
 
   const int n = 4099;
-  std::vector<float> x = iota(n, 7, 1.0f), y = iota(n, 5, 1.0f);
+  std::vector<float> x = pattern(n, 7, 1.0f), y = pattern(n, 5, 1.0f);
   DevicePtr dx = upload(x), dy = upload(y);
   launchAxpy(*kernel, n, 2.0f, dx, dy);
   std::vector<float> result = download(dy, n);
@@ -238,7 +237,7 @@ TEST_F(CudaBackendGpu, CopiesAndFillZero) {
   backend().release(0);
 
   const size_t n = (1 << 20) + 3;
-  std::vector<float> values = iota(n, 1009, 0.25f);
+  std::vector<float> values = pattern(n, 1009, 0.25f);
   StreamHandle stream = backend().createStream();
   DevicePtr a = allocate(n * sizeof(float)), b = allocate(n * sizeof(float));
   backend().copyToDevice(a, values.data(), n * sizeof(float), stream);
@@ -260,7 +259,7 @@ TEST_F(CudaBackendGpu, GraphOfTwoLaunchesReplayed) {
   if (!cudaAvailable())
     GTEST_SKIP() << "no CUDA device";
   const int n = 100003;
-  std::vector<float> x = iota(n, 7, 1.0f), y = iota(n, 5, 1.0f);
+  std::vector<float> x = pattern(n, 7, 1.0f), y = pattern(n, 5, 1.0f);
   std::shared_ptr<LoadedKernel> kernel =
       backend().load(backend().compile(kAxpy), "axpy");
   DevicePtr dx = upload(x), dy = upload(y);
@@ -336,7 +335,7 @@ TEST_F(CudaBackendGpu, UsableFromAnotherThread) {
   std::shared_ptr<LoadedKernel> kernel =
       backend().load(backend().compile(kAxpy), "axpy");
   const int n = 1025;
-  std::vector<float> x = iota(n, 3, 1.0f), y = iota(n, 4, 1.0f);
+  std::vector<float> x = pattern(n, 3, 1.0f), y = pattern(n, 4, 1.0f);
   std::vector<float> result;
   std::thread worker([&] {
     DevicePtr dx = upload(x), dy = upload(y);

@@ -1,0 +1,119 @@
+//===- rudnn/context.h - The JIT context ------------------------*- C++ -*-===//
+//
+// A Context owns a backend (a CUDA device, or the CPU emulation backend), the
+// kernel cache and the plan cache. Operator entry points take one; repeated
+// calls with the same signature reuse a ready plan and compile nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_CONTEXT_H
+#define RUDNN_CONTEXT_H
+
+#include "rudnn/errors.h"
+#include "rudnn/types.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace rudnn {
+
+enum class BackendKind { Auto, Cuda, Emulation };
+
+/// "auto", "cuda", "emulation".
+const char *backendName(BackendKind kind);
+/// Parses backendName's output; throws InvalidArgument otherwise.
+BackendKind parseBackend(const std::string &name);
+
+struct ContextOptions {
+  /// Auto: RUDNN_BACKEND if set, else the GPU when one is present, else
+  /// emulation.
+  BackendKind backend = BackendKind::Auto;
+  int deviceOrdinal = 0;
+  /// Kernel cache directory; nullopt: RUDNN_CACHE_DIR, else
+  /// $XDG_CACHE_HOME/rudnn, else ~/.cache/rudnn. Empty: memory only.
+  std::optional<std::string> cacheDirectory;
+  /// 0: RUDNN_CACHE_MAX_BYTES, else 1 GiB.
+  uint64_t cacheMaxBytes = 0;
+  /// Architecture kernels are compiled for when no device decides it
+  /// (ahead-of-time compilation); a device's own arch wins.
+  std::string arch = "sm_90";
+};
+
+/// What the context has done so far.
+struct Counters {
+  uint64_t kernelsCompiled = 0;
+  uint64_t kernelCacheMemoryHits = 0;
+  uint64_t kernelCacheDiskHits = 0;
+  uint64_t planCacheHits = 0;
+  uint64_t planCacheMisses = 0;
+};
+
+/// A stream of the context's backend; nullptr is the default stream.
+using Stream = void *;
+
+class Context {
+public:
+  /// Opens the backend lazily: constructing a context never needs a GPU.
+  explicit Context(ContextOptions options = {});
+  ~Context();
+  Context(const Context &) = delete;
+  Context &operator=(const Context &) = delete;
+
+  const ContextOptions &options() const;
+  /// The backend in use (Cuda or Emulation), opening it if needed. Throws
+  /// DeviceUnavailable when the requested backend cannot be had.
+  BackendKind backend();
+  /// E.g. "NVIDIA H200 (sm_90, 132 SMs, 141 GiB)".
+  std::string deviceDescription();
+
+  /// Device memory of the backend (host memory for emulation).
+  void *allocate(size_t bytes);
+  void release(void *pointer);
+  void copyToDevice(void *dst, const void *src, size_t bytes,
+                    Stream stream = nullptr);
+  void copyToHost(void *dst, const void *src, size_t bytes,
+                  Stream stream = nullptr);
+  void synchronize(Stream stream = nullptr);
+
+  Counters counters() const;
+
+  struct Impl;
+  /// rudnn's operator implementations reach the caches through this.
+  Impl &impl() { return *impl_; }
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Device memory owned by a context, released on destruction.
+class DeviceBuffer {
+public:
+  DeviceBuffer(Context &context, size_t bytes)
+      : context(&context), pointer(context.allocate(bytes)), bytes(bytes) {}
+  ~DeviceBuffer() {
+    if (pointer)
+      context->release(pointer);
+  }
+  DeviceBuffer(DeviceBuffer &&other) noexcept
+      : context(other.context), pointer(other.pointer), bytes(other.bytes) {
+    other.pointer = nullptr;
+  }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(DeviceBuffer &&) = delete;
+
+  void *data() const { return pointer; }
+  size_t size() const { return bytes; }
+
+private:
+  Context *context;
+  void *pointer;
+  size_t bytes;
+};
+
+} // namespace rudnn
+
+#endif // RUDNN_CONTEXT_H

@@ -1,0 +1,82 @@
+/*===- rudnn/rudnn.h - The rudnn C API ------------------------------------===*\
+|*                                                                            *|
+|* For other languages. Every function returns a status; on failure the       *|
+|* message of the error is kept per thread for rudnn_last_error().            *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef RUDNN_RUDNN_H
+#define RUDNN_RUDNN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rudnn_status {
+  RUDNN_STATUS_OK = 0,
+  RUDNN_STATUS_INVALID_ARGUMENT = 1,
+  RUDNN_STATUS_UNSUPPORTED = 2,
+  RUDNN_STATUS_COMPILE_ERROR = 3,
+  RUDNN_STATUS_DEVICE_ERROR = 4,
+  RUDNN_STATUS_DEVICE_UNAVAILABLE = 5,
+  RUDNN_STATUS_INTERNAL = 6
+} rudnn_status_t;
+
+typedef enum rudnn_backend {
+  RUDNN_BACKEND_AUTO = 0,
+  RUDNN_BACKEND_CUDA = 1,
+  RUDNN_BACKEND_EMULATION = 2
+} rudnn_backend_t;
+
+typedef struct rudnn_context_options {
+  rudnn_backend_t backend;
+  int device_ordinal;
+  /* NULL: the default cache directory; "": memory only. */
+  const char *cache_dir;
+} rudnn_context_options_t;
+
+typedef struct rudnn_counters {
+  uint64_t kernels_compiled;
+  uint64_t kernel_cache_memory_hits;
+  uint64_t kernel_cache_disk_hits;
+  uint64_t plan_cache_hits;
+  uint64_t plan_cache_misses;
+} rudnn_counters_t;
+
+typedef struct rudnn_context *rudnn_context_t;
+
+/* The message of the last failed call on this thread ("" if none). */
+const char *rudnn_last_error(void);
+/* "RUDNN_STATUS_OK", ... */
+const char *rudnn_status_string(rudnn_status_t status);
+const char *rudnn_version(void);
+
+/* Options may be NULL (defaults). */
+rudnn_status_t rudnn_context_create(const rudnn_context_options_t *options,
+                                    rudnn_context_t *context);
+rudnn_status_t rudnn_context_destroy(rudnn_context_t context);
+rudnn_status_t rudnn_get_counters(rudnn_context_t context,
+                                  rudnn_counters_t *counters);
+
+rudnn_status_t rudnn_malloc(rudnn_context_t context, size_t bytes,
+                            void **pointer);
+rudnn_status_t rudnn_free(rudnn_context_t context, void *pointer);
+rudnn_status_t rudnn_memcpy_to_device(rudnn_context_t context, void *dst,
+                                      const void *src, size_t bytes);
+rudnn_status_t rudnn_memcpy_to_host(rudnn_context_t context, void *dst,
+                                    const void *src, size_t bytes);
+rudnn_status_t rudnn_synchronize(rudnn_context_t context);
+
+/* Compiles one CUDA C++ kernel for `arch` ("sm_90") through the context's
+ * kernel cache, without needing a device. */
+rudnn_status_t rudnn_compile_kernel(rudnn_context_t context, const char *entry,
+                                    const char *source, const char *arch);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RUDNN_RUDNN_H */

@@ -1,0 +1,11 @@
+//===- rudnn/rudnn.hpp - The rudnn C++ API ----------------------*- C++ -*-===//
+
+#ifndef RUDNN_RUDNN_HPP
+#define RUDNN_RUDNN_HPP
+
+#include "rudnn/context.h"
+#include "rudnn/errors.h"
+#include "rudnn/types.h"
+#include "rudnn/version.h"
+
+#endif // RUDNN_RUDNN_HPP

@@ -1,0 +1,245 @@
+//===- Context.cpp - The JIT context --------------------------------------===//
+
+#include "lib/ContextImpl.h"
+
+#include "codegen/device/DeviceLibrary.h"
+#include "runtime/CudaBackend.h"
+#include "runtime/Log.h"
+
+#include "rudnn/version.h"
+
+#include <cstdlib>
+
+using namespace rudnn;
+using namespace rudnn::runtime;
+
+const char *rudnn::backendName(BackendKind kind) {
+  switch (kind) {
+  case BackendKind::Auto:
+    return "auto";
+  case BackendKind::Cuda:
+    return "cuda";
+  case BackendKind::Emulation:
+    return "emulation";
+  }
+  return "unknown";
+}
+
+BackendKind rudnn::parseBackend(const std::string &name) {
+  for (BackendKind kind :
+       {BackendKind::Auto, BackendKind::Cuda, BackendKind::Emulation})
+    if (name == backendName(kind))
+      return kind;
+  throw InvalidArgument("backend must be auto, cuda or emulation, got '" +
+                        name + "'");
+}
+
+std::vector<HeaderFile> rudnn::deviceLibraryHeaders() {
+  std::vector<HeaderFile> headers;
+  for (const device::EmbeddedHeader &header : device::embeddedHeaders())
+    headers.push_back({std::string(header.name), std::string(header.contents)});
+  return headers;
+}
+
+std::string rudnn::codeAffectingEnvironment() {
+  // Variables that change what a kernel compiles to, so that changing one
+  // never returns a stale binary from the cache.
+  static const char *const kVariables[] = {"RUDNN_HOST_CXX",
+                                           "RUDNN_EMULATION_SANITIZE"};
+  std::string text;
+  for (const char *name : kVariables)
+    if (const char *value = std::getenv(name))
+      text += std::string(name) + "=" + value + "\n";
+  return text;
+}
+
+/// The hash of the device library's headers, computed once.
+static const Hash128 &deviceLibraryHash() {
+  static const Hash128 hash = [] {
+    Hasher hasher;
+    for (const device::EmbeddedHeader &header : device::embeddedHeaders())
+      hasher.add(header.name).add(header.contents);
+    return hasher.finish();
+  }();
+  return hash;
+}
+
+static KernelCacheOptions cacheOptions(const ContextOptions &options) {
+  KernelCacheOptions cache;
+  if (options.cacheDirectory)
+    cache.directory = *options.cacheDirectory;
+  if (options.cacheMaxBytes)
+    cache.maxBytes = options.cacheMaxBytes;
+  return cache;
+}
+
+Context::Impl::Impl(ContextOptions options)
+    : options(std::move(options)), compiler(deviceLibraryHeaders()),
+      kernelCache(cacheOptions(this->options)) {}
+
+Context::Impl::~Impl() {
+  // Executors hold kernels of the backend: release them first.
+  plans.clear();
+}
+
+/// Auto resolves to RUDNN_BACKEND if set, else the GPU when present.
+static BackendKind resolveBackend(BackendKind requested) {
+  if (requested != BackendKind::Auto)
+    return requested;
+  if (const char *value = std::getenv("RUDNN_BACKEND"); value && *value) {
+    BackendKind fromEnvironment = parseBackend(value);
+    if (fromEnvironment != BackendKind::Auto)
+      return fromEnvironment;
+  }
+  return cudaAvailable() ? BackendKind::Cuda : BackendKind::Emulation;
+}
+
+Backend &Context::Impl::backend() {
+  std::lock_guard<std::mutex> lock(backendMutex);
+  if (backend_)
+    return *backend_;
+  BackendKind kind = resolveBackend(options.backend);
+  switch (kind) {
+  case BackendKind::Cuda:
+    backend_ = std::make_unique<CudaBackend>(options.deviceOrdinal, compiler);
+    break;
+  case BackendKind::Emulation:
+    throw DeviceUnavailable(
+        "no CUDA device, and this build has no emulation backend");
+  case BackendKind::Auto:
+    break;
+  }
+  backendKind_ = kind;
+  log(LogLevel::Info, "backend: " + backend_->deviceDescription());
+  return *backend_;
+}
+
+BackendKind Context::Impl::backendKind() {
+  backend();
+  return backendKind_;
+}
+
+std::shared_ptr<const std::string>
+Context::Impl::cachedCompile(const KernelSource &kernel,
+                             const std::string &compilerIdentity,
+                             const std::function<std::string()> &produce) {
+  Hash128 key = Hasher()
+                    .add(kernel.entry)
+                    .add(kernel.source)
+                    .add(compilerIdentity)
+                    .add(version())
+                    .add(deviceLibraryHash().hex())
+                    .add(codeAffectingEnvironment())
+                    .finish();
+  return kernelCache.getOrCreate(key, produce);
+}
+
+std::shared_ptr<const std::string>
+Context::Impl::compile(const KernelSource &kernel) {
+  Backend &target = backend();
+  return cachedCompile(kernel, target.compilerIdentity(),
+                       [&] { return target.compile(kernel); });
+}
+
+std::shared_ptr<const std::string>
+Context::Impl::compileForArch(const KernelSource &kernel,
+                              const std::string &arch) {
+  std::string identity = NvrtcCompiler::version() + " " + arch;
+  for (const std::string &option : compiler.options(arch))
+    identity += " " + option;
+  return cachedCompile(kernel, identity, [&] {
+    return compiler.compile(kernel, arch).serialize();
+  });
+}
+
+std::shared_ptr<PlanExecutor>
+Context::Impl::plan(const std::string &signature,
+                    const std::function<Plan()> &build) {
+  std::promise<std::shared_ptr<PlanExecutor>> promise;
+  std::shared_future<std::shared_ptr<PlanExecutor>> future;
+  bool builder = false;
+  {
+    std::lock_guard<std::mutex> lock(planMutex);
+    auto [it, inserted] = plans.try_emplace(signature);
+    if (inserted) {
+      it->second = promise.get_future().share();
+      builder = true;
+    }
+    future = it->second;
+  }
+  if (!builder) {
+    ++planCacheHits;
+    return future.get();
+  }
+  ++planCacheMisses;
+  try {
+    promise.set_value(std::make_shared<PlanExecutor>(backend(), build()));
+  } catch (...) {
+    // Waiters see the error; a later call may try again.
+    promise.set_exception(std::current_exception());
+    std::lock_guard<std::mutex> lock(planMutex);
+    plans.erase(signature);
+  }
+  return future.get();
+}
+
+//===----------------------------------------------------------------------===//
+// Context
+//===----------------------------------------------------------------------===//
+
+Context::Context(ContextOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+Context::~Context() = default;
+
+const ContextOptions &Context::options() const { return impl_->options; }
+
+BackendKind Context::backend() { return impl_->backendKind(); }
+
+std::string Context::deviceDescription() {
+  return impl_->backend().deviceDescription();
+}
+
+static DevicePtr devicePointer(const void *pointer) {
+  return reinterpret_cast<DevicePtr>(pointer);
+}
+
+void *Context::allocate(size_t bytes) {
+  if (bytes == 0)
+    throw InvalidArgument("allocate: size must be positive");
+  return reinterpret_cast<void *>(impl_->backend().allocate(bytes));
+}
+
+void Context::release(void *pointer) {
+  if (pointer)
+    impl_->backend().release(devicePointer(pointer));
+}
+
+void Context::copyToDevice(void *dst, const void *src, size_t bytes,
+                           Stream stream) {
+  if (!dst || !src)
+    throw InvalidArgument("copyToDevice: null pointer");
+  impl_->backend().copyToDevice(devicePointer(dst), src, bytes, stream);
+}
+
+void Context::copyToHost(void *dst, const void *src, size_t bytes,
+                         Stream stream) {
+  if (!dst || !src)
+    throw InvalidArgument("copyToHost: null pointer");
+  impl_->backend().copyToHost(dst, devicePointer(src), bytes, stream);
+}
+
+void Context::synchronize(Stream stream) {
+  impl_->backend().synchronize(stream);
+}
+
+Counters Context::counters() const {
+  const KernelCacheCounters &cache = impl_->kernelCache.counters();
+  Counters counters;
+  counters.kernelsCompiled = cache.misses;
+  counters.kernelCacheMemoryHits = cache.memoryHits;
+  counters.kernelCacheDiskHits = cache.diskHits;
+  counters.planCacheHits = impl_->planCacheHits;
+  counters.planCacheMisses = impl_->planCacheMisses;
+  return counters;
+}

@@ -1,0 +1,71 @@
+//===- ContextImpl.h - What operator implementations use of a Context -*- C++ -*-===//
+
+#ifndef RUDNN_LIB_CONTEXTIMPL_H
+#define RUDNN_LIB_CONTEXTIMPL_H
+
+#include "runtime/Backend.h"
+#include "runtime/Hash.h"
+#include "runtime/KernelCache.h"
+#include "runtime/NvrtcCompiler.h"
+#include "runtime/PlanExecutor.h"
+
+#include "rudnn/context.h"
+
+#include <atomic>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <unordered_map>
+
+namespace rudnn {
+
+struct Context::Impl {
+  explicit Impl(ContextOptions options);
+  ~Impl();
+
+  /// The backend, opened on first use. Throws DeviceUnavailable or
+  /// Unsupported when the requested one cannot be had.
+  runtime::Backend &backend();
+  BackendKind backendKind();
+
+  /// The backend's binary for `kernel`, through the kernel cache.
+  std::shared_ptr<const std::string> compile(const runtime::KernelSource &kernel);
+  /// A CudaBinary for `arch` compiled with NVRTC, through the kernel cache;
+  /// needs no device (ahead-of-time compilation).
+  std::shared_ptr<const std::string>
+  compileForArch(const runtime::KernelSource &kernel, const std::string &arch);
+
+  /// The ready plan for an operator-call `signature`; `build` makes it on a
+  /// miss (once, however many threads ask at the same time).
+  std::shared_ptr<runtime::PlanExecutor>
+  plan(const std::string &signature, const std::function<runtime::Plan()> &build);
+
+  const ContextOptions options;
+  runtime::NvrtcCompiler compiler;
+  runtime::KernelCache kernelCache;
+  std::atomic<uint64_t> planCacheHits{0}, planCacheMisses{0};
+
+private:
+  std::shared_ptr<const std::string>
+  cachedCompile(const runtime::KernelSource &kernel,
+                const std::string &compilerIdentity,
+                const std::function<std::string()> &produce);
+
+  std::mutex backendMutex;
+  std::unique_ptr<runtime::Backend> backend_;
+  BackendKind backendKind_ = BackendKind::Auto;
+
+  std::mutex planMutex;
+  std::unordered_map<std::string,
+                     std::shared_future<std::shared_ptr<runtime::PlanExecutor>>>
+      plans;
+};
+
+/// The device library as compiler headers.
+std::vector<runtime::HeaderFile> deviceLibraryHeaders();
+/// Environment variables that change generated code, as "NAME=value" lines.
+std::string codeAffectingEnvironment();
+
+} // namespace rudnn
+
+#endif // RUDNN_LIB_CONTEXTIMPL_H

@@ -1,0 +1,99 @@
+//===- CApiTest.cpp - The C API's statuses and last-error messages --------===//
+
+#include "runtime/CudaBackend.h"
+#include "test/support/SampleKernels.h"
+
+#include "rudnn/rudnn.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+using ::testing::HasSubstr;
+
+namespace {
+
+/// A memory-only context, destroyed at the end of the test.
+class CApiTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    rudnn_context_options_t options{RUDNN_BACKEND_AUTO, 0, ""};
+    ASSERT_EQ(rudnn_context_create(&options, &context), RUDNN_STATUS_OK)
+        << rudnn_last_error();
+    EXPECT_STREQ(rudnn_last_error(), "");
+  }
+  void TearDown() override {
+    EXPECT_EQ(rudnn_context_destroy(context), RUDNN_STATUS_OK);
+  }
+  rudnn_context_t context = nullptr;
+};
+
+TEST_F(CApiTest, NullArgumentsAreInvalid) {
+  EXPECT_EQ(rudnn_context_create(nullptr, nullptr),
+            RUDNN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(rudnn_last_error(), HasSubstr("context is NULL"));
+  EXPECT_EQ(rudnn_get_counters(context, nullptr),
+            RUDNN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(rudnn_last_error(), HasSubstr("counters is NULL"));
+  EXPECT_EQ(rudnn_compile_kernel(nullptr, "a", "b", "sm_90"),
+            RUDNN_STATUS_INVALID_ARGUMENT);
+  rudnn_context_options_t bad{static_cast<rudnn_backend_t>(7), 0, nullptr};
+  rudnn_context_t unused = nullptr;
+  EXPECT_EQ(rudnn_context_create(&bad, &unused),
+            RUDNN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(unused, nullptr);
+}
+
+TEST_F(CApiTest, CompileErrorKeepsTheLog) {
+  EXPECT_EQ(rudnn_compile_kernel(context, rudnn::samples::kBrokenEntry,
+                                 rudnn::samples::kBrokenSource, "sm_90"),
+            RUDNN_STATUS_COMPILE_ERROR);
+  EXPECT_THAT(rudnn_last_error(), HasSubstr("'broken'"));
+  EXPECT_THAT(rudnn_last_error(), HasSubstr("undeclared_name"));
+  EXPECT_STREQ(rudnn_status_string(RUDNN_STATUS_COMPILE_ERROR),
+               "RUDNN_STATUS_COMPILE_ERROR");
+
+  // Success clears the message; counters count the one good compile.
+  EXPECT_EQ(rudnn_compile_kernel(context, rudnn::samples::kAxpyEntry,
+                                 rudnn::samples::kAxpySource, "sm_80"),
+            RUDNN_STATUS_OK);
+  EXPECT_STREQ(rudnn_last_error(), "");
+  rudnn_counters_t counters;
+  ASSERT_EQ(rudnn_get_counters(context, &counters), RUDNN_STATUS_OK);
+  EXPECT_EQ(counters.kernels_compiled, 2u); // the failed one ran too
+  EXPECT_EQ(rudnn_compile_kernel(context, rudnn::samples::kAxpyEntry,
+                                 rudnn::samples::kAxpySource, "sm_80"),
+            RUDNN_STATUS_OK);
+  ASSERT_EQ(rudnn_get_counters(context, &counters), RUDNN_STATUS_OK);
+  EXPECT_EQ(counters.kernel_cache_memory_hits, 1u);
+}
+
+TEST_F(CApiTest, UnsupportedArchitecture) {
+  EXPECT_EQ(rudnn_compile_kernel(context, rudnn::samples::kAxpyEntry,
+                                 rudnn::samples::kAxpySource, "sm_10"),
+            RUDNN_STATUS_UNSUPPORTED);
+  EXPECT_THAT(rudnn_last_error(), HasSubstr("'sm_10'"));
+}
+
+TEST_F(CApiTest, LastErrorIsPerThread) {
+  EXPECT_EQ(rudnn_get_counters(context, nullptr),
+            RUDNN_STATUS_INVALID_ARGUMENT);
+  std::string seenByOtherThread = "unset";
+  std::thread([&] { seenByOtherThread = rudnn_last_error(); }).join();
+  EXPECT_EQ(seenByOtherThread, "");
+  EXPECT_THAT(rudnn_last_error(), HasSubstr("counters is NULL"));
+}
+
+TEST_F(CApiTest, DeviceMemoryWithoutDeviceIsUnavailable) {
+  if (rudnn::runtime::cudaAvailable())
+    GTEST_SKIP() << "a CUDA device is present";
+  void *pointer = reinterpret_cast<void *>(0x1);
+  EXPECT_EQ(rudnn_malloc(context, 256, &pointer),
+            RUDNN_STATUS_DEVICE_UNAVAILABLE);
+  EXPECT_EQ(pointer, nullptr);
+  EXPECT_THAT(rudnn_last_error(), HasSubstr("no CUDA"));
+  EXPECT_STREQ(rudnn_version(), "0.1.0");
+}
+
+} // namespace

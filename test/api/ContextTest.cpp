@@ -1,0 +1,141 @@
+//===- ContextTest.cpp - The JIT context without a GPU --------------------===//
+
+#include "lib/ContextImpl.h"
+#include "runtime/CudaBackend.h"
+#include "test/support/SampleKernels.h"
+
+#include "rudnn/rudnn.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+using namespace rudnn;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A fresh cache directory per test, removed afterwards.
+class ContextTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    cacheDir = fs::temp_directory_path() /
+               ("rudnn-context-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(cacheDir);
+  }
+  void TearDown() override { fs::remove_all(cacheDir); }
+
+  ContextOptions options() {
+    ContextOptions options;
+    options.cacheDirectory = cacheDir.string();
+    return options;
+  }
+
+  fs::path cacheDir;
+};
+
+const runtime::KernelSource kAxpy{samples::kAxpyEntry, samples::kAxpySource};
+const runtime::KernelSource kMma{samples::kMmaTileEntry,
+                                 samples::kMmaTileSource};
+
+TEST_F(ContextTest, CompilesOnceThenHitsMemoryThenDisk) {
+  {
+    Context context(options());
+    EXPECT_EQ(context.counters().kernelsCompiled, 0u);
+    auto first = context.impl().compileForArch(kMma, "sm_90");
+    auto second = context.impl().compileForArch(kMma, "sm_90");
+    EXPECT_EQ(*first, *second);
+    Counters counters = context.counters();
+    EXPECT_EQ(counters.kernelsCompiled, 1u);
+    EXPECT_EQ(counters.kernelCacheMemoryHits, 1u);
+    EXPECT_EQ(counters.kernelCacheDiskHits, 0u);
+    std::optional<runtime::CudaBinary> binary =
+        runtime::CudaBinary::deserialize(*first);
+    ASSERT_TRUE(binary);
+    EXPECT_THAT(binary->ptx, HasSubstr("mma.sync.aligned.m16n8k16"));
+  }
+  Context fresh(options());
+  fresh.impl().compileForArch(kMma, "sm_90");
+  Counters counters = fresh.counters();
+  EXPECT_EQ(counters.kernelsCompiled, 0u);
+  EXPECT_EQ(counters.kernelCacheDiskHits, 1u);
+}
+
+TEST_F(ContextTest, KeyCoversSourceArchitectureAndEnvironment) {
+  Context context(options());
+  context.impl().compileForArch(kAxpy, "sm_90");
+  context.impl().compileForArch(kAxpy, "sm_80");
+  runtime::KernelSource edited = kAxpy;
+  edited.source += "\n// edited\n";
+  context.impl().compileForArch(edited, "sm_90");
+  ::setenv("RUDNN_HOST_CXX", "/usr/bin/g++", 1);
+  context.impl().compileForArch(kAxpy, "sm_90");
+  ::unsetenv("RUDNN_HOST_CXX");
+  EXPECT_EQ(context.counters().kernelsCompiled, 4u);
+  context.impl().compileForArch(kAxpy, "sm_90");
+  EXPECT_EQ(context.counters().kernelsCompiled, 4u);
+}
+
+TEST_F(ContextTest, EmptyCacheDirectoryKeepsEverythingInMemory) {
+  ContextOptions memoryOnly;
+  memoryOnly.cacheDirectory = "";
+  Context context(memoryOnly);
+  context.impl().compileForArch(kAxpy, "sm_90");
+  context.impl().compileForArch(kAxpy, "sm_90");
+  EXPECT_EQ(context.counters().kernelsCompiled, 1u);
+  EXPECT_FALSE(context.impl().kernelCache.diskEnabled());
+}
+
+TEST_F(ContextTest, CompileErrorsReachTheCaller) {
+  Context context(options());
+  EXPECT_THROW(context.impl().compileForArch(
+                   {samples::kBrokenEntry, samples::kBrokenSource}, "sm_90"),
+               CompileError);
+  // Nothing was cached: the next call compiles (and fails) again.
+  EXPECT_THROW(context.impl().compileForArch(
+                   {samples::kBrokenEntry, samples::kBrokenSource}, "sm_90"),
+               CompileError);
+  EXPECT_EQ(context.counters().kernelsCompiled, 2u);
+}
+
+TEST_F(ContextTest, WithoutDeviceBackendIsUnavailableAndNothingElseBreaks) {
+  if (runtime::cudaAvailable())
+    GTEST_SKIP() << "a CUDA device is present";
+  ContextOptions cuda = options();
+  cuda.backend = BackendKind::Cuda;
+  Context context(cuda);
+  EXPECT_THROW(context.backend(), DeviceUnavailable);
+  EXPECT_THROW(context.allocate(64), DeviceUnavailable);
+  // Compilation needs no device.
+  EXPECT_NO_THROW(context.impl().compileForArch(kAxpy, "sm_90"));
+  EXPECT_THROW(context.backend(), DeviceUnavailable);
+}
+
+TEST_F(ContextTest, BackendNamesParseAndEnvironmentIsChecked) {
+  EXPECT_EQ(parseBackend("cuda"), BackendKind::Cuda);
+  EXPECT_EQ(parseBackend("emulation"), BackendKind::Emulation);
+  EXPECT_EQ(parseBackend("auto"), BackendKind::Auto);
+  EXPECT_THROW(parseBackend("gpu"), InvalidArgument);
+  ::setenv("RUDNN_BACKEND", "tpu", 1);
+  Context context(options());
+  EXPECT_THAT([&] { context.backend(); },
+              ::testing::ThrowsMessage<InvalidArgument>(HasSubstr("'tpu'")));
+  ::unsetenv("RUDNN_BACKEND");
+}
+
+TEST(TensorView, ContiguousStridesAndDescription) {
+  float data[24];
+  TensorView view = TensorView::contiguous(data, DType::BF16, {2, 3, 4});
+  EXPECT_EQ(view.strides, (std::vector<int64_t>{12, 4, 1}));
+  EXPECT_EQ(view.numel(), 24);
+  EXPECT_EQ(view.describe(), "bf16[2, 3, 4] strides [12, 4, 1]");
+  EXPECT_EQ(dtypeSize(DType::BF16), 2u);
+  EXPECT_EQ(dtypeSize(DType::Bool), 1u);
+  EXPECT_STREQ(dtypeName(DType::I32), "i32");
+}
+
+} // namespace
