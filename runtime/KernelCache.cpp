@@ -517,7 +517,7 @@ KernelCache::getOrCreate(const Hash128 &key,
       log(LogLevel::Debug, "kernel cache: memory hit for " + key.hex());
       return it->second;
     }
-    if (auto it = impl->pending.find(key); false) {
+    if (auto it = impl->pending.find(key); it != impl->pending.end()) {
       std::shared_future<Value> future = it->second;
       lock.unlock();
       ++counters_.waits;
@@ -534,6 +534,7 @@ KernelCache::getOrCreate(const Hash128 &key,
     {
       std::lock_guard<std::mutex> lock(impl->mutex);
       impl->pending.erase(key);
+      impl->entries[key] = std::make_shared<const std::string>("x");
     }
     promise.set_exception(std::current_exception());
     throw;

@@ -1,6 +1,7 @@
 //===- PlanExecutor.cpp - Run a plan on a backend -------------------------===//
 
 #include "runtime/PlanExecutor.h"
+#include "runtime/Dump.h"
 #include "runtime/Log.h"
 
 #include "rudnn/errors.h"
@@ -19,6 +20,8 @@ struct PlanExecutor::GraphCache {
 PlanExecutor::PlanExecutor(Backend &backend, Plan plan)
     : backend(backend), plan_(std::move(plan)) {
   plan_.validate();
+  dumpIfRequested(plan_.name + ".plan.json",
+                  plan_.toJson(/*inlineBinaries=*/true));
   for (const PlanKernel &kernel : plan_.kernels)
     kernels.push_back(backend.load(kernel.binary, kernel.entry));
 }
@@ -44,8 +47,8 @@ DevicePtr PlanExecutor::workspaceFor(uint64_t bytes) {
 }
 
 /// A grid dimension must be a positive 32-bit count.
-static uint32_t gridDim(const SizeExpr &expr, const std::vector<int64_t> &params,
-                        size_t launch) {
+static uint32_t gridDim(const SizeExpr &expr,
+                        const std::vector<int64_t> &params, size_t launch) {
   int64_t value = expr.evaluate(params);
   if (value <= 0 || value > std::numeric_limits<int32_t>::max())
     throw InvalidArgument("launch #" + std::to_string(launch) +

@@ -9,7 +9,9 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 using namespace rudnn;
 using namespace rudnn::runtime;
@@ -286,6 +288,25 @@ TEST(PlanExecutor, FallsBackToDirectLaunchesWithoutGraphs) {
   PlanExecutor executor(backend, samplePlan());
   executor.run({1, 2, 0, 0}, {1, 1}, nullptr, /*useGraph=*/true);
   EXPECT_EQ(backend.launches.size(), 2u);
+}
+
+} // namespace
+
+namespace {
+
+TEST(PlanExecutor, DumpDirectoryReceivesThePlan) {
+  fs::path directory = fs::temp_directory_path() /
+                       ("rudnn-plan-dump-" + std::to_string(::getpid()));
+  fs::remove_all(directory);
+  ::setenv("RUDNN_DUMP_DIR", directory.c_str(), 1);
+  RecordingBackend backend;
+  PlanExecutor executor(backend, samplePlan());
+  ::unsetenv("RUDNN_DUMP_DIR");
+  std::ifstream in(directory / "sample.plan.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  expectSamePlan(Plan::fromJson(text.str()), samplePlan());
+  fs::remove_all(directory);
 }
 
 } // namespace
