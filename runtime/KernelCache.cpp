@@ -534,7 +534,6 @@ KernelCache::getOrCreate(const Hash128 &key,
     {
       std::lock_guard<std::mutex> lock(impl->mutex);
       impl->pending.erase(key);
-      impl->entries[key] = std::make_shared<const std::string>("x");
     }
     promise.set_exception(std::current_exception());
     throw;
