@@ -1,0 +1,75 @@
+//===- EmulationBackend.h - CUDA kernels run on the CPU ---------*- C++ -*-===//
+//
+// The kernel's CUDA C++ source, with the emulation prelude, is compiled by
+// the host C++ compiler into a shared object, loaded with dlopen and run by a
+// CPU SIMT executor: blocks spread over OS threads, every CUDA thread of a
+// block a fiber. It runs the text NVRTC compiles; no operator has a separate
+// CPU implementation. Device memory is host memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_RUNTIME_EMULATIONBACKEND_H
+#define RUDNN_RUNTIME_EMULATIONBACKEND_H
+
+#include "runtime/Backend.h"
+
+#include <memory>
+#include <string>
+
+namespace rudnn::runtime {
+
+struct EmulationOptions {
+  /// RUDNN_HOST_CXX, else the C++ compiler rudnn was built with.
+  std::string hostCompiler;
+  /// Compile kernels with AddressSanitizer and UndefinedBehaviorSanitizer
+  /// (RUDNN_EMULATION_SANITIZE=1 turns it on).
+  bool sanitize = false;
+  /// OS threads running blocks; 0: the hardware concurrency.
+  unsigned threads = 0;
+
+  /// The defaults above, read from the environment.
+  static EmulationOptions fromEnvironment();
+};
+
+class EmulationBackend final : public Backend {
+public:
+  explicit EmulationBackend(EmulationOptions options =
+                                EmulationOptions::fromEnvironment());
+  ~EmulationBackend() override;
+
+  const EmulationOptions &options() const;
+
+  std::string name() const override { return "emulation"; }
+  std::string deviceDescription() const override;
+  std::string compilerIdentity() const override;
+  /// Throws CompileError with the compiler's output on failure.
+  std::string compile(const KernelSource &kernel) const override;
+  std::shared_ptr<LoadedKernel> load(const std::string &binary,
+                                     const std::string &entry) override;
+  /// Runs the whole grid before returning (streams are ordered already).
+  /// Throws DeviceError naming the kernel and block on a deadlock or trap.
+  void launch(const LoadedKernel &kernel, const LaunchGeometry &geometry,
+              ArgPack &args, StreamHandle stream) override;
+
+  DevicePtr allocate(size_t bytes) override;
+  void release(DevicePtr pointer) override;
+  void copyToDevice(DevicePtr dst, const void *src, size_t bytes,
+                    StreamHandle stream) override;
+  void copyToHost(void *dst, DevicePtr src, size_t bytes,
+                  StreamHandle stream) override;
+  void copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes,
+                    StreamHandle stream) override;
+  void fillZero(DevicePtr dst, size_t bytes, StreamHandle stream) override;
+
+  StreamHandle createStream() override;
+  void destroyStream(StreamHandle stream) override;
+  void synchronize(StreamHandle stream) override;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace rudnn::runtime
+
+#endif // RUDNN_RUNTIME_EMULATIONBACKEND_H

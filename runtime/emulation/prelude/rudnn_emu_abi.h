@@ -1,0 +1,72 @@
+/*===- rudnn_emu_abi.h - Emulated kernels <-> the CPU SIMT executor -------===*\
+|*                                                                            *|
+|* Plain C, shared by the executor (compiled into rudnn) and every emulated   *|
+|* kernel (compiled by the host compiler into a shared object). The kernel    *|
+|* object exports                                                             *|
+|*   int  rudnn_emu_bind(const rudnn_emu_host *host);   (returns ABI version) *|
+|*   void rudnn_emu_set_current(rudnn_emu_thread *thread);                    *|
+|*   void rudnn_emu_entry_<kernel>(void **args);        (one per kernel)      *|
+|* The executor calls rudnn_emu_set_current before resuming each CUDA thread  *|
+|* (a fiber), so device code reads its indices without calling back.         *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef RUDNN_EMU_ABI_H
+#define RUDNN_EMU_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RUDNN_EMU_ABI_VERSION 1
+
+typedef struct rudnn_emu_dim3 {
+  unsigned x, y, z;
+} rudnn_emu_dim3;
+
+/* One CUDA thread, as the executor runs it. */
+typedef struct rudnn_emu_thread {
+  rudnn_emu_dim3 threadIdx, blockIdx, blockDim, gridDim;
+  unsigned linear; /* threadIdx.x + blockDim.x * (threadIdx.y + ...) */
+  unsigned lane;   /* linear % 32 */
+  unsigned warp;   /* linear / 32 */
+  void *dynamicShared;
+  size_t dynamicSharedBytes;
+} rudnn_emu_thread;
+
+/* __syncthreads variants. */
+enum {
+  RUDNN_EMU_SYNC_PLAIN = 0,
+  RUDNN_EMU_SYNC_COUNT = 1,
+  RUDNN_EMU_SYNC_AND = 2,
+  RUDNN_EMU_SYNC_OR = 3
+};
+
+typedef struct rudnn_emu_host {
+  uint32_t abiVersion;
+  /* Block barrier. Every live thread of the block must arrive; returns the
+   * count / and / or of `predicate` over the block for the non-plain modes.
+   * A barrier some thread can never reach is reported by the executor as a
+   * deadlock (the kernel call fails), never a hang. */
+  int (*syncthreads)(int predicate, int mode);
+  /* Warp exchange: every lane in `mask` (which must include the caller)
+   * contributes `bytes` bytes at `value`; once all have arrived, each
+   * receives in `all` the 32 contributions lane by lane (`bytes` each; lanes
+   * outside `mask` left untouched). Returns `mask`. The basis of shuffles,
+   * votes, __syncwarp, mma and ldmatrix. bytes <= 256. */
+  unsigned (*warpExchange)(unsigned mask, const void *value, void *all,
+                           size_t bytes);
+  /* The lanes of the caller's warp that exist and have not exited. */
+  unsigned (*activeMask)(void);
+  /* Aborts the kernel call with `message` (e.g. __trap, a failed assert). */
+  void (*trap)(const char *message);
+} rudnn_emu_host;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RUDNN_EMU_ABI_H */
