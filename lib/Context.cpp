@@ -4,6 +4,7 @@
 
 #include "codegen/device/DeviceLibrary.h"
 #include "runtime/CudaBackend.h"
+#include "runtime/EmulationBackend.h"
 #include "runtime/Log.h"
 
 #include "rudnn/version.h"
@@ -104,8 +105,9 @@ Backend &Context::Impl::backend() {
     backend_ = std::make_unique<CudaBackend>(options.deviceOrdinal, compiler);
     break;
   case BackendKind::Emulation:
-    throw DeviceUnavailable(
-        "no CUDA device, and this build has no emulation backend");
+    backend_ = std::make_unique<EmulationBackend>(
+        EmulationOptions::fromEnvironment(deviceLibraryHeaders()));
+    break;
   case BackendKind::Auto:
     break;
   }

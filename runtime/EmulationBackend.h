@@ -15,10 +15,14 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace rudnn::runtime {
 
 struct EmulationOptions {
+  /// Headers kernels may include besides the prelude (the device library,
+  /// as "rudnn/device.cuh", ...).
+  std::vector<HeaderFile> headers;
   /// RUDNN_HOST_CXX, else the C++ compiler rudnn was built with.
   std::string hostCompiler;
   /// Compile kernels with AddressSanitizer and UndefinedBehaviorSanitizer
@@ -27,8 +31,8 @@ struct EmulationOptions {
   /// OS threads running blocks; 0: the hardware concurrency.
   unsigned threads = 0;
 
-  /// The defaults above, read from the environment.
-  static EmulationOptions fromEnvironment();
+  /// The defaults above, read from the environment, with `headers`.
+  static EmulationOptions fromEnvironment(std::vector<HeaderFile> headers = {});
 };
 
 class EmulationBackend final : public Backend {

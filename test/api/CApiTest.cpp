@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <thread>
 
 using ::testing::HasSubstr;
@@ -85,15 +86,35 @@ TEST_F(CApiTest, LastErrorIsPerThread) {
   EXPECT_THAT(rudnn_last_error(), HasSubstr("counters is NULL"));
 }
 
-TEST_F(CApiTest, DeviceMemoryWithoutDeviceIsUnavailable) {
+TEST_F(CApiTest, CudaWithoutDeviceIsUnavailable) {
   if (rudnn::runtime::cudaAvailable())
     GTEST_SKIP() << "a CUDA device is present";
+  rudnn_context_options_t options{RUDNN_BACKEND_CUDA, 0, ""};
+  rudnn_context_t cuda = nullptr;
+  ASSERT_EQ(rudnn_context_create(&options, &cuda), RUDNN_STATUS_OK);
   void *pointer = reinterpret_cast<void *>(0x1);
-  EXPECT_EQ(rudnn_malloc(context, 256, &pointer),
+  EXPECT_EQ(rudnn_malloc(cuda, 256, &pointer),
             RUDNN_STATUS_DEVICE_UNAVAILABLE);
   EXPECT_EQ(pointer, nullptr);
   EXPECT_THAT(rudnn_last_error(), HasSubstr("no CUDA"));
+  EXPECT_EQ(rudnn_context_destroy(cuda), RUDNN_STATUS_OK);
   EXPECT_STREQ(rudnn_version(), "0.1.0");
+}
+
+TEST_F(CApiTest, MemoryRoundTripOnTheDefaultBackend) {
+  float host[5] = {1.5f, -2.f, 3.25f, 0.f, 1e30f}, back[5] = {};
+  void *device = nullptr;
+  ASSERT_EQ(rudnn_malloc(context, sizeof(host), &device), RUDNN_STATUS_OK)
+      << rudnn_last_error();
+  EXPECT_EQ(rudnn_memcpy_to_device(context, device, host, sizeof(host)),
+            RUDNN_STATUS_OK);
+  EXPECT_EQ(rudnn_memcpy_to_host(context, back, device, sizeof(back)),
+            RUDNN_STATUS_OK);
+  EXPECT_EQ(rudnn_synchronize(context), RUDNN_STATUS_OK);
+  EXPECT_EQ(std::memcmp(host, back, sizeof(host)), 0);
+  EXPECT_EQ(rudnn_memcpy_to_host(context, nullptr, device, 4),
+            RUDNN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(rudnn_free(context, device), RUDNN_STATUS_OK);
 }
 
 } // namespace

@@ -1,0 +1,331 @@
+//===- EmulationBackend.cpp - CUDA kernels run on the CPU -----------------===//
+
+#include "runtime/EmulationBackend.h"
+#include "runtime/Dump.h"
+#include "runtime/Hash.h"
+#include "runtime/Log.h"
+#include "runtime/emulation/Prelude.h"
+#include "runtime/emulation/SimtExecutor.h"
+
+#include "rudnn/errors.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <sys/mman.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace rudnn;
+using namespace rudnn::runtime;
+namespace fs = std::filesystem;
+
+EmulationOptions
+EmulationOptions::fromEnvironment(std::vector<HeaderFile> headers) {
+  EmulationOptions options;
+  options.headers = std::move(headers);
+  const char *compiler = std::getenv("RUDNN_HOST_CXX");
+  options.hostCompiler =
+      compiler && *compiler ? compiler : RUDNN_HOST_CXX_DEFAULT;
+  const char *sanitize = std::getenv("RUDNN_EMULATION_SANITIZE");
+  options.sanitize = sanitize && std::strcmp(sanitize, "1") == 0;
+  return options;
+}
+
+namespace {
+
+/// Runs `command` through the shell; returns its exit status and output.
+std::pair<int, std::string> runCommand(const std::string &command) {
+  std::string output;
+  FILE *pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe)
+    return {-1, "cannot run: " + command};
+  char buffer[4096];
+  size_t count;
+  while ((count = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0)
+    output.append(buffer, count);
+  int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+std::string quote(const std::string &text) {
+  std::string quoted = "'";
+  for (char c : text)
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string readFile(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+/// A kernel object loaded with dlopen from a memory file. The file stays
+/// open while the object is loaded: dlopen identifies objects by path, and a
+/// reused descriptor number would hand back an earlier kernel.
+class EmulationKernel final : public LoadedKernel {
+public:
+  EmulationKernel(int fd, void *handle, EmulatedKernel kernel)
+      : fd(fd), handle(handle), kernel(std::move(kernel)) {}
+  ~EmulationKernel() override {
+    ::dlclose(handle);
+    ::close(fd);
+  }
+  const std::string &entry() const override { return kernel.name; }
+
+  int fd;
+  void *handle;
+  EmulatedKernel kernel;
+};
+
+} // namespace
+
+struct EmulationBackend::Impl {
+  EmulationOptions options;
+  std::once_flag setUp;
+  std::string compilerVersion;
+  fs::path includeDirectory;
+  std::string identity;
+
+  /// Writes the prelude and headers into a directory named by their hash,
+  /// once per process (renamed into place, so concurrent processes agree).
+  void prepare() {
+    std::call_once(setUp, [&] {
+      auto [status, version] = runCommand(quote(options.hostCompiler) +
+                                          " --version");
+      if (status != 0)
+        throw CompileError("<host compiler>", version,
+                           "(no source: '" + options.hostCompiler +
+                               "' does not run; set RUDNN_HOST_CXX)");
+      compilerVersion = version.substr(0, version.find('\n'));
+
+      std::vector<HeaderFile> files = emulationPrelude();
+      files.insert(files.end(), options.headers.begin(), options.headers.end());
+      Hasher hasher;
+      for (const HeaderFile &file : files)
+        hasher.add(file.name).add(file.contents);
+      std::string hash = hasher.finish().hex();
+      includeDirectory =
+          fs::temp_directory_path() / ("rudnn-emulation-include-" + hash);
+      identity = options.hostCompiler + " | " + compilerVersion + " | " +
+                 flags() + " | " + hash;
+      if (fs::exists(includeDirectory / "rudnn_emulation.h"))
+        return;
+      fs::path staging = includeDirectory;
+      staging += ".tmp." + std::to_string(::getpid()) + "." +
+                 std::to_string(std::hash<std::thread::id>()(
+                     std::this_thread::get_id()));
+      for (const HeaderFile &file : files) {
+        fs::path path = staging / file.name;
+        fs::create_directories(path.parent_path());
+        std::ofstream(path, std::ios::binary) << file.contents;
+      }
+      std::error_code error;
+      fs::rename(staging, includeDirectory, error);
+      if (error) // another process won the race; its copy is identical
+        fs::remove_all(staging, error);
+    });
+  }
+
+  std::string flags() const {
+    std::string text = "-std=c++17 -O2 -fPIC -shared -fno-strict-aliasing "
+                       "-D__RUDNN_EMULATION__ -include rudnn_emulation.h";
+    if (options.sanitize)
+      text += " -fsanitize=address,undefined -fno-omit-frame-pointer -g";
+    return text;
+  }
+};
+
+EmulationBackend::EmulationBackend(EmulationOptions options)
+    : impl(std::make_unique<Impl>()) {
+  impl->options = std::move(options);
+}
+
+EmulationBackend::~EmulationBackend() = default;
+
+const EmulationOptions &EmulationBackend::options() const {
+  return impl->options;
+}
+
+std::string EmulationBackend::deviceDescription() const {
+  impl->prepare();
+  unsigned threads = impl->options.threads
+                         ? impl->options.threads
+                         : std::thread::hardware_concurrency();
+  return "CPU emulation (" + std::to_string(threads) + " threads, " +
+         impl->compilerVersion + (impl->options.sanitize ? ", sanitized" : "") +
+         ")";
+}
+
+std::string EmulationBackend::compilerIdentity() const {
+  impl->prepare();
+  return impl->identity;
+}
+
+std::string EmulationBackend::compile(const KernelSource &kernel) const {
+  impl->prepare();
+  auto start = std::chrono::steady_clock::now();
+  std::string pattern =
+      (fs::temp_directory_path() / "rudnn-emulation-XXXXXX").string();
+  std::vector<char> directoryName(pattern.begin(), pattern.end());
+  directoryName.push_back('\0');
+  if (!::mkdtemp(directoryName.data()))
+    throw CompileError(kernel.entry, "cannot create a temporary directory",
+                       "<not written>");
+  fs::path directory(directoryName.data());
+  fs::path source = directory / (kernel.entry + ".cpp");
+  fs::path object = directory / (kernel.entry + ".so");
+  std::ofstream(source, std::ios::binary)
+      << kernel.source << "\nRUDNN_EMU_DEFINE_ENTRY(" << kernel.entry
+      << ")\n";
+
+  std::string command = quote(impl->options.hostCompiler) + " " +
+                        impl->flags() + " -I" +
+                        quote(impl->includeDirectory.string()) + " " +
+                        quote(source.string()) + " -o " +
+                        quote(object.string());
+  auto [status, output] = runCommand(command);
+  if (status != 0) {
+    // Keep the source for the error report; the object is not needed.
+    throw CompileError(kernel.entry, command + "\n" + output,
+                       source.string());
+  }
+  std::string binary = readFile(object);
+  std::error_code error;
+  fs::remove_all(directory, error);
+  double milliseconds = std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+  log(LogLevel::Info, "compiled " + kernel.entry + " for emulation in " +
+                          std::to_string(milliseconds) + " ms");
+  dumpIfRequested(kernel.entry + "-emulation.cpp", kernel.source);
+  return binary;
+}
+
+std::shared_ptr<LoadedKernel>
+EmulationBackend::load(const std::string &binary, const std::string &entry) {
+  if (impl->options.sanitize && !::dlsym(RTLD_DEFAULT, "__asan_init"))
+    throw Unsupported(
+        "RUDNN_EMULATION_SANITIZE needs AddressSanitizer in the process: use "
+        "a build made with the debug-asan preset, or run with "
+        "LD_PRELOAD=$(g++ -print-file-name=libasan.so)");
+  int fd = ::memfd_create(("rudnn-" + entry).c_str(), MFD_CLOEXEC);
+  if (fd < 0)
+    throw DeviceError("memfd_create", std::strerror(errno));
+  size_t written = 0;
+  while (written < binary.size()) {
+    ssize_t n = ::write(fd, binary.data() + written, binary.size() - written);
+    if (n <= 0) {
+      ::close(fd);
+      throw DeviceError("write", std::strerror(errno), "kernel object");
+    }
+    written += static_cast<size_t>(n);
+  }
+  std::string path = "/proc/self/fd/" + std::to_string(fd);
+  void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    ::close(fd);
+    throw InvalidArgument("not an emulated kernel object: " +
+                          std::string(::dlerror()));
+  }
+  auto fail = [&](const std::string &message) {
+    ::dlclose(handle);
+    ::close(fd);
+    throw InvalidArgument(message);
+  };
+
+  auto bind = reinterpret_cast<int (*)(const rudnn_emu_host *)>(
+      ::dlsym(handle, "rudnn_emu_bind"));
+  EmulatedKernel kernel;
+  kernel.name = entry;
+  kernel.setCurrent = reinterpret_cast<void (*)(rudnn_emu_thread *)>(
+      ::dlsym(handle, "rudnn_emu_set_current"));
+  kernel.entry = reinterpret_cast<void (*)(void **)>(
+      ::dlsym(handle, ("rudnn_emu_entry_" + entry).c_str()));
+  if (!bind || !kernel.setCurrent || !kernel.entry)
+    fail("kernel object has no entry '" + entry +
+         "' (or no emulation prelude)");
+  if (int version = bind(&simtHost()); version != RUDNN_EMU_ABI_VERSION)
+    fail("kernel object speaks emulation ABI " + std::to_string(version) +
+         ", expected " + std::to_string(RUDNN_EMU_ABI_VERSION));
+  return std::make_shared<EmulationKernel>(fd, handle, std::move(kernel));
+}
+
+void EmulationBackend::launch(const LoadedKernel &kernel,
+                              const LaunchGeometry &geometry, ArgPack &args,
+                              StreamHandle) {
+  auto *emulated = dynamic_cast<const EmulationKernel *>(&kernel);
+  if (!emulated)
+    throw InvalidArgument("kernel '" + kernel.entry() +
+                          "' was not loaded by the emulation backend");
+  runGrid(emulated->kernel, geometry, args.pointers(), impl->options.threads);
+}
+
+DevicePtr EmulationBackend::allocate(size_t bytes) {
+  if (bytes == 0)
+    return 0;
+  // 256-byte alignment, as cudaMalloc guarantees.
+  void *pointer = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  if (!pointer)
+    throw DeviceError("allocate", "out of memory",
+                      std::to_string(bytes) + " bytes");
+  return reinterpret_cast<DevicePtr>(pointer);
+}
+
+void EmulationBackend::release(DevicePtr pointer) {
+  std::free(reinterpret_cast<void *>(pointer));
+}
+
+void EmulationBackend::copyToDevice(DevicePtr dst, const void *src,
+                                    size_t bytes, StreamHandle) {
+  if (bytes)
+    std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
+}
+
+void EmulationBackend::copyToHost(void *dst, DevicePtr src, size_t bytes,
+                                  StreamHandle) {
+  if (bytes)
+    std::memcpy(dst, reinterpret_cast<const void *>(src), bytes);
+}
+
+void EmulationBackend::copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes,
+                                    StreamHandle) {
+  if (bytes)
+    std::memmove(reinterpret_cast<void *>(dst),
+                 reinterpret_cast<const void *>(src), bytes);
+}
+
+void EmulationBackend::fillZero(DevicePtr dst, size_t bytes, StreamHandle) {
+  if (bytes)
+    std::memset(reinterpret_cast<void *>(dst), 0, bytes);
+}
+
+// Launches complete before they return, so a stream is only a token.
+StreamHandle EmulationBackend::createStream() { return new char; }
+void EmulationBackend::destroyStream(StreamHandle stream) {
+  delete static_cast<char *>(stream);
+}
+void EmulationBackend::synchronize(StreamHandle) {}
+
+const std::vector<HeaderFile> &rudnn::runtime::emulationPrelude() {
+  static const std::vector<HeaderFile> files = [] {
+    std::vector<HeaderFile> headers;
+    constexpr std::string_view kFolder = "emulation/prelude/";
+    for (const EmbeddedFile &file : emulationPreludeFiles()) {
+      std::string_view name = file.name;
+      if (name.substr(0, kFolder.size()) == kFolder)
+        name.remove_prefix(kFolder.size());
+      headers.push_back({std::string(name), std::string(file.contents)});
+    }
+    return headers;
+  }();
+  return files;
+}

@@ -1,0 +1,406 @@
+//===- SimtExecutor.cpp - CUDA grids on CPU threads and fibers ------------===//
+
+#include "runtime/emulation/SimtExecutor.h"
+
+#include "rudnn/errors.h"
+
+#include <boost/context/fiber.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <sys/mman.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using namespace rudnn;
+using namespace rudnn::runtime;
+namespace ctx = boost::context;
+
+namespace {
+
+constexpr unsigned kWarpSize = 32;
+/// Per CUDA thread: room for fragment arrays and deep device call chains.
+constexpr size_t kStackBytes = 256 * 1024;
+
+/// Fiber stacks with a guard page below each, reused across blocks and
+/// launches: an overflow faults instead of corrupting a neighbour.
+class StackPool {
+public:
+  ctx::stack_context acquire() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!free.empty()) {
+        ctx::stack_context stack = free.back();
+        free.pop_back();
+        return stack;
+      }
+    }
+    size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    void *base = ::mmap(nullptr, kStackBytes + page, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED)
+      throw std::bad_alloc();
+    ::mprotect(base, page, PROT_NONE);
+    ctx::stack_context stack;
+    stack.size = kStackBytes;
+    stack.sp = static_cast<char *>(base) + page + kStackBytes;
+    return stack;
+  }
+  void release(const ctx::stack_context &stack) {
+    std::lock_guard<std::mutex> lock(mutex);
+    free.push_back(stack);
+  }
+
+private:
+  std::mutex mutex;
+  std::vector<ctx::stack_context> free;
+};
+
+StackPool &stackPool() {
+  static StackPool *pool = new StackPool; // outlives every worker
+  return *pool;
+}
+
+/// Hands boost a stack the pool owns.
+struct BorrowedStack {
+  ctx::stack_context stack;
+  ctx::stack_context allocate() { return stack; }
+  void deallocate(ctx::stack_context &) noexcept {}
+};
+
+enum class ThreadState { Runnable, AtBarrier, AtWarp, Trapped, Done };
+
+struct SimtThread {
+  rudnn_emu_thread info{};
+  ThreadState state = ThreadState::Runnable;
+  ctx::fiber fiber;     // the CUDA thread, while suspended
+  ctx::fiber scheduler; // the way back, while running
+  // __syncthreads
+  int predicate = 0, mode = 0, barrierResult = 0;
+  // warp exchange
+  unsigned mask = 0;
+  const void *value = nullptr;
+  void *all = nullptr;
+  size_t bytes = 0;
+};
+
+/// One block in flight on one OS thread.
+struct BlockRun {
+  const EmulatedKernel *kernel = nullptr;
+  void **args = nullptr;
+  std::vector<SimtThread> threads;
+  std::string error;
+};
+
+thread_local BlockRun *currentBlock = nullptr;
+thread_local SimtThread *currentThread = nullptr;
+
+/// Returns control to the block's scheduler until it resumes this thread.
+void suspend() {
+  SimtThread *self = currentThread;
+  self->scheduler = std::move(self->scheduler).resume();
+}
+
+int hostSyncthreads(int predicate, int mode) {
+  SimtThread *self = currentThread;
+  self->state = ThreadState::AtBarrier;
+  self->predicate = predicate;
+  self->mode = mode;
+  suspend();
+  return self->barrierResult;
+}
+
+unsigned hostWarpExchange(unsigned mask, const void *value, void *all,
+                          size_t bytes) {
+  SimtThread *self = currentThread;
+  self->state = ThreadState::AtWarp;
+  self->mask = mask;
+  self->value = value;
+  self->all = all;
+  self->bytes = bytes;
+  suspend();
+  return mask;
+}
+
+unsigned hostActiveMask() {
+  SimtThread *self = currentThread;
+  std::vector<SimtThread> &threads = currentBlock->threads;
+  unsigned first = self->info.warp * kWarpSize, mask = 0;
+  for (unsigned lane = 0; lane < kWarpSize && first + lane < threads.size();
+       ++lane)
+    if (threads[first + lane].state != ThreadState::Done)
+      mask |= 1u << lane;
+  return mask;
+}
+
+void hostTrap(const char *message) {
+  SimtThread *self = currentThread;
+  std::ostringstream text;
+  text << "thread (" << self->info.threadIdx.x << "," << self->info.threadIdx.y
+       << "," << self->info.threadIdx.z << "): " << message;
+  currentBlock->error = text.str();
+  self->state = ThreadState::Trapped;
+  suspend(); // never resumed: the block is abandoned and its stacks unwound
+}
+
+const rudnn_emu_host kHost = {RUDNN_EMU_ABI_VERSION, hostSyncthreads,
+                              hostWarpExchange, hostActiveMask, hostTrap};
+
+void resume(BlockRun &block, SimtThread &thread) {
+  currentThread = &thread;
+  block.kernel->setCurrent(&thread.info);
+  thread.fiber = std::move(thread.fiber).resume();
+  currentThread = nullptr;
+}
+
+/// Releases a barrier every live thread waits at. False if none can be.
+bool completeBarrier(BlockRun &block) {
+  int live = 0, waiting = 0, count = 0;
+  for (const SimtThread &thread : block.threads) {
+    if (thread.state == ThreadState::Done)
+      continue;
+    ++live;
+    if (thread.state == ThreadState::AtBarrier) {
+      ++waiting;
+      count += thread.predicate != 0;
+    }
+  }
+  if (waiting == 0 || waiting != live ||
+      live != static_cast<int>(block.threads.size()))
+    return false;
+  for (SimtThread &thread : block.threads) {
+    switch (thread.mode) {
+    case RUDNN_EMU_SYNC_COUNT:
+      thread.barrierResult = count;
+      break;
+    case RUDNN_EMU_SYNC_AND:
+      thread.barrierResult = count == live;
+      break;
+    case RUDNN_EMU_SYNC_OR:
+      thread.barrierResult = count > 0;
+      break;
+    default:
+      thread.barrierResult = 0;
+    }
+    thread.state = ThreadState::Runnable;
+  }
+  return true;
+}
+
+/// Completes every warp operation whose participants have all arrived with
+/// the same mask. False if none could be.
+bool completeWarpOps(BlockRun &block) {
+  bool progress = false;
+  std::vector<SimtThread> &threads = block.threads;
+  for (size_t first = 0; first < threads.size(); first += kWarpSize) {
+    for (unsigned lane = 0; lane < kWarpSize && first + lane < threads.size();
+         ++lane) {
+      SimtThread &leader = threads[first + lane];
+      if (leader.state != ThreadState::AtWarp)
+        continue;
+      unsigned mask = leader.mask;
+      bool ready = true;
+      for (unsigned other = 0; other < kWarpSize && ready; ++other) {
+        if (!(mask >> other & 1))
+          continue;
+        size_t index = first + other;
+        ready = index < threads.size() &&
+                threads[index].state == ThreadState::AtWarp &&
+                threads[index].mask == mask &&
+                threads[index].bytes == leader.bytes;
+      }
+      if (!ready)
+        continue;
+      for (unsigned target = 0; target < kWarpSize; ++target) {
+        if (!(mask >> target & 1))
+          continue;
+        SimtThread &receiver = threads[first + target];
+        for (unsigned source = 0; source < kWarpSize; ++source)
+          if (mask >> source & 1)
+            std::memcpy(static_cast<char *>(receiver.all) +
+                            source * leader.bytes,
+                        threads[first + source].value, leader.bytes);
+      }
+      for (unsigned target = 0; target < kWarpSize; ++target)
+        if (mask >> target & 1)
+          threads[first + target].state = ThreadState::Runnable;
+      progress = true;
+    }
+  }
+  return progress;
+}
+
+std::string describeDeadlock(const BlockRun &block) {
+  int atBarrier = 0, atWarp = 0, done = 0;
+  std::ostringstream masks;
+  for (size_t i = 0; i < block.threads.size(); ++i) {
+    const SimtThread &thread = block.threads[i];
+    if (thread.state == ThreadState::AtBarrier)
+      ++atBarrier;
+    else if (thread.state == ThreadState::Done)
+      ++done;
+    else if (thread.state == ThreadState::AtWarp) {
+      if (atWarp++ < 4)
+        masks << " thread " << i << " mask 0x" << std::hex << thread.mask
+              << std::dec << ";";
+    }
+  }
+  std::ostringstream text;
+  text << "deadlock: " << atBarrier << " of " << block.threads.size()
+       << " threads wait at __syncthreads, " << atWarp
+       << " at a warp operation," << masks.str() << " " << done
+       << " have exited";
+  return text.str();
+}
+
+/// Runs one block to completion; returns an error message or "".
+std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
+                     const LaunchGeometry &geometry, void *dynamicShared,
+                     const std::vector<ctx::stack_context> &stacks) {
+  const Dim3 &dims = geometry.block;
+  block.error.clear();
+  currentBlock = &block;
+  for (unsigned z = 0, linear = 0; z < dims.z; ++z)
+    for (unsigned y = 0; y < dims.y; ++y)
+      for (unsigned x = 0; x < dims.x; ++x, ++linear) {
+        SimtThread &thread = block.threads[linear];
+        thread.state = ThreadState::Runnable;
+        thread.info.threadIdx = {x, y, z};
+        thread.info.blockIdx = blockIdx;
+        thread.info.blockDim = {dims.x, dims.y, dims.z};
+        thread.info.gridDim = {geometry.grid.x, geometry.grid.y,
+                               geometry.grid.z};
+        thread.info.linear = linear;
+        thread.info.lane = linear % kWarpSize;
+        thread.info.warp = linear / kWarpSize;
+        thread.info.dynamicShared = dynamicShared;
+        thread.info.dynamicSharedBytes = geometry.dynamicSharedBytes;
+        thread.fiber = ctx::fiber(
+            std::allocator_arg, BorrowedStack{stacks[linear]},
+            [&block, &thread](ctx::fiber &&scheduler) {
+              thread.scheduler = std::move(scheduler);
+              block.kernel->entry(block.args);
+              thread.state = ThreadState::Done;
+              return std::move(thread.scheduler);
+            });
+      }
+
+  std::string error;
+  while (error.empty()) {
+    bool ran = false;
+    for (SimtThread &thread : block.threads)
+      if (thread.state == ThreadState::Runnable) {
+        resume(block, thread);
+        ran = true;
+        if (!block.error.empty())
+          break;
+      }
+    if (!block.error.empty()) {
+      error = block.error;
+      break;
+    }
+    if (ran)
+      continue;
+    bool allDone = std::all_of(
+        block.threads.begin(), block.threads.end(),
+        [](const SimtThread &t) { return t.state == ThreadState::Done; });
+    if (allDone)
+      break;
+    if (!completeBarrier(block) && !completeWarpOps(block))
+      error = describeDeadlock(block);
+  }
+  // Unwinds the stacks of threads left suspended (trap, deadlock).
+  for (SimtThread &thread : block.threads)
+    thread.fiber = ctx::fiber();
+  currentBlock = nullptr;
+  return error;
+}
+
+void checkGeometry(const LaunchGeometry &geometry) {
+  const Dim3 &block = geometry.block, &grid = geometry.grid;
+  uint64_t threads = uint64_t(block.x) * block.y * block.z;
+  if (threads == 0 || threads > 1024 || block.x > 1024 || block.y > 1024 ||
+      block.z > 64)
+    throw InvalidArgument("block (" + std::to_string(block.x) + "," +
+                          std::to_string(block.y) + "," +
+                          std::to_string(block.z) +
+                          ") is outside CUDA's limits (at most 1024 threads)");
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.y > 65535 ||
+      grid.z > 65535)
+    throw InvalidArgument("grid (" + std::to_string(grid.x) + "," +
+                          std::to_string(grid.y) + "," +
+                          std::to_string(grid.z) +
+                          ") is outside CUDA's limits");
+}
+
+} // namespace
+
+const rudnn_emu_host &rudnn::runtime::simtHost() { return kHost; }
+
+void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
+                             const LaunchGeometry &geometry, void **args,
+                             unsigned threads) {
+  checkGeometry(geometry);
+  const Dim3 &grid = geometry.grid, &blockDims = geometry.block;
+  uint64_t blocks = uint64_t(grid.x) * grid.y * grid.z;
+  size_t threadsPerBlock = size_t(blockDims.x) * blockDims.y * blockDims.z;
+  unsigned workers = threads ? threads : std::thread::hardware_concurrency();
+  workers = static_cast<unsigned>(
+      std::max<uint64_t>(1, std::min<uint64_t>(workers ? workers : 1, blocks)));
+
+  std::atomic<uint64_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex errorMutex;
+  std::string error;
+
+  auto runBlocks = [&] {
+    BlockRun block;
+    block.kernel = &kernel;
+    block.args = args;
+    block.threads.resize(threadsPerBlock);
+    std::vector<ctx::stack_context> stacks;
+    for (size_t i = 0; i < threadsPerBlock; ++i)
+      stacks.push_back(stackPool().acquire());
+    // Dynamic shared memory of this worker's blocks, 16-byte aligned.
+    std::vector<uint64_t> shared((geometry.dynamicSharedBytes + 15) / 16 * 2);
+    for (uint64_t b; !failed && (b = next++) < blocks;) {
+      rudnn_emu_dim3 blockIdx = {static_cast<unsigned>(b % grid.x),
+                                 static_cast<unsigned>(b / grid.x % grid.y),
+                                 static_cast<unsigned>(b / grid.x / grid.y)};
+      std::string message =
+          runBlock(block, blockIdx, geometry, shared.data(), stacks);
+      if (!message.empty()) {
+        std::lock_guard<std::mutex> lock(errorMutex);
+        if (!failed.exchange(true))
+          error = "block (" + std::to_string(blockIdx.x) + "," +
+                  std::to_string(blockIdx.y) + "," +
+                  std::to_string(blockIdx.z) + "): " + message;
+      }
+    }
+    for (const ctx::stack_context &stack : stacks)
+      stackPool().release(stack);
+  };
+  auto work = [&] {
+    try {
+      runBlocks();
+    } catch (const std::exception &exception) {
+      std::lock_guard<std::mutex> lock(errorMutex);
+      if (!failed.exchange(true))
+        error = exception.what();
+    }
+  };
+
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < workers; ++i)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &thread : pool)
+    thread.join();
+  if (failed)
+    throw DeviceError("emulated kernel '" + kernel.name + "'", "launch failed",
+                      error);
+}

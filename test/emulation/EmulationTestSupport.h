@@ -1,0 +1,70 @@
+//===- EmulationTestSupport.h - Running kernels in emulation ----*- C++ -*-===//
+
+#ifndef RUDNN_TEST_EMULATION_EMULATIONTESTSUPPORT_H
+#define RUDNN_TEST_EMULATION_EMULATIONTESTSUPPORT_H
+
+#include "runtime/EmulationBackend.h"
+#include "test/support/DeviceHeaders.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace rudnn::test {
+
+/// One emulation backend per test suite (compiling is the slow part) and
+/// helpers to move typed arrays in and out of its memory.
+class EmulationTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    runtime::EmulationOptions options =
+        runtime::EmulationOptions::fromEnvironment(samples::deviceHeaders());
+    options.threads = 4; // several blocks at once, even on 2 cores
+    backend = new runtime::EmulationBackend(options);
+  }
+  static void TearDownTestSuite() {
+    delete backend;
+    backend = nullptr;
+  }
+
+  std::shared_ptr<runtime::LoadedKernel> build(const std::string &entry,
+                                               const std::string &source) {
+    return backend->load(backend->compile({entry, source}), entry);
+  }
+
+  template <typename T> runtime::DevicePtr upload(const std::vector<T> &data) {
+    runtime::DevicePtr pointer =
+        backend->allocate(std::max<size_t>(1, data.size()) * sizeof(T));
+    backend->copyToDevice(pointer, data.data(), data.size() * sizeof(T),
+                          nullptr);
+    allocations.push_back(pointer);
+    return pointer;
+  }
+
+  template <typename T>
+  std::vector<T> download(runtime::DevicePtr pointer, size_t count) {
+    std::vector<T> data(count);
+    backend->copyToHost(data.data(), pointer, count * sizeof(T), nullptr);
+    return data;
+  }
+
+  void launch(const runtime::LoadedKernel &kernel, runtime::Dim3 grid,
+              runtime::Dim3 block, runtime::ArgPack &args,
+              uint32_t dynamicShared = 0) {
+    backend->launch(kernel, {grid, block, dynamicShared}, args, nullptr);
+  }
+
+  void TearDown() override {
+    for (runtime::DevicePtr pointer : allocations)
+      backend->release(pointer);
+  }
+
+  static inline runtime::EmulationBackend *backend = nullptr;
+  std::vector<runtime::DevicePtr> allocations;
+};
+
+} // namespace rudnn::test
+
+#endif // RUDNN_TEST_EMULATION_EMULATIONTESTSUPPORT_H

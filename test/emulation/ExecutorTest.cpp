@@ -1,0 +1,243 @@
+//===- ExecutorTest.cpp - Grids, blocks, barriers and failures on the CPU -===//
+
+#include "test/emulation/EmulationTestSupport.h"
+#include "test/support/SampleKernels.h"
+
+#include "rudnn/errors.h"
+
+#include <gmock/gmock.h>
+
+#include <numeric>
+#include <random>
+
+using namespace rudnn;
+using namespace rudnn::runtime;
+using ::testing::HasSubstr;
+
+namespace {
+
+using ExecutorTest = rudnn::test::EmulationTest;
+
+TEST_F(ExecutorTest, AxpyMatchesHostLoopOnAnOddSize) {
+  const int n = 100003;
+  std::mt19937 random(7);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  std::vector<float> x(n), y(n), expected(n);
+  for (int i = 0; i < n; ++i) {
+    x[i] = uniform(random);
+    y[i] = uniform(random);
+    expected[i] = 2.5f * x[i] + y[i];
+  }
+  auto kernel = build(samples::kAxpyEntry, samples::kAxpySource);
+  DevicePtr dx = upload(x), dy = upload(y);
+  ArgPack args;
+  args.push(n).push(2.5f).push(dx).push(dy);
+  launch(*kernel, {(n + 255) / 256}, {256}, args);
+  EXPECT_EQ(download<float>(dy, n), expected);
+}
+
+TEST_F(ExecutorTest, IndicesInThreeDimensions) {
+  auto kernel = build("indices", R"cuda(
+extern "C" __global__ void indices(unsigned *out) {
+  unsigned block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  unsigned thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  unsigned size = blockDim.x * blockDim.y * blockDim.z;
+  unsigned *slot = out + 4 * (block * size + thread);
+  slot[0] = threadIdx.x | threadIdx.y << 8 | threadIdx.z << 16;
+  slot[1] = blockIdx.x | blockIdx.y << 8 | blockIdx.z << 16;
+  slot[2] = blockDim.x | blockDim.y << 8 | blockDim.z << 16;
+  slot[3] = gridDim.x | gridDim.y << 8 | gridDim.z << 16;
+}
+)cuda");
+  const Dim3 grid{3, 2, 2}, block{5, 3, 2};
+  const unsigned threads = 30, blocks = 12;
+  DevicePtr out = upload(std::vector<unsigned>(4 * threads * blocks, ~0u));
+  ArgPack args;
+  args.push(out);
+  launch(*kernel, grid, block, args);
+  std::vector<unsigned> got = download<unsigned>(out, 4 * threads * blocks);
+  for (unsigned bz = 0, b = 0; bz < 2; ++bz)
+    for (unsigned by = 0; by < 2; ++by)
+      for (unsigned bx = 0; bx < 3; ++bx, ++b)
+        for (unsigned tz = 0, t = 0; tz < 2; ++tz)
+          for (unsigned ty = 0; ty < 3; ++ty)
+            for (unsigned tx = 0; tx < 5; ++tx, ++t) {
+              const unsigned *slot = &got[4 * (b * threads + t)];
+              EXPECT_EQ(slot[0], tx | ty << 8 | tz << 16);
+              EXPECT_EQ(slot[1], bx | by << 8 | bz << 16);
+              EXPECT_EQ(slot[2], 5u | 3u << 8 | 2u << 16);
+              EXPECT_EQ(slot[3], 3u | 2u << 8 | 2u << 16);
+            }
+}
+
+/// Each round, every thread writes its slot and then reads a slot another
+/// warp wrote: right only if the barrier orders the two.
+constexpr const char *kRotateSource = R"cuda(
+extern "C" __global__ void rotate(int rounds, int *out) {
+  __shared__ int slots[256];
+  int t = threadIdx.x, value = t;
+  for (int round = 0; round < rounds; ++round) {
+    slots[t] = value * 3 + 1;
+    __syncthreads();
+    value = slots[(t + 97) % 256];
+    __syncthreads();
+  }
+  out[blockIdx.x * 256 + t] = value;
+}
+)cuda";
+
+TEST_F(ExecutorTest, BarrierOrdersWritesAcrossWarps) {
+  auto kernel = build("rotate", kRotateSource);
+  const int rounds = 5, blocks = 6;
+  DevicePtr out = upload(std::vector<int>(256 * blocks, -1));
+  ArgPack args;
+  args.push(rounds).push(out);
+  launch(*kernel, {blocks}, {256}, args);
+  std::vector<int> expected(256);
+  std::iota(expected.begin(), expected.end(), 0);
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<int> next(256);
+    for (int t = 0; t < 256; ++t)
+      next[t] = expected[(t + 97) % 256] * 3 + 1;
+    expected.swap(next);
+  }
+  std::vector<int> got = download<int>(out, 256 * blocks);
+  for (int b = 0; b < blocks; ++b)
+    EXPECT_EQ(std::vector<int>(got.begin() + 256 * b,
+                               got.begin() + 256 * (b + 1)),
+              expected)
+        << "block " << b;
+}
+
+TEST_F(ExecutorTest, BarrierCountAndOr) {
+  auto kernel = build("votes", R"cuda(
+extern "C" __global__ void votes(int *out) {
+  int t = threadIdx.x;
+  int count = __syncthreads_count(t % 3 == 0);
+  int all = __syncthreads_and(t < 1000);
+  int none = __syncthreads_and(t != 77);
+  int any = __syncthreads_or(t == 150);
+  int nobody = __syncthreads_or(t > 1000);
+  if (t == 5) {
+    out[0] = count; out[1] = all; out[2] = none; out[3] = any; out[4] = nobody;
+  }
+}
+)cuda");
+  DevicePtr out = upload(std::vector<int>(5, -1));
+  ArgPack args;
+  args.push(out);
+  launch(*kernel, {1}, {160}, args);
+  EXPECT_EQ(download<int>(out, 5), (std::vector<int>{54, 1, 0, 1, 0}));
+}
+
+TEST_F(ExecutorTest, SharedMemoryIsPrivateToEachConcurrentBlock) {
+  // Static and dynamic shared memory, many blocks on 4 OS threads: a block
+  // that saw another's writes would report the wrong block id.
+  auto kernel = build("private_shared", R"cuda(
+#include "rudnn/device.cuh"
+extern "C" __global__ void private_shared(int *out) {
+  __shared__ int fixed[128];
+  RUDNN_DYNAMIC_SHARED(int, dynamic);
+  int t = threadIdx.x;
+  for (int round = 0; round < 20; ++round) {
+    fixed[t] = blockIdx.x * 1000 + t + round;
+    dynamic[t] = blockIdx.x * 1000 + t - round;
+    __syncthreads();
+    int a = fixed[(t + 1) % 128] - ((t + 1) % 128) - round;
+    int b = dynamic[(t + 5) % 128] - ((t + 5) % 128) + round;
+    if (a != (int)blockIdx.x * 1000 || b != (int)blockIdx.x * 1000)
+      out[blockIdx.x] += 1;
+    __syncthreads();
+  }
+}
+)cuda");
+  const int blocks = 64;
+  DevicePtr out = upload(std::vector<int>(blocks, 0));
+  ArgPack args;
+  args.push(out);
+  launch(*kernel, {blocks}, {128}, args, 128 * sizeof(int));
+  EXPECT_EQ(download<int>(out, blocks), std::vector<int>(blocks, 0));
+}
+
+TEST_F(ExecutorTest, BarrierNotAllThreadsReachIsADeadlockNamingTheBlock) {
+  auto kernel = build("half_barrier", R"cuda(
+extern "C" __global__ void half_barrier(int *out) {
+  if (blockIdx.x == 2 && threadIdx.x < 16)
+    __syncthreads();
+  out[blockIdx.x * blockDim.x + threadIdx.x] = 1;
+}
+)cuda");
+  DevicePtr out = upload(std::vector<int>(4 * 64, 0));
+  ArgPack args;
+  args.push(out);
+  try {
+    launch(*kernel, {4}, {64}, args);
+    FAIL() << "a half-reached barrier completed";
+  } catch (const DeviceError &error) {
+    EXPECT_THAT(error.what(), HasSubstr("'half_barrier'"));
+    EXPECT_THAT(error.what(), HasSubstr("block (2,0,0)"));
+    EXPECT_THAT(error.what(), HasSubstr("deadlock"));
+    EXPECT_THAT(error.what(), HasSubstr("16 of 64 threads wait at __syncthreads"));
+  }
+}
+
+TEST_F(ExecutorTest, WarpOperationMissingALaneIsADeadlock) {
+  auto kernel = build("lonely_shuffle", R"cuda(
+extern "C" __global__ void lonely_shuffle(int *out) {
+  if (threadIdx.x != 7)
+    out[threadIdx.x] = __shfl_sync(0xffffffffu, (int)threadIdx.x, 0);
+}
+)cuda");
+  DevicePtr out = upload(std::vector<int>(32, 0));
+  ArgPack args;
+  args.push(out);
+  EXPECT_THAT([&] { launch(*kernel, {1}, {32}, args); },
+              ::testing::ThrowsMessage<DeviceError>(
+                  HasSubstr("31 at a warp operation")));
+}
+
+TEST_F(ExecutorTest, TrapNamesKernelBlockAndThread) {
+  auto kernel = build("trapper", R"cuda(
+extern "C" __global__ void trapper(int *out) {
+  if (blockIdx.x == 3 && threadIdx.x == 9)
+    __trap();
+  __syncthreads();
+  out[0] = 1;
+}
+)cuda");
+  DevicePtr out = upload(std::vector<int>(1, 0));
+  ArgPack args;
+  args.push(out);
+  EXPECT_THAT([&] { launch(*kernel, {5}, {32}, args); },
+              ::testing::ThrowsMessage<DeviceError>(::testing::AllOf(
+                  HasSubstr("'trapper'"), HasSubstr("block (3,0,0)"),
+                  HasSubstr("thread (9,0,0)"))));
+  // The backend stays usable after a failed launch.
+  auto axpy = build(samples::kAxpyEntry, samples::kAxpySource);
+  DevicePtr x = upload(std::vector<float>{1, 2}), y = upload(std::vector<float>{3, 4});
+  ArgPack more;
+  more.push(2).push(2.0f).push(x).push(y);
+  launch(*axpy, {1}, {32}, more);
+  EXPECT_EQ(download<float>(y, 2), (std::vector<float>{5, 8}));
+}
+
+TEST_F(ExecutorTest, CompileErrorCarriesCompilerOutput) {
+  try {
+    build(samples::kBrokenEntry, samples::kBrokenSource);
+    FAIL() << "a broken kernel compiled";
+  } catch (const CompileError &error) {
+    EXPECT_EQ(error.kernel(), samples::kBrokenEntry);
+    EXPECT_THAT(error.log(), HasSubstr("undeclared_name"));
+  }
+}
+
+TEST_F(ExecutorTest, ImpossibleGeometryIsRejected) {
+  auto kernel = build(samples::kAxpyEntry, samples::kAxpySource);
+  ArgPack args;
+  args.push(0).push(1.0f).push(DevicePtr(0)).push(DevicePtr(0));
+  EXPECT_THROW(launch(*kernel, {1}, {2048}, args), InvalidArgument);
+  EXPECT_THROW(launch(*kernel, {0}, {32}, args), InvalidArgument);
+  EXPECT_THROW(backend->load("not an object", "axpy"), InvalidArgument);
+}
+
+} // namespace
