@@ -5,6 +5,7 @@
 #include "rudnn/rudnn.h"
 #include "rudnn/version.h"
 
+#include <cstring>
 #include <new>
 
 using namespace rudnn;
@@ -76,12 +77,14 @@ rudnn_status_t rudnn_context_create(const rudnn_context_options_t *options,
     *context = nullptr;
     ContextOptions cxxOptions;
     if (options) {
-      if (options->backend < RUDNN_BACKEND_AUTO ||
-          options->backend > RUDNN_BACKEND_EMULATION)
-        throw InvalidArgument("options->backend is " +
-                              std::to_string(options->backend) +
+      // Read as an integer: a C caller may pass any value, and loading an
+      // out-of-range enum is undefined behaviour in C++.
+      int backend;
+      std::memcpy(&backend, &options->backend, sizeof(backend));
+      if (backend < RUDNN_BACKEND_AUTO || backend > RUDNN_BACKEND_EMULATION)
+        throw InvalidArgument("options->backend is " + std::to_string(backend) +
                               ", expected a rudnn_backend_t");
-      cxxOptions.backend = static_cast<BackendKind>(options->backend);
+      cxxOptions.backend = static_cast<BackendKind>(backend);
       cxxOptions.deviceOrdinal = options->device_ordinal;
       if (options->cache_dir)
         cxxOptions.cacheDirectory = std::string(options->cache_dir);

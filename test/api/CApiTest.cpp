@@ -39,7 +39,9 @@ TEST_F(CApiTest, NullArgumentsAreInvalid) {
   EXPECT_THAT(rudnn_last_error(), HasSubstr("counters is NULL"));
   EXPECT_EQ(rudnn_compile_kernel(nullptr, "a", "b", "sm_90"),
             RUDNN_STATUS_INVALID_ARGUMENT);
-  rudnn_context_options_t bad{static_cast<rudnn_backend_t>(7), 0, nullptr};
+  rudnn_context_options_t bad{RUDNN_BACKEND_AUTO, 0, nullptr};
+  int outOfRange = 7; // what a C caller may store
+  std::memcpy(&bad.backend, &outOfRange, sizeof(outOfRange));
   rudnn_context_t unused = nullptr;
   EXPECT_EQ(rudnn_context_create(&bad, &unused),
             RUDNN_STATUS_INVALID_ARGUMENT);
