@@ -6,6 +6,11 @@
 
 #include <boost/context/fiber.hpp>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define RUDNN_ASAN_FIBERS 1
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -93,16 +98,74 @@ struct BlockRun {
   const EmulatedKernel *kernel = nullptr;
   void **args = nullptr;
   std::vector<SimtThread> threads;
+  std::vector<ctx::stack_context> stacks;
   std::string error;
+  /// Set when the block failed: suspended threads are resumed only to
+  /// unwind their stacks.
+  bool aborting = false;
 };
+
+/// Thrown out of a suspended thread of an aborting block.
+struct BlockAborted {};
 
 thread_local BlockRun *currentBlock = nullptr;
 thread_local SimtThread *currentThread = nullptr;
 
-/// Returns control to the block's scheduler until it resumes this thread.
+// AddressSanitizer must be told about every stack switch, or it takes the
+// fibers' stacks for overflows of the OS thread's stack.
+#ifdef RUDNN_ASAN_FIBERS
+thread_local void *schedulerFakeStack = nullptr;
+thread_local const void *schedulerStackBottom = nullptr;
+thread_local size_t schedulerStackSize = 0;
+thread_local void *fiberFakeStack = nullptr;
+#endif
+
+/// The scheduler is about to run `thread`'s fiber.
+void switchingToFiber(const BlockRun &block, const SimtThread &thread) {
+#ifdef RUDNN_ASAN_FIBERS
+  const ctx::stack_context &stack = block.stacks[thread.info.linear];
+  __sanitizer_start_switch_fiber(&schedulerFakeStack,
+                                 static_cast<char *>(stack.sp) - stack.size,
+                                 stack.size);
+#else
+  (void)block, (void)thread;
+#endif
+}
+
+/// The scheduler runs again.
+void backInScheduler() {
+#ifdef RUDNN_ASAN_FIBERS
+  __sanitizer_finish_switch_fiber(schedulerFakeStack, nullptr, nullptr);
+#endif
+}
+
+/// A fiber runs (first time, or after a suspension).
+void enteredFiber() {
+#ifdef RUDNN_ASAN_FIBERS
+  __sanitizer_finish_switch_fiber(fiberFakeStack, &schedulerStackBottom,
+                                  &schedulerStackSize);
+#endif
+}
+
+/// A fiber is about to give control back; `finished` when it never resumes.
+void leavingFiber(bool finished) {
+#ifdef RUDNN_ASAN_FIBERS
+  __sanitizer_start_switch_fiber(finished ? nullptr : &fiberFakeStack,
+                                 schedulerStackBottom, schedulerStackSize);
+#else
+  (void)finished;
+#endif
+}
+
+/// Returns control to the block's scheduler until it resumes this thread;
+/// throws BlockAborted when the block failed meanwhile.
 void suspend() {
   SimtThread *self = currentThread;
+  leavingFiber(false);
   self->scheduler = std::move(self->scheduler).resume();
+  enteredFiber();
+  if (currentBlock->aborting)
+    throw BlockAborted{};
 }
 
 int hostSyncthreads(int predicate, int mode) {
@@ -144,7 +207,8 @@ void hostTrap(const char *message) {
        << "," << self->info.threadIdx.z << "): " << message;
   currentBlock->error = text.str();
   self->state = ThreadState::Trapped;
-  suspend(); // never resumed: the block is abandoned and its stacks unwound
+  suspend(); // resumed only to unwind: throws BlockAborted
+  throw BlockAborted{};
 }
 
 const rudnn_emu_host kHost = {RUDNN_EMU_ABI_VERSION, hostSyncthreads,
@@ -153,7 +217,9 @@ const rudnn_emu_host kHost = {RUDNN_EMU_ABI_VERSION, hostSyncthreads,
 void resume(BlockRun &block, SimtThread &thread) {
   currentThread = &thread;
   block.kernel->setCurrent(&thread.info);
+  switchingToFiber(block, thread);
   thread.fiber = std::move(thread.fiber).resume();
+  backInScheduler();
   currentThread = nullptr;
 }
 
@@ -259,10 +325,10 @@ std::string describeDeadlock(const BlockRun &block) {
 
 /// Runs one block to completion; returns an error message or "".
 std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
-                     const LaunchGeometry &geometry, void *dynamicShared,
-                     const std::vector<ctx::stack_context> &stacks) {
+                     const LaunchGeometry &geometry, void *dynamicShared) {
   const Dim3 &dims = geometry.block;
   block.error.clear();
+  block.aborting = false;
   currentBlock = &block;
   for (unsigned z = 0, linear = 0; z < dims.z; ++z)
     for (unsigned y = 0; y < dims.y; ++y)
@@ -280,11 +346,17 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
         thread.info.dynamicShared = dynamicShared;
         thread.info.dynamicSharedBytes = geometry.dynamicSharedBytes;
         thread.fiber = ctx::fiber(
-            std::allocator_arg, BorrowedStack{stacks[linear]},
+            std::allocator_arg, BorrowedStack{block.stacks[linear]},
             [&block, &thread](ctx::fiber &&scheduler) {
+              enteredFiber();
               thread.scheduler = std::move(scheduler);
-              block.kernel->entry(block.args);
+              try {
+                block.kernel->entry(block.args);
+              } catch (const BlockAborted &) {
+                // Unwound on purpose: the block failed elsewhere.
+              }
               thread.state = ThreadState::Done;
+              leavingFiber(true);
               return std::move(thread.scheduler);
             });
       }
@@ -313,9 +385,14 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
     if (!completeBarrier(block) && !completeWarpOps(block))
       error = describeDeadlock(block);
   }
-  // Unwinds the stacks of threads left suspended (trap, deadlock).
-  for (SimtThread &thread : block.threads)
-    thread.fiber = ctx::fiber();
+  if (!error.empty()) {
+    // Unwind the threads left suspended (trap, deadlock) through our own
+    // switches, so their stacks can be reused.
+    block.aborting = true;
+    for (SimtThread &thread : block.threads)
+      if (thread.state != ThreadState::Done && thread.fiber)
+        resume(block, thread);
+  }
   currentBlock = nullptr;
   return error;
 }
@@ -362,17 +439,15 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
     block.kernel = &kernel;
     block.args = args;
     block.threads.resize(threadsPerBlock);
-    std::vector<ctx::stack_context> stacks;
     for (size_t i = 0; i < threadsPerBlock; ++i)
-      stacks.push_back(stackPool().acquire());
+      block.stacks.push_back(stackPool().acquire());
     // Dynamic shared memory of this worker's blocks, 16-byte aligned.
     std::vector<uint64_t> shared((geometry.dynamicSharedBytes + 15) / 16 * 2);
     for (uint64_t b; !failed && (b = next++) < blocks;) {
       rudnn_emu_dim3 blockIdx = {static_cast<unsigned>(b % grid.x),
                                  static_cast<unsigned>(b / grid.x % grid.y),
                                  static_cast<unsigned>(b / grid.x / grid.y)};
-      std::string message =
-          runBlock(block, blockIdx, geometry, shared.data(), stacks);
+      std::string message = runBlock(block, blockIdx, geometry, shared.data());
       if (!message.empty()) {
         std::lock_guard<std::mutex> lock(errorMutex);
         if (!failed.exchange(true))
@@ -381,7 +456,7 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
                   std::to_string(blockIdx.z) + "): " + message;
       }
     }
-    for (const ctx::stack_context &stack : stacks)
+    for (const ctx::stack_context &stack : block.stacks)
       stackPool().release(stack);
   };
   auto work = [&] {

@@ -72,9 +72,16 @@ TEST_F(ContextTest, KeyCoversSourceArchitectureAndEnvironment) {
   runtime::KernelSource edited = kAxpy;
   edited.source += "\n// edited\n";
   context.impl().compileForArch(edited, "sm_90");
-  ::setenv("RUDNN_HOST_CXX", "/usr/bin/g++", 1);
+  // Changing a code-affecting variable changes the key; restoring it does
+  // not, whatever the variable held when the test started.
+  const char *original = std::getenv("RUDNN_HOST_CXX");
+  std::string saved = original ? original : "";
+  ::setenv("RUDNN_HOST_CXX", (saved + "-changed").c_str(), 1);
   context.impl().compileForArch(kAxpy, "sm_90");
-  ::unsetenv("RUDNN_HOST_CXX");
+  if (original)
+    ::setenv("RUDNN_HOST_CXX", saved.c_str(), 1);
+  else
+    ::unsetenv("RUDNN_HOST_CXX");
   EXPECT_EQ(context.counters().kernelsCompiled, 4u);
   context.impl().compileForArch(kAxpy, "sm_90");
   EXPECT_EQ(context.counters().kernelsCompiled, 4u);
