@@ -104,10 +104,14 @@ Backend &Context::Impl::backend() {
   case BackendKind::Cuda:
     backend_ = std::make_unique<CudaBackend>(options.deviceOrdinal, compiler);
     break;
-  case BackendKind::Emulation:
-    backend_ = std::make_unique<EmulationBackend>(
-        EmulationOptions::fromEnvironment(deviceLibraryHeaders()));
+  case BackendKind::Emulation: {
+    EmulationOptions emulation =
+        EmulationOptions::fromEnvironment(deviceLibraryHeaders());
+    if (options.emulationSanitize)
+      emulation.sanitize = *options.emulationSanitize;
+    backend_ = std::make_unique<EmulationBackend>(std::move(emulation));
     break;
+  }
   case BackendKind::Auto:
     break;
   }

@@ -41,9 +41,10 @@ EmulationOptions::fromEnvironment(std::vector<HeaderFile> headers) {
 namespace {
 
 /// Runs `command` through the shell; returns its exit status and output.
+/// A preloaded sanitizer runtime (check mode) is not passed on to it.
 std::pair<int, std::string> runCommand(const std::string &command) {
   std::string output;
-  FILE *pipe = ::popen((command + " 2>&1").c_str(), "r");
+  FILE *pipe = ::popen(("env -u LD_PRELOAD " + command + " 2>&1").c_str(), "r");
   if (!pipe)
     return {-1, "cannot run: " + command};
   char buffer[4096];
@@ -272,9 +273,10 @@ void EmulationBackend::launch(const LoadedKernel &kernel,
 DevicePtr EmulationBackend::allocate(size_t bytes) {
   if (bytes == 0)
     return 0;
-  // 256-byte alignment, as cudaMalloc guarantees.
-  void *pointer = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
-  if (!pointer)
+  // 256-byte alignment, as cudaMalloc guarantees, and exactly `bytes`, so
+  // check mode catches an access one element past the end.
+  void *pointer = nullptr;
+  if (::posix_memalign(&pointer, 256, bytes) != 0)
     throw DeviceError("allocate", "out of memory",
                       std::to_string(bytes) + " bytes");
   return reinterpret_cast<DevicePtr>(pointer);

@@ -37,6 +37,9 @@ struct ContextOptions {
   std::optional<std::string> cacheDirectory;
   /// 0: RUDNN_CACHE_MAX_BYTES, else 1 GiB.
   uint64_t cacheMaxBytes = 0;
+  /// Emulation check mode: kernels compiled with AddressSanitizer and
+  /// UndefinedBehaviorSanitizer; nullopt: RUDNN_EMULATION_SANITIZE=1.
+  std::optional<bool> emulationSanitize;
   /// Architecture kernels are compiled for when no device decides it
   /// (ahead-of-time compilation); a device's own arch wins.
   std::string arch = "sm_90";

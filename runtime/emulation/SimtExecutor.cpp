@@ -6,14 +6,13 @@
 
 #include <boost/context/fiber.hpp>
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/common_interface_defs.h>
-#define RUDNN_ASAN_FIBERS 1
-#endif
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <sys/mman.h>
@@ -111,50 +110,81 @@ struct BlockAborted {};
 thread_local BlockRun *currentBlock = nullptr;
 thread_local SimtThread *currentThread = nullptr;
 
-// AddressSanitizer must be told about every stack switch, or it takes the
-// fibers' stacks for overflows of the OS thread's stack.
-#ifdef RUDNN_ASAN_FIBERS
+/// AddressSanitizer's entry points, when the process has it (an ASan build,
+/// or check mode with the runtime preloaded). It must be told about every
+/// stack switch, or it takes the fibers' stacks for overflows; and its
+/// reports get a line naming the emulated kernel, block and thread.
+struct AsanHooks {
+  void (*startSwitch)(void **fakeStackSave, const void *bottom,
+                      size_t size) = nullptr;
+  void (*finishSwitch)(void *fakeStackSave, const void **bottomOld,
+                       size_t *sizeOld) = nullptr;
+
+  static const AsanHooks &get() {
+    static const AsanHooks hooks = [] {
+      AsanHooks found;
+      found.startSwitch = reinterpret_cast<decltype(found.startSwitch)>(
+          ::dlsym(RTLD_DEFAULT, "__sanitizer_start_switch_fiber"));
+      found.finishSwitch = reinterpret_cast<decltype(found.finishSwitch)>(
+          ::dlsym(RTLD_DEFAULT, "__sanitizer_finish_switch_fiber"));
+      if (!found.startSwitch || !found.finishSwitch)
+        found.startSwitch = nullptr, found.finishSwitch = nullptr;
+      using Callback = void (*)(const char *);
+      if (auto setCallback = reinterpret_cast<void (*)(Callback)>(::dlsym(
+              RTLD_DEFAULT, "__asan_set_error_report_callback")))
+        setCallback(reportLocation);
+      return found;
+    }();
+    return hooks;
+  }
+
+  static void reportLocation(const char *);
+};
+
 thread_local void *schedulerFakeStack = nullptr;
 thread_local const void *schedulerStackBottom = nullptr;
 thread_local size_t schedulerStackSize = 0;
 thread_local void *fiberFakeStack = nullptr;
-#endif
+
+void AsanHooks::reportLocation(const char *) {
+  if (!currentBlock || !currentThread)
+    return;
+  const rudnn_emu_thread &info = currentThread->info;
+  std::fprintf(stderr,
+               "rudnn: the report above comes from emulated kernel '%s', "
+               "block (%u,%u,%u), thread (%u,%u,%u)\n",
+               currentBlock->kernel->name.c_str(), info.blockIdx.x,
+               info.blockIdx.y, info.blockIdx.z, info.threadIdx.x,
+               info.threadIdx.y, info.threadIdx.z);
+}
 
 /// The scheduler is about to run `thread`'s fiber.
 void switchingToFiber(const BlockRun &block, const SimtThread &thread) {
-#ifdef RUDNN_ASAN_FIBERS
-  const ctx::stack_context &stack = block.stacks[thread.info.linear];
-  __sanitizer_start_switch_fiber(&schedulerFakeStack,
-                                 static_cast<char *>(stack.sp) - stack.size,
-                                 stack.size);
-#else
-  (void)block, (void)thread;
-#endif
+  if (const AsanHooks &asan = AsanHooks::get(); asan.startSwitch) {
+    const ctx::stack_context &stack = block.stacks[thread.info.linear];
+    asan.startSwitch(&schedulerFakeStack,
+                     static_cast<char *>(stack.sp) - stack.size, stack.size);
+  }
 }
 
 /// The scheduler runs again.
 void backInScheduler() {
-#ifdef RUDNN_ASAN_FIBERS
-  __sanitizer_finish_switch_fiber(schedulerFakeStack, nullptr, nullptr);
-#endif
+  if (const AsanHooks &asan = AsanHooks::get(); asan.finishSwitch)
+    asan.finishSwitch(schedulerFakeStack, nullptr, nullptr);
 }
 
 /// A fiber runs (first time, or after a suspension).
 void enteredFiber() {
-#ifdef RUDNN_ASAN_FIBERS
-  __sanitizer_finish_switch_fiber(fiberFakeStack, &schedulerStackBottom,
-                                  &schedulerStackSize);
-#endif
+  if (const AsanHooks &asan = AsanHooks::get(); asan.finishSwitch)
+    asan.finishSwitch(fiberFakeStack, &schedulerStackBottom,
+                      &schedulerStackSize);
 }
 
 /// A fiber is about to give control back; `finished` when it never resumes.
 void leavingFiber(bool finished) {
-#ifdef RUDNN_ASAN_FIBERS
-  __sanitizer_start_switch_fiber(finished ? nullptr : &fiberFakeStack,
-                                 schedulerStackBottom, schedulerStackSize);
-#else
-  (void)finished;
-#endif
+  if (const AsanHooks &asan = AsanHooks::get(); asan.startSwitch)
+    asan.startSwitch(finished ? nullptr : &fiberFakeStack,
+                     schedulerStackBottom, schedulerStackSize);
 }
 
 /// Returns control to the block's scheduler until it resumes this thread;
@@ -441,13 +471,15 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
     block.threads.resize(threadsPerBlock);
     for (size_t i = 0; i < threadsPerBlock; ++i)
       block.stacks.push_back(stackPool().acquire());
-    // Dynamic shared memory of this worker's blocks, 16-byte aligned.
-    std::vector<uint64_t> shared((geometry.dynamicSharedBytes + 15) / 16 * 2);
+    // Dynamic shared memory of this worker's blocks: exactly the bytes asked
+    // for, so a sanitizer catches a kernel reading past them.
+    std::unique_ptr<unsigned char[]> shared(
+        new unsigned char[std::max<size_t>(1, geometry.dynamicSharedBytes)]);
     for (uint64_t b; !failed && (b = next++) < blocks;) {
       rudnn_emu_dim3 blockIdx = {static_cast<unsigned>(b % grid.x),
                                  static_cast<unsigned>(b / grid.x % grid.y),
                                  static_cast<unsigned>(b / grid.x / grid.y)};
-      std::string message = runBlock(block, blockIdx, geometry, shared.data());
+      std::string message = runBlock(block, blockIdx, geometry, shared.get());
       if (!message.empty()) {
         std::lock_guard<std::mutex> lock(errorMutex);
         if (!failed.exchange(true))

@@ -7,6 +7,7 @@
 
 #include <gmock/gmock.h>
 
+#include <dlfcn.h>
 #include <numeric>
 #include <random>
 
@@ -238,6 +239,24 @@ TEST_F(ExecutorTest, ImpossibleGeometryIsRejected) {
   EXPECT_THROW(launch(*kernel, {1}, {2048}, args), InvalidArgument);
   EXPECT_THROW(launch(*kernel, {0}, {32}, args), InvalidArgument);
   EXPECT_THROW(backend->load("not an object", "axpy"), InvalidArgument);
+}
+
+} // namespace
+
+namespace {
+
+TEST(EmulationCheckMode, NeedsTheSanitizerRuntimeInTheProcess) {
+  if (::dlsym(RTLD_DEFAULT, "__asan_init"))
+    GTEST_SKIP() << "this process has AddressSanitizer";
+  EmulationOptions options =
+      EmulationOptions::fromEnvironment(samples::deviceHeaders());
+  options.sanitize = true;
+  EmulationBackend backend(options);
+  std::string binary =
+      backend.compile({samples::kAxpyEntry, samples::kAxpySource});
+  EXPECT_THAT([&] { backend.load(binary, samples::kAxpyEntry); },
+              ::testing::ThrowsMessage<Unsupported>(
+                  HasSubstr("RUDNN_EMULATION_SANITIZE needs AddressSanitizer")));
 }
 
 } // namespace
