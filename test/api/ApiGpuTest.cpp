@@ -1,68 +1,18 @@
 //===- ApiGpuTest.cpp - Plans through the JIT API on a GPU ----------------===//
 
-#include "lib/ContextImpl.h"
 #include "runtime/CudaBackend.h"
-#include "test/support/SampleKernels.h"
-
-#include "rudnn/rudnn.hpp"
-
-#include <gtest/gtest.h>
-
-#include <vector>
-
-using namespace rudnn;
-using namespace rudnn::runtime;
+#include "test/api/PlanCacheCheck.h"
 
 namespace {
 
-/// y = a·x + y over parameter N, as a one-launch plan.
-Plan axpyPlan(Context &context, float a) {
-  Plan plan;
-  plan.name = "axpy";
-  plan.params = {"N"};
-  plan.kernels = {{samples::kAxpyEntry,
-                   *context.impl().compile(
-                       {samples::kAxpyEntry, samples::kAxpySource})}};
-  plan.buffers = {{"x", BufferKind::Argument, SizeExpr::of(0), SizeExpr::of(0)},
-                  {"y", BufferKind::Result, SizeExpr::of(0), SizeExpr::of(0)}};
-  PlanLaunch launch;
-  launch.grid[0] = {1, {0}, 256};
-  launch.block[0] = 256;
-  launch.args = {LaunchArg::paramI32(0), LaunchArg::f32(a),
-                 LaunchArg::buffer(0), LaunchArg::buffer(1)};
-  plan.launches = {launch};
-  return plan;
-}
-
 TEST(ApiGpu, PlanCacheServesRepeatedCallsWithoutCompiling) {
-  if (!cudaAvailable())
+  if (!rudnn::runtime::cudaAvailable())
     GTEST_SKIP() << "no CUDA device";
-  ContextOptions options;
+  rudnn::ContextOptions options;
+  options.backend = rudnn::BackendKind::Cuda;
   options.cacheDirectory = "";
-  Context context(options);
-  for (int64_t n : {1000, 1 << 20, 77}) {
-    std::vector<float> x(n), y(n), expected(n);
-    for (int64_t i = 0; i < n; ++i) {
-      x[i] = 0.5f * static_cast<float>(i % 97);
-      y[i] = 1.0f - static_cast<float>(i % 13);
-      expected[i] = 3.0f * x[i] + y[i];
-    }
-    DeviceBuffer dx(context, n * sizeof(float)), dy(context, n * sizeof(float));
-    context.copyToDevice(dx.data(), x.data(), n * sizeof(float));
-    context.copyToDevice(dy.data(), y.data(), n * sizeof(float));
-    auto executor = context.impl().plan(
-        "axpy:f32:a=3", [&] { return axpyPlan(context, 3.0f); });
-    executor->run({reinterpret_cast<DevicePtr>(dx.data()),
-                   reinterpret_cast<DevicePtr>(dy.data())},
-                  {n}, nullptr, /*useGraph=*/n == 77);
-    context.copyToHost(y.data(), dy.data(), n * sizeof(float));
-    context.synchronize();
-    EXPECT_EQ(y, expected) << "n = " << n;
-  }
-  Counters counters = context.counters();
-  EXPECT_EQ(counters.kernelsCompiled, 1u);
-  EXPECT_EQ(counters.planCacheMisses, 1u);
-  EXPECT_EQ(counters.planCacheHits, 2u);
+  rudnn::Context context(options);
+  rudnn::test::checkPlanCache(context);
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 
 #include "lib/ContextImpl.h"
 #include "runtime/CudaBackend.h"
+#include "test/api/PlanCacheCheck.h"
 #include "test/support/SampleKernels.h"
 
 #include "rudnn/rudnn.hpp"
@@ -132,6 +133,20 @@ TEST_F(ContextTest, BackendNamesParseAndEnvironmentIsChecked) {
   EXPECT_THAT([&] { context.backend(); },
               ::testing::ThrowsMessage<InvalidArgument>(HasSubstr("'tpu'")));
   ::unsetenv("RUDNN_BACKEND");
+}
+
+TEST_F(ContextTest, PlanCacheServesRepeatedCallsWithoutCompiling) {
+  // The default backend: the GPU where there is one, else emulation.
+  Context context(options());
+  rudnn::test::checkPlanCache(context);
+}
+
+TEST_F(ContextTest, AutoPicksEmulationWithoutDevice) {
+  if (runtime::cudaAvailable())
+    GTEST_SKIP() << "a CUDA device is present";
+  Context context(options());
+  EXPECT_EQ(context.backend(), BackendKind::Emulation);
+  EXPECT_THAT(context.deviceDescription(), HasSubstr("CPU emulation"));
 }
 
 TEST(TensorView, ContiguousStridesAndDescription) {
