@@ -44,7 +44,8 @@ extern "C" __global__ void shuffles(int rounds, float *out) {
 
 /// One backend and buffers for a benchmark.
 struct Bench {
-  Bench() : backend(EmulationOptions::fromEnvironment(deviceLibraryHeaders())) {}
+  Bench()
+      : backend(EmulationOptions::fromEnvironment(deviceLibraryHeaders())) {}
   std::shared_ptr<LoadedKernel> build(const char *entry, const char *source) {
     return backend.load(backend.compile({entry, source}), entry);
   }
@@ -55,7 +56,8 @@ void BM_EmulatedAxpy(benchmark::State &state) {
   Bench bench;
   auto kernel = bench.build(samples::kAxpyEntry, samples::kAxpySource);
   const int n = 1 << 20;
-  DevicePtr x = bench.backend.allocate(n * 4), y = bench.backend.allocate(n * 4);
+  DevicePtr x = bench.backend.allocate(n * 4),
+            y = bench.backend.allocate(n * 4);
   bench.backend.fillZero(x, n * 4, nullptr);
   bench.backend.fillZero(y, n * 4, nullptr);
   for (auto _ : state) {
@@ -81,9 +83,9 @@ void BM_EmulatedBarriers(benchmark::State &state) {
     args.push(rounds).push(out);
     bench.backend.launch(*kernel, {{blocks}, {256}, 0}, args, nullptr);
   }
-  state.counters["barriers/s"] = benchmark::Counter(
-      double(state.iterations()) * blocks * rounds * 2,
-      benchmark::Counter::kIsRate);
+  state.counters["barriers/s"] =
+      benchmark::Counter(double(state.iterations()) * blocks * rounds * 2,
+                         benchmark::Counter::kIsRate);
   bench.backend.release(out);
 }
 BENCHMARK(BM_EmulatedBarriers)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -99,9 +101,9 @@ void BM_EmulatedShuffles(benchmark::State &state) {
     bench.backend.launch(*kernel, {{blocks}, {128}, 0}, args, nullptr);
   }
   // warp_sum is five xor shuffles.
-  state.counters["warp-shuffles/s"] = benchmark::Counter(
-      double(state.iterations()) * blocks * 4 * rounds * 5,
-      benchmark::Counter::kIsRate);
+  state.counters["warp-shuffles/s"] =
+      benchmark::Counter(double(state.iterations()) * blocks * 4 * rounds * 5,
+                         benchmark::Counter::kIsRate);
   bench.backend.release(out);
 }
 BENCHMARK(BM_EmulatedShuffles)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -1,4 +1,5 @@
-//===- ContextImpl.h - What operator implementations use of a Context -*- C++ -*-===//
+//===- ContextImpl.h - What operator implementations use of a Context -*- C++
+//-*-===//
 
 #ifndef RUDNN_LIB_CONTEXTIMPL_H
 #define RUDNN_LIB_CONTEXTIMPL_H
@@ -29,7 +30,8 @@ struct Context::Impl {
   BackendKind backendKind();
 
   /// The backend's binary for `kernel`, through the kernel cache.
-  std::shared_ptr<const std::string> compile(const runtime::KernelSource &kernel);
+  std::shared_ptr<const std::string>
+  compile(const runtime::KernelSource &kernel);
   /// A CudaBinary for `arch` compiled with NVRTC, through the kernel cache;
   /// needs no device (ahead-of-time compilation).
   std::shared_ptr<const std::string>
@@ -38,7 +40,8 @@ struct Context::Impl {
   /// The ready plan for an operator-call `signature`; `build` makes it on a
   /// miss (once, however many threads ask at the same time).
   std::shared_ptr<runtime::PlanExecutor>
-  plan(const std::string &signature, const std::function<runtime::Plan()> &build);
+  plan(const std::string &signature,
+       const std::function<runtime::Plan()> &build);
 
   const ContextOptions options;
   runtime::NvrtcCompiler compiler;

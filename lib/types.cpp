@@ -1,7 +1,7 @@
 //===- types.cpp - Element types and tensor views -------------------------===//
 
-#include "rudnn/errors.h"
 #include "rudnn/types.h"
+#include "rudnn/errors.h"
 
 #include <sstream>
 

@@ -81,7 +81,8 @@ public:
   void replay(CapturedGraph &graph, StreamHandle stream) override;
 
   /// Milliseconds `work` takes on `stream`, measured with CUDA events.
-  float timeMilliseconds(StreamHandle stream, const std::function<void()> &work);
+  float timeMilliseconds(StreamHandle stream,
+                         const std::function<void()> &work);
 
 private:
   struct Impl;

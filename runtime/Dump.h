@@ -1,4 +1,5 @@
-//===- Dump.h - RUDNN_DUMP_DIR: generated sources, PTX and plans -*- C++ -*-===//
+//===- Dump.h - RUDNN_DUMP_DIR: generated sources, PTX and plans -*- C++
+//-*-===//
 
 #ifndef RUDNN_RUNTIME_DUMP_H
 #define RUDNN_RUNTIME_DUMP_H

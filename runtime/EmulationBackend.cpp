@@ -100,8 +100,8 @@ struct EmulationBackend::Impl {
   /// once per process (renamed into place, so concurrent processes agree).
   void prepare() {
     std::call_once(setUp, [&] {
-      auto [status, version] = runCommand(quote(options.hostCompiler) +
-                                          " --version");
+      auto [status, version] =
+          runCommand(quote(options.hostCompiler) + " --version");
       if (status != 0)
         throw CompileError("<host compiler>", version,
                            "(no source: '" + options.hostCompiler +
@@ -122,8 +122,8 @@ struct EmulationBackend::Impl {
         return;
       fs::path staging = includeDirectory;
       staging += ".tmp." + std::to_string(::getpid()) + "." +
-                 std::to_string(std::hash<std::thread::id>()(
-                     std::this_thread::get_id()));
+                 std::to_string(
+                     std::hash<std::thread::id>()(std::this_thread::get_id()));
       for (const HeaderFile &file : files) {
         fs::path path = staging / file.name;
         fs::create_directories(path.parent_path());
@@ -185,19 +185,16 @@ std::string EmulationBackend::compile(const KernelSource &kernel) const {
   fs::path source = directory / (kernel.entry + ".cpp");
   fs::path object = directory / (kernel.entry + ".so");
   std::ofstream(source, std::ios::binary)
-      << kernel.source << "\nRUDNN_EMU_DEFINE_ENTRY(" << kernel.entry
-      << ")\n";
+      << kernel.source << "\nRUDNN_EMU_DEFINE_ENTRY(" << kernel.entry << ")\n";
 
-  std::string command = quote(impl->options.hostCompiler) + " " +
-                        impl->flags() + " -I" +
-                        quote(impl->includeDirectory.string()) + " " +
-                        quote(source.string()) + " -o " +
-                        quote(object.string());
+  std::string command =
+      quote(impl->options.hostCompiler) + " " + impl->flags() + " -I" +
+      quote(impl->includeDirectory.string()) + " " + quote(source.string()) +
+      " -o " + quote(object.string());
   auto [status, output] = runCommand(command);
   if (status != 0) {
     // Keep the source for the error report; the object is not needed.
-    throw CompileError(kernel.entry, command + "\n" + output,
-                       source.string());
+    throw CompileError(kernel.entry, command + "\n" + output, source.string());
   }
   std::string binary = readFile(object);
   std::error_code error;
@@ -211,8 +208,8 @@ std::string EmulationBackend::compile(const KernelSource &kernel) const {
   return binary;
 }
 
-std::shared_ptr<LoadedKernel>
-EmulationBackend::load(const std::string &binary, const std::string &entry) {
+std::shared_ptr<LoadedKernel> EmulationBackend::load(const std::string &binary,
+                                                     const std::string &entry) {
   if (impl->options.sanitize && !::dlsym(RTLD_DEFAULT, "__asan_init"))
     throw Unsupported(
         "RUDNN_EMULATION_SANITIZE needs AddressSanitizer in the process: use "

@@ -37,8 +37,8 @@ struct EmulationOptions {
 
 class EmulationBackend final : public Backend {
 public:
-  explicit EmulationBackend(EmulationOptions options =
-                                EmulationOptions::fromEnvironment());
+  explicit EmulationBackend(
+      EmulationOptions options = EmulationOptions::fromEnvironment());
   ~EmulationBackend() override;
 
   const EmulationOptions &options() const;

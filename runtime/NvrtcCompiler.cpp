@@ -42,8 +42,8 @@ const std::string &rudnn::runtime::cudaIncludeDir() {
 /// Throws Internal-status errors for NVRTC failures outside compilation.
 static void check(nvrtcResult result, const char *call) {
   if (result != NVRTC_SUCCESS)
-    throw Error(Status::Internal, std::string(call) + " failed: " +
-                                      nvrtcGetErrorString(result));
+    throw Error(Status::Internal,
+                std::string(call) + " failed: " + nvrtcGetErrorString(result));
 }
 
 /// "sm_90a" -> 90; nullopt for anything that is not sm_<digits>[a].
@@ -53,9 +53,9 @@ static std::optional<int> parseArch(const std::string &arch) {
   std::string digits = arch.substr(3);
   if (!digits.empty() && digits.back() == 'a')
     digits.pop_back();
-  if (digits.empty() ||
-      !std::all_of(digits.begin(), digits.end(),
-                   [](char c) { return c >= '0' && c <= '9'; }))
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) {
+        return c >= '0' && c <= '9';
+      }))
     return std::nullopt;
   return std::stoi(digits);
 }
@@ -77,8 +77,7 @@ std::vector<int> NvrtcCompiler::supportedArchitectures() {
   return archs;
 }
 
-std::vector<std::string>
-NvrtcCompiler::options(const std::string &arch) const {
+std::vector<std::string> NvrtcCompiler::options(const std::string &arch) const {
   return {"--gpu-architecture=" + arch, "--std=c++17",
           "--include-path=" + cudaIncludeDir()};
 }
@@ -103,8 +102,7 @@ CudaBinary NvrtcCompiler::compile(const KernelSource &kernel,
   std::vector<int> supported = supportedArchitectures();
   if (!capability || std::find(supported.begin(), supported.end(),
                                *capability) == supported.end())
-    throw Unsupported("NVRTC (" + version() + ") cannot target '" + arch +
-                      "'");
+    throw Unsupported("NVRTC (" + version() + ") cannot target '" + arch + "'");
 
   auto start = std::chrono::steady_clock::now();
   std::vector<const char *> headerContents, headerNames;
@@ -153,10 +151,9 @@ CudaBinary NvrtcCompiler::compile(const KernelSource &kernel,
   check(nvrtcGetPTX(program, binary.ptx.data()), "nvrtcGetPTX");
   while (!binary.ptx.empty() && binary.ptx.back() == '\0')
     binary.ptx.pop_back();
-  binary.compileMilliseconds =
-      std::chrono::duration<double, std::milli>(
-          std::chrono::steady_clock::now() - start)
-          .count();
+  binary.compileMilliseconds = std::chrono::duration<double, std::milli>(
+                                   std::chrono::steady_clock::now() - start)
+                                   .count();
 
   log(LogLevel::Info, "compiled " + kernel.entry + " for " + arch + " in " +
                           std::to_string(binary.compileMilliseconds) + " ms");

@@ -165,9 +165,8 @@ static const char *kindName(BufferKind kind) {
   return "";
 }
 
-static const char *const kArgKindNames[] = {"buffer",    "param_i32",
-                                            "param_i64", "i32",
-                                            "i64",       "f32"};
+static const char *const kArgKindNames[] = {"buffer", "param_i32", "param_i64",
+                                            "i32",    "i64",       "f32"};
 
 std::string Plan::toJson(bool inlineBinaries) const {
   json plan;
@@ -242,12 +241,12 @@ static Plan parsePlan(std::string_view text, ReadBinary readBinary) {
           {kernel.at("entry").get<std::string>(), readBinary(kernel)});
     for (const json &buffer : value.at("buffers")) {
       std::string kind = buffer.at("kind").get<std::string>();
-      BufferKind bufferKind = kind == "argument" ? BufferKind::Argument
-                              : kind == "result" ? BufferKind::Result
-                              : kind == "workspace"
-                                  ? BufferKind::Workspace
-                                  : throw InvalidArgument(
-                                        "unknown buffer kind '" + kind + "'");
+      BufferKind bufferKind =
+          kind == "argument" ? BufferKind::Argument
+          : kind == "result" ? BufferKind::Result
+          : kind == "workspace"
+              ? BufferKind::Workspace
+              : throw InvalidArgument("unknown buffer kind '" + kind + "'");
       plan.buffers.push_back({buffer.at("name").get<std::string>(), bufferKind,
                               sizeFromJson(buffer.at("bytes")),
                               sizeFromJson(buffer.at("offset"))});
@@ -263,8 +262,8 @@ static Plan parsePlan(std::string_view text, ReadBinary readBinary) {
           launch.at("dynamic_shared_bytes").get<uint32_t>();
       for (const json &arg : launch.at("args")) {
         std::string kind = arg.at("kind").get<std::string>();
-        auto *found = std::find(std::begin(kArgKindNames),
-                                std::end(kArgKindNames), kind);
+        auto *found =
+            std::find(std::begin(kArgKindNames), std::end(kArgKindNames), kind);
         if (found == std::end(kArgKindNames))
           throw InvalidArgument("unknown launch argument kind '" + kind + "'");
         LaunchArg parsedArg;

@@ -3,7 +3,8 @@
 // Generated kernels include this header alone. Architecture-specific
 // instructions live in small wrappers under arch/; the tile logic above them
 // (warp.cuh, math.cuh, ...) is written once for every architecture. Every
-// header compiles under NVRTC and, later, under the CPU emulation prelude.
+// header compiles under NVRTC and under the CPU emulation prelude, where the
+// wrappers run host implementations of their instructions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,4 +18,5 @@
 #include "rudnn/arch/math.cuh"
 #include "rudnn/arch/mma.cuh"
 #include "rudnn/math.cuh"
+#include "rudnn/shared.cuh"
 #include "rudnn/warp.cuh"

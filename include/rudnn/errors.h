@@ -56,9 +56,9 @@ public:
 class CompileError : public Error {
 public:
   CompileError(std::string kernel, std::string log, std::string sourcePath)
-      : Error(Status::CompileError,
-              "compiling kernel '" + kernel + "' failed (source: " +
-                  sourcePath + ")\n" + log),
+      : Error(Status::CompileError, "compiling kernel '" + kernel +
+                                        "' failed (source: " + sourcePath +
+                                        ")\n" + log),
         kernel_(std::move(kernel)), log_(std::move(log)),
         sourcePath_(std::move(sourcePath)) {}
   const std::string &kernel() const { return kernel_; }

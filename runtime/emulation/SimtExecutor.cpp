@@ -130,8 +130,8 @@ struct AsanHooks {
       if (!found.startSwitch || !found.finishSwitch)
         found.startSwitch = nullptr, found.finishSwitch = nullptr;
       using Callback = void (*)(const char *);
-      if (auto setCallback = reinterpret_cast<void (*)(Callback)>(::dlsym(
-              RTLD_DEFAULT, "__asan_set_error_report_callback")))
+      if (auto setCallback = reinterpret_cast<void (*)(Callback)>(
+              ::dlsym(RTLD_DEFAULT, "__asan_set_error_report_callback")))
         setCallback(reportLocation);
       return found;
     }();
@@ -183,8 +183,8 @@ void enteredFiber() {
 /// A fiber is about to give control back; `finished` when it never resumes.
 void leavingFiber(bool finished) {
   if (const AsanHooks &asan = AsanHooks::get(); asan.startSwitch)
-    asan.startSwitch(finished ? nullptr : &fiberFakeStack,
-                     schedulerStackBottom, schedulerStackSize);
+    asan.startSwitch(finished ? nullptr : &fiberFakeStack, schedulerStackBottom,
+                     schedulerStackSize);
 }
 
 /// Returns control to the block's scheduler until it resumes this thread;
@@ -288,7 +288,8 @@ bool completeBarrier(BlockRun &block) {
 }
 
 /// Completes every warp operation whose participants have all arrived with
-/// the same mask. False if none could be.
+/// the same mask. As in CUDA, lanes of the mask that have exited (or do not
+/// exist, in a partial last warp) take no part. False if none could be.
 bool completeWarpOps(BlockRun &block) {
   bool progress = false;
   std::vector<SimtThread> &threads = block.threads;
@@ -304,25 +305,32 @@ bool completeWarpOps(BlockRun &block) {
         if (!(mask >> other & 1))
           continue;
         size_t index = first + other;
-        ready = index < threads.size() &&
-                threads[index].state == ThreadState::AtWarp &&
+        if (index >= threads.size() ||
+            threads[index].state == ThreadState::Done)
+          continue;
+        ready = threads[index].state == ThreadState::AtWarp &&
                 threads[index].mask == mask &&
                 threads[index].bytes == leader.bytes;
       }
       if (!ready)
         continue;
+      unsigned present = 0;
+      for (unsigned other = 0; other < kWarpSize; ++other)
+        if (mask >> other & 1 && first + other < threads.size() &&
+            threads[first + other].state == ThreadState::AtWarp)
+          present |= 1u << other;
       for (unsigned target = 0; target < kWarpSize; ++target) {
-        if (!(mask >> target & 1))
+        if (!(present >> target & 1))
           continue;
         SimtThread &receiver = threads[first + target];
         for (unsigned source = 0; source < kWarpSize; ++source)
-          if (mask >> source & 1)
+          if (present >> source & 1)
             std::memcpy(static_cast<char *>(receiver.all) +
                             source * leader.bytes,
                         threads[first + source].value, leader.bytes);
       }
       for (unsigned target = 0; target < kWarpSize; ++target)
-        if (mask >> target & 1)
+        if (present >> target & 1)
           threads[first + target].state = ThreadState::Runnable;
       progress = true;
     }
@@ -375,20 +383,20 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
         thread.info.warp = linear / kWarpSize;
         thread.info.dynamicShared = dynamicShared;
         thread.info.dynamicSharedBytes = geometry.dynamicSharedBytes;
-        thread.fiber = ctx::fiber(
-            std::allocator_arg, BorrowedStack{block.stacks[linear]},
-            [&block, &thread](ctx::fiber &&scheduler) {
-              enteredFiber();
-              thread.scheduler = std::move(scheduler);
-              try {
-                block.kernel->entry(block.args);
-              } catch (const BlockAborted &) {
-                // Unwound on purpose: the block failed elsewhere.
-              }
-              thread.state = ThreadState::Done;
-              leavingFiber(true);
-              return std::move(thread.scheduler);
-            });
+        thread.fiber =
+            ctx::fiber(std::allocator_arg, BorrowedStack{block.stacks[linear]},
+                       [&block, &thread](ctx::fiber &&scheduler) {
+                         enteredFiber();
+                         thread.scheduler = std::move(scheduler);
+                         try {
+                           block.kernel->entry(block.args);
+                         } catch (const BlockAborted &) {
+                           // Unwound on purpose: the block failed elsewhere.
+                         }
+                         thread.state = ThreadState::Done;
+                         leavingFiber(true);
+                         return std::move(thread.scheduler);
+                       });
       }
 
   std::string error;
@@ -438,10 +446,9 @@ void checkGeometry(const LaunchGeometry &geometry) {
                           ") is outside CUDA's limits (at most 1024 threads)");
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.y > 65535 ||
       grid.z > 65535)
-    throw InvalidArgument("grid (" + std::to_string(grid.x) + "," +
-                          std::to_string(grid.y) + "," +
-                          std::to_string(grid.z) +
-                          ") is outside CUDA's limits");
+    throw InvalidArgument(
+        "grid (" + std::to_string(grid.x) + "," + std::to_string(grid.y) + "," +
+        std::to_string(grid.z) + ") is outside CUDA's limits");
 }
 
 } // namespace

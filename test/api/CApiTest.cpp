@@ -43,8 +43,7 @@ TEST_F(CApiTest, NullArgumentsAreInvalid) {
   int outOfRange = 7; // what a C caller may store
   std::memcpy(&bad.backend, &outOfRange, sizeof(outOfRange));
   rudnn_context_t unused = nullptr;
-  EXPECT_EQ(rudnn_context_create(&bad, &unused),
-            RUDNN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(rudnn_context_create(&bad, &unused), RUDNN_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(unused, nullptr);
 }
 
@@ -95,8 +94,7 @@ TEST_F(CApiTest, CudaWithoutDeviceIsUnavailable) {
   rudnn_context_t cuda = nullptr;
   ASSERT_EQ(rudnn_context_create(&options, &cuda), RUDNN_STATUS_OK);
   void *pointer = reinterpret_cast<void *>(0x1);
-  EXPECT_EQ(rudnn_malloc(cuda, 256, &pointer),
-            RUDNN_STATUS_DEVICE_UNAVAILABLE);
+  EXPECT_EQ(rudnn_malloc(cuda, 256, &pointer), RUDNN_STATUS_DEVICE_UNAVAILABLE);
   EXPECT_EQ(pointer, nullptr);
   EXPECT_THAT(rudnn_last_error(), HasSubstr("no CUDA"));
   EXPECT_EQ(rudnn_context_destroy(cuda), RUDNN_STATUS_OK);

@@ -23,9 +23,10 @@ namespace {
 class ContextTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    cacheDir = fs::temp_directory_path() /
-               ("rudnn-context-" + std::to_string(::getpid()) + "-" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    cacheDir =
+        fs::temp_directory_path() /
+        ("rudnn-context-" + std::to_string(::getpid()) + "-" +
+         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(cacheDir);
   }
   void TearDown() override { fs::remove_all(cacheDir); }

@@ -1,4 +1,5 @@
-//===- PlanCacheCheck.h - One plan, many sizes, through a Context -*- C++ -*-===//
+//===- PlanCacheCheck.h - One plan, many sizes, through a Context -*- C++
+//-*-===//
 
 #ifndef RUDNN_TEST_API_PLANCACHECHECK_H
 #define RUDNN_TEST_API_PLANCACHECHECK_H
@@ -20,9 +21,9 @@ inline runtime::Plan axpyPlan(Context &context, float a) {
   Plan plan;
   plan.name = "axpy";
   plan.params = {"N"};
-  plan.kernels = {{samples::kAxpyEntry,
-                   *context.impl().compile(
-                       {samples::kAxpyEntry, samples::kAxpySource})}};
+  plan.kernels = {
+      {samples::kAxpyEntry,
+       *context.impl().compile({samples::kAxpyEntry, samples::kAxpySource})}};
   plan.buffers = {{"x", BufferKind::Argument, SizeExpr::of(0), SizeExpr::of(0)},
                   {"y", BufferKind::Result, SizeExpr::of(0), SizeExpr::of(0)}};
   PlanLaunch launch;

@@ -104,9 +104,9 @@ TEST_F(ExecutorTest, BarrierOrdersWritesAcrossWarps) {
   }
   std::vector<int> got = download<int>(out, 256 * blocks);
   for (int b = 0; b < blocks; ++b)
-    EXPECT_EQ(std::vector<int>(got.begin() + 256 * b,
-                               got.begin() + 256 * (b + 1)),
-              expected)
+    EXPECT_EQ(
+        std::vector<int>(got.begin() + 256 * b, got.begin() + 256 * (b + 1)),
+        expected)
         << "block " << b;
 }
 
@@ -178,23 +178,48 @@ extern "C" __global__ void half_barrier(int *out) {
     EXPECT_THAT(error.what(), HasSubstr("'half_barrier'"));
     EXPECT_THAT(error.what(), HasSubstr("block (2,0,0)"));
     EXPECT_THAT(error.what(), HasSubstr("deadlock"));
-    EXPECT_THAT(error.what(), HasSubstr("16 of 64 threads wait at __syncthreads"));
+    EXPECT_THAT(error.what(),
+                HasSubstr("16 of 64 threads wait at __syncthreads"));
   }
 }
 
 TEST_F(ExecutorTest, WarpOperationMissingALaneIsADeadlock) {
-  auto kernel = build("lonely_shuffle", R"cuda(
-extern "C" __global__ void lonely_shuffle(int *out) {
-  if (threadIdx.x != 7)
+  // Half the warp shuffles, the other half waits at the block barrier.
+  auto kernel = build("split_warp", R"cuda(
+extern "C" __global__ void split_warp(int *out) {
+  if (threadIdx.x < 16)
     out[threadIdx.x] = __shfl_sync(0xffffffffu, (int)threadIdx.x, 0);
+  else
+    __syncthreads();
 }
 )cuda");
   DevicePtr out = upload(std::vector<int>(32, 0));
   ArgPack args;
   args.push(out);
   EXPECT_THAT([&] { launch(*kernel, {1}, {32}, args); },
-              ::testing::ThrowsMessage<DeviceError>(
-                  HasSubstr("31 at a warp operation")));
+              ::testing::ThrowsMessage<DeviceError>(::testing::AllOf(
+                  HasSubstr("16 of 32 threads wait at __syncthreads"),
+                  HasSubstr("16 at a warp operation"))));
+}
+
+TEST_F(ExecutorTest, ExitedAndMissingLanesTakeNoPartInWarpOperations) {
+  // Lane 7 exits before the full-mask shuffle, and the block's last warp has
+  // only 8 lanes: as on the GPU, the others complete it without them.
+  auto kernel = build("early_exit", R"cuda(
+extern "C" __global__ void early_exit(int *out) {
+  if (threadIdx.x % 32 == 7)
+    return;
+  out[threadIdx.x] = __shfl_sync(0xffffffffu, (int)threadIdx.x + 100, 3);
+}
+)cuda");
+  DevicePtr out = upload(std::vector<int>(40, -1));
+  ArgPack args;
+  args.push(out);
+  launch(*kernel, {1}, {40}, args);
+  std::vector<int> expected(40);
+  for (int t = 0; t < 40; ++t)
+    expected[t] = t % 32 == 7 ? -1 : (t / 32) * 32 + 3 + 100;
+  EXPECT_EQ(download<int>(out, 40), expected);
 }
 
 TEST_F(ExecutorTest, TrapNamesKernelBlockAndThread) {
@@ -215,7 +240,8 @@ extern "C" __global__ void trapper(int *out) {
                   HasSubstr("thread (9,0,0)"))));
   // The backend stays usable after a failed launch.
   auto axpy = build(samples::kAxpyEntry, samples::kAxpySource);
-  DevicePtr x = upload(std::vector<float>{1, 2}), y = upload(std::vector<float>{3, 4});
+  DevicePtr x = upload(std::vector<float>{1, 2}),
+            y = upload(std::vector<float>{3, 4});
   ArgPack more;
   more.push(2).push(2.0f).push(x).push(y);
   launch(*axpy, {1}, {32}, more);
@@ -255,8 +281,8 @@ TEST(EmulationCheckMode, NeedsTheSanitizerRuntimeInTheProcess) {
   std::string binary =
       backend.compile({samples::kAxpyEntry, samples::kAxpySource});
   EXPECT_THAT([&] { backend.load(binary, samples::kAxpyEntry); },
-              ::testing::ThrowsMessage<Unsupported>(
-                  HasSubstr("RUDNN_EMULATION_SANITIZE needs AddressSanitizer")));
+              ::testing::ThrowsMessage<Unsupported>(HasSubstr(
+                  "RUDNN_EMULATION_SANITIZE needs AddressSanitizer")));
 }
 
 } // namespace

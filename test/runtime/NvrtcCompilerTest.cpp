@@ -43,8 +43,8 @@ protected:
 
 TEST_P(NvrtcCompilerTest, CompilesTensorCoreKernelToCubinAndPtx) {
   const std::string arch = GetParam();
-  CudaBinary binary = compiler.compile(
-      {samples::kMmaTileEntry, samples::kMmaTileSource}, arch);
+  CudaBinary binary =
+      compiler.compile({samples::kMmaTileEntry, samples::kMmaTileSource}, arch);
   EXPECT_EQ(binary.entry, samples::kMmaTileEntry);
   EXPECT_EQ(binary.arch, arch);
   ASSERT_GE(binary.cubin.size(), 4u);
@@ -59,8 +59,8 @@ TEST_P(NvrtcCompilerTest, CompilesTensorCoreKernelToCubinAndPtx) {
 
 TEST_P(NvrtcCompilerTest, PtxasAcceptsThePtx) {
   const std::string arch = GetParam();
-  CudaBinary binary = compiler.compile(
-      {samples::kMmaTileEntry, samples::kMmaTileSource}, arch);
+  CudaBinary binary =
+      compiler.compile({samples::kMmaTileEntry, samples::kMmaTileSource}, arch);
   fs::path directory = freshDirectory("ptxas-" + arch);
   std::ofstream(directory / "kernel.ptx") << binary.ptx;
   std::string command = std::string(RUDNN_PTXAS) + " -arch=" + arch + " " +
@@ -92,9 +92,9 @@ TEST(NvrtcCompiler, CompileErrorCarriesKernelNameLogAndSourceDump) {
 TEST(NvrtcCompiler, UnknownArchitectureIsUnsupported) {
   NvrtcCompiler compiler;
   for (const char *arch : {"sm_20", "gfx90a", "sm_", "sm_9x"})
-    EXPECT_THROW(compiler.compile({samples::kAxpyEntry, samples::kAxpySource},
-                                  arch),
-                 Unsupported)
+    EXPECT_THROW(
+        compiler.compile({samples::kAxpyEntry, samples::kAxpySource}, arch),
+        Unsupported)
         << arch;
 }
 
@@ -119,8 +119,8 @@ TEST(NvrtcCompiler, DumpDirectoryReceivesSourceAndPtx) {
 }
 
 TEST(CudaBinary, SerializesLosslessly) {
-  CudaBinary binary{"entry", "sm_90", std::string("\0cubin\xff", 7), "ptx",
-                    "warning", 12.5};
+  CudaBinary binary{"entry", "sm_90",   std::string("\0cubin\xff", 7),
+                    "ptx",   "warning", 12.5};
   std::string bytes = binary.serialize();
   std::optional<CudaBinary> back = CudaBinary::deserialize(bytes);
   ASSERT_TRUE(back);

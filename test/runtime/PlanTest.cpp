@@ -45,8 +45,7 @@ Plan samplePlan() {
   second.grid[0] = {3, {0}, 2};
   second.block[0] = 32;
   second.args = {LaunchArg::buffer(3), LaunchArg::buffer(1),
-                 LaunchArg::paramI64(0), LaunchArg::i64(-7),
-                 LaunchArg::i32(9)};
+                 LaunchArg::paramI64(0), LaunchArg::i64(-7), LaunchArg::i32(9)};
   plan.launches = {first, second};
   return plan;
 }
@@ -127,8 +126,8 @@ TEST(PlanJson, RoundTripsWithInlineBinaries) {
 }
 
 TEST(PlanJson, RoundTripsThroughDirectory) {
-  fs::path directory = fs::temp_directory_path() /
-                       ("rudnn-plan-" + std::to_string(::getpid()));
+  fs::path directory =
+      fs::temp_directory_path() / ("rudnn-plan-" + std::to_string(::getpid()));
   fs::remove_all(directory);
   Plan plan = samplePlan();
   plan.save(directory.string());
@@ -266,17 +265,28 @@ TEST(PlanExecutor, LaunchesInOrderWithBoundArguments) {
 TEST(PlanExecutor, RejectsBadBindingsBeforeLaunching) {
   RecordingBackend backend;
   PlanExecutor executor(backend, samplePlan());
-  EXPECT_THAT([&] { executor.run({1, 2}, {1, 1}, nullptr); },
-              ::testing::ThrowsMessage<InvalidArgument>(
-                  HasSubstr("has 4 buffers, got 2 bindings")));
-  EXPECT_THAT([&] { executor.run({1, 0, 0, 0}, {1, 1}, nullptr); },
-              ::testing::ThrowsMessage<InvalidArgument>(
-                  HasSubstr("buffer 'y' is bound to a null address")));
-  EXPECT_THAT([&] { executor.run({1, 2, 0, 0}, {1}, nullptr); },
-              ::testing::ThrowsMessage<InvalidArgument>(
-                  HasSubstr("has 2 parameters, got 1")));
   EXPECT_THAT(
-      [&] { executor.run({1, 2, 0, 0}, {1, int64_t(1) << 40}, nullptr); },
+      [&] {
+        executor.run({1, 2}, {1, 1}, nullptr);
+      },
+      ::testing::ThrowsMessage<InvalidArgument>(
+          HasSubstr("has 4 buffers, got 2 bindings")));
+  EXPECT_THAT(
+      [&] {
+        executor.run({1, 0, 0, 0}, {1, 1}, nullptr);
+      },
+      ::testing::ThrowsMessage<InvalidArgument>(
+          HasSubstr("buffer 'y' is bound to a null address")));
+  EXPECT_THAT(
+      [&] {
+        executor.run({1, 2, 0, 0}, {1}, nullptr);
+      },
+      ::testing::ThrowsMessage<InvalidArgument>(
+          HasSubstr("has 2 parameters, got 1")));
+  EXPECT_THAT(
+      [&] {
+        executor.run({1, 2, 0, 0}, {1, int64_t(1) << 40}, nullptr);
+      },
       ::testing::ThrowsMessage<InvalidArgument>(
           HasSubstr("does not fit the kernel's 32-bit argument")));
   // Each fault is found before anything is launched.

@@ -1,4 +1,5 @@
-//===- DeviceHeaders.h - The embedded device library as compiler headers -*- C++ -*-===//
+//===- DeviceHeaders.h - The embedded device library as compiler headers -*- C++
+//-*-===//
 
 #ifndef RUDNN_TEST_SUPPORT_DEVICEHEADERS_H
 #define RUDNN_TEST_SUPPORT_DEVICEHEADERS_H

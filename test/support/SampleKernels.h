@@ -1,4 +1,5 @@
-//===- SampleKernels.h - Kernel sources for runtime tests and benches -*- C++ -*-===//
+//===- SampleKernels.h - Kernel sources for runtime tests and benches -*- C++
+//-*-===//
 
 #ifndef RUDNN_TEST_SUPPORT_SAMPLEKERNELS_H
 #define RUDNN_TEST_SUPPORT_SAMPLEKERNELS_H

@@ -11,6 +11,10 @@
 
 #pragma once
 
+#ifdef __RUDNN_EMULATION__
+#include "rudnn/arch/emulated.cuh"
+#endif
+
 namespace rudnn {
 namespace arch {
 
@@ -18,36 +22,55 @@ __device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4],
                                                   const unsigned (&a)[4],
                                                   const unsigned (&b)[2],
                                                   const float (&c)[4]) {
+#ifdef __RUDNN_EMULATION__
+  emulated::mma_m16n8k16(d, a, b, c, /*bf16=*/true);
+#else
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
                "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
                "{%10, %11, %12, %13};\n"
                : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
                  "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#endif
 }
 
 __device__ __forceinline__ void mma_m16n8k16_f16(float (&d)[4],
                                                  const unsigned (&a)[4],
                                                  const unsigned (&b)[2],
                                                  const float (&c)[4]) {
+#ifdef __RUDNN_EMULATION__
+  emulated::mma_m16n8k16(d, a, b, c, /*bf16=*/false);
+#else
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
                "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
                "{%10, %11, %12, %13};\n"
                : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
                  "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#endif
 }
 
 /// Two bf16 values in one register, `low` in the low half (the element with
 /// the smaller index in every fragment).
 __device__ __forceinline__ unsigned pack_bf16x2(float low, float high) {
   __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
+#ifdef __RUDNN_EMULATION__
+  // The host compiler enforces strict aliasing; NVRTC's cast is a move.
+  return __bfloat16_as_ushort(pair.x) |
+         static_cast<unsigned>(__bfloat16_as_ushort(pair.y)) << 16;
+#else
   return *reinterpret_cast<unsigned *>(&pair);
+#endif
 }
 
 __device__ __forceinline__ unsigned pack_f16x2(float low, float high) {
   __half2 pair = __floats2half2_rn(low, high);
+#ifdef __RUDNN_EMULATION__
+  return __half_as_ushort(pair.x) |
+         static_cast<unsigned>(__half_as_ushort(pair.y)) << 16;
+#else
   return *reinterpret_cast<unsigned *>(&pair);
+#endif
 }
 
 } // namespace arch

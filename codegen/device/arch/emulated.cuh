@@ -1,0 +1,120 @@
+//===- arch/emulated.cuh - The arch wrappers' instructions on the host ----===//
+//
+// Used by the wrappers under __RUDNN_EMULATION__ only. Warp-wide
+// instructions gather every lane's operands through the executor's warp
+// exchange and then let each lane pick out its own result, following the
+// fragment layouts of the PTX ISA exactly, so a kernel that addresses
+// fragments wrongly computes wrong results here as it would on a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#ifdef __RUDNN_EMULATION__
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace rudnn {
+namespace arch {
+namespace emulated {
+
+constexpr unsigned kWarp = 0xffffffffu;
+
+/// The address must be aligned as the instruction demands; a GPU faults
+/// with a misaligned address otherwise.
+inline void requireAligned(const void *address, uintptr_t alignment,
+                           const char *message) {
+  if (reinterpret_cast<uintptr_t>(address) % alignment != 0)
+    rudnn_emu_trap(message);
+}
+
+inline float low(unsigned pair, bool bf16) {
+  unsigned short bits = static_cast<unsigned short>(pair & 0xffffu);
+  return bf16 ? __bfloat162float(__ushort_as_bfloat16(bits))
+              : __half2float(__ushort_as_half(bits));
+}
+
+inline float high(unsigned pair, bool bf16) { return low(pair >> 16, bf16); }
+
+/// mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32.
+/// groupID g = lane / 4, threadID_in_group t = lane % 4:
+///   A: a[0] (g, 2t..2t+1), a[1] (g+8, 2t..), a[2] (g, 2t+8..), a[3] (g+8,
+///   2t+8..) B: b[0] (k 2t..2t+1, n g), b[1] (k 2t+8..2t+9, n g) C, D: [0], [1]
+///   (g, 2t..2t+1), [2], [3] (g+8, 2t..2t+1)
+/// The lower half of every register holds the element of smaller index.
+inline void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4],
+                         const unsigned (&b)[2], const float (&c)[4],
+                         bool bf16) {
+  struct Operands {
+    unsigned a[4], b[2];
+  };
+  const Operands mine = {{a[0], a[1], a[2], a[3]}, {b[0], b[1]}};
+  Operands all[32];
+  rudnn_emu_warp_exchange(kWarp, &mine, all, sizeof(Operands));
+
+  float A[16][16], B[16][8];
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, t = lane % 4;
+    const Operands &o = all[lane];
+    for (int half = 0; half < 2; ++half) {
+      const int row = g + 8 * half;
+      A[row][2 * t] = low(o.a[half], bf16);
+      A[row][2 * t + 1] = high(o.a[half], bf16);
+      A[row][2 * t + 8] = low(o.a[2 + half], bf16);
+      A[row][2 * t + 9] = high(o.a[2 + half], bf16);
+      B[2 * t + 8 * half][g] = low(o.b[half], bf16);
+      B[2 * t + 8 * half + 1][g] = high(o.b[half], bf16);
+    }
+  }
+
+  // Products of 16-bit operands are exact; the sum is formed in double and
+  // rounded to fp32 once. d may be c: the results are stored last.
+  const int lane = static_cast<int>(rudnn_emu_current()->lane);
+  const int g = lane / 4, t = lane % 4;
+  float result[4];
+  for (int i = 0; i < 4; ++i) {
+    const int row = g + 8 * (i / 2), col = 2 * t + i % 2;
+    double sum = c[i];
+    for (int k = 0; k < 16; ++k)
+      sum += static_cast<double>(A[row][k]) * B[k][col];
+    result[i] = static_cast<float>(sum);
+  }
+  for (int i = 0; i < 4; ++i)
+    d[i] = result[i];
+}
+
+/// ldmatrix.sync.aligned.m8n8.x{Count}{.trans}.shared.b16. Lanes 8i..8i+7
+/// address rows 0-7 of matrix i (only the first 8 * Count lanes count).
+/// Register i of lane l holds, of matrix i, row l / 4 and columns
+/// 2 (l % 4), 2 (l % 4) + 1; with .trans, column l / 4 and rows
+/// 2 (l % 4), 2 (l % 4) + 1. The element of smaller index is the low half.
+template <int Count, bool Transposed>
+inline void ldmatrix(unsigned *r, const void *row) {
+  const int lane = static_cast<int>(rudnn_emu_current()->lane);
+  if (lane < 8 * Count)
+    requireAligned(row, 16, "ldmatrix: row address not 16-byte aligned");
+  const unsigned char *rows[32];
+  const unsigned char *mine = static_cast<const unsigned char *>(row);
+  rudnn_emu_warp_exchange(kWarp, &mine, rows, sizeof mine);
+
+  auto element = [&](int matrix, int r16, int c16) {
+    uint16_t value;
+    std::memcpy(&value, rows[8 * matrix + r16] + 2 * c16, 2);
+    return static_cast<unsigned>(value);
+  };
+  const int group = lane / 4, pair = 2 * (lane % 4);
+  for (int i = 0; i < Count; ++i)
+    r[i] = Transposed
+               ? element(i, pair, group) | element(i, pair + 1, group) << 16
+               : element(i, group, pair) | element(i, group, pair + 1) << 16;
+}
+
+} // namespace emulated
+} // namespace arch
+} // namespace rudnn
+
+#endif // __RUDNN_EMULATION__
