@@ -15,6 +15,15 @@
 #include "rudnn/arch/emulated.cuh"
 #endif
 
+// One mma.sync on `d`, `a`, `b`, `c` in scope, with input type TYPE.
+#define RUDNN_MMA_M16N8K16(TYPE)                                               \
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TYPE "." TYPE ".f32 "  \
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "                \
+               "{%10, %11, %12, %13};\n"                                       \
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])                \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),        \
+                 "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]))
+
 namespace rudnn {
 namespace arch {
 
@@ -25,12 +34,7 @@ __device__ __forceinline__ void mma_m16n8k16_bf16(float (&d)[4],
 #ifdef __RUDNN_EMULATION__
   emulated::mma_m16n8k16(d, a, b, c, /*bf16=*/true);
 #else
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-               "{%10, %11, %12, %13};\n"
-               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
-                 "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+  RUDNN_MMA_M16N8K16("bf16");
 #endif
 }
 
@@ -41,36 +45,30 @@ __device__ __forceinline__ void mma_m16n8k16_f16(float (&d)[4],
 #ifdef __RUDNN_EMULATION__
   emulated::mma_m16n8k16(d, a, b, c, /*bf16=*/false);
 #else
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-               "{%10, %11, %12, %13};\n"
-               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
-                 "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+  RUDNN_MMA_M16N8K16("f16");
 #endif
+}
+
+#undef RUDNN_MMA_M16N8K16
+
+/// The 32 bits of a pair of 16-bit values (memcpy: no aliasing questions for
+/// either compiler).
+template <typename Pair>
+__device__ __forceinline__ unsigned bits_of(Pair pair) {
+  static_assert(sizeof(Pair) == 4, "a pair of 16-bit values");
+  unsigned bits;
+  memcpy(&bits, &pair, sizeof(bits));
+  return bits;
 }
 
 /// Two bf16 values in one register, `low` in the low half (the element with
 /// the smaller index in every fragment).
 __device__ __forceinline__ unsigned pack_bf16x2(float low, float high) {
-  __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
-#ifdef __RUDNN_EMULATION__
-  // The host compiler enforces strict aliasing; NVRTC's cast is a move.
-  return __bfloat16_as_ushort(pair.x) |
-         static_cast<unsigned>(__bfloat16_as_ushort(pair.y)) << 16;
-#else
-  return *reinterpret_cast<unsigned *>(&pair);
-#endif
+  return bits_of(__floats2bfloat162_rn(low, high));
 }
 
 __device__ __forceinline__ unsigned pack_f16x2(float low, float high) {
-  __half2 pair = __floats2half2_rn(low, high);
-#ifdef __RUDNN_EMULATION__
-  return __half_as_ushort(pair.x) |
-         static_cast<unsigned>(__half_as_ushort(pair.y)) << 16;
-#else
-  return *reinterpret_cast<unsigned *>(&pair);
-#endif
+  return bits_of(__floats2half2_rn(low, high));
 }
 
 } // namespace arch
