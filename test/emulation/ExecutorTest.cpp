@@ -286,3 +286,21 @@ TEST(EmulationCheckMode, NeedsTheSanitizerRuntimeInTheProcess) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(EmulationCompiler, MissingCompilerIsACompileError) {
+  EmulationOptions options =
+      EmulationOptions::fromEnvironment(samples::deviceHeaders());
+  options.hostCompiler = "/nonexistent/c++";
+  EmulationBackend backend(options);
+  try {
+    backend.compile({samples::kAxpyEntry, samples::kAxpySource});
+    FAIL() << "compiled without a compiler";
+  } catch (const CompileError &error) {
+    EXPECT_THAT(error.what(), HasSubstr("/nonexistent/c++"));
+    EXPECT_THAT(error.what(), HasSubstr("RUDNN_HOST_CXX"));
+  }
+}
+
+} // namespace
