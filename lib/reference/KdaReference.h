@@ -1,0 +1,41 @@
+//===- KdaReference.h - Kimi Delta Attention in float64 ---------*- C++ -*-===//
+//
+// The recurrence of DESIGN §7 evaluated token by token in double precision:
+// the independent reference every KDA kernel is checked against.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_LIB_REFERENCE_KDAREFERENCE_H
+#define RUDNN_LIB_REFERENCE_KDAREFERENCE_H
+
+#include <cstdint>
+#include <vector>
+
+namespace rudnn::reference {
+
+struct KdaShape {
+  int64_t batch = 1, length = 1, heads = 1, featureK = 1, featureV = 1;
+};
+
+/// Dense row-major arrays: q, k, g [B,T,H,K]; v [B,T,H,V]; beta [B,T,H];
+/// initialState [B,H,K,V] or empty (zero state).
+struct KdaInputs {
+  std::vector<double> q, k, v, g, beta, initialState;
+};
+
+struct KdaOutputs {
+  std::vector<double> output;     // [B,T,H,V]
+  std::vector<double> finalState; // [B,H,K,V]
+  /// [ceil(T/chunk),B,H,K,V]: the state before token c·chunk.
+  std::vector<double> boundaries;
+};
+
+/// Per (b, h), with S = initial state (or 0), for t = 0 … T-1:
+///   S ← diag(exp(g_t))·S;  u_t = beta_t·(v_t − Sᵀk_t);  S ← S + k_t·u_tᵀ;
+///   o_t = Sᵀ(scale·q_t).
+KdaOutputs kdaForward(const KdaShape &shape, const KdaInputs &inputs,
+                      double scale, int64_t chunk);
+
+} // namespace rudnn::reference
+
+#endif // RUDNN_LIB_REFERENCE_KDAREFERENCE_H
