@@ -60,6 +60,11 @@ void Plan::validate() const {
                             std::to_string(kernels.size()));
     for (const SizeExpr &dim : launch.grid)
       checkExpr(dim, where + " grid");
+    if (launch.guard.param >= static_cast<int64_t>(params.size()) ||
+        launch.guard.param < -1)
+      throw InvalidArgument(where + " is guarded by parameter #" +
+                            std::to_string(launch.guard.param) +
+                            ", the plan has " + std::to_string(params.size()));
     for (uint32_t dim : launch.block)
       if (dim == 0)
         throw InvalidArgument(where + " has an empty block");
@@ -217,6 +222,10 @@ std::string Plan::toJson(bool inlineBinaries) const {
            ::toJson(launch.grid[2])}},
          {"block", {launch.block[0], launch.block[1], launch.block[2]}},
          {"dynamic_shared_bytes", launch.dynamicSharedBytes},
+         {"guard",
+          {{"param", launch.guard.param},
+           {"min", launch.guard.min},
+           {"max", launch.guard.max}}},
          {"args", args}});
   }
   return plan.dump(2);
@@ -260,6 +269,10 @@ static Plan parsePlan(std::string_view text, ReadBinary readBinary) {
       }
       parsed.dynamicSharedBytes =
           launch.at("dynamic_shared_bytes").get<uint32_t>();
+      const json &guard = launch.at("guard");
+      parsed.guard = {guard.at("param").get<int32_t>(),
+                      guard.at("min").get<int64_t>(),
+                      guard.at("max").get<int64_t>()};
       for (const json &arg : launch.at("args")) {
         std::string kind = arg.at("kind").get<std::string>();
         auto *found =

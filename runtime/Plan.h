@@ -13,6 +13,7 @@
 #define RUDNN_RUNTIME_PLAN_H
 
 #include <cstdint>
+#include <climits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -75,8 +76,21 @@ struct LaunchArg {
   static LaunchArg f32(float value) { return {Kind::ConstF32, 0, 0, value}; }
 };
 
+/// Runs a launch only while params[param] lies in [min, max]: plans carry
+/// alternatives (e.g. a decode kernel for T = 1) chosen per call without a
+/// new compile.
+struct LaunchGuard {
+  int32_t param = -1; // -1: always
+  int64_t min = INT64_MIN, max = INT64_MAX;
+
+  bool admits(const std::vector<int64_t> &values) const {
+    return param < 0 || (values[param] >= min && values[param] <= max);
+  }
+};
+
 struct PlanLaunch {
   uint32_t kernel = 0;
+  LaunchGuard guard;
   SizeExpr grid[3] = {SizeExpr::of(1), SizeExpr::of(1), SizeExpr::of(1)};
   uint32_t block[3] = {1, 1, 1};
   uint32_t dynamicSharedBytes = 0;

@@ -62,6 +62,8 @@ void PlanExecutor::launchAll(const std::vector<DevicePtr> &bindings,
   DevicePtr base = workspaceFor(plan_.workspaceBytes(params));
   for (size_t i = 0; i < plan_.launches.size(); ++i) {
     const PlanLaunch &launch = plan_.launches[i];
+    if (!launch.guard.admits(params))
+      continue;
     LaunchGeometry geometry;
     geometry.grid = {gridDim(launch.grid[0], params, i),
                      gridDim(launch.grid[1], params, i),

@@ -42,6 +42,7 @@ Plan samplePlan() {
                 LaunchArg::paramI32(1), LaunchArg::f32(0.125f)};
   PlanLaunch second;
   second.kernel = 1;
+  second.guard = {0, 2, 1000}; // only while B is in [2, 1000]
   second.grid[0] = {3, {0}, 2};
   second.block[0] = 32;
   second.args = {LaunchArg::buffer(3), LaunchArg::buffer(1),
@@ -73,6 +74,11 @@ TEST(PlanValidation, NamesTheFault) {
   EXPECT_THAT([&] { plan.validate(); },
               ::testing::ThrowsMessage<InvalidArgument>(
                   HasSubstr("launch #0 binds buffer #9")));
+  plan = samplePlan();
+  plan.launches[0].guard.param = 2;
+  EXPECT_THAT([&] { plan.validate(); },
+              ::testing::ThrowsMessage<InvalidArgument>(
+                  HasSubstr("launch #0 is guarded by parameter #2")));
   plan = samplePlan();
   plan.buffers[3].bytes.params = {4};
   EXPECT_THAT([&] { plan.validate(); },
@@ -254,9 +260,12 @@ TEST(PlanExecutor, LaunchesInOrderWithBoundArguments) {
             (std::vector<uint64_t>{workspace + 4 * 3 * 130, y, 3,
                                    static_cast<uint64_t>(int64_t(-7)), 9}));
 
-  // A smaller call reuses the workspace; a larger one grows it.
+  // A smaller call reuses the workspace; a larger one grows it. With B = 1
+  // the guarded second launch does not run.
   executor.run({x, y, 0, 0}, {1, 10}, nullptr);
   EXPECT_EQ(backend.allocations.size(), 1u);
+  ASSERT_EQ(backend.launches.size(), 3u);
+  EXPECT_EQ(backend.launches[2].entry, "first");
   executor.run({x, y, 0, 0}, {4, 1000}, nullptr);
   EXPECT_EQ(backend.allocations.size(), 2u);
   EXPECT_EQ(backend.releases, 1);
@@ -296,7 +305,7 @@ TEST(PlanExecutor, RejectsBadBindingsBeforeLaunching) {
 TEST(PlanExecutor, FallsBackToDirectLaunchesWithoutGraphs) {
   RecordingBackend backend;
   PlanExecutor executor(backend, samplePlan());
-  executor.run({1, 2, 0, 0}, {1, 1}, nullptr, /*useGraph=*/true);
+  executor.run({1, 2, 0, 0}, {2, 1}, nullptr, /*useGraph=*/true);
   EXPECT_EQ(backend.launches.size(), 2u);
 }
 
