@@ -5,6 +5,7 @@
 
 #include "rudnn/context.h"
 #include "rudnn/errors.h"
+#include "rudnn/kda.h"
 #include "rudnn/types.h"
 #include "rudnn/version.h"
 

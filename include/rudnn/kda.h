@@ -1,0 +1,52 @@
+//===- rudnn/kda.h - Kimi Delta Attention -----------------------*- C++ -*-===//
+
+#ifndef RUDNN_KDA_H
+#define RUDNN_KDA_H
+
+#include "rudnn/context.h"
+
+#include <optional>
+
+namespace rudnn {
+
+/// q, k, g [B, T, H, K]; v [B, T, H, V]; beta [B, T, H]; the optional
+/// initial state [B, H, K, V] is dense fp32. q, k, v share one of f32, f16,
+/// bf16; g and beta may be any of them (fp32 recommended for g). Views may
+/// have any outer strides ([B, T, H, *] and [B, H, T, *] memory both work);
+/// the innermost dim must be contiguous. K, V in 1 … 256; B, T, H ≥ 1.
+struct KdaForwardInputs {
+  TensorView q, k, v, g, beta;
+  std::optional<TensorView> initialState;
+};
+
+/// output [B, T, H, V] in v's dtype; optional final state [B, H, K, V] and
+/// boundaries [ceil(T / chunk), B, H, K, V] (the state before token
+/// c·chunk), both dense fp32. The final state may alias the initial state
+/// (updated in place).
+struct KdaForwardOutputs {
+  TensorView output;
+  std::optional<TensorView> finalState;
+  std::optional<TensorView> boundaries;
+};
+
+struct KdaOptions {
+  /// Default K^-0.5.
+  std::optional<float> scale;
+  /// 16, 32 or 64; default: chosen from K, V and the device.
+  std::optional<int> chunk;
+};
+
+/// Per (b, h), S = initial state (or 0), for t = 0 … T-1:
+///   S ← diag(exp(g_t))·S;  u_t = beta_t·(v_t − Sᵀk_t);  S ← S + k_t·u_tᵀ;
+///   o_t = Sᵀ(scale·q_t).
+/// Chunked for T > 1, token by token for T = 1; one compile per signature
+/// (dtypes, K, V, chunk, which optional tensors are given): batch, length,
+/// heads and strides never recompile. Throws InvalidArgument naming the bad
+/// argument before anything is written.
+void kdaForward(Context &context, const KdaForwardInputs &inputs,
+                const KdaForwardOutputs &outputs,
+                const KdaOptions &options = {}, Stream stream = nullptr);
+
+} // namespace rudnn
+
+#endif // RUDNN_KDA_H

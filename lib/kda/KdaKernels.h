@@ -1,0 +1,52 @@
+//===- KdaKernels.h - The KDA forward plan and its kernels ------*- C++ -*-===//
+//
+// Emits one CUDA C++ translation unit per kernel (the device library's KDA
+// building blocks instantiated with every specialization a constant) and
+// assembles them into a plan over the run-time parameters
+//   B, T, H, N = ceil(T / chunk), then the (batch, time, head) strides of
+//   q, k, v, g, beta and output.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_LIB_KDA_KDAKERNELS_H
+#define RUDNN_LIB_KDA_KDAKERNELS_H
+
+#include "lib/ContextImpl.h"
+
+#include "rudnn/types.h"
+
+#include <string>
+
+namespace rudnn {
+
+/// What shapes the generated code.
+struct KdaKernelSpec {
+  DType input, gate, beta;
+  int64_t featureK, featureV, chunk;
+};
+
+/// What shapes the plan besides the kernels.
+struct KdaPlanFlags {
+  bool initialState, finalState, saveBoundaries;
+  float scale;
+};
+
+/// The plan-cache key of a forward call.
+std::string kdaForwardSignature(const KdaKernelSpec &spec,
+                                const KdaPlanFlags &flags);
+
+/// The CUDA C++ of kernel `stage` ("prepare", "propagate", "output",
+/// "recurrent").
+runtime::KernelSource kdaForwardKernel(const KdaKernelSpec &spec,
+                                       const std::string &stage);
+
+/// Compiles the four kernels (through the kernel cache) and lays out the
+/// buffers q, k, v, g, beta, output, [initial_state], [final_state],
+/// boundaries (a result when saved, else workspace) and tiles (workspace).
+runtime::Plan buildKdaForwardPlan(Context::Impl &context,
+                                  const KdaKernelSpec &spec,
+                                  const KdaPlanFlags &flags);
+
+} // namespace rudnn
+
+#endif // RUDNN_LIB_KDA_KDAKERNELS_H

@@ -1,0 +1,400 @@
+//===- KdaForwardApiTest.cpp - rudnn::kdaForward against float64 ----------===//
+//
+// The operator through the JIT API on fresh random inputs: outputs, final
+// state and boundaries against the float64 recurrence, both memory layouts,
+// every dtype, decode and chunked paths; compile counting; bad inputs. Built
+// twice: on the emulation backend, and (label gpu) on a CUDA device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Transforms/TargetPolicy.h"
+#include "runtime/CudaBackend.h"
+#include "test/support/KdaProblem.h"
+
+#include "rudnn/rudnn.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <memory>
+#include <tuple>
+
+using namespace rudnn;
+using ::testing::HasSubstr;
+
+namespace {
+
+enum class Layout { BTHD, BHTD };
+
+/// A tensor in the context's device memory and its view.
+struct DeviceTensor {
+  std::unique_ptr<DeviceBuffer> buffer;
+  TensorView view;
+};
+
+class KdaApiTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    ContextOptions options;
+    options.backend = RUDNN_TEST_BACKEND;
+    options.cacheDirectory = "";
+    context = new Context(options);
+  }
+  static void TearDownTestSuite() {
+    delete context;
+    context = nullptr;
+  }
+  void SetUp() override {
+    if (RUDNN_TEST_BACKEND == BackendKind::Cuda && !runtime::cudaAvailable())
+      GTEST_SKIP() << "no CUDA device";
+  }
+
+  /// [B, T, H, width] data (row-major doubles) placed as `dtype` in `layout`.
+  DeviceTensor sequence(const std::vector<double> &data, int64_t B, int64_t T,
+                        int64_t H, int64_t width, DType dtype, Layout layout,
+                        bool rank3 = false) {
+    std::vector<int64_t> strides =
+        layout == Layout::BTHD
+            ? std::vector<int64_t>{T * H * width, H * width, width, 1}
+            : std::vector<int64_t>{H * T * width, width, T * width, 1};
+    std::vector<unsigned char> bytes(B * T * H * width * dtypeSize(dtype));
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t d = 0; d < width; ++d) {
+            float x =
+                static_cast<float>(data[((b * T + t) * H + h) * width + d]);
+            int64_t at = b * strides[0] + t * strides[1] + h * strides[2] + d;
+            store(bytes.data(), at, x, dtype);
+          }
+    DeviceTensor tensor = upload(bytes, dtype);
+    tensor.view.shape = rank3 ? std::vector<int64_t>{B, T, H}
+                              : std::vector<int64_t>{B, T, H, width};
+    if (rank3) // beta: [B, T, H], one value per token and head
+      strides.pop_back();
+    tensor.view.strides = strides;
+    return tensor;
+  }
+
+  DeviceTensor dense(const std::vector<double> &data,
+                     std::vector<int64_t> shape) {
+    std::vector<unsigned char> bytes(data.size() * 4);
+    for (size_t i = 0; i < data.size(); ++i)
+      store(bytes.data(), i, static_cast<float>(data[i]), DType::F32);
+    DeviceTensor tensor = upload(bytes, DType::F32);
+    tensor.view = TensorView::contiguous(tensor.view.data, DType::F32, shape);
+    return tensor;
+  }
+
+  std::vector<double> read(const DeviceTensor &tensor, size_t elements) {
+    std::vector<unsigned char> bytes(elements * dtypeSize(tensor.view.dtype));
+    context->copyToHost(bytes.data(), tensor.view.data, bytes.size());
+    context->synchronize();
+    std::vector<double> values(elements);
+    for (size_t i = 0; i < elements; ++i)
+      values[i] = load(bytes.data(), i, tensor.view.dtype);
+    return values;
+  }
+
+  /// Reads a sequence tensor back in [B, T, H, width] order.
+  std::vector<double> readSequence(const DeviceTensor &tensor, int64_t B,
+                                   int64_t T, int64_t H, int64_t width) {
+    const std::vector<int64_t> &s = tensor.view.strides;
+    std::vector<double> raw = read(tensor, B * T * H * width);
+    std::vector<double> values(B * T * H * width);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t d = 0; d < width; ++d)
+            values[((b * T + t) * H + h) * width + d] =
+                raw[b * s[0] + t * s[1] + h * s[2] + d];
+    return values;
+  }
+
+  static void store(unsigned char *bytes, int64_t at, float x, DType dtype) {
+    if (dtype == DType::F32) {
+      std::memcpy(bytes + 4 * at, &x, 4);
+    } else if (dtype == DType::BF16) {
+      uint16_t bits = test::toBf16(x);
+      std::memcpy(bytes + 2 * at, &bits, 2);
+    } else {
+      _Float16 half = static_cast<_Float16>(x);
+      std::memcpy(bytes + 2 * at, &half, 2);
+    }
+  }
+  static double load(const unsigned char *bytes, size_t at, DType dtype) {
+    if (dtype == DType::F32) {
+      float x;
+      std::memcpy(&x, bytes + 4 * at, 4);
+      return x;
+    }
+    uint16_t bits;
+    std::memcpy(&bits, bytes + 2 * at, 2);
+    if (dtype == DType::BF16)
+      return test::fromBf16(bits);
+    _Float16 half;
+    std::memcpy(&half, &bits, 2);
+    return static_cast<double>(half);
+  }
+
+  DeviceTensor upload(const std::vector<unsigned char> &bytes, DType dtype) {
+    DeviceTensor tensor;
+    tensor.buffer = std::make_unique<DeviceBuffer>(*context, bytes.size());
+    context->copyToDevice(tensor.buffer->data(), bytes.data(), bytes.size());
+    tensor.view.data = tensor.buffer->data();
+    tensor.view.dtype = dtype;
+    return tensor;
+  }
+
+  static inline Context *context = nullptr;
+};
+
+struct ApiCase {
+  int T, K, V, chunk; // chunk 0: chosen
+  DType dtype;
+  bool initialState, boundaries;
+  Layout layout;
+  double gMin;
+};
+
+class KdaForwardNumerics : public KdaApiTest,
+                           public ::testing::WithParamInterface<ApiCase> {};
+
+TEST_P(KdaForwardNumerics, MatchesFloat64Reference) {
+  const ApiCase c = GetParam();
+  const int64_t B = 3, H = 5, T = c.T, K = c.K, V = c.V;
+  reference::KdaShape shape{B, T, H, K, V};
+  const bool bf16 = c.dtype == DType::BF16;
+  reference::KdaInputs in = test::randomKdaInputs(
+      shape, c.gMin, c.initialState, bf16, unsigned(T * 1000 + K * 10 + V));
+  if (c.dtype == DType::F16) // the kernel reads f16-rounded values
+    for (std::vector<double> *data : {&in.q, &in.k, &in.v, &in.beta})
+      for (double &x : *data)
+        x = static_cast<double>(static_cast<_Float16>(x));
+
+  KdaOptions options;
+  if (c.chunk)
+    options.chunk = c.chunk;
+  const int64_t chunk =
+      c.chunk ? c.chunk
+              : *mlir::rudnn::chooseKdaChunk(
+                    K, V, mlir::rudnn::DefaultTarget::kSmemPerBlock);
+  const int64_t N = (T + chunk - 1) / chunk;
+  const double scale = 1.0 / std::sqrt(double(K));
+  reference::KdaOutputs want = reference::kdaForward(shape, in, scale, chunk);
+
+  DeviceTensor q = sequence(in.q, B, T, H, K, c.dtype, c.layout);
+  DeviceTensor k = sequence(in.k, B, T, H, K, c.dtype, c.layout);
+  DeviceTensor v = sequence(in.v, B, T, H, V, c.dtype, c.layout);
+  DeviceTensor g = sequence(in.g, B, T, H, K, DType::F32, c.layout);
+  DeviceTensor beta = sequence(in.beta, B, T, H, 1, c.dtype, c.layout, true);
+  DeviceTensor output = sequence(std::vector<double>(B * T * H * V, NAN), B, T,
+                                 H, V, c.dtype, c.layout);
+  DeviceTensor initial;
+  if (c.initialState)
+    initial = dense(in.initialState, {B, H, K, V});
+  DeviceTensor finalState =
+      dense(std::vector<double>(B * H * K * V, NAN), {B, H, K, V});
+  DeviceTensor boundaries =
+      dense(std::vector<double>(N * B * H * K * V, NAN), {N, B, H, K, V});
+
+  KdaForwardInputs inputs{q.view, k.view, v.view, g.view, beta.view, {}};
+  if (c.initialState)
+    inputs.initialState = initial.view;
+  KdaForwardOutputs outputs{output.view, finalState.view, {}};
+  if (c.boundaries)
+    outputs.boundaries = boundaries.view;
+  kdaForward(*context, inputs, outputs, options);
+
+  const double tolerance = c.dtype == DType::F32 ? 1e-4 : 1e-2;
+  EXPECT_LT(test::relativeError(readSequence(output, B, T, H, V), want.output),
+            tolerance);
+  EXPECT_LT(
+      test::relativeError(read(finalState, B * H * K * V), want.finalState),
+      tolerance);
+  if (c.boundaries) {
+    EXPECT_LT(test::relativeError(read(boundaries, N * B * H * K * V),
+                                  want.boundaries),
+              tolerance);
+  }
+}
+
+std::string caseName(const ::testing::TestParamInfo<ApiCase> &info) {
+  const ApiCase &c = info.param;
+  return "T" + std::to_string(c.T) + "_K" + std::to_string(c.K) + "_V" +
+         std::to_string(c.V) + "_C" + std::to_string(c.chunk) + "_" +
+         dtypeName(c.dtype) + (c.initialState ? "_S0" : "") +
+         (c.boundaries ? "_bounds" : "") +
+         (c.layout == Layout::BHTD ? "_BHTD" : "_BTHD") +
+         (c.gMin <= -20 ? "_steep" : "");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, KdaForwardNumerics,
+    ::testing::Values(
+        ApiCase{1, 64, 64, 64, DType::F32, true, true, Layout::BTHD, -1},
+        ApiCase{2, 16, 60, 16, DType::F32, false, true, Layout::BHTD, -20},
+        ApiCase{63, 60, 100, 32, DType::BF16, true, true, Layout::BTHD, -20},
+        ApiCase{64, 64, 64, 64, DType::F32, true, true, Layout::BHTD, -20},
+        ApiCase{65, 100, 16, 16, DType::F32, false, false, Layout::BTHD, -1},
+        ApiCase{200, 128, 128, 64, DType::BF16, true, true, Layout::BHTD, -1},
+        ApiCase{130, 16, 16, 32, DType::F16, true, true, Layout::BTHD, -5},
+        ApiCase{65, 128, 64, 0, DType::F32, true, false, Layout::BTHD, -20}),
+    caseName);
+
+/// A small valid call whose parts a test may spoil.
+struct SmallCall {
+  static constexpr int64_t B = 2, T = 5, H = 3, K = 8, V = 4, N = 1;
+  DeviceTensor q, k, v, g, beta, output, initial, finalState, boundaries;
+  KdaForwardInputs inputs;
+  KdaForwardOutputs outputs;
+};
+
+class KdaForwardContract : public KdaApiTest {
+protected:
+  SmallCall call(int64_t T = SmallCall::T, int64_t B = SmallCall::B,
+                 Layout layout = Layout::BTHD) {
+    const int64_t H = SmallCall::H, K = SmallCall::K, V = SmallCall::V;
+    reference::KdaInputs in = test::randomKdaInputs({B, T, H, K, V}, -1, true,
+                                                    false, unsigned(T + B));
+    SmallCall c;
+    c.q = sequence(in.q, B, T, H, K, DType::F32, layout);
+    c.k = sequence(in.k, B, T, H, K, DType::F32, layout);
+    c.v = sequence(in.v, B, T, H, V, DType::F32, layout);
+    c.g = sequence(in.g, B, T, H, K, DType::F32, layout);
+    c.beta = sequence(in.beta, B, T, H, 1, DType::F32, layout, true);
+    c.output = sequence(std::vector<double>(B * T * H * V, 7.0), B, T, H, V,
+                        DType::F32, layout);
+    c.initial = dense(in.initialState, {B, H, K, V});
+    c.finalState = dense(std::vector<double>(B * H * K * V, 7.0), {B, H, K, V});
+    const int64_t N = (T + 15) / 16;
+    c.boundaries =
+        dense(std::vector<double>(N * B * H * K * V, 7.0), {N, B, H, K, V});
+    c.inputs = {c.q.view, c.k.view,    c.v.view,
+                c.g.view, c.beta.view, c.initial.view};
+    c.outputs = {c.output.view, c.finalState.view, c.boundaries.view};
+    return c;
+  }
+  KdaOptions chunk16() {
+    KdaOptions options;
+    options.chunk = 16;
+    return options;
+  }
+};
+
+TEST_F(KdaForwardContract, ChangingBatchLengthOrLayoutCompilesNothing) {
+  SmallCall first = call();
+  kdaForward(*context, first.inputs, first.outputs, chunk16());
+  Counters before = context->counters();
+  for (auto [T, B, layout] :
+       {std::tuple{1, 2, Layout::BTHD}, std::tuple{40, 4, Layout::BHTD},
+        std::tuple{17, 1, Layout::BTHD}}) {
+    SmallCall next = call(T, B, layout);
+    kdaForward(*context, next.inputs, next.outputs, chunk16());
+  }
+  Counters after = context->counters();
+  EXPECT_EQ(after.kernelsCompiled, before.kernelsCompiled);
+  EXPECT_EQ(after.planCacheHits, before.planCacheHits + 3);
+  EXPECT_EQ(after.planCacheMisses, before.planCacheMisses);
+}
+
+TEST_F(KdaForwardContract, FinalStateMayOverwriteTheInitialState) {
+  SmallCall separate = call(), inPlace = call();
+  kdaForward(*context, separate.inputs, separate.outputs, chunk16());
+  inPlace.outputs.finalState = inPlace.initial.view;
+  kdaForward(*context, inPlace.inputs, inPlace.outputs, chunk16());
+  const size_t states =
+      SmallCall::B * SmallCall::H * SmallCall::K * SmallCall::V;
+  EXPECT_EQ(read(inPlace.initial, states), read(separate.finalState, states));
+}
+
+/// Each spoiled call throws InvalidArgument naming `needle`, and leaves the
+/// outputs as they were.
+struct BadCall {
+  const char *what, *needle;
+  void (*spoil)(SmallCall &, KdaOptions &);
+};
+
+class KdaForwardBadInput : public KdaForwardContract,
+                           public ::testing::WithParamInterface<BadCall> {};
+
+TEST_P(KdaForwardBadInput, IsRejectedBeforeAnythingIsWritten) {
+  SmallCall c = call();
+  KdaOptions options = chunk16();
+  GetParam().spoil(c, options);
+  try {
+    kdaForward(*context, c.inputs, c.outputs, options);
+    FAIL() << GetParam().what << " was accepted";
+  } catch (const InvalidArgument &error) {
+    EXPECT_THAT(error.what(), HasSubstr(GetParam().needle));
+  }
+  const size_t outputs =
+      SmallCall::B * SmallCall::T * SmallCall::H * SmallCall::V;
+  const size_t states =
+      SmallCall::B * SmallCall::H * SmallCall::K * SmallCall::V;
+  EXPECT_EQ(read(c.output, outputs), std::vector<double>(outputs, 7.0));
+  EXPECT_EQ(read(c.finalState, states), std::vector<double>(states, 7.0));
+  EXPECT_EQ(read(c.boundaries, states), std::vector<double>(states, 7.0));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Arguments, KdaForwardBadInput,
+    ::testing::Values(
+        BadCall{"q of rank 3", "'q' must have rank 4",
+                [](SmallCall &c, KdaOptions &) {
+                  c.inputs.q.shape.pop_back();
+                  c.inputs.q.strides.pop_back();
+                }},
+        BadCall{"k of another length", "'k' must have shape [2, 5, 3, 8]",
+                [](SmallCall &c, KdaOptions &) { c.inputs.k.shape[1] = 4; }},
+        BadCall{"v of another batch", "'v' must have shape [2, 5, 3, 4]",
+                [](SmallCall &c, KdaOptions &) { c.inputs.v.shape[0] = 1; }},
+        BadCall{"beta with a feature dim", "'beta' must have rank 3",
+                [](SmallCall &c, KdaOptions &) {
+                  c.inputs.beta.shape.push_back(1);
+                  c.inputs.beta.strides.push_back(1);
+                }},
+        BadCall{
+            "k in another dtype", "'k' must be f32, got bf16",
+            [](SmallCall &c, KdaOptions &) { c.inputs.k.dtype = DType::BF16; }},
+        BadCall{
+            "integer g", "'g' must be f32, f16 or bf16, got i32",
+            [](SmallCall &c, KdaOptions &) { c.inputs.g.dtype = DType::I32; }},
+        BadCall{"output in another dtype", "'output' must be f32, got f16",
+                [](SmallCall &c, KdaOptions &) {
+                  c.outputs.output.dtype = DType::F16;
+                }},
+        BadCall{"half initial state", "'initial_state' must be f32",
+                [](SmallCall &c, KdaOptions &) {
+                  c.inputs.initialState->dtype = DType::F16;
+                }},
+        BadCall{"boundaries of another chunk count",
+                "'boundaries' must have shape [1, 2, 3, 8, 4]",
+                [](SmallCall &c, KdaOptions &) {
+                  c.outputs.boundaries->shape[0] = 2;
+                }},
+        BadCall{"strided feature dim",
+                "'q' must be contiguous in its innermost dim",
+                [](SmallCall &c, KdaOptions &) { c.inputs.q.strides[3] = 2; }},
+        BadCall{"null v", "'v' has no data pointer",
+                [](SmallCall &c, KdaOptions &) { c.inputs.v.data = nullptr; }},
+        BadCall{"chunk 48", "'chunk' must be 16, 32 or 64, got 48",
+                [](SmallCall &, KdaOptions &o) { o.chunk = 48; }},
+        BadCall{"negative scale", "'scale' must be positive",
+                [](SmallCall &, KdaOptions &o) { o.scale = -1.f; }},
+        BadCall{"K over 256", "feature dim K is 300",
+                [](SmallCall &c, KdaOptions &) { c.inputs.q.shape[3] = 300; }},
+        BadCall{"non-dense final state", "'final_state' must be dense",
+                [](SmallCall &c, KdaOptions &) {
+                  c.outputs.finalState->strides[0] += 1;
+                }}),
+    [](const ::testing::TestParamInfo<BadCall> &info) {
+      std::string name = info.param.what;
+      for (char &ch : name)
+        if (!std::isalnum(static_cast<unsigned char>(ch)))
+          ch = '_';
+      return name;
+    });
+
+} // namespace

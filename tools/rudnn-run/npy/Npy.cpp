@@ -1,0 +1,752 @@
+//===- Npy.cpp - NumPy .npy files -----------------------------------------===//
+
+#include "tools/rudnn-run/npy/Npy.h"
+
+#include "rudnn/errors.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string_view>
+
+#include <unistd.h>
+
+using namespace rudnn;
+using namespace rudnn::npy;
+
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicSize = 6;
+// NumPy aligns the data to this many bytes so that it can be memory-mapped.
+constexpr size_t kAlign = 64;
+// NumPy leaves room for the first dimension to grow to this many digits so
+// that appending can rewrite the header in place; we pad the same way so our
+// files are byte-identical to NumPy's.
+constexpr size_t kGrowthAxisMaxDigits = 21;
+
+[[noreturn]] void fail(const std::string &path, const std::string &problem) {
+  throw InvalidArgument("npy file '" + path + "': " + problem);
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  // Python's repr of a tuple: "()", "(7,)", "(2, 3, 4)".
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      text += ", ";
+    text += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1)
+    text += ",";
+  return text + ")";
+}
+
+const char *descrOf(ElementType type) {
+  switch (type) {
+  case ElementType::F64:
+    return "<f8";
+  case ElementType::F32:
+    return "<f4";
+  case ElementType::F16:
+    return "<f2";
+  case ElementType::I32:
+    return "<i4";
+  case ElementType::I64:
+    return "<i8";
+  case ElementType::Bool:
+    return "|b1";
+  case ElementType::BF16:
+    break;
+  }
+  return nullptr;
+}
+
+// Explicit little-endian loads and stores keep the byte order of files and
+// arrays independent of the host's.
+uint64_t loadLittle(const uint8_t *p, size_t size) {
+  uint64_t value = 0;
+  for (size_t i = 0; i < size; ++i)
+    value |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return value;
+}
+
+void storeLittle(uint8_t *p, uint64_t value, size_t size) {
+  for (size_t i = 0; i < size; ++i)
+    p[i] = static_cast<uint8_t>(value >> (8 * i));
+}
+
+double doubleFromBits(uint64_t bits) {
+  double value;
+  std::memcpy(&value, &bits, 8);
+  return value;
+}
+
+float floatFromBits(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, 4);
+  return value;
+}
+
+//===----------------------------------------------------------------------===//
+// Elements
+//===----------------------------------------------------------------------===//
+
+/// One source element, exactly: integers (and bools) as int64, floating-point
+/// values as double, which holds every float64, float32, float16 and bfloat16
+/// value exactly.
+struct Value {
+  bool isInteger;
+  int64_t integer;
+  double real;
+};
+
+bool isFloating(ElementType type) {
+  return type == ElementType::F64 || type == ElementType::F32 ||
+         type == ElementType::F16 || type == ElementType::BF16;
+}
+
+double halfToDouble(uint16_t bits) {
+  const double sign = (bits & 0x8000) ? -1.0 : 1.0;
+  const int field = (bits >> 10) & 0x1f;
+  const int fraction = bits & 0x3ff;
+  if (field == 0x1f)
+    return fraction ? std::numeric_limits<double>::quiet_NaN()
+                    : sign * std::numeric_limits<double>::infinity();
+  if (field == 0)
+    return sign * std::ldexp(fraction, -24);
+  return sign * std::ldexp(fraction | 0x400, field - 25);
+}
+
+Value load(ElementType type, const uint8_t *p) {
+  switch (type) {
+  case ElementType::F64:
+    return {false, 0, doubleFromBits(loadLittle(p, 8))};
+  case ElementType::F32:
+    return {false, 0, floatFromBits(static_cast<uint32_t>(loadLittle(p, 4)))};
+  case ElementType::F16:
+    return {false, 0, halfToDouble(static_cast<uint16_t>(loadLittle(p, 2)))};
+  case ElementType::BF16:
+    // bfloat16 is the upper half of a float32.
+    return {false, 0,
+            floatFromBits(static_cast<uint32_t>(loadLittle(p, 2)) << 16)};
+  case ElementType::I32:
+    return {true, static_cast<int32_t>(static_cast<uint32_t>(loadLittle(p, 4))),
+            0};
+  case ElementType::I64:
+    return {true, static_cast<int64_t>(loadLittle(p, 8)), 0};
+  case ElementType::Bool:
+    return {true, p[0] != 0, 0};
+  }
+  return {true, 0, 0};
+}
+
+/// A binary floating-point format: `precision` significand bits (the
+/// implicit one included), normal exponents in [emin, emax], `bits` wide.
+struct Format {
+  int precision, emin, emax, bits;
+  uint64_t infinity() const {
+    return ((uint64_t{1} << (bits - precision)) - 1) << (precision - 1);
+  }
+  uint64_t sign() const { return uint64_t{1} << (bits - 1); }
+  // The GPU's canonical NaN: every bit but the sign set.
+  uint64_t nan() const { return sign() - 1; }
+};
+
+constexpr Format kF64 = {53, -1022, 1023, 64};
+constexpr Format kF32 = {24, -126, 127, 32};
+constexpr Format kF16 = {11, -14, 15, 16};
+constexpr Format kBF16 = {8, -126, 127, 16};
+
+/// The bits of (-1)^negative · significand · 2^exponent rounded once to
+/// nearest even in `format`, subnormals included; too large is infinity.
+uint64_t roundExact(bool negative, uint64_t significand, int exponent,
+                    const Format &format) {
+  const uint64_t sign = negative ? format.sign() : 0;
+  if (significand == 0)
+    return sign;
+  const int p = format.precision;
+  // The value lies in [2^top, 2^(top + 1)).
+  const int top = 63 - __builtin_clzll(significand) + exponent;
+  if (top > format.emax)
+    return sign | format.infinity();
+  // The exponent of the last significand bit the result keeps.
+  const int quantum = (top < format.emin ? format.emin : top) - (p - 1);
+  const int shift = quantum - exponent;
+  uint64_t n;
+  bool above = false, tie = false;
+  if (shift <= 0) {
+    n = significand << -shift;
+  } else if (shift >= 64) {
+    n = 0;
+    above = shift == 64 && significand > (uint64_t{1} << 63);
+    tie = shift == 64 && significand == (uint64_t{1} << 63);
+  } else {
+    n = significand >> shift;
+    const uint64_t rest = significand & ((uint64_t{1} << shift) - 1);
+    const uint64_t half = uint64_t{1} << (shift - 1);
+    above = rest > half;
+    tie = rest == half;
+  }
+  n += above || (tie && (n & 1));
+  // A subnormal result is its significand; a carry out of either form moves
+  // into the exponent field, which is exactly the next binade's encoding.
+  const uint64_t bits =
+      top < format.emin
+          ? n
+          : (static_cast<uint64_t>(top - format.emin + 1) << (p - 1)) +
+                (n - (uint64_t{1} << (p - 1)));
+  if (bits >= format.infinity())
+    return sign | format.infinity();
+  return sign | bits;
+}
+
+uint64_t roundValue(const Value &value, const Format &format) {
+  if (value.isInteger) {
+    const bool negative = value.integer < 0;
+    const uint64_t magnitude =
+        negative ? uint64_t{0} - static_cast<uint64_t>(value.integer)
+                 : static_cast<uint64_t>(value.integer);
+    return roundExact(negative, magnitude, 0, format);
+  }
+  uint64_t u;
+  std::memcpy(&u, &value.real, 8);
+  const bool negative = u >> 63;
+  const uint64_t magnitude = u & 0x7fffffffffffffffull;
+  if (magnitude > 0x7ff0000000000000ull)
+    return format.nan();
+  if (magnitude == 0x7ff0000000000000ull)
+    return (negative ? format.sign() : 0) | format.infinity();
+  const int field = static_cast<int>(magnitude >> 52);
+  const uint64_t fraction = magnitude & 0xfffffffffffffull;
+  return field == 0 ? roundExact(negative, fraction, -1074, format)
+                    : roundExact(negative, fraction | (uint64_t{1} << 52),
+                                 field - 1075, format);
+}
+
+double toDouble(const Value &value) {
+  return value.isInteger ? static_cast<double>(value.integer) : value.real;
+}
+
+/// Checks that `bytes` holds exactly the elements `shape` and `type` call
+/// for, so that no loop over an array can run past its end.
+void validate(const Array &array, const std::string &operation) {
+  const uint64_t count = static_cast<uint64_t>(numElements(array.shape));
+  const size_t size = itemSize(array.type);
+  const std::string what = operation + ": a " + typeName(array.type) +
+                           " array of shape " + shapeString(array.shape);
+  if (count > std::numeric_limits<uint64_t>::max() / size)
+    throw InvalidArgument(what + " is too large");
+  if (array.bytes.size() != count * size)
+    throw InvalidArgument(what + " needs " + std::to_string(count * size) +
+                          " bytes, it has " +
+                          std::to_string(array.bytes.size()));
+}
+
+//===----------------------------------------------------------------------===//
+// Header
+//===----------------------------------------------------------------------===//
+
+/// The header's fields once parsed.
+struct Header {
+  ElementType type = ElementType::F32;
+  std::vector<int64_t> shape;
+};
+
+/// A parser for the one Python dict literal a .npy header holds; anything
+/// else is an InvalidArgument naming the file.
+class HeaderParser {
+public:
+  HeaderParser(const std::string &path, std::string_view text)
+      : path(path), text(text) {}
+
+  Header parse() {
+    skipSpace();
+    if (!consume('{'))
+      fail(path, "header is not a dict: " + excerpt(pos));
+    bool sawDescr = false, sawOrder = false, sawShape = false;
+    Header header;
+    skipSpace();
+    while (!consume('}')) {
+      const size_t keyPos = pos;
+      if (!atQuote())
+        fail(path, "header dict: expected a string key at " + excerpt(pos));
+      const std::string key = parseString();
+      skipSpace();
+      if (!consume(':'))
+        fail(path, "header dict: expected ':' after '" + key + "'");
+      skipSpace();
+      if (key == "descr") {
+        markSeen(sawDescr, key);
+        header.type = parseDescr();
+      } else if (key == "fortran_order") {
+        markSeen(sawOrder, key);
+        if (parseBool(key))
+          fail(path, "Fortran-ordered arrays are not supported");
+      } else if (key == "shape") {
+        markSeen(sawShape, key);
+        header.shape = parseShape();
+      } else {
+        pos = keyPos;
+        fail(path, "unexpected key '" + key + "' in header");
+      }
+      skipSpace();
+      if (consume(','))
+        skipSpace();
+      else if (peek() != '}')
+        fail(path, "header dict: expected ',' or '}' at " + excerpt(pos));
+    }
+    skipSpace();
+    if (pos != text.size())
+      fail(path, "unexpected text after the header dict: " + excerpt(pos));
+    if (!sawDescr || !sawOrder || !sawShape)
+      fail(path, std::string("header lacks '") +
+                     (!sawDescr   ? "descr"
+                      : !sawOrder ? "fortran_order"
+                                  : "shape") +
+                     "'");
+    return header;
+  }
+
+private:
+  const std::string &path;
+  std::string_view text;
+  size_t pos = 0;
+
+  int peek() const {
+    return pos < text.size() ? static_cast<unsigned char>(text[pos]) : -1;
+  }
+  bool consume(char c) {
+    if (peek() != static_cast<unsigned char>(c))
+      return false;
+    ++pos;
+    return true;
+  }
+  bool atQuote() const { return peek() == '\'' || peek() == '"'; }
+  void skipSpace() {
+    while (peek() == ' ' || peek() == '\t' || peek() == '\n' ||
+           peek() == '\r' || peek() == '\f' || peek() == '\v')
+      ++pos;
+  }
+
+  /// Up to 40 characters from `at`, non-printable ones escaped, so that
+  /// messages stay readable whatever the file holds.
+  std::string excerpt(size_t at) const {
+    if (at >= text.size())
+      return "end of header";
+    std::string out = "'";
+    for (size_t i = at; i < text.size() && i < at + 40; ++i) {
+      const unsigned char c = text[i];
+      if (c >= 0x20 && c < 0x7f) {
+        out += static_cast<char>(c);
+      } else {
+        char escaped[8];
+        std::snprintf(escaped, sizeof(escaped), "\\x%02x", c);
+        out += escaped;
+      }
+    }
+    return out + (at + 40 < text.size() ? "...'" : "'");
+  }
+
+  void markSeen(bool &seen, const std::string &key) {
+    if (seen)
+      fail(path, "duplicate key '" + key + "' in header");
+    seen = true;
+  }
+
+  std::string parseString() {
+    const char quote = text[pos++];
+    const size_t start = pos;
+    while (pos < text.size() && text[pos] != quote) {
+      // Escapes never occur in NumPy's headers; refusing them keeps the
+      // parser honest about what the string is.
+      if (text[pos] == '\\' || text[pos] == '\n')
+        fail(path, "header dict: unsupported string literal at " +
+                       excerpt(start - 1));
+      ++pos;
+    }
+    if (pos == text.size())
+      fail(path, "header dict: unterminated string at " + excerpt(start - 1));
+    return std::string(text.substr(start, pos++ - start));
+  }
+
+  ElementType parseDescr() {
+    if (peek() == '[')
+      fail(path, "structured arrays (a list as descr) are not supported");
+    if (!atQuote())
+      fail(path, "descr is not a string: " + excerpt(pos));
+    const std::string descr = parseString();
+    // The byte order mark, then the kind and size NumPy's dtype.str gives.
+    if (descr.size() == 3) {
+      const char order = descr[0];
+      const std::string kind = descr.substr(1);
+      if (kind == "b1" &&
+          (order == '|' || order == '<' || order == '=' || order == '>'))
+        return ElementType::Bool; // one byte: the order does not matter
+      static const struct {
+        const char *kind;
+        ElementType type;
+      } kMultiByte[] = {{"f8", ElementType::F64},
+                        {"f4", ElementType::F32},
+                        {"f2", ElementType::F16},
+                        {"i4", ElementType::I32},
+                        {"i8", ElementType::I64}};
+      for (const auto &entry : kMultiByte) {
+        if (kind != entry.kind)
+          continue;
+        // NumPy never writes '=' (it spells the writer's order out), so one
+        // can only mean native order, and every host rudnn runs on is little
+        // endian.
+        if (order == '<' || order == '=')
+          return entry.type;
+        if (order == '>')
+          fail(path, "big-endian arrays are not supported (descr '" + descr +
+                         "'); convert with astype('<" + kind + "')");
+        if (order == '|')
+          fail(path,
+               "descr '" + descr + "' has no byte order for a multi-byte type");
+      }
+    }
+    fail(path, "unsupported descr '" + descr +
+                   "' (expected '<f8', '<f4', '<f2', '<i4', '<i8' or '|b1')");
+  }
+
+  bool parseBool(const std::string &key) {
+    const size_t start = pos;
+    while (std::isalnum(peek()) || peek() == '_')
+      ++pos;
+    const std::string_view word = text.substr(start, pos - start);
+    if (word == "True")
+      return true;
+    if (word == "False")
+      return false;
+    pos = start;
+    fail(path, key + " is not True or False: " + excerpt(start));
+  }
+
+  std::vector<int64_t> parseShape() {
+    if (!consume('('))
+      fail(path, "shape is not a tuple: " + excerpt(pos));
+    std::vector<int64_t> shape;
+    skipSpace();
+    bool comma = true;
+    while (!consume(')')) {
+      if (!comma)
+        fail(path, "shape: expected ',' or ')' at " + excerpt(pos));
+      shape.push_back(parseDimension());
+      skipSpace();
+      comma = consume(',');
+      skipSpace();
+    }
+    // "(2)" is the integer 2 in Python, not a tuple.
+    if (shape.size() == 1 && !comma)
+      fail(path, "shape is not a tuple: (" + std::to_string(shape[0]) + ")");
+    return shape;
+  }
+
+  int64_t parseDimension() {
+    const size_t start = pos;
+    const bool negative = consume('-');
+    if (!negative)
+      consume('+');
+    if (!std::isdigit(peek()))
+      fail(path, "shape: expected an integer at " + excerpt(start));
+    uint64_t magnitude = 0;
+    bool overflow = false;
+    while (std::isdigit(peek())) {
+      const unsigned digit = text[pos++] - '0';
+      if (magnitude > (std::numeric_limits<uint64_t>::max() - digit) / 10)
+        overflow = true;
+      else
+        magnitude = magnitude * 10 + digit;
+    }
+    // Python 2 wrote long integers with a suffix; NumPy still reads them.
+    if (peek() == 'L' || peek() == 'l')
+      ++pos;
+    const std::string literal(text.substr(start, pos - start));
+    if (negative && (magnitude != 0 || overflow))
+      fail(path, "negative dimension " + literal + " in shape");
+    if (overflow ||
+        magnitude > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      fail(path, "dimension " + literal + " in shape is too large");
+    return static_cast<int64_t>(magnitude);
+  }
+};
+
+std::string headerText(const Array &array) {
+  // NumPy's spelling: keys sorted, repr of each value, a trailing ", ".
+  std::string header =
+      std::string("{'descr': '") + descrOf(array.type) +
+      "', 'fortran_order': False, 'shape': " + shapeString(array.shape) + ", }";
+  if (!array.shape.empty())
+    header.append(kGrowthAxisMaxDigits - std::to_string(array.shape[0]).size(),
+                  ' ');
+  return header;
+}
+
+/// The complete header: magic, version, length and the padded dict.
+std::string encodeHeader(const Array &array) {
+  const std::string dict = headerText(array);
+  for (int major = 1; major <= 2; ++major) {
+    const size_t lengthSize = major == 1 ? 2 : 4;
+    const size_t length = dict.size() + 1; // the final newline
+    const size_t prefix = kMagicSize + 2 + lengthSize;
+    // Like NumPy, a header already aligned still gets a full block.
+    const size_t padding = kAlign - (prefix + length) % kAlign;
+    const uint64_t field = length + padding;
+    if (major == 1 && field > 0xffff)
+      continue;
+    std::string out(kMagic, kMagicSize);
+    out += static_cast<char>(major);
+    out += '\0';
+    for (size_t i = 0; i < lengthSize; ++i)
+      out += static_cast<char>((field >> (8 * i)) & 0xff);
+    out += dict;
+    out.append(padding, ' ');
+    out += '\n';
+    return out;
+  }
+  throw InvalidArgument("npy: a header for shape " + shapeString(array.shape) +
+                        " is too long");
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Public interface
+//===----------------------------------------------------------------------===//
+
+const char *rudnn::npy::typeName(ElementType type) {
+  switch (type) {
+  case ElementType::F64:
+    return "float64";
+  case ElementType::F32:
+    return "float32";
+  case ElementType::F16:
+    return "float16";
+  case ElementType::I32:
+    return "int32";
+  case ElementType::I64:
+    return "int64";
+  case ElementType::Bool:
+    return "bool";
+  case ElementType::BF16:
+    return "bfloat16";
+  }
+  return "unknown";
+}
+
+size_t rudnn::npy::itemSize(ElementType type) {
+  switch (type) {
+  case ElementType::F64:
+  case ElementType::I64:
+    return 8;
+  case ElementType::F32:
+  case ElementType::I32:
+    return 4;
+  case ElementType::F16:
+  case ElementType::BF16:
+    return 2;
+  case ElementType::Bool:
+    return 1;
+  }
+  return 1;
+}
+
+int64_t rudnn::npy::numElements(const std::vector<int64_t> &shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    if (dim < 0)
+      throw InvalidArgument("npy: negative dimension in shape " +
+                            shapeString(shape));
+  for (int64_t dim : shape) {
+    if (dim == 0)
+      return 0;
+    if (count > std::numeric_limits<int64_t>::max() / dim)
+      throw InvalidArgument("npy: shape " + shapeString(shape) +
+                            " has too many elements");
+    count *= dim;
+  }
+  return count;
+}
+
+Array rudnn::npy::read(const std::string &path) {
+  // The size first, so that no length a malformed file declares is ever
+  // allocated before it is known to be there.
+  std::error_code error;
+  const uintmax_t fileSize = std::filesystem::file_size(path, error);
+  if (error)
+    fail(path, "cannot read: " + error.message());
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    fail(path, std::string("cannot open: ") + std::strerror(errno));
+  auto readExactly = [&](void *buffer, size_t size, const char *what) {
+    in.read(static_cast<char *>(buffer), static_cast<std::streamsize>(size));
+    if (static_cast<size_t>(in.gcount()) != size)
+      fail(path, std::string("read error in ") + what);
+  };
+
+  uint8_t prefix[12] = {};
+  const size_t prefixRead =
+      static_cast<size_t>(std::min<uintmax_t>(fileSize, sizeof(prefix)));
+  readExactly(prefix, prefixRead, "the header");
+  if (prefixRead < kMagicSize || std::memcmp(prefix, kMagic, kMagicSize) != 0)
+    fail(path, "not a .npy file (bad magic)");
+  if (prefixRead < 8)
+    fail(path, "truncated header: the file ends inside the version");
+  const int major = prefix[6], minor = prefix[7];
+  if (major < 1 || major > 3 || minor != 0)
+    fail(path, "unsupported format version " + std::to_string(major) + "." +
+                   std::to_string(minor));
+  const size_t lengthSize = major == 1 ? 2 : 4;
+  const size_t prefixSize = 8 + lengthSize;
+  if (prefixRead < prefixSize)
+    fail(path, "truncated header: the file ends inside the header length");
+  const uint64_t headerSize = loadLittle(prefix + 8, lengthSize);
+  if (headerSize > fileSize - prefixSize)
+    fail(path, "truncated header: it declares " + std::to_string(headerSize) +
+                   " bytes, the file holds " +
+                   std::to_string(fileSize - prefixSize) + " after the prefix");
+
+  std::string headerBytes(headerSize, '\0');
+  in.seekg(static_cast<std::streamoff>(prefixSize));
+  readExactly(headerBytes.data(), headerSize, "the header");
+  const Header header = HeaderParser(path, headerBytes).parse();
+
+  Array array;
+  array.type = header.type;
+  array.shape = header.shape;
+  const uint64_t count = static_cast<uint64_t>(numElements(header.shape));
+  const size_t size = itemSize(header.type);
+  const uint64_t actual = fileSize - prefixSize - headerSize;
+  if (count > std::numeric_limits<uint64_t>::max() / size)
+    fail(path, "shape " + shapeString(header.shape) + " is too large");
+  const uint64_t expected = count * size;
+  if (actual != expected)
+    fail(path, "data is " + std::to_string(actual) + " bytes, expected " +
+                   std::to_string(expected) + " for shape " +
+                   shapeString(header.shape) + " of " + typeName(header.type));
+  array.bytes.resize(expected);
+  readExactly(array.bytes.data(), expected, "the data");
+  return array;
+}
+
+void rudnn::npy::write(const std::string &path, const Array &array) {
+  if (array.type == ElementType::BF16)
+    throw InvalidArgument("npy: cannot write '" + path +
+                          "': NumPy has no bfloat16 type");
+  validate(array, "npy: cannot write '" + path + "'");
+  const std::string header = encodeHeader(array);
+
+  // A name unique to this process and call, in the target's directory so
+  // that the rename cannot cross file systems.
+  static std::atomic<unsigned> counter{0};
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid()) +
+                                "." + std::to_string(counter++);
+  auto failWith = [&](const std::string &what, int code) {
+    std::remove(temporary.c_str());
+    throw InvalidArgument("npy: cannot write '" + path + "': " + what + ": " +
+                          std::strerror(code));
+  };
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out)
+      failWith("cannot create '" + temporary + "'", errno);
+    out.write(header.data(), static_cast<std::streamsize>(header.size()));
+    out.write(reinterpret_cast<const char *>(array.bytes.data()),
+              static_cast<std::streamsize>(array.bytes.size()));
+    out.close();
+    if (!out)
+      failWith("writing '" + temporary + "' failed", errno);
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    failWith("renaming '" + temporary + "' failed", errno);
+}
+
+Array rudnn::npy::convert(const Array &array, ElementType type) {
+  validate(array, "npy::convert");
+  if (type == array.type)
+    return array;
+  const bool integerTarget =
+      type == ElementType::I32 || type == ElementType::I64;
+  if (integerTarget && isFloating(array.type))
+    throw InvalidArgument(std::string("npy::convert: cannot convert ") +
+                          typeName(array.type) + " to " + typeName(type) +
+                          ": floating-point values are not converted to "
+                          "integers");
+  const size_t from = itemSize(array.type), to = itemSize(type);
+  const size_t count = array.bytes.size() / from;
+  Array result;
+  result.type = type;
+  result.shape = array.shape;
+  result.bytes.resize(count * to);
+  for (size_t i = 0; i < count; ++i) {
+    const Value value = load(array.type, array.bytes.data() + i * from);
+    uint8_t *out = result.bytes.data() + i * to;
+    switch (type) {
+    case ElementType::F64:
+      storeLittle(out, roundValue(value, kF64), 8);
+      break;
+    case ElementType::F32:
+      storeLittle(out, roundValue(value, kF32), 4);
+      break;
+    case ElementType::F16:
+      storeLittle(out, roundValue(value, kF16), 2);
+      break;
+    case ElementType::BF16:
+      storeLittle(out, roundValue(value, kBF16), 2);
+      break;
+    case ElementType::I32:
+      if (value.integer < std::numeric_limits<int32_t>::min() ||
+          value.integer > std::numeric_limits<int32_t>::max())
+        throw InvalidArgument("npy::convert: element " + std::to_string(i) +
+                              " (" + std::to_string(value.integer) +
+                              ") does not fit int32");
+      storeLittle(out, static_cast<uint32_t>(value.integer), 4);
+      break;
+    case ElementType::I64:
+      storeLittle(out, static_cast<uint64_t>(value.integer), 8);
+      break;
+    case ElementType::Bool:
+      // NumPy's astype(bool): non-zero is true, NaN included.
+      out[0] = value.isInteger ? value.integer != 0 : value.real != 0.0;
+      break;
+    }
+  }
+  return result;
+}
+
+std::vector<double> rudnn::npy::toDoubles(const Array &array) {
+  validate(array, "npy::toDoubles");
+  const size_t size = itemSize(array.type);
+  std::vector<double> values(array.bytes.size() / size);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = toDouble(load(array.type, array.bytes.data() + i * size));
+  return values;
+}
+
+Array rudnn::npy::fromFloats(const std::vector<float> &values,
+                             std::vector<int64_t> shape) {
+  const int64_t count = numElements(shape);
+  if (static_cast<uint64_t>(count) != values.size())
+    throw InvalidArgument("npy::fromFloats: shape " + shapeString(shape) +
+                          " holds " + std::to_string(count) +
+                          " elements, given " + std::to_string(values.size()));
+  Array array;
+  array.type = ElementType::F32;
+  array.shape = std::move(shape);
+  array.bytes.resize(values.size() * 4);
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &values[i], 4);
+    storeLittle(array.bytes.data() + i * 4, bits, 4);
+  }
+  return array;
+}
