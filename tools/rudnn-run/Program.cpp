@@ -1,0 +1,382 @@
+//===- Program.cpp - An operator program run through the JIT --------------===//
+
+#include "tools/rudnn-run/Program.h"
+#include "tools/rudnn-run/npy/Npy.h"
+
+#include "codegen/InitRudnn.h"
+#include "codegen/Transforms/Passes.h"
+#include "dialects/IR/RudnnOps.h"
+#include "lib/reference/KdaReference.h"
+
+#include "rudnn/kda.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+using namespace rudnn;
+using namespace rudnn::run;
+namespace fs = std::filesystem;
+
+namespace {
+
+DType dtypeOf(mlir::Type type) {
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF16())
+    return DType::F16;
+  if (type.isBF16())
+    return DType::BF16;
+  if (type.isInteger(32))
+    return DType::I32;
+  if (type.isInteger(1))
+    return DType::Bool;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  throw Unsupported("element type " + text + " is not supported");
+}
+
+npy::ElementType npyType(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return npy::ElementType::F32;
+  case DType::F16:
+    return npy::ElementType::F16;
+  case DType::BF16:
+    return npy::ElementType::BF16;
+  case DType::I32:
+    return npy::ElementType::I32;
+  case DType::Bool:
+    return npy::ElementType::Bool;
+  }
+  return npy::ElementType::F32;
+}
+
+int64_t numel(const std::vector<int64_t> &shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    count *= dim;
+  return count;
+}
+
+/// `values` rounded to `dtype`, as bytes.
+npy::Array encode(const HostTensor &tensor) {
+  npy::Array wide;
+  wide.type = npy::ElementType::F64;
+  wide.shape = tensor.shape;
+  wide.bytes.resize(tensor.values.size() * sizeof(double));
+  std::memcpy(wide.bytes.data(), tensor.values.data(), wide.bytes.size());
+  return npy::convert(wide, npyType(tensor.dtype));
+}
+
+/// The operand names and dim letters of rudnn.kda, in operand order.
+constexpr std::pair<const char *, const char *> kKdaOperands[] = {
+    {"q", "BTHK"}, {"k", "BTHK"},   {"v", "BTHV"},
+    {"g", "BTHK"}, {"beta", "BTH"}, {"initial_state", "BHKV"}};
+
+/// A value of the program on the device.
+struct DeviceValue {
+  std::shared_ptr<DeviceBuffer> buffer;
+  TensorView view;
+};
+
+DeviceValue allocate(Context &context, DType dtype,
+                     std::vector<int64_t> shape) {
+  DeviceValue value;
+  size_t bytes = std::max<size_t>(1, numel(shape) * dtypeSize(dtype));
+  value.buffer = std::make_shared<DeviceBuffer>(context, bytes);
+  value.view = TensorView::contiguous(value.buffer->data(), dtype, shape);
+  return value;
+}
+
+std::string describeDiagnostic(mlir::Diagnostic &diagnostic) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << diagnostic.getLocation() << ": " << diagnostic.str();
+  return os.str();
+}
+
+} // namespace
+
+Program::Program(const std::string &path, const std::string &entry,
+                 const std::string &arch) {
+  mlir::DialectRegistry registry;
+  mlir::rudnn::registerRudnnDialects(registry);
+  mlirContext.appendDialectRegistry(registry);
+  mlirContext.loadAllAvailableDialects();
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(
+      &mlirContext, [&](mlir::Diagnostic &diagnostic) {
+        diagnostics += describeDiagnostic(diagnostic) + "\n";
+        return mlir::success();
+      });
+  if (!fs::is_regular_file(path))
+    throw InvalidArgument("cannot read '" + path + "'");
+  module = mlir::parseSourceFile<mlir::ModuleOp>(path, &mlirContext);
+  if (!module)
+    throw InvalidArgument("'" + path + "' is not valid rudnn IR:\n" +
+                          diagnostics);
+  mlir::PassManager pm(&mlirContext);
+  mlir::rudnn::RudnnSpecializeOptions options;
+  options.arch = arch;
+  pm.addPass(mlir::rudnn::createRudnnSpecialize(options));
+  if (mlir::failed(pm.run(*module)))
+    throw InvalidArgument("cannot specialize '" + path + "':\n" + diagnostics);
+
+  auto func = module->lookupSymbol<mlir::func::FuncOp>(entry);
+  if (!func || func.isExternal())
+    throw InvalidArgument("'" + path + "' has no function @" + entry);
+  function = func;
+
+  for (auto [index, argument] : llvm::enumerate(func.getArguments())) {
+    auto type = mlir::dyn_cast<mlir::RankedTensorType>(argument.getType());
+    if (!type)
+      throw Unsupported("argument #" + std::to_string(index) +
+                        " is not a ranked tensor");
+    Argument arg;
+    auto name = func.getArgAttrOfType<mlir::StringAttr>(
+        index, mlir::rudnn::RudnnDialect::kNameAttrName);
+    arg.name = name ? name.str() : "arg" + std::to_string(index);
+    arg.dtype = dtypeOf(type.getElementType());
+    for (int64_t dim : type.getShape())
+      arg.shape.push_back(mlir::ShapedType::isDynamic(dim) ? -1 : dim);
+    for (mlir::OpOperand &use : argument.getUses())
+      if (mlir::isa<mlir::rudnn::KdaOp>(use.getOwner())) {
+        arg.role = kKdaOperands[use.getOperandNumber()].first;
+        arg.layout = kKdaOperands[use.getOperandNumber()].second;
+      }
+    arguments_.push_back(arg);
+  }
+  for (unsigned index = 0; index < func.getNumResults(); ++index) {
+    auto name = func.getResultAttrOfType<mlir::StringAttr>(
+        index, mlir::rudnn::RudnnDialect::kNameAttrName);
+    resultNames_.push_back(name ? name.str()
+                                : "result" + std::to_string(index));
+  }
+}
+
+Program::~Program() = default;
+
+std::vector<HostTensor> Program::run(Context &context,
+                                     const std::vector<HostTensor> &inputs,
+                                     int repeats,
+                                     std::vector<double> *milliseconds) const {
+  auto func = mlir::cast<mlir::func::FuncOp>(function);
+  llvm::DenseMap<mlir::Value, DeviceValue> values;
+  for (auto [argument, input] : llvm::zip(func.getArguments(), inputs)) {
+    DeviceValue value = allocate(context, input.dtype, input.shape);
+    npy::Array bytes = encode(input);
+    context.copyToDevice(value.view.data, bytes.bytes.data(),
+                         bytes.bytes.size());
+    values[argument] = value;
+  }
+
+  std::vector<HostTensor> results;
+  for (int repeat = 0; repeat < repeats; ++repeat) {
+    auto start = std::chrono::steady_clock::now();
+    for (mlir::Operation &op : func.getBody().front()) {
+      if (auto kda = mlir::dyn_cast<mlir::rudnn::KdaOp>(op)) {
+        KdaForwardInputs in{values[kda.getQ()].view,    values[kda.getK()].view,
+                            values[kda.getV()].view,    values[kda.getG()].view,
+                            values[kda.getBeta()].view, std::nullopt};
+        if (kda.getInitialState())
+          in.initialState = values[kda.getInitialState()].view;
+        const std::vector<int64_t> &q = in.q.shape;
+        const int64_t B = q[0], T = q[1], H = q[2], K = q[3];
+        const int64_t V = in.v.shape[3], C = *kda.getChunk();
+        DeviceValue output = allocate(
+            context, dtypeOf(kda.getOutput().getType().getElementType()),
+            {B, T, H, V});
+        DeviceValue finalState = allocate(context, DType::F32, {B, H, K, V});
+        KdaForwardOutputs out{output.view, finalState.view, std::nullopt};
+        DeviceValue boundaries;
+        if (kda.getBoundaries()) {
+          boundaries =
+              allocate(context, DType::F32, {(T + C - 1) / C, B, H, K, V});
+          out.boundaries = boundaries.view;
+        }
+        KdaOptions options;
+        options.scale =
+            static_cast<float>(kda.getScaleAttr().getValueAsDouble());
+        options.chunk = static_cast<int>(C);
+        kdaForward(context, in, out, options);
+        values[kda.getOutput()] = output;
+        values[kda.getFinalState()] = finalState;
+        if (kda.getBoundaries())
+          values[kda.getBoundaries()] = boundaries;
+        continue;
+      }
+      if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
+        context.synchronize();
+        if (repeat + 1 < repeats)
+          break;
+        for (auto [index, operand] : llvm::enumerate(ret.getOperands())) {
+          const DeviceValue &value = values[operand];
+          npy::Array bytes;
+          bytes.type = npyType(value.view.dtype);
+          bytes.shape = value.view.shape;
+          bytes.bytes.resize(numel(value.view.shape) *
+                             dtypeSize(value.view.dtype));
+          context.copyToHost(bytes.bytes.data(), value.view.data,
+                             bytes.bytes.size());
+          context.synchronize();
+          results.push_back({resultNames_[index], value.view.dtype,
+                             value.view.shape, npy::toDoubles(bytes)});
+        }
+        break;
+      }
+      throw Unsupported("rudnn-run cannot run '" +
+                        op.getName().getStringRef().str() + "' yet");
+    }
+    if (milliseconds)
+      milliseconds->push_back(std::chrono::duration<double, std::milli>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count());
+  }
+  return results;
+}
+
+std::vector<HostTensor>
+Program::reference(const std::vector<HostTensor> &inputs) const {
+  auto func = mlir::cast<mlir::func::FuncOp>(function);
+  llvm::DenseMap<mlir::Value, HostTensor> values;
+  for (auto [argument, input] : llvm::zip(func.getArguments(), inputs))
+    values[argument] = input;
+  for (mlir::Operation &op : func.getBody().front()) {
+    if (auto kda = mlir::dyn_cast<mlir::rudnn::KdaOp>(op)) {
+      const HostTensor &q = values[kda.getQ()], &v = values[kda.getV()];
+      reference::KdaShape shape{q.shape[0], q.shape[1], q.shape[2], q.shape[3],
+                                v.shape[3]};
+      reference::KdaInputs in{q.values,
+                              values[kda.getK()].values,
+                              v.values,
+                              values[kda.getG()].values,
+                              values[kda.getBeta()].values,
+                              {}};
+      if (kda.getInitialState())
+        in.initialState = values[kda.getInitialState()].values;
+      const int64_t C = *kda.getChunk();
+      reference::KdaOutputs out = reference::kdaForward(
+          shape, in, kda.getScaleAttr().getValueAsDouble(), C);
+      const int64_t B = shape.batch, T = shape.length, H = shape.heads;
+      const int64_t K = shape.featureK, V = shape.featureV;
+      values[kda.getOutput()] = {"", DType::F32, {B, T, H, V}, out.output};
+      values[kda.getFinalState()] = {
+          "", DType::F32, {B, H, K, V}, out.finalState};
+      if (kda.getBoundaries())
+        values[kda.getBoundaries()] = {
+            "", DType::F32, {(T + C - 1) / C, B, H, K, V}, out.boundaries};
+      continue;
+    }
+    if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
+      std::vector<HostTensor> results;
+      for (auto [index, operand] : llvm::enumerate(ret.getOperands())) {
+        HostTensor result = values[operand];
+        result.name = resultNames_[index];
+        results.push_back(result);
+      }
+      return results;
+    }
+    throw Unsupported("no reference for '" + op.getName().getStringRef().str() +
+                      "'");
+  }
+  return {};
+}
+
+std::vector<HostTensor>
+rudnn::run::randomInputs(const std::vector<Argument> &arguments,
+                         const std::map<char, int64_t> &dims, unsigned seed) {
+  std::mt19937 random(seed);
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::vector<HostTensor> inputs;
+  for (const Argument &argument : arguments) {
+    HostTensor tensor{argument.name, argument.dtype, argument.shape, {}};
+    for (size_t i = 0; i < tensor.shape.size(); ++i) {
+      if (tensor.shape[i] >= 0)
+        continue;
+      char letter = i < argument.layout.size() ? argument.layout[i] : '?';
+      auto it = dims.find(letter);
+      if (it == dims.end())
+        throw InvalidArgument("'" + argument.name + "' dim " +
+                              std::to_string(i) + " (" + letter +
+                              ") is dynamic: give its size with --dims");
+      tensor.shape[i] = it->second;
+    }
+    const int64_t count = numel(tensor.shape);
+    tensor.values.resize(count);
+    const std::string &role = argument.role;
+    for (double &x : tensor.values) {
+      if (role == "g")
+        x = -unit(random); // log-decay: g ≤ 0
+      else if (role == "beta")
+        x = 0.05 + 0.9 * unit(random);
+      else if (role == "initial_state")
+        x = 0.5 * normal(random);
+      else
+        x = normal(random);
+    }
+    if (role == "k") { // L2-normalised keys, as real callers provide them
+      const int64_t width = tensor.shape.back();
+      for (int64_t row = 0; row < count / width; ++row) {
+        double norm = 0;
+        for (int64_t d = 0; d < width; ++d)
+          norm +=
+              tensor.values[row * width + d] * tensor.values[row * width + d];
+        for (int64_t d = 0; d < width; ++d)
+          tensor.values[row * width + d] /= std::sqrt(norm);
+      }
+    }
+    // What the device will hold.
+    tensor.values = npy::toDoubles(encode(tensor));
+    inputs.push_back(std::move(tensor));
+  }
+  return inputs;
+}
+
+std::vector<HostTensor>
+rudnn::run::readInputs(const std::vector<Argument> &arguments,
+                       const std::string &directory) {
+  std::vector<HostTensor> inputs;
+  for (const Argument &argument : arguments) {
+    std::string path =
+        (fs::path(directory) / (argument.name + ".npy")).string();
+    npy::Array array = npy::read(path);
+    if (array.shape.size() != argument.shape.size())
+      throw InvalidArgument(path + ": rank " +
+                            std::to_string(array.shape.size()) + ", but '" +
+                            argument.name + "' has rank " +
+                            std::to_string(argument.shape.size()));
+    for (size_t i = 0; i < array.shape.size(); ++i)
+      if (argument.shape[i] >= 0 && array.shape[i] != argument.shape[i])
+        throw InvalidArgument(path + ": dim " + std::to_string(i) + " is " +
+                              std::to_string(array.shape[i]) + ", but '" +
+                              argument.name + "' needs " +
+                              std::to_string(argument.shape[i]));
+    npy::Array converted = npy::convert(array, npyType(argument.dtype));
+    inputs.push_back({argument.name, argument.dtype, array.shape,
+                      npy::toDoubles(converted)});
+  }
+  return inputs;
+}
+
+void rudnn::run::writeTensors(const std::vector<HostTensor> &tensors,
+                              const std::string &directory) {
+  std::error_code error;
+  fs::create_directories(directory, error);
+  for (const HostTensor &tensor : tensors) {
+    HostTensor asWritten = tensor;
+    if (tensor.dtype == DType::F16 || tensor.dtype == DType::BF16)
+      asWritten.dtype = DType::F32; // NumPy has no bfloat16: widen floats
+    npy::write((fs::path(directory) / (tensor.name + ".npy")).string(),
+               encode(asWritten));
+  }
+}

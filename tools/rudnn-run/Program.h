@@ -1,0 +1,90 @@
+//===- Program.h - An operator program run through the JIT ------*- C++ -*-===//
+//
+// rudnn-run's model of an .mlir file: the entry function's arguments (names,
+// element types, shapes whose dynamic dims the inputs bind), and its body of
+// operator ops, executed one by one through the JIT API on device tensors, or
+// through the float64 references on host values.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_TOOLS_RUDNN_RUN_PROGRAM_H
+#define RUDNN_TOOLS_RUDNN_RUN_PROGRAM_H
+
+#include "rudnn/context.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rudnn::run {
+
+/// A dense row-major array on the host; `values` hold what the device holds
+/// (already rounded to `dtype`).
+struct HostTensor {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<double> values;
+};
+
+struct Argument {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape; // dynamic dims are -1
+  /// Dim letters of the operator contract (e.g. "BTHK") and the operand the
+  /// argument feeds (e.g. "k"); empty when no operator uses it.
+  std::string layout, role;
+};
+
+class Program {
+public:
+  /// Parses `path`, specializes it for `arch` and finds `entry`. Throws
+  /// InvalidArgument carrying MLIR's diagnostics.
+  Program(const std::string &path, const std::string &entry,
+          const std::string &arch);
+  ~Program();
+
+  const std::vector<Argument> &arguments() const { return arguments_; }
+  const std::vector<std::string> &resultNames() const { return resultNames_; }
+
+  /// Runs the entry function on the context's backend. With `repeats` > 1
+  /// the body runs that many times on the same inputs, and `milliseconds`
+  /// receives the wall time of each run (synchronized).
+  std::vector<HostTensor>
+  run(Context &context, const std::vector<HostTensor> &inputs, int repeats = 1,
+      std::vector<double> *milliseconds = nullptr) const;
+  /// The same function through the float64 references.
+  std::vector<HostTensor>
+  reference(const std::vector<HostTensor> &inputs) const;
+
+private:
+  mlir::MLIRContext mlirContext;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::Operation *function = nullptr;
+  std::vector<Argument> arguments_;
+  std::vector<std::string> resultNames_;
+};
+
+/// Fills each argument's dynamic dims from `dims` (contract letter → size)
+/// and draws values as real callers provide them (keys L2-normalised, g ≤ 0,
+/// beta in (0, 1)), rounded to the argument's dtype.
+std::vector<HostTensor> randomInputs(const std::vector<Argument> &arguments,
+                                     const std::map<char, int64_t> &dims,
+                                     unsigned seed);
+
+/// Reads `directory/<name>.npy` for each argument, checks it against the
+/// declared type and converts it to the argument's dtype.
+std::vector<HostTensor> readInputs(const std::vector<Argument> &arguments,
+                                   const std::string &directory);
+
+/// Writes each tensor as `directory/<name>.npy` (floating ones as float32).
+void writeTensors(const std::vector<HostTensor> &tensors,
+                  const std::string &directory);
+
+} // namespace rudnn::run
+
+#endif // RUDNN_TOOLS_RUDNN_RUN_PROGRAM_H

@@ -1,0 +1,180 @@
+//===- rudnn-run.cpp - Compile and run an operator program ----------------===//
+//
+//   rudnn-run examples/kda.mlir --random 0 --check
+//
+// Runs the entry function of an .mlir file through the JIT: inputs from .npy
+// files or drawn at random, results to .npy files, optionally checked
+// against the float64 references and timed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/rudnn-run/Program.h"
+
+#include "rudnn/rudnn.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+using namespace rudnn;
+using namespace rudnn::run;
+namespace po = boost::program_options;
+
+namespace {
+
+/// "B=2,T=64,H=4" → {B: 2, T: 64, H: 4}.
+std::map<char, int64_t> parseDims(const std::string &text) {
+  std::map<char, int64_t> dims;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(',', start);
+    std::string item = text.substr(start, end - start);
+    size_t equals = item.find('=');
+    if (equals != 1 || item.size() < 3)
+      throw InvalidArgument("--dims wants LETTER=SIZE items, got '" + item +
+                            "'");
+    char *rest = nullptr;
+    long long size = std::strtoll(item.c_str() + 2, &rest, 10);
+    if (*rest || size < 1)
+      throw InvalidArgument("--dims: '" + item + "' needs a positive size");
+    dims[item[0]] = size;
+    if (end == std::string::npos)
+      break;
+    start = end + 1;
+  }
+  return dims;
+}
+
+/// Relative error tolerated for a result computed from inputs of `dtype`.
+double tolerance(DType dtype) { return dtype == DType::F32 ? 1e-4 : 1e-2; }
+
+double relativeError(const std::vector<double> &got,
+                     const std::vector<double> &want) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double diff = got[i] - want[i];
+    num += std::isfinite(got[i]) ? diff * diff : INFINITY;
+    den += want[i] * want[i];
+  }
+  return std::sqrt(num / std::max(den, 1e-300));
+}
+
+int runTool(int argc, char **argv) {
+  std::string file, entry, inputs, outputs, backend, cacheDir, dump, dims,
+      saveInputs;
+  unsigned seed = 0;
+  int bench = 0;
+  po::options_description options("rudnn-run FILE.mlir [options]");
+  options.add_options()("help,h", "this help")(
+      "entry", po::value(&entry)->default_value("main"), "function to run")(
+      "inputs", po::value(&inputs), "read each argument from DIR/<name>.npy")(
+      "random", po::value(&seed), "draw the arguments with this seed")(
+      "dims", po::value(&dims)->default_value("B=2,T=64,H=4"),
+      "sizes of dynamic dims for --random, by contract letter")(
+      "outputs", po::value(&outputs), "write each result as DIR/<name>.npy")(
+      "save-inputs", po::value(&saveInputs),
+      "write the arguments used as DIR/<name>.npy")(
+      "backend", po::value(&backend)->default_value("auto"),
+      "auto, cuda or emulation")("cache-dir", po::value(&cacheDir),
+                                 "kernel cache directory")(
+      "check", "compare every result with the float64 reference")(
+      "bench", po::value(&bench)->default_value(0),
+      "run N more times and report the median")(
+      "dump", po::value(&dump), "write generated sources, PTX and plans here");
+  po::options_description hidden;
+  hidden.add_options()("file", po::value(&file));
+  po::options_description all;
+  all.add(options).add(hidden);
+  po::positional_options_description positional;
+  positional.add("file", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv)
+                .options(all)
+                .positional(positional)
+                .run(),
+            vm);
+  po::notify(vm);
+  if (vm.count("help") || file.empty()) {
+    std::cout << options << "\n";
+    return file.empty() && !vm.count("help") ? 2 : 0;
+  }
+  if (vm.count("inputs") == vm.count("random"))
+    throw InvalidArgument("give exactly one of --inputs DIR and --random SEED");
+  if (bench < 0)
+    throw InvalidArgument("--bench must not be negative");
+  if (!dump.empty())
+    ::setenv("RUDNN_DUMP_DIR", dump.c_str(), 1);
+
+  ContextOptions contextOptions;
+  contextOptions.backend = parseBackend(backend);
+  if (vm.count("cache-dir"))
+    contextOptions.cacheDirectory = cacheDir;
+  Context context(contextOptions);
+  Program program(file, entry, context.options().arch);
+
+  std::vector<HostTensor> arguments =
+      vm.count("inputs")
+          ? readInputs(program.arguments(), inputs)
+          : randomInputs(program.arguments(), parseDims(dims), seed);
+  if (!saveInputs.empty())
+    writeTensors(arguments, saveInputs);
+
+  std::cout << "backend: " << context.deviceDescription() << "\n";
+  std::vector<HostTensor> results = program.run(context, arguments);
+  for (const HostTensor &result : results) {
+    std::cout << "result " << result.name << ": " << dtypeName(result.dtype)
+              << "[";
+    for (size_t i = 0; i < result.shape.size(); ++i)
+      std::cout << (i ? ", " : "") << result.shape[i];
+    std::cout << "]\n";
+  }
+
+  bool failed = false;
+  if (vm.count("check")) {
+    DType inputType = DType::F32;
+    for (const HostTensor &argument : arguments)
+      if (argument.dtype == DType::F16 || argument.dtype == DType::BF16)
+        inputType = argument.dtype;
+    std::vector<HostTensor> expected = program.reference(arguments);
+    for (size_t i = 0; i < results.size(); ++i) {
+      double error = relativeError(results[i].values, expected[i].values);
+      bool ok = error <= tolerance(inputType);
+      failed |= !ok;
+      std::printf("check %s: relative error %.3e (tolerance %.0e) %s\n",
+                  results[i].name.c_str(), error, tolerance(inputType),
+                  ok ? "ok" : "FAILED");
+    }
+  }
+  if (bench > 0) {
+    std::vector<double> milliseconds;
+    program.run(context, arguments, bench, &milliseconds);
+    std::sort(milliseconds.begin(), milliseconds.end());
+    std::printf("bench: median %.3f ms over %d runs\n",
+                milliseconds[milliseconds.size() / 2], bench);
+  }
+  if (!outputs.empty())
+    writeTensors(results, outputs);
+
+  Counters counters = context.counters();
+  std::cout << "compiles: " << counters.kernelsCompiled << "\n"
+            << "cache: memory=" << counters.kernelCacheMemoryHits
+            << " disk=" << counters.kernelCacheDiskHits << "\n";
+  return failed ? 1 : 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return runTool(argc, argv);
+  } catch (const Error &error) {
+    std::cerr << "rudnn-run: " << statusName(error.status()) << ": "
+              << error.what() << "\n";
+  } catch (const std::exception &error) {
+    std::cerr << "rudnn-run: " << error.what() << "\n";
+  }
+  return 1;
+}
