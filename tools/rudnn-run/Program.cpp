@@ -67,13 +67,21 @@ int64_t numel(const std::vector<int64_t> &shape) {
   return count;
 }
 
-/// `values` rounded to `dtype`, as bytes.
+/// `values` rounded to `dtype`, as bytes. Integer tensors go through int64,
+/// since converting floating values to integers is refused.
 npy::Array encode(const HostTensor &tensor) {
   npy::Array wide;
-  wide.type = npy::ElementType::F64;
   wide.shape = tensor.shape;
-  wide.bytes.resize(tensor.values.size() * sizeof(double));
-  std::memcpy(wide.bytes.data(), tensor.values.data(), wide.bytes.size());
+  if (tensor.dtype == DType::I32) {
+    wide.type = npy::ElementType::I64;
+    std::vector<int64_t> integers(tensor.values.begin(), tensor.values.end());
+    wide.bytes.resize(integers.size() * sizeof(int64_t));
+    std::memcpy(wide.bytes.data(), integers.data(), wide.bytes.size());
+  } else {
+    wide.type = npy::ElementType::F64;
+    wide.bytes.resize(tensor.values.size() * sizeof(double));
+    std::memcpy(wide.bytes.data(), tensor.values.data(), wide.bytes.size());
+  }
   return npy::convert(wide, npyType(tensor.dtype));
 }
 
@@ -321,6 +329,10 @@ rudnn::run::randomInputs(const std::vector<Argument> &arguments,
         x = 0.05 + 0.9 * unit(random);
       else if (role == "initial_state")
         x = 0.5 * normal(random);
+      else if (argument.dtype == DType::I32)
+        x = std::floor(16 * unit(random));
+      else if (argument.dtype == DType::Bool)
+        x = unit(random) < 0.5;
       else
         x = normal(random);
     }

@@ -235,6 +235,23 @@ double toDouble(const Value &value) {
   return value.isInteger ? static_cast<double>(value.integer) : value.real;
 }
 
+/// The product of the non-negative `shape`; false if it overflows int64.
+/// A zero dimension makes the array empty however large the others are.
+bool countElements(const std::vector<int64_t> &shape, int64_t &count) {
+  count = 1;
+  for (int64_t dim : shape)
+    if (dim == 0) {
+      count = 0;
+      return true;
+    }
+  for (int64_t dim : shape) {
+    if (count > std::numeric_limits<int64_t>::max() / dim)
+      return false;
+    count *= dim;
+  }
+  return true;
+}
+
 /// Checks that `bytes` holds exactly the elements `shape` and `type` call
 /// for, so that no loop over an array can run past its end.
 void validate(const Array &array, const std::string &operation) {
@@ -275,7 +292,6 @@ public:
     Header header;
     skipSpace();
     while (!consume('}')) {
-      const size_t keyPos = pos;
       if (!atQuote())
         fail(path, "header dict: expected a string key at " + excerpt(pos));
       const std::string key = parseString();
@@ -294,7 +310,6 @@ public:
         markSeen(sawShape, key);
         header.shape = parseShape();
       } else {
-        pos = keyPos;
         fail(path, "unexpected key '" + key + "' in header");
       }
       skipSpace();
@@ -343,7 +358,7 @@ private:
       return "end of header";
     std::string out = "'";
     for (size_t i = at; i < text.size() && i < at + 40; ++i) {
-      const unsigned char c = text[i];
+      const auto c = static_cast<unsigned char>(text[i]);
       if (c >= 0x20 && c < 0x7f) {
         out += static_cast<char>(c);
       } else {
@@ -427,7 +442,6 @@ private:
       return true;
     if (word == "False")
       return false;
-    pos = start;
     fail(path, key + " is not True or False: " + excerpt(start));
   }
 
@@ -461,7 +475,7 @@ private:
     uint64_t magnitude = 0;
     bool overflow = false;
     while (std::isdigit(peek())) {
-      const unsigned digit = text[pos++] - '0';
+      const auto digit = static_cast<unsigned>(text[pos++] - '0');
       if (magnitude > (std::numeric_limits<uint64_t>::max() - digit) / 10)
         overflow = true;
       else
@@ -561,19 +575,14 @@ size_t rudnn::npy::itemSize(ElementType type) {
 }
 
 int64_t rudnn::npy::numElements(const std::vector<int64_t> &shape) {
-  int64_t count = 1;
   for (int64_t dim : shape)
     if (dim < 0)
       throw InvalidArgument("npy: negative dimension in shape " +
                             shapeString(shape));
-  for (int64_t dim : shape) {
-    if (dim == 0)
-      return 0;
-    if (count > std::numeric_limits<int64_t>::max() / dim)
-      throw InvalidArgument("npy: shape " + shapeString(shape) +
-                            " has too many elements");
-    count *= dim;
-  }
+  int64_t count;
+  if (!countElements(shape, count))
+    throw InvalidArgument("npy: shape " + shapeString(shape) +
+                          " has too many elements");
   return count;
 }
 
@@ -623,12 +632,16 @@ Array rudnn::npy::read(const std::string &path) {
   Array array;
   array.type = header.type;
   array.shape = header.shape;
-  const uint64_t count = static_cast<uint64_t>(numElements(header.shape));
+  // The parser admits no negative dimension.
+  int64_t count;
+  if (!countElements(header.shape, count))
+    fail(path, "shape " + shapeString(header.shape) + " has too many elements");
   const size_t size = itemSize(header.type);
   const uint64_t actual = fileSize - prefixSize - headerSize;
-  if (count > std::numeric_limits<uint64_t>::max() / size)
+  if (static_cast<uint64_t>(count) >
+      std::numeric_limits<uint64_t>::max() / size)
     fail(path, "shape " + shapeString(header.shape) + " is too large");
-  const uint64_t expected = count * size;
+  const uint64_t expected = static_cast<uint64_t>(count) * size;
   if (actual != expected)
     fail(path, "data is " + std::to_string(actual) + " bytes, expected " +
                    std::to_string(expected) + " for shape " +
