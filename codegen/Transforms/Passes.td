@@ -56,4 +56,36 @@ def RudnnSpecialize : Pass<"rudnn-specialize", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::rudnn::RudnnDialect"];
 }
 
+def RudnnDecompose : Pass<"rudnn-decompose", "::mlir::ModuleOp"> {
+  let summary = "Operator ops to chunked-recurrence primitives";
+  let description = [{
+    Rewrites each specialized `rudnn.kda` (chunk and scale set: run
+    `rudnn-specialize` first) into the chunked-recurrence primitives: the
+    in-chunk cumulative decay, the pairwise chunk matrices, the unit
+    lower-triangular solve, the state propagation across chunks and the
+    chunk output. A sequence statically one token long becomes one
+    `rudnn.kda_recurrent` instead.
+
+    Before:
+
+    ```mlir
+    %o, %s = rudnn.kda %q, %k, %v, %g, %beta chunk 64 scale 1.250000e-01
+        : (...) -> (tensor<?x?x?x64xf32>, tensor<?x?x64x64xf32>)
+    ```
+
+    After:
+
+    ```mlir
+    %gamma = rudnn.chunk_decay %g chunk 64 : ... -> tensor<?x?x?x64x64xf32>
+    %strict, %pairwise = rudnn.chunk_pairwise %q, %k, %beta, %gamma chunk 64
+    %w, %u0 = rudnn.chunk_solve %strict, %k, %v, %beta, %gamma chunk 64
+    %u, %boundaries, %s = rudnn.chunk_propagate %w, %u0, %k, %gamma chunk 64
+    %o = rudnn.chunk_output %q, %gamma, %pairwise, %u, %boundaries chunk 64
+        scale 1.250000e-01
+    ```
+  }];
+  let dependentDialects = ["::mlir::rudnn::RudnnDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // RUDNN_CODEGEN_TRANSFORMS_PASSES_TD

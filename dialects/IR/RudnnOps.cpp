@@ -1,6 +1,7 @@
 //===- RudnnOps.cpp - rudnn operations ------------------------------------===//
 
 #include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/KdaRules.h"
 #include "dialects/IR/ShapeChecker.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -22,20 +23,10 @@ double mlir::rudnn::defaultKdaScale(int64_t featureDimK) {
 // KDA: rules shared by the forward and the backward
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// The forward's inputs, which the backward takes too.
-struct KdaInputs {
-  Value q, k, v, g, beta, initialState;
-};
-} // namespace
-
-/// Dims of the KDA contract that shape the generated code.
-static constexpr llvm::StringLiteral kKdaStaticDims = "KV";
-
-static LogicalResult verifyKdaInputs(Operation *op, ShapeChecker &shapes,
-                                     const KdaInputs &in,
-                                     std::optional<uint64_t> chunk,
-                                     FloatAttr scale) {
+LogicalResult mlir::rudnn::verifyKdaInputs(Operation *op, ShapeChecker &shapes,
+                                           const KdaInputs &in,
+                                           std::optional<uint64_t> chunk,
+                                           FloatAttr scale) {
   if (failed(shapes.check("q", in.q, "BTHK")) ||
       failed(shapes.check("k", in.k, "BTHK")) ||
       failed(shapes.check("v", in.v, "BTHV")) ||
@@ -73,10 +64,10 @@ static LogicalResult verifyKdaInputs(Operation *op, ShapeChecker &shapes,
   return success();
 }
 
-/// Checks a boundary-state tensor [N, B, H, K, V] with N = ceil(T / chunk).
-static LogicalResult verifyKdaBoundaries(Operation *op, ShapeChecker &shapes,
-                                         StringRef name, Value boundaries,
-                                         std::optional<uint64_t> chunk) {
+LogicalResult mlir::rudnn::verifyKdaBoundaries(Operation *op,
+                                               ShapeChecker &shapes,
+                                               StringRef name, Value boundaries,
+                                               std::optional<uint64_t> chunk) {
   if (failed(shapes.check(name, boundaries, "NBHKV")) ||
       failed(checkF32ElementType(op, name, boundaries)))
     return failure();
@@ -121,30 +112,33 @@ void KdaOp::build(OpBuilder &builder, OperationState &state, Value q, Value k,
         initialState, /*chunk=*/nullptr, /*scale=*/nullptr, saveBoundaries);
 }
 
-LogicalResult KdaOp::verify() {
-  Operation *op = getOperation();
+LogicalResult mlir::rudnn::verifyKdaForward(
+    Operation *op, const KdaInputs &inputs, std::optional<uint64_t> chunk,
+    FloatAttr scale, Value output, Value finalState, Value boundaries) {
   ShapeChecker shapes(op, kKdaStaticDims);
-  KdaInputs inputs{getQ(), getK(),    getV(),
-                   getG(), getBeta(), getInitialState()};
-  if (failed(verifyKdaInputs(op, shapes, inputs, getChunk(), getScaleAttr())))
+  if (failed(verifyKdaInputs(op, shapes, inputs, chunk, scale)))
     return failure();
-
-  if (failed(shapes.check("output", getOutput(), "BTHV")) ||
-      failed(checkSameElementType(op, "output", getOutput(), "v", getV())) ||
-      failed(shapes.check("final_state", getFinalState(), "BHKV")) ||
-      failed(checkF32ElementType(op, "final_state", getFinalState())))
+  if (failed(shapes.check("output", output, "BTHV")) ||
+      failed(checkSameElementType(op, "output", output, "v", inputs.v)) ||
+      failed(shapes.check("final_state", finalState, "BHKV")) ||
+      failed(checkF32ElementType(op, "final_state", finalState)))
     return failure();
+  if (boundaries)
+    return verifyKdaBoundaries(op, shapes, "boundaries", boundaries, chunk);
+  return success();
+}
 
+LogicalResult KdaOp::verify() {
   if (getSaveBoundaries() && !getBoundaries())
     return emitOpError() << "'save_boundaries' is set but the op has no "
                             "'boundaries' result";
   if (!getSaveBoundaries() && getBoundaries())
     return emitOpError()
            << "'boundaries' result is produced only with 'save_boundaries'";
-  if (getBoundaries())
-    return verifyKdaBoundaries(op, shapes, "boundaries", getBoundaries(),
-                               getChunk());
-  return success();
+  return verifyKdaForward(
+      *this, {getQ(), getK(), getV(), getG(), getBeta(), getInitialState()},
+      getChunk(), getScaleAttr(), getOutput(), getFinalState(),
+      getBoundaries());
 }
 
 //===----------------------------------------------------------------------===//

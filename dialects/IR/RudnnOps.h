@@ -11,8 +11,12 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+// Generated accessors take parameters some ops do not use.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
 #define GET_OP_CLASSES
 #include "dialects/IR/RudnnOps.h.inc"
+#pragma GCC diagnostic pop
 
 namespace mlir::rudnn {
 

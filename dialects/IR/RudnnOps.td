@@ -11,6 +11,7 @@
 
 include "dialects/IR/RudnnBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "dialects/IR/RudnnChunkOps.td"
 
 // Element types and ranks are checked by the verifiers, whose diagnostics name
 // the operand; ODS only requires ranked tensors (AnyRankedTensor).

@@ -27,6 +27,12 @@ public:
   LogicalResult check(llvm::StringRef name, Value value,
                       llvm::StringRef layout);
 
+  /// Binds `dim` to `size`, as fixed by `source` (an attribute's name), before
+  /// any operand is checked.
+  void expect(char dim, int64_t size, llvm::StringRef source) {
+    bound[dim] = Binding{size, source};
+  }
+
   /// The static size bound to `dim`, if any.
   std::optional<int64_t> lookup(char dim) const;
 

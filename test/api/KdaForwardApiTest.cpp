@@ -158,6 +158,9 @@ struct ApiCase {
   double gMin;
 };
 
+// Test names say what a case is; keep gtest from printing its bytes.
+void PrintTo(const ApiCase &, std::ostream *) {}
+
 class KdaForwardNumerics : public KdaApiTest,
                            public ::testing::WithParamInterface<ApiCase> {};
 
@@ -315,6 +318,8 @@ struct BadCall {
   const char *what, *needle;
   void (*spoil)(SmallCall &, KdaOptions &);
 };
+
+void PrintTo(const BadCall &call, std::ostream *os) { *os << call.what; }
 
 class KdaForwardBadInput : public KdaForwardContract,
                            public ::testing::WithParamInterface<BadCall> {};

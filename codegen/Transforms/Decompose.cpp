@@ -1,0 +1,112 @@
+//===- Decompose.cpp - Operator ops to chunked-recurrence primitives ------===//
+
+#include "codegen/Transforms/Passes.h"
+#include "dialects/IR/RudnnOps.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace mlir::rudnn {
+#define GEN_PASS_DEF_RUDNNDECOMPOSE
+#include "codegen/Transforms/Passes.h.inc"
+} // namespace mlir::rudnn
+
+using namespace mlir;
+using namespace mlir::rudnn;
+
+namespace {
+
+/// Dims of one KDA call, each static size or ShapedType::kDynamic.
+struct KdaDims {
+  int64_t batch, length, heads, featureK, featureV, chunk, chunks;
+
+  static KdaDims of(KdaOp op) {
+    auto q = cast<RankedTensorType>(op.getQ().getType());
+    auto v = cast<RankedTensorType>(op.getV().getType());
+    KdaDims dims{q.getDimSize(0),     q.getDimSize(1),
+                 q.getDimSize(2),     q.getDimSize(3),
+                 v.getDimSize(3),     static_cast<int64_t>(*op.getChunk()),
+                 ShapedType::kDynamic};
+    if (!ShapedType::isDynamic(dims.length))
+      dims.chunks = (dims.length + dims.chunk - 1) / dims.chunk;
+    return dims;
+  }
+
+  /// An fp32 chunk tile [B, H, N, C, width].
+  RankedTensorType tile(Builder &builder, int64_t width) const {
+    return RankedTensorType::get({batch, heads, chunks, chunk, width},
+                                 builder.getF32Type());
+  }
+};
+
+void decomposeChunked(KdaOp op, OpBuilder &builder) {
+  KdaDims dims = KdaDims::of(op);
+  Location loc = op.getLoc();
+  IntegerAttr chunk = op.getChunkAttr();
+  RankedTensorType keyTile = dims.tile(builder, dims.featureK);
+  RankedTensorType valueTile = dims.tile(builder, dims.featureV);
+  RankedTensorType square = dims.tile(builder, dims.chunk);
+
+  Value gamma =
+      builder.create<ChunkDecayOp>(loc, keyTile, op.getG(), chunk).getGamma();
+  auto pairwise = builder.create<ChunkPairwiseOp>(
+      loc, square, square, op.getQ(), op.getK(), op.getBeta(), gamma, chunk);
+  auto solve = builder.create<ChunkSolveOp>(
+      loc, keyTile, valueTile, pairwise.getStrict(), op.getK(), op.getV(),
+      op.getBeta(), gamma, chunk);
+  auto boundariesType = RankedTensorType::get(
+      {dims.chunks, dims.batch, dims.heads, dims.featureK, dims.featureV},
+      builder.getF32Type());
+  auto propagate = builder.create<ChunkPropagateOp>(
+      loc, valueTile, boundariesType, op.getFinalState().getType(),
+      solve.getW(), solve.getU0(), op.getK(), gamma, op.getInitialState(),
+      chunk);
+  auto output = builder.create<ChunkOutputOp>(
+      loc, op.getOutput().getType(), op.getQ(), gamma, pairwise.getPairwise(),
+      propagate.getU(), propagate.getBoundaries(), chunk, op.getScaleAttr());
+
+  op.getOutput().replaceAllUsesWith(output.getOutput());
+  op.getFinalState().replaceAllUsesWith(propagate.getFinalState());
+  if (Value boundaries = op.getBoundaries()) {
+    // The op's type may be more static than the propagate's.
+    Value saved = propagate.getBoundaries();
+    if (saved.getType() != boundaries.getType())
+      saved = builder.create<tensor::CastOp>(loc, boundaries.getType(), saved);
+    boundaries.replaceAllUsesWith(saved);
+  }
+}
+
+void decomposeRecurrent(KdaOp op, OpBuilder &builder) {
+  Type boundaries = op.getBoundaries() ? op.getBoundaries().getType() : Type();
+  auto recurrent = builder.create<KdaRecurrentOp>(
+      op.getLoc(), op.getOutput().getType(), op.getFinalState().getType(),
+      boundaries, op.getQ(), op.getK(), op.getV(), op.getG(), op.getBeta(),
+      op.getInitialState(), op.getChunkAttr(), op.getScaleAttr());
+  op.getOutput().replaceAllUsesWith(recurrent.getOutput());
+  op.getFinalState().replaceAllUsesWith(recurrent.getFinalState());
+  if (op.getBoundaries())
+    op.getBoundaries().replaceAllUsesWith(recurrent.getBoundaries());
+}
+
+struct DecomposePass : public rudnn::impl::RudnnDecomposeBase<DecomposePass> {
+  void runOnOperation() override {
+    SmallVector<KdaOp> ops;
+    getOperation().walk([&](KdaOp op) { ops.push_back(op); });
+    for (KdaOp op : ops) {
+      if (!op.getChunk() || !op.getScaleAttr()) {
+        op.emitOpError() << "needs its chunk and scale: run rudnn-specialize "
+                            "before rudnn-decompose";
+        return signalPassFailure();
+      }
+      OpBuilder builder(op);
+      if (KdaDims::of(op).length == 1)
+        decomposeRecurrent(op, builder);
+      else
+        decomposeChunked(op, builder);
+      op.erase();
+    }
+  }
+};
+
+} // namespace

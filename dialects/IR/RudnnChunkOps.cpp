@@ -1,0 +1,146 @@
+//===- RudnnChunkOps.cpp - Chunked-recurrence primitives ------------------===//
+
+#include "dialects/IR/KdaRules.h"
+#include "dialects/IR/RudnnOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::rudnn;
+
+namespace {
+
+/// Rules every chunk primitive shares: a valid chunk, bound as dim C; static
+/// K, V and C; consistent N = ceil(T / C) where both are static.
+class ChunkRules {
+public:
+  ChunkRules(Operation *op, uint64_t chunk)
+      : op(op), chunk(static_cast<int64_t>(chunk)), shapes(op, "KVC") {
+    shapes.expect('C', this->chunk, "chunk");
+  }
+
+  LogicalResult start() {
+    if (!isValidKdaChunk(chunk))
+      return op->emitOpError()
+             << "'chunk' must be 16, 32, 64 or 128, got " << chunk;
+    return success();
+  }
+
+  /// A sequence tensor [B, T, H, *] of f32, f16 or bf16.
+  LogicalResult sequence(StringRef name, Value value, StringRef layout) {
+    if (failed(shapes.check(name, value, layout)) ||
+        failed(checkFloatElementType(op, name, value)))
+      return failure();
+    return success();
+  }
+
+  /// An fp32 tile or state tensor.
+  LogicalResult tile(StringRef name, Value value, StringRef layout) {
+    if (failed(shapes.check(name, value, layout)) ||
+        failed(checkF32ElementType(op, name, value)))
+      return failure();
+    return success();
+  }
+
+  LogicalResult sameType(StringRef name, Value value, StringRef refName,
+                         Value ref) {
+    return checkSameElementType(op, name, value, refName, ref);
+  }
+
+  /// N = ceil(T / C) when both are known.
+  LogicalResult finish() {
+    std::optional<int64_t> count = shapes.lookup('N');
+    std::optional<int64_t> length = shapes.lookup('T');
+    if (!count || !length)
+      return success();
+    int64_t expected = (*length + chunk - 1) / chunk;
+    if (*count != expected)
+      return op->emitOpError()
+             << "chunk count N is " << *count << ", expected " << expected
+             << " = ceil(T=" << *length << " / chunk=" << chunk << ")";
+    return success();
+  }
+
+private:
+  Operation *op;
+  int64_t chunk;
+  ShapeChecker shapes;
+};
+
+} // namespace
+
+LogicalResult ChunkDecayOp::verify() {
+  ChunkRules rules(*this, getChunk());
+  if (failed(rules.start()) || failed(rules.sequence("g", getG(), "BTHK")) ||
+      failed(rules.tile("gamma", getGamma(), "BHNCK")))
+    return failure();
+  return rules.finish();
+}
+
+LogicalResult ChunkPairwiseOp::verify() {
+  ChunkRules rules(*this, getChunk());
+  if (failed(rules.start()) || failed(rules.sequence("q", getQ(), "BTHK")) ||
+      failed(rules.sequence("k", getK(), "BTHK")) ||
+      failed(rules.sameType("k", getK(), "q", getQ())) ||
+      failed(rules.sequence("beta", getBeta(), "BTH")) ||
+      failed(rules.tile("gamma", getGamma(), "BHNCK")) ||
+      failed(rules.tile("strict", getStrict(), "BHNCC")) ||
+      failed(rules.tile("pairwise", getPairwise(), "BHNCC")))
+    return failure();
+  return rules.finish();
+}
+
+LogicalResult ChunkSolveOp::verify() {
+  ChunkRules rules(*this, getChunk());
+  if (failed(rules.start()) ||
+      failed(rules.tile("strict", getStrict(), "BHNCC")) ||
+      failed(rules.sequence("k", getK(), "BTHK")) ||
+      failed(rules.sequence("v", getV(), "BTHV")) ||
+      failed(rules.sameType("v", getV(), "k", getK())) ||
+      failed(rules.sequence("beta", getBeta(), "BTH")) ||
+      failed(rules.tile("gamma", getGamma(), "BHNCK")) ||
+      failed(rules.tile("w", getW(), "BHNCK")) ||
+      failed(rules.tile("u0", getU0(), "BHNCV")))
+    return failure();
+  return rules.finish();
+}
+
+LogicalResult ChunkPropagateOp::verify() {
+  ChunkRules rules(*this, getChunk());
+  if (failed(rules.start()) || failed(rules.tile("w", getW(), "BHNCK")) ||
+      failed(rules.tile("u0", getU0(), "BHNCV")) ||
+      failed(rules.sequence("k", getK(), "BTHK")) ||
+      failed(rules.tile("gamma", getGamma(), "BHNCK")) ||
+      (getInitialState() &&
+       failed(rules.tile("initial_state", getInitialState(), "BHKV"))) ||
+      failed(rules.tile("u", getU(), "BHNCV")) ||
+      failed(rules.tile("boundaries", getBoundaries(), "NBHKV")) ||
+      failed(rules.tile("final_state", getFinalState(), "BHKV")))
+    return failure();
+  return rules.finish();
+}
+
+LogicalResult ChunkOutputOp::verify() {
+  ChunkRules rules(*this, getChunk());
+  double scale = getScaleAttr().getValueAsDouble();
+  if (!(scale > 0.0) || !std::isfinite(scale))
+    return emitOpError() << "'scale' must be positive and finite, got "
+                         << scale;
+  if (failed(rules.start()) || failed(rules.sequence("q", getQ(), "BTHK")) ||
+      failed(rules.tile("gamma", getGamma(), "BHNCK")) ||
+      failed(rules.tile("pairwise", getPairwise(), "BHNCC")) ||
+      failed(rules.tile("u", getU(), "BHNCV")) ||
+      failed(rules.tile("boundaries", getBoundaries(), "NBHKV")) ||
+      failed(rules.sequence("output", getOutput(), "BTHV")))
+    return failure();
+  return rules.finish();
+}
+
+LogicalResult KdaRecurrentOp::verify() {
+  return verifyKdaForward(
+      *this, {getQ(), getK(), getV(), getG(), getBeta(), getInitialState()},
+      getChunk(), getScaleAttr(), getOutput(), getFinalState(),
+      getBoundaries());
+}

@@ -1,0 +1,177 @@
+//===- RudnnChunkOps.td - Chunked-recurrence primitives ----*- tablegen -*-===//
+//
+// What `rudnn-decompose` turns a KDA forward into. Chunk tiles are
+// [B, H, N, C, *] fp32 tensors (N = ceil(T / C) chunks of C tokens);
+// sequence tensors keep the operator's [B, T, H, *] form. Within a chunk, Γ
+// is the inclusive cumulative sum of g, and every decay factor is
+// exp(Γ_i − Γ_j) with j ≤ i, never positive in its exponent.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_CHUNK_OPS_TD
+#define RUDNN_CHUNK_OPS_TD
+
+include "dialects/IR/RudnnBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Rudnn_ChunkOp<string mnemonic, list<Trait> traits = []>
+    : Rudnn_Op<mnemonic, !listconcat(traits, [Pure])> {
+  let hasVerifier = 1;
+}
+
+def Rudnn_ChunkDecayOp : Rudnn_ChunkOp<"chunk_decay"> {
+  let summary = "In-chunk cumulative decay Γ";
+  let description = [{
+    `gamma[b, h, n, i, d] = Σ_{j ≤ i} g[b, n·C + j, h, d]`, the inclusive
+    cumulative sum of the log-decay within each chunk of `chunk` tokens (rows
+    past the end of a tail chunk are unspecified).
+
+    ```mlir
+    %gamma = rudnn.chunk_decay %g chunk 64
+        : tensor<?x?x?x64xf32> -> tensor<?x?x?x64x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$g, I64Attr:$chunk);
+  let results = (outs AnyRankedTensor:$gamma);
+  let assemblyFormat = [{
+    $g `chunk` $chunk attr-dict `:` type($g) `->` type($gamma)
+  }];
+}
+
+def Rudnn_ChunkPairwiseOp : Rudnn_ChunkOp<"chunk_pairwise"> {
+  let summary = "Pairwise chunk matrices of the delta rule";
+  let description = [{
+    Per chunk, with e_ij = exp(Γ_i − Γ_j) (j ≤ i):
+    `strict[i, j] = β_i Σ_d k_id k_jd e_ijd` for j < i (0 elsewhere), and
+    `pairwise[i, j] = Σ_d q_id k_jd e_ijd` for j ≤ i (0 elsewhere).
+
+    ```mlir
+    %strict, %pairwise = rudnn.chunk_pairwise %q, %k, %beta, %gamma chunk 64
+        : tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>, tensor<?x?x?xf32>,
+          tensor<?x?x?x64x64xf32>
+        -> tensor<?x?x?x64x64xf32>, tensor<?x?x?x64x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$k,
+                       AnyRankedTensor:$beta, AnyRankedTensor:$gamma,
+                       I64Attr:$chunk);
+  let results = (outs AnyRankedTensor:$strict, AnyRankedTensor:$pairwise);
+  let assemblyFormat = [{
+    $q `,` $k `,` $beta `,` $gamma `chunk` $chunk attr-dict `:`
+    type($q) `,` type($k) `,` type($beta) `,` type($gamma) `->`
+    type($strict) `,` type($pairwise)
+  }];
+}
+
+def Rudnn_ChunkSolveOp : Rudnn_ChunkOp<"chunk_solve"> {
+  let summary = "Unit lower-triangular solve of a chunk";
+  let description = [{
+    Solves `(I + strict) X = R` per chunk by forward substitution for the
+    right-hand sides `β ⊙ (k ⊙ e^Γ)` (giving `w`, [.., C, K]) and `β ⊙ v`
+    (giving `u0`, [.., C, V]): the state-free parts of the chunk's updates,
+    `U = u0 − w S0` for the state S0 at the chunk start.
+
+    ```mlir
+    %w, %u0 = rudnn.chunk_solve %strict, %k, %v, %beta, %gamma chunk 64
+        : tensor<?x?x?x64x64xf32>, tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>,
+          tensor<?x?x?xf32>, tensor<?x?x?x64x64xf32>
+        -> tensor<?x?x?x64x64xf32>, tensor<?x?x?x64x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$strict, AnyRankedTensor:$k,
+                       AnyRankedTensor:$v, AnyRankedTensor:$beta,
+                       AnyRankedTensor:$gamma, I64Attr:$chunk);
+  let results = (outs AnyRankedTensor:$w, AnyRankedTensor:$u0);
+  let assemblyFormat = [{
+    $strict `,` $k `,` $v `,` $beta `,` $gamma `chunk` $chunk attr-dict `:`
+    type($strict) `,` type($k) `,` type($v) `,` type($beta) `,` type($gamma)
+    `->` type($w) `,` type($u0)
+  }];
+}
+
+def Rudnn_ChunkPropagateOp : Rudnn_ChunkOp<"chunk_propagate"> {
+  let summary = "State propagation across chunks";
+  let description = [{
+    Walks the chunks in order from the initial state (or zero): records the
+    state at each chunk start (`boundaries`, [N, B, H, K, V]), forms the
+    chunk's updates `u = u0 − w S`, and advances
+    `S ← diag(e^Γ_last) S + (k ⊙ e^(Γ_last − Γ))ᵀ u`. Sequential over chunks,
+    parallel over batch, heads and blocks of V.
+
+    ```mlir
+    %u, %boundaries, %final = rudnn.chunk_propagate %w, %u0, %k, %gamma
+        initial_state %s0 chunk 64
+        : tensor<?x?x?x64x64xf32>, tensor<?x?x?x64x64xf32>,
+          tensor<?x?x?x64xf32>, tensor<?x?x?x64x64xf32>, tensor<?x?x64x64xf32>
+        -> tensor<?x?x?x64x64xf32>, tensor<?x?x?x64x64xf32>,
+           tensor<?x?x64x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$w, AnyRankedTensor:$u0,
+                       AnyRankedTensor:$k, AnyRankedTensor:$gamma,
+                       Optional<AnyRankedTensor>:$initial_state,
+                       I64Attr:$chunk);
+  let results = (outs AnyRankedTensor:$u, AnyRankedTensor:$boundaries,
+                      AnyRankedTensor:$final_state);
+  let assemblyFormat = [{
+    $w `,` $u0 `,` $k `,` $gamma (`initial_state` $initial_state^)?
+    `chunk` $chunk attr-dict `:` type(operands) `->` type(results)
+  }];
+}
+
+def Rudnn_ChunkOutputOp : Rudnn_ChunkOp<"chunk_output"> {
+  let summary = "Chunk output";
+  let description = [{
+    `o_i = scale (q_i ⊙ e^Γ_i)ᵀ S_c + scale Σ_{j ≤ i} pairwise[i, j] u_j` for
+    each token i of chunk c, with S_c its boundary state. Chunk-parallel.
+
+    ```mlir
+    %o = rudnn.chunk_output %q, %gamma, %pairwise, %u, %boundaries chunk 64
+        scale 1.250000e-01
+        : tensor<?x?x?x64xbf16>, tensor<?x?x?x64x64xf32>,
+          tensor<?x?x?x64x64xf32>, tensor<?x?x?x64x64xf32>,
+          tensor<?x?x?x64x64xf32> -> tensor<?x?x?x64xbf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$gamma,
+                       AnyRankedTensor:$pairwise, AnyRankedTensor:$u,
+                       AnyRankedTensor:$boundaries, I64Attr:$chunk,
+                       F32Attr:$scale);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = [{
+    $q `,` $gamma `,` $pairwise `,` $u `,` $boundaries `chunk` $chunk
+    `scale` $scale attr-dict `:` type(operands) `->` type($output)
+  }];
+}
+
+def Rudnn_KdaRecurrentOp : Rudnn_ChunkOp<"kda_recurrent"> {
+  let summary = "KDA forward token by token (decode)";
+  let description = [{
+    The recurrence of `rudnn.kda` evaluated one token at a time by one fused
+    kernel, for short sequences (T = 1 decode). Same operands, attributes and
+    results as `rudnn.kda`, with chunk and scale fixed; the boundaries, when
+    produced, are the states before tokens 0, chunk, 2·chunk, ….
+
+    ```mlir
+    %o, %s = rudnn.kda_recurrent %q, %k, %v, %g, %beta initial_state %s0
+        chunk 64 scale 1.250000e-01
+        : (tensor<?x1x?x64xf32>, tensor<?x1x?x64xf32>, tensor<?x1x?x64xf32>,
+           tensor<?x1x?x64xf32>, tensor<?x1x?xf32>, tensor<?x?x64x64xf32>)
+        -> (tensor<?x1x?x64xf32>, tensor<?x?x64x64xf32>)
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$k,
+                       AnyRankedTensor:$v, AnyRankedTensor:$g,
+                       AnyRankedTensor:$beta,
+                       Optional<AnyRankedTensor>:$initial_state,
+                       I64Attr:$chunk, F32Attr:$scale);
+  let results = (outs AnyRankedTensor:$output, AnyRankedTensor:$final_state,
+                      Optional<AnyRankedTensor>:$boundaries);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $g `,` $beta (`initial_state` $initial_state^)?
+    `chunk` $chunk `scale` $scale attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+#endif // RUDNN_CHUNK_OPS_TD
