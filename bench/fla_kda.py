@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Times flash-linear-attention's chunk_kda forward on the shapes rudnn-bench-kda
+uses, in the same dtypes (bf16 q, k, v, beta; fp32 g), and writes JSON.
+
+    python3 bench/fla_kda.py --json out.json [--repeats 20]
+
+Timing: CUDA events around each call after warm-up; the median is reported.
+"""
+import argparse
+import json
+import sys
+
+SHAPES = [(1, 8192, 96, 128), (2, 16384, 16, 128), (4, 4096, 64, 128), (8, 1024, 8, 64)]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", required=True)
+    parser.add_argument("--repeats", type=int, default=20)
+    args = parser.parse_args()
+
+    import torch
+    from fla.ops.kda import chunk_kda
+
+    results = []
+    for B, T, H, K in SHAPES:
+        V = K
+        torch.manual_seed(0)
+        device = "cuda"
+        q = torch.randn(B, T, H, K, device=device, dtype=torch.bfloat16)
+        k = torch.nn.functional.normalize(
+            torch.randn(B, T, H, K, device=device, dtype=torch.float32), dim=-1
+        ).to(torch.bfloat16)
+        v = torch.randn(B, T, H, V, device=device, dtype=torch.bfloat16)
+        g = -torch.rand(B, T, H, K, device=device, dtype=torch.float32)
+        beta = (0.05 + 0.9 * torch.rand(B, T, H, device=device)).to(torch.bfloat16)
+        s0 = 0.5 * torch.randn(B, H, K, V, device=device, dtype=torch.float32)
+
+        def call():
+            return chunk_kda(q, k, v, g, beta, scale=K ** -0.5,
+                             initial_state=s0, output_final_state=True)
+
+        for _ in range(3):
+            call()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(args.repeats):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            call()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        times.sort()
+        results.append({"B": B, "T": T, "H": H, "K": K, "V": V,
+                        "ms": times[len(times) // 2]})
+        print(f"fla chunk_kda {B},{T},{H},{K}: {results[-1]['ms']:.3f} ms",
+              file=sys.stderr)
+    with open(args.json, "w") as out:
+        json.dump({"op": "fla.chunk_kda", "dtype": "bf16", "results": results}, out,
+                  indent=1)
+
+
+if __name__ == "__main__":
+    main()

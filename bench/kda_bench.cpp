@@ -1,0 +1,158 @@
+//===- kda_bench.cpp - Kimi Delta Attention forward timings ---------------===//
+//
+//   rudnn-bench-kda [--backend auto|cuda|emulation] [--repeats N]
+//                   [--shapes B,T,H,K;...] [--json FILE]
+//
+// Times rudnn::kdaForward in bf16 (g fp32) on random inputs drawn as real
+// callers provide them, after a warm-up call that compiles. Reports the
+// median wall time of `repeats` synchronized calls and the rate in TFLOP/s,
+// counting 2·B·H·T·(3KV + 2CK + CV + C(K+V)/2) flops: the state products
+// (W·S, Kdᵀ·U, Qd·S), the pairwise matrices, the intra-chunk output and the
+// triangular solve.
+//
+//===----------------------------------------------------------------------===//
+
+#include "test/support/KdaProblem.h"
+
+#include "rudnn/rudnn.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace rudnn;
+
+namespace {
+
+struct Shape {
+  int64_t B, T, H, K;
+};
+
+std::vector<Shape> parseShapes(const std::string &text) {
+  std::vector<Shape> shapes;
+  std::stringstream list(text);
+  std::string item;
+  while (std::getline(list, item, ';')) {
+    Shape s{};
+    if (std::sscanf(item.c_str(), "%ld,%ld,%ld,%ld", &s.B, &s.T, &s.H, &s.K) !=
+        4)
+      throw InvalidArgument("--shapes wants B,T,H,K;..., got '" + item + "'");
+    shapes.push_back(s);
+  }
+  return shapes;
+}
+
+/// Device memory holding `count` elements of `dtype` drawn from `values`.
+DeviceBuffer upload(Context &context, const std::vector<double> &values,
+                    DType dtype) {
+  DeviceBuffer buffer(context, values.size() * dtypeSize(dtype));
+  std::vector<unsigned char> bytes(values.size() * dtypeSize(dtype));
+  for (size_t i = 0; i < values.size(); ++i) {
+    float x = static_cast<float>(values[i]);
+    if (dtype == DType::BF16) {
+      uint16_t bits = test::toBf16(x);
+      std::memcpy(&bytes[2 * i], &bits, 2);
+    } else {
+      std::memcpy(&bytes[4 * i], &x, 4);
+    }
+  }
+  context.copyToDevice(buffer.data(), bytes.data(), bytes.size());
+  return buffer;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string backend = "auto", json,
+              shapesText = "1,8192,96,128;2,16384,16,128;4,4096,64,128;"
+                           "8,1024,8,64";
+  int repeats = 20;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--backend")
+      backend = argv[i + 1];
+    else if (flag == "--repeats")
+      repeats = std::max(1, std::atoi(argv[i + 1]));
+    else if (flag == "--shapes")
+      shapesText = argv[i + 1];
+    else if (flag == "--json")
+      json = argv[i + 1];
+    else {
+      std::fprintf(stderr, "rudnn-bench-kda: unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  try {
+    ContextOptions options;
+    options.backend = parseBackend(backend);
+    Context context(options);
+    std::printf("device: %s\n", context.deviceDescription().c_str());
+    std::printf("%-22s %10s %10s\n", "B,T,H,K=V", "ms", "TFLOP/s");
+    std::ostringstream records;
+    for (const Shape &s : parseShapes(shapesText)) {
+      const int64_t K = s.K, V = s.K, C = 64;
+      reference::KdaShape shape{s.B, s.T, s.H, K, V};
+      reference::KdaInputs in = test::randomKdaInputs(shape, -1, true, true, 7);
+      DeviceBuffer q = upload(context, in.q, DType::BF16),
+                   k = upload(context, in.k, DType::BF16),
+                   v = upload(context, in.v, DType::BF16),
+                   g = upload(context, in.g, DType::F32),
+                   beta = upload(context, in.beta, DType::BF16),
+                   s0 = upload(context, in.initialState, DType::F32);
+      DeviceBuffer out(context, s.B * s.T * s.H * V * 2),
+          sT(context, s.B * s.H * K * V * 4);
+      auto view = [](const DeviceBuffer &b, DType t, std::vector<int64_t> d) {
+        return TensorView::contiguous(b.data(), t, d);
+      };
+      KdaForwardInputs inputs{view(q, DType::BF16, {s.B, s.T, s.H, K}),
+                              view(k, DType::BF16, {s.B, s.T, s.H, K}),
+                              view(v, DType::BF16, {s.B, s.T, s.H, V}),
+                              view(g, DType::F32, {s.B, s.T, s.H, K}),
+                              view(beta, DType::BF16, {s.B, s.T, s.H}),
+                              view(s0, DType::F32, {s.B, s.H, K, V})};
+      KdaForwardOutputs outputs{view(out, DType::BF16, {s.B, s.T, s.H, V}),
+                                view(sT, DType::F32, {s.B, s.H, K, V}),
+                                std::nullopt};
+      KdaOptions kdaOptions;
+      kdaOptions.chunk = C;
+      kdaForward(context, inputs, outputs, kdaOptions); // compiles
+      context.synchronize();
+      std::vector<double> times;
+      for (int r = 0; r < repeats; ++r) {
+        auto start = std::chrono::steady_clock::now();
+        kdaForward(context, inputs, outputs, kdaOptions);
+        context.synchronize();
+        times.push_back(std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - start)
+                            .count());
+      }
+      std::sort(times.begin(), times.end());
+      const double ms = times[times.size() / 2];
+      const double flops =
+          2.0 * s.B * s.H * s.T *
+          (3.0 * K * V + 2.0 * C * K + C * V + C * (K + V) / 2.0);
+      const double tflops = flops / (ms * 1e-3) / 1e12;
+      char label[64];
+      std::snprintf(label, sizeof(label), "%ld,%ld,%ld,%ld", s.B, s.T, s.H,
+                    s.K);
+      std::printf("%-22s %10.3f %10.2f\n", label, ms, tflops);
+      records << (records.tellp() > 0 ? ",\n" : "") << "  {\"B\": " << s.B
+              << ", \"T\": " << s.T << ", \"H\": " << s.H << ", \"K\": " << K
+              << ", \"V\": " << V << ", \"ms\": " << ms
+              << ", \"tflops\": " << tflops << "}";
+    }
+    if (!json.empty())
+      std::ofstream(json) << "{\"op\": \"kda_forward\", \"dtype\": \"bf16\", "
+                             "\"results\": [\n"
+                          << records.str() << "\n]}\n";
+    return 0;
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "rudnn-bench-kda: %s\n", error.what());
+    return 1;
+  }
+}
