@@ -11,87 +11,41 @@ namespace {
 
 /// Parameter indices of the plan.
 enum Param : uint32_t { kB, kT, kH, kN, kFirstStride };
-/// Value columns handled by one block of `propagate` and `recurrent`.
-constexpr int64_t kColumnsPerBlock = 32;
-constexpr uint32_t kThreads = 128;
 
-const char *cudaType(DType dtype) {
+codegen::ScalarType scalarType(DType dtype) {
   switch (dtype) {
   case DType::F16:
-    return "__half";
+    return codegen::ScalarType::F16;
   case DType::BF16:
-    return "__nv_bfloat16";
+    return codegen::ScalarType::BF16;
   default:
-    return "float";
+    return codegen::ScalarType::F32;
   }
-}
-
-/// Floats of one chunk's tiles (rudnn::kda::ChunkTiles::kFloats).
-int64_t tileFloats(const KdaKernelSpec &spec) {
-  const int64_t C = spec.chunk, K = spec.featureK, V = spec.featureV;
-  return C * (4 * K + 2 * V + C) + K;
-}
-
-std::string specName(const KdaKernelSpec &spec) {
-  std::ostringstream name;
-  name << dtypeName(spec.input) << "_" << dtypeName(spec.gate) << "_"
-       << dtypeName(spec.beta) << "_k" << spec.featureK << "_v" << spec.featureV
-       << "_c" << spec.chunk;
-  return name.str();
 }
 
 } // namespace
 
+codegen::KdaKernelSpec rudnn::emitterSpec(const KdaKernelSpec &spec) {
+  return {scalarType(spec.input), scalarType(spec.gate), scalarType(spec.beta),
+          spec.featureK,          spec.featureV,         spec.chunk};
+}
+
 std::string rudnn::kdaForwardSignature(const KdaKernelSpec &spec,
                                        const KdaPlanFlags &flags) {
   std::ostringstream key;
-  key << "kda_forward:" << specName(spec) << ":s0=" << flags.initialState
-      << ":sT=" << flags.finalState << ":bounds=" << flags.saveBoundaries
-      << ":scale=" << std::hexfloat << flags.scale;
+  key << "kda_forward:" << codegen::kdaSpecName(emitterSpec(spec))
+      << ":s0=" << flags.initialState << ":sT=" << flags.finalState
+      << ":bounds=" << flags.saveBoundaries << ":scale=" << std::hexfloat
+      << flags.scale;
   return key.str();
-}
-
-KernelSource rudnn::kdaForwardKernel(const KdaKernelSpec &spec,
-                                     const std::string &stage) {
-  const std::string in = cudaType(spec.input), gate = cudaType(spec.gate),
-                    beta = cudaType(spec.beta);
-  std::ostringstream dims;
-  dims << spec.featureK << ", " << spec.featureV << ", " << spec.chunk;
-  if (stage == "propagate" || stage == "recurrent")
-    dims << ", " << kColumnsPerBlock;
-  const std::string entry = "kda_fwd_" + stage + "_" + specName(spec);
-
-  std::ostringstream source;
-  source << "// Kimi Delta Attention forward: " << stage << ".\n"
-         << "#include \"rudnn/device.cuh\"\n\n"
-         << "extern \"C\" __global__ void " << entry << "(\n"
-         << "    const " << in << " *q, const " << in << " *k, const " << in
-         << " *v, const " << gate << " *g,\n"
-         << "    const " << beta << " *beta, const float *initial_state, " << in
-         << " *output, float *final_state,\n"
-         << "    float *boundaries, float *workspace,\n";
-  for (const char *tensor : {"q", "k", "v", "g", "beta", "output"})
-    source << "    long long " << tensor << "_b, long long " << tensor
-           << "_t, long long " << tensor << "_h,\n";
-  source
-      << "    int batch, int length, int heads, float scale) {\n"
-      << "  const rudnn::kda::ForwardParams<" << in << ", " << gate << ", "
-      << beta << "> p = {\n"
-      << "      q, k, v, g, beta, initial_state, output, final_state,\n"
-      << "      boundaries, workspace, {q_b, q_t, q_h}, {k_b, k_t, k_h},\n"
-      << "      {v_b, v_t, v_h}, {g_b, g_t, g_h}, {beta_b, beta_t, beta_h},\n"
-      << "      {output_b, output_t, output_h}, batch, length, heads, "
-         "scale};\n"
-      << "  rudnn::kda::" << stage << "<" << dims.str() << ">(p);\n"
-      << "}\n";
-  return {entry, source.str()};
 }
 
 Plan rudnn::buildKdaForwardPlan(Context::Impl &context,
                                 const KdaKernelSpec &spec,
                                 const KdaPlanFlags &flags) {
   Plan plan;
-  plan.name = "kda_forward_" + specName(spec);
+  const codegen::KdaKernelSpec emitted = emitterSpec(spec);
+  plan.name = "kda_forward_" + codegen::kdaSpecName(emitted);
   plan.params = {"B", "T", "H", "N"};
   for (const char *tensor : {"q", "k", "v", "g", "beta", "output"})
     for (const char *dim : {"batch", "time", "head"})
@@ -118,7 +72,8 @@ Plan rudnn::buildKdaForwardPlan(Context::Impl &context,
   const int64_t finalState =
       flags.finalState ? addBuffer("final_state", BufferKind::Result) : absent;
   // Workspace: the chunk tiles, then (when not a result) the boundaries.
-  const SizeExpr tilesBytes{4 * tileFloats(spec), {kN, kB, kH}, 1};
+  const SizeExpr tilesBytes{
+      4 * codegen::kdaTileFloats(emitted), {kN, kB, kH}, 1};
   const uint32_t tiles =
       addBuffer("tiles", BufferKind::Workspace, tilesBytes, none);
   const uint32_t boundaries =
@@ -142,28 +97,34 @@ Plan rudnn::buildKdaForwardPlan(Context::Impl &context,
 
   const SizeExpr sequences{1, {kB, kH}, 1}, chunks{1, {kN}, 1};
   const SizeExpr columnBlocks =
-      SizeExpr::of((spec.featureV + kColumnsPerBlock - 1) / kColumnsPerBlock);
+      SizeExpr::of((spec.featureV + codegen::kKdaColumnsPerBlock - 1) /
+                   codegen::kKdaColumnsPerBlock);
   const LaunchGuard decode{kT, 1, 1}, chunked{kT, 2, INT64_MAX};
   struct Stage {
-    const char *name;
+    codegen::KdaStage stage;
     LaunchGuard guard;
     SizeExpr gridX, gridY;
-    uint32_t threads;
+    int64_t threads;
   };
-  for (const Stage &stage :
-       {Stage{"recurrent", decode, sequences, columnBlocks,
-              uint32_t(kColumnsPerBlock)},
-        Stage{"prepare", chunked, chunks, sequences, kThreads},
-        Stage{"propagate", chunked, sequences, columnBlocks, kThreads},
-        Stage{"output", chunked, chunks, sequences, kThreads}}) {
-    KernelSource source = kdaForwardKernel(spec, stage.name);
-    plan.kernels.push_back({source.entry, *context.compile(source)});
+  using codegen::KdaStage;
+  for (const Stage &stage : {Stage{KdaStage::Recurrent, decode, sequences,
+                                   columnBlocks, codegen::kKdaColumnsPerBlock},
+                             Stage{KdaStage::Prepare, chunked, chunks,
+                                   sequences, codegen::kKdaThreads},
+                             Stage{KdaStage::Propagate, chunked, sequences,
+                                   columnBlocks, codegen::kKdaThreads},
+                             Stage{KdaStage::Output, chunked, chunks, sequences,
+                                   codegen::kKdaThreads}}) {
+    codegen::EmittedKernel kernel =
+        codegen::emitKdaKernel(emitted, stage.stage);
+    plan.kernels.push_back(
+        {kernel.entry, *context.compile({kernel.entry, kernel.source})});
     PlanLaunch launch;
     launch.kernel = static_cast<uint32_t>(plan.kernels.size() - 1);
     launch.guard = stage.guard;
     launch.grid[0] = stage.gridX;
     launch.grid[1] = stage.gridY;
-    launch.block[0] = stage.threads;
+    launch.block[0] = static_cast<uint32_t>(stage.threads);
     launch.args = args;
     plan.launches.push_back(std::move(launch));
   }

@@ -1,8 +1,7 @@
 //===- KdaKernels.h - The KDA forward plan and its kernels ------*- C++ -*-===//
 //
-// Emits one CUDA C++ translation unit per kernel (the device library's KDA
-// building blocks instantiated with every specialization a constant) and
-// assembles them into a plan over the run-time parameters
+// Compiles the emitted kernels (codegen/Emit/KdaEmitter.h) and assembles
+// them into a plan over the run-time parameters
 //   B, T, H, N = ceil(T / chunk), then the (batch, time, head) strides of
 //   q, k, v, g, beta and output.
 //
@@ -11,6 +10,7 @@
 #ifndef RUDNN_LIB_KDA_KDAKERNELS_H
 #define RUDNN_LIB_KDA_KDAKERNELS_H
 
+#include "codegen/Emit/KdaEmitter.h"
 #include "lib/ContextImpl.h"
 
 #include "rudnn/types.h"
@@ -35,10 +35,8 @@ struct KdaPlanFlags {
 std::string kdaForwardSignature(const KdaKernelSpec &spec,
                                 const KdaPlanFlags &flags);
 
-/// The CUDA C++ of kernel `stage` ("prepare", "propagate", "output",
-/// "recurrent").
-runtime::KernelSource kdaForwardKernel(const KdaKernelSpec &spec,
-                                       const std::string &stage);
+/// The emitter's view of `spec`.
+codegen::KdaKernelSpec emitterSpec(const KdaKernelSpec &spec);
 
 /// Compiles the four kernels (through the kernel cache) and lays out the
 /// buffers q, k, v, g, beta, output, [initial_state], [final_state],

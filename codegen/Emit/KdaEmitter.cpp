@@ -1,0 +1,94 @@
+//===- KdaEmitter.cpp - CUDA C++ for the KDA kernels ----------------------===//
+
+#include "codegen/Emit/KdaEmitter.h"
+
+#include <sstream>
+
+using namespace rudnn::codegen;
+
+const char *rudnn::codegen::scalarName(ScalarType type) {
+  switch (type) {
+  case ScalarType::F32:
+    return "f32";
+  case ScalarType::F16:
+    return "f16";
+  case ScalarType::BF16:
+    return "bf16";
+  }
+  return "?";
+}
+
+const char *rudnn::codegen::stageName(KdaStage stage) {
+  switch (stage) {
+  case KdaStage::Prepare:
+    return "prepare";
+  case KdaStage::Propagate:
+    return "propagate";
+  case KdaStage::Output:
+    return "output";
+  case KdaStage::Recurrent:
+    return "recurrent";
+  }
+  return "?";
+}
+
+static const char *cudaType(ScalarType type) {
+  switch (type) {
+  case ScalarType::F16:
+    return "__half";
+  case ScalarType::BF16:
+    return "__nv_bfloat16";
+  case ScalarType::F32:
+    return "float";
+  }
+  return "float";
+}
+
+int64_t rudnn::codegen::kdaTileFloats(const KdaKernelSpec &spec) {
+  const int64_t C = spec.chunk, K = spec.featureK, V = spec.featureV;
+  return C * (4 * K + 2 * V + C) + K;
+}
+
+std::string rudnn::codegen::kdaSpecName(const KdaKernelSpec &spec) {
+  std::ostringstream name;
+  name << scalarName(spec.input) << "_" << scalarName(spec.gate) << "_"
+       << scalarName(spec.beta) << "_k" << spec.featureK << "_v"
+       << spec.featureV << "_c" << spec.chunk;
+  return name.str();
+}
+
+EmittedKernel rudnn::codegen::emitKdaKernel(const KdaKernelSpec &spec,
+                                            KdaStage stage) {
+  const std::string in = cudaType(spec.input), gate = cudaType(spec.gate),
+                    beta = cudaType(spec.beta), name = stageName(stage);
+  std::ostringstream constants;
+  constants << spec.featureK << ", " << spec.featureV << ", " << spec.chunk;
+  if (stage == KdaStage::Propagate || stage == KdaStage::Recurrent)
+    constants << ", " << kKdaColumnsPerBlock;
+  const std::string entry = "kda_fwd_" + name + "_" + kdaSpecName(spec);
+
+  std::ostringstream source;
+  source << "// Kimi Delta Attention forward: " << name << ".\n"
+         << "#include \"rudnn/device.cuh\"\n\n"
+         << "extern \"C\" __global__ void " << entry << "(\n"
+         << "    const " << in << " *q, const " << in << " *k, const " << in
+         << " *v, const " << gate << " *g,\n"
+         << "    const " << beta << " *beta, const float *initial_state, " << in
+         << " *output, float *final_state,\n"
+         << "    float *boundaries, float *workspace,\n";
+  for (const char *tensor : {"q", "k", "v", "g", "beta", "output"})
+    source << "    long long " << tensor << "_b, long long " << tensor
+           << "_t, long long " << tensor << "_h,\n";
+  source
+      << "    int batch, int length, int heads, float scale) {\n"
+      << "  const rudnn::kda::ForwardParams<" << in << ", " << gate << ", "
+      << beta << "> p = {\n"
+      << "      q, k, v, g, beta, initial_state, output, final_state,\n"
+      << "      boundaries, workspace, {q_b, q_t, q_h}, {k_b, k_t, k_h},\n"
+      << "      {v_b, v_t, v_h}, {g_b, g_t, g_h}, {beta_b, beta_t, beta_h},\n"
+      << "      {output_b, output_t, output_h}, batch, length, heads, "
+         "scale};\n"
+      << "  rudnn::kda::" << name << "<" << constants.str() << ">(p);\n"
+      << "}\n";
+  return {entry, source.str()};
+}

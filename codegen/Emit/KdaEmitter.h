@@ -1,0 +1,58 @@
+//===- KdaEmitter.h - CUDA C++ for the KDA kernels --------------*- C++ -*-===//
+//
+// One translation unit per kernel: the device library's KDA building block
+// (rudnn/kda/forward.cuh) instantiated with every specialization a constant,
+// behind an `extern "C" __global__` entry taking flat arguments:
+//   q, k, v, g, beta, initial_state, output, final_state, boundaries,
+//   workspace; the (batch, time, head) strides of q, k, v, g, beta, output;
+//   batch, length, heads; scale.
+// Plain C++: the JIT, rudnn-translate and tests share it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_CODEGEN_EMIT_KDAEMITTER_H
+#define RUDNN_CODEGEN_EMIT_KDAEMITTER_H
+
+#include <cstdint>
+#include <string>
+
+namespace rudnn::codegen {
+
+enum class ScalarType { F32, F16, BF16 };
+
+/// "f32", "f16", "bf16".
+const char *scalarName(ScalarType type);
+
+/// What shapes the generated code of a KDA forward.
+struct KdaKernelSpec {
+  ScalarType input, gate, beta;
+  int64_t featureK, featureV, chunk;
+};
+
+/// The kernels of a forward: the chunked plan's three stages and the
+/// token-by-token decode kernel.
+enum class KdaStage { Prepare, Propagate, Output, Recurrent };
+
+/// "prepare", "propagate", "output", "recurrent".
+const char *stageName(KdaStage stage);
+
+/// Value columns one block of `propagate` and `recurrent` handles.
+inline constexpr int64_t kKdaColumnsPerBlock = 32;
+/// Threads of the chunk-parallel kernels and `propagate`.
+inline constexpr int64_t kKdaThreads = 128;
+
+/// Floats of one chunk's tiles in the workspace (kda::ChunkTiles::kFloats).
+int64_t kdaTileFloats(const KdaKernelSpec &spec);
+
+/// "bf16_f32_bf16_k64_v64_c64".
+std::string kdaSpecName(const KdaKernelSpec &spec);
+
+struct EmittedKernel {
+  std::string entry, source;
+};
+
+EmittedKernel emitKdaKernel(const KdaKernelSpec &spec, KdaStage stage);
+
+} // namespace rudnn::codegen
+
+#endif // RUDNN_CODEGEN_EMIT_KDAEMITTER_H
