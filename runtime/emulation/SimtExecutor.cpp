@@ -85,8 +85,11 @@ struct SimtThread {
   ctx::fiber scheduler; // the way back, while running
   // __syncthreads
   int predicate = 0, mode = 0, barrierResult = 0;
+  // AddressSanitizer's fake stack of this fiber while it is switched out.
+  void *fakeStack = nullptr;
   // warp exchange
   unsigned mask = 0;
+  unsigned present = 0;
   const void *value = nullptr;
   void *all = nullptr;
   size_t bytes = 0;
@@ -144,7 +147,6 @@ struct AsanHooks {
 thread_local void *schedulerFakeStack = nullptr;
 thread_local const void *schedulerStackBottom = nullptr;
 thread_local size_t schedulerStackSize = 0;
-thread_local void *fiberFakeStack = nullptr;
 
 void AsanHooks::reportLocation(const char *) {
   if (!currentBlock || !currentThread)
@@ -173,27 +175,28 @@ void backInScheduler() {
     asan.finishSwitch(schedulerFakeStack, nullptr, nullptr);
 }
 
-/// A fiber runs (first time, or after a suspension).
-void enteredFiber() {
+/// `thread`'s fiber runs (first time, or after a suspension).
+void enteredFiber(SimtThread &thread) {
   if (const AsanHooks &asan = AsanHooks::get(); asan.finishSwitch)
-    asan.finishSwitch(fiberFakeStack, &schedulerStackBottom,
+    asan.finishSwitch(thread.fakeStack, &schedulerStackBottom,
                       &schedulerStackSize);
 }
 
-/// A fiber is about to give control back; `finished` when it never resumes.
-void leavingFiber(bool finished) {
+/// `thread`'s fiber is about to give control back; `finished` when it never
+/// resumes.
+void leavingFiber(SimtThread &thread, bool finished) {
   if (const AsanHooks &asan = AsanHooks::get(); asan.startSwitch)
-    asan.startSwitch(finished ? nullptr : &fiberFakeStack, schedulerStackBottom,
-                     schedulerStackSize);
+    asan.startSwitch(finished ? nullptr : &thread.fakeStack,
+                     schedulerStackBottom, schedulerStackSize);
 }
 
 /// Returns control to the block's scheduler until it resumes this thread;
 /// throws BlockAborted when the block failed meanwhile.
 void suspend() {
   SimtThread *self = currentThread;
-  leavingFiber(false);
+  leavingFiber(*self, false);
   self->scheduler = std::move(self->scheduler).resume();
-  enteredFiber();
+  enteredFiber(*self);
   if (currentBlock->aborting)
     throw BlockAborted{};
 }
@@ -216,7 +219,7 @@ unsigned hostWarpExchange(unsigned mask, const void *value, void *all,
   self->all = all;
   self->bytes = bytes;
   suspend();
-  return mask;
+  return self->present;
 }
 
 unsigned hostActiveMask() {
@@ -330,8 +333,10 @@ bool completeWarpOps(BlockRun &block) {
                         threads[first + source].value, leader.bytes);
       }
       for (unsigned target = 0; target < kWarpSize; ++target)
-        if (present >> target & 1)
+        if (present >> target & 1) {
+          threads[first + target].present = present;
           threads[first + target].state = ThreadState::Runnable;
+        }
       progress = true;
     }
   }
@@ -373,6 +378,7 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
       for (unsigned x = 0; x < dims.x; ++x, ++linear) {
         SimtThread &thread = block.threads[linear];
         thread.state = ThreadState::Runnable;
+        thread.fakeStack = nullptr;
         thread.info.threadIdx = {x, y, z};
         thread.info.blockIdx = blockIdx;
         thread.info.blockDim = {dims.x, dims.y, dims.z};
@@ -383,20 +389,24 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
         thread.info.warp = linear / kWarpSize;
         thread.info.dynamicShared = dynamicShared;
         thread.info.dynamicSharedBytes = geometry.dynamicSharedBytes;
-        thread.fiber =
-            ctx::fiber(std::allocator_arg, BorrowedStack{block.stacks[linear]},
-                       [&block, &thread](ctx::fiber &&scheduler) {
-                         enteredFiber();
-                         thread.scheduler = std::move(scheduler);
-                         try {
-                           block.kernel->entry(block.args);
-                         } catch (const BlockAborted &) {
-                           // Unwound on purpose: the block failed elsewhere.
-                         }
-                         thread.state = ThreadState::Done;
-                         leavingFiber(true);
-                         return std::move(thread.scheduler);
-                       });
+        thread.fakeStack = nullptr;
+        thread.fiber = ctx::fiber(
+            std::allocator_arg, BorrowedStack{block.stacks[linear]},
+            [&block, &thread](ctx::fiber &&scheduler) {
+              enteredFiber(thread);
+              thread.scheduler = std::move(scheduler);
+              // A thread first resumed by an aborting block never runs.
+              if (!block.aborting) {
+                try {
+                  block.kernel->entry(block.args);
+                } catch (const BlockAborted &) {
+                  // Unwound on purpose: the block failed elsewhere.
+                }
+              }
+              thread.state = ThreadState::Done;
+              leavingFiber(thread, true);
+              return std::move(thread.scheduler);
+            });
       }
 
   std::string error;
@@ -425,10 +435,12 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
   }
   if (!error.empty()) {
     // Unwind the threads left suspended (trap, deadlock) through our own
-    // switches, so their stacks can be reused.
+    // switches, so their stacks can be reused; threads not yet started end
+    // without running. Each resumed thread throws out of its suspension and
+    // finishes, so one pass completes every fiber.
     block.aborting = true;
     for (SimtThread &thread : block.threads)
-      if (thread.state != ThreadState::Done && thread.fiber)
+      if (thread.fiber)
         resume(block, thread);
   }
   currentBlock = nullptr;

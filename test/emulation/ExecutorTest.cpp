@@ -248,6 +248,52 @@ extern "C" __global__ void trapper(int *out) {
   EXPECT_EQ(download<float>(y, 2), (std::vector<float>{5, 8}));
 }
 
+TEST_F(ExecutorTest, AfterATrapNoOtherThreadWrites) {
+  // Thread 0 traps before the others have run: the launch fails and no
+  // other thread starts, so nothing is written after the failure.
+  auto kernel = build("trap_first", R"cuda(
+extern "C" __global__ void trap_first(int *out) {
+  if (threadIdx.x == 0)
+    __trap();
+  out[threadIdx.x] = 1;
+}
+)cuda");
+  DevicePtr out = upload(std::vector<int>(64, 0));
+  ArgPack args;
+  args.push(out);
+  EXPECT_THROW(launch(*kernel, {1}, {64}, args), DeviceError);
+  EXPECT_EQ(download<int>(out, 64), std::vector<int>(64, 0));
+}
+
+TEST_F(ExecutorTest, VotesCountOnlyLanesThatExist) {
+  // 48 threads: the second warp has 16 lanes; lane 5 of each warp exits.
+  auto kernel = build("partial_votes", R"cuda(
+extern "C" __global__ void partial_votes(unsigned *out) {
+  if (threadIdx.x % 32 == 5)
+    return;
+  unsigned *slot = out + 4 * threadIdx.x;
+  slot[0] = __ballot_sync(0xffffffffu, 1);
+  slot[1] = __all_sync(0xffffffffu, 1);
+  slot[2] = __any_sync(0xffffffffu, threadIdx.x == 40);
+  slot[3] = __reduce_min_sync(0xffffffffu, threadIdx.x + 10u);
+}
+)cuda");
+  DevicePtr out = upload(std::vector<unsigned>(4 * 48, 0));
+  ArgPack args;
+  args.push(out);
+  launch(*kernel, {1}, {48}, args);
+  std::vector<unsigned> got = download<unsigned>(out, 4 * 48);
+  for (unsigned t = 0; t < 48; ++t) {
+    if (t % 32 == 5)
+      continue;
+    const unsigned *slot = &got[4 * t];
+    EXPECT_EQ(slot[0], t < 32 ? 0xffffffdfu : 0x0000ffdfu) << t;
+    EXPECT_EQ(slot[1], 1u) << t;
+    EXPECT_EQ(slot[2], t < 32 ? 0u : 1u) << t;
+    EXPECT_EQ(slot[3], t < 32 ? 10u : 42u) << t;
+  }
+}
+
 TEST_F(ExecutorTest, CompileErrorCarriesCompilerOutput) {
   try {
     build(samples::kBrokenEntry, samples::kBrokenSource);

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define RUDNN_EMU_ABI_VERSION 1
+#define RUDNN_EMU_ABI_VERSION 2
 
 typedef struct rudnn_emu_dim3 {
   unsigned x, y, z;
@@ -55,8 +55,10 @@ typedef struct rudnn_emu_host {
   /* Warp exchange: every lane in `mask` (which must include the caller)
    * contributes `bytes` bytes at `value`; once all have arrived, each
    * receives in `all` the 32 contributions lane by lane (`bytes` each; lanes
-   * outside `mask` left untouched). Returns `mask`. The basis of shuffles,
-   * votes, __syncwarp, mma and ldmatrix. bytes <= 256. */
+   * outside the result left untouched). As in CUDA, lanes of `mask` that
+   * have exited, or do not exist in a partial warp, take no part. Returns
+   * the lanes that took part. The basis of shuffles, votes, __syncwarp, mma
+   * and ldmatrix. bytes <= 256. */
   unsigned (*warpExchange)(unsigned mask, const void *value, void *all,
                            size_t bytes);
   /* The lanes of the caller's warp that exist and have not exited. */

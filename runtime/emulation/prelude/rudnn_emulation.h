@@ -95,8 +95,9 @@ static inline const rudnn_emu_host *rudnn_emu_table() {
   abort();
 }
 
-/// Every lane of `mask` passes `bytes` at `value`; `all` receives the 32
-/// contributions lane by lane (entries of lanes outside `mask` untouched).
+/// Every lane of `mask` passes `bytes` at `value`; `all` receives the
+/// contributions lane by lane. Returns the lanes that took part (exited
+/// lanes of `mask` do not); other entries of `all` are left untouched.
 static inline unsigned rudnn_emu_warp_exchange(unsigned mask, const void *value,
                                                void *all, size_t bytes) {
   if (!(mask & (1u << rudnn_emu_current()->lane)))
@@ -385,50 +386,60 @@ inline T __shfl_xor_sync(unsigned mask, T var, int laneMask,
 
 namespace rudnn_emu_detail {
 
-/// Bit j set when lane j of `mask` passed a nonzero predicate.
-inline unsigned ballot(unsigned mask, int predicate) {
+/// The lanes that took part in a vote (those of `mask` that have not
+/// exited) and, among them, those whose predicate was nonzero.
+struct Votes {
+  unsigned votes, present;
+};
+
+inline Votes vote(unsigned mask, int predicate) {
   unsigned char mine = predicate != 0, all[32];
-  rudnn_emu_warp_exchange(mask, &mine, all, 1);
-  unsigned result = 0;
+  unsigned present = rudnn_emu_warp_exchange(mask, &mine, all, 1);
+  unsigned votes = 0;
   for (int lane = 0; lane < 32; ++lane)
-    if ((mask >> lane) & 1u)
-      result |= static_cast<unsigned>(all[lane]) << lane;
-  return result;
+    if ((present >> lane) & 1u)
+      votes |= static_cast<unsigned>(all[lane]) << lane;
+  return {votes, present};
 }
 
-/// The values of every lane of `mask`, lane by lane.
-template <typename T> struct WarpValues { T value[32]; };
+/// The values of every lane that took part, lane by lane.
+template <typename T> struct WarpValues {
+  T value[32];
+  unsigned present;
+};
 
 template <typename T> inline WarpValues<T> gather(unsigned mask, T value) {
   static_assert(std::is_trivially_copyable<T>::value && sizeof(T) <= 8,
                 "warp-wide values of up to 8 bytes");
   WarpValues<T> all;
   std::memset(&all, 0, sizeof all);
-  rudnn_emu_warp_exchange(mask, &value, all.value, sizeof(T));
+  all.present = rudnn_emu_warp_exchange(mask, &value, all.value, sizeof(T));
   return all;
 }
 
 } // namespace rudnn_emu_detail
 
+// Votes count the lanes of `mask` that have not exited, as PTX's vote does.
 static inline unsigned __ballot_sync(unsigned mask, int predicate) {
-  return rudnn_emu_detail::ballot(mask, predicate);
+  return rudnn_emu_detail::vote(mask, predicate).votes;
 }
 static inline int __any_sync(unsigned mask, int predicate) {
-  return rudnn_emu_detail::ballot(mask, predicate) != 0;
+  return rudnn_emu_detail::vote(mask, predicate).votes != 0;
 }
 static inline int __all_sync(unsigned mask, int predicate) {
-  return rudnn_emu_detail::ballot(mask, predicate) == mask;
+  rudnn_emu_detail::Votes v = rudnn_emu_detail::vote(mask, predicate);
+  return v.votes == v.present;
 }
 static inline int __uni_sync(unsigned mask, int predicate) {
-  unsigned votes = rudnn_emu_detail::ballot(mask, predicate);
-  return votes == 0 || votes == mask;
+  rudnn_emu_detail::Votes v = rudnn_emu_detail::vote(mask, predicate);
+  return v.votes == 0 || v.votes == v.present;
 }
 
 template <typename T> inline unsigned __match_any_sync(unsigned mask, T value) {
   auto all = rudnn_emu_detail::gather(mask, value);
   unsigned result = 0;
   for (int lane = 0; lane < 32; ++lane)
-    if (((mask >> lane) & 1u) &&
+    if (((all.present >> lane) & 1u) &&
         std::memcmp(&all.value[lane], &value, sizeof(T)) == 0)
       result |= 1u << lane;
   return result;
@@ -438,13 +449,13 @@ template <typename T>
 inline unsigned __match_all_sync(unsigned mask, T value, int *pred) {
   auto all = rudnn_emu_detail::gather(mask, value);
   for (int lane = 0; lane < 32; ++lane)
-    if (((mask >> lane) & 1u) &&
+    if (((all.present >> lane) & 1u) &&
         std::memcmp(&all.value[lane], &value, sizeof(T)) != 0) {
       *pred = 0;
       return 0;
     }
   *pred = 1;
-  return mask;
+  return all.present;
 }
 
 namespace rudnn_emu_detail {
@@ -455,7 +466,7 @@ inline T reduce(unsigned mask, T value, Op op) {
   bool first = true;
   T result = value;
   for (int lane = 0; lane < 32; ++lane)
-    if ((mask >> lane) & 1u) {
+    if ((all.present >> lane) & 1u) {
       result = first ? all.value[lane] : op(result, all.value[lane]);
       first = false;
     }
