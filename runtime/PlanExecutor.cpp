@@ -11,9 +11,13 @@
 using namespace rudnn;
 using namespace rudnn::runtime;
 
-struct PlanExecutor::GraphCache {
-  std::vector<DevicePtr> bindings;
-  std::vector<int64_t> params;
+/// What one stream's calls reuse: the workspace, and the graph captured
+/// for the last bindings and parameters.
+struct PlanExecutor::StreamState {
+  DevicePtr workspace = 0;
+  uint64_t capacity = 0;
+  std::vector<DevicePtr> graphBindings;
+  std::vector<int64_t> graphParams;
   std::unique_ptr<CapturedGraph> graph;
 };
 
@@ -27,23 +31,28 @@ PlanExecutor::PlanExecutor(Backend &backend, Plan plan)
 }
 
 PlanExecutor::~PlanExecutor() {
-  graph.reset();
-  if (workspace)
-    backend.release(workspace);
+  for (auto &[stream, state] : streams) {
+    state->graph.reset();
+    if (state->workspace)
+      backend.release(state->workspace);
+  }
 }
 
-DevicePtr PlanExecutor::workspaceFor(uint64_t bytes) {
-  if (bytes > workspaceCapacity) {
-    if (workspace)
-      backend.release(workspace);
-    workspace = 0;
-    workspaceCapacity = 0;
-    workspace = backend.allocate(bytes);
-    workspaceCapacity = bytes;
+DevicePtr PlanExecutor::workspaceFor(StreamState &state, uint64_t bytes,
+                                     StreamHandle stream) {
+  if (bytes > state.capacity) {
+    // Work already queued on this stream may still use the old buffer.
+    backend.synchronize(stream);
+    if (state.workspace)
+      backend.release(state.workspace);
+    state.workspace = 0;
+    state.capacity = 0;
+    state.workspace = backend.allocate(bytes);
+    state.capacity = bytes;
     // A graph captured against the old workspace is stale.
-    graph.reset();
+    state.graph.reset();
   }
-  return workspace;
+  return state.workspace;
 }
 
 /// A grid dimension must be a positive 32-bit count.
@@ -56,10 +65,11 @@ static uint32_t gridDim(const SizeExpr &expr,
   return static_cast<uint32_t>(value);
 }
 
-void PlanExecutor::launchAll(const std::vector<DevicePtr> &bindings,
+void PlanExecutor::launchAll(StreamState &state,
+                             const std::vector<DevicePtr> &bindings,
                              const std::vector<int64_t> &params,
                              StreamHandle stream) {
-  DevicePtr base = workspaceFor(plan_.workspaceBytes(params));
+  DevicePtr base = workspaceFor(state, plan_.workspaceBytes(params), stream);
   for (size_t i = 0; i < plan_.launches.size(); ++i) {
     const PlanLaunch &launch = plan_.launches[i];
     if (!launch.guard.admits(params))
@@ -133,23 +143,34 @@ void PlanExecutor::run(const std::vector<DevicePtr> &bindings,
                               " does not fit the kernel's 32-bit argument");
     }
 
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<StreamState> &slot = streams[stream];
+  if (!slot)
+    slot = std::make_unique<StreamState>();
+  StreamState &state = *slot;
   if (!useGraph || !backend.supportsGraphs())
-    return launchAll(bindings, params, stream);
+    return launchAll(state, bindings, params, stream);
 
   // The workspace must exist before capture: allocation is not capturable.
-  workspaceFor(plan_.workspaceBytes(params));
-  if (!graph || graph->bindings != bindings || graph->params != params) {
-    graph.reset();
+  workspaceFor(state, plan_.workspaceBytes(params), stream);
+  if (!state.graph || state.graphBindings != bindings ||
+      state.graphParams != params) {
+    state.graph.reset();
     backend.beginCapture(stream);
     try {
-      launchAll(bindings, params, stream);
+      launchAll(state, bindings, params, stream);
     } catch (...) {
-      backend.endCapture(stream);
+      // End the capture, but report what failed inside it.
+      try {
+        backend.endCapture(stream);
+      } catch (...) {
+      }
       throw;
     }
-    graph = std::make_unique<GraphCache>(
-        GraphCache{bindings, params, backend.endCapture(stream)});
+    state.graph = backend.endCapture(stream);
+    state.graphBindings = bindings;
+    state.graphParams = params;
     log(LogLevel::Debug, "captured plan '" + plan_.name + "' into a graph");
   }
-  backend.replay(*graph->graph, stream);
+  backend.replay(*state.graph, stream);
 }

@@ -6,13 +6,17 @@
 #include "runtime/Backend.h"
 #include "runtime/Plan.h"
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace rudnn::runtime {
 
-/// A plan loaded on a backend. Owns the workspace (grown on demand) and, when
-/// graphs are used, the captured graph of the last bindings.
+/// A plan loaded on a backend. Owns one workspace per stream (grown on
+/// demand) and, when graphs are used, per stream the graph captured for the
+/// last bindings. Calls may come from several threads: they are serialized,
+/// and work on different streams never shares a workspace.
 class PlanExecutor {
 public:
   /// Validates the plan and loads each kernel.
@@ -31,17 +35,17 @@ public:
            bool useGraph = false);
 
 private:
-  void launchAll(const std::vector<DevicePtr> &bindings,
+  struct StreamState;
+  void launchAll(StreamState &state, const std::vector<DevicePtr> &bindings,
                  const std::vector<int64_t> &params, StreamHandle stream);
-  DevicePtr workspaceFor(uint64_t bytes);
+  DevicePtr workspaceFor(StreamState &state, uint64_t bytes,
+                         StreamHandle stream);
 
   Backend &backend;
   Plan plan_;
   std::vector<std::shared_ptr<LoadedKernel>> kernels;
-  DevicePtr workspace = 0;
-  uint64_t workspaceCapacity = 0;
-  struct GraphCache;
-  std::unique_ptr<GraphCache> graph;
+  std::mutex mutex;
+  std::map<StreamHandle, std::unique_ptr<StreamState>> streams;
 };
 
 } // namespace rudnn::runtime

@@ -18,6 +18,7 @@
 
 #include <cctype>
 #include <memory>
+#include <thread>
 #include <tuple>
 
 using namespace rudnn;
@@ -310,6 +311,22 @@ TEST_F(KdaForwardContract, FinalStateMayOverwriteTheInitialState) {
   const size_t states =
       SmallCall::B * SmallCall::H * SmallCall::K * SmallCall::V;
   EXPECT_EQ(read(inPlace.initial, states), read(separate.finalState, states));
+}
+
+TEST_F(KdaForwardContract, ConcurrentCallsSharingAPlanDoNotInterfere) {
+  // Same signature, different data and lengths, from two threads at once.
+  SmallCall a = call(40, 2), b = call(7, 2), aAlone = call(40, 2),
+            bAlone = call(7, 2);
+  kdaForward(*context, aAlone.inputs, aAlone.outputs, chunk16());
+  kdaForward(*context, bAlone.inputs, bAlone.outputs, chunk16());
+  for (int round = 0; round < 5; ++round) {
+    std::thread other(
+        [&] { kdaForward(*context, b.inputs, b.outputs, chunk16()); });
+    kdaForward(*context, a.inputs, a.outputs, chunk16());
+    other.join();
+    EXPECT_EQ(read(a.output, 2 * 40 * 3 * 4), read(aAlone.output, 2 * 40 * 3 * 4));
+    EXPECT_EQ(read(b.output, 2 * 7 * 3 * 4), read(bAlone.output, 2 * 7 * 3 * 4));
+  }
 }
 
 /// Each spoiled call throws InvalidArgument naming `needle`, and leaves the
