@@ -201,11 +201,13 @@ using Value = std::shared_ptr<const std::string>;
 struct KernelCache::Impl {
   Impl(KernelCacheOptions options, KernelCacheCounters &counters)
       : options(std::move(options)), counters(counters),
-        diskOn(!this->options.directory.empty()) {}
+        writable(!this->options.directory.empty()) {}
 
   KernelCacheOptions options;
   KernelCacheCounters &counters;
-  std::atomic<bool> diskOn;
+  /// Whether entries are written; a failed write turns only this off, so a
+  /// read-only shared cache still serves what it holds.
+  std::atomic<bool> writable;
 
   std::mutex mutex;
   std::unordered_map<Hash128, Value, KeyHash> entries;
@@ -214,7 +216,7 @@ struct KernelCache::Impl {
   std::unordered_map<Hash128, std::shared_future<Value>, KeyHash> pending;
 
   std::mutex directoryMutex;
-  bool directoryReady = false;
+  bool directoryReady = false, directoryFailed = false;
 
   std::atomic<uint64_t> tempCounter{0};
 
@@ -222,9 +224,9 @@ struct KernelCache::Impl {
     return (fs::path(options.directory) / (key.hex() + suffix)).string();
   }
 
-  /// Turns the disk level off for good, warning the first time only.
+  /// Stops writing entries for good, warning the first time only.
   void disableDisk(const std::string &reason) {
-    if (diskOn.exchange(false))
+    if (writable.exchange(false))
       warn("kernel cache directory '" + options.directory + "' is unusable (" +
            reason + "); caching in memory only");
   }
@@ -245,8 +247,10 @@ struct KernelCache::Impl {
 
   bool ensureDirectory() {
     std::lock_guard<std::mutex> lock(directoryMutex);
-    if (!directoryReady)
+    if (!directoryReady && !directoryFailed) {
       directoryReady = createDirectory();
+      directoryFailed = !directoryReady;
+    }
     return directoryReady;
   }
 
@@ -484,7 +488,7 @@ struct KernelCache::Impl {
 
   /// The bytes for `key` from disk, else from `produce` (then written).
   Value load(const Hash128 &key, const std::function<std::string()> &produce) {
-    if (!diskOn || !ensureDirectory())
+    if (options.directory.empty() || !ensureDirectory())
       return produceValue(key, produce);
     // Held across check, produce and write so that processes asking for one
     // key at once produce it once.
@@ -495,7 +499,7 @@ struct KernelCache::Impl {
       return value;
     }
     Value value = produceValue(key, produce);
-    if (diskOn && writeEntry(key, *value))
+    if (writable && writeEntry(key, *value))
       evict(key);
     return value;
   }
@@ -548,7 +552,7 @@ KernelCache::getOrCreate(const Hash128 &key,
   return value;
 }
 
-bool KernelCache::diskEnabled() const { return impl->diskOn; }
+bool KernelCache::diskEnabled() const { return impl->writable; }
 
 const std::string &KernelCache::directory() const {
   return impl->options.directory;
