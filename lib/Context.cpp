@@ -150,10 +150,7 @@ Context::Impl::compile(const KernelSource &kernel) {
 std::shared_ptr<const std::string>
 Context::Impl::compileForArch(const KernelSource &kernel,
                               const std::string &arch) {
-  std::string identity = NvrtcCompiler::version() + " " + arch;
-  for (const std::string &option : compiler.options(arch))
-    identity += " " + option;
-  return cachedCompile(kernel, identity, [&] {
+  return cachedCompile(kernel, compiler.identity(arch), [&] {
     return compiler.compile(kernel, arch).serialize();
   });
 }

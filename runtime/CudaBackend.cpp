@@ -83,14 +83,34 @@ public:
   PrimaryContext(const PrimaryContext &) = delete;
   PrimaryContext &operator=(const PrimaryContext &) = delete;
 
-  /// Contexts are current per thread, and callers may come from any thread.
-  void makeCurrent() const {
-    d.check(d.ctxSetCurrent(context), "cuCtxSetCurrent");
-  }
-  /// For destructors: no exceptions, and failure only means nothing is left
-  /// to free.
-  bool tryMakeCurrent() const {
-    return d.ctxSetCurrent(context) == CUDA_SUCCESS;
+  /// Makes the context current on the calling thread for the guard's life,
+  /// then restores whatever the caller had current: contexts are current per
+  /// thread, callers may come from any thread and may use contexts of their
+  /// own.
+  class Current {
+  public:
+    explicit Current(const PrimaryContext &owner) : d(owner.d) {
+      d.check(d.ctxPushCurrent(owner.context), "cuCtxPushCurrent");
+    }
+    ~Current() {
+      CUcontext popped;
+      d.ctxPopCurrent(&popped);
+    }
+    Current(const Current &) = delete;
+    Current &operator=(const Current &) = delete;
+
+  private:
+    const CudaDriver &d;
+  };
+  /// For destructors: runs `release` with the context current (restoring
+  /// the caller's afterwards), without exceptions; when the context cannot
+  /// be made current, nothing is left to free.
+  template <typename Release> void whileCurrent(Release release) const {
+    if (d.ctxPushCurrent(context) != CUDA_SUCCESS)
+      return;
+    release();
+    CUcontext popped;
+    d.ctxPopCurrent(&popped);
   }
 
   const CudaDriver &d;
@@ -107,8 +127,7 @@ public:
       : context(std::move(context)), module(module), function(function),
         entryName(std::move(entryName)) {}
   ~CudaKernel() override {
-    if (context->tryMakeCurrent())
-      context->d.moduleUnload(module);
+    context->whileCurrent([&] { context->d.moduleUnload(module); });
   }
   const std::string &entry() const override { return entryName; }
 
@@ -142,10 +161,10 @@ public:
             CUgraphExec exec)
       : context(std::move(context)), graph(graph), exec(exec) {}
   ~CudaGraph() override {
-    if (context->tryMakeCurrent()) {
+    context->whileCurrent([&] {
       context->d.graphExecDestroy(exec);
       context->d.graphDestroy(graph);
-    }
+    });
   }
 
   std::shared_ptr<PrimaryContext> context;
@@ -209,7 +228,9 @@ struct CudaBackend::Impl {
   std::string compileArch;
   std::shared_ptr<PrimaryContext> context;
 
-  void makeCurrent() const { context->makeCurrent(); }
+  PrimaryContext::Current makeCurrent() const {
+    return PrimaryContext::Current(*context);
+  }
 };
 
 CudaBackend::CudaBackend(int ordinal, NvrtcCompiler compiler) {
@@ -263,11 +284,7 @@ std::string CudaBackend::deviceDescription() const {
 }
 
 std::string CudaBackend::compilerIdentity() const {
-  const std::string &arch = compileArch();
-  std::string identity = NvrtcCompiler::version() + ";";
-  for (const std::string &option : impl->compiler.options(arch))
-    identity += " " + option;
-  return identity + "; " + arch;
+  return impl->compiler.identity(compileArch());
 }
 
 std::string CudaBackend::compile(const KernelSource &kernel) const {
@@ -295,7 +312,7 @@ std::shared_ptr<LoadedKernel> CudaBackend::load(const std::string &bytes,
   }
 
   const CudaDriver &d = impl->d;
-  impl->makeCurrent();
+  auto current = impl->makeCurrent();
   // The JIT's error log says why PTX did not load; the driver's error code
   // alone does not.
   std::string errorLog(8192, '\0');
@@ -339,7 +356,7 @@ void CudaBackend::launch(const LoadedKernel &kernel,
     throw InvalidArgument("kernel '" + kernel.entry() +
                           "' was not loaded by the cuda backend");
   const CudaDriver &d = impl->d;
-  impl->makeCurrent();
+  auto current = impl->makeCurrent();
   uint32_t shared = geometry.dynamicSharedBytes;
   if (shared > kDefaultDynamicSharedLimit) {
     if (shared > static_cast<uint32_t>(impl->info.maxSharedPerBlockOptin))
@@ -373,7 +390,7 @@ DevicePtr CudaBackend::allocate(size_t bytes) {
   if (bytes == 0)
     return 0;
   const CudaDriver &d = impl->d;
-  impl->makeCurrent();
+  auto current = impl->makeCurrent();
   CUdeviceptr pointer = 0;
   if (CUresult result = d.memAlloc(&pointer, bytes); result != CUDA_SUCCESS)
     throw DeviceError("cuMemAlloc", d.errorName(result),
@@ -385,7 +402,7 @@ DevicePtr CudaBackend::allocate(size_t bytes) {
 void CudaBackend::release(DevicePtr pointer) {
   if (pointer == 0)
     return;
-  impl->makeCurrent();
+  auto current = impl->makeCurrent();
   impl->d.check(impl->d.memFree(static_cast<CUdeviceptr>(pointer)),
                 "cuMemFree");
 }
@@ -394,7 +411,7 @@ void CudaBackend::copyToDevice(DevicePtr dst, const void *src, size_t bytes,
                                StreamHandle stream) {
   if (bytes == 0)
     return;
-  impl->makeCurrent();
+  auto current = impl->makeCurrent();
   impl->d.check(impl->d.memcpyHtoDAsync(static_cast<CUdeviceptr>(dst), src,
                                         bytes, toStream(stream)),
                 "cuMemcpyHtoDAsync");
@@ -404,7 +421,7 @@ void CudaBackend::copyToHost(void *dst, DevicePtr src, size_t bytes,
                              StreamHandle stream) {
   if (bytes == 0)
     return;
-  impl->makeCurrent();
+  auto current = impl->makeCurrent();
   impl->d.check(impl->d.memcpyDtoHAsync(dst, static_cast<CUdeviceptr>(src),
                                         bytes, toStream(stream)),
                 "cuMemcpyDtoHAsync");
@@ -414,7 +431,7 @@ void CudaBackend::copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes,
                                StreamHandle stream) {
   if (bytes == 0)
     return;
-  impl->makeCurrent();
+  auto current = impl->makeCurrent();
   impl->d.check(impl->d.memcpyDtoDAsync(static_cast<CUdeviceptr>(dst),
                                         static_cast<CUdeviceptr>(src), bytes,
                                         toStream(stream)),
@@ -424,14 +441,14 @@ void CudaBackend::copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes,
 void CudaBackend::fillZero(DevicePtr dst, size_t bytes, StreamHandle stream) {
   if (bytes == 0)
     return;
-  impl->makeCurrent();
+  auto current = impl->makeCurrent();
   impl->d.check(impl->d.memsetD8Async(static_cast<CUdeviceptr>(dst), 0, bytes,
                                       toStream(stream)),
                 "cuMemsetD8Async");
 }
 
 StreamHandle CudaBackend::createStream() {
-  impl->makeCurrent();
+  auto current = impl->makeCurrent();
   CUstream stream = nullptr;
   // A blocking stream: work on the default stream stays ordered with it.
   impl->d.check(impl->d.streamCreate(&stream, CU_STREAM_DEFAULT),
@@ -442,12 +459,12 @@ StreamHandle CudaBackend::createStream() {
 void CudaBackend::destroyStream(StreamHandle stream) {
   if (!stream)
     return;
-  impl->makeCurrent();
+  auto current = impl->makeCurrent();
   impl->d.check(impl->d.streamDestroy(toStream(stream)), "cuStreamDestroy");
 }
 
 void CudaBackend::synchronize(StreamHandle stream) {
-  impl->makeCurrent();
+  auto current = impl->makeCurrent();
   impl->d.check(impl->d.streamSynchronize(toStream(stream)),
                 "cuStreamSynchronize");
 }
@@ -456,7 +473,7 @@ void CudaBackend::beginCapture(StreamHandle stream) {
   if (!stream)
     throw InvalidArgument("graph capture needs a stream from createStream(); "
                           "the default stream cannot be captured");
-  impl->makeCurrent();
+  auto current = impl->makeCurrent();
   impl->d.check(impl->d.streamBeginCapture(toStream(stream),
                                            CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
                 "cuStreamBeginCapture");
@@ -467,7 +484,7 @@ std::unique_ptr<CapturedGraph> CudaBackend::endCapture(StreamHandle stream) {
     throw InvalidArgument("graph capture needs a stream from createStream(); "
                           "the default stream cannot be captured");
   const CudaDriver &d = impl->d;
-  impl->makeCurrent();
+  auto current = impl->makeCurrent();
   CUgraph graph = nullptr;
   d.check(d.streamEndCapture(toStream(stream), &graph), "cuStreamEndCapture");
   CUgraphExec exec = nullptr;
@@ -483,7 +500,7 @@ void CudaBackend::replay(CapturedGraph &graph, StreamHandle stream) {
   auto *cudaGraph = dynamic_cast<CudaGraph *>(&graph);
   if (!cudaGraph)
     throw InvalidArgument("graph was not captured by the cuda backend");
-  impl->makeCurrent();
+  auto current = impl->makeCurrent();
   impl->d.check(impl->d.graphLaunch(cudaGraph->exec, toStream(stream)),
                 "cuGraphLaunch");
 }
@@ -491,12 +508,10 @@ void CudaBackend::replay(CapturedGraph &graph, StreamHandle stream) {
 float CudaBackend::timeMilliseconds(StreamHandle stream,
                                     const std::function<void()> &work) {
   const CudaDriver &d = impl->d;
-  impl->makeCurrent();
+  auto current = impl->makeCurrent();
   EventPair events(d);
   d.check(d.eventRecord(events.start, toStream(stream)), "cuEventRecord");
-  work();
-  // `work` may have made another context current.
-  impl->makeCurrent();
+  work(); // leaves the contexts current as it found them
   d.check(d.eventRecord(events.stop, toStream(stream)), "cuEventRecord");
   d.check(d.eventSynchronize(events.stop), "cuEventSynchronize");
   float milliseconds = 0;

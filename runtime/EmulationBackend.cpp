@@ -96,8 +96,8 @@ struct EmulationBackend::Impl {
   fs::path includeDirectory;
   std::string identity;
 
-  /// Writes the prelude and headers into a directory named by their hash,
-  /// once per process (renamed into place, so concurrent processes agree).
+  /// Writes the prelude and headers into a private directory (mkdtemp, so
+  /// no other user can plant files the compiler would read), once.
   void prepare() {
     std::call_once(setUp, [&] {
       auto [status, version] =
@@ -113,27 +113,32 @@ struct EmulationBackend::Impl {
       Hasher hasher;
       for (const HeaderFile &file : files)
         hasher.add(file.name).add(file.contents);
-      std::string hash = hasher.finish().hex();
-      includeDirectory =
-          fs::temp_directory_path() / ("rudnn-emulation-include-" + hash);
       identity = options.hostCompiler + " | " + compilerVersion + " | " +
-                 flags() + " | " + hash;
-      if (fs::exists(includeDirectory / "rudnn_emulation.h"))
-        return;
-      fs::path staging = includeDirectory;
-      staging += ".tmp." + std::to_string(::getpid()) + "." +
-                 std::to_string(
-                     std::hash<std::thread::id>()(std::this_thread::get_id()));
+                 flags() + " | " + hasher.finish().hex();
+
+      std::string pattern =
+          (fs::temp_directory_path() / "rudnn-emulation-include-XXXXXX")
+              .string();
+      std::vector<char> name(pattern.begin(), pattern.end());
+      name.push_back('\0');
+      if (!::mkdtemp(name.data()))
+        throw CompileError("<emulation prelude>",
+                           std::string("mkdtemp failed: ") +
+                               std::strerror(errno),
+                           "<not written>");
+      includeDirectory = name.data();
       for (const HeaderFile &file : files) {
-        fs::path path = staging / file.name;
+        fs::path path = includeDirectory / file.name;
         fs::create_directories(path.parent_path());
         std::ofstream(path, std::ios::binary) << file.contents;
       }
-      std::error_code error;
-      fs::rename(staging, includeDirectory, error);
-      if (error) // another process won the race; its copy is identical
-        fs::remove_all(staging, error);
     });
+  }
+
+  ~Impl() {
+    std::error_code error;
+    if (!includeDirectory.empty())
+      fs::remove_all(includeDirectory, error);
   }
 
   std::string flags() const {

@@ -82,6 +82,13 @@ std::vector<std::string> NvrtcCompiler::options(const std::string &arch) const {
           "--include-path=" + cudaIncludeDir()};
 }
 
+std::string NvrtcCompiler::identity(const std::string &arch) const {
+  std::string text = version() + "; " + arch + ";";
+  for (const std::string &option : options(arch))
+    text += " " + option;
+  return text;
+}
+
 /// Where a failing kernel's source goes: RUDNN_DUMP_DIR, else a per-process
 /// temporary directory.
 static std::string dumpFailedSource(const KernelSource &kernel) {

@@ -33,6 +33,11 @@ public:
   /// The options passed to NVRTC for `arch` (part of the cache key).
   std::vector<std::string> options(const std::string &arch) const;
 
+  /// Everything besides the source that changes what `compile(…, arch)`
+  /// produces: NVRTC's version, the options and the architecture. The CUDA
+  /// backend and ahead-of-time compiles share it, so their cache keys agree.
+  std::string identity(const std::string &arch) const;
+
   /// "nvrtc 13.0".
   static std::string version();
 

@@ -209,9 +209,13 @@ std::string Plan::toJson(bool inlineBinaries) const {
       case LaunchArg::Kind::ConstI64:
         value["value"] = arg.intValue;
         break;
-      case LaunchArg::Kind::ConstF32:
-        value["value"] = arg.floatValue;
+      case LaunchArg::Kind::ConstF32: {
+        // The bit pattern: JSON has no infinities or NaNs.
+        uint32_t bits;
+        std::memcpy(&bits, &arg.floatValue, sizeof(bits));
+        value["bits"] = bits;
         break;
+      }
       }
       args.push_back(value);
     }
@@ -284,9 +288,10 @@ static Plan parsePlan(std::string_view text, ReadBinary readBinary) {
             static_cast<LaunchArg::Kind>(found - std::begin(kArgKindNames));
         if (arg.contains("index"))
           parsedArg.index = arg.at("index").get<uint32_t>();
-        if (parsedArg.kind == LaunchArg::Kind::ConstF32)
-          parsedArg.floatValue = arg.at("value").get<float>();
-        else if (arg.contains("value"))
+        if (parsedArg.kind == LaunchArg::Kind::ConstF32) {
+          uint32_t bits = arg.at("bits").get<uint32_t>();
+          std::memcpy(&parsedArg.floatValue, &bits, sizeof(bits));
+        } else if (arg.contains("value"))
           parsedArg.intValue = arg.at("value").get<int64_t>();
         parsed.args.push_back(parsedArg);
       }

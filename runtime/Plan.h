@@ -12,8 +12,8 @@
 #ifndef RUDNN_RUNTIME_PLAN_H
 #define RUDNN_RUNTIME_PLAN_H
 
-#include <cstdint>
 #include <climits>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>

@@ -390,23 +390,24 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
         thread.info.dynamicShared = dynamicShared;
         thread.info.dynamicSharedBytes = geometry.dynamicSharedBytes;
         thread.fakeStack = nullptr;
-        thread.fiber = ctx::fiber(
-            std::allocator_arg, BorrowedStack{block.stacks[linear]},
-            [&block, &thread](ctx::fiber &&scheduler) {
-              enteredFiber(thread);
-              thread.scheduler = std::move(scheduler);
-              // A thread first resumed by an aborting block never runs.
-              if (!block.aborting) {
-                try {
-                  block.kernel->entry(block.args);
-                } catch (const BlockAborted &) {
-                  // Unwound on purpose: the block failed elsewhere.
-                }
-              }
-              thread.state = ThreadState::Done;
-              leavingFiber(thread, true);
-              return std::move(thread.scheduler);
-            });
+        thread.fiber =
+            ctx::fiber(std::allocator_arg, BorrowedStack{block.stacks[linear]},
+                       [&block, &thread](ctx::fiber &&scheduler) {
+                         enteredFiber(thread);
+                         thread.scheduler = std::move(scheduler);
+                         // A thread first resumed by an aborting block never
+                         // runs.
+                         if (!block.aborting) {
+                           try {
+                             block.kernel->entry(block.args);
+                           } catch (const BlockAborted &) {
+                             // Unwound on purpose: the block failed elsewhere.
+                           }
+                         }
+                         thread.state = ThreadState::Done;
+                         leavingFiber(thread, true);
+                         return std::move(thread.scheduler);
+                       });
       }
 
   std::string error;

@@ -324,8 +324,10 @@ TEST_F(KdaForwardContract, ConcurrentCallsSharingAPlanDoNotInterfere) {
         [&] { kdaForward(*context, b.inputs, b.outputs, chunk16()); });
     kdaForward(*context, a.inputs, a.outputs, chunk16());
     other.join();
-    EXPECT_EQ(read(a.output, 2 * 40 * 3 * 4), read(aAlone.output, 2 * 40 * 3 * 4));
-    EXPECT_EQ(read(b.output, 2 * 7 * 3 * 4), read(bAlone.output, 2 * 7 * 3 * 4));
+    EXPECT_EQ(read(a.output, 2 * 40 * 3 * 4),
+              read(aAlone.output, 2 * 40 * 3 * 4));
+    EXPECT_EQ(read(b.output, 2 * 7 * 3 * 4),
+              read(bAlone.output, 2 * 7 * 3 * 4));
   }
 }
 

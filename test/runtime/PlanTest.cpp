@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -115,13 +116,19 @@ void expectSamePlan(const Plan &a, const Plan &b) {
       EXPECT_EQ(x.args[j].kind, y.args[j].kind);
       EXPECT_EQ(x.args[j].index, y.args[j].index);
       EXPECT_EQ(x.args[j].intValue, y.args[j].intValue);
-      EXPECT_EQ(x.args[j].floatValue, y.args[j].floatValue);
+      uint32_t xBits, yBits; // bitwise: NaN constants must survive too
+      std::memcpy(&xBits, &x.args[j].floatValue, 4);
+      std::memcpy(&yBits, &y.args[j].floatValue, 4);
+      EXPECT_EQ(xBits, yBits);
     }
   }
 }
 
 TEST(PlanJson, RoundTripsWithInlineBinaries) {
   Plan plan = samplePlan();
+  plan.launches[1].args.push_back(LaunchArg::f32(-INFINITY));
+  plan.launches[1].args.push_back(LaunchArg::f32(std::nanf("")));
+  plan.launches[1].args.push_back(LaunchArg::f32(1e-45f));
   for (int length : {0, 1, 2, 3, 4, 5, 255}) {
     std::string binary;
     for (int i = 0; i < length; ++i)
