@@ -1,0 +1,40 @@
+// RUN: rudnn-opt %s -split-input-file -rudnn-specialize -rudnn-decompose | rudnn-translate --rudnn-to-cuda -split-input-file | FileCheck %s
+
+// The chunked chain emits three kernels, each one translation unit calling
+// its device-library building block with every specialization a constant.
+// CHECK: ----- kernel [[PREPARE:kda_fwd_prepare_bf16_f32_f32_k128_v64_c64]]
+// CHECK-NEXT: // Kimi Delta Attention forward: prepare.
+// CHECK-NEXT: #include "rudnn/device.cuh"
+// CHECK: extern "C" __global__ void [[PREPARE]](
+// CHECK-NEXT: const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g,
+// CHECK: const rudnn::kda::ForwardParams<__nv_bfloat16, float, float> p = {
+// CHECK: rudnn::kda::prepare<128, 64, 64>(p);
+// CHECK: ----- kernel kda_fwd_propagate_bf16_f32_f32_k128_v64_c64
+// CHECK: rudnn::kda::propagate<128, 64, 64, 32>(p);
+// CHECK: ----- kernel kda_fwd_output_bf16_f32_f32_k128_v64_c64
+// CHECK: rudnn::kda::output<128, 64, 64>(p);
+// CHECK-NOT: ----- kernel
+func.func @chunked(%q: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x64xbf16>,
+                   %g: tensor<?x?x?x128xf32>, %beta: tensor<?x?x?xf32>)
+    -> tensor<?x?x?x64xbf16> {
+  %o, %s = rudnn.kda %q, %q, %v, %g, %beta
+      : (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x64xbf16>,
+         tensor<?x?x?x128xf32>, tensor<?x?x?xf32>)
+      -> (tensor<?x?x?x64xbf16>, tensor<?x?x128x64xf32>)
+  return %o : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// One token: the recurrent kernel alone, with 32 value columns a block.
+// CHECK: ----- kernel kda_fwd_recurrent_f16_f16_f16_k16_v8_c64
+// CHECK: rudnn::kda::recurrent<16, 8, 64, 32>(p);
+// CHECK-NOT: ----- kernel
+func.func @decode(%q: tensor<?x1x?x16xf16>, %v: tensor<?x1x?x8xf16>,
+                  %beta: tensor<?x1x?xf16>) -> tensor<?x1x?x8xf16> {
+  %o, %s = rudnn.kda %q, %q, %v, %q, %beta
+      : (tensor<?x1x?x16xf16>, tensor<?x1x?x16xf16>, tensor<?x1x?x8xf16>,
+         tensor<?x1x?x16xf16>, tensor<?x1x?xf16>)
+      -> (tensor<?x1x?x8xf16>, tensor<?x?x16x8xf32>)
+  return %o : tensor<?x1x?x8xf16>
+}

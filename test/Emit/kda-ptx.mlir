@@ -1,0 +1,18 @@
+// RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose | rudnn-translate --rudnn-to-ptx | FileCheck %s
+// RUN: rudnn-opt %s -rudnn-specialize="arch=sm_80 smem-per-block=166912" -rudnn-decompose | rudnn-translate --rudnn-to-ptx | FileCheck %s --check-prefix=SM80
+
+// NVRTC compiles every kernel of the module's target.
+// CHECK: ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64 (sm_90)
+// CHECK: .target sm_90
+// CHECK: .entry kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64(
+// CHECK: .entry kda_fwd_propagate_bf16_f32_bf16_k128_v128_c64(
+// CHECK: .entry kda_fwd_output_bf16_f32_bf16_k128_v128_c64(
+// SM80: .target sm_80
+func.func @main(%q: tensor<?x?x?x128xbf16>, %g: tensor<?x?x?x128xf32>,
+                %beta: tensor<?x?x?xbf16>) -> tensor<?x?x?x128xbf16> {
+  %o, %s = rudnn.kda %q, %q, %q, %g, %beta
+      : (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>,
+         tensor<?x?x?x128xf32>, tensor<?x?x?xbf16>)
+      -> (tensor<?x?x?x128xbf16>, tensor<?x?x128x128xf32>)
+  return %o : tensor<?x?x?x128xbf16>
+}

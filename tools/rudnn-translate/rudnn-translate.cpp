@@ -1,0 +1,63 @@
+//===- rudnn-translate.cpp - rudnn IR to CUDA C++ and PTX -----------------===//
+//
+//   rudnn-opt k.mlir -rudnn-specialize -rudnn-decompose |
+//     rudnn-translate --rudnn-to-cuda     (or --rudnn-to-ptx)
+//
+// Prints every kernel of a decomposed module, each after a line
+// `// ----- kernel <entry>`; PTX comes from NVRTC for the module's target.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Emit/EmitModule.h"
+#include "codegen/InitRudnn.h"
+#include "dialects/IR/RudnnDialect.h"
+#include "lib/ContextImpl.h"
+
+#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+
+using namespace mlir;
+
+static LogicalResult toCuda(Operation *op, llvm::raw_ostream &os) {
+  auto kernels = ::rudnn::codegen::emitKernels(cast<ModuleOp>(op));
+  if (failed(kernels))
+    return failure();
+  for (const ::rudnn::codegen::EmittedKernel &kernel : *kernels)
+    os << "// ----- kernel " << kernel.entry << "\n" << kernel.source << "\n";
+  return success();
+}
+
+static LogicalResult toPtx(Operation *op, llvm::raw_ostream &os) {
+  auto module = cast<ModuleOp>(op);
+  auto kernels = ::rudnn::codegen::emitKernels(module);
+  if (failed(kernels))
+    return failure();
+  auto target = module->getAttrOfType<mlir::rudnn::TargetAttr>(
+      mlir::rudnn::RudnnDialect::kTargetAttrName);
+  std::string arch = target ? target.getArch().str() : "sm_90";
+  ::rudnn::runtime::NvrtcCompiler compiler(::rudnn::deviceLibraryHeaders());
+  for (const ::rudnn::codegen::EmittedKernel &kernel : *kernels) {
+    try {
+      ::rudnn::runtime::CudaBinary binary =
+          compiler.compile({kernel.entry, kernel.source}, arch);
+      os << "// ----- kernel " << kernel.entry << " (" << arch << ")\n"
+         << binary.ptx << "\n";
+    } catch (const std::exception &error) {
+      return module.emitError() << error.what();
+    }
+  }
+  return success();
+}
+
+int main(int argc, char **argv) {
+  auto registerDialects = [](DialectRegistry &registry) {
+    mlir::rudnn::registerRudnnDialects(registry);
+  };
+  TranslateFromMLIRRegistration cuda("rudnn-to-cuda",
+                                     "emit the CUDA C++ of every kernel",
+                                     toCuda, registerDialects);
+  TranslateFromMLIRRegistration ptx("rudnn-to-ptx",
+                                    "compile every kernel to PTX with NVRTC",
+                                    toPtx, registerDialects);
+  return failed(mlirTranslateMain(argc, argv, "rudnn translation driver\n"));
+}
