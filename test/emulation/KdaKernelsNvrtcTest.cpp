@@ -1,7 +1,8 @@
 //===- KdaKernelsNvrtcTest.cpp - The emitted KDA kernels under NVRTC ------===//
 //
-// Every emitted KDA kernel compiles for sm_90 at K = V = 128 and ptxas
-// reports no local-memory spills. (Their numerics are checked through
+// Every emitted KDA kernel compiles for sm_90 at K = V = 128, the output
+// kernel multiplies on tensor cores, and ptxas reports no local-memory
+// spills. (Their numerics are checked through
 // rudnn::kdaForward in test/api/KdaForwardApiTest.cpp.)
 //
 //===----------------------------------------------------------------------===//
@@ -23,14 +24,19 @@ namespace {
 
 TEST(KdaKernelsNvrtc, EveryKernelCompilesForSm90WithoutSpills) {
   runtime::NvrtcCompiler compiler(samples::deviceHeaders());
-  const KdaKernelSpec spec{ScalarType::BF16, ScalarType::F32, ScalarType::BF16,
-                           128, 128, 64};
+  const KdaKernelSpec spec{
+      ScalarType::BF16, ScalarType::F32, ScalarType::BF16, 128, 128, 64};
   for (KdaStage stage : {KdaStage::Prepare, KdaStage::Propagate,
                          KdaStage::Output, KdaStage::Recurrent}) {
     EmittedKernel kernel = emitKdaKernel(spec, stage);
     runtime::CudaBinary binary =
         compiler.compile({kernel.entry, kernel.source}, "sm_90");
     EXPECT_THAT(binary.ptx, ::testing::HasSubstr(".entry " + kernel.entry));
+    if (stage == KdaStage::Output) { // tensor cores for 16-bit inputs
+      EXPECT_THAT(binary.ptx,
+                  ::testing::HasSubstr(
+                      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
+    }
     std::string path = ::testing::TempDir() + kernel.entry + ".ptx";
     std::ofstream(path) << binary.ptx;
     std::string command = std::string(RUDNN_PTXAS) +

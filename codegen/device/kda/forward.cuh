@@ -21,6 +21,7 @@
 #pragma once
 
 #include "rudnn/tensor.cuh"
+#include "rudnn/tile/mma_tile.cuh"
 
 namespace rudnn {
 namespace kda {
@@ -195,9 +196,62 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
     }
 }
 
-/// grid (chunks, B·H); any block size.
+/// `output` with 16-bit inputs: both products on tensor cores, operands
+/// rounded to TIn (as the inputs were), accumulation in fp32. Each warp takes
+/// 16x8 tiles of the chunk's C x V output in turn.
+template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
+__device__ void output_mma(const ForwardParams<TIn, TGate, TBeta> &p) {
+  using Tiles = ChunkTiles<K, V, C>;
+  const int chunk = blockIdx.x, sequence = blockIdx.y;
+  const int sequences = p.batch * p.heads;
+  const int b = sequence / p.heads, h = sequence % p.heads;
+  const int t0 = chunk * C, L = chunk_tokens<C>(chunk, p.length);
+  const float *tiles = Tiles::at(p.workspace, chunk, sequence, sequences);
+  const float *state =
+      p.boundaries + ((long long)chunk * sequences + sequence) * K * V;
+  const int colTiles = (V + 7) / 8, rowTiles = (L + 15) / 16;
+  for (int tile = threadIdx.x / 32; tile < rowTiles * colTiles;
+       tile += blockDim.x / 32) {
+    const int i0 = tile / colTiles * 16, j0 = tile % colTiles * 8;
+    float inter[4] = {0.f, 0.f, 0.f, 0.f}, intra[4] = {0.f, 0.f, 0.f, 0.f};
+    // (q ⊙ e^Γ)·S over the K features.
+    tile::mma_accumulate<TIn>(
+        inter, K,
+        [&](int i, int d) {
+          return i0 + i < L && d < K ? tiles[Tiles::kQd + (i0 + i) * K + d]
+                                     : 0.f;
+        },
+        [&](int d, int j) {
+          return d < K && j0 + j < V ? state[d * V + j0 + j] : 0.f;
+        });
+    // pairwise·U over the chunk's tokens.
+    tile::mma_accumulate<TIn>(
+        intra, L,
+        [&](int i, int s) {
+          return i0 + i < L && s < L ? tiles[Tiles::kB + (i0 + i) * C + s]
+                                     : 0.f;
+        },
+        [&](int s, int j) {
+          return s < L && j0 + j < V ? tiles[Tiles::kU + s * V + j0 + j]
+                                     : 0.f;
+        });
+    for (int r = 0; r < 4; ++r) {
+      const int i = i0 + tile::accumulator_row(r);
+      const int j = j0 + tile::accumulator_col(r);
+      if (i < L && j < V)
+        p.output[p.output_strides.offset(b, t0 + i, h) + j] =
+            from_float<TIn>(inter[r] + p.scale * intra[r]);
+    }
+  }
+}
+
+/// grid (chunks, B·H); any block size (a multiple of 32 for 16-bit inputs).
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void output(const ForwardParams<TIn, TGate, TBeta> &p) {
+  if constexpr (sizeof(TIn) == 2) {
+    output_mma<K, V, C>(p);
+    return;
+  }
   using Tiles = ChunkTiles<K, V, C>;
   const int chunk = blockIdx.x, sequence = blockIdx.y;
   const int sequences = p.batch * p.heads;

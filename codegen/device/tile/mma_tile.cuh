@@ -1,0 +1,73 @@
+//===- tile/mma_tile.cuh - One warp's 16x8 tile of a product on mma -------===//
+//
+// D(16x8) += A(16 x depth) · B(depth x 8) with 16-bit operands and fp32
+// accumulation, one m16n8k16 step per 16 of depth. The operands come through
+// callables a(i, k) and b(k, j) returning fp32 in tile coordinates (0 outside
+// the matrices), so one block serves tiles of global, shared or workspace
+// memory and every tail. Warp-collective: all 32 lanes call it together.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "rudnn/arch/mma.cuh"
+
+namespace rudnn {
+namespace tile {
+
+/// The mma and register packing of a 16-bit element type.
+template <typename T> struct Mma16;
+
+template <> struct Mma16<__nv_bfloat16> {
+  static __device__ __forceinline__ unsigned pack(float low, float high) {
+    return arch::pack_bf16x2(low, high);
+  }
+  static __device__ __forceinline__ void mma(float (&d)[4],
+                                             const unsigned (&a)[4],
+                                             const unsigned (&b)[2]) {
+    arch::mma_m16n8k16_bf16(d, a, b, d);
+  }
+};
+
+template <> struct Mma16<__half> {
+  static __device__ __forceinline__ unsigned pack(float low, float high) {
+    return arch::pack_f16x2(low, high);
+  }
+  static __device__ __forceinline__ void mma(float (&d)[4],
+                                             const unsigned (&a)[4],
+                                             const unsigned (&b)[2]) {
+    arch::mma_m16n8k16_f16(d, a, b, d);
+  }
+};
+
+/// Row and column, in the 16x8 tile, of accumulator register r of this lane
+/// (the PTX ISA's C/D fragment layout).
+__device__ __forceinline__ int accumulator_row(int r) {
+  return (threadIdx.x % 32) / 4 + 8 * (r / 2);
+}
+__device__ __forceinline__ int accumulator_col(int r) {
+  return 2 * (threadIdx.x % 4) + r % 2;
+}
+
+/// acc += A(0:16, 0:depth) · B(0:depth, 0:8), fragments per the PTX ISA:
+/// A regs (g, 2t..), (g+8, 2t..), (g, 2t+8..), (g+8, 2t+8..); B regs
+/// (k 2t.., n g), (k 2t+8.., n g); g = lane / 4, t = lane % 4.
+template <typename T, typename LoadA, typename LoadB>
+__device__ __forceinline__ void mma_accumulate(float (&acc)[4], int depth,
+                                               LoadA a, LoadB b) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t2 = 2 * (lane % 4);
+  for (int k0 = 0; k0 < depth; k0 += 16) {
+    const unsigned fa[4] = {
+        Mma16<T>::pack(a(g, k0 + t2), a(g, k0 + t2 + 1)),
+        Mma16<T>::pack(a(g + 8, k0 + t2), a(g + 8, k0 + t2 + 1)),
+        Mma16<T>::pack(a(g, k0 + t2 + 8), a(g, k0 + t2 + 9)),
+        Mma16<T>::pack(a(g + 8, k0 + t2 + 8), a(g + 8, k0 + t2 + 9))};
+    const unsigned fb[2] = {
+        Mma16<T>::pack(b(k0 + t2, g), b(k0 + t2 + 1, g)),
+        Mma16<T>::pack(b(k0 + t2 + 8, g), b(k0 + t2 + 9, g))};
+    Mma16<T>::mma(acc, fa, fb);
+  }
+}
+
+} // namespace tile
+} // namespace rudnn
