@@ -141,7 +141,8 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   }
 }
 
-/// grid (B·H, ceil(V / VB)); any block size. Walks the chunks in order.
+/// grid (B·H, ceil(V / VB)); any block size (a multiple of 32 for 16-bit
+/// inputs, whose products run on tensor cores). Walks the chunks in order.
 template <int K, int V, int C, int VB, typename TIn, typename TGate,
           typename TBeta>
 __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
@@ -171,23 +172,74 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
       const int d = e / width, j = e % width;
       saved[d * V + v0 + j] = state[d][j];
     }
-    for (int e = threadIdx.x; e < L * width; e += blockDim.x) {
-      const int i = e / width, j = e % width;
-      float u = tiles[Tiles::kU0 + i * V + v0 + j];
-      for (int d = 0; d < K; ++d)
-        u -= tiles[Tiles::kW + i * K + d] * state[d][j];
-      update[i][j] = u;
-      tiles[Tiles::kU + i * V + v0 + j] = u;
+    if constexpr (sizeof(TIn) == 2) {
+      // Tensor cores, operands rounded to TIn, in 16x8 tiles per warp.
+      const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
+      const int colTiles = (width + 7) / 8;
+      for (int tile = warp; tile < (L + 15) / 16 * colTiles; tile += warps) {
+        const int i0 = tile / colTiles * 16, j0 = tile % colTiles * 8;
+        float ws[4] = {0.f, 0.f, 0.f, 0.f};
+        tile::mma_accumulate<TIn>(
+            ws, K,
+            [&](int i, int d) {
+              return i0 + i < L && d < K ? tiles[Tiles::kW + (i0 + i) * K + d]
+                                         : 0.f;
+            },
+            [&](int d, int j) {
+              return d < K && j0 + j < width ? state[d][j0 + j] : 0.f;
+            });
+        for (int r = 0; r < 4; ++r) {
+          const int i = i0 + tile::accumulator_row(r);
+          const int j = j0 + tile::accumulator_col(r);
+          if (i < L && j < width) {
+            const float u = tiles[Tiles::kU0 + i * V + v0 + j] - ws[r];
+            update[i][j] = u;
+            tiles[Tiles::kU + i * V + v0 + j] = u;
+          }
+        }
+      }
+      __syncthreads();
+      // Each warp owns its tiles of the state: no other warp reads them now.
+      for (int tile = warp; tile < (K + 15) / 16 * colTiles; tile += warps) {
+        const int d0 = tile / colTiles * 16, j0 = tile % colTiles * 8;
+        float kdu[4] = {0.f, 0.f, 0.f, 0.f};
+        tile::mma_accumulate<TIn>(
+            kdu, L,
+            [&](int d, int i) {
+              return d0 + d < K && i < L
+                         ? tiles[Tiles::kKd + i * K + d0 + d]
+                         : 0.f;
+            },
+            [&](int i, int j) {
+              return i < L && j0 + j < width ? update[i][j0 + j] : 0.f;
+            });
+        for (int r = 0; r < 4; ++r) {
+          const int d = d0 + tile::accumulator_row(r);
+          const int j = j0 + tile::accumulator_col(r);
+          if (d < K && j < width)
+            state[d][j] = tiles[Tiles::kLast + d] * state[d][j] + kdu[r];
+        }
+      }
+      __syncthreads();
+    } else {
+      for (int e = threadIdx.x; e < L * width; e += blockDim.x) {
+        const int i = e / width, j = e % width;
+        float u = tiles[Tiles::kU0 + i * V + v0 + j];
+        for (int d = 0; d < K; ++d)
+          u -= tiles[Tiles::kW + i * K + d] * state[d][j];
+        update[i][j] = u;
+        tiles[Tiles::kU + i * V + v0 + j] = u;
+      }
+      __syncthreads();
+      for (int e = threadIdx.x; e < K * width; e += blockDim.x) {
+        const int d = e / width, j = e % width;
+        float s = tiles[Tiles::kLast + d] * state[d][j];
+        for (int i = 0; i < L; ++i)
+          s += tiles[Tiles::kKd + i * K + d] * update[i][j];
+        state[d][j] = s;
+      }
+      __syncthreads();
     }
-    __syncthreads();
-    for (int e = threadIdx.x; e < K * width; e += blockDim.x) {
-      const int d = e / width, j = e % width;
-      float s = tiles[Tiles::kLast + d] * state[d][j];
-      for (int i = 0; i < L; ++i)
-        s += tiles[Tiles::kKd + i * K + d] * update[i][j];
-      state[d][j] = s;
-    }
-    __syncthreads();
   }
   if (p.final_state)
     for (int e = threadIdx.x; e < K * width; e += blockDim.x) {
