@@ -67,3 +67,26 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 int64_t TargetAttr::getComputeCapability() const {
   return parseArch(getArch()).value_or(0);
 }
+
+LogicalResult SizeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t constant, ArrayAttr params,
+                               int64_t divisor) {
+  if (constant < 0)
+    return emitError() << "size constant must not be negative, got "
+                       << constant;
+  if (divisor < 1)
+    return emitError() << "size divisor must be positive, got " << divisor;
+  for (Attribute param : params)
+    if (!llvm::isa<StringAttr>(param))
+      return emitError() << "size params must be names, got " << param;
+  return success();
+}
+
+LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                StringRef name, int64_t bits) {
+  if (name.empty())
+    return emitError() << "param name must not be empty";
+  if (bits != 32 && bits != 64)
+    return emitError() << "param bits must be 32 or 64, got " << bits;
+  return success();
+}

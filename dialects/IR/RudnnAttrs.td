@@ -35,4 +35,38 @@ def Rudnn_TargetAttr : AttrDef<Rudnn_Dialect, "Target"> {
   }];
 }
 
+def Rudnn_SizeAttr : AttrDef<Rudnn_Dialect, "Size"> {
+  let mnemonic = "size";
+  let summary = "A size known once a plan's run-time parameters are";
+  let description = [{
+    `ceil(constant · Π params / divisor)`, the parameters named as in the
+    enclosing `rudnn.plan` (batch, length, heads, chunk count, strides, …),
+    so one plan serves every size.
+
+    ```mlir
+    #rudnn.size<constant = 37120, params = ["N", "B", "H"], divisor = 1>
+    ```
+  }];
+  let parameters = (ins "int64_t":$constant, "ArrayAttr":$params,
+                        "int64_t":$divisor);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Rudnn_ParamAttr : AttrDef<Rudnn_Dialect, "Param"> {
+  let mnemonic = "param";
+  let summary = "A kernel argument taken from a plan parameter";
+  let description = [{
+    The value of plan parameter `name`, passed as a `bits`-bit integer.
+
+    ```mlir
+    #rudnn.param<name = "B", bits = 32>
+    ```
+  }];
+  let parameters = (ins StringRefParameter<"parameter name">:$name,
+                        "int64_t":$bits);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // RUDNN_ATTRS_TD

@@ -12,6 +12,7 @@
 include "dialects/IR/RudnnBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "dialects/IR/RudnnChunkOps.td"
+include "dialects/IR/RudnnPlanOps.td"
 
 // Element types and ranks are checked by the verifiers, whose diagnostics name
 // the operand; ODS only requires ranked tensors (AnyRankedTensor).

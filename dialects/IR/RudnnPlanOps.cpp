@@ -1,0 +1,136 @@
+//===- RudnnPlanOps.cpp - Kernels, buffers and plans ----------------------===//
+
+#include "dialects/IR/RudnnOps.h"
+
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::rudnn;
+
+static bool isFloat16Or32(Type type) {
+  return type.isF32() || type.isF16() || type.isBF16();
+}
+
+/// Every name a size refers to is a parameter of the plan.
+static LogicalResult checkSize(Operation *op, SizeAttr size, StringRef what,
+                               const llvm::StringSet<> &params) {
+  for (Attribute name : size.getParams())
+    if (!params.contains(cast<StringAttr>(name).getValue()))
+      return op->emitOpError() << what << " refers to " << name
+                               << ", which is not a parameter of the plan";
+  return success();
+}
+
+LogicalResult PlanOp::verify() {
+  llvm::StringSet<> params;
+  for (Attribute name : getParams())
+    if (!params.insert(cast<StringAttr>(name).getValue()).second)
+      return emitOpError() << "parameter " << name << " is named twice";
+
+  for (Operation &op : getBody().front()) {
+    if (auto buffer = dyn_cast<BufferOp>(op)) {
+      if ((buffer.getBytesAttr() &&
+           failed(checkSize(buffer, buffer.getBytesAttr(), "'bytes'",
+                            params))) ||
+          (buffer.getOffsetAttr() &&
+           failed(checkSize(buffer, buffer.getOffsetAttr(), "'offset'",
+                            params))))
+        return failure();
+      continue;
+    }
+    if (isa<KernelOp>(op))
+      continue;
+    auto launch = dyn_cast<LaunchOp>(op);
+    if (!launch)
+      return op.emitOpError() << "cannot be part of a rudnn.plan";
+
+    if (!lookupSymbol<KernelOp>(launch.getKernelAttr()))
+      return launch.emitOpError()
+             << "launches " << launch.getKernelAttr()
+             << ", which is not a rudnn.kernel of the plan";
+    for (Attribute size : launch.getGrid())
+      if (failed(checkSize(launch, cast<SizeAttr>(size), "the grid", params)))
+        return failure();
+    if (launch.getGuard() && !params.contains(*launch.getGuard()))
+      return launch.emitOpError() << "is guarded by '" << *launch.getGuard()
+                                  << "', which is not a parameter of the plan";
+    for (auto [index, arg] : llvm::enumerate(launch.getArgs())) {
+      if (auto buffer = dyn_cast<FlatSymbolRefAttr>(arg)) {
+        if (!lookupSymbol<BufferOp>(buffer))
+          return launch.emitOpError() << "argument #" << index << " binds "
+                                      << buffer << ", which is not a buffer";
+      } else if (auto param = dyn_cast<ParamAttr>(arg)) {
+        if (!params.contains(param.getName()))
+          return launch.emitOpError()
+                 << "argument #" << index << " takes '" << param.getName()
+                 << "', which is not a parameter of the plan";
+      } else if (auto null = dyn_cast<IntegerAttr>(arg)) {
+        if (null.getValue() != 0)
+          return launch.emitOpError() << "argument #" << index
+                                      << ": integers stand for null pointers "
+                                         "and must be 0";
+      } else if (auto constant = dyn_cast<FloatAttr>(arg)) {
+        if (!constant.getType().isF32())
+          return launch.emitOpError()
+                 << "argument #" << index << ": constants are f32";
+      } else {
+        return launch.emitOpError()
+               << "argument #" << index << " is neither a buffer, a null "
+               << "pointer, a parameter nor an f32 constant: " << arg;
+      }
+    }
+  }
+  return success();
+}
+
+LogicalResult BufferOp::verify() {
+  StringRef kind = getKind();
+  if (kind != "argument" && kind != "result" && kind != "workspace")
+    return emitOpError() << "kind must be argument, result or workspace, got '"
+                         << kind << "'";
+  if (kind == "workspace" && !getBytesAttr())
+    return emitOpError() << "a workspace buffer needs 'bytes'";
+  if (kind != "workspace" && (getBytesAttr() || getOffsetAttr()))
+    return emitOpError() << "only workspace buffers have 'bytes' and 'offset'";
+  return success();
+}
+
+LogicalResult KernelOp::verify() {
+  StringRef stage = getStage();
+  if (stage != "prepare" && stage != "propagate" && stage != "output" &&
+      stage != "recurrent")
+    return emitOpError() << "stage must be prepare, propagate, output or "
+                            "recurrent, got '"
+                         << stage << "'";
+  if (getThreads() < 1 || getThreads() > 1024)
+    return emitOpError() << "threads must be in [1, 1024], got "
+                         << getThreads();
+  for (auto [name, dim] : {std::pair{"K", getK()}, std::pair{"V", getV()}})
+    if (dim < 1 || dim > static_cast<uint64_t>(kKdaMaxFeatureDim))
+      return emitOpError() << name << " must be in [1, 256], got " << dim;
+  if (!isValidKdaChunk(static_cast<int64_t>(getChunk())))
+    return emitOpError() << "'chunk' must be 16, 32, 64 or 128, got "
+                         << getChunk();
+  for (auto [name, type] : {std::pair{"input", getInput()},
+                            std::pair{"gate", getGate()},
+                            std::pair{"beta", getBeta()}})
+    if (!isFloat16Or32(type))
+      return emitOpError() << "'" << name
+                           << "' must be f32, f16 or bf16, got " << type;
+  return success();
+}
+
+LogicalResult LaunchOp::verify() {
+  if (getGrid().size() != 3 || !llvm::all_of(getGrid(), [](Attribute size) {
+        return isa<SizeAttr>(size);
+      }))
+    return emitOpError() << "grid must be three #rudnn.size";
+  bool guarded = getGuard().has_value();
+  if (guarded != getGuardMin().has_value() ||
+      guarded != getGuardMax().has_value())
+    return emitOpError() << "'guard', 'guard_min' and 'guard_max' go together";
+  if (guarded && *getGuardMin() > *getGuardMax())
+    return emitOpError() << "guard range [" << *getGuardMin() << ", "
+                         << *getGuardMax() << "] is empty";
+  return success();
+}

@@ -1,0 +1,118 @@
+//===- RudnnPlanOps.td - Kernels, buffers and plans --------*- tablegen -*-===//
+//
+// What `rudnn-plan` turns the primitives of a function into: the buffers an
+// operator call touches, the kernels the primitives are grouped into (each
+// with its launch geometry), and the ordered launches with their argument
+// bindings. Sizes are `#rudnn.size` expressions over the plan's named
+// run-time parameters. The runtime's plan is this op, one to one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_PLAN_OPS_TD
+#define RUDNN_PLAN_OPS_TD
+
+include "dialects/IR/RudnnBase.td"
+include "dialects/IR/RudnnAttrs.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+
+def Rudnn_PlanOp : Rudnn_Op<"plan", [
+    Symbol, SymbolTable, NoTerminator, SingleBlock, IsolatedFromAbove,
+    NoRegionArguments, HasOnlyGraphRegion, RegionKindInterface]> {
+  let summary = "The kernels, buffers and launches of an operator call";
+  let description = [{
+    Holds `rudnn.buffer`, `rudnn.kernel` and `rudnn.launch` ops, in launch
+    order. `params` names the run-time parameters (batch, length, heads,
+    chunk count, strides) that sizes and arguments refer to.
+
+    ```mlir
+    rudnn.plan @main params ["B", "T", "H", "N"] {
+      rudnn.buffer @q argument
+      rudnn.buffer @tiles workspace bytes #rudnn.size<constant = 37120,
+          params = ["N", "B", "H"], divisor = 1>
+      rudnn.kernel @prepare {stage = "prepare", ...}
+      rudnn.launch @prepare grid [...] args [@q, ...]
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$params);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name `params` $params attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_BufferOp : Rudnn_Op<"buffer", [Symbol, HasParent<"PlanOp">]> {
+  let summary = "Memory a plan reads or writes";
+  let description = [{
+    `argument` and `result` buffers are bound to the caller's tensors at each
+    call; `workspace` buffers live in one allocation of the plan, `bytes` at
+    `offset`.
+
+    ```mlir
+    rudnn.buffer @boundaries workspace
+        bytes #rudnn.size<constant = 16384, params = ["N", "B", "H"], divisor = 1>
+        offset #rudnn.size<constant = 37120, params = ["N", "B", "H"], divisor = 1>
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$kind,
+                       OptionalAttr<Rudnn_SizeAttr>:$bytes,
+                       OptionalAttr<Rudnn_SizeAttr>:$offset);
+  let assemblyFormat = [{
+    $sym_name $kind (`bytes` $bytes^)? (`offset` $offset^)? attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_KernelOp : Rudnn_Op<"kernel", [Symbol, HasParent<"PlanOp">]> {
+  let summary = "A kernel of a plan: grouped primitives and their block";
+  let description = [{
+    One generated kernel: `fuses` lists the primitives it computes, `stage`
+    the device-library building block that computes them, with the
+    specialization (element types, feature dims, chunk) and the block size.
+
+    ```mlir
+    rudnn.kernel @prepare stage "prepare" threads 128 {
+        fuses = ["rudnn.chunk_decay", "rudnn.chunk_pairwise",
+                 "rudnn.chunk_solve"],
+        input = bf16, gate = f32, beta = bf16, K = 64, V = 64, chunk = 64}
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$stage,
+                       I64Attr:$threads, StrArrayAttr:$fuses,
+                       TypeAttr:$input, TypeAttr:$gate, TypeAttr:$beta,
+                       I64Attr:$K, I64Attr:$V, I64Attr:$chunk);
+  let assemblyFormat = [{
+    $sym_name `stage` $stage `threads` $threads attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_LaunchOp : Rudnn_Op<"launch", [HasParent<"PlanOp">]> {
+  let summary = "One launch of a kernel with its argument bindings";
+  let description = [{
+    Launches `kernel` on `grid` (three `#rudnn.size`). Each entry of `args`
+    is a buffer (`@name`), a null pointer (`0 : i64`), a parameter
+    (`#rudnn.param`) or an f32 constant. With `guard`, the launch runs only
+    while that parameter lies in [`guard_min`, `guard_max`]: plans carry
+    alternatives (the decode kernel for T = 1) chosen per call.
+
+    ```mlir
+    rudnn.launch @recurrent grid [#rudnn.size<...>, #rudnn.size<...>,
+        #rudnn.size<...>] args [@q, @k, 0 : i64, #rudnn.param<name = "B",
+        bits = 32>, 1.250000e-01 : f32] {guard = "T", guard_min = 1,
+        guard_max = 1}
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$kernel, ArrayAttr:$grid,
+                       ArrayAttr:$args, OptionalAttr<StrAttr>:$guard,
+                       OptionalAttr<I64Attr>:$guard_min,
+                       OptionalAttr<I64Attr>:$guard_max);
+  let assemblyFormat = [{
+    $kernel `grid` $grid `args` $args attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // RUDNN_PLAN_OPS_TD

@@ -1,0 +1,74 @@
+// RUN: rudnn-opt %s -split-input-file -verify-diagnostics
+
+// Sizes name parameters of the plan.
+rudnn.plan @p params ["B"] {
+  // expected-error @+1 {{'bytes' refers to "T", which is not a parameter of the plan}}
+  rudnn.buffer @w "workspace" bytes #rudnn.size<constant = 4, params = ["T"], divisor = 1>
+}
+
+// -----
+
+// Buffer kinds are argument, result or workspace.
+rudnn.plan @p params [] {
+  // expected-error @+1 {{kind must be argument, result or workspace, got 'scratch'}}
+  rudnn.buffer @w "scratch"
+}
+
+// -----
+
+// A workspace buffer has a size.
+rudnn.plan @p params [] {
+  // expected-error @+1 {{a workspace buffer needs 'bytes'}}
+  rudnn.buffer @w "workspace"
+}
+
+// -----
+
+// Launches name kernels of the plan.
+rudnn.plan @p params [] {
+  // expected-error @+1 {{launches @missing, which is not a rudnn.kernel of the plan}}
+  rudnn.launch @missing grid [#rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>] args []
+}
+
+// -----
+
+// Launch arguments bind buffers of the plan.
+rudnn.plan @p params [] {
+  rudnn.kernel @k stage "output" threads 32 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = [], gate = f32, input = f32}
+  // expected-error @+1 {{argument #0 binds @nowhere, which is not a buffer}}
+  rudnn.launch @k grid [#rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>] args [@nowhere]
+}
+
+// -----
+
+// Integer arguments stand for null pointers.
+rudnn.plan @p params [] {
+  rudnn.kernel @k stage "output" threads 32 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = [], gate = f32, input = f32}
+  // expected-error @+1 {{argument #0: integers stand for null pointers and must be 0}}
+  rudnn.launch @k grid [#rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>] args [7 : i64]
+}
+
+// -----
+
+// A guard needs its range.
+rudnn.plan @p params ["T"] {
+  rudnn.kernel @k stage "recurrent" threads 32 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = [], gate = f32, input = f32}
+  // expected-error @+1 {{'guard', 'guard_min' and 'guard_max' go together}}
+  rudnn.launch @k grid [#rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>] args [] {guard = "T"}
+}
+
+// -----
+
+// Kernel stages are the device library's building blocks.
+rudnn.plan @p params [] {
+  // expected-error @+1 {{stage must be prepare, propagate, output or recurrent, got 'fused'}}
+  rudnn.kernel @k stage "fused" threads 32 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = [], gate = f32, input = f32}
+}
+
+// -----
+
+// Size divisors are positive.
+rudnn.plan @p params [] {
+  // expected-error @+1 {{size divisor must be positive, got 0}}
+  rudnn.buffer @w "workspace" bytes #rudnn.size<constant = 4, params = [], divisor = 0>
+}
