@@ -106,6 +106,13 @@ FailureOr<std::pair<KdaKernelSpec, KdaStage>> kernelOf(Operation *op) {
 
 namespace rudnn::codegen {
 
+FailureOr<KdaKernelSpec> kdaSpecOf(Operation *primitive) {
+  auto kernel = kernelOf(primitive);
+  if (failed(kernel))
+    return failure();
+  return kernel->first;
+}
+
 FailureOr<std::vector<EmittedKernel>> emitKernels(ModuleOp module) {
   std::vector<EmittedKernel> kernels;
   llvm::StringSet<> seen;

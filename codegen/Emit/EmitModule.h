@@ -12,6 +12,11 @@
 
 namespace rudnn::codegen {
 
+/// The specialization of the KDA kernel computing `primitive` (a
+/// chunk_solve, chunk_propagate, chunk_output or kda_recurrent), read from
+/// its chain's types; a located error for anything else.
+mlir::FailureOr<KdaKernelSpec> kdaSpecOf(mlir::Operation *primitive);
+
 /// The CUDA C++ of every kernel the module's primitives need, each once, in
 /// program order. Kernel grouping: `chunk_decay`, `chunk_pairwise` and
 /// `chunk_solve` fuse into one chunk-parallel `prepare` kernel (emitted at

@@ -88,4 +88,44 @@ def RudnnDecompose : Pass<"rudnn-decompose", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def RudnnPlan : Pass<"rudnn-plan", "::mlir::ModuleOp"> {
+  let summary = "Group primitives into kernels; buffers, workspace, launches";
+  let description = [{
+    Replaces each function holding a decomposed KDA forward by a `rudnn.plan`
+    of the same name: `q k v g beta [initial_state]` argument buffers,
+    `output` and (when returned) `final_state` and `boundaries` result
+    buffers, and workspace for the chunk tiles (and the boundaries when not
+    returned); the kernels `prepare` (fusing chunk_decay, chunk_pairwise and
+    chunk_solve), `propagate` and `output`, plus `recurrent` for one-token
+    calls when the length is dynamic; and their launches over the run-time
+    parameters B, T, H, N = ceil(T / chunk) and the (batch, time, head)
+    strides of q, k, v, g, beta and output.
+
+    Before (after `-rudnn-decompose`):
+
+    ```mlir
+    func.func @main(%q: ..., ...) -> ... {
+      %gamma = rudnn.chunk_decay %g chunk 64 : ...
+      ...
+      %o = rudnn.chunk_output ... chunk 64 scale 1.250000e-01 : ...
+      return %o, %final : ...
+    }
+    ```
+
+    After:
+
+    ```mlir
+    rudnn.plan @main params ["B", "T", "H", "N", "q_stride_batch", ...] {
+      rudnn.buffer @q "argument"
+      ...
+      rudnn.buffer @tiles "workspace" bytes <constant = 58624, ...>
+      rudnn.kernel @prepare stage "prepare" threads 128 {...}
+      rudnn.launch @prepare grid [...] args [@q, ...] {guard = "T", ...}
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::rudnn::RudnnDialect"];
+}
+
 #endif // RUDNN_CODEGEN_TRANSFORMS_PASSES_TD

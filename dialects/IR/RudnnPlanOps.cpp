@@ -30,11 +30,11 @@ LogicalResult PlanOp::verify() {
   for (Operation &op : getBody().front()) {
     if (auto buffer = dyn_cast<BufferOp>(op)) {
       if ((buffer.getBytesAttr() &&
-           failed(checkSize(buffer, buffer.getBytesAttr(), "'bytes'",
-                            params))) ||
+           failed(
+               checkSize(buffer, buffer.getBytesAttr(), "'bytes'", params))) ||
           (buffer.getOffsetAttr() &&
-           failed(checkSize(buffer, buffer.getOffsetAttr(), "'offset'",
-                            params))))
+           failed(
+               checkSize(buffer, buffer.getOffsetAttr(), "'offset'", params))))
         return failure();
       continue;
     }
@@ -111,12 +111,12 @@ LogicalResult KernelOp::verify() {
   if (!isValidKdaChunk(static_cast<int64_t>(getChunk())))
     return emitOpError() << "'chunk' must be 16, 32, 64 or 128, got "
                          << getChunk();
-  for (auto [name, type] : {std::pair{"input", getInput()},
-                            std::pair{"gate", getGate()},
-                            std::pair{"beta", getBeta()}})
+  for (auto [name, type] :
+       {std::pair{"input", getInput()}, std::pair{"gate", getGate()},
+        std::pair{"beta", getBeta()}})
     if (!isFloat16Or32(type))
-      return emitOpError() << "'" << name
-                           << "' must be f32, f16 or bf16, got " << type;
+      return emitOpError() << "'" << name << "' must be f32, f16 or bf16, got "
+                           << type;
   return success();
 }
 

@@ -1,0 +1,255 @@
+//===- Plan.cpp - Primitives to kernels, buffers and launches -------------===//
+
+#include "codegen/Emit/EmitModule.h"
+#include "codegen/Transforms/Passes.h"
+#include "dialects/IR/RudnnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::rudnn {
+#define GEN_PASS_DEF_RUDNNPLAN
+#include "codegen/Transforms/Passes.h.inc"
+} // namespace mlir::rudnn
+
+using namespace mlir;
+using namespace mlir::rudnn;
+namespace codegen = ::rudnn::codegen;
+
+namespace {
+
+/// The tensors of one KDA forward, whichever form it was decomposed into.
+struct KdaCall {
+  Value q, k, v, g, beta, initialState, output, finalState, boundaries;
+  Operation *anchor = nullptr; // the op whose kernel spec describes the call
+  bool chunked = false;
+  int64_t chunk = 0;
+  float scale = 0;
+};
+
+FailureOr<KdaCall> findCall(func::FuncOp func) {
+  SmallVector<Operation *> calls;
+  func.walk([&](Operation *op) {
+    if (isa<ChunkOutputOp, KdaRecurrentOp, KdaOp>(op))
+      calls.push_back(op);
+  });
+  if (calls.empty())
+    return KdaCall{};
+  if (calls.size() > 1)
+    return func.emitError()
+           << "rudnn-plan handles one KDA forward per function, found "
+           << calls.size();
+  if (isa<KdaOp>(calls[0]))
+    return calls[0]->emitOpError() << "must be decomposed first: run "
+                                      "rudnn-decompose before rudnn-plan";
+  KdaCall call;
+  if (auto recurrent = dyn_cast<KdaRecurrentOp>(calls[0])) {
+    call = {recurrent.getQ(),
+            recurrent.getK(),
+            recurrent.getV(),
+            recurrent.getG(),
+            recurrent.getBeta(),
+            recurrent.getInitialState(),
+            recurrent.getOutput(),
+            recurrent.getFinalState(),
+            recurrent.getBoundaries(),
+            recurrent,
+            false,
+            (int64_t)recurrent.getChunk(),
+            (float)recurrent.getScaleAttr().getValueAsDouble()};
+    return call;
+  }
+  auto output = cast<ChunkOutputOp>(calls[0]);
+  auto propagate = output.getU().getDefiningOp<ChunkPropagateOp>();
+  auto solve = propagate ? propagate.getW().getDefiningOp<ChunkSolveOp>()
+                         : ChunkSolveOp();
+  auto decay = output.getGamma().getDefiningOp<ChunkDecayOp>();
+  if (!propagate || !solve || !decay)
+    return output.emitOpError()
+           << "is not part of a whole chunked chain (decay, pairwise, solve, "
+              "propagate, output)";
+  call = {output.getQ(),
+          propagate.getK(),
+          solve.getV(),
+          decay.getG(),
+          solve.getBeta(),
+          propagate.getInitialState(),
+          output.getOutput(),
+          propagate.getFinalState(),
+          propagate.getBoundaries(),
+          solve,
+          true,
+          (int64_t)output.getChunk(),
+          (float)output.getScaleAttr().getValueAsDouble()};
+  return call;
+}
+
+/// Builds the ops of one plan.
+class PlanBuilder {
+public:
+  PlanBuilder(OpBuilder &builder, Location loc) : b(builder), loc(loc) {}
+
+  SizeAttr size(int64_t constant, ArrayRef<StringRef> params = {},
+                int64_t divisor = 1) {
+    SmallVector<Attribute> names;
+    for (StringRef param : params)
+      names.push_back(b.getStringAttr(param));
+    return SizeAttr::get(b.getContext(), constant, b.getArrayAttr(names),
+                         divisor);
+  }
+
+  Attribute buffer(StringRef name, StringRef kind, SizeAttr bytes = {},
+                   SizeAttr offset = {}) {
+    b.create<BufferOp>(loc, name, kind, bytes, offset);
+    return FlatSymbolRefAttr::get(b.getContext(), name);
+  }
+
+  Attribute null() { return b.getI64IntegerAttr(0); }
+  Attribute param(StringRef name, int64_t bits) {
+    return ParamAttr::get(b.getContext(), name, bits);
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+};
+
+Type elementType(Value value) {
+  return cast<ShapedType>(value.getType()).getElementType();
+}
+
+LogicalResult planFunction(func::FuncOp func) {
+  FailureOr<KdaCall> found = findCall(func);
+  if (failed(found))
+    return failure();
+  KdaCall call = *found;
+  if (!call.anchor)
+    return success(); // nothing to plan
+  for (Value input : {call.q, call.k, call.v, call.g, call.beta})
+    if (!isa<BlockArgument>(input))
+      return func.emitError() << "plan inputs must be function arguments";
+  FailureOr<codegen::KdaKernelSpec> spec = codegen::kdaSpecOf(call.anchor);
+  if (failed(spec))
+    return failure();
+
+  // What the function returns, seen through casts.
+  llvm::SmallPtrSet<Value, 4> returned;
+  func.walk([&](func::ReturnOp ret) {
+    for (Value value : ret.getOperands()) {
+      returned.insert(value);
+      while (auto cast = value.getDefiningOp<tensor::CastOp>())
+        returned.insert(value = cast.getSource());
+    }
+  });
+  const int64_t length = cast<ShapedType>(call.q.getType()).getDimSize(1);
+  const bool dynamicLength = ShapedType::isDynamic(length);
+
+  OpBuilder builder(func);
+  Location loc = func.getLoc();
+  SmallVector<StringRef> paramNames = {"B", "T", "H", "N"};
+  SmallVector<std::string> strideNames;
+  for (StringRef tensor : {"q", "k", "v", "g", "beta", "output"})
+    for (StringRef dim : {"batch", "time", "head"})
+      strideNames.push_back((tensor + "_stride_" + dim).str());
+  SmallVector<Attribute> params;
+  for (StringRef name : paramNames)
+    params.push_back(builder.getStringAttr(name));
+  for (const std::string &name : strideNames)
+    params.push_back(builder.getStringAttr(name));
+  auto plan = builder.create<PlanOp>(loc, func.getSymName(),
+                                     builder.getArrayAttr(params));
+  builder.setInsertionPointToStart(&plan.getBody().emplaceBlock());
+  PlanBuilder pb(builder, loc);
+
+  // Buffers, in the kernels' argument order.
+  Attribute q = pb.buffer("q", "argument"), k = pb.buffer("k", "argument"),
+            v = pb.buffer("v", "argument"), g = pb.buffer("g", "argument"),
+            beta = pb.buffer("beta", "argument");
+  Attribute initial =
+      call.initialState ? pb.buffer("initial_state", "argument") : pb.null();
+  Attribute output = pb.buffer("output", "result");
+  Attribute finalState = returned.contains(call.finalState)
+                             ? pb.buffer("final_state", "result")
+                             : pb.null();
+  const int64_t tileBytes = 4 * codegen::kdaTileFloats(*spec);
+  SizeAttr tilesSize = pb.size(tileBytes, {"N", "B", "H"});
+  Attribute tiles = pb.buffer("tiles", "workspace", tilesSize, pb.size(0));
+  Attribute boundaries =
+      call.boundaries && returned.contains(call.boundaries)
+          ? pb.buffer("boundaries", "result")
+          : pb.buffer(
+                "boundaries", "workspace",
+                pb.size(4 * spec->featureK * spec->featureV, {"N", "B", "H"}),
+                tilesSize);
+
+  SmallVector<Attribute> args = {
+      q, k, v, g, beta, initial, output, finalState, boundaries, tiles};
+  for (const std::string &name : strideNames)
+    args.push_back(pb.param(name, 64));
+  for (StringRef dim : {"B", "T", "H"})
+    args.push_back(pb.param(dim, 32));
+  args.push_back(builder.getF32FloatAttr(call.scale));
+  ArrayAttr argList = builder.getArrayAttr(args);
+
+  // Kernels and launches.
+  const int64_t columnBlocks =
+      (spec->featureV + codegen::kKdaColumnsPerBlock - 1) /
+      codegen::kKdaColumnsPerBlock;
+  SizeAttr one = pb.size(1), sequences = pb.size(1, {"B", "H"}),
+           chunks = pb.size(1, {"N"}), columns = pb.size(columnBlocks);
+  auto kernel = [&](codegen::KdaStage stage, ArrayRef<StringRef> fuses,
+                    int64_t threads, SizeAttr gridX, SizeAttr gridY,
+                    std::optional<std::pair<int64_t, int64_t>> guard) {
+    // Kernels are named by their entry, which says what they compute.
+    std::string name = codegen::emitKdaKernel(*spec, stage).entry;
+    SmallVector<Attribute> fused;
+    for (StringRef op : fuses)
+      fused.push_back(builder.getStringAttr(op));
+    builder.create<KernelOp>(loc, name, codegen::stageName(stage), threads,
+                             builder.getArrayAttr(fused), elementType(call.q),
+                             elementType(call.g), elementType(call.beta),
+                             spec->featureK, spec->featureV, spec->chunk);
+    auto launch = builder.create<LaunchOp>(
+        loc, FlatSymbolRefAttr::get(builder.getContext(), name),
+        builder.getArrayAttr({gridX, gridY, one}), argList, StringAttr(),
+        IntegerAttr(), IntegerAttr());
+    if (guard) {
+      launch.setGuardAttr(builder.getStringAttr("T"));
+      launch.setGuardMinAttr(builder.getI64IntegerAttr(guard->first));
+      launch.setGuardMaxAttr(builder.getI64IntegerAttr(guard->second));
+    }
+  };
+  using codegen::KdaStage;
+  const int64_t threads = codegen::kKdaThreads;
+  if (!call.chunked || dynamicLength)
+    kernel(KdaStage::Recurrent, {"rudnn.kda_recurrent"},
+           codegen::kKdaColumnsPerBlock, sequences, columns,
+           call.chunked ? std::optional(std::pair<int64_t, int64_t>(1, 1))
+                        : std::nullopt);
+  if (call.chunked) {
+    std::optional<std::pair<int64_t, int64_t>> longer;
+    if (dynamicLength)
+      longer = std::pair<int64_t, int64_t>(2, INT64_MAX);
+    kernel(KdaStage::Prepare,
+           {"rudnn.chunk_decay", "rudnn.chunk_pairwise", "rudnn.chunk_solve"},
+           threads, chunks, sequences, longer);
+    kernel(KdaStage::Propagate, {"rudnn.chunk_propagate"}, threads, sequences,
+           columns, longer);
+    kernel(KdaStage::Output, {"rudnn.chunk_output"}, threads, chunks, sequences,
+           longer);
+  }
+  func.erase();
+  return success();
+}
+
+struct PlanPass : public mlir::rudnn::impl::RudnnPlanBase<PlanPass> {
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs)
+      if (failed(planFunction(func)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
