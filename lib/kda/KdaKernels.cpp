@@ -1,6 +1,15 @@
 //===- KdaKernels.cpp - The KDA forward plan and its kernels --------------===//
 
 #include "lib/kda/KdaKernels.h"
+#include "lib/PlanImport.h"
+
+#include "codegen/InitRudnn.h"
+#include "codegen/Transforms/Passes.h"
+#include "dialects/IR/RudnnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <sstream>
 
@@ -8,9 +17,6 @@ using namespace rudnn;
 using namespace rudnn::runtime;
 
 namespace {
-
-/// Parameter indices of the plan.
-enum Param : uint32_t { kB, kT, kH, kN, kFirstStride };
 
 codegen::ScalarType scalarType(DType dtype) {
   switch (dtype) {
@@ -40,93 +46,95 @@ std::string rudnn::kdaForwardSignature(const KdaKernelSpec &spec,
   return key.str();
 }
 
+namespace {
+
+mlir::Type mlirType(mlir::Builder &builder, DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return builder.getF16Type();
+  case DType::BF16:
+    return builder.getBF16Type();
+  default:
+    return builder.getF32Type();
+  }
+}
+
+/// The operator call as rudnn IR: @kda taking q k v g beta [initial_state]
+/// with dynamic B, T, H and returning output, [final_state],
+/// [boundaries].
+mlir::OwningOpRef<mlir::ModuleOp> kdaModule(mlir::MLIRContext &mlir,
+                                            const KdaKernelSpec &spec,
+                                            const KdaPlanFlags &flags) {
+  mlir::OpBuilder b(&mlir);
+  mlir::Location loc = b.getUnknownLoc();
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
+  const int64_t dyn = mlir::ShapedType::kDynamic;
+  const int64_t K = spec.featureK, V = spec.featureV;
+  auto tensor = [&](llvm::ArrayRef<int64_t> shape, DType dtype) {
+    return mlir::RankedTensorType::get(shape, mlirType(b, dtype));
+  };
+  mlir::Type q = tensor({dyn, dyn, dyn, K}, spec.input),
+             v = tensor({dyn, dyn, dyn, V}, spec.input),
+             g = tensor({dyn, dyn, dyn, K}, spec.gate),
+             beta = tensor({dyn, dyn, dyn}, spec.beta),
+             state = tensor({dyn, dyn, K, V}, DType::F32),
+             bounds = tensor({dyn, dyn, dyn, K, V}, DType::F32);
+  llvm::SmallVector<mlir::Type> inputs = {q, q, v, g, beta};
+  if (flags.initialState)
+    inputs.push_back(state);
+  llvm::SmallVector<mlir::Type> results = {v};
+  if (flags.finalState)
+    results.push_back(state);
+  if (flags.saveBoundaries)
+    results.push_back(bounds);
+
+  b.setInsertionPointToEnd(module->getBody());
+  auto func = b.create<mlir::func::FuncOp>(loc, "kda",
+                                           b.getFunctionType(inputs, results));
+  mlir::Block *body = func.addEntryBlock();
+  b.setInsertionPointToEnd(body);
+  mlir::Value initial = flags.initialState ? body->getArgument(5) : nullptr;
+  auto kda = b.create<mlir::rudnn::KdaOp>(
+      loc, body->getArgument(0), body->getArgument(1), body->getArgument(2),
+      body->getArgument(3), body->getArgument(4), initial,
+      flags.saveBoundaries);
+  kda.setChunkAttr(b.getI64IntegerAttr(spec.chunk));
+  kda.setScaleAttr(b.getF32FloatAttr(flags.scale));
+  llvm::SmallVector<mlir::Value> returned = {kda.getOutput()};
+  if (flags.finalState)
+    returned.push_back(kda.getFinalState());
+  if (flags.saveBoundaries)
+    returned.push_back(kda.getBoundaries());
+  b.create<mlir::func::ReturnOp>(loc, returned);
+  return module;
+}
+
+} // namespace
+
 Plan rudnn::buildKdaForwardPlan(Context::Impl &context,
                                 const KdaKernelSpec &spec,
                                 const KdaPlanFlags &flags) {
-  Plan plan;
-  const codegen::KdaKernelSpec emitted = emitterSpec(spec);
-  plan.name = "kda_forward_" + codegen::kdaSpecName(emitted);
-  plan.params = {"B", "T", "H", "N"};
-  for (const char *tensor : {"q", "k", "v", "g", "beta", "output"})
-    for (const char *dim : {"batch", "time", "head"})
-      plan.params.push_back(std::string(tensor) + "_stride_" + dim);
-
-  const SizeExpr none = SizeExpr::of(0);
-  auto addBuffer = [&](std::string name, BufferKind kind,
-                       SizeExpr bytes = SizeExpr::of(0),
-                       SizeExpr offset = SizeExpr::of(0)) {
-    plan.buffers.push_back({std::move(name), kind, bytes, offset});
-    return static_cast<uint32_t>(plan.buffers.size() - 1);
-  };
-  const uint32_t q = addBuffer("q", BufferKind::Argument);
-  const uint32_t k = addBuffer("k", BufferKind::Argument);
-  const uint32_t v = addBuffer("v", BufferKind::Argument);
-  const uint32_t g = addBuffer("g", BufferKind::Argument);
-  const uint32_t beta = addBuffer("beta", BufferKind::Argument);
-  const uint32_t output = addBuffer("output", BufferKind::Result);
-  // Absent optional tensors are null pointers in every launch.
-  const int64_t absent = -1;
-  const int64_t initial = flags.initialState
-                              ? addBuffer("initial_state", BufferKind::Argument)
-                              : absent;
-  const int64_t finalState =
-      flags.finalState ? addBuffer("final_state", BufferKind::Result) : absent;
-  // Workspace: the chunk tiles, then (when not a result) the boundaries.
-  const SizeExpr tilesBytes{
-      4 * codegen::kdaTileFloats(emitted), {kN, kB, kH}, 1};
-  const uint32_t tiles =
-      addBuffer("tiles", BufferKind::Workspace, tilesBytes, none);
-  const uint32_t boundaries =
-      flags.saveBoundaries
-          ? addBuffer("boundaries", BufferKind::Result)
-          : addBuffer("boundaries", BufferKind::Workspace,
-                      {4 * spec.featureK * spec.featureV, {kN, kB, kH}, 1},
-                      tilesBytes);
-
-  std::vector<LaunchArg> args;
-  for (int64_t buffer :
-       {int64_t(q), int64_t(k), int64_t(v), int64_t(g), int64_t(beta), initial,
-        int64_t(output), finalState, int64_t(boundaries), int64_t(tiles)})
-    args.push_back(buffer == absent ? LaunchArg::i64(0)
-                                    : LaunchArg::buffer(uint32_t(buffer)));
-  for (uint32_t stride = 0; stride < 18; ++stride)
-    args.push_back(LaunchArg::paramI64(kFirstStride + stride));
-  for (uint32_t dim : {kB, kT, kH})
-    args.push_back(LaunchArg::paramI32(dim));
-  args.push_back(LaunchArg::f32(flags.scale));
-
-  const SizeExpr sequences{1, {kB, kH}, 1}, chunks{1, {kN}, 1};
-  const SizeExpr columnBlocks =
-      SizeExpr::of((spec.featureV + codegen::kKdaColumnsPerBlock - 1) /
-                   codegen::kKdaColumnsPerBlock);
-  const LaunchGuard decode{kT, 1, 1}, chunked{kT, 2, INT64_MAX};
-  struct Stage {
-    codegen::KdaStage stage;
-    LaunchGuard guard;
-    SizeExpr gridX, gridY;
-    int64_t threads;
-  };
-  using codegen::KdaStage;
-  for (const Stage &stage : {Stage{KdaStage::Recurrent, decode, sequences,
-                                   columnBlocks, codegen::kKdaColumnsPerBlock},
-                             Stage{KdaStage::Prepare, chunked, chunks,
-                                   sequences, codegen::kKdaThreads},
-                             Stage{KdaStage::Propagate, chunked, sequences,
-                                   columnBlocks, codegen::kKdaThreads},
-                             Stage{KdaStage::Output, chunked, chunks, sequences,
-                                   codegen::kKdaThreads}}) {
-    codegen::EmittedKernel kernel =
-        codegen::emitKdaKernel(emitted, stage.stage);
-    plan.kernels.push_back(
-        {kernel.entry, *context.compile({kernel.entry, kernel.source})});
-    PlanLaunch launch;
-    launch.kernel = static_cast<uint32_t>(plan.kernels.size() - 1);
-    launch.guard = stage.guard;
-    launch.grid[0] = stage.gridX;
-    launch.grid[1] = stage.gridY;
-    launch.block[0] = static_cast<uint32_t>(stage.threads);
-    launch.args = args;
-    plan.launches.push_back(std::move(launch));
-  }
+  mlir::DialectRegistry registry;
+  mlir::rudnn::registerRudnnDialects(registry);
+  mlir::MLIRContext mlir(registry, mlir::MLIRContext::Threading::DISABLED);
+  mlir.loadAllAvailableDialects();
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&mlir, [&](mlir::Diagnostic &d) {
+    diagnostics += d.str() + "\n";
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module = kdaModule(mlir, spec, flags);
+  mlir::PassManager pm(&mlir);
+  pm.addPass(mlir::rudnn::createRudnnSpecialize());
+  pm.addPass(mlir::rudnn::createRudnnDecompose());
+  pm.addPass(mlir::rudnn::createRudnnPlan());
+  if (mlir::failed(pm.run(*module)))
+    throw Error(Status::Internal,
+                "lowering the KDA forward failed:\n" + diagnostics);
+  auto plans = module->getOps<mlir::rudnn::PlanOp>();
+  if (plans.empty())
+    throw Error(Status::Internal, "lowering the KDA forward made no plan");
+  Plan plan = importPlan(*plans.begin(), context);
+  plan.name = "kda_forward_" + codegen::kdaSpecName(emitterSpec(spec));
   return plan;
 }

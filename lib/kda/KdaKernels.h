@@ -1,7 +1,7 @@
 //===- KdaKernels.h - The KDA forward plan and its kernels ------*- C++ -*-===//
 //
-// Compiles the emitted kernels (codegen/Emit/KdaEmitter.h) and assembles
-// them into a plan over the run-time parameters
+// Builds the plan of a KDA forward signature through the compiler pipeline,
+// over the run-time parameters
 //   B, T, H, N = ceil(T / chunk), then the (batch, time, head) strides of
 //   q, k, v, g, beta and output.
 //
@@ -38,9 +38,10 @@ std::string kdaForwardSignature(const KdaKernelSpec &spec,
 /// The emitter's view of `spec`.
 codegen::KdaKernelSpec emitterSpec(const KdaKernelSpec &spec);
 
-/// Compiles the four kernels (through the kernel cache) and lays out the
-/// buffers q, k, v, g, beta, output, [initial_state], [final_state],
-/// boundaries (a result when saved, else workspace) and tiles (workspace).
+/// The plan of a call with this signature: the call written as rudnn IR
+/// (dynamic B, T, H), lowered by rudnn-specialize, rudnn-decompose and
+/// rudnn-plan, and imported with its kernels compiled through the kernel
+/// cache.
 runtime::Plan buildKdaForwardPlan(Context::Impl &context,
                                   const KdaKernelSpec &spec,
                                   const KdaPlanFlags &flags);

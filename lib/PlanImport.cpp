@@ -1,0 +1,126 @@
+//===- PlanImport.cpp - A rudnn.plan as the runtime's plan ----------------===//
+
+#include "lib/PlanImport.h"
+
+#include "codegen/Emit/KdaEmitter.h"
+
+#include "llvm/ADT/StringMap.h"
+
+using namespace rudnn;
+using namespace rudnn::runtime;
+using mlir::rudnn::BufferOp;
+using mlir::rudnn::KernelOp;
+using mlir::rudnn::LaunchOp;
+using mlir::rudnn::ParamAttr;
+using mlir::rudnn::SizeAttr;
+
+namespace {
+
+[[noreturn]] void internal(const std::string &message) {
+  throw Error(Status::Internal, "rudnn.plan import: " + message);
+}
+
+codegen::ScalarType scalarOf(mlir::Type type) {
+  if (type.isF16())
+    return codegen::ScalarType::F16;
+  if (type.isBF16())
+    return codegen::ScalarType::BF16;
+  return codegen::ScalarType::F32;
+}
+
+codegen::KdaStage stageOf(llvm::StringRef stage) {
+  for (codegen::KdaStage candidate :
+       {codegen::KdaStage::Prepare, codegen::KdaStage::Propagate,
+        codegen::KdaStage::Output, codegen::KdaStage::Recurrent})
+    if (stage == codegen::stageName(candidate))
+      return candidate;
+  internal("unknown stage '" + stage.str() + "'");
+}
+
+} // namespace
+
+Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context) {
+  Plan plan;
+  plan.name = planOp.getSymName().str();
+  llvm::StringMap<uint32_t> params, buffers, kernels;
+  for (mlir::Attribute name : planOp.getParams()) {
+    std::string text = mlir::cast<mlir::StringAttr>(name).str();
+    params[text] = static_cast<uint32_t>(plan.params.size());
+    plan.params.push_back(text);
+  }
+  auto size = [&](SizeAttr attr) {
+    SizeExpr expr{attr.getConstant(), {}, attr.getDivisor()};
+    for (mlir::Attribute name : attr.getParams())
+      expr.params.push_back(
+          params.at(mlir::cast<mlir::StringAttr>(name).getValue()));
+    return expr;
+  };
+  auto paramIndex = [&](llvm::StringRef name) {
+    auto it = params.find(name);
+    if (it == params.end())
+      internal("unknown parameter '" + name.str() + "'");
+    return it->second;
+  };
+
+  // Buffers and kernels first: launches refer to them by name.
+  for (mlir::Operation &op : planOp.getBody().front()) {
+    if (auto buffer = mlir::dyn_cast<BufferOp>(op)) {
+      llvm::StringRef kind = buffer.getKind();
+      PlanBuffer entry{buffer.getSymName().str(),
+                       kind == "argument" ? BufferKind::Argument
+                       : kind == "result" ? BufferKind::Result
+                                          : BufferKind::Workspace,
+                       SizeExpr::of(0), SizeExpr::of(0)};
+      if (buffer.getBytesAttr())
+        entry.bytes = size(buffer.getBytesAttr());
+      if (buffer.getOffsetAttr())
+        entry.offset = size(buffer.getOffsetAttr());
+      buffers[entry.name] = static_cast<uint32_t>(plan.buffers.size());
+      plan.buffers.push_back(std::move(entry));
+      continue;
+    }
+    if (auto kernel = mlir::dyn_cast<KernelOp>(op)) {
+      codegen::KdaKernelSpec spec{
+          scalarOf(kernel.getInput()), scalarOf(kernel.getGate()),
+          scalarOf(kernel.getBeta()),  (int64_t)kernel.getK(),
+          (int64_t)kernel.getV(),      (int64_t)kernel.getChunk()};
+      codegen::EmittedKernel emitted =
+          codegen::emitKdaKernel(spec, stageOf(kernel.getStage()));
+      if (emitted.entry != kernel.getSymName())
+        internal("kernel @" + kernel.getSymName().str() +
+                 " does not match its specialization (" + emitted.entry + ")");
+      kernels[emitted.entry] = static_cast<uint32_t>(plan.kernels.size());
+      plan.kernels.push_back(
+          {emitted.entry, *context.compile({emitted.entry, emitted.source})});
+    }
+  }
+  for (LaunchOp launchOp : planOp.getBody().front().getOps<LaunchOp>()) {
+    PlanLaunch launch;
+    launch.kernel = kernels.at(launchOp.getKernel());
+    auto kernelOp = planOp.lookupSymbol<KernelOp>(launchOp.getKernelAttr());
+    launch.block[0] = static_cast<uint32_t>(kernelOp.getThreads());
+    for (int i = 0; i < 3; ++i)
+      launch.grid[i] = size(mlir::cast<SizeAttr>(launchOp.getGrid()[i]));
+    if (launchOp.getGuard())
+      launch.guard = {static_cast<int32_t>(paramIndex(*launchOp.getGuard())),
+                      static_cast<int64_t>(*launchOp.getGuardMin()),
+                      static_cast<int64_t>(*launchOp.getGuardMax())};
+    for (mlir::Attribute arg : launchOp.getArgs()) {
+      if (auto buffer = mlir::dyn_cast<mlir::FlatSymbolRefAttr>(arg))
+        launch.args.push_back(LaunchArg::buffer(buffers.at(buffer.getValue())));
+      else if (auto param = mlir::dyn_cast<ParamAttr>(arg))
+        launch.args.push_back(
+            param.getBits() == 32
+                ? LaunchArg::paramI32(paramIndex(param.getName()))
+                : LaunchArg::paramI64(paramIndex(param.getName())));
+      else if (mlir::isa<mlir::IntegerAttr>(arg))
+        launch.args.push_back(LaunchArg::i64(0)); // a null pointer
+      else
+        launch.args.push_back(LaunchArg::f32(static_cast<float>(
+            mlir::cast<mlir::FloatAttr>(arg).getValueAsDouble())));
+    }
+    plan.launches.push_back(std::move(launch));
+  }
+  plan.validate();
+  return plan;
+}
