@@ -1,8 +1,8 @@
 //===- KdaKernelsNvrtcTest.cpp - The emitted KDA kernels under NVRTC ------===//
 //
-// Every emitted KDA kernel compiles for sm_90 at K = V = 128, the output
-// and propagation kernels multiply on tensor cores, and ptxas reports no
-// local-memory spills. (Their numerics are checked through
+// Every emitted KDA kernel compiles for sm_90 at K = V = 128, the chunk
+// kernels multiply on tensor cores, and ptxas reports no local-memory
+// spills. (Their numerics are checked through
 // rudnn::kdaForward in test/api/KdaForwardApiTest.cpp.)
 //
 //===----------------------------------------------------------------------===//
@@ -32,8 +32,8 @@ TEST(KdaKernelsNvrtc, EveryKernelCompilesForSm90WithoutSpills) {
     runtime::CudaBinary binary =
         compiler.compile({kernel.entry, kernel.source}, "sm_90");
     EXPECT_THAT(binary.ptx, ::testing::HasSubstr(".entry " + kernel.entry));
-    if (stage == KdaStage::Output || stage == KdaStage::Propagate) {
-      // Tensor cores for 16-bit inputs.
+    if (stage != KdaStage::Recurrent) {
+      // The chunk kernels multiply on tensor cores for 16-bit inputs.
       EXPECT_THAT(binary.ptx,
                   ::testing::HasSubstr(
                       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));

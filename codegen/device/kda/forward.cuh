@@ -96,8 +96,15 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   }
   __syncthreads();
 
+  // With 16-bit inputs, pairs in different 16-token blocks (j in an earlier
+  // block than i) go to tensor cores, splitting the decay at the last token
+  // r of j's block: e^(Γi − Γj) = e^(Γi − Γr) · e^(Γr − Γj), both factors
+  // ≤ 1 since j ≤ r < i. Pairs within one block keep the direct form.
+  constexpr bool kTensorCores = sizeof(TIn) == 2;
   for (int pair = threadIdx.x; pair < C * C; pair += blockDim.x) {
     const int i = pair / C, j = pair % C;
+    if (kTensorCores && i < L && j / 16 < i / 16)
+      continue;
     float a = 0.f, bq = 0.f;
     if (i < L && j <= i) {
       for (int d = 0; d < K; ++d) {
@@ -109,6 +116,43 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
     }
     strictA[i][j] = j < i ? beta(i < L ? i : 0) * a : 0.f;
     tiles[Tiles::kB + i * C + j] = bq;
+  }
+  if constexpr (kTensorCores) {
+    const int blocks = (L + 15) / 16;
+    // Tasks: (row block I, column block J < I, half h of J's 16 columns).
+    const int tasks = blocks * (blocks - 1) / 2 * 2;
+    for (int task = threadIdx.x / 32; task < tasks; task += blockDim.x / 32) {
+      int pairIndex = task / 2, I = 1;
+      while (pairIndex >= I)
+        pairIndex -= I++;
+      const int J = pairIndex, i0 = 16 * I, j0 = 16 * J + 8 * (task % 2);
+      const int r = 16 * J + 15;
+      auto toRef = [&](int i, int d) {
+        return i0 + i < L && d < K
+                   ? expf(gamma[(i0 + i) * K + d] - gamma[r * K + d])
+                   : 0.f;
+      };
+      auto fromRef = [&](int d, int j) {
+        return d < K ? k(j0 + j, d) * expf(gamma[r * K + d] -
+                                           gamma[(j0 + j) * K + d])
+                     : 0.f;
+      };
+      float kk[4] = {0.f, 0.f, 0.f, 0.f}, qk[4] = {0.f, 0.f, 0.f, 0.f};
+      tile::mma_accumulate<TIn>(
+          kk, K, [&](int i, int d) { return toRef(i, d) * k(i0 + i, d); },
+          fromRef);
+      tile::mma_accumulate<TIn>(
+          qk, K, [&](int i, int d) { return toRef(i, d) * q(i0 + i, d); },
+          fromRef);
+      for (int e = 0; e < 4; ++e) {
+        const int i = i0 + tile::accumulator_row(e);
+        const int j = j0 + tile::accumulator_col(e);
+        if (i < L) {
+          strictA[i][j] = beta(i) * kk[e];
+          tiles[Tiles::kB + i * C + j] = qk[e];
+        }
+      }
+    }
   }
   __syncthreads();
 
