@@ -244,7 +244,9 @@ INSTANTIATE_TEST_SUITE_P(
         ApiCase{65, 100, 16, 16, DType::F32, false, false, Layout::BTHD, -1},
         ApiCase{200, 128, 128, 64, DType::BF16, true, true, Layout::BHTD, -1},
         ApiCase{130, 16, 16, 32, DType::F16, true, true, Layout::BTHD, -5},
-        ApiCase{65, 128, 64, 0, DType::F32, true, false, Layout::BTHD, -20}),
+        ApiCase{65, 128, 64, 0, DType::F32, true, false, Layout::BTHD, -20},
+        ApiCase{33, 1, 1, 16, DType::F32, true, true, Layout::BHTD, -1},
+        ApiCase{20, 256, 256, 32, DType::BF16, true, true, Layout::BTHD, -1}),
     caseName);
 
 /// A small valid call whose parts a test may spoil.
