@@ -3,6 +3,7 @@
 #ifndef RUDNN_TEST_SUPPORT_KDAPROBLEM_H
 #define RUDNN_TEST_SUPPORT_KDAPROBLEM_H
 
+#include "lib/reference/Compare.h"
 #include "lib/reference/KdaReference.h"
 
 #include <algorithm>
@@ -28,17 +29,7 @@ inline float fromBf16(uint16_t x) {
   return f;
 }
 
-/// ‖got − want‖ / ‖want‖.
-inline double relativeError(const std::vector<double> &got,
-                            const std::vector<double> &want) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    double diff = got[i] - want[i];
-    num += std::isfinite(got[i]) ? diff * diff : INFINITY;
-    den += want[i] * want[i];
-  }
-  return std::sqrt(num / std::max(den, 1e-300));
-}
+using reference::relativeError;
 
 /// Inputs drawn as real callers provide them: q, v normal; keys
 /// L2-normalised; beta in (0.05, 0.95); g uniform in [gMin, 0]; the

@@ -10,6 +10,8 @@
 
 #include "tools/rudnn-run/Program.h"
 
+#include "lib/reference/Compare.h"
+
 #include "rudnn/rudnn.hpp"
 
 #include <boost/program_options.hpp>
@@ -50,17 +52,6 @@ std::map<char, int64_t> parseDims(const std::string &text) {
 
 /// Relative error tolerated for a result computed from inputs of `dtype`.
 double tolerance(DType dtype) { return dtype == DType::F32 ? 1e-4 : 1e-2; }
-
-double relativeError(const std::vector<double> &got,
-                     const std::vector<double> &want) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    double diff = got[i] - want[i];
-    num += std::isfinite(got[i]) ? diff * diff : INFINITY;
-    den += want[i] * want[i];
-  }
-  return std::sqrt(num / std::max(den, 1e-300));
-}
 
 int runTool(int argc, char **argv) {
   std::string file, entry, inputs, outputs, backend, cacheDir, dump, dims,
@@ -140,7 +131,8 @@ int runTool(int argc, char **argv) {
         inputType = argument.dtype;
     std::vector<HostTensor> expected = program.reference(arguments);
     for (size_t i = 0; i < results.size(); ++i) {
-      double error = relativeError(results[i].values, expected[i].values);
+      double error =
+          reference::relativeError(results[i].values, expected[i].values);
       bool ok = error <= tolerance(inputType);
       failed |= !ok;
       std::printf("check %s: relative error %.3e (tolerance %.0e) %s\n",

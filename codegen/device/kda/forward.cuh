@@ -3,9 +3,9 @@
 // Per (batch, head) the sequence is cut into chunks of C tokens. Within a
 // chunk, with Γ the inclusive cumulative sum of g and S0 the state at the
 // chunk start, the delta rule unrolls to
-//   (I + A) U = β ⊙ (V − (K ⊙ e^Γ) S0),  A_ij = β_i Σ_d k_id k_jd e^(Γ_id − Γ_jd)
-//   O = scale (Q ⊙ e^Γ) S0 + scale B U,  B_ij = Σ_d q_id k_jd e^(Γ_id − Γ_jd)
-//   S_end = diag(e^Γ_last) S0 + (K ⊙ e^(Γ_last − Γ))ᵀ U
+//   (I + A) U = β ⊙ (V − (K ⊙ e^Γ) S0),  A_ij = β_i Σ_d k_id k_jd e^(Γ_id −
+//   Γ_jd) O = scale (Q ⊙ e^Γ) S0 + scale B U,  B_ij = Σ_d q_id k_jd e^(Γ_id −
+//   Γ_jd) S_end = diag(e^Γ_last) S0 + (K ⊙ e^(Γ_last − Γ))ᵀ U
 // with A strictly and B non-strictly lower triangular. Every exponent is
 // Γ_i − Γ_j with j ≤ i, never positive since g ≤ 0: nothing overflows, for
 // g as low as −20 per step (factoring e^Γ_i · e^−Γ_j would overflow).
@@ -45,14 +45,14 @@ template <typename TIn, typename TGate, typename TBeta> struct ForwardParams {
 
 /// The per-chunk tiles `prepare` leaves for the other kernels, in fp32.
 template <int K, int V, int C> struct ChunkTiles {
-  static constexpr long long kGamma = 0;            // [C][K]
-  static constexpr long long kW = kGamma + C * K;   // [C][K]
-  static constexpr long long kU0 = kW + C * K;      // [C][V]
-  static constexpr long long kQd = kU0 + C * V;     // [C][K] scale·q⊙e^Γ
-  static constexpr long long kKd = kQd + C * K;     // [C][K] k⊙e^(Γlast−Γ)
-  static constexpr long long kLast = kKd + C * K;   // [K] e^Γlast
-  static constexpr long long kB = kLast + K;        // [C][C]
-  static constexpr long long kU = kB + C * C;       // [C][V] (propagate)
+  static constexpr long long kGamma = 0;          // [C][K]
+  static constexpr long long kW = kGamma + C * K; // [C][K]
+  static constexpr long long kU0 = kW + C * K;    // [C][V]
+  static constexpr long long kQd = kU0 + C * V;   // [C][K] scale·q⊙e^Γ
+  static constexpr long long kKd = kQd + C * K;   // [C][K] k⊙e^(Γlast−Γ)
+  static constexpr long long kLast = kKd + C * K; // [K] e^Γlast
+  static constexpr long long kB = kLast + K;      // [C][C]
+  static constexpr long long kU = kB + C * C;     // [C][V] (propagate)
   static constexpr long long kFloats = kU + C * V;
 
   static __device__ __forceinline__ float *at(float *workspace, int chunk,
@@ -133,8 +133,8 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
                    : 0.f;
       };
       auto fromRef = [&](int d, int j) {
-        return d < K ? k(j0 + j, d) * expf(gamma[r * K + d] -
-                                           gamma[(j0 + j) * K + d])
+        return d < K ? k(j0 + j, d) *
+                           expf(gamma[r * K + d] - gamma[(j0 + j) * K + d])
                      : 0.f;
       };
       float kk[4] = {0.f, 0.f, 0.f, 0.f}, qk[4] = {0.f, 0.f, 0.f, 0.f};
@@ -163,10 +163,10 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
                           : tiles + Tiles::kU0 + (column - K);
     const int pitch = column < K ? K : V;
     for (int i = 0; i < L; ++i) {
-      float r = column < K
-                    ? k(i, column) * expf(gamma[i * K + column])
-                    : to_float(p.v[p.v_strides.offset(b, t0 + i, h) +
-                                   (column - K)]);
+      float r =
+          column < K
+              ? k(i, column) * expf(gamma[i * K + column])
+              : to_float(p.v[p.v_strides.offset(b, t0 + i, h) + (column - K)]);
       r *= beta(i);
       for (int j = 0; j < i; ++j)
         r -= strictA[i][j] * x[j * pitch];
@@ -210,60 +210,53 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
   for (int chunk = 0; chunk < chunks; ++chunk) {
     const int L = chunk_tokens<C>(chunk, p.length);
     float *tiles = Tiles::at(p.workspace, chunk, sequence, sequences);
-    float *saved = p.boundaries + (long long)chunk * sequences * K * V +
-                   stateBase;
+    float *saved =
+        p.boundaries + (long long)chunk * sequences * K * V + stateBase;
     for (int e = threadIdx.x; e < K * width; e += blockDim.x) {
       const int d = e / width, j = e % width;
       saved[d * V + v0 + j] = state[d][j];
     }
     if constexpr (sizeof(TIn) == 2) {
-      // Tensor cores, operands rounded to TIn, in 16x8 tiles per warp.
-      const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
-      const int colTiles = (width + 7) / 8;
-      for (int tile = warp; tile < (L + 15) / 16 * colTiles; tile += warps) {
-        const int i0 = tile / colTiles * 16, j0 = tile % colTiles * 8;
-        float ws[4] = {0.f, 0.f, 0.f, 0.f};
-        tile::mma_accumulate<TIn>(
-            ws, K,
-            [&](int i, int d) {
-              return i0 + i < L && d < K ? tiles[Tiles::kW + (i0 + i) * K + d]
-                                         : 0.f;
-            },
-            [&](int d, int j) {
-              return d < K && j0 + j < width ? state[d][j0 + j] : 0.f;
-            });
-        for (int r = 0; r < 4; ++r) {
-          const int i = i0 + tile::accumulator_row(r);
-          const int j = j0 + tile::accumulator_col(r);
-          if (i < L && j < width) {
-            const float u = tiles[Tiles::kU0 + i * V + v0 + j] - ws[r];
+      // Tensor cores, operands rounded to TIn. u = u0 − W·S:
+      tile::for_each_warp_tile(
+          L, width,
+          [&](float(&acc)[4], int i0, int j0) {
+            tile::mma_accumulate<TIn>(
+                acc, K,
+                [&](int i, int d) {
+                  return i0 + i < L && d < K
+                             ? tiles[Tiles::kW + (i0 + i) * K + d]
+                             : 0.f;
+                },
+                [&](int d, int j) {
+                  return d < K && j0 + j < width ? state[d][j0 + j] : 0.f;
+                });
+          },
+          [&](int i, int j, float ws) {
+            const float u = tiles[Tiles::kU0 + i * V + v0 + j] - ws;
             update[i][j] = u;
             tiles[Tiles::kU + i * V + v0 + j] = u;
-          }
-        }
-      }
+          });
       __syncthreads();
-      // Each warp owns its tiles of the state: no other warp reads them now.
-      for (int tile = warp; tile < (K + 15) / 16 * colTiles; tile += warps) {
-        const int d0 = tile / colTiles * 16, j0 = tile % colTiles * 8;
-        float kdu[4] = {0.f, 0.f, 0.f, 0.f};
-        tile::mma_accumulate<TIn>(
-            kdu, L,
-            [&](int d, int i) {
-              return d0 + d < K && i < L
-                         ? tiles[Tiles::kKd + i * K + d0 + d]
-                         : 0.f;
-            },
-            [&](int i, int j) {
-              return i < L && j0 + j < width ? update[i][j0 + j] : 0.f;
-            });
-        for (int r = 0; r < 4; ++r) {
-          const int d = d0 + tile::accumulator_row(r);
-          const int j = j0 + tile::accumulator_col(r);
-          if (d < K && j < width)
-            state[d][j] = tiles[Tiles::kLast + d] * state[d][j] + kdu[r];
-        }
-      }
+      // S ← e^Γlast ⊙ S + Kdᵀ·u; each warp owns its tiles of the state, which
+      // no other warp reads now.
+      tile::for_each_warp_tile(
+          K, width,
+          [&](float(&acc)[4], int d0, int j0) {
+            tile::mma_accumulate<TIn>(
+                acc, L,
+                [&](int d, int i) {
+                  return d0 + d < K && i < L
+                             ? tiles[Tiles::kKd + i * K + d0 + d]
+                             : 0.f;
+                },
+                [&](int i, int j) {
+                  return i < L && j0 + j < width ? update[i][j0 + j] : 0.f;
+                });
+          },
+          [&](int d, int j, float kdu) {
+            state[d][j] = tiles[Tiles::kLast + d] * state[d][j] + kdu;
+          });
       __syncthreads();
     } else {
       for (int e = threadIdx.x; e < L * width; e += blockDim.x) {
@@ -305,40 +298,38 @@ __device__ void output_mma(const ForwardParams<TIn, TGate, TBeta> &p) {
   const float *tiles = Tiles::at(p.workspace, chunk, sequence, sequences);
   const float *state =
       p.boundaries + ((long long)chunk * sequences + sequence) * K * V;
-  const int colTiles = (V + 7) / 8, rowTiles = (L + 15) / 16;
-  for (int tile = threadIdx.x / 32; tile < rowTiles * colTiles;
-       tile += blockDim.x / 32) {
-    const int i0 = tile / colTiles * 16, j0 = tile % colTiles * 8;
-    float inter[4] = {0.f, 0.f, 0.f, 0.f}, intra[4] = {0.f, 0.f, 0.f, 0.f};
-    // (q ⊙ e^Γ)·S over the K features.
-    tile::mma_accumulate<TIn>(
-        inter, K,
-        [&](int i, int d) {
-          return i0 + i < L && d < K ? tiles[Tiles::kQd + (i0 + i) * K + d]
-                                     : 0.f;
-        },
-        [&](int d, int j) {
-          return d < K && j0 + j < V ? state[d * V + j0 + j] : 0.f;
-        });
-    // pairwise·U over the chunk's tokens.
-    tile::mma_accumulate<TIn>(
-        intra, L,
-        [&](int i, int s) {
-          return i0 + i < L && s < L ? tiles[Tiles::kB + (i0 + i) * C + s]
-                                     : 0.f;
-        },
-        [&](int s, int j) {
-          return s < L && j0 + j < V ? tiles[Tiles::kU + s * V + j0 + j]
-                                     : 0.f;
-        });
-    for (int r = 0; r < 4; ++r) {
-      const int i = i0 + tile::accumulator_row(r);
-      const int j = j0 + tile::accumulator_col(r);
-      if (i < L && j < V)
+  tile::for_each_warp_tile(
+      L, V,
+      [&](float(&acc)[4], int i0, int j0) {
+        float intra[4] = {0.f, 0.f, 0.f, 0.f};
+        // (q ⊙ e^Γ)·S over the K features.
+        tile::mma_accumulate<TIn>(
+            acc, K,
+            [&](int i, int d) {
+              return i0 + i < L && d < K ? tiles[Tiles::kQd + (i0 + i) * K + d]
+                                         : 0.f;
+            },
+            [&](int d, int j) {
+              return d < K && j0 + j < V ? state[d * V + j0 + j] : 0.f;
+            });
+        // pairwise·U over the chunk's tokens.
+        tile::mma_accumulate<TIn>(
+            intra, L,
+            [&](int i, int s) {
+              return i0 + i < L && s < L ? tiles[Tiles::kB + (i0 + i) * C + s]
+                                         : 0.f;
+            },
+            [&](int s, int j) {
+              return s < L && j0 + j < V ? tiles[Tiles::kU + s * V + j0 + j]
+                                         : 0.f;
+            });
+        for (int r = 0; r < 4; ++r)
+          acc[r] += p.scale * intra[r];
+      },
+      [&](int i, int j, float o) {
         p.output[p.output_strides.offset(b, t0 + i, h) + j] =
-            from_float<TIn>(inter[r] + p.scale * intra[r]);
-    }
-  }
+            from_float<TIn>(o);
+      });
 }
 
 /// grid (chunks, B·H); any block size (a multiple of 32 for 16-bit inputs).
@@ -354,8 +345,8 @@ __device__ void output(const ForwardParams<TIn, TGate, TBeta> &p) {
   const int b = sequence / p.heads, h = sequence % p.heads;
   const int t0 = chunk * C, L = chunk_tokens<C>(chunk, p.length);
   const float *tiles = Tiles::at(p.workspace, chunk, sequence, sequences);
-  const float *state = p.boundaries +
-                       ((long long)chunk * sequences + sequence) * K * V;
+  const float *state =
+      p.boundaries + ((long long)chunk * sequences + sequence) * K * V;
   for (int e = threadIdx.x; e < L * V; e += blockDim.x) {
     const int i = e / V, j = e % V;
     float o = 0.f;
@@ -375,15 +366,16 @@ template <int K, int V, int C, int VB, typename TIn, typename TGate,
           typename TBeta>
 __device__ void recurrent(const ForwardParams<TIn, TGate, TBeta> &p) {
   __shared__ float state[K][VB];
-  const int sequence = blockIdx.x, j = threadIdx.x, column = blockIdx.y * VB + j;
+  const int sequence = blockIdx.x, j = threadIdx.x,
+            column = blockIdx.y * VB + j;
   const int b = sequence / p.heads, h = sequence % p.heads;
   const int sequences = p.batch * p.heads;
   const long long stateBase = (long long)sequence * K * V;
   if (column >= V)
     return; // columns are independent: no barrier follows
   for (int d = 0; d < K; ++d)
-    state[d][j] = p.initial_state ? p.initial_state[stateBase + d * V + column]
-                                  : 0.f;
+    state[d][j] =
+        p.initial_state ? p.initial_state[stateBase + d * V + column] : 0.f;
   for (int t = 0; t < p.length; ++t) {
     if (p.boundaries && t % C == 0)
       for (int d = 0; d < K; ++d)
@@ -398,9 +390,9 @@ __device__ void recurrent(const ForwardParams<TIn, TGate, TBeta> &p) {
       state[d][j] = s;
       predicted += s * to_float(p.k[kk + d]);
     }
-    const float u = to_float(p.beta[p.beta_strides.offset(b, t, h)]) *
-                    (to_float(p.v[p.v_strides.offset(b, t, h) + column]) -
-                     predicted);
+    const float u =
+        to_float(p.beta[p.beta_strides.offset(b, t, h)]) *
+        (to_float(p.v[p.v_strides.offset(b, t, h) + column]) - predicted);
     float o = 0.f;
     for (int d = 0; d < K; ++d) {
       float s = state[d][j] + to_float(p.k[kk + d]) * u;

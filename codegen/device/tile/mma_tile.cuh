@@ -22,9 +22,8 @@ template <> struct Mma16<__nv_bfloat16> {
   static __device__ __forceinline__ unsigned pack(float low, float high) {
     return arch::pack_bf16x2(low, high);
   }
-  static __device__ __forceinline__ void mma(float (&d)[4],
-                                             const unsigned (&a)[4],
-                                             const unsigned (&b)[2]) {
+  static __device__ __forceinline__ void
+  mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
     arch::mma_m16n8k16_bf16(d, a, b, d);
   }
 };
@@ -33,9 +32,8 @@ template <> struct Mma16<__half> {
   static __device__ __forceinline__ unsigned pack(float low, float high) {
     return arch::pack_f16x2(low, high);
   }
-  static __device__ __forceinline__ void mma(float (&d)[4],
-                                             const unsigned (&a)[4],
-                                             const unsigned (&b)[2]) {
+  static __device__ __forceinline__ void
+  mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
     arch::mma_m16n8k16_f16(d, a, b, d);
   }
 };
@@ -66,6 +64,26 @@ __device__ __forceinline__ void mma_accumulate(float (&acc)[4], int depth,
         Mma16<T>::pack(b(k0 + t2, g), b(k0 + t2 + 1, g)),
         Mma16<T>::pack(b(k0 + t2 + 8, g), b(k0 + t2 + 9, g))};
     Mma16<T>::mma(acc, fa, fb);
+  }
+}
+
+/// Walks the 16x8 tiles of a rows x cols result, one warp per tile in turn:
+/// compute(acc, i0, j0) fills the warp's fragment of the tile at (i0, j0)
+/// (with mma_accumulate), then store(i, j, value) runs for each of its
+/// elements inside the result. Warp-collective; block size a multiple of 32.
+template <typename Compute, typename Store>
+__device__ __forceinline__ void
+for_each_warp_tile(int rows, int cols, Compute compute, Store store) {
+  const int colTiles = (cols + 7) / 8, tiles = (rows + 15) / 16 * colTiles;
+  for (int t = threadIdx.x / 32; t < tiles; t += blockDim.x / 32) {
+    const int i0 = t / colTiles * 16, j0 = t % colTiles * 8;
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    compute(acc, i0, j0);
+    for (int r = 0; r < 4; ++r) {
+      const int i = i0 + accumulator_row(r), j = j0 + accumulator_col(r);
+      if (i < rows && j < cols)
+        store(i, j, acc[r]);
+    }
   }
 }
 
