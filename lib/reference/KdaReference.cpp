@@ -58,3 +58,113 @@ KdaOutputs rudnn::reference::kdaForward(const KdaShape &shape,
     }
   return out;
 }
+
+KdaGradients rudnn::reference::kdaBackward(const KdaShape &shape,
+                                           const KdaInputs &in, double scale,
+                                           const std::vector<double> &dOutput,
+                                           const std::vector<double> &dFinal) {
+  const int64_t B = shape.batch, T = shape.length, H = shape.heads;
+  const int64_t K = shape.featureK, V = shape.featureV;
+  KdaGradients grad;
+  grad.dq.assign(B * T * H * K, 0.0);
+  grad.dk.assign(B * T * H * K, 0.0);
+  grad.dg.assign(B * T * H * K, 0.0);
+  grad.dv.assign(B * T * H * V, 0.0);
+  grad.dbeta.assign(B * T * H, 0.0);
+  grad.dInitialState.assign(B * H * K * V, 0.0);
+
+  // decayed[t] = diag(e^g_t)·S_{t-1}; states[t] = S_t (states[-1] = S0).
+  std::vector<double> decayed(T * K * V), states(T * K * V), u(T * V);
+  std::vector<double> dS(K * V), dA(K * V), du(V), dPred(V);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t stateOffset = (b * H + h) * K * V;
+      auto row = [&](int64_t t) { return (b * T + t) * H + h; };
+      // Forward, keeping every state.
+      for (int64_t t = 0; t < T; ++t) {
+        const double *k = &in.k[row(t) * K], *g = &in.g[row(t) * K];
+        const double *v = &in.v[row(t) * V];
+        double *A = &decayed[t * K * V], *S = &states[t * K * V];
+        for (int64_t i = 0; i < K; ++i)
+          for (int64_t j = 0; j < V; ++j) {
+            double previous =
+                t > 0 ? states[(t - 1) * K * V + i * V + j]
+                      : (in.initialState.empty()
+                             ? 0.0
+                             : in.initialState[stateOffset + i * V + j]);
+            A[i * V + j] = std::exp(g[i]) * previous;
+          }
+        for (int64_t j = 0; j < V; ++j) {
+          double predicted = 0;
+          for (int64_t i = 0; i < K; ++i)
+            predicted += A[i * V + j] * k[i];
+          u[t * V + j] = in.beta[row(t)] * (v[j] - predicted);
+        }
+        for (int64_t i = 0; i < K; ++i)
+          for (int64_t j = 0; j < V; ++j)
+            S[i * V + j] = A[i * V + j] + k[i] * u[t * V + j];
+      }
+      // Backward.
+      for (int64_t i = 0; i < K * V; ++i)
+        dS[i] = dFinal.empty() ? 0.0 : dFinal[stateOffset + i];
+      for (int64_t t = T - 1; t >= 0; --t) {
+        const double *q = &in.q[row(t) * K], *k = &in.k[row(t) * K];
+        const double *v = &in.v[row(t) * V], *dO = &dOutput[row(t) * V];
+        const double *A = &decayed[t * K * V], *S = &states[t * K * V];
+        const double *g = &in.g[row(t) * K];
+        const double beta = in.beta[row(t)];
+        // o_t = scale·S_tᵀ q_t
+        for (int64_t i = 0; i < K; ++i) {
+          double dq = 0;
+          for (int64_t j = 0; j < V; ++j) {
+            dq += S[i * V + j] * dO[j];
+            dS[i * V + j] += scale * q[i] * dO[j];
+          }
+          grad.dq[row(t) * K + i] = scale * dq;
+        }
+        // S_t = A_t + k_t u_tᵀ
+        for (int64_t j = 0; j < V; ++j) {
+          double sum = 0;
+          for (int64_t i = 0; i < K; ++i)
+            sum += dS[i * V + j] * k[i];
+          du[j] = sum;
+        }
+        for (int64_t i = 0; i < K; ++i) {
+          double dk = 0;
+          for (int64_t j = 0; j < V; ++j)
+            dk += dS[i * V + j] * u[t * V + j];
+          grad.dk[row(t) * K + i] += dk;
+        }
+        // u_t = β_t (v_t − A_tᵀ k_t)
+        double dbeta = 0;
+        for (int64_t j = 0; j < V; ++j) {
+          double predicted = 0;
+          for (int64_t i = 0; i < K; ++i)
+            predicted += A[i * V + j] * k[i];
+          dbeta += du[j] * (v[j] - predicted);
+          grad.dv[row(t) * V + j] = beta * du[j];
+          dPred[j] = -beta * du[j];
+        }
+        grad.dbeta[row(t)] = dbeta;
+        for (int64_t i = 0; i < K; ++i) {
+          double dk = 0;
+          for (int64_t j = 0; j < V; ++j) {
+            dA[i * V + j] = dS[i * V + j] + k[i] * dPred[j];
+            dk += A[i * V + j] * dPred[j];
+          }
+          grad.dk[row(t) * K + i] += dk;
+        }
+        // A_t = diag(e^g_t) S_{t-1}
+        for (int64_t i = 0; i < K; ++i) {
+          double dg = 0;
+          for (int64_t j = 0; j < V; ++j) {
+            dg += dA[i * V + j] * A[i * V + j];
+            dS[i * V + j] = std::exp(g[i]) * dA[i * V + j];
+          }
+          grad.dg[row(t) * K + i] = dg;
+        }
+      }
+      std::copy(dS.begin(), dS.end(), grad.dInitialState.begin() + stateOffset);
+    }
+  return grad;
+}

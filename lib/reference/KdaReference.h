@@ -36,6 +36,20 @@ struct KdaOutputs {
 KdaOutputs kdaForward(const KdaShape &shape, const KdaInputs &inputs,
                       double scale, int64_t chunk);
 
+struct KdaGradients {
+  std::vector<double> dq, dk, dv, dg; // [B,T,H,K] / [B,T,H,V]
+  std::vector<double> dbeta;          // [B,T,H]
+  std::vector<double> dInitialState;  // [B,H,K,V]
+};
+
+/// Gradients of ⟨dOutput, output⟩ + ⟨dFinalState, final state⟩ with respect
+/// to every input of kdaForward, by reverse-mode differentiation of the
+/// token recurrence in double precision. `dFinalState` may be empty (zero);
+/// dInitialState is returned whether or not an initial state was given.
+KdaGradients kdaBackward(const KdaShape &shape, const KdaInputs &inputs,
+                         double scale, const std::vector<double> &dOutput,
+                         const std::vector<double> &dFinalState);
+
 } // namespace rudnn::reference
 
 #endif // RUDNN_LIB_REFERENCE_KDAREFERENCE_H
