@@ -285,60 +285,12 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
     }
 }
 
-/// `output` with 16-bit inputs: both products on tensor cores, operands
-/// rounded to TIn (as the inputs were), accumulation in fp32. Each warp takes
-/// 16x8 tiles of the chunk's C x V output in turn.
-template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
-__device__ void output_mma(const ForwardParams<TIn, TGate, TBeta> &p) {
-  using Tiles = ChunkTiles<K, V, C>;
-  const int chunk = blockIdx.x, sequence = blockIdx.y;
-  const int sequences = p.batch * p.heads;
-  const int b = sequence / p.heads, h = sequence % p.heads;
-  const int t0 = chunk * C, L = chunk_tokens<C>(chunk, p.length);
-  const float *tiles = Tiles::at(p.workspace, chunk, sequence, sequences);
-  const float *state =
-      p.boundaries + ((long long)chunk * sequences + sequence) * K * V;
-  tile::for_each_warp_tile(
-      L, V,
-      [&](float(&acc)[4], int i0, int j0) {
-        float intra[4] = {0.f, 0.f, 0.f, 0.f};
-        // (q ⊙ e^Γ)·S over the K features.
-        tile::mma_accumulate<TIn>(
-            acc, K,
-            [&](int i, int d) {
-              return i0 + i < L && d < K ? tiles[Tiles::kQd + (i0 + i) * K + d]
-                                         : 0.f;
-            },
-            [&](int d, int j) {
-              return d < K && j0 + j < V ? state[d * V + j0 + j] : 0.f;
-            });
-        // pairwise·U over the chunk's tokens.
-        tile::mma_accumulate<TIn>(
-            intra, L,
-            [&](int i, int s) {
-              return i0 + i < L && s < L ? tiles[Tiles::kB + (i0 + i) * C + s]
-                                         : 0.f;
-            },
-            [&](int s, int j) {
-              return s < L && j0 + j < V ? tiles[Tiles::kU + s * V + j0 + j]
-                                         : 0.f;
-            });
-        for (int r = 0; r < 4; ++r)
-          acc[r] += p.scale * intra[r];
-      },
-      [&](int i, int j, float o) {
-        p.output[p.output_strides.offset(b, t0 + i, h) + j] =
-            from_float<TIn>(o);
-      });
-}
-
-/// grid (chunks, B·H); any block size (a multiple of 32 for 16-bit inputs).
+/// grid (chunks, B·H); any block size (a multiple of 32 for 16-bit inputs,
+/// whose two products run on tensor cores: operands rounded to TIn as the
+/// inputs were, fp32 accumulation, each warp taking 16x8 tiles of the
+/// chunk's C x V output in turn).
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void output(const ForwardParams<TIn, TGate, TBeta> &p) {
-  if constexpr (sizeof(TIn) == 2) {
-    output_mma<K, V, C>(p);
-    return;
-  }
   using Tiles = ChunkTiles<K, V, C>;
   const int chunk = blockIdx.x, sequence = blockIdx.y;
   const int sequences = p.batch * p.heads;
@@ -347,16 +299,52 @@ __device__ void output(const ForwardParams<TIn, TGate, TBeta> &p) {
   const float *tiles = Tiles::at(p.workspace, chunk, sequence, sequences);
   const float *state =
       p.boundaries + ((long long)chunk * sequences + sequence) * K * V;
-  for (int e = threadIdx.x; e < L * V; e += blockDim.x) {
-    const int i = e / V, j = e % V;
-    float o = 0.f;
-    for (int d = 0; d < K; ++d)
-      o += tiles[Tiles::kQd + i * K + d] * state[d * V + j];
-    float intra = 0.f;
-    for (int s = 0; s <= i; ++s)
-      intra += tiles[Tiles::kB + i * C + s] * tiles[Tiles::kU + s * V + j];
-    o += p.scale * intra;
-    p.output[p.output_strides.offset(b, t0 + i, h) + j] = from_float<TIn>(o);
+  if constexpr (sizeof(TIn) == 2) {
+    tile::for_each_warp_tile(
+        L, V,
+        [&](float(&acc)[4], int i0, int j0) {
+          float intra[4] = {0.f, 0.f, 0.f, 0.f};
+          // (q ⊙ e^Γ)·S over the K features.
+          tile::mma_accumulate<TIn>(
+              acc, K,
+              [&](int i, int d) {
+                return i0 + i < L && d < K
+                           ? tiles[Tiles::kQd + (i0 + i) * K + d]
+                           : 0.f;
+              },
+              [&](int d, int j) {
+                return d < K && j0 + j < V ? state[d * V + j0 + j] : 0.f;
+              });
+          // pairwise·U over the chunk's tokens.
+          tile::mma_accumulate<TIn>(
+              intra, L,
+              [&](int i, int s) {
+                return i0 + i < L && s < L ? tiles[Tiles::kB + (i0 + i) * C + s]
+                                           : 0.f;
+              },
+              [&](int s, int j) {
+                return s < L && j0 + j < V ? tiles[Tiles::kU + s * V + j0 + j]
+                                           : 0.f;
+              });
+          for (int r = 0; r < 4; ++r)
+            acc[r] += p.scale * intra[r];
+        },
+        [&](int i, int j, float o) {
+          p.output[p.output_strides.offset(b, t0 + i, h) + j] =
+              from_float<TIn>(o);
+        });
+  } else {
+    for (int e = threadIdx.x; e < L * V; e += blockDim.x) {
+      const int i = e / V, j = e % V;
+      float o = 0.f;
+      for (int d = 0; d < K; ++d)
+        o += tiles[Tiles::kQd + i * K + d] * state[d * V + j];
+      float intra = 0.f;
+      for (int s = 0; s <= i; ++s)
+        intra += tiles[Tiles::kB + i * C + s] * tiles[Tiles::kU + s * V + j];
+      o += p.scale * intra;
+      p.output[p.output_strides.offset(b, t0 + i, h) + j] = from_float<TIn>(o);
+    }
   }
 }
 
