@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/reference/KdaReference.h"
+#include "lib/reference/KdaChunked.h"
 
 #include <gtest/gtest.h>
 
@@ -87,6 +88,72 @@ TEST(KdaReference, OneStepByHand) {
   EXPECT_DOUBLE_EQ(out.finalState[0], state);
   EXPECT_DOUBLE_EQ(out.output[0], 0.5 * state * 2.0);
   EXPECT_DOUBLE_EQ(out.boundaries[0], 1.5);
+}
+
+} // namespace
+
+namespace {
+
+/// The chunked backward (what the kernels implement) against the token
+/// recurrence's gradient, over tails, chunk sizes and steep decays.
+TEST(KdaReference, ChunkedBackwardMatchesTokenBackward) {
+  struct Case {
+    int64_t T, K, V, chunk;
+    double gMin;
+  };
+  for (const Case &c :
+       {Case{1, 3, 2, 16, -1}, Case{17, 4, 3, 16, -1}, Case{40, 5, 6, 16, -20},
+        Case{33, 3, 5, 32, -3}, Case{64, 2, 2, 64, -0.5}}) {
+    const KdaShape shape{2, c.T, 2, c.K, c.V};
+    const int64_t rows = 2 * c.T * 2;
+    std::mt19937 random(unsigned(c.T * 7 + c.K));
+    std::normal_distribution<double> normal;
+    std::uniform_real_distribution<double> unit(0, 1);
+    auto draw = [&](size_t n) {
+      std::vector<double> x(n);
+      for (double &e : x)
+        e = normal(random);
+      return x;
+    };
+    KdaInputs in;
+    in.q = draw(rows * c.K);
+    in.k = draw(rows * c.K);
+    for (int64_t r = 0; r < rows; ++r) { // L2-normalised keys
+      double norm = 0;
+      for (int64_t d = 0; d < c.K; ++d)
+        norm += in.k[r * c.K + d] * in.k[r * c.K + d];
+      for (int64_t d = 0; d < c.K; ++d)
+        in.k[r * c.K + d] /= std::sqrt(norm);
+    }
+    in.v = draw(rows * c.V);
+    in.g.resize(rows * c.K);
+    for (double &g : in.g)
+      g = c.gMin * unit(random);
+    in.beta.resize(rows);
+    for (double &b : in.beta)
+      b = 0.05 + 0.9 * unit(random);
+    in.initialState = draw(2 * 2 * c.K * c.V);
+    const std::vector<double> dO = draw(rows * c.V);
+    const std::vector<double> dS = draw(2 * 2 * c.K * c.V);
+
+    KdaGradients want = kdaBackward(shape, in, 0.6, dO, dS);
+    KdaGradients got = kdaBackwardChunked(shape, in, 0.6, dO, dS, c.chunk);
+    auto close = [](const std::vector<double> &a,
+                    const std::vector<double> &b) {
+      double worst = 0;
+      for (size_t i = 0; i < a.size(); ++i)
+        worst = std::max(worst,
+                         std::abs(a[i] - b[i]) / std::max(1.0, std::abs(b[i])));
+      return worst;
+    };
+    EXPECT_LT(close(got.dq, want.dq), 1e-10) << "dq T=" << c.T;
+    EXPECT_LT(close(got.dk, want.dk), 1e-10) << "dk T=" << c.T;
+    EXPECT_LT(close(got.dv, want.dv), 1e-10) << "dv T=" << c.T;
+    EXPECT_LT(close(got.dg, want.dg), 1e-10) << "dg T=" << c.T;
+    EXPECT_LT(close(got.dbeta, want.dbeta), 1e-10) << "dbeta T=" << c.T;
+    EXPECT_LT(close(got.dInitialState, want.dInitialState), 1e-10)
+        << "dS0 T=" << c.T;
+  }
 }
 
 } // namespace
