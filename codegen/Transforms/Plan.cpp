@@ -65,10 +65,20 @@ FailureOr<KdaCall> findCall(func::FuncOp func) {
   auto solve = propagate ? propagate.getW().getDefiningOp<ChunkSolveOp>()
                          : ChunkSolveOp();
   auto decay = output.getGamma().getDefiningOp<ChunkDecayOp>();
-  if (!propagate || !solve || !decay)
+  auto pairwise = output.getPairwise().getDefiningOp<ChunkPairwiseOp>();
+  if (!propagate || !solve || !decay || !pairwise ||
+      solve.getStrict().getDefiningOp() != pairwise.getOperation() ||
+      propagate.getGamma() != output.getGamma() ||
+      solve.getGamma() != output.getGamma() ||
+      pairwise.getGamma() != output.getGamma())
     return output.emitOpError()
            << "is not part of a whole chunked chain (decay, pairwise, solve, "
               "propagate, output)";
+  // One call: every primitive reads the same q, k and beta.
+  if (pairwise.getQ() != output.getQ() || pairwise.getK() != solve.getK() ||
+      propagate.getK() != solve.getK() || pairwise.getBeta() != solve.getBeta())
+    return output.emitOpError() << "belongs to a chain whose primitives read "
+                                   "different q, k or beta";
   call = {output.getQ(),
           propagate.getK(),
           solve.getV(),
@@ -126,8 +136,9 @@ LogicalResult planFunction(func::FuncOp func) {
   KdaCall call = *found;
   if (!call.anchor)
     return success(); // nothing to plan
-  for (Value input : {call.q, call.k, call.v, call.g, call.beta})
-    if (!isa<BlockArgument>(input))
+  for (Value input :
+       {call.q, call.k, call.v, call.g, call.beta, call.initialState})
+    if (input && !isa<BlockArgument>(input))
       return func.emitError() << "plan inputs must be function arguments";
   FailureOr<codegen::KdaKernelSpec> spec = codegen::kdaSpecOf(call.anchor);
   if (failed(spec))

@@ -62,7 +62,7 @@ struct SpecializePass
       return signalPassFailure();
     if (chunk != 0 && !isValidKdaChunk(chunk)) {
       module.emitError() << "rudnn-specialize: option 'chunk' must be 0 "
-                            "(choose), 16, 32, 64 or 128, got "
+                            "(choose), 16, 32 or 64, got "
                          << chunk.getValue();
       return signalPassFailure();
     }

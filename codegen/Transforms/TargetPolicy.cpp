@@ -15,8 +15,6 @@ int64_t mlir::rudnn::kdaChunkSharedBytes(int64_t chunk, int64_t featureDimK,
 std::optional<int64_t> mlir::rudnn::chooseKdaChunk(int64_t featureDimK,
                                                    int64_t featureDimV,
                                                    int64_t smemPerBlock) {
-  // 128 is accepted when asked for, but never chosen: its two fp32 pairwise
-  // matrices alone take 128 KiB, leaving too little for the tiles.
   for (int64_t chunk : {64, 32, 16})
     if (kdaChunkSharedBytes(chunk, featureDimK, featureDimV) <= smemPerBlock)
       return chunk;

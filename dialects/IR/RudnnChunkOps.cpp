@@ -23,8 +23,7 @@ public:
 
   LogicalResult start() {
     if (!isValidKdaChunk(chunk))
-      return op->emitOpError()
-             << "'chunk' must be 16, 32, 64 or 128, got " << chunk;
+      return op->emitOpError() << "'chunk' must be 16, 32 or 64, got " << chunk;
     return success();
   }
 
@@ -133,7 +132,8 @@ LogicalResult ChunkOutputOp::verify() {
       failed(rules.tile("pairwise", getPairwise(), "BHNCC")) ||
       failed(rules.tile("u", getU(), "BHNCV")) ||
       failed(rules.tile("boundaries", getBoundaries(), "NBHKV")) ||
-      failed(rules.sequence("output", getOutput(), "BTHV")))
+      failed(rules.sequence("output", getOutput(), "BTHV")) ||
+      failed(rules.sameType("output", getOutput(), "q", getQ())))
     return failure();
   return rules.finish();
 }

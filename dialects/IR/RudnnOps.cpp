@@ -47,13 +47,13 @@ LogicalResult mlir::rudnn::verifyKdaInputs(Operation *op, ShapeChecker &shapes,
 
   for (char dim : kKdaStaticDims) {
     int64_t size = *shapes.lookup(dim);
-    if (size > kKdaMaxFeatureDim)
+    if (size < 1 || size > kKdaMaxFeatureDim)
       return op->emitOpError() << "feature dim " << dim << " is " << size
-                               << ", expected at most " << kKdaMaxFeatureDim;
+                               << ", expected 1 to " << kKdaMaxFeatureDim;
   }
 
   if (chunk && !isValidKdaChunk(static_cast<int64_t>(*chunk)))
-    return op->emitOpError() << "'chunk' must be 16, 32, 64 or 128, got "
+    return op->emitOpError() << "'chunk' must be 16, 32 or 64, got "
                              << static_cast<int64_t>(*chunk);
   if (scale) {
     double value = scale.getValueAsDouble();

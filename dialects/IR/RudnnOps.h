@@ -25,8 +25,9 @@ namespace mlir::rudnn {
 /// Largest feature dimension (K or V) a KDA op accepts.
 inline constexpr int64_t kKdaMaxFeatureDim = 256;
 
-/// Chunk sizes a KDA op accepts.
-inline constexpr int64_t kKdaChunkSizes[] = {16, 32, 64, 128};
+/// Chunk sizes a KDA op accepts: the kernels keep a chunk x chunk fp32
+/// matrix in static shared memory, which must stay under 48 KiB.
+inline constexpr int64_t kKdaChunkSizes[] = {16, 32, 64};
 
 /// Whether `chunk` is one of `kKdaChunkSizes`.
 bool isValidKdaChunk(int64_t chunk);

@@ -40,7 +40,7 @@ def Rudnn_KdaOp : Rudnn_Op<"kda", [Pure]> {
     `[B, H, K, V]` f32 and, with `save_boundaries`, `boundaries`
     `[ceil(T / chunk), B, H, K, V]` f32: the state before token `c · chunk`.
 
-    Attributes: `scale` (default K^-0.5), `chunk` (16, 32, 64 or 128; chosen
+    Attributes: `scale` (default K^-0.5), `chunk` (16, 32 or 64; chosen
     by `rudnn-specialize` when absent), `save_boundaries`.
 
     ```mlir

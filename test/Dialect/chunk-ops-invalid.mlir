@@ -2,7 +2,7 @@
 
 // The chunk of a primitive is one of 16, 32, 64, 128.
 func.func @decay_chunk(%g: tensor<?x?x?x8xf32>) {
-  // expected-error @+1 {{'chunk' must be 16, 32, 64 or 128, got 24}}
+  // expected-error @+1 {{'chunk' must be 16, 32 or 64, got 24}}
   %gamma = rudnn.chunk_decay %g chunk 24 : tensor<?x?x?x8xf32> -> tensor<?x?x?x24x8xf32>
   return
 }
@@ -94,6 +94,19 @@ func.func @output_scale(%q: tensor<?x?x?x8xf32>, %gamma: tensor<?x?x?x16x8xf32>,
   // expected-error @+1 {{'scale' must be positive and finite, got 0}}
   %o = rudnn.chunk_output %q, %gamma, %p, %u, %b chunk 16 scale 0.0
       : tensor<?x?x?x8xf32>, tensor<?x?x?x16x8xf32>, tensor<?x?x?x16x16xf32>,
+        tensor<?x?x?x16x4xf32>, tensor<?x?x?x8x4xf32> -> tensor<?x?x?x4xf32>
+  return
+}
+
+// -----
+
+// The output has q's element type.
+func.func @output_dtype(%q: tensor<?x?x?x8xbf16>, %gamma: tensor<?x?x?x16x8xf32>,
+                        %p: tensor<?x?x?x16x16xf32>, %u: tensor<?x?x?x16x4xf32>,
+                        %b: tensor<?x?x?x8x4xf32>) {
+  // expected-error @+1 {{'output' element type must be 'bf16' as 'q', got 'f32'}}
+  %o = rudnn.chunk_output %q, %gamma, %p, %u, %b chunk 16 scale 0.5
+      : tensor<?x?x?x8xbf16>, tensor<?x?x?x16x8xf32>, tensor<?x?x?x16x16xf32>,
         tensor<?x?x?x16x4xf32>, tensor<?x?x?x8x4xf32> -> tensor<?x?x?x4xf32>
   return
 }

@@ -156,7 +156,7 @@ func.func @d_initial_state_dtype(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32
 
 // The backward's chunk follows the forward's rules.
 func.func @chunk_8(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>, %do: tensor<2x8x3x5xf32>) {
-  // expected-error @+1 {{'chunk' must be 16, 32, 64 or 128, got 8}}
+  // expected-error @+1 {{'chunk' must be 16, 32 or 64, got 8}}
   %dq, %dk, %dv, %dg, %dbeta = rudnn.kda_backward %q, %k, %v, %g, %beta d_output %do chunk 8
       : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>, tensor<2x8x3x5xf32>)
       -> (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>)

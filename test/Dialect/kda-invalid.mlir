@@ -172,7 +172,7 @@ func.func @initial_state_f16(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %
 
 // K is at most 256.
 func.func @k_too_large(%q: tensor<2x8x3x300xf32>, %k: tensor<2x8x3x300xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x300xf32>, %beta: tensor<2x8x3xf32>) {
-  // expected-error @+1 {{feature dim K is 300, expected at most 256}}
+  // expected-error @+1 {{feature dim K is 300, expected 1 to 256}}
   %o, %s = rudnn.kda %q, %k, %v, %g, %beta
       : (tensor<2x8x3x300xf32>, tensor<2x8x3x300xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x300xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x300x5xf32>)
   return
@@ -182,7 +182,7 @@ func.func @k_too_large(%q: tensor<2x8x3x300xf32>, %k: tensor<2x8x3x300xf32>, %v:
 
 // V is at most 256.
 func.func @v_too_large(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x257xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
-  // expected-error @+1 {{feature dim V is 257, expected at most 256}}
+  // expected-error @+1 {{feature dim V is 257, expected 1 to 256}}
   %o, %s = rudnn.kda %q, %k, %v, %g, %beta
       : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x257xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x257xf32>, tensor<2x3x4x257xf32>)
   return
@@ -192,7 +192,7 @@ func.func @v_too_large(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: ten
 
 // chunk is one of 16, 32, 64, 128.
 func.func @chunk_48(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
-  // expected-error @+1 {{'chunk' must be 16, 32, 64 or 128, got 48}}
+  // expected-error @+1 {{'chunk' must be 16, 32 or 64, got 48}}
   %o, %s = rudnn.kda %q, %k, %v, %g, %beta chunk 48
       : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
   return
@@ -326,6 +326,19 @@ func.func @unranked(%q: tensor<*xf32>, %v: tensor<2x8x3x5xf32>, %beta: tensor<2x
   %o, %s = rudnn.kda %q, %q, %v, %q, %beta
       : (tensor<*xf32>, tensor<*xf32>, tensor<2x8x3x5xf32>, tensor<*xf32>, tensor<2x8x3xf32>)
       -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// Feature dims are at least 1.
+func.func @k_zero(%q: tensor<2x8x3x0xf32>, %v: tensor<2x8x3x5xf32>,
+                  %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{feature dim K is 0, expected 1 to 256}}
+  %o, %s = rudnn.kda %q, %q, %v, %q, %beta
+      : (tensor<2x8x3x0xf32>, tensor<2x8x3x0xf32>, tensor<2x8x3x5xf32>,
+         tensor<2x8x3x0xf32>, tensor<2x8x3xf32>)
+      -> (tensor<2x8x3x5xf32>, tensor<2x3x0x5xf32>)
   return
 }
 

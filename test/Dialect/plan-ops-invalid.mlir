@@ -72,3 +72,12 @@ rudnn.plan @p params [] {
   // expected-error @+1 {{size divisor must be positive, got 0}}
   rudnn.buffer @w "workspace" bytes #rudnn.size<constant = 4, params = [], divisor = 0>
 }
+
+// -----
+
+// A grid is three sizes, whatever else its entries are.
+rudnn.plan @p params [] {
+  rudnn.kernel @k stage "output" threads 32 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = [], gate = f32, input = f32}
+  // expected-error @+1 {{grid must be three #rudnn.size}}
+  rudnn.launch @k grid [1, 2, 3] args []
+}

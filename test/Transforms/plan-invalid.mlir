@@ -25,3 +25,18 @@ func.func @two(%q: tensor<?x1x?x8xf32>, %beta: tensor<?x1x?xf32>) {
       -> (tensor<?x1x?x8xf32>, tensor<?x?x8x8xf32>)
   return
 }
+
+// -----
+
+// Every tensor a plan binds is an argument of the function.
+func.func @made_state(%q: tensor<?x1x?x8xf32>, %beta: tensor<?x1x?xf32>,
+                      %b: index) {
+  %s0 = tensor.empty(%b, %b) : tensor<?x?x8x8xf32>
+  // expected-error @-3 {{plan inputs must be function arguments}}
+  %o, %s = rudnn.kda_recurrent %q, %q, %q, %q, %beta initial_state %s0
+      chunk 16 scale 0.5
+      : (tensor<?x1x?x8xf32>, tensor<?x1x?x8xf32>, tensor<?x1x?x8xf32>,
+         tensor<?x1x?x8xf32>, tensor<?x1x?xf32>, tensor<?x?x8x8xf32>)
+      -> (tensor<?x1x?x8xf32>, tensor<?x?x8x8xf32>)
+  return
+}

@@ -315,6 +315,41 @@ TEST_F(KdaForwardContract, FinalStateMayOverwriteTheInitialState) {
   EXPECT_EQ(read(inPlace.initial, states), read(separate.finalState, states));
 }
 
+TEST_F(KdaForwardContract, NaNInTheGapsOfStridedViewsNeverLeaks) {
+  // bf16 (the tensor-core path), K = V = 20 inside rows of 32 elements whose
+  // last 12 hold NaN; a 37-token tail chunk.
+  const int64_t B = 1, T = 37, H = 2, K = 20, V = 20, row = 32;
+  reference::KdaShape shape{B, T, H, K, V};
+  reference::KdaInputs in =
+      test::randomKdaInputs(shape, -1, false, /*bf16=*/true, 99);
+  auto padded = [&](const std::vector<double> &data, int64_t width,
+                    DType dtype) {
+    std::vector<double> wide(B * T * H * row, NAN);
+    for (int64_t r = 0; r < B * T * H; ++r)
+      for (int64_t d = 0; d < width; ++d)
+        wide[r * row + d] = data[r * width + d];
+    DeviceTensor tensor = sequence(wide, B, T, H, row, dtype, Layout::BTHD);
+    tensor.view.shape.back() = width;
+    return tensor;
+  };
+  DeviceTensor q = padded(in.q, K, DType::BF16),
+               k = padded(in.k, K, DType::BF16),
+               v = padded(in.v, V, DType::BF16),
+               g = padded(in.g, K, DType::F32);
+  DeviceTensor beta = sequence(in.beta, B, T, H, 1, DType::BF16, Layout::BTHD,
+                               /*rank3=*/true);
+  DeviceTensor output = sequence(std::vector<double>(B * T * H * V, 0.0), B, T,
+                                 H, V, DType::BF16, Layout::BTHD);
+  KdaOptions options;
+  options.chunk = 64;
+  kdaForward(*context, {q.view, k.view, v.view, g.view, beta.view, {}},
+             {output.view, {}, {}}, options);
+  reference::KdaOutputs want =
+      reference::kdaForward(shape, in, 1.0 / std::sqrt(double(K)), 64);
+  EXPECT_LT(test::relativeError(readSequence(output, B, T, H, V), want.output),
+            1e-2);
+}
+
 TEST_F(KdaForwardContract, ConcurrentCallsSharingAPlanDoNotInterfere) {
   // Same signature, different data and lengths, from two threads at once.
   SmallCall a = call(40, 2), b = call(7, 2), aAlone = call(40, 2),

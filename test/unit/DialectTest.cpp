@@ -77,9 +77,11 @@ TEST_F(KdaOpTest, ChunkAndScaleAreChecked) {
 
   op.setChunkAttr(builder.getI64IntegerAttr(100));
   EXPECT_THAT(verify(op),
-              HasSubstr("'chunk' must be 16, 32, 64 or 128, got 100"));
+              HasSubstr("'chunk' must be 16, 32 or 64, got 100"));
 
   op.setChunkAttr(builder.getI64IntegerAttr(128));
+  EXPECT_THAT(verify(op), HasSubstr("'chunk' must be 16, 32 or 64, got 128"));
+  op.setChunkAttr(builder.getI64IntegerAttr(64));
   op.setScaleAttr(builder.getF32FloatAttr(-0.5f));
   EXPECT_THAT(verify(op), HasSubstr("'scale' must be positive and finite"));
 }
@@ -91,7 +93,7 @@ TEST_F(KdaOpTest, FeatureDimsAreBounded) {
   KdaOp op = builder.create<KdaOp>(builder.getUnknownLoc(), wideQ, wideQ, v,
                                    wideG, beta);
   EXPECT_THAT(verify(op),
-              HasSubstr("feature dim K is 512, expected at most 256"));
+              HasSubstr("feature dim K is 512, expected 1 to 256"));
   for (int64_t chunk : kKdaChunkSizes)
     EXPECT_TRUE(isValidKdaChunk(chunk));
   EXPECT_FALSE(isValidKdaChunk(0));

@@ -139,10 +139,18 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
       };
       float kk[4] = {0.f, 0.f, 0.f, 0.f}, qk[4] = {0.f, 0.f, 0.f, 0.f};
       tile::mma_accumulate<TIn>(
-          kk, K, [&](int i, int d) { return toRef(i, d) * k(i0 + i, d); },
+          kk, K,
+          [&](int i, int d) {
+            // Never load past the sequence or the features: padding may
+            // hold anything, NaN included.
+            return i0 + i < L && d < K ? toRef(i, d) * k(i0 + i, d) : 0.f;
+          },
           fromRef);
       tile::mma_accumulate<TIn>(
-          qk, K, [&](int i, int d) { return toRef(i, d) * q(i0 + i, d); },
+          qk, K,
+          [&](int i, int d) {
+            return i0 + i < L && d < K ? toRef(i, d) * q(i0 + i, d) : 0.f;
+          },
           fromRef);
       for (int e = 0; e < 4; ++e) {
         const int i = i0 + tile::accumulator_row(e);
