@@ -12,8 +12,7 @@ using namespace ::rudnn::codegen;
 
 namespace {
 
-FailureOr<ScalarType> scalarOf(Operation *op, Value value, StringRef name) {
-  Type type = cast<ShapedType>(value.getType()).getElementType();
+FailureOr<ScalarType> scalarOfType(Operation *op, Type type, StringRef name) {
   if (type.isF32())
     return ScalarType::F32;
   if (type.isF16())
@@ -21,6 +20,11 @@ FailureOr<ScalarType> scalarOf(Operation *op, Value value, StringRef name) {
   if (type.isBF16())
     return ScalarType::BF16;
   return op->emitError() << "cannot emit '" << name << "' of type " << type;
+}
+
+FailureOr<ScalarType> scalarOf(Operation *op, Value value, StringRef name) {
+  return scalarOfType(op, cast<ShapedType>(value.getType()).getElementType(),
+                      name);
 }
 
 int64_t lastDim(Value value) {
@@ -99,6 +103,24 @@ FailureOr<std::pair<KdaKernelSpec, KdaStage>> kernelOf(Operation *op) {
                           static_cast<int64_t>(recurrent.getChunk())},
             KdaStage::Recurrent);
       })
+      .Case([&](KernelOp kernel) -> Result {
+        // A planned kernel carries its specialization.
+        FailureOr<ScalarType> input =
+                                  scalarOfType(op, kernel.getInput(), "input"),
+                              gate = scalarOfType(op, kernel.getGate(), "gate"),
+                              beta = scalarOfType(op, kernel.getBeta(), "beta");
+        if (failed(input) || failed(gate) || failed(beta))
+          return failure();
+        for (KdaStage stage : {KdaStage::Prepare, KdaStage::Propagate,
+                               KdaStage::Output, KdaStage::Recurrent})
+          if (kernel.getStage() == stageName(stage))
+            return std::make_pair(KdaKernelSpec{*input, *gate, *beta,
+                                                (int64_t)kernel.getK(),
+                                                (int64_t)kernel.getV(),
+                                                (int64_t)kernel.getChunk()},
+                                  stage);
+        return failure();
+      })
       .Default([](Operation *) -> Result { return failure(); });
 }
 
@@ -124,7 +146,8 @@ FailureOr<std::vector<EmittedKernel>> emitKernels(ModuleOp module) {
       ok = false;
       return;
     }
-    if (!isa<ChunkSolveOp, ChunkPropagateOp, ChunkOutputOp, KdaRecurrentOp>(op))
+    if (!isa<ChunkSolveOp, ChunkPropagateOp, ChunkOutputOp, KdaRecurrentOp,
+             KernelOp>(op))
       return;
     auto kernel = kernelOf(op);
     if (failed(kernel)) {

@@ -21,7 +21,8 @@ mlir::FailureOr<KdaKernelSpec> kdaSpecOf(mlir::Operation *primitive);
 /// program order. Kernel grouping: `chunk_decay`, `chunk_pairwise` and
 /// `chunk_solve` fuse into one chunk-parallel `prepare` kernel (emitted at
 /// the solve); `chunk_propagate`, `chunk_output` and `kda_recurrent` are a
-/// kernel each. Emits a located error for IR it cannot lower.
+/// kernel each. After rudnn-plan, each `rudnn.kernel` is one. Emits a
+/// located error for IR it cannot lower.
 mlir::FailureOr<std::vector<EmittedKernel>> emitKernels(mlir::ModuleOp module);
 
 } // namespace rudnn::codegen
