@@ -17,6 +17,7 @@
 #include "rudnn/arch/ldmatrix.cuh"
 #include "rudnn/arch/math.cuh"
 #include "rudnn/arch/mma.cuh"
+#include "rudnn/kda/backward.cuh"
 #include "rudnn/kda/forward.cuh"
 #include "rudnn/math.cuh"
 #include "rudnn/shared.cuh"

@@ -1,0 +1,195 @@
+//===- KdaBackwardKernelTest.cpp - The KDA backward kernels vs float64 ----===//
+//
+// Runs the forward's prepare and propagate, then the backward's
+// state_gradient and gradients, in emulation on fresh random inputs, and
+// compares all six gradients with the float64 token recurrence's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/reference/Compare.h"
+#include "lib/reference/KdaReference.h"
+#include "test/emulation/EmulationTestSupport.h"
+#include "test/support/KdaProblem.h"
+
+#include <array>
+
+using namespace rudnn;
+using namespace rudnn::runtime;
+
+namespace {
+
+/// Host mirrors of rudnn::kda::ForwardParams / BackwardParams (f32 data).
+struct Strides {
+  long long batch, time, head;
+};
+struct Forward {
+  const float *q, *k, *v, *g, *beta, *initialState;
+  float *output, *finalState, *boundaries, *workspace;
+  Strides q_s, k_s, v_s, g_s, beta_s, output_s;
+  int batch, length, heads;
+  float scale;
+};
+struct Backward {
+  Forward forward;
+  const float *dOutput, *dFinalState;
+  float *dq, *dk, *dv, *dg, *dbeta, *dInitialState, *scratch;
+  Strides dOutput_s, dq_s, dk_s, dv_s, dg_s, dbeta_s;
+};
+
+struct Case {
+  int B, T, H, K, V, C;
+  double gMin;
+};
+
+class KdaBackwardKernelTest : public rudnn::test::EmulationTest,
+                              public ::testing::WithParamInterface<Case> {};
+
+void PrintTo(const Case &, std::ostream *) {}
+
+TEST_P(KdaBackwardKernelTest, MatchesFloat64Gradients) {
+  const Case c = GetParam();
+  const int B = c.B, T = c.T, H = c.H, K = c.K, V = c.V, C = c.C;
+  const int N = (T + C - 1) / C, sequences = B * H, VB = 32;
+  reference::KdaShape shape{B, T, H, K, V};
+  reference::KdaInputs in =
+      test::randomKdaInputs(shape, c.gMin, true, false, unsigned(T + K + V));
+  std::mt19937 random(5);
+  std::normal_distribution<double> normal;
+  std::vector<double> dO(B * T * H * V), dS(B * H * K * V);
+  for (double &x : dO)
+    x = static_cast<float>(normal(random));
+  for (double &x : dS)
+    x = static_cast<float>(normal(random));
+  const double scale = 1.0 / std::sqrt(double(K));
+  reference::KdaGradients want =
+      reference::kdaBackward(shape, in, scale, dO, dS);
+
+  auto f32 = [](const std::vector<double> &x) {
+    return std::vector<float>(x.begin(), x.end());
+  };
+  auto ptr = [](DevicePtr p) { return reinterpret_cast<float *>(p); };
+  const long long tiles = (long long)C * (4 * K + 2 * V + C) + K;
+  const long long grads = (long long)K * V + (long long)C * (5 * K + 2 * V);
+  Strides sk{(long long)T * H * K, H * K, K},
+      sv{(long long)T * H * V, H * V, V}, sb{(long long)T * H, H, 1};
+  Forward fw{ptr(upload(f32(in.q))),
+             ptr(upload(f32(in.k))),
+             ptr(upload(f32(in.v))),
+             ptr(upload(f32(in.g))),
+             ptr(upload(f32(in.beta))),
+             ptr(upload(f32(in.initialState))),
+             ptr(upload(std::vector<float>(B * T * H * V))),
+             nullptr,
+             ptr(upload(std::vector<float>(size_t(N) * sequences * K * V))),
+             ptr(upload(std::vector<float>(size_t(N) * sequences * tiles))),
+             sk,
+             sk,
+             sv,
+             sk,
+             sb,
+             sv,
+             B,
+             T,
+             H,
+             static_cast<float>(scale)};
+  DevicePtr dq = upload(std::vector<float>(B * T * H * K, NAN)),
+            dk = upload(std::vector<float>(B * T * H * K, NAN)),
+            dv = upload(std::vector<float>(B * T * H * V, NAN)),
+            dg = upload(std::vector<float>(B * T * H * K, NAN)),
+            db = upload(std::vector<float>(B * T * H, NAN)),
+            ds0 = upload(std::vector<float>(B * H * K * V, NAN));
+  Backward bw{fw,
+              ptr(upload(f32(dO))),
+              ptr(upload(f32(dS))),
+              ptr(dq),
+              ptr(dk),
+              ptr(dv),
+              ptr(dg),
+              ptr(db),
+              ptr(ds0),
+              ptr(upload(std::vector<float>(size_t(N) * sequences * grads))),
+              sv,
+              sk,
+              sk,
+              sv,
+              sk,
+              sb};
+
+  auto kernel = [&](const std::string &name, const std::string &params,
+                    const std::string &call) {
+    std::string source = "#include \"rudnn/device.cuh\"\n"
+                         "extern \"C\" __global__ void " +
+                         name + "(rudnn::kda::" + params +
+                         "<float, float, float> p) { rudnn::kda::" + call +
+                         "(p); }\n";
+    return build(name, source);
+  };
+  std::string dims =
+      std::to_string(K) + ", " + std::to_string(V) + ", " + std::to_string(C);
+  const unsigned vBlocks = (V + VB - 1) / VB;
+  ArgPack forwardArgs, backwardArgs;
+  forwardArgs.push(fw);
+  backwardArgs.push(bw);
+  launch(*kernel("prepare", "ForwardParams", "prepare<" + dims + ">"),
+         {unsigned(N), unsigned(sequences)}, {128}, forwardArgs);
+  launch(*kernel("propagate", "ForwardParams", "propagate<" + dims + ", 32>"),
+         {unsigned(sequences), vBlocks}, {128}, forwardArgs);
+  launch(*kernel("state_gradient", "BackwardParams",
+                 "state_gradient<" + dims + ", 32>"),
+         {unsigned(sequences), vBlocks}, {128}, backwardArgs);
+  launch(*kernel("gradients", "BackwardParams", "gradients<" + dims + ">"),
+         {unsigned(N), unsigned(sequences)}, {128}, backwardArgs);
+
+  auto read = [&](DevicePtr p, size_t n) {
+    std::vector<float> x = download<float>(p, n);
+    return std::vector<double>(x.begin(), x.end());
+  };
+  EXPECT_LT(reference::relativeError(read(dq, want.dq.size()), want.dq), 1e-4);
+  EXPECT_LT(reference::relativeError(read(dk, want.dk.size()), want.dk), 1e-4);
+  EXPECT_LT(reference::relativeError(read(dv, want.dv.size()), want.dv), 1e-4);
+  EXPECT_LT(reference::relativeError(read(dg, want.dg.size()), want.dg), 1e-4);
+  EXPECT_LT(reference::relativeError(read(db, want.dbeta.size()), want.dbeta),
+            1e-4);
+  EXPECT_LT(reference::relativeError(read(ds0, want.dInitialState.size()),
+                                     want.dInitialState),
+            1e-4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, KdaBackwardKernelTest,
+                         ::testing::Values(Case{2, 37, 2, 8, 12, 16, -1},
+                                           Case{1, 64, 1, 16, 16, 32, -1},
+                                           Case{2, 5, 3, 4, 4, 16, -1},
+                                           Case{1, 70, 2, 16, 40, 64, -20},
+                                           Case{2, 1, 2, 8, 8, 16, -1}),
+                         [](const ::testing::TestParamInfo<Case> &info) {
+                           const Case &c = info.param;
+                           return "T" + std::to_string(c.T) + "_K" +
+                                  std::to_string(c.K) + "_V" +
+                                  std::to_string(c.V) + "_C" +
+                                  std::to_string(c.C) +
+                                  (c.gMin <= -20 ? "_steep" : "");
+                         });
+
+} // namespace
+
+#include "runtime/NvrtcCompiler.h"
+#include "test/support/DeviceHeaders.h"
+
+namespace {
+
+TEST(KdaBackwardKernelNvrtc, CompilesForSm90AtTheLargestShapes) {
+  NvrtcCompiler compiler(samples::deviceHeaders());
+  for (const char *call :
+       {"state_gradient<256, 256, 64, 32>", "gradients<256, 256, 64>",
+        "state_gradient<128, 128, 64, 32>", "gradients<128, 128, 64>"}) {
+    std::string source =
+        "#include \"rudnn/device.cuh\"\n"
+        "extern \"C\" __global__ void kda_backward(rudnn::kda::BackwardParams<"
+        "__nv_bfloat16, float, __nv_bfloat16> p) { rudnn::kda::" +
+        std::string(call) + "(p); }\n";
+    CudaBinary binary = compiler.compile({"kda_backward", source}, "sm_90");
+    EXPECT_FALSE(binary.cubin.empty()) << call;
+  }
+}
+
+} // namespace
