@@ -28,6 +28,10 @@ const char *rudnn::codegen::stageName(KdaStage stage) {
     return "output";
   case KdaStage::Recurrent:
     return "recurrent";
+  case KdaStage::StateGradient:
+    return "state_gradient";
+  case KdaStage::Gradients:
+    return "gradients";
   }
   return "?";
 }
@@ -63,12 +67,16 @@ EmittedKernel rudnn::codegen::emitKdaKernel(const KdaKernelSpec &spec,
                     beta = cudaType(spec.beta), name = stageName(stage);
   std::ostringstream constants;
   constants << spec.featureK << ", " << spec.featureV << ", " << spec.chunk;
-  if (stage == KdaStage::Propagate || stage == KdaStage::Recurrent)
+  if (stage == KdaStage::Propagate || stage == KdaStage::Recurrent ||
+      stage == KdaStage::StateGradient)
     constants << ", " << kKdaColumnsPerBlock;
-  const std::string entry = "kda_fwd_" + name + "_" + kdaSpecName(spec);
+  const bool backward = isBackwardStage(stage);
+  const std::string entry = std::string(backward ? "kda_bwd_" : "kda_fwd_") +
+                            name + "_" + kdaSpecName(spec);
 
   std::ostringstream source;
-  source << "// Kimi Delta Attention forward: " << name << ".\n"
+  source << "// Kimi Delta Attention " << (backward ? "backward" : "forward")
+         << ": " << name << ".\n"
          << "#include \"rudnn/device.cuh\"\n\n"
          << "extern \"C\" __global__ void " << entry << "(\n"
          << "    const " << in << " *q, const " << in << " *k, const " << in
@@ -79,16 +87,36 @@ EmittedKernel rudnn::codegen::emitKdaKernel(const KdaKernelSpec &spec,
   for (const char *tensor : {"q", "k", "v", "g", "beta", "output"})
     source << "    long long " << tensor << "_b, long long " << tensor
            << "_t, long long " << tensor << "_h,\n";
+  source << "    int batch, int length, int heads, float scale";
+  if (backward) {
+    source << ",\n    const " << in
+           << " *d_output, const float *d_final_state, " << in << " *dq, " << in
+           << " *dk, " << in << " *dv,\n    float *dg, " << beta
+           << " *dbeta, float *d_initial_state, float *scratch";
+    for (const char *tensor : {"d_output", "dq", "dk", "dv", "dg", "dbeta"})
+      source << ",\n    long long " << tensor << "_b, long long " << tensor
+             << "_t, long long " << tensor << "_h";
+  }
+  const std::string params =
+      std::string("<") + in + ", " + gate + ", " + beta + ">";
   source
-      << "    int batch, int length, int heads, float scale) {\n"
-      << "  const rudnn::kda::ForwardParams<" << in << ", " << gate << ", "
-      << beta << "> p = {\n"
+      << ") {\n"
+      << "  const rudnn::kda::ForwardParams" << params
+      << (backward ? " f" : " p") << " = {\n"
       << "      q, k, v, g, beta, initial_state, output, final_state,\n"
       << "      boundaries, workspace, {q_b, q_t, q_h}, {k_b, k_t, k_h},\n"
       << "      {v_b, v_t, v_h}, {g_b, g_t, g_h}, {beta_b, beta_t, beta_h},\n"
       << "      {output_b, output_t, output_h}, batch, length, heads, "
-         "scale};\n"
-      << "  rudnn::kda::" << name << "<" << constants.str() << ">(p);\n"
-      << "}\n";
+         "scale};\n";
+  if (backward)
+    source << "  const rudnn::kda::BackwardParams" << params << " p = {\n"
+           << "      f, d_output, d_final_state, dq, dk, dv, dg, dbeta,\n"
+           << "      d_initial_state, scratch, {d_output_b, d_output_t, "
+              "d_output_h},\n"
+           << "      {dq_b, dq_t, dq_h}, {dk_b, dk_t, dk_h}, {dv_b, dv_t, "
+              "dv_h},\n"
+           << "      {dg_b, dg_t, dg_h}, {dbeta_b, dbeta_t, dbeta_h}};\n";
+  source << "  rudnn::kda::" << name << "<" << constants.str() << ">(p);\n"
+         << "}\n";
   return {entry, source.str()};
 }

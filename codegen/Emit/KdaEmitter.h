@@ -1,11 +1,16 @@
 //===- KdaEmitter.h - CUDA C++ for the KDA kernels --------------*- C++ -*-===//
 //
 // One translation unit per kernel: the device library's KDA building block
-// (rudnn/kda/forward.cuh) instantiated with every specialization a constant,
-// behind an `extern "C" __global__` entry taking flat arguments:
+// (rudnn/kda/forward.cuh, backward.cuh) instantiated with every
+// specialization a constant, behind an `extern "C" __global__` entry taking
+// flat arguments:
 //   q, k, v, g, beta, initial_state, output, final_state, boundaries,
 //   workspace; the (batch, time, head) strides of q, k, v, g, beta, output;
-//   batch, length, heads; scale.
+//   batch, length, heads; scale;
+// and for the backward's stages then
+//   d_output, d_final_state, dq, dk, dv, dg, dbeta, d_initial_state,
+//   scratch; the (batch, time, head) strides of d_output, dq, dk, dv, dg,
+//   dbeta.
 // Plain C++: the JIT, rudnn-translate and tests share it.
 //
 //===----------------------------------------------------------------------===//
@@ -29,11 +34,26 @@ struct KdaKernelSpec {
   int64_t featureK, featureV, chunk;
 };
 
-/// The kernels of a forward: the chunked plan's three stages and the
-/// token-by-token decode kernel.
-enum class KdaStage { Prepare, Propagate, Output, Recurrent };
+/// The kernels of a forward — the chunked plan's three stages and the
+/// token-by-token decode kernel — and of a backward, which runs `prepare`
+/// and `propagate` and then its two stages.
+enum class KdaStage {
+  Prepare,
+  Propagate,
+  Output,
+  Recurrent,
+  StateGradient,
+  Gradients
+};
 
-/// "prepare", "propagate", "output", "recurrent".
+/// Whether `stage` belongs to the backward (its entry takes the backward's
+/// arguments after the forward's).
+inline bool isBackwardStage(KdaStage stage) {
+  return stage == KdaStage::StateGradient || stage == KdaStage::Gradients;
+}
+
+/// "prepare", "propagate", "output", "recurrent", "state_gradient",
+/// "gradients".
 const char *stageName(KdaStage stage);
 
 /// Value columns one block of `propagate` and `recurrent` handles.

@@ -1,11 +1,12 @@
 //===- KdaBackwardKernelTest.cpp - The KDA backward kernels vs float64 ----===//
 //
-// Runs the forward's prepare and propagate, then the backward's
+// Runs the emitted forward prepare and propagate kernels, then the backward's
 // state_gradient and gradients, in emulation on fresh random inputs, and
 // compares all six gradients with the float64 token recurrence's.
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/Emit/KdaEmitter.h"
 #include "lib/reference/Compare.h"
 #include "lib/reference/KdaReference.h"
 #include "test/emulation/EmulationTestSupport.h"
@@ -18,7 +19,7 @@ using namespace rudnn::runtime;
 
 namespace {
 
-/// Host mirrors of rudnn::kda::ForwardParams / BackwardParams (f32 data).
+/// The arguments of one call, grouped as the device-side structs group them.
 struct Strides {
   long long batch, time, head;
 };
@@ -115,29 +116,51 @@ TEST_P(KdaBackwardKernelTest, MatchesFloat64Gradients) {
               sk,
               sb};
 
-  auto kernel = [&](const std::string &name, const std::string &params,
-                    const std::string &call) {
-    std::string source = "#include \"rudnn/device.cuh\"\n"
-                         "extern \"C\" __global__ void " +
-                         name + "(rudnn::kda::" + params +
-                         "<float, float, float> p) { rudnn::kda::" + call +
-                         "(p); }\n";
-    return build(name, source);
+  // The emitted kernels, called with their flat argument lists.
+  const codegen::KdaKernelSpec spec{codegen::ScalarType::F32,
+                                    codegen::ScalarType::F32,
+                                    codegen::ScalarType::F32,
+                                    K,
+                                    V,
+                                    C};
+  auto kernel = [&](codegen::KdaStage stage) {
+    codegen::EmittedKernel emitted = codegen::emitKdaKernel(spec, stage);
+    return build(emitted.entry, emitted.source);
   };
-  std::string dims =
-      std::to_string(K) + ", " + std::to_string(V) + ", " + std::to_string(C);
+  auto pushStrides = [](ArgPack &args, const Strides &s) {
+    args.push(s.batch).push(s.time).push(s.head);
+  };
+  ArgPack forwardArgs;
+  forwardArgs.push(fw.q).push(fw.k).push(fw.v).push(fw.g).push(fw.beta);
+  forwardArgs.push(fw.initialState).push(fw.output).push(fw.finalState);
+  forwardArgs.push(fw.boundaries).push(fw.workspace);
+  for (const Strides *s :
+       {&fw.q_s, &fw.k_s, &fw.v_s, &fw.g_s, &fw.beta_s, &fw.output_s})
+    pushStrides(forwardArgs, *s);
+  forwardArgs.push(fw.batch).push(fw.length).push(fw.heads).push(fw.scale);
+  ArgPack backwardArgs;
+  backwardArgs.push(fw.q).push(fw.k).push(fw.v).push(fw.g).push(fw.beta);
+  backwardArgs.push(fw.initialState).push(fw.output).push(fw.finalState);
+  backwardArgs.push(fw.boundaries).push(fw.workspace);
+  for (const Strides *s :
+       {&fw.q_s, &fw.k_s, &fw.v_s, &fw.g_s, &fw.beta_s, &fw.output_s})
+    pushStrides(backwardArgs, *s);
+  backwardArgs.push(fw.batch).push(fw.length).push(fw.heads).push(fw.scale);
+  backwardArgs.push(bw.dOutput).push(bw.dFinalState).push(bw.dq).push(bw.dk);
+  backwardArgs.push(bw.dv).push(bw.dg).push(bw.dbeta).push(bw.dInitialState);
+  backwardArgs.push(bw.scratch);
+  for (const Strides *s :
+       {&bw.dOutput_s, &bw.dq_s, &bw.dk_s, &bw.dv_s, &bw.dg_s, &bw.dbeta_s})
+    pushStrides(backwardArgs, *s);
+
   const unsigned vBlocks = (V + VB - 1) / VB;
-  ArgPack forwardArgs, backwardArgs;
-  forwardArgs.push(fw);
-  backwardArgs.push(bw);
-  launch(*kernel("prepare", "ForwardParams", "prepare<" + dims + ">"),
+  launch(*kernel(codegen::KdaStage::Prepare),
          {unsigned(N), unsigned(sequences)}, {128}, forwardArgs);
-  launch(*kernel("propagate", "ForwardParams", "propagate<" + dims + ", 32>"),
-         {unsigned(sequences), vBlocks}, {128}, forwardArgs);
-  launch(*kernel("state_gradient", "BackwardParams",
-                 "state_gradient<" + dims + ", 32>"),
+  launch(*kernel(codegen::KdaStage::Propagate), {unsigned(sequences), vBlocks},
+         {128}, forwardArgs);
+  launch(*kernel(codegen::KdaStage::StateGradient),
          {unsigned(sequences), vBlocks}, {128}, backwardArgs);
-  launch(*kernel("gradients", "BackwardParams", "gradients<" + dims + ">"),
+  launch(*kernel(codegen::KdaStage::Gradients),
          {unsigned(N), unsigned(sequences)}, {128}, backwardArgs);
 
   auto read = [&](DevicePtr p, size_t n) {
@@ -173,23 +196,25 @@ INSTANTIATE_TEST_SUITE_P(Shapes, KdaBackwardKernelTest,
 } // namespace
 
 #include "runtime/NvrtcCompiler.h"
+
 #include "test/support/DeviceHeaders.h"
+#include <gmock/gmock.h>
 
 namespace {
 
 TEST(KdaBackwardKernelNvrtc, CompilesForSm90AtTheLargestShapes) {
   NvrtcCompiler compiler(samples::deviceHeaders());
-  for (const char *call :
-       {"state_gradient<256, 256, 64, 32>", "gradients<256, 256, 64>",
-        "state_gradient<128, 128, 64, 32>", "gradients<128, 128, 64>"}) {
-    std::string source =
-        "#include \"rudnn/device.cuh\"\n"
-        "extern \"C\" __global__ void kda_backward(rudnn::kda::BackwardParams<"
-        "__nv_bfloat16, float, __nv_bfloat16> p) { rudnn::kda::" +
-        std::string(call) + "(p); }\n";
-    CudaBinary binary = compiler.compile({"kda_backward", source}, "sm_90");
-    EXPECT_FALSE(binary.cubin.empty()) << call;
-  }
+  for (int64_t features : {128, 256})
+    for (codegen::KdaStage stage :
+         {codegen::KdaStage::StateGradient, codegen::KdaStage::Gradients}) {
+      codegen::EmittedKernel kernel = codegen::emitKdaKernel(
+          {codegen::ScalarType::BF16, codegen::ScalarType::F32,
+           codegen::ScalarType::BF16, features, features, 64},
+          stage);
+      CudaBinary binary =
+          compiler.compile({kernel.entry, kernel.source}, "sm_90");
+      EXPECT_THAT(binary.ptx, ::testing::HasSubstr(".entry " + kernel.entry));
+    }
 }
 
 } // namespace
