@@ -89,8 +89,79 @@ void decomposeRecurrent(KdaOp op, OpBuilder &builder) {
     op.getBoundaries().replaceAllUsesWith(recurrent.getBoundaries());
 }
 
+/// The backward recomputes the forward's chunk quantities and states, walks
+/// the chunks in reverse for the state gradient, then takes every input
+/// gradient chunk by chunk.
+void decomposeBackward(KdaBackwardOp op, OpBuilder &builder) {
+  auto q = cast<RankedTensorType>(op.getQ().getType());
+  auto v = cast<RankedTensorType>(op.getV().getType());
+  const int64_t chunk = static_cast<int64_t>(*op.getChunk());
+  KdaDims dims{q.getDimSize(0),     q.getDimSize(1), q.getDimSize(2),
+               q.getDimSize(3),     v.getDimSize(3), chunk,
+               ShapedType::kDynamic};
+  if (!ShapedType::isDynamic(dims.length))
+    dims.chunks = (dims.length + chunk - 1) / chunk;
+  Location loc = op.getLoc();
+  IntegerAttr chunkAttr = op.getChunkAttr();
+  RankedTensorType keyTile = dims.tile(builder, dims.featureK);
+  RankedTensorType valueTile = dims.tile(builder, dims.featureV);
+  RankedTensorType square = dims.tile(builder, dims.chunk);
+  auto states = RankedTensorType::get(
+      {dims.chunks, dims.batch, dims.heads, dims.featureK, dims.featureV},
+      builder.getF32Type());
+  auto state = RankedTensorType::get(
+      {dims.batch, dims.heads, dims.featureK, dims.featureV},
+      builder.getF32Type());
+
+  Value gamma = builder.create<ChunkDecayOp>(loc, keyTile, op.getG(), chunkAttr)
+                    .getGamma();
+  auto pairwise =
+      builder.create<ChunkPairwiseOp>(loc, square, square, op.getQ(), op.getK(),
+                                      op.getBeta(), gamma, chunkAttr);
+  auto solve = builder.create<ChunkSolveOp>(
+      loc, keyTile, valueTile, pairwise.getStrict(), op.getK(), op.getV(),
+      op.getBeta(), gamma, chunkAttr);
+  auto propagate = builder.create<ChunkPropagateOp>(
+      loc, valueTile, states, state, solve.getW(), solve.getU0(), op.getK(),
+      gamma, op.getInitialState(), chunkAttr);
+  auto stateGradient = builder.create<ChunkStateGradientOp>(
+      loc, valueTile, states, state, op.getQ(), op.getK(), gamma,
+      pairwise.getPairwise(), solve.getW(), op.getDOutput(),
+      op.getDFinalState(), chunkAttr, op.getScaleAttr());
+  auto gradients = builder.create<ChunkGradientsOp>(
+      loc, op.getDq().getType(), op.getDk().getType(), op.getDv().getType(),
+      op.getDg().getType(), op.getDbeta().getType(), op.getQ(), op.getK(),
+      op.getV(), op.getBeta(), gamma, pairwise.getPairwise(), solve.getW(),
+      solve.getU0(), propagate.getU(), propagate.getBoundaries(),
+      op.getDOutput(), stateGradient.getDu(), stateGradient.getDStateEnd(),
+      chunkAttr, op.getScaleAttr());
+  op.getDq().replaceAllUsesWith(gradients.getDq());
+  op.getDk().replaceAllUsesWith(gradients.getDk());
+  op.getDv().replaceAllUsesWith(gradients.getDv());
+  op.getDg().replaceAllUsesWith(gradients.getDg());
+  op.getDbeta().replaceAllUsesWith(gradients.getDbeta());
+  if (Value d = op.getDInitialState()) {
+    Value computed = stateGradient.getDInitialState();
+    if (computed.getType() != d.getType())
+      computed = builder.create<tensor::CastOp>(loc, d.getType(), computed);
+    d.replaceAllUsesWith(computed);
+  }
+}
+
 struct DecomposePass : public rudnn::impl::RudnnDecomposeBase<DecomposePass> {
   void runOnOperation() override {
+    SmallVector<KdaBackwardOp> backwardOps;
+    getOperation().walk([&](KdaBackwardOp op) { backwardOps.push_back(op); });
+    for (KdaBackwardOp op : backwardOps) {
+      if (!op.getChunk() || !op.getScaleAttr()) {
+        op.emitOpError() << "needs its chunk and scale: run rudnn-specialize "
+                            "before rudnn-decompose";
+        return signalPassFailure();
+      }
+      OpBuilder builder(op);
+      decomposeBackward(op, builder);
+      op.erase();
+    }
     SmallVector<KdaOp> ops;
     getOperation().walk([&](KdaOp op) { ops.push_back(op); });
     for (KdaOp op : ops) {

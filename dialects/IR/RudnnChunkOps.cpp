@@ -144,3 +144,46 @@ LogicalResult KdaRecurrentOp::verify() {
       getChunk(), getScaleAttr(), getOutput(), getFinalState(),
       getBoundaries());
 }
+
+LogicalResult ChunkStateGradientOp::verify() {
+  ChunkRules rules(*this, getChunk());
+  if (failed(rules.start()) || failed(rules.sequence("q", getQ(), "BTHK")) ||
+      failed(rules.sequence("k", getK(), "BTHK")) ||
+      failed(rules.tile("gamma", getGamma(), "BHNCK")) ||
+      failed(rules.tile("pairwise", getPairwise(), "BHNCC")) ||
+      failed(rules.tile("w", getW(), "BHNCK")) ||
+      failed(rules.sequence("d_output", getDOutput(), "BTHV")) ||
+      (getDFinalState() &&
+       failed(rules.tile("d_final_state", getDFinalState(), "BHKV"))) ||
+      failed(rules.tile("du", getDu(), "BHNCV")) ||
+      failed(rules.tile("d_state_end", getDStateEnd(), "NBHKV")) ||
+      failed(rules.tile("d_initial_state", getDInitialState(), "BHKV")))
+    return failure();
+  return rules.finish();
+}
+
+LogicalResult ChunkGradientsOp::verify() {
+  ChunkRules rules(*this, getChunk());
+  if (failed(rules.start()) || failed(rules.sequence("q", getQ(), "BTHK")) ||
+      failed(rules.sequence("k", getK(), "BTHK")) ||
+      failed(rules.sequence("v", getV(), "BTHV")) ||
+      failed(rules.sequence("beta", getBeta(), "BTH")) ||
+      failed(rules.tile("gamma", getGamma(), "BHNCK")) ||
+      failed(rules.tile("pairwise", getPairwise(), "BHNCC")) ||
+      failed(rules.tile("w", getW(), "BHNCK")) ||
+      failed(rules.tile("u0", getU0(), "BHNCV")) ||
+      failed(rules.tile("u", getU(), "BHNCV")) ||
+      failed(rules.tile("boundaries", getBoundaries(), "NBHKV")) ||
+      failed(rules.sequence("d_output", getDOutput(), "BTHV")) ||
+      failed(rules.tile("du", getDu(), "BHNCV")) ||
+      failed(rules.tile("d_state_end", getDStateEnd(), "NBHKV")) ||
+      failed(rules.sequence("dq", getDq(), "BTHK")) ||
+      failed(rules.sameType("dq", getDq(), "q", getQ())) ||
+      failed(rules.sequence("dk", getDk(), "BTHK")) ||
+      failed(rules.sequence("dv", getDv(), "BTHV")) ||
+      failed(rules.tile("dg", getDg(), "BTHK")) ||
+      failed(rules.sequence("dbeta", getDbeta(), "BTH")) ||
+      failed(rules.sameType("dbeta", getDbeta(), "beta", getBeta())))
+    return failure();
+  return rules.finish();
+}

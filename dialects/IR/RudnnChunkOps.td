@@ -174,4 +174,66 @@ def Rudnn_KdaRecurrentOp : Rudnn_ChunkOp<"kda_recurrent"> {
   }];
 }
 
+def Rudnn_ChunkStateGradientOp : Rudnn_ChunkOp<"chunk_state_gradient"> {
+  let summary = "State gradient across chunks, in reverse";
+  let description = [{
+    Walks the chunks from the last: records the gradient of the state at each
+    chunk end (`d_state_end`, [N, B, H, K, V]), forms the gradient of the
+    chunk's updates `du = scale pairwiseᵀ dO + (k ⊙ e^(Γlast − Γ)) dS`, and
+    carries `dS ← e^Γlast ⊙ dS + scale (q ⊙ e^Γ)ᵀ dO − wᵀ du` to the chunk
+    start, from `d_final_state` (or zero); the last is `d_initial_state`.
+
+    ```mlir
+    %du, %dse, %ds0 = rudnn.chunk_state_gradient %q, %k, %gamma, %pairwise,
+        %w, %do chunk 64 scale 1.250000e-01 : ... -> ...
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$k,
+                       AnyRankedTensor:$gamma, AnyRankedTensor:$pairwise,
+                       AnyRankedTensor:$w, AnyRankedTensor:$d_output,
+                       Optional<AnyRankedTensor>:$d_final_state,
+                       I64Attr:$chunk, F32Attr:$scale);
+  let results = (outs AnyRankedTensor:$du, AnyRankedTensor:$d_state_end,
+                      AnyRankedTensor:$d_initial_state);
+  let assemblyFormat = [{
+    $q `,` $k `,` $gamma `,` $pairwise `,` $w `,` $d_output
+    (`d_final_state` $d_final_state^)? `chunk` $chunk `scale` $scale
+    attr-dict `:` type(operands) `->` type(results)
+  }];
+}
+
+def Rudnn_ChunkGradientsOp : Rudnn_ChunkOp<"chunk_gradients"> {
+  let summary = "Input gradients of each chunk";
+  let description = [{
+    From the chunk's forward quantities, its start state (`boundaries`), the
+    gradient of its end state and of its updates, the gradients of q, k, v,
+    g and beta, chunk-parallel: through the output, the triangular solve (a
+    back substitution with (I + A)ᵀ), the pairwise matrices and the decays;
+    dg is the reverse cumulative sum of dΓ within the chunk.
+
+    ```mlir
+    %dq, %dk, %dv, %dg, %dbeta = rudnn.chunk_gradients %q, %k, %v, %beta,
+        %gamma, %pairwise, %w, %u0, %u, %boundaries, %do, %du, %dse
+        chunk 64 scale 1.250000e-01 : ... -> ...
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$k,
+                       AnyRankedTensor:$v, AnyRankedTensor:$beta,
+                       AnyRankedTensor:$gamma, AnyRankedTensor:$pairwise,
+                       AnyRankedTensor:$w, AnyRankedTensor:$u0,
+                       AnyRankedTensor:$u, AnyRankedTensor:$boundaries,
+                       AnyRankedTensor:$d_output, AnyRankedTensor:$du,
+                       AnyRankedTensor:$d_state_end, I64Attr:$chunk,
+                       F32Attr:$scale);
+  let results = (outs AnyRankedTensor:$dq, AnyRankedTensor:$dk,
+                      AnyRankedTensor:$dv, AnyRankedTensor:$dg,
+                      AnyRankedTensor:$dbeta);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $beta `,` $gamma `,` $pairwise `,` $w `,` $u0 `,`
+    $u `,` $boundaries `,` $d_output `,` $du `,` $d_state_end
+    `chunk` $chunk `scale` $scale attr-dict `:` type(operands) `->`
+    type(results)
+  }];
+}
+
 #endif // RUDNN_CHUNK_OPS_TD

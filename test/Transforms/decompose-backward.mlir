@@ -1,0 +1,32 @@
+// RUN: rudnn-opt %s -rudnn-specialize -rudnn-decompose | FileCheck %s
+// RUN: rudnn-opt %s -rudnn-specialize -rudnn-decompose | rudnn-opt | FileCheck %s
+
+// The backward recomputes the forward's chunk quantities and states, walks
+// the chunks in reverse for the state gradient, then takes the input
+// gradients chunk by chunk.
+// CHECK-LABEL: func.func @backward
+// CHECK-SAME: (%[[Q:[^:]*]]: {{.*}}, %[[V:[^:]*]]: {{.*}}, %[[BETA:[^:]*]]: {{.*}}, %[[S0:[^:]*]]: {{.*}}, %[[DO:[^:]*]]: {{.*}})
+// CHECK: %[[GAMMA:.*]] = rudnn.chunk_decay %[[Q]] chunk 64
+// CHECK: %{{.*}}, %[[PAIRWISE:.*]] = rudnn.chunk_pairwise %[[Q]], %[[Q]], %[[BETA]], %[[GAMMA]]
+// CHECK: %[[W:.*]], %[[U0:.*]] = rudnn.chunk_solve
+// CHECK: %[[U:.*]], %[[BOUNDS:.*]], %{{.*}} = rudnn.chunk_propagate %[[W]], %[[U0]], %[[Q]], %[[GAMMA]] initial_state %[[S0]]
+// CHECK: %[[DU:.*]], %[[DSE:.*]], %[[DS0:.*]] = rudnn.chunk_state_gradient %[[Q]], %[[Q]], %[[GAMMA]], %[[PAIRWISE]], %[[W]], %[[DO]] chunk 64 scale 2.500000e-01
+// CHECK: %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]], %[[DG:.*]], %[[DB:.*]] = rudnn.chunk_gradients %[[Q]], %[[Q]], %[[V]], %[[BETA]], %[[GAMMA]], %[[PAIRWISE]], %[[W]], %[[U0]], %[[U]], %[[BOUNDS]], %[[DO]], %[[DU]], %[[DSE]] chunk 64
+// CHECK-NOT: rudnn.kda_backward
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]], %[[DG]], %[[DB]], %[[DS0]]
+func.func @backward(%q: tensor<?x?x?x16xf32>, %v: tensor<?x?x?x8xf32>,
+                    %beta: tensor<?x?x?xf32>, %s0: tensor<?x?x16x8xf32>,
+                    %do: tensor<?x?x?x8xf32>)
+    -> (tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x?x?x8xf32>,
+        tensor<?x?x?x16xf32>, tensor<?x?x?xf32>, tensor<?x?x16x8xf32>) {
+  %dq, %dk, %dv, %dg, %db, %ds0 = rudnn.kda_backward %q, %q, %v, %q, %beta
+      initial_state %s0 d_output %do
+      : (tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x?x?x8xf32>,
+         tensor<?x?x?x16xf32>, tensor<?x?x?xf32>, tensor<?x?x16x8xf32>,
+         tensor<?x?x?x8xf32>)
+      -> (tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x?x?x8xf32>,
+          tensor<?x?x?x16xf32>, tensor<?x?x?xf32>, tensor<?x?x16x8xf32>)
+  return %dq, %dk, %dv, %dg, %db, %ds0
+      : tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x?x?x8xf32>,
+        tensor<?x?x?x16xf32>, tensor<?x?x?xf32>, tensor<?x?x16x8xf32>
+}
