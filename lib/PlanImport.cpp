@@ -29,11 +29,8 @@ codegen::ScalarType scalarOf(mlir::Type type) {
 }
 
 codegen::KdaStage stageOf(llvm::StringRef stage) {
-  for (codegen::KdaStage candidate :
-       {codegen::KdaStage::Prepare, codegen::KdaStage::Propagate,
-        codegen::KdaStage::Output, codegen::KdaStage::Recurrent})
-    if (stage == codegen::stageName(candidate))
-      return candidate;
+  if (std::optional<codegen::KdaStage> known = codegen::stageNamed(stage.str()))
+    return *known;
   internal("unknown stage '" + stage.str() + "'");
 }
 

@@ -111,15 +111,13 @@ FailureOr<std::pair<KdaKernelSpec, KdaStage>> kernelOf(Operation *op) {
                               beta = scalarOfType(op, kernel.getBeta(), "beta");
         if (failed(input) || failed(gate) || failed(beta))
           return failure();
-        for (KdaStage stage : {KdaStage::Prepare, KdaStage::Propagate,
-                               KdaStage::Output, KdaStage::Recurrent})
-          if (kernel.getStage() == stageName(stage))
-            return std::make_pair(KdaKernelSpec{*input, *gate, *beta,
-                                                (int64_t)kernel.getK(),
-                                                (int64_t)kernel.getV(),
-                                                (int64_t)kernel.getChunk()},
-                                  stage);
-        return failure();
+        std::optional<KdaStage> stage = stageNamed(kernel.getStage().str());
+        if (!stage)
+          return failure();
+        return std::make_pair(
+            KdaKernelSpec{*input, *gate, *beta, (int64_t)kernel.getK(),
+                          (int64_t)kernel.getV(), (int64_t)kernel.getChunk()},
+            *stage);
       })
       .Default([](Operation *) -> Result { return failure(); });
 }

@@ -36,6 +36,15 @@ const char *rudnn::codegen::stageName(KdaStage stage) {
   return "?";
 }
 
+std::optional<KdaStage> rudnn::codegen::stageNamed(std::string_view name) {
+  for (KdaStage stage :
+       {KdaStage::Prepare, KdaStage::Propagate, KdaStage::Output,
+        KdaStage::Recurrent, KdaStage::StateGradient, KdaStage::Gradients})
+    if (name == stageName(stage))
+      return stage;
+  return std::nullopt;
+}
+
 static const char *cudaType(ScalarType type) {
   switch (type) {
   case ScalarType::F16:
@@ -51,6 +60,11 @@ static const char *cudaType(ScalarType type) {
 int64_t rudnn::codegen::kdaTileFloats(const KdaKernelSpec &spec) {
   const int64_t C = spec.chunk, K = spec.featureK, V = spec.featureV;
   return C * (4 * K + 2 * V + C) + K;
+}
+
+int64_t rudnn::codegen::kdaGradientTileFloats(const KdaKernelSpec &spec) {
+  const int64_t C = spec.chunk, K = spec.featureK, V = spec.featureV;
+  return K * V + C * (5 * K + 2 * V);
 }
 
 std::string rudnn::codegen::kdaSpecName(const KdaKernelSpec &spec) {

@@ -19,7 +19,9 @@
 #define RUDNN_CODEGEN_EMIT_KDAEMITTER_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace rudnn::codegen {
 
@@ -56,6 +58,9 @@ inline bool isBackwardStage(KdaStage stage) {
 /// "gradients".
 const char *stageName(KdaStage stage);
 
+/// The stage `stageName` names `name`; none for any other string.
+std::optional<KdaStage> stageNamed(std::string_view name);
+
 /// Value columns one block of `propagate` and `recurrent` handles.
 inline constexpr int64_t kKdaColumnsPerBlock = 32;
 /// Threads of the chunk-parallel kernels and `propagate`.
@@ -63,6 +68,9 @@ inline constexpr int64_t kKdaThreads = 128;
 
 /// Floats of one chunk's tiles in the workspace (kda::ChunkTiles::kFloats).
 int64_t kdaTileFloats(const KdaKernelSpec &spec);
+
+/// Floats of one chunk's backward scratch (kda::GradientTiles::kFloats).
+int64_t kdaGradientTileFloats(const KdaKernelSpec &spec);
 
 /// "bf16_f32_bf16_k64_v64_c64".
 std::string kdaSpecName(const KdaKernelSpec &spec);

@@ -101,6 +101,13 @@ def RudnnPlan : Pass<"rudnn-plan", "::mlir::ModuleOp"> {
     parameters B, T, H, N = ceil(T / chunk) and the (batch, time, head)
     strides of q, k, v, g, beta and output.
 
+    A function holding a decomposed `kda_backward` becomes a plan with the
+    `d_output [d_final_state]` argument buffers, `dq dk dv dg dbeta` and
+    (when returned) `d_initial_state` result buffers, `scratch` after the
+    tiles and boundaries in the workspace, and four launches: the forward's
+    `prepare` and `propagate` (no output, no final state), then
+    `state_gradient` (chunks in reverse) and `gradients` (chunk-parallel).
+
     Before (after `-rudnn-decompose`):
 
     ```mlir

@@ -254,12 +254,157 @@ LogicalResult planFunction(func::FuncOp func) {
   return success();
 }
 
+/// A decomposed KDA backward: the forward's prepare and propagate recompute
+/// the chunk quantities and states, then state_gradient and gradients.
+LogicalResult planBackward(func::FuncOp func, ChunkGradientsOp gradients) {
+  auto stateGradient = gradients.getDu().getDefiningOp<ChunkStateGradientOp>();
+  auto propagate = gradients.getU().getDefiningOp<ChunkPropagateOp>();
+  auto solve = gradients.getW().getDefiningOp<ChunkSolveOp>();
+  auto decay = gradients.getGamma().getDefiningOp<ChunkDecayOp>();
+  if (!stateGradient || !propagate || !solve || !decay ||
+      propagate.getBoundaries() != gradients.getBoundaries())
+    return gradients.emitOpError()
+           << "is not part of a whole chunked backward chain";
+  Value initialState = propagate.getInitialState();
+  Value dFinalState = stateGradient.getDFinalState();
+  for (Value input :
+       SmallVector<Value>{gradients.getQ(), gradients.getK(), gradients.getV(),
+                          decay.getG(), gradients.getBeta(),
+                          gradients.getDOutput(), initialState, dFinalState})
+    if (input && !isa<BlockArgument>(input))
+      return func.emitError() << "plan inputs must be function arguments";
+  FailureOr<codegen::KdaKernelSpec> spec = codegen::kdaSpecOf(solve);
+  if (failed(spec))
+    return failure();
+  llvm::SmallPtrSet<Value, 4> returned;
+  func.walk([&](func::ReturnOp ret) {
+    for (Value value : ret.getOperands()) {
+      returned.insert(value);
+      while (auto cast = value.getDefiningOp<tensor::CastOp>())
+        returned.insert(value = cast.getSource());
+    }
+  });
+
+  OpBuilder builder(func);
+  Location loc = func.getLoc();
+  SmallVector<std::string> names = {"B", "T", "H", "N"};
+  auto strides = [](StringRef tensor) {
+    SmallVector<std::string> out;
+    for (StringRef dim : {"batch", "time", "head"})
+      out.push_back((tensor + "_stride_" + dim).str());
+    return out;
+  };
+  for (StringRef tensor : {"q", "k", "v", "g", "beta", "d_output", "dq", "dk",
+                           "dv", "dg", "dbeta"})
+    llvm::append_range(names, strides(tensor));
+  SmallVector<Attribute> params;
+  for (const std::string &name : names)
+    params.push_back(builder.getStringAttr(name));
+  auto plan = builder.create<PlanOp>(loc, func.getSymName(),
+                                     builder.getArrayAttr(params));
+  builder.setInsertionPointToStart(&plan.getBody().emplaceBlock());
+  PlanBuilder pb(builder, loc);
+
+  Attribute q = pb.buffer("q", "argument"), k = pb.buffer("k", "argument"),
+            v = pb.buffer("v", "argument"), g = pb.buffer("g", "argument"),
+            beta = pb.buffer("beta", "argument");
+  Attribute initial =
+      initialState ? pb.buffer("initial_state", "argument") : pb.null();
+  Attribute dOutput = pb.buffer("d_output", "argument");
+  Attribute dFinal =
+      dFinalState ? pb.buffer("d_final_state", "argument") : pb.null();
+  Attribute dq = pb.buffer("dq", "result"), dk = pb.buffer("dk", "result"),
+            dv = pb.buffer("dv", "result"), dg = pb.buffer("dg", "result"),
+            dbeta = pb.buffer("dbeta", "result");
+  Attribute dInitial = returned.contains(stateGradient.getDInitialState())
+                           ? pb.buffer("d_initial_state", "result")
+                           : pb.null();
+  SizeAttr tilesSize =
+      pb.size(4 * codegen::kdaTileFloats(*spec), {"N", "B", "H"});
+  SizeAttr boundariesSize =
+      pb.size(4 * spec->featureK * spec->featureV, {"N", "B", "H"});
+  Attribute tiles = pb.buffer("tiles", "workspace", tilesSize, pb.size(0));
+  Attribute boundaries =
+      pb.buffer("boundaries", "workspace", boundariesSize, tilesSize);
+  SizeAttr tilesAndBoundaries = pb.size(
+      4 * (codegen::kdaTileFloats(*spec) + spec->featureK * spec->featureV),
+      {"N", "B", "H"});
+  Attribute scratch = pb.buffer(
+      "scratch", "workspace",
+      pb.size(4 * codegen::kdaGradientTileFloats(*spec), {"N", "B", "H"}),
+      tilesAndBoundaries);
+
+  // The forward's arguments (no output, no final state), then the
+  // backward's.
+  SmallVector<Attribute> forward = {
+      q, k, v, g, beta, initial, pb.null(), pb.null(), boundaries, tiles};
+  for (StringRef tensor : {"q", "k", "v", "g", "beta", "d_output"})
+    for (const std::string &name : strides(tensor))
+      forward.push_back(pb.param(name, 64));
+  for (StringRef dim : {"B", "T", "H"})
+    forward.push_back(pb.param(dim, 32));
+  forward.push_back(
+      builder.getF32FloatAttr(gradients.getScaleAttr().getValueAsDouble()));
+  SmallVector<Attribute> backward = forward;
+  llvm::append_range(backward,
+                     SmallVector<Attribute>{dOutput, dFinal, dq, dk, dv, dg,
+                                            dbeta, dInitial, scratch});
+  for (StringRef tensor : {"d_output", "dq", "dk", "dv", "dg", "dbeta"})
+    for (const std::string &name : strides(tensor))
+      backward.push_back(pb.param(name, 64));
+
+  const int64_t columnBlocks =
+      (spec->featureV + codegen::kKdaColumnsPerBlock - 1) /
+      codegen::kKdaColumnsPerBlock;
+  SizeAttr one = pb.size(1), sequences = pb.size(1, {"B", "H"}),
+           chunks = pb.size(1, {"N"}), columns = pb.size(columnBlocks);
+  using codegen::KdaStage;
+  struct Stage {
+    KdaStage stage;
+    ArrayRef<StringRef> fuses;
+    SizeAttr x, y;
+    ArrayRef<Attribute> args;
+  };
+  StringRef prepareOps[] = {"rudnn.chunk_decay", "rudnn.chunk_pairwise",
+                            "rudnn.chunk_solve"};
+  StringRef propagateOps[] = {"rudnn.chunk_propagate"};
+  StringRef stateOps[] = {"rudnn.chunk_state_gradient"};
+  StringRef gradientOps[] = {"rudnn.chunk_gradients"};
+  for (const Stage &stage :
+       {Stage{KdaStage::Prepare, prepareOps, chunks, sequences, forward},
+        Stage{KdaStage::Propagate, propagateOps, sequences, columns, forward},
+        Stage{KdaStage::StateGradient, stateOps, sequences, columns, backward},
+        Stage{KdaStage::Gradients, gradientOps, chunks, sequences, backward}}) {
+    std::string name = codegen::emitKdaKernel(*spec, stage.stage).entry;
+    SmallVector<Attribute> fused;
+    for (StringRef op : stage.fuses)
+      fused.push_back(builder.getStringAttr(op));
+    builder.create<KernelOp>(
+        loc, name, codegen::stageName(stage.stage), codegen::kKdaThreads,
+        builder.getArrayAttr(fused), elementType(gradients.getQ()),
+        elementType(decay.getG()), elementType(gradients.getBeta()),
+        spec->featureK, spec->featureV, spec->chunk);
+    builder.create<LaunchOp>(loc,
+                             FlatSymbolRefAttr::get(builder.getContext(), name),
+                             builder.getArrayAttr({stage.x, stage.y, one}),
+                             builder.getArrayAttr(stage.args), StringAttr(),
+                             IntegerAttr(), IntegerAttr());
+  }
+  func.erase();
+  return success();
+}
+
 struct PlanPass : public mlir::rudnn::impl::RudnnPlanBase<PlanPass> {
   void runOnOperation() override {
     SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
-    for (func::FuncOp func : funcs)
-      if (failed(planFunction(func)))
+    for (func::FuncOp func : funcs) {
+      SmallVector<ChunkGradientsOp> backward(func.getOps<ChunkGradientsOp>());
+      LogicalResult result = backward.size() == 1
+                                 ? planBackward(func, backward.front())
+                                 : planFunction(func);
+      if (failed(result))
         return signalPassFailure();
+    }
   }
 };
 

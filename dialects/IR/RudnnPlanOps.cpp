@@ -99,10 +99,12 @@ LogicalResult BufferOp::verify() {
 
 LogicalResult KernelOp::verify() {
   StringRef stage = getStage();
-  if (stage != "prepare" && stage != "propagate" && stage != "output" &&
-      stage != "recurrent")
-    return emitOpError() << "stage must be prepare, propagate, output or "
-                            "recurrent, got '"
+  static constexpr StringRef kStages[] = {"prepare",        "propagate",
+                                          "output",         "recurrent",
+                                          "state_gradient", "gradients"};
+  if (!llvm::is_contained(kStages, stage))
+    return emitOpError() << "stage must be prepare, propagate, output, "
+                            "recurrent, state_gradient or gradients, got '"
                          << stage << "'";
   if (getThreads() < 1 || getThreads() > 1024)
     return emitOpError() << "threads must be in [1, 1024], got "

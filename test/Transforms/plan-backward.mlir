@@ -1,0 +1,50 @@
+// RUN: rudnn-opt %s -rudnn-specialize -rudnn-decompose -rudnn-plan | FileCheck %s
+// RUN: rudnn-opt %s -rudnn-specialize -rudnn-decompose -rudnn-plan | rudnn-opt | FileCheck %s
+// RUN: rudnn-opt %s -rudnn-specialize -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-to-cuda | FileCheck %s --check-prefix=CUDA
+
+// The backward plan reruns the forward's prepare and propagate (no output,
+// no final state), then walks the chunks in reverse for the state gradient
+// and takes the input gradients chunk by chunk; its scratch follows the
+// tiles and boundaries in the workspace.
+// CHECK-LABEL: rudnn.plan @backward params ["B", "T", "H", "N", "q_stride_batch"
+// CHECK: rudnn.buffer @[[Q:q]] "argument"
+// CHECK: rudnn.buffer @initial_state "argument"
+// CHECK: rudnn.buffer @d_output "argument"
+// CHECK-NOT: @d_final_state
+// CHECK: rudnn.buffer @dq "result"
+// CHECK: rudnn.buffer @dbeta "result"
+// CHECK: rudnn.buffer @d_initial_state "result"
+// CHECK: rudnn.buffer @tiles "workspace"
+// CHECK: rudnn.buffer @boundaries "workspace"
+// CHECK: rudnn.buffer @scratch "workspace"
+// CHECK: rudnn.kernel @[[PREP:kda_fwd_prepare_f32_f32_f32_k16_v8_c64]] stage "prepare"
+// CHECK: rudnn.launch @[[PREP]]
+// CHECK-SAME: args [@q, @k, @v, @g, @beta, @initial_state, 0, 0, @boundaries, @tiles
+// CHECK: rudnn.kernel @kda_fwd_propagate_f32_f32_f32_k16_v8_c64 stage "propagate"
+// CHECK: rudnn.kernel @[[STATE:kda_bwd_state_gradient_f32_f32_f32_k16_v8_c64]] stage "state_gradient"
+// CHECK: rudnn.launch @[[STATE]]
+// CHECK-SAME: @d_output, 0, @dq, @dk, @dv, @dg, @dbeta, @d_initial_state, @scratch
+// CHECK: rudnn.kernel @kda_bwd_gradients_f32_f32_f32_k16_v8_c64 stage "gradients"
+// CHECK-NOT: func.func
+// CUDA: __global__ void kda_fwd_prepare_f32_f32_f32_k16_v8_c64(
+// CUDA: __global__ void kda_fwd_propagate_f32_f32_f32_k16_v8_c64(
+// CUDA: __global__ void kda_bwd_state_gradient_f32_f32_f32_k16_v8_c64(
+// CUDA: rudnn::kda::state_gradient<16, 8, 64, 32>(p);
+// CUDA: __global__ void kda_bwd_gradients_f32_f32_f32_k16_v8_c64(
+// CUDA: rudnn::kda::gradients<16, 8, 64>(p);
+func.func @backward(%q: tensor<?x?x?x16xf32>, %v: tensor<?x?x?x8xf32>,
+                    %beta: tensor<?x?x?xf32>, %s0: tensor<?x?x16x8xf32>,
+                    %do: tensor<?x?x?x8xf32>)
+    -> (tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x?x?x8xf32>,
+        tensor<?x?x?x16xf32>, tensor<?x?x?xf32>, tensor<?x?x16x8xf32>) {
+  %dq, %dk, %dv, %dg, %db, %ds0 = rudnn.kda_backward %q, %q, %v, %q, %beta
+      initial_state %s0 d_output %do
+      : (tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x?x?x8xf32>,
+         tensor<?x?x?x16xf32>, tensor<?x?x?xf32>, tensor<?x?x16x8xf32>,
+         tensor<?x?x?x8xf32>)
+      -> (tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x?x?x8xf32>,
+          tensor<?x?x?x16xf32>, tensor<?x?x?xf32>, tensor<?x?x16x8xf32>)
+  return %dq, %dk, %dv, %dg, %db, %ds0
+      : tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x?x?x8xf32>,
+        tensor<?x?x?x16xf32>, tensor<?x?x?xf32>, tensor<?x?x16x8xf32>
+}
