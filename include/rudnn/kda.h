@@ -47,6 +47,35 @@ void kdaForward(Context &context, const KdaForwardInputs &inputs,
                 const KdaForwardOutputs &outputs,
                 const KdaOptions &options = {}, Stream stream = nullptr);
 
+/// The forward's inputs, the gradient of the loss with respect to the
+/// output, d_output [B, T, H, V] in v's dtype and layout rules, and
+/// optionally with respect to the final state, d_final_state [B, H, K, V]
+/// dense fp32 (absent: zero).
+struct KdaBackwardInputs {
+  KdaForwardInputs forward;
+  TensorView dOutput;
+  std::optional<TensorView> dFinalState;
+};
+
+/// dq, dk [B, T, H, K] in q's dtype; dv [B, T, H, V] in v's; dg
+/// [B, T, H, K] fp32; dbeta [B, T, H] in beta's dtype; d_initial_state
+/// [B, H, K, V] dense fp32, only with an initial state (optional even then).
+/// The sequence gradients may take any outer strides, like the inputs.
+struct KdaBackwardOutputs {
+  TensorView dq, dk, dv, dg, dbeta;
+  std::optional<TensorView> dInitialState;
+};
+
+/// Gradients of ⟨d_output, output⟩ + ⟨d_final_state, final_state⟩ through
+/// kdaForward with the same inputs and options: the forward's chunk
+/// quantities and boundary states are recomputed, the state gradient is
+/// carried back chunk by chunk, and the input gradients are taken chunk-
+/// parallel. One compile per signature, as for kdaForward; throws
+/// InvalidArgument naming the bad argument before anything is written.
+void kdaBackward(Context &context, const KdaBackwardInputs &inputs,
+                 const KdaBackwardOutputs &outputs,
+                 const KdaOptions &options = {}, Stream stream = nullptr);
+
 } // namespace rudnn
 
 #endif // RUDNN_KDA_H

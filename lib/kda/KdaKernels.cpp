@@ -36,6 +36,15 @@ codegen::KdaKernelSpec rudnn::emitterSpec(const KdaKernelSpec &spec) {
           spec.featureK,          spec.featureV,         spec.chunk};
 }
 
+std::string rudnn::kdaBackwardSignature(const KdaKernelSpec &spec,
+                                        const KdaBackwardFlags &flags) {
+  std::ostringstream key;
+  key << "kda_backward:" << codegen::kdaSpecName(emitterSpec(spec))
+      << ":s0=" << flags.initialState << ":dsT=" << flags.dFinalState
+      << ":scale=" << std::hexfloat << flags.scale;
+  return key.str();
+}
+
 std::string rudnn::kdaForwardSignature(const KdaKernelSpec &spec,
                                        const KdaPlanFlags &flags) {
   std::ostringstream key;
@@ -62,9 +71,9 @@ mlir::Type mlirType(mlir::Builder &builder, DType dtype) {
 /// The operator call as rudnn IR: @kda taking q k v g beta [initial_state]
 /// with dynamic B, T, H and returning output, [final_state],
 /// [boundaries].
-mlir::OwningOpRef<mlir::ModuleOp> kdaModule(mlir::MLIRContext &mlir,
-                                            const KdaKernelSpec &spec,
-                                            const KdaPlanFlags &flags) {
+mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
+                                                const KdaKernelSpec &spec,
+                                                const KdaPlanFlags &flags) {
   mlir::OpBuilder b(&mlir);
   mlir::Location loc = b.getUnknownLoc();
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
@@ -109,11 +118,61 @@ mlir::OwningOpRef<mlir::ModuleOp> kdaModule(mlir::MLIRContext &mlir,
   return module;
 }
 
-} // namespace
+/// The backward call as rudnn IR: @kda_backward taking q k v g beta
+/// [initial_state] d_output [d_final_state] with dynamic B, T, H and
+/// returning dq, dk, dv, dg, dbeta, [d_initial_state].
+mlir::OwningOpRef<mlir::ModuleOp>
+backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
+               const KdaBackwardFlags &flags) {
+  mlir::OpBuilder b(&mlir);
+  mlir::Location loc = b.getUnknownLoc();
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
+  const int64_t dyn = mlir::ShapedType::kDynamic;
+  const int64_t K = spec.featureK, V = spec.featureV;
+  auto tensor = [&](llvm::ArrayRef<int64_t> shape, DType dtype) {
+    return mlir::RankedTensorType::get(shape, mlirType(b, dtype));
+  };
+  mlir::Type q = tensor({dyn, dyn, dyn, K}, spec.input),
+             v = tensor({dyn, dyn, dyn, V}, spec.input),
+             g = tensor({dyn, dyn, dyn, K}, spec.gate),
+             dg = tensor({dyn, dyn, dyn, K}, DType::F32),
+             beta = tensor({dyn, dyn, dyn}, spec.beta),
+             state = tensor({dyn, dyn, K, V}, DType::F32);
+  llvm::SmallVector<mlir::Type> inputs = {q, q, v, g, beta};
+  if (flags.initialState)
+    inputs.push_back(state);
+  const unsigned dOutputIndex = inputs.size();
+  inputs.push_back(v);
+  if (flags.dFinalState)
+    inputs.push_back(state);
+  llvm::SmallVector<mlir::Type> results = {q, q, v, dg, beta};
+  if (flags.initialState)
+    results.push_back(state);
 
-Plan rudnn::buildKdaForwardPlan(Context::Impl &context,
-                                const KdaKernelSpec &spec,
-                                const KdaPlanFlags &flags) {
+  b.setInsertionPointToEnd(module->getBody());
+  auto func = b.create<mlir::func::FuncOp>(loc, "kda_backward",
+                                           b.getFunctionType(inputs, results));
+  mlir::Block *body = func.addEntryBlock();
+  b.setInsertionPointToEnd(body);
+  mlir::Value initial = flags.initialState ? body->getArgument(5) : nullptr;
+  mlir::Value dFinal =
+      flags.dFinalState ? body->getArgument(dOutputIndex + 1) : nullptr;
+  auto backward = b.create<mlir::rudnn::KdaBackwardOp>(
+      loc, mlir::TypeRange(results), body->getArgument(0), body->getArgument(1),
+      body->getArgument(2), body->getArgument(3), body->getArgument(4), initial,
+      /*boundaries=*/mlir::Value(), body->getArgument(dOutputIndex), dFinal,
+      b.getI64IntegerAttr(spec.chunk), b.getF32FloatAttr(flags.scale));
+  b.create<mlir::func::ReturnOp>(loc, backward.getResults());
+  return module;
+}
+
+/// Lowers the operator call `build` writes through rudnn-specialize,
+/// rudnn-decompose and rudnn-plan, and imports the plan.
+Plan lowerToPlan(
+    Context::Impl &context,
+    llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(mlir::MLIRContext &)>
+        build,
+    const std::string &name) {
   mlir::DialectRegistry registry;
   mlir::rudnn::registerRudnnDialects(registry);
   mlir::MLIRContext mlir(registry, mlir::MLIRContext::Threading::DISABLED);
@@ -123,18 +182,53 @@ Plan rudnn::buildKdaForwardPlan(Context::Impl &context,
     diagnostics += d.str() + "\n";
     return mlir::success();
   });
-  mlir::OwningOpRef<mlir::ModuleOp> module = kdaModule(mlir, spec, flags);
+  mlir::OwningOpRef<mlir::ModuleOp> module = build(mlir);
   mlir::PassManager pm(&mlir);
   pm.addPass(mlir::rudnn::createRudnnSpecialize());
   pm.addPass(mlir::rudnn::createRudnnDecompose());
   pm.addPass(mlir::rudnn::createRudnnPlan());
   if (mlir::failed(pm.run(*module)))
     throw Error(Status::Internal,
-                "lowering the KDA forward failed:\n" + diagnostics);
+                "lowering " + name + " failed:\n" + diagnostics);
   auto plans = module->getOps<mlir::rudnn::PlanOp>();
   if (plans.empty())
-    throw Error(Status::Internal, "lowering the KDA forward made no plan");
+    throw Error(Status::Internal, "lowering " + name + " made no plan");
   Plan plan = importPlan(*plans.begin(), context);
-  plan.name = "kda_forward_" + codegen::kdaSpecName(emitterSpec(spec));
+  plan.name = name;
   return plan;
+}
+
+} // namespace
+
+Plan rudnn::buildKdaForwardPlan(Context::Impl &context,
+                                const KdaKernelSpec &spec,
+                                const KdaPlanFlags &flags) {
+  return lowerToPlan(
+      context,
+      [&](mlir::MLIRContext &mlir) { return forwardModule(mlir, spec, flags); },
+      "kda_forward_" + codegen::kdaSpecName(emitterSpec(spec)));
+}
+
+Plan rudnn::buildKdaBackwardPlan(Context::Impl &context,
+                                 const KdaKernelSpec &spec,
+                                 const KdaBackwardFlags &flags) {
+  return lowerToPlan(
+      context,
+      [&](mlir::MLIRContext &mlir) {
+        return backwardModule(mlir, spec, flags);
+      },
+      "kda_backward_" + codegen::kdaSpecName(emitterSpec(spec)));
+}
+
+std::vector<DevicePtr>
+rudnn::bindByName(const Plan &plan,
+                  const std::map<std::string, const TensorView *> &named) {
+  std::vector<DevicePtr> bindings;
+  for (const PlanBuffer &buffer : plan.buffers) {
+    auto it = named.find(buffer.name);
+    bindings.push_back(buffer.kind == BufferKind::Workspace || it == named.end()
+                           ? 0
+                           : reinterpret_cast<DevicePtr>(it->second->data));
+  }
+  return bindings;
 }

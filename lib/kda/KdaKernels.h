@@ -15,7 +15,9 @@
 
 #include "rudnn/types.h"
 
+#include <map>
 #include <string>
+#include <vector>
 
 namespace rudnn {
 
@@ -28,6 +30,12 @@ struct KdaKernelSpec {
 /// What shapes the plan besides the kernels.
 struct KdaPlanFlags {
   bool initialState, finalState, saveBoundaries;
+  float scale;
+};
+
+/// What shapes a backward plan besides the kernels.
+struct KdaBackwardFlags {
+  bool initialState, dFinalState;
   float scale;
 };
 
@@ -45,6 +53,21 @@ codegen::KdaKernelSpec emitterSpec(const KdaKernelSpec &spec);
 runtime::Plan buildKdaForwardPlan(Context::Impl &context,
                                   const KdaKernelSpec &spec,
                                   const KdaPlanFlags &flags);
+
+/// The plan-cache key of a backward call.
+std::string kdaBackwardSignature(const KdaKernelSpec &spec,
+                                 const KdaBackwardFlags &flags);
+
+/// The plan of a backward call with this signature, lowered likewise.
+runtime::Plan buildKdaBackwardPlan(Context::Impl &context,
+                                   const KdaKernelSpec &spec,
+                                   const KdaBackwardFlags &flags);
+
+/// The plan's buffer bindings: each argument or result buffer bound to the
+/// tensor of its name (0 when none is given), workspace entries 0.
+std::vector<runtime::DevicePtr>
+bindByName(const runtime::Plan &plan,
+           const std::map<std::string, const TensorView *> &named);
 
 } // namespace rudnn
 

@@ -1,0 +1,149 @@
+//===- KdaApiFixture.h - KDA operators through the JIT API ------*- C++ -*-===//
+//
+// A context on the backend under test (RUDNN_TEST_BACKEND) and the helpers
+// that place reference data on it in either memory layout and read it back.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_TEST_API_KDAAPIFIXTURE_H
+#define RUDNN_TEST_API_KDAAPIFIXTURE_H
+
+#include "runtime/CudaBackend.h"
+#include "test/support/KdaProblem.h"
+
+#include "rudnn/rudnn.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+namespace rudnn::test {
+
+enum class Layout { BTHD, BHTD };
+
+/// A tensor in the context's device memory and its view.
+struct DeviceTensor {
+  std::unique_ptr<DeviceBuffer> buffer;
+  TensorView view;
+};
+
+class KdaApiTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    ContextOptions options;
+    options.backend = RUDNN_TEST_BACKEND;
+    options.cacheDirectory = "";
+    context = new Context(options);
+  }
+  static void TearDownTestSuite() {
+    delete context;
+    context = nullptr;
+  }
+  void SetUp() override {
+    if (RUDNN_TEST_BACKEND == BackendKind::Cuda && !runtime::cudaAvailable())
+      GTEST_SKIP() << "no CUDA device";
+  }
+
+  /// [B, T, H, width] data (row-major doubles) placed as `dtype` in `layout`.
+  DeviceTensor sequence(const std::vector<double> &data, int64_t B, int64_t T,
+                        int64_t H, int64_t width, DType dtype, Layout layout,
+                        bool rank3 = false) {
+    std::vector<int64_t> strides =
+        layout == Layout::BTHD
+            ? std::vector<int64_t>{T * H * width, H * width, width, 1}
+            : std::vector<int64_t>{H * T * width, width, T * width, 1};
+    std::vector<unsigned char> bytes(B * T * H * width * dtypeSize(dtype));
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t d = 0; d < width; ++d) {
+            float x =
+                static_cast<float>(data[((b * T + t) * H + h) * width + d]);
+            int64_t at = b * strides[0] + t * strides[1] + h * strides[2] + d;
+            store(bytes.data(), at, x, dtype);
+          }
+    DeviceTensor tensor = upload(bytes, dtype);
+    tensor.view.shape = rank3 ? std::vector<int64_t>{B, T, H}
+                              : std::vector<int64_t>{B, T, H, width};
+    if (rank3) // beta: [B, T, H], one value per token and head
+      strides.pop_back();
+    tensor.view.strides = strides;
+    return tensor;
+  }
+
+  DeviceTensor dense(const std::vector<double> &data,
+                     std::vector<int64_t> shape) {
+    std::vector<unsigned char> bytes(data.size() * 4);
+    for (size_t i = 0; i < data.size(); ++i)
+      store(bytes.data(), i, static_cast<float>(data[i]), DType::F32);
+    DeviceTensor tensor = upload(bytes, DType::F32);
+    tensor.view = TensorView::contiguous(tensor.view.data, DType::F32, shape);
+    return tensor;
+  }
+
+  std::vector<double> read(const DeviceTensor &tensor, size_t elements) {
+    std::vector<unsigned char> bytes(elements * dtypeSize(tensor.view.dtype));
+    context->copyToHost(bytes.data(), tensor.view.data, bytes.size());
+    context->synchronize();
+    std::vector<double> values(elements);
+    for (size_t i = 0; i < elements; ++i)
+      values[i] = load(bytes.data(), i, tensor.view.dtype);
+    return values;
+  }
+
+  /// Reads a sequence tensor back in [B, T, H, width] order.
+  std::vector<double> readSequence(const DeviceTensor &tensor, int64_t B,
+                                   int64_t T, int64_t H, int64_t width) {
+    const std::vector<int64_t> &s = tensor.view.strides;
+    std::vector<double> raw = read(tensor, B * T * H * width);
+    std::vector<double> values(B * T * H * width);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t d = 0; d < width; ++d)
+            values[((b * T + t) * H + h) * width + d] =
+                raw[b * s[0] + t * s[1] + h * s[2] + d];
+    return values;
+  }
+
+  static void store(unsigned char *bytes, int64_t at, float x, DType dtype) {
+    if (dtype == DType::F32) {
+      std::memcpy(bytes + 4 * at, &x, 4);
+    } else if (dtype == DType::BF16) {
+      uint16_t bits = toBf16(x);
+      std::memcpy(bytes + 2 * at, &bits, 2);
+    } else {
+      _Float16 half = static_cast<_Float16>(x);
+      std::memcpy(bytes + 2 * at, &half, 2);
+    }
+  }
+  static double load(const unsigned char *bytes, size_t at, DType dtype) {
+    if (dtype == DType::F32) {
+      float x;
+      std::memcpy(&x, bytes + 4 * at, 4);
+      return x;
+    }
+    uint16_t bits;
+    std::memcpy(&bits, bytes + 2 * at, 2);
+    if (dtype == DType::BF16)
+      return fromBf16(bits);
+    _Float16 half;
+    std::memcpy(&half, &bits, 2);
+    return static_cast<double>(half);
+  }
+
+  DeviceTensor upload(const std::vector<unsigned char> &bytes, DType dtype) {
+    DeviceTensor tensor;
+    tensor.buffer = std::make_unique<DeviceBuffer>(*context, bytes.size());
+    context->copyToDevice(tensor.buffer->data(), bytes.data(), bytes.size());
+    tensor.view.data = tensor.buffer->data();
+    tensor.view.dtype = dtype;
+    return tensor;
+  }
+
+  static inline Context *context = nullptr;
+};
+
+} // namespace rudnn::test
+
+#endif // RUDNN_TEST_API_KDAAPIFIXTURE_H
