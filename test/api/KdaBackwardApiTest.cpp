@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <random>
+#include <tuple>
 
 using namespace rudnn;
 using namespace rudnn::test;
@@ -126,85 +127,148 @@ INSTANTIATE_TEST_SUITE_P(
                      -20},
         BackwardCase{1, 8, 8, 16, DType::F32, true, true, Layout::BHTD, -1},
         BackwardCase{33, 32, 16, 32, DType::BF16, true, false, Layout::BTHD,
-                     -5}),
+                     -5},
+        BackwardCase{63, 60, 64, 16, DType::F32, true, true, Layout::BHTD, -20},
+        BackwardCase{64, 64, 60, 32, DType::F32, false, true, Layout::BTHD,
+                     -20},
+        BackwardCase{65, 64, 64, 64, DType::BF16, true, true, Layout::BHTD,
+                     -20},
+        BackwardCase{130, 128, 128, 64, DType::F32, true, false, Layout::BTHD,
+                     -20},
+        BackwardCase{130, 16, 16, 16, DType::F32, false, true, Layout::BHTD,
+                     -20}),
     backwardCaseName);
 
-/// One valid call whose parts a test spoils: the fault is named and no
-/// gradient is written.
-class KdaBackwardContract : public KdaApiTest {
-protected:
-  static constexpr int64_t B = 1, T = 5, H = 2, K = 8, V = 4;
-  void SetUp() override {
-    KdaApiTest::SetUp();
-    if (IsSkipped())
-      return;
-    auto tensor = [&](int64_t width, DType dtype, bool rank3 = false) {
-      return sequence(std::vector<double>(B * T * H * width, 0.25), B, T, H,
-                      width, dtype, Layout::BTHD, rank3);
-    };
-    q = tensor(K, DType::F32), k = tensor(K, DType::F32),
-    v = tensor(V, DType::F32), g = tensor(K, DType::F32),
-    beta = tensor(1, DType::F32, true), dO = tensor(V, DType::F32);
-    auto unset = [&](int64_t width, bool rank3 = false) {
-      return sequence(std::vector<double>(B * T * H * width, NAN), B, T, H,
-                      width, DType::F32, Layout::BTHD, rank3);
-    };
-    dq = unset(K), dk = unset(K), dv = unset(V), dg = unset(K),
-    dbeta = unset(1, true);
-    state = dense(std::vector<double>(B * H * K * V, NAN), {B, H, K, V});
-    inputs = {{q.view, k.view, v.view, g.view, beta.view, {}}, dO.view, {}};
-    outputs = {dq.view, dk.view, dv.view, dg.view, dbeta.view, {}};
-  }
-  void expectRejected(const std::string &message) {
-    try {
-      kdaBackward(*context, inputs, outputs);
-      FAIL() << "expected InvalidArgument: " << message;
-    } catch (const InvalidArgument &error) {
-      EXPECT_THAT(error.what(), HasSubstr(message));
-    }
-    for (double x : readSequence(dq, B, T, H, K))
-      ASSERT_TRUE(std::isnan(x)) << "dq was written";
-  }
+/// A valid call on random inputs (fixed seed) with every gradient NaN until
+/// written.
+struct BackwardCall {
+  int64_t B, T, H, K, V;
   DeviceTensor q, k, v, g, beta, dO, dq, dk, dv, dg, dbeta, state;
   KdaBackwardInputs inputs;
   KdaBackwardOutputs outputs;
 };
 
-TEST_F(KdaBackwardContract, ValidCallWritesEveryGradient) {
-  kdaBackward(*context, inputs, outputs);
-  for (double x : readSequence(dq, B, T, H, K))
-    EXPECT_TRUE(std::isfinite(x));
-  for (double x : readSequence(dbeta, B, T, H, 1))
-    EXPECT_TRUE(std::isfinite(x));
+/// Small calls whose parts a test spoils: the fault is named and no
+/// gradient is written.
+class KdaBackwardContract : public KdaApiTest {
+protected:
+  static constexpr int64_t B = 1, T = 5, H = 2, K = 8, V = 4;
+  BackwardCall call(int64_t T = 5, int64_t B = 1,
+                    Layout layout = Layout::BTHD) {
+    BackwardCall c{B,  T,  H,  K,  V,  {}, {}, {}, {}, {},
+                   {}, {}, {}, {}, {}, {}, {}, {}, {}};
+    reference::KdaShape shape{B, T, H, K, V};
+    reference::KdaInputs in = randomKdaInputs(shape, -5, false, false, 7);
+    auto put = [&](const std::vector<double> &data, int64_t width,
+                   bool rank3 = false) {
+      return sequence(data, B, T, H, width, DType::F32, layout, rank3);
+    };
+    auto unset = [&](int64_t width, bool rank3 = false) {
+      return put(std::vector<double>(B * T * H * width, NAN), width, rank3);
+    };
+    c.q = put(in.q, K), c.k = put(in.k, K), c.v = put(in.v, V),
+    c.g = put(in.g, K), c.beta = put(in.beta, 1, true),
+    c.dO = put(randomNormal(B * T * H * V, 8, false), V);
+    c.dq = unset(K), c.dk = unset(K), c.dv = unset(V), c.dg = unset(K),
+    c.dbeta = unset(1, true);
+    c.state = dense(std::vector<double>(B * H * K * V, NAN), {B, H, K, V});
+    c.inputs = {{c.q.view, c.k.view, c.v.view, c.g.view, c.beta.view, {}},
+                c.dO.view,
+                {}};
+    c.outputs = {c.dq.view, c.dk.view, c.dv.view, c.dg.view, c.dbeta.view, {}};
+    return c;
+  }
+  void expectRejected(BackwardCall &c, const std::string &message) {
+    try {
+      kdaBackward(*context, c.inputs, c.outputs);
+      FAIL() << "expected InvalidArgument: " << message;
+    } catch (const InvalidArgument &error) {
+      EXPECT_THAT(error.what(), HasSubstr(message));
+    }
+    for (const DeviceTensor *d : {&c.dq, &c.dk, &c.dg})
+      for (double x : readSequence(*d, c.B, c.T, H, K))
+        ASSERT_TRUE(std::isnan(x)) << "a gradient was written";
+    for (double x : readSequence(c.dv, c.B, c.T, H, V))
+      ASSERT_TRUE(std::isnan(x)) << "dv was written";
+  }
+};
+
+TEST_F(KdaBackwardContract, SameInputsGiveBitIdenticalGradients) {
+  BackwardCall first = call(70), second = call(70);
+  kdaBackward(*context, first.inputs, first.outputs);
+  kdaBackward(*context, second.inputs, second.outputs);
+  for (auto [a, b, width] : {std::tuple{&first.dq, &second.dq, K},
+                             std::tuple{&first.dk, &second.dk, K},
+                             std::tuple{&first.dv, &second.dv, V},
+                             std::tuple{&first.dg, &second.dg, K}}) {
+    std::vector<double> x = readSequence(*a, B, 70, H, width),
+                        y = readSequence(*b, B, 70, H, width);
+    for (double value : x)
+      ASSERT_TRUE(std::isfinite(value));
+    EXPECT_EQ(x, y);
+  }
+  EXPECT_EQ(readSequence(first.dbeta, B, 70, H, 1),
+            readSequence(second.dbeta, B, 70, H, 1));
+}
+
+TEST_F(KdaBackwardContract, ChangingBatchLengthOrLayoutCompilesNothing) {
+  BackwardCall first = call();
+  kdaBackward(*context, first.inputs, first.outputs);
+  Counters before = context->counters();
+  for (auto [T, B, layout] :
+       {std::tuple{1, 2, Layout::BTHD}, std::tuple{40, 3, Layout::BHTD},
+        std::tuple{17, 1, Layout::BTHD}}) {
+    BackwardCall next = call(T, B, layout);
+    kdaBackward(*context, next.inputs, next.outputs);
+  }
+  Counters after = context->counters();
+  EXPECT_EQ(after.kernelsCompiled, before.kernelsCompiled);
+  EXPECT_EQ(after.planCacheHits, before.planCacheHits + 3);
+  EXPECT_EQ(after.planCacheMisses, before.planCacheMisses);
 }
 
 TEST_F(KdaBackwardContract, DOutputOfAnotherDtypeIsRejected) {
-  inputs.dOutput.dtype = DType::BF16;
-  expectRejected("'d_output' must be f32, got bf16");
+  BackwardCall c = call();
+  c.inputs.dOutput.dtype = DType::BF16;
+  expectRejected(c, "'d_output' must be f32, got bf16");
 }
 
 TEST_F(KdaBackwardContract, DgMustBeFloat32) {
-  outputs.dg.dtype = DType::F16;
-  expectRejected("'dg' must be f32, got f16");
+  BackwardCall c = call();
+  c.outputs.dg.dtype = DType::F16;
+  expectRejected(c, "'dg' must be f32, got f16");
 }
 
 TEST_F(KdaBackwardContract, DInitialStateNeedsAnInitialState) {
-  outputs.dInitialState = state.view;
-  expectRejected("'d_initial_state' is given but there is no 'initial_state'");
+  BackwardCall c = call();
+  c.outputs.dInitialState = c.state.view;
+  expectRejected(c,
+                 "'d_initial_state' is given but there is no 'initial_state'");
 }
 
 TEST_F(KdaBackwardContract, DFinalStateOfTheWrongShapeIsRejected) {
-  TensorView wrong = state.view;
+  BackwardCall c = call();
+  TensorView wrong = c.state.view;
   wrong.shape = {B, H, V, K};
   wrong.strides = {H * K * V, K * V, K, 1};
-  inputs.dFinalState = wrong;
-  expectRejected("'d_final_state' must have shape [1, 2, 8, 4], got "
-                 "[1, 2, 4, 8]");
+  c.inputs.dFinalState = wrong;
+  expectRejected(c, "'d_final_state' must have shape [1, 2, 8, 4], got "
+                    "[1, 2, 4, 8]");
 }
 
-TEST_F(KdaBackwardContract, DbetaOfTheWrongLengthIsRejected) {
-  outputs.dbeta.shape = {B, T - 1, H};
-  expectRejected("'dbeta' must have shape [1, 5, 2], got [1, 4, 2]");
+TEST_F(KdaBackwardContract, GradientsOfTheWrongShapeAreRejected) {
+  BackwardCall c = call();
+  c.outputs.dbeta.shape = {B, T - 1, H};
+  expectRejected(c, "'dbeta' must have shape [1, 5, 2], got [1, 4, 2]");
+  BackwardCall d = call();
+  d.outputs.dk.shape = {B, T, H, K - 1};
+  expectRejected(d, "'dk' must have shape [1, 5, 2, 8], got [1, 5, 2, 7]");
+}
+
+TEST_F(KdaBackwardContract, BadForwardInputsAreRejectedAsInTheForward) {
+  BackwardCall c = call();
+  c.inputs.forward.g.data = nullptr;
+  expectRejected(c, "'g' has no data pointer");
 }
 
 } // namespace
