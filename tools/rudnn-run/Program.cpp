@@ -85,10 +85,35 @@ npy::Array encode(const HostTensor &tensor) {
   return npy::convert(wide, npyType(tensor.dtype));
 }
 
-/// The operand names and dim letters of rudnn.kda, in operand order.
-constexpr std::pair<const char *, const char *> kKdaOperands[] = {
-    {"q", "BTHK"}, {"k", "BTHK"},   {"v", "BTHV"},
-    {"g", "BTHK"}, {"beta", "BTH"}, {"initial_state", "BHKV"}};
+/// An operand of an operator op: its contract name and dim letters.
+struct OperandRole {
+  mlir::Value value;
+  const char *role, *layout;
+};
+
+/// The named operands of rudnn.kda or rudnn.kda_backward (absent optional
+/// operands are null values); none for other ops.
+std::vector<OperandRole> operandRoles(mlir::Operation *op) {
+  auto forward = [](auto kda) {
+    return std::vector<OperandRole>{
+        {kda.getQ(), "q", "BTHK"},
+        {kda.getK(), "k", "BTHK"},
+        {kda.getV(), "v", "BTHV"},
+        {kda.getG(), "g", "BTHK"},
+        {kda.getBeta(), "beta", "BTH"},
+        {kda.getInitialState(), "initial_state", "BHKV"}};
+  };
+  if (auto kda = mlir::dyn_cast<mlir::rudnn::KdaOp>(op))
+    return forward(kda);
+  if (auto backward = mlir::dyn_cast<mlir::rudnn::KdaBackwardOp>(op)) {
+    std::vector<OperandRole> roles = forward(backward);
+    roles.push_back({backward.getBoundaries(), "boundaries", "NBHKV"});
+    roles.push_back({backward.getDOutput(), "d_output", "BTHV"});
+    roles.push_back({backward.getDFinalState(), "d_final_state", "BHKV"});
+    return roles;
+  }
+  return {};
+}
 
 /// A value of the program on the device.
 struct DeviceValue {
@@ -110,6 +135,83 @@ std::string describeDiagnostic(mlir::Diagnostic &diagnostic) {
   llvm::raw_string_ostream os(text);
   os << diagnostic.getLocation() << ": " << diagnostic.str();
   return os.str();
+}
+
+/// Runs one rudnn.kda_backward through rudnn::kdaBackward, binding its
+/// results in `values`. Saved boundaries, when given, are not read: the
+/// backward recomputes the same states.
+void runBackward(Context &context, mlir::rudnn::KdaBackwardOp op,
+                 llvm::DenseMap<mlir::Value, DeviceValue> &values) {
+  KdaBackwardInputs in{{values[op.getQ()].view, values[op.getK()].view,
+                        values[op.getV()].view, values[op.getG()].view,
+                        values[op.getBeta()].view, std::nullopt},
+                       values[op.getDOutput()].view,
+                       std::nullopt};
+  if (op.getInitialState())
+    in.forward.initialState = values[op.getInitialState()].view;
+  if (op.getDFinalState())
+    in.dFinalState = values[op.getDFinalState()].view;
+  auto like = [&](mlir::Value result, const TensorView &shapeOf) {
+    return allocate(context,
+                    dtypeOf(mlir::cast<mlir::RankedTensorType>(result.getType())
+                                .getElementType()),
+                    shapeOf.shape);
+  };
+  DeviceValue dq = like(op.getDq(), in.forward.q),
+              dk = like(op.getDk(), in.forward.k),
+              dv = like(op.getDv(), in.forward.v),
+              dg = like(op.getDg(), in.forward.g),
+              dbeta = like(op.getDbeta(), in.forward.beta), dInitial;
+  KdaBackwardOutputs out{dq.view, dk.view, dv.view, dg.view, dbeta.view, {}};
+  if (op.getDInitialState()) {
+    dInitial = like(op.getDInitialState(), *in.forward.initialState);
+    out.dInitialState = dInitial.view;
+  }
+  KdaOptions options;
+  options.scale = static_cast<float>(op.getScaleAttr().getValueAsDouble());
+  options.chunk = static_cast<int>(*op.getChunk());
+  kdaBackward(context, in, out, options);
+  values[op.getDq()] = dq;
+  values[op.getDk()] = dk;
+  values[op.getDv()] = dv;
+  values[op.getDg()] = dg;
+  values[op.getDbeta()] = dbeta;
+  if (op.getDInitialState())
+    values[op.getDInitialState()] = dInitial;
+}
+
+/// The float64 gradients of one rudnn.kda_backward, bound in `values`.
+void referenceBackward(mlir::rudnn::KdaBackwardOp op,
+                       llvm::DenseMap<mlir::Value, HostTensor> &values) {
+  const HostTensor &q = values[op.getQ()], &v = values[op.getV()];
+  reference::KdaShape shape{q.shape[0], q.shape[1], q.shape[2], q.shape[3],
+                            v.shape[3]};
+  reference::KdaInputs in{q.values,
+                          values[op.getK()].values,
+                          v.values,
+                          values[op.getG()].values,
+                          values[op.getBeta()].values,
+                          {}};
+  if (op.getInitialState())
+    in.initialState = values[op.getInitialState()].values;
+  std::vector<double> dFinal;
+  if (op.getDFinalState())
+    dFinal = values[op.getDFinalState()].values;
+  reference::KdaGradients grad =
+      reference::kdaBackward(shape, in, op.getScaleAttr().getValueAsDouble(),
+                             values[op.getDOutput()].values, dFinal);
+  auto bind = [&](mlir::Value result, const HostTensor &shapeOf,
+                  std::vector<double> &gradient) {
+    values[result] = {"", DType::F32, shapeOf.shape, std::move(gradient)};
+  };
+  bind(op.getDq(), q, grad.dq);
+  bind(op.getDk(), q, grad.dk);
+  bind(op.getDv(), v, grad.dv);
+  bind(op.getDg(), q, grad.dg);
+  bind(op.getDbeta(), values[op.getBeta()], grad.dbeta);
+  if (op.getDInitialState())
+    bind(op.getDInitialState(), values[op.getInitialState()],
+         grad.dInitialState);
 }
 
 } // namespace
@@ -156,11 +258,12 @@ Program::Program(const std::string &path, const std::string &entry,
     arg.dtype = dtypeOf(type.getElementType());
     for (int64_t dim : type.getShape())
       arg.shape.push_back(mlir::ShapedType::isDynamic(dim) ? -1 : dim);
-    for (mlir::OpOperand &use : argument.getUses())
-      if (mlir::isa<mlir::rudnn::KdaOp>(use.getOwner())) {
-        arg.role = kKdaOperands[use.getOperandNumber()].first;
-        arg.layout = kKdaOperands[use.getOperandNumber()].second;
-      }
+    for (mlir::Operation *user : argument.getUsers())
+      for (const OperandRole &operand : operandRoles(user))
+        if (operand.value == argument) {
+          arg.role = operand.role;
+          arg.layout = operand.layout;
+        }
     arguments_.push_back(arg);
   }
   for (unsigned index = 0; index < func.getNumResults(); ++index) {
@@ -221,6 +324,10 @@ std::vector<HostTensor> Program::run(Context &context,
         values[kda.getFinalState()] = finalState;
         if (kda.getBoundaries())
           values[kda.getBoundaries()] = boundaries;
+        continue;
+      }
+      if (auto backward = mlir::dyn_cast<mlir::rudnn::KdaBackwardOp>(op)) {
+        runBackward(context, backward, values);
         continue;
       }
       if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
@@ -285,6 +392,10 @@ Program::reference(const std::vector<HostTensor> &inputs) const {
             "", DType::F32, {(T + C - 1) / C, B, H, K, V}, out.boundaries};
       continue;
     }
+    if (auto backward = mlir::dyn_cast<mlir::rudnn::KdaBackwardOp>(op)) {
+      referenceBackward(backward, values);
+      continue;
+    }
     if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
       std::vector<HostTensor> results;
       for (auto [index, operand] : llvm::enumerate(ret.getOperands())) {
@@ -328,7 +439,7 @@ rudnn::run::randomInputs(const std::vector<Argument> &arguments,
         x = -unit(random); // log-decay: g ≤ 0
       else if (role == "beta")
         x = 0.05 + 0.9 * unit(random);
-      else if (role == "initial_state")
+      else if (role == "initial_state" || role == "d_final_state")
         x = 0.5 * normal(random);
       else if (argument.dtype == DType::I32)
         x = std::floor(16 * unit(random));

@@ -1,0 +1,25 @@
+// Runs the shipped KDA backward example end to end in emulation at odd
+// sizes: all six gradients checked against the float64 reference gradient.
+//
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: rudnn-run %rudnn_src_root/examples/kda_backward.mlir --backend emulation --random 4 --dims B=2,T=65,H=3 --check --cache-dir "" --outputs %t/out | FileCheck %s
+// RUN: ls %t/out | FileCheck %s --check-prefix=FILES
+
+// CHECK: backend: CPU emulation
+// CHECK: result dq: f32[2, 65, 3, 64]
+// CHECK: result dbeta: f32[2, 65, 3]
+// CHECK: result dinitial_state: f32[2, 3, 64, 64]
+// CHECK: check dq: relative error {{.*}} (tolerance 1e-04) ok
+// CHECK: check dk: relative error {{.*}} (tolerance 1e-04) ok
+// CHECK: check dv: relative error {{.*}} (tolerance 1e-04) ok
+// CHECK: check dg: relative error {{.*}} (tolerance 1e-04) ok
+// CHECK: check dbeta: relative error {{.*}} (tolerance 1e-04) ok
+// CHECK: check dinitial_state: relative error {{.*}} (tolerance 1e-04) ok
+// CHECK: compiles: 4
+
+// FILES: dbeta.npy
+// FILES: dg.npy
+// FILES: dinitial_state.npy
+// FILES: dk.npy
+// FILES: dq.npy
+// FILES: dv.npy
