@@ -28,6 +28,8 @@ const char *rudnn::codegen::stageName(KdaStage stage) {
     return "output";
   case KdaStage::Recurrent:
     return "recurrent";
+  case KdaStage::Restore:
+    return "restore";
   case KdaStage::StateGradient:
     return "state_gradient";
   case KdaStage::Gradients:
@@ -39,7 +41,8 @@ const char *rudnn::codegen::stageName(KdaStage stage) {
 std::optional<KdaStage> rudnn::codegen::stageNamed(std::string_view name) {
   for (KdaStage stage :
        {KdaStage::Prepare, KdaStage::Propagate, KdaStage::Output,
-        KdaStage::Recurrent, KdaStage::StateGradient, KdaStage::Gradients})
+        KdaStage::Recurrent, KdaStage::Restore, KdaStage::StateGradient,
+        KdaStage::Gradients})
     if (name == stageName(stage))
       return stage;
   return std::nullopt;

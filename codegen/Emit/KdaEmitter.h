@@ -44,6 +44,7 @@ enum class KdaStage {
   Propagate,
   Output,
   Recurrent,
+  Restore,
   StateGradient,
   Gradients
 };
@@ -51,11 +52,12 @@ enum class KdaStage {
 /// Whether `stage` belongs to the backward (its entry takes the backward's
 /// arguments after the forward's).
 inline bool isBackwardStage(KdaStage stage) {
-  return stage == KdaStage::StateGradient || stage == KdaStage::Gradients;
+  return stage == KdaStage::Restore || stage == KdaStage::StateGradient ||
+         stage == KdaStage::Gradients;
 }
 
-/// "prepare", "propagate", "output", "recurrent", "state_gradient",
-/// "gradients".
+/// "prepare", "propagate", "output", "recurrent", "restore",
+/// "state_gradient", "gradients".
 const char *stageName(KdaStage stage);
 
 /// The stage `stageName` names `name`; none for any other string.

@@ -121,9 +121,21 @@ void decomposeBackward(KdaBackwardOp op, OpBuilder &builder) {
   auto solve = builder.create<ChunkSolveOp>(
       loc, keyTile, valueTile, pairwise.getStrict(), op.getK(), op.getV(),
       op.getBeta(), gamma, chunkAttr);
-  auto propagate = builder.create<ChunkPropagateOp>(
-      loc, valueTile, states, state, solve.getW(), solve.getU0(), op.getK(),
-      gamma, op.getInitialState(), chunkAttr);
+  // Saved boundaries make the updates chunk-parallel; otherwise the walk
+  // recomputes the boundaries too.
+  Value u, boundaries = op.getBoundaries();
+  if (boundaries) {
+    u = builder
+            .create<ChunkRestoreOp>(loc, valueTile, solve.getW(), solve.getU0(),
+                                    boundaries, chunkAttr)
+            .getU();
+  } else {
+    auto propagate = builder.create<ChunkPropagateOp>(
+        loc, valueTile, states, state, solve.getW(), solve.getU0(), op.getK(),
+        gamma, op.getInitialState(), chunkAttr);
+    u = propagate.getU();
+    boundaries = propagate.getBoundaries();
+  }
   auto stateGradient = builder.create<ChunkStateGradientOp>(
       loc, valueTile, states, state, op.getQ(), op.getK(), gamma,
       pairwise.getPairwise(), solve.getW(), op.getDOutput(),
@@ -132,9 +144,8 @@ void decomposeBackward(KdaBackwardOp op, OpBuilder &builder) {
       loc, op.getDq().getType(), op.getDk().getType(), op.getDv().getType(),
       op.getDg().getType(), op.getDbeta().getType(), op.getQ(), op.getK(),
       op.getV(), op.getBeta(), gamma, pairwise.getPairwise(), solve.getW(),
-      solve.getU0(), propagate.getU(), propagate.getBoundaries(),
-      op.getDOutput(), stateGradient.getDu(), stateGradient.getDStateEnd(),
-      chunkAttr, op.getScaleAttr());
+      solve.getU0(), u, boundaries, op.getDOutput(), stateGradient.getDu(),
+      stateGradient.getDStateEnd(), chunkAttr, op.getScaleAttr());
   op.getDq().replaceAllUsesWith(gradients.getDq());
   op.getDk().replaceAllUsesWith(gradients.getDk());
   op.getDv().replaceAllUsesWith(gradients.getDv());

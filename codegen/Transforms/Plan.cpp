@@ -255,22 +255,25 @@ LogicalResult planFunction(func::FuncOp func) {
 }
 
 /// A decomposed KDA backward: the forward's prepare and propagate recompute
-/// the chunk quantities and states, then state_gradient and gradients.
+/// the chunk quantities and states (or, given the saved boundaries, prepare
+/// and restore), then state_gradient and gradients.
 LogicalResult planBackward(func::FuncOp func, ChunkGradientsOp gradients) {
   auto stateGradient = gradients.getDu().getDefiningOp<ChunkStateGradientOp>();
   auto propagate = gradients.getU().getDefiningOp<ChunkPropagateOp>();
+  auto restore = gradients.getU().getDefiningOp<ChunkRestoreOp>();
   auto solve = gradients.getW().getDefiningOp<ChunkSolveOp>();
   auto decay = gradients.getGamma().getDefiningOp<ChunkDecayOp>();
-  if (!stateGradient || !propagate || !solve || !decay ||
-      propagate.getBoundaries() != gradients.getBoundaries())
+  if (!stateGradient || !(propagate || restore) || !solve || !decay ||
+      (propagate && propagate.getBoundaries() != gradients.getBoundaries()))
     return gradients.emitOpError()
            << "is not part of a whole chunked backward chain";
-  Value initialState = propagate.getInitialState();
+  Value initialState = propagate ? propagate.getInitialState() : Value();
+  Value savedBoundaries = restore ? restore.getBoundaries() : Value();
   Value dFinalState = stateGradient.getDFinalState();
-  for (Value input :
-       SmallVector<Value>{gradients.getQ(), gradients.getK(), gradients.getV(),
-                          decay.getG(), gradients.getBeta(),
-                          gradients.getDOutput(), initialState, dFinalState})
+  for (Value input : SmallVector<Value>{
+           gradients.getQ(), gradients.getK(), gradients.getV(), decay.getG(),
+           gradients.getBeta(), gradients.getDOutput(), initialState,
+           savedBoundaries, dFinalState})
     if (input && !isa<BlockArgument>(input))
       return func.emitError() << "plan inputs must be function arguments";
   FailureOr<codegen::KdaKernelSpec> spec = codegen::kdaSpecOf(solve);
@@ -324,15 +327,19 @@ LogicalResult planBackward(func::FuncOp func, ChunkGradientsOp gradients) {
   SizeAttr boundariesSize =
       pb.size(4 * spec->featureK * spec->featureV, {"N", "B", "H"});
   Attribute tiles = pb.buffer("tiles", "workspace", tilesSize, pb.size(0));
-  Attribute boundaries =
-      pb.buffer("boundaries", "workspace", boundariesSize, tilesSize);
-  SizeAttr tilesAndBoundaries = pb.size(
-      4 * (codegen::kdaTileFloats(*spec) + spec->featureK * spec->featureV),
-      {"N", "B", "H"});
+  // Saved boundaries are an argument; recomputed ones follow the tiles.
+  Attribute boundaries = savedBoundaries ? pb.buffer("boundaries", "argument")
+                                         : pb.buffer("boundaries", "workspace",
+                                                     boundariesSize, tilesSize);
+  SizeAttr scratchOffset = savedBoundaries
+                               ? tilesSize
+                               : pb.size(4 * (codegen::kdaTileFloats(*spec) +
+                                              spec->featureK * spec->featureV),
+                                         {"N", "B", "H"});
   Attribute scratch = pb.buffer(
       "scratch", "workspace",
       pb.size(4 * codegen::kdaGradientTileFloats(*spec), {"N", "B", "H"}),
-      tilesAndBoundaries);
+      scratchOffset);
 
   // The forward's arguments (no output, no final state), then the
   // backward's.
@@ -368,11 +375,16 @@ LogicalResult planBackward(func::FuncOp func, ChunkGradientsOp gradients) {
   StringRef prepareOps[] = {"rudnn.chunk_decay", "rudnn.chunk_pairwise",
                             "rudnn.chunk_solve"};
   StringRef propagateOps[] = {"rudnn.chunk_propagate"};
+  StringRef restoreOps[] = {"rudnn.chunk_restore"};
   StringRef stateOps[] = {"rudnn.chunk_state_gradient"};
   StringRef gradientOps[] = {"rudnn.chunk_gradients"};
+  const Stage updates = restore ? Stage{KdaStage::Restore, restoreOps, chunks,
+                                        sequences, backward}
+                                : Stage{KdaStage::Propagate, propagateOps,
+                                        sequences, columns, forward};
   for (const Stage &stage :
        {Stage{KdaStage::Prepare, prepareOps, chunks, sequences, forward},
-        Stage{KdaStage::Propagate, propagateOps, sequences, columns, forward},
+        updates,
         Stage{KdaStage::StateGradient, stateOps, sequences, columns, backward},
         Stage{KdaStage::Gradients, gradientOps, chunks, sequences, backward}}) {
     std::string name = codegen::emitKdaKernel(*spec, stage.stage).entry;

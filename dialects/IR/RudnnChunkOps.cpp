@@ -121,6 +121,16 @@ LogicalResult ChunkPropagateOp::verify() {
   return rules.finish();
 }
 
+LogicalResult ChunkRestoreOp::verify() {
+  ChunkRules rules(*this, getChunk());
+  if (failed(rules.start()) || failed(rules.tile("w", getW(), "BHNCK")) ||
+      failed(rules.tile("u0", getU0(), "BHNCV")) ||
+      failed(rules.tile("boundaries", getBoundaries(), "NBHKV")) ||
+      failed(rules.tile("u", getU(), "BHNCV")))
+    return failure();
+  return rules.finish();
+}
+
 LogicalResult ChunkOutputOp::verify() {
   ChunkRules rules(*this, getChunk());
   double scale = getScaleAttr().getValueAsDouble();

@@ -119,6 +119,29 @@ def Rudnn_ChunkPropagateOp : Rudnn_ChunkOp<"chunk_propagate"> {
   }];
 }
 
+def Rudnn_ChunkRestoreOp : Rudnn_ChunkOp<"chunk_restore"> {
+  let summary = "Chunk updates from saved boundary states";
+  let description = [{
+    The updates `u = u0 − w S_c` of each chunk c from the forward's saved
+    `boundaries` [N, B, H, K, V]: what `chunk_propagate` forms on its walk,
+    without the walk, so chunk-parallel. A backward given the boundaries
+    uses it in place of `chunk_propagate`.
+
+    ```mlir
+    %u = rudnn.chunk_restore %w, %u0, %boundaries chunk 64
+        : tensor<?x?x?x64x64xf32>, tensor<?x?x?x64x64xf32>,
+          tensor<?x?x?x64x64xf32> -> tensor<?x?x?x64x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$w, AnyRankedTensor:$u0,
+                       AnyRankedTensor:$boundaries, I64Attr:$chunk);
+  let results = (outs AnyRankedTensor:$u);
+  let assemblyFormat = [{
+    $w `,` $u0 `,` $boundaries `chunk` $chunk attr-dict `:` type(operands)
+    `->` type(results)
+  }];
+}
+
 def Rudnn_ChunkOutputOp : Rudnn_ChunkOp<"chunk_output"> {
   let summary = "Chunk output";
   let description = [{

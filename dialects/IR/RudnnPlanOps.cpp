@@ -99,13 +99,14 @@ LogicalResult BufferOp::verify() {
 
 LogicalResult KernelOp::verify() {
   StringRef stage = getStage();
-  static constexpr StringRef kStages[] = {"prepare",        "propagate",
-                                          "output",         "recurrent",
-                                          "state_gradient", "gradients"};
+  static constexpr StringRef kStages[] = {
+      "prepare", "propagate",      "output",   "recurrent",
+      "restore", "state_gradient", "gradients"};
   if (!llvm::is_contained(kStages, stage))
-    return emitOpError() << "stage must be prepare, propagate, output, "
-                            "recurrent, state_gradient or gradients, got '"
-                         << stage << "'";
+    return emitOpError()
+           << "stage must be prepare, propagate, output, "
+              "recurrent, restore, state_gradient or gradients, got '"
+           << stage << "'";
   if (getThreads() < 1 || getThreads() > 1024)
     return emitOpError() << "threads must be in [1, 1024], got "
                          << getThreads();

@@ -61,7 +61,7 @@ rudnn.plan @p params ["T"] {
 
 // Kernel stages are the device library's building blocks.
 rudnn.plan @p params [] {
-  // expected-error @+1 {{stage must be prepare, propagate, output, recurrent, state_gradient or gradients, got 'fused'}}
+  // expected-error @+1 {{stage must be prepare, propagate, output, recurrent, restore, state_gradient or gradients, got 'fused'}}
   rudnn.kernel @k stage "fused" threads 32 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = [], gate = f32, input = f32}
 }
 

@@ -2,7 +2,8 @@
 //
 // Follows lib/reference/KdaChunked.cpp step by step (that file derives it).
 // The forward's `prepare` and `propagate` run first and leave their tiles
-// (Γ, W, U0, U, Qd, Kd, e^Γlast, pairwise) and the boundary states; then
+// (Γ, W, U0, U, Qd, Kd, e^Γlast, pairwise) and the boundary states (or,
+// the boundaries saved by the forward, `restore` forms U from them); then
 // `state_gradient` walks the chunks in reverse for dS and dU (parallel over
 // batch, heads and blocks of V) and `gradients` computes every input
 // gradient chunk-parallel. fp32 arithmetic throughout.
@@ -46,6 +47,27 @@ template <int K, int V, int C> struct GradientTiles {
     return scratch + ((long long)chunk * sequences + sequence) * kFloats;
   }
 };
+
+/// grid (chunks, B·H); any block size. With the forward's boundaries saved,
+/// the updates U = U0 − W·S_c that `propagate` would form, chunk-parallel.
+template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
+__device__ void restore(const BackwardParams<TIn, TGate, TBeta> &p) {
+  using Tiles = ChunkTiles<K, V, C>;
+  const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
+  const int chunk = blockIdx.x, sequence = blockIdx.y;
+  const int sequences = f.batch * f.heads;
+  const int L = chunk_tokens<C>(chunk, f.length);
+  float *tiles = Tiles::at(f.workspace, chunk, sequence, sequences);
+  const float *S =
+      f.boundaries + ((long long)chunk * sequences + sequence) * K * V;
+  for (int e = threadIdx.x; e < L * V; e += blockDim.x) {
+    const int i = e / V, j = e % V;
+    float u = tiles[Tiles::kU0 + i * V + j];
+    for (int d = 0; d < K; ++d)
+      u -= tiles[Tiles::kW + i * K + d] * S[d * V + j];
+    tiles[Tiles::kU + i * V + j] = u;
+  }
+}
 
 /// grid (B·H, ceil(V / VB)); any block size. Chunks in reverse:
 ///   dU = scale Bmᵀ dO + Kd dS,  dS ← e^Γlast ⊙ dS + Qdᵀ dO − Wᵀ dU.

@@ -1,0 +1,44 @@
+// RUN: rudnn-opt %s -rudnn-specialize -rudnn-decompose | FileCheck %s --check-prefix=DECOMPOSE
+// RUN: rudnn-opt %s -rudnn-specialize -rudnn-decompose -rudnn-plan | FileCheck %s
+// RUN: rudnn-opt %s -rudnn-specialize -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-to-cuda | FileCheck %s --check-prefix=CUDA
+
+// Given the forward's saved boundaries, the backward forms the chunk updates
+// from them chunk-parallel (chunk_restore) instead of walking the chunks;
+// the boundaries are a plan argument and the scratch follows the tiles.
+// DECOMPOSE-LABEL: func.func @saved
+// DECOMPOSE-SAME: %[[BOUNDS:[^:]*]]: tensor<?x?x?x16x8xf32>
+// DECOMPOSE: %[[W:.*]], %[[U0:.*]] = rudnn.chunk_solve
+// DECOMPOSE-NOT: rudnn.chunk_propagate
+// DECOMPOSE: %[[U:.*]] = rudnn.chunk_restore %[[W]], %[[U0]], %[[BOUNDS]] chunk 32
+// DECOMPOSE: rudnn.chunk_gradients {{.*}}, %[[U0]], %[[U]], %[[BOUNDS]],
+// CHECK-LABEL: rudnn.plan @saved
+// CHECK-NOT: @initial_state
+// CHECK: rudnn.buffer @tiles "workspace" bytes <constant = 14400, params = ["N", "B", "H"], divisor = 1>
+// CHECK: rudnn.buffer @boundaries "argument"
+// CHECK: rudnn.buffer @scratch "workspace" {{.*}} offset <constant = 14400, params = ["N", "B", "H"], divisor = 1>
+// CHECK: rudnn.kernel @kda_fwd_prepare_f32_f32_f32_k16_v8_c32 stage "prepare"
+// CHECK-NOT: stage "propagate"
+// CHECK: rudnn.kernel @[[RESTORE:kda_bwd_restore_f32_f32_f32_k16_v8_c32]] stage "restore"
+// CHECK-SAME: fuses = ["rudnn.chunk_restore"]
+// CHECK: rudnn.launch @[[RESTORE]] grid [#rudnn.size<constant = 1, params = ["N"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
+// CHECK-SAME: args [@q, @k, @v, @g, @beta, 0, 0, 0, @boundaries, @tiles
+// CHECK: stage "state_gradient"
+// CHECK: stage "gradients"
+// CUDA: __global__ void kda_bwd_restore_f32_f32_f32_k16_v8_c32(
+// CUDA: rudnn::kda::restore<16, 8, 32>(p);
+func.func @saved(%q: tensor<?x?x?x16xf32>, %v: tensor<?x?x?x8xf32>,
+                    %beta: tensor<?x?x?xf32>, %b: tensor<?x?x?x16x8xf32>,
+                    %do: tensor<?x?x?x8xf32>)
+    -> (tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x?x?x8xf32>,
+        tensor<?x?x?x16xf32>, tensor<?x?x?xf32>) {
+  %dq, %dk, %dv, %dg, %db = rudnn.kda_backward %q, %q, %v, %q, %beta
+      boundaries %b d_output %do chunk 32
+      : (tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x?x?x8xf32>,
+         tensor<?x?x?x16xf32>, tensor<?x?x?xf32>, tensor<?x?x?x16x8xf32>,
+         tensor<?x?x?x8xf32>)
+      -> (tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x?x?x8xf32>,
+          tensor<?x?x?x16xf32>, tensor<?x?x?xf32>)
+  return %dq, %dk, %dv, %dg, %db
+      : tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x?x?x8xf32>,
+        tensor<?x?x?x16xf32>, tensor<?x?x?xf32>
+}
