@@ -47,14 +47,17 @@ void kdaForward(Context &context, const KdaForwardInputs &inputs,
                 const KdaForwardOutputs &outputs,
                 const KdaOptions &options = {}, Stream stream = nullptr);
 
-/// The forward's inputs, the gradient of the loss with respect to the
-/// output, d_output [B, T, H, V] in v's dtype and layout rules, and
-/// optionally with respect to the final state, d_final_state [B, H, K, V]
-/// dense fp32 (absent: zero).
+/// The forward's inputs; optionally the boundaries the forward saved
+/// ([ceil(T / chunk), B, H, K, V] dense fp32, which then skip recomputing
+/// the states: pass the forward's chunk); the gradient of the loss with
+/// respect to the output, d_output [B, T, H, V] in v's dtype and layout
+/// rules, and optionally with respect to the final state, d_final_state
+/// [B, H, K, V] dense fp32 (absent: zero).
 struct KdaBackwardInputs {
   KdaForwardInputs forward;
   TensorView dOutput;
   std::optional<TensorView> dFinalState;
+  std::optional<TensorView> boundaries;
 };
 
 /// dq, dk [B, T, H, K] in q's dtype; dv [B, T, H, V] in v's; dg

@@ -2,7 +2,8 @@
 //
 // Validates a call, finds (or builds once) the plan for its signature, binds
 // the tensors and runs it: the forward's prepare and propagate recompute the
-// chunk quantities and boundary states in the workspace, then the backward's
+// chunk quantities and boundary states in the workspace (with the forward's
+// saved boundaries, prepare and restore), then the backward's
 // state_gradient and gradients write the six gradients.
 //
 //===----------------------------------------------------------------------===//
@@ -30,6 +31,14 @@ void rudnn::kdaBackward(Context &context, const KdaBackwardInputs &in,
                 TensorLayout::Dense);
     checkDtype("d_final_state", *in.dFinalState, DType::F32);
   }
+  if (in.boundaries) {
+    if (!options.chunk)
+      throw InvalidArgument("saved 'boundaries' need the forward's 'chunk' "
+                            "in the options");
+    checkTensor("boundaries", *in.boundaries, {N, B, H, K, V},
+                TensorLayout::Dense);
+    checkDtype("boundaries", *in.boundaries, DType::F32);
+  }
   checkDtype("dq", out.dq, fw.q.dtype);
   checkDtype("dk", out.dk, fw.k.dtype);
   checkDtype("dv", out.dv, fw.v.dtype);
@@ -53,7 +62,7 @@ void rudnn::kdaBackward(Context &context, const KdaBackwardInputs &in,
   // --- The plan of this signature. ------------------------------------------
   KdaKernelSpec spec{fw.q.dtype, fw.g.dtype, fw.beta.dtype, K, V, s.chunk};
   KdaBackwardFlags flags{fw.initialState.has_value(),
-                         in.dFinalState.has_value(),
+                         in.dFinalState.has_value(), in.boundaries.has_value(),
                          static_cast<float>(s.scale)};
   std::shared_ptr<PlanExecutor> executor =
       context.impl().plan(kdaBackwardSignature(spec, flags), [&] {
@@ -72,6 +81,8 @@ void rudnn::kdaBackward(Context &context, const KdaBackwardInputs &in,
     named["d_final_state"] = &*in.dFinalState;
   if (out.dInitialState)
     named["d_initial_state"] = &*out.dInitialState;
+  if (in.boundaries)
+    named["boundaries"] = &*in.boundaries;
   std::vector<int64_t> params = {B, T, H, N};
   for (const TensorView *view :
        {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta, &in.dOutput, &out.dq, &out.dk,

@@ -41,7 +41,8 @@ std::string rudnn::kdaBackwardSignature(const KdaKernelSpec &spec,
   std::ostringstream key;
   key << "kda_backward:" << codegen::kdaSpecName(emitterSpec(spec))
       << ":s0=" << flags.initialState << ":dsT=" << flags.dFinalState
-      << ":scale=" << std::hexfloat << flags.scale;
+      << ":bounds=" << flags.savedBoundaries << ":scale=" << std::hexfloat
+      << flags.scale;
   return key.str();
 }
 
@@ -119,8 +120,8 @@ mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
 }
 
 /// The backward call as rudnn IR: @kda_backward taking q k v g beta
-/// [initial_state] d_output [d_final_state] with dynamic B, T, H and
-/// returning dq, dk, dv, dg, dbeta, [d_initial_state].
+/// [initial_state] [boundaries] d_output [d_final_state] with dynamic B, T, H
+/// and returning dq, dk, dv, dg, dbeta, [d_initial_state].
 mlir::OwningOpRef<mlir::ModuleOp>
 backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
                const KdaBackwardFlags &flags) {
@@ -141,6 +142,8 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
   llvm::SmallVector<mlir::Type> inputs = {q, q, v, g, beta};
   if (flags.initialState)
     inputs.push_back(state);
+  if (flags.savedBoundaries)
+    inputs.push_back(tensor({dyn, dyn, dyn, K, V}, DType::F32));
   const unsigned dOutputIndex = inputs.size();
   inputs.push_back(v);
   if (flags.dFinalState)
@@ -155,12 +158,14 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
   mlir::Block *body = func.addEntryBlock();
   b.setInsertionPointToEnd(body);
   mlir::Value initial = flags.initialState ? body->getArgument(5) : nullptr;
+  mlir::Value saved =
+      flags.savedBoundaries ? body->getArgument(dOutputIndex - 1) : nullptr;
   mlir::Value dFinal =
       flags.dFinalState ? body->getArgument(dOutputIndex + 1) : nullptr;
   auto backward = b.create<mlir::rudnn::KdaBackwardOp>(
       loc, mlir::TypeRange(results), body->getArgument(0), body->getArgument(1),
       body->getArgument(2), body->getArgument(3), body->getArgument(4), initial,
-      /*boundaries=*/mlir::Value(), body->getArgument(dOutputIndex), dFinal,
+      saved, body->getArgument(dOutputIndex), dFinal,
       b.getI64IntegerAttr(spec.chunk), b.getF32FloatAttr(flags.scale));
   b.create<mlir::func::ReturnOp>(loc, backward.getResults());
   return module;

@@ -35,7 +35,7 @@ struct KdaPlanFlags {
 
 /// What shapes a backward plan besides the kernels.
 struct KdaBackwardFlags {
-  bool initialState, dFinalState;
+  bool initialState, dFinalState, savedBoundaries;
   float scale;
 };
 

@@ -28,6 +28,7 @@ struct BackwardCase {
   bool initialState, dFinalState;
   Layout layout;
   double gMin;
+  bool savedBoundaries; // from the forward, instead of recomputing them
 };
 
 void PrintTo(const BackwardCase &, std::ostream *) {}
@@ -79,7 +80,7 @@ TEST_P(KdaBackwardNumerics, MatchesFloat64Gradients) {
   DeviceTensor initial, dFinalTensor,
       dInitial = dense(std::vector<double>(B * H * K * V, NAN), {B, H, K, V});
   KdaBackwardInputs inputs{
-      {q.view, k.view, v.view, g.view, beta.view, {}}, dO.view, {}};
+      {q.view, k.view, v.view, g.view, beta.view, {}}, dO.view, {}, {}};
   KdaBackwardOutputs outputs{dq.view, dk.view,    dv.view,
                              dg.view, dbeta.view, {}};
   if (c.initialState) {
@@ -93,6 +94,16 @@ TEST_P(KdaBackwardNumerics, MatchesFloat64Gradients) {
   }
   KdaOptions options;
   options.chunk = c.chunk;
+  DeviceTensor boundaries;
+  if (c.savedBoundaries) {
+    const int64_t N = (T + c.chunk - 1) / c.chunk;
+    boundaries =
+        dense(std::vector<double>(N * B * H * K * V, NAN), {N, B, H, K, V});
+    DeviceTensor output = unset(V, c.dtype);
+    KdaForwardOutputs forward{output.view, {}, boundaries.view};
+    kdaForward(*context, inputs.forward, forward, options);
+    inputs.boundaries = boundaries.view;
+  }
   kdaBackward(*context, inputs, outputs, options);
 
   const double tolerance = bf16 ? 2e-2 : 1e-4;
@@ -116,27 +127,35 @@ backwardCaseName(const ::testing::TestParamInfo<BackwardCase> &info) {
          dtypeName(c.dtype) + (c.initialState ? "_S0" : "") +
          (c.dFinalState ? "_dST" : "") +
          (c.layout == Layout::BHTD ? "_BHTD" : "_BTHD") +
-         (c.gMin <= -20 ? "_steep" : "");
+         (c.gMin <= -20 ? "_steep" : "") + (c.savedBoundaries ? "_saved" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, KdaBackwardNumerics,
-    ::testing::Values(
-        BackwardCase{37, 16, 12, 16, DType::F32, true, true, Layout::BTHD, -1},
-        BackwardCase{70, 16, 40, 64, DType::F32, false, false, Layout::BHTD,
-                     -20},
-        BackwardCase{1, 8, 8, 16, DType::F32, true, true, Layout::BHTD, -1},
-        BackwardCase{33, 32, 16, 32, DType::BF16, true, false, Layout::BTHD,
-                     -5},
-        BackwardCase{63, 60, 64, 16, DType::F32, true, true, Layout::BHTD, -20},
-        BackwardCase{64, 64, 60, 32, DType::F32, false, true, Layout::BTHD,
-                     -20},
-        BackwardCase{65, 64, 64, 64, DType::BF16, true, true, Layout::BHTD,
-                     -20},
-        BackwardCase{130, 128, 128, 64, DType::F32, true, false, Layout::BTHD,
-                     -20},
-        BackwardCase{130, 16, 16, 16, DType::F32, false, true, Layout::BHTD,
-                     -20}),
+    ::testing::Values(BackwardCase{37, 16, 12, 16, DType::F32, true, true,
+                                   Layout::BTHD, -1, false},
+                      BackwardCase{70, 16, 40, 64, DType::F32, false, false,
+                                   Layout::BHTD, -20, false},
+                      BackwardCase{1, 8, 8, 16, DType::F32, true, true,
+                                   Layout::BHTD, -1, false},
+                      BackwardCase{33, 32, 16, 32, DType::BF16, true, false,
+                                   Layout::BTHD, -5, false},
+                      BackwardCase{63, 60, 64, 16, DType::F32, true, true,
+                                   Layout::BHTD, -20, false},
+                      BackwardCase{64, 64, 60, 32, DType::F32, false, true,
+                                   Layout::BTHD, -20, false},
+                      BackwardCase{65, 64, 64, 64, DType::BF16, true, true,
+                                   Layout::BHTD, -20, false},
+                      BackwardCase{130, 128, 128, 64, DType::F32, true, false,
+                                   Layout::BTHD, -20, false},
+                      BackwardCase{130, 16, 16, 16, DType::F32, false, true,
+                                   Layout::BHTD, -20, false},
+                      BackwardCase{65, 60, 64, 16, DType::F32, true, true,
+                                   Layout::BTHD, -20, true},
+                      BackwardCase{130, 64, 60, 64, DType::BF16, false, true,
+                                   Layout::BHTD, -20, true},
+                      BackwardCase{1, 16, 16, 32, DType::F32, true, false,
+                                   Layout::BTHD, -1, true}),
     backwardCaseName);
 
 /// A valid call on random inputs (fixed seed) with every gradient NaN until
@@ -174,6 +193,7 @@ protected:
     c.state = dense(std::vector<double>(B * H * K * V, NAN), {B, H, K, V});
     c.inputs = {{c.q.view, c.k.view, c.v.view, c.g.view, c.beta.view, {}},
                 c.dO.view,
+                {},
                 {}};
     c.outputs = {c.dq.view, c.dk.view, c.dv.view, c.dg.view, c.dbeta.view, {}};
     return c;
@@ -263,6 +283,31 @@ TEST_F(KdaBackwardContract, GradientsOfTheWrongShapeAreRejected) {
   BackwardCall d = call();
   d.outputs.dk.shape = {B, T, H, K - 1};
   expectRejected(d, "'dk' must have shape [1, 5, 2, 8], got [1, 5, 2, 7]");
+}
+
+TEST_F(KdaBackwardContract, BoundariesOfTheWrongChunkCountAreRejected) {
+  BackwardCall c = call(40);
+  DeviceTensor two =
+      dense(std::vector<double>(2 * B * H * K * V, 0.0), {2, B, H, K, V});
+  c.inputs.boundaries = two.view;
+  KdaOptions chunk16;
+  chunk16.chunk = 16;
+  try {
+    kdaBackward(*context, c.inputs, c.outputs, chunk16);
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument &error) {
+    EXPECT_THAT(error.what(),
+                HasSubstr("'boundaries' must have shape [3, 1, 2, 8, 4], got "
+                          "[2, 1, 2, 8, 4]"));
+  }
+  for (double x : readSequence(c.dq, B, 40, H, K))
+    ASSERT_TRUE(std::isnan(x)) << "dq was written";
+}
+
+TEST_F(KdaBackwardContract, BoundariesNeedTheForwardsChunk) {
+  BackwardCall c = call();
+  c.inputs.boundaries = c.state.view;
+  expectRejected(c, "saved 'boundaries' need the forward's 'chunk'");
 }
 
 TEST_F(KdaBackwardContract, BadForwardInputsAreRejectedAsInTheForward) {

@@ -138,17 +138,19 @@ std::string describeDiagnostic(mlir::Diagnostic &diagnostic) {
 }
 
 /// Runs one rudnn.kda_backward through rudnn::kdaBackward, binding its
-/// results in `values`. Saved boundaries, when given, are not read: the
-/// backward recomputes the same states.
+/// results in `values`.
 void runBackward(Context &context, mlir::rudnn::KdaBackwardOp op,
                  llvm::DenseMap<mlir::Value, DeviceValue> &values) {
   KdaBackwardInputs in{{values[op.getQ()].view, values[op.getK()].view,
                         values[op.getV()].view, values[op.getG()].view,
                         values[op.getBeta()].view, std::nullopt},
                        values[op.getDOutput()].view,
+                       std::nullopt,
                        std::nullopt};
   if (op.getInitialState())
     in.forward.initialState = values[op.getInitialState()].view;
+  if (op.getBoundaries())
+    in.boundaries = values[op.getBoundaries()].view;
   if (op.getDFinalState())
     in.dFinalState = values[op.getDFinalState()].view;
   auto like = [&](mlir::Value result, const TensorView &shapeOf) {
