@@ -87,6 +87,18 @@ func.func @propagate_boundaries(%w: tensor<?x?x?x16x8xf32>, %u0: tensor<?x?x?x16
 
 // -----
 
+// The restored updates take the boundaries' feature dims from w and u0.
+func.func @restore_boundaries(%w: tensor<?x?x?x16x8xf32>, %u0: tensor<?x?x?x16x4xf32>,
+                              %b: tensor<?x?x?x4x4xf32>) {
+  // expected-error @+1 {{'boundaries' dim 3 (K) is 4, expected 8 as in 'w'}}
+  %u = rudnn.chunk_restore %w, %u0, %b chunk 16
+      : tensor<?x?x?x16x8xf32>, tensor<?x?x?x16x4xf32>, tensor<?x?x?x4x4xf32>
+      -> tensor<?x?x?x16x4xf32>
+  return
+}
+
+// -----
+
 // The output's scale is positive.
 func.func @output_scale(%q: tensor<?x?x?x8xf32>, %gamma: tensor<?x?x?x16x8xf32>,
                         %p: tensor<?x?x?x16x16xf32>, %u: tensor<?x?x?x16x4xf32>,

@@ -1,4 +1,5 @@
 // RUN: rudnn-opt %s -rudnn-specialize -rudnn-decompose | FileCheck %s --check-prefix=DECOMPOSE
+// RUN: rudnn-opt %s -rudnn-specialize -rudnn-decompose | rudnn-opt | FileCheck %s --check-prefix=DECOMPOSE
 // RUN: rudnn-opt %s -rudnn-specialize -rudnn-decompose -rudnn-plan | FileCheck %s
 // RUN: rudnn-opt %s -rudnn-specialize -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-to-cuda | FileCheck %s --check-prefix=CUDA
 
