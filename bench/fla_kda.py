@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Times flash-linear-attention's chunk_kda forward on the shapes rudnn-bench-kda
-uses, in the same dtypes (bf16 q, k, v, beta; fp32 g), and writes JSON.
+"""Times flash-linear-attention's chunk_kda forward, and forward + backward
+(autograd, all six gradients), on the shapes rudnn-bench-kda uses, in the
+same dtypes (bf16 q, k, v, beta; fp32 g), and writes JSON.
 
     python3 bench/fla_kda.py --json out.json [--repeats 20]
 
@@ -11,6 +12,26 @@ import json
 import sys
 
 SHAPES = [(1, 8192, 96, 128), (2, 16384, 16, 128), (4, 4096, 64, 128), (8, 1024, 8, 64)]
+
+
+def median_ms(function, repeats):
+    """Median of CUDA-event timings of `function` after three warm-up calls."""
+    import torch
+
+    for _ in range(3):
+        function()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        function()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
 
 
 def main():
@@ -40,23 +61,23 @@ def main():
             return chunk_kda(q, k, v, g, beta, scale=K ** -0.5,
                              initial_state=s0, output_final_state=True)
 
-        for _ in range(3):
-            call()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(args.repeats):
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
-            call()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        times.sort()
+        leaves = [q, k, v, g, beta, s0]
+        d_output = torch.randn(B, T, H, V, device=device, dtype=torch.bfloat16)
+
+        def step():
+            for x in leaves:
+                x.requires_grad_(True)
+                x.grad = None
+            o, _ = call()
+            torch.autograd.backward(o, d_output)
+
+        with torch.no_grad():
+            forward_ms = median_ms(call, args.repeats)
+        step_ms = median_ms(step, args.repeats)
         results.append({"B": B, "T": T, "H": H, "K": K, "V": V,
-                        "ms": times[len(times) // 2]})
-        print(f"fla chunk_kda {B},{T},{H},{K}: {results[-1]['ms']:.3f} ms",
-              file=sys.stderr)
+                        "ms": forward_ms, "fwd_bwd_ms": step_ms})
+        print(f"fla chunk_kda {B},{T},{H},{K}: {forward_ms:.3f} ms, "
+              f"fwd+bwd {step_ms:.3f} ms", file=sys.stderr)
     with open(args.json, "w") as out:
         json.dump({"op": "fla.chunk_kda", "dtype": "bf16", "results": results}, out,
                   indent=1)

@@ -1,4 +1,4 @@
-//===- kda_bench.cpp - Kimi Delta Attention forward timings ---------------===//
+//===- kda_bench.cpp - Kimi Delta Attention timings -----------------------===//
 //
 //   rudnn-bench-kda [--backend auto|cuda|emulation] [--repeats N]
 //                   [--shapes B,T,H,K;...] [--json FILE]
@@ -8,7 +8,8 @@
 // median wall time of `repeats` synchronized calls and the rate in TFLOP/s,
 // counting 2·B·H·T·(3KV + 2CK + CV + C(K+V)/2) flops: the state products
 // (W·S, Kdᵀ·U, Qd·S), the pairwise matrices, the intra-chunk output and the
-// triangular solve.
+// triangular solve. Then forward + backward as a training step runs them:
+// the forward saving its boundaries, the backward starting from them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,6 +66,11 @@ DeviceBuffer upload(Context &context, const std::vector<double> &values,
   return buffer;
 }
 
+double median(std::vector<double> times) {
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -92,7 +98,8 @@ int main(int argc, char **argv) {
     options.backend = parseBackend(backend);
     Context context(options);
     std::printf("device: %s\n", context.deviceDescription().c_str());
-    std::printf("%-22s %10s %10s\n", "B,T,H,K=V", "ms", "TFLOP/s");
+    std::printf("%-22s %10s %10s %14s\n", "B,T,H,K=V", "fwd ms", "TFLOP/s",
+                "fwd+bwd ms");
     std::ostringstream records;
     for (const Shape &s : parseShapes(shapesText)) {
       const int64_t K = s.K, V = s.K, C = 64;
@@ -131,8 +138,45 @@ int main(int argc, char **argv) {
                             std::chrono::steady_clock::now() - start)
                             .count());
       }
-      std::sort(times.begin(), times.end());
-      const double ms = times[times.size() / 2];
+      const double ms = median(times);
+
+      // Forward (saving boundaries) + backward from them.
+      const int64_t N = (s.T + C - 1) / C;
+      DeviceBuffer bounds(context, N * s.B * s.H * K * V * 4),
+          dO = upload(context, in.v, DType::BF16),
+          dq(context, s.B * s.T * s.H * K * 2),
+          dk(context, s.B * s.T * s.H * K * 2),
+          dv(context, s.B * s.T * s.H * V * 2),
+          dg(context, s.B * s.T * s.H * K * 4),
+          dbeta(context, s.B * s.T * s.H * 2),
+          ds0(context, s.B * s.H * K * V * 4);
+      KdaForwardOutputs saving = outputs;
+      saving.boundaries = view(bounds, DType::F32, {N, s.B, s.H, K, V});
+      KdaBackwardInputs backwardInputs{
+          inputs, view(dO, DType::BF16, {s.B, s.T, s.H, V}), std::nullopt,
+          saving.boundaries};
+      KdaBackwardOutputs gradients{view(dq, DType::BF16, {s.B, s.T, s.H, K}),
+                                   view(dk, DType::BF16, {s.B, s.T, s.H, K}),
+                                   view(dv, DType::BF16, {s.B, s.T, s.H, V}),
+                                   view(dg, DType::F32, {s.B, s.T, s.H, K}),
+                                   view(dbeta, DType::BF16, {s.B, s.T, s.H}),
+                                   view(ds0, DType::F32, {s.B, s.H, K, V})};
+      auto step = [&] {
+        kdaForward(context, inputs, saving, kdaOptions);
+        kdaBackward(context, backwardInputs, gradients, kdaOptions);
+      };
+      step(); // compiles
+      context.synchronize();
+      times.clear();
+      for (int r = 0; r < repeats; ++r) {
+        auto start = std::chrono::steady_clock::now();
+        step();
+        context.synchronize();
+        times.push_back(std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - start)
+                            .count());
+      }
+      const double stepMs = median(times);
       const double flops =
           2.0 * s.B * s.H * s.T *
           (3.0 * K * V + 2.0 * C * K + C * V + C * (K + V) / 2.0);
@@ -140,11 +184,12 @@ int main(int argc, char **argv) {
       char label[64];
       std::snprintf(label, sizeof(label), "%ld,%ld,%ld,%ld", s.B, s.T, s.H,
                     s.K);
-      std::printf("%-22s %10.3f %10.2f\n", label, ms, tflops);
+      std::printf("%-22s %10.3f %10.2f %14.3f\n", label, ms, tflops, stepMs);
       records << (records.tellp() > 0 ? ",\n" : "") << "  {\"B\": " << s.B
               << ", \"T\": " << s.T << ", \"H\": " << s.H << ", \"K\": " << K
               << ", \"V\": " << V << ", \"ms\": " << ms
-              << ", \"tflops\": " << tflops << "}";
+              << ", \"tflops\": " << tflops << ", \"fwd_bwd_ms\": " << stepMs
+              << "}";
     }
     if (!json.empty())
       std::ofstream(json) << "{\"op\": \"kda_forward\", \"dtype\": \"bf16\", "
