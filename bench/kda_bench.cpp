@@ -66,7 +66,21 @@ DeviceBuffer upload(Context &context, const std::vector<double> &values,
   return buffer;
 }
 
-double median(std::vector<double> times) {
+/// The median wall time of `repeats` synchronized runs of `call`, after a
+/// warm-up run that compiles.
+template <typename Call>
+double medianMs(Context &context, int repeats, Call call) {
+  call();
+  context.synchronize();
+  std::vector<double> times;
+  for (int r = 0; r < repeats; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    call();
+    context.synchronize();
+    times.push_back(std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count());
+  }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
@@ -127,18 +141,9 @@ int main(int argc, char **argv) {
                                 std::nullopt};
       KdaOptions kdaOptions;
       kdaOptions.chunk = C;
-      kdaForward(context, inputs, outputs, kdaOptions); // compiles
-      context.synchronize();
-      std::vector<double> times;
-      for (int r = 0; r < repeats; ++r) {
-        auto start = std::chrono::steady_clock::now();
+      const double ms = medianMs(context, repeats, [&] {
         kdaForward(context, inputs, outputs, kdaOptions);
-        context.synchronize();
-        times.push_back(std::chrono::duration<double, std::milli>(
-                            std::chrono::steady_clock::now() - start)
-                            .count());
-      }
-      const double ms = median(times);
+      });
 
       // Forward (saving boundaries) + backward from them.
       const int64_t N = (s.T + C - 1) / C;
@@ -161,22 +166,10 @@ int main(int argc, char **argv) {
                                    view(dg, DType::F32, {s.B, s.T, s.H, K}),
                                    view(dbeta, DType::BF16, {s.B, s.T, s.H}),
                                    view(ds0, DType::F32, {s.B, s.H, K, V})};
-      auto step = [&] {
+      const double stepMs = medianMs(context, repeats, [&] {
         kdaForward(context, inputs, saving, kdaOptions);
         kdaBackward(context, backwardInputs, gradients, kdaOptions);
-      };
-      step(); // compiles
-      context.synchronize();
-      times.clear();
-      for (int r = 0; r < repeats; ++r) {
-        auto start = std::chrono::steady_clock::now();
-        step();
-        context.synchronize();
-        times.push_back(std::chrono::duration<double, std::milli>(
-                            std::chrono::steady_clock::now() - start)
-                            .count());
-      }
-      const double stepMs = median(times);
+      });
       const double flops =
           2.0 * s.B * s.H * s.T *
           (3.0 * K * V + 2.0 * C * K + C * V + C * (K + V) / 2.0);

@@ -69,6 +69,25 @@ mlir::Type mlirType(mlir::Builder &builder, DType dtype) {
   }
 }
 
+/// The tensor types of a call with dynamic B, T, H (and N).
+struct CallTypes {
+  CallTypes(mlir::Builder &b, const KdaKernelSpec &spec) {
+    const int64_t dyn = mlir::ShapedType::kDynamic;
+    const int64_t K = spec.featureK, V = spec.featureV;
+    auto tensor = [&](llvm::ArrayRef<int64_t> shape, DType dtype) {
+      return mlir::RankedTensorType::get(shape, mlirType(b, dtype));
+    };
+    q = tensor({dyn, dyn, dyn, K}, spec.input);
+    v = tensor({dyn, dyn, dyn, V}, spec.input);
+    g = tensor({dyn, dyn, dyn, K}, spec.gate);
+    keyGradient = tensor({dyn, dyn, dyn, K}, DType::F32);
+    beta = tensor({dyn, dyn, dyn}, spec.beta);
+    state = tensor({dyn, dyn, K, V}, DType::F32);
+    boundaries = tensor({dyn, dyn, dyn, K, V}, DType::F32);
+  }
+  mlir::Type q, v, g, keyGradient, beta, state, boundaries;
+};
+
 /// The operator call as rudnn IR: @kda taking q k v g beta [initial_state]
 /// with dynamic B, T, H and returning output, [final_state],
 /// [boundaries].
@@ -78,18 +97,9 @@ mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
   mlir::OpBuilder b(&mlir);
   mlir::Location loc = b.getUnknownLoc();
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
-  const int64_t dyn = mlir::ShapedType::kDynamic;
-  const int64_t K = spec.featureK, V = spec.featureV;
-  auto tensor = [&](llvm::ArrayRef<int64_t> shape, DType dtype) {
-    return mlir::RankedTensorType::get(shape, mlirType(b, dtype));
-  };
-  mlir::Type q = tensor({dyn, dyn, dyn, K}, spec.input),
-             v = tensor({dyn, dyn, dyn, V}, spec.input),
-             g = tensor({dyn, dyn, dyn, K}, spec.gate),
-             beta = tensor({dyn, dyn, dyn}, spec.beta),
-             state = tensor({dyn, dyn, K, V}, DType::F32),
-             bounds = tensor({dyn, dyn, dyn, K, V}, DType::F32);
-  llvm::SmallVector<mlir::Type> inputs = {q, q, v, g, beta};
+  const CallTypes t(b, spec);
+  mlir::Type q = t.q, v = t.v, state = t.state, bounds = t.boundaries;
+  llvm::SmallVector<mlir::Type> inputs = {q, q, v, t.g, t.beta};
   if (flags.initialState)
     inputs.push_back(state);
   llvm::SmallVector<mlir::Type> results = {v};
@@ -128,27 +138,18 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
   mlir::OpBuilder b(&mlir);
   mlir::Location loc = b.getUnknownLoc();
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
-  const int64_t dyn = mlir::ShapedType::kDynamic;
-  const int64_t K = spec.featureK, V = spec.featureV;
-  auto tensor = [&](llvm::ArrayRef<int64_t> shape, DType dtype) {
-    return mlir::RankedTensorType::get(shape, mlirType(b, dtype));
-  };
-  mlir::Type q = tensor({dyn, dyn, dyn, K}, spec.input),
-             v = tensor({dyn, dyn, dyn, V}, spec.input),
-             g = tensor({dyn, dyn, dyn, K}, spec.gate),
-             dg = tensor({dyn, dyn, dyn, K}, DType::F32),
-             beta = tensor({dyn, dyn, dyn}, spec.beta),
-             state = tensor({dyn, dyn, K, V}, DType::F32);
-  llvm::SmallVector<mlir::Type> inputs = {q, q, v, g, beta};
+  const CallTypes t(b, spec);
+  mlir::Type q = t.q, v = t.v, beta = t.beta, state = t.state;
+  llvm::SmallVector<mlir::Type> inputs = {q, q, v, t.g, beta};
   if (flags.initialState)
     inputs.push_back(state);
   if (flags.savedBoundaries)
-    inputs.push_back(tensor({dyn, dyn, dyn, K, V}, DType::F32));
+    inputs.push_back(t.boundaries);
   const unsigned dOutputIndex = inputs.size();
   inputs.push_back(v);
   if (flags.dFinalState)
     inputs.push_back(state);
-  llvm::SmallVector<mlir::Type> results = {q, q, v, dg, beta};
+  llvm::SmallVector<mlir::Type> results = {q, q, v, t.keyGradient, beta};
   if (flags.initialState)
     results.push_back(state);
 
