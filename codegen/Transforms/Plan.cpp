@@ -95,6 +95,43 @@ FailureOr<KdaCall> findCall(func::FuncOp func) {
   return call;
 }
 
+/// "<tensor>_stride_batch", "<tensor>_stride_time", "<tensor>_stride_head"
+/// for each tensor.
+SmallVector<std::string> strideNames(ArrayRef<StringRef> tensors) {
+  SmallVector<std::string> names;
+  for (StringRef tensor : tensors)
+    for (StringRef dim : {"batch", "time", "head"})
+      names.push_back((tensor + "_stride_" + dim).str());
+  return names;
+}
+
+/// Creates the plan replacing `func`, over B, T, H, N and then `strides`,
+/// and leaves `builder` at the start of its body.
+void beginPlan(OpBuilder &builder, func::FuncOp func,
+               ArrayRef<std::string> strides) {
+  SmallVector<Attribute> params;
+  for (StringRef name : {"B", "T", "H", "N"})
+    params.push_back(builder.getStringAttr(name));
+  for (const std::string &name : strides)
+    params.push_back(builder.getStringAttr(name));
+  auto plan = builder.create<PlanOp>(func.getLoc(), func.getSymName(),
+                                     builder.getArrayAttr(params));
+  builder.setInsertionPointToStart(&plan.getBody().emplaceBlock());
+}
+
+/// What `func` returns, seen through casts.
+llvm::SmallPtrSet<Value, 4> returnedValues(func::FuncOp func) {
+  llvm::SmallPtrSet<Value, 4> returned;
+  func.walk([&](func::ReturnOp ret) {
+    for (Value value : ret.getOperands()) {
+      returned.insert(value);
+      while (auto cast = value.getDefiningOp<tensor::CastOp>())
+        returned.insert(value = cast.getSource());
+    }
+  });
+  return returned;
+}
+
 /// Builds the ops of one plan.
 class PlanBuilder {
 public:
@@ -144,33 +181,15 @@ LogicalResult planFunction(func::FuncOp func) {
   if (failed(spec))
     return failure();
 
-  // What the function returns, seen through casts.
-  llvm::SmallPtrSet<Value, 4> returned;
-  func.walk([&](func::ReturnOp ret) {
-    for (Value value : ret.getOperands()) {
-      returned.insert(value);
-      while (auto cast = value.getDefiningOp<tensor::CastOp>())
-        returned.insert(value = cast.getSource());
-    }
-  });
+  const llvm::SmallPtrSet<Value, 4> returned = returnedValues(func);
   const int64_t length = cast<ShapedType>(call.q.getType()).getDimSize(1);
   const bool dynamicLength = ShapedType::isDynamic(length);
 
   OpBuilder builder(func);
   Location loc = func.getLoc();
-  SmallVector<StringRef> paramNames = {"B", "T", "H", "N"};
-  SmallVector<std::string> strideNames;
-  for (StringRef tensor : {"q", "k", "v", "g", "beta", "output"})
-    for (StringRef dim : {"batch", "time", "head"})
-      strideNames.push_back((tensor + "_stride_" + dim).str());
-  SmallVector<Attribute> params;
-  for (StringRef name : paramNames)
-    params.push_back(builder.getStringAttr(name));
-  for (const std::string &name : strideNames)
-    params.push_back(builder.getStringAttr(name));
-  auto plan = builder.create<PlanOp>(loc, func.getSymName(),
-                                     builder.getArrayAttr(params));
-  builder.setInsertionPointToStart(&plan.getBody().emplaceBlock());
+  const SmallVector<std::string> strides =
+      strideNames({"q", "k", "v", "g", "beta", "output"});
+  beginPlan(builder, func, strides);
   PlanBuilder pb(builder, loc);
 
   // Buffers, in the kernels' argument order.
@@ -196,7 +215,7 @@ LogicalResult planFunction(func::FuncOp func) {
 
   SmallVector<Attribute> args = {
       q, k, v, g, beta, initial, output, finalState, boundaries, tiles};
-  for (const std::string &name : strideNames)
+  for (const std::string &name : strides)
     args.push_back(pb.param(name, 64));
   for (StringRef dim : {"B", "T", "H"})
     args.push_back(pb.param(dim, 32));
@@ -279,33 +298,13 @@ LogicalResult planBackward(func::FuncOp func, ChunkGradientsOp gradients) {
   FailureOr<codegen::KdaKernelSpec> spec = codegen::kdaSpecOf(solve);
   if (failed(spec))
     return failure();
-  llvm::SmallPtrSet<Value, 4> returned;
-  func.walk([&](func::ReturnOp ret) {
-    for (Value value : ret.getOperands()) {
-      returned.insert(value);
-      while (auto cast = value.getDefiningOp<tensor::CastOp>())
-        returned.insert(value = cast.getSource());
-    }
-  });
+  const llvm::SmallPtrSet<Value, 4> returned = returnedValues(func);
 
   OpBuilder builder(func);
   Location loc = func.getLoc();
-  SmallVector<std::string> names = {"B", "T", "H", "N"};
-  auto strides = [](StringRef tensor) {
-    SmallVector<std::string> out;
-    for (StringRef dim : {"batch", "time", "head"})
-      out.push_back((tensor + "_stride_" + dim).str());
-    return out;
-  };
-  for (StringRef tensor : {"q", "k", "v", "g", "beta", "d_output", "dq", "dk",
-                           "dv", "dg", "dbeta"})
-    llvm::append_range(names, strides(tensor));
-  SmallVector<Attribute> params;
-  for (const std::string &name : names)
-    params.push_back(builder.getStringAttr(name));
-  auto plan = builder.create<PlanOp>(loc, func.getSymName(),
-                                     builder.getArrayAttr(params));
-  builder.setInsertionPointToStart(&plan.getBody().emplaceBlock());
+  beginPlan(builder, func,
+            strideNames({"q", "k", "v", "g", "beta", "d_output", "dq", "dk",
+                         "dv", "dg", "dbeta"}));
   PlanBuilder pb(builder, loc);
 
   Attribute q = pb.buffer("q", "argument"), k = pb.buffer("k", "argument"),
@@ -345,9 +344,9 @@ LogicalResult planBackward(func::FuncOp func, ChunkGradientsOp gradients) {
   // backward's.
   SmallVector<Attribute> forward = {
       q, k, v, g, beta, initial, pb.null(), pb.null(), boundaries, tiles};
-  for (StringRef tensor : {"q", "k", "v", "g", "beta", "d_output"})
-    for (const std::string &name : strides(tensor))
-      forward.push_back(pb.param(name, 64));
+  for (const std::string &name :
+       strideNames({"q", "k", "v", "g", "beta", "d_output"}))
+    forward.push_back(pb.param(name, 64));
   for (StringRef dim : {"B", "T", "H"})
     forward.push_back(pb.param(dim, 32));
   forward.push_back(
@@ -356,9 +355,9 @@ LogicalResult planBackward(func::FuncOp func, ChunkGradientsOp gradients) {
   llvm::append_range(backward,
                      SmallVector<Attribute>{dOutput, dFinal, dq, dk, dv, dg,
                                             dbeta, dInitial, scratch});
-  for (StringRef tensor : {"d_output", "dq", "dk", "dv", "dg", "dbeta"})
-    for (const std::string &name : strides(tensor))
-      backward.push_back(pb.param(name, 64));
+  for (const std::string &name :
+       strideNames({"d_output", "dq", "dk", "dv", "dg", "dbeta"}))
+    backward.push_back(pb.param(name, 64));
 
   const int64_t columnBlocks =
       (spec->featureV + codegen::kKdaColumnsPerBlock - 1) /
