@@ -206,7 +206,8 @@ TEST(KdaBackwardKernelNvrtc, CompilesForSm90AtTheLargestShapes) {
   NvrtcCompiler compiler(samples::deviceHeaders());
   for (int64_t features : {128, 256})
     for (codegen::KdaStage stage :
-         {codegen::KdaStage::StateGradient, codegen::KdaStage::Gradients}) {
+         {codegen::KdaStage::Restore, codegen::KdaStage::StateGradient,
+          codegen::KdaStage::Gradients}) {
       codegen::EmittedKernel kernel = codegen::emitKdaKernel(
           {codegen::ScalarType::BF16, codegen::ScalarType::F32,
            codegen::ScalarType::BF16, features, features, 64},
@@ -214,6 +215,9 @@ TEST(KdaBackwardKernelNvrtc, CompilesForSm90AtTheLargestShapes) {
       CudaBinary binary =
           compiler.compile({kernel.entry, kernel.source}, "sm_90");
       EXPECT_THAT(binary.ptx, ::testing::HasSubstr(".entry " + kernel.entry));
+      if (stage == codegen::KdaStage::StateGradient) { // 16-bit: tensor cores
+        EXPECT_THAT(binary.ptx, ::testing::HasSubstr("mma.sync.aligned"));
+      }
     }
 }
 

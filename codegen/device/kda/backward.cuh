@@ -6,7 +6,9 @@
 // the boundaries saved by the forward, `restore` forms U from them); then
 // `state_gradient` walks the chunks in reverse for dS and dU (parallel over
 // batch, heads and blocks of V) and `gradients` computes every input
-// gradient chunk-parallel. fp32 arithmetic throughout.
+// gradient chunk-parallel. With 16-bit inputs the state gradient's products
+// run on tensor cores (operands rounded to the input type, fp32
+// accumulation); everything else is fp32 arithmetic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,27 +106,90 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
       const int d = e / width, j = e % width;
       grads[Grads::kDSEnd + d * V + v0 + j] = dS[d][j];
     }
-    for (int e = threadIdx.x; e < L * width; e += blockDim.x) {
-      const int s = e / width, j = e % width;
-      float u = 0.f;
-      for (int i = s; i < L; ++i)
-        u += tiles[Tiles::kB + i * C + s] * dO(t0 + i, v0 + j);
-      u *= f.scale;
-      for (int d = 0; d < K; ++d)
-        u += tiles[Tiles::kKd + s * K + d] * dS[d][j];
+    auto keepU = [&](int s, int j, float u) {
       dU[s][j] = u;
       grads[Grads::kDU + s * V + v0 + j] = u;
+    };
+    if constexpr (sizeof(TIn) == 2) {
+      // Tensor cores, operands rounded to TIn, fp32 accumulation.
+      auto dOTile = [&](int j0) {
+        return [&, j0](int i, int j) {
+          return i < L && j0 + j < width ? dO(t0 + i, v0 + j0 + j) : 0.f;
+        };
+      };
+      tile::for_each_warp_tile(
+          L, width,
+          [&](float(&acc)[4], int s0, int j0) {
+            tile::mma_accumulate<TIn>(
+                acc, L,
+                [&](int s, int i) {
+                  return s0 + s < L && i < L && i >= s0 + s
+                             ? f.scale * tiles[Tiles::kB + i * C + s0 + s]
+                             : 0.f;
+                },
+                dOTile(j0));
+            tile::mma_accumulate<TIn>(
+                acc, K,
+                [&](int s, int d) {
+                  return s0 + s < L && d < K
+                             ? tiles[Tiles::kKd + (s0 + s) * K + d]
+                             : 0.f;
+                },
+                [&](int d, int j) {
+                  return d < K && j0 + j < width ? dS[d][j0 + j] : 0.f;
+                });
+          },
+          keepU);
+      __syncthreads();
+      // Each warp owns its tiles of dS, which no other warp reads now.
+      tile::for_each_warp_tile(
+          K, width,
+          [&](float(&acc)[4], int d0, int j0) {
+            tile::mma_accumulate<TIn>(
+                acc, L,
+                [&](int d, int i) {
+                  return d0 + d < K && i < L
+                             ? tiles[Tiles::kQd + i * K + d0 + d]
+                             : 0.f;
+                },
+                dOTile(j0));
+            tile::mma_accumulate<TIn>(
+                acc, L,
+                [&](int d, int i) {
+                  return d0 + d < K && i < L
+                             ? -tiles[Tiles::kW + i * K + d0 + d]
+                             : 0.f;
+                },
+                [&](int i, int j) {
+                  return i < L && j0 + j < width ? dU[i][j0 + j] : 0.f;
+                });
+          },
+          [&](int d, int j, float x) {
+            dS[d][j] = tiles[Tiles::kLast + d] * dS[d][j] + x;
+          });
+      __syncthreads();
+    } else {
+      for (int e = threadIdx.x; e < L * width; e += blockDim.x) {
+        const int s = e / width, j = e % width;
+        float u = 0.f;
+        for (int i = s; i < L; ++i)
+          u += tiles[Tiles::kB + i * C + s] * dO(t0 + i, v0 + j);
+        u *= f.scale;
+        for (int d = 0; d < K; ++d)
+          u += tiles[Tiles::kKd + s * K + d] * dS[d][j];
+        keepU(s, j, u);
+      }
+      __syncthreads();
+      for (int e = threadIdx.x; e < K * width; e += blockDim.x) {
+        const int d = e / width, j = e % width;
+        float x = tiles[Tiles::kLast + d] * dS[d][j];
+        for (int i = 0; i < L; ++i)
+          x += tiles[Tiles::kQd + i * K + d] * dO(t0 + i, v0 + j) -
+               tiles[Tiles::kW + i * K + d] * dU[i][j];
+        dS[d][j] = x;
+      }
+      __syncthreads();
     }
-    __syncthreads();
-    for (int e = threadIdx.x; e < K * width; e += blockDim.x) {
-      const int d = e / width, j = e % width;
-      float x = tiles[Tiles::kLast + d] * dS[d][j];
-      for (int i = 0; i < L; ++i)
-        x += tiles[Tiles::kQd + i * K + d] * dO(t0 + i, v0 + j) -
-             tiles[Tiles::kW + i * K + d] * dU[i][j];
-      dS[d][j] = x;
-    }
-    __syncthreads();
   }
   if (p.d_initial_state)
     for (int e = threadIdx.x; e < K * width; e += blockDim.x) {
