@@ -6,9 +6,9 @@
 // the boundaries saved by the forward, `restore` forms U from them); then
 // `state_gradient` walks the chunks in reverse for dS and dU (parallel over
 // batch, heads and blocks of V) and `gradients` computes every input
-// gradient chunk-parallel. With 16-bit inputs the state gradient's products
-// run on tensor cores (operands rounded to the input type, fp32
-// accumulation); everything else is fp32 arithmetic.
+// gradient chunk-parallel. With 16-bit inputs the products of `restore` and
+// `state_gradient` run on tensor cores (operands rounded to the input type,
+// fp32 accumulation); `gradients` is fp32 arithmetic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,12 +62,32 @@ __device__ void restore(const BackwardParams<TIn, TGate, TBeta> &p) {
   float *tiles = Tiles::at(f.workspace, chunk, sequence, sequences);
   const float *S =
       f.boundaries + ((long long)chunk * sequences + sequence) * K * V;
-  for (int e = threadIdx.x; e < L * V; e += blockDim.x) {
-    const int i = e / V, j = e % V;
-    float u = tiles[Tiles::kU0 + i * V + j];
-    for (int d = 0; d < K; ++d)
-      u -= tiles[Tiles::kW + i * K + d] * S[d * V + j];
-    tiles[Tiles::kU + i * V + j] = u;
+  if constexpr (sizeof(TIn) == 2) {
+    // Tensor cores, operands rounded to TIn, as `propagate` forms U.
+    tile::for_each_warp_tile(
+        L, V,
+        [&](float(&acc)[4], int i0, int j0) {
+          tile::mma_accumulate<TIn>(
+              acc, K,
+              [&](int i, int d) {
+                return i0 + i < L && d < K ? tiles[Tiles::kW + (i0 + i) * K + d]
+                                           : 0.f;
+              },
+              [&](int d, int j) {
+                return d < K && j0 + j < V ? S[d * V + j0 + j] : 0.f;
+              });
+        },
+        [&](int i, int j, float ws) {
+          tiles[Tiles::kU + i * V + j] = tiles[Tiles::kU0 + i * V + j] - ws;
+        });
+  } else {
+    for (int e = threadIdx.x; e < L * V; e += blockDim.x) {
+      const int i = e / V, j = e % V;
+      float u = tiles[Tiles::kU0 + i * V + j];
+      for (int d = 0; d < K; ++d)
+        u -= tiles[Tiles::kW + i * K + d] * S[d * V + j];
+      tiles[Tiles::kU + i * V + j] = u;
+    }
   }
 }
 
