@@ -130,22 +130,19 @@ TEST_P(KdaBackwardKernelTest, MatchesFloat64Gradients) {
   auto pushStrides = [](ArgPack &args, const Strides &s) {
     args.push(s.batch).push(s.time).push(s.head);
   };
-  ArgPack forwardArgs;
-  forwardArgs.push(fw.q).push(fw.k).push(fw.v).push(fw.g).push(fw.beta);
-  forwardArgs.push(fw.initialState).push(fw.output).push(fw.finalState);
-  forwardArgs.push(fw.boundaries).push(fw.workspace);
-  for (const Strides *s :
-       {&fw.q_s, &fw.k_s, &fw.v_s, &fw.g_s, &fw.beta_s, &fw.output_s})
-    pushStrides(forwardArgs, *s);
-  forwardArgs.push(fw.batch).push(fw.length).push(fw.heads).push(fw.scale);
-  ArgPack backwardArgs;
-  backwardArgs.push(fw.q).push(fw.k).push(fw.v).push(fw.g).push(fw.beta);
-  backwardArgs.push(fw.initialState).push(fw.output).push(fw.finalState);
-  backwardArgs.push(fw.boundaries).push(fw.workspace);
-  for (const Strides *s :
-       {&fw.q_s, &fw.k_s, &fw.v_s, &fw.g_s, &fw.beta_s, &fw.output_s})
-    pushStrides(backwardArgs, *s);
-  backwardArgs.push(fw.batch).push(fw.length).push(fw.heads).push(fw.scale);
+  // Every entry starts with the forward's arguments.
+  auto pushForward = [&](ArgPack &args) {
+    args.push(fw.q).push(fw.k).push(fw.v).push(fw.g).push(fw.beta);
+    args.push(fw.initialState).push(fw.output).push(fw.finalState);
+    args.push(fw.boundaries).push(fw.workspace);
+    for (const Strides *s :
+         {&fw.q_s, &fw.k_s, &fw.v_s, &fw.g_s, &fw.beta_s, &fw.output_s})
+      pushStrides(args, *s);
+    args.push(fw.batch).push(fw.length).push(fw.heads).push(fw.scale);
+  };
+  ArgPack forwardArgs, backwardArgs;
+  pushForward(forwardArgs);
+  pushForward(backwardArgs);
   backwardArgs.push(bw.dOutput).push(bw.dFinalState).push(bw.dq).push(bw.dk);
   backwardArgs.push(bw.dv).push(bw.dg).push(bw.dbeta).push(bw.dInitialState);
   backwardArgs.push(bw.scratch);

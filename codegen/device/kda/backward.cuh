@@ -110,22 +110,15 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
     return to_float(p.d_output[p.d_output_strides.offset(b, t, h) + j]);
   };
 
-  for (int e = threadIdx.x; e < K * VB; e += blockDim.x) {
-    const int d = e / VB, j = e % VB;
-    dS[d][j] = p.d_final_state && j < width
-                   ? p.d_final_state[stateBase + d * V + v0 + j]
-                   : 0.f;
-  }
+  load_state_columns<K, V>(
+      dS, p.d_final_state ? p.d_final_state + stateBase : nullptr, v0, width);
   __syncthreads();
   const int chunks = (f.length + C - 1) / C;
   for (int chunk = chunks - 1; chunk >= 0; --chunk) {
     const int t0 = chunk * C, L = chunk_tokens<C>(chunk, f.length);
     const float *tiles = Tiles::at(f.workspace, chunk, sequence, sequences);
     float *grads = Grads::at(p.scratch, chunk, sequence, sequences);
-    for (int e = threadIdx.x; e < K * width; e += blockDim.x) {
-      const int d = e / width, j = e % width;
-      grads[Grads::kDSEnd + d * V + v0 + j] = dS[d][j];
-    }
+    store_state_columns<K, V>(grads + Grads::kDSEnd, dS, v0, width);
     auto keepU = [&](int s, int j, float u) {
       dU[s][j] = u;
       grads[Grads::kDU + s * V + v0 + j] = u;
@@ -212,10 +205,7 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
     }
   }
   if (p.d_initial_state)
-    for (int e = threadIdx.x; e < K * width; e += blockDim.x) {
-      const int d = e / width, j = e % width;
-      p.d_initial_state[stateBase + d * V + v0 + j] = dS[d][j];
-    }
+    store_state_columns<K, V>(p.d_initial_state + stateBase, dS, v0, width);
 }
 
 /// grid (chunks, B·H); any block size. Every input gradient of one chunk.

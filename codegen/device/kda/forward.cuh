@@ -193,6 +193,27 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   }
 }
 
+/// block[d][j] = state[d·V + v0 + j] for the block's `width` columns of a
+/// dense [K][V] state, 0 beyond them or when `state` is null.
+template <int K, int V, int VB>
+__device__ void load_state_columns(float (&block)[K][VB], const float *state,
+                                   int v0, int width) {
+  for (int e = threadIdx.x; e < K * VB; e += blockDim.x) {
+    const int d = e / VB, j = e % VB;
+    block[d][j] = state && j < width ? state[d * V + v0 + j] : 0.f;
+  }
+}
+
+/// state[d·V + v0 + j] = block[d][j] for the block's `width` columns.
+template <int K, int V, int VB>
+__device__ void store_state_columns(float *state, const float (&block)[K][VB],
+                                    int v0, int width) {
+  for (int e = threadIdx.x; e < K * width; e += blockDim.x) {
+    const int d = e / width, j = e % width;
+    state[d * V + v0 + j] = block[d][j];
+  }
+}
+
 /// grid (B·H, ceil(V / VB)); any block size (a multiple of 32 for 16-bit
 /// inputs, whose products run on tensor cores). Walks the chunks in order.
 template <int K, int V, int C, int VB, typename TIn, typename TGate,
@@ -206,24 +227,18 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
   const int width = V - v0 < VB ? V - v0 : VB;
   const long long stateBase = (long long)sequence * K * V;
 
-  for (int e = threadIdx.x; e < K * VB; e += blockDim.x) {
-    const int d = e / VB, j = e % VB;
-    state[d][j] = p.initial_state && j < width
-                      ? p.initial_state[stateBase + d * V + v0 + j]
-                      : 0.f;
-  }
+  load_state_columns<K, V>(
+      state, p.initial_state ? p.initial_state + stateBase : nullptr, v0,
+      width);
   __syncthreads();
 
   const int chunks = (p.length + C - 1) / C;
   for (int chunk = 0; chunk < chunks; ++chunk) {
     const int L = chunk_tokens<C>(chunk, p.length);
     float *tiles = Tiles::at(p.workspace, chunk, sequence, sequences);
-    float *saved =
-        p.boundaries + (long long)chunk * sequences * K * V + stateBase;
-    for (int e = threadIdx.x; e < K * width; e += blockDim.x) {
-      const int d = e / width, j = e % width;
-      saved[d * V + v0 + j] = state[d][j];
-    }
+    store_state_columns<K, V>(
+        p.boundaries + (long long)chunk * sequences * K * V + stateBase, state,
+        v0, width);
     if constexpr (sizeof(TIn) == 2) {
       // Tensor cores, operands rounded to TIn. u = u0 − W·S:
       tile::for_each_warp_tile(
@@ -287,10 +302,7 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
     }
   }
   if (p.final_state)
-    for (int e = threadIdx.x; e < K * width; e += blockDim.x) {
-      const int d = e / width, j = e % width;
-      p.final_state[stateBase + d * V + v0 + j] = state[d][j];
-    }
+    store_state_columns<K, V>(p.final_state + stateBase, state, v0, width);
 }
 
 /// grid (chunks, B·H); any block size (a multiple of 32 for 16-bit inputs,
