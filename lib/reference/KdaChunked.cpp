@@ -47,13 +47,7 @@ KdaGradients rudnn::reference::kdaBackwardChunked(
     int64_t chunk) {
   const int64_t B = shape.batch, T = shape.length, H = shape.heads;
   const int64_t K = shape.featureK, V = shape.featureV;
-  KdaGradients grad;
-  grad.dq.assign(B * T * H * K, 0.0);
-  grad.dk.assign(B * T * H * K, 0.0);
-  grad.dg.assign(B * T * H * K, 0.0);
-  grad.dv.assign(B * T * H * V, 0.0);
-  grad.dbeta.assign(B * T * H, 0.0);
-  grad.dInitialState.assign(B * H * K * V, 0.0);
+  KdaGradients grad = zeroGradients(shape);
 
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {

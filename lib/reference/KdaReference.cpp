@@ -59,19 +59,26 @@ KdaOutputs rudnn::reference::kdaForward(const KdaShape &shape,
   return out;
 }
 
+KdaGradients rudnn::reference::zeroGradients(const KdaShape &shape) {
+  const int64_t rows = shape.batch * shape.length * shape.heads;
+  const int64_t K = shape.featureK, V = shape.featureV;
+  KdaGradients grad;
+  grad.dq.assign(rows * K, 0.0);
+  grad.dk.assign(rows * K, 0.0);
+  grad.dg.assign(rows * K, 0.0);
+  grad.dv.assign(rows * V, 0.0);
+  grad.dbeta.assign(rows, 0.0);
+  grad.dInitialState.assign(shape.batch * shape.heads * K * V, 0.0);
+  return grad;
+}
+
 KdaGradients rudnn::reference::kdaBackward(const KdaShape &shape,
                                            const KdaInputs &in, double scale,
                                            const std::vector<double> &dOutput,
                                            const std::vector<double> &dFinal) {
   const int64_t B = shape.batch, T = shape.length, H = shape.heads;
   const int64_t K = shape.featureK, V = shape.featureV;
-  KdaGradients grad;
-  grad.dq.assign(B * T * H * K, 0.0);
-  grad.dk.assign(B * T * H * K, 0.0);
-  grad.dg.assign(B * T * H * K, 0.0);
-  grad.dv.assign(B * T * H * V, 0.0);
-  grad.dbeta.assign(B * T * H, 0.0);
-  grad.dInitialState.assign(B * H * K * V, 0.0);
+  KdaGradients grad = zeroGradients(shape);
 
   // decayed[t] = diag(e^g_t)·S_{t-1}; states[t] = S_t (states[-1] = S0).
   std::vector<double> decayed(T * K * V), states(T * K * V), u(T * V);

@@ -42,6 +42,9 @@ struct KdaGradients {
   std::vector<double> dInitialState;  // [B,H,K,V]
 };
 
+/// Every gradient of `shape` sized and zero.
+KdaGradients zeroGradients(const KdaShape &shape);
+
 /// Gradients of ⟨dOutput, output⟩ + ⟨dFinalState, final state⟩ with respect
 /// to every input of kdaForward, by reverse-mode differentiation of the
 /// token recurrence in double precision. `dFinalState` may be empty (zero);
