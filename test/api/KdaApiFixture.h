@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <memory>
 
 namespace rudnn::test {
@@ -26,6 +27,16 @@ struct DeviceTensor {
   std::unique_ptr<DeviceBuffer> buffer;
   TensorView view;
 };
+
+/// Rounds each of `data` to `dtype`, so a reference sees what kernels read.
+inline void roundTo(DType dtype,
+                    std::initializer_list<std::vector<double> *> data) {
+  for (std::vector<double> *values : data)
+    for (double &x : *values)
+      x = dtype == DType::BF16  ? fromBf16(toBf16(static_cast<float>(x)))
+          : dtype == DType::F16 ? static_cast<double>(static_cast<_Float16>(x))
+                                : static_cast<double>(static_cast<float>(x));
+}
 
 class KdaApiTest : public ::testing::Test {
 protected:

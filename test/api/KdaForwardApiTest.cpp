@@ -47,10 +47,8 @@ TEST_P(KdaForwardNumerics, MatchesFloat64Reference) {
   const bool bf16 = c.dtype == DType::BF16;
   reference::KdaInputs in = test::randomKdaInputs(
       shape, c.gMin, c.initialState, bf16, unsigned(T * 1000 + K * 10 + V));
-  if (c.dtype == DType::F16) // the kernel reads f16-rounded values
-    for (std::vector<double> *data : {&in.q, &in.k, &in.v, &in.beta})
-      for (double &x : *data)
-        x = static_cast<double>(static_cast<_Float16>(x));
+  if (c.dtype == DType::F16)
+    roundTo(DType::F16, {&in.q, &in.k, &in.v, &in.beta});
 
   KdaOptions options;
   if (c.chunk)

@@ -6,9 +6,10 @@
 // the boundaries saved by the forward, `restore` forms U from them); then
 // `state_gradient` walks the chunks in reverse for dS and dU (parallel over
 // batch, heads and blocks of V) and `gradients` computes every input
-// gradient chunk-parallel. With 16-bit inputs the products of `restore` and
-// `state_gradient` run on tensor cores (operands rounded to the input type,
-// fp32 accumulation); `gradients` is fp32 arithmetic.
+// gradient chunk-parallel. With 16-bit inputs every product of the three
+// runs on tensor cores (operands rounded to the input type, fp32
+// accumulation); the decayed intra-chunk products split their decay as
+// kda/decay.cuh describes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -208,13 +209,35 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
     store_state_columns<K, V>(p.d_initial_state + stateBase, dS, v0, width);
 }
 
-/// grid (chunks, B·H); any block size. Every input gradient of one chunk.
+/// a(i, c) = m(i0 + i, c) inside rows × cols, 0 outside: an A operand.
+template <typename M>
+__device__ __forceinline__ auto clipped_rows(M m, int i0, int rows, int cols) {
+  return [=](int i, int c) {
+    return i0 + i < rows && c < cols ? m(i0 + i, c) : 0.f;
+  };
+}
+
+/// b(c, j) = matrix[(j0 + j) · pitch + c] inside cols × rows, 0 outside: a
+/// row-major matrix seen transposed, as a B operand.
+__device__ __forceinline__ auto
+clipped_transpose(const float *matrix, int pitch, int j0, int rows, int cols) {
+  return [=](int c, int j) {
+    return j0 + j < rows && c < cols ? matrix[(j0 + j) * pitch + c] : 0.f;
+  };
+}
+
+/// grid (chunks, B·H); block size a multiple of 32. Every input gradient of
+/// one chunk. Each product is a tile::mma_accumulate (tensor cores for
+/// 16-bit inputs); each warp owns the 16x8 tiles for_each_warp_tile gives
+/// it, the same ones in every pass over a [L][K] result, so those passes
+/// need no barrier between them.
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C>;
   using Grads = GradientTiles<K, V, C>;
   const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
-  __shared__ float strictA[C][C]; // A, later dA
+  __shared__ float kk[C][C]; // Σ_d k_id k_jd e^(Γ_id − Γ_jd): A = β ⊙ kk
+  __shared__ float dAb[C][C]; // β_i dA_ij
   __shared__ float dBm[C][C];
   const int chunk = blockIdx.x, sequence = blockIdx.y;
   const int sequences = f.batch * f.heads;
@@ -240,46 +263,60 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   auto dO = [&](int i, int j) {
     return to_float(p.d_output[p.d_output_strides.offset(b, t0 + i, h) + j]);
   };
-  auto e = [&](int i, int j, int d) {
-    return expf(gamma[i * K + d] - gamma[j * K + d]);
+  auto dense = [](const float *matrix, int pitch) {
+    return [=](int i, int j) { return matrix[i * pitch + j]; };
   };
-  const float *dU = grads + Grads::kDU, *dSEnd = grads + Grads::kDSEnd;
+  const float *U = tiles + Tiles::kU, *dU = grads + Grads::kDU,
+              *dSEnd = grads + Grads::kDSEnd;
   float *dq = grads + Grads::kDq, *dk = grads + Grads::kDk;
-  float *dG = grads + Grads::kDGamma;
+  float *dG = grads + Grads::kDGamma, *dRw = grads + Grads::kDRw;
+  float *dRu = grads + Grads::kDRu;
 
-  // A (recomputed as in `prepare`); through Qd, Kd.
-  for (int pair = threadIdx.x; pair < C * C; pair += blockDim.x) {
-    const int i = pair / C, j = pair % C;
-    float a = 0.f;
-    if (i < L && j < i)
-      for (int d = 0; d < K; ++d)
-        a += k(i, d) * k(j, d) * e(i, j, d);
-    strictA[i][j] = i < L && j < i ? beta(i) * a : 0.f;
-  }
-  for (int x = threadIdx.x; x < L * K; x += blockDim.x) {
-    const int i = x / K, d = x % K;
-    float dQd = 0.f, dKd = 0.f;
-    for (int j = 0; j < V; ++j) {
-      dQd += dO(i, j) * S0[d * V + j];
-      dKd += tiles[Tiles::kU + i * V + j] * dSEnd[d * V + j];
-    }
-    const float eg = expf(gamma[i * K + d]);
-    const float eLast = expf(gamma[(L - 1) * K + d] - gamma[i * K + d]);
-    const float kd = k(i, d) * eLast;
-    dq[i * K + d] = f.scale * dQd * eg;
-    dk[i * K + d] = dKd * eLast;
-    dG[i * K + d] = f.scale * dQd * q(i, d) * eg - dKd * kd;
-    grads[Grads::kKdTerm + i * K + d] = dKd * kd;
-  }
-  // dBm = scale dO Uᵀ (s ≤ i).
-  for (int pair = threadIdx.x; pair < C * C; pair += blockDim.x) {
-    const int i = pair / C, s = pair % C;
-    float x = 0.f;
-    if (i < L && s <= i)
-      for (int j = 0; j < V; ++j)
-        x += dO(i, j) * tiles[Tiles::kU + s * V + j];
-    dBm[i][s] = f.scale * x;
-  }
+  decayed_pairwise<TIn, K>(L, gamma, k, k,
+                           [&](int i, int j, float x) { kk[i][j] = x; });
+  // Through Qd = scale q ⊙ e^Γ: dQd = dO S0ᵀ.
+  tile::for_each_warp_tile(
+      L, K,
+      [&](float(&acc)[4], int i0, int d0) {
+        tile::mma_accumulate<TIn>(acc, V, clipped_rows(dO, i0, L, V),
+                                  clipped_transpose(S0, V, d0, K, V));
+      },
+      [&](int i, int d, float dQd) {
+        const float eg = expf(gamma[i * K + d]);
+        dq[i * K + d] = f.scale * dQd * eg;
+        dG[i * K + d] = f.scale * dQd * q(i, d) * eg;
+      });
+  // Through Kd = k ⊙ e^(Γlast − Γ): dKd = U dS_endᵀ.
+  tile::for_each_warp_tile(
+      L, K,
+      [&](float(&acc)[4], int i0, int d0) {
+        tile::mma_accumulate<TIn>(acc, V, clipped_rows(dense(U, V), i0, L, V),
+                                  clipped_transpose(dSEnd, V, d0, K, V));
+      },
+      [&](int i, int d, float dKd) {
+        const float eLast = expf(gamma[(L - 1) * K + d] - gamma[i * K + d]);
+        const float kdTerm = dKd * k(i, d) * eLast;
+        dk[i * K + d] = dKd * eLast;
+        dG[i * K + d] -= kdTerm;
+        grads[Grads::kKdTerm + i * K + d] = kdTerm;
+      });
+  // dBm = scale dO Uᵀ, lower triangular.
+  tile::for_each_warp_tile(
+      L, L,
+      [&](float(&acc)[4], int i0, int s0) {
+        if (s0 <= i0 + 15)
+          tile::mma_accumulate<TIn>(acc, V, clipped_rows(dO, i0, L, V),
+                                    clipped_transpose(U, V, s0, L, V));
+      },
+      [&](int i, int s, float x) { dBm[i][s] = s <= i ? f.scale * x : 0.f; });
+  // Right-hand side of dRw: −dU S0ᵀ.
+  tile::for_each_warp_tile(
+      L, K,
+      [&](float(&acc)[4], int i0, int d0) {
+        tile::mma_accumulate<TIn>(acc, V, clipped_rows(dense(dU, V), i0, L, V),
+                                  clipped_transpose(S0, V, d0, K, V));
+      },
+      [&](int i, int d, float x) { dRw[i * K + d] = -x; });
   __syncthreads();
   // The last row's Γ feeds Kd and e^Γlast of every row.
   for (int d = threadIdx.x; d < K; d += blockDim.x) {
@@ -292,60 +329,70 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   }
   // dRw = Mᵀ(−dU S0ᵀ), dRu = Mᵀ dU by back substitution with (I + A)ᵀ.
   for (int column = threadIdx.x; column < K + V; column += blockDim.x) {
-    float *x = column < K ? grads + Grads::kDRw + column
-                          : grads + Grads::kDRu + (column - K);
+    float *x = column < K ? dRw + column : dRu + (column - K);
     const int pitch = column < K ? K : V;
     for (int i = L - 1; i >= 0; --i) {
-      float r = 0.f;
-      if (column < K)
-        for (int j = 0; j < V; ++j)
-          r -= dU[i * V + j] * S0[column * V + j];
-      else
-        r = dU[i * V + column - K];
+      float r = column < K ? x[i * pitch] : dU[i * V + column - K];
       for (int j = i + 1; j < L; ++j)
-        r -= strictA[j][i] * x[j * pitch];
+        r -= beta(j) * kk[j][i] * x[j * pitch];
       x[i * pitch] = r;
     }
   }
   __syncthreads();
-  const float *dRw = grads + Grads::kDRw, *dRu = grads + Grads::kDRu;
-  // dA = −(dRw Wᵀ + dRu U0ᵀ), strictly lower (over A: the solve is done).
-  for (int pair = threadIdx.x; pair < C * C; pair += blockDim.x) {
-    const int i = pair / C, j = pair % C;
-    float x = 0.f;
-    if (i < L && j < i) {
-      for (int d = 0; d < K; ++d)
-        x -= dRw[i * K + d] * tiles[Tiles::kW + j * K + d];
-      for (int c = 0; c < V; ++c)
-        x -= dRu[i * V + c] * tiles[Tiles::kU0 + j * V + c];
-    }
-    strictA[i][j] = x;
-  }
+  // dA = −(dRw Wᵀ + dRu U0ᵀ), strictly lower (over A: the solve is done);
+  // kept as β ⊙ dA, and kk becomes dA ⊙ kk, dβ's share.
+  tile::for_each_warp_tile(
+      L, L,
+      [&](float(&acc)[4], int i0, int j0) {
+        if (j0 > i0 + 15)
+          return;
+        tile::mma_accumulate<TIn>(
+            acc, K, clipped_rows(dense(dRw, K), i0, L, K),
+            clipped_transpose(tiles + Tiles::kW, K, j0, L, K));
+        tile::mma_accumulate<TIn>(
+            acc, V, clipped_rows(dense(dRu, V), i0, L, V),
+            clipped_transpose(tiles + Tiles::kU0, V, j0, L, V));
+      },
+      [&](int i, int j, float x) {
+        const float dA = j < i ? -x : 0.f;
+        dAb[i][j] = beta(i) * dA;
+        kk[i][j] = j < i ? dA * kk[i][j] : 0.f;
+      });
   __syncthreads();
-  // Right-hand sides, and A and Bm seen from row i and from column j.
-  for (int x = threadIdx.x; x < L * K; x += blockDim.x) {
-    const int t = x / K, d = x % K;
-    const float eg = expf(gamma[t * K + d]);
-    float dkt = dRw[t * K + d] * beta(t) * eg;
-    float dgt = dRw[t * K + d] * beta(t) * k(t, d) * eg;
-    float dqt = 0.f;
-    for (int j = 0; j <= t; ++j) { // t as the row i
-      const float ed = e(t, j, d), kj = k(j, d);
-      const float a = strictA[t][j] * beta(t), bm = dBm[t][j];
-      dkt += a * kj * ed;
-      dqt += bm * kj * ed;
-      dgt += (a * k(t, d) + bm * q(t, d)) * kj * ed;
-    }
-    for (int i = t; i < L; ++i) { // t as the column j
-      const float ed = e(i, t, d);
-      const float a = strictA[i][t] * beta(i), bm = dBm[i][t];
-      dkt += (a * k(i, d) + bm * q(i, d)) * ed;
-      dgt -= (a * k(i, d) + bm * q(i, d)) * k(t, d) * ed;
-    }
-    dk[t * K + d] += dkt;
-    dq[t * K + d] += dqt;
-    dG[t * K + d] += dgt;
-  }
+  auto aB = [&](int i, int j) { return dAb[i][j]; };
+  auto bm = [&](int i, int j) { return dBm[i][j]; };
+  // Through A and B seen from row t: Σ_j (β dA)_tj k_j e, Σ_j dBm_tj k_j e.
+  tile::for_each_warp_tile(
+      L, K,
+      [&](float(&acc)[4], int i0, int d0) {
+        decayed_rows<TIn, K>(acc, L, i0, d0, gamma, aB, k);
+      },
+      [&](int t, int d, float x) {
+        // Plus the right-hand side β k e^Γ of W.
+        const float w = dRw[t * K + d] * beta(t) * expf(gamma[t * K + d]);
+        dk[t * K + d] += x + w;
+        dG[t * K + d] += (x + w) * k(t, d);
+      });
+  tile::for_each_warp_tile(
+      L, K,
+      [&](float(&acc)[4], int i0, int d0) {
+        decayed_rows<TIn, K>(acc, L, i0, d0, gamma, bm, k);
+      },
+      [&](int t, int d, float x) {
+        dq[t * K + d] += x;
+        dG[t * K + d] += x * q(t, d);
+      });
+  // ... and from column t: Σ_i ((β dA)_it k_i + dBm_it q_i) e.
+  tile::for_each_warp_tile(
+      L, K,
+      [&](float(&acc)[4], int i0, int d0) {
+        decayed_columns<TIn, K>(acc, L, i0, d0, gamma, aB, k);
+        decayed_columns<TIn, K>(acc, L, i0, d0, gamma, bm, q);
+      },
+      [&](int t, int d, float x) {
+        dk[t * K + d] += x;
+        dG[t * K + d] -= x * k(t, d);
+      });
   __syncthreads();
   for (int i = threadIdx.x; i < L; i += blockDim.x) {
     float db = 0.f;
@@ -353,12 +400,8 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
       db += dRw[i * K + d] * k(i, d) * expf(gamma[i * K + d]);
     for (int c = 0; c < V; ++c)
       db += dRu[i * V + c] * v(i, c);
-    for (int j = 0; j < i; ++j) {
-      float s = 0.f;
-      for (int d = 0; d < K; ++d)
-        s += k(i, d) * k(j, d) * e(i, j, d);
-      db += strictA[i][j] * s;
-    }
+    for (int j = 0; j < i; ++j)
+      db += kk[i][j];
     p.dbeta[p.dbeta_strides.offset(b, t0 + i, h)] = from_float<TBeta>(db);
   }
   for (int x = threadIdx.x; x < L * V; x += blockDim.x) {

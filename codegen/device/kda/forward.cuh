@@ -20,8 +20,8 @@
 
 #pragma once
 
+#include "rudnn/kda/decay.cuh"
 #include "rudnn/tensor.cuh"
-#include "rudnn/tile/mma_tile.cuh"
 
 namespace rudnn {
 namespace kda {
@@ -96,72 +96,21 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   }
   __syncthreads();
 
-  // With 16-bit inputs, pairs in different 16-token blocks (j in an earlier
-  // block than i) go to tensor cores, splitting the decay at the last token
-  // r of j's block: e^(Γi − Γj) = e^(Γi − Γr) · e^(Γr − Γj), both factors
-  // ≤ 1 since j ≤ r < i. Pairs within one block keep the direct form.
-  constexpr bool kTensorCores = sizeof(TIn) == 2;
+  // A (strict) and B, zero outside the chunk's lower triangle.
   for (int pair = threadIdx.x; pair < C * C; pair += blockDim.x) {
     const int i = pair / C, j = pair % C;
-    if (kTensorCores && i < L && j / 16 < i / 16)
-      continue;
-    float a = 0.f, bq = 0.f;
-    if (i < L && j <= i) {
-      for (int d = 0; d < K; ++d) {
-        float decay = expf(gamma[i * K + d] - gamma[j * K + d]);
-        float kj = k(j, d) * decay;
-        a += k(i, d) * kj;
-        bq += q(i, d) * kj;
-      }
-    }
-    strictA[i][j] = j < i ? beta(i < L ? i : 0) * a : 0.f;
-    tiles[Tiles::kB + i * C + j] = bq;
+    strictA[i][j] = 0.f;
+    if (i >= L || j > i)
+      tiles[Tiles::kB + i * C + j] = 0.f;
   }
-  if constexpr (kTensorCores) {
-    const int blocks = (L + 15) / 16;
-    // Tasks: (row block I, column block J < I, half h of J's 16 columns).
-    const int tasks = blocks * (blocks - 1) / 2 * 2;
-    for (int task = threadIdx.x / 32; task < tasks; task += blockDim.x / 32) {
-      int pairIndex = task / 2, I = 1;
-      while (pairIndex >= I)
-        pairIndex -= I++;
-      const int J = pairIndex, i0 = 16 * I, j0 = 16 * J + 8 * (task % 2);
-      const int r = 16 * J + 15;
-      auto toRef = [&](int i, int d) {
-        return i0 + i < L && d < K
-                   ? expf(gamma[(i0 + i) * K + d] - gamma[r * K + d])
-                   : 0.f;
-      };
-      auto fromRef = [&](int d, int j) {
-        return d < K ? k(j0 + j, d) *
-                           expf(gamma[r * K + d] - gamma[(j0 + j) * K + d])
-                     : 0.f;
-      };
-      float kk[4] = {0.f, 0.f, 0.f, 0.f}, qk[4] = {0.f, 0.f, 0.f, 0.f};
-      tile::mma_accumulate<TIn>(
-          kk, K,
-          [&](int i, int d) {
-            // Never load past the sequence or the features: padding may
-            // hold anything, NaN included.
-            return i0 + i < L && d < K ? toRef(i, d) * k(i0 + i, d) : 0.f;
-          },
-          fromRef);
-      tile::mma_accumulate<TIn>(
-          qk, K,
-          [&](int i, int d) {
-            return i0 + i < L && d < K ? toRef(i, d) * q(i0 + i, d) : 0.f;
-          },
-          fromRef);
-      for (int e = 0; e < 4; ++e) {
-        const int i = i0 + tile::accumulator_row(e);
-        const int j = j0 + tile::accumulator_col(e);
-        if (i < L) {
-          strictA[i][j] = beta(i) * kk[e];
-          tiles[Tiles::kB + i * C + j] = qk[e];
-        }
-      }
-    }
-  }
+  __syncthreads();
+  decayed_pairwise<TIn, K>(L, gamma, k, k, [&](int i, int j, float kk) {
+    if (j < i)
+      strictA[i][j] = beta(i) * kk;
+  });
+  decayed_pairwise<TIn, K>(L, gamma, q, k, [&](int i, int j, float qk) {
+    tiles[Tiles::kB + i * C + j] = qk;
+  });
   __syncthreads();
 
   // (I + A) X = R by forward substitution, one right-hand column a thread:

@@ -1,10 +1,13 @@
-//===- tile/mma_tile.cuh - One warp's 16x8 tile of a product on mma -------===//
+//===- tile/mma_tile.cuh - One warp's 16x8 tile of a product --------------===//
 //
-// D(16x8) += A(16 x depth) · B(depth x 8) with 16-bit operands and fp32
-// accumulation, one m16n8k16 step per 16 of depth. The operands come through
-// callables a(i, k) and b(k, j) returning fp32 in tile coordinates (0 outside
-// the matrices), so one block serves tiles of global, shared or workspace
-// memory and every tail. Warp-collective: all 32 lanes call it together.
+// D(16x8) += A(16 x depth) · B(depth x 8) with fp32 accumulation. 16-bit
+// operands go to tensor cores, one m16n8k16 step per 16 of depth; fp32
+// operands take the same accumulator fragment on FMA, keeping full
+// precision. The operands come through callables a(i, k) and b(k, j)
+// returning fp32 in tile coordinates (0 outside the matrices), so one block
+// serves tiles of global, shared or workspace memory and every tail, and a
+// kernel's products are written once for every input type. Warp-collective:
+// all 32 lanes call it together.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,23 +50,36 @@ __device__ __forceinline__ int accumulator_col(int r) {
   return 2 * (threadIdx.x % 4) + r % 2;
 }
 
-/// acc += A(0:16, 0:depth) · B(0:depth, 0:8), fragments per the PTX ISA:
-/// A regs (g, 2t..), (g+8, 2t..), (g, 2t+8..), (g+8, 2t+8..); B regs
-/// (k 2t.., n g), (k 2t+8.., n g); g = lane / 4, t = lane % 4.
+/// acc += A(0:16, 0:depth) · B(0:depth, 0:8). 16-bit T: fragments per the
+/// PTX ISA, A regs (g, 2t..), (g+8, 2t..), (g, 2t+8..), (g+8, 2t+8..); B regs
+/// (k 2t.., n g), (k 2t+8.., n g); g = lane / 4, t = lane % 4. The callables
+/// see depth indices up to the next multiple of 16 (0 beyond `depth`).
+/// float T: each lane's four accumulators on FMA over exactly `depth`.
 template <typename T, typename LoadA, typename LoadB>
 __device__ __forceinline__ void mma_accumulate(float (&acc)[4], int depth,
                                                LoadA a, LoadB b) {
   const int lane = threadIdx.x % 32, g = lane / 4, t2 = 2 * (lane % 4);
-  for (int k0 = 0; k0 < depth; k0 += 16) {
-    const unsigned fa[4] = {
-        Mma16<T>::pack(a(g, k0 + t2), a(g, k0 + t2 + 1)),
-        Mma16<T>::pack(a(g + 8, k0 + t2), a(g + 8, k0 + t2 + 1)),
-        Mma16<T>::pack(a(g, k0 + t2 + 8), a(g, k0 + t2 + 9)),
-        Mma16<T>::pack(a(g + 8, k0 + t2 + 8), a(g + 8, k0 + t2 + 9))};
-    const unsigned fb[2] = {
-        Mma16<T>::pack(b(k0 + t2, g), b(k0 + t2 + 1, g)),
-        Mma16<T>::pack(b(k0 + t2 + 8, g), b(k0 + t2 + 9, g))};
-    Mma16<T>::mma(acc, fa, fb);
+  if constexpr (sizeof(T) == 4) {
+    for (int k = 0; k < depth; ++k) {
+      const float a0 = a(g, k), a1 = a(g + 8, k);
+      const float b0 = b(k, t2), b1 = b(k, t2 + 1);
+      acc[0] += a0 * b0;
+      acc[1] += a0 * b1;
+      acc[2] += a1 * b0;
+      acc[3] += a1 * b1;
+    }
+  } else {
+    for (int k0 = 0; k0 < depth; k0 += 16) {
+      const unsigned fa[4] = {
+          Mma16<T>::pack(a(g, k0 + t2), a(g, k0 + t2 + 1)),
+          Mma16<T>::pack(a(g + 8, k0 + t2), a(g + 8, k0 + t2 + 1)),
+          Mma16<T>::pack(a(g, k0 + t2 + 8), a(g, k0 + t2 + 9)),
+          Mma16<T>::pack(a(g + 8, k0 + t2 + 8), a(g + 8, k0 + t2 + 9))};
+      const unsigned fb[2] = {
+          Mma16<T>::pack(b(k0 + t2, g), b(k0 + t2 + 1, g)),
+          Mma16<T>::pack(b(k0 + t2 + 8, g), b(k0 + t2 + 9, g))};
+      Mma16<T>::mma(acc, fa, fb);
+    }
   }
 }
 

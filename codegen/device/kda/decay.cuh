@@ -1,0 +1,146 @@
+//===- kda/decay.cuh - Products through the per-feature decay -------------===//
+//
+// KDA's intra-chunk products carry, per feature d, the decay between two
+// tokens e^(Γ_id − Γ_jd) with j ≤ i, never above 1 since g ≤ 0. Factoring
+// it as e^Γ_i · e^−Γ_j would overflow for g as low as −20 per step, so
+// tokens in different 16-token blocks split it at a token r between them,
+//   e^(Γ_i − Γ_j) = e^(Γ_i − Γ_r) · e^(Γ_r − Γ_j),  j ≤ r < i,
+// both factors ≤ 1, and go to tile::mma_accumulate; tokens within one block
+// keep the direct form. Γ is the chunk's [C][K] inclusive cumulative sum of
+// g; the operand callables take chunk-local (token, feature).
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "rudnn/tile/mma_tile.cuh"
+
+namespace rudnn {
+namespace kda {
+
+/// e^(Γ_id − Γ_jd).
+template <int K>
+__device__ __forceinline__ float decay(const float *gamma, int i, int j,
+                                       int d) {
+  return expf(gamma[i * K + d] - gamma[j * K + d]);
+}
+
+/// store(i, j, P_ij) for every j ≤ i < L, where
+///   P_ij = Σ_d x(i, d) · y(j, d) · e^(Γ_id − Γ_jd).
+/// Pairs in different 16-token blocks split the decay at the last token of
+/// j's block. Block-collective; block size a multiple of 32.
+template <typename TIn, int K, typename X, typename Y, typename Store>
+__device__ void decayed_pairwise(int L, const float *gamma, X x, Y y,
+                                 Store store) {
+  // Within a block: one thread a pair.
+  for (int pair = threadIdx.x; pair < L * 16; pair += blockDim.x) {
+    const int i = pair / 16, j = i / 16 * 16 + pair % 16;
+    if (j > i)
+      continue;
+    float s = 0.f;
+    for (int d = 0; d < K; ++d)
+      s += x(i, d) * y(j, d) * decay<K>(gamma, i, j, d);
+    store(i, j, s);
+  }
+  // Across blocks: tasks (row block I, column block J < I, half of J's 16
+  // columns), one warp each.
+  const int blocks = (L + 15) / 16, tasks = blocks * (blocks - 1);
+  for (int task = threadIdx.x / 32; task < tasks; task += blockDim.x / 32) {
+    int pairIndex = task / 2, I = 1;
+    while (pairIndex >= I)
+      pairIndex -= I++;
+    const int i0 = 16 * I, j0 = 16 * pairIndex + 8 * (task % 2);
+    const int r = 16 * pairIndex + 15;
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    tile::mma_accumulate<TIn>(
+        acc, K,
+        [&](int i, int d) {
+          // Never load past the sequence or the features: padding may hold
+          // anything, NaN included.
+          return i0 + i < L && d < K
+                     ? x(i0 + i, d) * decay<K>(gamma, i0 + i, r, d)
+                     : 0.f;
+        },
+        [&](int d, int j) {
+          return d < K ? y(j0 + j, d) * decay<K>(gamma, r, j0 + j, d) : 0.f;
+        });
+    for (int e = 0; e < 4; ++e) {
+      const int i = i0 + tile::accumulator_row(e);
+      if (i < L)
+        store(i, j0 + tile::accumulator_col(e), acc[e]);
+    }
+  }
+}
+
+/// acc += the warp's 16x8 fragment, at tokens t0.. and features d0.., of
+///   R_td = Σ_{j ≤ t} m(t, j) · y(j, d) · e^(Γ_td − Γ_jd),
+/// the tokens j of earlier blocks on mma with the decay split at t0 − 1.
+/// Warp-collective; t0 a multiple of 16.
+template <typename TIn, int K, typename M, typename Y>
+__device__ void decayed_rows(float (&acc)[4], int L, int t0, int d0,
+                             const float *gamma, M m, Y y) {
+  if (t0 > 0) {
+    const int r = t0 - 1;
+    float part[4] = {0.f, 0.f, 0.f, 0.f};
+    tile::mma_accumulate<TIn>(
+        part, t0, [&](int t, int j) { return t0 + t < L ? m(t0 + t, j) : 0.f; },
+        [&](int j, int d) {
+          return d0 + d < K ? y(j, d0 + d) * decay<K>(gamma, r, j, d0 + d)
+                            : 0.f;
+        });
+    for (int e = 0; e < 4; ++e) {
+      const int t = t0 + tile::accumulator_row(e),
+                d = d0 + tile::accumulator_col(e);
+      if (t < L && d < K)
+        acc[e] += part[e] * decay<K>(gamma, t, r, d);
+    }
+  }
+  for (int e = 0; e < 4; ++e) {
+    const int t = t0 + tile::accumulator_row(e),
+              d = d0 + tile::accumulator_col(e);
+    if (t < L && d < K)
+      for (int j = t0; j <= t; ++j)
+        acc[e] += m(t, j) * y(j, d) * decay<K>(gamma, t, j, d);
+  }
+}
+
+/// acc += the warp's 16x8 fragment, at tokens t0.. and features d0.., of
+///   R_td = Σ_{i ≥ t} m(i, t) · y(i, d) · e^(Γ_id − Γ_td),
+/// the tokens i of later blocks on mma with the decay split at t0 + 15.
+/// Warp-collective; t0 a multiple of 16.
+template <typename TIn, int K, typename M, typename Y>
+__device__ void decayed_columns(float (&acc)[4], int L, int t0, int d0,
+                                const float *gamma, M m, Y y) {
+  const int next = t0 + 16;
+  if (next < L) {
+    const int r = next - 1;
+    float part[4] = {0.f, 0.f, 0.f, 0.f};
+    tile::mma_accumulate<TIn>(
+        part, L - next,
+        [&](int t, int i) {
+          return t0 + t < L && next + i < L ? m(next + i, t0 + t) : 0.f;
+        },
+        [&](int i, int d) {
+          return next + i < L && d0 + d < K
+                     ? y(next + i, d0 + d) *
+                           decay<K>(gamma, next + i, r, d0 + d)
+                     : 0.f;
+        });
+    for (int e = 0; e < 4; ++e) {
+      const int t = t0 + tile::accumulator_row(e),
+                d = d0 + tile::accumulator_col(e);
+      if (t < L && d < K)
+        acc[e] += part[e] * decay<K>(gamma, r, t, d);
+    }
+  }
+  for (int e = 0; e < 4; ++e) {
+    const int t = t0 + tile::accumulator_row(e),
+              d = d0 + tile::accumulator_col(e);
+    if (t < L && d < K)
+      for (int i = t; i < next && i < L; ++i)
+        acc[e] += m(i, t) * y(i, d) * decay<K>(gamma, i, t, d);
+  }
+}
+
+} // namespace kda
+} // namespace rudnn
