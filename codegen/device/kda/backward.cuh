@@ -51,7 +51,8 @@ template <int K, int V, int C> struct GradientTiles {
   }
 };
 
-/// grid (chunks, B·H); any block size. With the forward's boundaries saved,
+/// grid (chunks, B·H); block size a multiple of 32. With the forward's
+/// boundaries saved,
 /// the updates U = U0 − W·S_c that `propagate` would form, chunk-parallel.
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void restore(const BackwardParams<TIn, TGate, TBeta> &p) {
@@ -63,36 +64,25 @@ __device__ void restore(const BackwardParams<TIn, TGate, TBeta> &p) {
   float *tiles = Tiles::at(f.workspace, chunk, sequence, sequences);
   const float *S =
       f.boundaries + ((long long)chunk * sequences + sequence) * K * V;
-  if constexpr (sizeof(TIn) == 2) {
-    // Tensor cores, operands rounded to TIn, as `propagate` forms U.
-    tile::for_each_warp_tile(
-        L, V,
-        [&](float(&acc)[4], int i0, int j0) {
-          tile::mma_accumulate<TIn>(
-              acc, K,
-              [&](int i, int d) {
-                return i0 + i < L && d < K ? tiles[Tiles::kW + (i0 + i) * K + d]
-                                           : 0.f;
-              },
-              [&](int d, int j) {
-                return d < K && j0 + j < V ? S[d * V + j0 + j] : 0.f;
-              });
-        },
-        [&](int i, int j, float ws) {
-          tiles[Tiles::kU + i * V + j] = tiles[Tiles::kU0 + i * V + j] - ws;
-        });
-  } else {
-    for (int e = threadIdx.x; e < L * V; e += blockDim.x) {
-      const int i = e / V, j = e % V;
-      float u = tiles[Tiles::kU0 + i * V + j];
-      for (int d = 0; d < K; ++d)
-        u -= tiles[Tiles::kW + i * K + d] * S[d * V + j];
-      tiles[Tiles::kU + i * V + j] = u;
-    }
-  }
+  tile::for_each_warp_tile(
+      L, V,
+      [&](float(&acc)[4], int i0, int j0) {
+        tile::mma_accumulate<TIn>(
+            acc, K,
+            [&](int i, int d) {
+              return i0 + i < L && d < K ? tiles[Tiles::kW + (i0 + i) * K + d]
+                                         : 0.f;
+            },
+            [&](int d, int j) {
+              return d < K && j0 + j < V ? S[d * V + j0 + j] : 0.f;
+            });
+      },
+      [&](int i, int j, float ws) {
+        tiles[Tiles::kU + i * V + j] = tiles[Tiles::kU0 + i * V + j] - ws;
+      });
 }
 
-/// grid (B·H, ceil(V / VB)); any block size. Chunks in reverse:
+/// grid (B·H, ceil(V / VB)); block size a multiple of 32. Chunks in reverse:
 ///   dU = scale Bmᵀ dO + Kd dS,  dS ← e^Γlast ⊙ dS + Qdᵀ dO − Wᵀ dU.
 template <int K, int V, int C, int VB, typename TIn, typename TGate,
           typename TBeta>
@@ -124,86 +114,60 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
       dU[s][j] = u;
       grads[Grads::kDU + s * V + v0 + j] = u;
     };
-    if constexpr (sizeof(TIn) == 2) {
-      // Tensor cores, operands rounded to TIn, fp32 accumulation.
-      auto dOTile = [&](int j0) {
-        return [&, j0](int i, int j) {
-          return i < L && j0 + j < width ? dO(t0 + i, v0 + j0 + j) : 0.f;
-        };
+    auto dOTile = [&](int j0) {
+      return [&, j0](int i, int j) {
+        return i < L && j0 + j < width ? dO(t0 + i, v0 + j0 + j) : 0.f;
       };
-      tile::for_each_warp_tile(
-          L, width,
-          [&](float(&acc)[4], int s0, int j0) {
-            tile::mma_accumulate<TIn>(
-                acc, L,
-                [&](int s, int i) {
-                  return s0 + s < L && i < L && i >= s0 + s
-                             ? f.scale * tiles[Tiles::kB + i * C + s0 + s]
-                             : 0.f;
-                },
-                dOTile(j0));
-            tile::mma_accumulate<TIn>(
-                acc, K,
-                [&](int s, int d) {
-                  return s0 + s < L && d < K
-                             ? tiles[Tiles::kKd + (s0 + s) * K + d]
-                             : 0.f;
-                },
-                [&](int d, int j) {
-                  return d < K && j0 + j < width ? dS[d][j0 + j] : 0.f;
-                });
-          },
-          keepU);
-      __syncthreads();
-      // Each warp owns its tiles of dS, which no other warp reads now.
-      tile::for_each_warp_tile(
-          K, width,
-          [&](float(&acc)[4], int d0, int j0) {
-            tile::mma_accumulate<TIn>(
-                acc, L,
-                [&](int d, int i) {
-                  return d0 + d < K && i < L
-                             ? tiles[Tiles::kQd + i * K + d0 + d]
-                             : 0.f;
-                },
-                dOTile(j0));
-            tile::mma_accumulate<TIn>(
-                acc, L,
-                [&](int d, int i) {
-                  return d0 + d < K && i < L
-                             ? -tiles[Tiles::kW + i * K + d0 + d]
-                             : 0.f;
-                },
-                [&](int i, int j) {
-                  return i < L && j0 + j < width ? dU[i][j0 + j] : 0.f;
-                });
-          },
-          [&](int d, int j, float x) {
-            dS[d][j] = tiles[Tiles::kLast + d] * dS[d][j] + x;
-          });
-      __syncthreads();
-    } else {
-      for (int e = threadIdx.x; e < L * width; e += blockDim.x) {
-        const int s = e / width, j = e % width;
-        float u = 0.f;
-        for (int i = s; i < L; ++i)
-          u += tiles[Tiles::kB + i * C + s] * dO(t0 + i, v0 + j);
-        u *= f.scale;
-        for (int d = 0; d < K; ++d)
-          u += tiles[Tiles::kKd + s * K + d] * dS[d][j];
-        keepU(s, j, u);
-      }
-      __syncthreads();
-      for (int e = threadIdx.x; e < K * width; e += blockDim.x) {
-        const int d = e / width, j = e % width;
-        float x = tiles[Tiles::kLast + d] * dS[d][j];
-        for (int i = 0; i < L; ++i)
-          x += tiles[Tiles::kQd + i * K + d] * dO(t0 + i, v0 + j) -
-               tiles[Tiles::kW + i * K + d] * dU[i][j];
-        dS[d][j] = x;
-      }
-      __syncthreads();
-    }
+    };
+    tile::for_each_warp_tile(
+        L, width,
+        [&](float(&acc)[4], int s0, int j0) {
+          tile::mma_accumulate<TIn>(
+              acc, L,
+              [&](int s, int i) {
+                return s0 + s < L && i < L && i >= s0 + s
+                           ? f.scale * tiles[Tiles::kB + i * C + s0 + s]
+                           : 0.f;
+              },
+              dOTile(j0));
+          tile::mma_accumulate<TIn>(
+              acc, K,
+              [&](int s, int d) {
+                return s0 + s < L && d < K
+                           ? tiles[Tiles::kKd + (s0 + s) * K + d]
+                           : 0.f;
+              },
+              [&](int d, int j) {
+                return d < K && j0 + j < width ? dS[d][j0 + j] : 0.f;
+              });
+        },
+        keepU);
+    __syncthreads();
+    // Each warp owns its tiles of dS, which no other warp reads now.
+    tile::for_each_warp_tile(
+        K, width,
+        [&](float(&acc)[4], int d0, int j0) {
+          tile::mma_accumulate<TIn>(
+              acc, L,
+              [&](int d, int i) {
+                return d0 + d < K && i < L ? tiles[Tiles::kQd + i * K + d0 + d]
+                                           : 0.f;
+              },
+              dOTile(j0));
+          tile::mma_accumulate<TIn>(
+              acc, L,
+              [&](int d, int i) {
+                return d0 + d < K && i < L ? -tiles[Tiles::kW + i * K + d0 + d]
+                                           : 0.f;
+              },
+              [&](int i, int j) {
+                return i < L && j0 + j < width ? dU[i][j0 + j] : 0.f;
+              });
+        },
+        [&](int d, int j, float x) {
+          dS[d][j] = tiles[Tiles::kLast + d] * dS[d][j] + x;
+        });
+    __syncthreads();
   }
   if (p.d_initial_state)
     store_state_columns<K, V>(p.d_initial_state + stateBase, dS, v0, width);

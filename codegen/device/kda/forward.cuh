@@ -3,9 +3,11 @@
 // Per (batch, head) the sequence is cut into chunks of C tokens. Within a
 // chunk, with Γ the inclusive cumulative sum of g and S0 the state at the
 // chunk start, the delta rule unrolls to
-//   (I + A) U = β ⊙ (V − (K ⊙ e^Γ) S0),  A_ij = β_i Σ_d k_id k_jd e^(Γ_id −
-//   Γ_jd) O = scale (Q ⊙ e^Γ) S0 + scale B U,  B_ij = Σ_d q_id k_jd e^(Γ_id −
-//   Γ_jd) S_end = diag(e^Γ_last) S0 + (K ⊙ e^(Γ_last − Γ))ᵀ U
+//   (I + A) U = β ⊙ (V − (K ⊙ e^Γ) S0),
+//   O = scale (Q ⊙ e^Γ) S0 + scale B U,
+//   S_end = diag(e^Γ_last) S0 + (K ⊙ e^(Γ_last − Γ))ᵀ U,
+//   A_ij = β_i Σ_d k_id k_jd e^(Γ_id − Γ_jd),
+//   B_ij = Σ_d q_id k_jd e^(Γ_id − Γ_jd),
 // with A strictly and B non-strictly lower triangular. Every exponent is
 // Γ_i − Γ_j with j ≤ i, never positive since g ≤ 0: nothing overflows, for
 // g as low as −20 per step (factoring e^Γ_i · e^−Γ_j would overflow).
@@ -15,6 +17,10 @@
 // triangular solve), `propagate` (sequential over chunks, parallel over
 // batch, heads and blocks of V: the states), and `output` (chunk-parallel).
 // `recurrent` runs the recurrence token by token, for decode (T = 1).
+//
+// Every matrix product is a tile::mma_accumulate: tensor cores for 16-bit
+// inputs (operands rounded to the input type, fp32 accumulation), FMA for
+// f32 inputs, one code path for both.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,7 +73,7 @@ template <int C> __device__ __forceinline__ int chunk_tokens(int chunk, int T) {
   return left < C ? left : C;
 }
 
-/// grid (chunks, B·H); any block size.
+/// grid (chunks, B·H); block size a multiple of 32.
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C>;
@@ -163,8 +169,8 @@ __device__ void store_state_columns(float *state, const float (&block)[K][VB],
   }
 }
 
-/// grid (B·H, ceil(V / VB)); any block size (a multiple of 32 for 16-bit
-/// inputs, whose products run on tensor cores). Walks the chunks in order.
+/// grid (B·H, ceil(V / VB)); block size a multiple of 32. Walks the chunks
+/// in order.
 template <int K, int V, int C, int VB, typename TIn, typename TGate,
           typename TBeta>
 __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
@@ -188,76 +194,52 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
     store_state_columns<K, V>(
         p.boundaries + (long long)chunk * sequences * K * V + stateBase, state,
         v0, width);
-    if constexpr (sizeof(TIn) == 2) {
-      // Tensor cores, operands rounded to TIn. u = u0 − W·S:
-      tile::for_each_warp_tile(
-          L, width,
-          [&](float(&acc)[4], int i0, int j0) {
-            tile::mma_accumulate<TIn>(
-                acc, K,
-                [&](int i, int d) {
-                  return i0 + i < L && d < K
-                             ? tiles[Tiles::kW + (i0 + i) * K + d]
-                             : 0.f;
-                },
-                [&](int d, int j) {
-                  return d < K && j0 + j < width ? state[d][j0 + j] : 0.f;
-                });
-          },
-          [&](int i, int j, float ws) {
-            const float u = tiles[Tiles::kU0 + i * V + v0 + j] - ws;
-            update[i][j] = u;
-            tiles[Tiles::kU + i * V + v0 + j] = u;
-          });
-      __syncthreads();
-      // S ← e^Γlast ⊙ S + Kdᵀ·u; each warp owns its tiles of the state, which
-      // no other warp reads now.
-      tile::for_each_warp_tile(
-          K, width,
-          [&](float(&acc)[4], int d0, int j0) {
-            tile::mma_accumulate<TIn>(
-                acc, L,
-                [&](int d, int i) {
-                  return d0 + d < K && i < L
-                             ? tiles[Tiles::kKd + i * K + d0 + d]
-                             : 0.f;
-                },
-                [&](int i, int j) {
-                  return i < L && j0 + j < width ? update[i][j0 + j] : 0.f;
-                });
-          },
-          [&](int d, int j, float kdu) {
-            state[d][j] = tiles[Tiles::kLast + d] * state[d][j] + kdu;
-          });
-      __syncthreads();
-    } else {
-      for (int e = threadIdx.x; e < L * width; e += blockDim.x) {
-        const int i = e / width, j = e % width;
-        float u = tiles[Tiles::kU0 + i * V + v0 + j];
-        for (int d = 0; d < K; ++d)
-          u -= tiles[Tiles::kW + i * K + d] * state[d][j];
-        update[i][j] = u;
-        tiles[Tiles::kU + i * V + v0 + j] = u;
-      }
-      __syncthreads();
-      for (int e = threadIdx.x; e < K * width; e += blockDim.x) {
-        const int d = e / width, j = e % width;
-        float s = tiles[Tiles::kLast + d] * state[d][j];
-        for (int i = 0; i < L; ++i)
-          s += tiles[Tiles::kKd + i * K + d] * update[i][j];
-        state[d][j] = s;
-      }
-      __syncthreads();
-    }
+    // u = u0 − W·S:
+    tile::for_each_warp_tile(
+        L, width,
+        [&](float(&acc)[4], int i0, int j0) {
+          tile::mma_accumulate<TIn>(
+              acc, K,
+              [&](int i, int d) {
+                return i0 + i < L && d < K ? tiles[Tiles::kW + (i0 + i) * K + d]
+                                           : 0.f;
+              },
+              [&](int d, int j) {
+                return d < K && j0 + j < width ? state[d][j0 + j] : 0.f;
+              });
+        },
+        [&](int i, int j, float ws) {
+          const float u = tiles[Tiles::kU0 + i * V + v0 + j] - ws;
+          update[i][j] = u;
+          tiles[Tiles::kU + i * V + v0 + j] = u;
+        });
+    __syncthreads();
+    // S ← e^Γlast ⊙ S + Kdᵀ·u; each warp owns its tiles of the state, which
+    // no other warp reads now.
+    tile::for_each_warp_tile(
+        K, width,
+        [&](float(&acc)[4], int d0, int j0) {
+          tile::mma_accumulate<TIn>(
+              acc, L,
+              [&](int d, int i) {
+                return d0 + d < K && i < L ? tiles[Tiles::kKd + i * K + d0 + d]
+                                           : 0.f;
+              },
+              [&](int i, int j) {
+                return i < L && j0 + j < width ? update[i][j0 + j] : 0.f;
+              });
+        },
+        [&](int d, int j, float kdu) {
+          state[d][j] = tiles[Tiles::kLast + d] * state[d][j] + kdu;
+        });
+    __syncthreads();
   }
   if (p.final_state)
     store_state_columns<K, V>(p.final_state + stateBase, state, v0, width);
 }
 
-/// grid (chunks, B·H); any block size (a multiple of 32 for 16-bit inputs,
-/// whose two products run on tensor cores: operands rounded to TIn as the
-/// inputs were, fp32 accumulation, each warp taking 16x8 tiles of the
-/// chunk's C x V output in turn).
+/// grid (chunks, B·H); block size a multiple of 32. Each warp takes 16x8
+/// tiles of the chunk's C x V output in turn.
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void output(const ForwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C>;
@@ -268,53 +250,38 @@ __device__ void output(const ForwardParams<TIn, TGate, TBeta> &p) {
   const float *tiles = Tiles::at(p.workspace, chunk, sequence, sequences);
   const float *state =
       p.boundaries + ((long long)chunk * sequences + sequence) * K * V;
-  if constexpr (sizeof(TIn) == 2) {
-    tile::for_each_warp_tile(
-        L, V,
-        [&](float(&acc)[4], int i0, int j0) {
-          float intra[4] = {0.f, 0.f, 0.f, 0.f};
-          // (q ⊙ e^Γ)·S over the K features.
-          tile::mma_accumulate<TIn>(
-              acc, K,
-              [&](int i, int d) {
-                return i0 + i < L && d < K
-                           ? tiles[Tiles::kQd + (i0 + i) * K + d]
-                           : 0.f;
-              },
-              [&](int d, int j) {
-                return d < K && j0 + j < V ? state[d * V + j0 + j] : 0.f;
-              });
-          // pairwise·U over the chunk's tokens.
-          tile::mma_accumulate<TIn>(
-              intra, L,
-              [&](int i, int s) {
-                return i0 + i < L && s < L ? tiles[Tiles::kB + (i0 + i) * C + s]
-                                           : 0.f;
-              },
-              [&](int s, int j) {
-                return s < L && j0 + j < V ? tiles[Tiles::kU + s * V + j0 + j]
-                                           : 0.f;
-              });
-          for (int r = 0; r < 4; ++r)
-            acc[r] += p.scale * intra[r];
-        },
-        [&](int i, int j, float o) {
-          p.output[p.output_strides.offset(b, t0 + i, h) + j] =
-              from_float<TIn>(o);
-        });
-  } else {
-    for (int e = threadIdx.x; e < L * V; e += blockDim.x) {
-      const int i = e / V, j = e % V;
-      float o = 0.f;
-      for (int d = 0; d < K; ++d)
-        o += tiles[Tiles::kQd + i * K + d] * state[d * V + j];
-      float intra = 0.f;
-      for (int s = 0; s <= i; ++s)
-        intra += tiles[Tiles::kB + i * C + s] * tiles[Tiles::kU + s * V + j];
-      o += p.scale * intra;
-      p.output[p.output_strides.offset(b, t0 + i, h) + j] = from_float<TIn>(o);
-    }
-  }
+  tile::for_each_warp_tile(
+      L, V,
+      [&](float(&acc)[4], int i0, int j0) {
+        float intra[4] = {0.f, 0.f, 0.f, 0.f};
+        // (q ⊙ e^Γ)·S over the K features.
+        tile::mma_accumulate<TIn>(
+            acc, K,
+            [&](int i, int d) {
+              return i0 + i < L && d < K ? tiles[Tiles::kQd + (i0 + i) * K + d]
+                                         : 0.f;
+            },
+            [&](int d, int j) {
+              return d < K && j0 + j < V ? state[d * V + j0 + j] : 0.f;
+            });
+        // pairwise·U over the chunk's tokens.
+        tile::mma_accumulate<TIn>(
+            intra, L,
+            [&](int i, int s) {
+              return i0 + i < L && s < L ? tiles[Tiles::kB + (i0 + i) * C + s]
+                                         : 0.f;
+            },
+            [&](int s, int j) {
+              return s < L && j0 + j < V ? tiles[Tiles::kU + s * V + j0 + j]
+                                         : 0.f;
+            });
+        for (int r = 0; r < 4; ++r)
+          acc[r] += p.scale * intra[r];
+      },
+      [&](int i, int j, float o) {
+        p.output[p.output_strides.offset(b, t0 + i, h) + j] =
+            from_float<TIn>(o);
+      });
 }
 
 /// grid (B·H, ceil(V / VB)), block VB threads: one column of the state
