@@ -164,7 +164,12 @@ INSTANTIATE_TEST_SUITE_P(
                       BackwardCase{100, 60, 40, 64, DType::BF16, true, true,
                                    Layout::BTHD, -0.05, false},
                       BackwardCase{77, 40, 24, 32, DType::F16, false, true,
-                                   Layout::BHTD, -0.05, true}),
+                                   Layout::BHTD, -0.05, true},
+                      // The feature extremes.
+                      BackwardCase{19, 1, 1, 16, DType::F32, true, true,
+                                   Layout::BTHD, -1, false},
+                      BackwardCase{20, 256, 256, 32, DType::BF16, true, true,
+                                   Layout::BHTD, -1, false}),
     backwardCaseName);
 
 /// A valid call on random inputs (fixed seed) with every gradient NaN until
