@@ -92,8 +92,20 @@ int main(int argc, char **argv) {
               shapesText = "1,8192,96,128;2,16384,16,128;4,4096,64,128;"
                            "8,1024,8,64";
   int repeats = 20;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  const char *usage =
+      "usage: rudnn-bench-kda [--backend auto|cuda|emulation] [--repeats N]\n"
+      "                       [--shapes B,T,H,K;...] [--json FILE]\n";
+  for (int i = 1; i < argc; i += 2) {
     std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      std::fputs(usage, stdout);
+      return 0;
+    }
+    if (i + 1 == argc) {
+      std::fprintf(stderr, "rudnn-bench-kda: %s wants a value\n%s", argv[i],
+                   usage);
+      return 2;
+    }
     if (flag == "--backend")
       backend = argv[i + 1];
     else if (flag == "--repeats")
@@ -103,7 +115,8 @@ int main(int argc, char **argv) {
     else if (flag == "--json")
       json = argv[i + 1];
     else {
-      std::fprintf(stderr, "rudnn-bench-kda: unknown option %s\n", argv[i]);
+      std::fprintf(stderr, "rudnn-bench-kda: unknown option %s\n%s", argv[i],
+                   usage);
       return 2;
     }
   }
