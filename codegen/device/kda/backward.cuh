@@ -69,13 +69,8 @@ __device__ void restore(const BackwardParams<TIn, TGate, TBeta> &p) {
       [&](float(&acc)[4], int i0, int j0) {
         tile::mma_accumulate<TIn>(
             acc, K,
-            [&](int i, int d) {
-              return i0 + i < L && d < K ? tiles[Tiles::kW + (i0 + i) * K + d]
-                                         : 0.f;
-            },
-            [&](int d, int j) {
-              return d < K && j0 + j < V ? S[d * V + j0 + j] : 0.f;
-            });
+            tile::a_rows(tile::row_major(tiles + Tiles::kW, K), L, K, i0),
+            tile::b_columns(tile::row_major(S, V), K, V, j0));
       },
       [&](int i, int j, float ws) {
         tiles[Tiles::kU + i * V + j] = tiles[Tiles::kU0 + i * V + j] - ws;
@@ -114,32 +109,23 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
       dU[s][j] = u;
       grads[Grads::kDU + s * V + v0 + j] = u;
     };
-    auto dOTile = [&](int j0) {
-      return [&, j0](int i, int j) {
-        return i < L && j0 + j < width ? dO(t0 + i, v0 + j0 + j) : 0.f;
-      };
+    auto dOChunk = [&](int i, int j) { return dO(t0 + i, v0 + j); };
+    auto dSView = [&](int d, int j) { return dS[d][j]; };
+    auto dUView = [&](int i, int j) { return dU[i][j]; };
+    auto scaledB = [&](int i, int s) {
+      return f.scale * tiles[Tiles::kB + i * C + s];
     };
+    auto minusW = [&](int i, int d) { return -tiles[Tiles::kW + i * K + d]; };
     tile::for_each_warp_tile(
         L, width,
         [&](float(&acc)[4], int s0, int j0) {
-          tile::mma_accumulate<TIn>(
-              acc, L,
-              [&](int s, int i) {
-                return s0 + s < L && i < L && i >= s0 + s
-                           ? f.scale * tiles[Tiles::kB + i * C + s0 + s]
-                           : 0.f;
-              },
-              dOTile(j0));
+          tile::mma_accumulate<TIn>(acc, L,
+                                    tile::a_transposed(scaledB, L, L, s0),
+                                    tile::b_columns(dOChunk, L, width, j0));
           tile::mma_accumulate<TIn>(
               acc, K,
-              [&](int s, int d) {
-                return s0 + s < L && d < K
-                           ? tiles[Tiles::kKd + (s0 + s) * K + d]
-                           : 0.f;
-              },
-              [&](int d, int j) {
-                return d < K && j0 + j < width ? dS[d][j0 + j] : 0.f;
-              });
+              tile::a_rows(tile::row_major(tiles + Tiles::kKd, K), L, K, s0),
+              tile::b_columns(dSView, K, width, j0));
         },
         keepU);
     __syncthreads();
@@ -149,20 +135,12 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
         [&](float(&acc)[4], int d0, int j0) {
           tile::mma_accumulate<TIn>(
               acc, L,
-              [&](int d, int i) {
-                return d0 + d < K && i < L ? tiles[Tiles::kQd + i * K + d0 + d]
-                                           : 0.f;
-              },
-              dOTile(j0));
-          tile::mma_accumulate<TIn>(
-              acc, L,
-              [&](int d, int i) {
-                return d0 + d < K && i < L ? -tiles[Tiles::kW + i * K + d0 + d]
-                                           : 0.f;
-              },
-              [&](int i, int j) {
-                return i < L && j0 + j < width ? dU[i][j0 + j] : 0.f;
-              });
+              tile::a_transposed(tile::row_major(tiles + Tiles::kQd, K), L, K,
+                                 d0),
+              tile::b_columns(dOChunk, L, width, j0));
+          tile::mma_accumulate<TIn>(acc, L,
+                                    tile::a_transposed(minusW, L, K, d0),
+                                    tile::b_columns(dUView, L, width, j0));
         },
         [&](int d, int j, float x) {
           dS[d][j] = tiles[Tiles::kLast + d] * dS[d][j] + x;
@@ -171,23 +149,6 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
   }
   if (p.d_initial_state)
     store_state_columns<K, V>(p.d_initial_state + stateBase, dS, v0, width);
-}
-
-/// a(i, c) = m(i0 + i, c) inside rows × cols, 0 outside: an A operand.
-template <typename M>
-__device__ __forceinline__ auto clipped_rows(M m, int i0, int rows, int cols) {
-  return [=](int i, int c) {
-    return i0 + i < rows && c < cols ? m(i0 + i, c) : 0.f;
-  };
-}
-
-/// b(c, j) = matrix[(j0 + j) · pitch + c] inside cols × rows, 0 outside: a
-/// row-major matrix seen transposed, as a B operand.
-__device__ __forceinline__ auto
-clipped_transpose(const float *matrix, int pitch, int j0, int rows, int cols) {
-  return [=](int c, int j) {
-    return j0 + j < rows && c < cols ? matrix[(j0 + j) * pitch + c] : 0.f;
-  };
 }
 
 /// grid (chunks, B·H); block size a multiple of 32. Every input gradient of
@@ -227,9 +188,6 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   auto dO = [&](int i, int j) {
     return to_float(p.d_output[p.d_output_strides.offset(b, t0 + i, h) + j]);
   };
-  auto dense = [](const float *matrix, int pitch) {
-    return [=](int i, int j) { return matrix[i * pitch + j]; };
-  };
   const float *U = tiles + Tiles::kU, *dU = grads + Grads::kDU,
               *dSEnd = grads + Grads::kDSEnd;
   float *dq = grads + Grads::kDq, *dk = grads + Grads::kDk;
@@ -242,8 +200,9 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   tile::for_each_warp_tile(
       L, K,
       [&](float(&acc)[4], int i0, int d0) {
-        tile::mma_accumulate<TIn>(acc, V, clipped_rows(dO, i0, L, V),
-                                  clipped_transpose(S0, V, d0, K, V));
+        tile::mma_accumulate<TIn>(
+            acc, V, tile::a_rows(dO, L, V, i0),
+            tile::b_transposed(tile::row_major(S0, V), K, V, d0));
       },
       [&](int i, int d, float dQd) {
         const float eg = expf(gamma[i * K + d]);
@@ -254,8 +213,9 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   tile::for_each_warp_tile(
       L, K,
       [&](float(&acc)[4], int i0, int d0) {
-        tile::mma_accumulate<TIn>(acc, V, clipped_rows(dense(U, V), i0, L, V),
-                                  clipped_transpose(dSEnd, V, d0, K, V));
+        tile::mma_accumulate<TIn>(
+            acc, V, tile::a_rows(tile::row_major(U, V), L, V, i0),
+            tile::b_transposed(tile::row_major(dSEnd, V), K, V, d0));
       },
       [&](int i, int d, float dKd) {
         const float eLast = expf(gamma[(L - 1) * K + d] - gamma[i * K + d]);
@@ -269,16 +229,18 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
       L, L,
       [&](float(&acc)[4], int i0, int s0) {
         if (s0 <= i0 + 15)
-          tile::mma_accumulate<TIn>(acc, V, clipped_rows(dO, i0, L, V),
-                                    clipped_transpose(U, V, s0, L, V));
+          tile::mma_accumulate<TIn>(
+              acc, V, tile::a_rows(dO, L, V, i0),
+              tile::b_transposed(tile::row_major(U, V), L, V, s0));
       },
       [&](int i, int s, float x) { dBm[i][s] = s <= i ? f.scale * x : 0.f; });
   // Right-hand side of dRw: −dU S0ᵀ.
   tile::for_each_warp_tile(
       L, K,
       [&](float(&acc)[4], int i0, int d0) {
-        tile::mma_accumulate<TIn>(acc, V, clipped_rows(dense(dU, V), i0, L, V),
-                                  clipped_transpose(S0, V, d0, K, V));
+        tile::mma_accumulate<TIn>(
+            acc, V, tile::a_rows(tile::row_major(dU, V), L, V, i0),
+            tile::b_transposed(tile::row_major(S0, V), K, V, d0));
       },
       [&](int i, int d, float x) { dRw[i * K + d] = -x; });
   __syncthreads();
@@ -311,11 +273,13 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
         if (j0 > i0 + 15)
           return;
         tile::mma_accumulate<TIn>(
-            acc, K, clipped_rows(dense(dRw, K), i0, L, K),
-            clipped_transpose(tiles + Tiles::kW, K, j0, L, K));
+            acc, K, tile::a_rows(tile::row_major(dRw, K), L, K, i0),
+            tile::b_transposed(tile::row_major(tiles + Tiles::kW, K), L, K,
+                               j0));
         tile::mma_accumulate<TIn>(
-            acc, V, clipped_rows(dense(dRu, V), i0, L, V),
-            clipped_transpose(tiles + Tiles::kU0, V, j0, L, V));
+            acc, V, tile::a_rows(tile::row_major(dRu, V), L, V, i0),
+            tile::b_transposed(tile::row_major(tiles + Tiles::kU0, V), L, V,
+                               j0));
       },
       [&](int i, int j, float x) {
         const float dA = j < i ? -x : 0.f;

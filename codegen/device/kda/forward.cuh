@@ -187,6 +187,8 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
       width);
   __syncthreads();
 
+  auto stateView = [&](int d, int j) { return state[d][j]; };
+  auto updateView = [&](int i, int j) { return update[i][j]; };
   const int chunks = (p.length + C - 1) / C;
   for (int chunk = 0; chunk < chunks; ++chunk) {
     const int L = chunk_tokens<C>(chunk, p.length);
@@ -200,13 +202,8 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
         [&](float(&acc)[4], int i0, int j0) {
           tile::mma_accumulate<TIn>(
               acc, K,
-              [&](int i, int d) {
-                return i0 + i < L && d < K ? tiles[Tiles::kW + (i0 + i) * K + d]
-                                           : 0.f;
-              },
-              [&](int d, int j) {
-                return d < K && j0 + j < width ? state[d][j0 + j] : 0.f;
-              });
+              tile::a_rows(tile::row_major(tiles + Tiles::kW, K), L, K, i0),
+              tile::b_columns(stateView, K, width, j0));
         },
         [&](int i, int j, float ws) {
           const float u = tiles[Tiles::kU0 + i * V + v0 + j] - ws;
@@ -221,13 +218,9 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
         [&](float(&acc)[4], int d0, int j0) {
           tile::mma_accumulate<TIn>(
               acc, L,
-              [&](int d, int i) {
-                return d0 + d < K && i < L ? tiles[Tiles::kKd + i * K + d0 + d]
-                                           : 0.f;
-              },
-              [&](int i, int j) {
-                return i < L && j0 + j < width ? update[i][j0 + j] : 0.f;
-              });
+              tile::a_transposed(tile::row_major(tiles + Tiles::kKd, K), L, K,
+                                 d0),
+              tile::b_columns(updateView, L, width, j0));
         },
         [&](int d, int j, float kdu) {
           state[d][j] = tiles[Tiles::kLast + d] * state[d][j] + kdu;
@@ -257,24 +250,13 @@ __device__ void output(const ForwardParams<TIn, TGate, TBeta> &p) {
         // (q ⊙ e^Γ)·S over the K features.
         tile::mma_accumulate<TIn>(
             acc, K,
-            [&](int i, int d) {
-              return i0 + i < L && d < K ? tiles[Tiles::kQd + (i0 + i) * K + d]
-                                         : 0.f;
-            },
-            [&](int d, int j) {
-              return d < K && j0 + j < V ? state[d * V + j0 + j] : 0.f;
-            });
+            tile::a_rows(tile::row_major(tiles + Tiles::kQd, K), L, K, i0),
+            tile::b_columns(tile::row_major(state, V), K, V, j0));
         // pairwise·U over the chunk's tokens.
         tile::mma_accumulate<TIn>(
             intra, L,
-            [&](int i, int s) {
-              return i0 + i < L && s < L ? tiles[Tiles::kB + (i0 + i) * C + s]
-                                         : 0.f;
-            },
-            [&](int s, int j) {
-              return s < L && j0 + j < V ? tiles[Tiles::kU + s * V + j0 + j]
-                                         : 0.f;
-            });
+            tile::a_rows(tile::row_major(tiles + Tiles::kB, C), L, L, i0),
+            tile::b_columns(tile::row_major(tiles + Tiles::kU, V), L, V, j0));
         for (int r = 0; r < 4; ++r)
           acc[r] += p.scale * intra[r];
       },

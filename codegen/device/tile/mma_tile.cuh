@@ -83,6 +83,39 @@ __device__ __forceinline__ void mma_accumulate(float (&acc)[4], int depth,
   }
 }
 
+/// Operand views for mma_accumulate of a matrix m(r, c) (any callable) of
+/// rows × cols, 0 outside it: its rows from i0 or its columns from i0 (mᵀ)
+/// as A; its columns from j0 or its rows from j0 (mᵀ) as B.
+template <typename M>
+__device__ __forceinline__ auto a_rows(M m, int rows, int cols, int i0) {
+  return [=](int i, int k) {
+    return i0 + i < rows && k < cols ? m(i0 + i, k) : 0.f;
+  };
+}
+template <typename M>
+__device__ __forceinline__ auto a_transposed(M m, int rows, int cols, int i0) {
+  return [=](int i, int k) {
+    return k < rows && i0 + i < cols ? m(k, i0 + i) : 0.f;
+  };
+}
+template <typename M>
+__device__ __forceinline__ auto b_columns(M m, int rows, int cols, int j0) {
+  return [=](int k, int j) {
+    return k < rows && j0 + j < cols ? m(k, j0 + j) : 0.f;
+  };
+}
+template <typename M>
+__device__ __forceinline__ auto b_transposed(M m, int rows, int cols, int j0) {
+  return [=](int k, int j) {
+    return j0 + j < rows && k < cols ? m(j0 + j, k) : 0.f;
+  };
+}
+
+/// m(r, c) = data[r · pitch + c].
+__device__ __forceinline__ auto row_major(const float *data, int pitch) {
+  return [=](int r, int c) { return data[r * pitch + c]; };
+}
+
 /// Walks the 16x8 tiles of a rows x cols result, one warp per tile in turn:
 /// compute(acc, i0, j0) fills the warp's fragment of the tile at (i0, j0)
 /// (with mma_accumulate), then store(i, j, value) runs for each of its
