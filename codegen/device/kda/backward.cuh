@@ -162,7 +162,7 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   using Grads = GradientTiles<K, V, C>;
   const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
   __shared__ float kk[C][C]; // Σ_d k_id k_jd e^(Γ_id − Γ_jd): A = β ⊙ kk
-  __shared__ float dAb[C][C]; // β_i dA_ij
+  __shared__ float dAb[C][C]; // A until the solve is done, then β_i dA_ij
   __shared__ float dBm[C][C];
   const int chunk = blockIdx.x, sequence = blockIdx.y;
   const int sequences = f.batch * f.heads;
@@ -194,8 +194,10 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   float *dG = grads + Grads::kDGamma, *dRw = grads + Grads::kDRw;
   float *dRu = grads + Grads::kDRu;
 
-  decayed_pairwise<TIn, K>(L, gamma, k, k,
-                           [&](int i, int j, float x) { kk[i][j] = x; });
+  decayed_pairwise<TIn, K>(L, gamma, k, k, [&](int i, int j, float x) {
+    kk[i][j] = x;
+    dAb[i][j] = beta(i) * x;
+  });
   // Through Qd = scale q ⊙ e^Γ: dQd = dO S0ᵀ.
   tile::for_each_warp_tile(
       L, K,
@@ -260,7 +262,7 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
     for (int i = L - 1; i >= 0; --i) {
       float r = column < K ? x[i * pitch] : dU[i * V + column - K];
       for (int j = i + 1; j < L; ++j)
-        r -= beta(j) * kk[j][i] * x[j * pitch];
+        r -= dAb[j][i] * x[j * pitch];
       x[i * pitch] = r;
     }
   }
