@@ -2,14 +2,20 @@
 
 #include "codegen/Transforms/TargetPolicy.h"
 
+#include "codegen/Emit/KdaEmitter.h"
+
+#include <algorithm>
+
 using namespace mlir::rudnn;
 
 int64_t mlir::rudnn::kdaChunkSharedBytes(int64_t chunk, int64_t featureDimK,
                                          int64_t featureDimV) {
+  (void)featureDimV; // blocks of V columns: the same for every V
   constexpr int64_t kBytesPerElement = sizeof(float);
-  int64_t tiles = chunk * (3 * featureDimK + featureDimV);
-  int64_t pairwise = 2 * chunk * chunk;
-  return kBytesPerElement * (tiles + pairwise);
+  const int64_t columns = ::rudnn::codegen::kKdaColumnsPerBlock;
+  const int64_t pairwise = 3 * chunk * chunk;                   // gradients
+  const int64_t stateColumns = (featureDimK + chunk) * columns; // propagate
+  return kBytesPerElement * std::max(pairwise, stateColumns);
 }
 
 std::optional<int64_t> mlir::rudnn::chooseKdaChunk(int64_t featureDimK,

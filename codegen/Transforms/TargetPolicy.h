@@ -22,9 +22,11 @@ struct DefaultTarget {
   static constexpr int64_t kSmCount = 132;
 };
 
-/// Shared memory, in bytes, of the chunk-parallel KDA kernel's working set for
-/// one chunk: the q, k and g tiles (chunk x K), the v tile (chunk x V) and the
-/// two pairwise chunk matrices (chunk x chunk), all fp32.
+/// Shared memory, in bytes, of the largest block among the KDA kernels at
+/// this chunk, all fp32: the backward's `gradients` keeps three chunk x chunk
+/// pairwise matrices; `propagate` and `state_gradient` a K x VB state and a
+/// chunk x VB update for their VB value columns (`prepare`'s one pairwise
+/// matrix and `recurrent`'s K x VB state are less).
 int64_t kdaChunkSharedBytes(int64_t chunk, int64_t featureDimK,
                             int64_t featureDimV);
 

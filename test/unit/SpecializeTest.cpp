@@ -13,19 +13,22 @@ using namespace mlir::rudnn;
 
 namespace {
 
-TEST(KdaChunkPolicy, SharedBytesCountTilesAndPairwiseMatrices) {
-  // 4 bytes x (64 x (3*64 + 64) tile elements + 2 x 64 x 64 pairwise).
-  EXPECT_EQ(kdaChunkSharedBytes(64, 64, 64), 4 * (64 * 256 + 2 * 64 * 64));
-  EXPECT_EQ(kdaChunkSharedBytes(16, 1, 1), 4 * (16 * 4 + 2 * 16 * 16));
+TEST(KdaChunkPolicy, SharedBytesAreTheLargestKernelBlock) {
+  // The backward's three 64 x 64 pairwise matrices...
+  EXPECT_EQ(kdaChunkSharedBytes(64, 64, 64), 4 * 3 * 64 * 64);
+  // ... or propagate's (K + chunk) x 32 state and update columns.
+  EXPECT_EQ(kdaChunkSharedBytes(16, 256, 1), 4 * (256 + 16) * 32);
+  EXPECT_EQ(kdaChunkSharedBytes(16, 1, 1), 4 * 3 * 16 * 16);
 }
 
 TEST(KdaChunkPolicy, ChoosesTheLargestChunkThatFits) {
   const int64_t h200 = DefaultTarget::kSmemPerBlock;
   EXPECT_EQ(chooseKdaChunk(64, 64, h200), 64);
-  EXPECT_EQ(chooseKdaChunk(128, 128, h200), 64);
-  EXPECT_EQ(chooseKdaChunk(256, 256, h200), 32);
-  EXPECT_EQ(chooseKdaChunk(64, 64, 48 * 1024), 32);
-  EXPECT_EQ(chooseKdaChunk(128, 128, 48 * 1024), 16);
+  EXPECT_EQ(chooseKdaChunk(256, 256, h200), 64);
+  // Every kernel stays within the 48 KiB of static shared memory.
+  EXPECT_EQ(chooseKdaChunk(256, 256, 48 * 1024), 64);
+  EXPECT_EQ(chooseKdaChunk(64, 64, 20000), 32);
+  EXPECT_EQ(chooseKdaChunk(128, 128, 20000), 16);
   EXPECT_EQ(chooseKdaChunk(256, 256, 16 * 1024), std::nullopt);
 }
 
