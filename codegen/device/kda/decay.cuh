@@ -42,6 +42,8 @@ __device__ void decayed_pairwise(int L, const float *gamma, X x, Y y,
       s += x(i, d) * y(j, d) * decay<K>(gamma, i, j, d);
     store(i, j, s);
   }
+  // Lanes leave the loop above at different pairs: reconverge before mma.
+  __syncwarp();
   // Across blocks: tasks (row block I, column block J < I, half of J's 16
   // columns), one warp each.
   const int blocks = (L + 15) / 16, tasks = blocks * (blocks - 1);
