@@ -8,7 +8,7 @@
 // median wall time of `repeats` synchronized calls and the rate in TFLOP/s,
 // counting 2·B·H·T·(3KV + 2CK + CV + C(K+V)/2) flops: the state products
 // (W·S, Kdᵀ·U, Qd·S), the pairwise matrices, the intra-chunk output and the
-// triangular solve. Then forward + backward as a training step runs them:
+// products by (I + A)⁻¹. Then forward + backward as a training step runs them:
 // the forward saving its boundaries, the backward starting from them.
 //
 //===----------------------------------------------------------------------===//

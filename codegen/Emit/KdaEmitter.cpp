@@ -62,7 +62,7 @@ static const char *cudaType(ScalarType type) {
 
 int64_t rudnn::codegen::kdaTileFloats(const KdaKernelSpec &spec) {
   const int64_t C = spec.chunk, K = spec.featureK, V = spec.featureV;
-  return C * (4 * K + 2 * V + C) + K;
+  return C * (4 * K + 2 * V + 2 * C) + K;
 }
 
 int64_t rudnn::codegen::kdaGradientTileFloats(const KdaKernelSpec &spec) {
@@ -82,8 +82,9 @@ EmittedKernel rudnn::codegen::emitKdaKernel(const KdaKernelSpec &spec,
                                             KdaStage stage) {
   const std::string in = cudaType(spec.input), gate = cudaType(spec.gate),
                     beta = cudaType(spec.beta), name = stageName(stage);
-  std::ostringstream constants;
-  constants << spec.featureK << ", " << spec.featureV << ", " << spec.chunk;
+  std::ostringstream layout, constants;
+  layout << spec.featureK << ", " << spec.featureV << ", " << spec.chunk;
+  constants << layout.str();
   if (stage == KdaStage::Propagate || stage == KdaStage::Recurrent ||
       stage == KdaStage::StateGradient)
     constants << ", " << kKdaColumnsPerBlock;
@@ -95,6 +96,13 @@ EmittedKernel rudnn::codegen::emitKdaKernel(const KdaKernelSpec &spec,
   source << "// Kimi Delta Attention " << (backward ? "backward" : "forward")
          << ": " << name << ".\n"
          << "#include \"rudnn/device.cuh\"\n\n"
+         << "// The host sizes the workspace from the same layout.\n"
+         << "static_assert(rudnn::kda::ChunkTiles<" << layout.str()
+         << ">::kFloats == " << kdaTileFloats(spec) << ");\n";
+  if (backward)
+    source << "static_assert(rudnn::kda::GradientTiles<" << layout.str()
+           << ">::kFloats == " << kdaGradientTileFloats(spec) << ");\n";
+  source << "\n"
          << "extern \"C\" __global__ void " << entry << "(\n"
          << "    const " << in << " *q, const " << in << " *k, const " << in
          << " *v, const " << gate << " *g,\n"

@@ -125,7 +125,7 @@ def RudnnPlan : Pass<"rudnn-plan", "::mlir::ModuleOp"> {
     rudnn.plan @main params ["B", "T", "H", "N", "q_stride_batch", ...] {
       rudnn.buffer @q "argument"
       ...
-      rudnn.buffer @tiles "workspace" bytes <constant = 58624, ...>
+      rudnn.buffer @tiles "workspace" bytes <constant = 131328, ...>
       rudnn.kernel @prepare stage "prepare" threads 128 {...}
       rudnn.launch @prepare grid [...] args [@q, ...] {guard = "T", ...}
       ...

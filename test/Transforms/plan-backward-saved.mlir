@@ -14,9 +14,9 @@
 // DECOMPOSE: rudnn.chunk_gradients {{.*}}, %[[U0]], %[[U]], %[[BOUNDS]],
 // CHECK-LABEL: rudnn.plan @saved
 // CHECK-NOT: @initial_state
-// CHECK: rudnn.buffer @tiles "workspace" bytes <constant = 14400, params = ["N", "B", "H"], divisor = 1>
+// CHECK: rudnn.buffer @tiles "workspace" bytes <constant = 18496, params = ["N", "B", "H"], divisor = 1>
 // CHECK: rudnn.buffer @boundaries "argument"
-// CHECK: rudnn.buffer @scratch "workspace" {{.*}} offset <constant = 14400, params = ["N", "B", "H"], divisor = 1>
+// CHECK: rudnn.buffer @scratch "workspace" {{.*}} offset <constant = 18496, params = ["N", "B", "H"], divisor = 1>
 // CHECK: rudnn.kernel @kda_fwd_prepare_f32_f32_f32_k16_v8_c32 stage "prepare"
 // CHECK-NOT: stage "propagate"
 // CHECK: rudnn.kernel @[[RESTORE:kda_bwd_restore_f32_f32_f32_k16_v8_c32]] stage "restore"

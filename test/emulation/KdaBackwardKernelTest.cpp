@@ -69,8 +69,14 @@ TEST_P(KdaBackwardKernelTest, MatchesFloat64Gradients) {
     return std::vector<float>(x.begin(), x.end());
   };
   auto ptr = [](DevicePtr p) { return reinterpret_cast<float *>(p); };
-  const long long tiles = (long long)C * (4 * K + 2 * V + C) + K;
-  const long long grads = (long long)K * V + (long long)C * (5 * K + 2 * V);
+  const codegen::KdaKernelSpec spec{codegen::ScalarType::F32,
+                                    codegen::ScalarType::F32,
+                                    codegen::ScalarType::F32,
+                                    K,
+                                    V,
+                                    C};
+  const long long tiles = codegen::kdaTileFloats(spec),
+                  grads = codegen::kdaGradientTileFloats(spec);
   Strides sk{(long long)T * H * K, H * K, K},
       sv{(long long)T * H * V, H * V, V}, sb{(long long)T * H, H, 1};
   Forward fw{ptr(upload(f32(in.q))),
@@ -117,12 +123,6 @@ TEST_P(KdaBackwardKernelTest, MatchesFloat64Gradients) {
               sb};
 
   // The emitted kernels, called with their flat argument lists.
-  const codegen::KdaKernelSpec spec{codegen::ScalarType::F32,
-                                    codegen::ScalarType::F32,
-                                    codegen::ScalarType::F32,
-                                    K,
-                                    V,
-                                    C};
   auto kernel = [&](codegen::KdaStage stage) {
     codegen::EmittedKernel emitted = codegen::emitKdaKernel(spec, stage);
     return build(emitted.entry, emitted.source);

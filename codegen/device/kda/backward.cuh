@@ -2,8 +2,8 @@
 //
 // Follows lib/reference/KdaChunked.cpp step by step (that file derives it).
 // The forward's `prepare` and `propagate` run first and leave their tiles
-// (Γ, W, U0, U, Qd, Kd, e^Γlast, pairwise) and the boundary states (or,
-// the boundaries saved by the forward, `restore` forms U from them); then
+// (Γ, W, U0, U, Qd, Kd, e^Γlast, pairwise, (I + A)⁻¹) and the boundary states
+// (or, the boundaries saved by the forward, `restore` forms U from them); then
 // `state_gradient` walks the chunks in reverse for dS and dU (parallel over
 // batch, heads and blocks of V) and `gradients` computes every input
 // gradient chunk-parallel. With 16-bit inputs every product of the three
@@ -162,7 +162,7 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   using Grads = GradientTiles<K, V, C>;
   const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
   __shared__ float kk[C][C]; // Σ_d k_id k_jd e^(Γ_id − Γ_jd): A = β ⊙ kk
-  __shared__ float dAb[C][C]; // A until the solve is done, then β_i dA_ij
+  __shared__ float dAb[C][C]; // β_i dA_ij
   __shared__ float dBm[C][C];
   const int chunk = blockIdx.x, sequence = blockIdx.y;
   const int sequences = f.batch * f.heads;
@@ -194,10 +194,8 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   float *dG = grads + Grads::kDGamma, *dRw = grads + Grads::kDRw;
   float *dRu = grads + Grads::kDRu;
 
-  decayed_pairwise<TIn, K>(L, gamma, k, k, [&](int i, int j, float x) {
-    kk[i][j] = x;
-    dAb[i][j] = beta(i) * x;
-  });
+  decayed_pairwise<TIn, K>(L, gamma, k, k,
+                           [&](int i, int j, float x) { kk[i][j] = x; });
   // Through Qd = scale q ⊙ e^Γ: dQd = dO S0ᵀ.
   tile::for_each_warp_tile(
       L, K,
@@ -236,15 +234,17 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
               tile::b_transposed(tile::row_major(U, V), L, V, s0));
       },
       [&](int i, int s, float x) { dBm[i][s] = s <= i ? f.scale * x : 0.f; });
-  // Right-hand side of dRw: −dU S0ᵀ.
+  // dRu = Mᵀ dU, M = (I + A)⁻¹ from `prepare`.
   tile::for_each_warp_tile(
-      L, K,
-      [&](float(&acc)[4], int i0, int d0) {
+      L, V,
+      [&](float(&acc)[4], int i0, int c0) {
         tile::mma_accumulate<TIn>(
-            acc, V, tile::a_rows(tile::row_major(dU, V), L, V, i0),
-            tile::b_transposed(tile::row_major(S0, V), K, V, d0));
+            acc, L,
+            tile::a_transposed(tile::row_major(tiles + Tiles::kInverse, C), L,
+                               L, i0),
+            tile::b_columns(tile::row_major(dU, V), L, V, c0));
       },
-      [&](int i, int d, float x) { dRw[i * K + d] = -x; });
+      [&](int i, int c, float x) { dRu[i * V + c] = x; });
   __syncthreads();
   // The last row's Γ feeds Kd and e^Γlast of every row.
   for (int d = threadIdx.x; d < K; d += blockDim.x) {
@@ -255,19 +255,17 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
       last += dSEnd[d * V + j] * S0[d * V + j];
     dG[(L - 1) * K + d] += x + tiles[Tiles::kLast + d] * last;
   }
-  // dRw = Mᵀ(−dU S0ᵀ), dRu = Mᵀ dU by back substitution with (I + A)ᵀ.
-  for (int column = threadIdx.x; column < K + V; column += blockDim.x) {
-    float *x = column < K ? dRw + column : dRu + (column - K);
-    const int pitch = column < K ? K : V;
-    for (int i = L - 1; i >= 0; --i) {
-      float r = column < K ? x[i * pitch] : dU[i * V + column - K];
-      for (int j = i + 1; j < L; ++j)
-        r -= dAb[j][i] * x[j * pitch];
-      x[i * pitch] = r;
-    }
-  }
+  // dRw = Mᵀ(−dU S0ᵀ) = −dRu S0ᵀ.
+  tile::for_each_warp_tile(
+      L, K,
+      [&](float(&acc)[4], int i0, int d0) {
+        tile::mma_accumulate<TIn>(
+            acc, V, tile::a_rows(tile::row_major(dRu, V), L, V, i0),
+            tile::b_transposed(tile::row_major(S0, V), K, V, d0));
+      },
+      [&](int i, int d, float x) { dRw[i * K + d] = -x; });
   __syncthreads();
-  // dA = −(dRw Wᵀ + dRu U0ᵀ), strictly lower (over A: the solve is done);
+  // dA = −(dRw Wᵀ + dRu U0ᵀ), strictly lower;
   // kept as β ⊙ dA, and kk becomes dA ⊙ kk, dβ's share.
   tile::for_each_warp_tile(
       L, L,

@@ -14,9 +14,10 @@
 //
 // Writing U = U0 − W S0 with W = (I+A)⁻¹ β(K ⊙ e^Γ), U0 = (I+A)⁻¹ βV splits
 // the work into three kernels: `prepare` (chunk-parallel: Γ, A, B, the
-// triangular solve), `propagate` (sequential over chunks, parallel over
-// batch, heads and blocks of V: the states), and `output` (chunk-parallel).
-// `recurrent` runs the recurrence token by token, for decode (T = 1).
+// inverse of the unit lower-triangular I + A and the products by it),
+// `propagate` (sequential over chunks, parallel over batch, heads and blocks of
+// V: the states), and `output` (chunk-parallel). `recurrent` runs the
+// recurrence token by token, for decode (T = 1).
 //
 // Every matrix product is a tile::mma_accumulate: tensor cores for 16-bit
 // inputs (operands rounded to the input type, fp32 accumulation), FMA for
@@ -59,7 +60,8 @@ template <int K, int V, int C> struct ChunkTiles {
   static constexpr long long kLast = kKd + C * K; // [K] e^Γlast
   static constexpr long long kB = kLast + K;      // [C][C]
   static constexpr long long kU = kB + C * C;     // [C][V] (propagate)
-  static constexpr long long kFloats = kU + C * V;
+  static constexpr long long kInverse = kU + C * V; // [C][C] (I + A)⁻¹
+  static constexpr long long kFloats = kInverse + C * C;
 
   static __device__ __forceinline__ float *at(float *workspace, int chunk,
                                               int sequence, int sequences) {
@@ -78,6 +80,7 @@ template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C>;
   __shared__ float strictA[C][C];
+  __shared__ float inverse[C][C];
   const int chunk = blockIdx.x, sequence = blockIdx.y;
   const int b = sequence / p.heads, h = sequence % p.heads;
   const int t0 = chunk * C, L = chunk_tokens<C>(chunk, p.length);
@@ -119,23 +122,52 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   });
   __syncthreads();
 
-  // (I + A) X = R by forward substitution, one right-hand column a thread:
-  // columns < K of R are β k e^Γ (giving W), the rest β v (giving U0).
-  for (int column = threadIdx.x; column < K + V; column += blockDim.x) {
-    float *x = column < K ? tiles + Tiles::kW + column
-                          : tiles + Tiles::kU0 + (column - K);
-    const int pitch = column < K ? K : V;
-    for (int i = 0; i < L; ++i) {
-      float r =
-          column < K
-              ? k(i, column) * expf(gamma[i * K + column])
-              : to_float(p.v[p.v_strides.offset(b, t0 + i, h) + (column - K)]);
-      r *= beta(i);
-      for (int j = 0; j < i; ++j)
-        r -= strictA[i][j] * x[j * pitch];
-      x[i * pitch] = r;
+  // (I + A)⁻¹ by forward substitution in shared memory, one column a
+  // thread; zero outside the chunk. The backward reads it from the tiles.
+  for (int c = threadIdx.x; c < C; c += blockDim.x)
+    for (int i = 0; i < C; ++i) {
+      float x = 0.f;
+      if (i < L && c <= i) {
+        x = i == c ? 1.f : 0.f;
+        for (int j = c; j < i; ++j)
+          x -= strictA[i][j] * inverse[j][c];
+      }
+      inverse[i][c] = x;
+      tiles[Tiles::kInverse + i * C + c] = x;
     }
-  }
+  __syncthreads();
+
+  // W = (I + A)⁻¹ β(k ⊙ e^Γ), U0 = (I + A)⁻¹ βv; row block i0 needs the
+  // inverse's columns up to i0 + 15 only.
+  auto inverseRows = [&](int i0) {
+    return tile::a_rows([&](int i, int j) { return inverse[i][j]; }, L, L, i0);
+  };
+  auto depth = [&](int i0) { return i0 + 16 < L ? i0 + 16 : L; };
+  tile::for_each_warp_tile(
+      L, K,
+      [&](float(&acc)[4], int i0, int d0) {
+        tile::mma_accumulate<TIn>(acc, depth(i0), inverseRows(i0),
+                                  tile::b_columns(
+                                      [&](int j, int d) {
+                                        return beta(j) * k(j, d) *
+                                               expf(gamma[j * K + d]);
+                                      },
+                                      L, K, d0));
+      },
+      [&](int i, int d, float w) { tiles[Tiles::kW + i * K + d] = w; });
+  tile::for_each_warp_tile(
+      L, V,
+      [&](float(&acc)[4], int i0, int c0) {
+        tile::mma_accumulate<TIn>(
+            acc, depth(i0), inverseRows(i0),
+            tile::b_columns(
+                [&](int j, int c) {
+                  return beta(j) *
+                         to_float(p.v[p.v_strides.offset(b, t0 + j, h) + c]);
+                },
+                L, V, c0));
+      },
+      [&](int i, int c, float u0) { tiles[Tiles::kU0 + i * V + c] = u0; });
 
   for (int d = threadIdx.x; d < K; d += blockDim.x) {
     const float last = gamma[(L - 1) * K + d];
