@@ -8,8 +8,9 @@
 // median wall time of `repeats` synchronized calls and the rate in TFLOP/s,
 // counting 2·B·H·T·(3KV + 2CK + CV + C(K+V)/2) flops: the state products
 // (W·S, Kdᵀ·U, Qd·S), the pairwise matrices, the intra-chunk output and the
-// products by (I + A)⁻¹. Then forward + backward as a training step runs them:
-// the forward saving its boundaries, the backward starting from them.
+// products by (I + A)⁻¹. Then forward + backward as a training step runs
+// them: the forward saving its boundaries, the backward starting from them;
+// and that step once more with each launch timed, for where its time goes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -183,6 +184,14 @@ int main(int argc, char **argv) {
         kdaForward(context, inputs, saving, kdaOptions);
         kdaBackward(context, backwardInputs, gradients, kdaOptions);
       });
+      // Where one step's time goes, each launch timed on its own.
+      context.resetProfile();
+      context.setProfiling(true);
+      kdaForward(context, inputs, saving, kdaOptions);
+      kdaBackward(context, backwardInputs, gradients, kdaOptions);
+      context.setProfiling(false);
+      const std::vector<KernelProfile> kernels = context.profile();
+
       const double flops =
           2.0 * s.B * s.H * s.T *
           (3.0 * K * V + 2.0 * C * K + C * V + C * (K + V) / 2.0);
@@ -195,7 +204,15 @@ int main(int argc, char **argv) {
               << ", \"T\": " << s.T << ", \"H\": " << s.H << ", \"K\": " << K
               << ", \"V\": " << V << ", \"ms\": " << ms
               << ", \"tflops\": " << tflops << ", \"fwd_bwd_ms\": " << stepMs
-              << "}";
+              << ", \"step_kernels_ms\": {";
+      for (size_t i = 0; i < kernels.size(); ++i) {
+        std::printf("    %-48s %3lu x %10.3f ms\n", kernels[i].kernel.c_str(),
+                    (unsigned long)kernels[i].launches,
+                    kernels[i].milliseconds);
+        records << (i ? ", " : "") << "\"" << kernels[i].kernel
+                << "\": " << kernels[i].milliseconds;
+      }
+      records << "}}";
     }
     if (!json.empty())
       std::ofstream(json) << "{\"op\": \"kda_forward\", \"dtype\": \"bf16\", "

@@ -9,6 +9,7 @@
 
 #include "rudnn/version.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 using namespace rudnn;
@@ -245,4 +246,44 @@ Counters Context::counters() const {
   counters.planCacheHits = impl_->planCacheHits;
   counters.planCacheMisses = impl_->planCacheMisses;
   return counters;
+}
+
+void Context::setProfiling(bool enabled) { impl_->profiling = enabled; }
+
+std::vector<KernelProfile> Context::profile() const {
+  std::vector<KernelProfile> profiles;
+  {
+    std::lock_guard<std::mutex> lock(impl_->profileMutex);
+    profiles = impl_->kernelProfiles;
+  }
+  std::stable_sort(profiles.begin(), profiles.end(),
+                   [](const KernelProfile &a, const KernelProfile &b) {
+                     return a.milliseconds > b.milliseconds;
+                   });
+  return profiles;
+}
+
+void Context::resetProfile() {
+  std::lock_guard<std::mutex> lock(impl_->profileMutex);
+  impl_->kernelProfiles.clear();
+}
+
+void Context::Impl::run(runtime::PlanExecutor &executor,
+                        const std::vector<runtime::DevicePtr> &bindings,
+                        const std::vector<int64_t> &params,
+                        runtime::StreamHandle stream) {
+  if (!profiling)
+    return executor.run(bindings, params, stream);
+  std::vector<runtime::LaunchTiming> timings;
+  executor.run(bindings, params, stream, /*useGraph=*/false, &timings);
+  std::lock_guard<std::mutex> lock(profileMutex);
+  for (const runtime::LaunchTiming &timing : timings) {
+    auto known = std::find_if(
+        kernelProfiles.begin(), kernelProfiles.end(),
+        [&](const KernelProfile &p) { return p.kernel == timing.kernel; });
+    if (known == kernelProfiles.end())
+      known = kernelProfiles.insert(kernelProfiles.end(), {timing.kernel});
+    ++known->launches;
+    known->milliseconds += timing.milliseconds;
+  }
 }

@@ -43,6 +43,15 @@ struct Context::Impl {
   plan(const std::string &signature,
        const std::function<runtime::Plan()> &build);
 
+  /// Runs `executor` on `stream`, timing its launches while profiling.
+  void run(runtime::PlanExecutor &executor,
+           const std::vector<runtime::DevicePtr> &bindings,
+           const std::vector<int64_t> &params, runtime::StreamHandle stream);
+
+  std::atomic<bool> profiling{false};
+  mutable std::mutex profileMutex;
+  std::vector<KernelProfile> kernelProfiles; // in first-launch order
+
   const ContextOptions options;
   runtime::NvrtcCompiler compiler;
   runtime::KernelCache kernelCache;

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -112,6 +113,11 @@ public:
   virtual void beginCapture(StreamHandle stream);
   virtual std::unique_ptr<CapturedGraph> endCapture(StreamHandle stream);
   virtual void replay(CapturedGraph &graph, StreamHandle stream);
+
+  /// Milliseconds the device spends on `work` (enqueued on `stream`). The
+  /// default waits for the stream around it and reads the host clock.
+  virtual float timeMilliseconds(StreamHandle stream,
+                                 const std::function<void()> &work);
 };
 
 } // namespace rudnn::runtime

@@ -80,9 +80,9 @@ public:
   std::unique_ptr<CapturedGraph> endCapture(StreamHandle stream) override;
   void replay(CapturedGraph &graph, StreamHandle stream) override;
 
-  /// Milliseconds `work` takes on `stream`, measured with CUDA events.
+  /// Measured with CUDA events.
   float timeMilliseconds(StreamHandle stream,
-                         const std::function<void()> &work);
+                         const std::function<void()> &work) override;
 
 private:
   struct Impl;

@@ -68,7 +68,8 @@ static uint32_t gridDim(const SizeExpr &expr,
 void PlanExecutor::launchAll(StreamState &state,
                              const std::vector<DevicePtr> &bindings,
                              const std::vector<int64_t> &params,
-                             StreamHandle stream) {
+                             StreamHandle stream,
+                             std::vector<LaunchTiming> *timings) {
   DevicePtr base = workspaceFor(state, plan_.workspaceBytes(params), stream);
   for (size_t i = 0; i < plan_.launches.size(); ++i) {
     const PlanLaunch &launch = plan_.launches[i];
@@ -110,13 +111,20 @@ void PlanExecutor::launchAll(StreamState &state,
         break;
       }
     }
-    backend.launch(*kernels[launch.kernel], geometry, args, stream);
+    const LoadedKernel &kernel = *kernels[launch.kernel];
+    if (!timings) {
+      backend.launch(kernel, geometry, args, stream);
+      continue;
+    }
+    const float milliseconds = backend.timeMilliseconds(
+        stream, [&] { backend.launch(kernel, geometry, args, stream); });
+    timings->push_back({kernel.entry(), milliseconds});
   }
 }
 
 void PlanExecutor::run(const std::vector<DevicePtr> &bindings,
                        const std::vector<int64_t> &params, StreamHandle stream,
-                       bool useGraph) {
+                       bool useGraph, std::vector<LaunchTiming> *timings) {
   if (bindings.size() != plan_.buffers.size())
     throw InvalidArgument("plan '" + plan_.name + "' has " +
                           std::to_string(plan_.buffers.size()) +
@@ -148,8 +156,8 @@ void PlanExecutor::run(const std::vector<DevicePtr> &bindings,
   if (!slot)
     slot = std::make_unique<StreamState>();
   StreamState &state = *slot;
-  if (!useGraph || !backend.supportsGraphs())
-    return launchAll(state, bindings, params, stream);
+  if (timings || !useGraph || !backend.supportsGraphs())
+    return launchAll(state, bindings, params, stream, timings);
 
   // The workspace must exist before capture: allocation is not capturable.
   workspaceFor(state, plan_.workspaceBytes(params), stream);

@@ -9,9 +9,16 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace rudnn::runtime {
+
+/// The device time of one launch, when a run measures its launches.
+struct LaunchTiming {
+  std::string kernel; // the entry point
+  float milliseconds;
+};
 
 /// A plan loaded on a backend. Owns one workspace per stream (grown on
 /// demand) and, when graphs are used, per stream the graph captured for the
@@ -29,15 +36,18 @@ public:
   /// of buffer i for arguments and results (workspace entries are ignored);
   /// `params` the values of the plan's parameters. With `useGraph` the
   /// launches are captured once per (bindings, params) and then replayed
-  /// (on backends that support graphs; others launch directly).
+  /// (on backends that support graphs; others launch directly). With
+  /// `timings`, each launch is timed on its own and appended there (launched
+  /// directly, waiting for the device: for measurement only).
   void run(const std::vector<DevicePtr> &bindings,
            const std::vector<int64_t> &params, StreamHandle stream,
-           bool useGraph = false);
+           bool useGraph = false, std::vector<LaunchTiming> *timings = nullptr);
 
 private:
   struct StreamState;
   void launchAll(StreamState &state, const std::vector<DevicePtr> &bindings,
-                 const std::vector<int64_t> &params, StreamHandle stream);
+                 const std::vector<int64_t> &params, StreamHandle stream,
+                 std::vector<LaunchTiming> *timings = nullptr);
   DevicePtr workspaceFor(StreamState &state, uint64_t bytes,
                          StreamHandle stream);
 

@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace rudnn {
 
@@ -54,6 +55,14 @@ struct Counters {
   uint64_t planCacheMisses = 0;
 };
 
+/// Device time of one kernel, summed over the launches made while the
+/// context was profiling.
+struct KernelProfile {
+  std::string kernel; // the entry point, e.g. "kda_fwd_prepare_bf16_..."
+  uint64_t launches = 0;
+  double milliseconds = 0;
+};
+
 /// A stream of the context's backend; nullptr is the default stream.
 using Stream = void *;
 
@@ -82,6 +91,14 @@ public:
   void synchronize(Stream stream = nullptr);
 
   Counters counters() const;
+
+  /// While on, every kernel launch of an operator call is timed on its own
+  /// (and waits for the device: for measurement, not production). Off by
+  /// default.
+  void setProfiling(bool enabled);
+  /// The kernels launched while profiling, most total time first.
+  std::vector<KernelProfile> profile() const;
+  void resetProfile();
 
   struct Impl;
   /// rudnn's operator implementations reach the caches through this.

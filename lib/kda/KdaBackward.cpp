@@ -89,5 +89,6 @@ void rudnn::kdaBackward(Context &context, const KdaBackwardInputs &in,
         &out.dv, &out.dg, &out.dbeta})
     params.insert(params.end(), view->strides.begin(),
                   view->strides.begin() + 3);
-  executor->run(bindByName(executor->plan(), named), params, stream);
+  context.impl().run(*executor, bindByName(executor->plan(), named), params,
+                     stream);
 }

@@ -60,5 +60,6 @@ void rudnn::kdaForward(Context &context, const KdaForwardInputs &in,
        {&in.q, &in.k, &in.v, &in.g, &in.beta, &out.output})
     params.insert(params.end(), view->strides.begin(),
                   view->strides.begin() + 3);
-  executor->run(bindByName(executor->plan(), named), params, stream);
+  context.impl().run(*executor, bindByName(executor->plan(), named), params,
+                     stream);
 }

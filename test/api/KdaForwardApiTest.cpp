@@ -15,7 +15,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
+#include <map>
 #include <memory>
 #include <thread>
 #include <tuple>
@@ -186,6 +188,44 @@ TEST_F(KdaForwardContract, FinalStateMayOverwriteTheInitialState) {
   const size_t states =
       SmallCall::B * SmallCall::H * SmallCall::K * SmallCall::V;
   EXPECT_EQ(read(inPlace.initial, states), read(separate.finalState, states));
+}
+
+TEST_F(KdaForwardContract, ProfilingTimesEachKernelOfTheCalls) {
+  SmallCall plain = call(), profiled = call(), decode = call(1);
+  kdaForward(*context, plain.inputs, plain.outputs, chunk16());
+  EXPECT_TRUE(context->profile().empty()); // off by default
+
+  context->setProfiling(true);
+  kdaForward(*context, profiled.inputs, profiled.outputs, chunk16());
+  kdaForward(*context, profiled.inputs, profiled.outputs, chunk16());
+  kdaForward(*context, decode.inputs, decode.outputs, chunk16());
+  std::vector<KernelProfile> profile = context->profile();
+  std::map<std::string, uint64_t> launches;
+  for (const KernelProfile &kernel : profile) {
+    launches[kernel.kernel] = kernel.launches;
+    EXPECT_GE(kernel.milliseconds, 0);
+  }
+  const std::string spec = "_f32_f32_f32_k8_v4_c16";
+  EXPECT_EQ(launches,
+            (std::map<std::string, uint64_t>{{"kda_fwd_prepare" + spec, 2},
+                                             {"kda_fwd_propagate" + spec, 2},
+                                             {"kda_fwd_output" + spec, 2},
+                                             {"kda_fwd_recurrent" + spec, 1}}));
+  EXPECT_TRUE(
+      std::is_sorted(profile.begin(), profile.end(),
+                     [](const KernelProfile &a, const KernelProfile &b) {
+                       return a.milliseconds > b.milliseconds;
+                     }));
+  // Timed launches compute what untimed ones do.
+  const size_t outputs =
+      SmallCall::B * SmallCall::T * SmallCall::H * SmallCall::V;
+  EXPECT_EQ(read(profiled.output, outputs), read(plain.output, outputs));
+
+  context->resetProfile();
+  EXPECT_TRUE(context->profile().empty());
+  context->setProfiling(false);
+  kdaForward(*context, plain.inputs, plain.outputs, chunk16());
+  EXPECT_TRUE(context->profile().empty());
 }
 
 TEST_F(KdaForwardContract, NaNInTheGapsOfStridedViewsNeverLeaks) {
