@@ -52,8 +52,8 @@ template <int K, int V, int C> struct GradientTiles {
 };
 
 /// grid (chunks, B·H); block size a multiple of 32. With the forward's
-/// boundaries saved,
-/// the updates U = U0 − W·S_c that `propagate` would form, chunk-parallel.
+/// boundaries saved, the updates U = U0 − W·S_c that `propagate` would form,
+/// chunk-parallel.
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void restore(const BackwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C>;
