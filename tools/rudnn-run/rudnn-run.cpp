@@ -74,6 +74,7 @@ int runTool(int argc, char **argv) {
       "check", "compare every result with the float64 reference")(
       "bench", po::value(&bench)->default_value(0),
       "run N more times and report the median")(
+      "profile", "run once more timing each kernel launch on its own")(
       "dump", po::value(&dump), "write generated sources, PTX and plans here");
   po::options_description hidden;
   hidden.add_options()("file", po::value(&file));
@@ -146,6 +147,14 @@ int runTool(int argc, char **argv) {
     std::sort(milliseconds.begin(), milliseconds.end());
     std::printf("bench: median %.3f ms over %d runs\n",
                 milliseconds[milliseconds.size() / 2], bench);
+  }
+  if (vm.count("profile")) {
+    context.setProfiling(true);
+    program.run(context, arguments);
+    context.setProfiling(false);
+    for (const KernelProfile &kernel : context.profile())
+      std::printf("profile %s: %lu launches, %.3f ms\n", kernel.kernel.c_str(),
+                  (unsigned long)kernel.launches, kernel.milliseconds);
   }
   if (!outputs.empty())
     writeTensors(results, outputs);
