@@ -205,7 +205,7 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
             tile::b_transposed(tile::row_major(S0, V), K, V, d0));
       },
       [&](int i, int d, float dQd) {
-        const float eg = expf(gamma[i * K + d]);
+        const float eg = fast_exp(gamma[i * K + d]);
         dq[i * K + d] = f.scale * dQd * eg;
         dG[i * K + d] = f.scale * dQd * q(i, d) * eg;
       });
@@ -218,7 +218,7 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
             tile::b_transposed(tile::row_major(dSEnd, V), K, V, d0));
       },
       [&](int i, int d, float dKd) {
-        const float eLast = expf(gamma[(L - 1) * K + d] - gamma[i * K + d]);
+        const float eLast = fast_exp(gamma[(L - 1) * K + d] - gamma[i * K + d]);
         const float kdTerm = dKd * k(i, d) * eLast;
         dk[i * K + d] = dKd * eLast;
         dG[i * K + d] -= kdTerm;
@@ -297,7 +297,7 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
       },
       [&](int t, int d, float x) {
         // Plus the right-hand side β k e^Γ of W.
-        const float w = dRw[t * K + d] * beta(t) * expf(gamma[t * K + d]);
+        const float w = dRw[t * K + d] * beta(t) * fast_exp(gamma[t * K + d]);
         dk[t * K + d] += x + w;
         dG[t * K + d] += (x + w) * k(t, d);
       });
@@ -325,7 +325,7 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   for (int i = threadIdx.x; i < L; i += blockDim.x) {
     float db = 0.f;
     for (int d = 0; d < K; ++d)
-      db += dRw[i * K + d] * k(i, d) * expf(gamma[i * K + d]);
+      db += dRw[i * K + d] * k(i, d) * fast_exp(gamma[i * K + d]);
     for (int c = 0; c < V; ++c)
       db += dRu[i * V + c] * v(i, c);
     for (int j = 0; j < i; ++j)

@@ -150,7 +150,7 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
                                   tile::b_columns(
                                       [&](int j, int d) {
                                         return beta(j) * k(j, d) *
-                                               expf(gamma[j * K + d]);
+                                               fast_exp(gamma[j * K + d]);
                                       },
                                       L, K, d0));
       },
@@ -171,11 +171,11 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
 
   for (int d = threadIdx.x; d < K; d += blockDim.x) {
     const float last = gamma[(L - 1) * K + d];
-    tiles[Tiles::kLast + d] = expf(last);
+    tiles[Tiles::kLast + d] = fast_exp(last);
     for (int i = 0; i < L; ++i) {
       const float g = gamma[i * K + d];
-      tiles[Tiles::kQd + i * K + d] = p.scale * q(i, d) * expf(g);
-      tiles[Tiles::kKd + i * K + d] = k(i, d) * expf(last - g);
+      tiles[Tiles::kQd + i * K + d] = p.scale * q(i, d) * fast_exp(g);
+      tiles[Tiles::kKd + i * K + d] = k(i, d) * fast_exp(last - g);
     }
   }
 }
@@ -324,7 +324,7 @@ __device__ void recurrent(const ForwardParams<TIn, TGate, TBeta> &p) {
     const long long gk = p.g_strides.offset(b, t, h);
     float predicted = 0.f;
     for (int d = 0; d < K; ++d) {
-      float s = state[d][j] * expf(to_float(p.g[gk + d]));
+      float s = state[d][j] * fast_exp(to_float(p.g[gk + d]));
       state[d][j] = s;
       predicted += s * to_float(p.k[kk + d]);
     }
