@@ -165,6 +165,8 @@ INSTANTIATE_TEST_SUITE_P(
                                    Layout::BTHD, -0.05, false},
                       BackwardCase{77, 40, 24, 32, DType::F16, false, true,
                                    Layout::BHTD, -0.05, true},
+                      BackwardCase{100, 12, 20, 64, DType::F32, true, true,
+                                   Layout::BHTD, -0.05, false},
                       // The feature extremes.
                       BackwardCase{19, 1, 1, 16, DType::F32, true, true,
                                    Layout::BTHD, -1, false},

@@ -106,7 +106,7 @@ std::string caseName(const ::testing::TestParamInfo<ApiCase> &info) {
          dtypeName(c.dtype) + (c.initialState ? "_S0" : "") +
          (c.boundaries ? "_bounds" : "") +
          (c.layout == Layout::BHTD ? "_BHTD" : "_BTHD") +
-         (c.gMin <= -20 ? "_steep" : "");
+         (c.gMin <= -20 ? "_steep" : "") + (c.gMin > -0.1 ? "_mild" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -121,7 +121,10 @@ INSTANTIATE_TEST_SUITE_P(
         ApiCase{130, 16, 16, 32, DType::F16, true, true, Layout::BTHD, -5},
         ApiCase{65, 128, 64, 0, DType::F32, true, false, Layout::BTHD, -20},
         ApiCase{33, 1, 1, 16, DType::F32, true, true, Layout::BHTD, -1},
-        ApiCase{20, 256, 256, 32, DType::BF16, true, true, Layout::BTHD, -1}),
+        ApiCase{20, 256, 256, 32, DType::BF16, true, true, Layout::BTHD, -1},
+        // Mild decay: tokens far apart in the chunk interact.
+        ApiCase{100, 12, 20, 64, DType::F32, true, true, Layout::BHTD, -0.05},
+        ApiCase{90, 48, 40, 64, DType::BF16, false, true, Layout::BTHD, -0.05}),
     caseName);
 
 /// A small valid call whose parts a test may spoil.

@@ -75,12 +75,65 @@ template <int C> __device__ __forceinline__ int chunk_tokens(int chunk, int T) {
   return left < C ? left : C;
 }
 
+/// inverse = (I + A)⁻¹ for A strictly lower triangular over the chunk's L
+/// tokens, zero outside them. The 16-token diagonal blocks come by forward
+/// substitution, one column a thread; then each later block row I from the
+/// rows above it, T_I,<I = −T_II · (A_I,<I · T_<I,<I), through `panel`. All
+/// in fp32, whatever the inputs: the inverse's error reaches every product
+/// by it. Block-collective; block size a multiple of 32.
+template <int C>
+__device__ void invert_unit_lower(const float (&A)[C][C],
+                                  float (&inverse)[C][C], float (&panel)[16][C],
+                                  int L) {
+  for (int e = threadIdx.x; e < C * C; e += blockDim.x)
+    inverse[e / C][e % C] = 0.f;
+  __syncthreads();
+  for (int c = threadIdx.x; c < L; c += blockDim.x) {
+    const int end = (c / 16 + 1) * 16 < L ? (c / 16 + 1) * 16 : L;
+    for (int i = c; i < end; ++i) {
+      float x = i == c ? 1.f : 0.f;
+      for (int j = c; j < i; ++j)
+        x -= A[i][j] * inverse[j][c];
+      inverse[i][c] = x;
+    }
+  }
+  __syncthreads();
+  auto inRows = [&](int i) { return i < L; };
+  for (int i0 = 16; i0 < L; i0 += 16) {
+    // panel = A_I,<I · T_<I,<I
+    tile::for_each_warp_tile(
+        16, i0,
+        [&](float(&acc)[4], int, int j0) {
+          tile::mma_accumulate<float>(
+              acc, i0,
+              [&](int r, int m) { return inRows(i0 + r) ? A[i0 + r][m] : 0.f; },
+              [&](int m, int j) { return inverse[m][j0 + j]; });
+        },
+        [&](int r, int j, float x) { panel[r][j] = x; });
+    __syncthreads();
+    // T_I,<I = −T_II · panel
+    tile::for_each_warp_tile(
+        16, i0,
+        [&](float(&acc)[4], int, int j0) {
+          tile::mma_accumulate<float>(
+              acc, 16, [&](int r, int m) { return inverse[i0 + r][i0 + m]; },
+              [&](int m, int j) { return panel[m][j0 + j]; });
+        },
+        [&](int r, int j, float x) {
+          if (inRows(i0 + r))
+            inverse[i0 + r][j] = -x;
+        });
+    __syncthreads();
+  }
+}
+
 /// grid (chunks, B·H); block size a multiple of 32.
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C>;
   __shared__ float strictA[C][C];
   __shared__ float inverse[C][C];
+  __shared__ float panel[16][C];
   const int chunk = blockIdx.x, sequence = blockIdx.y;
   const int b = sequence / p.heads, h = sequence % p.heads;
   const int t0 = chunk * C, L = chunk_tokens<C>(chunk, p.length);
@@ -122,20 +175,9 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   });
   __syncthreads();
 
-  // (I + A)⁻¹ by forward substitution in shared memory, one column a
-  // thread; zero outside the chunk. The backward reads it from the tiles.
-  for (int c = threadIdx.x; c < C; c += blockDim.x)
-    for (int i = 0; i < C; ++i) {
-      float x = 0.f;
-      if (i < L && c <= i) {
-        x = i == c ? 1.f : 0.f;
-        for (int j = c; j < i; ++j)
-          x -= strictA[i][j] * inverse[j][c];
-      }
-      inverse[i][c] = x;
-      tiles[Tiles::kInverse + i * C + c] = x;
-    }
-  __syncthreads();
+  invert_unit_lower<C>(strictA, inverse, panel, L);
+  for (int e = threadIdx.x; e < C * C; e += blockDim.x)
+    tiles[Tiles::kInverse + e] = inverse[e / C][e % C]; // for the backward
 
   // W = (I + A)⁻¹ β(k ⊙ e^Γ), U0 = (I + A)⁻¹ βv; row block i0 needs the
   // inverse's columns up to i0 + 15 only.
