@@ -25,8 +25,9 @@ struct DefaultTarget {
 /// Shared memory, in bytes, of the largest block among the KDA kernels at
 /// this chunk, all fp32: the backward's `gradients` keeps three chunk x chunk
 /// pairwise matrices; `propagate` and `state_gradient` a K x VB state and a
-/// chunk x VB update for their VB value columns (`prepare`'s pairwise matrix
-/// and its inverse, and `recurrent`'s K x VB state, are less).
+/// chunk x VB update for their VB value columns (`prepare`'s pairwise matrix,
+/// its inverse and a 16-row panel, and `recurrent`'s K x VB state, are
+/// less).
 int64_t kdaChunkSharedBytes(int64_t chunk, int64_t featureDimK,
                             int64_t featureDimV);
 
