@@ -275,15 +275,24 @@ void Context::Impl::run(runtime::PlanExecutor &executor,
   if (!profiling)
     return executor.run(bindings, params, stream);
   std::vector<runtime::LaunchTiming> timings;
-  executor.run(bindings, params, stream, /*useGraph=*/false, &timings);
-  std::lock_guard<std::mutex> lock(profileMutex);
-  for (const runtime::LaunchTiming &timing : timings) {
-    auto known = std::find_if(
-        kernelProfiles.begin(), kernelProfiles.end(),
-        [&](const KernelProfile &p) { return p.kernel == timing.kernel; });
-    if (known == kernelProfiles.end())
-      known = kernelProfiles.insert(kernelProfiles.end(), {timing.kernel});
-    ++known->launches;
-    known->milliseconds += timing.milliseconds;
+  // Launches that ran before one failed still count.
+  auto record = [&] {
+    std::lock_guard<std::mutex> lock(profileMutex);
+    for (const runtime::LaunchTiming &timing : timings) {
+      auto known = std::find_if(
+          kernelProfiles.begin(), kernelProfiles.end(),
+          [&](const KernelProfile &p) { return p.kernel == timing.kernel; });
+      if (known == kernelProfiles.end())
+        known = kernelProfiles.insert(kernelProfiles.end(), {timing.kernel});
+      ++known->launches;
+      known->milliseconds += timing.milliseconds;
+    }
+  };
+  try {
+    executor.run(bindings, params, stream, /*useGraph=*/false, &timings);
+  } catch (...) {
+    record();
+    throw;
   }
+  record();
 }

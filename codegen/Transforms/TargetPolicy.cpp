@@ -21,8 +21,11 @@ int64_t mlir::rudnn::kdaChunkSharedBytes(int64_t chunk, int64_t featureDimK,
 std::optional<int64_t> mlir::rudnn::chooseKdaChunk(int64_t featureDimK,
                                                    int64_t featureDimV,
                                                    int64_t smemPerBlock) {
+  // The kernels' arrays are static: however much the target could give a
+  // block dynamically, they get at most kStaticSharedBytes.
+  const int64_t budget = std::min(smemPerBlock, kStaticSharedBytes);
   for (int64_t chunk : {64, 32, 16})
-    if (kdaChunkSharedBytes(chunk, featureDimK, featureDimV) <= smemPerBlock)
+    if (kdaChunkSharedBytes(chunk, featureDimK, featureDimV) <= budget)
       return chunk;
   return std::nullopt;
 }

@@ -31,8 +31,12 @@ struct DefaultTarget {
 int64_t kdaChunkSharedBytes(int64_t chunk, int64_t featureDimK,
                             int64_t featureDimV);
 
-/// The largest of 64, 32 and 16 whose working set fits `smemPerBlock`, or
-/// nullopt when none does.
+/// Static shared memory a CUDA block may declare (dynamic shared memory can
+/// go beyond it; the KDA kernels do not use any).
+inline constexpr int64_t kStaticSharedBytes = 48 * 1024;
+
+/// The largest of 64, 32 and 16 whose kernels fit `smemPerBlock` and the
+/// static limit, or nullopt when none does.
 std::optional<int64_t> chooseKdaChunk(int64_t featureDimK, int64_t featureDimV,
                                       int64_t smemPerBlock);
 

@@ -93,7 +93,9 @@ public:
   Counters counters() const;
 
   /// While on, every kernel launch of an operator call is timed on its own
-  /// (and waits for the device: for measurement, not production). Off by
+  /// (and waits for the device: for measurement, not production; not on a
+  /// stream being captured into a CUDA graph, and work other threads put on
+  /// the same stream counts toward the launch it lands beside). Off by
   /// default.
   void setProfiling(bool enabled);
   /// The kernels launched while profiling, most total time first.

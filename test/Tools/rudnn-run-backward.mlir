@@ -25,7 +25,8 @@
 // PROFILE-DAG: profile kda_fwd_propagate_f32_f32_f32_k64_v64_c64: 1 launches, {{[0-9.]+}} ms
 // PROFILE-DAG: profile kda_bwd_state_gradient_f32_f32_f32_k64_v64_c64: 1 launches, {{[0-9.]+}} ms
 // PROFILE-DAG: profile kda_bwd_gradients_f32_f32_f32_k64_v64_c64: 1 launches, {{[0-9.]+}} ms
-// PROFILE-NOT: profile
+// RUN: rudnn-run %rudnn_src_root/examples/kda_backward.mlir --backend emulation --random 5 --dims B=1,T=20,H=1 --cache-dir "" --profile | grep -c "^profile" | FileCheck %s --check-prefix=PROFILES
+// PROFILES: {{^}}4{{$}}
 // FILES: dg.npy
 // FILES: dinitial_state.npy
 // FILES: dk.npy

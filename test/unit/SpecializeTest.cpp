@@ -44,6 +44,8 @@ TEST(KdaChunkPolicy, ChoiceFitsAndIsMaximalForEveryFeatureDim) {
         }
         EXPECT_TRUE(isValidKdaChunk(*chunk));
         EXPECT_LE(kdaChunkSharedBytes(*chunk, featureDimK, featureDimV), smem);
+        EXPECT_LE(kdaChunkSharedBytes(*chunk, featureDimK, featureDimV),
+                  kStaticSharedBytes);
         if (*chunk < 64) {
           EXPECT_GT(kdaChunkSharedBytes(*chunk * 2, featureDimK, featureDimV),
                     smem);
