@@ -66,8 +66,8 @@ def Rudnn_ChunkPairwiseOp : Rudnn_ChunkOp<"chunk_pairwise"> {
 def Rudnn_ChunkSolveOp : Rudnn_ChunkOp<"chunk_solve"> {
   let summary = "Unit lower-triangular solve of a chunk";
   let description = [{
-    Solves `(I + strict) X = R` per chunk by forward substitution for the
-    right-hand sides `β ⊙ (k ⊙ e^Γ)` (giving `w`, [.., C, K]) and `β ⊙ v`
+    Solves `(I + strict) X = R` per chunk (as products by the inverse of the
+    unit lower-triangular `I + strict`) for the right-hand sides `β ⊙ (k ⊙ e^Γ)` (giving `w`, [.., C, K]) and `β ⊙ v`
     (giving `u0`, [.., C, V]): the state-free parts of the chunk's updates,
     `U = u0 − w S0` for the state S0 at the chunk start.
 
@@ -231,7 +231,7 @@ def Rudnn_ChunkGradientsOp : Rudnn_ChunkOp<"chunk_gradients"> {
     From the chunk's forward quantities, its start state (`boundaries`), the
     gradient of its end state and of its updates, the gradients of q, k, v,
     g and beta, chunk-parallel: through the output, the triangular solve (a
-    back substitution with (I + A)ᵀ), the pairwise matrices and the decays;
+    product by (I + A)⁻ᵀ), the pairwise matrices and the decays;
     dg is the reverse cumulative sum of dΓ within the chunk.
 
     ```mlir
