@@ -62,7 +62,13 @@ static const char *cudaType(ScalarType type) {
 
 int64_t rudnn::codegen::kdaTileFloats(const KdaKernelSpec &spec) {
   const int64_t C = spec.chunk, K = spec.featureK, V = spec.featureV;
-  return C * (4 * K + 2 * V + 2 * C) + K;
+  // kda::ChunkTiles: Γ, U0 and e^Γlast in fp32, the operands in the input
+  // type.
+  const int64_t fp32Floats = C * (K + V) + K;
+  const int64_t operands = C * (3 * K + V + 2 * C);
+  const int64_t operandBytes =
+      operands * (spec.input == ScalarType::F32 ? 4 : 2);
+  return fp32Floats + (operandBytes + 3) / 4;
 }
 
 int64_t rudnn::codegen::kdaGradientTileFloats(const KdaKernelSpec &spec) {
@@ -97,8 +103,8 @@ EmittedKernel rudnn::codegen::emitKdaKernel(const KdaKernelSpec &spec,
          << ": " << name << ".\n"
          << "#include \"rudnn/device.cuh\"\n\n"
          << "// The host sizes the workspace from the same layout.\n"
-         << "static_assert(rudnn::kda::ChunkTiles<" << layout.str()
-         << ">::kFloats == " << kdaTileFloats(spec) << ");\n";
+         << "static_assert(rudnn::kda::ChunkTiles<" << layout.str() << ", "
+         << in << ">::kFloats == " << kdaTileFloats(spec) << ");\n";
   if (backward)
     source << "static_assert(rudnn::kda::GradientTiles<" << layout.str()
            << ">::kFloats == " << kdaGradientTileFloats(spec) << ");\n";

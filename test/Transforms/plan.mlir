@@ -3,16 +3,17 @@
 
 // A dynamic length: the chunked kernels for T >= 2 and the decode kernel for
 // T = 1 in one plan; boundaries not returned live in the workspace after
-// the chunk tiles (bf16, K = 128, V = 64, chunk 64: 4·(64·(4·128 + 2·64 +
-// 2·64) + 128) = 197120 bytes of tiles per chunk and sequence).
+// the chunk tiles (bf16, K = 128, V = 64, chunk 64: Γ, U0 and e^Γlast in
+// fp32, 4·(64·(128 + 64) + 128) bytes, and the operand tiles in bf16,
+// 2·64·(3·128 + 64 + 2·64) bytes: 123392 bytes per chunk and sequence).
 // CHECK-LABEL: rudnn.plan @chunked params ["B", "T", "H", "N", "q_stride_batch"
 // CHECK: rudnn.buffer @q "argument"
 // CHECK: rudnn.buffer @beta "argument"
 // CHECK-NOT: rudnn.buffer @initial_state
 // CHECK: rudnn.buffer @output "result"
 // CHECK: rudnn.buffer @final_state "result"
-// CHECK: rudnn.buffer @tiles "workspace" bytes <constant = 197120, params = ["N", "B", "H"], divisor = 1>
-// CHECK: rudnn.buffer @boundaries "workspace" bytes <constant = 32768, params = ["N", "B", "H"], divisor = 1> offset <constant = 197120, params = ["N", "B", "H"], divisor = 1>
+// CHECK: rudnn.buffer @tiles "workspace" bytes <constant = 123392, params = ["N", "B", "H"], divisor = 1>
+// CHECK: rudnn.buffer @boundaries "workspace" bytes <constant = 32768, params = ["N", "B", "H"], divisor = 1> offset <constant = 123392, params = ["N", "B", "H"], divisor = 1>
 // CHECK: rudnn.kernel @[[REC:kda_fwd_recurrent_bf16_f32_f32_k128_v64_c64]] stage "recurrent" threads 32
 // CHECK: rudnn.launch @[[REC]] grid [#rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>, #rudnn.size<constant = 2, params = [], divisor = 1>,
 // CHECK-SAME: args [@q, @k, @v, @g, @beta, 0, @output, @final_state, @boundaries, @tiles, #rudnn.param<name = "q_stride_batch", bits = 64>

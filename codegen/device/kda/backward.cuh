@@ -56,12 +56,13 @@ template <int K, int V, int C> struct GradientTiles {
 /// chunk-parallel.
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void restore(const BackwardParams<TIn, TGate, TBeta> &p) {
-  using Tiles = ChunkTiles<K, V, C>;
+  using Tiles = ChunkTiles<K, V, C, TIn>;
   const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
   const int chunk = blockIdx.x, sequence = blockIdx.y;
   const int sequences = f.batch * f.heads;
   const int L = chunk_tokens<C>(chunk, f.length);
   float *tiles = Tiles::at(f.workspace, chunk, sequence, sequences);
+  TIn *operands = Tiles::operands(tiles);
   const float *S =
       f.boundaries + ((long long)chunk * sequences + sequence) * K * V;
   tile::for_each_warp_tile(
@@ -69,11 +70,12 @@ __device__ void restore(const BackwardParams<TIn, TGate, TBeta> &p) {
       [&](float(&acc)[4], int i0, int j0) {
         tile::mma_accumulate<TIn>(
             acc, K,
-            tile::a_rows(tile::row_major(tiles + Tiles::kW, K), L, K, i0),
+            tile::a_rows(tile::row_major(operands + Tiles::kW, K), L, K, i0),
             tile::b_columns(tile::row_major(S, V), K, V, j0));
       },
       [&](int i, int j, float ws) {
-        tiles[Tiles::kU + i * V + j] = tiles[Tiles::kU0 + i * V + j] - ws;
+        operands[Tiles::kU + i * V + j] =
+            from_float<TIn>(tiles[Tiles::kU0 + i * V + j] - ws);
       });
 }
 
@@ -82,7 +84,7 @@ __device__ void restore(const BackwardParams<TIn, TGate, TBeta> &p) {
 template <int K, int V, int C, int VB, typename TIn, typename TGate,
           typename TBeta>
 __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
-  using Tiles = ChunkTiles<K, V, C>;
+  using Tiles = ChunkTiles<K, V, C, TIn>;
   using Grads = GradientTiles<K, V, C>;
   const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
   __shared__ float dS[K][VB];
@@ -103,6 +105,7 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
   for (int chunk = chunks - 1; chunk >= 0; --chunk) {
     const int t0 = chunk * C, L = chunk_tokens<C>(chunk, f.length);
     const float *tiles = Tiles::at(f.workspace, chunk, sequence, sequences);
+    const TIn *operands = Tiles::operands(tiles);
     float *grads = Grads::at(p.scratch, chunk, sequence, sequences);
     store_state_columns<K, V>(grads + Grads::kDSEnd, dS, v0, width);
     auto keepU = [&](int s, int j, float u) {
@@ -112,19 +115,23 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
     auto dOChunk = [&](int i, int j) { return dO(t0 + i, v0 + j); };
     auto dSView = [&](int d, int j) { return dS[d][j]; };
     auto dUView = [&](int i, int j) { return dU[i][j]; };
-    auto scaledB = [&](int i, int s) {
-      return f.scale * tiles[Tiles::kB + i * C + s];
+    auto minusW = [&](int i, int d) {
+      return -to_float(operands[Tiles::kW + i * K + d]);
     };
-    auto minusW = [&](int i, int d) { return -tiles[Tiles::kW + i * K + d]; };
     tile::for_each_warp_tile(
         L, width,
         [&](float(&acc)[4], int s0, int j0) {
-          tile::mma_accumulate<TIn>(acc, L,
-                                    tile::a_transposed(scaledB, L, L, s0),
-                                    tile::b_columns(dOChunk, L, width, j0));
+          float intra[4] = {0.f, 0.f, 0.f, 0.f};
+          tile::mma_accumulate<TIn>(
+              intra, L,
+              tile::a_transposed(tile::row_major(operands + Tiles::kB, C), L, L,
+                                 s0),
+              tile::b_columns(dOChunk, L, width, j0));
+          for (int r = 0; r < 4; ++r)
+            acc[r] = f.scale * intra[r];
           tile::mma_accumulate<TIn>(
               acc, K,
-              tile::a_rows(tile::row_major(tiles + Tiles::kKd, K), L, K, s0),
+              tile::a_rows(tile::row_major(operands + Tiles::kKd, K), L, K, s0),
               tile::b_columns(dSView, K, width, j0));
         },
         keepU);
@@ -135,8 +142,8 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
         [&](float(&acc)[4], int d0, int j0) {
           tile::mma_accumulate<TIn>(
               acc, L,
-              tile::a_transposed(tile::row_major(tiles + Tiles::kQd, K), L, K,
-                                 d0),
+              tile::a_transposed(tile::row_major(operands + Tiles::kQd, K), L,
+                                 K, d0),
               tile::b_columns(dOChunk, L, width, j0));
           tile::mma_accumulate<TIn>(acc, L,
                                     tile::a_transposed(minusW, L, K, d0),
@@ -158,7 +165,7 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
 /// need no barrier between them.
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
-  using Tiles = ChunkTiles<K, V, C>;
+  using Tiles = ChunkTiles<K, V, C, TIn>;
   using Grads = GradientTiles<K, V, C>;
   const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
   __shared__ float kk[C][C]; // Σ_d k_id k_jd e^(Γ_id − Γ_jd): A = β ⊙ kk
@@ -173,6 +180,7 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   const float *S0 =
       f.boundaries + ((long long)chunk * sequences + sequence) * K * V;
   const float *gamma = tiles + Tiles::kGamma;
+  const TIn *operands = Tiles::operands(tiles);
   auto q = [&](int i, int d) {
     return to_float(f.q[f.q_strides.offset(b, t0 + i, h) + d]);
   };
@@ -188,8 +196,8 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   auto dO = [&](int i, int j) {
     return to_float(p.d_output[p.d_output_strides.offset(b, t0 + i, h) + j]);
   };
-  const float *U = tiles + Tiles::kU, *dU = grads + Grads::kDU,
-              *dSEnd = grads + Grads::kDSEnd;
+  const TIn *U = operands + Tiles::kU;
+  const float *dU = grads + Grads::kDU, *dSEnd = grads + Grads::kDSEnd;
   float *dq = grads + Grads::kDq, *dk = grads + Grads::kDk;
   float *dG = grads + Grads::kDGamma, *dRw = grads + Grads::kDRw;
   float *dRu = grads + Grads::kDRu;
@@ -240,8 +248,8 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
       [&](float(&acc)[4], int i0, int c0) {
         tile::mma_accumulate<TIn>(
             acc, L,
-            tile::a_transposed(tile::row_major(tiles + Tiles::kInverse, C), L,
-                               L, i0),
+            tile::a_transposed(tile::row_major(operands + Tiles::kInverse, C),
+                               L, L, i0),
             tile::b_columns(tile::row_major(dU, V), L, V, c0));
       },
       [&](int i, int c, float x) { dRu[i * V + c] = x; });
@@ -274,7 +282,7 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
           return;
         tile::mma_accumulate<TIn>(
             acc, K, tile::a_rows(tile::row_major(dRw, K), L, K, i0),
-            tile::b_transposed(tile::row_major(tiles + Tiles::kW, K), L, K,
+            tile::b_transposed(tile::row_major(operands + Tiles::kW, K), L, K,
                                j0));
         tile::mma_accumulate<TIn>(
             acc, V, tile::a_rows(tile::row_major(dRu, V), L, V, i0),

@@ -50,22 +50,36 @@ template <typename TIn, typename TGate, typename TBeta> struct ForwardParams {
   float scale;
 };
 
-/// The per-chunk tiles `prepare` leaves for the other kernels, in fp32.
-template <int K, int V, int C> struct ChunkTiles {
-  static constexpr long long kGamma = 0;          // [C][K]
-  static constexpr long long kW = kGamma + C * K; // [C][K]
-  static constexpr long long kU0 = kW + C * K;    // [C][V]
-  static constexpr long long kQd = kU0 + C * V;   // [C][K] scale·q⊙e^Γ
-  static constexpr long long kKd = kQd + C * K;   // [C][K] k⊙e^(Γlast−Γ)
-  static constexpr long long kLast = kKd + C * K; // [K] e^Γlast
-  static constexpr long long kB = kLast + K;      // [C][C]
-  static constexpr long long kU = kB + C * C;     // [C][V] (propagate)
+/// The per-chunk tiles `prepare` leaves for the other kernels: Γ, U0 and
+/// e^Γlast in fp32, as they meet fp32 arithmetic; then, in the input type,
+/// the ones only ever used as tile-product operands (rounded to that type
+/// there anyway): half the traffic for 16-bit inputs, the same numbers.
+template <int K, int V, int C, typename TIn> struct ChunkTiles {
+  // fp32, offsets in floats from the chunk's tiles.
+  static constexpr long long kGamma = 0;           // [C][K]
+  static constexpr long long kU0 = kGamma + C * K; // [C][V]
+  static constexpr long long kLast = kU0 + C * V;  // [K] e^Γlast
+  static constexpr long long kFp32Floats = kLast + K;
+  // TIn, offsets in elements from operands().
+  static constexpr long long kW = 0;            // [C][K]
+  static constexpr long long kQd = kW + C * K;  // [C][K] scale·q⊙e^Γ
+  static constexpr long long kKd = kQd + C * K; // [C][K] k⊙e^(Γlast−Γ)
+  static constexpr long long kB = kKd + C * K;  // [C][C]
+  static constexpr long long kU = kB + C * C;   // [C][V] (propagate)
   static constexpr long long kInverse = kU + C * V; // [C][C] (I + A)⁻¹
-  static constexpr long long kFloats = kInverse + C * C;
+  static constexpr long long kOperands = kInverse + C * C;
+  static constexpr long long kFloats =
+      kFp32Floats + (kOperands * (long long)sizeof(TIn) + 3) / 4;
 
   static __device__ __forceinline__ float *at(float *workspace, int chunk,
                                               int sequence, int sequences) {
     return workspace + ((long long)chunk * sequences + sequence) * kFloats;
+  }
+  static __device__ __forceinline__ TIn *operands(float *tiles) {
+    return reinterpret_cast<TIn *>(tiles + kFp32Floats);
+  }
+  static __device__ __forceinline__ const TIn *operands(const float *tiles) {
+    return reinterpret_cast<const TIn *>(tiles + kFp32Floats);
   }
 };
 
@@ -130,7 +144,7 @@ __device__ void invert_unit_lower(const float (&A)[C][C],
 /// grid (chunks, B·H); block size a multiple of 32.
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
-  using Tiles = ChunkTiles<K, V, C>;
+  using Tiles = ChunkTiles<K, V, C, TIn>;
   __shared__ float strictA[C][C];
   __shared__ float inverse[C][C];
   __shared__ float panel[16][C];
@@ -139,6 +153,7 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   const int t0 = chunk * C, L = chunk_tokens<C>(chunk, p.length);
   float *tiles = Tiles::at(p.workspace, chunk, sequence, p.batch * p.heads);
   float *gamma = tiles + Tiles::kGamma;
+  TIn *operands = Tiles::operands(tiles);
   auto q = [&](int i, int d) {
     return to_float(p.q[p.q_strides.offset(b, t0 + i, h) + d]);
   };
@@ -163,7 +178,7 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
     const int i = pair / C, j = pair % C;
     strictA[i][j] = 0.f;
     if (i >= L || j > i)
-      tiles[Tiles::kB + i * C + j] = 0.f;
+      operands[Tiles::kB + i * C + j] = from_float<TIn>(0.f);
   }
   __syncthreads();
   decayed_pairwise<TIn, K>(L, gamma, k, k, [&](int i, int j, float kk) {
@@ -171,13 +186,13 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
       strictA[i][j] = beta(i) * kk;
   });
   decayed_pairwise<TIn, K>(L, gamma, q, k, [&](int i, int j, float qk) {
-    tiles[Tiles::kB + i * C + j] = qk;
+    operands[Tiles::kB + i * C + j] = from_float<TIn>(qk);
   });
   __syncthreads();
 
   invert_unit_lower<C>(strictA, inverse, panel, L);
   for (int e = threadIdx.x; e < C * C; e += blockDim.x)
-    tiles[Tiles::kInverse + e] = inverse[e / C][e % C]; // for the backward
+    operands[Tiles::kInverse + e] = from_float<TIn>(inverse[e / C][e % C]);
 
   // W = (I + A)⁻¹ β(k ⊙ e^Γ), U0 = (I + A)⁻¹ βv; row block i0 needs the
   // inverse's columns up to i0 + 15 only.
@@ -196,7 +211,9 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
                                       },
                                       L, K, d0));
       },
-      [&](int i, int d, float w) { tiles[Tiles::kW + i * K + d] = w; });
+      [&](int i, int d, float w) {
+        operands[Tiles::kW + i * K + d] = from_float<TIn>(w);
+      });
   tile::for_each_warp_tile(
       L, V,
       [&](float(&acc)[4], int i0, int c0) {
@@ -216,8 +233,10 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
     tiles[Tiles::kLast + d] = fast_exp(last);
     for (int i = 0; i < L; ++i) {
       const float g = gamma[i * K + d];
-      tiles[Tiles::kQd + i * K + d] = p.scale * q(i, d) * fast_exp(g);
-      tiles[Tiles::kKd + i * K + d] = k(i, d) * fast_exp(last - g);
+      operands[Tiles::kQd + i * K + d] =
+          from_float<TIn>(p.scale * q(i, d) * fast_exp(g));
+      operands[Tiles::kKd + i * K + d] =
+          from_float<TIn>(k(i, d) * fast_exp(last - g));
     }
   }
 }
@@ -248,7 +267,7 @@ __device__ void store_state_columns(float *state, const float (&block)[K][VB],
 template <int K, int V, int C, int VB, typename TIn, typename TGate,
           typename TBeta>
 __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
-  using Tiles = ChunkTiles<K, V, C>;
+  using Tiles = ChunkTiles<K, V, C, TIn>;
   __shared__ float state[K][VB];
   __shared__ float update[C][VB];
   const int sequence = blockIdx.x, v0 = blockIdx.y * VB;
@@ -267,6 +286,7 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
   for (int chunk = 0; chunk < chunks; ++chunk) {
     const int L = chunk_tokens<C>(chunk, p.length);
     float *tiles = Tiles::at(p.workspace, chunk, sequence, sequences);
+    TIn *operands = Tiles::operands(tiles);
     store_state_columns<K, V>(
         p.boundaries + (long long)chunk * sequences * K * V + stateBase, state,
         v0, width);
@@ -276,13 +296,13 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
         [&](float(&acc)[4], int i0, int j0) {
           tile::mma_accumulate<TIn>(
               acc, K,
-              tile::a_rows(tile::row_major(tiles + Tiles::kW, K), L, K, i0),
+              tile::a_rows(tile::row_major(operands + Tiles::kW, K), L, K, i0),
               tile::b_columns(stateView, K, width, j0));
         },
         [&](int i, int j, float ws) {
           const float u = tiles[Tiles::kU0 + i * V + v0 + j] - ws;
           update[i][j] = u;
-          tiles[Tiles::kU + i * V + v0 + j] = u;
+          operands[Tiles::kU + i * V + v0 + j] = from_float<TIn>(u);
         });
     __syncthreads();
     // S ← e^Γlast ⊙ S + Kdᵀ·u; each warp owns its tiles of the state, which
@@ -292,8 +312,8 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
         [&](float(&acc)[4], int d0, int j0) {
           tile::mma_accumulate<TIn>(
               acc, L,
-              tile::a_transposed(tile::row_major(tiles + Tiles::kKd, K), L, K,
-                                 d0),
+              tile::a_transposed(tile::row_major(operands + Tiles::kKd, K), L,
+                                 K, d0),
               tile::b_columns(updateView, L, width, j0));
         },
         [&](int d, int j, float kdu) {
@@ -309,12 +329,13 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
 /// tiles of the chunk's C x V output in turn.
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void output(const ForwardParams<TIn, TGate, TBeta> &p) {
-  using Tiles = ChunkTiles<K, V, C>;
+  using Tiles = ChunkTiles<K, V, C, TIn>;
   const int chunk = blockIdx.x, sequence = blockIdx.y;
   const int sequences = p.batch * p.heads;
   const int b = sequence / p.heads, h = sequence % p.heads;
   const int t0 = chunk * C, L = chunk_tokens<C>(chunk, p.length);
   const float *tiles = Tiles::at(p.workspace, chunk, sequence, sequences);
+  const TIn *operands = Tiles::operands(tiles);
   const float *state =
       p.boundaries + ((long long)chunk * sequences + sequence) * K * V;
   tile::for_each_warp_tile(
@@ -324,13 +345,14 @@ __device__ void output(const ForwardParams<TIn, TGate, TBeta> &p) {
         // (q ⊙ e^Γ)·S over the K features.
         tile::mma_accumulate<TIn>(
             acc, K,
-            tile::a_rows(tile::row_major(tiles + Tiles::kQd, K), L, K, i0),
+            tile::a_rows(tile::row_major(operands + Tiles::kQd, K), L, K, i0),
             tile::b_columns(tile::row_major(state, V), K, V, j0));
         // pairwise·U over the chunk's tokens.
         tile::mma_accumulate<TIn>(
             intra, L,
-            tile::a_rows(tile::row_major(tiles + Tiles::kB, C), L, L, i0),
-            tile::b_columns(tile::row_major(tiles + Tiles::kU, V), L, V, j0));
+            tile::a_rows(tile::row_major(operands + Tiles::kB, C), L, L, i0),
+            tile::b_columns(tile::row_major(operands + Tiles::kU, V), L, V,
+                            j0));
         for (int r = 0; r < 4; ++r)
           acc[r] += p.scale * intra[r];
       },

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "rudnn/arch/mma.cuh"
+#include "rudnn/tensor.cuh"
 
 namespace rudnn {
 namespace tile {
@@ -111,9 +112,10 @@ __device__ __forceinline__ auto b_transposed(M m, int rows, int cols, int j0) {
   };
 }
 
-/// m(r, c) = data[r · pitch + c].
-__device__ __forceinline__ auto row_major(const float *data, int pitch) {
-  return [=](int r, int c) { return data[r * pitch + c]; };
+/// m(r, c) = data[r · pitch + c], in fp32.
+template <typename T>
+__device__ __forceinline__ auto row_major(const T *data, int pitch) {
+  return [=](int r, int c) { return to_float(data[r * pitch + c]); };
 }
 
 /// Walks the 16x8 tiles of a rows x cols result, one warp per tile in turn:
