@@ -136,10 +136,9 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
         },
         keepU);
     __syncthreads();
-    // Each warp owns its tiles of dS, which no other warp reads now.
-    tile::for_each_warp_tile(
-        K, width,
-        [&](float(&acc)[4], int d0, int j0) {
+    // dS ← e^Γlast ⊙ dS + Qdᵀ dO − Wᵀ dU.
+    decay_and_add(
+        dS, tiles + Tiles::kLast, width, [&](float(&acc)[4], int d0, int j0) {
           tile::mma_accumulate<TIn>(
               acc, L,
               tile::a_transposed(tile::row_major(operands + Tiles::kQd, K), L,
@@ -148,9 +147,6 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
           tile::mma_accumulate<TIn>(acc, L,
                                     tile::a_transposed(minusW, L, K, d0),
                                     tile::b_columns(dUView, L, width, j0));
-        },
-        [&](int d, int j, float x) {
-          dS[d][j] = tiles[Tiles::kLast + d] * dS[d][j] + x;
         });
     __syncthreads();
   }

@@ -262,6 +262,17 @@ __device__ void store_state_columns(float *state, const float (&block)[K][VB],
   }
 }
 
+/// state ← e^Γlast ⊙ state + X over the block's K × width columns, the
+/// 16x8 tiles of X from product(acc, d0, j0). Each warp owns its tiles of
+/// the state, which no other warp reads meanwhile.
+template <int K, int VB, typename Product>
+__device__ void decay_and_add(float (&state)[K][VB], const float *last,
+                              int width, Product product) {
+  tile::for_each_warp_tile(K, width, product, [&](int d, int j, float x) {
+    state[d][j] = last[d] * state[d][j] + x;
+  });
+}
+
 /// grid (B·H, ceil(V / VB)); block size a multiple of 32. Walks the chunks
 /// in order.
 template <int K, int V, int C, int VB, typename TIn, typename TGate,
@@ -305,19 +316,15 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
           operands[Tiles::kU + i * V + v0 + j] = from_float<TIn>(u);
         });
     __syncthreads();
-    // S ← e^Γlast ⊙ S + Kdᵀ·u; each warp owns its tiles of the state, which
-    // no other warp reads now.
-    tile::for_each_warp_tile(
-        K, width,
+    // S ← e^Γlast ⊙ S + Kdᵀ·u.
+    decay_and_add(
+        state, tiles + Tiles::kLast, width,
         [&](float(&acc)[4], int d0, int j0) {
           tile::mma_accumulate<TIn>(
               acc, L,
               tile::a_transposed(tile::row_major(operands + Tiles::kKd, K), L,
                                  K, d0),
               tile::b_columns(updateView, L, width, j0));
-        },
-        [&](int d, int j, float kdu) {
-          state[d][j] = tiles[Tiles::kLast + d] * state[d][j] + kdu;
         });
     __syncthreads();
   }
