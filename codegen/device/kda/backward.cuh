@@ -62,21 +62,10 @@ __device__ void restore(const BackwardParams<TIn, TGate, TBeta> &p) {
   const int sequences = f.batch * f.heads;
   const int L = chunk_tokens<C>(chunk, f.length);
   float *tiles = Tiles::at(f.workspace, chunk, sequence, sequences);
-  TIn *operands = Tiles::operands(tiles);
   const float *S =
       f.boundaries + ((long long)chunk * sequences + sequence) * K * V;
-  tile::for_each_warp_tile(
-      L, V,
-      [&](float(&acc)[4], int i0, int j0) {
-        tile::mma_accumulate<TIn>(
-            acc, K,
-            tile::a_rows(tile::row_major(operands + Tiles::kW, K), L, K, i0),
-            tile::b_columns(tile::row_major(S, V), K, V, j0));
-      },
-      [&](int i, int j, float ws) {
-        operands[Tiles::kU + i * V + j] =
-            from_float<TIn>(tiles[Tiles::kU0 + i * V + j] - ws);
-      });
+  chunk_updates<K, V, C, TIn>(tiles, L, 0, V, tile::row_major(S, V),
+                              [](int, int, float) {});
 }
 
 /// grid (B·H, ceil(V / VB)); block size a multiple of 32. Chunks in reverse:

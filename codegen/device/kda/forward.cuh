@@ -262,6 +262,29 @@ __device__ void store_state_columns(float *state, const float (&block)[K][VB],
   }
 }
 
+/// The chunk's updates U = U0 − W·S for its L tokens and `width` value
+/// columns from v0, with S(d, j) the state at the chunk start (column j
+/// counted from v0); each goes to the tiles and to keep(i, j, u).
+template <int K, int V, int C, typename TIn, typename State, typename Keep>
+__device__ void chunk_updates(float *tiles, int L, int v0, int width, State S,
+                              Keep keep) {
+  using Tiles = ChunkTiles<K, V, C, TIn>;
+  TIn *operands = Tiles::operands(tiles);
+  tile::for_each_warp_tile(
+      L, width,
+      [&](float(&acc)[4], int i0, int j0) {
+        tile::mma_accumulate<TIn>(
+            acc, K,
+            tile::a_rows(tile::row_major(operands + Tiles::kW, K), L, K, i0),
+            tile::b_columns(S, K, width, j0));
+      },
+      [&](int i, int j, float ws) {
+        const float u = tiles[Tiles::kU0 + i * V + v0 + j] - ws;
+        operands[Tiles::kU + i * V + v0 + j] = from_float<TIn>(u);
+        keep(i, j, u);
+      });
+}
+
 /// state ← e^Γlast ⊙ state + X over the block's K × width columns, the
 /// 16x8 tiles of X from product(acc, d0, j0). Each warp owns its tiles of
 /// the state, which no other warp reads meanwhile.
@@ -301,20 +324,9 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
     store_state_columns<K, V>(
         p.boundaries + (long long)chunk * sequences * K * V + stateBase, state,
         v0, width);
-    // u = u0 − W·S:
-    tile::for_each_warp_tile(
-        L, width,
-        [&](float(&acc)[4], int i0, int j0) {
-          tile::mma_accumulate<TIn>(
-              acc, K,
-              tile::a_rows(tile::row_major(operands + Tiles::kW, K), L, K, i0),
-              tile::b_columns(stateView, K, width, j0));
-        },
-        [&](int i, int j, float ws) {
-          const float u = tiles[Tiles::kU0 + i * V + v0 + j] - ws;
-          update[i][j] = u;
-          operands[Tiles::kU + i * V + v0 + j] = from_float<TIn>(u);
-        });
+    chunk_updates<K, V, C, TIn>(
+        tiles, L, v0, width, stateView,
+        [&](int i, int j, float u) { update[i][j] = u; });
     __syncthreads();
     // S ← e^Γlast ⊙ S + Kdᵀ·u.
     decay_and_add(
