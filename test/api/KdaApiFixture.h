@@ -17,6 +17,7 @@
 
 #include <initializer_list>
 #include <memory>
+#include <string>
 
 namespace rudnn::test {
 
@@ -36,6 +37,20 @@ inline void roundTo(DType dtype,
       x = dtype == DType::BF16  ? fromBf16(toBf16(static_cast<float>(x)))
           : dtype == DType::F16 ? static_cast<double>(static_cast<_Float16>(x))
                                 : static_cast<double>(static_cast<float>(x));
+}
+
+/// "T65_K64_V60_C32_bf16", the start of a numerics case's name.
+inline std::string shapeName(int T, int K, int V, int chunk, DType dtype) {
+  return "T" + std::to_string(T) + "_K" + std::to_string(K) + "_V" +
+         std::to_string(V) + "_C" + std::to_string(chunk) + "_" +
+         dtypeName(dtype);
+}
+
+/// "_BHTD" or "_BTHD", then "_steep" for g down to −20 per step, "_mild"
+/// for g above −0.1.
+inline std::string layoutAndDecayName(Layout layout, double gMin) {
+  return std::string(layout == Layout::BHTD ? "_BHTD" : "_BTHD") +
+         (gMin <= -20 ? "_steep" : "") + (gMin > -0.1 ? "_mild" : "");
 }
 
 class KdaApiTest : public ::testing::Test {

@@ -125,12 +125,9 @@ TEST_P(KdaBackwardNumerics, MatchesFloat64Gradients) {
 std::string
 backwardCaseName(const ::testing::TestParamInfo<BackwardCase> &info) {
   const BackwardCase &c = info.param;
-  return "T" + std::to_string(c.T) + "_K" + std::to_string(c.K) + "_V" +
-         std::to_string(c.V) + "_C" + std::to_string(c.chunk) + "_" +
-         dtypeName(c.dtype) + (c.initialState ? "_S0" : "") +
-         (c.dFinalState ? "_dST" : "") +
-         (c.layout == Layout::BHTD ? "_BHTD" : "_BTHD") +
-         (c.gMin <= -20 ? "_steep" : "") + (c.gMin > -0.1 ? "_mild" : "") +
+  return shapeName(c.T, c.K, c.V, c.chunk, c.dtype) +
+         (c.initialState ? "_S0" : "") + (c.dFinalState ? "_dST" : "") +
+         layoutAndDecayName(c.layout, c.gMin) +
          (c.savedBoundaries ? "_saved" : "");
 }
 

@@ -101,12 +101,9 @@ TEST_P(KdaForwardNumerics, MatchesFloat64Reference) {
 
 std::string caseName(const ::testing::TestParamInfo<ApiCase> &info) {
   const ApiCase &c = info.param;
-  return "T" + std::to_string(c.T) + "_K" + std::to_string(c.K) + "_V" +
-         std::to_string(c.V) + "_C" + std::to_string(c.chunk) + "_" +
-         dtypeName(c.dtype) + (c.initialState ? "_S0" : "") +
-         (c.boundaries ? "_bounds" : "") +
-         (c.layout == Layout::BHTD ? "_BHTD" : "_BTHD") +
-         (c.gMin <= -20 ? "_steep" : "") + (c.gMin > -0.1 ? "_mild" : "");
+  return shapeName(c.T, c.K, c.V, c.chunk, c.dtype) +
+         (c.initialState ? "_S0" : "") + (c.boundaries ? "_bounds" : "") +
+         layoutAndDecayName(c.layout, c.gMin);
 }
 
 INSTANTIATE_TEST_SUITE_P(
