@@ -1,13 +1,12 @@
 //===- NvrtcCompiler.cpp - CUDA C++ to cubin + PTX with NVRTC -------------===//
 
 #include "runtime/NvrtcCompiler.h"
+#include "runtime/CudaToolkit.h"
 #include "runtime/Dump.h"
 #include "runtime/Hash.h"
 #include "runtime/Log.h"
 
 #include "rudnn/errors.h"
-
-#include <nvrtc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,30 +19,25 @@ using namespace rudnn::runtime;
 namespace fs = std::filesystem;
 
 const std::string &rudnn::runtime::cudaIncludeDir() {
-  static const std::string directory = [] {
-    std::vector<std::string> candidates;
-    if (const char *home = std::getenv("CUDA_HOME"); home && *home)
-      candidates.push_back(std::string(home) + "/include");
-    candidates.push_back(RUDNN_CUDA_INCLUDE_DIR);
-    candidates.push_back("/usr/local/cuda/include");
-    for (const std::string &candidate : candidates)
-      if (fs::exists(fs::path(candidate) / "cuda_fp16.h"))
-        return candidate;
-    return std::string();
-  }();
-  if (directory.empty())
-    throw Unsupported("CUDA headers not found: set CUDA_HOME to the CUDA "
-                      "toolkit (cuda_fp16.h is looked up in "
-                      "$CUDA_HOME/include, " RUDNN_CUDA_INCLUDE_DIR
-                      " and /usr/local/cuda/include)");
-  return directory;
+  const CudaToolkit &toolkit = CudaToolkit::get();
+  if (toolkit.includeDir.empty()) {
+    std::string places;
+    for (const std::string &dir : toolkit.includeSearched)
+      places += " " + dir;
+    throw Unsupported("CUDA headers not found: no cuda_fp16.h beside NVRTC (" +
+                      toolkit.nvrtcLibrary + ") nor in" + places +
+                      "; set CUDA_HOME to the CUDA toolkit");
+  }
+  return toolkit.includeDir;
 }
+
+static const Nvrtc &nvrtc() { return CudaToolkit::get().nvrtc; }
 
 /// Throws Internal-status errors for NVRTC failures outside compilation.
 static void check(nvrtcResult result, const char *call) {
   if (result != NVRTC_SUCCESS)
-    throw Error(Status::Internal,
-                std::string(call) + " failed: " + nvrtcGetErrorString(result));
+    throw Error(Status::Internal, std::string(call) + " failed: " +
+                                      nvrtc().getErrorString(result));
 }
 
 /// "sm_90a" -> 90; nullopt for anything that is not sm_<digits>[a].
@@ -65,15 +59,15 @@ NvrtcCompiler::NvrtcCompiler(std::vector<HeaderFile> headers)
 
 std::string NvrtcCompiler::version() {
   int major = 0, minor = 0;
-  check(nvrtcVersion(&major, &minor), "nvrtcVersion");
+  check(nvrtc().version(&major, &minor), "nvrtcVersion");
   return "nvrtc " + std::to_string(major) + "." + std::to_string(minor);
 }
 
 std::vector<int> NvrtcCompiler::supportedArchitectures() {
   int count = 0;
-  check(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
+  check(nvrtc().getNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
   std::vector<int> archs(count);
-  check(nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
+  check(nvrtc().getSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
   return archs;
 }
 
@@ -119,26 +113,28 @@ CudaBinary NvrtcCompiler::compile(const KernelSource &kernel,
   }
   nvrtcProgram program;
   std::string sourceName = kernel.entry + ".cu";
-  check(nvrtcCreateProgram(&program, kernel.source.c_str(), sourceName.c_str(),
-                           static_cast<int>(headers_.size()),
-                           headerContents.data(), headerNames.data()),
+  check(nvrtc().createProgram(&program, kernel.source.c_str(),
+                              sourceName.c_str(),
+                              static_cast<int>(headers_.size()),
+                              headerContents.data(), headerNames.data()),
         "nvrtcCreateProgram");
   struct Destroy {
     nvrtcProgram &program;
-    ~Destroy() { nvrtcDestroyProgram(&program); }
+    ~Destroy() { nvrtc().destroyProgram(&program); }
   } destroy{program};
 
   std::vector<std::string> optionStrings = options(arch);
   std::vector<const char *> optionPointers;
   for (const std::string &option : optionStrings)
     optionPointers.push_back(option.c_str());
-  nvrtcResult result = nvrtcCompileProgram(
+  nvrtcResult result = nvrtc().compileProgram(
       program, static_cast<int>(optionPointers.size()), optionPointers.data());
 
   size_t logSize = 0;
-  check(nvrtcGetProgramLogSize(program, &logSize), "nvrtcGetProgramLogSize");
+  check(nvrtc().getProgramLogSize(program, &logSize), "nvrtcGetProgramLogSize");
   std::string compilerLog(logSize, '\0');
-  check(nvrtcGetProgramLog(program, compilerLog.data()), "nvrtcGetProgramLog");
+  check(nvrtc().getProgramLog(program, compilerLog.data()),
+        "nvrtcGetProgramLog");
   while (!compilerLog.empty() &&
          (compilerLog.back() == '\0' || compilerLog.back() == '\n'))
     compilerLog.pop_back();
@@ -150,12 +146,12 @@ CudaBinary NvrtcCompiler::compile(const KernelSource &kernel,
   binary.arch = arch;
   binary.log = compilerLog;
   size_t size = 0;
-  check(nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize");
+  check(nvrtc().getCUBINSize(program, &size), "nvrtcGetCUBINSize");
   binary.cubin.resize(size);
-  check(nvrtcGetCUBIN(program, binary.cubin.data()), "nvrtcGetCUBIN");
-  check(nvrtcGetPTXSize(program, &size), "nvrtcGetPTXSize");
+  check(nvrtc().getCUBIN(program, binary.cubin.data()), "nvrtcGetCUBIN");
+  check(nvrtc().getPTXSize(program, &size), "nvrtcGetPTXSize");
   binary.ptx.resize(size);
-  check(nvrtcGetPTX(program, binary.ptx.data()), "nvrtcGetPTX");
+  check(nvrtc().getPTX(program, binary.ptx.data()), "nvrtcGetPTX");
   while (!binary.ptx.empty() && binary.ptx.back() == '\0')
     binary.ptx.pop_back();
   binary.compileMilliseconds = std::chrono::duration<double, std::milli>(

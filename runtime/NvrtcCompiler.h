@@ -2,8 +2,8 @@
 //
 // Compiles one kernel for one architecture. Headers come from memory (the
 // embedded device library); the only path read is the CUDA include directory
-// (for cuda_fp16.h / cuda_bf16.h), found once and overridable by CUDA_HOME.
-// Needs no GPU.
+// (for cuda_fp16.h / cuda_bf16.h) of the toolkit NVRTC was loaded from
+// (CudaToolkit). Needs no GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,8 +17,8 @@
 
 namespace rudnn::runtime {
 
-/// $CUDA_HOME/include if set, else the toolkit rudnn was built against, else
-/// /usr/local/cuda/include. Throws Unsupported if none has cuda_fp16.h.
+/// The include folder of the CUDA toolkit NVRTC came from. Throws
+/// Unsupported, naming the folders searched, when none has cuda_fp16.h.
 const std::string &cudaIncludeDir();
 
 class NvrtcCompiler {

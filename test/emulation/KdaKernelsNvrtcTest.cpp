@@ -10,6 +10,7 @@
 
 #include "codegen/Emit/KdaEmitter.h"
 #include "codegen/Transforms/TargetPolicy.h"
+#include "runtime/CudaToolkit.h"
 #include "runtime/NvrtcCompiler.h"
 #include "test/support/DeviceHeaders.h"
 
@@ -29,7 +30,7 @@ namespace {
 std::string ptxasReport(const std::string &entry, const std::string &ptx) {
   std::string path = ::testing::TempDir() + entry + ".ptx";
   std::ofstream(path) << ptx;
-  std::string command = std::string(RUDNN_PTXAS) +
+  std::string command = runtime::CudaToolkit::get().ptxas +
                         " -arch=sm_90 -v -o /dev/null " + path + " 2>&1";
   FILE *pipe = ::popen(command.c_str(), "r");
   if (!pipe) {
@@ -45,6 +46,9 @@ std::string ptxasReport(const std::string &entry, const std::string &ptx) {
 }
 
 TEST(KdaKernelsNvrtc, EveryKernelCompilesWithoutSpillsWithinItsSharedMemory) {
+  if (runtime::CudaToolkit::get().ptxas.empty())
+    GTEST_SKIP() << "no ptxas beside NVRTC ("
+                 << runtime::CudaToolkit::get().nvrtcLibrary << ")";
   runtime::NvrtcCompiler compiler(samples::deviceHeaders());
   for (int64_t features : {128, 256}) {
     const KdaKernelSpec spec{ScalarType::BF16, ScalarType::F32,

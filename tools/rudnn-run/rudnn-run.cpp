@@ -60,6 +60,8 @@ int runTool(int argc, char **argv) {
   int bench = 0;
   po::options_description options("rudnn-run FILE.mlir [options]");
   options.add_options()("help,h", "this help")(
+      "version", "print the version and what this machine offers (NVRTC, "
+                 "CUDA headers, ptxas, driver, devices)")(
       "entry", po::value(&entry)->default_value("main"), "function to run")(
       "inputs", po::value(&inputs), "read each argument from DIR/<name>.npy")(
       "random", po::value(&seed), "draw the arguments with this seed")(
@@ -89,6 +91,10 @@ int runTool(int argc, char **argv) {
                 .run(),
             vm);
   po::notify(vm);
+  if (vm.count("version")) {
+    std::cout << setupReport();
+    return 0;
+  }
   if (vm.count("help") || file.empty()) {
     std::cout << options << "\n";
     return file.empty() && !vm.count("help") ? 2 : 0;
