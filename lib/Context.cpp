@@ -219,6 +219,15 @@ void Context::release(void *pointer) {
     impl_->backend().release(devicePointer(pointer));
 }
 
+void Context::releaseQuietly(void *pointer) noexcept {
+  if (!pointer)
+    return;
+  try {
+    impl_->backend().releaseQuietly(devicePointer(pointer));
+  } catch (...) { // no backend could be opened: nothing was allocated
+  }
+}
+
 void Context::copyToDevice(void *dst, const void *src, size_t bytes,
                            Stream stream) {
   if (!dst || !src)

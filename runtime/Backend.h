@@ -95,6 +95,10 @@ public:
 
   virtual DevicePtr allocate(size_t bytes) = 0;
   virtual void release(DevicePtr pointer) = 0;
+  /// `release` for destructors and clean-up paths: never throws; a failure
+  /// (a sticky device error after a fault, say) is logged as a warning, so
+  /// the first error is the one reported.
+  void releaseQuietly(DevicePtr pointer) noexcept;
   virtual void copyToDevice(DevicePtr dst, const void *src, size_t bytes,
                             StreamHandle stream) = 0;
   virtual void copyToHost(void *dst, DevicePtr src, size_t bytes,
@@ -104,7 +108,13 @@ public:
   virtual void fillZero(DevicePtr dst, size_t bytes, StreamHandle stream) = 0;
 
   virtual StreamHandle createStream() = 0;
+  /// A stream to capture graphs on when the caller's is the default stream
+  /// (which cannot be captured). The CUDA backend makes it non-blocking, so
+  /// other threads' use of the default stream cannot break a capture.
+  virtual StreamHandle createCaptureStream() { return createStream(); }
   virtual void destroyStream(StreamHandle stream) = 0;
+  /// `destroyStream` that never throws (logs), for destructors.
+  void destroyStreamQuietly(StreamHandle stream) noexcept;
   virtual void synchronize(StreamHandle stream) = 0;
 
   /// Graph capture; backends without it return false and the plan executor

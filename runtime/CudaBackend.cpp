@@ -456,6 +456,16 @@ StreamHandle CudaBackend::createStream() {
   return stream;
 }
 
+StreamHandle CudaBackend::createCaptureStream() {
+  auto current = impl->makeCurrent();
+  CUstream stream = nullptr;
+  // Non-blocking: the default stream's implicit synchronization with
+  // blocking streams would invalidate a capture in progress.
+  impl->d.check(impl->d.streamCreate(&stream, CU_STREAM_NON_BLOCKING),
+                "cuStreamCreate");
+  return stream;
+}
+
 void CudaBackend::destroyStream(StreamHandle stream) {
   if (!stream)
     return;

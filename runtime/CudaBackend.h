@@ -72,6 +72,7 @@ public:
   void fillZero(DevicePtr dst, size_t bytes, StreamHandle stream) override;
 
   StreamHandle createStream() override;
+  StreamHandle createCaptureStream() override;
   void destroyStream(StreamHandle stream) override;
   void synchronize(StreamHandle stream) override;
 

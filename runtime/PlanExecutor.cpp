@@ -12,10 +12,12 @@ using namespace rudnn;
 using namespace rudnn::runtime;
 
 /// What one stream's calls reuse: the workspace, and the graph captured
-/// for the last bindings and parameters.
+/// for the last bindings and parameters (on a private stream when the
+/// caller's is the default stream, which cannot be captured).
 struct PlanExecutor::StreamState {
   DevicePtr workspace = 0;
   uint64_t capacity = 0;
+  StreamHandle captureStream = nullptr;
   std::vector<DevicePtr> graphBindings;
   std::vector<int64_t> graphParams;
   std::unique_ptr<CapturedGraph> graph;
@@ -30,11 +32,15 @@ PlanExecutor::PlanExecutor(Backend &backend, Plan plan)
     kernels.push_back(backend.load(kernel.binary, kernel.entry));
 }
 
+// Never throws: after a device fault every release fails, and the fault is
+// what the caller must see.
 PlanExecutor::~PlanExecutor() {
   for (auto &[stream, state] : streams) {
     state->graph.reset();
     if (state->workspace)
-      backend.release(state->workspace);
+      backend.releaseQuietly(state->workspace);
+    if (state->captureStream)
+      backend.destroyStreamQuietly(state->captureStream);
   }
 }
 
@@ -164,18 +170,23 @@ void PlanExecutor::run(const std::vector<DevicePtr> &bindings,
   if (!state.graph || state.graphBindings != bindings ||
       state.graphParams != params) {
     state.graph.reset();
-    backend.beginCapture(stream);
+    if (!stream && !state.captureStream)
+      state.captureStream = backend.createCaptureStream();
+    // Captured launches do not run, so capturing elsewhere reorders nothing;
+    // the replay below is on the caller's stream.
+    StreamHandle capture = stream ? stream : state.captureStream;
+    backend.beginCapture(capture);
     try {
-      launchAll(state, bindings, params, stream);
+      launchAll(state, bindings, params, capture);
     } catch (...) {
       // End the capture, but report what failed inside it.
       try {
-        backend.endCapture(stream);
+        backend.endCapture(capture);
       } catch (...) {
       }
       throw;
     }
-    state.graph = backend.endCapture(stream);
+    state.graph = backend.endCapture(capture);
     state.graphBindings = bindings;
     state.graphParams = params;
     log(LogLevel::Debug, "captured plan '" + plan_.name + "' into a graph");

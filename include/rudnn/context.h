@@ -84,6 +84,9 @@ public:
   /// Device memory of the backend (host memory for emulation).
   void *allocate(size_t bytes);
   void release(void *pointer);
+  /// `release` for destructors: never throws; a failure (every release fails
+  /// after a device fault) is logged as a warning instead.
+  void releaseQuietly(void *pointer) noexcept;
   void copyToDevice(void *dst, const void *src, size_t bytes,
                     Stream stream = nullptr);
   void copyToHost(void *dst, const void *src, size_t bytes,
@@ -117,7 +120,7 @@ public:
       : context(&context), pointer(context.allocate(bytes)), bytes(bytes) {}
   ~DeviceBuffer() {
     if (pointer)
-      context->release(pointer);
+      context->releaseQuietly(pointer);
   }
   DeviceBuffer(DeviceBuffer &&other) noexcept
       : context(other.context), pointer(other.pointer), bytes(other.bytes) {

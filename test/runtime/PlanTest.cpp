@@ -176,6 +176,7 @@ public:
   struct Launch {
     std::string entry;
     LaunchGeometry geometry;
+    StreamHandle stream = nullptr;
   };
   class Kernel final : public LoadedKernel {
   public:
@@ -196,8 +197,8 @@ public:
     return std::make_shared<Kernel>(entry);
   }
   void launch(const LoadedKernel &kernel, const LaunchGeometry &geometry,
-              ArgPack &args, StreamHandle) override {
-    launches.push_back({kernel.entry(), geometry});
+              ArgPack &args, StreamHandle stream) override {
+    launches.push_back({kernel.entry(), geometry, stream});
     // Copy the values now: the pack dies after the launch. Arguments are read
     // with the widths the test expects (4 unless told 8).
     const std::vector<int> *widths = launches.size() <= argWidths.size()
@@ -216,14 +217,59 @@ public:
     storage.push_back(std::make_unique<char[]>(bytes));
     return reinterpret_cast<DevicePtr>(storage.back().get());
   }
-  void release(DevicePtr) override { ++releases; }
+  void release(DevicePtr) override {
+    ++releases;
+    if (failReleases) // as cuMemFree does after a device fault
+      throw DeviceError("cuMemFree", "CUDA_ERROR_ILLEGAL_ADDRESS");
+  }
   void copyToDevice(DevicePtr, const void *, size_t, StreamHandle) override {}
   void copyToHost(void *, DevicePtr, size_t, StreamHandle) override {}
   void copyOnDevice(DevicePtr, DevicePtr, size_t, StreamHandle) override {}
   void fillZero(DevicePtr, size_t, StreamHandle) override {}
-  StreamHandle createStream() override { return nullptr; }
-  void destroyStream(StreamHandle) override {}
+  StreamHandle createStream() override {
+    streams.push_back(std::make_unique<char>());
+    return streams.back().get();
+  }
+  void destroyStream(StreamHandle stream) override {
+    destroyedStreams.push_back(stream);
+    if (failReleases)
+      throw DeviceError("cuStreamDestroy", "CUDA_ERROR_ILLEGAL_ADDRESS");
+  }
   void synchronize(StreamHandle) override {}
+
+  // Graphs as CUDA has them: the default stream cannot be captured, and
+  // captured launches run only when replayed.
+  struct Graph final : CapturedGraph {
+    std::vector<Launch> launches;
+  };
+  bool supportsGraphs() const override { return graphs; }
+  void beginCapture(StreamHandle stream) override {
+    if (!stream)
+      throw InvalidArgument("the default stream cannot be captured");
+    capturing = stream;
+    captureStart = launches.size();
+  }
+  std::unique_ptr<CapturedGraph> endCapture(StreamHandle stream) override {
+    EXPECT_EQ(stream, capturing);
+    auto graph = std::make_unique<Graph>();
+    graph->launches.assign(launches.begin() + captureStart, launches.end());
+    launches.resize(captureStart);
+    capturing = nullptr;
+    return graph;
+  }
+  void replay(CapturedGraph &graph, StreamHandle stream) override {
+    for (Launch launch : static_cast<Graph &>(graph).launches) {
+      launch.stream = stream;
+      replayed.push_back(launch);
+    }
+  }
+
+  bool graphs = false, failReleases = false;
+  StreamHandle capturing = nullptr;
+  size_t captureStart = 0;
+  std::vector<Launch> replayed;
+  std::vector<std::unique_ptr<char>> streams;
+  std::vector<StreamHandle> destroyedStreams;
 
   std::vector<std::string> loadedBinaries;
   std::vector<Launch> launches;
@@ -314,6 +360,48 @@ TEST(PlanExecutor, FallsBackToDirectLaunchesWithoutGraphs) {
   PlanExecutor executor(backend, samplePlan());
   executor.run({1, 2, 0, 0}, {2, 1}, nullptr, /*useGraph=*/true);
   EXPECT_EQ(backend.launches.size(), 2u);
+}
+
+// The default stream cannot be captured: the executor captures on a stream
+// of its own and replays on the caller's, then frees that stream.
+TEST(PlanExecutor, GraphsOnTheDefaultStreamCaptureOnAPrivateStream) {
+  RecordingBackend backend;
+  backend.graphs = true;
+  {
+    PlanExecutor executor(backend, samplePlan());
+    executor.run({1, 2, 0, 0}, {2, 1}, nullptr, /*useGraph=*/true);
+    executor.run({1, 2, 0, 0}, {2, 1}, nullptr, /*useGraph=*/true);
+    EXPECT_TRUE(backend.launches.empty()); // nothing ran outside the graph
+    ASSERT_EQ(backend.replayed.size(), 4u);
+    for (const RecordingBackend::Launch &launch : backend.replayed)
+      EXPECT_EQ(launch.stream, nullptr);
+    ASSERT_EQ(backend.streams.size(), 1u); // one capture stream, reused
+    // A caller's own stream is captured directly.
+    StreamHandle mine = backend.createStream();
+    executor.run({1, 2, 0, 0}, {2, 1}, mine, /*useGraph=*/true);
+    EXPECT_EQ(backend.streams.size(), 2u);
+    EXPECT_EQ(backend.replayed.back().stream, mine);
+  }
+  EXPECT_EQ(backend.destroyedStreams,
+            std::vector<StreamHandle>{backend.streams.front().get()});
+}
+
+// After a device fault every release fails; destroying the executor must
+// not throw (which would end the process) but log, leaving the fault to be
+// reported where it happened.
+TEST(PlanExecutor, DestructionAfterADeviceFaultDoesNotThrow) {
+  RecordingBackend backend;
+  backend.graphs = true;
+  auto executor = std::make_unique<PlanExecutor>(backend, samplePlan());
+  executor->run({1, 2, 0, 0}, {2, 1}, nullptr, /*useGraph=*/true);
+  backend.failReleases = true;
+  ::testing::internal::CaptureStderr();
+  executor.reset();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(backend.releases, 1);
+  EXPECT_EQ(backend.destroyedStreams.size(), 1u);
+  EXPECT_THAT(log, HasSubstr("cuMemFree failed: CUDA_ERROR_ILLEGAL_ADDRESS"));
+  EXPECT_THAT(log, HasSubstr("cuStreamDestroy failed"));
 }
 
 } // namespace
