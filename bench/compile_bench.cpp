@@ -1,18 +1,21 @@
 //===- compile_bench.cpp - Kernel compile and cache-hit costs -------------===//
 //
-// BM_NvrtcCold: NVRTC on a representative kernel (bf16 headers, the device
-// library, mma.sync), cache bypassed. BM_CacheHitMemory / BM_CacheHitDisk:
-// the same request answered by the kernel cache's memory and disk levels,
-// key hashing included.
+//   rudnn-bench-compile [--repetitions N] [--json FILE]
+//
+// nvrtc_cold: NVRTC on a representative kernel (bf16 headers, the device
+// library, mma.sync), cache bypassed. cache_hit_memory / cache_hit_disk: the
+// same request answered by the kernel cache's memory and disk levels, key
+// hashing included. Each figure is the median of N samples.
 //
 //===----------------------------------------------------------------------===//
 
+#include "bench/Timing.h"
 #include "lib/ContextImpl.h"
 #include "test/support/SampleKernels.h"
 
-#include <benchmark/benchmark.h>
-
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <unistd.h>
 
 using namespace rudnn;
@@ -20,13 +23,6 @@ namespace fs = std::filesystem;
 
 static const runtime::KernelSource kKernel{samples::kMmaTileEntry,
                                            samples::kMmaTileSource};
-
-static void BM_NvrtcCold(benchmark::State &state) {
-  runtime::NvrtcCompiler compiler(deviceLibraryHeaders());
-  for (auto _ : state)
-    benchmark::DoNotOptimize(compiler.compile(kKernel, "sm_90"));
-}
-BENCHMARK(BM_NvrtcCold)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 /// A context whose cache directory lives for one benchmark.
 struct ScratchContext {
@@ -43,29 +39,76 @@ struct ScratchContext {
   Context context;
 };
 
-static void BM_CacheHitMemory(benchmark::State &state) {
-  ScratchContext scratch;
-  Context::Impl &impl = scratch.context.impl();
-  impl.compileForArch(kKernel, "sm_90");
-  for (auto _ : state)
-    benchmark::DoNotOptimize(impl.compileForArch(kKernel, "sm_90"));
-  if (scratch.context.counters().kernelsCompiled != 1)
-    state.SkipWithError("a memory hit compiled");
-}
-BENCHMARK(BM_CacheHitMemory)->Unit(benchmark::kMicrosecond);
-
-static void BM_CacheHitDisk(benchmark::State &state) {
-  ScratchContext scratch;
-  Context::Impl &impl = scratch.context.impl();
-  impl.compileForArch(kKernel, "sm_90");
-  for (auto _ : state) {
-    impl.kernelCache.clearMemory();
-    benchmark::DoNotOptimize(impl.compileForArch(kKernel, "sm_90"));
+int main(int argc, char **argv) {
+  int repetitions = 5;
+  std::string json;
+  const char *usage = "usage: rudnn-bench-compile [--repetitions N] "
+                      "[--json FILE]\n";
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      std::fputs(usage, stdout);
+      return 0;
+    }
+    if (i + 1 == argc || (flag != "--repetitions" && flag != "--json")) {
+      std::fprintf(stderr, "rudnn-bench-compile: bad option %s\n%s", argv[i],
+                   usage);
+      return 2;
+    }
+    if (flag == "--repetitions")
+      repetitions = std::max(1, std::atoi(argv[++i]));
+    else
+      json = argv[++i];
   }
-  if (scratch.context.counters().kernelsCompiled != 1 ||
-      scratch.context.counters().kernelCacheDiskHits == 0)
-    state.SkipWithError("a disk hit compiled");
-}
-BENCHMARK(BM_CacheHitDisk)->Unit(benchmark::kMicrosecond);
+  try {
+    std::vector<bench::Measurement> results;
+    runtime::NvrtcCompiler compiler(deviceLibraryHeaders());
+    results.push_back(bench::measure("nvrtc_cold", "ms", repetitions, 2.0, [&] {
+      compiler.compile(kKernel, "sm_90");
+    }));
+    bench::print(results.back());
 
-BENCHMARK_MAIN();
+    bool correct = true;
+    {
+      ScratchContext scratch;
+      Context::Impl &impl = scratch.context.impl();
+      results.push_back(
+          bench::measure("cache_hit_memory", "us", repetitions, 0.2,
+                         [&] { impl.compileForArch(kKernel, "sm_90"); }));
+      bench::print(results.back());
+      correct &= scratch.context.counters().kernelsCompiled == 1;
+    }
+    {
+      ScratchContext scratch;
+      Context::Impl &impl = scratch.context.impl();
+      impl.compileForArch(kKernel, "sm_90");
+      results.push_back(
+          bench::measure("cache_hit_disk", "us", repetitions, 0.2, [&] {
+            impl.kernelCache.clearMemory();
+            impl.compileForArch(kKernel, "sm_90");
+          }));
+      bench::print(results.back());
+      correct &= scratch.context.counters().kernelsCompiled == 1 &&
+                 scratch.context.counters().kernelCacheDiskHits > 0;
+    }
+    if (!json.empty()) {
+      std::ofstream out(json);
+      out << "{\"benchmarks\": [";
+      for (size_t i = 0; i < results.size(); ++i)
+        out << (i ? ",\n" : "\n") << "  {\"name\": \"" << results[i].name
+            << "\", \"unit\": \"" << results[i].unit
+            << "\", \"median\": " << results[i].median
+            << ", \"min\": " << results[i].min
+            << ", \"max\": " << results[i].max << "}";
+      out << "\n]}\n";
+    }
+    if (!correct) {
+      std::fprintf(stderr, "rudnn-bench-compile: a cache hit compiled\n");
+      return 1;
+    }
+    return 0;
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "rudnn-bench-compile: %s\n", error.what());
+    return 1;
+  }
+}
