@@ -4,14 +4,24 @@
 same dtypes (bf16 q, k, v, beta; fp32 g), and writes JSON.
 
     python3 bench/fla_kda.py --json out.json [--repeats 20]
+                             [--shapes "B,T,H,K;..."]
 
-Timing: CUDA events around each call after warm-up; the median is reported.
+Timing: CUDA events around each call after warm-up calls (which also run
+Triton's autotuning), so neither compiling nor tuning is timed; the median is
+reported. The JSON is rewritten after every shape, so a run cut short keeps
+what it measured.
 """
 import argparse
 import json
 import sys
 
-SHAPES = [(1, 8192, 96, 128), (2, 16384, 16, 128), (4, 4096, 64, 128), (8, 1024, 8, 64)]
+SHAPES = "4,4096,64,128;2,16384,16,128;1,8192,96,128;8,1024,8,64"
+
+
+def parse_shapes(text):
+    """"B,T,H,K;..." -> [(B, T, H, K), ...], as rudnn-bench-kda takes them."""
+    return [tuple(int(x) for x in item.split(",")) for item in text.split(";")
+            if item]
 
 
 def median_ms(function, repeats):
@@ -38,13 +48,14 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", required=True)
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--shapes", default=SHAPES)
     args = parser.parse_args()
 
     import torch
     from fla.ops.kda import chunk_kda
 
     results = []
-    for B, T, H, K in SHAPES:
+    for B, T, H, K in parse_shapes(args.shapes):
         V = K
         torch.manual_seed(0)
         device = "cuda"
@@ -78,9 +89,9 @@ def main():
                         "ms": forward_ms, "fwd_bwd_ms": step_ms})
         print(f"fla chunk_kda {B},{T},{H},{K}: {forward_ms:.3f} ms, "
               f"fwd+bwd {step_ms:.3f} ms", file=sys.stderr)
-    with open(args.json, "w") as out:
-        json.dump({"op": "fla.chunk_kda", "dtype": "bf16", "results": results}, out,
-                  indent=1)
+        with open(args.json, "w") as out:
+            json.dump({"op": "fla.chunk_kda", "dtype": "bf16", "results": results},
+                      out, indent=1)
 
 
 if __name__ == "__main__":

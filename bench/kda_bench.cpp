@@ -90,7 +90,7 @@ double medianMs(Context &context, int repeats, Call call) {
 
 int main(int argc, char **argv) {
   std::string backend = "auto", json,
-              shapesText = "1,8192,96,128;2,16384,16,128;4,4096,64,128;"
+              shapesText = "4,4096,64,128;2,16384,16,128;1,8192,96,128;"
                            "8,1024,8,64";
   int repeats = 20;
   const char *usage =
@@ -128,6 +128,7 @@ int main(int argc, char **argv) {
     std::printf("device: %s\n", context.deviceDescription().c_str());
     std::printf("%-22s %10s %10s %14s\n", "B,T,H,K=V", "fwd ms", "TFLOP/s",
                 "fwd+bwd ms");
+    std::fflush(stdout);
     std::ostringstream records;
     for (const Shape &s : parseShapes(shapesText)) {
       const int64_t K = s.K, V = s.K, C = 64;
@@ -200,6 +201,7 @@ int main(int argc, char **argv) {
       std::snprintf(label, sizeof(label), "%ld,%ld,%ld,%ld", s.B, s.T, s.H,
                     s.K);
       std::printf("%-22s %10.3f %10.2f %14.3f\n", label, ms, tflops, stepMs);
+      std::fflush(stdout);
       records << (records.tellp() > 0 ? ",\n" : "") << "  {\"B\": " << s.B
               << ", \"T\": " << s.T << ", \"H\": " << s.H << ", \"K\": " << K
               << ", \"V\": " << V << ", \"ms\": " << ms
@@ -213,11 +215,12 @@ int main(int argc, char **argv) {
                 << "\": " << kernels[i].milliseconds;
       }
       records << "}}";
+      // Rewritten after every shape: a run cut short keeps what it measured.
+      if (!json.empty())
+        std::ofstream(json) << "{\"op\": \"kda_forward\", \"dtype\": "
+                               "\"bf16\", \"results\": [\n"
+                            << records.str() << "\n]}\n";
     }
-    if (!json.empty())
-      std::ofstream(json) << "{\"op\": \"kda_forward\", \"dtype\": \"bf16\", "
-                             "\"results\": [\n"
-                          << records.str() << "\n]}\n";
     return 0;
   } catch (const std::exception &error) {
     std::fprintf(stderr, "rudnn-bench-kda: %s\n", error.what());

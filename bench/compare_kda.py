@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Prints rudnn-bench-kda and bench/fla_kda.py results side by side: per
+shape, forward and forward+backward times and the ratio fla / rudnn (above 1:
+rudnn is faster), then where a rudnn training step's time goes, per kernel.
+Either file may be missing or partial (a step cut short by its time limit).
+
+    python3 bench/compare_kda.py RUDNN.json FLA.json
+"""
+import json
+import sys
+
+
+def load(path):
+    """{(B, T, H, K): record} from one results file; {} when unreadable."""
+    try:
+        with open(path) as source:
+            results = json.load(source)["results"]
+    except (OSError, ValueError, KeyError) as error:
+        print(f"  ({path}: {error})")
+        return {}
+    return {(r["B"], r["T"], r["H"], r["K"]): r for r in results}
+
+
+def cell(value):
+    return f"{value:9.3f}" if isinstance(value, (int, float)) else f"{'-':>9}"
+
+
+def main():
+    ours, theirs = load(sys.argv[1]), load(sys.argv[2])
+    keys = list(ours) + [key for key in theirs if key not in ours]
+    print(f"  {'B,T,H,K':<18} {'fwd ms':>9} {'fla':>9} {'ratio':>6}"
+          f"   {'step ms':>9} {'fla':>9} {'ratio':>6}")
+    for key in keys:
+        mine, fla = ours.get(key, {}), theirs.get(key, {})
+        row = f"  {','.join(map(str, key)):<18}"
+        for field in ("ms", "fwd_bwd_ms"):
+            a, b = mine.get(field), fla.get(field)
+            ratio = f"{b / a:5.2f}x" if a and b else f"{'-':>6}"
+            row += f" {cell(a)} {cell(b)} {ratio}  "
+        print(row.rstrip())
+    for key, record in ours.items():
+        kernels = record.get("step_kernels_ms") or {}
+        if kernels:
+            print(f"  rudnn step at {key}, each launch timed alone:")
+            for name, ms in kernels.items():
+                print(f"    {name:<52} {ms:9.3f} ms")
+
+
+if __name__ == "__main__":
+    main()
