@@ -3,12 +3,23 @@
 #include "runtime/Dump.h"
 #include "runtime/Log.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 using namespace rudnn::runtime;
 namespace fs = std::filesystem;
+
+bool rudnn::runtime::isPlainFileName(std::string_view name) {
+  if (name.empty() || name.size() > 255 || name.front() == '.')
+    return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' &&
+        c != '-')
+      return false;
+  return true;
+}
 
 std::optional<std::string> rudnn::runtime::dumpDirectory() {
   const char *value = std::getenv("RUDNN_DUMP_DIR");
@@ -20,6 +31,10 @@ std::optional<std::string> rudnn::runtime::dumpDirectory() {
 std::string rudnn::runtime::writeFile(const std::string &directory,
                                       const std::string &fileName,
                                       const std::string &contents) {
+  if (!isPlainFileName(fileName)) {
+    warn("not writing '" + fileName + "': not a plain file name");
+    return "";
+  }
   std::error_code error;
   fs::create_directories(directory, error);
   fs::path path = fs::path(directory) / fileName;

@@ -6,14 +6,21 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace rudnn::runtime {
+
+/// Whether `name` may be used as a file name inside a folder rudnn writes or
+/// reads: 1 to 255 letters, digits, '_', '.' or '-', not starting with '.'
+/// (so never "..", a hidden file, a path or an absolute name).
+bool isPlainFileName(std::string_view name);
 
 /// RUDNN_DUMP_DIR, if set and non-empty.
 std::optional<std::string> dumpDirectory();
 
 /// Writes `contents` to `directory/fileName`, creating the directory; returns
-/// the path, or an empty string (after a warning) when it cannot be written.
+/// the path, or an empty string (after a warning) when it cannot be written
+/// or `fileName` is not a plain file name.
 std::string writeFile(const std::string &directory, const std::string &fileName,
                       const std::string &contents);
 
