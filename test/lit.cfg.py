@@ -20,3 +20,6 @@ for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
         config.environment[name] = os.environ[name]
 
 config.substitutions.append(("%rudnn_src_root", config.rudnn_src_root))
+import sys
+
+config.substitutions.append(("%python", sys.executable))

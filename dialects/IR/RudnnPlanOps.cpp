@@ -21,7 +21,7 @@ static LogicalResult checkSize(Operation *op, SizeAttr size, StringRef what,
   return success();
 }
 
-LogicalResult PlanOp::verify() {
+LogicalResult PlanOp::verifyRegions() {
   llvm::StringSet<> params;
   for (Attribute name : getParams())
     if (!params.insert(cast<StringAttr>(name).getValue()).second)

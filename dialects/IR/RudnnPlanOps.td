@@ -40,7 +40,9 @@ def Rudnn_PlanOp : Rudnn_Op<"plan", [
   let assemblyFormat = [{
     $sym_name `params` $params attr-dict-with-keyword $body
   }];
-  let hasVerifier = 1;
+  // After the nested ops: launches are looked up by a `kernel` attribute
+  // that only their own verifier guarantees.
+  let hasRegionVerifier = 1;
 }
 
 def Rudnn_BufferOp : Rudnn_Op<"buffer", [Symbol, HasParent<"PlanOp">]> {

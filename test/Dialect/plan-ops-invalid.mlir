@@ -81,3 +81,12 @@ rudnn.plan @p params [] {
   // expected-error @+1 {{grid must be three #rudnn.size}}
   rudnn.launch @k grid [1, 2, 3] args []
 }
+
+// -----
+
+// A launch without its kernel is the launch verifier's error, reported
+// before the plan looks the kernel up.
+rudnn.plan @p params [] {
+  // expected-error @+1 {{'rudnn.launch' op requires attribute 'kernel'}}
+  "rudnn.launch"() {grid = [#rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>], args = []} : () -> ()
+}

@@ -6,6 +6,7 @@
 #include "codegen/InitRudnn.h"
 #include "codegen/Transforms/Passes.h"
 #include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/SourceLimits.h"
 #include "lib/reference/KdaReference.h"
 
 #include "rudnn/kda.h"
@@ -232,7 +233,13 @@ Program::Program(const std::string &path, const std::string &entry,
       });
   if (!fs::is_regular_file(path))
     throw InvalidArgument("cannot read '" + path + "'");
-  module = mlir::parseSourceFile<mlir::ModuleOp>(path, &mlirContext);
+  auto file = llvm::MemoryBuffer::getFile(path);
+  if (!file)
+    throw InvalidArgument("cannot read '" + path +
+                          "': " + file.getError().message());
+  auto sourceMgr = std::make_shared<llvm::SourceMgr>();
+  sourceMgr->AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
+  module = mlir::rudnn::parseRudnnSource(sourceMgr, &mlirContext);
   if (!module)
     throw InvalidArgument("'" + path + "' is not valid rudnn IR:\n" +
                           diagnostics);

@@ -11,6 +11,7 @@
 #include "codegen/Emit/EmitModule.h"
 #include "codegen/InitRudnn.h"
 #include "dialects/IR/RudnnDialect.h"
+#include "dialects/IR/SourceLimits.h"
 #include "lib/ContextImpl.h"
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
@@ -49,15 +50,27 @@ static LogicalResult toPtx(Operation *op, llvm::raw_ostream &os) {
   return success();
 }
 
-int main(int argc, char **argv) {
-  auto registerDialects = [](DialectRegistry &registry) {
+/// A translation from rudnn IR text: parsed by parseRudnnSource, which
+/// refuses text nested too deep for the parser, then handed to `emit`.
+static TranslateFunction
+fromRudnnSource(LogicalResult (*emit)(Operation *, llvm::raw_ostream &)) {
+  return [emit](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+                llvm::raw_ostream &os, MLIRContext *context) {
+    DialectRegistry registry;
     mlir::rudnn::registerRudnnDialects(registry);
+    context->appendDialectRegistry(registry);
+    OwningOpRef<ModuleOp> module =
+        mlir::rudnn::parseRudnnSource(sourceMgr, context);
+    return module ? emit(*module, os) : failure();
   };
-  TranslateFromMLIRRegistration cuda("rudnn-to-cuda",
-                                     "emit the CUDA C++ of every kernel",
-                                     toCuda, registerDialects);
-  TranslateFromMLIRRegistration ptx("rudnn-to-ptx",
-                                    "compile every kernel to PTX with NVRTC",
-                                    toPtx, registerDialects);
+}
+
+int main(int argc, char **argv) {
+  TranslateRegistration cuda("rudnn-to-cuda",
+                             "emit the CUDA C++ of every kernel",
+                             fromRudnnSource(toCuda));
+  TranslateRegistration ptx("rudnn-to-ptx",
+                            "compile every kernel to PTX with NVRTC",
+                            fromRudnnSource(toPtx));
   return failed(mlirTranslateMain(argc, argv, "rudnn translation driver\n"));
 }

@@ -1,0 +1,44 @@
+//===- SourceLimits.h - What IR text rudnn agrees to parse ------*- C++ -*-===//
+//
+// MLIR's parser recurses once per level of nesting (types in types, regions
+// in regions, nested attributes), so deep enough text overflows the stack.
+// rudnn's tools refuse such text before parsing it, with a diagnostic.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_DIALECTS_IR_SOURCELIMITS_H
+#define RUDNN_DIALECTS_IR_SOURCELIMITS_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include "llvm/Support/SourceMgr.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace mlir::rudnn {
+
+/// The deepest bracket nesting ((), [], {}, <> together) accepted in IR text:
+/// real rudnn IR nests about 10 deep.
+constexpr int kMaxNestingDepth = 256;
+
+/// The offset of the first bracket of `text` past kMaxNestingDepth, if any.
+/// String literals and `//` comments do not count.
+std::optional<size_t> findExcessNesting(llvm::StringRef text);
+
+/// The message for text refused by findExcessNesting.
+std::string excessNestingMessage();
+
+/// Parses and verifies the main buffer of `sourceMgr` as a module, after
+/// refusing text that nests too deep. Diagnostics go to the context's
+/// handlers.
+OwningOpRef<ModuleOp>
+parseRudnnSource(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+                 MLIRContext *context);
+
+} // namespace mlir::rudnn
+
+#endif // RUDNN_DIALECTS_IR_SOURCELIMITS_H

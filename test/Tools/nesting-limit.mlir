@@ -1,0 +1,16 @@
+// Text nested deeper than the parser's stack allows is refused with a
+// diagnostic by every tool, never a crash; nesting at the limit still parses.
+// RUN: %python -c "print('func.func @f(%%a: ' + 'tensor<' * 20000 + 'f32' + '>' * 20000 + ') { return }')" > %t.types.mlir
+// RUN: not rudnn-opt %t.types.mlir 2>&1 | FileCheck %s
+// RUN: not rudnn-translate --rudnn-to-cuda %t.types.mlir 2>&1 | FileCheck %s
+// RUN: not rudnn-run %t.types.mlir --random 1 2>&1 | FileCheck %s
+// RUN: %python -c "print('module {' * 10000 + '}' * 10000)" > %t.regions.mlir
+// RUN: not rudnn-opt %t.regions.mlir 2>&1 | FileCheck %s
+// RUN: %python -c "print('func.func @f() attributes {a = ' + '[' * 10000 + ']' * 10000 + '} { return }')" > %t.arrays.mlir
+// RUN: not rudnn-opt %t.arrays.mlir 2>&1 | FileCheck %s
+// CHECK: nesting deeper than 256 levels: rudnn does not parse this text
+
+// Brackets in strings and comments do not count, and 250 levels parse.
+// RUN: %python -c "print('// ' + '(' * 1000); print('func.func @f() attributes {s = \"' + '{' * 1000 + '\", a = ' + '[' * 250 + ']' * 250 + '} { return }')" > %t.ok.mlir
+// RUN: rudnn-opt %t.ok.mlir | FileCheck %s --check-prefix=OK
+// OK: func.func @f()
