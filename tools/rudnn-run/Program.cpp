@@ -8,6 +8,7 @@
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/SourceLimits.h"
 #include "lib/reference/KdaReference.h"
+#include "runtime/Dump.h"
 
 #include "rudnn/kda.h"
 
@@ -17,10 +18,14 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <random>
+#include <set>
+#include <unistd.h>
 
 using namespace rudnn;
 using namespace rudnn::run;
@@ -66,6 +71,40 @@ int64_t numel(const std::vector<int64_t> &shape) {
   for (int64_t dim : shape)
     count *= dim;
   return count;
+}
+
+/// The element count of a tensor rudnn-run is to hold on the host, after
+/// checking it neither overflows nor exceeds the machine's memory (each
+/// value is held as a double, at most a few times over).
+int64_t checkedCount(const std::string &name,
+                     const std::vector<int64_t> &shape) {
+  std::string text;
+  for (int64_t dim : shape)
+    text += (text.empty() ? "" : ", ") + std::to_string(dim);
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    if (dim < 0 || __builtin_mul_overflow(count, dim, &count))
+      throw InvalidArgument("'" + name + "' of shape [" + text +
+                            "] has too many elements");
+  const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+                          static_cast<double>(::sysconf(_SC_PAGESIZE));
+  const double needed = 4.0 * sizeof(double) * static_cast<double>(count);
+  if (physical > 0 && needed > physical)
+    throw InvalidArgument("'" + name + "' of shape [" + text + "] needs " +
+                          std::to_string(static_cast<int64_t>(needed / 1e9)) +
+                          " GB of host memory; this machine has " +
+                          std::to_string(static_cast<int64_t>(physical / 1e9)) +
+                          " GB");
+  return count;
+}
+
+/// Names become file names under --inputs, --outputs and --save-inputs.
+void requireFileName(const std::string &name) {
+  if (!runtime::isPlainFileName(name))
+    throw InvalidArgument(
+        "'" + name +
+        "' cannot name a file: names used as file names are letters, "
+        "digits, '_', '.' and '-', not starting with '.'");
 }
 
 /// `values` rounded to `dtype`, as bytes. Integer tensors go through int64,
@@ -421,6 +460,23 @@ Program::reference(const std::vector<HostTensor> &inputs) const {
 }
 
 std::vector<HostTensor>
+Program::sensitivity(const std::vector<HostTensor> &inputs) const {
+  // A first-order difference in float64: every input value moved by a
+  // relative step of random sign.
+  constexpr double kStep = 1.0 / (1 << 20);
+  std::mt19937 random(7);
+  std::vector<HostTensor> moved = inputs;
+  for (HostTensor &tensor : moved)
+    for (double &x : tensor.values)
+      x *= 1 + (random() & 1 ? kStep : -kStep);
+  std::vector<HostTensor> base = reference(inputs), shifted = reference(moved);
+  for (size_t i = 0; i < base.size(); ++i)
+    for (size_t j = 0; j < base[i].values.size(); ++j)
+      shifted[i].values[j] = (shifted[i].values[j] - base[i].values[j]) / kStep;
+  return shifted;
+}
+
+std::vector<HostTensor>
 rudnn::run::randomInputs(const std::vector<Argument> &arguments,
                          const std::map<char, int64_t> &dims, unsigned seed) {
   std::mt19937 random(seed);
@@ -440,7 +496,7 @@ rudnn::run::randomInputs(const std::vector<Argument> &arguments,
                               ") is dynamic: give its size with --dims");
       tensor.shape[i] = it->second;
     }
-    const int64_t count = numel(tensor.shape);
+    const int64_t count = checkedCount(argument.name, tensor.shape);
     tensor.values.resize(count);
     const std::string &role = argument.role;
     for (double &x : tensor.values) {
@@ -480,6 +536,7 @@ rudnn::run::readInputs(const std::vector<Argument> &arguments,
                        const std::string &directory) {
   std::vector<HostTensor> inputs;
   for (const Argument &argument : arguments) {
+    requireFileName(argument.name + ".npy");
     std::string path =
         (fs::path(directory) / (argument.name + ".npy")).string();
     npy::Array array = npy::read(path);
@@ -503,13 +560,50 @@ rudnn::run::readInputs(const std::vector<Argument> &arguments,
 
 void rudnn::run::writeTensors(const std::vector<HostTensor> &tensors,
                               const std::string &directory) {
+  std::set<std::string> names;
+  for (const HostTensor &tensor : tensors) {
+    requireFileName(tensor.name + ".npy");
+    if (!names.insert(tensor.name).second)
+      throw InvalidArgument("two tensors are named '" + tensor.name +
+                            "': each needs its own file");
+  }
+  for (const HostTensor &tensor : tensors)
+    if (fs::path path = fs::path(directory) / (tensor.name + ".npy");
+        fs::exists(fs::symlink_status(path)) &&
+        !fs::is_regular_file(fs::symlink_status(path)))
+      throw InvalidArgument("cannot write '" + path.string() +
+                            "': something other than a file is there");
   std::error_code error;
   fs::create_directories(directory, error);
-  for (const HostTensor &tensor : tensors) {
-    HostTensor asWritten = tensor;
-    if (tensor.dtype == DType::F16 || tensor.dtype == DType::BF16)
-      asWritten.dtype = DType::F32; // NumPy has no bfloat16: widen floats
-    npy::write((fs::path(directory) / (tensor.name + ".npy")).string(),
-               encode(asWritten));
+  if (error || !fs::is_directory(directory))
+    throw InvalidArgument("cannot create the folder '" + directory +
+                          "': " + (error ? error.message() : "not a folder"));
+  // Every file under a temporary name first: results land together or not
+  // at all.
+  std::vector<std::pair<std::string, std::string>> pending; // temporary, final
+  auto discard = [&] {
+    for (const auto &[temporary, path] : pending)
+      std::remove(temporary.c_str());
+  };
+  try {
+    for (const HostTensor &tensor : tensors) {
+      HostTensor asWritten = tensor;
+      if (tensor.dtype == DType::F16 || tensor.dtype == DType::BF16)
+        asWritten.dtype = DType::F32; // NumPy has no bfloat16: widen floats
+      const std::string path =
+          (fs::path(directory) / (tensor.name + ".npy")).string();
+      pending.emplace_back(npy::writeTemporary(path, encode(asWritten)), path);
+    }
+  } catch (...) {
+    discard();
+    throw;
   }
+  for (size_t i = 0; i < pending.size(); ++i)
+    if (std::rename(pending[i].first.c_str(), pending[i].second.c_str()) != 0) {
+      const int code = errno;
+      pending.erase(pending.begin(), pending.begin() + i);
+      discard();
+      throw InvalidArgument("cannot write '" + pending.front().second +
+                            "': " + std::strerror(code));
+    }
 }

@@ -60,6 +60,12 @@ public:
   /// The same function through the float64 references.
   std::vector<HostTensor>
   reference(const std::vector<HostTensor> &inputs) const;
+  /// How far each result moves, per unit of relative change, when every
+  /// input value moves by a small relative amount of random sign: the scale
+  /// of the rounding errors a result inherits from the values it is made
+  /// of, for the comparison's floor (lib/reference/Compare.h).
+  std::vector<HostTensor>
+  sensitivity(const std::vector<HostTensor> &inputs) const;
 
 private:
   mlir::MLIRContext mlirContext;

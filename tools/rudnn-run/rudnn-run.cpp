@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 
 using namespace rudnn;
 using namespace rudnn::run;
@@ -27,7 +28,8 @@ namespace po = boost::program_options;
 
 namespace {
 
-/// "B=2,T=64,H=4" → {B: 2, T: 64, H: 4}.
+/// "B=2,T=64,H=4" → {B: 2, T: 64, H: 4}. Sizes must fit 32 bits here;
+/// whether the tensors they make fit in memory is checked when drawing.
 std::map<char, int64_t> parseDims(const std::string &text) {
   std::map<char, int64_t> dims;
   size_t start = 0;
@@ -40,14 +42,36 @@ std::map<char, int64_t> parseDims(const std::string &text) {
                             "'");
     char *rest = nullptr;
     long long size = std::strtoll(item.c_str() + 2, &rest, 10);
-    if (*rest || size < 1)
-      throw InvalidArgument("--dims: '" + item + "' needs a positive size");
+    if (*rest || size < 1 || size > std::numeric_limits<int32_t>::max())
+      throw InvalidArgument("--dims: '" + item +
+                            "' needs a size from 1 to 2147483647");
+    if (dims.count(item[0]))
+      throw InvalidArgument("--dims gives '" + item.substr(0, 1) + "' twice");
     dims[item[0]] = size;
     if (end == std::string::npos)
       break;
     start = end + 1;
   }
   return dims;
+}
+
+/// Throws unless some argument has a dynamic dim named `letter`.
+void requireDynamicDim(const Program &program, char letter) {
+  std::string dynamic;
+  for (const Argument &argument : program.arguments())
+    for (size_t i = 0; i < argument.shape.size(); ++i)
+      if (argument.shape[i] < 0 && i < argument.layout.size()) {
+        if (argument.layout[i] == letter)
+          return;
+        if (dynamic.find(argument.layout[i]) == std::string::npos)
+          dynamic += argument.layout[i];
+      }
+  std::string list;
+  for (char c : dynamic)
+    list += (list.empty() ? "" : ", ") + std::string(1, c);
+  throw InvalidArgument(
+      "--dims: no argument has a dynamic dim '" + std::string(1, letter) +
+      "' (its dynamic dims: " + (list.empty() ? "none" : list) + ")");
 }
 
 /// Relative error tolerated for a result computed from inputs of `dtype`.
@@ -113,10 +137,13 @@ int runTool(int argc, char **argv) {
   Context context(contextOptions);
   Program program(file, entry, context.options().arch);
 
+  std::map<char, int64_t> sizes = parseDims(dims);
+  if (!vm["dims"].defaulted())
+    for (const auto &[letter, size] : sizes)
+      requireDynamicDim(program, letter);
   std::vector<HostTensor> arguments =
-      vm.count("inputs")
-          ? readInputs(program.arguments(), inputs)
-          : randomInputs(program.arguments(), parseDims(dims), seed);
+      vm.count("inputs") ? readInputs(program.arguments(), inputs)
+                         : randomInputs(program.arguments(), sizes, seed);
   if (!saveInputs.empty())
     writeTensors(arguments, saveInputs);
 
@@ -137,14 +164,20 @@ int runTool(int argc, char **argv) {
       if (argument.dtype == DType::F16 || argument.dtype == DType::BF16)
         inputType = argument.dtype;
     std::vector<HostTensor> expected = program.reference(arguments);
+    std::vector<HostTensor> sensitivity = program.sensitivity(arguments);
     for (size_t i = 0; i < results.size(); ++i) {
-      double error =
-          reference::relativeError(results[i].values, expected[i].values);
-      bool ok = error <= tolerance(inputType);
+      reference::Comparison c = reference::compare(
+          results[i].values, expected[i].values, sensitivity[i].values);
+      bool ok = c.error <= tolerance(inputType);
       failed |= !ok;
-      std::printf("check %s: relative error %.3e (tolerance %.0e) %s\n",
-                  results[i].name.c_str(), error, tolerance(inputType),
+      std::printf("check %s: relative error %.3e (tolerance %.0e) %s",
+                  results[i].name.c_str(), c.error, tolerance(inputType),
                   ok ? "ok" : "FAILED");
+      if (c.basisIsSensitivity)
+        std::printf(" (relative to the result's sensitivity %.3e, above its "
+                    "norm %.3e)",
+                    c.basis, reference::norm(expected[i].values));
+      std::printf("\n");
     }
   }
   if (bench > 0) {
@@ -180,6 +213,8 @@ int main(int argc, char **argv) {
   } catch (const Error &error) {
     std::cerr << "rudnn-run: " << statusName(error.status()) << ": "
               << error.what() << "\n";
+  } catch (const std::bad_alloc &) {
+    std::cerr << "rudnn-run: out of host memory\n";
   } catch (const std::exception &error) {
     std::cerr << "rudnn-run: " << error.what() << "\n";
   }

@@ -16,6 +16,7 @@
 #include <limits>
 #include <string_view>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 using namespace rudnn;
@@ -651,7 +652,8 @@ Array rudnn::npy::read(const std::string &path) {
   return array;
 }
 
-void rudnn::npy::write(const std::string &path, const Array &array) {
+std::string rudnn::npy::writeTemporary(const std::string &path,
+                                       const Array &array) {
   if (array.type == ElementType::BF16)
     throw InvalidArgument("npy: cannot write '" + path +
                           "': NumPy has no bfloat16 type");
@@ -663,24 +665,45 @@ void rudnn::npy::write(const std::string &path, const Array &array) {
   static std::atomic<unsigned> counter{0};
   const std::string temporary = path + ".tmp." + std::to_string(::getpid()) +
                                 "." + std::to_string(counter++);
-  auto failWith = [&](const std::string &what, int code) {
-    std::remove(temporary.c_str());
-    throw InvalidArgument("npy: cannot write '" + path + "': " + what + ": " +
-                          std::strerror(code));
+  int fd = ::open(temporary.c_str(),
+                  O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0)
+    throw InvalidArgument("npy: cannot write '" + path + "': cannot create '" +
+                          temporary + "': " + std::strerror(errno));
+  auto writeAll = [&](const char *data, size_t size) {
+    while (size > 0) {
+      ssize_t n = ::write(fd, data, size);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return false;
+      data += n;
+      size -= static_cast<size_t>(n);
+    }
+    return true;
   };
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out)
-      failWith("cannot create '" + temporary + "'", errno);
-    out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    out.write(reinterpret_cast<const char *>(array.bytes.data()),
-              static_cast<std::streamsize>(array.bytes.size()));
-    out.close();
-    if (!out)
-      failWith("writing '" + temporary + "' failed", errno);
+  const bool written =
+      writeAll(header.data(), header.size()) &&
+      writeAll(reinterpret_cast<const char *>(array.bytes.data()),
+               array.bytes.size());
+  const int code = errno;
+  if (::close(fd) != 0 || !written) {
+    const int reason = written ? errno : code;
+    std::remove(temporary.c_str());
+    throw InvalidArgument("npy: cannot write '" + path + "': writing '" +
+                          temporary + "' failed: " + std::strerror(reason));
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0)
-    failWith("renaming '" + temporary + "' failed", errno);
+  return temporary;
+}
+
+void rudnn::npy::write(const std::string &path, const Array &array) {
+  const std::string temporary = writeTemporary(path, array);
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int code = errno;
+    std::remove(temporary.c_str());
+    throw InvalidArgument("npy: cannot write '" + path + "': renaming '" +
+                          temporary + "' failed: " + std::strerror(code));
+  }
 }
 
 Array rudnn::npy::convert(const Array &array, ElementType type) {

@@ -46,6 +46,12 @@ Array read(const std::string &path);
 /// failure.
 void write(const std::string &path, const Array &array);
 
+/// The first half of `write`: writes `array` beside `path` under a fresh
+/// temporary name and returns that name, for a caller that renames several
+/// files into place only once all of them are written (and removes them
+/// otherwise). Throws like `write`, leaving no file behind.
+std::string writeTemporary(const std::string &path, const Array &array);
+
 /// Converts element by element, rounding to nearest even exactly as the GPU's
 /// cvt.rn does: one rounding from the exact source value, NaN to the target's
 /// canonical NaN, overflow to infinity, subnormals kept. Integer targets (I32,
