@@ -63,6 +63,8 @@ rudnn_status_t rudnn_get_counters(rudnn_context_t context,
 
 rudnn_status_t rudnn_malloc(rudnn_context_t context, size_t bytes,
                             void **pointer);
+/* Only a pointer rudnn_malloc returned on this context and not yet freed
+ * (or NULL); any other gives RUDNN_STATUS_INVALID_ARGUMENT. */
 rudnn_status_t rudnn_free(rudnn_context_t context, void *pointer);
 rudnn_status_t rudnn_memcpy_to_device(rudnn_context_t context, void *dst,
                                       const void *src, size_t bytes);
