@@ -149,4 +149,33 @@ TEST_F(CApiTest, FreeOfAPointerNotAllocatedHereIsInvalid) {
   EXPECT_EQ(rudnn_free(context, device), RUDNN_STATUS_OK);
 }
 
+TEST_F(CApiTest, CompileKernelEntryMustBeACIdentifier) {
+  for (const std::string &entry :
+       std::vector<std::string>{"../../x", "/abs", "a b", "", "1st", "kernel\n",
+                                std::string(256, 'k')}) {
+    EXPECT_EQ(rudnn_compile_kernel(context, entry.c_str(),
+                                   rudnn::samples::kAxpySource, "sm_90"),
+              RUDNN_STATUS_INVALID_ARGUMENT)
+        << entry;
+    EXPECT_THAT(rudnn_last_error(), HasSubstr("entry must be a C identifier"));
+  }
+  rudnn_counters_t counters;
+  ASSERT_EQ(rudnn_get_counters(context, &counters), RUDNN_STATUS_OK);
+  EXPECT_EQ(counters.kernels_compiled, 0u);
+
+  EXPECT_EQ(rudnn_compile_kernel(context, rudnn::samples::kAxpyEntry,
+                                 rudnn::samples::kAxpySource, "sm_90"),
+            RUDNN_STATUS_OK)
+      << rudnn_last_error();
+  // The longest name allowed.
+  const std::string longest = "_" + std::string(253, 'k') + "9";
+  ASSERT_EQ(longest.size(), 255u);
+  const std::string source =
+      "extern \"C\" __global__ void " + longest + "(float *x) { *x = 1; }\n";
+  EXPECT_EQ(
+      rudnn_compile_kernel(context, longest.c_str(), source.c_str(), "sm_90"),
+      RUDNN_STATUS_OK)
+      << rudnn_last_error();
+}
+
 } // namespace
