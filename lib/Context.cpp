@@ -10,6 +10,7 @@
 #include "rudnn/version.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 using namespace rudnn;
@@ -208,23 +209,57 @@ static DevicePtr devicePointer(const void *pointer) {
   return reinterpret_cast<DevicePtr>(pointer);
 }
 
+void Context::Impl::trackAllocation(void *pointer, size_t bytes) {
+  std::lock_guard<std::mutex> lock(allocationMutex);
+  allocations.emplace(pointer, bytes);
+}
+
+bool Context::Impl::untrackAllocation(void *pointer) {
+  std::lock_guard<std::mutex> lock(allocationMutex);
+  return allocations.erase(pointer) == 1;
+}
+
+static std::string pointerText(const void *pointer) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%p", pointer);
+  return text;
+}
+
 void *Context::allocate(size_t bytes) {
   if (bytes == 0)
     throw InvalidArgument("allocate: size must be positive");
-  return reinterpret_cast<void *>(impl_->backend().allocate(bytes));
+  void *pointer = reinterpret_cast<void *>(impl_->backend().allocate(bytes));
+  try {
+    impl_->trackAllocation(pointer, bytes);
+  } catch (...) {
+    impl_->backend().releaseQuietly(devicePointer(pointer));
+    throw;
+  }
+  return pointer;
 }
 
 void Context::release(void *pointer) {
-  if (pointer)
-    impl_->backend().release(devicePointer(pointer));
+  if (!pointer)
+    return;
+  // Forgotten before the backend frees it, so that of two threads releasing
+  // one pointer only one reaches the backend.
+  if (!impl_->untrackAllocation(pointer))
+    throw InvalidArgument("release: pointer " + pointerText(pointer) +
+                          " is not a live allocation of this context");
+  impl_->backend().release(devicePointer(pointer));
 }
 
 void Context::releaseQuietly(void *pointer) noexcept {
   if (!pointer)
     return;
   try {
+    if (!impl_->untrackAllocation(pointer)) {
+      warn("release: pointer " + pointerText(pointer) +
+           " is not a live allocation of this context; ignored");
+      return;
+    }
     impl_->backend().releaseQuietly(devicePointer(pointer));
-  } catch (...) { // no backend could be opened: nothing was allocated
+  } catch (...) { // out of memory for the warning's text
   }
 }
 

@@ -57,6 +57,13 @@ struct Context::Impl {
   runtime::KernelCache kernelCache;
   std::atomic<uint64_t> planCacheHits{0}, planCacheMisses{0};
 
+  /// Records a pointer `allocate` returned.
+  void trackAllocation(void *pointer, size_t bytes);
+  /// Forgets a live allocation's base pointer; false for anything else
+  /// (foreign, interior, already released), which must not reach the
+  /// backend: its allocators abort on such pointers.
+  bool untrackAllocation(void *pointer);
+
 private:
   std::shared_ptr<const std::string>
   cachedCompile(const runtime::KernelSource &kernel,
@@ -66,6 +73,9 @@ private:
   std::mutex backendMutex;
   std::unique_ptr<runtime::Backend> backend_;
   BackendKind backendKind_ = BackendKind::Auto;
+
+  std::mutex allocationMutex;
+  std::unordered_map<void *, size_t> allocations; // base pointer -> bytes
 
   std::mutex planMutex;
   std::unordered_map<std::string,

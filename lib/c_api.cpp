@@ -5,6 +5,7 @@
 #include "rudnn/rudnn.h"
 #include "rudnn/version.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -42,6 +43,27 @@ static void requireContext(rudnn_context_t context) {
 template <typename T> static void requireOutput(T *pointer, const char *name) {
   if (!pointer)
     throw InvalidArgument(std::string(name) + " is NULL");
+}
+
+/// The kernel entry names a dump file and the symbol to look up: a C
+/// identifier keeps it from naming a path.
+static void requireIdentifier(const char *text, const char *name) {
+  // ASCII ranges, not <cctype>, whose answer depends on the locale.
+  auto letter = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  const size_t length = strnlen(text, 256);
+  bool valid = length >= 1 && length <= 255 && letter(text[0]);
+  for (size_t i = 1; valid && i < length; ++i)
+    valid = letter(text[i]) || digit(text[i]);
+  if (!valid)
+    throw InvalidArgument(
+        std::string(name) +
+        " must be a C identifier (ASCII letters, digits and '_', not "
+        "starting with a digit, 1 to 255 characters), got '" +
+        std::string(text, std::min<size_t>(length, 64)) +
+        (length > 64 ? "...'" : "'"));
 }
 
 extern "C" {
@@ -159,6 +181,7 @@ rudnn_status_t rudnn_compile_kernel(rudnn_context_t context, const char *entry,
     requireOutput(entry, "entry");
     requireOutput(source, "source");
     requireOutput(arch, "arch");
+    requireIdentifier(entry, "entry");
     context->context.impl().compileForArch({entry, source}, arch);
   });
 }

@@ -83,9 +83,13 @@ public:
 
   /// Device memory of the backend (host memory for emulation).
   void *allocate(size_t bytes);
+  /// Frees a pointer `allocate` returned (null: nothing). Anything else (a
+  /// foreign, interior or already released pointer) is an InvalidArgument
+  /// and reaches no backend.
   void release(void *pointer);
   /// `release` for destructors: never throws; a failure (every release fails
-  /// after a device fault) is logged as a warning instead.
+  /// after a device fault, or a pointer that is not a live allocation) is
+  /// logged as a warning instead.
   void releaseQuietly(void *pointer) noexcept;
   void copyToDevice(void *dst, const void *src, size_t bytes,
                     Stream stream = nullptr);

@@ -21,7 +21,8 @@ struct KdaForwardInputs {
 
 /// output [B, T, H, V] in v's dtype; optional final state [B, H, K, V] and
 /// boundaries [ceil(T / chunk), B, H, K, V] (the state before token
-/// c·chunk), both dense fp32. The final state may alias the initial state
+/// c·chunk), both dense fp32. No output may overlap another or an input,
+/// except that the final state may be exactly the initial state's view
 /// (updated in place).
 struct KdaForwardOutputs {
   TensorView output;
@@ -63,7 +64,8 @@ struct KdaBackwardInputs {
 /// dq, dk [B, T, H, K] in q's dtype; dv [B, T, H, V] in v's; dg
 /// [B, T, H, K] fp32; dbeta [B, T, H] in beta's dtype; d_initial_state
 /// [B, H, K, V] dense fp32, only with an initial state (optional even then).
-/// The sequence gradients may take any outer strides, like the inputs.
+/// The sequence gradients may take any outer strides, like the inputs. No
+/// gradient may overlap another or any input.
 struct KdaBackwardOutputs {
   TensorView dq, dk, dv, dg, dbeta;
   std::optional<TensorView> dInitialState;

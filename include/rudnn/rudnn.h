@@ -63,6 +63,8 @@ rudnn_status_t rudnn_get_counters(rudnn_context_t context,
 
 rudnn_status_t rudnn_malloc(rudnn_context_t context, size_t bytes,
                             void **pointer);
+/* Only a pointer rudnn_malloc returned on this context and not yet freed
+ * (or NULL); any other gives RUDNN_STATUS_INVALID_ARGUMENT. */
 rudnn_status_t rudnn_free(rudnn_context_t context, void *pointer);
 rudnn_status_t rudnn_memcpy_to_device(rudnn_context_t context, void *dst,
                                       const void *src, size_t bytes);
@@ -71,7 +73,9 @@ rudnn_status_t rudnn_memcpy_to_host(rudnn_context_t context, void *dst,
 rudnn_status_t rudnn_synchronize(rudnn_context_t context);
 
 /* Compiles one CUDA C++ kernel for `arch` ("sm_90") through the context's
- * kernel cache, without needing a device. */
+ * kernel cache, without needing a device. `entry` must be a C identifier
+ * (ASCII letters, digits, '_', not starting with a digit, at most 255
+ * characters): it also names dump files. */
 rudnn_status_t rudnn_compile_kernel(rudnn_context_t context, const char *entry,
                                     const char *source, const char *arch);
 

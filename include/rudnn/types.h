@@ -18,7 +18,11 @@ size_t dtypeSize(DType dtype);
 const char *dtypeName(DType dtype);
 
 /// A tensor in memory the caller owns: pointer, dtype, shape and strides in
-/// elements. The innermost dim must be contiguous; other strides are free.
+/// elements. The innermost dim must be contiguous; other strides are free
+/// but non-negative, and the largest element offset Σ (dim − 1)·stride, in
+/// bytes from the pointer, must fit in int64 and the address space. Outputs
+/// may not overlap themselves, each other or inputs (operators name the
+/// exceptions).
 struct TensorView {
   void *data = nullptr;
   DType dtype = DType::F32;

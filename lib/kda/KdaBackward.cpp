@@ -57,6 +57,7 @@ void rudnn::kdaBackward(Context &context, const KdaBackwardInputs &in,
                 TensorLayout::Dense);
     checkDtype("d_initial_state", *out.dInitialState, DType::F32);
   }
+  checkKdaBackwardViews(in, out);
   checkKdaGridLimits(s);
 
   // --- The plan of this signature. ------------------------------------------

@@ -1,6 +1,7 @@
 //===- KdaChecks.cpp - Validating KDA calls -------------------------------===//
 
 #include "lib/kda/KdaChecks.h"
+#include "lib/ViewChecks.h"
 
 #include "codegen/Transforms/TargetPolicy.h"
 
@@ -51,9 +52,7 @@ void rudnn::checkTensor(const std::string &name, const TensorView &view,
                           "' must be contiguous in its innermost dim, got "
                           "stride " +
                           std::to_string(view.strides.back()));
-  for (int64_t stride : view.strides)
-    if (stride < 0)
-      throw InvalidArgument("'" + name + "' has a negative stride");
+  checkedByteRange(name, view);
   if (layout == TensorLayout::Dense &&
       view.strides !=
           TensorView::contiguous(view.data, view.dtype, view.shape).strides)
@@ -131,4 +130,45 @@ void rudnn::checkKdaGridLimits(const KdaCallShape &s) {
   if (s.B * s.H > 65535)
     throw Unsupported("B·H = " + std::to_string(s.B * s.H) +
                       " exceeds 65535, the grid's second dimension");
+}
+
+void rudnn::checkKdaForwardViews(const KdaForwardInputs &in,
+                                 const KdaForwardOutputs &out) {
+  std::vector<NamedView> inputs = {{"q", &in.q},
+                                   {"k", &in.k},
+                                   {"v", &in.v},
+                                   {"g", &in.g},
+                                   {"beta", &in.beta}};
+  if (in.initialState)
+    inputs.push_back({"initial_state", &*in.initialState});
+  std::vector<NamedView> outputs = {{"output", &out.output}};
+  if (out.finalState)
+    outputs.push_back({"final_state", &*out.finalState});
+  if (out.boundaries)
+    outputs.push_back({"boundaries", &*out.boundaries});
+  // The state kernels read each block of the initial state before writing
+  // the same block of the final state, and no other kernel reads it.
+  checkViewAliasing(inputs, outputs, {{"final_state", "initial_state"}});
+}
+
+void rudnn::checkKdaBackwardViews(const KdaBackwardInputs &in,
+                                  const KdaBackwardOutputs &out) {
+  const KdaForwardInputs &fw = in.forward;
+  std::vector<NamedView> inputs = {
+      {"q", &fw.q}, {"k", &fw.k},       {"v", &fw.v},
+      {"g", &fw.g}, {"beta", &fw.beta}, {"d_output", &in.dOutput}};
+  if (fw.initialState)
+    inputs.push_back({"initial_state", &*fw.initialState});
+  if (in.dFinalState)
+    inputs.push_back({"d_final_state", &*in.dFinalState});
+  if (in.boundaries)
+    inputs.push_back({"boundaries", &*in.boundaries});
+  std::vector<NamedView> outputs = {{"dq", &out.dq},
+                                    {"dk", &out.dk},
+                                    {"dv", &out.dv},
+                                    {"dg", &out.dg},
+                                    {"dbeta", &out.dbeta}};
+  if (out.dInitialState)
+    outputs.push_back({"d_initial_state", &*out.dInitialState});
+  checkViewAliasing(inputs, outputs);
 }

@@ -22,7 +22,8 @@ enum class TensorLayout {
   Dense,      // states: dense row-major
 };
 
-/// Checks one tensor: data, rank, expected shape and layout.
+/// Checks one tensor: data, rank, expected shape, layout, non-negative
+/// strides and an extent that fits in int64 and the address space.
 void checkTensor(const std::string &name, const TensorView &view,
                  const std::vector<int64_t> &expected, TensorLayout layout);
 
@@ -39,6 +40,16 @@ struct KdaCallShape {
 /// inputs are the forward's) and resolves the chunk and scale.
 KdaCallShape checkKdaInputs(const KdaForwardInputs &inputs,
                             const KdaOptions &options);
+
+/// No output overlaps itself, another output or an input; the final state
+/// may be exactly the initial state's view (updated in place).
+void checkKdaForwardViews(const KdaForwardInputs &inputs,
+                          const KdaForwardOutputs &outputs);
+
+/// No gradient overlaps itself, another gradient or any input (the
+/// forward's, d_output, d_final_state, the saved boundaries).
+void checkKdaBackwardViews(const KdaBackwardInputs &inputs,
+                           const KdaBackwardOutputs &outputs);
 
 /// The grid limits on B·H and 32-bit B, T, H.
 void checkKdaGridLimits(const KdaCallShape &shape);

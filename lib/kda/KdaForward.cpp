@@ -34,6 +34,7 @@ void rudnn::kdaForward(Context &context, const KdaForwardInputs &in,
                 TensorLayout::Dense);
     checkDtype("boundaries", *out.boundaries, DType::F32);
   }
+  checkKdaForwardViews(in, out);
   checkKdaGridLimits(s);
 
   // --- The plan of this signature. ------------------------------------------

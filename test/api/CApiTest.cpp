@@ -8,8 +8,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
+#include <vector>
 
 using ::testing::HasSubstr;
 
@@ -115,6 +118,64 @@ TEST_F(CApiTest, MemoryRoundTripOnTheDefaultBackend) {
   EXPECT_EQ(rudnn_memcpy_to_host(context, nullptr, device, 4),
             RUDNN_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(rudnn_free(context, device), RUDNN_STATUS_OK);
+}
+
+TEST_F(CApiTest, FreeOfAPointerNotAllocatedHereIsInvalid) {
+  void *device = nullptr;
+  ASSERT_EQ(rudnn_malloc(context, 256, &device), RUDNN_STATUS_OK)
+      << rudnn_last_error();
+  void *foreign = std::malloc(64);
+  EXPECT_EQ(rudnn_free(context, foreign), RUDNN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(rudnn_last_error(),
+              HasSubstr("not a live allocation of this context"));
+  std::free(foreign);
+  EXPECT_EQ(rudnn_free(context, static_cast<char *>(device) + 16),
+            RUDNN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(rudnn_free(context, device), RUDNN_STATUS_OK);
+  EXPECT_EQ(rudnn_free(context, device), RUDNN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(rudnn_last_error(),
+              HasSubstr("not a live allocation of this context"));
+  EXPECT_EQ(rudnn_free(context, nullptr), RUDNN_STATUS_OK);
+
+  // The context still works.
+  float host[4] = {1.f, 2.f, 3.f, 4.f}, back[4] = {};
+  ASSERT_EQ(rudnn_malloc(context, sizeof(host), &device), RUDNN_STATUS_OK);
+  EXPECT_EQ(rudnn_memcpy_to_device(context, device, host, sizeof(host)),
+            RUDNN_STATUS_OK);
+  EXPECT_EQ(rudnn_memcpy_to_host(context, back, device, sizeof(back)),
+            RUDNN_STATUS_OK);
+  EXPECT_EQ(rudnn_synchronize(context), RUDNN_STATUS_OK);
+  EXPECT_EQ(std::memcmp(host, back, sizeof(host)), 0);
+  EXPECT_EQ(rudnn_free(context, device), RUDNN_STATUS_OK);
+}
+
+TEST_F(CApiTest, CompileKernelEntryMustBeACIdentifier) {
+  for (const std::string &entry :
+       std::vector<std::string>{"../../x", "/abs", "a b", "", "1st", "kernel\n",
+                                std::string(256, 'k')}) {
+    EXPECT_EQ(rudnn_compile_kernel(context, entry.c_str(),
+                                   rudnn::samples::kAxpySource, "sm_90"),
+              RUDNN_STATUS_INVALID_ARGUMENT)
+        << entry;
+    EXPECT_THAT(rudnn_last_error(), HasSubstr("entry must be a C identifier"));
+  }
+  rudnn_counters_t counters;
+  ASSERT_EQ(rudnn_get_counters(context, &counters), RUDNN_STATUS_OK);
+  EXPECT_EQ(counters.kernels_compiled, 0u);
+
+  EXPECT_EQ(rudnn_compile_kernel(context, rudnn::samples::kAxpyEntry,
+                                 rudnn::samples::kAxpySource, "sm_90"),
+            RUDNN_STATUS_OK)
+      << rudnn_last_error();
+  // The longest name allowed.
+  const std::string longest = "_" + std::string(253, 'k') + "9";
+  ASSERT_EQ(longest.size(), 255u);
+  const std::string source =
+      "extern \"C\" __global__ void " + longest + "(float *x) { *x = 1; }\n";
+  EXPECT_EQ(
+      rudnn_compile_kernel(context, longest.c_str(), source.c_str(), "sm_90"),
+      RUDNN_STATUS_OK)
+      << rudnn_last_error();
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 using namespace rudnn;
@@ -148,6 +149,33 @@ TEST_F(ContextTest, AutoPicksEmulationWithoutDevice) {
   Context context(options());
   EXPECT_EQ(context.backend(), BackendKind::Emulation);
   EXPECT_THAT(context.deviceDescription(), HasSubstr("CPU emulation"));
+}
+
+TEST_F(ContextTest, ReleaseTakesOnlyItsOwnLiveAllocations) {
+  Context context(options()), other(options());
+  void *pointer = context.allocate(256);
+  void *foreign = std::malloc(64);
+  auto rejected = [&](void *bad) {
+    EXPECT_THAT([&] { context.release(bad); },
+                ::testing::ThrowsMessage<InvalidArgument>(
+                    HasSubstr("not a live allocation of this context")));
+  };
+  rejected(foreign);
+  rejected(static_cast<char *>(pointer) + 8);
+  void *elsewhere = other.allocate(64);
+  rejected(elsewhere);
+  other.release(elsewhere);
+  std::free(foreign);
+
+  context.release(pointer);
+  rejected(pointer); // already released
+  static_assert(noexcept(context.releaseQuietly(pointer)));
+  context.releaseQuietly(pointer); // logs, returns
+
+  // Allocation and release still work.
+  DeviceBuffer buffer(context, 128);
+  void *again = context.allocate(32);
+  EXPECT_NO_THROW(context.release(again));
 }
 
 TEST(TensorView, ContiguousStridesAndDescription) {

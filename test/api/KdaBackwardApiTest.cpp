@@ -13,6 +13,7 @@
 #include <gmock/gmock.h>
 
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <tuple>
 
@@ -321,6 +322,53 @@ TEST_F(KdaBackwardContract, BoundariesNeedTheForwardsChunk) {
   BackwardCall c = call();
   c.inputs.boundaries = c.state.view;
   expectRejected(c, "saved 'boundaries' need the forward's 'chunk'");
+}
+
+TEST_F(KdaBackwardContract, StridesPastInt64AreRejected) {
+  BackwardCall c = call();
+  c.inputs.dOutput.strides[2] = INT64_MAX / 3; // H = 2 (B = 1 would not)
+  expectRejected(c, "'d_output' has an extent in bytes that overflows int64");
+  BackwardCall d = call();
+  d.outputs.dbeta.strides[1] = int64_t(1) << 62;
+  expectRejected(d, "'dbeta' has a largest element offset");
+}
+
+TEST_F(KdaBackwardContract, GradientsOverlappingThemselvesAreRejected) {
+  BackwardCall c = call();
+  c.outputs.dg.strides[2] = 0;
+  expectRejected(c, "'dg' overlaps itself");
+}
+
+TEST_F(KdaBackwardContract, GradientsOverlappingEachOtherAreRejected) {
+  BackwardCall c = call();
+  c.outputs.dk = c.outputs.dq;
+  expectRejected(c, "'dk' overlaps 'dq'");
+  BackwardCall d = call();
+  d.outputs.dbeta.data = d.outputs.dv.data;
+  expectRejected(d, "'dbeta' overlaps 'dv'");
+}
+
+TEST_F(KdaBackwardContract, GradientsOverlappingInputsAreRejected) {
+  BackwardCall c = call();
+  c.outputs.dq.data = c.inputs.forward.q.data;
+  expectRejected(c, "'dq' overlaps 'q'");
+  BackwardCall d = call();
+  d.outputs.dv.data = d.inputs.dOutput.data;
+  expectRejected(d, "'dv' overlaps 'd_output'");
+  // No in-place pair in the backward: not even the states.
+  BackwardCall e = call();
+  DeviceTensor initial =
+      dense(std::vector<double>(B * H * K * V, 0.5), {B, H, K, V});
+  e.inputs.forward.initialState = initial.view;
+  e.outputs.dInitialState = initial.view;
+  expectRejected(e, "'d_initial_state' overlaps 'initial_state'");
+  BackwardCall f = call();
+  f.inputs.forward.initialState = initial.view;
+  f.inputs.dFinalState = f.state.view;
+  f.outputs.dInitialState = f.state.view;
+  expectRejected(f, "'d_initial_state' overlaps 'd_final_state'");
+  EXPECT_EQ(read(initial, B * H * K * V),
+            std::vector<double>(B * H * K * V, 0.5));
 }
 
 TEST_F(KdaBackwardContract, BadForwardInputsAreRejectedAsInTheForward) {

@@ -17,6 +17,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <thread>
@@ -188,6 +190,52 @@ TEST_F(KdaForwardContract, FinalStateMayOverwriteTheInitialState) {
   const size_t states =
       SmallCall::B * SmallCall::H * SmallCall::K * SmallCall::V;
   EXPECT_EQ(read(inPlace.initial, states), read(separate.finalState, states));
+}
+
+TEST_F(KdaForwardContract, FinalStateOverTheInitialStateMatchesFloat64) {
+  // Decode (recurrent kernel), one chunk and three chunks (propagate).
+  for (int64_t T : {1, 5, 40}) {
+    const int64_t B = SmallCall::B, H = SmallCall::H, K = SmallCall::K,
+                  V = SmallCall::V;
+    reference::KdaShape shape{B, T, H, K, V};
+    // call()'s inputs: same shape, decay and seed.
+    reference::KdaInputs in =
+        test::randomKdaInputs(shape, -1, true, false, unsigned(T + B));
+    reference::KdaOutputs want =
+        reference::kdaForward(shape, in, 1.0 / std::sqrt(double(K)), 16);
+    SmallCall c = call(T);
+    c.outputs.finalState = c.initial.view;
+    kdaForward(*context, c.inputs, c.outputs, chunk16());
+    EXPECT_LT(
+        test::relativeError(read(c.initial, B * H * K * V), want.finalState),
+        1e-4)
+        << "T = " << T;
+    EXPECT_LT(
+        test::relativeError(readSequence(c.output, B, T, H, V), want.output),
+        1e-4)
+        << "T = " << T;
+  }
+}
+
+TEST_F(KdaForwardContract, FinalStatePartlyOverTheInitialStateIsRejected) {
+  // Both states inside one buffer, the final one element past the initial.
+  SmallCall c = call();
+  const size_t states =
+      SmallCall::B * SmallCall::H * SmallCall::K * SmallCall::V;
+  std::vector<double> before = read(c.initial, states);
+  before.push_back(7.0);
+  DeviceTensor both = dense(before, {int64_t(states) + 1});
+  c.inputs.initialState->data = both.view.data;
+  c.outputs.finalState->data = static_cast<float *>(both.view.data) + 1;
+  try {
+    kdaForward(*context, c.inputs, c.outputs, chunk16());
+    FAIL() << "a partly overlapping final state was accepted";
+  } catch (const InvalidArgument &error) {
+    EXPECT_THAT(error.what(),
+                HasSubstr("'final_state' overlaps 'initial_state'"));
+    EXPECT_THAT(error.what(), HasSubstr("exactly the same view"));
+  }
+  EXPECT_EQ(read(both, states + 1), before);
 }
 
 TEST_F(KdaForwardContract, ProfilingTimesEachKernelOfTheCalls) {
@@ -362,6 +410,42 @@ INSTANTIATE_TEST_SUITE_P(
         BadCall{"non-dense final state", "'final_state' must be dense",
                 [](SmallCall &c, KdaOptions &) {
                   c.outputs.finalState->strides[0] += 1;
+                }},
+        // Offsets past int64: the kernels' pointer arithmetic would wrap.
+        BadCall{"q batch stride of INT64_MAX over 3",
+                "'q' has an extent in bytes that overflows int64",
+                [](SmallCall &c, KdaOptions &) {
+                  c.inputs.q.strides[0] = INT64_MAX / 3;
+                }},
+        BadCall{"k time stride of 2 to the 62",
+                "'k' has a largest element offset",
+                [](SmallCall &c, KdaOptions &) {
+                  c.inputs.k.strides[1] = int64_t(1) << 62;
+                }},
+        BadCall{
+            "negative beta stride", "'beta' has a negative stride",
+            [](SmallCall &c, KdaOptions &) { c.inputs.beta.strides[1] = -1; }},
+        BadCall{"output with a zero time stride", "'output' overlaps itself",
+                [](SmallCall &c, KdaOptions &) {
+                  c.outputs.output.strides[1] = 0;
+                }},
+        BadCall{"output heads overlapping its features",
+                "'output' overlaps itself",
+                [](SmallCall &c,
+                   KdaOptions &) { c.outputs.output.strides[2] = 2; }},
+        BadCall{"final state over the output",
+                "'final_state' overlaps 'output'",
+                [](SmallCall &c, KdaOptions &) {
+                  c.outputs.finalState->data = c.outputs.output.data;
+                }},
+        BadCall{"output over q", "'output' overlaps 'q'",
+                [](SmallCall &c, KdaOptions &) {
+                  c.outputs.output.data = c.inputs.q.data;
+                }},
+        BadCall{"boundaries over the initial state",
+                "'boundaries' overlaps 'initial_state'",
+                [](SmallCall &c, KdaOptions &) {
+                  c.outputs.boundaries->data = c.inputs.initialState->data;
                 }}),
     [](const ::testing::TestParamInfo<BadCall> &info) {
       std::string name = info.param.what;

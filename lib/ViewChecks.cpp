@@ -1,0 +1,147 @@
+//===- ViewChecks.cpp - Validating tensor views of any operator -----------===//
+
+#include "lib/ViewChecks.h"
+
+#include "rudnn/errors.h"
+
+#include <algorithm>
+#include <sstream>
+
+using namespace rudnn;
+
+namespace {
+
+std::string hex(uintptr_t address) {
+  std::ostringstream out;
+  out << "0x" << std::hex << address;
+  return out.str();
+}
+
+std::string rangeText(const ByteRange &range) {
+  return "[" + hex(range.first) + ", " + hex(range.last) + "]";
+}
+
+[[noreturn]] void overflow(const std::string &name, const TensorView &view,
+                           const std::string &what) {
+  throw InvalidArgument("'" + name + "' " + what + ", got " + view.describe());
+}
+
+bool sameView(const TensorView &a, const TensorView &b) {
+  return a.data == b.data && a.dtype == b.dtype && a.shape == b.shape &&
+         a.strides == b.strides;
+}
+
+bool meets(const ByteRange &a, const ByteRange &b) {
+  return !a.empty && !b.empty && a.first <= b.last && b.first <= a.last;
+}
+
+} // namespace
+
+ByteRange rudnn::checkedByteRange(const std::string &name,
+                                  const TensorView &view) {
+  if (view.strides.size() != view.shape.size())
+    throw InvalidArgument(
+        "'" + name + "' has " + std::to_string(view.strides.size()) +
+        " strides for rank " + std::to_string(view.shape.size()));
+  bool empty = false;
+  for (size_t i = 0; i < view.shape.size(); ++i) {
+    if (view.shape[i] < 0)
+      throw InvalidArgument("'" + name + "' has a negative dim, got " +
+                            view.describe());
+    // Kernels index forward from the data pointer.
+    if (view.strides[i] < 0)
+      throw InvalidArgument("'" + name + "' has a negative stride, got " +
+                            view.describe());
+    empty = empty || view.shape[i] == 0;
+  }
+  if (empty)
+    return {};
+  int64_t largest = 0;
+  for (size_t i = 0; i < view.shape.size(); ++i) {
+    int64_t term;
+    if (__builtin_mul_overflow(view.shape[i] - 1, view.strides[i], &term) ||
+        __builtin_add_overflow(largest, term, &largest))
+      overflow(name, view,
+               "has a largest element offset, the sum of (dim - 1) * "
+               "stride, that overflows int64");
+  }
+  int64_t elements, bytes;
+  if (__builtin_add_overflow(largest, 1, &elements) ||
+      __builtin_mul_overflow(
+          elements, static_cast<int64_t>(dtypeSize(view.dtype)), &bytes))
+    overflow(name, view, "has an extent in bytes that overflows int64");
+  ByteRange range;
+  range.empty = false;
+  range.first = reinterpret_cast<uintptr_t>(view.data);
+  if (__builtin_add_overflow(range.first, static_cast<uintptr_t>(bytes - 1),
+                             &range.last))
+    overflow(name, view,
+             "runs past the end of the address space (" +
+                 std::to_string(bytes) + " bytes from " + hex(range.first) +
+                 ")");
+  return range;
+}
+
+void rudnn::checkNoSelfOverlap(const std::string &name,
+                               const TensorView &view) {
+  // Also rules out overflow in the sums below.
+  if (checkedByteRange(name, view).empty)
+    return;
+  std::vector<std::pair<int64_t, size_t>> dims; // (stride, dim index)
+  for (size_t i = 0; i < view.shape.size(); ++i)
+    if (view.shape[i] > 1)
+      dims.push_back({view.strides[i], i});
+  std::sort(dims.begin(), dims.end());
+  int64_t span = 1; // elements the dims inside the current one reach
+  for (auto [stride, i] : dims) {
+    if (stride < span)
+      throw InvalidArgument(
+          "'" + name + "' overlaps itself: dim " + std::to_string(i) +
+          " (size " + std::to_string(view.shape[i]) + ", stride " +
+          std::to_string(stride) + ") steps inside the " +
+          std::to_string(span) +
+          " elements its inner dims span; an output needs distinct elements, "
+          "got " +
+          view.describe());
+    span += (view.shape[i] - 1) * stride;
+  }
+}
+
+void rudnn::checkViewAliasing(
+    const std::vector<NamedView> &inputs, const std::vector<NamedView> &outputs,
+    const std::vector<std::pair<std::string, std::string>> &inPlace) {
+  std::vector<ByteRange> in, out;
+  for (const NamedView &input : inputs)
+    in.push_back(checkedByteRange(input.name, *input.view));
+  for (const NamedView &output : outputs) {
+    checkNoSelfOverlap(output.name, *output.view);
+    out.push_back(checkedByteRange(output.name, *output.view));
+  }
+  auto overlapError = [&](const NamedView &a, const ByteRange &ra,
+                          const NamedView &b, const ByteRange &rb,
+                          const std::string &why) {
+    return InvalidArgument("'" + a.name + "' overlaps '" + b.name +
+                           "': bytes " + rangeText(ra) + " and " +
+                           rangeText(rb) + "; " + why);
+  };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j)
+      if (meets(out[i], out[j]))
+        throw overlapError(outputs[i], out[i], outputs[j], out[j],
+                           "outputs may not share memory");
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      if (!meets(out[i], in[j]))
+        continue;
+      bool pair = std::find(inPlace.begin(), inPlace.end(),
+                            std::pair{outputs[i].name, inputs[j].name}) !=
+                  inPlace.end();
+      if (pair && sameView(*outputs[i].view, *inputs[j].view))
+        continue;
+      throw overlapError(outputs[i], out[i], inputs[j], in[j],
+                         pair ? "in place, it must be exactly the same view "
+                                "(pointer, dtype, shape and strides)"
+                              : "an output may not share memory with an "
+                                "input");
+    }
+  }
+}

@@ -1,0 +1,59 @@
+//===- ViewChecks.h - Validating tensor views of any operator ---*- C++ -*-===//
+//
+// The memory rules every operator's views obey, independent of what the
+// operator computes: extents that fit in int64 and the address space,
+// outputs whose elements are distinct, and outputs that share no byte with
+// each other or with any input except a declared in-place pair.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_LIB_VIEWCHECKS_H
+#define RUDNN_LIB_VIEWCHECKS_H
+
+#include "rudnn/types.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rudnn {
+
+/// The bytes a view's elements may occupy, first to last inclusive; empty
+/// when a dim is 0.
+struct ByteRange {
+  uintptr_t first = 0, last = 0;
+  bool empty = true;
+};
+
+/// The largest element offset, Σ (dim − 1)·stride, and the byte range of
+/// `view`, each sum and product overflow-checked. Throws InvalidArgument
+/// naming `name` for mismatched ranks, a negative dim or stride (kernels
+/// index with non-negative offsets from the data pointer), or an extent
+/// past int64 or the address space.
+ByteRange checkedByteRange(const std::string &name, const TensorView &view);
+
+/// Throws InvalidArgument naming `name` unless distinct indices of `view`
+/// address distinct elements. Sufficient test: with the dims of size > 1
+/// sorted by stride, each stride is at least the extent of the dims inside
+/// it (so a zero stride is rejected; some exotic injective interleavings
+/// are too).
+void checkNoSelfOverlap(const std::string &name, const TensorView &view);
+
+struct NamedView {
+  std::string name;
+  const TensorView *view;
+};
+
+/// Checks every view's extent and every output with checkNoSelfOverlap,
+/// then that no output's byte range meets another output's or an input's.
+/// An (output, input) pair listed in `inPlace` may instead be exactly the
+/// same view (pointer, dtype, shape and strides). Throws InvalidArgument
+/// naming both tensors.
+void checkViewAliasing(
+    const std::vector<NamedView> &inputs, const std::vector<NamedView> &outputs,
+    const std::vector<std::pair<std::string, std::string>> &inPlace = {});
+
+} // namespace rudnn
+
+#endif // RUDNN_LIB_VIEWCHECKS_H
