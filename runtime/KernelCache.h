@@ -5,7 +5,10 @@
 // the producer once. Disk level: one file per key under the cache directory,
 // written to a temporary file and renamed into place, with a header (magic,
 // format version, key, payload size, checksum) so torn, truncated, foreign or
-// stale files are detected, ignored and rewritten. An unwritable directory
+// stale files are detected, ignored and rewritten. Only regular files are
+// opened, never through a symbolic link and never waiting on a FIFO: any
+// other kind of file under an entry's or a lock's name is damage too, and is
+// replaced where it can be. An unwritable directory
 // degrades to memory-only with one warning; the directory's total size is
 // bounded, evicting least-recently-used entries.
 //
@@ -51,7 +54,8 @@ struct KernelCacheCounters {
   std::atomic<uint64_t> diskHits{0};
   /// Times the producer ran (compiles).
   std::atomic<uint64_t> misses{0};
-  /// Disk entries found damaged or foreign and rewritten.
+  /// Disk entries or lock files found damaged, foreign or not regular
+  /// files, and replaced where possible.
   std::atomic<uint64_t> rejectedEntries{0};
   std::atomic<uint64_t> evictions{0};
   /// Callers that found another caller of this object already looking up
