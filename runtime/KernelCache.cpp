@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -181,6 +182,23 @@ std::string regularFileOrWhy(int fd) {
   return regularFileOrWhy(status.st_mode);
 }
 
+/// Why a cache directory with `status` is not private to this user, or
+/// empty when it is.
+std::string unsafeDirectoryReason(const struct stat &status) {
+  if (status.st_uid != ::geteuid())
+    return "owned by uid " + std::to_string(status.st_uid) +
+           ", not by this user (uid " + std::to_string(::geteuid()) + ")";
+  if (status.st_mode & (S_IWGRP | S_IWOTH)) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o",
+                  static_cast<unsigned>(status.st_mode & 07777));
+    return std::string("writable by ") +
+           (status.st_mode & S_IWOTH ? "others" : "its group") + " (mode " +
+           mode + ")";
+  }
+  return "";
+}
+
 struct KeyHash {
   size_t operator()(const Hash128 &key) const {
     return static_cast<size_t>(key.low ^ (key.high * 0x9e3779b97f4a7c15ull));
@@ -268,15 +286,31 @@ struct KernelCache::Impl {
            reason + "); caching in memory only");
   }
 
+  /// Makes the directory (private to this user) if missing, and accepts it
+  /// only if nobody else can write into it: anyone who could plant an entry
+  /// could have this process load code of their choosing.
   bool createDirectory() {
+    fs::path directory = fs::path(options.directory).lexically_normal();
+    if (directory.filename().empty())
+      directory = directory.parent_path();
     std::error_code error;
-    fs::create_directories(options.directory, error);
+    if (directory.has_parent_path())
+      fs::create_directories(directory.parent_path(), error);
+    if (!error && ::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST)
+      error = std::error_code(errno, std::generic_category());
+    struct stat status;
+    if (!error && ::stat(directory.c_str(), &status) != 0)
+      error = std::error_code(errno, std::generic_category());
     // An existing non-directory at the path is not always reported as an
     // error by create_directories.
-    if (!error && !fs::is_directory(options.directory, error) && !error)
+    if (!error && !S_ISDIR(status.st_mode))
       error = std::make_error_code(std::errc::not_a_directory);
     if (error) {
       disableDisk("cannot create it: " + error.message());
+      return false;
+    }
+    if (std::string reason = unsafeDirectoryReason(status); !reason.empty()) {
+      disableDisk(reason);
       return false;
     }
     return true;

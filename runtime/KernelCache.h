@@ -8,9 +8,12 @@
 // stale files are detected, ignored and rewritten. Only regular files are
 // opened, never through a symbolic link and never waiting on a FIFO: any
 // other kind of file under an entry's or a lock's name is damage too, and is
-// replaced where it can be. An unwritable directory
-// degrades to memory-only with one warning; the directory's total size is
-// bounded, evicting least-recently-used entries.
+// replaced where it can be. The directory is created private (0700); one
+// that others could write into (group- or world-writable, or owned by
+// another user) is refused, since whoever plants an entry chooses the code
+// this process loads. A refused or unwritable directory degrades to
+// memory-only with one warning; the directory's total size is bounded,
+// evicting least-recently-used entries.
 //
 // Entry file `<directory>/<key hex>.rdk`, all integers little-endian:
 //   bytes  0..8   magic "RUDNNKC\0"
@@ -77,7 +80,7 @@ public:
   getOrCreate(const Hash128 &key, const std::function<std::string()> &produce);
 
   /// Whether entries are written to disk (false after the directory proved
-  /// unwritable, or when none was given).
+  /// unwritable or was refused, or when none was given).
   bool diskEnabled() const;
   const std::string &directory() const;
   /// The file holding `key`'s entry (whether or not it exists); empty when
