@@ -596,14 +596,35 @@ struct KernelCache::Impl {
     return std::make_shared<const std::string>(produce());
   }
 
+  /// Whether `check` accepts the bytes of `key`'s disk entry; if not, the
+  /// entry is removed, so that it is rebuilt once instead of failing every
+  /// later run.
+  bool accepted(const Hash128 &key, const std::string &bytes,
+                const KernelCache::Check &check) {
+    if (!check)
+      return true;
+    try {
+      check(bytes);
+      return true;
+    } catch (const std::exception &error) {
+      ++counters.unusableEntries;
+      std::string path = pathFor(key, kEntrySuffix);
+      warn("kernel cache: entry " + path + " is intact but unusable (" +
+           error.what() + "); removing it and building it again");
+      ::unlink(path.c_str());
+      return false;
+    }
+  }
+
   /// The bytes for `key` from disk, else from `produce` (then written).
-  Value load(const Hash128 &key, const std::function<std::string()> &produce) {
+  Value load(const Hash128 &key, const std::function<std::string()> &produce,
+             const KernelCache::Check &check) {
     if (options.directory.empty() || !ensureDirectory())
       return produceValue(key, produce);
     // Held across check, produce and write so that processes asking for one
     // key at once produce it once.
     FileDescriptor lock = lockKey(key);
-    if (Value value = readEntry(key)) {
+    if (Value value = readEntry(key); value && accepted(key, *value, check)) {
       ++counters.diskHits;
       log(LogLevel::Info, "kernel cache: disk hit for " + key.hex());
       return value;
@@ -622,7 +643,8 @@ KernelCache::~KernelCache() = default;
 
 std::shared_ptr<const std::string>
 KernelCache::getOrCreate(const Hash128 &key,
-                         const std::function<std::string()> &produce) {
+                         const std::function<std::string()> &produce,
+                         const Check &check) {
   std::promise<Value> promise;
   {
     std::unique_lock<std::mutex> lock(impl->mutex);
@@ -643,7 +665,7 @@ KernelCache::getOrCreate(const Hash128 &key,
 
   Value value;
   try {
-    value = impl->load(key, produce);
+    value = impl->load(key, produce, check);
   } catch (...) {
     {
       std::lock_guard<std::mutex> lock(impl->mutex);

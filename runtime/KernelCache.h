@@ -60,6 +60,9 @@ struct KernelCacheCounters {
   /// Disk entries or lock files found damaged, foreign or not regular
   /// files, and replaced where possible.
   std::atomic<uint64_t> rejectedEntries{0};
+  /// Disk entries intact but refused by the caller's check (they did not
+  /// load), removed and produced again.
+  std::atomic<uint64_t> unusableEntries{0};
   std::atomic<uint64_t> evictions{0};
   /// Callers that found another caller of this object already looking up
   /// the same key and waited for its outcome (they count nowhere else).
@@ -73,11 +76,17 @@ public:
   KernelCache(const KernelCache &) = delete;
   KernelCache &operator=(const KernelCache &) = delete;
 
-  /// The bytes for `key`: from memory, else from disk, else from `produce`
-  /// (stored at both levels). Exceptions of `produce` reach every caller
-  /// waiting on the key, and nothing is stored.
+  /// Throws when bytes read from disk are whole but unusable (say, a binary
+  /// that does not load): a checksum proves integrity, not provenance.
+  using Check = std::function<void(const std::string &bytes)>;
+
+  /// The bytes for `key`: from memory, else from disk once `check` accepts
+  /// them (an entry it rejects is removed), else from `produce` (stored at
+  /// both levels). Exceptions of `produce` reach every caller waiting on the
+  /// key, and nothing is stored.
   std::shared_ptr<const std::string>
-  getOrCreate(const Hash128 &key, const std::function<std::string()> &produce);
+  getOrCreate(const Hash128 &key, const std::function<std::string()> &produce,
+              const Check &check = {});
 
   /// Whether entries are written to disk (false after the directory proved
   /// unwritable or was refused, or when none was given).

@@ -243,6 +243,44 @@ TEST(KernelCacheDamage, AnotherKeysEntry) {
   });
 }
 
+TEST(KernelCacheCheck, RejectedDiskEntryIsRemovedAndProducedAgain) {
+  TempDir dir;
+  Hash128 key = keyFor(35);
+  // Whole (right header and checksum) but not what the key promises.
+  KernelCache(optionsFor(dir.cacheDir())).getOrCreate(key, [] {
+    return std::string("planted");
+  });
+  auto check = [&](const std::string &bytes) {
+    if (bytes != payloadFor(key))
+      throw std::runtime_error("does not load");
+  };
+
+  testing::internal::CaptureStderr();
+  KernelCache cache(optionsFor(dir.cacheDir()));
+  int runs = 0;
+  auto value = cache.getOrCreate(
+      key,
+      [&] {
+        ++runs;
+        return payloadFor(key);
+      },
+      check);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(*value, payloadFor(key));
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(cache.counters().unusableEntries, 1u);
+  EXPECT_EQ(cache.counters().diskHits, 0u);
+  EXPECT_THAT(err, ::testing::HasSubstr(cache.entryPath(key)));
+  EXPECT_THAT(err, ::testing::HasSubstr("does not load"));
+  EXPECT_TRUE(isValidEntry(cache.entryPath(key), key, payloadFor(key)));
+  // The memory level is not checked again; the rebuilt entry passes.
+  EXPECT_EQ(cache.getOrCreate(key, mustNotProduce, check), value);
+  KernelCache fresh(optionsFor(dir.cacheDir()));
+  EXPECT_EQ(*fresh.getOrCreate(key, mustNotProduce, check), payloadFor(key));
+  EXPECT_EQ(fresh.counters().diskHits, 1u);
+  EXPECT_EQ(fresh.counters().unusableEntries, 0u);
+}
+
 /// Whether some of `threads` callers have neither started waiting for the
 /// key nor started producing it. A producer spins on this so that every
 /// caller overlaps its run, whatever the scheduling; a cache that wrongly
