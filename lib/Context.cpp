@@ -130,7 +130,8 @@ BackendKind Context::Impl::backendKind() {
 std::shared_ptr<const std::string>
 Context::Impl::cachedCompile(const KernelSource &kernel,
                              const std::string &compilerIdentity,
-                             const std::function<std::string()> &produce) {
+                             const std::function<std::string()> &produce,
+                             const KernelCache::Check &check) {
   Hash128 key = Hasher()
                     .add(kernel.entry)
                     .add(kernel.source)
@@ -139,14 +140,26 @@ Context::Impl::cachedCompile(const KernelSource &kernel,
                     .add(deviceLibraryHash().hex())
                     .add(codeAffectingEnvironment())
                     .finish();
-  return kernelCache.getOrCreate(key, produce);
+  return kernelCache.getOrCreate(key, produce, check);
 }
 
 std::shared_ptr<const std::string>
 Context::Impl::compile(const KernelSource &kernel) {
   Backend &target = backend();
-  return cachedCompile(kernel, target.compilerIdentity(),
-                       [&] { return target.compile(kernel); });
+  // A binary from disk is loaded once before it is trusted: its checksum
+  // shows it whole, not that it holds the kernel (it may have been planted,
+  // or damaged before it was summed). One that fails is built again.
+  auto loads = [&](const std::string &binary) {
+    try {
+      target.load(binary, kernel.entry);
+    } catch (const Unsupported &) {
+      // This process cannot load any kernel (a sanitizer is missing, say);
+      // the entry is not to blame, and the load proper reports it.
+    }
+  };
+  return cachedCompile(
+      kernel, target.compilerIdentity(), [&] { return target.compile(kernel); },
+      loads);
 }
 
 std::shared_ptr<const std::string>

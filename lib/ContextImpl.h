@@ -29,7 +29,8 @@ struct Context::Impl {
   runtime::Backend &backend();
   BackendKind backendKind();
 
-  /// The backend's binary for `kernel`, through the kernel cache.
+  /// The backend's binary for `kernel`, through the kernel cache; a disk
+  /// entry that the backend cannot load is built again.
   std::shared_ptr<const std::string>
   compile(const runtime::KernelSource &kernel);
   /// A CudaBinary for `arch` compiled with NVRTC, through the kernel cache;
@@ -68,7 +69,8 @@ private:
   std::shared_ptr<const std::string>
   cachedCompile(const runtime::KernelSource &kernel,
                 const std::string &compilerIdentity,
-                const std::function<std::string()> &produce);
+                const std::function<std::string()> &produce,
+                const runtime::KernelCache::Check &check = {});
 
   std::mutex backendMutex;
   std::unique_ptr<runtime::Backend> backend_;

@@ -4,6 +4,7 @@
 #include "runtime/Dump.h"
 #include "runtime/Hash.h"
 #include "runtime/Log.h"
+#include "runtime/TempRoot.h"
 #include "runtime/emulation/Prelude.h"
 #include "runtime/emulation/SimtExecutor.h"
 
@@ -19,6 +20,7 @@
 #include <mutex>
 #include <sstream>
 #include <sys/mman.h>
+#include <system_error>
 #include <thread>
 #include <unistd.h>
 
@@ -96,8 +98,9 @@ struct EmulationBackend::Impl {
   fs::path includeDirectory;
   std::string identity;
 
-  /// Writes the prelude and headers into a private directory (mkdtemp, so
-  /// no other user can plant files the compiler would read), once.
+  /// Writes the prelude and headers into a private directory (mkdtemp under
+  /// the process's temporary root, so no other user can plant files the
+  /// compiler would read), once.
   void prepare() {
     std::call_once(setUp, [&] {
       auto [status, version] =
@@ -116,17 +119,12 @@ struct EmulationBackend::Impl {
       identity = options.hostCompiler + " | " + compilerVersion + " | " +
                  flags() + " | " + hasher.finish().hex();
 
-      std::string pattern =
-          (fs::temp_directory_path() / "rudnn-emulation-include-XXXXXX")
-              .string();
-      std::vector<char> name(pattern.begin(), pattern.end());
-      name.push_back('\0');
-      if (!::mkdtemp(name.data()))
-        throw CompileError("<emulation prelude>",
-                           std::string("mkdtemp failed: ") +
-                               std::strerror(errno),
+      try {
+        includeDirectory = makeTempDirectory("emulation-include");
+      } catch (const std::system_error &error) {
+        throw CompileError("<emulation prelude>", error.what(),
                            "<not written>");
-      includeDirectory = name.data();
+      }
       for (const HeaderFile &file : files) {
         fs::path path = includeDirectory / file.name;
         fs::create_directories(path.parent_path());
@@ -179,14 +177,12 @@ std::string EmulationBackend::compilerIdentity() const {
 std::string EmulationBackend::compile(const KernelSource &kernel) const {
   impl->prepare();
   auto start = std::chrono::steady_clock::now();
-  std::string pattern =
-      (fs::temp_directory_path() / "rudnn-emulation-XXXXXX").string();
-  std::vector<char> directoryName(pattern.begin(), pattern.end());
-  directoryName.push_back('\0');
-  if (!::mkdtemp(directoryName.data()))
-    throw CompileError(kernel.entry, "cannot create a temporary directory",
-                       "<not written>");
-  fs::path directory(directoryName.data());
+  fs::path directory;
+  try {
+    directory = makeTempDirectory("emulation");
+  } catch (const std::system_error &error) {
+    throw CompileError(kernel.entry, error.what(), "<not written>");
+  }
   fs::path source = directory / (kernel.entry + ".cpp");
   fs::path object = directory / (kernel.entry + ".so");
   std::ofstream(source, std::ios::binary)

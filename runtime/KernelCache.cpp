@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -144,6 +145,60 @@ bool startsWithKey(const std::string &name) {
          Hash128::fromHex(std::string_view(name).substr(0, 32), ignored);
 }
 
+/// Errors with which open(O_NOFOLLOW) refuses a name that is not a regular
+/// file: a symbolic link, a socket, a directory opened for writing.
+bool isNotAFileError(int error) {
+  return error == ELOOP || error == ENXIO || error == EISDIR;
+}
+
+std::string describeOpenError(int error) {
+  switch (error) {
+  case ELOOP:
+    return "a symbolic link";
+  case ENXIO:
+    return "a socket or device";
+  case EISDIR:
+    return "a directory";
+  default:
+    return errorText(error);
+  }
+}
+
+/// Empty for a regular file, else what the file is instead.
+std::string regularFileOrWhy(mode_t mode) {
+  if (S_ISREG(mode))
+    return "";
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  return "not a regular file";
+}
+
+std::string regularFileOrWhy(int fd) {
+  struct stat status;
+  if (::fstat(fd, &status) != 0)
+    return "not inspectable: " + errorText(errno);
+  return regularFileOrWhy(status.st_mode);
+}
+
+/// Why a cache directory with `status` is not private to this user, or
+/// empty when it is.
+std::string unsafeDirectoryReason(const struct stat &status) {
+  if (status.st_uid != ::geteuid())
+    return "owned by uid " + std::to_string(status.st_uid) +
+           ", not by this user (uid " + std::to_string(::geteuid()) + ")";
+  if (status.st_mode & (S_IWGRP | S_IWOTH)) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o",
+                  static_cast<unsigned>(status.st_mode & 07777));
+    return std::string("writable by ") +
+           (status.st_mode & S_IWOTH ? "others" : "its group") + " (mode " +
+           mode + ")";
+  }
+  return "";
+}
+
 struct KeyHash {
   size_t operator()(const Hash128 &key) const {
     return static_cast<size_t>(key.low ^ (key.high * 0x9e3779b97f4a7c15ull));
@@ -231,15 +286,31 @@ struct KernelCache::Impl {
            reason + "); caching in memory only");
   }
 
+  /// Makes the directory (private to this user) if missing, and accepts it
+  /// only if nobody else can write into it: anyone who could plant an entry
+  /// could have this process load code of their choosing.
   bool createDirectory() {
+    fs::path directory = fs::path(options.directory).lexically_normal();
+    if (directory.filename().empty())
+      directory = directory.parent_path();
     std::error_code error;
-    fs::create_directories(options.directory, error);
+    if (directory.has_parent_path())
+      fs::create_directories(directory.parent_path(), error);
+    if (!error && ::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST)
+      error = std::error_code(errno, std::generic_category());
+    struct stat status;
+    if (!error && ::stat(directory.c_str(), &status) != 0)
+      error = std::error_code(errno, std::generic_category());
     // An existing non-directory at the path is not always reported as an
     // error by create_directories.
-    if (!error && !fs::is_directory(options.directory, error) && !error)
+    if (!error && !S_ISDIR(status.st_mode))
       error = std::make_error_code(std::errc::not_a_directory);
     if (error) {
       disableDisk("cannot create it: " + error.message());
+      return false;
+    }
+    if (std::string reason = unsafeDirectoryReason(status); !reason.empty()) {
+      disableDisk(reason);
       return false;
     }
     return true;
@@ -259,12 +330,38 @@ struct KernelCache::Impl {
   /// keeps every entry whole, at worst a key is produced twice.
   FileDescriptor lockKey(const Hash128 &key) {
     std::string path = pathFor(key, kLockSuffix);
-    FileDescriptor fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-    if (!fd) {
-      log(LogLevel::Info, "kernel cache: cannot open lock " + path + ": " +
-                              errorText(errno) + "; continuing unlocked");
-      return fd;
+    for (int attempt = 0;; ++attempt) {
+      // O_NONBLOCK: a FIFO or device planted under the name must not block
+      // the open; O_NOFOLLOW: a symbolic link must not redirect the create.
+      FileDescriptor fd(
+          ::open(path.c_str(),
+                 O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0600));
+      std::string damage;
+      if (fd) {
+        damage = regularFileOrWhy(fd.get());
+      } else if (int error = errno; isNotAFileError(error)) {
+        damage = describeOpenError(error);
+      } else {
+        log(LogLevel::Info, "kernel cache: cannot open lock " + path + ": " +
+                                errorText(error) + "; continuing unlocked");
+        return FileDescriptor();
+      }
+      if (damage.empty())
+        return lockOpened(std::move(fd), path);
+      ++counters.rejectedEntries;
+      log(LogLevel::Info,
+          "kernel cache: lock " + path + " is " + damage + "; replacing it");
+      fd.reset();
+      if (attempt == 0 && ::unlink(path.c_str()) == 0)
+        continue;
+      log(LogLevel::Info, "kernel cache: cannot replace lock " + path +
+                              "; continuing unlocked");
+      return FileDescriptor();
     }
+  }
+
+  /// Waits for the lock on the opened lock file `fd`.
+  FileDescriptor lockOpened(FileDescriptor fd, const std::string &path) {
     while (::flock(fd.get(), LOCK_EX) != 0) {
       if (errno == EINTR)
         continue;
@@ -285,11 +382,17 @@ struct KernelCache::Impl {
   /// The payload of `key`'s entry, or null when it is absent or invalid.
   Value readEntry(const Hash128 &key) {
     std::string path = pathFor(key, kEntrySuffix);
-    FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+    // writer forever; O_NOFOLLOW: a link could point at any file.
+    FileDescriptor fd(
+        ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW));
     if (!fd) {
-      if (errno != ENOENT)
+      int error = errno;
+      if (isNotAFileError(error))
+        return reject(path, describeOpenError(error));
+      if (error != ENOENT)
         log(LogLevel::Info,
-            "kernel cache: cannot read " + path + ": " + errorText(errno));
+            "kernel cache: cannot read " + path + ": " + errorText(error));
       return nullptr;
     }
     struct stat status;
@@ -298,8 +401,8 @@ struct KernelCache::Impl {
           "kernel cache: cannot stat " + path + ": " + errorText(errno));
       return nullptr;
     }
-    if (!S_ISREG(status.st_mode))
-      return reject(path, "not a regular file");
+    if (std::string damage = regularFileOrWhy(status.st_mode); !damage.empty())
+      return reject(path, damage);
     uint64_t fileSize = static_cast<uint64_t>(status.st_size);
     if (fileSize < kHeaderSize)
       return reject(path, "short file: " + std::to_string(fileSize) +
@@ -358,8 +461,9 @@ struct KernelCache::Impl {
                  std::to_string(
                      std::hash<std::thread::id>()(std::this_thread::get_id())) +
                  "." + std::to_string(tempCounter++);
-      fd = FileDescriptor(::open(
-          tempPath.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+      fd = FileDescriptor(
+          ::open(tempPath.c_str(),
+                 O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
       if (fd)
         break;
       int error = errno;
@@ -392,6 +496,12 @@ struct KernelCache::Impl {
     if (::rename(tempPath.c_str(), path.c_str()) != 0) {
       int error = errno;
       ::unlink(tempPath.c_str());
+      // A directory holds the entry's name: only this key stays off disk.
+      if (error == EISDIR || error == ENOTEMPTY || error == EEXIST) {
+        log(LogLevel::Info, "kernel cache: cannot replace " + path + ": " +
+                                errorText(error) + "; not stored on disk");
+        return false;
+      }
       disableDisk("cannot rename " + tempPath + " to " + path + ": " +
                   errorText(error));
       return false;
@@ -486,14 +596,35 @@ struct KernelCache::Impl {
     return std::make_shared<const std::string>(produce());
   }
 
+  /// Whether `check` accepts the bytes of `key`'s disk entry; if not, the
+  /// entry is removed, so that it is rebuilt once instead of failing every
+  /// later run.
+  bool accepted(const Hash128 &key, const std::string &bytes,
+                const KernelCache::Check &check) {
+    if (!check)
+      return true;
+    try {
+      check(bytes);
+      return true;
+    } catch (const std::exception &error) {
+      ++counters.unusableEntries;
+      std::string path = pathFor(key, kEntrySuffix);
+      warn("kernel cache: entry " + path + " is intact but unusable (" +
+           error.what() + "); removing it and building it again");
+      ::unlink(path.c_str());
+      return false;
+    }
+  }
+
   /// The bytes for `key` from disk, else from `produce` (then written).
-  Value load(const Hash128 &key, const std::function<std::string()> &produce) {
+  Value load(const Hash128 &key, const std::function<std::string()> &produce,
+             const KernelCache::Check &check) {
     if (options.directory.empty() || !ensureDirectory())
       return produceValue(key, produce);
     // Held across check, produce and write so that processes asking for one
     // key at once produce it once.
     FileDescriptor lock = lockKey(key);
-    if (Value value = readEntry(key)) {
+    if (Value value = readEntry(key); value && accepted(key, *value, check)) {
       ++counters.diskHits;
       log(LogLevel::Info, "kernel cache: disk hit for " + key.hex());
       return value;
@@ -512,7 +643,8 @@ KernelCache::~KernelCache() = default;
 
 std::shared_ptr<const std::string>
 KernelCache::getOrCreate(const Hash128 &key,
-                         const std::function<std::string()> &produce) {
+                         const std::function<std::string()> &produce,
+                         const Check &check) {
   std::promise<Value> promise;
   {
     std::unique_lock<std::mutex> lock(impl->mutex);
@@ -533,7 +665,7 @@ KernelCache::getOrCreate(const Hash128 &key,
 
   Value value;
   try {
-    value = impl->load(key, produce);
+    value = impl->load(key, produce, check);
   } catch (...) {
     {
       std::lock_guard<std::mutex> lock(impl->mutex);

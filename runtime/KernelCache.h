@@ -5,9 +5,15 @@
 // the producer once. Disk level: one file per key under the cache directory,
 // written to a temporary file and renamed into place, with a header (magic,
 // format version, key, payload size, checksum) so torn, truncated, foreign or
-// stale files are detected, ignored and rewritten. An unwritable directory
-// degrades to memory-only with one warning; the directory's total size is
-// bounded, evicting least-recently-used entries.
+// stale files are detected, ignored and rewritten. Only regular files are
+// opened, never through a symbolic link and never waiting on a FIFO: any
+// other kind of file under an entry's or a lock's name is damage too, and is
+// replaced where it can be. The directory is created private (0700); one
+// that others could write into (group- or world-writable, or owned by
+// another user) is refused, since whoever plants an entry chooses the code
+// this process loads. A refused or unwritable directory degrades to
+// memory-only with one warning; the directory's total size is bounded,
+// evicting least-recently-used entries.
 //
 // Entry file `<directory>/<key hex>.rdk`, all integers little-endian:
 //   bytes  0..8   magic "RUDNNKC\0"
@@ -51,8 +57,12 @@ struct KernelCacheCounters {
   std::atomic<uint64_t> diskHits{0};
   /// Times the producer ran (compiles).
   std::atomic<uint64_t> misses{0};
-  /// Disk entries found damaged or foreign and rewritten.
+  /// Disk entries or lock files found damaged, foreign or not regular
+  /// files, and replaced where possible.
   std::atomic<uint64_t> rejectedEntries{0};
+  /// Disk entries intact but refused by the caller's check (they did not
+  /// load), removed and produced again.
+  std::atomic<uint64_t> unusableEntries{0};
   std::atomic<uint64_t> evictions{0};
   /// Callers that found another caller of this object already looking up
   /// the same key and waited for its outcome (they count nowhere else).
@@ -66,14 +76,20 @@ public:
   KernelCache(const KernelCache &) = delete;
   KernelCache &operator=(const KernelCache &) = delete;
 
-  /// The bytes for `key`: from memory, else from disk, else from `produce`
-  /// (stored at both levels). Exceptions of `produce` reach every caller
-  /// waiting on the key, and nothing is stored.
+  /// Throws when bytes read from disk are whole but unusable (say, a binary
+  /// that does not load): a checksum proves integrity, not provenance.
+  using Check = std::function<void(const std::string &bytes)>;
+
+  /// The bytes for `key`: from memory, else from disk once `check` accepts
+  /// them (an entry it rejects is removed), else from `produce` (stored at
+  /// both levels). Exceptions of `produce` reach every caller waiting on the
+  /// key, and nothing is stored.
   std::shared_ptr<const std::string>
-  getOrCreate(const Hash128 &key, const std::function<std::string()> &produce);
+  getOrCreate(const Hash128 &key, const std::function<std::string()> &produce,
+              const Check &check = {});
 
   /// Whether entries are written to disk (false after the directory proved
-  /// unwritable, or when none was given).
+  /// unwritable or was refused, or when none was given).
   bool diskEnabled() const;
   const std::string &directory() const;
   /// The file holding `key`'s entry (whether or not it exists); empty when

@@ -5,6 +5,7 @@
 #include "runtime/Dump.h"
 #include "runtime/Hash.h"
 #include "runtime/Log.h"
+#include "runtime/TempRoot.h"
 
 #include "rudnn/errors.h"
 
@@ -12,7 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <unistd.h>
+#include <system_error>
 
 using namespace rudnn;
 using namespace rudnn::runtime;
@@ -83,17 +84,21 @@ std::string NvrtcCompiler::identity(const std::string &arch) const {
   return text;
 }
 
-/// Where a failing kernel's source goes: RUDNN_DUMP_DIR, else a per-process
-/// temporary directory.
+/// Where a failing kernel's source goes: RUDNN_DUMP_DIR, else the process's
+/// temporary root (removed when the process exits; RUDNN_DUMP_DIR keeps it).
 static std::string dumpFailedSource(const KernelSource &kernel) {
   std::string fileName =
       kernel.entry + "-" + hash128(kernel.source).hex().substr(0, 12) + ".cu";
   if (std::string path = dumpIfRequested(fileName, kernel.source);
       !path.empty())
     return path;
-  fs::path directory = fs::temp_directory_path() /
-                       ("rudnn-failed-" + std::to_string(::getpid()));
-  std::string path = writeFile(directory.string(), fileName, kernel.source);
+  std::string path;
+  try {
+    path = writeFile((fs::path(processTempRoot()) / "failed").string(),
+                     fileName, kernel.source);
+  } catch (const std::system_error &error) {
+    warn(std::string("cannot keep the failed source: ") + error.what());
+  }
   return path.empty() ? "<not written>" : path;
 }
 

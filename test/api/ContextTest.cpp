@@ -10,9 +10,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <vector>
 
 using namespace rudnn;
 using ::testing::HasSubstr;
@@ -66,6 +70,79 @@ TEST_F(ContextTest, CompilesOnceThenHitsMemoryThenDisk) {
   Counters counters = fresh.counters();
   EXPECT_EQ(counters.kernelsCompiled, 0u);
   EXPECT_EQ(counters.kernelCacheDiskHits, 1u);
+}
+
+std::string readBytes(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// The one cache entry in `dir` not in `known`.
+fs::path newEntry(const fs::path &dir, const std::vector<fs::path> &known) {
+  for (const auto &file : fs::directory_iterator(dir))
+    if (file.path().extension() == ".rdk" &&
+        std::find(known.begin(), known.end(), file.path()) == known.end())
+      return file.path();
+  return {};
+}
+
+/// An entry for the key held in `entryFile`'s header, with `payload` and a
+/// matching checksum: whole, so only loading it shows it is wrong.
+std::string entryWithPayload(const std::string &entryFile,
+                             const std::string &payload) {
+  std::string bytes = entryFile.substr(0, 28);
+  uint64_t size = payload.size(), checksum = runtime::hash64(payload);
+  for (uint64_t value : {size, checksum})
+    for (int i = 0; i < 8; ++i)
+      bytes += static_cast<char>(value >> (8 * i));
+  return bytes + payload;
+}
+
+TEST_F(ContextTest, CachedBinaryThatDoesNotLoadIsRebuiltOnce) {
+  ContextOptions emulation = options();
+  emulation.backend = BackendKind::Emulation;
+  const runtime::KernelSource other{
+      "other_kernel",
+      "extern \"C\" __global__ void other_kernel(float *x) { x[0] = 1; }\n"};
+  fs::path entry;
+  std::string otherEntry;
+  {
+    Context context(emulation);
+    context.impl().compile(kAxpy);
+    entry = newEntry(cacheDir, {});
+    context.impl().compile(other);
+    otherEntry = readBytes(newEntry(cacheDir, {entry}));
+  }
+  ASSERT_FALSE(entry.empty());
+  ASSERT_GT(otherEntry.size(), 44u);
+  std::string axpyEntry = readBytes(entry);
+  // Plants under axpy's name first a valid object lacking its symbol, then
+  // bytes that are no object at all.
+  for (const std::string &payload :
+       {otherEntry.substr(44), std::string("not a shared object")}) {
+    SCOPED_TRACE(payload.size());
+    {
+      std::ofstream out(entry, std::ios::binary | std::ios::trunc);
+      out << entryWithPayload(axpyEntry, payload);
+    }
+    {
+      Context context(emulation);
+      ::testing::internal::CaptureStderr();
+      auto binary = context.impl().compile(kAxpy);
+      std::string err = ::testing::internal::GetCapturedStderr();
+      EXPECT_EQ(context.counters().kernelsCompiled, 1u);
+      EXPECT_EQ(context.counters().kernelCacheDiskHits, 0u);
+      EXPECT_EQ(context.impl().kernelCache.counters().unusableEntries, 1u);
+      EXPECT_THAT(err, HasSubstr(entry.string()));
+      EXPECT_NO_THROW(context.impl().backend().load(*binary, kAxpy.entry));
+    }
+    // The next context finds the rebuilt entry.
+    Context context(emulation);
+    auto binary = context.impl().compile(kAxpy);
+    EXPECT_EQ(context.counters().kernelsCompiled, 0u);
+    EXPECT_EQ(context.counters().kernelCacheDiskHits, 1u);
+    EXPECT_NO_THROW(context.impl().backend().load(*binary, kAxpy.entry));
+  }
 }
 
 TEST_F(ContextTest, KeyCoversSourceArchitectureAndEnvironment) {

@@ -3,6 +3,7 @@
 #include "runtime/KernelCache.h"
 
 #include "runtime/Hash.h"
+#include "test/runtime/KernelCacheTestSupport.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -27,134 +28,9 @@
 
 namespace fs = std::filesystem;
 using namespace rudnn::runtime;
+using namespace rudnn::cachetest;
 
 namespace {
-
-// The entry layout documented in KernelCache.h, restated so that a change
-// to it is a visible, deliberate change here too.
-constexpr size_t kHeaderSize = 44;
-constexpr size_t kVersionOffset = 8;
-constexpr size_t kKeyLowOffset = 12;
-constexpr size_t kKeyHighOffset = 20;
-constexpr size_t kSizeOffset = 28;
-constexpr size_t kChecksumOffset = 36;
-
-/// A fresh directory under /tmp, removed with everything in it.
-class TempDir {
-public:
-  TempDir() {
-    char pattern[] = "/tmp/rudnn-kernel-cache-test-XXXXXX";
-    const char *made = ::mkdtemp(pattern);
-    if (!made)
-      throw std::runtime_error("mkdtemp failed");
-    path_ = made;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
-
-  const fs::path &path() const { return path_; }
-  /// The cache directory inside it (created by the cache itself).
-  std::string cacheDir() const { return (path_ / "cache").string(); }
-
-private:
-  fs::path path_;
-};
-
-/// Sets or unsets environment variables, restoring them when destroyed.
-class EnvGuard {
-public:
-  void set(const char *name, const char *value) {
-    save(name);
-    if (value)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-  }
-  ~EnvGuard() {
-    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
-      if (it->second)
-        ::setenv(it->first.c_str(), it->second->c_str(), 1);
-      else
-        ::unsetenv(it->first.c_str());
-    }
-  }
-
-private:
-  void save(const char *name) {
-    const char *old = std::getenv(name);
-    saved.emplace_back(name,
-                       old ? std::optional<std::string>(old) : std::nullopt);
-  }
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved;
-};
-
-Hash128 keyFor(int i) { return hash128("kernel-" + std::to_string(i)); }
-
-/// Deterministic binary bytes (zeros included) that depend on the key.
-std::string payloadFor(const Hash128 &key, size_t size = 4096) {
-  std::mt19937_64 random(key.low ^ key.high);
-  std::string bytes(size, '\0');
-  for (char &c : bytes)
-    c = static_cast<char>(random() & 0xff);
-  return bytes;
-}
-
-KernelCacheOptions optionsFor(const std::string &directory,
-                              uint64_t maxBytes = uint64_t(1) << 30) {
-  KernelCacheOptions options;
-  options.directory = directory;
-  options.maxBytes = maxBytes;
-  return options;
-}
-
-std::string readFile(const fs::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void writeFile(const fs::path &path, const std::string &bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-uint64_t getU64(const std::string &bytes, size_t offset) {
-  uint64_t value = 0;
-  for (int i = 0; i < 8; ++i)
-    value |=
-        static_cast<uint64_t>(static_cast<unsigned char>(bytes[offset + i]))
-        << (8 * i);
-  return value;
-}
-
-/// Checks the file at `path` byte by byte against the documented format.
-::testing::AssertionResult isValidEntry(const fs::path &path,
-                                        const Hash128 &key,
-                                        const std::string &payload) {
-  std::string bytes = readFile(path);
-  if (bytes.size() != kHeaderSize + payload.size())
-    return ::testing::AssertionFailure()
-           << path << " has " << bytes.size() << " bytes, expected "
-           << kHeaderSize + payload.size();
-  if (std::memcmp(bytes.data(), "RUDNNKC\0", 8) != 0)
-    return ::testing::AssertionFailure() << path << " has a wrong magic";
-  if (bytes[kVersionOffset] != 1 || bytes[kVersionOffset + 1] != 0 ||
-      bytes[kVersionOffset + 2] != 0 || bytes[kVersionOffset + 3] != 0)
-    return ::testing::AssertionFailure() << path << " has a wrong version";
-  if (getU64(bytes, kKeyLowOffset) != key.low ||
-      getU64(bytes, kKeyHighOffset) != key.high)
-    return ::testing::AssertionFailure() << path << " holds another key";
-  if (getU64(bytes, kSizeOffset) != payload.size())
-    return ::testing::AssertionFailure() << path << " has a wrong size";
-  if (getU64(bytes, kChecksumOffset) != hash64(payload))
-    return ::testing::AssertionFailure() << path << " has a wrong checksum";
-  if (bytes.compare(kHeaderSize, std::string::npos, payload) != 0)
-    return ::testing::AssertionFailure() << path << " has a wrong payload";
-  return ::testing::AssertionSuccess();
-}
 
 /// Files in `dir` whose names end with `suffix`.
 std::vector<fs::path> filesEndingWith(const fs::path &dir,
@@ -167,14 +43,6 @@ std::vector<fs::path> filesEndingWith(const fs::path &dir,
       found.push_back(entry.path());
   }
   return found;
-}
-
-size_t countOccurrences(const std::string &text, const std::string &needle) {
-  size_t count = 0;
-  for (size_t at = text.find(needle); at != std::string::npos;
-       at = text.find(needle, at + needle.size()))
-    ++count;
-  return count;
 }
 
 /// A producer that must not run (the bytes are expected from a cache level).
@@ -373,6 +241,44 @@ TEST(KernelCacheDamage, AnotherKeysEntry) {
                   fs::copy_options::overwrite_existing);
     EXPECT_TRUE(isValidEntry(cache.entryPath(other), other, payloadFor(other)));
   });
+}
+
+TEST(KernelCacheCheck, RejectedDiskEntryIsRemovedAndProducedAgain) {
+  TempDir dir;
+  Hash128 key = keyFor(35);
+  // Whole (right header and checksum) but not what the key promises.
+  KernelCache(optionsFor(dir.cacheDir())).getOrCreate(key, [] {
+    return std::string("planted");
+  });
+  auto check = [&](const std::string &bytes) {
+    if (bytes != payloadFor(key))
+      throw std::runtime_error("does not load");
+  };
+
+  testing::internal::CaptureStderr();
+  KernelCache cache(optionsFor(dir.cacheDir()));
+  int runs = 0;
+  auto value = cache.getOrCreate(
+      key,
+      [&] {
+        ++runs;
+        return payloadFor(key);
+      },
+      check);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(*value, payloadFor(key));
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(cache.counters().unusableEntries, 1u);
+  EXPECT_EQ(cache.counters().diskHits, 0u);
+  EXPECT_THAT(err, ::testing::HasSubstr(cache.entryPath(key)));
+  EXPECT_THAT(err, ::testing::HasSubstr("does not load"));
+  EXPECT_TRUE(isValidEntry(cache.entryPath(key), key, payloadFor(key)));
+  // The memory level is not checked again; the rebuilt entry passes.
+  EXPECT_EQ(cache.getOrCreate(key, mustNotProduce, check), value);
+  KernelCache fresh(optionsFor(dir.cacheDir()));
+  EXPECT_EQ(*fresh.getOrCreate(key, mustNotProduce, check), payloadFor(key));
+  EXPECT_EQ(fresh.counters().diskHits, 1u);
+  EXPECT_EQ(fresh.counters().unusableEntries, 0u);
 }
 
 /// Whether some of `threads` callers have neither started waiting for the
