@@ -5,7 +5,6 @@
 #include "runtime/Dump.h"
 #include "runtime/Hash.h"
 #include "runtime/Log.h"
-#include "runtime/TempRoot.h"
 
 #include "rudnn/errors.h"
 
@@ -13,7 +12,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <sys/stat.h>
 #include <system_error>
+#include <unistd.h>
 
 using namespace rudnn;
 using namespace rudnn::runtime;
@@ -84,21 +85,27 @@ std::string NvrtcCompiler::identity(const std::string &arch) const {
   return text;
 }
 
-/// Where a failing kernel's source goes: RUDNN_DUMP_DIR, else the process's
-/// temporary root (removed when the process exits; RUDNN_DUMP_DIR keeps it).
+/// Where a failing kernel's source goes: RUDNN_DUMP_DIR, else
+/// $TMPDIR/rudnn-failed-<uid>, a folder of this user's that outlives the
+/// process, so the path in the error can still be opened afterwards.
 static std::string dumpFailedSource(const KernelSource &kernel) {
   std::string fileName =
       kernel.entry + "-" + hash128(kernel.source).hex().substr(0, 12) + ".cu";
   if (std::string path = dumpIfRequested(fileName, kernel.source);
       !path.empty())
     return path;
+  std::error_code error;
+  const fs::path directory = fs::temp_directory_path(error) /
+                             ("rudnn-failed-" + std::to_string(::geteuid()));
+  ::mkdir(directory.c_str(), 0700);
+  struct stat info {};
   std::string path;
-  try {
-    path = writeFile((fs::path(processTempRoot()) / "failed").string(),
-                     fileName, kernel.source);
-  } catch (const std::system_error &error) {
-    warn(std::string("cannot keep the failed source: ") + error.what());
-  }
+  // Only into a real folder of this user's that no one else can write.
+  if (::lstat(directory.c_str(), &info) == 0 && S_ISDIR(info.st_mode) &&
+      info.st_uid == ::geteuid() && (info.st_mode & 022) == 0)
+    path = writeFile(directory.string(), fileName, kernel.source);
+  else
+    warn("cannot keep the failed source in " + directory.string());
   return path.empty() ? "<not written>" : path;
 }
 
