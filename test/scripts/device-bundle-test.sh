@@ -22,7 +22,8 @@ for exe in "$work"/bundle/bin/*; do
   extra=$(ldd "$exe" | awk '{print $1}' | sed 's|.*/||' |
     grep -vE '^(linux-vdso|libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64|libpthread|librt|libdl)\.so' || true)
   [[ -z "$extra" ]] || fail "$(basename "$exe") needs $extra"
-  ! ldd "$exe" | grep -qiE "nvrtc|libcuda|boost|benchmark" ||
+  libraries=$(ldd "$exe")
+  ! grep -qiE "nvrtc|libcuda|boost|benchmark" <<<"$libraries" ||
     fail "$(basename "$exe") links a CUDA, Boost or benchmark library"
 done
 ((count == 8)) || fail "bundle has $count binaries, expected 8"
@@ -36,8 +37,10 @@ OUT="$work/dry" "$work/bundle/device-check" --dry-run > "$work/dry.log" 2>&1 ||
 grep -q "^nvrtc: nvrtc 1[2-9]" "$work/dry.log" || fail "dry run found no NVRTC"
 grep -q "kda-fla .*limit  150s" "$work/dry.log" || fail "no plan with limits"
 grep -qE "^gpu-kda +dry run" "$work/dry/summary.txt" || fail "summary lacks steps"
-tar -tzf "$work/dry/device-check.tar.gz" | grep -q "preflight.log" ||
-  fail "archive lacks the preflight log"
+# Listed first: grep -q would stop reading early, and pipefail would count
+# tar's broken pipe as a failure.
+listing=$(tar -tzf "$work/dry/device-check.tar.gz")
+grep -q "preflight.log" <<<"$listing" || fail "archive lacks the preflight log"
 
 # --- device-check on stand-ins: no device, then a hung step ----------------------
 fake="$work/fake"
@@ -92,6 +95,6 @@ grep -qE "^gpu-runtime +ok .*PASSED \] 3 tests" "$work/hung/summary.txt" ||
 grep -qE "^bench-compile +FAILED \(rc=1\)" "$work/hung/summary.txt" ||
   fail "the last step did not run after the hung one"
 grep -q "Stand.In" "$work/hung/summary.txt" || fail "failed tests not listed"
-tar -tzf "$work/hung/device-check.tar.gz" | grep -q "gpu-api.log" ||
-  fail "archive lacks the hung step's log"
+listing=$(tar -tzf "$work/hung/device-check.tar.gz")
+grep -q "gpu-api.log" <<<"$listing" || fail "archive lacks the hung step's log"
 echo "device bundle and device-check: ok ($count binaries)"
