@@ -18,6 +18,8 @@
 #ifndef RUDNN_CODEGEN_EMIT_KDAEMITTER_H
 #define RUDNN_CODEGEN_EMIT_KDAEMITTER_H
 
+#include "dialects/IR/TargetPolicy.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -63,8 +65,7 @@ const char *stageName(KdaStage stage);
 /// The stage `stageName` names `name`; none for any other string.
 std::optional<KdaStage> stageNamed(std::string_view name);
 
-/// Value columns one block of `propagate` and `recurrent` handles.
-inline constexpr int64_t kKdaColumnsPerBlock = 32;
+using mlir::rudnn::kKdaColumnsPerBlock;
 /// Threads of the chunk-parallel kernels and `propagate`.
 inline constexpr int64_t kKdaThreads = 128;
 

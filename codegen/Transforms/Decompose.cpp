@@ -1,11 +1,7 @@
-//===- Decompose.cpp - Operator ops to chunked-recurrence primitives ------===//
+//===- Decompose.cpp - Operator ops to primitives -------------------------===//
 
 #include "codegen/Transforms/Passes.h"
 #include "dialects/IR/RudnnOps.h"
-
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/BuiltinTypes.h"
 
 namespace mlir::rudnn {
 #define GEN_PASS_DEF_RUDNNDECOMPOSE
@@ -17,176 +13,18 @@ using namespace mlir::rudnn;
 
 namespace {
 
-/// Dims of one KDA call, each static size or ShapedType::kDynamic.
-struct KdaDims {
-  int64_t batch, length, heads, featureK, featureV, chunk, chunks;
-
-  static KdaDims of(KdaOp op) {
-    auto q = cast<RankedTensorType>(op.getQ().getType());
-    auto v = cast<RankedTensorType>(op.getV().getType());
-    KdaDims dims{q.getDimSize(0),     q.getDimSize(1),
-                 q.getDimSize(2),     q.getDimSize(3),
-                 v.getDimSize(3),     static_cast<int64_t>(*op.getChunk()),
-                 ShapedType::kDynamic};
-    if (!ShapedType::isDynamic(dims.length))
-      dims.chunks = (dims.length + dims.chunk - 1) / dims.chunk;
-    return dims;
-  }
-
-  /// An fp32 chunk tile [B, H, N, C, width].
-  RankedTensorType tile(Builder &builder, int64_t width) const {
-    return RankedTensorType::get({batch, heads, chunks, chunk, width},
-                                 builder.getF32Type());
-  }
-};
-
-void decomposeChunked(KdaOp op, OpBuilder &builder) {
-  KdaDims dims = KdaDims::of(op);
-  Location loc = op.getLoc();
-  IntegerAttr chunk = op.getChunkAttr();
-  RankedTensorType keyTile = dims.tile(builder, dims.featureK);
-  RankedTensorType valueTile = dims.tile(builder, dims.featureV);
-  RankedTensorType square = dims.tile(builder, dims.chunk);
-
-  Value gamma =
-      builder.create<ChunkDecayOp>(loc, keyTile, op.getG(), chunk).getGamma();
-  auto pairwise = builder.create<ChunkPairwiseOp>(
-      loc, square, square, op.getQ(), op.getK(), op.getBeta(), gamma, chunk);
-  auto solve = builder.create<ChunkSolveOp>(
-      loc, keyTile, valueTile, pairwise.getStrict(), op.getK(), op.getV(),
-      op.getBeta(), gamma, chunk);
-  auto boundariesType = RankedTensorType::get(
-      {dims.chunks, dims.batch, dims.heads, dims.featureK, dims.featureV},
-      builder.getF32Type());
-  auto propagate = builder.create<ChunkPropagateOp>(
-      loc, valueTile, boundariesType, op.getFinalState().getType(),
-      solve.getW(), solve.getU0(), op.getK(), gamma, op.getInitialState(),
-      chunk);
-  auto output = builder.create<ChunkOutputOp>(
-      loc, op.getOutput().getType(), op.getQ(), gamma, pairwise.getPairwise(),
-      propagate.getU(), propagate.getBoundaries(), chunk, op.getScaleAttr());
-
-  op.getOutput().replaceAllUsesWith(output.getOutput());
-  op.getFinalState().replaceAllUsesWith(propagate.getFinalState());
-  if (Value boundaries = op.getBoundaries()) {
-    // The op's type may be more static than the propagate's.
-    Value saved = propagate.getBoundaries();
-    if (saved.getType() != boundaries.getType())
-      saved = builder.create<tensor::CastOp>(loc, boundaries.getType(), saved);
-    boundaries.replaceAllUsesWith(saved);
-  }
-}
-
-void decomposeRecurrent(KdaOp op, OpBuilder &builder) {
-  Type boundaries = op.getBoundaries() ? op.getBoundaries().getType() : Type();
-  auto recurrent = builder.create<KdaRecurrentOp>(
-      op.getLoc(), op.getOutput().getType(), op.getFinalState().getType(),
-      boundaries, op.getQ(), op.getK(), op.getV(), op.getG(), op.getBeta(),
-      op.getInitialState(), op.getChunkAttr(), op.getScaleAttr());
-  op.getOutput().replaceAllUsesWith(recurrent.getOutput());
-  op.getFinalState().replaceAllUsesWith(recurrent.getFinalState());
-  if (op.getBoundaries())
-    op.getBoundaries().replaceAllUsesWith(recurrent.getBoundaries());
-}
-
-/// The backward recomputes the forward's chunk quantities and states, walks
-/// the chunks in reverse for the state gradient, then takes every input
-/// gradient chunk by chunk.
-void decomposeBackward(KdaBackwardOp op, OpBuilder &builder) {
-  auto q = cast<RankedTensorType>(op.getQ().getType());
-  auto v = cast<RankedTensorType>(op.getV().getType());
-  const int64_t chunk = static_cast<int64_t>(*op.getChunk());
-  KdaDims dims{q.getDimSize(0),     q.getDimSize(1), q.getDimSize(2),
-               q.getDimSize(3),     v.getDimSize(3), chunk,
-               ShapedType::kDynamic};
-  if (!ShapedType::isDynamic(dims.length))
-    dims.chunks = (dims.length + chunk - 1) / chunk;
-  Location loc = op.getLoc();
-  IntegerAttr chunkAttr = op.getChunkAttr();
-  RankedTensorType keyTile = dims.tile(builder, dims.featureK);
-  RankedTensorType valueTile = dims.tile(builder, dims.featureV);
-  RankedTensorType square = dims.tile(builder, dims.chunk);
-  auto states = RankedTensorType::get(
-      {dims.chunks, dims.batch, dims.heads, dims.featureK, dims.featureV},
-      builder.getF32Type());
-  auto state = RankedTensorType::get(
-      {dims.batch, dims.heads, dims.featureK, dims.featureV},
-      builder.getF32Type());
-
-  Value gamma = builder.create<ChunkDecayOp>(loc, keyTile, op.getG(), chunkAttr)
-                    .getGamma();
-  auto pairwise =
-      builder.create<ChunkPairwiseOp>(loc, square, square, op.getQ(), op.getK(),
-                                      op.getBeta(), gamma, chunkAttr);
-  auto solve = builder.create<ChunkSolveOp>(
-      loc, keyTile, valueTile, pairwise.getStrict(), op.getK(), op.getV(),
-      op.getBeta(), gamma, chunkAttr);
-  // Saved boundaries make the updates chunk-parallel; otherwise the walk
-  // recomputes the boundaries too.
-  Value u, boundaries = op.getBoundaries();
-  if (boundaries) {
-    u = builder
-            .create<ChunkRestoreOp>(loc, valueTile, solve.getW(), solve.getU0(),
-                                    boundaries, chunkAttr)
-            .getU();
-  } else {
-    auto propagate = builder.create<ChunkPropagateOp>(
-        loc, valueTile, states, state, solve.getW(), solve.getU0(), op.getK(),
-        gamma, op.getInitialState(), chunkAttr);
-    u = propagate.getU();
-    boundaries = propagate.getBoundaries();
-  }
-  auto stateGradient = builder.create<ChunkStateGradientOp>(
-      loc, valueTile, states, state, op.getQ(), op.getK(), gamma,
-      pairwise.getPairwise(), solve.getW(), op.getDOutput(),
-      op.getDFinalState(), chunkAttr, op.getScaleAttr());
-  auto gradients = builder.create<ChunkGradientsOp>(
-      loc, op.getDq().getType(), op.getDk().getType(), op.getDv().getType(),
-      op.getDg().getType(), op.getDbeta().getType(), op.getQ(), op.getK(),
-      op.getV(), op.getBeta(), gamma, pairwise.getPairwise(), solve.getW(),
-      solve.getU0(), u, boundaries, op.getDOutput(), stateGradient.getDu(),
-      stateGradient.getDStateEnd(), chunkAttr, op.getScaleAttr());
-  op.getDq().replaceAllUsesWith(gradients.getDq());
-  op.getDk().replaceAllUsesWith(gradients.getDk());
-  op.getDv().replaceAllUsesWith(gradients.getDv());
-  op.getDg().replaceAllUsesWith(gradients.getDg());
-  op.getDbeta().replaceAllUsesWith(gradients.getDbeta());
-  if (Value d = op.getDInitialState()) {
-    Value computed = stateGradient.getDInitialState();
-    if (computed.getType() != d.getType())
-      computed = builder.create<tensor::CastOp>(loc, d.getType(), computed);
-    d.replaceAllUsesWith(computed);
-  }
-}
-
-struct DecomposePass : public rudnn::impl::RudnnDecomposeBase<DecomposePass> {
+/// Each operator op builds its primitives (OperatorOpInterface::decompose);
+/// the pass only walks and erases.
+struct DecomposePass
+    : public mlir::rudnn::impl::RudnnDecomposeBase<DecomposePass> {
   void runOnOperation() override {
-    SmallVector<KdaBackwardOp> backwardOps;
-    getOperation().walk([&](KdaBackwardOp op) { backwardOps.push_back(op); });
-    for (KdaBackwardOp op : backwardOps) {
-      if (!op.getChunk() || !op.getScaleAttr()) {
-        op.emitOpError() << "needs its chunk and scale: run rudnn-specialize "
-                            "before rudnn-decompose";
-        return signalPassFailure();
-      }
+    SmallVector<OperatorOpInterface> ops;
+    getOperation().walk([&](OperatorOpInterface op) { ops.push_back(op); });
+    for (OperatorOpInterface op : ops) {
       OpBuilder builder(op);
-      decomposeBackward(op, builder);
-      op.erase();
-    }
-    SmallVector<KdaOp> ops;
-    getOperation().walk([&](KdaOp op) { ops.push_back(op); });
-    for (KdaOp op : ops) {
-      if (!op.getChunk() || !op.getScaleAttr()) {
-        op.emitOpError() << "needs its chunk and scale: run rudnn-specialize "
-                            "before rudnn-decompose";
+      if (failed(op.decompose(builder)))
         return signalPassFailure();
-      }
-      OpBuilder builder(op);
-      if (KdaDims::of(op).length == 1)
-        decomposeRecurrent(op, builder);
-      else
-        decomposeChunked(op, builder);
-      op.erase();
+      op->erase();
     }
   }
 };

@@ -1,12 +1,7 @@
 //===- Specialize.cpp - Bind the target, choose open parameters -----------===//
 
 #include "codegen/Transforms/Passes.h"
-#include "codegen/Transforms/TargetPolicy.h"
 #include "dialects/IR/RudnnOps.h"
-
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/BuiltinTypes.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::rudnn {
 #define GEN_PASS_DEF_RUDNNSPECIALIZE
@@ -18,38 +13,8 @@ using namespace mlir::rudnn;
 
 namespace {
 
-/// Fills the chunk and scale of a KDA op (forward or backward) when absent.
-template <typename KdaLikeOp>
-LogicalResult specializeKda(KdaLikeOp op, int64_t requestedChunk,
-                            TargetAttr target) {
-  auto queryType = cast<RankedTensorType>(op.getQ().getType());
-  auto valueType = cast<RankedTensorType>(op.getV().getType());
-  int64_t featureDimK = queryType.getDimSize(3);
-  int64_t featureDimV = valueType.getDimSize(3);
-  Builder builder(op.getContext());
-
-  if (!op.getChunk()) {
-    std::optional<int64_t> chunk =
-        requestedChunk ? std::optional<int64_t>(requestedChunk)
-                       : chooseKdaChunk(featureDimK, featureDimV,
-                                        target.getSmemPerBlock());
-    if (!chunk)
-      return op.emitOpError()
-             << "no chunk size fits K = " << featureDimK
-             << ", V = " << featureDimV
-             << " in smem_per_block = " << target.getSmemPerBlock()
-             << " bytes (needs "
-             << kdaChunkSharedBytes(16, featureDimK, featureDimV)
-             << " for chunk 16)";
-    op.setChunkAttr(builder.getI64IntegerAttr(*chunk));
-  }
-  if (!op.getScaleAttr())
-    op.setScaleAttr(builder.getF32FloatAttr(defaultKdaScale(featureDimK)));
-  return success();
-}
-
 struct SpecializePass
-    : public rudnn::impl::RudnnSpecializeBase<SpecializePass> {
+    : public mlir::rudnn::impl::RudnnSpecializeBase<SpecializePass> {
   using RudnnSpecializeBase::RudnnSpecializeBase;
 
   void runOnOperation() override {
@@ -68,14 +33,11 @@ struct SpecializePass
     }
     module->setAttr(RudnnDialect::kTargetAttrName, target);
 
-    WalkResult result = module.walk([&](Operation *op) {
-      LogicalResult status =
-          llvm::TypeSwitch<Operation *, LogicalResult>(op)
-              .Case<KdaOp, KdaBackwardOp>([&](auto kda) {
-                return specializeKda(kda, chunk.getValue(), target);
-              })
-              .Default([](Operation *) { return success(); });
-      return failed(status) ? WalkResult::interrupt() : WalkResult::advance();
+    SpecializeOptions options;
+    options.chunk = chunk.getValue();
+    WalkResult result = module.walk([&](OperatorOpInterface op) {
+      return failed(op.specialize(target, options)) ? WalkResult::interrupt()
+                                                    : WalkResult::advance();
     });
     if (result.wasInterrupted())
       signalPassFailure();

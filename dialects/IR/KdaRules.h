@@ -1,13 +1,16 @@
-//===- KdaRules.h - The KDA operand contract, for verifiers -----*- C++ -*-===//
+//===- KdaRules.h - The KDA rules a contract cannot state -------*- C++ -*-===//
 //
 // Shared by the operator ops (rudnn.kda, rudnn.kda_backward) and the
-// chunked-recurrence primitives they decompose into.
+// primitives with the forward's operands (rudnn.kda_recurrent). The shapes
+// and element types come from the contracts (KdaContracts.h).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef RUDNN_DIALECTS_IR_KDARULES_H
 #define RUDNN_DIALECTS_IR_KDARULES_H
 
+#include "dialects/IR/KdaContracts.h"
+#include "dialects/IR/RudnnInterfaces.h"
 #include "dialects/IR/ShapeChecker.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -17,26 +20,34 @@ namespace mlir::rudnn {
 /// Dims of the KDA contract that shape the generated code.
 inline constexpr llvm::StringLiteral kKdaStaticDims = "KV";
 
-/// The forward's inputs, which the backward takes too.
-struct KdaInputs {
-  Value q, k, v, g, beta, initialState;
-};
+/// `chunk` one of 16, 32, 64 and `scale` positive and finite, when given.
+LogicalResult verifyKdaAttributes(Operation *op, std::optional<uint64_t> chunk,
+                                  FloatAttr scale);
 
-/// Shapes [B, T, H, K|V], dtypes, K and V bounds, chunk and scale.
-LogicalResult verifyKdaInputs(Operation *op, ShapeChecker &shapes,
-                              const KdaInputs &inputs,
-                              std::optional<uint64_t> chunk, FloatAttr scale);
-
-/// A boundary-state tensor [N, B, H, K, V] with N = ceil(T / chunk).
-LogicalResult verifyKdaBoundaries(Operation *op, ShapeChecker &shapes,
-                                  llvm::StringRef name, Value boundaries,
+/// The chunk count N of a boundary-state tensor bound in `shapes` equals
+/// ceil(T / chunk); a static N needs an explicit chunk.
+LogicalResult verifyKdaChunkCount(Operation *op, const ShapeChecker &shapes,
+                                  llvm::StringRef name,
                                   std::optional<uint64_t> chunk);
 
-/// Inputs, output, final state and (when given) boundaries of a forward.
-LogicalResult verifyKdaForward(Operation *op, const KdaInputs &inputs,
-                               std::optional<uint64_t> chunk, FloatAttr scale,
-                               Value output, Value finalState,
-                               Value boundaries);
+/// A forward-shaped op (rudnn.kda, rudnn.kda_recurrent): the forward's
+/// contract over its ODS operands and results, then attributes and the
+/// boundaries' chunk count.
+template <typename KdaLikeOp> LogicalResult verifyKdaForward(KdaLikeOp op) {
+  auto first = [](auto group) {
+    return group.empty() ? Value() : Value(group.front());
+  };
+  ShapeChecker shapes(op, kKdaStaticDims);
+  if (failed(verifyContract(
+          op, ::rudnn::kdaContract(),
+          [&](unsigned i) { return first(op.getODSOperands(i)); },
+          [&](unsigned i) { return first(op.getODSResults(i)); }, shapes)) ||
+      failed(verifyKdaAttributes(op, op.getChunk(), op.getScaleAttr())))
+    return failure();
+  if (op.getBoundaries())
+    return verifyKdaChunkCount(op, shapes, "boundaries", op.getChunk());
+  return success();
+}
 
 } // namespace mlir::rudnn
 

@@ -148,12 +148,7 @@ LogicalResult ChunkOutputOp::verify() {
   return rules.finish();
 }
 
-LogicalResult KdaRecurrentOp::verify() {
-  return verifyKdaForward(
-      *this, {getQ(), getK(), getV(), getG(), getBeta(), getInitialState()},
-      getChunk(), getScaleAttr(), getOutput(), getFinalState(),
-      getBoundaries());
-}
+LogicalResult KdaRecurrentOp::verify() { return verifyKdaForward(*this); }
 
 LogicalResult ChunkStateGradientOp::verify() {
   ChunkRules rules(*this, getChunk());

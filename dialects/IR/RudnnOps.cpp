@@ -23,35 +23,9 @@ double mlir::rudnn::defaultKdaScale(int64_t featureDimK) {
 // KDA: rules shared by the forward and the backward
 //===----------------------------------------------------------------------===//
 
-LogicalResult mlir::rudnn::verifyKdaInputs(Operation *op, ShapeChecker &shapes,
-                                           const KdaInputs &in,
-                                           std::optional<uint64_t> chunk,
-                                           FloatAttr scale) {
-  if (failed(shapes.check("q", in.q, "BTHK")) ||
-      failed(shapes.check("k", in.k, "BTHK")) ||
-      failed(shapes.check("v", in.v, "BTHV")) ||
-      failed(shapes.check("g", in.g, "BTHK")) ||
-      failed(shapes.check("beta", in.beta, "BTH")) ||
-      (in.initialState &&
-       failed(shapes.check("initial_state", in.initialState, "BHKV"))))
-    return failure();
-
-  if (failed(checkFloatElementType(op, "q", in.q)) ||
-      failed(checkSameElementType(op, "k", in.k, "q", in.q)) ||
-      failed(checkSameElementType(op, "v", in.v, "q", in.q)) ||
-      failed(checkFloatElementType(op, "g", in.g)) ||
-      failed(checkFloatElementType(op, "beta", in.beta)) ||
-      (in.initialState &&
-       failed(checkF32ElementType(op, "initial_state", in.initialState))))
-    return failure();
-
-  for (char dim : kKdaStaticDims) {
-    int64_t size = *shapes.lookup(dim);
-    if (size < 1 || size > kKdaMaxFeatureDim)
-      return op->emitOpError() << "feature dim " << dim << " is " << size
-                               << ", expected 1 to " << kKdaMaxFeatureDim;
-  }
-
+LogicalResult mlir::rudnn::verifyKdaAttributes(Operation *op,
+                                               std::optional<uint64_t> chunk,
+                                               FloatAttr scale) {
   if (chunk && !isValidKdaChunk(static_cast<int64_t>(*chunk)))
     return op->emitOpError() << "'chunk' must be 16, 32 or 64, got "
                              << static_cast<int64_t>(*chunk);
@@ -64,13 +38,10 @@ LogicalResult mlir::rudnn::verifyKdaInputs(Operation *op, ShapeChecker &shapes,
   return success();
 }
 
-LogicalResult mlir::rudnn::verifyKdaBoundaries(Operation *op,
-                                               ShapeChecker &shapes,
-                                               StringRef name, Value boundaries,
+LogicalResult mlir::rudnn::verifyKdaChunkCount(Operation *op,
+                                               const ShapeChecker &shapes,
+                                               StringRef name,
                                                std::optional<uint64_t> chunk) {
-  if (failed(shapes.check(name, boundaries, "NBHKV")) ||
-      failed(checkF32ElementType(op, name, boundaries)))
-    return failure();
   std::optional<int64_t> count = shapes.lookup('N');
   std::optional<int64_t> length = shapes.lookup('T');
   if (!count || !length)
@@ -112,22 +83,6 @@ void KdaOp::build(OpBuilder &builder, OperationState &state, Value q, Value k,
         initialState, /*chunk=*/nullptr, /*scale=*/nullptr, saveBoundaries);
 }
 
-LogicalResult mlir::rudnn::verifyKdaForward(
-    Operation *op, const KdaInputs &inputs, std::optional<uint64_t> chunk,
-    FloatAttr scale, Value output, Value finalState, Value boundaries) {
-  ShapeChecker shapes(op, kKdaStaticDims);
-  if (failed(verifyKdaInputs(op, shapes, inputs, chunk, scale)))
-    return failure();
-  if (failed(shapes.check("output", output, "BTHV")) ||
-      failed(checkSameElementType(op, "output", output, "v", inputs.v)) ||
-      failed(shapes.check("final_state", finalState, "BHKV")) ||
-      failed(checkF32ElementType(op, "final_state", finalState)))
-    return failure();
-  if (boundaries)
-    return verifyKdaBoundaries(op, shapes, "boundaries", boundaries, chunk);
-  return success();
-}
-
 LogicalResult KdaOp::verify() {
   if (getSaveBoundaries() && !getBoundaries())
     return emitOpError() << "'save_boundaries' is set but the op has no "
@@ -135,10 +90,7 @@ LogicalResult KdaOp::verify() {
   if (!getSaveBoundaries() && getBoundaries())
     return emitOpError()
            << "'boundaries' result is produced only with 'save_boundaries'";
-  return verifyKdaForward(
-      *this, {getQ(), getK(), getV(), getG(), getBeta(), getInitialState()},
-      getChunk(), getScaleAttr(), getOutput(), getFinalState(),
-      getBoundaries());
+  return verifyKdaForward(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -146,52 +98,21 @@ LogicalResult KdaOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult KdaBackwardOp::verify() {
-  Operation *op = getOperation();
-  ShapeChecker shapes(op, kKdaStaticDims);
-  KdaInputs inputs{getQ(), getK(),    getV(),
-                   getG(), getBeta(), getInitialState()};
-  if (failed(verifyKdaInputs(op, shapes, inputs, getChunk(), getScaleAttr())))
-    return failure();
-
-  if (getBoundaries()) {
-    if (!getChunk())
-      return emitOpError() << "'boundaries' needs an explicit 'chunk' (the "
-                              "forward's chunk size)";
-    if (failed(verifyKdaBoundaries(op, shapes, "boundaries", getBoundaries(),
-                                   getChunk())))
-      return failure();
-  }
-
-  if (failed(shapes.check("d_output", getDOutput(), "BTHV")) ||
-      failed(checkSameElementType(op, "d_output", getDOutput(), "v", getV())))
-    return failure();
-  if (getDFinalState() &&
-      (failed(shapes.check("d_final_state", getDFinalState(), "BHKV")) ||
-       failed(checkF32ElementType(op, "d_final_state", getDFinalState()))))
-    return failure();
-
-  if (failed(shapes.check("dq", getDq(), "BTHK")) ||
-      failed(checkSameElementType(op, "dq", getDq(), "q", getQ())) ||
-      failed(shapes.check("dk", getDk(), "BTHK")) ||
-      failed(checkSameElementType(op, "dk", getDk(), "k", getK())) ||
-      failed(shapes.check("dv", getDv(), "BTHV")) ||
-      failed(checkSameElementType(op, "dv", getDv(), "v", getV())) ||
-      failed(shapes.check("dg", getDg(), "BTHK")) ||
-      failed(checkF32ElementType(op, "dg", getDg())) ||
-      failed(shapes.check("dbeta", getDbeta(), "BTH")) ||
-      failed(checkSameElementType(op, "dbeta", getDbeta(), "beta", getBeta())))
-    return failure();
-
   if (getInitialState() && !getDInitialState())
     return emitOpError() << "'initial_state' is given, so the op must produce "
                             "'d_initial_state'";
   if (!getInitialState() && getDInitialState())
     return emitOpError() << "'d_initial_state' is produced only when "
                             "'initial_state' is given";
-  if (getDInitialState() &&
-      (failed(shapes.check("d_initial_state", getDInitialState(), "BHKV")) ||
-       failed(checkF32ElementType(op, "d_initial_state", getDInitialState()))))
+  if (getBoundaries() && !getChunk())
+    return emitOpError() << "'boundaries' needs an explicit 'chunk' (the "
+                            "forward's chunk size)";
+  ShapeChecker shapes(*this, kKdaStaticDims);
+  if (failed(verifyOperatorContract(*this, shapes)) ||
+      failed(verifyKdaAttributes(*this, getChunk(), getScaleAttr())))
     return failure();
+  if (getBoundaries())
+    return verifyKdaChunkCount(*this, shapes, "boundaries", getChunk());
   return success();
 }
 

@@ -4,6 +4,9 @@
 #define RUDNN_DIALECTS_IR_RUDNNOPS_H
 
 #include "dialects/IR/RudnnDialect.h"
+#include "dialects/IR/RudnnInterfaces.h"
+
+#include "dialects/IR/KdaContracts.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"
@@ -22,8 +25,7 @@
 
 namespace mlir::rudnn {
 
-/// Largest feature dimension (K or V) a KDA op accepts.
-inline constexpr int64_t kKdaMaxFeatureDim = 256;
+using ::rudnn::kKdaMaxFeatureDim;
 
 /// Chunk sizes a KDA op accepts: the kernels keep a chunk x chunk fp32
 /// matrix in static shared memory, which must stay under 48 KiB.

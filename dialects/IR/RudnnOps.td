@@ -10,6 +10,7 @@
 #define RUDNN_OPS_TD
 
 include "dialects/IR/RudnnBase.td"
+include "dialects/IR/RudnnInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "dialects/IR/RudnnChunkOps.td"
 include "dialects/IR/RudnnPlanOps.td"
@@ -17,7 +18,8 @@ include "dialects/IR/RudnnPlanOps.td"
 // Element types and ranks are checked by the verifiers, whose diagnostics name
 // the operand; ODS only requires ranked tensors (AnyRankedTensor).
 
-def Rudnn_KdaOp : Rudnn_Op<"kda", [Pure]> {
+def Rudnn_KdaOp : Rudnn_Op<"kda", [
+    Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
   let summary = "Kimi Delta Attention forward (chunked gated delta rule)";
   let description = [{
     For each batch `b` and head `h`, with state `S` (K×V, fp32) starting at
@@ -80,8 +82,9 @@ def Rudnn_KdaOp : Rudnn_Op<"kda", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Rudnn_KdaBackwardOp : Rudnn_Op<"kda_backward",
-                                   [Pure, AttrSizedOperandSegments]> {
+def Rudnn_KdaBackwardOp : Rudnn_Op<"kda_backward", [
+    Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
   let summary = "Kimi Delta Attention backward: the six input gradients";
   let description = [{
     Gradients of `⟨d_output, output⟩ + ⟨d_final_state, final_state⟩` with

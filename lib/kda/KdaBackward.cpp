@@ -22,43 +22,8 @@ void rudnn::kdaBackward(Context &context, const KdaBackwardInputs &in,
                         const KdaOptions &options, Stream stream) {
   // --- Validation: every fault named before anything runs. -----------------
   const KdaForwardInputs &fw = in.forward;
-  const KdaCallShape s = checkKdaInputs(fw, options);
+  const KdaCallShape s = checkKdaBackwardCall(in, out, options);
   const int64_t B = s.B, T = s.T, H = s.H, K = s.K, V = s.V, N = s.N;
-  checkDtype("d_output", in.dOutput, fw.v.dtype);
-  checkTensor("d_output", in.dOutput, {B, T, H, V}, TensorLayout::Strided);
-  if (in.dFinalState) {
-    checkTensor("d_final_state", *in.dFinalState, {B, H, K, V},
-                TensorLayout::Dense);
-    checkDtype("d_final_state", *in.dFinalState, DType::F32);
-  }
-  if (in.boundaries) {
-    if (!options.chunk)
-      throw InvalidArgument("saved 'boundaries' need the forward's 'chunk' "
-                            "in the options");
-    checkTensor("boundaries", *in.boundaries, {N, B, H, K, V},
-                TensorLayout::Dense);
-    checkDtype("boundaries", *in.boundaries, DType::F32);
-  }
-  checkDtype("dq", out.dq, fw.q.dtype);
-  checkDtype("dk", out.dk, fw.k.dtype);
-  checkDtype("dv", out.dv, fw.v.dtype);
-  checkDtype("dg", out.dg, DType::F32);
-  checkDtype("dbeta", out.dbeta, fw.beta.dtype);
-  checkTensor("dq", out.dq, {B, T, H, K}, TensorLayout::Strided);
-  checkTensor("dk", out.dk, {B, T, H, K}, TensorLayout::Strided);
-  checkTensor("dv", out.dv, {B, T, H, V}, TensorLayout::Strided);
-  checkTensor("dg", out.dg, {B, T, H, K}, TensorLayout::Strided);
-  checkTensor("dbeta", out.dbeta, {B, T, H}, TensorLayout::AnyStrides);
-  if (out.dInitialState) {
-    if (!fw.initialState)
-      throw InvalidArgument(
-          "'d_initial_state' is given but there is no 'initial_state'");
-    checkTensor("d_initial_state", *out.dInitialState, {B, H, K, V},
-                TensorLayout::Dense);
-    checkDtype("d_initial_state", *out.dInitialState, DType::F32);
-  }
-  checkKdaBackwardViews(in, out);
-  checkKdaGridLimits(s);
 
   // --- The plan of this signature. ------------------------------------------
   KdaKernelSpec spec{fw.q.dtype, fw.g.dtype, fw.beta.dtype, K, V, s.chunk};

@@ -1,7 +1,10 @@
 //===- KdaChecks.h - Validating KDA calls -----------------------*- C++ -*-===//
 //
-// The argument checks the KDA forward and backward share: every fault is
-// named as an InvalidArgument (or Unsupported) before anything runs.
+// A KDA call's views are checked against the operator's contract
+// (dialects/IR/KdaContracts.h) by the generic lib/ContractChecks; what is
+// left here is what the contract cannot say: the options, the chunk count of
+// the boundaries, and the launch grid's limits. Every fault is an
+// InvalidArgument (or Unsupported) before anything runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,24 +14,8 @@
 #include "rudnn/kda.h"
 
 #include <cstdint>
-#include <string>
-#include <vector>
 
 namespace rudnn {
-
-enum class TensorLayout {
-  Strided,    // any outer strides, innermost (feature) dim contiguous
-  AnyStrides, // no feature dim (beta): any strides
-  Dense,      // states: dense row-major
-};
-
-/// Checks one tensor: data, rank, expected shape, layout, non-negative
-/// strides and an extent that fits in int64 and the address space.
-void checkTensor(const std::string &name, const TensorView &view,
-                 const std::vector<int64_t> &expected, TensorLayout layout);
-
-void checkDtype(const std::string &name, const TensorView &view,
-                DType expected);
 
 /// The sizes of a valid call.
 struct KdaCallShape {
@@ -36,23 +23,16 @@ struct KdaCallShape {
   double scale;
 };
 
-/// Checks the forward's inputs and options (shared by the backward, whose
-/// inputs are the forward's) and resolves the chunk and scale.
-KdaCallShape checkKdaInputs(const KdaForwardInputs &inputs,
-                            const KdaOptions &options);
+/// Checks a forward's views and options; resolves the chunk and scale.
+KdaCallShape checkKdaForwardCall(const KdaForwardInputs &inputs,
+                                 const KdaForwardOutputs &outputs,
+                                 const KdaOptions &options);
 
-/// No output overlaps itself, another output or an input; the final state
-/// may be exactly the initial state's view (updated in place).
-void checkKdaForwardViews(const KdaForwardInputs &inputs,
-                          const KdaForwardOutputs &outputs);
-
-/// No gradient overlaps itself, another gradient or any input (the
-/// forward's, d_output, d_final_state, the saved boundaries).
-void checkKdaBackwardViews(const KdaBackwardInputs &inputs,
-                           const KdaBackwardOutputs &outputs);
-
-/// The grid limits on B·H and 32-bit B, T, H.
-void checkKdaGridLimits(const KdaCallShape &shape);
+/// Checks a backward's views and options; resolves the chunk and scale
+/// (saved boundaries need the forward's chunk, given in the options).
+KdaCallShape checkKdaBackwardCall(const KdaBackwardInputs &inputs,
+                                  const KdaBackwardOutputs &outputs,
+                                  const KdaOptions &options);
 
 } // namespace rudnn
 

@@ -20,22 +20,8 @@ void rudnn::kdaForward(Context &context, const KdaForwardInputs &in,
                        const KdaForwardOutputs &out, const KdaOptions &options,
                        Stream stream) {
   // --- Validation: every fault named before anything runs. -----------------
-  const KdaCallShape s = checkKdaInputs(in, options);
+  const KdaCallShape s = checkKdaForwardCall(in, out, options);
   const int64_t B = s.B, T = s.T, H = s.H, K = s.K, V = s.V, N = s.N;
-  checkDtype("output", out.output, in.q.dtype);
-  checkTensor("output", out.output, {B, T, H, V}, TensorLayout::Strided);
-  if (out.finalState) {
-    checkTensor("final_state", *out.finalState, {B, H, K, V},
-                TensorLayout::Dense);
-    checkDtype("final_state", *out.finalState, DType::F32);
-  }
-  if (out.boundaries) {
-    checkTensor("boundaries", *out.boundaries, {N, B, H, K, V},
-                TensorLayout::Dense);
-    checkDtype("boundaries", *out.boundaries, DType::F32);
-  }
-  checkKdaForwardViews(in, out);
-  checkKdaGridLimits(s);
 
   // --- The plan of this signature. ------------------------------------------
   KdaKernelSpec spec{in.q.dtype, in.g.dtype, in.beta.dtype, K, V, s.chunk};

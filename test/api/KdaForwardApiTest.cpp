@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/Transforms/TargetPolicy.h"
+#include "dialects/IR/TargetPolicy.h"
 #include "test/api/KdaApiFixture.h"
 
 #include "rudnn/rudnn.hpp"

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emit/KdaEmitter.h"
-#include "codegen/Transforms/TargetPolicy.h"
+#include "dialects/IR/TargetPolicy.h"
 #include "runtime/CudaToolkit.h"
 #include "runtime/NvrtcCompiler.h"
 #include "test/support/DeviceHeaders.h"

@@ -3,7 +3,7 @@
 #include "TestSupport.h"
 
 #include "codegen/Transforms/Passes.h"
-#include "codegen/Transforms/TargetPolicy.h"
+#include "dialects/IR/TargetPolicy.h"
 #include "dialects/IR/RudnnOps.h"
 
 #include "mlir/Pass/PassManager.h"

@@ -128,31 +128,21 @@ npy::Array encode(const HostTensor &tensor) {
 /// An operand of an operator op: its contract name and dim letters.
 struct OperandRole {
   mlir::Value value;
-  const char *role, *layout;
+  std::string role, layout;
 };
 
-/// The named operands of rudnn.kda or rudnn.kda_backward (absent optional
+/// The named operands of an operator op, from its contract (absent optional
 /// operands are null values); none for other ops.
 std::vector<OperandRole> operandRoles(mlir::Operation *op) {
-  auto forward = [](auto kda) {
-    return std::vector<OperandRole>{
-        {kda.getQ(), "q", "BTHK"},
-        {kda.getK(), "k", "BTHK"},
-        {kda.getV(), "v", "BTHV"},
-        {kda.getG(), "g", "BTHK"},
-        {kda.getBeta(), "beta", "BTH"},
-        {kda.getInitialState(), "initial_state", "BHKV"}};
-  };
-  if (auto kda = mlir::dyn_cast<mlir::rudnn::KdaOp>(op))
-    return forward(kda);
-  if (auto backward = mlir::dyn_cast<mlir::rudnn::KdaBackwardOp>(op)) {
-    std::vector<OperandRole> roles = forward(backward);
-    roles.push_back({backward.getBoundaries(), "boundaries", "NBHKV"});
-    roles.push_back({backward.getDOutput(), "d_output", "BTHV"});
-    roles.push_back({backward.getDFinalState(), "d_final_state", "BHKV"});
-    return roles;
-  }
-  return {};
+  auto operatorOp = mlir::dyn_cast<mlir::rudnn::OperatorOpInterface>(op);
+  if (!operatorOp)
+    return {};
+  std::vector<OperandRole> roles;
+  for (auto [index, tensor] :
+       llvm::enumerate(operatorOp.getContract().operands))
+    roles.push_back({operatorOp.getContractOperand(index),
+                     std::string(tensor.name), std::string(tensor.layout)});
+  return roles;
 }
 
 /// A value of the program on the device.
@@ -323,6 +313,18 @@ Program::Program(const std::string &path, const std::string &entry,
 }
 
 Program::~Program() = default;
+
+std::vector<const OperatorContract *> rudnn::run::operatorContracts() {
+  mlir::DialectRegistry registry;
+  mlir::rudnn::registerRudnnDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  std::vector<const OperatorContract *> contracts;
+  for (mlir::RegisteredOperationName name : context.getRegisteredOperations())
+    if (auto *model = name.getInterface<mlir::rudnn::OperatorOpInterface>())
+      contracts.push_back(&model->getContract());
+  return contracts;
+}
 
 std::vector<HostTensor> Program::run(Context &context,
                                      const std::vector<HostTensor> &inputs,

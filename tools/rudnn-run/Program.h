@@ -10,6 +10,8 @@
 #ifndef RUDNN_TOOLS_RUDNN_RUN_PROGRAM_H
 #define RUDNN_TOOLS_RUDNN_RUN_PROGRAM_H
 
+#include "dialects/IR/OperatorContract.h"
+
 #include "rudnn/context.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -74,6 +76,9 @@ private:
   std::vector<Argument> arguments_;
   std::vector<std::string> resultNames_;
 };
+
+/// The contracts of every registered operator op, in name order.
+std::vector<const OperatorContract *> operatorContracts();
 
 /// Fills each argument's dynamic dims from `dims` (contract letter → size)
 /// and draws values as real callers provide them (keys L2-normalised, g ≤ 0,

@@ -86,6 +86,7 @@ int runTool(int argc, char **argv) {
   options.add_options()("help,h", "this help")(
       "version", "print the version and what this machine offers (NVRTC, "
                  "CUDA headers, ptxas, driver, devices)")(
+      "operators", "print every operator's contract: dims, operands, results")(
       "entry", po::value(&entry)->default_value("main"), "function to run")(
       "inputs", po::value(&inputs), "read each argument from DIR/<name>.npy")(
       "random", po::value(&seed), "draw the arguments with this seed")(
@@ -117,6 +118,11 @@ int runTool(int argc, char **argv) {
   po::notify(vm);
   if (vm.count("version")) {
     std::cout << setupReport();
+    return 0;
+  }
+  if (vm.count("operators")) {
+    for (const OperatorContract *contract : operatorContracts())
+      std::cout << contract->format();
     return 0;
   }
   if (vm.count("help") || file.empty()) {

@@ -1,8 +1,6 @@
 //===- TargetPolicy.cpp - Compile-time parameters from a target -----------===//
 
-#include "codegen/Transforms/TargetPolicy.h"
-
-#include "codegen/Emit/KdaEmitter.h"
+#include "dialects/IR/TargetPolicy.h"
 
 #include <algorithm>
 
@@ -12,7 +10,7 @@ int64_t mlir::rudnn::kdaChunkSharedBytes(int64_t chunk, int64_t featureDimK,
                                          int64_t featureDimV) {
   (void)featureDimV; // blocks of V columns: the same for every V
   constexpr int64_t kBytesPerElement = sizeof(float);
-  const int64_t columns = ::rudnn::codegen::kKdaColumnsPerBlock;
+  const int64_t columns = kKdaColumnsPerBlock;
   const int64_t pairwise = 3 * chunk * chunk;                   // gradients
   const int64_t stateColumns = (featureDimK + chunk) * columns; // propagate
   return kBytesPerElement * std::max(pairwise, stateColumns);

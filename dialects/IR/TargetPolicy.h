@@ -1,7 +1,8 @@
 //===- TargetPolicy.h - Compile-time parameters from a target ---*- C++ -*-===//
 //
-// The choices `rudnn-specialize` makes, kept apart from the pass so the JIT
-// API and the tests ask the same questions of the same code.
+// The choices operators make when `rudnn-specialize` binds a target: plain
+// C++, so the JIT API, the emitter and the tests ask the same questions of
+// the same code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,10 @@ struct DefaultTarget {
   static constexpr int64_t kSmemPerBlock = 227 * 1024;
   static constexpr int64_t kSmCount = 132;
 };
+
+/// Value columns one block of the KDA state walks (`propagate`,
+/// `recurrent`, `state_gradient`) handles.
+inline constexpr int64_t kKdaColumnsPerBlock = 32;
 
 /// Shared memory, in bytes, of the largest block among the KDA kernels at
 /// this chunk, all fp32: the backward's `gradients` keeps three chunk x chunk

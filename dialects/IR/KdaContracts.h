@@ -1,0 +1,23 @@
+//===- KdaContracts.h - The contracts of the KDA operators ------*- C++ -*-===//
+
+#ifndef RUDNN_DIALECTS_IR_KDACONTRACTS_H
+#define RUDNN_DIALECTS_IR_KDACONTRACTS_H
+
+#include "dialects/IR/OperatorContract.h"
+
+namespace rudnn {
+
+/// Largest feature dimension (K or V) of a KDA operator.
+inline constexpr int64_t kKdaMaxFeatureDim = 256;
+
+/// rudnn.kda: q, k, v, g, beta, initial_state -> output, final_state,
+/// boundaries.
+const OperatorContract &kdaContract();
+
+/// rudnn.kda_backward: the forward's operands, boundaries, d_output,
+/// d_final_state -> dq, dk, dv, dg, dbeta, d_initial_state.
+const OperatorContract &kdaBackwardContract();
+
+} // namespace rudnn
+
+#endif // RUDNN_DIALECTS_IR_KDACONTRACTS_H

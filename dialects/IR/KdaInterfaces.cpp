@@ -1,0 +1,243 @@
+//===- KdaInterfaces.cpp - How the KDA operators specialize and decompose -===//
+//
+// rudnn.kda and rudnn.kda_backward as operator ops: their contracts, the
+// chunk size and scale they choose for a target, and the chunked-recurrence
+// primitives they become.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/TargetPolicy.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::rudnn;
+
+namespace {
+
+/// Fills the chunk and scale of a KDA op (forward or backward) when absent.
+template <typename KdaLikeOp>
+LogicalResult specializeKda(KdaLikeOp op, TargetAttr target,
+                            const SpecializeOptions &options) {
+  auto queryType = cast<RankedTensorType>(op.getQ().getType());
+  auto valueType = cast<RankedTensorType>(op.getV().getType());
+  int64_t featureDimK = queryType.getDimSize(3);
+  int64_t featureDimV = valueType.getDimSize(3);
+  Builder builder(op.getContext());
+
+  if (!op.getChunk()) {
+    std::optional<int64_t> chunk =
+        options.chunk ? std::optional<int64_t>(options.chunk)
+                      : chooseKdaChunk(featureDimK, featureDimV,
+                                       target.getSmemPerBlock());
+    if (!chunk)
+      return op.emitOpError()
+             << "no chunk size fits K = " << featureDimK
+             << ", V = " << featureDimV
+             << " in smem_per_block = " << target.getSmemPerBlock()
+             << " bytes (needs "
+             << kdaChunkSharedBytes(16, featureDimK, featureDimV)
+             << " for chunk 16)";
+    op.setChunkAttr(builder.getI64IntegerAttr(*chunk));
+  }
+  if (!op.getScaleAttr())
+    op.setScaleAttr(builder.getF32FloatAttr(defaultKdaScale(featureDimK)));
+  return success();
+}
+
+/// Decomposition runs after rudnn-specialize has fixed chunk and scale.
+template <typename KdaLikeOp> LogicalResult requireSpecialized(KdaLikeOp op) {
+  if (!op.getChunk() || !op.getScaleAttr())
+    return op.emitOpError() << "needs its chunk and scale: run "
+                               "rudnn-specialize before rudnn-decompose";
+  return success();
+}
+
+/// Dims of one KDA call, each static size or ShapedType::kDynamic.
+struct KdaDims {
+  int64_t batch, length, heads, featureK, featureV, chunk, chunks;
+
+  static KdaDims of(KdaOp op) {
+    auto q = cast<RankedTensorType>(op.getQ().getType());
+    auto v = cast<RankedTensorType>(op.getV().getType());
+    KdaDims dims{q.getDimSize(0),     q.getDimSize(1),
+                 q.getDimSize(2),     q.getDimSize(3),
+                 v.getDimSize(3),     static_cast<int64_t>(*op.getChunk()),
+                 ShapedType::kDynamic};
+    if (!ShapedType::isDynamic(dims.length))
+      dims.chunks = (dims.length + dims.chunk - 1) / dims.chunk;
+    return dims;
+  }
+
+  /// An fp32 chunk tile [B, H, N, C, width].
+  RankedTensorType tile(Builder &builder, int64_t width) const {
+    return RankedTensorType::get({batch, heads, chunks, chunk, width},
+                                 builder.getF32Type());
+  }
+};
+
+void decomposeChunked(KdaOp op, OpBuilder &builder) {
+  KdaDims dims = KdaDims::of(op);
+  Location loc = op.getLoc();
+  IntegerAttr chunk = op.getChunkAttr();
+  RankedTensorType keyTile = dims.tile(builder, dims.featureK);
+  RankedTensorType valueTile = dims.tile(builder, dims.featureV);
+  RankedTensorType square = dims.tile(builder, dims.chunk);
+
+  Value gamma =
+      builder.create<ChunkDecayOp>(loc, keyTile, op.getG(), chunk).getGamma();
+  auto pairwise = builder.create<ChunkPairwiseOp>(
+      loc, square, square, op.getQ(), op.getK(), op.getBeta(), gamma, chunk);
+  auto solve = builder.create<ChunkSolveOp>(
+      loc, keyTile, valueTile, pairwise.getStrict(), op.getK(), op.getV(),
+      op.getBeta(), gamma, chunk);
+  auto boundariesType = RankedTensorType::get(
+      {dims.chunks, dims.batch, dims.heads, dims.featureK, dims.featureV},
+      builder.getF32Type());
+  auto propagate = builder.create<ChunkPropagateOp>(
+      loc, valueTile, boundariesType, op.getFinalState().getType(),
+      solve.getW(), solve.getU0(), op.getK(), gamma, op.getInitialState(),
+      chunk);
+  auto output = builder.create<ChunkOutputOp>(
+      loc, op.getOutput().getType(), op.getQ(), gamma, pairwise.getPairwise(),
+      propagate.getU(), propagate.getBoundaries(), chunk, op.getScaleAttr());
+
+  op.getOutput().replaceAllUsesWith(output.getOutput());
+  op.getFinalState().replaceAllUsesWith(propagate.getFinalState());
+  if (Value boundaries = op.getBoundaries()) {
+    // The op's type may be more static than the propagate's.
+    Value saved = propagate.getBoundaries();
+    if (saved.getType() != boundaries.getType())
+      saved = builder.create<tensor::CastOp>(loc, boundaries.getType(), saved);
+    boundaries.replaceAllUsesWith(saved);
+  }
+}
+
+void decomposeRecurrent(KdaOp op, OpBuilder &builder) {
+  Type boundaries = op.getBoundaries() ? op.getBoundaries().getType() : Type();
+  auto recurrent = builder.create<KdaRecurrentOp>(
+      op.getLoc(), op.getOutput().getType(), op.getFinalState().getType(),
+      boundaries, op.getQ(), op.getK(), op.getV(), op.getG(), op.getBeta(),
+      op.getInitialState(), op.getChunkAttr(), op.getScaleAttr());
+  op.getOutput().replaceAllUsesWith(recurrent.getOutput());
+  op.getFinalState().replaceAllUsesWith(recurrent.getFinalState());
+  if (op.getBoundaries())
+    op.getBoundaries().replaceAllUsesWith(recurrent.getBoundaries());
+}
+
+/// The backward recomputes the forward's chunk quantities and states, walks
+/// the chunks in reverse for the state gradient, then takes every input
+/// gradient chunk by chunk.
+void decomposeBackward(KdaBackwardOp op, OpBuilder &builder) {
+  auto q = cast<RankedTensorType>(op.getQ().getType());
+  auto v = cast<RankedTensorType>(op.getV().getType());
+  const int64_t chunk = static_cast<int64_t>(*op.getChunk());
+  KdaDims dims{q.getDimSize(0),     q.getDimSize(1), q.getDimSize(2),
+               q.getDimSize(3),     v.getDimSize(3), chunk,
+               ShapedType::kDynamic};
+  if (!ShapedType::isDynamic(dims.length))
+    dims.chunks = (dims.length + chunk - 1) / chunk;
+  Location loc = op.getLoc();
+  IntegerAttr chunkAttr = op.getChunkAttr();
+  RankedTensorType keyTile = dims.tile(builder, dims.featureK);
+  RankedTensorType valueTile = dims.tile(builder, dims.featureV);
+  RankedTensorType square = dims.tile(builder, dims.chunk);
+  auto states = RankedTensorType::get(
+      {dims.chunks, dims.batch, dims.heads, dims.featureK, dims.featureV},
+      builder.getF32Type());
+  auto state = RankedTensorType::get(
+      {dims.batch, dims.heads, dims.featureK, dims.featureV},
+      builder.getF32Type());
+
+  Value gamma = builder.create<ChunkDecayOp>(loc, keyTile, op.getG(), chunkAttr)
+                    .getGamma();
+  auto pairwise =
+      builder.create<ChunkPairwiseOp>(loc, square, square, op.getQ(), op.getK(),
+                                      op.getBeta(), gamma, chunkAttr);
+  auto solve = builder.create<ChunkSolveOp>(
+      loc, keyTile, valueTile, pairwise.getStrict(), op.getK(), op.getV(),
+      op.getBeta(), gamma, chunkAttr);
+  // Saved boundaries make the updates chunk-parallel; otherwise the walk
+  // recomputes the boundaries too.
+  Value u, boundaries = op.getBoundaries();
+  if (boundaries) {
+    u = builder
+            .create<ChunkRestoreOp>(loc, valueTile, solve.getW(), solve.getU0(),
+                                    boundaries, chunkAttr)
+            .getU();
+  } else {
+    auto propagate = builder.create<ChunkPropagateOp>(
+        loc, valueTile, states, state, solve.getW(), solve.getU0(), op.getK(),
+        gamma, op.getInitialState(), chunkAttr);
+    u = propagate.getU();
+    boundaries = propagate.getBoundaries();
+  }
+  auto stateGradient = builder.create<ChunkStateGradientOp>(
+      loc, valueTile, states, state, op.getQ(), op.getK(), gamma,
+      pairwise.getPairwise(), solve.getW(), op.getDOutput(),
+      op.getDFinalState(), chunkAttr, op.getScaleAttr());
+  auto gradients = builder.create<ChunkGradientsOp>(
+      loc, op.getDq().getType(), op.getDk().getType(), op.getDv().getType(),
+      op.getDg().getType(), op.getDbeta().getType(), op.getQ(), op.getK(),
+      op.getV(), op.getBeta(), gamma, pairwise.getPairwise(), solve.getW(),
+      solve.getU0(), u, boundaries, op.getDOutput(), stateGradient.getDu(),
+      stateGradient.getDStateEnd(), chunkAttr, op.getScaleAttr());
+  op.getDq().replaceAllUsesWith(gradients.getDq());
+  op.getDk().replaceAllUsesWith(gradients.getDk());
+  op.getDv().replaceAllUsesWith(gradients.getDv());
+  op.getDg().replaceAllUsesWith(gradients.getDg());
+  op.getDbeta().replaceAllUsesWith(gradients.getDbeta());
+  if (Value d = op.getDInitialState()) {
+    Value computed = stateGradient.getDInitialState();
+    if (computed.getType() != d.getType())
+      computed = builder.create<tensor::CastOp>(loc, d.getType(), computed);
+    d.replaceAllUsesWith(computed);
+  }
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// KdaOp
+//===----------------------------------------------------------------------===//
+
+const ::rudnn::OperatorContract &KdaOp::getContract() {
+  return ::rudnn::kdaContract();
+}
+
+LogicalResult KdaOp::specialize(TargetAttr target,
+                                const SpecializeOptions &options) {
+  return specializeKda(*this, target, options);
+}
+
+// T = 1 (decoding) runs the fused recurrent kernel; anything else chunks.
+LogicalResult KdaOp::decompose(OpBuilder &builder) {
+  if (failed(requireSpecialized(*this)))
+    return failure();
+  if (KdaDims::of(*this).length == 1)
+    decomposeRecurrent(*this, builder);
+  else
+    decomposeChunked(*this, builder);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// KdaBackwardOp
+//===----------------------------------------------------------------------===//
+
+const ::rudnn::OperatorContract &KdaBackwardOp::getContract() {
+  return ::rudnn::kdaBackwardContract();
+}
+
+LogicalResult KdaBackwardOp::specialize(TargetAttr target,
+                                        const SpecializeOptions &options) {
+  return specializeKda(*this, target, options);
+}
+
+LogicalResult KdaBackwardOp::decompose(OpBuilder &builder) {
+  if (failed(requireSpecialized(*this)))
+    return failure();
+  decomposeBackward(*this, builder);
+  return success();
+}

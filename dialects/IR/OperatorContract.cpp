@@ -1,0 +1,84 @@
+//===- OperatorContract.cpp - What an operator takes and returns ----------===//
+
+#include "dialects/IR/OperatorContract.h"
+
+#include <algorithm>
+
+using namespace rudnn;
+
+const DimContract *OperatorContract::dim(char letter) const {
+  for (const DimContract &d : dims)
+    if (d.letter == letter)
+      return &d;
+  return nullptr;
+}
+
+static int indexOf(const std::vector<TensorContract> &tensors,
+                   std::string_view name) {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].name == name)
+      return static_cast<int>(i);
+  return -1;
+}
+
+int OperatorContract::operandIndex(std::string_view name) const {
+  return indexOf(operands, name);
+}
+
+int OperatorContract::resultIndex(std::string_view name) const {
+  return indexOf(results, name);
+}
+
+std::string OperatorContract::staticDims() const {
+  std::string letters;
+  for (const DimContract &d : dims)
+    if (d.isStatic)
+      letters += d.letter;
+  return letters;
+}
+
+std::string OperatorContract::describe(const TensorContract &tensor) {
+  switch (tensor.element) {
+  case ElementRule::Float:
+    return "f32, f16 or bf16";
+  case ElementRule::F32:
+    return "f32";
+  case ElementRule::SameAs:
+    return "as '" + std::string(tensor.sameAs) + "'";
+  }
+  return "";
+}
+
+std::string OperatorContract::format() const {
+  std::string text = std::string(op) + ": " + std::string(summary) + "\n";
+  text += "  dims:";
+  for (const DimContract &d : dims) {
+    text += std::string(&d == &dims.front() ? " " : ", ") + d.letter + " (" +
+            std::string(d.doc);
+    if (d.isStatic)
+      text +=
+          ", static, " + std::to_string(d.min) + " to " + std::to_string(d.max);
+    text += ")";
+  }
+  text += "\n";
+  auto list = [&](const char *title, const std::vector<TensorContract> &all) {
+    text += std::string("  ") + title + ":\n";
+    for (const TensorContract &t : all) {
+      std::string letters = "[";
+      for (size_t i = 0; i < t.layout.size(); ++i)
+        letters += (i ? ", " : "") + std::string(1, t.layout[i]);
+      letters += "]";
+      std::string line = "    " + std::string(t.name);
+      line.resize(std::max<size_t>(line.size() + 1, 22), ' ');
+      line += letters;
+      line.resize(std::max<size_t>(line.size() + 1, 40), ' ');
+      line += describe(t) + (t.optional ? ", optional" : "");
+      if (!t.doc.empty())
+        line += ": " + std::string(t.doc);
+      text += line + "\n";
+    }
+  };
+  list("operands", operands);
+  list("results", results);
+  return text;
+}

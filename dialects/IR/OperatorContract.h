@@ -1,0 +1,82 @@
+//===- OperatorContract.h - What an operator takes and returns --*- C++ -*-===//
+//
+// An operator's contract, stated once and read by everything that needs it:
+// the op verifier (through the operator interface), the host-side checks of
+// the JIT API, rudnn-run's binding and random inputs, and the docs. Plain
+// C++ with no MLIR types, so code that never builds IR reads it too.
+//
+// Operands and results are listed in the op's ODS order; each names its
+// dims by layout letters ("BTHK"), and a letter means one size everywhere in
+// a call.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_DIALECTS_IR_OPERATORCONTRACT_H
+#define RUDNN_DIALECTS_IR_OPERATORCONTRACT_H
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rudnn {
+
+/// The element types a tensor may have.
+enum class ElementRule {
+  Float,  // f32, f16 or bf16
+  F32,    // f32 only
+  SameAs, // the element type of `sameAs`
+};
+
+/// How a tensor's elements may sit in memory (for views passed by callers).
+enum class Packing {
+  InnerContiguous, // any outer strides, innermost dim contiguous
+  AnyStrides,      // any non-negative strides
+  Dense,           // dense row-major
+};
+
+struct TensorContract {
+  std::string_view name;
+  std::string_view layout; // one letter per dim, e.g. "BTHK"
+  ElementRule element = ElementRule::Float;
+  std::string_view sameAs = {};
+  bool optional = false;
+  Packing packing = Packing::InnerContiguous;
+  /// For a result: the operand whose view it may be exactly (an update in
+  /// place, e.g. the final state over the initial state).
+  std::string_view inPlaceOf = {};
+  std::string_view doc = {};
+};
+
+struct DimContract {
+  char letter;
+  /// What diagnostics call it: "feature dim K is 300, expected 1 to 256".
+  std::string_view kind;
+  std::string_view doc;
+  /// Static dims shape the generated code; the others may be dynamic and
+  /// change without a compile.
+  bool isStatic = false;
+  int64_t min = 1, max = INT64_MAX;
+};
+
+struct OperatorContract {
+  std::string_view op; // "rudnn.kda"
+  std::string_view summary;
+  std::vector<DimContract> dims;
+  std::vector<TensorContract> operands, results;
+
+  const DimContract *dim(char letter) const;
+  /// The index of the operand (or result) named `name`, or -1.
+  int operandIndex(std::string_view name) const;
+  int resultIndex(std::string_view name) const;
+  /// The static dims' letters, e.g. "KV".
+  std::string staticDims() const;
+  /// "f32, f16 or bf16", "f32" or "as 'q'".
+  static std::string describe(const TensorContract &tensor);
+  /// The contract as text: dims, then operands and results one per line.
+  std::string format() const;
+};
+
+} // namespace rudnn
+
+#endif // RUDNN_DIALECTS_IR_OPERATORCONTRACT_H

@@ -1,0 +1,69 @@
+//===- RudnnInterfaces.cpp - The extension points of rudnn ----------------===//
+
+#include "dialects/IR/RudnnInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::rudnn;
+
+#include "dialects/IR/RudnnInterfaces.cpp.inc"
+
+LogicalResult mlir::rudnn::verifyContract(
+    Operation *op, const ::rudnn::OperatorContract &contract,
+    llvm::function_ref<Value(unsigned)> operand,
+    llvm::function_ref<Value(unsigned)> result, ShapeChecker &shapes) {
+  auto valueNamed = [&](std::string_view name) -> Value {
+    if (int i = contract.operandIndex(name); i >= 0)
+      return operand(i);
+    if (int i = contract.resultIndex(name); i >= 0)
+      return result(i);
+    return {};
+  };
+  auto check = [&](const ::rudnn::TensorContract &tensor,
+                   Value value) -> LogicalResult {
+    StringRef name(tensor.name.data(), tensor.name.size());
+    if (!value)
+      return tensor.optional ? success()
+                             : op->emitOpError() << "requires '" << name << "'";
+    if (failed(shapes.check(
+            name, value,
+            StringRef(tensor.layout.data(), tensor.layout.size()))))
+      return failure();
+    switch (tensor.element) {
+    case ::rudnn::ElementRule::Float:
+      return checkFloatElementType(op, name, value);
+    case ::rudnn::ElementRule::F32:
+      return checkF32ElementType(op, name, value);
+    case ::rudnn::ElementRule::SameAs: {
+      Value ref = valueNamed(tensor.sameAs);
+      if (!ref)
+        return success(); // an absent optional operand fixes nothing
+      return checkSameElementType(
+          op, name, value,
+          StringRef(tensor.sameAs.data(), tensor.sameAs.size()), ref);
+    }
+    }
+    return success();
+  };
+  for (auto [index, tensor] : llvm::enumerate(contract.operands))
+    if (failed(check(tensor, operand(index))))
+      return failure();
+  for (const ::rudnn::DimContract &dim : contract.dims) {
+    std::optional<int64_t> size = shapes.lookup(dim.letter);
+    if (size && (*size < dim.min || *size > dim.max))
+      return op->emitOpError() << StringRef(dim.kind.data(), dim.kind.size())
+                               << " " << dim.letter << " is " << *size
+                               << ", expected " << dim.min << " to " << dim.max;
+  }
+  for (auto [index, tensor] : llvm::enumerate(contract.results))
+    if (failed(check(tensor, result(index))))
+      return failure();
+  return success();
+}
+
+LogicalResult mlir::rudnn::verifyOperatorContract(OperatorOpInterface op,
+                                                  ShapeChecker &shapes) {
+  return verifyContract(
+      op, op.getContract(),
+      [&](unsigned i) { return op.getContractOperand(i); },
+      [&](unsigned i) { return op.getContractResult(i); }, shapes);
+}

@@ -1,0 +1,192 @@
+//===- ContractChecks.cpp - A call's views against its contract -----------===//
+
+#include "lib/ContractChecks.h"
+#include "lib/ViewChecks.h"
+
+#include "rudnn/errors.h"
+
+#include <sstream>
+
+using namespace rudnn;
+
+namespace {
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::ostringstream out;
+  out << "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out << (i ? ", " : "") << shape[i];
+  return out.str() + "]";
+}
+
+std::string layoutText(std::string_view layout) {
+  std::string text = "[";
+  for (size_t i = 0; i < layout.size(); ++i)
+    text += (i ? ", " : "") + std::string(1, layout[i]);
+  return text + "]";
+}
+
+bool isFloat(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16;
+}
+
+class CallChecker {
+public:
+  CallChecker(const OperatorContract &contract,
+              const std::vector<const TensorView *> &operands,
+              const std::vector<const TensorView *> &results,
+              std::map<char, int64_t> &sizes)
+      : contract(contract), operands(operands), results(results), sizes(sizes) {
+  }
+
+  void check(const TensorContract &tensor, const TensorView &view) {
+    const std::string name(tensor.name);
+    if (!view.data)
+      throw InvalidArgument("'" + name + "' has no data pointer");
+    if (view.shape.size() != tensor.layout.size())
+      throw InvalidArgument("'" + name + "' must have rank " +
+                            std::to_string(tensor.layout.size()) + " " +
+                            layoutText(tensor.layout) + ", got " +
+                            shapeText(view.shape));
+    bindDims(name, tensor.layout, view);
+    checkElements(tensor, view);
+    checkPacking(name, tensor.packing, view);
+  }
+
+private:
+  void bindDims(const std::string &name, std::string_view layout,
+                const TensorView &view) {
+    std::vector<int64_t> expected = view.shape;
+    bool mismatch = false;
+    for (size_t i = 0; i < layout.size(); ++i) {
+      auto [it, fresh] = sizes.try_emplace(layout[i], view.shape[i]);
+      expected[i] = it->second;
+      mismatch |= !fresh && it->second != view.shape[i];
+    }
+    if (mismatch)
+      throw InvalidArgument("'" + name + "' must have shape " +
+                            shapeText(expected) + ", got " +
+                            shapeText(view.shape));
+    for (size_t i = 0; i < layout.size(); ++i) {
+      const DimContract *dim = contract.dim(layout[i]);
+      const int64_t min = dim ? dim->min : 1;
+      const int64_t max = dim ? dim->max : INT64_MAX;
+      if (view.shape[i] >= min && view.shape[i] <= max)
+        continue;
+      if (dim && dim->isStatic)
+        throw InvalidArgument(std::string(dim->kind) + " " + layout[i] +
+                              " is " + std::to_string(view.shape[i]) +
+                              ", expected " + std::to_string(min) + " to " +
+                              std::to_string(max));
+      throw InvalidArgument("'" + name + "' dim " + std::to_string(i) + " (" +
+                            layout[i] + ") must be at least " +
+                            std::to_string(min) + ", got " +
+                            shapeText(view.shape));
+    }
+  }
+
+  void checkElements(const TensorContract &tensor, const TensorView &view) {
+    const std::string name(tensor.name);
+    switch (tensor.element) {
+    case ElementRule::Float:
+      if (!isFloat(view.dtype))
+        throw InvalidArgument("'" + name + "' must be f32, f16 or bf16, got " +
+                              dtypeName(view.dtype));
+      return;
+    case ElementRule::F32:
+      if (view.dtype != DType::F32)
+        throw InvalidArgument("'" + name + "' must be f32, got " +
+                              dtypeName(view.dtype));
+      return;
+    case ElementRule::SameAs:
+      if (const TensorView *ref = named(tensor.sameAs);
+          ref && ref->dtype != view.dtype)
+        throw InvalidArgument("'" + name + "' must be " +
+                              dtypeName(ref->dtype) + ", got " +
+                              dtypeName(view.dtype));
+      return;
+    }
+  }
+
+  void checkPacking(const std::string &name, Packing packing,
+                    const TensorView &view) {
+    if (view.strides.size() != view.shape.size())
+      throw InvalidArgument(
+          "'" + name + "' has " + std::to_string(view.strides.size()) +
+          " strides for rank " + std::to_string(view.shape.size()));
+    if (packing != Packing::AnyStrides && !view.strides.empty() &&
+        view.strides.back() != 1)
+      throw InvalidArgument("'" + name +
+                            "' must be contiguous in its innermost dim, got "
+                            "stride " +
+                            std::to_string(view.strides.back()));
+    checkedByteRange(name, view);
+    if (packing == Packing::Dense &&
+        view.strides !=
+            TensorView::contiguous(view.data, view.dtype, view.shape).strides)
+      throw InvalidArgument("'" + name + "' must be dense row-major, got " +
+                            view.describe());
+  }
+
+  const TensorView *named(std::string_view name) const {
+    if (int i = contract.operandIndex(name); i >= 0)
+      return i < static_cast<int>(operands.size()) ? operands[i] : nullptr;
+    if (int i = contract.resultIndex(name); i >= 0)
+      return i < static_cast<int>(results.size()) ? results[i] : nullptr;
+    return nullptr;
+  }
+
+  const OperatorContract &contract;
+  const std::vector<const TensorView *> &operands, &results;
+  std::map<char, int64_t> &sizes;
+};
+
+} // namespace
+
+int64_t DimSizes::operator[](char letter) const {
+  auto it = sizes.find(letter);
+  if (it == sizes.end())
+    throw Error(Status::Internal,
+                std::string("no size bound to dim ") + letter);
+  return it->second;
+}
+
+DimSizes rudnn::checkCall(const OperatorContract &contract,
+                          const std::vector<const TensorView *> &operands,
+                          const std::vector<const TensorView *> &results,
+                          DimSizes bound) {
+  if (operands.size() != contract.operands.size() ||
+      results.size() != contract.results.size())
+    throw Error(Status::Internal, std::string(contract.op) +
+                                      ": the call does not match the "
+                                      "contract's operand and result lists");
+  CallChecker checker(contract, operands, results, bound.sizes);
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const TensorContract &tensor = contract.operands[i];
+    if (!operands[i]) {
+      if (!tensor.optional)
+        throw InvalidArgument("'" + std::string(tensor.name) + "' is missing");
+      continue;
+    }
+    checker.check(tensor, *operands[i]);
+  }
+  for (size_t i = 0; i < results.size(); ++i)
+    if (results[i])
+      checker.check(contract.results[i], *results[i]);
+
+  std::vector<NamedView> inputs, outputs;
+  std::vector<std::pair<std::string, std::string>> inPlace;
+  for (size_t i = 0; i < operands.size(); ++i)
+    if (operands[i])
+      inputs.push_back({std::string(contract.operands[i].name), operands[i]});
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i])
+      continue;
+    const TensorContract &tensor = contract.results[i];
+    outputs.push_back({std::string(tensor.name), results[i]});
+    if (!tensor.inPlaceOf.empty())
+      inPlace.emplace_back(tensor.name, tensor.inPlaceOf);
+  }
+  checkViewAliasing(inputs, outputs, inPlace);
+  return bound;
+}
