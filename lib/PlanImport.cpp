@@ -91,6 +91,19 @@ Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context) {
           {emitted.entry, *context.compile({emitted.entry, emitted.source})});
     }
   }
+  if (std::optional<mlir::ArrayAttr> sources = planOp.getSources())
+    for (mlir::Attribute source : *sources) {
+      if (auto dim = mlir::dyn_cast<mlir::rudnn::DimSourceAttr>(source))
+        plan.paramSources.push_back(
+            {ParamSource::Kind::Dim, buffers.at(dim.getBuffer()),
+             static_cast<uint32_t>(dim.getIndex()), dim.getDivisor()});
+      else {
+        auto stride = mlir::cast<mlir::rudnn::StrideSourceAttr>(source);
+        plan.paramSources.push_back(
+            {ParamSource::Kind::Stride, buffers.at(stride.getBuffer()),
+             static_cast<uint32_t>(stride.getIndex()), 1});
+      }
+    }
   for (LaunchOp launchOp : planOp.getBody().front().getOps<LaunchOp>()) {
     PlanLaunch launch;
     launch.kernel = kernels.at(launchOp.getKernel());

@@ -19,7 +19,7 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 /// JSON format version; bumped on any incompatible change.
-static constexpr int kPlanFormatVersion = 1;
+static constexpr int kPlanFormatVersion = 2;
 
 int64_t SizeExpr::evaluate(const std::vector<int64_t> &values) const {
   __int128 product = constant;
@@ -47,6 +47,19 @@ void Plan::validate() const {
     if (expr.divisor <= 0)
       throw InvalidArgument(what + " has a non-positive divisor");
   };
+  if (!paramSources.empty() && paramSources.size() != params.size())
+    throw InvalidArgument("plan has " + std::to_string(paramSources.size()) +
+                          " parameter sources for " +
+                          std::to_string(params.size()) + " parameters");
+  for (size_t i = 0; i < paramSources.size(); ++i) {
+    const ParamSource &source = paramSources[i];
+    if (source.buffer >= buffers.size() ||
+        buffers[source.buffer].kind == BufferKind::Workspace ||
+        source.divisor < 1)
+      throw InvalidArgument("parameter '" + params[i] +
+                            "' has a source outside the plan's argument and "
+                            "result buffers");
+  }
   for (const PlanBuffer &buffer : buffers) {
     checkExpr(buffer.bytes, "size of buffer '" + buffer.name + "'");
     checkExpr(buffer.offset, "offset of buffer '" + buffer.name + "'");
@@ -82,6 +95,35 @@ void Plan::validate() const {
                               std::to_string(params.size()));
     }
   }
+}
+
+std::vector<int64_t>
+Plan::paramValues(const std::vector<BufferShape> &bound) const {
+  if (paramSources.size() != params.size())
+    throw Error(Status::Internal,
+                "plan '" + name +
+                    "' does not say where its parameters come "
+                    "from");
+  std::vector<int64_t> values;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ParamSource &source = paramSources[i];
+    const BufferShape *view =
+        source.buffer < bound.size() ? &bound[source.buffer] : nullptr;
+    const std::vector<int64_t> *dims = !view ? nullptr
+                                       : source.kind == ParamSource::Kind::Dim
+                                           ? view->shape
+                                           : view->strides;
+    if (!dims || source.index >= dims->size())
+      throw InvalidArgument("plan '" + name + "' reads parameter '" +
+                            params[i] + "' from buffer '" +
+                            buffers.at(source.buffer).name + "', which " +
+                            (dims ? "lacks that dim" : "is not bound"));
+    const int64_t value = (*dims)[source.index];
+    values.push_back(source.kind == ParamSource::Kind::Dim
+                         ? (value + source.divisor - 1) / source.divisor
+                         : value);
+  }
+  return values;
 }
 
 uint64_t Plan::workspaceBytes(const std::vector<int64_t> &paramValues) const {
@@ -179,6 +221,13 @@ std::string Plan::toJson(bool inlineBinaries) const {
   plan["version"] = kPlanFormatVersion;
   plan["name"] = name;
   plan["params"] = params;
+  plan["param_sources"] = json::array();
+  for (const ParamSource &source : paramSources)
+    plan["param_sources"].push_back(
+        {{"kind", source.kind == ParamSource::Kind::Dim ? "dim" : "stride"},
+         {"buffer", source.buffer},
+         {"index", source.index},
+         {"divisor", source.divisor}});
   plan["kernels"] = json::array();
   for (size_t i = 0; i < kernels.size(); ++i) {
     json kernel = {{"entry", kernels[i].entry}};
@@ -249,6 +298,16 @@ static Plan parsePlan(std::string_view text, ReadBinary readBinary) {
                             std::to_string(kPlanFormatVersion));
     plan.name = value.at("name").get<std::string>();
     plan.params = value.at("params").get<std::vector<std::string>>();
+    for (const json &source : value.at("param_sources")) {
+      std::string kind = source.at("kind").get<std::string>();
+      if (kind != "dim" && kind != "stride")
+        throw InvalidArgument("unknown parameter source '" + kind + "'");
+      plan.paramSources.push_back(
+          {kind == "dim" ? ParamSource::Kind::Dim : ParamSource::Kind::Stride,
+           source.at("buffer").get<uint32_t>(),
+           source.at("index").get<uint32_t>(),
+           source.at("divisor").get<int64_t>()});
+    }
     for (const json &kernel : value.at("kernels"))
       plan.kernels.push_back(
           {kernel.at("entry").get<std::string>(), readBinary(kernel)});

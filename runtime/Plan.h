@@ -97,16 +97,42 @@ struct PlanLaunch {
   std::vector<LaunchArg> args;
 };
 
+/// Where a run-time parameter comes from at a call: ceil(shape[index] /
+/// divisor) or strides[index] of the view bound to buffer `buffer`.
+struct ParamSource {
+  enum class Kind { Dim, Stride };
+  Kind kind = Kind::Dim;
+  uint32_t buffer = 0, index = 0;
+  int64_t divisor = 1;
+  bool operator==(const ParamSource &other) const {
+    return kind == other.kind && buffer == other.buffer &&
+           index == other.index && divisor == other.divisor;
+  }
+};
+
+/// A bound buffer's shape and strides, in elements (empty when absent).
+struct BufferShape {
+  const std::vector<int64_t> *shape = nullptr, *strides = nullptr;
+};
+
 struct Plan {
   std::string name;
   /// Names of the run-time parameters, e.g. {"B", "T", "H"}.
   std::vector<std::string> params;
+  /// Empty, or one per parameter: then `paramValues` computes them from the
+  /// bound views and a caller passes only views.
+  std::vector<ParamSource> paramSources;
   std::vector<PlanKernel> kernels;
   std::vector<PlanBuffer> buffers;
   std::vector<PlanLaunch> launches;
 
   /// Checks every index and size; throws InvalidArgument naming the fault.
   void validate() const;
+  /// The parameters' values read from the views bound to each buffer (one
+  /// entry per buffer, null for workspace and absent buffers) through
+  /// `paramSources`. Throws InvalidArgument when a source's buffer is not
+  /// bound or lacks the dim, Internal when the plan has no sources.
+  std::vector<int64_t> paramValues(const std::vector<BufferShape> &bound) const;
   /// Bytes of workspace for these parameter values.
   uint64_t workspaceBytes(const std::vector<int64_t> &paramValues) const;
 

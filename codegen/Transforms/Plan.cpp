@@ -105,17 +105,29 @@ SmallVector<std::string> strideNames(ArrayRef<StringRef> tensors) {
   return names;
 }
 
-/// Creates the plan replacing `func`, over B, T, H, N and then `strides`,
-/// and leaves `builder` at the start of its body.
+/// Creates the plan replacing `func`, over B, T, H, N (read from q's shape,
+/// N = ceil(T / chunk)) and then the (batch, time, head) strides of
+/// `tensors`, and leaves `builder` at the start of its body.
 void beginPlan(OpBuilder &builder, func::FuncOp func,
-               ArrayRef<std::string> strides) {
-  SmallVector<Attribute> params;
-  for (StringRef name : {"B", "T", "H", "N"})
+               ArrayRef<StringRef> tensors, int64_t chunk) {
+  MLIRContext *context = builder.getContext();
+  SmallVector<Attribute> params, sources;
+  auto dim = [&](StringRef name, int64_t index, int64_t divisor) {
     params.push_back(builder.getStringAttr(name));
-  for (const std::string &name : strides)
+    sources.push_back(DimSourceAttr::get(context, "q", index, divisor));
+  };
+  dim("B", 0, 1);
+  dim("T", 1, 1);
+  dim("H", 2, 1);
+  dim("N", 1, chunk);
+  for (const std::string &name : strideNames(tensors))
     params.push_back(builder.getStringAttr(name));
+  for (StringRef tensor : tensors)
+    for (int64_t index : {0, 1, 2})
+      sources.push_back(StrideSourceAttr::get(context, tensor, index));
   auto plan = builder.create<PlanOp>(func.getLoc(), func.getSymName(),
-                                     builder.getArrayAttr(params));
+                                     builder.getArrayAttr(params),
+                                     builder.getArrayAttr(sources));
   builder.setInsertionPointToStart(&plan.getBody().emplaceBlock());
 }
 
@@ -187,9 +199,9 @@ LogicalResult planFunction(func::FuncOp func) {
 
   OpBuilder builder(func);
   Location loc = func.getLoc();
-  const SmallVector<std::string> strides =
-      strideNames({"q", "k", "v", "g", "beta", "output"});
-  beginPlan(builder, func, strides);
+  const SmallVector<StringRef> strided = {"q", "k", "v", "g", "beta", "output"};
+  const SmallVector<std::string> strides = strideNames(strided);
+  beginPlan(builder, func, strided, spec->chunk);
   PlanBuilder pb(builder, loc);
 
   // Buffers, in the kernels' argument order.
@@ -302,9 +314,10 @@ LogicalResult planBackward(func::FuncOp func, ChunkGradientsOp gradients) {
 
   OpBuilder builder(func);
   Location loc = func.getLoc();
-  beginPlan(builder, func,
-            strideNames({"q", "k", "v", "g", "beta", "d_output", "dq", "dk",
-                         "dv", "dg", "dbeta"}));
+  beginPlan(
+      builder, func,
+      {"q", "k", "v", "g", "beta", "d_output", "dq", "dk", "dv", "dg", "dbeta"},
+      spec->chunk);
   PlanBuilder pb(builder, loc);
 
   Attribute q = pb.buffer("q", "argument"), k = pb.buffer("k", "argument"),

@@ -90,3 +90,24 @@ LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "param bits must be 32 or 64, got " << bits;
   return success();
 }
+
+LogicalResult
+DimSourceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      StringRef buffer, int64_t index, int64_t divisor) {
+  if (buffer.empty() || index < 0 || divisor < 1)
+    return emitError() << "#rudnn.dim needs a buffer, a dim index >= 0 and "
+                          "a divisor >= 1, got buffer \""
+                       << buffer << "\", index " << index << ", divisor "
+                       << divisor;
+  return success();
+}
+
+LogicalResult
+StrideSourceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         StringRef buffer, int64_t index) {
+  if (buffer.empty() || index < 0)
+    return emitError() << "#rudnn.stride needs a buffer and a dim index >= 0, "
+                          "got buffer \""
+                       << buffer << "\", index " << index;
+  return success();
+}

@@ -69,4 +69,38 @@ def Rudnn_ParamAttr : AttrDef<Rudnn_Dialect, "Param"> {
   let genVerifyDecl = 1;
 }
 
+def Rudnn_DimSourceAttr : AttrDef<Rudnn_Dialect, "DimSource"> {
+  let mnemonic = "dim";
+  let summary = "A plan parameter read from a bound buffer's shape";
+  let description = [{
+    The size of dim `index` of the tensor bound to `buffer`, divided by
+    `divisor` rounding up: `ceil(shape[index] / divisor)`. A plan whose
+    parameters all have sources needs only its buffers' views at a call.
+
+    ```mlir
+    #rudnn.dim<buffer = "q", index = 1, divisor = 64>   // ceil(T / 64)
+    ```
+  }];
+  let parameters = (ins StringRefParameter<"buffer name">:$buffer,
+                        "int64_t":$index, "int64_t":$divisor);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Rudnn_StrideSourceAttr : AttrDef<Rudnn_Dialect, "StrideSource"> {
+  let mnemonic = "stride";
+  let summary = "A plan parameter read from a bound buffer's strides";
+  let description = [{
+    The stride, in elements, of dim `index` of the tensor bound to `buffer`.
+
+    ```mlir
+    #rudnn.stride<buffer = "q", index = 0>
+    ```
+  }];
+  let parameters = (ins StringRefParameter<"buffer name">:$buffer,
+                        "int64_t":$index);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // RUDNN_ATTRS_TD

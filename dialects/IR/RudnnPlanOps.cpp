@@ -21,11 +21,39 @@ static LogicalResult checkSize(Operation *op, SizeAttr size, StringRef what,
   return success();
 }
 
+/// A parameter's source reads a buffer a caller binds.
+static LogicalResult checkSource(PlanOp plan, unsigned index,
+                                 Attribute source) {
+  StringRef buffer;
+  if (auto dim = dyn_cast<DimSourceAttr>(source))
+    buffer = dim.getBuffer();
+  else if (auto stride = dyn_cast<StrideSourceAttr>(source))
+    buffer = stride.getBuffer();
+  else
+    return plan.emitOpError()
+           << "source #" << index
+           << " must be a #rudnn.dim or #rudnn.stride, got " << source;
+  auto bound = plan.lookupSymbol<BufferOp>(buffer);
+  if (!bound || bound.getKind() == "workspace")
+    return plan.emitOpError() << "source #" << index << " reads '" << buffer
+                              << "', which is not an argument or result "
+                                 "buffer of the plan";
+  return success();
+}
+
 LogicalResult PlanOp::verifyRegions() {
   llvm::StringSet<> params;
   for (Attribute name : getParams())
     if (!params.insert(cast<StringAttr>(name).getValue()).second)
       return emitOpError() << "parameter " << name << " is named twice";
+  if (std::optional<ArrayAttr> sources = getSources()) {
+    if (sources->size() != getParams().size())
+      return emitOpError() << "has " << sources->size() << " sources for "
+                           << getParams().size() << " parameters";
+    for (auto [index, source] : llvm::enumerate(*sources))
+      if (failed(checkSource(*this, index, source)))
+        return failure();
+  }
 
   for (Operation &op : getBody().front()) {
     if (auto buffer = dyn_cast<BufferOp>(op)) {

@@ -23,10 +23,14 @@ def Rudnn_PlanOp : Rudnn_Op<"plan", [
   let description = [{
     Holds `rudnn.buffer`, `rudnn.kernel` and `rudnn.launch` ops, in launch
     order. `params` names the run-time parameters (batch, length, heads,
-    chunk count, strides) that sizes and arguments refer to.
+    chunk count, strides) that sizes and arguments refer to; `sources`, when
+    present, says where each comes from at a call (`#rudnn.dim`,
+    `#rudnn.stride` of a bound buffer), so a caller passes only views.
 
     ```mlir
-    rudnn.plan @main params ["B", "T", "H", "N"] {
+    rudnn.plan @main params ["B", "T", "H", "N"]
+        sources [#rudnn.dim<buffer = "q", index = 0, divisor = 1>, ...,
+                 #rudnn.dim<buffer = "q", index = 1, divisor = 64>] {
       rudnn.buffer @q argument
       rudnn.buffer @tiles workspace bytes #rudnn.size<constant = 37120,
           params = ["N", "B", "H"], divisor = 1>
@@ -35,10 +39,12 @@ def Rudnn_PlanOp : Rudnn_Op<"plan", [
     }
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$params);
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$params,
+                       OptionalAttr<ArrayAttr>:$sources);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $sym_name `params` $params attr-dict-with-keyword $body
+    $sym_name `params` $params (`sources` $sources^)? attr-dict-with-keyword
+    $body
   }];
   // After the nested ops: launches are looked up by a `kernel` attribute
   // that only their own verifier guarantees.

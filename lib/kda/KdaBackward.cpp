@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/ContextImpl.h"
+#include "lib/PlanBinding.h"
 #include "lib/kda/KdaChecks.h"
 #include "lib/kda/KdaKernels.h"
 
@@ -23,7 +24,7 @@ void rudnn::kdaBackward(Context &context, const KdaBackwardInputs &in,
   // --- Validation: every fault named before anything runs. -----------------
   const KdaForwardInputs &fw = in.forward;
   const KdaCallShape s = checkKdaBackwardCall(in, out, options);
-  const int64_t B = s.B, T = s.T, H = s.H, K = s.K, V = s.V, N = s.N;
+  const int64_t K = s.K, V = s.V;
 
   // --- The plan of this signature. ------------------------------------------
   KdaKernelSpec spec{fw.q.dtype, fw.g.dtype, fw.beta.dtype, K, V, s.chunk};
@@ -49,12 +50,6 @@ void rudnn::kdaBackward(Context &context, const KdaBackwardInputs &in,
     named["d_initial_state"] = &*out.dInitialState;
   if (in.boundaries)
     named["boundaries"] = &*in.boundaries;
-  std::vector<int64_t> params = {B, T, H, N};
-  for (const TensorView *view :
-       {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta, &in.dOutput, &out.dq, &out.dk,
-        &out.dv, &out.dg, &out.dbeta})
-    params.insert(params.end(), view->strides.begin(),
-                  view->strides.begin() + 3);
-  context.impl().run(*executor, bindByName(executor->plan(), named), params,
-                     stream);
+  PlanCall call = bindViews(executor->plan(), named);
+  context.impl().run(*executor, call.bindings, call.params, stream);
 }

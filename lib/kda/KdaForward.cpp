@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/ContextImpl.h"
+#include "lib/PlanBinding.h"
 #include "lib/kda/KdaChecks.h"
 #include "lib/kda/KdaKernels.h"
 
@@ -21,7 +22,7 @@ void rudnn::kdaForward(Context &context, const KdaForwardInputs &in,
                        Stream stream) {
   // --- Validation: every fault named before anything runs. -----------------
   const KdaCallShape s = checkKdaForwardCall(in, out, options);
-  const int64_t B = s.B, T = s.T, H = s.H, K = s.K, V = s.V, N = s.N;
+  const int64_t K = s.K, V = s.V;
 
   // --- The plan of this signature. ------------------------------------------
   KdaKernelSpec spec{in.q.dtype, in.g.dtype, in.beta.dtype, K, V, s.chunk};
@@ -42,11 +43,6 @@ void rudnn::kdaForward(Context &context, const KdaForwardInputs &in,
     named["final_state"] = &*out.finalState;
   if (out.boundaries)
     named["boundaries"] = &*out.boundaries;
-  std::vector<int64_t> params = {B, T, H, N};
-  for (const TensorView *view :
-       {&in.q, &in.k, &in.v, &in.g, &in.beta, &out.output})
-    params.insert(params.end(), view->strides.begin(),
-                  view->strides.begin() + 3);
-  context.impl().run(*executor, bindByName(executor->plan(), named), params,
-                     stream);
+  PlanCall call = bindViews(executor->plan(), named);
+  context.impl().run(*executor, call.bindings, call.params, stream);
 }

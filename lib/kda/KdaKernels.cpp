@@ -225,16 +225,3 @@ Plan rudnn::buildKdaBackwardPlan(Context::Impl &context,
       },
       "kda_backward_" + codegen::kdaSpecName(emitterSpec(spec)));
 }
-
-std::vector<DevicePtr>
-rudnn::bindByName(const Plan &plan,
-                  const std::map<std::string, const TensorView *> &named) {
-  std::vector<DevicePtr> bindings;
-  for (const PlanBuffer &buffer : plan.buffers) {
-    auto it = named.find(buffer.name);
-    bindings.push_back(buffer.kind == BufferKind::Workspace || it == named.end()
-                           ? 0
-                           : reinterpret_cast<DevicePtr>(it->second->data));
-  }
-  return bindings;
-}

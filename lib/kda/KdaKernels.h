@@ -63,12 +63,6 @@ runtime::Plan buildKdaBackwardPlan(Context::Impl &context,
                                    const KdaKernelSpec &spec,
                                    const KdaBackwardFlags &flags);
 
-/// The plan's buffer bindings: each argument or result buffer bound to the
-/// tensor of its name (0 when none is given), workspace entries 0.
-std::vector<runtime::DevicePtr>
-bindByName(const runtime::Plan &plan,
-           const std::map<std::string, const TensorView *> &named);
-
 } // namespace rudnn
 
 #endif // RUDNN_LIB_KDA_KDAKERNELS_H

@@ -90,3 +90,33 @@ rudnn.plan @p params [] {
   // expected-error @+1 {{'rudnn.launch' op requires attribute 'kernel'}}
   "rudnn.launch"() {grid = [#rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>], args = []} : () -> ()
 }
+
+// -----
+
+// One source per parameter.
+// expected-error @+1 {{has 1 sources for 2 parameters}}
+rudnn.plan @p params ["B", "T"] sources [#rudnn.dim<buffer = "x", index = 0, divisor = 1>] {
+  rudnn.buffer @x "argument"
+}
+
+// -----
+
+// Sources read argument or result buffers, not the workspace.
+// expected-error @+1 {{source #0 reads 'w', which is not an argument or result buffer of the plan}}
+rudnn.plan @p params ["B"] sources [#rudnn.stride<buffer = "w", index = 0>] {
+  rudnn.buffer @w "workspace" bytes #rudnn.size<constant = 4, params = [], divisor = 1>
+}
+
+// -----
+
+// A source is a dim or a stride.
+// expected-error @+1 {{source #0 must be a #rudnn.dim or #rudnn.stride, got 3 : i64}}
+rudnn.plan @p params ["B"] sources [3] {
+  rudnn.buffer @x "argument"
+}
+
+// -----
+
+// Divisors are positive.
+// expected-error @+1 {{#rudnn.dim needs a buffer, a dim index >= 0 and a divisor >= 1, got buffer "x", index 1, divisor 0}}
+func.func private @f() attributes {s = #rudnn.dim<buffer = "x", index = 1, divisor = 0>}

@@ -6,7 +6,11 @@
 // the chunk tiles (bf16, K = 128, V = 64, chunk 64: Γ, U0 and e^Γlast in
 // fp32, 4·(64·(128 + 64) + 128) bytes, and the operand tiles in bf16,
 // 2·64·(3·128 + 64 + 2·64) bytes: 123392 bytes per chunk and sequence).
+// Every parameter is read from a bound view: B, T, H from q's shape, N =
+// ceil(T / 64), then the strides.
 // CHECK-LABEL: rudnn.plan @chunked params ["B", "T", "H", "N", "q_stride_batch"
+// CHECK-SAME: sources [#rudnn.dim<buffer = "q", index = 0, divisor = 1>, #rudnn.dim<buffer = "q", index = 1, divisor = 1>, #rudnn.dim<buffer = "q", index = 2, divisor = 1>, #rudnn.dim<buffer = "q", index = 1, divisor = 64>, #rudnn.stride<buffer = "q", index = 0>, #rudnn.stride<buffer = "q", index = 1>
+// CHECK-SAME: #rudnn.stride<buffer = "output", index = 2>]
 // CHECK: rudnn.buffer @q "argument"
 // CHECK: rudnn.buffer @beta "argument"
 // CHECK-NOT: rudnn.buffer @initial_state

@@ -27,6 +27,9 @@ Plan samplePlan() {
   Plan plan;
   plan.name = "sample";
   plan.params = {"B", "T"};
+  // B is x's dim 0, T its dim 1.
+  plan.paramSources = {{ParamSource::Kind::Dim, 0, 0, 1},
+                       {ParamSource::Kind::Dim, 0, 1, 1}};
   plan.kernels = {{"first", std::string("bin\0ary-1", 9)}, {"second", "bin-2"}};
   plan.buffers = {
       {"x", BufferKind::Argument, SizeExpr::of(0), SizeExpr::of(0)},
@@ -50,6 +53,31 @@ Plan samplePlan() {
                  LaunchArg::paramI64(0), LaunchArg::i64(-7), LaunchArg::i32(9)};
   plan.launches = {first, second};
   return plan;
+}
+
+// Parameters read from the bound views: dims (divided, rounding up) and
+// strides; an unbound source buffer is named.
+TEST(PlanParams, ComeFromTheBoundViews) {
+  Plan plan = samplePlan();
+  plan.params = {"B", "T", "N", "x_stride_time"};
+  plan.paramSources = {{ParamSource::Kind::Dim, 0, 0, 1},
+                       {ParamSource::Kind::Dim, 0, 1, 1},
+                       {ParamSource::Kind::Dim, 1, 1, 64},
+                       {ParamSource::Kind::Stride, 0, 1, 1}};
+  plan.validate();
+  const std::vector<int64_t> xShape = {3, 130, 8}, xStrides = {4000, 16, 1},
+                             yShape = {3, 130}, yStrides = {130, 1};
+  EXPECT_EQ(
+      plan.paramValues({{&xShape, &xStrides}, {&yShape, &yStrides}, {}, {}}),
+      (std::vector<int64_t>{3, 130, 3, 16}));
+  EXPECT_THAT(
+      [&] {
+        plan.paramValues({{&xShape, &xStrides}, {}, {}, {}});
+      },
+      ::testing::ThrowsMessage<InvalidArgument>(HasSubstr(
+          "reads parameter 'N' from buffer 'y', which is not bound")));
+  plan.paramSources[0].buffer = 2; // a workspace
+  EXPECT_THROW(plan.validate(), InvalidArgument);
 }
 
 TEST(PlanSizes, EvaluateCeilingOfScaledProducts) {
@@ -90,6 +118,7 @@ TEST(PlanValidation, NamesTheFault) {
 void expectSamePlan(const Plan &a, const Plan &b) {
   EXPECT_EQ(a.name, b.name);
   EXPECT_EQ(a.params, b.params);
+  EXPECT_EQ(a.paramSources, b.paramSources);
   ASSERT_EQ(a.kernels.size(), b.kernels.size());
   for (size_t i = 0; i < a.kernels.size(); ++i) {
     EXPECT_EQ(a.kernels[i].entry, b.kernels[i].entry);
@@ -158,7 +187,7 @@ TEST(PlanJson, RejectsMalformedInput) {
   EXPECT_THROW(Plan::fromJson("{\"format\": \"other\"}"), InvalidArgument);
   std::string json = samplePlan().toJson(true);
   std::string wrongVersion = json;
-  wrongVersion.replace(wrongVersion.find("\"version\": 1"), 12,
+  wrongVersion.replace(wrongVersion.find("\"version\": 2"), 12,
                        "\"version\": 99");
   EXPECT_THAT([&] { Plan::fromJson(wrongVersion); },
               ::testing::ThrowsMessage<InvalidArgument>(
