@@ -20,12 +20,12 @@ namespace {
   throw Error(Status::Internal, "rudnn.plan import: " + message);
 }
 
-codegen::ScalarType scalarOf(mlir::Type type) {
+DType scalarOf(mlir::Type type) {
   if (type.isF16())
-    return codegen::ScalarType::F16;
+    return DType::F16;
   if (type.isBF16())
-    return codegen::ScalarType::BF16;
-  return codegen::ScalarType::F32;
+    return DType::BF16;
+  return DType::F32;
 }
 
 codegen::KdaStage stageOf(llvm::StringRef stage) {

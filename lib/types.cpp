@@ -7,37 +7,6 @@
 
 using namespace rudnn;
 
-size_t rudnn::dtypeSize(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-  case DType::I32:
-    return 4;
-  case DType::F16:
-  case DType::BF16:
-    return 2;
-  case DType::Bool:
-    return 1;
-  }
-  throw InvalidArgument("unknown dtype " +
-                        std::to_string(static_cast<int>(dtype)));
-}
-
-const char *rudnn::dtypeName(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return "f32";
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  case DType::I32:
-    return "i32";
-  case DType::Bool:
-    return "bool";
-  }
-  return "unknown";
-}
-
 TensorView TensorView::contiguous(void *data, DType dtype,
                                   std::vector<int64_t> shape) {
   std::vector<int64_t> strides(shape.size(), 1);

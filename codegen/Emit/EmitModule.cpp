@@ -12,17 +12,17 @@ using namespace ::rudnn::codegen;
 
 namespace {
 
-FailureOr<ScalarType> scalarOfType(Operation *op, Type type, StringRef name) {
+FailureOr<DType> scalarOfType(Operation *op, Type type, StringRef name) {
   if (type.isF32())
-    return ScalarType::F32;
+    return DType::F32;
   if (type.isF16())
-    return ScalarType::F16;
+    return DType::F16;
   if (type.isBF16())
-    return ScalarType::BF16;
+    return DType::BF16;
   return op->emitError() << "cannot emit '" << name << "' of type " << type;
 }
 
-FailureOr<ScalarType> scalarOf(Operation *op, Value value, StringRef name) {
+FailureOr<DType> scalarOf(Operation *op, Value value, StringRef name) {
   return scalarOfType(op, cast<ShapedType>(value.getType()).getElementType(),
                       name);
 }
@@ -48,9 +48,9 @@ FailureOr<KdaKernelSpec> chainSpec(Operation *op, Value q, Value gamma,
   FailureOr<ChunkDecayOp> decay = definedBy<ChunkDecayOp>(op, gamma, "gamma");
   if (failed(decay))
     return failure();
-  FailureOr<ScalarType> input = scalarOf(op, q, "q"),
-                        gate = scalarOf(op, decay->getG(), "g"),
-                        betaType = scalarOf(op, beta, "beta");
+  FailureOr<DType> input = scalarOf(op, q, "q"),
+                   gate = scalarOf(op, decay->getG(), "g"),
+                   betaType = scalarOf(op, beta, "beta");
   if (failed(input) || failed(gate) || failed(betaType))
     return failure();
   return KdaKernelSpec{*input,     *gate,    *betaType,
@@ -92,9 +92,9 @@ FailureOr<std::pair<KdaKernelSpec, KdaStage>> kernelOf(Operation *op) {
                     KdaStage::Output);
       })
       .Case([&](KdaRecurrentOp recurrent) -> Result {
-        FailureOr<ScalarType> input = scalarOf(op, recurrent.getQ(), "q"),
-                              gate = scalarOf(op, recurrent.getG(), "g"),
-                              beta = scalarOf(op, recurrent.getBeta(), "beta");
+        FailureOr<DType> input = scalarOf(op, recurrent.getQ(), "q"),
+                         gate = scalarOf(op, recurrent.getG(), "g"),
+                         beta = scalarOf(op, recurrent.getBeta(), "beta");
         if (failed(input) || failed(gate) || failed(beta))
           return failure();
         return std::make_pair(
@@ -105,10 +105,9 @@ FailureOr<std::pair<KdaKernelSpec, KdaStage>> kernelOf(Operation *op) {
       })
       .Case([&](KernelOp kernel) -> Result {
         // A planned kernel carries its specialization.
-        FailureOr<ScalarType> input =
-                                  scalarOfType(op, kernel.getInput(), "input"),
-                              gate = scalarOfType(op, kernel.getGate(), "gate"),
-                              beta = scalarOfType(op, kernel.getBeta(), "beta");
+        FailureOr<DType> input = scalarOfType(op, kernel.getInput(), "input"),
+                         gate = scalarOfType(op, kernel.getGate(), "gate"),
+                         beta = scalarOfType(op, kernel.getBeta(), "beta");
         if (failed(input) || failed(gate) || failed(beta))
           return failure();
         std::optional<KdaStage> stage = stageNamed(kernel.getStage().str());

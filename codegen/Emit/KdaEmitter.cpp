@@ -6,18 +6,6 @@
 
 using namespace rudnn::codegen;
 
-const char *rudnn::codegen::scalarName(ScalarType type) {
-  switch (type) {
-  case ScalarType::F32:
-    return "f32";
-  case ScalarType::F16:
-    return "f16";
-  case ScalarType::BF16:
-    return "bf16";
-  }
-  return "?";
-}
-
 const char *rudnn::codegen::stageName(KdaStage stage) {
   switch (stage) {
   case KdaStage::Prepare:
@@ -48,16 +36,15 @@ std::optional<KdaStage> rudnn::codegen::stageNamed(std::string_view name) {
   return std::nullopt;
 }
 
-static const char *cudaType(ScalarType type) {
+static const char *cudaType(DType type) {
   switch (type) {
-  case ScalarType::F16:
+  case DType::F16:
     return "__half";
-  case ScalarType::BF16:
+  case DType::BF16:
     return "__nv_bfloat16";
-  case ScalarType::F32:
+  default:
     return "float";
   }
-  return "float";
 }
 
 int64_t rudnn::codegen::kdaTileFloats(const KdaKernelSpec &spec) {
@@ -66,8 +53,7 @@ int64_t rudnn::codegen::kdaTileFloats(const KdaKernelSpec &spec) {
   // type.
   const int64_t fp32Floats = C * (K + V) + K;
   const int64_t operands = C * (3 * K + V + 2 * C);
-  const int64_t operandBytes =
-      operands * (spec.input == ScalarType::F32 ? 4 : 2);
+  const int64_t operandBytes = operands * (spec.input == DType::F32 ? 4 : 2);
   return fp32Floats + (operandBytes + 3) / 4;
 }
 
@@ -78,9 +64,9 @@ int64_t rudnn::codegen::kdaGradientTileFloats(const KdaKernelSpec &spec) {
 
 std::string rudnn::codegen::kdaSpecName(const KdaKernelSpec &spec) {
   std::ostringstream name;
-  name << scalarName(spec.input) << "_" << scalarName(spec.gate) << "_"
-       << scalarName(spec.beta) << "_k" << spec.featureK << "_v"
-       << spec.featureV << "_c" << spec.chunk;
+  name << dtypeName(spec.input) << "_" << dtypeName(spec.gate) << "_"
+       << dtypeName(spec.beta) << "_k" << spec.featureK << "_v" << spec.featureV
+       << "_c" << spec.chunk;
   return name.str();
 }
 

@@ -20,6 +20,8 @@
 
 #include "dialects/IR/TargetPolicy.h"
 
+#include "rudnn/types.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,14 +29,12 @@
 
 namespace rudnn::codegen {
 
-enum class ScalarType { F32, F16, BF16 };
+using ::rudnn::DType;
 
-/// "f32", "f16", "bf16".
-const char *scalarName(ScalarType type);
-
-/// What shapes the generated code of a KDA forward.
+/// What shapes the generated code of a KDA forward and backward: the element
+/// types of q/k/v, g and beta (f32, f16 or bf16), K, V and the chunk.
 struct KdaKernelSpec {
-  ScalarType input, gate, beta;
+  DType input, gate, beta;
   int64_t featureK, featureV, chunk;
 };
 

@@ -10,12 +10,40 @@
 
 namespace rudnn {
 
+/// The element types of rudnn, for tensors at the API and in generated code.
 enum class DType : int { F32 = 0, F16 = 1, BF16 = 2, I32 = 3, Bool = 4 };
 
-/// Bytes per element.
-size_t dtypeSize(DType dtype);
+/// Bytes per element (0 for a value outside the enum).
+constexpr size_t dtypeSize(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  case DType::Bool:
+    return 1;
+  }
+  return 0;
+}
+
 /// "f32", "f16", "bf16", "i32", "bool".
-const char *dtypeName(DType dtype);
+constexpr const char *dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return "f32";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::I32:
+    return "i32";
+  case DType::Bool:
+    return "bool";
+  }
+  return "unknown";
+}
 
 /// A tensor in memory the caller owns: pointer, dtype, shape and strides in
 /// elements. The innermost dim must be contiguous; other strides are free

@@ -16,30 +16,10 @@
 using namespace rudnn;
 using namespace rudnn::runtime;
 
-namespace {
-
-codegen::ScalarType scalarType(DType dtype) {
-  switch (dtype) {
-  case DType::F16:
-    return codegen::ScalarType::F16;
-  case DType::BF16:
-    return codegen::ScalarType::BF16;
-  default:
-    return codegen::ScalarType::F32;
-  }
-}
-
-} // namespace
-
-codegen::KdaKernelSpec rudnn::emitterSpec(const KdaKernelSpec &spec) {
-  return {scalarType(spec.input), scalarType(spec.gate), scalarType(spec.beta),
-          spec.featureK,          spec.featureV,         spec.chunk};
-}
-
 std::string rudnn::kdaBackwardSignature(const KdaKernelSpec &spec,
                                         const KdaBackwardFlags &flags) {
   std::ostringstream key;
-  key << "kda_backward:" << codegen::kdaSpecName(emitterSpec(spec))
+  key << "kda_backward:" << codegen::kdaSpecName(spec)
       << ":s0=" << flags.initialState << ":dsT=" << flags.dFinalState
       << ":bounds=" << flags.savedBoundaries << ":scale=" << std::hexfloat
       << flags.scale;
@@ -49,7 +29,7 @@ std::string rudnn::kdaBackwardSignature(const KdaKernelSpec &spec,
 std::string rudnn::kdaForwardSignature(const KdaKernelSpec &spec,
                                        const KdaPlanFlags &flags) {
   std::ostringstream key;
-  key << "kda_forward:" << codegen::kdaSpecName(emitterSpec(spec))
+  key << "kda_forward:" << codegen::kdaSpecName(spec)
       << ":s0=" << flags.initialState << ":sT=" << flags.finalState
       << ":bounds=" << flags.saveBoundaries << ":scale=" << std::hexfloat
       << flags.scale;
@@ -212,7 +192,7 @@ Plan rudnn::buildKdaForwardPlan(Context::Impl &context,
   return lowerToPlan(
       context,
       [&](mlir::MLIRContext &mlir) { return forwardModule(mlir, spec, flags); },
-      "kda_forward_" + codegen::kdaSpecName(emitterSpec(spec)));
+      "kda_forward_" + codegen::kdaSpecName(spec));
 }
 
 Plan rudnn::buildKdaBackwardPlan(Context::Impl &context,
@@ -223,5 +203,5 @@ Plan rudnn::buildKdaBackwardPlan(Context::Impl &context,
       [&](mlir::MLIRContext &mlir) {
         return backwardModule(mlir, spec, flags);
       },
-      "kda_backward_" + codegen::kdaSpecName(emitterSpec(spec)));
+      "kda_backward_" + codegen::kdaSpecName(spec));
 }

@@ -21,11 +21,7 @@
 
 namespace rudnn {
 
-/// What shapes the generated code.
-struct KdaKernelSpec {
-  DType input, gate, beta;
-  int64_t featureK, featureV, chunk;
-};
+using codegen::KdaKernelSpec;
 
 /// What shapes the plan besides the kernels.
 struct KdaPlanFlags {
@@ -42,9 +38,6 @@ struct KdaBackwardFlags {
 /// The plan-cache key of a forward call.
 std::string kdaForwardSignature(const KdaKernelSpec &spec,
                                 const KdaPlanFlags &flags);
-
-/// The emitter's view of `spec`.
-codegen::KdaKernelSpec emitterSpec(const KdaKernelSpec &spec);
 
 /// The plan of a call with this signature: the call written as rudnn IR
 /// (dynamic B, T, H), lowered by rudnn-specialize, rudnn-decompose and

@@ -69,12 +69,8 @@ TEST_P(KdaBackwardKernelTest, MatchesFloat64Gradients) {
     return std::vector<float>(x.begin(), x.end());
   };
   auto ptr = [](DevicePtr p) { return reinterpret_cast<float *>(p); };
-  const codegen::KdaKernelSpec spec{codegen::ScalarType::F32,
-                                    codegen::ScalarType::F32,
-                                    codegen::ScalarType::F32,
-                                    K,
-                                    V,
-                                    C};
+  const codegen::KdaKernelSpec spec{
+      codegen::DType::F32, codegen::DType::F32, codegen::DType::F32, K, V, C};
   const long long tiles = codegen::kdaTileFloats(spec),
                   grads = codegen::kdaGradientTileFloats(spec);
   Strides sk{(long long)T * H * K, H * K, K},
@@ -205,10 +201,10 @@ TEST(KdaBackwardKernelNvrtc, CompilesForSm90AtTheLargestShapes) {
     for (codegen::KdaStage stage :
          {codegen::KdaStage::Restore, codegen::KdaStage::StateGradient,
           codegen::KdaStage::Gradients}) {
-      codegen::EmittedKernel kernel = codegen::emitKdaKernel(
-          {codegen::ScalarType::BF16, codegen::ScalarType::F32,
-           codegen::ScalarType::BF16, features, features, 64},
-          stage);
+      codegen::EmittedKernel kernel =
+          codegen::emitKdaKernel({codegen::DType::BF16, codegen::DType::F32,
+                                  codegen::DType::BF16, features, features, 64},
+                                 stage);
       CudaBinary binary =
           compiler.compile({kernel.entry, kernel.source}, "sm_90");
       EXPECT_THAT(binary.ptx, ::testing::HasSubstr(".entry " + kernel.entry));

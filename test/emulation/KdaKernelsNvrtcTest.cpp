@@ -51,9 +51,8 @@ TEST(KdaKernelsNvrtc, EveryKernelCompilesWithoutSpillsWithinItsSharedMemory) {
                  << runtime::CudaToolkit::get().nvrtcLibrary << ")";
   runtime::NvrtcCompiler compiler(samples::deviceHeaders());
   for (int64_t features : {128, 256}) {
-    const KdaKernelSpec spec{ScalarType::BF16, ScalarType::F32,
-                             ScalarType::BF16, features,
-                             features,         64};
+    const KdaKernelSpec spec{DType::BF16, DType::F32, DType::BF16,
+                             features,    features,   64};
     const int64_t modelled = mlir::rudnn::kdaChunkSharedBytes(
         spec.chunk, spec.featureK, spec.featureV);
     EXPECT_LE(modelled, mlir::rudnn::kStaticSharedBytes);
