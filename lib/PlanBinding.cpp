@@ -13,8 +13,9 @@ rudnn::bindViews(const Plan &plan,
   for (const PlanBuffer &buffer : plan.buffers) {
     auto it = named.find(buffer.name);
     const TensorView *view =
-        buffer.kind == BufferKind::Workspace || it == named.end() ? nullptr
-                                                                  : it->second;
+        buffer.access == BufferAccess::Workspace || it == named.end()
+            ? nullptr
+            : it->second;
     call.bindings.push_back(view ? reinterpret_cast<DevicePtr>(view->data) : 0);
     shapes.push_back(view ? BufferShape{&view->shape, &view->strides}
                           : BufferShape{});

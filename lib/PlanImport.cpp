@@ -62,12 +62,15 @@ Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context) {
   // Buffers and kernels first: launches refer to them by name.
   for (mlir::Operation &op : planOp.getBody().front()) {
     if (auto buffer = mlir::dyn_cast<BufferOp>(op)) {
-      llvm::StringRef kind = buffer.getKind();
+      llvm::StringRef access = buffer.getAccess();
       PlanBuffer entry{buffer.getSymName().str(),
-                       kind == "argument" ? BufferKind::Argument
-                       : kind == "result" ? BufferKind::Result
-                                          : BufferKind::Workspace,
+                       access == "in"      ? BufferAccess::In
+                       : access == "out"   ? BufferAccess::Out
+                       : access == "inout" ? BufferAccess::InOut
+                                           : BufferAccess::Workspace,
                        SizeExpr::of(0), SizeExpr::of(0)};
+      if (auto alias = buffer.getAliasesAttr())
+        entry.aliasOf = static_cast<int32_t>(buffers.at(alias.getValue()));
       if (buffer.getBytesAttr())
         entry.bytes = size(buffer.getBytesAttr());
       if (buffer.getOffsetAttr())

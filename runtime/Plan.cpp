@@ -54,13 +54,20 @@ void Plan::validate() const {
   for (size_t i = 0; i < paramSources.size(); ++i) {
     const ParamSource &source = paramSources[i];
     if (source.buffer >= buffers.size() ||
-        buffers[source.buffer].kind == BufferKind::Workspace ||
+        buffers[source.buffer].access == BufferAccess::Workspace ||
         source.divisor < 1)
       throw InvalidArgument("parameter '" + params[i] +
                             "' has a source outside the plan's argument and "
                             "result buffers");
   }
   for (const PlanBuffer &buffer : buffers) {
+    if (buffer.aliasOf != -1 &&
+        (buffer.access != BufferAccess::Out || buffer.aliasOf < 0 ||
+         buffer.aliasOf >= static_cast<int32_t>(buffers.size()) ||
+         buffers[buffer.aliasOf].access != BufferAccess::In))
+      throw InvalidArgument("buffer '" + buffer.name +
+                            "' may alias only an input buffer, and only as "
+                            "an output");
     checkExpr(buffer.bytes, "size of buffer '" + buffer.name + "'");
     checkExpr(buffer.offset, "offset of buffer '" + buffer.name + "'");
   }
@@ -129,7 +136,7 @@ Plan::paramValues(const std::vector<BufferShape> &bound) const {
 uint64_t Plan::workspaceBytes(const std::vector<int64_t> &paramValues) const {
   uint64_t total = 0;
   for (const PlanBuffer &buffer : buffers)
-    if (buffer.kind == BufferKind::Workspace)
+    if (buffer.access == BufferAccess::Workspace)
       total = std::max<uint64_t>(total, buffer.offset.evaluate(paramValues) +
                                             buffer.bytes.evaluate(paramValues));
   return total;
@@ -200,17 +207,7 @@ static SizeExpr sizeFromJson(const json &value) {
           value.at("divisor").get<int64_t>()};
 }
 
-static const char *kindName(BufferKind kind) {
-  switch (kind) {
-  case BufferKind::Argument:
-    return "argument";
-  case BufferKind::Result:
-    return "result";
-  case BufferKind::Workspace:
-    return "workspace";
-  }
-  return "";
-}
+static const char *const kAccessNames[] = {"in", "out", "inout", "workspace"};
 
 static const char *const kArgKindNames[] = {"buffer", "param_i32", "param_i64",
                                             "i32",    "i64",       "f32"};
@@ -239,10 +236,12 @@ std::string Plan::toJson(bool inlineBinaries) const {
   }
   plan["buffers"] = json::array();
   for (const PlanBuffer &buffer : buffers)
-    plan["buffers"].push_back({{"name", buffer.name},
-                               {"kind", kindName(buffer.kind)},
-                               {"bytes", ::toJson(buffer.bytes)},
-                               {"offset", ::toJson(buffer.offset)}});
+    plan["buffers"].push_back(
+        {{"name", buffer.name},
+         {"access", kAccessNames[static_cast<int>(buffer.access)]},
+         {"alias_of", buffer.aliasOf},
+         {"bytes", ::toJson(buffer.bytes)},
+         {"offset", ::toJson(buffer.offset)}});
   plan["launches"] = json::array();
   for (const PlanLaunch &launch : launches) {
     json args = json::array();
@@ -312,16 +311,16 @@ static Plan parsePlan(std::string_view text, ReadBinary readBinary) {
       plan.kernels.push_back(
           {kernel.at("entry").get<std::string>(), readBinary(kernel)});
     for (const json &buffer : value.at("buffers")) {
-      std::string kind = buffer.at("kind").get<std::string>();
-      BufferKind bufferKind =
-          kind == "argument" ? BufferKind::Argument
-          : kind == "result" ? BufferKind::Result
-          : kind == "workspace"
-              ? BufferKind::Workspace
-              : throw InvalidArgument("unknown buffer kind '" + kind + "'");
-      plan.buffers.push_back({buffer.at("name").get<std::string>(), bufferKind,
-                              sizeFromJson(buffer.at("bytes")),
-                              sizeFromJson(buffer.at("offset"))});
+      std::string access = buffer.at("access").get<std::string>();
+      auto *found =
+          std::find(std::begin(kAccessNames), std::end(kAccessNames), access);
+      if (found == std::end(kAccessNames))
+        throw InvalidArgument("unknown buffer access '" + access + "'");
+      plan.buffers.push_back(
+          {buffer.at("name").get<std::string>(),
+           static_cast<BufferAccess>(found - std::begin(kAccessNames)),
+           sizeFromJson(buffer.at("bytes")), sizeFromJson(buffer.at("offset")),
+           buffer.at("alias_of").get<int32_t>()});
     }
     for (const json &launch : value.at("launches")) {
       PlanLaunch parsed;

@@ -43,14 +43,20 @@ struct PlanKernel {
   std::string binary;
 };
 
-enum class BufferKind { Argument, Result, Workspace };
+/// How a plan touches a buffer: read (In), written (Out), read and written
+/// in place (InOut, e.g. a cache appended to), or its own scratch memory
+/// carved from the plan's workspace.
+enum class BufferAccess { In, Out, InOut, Workspace };
 
 struct PlanBuffer {
   std::string name;
-  BufferKind kind = BufferKind::Argument;
+  BufferAccess access = BufferAccess::In;
   /// Workspace only: bytes and byte offset within the plan's workspace.
   SizeExpr bytes = SizeExpr::of(0);
   SizeExpr offset = SizeExpr::of(0);
+  /// Out only: the In buffer whose memory it may be bound to (an update in
+  /// place, e.g. a final state over the initial state); -1 for none.
+  int32_t aliasOf = -1;
 };
 
 /// One kernel parameter.

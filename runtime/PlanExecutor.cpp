@@ -94,7 +94,7 @@ void PlanExecutor::launchAll(StreamState &state,
       case LaunchArg::Kind::Buffer: {
         const PlanBuffer &buffer = plan_.buffers[arg.index];
         DevicePtr address =
-            buffer.kind == BufferKind::Workspace
+            buffer.access == BufferAccess::Workspace
                 ? base + static_cast<DevicePtr>(buffer.offset.evaluate(params))
                 : bindings[arg.index];
         args.push(address);
@@ -141,7 +141,7 @@ void PlanExecutor::run(const std::vector<DevicePtr> &bindings,
                           std::to_string(plan_.params.size()) +
                           " parameters, got " + std::to_string(params.size()));
   for (size_t i = 0; i < bindings.size(); ++i)
-    if (plan_.buffers[i].kind != BufferKind::Workspace && !bindings[i])
+    if (plan_.buffers[i].access != BufferAccess::Workspace && !bindings[i])
       throw InvalidArgument("buffer '" + plan_.buffers[i].name +
                             "' is bound to a null address");
 

@@ -122,8 +122,9 @@ def RudnnPlan : Pass<"rudnn-plan", "::mlir::ModuleOp"> {
     After:
 
     ```mlir
-    rudnn.plan @main params ["B", "T", "H", "N", "q_stride_batch", ...] {
-      rudnn.buffer @q "argument"
+    rudnn.plan @main params ["B", "T", "H", "N", "q_stride_batch", ...]
+        sources [#rudnn.dim<buffer = "q", index = 0, divisor = 1>, ...] {
+      rudnn.buffer @q "in"
       ...
       rudnn.buffer @tiles "workspace" bytes <constant = 131328, ...>
       rudnn.kernel @prepare stage "prepare" threads 128 {...}

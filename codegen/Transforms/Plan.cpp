@@ -158,9 +158,13 @@ public:
                          divisor);
   }
 
-  Attribute buffer(StringRef name, StringRef kind, SizeAttr bytes = {},
-                   SizeAttr offset = {}) {
-    b.create<BufferOp>(loc, name, kind, bytes, offset);
+  Attribute buffer(StringRef name, StringRef access, SizeAttr bytes = {},
+                   SizeAttr offset = {}, StringRef aliases = {}) {
+    b.create<BufferOp>(loc, name, access,
+                       aliases.empty()
+                           ? FlatSymbolRefAttr()
+                           : FlatSymbolRefAttr::get(b.getContext(), aliases),
+                       bytes, offset);
     return FlatSymbolRefAttr::get(b.getContext(), name);
   }
 
@@ -205,21 +209,25 @@ LogicalResult planFunction(func::FuncOp func) {
   PlanBuilder pb(builder, loc);
 
   // Buffers, in the kernels' argument order.
-  Attribute q = pb.buffer("q", "argument"), k = pb.buffer("k", "argument"),
-            v = pb.buffer("v", "argument"), g = pb.buffer("g", "argument"),
-            beta = pb.buffer("beta", "argument");
+  Attribute q = pb.buffer("q", "in"), k = pb.buffer("k", "in"),
+            v = pb.buffer("v", "in"), g = pb.buffer("g", "in"),
+            beta = pb.buffer("beta", "in");
   Attribute initial =
-      call.initialState ? pb.buffer("initial_state", "argument") : pb.null();
-  Attribute output = pb.buffer("output", "result");
-  Attribute finalState = returned.contains(call.finalState)
-                             ? pb.buffer("final_state", "result")
-                             : pb.null();
+      call.initialState ? pb.buffer("initial_state", "in") : pb.null();
+  Attribute output = pb.buffer("output", "out");
+  // The state kernels read each block of the initial state before they
+  // write that block of the final state.
+  Attribute finalState =
+      returned.contains(call.finalState)
+          ? pb.buffer("final_state", "out", {}, {},
+                      call.initialState ? "initial_state" : "")
+          : pb.null();
   const int64_t tileBytes = 4 * codegen::kdaTileFloats(*spec);
   SizeAttr tilesSize = pb.size(tileBytes, {"N", "B", "H"});
   Attribute tiles = pb.buffer("tiles", "workspace", tilesSize, pb.size(0));
   Attribute boundaries =
       call.boundaries && returned.contains(call.boundaries)
-          ? pb.buffer("boundaries", "result")
+          ? pb.buffer("boundaries", "out")
           : pb.buffer(
                 "boundaries", "workspace",
                 pb.size(4 * spec->featureK * spec->featureV, {"N", "B", "H"}),
@@ -320,19 +328,18 @@ LogicalResult planBackward(func::FuncOp func, ChunkGradientsOp gradients) {
       spec->chunk);
   PlanBuilder pb(builder, loc);
 
-  Attribute q = pb.buffer("q", "argument"), k = pb.buffer("k", "argument"),
-            v = pb.buffer("v", "argument"), g = pb.buffer("g", "argument"),
-            beta = pb.buffer("beta", "argument");
+  Attribute q = pb.buffer("q", "in"), k = pb.buffer("k", "in"),
+            v = pb.buffer("v", "in"), g = pb.buffer("g", "in"),
+            beta = pb.buffer("beta", "in");
   Attribute initial =
-      initialState ? pb.buffer("initial_state", "argument") : pb.null();
-  Attribute dOutput = pb.buffer("d_output", "argument");
-  Attribute dFinal =
-      dFinalState ? pb.buffer("d_final_state", "argument") : pb.null();
-  Attribute dq = pb.buffer("dq", "result"), dk = pb.buffer("dk", "result"),
-            dv = pb.buffer("dv", "result"), dg = pb.buffer("dg", "result"),
-            dbeta = pb.buffer("dbeta", "result");
+      initialState ? pb.buffer("initial_state", "in") : pb.null();
+  Attribute dOutput = pb.buffer("d_output", "in");
+  Attribute dFinal = dFinalState ? pb.buffer("d_final_state", "in") : pb.null();
+  Attribute dq = pb.buffer("dq", "out"), dk = pb.buffer("dk", "out"),
+            dv = pb.buffer("dv", "out"), dg = pb.buffer("dg", "out"),
+            dbeta = pb.buffer("dbeta", "out");
   Attribute dInitial = returned.contains(stateGradient.getDInitialState())
-                           ? pb.buffer("d_initial_state", "result")
+                           ? pb.buffer("d_initial_state", "out")
                            : pb.null();
   SizeAttr tilesSize =
       pb.size(4 * codegen::kdaTileFloats(*spec), {"N", "B", "H"});
@@ -340,7 +347,7 @@ LogicalResult planBackward(func::FuncOp func, ChunkGradientsOp gradients) {
       pb.size(4 * spec->featureK * spec->featureV, {"N", "B", "H"});
   Attribute tiles = pb.buffer("tiles", "workspace", tilesSize, pb.size(0));
   // Saved boundaries are an argument; recomputed ones follow the tiles.
-  Attribute boundaries = savedBoundaries ? pb.buffer("boundaries", "argument")
+  Attribute boundaries = savedBoundaries ? pb.buffer("boundaries", "in")
                                          : pb.buffer("boundaries", "workspace",
                                                      boundariesSize, tilesSize);
   SizeAttr scratchOffset = savedBoundaries

@@ -34,7 +34,7 @@ static LogicalResult checkSource(PlanOp plan, unsigned index,
            << "source #" << index
            << " must be a #rudnn.dim or #rudnn.stride, got " << source;
   auto bound = plan.lookupSymbol<BufferOp>(buffer);
-  if (!bound || bound.getKind() == "workspace")
+  if (!bound || bound.getAccess() == "workspace")
     return plan.emitOpError() << "source #" << index << " reads '" << buffer
                               << "', which is not an argument or result "
                                  "buffer of the plan";
@@ -57,6 +57,13 @@ LogicalResult PlanOp::verifyRegions() {
 
   for (Operation &op : getBody().front()) {
     if (auto buffer = dyn_cast<BufferOp>(op)) {
+      if (auto alias = buffer.getAliasesAttr()) {
+        auto target = lookupSymbol<BufferOp>(alias);
+        if (!target || target.getAccess() != "in")
+          return buffer.emitOpError()
+                 << "aliases " << alias << ", which is not an 'in' buffer of "
+                 << "the plan";
+      }
       if ((buffer.getBytesAttr() &&
            failed(
                checkSize(buffer, buffer.getBytesAttr(), "'bytes'", params))) ||
@@ -114,14 +121,17 @@ LogicalResult PlanOp::verifyRegions() {
 }
 
 LogicalResult BufferOp::verify() {
-  StringRef kind = getKind();
-  if (kind != "argument" && kind != "result" && kind != "workspace")
-    return emitOpError() << "kind must be argument, result or workspace, got '"
-                         << kind << "'";
-  if (kind == "workspace" && !getBytesAttr())
+  StringRef access = getAccess();
+  if (access != "in" && access != "out" && access != "inout" &&
+      access != "workspace")
+    return emitOpError() << "access must be in, out, inout or workspace, got '"
+                         << access << "'";
+  if (access == "workspace" && !getBytesAttr())
     return emitOpError() << "a workspace buffer needs 'bytes'";
-  if (kind != "workspace" && (getBytesAttr() || getOffsetAttr()))
+  if (access != "workspace" && (getBytesAttr() || getOffsetAttr()))
     return emitOpError() << "only workspace buffers have 'bytes' and 'offset'";
+  if (getAliases() && access != "out")
+    return emitOpError() << "only an 'out' buffer may alias another";
   return success();
 }
 

@@ -31,7 +31,7 @@ def Rudnn_PlanOp : Rudnn_Op<"plan", [
     rudnn.plan @main params ["B", "T", "H", "N"]
         sources [#rudnn.dim<buffer = "q", index = 0, divisor = 1>, ...,
                  #rudnn.dim<buffer = "q", index = 1, divisor = 64>] {
-      rudnn.buffer @q argument
+      rudnn.buffer @q "in"
       rudnn.buffer @tiles workspace bytes #rudnn.size<constant = 37120,
           params = ["N", "B", "H"], divisor = 1>
       rudnn.kernel @prepare {stage = "prepare", ...}
@@ -54,21 +54,28 @@ def Rudnn_PlanOp : Rudnn_Op<"plan", [
 def Rudnn_BufferOp : Rudnn_Op<"buffer", [Symbol, HasParent<"PlanOp">]> {
   let summary = "Memory a plan reads or writes";
   let description = [{
-    `argument` and `result` buffers are bound to the caller's tensors at each
-    call; `workspace` buffers live in one allocation of the plan, `bytes` at
-    `offset`.
+    `access` says how the plan touches it: `in` buffers are read, `out`
+    buffers written, `inout` buffers read and updated in place (a cache
+    appended to); all three are bound to the caller's tensors at each call.
+    `workspace` buffers live in one allocation of the plan, `bytes` at
+    `offset`. An `out` buffer that `aliases` an `in` buffer may be bound to
+    the same memory (an update in place, e.g. a final state over the
+    initial state).
 
     ```mlir
-    rudnn.buffer @boundaries workspace
+    rudnn.buffer @final_state "out" aliases @initial_state
+    rudnn.buffer @boundaries "workspace"
         bytes #rudnn.size<constant = 16384, params = ["N", "B", "H"], divisor = 1>
         offset #rudnn.size<constant = 37120, params = ["N", "B", "H"], divisor = 1>
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$kind,
+  let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$access,
+                       OptionalAttr<FlatSymbolRefAttr>:$aliases,
                        OptionalAttr<Rudnn_SizeAttr>:$bytes,
                        OptionalAttr<Rudnn_SizeAttr>:$offset);
   let assemblyFormat = [{
-    $sym_name $kind (`bytes` $bytes^)? (`offset` $offset^)? attr-dict
+    $sym_name $access (`aliases` $aliases^)? (`bytes` $bytes^)?
+    (`offset` $offset^)? attr-dict
   }];
   let hasVerifier = 1;
 }

@@ -8,9 +8,9 @@ rudnn.plan @p params ["B"] {
 
 // -----
 
-// Buffer kinds are argument, result or workspace.
+// Buffer accesses are in, out, inout or workspace.
 rudnn.plan @p params [] {
-  // expected-error @+1 {{kind must be argument, result or workspace, got 'scratch'}}
+  // expected-error @+1 {{access must be in, out, inout or workspace, got 'scratch'}}
   rudnn.buffer @w "scratch"
 }
 
@@ -96,7 +96,7 @@ rudnn.plan @p params [] {
 // One source per parameter.
 // expected-error @+1 {{has 1 sources for 2 parameters}}
 rudnn.plan @p params ["B", "T"] sources [#rudnn.dim<buffer = "x", index = 0, divisor = 1>] {
-  rudnn.buffer @x "argument"
+  rudnn.buffer @x "in"
 }
 
 // -----
@@ -112,7 +112,7 @@ rudnn.plan @p params ["B"] sources [#rudnn.stride<buffer = "w", index = 0>] {
 // A source is a dim or a stride.
 // expected-error @+1 {{source #0 must be a #rudnn.dim or #rudnn.stride, got 3 : i64}}
 rudnn.plan @p params ["B"] sources [3] {
-  rudnn.buffer @x "argument"
+  rudnn.buffer @x "in"
 }
 
 // -----
@@ -120,3 +120,20 @@ rudnn.plan @p params ["B"] sources [3] {
 // Divisors are positive.
 // expected-error @+1 {{#rudnn.dim needs a buffer, a dim index >= 0 and a divisor >= 1, got buffer "x", index 1, divisor 0}}
 func.func private @f() attributes {s = #rudnn.dim<buffer = "x", index = 1, divisor = 0>}
+
+// -----
+
+// Only an output may alias, and only an input.
+rudnn.plan @p params [] {
+  rudnn.buffer @x "in"
+  // expected-error @+1 {{only an 'out' buffer may alias another}}
+  rudnn.buffer @y "inout" aliases @x
+}
+
+// -----
+
+rudnn.plan @p params [] {
+  rudnn.buffer @x "out"
+  // expected-error @+1 {{aliases @x, which is not an 'in' buffer of the plan}}
+  rudnn.buffer @y "out" aliases @x
+}

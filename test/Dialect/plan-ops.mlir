@@ -1,17 +1,22 @@
 // RUN: rudnn-opt %s | rudnn-opt | FileCheck %s
 // RUN: rudnn-opt %s -mlir-print-op-generic | rudnn-opt | FileCheck %s
 
-// A plan with every kind of buffer, a kernel and a guarded launch binding
-// buffers, a null pointer, parameters and a constant.
-// CHECK-LABEL: rudnn.plan @axpy params ["N"] {
-// CHECK: rudnn.buffer @x "argument"
-// CHECK: rudnn.buffer @y "result"
+// A plan with every access of buffer (an output aliasing an input, an
+// in-place one), parameters read from a bound view, a kernel and a guarded
+// launch binding buffers, a null pointer, parameters and a constant.
+// CHECK-LABEL: rudnn.plan @axpy params ["N"] sources [#rudnn.dim<buffer = "x", index = 0, divisor = 1>] {
+// CHECK: rudnn.buffer @x "in"
+// CHECK: rudnn.buffer @y "out"
+// CHECK: rudnn.buffer @z "out" aliases @x
+// CHECK: rudnn.buffer @cache "inout"
 // CHECK: rudnn.buffer @scratch "workspace" bytes <constant = 4, params = ["N"], divisor = 1>
 // CHECK: rudnn.kernel @k stage "output" threads 128
 // CHECK: rudnn.launch @k grid [#rudnn.size<constant = 1, params = ["N"], divisor = 64>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>] args [@x, @y, 0, #rudnn.param<name = "N", bits = 32>, 2.500000e-01 : f32] {guard = "N", guard_max = 100 : i64, guard_min = 2 : i64}
-rudnn.plan @axpy params ["N"] {
-  rudnn.buffer @x "argument"
-  rudnn.buffer @y "result"
+rudnn.plan @axpy params ["N"] sources [#rudnn.dim<buffer = "x", index = 0, divisor = 1>] {
+  rudnn.buffer @x "in"
+  rudnn.buffer @y "out"
+  rudnn.buffer @z "out" aliases @x
+  rudnn.buffer @cache "inout"
   rudnn.buffer @scratch "workspace" bytes #rudnn.size<constant = 4, params = ["N"], divisor = 1>
   rudnn.kernel @k stage "output" threads 128 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = ["rudnn.chunk_output"], gate = f32, input = f32}
   rudnn.launch @k grid [#rudnn.size<constant = 1, params = ["N"], divisor = 64>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>] args [@x, @y, 0 : i64, #rudnn.param<name = "N", bits = 32>, 0.25 : f32] {guard = "N", guard_min = 2 : i64, guard_max = 100 : i64}

@@ -15,7 +15,7 @@
 // CHECK-LABEL: rudnn.plan @saved
 // CHECK-NOT: @initial_state
 // CHECK: rudnn.buffer @tiles "workspace" bytes <constant = 18496, params = ["N", "B", "H"], divisor = 1>
-// CHECK: rudnn.buffer @boundaries "argument"
+// CHECK: rudnn.buffer @boundaries "in"
 // CHECK: rudnn.buffer @scratch "workspace" {{.*}} offset <constant = 18496, params = ["N", "B", "H"], divisor = 1>
 // CHECK: rudnn.kernel @kda_fwd_prepare_f32_f32_f32_k16_v8_c32 stage "prepare"
 // CHECK-NOT: stage "propagate"

@@ -7,13 +7,13 @@
 // and takes the input gradients chunk by chunk; its scratch follows the
 // tiles and boundaries in the workspace.
 // CHECK-LABEL: rudnn.plan @backward params ["B", "T", "H", "N", "q_stride_batch"
-// CHECK: rudnn.buffer @[[Q:q]] "argument"
-// CHECK: rudnn.buffer @initial_state "argument"
-// CHECK: rudnn.buffer @d_output "argument"
+// CHECK: rudnn.buffer @[[Q:q]] "in"
+// CHECK: rudnn.buffer @initial_state "in"
+// CHECK: rudnn.buffer @d_output "in"
 // CHECK-NOT: @d_final_state
-// CHECK: rudnn.buffer @dq "result"
-// CHECK: rudnn.buffer @dbeta "result"
-// CHECK: rudnn.buffer @d_initial_state "result"
+// CHECK: rudnn.buffer @dq "out"
+// CHECK: rudnn.buffer @dbeta "out"
+// CHECK: rudnn.buffer @d_initial_state "out"
 // CHECK: rudnn.buffer @tiles "workspace"
 // CHECK: rudnn.buffer @boundaries "workspace"
 // CHECK: rudnn.buffer @scratch "workspace"

@@ -11,11 +11,11 @@
 // CHECK-LABEL: rudnn.plan @chunked params ["B", "T", "H", "N", "q_stride_batch"
 // CHECK-SAME: sources [#rudnn.dim<buffer = "q", index = 0, divisor = 1>, #rudnn.dim<buffer = "q", index = 1, divisor = 1>, #rudnn.dim<buffer = "q", index = 2, divisor = 1>, #rudnn.dim<buffer = "q", index = 1, divisor = 64>, #rudnn.stride<buffer = "q", index = 0>, #rudnn.stride<buffer = "q", index = 1>
 // CHECK-SAME: #rudnn.stride<buffer = "output", index = 2>]
-// CHECK: rudnn.buffer @q "argument"
-// CHECK: rudnn.buffer @beta "argument"
+// CHECK: rudnn.buffer @q "in"
+// CHECK: rudnn.buffer @beta "in"
 // CHECK-NOT: rudnn.buffer @initial_state
-// CHECK: rudnn.buffer @output "result"
-// CHECK: rudnn.buffer @final_state "result"
+// CHECK: rudnn.buffer @output "out"
+// CHECK: rudnn.buffer @final_state "out"
 // CHECK: rudnn.buffer @tiles "workspace" bytes <constant = 123392, params = ["N", "B", "H"], divisor = 1>
 // CHECK: rudnn.buffer @boundaries "workspace" bytes <constant = 32768, params = ["N", "B", "H"], divisor = 1> offset <constant = 123392, params = ["N", "B", "H"], divisor = 1>
 // CHECK: rudnn.kernel @[[REC:kda_fwd_recurrent_bf16_f32_f32_k128_v64_c64]] stage "recurrent" threads 32
@@ -46,9 +46,9 @@ func.func @chunked(%q: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x64xbf16>,
 // returned boundaries are a result, and an unreturned final state a null
 // pointer.
 // CHECK-LABEL: rudnn.plan @saved
-// CHECK: rudnn.buffer @initial_state "argument"
-// CHECK-NOT: @final_state "result"
-// CHECK: rudnn.buffer @boundaries "result"
+// CHECK: rudnn.buffer @initial_state "in"
+// CHECK-NOT: @final_state "out"
+// CHECK: rudnn.buffer @boundaries "out"
 // CHECK-NOT: stage "recurrent"
 // CHECK: rudnn.launch @kda_fwd_prepare_f32_f32_f32_k16_v16_c64
 // CHECK-SAME: args [@q, @k, @v, @g, @beta, @initial_state, @output, 0, @boundaries, @tiles
@@ -62,4 +62,21 @@ func.func @saved(%q: tensor<1x100x2x16xf32>, %beta: tensor<1x100x2xf32>,
       -> (tensor<1x100x2x16xf32>, tensor<1x2x16x16xf32>, tensor<?x1x2x16x16xf32>)
   %c = tensor.cast %b : tensor<?x1x2x16x16xf32> to tensor<2x1x2x16x16xf32>
   return %o, %c : tensor<1x100x2x16xf32>, tensor<2x1x2x16x16xf32>
+}
+
+// -----
+
+// A returned final state over a given initial state may be updated in place:
+// its buffer aliases the initial state's.
+// CHECK-LABEL: rudnn.plan @in_place
+// CHECK: rudnn.buffer @initial_state "in"
+// CHECK: rudnn.buffer @final_state "out" aliases @initial_state
+func.func @in_place(%q: tensor<1x40x2x16xf32>, %beta: tensor<1x40x2xf32>,
+                    %s0: tensor<1x2x16x16xf32>)
+    -> (tensor<1x40x2x16xf32>, tensor<1x2x16x16xf32>) {
+  %o, %s = rudnn.kda %q, %q, %q, %q, %beta initial_state %s0
+      : (tensor<1x40x2x16xf32>, tensor<1x40x2x16xf32>, tensor<1x40x2x16xf32>,
+         tensor<1x40x2x16xf32>, tensor<1x40x2xf32>, tensor<1x2x16x16xf32>)
+      -> (tensor<1x40x2x16xf32>, tensor<1x2x16x16xf32>)
+  return %o, %s : tensor<1x40x2x16xf32>, tensor<1x2x16x16xf32>
 }

@@ -24,8 +24,8 @@ inline runtime::Plan axpyPlan(Context &context, float a) {
   plan.kernels = {
       {samples::kAxpyEntry,
        *context.impl().compile({samples::kAxpyEntry, samples::kAxpySource})}};
-  plan.buffers = {{"x", BufferKind::Argument, SizeExpr::of(0), SizeExpr::of(0)},
-                  {"y", BufferKind::Result, SizeExpr::of(0), SizeExpr::of(0)}};
+  plan.buffers = {{"x", BufferAccess::In, SizeExpr::of(0), SizeExpr::of(0)},
+                  {"y", BufferAccess::Out, SizeExpr::of(0), SizeExpr::of(0)}};
   PlanLaunch launch;
   launch.grid[0] = {1, {0}, 256};
   launch.block[0] = 256;

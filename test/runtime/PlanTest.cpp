@@ -32,10 +32,10 @@ Plan samplePlan() {
                        {ParamSource::Kind::Dim, 0, 1, 1}};
   plan.kernels = {{"first", std::string("bin\0ary-1", 9)}, {"second", "bin-2"}};
   plan.buffers = {
-      {"x", BufferKind::Argument, SizeExpr::of(0), SizeExpr::of(0)},
-      {"y", BufferKind::Result, SizeExpr::of(0), SizeExpr::of(0)},
-      {"partials", BufferKind::Workspace, {4, {0, 1}, 1}, SizeExpr::of(0)},
-      {"states", BufferKind::Workspace, {256, {0}, 1}, {4, {0, 1}, 1}}};
+      {"x", BufferAccess::In, SizeExpr::of(0), SizeExpr::of(0)},
+      {"y", BufferAccess::Out, SizeExpr::of(0), SizeExpr::of(0)},
+      {"partials", BufferAccess::Workspace, {4, {0, 1}, 1}, SizeExpr::of(0)},
+      {"states", BufferAccess::Workspace, {256, {0}, 1}, {4, {0, 1}, 1}}};
   PlanLaunch first;
   first.kernel = 0;
   first.grid[0] = {1, {1}, 64}; // ceil(T / 64)
@@ -77,6 +77,18 @@ TEST(PlanParams, ComeFromTheBoundViews) {
       ::testing::ThrowsMessage<InvalidArgument>(HasSubstr(
           "reads parameter 'N' from buffer 'y', which is not bound")));
   plan.paramSources[0].buffer = 2; // a workspace
+  EXPECT_THROW(plan.validate(), InvalidArgument);
+}
+
+// Only an output may alias, and only an input.
+TEST(PlanBuffers, AliasesJoinAnOutputToAnInput) {
+  Plan plan = samplePlan();
+  plan.buffers[1].aliasOf = 0; // y over x
+  plan.validate();
+  plan.buffers[1].aliasOf = 2; // y over a workspace
+  EXPECT_THROW(plan.validate(), InvalidArgument);
+  plan.buffers[1].aliasOf = -1;
+  plan.buffers[0].aliasOf = 1; // an input aliasing
   EXPECT_THROW(plan.validate(), InvalidArgument);
 }
 
@@ -127,9 +139,10 @@ void expectSamePlan(const Plan &a, const Plan &b) {
   ASSERT_EQ(a.buffers.size(), b.buffers.size());
   for (size_t i = 0; i < a.buffers.size(); ++i) {
     EXPECT_EQ(a.buffers[i].name, b.buffers[i].name);
-    EXPECT_EQ(a.buffers[i].kind, b.buffers[i].kind);
+    EXPECT_EQ(a.buffers[i].access, b.buffers[i].access);
     EXPECT_EQ(a.buffers[i].bytes, b.buffers[i].bytes);
     EXPECT_EQ(a.buffers[i].offset, b.buffers[i].offset);
+    EXPECT_EQ(a.buffers[i].aliasOf, b.buffers[i].aliasOf);
   }
   ASSERT_EQ(a.launches.size(), b.launches.size());
   for (size_t i = 0; i < a.launches.size(); ++i) {
@@ -155,6 +168,12 @@ void expectSamePlan(const Plan &a, const Plan &b) {
 
 TEST(PlanJson, RoundTripsWithInlineBinaries) {
   Plan plan = samplePlan();
+  // Every access: an output over the input x, a buffer updated in place.
+  plan.buffers.push_back(
+      {"x_again", BufferAccess::Out, SizeExpr::of(0), SizeExpr::of(0), 0});
+  plan.buffers.push_back(
+      {"cache", BufferAccess::InOut, SizeExpr::of(0), SizeExpr::of(0)});
+  plan.validate();
   plan.launches[1].args.push_back(LaunchArg::f32(-INFINITY));
   plan.launches[1].args.push_back(LaunchArg::f32(std::nanf("")));
   plan.launches[1].args.push_back(LaunchArg::f32(1e-45f));
