@@ -112,6 +112,10 @@ Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context) {
     launch.kernel = kernels.at(launchOp.getKernel());
     auto kernelOp = planOp.lookupSymbol<KernelOp>(launchOp.getKernelAttr());
     launch.block[0] = static_cast<uint32_t>(kernelOp.getThreads());
+    launch.dynamicSharedBytes =
+        static_cast<uint32_t>(kernelOp.getSharedBytes());
+    if (launchOp.getRepeat())
+      launch.repeat = static_cast<int32_t>(paramIndex(*launchOp.getRepeat()));
     for (int i = 0; i < 3; ++i)
       launch.grid[i] = size(mlir::cast<SizeAttr>(launchOp.getGrid()[i]));
     if (launchOp.getGuard())

@@ -52,6 +52,13 @@ public:
     return *this;
   }
   void **pointers() { return pointerArray.data(); }
+  /// A pack holding copies of the same values.
+  ArgPack copy() const {
+    ArgPack other;
+    for (const auto &value : values)
+      other.pushBytes(*value);
+    return other;
+  }
   size_t size() const { return values.size(); }
 
 private:

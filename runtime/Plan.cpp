@@ -88,6 +88,11 @@ void Plan::validate() const {
     for (uint32_t dim : launch.block)
       if (dim == 0)
         throw InvalidArgument(where + " has an empty block");
+    if (launch.repeat < -1 ||
+        launch.repeat >= static_cast<int32_t>(params.size()))
+      throw InvalidArgument(where + " repeats over parameter #" +
+                            std::to_string(launch.repeat) + ", the plan has " +
+                            std::to_string(params.size()));
     for (const LaunchArg &arg : launch.args) {
       bool isBuffer = arg.kind == LaunchArg::Kind::Buffer;
       bool isParam = arg.kind == LaunchArg::Kind::ParamI32 ||
@@ -274,6 +279,7 @@ std::string Plan::toJson(bool inlineBinaries) const {
            ::toJson(launch.grid[2])}},
          {"block", {launch.block[0], launch.block[1], launch.block[2]}},
          {"dynamic_shared_bytes", launch.dynamicSharedBytes},
+         {"repeat", launch.repeat},
          {"guard",
           {{"param", launch.guard.param},
            {"min", launch.guard.min},
@@ -331,6 +337,7 @@ static Plan parsePlan(std::string_view text, ReadBinary readBinary) {
       }
       parsed.dynamicSharedBytes =
           launch.at("dynamic_shared_bytes").get<uint32_t>();
+      parsed.repeat = launch.at("repeat").get<int32_t>();
       const json &guard = launch.at("guard");
       parsed.guard = {guard.at("param").get<int32_t>(),
                       guard.at("min").get<int64_t>(),

@@ -97,6 +97,9 @@ struct LaunchGuard {
 struct PlanLaunch {
   uint32_t kernel = 0;
   LaunchGuard guard;
+  /// A parameter index: the launch runs params[repeat] times in a row, the
+  /// iteration passed as a last i32 argument; -1: once.
+  int32_t repeat = -1;
   SizeExpr grid[3] = {SizeExpr::of(1), SizeExpr::of(1), SizeExpr::of(1)};
   uint32_t block[3] = {1, 1, 1};
   uint32_t dynamicSharedBytes = 0;

@@ -118,13 +118,23 @@ void PlanExecutor::launchAll(StreamState &state,
       }
     }
     const LoadedKernel &kernel = *kernels[launch.kernel];
-    if (!timings) {
-      backend.launch(kernel, geometry, args, stream);
-      continue;
+    const int64_t times = launch.repeat < 0 ? 1 : params[launch.repeat];
+    for (int64_t iteration = 0; iteration < times; ++iteration) {
+      ArgPack *pack = &args;
+      ArgPack repeated;
+      if (launch.repeat >= 0) { // the same arguments, then the iteration
+        repeated = args.copy();
+        repeated.push(static_cast<int32_t>(iteration));
+        pack = &repeated;
+      }
+      if (!timings) {
+        backend.launch(kernel, geometry, *pack, stream);
+        continue;
+      }
+      const float milliseconds = backend.timeMilliseconds(
+          stream, [&] { backend.launch(kernel, geometry, *pack, stream); });
+      timings->push_back({kernel.entry(), milliseconds});
     }
-    const float milliseconds = backend.timeMilliseconds(
-        stream, [&] { backend.launch(kernel, geometry, args, stream); });
-    timings->push_back({kernel.entry(), milliseconds});
   }
 }
 
@@ -145,7 +155,13 @@ void PlanExecutor::run(const std::vector<DevicePtr> &bindings,
       throw InvalidArgument("buffer '" + plan_.buffers[i].name +
                             "' is bound to a null address");
 
-  for (const PlanLaunch &launch : plan_.launches)
+  for (const PlanLaunch &launch : plan_.launches) {
+    if (launch.repeat >= 0 &&
+        (params[launch.repeat] < 0 ||
+         params[launch.repeat] > std::numeric_limits<int32_t>::max()))
+      throw InvalidArgument("parameter '" + plan_.params[launch.repeat] +
+                            "' = " + std::to_string(params[launch.repeat]) +
+                            " cannot count a launch's repeats");
     for (const LaunchArg &arg : launch.args) {
       if (arg.kind != LaunchArg::Kind::ParamI32)
         continue;
@@ -156,6 +172,7 @@ void PlanExecutor::run(const std::vector<DevicePtr> &bindings,
                               "' = " + std::to_string(value) +
                               " does not fit the kernel's 32-bit argument");
     }
+  }
 
   std::lock_guard<std::mutex> lock(mutex);
   std::unique_ptr<StreamState> &slot = streams[stream];

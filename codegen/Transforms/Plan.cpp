@@ -257,13 +257,14 @@ LogicalResult planFunction(func::FuncOp func) {
     for (StringRef op : fuses)
       fused.push_back(builder.getStringAttr(op));
     builder.create<KernelOp>(loc, name, codegen::stageName(stage), threads,
-                             builder.getArrayAttr(fused), elementType(call.q),
-                             elementType(call.g), elementType(call.beta),
-                             spec->featureK, spec->featureV, spec->chunk);
+                             /*shared_bytes=*/0, builder.getArrayAttr(fused),
+                             elementType(call.q), elementType(call.g),
+                             elementType(call.beta), spec->featureK,
+                             spec->featureV, spec->chunk);
     auto launch = builder.create<LaunchOp>(
         loc, FlatSymbolRefAttr::get(builder.getContext(), name),
         builder.getArrayAttr({gridX, gridY, one}), argList, StringAttr(),
-        IntegerAttr(), IntegerAttr());
+        IntegerAttr(), IntegerAttr(), StringAttr());
     if (guard) {
       launch.setGuardAttr(builder.getStringAttr("T"));
       launch.setGuardMinAttr(builder.getI64IntegerAttr(guard->first));
@@ -412,14 +413,15 @@ LogicalResult planBackward(func::FuncOp func, ChunkGradientsOp gradients) {
       fused.push_back(builder.getStringAttr(op));
     builder.create<KernelOp>(
         loc, name, codegen::stageName(stage.stage), codegen::kKdaThreads,
-        builder.getArrayAttr(fused), elementType(gradients.getQ()),
-        elementType(decay.getG()), elementType(gradients.getBeta()),
-        spec->featureK, spec->featureV, spec->chunk);
+        /*shared_bytes=*/0, builder.getArrayAttr(fused),
+        elementType(gradients.getQ()), elementType(decay.getG()),
+        elementType(gradients.getBeta()), spec->featureK, spec->featureV,
+        spec->chunk);
     builder.create<LaunchOp>(loc,
                              FlatSymbolRefAttr::get(builder.getContext(), name),
                              builder.getArrayAttr({stage.x, stage.y, one}),
                              builder.getArrayAttr(stage.args), StringAttr(),
-                             IntegerAttr(), IntegerAttr());
+                             IntegerAttr(), IntegerAttr(), StringAttr());
   }
   func.erase();
   return success();

@@ -88,6 +88,9 @@ LogicalResult PlanOp::verifyRegions() {
       if (auto dims = dyn_cast<SizeAttr>(size);
           dims && failed(checkSize(launch, dims, "the grid", params)))
         return failure();
+    if (launch.getRepeat() && !params.contains(*launch.getRepeat()))
+      return launch.emitOpError() << "repeats over '" << *launch.getRepeat()
+                                  << "', which is not a parameter of the plan";
     if (launch.getGuard() && !params.contains(*launch.getGuard()))
       return launch.emitOpError() << "is guarded by '" << *launch.getGuard()
                                   << "', which is not a parameter of the plan";
@@ -148,6 +151,12 @@ LogicalResult KernelOp::verify() {
   if (getThreads() < 1 || getThreads() > 1024)
     return emitOpError() << "threads must be in [1, 1024], got "
                          << getThreads();
+  // The largest opt-in shared memory of any GPU rudnn targets (sm_90).
+  constexpr int64_t kMaxSharedBytes = 227 * 1024;
+  const int64_t shared = getSharedBytesAttr().getInt();
+  if (shared < 0 || shared > kMaxSharedBytes)
+    return emitOpError() << "shared_bytes must be in [0, " << kMaxSharedBytes
+                         << "], got " << shared;
   for (auto [name, dim] : {std::pair{"K", getK()}, std::pair{"V", getV()}})
     if (dim < 1 || dim > static_cast<uint64_t>(kKdaMaxFeatureDim))
       return emitOpError() << name << " must be in [1, 256], got " << dim;

@@ -85,21 +85,26 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [Symbol, HasParent<"PlanOp">]> {
   let description = [{
     One generated kernel: `fuses` lists the primitives it computes, `stage`
     the device-library building block that computes them, with the
-    specialization (element types, feature dims, chunk) and the block size.
+    specialization (element types, feature dims, chunk), the block size and
+    the dynamic shared memory each block gets (`shared_bytes`, default 0;
+    above 48 KiB the kernel opts in to the device's limit).
 
     ```mlir
-    rudnn.kernel @prepare stage "prepare" threads 128 {
+    rudnn.kernel @prepare stage "prepare" threads 128 shared_bytes 0 {
         fuses = ["rudnn.chunk_decay", "rudnn.chunk_pairwise",
                  "rudnn.chunk_solve"],
         input = bf16, gate = f32, beta = bf16, K = 64, V = 64, chunk = 64}
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$stage,
-                       I64Attr:$threads, StrArrayAttr:$fuses,
+                       I64Attr:$threads,
+                       DefaultValuedAttr<I64Attr, "0">:$shared_bytes,
+                       StrArrayAttr:$fuses,
                        TypeAttr:$input, TypeAttr:$gate, TypeAttr:$beta,
                        I64Attr:$K, I64Attr:$V, I64Attr:$chunk);
   let assemblyFormat = [{
-    $sym_name `stage` $stage `threads` $threads attr-dict
+    $sym_name `stage` $stage `threads` $threads
+    (`shared_bytes` $shared_bytes^)? attr-dict
   }];
   let hasVerifier = 1;
 }
@@ -111,7 +116,10 @@ def Rudnn_LaunchOp : Rudnn_Op<"launch", [HasParent<"PlanOp">]> {
     is a buffer (`@name`), a null pointer (`0 : i64`), a parameter
     (`#rudnn.param`) or an f32 constant. With `guard`, the launch runs only
     while that parameter lies in [`guard_min`, `guard_max`]: plans carry
-    alternatives (the decode kernel for T = 1) chosen per call.
+    alternatives (the decode kernel for T = 1) chosen per call. With
+    `repeat`, the launch runs that parameter's value times in a row, each
+    one passed its index as a last i32 argument: a kernel per time step of a
+    recurrence, ordered on the stream.
 
     ```mlir
     rudnn.launch @recurrent grid [#rudnn.size<...>, #rudnn.size<...>,
@@ -123,7 +131,8 @@ def Rudnn_LaunchOp : Rudnn_Op<"launch", [HasParent<"PlanOp">]> {
   let arguments = (ins FlatSymbolRefAttr:$kernel, ArrayAttr:$grid,
                        ArrayAttr:$args, OptionalAttr<StrAttr>:$guard,
                        OptionalAttr<I64Attr>:$guard_min,
-                       OptionalAttr<I64Attr>:$guard_max);
+                       OptionalAttr<I64Attr>:$guard_max,
+                       OptionalAttr<StrAttr>:$repeat);
   let assemblyFormat = [{
     $kernel `grid` $grid `args` $args attr-dict
   }];

@@ -137,3 +137,20 @@ rudnn.plan @p params [] {
   // expected-error @+1 {{aliases @x, which is not an 'in' buffer of the plan}}
   rudnn.buffer @y "out" aliases @x
 }
+
+// -----
+
+// A launch repeats over a parameter of the plan.
+rudnn.plan @p params ["B"] {
+  rudnn.kernel @k stage "output" threads 32 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = [], gate = f32, input = f32}
+  // expected-error @+1 {{repeats over 'T', which is not a parameter of the plan}}
+  rudnn.launch @k grid [#rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>] args [] {repeat = "T"}
+}
+
+// -----
+
+// Dynamic shared memory stays within what a block can opt in to.
+rudnn.plan @p params [] {
+  // expected-error @+1 {{shared_bytes must be in [0, 232448], got 300000}}
+  rudnn.kernel @k stage "output" threads 32 shared_bytes 300000 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = [], gate = f32, input = f32}
+}

@@ -10,14 +10,16 @@
 // CHECK: rudnn.buffer @z "out" aliases @x
 // CHECK: rudnn.buffer @cache "inout"
 // CHECK: rudnn.buffer @scratch "workspace" bytes <constant = 4, params = ["N"], divisor = 1>
-// CHECK: rudnn.kernel @k stage "output" threads 128
+// CHECK: rudnn.kernel @k stage "output" threads 128 shared_bytes 65536
 // CHECK: rudnn.launch @k grid [#rudnn.size<constant = 1, params = ["N"], divisor = 64>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>] args [@x, @y, 0, #rudnn.param<name = "N", bits = 32>, 2.500000e-01 : f32] {guard = "N", guard_max = 100 : i64, guard_min = 2 : i64}
+// CHECK: rudnn.launch @k grid {{.*}} args [@x, @y, #rudnn.param<name = "N", bits = 32>] {repeat = "N"}
 rudnn.plan @axpy params ["N"] sources [#rudnn.dim<buffer = "x", index = 0, divisor = 1>] {
   rudnn.buffer @x "in"
   rudnn.buffer @y "out"
   rudnn.buffer @z "out" aliases @x
   rudnn.buffer @cache "inout"
   rudnn.buffer @scratch "workspace" bytes #rudnn.size<constant = 4, params = ["N"], divisor = 1>
-  rudnn.kernel @k stage "output" threads 128 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = ["rudnn.chunk_output"], gate = f32, input = f32}
+  rudnn.kernel @k stage "output" threads 128 shared_bytes 65536 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = ["rudnn.chunk_output"], gate = f32, input = f32}
   rudnn.launch @k grid [#rudnn.size<constant = 1, params = ["N"], divisor = 64>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>] args [@x, @y, 0 : i64, #rudnn.param<name = "N", bits = 32>, 0.25 : f32] {guard = "N", guard_min = 2 : i64, guard_max = 100 : i64}
+  rudnn.launch @k grid [#rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>] args [@x, @y, #rudnn.param<name = "N", bits = 32>] {repeat = "N"}
 }

@@ -153,6 +153,7 @@ void expectSamePlan(const Plan &a, const Plan &b) {
       EXPECT_EQ(x.block[d], y.block[d]);
     }
     EXPECT_EQ(x.dynamicSharedBytes, y.dynamicSharedBytes);
+    EXPECT_EQ(x.repeat, y.repeat);
     ASSERT_EQ(x.args.size(), y.args.size());
     for (size_t j = 0; j < x.args.size(); ++j) {
       EXPECT_EQ(x.args[j].kind, y.args[j].kind);
@@ -168,6 +169,7 @@ void expectSamePlan(const Plan &a, const Plan &b) {
 
 TEST(PlanJson, RoundTripsWithInlineBinaries) {
   Plan plan = samplePlan();
+  plan.launches[1].repeat = 1;
   // Every access: an output over the input x, a buffer updated in place.
   plan.buffers.push_back(
       {"x_again", BufferAccess::Out, SizeExpr::of(0), SizeExpr::of(0), 0});
@@ -401,6 +403,35 @@ TEST(PlanExecutor, RejectsBadBindingsBeforeLaunching) {
           HasSubstr("does not fit the kernel's 32-bit argument")));
   // Each fault is found before anything is launched.
   EXPECT_TRUE(backend.launches.empty());
+}
+
+// A launch repeated over a parameter runs that many times in order, each
+// launch given its iteration as a last i32 argument.
+TEST(PlanExecutor, RepeatedLaunchesPassTheirIteration) {
+  RecordingBackend backend;
+  Plan plan = samplePlan();
+  plan.params.push_back("R");
+  plan.paramSources.clear();
+  plan.launches.resize(1);
+  plan.launches[0].repeat = 2; // R times
+  plan.validate();
+  backend.argWidths = {{8, 8, 4, 4, 4}, {8, 8, 4, 4, 4}, {8, 8, 4, 4, 4}};
+  PlanExecutor executor(backend, plan);
+  executor.run({0x1000, 0x2000, 0, 0}, {2, 130, 3}, nullptr);
+  ASSERT_EQ(backend.launches.size(), 3u);
+  for (uint64_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(backend.values[i].size(), 5u);
+    EXPECT_EQ(backend.values[i].back(), i);
+    EXPECT_EQ(backend.values[i][2], 130u); // the other arguments unchanged
+  }
+  executor.run({0x1000, 0x2000, 0, 0}, {2, 130, 0}, nullptr); // zero times
+  EXPECT_EQ(backend.launches.size(), 3u);
+  EXPECT_THAT(
+      [&] {
+        executor.run({0x1000, 0x2000, 0, 0}, {2, 130, -1}, nullptr);
+      },
+      ::testing::ThrowsMessage<InvalidArgument>(
+          HasSubstr("cannot count a launch's repeats")));
 }
 
 TEST(PlanExecutor, FallsBackToDirectLaunchesWithoutGraphs) {
