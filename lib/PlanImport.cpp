@@ -3,6 +3,10 @@
 #include "lib/PlanImport.h"
 
 #include "codegen/Emit/KdaEmitter.h"
+#include "codegen/Transforms/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -140,4 +144,31 @@ Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context) {
   }
   plan.validate();
   return plan;
+}
+
+Plan rudnn::lowerToPlan(Context::Impl &context, mlir::ModuleOp module,
+                        const std::string &arch, const std::string &function,
+                        const std::string &name) {
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(module.getContext(),
+                                        [&](mlir::Diagnostic &d) {
+                                          diagnostics += d.str() + "\n";
+                                          return mlir::success();
+                                        });
+  mlir::PassManager pm(module.getContext());
+  mlir::rudnn::RudnnSpecializeOptions options;
+  options.arch = arch;
+  pm.addPass(mlir::rudnn::createRudnnSpecialize(options));
+  pm.addPass(mlir::rudnn::createRudnnDecompose());
+  pm.addPass(mlir::rudnn::createRudnnPlan());
+  if (mlir::failed(pm.run(module)))
+    throw Error(Status::Internal,
+                "lowering " + name + " failed:\n" + diagnostics);
+  for (auto plan : module.getOps<mlir::rudnn::PlanOp>())
+    if (function.empty() || plan.getSymName() == function) {
+      Plan imported = importPlan(plan, context);
+      imported.name = name;
+      return imported;
+    }
+  throw Error(Status::Internal, "lowering " + name + " made no plan");
 }

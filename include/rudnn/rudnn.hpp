@@ -6,6 +6,7 @@
 #include "rudnn/context.h"
 #include "rudnn/errors.h"
 #include "rudnn/kda.h"
+#include "rudnn/program.h"
 #include "rudnn/types.h"
 #include "rudnn/version.h"
 

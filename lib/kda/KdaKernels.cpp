@@ -6,6 +6,7 @@
 #include "codegen/InitRudnn.h"
 #include "codegen/Transforms/Passes.h"
 #include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/TargetPolicy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -152,9 +153,8 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
   return module;
 }
 
-/// Lowers the operator call `build` writes through rudnn-specialize,
-/// rudnn-decompose and rudnn-plan, and imports the plan.
-Plan lowerToPlan(
+/// Lowers the operator call `build` writes, in a context of its own.
+Plan lowerCall(
     Context::Impl &context,
     llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(mlir::MLIRContext &)>
         build,
@@ -163,25 +163,9 @@ Plan lowerToPlan(
   mlir::rudnn::registerRudnnDialects(registry);
   mlir::MLIRContext mlir(registry, mlir::MLIRContext::Threading::DISABLED);
   mlir.loadAllAvailableDialects();
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(&mlir, [&](mlir::Diagnostic &d) {
-    diagnostics += d.str() + "\n";
-    return mlir::success();
-  });
   mlir::OwningOpRef<mlir::ModuleOp> module = build(mlir);
-  mlir::PassManager pm(&mlir);
-  pm.addPass(mlir::rudnn::createRudnnSpecialize());
-  pm.addPass(mlir::rudnn::createRudnnDecompose());
-  pm.addPass(mlir::rudnn::createRudnnPlan());
-  if (mlir::failed(pm.run(*module)))
-    throw Error(Status::Internal,
-                "lowering " + name + " failed:\n" + diagnostics);
-  auto plans = module->getOps<mlir::rudnn::PlanOp>();
-  if (plans.empty())
-    throw Error(Status::Internal, "lowering " + name + " made no plan");
-  Plan plan = importPlan(*plans.begin(), context);
-  plan.name = name;
-  return plan;
+  return lowerToPlan(context, *module, mlir::rudnn::DefaultTarget::kArch, "",
+                     name);
 }
 
 } // namespace
@@ -189,7 +173,7 @@ Plan lowerToPlan(
 Plan rudnn::buildKdaForwardPlan(Context::Impl &context,
                                 const KdaKernelSpec &spec,
                                 const KdaPlanFlags &flags) {
-  return lowerToPlan(
+  return lowerCall(
       context,
       [&](mlir::MLIRContext &mlir) { return forwardModule(mlir, spec, flags); },
       "kda_forward_" + codegen::kdaSpecName(spec));
@@ -198,7 +182,7 @@ Plan rudnn::buildKdaForwardPlan(Context::Impl &context,
 Plan rudnn::buildKdaBackwardPlan(Context::Impl &context,
                                  const KdaKernelSpec &spec,
                                  const KdaBackwardFlags &flags) {
-  return lowerToPlan(
+  return lowerCall(
       context,
       [&](mlir::MLIRContext &mlir) {
         return backwardModule(mlir, spec, flags);

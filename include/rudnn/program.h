@@ -1,0 +1,88 @@
+//===- rudnn/program.h - rudnn IR functions JIT-compiled and called -*- C++
+//-*-===//
+//
+// A host program loads a module of rudnn IR (text or a file), looks up a
+// function, inspects its arguments and results, and calls it on tensor
+// views:
+//
+//   rudnn::Module module = rudnn::Module::load(context, "kda.mlir");
+//   rudnn::Function main = module.function("main");
+//   for (const rudnn::TensorInfo &arg : main.arguments()) ...
+//   main.call({q, k, v, g, beta, s0}, {output, finalState}, stream);
+//
+// A function compiles once, at its first call: dims it declares dynamic
+// (`?`) take each call's sizes without a compile. No MLIR type appears here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_PROGRAM_H
+#define RUDNN_PROGRAM_H
+
+#include "rudnn/context.h"
+#include "rudnn/types.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rudnn {
+
+/// An argument or result of a function.
+struct TensorInfo {
+  /// Its `rudnn.name`, else "arg<i>" or "result<i>".
+  std::string name;
+  DType dtype = DType::F32;
+  /// -1 where the dim is dynamic.
+  std::vector<int64_t> shape;
+  /// The operator operand or result it is (e.g. "q", "final_state") and
+  /// that tensor's layout letters (e.g. "BTHK").
+  std::string role, layout;
+};
+
+class Function {
+public:
+  const std::string &name() const;
+  const std::vector<TensorInfo> &arguments() const;
+  const std::vector<TensorInfo> &results() const;
+
+  /// Runs the function on the context's backend: `arguments` and `results`
+  /// in declaration order, results written into the caller's memory.
+  /// Throws InvalidArgument naming the tensor for a view that does not fit
+  /// its declaration or its operator's contract; nothing is written then.
+  /// Thread-safe.
+  void call(const std::vector<TensorView> &arguments,
+            const std::vector<TensorView> &results,
+            Stream stream = nullptr) const;
+
+  struct Impl;
+
+private:
+  friend class Module;
+  explicit Function(std::shared_ptr<Impl> impl) : impl(std::move(impl)) {}
+  std::shared_ptr<Impl> impl;
+};
+
+class Module {
+public:
+  /// Parses and verifies rudnn IR text. Throws InvalidArgument carrying
+  /// the diagnostics.
+  static Module parse(Context &context, const std::string &text);
+  /// parse() of a file's contents.
+  static Module load(Context &context, const std::string &path);
+
+  /// The names of its functions, in order.
+  std::vector<std::string> functions() const;
+  /// Throws InvalidArgument for an unknown name, Unsupported for a function
+  /// rudnn cannot plan yet (more than one operator op).
+  Function function(const std::string &name) const;
+
+  struct Impl;
+
+private:
+  explicit Module(std::shared_ptr<Impl> impl) : impl(std::move(impl)) {}
+  std::shared_ptr<Impl> impl;
+};
+
+} // namespace rudnn
+
+#endif // RUDNN_PROGRAM_H

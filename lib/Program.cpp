@@ -1,0 +1,303 @@
+//===- Program.cpp - rudnn IR functions JIT-compiled and called -----------===//
+//
+// A function's arguments and results are bound to its operator op's
+// contract: the plan names each buffer after the contract tensor it holds,
+// so a call checks its views against the contract, binds them by those
+// names and lets the plan read its parameters from them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rudnn/program.h"
+
+#include "lib/ContextImpl.h"
+#include "lib/ContractChecks.h"
+#include "lib/PlanBinding.h"
+#include "lib/PlanImport.h"
+
+#include "codegen/InitRudnn.h"
+#include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/SourceLimits.h"
+#include "runtime/Hash.h"
+
+#include "rudnn/errors.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Diagnostics.h"
+
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+using namespace rudnn;
+
+struct Module::Impl {
+  Context *context = nullptr;
+  mlir::MLIRContext mlir{mlir::MLIRContext::Threading::DISABLED};
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::string fingerprint; // of the text: part of every plan's key
+  std::mutex mutex;        // the MLIR context is used by one thread at a time
+};
+
+struct Function::Impl {
+  std::shared_ptr<Module::Impl> module;
+  std::string name;
+  std::vector<TensorInfo> arguments, results;
+  mlir::rudnn::OperatorOpInterface op;
+  /// For each contract operand and result, the argument (or result) that
+  /// binds it; -1 when none does.
+  std::vector<int> operandArgument, resultOf;
+};
+
+namespace {
+
+std::string diagnosticText(mlir::Diagnostic &diagnostic) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << diagnostic.getLocation() << ": " << diagnostic.str();
+  return os.str();
+}
+
+DType dtypeOf(mlir::Type type) {
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF16())
+    return DType::F16;
+  if (type.isBF16())
+    return DType::BF16;
+  if (type.isInteger(32))
+    return DType::I32;
+  if (type.isInteger(1))
+    return DType::Bool;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  throw Unsupported("element type " + text + " is not supported");
+}
+
+TensorInfo infoOf(mlir::Type type, mlir::StringAttr name,
+                  const std::string &fallback) {
+  auto ranked = mlir::dyn_cast<mlir::RankedTensorType>(type);
+  if (!ranked)
+    throw Unsupported("'" + fallback + "' is not a ranked tensor");
+  TensorInfo info;
+  info.name = name ? name.str() : fallback;
+  info.dtype = dtypeOf(ranked.getElementType());
+  for (int64_t dim : ranked.getShape())
+    info.shape.push_back(mlir::ShapedType::isDynamic(dim) ? -1 : dim);
+  return info;
+}
+
+/// `value` seen through tensor.cast ops.
+mlir::Value throughCasts(mlir::Value value) {
+  while (auto cast = value.getDefiningOp<mlir::tensor::CastOp>())
+    value = cast.getSource();
+  return value;
+}
+
+std::shared_ptr<Function::Impl> describe(std::shared_ptr<Module::Impl> module,
+                                         mlir::func::FuncOp func) {
+  auto impl = std::make_shared<Function::Impl>();
+  impl->module = module;
+  impl->name = func.getSymName().str();
+  const std::string where = "function @" + impl->name;
+  llvm::SmallVector<mlir::rudnn::OperatorOpInterface> ops;
+  func.walk([&](mlir::rudnn::OperatorOpInterface op) { ops.push_back(op); });
+  if (ops.size() != 1)
+    throw Unsupported(where + " has " + std::to_string(ops.size()) +
+                      " operator ops; functions of exactly one are planned");
+  impl->op = ops.front();
+  const OperatorContract &contract = impl->op.getContract();
+  using mlir::rudnn::RudnnDialect;
+
+  impl->operandArgument.assign(contract.operands.size(), -1);
+  for (auto [index, argument] : llvm::enumerate(func.getArguments()))
+    impl->arguments.push_back(infoOf(argument.getType(),
+                                     func.getArgAttrOfType<mlir::StringAttr>(
+                                         index, RudnnDialect::kNameAttrName),
+                                     "arg" + std::to_string(index)));
+  for (unsigned k = 0; k < contract.operands.size(); ++k) {
+    mlir::Value value = impl->op.getContractOperand(k);
+    if (!value)
+      continue;
+    auto argument = mlir::dyn_cast<mlir::BlockArgument>(value);
+    if (!argument || argument.getOwner()->getParentOp() != func)
+      throw Unsupported(where + ": '" + std::string(contract.operands[k].name) +
+                        "' must be an argument of the function");
+    impl->operandArgument[k] = static_cast<int>(argument.getArgNumber());
+    TensorInfo &info = impl->arguments[argument.getArgNumber()];
+    if (info.role.empty()) {
+      info.role = contract.operands[k].name;
+      info.layout = contract.operands[k].layout;
+    }
+  }
+  for (const TensorInfo &info : impl->arguments)
+    if (info.role.empty())
+      throw Unsupported(where + ": argument '" + info.name +
+                        "' is no operand of its operator op");
+
+  impl->resultOf.assign(contract.results.size(), -1);
+  auto ret = mlir::cast<mlir::func::ReturnOp>(func.getBody().back().back());
+  for (auto [index, operand] : llvm::enumerate(ret.getOperands())) {
+    TensorInfo info = infoOf(operand.getType(),
+                             func.getResultAttrOfType<mlir::StringAttr>(
+                                 index, RudnnDialect::kNameAttrName),
+                             "result" + std::to_string(index));
+    mlir::Value produced = throughCasts(operand);
+    for (unsigned k = 0; k < contract.results.size(); ++k)
+      if (impl->op.getContractResult(k) == produced && impl->resultOf[k] < 0) {
+        impl->resultOf[k] = static_cast<int>(index);
+        info.role = contract.results[k].name;
+        info.layout = contract.results[k].layout;
+      }
+    if (info.role.empty())
+      throw Unsupported(where + ": result '" + info.name +
+                        "' is no result of its operator op");
+    impl->results.push_back(info);
+  }
+  return impl;
+}
+
+/// Each view fits its declaration: element type, rank, static dims.
+void checkDeclared(const std::vector<TensorInfo> &declared,
+                   const std::vector<TensorView> &views, const char *what) {
+  if (views.size() != declared.size())
+    throw InvalidArgument(std::string("expected ") +
+                          std::to_string(declared.size()) + " " + what +
+                          ", got " + std::to_string(views.size()));
+  for (size_t i = 0; i < views.size(); ++i) {
+    const TensorInfo &info = declared[i];
+    const TensorView &view = views[i];
+    if (view.dtype != info.dtype)
+      throw InvalidArgument("'" + info.name + "' must be " +
+                            dtypeName(info.dtype) + ", got " +
+                            dtypeName(view.dtype));
+    if (view.shape.size() != info.shape.size())
+      throw InvalidArgument("'" + info.name + "' must have rank " +
+                            std::to_string(info.shape.size()) + ", got " +
+                            view.describe());
+    for (size_t d = 0; d < view.shape.size(); ++d)
+      if (info.shape[d] >= 0 && view.shape[d] != info.shape[d])
+        throw InvalidArgument("'" + info.name + "' dim " + std::to_string(d) +
+                              " must be " + std::to_string(info.shape[d]) +
+                              ", got " + view.describe());
+  }
+}
+
+} // namespace
+
+Module Module::parse(Context &context, const std::string &text) {
+  auto impl = std::make_shared<Impl>();
+  impl->context = &context;
+  mlir::DialectRegistry registry;
+  mlir::rudnn::registerRudnnDialects(registry);
+  impl->mlir.appendDialectRegistry(registry);
+  impl->mlir.loadAllAvailableDialects();
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&impl->mlir, [&](mlir::Diagnostic &d) {
+    diagnostics += diagnosticText(d) + "\n";
+    return mlir::success();
+  });
+  auto sourceMgr = std::make_shared<llvm::SourceMgr>();
+  sourceMgr->AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, "module"), llvm::SMLoc());
+  impl->module = mlir::rudnn::parseRudnnSource(sourceMgr, &impl->mlir);
+  if (!impl->module)
+    throw InvalidArgument("not valid rudnn IR:\n" + diagnostics);
+  impl->fingerprint = runtime::hash128(text).hex();
+  return Module(impl);
+}
+
+Module Module::load(Context &context, const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InvalidArgument("cannot read '" + path + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse(context, text.str());
+}
+
+std::vector<std::string> Module::functions() const {
+  std::vector<std::string> names;
+  for (auto func : impl->module->getOps<mlir::func::FuncOp>())
+    names.push_back(func.getSymName().str());
+  return names;
+}
+
+Function Module::function(const std::string &name) const {
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  auto func = impl->module->lookupSymbol<mlir::func::FuncOp>(name);
+  if (!func || func.isExternal())
+    throw InvalidArgument("the module has no function @" + name);
+  return Function(describe(impl, func));
+}
+
+const std::string &Function::name() const { return impl->name; }
+const std::vector<TensorInfo> &Function::arguments() const {
+  return impl->arguments;
+}
+const std::vector<TensorInfo> &Function::results() const {
+  return impl->results;
+}
+
+void Function::call(const std::vector<TensorView> &arguments,
+                    const std::vector<TensorView> &results,
+                    Stream stream) const {
+  checkDeclared(impl->arguments, arguments, "arguments");
+  checkDeclared(impl->results, results, "results");
+  const OperatorContract &contract = impl->op.getContract();
+  std::vector<const TensorView *> operandViews, resultViews;
+  std::map<std::string, const TensorView *> named;
+  for (size_t k = 0; k < contract.operands.size(); ++k) {
+    const int i = impl->operandArgument[k];
+    operandViews.push_back(i < 0 ? nullptr : &arguments[i]);
+    if (i >= 0)
+      named[std::string(contract.operands[k].name)] = &arguments[i];
+  }
+  for (size_t k = 0; k < contract.results.size(); ++k) {
+    const int i = impl->resultOf[k];
+    resultViews.push_back(i < 0 ? nullptr : &results[i]);
+    if (i >= 0)
+      named[std::string(contract.results[k].name)] = &results[i];
+  }
+  checkCall(contract, operandViews, resultViews);
+
+  Context &context = *impl->module->context;
+  const std::string key = "program:" + impl->module->fingerprint + ":" +
+                          impl->name + ":" + context.options().arch;
+  std::shared_ptr<runtime::PlanExecutor> executor =
+      context.impl().plan(key, [&] {
+        std::lock_guard<std::mutex> lock(impl->module->mutex);
+        mlir::OpBuilder builder(&impl->module->mlir);
+        mlir::OwningOpRef<mlir::ModuleOp> copy =
+            mlir::ModuleOp::create(builder.getUnknownLoc());
+        copy->push_back(
+            impl->module->module->lookupSymbol(impl->name)->clone());
+        return lowerToPlan(context.impl(), *copy, context.options().arch,
+                           impl->name, impl->name);
+      });
+  PlanCall call = bindViews(executor->plan(), named);
+
+  // A parameter named by a dim letter (N = ceil(T / chunk)) fixes that dim
+  // in every view the contract lays out with it.
+  const runtime::Plan &plan = executor->plan();
+  for (size_t p = 0; p < plan.params.size(); ++p) {
+    if (plan.params[p].size() != 1)
+      continue;
+    const char letter = plan.params[p][0];
+    for (const auto &[role, view] : named) {
+      const TensorContract *tensor = nullptr;
+      if (int k = contract.operandIndex(role); k >= 0)
+        tensor = &contract.operands[k];
+      else
+        tensor = &contract.results[contract.resultIndex(role)];
+      for (size_t d = 0; d < tensor->layout.size(); ++d)
+        if (tensor->layout[d] == letter && view->shape[d] != call.params[p])
+          throw InvalidArgument("'" + role + "' dim " + std::to_string(d) +
+                                " (" + letter + ") must be " +
+                                std::to_string(call.params[p]) + ", got " +
+                                view->describe());
+    }
+  }
+  context.impl().run(*executor, call.bindings, call.params, stream);
+}
