@@ -15,6 +15,7 @@
 #include "lib/PlanImport.h"
 
 #include "codegen/InitRudnn.h"
+#include "codegen/Transforms/Passes.h"
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/SourceLimits.h"
 #include "runtime/Hash.h"
@@ -24,6 +25,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <fstream>
 #include <mutex>
@@ -44,9 +46,14 @@ struct Function::Impl {
   std::string name;
   std::vector<TensorInfo> arguments, results;
   mlir::rudnn::OperatorOpInterface op;
+  std::string operatorName;
+  std::map<std::string, double> attributes;
   /// For each contract operand and result, the argument (or result) that
   /// binds it; -1 when none does.
   std::vector<int> operandArgument, resultOf;
+
+  /// The function's plan, compiled on first use.
+  std::shared_ptr<runtime::PlanExecutor> executor() const;
 };
 
 namespace {
@@ -107,6 +114,14 @@ std::shared_ptr<Function::Impl> describe(std::shared_ptr<Module::Impl> module,
     throw Unsupported(where + " has " + std::to_string(ops.size()) +
                       " operator ops; functions of exactly one are planned");
   impl->op = ops.front();
+  impl->operatorName = impl->op->getName().getStringRef().str();
+  for (mlir::NamedAttribute attribute : impl->op->getAttrs()) {
+    if (auto integer = mlir::dyn_cast<mlir::IntegerAttr>(attribute.getValue()))
+      impl->attributes[attribute.getName().str()] =
+          static_cast<double>(integer.getInt());
+    else if (auto real = mlir::dyn_cast<mlir::FloatAttr>(attribute.getValue()))
+      impl->attributes[attribute.getName().str()] = real.getValueAsDouble();
+  }
   const OperatorContract &contract = impl->op.getContract();
   using mlir::rudnn::RudnnDialect;
 
@@ -204,6 +219,13 @@ Module Module::parse(Context &context, const std::string &text) {
   impl->module = mlir::rudnn::parseRudnnSource(sourceMgr, &impl->mlir);
   if (!impl->module)
     throw InvalidArgument("not valid rudnn IR:\n" + diagnostics);
+  // Specialized once here, so attributes chosen for the target are seen.
+  mlir::PassManager pm(&impl->mlir);
+  mlir::rudnn::RudnnSpecializeOptions options;
+  options.arch = context.options().arch;
+  pm.addPass(mlir::rudnn::createRudnnSpecialize(options));
+  if (mlir::failed(pm.run(*impl->module)))
+    throw InvalidArgument("cannot specialize the module:\n" + diagnostics);
   impl->fingerprint = runtime::hash128(text).hex();
   return Module(impl);
 }
@@ -239,6 +261,76 @@ const std::vector<TensorInfo> &Function::arguments() const {
 const std::vector<TensorInfo> &Function::results() const {
   return impl->results;
 }
+const std::string &Function::operatorName() const { return impl->operatorName; }
+const std::map<std::string, double> &Function::attributes() const {
+  return impl->attributes;
+}
+
+std::shared_ptr<runtime::PlanExecutor> Function::Impl::executor() const {
+  Context &context = *module->context;
+  const std::string key = "program:" + module->fingerprint + ":" + name + ":" +
+                          context.options().arch;
+  return context.impl().plan(key, [&] {
+    std::lock_guard<std::mutex> lock(module->mutex);
+    mlir::OpBuilder builder(&module->mlir);
+    mlir::OwningOpRef<mlir::ModuleOp> copy =
+        mlir::ModuleOp::create(builder.getUnknownLoc());
+    copy->push_back(module->module->lookupSymbol(name)->clone());
+    return lowerToPlan(context.impl(), *copy, context.options().arch, name,
+                       name);
+  });
+}
+
+std::vector<std::vector<int64_t>>
+Function::resultShapes(const std::vector<TensorView> &arguments) const {
+  checkDeclared(impl->arguments, arguments, "arguments");
+  std::map<char, int64_t> letters;
+  for (size_t i = 0; i < arguments.size(); ++i)
+    for (size_t d = 0; d < impl->arguments[i].layout.size(); ++d)
+      letters.emplace(impl->arguments[i].layout[d], arguments[i].shape[d]);
+  std::shared_ptr<runtime::PlanExecutor> executor = impl->executor();
+  const runtime::Plan &plan = executor->plan();
+  std::map<std::string, const TensorView *> named;
+  for (size_t i = 0; i < arguments.size(); ++i)
+    named[impl->arguments[i].role] = &arguments[i];
+  // Parameters read from results are not known yet: only those from the
+  // arguments count.
+  for (size_t p = 0; p < plan.params.size(); ++p) {
+    if (plan.params[p].size() != 1 || p >= plan.paramSources.size())
+      continue;
+    const runtime::ParamSource &source = plan.paramSources[p];
+    auto it = named.find(plan.buffers[source.buffer].name);
+    if (it == named.end())
+      continue;
+    const std::vector<int64_t> &dims =
+        source.kind == runtime::ParamSource::Kind::Dim ? it->second->shape
+                                                       : it->second->strides;
+    if (source.index < dims.size())
+      letters.emplace(plan.params[p][0],
+                      source.kind == runtime::ParamSource::Kind::Dim
+                          ? (dims[source.index] + source.divisor - 1) /
+                                source.divisor
+                          : dims[source.index]);
+  }
+  std::vector<std::vector<int64_t>> shapes;
+  for (const TensorInfo &result : impl->results) {
+    std::vector<int64_t> shape = result.shape;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] >= 0)
+        continue;
+      auto it = d < result.layout.size() ? letters.find(result.layout[d])
+                                         : letters.end();
+      if (it == letters.end())
+        throw Unsupported("the size of '" + result.name + "' dim " +
+                          std::to_string(d) +
+                          " is not known from the "
+                          "arguments");
+      shape[d] = it->second;
+    }
+    shapes.push_back(shape);
+  }
+  return shapes;
+}
 
 void Function::call(const std::vector<TensorView> &arguments,
                     const std::vector<TensorView> &results,
@@ -263,19 +355,7 @@ void Function::call(const std::vector<TensorView> &arguments,
   checkCall(contract, operandViews, resultViews);
 
   Context &context = *impl->module->context;
-  const std::string key = "program:" + impl->module->fingerprint + ":" +
-                          impl->name + ":" + context.options().arch;
-  std::shared_ptr<runtime::PlanExecutor> executor =
-      context.impl().plan(key, [&] {
-        std::lock_guard<std::mutex> lock(impl->module->mutex);
-        mlir::OpBuilder builder(&impl->module->mlir);
-        mlir::OwningOpRef<mlir::ModuleOp> copy =
-            mlir::ModuleOp::create(builder.getUnknownLoc());
-        copy->push_back(
-            impl->module->module->lookupSymbol(impl->name)->clone());
-        return lowerToPlan(context.impl(), *copy, context.options().arch,
-                           impl->name, impl->name);
-      });
+  std::shared_ptr<runtime::PlanExecutor> executor = impl->executor();
   PlanCall call = bindViews(executor->plan(), named);
 
   // A parameter named by a dim letter (N = ceil(T / chunk)) fixes that dim

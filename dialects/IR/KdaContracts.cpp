@@ -19,56 +19,51 @@ std::vector<DimContract> kdaDims(bool chunks) {
   return dims;
 }
 
+/// A tensor of `layout` in the element types of `element`.
+TensorContract tensor(std::string_view name, std::string_view layout,
+                      ElementRule element, std::string_view doc,
+                      Sample sample = Sample::Normal) {
+  TensorContract t;
+  t.name = name;
+  t.layout = layout;
+  t.element = element;
+  t.doc = doc;
+  t.sample = sample;
+  return t;
+}
+
+TensorContract sameAs(TensorContract t, std::string_view other) {
+  t.element = ElementRule::SameAs;
+  t.sameAs = other;
+  return t;
+}
+
+/// An optional dense fp32 state.
+TensorContract state(std::string_view name, std::string_view layout,
+                     std::string_view doc) {
+  TensorContract t =
+      tensor(name, layout, ElementRule::F32, doc, Sample::HalfNormal);
+  t.optional = true;
+  t.packing = Packing::Dense;
+  return t;
+}
+
 /// The forward's inputs, which the backward takes first too.
 std::vector<TensorContract> kdaInputs() {
-  return {{"q",
-           "BTHK",
-           ElementRule::Float,
-           {},
-           false,
-           Packing::InnerContiguous,
-           {},
-           "queries"},
-          {"k",
-           "BTHK",
-           ElementRule::SameAs,
-           "q",
-           false,
-           Packing::InnerContiguous,
-           {},
-           "keys, L2-normalised by callers"},
-          {"v",
-           "BTHV",
-           ElementRule::SameAs,
-           "q",
-           false,
-           Packing::InnerContiguous,
-           {},
-           "values"},
-          {"g",
-           "BTHK",
-           ElementRule::Float,
-           {},
-           false,
-           Packing::InnerContiguous,
-           {},
-           "log-decay, ≤ 0 (f32 recommended)"},
-          {"beta",
-           "BTH",
-           ElementRule::Float,
-           {},
-           false,
-           Packing::AnyStrides,
-           {},
-           "update strength in (0, 1)"},
-          {"initial_state",
-           "BHKV",
-           ElementRule::F32,
-           {},
-           true,
-           Packing::Dense,
-           {},
-           "state before token 0 (zero when absent)"}};
+  TensorContract beta =
+      tensor("beta", "BTH", ElementRule::Float, "update strength in (0, 1)",
+             Sample::Probability);
+  beta.packing = Packing::AnyStrides;
+  return {tensor("q", "BTHK", ElementRule::Float, "queries"),
+          sameAs(tensor("k", "BTHK", ElementRule::Float,
+                        "keys, L2-normalised by callers", Sample::UnitRows),
+                 "q"),
+          sameAs(tensor("v", "BTHV", ElementRule::Float, "values"), "q"),
+          tensor("g", "BTHK", ElementRule::Float,
+                 "log-decay, ≤ 0 (f32 recommended)", Sample::LogDecay),
+          beta,
+          state("initial_state", "BHKV",
+                "state before token 0 (zero when absent)")};
 }
 
 } // namespace
@@ -80,30 +75,17 @@ const OperatorContract &rudnn::kdaContract() {
     c.summary = "Kimi Delta Attention forward (chunked gated delta rule)";
     c.dims = kdaDims(true);
     c.operands = kdaInputs();
-    c.results = {{"output",
-                  "BTHV",
-                  ElementRule::SameAs,
-                  "v",
-                  false,
-                  Packing::InnerContiguous,
-                  {},
-                  "o_t = Sᵀ(scale · q_t)"},
-                 {"final_state",
-                  "BHKV",
-                  ElementRule::F32,
-                  {},
-                  false,
-                  Packing::Dense,
-                  "initial_state",
-                  "state after the last token"},
-                 {"boundaries",
-                  "NBHKV",
-                  ElementRule::F32,
-                  {},
-                  true,
-                  Packing::Dense,
-                  {},
-                  "state before token c · chunk (with save_boundaries)"}};
+    TensorContract finalState =
+        tensor("final_state", "BHKV", ElementRule::F32,
+               "state after the last token", Sample::HalfNormal);
+    finalState.packing = Packing::Dense;
+    finalState.inPlaceOf = "initial_state";
+    c.results = {sameAs(tensor("output", "BTHV", ElementRule::Float,
+                               "o_t = Sᵀ(scale · q_t)"),
+                        "v"),
+                 finalState,
+                 state("boundaries", "NBHKV",
+                       "state before token c · chunk (with save_boundaries)")};
     return c;
   }();
   return contract;
@@ -116,44 +98,24 @@ const OperatorContract &rudnn::kdaBackwardContract() {
     c.summary = "Kimi Delta Attention backward: the six input gradients";
     c.dims = kdaDims(true);
     c.operands = kdaInputs();
-    c.operands.push_back({"boundaries",
-                          "NBHKV",
-                          ElementRule::F32,
-                          {},
-                          true,
-                          Packing::Dense,
-                          {},
-                          "the forward's saved boundary states"});
-    c.operands.push_back({"d_output",
-                          "BTHV",
-                          ElementRule::SameAs,
-                          "v",
-                          false,
-                          Packing::InnerContiguous,
-                          {},
-                          "gradient of the output"});
-    c.operands.push_back({"d_final_state",
-                          "BHKV",
-                          ElementRule::F32,
-                          {},
-                          true,
-                          Packing::Dense,
-                          {},
-                          "gradient of the final state (zero when absent)"});
-    c.results = {{"dq", "BTHK", ElementRule::SameAs, "q"},
-                 {"dk", "BTHK", ElementRule::SameAs, "k"},
-                 {"dv", "BTHV", ElementRule::SameAs, "v"},
-                 {"dg", "BTHK", ElementRule::F32},
-                 {"dbeta", "BTH", ElementRule::SameAs, "beta", false,
-                  Packing::AnyStrides},
-                 {"d_initial_state",
-                  "BHKV",
-                  ElementRule::F32,
-                  {},
-                  true,
-                  Packing::Dense,
-                  {},
-                  "exactly when initial_state is given"}};
+    c.operands.push_back(
+        state("boundaries", "NBHKV", "the forward's saved boundary states"));
+    c.operands.push_back(sameAs(tensor("d_output", "BTHV", ElementRule::Float,
+                                       "gradient of the output"),
+                                "v"));
+    c.operands.push_back(state("d_final_state", "BHKV",
+                               "gradient of the final state (zero when "
+                               "absent)"));
+    TensorContract dbeta =
+        sameAs(tensor("dbeta", "BTH", ElementRule::Float, {}), "beta");
+    dbeta.packing = Packing::AnyStrides;
+    c.results = {sameAs(tensor("dq", "BTHK", ElementRule::Float, {}), "q"),
+                 sameAs(tensor("dk", "BTHK", ElementRule::Float, {}), "k"),
+                 sameAs(tensor("dv", "BTHV", ElementRule::Float, {}), "v"),
+                 tensor("dg", "BTHK", ElementRule::F32, {}),
+                 dbeta,
+                 state("d_initial_state", "BHKV",
+                       "exactly when initial_state is given")};
     return c;
   }();
   return contract;

@@ -35,6 +35,15 @@ enum class Packing {
   Dense,           // dense row-major
 };
 
+/// How tests and tools draw an operand as real callers provide it.
+enum class Sample {
+  Normal,      // standard normal
+  HalfNormal,  // normal × 0.5 (states)
+  LogDecay,    // uniform in [-1, 0]
+  Probability, // uniform in [0.05, 0.95]
+  UnitRows,    // normal, each row along the innermost dim L2-normalised
+};
+
 struct TensorContract {
   std::string_view name;
   std::string_view layout; // one letter per dim, e.g. "BTHK"
@@ -46,6 +55,7 @@ struct TensorContract {
   /// place, e.g. the final state over the initial state).
   std::string_view inPlaceOf = {};
   std::string_view doc = {};
+  Sample sample = Sample::Normal;
 };
 
 struct DimContract {

@@ -21,6 +21,7 @@
 #include "rudnn/context.h"
 #include "rudnn/types.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +45,18 @@ public:
   const std::string &name() const;
   const std::vector<TensorInfo> &arguments() const;
   const std::vector<TensorInfo> &results() const;
+  /// The operator op the function calls, e.g. "rudnn.kda", and its numeric
+  /// attributes once specialized for the context's target (e.g. "chunk",
+  /// "scale").
+  const std::string &operatorName() const;
+  const std::map<std::string, double> &attributes() const;
+
+  /// The results' shapes for arguments of these shapes: dynamic dims from
+  /// the arguments' dims of the same letter, or from a plan parameter of
+  /// that letter (the chunk count N). Compiles the function if it has not
+  /// been.
+  std::vector<std::vector<int64_t>>
+  resultShapes(const std::vector<TensorView> &arguments) const;
 
   /// Runs the function on the context's backend: `arguments` and `results`
   /// in declaration order, results written into the caller's memory.
@@ -64,8 +77,8 @@ private:
 
 class Module {
 public:
-  /// Parses and verifies rudnn IR text. Throws InvalidArgument carrying
-  /// the diagnostics.
+  /// Parses and verifies rudnn IR text and specializes it for the
+  /// context's target. Throws InvalidArgument carrying the diagnostics.
   static Module parse(Context &context, const std::string &text);
   /// parse() of a file's contents.
   static Module load(Context &context, const std::string &path);

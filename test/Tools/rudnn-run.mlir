@@ -25,8 +25,8 @@
 // RUN: rudnn-run %rudnn_src_root/examples/kda.mlir --backend emulation --random 5 --dims B=1,T=3,H=1 --cache-dir "" --dump %t/dump --bench 2 | FileCheck %s --check-prefix=BENCH
 // RUN: ls %t/dump | FileCheck %s --check-prefix=DUMP
 // BENCH: bench: median {{[0-9.]+}} ms over 2 runs
-// DUMP: kda_forward_f32_f32_f32_k64_v64_c64.plan.json
 // DUMP: kda_fwd_output_f32_f32_f32_k64_v64_c64-emulation.cpp
 // DUMP: kda_fwd_prepare_f32_f32_f32_k64_v64_c64-emulation.cpp
 // DUMP: kda_fwd_propagate_f32_f32_f32_k64_v64_c64-emulation.cpp
 // DUMP: kda_fwd_recurrent_f32_f32_f32_k64_v64_c64-emulation.cpp
+// DUMP: main.plan.json

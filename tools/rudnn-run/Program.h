@@ -14,9 +14,7 @@
 
 #include "rudnn/context.h"
 
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/OwningOpRef.h"
+#include "rudnn/program.h"
 
 #include <map>
 #include <string>
@@ -40,18 +38,21 @@ struct Argument {
   /// Dim letters of the operator contract (e.g. "BTHK") and the operand the
   /// argument feeds (e.g. "k"); empty when no operator uses it.
   std::string layout, role;
+  /// How real callers' values of it look (from the contract).
+  Sample sample = Sample::Normal;
 };
 
+/// rudnn-run's view of a function, over the Program API: no operator has
+/// code here; results are compared through the float64 reference of the
+/// function's operator (lib/reference/OperatorReferences.h).
 class Program {
 public:
-  /// Parses `path`, specializes it for `arch` and finds `entry`. Throws
+  /// Loads `path` for the context's target and finds `entry`. Throws
   /// InvalidArgument carrying MLIR's diagnostics.
-  Program(const std::string &path, const std::string &entry,
-          const std::string &arch);
+  Program(Context &context, const std::string &path, const std::string &entry);
   ~Program();
 
   const std::vector<Argument> &arguments() const { return arguments_; }
-  const std::vector<std::string> &resultNames() const { return resultNames_; }
 
   /// Runs the entry function on the context's backend. With `repeats` > 1
   /// the body runs that many times on the same inputs, and `milliseconds`
@@ -70,11 +71,9 @@ public:
   sensitivity(const std::vector<HostTensor> &inputs) const;
 
 private:
-  mlir::MLIRContext mlirContext;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  mlir::Operation *function = nullptr;
+  Module module;
+  Function function;
   std::vector<Argument> arguments_;
-  std::vector<std::string> resultNames_;
 };
 
 /// The contracts of every registered operator op, in name order.

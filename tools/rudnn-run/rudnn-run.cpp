@@ -141,7 +141,7 @@ int runTool(int argc, char **argv) {
   if (vm.count("cache-dir"))
     contextOptions.cacheDirectory = cacheDir;
   Context context(contextOptions);
-  Program program(file, entry, context.options().arch);
+  Program program(context, file, entry);
 
   std::map<char, int64_t> sizes = parseDims(dims);
   if (!vm["dims"].defaulted())

@@ -1,0 +1,83 @@
+//===- OperatorReferences.cpp - Float64 references by operator ------------===//
+
+#include "lib/reference/OperatorReferences.h"
+#include "lib/reference/KdaReference.h"
+
+#include "rudnn/errors.h"
+
+using namespace rudnn;
+using namespace rudnn::reference;
+
+namespace {
+
+const Values &operand(const NamedValues &operands, const std::string &name) {
+  auto it = operands.find(name);
+  if (it == operands.end())
+    throw InvalidArgument("the reference needs '" + name + "'");
+  return it->second;
+}
+
+double attribute(const std::map<std::string, double> &attributes,
+                 const std::string &name) {
+  auto it = attributes.find(name);
+  if (it == attributes.end())
+    throw InvalidArgument("the reference needs attribute '" + name + "'");
+  return it->second;
+}
+
+/// The forward's inputs and shape, shared by the forward and the backward.
+std::pair<KdaShape, KdaInputs> kdaInputs(const NamedValues &operands) {
+  const Values &q = operand(operands, "q"), &v = operand(operands, "v");
+  KdaShape shape{q.shape[0], q.shape[1], q.shape[2], q.shape[3], v.shape[3]};
+  KdaInputs in{q.data,
+               operand(operands, "k").data,
+               v.data,
+               operand(operands, "g").data,
+               operand(operands, "beta").data,
+               {}};
+  if (auto it = operands.find("initial_state"); it != operands.end())
+    in.initialState = it->second.data;
+  return {shape, in};
+}
+
+NamedValues kda(const NamedValues &operands,
+                const std::map<std::string, double> &attributes) {
+  auto [s, in] = kdaInputs(operands);
+  const int64_t chunk = static_cast<int64_t>(attribute(attributes, "chunk"));
+  KdaOutputs out = kdaForward(s, in, attribute(attributes, "scale"), chunk);
+  const int64_t N = (s.length + chunk - 1) / chunk;
+  return {{"output", {{s.batch, s.length, s.heads, s.featureV}, out.output}},
+          {"final_state",
+           {{s.batch, s.heads, s.featureK, s.featureV}, out.finalState}},
+          {"boundaries",
+           {{N, s.batch, s.heads, s.featureK, s.featureV}, out.boundaries}}};
+}
+
+NamedValues
+kdaBackwardReference(const NamedValues &operands,
+                     const std::map<std::string, double> &attributes) {
+  auto [s, in] = kdaInputs(operands);
+  std::vector<double> dFinal;
+  if (auto it = operands.find("d_final_state"); it != operands.end())
+    dFinal = it->second.data;
+  KdaGradients grad = kdaBackward(s, in, attribute(attributes, "scale"),
+                                  operand(operands, "d_output").data, dFinal);
+  const std::vector<int64_t> keys = {s.batch, s.length, s.heads, s.featureK};
+  return {{"dq", {keys, grad.dq}},
+          {"dk", {keys, grad.dk}},
+          {"dv", {{s.batch, s.length, s.heads, s.featureV}, grad.dv}},
+          {"dg", {keys, grad.dg}},
+          {"dbeta", {{s.batch, s.length, s.heads}, grad.dbeta}},
+          {"d_initial_state",
+           {{s.batch, s.heads, s.featureK, s.featureV}, grad.dInitialState}}};
+}
+
+} // namespace
+
+OperatorReference rudnn::reference::referenceFor(std::string_view op) {
+  if (op == "rudnn.kda")
+    return kda;
+  if (op == "rudnn.kda_backward")
+    return kdaBackwardReference;
+  return nullptr;
+}
