@@ -122,6 +122,15 @@ Backend &Context::Impl::backend() {
   return *backend_;
 }
 
+void Context::Impl::useBackend(std::unique_ptr<Backend> backend,
+                               BackendKind kind) {
+  std::lock_guard<std::mutex> lock(backendMutex);
+  if (backend_)
+    throw Error(Status::Internal, "the backend is already in use");
+  backend_ = std::move(backend);
+  backendKind_ = kind;
+}
+
 BackendKind Context::Impl::backendKind() {
   backend();
   return backendKind_;

@@ -28,6 +28,9 @@ struct Context::Impl {
   /// Unsupported when the requested one cannot be had.
   runtime::Backend &backend();
   BackendKind backendKind();
+  /// Replaces the backend before first use: benchmarks of the host's own
+  /// cost run on one that records launches instead of running them.
+  void useBackend(std::unique_ptr<runtime::Backend> backend, BackendKind kind);
 
   /// The backend's binary for `kernel`, through the kernel cache; a disk
   /// entry that the backend cannot load is built again.

@@ -175,15 +175,15 @@ DimSizes rudnn::checkCall(const OperatorContract &contract,
       checker.check(contract.results[i], *results[i]);
 
   std::vector<NamedView> inputs, outputs;
-  std::vector<std::pair<std::string, std::string>> inPlace;
+  std::vector<std::pair<std::string_view, std::string_view>> inPlace;
   for (size_t i = 0; i < operands.size(); ++i)
     if (operands[i])
-      inputs.push_back({std::string(contract.operands[i].name), operands[i]});
+      inputs.push_back({contract.operands[i].name, operands[i]});
   for (size_t i = 0; i < results.size(); ++i) {
     if (!results[i])
       continue;
     const TensorContract &tensor = contract.results[i];
-    outputs.push_back({std::string(tensor.name), results[i]});
+    outputs.push_back({tensor.name, results[i]});
     if (!tensor.inPlaceOf.empty())
       inPlace.emplace_back(tensor.name, tensor.inPlaceOf);
   }

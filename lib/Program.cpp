@@ -51,6 +51,8 @@ struct Function::Impl {
   /// For each contract operand and result, the argument (or result) that
   /// binds it; -1 when none does.
   std::vector<int> operandArgument, resultOf;
+  /// The plan-cache key of the function: its module's text, name, target.
+  std::string planKey;
 
   /// The function's plan, compiled on first use.
   std::shared_ptr<runtime::PlanExecutor> executor() const;
@@ -115,6 +117,8 @@ std::shared_ptr<Function::Impl> describe(std::shared_ptr<Module::Impl> module,
                       " operator ops; functions of exactly one are planned");
   impl->op = ops.front();
   impl->operatorName = impl->op->getName().getStringRef().str();
+  impl->planKey = "program:" + module->fingerprint + ":" + impl->name + ":" +
+                  module->context->options().arch;
   for (mlir::NamedAttribute attribute : impl->op->getAttrs()) {
     if (auto integer = mlir::dyn_cast<mlir::IntegerAttr>(attribute.getValue()))
       impl->attributes[attribute.getName().str()] =
@@ -268,9 +272,7 @@ const std::map<std::string, double> &Function::attributes() const {
 
 std::shared_ptr<runtime::PlanExecutor> Function::Impl::executor() const {
   Context &context = *module->context;
-  const std::string key = "program:" + module->fingerprint + ":" + name + ":" +
-                          context.options().arch;
-  return context.impl().plan(key, [&] {
+  return context.impl().plan(planKey, [&] {
     std::lock_guard<std::mutex> lock(module->mutex);
     mlir::OpBuilder builder(&module->mlir);
     mlir::OwningOpRef<mlir::ModuleOp> copy =

@@ -21,9 +21,10 @@ std::string rangeText(const ByteRange &range) {
   return "[" + hex(range.first) + ", " + hex(range.last) + "]";
 }
 
-[[noreturn]] void overflow(const std::string &name, const TensorView &view,
+[[noreturn]] void overflow(std::string_view name, const TensorView &view,
                            const std::string &what) {
-  throw InvalidArgument("'" + name + "' " + what + ", got " + view.describe());
+  throw InvalidArgument("'" + std::string(name) + "' " + what + ", got " +
+                        view.describe());
 }
 
 bool sameView(const TensorView &a, const TensorView &b) {
@@ -37,20 +38,22 @@ bool meets(const ByteRange &a, const ByteRange &b) {
 
 } // namespace
 
-ByteRange rudnn::checkedByteRange(const std::string &name,
+ByteRange rudnn::checkedByteRange(std::string_view nameView,
                                   const TensorView &view) {
+  // Named only on a fault: the common path allocates nothing.
+  auto name = [&] { return std::string(nameView); };
   if (view.strides.size() != view.shape.size())
     throw InvalidArgument(
-        "'" + name + "' has " + std::to_string(view.strides.size()) +
+        "'" + name() + "' has " + std::to_string(view.strides.size()) +
         " strides for rank " + std::to_string(view.shape.size()));
   bool empty = false;
   for (size_t i = 0; i < view.shape.size(); ++i) {
     if (view.shape[i] < 0)
-      throw InvalidArgument("'" + name + "' has a negative dim, got " +
+      throw InvalidArgument("'" + name() + "' has a negative dim, got " +
                             view.describe());
     // Kernels index forward from the data pointer.
     if (view.strides[i] < 0)
-      throw InvalidArgument("'" + name + "' has a negative stride, got " +
+      throw InvalidArgument("'" + name() + "' has a negative stride, got " +
                             view.describe());
     empty = empty || view.shape[i] == 0;
   }
@@ -61,7 +64,7 @@ ByteRange rudnn::checkedByteRange(const std::string &name,
     int64_t term;
     if (__builtin_mul_overflow(view.shape[i] - 1, view.strides[i], &term) ||
         __builtin_add_overflow(largest, term, &largest))
-      overflow(name, view,
+      overflow(nameView, view,
                "has a largest element offset, the sum of (dim - 1) * "
                "stride, that overflows int64");
   }
@@ -69,23 +72,24 @@ ByteRange rudnn::checkedByteRange(const std::string &name,
   if (__builtin_add_overflow(largest, 1, &elements) ||
       __builtin_mul_overflow(
           elements, static_cast<int64_t>(dtypeSize(view.dtype)), &bytes))
-    overflow(name, view, "has an extent in bytes that overflows int64");
+    overflow(nameView, view, "has an extent in bytes that overflows int64");
   ByteRange range;
   range.empty = false;
   range.first = reinterpret_cast<uintptr_t>(view.data);
   if (__builtin_add_overflow(range.first, static_cast<uintptr_t>(bytes - 1),
                              &range.last))
-    overflow(name, view,
+    overflow(nameView, view,
              "runs past the end of the address space (" +
                  std::to_string(bytes) + " bytes from " + hex(range.first) +
                  ")");
   return range;
 }
 
-void rudnn::checkNoSelfOverlap(const std::string &name,
+void rudnn::checkNoSelfOverlap(std::string_view nameView,
                                const TensorView &view) {
+  auto name = [&] { return std::string(nameView); };
   // Also rules out overflow in the sums below.
-  if (checkedByteRange(name, view).empty)
+  if (checkedByteRange(nameView, view).empty)
     return;
   std::vector<std::pair<int64_t, size_t>> dims; // (stride, dim index)
   for (size_t i = 0; i < view.shape.size(); ++i)
@@ -96,7 +100,7 @@ void rudnn::checkNoSelfOverlap(const std::string &name,
   for (auto [stride, i] : dims) {
     if (stride < span)
       throw InvalidArgument(
-          "'" + name + "' overlaps itself: dim " + std::to_string(i) +
+          "'" + name() + "' overlaps itself: dim " + std::to_string(i) +
           " (size " + std::to_string(view.shape[i]) + ", stride " +
           std::to_string(stride) + ") steps inside the " +
           std::to_string(span) +
@@ -109,7 +113,7 @@ void rudnn::checkNoSelfOverlap(const std::string &name,
 
 void rudnn::checkViewAliasing(
     const std::vector<NamedView> &inputs, const std::vector<NamedView> &outputs,
-    const std::vector<std::pair<std::string, std::string>> &inPlace) {
+    const std::vector<std::pair<std::string_view, std::string_view>> &inPlace) {
   std::vector<ByteRange> in, out;
   for (const NamedView &input : inputs)
     in.push_back(checkedByteRange(input.name, *input.view));
@@ -120,9 +124,9 @@ void rudnn::checkViewAliasing(
   auto overlapError = [&](const NamedView &a, const ByteRange &ra,
                           const NamedView &b, const ByteRange &rb,
                           const std::string &why) {
-    return InvalidArgument("'" + a.name + "' overlaps '" + b.name +
-                           "': bytes " + rangeText(ra) + " and " +
-                           rangeText(rb) + "; " + why);
+    return InvalidArgument("'" + std::string(a.name) + "' overlaps '" +
+                           std::string(b.name) + "': bytes " + rangeText(ra) +
+                           " and " + rangeText(rb) + "; " + why);
   };
   for (size_t i = 0; i < outputs.size(); ++i) {
     for (size_t j = 0; j < i; ++j)

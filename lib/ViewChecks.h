@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,17 +32,19 @@ struct ByteRange {
 /// naming `name` for mismatched ranks, a negative dim or stride (kernels
 /// index with non-negative offsets from the data pointer), or an extent
 /// past int64 or the address space.
-ByteRange checkedByteRange(const std::string &name, const TensorView &view);
+ByteRange checkedByteRange(std::string_view name, const TensorView &view);
 
 /// Throws InvalidArgument naming `name` unless distinct indices of `view`
 /// address distinct elements. Sufficient test: with the dims of size > 1
 /// sorted by stride, each stride is at least the extent of the dims inside
 /// it (so a zero stride is rejected; some exotic injective interleavings
 /// are too).
-void checkNoSelfOverlap(const std::string &name, const TensorView &view);
+void checkNoSelfOverlap(std::string_view name, const TensorView &view);
 
+/// A view and its name; the name's characters outlive the check (string
+/// literals and contract names do).
 struct NamedView {
-  std::string name;
+  std::string_view name;
   const TensorView *view;
 };
 
@@ -52,7 +55,8 @@ struct NamedView {
 /// naming both tensors.
 void checkViewAliasing(
     const std::vector<NamedView> &inputs, const std::vector<NamedView> &outputs,
-    const std::vector<std::pair<std::string, std::string>> &inPlace = {});
+    const std::vector<std::pair<std::string_view, std::string_view>> &inPlace =
+        {});
 
 } // namespace rudnn
 

@@ -37,33 +37,36 @@ struct LaunchGeometry {
 };
 
 /// Kernel arguments laid out as CUDA expects: an array of pointers, one per
-/// parameter, each to a copy of the value held by the pack.
+/// parameter, each to a copy of the value held by the pack. The values live
+/// in one byte array (each at an offset aligned for it), so packing a launch
+/// allocates once.
 class ArgPack {
 public:
   template <typename T> ArgPack &push(const T &value) {
     static_assert(std::is_trivially_copyable_v<T>, "kernel args are PODs");
-    std::string bytes(sizeof(T), '\0');
-    std::memcpy(bytes.data(), &value, sizeof(T));
-    return pushBytes(std::move(bytes));
-  }
-  ArgPack &pushBytes(std::string bytes) {
-    values.push_back(std::make_unique<std::string>(std::move(bytes)));
-    pointerArray.push_back(values.back()->data());
+    const size_t align = alignof(T) < 8 ? 8 : alignof(T);
+    const size_t offset = (bytes.size() + align - 1) / align * align;
+    bytes.resize(offset + sizeof(T));
+    std::memcpy(bytes.data() + offset, &value, sizeof(T));
+    offsets.push_back(offset);
     return *this;
   }
-  void **pointers() { return pointerArray.data(); }
-  /// A pack holding copies of the same values.
-  ArgPack copy() const {
-    ArgPack other;
-    for (const auto &value : values)
-      other.pushBytes(*value);
-    return other;
+  void **pointers() {
+    pointerArray.resize(offsets.size());
+    for (size_t i = 0; i < offsets.size(); ++i)
+      pointerArray[i] = bytes.data() + offsets[i];
+    return pointerArray.data();
   }
-  size_t size() const { return values.size(); }
+  size_t size() const { return offsets.size(); }
+  void reserve(size_t count) {
+    bytes.reserve(8 * count);
+    offsets.reserve(count);
+    pointerArray.reserve(count);
+  }
 
 private:
-  // Stable addresses: each value lives in its own allocation.
-  std::vector<std::unique_ptr<std::string>> values;
+  std::vector<unsigned char> bytes; // 16-byte aligned, as new allocates
+  std::vector<size_t> offsets;
   std::vector<void *> pointerArray;
 };
 

@@ -89,6 +89,7 @@ void PlanExecutor::launchAll(StreamState &state,
     geometry.dynamicSharedBytes = launch.dynamicSharedBytes;
 
     ArgPack args;
+    args.reserve(launch.args.size() + 1); // and a repeat's iteration
     for (const LaunchArg &arg : launch.args) {
       switch (arg.kind) {
       case LaunchArg::Kind::Buffer: {
@@ -123,7 +124,7 @@ void PlanExecutor::launchAll(StreamState &state,
       ArgPack *pack = &args;
       ArgPack repeated;
       if (launch.repeat >= 0) { // the same arguments, then the iteration
-        repeated = args.copy();
+        repeated = args;
         repeated.push(static_cast<int32_t>(iteration));
         pack = &repeated;
       }

@@ -118,7 +118,7 @@ TEST(ViewChecks, InPlacePairsMustBeTheSameView) {
   const TensorView state = view(kBase, DType::F32, {4, 8}, {8, 1});
   const TensorView sameState = state;
   const TensorView transposed = view(kBase, DType::F32, {8, 4}, {1, 8});
-  const std::vector<std::pair<std::string, std::string>> pair = {
+  const std::vector<std::pair<std::string_view, std::string_view>> pair = {
       {"new", "old"}};
   EXPECT_NO_THROW(
       checkViewAliasing({{"old", &state}}, {{"new", &sameState}}, pair));
