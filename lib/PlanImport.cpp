@@ -4,6 +4,7 @@
 
 #include "codegen/Emit/KdaEmitter.h"
 #include "codegen/Transforms/Passes.h"
+#include "dialects/IR/ElementTypes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
@@ -25,11 +26,7 @@ namespace {
 }
 
 DType scalarOf(mlir::Type type) {
-  if (type.isF16())
-    return DType::F16;
-  if (type.isBF16())
-    return DType::BF16;
-  return DType::F32;
+  return mlir::rudnn::dtypeOf(type).value_or(DType::F32);
 }
 
 codegen::KdaStage stageOf(llvm::StringRef stage) {

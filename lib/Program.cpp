@@ -16,6 +16,7 @@
 
 #include "codegen/InitRudnn.h"
 #include "codegen/Transforms/Passes.h"
+#include "dialects/IR/ElementTypes.h"
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/SourceLimits.h"
 #include "runtime/Hash.h"
@@ -68,16 +69,8 @@ std::string diagnosticText(mlir::Diagnostic &diagnostic) {
 }
 
 DType dtypeOf(mlir::Type type) {
-  if (type.isF32())
-    return DType::F32;
-  if (type.isF16())
-    return DType::F16;
-  if (type.isBF16())
-    return DType::BF16;
-  if (type.isInteger(32))
-    return DType::I32;
-  if (type.isInteger(1))
-    return DType::Bool;
+  if (std::optional<DType> dtype = mlir::rudnn::dtypeOf(type))
+    return *dtype;
   std::string text;
   llvm::raw_string_ostream os(text);
   os << type;

@@ -1,6 +1,7 @@
 //===- EmitModule.cpp - The CUDA kernels of decomposed rudnn IR -----------===//
 
 #include "codegen/Emit/EmitModule.h"
+#include "dialects/IR/ElementTypes.h"
 #include "dialects/IR/RudnnOps.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -13,12 +14,10 @@ using namespace ::rudnn::codegen;
 namespace {
 
 FailureOr<DType> scalarOfType(Operation *op, Type type, StringRef name) {
-  if (type.isF32())
-    return DType::F32;
-  if (type.isF16())
-    return DType::F16;
-  if (type.isBF16())
-    return DType::BF16;
+  std::optional<DType> dtype = dtypeOf(type);
+  if (dtype &&
+      (*dtype == DType::F32 || *dtype == DType::F16 || *dtype == DType::BF16))
+    return *dtype;
   return op->emitError() << "cannot emit '" << name << "' of type " << type;
 }
 
