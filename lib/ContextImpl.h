@@ -11,6 +11,7 @@
 #include "runtime/PlanExecutor.h"
 
 #include "rudnn/context.h"
+#include "rudnn/program.h"
 
 #include <atomic>
 #include <functional>
@@ -51,6 +52,10 @@ struct Context::Impl {
   void run(runtime::PlanExecutor &executor,
            const std::vector<runtime::DevicePtr> &bindings,
            const std::vector<int64_t> &params, runtime::StreamHandle stream);
+
+  /// The functions the operator entry points call, by signature.
+  std::mutex functionMutex;
+  std::unordered_map<std::string, Function> functions;
 
   std::atomic<bool> profiling{false};
   mutable std::mutex profileMutex;

@@ -9,7 +9,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/ContextImpl.h"
-#include "lib/PlanBinding.h"
 #include "lib/kda/KdaChecks.h"
 #include "lib/kda/KdaKernels.h"
 
@@ -26,30 +25,22 @@ void rudnn::kdaBackward(Context &context, const KdaBackwardInputs &in,
   const KdaCallShape s = checkKdaBackwardCall(in, out, options);
   const int64_t K = s.K, V = s.V;
 
-  // --- The plan of this signature. ------------------------------------------
+  // --- The function of this signature, compiled at its first call. ------
   KdaKernelSpec spec{fw.q.dtype, fw.g.dtype, fw.beta.dtype, K, V, s.chunk};
   KdaBackwardFlags flags{fw.initialState.has_value(),
                          in.dFinalState.has_value(), in.boundaries.has_value(),
-                         static_cast<float>(s.scale)};
-  std::shared_ptr<PlanExecutor> executor =
-      context.impl().plan(kdaBackwardSignature(spec, flags), [&] {
-        return buildKdaBackwardPlan(context.impl(), spec, flags);
-      });
-
-  // --- Bindings by buffer name; an unwanted d_initial_state stays 0. -------
-  std::map<std::string, const TensorView *> named = {
-      {"q", &fw.q},    {"k", &fw.k},         {"v", &fw.v},
-      {"g", &fw.g},    {"beta", &fw.beta},   {"d_output", &in.dOutput},
-      {"dq", &out.dq}, {"dk", &out.dk},      {"dv", &out.dv},
-      {"dg", &out.dg}, {"dbeta", &out.dbeta}};
+                         static_cast<float>(s.scale),
+                         out.dInitialState.has_value()};
+  std::vector<TensorView> arguments = {fw.q, fw.k, fw.v, fw.g, fw.beta};
   if (fw.initialState)
-    named["initial_state"] = &*fw.initialState;
-  if (in.dFinalState)
-    named["d_final_state"] = &*in.dFinalState;
-  if (out.dInitialState)
-    named["d_initial_state"] = &*out.dInitialState;
+    arguments.push_back(*fw.initialState);
   if (in.boundaries)
-    named["boundaries"] = &*in.boundaries;
-  PlanCall call = bindViews(executor->plan(), named);
-  context.impl().run(*executor, call.bindings, call.params, stream);
+    arguments.push_back(*in.boundaries);
+  arguments.push_back(in.dOutput);
+  if (in.dFinalState)
+    arguments.push_back(*in.dFinalState);
+  std::vector<TensorView> results = {out.dq, out.dk, out.dv, out.dg, out.dbeta};
+  if (out.dInitialState)
+    results.push_back(*out.dInitialState);
+  kdaBackwardFunction(context, spec, flags).call(arguments, results, stream);
 }

@@ -8,7 +8,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/ContextImpl.h"
-#include "lib/PlanBinding.h"
 #include "lib/kda/KdaChecks.h"
 #include "lib/kda/KdaKernels.h"
 
@@ -24,25 +23,17 @@ void rudnn::kdaForward(Context &context, const KdaForwardInputs &in,
   const KdaCallShape s = checkKdaForwardCall(in, out, options);
   const int64_t K = s.K, V = s.V;
 
-  // --- The plan of this signature. ------------------------------------------
+  // --- The function of this signature, compiled at its first call. ------
   KdaKernelSpec spec{in.q.dtype, in.g.dtype, in.beta.dtype, K, V, s.chunk};
   KdaPlanFlags flags{in.initialState.has_value(), out.finalState.has_value(),
                      out.boundaries.has_value(), static_cast<float>(s.scale)};
-  std::shared_ptr<PlanExecutor> executor =
-      context.impl().plan(kdaForwardSignature(spec, flags), [&] {
-        return buildKdaForwardPlan(context.impl(), spec, flags);
-      });
-
-  // --- Bindings by buffer name; workspace entries stay 0. ------------------
-  std::map<std::string, const TensorView *> named = {
-      {"q", &in.q}, {"k", &in.k},       {"v", &in.v},
-      {"g", &in.g}, {"beta", &in.beta}, {"output", &out.output}};
+  std::vector<TensorView> arguments = {in.q, in.k, in.v, in.g, in.beta};
   if (in.initialState)
-    named["initial_state"] = &*in.initialState;
+    arguments.push_back(*in.initialState);
+  std::vector<TensorView> results = {out.output};
   if (out.finalState)
-    named["final_state"] = &*out.finalState;
+    results.push_back(*out.finalState);
   if (out.boundaries)
-    named["boundaries"] = &*out.boundaries;
-  PlanCall call = bindViews(executor->plan(), named);
-  context.impl().run(*executor, call.bindings, call.params, stream);
+    results.push_back(*out.boundaries);
+  kdaForwardFunction(context, spec, flags).call(arguments, results, stream);
 }

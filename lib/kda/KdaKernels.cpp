@@ -1,7 +1,6 @@
 //===- KdaKernels.cpp - The KDA forward plan and its kernels --------------===//
 
 #include "lib/kda/KdaKernels.h"
-#include "lib/PlanImport.h"
 
 #include "codegen/InitRudnn.h"
 #include "codegen/Transforms/Passes.h"
@@ -22,8 +21,8 @@ std::string rudnn::kdaBackwardSignature(const KdaKernelSpec &spec,
   std::ostringstream key;
   key << "kda_backward:" << codegen::kdaSpecName(spec)
       << ":s0=" << flags.initialState << ":dsT=" << flags.dFinalState
-      << ":bounds=" << flags.savedBoundaries << ":scale=" << std::hexfloat
-      << flags.scale;
+      << ":bounds=" << flags.savedBoundaries << ":ds0=" << flags.dInitialState
+      << ":scale=" << std::hexfloat << flags.scale;
   return key.str();
 }
 
@@ -90,8 +89,9 @@ mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
     results.push_back(bounds);
 
   b.setInsertionPointToEnd(module->getBody());
-  auto func = b.create<mlir::func::FuncOp>(loc, "kda",
-                                           b.getFunctionType(inputs, results));
+  auto func = b.create<mlir::func::FuncOp>(
+      loc, "kda_forward_" + codegen::kdaSpecName(spec),
+      b.getFunctionType(inputs, results));
   mlir::Block *body = func.addEntryBlock();
   b.setInsertionPointToEnd(body);
   mlir::Value initial = flags.initialState ? body->getArgument(5) : nullptr;
@@ -130,13 +130,19 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
   inputs.push_back(v);
   if (flags.dFinalState)
     inputs.push_back(state);
+  // The op yields d_initial_state exactly when there is an initial state;
+  // the function returns it only when the caller wants it.
   llvm::SmallVector<mlir::Type> results = {q, q, v, t.keyGradient, beta};
   if (flags.initialState)
     results.push_back(state);
+  llvm::ArrayRef<mlir::Type> returned(results);
+  if (flags.initialState && !flags.dInitialState)
+    returned = returned.drop_back();
 
   b.setInsertionPointToEnd(module->getBody());
-  auto func = b.create<mlir::func::FuncOp>(loc, "kda_backward",
-                                           b.getFunctionType(inputs, results));
+  auto func = b.create<mlir::func::FuncOp>(
+      loc, "kda_backward_" + codegen::kdaSpecName(spec),
+      b.getFunctionType(inputs, returned));
   mlir::Block *body = func.addEntryBlock();
   b.setInsertionPointToEnd(body);
   mlir::Value initial = flags.initialState ? body->getArgument(5) : nullptr;
@@ -149,43 +155,53 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
       body->getArgument(2), body->getArgument(3), body->getArgument(4), initial,
       saved, body->getArgument(dOutputIndex), dFinal,
       b.getI64IntegerAttr(spec.chunk), b.getF32FloatAttr(flags.scale));
-  b.create<mlir::func::ReturnOp>(loc, backward.getResults());
+  // An unwanted d_initial_state is not returned: the plan passes a null
+  // pointer for it.
+  b.create<mlir::func::ReturnOp>(
+      loc, backward.getResults().take_front(returned.size()));
   return module;
 }
 
-/// Lowers the operator call `build` writes, in a context of its own.
-Plan lowerCall(
-    Context::Impl &context,
+/// The function `build` writes, parsed into a Program module once per
+/// context and signature.
+Function cachedFunction(
+    Context &context, const std::string &signature,
     llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(mlir::MLIRContext &)>
-        build,
-    const std::string &name) {
+        build) {
+  Context::Impl &impl = context.impl();
+  std::lock_guard<std::mutex> lock(impl.functionMutex);
+  auto it = impl.functions.find(signature);
+  if (it != impl.functions.end())
+    return it->second;
   mlir::DialectRegistry registry;
   mlir::rudnn::registerRudnnDialects(registry);
   mlir::MLIRContext mlir(registry, mlir::MLIRContext::Threading::DISABLED);
   mlir.loadAllAvailableDialects();
   mlir::OwningOpRef<mlir::ModuleOp> module = build(mlir);
-  return lowerToPlan(context, *module, mlir::rudnn::DefaultTarget::kArch, "",
-                     name);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  auto func = *module->getOps<mlir::func::FuncOp>().begin();
+  Function function =
+      Module::parse(context, os.str()).function(func.getSymName().str());
+  impl.functions.emplace(signature, function);
+  return function;
 }
 
 } // namespace
 
-Plan rudnn::buildKdaForwardPlan(Context::Impl &context,
-                                const KdaKernelSpec &spec,
-                                const KdaPlanFlags &flags) {
-  return lowerCall(
-      context,
-      [&](mlir::MLIRContext &mlir) { return forwardModule(mlir, spec, flags); },
-      "kda_forward_" + codegen::kdaSpecName(spec));
+Function rudnn::kdaForwardFunction(Context &context, const KdaKernelSpec &spec,
+                                   const KdaPlanFlags &flags) {
+  return cachedFunction(context, kdaForwardSignature(spec, flags),
+                        [&](mlir::MLIRContext &mlir) {
+                          return forwardModule(mlir, spec, flags);
+                        });
 }
 
-Plan rudnn::buildKdaBackwardPlan(Context::Impl &context,
-                                 const KdaKernelSpec &spec,
-                                 const KdaBackwardFlags &flags) {
-  return lowerCall(
-      context,
-      [&](mlir::MLIRContext &mlir) {
-        return backwardModule(mlir, spec, flags);
-      },
-      "kda_backward_" + codegen::kdaSpecName(spec));
+Function rudnn::kdaBackwardFunction(Context &context, const KdaKernelSpec &spec,
+                                    const KdaBackwardFlags &flags) {
+  return cachedFunction(context, kdaBackwardSignature(spec, flags),
+                        [&](mlir::MLIRContext &mlir) {
+                          return backwardModule(mlir, spec, flags);
+                        });
 }

@@ -1,9 +1,9 @@
 //===- KdaKernels.h - The KDA forward plan and its kernels ------*- C++ -*-===//
 //
-// Builds the plan of a KDA forward signature through the compiler pipeline,
-// over the run-time parameters
-//   B, T, H, N = ceil(T / chunk), then the (batch, time, head) strides of
-//   q, k, v, g, beta and output.
+// A KDA call's signature written once as a rudnn IR function and called
+// through the Program API, which compiles it at its first call; the plan's
+// parameters (B, T, H, N = ceil(T / chunk), the strides) are read from the
+// views.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +12,8 @@
 
 #include "codegen/Emit/KdaEmitter.h"
 #include "lib/ContextImpl.h"
+
+#include "rudnn/program.h"
 
 #include "rudnn/types.h"
 
@@ -33,28 +35,27 @@ struct KdaPlanFlags {
 struct KdaBackwardFlags {
   bool initialState, dFinalState, savedBoundaries;
   float scale;
+  /// Whether the caller wants d_initial_state (only with an initial state).
+  bool dInitialState = false;
 };
 
 /// The plan-cache key of a forward call.
 std::string kdaForwardSignature(const KdaKernelSpec &spec,
                                 const KdaPlanFlags &flags);
 
-/// The plan of a call with this signature: the call written as rudnn IR
-/// (dynamic B, T, H), lowered by rudnn-specialize, rudnn-decompose and
-/// rudnn-plan, and imported with its kernels compiled through the kernel
-/// cache.
-runtime::Plan buildKdaForwardPlan(Context::Impl &context,
-                                  const KdaKernelSpec &spec,
-                                  const KdaPlanFlags &flags);
+/// The function of a forward call with this signature, written as rudnn IR
+/// (dynamic B, T, H) and compiled through the Program API at its first call;
+/// one per context and signature.
+Function kdaForwardFunction(Context &context, const KdaKernelSpec &spec,
+                            const KdaPlanFlags &flags);
 
 /// The plan-cache key of a backward call.
 std::string kdaBackwardSignature(const KdaKernelSpec &spec,
                                  const KdaBackwardFlags &flags);
 
-/// The plan of a backward call with this signature, lowered likewise.
-runtime::Plan buildKdaBackwardPlan(Context::Impl &context,
-                                   const KdaKernelSpec &spec,
-                                   const KdaBackwardFlags &flags);
+/// The function of a backward call with this signature, likewise.
+Function kdaBackwardFunction(Context &context, const KdaKernelSpec &spec,
+                             const KdaBackwardFlags &flags);
 
 } // namespace rudnn
 
