@@ -26,6 +26,11 @@ struct PlanCall {
 PlanCall bindViews(const runtime::Plan &plan,
                    const std::map<std::string, const TensorView *> &named);
 
+/// The same with the view of each buffer given in the plan's buffer order
+/// (null for workspace and absent buffers).
+PlanCall bindViews(const runtime::Plan &plan,
+                   const std::vector<const TensorView *> &views);
+
 } // namespace rudnn
 
 #endif // RUDNN_LIB_PLANBINDING_H

@@ -57,6 +57,40 @@ struct Function::Impl {
 
   /// The function's plan, compiled on first use.
   std::shared_ptr<runtime::PlanExecutor> executor() const;
+
+  /// The view bound to each buffer of `plan` for a call's contract views:
+  /// which contract tensor a buffer holds is looked up once per plan.
+  std::vector<const TensorView *>
+  bufferViews(const runtime::Plan &plan,
+              const std::vector<const TensorView *> &operands,
+              const std::vector<const TensorView *> &results) const {
+    std::call_once(bufferOnce, [&] {
+      mlir::rudnn::OperatorOpInterface anOp = op;
+      const OperatorContract &contract = anOp.getContract();
+      for (const runtime::PlanBuffer &buffer : plan.buffers) {
+        int index = contract.operandIndex(buffer.name);
+        bufferSource.push_back(
+            buffer.access == runtime::BufferAccess::Workspace ? -1
+            : index >= 0                                      ? index
+            : contract.resultIndex(buffer.name) >= 0
+                ? static_cast<int>(contract.operands.size()) +
+                      contract.resultIndex(buffer.name)
+                : -1);
+      }
+    });
+    std::vector<const TensorView *> views;
+    views.reserve(bufferSource.size());
+    for (int source : bufferSource)
+      views.push_back(source < 0 ? nullptr
+                      : source < static_cast<int>(operands.size())
+                          ? operands[source]
+                          : results[source - operands.size()]);
+    return views;
+  }
+  mutable std::once_flag bufferOnce;
+  /// Per plan buffer: a contract operand index, or the operand count plus a
+  /// result index, or -1.
+  mutable std::vector<int> bufferSource;
 };
 
 namespace {
@@ -334,45 +368,48 @@ void Function::call(const std::vector<TensorView> &arguments,
   checkDeclared(impl->results, results, "results");
   const OperatorContract &contract = impl->op.getContract();
   std::vector<const TensorView *> operandViews, resultViews;
-  std::map<std::string, const TensorView *> named;
   for (size_t k = 0; k < contract.operands.size(); ++k) {
     const int i = impl->operandArgument[k];
     operandViews.push_back(i < 0 ? nullptr : &arguments[i]);
-    if (i >= 0)
-      named[std::string(contract.operands[k].name)] = &arguments[i];
   }
   for (size_t k = 0; k < contract.results.size(); ++k) {
     const int i = impl->resultOf[k];
     resultViews.push_back(i < 0 ? nullptr : &results[i]);
-    if (i >= 0)
-      named[std::string(contract.results[k].name)] = &results[i];
   }
   checkCall(contract, operandViews, resultViews);
 
   Context &context = *impl->module->context;
   std::shared_ptr<runtime::PlanExecutor> executor = impl->executor();
-  PlanCall call = bindViews(executor->plan(), named);
+  // The plan names its buffers after the contract's tensors: each is bound
+  // to the view of its name (found once per plan), the workspace to none.
+  const std::vector<const TensorView *> views =
+      impl->bufferViews(executor->plan(), operandViews, resultViews);
+  PlanCall call = bindViews(executor->plan(), views);
 
   // A parameter named by a dim letter (N = ceil(T / chunk)) fixes that dim
   // in every view the contract lays out with it.
   const runtime::Plan &plan = executor->plan();
-  for (size_t p = 0; p < plan.params.size(); ++p) {
-    if (plan.params[p].size() != 1)
-      continue;
-    const char letter = plan.params[p][0];
-    for (const auto &[role, view] : named) {
-      const TensorContract *tensor = nullptr;
-      if (int k = contract.operandIndex(role); k >= 0)
-        tensor = &contract.operands[k];
-      else
-        tensor = &contract.results[contract.resultIndex(role)];
-      for (size_t d = 0; d < tensor->layout.size(); ++d)
-        if (tensor->layout[d] == letter && view->shape[d] != call.params[p])
-          throw InvalidArgument("'" + role + "' dim " + std::to_string(d) +
-                                " (" + letter + ") must be " +
-                                std::to_string(call.params[p]) + ", got " +
-                                view->describe());
+  auto checkLetters = [&](const std::vector<TensorContract> &tensors,
+                          const std::vector<const TensorView *> &views) {
+    for (size_t p = 0; p < plan.params.size(); ++p) {
+      if (plan.params[p].size() != 1)
+        continue;
+      const char letter = plan.params[p][0];
+      for (size_t k = 0; k < tensors.size(); ++k) {
+        if (!views[k])
+          continue;
+        const std::string_view layout = tensors[k].layout;
+        for (size_t d = 0; d < layout.size(); ++d)
+          if (layout[d] == letter && views[k]->shape[d] != call.params[p])
+            throw InvalidArgument("'" + std::string(tensors[k].name) +
+                                  "' dim " + std::to_string(d) + " (" + letter +
+                                  ") must be " +
+                                  std::to_string(call.params[p]) + ", got " +
+                                  views[k]->describe());
+      }
     }
-  }
+  };
+  checkLetters(contract.operands, operandViews);
+  checkLetters(contract.results, resultViews);
   context.impl().run(*executor, call.bindings, call.params, stream);
 }

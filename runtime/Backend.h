@@ -37,36 +37,72 @@ struct LaunchGeometry {
 };
 
 /// Kernel arguments laid out as CUDA expects: an array of pointers, one per
-/// parameter, each to a copy of the value held by the pack. The values live
-/// in one byte array (each at an offset aligned for it), so packing a launch
-/// allocates once.
+/// parameter, each to a copy of the value held by the pack. Scalars (at most
+/// 8 bytes: pointers, integers, floats) sit in one array, so packing a
+/// launch allocates nothing once the pack has grown; larger values (structs
+/// passed by value) get storage of their own.
 class ArgPack {
 public:
   template <typename T> ArgPack &push(const T &value) {
     static_assert(std::is_trivially_copyable_v<T>, "kernel args are PODs");
-    const size_t align = alignof(T) < 8 ? 8 : alignof(T);
-    const size_t offset = (bytes.size() + align - 1) / align * align;
-    bytes.resize(offset + sizeof(T));
-    std::memcpy(bytes.data() + offset, &value, sizeof(T));
-    offsets.push_back(offset);
+    if constexpr (sizeof(T) <= sizeof(uint64_t) &&
+                  alignof(T) <= alignof(uint64_t)) {
+      uint64_t slot = 0;
+      std::memcpy(&slot, &value, sizeof(T));
+      entries.push_back({false, scalars.size(), sizeof(T)});
+      scalars.push_back(slot);
+    } else {
+      auto storage = std::make_unique<std::max_align_t[]>(
+          (sizeof(T) + sizeof(std::max_align_t) - 1) /
+          sizeof(std::max_align_t));
+      std::memcpy(storage.get(), &value, sizeof(T));
+      entries.push_back({true, large.size(), sizeof(T)});
+      large.push_back(std::move(storage));
+    }
     return *this;
   }
   void **pointers() {
-    pointerArray.resize(offsets.size());
-    for (size_t i = 0; i < offsets.size(); ++i)
-      pointerArray[i] = bytes.data() + offsets[i];
+    pointerArray.resize(entries.size());
+    for (size_t i = 0; i < entries.size(); ++i)
+      pointerArray[i] = entries[i].large
+                            ? static_cast<void *>(large[entries[i].index].get())
+                            : &scalars[entries[i].index];
     return pointerArray.data();
   }
-  size_t size() const { return offsets.size(); }
+  size_t size() const { return entries.size(); }
   void reserve(size_t count) {
-    bytes.reserve(8 * count);
-    offsets.reserve(count);
+    scalars.reserve(count);
+    entries.reserve(count);
     pointerArray.reserve(count);
+  }
+  ArgPack() = default;
+  ArgPack(const ArgPack &other) { *this = other; }
+  ArgPack &operator=(const ArgPack &other) {
+    if (this == &other)
+      return *this;
+    scalars = other.scalars;
+    entries = other.entries;
+    large.clear();
+    for (const Entry &entry : entries)
+      if (entry.large) {
+        const size_t words = (entry.bytes + sizeof(std::max_align_t) - 1) /
+                             sizeof(std::max_align_t);
+        large.push_back(std::make_unique<std::max_align_t[]>(words));
+        std::memcpy(large.back().get(), other.large[entry.index].get(),
+                    entry.bytes);
+      }
+    return *this;
   }
 
 private:
-  std::vector<unsigned char> bytes; // 16-byte aligned, as new allocates
-  std::vector<size_t> offsets;
+  struct Entry {
+    bool large;
+    size_t index; // into scalars or large
+    size_t bytes;
+  };
+  std::vector<uint64_t> scalars;
+  std::vector<Entry> entries;
+  std::vector<std::unique_ptr<std::max_align_t[]>> large;
   std::vector<void *> pointerArray;
 };
 
