@@ -5,25 +5,6 @@
 using namespace rudnn;
 using namespace rudnn::runtime;
 
-PlanCall
-rudnn::bindViews(const Plan &plan,
-                 const std::map<std::string, const TensorView *> &named) {
-  PlanCall call;
-  std::vector<BufferShape> shapes;
-  for (const PlanBuffer &buffer : plan.buffers) {
-    auto it = named.find(buffer.name);
-    const TensorView *view =
-        buffer.access == BufferAccess::Workspace || it == named.end()
-            ? nullptr
-            : it->second;
-    call.bindings.push_back(view ? reinterpret_cast<DevicePtr>(view->data) : 0);
-    shapes.push_back(view ? BufferShape{&view->shape, &view->strides}
-                          : BufferShape{});
-  }
-  call.params = plan.paramValues(shapes);
-  return call;
-}
-
 PlanCall rudnn::bindViews(const Plan &plan,
                           const std::vector<const TensorView *> &views) {
   PlanCall call;

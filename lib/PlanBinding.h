@@ -8,7 +8,6 @@
 
 #include "rudnn/types.h"
 
-#include <map>
 #include <string>
 #include <vector>
 
@@ -20,14 +19,9 @@ struct PlanCall {
   std::vector<int64_t> params;
 };
 
-/// Binds each argument or result buffer to the view of its name (0 when
-/// none is given; workspace entries 0) and reads the plan's parameters from
-/// those views through its sources.
-PlanCall bindViews(const runtime::Plan &plan,
-                   const std::map<std::string, const TensorView *> &named);
-
-/// The same with the view of each buffer given in the plan's buffer order
-/// (null for workspace and absent buffers).
+/// Binds each buffer to its view, given in the plan's buffer order (null for
+/// workspace and absent buffers), and reads the plan's parameters from those
+/// views through its sources.
 PlanCall bindViews(const runtime::Plan &plan,
                    const std::vector<const TensorView *> &views);
 

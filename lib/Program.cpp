@@ -319,28 +319,18 @@ Function::resultShapes(const std::vector<TensorView> &arguments) const {
       letters.emplace(impl->arguments[i].layout[d], arguments[i].shape[d]);
   std::shared_ptr<runtime::PlanExecutor> executor = impl->executor();
   const runtime::Plan &plan = executor->plan();
-  std::map<std::string, const TensorView *> named;
-  for (size_t i = 0; i < arguments.size(); ++i)
-    named[impl->arguments[i].role] = &arguments[i];
   // Parameters read from results are not known yet: only those from the
   // arguments count.
-  for (size_t p = 0; p < plan.params.size(); ++p) {
-    if (plan.params[p].size() != 1 || p >= plan.paramSources.size())
-      continue;
-    const runtime::ParamSource &source = plan.paramSources[p];
-    auto it = named.find(plan.buffers[source.buffer].name);
-    if (it == named.end())
-      continue;
-    const std::vector<int64_t> &dims =
-        source.kind == runtime::ParamSource::Kind::Dim ? it->second->shape
-                                                       : it->second->strides;
-    if (source.index < dims.size())
-      letters.emplace(plan.params[p][0],
-                      source.kind == runtime::ParamSource::Kind::Dim
-                          ? (dims[source.index] + source.divisor - 1) /
-                                source.divisor
-                          : dims[source.index]);
-  }
+  std::vector<runtime::BufferShape> bound(plan.buffers.size());
+  for (size_t b = 0; b < plan.buffers.size(); ++b)
+    for (size_t i = 0; i < arguments.size(); ++i)
+      if (plan.buffers[b].name == impl->arguments[i].role)
+        bound[b] = {&arguments[i].shape, &arguments[i].strides};
+  for (size_t p = 0; p < plan.params.size() && p < plan.paramSources.size();
+       ++p)
+    if (plan.params[p].size() == 1)
+      if (std::optional<int64_t> value = plan.paramValue(p, bound))
+        letters.emplace(plan.params[p][0], *value);
   std::vector<std::vector<int64_t>> shapes;
   for (const TensorInfo &result : impl->results) {
     std::vector<int64_t> shape = result.shape;

@@ -109,6 +109,23 @@ void Plan::validate() const {
   }
 }
 
+std::optional<int64_t>
+Plan::paramValue(size_t index, const std::vector<BufferShape> &bound) const {
+  const ParamSource &source = paramSources.at(index);
+  const BufferShape *view =
+      source.buffer < bound.size() ? &bound[source.buffer] : nullptr;
+  const std::vector<int64_t> *dims = !view ? nullptr
+                                     : source.kind == ParamSource::Kind::Dim
+                                         ? view->shape
+                                         : view->strides;
+  if (!dims || source.index >= dims->size())
+    return std::nullopt;
+  const int64_t value = (*dims)[source.index];
+  return source.kind == ParamSource::Kind::Dim
+             ? (value + source.divisor - 1) / source.divisor
+             : value;
+}
+
 std::vector<int64_t>
 Plan::paramValues(const std::vector<BufferShape> &bound) const {
   if (paramSources.size() != params.size())
@@ -117,23 +134,19 @@ Plan::paramValues(const std::vector<BufferShape> &bound) const {
                     "' does not say where its parameters come "
                     "from");
   std::vector<int64_t> values;
+  values.reserve(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
-    const ParamSource &source = paramSources[i];
-    const BufferShape *view =
-        source.buffer < bound.size() ? &bound[source.buffer] : nullptr;
-    const std::vector<int64_t> *dims = !view ? nullptr
-                                       : source.kind == ParamSource::Kind::Dim
-                                           ? view->shape
-                                           : view->strides;
-    if (!dims || source.index >= dims->size())
+    std::optional<int64_t> value = paramValue(i, bound);
+    if (!value) {
+      const ParamSource &source = paramSources[i];
+      const bool bound_ =
+          source.buffer < bound.size() && bound[source.buffer].shape != nullptr;
       throw InvalidArgument("plan '" + name + "' reads parameter '" +
                             params[i] + "' from buffer '" +
                             buffers.at(source.buffer).name + "', which " +
-                            (dims ? "lacks that dim" : "is not bound"));
-    const int64_t value = (*dims)[source.index];
-    values.push_back(source.kind == ParamSource::Kind::Dim
-                         ? (value + source.divisor - 1) / source.divisor
-                         : value);
+                            (bound_ ? "lacks that dim" : "is not bound"));
+    }
+    values.push_back(*value);
   }
   return values;
 }

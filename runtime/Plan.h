@@ -14,6 +14,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -142,6 +143,10 @@ struct Plan {
   /// `paramSources`. Throws InvalidArgument when a source's buffer is not
   /// bound or lacks the dim, Internal when the plan has no sources.
   std::vector<int64_t> paramValues(const std::vector<BufferShape> &bound) const;
+  /// Parameter `index` read from `bound` likewise; none when its source
+  /// buffer is not bound or lacks the dim.
+  std::optional<int64_t>
+  paramValue(size_t index, const std::vector<BufferShape> &bound) const;
   /// Bytes of workspace for these parameter values.
   uint64_t workspaceBytes(const std::vector<int64_t> &paramValues) const;
 
