@@ -1,6 +1,7 @@
 //===- InitRudnn.cpp - Register rudnn's dialects and passes ---------------===//
 
 #include "codegen/InitRudnn.h"
+#include "codegen/Emit/KdaPrimitives.h"
 #include "codegen/Transforms/Passes.h"
 #include "dialects/IR/RudnnDialect.h"
 
@@ -11,6 +12,7 @@
 void mlir::rudnn::registerRudnnDialects(DialectRegistry &registry) {
   registry.insert<RudnnDialect, arith::ArithDialect, func::FuncDialect,
                   tensor::TensorDialect>();
+  ::rudnn::codegen::registerKdaPrimitives(registry);
 }
 
 void mlir::rudnn::registerRudnnPipelinePasses() { registerRudnnPasses(); }

@@ -2,7 +2,7 @@
 
 #include "lib/PlanImport.h"
 
-#include "codegen/Emit/KdaEmitter.h"
+#include "codegen/Emit/EmitModule.h"
 #include "codegen/Transforms/Passes.h"
 #include "dialects/IR/ElementTypes.h"
 
@@ -23,16 +23,6 @@ namespace {
 
 [[noreturn]] void internal(const std::string &message) {
   throw Error(Status::Internal, "rudnn.plan import: " + message);
-}
-
-DType scalarOf(mlir::Type type) {
-  return mlir::rudnn::dtypeOf(type).value_or(DType::F32);
-}
-
-codegen::KdaStage stageOf(llvm::StringRef stage) {
-  if (std::optional<codegen::KdaStage> known = codegen::stageNamed(stage.str()))
-    return *known;
-  internal("unknown stage '" + stage.str() + "'");
 }
 
 } // namespace
@@ -76,23 +66,20 @@ Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context) {
         entry.bytes = size(buffer.getBytesAttr());
       if (buffer.getOffsetAttr())
         entry.offset = size(buffer.getOffsetAttr());
+      else
+        entry.packed = entry.access == BufferAccess::Workspace;
       buffers[entry.name] = static_cast<uint32_t>(plan.buffers.size());
       plan.buffers.push_back(std::move(entry));
       continue;
     }
     if (auto kernel = mlir::dyn_cast<KernelOp>(op)) {
-      codegen::KdaKernelSpec spec{
-          scalarOf(kernel.getInput()), scalarOf(kernel.getGate()),
-          scalarOf(kernel.getBeta()),  (int64_t)kernel.getK(),
-          (int64_t)kernel.getV(),      (int64_t)kernel.getChunk()};
-      codegen::EmittedKernel emitted =
-          codegen::emitKdaKernel(spec, stageOf(kernel.getStage()));
-      if (emitted.entry != kernel.getSymName())
-        internal("kernel @" + kernel.getSymName().str() +
-                 " does not match its specialization (" + emitted.entry + ")");
-      kernels[emitted.entry] = static_cast<uint32_t>(plan.kernels.size());
+      codegen::KernelBuilder builder;
+      if (mlir::failed(codegen::emitKernel(kernel, builder)))
+        internal("kernel @" + kernel.getSymName().str() + " cannot be emitted");
+      kernels[builder.entry()] = static_cast<uint32_t>(plan.kernels.size());
       plan.kernels.push_back(
-          {emitted.entry, *context.compile({emitted.entry, emitted.source})});
+          {builder.entry(),
+           *context.compile({builder.entry(), builder.source()})});
     }
   }
   if (std::optional<mlir::ArrayAttr> sources = planOp.getSources())
@@ -101,12 +88,14 @@ Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context) {
         plan.paramSources.push_back(
             {ParamSource::Kind::Dim, buffers.at(dim.getBuffer()),
              static_cast<uint32_t>(dim.getIndex()), dim.getDivisor()});
-      else {
-        auto stride = mlir::cast<mlir::rudnn::StrideSourceAttr>(source);
+      else if (auto stride =
+                   mlir::dyn_cast<mlir::rudnn::StrideSourceAttr>(source))
         plan.paramSources.push_back(
             {ParamSource::Kind::Stride, buffers.at(stride.getBuffer()),
              static_cast<uint32_t>(stride.getIndex()), 1});
-      }
+      else
+        plan.paramSources.push_back({ParamSource::Kind::Size, 0, 0, 1,
+                                     size(mlir::cast<SizeAttr>(source))});
     }
   for (LaunchOp launchOp : planOp.getBody().front().getOps<LaunchOp>()) {
     PlanLaunch launch;

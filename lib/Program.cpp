@@ -15,6 +15,7 @@
 #include "lib/PlanImport.h"
 
 #include "codegen/InitRudnn.h"
+#include "codegen/Transforms/FunctionTensors.h"
 #include "codegen/Transforms/Passes.h"
 #include "dialects/IR/ElementTypes.h"
 #include "dialects/IR/RudnnOps.h"
@@ -58,37 +59,37 @@ struct Function::Impl {
   /// The function's plan, compiled on first use.
   std::shared_ptr<runtime::PlanExecutor> executor() const;
 
-  /// The view bound to each buffer of `plan` for a call's contract views:
-  /// which contract tensor a buffer holds is looked up once per plan.
+  /// The view bound to each buffer of `plan`: the plan names its buffers
+  /// after the function's arguments and results (looked up once per plan).
   std::vector<const TensorView *>
   bufferViews(const runtime::Plan &plan,
-              const std::vector<const TensorView *> &operands,
-              const std::vector<const TensorView *> &results) const {
+              const std::vector<TensorView> &argumentViews,
+              const std::vector<TensorView> &resultViews) const {
     std::call_once(bufferOnce, [&] {
-      mlir::rudnn::OperatorOpInterface anOp = op;
-      const OperatorContract &contract = anOp.getContract();
       for (const runtime::PlanBuffer &buffer : plan.buffers) {
-        int index = contract.operandIndex(buffer.name);
-        bufferSource.push_back(
-            buffer.access == runtime::BufferAccess::Workspace ? -1
-            : index >= 0                                      ? index
-            : contract.resultIndex(buffer.name) >= 0
-                ? static_cast<int>(contract.operands.size()) +
-                      contract.resultIndex(buffer.name)
-                : -1);
+        int source = -1;
+        if (buffer.access != runtime::BufferAccess::Workspace) {
+          for (size_t i = 0; i < arguments.size() && source < 0; ++i)
+            if (arguments[i].name == buffer.name)
+              source = static_cast<int>(i);
+          for (size_t i = 0; i < results.size() && source < 0; ++i)
+            if (results[i].name == buffer.name)
+              source = static_cast<int>(arguments.size() + i);
+        }
+        bufferSource.push_back(source);
       }
     });
     std::vector<const TensorView *> views;
     views.reserve(bufferSource.size());
     for (int source : bufferSource)
       views.push_back(source < 0 ? nullptr
-                      : source < static_cast<int>(operands.size())
-                          ? operands[source]
-                          : results[source - operands.size()]);
+                      : source < static_cast<int>(argumentViews.size())
+                          ? &argumentViews[source]
+                          : &resultViews[source - argumentViews.size()]);
     return views;
   }
   mutable std::once_flag bufferOnce;
-  /// Per plan buffer: a contract operand index, or the operand count plus a
+  /// Per plan buffer: an argument index, or the argument count plus a
   /// result index, or -1.
   mutable std::vector<int> bufferSource;
 };
@@ -122,13 +123,6 @@ TensorInfo infoOf(mlir::Type type, mlir::StringAttr name,
   for (int64_t dim : ranked.getShape())
     info.shape.push_back(mlir::ShapedType::isDynamic(dim) ? -1 : dim);
   return info;
-}
-
-/// `value` seen through tensor.cast ops.
-mlir::Value throughCasts(mlir::Value value) {
-  while (auto cast = value.getDefiningOp<mlir::tensor::CastOp>())
-    value = cast.getSource();
-  return value;
 }
 
 std::shared_ptr<Function::Impl> describe(std::shared_ptr<Module::Impl> module,
@@ -189,7 +183,7 @@ std::shared_ptr<Function::Impl> describe(std::shared_ptr<Module::Impl> module,
                              func.getResultAttrOfType<mlir::StringAttr>(
                                  index, RudnnDialect::kNameAttrName),
                              "result" + std::to_string(index));
-    mlir::Value produced = throughCasts(operand);
+    mlir::Value produced = mlir::rudnn::throughCasts(operand);
     for (unsigned k = 0; k < contract.results.size(); ++k)
       if (impl->op.getContractResult(k) == produced && impl->resultOf[k] < 0) {
         impl->resultOf[k] = static_cast<int>(index);
@@ -257,6 +251,9 @@ Module Module::parse(Context &context, const std::string &text) {
   pm.addPass(mlir::rudnn::createRudnnSpecialize(options));
   if (mlir::failed(pm.run(*impl->module)))
     throw InvalidArgument("cannot specialize the module:\n" + diagnostics);
+  // The names the plans give their buffers, bound by the calls.
+  for (auto func : impl->module->getOps<mlir::func::FuncOp>())
+    mlir::rudnn::nameFunctionTensors(func);
   impl->fingerprint = runtime::hash128(text).hex();
   return Module(impl);
 }
@@ -324,7 +321,7 @@ Function::resultShapes(const std::vector<TensorView> &arguments) const {
   std::vector<runtime::BufferShape> bound(plan.buffers.size());
   for (size_t b = 0; b < plan.buffers.size(); ++b)
     for (size_t i = 0; i < arguments.size(); ++i)
-      if (plan.buffers[b].name == impl->arguments[i].role)
+      if (plan.buffers[b].name == impl->arguments[i].name)
         bound[b] = {&arguments[i].shape, &arguments[i].strides};
   for (size_t p = 0; p < plan.params.size() && p < plan.paramSources.size();
        ++p)
@@ -370,10 +367,8 @@ void Function::call(const std::vector<TensorView> &arguments,
 
   Context &context = *impl->module->context;
   std::shared_ptr<runtime::PlanExecutor> executor = impl->executor();
-  // The plan names its buffers after the contract's tensors: each is bound
-  // to the view of its name (found once per plan), the workspace to none.
   const std::vector<const TensorView *> views =
-      impl->bufferViews(executor->plan(), operandViews, resultViews);
+      impl->bufferViews(executor->plan(), arguments, results);
   PlanCall call = bindViews(executor->plan(), views);
 
   // A parameter named by a dim letter (N = ceil(T / chunk)) fixes that dim

@@ -53,6 +53,14 @@ void Plan::validate() const {
                           std::to_string(params.size()) + " parameters");
   for (size_t i = 0; i < paramSources.size(); ++i) {
     const ParamSource &source = paramSources[i];
+    if (source.kind == ParamSource::Kind::Size) {
+      for (uint32_t param : source.size.params)
+        if (param >= i)
+          throw InvalidArgument("parameter '" + params[i] +
+                                "' is derived from a parameter after it");
+      checkExpr(source.size, "source of parameter '" + params[i] + "'");
+      continue;
+    }
     if (source.buffer >= buffers.size() ||
         buffers[source.buffer].access == BufferAccess::Workspace ||
         source.divisor < 1)
@@ -112,6 +120,16 @@ void Plan::validate() const {
 std::optional<int64_t>
 Plan::paramValue(size_t index, const std::vector<BufferShape> &bound) const {
   const ParamSource &source = paramSources.at(index);
+  if (source.kind == ParamSource::Kind::Size) {
+    std::vector<int64_t> before(index, 0);
+    for (uint32_t param : source.size.params) {
+      std::optional<int64_t> value = paramValue(param, bound);
+      if (!value)
+        return std::nullopt;
+      before[param] = *value;
+    }
+    return source.size.evaluate(before);
+  }
   const BufferShape *view =
       source.buffer < bound.size() ? &bound[source.buffer] : nullptr;
   const std::vector<int64_t> *dims = !view ? nullptr
@@ -151,12 +169,29 @@ Plan::paramValues(const std::vector<BufferShape> &bound) const {
   return values;
 }
 
+std::vector<uint64_t>
+Plan::workspaceOffsets(const std::vector<int64_t> &paramValues) const {
+  std::vector<uint64_t> offsets(buffers.size(), 0);
+  uint64_t end = 0;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const PlanBuffer &buffer = buffers[i];
+    if (buffer.access != BufferAccess::Workspace)
+      continue;
+    offsets[i] = buffer.packed ? (end + kWorkspaceAlignment - 1) /
+                                     kWorkspaceAlignment * kWorkspaceAlignment
+                               : buffer.offset.evaluate(paramValues);
+    end = offsets[i] + buffer.bytes.evaluate(paramValues);
+  }
+  return offsets;
+}
+
 uint64_t Plan::workspaceBytes(const std::vector<int64_t> &paramValues) const {
+  const std::vector<uint64_t> offsets = workspaceOffsets(paramValues);
   uint64_t total = 0;
-  for (const PlanBuffer &buffer : buffers)
-    if (buffer.access == BufferAccess::Workspace)
-      total = std::max<uint64_t>(total, buffer.offset.evaluate(paramValues) +
-                                            buffer.bytes.evaluate(paramValues));
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].access == BufferAccess::Workspace)
+      total = std::max<uint64_t>(
+          total, offsets[i] + buffers[i].bytes.evaluate(paramValues));
   return total;
 }
 
@@ -239,10 +274,13 @@ std::string Plan::toJson(bool inlineBinaries) const {
   plan["param_sources"] = json::array();
   for (const ParamSource &source : paramSources)
     plan["param_sources"].push_back(
-        {{"kind", source.kind == ParamSource::Kind::Dim ? "dim" : "stride"},
+        {{"kind", source.kind == ParamSource::Kind::Dim      ? "dim"
+                  : source.kind == ParamSource::Kind::Stride ? "stride"
+                                                             : "size"},
          {"buffer", source.buffer},
          {"index", source.index},
-         {"divisor", source.divisor}});
+         {"divisor", source.divisor},
+         {"size", ::toJson(source.size)}});
   plan["kernels"] = json::array();
   for (size_t i = 0; i < kernels.size(); ++i) {
     json kernel = {{"entry", kernels[i].entry}};
@@ -259,7 +297,8 @@ std::string Plan::toJson(bool inlineBinaries) const {
          {"access", kAccessNames[static_cast<int>(buffer.access)]},
          {"alias_of", buffer.aliasOf},
          {"bytes", ::toJson(buffer.bytes)},
-         {"offset", ::toJson(buffer.offset)}});
+         {"offset", ::toJson(buffer.offset)},
+         {"packed", buffer.packed}});
   plan["launches"] = json::array();
   for (const PlanLaunch &launch : launches) {
     json args = json::array();
@@ -318,13 +357,17 @@ static Plan parsePlan(std::string_view text, ReadBinary readBinary) {
     plan.params = value.at("params").get<std::vector<std::string>>();
     for (const json &source : value.at("param_sources")) {
       std::string kind = source.at("kind").get<std::string>();
-      if (kind != "dim" && kind != "stride")
+      if (kind != "dim" && kind != "stride" && kind != "size")
         throw InvalidArgument("unknown parameter source '" + kind + "'");
       plan.paramSources.push_back(
-          {kind == "dim" ? ParamSource::Kind::Dim : ParamSource::Kind::Stride,
+          {kind == "dim"      ? ParamSource::Kind::Dim
+           : kind == "stride" ? ParamSource::Kind::Stride
+                              : ParamSource::Kind::Size,
            source.at("buffer").get<uint32_t>(),
            source.at("index").get<uint32_t>(),
-           source.at("divisor").get<int64_t>()});
+           source.at("divisor").get<int64_t>(),
+           source.contains("size") ? sizeFromJson(source.at("size"))
+                                   : SizeExpr::of(0)});
     }
     for (const json &kernel : value.at("kernels"))
       plan.kernels.push_back(
@@ -339,7 +382,8 @@ static Plan parsePlan(std::string_view text, ReadBinary readBinary) {
           {buffer.at("name").get<std::string>(),
            static_cast<BufferAccess>(found - std::begin(kAccessNames)),
            sizeFromJson(buffer.at("bytes")), sizeFromJson(buffer.at("offset")),
-           buffer.at("alias_of").get<int32_t>()});
+           buffer.at("alias_of").get<int32_t>(),
+           buffer.value("packed", false)});
     }
     for (const json &launch : value.at("launches")) {
       PlanLaunch parsed;

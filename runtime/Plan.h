@@ -52,13 +52,19 @@ enum class BufferAccess { In, Out, InOut, Workspace };
 struct PlanBuffer {
   std::string name;
   BufferAccess access = BufferAccess::In;
-  /// Workspace only: bytes and byte offset within the plan's workspace.
+  /// Workspace only: bytes and byte offset within the plan's workspace;
+  /// a `packed` buffer starts after the workspace buffer before it, at the
+  /// next multiple of kWorkspaceAlignment (its `offset` is unused).
   SizeExpr bytes = SizeExpr::of(0);
   SizeExpr offset = SizeExpr::of(0);
   /// Out only: the In buffer whose memory it may be bound to (an update in
   /// place, e.g. a final state over the initial state); -1 for none.
   int32_t aliasOf = -1;
+  bool packed = false;
 };
+
+/// Where packed workspace buffers start: enough for any vector access.
+inline constexpr uint64_t kWorkspaceAlignment = 256;
 
 /// One kernel parameter.
 struct LaunchArg {
@@ -110,13 +116,18 @@ struct PlanLaunch {
 /// Where a run-time parameter comes from at a call: ceil(shape[index] /
 /// divisor) or strides[index] of the view bound to buffer `buffer`.
 struct ParamSource {
-  enum class Kind { Dim, Stride };
+  /// Dim: ceil(shape[index] / divisor) of a bound buffer; Stride: its
+  /// strides[index]; Size: `size` of the parameters before this one (the
+  /// dense strides of a tensor held in the workspace).
+  enum class Kind { Dim, Stride, Size };
   Kind kind = Kind::Dim;
   uint32_t buffer = 0, index = 0;
   int64_t divisor = 1;
+  SizeExpr size = SizeExpr::of(0);
   bool operator==(const ParamSource &other) const {
     return kind == other.kind && buffer == other.buffer &&
-           index == other.index && divisor == other.divisor;
+           index == other.index && divisor == other.divisor &&
+           size == other.size;
   }
 };
 
@@ -149,6 +160,9 @@ struct Plan {
   paramValue(size_t index, const std::vector<BufferShape> &bound) const;
   /// Bytes of workspace for these parameter values.
   uint64_t workspaceBytes(const std::vector<int64_t> &paramValues) const;
+  /// Each buffer's byte offset within the workspace (0 for the others).
+  std::vector<uint64_t>
+  workspaceOffsets(const std::vector<int64_t> &paramValues) const;
 
   /// JSON with binaries referenced by file name (see save); `inlineBinaries`
   /// embeds them base64-encoded instead, for a single-file form.

@@ -77,6 +77,7 @@ void PlanExecutor::launchAll(StreamState &state,
                              StreamHandle stream,
                              std::vector<LaunchTiming> *timings) {
   DevicePtr base = workspaceFor(state, plan_.workspaceBytes(params), stream);
+  const std::vector<uint64_t> offsets = plan_.workspaceOffsets(params);
   for (size_t i = 0; i < plan_.launches.size(); ++i) {
     const PlanLaunch &launch = plan_.launches[i];
     if (!launch.guard.admits(params))
@@ -96,7 +97,7 @@ void PlanExecutor::launchAll(StreamState &state,
         const PlanBuffer &buffer = plan_.buffers[arg.index];
         DevicePtr address =
             buffer.access == BufferAccess::Workspace
-                ? base + static_cast<DevicePtr>(buffer.offset.evaluate(params))
+                ? base + static_cast<DevicePtr>(offsets[arg.index])
                 : bindings[arg.index];
         args.push(address);
         break;

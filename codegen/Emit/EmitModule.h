@@ -1,9 +1,10 @@
-//===- EmitModule.h - The CUDA kernels of decomposed rudnn IR ---*- C++ -*-===//
+//===- EmitModule.h - The CUDA kernels of a planned module ------*- C++ -*-===//
 
 #ifndef RUDNN_CODEGEN_EMIT_EMITMODULE_H
 #define RUDNN_CODEGEN_EMIT_EMITMODULE_H
 
-#include "codegen/Emit/KdaEmitter.h"
+#include "codegen/Emit/KernelBuilder.h"
+#include "dialects/IR/RudnnOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
@@ -12,17 +13,17 @@
 
 namespace rudnn::codegen {
 
-/// The specialization of the KDA kernel computing `primitive` (a
-/// chunk_solve, chunk_propagate, chunk_output or kda_recurrent), read from
-/// its chain's types; a located error for anything else.
-mlir::FailureOr<KdaKernelSpec> kdaSpecOf(mlir::Operation *primitive);
+struct EmittedKernel {
+  std::string entry, source;
+};
 
-/// The CUDA C++ of every kernel the module's primitives need, each once, in
-/// program order. Kernel grouping: `chunk_decay`, `chunk_pairwise` and
-/// `chunk_solve` fuse into one chunk-parallel `prepare` kernel (emitted at
-/// the solve); `chunk_propagate`, `chunk_output` and `kda_recurrent` are a
-/// kernel each. After rudnn-plan, each `rudnn.kernel` is one. Emits a
-/// located error for IR it cannot lower.
+/// Emits `kernel` through the last primitive of its region, under the
+/// kernel's symbol name; `builder` then holds its bindings and geometry.
+mlir::LogicalResult emitKernel(mlir::rudnn::KernelOp kernel,
+                               KernelBuilder &builder);
+
+/// The CUDA C++ of every `rudnn.kernel` of the module's plans, in plan
+/// order. Emits a located error for IR that is not planned yet.
 mlir::FailureOr<std::vector<EmittedKernel>> emitKernels(mlir::ModuleOp module);
 
 } // namespace rudnn::codegen

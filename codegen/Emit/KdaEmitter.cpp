@@ -36,17 +36,6 @@ std::optional<KdaStage> rudnn::codegen::stageNamed(std::string_view name) {
   return std::nullopt;
 }
 
-static const char *cudaType(DType type) {
-  switch (type) {
-  case DType::F16:
-    return "__half";
-  case DType::BF16:
-    return "__nv_bfloat16";
-  default:
-    return "float";
-  }
-}
-
 int64_t rudnn::codegen::kdaTileFloats(const KdaKernelSpec &spec) {
   const int64_t C = spec.chunk, K = spec.featureK, V = spec.featureV;
   // kda::ChunkTiles: Γ, U0 and e^Γlast in fp32, the operands in the input
@@ -70,70 +59,136 @@ std::string rudnn::codegen::kdaSpecName(const KdaKernelSpec &spec) {
   return name.str();
 }
 
-EmittedKernel rudnn::codegen::emitKdaKernel(const KdaKernelSpec &spec,
-                                            KdaStage stage) {
+void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
+                                   const KdaKernelSpec &spec,
+                                   llvm::ArrayRef<KdaStage> stages,
+                                   const KdaValues &values) {
   const std::string in = cudaType(spec.input), gate = cudaType(spec.gate),
-                    beta = cudaType(spec.beta), name = stageName(stage);
-  std::ostringstream layout, constants;
+                    beta = cudaType(spec.beta);
+  std::ostringstream layout;
   layout << spec.featureK << ", " << spec.featureV << ", " << spec.chunk;
-  constants << layout.str();
-  if (stage == KdaStage::Propagate || stage == KdaStage::Recurrent ||
-      stage == KdaStage::StateGradient)
-    constants << ", " << kKdaColumnsPerBlock;
-  const bool backward = isBackwardStage(stage);
-  const std::string entry = std::string(backward ? "kda_bwd_" : "kda_fwd_") +
-                            name + "_" + kdaSpecName(spec);
-
-  std::ostringstream source;
-  source << "// Kimi Delta Attention " << (backward ? "backward" : "forward")
-         << ": " << name << ".\n"
-         << "#include \"rudnn/device.cuh\"\n\n"
-         << "// The host sizes the workspace from the same layout.\n"
-         << "static_assert(rudnn::kda::ChunkTiles<" << layout.str() << ", "
-         << in << ">::kFloats == " << kdaTileFloats(spec) << ");\n";
-  if (backward)
-    source << "static_assert(rudnn::kda::GradientTiles<" << layout.str()
-           << ">::kFloats == " << kdaGradientTileFloats(spec) << ");\n";
-  source << "\n"
-         << "extern \"C\" __global__ void " << entry << "(\n"
-         << "    const " << in << " *q, const " << in << " *k, const " << in
-         << " *v, const " << gate << " *g,\n"
-         << "    const " << beta << " *beta, const float *initial_state, " << in
-         << " *output, float *final_state,\n"
-         << "    float *boundaries, float *workspace,\n";
-  for (const char *tensor : {"q", "k", "v", "g", "beta", "output"})
-    source << "    long long " << tensor << "_b, long long " << tensor
-           << "_t, long long " << tensor << "_h,\n";
-  source << "    int batch, int length, int heads, float scale";
-  if (backward) {
-    source << ",\n    const " << in
-           << " *d_output, const float *d_final_state, " << in << " *dq, " << in
-           << " *dk, " << in << " *dv,\n    float *dg, " << beta
-           << " *dbeta, float *d_initial_state, float *scratch";
-    for (const char *tensor : {"d_output", "dq", "dk", "dv", "dg", "dbeta"})
-      source << ",\n    long long " << tensor << "_b, long long " << tensor
-             << "_t, long long " << tensor << "_h";
+  bool backward = false;
+  std::string names;
+  for (KdaStage stage : stages) {
+    backward |= isBackwardStage(stage);
+    names += (names.empty() ? "" : "_") + std::string(stageName(stage));
   }
+  builder.setEntry(std::string(backward ? "kda_bwd_" : "kda_fwd_") + names +
+                   "_" + kdaSpecName(spec));
+
+  builder.preamble() << "// Kimi Delta Attention "
+                     << (backward ? "backward" : "forward") << ": " << names
+                     << ".\n"
+                     << "#include \"rudnn/device.cuh\"\n\n"
+                     << "// The host sizes the workspace from the same "
+                        "layout.\n"
+                     << "static_assert(rudnn::kda::ChunkTiles<" << layout.str()
+                     << ", " << in << ">::kFloats == " << kdaTileFloats(spec)
+                     << ");\n";
+  if (backward)
+    builder.preamble() << "static_assert(rudnn::kda::GradientTiles<"
+                       << layout.str()
+                       << ">::kFloats == " << kdaGradientTileFloats(spec)
+                       << ");\n";
+
+  // Every stage takes the forward's whole parameter block, so every entry
+  // has one signature; a stage binds what its region holds, null elsewhere.
+  using mlir::rudnn::DimRef;
+  builder.pointer(values.q, "q", in, false);
+  builder.pointer(values.k, "k", in, false);
+  builder.pointer(values.v, "v", in, false);
+  builder.pointer(values.g, "g", gate, false);
+  builder.pointer(values.beta, "beta", beta, false);
+  builder.pointer(values.initialState, "initial_state", "float", false);
+  builder.pointer(values.output, "output", in, true);
+  builder.pointer(values.finalState, "final_state", "float", true);
+  builder.pointer(values.boundaries, "boundaries", "float", true);
+  builder.pointer(values.workspace, "workspace", "float", true);
+  auto sequenceStrides = [&](mlir::Value value, const std::string &tensor) {
+    builder.strides(value, {tensor + "_b", tensor + "_t", tensor + "_h"});
+  };
+  sequenceStrides(values.q, "q");
+  sequenceStrides(values.k, "k");
+  sequenceStrides(values.v, "v");
+  sequenceStrides(values.g, "g");
+  sequenceStrides(values.beta, "beta");
+  sequenceStrides(values.output, "output");
+  builder.dim(DimRef::of('B'), "batch");
+  builder.dim(DimRef::of('T'), "length");
+  builder.dim(DimRef::of('H'), "heads");
+  builder.scalar("scale", values.scale);
+  if (backward) {
+    builder.pointer(values.dOutput, "d_output", in, false);
+    builder.pointer(values.dFinalState, "d_final_state", "float", false);
+    builder.pointer(values.dq, "dq", in, true);
+    builder.pointer(values.dk, "dk", in, true);
+    builder.pointer(values.dv, "dv", in, true);
+    builder.pointer(values.dg, "dg", "float", true);
+    builder.pointer(values.dbeta, "dbeta", beta, true);
+    builder.pointer(values.dInitialState, "d_initial_state", "float", true);
+    builder.pointer(values.scratch, "scratch", "float", true);
+    sequenceStrides(values.dOutput, "d_output");
+    sequenceStrides(values.dq, "dq");
+    sequenceStrides(values.dk, "dk");
+    sequenceStrides(values.dv, "dv");
+    sequenceStrides(values.dg, "dg");
+    sequenceStrides(values.dbeta, "dbeta");
+  }
+
   const std::string params =
       std::string("<") + in + ", " + gate + ", " + beta + ">";
-  source
-      << ") {\n"
-      << "  const rudnn::kda::ForwardParams" << params
-      << (backward ? " f" : " p") << " = {\n"
-      << "      q, k, v, g, beta, initial_state, output, final_state,\n"
-      << "      boundaries, workspace, {q_b, q_t, q_h}, {k_b, k_t, k_h},\n"
-      << "      {v_b, v_t, v_h}, {g_b, g_t, g_h}, {beta_b, beta_t, beta_h},\n"
-      << "      {output_b, output_t, output_h}, batch, length, heads, "
-         "scale};\n";
+  std::ostringstream &body = builder.body();
+  body << "  const rudnn::kda::ForwardParams" << params
+       << (backward ? " f" : " p") << " = {\n"
+       << "      q, k, v, g, beta, initial_state, output, final_state,\n"
+       << "      boundaries, workspace, {q_b, q_t, q_h}, {k_b, k_t, k_h},\n"
+       << "      {v_b, v_t, v_h}, {g_b, g_t, g_h}, {beta_b, beta_t, beta_h},\n"
+       << "      {output_b, output_t, output_h}, batch, length, heads, "
+          "scale};\n";
   if (backward)
-    source << "  const rudnn::kda::BackwardParams" << params << " p = {\n"
-           << "      f, d_output, d_final_state, dq, dk, dv, dg, dbeta,\n"
-           << "      d_initial_state, scratch, {d_output_b, d_output_t, "
-              "d_output_h},\n"
-           << "      {dq_b, dq_t, dq_h}, {dk_b, dk_t, dk_h}, {dv_b, dv_t, "
-              "dv_h},\n"
-           << "      {dg_b, dg_t, dg_h}, {dbeta_b, dbeta_t, dbeta_h}};\n";
-  source << "  rudnn::kda::" << name << "<" << constants.str() << ">(p);\n"
-         << "}\n";
-  return {entry, source.str()};
+    body << "  const rudnn::kda::BackwardParams" << params << " p = {\n"
+         << "      f, d_output, d_final_state, dq, dk, dv, dg, dbeta,\n"
+         << "      d_initial_state, scratch, {d_output_b, d_output_t, "
+            "d_output_h},\n"
+         << "      {dq_b, dq_t, dq_h}, {dk_b, dk_t, dk_h}, {dv_b, dv_t, "
+            "dv_h},\n"
+         << "      {dg_b, dg_t, dg_h}, {dbeta_b, dbeta_t, dbeta_h}};\n";
+  // Stages of one kernel run one after the other in each block, on the
+  // chunk they share.
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const KdaStage stage = stages[i];
+    const bool walk = stage == KdaStage::Propagate ||
+                      stage == KdaStage::Recurrent ||
+                      stage == KdaStage::StateGradient;
+    body << (i ? "  __syncthreads();\n" : "")
+         << "  rudnn::kda::" << stageName(stage) << "<" << layout.str();
+    if (walk)
+      body << ", " << kKdaColumnsPerBlock;
+    body << ">(" << (backward && !isBackwardStage(stage) ? "f" : "p") << ");\n";
+  }
+
+  // Launch geometry: chunk-parallel stages over (chunks, sequences), the
+  // walks over (sequences, blocks of V columns).
+  using mlir::rudnn::SizeRef;
+  KernelLaunch &launch = builder.launch();
+  const DimRef chunks = DimRef::ceilDiv('T', spec.chunk, "N");
+  const SizeRef sequences{1, {DimRef::of('B'), DimRef::of('H')}};
+  const SizeRef columns{
+      (spec.featureV + kKdaColumnsPerBlock - 1) / kKdaColumnsPerBlock, {}};
+  const KdaStage first = stages.front();
+  const bool walk = first == KdaStage::Propagate ||
+                    first == KdaStage::Recurrent ||
+                    first == KdaStage::StateGradient;
+  launch.threads =
+      first == KdaStage::Recurrent ? kKdaColumnsPerBlock : kKdaThreads;
+  launch.grid[0] = walk ? sequences : SizeRef{1, {chunks}};
+  launch.grid[1] = walk ? columns : sequences;
+  launch.grid[2] = SizeRef{1, {}};
+}
+
+KdaKernelSource rudnn::codegen::emitKdaKernel(const KdaKernelSpec &spec,
+                                              KdaStage stage) {
+  KernelBuilder builder;
+  emitKdaStages(builder, spec, {stage}, {});
+  return {builder.entry(), builder.source()};
 }

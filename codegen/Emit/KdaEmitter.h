@@ -2,8 +2,8 @@
 //
 // One translation unit per kernel: the device library's KDA building block
 // (rudnn/kda/forward.cuh, backward.cuh) instantiated with every
-// specialization a constant, behind an `extern "C" __global__` entry taking
-// flat arguments:
+// specialization a constant, behind an `extern "C" __global__` entry whose
+// parameters (bound through a KernelBuilder) are, in order:
 //   q, k, v, g, beta, initial_state, output, final_state, boundaries,
 //   workspace; the (batch, time, head) strides of q, k, v, g, beta, output;
 //   batch, length, heads; scale;
@@ -11,14 +11,18 @@
 //   d_output, d_final_state, dq, dk, dv, dg, dbeta, d_initial_state,
 //   scratch; the (batch, time, head) strides of d_output, dq, dk, dv, dg,
 //   dbeta.
-// Plain C++: the JIT, rudnn-translate and tests share it.
+// The KDA primitives emit their kernels with it (KdaPrimitives.cpp); tests
+// call emitKdaKernel for a stage's source alone.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef RUDNN_CODEGEN_EMIT_KDAEMITTER_H
 #define RUDNN_CODEGEN_EMIT_KDAEMITTER_H
 
+#include "codegen/Emit/KernelBuilder.h"
 #include "dialects/IR/TargetPolicy.h"
+
+#include "llvm/ADT/ArrayRef.h"
 
 #include "rudnn/types.h"
 
@@ -78,11 +82,26 @@ int64_t kdaGradientTileFloats(const KdaKernelSpec &spec);
 /// "bf16_f32_bf16_k64_v64_c64".
 std::string kdaSpecName(const KdaKernelSpec &spec);
 
-struct EmittedKernel {
-  std::string entry, source;
+/// The tensors a KDA kernel binds (null: absent, or not bound by this
+/// stage's kernel) and its scale.
+struct KdaValues {
+  mlir::Value q, k, v, g, beta, initialState, output, finalState, boundaries,
+      workspace;
+  mlir::Value dOutput, dFinalState, dq, dk, dv, dg, dbeta, dInitialState,
+      scratch;
+  double scale = 0;
 };
 
-EmittedKernel emitKdaKernel(const KdaKernelSpec &spec, KdaStage stage);
+/// Emits the kernel running `stages` in order into `builder`: its bindings,
+/// the device-library calls and the launch geometry (the first stage's).
+void emitKdaStages(KernelBuilder &builder, const KdaKernelSpec &spec,
+                   llvm::ArrayRef<KdaStage> stages, const KdaValues &values);
+
+/// `stage`'s entry and source with nothing bound.
+struct KdaKernelSource {
+  std::string entry, source;
+};
+KdaKernelSource emitKdaKernel(const KdaKernelSpec &spec, KdaStage stage);
 
 } // namespace rudnn::codegen
 

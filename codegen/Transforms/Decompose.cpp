@@ -1,5 +1,6 @@
 //===- Decompose.cpp - Operator ops to primitives -------------------------===//
 
+#include "codegen/Transforms/FunctionTensors.h"
 #include "codegen/Transforms/Passes.h"
 #include "dialects/IR/RudnnOps.h"
 
@@ -18,6 +19,9 @@ namespace {
 struct DecomposePass
     : public mlir::rudnn::impl::RudnnDecomposeBase<DecomposePass> {
   void runOnOperation() override {
+    // Names and layouts come from the contracts, read before they go.
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      nameFunctionTensors(func);
     SmallVector<OperatorOpInterface> ops;
     getOperation().walk([&](OperatorOpInterface op) { ops.push_back(op); });
     for (OperatorOpInterface op : ops) {

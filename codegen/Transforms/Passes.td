@@ -91,44 +91,56 @@ def RudnnDecompose : Pass<"rudnn-decompose", "::mlir::ModuleOp"> {
 def RudnnPlan : Pass<"rudnn-plan", "::mlir::ModuleOp"> {
   let summary = "Group primitives into kernels; buffers, workspace, launches";
   let description = [{
-    Replaces each function holding a decomposed KDA forward by a `rudnn.plan`
-    of the same name: `q k v g beta [initial_state]` argument buffers,
-    `output` and (when returned) `final_state` and `boundaries` result
-    buffers, and workspace for the chunk tiles (and the boundaries when not
-    returned); the kernels `prepare` (fusing chunk_decay, chunk_pairwise and
-    chunk_solve), `propagate` and `output`, plus `recurrent` for one-token
-    calls when the length is dynamic; and their launches over the run-time
-    parameters B, T, H, N = ceil(T / chunk) and the (batch, time, head)
-    strides of q, k, v, g, beta and output.
+    Replaces each function of primitives by a `rudnn.plan` of the same
+    name, through the primitive interface alone:
 
-    A function holding a decomposed `kda_backward` becomes a plan with the
-    `d_output [d_final_state]` argument buffers, `dq dk dv dg dbeta` and
-    (when returned) `d_initial_state` result buffers, `scratch` after the
-    tiles and boundaries in the workspace, and four launches: the forward's
-    `prepare` and `propagate` (no output, no final state), then
-    `state_gradient` (chunks in reverse) and `gradients` (chunk-parallel).
+    - consecutive primitives of one kernel group that feed each other are
+      outlined into a `rudnn.kernel`, an isolated region over block
+      arguments for what it reads, yielding what others read; a
+      `rudnn.dim_switch` case's kernels are launched guarded by its range;
+    - the kernel's last primitive emits it (`emitKernel`): the C++ signature
+      comes from the bindings it asks for, the block and grid from it too;
+      identical kernels are emitted once;
+    - each value crossing kernels gets a buffer: `in` for an argument,
+      `out` for a result (`aliases` where the contract allows an update in
+      place), else packed workspace sized by `getResultStorage` (values kept
+      in one layout share it); a result nobody reads binds a null pointer;
+    - run-time parameters: a dim letter is read from the first argument laid
+      out with it (`rudnn.layout`), strides from the bound views, and the
+      dense strides of a tensor in the workspace derived from dims.
+
+    Functions of several operators plan into one plan, intermediates in the
+    workspace.
 
     Before (after `-rudnn-decompose`):
 
     ```mlir
-    func.func @main(%q: ..., ...) -> ... {
+    func.func @main(%q: tensor<1x100x2x16xf32> {rudnn.layout = "BTHK",
+                                               rudnn.name = "q"}, ...) {
       %gamma = rudnn.chunk_decay %g chunk 64 : ...
       ...
-      %o = rudnn.chunk_output ... chunk 64 scale 1.250000e-01 : ...
-      return %o, %final : ...
+      %o = rudnn.chunk_output ... chunk 64 scale 2.500000e-01 : ...
+      return %o : ...
     }
     ```
 
     After:
 
     ```mlir
-    rudnn.plan @main params ["B", "T", "H", "N", "q_stride_batch", ...]
-        sources [#rudnn.dim<buffer = "q", index = 0, divisor = 1>, ...] {
+    rudnn.plan @main params ["N", "B", "H", "T", "q_stride0", ...]
+        sources [#rudnn.dim<buffer = "q", index = 1, divisor = 64>, ...] {
       rudnn.buffer @q "in"
-      ...
-      rudnn.buffer @tiles "workspace" bytes <constant = 131328, ...>
-      rudnn.kernel @prepare stage "prepare" threads 128 {...}
-      rudnn.launch @prepare grid [...] args [@q, ...] {guard = "T", ...}
+      rudnn.buffer @output "out"
+      rudnn.buffer @tiles "workspace" bytes <constant = 57408,
+          params = ["N", "B", "H"], divisor = 1>
+      rudnn.kernel @kda_fwd_prepare_f32_f32_f32_k16_v16_c64 threads 128 {
+      ^bb0(%g: tensor<1x100x2x16xf32>, ...):
+        %gamma = rudnn.chunk_decay %g chunk 64 : ...
+        ...
+        rudnn.yield %gamma, %pairwise, %w, %u0 : ...
+      }
+      rudnn.launch @kda_fwd_prepare_f32_f32_f32_k16_v16_c64 grid [...]
+          args [@q, @q, @q, @g, @beta, 0, 0, 0, 0, @tiles, ...]
       ...
     }
     ```

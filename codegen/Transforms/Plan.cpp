@@ -1,12 +1,27 @@
 //===- Plan.cpp - Primitives to kernels, buffers and launches -------------===//
+//
+// A generic driver over the primitive interface: it outlines each run of
+// connected primitives of one kernel group into a rudnn.kernel region, asks
+// the region's last primitive to emit it, gives each value that crosses
+// kernels a buffer (the caller's tensor, or packed workspace) and binds the
+// kernel's parameters to buffers, run-time parameters and constants.
+//
+//===----------------------------------------------------------------------===//
 
 #include "codegen/Emit/EmitModule.h"
+#include "codegen/Emit/KernelBuilder.h"
+#include "codegen/Transforms/FunctionTensors.h"
 #include "codegen/Transforms/Passes.h"
 #include "dialects/IR/RudnnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include "llvm/ADT/MapVector.h"
+
+#include <numeric>
 
 namespace mlir::rudnn {
 #define GEN_PASS_DEF_RUDNNPLAN
@@ -15,413 +30,622 @@ namespace mlir::rudnn {
 
 using namespace mlir;
 using namespace mlir::rudnn;
-namespace codegen = ::rudnn::codegen;
+using ::rudnn::codegen::KernelBinding;
+using ::rudnn::codegen::KernelBuilder;
 
 namespace {
 
-/// The tensors of one KDA forward, whichever form it was decomposed into.
-struct KdaCall {
-  Value q, k, v, g, beta, initialState, output, finalState, boundaries;
-  Operation *anchor = nullptr; // the op whose kernel spec describes the call
-  bool chunked = false;
-  int64_t chunk = 0;
-  float scale = 0;
+/// Primitives outlined into one kernel, with the range of a dim_switch's
+/// dim its launch is guarded by.
+struct KernelGroup {
+  SmallVector<Operation *> ops;
+  DimSwitchOp switchOp;
+  unsigned alternative = 0;
+  SetVector<Value> inputs, outputs;
 };
 
-FailureOr<KdaCall> findCall(func::FuncOp func) {
-  SmallVector<Operation *> calls;
-  func.walk([&](Operation *op) {
-    if (isa<ChunkOutputOp, KdaRecurrentOp, KdaOp>(op))
-      calls.push_back(op);
-  });
-  if (calls.empty())
-    return KdaCall{};
-  if (calls.size() > 1)
-    return func.emitError()
-           << "rudnn-plan handles one KDA forward per function, found "
-           << calls.size();
-  if (isa<KdaOp>(calls[0]))
-    return calls[0]->emitOpError() << "must be decomposed first: run "
-                                      "rudnn-decompose before rudnn-plan";
-  KdaCall call;
-  if (auto recurrent = dyn_cast<KdaRecurrentOp>(calls[0])) {
-    call = {recurrent.getQ(),
-            recurrent.getK(),
-            recurrent.getV(),
-            recurrent.getG(),
-            recurrent.getBeta(),
-            recurrent.getInitialState(),
-            recurrent.getOutput(),
-            recurrent.getFinalState(),
-            recurrent.getBoundaries(),
-            recurrent,
-            false,
-            (int64_t)recurrent.getChunk(),
-            (float)recurrent.getScaleAttr().getValueAsDouble()};
-    return call;
-  }
-  auto output = cast<ChunkOutputOp>(calls[0]);
-  auto propagate = output.getU().getDefiningOp<ChunkPropagateOp>();
-  auto solve = propagate ? propagate.getW().getDefiningOp<ChunkSolveOp>()
-                         : ChunkSolveOp();
-  auto decay = output.getGamma().getDefiningOp<ChunkDecayOp>();
-  auto pairwise = output.getPairwise().getDefiningOp<ChunkPairwiseOp>();
-  if (!propagate || !solve || !decay || !pairwise ||
-      solve.getStrict().getDefiningOp() != pairwise.getOperation() ||
-      propagate.getGamma() != output.getGamma() ||
-      solve.getGamma() != output.getGamma() ||
-      pairwise.getGamma() != output.getGamma())
-    return output.emitOpError()
-           << "is not part of a whole chunked chain (decay, pairwise, solve, "
-              "propagate, output)";
-  // One call: every primitive reads the same q, k and beta.
-  if (pairwise.getQ() != output.getQ() || pairwise.getK() != solve.getK() ||
-      propagate.getK() != solve.getK() || pairwise.getBeta() != solve.getBeta())
-    return output.emitOpError() << "belongs to a chain whose primitives read "
-                                   "different q, k or beta";
-  call = {output.getQ(),
-          propagate.getK(),
-          solve.getV(),
-          decay.getG(),
-          solve.getBeta(),
-          propagate.getInitialState(),
-          output.getOutput(),
-          propagate.getFinalState(),
-          propagate.getBoundaries(),
-          solve,
-          true,
-          (int64_t)output.getChunk(),
-          (float)output.getScaleAttr().getValueAsDouble()};
-  return call;
-}
-
-/// "<tensor>_stride_batch", "<tensor>_stride_time", "<tensor>_stride_head"
-/// for each tensor.
-SmallVector<std::string> strideNames(ArrayRef<StringRef> tensors) {
-  SmallVector<std::string> names;
-  for (StringRef tensor : tensors)
-    for (StringRef dim : {"batch", "time", "head"})
-      names.push_back((tensor + "_stride_" + dim).str());
-  return names;
-}
-
-/// Creates the plan replacing `func`, over B, T, H, N (read from q's shape,
-/// N = ceil(T / chunk)) and then the (batch, time, head) strides of
-/// `tensors`, and leaves `builder` at the start of its body.
-void beginPlan(OpBuilder &builder, func::FuncOp func,
-               ArrayRef<StringRef> tensors, int64_t chunk) {
-  MLIRContext *context = builder.getContext();
-  SmallVector<Attribute> params, sources;
-  auto dim = [&](StringRef name, int64_t index, int64_t divisor) {
-    params.push_back(builder.getStringAttr(name));
-    sources.push_back(DimSourceAttr::get(context, "q", index, divisor));
-  };
-  dim("B", 0, 1);
-  dim("T", 1, 1);
-  dim("H", 2, 1);
-  dim("N", 1, chunk);
-  for (const std::string &name : strideNames(tensors))
-    params.push_back(builder.getStringAttr(name));
-  for (StringRef tensor : tensors)
-    for (int64_t index : {0, 1, 2})
-      sources.push_back(StrideSourceAttr::get(context, tensor, index));
-  auto plan = builder.create<PlanOp>(func.getLoc(), func.getSymName(),
-                                     builder.getArrayAttr(params),
-                                     builder.getArrayAttr(sources));
-  builder.setInsertionPointToStart(&plan.getBody().emplaceBlock());
-}
-
-/// What `func` returns, seen through casts.
-llvm::SmallPtrSet<Value, 4> returnedValues(func::FuncOp func) {
-  llvm::SmallPtrSet<Value, 4> returned;
-  func.walk([&](func::ReturnOp ret) {
-    for (Value value : ret.getOperands()) {
-      returned.insert(value);
-      while (auto cast = value.getDefiningOp<tensor::CastOp>())
-        returned.insert(value = cast.getSource());
-    }
-  });
-  return returned;
-}
-
-/// Builds the ops of one plan.
-class PlanBuilder {
+/// Values that share memory, as a union-find forest.
+class MemoryClasses {
 public:
-  PlanBuilder(OpBuilder &builder, Location loc) : b(builder), loc(loc) {}
-
-  SizeAttr size(int64_t constant, ArrayRef<StringRef> params = {},
-                int64_t divisor = 1) {
-    SmallVector<Attribute> names;
-    for (StringRef param : params)
-      names.push_back(b.getStringAttr(param));
-    return SizeAttr::get(b.getContext(), constant, b.getArrayAttr(names),
-                         divisor);
+  void insert(Value value) { parent.try_emplace(value, value); }
+  bool contains(Value value) const { return parent.count(value); }
+  Value leader(Value value) {
+    auto it = parent.find(value);
+    if (it == parent.end())
+      return {};
+    if (it->second == value)
+      return value;
+    Value root = leader(it->second);
+    parent[value] = root;
+    return root;
   }
-
-  Attribute buffer(StringRef name, StringRef access, SizeAttr bytes = {},
-                   SizeAttr offset = {}, StringRef aliases = {}) {
-    b.create<BufferOp>(loc, name, access,
-                       aliases.empty()
-                           ? FlatSymbolRefAttr()
-                           : FlatSymbolRefAttr::get(b.getContext(), aliases),
-                       bytes, offset);
-    return FlatSymbolRefAttr::get(b.getContext(), name);
+  /// Joins the classes; `first`'s leader leads the union.
+  void join(Value first, Value second) {
+    insert(first);
+    insert(second);
+    Value a = leader(first), b = leader(second);
+    if (a != b)
+      parent[b] = a;
   }
-
-  Attribute null() { return b.getI64IntegerAttr(0); }
-  Attribute param(StringRef name, int64_t bits) {
-    return ParamAttr::get(b.getContext(), name, bits);
+  /// The members of `value`'s class.
+  SmallVector<Value> members(Value value) {
+    SmallVector<Value> found;
+    Value lead = leader(value);
+    for (auto &entry : parent)
+      if (leader(entry.first) == lead)
+        found.push_back(entry.first);
+    return found;
   }
 
 private:
-  OpBuilder &b;
-  Location loc;
+  DenseMap<Value, Value> parent;
 };
 
-Type elementType(Value value) {
-  return cast<ShapedType>(value.getType()).getElementType();
-}
+/// What a value's memory is: the caller's argument or result, or workspace.
+struct Memory {
+  std::string name;
+  StringRef access; // "in", "out", "workspace"
+  std::string aliases;
+  SizeRef bytes{0, {}};
+  Value value; // a member, for its type
+};
 
-LogicalResult planFunction(func::FuncOp func) {
-  FailureOr<KdaCall> found = findCall(func);
-  if (failed(found))
-    return failure();
-  KdaCall call = *found;
-  if (!call.anchor)
-    return success(); // nothing to plan
-  for (Value input :
-       {call.q, call.k, call.v, call.g, call.beta, call.initialState})
-    if (input && !isa<BlockArgument>(input))
-      return func.emitError() << "plan inputs must be function arguments";
-  FailureOr<codegen::KdaKernelSpec> spec = codegen::kdaSpecOf(call.anchor);
-  if (failed(spec))
-    return failure();
+class FunctionPlanner {
+public:
+  explicit FunctionPlanner(func::FuncOp func)
+      : func(func), builder(func.getContext()) {}
 
-  const llvm::SmallPtrSet<Value, 4> returned = returnedValues(func);
-  const int64_t length = cast<ShapedType>(call.q.getType()).getDimSize(1);
-  const bool dynamicLength = ShapedType::isDynamic(length);
+  LogicalResult plan();
 
-  OpBuilder builder(func);
-  Location loc = func.getLoc();
-  const SmallVector<StringRef> strided = {"q", "k", "v", "g", "beta", "output"};
-  const SmallVector<std::string> strides = strideNames(strided);
-  beginPlan(builder, func, strided, spec->chunk);
-  PlanBuilder pb(builder, loc);
+private:
+  LogicalResult collect();
+  void group();
+  LogicalResult assignMemory();
+  LogicalResult emit(KernelGroup &kernel);
 
-  // Buffers, in the kernels' argument order.
-  Attribute q = pb.buffer("q", "in"), k = pb.buffer("k", "in"),
-            v = pb.buffer("v", "in"), g = pb.buffer("g", "in"),
-            beta = pb.buffer("beta", "in");
-  Attribute initial =
-      call.initialState ? pb.buffer("initial_state", "in") : pb.null();
-  Attribute output = pb.buffer("output", "out");
-  // The state kernels read each block of the initial state before they
-  // write that block of the final state.
-  Attribute finalState =
-      returned.contains(call.finalState)
-          ? pb.buffer("final_state", "out", {}, {},
-                      call.initialState ? "initial_state" : "")
-          : pb.null();
-  const int64_t tileBytes = 4 * codegen::kdaTileFloats(*spec);
-  SizeAttr tilesSize = pb.size(tileBytes, {"N", "B", "H"});
-  Attribute tiles = pb.buffer("tiles", "workspace", tilesSize, pb.size(0));
-  Attribute boundaries =
-      call.boundaries && returned.contains(call.boundaries)
-          ? pb.buffer("boundaries", "out")
-          : pb.buffer(
-                "boundaries", "workspace",
-                pb.size(4 * spec->featureK * spec->featureV, {"N", "B", "H"}),
-                tilesSize);
+  /// The plan parameter holding `dim`; fails if no bound tensor gives it.
+  FailureOr<std::string> param(const DimRef &dim);
+  FailureOr<SizeAttr> size(const SizeRef &size);
+  /// The plan parameter for the stride of dim `index` of `value`.
+  FailureOr<Attribute> stride(Value value, unsigned index);
+  /// Memory class leader of `value`, or null.
+  Value leader(Value value) { return classes.leader(value); }
+  Memory *memoryOf(Value value);
+  std::string layoutOf(const Memory &memory);
 
-  SmallVector<Attribute> args = {
-      q, k, v, g, beta, initial, output, finalState, boundaries, tiles};
-  for (const std::string &name : strides)
-    args.push_back(pb.param(name, 64));
-  for (StringRef dim : {"B", "T", "H"})
-    args.push_back(pb.param(dim, 32));
-  args.push_back(builder.getF32FloatAttr(call.scale));
-  ArrayAttr argList = builder.getArrayAttr(args);
-
-  // Kernels and launches.
-  const int64_t columnBlocks =
-      (spec->featureV + codegen::kKdaColumnsPerBlock - 1) /
-      codegen::kKdaColumnsPerBlock;
-  SizeAttr one = pb.size(1), sequences = pb.size(1, {"B", "H"}),
-           chunks = pb.size(1, {"N"}), columns = pb.size(columnBlocks);
-  auto kernel = [&](codegen::KdaStage stage, ArrayRef<StringRef> fuses,
-                    int64_t threads, SizeAttr gridX, SizeAttr gridY,
-                    std::optional<std::pair<int64_t, int64_t>> guard) {
-    // Kernels are named by their entry, which says what they compute.
-    std::string name = codegen::emitKdaKernel(*spec, stage).entry;
-    SmallVector<Attribute> fused;
-    for (StringRef op : fuses)
-      fused.push_back(builder.getStringAttr(op));
-    builder.create<KernelOp>(loc, name, codegen::stageName(stage), threads,
-                             /*shared_bytes=*/0, builder.getArrayAttr(fused),
-                             elementType(call.q), elementType(call.g),
-                             elementType(call.beta), spec->featureK,
-                             spec->featureV, spec->chunk);
-    auto launch = builder.create<LaunchOp>(
-        loc, FlatSymbolRefAttr::get(builder.getContext(), name),
-        builder.getArrayAttr({gridX, gridY, one}), argList, StringAttr(),
-        IntegerAttr(), IntegerAttr(), StringAttr());
-    if (guard) {
-      launch.setGuardAttr(builder.getStringAttr("T"));
-      launch.setGuardMinAttr(builder.getI64IntegerAttr(guard->first));
-      launch.setGuardMaxAttr(builder.getI64IntegerAttr(guard->second));
-    }
+  func::FuncOp func;
+  OpBuilder builder;
+  SmallVector<Operation *> primitives;
+  DenseMap<Operation *, std::pair<DimSwitchOp, unsigned>> caseOf;
+  std::vector<KernelGroup> kernels;
+  MemoryClasses classes;
+  llvm::MapVector<Value, Memory> memories; // by class leader
+  DenseMap<Value, unsigned> returnedAs;
+  // Plan parameters in order, each with its source.
+  SmallVector<std::string> paramNames;
+  SmallVector<Attribute> paramSources;
+  llvm::StringMap<unsigned> paramIndex;
+  // The plan's kernels and launches, built after the buffers.
+  struct Launch {
+    std::string kernel;
+    SmallVector<Attribute> args;
+    SmallVector<Attribute> grid;
+    std::optional<std::string> guard;
+    int64_t guardMin = 0, guardMax = 0;
   };
-  using codegen::KdaStage;
-  const int64_t threads = codegen::kKdaThreads;
-  if (!call.chunked || dynamicLength)
-    kernel(KdaStage::Recurrent, {"rudnn.kda_recurrent"},
-           codegen::kKdaColumnsPerBlock, sequences, columns,
-           call.chunked ? std::optional(std::pair<int64_t, int64_t>(1, 1))
-                        : std::nullopt);
-  if (call.chunked) {
-    std::optional<std::pair<int64_t, int64_t>> longer;
-    if (dynamicLength)
-      longer = std::pair<int64_t, int64_t>(2, INT64_MAX);
-    kernel(KdaStage::Prepare,
-           {"rudnn.chunk_decay", "rudnn.chunk_pairwise", "rudnn.chunk_solve"},
-           threads, chunks, sequences, longer);
-    kernel(KdaStage::Propagate, {"rudnn.chunk_propagate"}, threads, sequences,
-           columns, longer);
-    kernel(KdaStage::Output, {"rudnn.chunk_output"}, threads, chunks, sequences,
-           longer);
+  std::vector<Launch> launches;
+  SmallVector<Operation *> kernelOps;
+  llvm::StringMap<std::string> kernelSources;
+};
+
+LogicalResult FunctionPlanner::collect() {
+  Block &body = func.getBody().front();
+  auto addPrimitive = [&](Operation &op, DimSwitchOp switchOp,
+                          unsigned alternative) -> LogicalResult {
+    if (isa<OperatorOpInterface>(op))
+      return op.emitOpError() << "must be decomposed first: run "
+                                 "rudnn-decompose before rudnn-plan";
+    if (!isa<PrimitiveOpInterface>(op))
+      return op.emitOpError() << "is no primitive rudnn-plan can outline";
+    primitives.push_back(&op);
+    if (switchOp)
+      caseOf[&op] = {switchOp, alternative};
+    return success();
+  };
+  for (Operation &op : body) {
+    if (isa<func::ReturnOp, tensor::CastOp>(op))
+      continue;
+    if (auto switchOp = dyn_cast<DimSwitchOp>(op)) {
+      for (auto [index, region] : llvm::enumerate(switchOp.getAlternatives()))
+        for (Operation &inner : region.front().without_terminator())
+          if (failed(addPrimitive(inner, switchOp, index)))
+            return failure();
+      continue;
+    }
+    if (failed(addPrimitive(op, {}, 0)))
+      return failure();
   }
-  func.erase();
   return success();
 }
 
-/// A decomposed KDA backward: the forward's prepare and propagate recompute
-/// the chunk quantities and states (or, given the saved boundaries, prepare
-/// and restore), then state_gradient and gradients.
-LogicalResult planBackward(func::FuncOp func, ChunkGradientsOp gradients) {
-  auto stateGradient = gradients.getDu().getDefiningOp<ChunkStateGradientOp>();
-  auto propagate = gradients.getU().getDefiningOp<ChunkPropagateOp>();
-  auto restore = gradients.getU().getDefiningOp<ChunkRestoreOp>();
-  auto solve = gradients.getW().getDefiningOp<ChunkSolveOp>();
-  auto decay = gradients.getGamma().getDefiningOp<ChunkDecayOp>();
-  if (!stateGradient || !(propagate || restore) || !solve || !decay ||
-      (propagate && propagate.getBoundaries() != gradients.getBoundaries()))
-    return gradients.emitOpError()
-           << "is not part of a whole chunked backward chain";
-  Value initialState = propagate ? propagate.getInitialState() : Value();
-  Value savedBoundaries = restore ? restore.getBoundaries() : Value();
-  Value dFinalState = stateGradient.getDFinalState();
-  for (Value input : SmallVector<Value>{
-           gradients.getQ(), gradients.getK(), gradients.getV(), decay.getG(),
-           gradients.getBeta(), gradients.getDOutput(), initialState,
-           savedBoundaries, dFinalState})
-    if (input && !isa<BlockArgument>(input))
-      return func.emitError() << "plan inputs must be function arguments";
-  FailureOr<codegen::KdaKernelSpec> spec = codegen::kdaSpecOf(solve);
-  if (failed(spec))
-    return failure();
-  const llvm::SmallPtrSet<Value, 4> returned = returnedValues(func);
+/// Consecutive primitives of one group join a kernel when they read a value
+/// it computes: a chain of one building block, never two unrelated calls.
+void FunctionPlanner::group() {
+  for (Operation *op : primitives) {
+    auto primitive = cast<PrimitiveOpInterface>(op);
+    auto where = caseOf.lookup(op);
+    bool joins = false;
+    if (!kernels.empty()) {
+      KernelGroup &last = kernels.back();
+      auto lastPrimitive = cast<PrimitiveOpInterface>(last.ops.back());
+      joins = lastPrimitive.getKernelGroup() == primitive.getKernelGroup() &&
+              last.switchOp == where.first &&
+              last.alternative == where.second &&
+              llvm::any_of(op->getOperands(), [&](Value operand) {
+                return llvm::is_contained(last.ops, operand.getDefiningOp());
+              });
+    }
+    if (!joins)
+      kernels.push_back({{}, where.first, where.second, {}, {}});
+    kernels.back().ops.push_back(op);
+  }
+  for (KernelGroup &kernel : kernels) {
+    llvm::SmallPtrSet<Operation *, 8> inside(kernel.ops.begin(),
+                                             kernel.ops.end());
+    for (Operation *op : kernel.ops) {
+      for (Value operand : op->getOperands())
+        if (!inside.contains(operand.getDefiningOp()))
+          kernel.inputs.insert(operand);
+      for (OpOperand &use : op->getUses()) {
+        Operation *user = use.getOwner();
+        if (inside.contains(user))
+          continue;
+        // What a dim_switch case yields counts when the switch's result is
+        // used.
+        if (auto yield = dyn_cast<YieldOp>(user);
+            yield &&
+            yield->getParentOp()->getResult(use.getOperandNumber()).use_empty())
+          continue;
+        kernel.outputs.insert(use.get());
+      }
+    }
+  }
+}
 
-  OpBuilder builder(func);
-  Location loc = func.getLoc();
-  beginPlan(
-      builder, func,
-      {"q", "k", "v", "g", "beta", "d_output", "dq", "dk", "dv", "dg", "dbeta"},
-      spec->chunk);
-  PlanBuilder pb(builder, loc);
+Memory *FunctionPlanner::memoryOf(Value value) {
+  Value lead = leader(value);
+  auto it = lead ? memories.find(lead) : memories.end();
+  return it == memories.end() ? nullptr : &it->second;
+}
 
-  Attribute q = pb.buffer("q", "in"), k = pb.buffer("k", "in"),
-            v = pb.buffer("v", "in"), g = pb.buffer("g", "in"),
-            beta = pb.buffer("beta", "in");
-  Attribute initial =
-      initialState ? pb.buffer("initial_state", "in") : pb.null();
-  Attribute dOutput = pb.buffer("d_output", "in");
-  Attribute dFinal = dFinalState ? pb.buffer("d_final_state", "in") : pb.null();
-  Attribute dq = pb.buffer("dq", "out"), dk = pb.buffer("dk", "out"),
-            dv = pb.buffer("dv", "out"), dg = pb.buffer("dg", "out"),
-            dbeta = pb.buffer("dbeta", "out");
-  Attribute dInitial = returned.contains(stateGradient.getDInitialState())
-                           ? pb.buffer("d_initial_state", "out")
-                           : pb.null();
-  SizeAttr tilesSize =
-      pb.size(4 * codegen::kdaTileFloats(*spec), {"N", "B", "H"});
-  SizeAttr boundariesSize =
-      pb.size(4 * spec->featureK * spec->featureV, {"N", "B", "H"});
-  Attribute tiles = pb.buffer("tiles", "workspace", tilesSize, pb.size(0));
-  // Saved boundaries are an argument; recomputed ones follow the tiles.
-  Attribute boundaries = savedBoundaries ? pb.buffer("boundaries", "in")
-                                         : pb.buffer("boundaries", "workspace",
-                                                     boundariesSize, tilesSize);
-  SizeAttr scratchOffset = savedBoundaries
-                               ? tilesSize
-                               : pb.size(4 * (codegen::kdaTileFloats(*spec) +
-                                              spec->featureK * spec->featureV),
-                                         {"N", "B", "H"});
-  Attribute scratch = pb.buffer(
-      "scratch", "workspace",
-      pb.size(4 * codegen::kdaGradientTileFloats(*spec), {"N", "B", "H"}),
-      scratchOffset);
+/// One memory per class of values that share it: casts, a dim_switch's
+/// results and what its cases yield, tiles kept with another value.
+LogicalResult FunctionPlanner::assignMemory() {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (Value arg : func.getArguments())
+    classes.insert(arg);
+  for (Operation &op : func.getBody().front()) {
+    if (auto cast = dyn_cast<tensor::CastOp>(op))
+      classes.join(cast.getSource(), cast.getResult());
+    if (auto switchOp = dyn_cast<DimSwitchOp>(op))
+      for (Region &region : switchOp.getAlternatives())
+        for (auto [yielded, result] :
+             llvm::zip(region.front().getTerminator()->getOperands(),
+                       switchOp.getResults()))
+          classes.join(yielded, result);
+  }
+  DenseMap<Value, std::vector<SizeRef>> sizes;
+  DenseMap<Value, std::string> storageNames;
+  for (Operation *op : primitives)
+    for (OpResult result : op->getResults()) {
+      ResultStorage storage = cast<PrimitiveOpInterface>(op).getResultStorage(
+          result.getResultNumber());
+      classes.insert(result);
+      if (storage.kind == ResultStorage::Kind::With)
+        classes.join(result, storage.with);
+      if (storage.kind != ResultStorage::Kind::KernelLocal &&
+          storage.bytes.constant > 0)
+        sizes[result].push_back(storage.bytes);
+      if (!storage.name.empty())
+        storageNames[result] = storage.name;
+    }
+  for (auto [index, value] : llvm::enumerate(ret.getOperands()))
+    returnedAs[leader(value) ? leader(value) : value] = index;
 
-  // The forward's arguments (no output, no final state), then the
-  // backward's.
-  SmallVector<Attribute> forward = {
-      q, k, v, g, beta, initial, pb.null(), pb.null(), boundaries, tiles};
-  for (const std::string &name :
-       strideNames({"q", "k", "v", "g", "beta", "d_output"}))
-    forward.push_back(pb.param(name, 64));
-  for (StringRef dim : {"B", "T", "H"})
-    forward.push_back(pb.param(dim, 32));
-  forward.push_back(
-      builder.getF32FloatAttr(gradients.getScaleAttr().getValueAsDouble()));
-  SmallVector<Attribute> backward = forward;
-  llvm::append_range(backward,
-                     SmallVector<Attribute>{dOutput, dFinal, dq, dk, dv, dg,
-                                            dbeta, dInitial, scratch});
-  for (const std::string &name :
-       strideNames({"d_output", "dq", "dk", "dv", "dg", "dbeta"}))
-    backward.push_back(pb.param(name, 64));
-
-  const int64_t columnBlocks =
-      (spec->featureV + codegen::kKdaColumnsPerBlock - 1) /
-      codegen::kKdaColumnsPerBlock;
-  SizeAttr one = pb.size(1), sequences = pb.size(1, {"B", "H"}),
-           chunks = pb.size(1, {"N"}), columns = pb.size(columnBlocks);
-  using codegen::KdaStage;
-  struct Stage {
-    KdaStage stage;
-    ArrayRef<StringRef> fuses;
-    SizeAttr x, y;
-    ArrayRef<Attribute> args;
+  auto nameOf = [&](StringRef fallback, StringAttr name) {
+    return name ? name.str() : fallback.str();
   };
-  StringRef prepareOps[] = {"rudnn.chunk_decay", "rudnn.chunk_pairwise",
-                            "rudnn.chunk_solve"};
-  StringRef propagateOps[] = {"rudnn.chunk_propagate"};
-  StringRef restoreOps[] = {"rudnn.chunk_restore"};
-  StringRef stateOps[] = {"rudnn.chunk_state_gradient"};
-  StringRef gradientOps[] = {"rudnn.chunk_gradients"};
-  const Stage updates = restore ? Stage{KdaStage::Restore, restoreOps, chunks,
-                                        sequences, backward}
-                                : Stage{KdaStage::Propagate, propagateOps,
-                                        sequences, columns, forward};
-  for (const Stage &stage :
-       {Stage{KdaStage::Prepare, prepareOps, chunks, sequences, forward},
-        updates,
-        Stage{KdaStage::StateGradient, stateOps, sequences, columns, backward},
-        Stage{KdaStage::Gradients, gradientOps, chunks, sequences, backward}}) {
-    std::string name = codegen::emitKdaKernel(*spec, stage.stage).entry;
-    SmallVector<Attribute> fused;
-    for (StringRef op : stage.fuses)
-      fused.push_back(builder.getStringAttr(op));
-    builder.create<KernelOp>(
-        loc, name, codegen::stageName(stage.stage), codegen::kKdaThreads,
-        /*shared_bytes=*/0, builder.getArrayAttr(fused),
-        elementType(gradients.getQ()), elementType(decay.getG()),
-        elementType(gradients.getBeta()), spec->featureK, spec->featureV,
-        spec->chunk);
-    builder.create<LaunchOp>(loc,
-                             FlatSymbolRefAttr::get(builder.getContext(), name),
-                             builder.getArrayAttr({stage.x, stage.y, one}),
-                             builder.getArrayAttr(stage.args), StringAttr(),
-                             IntegerAttr(), IntegerAttr(), StringAttr());
+  // Arguments and results first, in their order, then the workspace in the
+  // order the kernels first write it.
+  for (BlockArgument arg : func.getArguments()) {
+    Value lead = leader(arg);
+    if (returnedAs.count(lead))
+      return func.emitError() << "returns argument #" << arg.getArgNumber()
+                              << " itself; rudnn-plan plans computations";
+    memories[lead] = {
+        nameOf("arg" + std::to_string(arg.getArgNumber()),
+               func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                 RudnnDialect::kNameAttrName)),
+        "in",
+        "",
+        {},
+        arg};
+  }
+  for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+    Value lead = leader(value);
+    if (!lead || memories.count(lead))
+      continue;
+    Memory memory{nameOf("result" + std::to_string(index),
+                         func.getResultAttrOfType<StringAttr>(
+                             index, RudnnDialect::kNameAttrName)),
+                  "out",
+                  "",
+                  {},
+                  value};
+    if (auto aliases = func.getResultAttrOfType<StringAttr>(
+            index, RudnnDialect::kAliasesAttrName))
+      memory.aliases = aliases.str();
+    memories[lead] = memory;
+  }
+  for (KernelGroup &kernel : kernels)
+    for (Value output : kernel.outputs) {
+      Value lead = leader(output);
+      if (memories.count(lead))
+        continue;
+      // Workspace: the largest size any member asks for.
+      SizeRef bytes{0, {}};
+      for (Value member : classes.members(lead))
+        for (const SizeRef &candidate : sizes.lookup(member)) {
+          if (bytes.constant == 0) {
+            bytes = candidate;
+            continue;
+          }
+          if (candidate.dims.size() != bytes.dims.size())
+            return output.getDefiningOp()->emitOpError()
+                   << "asks for workspace sized unlike the values sharing "
+                      "its memory";
+          bytes.constant = std::max(bytes.constant, candidate.constant);
+        }
+      if (bytes.constant == 0)
+        return output.getDefiningOp()->emitOpError()
+               << "result #" << cast<OpResult>(output).getResultNumber()
+               << " leaves its kernel but has no memory outside it";
+      std::string name = "workspace";
+      for (Value member : classes.members(lead))
+        if (storageNames.count(member)) {
+          name = storageNames.lookup(member);
+          break;
+        }
+      memories[lead] = {name, "workspace", "", bytes, output};
+    }
+  // Workspace names are unique within the plan.
+  llvm::StringMap<unsigned> seen;
+  for (auto &entry : memories) {
+    Memory &memory = entry.second;
+    unsigned count = seen[memory.name]++;
+    if (count)
+      memory.name += "_" + std::to_string(count);
+  }
+  return success();
+}
+
+/// The layout letters of the argument or result `memory` holds, if given.
+std::string FunctionPlanner::layoutOf(const Memory &memory) {
+  StringAttr layout;
+  if (auto arg = dyn_cast<BlockArgument>(memory.value))
+    layout = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                               RudnnDialect::kLayoutAttrName);
+  else if (auto it = returnedAs.find(leader(memory.value));
+           it != returnedAs.end())
+    layout = func.getResultAttrOfType<StringAttr>(
+        it->second, RudnnDialect::kLayoutAttrName);
+  return layout ? layout.str() : "";
+}
+
+FailureOr<std::string> FunctionPlanner::param(const DimRef &dim) {
+  // The tensor and dim the size is read from.
+  Value value = dim.value;
+  unsigned index = dim.index;
+  if (dim.letter) {
+    value = {};
+    for (BlockArgument arg : func.getArguments())
+      if (auto layout = func.getArgAttrOfType<StringAttr>(
+              arg.getArgNumber(), RudnnDialect::kLayoutAttrName)) {
+        size_t at = layout.getValue().find(dim.letter);
+        if (at != StringRef::npos) {
+          value = arg;
+          index = static_cast<unsigned>(at);
+          break;
+        }
+      }
+    if (!value)
+      return func.emitError()
+             << "no argument is laid out with dim '" << dim.letter
+             << "', which a kernel needs (rudnn.layout)";
+  }
+  // Through the primitives that computed it, to a tensor a caller binds.
+  while (!memoryOf(value) || memoryOf(value)->access == "workspace") {
+    // A dim_switch result: any case's value computes it.
+    if (!isa_and_nonnull<PrimitiveOpInterface>(value.getDefiningOp()))
+      for (Value member : classes.members(value))
+        if (isa_and_nonnull<PrimitiveOpInterface>(member.getDefiningOp()))
+          value = member;
+    auto primitive =
+        dyn_cast_or_null<PrimitiveOpInterface>(value.getDefiningOp());
+    std::optional<DimRef> origin =
+        primitive ? primitive.getResultDim(
+                        cast<OpResult>(value).getResultNumber(), index)
+                  : std::nullopt;
+    if (!origin || !origin->value)
+      return func.emitError() << "cannot tell dim " << index
+                              << " of a value held in the workspace";
+    value = origin->value;
+    index = origin->index;
+  }
+  Memory *memory = memoryOf(value);
+  std::string name;
+  if (dim.divisor != 1)
+    name = dim.name.empty() ? memory->name + "_d" + std::to_string(index) +
+                                  "_div" + std::to_string(dim.divisor)
+                            : dim.name;
+  else if (dim.letter)
+    name = std::string(1, dim.letter);
+  else {
+    const std::string layout = layoutOf(*memory);
+    name = index < layout.size() ? std::string(1, layout[index])
+                                 : memory->name + "_d" + std::to_string(index);
+  }
+  if (!paramIndex.count(name)) {
+    paramIndex[name] = paramNames.size();
+    paramNames.push_back(name);
+    paramSources.push_back(DimSourceAttr::get(func.getContext(), memory->name,
+                                              index, dim.divisor));
+  }
+  return name;
+}
+
+FailureOr<SizeAttr> FunctionPlanner::size(const SizeRef &size) {
+  SmallVector<Attribute> names;
+  for (const DimRef &dim : size.dims) {
+    FailureOr<std::string> name = param(dim);
+    if (failed(name))
+      return failure();
+    names.push_back(builder.getStringAttr(*name));
+  }
+  return SizeAttr::get(func.getContext(), size.constant,
+                       builder.getArrayAttr(names), 1);
+}
+
+FailureOr<Attribute> FunctionPlanner::stride(Value value, unsigned index) {
+  Memory *memory = memoryOf(value);
+  auto type = cast<ShapedType>(value.getType());
+  std::string name = memory->name + "_stride" + std::to_string(index);
+  if (!paramIndex.count(name)) {
+    Attribute source;
+    if (memory->access != "workspace") {
+      source = StrideSourceAttr::get(func.getContext(), memory->name, index);
+    } else {
+      // Dense in the workspace: the product of the dims after `index`.
+      SizeRef dense{1, {}};
+      for (int64_t d = index + 1; d < type.getRank(); ++d) {
+        if (!type.isDynamicDim(d))
+          dense.constant *= type.getDimSize(d);
+        else
+          dense.dims.push_back(DimRef::of(value, static_cast<unsigned>(d)));
+      }
+      FailureOr<SizeAttr> product = size(dense);
+      if (failed(product))
+        return failure();
+      source = *product;
+    }
+    paramIndex[name] = paramNames.size();
+    paramNames.push_back(name);
+    paramSources.push_back(source);
+  }
+  return Attribute(ParamAttr::get(func.getContext(), name, 64));
+}
+
+LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
+  MLIRContext *context = func.getContext();
+  // The region: the primitives over block arguments for their inputs.
+  OpBuilder::InsertionGuard guard(builder);
+  auto kernelOp = builder.create<KernelOp>(func.getLoc(), "kernel", 128, 0,
+                                           /*cooperative=*/false);
+  kernelOps.push_back(kernelOp);
+  Block *body = new Block();
+  kernelOp.getBody().push_back(body);
+  IRMapping mapping;
+  DenseMap<Value, Value> outer; // region value -> function value
+  for (Value input : kernel.inputs) {
+    Value arg = body->addArgument(input.getType(), input.getLoc());
+    mapping.map(input, arg);
+    outer[arg] = input;
+  }
+  builder.setInsertionPointToStart(body);
+  for (Operation *op : kernel.ops)
+    builder.clone(*op, mapping);
+  SmallVector<Value> yielded;
+  for (Value output : kernel.outputs) {
+    yielded.push_back(mapping.lookup(output));
+    outer[mapping.lookup(output)] = output;
+  }
+  builder.create<YieldOp>(func.getLoc(), yielded);
+
+  KernelBuilder emitter;
+  auto root = cast<PrimitiveOpInterface>(body->getTerminator()->getPrevNode());
+  if (failed(root.emitKernel(emitter)))
+    return failure();
+  // One symbol per distinct kernel: a second identical one is launched as
+  // the first; a different one under the same entry is renamed.
+  std::string entry = emitter.entry();
+  std::string source = emitter.source();
+  for (int suffix = 1;; ++suffix) {
+    auto known = kernelSources.find(entry);
+    if (known == kernelSources.end() || known->second == source)
+      break;
+    entry = emitter.entry() + "_" + std::to_string(suffix);
+  }
+  if (entry != emitter.entry()) {
+    emitter.setEntry(entry);
+    source = emitter.source();
+  }
+  if (kernelSources.count(entry)) {
+    kernelOps.pop_back();
+    kernelOp.erase();
+  } else {
+    kernelSources[entry] = source;
+    kernelOp.setSymName(entry);
+    kernelOp.setThreads(emitter.launch().threads);
+    kernelOp.setSharedBytes(emitter.launch().sharedBytes);
+  }
+
+  Launch launch;
+  launch.kernel = entry;
+  for (const SizeRef &extent : emitter.launch().grid) {
+    FailureOr<SizeAttr> attr = size(extent);
+    if (failed(attr))
+      return failure();
+    launch.grid.push_back(*attr);
+  }
+  Attribute zero = builder.getI64IntegerAttr(0);
+  for (const KernelBinding &binding : emitter.bindings()) {
+    Value value = binding.dim.value ? outer.lookup(binding.dim.value) : Value();
+    switch (binding.kind) {
+    case KernelBinding::Kind::Pointer: {
+      Memory *memory = value ? memoryOf(value) : nullptr;
+      launch.args.push_back(
+          memory ? FlatSymbolRefAttr::get(context, memory->name) : zero);
+      break;
+    }
+    case KernelBinding::Kind::Stride: {
+      if (!value || !memoryOf(value)) {
+        launch.args.push_back(zero);
+        break;
+      }
+      FailureOr<Attribute> param = stride(value, binding.dim.index);
+      if (failed(param))
+        return failure();
+      launch.args.push_back(*param);
+      break;
+    }
+    case KernelBinding::Kind::Dim: {
+      DimRef dim = binding.dim;
+      if (dim.value)
+        dim.value = value;
+      FailureOr<std::string> name = param(dim);
+      if (failed(name))
+        return failure();
+      launch.args.push_back(ParamAttr::get(context, *name, 32));
+      break;
+    }
+    case KernelBinding::Kind::Scalar:
+      launch.args.push_back(builder.getF32FloatAttr(binding.scalar));
+      break;
+    }
+  }
+  if (kernel.switchOp) {
+    FailureOr<std::string> name =
+        param(DimRef::of(kernel.switchOp.getValue(),
+                         static_cast<unsigned>(kernel.switchOp.getIndex())));
+    if (failed(name))
+      return failure();
+    ArrayRef<int64_t> cases = kernel.switchOp.getCases();
+    launch.guard = *name;
+    launch.guardMin = cases[kernel.alternative];
+    launch.guardMax = kernel.alternative + 1 < cases.size()
+                          ? cases[kernel.alternative + 1] - 1
+                          : INT64_MAX;
+  }
+  launches.push_back(std::move(launch));
+  return success();
+}
+
+LogicalResult FunctionPlanner::plan() {
+  if (failed(collect()))
+    return failure();
+  if (primitives.empty())
+    return success(); // nothing to plan
+  group();
+  if (failed(assignMemory()))
+    return failure();
+
+  // Kernels are built in a scratch block, then moved into the plan.
+  Block scratch;
+  builder.setInsertionPointToStart(&scratch);
+  for (KernelGroup &kernel : kernels)
+    if (failed(emit(kernel)))
+      return failure();
+
+  // Sizes of buffers may add parameters: they come before the plan.
+  SmallVector<std::pair<std::string, FailureOr<SizeAttr>>> bufferBytes;
+  for (auto &entry : memories)
+    if (entry.second.access == "workspace")
+      if (failed(bufferBytes
+                     .emplace_back(entry.second.name, size(entry.second.bytes))
+                     .second))
+        return failure();
+
+  OpBuilder planBuilder(func);
+  Location loc = func.getLoc();
+  // Dims, then strides, then what is derived from dims.
+  SmallVector<unsigned> order(paramNames.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto rank = [&](unsigned index) {
+    return isa<DimSourceAttr>(paramSources[index])      ? 0
+           : isa<StrideSourceAttr>(paramSources[index]) ? 1
+                                                        : 2;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](unsigned a, unsigned b) { return rank(a) < rank(b); });
+  SmallVector<Attribute> names, sources;
+  for (unsigned index : order) {
+    names.push_back(planBuilder.getStringAttr(paramNames[index]));
+    sources.push_back(paramSources[index]);
+  }
+  auto plan = planBuilder.create<PlanOp>(loc, func.getSymName(),
+                                         planBuilder.getArrayAttr(names),
+                                         planBuilder.getArrayAttr(sources));
+  Block *body = &plan.getBody().emplaceBlock();
+  planBuilder.setInsertionPointToStart(body);
+  for (auto &entry : memories) {
+    const Memory &memory = entry.second;
+    // Arguments no kernel reads need no buffer.
+    if (memory.access == "in" &&
+        llvm::none_of(kernels, [&](const KernelGroup &kernel) {
+          return llvm::any_of(kernel.inputs, [&](Value input) {
+            return memoryOf(input) == &memory;
+          });
+        }))
+      continue;
+    SizeAttr bytes;
+    for (auto &[name, size] : bufferBytes)
+      if (name == memory.name)
+        bytes = *size;
+    planBuilder.create<BufferOp>(
+        loc, memory.name, memory.access,
+        memory.aliases.empty()
+            ? FlatSymbolRefAttr()
+            : FlatSymbolRefAttr::get(func.getContext(), memory.aliases),
+        bytes, SizeAttr());
+  }
+
+  auto kernelOp = kernelOps.begin();
+  for (const Launch &launch : launches) {
+    if (kernelOp != kernelOps.end() &&
+        cast<KernelOp>(*kernelOp).getSymName() == launch.kernel) {
+      (*kernelOp)->moveBefore(body, body->end());
+      ++kernelOp;
+    }
+    auto op = planBuilder.create<LaunchOp>(
+        loc, FlatSymbolRefAttr::get(func.getContext(), launch.kernel),
+        planBuilder.getArrayAttr(launch.grid),
+        planBuilder.getArrayAttr(launch.args), StringAttr(), IntegerAttr(),
+        IntegerAttr(), StringAttr());
+    if (launch.guard) {
+      op.setGuardAttr(planBuilder.getStringAttr(*launch.guard));
+      op.setGuardMinAttr(planBuilder.getI64IntegerAttr(launch.guardMin));
+      op.setGuardMaxAttr(planBuilder.getI64IntegerAttr(launch.guardMax));
+    }
   }
   func.erase();
   return success();
@@ -431,11 +655,8 @@ struct PlanPass : public mlir::rudnn::impl::RudnnPlanBase<PlanPass> {
   void runOnOperation() override {
     SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {
-      SmallVector<ChunkGradientsOp> backward(func.getOps<ChunkGradientsOp>());
-      LogicalResult result = backward.size() == 1
-                                 ? planBackward(func, backward.front())
-                                 : planFunction(func);
-      if (failed(result))
+      nameFunctionTensors(func);
+      if (failed(FunctionPlanner(func).plan()))
         return signalPassFailure();
     }
   }

@@ -77,7 +77,8 @@ struct KdaDims {
   }
 };
 
-void decomposeChunked(KdaOp op, OpBuilder &builder) {
+/// The chunked chain computing `op`'s results, in their order.
+SmallVector<Value> decomposeChunked(KdaOp op, OpBuilder &builder) {
   KdaDims dims = KdaDims::of(op);
   Location loc = op.getLoc();
   IntegerAttr chunk = op.getChunkAttr();
@@ -103,27 +104,29 @@ void decomposeChunked(KdaOp op, OpBuilder &builder) {
       loc, op.getOutput().getType(), op.getQ(), gamma, pairwise.getPairwise(),
       propagate.getU(), propagate.getBoundaries(), chunk, op.getScaleAttr());
 
-  op.getOutput().replaceAllUsesWith(output.getOutput());
-  op.getFinalState().replaceAllUsesWith(propagate.getFinalState());
+  SmallVector<Value> results = {output.getOutput(), propagate.getFinalState()};
   if (Value boundaries = op.getBoundaries()) {
     // The op's type may be more static than the propagate's.
     Value saved = propagate.getBoundaries();
     if (saved.getType() != boundaries.getType())
       saved = builder.create<tensor::CastOp>(loc, boundaries.getType(), saved);
-    boundaries.replaceAllUsesWith(saved);
+    results.push_back(saved);
   }
+  return results;
 }
 
-void decomposeRecurrent(KdaOp op, OpBuilder &builder) {
+/// The token-by-token kernel computing `op`'s results, in their order.
+SmallVector<Value> decomposeRecurrent(KdaOp op, OpBuilder &builder) {
   Type boundaries = op.getBoundaries() ? op.getBoundaries().getType() : Type();
   auto recurrent = builder.create<KdaRecurrentOp>(
       op.getLoc(), op.getOutput().getType(), op.getFinalState().getType(),
       boundaries, op.getQ(), op.getK(), op.getV(), op.getG(), op.getBeta(),
       op.getInitialState(), op.getChunkAttr(), op.getScaleAttr());
-  op.getOutput().replaceAllUsesWith(recurrent.getOutput());
-  op.getFinalState().replaceAllUsesWith(recurrent.getFinalState());
+  SmallVector<Value> results = {recurrent.getOutput(),
+                                recurrent.getFinalState()};
   if (op.getBoundaries())
-    op.getBoundaries().replaceAllUsesWith(recurrent.getBoundaries());
+    results.push_back(recurrent.getBoundaries());
+  return results;
 }
 
 /// The backward recomputes the forward's chunk quantities and states, walks
@@ -212,13 +215,33 @@ LogicalResult KdaOp::specialize(TargetAttr target,
 }
 
 // T = 1 (decoding) runs the fused recurrent kernel; anything else chunks.
+// A dynamic length keeps both, chosen per call by a rudnn.dim_switch.
 LogicalResult KdaOp::decompose(OpBuilder &builder) {
   if (failed(requireSpecialized(*this)))
     return failure();
-  if (KdaDims::of(*this).length == 1)
-    decomposeRecurrent(*this, builder);
-  else
-    decomposeChunked(*this, builder);
+  const int64_t length = KdaDims::of(*this).length;
+  SmallVector<Value> results;
+  if (length == 1) {
+    results = decomposeRecurrent(*this, builder);
+  } else if (!ShapedType::isDynamic(length)) {
+    results = decomposeChunked(*this, builder);
+  } else {
+    auto alternatives = builder.create<DimSwitchOp>(
+        getLoc(), getResultTypes(), getQ(), 1,
+        builder.getDenseI64ArrayAttr({1, 2}), /*alternatives=*/2);
+    using Case = SmallVector<Value> (*)(KdaOp, OpBuilder &);
+    const Case cases[] = {&decomposeRecurrent, &decomposeChunked};
+    for (auto [region, decomposeCase] :
+         llvm::zip(alternatives.getAlternatives(), cases)) {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(&region.emplaceBlock());
+      SmallVector<Value> yielded = decomposeCase(*this, builder);
+      builder.create<YieldOp>(getLoc(), yielded);
+    }
+    results = alternatives.getResults();
+  }
+  for (auto [result, value] : llvm::zip(getResults(), results))
+    result.replaceAllUsesWith(value);
   return success();
 }
 

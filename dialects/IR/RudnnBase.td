@@ -33,6 +33,17 @@ def Rudnn_Dialect : Dialect {
     /// (`rudnn-run` reads `<name>.npy` for it).
     static constexpr ::llvm::StringLiteral kNameAttrName = "rudnn.name";
 
+    /// Name of the argument/result attribute giving a tensor's layout
+    /// letters ("BTHK"), from its operator's contract. Within a function a
+    /// letter is one size: plans read it from the first tensor laid out
+    /// with it.
+    static constexpr ::llvm::StringLiteral kLayoutAttrName = "rudnn.layout";
+
+    /// Name of the result attribute naming the argument a result may be
+    /// written over (an update in place, e.g. a final state over the
+    /// initial state).
+    static constexpr ::llvm::StringLiteral kAliasesAttrName = "rudnn.aliases";
+
     void registerAttributes();
   }];
 }

@@ -33,18 +33,21 @@ LogicalResult RudnnDialect::verifyOperationAttribute(Operation *op,
   return success();
 }
 
-/// Checks a `rudnn.name` on a function argument or result.
+/// Checks a `rudnn.name`, `rudnn.layout` or `rudnn.aliases` on a function
+/// argument or result.
 static LogicalResult verifyValueName(Operation *op, NamedAttribute attr,
                                      StringRef what, unsigned index) {
-  if (attr.getName() != RudnnDialect::kNameAttrName)
+  if (attr.getName() != RudnnDialect::kNameAttrName &&
+      attr.getName() != RudnnDialect::kLayoutAttrName &&
+      !(attr.getName() == RudnnDialect::kAliasesAttrName &&
+        StringRef(what) == "result"))
     return op->emitError() << "unknown attribute '" << attr.getName().strref()
                            << "' of the rudnn dialect on " << what << " #"
                            << index;
   auto name = dyn_cast<StringAttr>(attr.getValue());
   if (!name || name.empty())
-    return op->emitError() << "'" << RudnnDialect::kNameAttrName << "' of "
-                           << what << " #" << index
-                           << " must be a non-empty string";
+    return op->emitError() << "'" << attr.getName().strref() << "' of " << what
+                           << " #" << index << " must be a non-empty string";
   return success();
 }
 

@@ -4,6 +4,7 @@
 #define RUDNN_DIALECTS_IR_RUDNNINTERFACES_H
 
 #include "dialects/IR/OperatorContract.h"
+#include "dialects/IR/PrimitiveSupport.h"
 #include "dialects/IR/RudnnDialect.h"
 #include "dialects/IR/ShapeChecker.h"
 

@@ -58,4 +58,43 @@ def Rudnn_OperatorOpInterface : OpInterface<"OperatorOpInterface"> {
   ];
 }
 
+def Rudnn_PrimitiveOpInterface : OpInterface<"PrimitiveOpInterface"> {
+  let cppNamespace = "::mlir::rudnn";
+  let description = [{
+    A primitive op: what operator ops decompose into and what kernels are
+    made of. `rudnn-plan` outlines each run of connected primitives of one
+    kernel group into a `rudnn.kernel` region, gives every value that
+    crosses kernels a buffer (the caller's tensor, or workspace sized by
+    `getResultStorage`), and asks the kernel's last primitive to emit the
+    kernel: its device-library call, the bindings the C++ signature is built
+    from, and its launch geometry.
+
+    ```c++
+    for (auto op : func.getOps<PrimitiveOpInterface>())
+      groups[op.getKernelGroup()].push_back(op);
+    ```
+  }];
+  let methods = [
+    InterfaceMethod<
+      "The device-library building block computing the op: connected "
+      "primitives of one group become one kernel.",
+      "::llvm::StringRef", "getKernelGroup">,
+    InterfaceMethod<
+      "Where result `index` lives when another kernel reads it.",
+      "::mlir::rudnn::ResultStorage", "getResultStorage",
+      (ins "unsigned":$index)>,
+    InterfaceMethod<
+      "Where dim `dim` of result `index` comes from (a dim of an operand), "
+      "for results held in the workspace and read by other operators.",
+      "std::optional<::mlir::rudnn::DimRef>", "getResultDim",
+      (ins "unsigned":$index, "unsigned":$dim), [{}],
+      [{ return std::nullopt; }]>,
+    InterfaceMethod<
+      "Emits the kernel this op ends: called on the last primitive of each "
+      "kernel region, which reaches the others through its operands.",
+      "::mlir::LogicalResult", "emitKernel",
+      (ins "::rudnn::codegen::KernelBuilder &":$builder)>,
+  ];
+}
+
 #endif // RUDNN_INTERFACES_TD

@@ -7,10 +7,6 @@
 using namespace mlir;
 using namespace mlir::rudnn;
 
-static bool isFloat16Or32(Type type) {
-  return type.isF32() || type.isF16() || type.isBF16();
-}
-
 /// Every name a size refers to is a parameter of the plan.
 static LogicalResult checkSize(Operation *op, SizeAttr size, StringRef what,
                                const llvm::StringSet<> &params) {
@@ -29,10 +25,21 @@ static LogicalResult checkSource(PlanOp plan, unsigned index,
     buffer = dim.getBuffer();
   else if (auto stride = dyn_cast<StrideSourceAttr>(source))
     buffer = stride.getBuffer();
-  else
-    return plan.emitOpError()
-           << "source #" << index
-           << " must be a #rudnn.dim or #rudnn.stride, got " << source;
+  else if (auto size = dyn_cast<SizeAttr>(source)) {
+    // Derived from parameters before it, so each is computed in order.
+    for (Attribute name : size.getParams()) {
+      auto params = plan.getParams().getValue().take_front(index);
+      if (!llvm::is_contained(params, name))
+        return plan.emitOpError()
+               << "source #" << index << " refers to " << name
+               << ", which is not a parameter before it";
+    }
+    return success();
+  } else
+    return plan.emitOpError() << "source #" << index
+                              << " must be a #rudnn.dim, #rudnn.stride or "
+                                 "#rudnn.size, got "
+                              << source;
   auto bound = plan.lookupSymbol<BufferOp>(buffer);
   if (!bound || bound.getAccess() == "workspace")
     return plan.emitOpError() << "source #" << index << " reads '" << buffer
@@ -139,15 +146,6 @@ LogicalResult BufferOp::verify() {
 }
 
 LogicalResult KernelOp::verify() {
-  StringRef stage = getStage();
-  static constexpr StringRef kStages[] = {
-      "prepare", "propagate",      "output",   "recurrent",
-      "restore", "state_gradient", "gradients"};
-  if (!llvm::is_contained(kStages, stage))
-    return emitOpError()
-           << "stage must be prepare, propagate, output, "
-              "recurrent, restore, state_gradient or gradients, got '"
-           << stage << "'";
   if (getThreads() < 1 || getThreads() > 1024)
     return emitOpError() << "threads must be in [1, 1024], got "
                          << getThreads();
@@ -157,17 +155,41 @@ LogicalResult KernelOp::verify() {
   if (shared < 0 || shared > kMaxSharedBytes)
     return emitOpError() << "shared_bytes must be in [0, " << kMaxSharedBytes
                          << "], got " << shared;
-  for (auto [name, dim] : {std::pair{"K", getK()}, std::pair{"V", getV()}})
-    if (dim < 1 || dim > static_cast<uint64_t>(kKdaMaxFeatureDim))
-      return emitOpError() << name << " must be in [1, 256], got " << dim;
-  if (!isValidKdaChunk(static_cast<int64_t>(getChunk())))
-    return emitOpError() << "'chunk' must be 16, 32 or 64, got " << getChunk();
-  for (auto [name, type] :
-       {std::pair{"input", getInput()}, std::pair{"gate", getGate()},
-        std::pair{"beta", getBeta()}})
-    if (!isFloat16Or32(type))
-      return emitOpError() << "'" << name << "' must be f32, f16 or bf16, got "
-                           << type;
+  Block &body = getBody().front();
+  if (body.empty() || !isa<YieldOp>(body.back()))
+    return emitOpError() << "body must end with rudnn.yield";
+  for (Operation &op : body.without_terminator())
+    if (!isa<PrimitiveOpInterface>(op))
+      return op.emitOpError() << "is not a primitive: a rudnn.kernel holds "
+                                 "primitives only";
+  return success();
+}
+
+LogicalResult DimSwitchOp::verify() {
+  ArrayRef<int64_t> cases = getCases();
+  if (cases.empty() || cases.size() != getAlternatives().size())
+    return emitOpError() << "needs one case per region, got " << cases.size()
+                         << " cases and " << getAlternatives().size()
+                         << " regions";
+  bool ascending = cases.front() >= 0;
+  for (size_t i = 1; i < cases.size(); ++i)
+    ascending &= cases[i - 1] < cases[i];
+  if (!ascending)
+    return emitOpError() << "cases must be ascending lower bounds from 0 up";
+  auto type = cast<RankedTensorType>(getValue().getType());
+  if (getIndex() >= static_cast<uint64_t>(type.getRank()))
+    return emitOpError() << "switches on dim " << getIndex() << " of a rank-"
+                         << type.getRank() << " tensor";
+  for (Region &region : getAlternatives()) {
+    if (region.empty() || region.front().empty())
+      return emitOpError() << "each case needs a body";
+    auto yield = dyn_cast<YieldOp>(region.front().back());
+    if (!yield)
+      return emitOpError() << "each case must end with rudnn.yield";
+    if (yield.getValues().getTypes() != getResultTypes())
+      return yield.emitOpError()
+             << "yields types that are not the rudnn.dim_switch's results";
+  }
   return success();
 }
 

@@ -15,6 +15,8 @@ include "dialects/IR/RudnnBase.td"
 include "dialects/IR/RudnnAttrs.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Rudnn_PlanOp : Rudnn_Op<"plan", [
     Symbol, SymbolTable, NoTerminator, SingleBlock, IsolatedFromAbove,
@@ -25,7 +27,9 @@ def Rudnn_PlanOp : Rudnn_Op<"plan", [
     order. `params` names the run-time parameters (batch, length, heads,
     chunk count, strides) that sizes and arguments refer to; `sources`, when
     present, says where each comes from at a call (`#rudnn.dim`,
-    `#rudnn.stride` of a bound buffer), so a caller passes only views.
+    `#rudnn.stride` of a bound buffer, or a `#rudnn.size` of the parameters
+    before it: the dense strides of a tensor in the workspace), so a caller
+    passes only views.
 
     ```mlir
     rudnn.plan @main params ["B", "T", "H", "N"]
@@ -34,7 +38,7 @@ def Rudnn_PlanOp : Rudnn_Op<"plan", [
       rudnn.buffer @q "in"
       rudnn.buffer @tiles workspace bytes #rudnn.size<constant = 37120,
           params = ["N", "B", "H"], divisor = 1>
-      rudnn.kernel @prepare {stage = "prepare", ...}
+      rudnn.kernel @prepare threads 128 { ... }
       rudnn.launch @prepare grid [...] args [@q, ...]
     }
     ```
@@ -80,31 +84,79 @@ def Rudnn_BufferOp : Rudnn_Op<"buffer", [Symbol, HasParent<"PlanOp">]> {
   let hasVerifier = 1;
 }
 
-def Rudnn_KernelOp : Rudnn_Op<"kernel", [Symbol, HasParent<"PlanOp">]> {
-  let summary = "A kernel of a plan: grouped primitives and their block";
+def Rudnn_KernelOp : Rudnn_Op<"kernel", [
+    Symbol, HasParent<"PlanOp">, IsolatedFromAbove, SingleBlock]> {
+  let summary = "A kernel of a plan: the primitives it computes, outlined";
   let description = [{
-    One generated kernel: `fuses` lists the primitives it computes, `stage`
-    the device-library building block that computes them, with the
-    specialization (element types, feature dims, chunk), the block size and
-    the dynamic shared memory each block gets (`shared_bytes`, default 0;
-    above 48 KiB the kernel opts in to the device's limit).
+    One generated kernel, outlined by `rudnn-plan` like a GPU kernel: its
+    region holds the primitives it computes, over block arguments for the
+    values it reads from other kernels or the caller, and yields the values
+    other kernels or the caller read. The emitter asks the last primitive
+    for the device code; the C++ signature is built from the bindings that
+    code asks for. `threads` is the block size, `shared_bytes` the dynamic
+    shared memory of each block (above 48 KiB the kernel opts in to the
+    device's limit); a `cooperative` kernel is launched grid-synchronised
+    (all its blocks resident at once).
 
     ```mlir
-    rudnn.kernel @prepare stage "prepare" threads 128 shared_bytes 0 {
-        fuses = ["rudnn.chunk_decay", "rudnn.chunk_pairwise",
-                 "rudnn.chunk_solve"],
-        input = bf16, gate = f32, beta = bf16, K = 64, V = 64, chunk = 64}
+    rudnn.kernel @kda_fwd_output_f32_f32_f32_k16_v16_c64 threads 128 {
+    ^bb0(%q: tensor<?x?x?x16xf32>, %gamma: tensor<?x?x?x64x16xf32>, ...):
+      %o = rudnn.chunk_output %q, %gamma, ... chunk 64 scale 2.5e-01 : ...
+      rudnn.yield %o : tensor<?x?x?x16xf32>
+    }
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$stage,
-                       I64Attr:$threads,
+  let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$threads,
                        DefaultValuedAttr<I64Attr, "0">:$shared_bytes,
-                       StrArrayAttr:$fuses,
-                       TypeAttr:$input, TypeAttr:$gate, TypeAttr:$beta,
-                       I64Attr:$K, I64Attr:$V, I64Attr:$chunk);
+                       UnitAttr:$cooperative);
+  let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $sym_name `stage` $stage `threads` $threads
-    (`shared_bytes` $shared_bytes^)? attr-dict
+    $sym_name `threads` $threads (`shared_bytes` $shared_bytes^)?
+    (`cooperative` $cooperative^)? attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_YieldOp : Rudnn_Op<"yield", [
+    Pure, Terminator, ReturnLike,
+    ParentOneOf<["KernelOp", "DimSwitchOp"]>]> {
+  let summary = "The values a kernel or a dim_switch case produces";
+  let description = [{
+    ```mlir
+    rudnn.yield %o, %s : tensor<?x?x?x16xf32>, tensor<?x?x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = [{ attr-dict ($values^ `:` type($values))? }];
+}
+
+def Rudnn_DimSwitchOp : Rudnn_Op<"dim_switch", [
+    RecursiveMemoryEffects, NoRegionArguments]> {
+  let summary = "Alternatives chosen per call by a run-time dim";
+  let description = [{
+    Case `i` computes the results when dim `index` of `value` lies in
+    [`cases[i]`, `cases[i + 1]` − 1] (the last case has no upper bound), so
+    one plan serves every size without a compile: `rudnn-plan` guards each
+    case's launches by that range. An operator whose best kernels differ by
+    a run-time size (a decode kernel for one token) decomposes into one.
+
+    ```mlir
+    %o, %s = rudnn.dim_switch %q[1] cases [1, 2]
+        : tensor<?x?x?x64xf32> -> tensor<?x?x?x64xf32>, tensor<?x?x64x64xf32> {
+      %o, %s = rudnn.kda_recurrent ...
+      rudnn.yield %o, %s : ...
+    }, {
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$value, I64Attr:$index,
+                       DenseI64ArrayAttr:$cases);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region VariadicRegion<SizedRegion<1>>:$alternatives);
+  let assemblyFormat = [{
+    $value `[` $index `]` `cases` $cases attr-dict `:` type($value) `->`
+    type($results) $alternatives
   }];
   let hasVerifier = 1;
 }
@@ -113,7 +165,8 @@ def Rudnn_LaunchOp : Rudnn_Op<"launch", [HasParent<"PlanOp">]> {
   let summary = "One launch of a kernel with its argument bindings";
   let description = [{
     Launches `kernel` on `grid` (three `#rudnn.size`). Each entry of `args`
-    is a buffer (`@name`), a null pointer (`0 : i64`), a parameter
+    binds one parameter of the kernel's signature, in order: a buffer
+    (`@name`), a null pointer or zero (`0 : i64`), a parameter
     (`#rudnn.param`) or an f32 constant. With `guard`, the launch runs only
     while that parameter lies in [`guard_min`, `guard_max`]: plans carry
     alternatives (the decode kernel for T = 1) chosen per call. With

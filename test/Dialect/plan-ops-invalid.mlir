@@ -34,7 +34,9 @@ rudnn.plan @p params [] {
 
 // Launch arguments bind buffers of the plan.
 rudnn.plan @p params [] {
-  rudnn.kernel @k stage "output" threads 32 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = [], gate = f32, input = f32}
+  rudnn.kernel @k threads 32 {
+    rudnn.yield
+  }
   // expected-error @+1 {{argument #0 binds @nowhere, which is not a buffer}}
   rudnn.launch @k grid [#rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>] args [@nowhere]
 }
@@ -43,7 +45,9 @@ rudnn.plan @p params [] {
 
 // Integer arguments stand for null pointers.
 rudnn.plan @p params [] {
-  rudnn.kernel @k stage "output" threads 32 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = [], gate = f32, input = f32}
+  rudnn.kernel @k threads 32 {
+    rudnn.yield
+  }
   // expected-error @+1 {{argument #0: integers stand for null pointers and must be 0}}
   rudnn.launch @k grid [#rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>] args [7 : i64]
 }
@@ -52,17 +56,34 @@ rudnn.plan @p params [] {
 
 // A guard needs its range.
 rudnn.plan @p params ["T"] {
-  rudnn.kernel @k stage "recurrent" threads 32 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = [], gate = f32, input = f32}
+  rudnn.kernel @k threads 32 {
+    rudnn.yield
+  }
   // expected-error @+1 {{'guard', 'guard_min' and 'guard_max' go together}}
   rudnn.launch @k grid [#rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>] args [] {guard = "T"}
 }
 
 // -----
 
-// Kernel stages are the device library's building blocks.
+// A kernel holds primitives only.
 rudnn.plan @p params [] {
-  // expected-error @+1 {{stage must be prepare, propagate, output, recurrent, restore, state_gradient or gradients, got 'fused'}}
-  rudnn.kernel @k stage "fused" threads 32 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = [], gate = f32, input = f32}
+  rudnn.kernel @k threads 32 {
+  ^bb0(%n: index):
+    // expected-error @+1 {{'tensor.empty' op is not a primitive: a rudnn.kernel holds primitives only}}
+    %t = tensor.empty(%n) : tensor<?xf32>
+    rudnn.yield
+  }
+}
+
+// -----
+
+// A kernel's region ends with what it yields.
+rudnn.plan @p params [] {
+  // expected-error @+1 {{body must end with rudnn.yield}}
+  rudnn.kernel @k threads 32 {
+  ^bb0(%g: tensor<?x?x?x16xf32>):
+    %gamma = rudnn.chunk_decay %g chunk 16 : tensor<?x?x?x16xf32> -> tensor<?x?x?x16x16xf32>
+  }
 }
 
 // -----
@@ -77,7 +98,9 @@ rudnn.plan @p params [] {
 
 // A grid is three sizes, whatever else its entries are.
 rudnn.plan @p params [] {
-  rudnn.kernel @k stage "output" threads 32 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = [], gate = f32, input = f32}
+  rudnn.kernel @k threads 32 {
+    rudnn.yield
+  }
   // expected-error @+1 {{grid must be three #rudnn.size}}
   rudnn.launch @k grid [1, 2, 3] args []
 }
@@ -109,8 +132,8 @@ rudnn.plan @p params ["B"] sources [#rudnn.stride<buffer = "w", index = 0>] {
 
 // -----
 
-// A source is a dim or a stride.
-// expected-error @+1 {{source #0 must be a #rudnn.dim or #rudnn.stride, got 3 : i64}}
+// A source is a dim, a stride or a size of the parameters before it.
+// expected-error @+1 {{source #0 must be a #rudnn.dim, #rudnn.stride or #rudnn.size, got 3 : i64}}
 rudnn.plan @p params ["B"] sources [3] {
   rudnn.buffer @x "in"
 }
@@ -142,7 +165,9 @@ rudnn.plan @p params [] {
 
 // A launch repeats over a parameter of the plan.
 rudnn.plan @p params ["B"] {
-  rudnn.kernel @k stage "output" threads 32 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = [], gate = f32, input = f32}
+  rudnn.kernel @k threads 32 {
+    rudnn.yield
+  }
   // expected-error @+1 {{repeats over 'T', which is not a parameter of the plan}}
   rudnn.launch @k grid [#rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>] args [] {repeat = "T"}
 }
@@ -152,5 +177,7 @@ rudnn.plan @p params ["B"] {
 // Dynamic shared memory stays within what a block can opt in to.
 rudnn.plan @p params [] {
   // expected-error @+1 {{shared_bytes must be in [0, 232448], got 300000}}
-  rudnn.kernel @k stage "output" threads 32 shared_bytes 300000 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = [], gate = f32, input = f32}
+  rudnn.kernel @k threads 32 shared_bytes 300000 {
+    rudnn.yield
+  }
 }

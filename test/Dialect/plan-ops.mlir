@@ -2,24 +2,32 @@
 // RUN: rudnn-opt %s -mlir-print-op-generic | rudnn-opt | FileCheck %s
 
 // A plan with every access of buffer (an output aliasing an input, an
-// in-place one), parameters read from a bound view, a kernel and a guarded
-// launch binding buffers, a null pointer, parameters and a constant.
-// CHECK-LABEL: rudnn.plan @axpy params ["N"] sources [#rudnn.dim<buffer = "x", index = 0, divisor = 1>] {
+// in-place one), parameters read from a bound view or derived from others,
+// an outlined kernel and a guarded launch binding buffers, a null pointer,
+// parameters and a constant.
+// CHECK-LABEL: rudnn.plan @axpy params ["N", "N4"] sources [#rudnn.dim<buffer = "x", index = 0, divisor = 1>, #rudnn.size<constant = 4, params = ["N"], divisor = 1>] {
 // CHECK: rudnn.buffer @x "in"
 // CHECK: rudnn.buffer @y "out"
 // CHECK: rudnn.buffer @z "out" aliases @x
 // CHECK: rudnn.buffer @cache "inout"
 // CHECK: rudnn.buffer @scratch "workspace" bytes <constant = 4, params = ["N"], divisor = 1>
-// CHECK: rudnn.kernel @k stage "output" threads 128 shared_bytes 65536
+// CHECK: rudnn.kernel @k threads 128 shared_bytes 65536 cooperative {
+// CHECK-NEXT: ^bb0(%[[G:.*]]: tensor<?x?x?x16xf32>):
+// CHECK-NEXT: %[[GAMMA:.*]] = rudnn.chunk_decay %[[G]] chunk 16
+// CHECK-NEXT: rudnn.yield %[[GAMMA]] : tensor<?x?x?x16x16xf32>
 // CHECK: rudnn.launch @k grid [#rudnn.size<constant = 1, params = ["N"], divisor = 64>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>] args [@x, @y, 0, #rudnn.param<name = "N", bits = 32>, 2.500000e-01 : f32] {guard = "N", guard_max = 100 : i64, guard_min = 2 : i64}
 // CHECK: rudnn.launch @k grid {{.*}} args [@x, @y, #rudnn.param<name = "N", bits = 32>] {repeat = "N"}
-rudnn.plan @axpy params ["N"] sources [#rudnn.dim<buffer = "x", index = 0, divisor = 1>] {
+rudnn.plan @axpy params ["N", "N4"] sources [#rudnn.dim<buffer = "x", index = 0, divisor = 1>, #rudnn.size<constant = 4, params = ["N"], divisor = 1>] {
   rudnn.buffer @x "in"
   rudnn.buffer @y "out"
   rudnn.buffer @z "out" aliases @x
   rudnn.buffer @cache "inout"
   rudnn.buffer @scratch "workspace" bytes #rudnn.size<constant = 4, params = ["N"], divisor = 1>
-  rudnn.kernel @k stage "output" threads 128 shared_bytes 65536 {K = 16 : i64, V = 16 : i64, beta = f32, chunk = 16 : i64, fuses = ["rudnn.chunk_output"], gate = f32, input = f32}
+  rudnn.kernel @k threads 128 shared_bytes 65536 cooperative {
+  ^bb0(%g: tensor<?x?x?x16xf32>):
+    %gamma = rudnn.chunk_decay %g chunk 16 : tensor<?x?x?x16xf32> -> tensor<?x?x?x16x16xf32>
+    rudnn.yield %gamma : tensor<?x?x?x16x16xf32>
+  }
   rudnn.launch @k grid [#rudnn.size<constant = 1, params = ["N"], divisor = 64>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>] args [@x, @y, 0 : i64, #rudnn.param<name = "N", bits = 32>, 0.25 : f32] {guard = "N", guard_min = 2 : i64, guard_max = 100 : i64}
   rudnn.launch @k grid [#rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>] args [@x, @y, #rudnn.param<name = "N", bits = 32>] {repeat = "N"}
 }

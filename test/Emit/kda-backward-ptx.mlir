@@ -1,16 +1,15 @@
 // RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-to-ptx | FileCheck %s
 
-// With bf16 inputs every kernel of the backward, restore from saved
-// boundaries included, compiles for sm_90 with its products on tensor cores.
-// CHECK-LABEL: ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64 (sm_90)
+// With bf16 inputs every kernel of the backward, prepare fused with the
+// restore from saved boundaries, compiles for sm_90 with its products on
+// tensor cores.
+// CHECK-LABEL: ----- kernel kda_bwd_prepare_restore_bf16_f32_bf16_k128_v128_c64 (sm_90)
+// CHECK: .entry kda_bwd_prepare_restore_bf16_f32_bf16_k128_v128_c64(
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// CHECK-LABEL: ----- kernel kda_bwd_restore_bf16_f32_bf16_k128_v128_c64 (sm_90)
-// CHECK: .entry kda_bwd_restore_bf16_f32_bf16_k128_v128_c64(
+// CHECK-LABEL: ----- kernel kda_bwd_state_gradient_bf16_bf16_bf16_k128_v128_c64 (sm_90)
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// CHECK-LABEL: ----- kernel kda_bwd_state_gradient_bf16_f32_bf16_k128_v128_c64 (sm_90)
-// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// CHECK-LABEL: ----- kernel kda_bwd_gradients_bf16_f32_bf16_k128_v128_c64 (sm_90)
-// CHECK: .entry kda_bwd_gradients_bf16_f32_bf16_k128_v128_c64(
+// CHECK-LABEL: ----- kernel kda_bwd_gradients_bf16_bf16_bf16_k128_v128_c64 (sm_90)
+// CHECK: .entry kda_bwd_gradients_bf16_bf16_bf16_k128_v128_c64(
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 func.func @main(%q: tensor<?x?x?x128xbf16>, %g: tensor<?x?x?x128xf32>,
                 %beta: tensor<?x?x?xbf16>, %b: tensor<?x?x?x128x128xf32>,

@@ -1,27 +1,39 @@
-// RUN: rudnn-opt %s -split-input-file -rudnn-specialize -rudnn-decompose | rudnn-translate --rudnn-to-cuda -split-input-file | FileCheck %s
+// RUN: rudnn-opt %s -split-input-file -rudnn-specialize -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-to-cuda -split-input-file | FileCheck %s
 
-// The chunked chain emits three kernels, each one translation unit calling
-// its device-library building block with every specialization a constant.
+// A static length: the chunked chain emits three kernels, each one
+// translation unit calling its device-library building block with every
+// specialization a constant, its signature built from the bindings in the
+// order the block asks for them. Kernels that read no gate or beta are
+// named with the input type there (one kernel serves every pair).
 // CHECK: ----- kernel [[PREPARE:kda_fwd_prepare_bf16_f32_f32_k128_v64_c64]]
 // CHECK-NEXT: // Kimi Delta Attention forward: prepare.
 // CHECK-NEXT: #include "rudnn/device.cuh"
 // CHECK: extern "C" __global__ void [[PREPARE]](
-// CHECK-NEXT: const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g,
+// CHECK-NEXT: const __nv_bfloat16 *q,
+// CHECK-NEXT: const __nv_bfloat16 *k,
+// CHECK-NEXT: const __nv_bfloat16 *v,
+// CHECK-NEXT: const float *g,
+// CHECK: float *workspace,
+// CHECK-NEXT: long long q_b,
+// CHECK: int batch,
+// CHECK-NEXT: int length,
+// CHECK-NEXT: int heads,
+// CHECK-NEXT: float scale) {
 // CHECK: const rudnn::kda::ForwardParams<__nv_bfloat16, float, float> p = {
 // CHECK: rudnn::kda::prepare<128, 64, 64>(p);
-// CHECK: ----- kernel kda_fwd_propagate_bf16_f32_f32_k128_v64_c64
+// CHECK: ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64
 // CHECK: rudnn::kda::propagate<128, 64, 64, 32>(p);
-// CHECK: ----- kernel kda_fwd_output_bf16_f32_f32_k128_v64_c64
+// CHECK: ----- kernel kda_fwd_output_bf16_bf16_bf16_k128_v64_c64
 // CHECK: rudnn::kda::output<128, 64, 64>(p);
 // CHECK-NOT: ----- kernel
-func.func @chunked(%q: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x64xbf16>,
-                   %g: tensor<?x?x?x128xf32>, %beta: tensor<?x?x?xf32>)
-    -> tensor<?x?x?x64xbf16> {
+func.func @chunked(%q: tensor<?x100x?x128xbf16>, %v: tensor<?x100x?x64xbf16>,
+                   %g: tensor<?x100x?x128xf32>, %beta: tensor<?x100x?xf32>)
+    -> tensor<?x100x?x64xbf16> {
   %o, %s = rudnn.kda %q, %q, %v, %g, %beta
-      : (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x64xbf16>,
-         tensor<?x?x?x128xf32>, tensor<?x?x?xf32>)
-      -> (tensor<?x?x?x64xbf16>, tensor<?x?x128x64xf32>)
-  return %o : tensor<?x?x?x64xbf16>
+      : (tensor<?x100x?x128xbf16>, tensor<?x100x?x128xbf16>,
+         tensor<?x100x?x64xbf16>, tensor<?x100x?x128xf32>, tensor<?x100x?xf32>)
+      -> (tensor<?x100x?x64xbf16>, tensor<?x?x128x64xf32>)
+  return %o : tensor<?x100x?x64xbf16>
 }
 
 // -----

@@ -1,12 +1,14 @@
-// RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose | rudnn-translate --rudnn-to-ptx | FileCheck %s
-// RUN: rudnn-opt %s -rudnn-specialize="arch=sm_80 smem-per-block=166912" -rudnn-decompose | rudnn-translate --rudnn-to-ptx | FileCheck %s --check-prefix=SM80
+// RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-to-ptx | FileCheck %s
+// RUN: rudnn-opt %s -rudnn-specialize="arch=sm_80 smem-per-block=166912" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-to-ptx | FileCheck %s --check-prefix=SM80
 
-// NVRTC compiles every kernel of the module's target.
-// CHECK: ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64 (sm_90)
+// NVRTC compiles every kernel of the module's target: the decode kernel for
+// T = 1 and the chunked ones.
+// CHECK: ----- kernel kda_fwd_recurrent_bf16_f32_bf16_k128_v128_c64 (sm_90)
 // CHECK: .target sm_90
+// CHECK: .entry kda_fwd_recurrent_bf16_f32_bf16_k128_v128_c64(
 // CHECK: .entry kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64(
-// CHECK: .entry kda_fwd_propagate_bf16_f32_bf16_k128_v128_c64(
-// CHECK: .entry kda_fwd_output_bf16_f32_bf16_k128_v128_c64(
+// CHECK: .entry kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64(
+// CHECK: .entry kda_fwd_output_bf16_bf16_bf16_k128_v128_c64(
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // SM80: .target sm_80
 func.func @main(%q: tensor<?x?x?x128xbf16>, %g: tensor<?x?x?x128xf32>,

@@ -2,18 +2,26 @@
 // RUN: rudnn-opt %s -split-input-file -rudnn-specialize -rudnn-decompose | rudnn-opt -split-input-file | FileCheck %s
 // RUN: rudnn-opt %s -split-input-file -rudnn-specialize -rudnn-decompose -mlir-print-op-generic | rudnn-opt -split-input-file | FileCheck %s
 
-// A KDA forward becomes the chunked-recurrence chain; B, T, H stay dynamic.
+// A KDA forward becomes the chunked-recurrence chain; B, T, H stay dynamic,
+// so a rudnn.dim_switch on T keeps the one-token kernel for T = 1. The
+// arguments get their contract names and layouts.
 // CHECK-LABEL: func.func @chunked
-// CHECK-SAME: (%[[Q:[^:]*]]: {{.*}}, %[[K:[^:]*]]: {{.*}}, %[[V:[^:]*]]: {{.*}}, %[[G:[^:]*]]: {{.*}}, %[[BETA:[^:]*]]: {{.*}}, %[[S0:[^:]*]]: {{.*}})
-// CHECK: %[[GAMMA:.*]] = rudnn.chunk_decay %[[G]] chunk 64 : tensor<?x?x?x64xf32> -> tensor<?x?x?x64x64xf32>
+// CHECK-SAME: (%[[Q:[^:]*]]: {{.*}} {rudnn.layout = "BTHK", rudnn.name = "q"}, %[[K:[^:]*]]: {{.*}}, %[[V:[^:]*]]: {{.*}}, %[[G:[^:]*]]: {{.*}}, %[[BETA:[^:]*]]: {{.*}}, %[[S0:[^:]*]]: {{.*}} {rudnn.layout = "BHKV", rudnn.name = "initial_state"})
+// CHECK-SAME: -> (tensor<?x?x?x32xbf16> {rudnn.layout = "BTHV", rudnn.name = "output"}, tensor<?x?x64x32xf32> {rudnn.aliases = "initial_state", rudnn.layout = "BHKV", rudnn.name = "final_state"})
+// CHECK: %[[R:.*]]:2 = rudnn.dim_switch %[[Q]][1] cases [1, 2]
+// CHECK-NEXT: %[[RO:.*]], %[[RS:.*]] = rudnn.kda_recurrent %[[Q]], %[[K]], %[[V]], %[[G]], %[[BETA]] initial_state %[[S0]] chunk 64
+// CHECK-NEXT: rudnn.yield %[[RO]], %[[RS]]
+// CHECK-NEXT: }, {
+// CHECK-NEXT: %[[GAMMA:.*]] = rudnn.chunk_decay %[[G]] chunk 64 : tensor<?x?x?x64xf32> -> tensor<?x?x?x64x64xf32>
 // CHECK: %[[STRICT:.*]], %[[PAIRWISE:.*]] = rudnn.chunk_pairwise %[[Q]], %[[K]], %[[BETA]], %[[GAMMA]] chunk 64
 // CHECK: %[[W:.*]], %[[U0:.*]] = rudnn.chunk_solve %[[STRICT]], %[[K]], %[[V]], %[[BETA]], %[[GAMMA]] chunk 64
 // CHECK: %[[U:.*]], %[[BOUNDS:.*]], %[[FINAL:.*]] = rudnn.chunk_propagate %[[W]], %[[U0]], %[[K]], %[[GAMMA]] initial_state %[[S0]] chunk 64
 // CHECK-SAME: -> tensor<?x?x?x64x32xf32>, tensor<?x?x?x64x32xf32>, tensor<?x?x64x32xf32>
 // CHECK: %[[O:.*]] = rudnn.chunk_output %[[Q]], %[[GAMMA]], %[[PAIRWISE]], %[[U]], %[[BOUNDS]] chunk 64 scale 1.250000e-01
 // CHECK-SAME: -> tensor<?x?x?x32xbf16>
-// CHECK-NOT: rudnn.kda
-// CHECK: return %[[O]], %[[FINAL]]
+// CHECK-NEXT: rudnn.yield %[[O]], %[[FINAL]]
+// CHECK-NOT: rudnn.kda {{.*}}:
+// CHECK: return %[[R]]#0, %[[R]]#1
 func.func @chunked(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>,
                    %v: tensor<?x?x?x32xbf16>, %g: tensor<?x?x?x64xf32>,
                    %beta: tensor<?x?x?xf32>, %s0: tensor<?x?x64x32xf32>)

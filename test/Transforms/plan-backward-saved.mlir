@@ -4,8 +4,10 @@
 // RUN: rudnn-opt %s -rudnn-specialize -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-to-cuda | FileCheck %s --check-prefix=CUDA
 
 // Given the forward's saved boundaries, the backward forms the chunk updates
-// from them chunk-parallel (chunk_restore) instead of walking the chunks;
-// the boundaries are a plan argument and the scratch follows the tiles.
+// from them chunk-parallel (chunk_restore) instead of walking the chunks,
+// in the same block that prepared the chunk: one kernel holds decay,
+// pairwise, solve and restore. The boundaries are a plan argument and the
+// scratch follows the tiles in the workspace.
 // DECOMPOSE-LABEL: func.func @saved
 // DECOMPOSE-SAME: %[[BOUNDS:[^:]*]]: tensor<?x?x?x16x8xf32>
 // DECOMPOSE: %[[W:.*]], %[[U0:.*]] = rudnn.chunk_solve
@@ -14,19 +16,22 @@
 // DECOMPOSE: rudnn.chunk_gradients {{.*}}, %[[U0]], %[[U]], %[[BOUNDS]],
 // CHECK-LABEL: rudnn.plan @saved
 // CHECK-NOT: @initial_state
-// CHECK: rudnn.buffer @tiles "workspace" bytes <constant = 18496, params = ["N", "B", "H"], divisor = 1>
 // CHECK: rudnn.buffer @boundaries "in"
-// CHECK: rudnn.buffer @scratch "workspace" {{.*}} offset <constant = 18496, params = ["N", "B", "H"], divisor = 1>
-// CHECK: rudnn.kernel @kda_fwd_prepare_f32_f32_f32_k16_v8_c32 stage "prepare"
-// CHECK-NOT: stage "propagate"
-// CHECK: rudnn.kernel @[[RESTORE:kda_bwd_restore_f32_f32_f32_k16_v8_c32]] stage "restore"
-// CHECK-SAME: fuses = ["rudnn.chunk_restore"]
-// CHECK: rudnn.launch @[[RESTORE]] grid [#rudnn.size<constant = 1, params = ["N"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
-// CHECK-SAME: args [@q, @k, @v, @g, @beta, 0, 0, 0, @boundaries, @tiles
-// CHECK: stage "state_gradient"
-// CHECK: stage "gradients"
-// CUDA: __global__ void kda_bwd_restore_f32_f32_f32_k16_v8_c32(
-// CUDA: rudnn::kda::restore<16, 8, 32>(p);
+// CHECK: rudnn.buffer @tiles "workspace" bytes <constant = 18496, params = ["N", "B", "H"], divisor = 1>
+// CHECK-NEXT: rudnn.buffer @scratch "workspace" bytes <constant = 12800, params = ["N", "B", "H"], divisor = 1>
+// CHECK: rudnn.kernel @[[PREP:kda_bwd_prepare_restore_f32_f32_f32_k16_v8_c32]] threads 128
+// CHECK: rudnn.chunk_solve
+// CHECK-NEXT: rudnn.chunk_restore
+// CHECK-NEXT: rudnn.yield
+// CHECK-NOT: rudnn.chunk_propagate
+// CHECK: rudnn.launch @[[PREP]] grid [#rudnn.size<constant = 1, params = ["N"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
+// CHECK-SAME: args [@q, @q, @v, @q, @beta, 0, 0, 0, @boundaries, @tiles
+// CHECK: rudnn.kernel @kda_bwd_state_gradient_f32_f32_f32_k16_v8_c32
+// CHECK: rudnn.kernel @kda_bwd_gradients_f32_f32_f32_k16_v8_c32
+// CUDA: __global__ void kda_bwd_prepare_restore_f32_f32_f32_k16_v8_c32(
+// CUDA: rudnn::kda::prepare<16, 8, 32>(f);
+// CUDA-NEXT: __syncthreads();
+// CUDA-NEXT: rudnn::kda::restore<16, 8, 32>(p);
 func.func @saved(%q: tensor<?x?x?x16xf32>, %v: tensor<?x?x?x8xf32>,
                     %beta: tensor<?x?x?xf32>, %b: tensor<?x?x?x16x8xf32>,
                     %do: tensor<?x?x?x8xf32>)

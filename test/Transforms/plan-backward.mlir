@@ -6,7 +6,7 @@
 // no final state), then walks the chunks in reverse for the state gradient
 // and takes the input gradients chunk by chunk; its scratch follows the
 // tiles and boundaries in the workspace.
-// CHECK-LABEL: rudnn.plan @backward params ["B", "T", "H", "N", "q_stride_batch"
+// CHECK-LABEL: rudnn.plan @backward params ["N", "B", "H", "T", "q_stride0"
 // CHECK: rudnn.buffer @[[Q:q]] "in"
 // CHECK: rudnn.buffer @initial_state "in"
 // CHECK: rudnn.buffer @d_output "in"
@@ -15,16 +15,20 @@
 // CHECK: rudnn.buffer @dbeta "out"
 // CHECK: rudnn.buffer @d_initial_state "out"
 // CHECK: rudnn.buffer @tiles "workspace"
-// CHECK: rudnn.buffer @boundaries "workspace"
-// CHECK: rudnn.buffer @scratch "workspace"
-// CHECK: rudnn.kernel @[[PREP:kda_fwd_prepare_f32_f32_f32_k16_v8_c64]] stage "prepare"
+// CHECK-NEXT: rudnn.buffer @boundaries "workspace"
+// CHECK-NEXT: rudnn.buffer @scratch "workspace"
+// CHECK: rudnn.kernel @[[PREP:kda_fwd_prepare_f32_f32_f32_k16_v8_c64]] threads 128
 // CHECK: rudnn.launch @[[PREP]]
-// CHECK-SAME: args [@q, @k, @v, @g, @beta, @initial_state, 0, 0, @boundaries, @tiles
-// CHECK: rudnn.kernel @kda_fwd_propagate_f32_f32_f32_k16_v8_c64 stage "propagate"
-// CHECK: rudnn.kernel @[[STATE:kda_bwd_state_gradient_f32_f32_f32_k16_v8_c64]] stage "state_gradient"
+// CHECK-SAME: args [@q, @q, @v, @q, @beta, 0, 0, 0, 0, @tiles
+// CHECK: rudnn.kernel @[[PROP:kda_fwd_propagate_f32_f32_f32_k16_v8_c64]] threads 128
+// CHECK: rudnn.launch @[[PROP]]
+// CHECK-SAME: args [0, @q, 0, 0, 0, @initial_state, 0, 0, @boundaries, @tiles
+// CHECK: rudnn.kernel @[[STATE:kda_bwd_state_gradient_f32_f32_f32_k16_v8_c64]] threads 128
 // CHECK: rudnn.launch @[[STATE]]
-// CHECK-SAME: @d_output, 0, @dq, @dk, @dv, @dg, @dbeta, @d_initial_state, @scratch
-// CHECK: rudnn.kernel @kda_bwd_gradients_f32_f32_f32_k16_v8_c64 stage "gradients"
+// CHECK-SAME: @d_output, 0, 0, 0, 0, 0, 0, @d_initial_state, @scratch
+// CHECK: rudnn.kernel @[[GRAD:kda_bwd_gradients_f32_f32_f32_k16_v8_c64]] threads 128
+// CHECK: rudnn.launch @[[GRAD]]
+// CHECK-SAME: @d_output, 0, @dq, @dk, @dv, @dg, @dbeta, 0, @scratch
 // CHECK-NOT: func.func
 // CUDA: __global__ void kda_fwd_prepare_f32_f32_f32_k16_v8_c64(
 // CUDA: __global__ void kda_fwd_propagate_f32_f32_f32_k16_v8_c64(

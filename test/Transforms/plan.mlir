@@ -1,34 +1,48 @@
 // RUN: rudnn-opt %s -split-input-file -rudnn-specialize -rudnn-decompose -rudnn-plan | FileCheck %s
 // RUN: rudnn-opt %s -split-input-file -rudnn-specialize -rudnn-decompose -rudnn-plan | rudnn-opt -split-input-file | FileCheck %s
 
-// A dynamic length: the chunked kernels for T >= 2 and the decode kernel for
-// T = 1 in one plan; boundaries not returned live in the workspace after
-// the chunk tiles (bf16, K = 128, V = 64, chunk 64: Γ, U0 and e^Γlast in
-// fp32, 4·(64·(128 + 64) + 128) bytes, and the operand tiles in bf16,
-// 2·64·(3·128 + 64 + 2·64) bytes: 123392 bytes per chunk and sequence).
-// Every parameter is read from a bound view: B, T, H from q's shape, N =
-// ceil(T / 64), then the strides.
-// CHECK-LABEL: rudnn.plan @chunked params ["B", "T", "H", "N", "q_stride_batch"
-// CHECK-SAME: sources [#rudnn.dim<buffer = "q", index = 0, divisor = 1>, #rudnn.dim<buffer = "q", index = 1, divisor = 1>, #rudnn.dim<buffer = "q", index = 2, divisor = 1>, #rudnn.dim<buffer = "q", index = 1, divisor = 64>, #rudnn.stride<buffer = "q", index = 0>, #rudnn.stride<buffer = "q", index = 1>
+// A dynamic length: the decode kernel for T = 1 and the chunked kernels for
+// T >= 2 in one plan, each guarded by its case of the rudnn.dim_switch;
+// boundaries not returned live in the workspace after the chunk tiles (bf16,
+// K = 128, V = 64, chunk 64: Γ, U0 and e^Γlast in fp32, 4·(64·(128 + 64) +
+// 128) bytes, and the operand tiles in bf16, 2·64·(3·128 + 64 + 2·64) bytes:
+// 123392 bytes per chunk and sequence). Every parameter is read from a bound
+// view: B, H, T from q's shape (the function's first tensor laid out with
+// them), N = ceil(T / 64), then the strides. Each kernel is an isolated
+// region holding its primitives; one argument passed as q and k is one
+// buffer.
+// CHECK-LABEL: rudnn.plan @chunked params ["B", "H", "T", "N", "q_stride0"
+// CHECK-SAME: sources [#rudnn.dim<buffer = "q", index = 0, divisor = 1>, #rudnn.dim<buffer = "q", index = 2, divisor = 1>, #rudnn.dim<buffer = "q", index = 1, divisor = 1>, #rudnn.dim<buffer = "q", index = 1, divisor = 64>, #rudnn.stride<buffer = "q", index = 0>
 // CHECK-SAME: #rudnn.stride<buffer = "output", index = 2>]
 // CHECK: rudnn.buffer @q "in"
+// CHECK-NOT: rudnn.buffer @k
 // CHECK: rudnn.buffer @beta "in"
 // CHECK-NOT: rudnn.buffer @initial_state
 // CHECK: rudnn.buffer @output "out"
 // CHECK: rudnn.buffer @final_state "out"
 // CHECK: rudnn.buffer @tiles "workspace" bytes <constant = 123392, params = ["N", "B", "H"], divisor = 1>
-// CHECK: rudnn.buffer @boundaries "workspace" bytes <constant = 32768, params = ["N", "B", "H"], divisor = 1> offset <constant = 123392, params = ["N", "B", "H"], divisor = 1>
-// CHECK: rudnn.kernel @[[REC:kda_fwd_recurrent_bf16_f32_f32_k128_v64_c64]] stage "recurrent" threads 32
+// CHECK: rudnn.buffer @boundaries "workspace" bytes <constant = 32768, params = ["N", "B", "H"], divisor = 1>
+// CHECK-NOT: offset
+// CHECK: rudnn.kernel @[[REC:kda_fwd_recurrent_bf16_f32_f32_k128_v64_c64]] threads 32 {
+// CHECK-NEXT: ^bb0(%[[RQ:.*]]: tensor<?x?x?x128xbf16>, %[[RV:.*]]: tensor<?x?x?x64xbf16>, %[[RG:.*]]: tensor<?x?x?x128xf32>, %[[RB:.*]]: tensor<?x?x?xf32>):
+// CHECK-NEXT: %[[RO:.*]], %[[RS:.*]] = rudnn.kda_recurrent %[[RQ]], %[[RQ]], %[[RV]], %[[RG]], %[[RB]] chunk 64
+// CHECK-NEXT: rudnn.yield %[[RO]], %[[RS]]
 // CHECK: rudnn.launch @[[REC]] grid [#rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>, #rudnn.size<constant = 2, params = [], divisor = 1>,
-// CHECK-SAME: args [@q, @k, @v, @g, @beta, 0, @output, @final_state, @boundaries, @tiles, #rudnn.param<name = "q_stride_batch", bits = 64>
+// CHECK-SAME: args [@q, @q, @v, @g, @beta, 0, @output, @final_state, 0, 0, #rudnn.param<name = "q_stride0", bits = 64>
 // CHECK-SAME: #rudnn.param<name = "B", bits = 32>, #rudnn.param<name = "T", bits = 32>, #rudnn.param<name = "H", bits = 32>, 0.0883883461 : f32]
 // CHECK-SAME: {guard = "T", guard_max = 1 : i64, guard_min = 1 : i64}
-// CHECK: rudnn.kernel @[[PREP:kda_fwd_prepare_bf16_f32_f32_k128_v64_c64]] stage "prepare" threads 128
-// CHECK-SAME: fuses = ["rudnn.chunk_decay", "rudnn.chunk_pairwise", "rudnn.chunk_solve"]
+// CHECK: rudnn.kernel @[[PREP:kda_fwd_prepare_bf16_f32_f32_k128_v64_c64]] threads 128 {
+// CHECK: rudnn.chunk_decay
+// CHECK-NEXT: rudnn.chunk_pairwise
+// CHECK-NEXT: rudnn.chunk_solve
+// CHECK-NEXT: rudnn.yield
 // CHECK: rudnn.launch @[[PREP]] grid [#rudnn.size<constant = 1, params = ["N"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
+// CHECK-SAME: args [@q, @q, @v, @g, @beta, 0, 0, 0, 0, @tiles,
 // CHECK-SAME: guard = "T", guard_max = 9223372036854775807 : i64, guard_min = 2 : i64
-// CHECK: rudnn.kernel @kda_fwd_propagate_bf16_f32_f32_k128_v64_c64 stage "propagate"
-// CHECK: rudnn.kernel @kda_fwd_output_bf16_f32_f32_k128_v64_c64 stage "output"
+// CHECK: rudnn.kernel @kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64 threads 128 {
+// CHECK: rudnn.launch @kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64
+// CHECK-SAME: args [0, @q, 0, 0, 0, 0, 0, @final_state, @boundaries, @tiles,
+// CHECK: rudnn.kernel @kda_fwd_output_bf16_bf16_bf16_k128_v64_c64 threads 128
 // CHECK-NOT: func.func
 func.func @chunked(%q: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x64xbf16>,
                    %g: tensor<?x?x?x128xf32>, %beta: tensor<?x?x?xf32>)
@@ -49,9 +63,10 @@ func.func @chunked(%q: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x64xbf16>,
 // CHECK: rudnn.buffer @initial_state "in"
 // CHECK-NOT: @final_state "out"
 // CHECK: rudnn.buffer @boundaries "out"
-// CHECK-NOT: stage "recurrent"
+// CHECK-NOT: recurrent
 // CHECK: rudnn.launch @kda_fwd_prepare_f32_f32_f32_k16_v16_c64
-// CHECK-SAME: args [@q, @k, @v, @g, @beta, @initial_state, @output, 0, @boundaries, @tiles
+// CHECK: rudnn.launch @kda_fwd_propagate_f32_f32_f32_k16_v16_c64
+// CHECK-SAME: args [0, @q, 0, 0, 0, @initial_state, 0, 0, @boundaries, @tiles
 // CHECK-NOT: guard
 func.func @saved(%q: tensor<1x100x2x16xf32>, %beta: tensor<1x100x2xf32>,
                  %s0: tensor<1x2x16x16xf32>)
@@ -79,4 +94,44 @@ func.func @in_place(%q: tensor<1x40x2x16xf32>, %beta: tensor<1x40x2xf32>,
          tensor<1x40x2x16xf32>, tensor<1x40x2xf32>, tensor<1x2x16x16xf32>)
       -> (tensor<1x40x2x16xf32>, tensor<1x2x16x16xf32>)
   return %o, %s : tensor<1x40x2x16xf32>, tensor<1x2x16x16xf32>
+}
+
+// -----
+
+// Two operators in one function: the first one's output, read only by the
+// second, lives in the workspace, which the second reads through dense
+// strides derived from the dims (T·H·16, H·16, 16); each operator has its
+// own tiles and boundaries, and identical kernels are emitted once.
+// CHECK-LABEL: rudnn.plan @two_ops
+// CHECK-SAME: "output_1_stride0", "output_1_stride1", "output_1_stride2"]
+// CHECK-SAME: #rudnn.size<constant = 16, params = ["T", "H"], divisor = 1>, #rudnn.size<constant = 16, params = ["H"], divisor = 1>, #rudnn.size<constant = 16, params = [], divisor = 1>]
+// CHECK: rudnn.buffer @output "out"
+// CHECK-NEXT: rudnn.buffer @[[MID:output_1]] "workspace" bytes <constant = 64, params = ["B", "T", "H"], divisor = 1>
+// CHECK-NEXT: rudnn.buffer @tiles "workspace"
+// CHECK-NEXT: rudnn.buffer @boundaries "workspace"
+// CHECK-NEXT: rudnn.buffer @tiles_1 "workspace"
+// CHECK-NEXT: rudnn.buffer @boundaries_1 "workspace"
+// CHECK-NOT: rudnn.buffer
+// CHECK: rudnn.launch @[[OUT:kda_fwd_output_f32_f32_f32_k16_v16_c16]]
+// CHECK-SAME: args [@q, 0, 0, 0, 0, 0, @[[MID]], 0, @boundaries, @tiles
+// CHECK: rudnn.launch @kda_fwd_recurrent_f32_f32_f32_k16_v16_c16
+// CHECK-SAME: args [@q, @q, @[[MID]], @g, @beta, 0, @output,
+// CHECK-SAME: #rudnn.param<name = "output_1_stride0", bits = 64>
+// CHECK: rudnn.launch @kda_fwd_prepare_f32_f32_f32_k16_v16_c16
+// CHECK-SAME: args [@q, @q, @[[MID]], @g, @beta, 0, 0, 0, 0, @tiles_1
+// CHECK: rudnn.launch @[[OUT]]
+// CHECK-SAME: args [@q, 0, 0, 0, 0, 0, @output, 0, @boundaries_1, @tiles_1
+// CHECK-NOT: rudnn.kernel
+func.func @two_ops(%q: tensor<?x?x?x16xf32>, %v: tensor<?x?x?x16xf32>,
+                   %g: tensor<?x?x?x16xf32>, %beta: tensor<?x?x?xf32>)
+    -> tensor<?x?x?x16xf32> {
+  %o1, %s1 = rudnn.kda %q, %q, %v, %g, %beta chunk 16
+      : (tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>,
+         tensor<?x?x?x16xf32>, tensor<?x?x?xf32>)
+      -> (tensor<?x?x?x16xf32>, tensor<?x?x16x16xf32>)
+  %o2, %s2 = rudnn.kda %q, %q, %o1, %g, %beta chunk 16
+      : (tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>,
+         tensor<?x?x?x16xf32>, tensor<?x?x?xf32>)
+      -> (tensor<?x?x?x16xf32>, tensor<?x?x16x16xf32>)
+  return %o2 : tensor<?x?x?x16xf32>
 }

@@ -120,7 +120,7 @@ TEST_P(KdaBackwardKernelTest, MatchesFloat64Gradients) {
 
   // The emitted kernels, called with their flat argument lists.
   auto kernel = [&](codegen::KdaStage stage) {
-    codegen::EmittedKernel emitted = codegen::emitKdaKernel(spec, stage);
+    auto emitted = codegen::emitKdaKernel(spec, stage);
     return build(emitted.entry, emitted.source);
   };
   auto pushStrides = [](ArgPack &args, const Strides &s) {
@@ -201,7 +201,7 @@ TEST(KdaBackwardKernelNvrtc, CompilesForSm90AtTheLargestShapes) {
     for (codegen::KdaStage stage :
          {codegen::KdaStage::Restore, codegen::KdaStage::StateGradient,
           codegen::KdaStage::Gradients}) {
-      codegen::EmittedKernel kernel =
+      auto kernel =
           codegen::emitKdaKernel({codegen::DType::BF16, codegen::DType::F32,
                                   codegen::DType::BF16, features, features, 64},
                                  stage);

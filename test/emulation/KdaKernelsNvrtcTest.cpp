@@ -60,7 +60,7 @@ TEST(KdaKernelsNvrtc, EveryKernelCompilesWithoutSpillsWithinItsSharedMemory) {
          {KdaStage::Prepare, KdaStage::Propagate, KdaStage::Output,
           KdaStage::Recurrent, KdaStage::Restore, KdaStage::StateGradient,
           KdaStage::Gradients}) {
-      EmittedKernel kernel = emitKdaKernel(spec, stage);
+      auto kernel = emitKdaKernel(spec, stage);
       runtime::CudaBinary binary =
           compiler.compile({kernel.entry, kernel.source}, "sm_90");
       EXPECT_THAT(binary.ptx, ::testing::HasSubstr(".entry " + kernel.entry));

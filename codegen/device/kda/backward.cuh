@@ -125,7 +125,7 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
         },
         keepU);
     __syncthreads();
-    // dS ← e^Γlast ⊙ dS + Qdᵀ dO − Wᵀ dU.
+    // dS ← e^Γlast ⊙ dS + scale Qdᵀ dO − Wᵀ dU.
     decay_and_add(
         dS, tiles + Tiles::kLast, width, [&](float(&acc)[4], int d0, int j0) {
           tile::mma_accumulate<TIn>(
@@ -133,6 +133,8 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
               tile::a_transposed(tile::row_major(operands + Tiles::kQd, K), L,
                                  K, d0),
               tile::b_columns(dOChunk, L, width, j0));
+          for (int r = 0; r < 4; ++r)
+            acc[r] *= f.scale;
           tile::mma_accumulate<TIn>(acc, L,
                                     tile::a_transposed(minusW, L, K, d0),
                                     tile::b_columns(dUView, L, width, j0));

@@ -4,7 +4,7 @@
 // chunk, with Γ the inclusive cumulative sum of g and S0 the state at the
 // chunk start, the delta rule unrolls to
 //   (I + A) U = β ⊙ (V − (K ⊙ e^Γ) S0),
-//   O = scale (Q ⊙ e^Γ) S0 + scale B U,
+//   O = scale ((Q ⊙ e^Γ) S0 + B U),
 //   S_end = diag(e^Γ_last) S0 + (K ⊙ e^(Γ_last − Γ))ᵀ U,
 //   A_ij = β_i Σ_d k_id k_jd e^(Γ_id − Γ_jd),
 //   B_ij = Σ_d q_id k_jd e^(Γ_id − Γ_jd),
@@ -62,7 +62,7 @@ template <int K, int V, int C, typename TIn> struct ChunkTiles {
   static constexpr long long kFp32Floats = kLast + K;
   // TIn, offsets in elements from operands().
   static constexpr long long kW = 0;            // [C][K]
-  static constexpr long long kQd = kW + C * K;  // [C][K] scale·q⊙e^Γ
+  static constexpr long long kQd = kW + C * K;  // [C][K] q⊙e^Γ
   static constexpr long long kKd = kQd + C * K; // [C][K] k⊙e^(Γlast−Γ)
   static constexpr long long kB = kKd + C * K;  // [C][C]
   static constexpr long long kU = kB + C * C;   // [C][V] (propagate)
@@ -234,7 +234,7 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
     for (int i = 0; i < L; ++i) {
       const float g = gamma[i * K + d];
       operands[Tiles::kQd + i * K + d] =
-          from_float<TIn>(p.scale * q(i, d) * fast_exp(g));
+          from_float<TIn>(q(i, d) * fast_exp(g));
       operands[Tiles::kKd + i * K + d] =
           from_float<TIn>(k(i, d) * fast_exp(last - g));
     }
@@ -373,7 +373,7 @@ __device__ void output(const ForwardParams<TIn, TGate, TBeta> &p) {
             tile::b_columns(tile::row_major(operands + Tiles::kU, V), L, V,
                             j0));
         for (int r = 0; r < 4; ++r)
-          acc[r] += p.scale * intra[r];
+          acc[r] = p.scale * (acc[r] + intra[r]);
       },
       [&](int i, int j, float o) {
         p.output[p.output_strides.offset(b, t0 + i, h) + j] =

@@ -1,0 +1,368 @@
+//===- KdaPrimitives.cpp - The KDA primitives as kernels ------------------===//
+//
+// The primitive interface of the chunked-recurrence ops, attached to them
+// where the code generator lives: their kernel groups (decay, pairwise,
+// solve and restore share the chunk-parallel `prepare` block; the walks and
+// the output are kernels of their own), where their tiles live between
+// kernels (one ChunkTiles layout per chunk, one GradientTiles scratch), and
+// the kernel each group's last primitive emits through KdaEmitter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Emit/KdaPrimitives.h"
+#include "codegen/Emit/KdaEmitter.h"
+#include "dialects/IR/ElementTypes.h"
+#include "dialects/IR/RudnnOps.h"
+
+using namespace mlir;
+using namespace mlir::rudnn;
+using ::rudnn::DType;
+using ::rudnn::codegen::KdaKernelSpec;
+using ::rudnn::codegen::KdaStage;
+using ::rudnn::codegen::KdaValues;
+using ::rudnn::codegen::KernelBuilder;
+
+namespace {
+
+DType dtype(Value value) {
+  return dtypeOf(cast<ShapedType>(value.getType()).getElementType())
+      .value_or(DType::F32);
+}
+
+int64_t lastDim(Value value) {
+  return cast<ShapedType>(value.getType()).getShape().back();
+}
+
+/// A spec whose gate and beta types are the input type where the stage's
+/// kernel does not read them (one kernel then serves every such pair).
+KdaKernelSpec specOf(Value input, int64_t featureV, uint64_t chunk,
+                     Value gate = {}, Value beta = {}) {
+  const DType in = dtype(input);
+  return {in,
+          gate ? dtype(gate) : in,
+          beta ? dtype(beta) : in,
+          lastDim(input),
+          featureV,
+          static_cast<int64_t>(chunk)};
+}
+
+/// Sizes per (chunk, batch, head): N·B·H × `bytes`.
+SizeRef perChunk(int64_t bytes, int64_t chunk) {
+  return {bytes,
+          {DimRef::ceilDiv('T', chunk, "N"), DimRef::of('B'), DimRef::of('H')}};
+}
+
+int64_t tileBytes(const KdaKernelSpec &spec) {
+  return 4 * ::rudnn::codegen::kdaTileFloats(spec);
+}
+
+LogicalResult emitStages(Operation *op, KernelBuilder &builder,
+                         const KdaKernelSpec &spec,
+                         std::initializer_list<KdaStage> stages,
+                         const KdaValues &values) {
+  ::rudnn::codegen::emitKdaStages(builder, spec, stages, values);
+  if (!builder.conflict().empty())
+    return op->emitOpError()
+           << "cannot emit its kernel: " << builder.conflict();
+  return success();
+}
+
+/// The decay and pairwise ops a chunk_solve reads, which its kernel holds.
+FailureOr<std::pair<ChunkDecayOp, ChunkPairwiseOp>>
+prepareOf(ChunkSolveOp solve) {
+  auto decay = solve.getGamma().getDefiningOp<ChunkDecayOp>();
+  auto pairwise = solve.getStrict().getDefiningOp<ChunkPairwiseOp>();
+  if (!decay || !pairwise)
+    return solve.emitOpError() << "cannot emit its kernel: the chunk_decay "
+                                  "and chunk_pairwise it reads must be in it";
+  return std::make_pair(decay, pairwise);
+}
+
+KdaValues prepareValues(ChunkSolveOp solve, ChunkDecayOp decay,
+                        ChunkPairwiseOp pairwise) {
+  KdaValues values;
+  values.q = pairwise.getQ();
+  values.k = solve.getK();
+  values.v = solve.getV();
+  values.g = decay.getG();
+  values.beta = solve.getBeta();
+  values.workspace = solve.getGamma();
+  return values;
+}
+
+KdaKernelSpec prepareSpec(ChunkSolveOp solve, ChunkDecayOp decay) {
+  return specOf(solve.getK(), lastDim(solve.getV()), solve.getChunk(),
+                decay.getG(), solve.getBeta());
+}
+
+template <typename Op, typename Model>
+struct KdaPrimitive : public PrimitiveOpInterface::ExternalModel<Model, Op> {};
+
+struct DecayModel : KdaPrimitive<ChunkDecayOp, DecayModel> {
+  StringRef getKernelGroup(Operation *) const { return "kda.prepare"; }
+  ResultStorage getResultStorage(Operation *op, unsigned) const {
+    auto decay = cast<ChunkDecayOp>(op);
+    return ResultStorage::own(
+        perChunk(4 * decay.getChunk() * lastDim(decay.getG()),
+                 decay.getChunk()),
+        "tiles");
+  }
+  LogicalResult emitKernel(Operation *op, KernelBuilder &) const {
+    return op->emitOpError() << "cannot end a kernel: its chunk_solve does";
+  }
+};
+
+struct PairwiseModel : KdaPrimitive<ChunkPairwiseOp, PairwiseModel> {
+  StringRef getKernelGroup(Operation *) const { return "kda.prepare"; }
+  ResultStorage getResultStorage(Operation *op, unsigned index) const {
+    auto pairwise = cast<ChunkPairwiseOp>(op);
+    // The strict matrix stays in the prepare block's shared memory.
+    return index == 0 ? ResultStorage::kernelLocal()
+                      : ResultStorage::sharedWith(pairwise.getGamma());
+  }
+  LogicalResult emitKernel(Operation *op, KernelBuilder &) const {
+    return op->emitOpError() << "cannot end a kernel: its chunk_solve does";
+  }
+};
+
+struct SolveModel : KdaPrimitive<ChunkSolveOp, SolveModel> {
+  StringRef getKernelGroup(Operation *) const { return "kda.prepare"; }
+  ResultStorage getResultStorage(Operation *op, unsigned) const {
+    auto solve = cast<ChunkSolveOp>(op);
+    KdaKernelSpec spec =
+        specOf(solve.getK(), lastDim(solve.getV()), solve.getChunk());
+    return ResultStorage::sharedWith(
+        solve.getGamma(), perChunk(tileBytes(spec), solve.getChunk()));
+  }
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto solve = cast<ChunkSolveOp>(op);
+    auto prepare = prepareOf(solve);
+    if (failed(prepare))
+      return failure();
+    auto [decay, pairwise] = *prepare;
+    return emitStages(op, builder, prepareSpec(solve, decay),
+                      {KdaStage::Prepare},
+                      prepareValues(solve, decay, pairwise));
+  }
+};
+
+struct RestoreModel : KdaPrimitive<ChunkRestoreOp, RestoreModel> {
+  // Chunk-parallel like prepare: each block restores the chunk it prepared.
+  StringRef getKernelGroup(Operation *) const { return "kda.prepare"; }
+  ResultStorage getResultStorage(Operation *op, unsigned) const {
+    return ResultStorage::sharedWith(cast<ChunkRestoreOp>(op).getW());
+  }
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto restore = cast<ChunkRestoreOp>(op);
+    auto solve = restore.getW().getDefiningOp<ChunkSolveOp>();
+    if (!solve)
+      return restore.emitOpError() << "cannot emit its kernel: the "
+                                      "chunk_solve it reads must be in it";
+    auto prepare = prepareOf(solve);
+    if (failed(prepare))
+      return failure();
+    auto [decay, pairwise] = *prepare;
+    KdaValues values = prepareValues(solve, decay, pairwise);
+    values.boundaries = restore.getBoundaries();
+    return emitStages(op, builder, prepareSpec(solve, decay),
+                      {KdaStage::Prepare, KdaStage::Restore}, values);
+  }
+};
+
+struct PropagateModel : KdaPrimitive<ChunkPropagateOp, PropagateModel> {
+  StringRef getKernelGroup(Operation *) const { return "kda.propagate"; }
+  ResultStorage getResultStorage(Operation *op, unsigned index) const {
+    auto propagate = cast<ChunkPropagateOp>(op);
+    const int64_t state =
+        4 * lastDim(propagate.getK()) * lastDim(propagate.getU0());
+    if (index == 0)
+      return ResultStorage::sharedWith(propagate.getW());
+    if (index == 1)
+      return ResultStorage::own(perChunk(state, propagate.getChunk()),
+                                "boundaries");
+    return ResultStorage::own({state, {DimRef::of('B'), DimRef::of('H')}},
+                              "final_state");
+  }
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto propagate = cast<ChunkPropagateOp>(op);
+    KdaValues values;
+    values.k = propagate.getK();
+    values.initialState = propagate.getInitialState();
+    values.finalState = propagate.getFinalState();
+    values.boundaries = propagate.getBoundaries();
+    values.workspace = propagate.getW();
+    return emitStages(op, builder,
+                      specOf(propagate.getK(), lastDim(propagate.getU0()),
+                             propagate.getChunk()),
+                      {KdaStage::Propagate}, values);
+  }
+};
+
+struct OutputModel : KdaPrimitive<ChunkOutputOp, OutputModel> {
+  StringRef getKernelGroup(Operation *) const { return "kda.output"; }
+  ResultStorage getResultStorage(Operation *op, unsigned) const {
+    auto output = cast<ChunkOutputOp>(op);
+    const int64_t element = dtype(output.getQ()) == DType::F32 ? 4 : 2;
+    return ResultStorage::own(
+        {element * lastDim(output.getU()),
+         {DimRef::of('B'), DimRef::of('T'), DimRef::of('H')}},
+        "output");
+  }
+  std::optional<DimRef> getResultDim(Operation *op, unsigned,
+                                     unsigned dim) const {
+    if (dim > 2)
+      return std::nullopt;
+    return DimRef::of(cast<ChunkOutputOp>(op).getQ(), dim);
+  }
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto output = cast<ChunkOutputOp>(op);
+    KdaValues values;
+    values.q = output.getQ();
+    values.output = output.getOutput();
+    values.boundaries = output.getBoundaries();
+    values.workspace = output.getGamma();
+    values.scale = output.getScaleAttr().getValueAsDouble();
+    return emitStages(
+        op, builder,
+        specOf(output.getQ(), lastDim(output.getU()), output.getChunk()),
+        {KdaStage::Output}, values);
+  }
+};
+
+struct RecurrentModel : KdaPrimitive<KdaRecurrentOp, RecurrentModel> {
+  StringRef getKernelGroup(Operation *) const { return "kda.recurrent"; }
+  ResultStorage getResultStorage(Operation *op, unsigned index) const {
+    auto recurrent = cast<KdaRecurrentOp>(op);
+    const int64_t state =
+        4 * lastDim(recurrent.getQ()) * lastDim(recurrent.getV());
+    if (index == 0)
+      return ResultStorage::own(
+          {(dtype(recurrent.getQ()) == DType::F32 ? 4 : 2) *
+               lastDim(recurrent.getV()),
+           {DimRef::of('B'), DimRef::of('T'), DimRef::of('H')}},
+          "output");
+    if (index == 1)
+      return ResultStorage::own({state, {DimRef::of('B'), DimRef::of('H')}},
+                                "final_state");
+    return ResultStorage::own(perChunk(state, recurrent.getChunk()),
+                              "boundaries");
+  }
+  std::optional<DimRef> getResultDim(Operation *op, unsigned index,
+                                     unsigned dim) const {
+    if (index != 0 || dim > 2)
+      return std::nullopt;
+    return DimRef::of(cast<KdaRecurrentOp>(op).getQ(), dim);
+  }
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto recurrent = cast<KdaRecurrentOp>(op);
+    KdaValues values;
+    values.q = recurrent.getQ();
+    values.k = recurrent.getK();
+    values.v = recurrent.getV();
+    values.g = recurrent.getG();
+    values.beta = recurrent.getBeta();
+    values.initialState = recurrent.getInitialState();
+    values.output = recurrent.getOutput();
+    values.finalState = recurrent.getFinalState();
+    values.boundaries = recurrent.getBoundaries();
+    values.scale = recurrent.getScaleAttr().getValueAsDouble();
+    return emitStages(op, builder,
+                      specOf(recurrent.getQ(), lastDim(recurrent.getV()),
+                             recurrent.getChunk(), recurrent.getG(),
+                             recurrent.getBeta()),
+                      {KdaStage::Recurrent}, values);
+  }
+};
+
+struct StateGradientModel
+    : KdaPrimitive<ChunkStateGradientOp, StateGradientModel> {
+  StringRef getKernelGroup(Operation *) const { return "kda.state_gradient"; }
+  ResultStorage getResultStorage(Operation *op, unsigned index) const {
+    auto walk = cast<ChunkStateGradientOp>(op);
+    const int64_t K = lastDim(walk.getQ()), V = lastDim(walk.getDOutput());
+    if (index == 2)
+      return ResultStorage::own({4 * K * V, {DimRef::of('B'), DimRef::of('H')}},
+                                "d_initial_state");
+    if (index == 1)
+      return ResultStorage::sharedWith(walk.getDu());
+    KdaKernelSpec spec = specOf(walk.getQ(), V, walk.getChunk());
+    return ResultStorage::own(
+        perChunk(4 * ::rudnn::codegen::kdaGradientTileFloats(spec),
+                 walk.getChunk()),
+        "scratch");
+  }
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto walk = cast<ChunkStateGradientOp>(op);
+    KdaValues values;
+    values.q = walk.getQ();
+    values.k = walk.getK();
+    values.workspace = walk.getGamma();
+    values.dOutput = walk.getDOutput();
+    values.dFinalState = walk.getDFinalState();
+    values.scratch = walk.getDu();
+    values.dInitialState = walk.getDInitialState();
+    values.scale = walk.getScaleAttr().getValueAsDouble();
+    return emitStages(
+        op, builder,
+        specOf(walk.getQ(), lastDim(walk.getDOutput()), walk.getChunk()),
+        {KdaStage::StateGradient}, values);
+  }
+};
+
+struct GradientsModel : KdaPrimitive<ChunkGradientsOp, GradientsModel> {
+  StringRef getKernelGroup(Operation *) const { return "kda.gradients"; }
+  ResultStorage getResultStorage(Operation *op, unsigned index) const {
+    Value result = op->getResult(index);
+    const int64_t element = dtype(result) == DType::F32 ? 4 : 2;
+    const int64_t width =
+        cast<ShapedType>(result.getType()).getRank() == 4 ? lastDim(result) : 1;
+    static constexpr const char *kNames[] = {"dq", "dk", "dv", "dg", "dbeta"};
+    return ResultStorage::own(
+        {element * width, {DimRef::of('B'), DimRef::of('T'), DimRef::of('H')}},
+        kNames[index]);
+  }
+  std::optional<DimRef> getResultDim(Operation *op, unsigned,
+                                     unsigned dim) const {
+    if (dim > 2)
+      return std::nullopt;
+    return DimRef::of(cast<ChunkGradientsOp>(op).getQ(), dim);
+  }
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto gradients = cast<ChunkGradientsOp>(op);
+    KdaValues values;
+    values.q = gradients.getQ();
+    values.k = gradients.getK();
+    values.v = gradients.getV();
+    values.beta = gradients.getBeta();
+    values.workspace = gradients.getGamma();
+    values.boundaries = gradients.getBoundaries();
+    values.dOutput = gradients.getDOutput();
+    values.scratch = gradients.getDu();
+    values.dq = gradients.getDq();
+    values.dk = gradients.getDk();
+    values.dv = gradients.getDv();
+    values.dg = gradients.getDg();
+    values.dbeta = gradients.getDbeta();
+    values.scale = gradients.getScaleAttr().getValueAsDouble();
+    return emitStages(op, builder,
+                      specOf(gradients.getQ(), lastDim(gradients.getV()),
+                             gradients.getChunk(), {}, gradients.getBeta()),
+                      {KdaStage::Gradients}, values);
+  }
+};
+
+} // namespace
+
+void ::rudnn::codegen::registerKdaPrimitives(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, RudnnDialect *) {
+    ChunkDecayOp::attachInterface<DecayModel>(*context);
+    ChunkPairwiseOp::attachInterface<PairwiseModel>(*context);
+    ChunkSolveOp::attachInterface<SolveModel>(*context);
+    ChunkRestoreOp::attachInterface<RestoreModel>(*context);
+    ChunkPropagateOp::attachInterface<PropagateModel>(*context);
+    ChunkOutputOp::attachInterface<OutputModel>(*context);
+    KdaRecurrentOp::attachInterface<RecurrentModel>(*context);
+    ChunkStateGradientOp::attachInterface<StateGradientModel>(*context);
+    ChunkGradientsOp::attachInterface<GradientsModel>(*context);
+  });
+}

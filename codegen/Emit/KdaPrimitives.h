@@ -1,0 +1,15 @@
+//===- KdaPrimitives.h - The KDA primitives as kernels ----------*- C++ -*-===//
+
+#ifndef RUDNN_CODEGEN_EMIT_KDAPRIMITIVES_H
+#define RUDNN_CODEGEN_EMIT_KDAPRIMITIVES_H
+
+#include "mlir/IR/DialectRegistry.h"
+
+namespace rudnn::codegen {
+
+/// Attaches the primitive interface to the chunked-recurrence ops.
+void registerKdaPrimitives(mlir::DialectRegistry &registry);
+
+} // namespace rudnn::codegen
+
+#endif // RUDNN_CODEGEN_EMIT_KDAPRIMITIVES_H

@@ -1,0 +1,91 @@
+//===- KernelBuilder.cpp - One kernel's CUDA C++ and its bindings ---------===//
+
+#include "codegen/Emit/KernelBuilder.h"
+
+using namespace rudnn::codegen;
+using mlir::rudnn::DimRef;
+
+const char *rudnn::codegen::cudaType(DType type) {
+  switch (type) {
+  case DType::F16:
+    return "__half";
+  case DType::BF16:
+    return "__nv_bfloat16";
+  default:
+    return "float";
+  }
+}
+
+KernelBinding *KernelBuilder::find(const std::string &name) {
+  for (KernelBinding &binding : params)
+    if (binding.name == name)
+      return &binding;
+  return nullptr;
+}
+
+/// Asked again under one name, a binding must mean the same thing; a null
+/// value (a tensor this primitive does not have) defers to a real one.
+const std::string &KernelBuilder::add(KernelBinding binding) {
+  KernelBinding *known = find(binding.name);
+  if (!known) {
+    params.push_back(std::move(binding));
+    return params.back().name;
+  }
+  const bool sameKind =
+      known->kind == binding.kind && known->cppType == binding.cppType;
+  if (!known->dim.value)
+    known->dim.value = binding.dim.value;
+  const bool sameValue =
+      !binding.dim.value || known->dim.value == binding.dim.value;
+  if (!sameKind || !sameValue)
+    conflictText = "'" + binding.name + "' is bound to two different things";
+  known->written |= binding.written;
+  if (binding.kind == KernelBinding::Kind::Pointer && known->written &&
+      known->cppType.rfind("const ", 0) == 0)
+    known->cppType = known->cppType.substr(6);
+  return known->name;
+}
+
+const std::string &KernelBuilder::pointer(mlir::Value value,
+                                          const std::string &name,
+                                          const std::string &element,
+                                          bool written) {
+  KernelBinding binding{KernelBinding::Kind::Pointer,
+                        name,
+                        (written ? "" : "const ") + element + " *",
+                        DimRef::of(value, 0),
+                        0,
+                        written};
+  return add(std::move(binding));
+}
+
+void KernelBuilder::strides(mlir::Value value,
+                            const std::vector<std::string> &names) {
+  for (size_t i = 0; i < names.size(); ++i)
+    add({KernelBinding::Kind::Stride, names[i], "long long",
+         DimRef::of(value, static_cast<unsigned>(i)), 0, false});
+}
+
+const std::string &KernelBuilder::dim(const DimRef &dim,
+                                      const std::string &name) {
+  return add({KernelBinding::Kind::Dim, name, "int", dim, 0, false});
+}
+
+const std::string &KernelBuilder::scalar(const std::string &name,
+                                         double value) {
+  return add(
+      {KernelBinding::Kind::Scalar, name, "float", DimRef{}, value, false});
+}
+
+std::string KernelBuilder::source() const {
+  std::ostringstream out;
+  out << preambleText.str() << "\nextern \"C\" __global__ void " << entryName
+      << "(";
+  for (size_t i = 0; i < params.size(); ++i) {
+    const KernelBinding &binding = params[i];
+    out << (i ? ",\n    " : "\n    ") << binding.cppType
+        << (binding.cppType.back() == '*' ? "" : " ") << binding.name;
+  }
+  out << ") {\n" << bodyText.str() << "}\n";
+  return out.str();
+}

@@ -1,0 +1,94 @@
+//===- KernelBuilder.h - One kernel's CUDA C++ and its bindings -*- C++ -*-===//
+//
+// What a primitive writes its kernel with: the body (device-library calls)
+// and, through `pointer`, `strides`, `dim` and `scalar`, the parameters that
+// body reads. The `extern "C"` signature is built from those bindings in the
+// order they were first asked for; rudnn-plan turns each into a launch
+// argument (a buffer, a stride or dim parameter, a constant).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_CODEGEN_EMIT_KERNELBUILDER_H
+#define RUDNN_CODEGEN_EMIT_KERNELBUILDER_H
+
+#include "dialects/IR/PrimitiveSupport.h"
+
+#include "rudnn/types.h"
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace rudnn::codegen {
+
+/// "float", "__half", "__nv_bfloat16".
+const char *cudaType(DType type);
+
+/// One parameter of a kernel's signature.
+struct KernelBinding {
+  enum class Kind {
+    Pointer, // `value`'s elements (null value: a null pointer)
+    Stride,  // the stride of dim `dim.index` of `dim.value` (0 when null)
+    Dim,     // the size `dim` refers to
+    Scalar,  // an f32 constant of the kernel's op
+  };
+  Kind kind;
+  std::string name, cppType;
+  mlir::rudnn::DimRef dim; // Pointer: dim.value is the tensor
+  double scalar = 0;
+  bool written = false; // Pointer
+};
+
+/// The launch geometry a kernel asks for.
+struct KernelLaunch {
+  int64_t threads = 128, sharedBytes = 0;
+  mlir::rudnn::SizeRef grid[3];
+};
+
+class KernelBuilder {
+public:
+  /// A pointer to `value`'s elements of C++ type `element`, named `name`;
+  /// `written` when the kernel stores through it. A null `value` (absent,
+  /// or not read by this kernel) binds a null pointer.
+  const std::string &pointer(mlir::Value value, const std::string &name,
+                             const std::string &element, bool written);
+  /// The strides of `value`'s outer dims, one name per dim (a long long
+  /// each, 0 when `value` is null).
+  void strides(mlir::Value value, const std::vector<std::string> &names);
+  /// An int parameter holding `dim`.
+  const std::string &dim(const mlir::rudnn::DimRef &dim,
+                         const std::string &name);
+  /// An f32 parameter holding `value` (a kernel serves every value).
+  const std::string &scalar(const std::string &name, double value);
+
+  /// The entry's name: the building block and its specialization.
+  void setEntry(std::string entry) { entryName = std::move(entry); }
+  const std::string &entry() const { return entryName; }
+  KernelLaunch &launch() { return geometry; }
+  const KernelLaunch &launch() const { return geometry; }
+
+  /// Comments and compile-time checks before the entry.
+  std::ostringstream &preamble() { return preambleText; }
+  /// The entry's body.
+  std::ostringstream &body() { return bodyText; }
+
+  const std::vector<KernelBinding> &bindings() const { return params; }
+  /// Whether two requests for one name disagreed (the emission is wrong).
+  const std::string &conflict() const { return conflictText; }
+
+  /// The translation unit: the device library, the preamble and the entry.
+  std::string source() const;
+
+private:
+  KernelBinding *find(const std::string &name);
+  const std::string &add(KernelBinding binding);
+
+  std::vector<KernelBinding> params;
+  std::string entryName, conflictText;
+  KernelLaunch geometry;
+  std::ostringstream preambleText, bodyText;
+};
+
+} // namespace rudnn::codegen
+
+#endif // RUDNN_CODEGEN_EMIT_KERNELBUILDER_H

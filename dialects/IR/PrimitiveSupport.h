@@ -1,0 +1,74 @@
+//===- PrimitiveSupport.h - What primitives tell rudnn-plan -----*- C++ -*-===//
+//
+// The plain types of the primitive interface: sizes named by layout letters
+// or by the dims of values, and where a primitive's result lives once it
+// leaves the kernel that computes it. rudnn-plan resolves every DimRef to a
+// run-time parameter of the plan.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_DIALECTS_IR_PRIMITIVESUPPORT_H
+#define RUDNN_DIALECTS_IR_PRIMITIVESUPPORT_H
+
+#include "mlir/IR/Value.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+
+namespace rudnn::codegen {
+class KernelBuilder;
+} // namespace rudnn::codegen
+
+namespace mlir::rudnn {
+
+/// A run-time size: a layout letter of the function (its first tensor laid
+/// out with that letter gives it), or dim `index` of `value`; divided by
+/// `divisor`, rounding up. `name` names a divided size in the plan ("N").
+struct DimRef {
+  char letter = 0;
+  Value value;
+  unsigned index = 0;
+  int64_t divisor = 1;
+  std::string name;
+
+  static DimRef of(char letter) { return {letter, {}, 0, 1, {}}; }
+  static DimRef ceilDiv(char letter, int64_t divisor, std::string name) {
+    return {letter, {}, 0, divisor, std::move(name)};
+  }
+  static DimRef of(Value value, unsigned index) {
+    return {0, value, index, 1, {}};
+  }
+};
+
+/// constant × Π dims.
+struct SizeRef {
+  int64_t constant = 1;
+  llvm::SmallVector<DimRef, 4> dims;
+};
+
+/// Where a primitive's result lives when a kernel other than its own reads
+/// it: its own memory (`bytes` of workspace unless a caller's tensor holds
+/// it), the memory of another value (tiles kept in one layout: the memory
+/// then has at least `bytes`), or nowhere outside its kernel (shared
+/// memory, registers).
+struct ResultStorage {
+  enum class Kind { Own, With, KernelLocal };
+  Kind kind = Kind::Own;
+  SizeRef bytes;
+  Value with;
+  /// What the plan calls the memory ("tiles").
+  std::string name;
+
+  static ResultStorage own(SizeRef bytes, std::string name) {
+    return {Kind::Own, std::move(bytes), {}, std::move(name)};
+  }
+  static ResultStorage sharedWith(Value other, SizeRef atLeast = {0, {}}) {
+    return {Kind::With, std::move(atLeast), other, {}};
+  }
+  static ResultStorage kernelLocal() { return {Kind::KernelLocal, {}, {}, {}}; }
+};
+
+} // namespace mlir::rudnn
+
+#endif // RUDNN_DIALECTS_IR_PRIMITIVESUPPORT_H
