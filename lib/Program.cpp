@@ -13,6 +13,7 @@
 #include "lib/ContractChecks.h"
 #include "lib/PlanBinding.h"
 #include "lib/PlanImport.h"
+#include "lib/ViewChecks.h"
 
 #include "codegen/InitRudnn.h"
 #include "codegen/Transforms/FunctionTensors.h"
@@ -47,12 +48,22 @@ struct Function::Impl {
   std::shared_ptr<Module::Impl> module;
   std::string name;
   std::vector<TensorInfo> arguments, results;
-  mlir::rudnn::OperatorOpInterface op;
-  std::string operatorName;
-  std::map<std::string, double> attributes;
-  /// For each contract operand and result, the argument (or result) that
-  /// binds it; -1 when none does.
-  std::vector<int> operandArgument, resultOf;
+  /// The operator ops in program order, their values numbered as the API
+  /// says (arguments first, then each op's results).
+  std::vector<OperatorCall> operators;
+  std::vector<int> resultValues;
+  /// Per operator: its contract, with the operands another operator
+  /// computes made optional (the verifier checked those), and for each
+  /// contract operand and result the argument (or result) that binds it,
+  /// -1 when none does.
+  struct Checked {
+    OperatorContract contract;
+    std::vector<int> operandArgument, resultOf;
+  };
+  std::vector<Checked> checked;
+  /// Results the contracts let be written over an argument, by name.
+  std::vector<std::pair<std::string, std::string>> inPlace;
+  std::string noOperator;
   /// The plan-cache key of the function: its module's text, name, target.
   std::string planKey;
 
@@ -125,74 +136,108 @@ TensorInfo infoOf(mlir::Type type, mlir::StringAttr name,
   return info;
 }
 
+std::map<std::string, double> numericAttributes(mlir::Operation *op) {
+  std::map<std::string, double> attributes;
+  for (mlir::NamedAttribute attribute : op->getAttrs()) {
+    if (auto integer = mlir::dyn_cast<mlir::IntegerAttr>(attribute.getValue()))
+      attributes[attribute.getName().str()] =
+          static_cast<double>(integer.getInt());
+    else if (auto real = mlir::dyn_cast<mlir::FloatAttr>(attribute.getValue()))
+      attributes[attribute.getName().str()] = real.getValueAsDouble();
+  }
+  return attributes;
+}
+
 std::shared_ptr<Function::Impl> describe(std::shared_ptr<Module::Impl> module,
                                          mlir::func::FuncOp func) {
   auto impl = std::make_shared<Function::Impl>();
   impl->module = module;
   impl->name = func.getSymName().str();
   const std::string where = "function @" + impl->name;
-  llvm::SmallVector<mlir::rudnn::OperatorOpInterface> ops;
-  func.walk([&](mlir::rudnn::OperatorOpInterface op) { ops.push_back(op); });
-  if (ops.size() != 1)
-    throw Unsupported(where + " has " + std::to_string(ops.size()) +
-                      " operator ops; functions of exactly one are planned");
-  impl->op = ops.front();
-  impl->operatorName = impl->op->getName().getStringRef().str();
   impl->planKey = "program:" + module->fingerprint + ":" + impl->name + ":" +
                   module->context->options().arch;
-  for (mlir::NamedAttribute attribute : impl->op->getAttrs()) {
-    if (auto integer = mlir::dyn_cast<mlir::IntegerAttr>(attribute.getValue()))
-      impl->attributes[attribute.getName().str()] =
-          static_cast<double>(integer.getInt());
-    else if (auto real = mlir::dyn_cast<mlir::FloatAttr>(attribute.getValue()))
-      impl->attributes[attribute.getName().str()] = real.getValueAsDouble();
-  }
-  const OperatorContract &contract = impl->op.getContract();
   using mlir::rudnn::RudnnDialect;
-
-  impl->operandArgument.assign(contract.operands.size(), -1);
   for (auto [index, argument] : llvm::enumerate(func.getArguments()))
     impl->arguments.push_back(infoOf(argument.getType(),
                                      func.getArgAttrOfType<mlir::StringAttr>(
                                          index, RudnnDialect::kNameAttrName),
                                      "arg" + std::to_string(index)));
-  for (unsigned k = 0; k < contract.operands.size(); ++k) {
-    mlir::Value value = impl->op.getContractOperand(k);
-    if (!value)
+
+  // Values numbered: arguments, then each operator's results in order.
+  llvm::DenseMap<mlir::Value, int> numbers;
+  for (mlir::BlockArgument argument : func.getArguments())
+    numbers[argument] = static_cast<int>(argument.getArgNumber());
+  int next = static_cast<int>(func.getNumArguments());
+  for (mlir::Operation &op : func.getBody().front()) {
+    if (mlir::isa<mlir::func::ReturnOp, mlir::tensor::CastOp>(op))
       continue;
-    auto argument = mlir::dyn_cast<mlir::BlockArgument>(value);
-    if (!argument || argument.getOwner()->getParentOp() != func)
-      throw Unsupported(where + ": '" + std::string(contract.operands[k].name) +
-                        "' must be an argument of the function");
-    impl->operandArgument[k] = static_cast<int>(argument.getArgNumber());
-    TensorInfo &info = impl->arguments[argument.getArgNumber()];
-    if (info.role.empty()) {
-      info.role = contract.operands[k].name;
-      info.layout = contract.operands[k].layout;
+    auto call = mlir::dyn_cast<mlir::rudnn::OperatorOpInterface>(op);
+    if (!call)
+      throw Unsupported(where + ": '" + op.getName().getStringRef().str() +
+                        "' is not an operator op");
+    const OperatorContract &contract = call.getContract();
+    OperatorCall described{
+        op.getName().getStringRef().str(), numericAttributes(&op), {}, {}};
+    Function::Impl::Checked checked{contract, {}, {}};
+    for (unsigned k = 0; k < contract.operands.size(); ++k) {
+      mlir::Value value = call.getContractOperand(k);
+      value = value ? mlir::rudnn::throughCasts(value) : value;
+      auto found = value ? numbers.find(value) : numbers.end();
+      if (value && found == numbers.end())
+        throw Unsupported(where + ": '" +
+                          std::string(contract.operands[k].name) +
+                          "' is neither an argument nor an operator's result");
+      const int number = value ? found->second : -1;
+      described.operands.push_back(number);
+      auto argument = mlir::dyn_cast_or_null<mlir::BlockArgument>(value);
+      checked.operandArgument.push_back(argument ? number : -1);
+      if (value && !argument)
+        checked.contract.operands[k].optional = true;
+      if (argument && impl->arguments[number].role.empty()) {
+        impl->arguments[number].role = contract.operands[k].name;
+        impl->arguments[number].layout = contract.operands[k].layout;
+      }
     }
+    for (unsigned k = 0; k < contract.results.size(); ++k) {
+      mlir::Value value = call.getContractResult(k);
+      described.results.push_back(value ? next : -1);
+      if (value)
+        numbers[value] = next++;
+    }
+    checked.resultOf.assign(contract.results.size(), -1);
+    impl->operators.push_back(std::move(described));
+    impl->checked.push_back(std::move(checked));
   }
+  if (impl->operators.empty())
+    throw Unsupported(where + " has no operator op");
   for (const TensorInfo &info : impl->arguments)
     if (info.role.empty())
       throw Unsupported(where + ": argument '" + info.name +
-                        "' is no operand of its operator op");
+                        "' is no operand of its operator ops");
 
-  impl->resultOf.assign(contract.results.size(), -1);
   auto ret = mlir::cast<mlir::func::ReturnOp>(func.getBody().back().back());
   for (auto [index, operand] : llvm::enumerate(ret.getOperands())) {
     TensorInfo info = infoOf(operand.getType(),
                              func.getResultAttrOfType<mlir::StringAttr>(
                                  index, RudnnDialect::kNameAttrName),
                              "result" + std::to_string(index));
-    mlir::Value produced = mlir::rudnn::throughCasts(operand);
-    for (unsigned k = 0; k < contract.results.size(); ++k)
-      if (impl->op.getContractResult(k) == produced && impl->resultOf[k] < 0) {
-        impl->resultOf[k] = static_cast<int>(index);
-        info.role = contract.results[k].name;
-        info.layout = contract.results[k].layout;
-      }
-    if (info.role.empty())
+    auto found = numbers.find(mlir::rudnn::throughCasts(operand));
+    if (found == numbers.end() ||
+        found->second < static_cast<int>(func.getNumArguments()))
       throw Unsupported(where + ": result '" + info.name +
-                        "' is no result of its operator op");
+                        "' is no result of its operator ops");
+    impl->resultValues.push_back(found->second);
+    for (size_t o = 0; o < impl->operators.size(); ++o)
+      for (size_t k = 0; k < impl->operators[o].results.size(); ++k)
+        if (impl->operators[o].results[k] == found->second &&
+            impl->checked[o].resultOf[k] < 0) {
+          impl->checked[o].resultOf[k] = static_cast<int>(index);
+          info.role = impl->checked[o].contract.results[k].name;
+          info.layout = impl->checked[o].contract.results[k].layout;
+        }
+    if (auto over = func.getResultAttrOfType<mlir::StringAttr>(
+            index, RudnnDialect::kAliasesAttrName))
+      impl->inPlace.emplace_back(info.name, over.str());
     impl->results.push_back(info);
   }
   return impl;
@@ -289,9 +334,11 @@ const std::vector<TensorInfo> &Function::arguments() const {
 const std::vector<TensorInfo> &Function::results() const {
   return impl->results;
 }
-const std::string &Function::operatorName() const { return impl->operatorName; }
-const std::map<std::string, double> &Function::attributes() const {
-  return impl->attributes;
+const std::vector<OperatorCall> &Function::operators() const {
+  return impl->operators;
+}
+const std::vector<int> &Function::resultValues() const {
+  return impl->resultValues;
 }
 
 std::shared_ptr<runtime::PlanExecutor> Function::Impl::executor() const {
@@ -353,17 +400,29 @@ void Function::call(const std::vector<TensorView> &arguments,
                     Stream stream) const {
   checkDeclared(impl->arguments, arguments, "arguments");
   checkDeclared(impl->results, results, "results");
-  const OperatorContract &contract = impl->op.getContract();
-  std::vector<const TensorView *> operandViews, resultViews;
-  for (size_t k = 0; k < contract.operands.size(); ++k) {
-    const int i = impl->operandArgument[k];
-    operandViews.push_back(i < 0 ? nullptr : &arguments[i]);
+  // Each operator's views against its contract; between operators, no
+  // result may meet an argument or another result.
+  std::vector<std::vector<const TensorView *>> operandViews, resultViews;
+  for (const Impl::Checked &op : impl->checked) {
+    operandViews.emplace_back();
+    resultViews.emplace_back();
+    for (int i : op.operandArgument)
+      operandViews.back().push_back(i < 0 ? nullptr : &arguments[i]);
+    for (int i : op.resultOf)
+      resultViews.back().push_back(i < 0 ? nullptr : &results[i]);
+    checkCall(op.contract, operandViews.back(), resultViews.back());
   }
-  for (size_t k = 0; k < contract.results.size(); ++k) {
-    const int i = impl->resultOf[k];
-    resultViews.push_back(i < 0 ? nullptr : &results[i]);
+  if (impl->checked.size() > 1) {
+    std::vector<NamedView> inputs, outputs;
+    for (size_t i = 0; i < arguments.size(); ++i)
+      inputs.push_back({impl->arguments[i].name, &arguments[i]});
+    for (size_t i = 0; i < results.size(); ++i)
+      outputs.push_back({impl->results[i].name, &results[i]});
+    std::vector<std::pair<std::string_view, std::string_view>> inPlace;
+    for (const auto &[result, argument] : impl->inPlace)
+      inPlace.emplace_back(result, argument);
+    checkViewAliasing(inputs, outputs, inPlace);
   }
-  checkCall(contract, operandViews, resultViews);
 
   Context &context = *impl->module->context;
   std::shared_ptr<runtime::PlanExecutor> executor = impl->executor();
@@ -394,7 +453,9 @@ void Function::call(const std::vector<TensorView> &arguments,
       }
     }
   };
-  checkLetters(contract.operands, operandViews);
-  checkLetters(contract.results, resultViews);
+  for (size_t o = 0; o < impl->checked.size(); ++o) {
+    checkLetters(impl->checked[o].contract.operands, operandViews[o]);
+    checkLetters(impl->checked[o].contract.results, resultViews[o]);
+  }
   context.impl().run(*executor, call.bindings, call.params, stream);
 }

@@ -35,9 +35,21 @@ struct TensorInfo {
   DType dtype = DType::F32;
   /// -1 where the dim is dynamic.
   std::vector<int64_t> shape;
-  /// The operator operand or result it is (e.g. "q", "final_state") and
-  /// that tensor's layout letters (e.g. "BTHK").
+  /// The operator operand or result it is (e.g. "q", "final_state"; the
+  /// first operator reading it) and that tensor's layout letters ("BTHK").
   std::string role, layout;
+};
+
+/// One operator op of a function, in program order. The function's values
+/// are numbered: its arguments 0 … A − 1, then each operator's results in
+/// order. `operands` and `results` follow the operator's contract, each
+/// the number of the value it reads or defines, -1 when absent.
+struct OperatorCall {
+  std::string op; // e.g. "rudnn.kda"
+  /// Numeric attributes once specialized for the context's target (e.g.
+  /// "chunk", "scale").
+  std::map<std::string, double> attributes;
+  std::vector<int> operands, results;
 };
 
 class Function {
@@ -45,11 +57,10 @@ public:
   const std::string &name() const;
   const std::vector<TensorInfo> &arguments() const;
   const std::vector<TensorInfo> &results() const;
-  /// The operator op the function calls, e.g. "rudnn.kda", and its numeric
-  /// attributes once specialized for the context's target (e.g. "chunk",
-  /// "scale").
-  const std::string &operatorName() const;
-  const std::map<std::string, double> &attributes() const;
+  /// The operator ops the function calls, and the value each of its
+  /// results is.
+  const std::vector<OperatorCall> &operators() const;
+  const std::vector<int> &resultValues() const;
 
   /// The results' shapes for arguments of these shapes: dynamic dims from
   /// the arguments' dims of the same letter, or from a plan parameter of
@@ -86,7 +97,7 @@ public:
   /// The names of its functions, in order.
   std::vector<std::string> functions() const;
   /// Throws InvalidArgument for an unknown name, Unsupported for a function
-  /// rudnn cannot plan yet (more than one operator op).
+  /// of anything but operator ops over its arguments.
   Function function(const std::string &name) const;
 
   struct Impl;

@@ -8,6 +8,7 @@
 #include "lib/reference/OperatorReferences.h"
 #include "runtime/Dump.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -115,19 +116,36 @@ DeviceValue allocate(Context &context, DType dtype,
 
 } // namespace
 
+namespace {
+
+const OperatorContract *contractOf(const std::string &op) {
+  static const std::vector<const OperatorContract *> contracts =
+      operatorContracts();
+  for (const OperatorContract *known : contracts)
+    if (known->op == op)
+      return known;
+  return nullptr;
+}
+
+} // namespace
+
 Program::Program(Context &context, const std::string &path,
                  const std::string &entry)
     : module(Module::load(context, path)), function(module.function(entry)) {
-  const OperatorContract *contract = nullptr;
-  for (const OperatorContract *known : operatorContracts())
-    if (known->op == function.operatorName())
-      contract = known;
-  for (const TensorInfo &info : function.arguments()) {
+  for (size_t i = 0; i < function.arguments().size(); ++i) {
+    const TensorInfo &info = function.arguments()[i];
     Argument argument{info.name, info.dtype, info.shape, info.layout,
                       info.role};
-    if (contract)
-      if (int k = contract->operandIndex(info.role); k >= 0)
-        argument.sample = contract->operands[k].sample;
+    // Drawn as the first operator reading it expects.
+    for (const OperatorCall &call : function.operators()) {
+      const OperatorContract *contract = contractOf(call.op);
+      auto k = std::find(call.operands.begin(), call.operands.end(),
+                         static_cast<int>(i));
+      if (contract && k != call.operands.end()) {
+        argument.sample = contract->operands[k - call.operands.begin()].sample;
+        break;
+      }
+    }
     arguments_.push_back(argument);
   }
 }
@@ -195,23 +213,36 @@ std::vector<HostTensor> Program::run(Context &context,
 
 std::vector<HostTensor>
 Program::reference(const std::vector<HostTensor> &inputs) const {
-  reference::OperatorReference compute =
-      reference::referenceFor(function.operatorName());
-  if (!compute)
-    throw Unsupported("no float64 reference for '" + function.operatorName() +
-                      "'");
-  reference::NamedValues operands;
+  // The function's values, computed operator by operator.
+  std::map<int, reference::Values> values;
   for (size_t i = 0; i < inputs.size(); ++i)
-    operands[arguments_[i].role] = {inputs[i].shape, inputs[i].values};
-  reference::NamedValues computed = compute(operands, function.attributes());
+    values[static_cast<int>(i)] = {inputs[i].shape, inputs[i].values};
+  for (const OperatorCall &call : function.operators()) {
+    reference::OperatorReference compute = reference::referenceFor(call.op);
+    const OperatorContract *contract = contractOf(call.op);
+    if (!compute || !contract)
+      throw Unsupported("no float64 reference for '" + call.op + "'");
+    reference::NamedValues operands;
+    for (size_t k = 0; k < call.operands.size(); ++k)
+      if (call.operands[k] >= 0)
+        operands[std::string(contract->operands[k].name)] =
+            values.at(call.operands[k]);
+    reference::NamedValues computed = compute(operands, call.attributes);
+    for (size_t k = 0; k < call.results.size(); ++k) {
+      if (call.results[k] < 0)
+        continue;
+      auto it = computed.find(std::string(contract->results[k].name));
+      if (it == computed.end())
+        throw Unsupported("the reference of '" + call.op + "' gives no '" +
+                          std::string(contract->results[k].name) + "'");
+      values[call.results[k]] = it->second;
+    }
+  }
   std::vector<HostTensor> results;
-  for (const TensorInfo &info : function.results()) {
-    auto it = computed.find(info.role);
-    if (it == computed.end())
-      throw Unsupported("the reference of '" + function.operatorName() +
-                        "' gives no '" + info.role + "'");
+  for (size_t i = 0; i < function.results().size(); ++i) {
+    const reference::Values &value = values.at(function.resultValues()[i]);
     results.push_back(
-        {info.name, DType::F32, it->second.shape, it->second.data});
+        {function.results()[i].name, DType::F32, value.shape, value.data});
   }
   return results;
 }
