@@ -34,8 +34,7 @@ class CallChecker {
 public:
   CallChecker(const OperatorContract &contract,
               const std::vector<const TensorView *> &operands,
-              const std::vector<const TensorView *> &results,
-              std::map<char, int64_t> &sizes)
+              const std::vector<const TensorView *> &results, DimSizes &sizes)
       : contract(contract), operands(operands), results(results), sizes(sizes) {
   }
 
@@ -56,17 +55,17 @@ public:
 private:
   void bindDims(const std::string &name, std::string_view layout,
                 const TensorView &view) {
-    std::vector<int64_t> expected = view.shape;
     bool mismatch = false;
-    for (size_t i = 0; i < layout.size(); ++i) {
-      auto [it, fresh] = sizes.try_emplace(layout[i], view.shape[i]);
-      expected[i] = it->second;
-      mismatch |= !fresh && it->second != view.shape[i];
-    }
-    if (mismatch)
+    for (size_t i = 0; i < layout.size(); ++i)
+      mismatch |= sizes.bindOrCompare(layout[i], view.shape[i]);
+    if (mismatch) {
+      std::vector<int64_t> expected = view.shape;
+      for (size_t i = 0; i < layout.size(); ++i)
+        expected[i] = sizes[layout[i]];
       throw InvalidArgument("'" + name + "' must have shape " +
                             shapeText(expected) + ", got " +
                             shapeText(view.shape));
+    }
     for (size_t i = 0; i < layout.size(); ++i) {
       const DimContract *dim = contract.dim(layout[i]);
       const int64_t min = dim ? dim->min : 1;
@@ -138,17 +137,16 @@ private:
 
   const OperatorContract &contract;
   const std::vector<const TensorView *> &operands, &results;
-  std::map<char, int64_t> &sizes;
+  DimSizes &sizes;
 };
 
 } // namespace
 
 int64_t DimSizes::operator[](char letter) const {
-  auto it = sizes.find(letter);
-  if (it == sizes.end())
+  if (!has(letter))
     throw Error(Status::Internal,
                 std::string("no size bound to dim ") + letter);
-  return it->second;
+  return sizes[static_cast<unsigned char>(letter) % kLetters];
 }
 
 DimSizes rudnn::checkCall(const OperatorContract &contract,
@@ -160,7 +158,7 @@ DimSizes rudnn::checkCall(const OperatorContract &contract,
     throw Error(Status::Internal, std::string(contract.op) +
                                       ": the call does not match the "
                                       "contract's operand and result lists");
-  CallChecker checker(contract, operands, results, bound.sizes);
+  CallChecker checker(contract, operands, results, bound);
   for (size_t i = 0; i < operands.size(); ++i) {
     const TensorContract &tensor = contract.operands[i];
     if (!operands[i]) {

@@ -13,25 +13,43 @@
 
 #include "rudnn/types.h"
 
-#include <map>
+#include <array>
+#include <climits>
 #include <vector>
 
 namespace rudnn {
 
-/// The size each dim letter takes in a call.
+/// The size each dim letter takes in a call (a flat table: checking a call
+/// allocates nothing for it).
 class DimSizes {
 public:
   /// The size bound to `letter`; throws Internal if none was.
   int64_t operator[](char letter) const;
-  bool has(char letter) const { return sizes.count(letter) != 0; }
+  bool has(char letter) const { return sizes[slot(letter)] != kUnbound; }
   /// Binds `letter` before the views are checked (a size an option fixes).
-  void bind(char letter, int64_t size) { sizes[letter] = size; }
+  void bind(char letter, int64_t size) { sizes[slot(letter)] = size; }
+  /// Binds `letter` to `size` if unbound; whether it was bound to another.
+  bool bindOrCompare(char letter, int64_t size) {
+    int64_t &known = sizes[slot(letter)];
+    if (known == kUnbound) {
+      known = size;
+      return false;
+    }
+    return known != size;
+  }
 
 private:
-  std::map<char, int64_t> sizes;
-  friend DimSizes checkCall(const OperatorContract &,
-                            const std::vector<const TensorView *> &,
-                            const std::vector<const TensorView *> &, DimSizes);
+  static constexpr unsigned kLetters = 128;
+  static constexpr int64_t kUnbound = INT64_MIN;
+  static unsigned slot(char letter) {
+    return static_cast<unsigned char>(letter) % kLetters;
+  }
+  std::array<int64_t, kLetters> sizes = filled();
+  static std::array<int64_t, kLetters> filled() {
+    std::array<int64_t, kLetters> table;
+    table.fill(kUnbound);
+    return table;
+  }
 };
 
 /// Checks the views of one call against `contract`, in its order: a

@@ -401,16 +401,22 @@ void Function::call(const std::vector<TensorView> &arguments,
   checkDeclared(impl->arguments, arguments, "arguments");
   checkDeclared(impl->results, results, "results");
   // Each operator's views against its contract; between operators, no
-  // result may meet an argument or another result.
-  std::vector<std::vector<const TensorView *>> operandViews, resultViews;
-  for (const Impl::Checked &op : impl->checked) {
-    operandViews.emplace_back();
-    resultViews.emplace_back();
+  // result may meet an argument or another result. The lists are kept per
+  // thread, so a repeated call allocates none.
+  thread_local std::vector<std::vector<const TensorView *>> operandViews,
+      resultViews;
+  const size_t count = impl->checked.size();
+  operandViews.resize(std::max(count, operandViews.size()));
+  resultViews.resize(std::max(count, resultViews.size()));
+  for (size_t o = 0; o < count; ++o) {
+    const Impl::Checked &op = impl->checked[o];
+    operandViews[o].clear();
+    resultViews[o].clear();
     for (int i : op.operandArgument)
-      operandViews.back().push_back(i < 0 ? nullptr : &arguments[i]);
+      operandViews[o].push_back(i < 0 ? nullptr : &arguments[i]);
     for (int i : op.resultOf)
-      resultViews.back().push_back(i < 0 ? nullptr : &results[i]);
-    checkCall(op.contract, operandViews.back(), resultViews.back());
+      resultViews[o].push_back(i < 0 ? nullptr : &results[i]);
+    checkCall(op.contract, operandViews[o], resultViews[o]);
   }
   if (impl->checked.size() > 1) {
     std::vector<NamedView> inputs, outputs;
@@ -453,7 +459,7 @@ void Function::call(const std::vector<TensorView> &arguments,
       }
     }
   };
-  for (size_t o = 0; o < impl->checked.size(); ++o) {
+  for (size_t o = 0; o < count; ++o) {
     checkLetters(impl->checked[o].contract.operands, operandViews[o]);
     checkLetters(impl->checked[o].contract.results, resultViews[o]);
   }

@@ -45,34 +45,36 @@ class ArgPack {
 public:
   template <typename T> ArgPack &push(const T &value) {
     static_assert(std::is_trivially_copyable_v<T>, "kernel args are PODs");
+    uint64_t slot = 0;
     if constexpr (sizeof(T) <= sizeof(uint64_t) &&
                   alignof(T) <= alignof(uint64_t)) {
-      uint64_t slot = 0;
       std::memcpy(&slot, &value, sizeof(T));
-      entries.push_back({false, scalars.size(), sizeof(T)});
-      scalars.push_back(slot);
     } else {
       auto storage = std::make_unique<std::max_align_t[]>(
           (sizeof(T) + sizeof(std::max_align_t) - 1) /
           sizeof(std::max_align_t));
       std::memcpy(storage.get(), &value, sizeof(T));
-      entries.push_back({true, large.size(), sizeof(T)});
-      large.push_back(std::move(storage));
+      large.push_back({slots.size(), sizeof(T), std::move(storage)});
     }
+    slots.push_back(slot);
     return *this;
   }
   void **pointers() {
-    pointerArray.resize(entries.size());
-    for (size_t i = 0; i < entries.size(); ++i)
-      pointerArray[i] = entries[i].large
-                            ? static_cast<void *>(large[entries[i].index].get())
-                            : &scalars[entries[i].index];
+    pointerArray.resize(slots.size());
+    for (size_t i = 0; i < slots.size(); ++i)
+      pointerArray[i] = &slots[i];
+    for (const Large &value : large)
+      pointerArray[value.index] = value.storage.get();
     return pointerArray.data();
   }
-  size_t size() const { return entries.size(); }
+  size_t size() const { return slots.size(); }
+  /// Empties the pack, keeping its memory for the next launch.
+  void clear() {
+    slots.clear();
+    large.clear();
+  }
   void reserve(size_t count) {
-    scalars.reserve(count);
-    entries.reserve(count);
+    slots.reserve(count);
     pointerArray.reserve(count);
   }
   ArgPack() = default;
@@ -80,29 +82,26 @@ public:
   ArgPack &operator=(const ArgPack &other) {
     if (this == &other)
       return *this;
-    scalars = other.scalars;
-    entries = other.entries;
+    slots = other.slots;
     large.clear();
-    for (const Entry &entry : entries)
-      if (entry.large) {
-        const size_t words = (entry.bytes + sizeof(std::max_align_t) - 1) /
-                             sizeof(std::max_align_t);
-        large.push_back(std::make_unique<std::max_align_t[]>(words));
-        std::memcpy(large.back().get(), other.large[entry.index].get(),
-                    entry.bytes);
-      }
+    for (const Large &value : other.large) {
+      const size_t words = (value.bytes + sizeof(std::max_align_t) - 1) /
+                           sizeof(std::max_align_t);
+      large.push_back({value.index, value.bytes,
+                       std::make_unique<std::max_align_t[]>(words)});
+      std::memcpy(large.back().storage.get(), value.storage.get(), value.bytes);
+    }
     return *this;
   }
 
 private:
-  struct Entry {
-    bool large;
-    size_t index; // into scalars or large
-    size_t bytes;
+  /// A value larger than a slot, passed from storage of its own.
+  struct Large {
+    size_t index, bytes;
+    std::unique_ptr<std::max_align_t[]> storage;
   };
-  std::vector<uint64_t> scalars;
-  std::vector<Entry> entries;
-  std::vector<std::unique_ptr<std::max_align_t[]>> large;
+  std::vector<uint64_t> slots;
+  std::vector<Large> large;
   std::vector<void *> pointerArray;
 };
 

@@ -169,10 +169,10 @@ Plan::paramValues(const std::vector<BufferShape> &bound) const {
   return values;
 }
 
-std::vector<uint64_t>
-Plan::workspaceOffsets(const std::vector<int64_t> &paramValues) const {
-  std::vector<uint64_t> offsets(buffers.size(), 0);
-  uint64_t end = 0;
+uint64_t Plan::workspaceLayout(const std::vector<int64_t> &paramValues,
+                               std::vector<uint64_t> &offsets) const {
+  offsets.assign(buffers.size(), 0);
+  uint64_t end = 0, total = 0;
   for (size_t i = 0; i < buffers.size(); ++i) {
     const PlanBuffer &buffer = buffers[i];
     if (buffer.access != BufferAccess::Workspace)
@@ -181,18 +181,14 @@ Plan::workspaceOffsets(const std::vector<int64_t> &paramValues) const {
                                      kWorkspaceAlignment * kWorkspaceAlignment
                                : buffer.offset.evaluate(paramValues);
     end = offsets[i] + buffer.bytes.evaluate(paramValues);
+    total = std::max(total, end);
   }
-  return offsets;
+  return total;
 }
 
 uint64_t Plan::workspaceBytes(const std::vector<int64_t> &paramValues) const {
-  const std::vector<uint64_t> offsets = workspaceOffsets(paramValues);
-  uint64_t total = 0;
-  for (size_t i = 0; i < buffers.size(); ++i)
-    if (buffers[i].access == BufferAccess::Workspace)
-      total = std::max<uint64_t>(
-          total, offsets[i] + buffers[i].bytes.evaluate(paramValues));
-  return total;
+  std::vector<uint64_t> offsets;
+  return workspaceLayout(paramValues, offsets);
 }
 
 //===----------------------------------------------------------------------===//

@@ -160,9 +160,10 @@ struct Plan {
   paramValue(size_t index, const std::vector<BufferShape> &bound) const;
   /// Bytes of workspace for these parameter values.
   uint64_t workspaceBytes(const std::vector<int64_t> &paramValues) const;
-  /// Each buffer's byte offset within the workspace (0 for the others).
-  std::vector<uint64_t>
-  workspaceOffsets(const std::vector<int64_t> &paramValues) const;
+  /// Fills `offsets` with each buffer's byte offset within the workspace (0
+  /// for the others) and returns the workspace's bytes.
+  uint64_t workspaceLayout(const std::vector<int64_t> &paramValues,
+                           std::vector<uint64_t> &offsets) const;
 
   /// JSON with binaries referenced by file name (see save); `inlineBinaries`
   /// embeds them base64-encoded instead, for a single-file form.

@@ -21,6 +21,9 @@ struct PlanExecutor::StreamState {
   std::vector<DevicePtr> graphBindings;
   std::vector<int64_t> graphParams;
   std::unique_ptr<CapturedGraph> graph;
+  // Reused by every call on the stream, so a call allocates nothing.
+  std::vector<uint64_t> offsets;
+  ArgPack args;
 };
 
 PlanExecutor::PlanExecutor(Backend &backend, Plan plan)
@@ -76,8 +79,9 @@ void PlanExecutor::launchAll(StreamState &state,
                              const std::vector<int64_t> &params,
                              StreamHandle stream,
                              std::vector<LaunchTiming> *timings) {
-  DevicePtr base = workspaceFor(state, plan_.workspaceBytes(params), stream);
-  const std::vector<uint64_t> offsets = plan_.workspaceOffsets(params);
+  std::vector<uint64_t> &offsets = state.offsets;
+  DevicePtr base =
+      workspaceFor(state, plan_.workspaceLayout(params, offsets), stream);
   for (size_t i = 0; i < plan_.launches.size(); ++i) {
     const PlanLaunch &launch = plan_.launches[i];
     if (!launch.guard.admits(params))
@@ -89,7 +93,8 @@ void PlanExecutor::launchAll(StreamState &state,
     geometry.block = {launch.block[0], launch.block[1], launch.block[2]};
     geometry.dynamicSharedBytes = launch.dynamicSharedBytes;
 
-    ArgPack args;
+    ArgPack &args = state.args;
+    args.clear();
     args.reserve(launch.args.size() + 1); // and a repeat's iteration
     for (const LaunchArg &arg : launch.args) {
       switch (arg.kind) {
