@@ -102,6 +102,7 @@ Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context) {
     launch.kernel = kernels.at(launchOp.getKernel());
     auto kernelOp = planOp.lookupSymbol<KernelOp>(launchOp.getKernelAttr());
     launch.block[0] = static_cast<uint32_t>(kernelOp.getThreads());
+    launch.cooperative = kernelOp.getCooperative();
     launch.dynamicSharedBytes =
         static_cast<uint32_t>(kernelOp.getSharedBytes());
     if (launchOp.getRepeat())

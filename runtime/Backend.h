@@ -34,6 +34,8 @@ struct Dim3 {
 struct LaunchGeometry {
   Dim3 grid, block;
   uint32_t dynamicSharedBytes = 0;
+  /// All blocks resident at once, so the grid may synchronise.
+  bool cooperative = false;
 };
 
 /// Kernel arguments laid out as CUDA expects: an array of pointers, one per

@@ -368,13 +368,25 @@ void CudaBackend::launch(const LoadedKernel &kernel,
     if (shared > cudaKernel->sharedLimit.load(std::memory_order_acquire))
       cudaKernel->raiseSharedLimit(shared);
   }
-  CUresult result = d.launchKernel(
-      cudaKernel->function, geometry.grid.x, geometry.grid.y, geometry.grid.z,
-      geometry.block.x, geometry.block.y, geometry.block.z, shared,
-      toStream(stream), args.pointers(), nullptr);
+  if (geometry.cooperative && !d.launchCooperativeKernel)
+    throw DeviceError("cuLaunchCooperativeKernel", "CUDA_ERROR_NOT_FOUND",
+                      "the driver has no cooperative launch for " +
+                          kernel.entry());
+  // A cooperative launch fails (too large) unless every block fits at once.
+  CUresult result =
+      geometry.cooperative
+          ? d.launchCooperativeKernel(
+                cudaKernel->function, geometry.grid.x, geometry.grid.y,
+                geometry.grid.z, geometry.block.x, geometry.block.y,
+                geometry.block.z, shared, toStream(stream), args.pointers())
+          : d.launchKernel(cudaKernel->function, geometry.grid.x,
+                           geometry.grid.y, geometry.grid.z, geometry.block.x,
+                           geometry.block.y, geometry.block.z, shared,
+                           toStream(stream), args.pointers(), nullptr);
   if (result != CUDA_SUCCESS)
     throw DeviceError(
-        "cuLaunchKernel", d.errorName(result),
+        geometry.cooperative ? "cuLaunchCooperativeKernel" : "cuLaunchKernel",
+        d.errorName(result),
         describe(d, result,
                  kernel.entry() + " grid (" + std::to_string(geometry.grid.x) +
                      ", " + std::to_string(geometry.grid.y) + ", " +

@@ -94,6 +94,7 @@ public:
     resolve(d, d.moduleGetFunction, "cuModuleGetFunction");
     resolve(d, d.funcSetAttribute, "cuFuncSetAttribute");
     resolve(d, d.launchKernel, "cuLaunchKernel");
+    resolveOptional(d, d.launchCooperativeKernel, "cuLaunchCooperativeKernel");
     resolve(d, d.memAlloc, "cuMemAlloc");
     resolve(d, d.memFree, "cuMemFree");
     resolve(d, d.memcpyHtoDAsync, "cuMemcpyHtoDAsync");

@@ -44,6 +44,7 @@ struct CudaDriver {
   PFN_cuModuleGetFunction_v2000 moduleGetFunction = nullptr;
   PFN_cuFuncSetAttribute_v9000 funcSetAttribute = nullptr;
   PFN_cuLaunchKernel_v4000 launchKernel = nullptr;
+  PFN_cuLaunchCooperativeKernel_v9000 launchCooperativeKernel = nullptr;
 
   PFN_cuMemAlloc_v3020 memAlloc = nullptr;
   PFN_cuMemFree_v3020 memFree = nullptr;

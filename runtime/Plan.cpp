@@ -328,6 +328,7 @@ std::string Plan::toJson(bool inlineBinaries) const {
          {"block", {launch.block[0], launch.block[1], launch.block[2]}},
          {"dynamic_shared_bytes", launch.dynamicSharedBytes},
          {"repeat", launch.repeat},
+         {"cooperative", launch.cooperative},
          {"guard",
           {{"param", launch.guard.param},
            {"min", launch.guard.min},
@@ -391,6 +392,7 @@ static Plan parsePlan(std::string_view text, ReadBinary readBinary) {
       parsed.dynamicSharedBytes =
           launch.at("dynamic_shared_bytes").get<uint32_t>();
       parsed.repeat = launch.at("repeat").get<int32_t>();
+      parsed.cooperative = launch.value("cooperative", false);
       const json &guard = launch.at("guard");
       parsed.guard = {guard.at("param").get<int32_t>(),
                       guard.at("min").get<int64_t>(),

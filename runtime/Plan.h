@@ -110,6 +110,9 @@ struct PlanLaunch {
   SizeExpr grid[3] = {SizeExpr::of(1), SizeExpr::of(1), SizeExpr::of(1)};
   uint32_t block[3] = {1, 1, 1};
   uint32_t dynamicSharedBytes = 0;
+  /// Grid-synchronised: every block resident at once
+  /// (cuLaunchCooperativeKernel).
+  bool cooperative = false;
   std::vector<LaunchArg> args;
 };
 

@@ -92,6 +92,7 @@ void PlanExecutor::launchAll(StreamState &state,
                      gridDim(launch.grid[2], params, i)};
     geometry.block = {launch.block[0], launch.block[1], launch.block[2]};
     geometry.dynamicSharedBytes = launch.dynamicSharedBytes;
+    geometry.cooperative = launch.cooperative;
 
     ArgPack &args = state.args;
     args.clear();

@@ -655,6 +655,8 @@ struct PlanPass : public mlir::rudnn::impl::RudnnPlanBase<PlanPass> {
   void runOnOperation() override {
     SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {
+      if (func.isExternal())
+        continue;
       nameFunctionTensors(func);
       if (failed(FunctionPlanner(func).plan()))
         return signalPassFailure();

@@ -112,3 +112,32 @@ module attributes {rudnn.target = #rudnn.target<arch = "sm_80", lanes = 32,
     return
   }
 }
+
+// -----
+
+// Alternatives chosen per call by a run-time dim: one case per range of T.
+// CHECK-LABEL: func.func @dim_switch
+// CHECK: %[[R:.*]]:2 = rudnn.dim_switch %{{.*}}[1] cases [1, 2] : tensor<?x?x?x8xf32> -> tensor<?x?x?x8xf32>, tensor<?x?x8x8xf32> {
+// CHECK: rudnn.kda_recurrent
+// CHECK: rudnn.yield
+// CHECK: }, {
+// CHECK: rudnn.kda_recurrent
+// CHECK: return %[[R]]#0
+func.func @dim_switch(%q: tensor<?x?x?x8xf32>, %beta: tensor<?x?x?xf32>)
+    -> tensor<?x?x?x8xf32> {
+  %o, %s = rudnn.dim_switch %q[1] cases [1, 2]
+      : tensor<?x?x?x8xf32> -> tensor<?x?x?x8xf32>, tensor<?x?x8x8xf32> {
+    %a, %b = rudnn.kda_recurrent %q, %q, %q, %q, %beta chunk 16 scale 0.5
+        : (tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>,
+           tensor<?x?x?x8xf32>, tensor<?x?x?xf32>)
+        -> (tensor<?x?x?x8xf32>, tensor<?x?x8x8xf32>)
+    rudnn.yield %a, %b : tensor<?x?x?x8xf32>, tensor<?x?x8x8xf32>
+  }, {
+    %a, %b = rudnn.kda_recurrent %q, %q, %q, %q, %beta chunk 32 scale 0.5
+        : (tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>,
+           tensor<?x?x?x8xf32>, tensor<?x?x?xf32>)
+        -> (tensor<?x?x?x8xf32>, tensor<?x?x8x8xf32>)
+    rudnn.yield %a, %b : tensor<?x?x?x8xf32>, tensor<?x?x8x8xf32>
+  }
+  return %o : tensor<?x?x?x8xf32>
+}

@@ -1,5 +1,6 @@
 // RUN: rudnn-opt %s -split-input-file -rudnn-specialize -rudnn-decompose -rudnn-plan | FileCheck %s
 // RUN: rudnn-opt %s -split-input-file -rudnn-specialize -rudnn-decompose -rudnn-plan | rudnn-opt -split-input-file | FileCheck %s
+// RUN: rudnn-opt %s -split-input-file -rudnn-specialize -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-to-cuda -split-input-file | FileCheck %s --check-prefix=CUDA
 
 // A dynamic length: the decode kernel for T = 1 and the chunked kernels for
 // T >= 2 in one plan, each guarded by its case of the rudnn.dim_switch;
@@ -122,6 +123,11 @@ func.func @in_place(%q: tensor<1x40x2x16xf32>, %beta: tensor<1x40x2xf32>,
 // CHECK: rudnn.launch @[[OUT]]
 // CHECK-SAME: args [@q, 0, 0, 0, 0, 0, @output, 0, @boundaries_1, @tiles_1
 // CHECK-NOT: rudnn.kernel
+// CUDA: ----- kernel kda_fwd_recurrent_f32_f32_f32_k16_v16_c16
+// CUDA: ----- kernel kda_fwd_prepare_f32_f32_f32_k16_v16_c16
+// CUDA: ----- kernel kda_fwd_propagate_f32_f32_f32_k16_v16_c16
+// CUDA: ----- kernel kda_fwd_output_f32_f32_f32_k16_v16_c16
+// CUDA-NOT: ----- kernel
 func.func @two_ops(%q: tensor<?x?x?x16xf32>, %v: tensor<?x?x?x16xf32>,
                    %g: tensor<?x?x?x16xf32>, %beta: tensor<?x?x?xf32>)
     -> tensor<?x?x?x16xf32> {
@@ -135,3 +141,10 @@ func.func @two_ops(%q: tensor<?x?x?x16xf32>, %v: tensor<?x?x?x16xf32>,
       -> (tensor<?x?x?x16xf32>, tensor<?x?x16x16xf32>)
   return %o2 : tensor<?x?x?x16xf32>
 }
+
+// -----
+
+// A declaration has no body to plan and stays as it is.
+// CHECK-LABEL: func.func private @declared
+// CHECK-NOT: rudnn.plan
+func.func private @declared(tensor<?x?x?x8xf32>) -> tensor<?x?x?x8xf32>

@@ -154,6 +154,7 @@ void expectSamePlan(const Plan &a, const Plan &b) {
     }
     EXPECT_EQ(x.dynamicSharedBytes, y.dynamicSharedBytes);
     EXPECT_EQ(x.repeat, y.repeat);
+    EXPECT_EQ(x.cooperative, y.cooperative);
     ASSERT_EQ(x.args.size(), y.args.size());
     for (size_t j = 0; j < x.args.size(); ++j) {
       EXPECT_EQ(x.args[j].kind, y.args[j].kind);
@@ -170,6 +171,7 @@ void expectSamePlan(const Plan &a, const Plan &b) {
 TEST(PlanJson, RoundTripsWithInlineBinaries) {
   Plan plan = samplePlan();
   plan.launches[1].repeat = 1;
+  plan.launches[1].cooperative = true;
   // Every access: an output over the input x, a buffer updated in place.
   plan.buffers.push_back(
       {"x_again", BufferAccess::Out, SizeExpr::of(0), SizeExpr::of(0), 0});
@@ -432,6 +434,18 @@ TEST(PlanExecutor, RepeatedLaunchesPassTheirIteration) {
       },
       ::testing::ThrowsMessage<InvalidArgument>(
           HasSubstr("cannot count a launch's repeats")));
+}
+
+// A cooperative launch reaches the backend as one: all blocks resident.
+TEST(PlanExecutor, CooperativeLaunchesStayCooperative) {
+  RecordingBackend backend;
+  Plan plan = samplePlan();
+  plan.launches[1].cooperative = true;
+  PlanExecutor executor(backend, plan);
+  executor.run({1, 2, 0, 0}, {2, 1}, nullptr);
+  ASSERT_EQ(backend.launches.size(), 2u);
+  EXPECT_FALSE(backend.launches[0].geometry.cooperative);
+  EXPECT_TRUE(backend.launches[1].geometry.cooperative);
 }
 
 TEST(PlanExecutor, FallsBackToDirectLaunchesWithoutGraphs) {

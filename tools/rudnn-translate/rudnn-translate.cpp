@@ -1,9 +1,9 @@
 //===- rudnn-translate.cpp - rudnn IR to CUDA C++ and PTX -----------------===//
 //
-//   rudnn-opt k.mlir -rudnn-specialize -rudnn-decompose |
+//   rudnn-opt k.mlir -rudnn-specialize -rudnn-decompose -rudnn-plan |
 //     rudnn-translate --rudnn-to-cuda     (or --rudnn-to-ptx)
 //
-// Prints every kernel of a decomposed module, each after a line
+// Prints every kernel of a planned module, each after a line
 // `// ----- kernel <entry>`; PTX comes from NVRTC for the module's target.
 //
 //===----------------------------------------------------------------------===//
