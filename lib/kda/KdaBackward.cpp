@@ -42,5 +42,9 @@ void rudnn::kdaBackward(Context &context, const KdaBackwardInputs &in,
   std::vector<TensorView> results = {out.dq, out.dk, out.dv, out.dg, out.dbeta};
   if (out.dInitialState)
     results.push_back(*out.dInitialState);
-  kdaBackwardFunction(context, spec, flags).call(arguments, results, stream);
+  Function function = kdaBackwardFunction(context, spec, flags);
+  checkKdaBoundaryCount(
+      in, out,
+      static_cast<int64_t>(function.operators()[0].attributes.at("chunk")));
+  function.call(arguments, results, stream);
 }

@@ -9,49 +9,32 @@
 #include <cmath>
 
 using namespace rudnn;
-using mlir::rudnn::chooseKdaChunk;
-using mlir::rudnn::DefaultTarget;
 
 namespace {
 
 /// The chunk and scale of `options`, or the defaults for K and V.
 void resolveOptions(KdaCallShape &s, const KdaOptions &options) {
-  // The default target's budget, so every backend chooses alike.
-  s.chunk =
-      options.chunk
-          ? *options.chunk
-          : chooseKdaChunk(s.K, s.V, DefaultTarget::kSmemPerBlock).value_or(16);
-  if (s.chunk != 16 && s.chunk != 32 && s.chunk != 64)
+  // Without one, rudnn-specialize chooses the chunk for the context's target.
+  s.chunk = options.chunk ? *options.chunk : 0;
+  if (options.chunk && s.chunk != 16 && s.chunk != 32 && s.chunk != 64)
     throw InvalidArgument("'chunk' must be 16, 32 or 64, got " +
                           std::to_string(s.chunk));
   s.scale = options.scale ? *options.scale : 1.0 / std::sqrt(double(s.K));
   if (!(s.scale > 0) || !std::isfinite(s.scale))
     throw InvalidArgument("'scale' must be positive and finite, got " +
                           std::to_string(s.scale));
-  s.N = (s.T + s.chunk - 1) / s.chunk;
 }
 
-/// The views' sizes, the options resolved against them, then the views
-/// again with N bound to ceil(T / chunk) when a boundaries tensor is given.
-KdaCallShape checkCallAndOptions(const OperatorContract &contract,
-                                 std::vector<const TensorView *> operands,
-                                 std::vector<const TensorView *> results,
-                                 const TensorView *boundaries,
-                                 const KdaOptions &options) {
+/// The views' sizes and the options resolved against them.
+KdaCallShape
+checkCallAndOptions(const OperatorContract &contract,
+                    const std::vector<const TensorView *> &operands,
+                    const std::vector<const TensorView *> &results,
+                    const KdaOptions &options) {
   DimSizes dims = checkCall(contract, operands, results);
   KdaCallShape s{dims['B'], dims['T'], dims['H'], dims['K'],
                  dims['V'], 0,         0,         0};
   resolveOptions(s, options);
-  if (boundaries) {
-    DimSizes bound;
-    bound.bind('N', s.N);
-    const int where = contract.operandIndex("boundaries");
-    if (where >= 0)
-      operands[where] = boundaries;
-    else
-      results[contract.resultIndex("boundaries")] = boundaries;
-    checkCall(contract, operands, results, bound);
-  }
   for (int64_t dim : {s.B, s.H, s.T})
     if (dim > INT32_MAX)
       throw InvalidArgument("B, T and H must each fit in 32 bits");
@@ -69,8 +52,7 @@ KdaCallShape rudnn::checkKdaForwardCall(const KdaForwardInputs &in,
   return checkCallAndOptions(
       kdaContract(),
       {&in.q, &in.k, &in.v, &in.g, &in.beta, viewOf(in.initialState)},
-      {&out.output, viewOf(out.finalState), nullptr}, viewOf(out.boundaries),
-      options);
+      {&out.output, viewOf(out.finalState), viewOf(out.boundaries)}, options);
 }
 
 KdaCallShape rudnn::checkKdaBackwardCall(const KdaBackwardInputs &in,
@@ -85,9 +67,37 @@ KdaCallShape rudnn::checkKdaBackwardCall(const KdaBackwardInputs &in,
         "'d_initial_state' is given but there is no 'initial_state'");
   return checkCallAndOptions(kdaBackwardContract(),
                              {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta,
-                              viewOf(fw.initialState), nullptr, &in.dOutput,
-                              viewOf(in.dFinalState)},
+                              viewOf(fw.initialState), viewOf(in.boundaries),
+                              &in.dOutput, viewOf(in.dFinalState)},
                              {&out.dq, &out.dk, &out.dv, &out.dg, &out.dbeta,
                               viewOf(out.dInitialState)},
-                             viewOf(in.boundaries), options);
+                             options);
+}
+
+void rudnn::checkKdaBoundaryCount(const KdaForwardInputs &in,
+                                  const KdaForwardOutputs &out, int64_t chunk) {
+  if (!out.boundaries)
+    return;
+  DimSizes bound;
+  bound.bind('N', (in.q.shape[1] + chunk - 1) / chunk);
+  checkCall(kdaContract(),
+            {&in.q, &in.k, &in.v, &in.g, &in.beta, viewOf(in.initialState)},
+            {&out.output, viewOf(out.finalState), viewOf(out.boundaries)},
+            bound);
+}
+
+void rudnn::checkKdaBoundaryCount(const KdaBackwardInputs &in,
+                                  const KdaBackwardOutputs &out,
+                                  int64_t chunk) {
+  if (!in.boundaries)
+    return;
+  const KdaForwardInputs &fw = in.forward;
+  DimSizes bound;
+  bound.bind('N', (fw.q.shape[1] + chunk - 1) / chunk);
+  checkCall(kdaBackwardContract(),
+            {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta, viewOf(fw.initialState),
+             viewOf(in.boundaries), &in.dOutput, viewOf(in.dFinalState)},
+            {&out.dq, &out.dk, &out.dv, &out.dg, &out.dbeta,
+             viewOf(out.dInitialState)},
+            bound);
 }

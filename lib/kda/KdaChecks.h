@@ -3,7 +3,8 @@
 // A KDA call's views are checked against the operator's contract
 // (dialects/IR/KdaContracts.h) by the generic lib/ContractChecks; what is
 // left here is what the contract cannot say: the options, the chunk count of
-// the boundaries, and the launch grid's limits. Every fault is an
+// the boundaries (once the function's chunk is known), and the launch
+// grid's limits. Every fault is an
 // InvalidArgument (or Unsupported) before anything runs.
 //
 //===----------------------------------------------------------------------===//
@@ -23,7 +24,8 @@ struct KdaCallShape {
   double scale;
 };
 
-/// Checks a forward's views and options; resolves the chunk and scale.
+/// Checks a forward's views and options; resolves the scale, and the chunk
+/// when the options give one (0 otherwise: the target's policy chooses).
 KdaCallShape checkKdaForwardCall(const KdaForwardInputs &inputs,
                                  const KdaForwardOutputs &outputs,
                                  const KdaOptions &options);
@@ -33,6 +35,13 @@ KdaCallShape checkKdaForwardCall(const KdaForwardInputs &inputs,
 KdaCallShape checkKdaBackwardCall(const KdaBackwardInputs &inputs,
                                   const KdaBackwardOutputs &outputs,
                                   const KdaOptions &options);
+
+/// Checks the boundaries, when given, against the chunk count of the
+/// function's chunk (chosen by rudnn-specialize unless the options gave it).
+void checkKdaBoundaryCount(const KdaForwardInputs &inputs,
+                           const KdaForwardOutputs &outputs, int64_t chunk);
+void checkKdaBoundaryCount(const KdaBackwardInputs &inputs,
+                           const KdaBackwardOutputs &outputs, int64_t chunk);
 
 } // namespace rudnn
 

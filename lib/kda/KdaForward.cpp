@@ -35,5 +35,9 @@ void rudnn::kdaForward(Context &context, const KdaForwardInputs &in,
     results.push_back(*out.finalState);
   if (out.boundaries)
     results.push_back(*out.boundaries);
-  kdaForwardFunction(context, spec, flags).call(arguments, results, stream);
+  Function function = kdaForwardFunction(context, spec, flags);
+  checkKdaBoundaryCount(
+      in, out,
+      static_cast<int64_t>(function.operators()[0].attributes.at("chunk")));
+  function.call(arguments, results, stream);
 }

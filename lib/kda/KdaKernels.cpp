@@ -98,7 +98,8 @@ mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
       loc, body->getArgument(0), body->getArgument(1), body->getArgument(2),
       body->getArgument(3), body->getArgument(4), initial,
       flags.saveBoundaries);
-  kda.setChunkAttr(b.getI64IntegerAttr(spec.chunk));
+  if (spec.chunk) // else rudnn-specialize chooses it for the target
+    kda.setChunkAttr(b.getI64IntegerAttr(spec.chunk));
   kda.setScaleAttr(b.getF32FloatAttr(flags.scale));
   llvm::SmallVector<mlir::Value> returned = {kda.getOutput()};
   if (flags.finalState)
@@ -153,7 +154,8 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
       loc, mlir::TypeRange(results), body->getArgument(0), body->getArgument(1),
       body->getArgument(2), body->getArgument(3), body->getArgument(4), initial,
       saved, body->getArgument(dOutputIndex), dFinal,
-      b.getI64IntegerAttr(spec.chunk), b.getF32FloatAttr(flags.scale));
+      spec.chunk ? b.getI64IntegerAttr(spec.chunk) : mlir::IntegerAttr(),
+      b.getF32FloatAttr(flags.scale));
   // An unwanted d_initial_state is not returned: the plan passes a null
   // pointer for it.
   b.create<mlir::func::ReturnOp>(

@@ -23,6 +23,8 @@
 
 namespace rudnn {
 
+/// A call's specialization; chunk 0 when the options leave it to the
+/// target's policy (rudnn-specialize then chooses it).
 using codegen::KdaKernelSpec;
 
 /// What shapes the plan besides the kernels.
