@@ -93,6 +93,11 @@ Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context) {
         plan.paramSources.push_back(
             {ParamSource::Kind::Stride, buffers.at(stride.getBuffer()),
              static_cast<uint32_t>(stride.getIndex()), 1});
+      else if (auto split =
+                   mlir::dyn_cast<mlir::rudnn::SplitSourceAttr>(source))
+        plan.paramSources.push_back({ParamSource::Kind::Split, 0, 0, 1,
+                                     size(split.getBlocks()), split.getTarget(),
+                                     size(split.getMax())});
       else
         plan.paramSources.push_back({ParamSource::Kind::Size, 0, 0, 1,
                                      size(mlir::cast<SizeAttr>(source))});

@@ -53,12 +53,20 @@ void Plan::validate() const {
                           std::to_string(params.size()) + " parameters");
   for (size_t i = 0; i < paramSources.size(); ++i) {
     const ParamSource &source = paramSources[i];
-    if (source.kind == ParamSource::Kind::Size) {
-      for (uint32_t param : source.size.params)
-        if (param >= i)
-          throw InvalidArgument("parameter '" + params[i] +
-                                "' is derived from a parameter after it");
-      checkExpr(source.size, "source of parameter '" + params[i] + "'");
+    if (source.kind == ParamSource::Kind::Size ||
+        source.kind == ParamSource::Kind::Split) {
+      for (const SizeExpr *expr : {&source.size, &source.max}) {
+        if (expr == &source.max && source.kind != ParamSource::Kind::Split)
+          continue;
+        for (uint32_t param : expr->params)
+          if (param >= i)
+            throw InvalidArgument("parameter '" + params[i] +
+                                  "' is derived from a parameter after it");
+        checkExpr(*expr, "source of parameter '" + params[i] + "'");
+      }
+      if (source.kind == ParamSource::Kind::Split && source.target < 1)
+        throw InvalidArgument("parameter '" + params[i] +
+                              "' splits work for a target of no blocks");
       continue;
     }
     if (source.buffer >= buffers.size() ||
@@ -120,15 +128,23 @@ void Plan::validate() const {
 std::optional<int64_t>
 Plan::paramValue(size_t index, const std::vector<BufferShape> &bound) const {
   const ParamSource &source = paramSources.at(index);
-  if (source.kind == ParamSource::Kind::Size) {
+  if (source.kind == ParamSource::Kind::Size ||
+      source.kind == ParamSource::Kind::Split) {
     std::vector<int64_t> before(index, 0);
-    for (uint32_t param : source.size.params) {
-      std::optional<int64_t> value = paramValue(param, bound);
-      if (!value)
-        return std::nullopt;
-      before[param] = *value;
-    }
-    return source.size.evaluate(before);
+    for (const SizeExpr *expr : {&source.size, &source.max})
+      for (uint32_t param : expr->params) {
+        std::optional<int64_t> value = paramValue(param, bound);
+        if (!value)
+          return std::nullopt;
+        before[param] = *value;
+      }
+    if (source.kind == ParamSource::Kind::Size)
+      return source.size.evaluate(before);
+    // As many parts as fill the device, at least one, at most `max`.
+    const int64_t blocks = std::max<int64_t>(1, source.size.evaluate(before));
+    const int64_t wanted = (source.target + blocks - 1) / blocks;
+    return std::clamp<int64_t>(
+        wanted, 1, std::max<int64_t>(1, source.max.evaluate(before)));
   }
   const BufferShape *view =
       source.buffer < bound.size() ? &bound[source.buffer] : nullptr;
@@ -272,7 +288,10 @@ std::string Plan::toJson(bool inlineBinaries) const {
     plan["param_sources"].push_back(
         {{"kind", source.kind == ParamSource::Kind::Dim      ? "dim"
                   : source.kind == ParamSource::Kind::Stride ? "stride"
-                                                             : "size"},
+                  : source.kind == ParamSource::Kind::Size   ? "size"
+                                                             : "split"},
+         {"target", source.target},
+         {"max", ::toJson(source.max)},
          {"buffer", source.buffer},
          {"index", source.index},
          {"divisor", source.divisor},
@@ -354,17 +373,22 @@ static Plan parsePlan(std::string_view text, ReadBinary readBinary) {
     plan.params = value.at("params").get<std::vector<std::string>>();
     for (const json &source : value.at("param_sources")) {
       std::string kind = source.at("kind").get<std::string>();
-      if (kind != "dim" && kind != "stride" && kind != "size")
+      if (kind != "dim" && kind != "stride" && kind != "size" &&
+          kind != "split")
         throw InvalidArgument("unknown parameter source '" + kind + "'");
       plan.paramSources.push_back(
           {kind == "dim"      ? ParamSource::Kind::Dim
            : kind == "stride" ? ParamSource::Kind::Stride
-                              : ParamSource::Kind::Size,
+           : kind == "size"   ? ParamSource::Kind::Size
+                              : ParamSource::Kind::Split,
            source.at("buffer").get<uint32_t>(),
            source.at("index").get<uint32_t>(),
            source.at("divisor").get<int64_t>(),
            source.contains("size") ? sizeFromJson(source.at("size"))
-                                   : SizeExpr::of(0)});
+                                   : SizeExpr::of(0),
+           source.value("target", int64_t(0)),
+           source.contains("max") ? sizeFromJson(source.at("max"))
+                                  : SizeExpr::of(0)});
     }
     for (const json &kernel : value.at("kernels"))
       plan.kernels.push_back(

@@ -121,16 +121,20 @@ struct PlanLaunch {
 struct ParamSource {
   /// Dim: ceil(shape[index] / divisor) of a bound buffer; Stride: its
   /// strides[index]; Size: `size` of the parameters before this one (the
-  /// dense strides of a tensor held in the workspace).
-  enum class Kind { Dim, Stride, Size };
+  /// dense strides of a tensor held in the workspace); Split: a split count,
+  /// clamp(ceil(target / size), 1, max), `size` the blocks before splitting
+  /// and `max` the most parts with work.
+  enum class Kind { Dim, Stride, Size, Split };
   Kind kind = Kind::Dim;
   uint32_t buffer = 0, index = 0;
   int64_t divisor = 1;
   SizeExpr size = SizeExpr::of(0);
+  int64_t target = 0;
+  SizeExpr max = SizeExpr::of(0);
   bool operator==(const ParamSource &other) const {
     return kind == other.kind && buffer == other.buffer &&
            index == other.index && divisor == other.divisor &&
-           size == other.size;
+           size == other.size && target == other.target && max == other.max;
   }
 };
 

@@ -111,3 +111,13 @@ StrideSourceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << buffer << "\", index " << index;
   return success();
 }
+
+LogicalResult
+SplitSourceAttr::verify(function_ref<InFlightDiagnostic()> emitError, SizeAttr,
+                        int64_t target, SizeAttr) {
+  if (target < 1)
+    return emitError() << "#rudnn.split needs a target of at least one "
+                          "block, got "
+                       << target;
+  return success();
+}

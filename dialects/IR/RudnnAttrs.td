@@ -103,4 +103,27 @@ def Rudnn_StrideSourceAttr : AttrDef<Rudnn_Dialect, "StrideSource"> {
   let genVerifyDecl = 1;
 }
 
+def Rudnn_SplitSourceAttr : AttrDef<Rudnn_Dialect, "SplitSource"> {
+  let mnemonic = "split";
+  let summary = "A plan parameter the runtime chooses: a split count";
+  let description = [{
+    How many parts to split each unit of work into so that a launch fills
+    the device: `clamp(ceil(target / blocks), 1, max)`, with `blocks` the
+    launch's blocks before splitting and `max` the most parts that still
+    have work (both sizes of the parameters before it), `target` the blocks
+    that fill the plan's device (its SMs times the blocks each runs at
+    once). Split-KV decoding sizes its grid and partial results by it.
+
+    ```mlir
+    #rudnn.split<blocks = #rudnn.size<constant = 1, params = ["B", "H"],
+        divisor = 1>, target = 264, max = #rudnn.size<constant = 1,
+        params = ["T"], divisor = 256>>
+    ```
+  }];
+  let parameters = (ins Rudnn_SizeAttr:$blocks, "int64_t":$target,
+                        Rudnn_SizeAttr:$max);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // RUDNN_ATTRS_TD

@@ -25,20 +25,25 @@ static LogicalResult checkSource(PlanOp plan, unsigned index,
     buffer = dim.getBuffer();
   else if (auto stride = dyn_cast<StrideSourceAttr>(source))
     buffer = stride.getBuffer();
-  else if (auto size = dyn_cast<SizeAttr>(source)) {
+  else if (isa<SizeAttr, SplitSourceAttr>(source)) {
     // Derived from parameters before it, so each is computed in order.
-    for (Attribute name : size.getParams()) {
-      auto params = plan.getParams().getValue().take_front(index);
-      if (!llvm::is_contained(params, name))
-        return plan.emitOpError()
-               << "source #" << index << " refers to " << name
-               << ", which is not a parameter before it";
-    }
+    SmallVector<SizeAttr> sizes;
+    if (auto split = dyn_cast<SplitSourceAttr>(source))
+      sizes = {split.getBlocks(), split.getMax()};
+    else
+      sizes = {cast<SizeAttr>(source)};
+    auto params = plan.getParams().getValue().take_front(index);
+    for (SizeAttr size : sizes)
+      for (Attribute name : size.getParams())
+        if (!llvm::is_contained(params, name))
+          return plan.emitOpError()
+                 << "source #" << index << " refers to " << name
+                 << ", which is not a parameter before it";
     return success();
   } else
     return plan.emitOpError() << "source #" << index
-                              << " must be a #rudnn.dim, #rudnn.stride or "
-                                 "#rudnn.size, got "
+                              << " must be a #rudnn.dim, #rudnn.stride, "
+                                 "#rudnn.size or #rudnn.split, got "
                               << source;
   auto bound = plan.lookupSymbol<BufferOp>(buffer);
   if (!bound || bound.getAccess() == "workspace")

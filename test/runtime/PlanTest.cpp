@@ -143,6 +143,7 @@ void expectSamePlan(const Plan &a, const Plan &b) {
     EXPECT_EQ(a.buffers[i].bytes, b.buffers[i].bytes);
     EXPECT_EQ(a.buffers[i].offset, b.buffers[i].offset);
     EXPECT_EQ(a.buffers[i].aliasOf, b.buffers[i].aliasOf);
+    EXPECT_EQ(a.buffers[i].packed, b.buffers[i].packed);
   }
   ASSERT_EQ(a.launches.size(), b.launches.size());
   for (size_t i = 0; i < a.launches.size(); ++i) {
@@ -172,6 +173,15 @@ TEST(PlanJson, RoundTripsWithInlineBinaries) {
   Plan plan = samplePlan();
   plan.launches[1].repeat = 1;
   plan.launches[1].cooperative = true;
+  // Every kind of parameter source: dims, a product of parameters, a split
+  // count; packed workspace.
+  plan.params.push_back("BT");
+  plan.paramSources.push_back(
+      {ParamSource::Kind::Size, 0, 0, 1, {4, {0, 1}, 1}});
+  plan.params.push_back("S");
+  plan.paramSources.push_back(
+      {ParamSource::Kind::Split, 0, 0, 1, {1, {0}, 1}, 264, {1, {1}, 64}});
+  plan.buffers[2].packed = true;
   // Every access: an output over the input x, a buffer updated in place.
   plan.buffers.push_back(
       {"x_again", BufferAccess::Out, SizeExpr::of(0), SizeExpr::of(0), 0});
