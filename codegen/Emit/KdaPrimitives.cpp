@@ -52,6 +52,16 @@ SizeRef perChunk(int64_t bytes, int64_t chunk) {
           {DimRef::ceilDiv('T', chunk, "N"), DimRef::of('B'), DimRef::of('H')}};
 }
 
+/// A dense sequence tensor [B, T, H, *] of `result`'s type, named `name`.
+ResultStorage sequence(Value result, std::string name) {
+  auto type = cast<ShapedType>(result.getType());
+  const int64_t element = dtype(result) == DType::F32 ? 4 : 2;
+  const int64_t width = type.getRank() == 4 ? type.getShape().back() : 1;
+  return ResultStorage::own(
+      {element * width, {DimRef::of('B'), DimRef::of('T'), DimRef::of('H')}},
+      std::move(name));
+}
+
 int64_t tileBytes(const KdaKernelSpec &spec) {
   return 4 * ::rudnn::codegen::kdaTileFloats(spec);
 }
@@ -201,12 +211,7 @@ struct PropagateModel : KdaPrimitive<ChunkPropagateOp, PropagateModel> {
 struct OutputModel : KdaPrimitive<ChunkOutputOp, OutputModel> {
   StringRef getKernelGroup(Operation *) const { return "kda.output"; }
   ResultStorage getResultStorage(Operation *op, unsigned) const {
-    auto output = cast<ChunkOutputOp>(op);
-    const int64_t element = dtype(output.getQ()) == DType::F32 ? 4 : 2;
-    return ResultStorage::own(
-        {element * lastDim(output.getU()),
-         {DimRef::of('B'), DimRef::of('T'), DimRef::of('H')}},
-        "output");
+    return sequence(cast<ChunkOutputOp>(op).getOutput(), "output");
   }
   std::optional<DimRef> getResultDim(Operation *op, unsigned,
                                      unsigned dim) const {
@@ -236,11 +241,7 @@ struct RecurrentModel : KdaPrimitive<KdaRecurrentOp, RecurrentModel> {
     const int64_t state =
         4 * lastDim(recurrent.getQ()) * lastDim(recurrent.getV());
     if (index == 0)
-      return ResultStorage::own(
-          {(dtype(recurrent.getQ()) == DType::F32 ? 4 : 2) *
-               lastDim(recurrent.getV()),
-           {DimRef::of('B'), DimRef::of('T'), DimRef::of('H')}},
-          "output");
+      return sequence(recurrent.getOutput(), "output");
     if (index == 1)
       return ResultStorage::own({state, {DimRef::of('B'), DimRef::of('H')}},
                                 "final_state");
@@ -312,14 +313,8 @@ struct StateGradientModel
 struct GradientsModel : KdaPrimitive<ChunkGradientsOp, GradientsModel> {
   StringRef getKernelGroup(Operation *) const { return "kda.gradients"; }
   ResultStorage getResultStorage(Operation *op, unsigned index) const {
-    Value result = op->getResult(index);
-    const int64_t element = dtype(result) == DType::F32 ? 4 : 2;
-    const int64_t width =
-        cast<ShapedType>(result.getType()).getRank() == 4 ? lastDim(result) : 1;
     static constexpr const char *kNames[] = {"dq", "dk", "dv", "dg", "dbeta"};
-    return ResultStorage::own(
-        {element * width, {DimRef::of('B'), DimRef::of('T'), DimRef::of('H')}},
-        kNames[index]);
+    return sequence(op->getResult(index), kNames[index]);
   }
   std::optional<DimRef> getResultDim(Operation *op, unsigned,
                                      unsigned dim) const {
