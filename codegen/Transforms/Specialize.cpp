@@ -25,12 +25,6 @@ struct SpecializePass
         smCount.getValue());
     if (!target)
       return signalPassFailure();
-    if (chunk != 0 && !isValidKdaChunk(chunk)) {
-      module.emitError() << "rudnn-specialize: option 'chunk' must be 0 "
-                            "(choose), 16, 32 or 64, got "
-                         << chunk.getValue();
-      return signalPassFailure();
-    }
     module->setAttr(RudnnDialect::kTargetAttrName, target);
 
     SpecializeOptions options;

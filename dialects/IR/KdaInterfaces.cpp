@@ -26,6 +26,9 @@ LogicalResult specializeKda(KdaLikeOp op, TargetAttr target,
   int64_t featureDimV = valueType.getDimSize(3);
   Builder builder(op.getContext());
 
+  if (options.chunk && !isValidKdaChunk(options.chunk))
+    return op.emitOpError() << "cannot take the forced chunk " << options.chunk
+                            << ": it must be 16, 32 or 64";
   if (!op.getChunk()) {
     std::optional<int64_t> chunk =
         options.chunk ? std::optional<int64_t>(options.chunk)

@@ -4,7 +4,7 @@
 // RUN: not rudnn-opt %s -split-input-file -rudnn-specialize="lanes=16" 2>&1 | FileCheck %s --check-prefix=LANES
 
 // ARCH: error: target arch must be sm_80 or newer, got "sm_70"
-// CHUNK: error: rudnn-specialize: option 'chunk' must be 0 (choose), 16, 32 or 64, got 24
+// CHUNK: error: 'rudnn.kda' op cannot take the forced chunk 24: it must be 16, 32 or 64
 // LANES: error: target lanes must be 32 (the warp width), got 16
 
 // No chunk fits K = V = 256 in 16 KiB, and the op says which.
