@@ -641,30 +641,57 @@ struct Int4 {
   int y, z, w;
 };
 
-TEST_F(IntrinsicsTest, CpAsyncTwoStagePipelineDeliversEveryTile) {
+class CpAsyncTest : public IntrinsicsTest {
+protected:
+  /// Runs the pipeline kernel built from `source` and counts the 16-byte
+  /// chunks of its output that are wrong.
+  int pipelineErrors(const std::string &source);
+};
+
+int CpAsyncTest::pipelineErrors(const std::string &source) {
   const int blocks = 5, threads = 64, tiles = 7;
   std::mt19937 random(31);
   std::uniform_int_distribution<int> pick(-(1 << 20), 1 << 20);
   std::vector<Int4> in(blocks * tiles * threads);
   for (Int4 &v : in)
     v = {pick(random), pick(random), pick(random), pick(random)};
-  auto kernel = build("pipeline", kPipelineSource);
+  auto kernel = build("pipeline", source);
   DevicePtr dIn = upload(in);
   DevicePtr dOut = upload(std::vector<Int4>(in.size(), Int4{0, 0, 0, 0}));
   ArgPack args;
   args.push(dIn).push(dOut).push(tiles);
   launch(*kernel, {blocks}, {threads}, args, 2 * threads * 16);
   std::vector<Int4> out = download<Int4>(dOut, in.size());
+  int errors = 0;
   for (int b = 0; b < blocks; ++b)
     for (int k = 0; k < tiles; ++k)
       for (int t = 0; t < threads; ++t) {
         const Int4 &v = in[(b * tiles + k) * threads + (threads - 1 - t)];
         const Int4 &got = out[(b * tiles + k) * threads + t];
-        EXPECT_EQ(got.x, v.x + 1);
-        EXPECT_EQ(got.y, v.y * 2);
-        EXPECT_EQ(got.z, v.z - 3);
-        EXPECT_EQ(got.w, v.w ^ k) << b << " " << k << " " << t;
+        errors += got.x != v.x + 1 || got.y != v.y * 2 || got.z != v.z - 3 ||
+                  got.w != (v.w ^ k);
       }
+  return errors;
+}
+
+TEST_F(CpAsyncTest, TwoStagePipelineDeliversEveryTile) {
+  EXPECT_EQ(pipelineErrors(kPipelineSource), 0);
+}
+
+// Copies are in flight until a wait retires their group, as the PTX ISA
+// says: without the wait (a barrier alone), or waiting for too few groups,
+// a stage is read before its data arrives.
+TEST_F(CpAsyncTest, DataArrivesOnlyThroughAWait) {
+  const std::string source = kPipelineSource;
+  const std::string wait = "rudnn::arch::cp_async_wait<1>();";
+  ASSERT_NE(source.find(wait), std::string::npos);
+  std::string barrierOnly = source, tooFewRetired = source;
+  barrierOnly.replace(barrierOnly.find(wait), wait.size(), "");
+  tooFewRetired.replace(tooFewRetired.find(wait), wait.size(),
+                        "rudnn::arch::cp_async_wait<2>();");
+  // Every tile but the last is read in flight; a barrier completes nothing.
+  EXPECT_GT(pipelineErrors(barrierOnly), 5 * 6 * 64 - 1);
+  EXPECT_GT(pipelineErrors(tooFewRetired), 5 * 6 * 64 - 1);
 }
 
 TEST_F(IntrinsicsTest, MisalignedCpAsyncFaultsLikeTheGpu) {

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define RUDNN_EMU_ABI_VERSION 2
+#define RUDNN_EMU_ABI_VERSION 3
 
 typedef struct rudnn_emu_dim3 {
   unsigned x, y, z;
@@ -35,6 +35,8 @@ typedef struct rudnn_emu_thread {
   unsigned warp;   /* linear / 32 */
   void *dynamicShared;
   size_t dynamicSharedBytes;
+  /* The thread's cp.async copies in flight: device code's, null at start. */
+  void *asyncCopies;
 } rudnn_emu_thread;
 
 /* __syncthreads variants. */

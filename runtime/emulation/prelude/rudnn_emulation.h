@@ -226,6 +226,7 @@ template <typename... P> inline void invoke(void (*kernel)(P...), void **args) {
 #define RUDNN_EMU_DEFINE_ENTRY(entry)                                          \
   extern "C" __attribute__((                                                   \
       visibility("default"))) void rudnn_emu_entry_##entry(void **args) {      \
+    ::rudnn_emu_detail::AsyncCopiesOfThread copies;                            \
     ::rudnn_emu_detail::invoke(&entry, args);                                  \
   }
 
@@ -285,6 +286,7 @@ static inline void __threadfence_system() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
+#include "rudnn_emu_async.h"
 #include "rudnn_emu_atomic.h"
 #include "rudnn_emu_math.h"
 #include "rudnn_emu_warp.h"
