@@ -160,6 +160,8 @@ LogicalResult KernelOp::verify() {
   if (shared < 0 || shared > kMaxSharedBytes)
     return emitOpError() << "shared_bytes must be in [0, " << kMaxSharedBytes
                          << "], got " << shared;
+  if (getBody().empty())
+    return emitOpError() << "needs a body";
   Block &body = getBody().front();
   if (body.empty() || !isa<YieldOp>(body.back()))
     return emitOpError() << "body must end with rudnn.yield";
@@ -170,7 +172,64 @@ LogicalResult KernelOp::verify() {
   return success();
 }
 
+// %r = rudnn.dim_switch %v[1] cases [1, 2] {attrs} : type -> types {...}, {...}
+ParseResult DimSwitchOp::parse(OpAsmParser &parser, OperationState &result) {
+  OpAsmParser::UnresolvedOperand value;
+  Type valueType;
+  int64_t index = 0;
+  SmallVector<Type> resultTypes;
+  if (parser.parseOperand(value) || parser.parseLSquare() ||
+      parser.parseInteger(index) || parser.parseRSquare() ||
+      parser.parseKeyword("cases"))
+    return failure();
+  Attribute cases = DenseI64ArrayAttr::parse(parser, Type());
+  if (!cases)
+    return failure();
+  result.addAttribute(getCasesAttrName(result.name), cases);
+  result.addAttribute(getIndexAttrName(result.name),
+                      parser.getBuilder().getI64IntegerAttr(index));
+  if (parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
+      parser.parseType(valueType) || parser.parseArrow() ||
+      parser.parseTypeList(resultTypes) ||
+      parser.resolveOperand(value, valueType, result.operands))
+    return failure();
+  result.addTypes(resultTypes);
+  do {
+    Region &region = *result.addRegion();
+    if (parser.parseRegion(region))
+      return failure();
+    // A case reads values defined before the switch only. A name it uses
+    // that is still unresolved could otherwise bind to a later case's value,
+    // which a parse error there would free under this case's uses.
+    WalkResult forward = region.walk([](Operation *op) {
+      for (Value operand : op->getOperands())
+        if (Operation *definer = operand.getDefiningOp();
+            definer && !definer->getBlock())
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (forward.wasInterrupted())
+      return parser.emitError(parser.getCurrentLocation())
+             << "a rudnn.dim_switch case uses a value defined after it";
+  } while (succeeded(parser.parseOptionalComma()));
+  return success();
+}
+
+void DimSwitchOp::print(OpAsmPrinter &printer) {
+  printer << " " << getValue() << "[" << getIndex() << "] cases ";
+  getCasesAttr().print(printer);
+  printer.printOptionalAttrDict((*this)->getAttrs(),
+                                {getCasesAttrName(), getIndexAttrName()});
+  printer << " : " << getValue().getType() << " -> ";
+  llvm::interleaveComma(getResultTypes(), printer);
+  printer << " ";
+  llvm::interleaveComma(getAlternatives(), printer,
+                        [&](Region &region) { printer.printRegion(region); });
+}
+
 LogicalResult DimSwitchOp::verify() {
+  if (getNumResults() == 0)
+    return emitOpError() << "computes nothing: it needs results";
   ArrayRef<int64_t> cases = getCases();
   if (cases.empty() || cases.size() != getAlternatives().size())
     return emitOpError() << "needs one case per region, got " << cases.size()

@@ -154,10 +154,9 @@ def Rudnn_DimSwitchOp : Rudnn_Op<"dim_switch", [
                        DenseI64ArrayAttr:$cases);
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region VariadicRegion<SizedRegion<1>>:$alternatives);
-  let assemblyFormat = [{
-    $value `[` $index `]` `cases` $cases attr-dict `:` type($value) `->`
-    type($results) $alternatives
-  }];
+  // Custom: the regions are parsed into the operation state, which outlives
+  // a failed parse's forward references.
+  let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
 }
 
