@@ -37,6 +37,8 @@ EmulationOptions::fromEnvironment(std::vector<HeaderFile> headers) {
       compiler && *compiler ? compiler : RUDNN_HOST_CXX_DEFAULT;
   const char *sanitize = std::getenv("RUDNN_EMULATION_SANITIZE");
   options.sanitize = sanitize && std::strcmp(sanitize, "1") == 0;
+  if (const char *schedule = std::getenv("RUDNN_EMULATION_SCHEDULE"))
+    options.schedule = Schedule::parse(schedule);
   return options;
 }
 
@@ -269,7 +271,8 @@ void EmulationBackend::launch(const LoadedKernel &kernel,
     throw Unsupported("kernel '" + kernel.entry() +
                       "' is a cooperative launch; the emulator has no "
                       "grid-wide barrier");
-  runGrid(emulated->kernel, geometry, args.pointers(), impl->options.threads);
+  runGrid(emulated->kernel, geometry, args.pointers(), impl->options.threads,
+          impl->options.schedule);
 }
 
 DevicePtr EmulationBackend::allocate(size_t bytes) {

@@ -12,6 +12,7 @@
 #define RUDNN_RUNTIME_EMULATIONBACKEND_H
 
 #include "runtime/Backend.h"
+#include "runtime/emulation/SimtExecutor.h"
 
 #include <memory>
 #include <string>
@@ -30,6 +31,9 @@ struct EmulationOptions {
   bool sanitize = false;
   /// OS threads running blocks; 0: the hardware concurrency.
   unsigned threads = 0;
+  /// The order a block's threads run in (RUDNN_EMULATION_SCHEDULE:
+  /// forward, reverse or random:SEED).
+  Schedule schedule;
 
   /// The defaults above, read from the environment, with `headers`.
   static EmulationOptions fromEnvironment(std::vector<HeaderFile> headers = {});

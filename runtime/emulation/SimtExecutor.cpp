@@ -14,6 +14,8 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <numeric>
+#include <random>
 #include <sstream>
 #include <sys/mman.h>
 #include <thread>
@@ -268,10 +270,12 @@ bool completeBarrier(BlockRun &block) {
       count += thread.predicate != 0;
     }
   }
-  if (waiting == 0 || waiting != live ||
-      live != static_cast<int>(block.threads.size()))
+  // Threads that have exited take no part, as on the GPU.
+  if (waiting == 0 || waiting != live)
     return false;
   for (SimtThread &thread : block.threads) {
+    if (thread.state == ThreadState::Done)
+      continue;
     switch (thread.mode) {
     case RUDNN_EMU_SYNC_COUNT:
       thread.barrierResult = count;
@@ -366,13 +370,18 @@ std::string describeDeadlock(const BlockRun &block) {
   return text.str();
 }
 
-/// Runs one block to completion; returns an error message or "".
+/// Runs one block to completion in `schedule`'s order; returns an error
+/// message or "".
 std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
-                     const LaunchGeometry &geometry, void *dynamicShared) {
+                     const LaunchGeometry &geometry, void *dynamicShared,
+                     const Schedule &schedule) {
   const Dim3 &dims = geometry.block;
   block.error.clear();
   block.aborting = false;
   currentBlock = &block;
+  // Dynamic shared memory starts as garbage (all bits set: NaN, -1), as a
+  // GPU gives whatever the last block left.
+  std::memset(dynamicShared, 0xff, geometry.dynamicSharedBytes);
   for (unsigned z = 0, linear = 0; z < dims.z; ++z)
     for (unsigned y = 0; y < dims.y; ++y)
       for (unsigned x = 0; x < dims.x; ++x, ++linear) {
@@ -410,16 +419,27 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
                        });
       }
 
+  // The order each pass resumes the runnable threads in.
+  std::vector<size_t> order(block.threads.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (schedule.order == Schedule::Order::Reverse)
+    std::reverse(order.begin(), order.end());
+  std::mt19937_64 random(schedule.seed ^ (uint64_t(blockIdx.x) << 32 |
+                                          blockIdx.y << 16 | blockIdx.z));
   std::string error;
   while (error.empty()) {
     bool ran = false;
-    for (SimtThread &thread : block.threads)
+    if (schedule.order == Schedule::Order::Random)
+      std::shuffle(order.begin(), order.end(), random);
+    for (size_t index : order) {
+      SimtThread &thread = block.threads[index];
       if (thread.state == ThreadState::Runnable) {
         resume(block, thread);
         ran = true;
         if (!block.error.empty())
           break;
       }
+    }
     if (!block.error.empty()) {
       error = block.error;
       break;
@@ -468,9 +488,43 @@ void checkGeometry(const LaunchGeometry &geometry) {
 
 const rudnn_emu_host &rudnn::runtime::simtHost() { return kHost; }
 
+Schedule Schedule::parse(const std::string &text) {
+  Schedule schedule;
+  if (text == "forward" || text.empty())
+    return schedule;
+  if (text == "reverse") {
+    schedule.order = Order::Reverse;
+    return schedule;
+  }
+  const std::string prefix = "random:";
+  if (text.rfind(prefix, 0) == 0 && text.size() > prefix.size() &&
+      text.find_first_not_of("0123456789", prefix.size()) ==
+          std::string::npos &&
+      text.size() - prefix.size() <= 19) {
+    schedule.order = Order::Random;
+    schedule.seed = std::stoull(text.substr(prefix.size()));
+    return schedule;
+  }
+  throw InvalidArgument("emulation schedule must be forward, reverse or "
+                        "random:SEED, got '" +
+                        text + "'");
+}
+
+std::string Schedule::name() const {
+  switch (order) {
+  case Order::Forward:
+    return "forward";
+  case Order::Reverse:
+    return "reverse";
+  case Order::Random:
+    return "random:" + std::to_string(seed);
+  }
+  return "?";
+}
+
 void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
                              const LaunchGeometry &geometry, void **args,
-                             unsigned threads) {
+                             unsigned threads, const Schedule &schedule) {
   checkGeometry(geometry);
   const Dim3 &grid = geometry.grid, &blockDims = geometry.block;
   uint64_t blocks = uint64_t(grid.x) * grid.y * grid.z;
@@ -499,7 +553,8 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
       rudnn_emu_dim3 blockIdx = {static_cast<unsigned>(b % grid.x),
                                  static_cast<unsigned>(b / grid.x % grid.y),
                                  static_cast<unsigned>(b / grid.x / grid.y)};
-      std::string message = runBlock(block, blockIdx, geometry, shared.get());
+      std::string message =
+          runBlock(block, blockIdx, geometry, shared.get(), schedule);
       if (!message.empty()) {
         std::lock_guard<std::mutex> lock(errorMutex);
         if (!failed.exchange(true))

@@ -16,6 +16,7 @@
 #include "runtime/Backend.h"
 #include "runtime/emulation/prelude/rudnn_emu_abi.h"
 
+#include <cstdint>
 #include <string>
 
 namespace rudnn::runtime {
@@ -30,11 +31,24 @@ struct EmulatedKernel {
 /// The host table every kernel object is bound to.
 const rudnn_emu_host &simtHost();
 
-/// Runs the whole grid with `threads` OS threads (0: hardware concurrency).
-/// Throws DeviceError naming the kernel and block on a deadlock or trap,
-/// InvalidArgument for an impossible geometry.
+/// In which order a block's runnable threads run between barriers and warp
+/// operations: a correct kernel computes the same under every order, so
+/// tests run under several to expose races a single order hides.
+struct Schedule {
+  enum class Order { Forward, Reverse, Random };
+  Order order = Order::Forward;
+  uint64_t seed = 0; // Random: the same seed, the same interleaving
+
+  /// "forward", "reverse" or "random:SEED"; throws InvalidArgument else.
+  static Schedule parse(const std::string &text);
+  std::string name() const;
+};
+
+/// Runs the whole grid with `threads` OS threads (0: hardware concurrency)
+/// in `schedule`'s order. Throws DeviceError naming the kernel and block on
+/// a deadlock or trap, InvalidArgument for an impossible geometry.
 void runGrid(const EmulatedKernel &kernel, const LaunchGeometry &geometry,
-             void **args, unsigned threads);
+             void **args, unsigned threads, const Schedule &schedule = {});
 
 } // namespace rudnn::runtime
 

@@ -160,11 +160,91 @@ extern "C" __global__ void private_shared(int *out) {
   EXPECT_EQ(download<int>(out, blocks), std::vector<int>(blocks, 0));
 }
 
+// A race the default order hides: thread 0 writes what every thread reads
+// without a barrier between. Forward, thread 0 always runs first; reversed
+// or shuffled, the readers run before it. With the barrier, every order
+// gives the same.
+TEST_F(ExecutorTest, SchedulesExposeARaceTheDefaultOrderHides) {
+  const std::string racy = R"cuda(
+extern "C" __global__ void racy(int *out) {
+  __shared__ int value;
+  if (threadIdx.x == 0)
+    value = 42 + blockIdx.x;
+  SYNC
+  out[blockIdx.x * blockDim.x + threadIdx.x] = value;
+}
+)cuda";
+  auto withSync = [&](bool sync) {
+    std::string source = racy;
+    source.replace(source.find("SYNC"), 4, sync ? "__syncthreads();" : "");
+    return source;
+  };
+  auto run = [&](const std::string &schedule, bool sync) {
+    runtime::EmulationOptions options =
+        runtime::EmulationOptions::fromEnvironment(samples::deviceHeaders());
+    options.threads = 2;
+    options.schedule = runtime::Schedule::parse(schedule);
+    runtime::EmulationBackend backend(options);
+    auto kernel =
+        backend.load(backend.compile({"racy", withSync(sync)}), "racy");
+    const int blocks = 3, threads = 64;
+    DevicePtr out = backend.allocate(blocks * threads * sizeof(int));
+    ArgPack args;
+    args.push(out);
+    backend.launch(*kernel, {{blocks}, {threads}, 0}, args, nullptr);
+    std::vector<int> values(blocks * threads);
+    backend.copyToHost(values.data(), out, values.size() * sizeof(int),
+                       nullptr);
+    backend.release(out);
+    int wrong = 0;
+    for (int i = 0; i < blocks * threads; ++i)
+      wrong += values[i] != 42 + i / threads;
+    return wrong;
+  };
+  EXPECT_EQ(run("forward", false), 0); // hidden
+  EXPECT_GT(run("reverse", false), 0);
+  EXPECT_GT(run("random:7", false), 0);
+  for (const char *schedule : {"forward", "reverse", "random:7"})
+    EXPECT_EQ(run(schedule, true), 0) << schedule;
+}
+
+TEST(Schedule, ParsesItsThreeOrders) {
+  EXPECT_EQ(runtime::Schedule::parse("forward").name(), "forward");
+  EXPECT_EQ(runtime::Schedule::parse("reverse").name(), "reverse");
+  EXPECT_EQ(runtime::Schedule::parse("random:123").name(), "random:123");
+  for (const char *bad : {"backward", "random:", "random:x", "random:-1"})
+    EXPECT_THAT([&] { runtime::Schedule::parse(bad); },
+                ::testing::ThrowsMessage<InvalidArgument>(
+                    HasSubstr("forward, reverse or random:SEED")));
+}
+
+// As on the GPU, threads that have exited take no part in a barrier: the
+// others pass it.
+TEST_F(ExecutorTest, ABarrierWaitsOnlyForThreadsThatHaveNotExited) {
+  auto kernel = build("early_exit", R"cuda(
+extern "C" __global__ void early_exit(int *out) {
+  if (threadIdx.x >= 16)
+    return;
+  __syncthreads();
+  out[blockIdx.x * 16 + threadIdx.x] = 1;
+}
+)cuda");
+  DevicePtr out = upload(std::vector<int>(4 * 16, 0));
+  ArgPack args;
+  args.push(out);
+  launch(*kernel, {4}, {64}, args);
+  EXPECT_EQ(download<int>(out, 4 * 16), std::vector<int>(4 * 16, 1));
+}
+
 TEST_F(ExecutorTest, BarrierNotAllThreadsReachIsADeadlockNamingTheBlock) {
+  // In block 2, lanes 0-15 wait at the barrier while lanes 16-31 of their
+  // warp wait for them at a shuffle: neither can complete.
   auto kernel = build("half_barrier", R"cuda(
 extern "C" __global__ void half_barrier(int *out) {
   if (blockIdx.x == 2 && threadIdx.x < 16)
     __syncthreads();
+  else if (blockIdx.x == 2)
+    out[threadIdx.x] = __shfl_sync(0xffffffffu, (int)threadIdx.x, 0);
   out[blockIdx.x * blockDim.x + threadIdx.x] = 1;
 }
 )cuda");
@@ -179,7 +259,8 @@ extern "C" __global__ void half_barrier(int *out) {
     EXPECT_THAT(error.what(), HasSubstr("block (2,0,0)"));
     EXPECT_THAT(error.what(), HasSubstr("deadlock"));
     EXPECT_THAT(error.what(),
-                HasSubstr("16 of 64 threads wait at __syncthreads"));
+                HasSubstr("16 of 64 threads wait at __syncthreads, 16 at a "
+                          "warp operation"));
   }
 }
 
@@ -249,12 +330,13 @@ extern "C" __global__ void trapper(int *out) {
 }
 
 TEST_F(ExecutorTest, AfterATrapNoOtherThreadWrites) {
-  // Thread 0 traps before the others have run: the launch fails and no
-  // other thread starts, so nothing is written after the failure.
+  // Thread 0 traps while the others wait for it at a barrier, in whatever
+  // order they run: the launch fails and no other thread goes on to write.
   auto kernel = build("trap_first", R"cuda(
 extern "C" __global__ void trap_first(int *out) {
   if (threadIdx.x == 0)
     __trap();
+  __syncthreads();
   out[threadIdx.x] = 1;
 }
 )cuda");
