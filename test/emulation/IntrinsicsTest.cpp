@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -552,6 +553,41 @@ TEST_F(IntrinsicsTest, LdmatrixRegistersFollowThePtxLayout) {
             << "x" << count << (transposed ? ".trans" : "") << " lane " << lane
             << " register " << m;
       }
+  }
+}
+
+// ldmatrix loads the rows as the warp meets: each lane then clearing the
+// row it addressed changes nothing any lane loaded, in any order.
+TEST_F(IntrinsicsTest, LdmatrixLoadsRowsBeforeAnyLaneChangesThem) {
+  auto kernel = build("ldmatrix_then_clear", R"cuda(
+#include "rudnn/device.cuh"
+extern "C" __global__ void ldmatrix_then_clear(const unsigned short *in,
+                                               unsigned *out) {
+  __shared__ __align__(16) unsigned short tile[8][8];
+  const int lane = threadIdx.x;
+  for (int i = lane; i < 64; i += 32)
+    tile[i / 8][i % 8] = in[i];
+  __syncwarp();
+  unsigned short *row = &tile[lane % 8][0];
+  unsigned r[1];
+  rudnn::arch::ldmatrix_x1(r, row);
+  for (int c = 0; c < 8; ++c)
+    row[c] = 0;
+  out[lane] = r[0];
+}
+)cuda");
+  std::vector<unsigned short> in(64);
+  std::iota(in.begin(), in.end(), 1);
+  DevicePtr dIn = upload(in);
+  DevicePtr dOut = upload(std::vector<unsigned>(32, 0));
+  ArgPack args;
+  args.push(dIn).push(dOut);
+  launch(*kernel, {1}, {32}, args);
+  std::vector<unsigned> out = download<unsigned>(dOut, 32);
+  for (int lane = 0; lane < 32; ++lane) {
+    const int r = lane / 4, c = 2 * (lane % 4);
+    EXPECT_EQ(out[lane], in[r * 8 + c] | unsigned(in[r * 8 + c + 1]) << 16)
+        << "lane " << lane;
   }
 }
 

@@ -95,15 +95,21 @@ inline void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4],
 template <int Count, bool Transposed>
 inline void ldmatrix(unsigned *r, const void *row) {
   const int lane = static_cast<int>(rudnn_emu_current()->lane);
-  if (lane < 8 * Count)
+  // Each addressing lane reads its row as the warp meets, and the warp
+  // exchanges the rows' contents: a lane that writes its row afterwards
+  // cannot change what the others load, as on the GPU.
+  struct Row {
+    unsigned char bytes[16];
+  } mine = {}, rows[32];
+  if (lane < 8 * Count) {
     requireAligned(row, 16, "ldmatrix: row address not 16-byte aligned");
-  const unsigned char *rows[32];
-  const unsigned char *mine = static_cast<const unsigned char *>(row);
+    std::memcpy(mine.bytes, row, 16);
+  }
   rudnn_emu_warp_exchange(kWarp, &mine, rows, sizeof mine);
 
   auto element = [&](int matrix, int r16, int c16) {
     uint16_t value;
-    std::memcpy(&value, rows[8 * matrix + r16] + 2 * c16, 2);
+    std::memcpy(&value, rows[8 * matrix + r16].bytes + 2 * c16, 2);
     return static_cast<unsigned>(value);
   };
   const int group = lane / 4, pair = 2 * (lane % 4);
