@@ -284,6 +284,9 @@ DevicePtr EmulationBackend::allocate(size_t bytes) {
   if (::posix_memalign(&pointer, 256, bytes) != 0)
     throw DeviceError("allocate", "out of memory",
                       std::to_string(bytes) + " bytes");
+  // Fresh device memory holds garbage (all bits set: NaN, -1), as what
+  // cudaMalloc returns may: a kernel reading workspace it never wrote fails.
+  std::memset(pointer, 0xff, bytes);
   return reinterpret_cast<DevicePtr>(pointer);
 }
 

@@ -7,6 +7,7 @@
 
 #include <gmock/gmock.h>
 
+#include <cmath>
 #include <dlfcn.h>
 #include <numeric>
 #include <random>
@@ -206,6 +207,24 @@ extern "C" __global__ void racy(int *out) {
   EXPECT_GT(run("random:7", false), 0);
   for (const char *schedule : {"forward", "reverse", "random:7"})
     EXPECT_EQ(run(schedule, true), 0) << schedule;
+}
+
+// Fresh device memory is garbage, as cudaMalloc's may be, never zeros a
+// kernel could come to rely on: reading workspace it never wrote gives NaN.
+TEST_F(ExecutorTest, FreshMemoryIsGarbage) {
+  auto kernel = build("read_fresh", R"cuda(
+extern "C" __global__ void read_fresh(const float *fresh, float *out) {
+  out[threadIdx.x] = fresh[threadIdx.x] + 1.0f;
+}
+)cuda");
+  DevicePtr fresh = backend->allocate(32 * sizeof(float));
+  allocations.push_back(fresh);
+  DevicePtr out = upload(std::vector<float>(32, 0.f));
+  ArgPack args;
+  args.push(fresh).push(out);
+  launch(*kernel, {1}, {32}, args);
+  for (float value : download<float>(out, 32))
+    EXPECT_TRUE(std::isnan(value)) << value;
 }
 
 TEST(Schedule, ParsesItsThreeOrders) {
