@@ -191,7 +191,7 @@ void PlanExecutor::run(const std::vector<DevicePtr> &bindings,
     return launchAll(state, bindings, params, stream, timings);
 
   // The workspace must exist before capture: allocation is not capturable.
-  workspaceFor(state, plan_.workspaceBytes(params), stream);
+  workspaceFor(state, plan_.workspaceLayout(params, state.offsets), stream);
   if (!state.graph || state.graphBindings != bindings ||
       state.graphParams != params) {
     state.graph.reset();

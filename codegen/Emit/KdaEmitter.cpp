@@ -26,16 +26,6 @@ const char *rudnn::codegen::stageName(KdaStage stage) {
   return "?";
 }
 
-std::optional<KdaStage> rudnn::codegen::stageNamed(std::string_view name) {
-  for (KdaStage stage :
-       {KdaStage::Prepare, KdaStage::Propagate, KdaStage::Output,
-        KdaStage::Recurrent, KdaStage::Restore, KdaStage::StateGradient,
-        KdaStage::Gradients})
-    if (name == stageName(stage))
-      return stage;
-  return std::nullopt;
-}
-
 int64_t rudnn::codegen::kdaTileFloats(const KdaKernelSpec &spec) {
   const int64_t C = spec.chunk, K = spec.featureK, V = spec.featureV;
   // kda::ChunkTiles: Γ, U0 and e^Γlast in fp32, the operands in the input

@@ -66,9 +66,6 @@ inline bool isBackwardStage(KdaStage stage) {
 /// "state_gradient", "gradients".
 const char *stageName(KdaStage stage);
 
-/// The stage `stageName` names `name`; none for any other string.
-std::optional<KdaStage> stageNamed(std::string_view name);
-
 using mlir::rudnn::kKdaColumnsPerBlock;
 /// Threads of the chunk-parallel kernels and `propagate`.
 inline constexpr int64_t kKdaThreads = 128;

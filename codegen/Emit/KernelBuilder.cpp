@@ -25,7 +25,7 @@ KernelBinding *KernelBuilder::find(const std::string &name) {
 
 /// Asked again under one name, a binding must mean the same thing; a null
 /// value (a tensor this primitive does not have) defers to a real one.
-const std::string &KernelBuilder::add(KernelBinding binding) {
+std::string KernelBuilder::add(KernelBinding binding) {
   KernelBinding *known = find(binding.name);
   if (!known) {
     params.push_back(std::move(binding));
@@ -46,10 +46,8 @@ const std::string &KernelBuilder::add(KernelBinding binding) {
   return known->name;
 }
 
-const std::string &KernelBuilder::pointer(mlir::Value value,
-                                          const std::string &name,
-                                          const std::string &element,
-                                          bool written) {
+std::string KernelBuilder::pointer(mlir::Value value, const std::string &name,
+                                   const std::string &element, bool written) {
   KernelBinding binding{KernelBinding::Kind::Pointer,
                         name,
                         (written ? "" : "const ") + element + " *",
@@ -66,13 +64,11 @@ void KernelBuilder::strides(mlir::Value value,
          DimRef::of(value, static_cast<unsigned>(i)), 0, false});
 }
 
-const std::string &KernelBuilder::dim(const DimRef &dim,
-                                      const std::string &name) {
+std::string KernelBuilder::dim(const DimRef &dim, const std::string &name) {
   return add({KernelBinding::Kind::Dim, name, "int", dim, 0, false});
 }
 
-const std::string &KernelBuilder::scalar(const std::string &name,
-                                         double value) {
+std::string KernelBuilder::scalar(const std::string &name, double value) {
   return add(
       {KernelBinding::Kind::Scalar, name, "float", DimRef{}, value, false});
 }

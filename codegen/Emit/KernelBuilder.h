@@ -50,16 +50,15 @@ public:
   /// A pointer to `value`'s elements of C++ type `element`, named `name`;
   /// `written` when the kernel stores through it. A null `value` (absent,
   /// or not read by this kernel) binds a null pointer.
-  const std::string &pointer(mlir::Value value, const std::string &name,
-                             const std::string &element, bool written);
+  std::string pointer(mlir::Value value, const std::string &name,
+                      const std::string &element, bool written);
   /// The strides of `value`'s outer dims, one name per dim (a long long
   /// each, 0 when `value` is null).
   void strides(mlir::Value value, const std::vector<std::string> &names);
   /// An int parameter holding `dim`.
-  const std::string &dim(const mlir::rudnn::DimRef &dim,
-                         const std::string &name);
+  std::string dim(const mlir::rudnn::DimRef &dim, const std::string &name);
   /// An f32 parameter holding `value` (a kernel serves every value).
-  const std::string &scalar(const std::string &name, double value);
+  std::string scalar(const std::string &name, double value);
 
   /// The entry's name: the building block and its specialization.
   void setEntry(std::string entry) { entryName = std::move(entry); }
@@ -81,7 +80,7 @@ public:
 
 private:
   KernelBinding *find(const std::string &name);
-  const std::string &add(KernelBinding binding);
+  std::string add(KernelBinding binding);
 
   std::vector<KernelBinding> params;
   std::string entryName, conflictText;

@@ -48,7 +48,6 @@ struct KernelGroup {
 class MemoryClasses {
 public:
   void insert(Value value) { parent.try_emplace(value, value); }
-  bool contains(Value value) const { return parent.count(value); }
   Value leader(Value value) {
     auto it = parent.find(value);
     if (it == parent.end())

@@ -43,8 +43,6 @@ void rudnn::kdaBackward(Context &context, const KdaBackwardInputs &in,
   if (out.dInitialState)
     results.push_back(*out.dInitialState);
   Function function = kdaBackwardFunction(context, spec, flags);
-  checkKdaBoundaryCount(
-      in, out,
-      static_cast<int64_t>(function.operators()[0].attributes.at("chunk")));
+  checkKdaBoundaryCount(in, out, chunkOf(function));
   function.call(arguments, results, stream);
 }

@@ -36,8 +36,6 @@ void rudnn::kdaForward(Context &context, const KdaForwardInputs &in,
   if (out.boundaries)
     results.push_back(*out.boundaries);
   Function function = kdaForwardFunction(context, spec, flags);
-  checkKdaBoundaryCount(
-      in, out,
-      static_cast<int64_t>(function.operators()[0].attributes.at("chunk")));
+  checkKdaBoundaryCount(in, out, chunkOf(function));
   function.call(arguments, results, stream);
 }

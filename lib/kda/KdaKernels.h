@@ -51,6 +51,12 @@ std::string kdaForwardSignature(const KdaKernelSpec &spec,
 Function kdaForwardFunction(Context &context, const KdaKernelSpec &spec,
                             const KdaPlanFlags &flags);
 
+/// The chunk rudnn-specialize left on the function's KDA op.
+inline int64_t chunkOf(const Function &function) {
+  return static_cast<int64_t>(
+      function.operators().front().attributes.at("chunk"));
+}
+
 /// The plan-cache key of a backward call.
 std::string kdaBackwardSignature(const KdaKernelSpec &spec,
                                  const KdaBackwardFlags &flags);
