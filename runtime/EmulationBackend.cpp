@@ -7,6 +7,7 @@
 #include "runtime/TempRoot.h"
 #include "runtime/emulation/Prelude.h"
 #include "runtime/emulation/SimtExecutor.h"
+#include "runtime/emulation/SourceRewrite.h"
 
 #include "rudnn/errors.h"
 
@@ -17,6 +18,7 @@
 #include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
+#include <link.h>
 #include <mutex>
 #include <sstream>
 #include <sys/mman.h>
@@ -37,6 +39,8 @@ EmulationOptions::fromEnvironment(std::vector<HeaderFile> headers) {
       compiler && *compiler ? compiler : RUDNN_HOST_CXX_DEFAULT;
   const char *sanitize = std::getenv("RUDNN_EMULATION_SANITIZE");
   options.sanitize = sanitize && std::strcmp(sanitize, "1") == 0;
+  const char *check = std::getenv("RUDNN_EMULATION_CHECK");
+  options.check = check && std::strcmp(check, "1") == 0;
   if (const char *schedule = std::getenv("RUDNN_EMULATION_SCHEDULE"))
     options.schedule = Schedule::parse(schedule);
   return options;
@@ -44,11 +48,19 @@ EmulationOptions::fromEnvironment(std::vector<HeaderFile> headers) {
 
 namespace {
 
+std::string quote(const std::string &text) {
+  std::string quoted = "'";
+  for (char c : text)
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 /// Runs `command` through the shell; returns its exit status and output.
 /// A preloaded sanitizer runtime (check mode) is not passed on to it.
 std::pair<int, std::string> runCommand(const std::string &command) {
   std::string output;
-  FILE *pipe = ::popen(("env -u LD_PRELOAD " + command + " 2>&1").c_str(), "r");
+  FILE *pipe = ::popen(
+      ("env -u LD_PRELOAD sh -c " + quote(command) + " 2>&1").c_str(), "r");
   if (!pipe)
     return {-1, "cannot run: " + command};
   char buffer[4096];
@@ -59,18 +71,34 @@ std::pair<int, std::string> runCommand(const std::string &command) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
-std::string quote(const std::string &text) {
-  std::string quoted = "'";
-  for (char c : text)
-    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
 std::string readFile(const fs::path &path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();
+}
+
+/// The size of a loaded object's thread-local block (its static
+/// `__shared__` variables), 0 if it has none.
+size_t threadLocalBytes(void *handle) {
+  size_t module = 0;
+  if (::dlinfo(handle, RTLD_DI_TLS_MODID, &module) != 0 || module == 0)
+    return 0;
+  struct Search {
+    size_t module, bytes = 0;
+  } search{module};
+  ::dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t, void *data) {
+        auto *search = static_cast<Search *>(data);
+        if (info->dlpi_tls_modid != search->module)
+          return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i)
+          if (info->dlpi_phdr[i].p_type == PT_TLS)
+            search->bytes = info->dlpi_phdr[i].p_memsz;
+        return 1;
+      },
+      &search);
+  return search.bytes;
 }
 
 /// A kernel object loaded with dlopen from a memory file. The file stays
@@ -141,17 +169,40 @@ struct EmulationBackend::Impl {
       fs::remove_all(includeDirectory, error);
   }
 
+  /// Compiler flags. Kernels are contracted into FMA where the CPU has it,
+  /// as NVRTC contracts by default. Check mode adds ThreadSanitizer's
+  /// instrumentation (not its runtime: the prelude receives the calls).
   std::string flags() const {
-    std::string text = "-std=c++17 -O2 -fPIC -shared -fno-strict-aliasing "
+    std::string text = "-std=c++17 -O2 -fPIC -fno-strict-aliasing "
                        "-D__RUDNN_EMULATION__ -include rudnn_emulation.h";
+    if (__builtin_cpu_supports("fma"))
+      text += " -mfma -ffp-contract=fast";
     if (options.sanitize)
       text += " -fsanitize=address,undefined -fno-omit-frame-pointer -g";
+    if (options.check)
+      text += " -DRUDNN_EMU_CHECK -fsanitize=thread "
+              "--param=tsan-instrument-func-entry-exit=0 "
+              "--param=tsan-distinguish-volatile=1";
     return text;
+  }
+
+  /// Links the object: without the sanitizer flags in check mode, whose
+  /// runtime the process does not have; every symbol must resolve.
+  std::string linkFlags() const {
+    return options.check ? "-shared -Wl,-z,defs"
+                         : "-shared" + std::string(options.sanitize
+                                                       ? " -fsanitize=address,"
+                                                         "undefined"
+                                                       : "");
   }
 };
 
 EmulationBackend::EmulationBackend(EmulationOptions options)
     : impl(std::make_unique<Impl>()) {
+  if (options.sanitize && options.check)
+    throw InvalidArgument("emulation check mode and sanitizers exclude each "
+                          "other (RUDNN_EMULATION_CHECK and "
+                          "RUDNN_EMULATION_SANITIZE)");
   impl->options = std::move(options);
 }
 
@@ -168,7 +219,7 @@ std::string EmulationBackend::deviceDescription() const {
                          : std::thread::hardware_concurrency();
   return "CPU emulation (" + std::to_string(threads) + " threads, " +
          impl->compilerVersion + (impl->options.sanitize ? ", sanitized" : "") +
-         ")";
+         (impl->options.check ? ", check mode" : "") + ")";
 }
 
 std::string EmulationBackend::compilerIdentity() const {
@@ -188,12 +239,17 @@ std::string EmulationBackend::compile(const KernelSource &kernel) const {
   fs::path source = directory / (kernel.entry + ".cpp");
   fs::path object = directory / (kernel.entry + ".so");
   std::ofstream(source, std::ios::binary)
-      << kernel.source << "\nRUDNN_EMU_DEFINE_ENTRY(" << kernel.entry << ")\n";
+      << rewriteDynamicShared(kernel.source) << "\nRUDNN_EMU_DEFINE_ENTRY("
+      << kernel.entry << ")\n";
 
-  std::string command =
-      quote(impl->options.hostCompiler) + " " + impl->flags() + " -I" +
-      quote(impl->includeDirectory.string()) + " " + quote(source.string()) +
-      " -o " + quote(object.string());
+  fs::path compiled = directory / (kernel.entry + ".o");
+  std::string compiler = quote(impl->options.hostCompiler);
+  std::string command = compiler + " " + impl->flags() + " -c -I" +
+                        quote(impl->includeDirectory.string()) + " " +
+                        quote(source.string()) + " -o " +
+                        quote(compiled.string()) + " && " + compiler + " " +
+                        impl->linkFlags() + " " + quote(compiled.string()) +
+                        " -o " + quote(object.string());
   auto [status, output] = runCommand(command);
   if (status != 0) {
     // Keep the source for the error report; the object is not needed.
@@ -257,6 +313,8 @@ std::shared_ptr<LoadedKernel> EmulationBackend::load(const std::string &binary,
   if (int version = bind(&simtHost()); version != RUDNN_EMU_ABI_VERSION)
     fail("kernel object speaks emulation ABI " + std::to_string(version) +
          ", expected " + std::to_string(RUDNN_EMU_ABI_VERSION));
+  kernel.handle = handle;
+  kernel.tlsBytes = threadLocalBytes(handle);
   return std::make_shared<EmulationKernel>(fd, handle, std::move(kernel));
 }
 
@@ -271,8 +329,8 @@ void EmulationBackend::launch(const LoadedKernel &kernel,
     throw Unsupported("kernel '" + kernel.entry() +
                       "' is a cooperative launch; the emulator has no "
                       "grid-wide barrier");
-  runGrid(emulated->kernel, geometry, args.pointers(), impl->options.threads,
-          impl->options.schedule);
+  runGrid(emulated->kernel, geometry, args.pointers(),
+          {impl->options.threads, impl->options.schedule, impl->options.check});
 }
 
 DevicePtr EmulationBackend::allocate(size_t bytes) {

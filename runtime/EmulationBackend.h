@@ -31,8 +31,14 @@ struct EmulationOptions {
   bool sanitize = false;
   /// OS threads running blocks; 0: the hardware concurrency.
   unsigned threads = 0;
-  /// The order a block's threads run in (RUDNN_EMULATION_SCHEDULE:
-  /// forward, reverse or random:SEED).
+  /// Check mode (RUDNN_EMULATION_CHECK=1): every memory access of a kernel
+  /// is observed, and shared-memory races, collectives met at different
+  /// call sites and spin-waits that cannot finish trap; approximate math and
+  /// tensor-core sums deviate as far as the hardware may. Slower; excludes
+  /// `sanitize`.
+  bool check = false;
+  /// The order blocks and a block's threads run in
+  /// (RUDNN_EMULATION_SCHEDULE: forward, reverse or random:SEED).
   Schedule schedule;
 
   /// The defaults above, read from the environment, with `headers`.

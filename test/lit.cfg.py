@@ -5,8 +5,8 @@ import lit.formats
 
 config.name = "rudnn"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".mlir"]
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "unit"]
+config.suffixes = [".mlir", ".cu"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "unit", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.rudnn_obj_root, "test")
 

@@ -7,6 +7,7 @@
 #include <boost/context/fiber.hpp>
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <algorithm>
 #include <atomic>
@@ -85,8 +86,12 @@ struct SimtThread {
   ThreadState state = ThreadState::Runnable;
   ctx::fiber fiber;     // the CUDA thread, while suspended
   ctx::fiber scheduler; // the way back, while running
+  // Where the thread waits at a barrier or warp operation.
+  rudnn_emu_site site{};
   // __syncthreads
   int predicate = 0, mode = 0, barrierResult = 0;
+  // Check mode: the __syncwarp calls this thread has completed.
+  uint32_t warpSyncs = 0;
   // AddressSanitizer's fake stack of this fiber while it is switched out.
   void *fakeStack = nullptr;
   // warp exchange
@@ -97,16 +102,59 @@ struct SimtThread {
   size_t bytes = 0;
 };
 
+/// One access to a byte of shared memory, for race detection: by which
+/// thread, between which barriers (phase), after how many of its
+/// __syncwarp calls.
+struct SharedAccess {
+  uint32_t phase = 0;
+  uint32_t warpSyncs = 0;
+  uint32_t thread = 0;
+};
+
+/// A byte's last write and its last two readers since.
+struct ShadowByte {
+  SharedAccess write, reads[2];
+};
+
+/// The static or dynamic shared memory of the running block, with its
+/// shadow in check mode.
+struct SharedRegion {
+  const char *name = "";
+  unsigned char *begin = nullptr;
+  size_t bytes = 0;
+  std::vector<ShadowByte> shadow;
+
+  bool contains(const void *address, size_t count) const {
+    auto *p = static_cast<const unsigned char *>(address);
+    return begin && p >= begin && count <= bytes &&
+           size_t(p - begin) <= bytes - count;
+  }
+};
+
+/// Polls without any thread of the block writing memory, arriving at a
+/// barrier or warp operation, or ending, before the watchdog reports the
+/// block (a spin-wait that cannot finish).
+constexpr uint64_t kWatchdogPolls = uint64_t(1) << 22;
+
 /// One block in flight on one OS thread.
 struct BlockRun {
   const EmulatedKernel *kernel = nullptr;
   void **args = nullptr;
+  bool check = false;
   std::vector<SimtThread> threads;
   std::vector<ctx::stack_context> stacks;
   std::string error;
   /// Set when the block failed: suspended threads are resumed only to
   /// unwind their stacks.
   bool aborting = false;
+  SharedRegion staticShared, dynamicShared;
+  /// Check mode: the barrier interval (counts up over all blocks of the OS
+  /// thread, so older shadow entries are stale without clearing), and for
+  /// every warp and pair of lanes (a, b) a's warpSyncs after the latest
+  /// __syncwarp both took part in.
+  uint32_t phase = 0;
+  std::vector<uint32_t> jointWarpSyncs;
+  uint64_t idlePolls = 0;
 };
 
 /// Thrown out of a suspended thread of an aborting block.
@@ -203,51 +251,168 @@ void suspend() {
     throw BlockAborted{};
 }
 
-int hostSyncthreads(int predicate, int mode) {
+std::string describeThread(const SimtThread &thread) {
+  const rudnn_emu_dim3 &t = thread.info.threadIdx;
+  return "thread (" + std::to_string(t.x) + "," + std::to_string(t.y) + "," +
+         std::to_string(t.z) + ")";
+}
+
+std::string describeSite(const rudnn_emu_site &site) {
+  std::string file = site.file ? site.file : "?";
+  if (size_t slash = file.rfind('/'); slash != std::string::npos)
+    file = file.substr(slash + 1);
+  return std::string(site.operation ? site.operation : "?") + " (" + file +
+         ":" + std::to_string(site.line) + ")";
+}
+
+bool sameOperation(const rudnn_emu_site &a, const rudnn_emu_site &b) {
+  return std::strcmp(a.operation, b.operation) == 0;
+}
+
+bool sameSite(const rudnn_emu_site &a, const rudnn_emu_site &b) {
+  return sameOperation(a, b) && a.line == b.line &&
+         std::strcmp(a.file, b.file) == 0;
+}
+
+/// Fails the block with `message` (the running thread named by the caller)
+/// and unwinds the running thread.
+[[noreturn]] void failRunningThread(const std::string &message) {
+  SimtThread *self = currentThread;
+  currentBlock->error = message;
+  self->state = ThreadState::Trapped;
+  suspend(); // resumed only to unwind: throws BlockAborted
+  throw BlockAborted{};
+}
+
+int hostSyncthreads(int predicate, int mode, const rudnn_emu_site *site) {
   SimtThread *self = currentThread;
   self->state = ThreadState::AtBarrier;
   self->predicate = predicate;
   self->mode = mode;
+  self->site = *site;
+  currentBlock->idlePolls = 0;
   suspend();
   return self->barrierResult;
 }
 
 unsigned hostWarpExchange(unsigned mask, const void *value, void *all,
-                          size_t bytes) {
+                          size_t bytes, const rudnn_emu_site *site) {
   SimtThread *self = currentThread;
   self->state = ThreadState::AtWarp;
   self->mask = mask;
   self->value = value;
   self->all = all;
   self->bytes = bytes;
+  self->site = *site;
+  currentBlock->idlePolls = 0;
   suspend();
   return self->present;
 }
 
-unsigned hostActiveMask() {
-  SimtThread *self = currentThread;
-  std::vector<SimtThread> &threads = currentBlock->threads;
-  unsigned first = self->info.warp * kWarpSize, mask = 0;
-  for (unsigned lane = 0; lane < kWarpSize && first + lane < threads.size();
-       ++lane)
-    if (threads[first + lane].state != ThreadState::Done)
-      mask |= 1u << lane;
-  return mask;
-}
-
 void hostTrap(const char *message) {
-  SimtThread *self = currentThread;
-  std::ostringstream text;
-  text << "thread (" << self->info.threadIdx.x << "," << self->info.threadIdx.y
-       << "," << self->info.threadIdx.z << "): " << message;
-  currentBlock->error = text.str();
-  self->state = ThreadState::Trapped;
-  suspend(); // resumed only to unwind: throws BlockAborted
-  throw BlockAborted{};
+  failRunningThread(describeThread(*currentThread) + ": " + message);
 }
 
-const rudnn_emu_host kHost = {RUDNN_EMU_ABI_VERSION, hostSyncthreads,
-                              hostWarpExchange, hostActiveMask, hostTrap};
+/// Whether `earlier`'s access is ordered before whatever `thread` does now
+/// without a barrier between them: the same thread, or lanes of one warp
+/// that have both taken part in a __syncwarp since.
+bool ordered(const BlockRun &block, const SharedAccess &earlier,
+             const SimtThread &thread) {
+  if (earlier.thread == thread.info.linear)
+    return true;
+  if (earlier.thread / kWarpSize != thread.info.warp)
+    return false;
+  size_t pair =
+      (size_t(thread.info.warp) * kWarpSize + earlier.thread % kWarpSize) *
+          kWarpSize +
+      thread.info.lane;
+  return block.jointWarpSyncs[pair] > earlier.warpSyncs;
+}
+
+[[noreturn]] void reportRace(const BlockRun &block, const SharedRegion &region,
+                             size_t offset, uint32_t other,
+                             const char *otherDid, const char *thisDid) {
+  std::ostringstream text;
+  text << "data race on " << region.name << " shared memory at offset 0x"
+       << std::hex << offset << " (address "
+       << static_cast<const void *>(region.begin + offset) << std::dec
+       << "): " << describeThread(block.threads[other]) << " " << otherDid
+       << " it and " << describeThread(*currentThread) << " " << thisDid
+       << " it with no barrier between";
+  failRunningThread(text.str());
+}
+
+/// Check mode: every load and store of the kernel. Accesses to shared
+/// memory are checked against the shadow: two threads touching a byte
+/// between the same barriers, one of them writing, race.
+void hostMemoryAccess(const void *address, size_t bytes, int kind) {
+  BlockRun *block = currentBlock;
+  SimtThread *self = currentThread;
+  if (!block || !self || !block->check || block->aborting)
+    return;
+  SharedRegion *region = nullptr;
+  auto *p = static_cast<const unsigned char *>(address);
+  for (SharedRegion *candidate : {&block->dynamicShared, &block->staticShared})
+    if (candidate->begin && p + bytes > candidate->begin &&
+        p < candidate->begin + candidate->bytes)
+      region = candidate;
+  if (!region)
+    return;
+  size_t first = p < region->begin ? 0 : size_t(p - region->begin);
+  size_t last = std::min(region->bytes, size_t(p + bytes - region->begin));
+  const SharedAccess now{block->phase, self->warpSyncs, self->info.linear};
+  for (size_t offset = first; offset < last; ++offset) {
+    ShadowByte &cell = region->shadow[offset];
+    bool written = cell.write.phase == block->phase;
+    if (written && !ordered(*block, cell.write, *self))
+      reportRace(*block, *region, offset, cell.write.thread, "wrote",
+                 kind == RUDNN_EMU_WRITE ? "wrote" : "read");
+    if (kind == RUDNN_EMU_WRITE) {
+      for (const SharedAccess &read : cell.reads)
+        if (read.phase == block->phase && !ordered(*block, read, *self))
+          reportRace(*block, *region, offset, read.thread, "read", "wrote");
+      cell.write = now;
+      cell.reads[0].phase = cell.reads[1].phase = 0;
+    } else if (cell.reads[0].phase == block->phase &&
+               cell.reads[0].thread == now.thread) {
+      cell.reads[0] = now;
+    } else {
+      cell.reads[1] = cell.reads[0];
+      cell.reads[0] = now;
+    }
+  }
+}
+
+int hostIsShared(const void *address, size_t bytes) {
+  BlockRun *block = currentBlock;
+  return block && (block->dynamicShared.contains(address, bytes) ||
+                   block->staticShared.contains(address, bytes));
+}
+
+/// A thread polled memory: the others run first. Polls that change nothing,
+/// with no thread arriving anywhere, are counted; too many and the block is
+/// reported as spinning forever.
+void hostPoll(int changed) {
+  BlockRun *block = currentBlock;
+  SimtThread *self = currentThread;
+  if (!block || !self)
+    return;
+  if (changed)
+    block->idlePolls = 0;
+  else if (++block->idlePolls > kWatchdogPolls)
+    failRunningThread(
+        describeThread(*self) +
+        ": watchdog: the block's threads have polled "
+        "memory " +
+        std::to_string(kWatchdogPolls) +
+        " times (atomics, volatile reads) with none writing, arriving at a "
+        "barrier or exiting: a spin-wait that can never finish");
+  suspend();
+}
+
+const rudnn_emu_host kHost = {
+    RUDNN_EMU_ABI_VERSION, hostSyncthreads, hostWarpExchange, hostTrap,
+    hostMemoryAccess,      hostIsShared,    hostPoll};
 
 void resume(BlockRun &block, SimtThread &thread) {
   currentThread = &thread;
@@ -258,21 +423,70 @@ void resume(BlockRun &block, SimtThread &thread) {
   currentThread = nullptr;
 }
 
-/// Releases a barrier every live thread waits at. False if none can be.
+/// "lanes 0x0000ffff at __shfl_sync (k.cu:12), lanes 0xffff0000 at ...":
+/// the threads of `members` grouped by where they wait.
+std::string describeSites(const BlockRun &block,
+                          const std::vector<size_t> &members, bool lanes) {
+  std::vector<std::pair<rudnn_emu_site, std::vector<size_t>>> groups;
+  for (size_t index : members) {
+    const rudnn_emu_site &site = block.threads[index].site;
+    auto group = std::find_if(groups.begin(), groups.end(),
+                              [&](auto &g) { return sameSite(g.first, site); });
+    if (group == groups.end())
+      groups.push_back({site, {index}});
+    else
+      group->second.push_back(index);
+  }
+  std::ostringstream text;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const std::vector<size_t> &threads = groups[g].second;
+    text << (g ? ", " : "");
+    if (lanes) {
+      unsigned mask = 0;
+      for (size_t index : threads)
+        mask |= 1u << (index % kWarpSize);
+      char hex[16];
+      std::snprintf(hex, sizeof hex, "0x%08x", mask);
+      text << "lanes " << hex;
+    } else {
+      text << threads.size() << " thread" << (threads.size() > 1 ? "s" : "")
+           << " (first " << describeThread(block.threads[threads[0]]) << ")";
+    }
+    text << " at " << describeSite(groups[g].first);
+  }
+  return text.str();
+}
+
+/// Releases a barrier every live thread waits at. False if none can be;
+/// sets block.error when the threads wait at different barriers (check
+/// mode: different call sites; always: different kinds of barrier).
 bool completeBarrier(BlockRun &block) {
   int live = 0, waiting = 0, count = 0;
-  for (const SimtThread &thread : block.threads) {
+  std::vector<size_t> members;
+  for (size_t i = 0; i < block.threads.size(); ++i) {
+    const SimtThread &thread = block.threads[i];
     if (thread.state == ThreadState::Done)
       continue;
     ++live;
     if (thread.state == ThreadState::AtBarrier) {
       ++waiting;
       count += thread.predicate != 0;
+      members.push_back(i);
     }
   }
   // Threads that have exited take no part, as on the GPU.
   if (waiting == 0 || waiting != live)
     return false;
+  const rudnn_emu_site &first = block.threads[members[0]].site;
+  for (size_t index : members) {
+    const rudnn_emu_site &site = block.threads[index].site;
+    if (!sameOperation(site, first) ||
+        (block.check && !sameSite(site, first))) {
+      block.error = "threads meet at different barriers (undefined in CUDA): " +
+                    describeSites(block, members, /*lanes=*/false);
+      return true;
+    }
+  }
   for (SimtThread &thread : block.threads) {
     if (thread.state == ThreadState::Done)
       continue;
@@ -291,12 +505,33 @@ bool completeBarrier(BlockRun &block) {
     }
     thread.state = ThreadState::Runnable;
   }
+  ++block.phase; // everything before the barrier is ordered before it
+  block.idlePolls = 0;
   return true;
+}
+
+/// Check mode: the lanes of `present` in the warp starting at `first` have
+/// completed a __syncwarp together; their earlier accesses are ordered
+/// before each other's later ones.
+void recordWarpSync(BlockRun &block, size_t first, unsigned present) {
+  for (unsigned a = 0; a < kWarpSize; ++a)
+    if (present >> a & 1)
+      ++block.threads[first + a].warpSyncs;
+  for (unsigned a = 0; a < kWarpSize; ++a) {
+    if (!(present >> a & 1))
+      continue;
+    for (unsigned b = 0; b < kWarpSize; ++b)
+      if (present >> b & 1)
+        block.jointWarpSyncs[(first + a) * kWarpSize + b] =
+            block.threads[first + a].warpSyncs;
+  }
 }
 
 /// Completes every warp operation whose participants have all arrived with
 /// the same mask. As in CUDA, lanes of the mask that have exited (or do not
-/// exist, in a partial last warp) take no part. False if none could be.
+/// exist, in a partial last warp) take no part. Lanes meeting at different
+/// operations (check mode: call sites) set block.error. False if none could
+/// be completed.
 bool completeWarpOps(BlockRun &block) {
   bool progress = false;
   std::vector<SimtThread> &threads = block.threads;
@@ -307,7 +542,8 @@ bool completeWarpOps(BlockRun &block) {
       if (leader.state != ThreadState::AtWarp)
         continue;
       unsigned mask = leader.mask;
-      bool ready = true;
+      bool ready = true, matching = true;
+      std::vector<size_t> members;
       for (unsigned other = 0; other < kWarpSize && ready; ++other) {
         if (!(mask >> other & 1))
           continue;
@@ -315,17 +551,26 @@ bool completeWarpOps(BlockRun &block) {
         if (index >= threads.size() ||
             threads[index].state == ThreadState::Done)
           continue;
-        ready = threads[index].state == ThreadState::AtWarp &&
-                threads[index].mask == mask &&
-                threads[index].bytes == leader.bytes;
+        const SimtThread &peer = threads[index];
+        ready = peer.state == ThreadState::AtWarp && peer.mask == mask;
+        members.push_back(index);
+        if (ready)
+          matching = matching && sameOperation(peer.site, leader.site) &&
+                     peer.bytes == leader.bytes &&
+                     (!block.check || sameSite(peer.site, leader.site));
       }
       if (!ready)
         continue;
+      if (!matching) {
+        block.error = "lanes of warp " + std::to_string(first / kWarpSize) +
+                      " meet at different warp operations (undefined in "
+                      "CUDA): " +
+                      describeSites(block, members, /*lanes=*/true);
+        return true;
+      }
       unsigned present = 0;
-      for (unsigned other = 0; other < kWarpSize; ++other)
-        if (mask >> other & 1 && first + other < threads.size() &&
-            threads[first + other].state == ThreadState::AtWarp)
-          present |= 1u << other;
+      for (size_t index : members)
+        present |= 1u << (index - first);
       for (unsigned target = 0; target < kWarpSize; ++target) {
         if (!(present >> target & 1))
           continue;
@@ -336,6 +581,8 @@ bool completeWarpOps(BlockRun &block) {
                             source * leader.bytes,
                         threads[first + source].value, leader.bytes);
       }
+      if (block.check && std::strcmp(leader.site.operation, "__syncwarp") == 0)
+        recordWarpSync(block, first, present);
       for (unsigned target = 0; target < kWarpSize; ++target)
         if (present >> target & 1) {
           threads[first + target].present = present;
@@ -379,15 +626,23 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
   block.error.clear();
   block.aborting = false;
   currentBlock = &block;
-  // Dynamic shared memory starts as garbage (all bits set: NaN, -1), as a
-  // GPU gives whatever the last block left.
+  // Shared memory, static and dynamic, starts as garbage (all bits set:
+  // NaN, -1), as a GPU gives whatever the last block left. The static part
+  // is the kernel object's thread-local block; the prelude's own variable
+  // there is set again before every resume.
   std::memset(dynamicShared, 0xff, geometry.dynamicSharedBytes);
+  if (block.staticShared.begin)
+    std::memset(block.staticShared.begin, 0xff, block.staticShared.bytes);
+  ++block.phase;
+  block.idlePolls = 0;
+  std::fill(block.jointWarpSyncs.begin(), block.jointWarpSyncs.end(), 0);
   for (unsigned z = 0, linear = 0; z < dims.z; ++z)
     for (unsigned y = 0; y < dims.y; ++y)
       for (unsigned x = 0; x < dims.x; ++x, ++linear) {
         SimtThread &thread = block.threads[linear];
         thread.state = ThreadState::Runnable;
         thread.fakeStack = nullptr;
+        thread.warpSyncs = 0;
         thread.info.threadIdx = {x, y, z};
         thread.info.blockIdx = blockIdx;
         thread.info.blockDim = {dims.x, dims.y, dims.z};
@@ -414,6 +669,7 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
                            }
                          }
                          thread.state = ThreadState::Done;
+                         block.idlePolls = 0;
                          leavingFiber(thread, true);
                          return std::move(thread.scheduler);
                        });
@@ -453,6 +709,8 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
       break;
     if (!completeBarrier(block) && !completeWarpOps(block))
       error = describeDeadlock(block);
+    else if (!block.error.empty())
+      error = block.error;
   }
   if (!error.empty()) {
     // Unwind the threads left suspended (trap, deadlock) through our own
@@ -522,16 +780,54 @@ std::string Schedule::name() const {
   return "?";
 }
 
+namespace {
+
+/// The OS thread's thread-local block of the kernel object: where its
+/// static `__shared__` variables live. Empty if it has none.
+SharedRegion staticSharedOf(const EmulatedKernel &kernel) {
+  SharedRegion region;
+  region.name = "static";
+  if (!kernel.handle || !kernel.tlsBytes)
+    return region;
+  kernel.setCurrent(nullptr); // allocates this OS thread's block
+  void *block = nullptr;
+  if (::dlinfo(kernel.handle, RTLD_DI_TLS_DATA, &block) == 0 && block) {
+    region.begin = static_cast<unsigned char *>(block);
+    region.bytes = kernel.tlsBytes;
+  }
+  return region;
+}
+
+/// The order blocks are taken in: launch order, reversed, or shuffled (so
+/// float atomics from different blocks land in another order).
+std::vector<uint64_t> blockOrder(uint64_t blocks, const Schedule &schedule) {
+  std::vector<uint64_t> order;
+  if (schedule.order == Schedule::Order::Forward)
+    return order;
+  order.resize(blocks);
+  std::iota(order.begin(), order.end(), 0);
+  if (schedule.order == Schedule::Order::Reverse)
+    std::reverse(order.begin(), order.end());
+  else
+    std::shuffle(order.begin(), order.end(), std::mt19937_64(schedule.seed));
+  return order;
+}
+
+} // namespace
+
 void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
                              const LaunchGeometry &geometry, void **args,
-                             unsigned threads, const Schedule &schedule) {
+                             const SimtOptions &options) {
   checkGeometry(geometry);
+  const Schedule &schedule = options.schedule;
   const Dim3 &grid = geometry.grid, &blockDims = geometry.block;
   uint64_t blocks = uint64_t(grid.x) * grid.y * grid.z;
   size_t threadsPerBlock = size_t(blockDims.x) * blockDims.y * blockDims.z;
-  unsigned workers = threads ? threads : std::thread::hardware_concurrency();
+  unsigned workers =
+      options.threads ? options.threads : std::thread::hardware_concurrency();
   workers = static_cast<unsigned>(
       std::max<uint64_t>(1, std::min<uint64_t>(workers ? workers : 1, blocks)));
+  const std::vector<uint64_t> order = blockOrder(blocks, schedule);
 
   std::atomic<uint64_t> next{0};
   std::atomic<bool> failed{false};
@@ -542,6 +838,7 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
     BlockRun block;
     block.kernel = &kernel;
     block.args = args;
+    block.check = options.check;
     block.threads.resize(threadsPerBlock);
     for (size_t i = 0; i < threadsPerBlock; ++i)
       block.stacks.push_back(stackPool().acquire());
@@ -549,7 +846,18 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
     // for, so a sanitizer catches a kernel reading past them.
     std::unique_ptr<unsigned char[]> shared(
         new unsigned char[std::max<size_t>(1, geometry.dynamicSharedBytes)]);
-    for (uint64_t b; !failed && (b = next++) < blocks;) {
+    block.dynamicShared.name = "dynamic";
+    block.dynamicShared.begin = shared.get();
+    block.dynamicShared.bytes = geometry.dynamicSharedBytes;
+    block.staticShared = staticSharedOf(kernel);
+    if (options.check) {
+      block.dynamicShared.shadow.resize(block.dynamicShared.bytes);
+      block.staticShared.shadow.resize(block.staticShared.bytes);
+      size_t lanes = (threadsPerBlock + kWarpSize - 1) / kWarpSize * kWarpSize;
+      block.jointWarpSyncs.assign(lanes * kWarpSize, 0);
+    }
+    for (uint64_t taken; !failed && (taken = next++) < blocks;) {
+      uint64_t b = order.empty() ? taken : order[taken];
       rudnn_emu_dim3 blockIdx = {static_cast<unsigned>(b % grid.x),
                                  static_cast<unsigned>(b / grid.x % grid.y),
                                  static_cast<unsigned>(b / grid.x / grid.y)};

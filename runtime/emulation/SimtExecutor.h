@@ -26,14 +26,19 @@ struct EmulatedKernel {
   std::string name;
   void (*entry)(void **args) = nullptr;
   void (*setCurrent)(rudnn_emu_thread *thread) = nullptr;
+  /// The dlopen handle, for the object's thread-local block: the kernels'
+  /// static `__shared__` variables, `tlsBytes` long (0: none).
+  void *handle = nullptr;
+  size_t tlsBytes = 0;
 };
 
 /// The host table every kernel object is bound to.
 const rudnn_emu_host &simtHost();
 
-/// In which order a block's runnable threads run between barriers and warp
-/// operations: a correct kernel computes the same under every order, so
-/// tests run under several to expose races a single order hides.
+/// In which order the blocks of a grid are taken and a block's runnable
+/// threads run between barriers, warp operations and polls: a correct
+/// kernel computes the same under every order, so tests run under several
+/// to expose races (and float atomics' order) a single order hides.
 struct Schedule {
   enum class Order { Forward, Reverse, Random };
   Order order = Order::Forward;
@@ -44,11 +49,21 @@ struct Schedule {
   std::string name() const;
 };
 
-/// Runs the whole grid with `threads` OS threads (0: hardware concurrency)
-/// in `schedule`'s order. Throws DeviceError naming the kernel and block on
-/// a deadlock or trap, InvalidArgument for an impossible geometry.
+/// How a grid runs.
+struct SimtOptions {
+  /// OS threads running blocks; 0: the hardware concurrency.
+  unsigned threads = 0;
+  /// The order of the blocks and of each block's threads.
+  Schedule schedule;
+  /// Check mode (the kernel object compiled for it): shared-memory races
+  /// and collectives met at different call sites trap.
+  bool check = false;
+};
+
+/// Runs the whole grid. Throws DeviceError naming the kernel and block on a
+/// deadlock, race or trap, InvalidArgument for an impossible geometry.
 void runGrid(const EmulatedKernel &kernel, const LaunchGeometry &geometry,
-             void **args, unsigned threads, const Schedule &schedule = {});
+             void **args, const SimtOptions &options = {});
 
 } // namespace rudnn::runtime
 

@@ -16,7 +16,11 @@ __device__ __forceinline__ void cp_async_16(void *shared, const void *global) {
   // until then (rudnn_emu_async.h).
   emulated::requireAligned(shared, 16, "cp.async: shared address misaligned");
   emulated::requireAligned(global, 16, "cp.async: global address misaligned");
-  rudnn_emu_cp_async(shared, global, 16);
+  emulated::requireShared(shared, 16,
+                          "cp.async: destination is not shared memory");
+  if (rudnn_emu_table()->isShared(global, 16))
+    rudnn_emu_trap("cp.async: source is shared memory, not global");
+  rudnn_emu_cp_async(shared, global, 16, 16);
 #else
   unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address),

@@ -15,7 +15,10 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <climits>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 namespace rudnn {
@@ -32,6 +35,55 @@ inline void requireAligned(const void *address, uintptr_t alignment,
     rudnn_emu_trap(message);
 }
 
+/// The instruction reads or writes shared memory only; a generic address
+/// elsewhere faults on a GPU.
+inline void requireShared(const void *address, size_t bytes,
+                          const char *message) {
+  if (!rudnn_emu_table()->isShared(address, bytes))
+    rudnn_emu_trap(message);
+}
+
+/// mma and ldmatrix are .aligned: every lane of the warp executes the same
+/// instruction; a missing lane (exited, diverged or absent in a partial
+/// warp) makes them undefined on a GPU, and a trap here.
+inline void requireWholeWarp(unsigned present, const char *operation) {
+  if (present != kWarp) {
+    char message[160];
+    snprintf(message, sizeof message,
+             "%s needs all 32 lanes of the warp; lanes 0x%08x took part",
+             operation, present);
+    rudnn_emu_trap(message);
+  }
+}
+
+#ifdef RUDNN_EMU_CHECK
+/// A model of tensor-core accumulation: the addends of a group (the running
+/// sum and eight exact products) are aligned to the largest, truncated to
+/// its 24-bit grid, summed without normalising in between, and the sum is
+/// truncated to fp32. Round-to-nearest fp32 arithmetic is only one of the
+/// results hardware of different generations gives; a kernel must not
+/// depend on it.
+inline float truncatedSum(const double *terms, int count) {
+  int largest = INT_MIN;
+  double plain = 0;
+  for (int i = 0; i < count; ++i) {
+    plain += terms[i];
+    if (terms[i] != 0)
+      largest = std::max(largest, std::ilogb(terms[i]));
+  }
+  if (largest == INT_MIN || !std::isfinite(plain))
+    return static_cast<float>(plain);
+  const double quantum = std::ldexp(1.0, largest - 23);
+  double sum = 0;
+  for (int i = 0; i < count; ++i)
+    sum += std::trunc(terms[i] / quantum) * quantum;
+  float rounded = static_cast<float>(sum);
+  if (std::fabs(static_cast<double>(rounded)) > std::fabs(sum))
+    rounded = std::nextafter(rounded, 0.0f);
+  return rounded;
+}
+#endif
+
 inline float low(unsigned pair, bool bf16) {
   unsigned short bits = static_cast<unsigned short>(pair & 0xffffu);
   return bf16 ? __bfloat162float(__ushort_as_bfloat16(bits))
@@ -47,14 +99,16 @@ inline float high(unsigned pair, bool bf16) { return low(pair >> 16, bf16); }
 ///   (g, 2t..2t+1), [2], [3] (g+8, 2t..2t+1)
 /// The lower half of every register holds the element of smaller index.
 inline void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4],
-                         const unsigned (&b)[2], const float (&c)[4],
-                         bool bf16) {
+                         const unsigned (&b)[2], const float (&c)[4], bool bf16,
+                         RUDNN_EMU_CALL_SITE) {
   struct Operands {
     unsigned a[4], b[2];
   };
   const Operands mine = {{a[0], a[1], a[2], a[3]}, {b[0], b[1]}};
   Operands all[32];
-  rudnn_emu_warp_exchange(kWarp, &mine, all, sizeof(Operands));
+  requireWholeWarp(rudnn_emu_warp_exchange(kWarp, &mine, all, sizeof(Operands),
+                                           RUDNN_EMU_SITE("mma.sync")),
+                   "mma.sync");
 
   float A[16][16], B[16][8];
   for (int lane = 0; lane < 32; ++lane) {
@@ -71,17 +125,30 @@ inline void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4],
     }
   }
 
-  // Products of 16-bit operands are exact; the sum is formed in double and
-  // rounded to fp32 once. d may be c: the results are stored last.
+  // Products of 16-bit operands are exact. The sum is formed in double and
+  // rounded to fp32 once; check mode models the hardware's truncation.
+  // d may be c: the results are stored last.
   const int lane = static_cast<int>(rudnn_emu_current()->lane);
   const int g = lane / 4, t = lane % 4;
   float result[4];
   for (int i = 0; i < 4; ++i) {
     const int row = g + 8 * (i / 2), col = 2 * t + i % 2;
+#ifdef RUDNN_EMU_CHECK
+    float sum = c[i];
+    for (int group = 0; group < 2; ++group) {
+      double terms[9] = {sum};
+      for (int k = 0; k < 8; ++k)
+        terms[1 + k] =
+            static_cast<double>(A[row][8 * group + k]) * B[8 * group + k][col];
+      sum = truncatedSum(terms, 9);
+    }
+    result[i] = sum;
+#else
     double sum = c[i];
     for (int k = 0; k < 16; ++k)
       sum += static_cast<double>(A[row][k]) * B[k][col];
     result[i] = static_cast<float>(sum);
+#endif
   }
   for (int i = 0; i < 4; ++i)
     d[i] = result[i];
@@ -93,7 +160,7 @@ inline void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4],
 /// 2 (l % 4), 2 (l % 4) + 1; with .trans, column l / 4 and rows
 /// 2 (l % 4), 2 (l % 4) + 1. The element of smaller index is the low half.
 template <int Count, bool Transposed>
-inline void ldmatrix(unsigned *r, const void *row) {
+inline void ldmatrix(unsigned *r, const void *row, RUDNN_EMU_CALL_SITE) {
   const int lane = static_cast<int>(rudnn_emu_current()->lane);
   // Each addressing lane reads its row as the warp meets, and the warp
   // exchanges the rows' contents: a lane that writes its row afterwards
@@ -103,9 +170,12 @@ inline void ldmatrix(unsigned *r, const void *row) {
   } mine = {}, rows[32];
   if (lane < 8 * Count) {
     requireAligned(row, 16, "ldmatrix: row address not 16-byte aligned");
+    requireShared(row, 16, "ldmatrix: row address is not shared memory");
     std::memcpy(mine.bytes, row, 16);
   }
-  rudnn_emu_warp_exchange(kWarp, &mine, rows, sizeof mine);
+  requireWholeWarp(rudnn_emu_warp_exchange(kWarp, &mine, rows, sizeof mine,
+                                           RUDNN_EMU_SITE("ldmatrix")),
+                   "ldmatrix");
 
   auto element = [&](int matrix, int r16, int c16) {
     uint16_t value;

@@ -13,8 +13,9 @@ namespace arch {
 __device__ __forceinline__ float rcp_approx(float x) {
 #ifdef __RUDNN_EMULATION__
   // .ftz: subnormal inputs and results are zeros of the same sign.
-  return rudnn_emu_detail::flushSubnormal(1.0f /
-                                          rudnn_emu_detail::flushSubnormal(x));
+  // Within 1 ulp: check mode moves the exact result by up to that.
+  return rudnn_emu_detail::flushSubnormal(rudnn_emu_detail::approximate(
+      1.0f / rudnn_emu_detail::flushSubnormal(x), x, 1));
 #else
   float r;
   asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(r) : "f"(x));
@@ -22,11 +23,12 @@ __device__ __forceinline__ float rcp_approx(float x) {
 #endif
 }
 
-/// 2^x, approximate.
+/// 2^x, relative error at most 2^-22, subnormals flushed to zero.
 __device__ __forceinline__ float ex2_approx(float x) {
 #ifdef __RUDNN_EMULATION__
-  return rudnn_emu_detail::flushSubnormal(
-      exp2f(rudnn_emu_detail::flushSubnormal(x)));
+  // Relative error 2^-22 (2 ulps), modelled in check mode.
+  return rudnn_emu_detail::flushSubnormal(rudnn_emu_detail::approximate(
+      exp2f(rudnn_emu_detail::flushSubnormal(x)), x, 2));
 #else
   float r;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(r) : "f"(x));

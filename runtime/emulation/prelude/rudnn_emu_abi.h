@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define RUDNN_EMU_ABI_VERSION 3
+#define RUDNN_EMU_ABI_VERSION 4
 
 typedef struct rudnn_emu_dim3 {
   unsigned x, y, z;
@@ -47,26 +47,47 @@ enum {
   RUDNN_EMU_SYNC_OR = 3
 };
 
+/* Where a collective operation was called: the executor matches the
+ * participants of a barrier or warp operation by operation and, in check
+ * mode, by call site. */
+typedef struct rudnn_emu_site {
+  const char *operation; /* "__syncthreads", "__shfl_sync", "mma", ... */
+  const char *file;
+  unsigned line;
+} rudnn_emu_site;
+
+/* Kinds of memory access reported in check mode. */
+enum { RUDNN_EMU_READ = 0, RUDNN_EMU_WRITE = 1 };
+
 typedef struct rudnn_emu_host {
   uint32_t abiVersion;
   /* Block barrier. Every live thread of the block must arrive; returns the
    * count / and / or of `predicate` over the block for the non-plain modes.
    * A barrier some thread can never reach is reported by the executor as a
    * deadlock (the kernel call fails), never a hang. */
-  int (*syncthreads)(int predicate, int mode);
+  int (*syncthreads)(int predicate, int mode, const rudnn_emu_site *site);
   /* Warp exchange: every lane in `mask` (which must include the caller)
    * contributes `bytes` bytes at `value`; once all have arrived, each
    * receives in `all` the 32 contributions lane by lane (`bytes` each; lanes
    * outside the result left untouched). As in CUDA, lanes of `mask` that
-   * have exited, or do not exist in a partial warp, take no part. Returns
-   * the lanes that took part. The basis of shuffles, votes, __syncwarp, mma
-   * and ldmatrix. bytes <= 256. */
+   * have exited, or do not exist in a partial warp, take no part. Lanes
+   * meeting at different operations trap. Returns the lanes that took part.
+   * The basis of shuffles, votes, __syncwarp, mma and ldmatrix. bytes <=
+   * 256. */
   unsigned (*warpExchange)(unsigned mask, const void *value, void *all,
-                           size_t bytes);
-  /* The lanes of the caller's warp that exist and have not exited. */
-  unsigned (*activeMask)(void);
+                           size_t bytes, const rudnn_emu_site *site);
   /* Aborts the kernel call with `message` (e.g. __trap, a failed assert). */
   void (*trap)(const char *message);
+  /* Check mode: the running thread accessed `bytes` at `address` (kind
+   * RUDNN_EMU_READ or RUDNN_EMU_WRITE); races on shared memory trap. */
+  void (*memoryAccess)(const void *address, size_t bytes, int kind);
+  /* Whether [address, address + bytes) is the block's shared memory. */
+  int (*isShared)(const void *address, size_t bytes);
+  /* A thread polls memory (an atomic, a volatile read): the others run
+   * first, as the GPU's independent thread scheduling lets them; `changed`
+   * when the poll wrote memory. A block that polls without progress for
+   * too long is reported (watchdog), never hung. */
+  void (*poll)(int changed);
 } rudnn_emu_host;
 
 #ifdef __cplusplus

@@ -48,15 +48,29 @@ struct AsyncCopiesOfThread {
   }
 };
 
+/// Check mode: the copy writes its destination on behalf of the issuing
+/// thread, at issue and when retired; another thread reading it before a
+/// barrier races.
+inline void reportWrite(void *destination, size_t bytes) {
+#ifdef RUDNN_EMU_CHECK
+  rudnn_emu_table()->memoryAccess(destination, bytes, RUDNN_EMU_WRITE);
+#else
+  (void)destination, (void)bytes;
+#endif
+}
+
 } // namespace rudnn_emu_detail
 
-/// cp.async of `bytes` (4, 8 or 16): the source is read now, the
+/// cp.async of `bytes` (4, 8 or 16) of which the first `sourceBytes` come
+/// from `source` and the rest are zeros: the source is read now, the
 /// destination poisoned until a wait retires the copy's group.
 static inline void rudnn_emu_cp_async(void *destination, const void *source,
-                                      size_t bytes) {
+                                      size_t bytes, size_t sourceBytes) {
   rudnn_emu_detail::AsyncCopy copy{destination, {}, bytes};
-  std::memcpy(copy.data, source, bytes);
+  std::memcpy(copy.data, source, sourceBytes);
+  std::memset(copy.data + sourceBytes, 0, bytes - sourceBytes);
   std::memset(destination, 0xff, bytes);
+  rudnn_emu_detail::reportWrite(destination, bytes);
   rudnn_emu_detail::asyncCopies().open.push_back(copy);
 }
 
@@ -74,11 +88,48 @@ static inline void rudnn_emu_cp_async_wait(unsigned pending) {
   RUDNN_EMU_COMPILER_BARRIER();
   rudnn_emu_detail::AsyncCopies &copies = rudnn_emu_detail::asyncCopies();
   while (copies.groups.size() > pending) {
-    for (const rudnn_emu_detail::AsyncCopy &copy : copies.groups.front())
+    for (const rudnn_emu_detail::AsyncCopy &copy : copies.groups.front()) {
       std::memcpy(copy.destination, copy.data, copy.bytes);
+      rudnn_emu_detail::reportWrite(copy.destination, copy.bytes);
+    }
     copies.groups.pop_front();
   }
   RUDNN_EMU_COMPILER_BARRIER();
+}
+
+//===----------------------------------------------------------------------===//
+// The CUDA pipeline primitives (cuda_pipeline_primitives.h) on cp.async
+//===----------------------------------------------------------------------===//
+
+/// Copies `size_and_align` bytes (4, 8 or 16; both pointers aligned to it),
+/// the last `zfill` of them zeros, from global to shared memory.
+static inline void __pipeline_memcpy_async(void *dst_shared,
+                                           const void *src_global,
+                                           size_t size_and_align,
+                                           size_t zfill = 0) {
+  if (size_and_align != 4 && size_and_align != 8 && size_and_align != 16)
+    rudnn_emu_trap("__pipeline_memcpy_async: size_and_align must be 4, 8 "
+                   "or 16");
+  if (zfill > size_and_align)
+    rudnn_emu_trap("__pipeline_memcpy_async: zfill exceeds the size");
+  if (reinterpret_cast<uintptr_t>(dst_shared) % size_and_align ||
+      reinterpret_cast<uintptr_t>(src_global) % size_and_align)
+    rudnn_emu_trap("__pipeline_memcpy_async: misaligned address");
+  if (!rudnn_emu_table()->isShared(dst_shared, size_and_align))
+    rudnn_emu_trap("__pipeline_memcpy_async: destination is not shared "
+                   "memory");
+  if (rudnn_emu_table()->isShared(src_global, size_and_align))
+    rudnn_emu_trap("__pipeline_memcpy_async: source is shared memory, not "
+                   "global");
+  rudnn_emu_cp_async(dst_shared, src_global, size_and_align,
+                     size_and_align - zfill);
+}
+
+static inline void __pipeline_commit() { rudnn_emu_cp_async_commit(); }
+
+/// Waits until at most `prior` committed batches are in flight.
+static inline void __pipeline_wait_prior(size_t prior) {
+  rudnn_emu_cp_async_wait(static_cast<unsigned>(prior));
 }
 
 #endif // RUDNN_EMU_ASYNC_H

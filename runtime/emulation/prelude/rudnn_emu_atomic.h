@@ -1,4 +1,5 @@
-//===- rudnn_emu_atomic.h - Atomics and memory hints ------------------------===//
+//===- rudnn_emu_atomic.h - Atomics and memory hints
+//------------------------===//
 //
 // Part of the emulation prelude (rudnn_emulation.h includes it); relies on
 // what that header declares before including it.
@@ -8,11 +9,20 @@
 #ifndef RUDNN_EMU_ATOMIC_H
 #define RUDNN_EMU_ATOMIC_H
 
+#include "rudnn_emu_math.h" // flushSubnormal
+
 //===----------------------------------------------------------------------===//
 // Atomics: real ones, blocks run concurrently on several OS threads
 //===----------------------------------------------------------------------===//
 
 namespace rudnn_emu_detail {
+
+/// After an atomic: the thread lets the others of its block run, so a
+/// spin-wait on an atomic makes progress as under the GPU's independent
+/// thread scheduling; `changed` tells the watchdog whether it wrote.
+template <typename T> inline void polled(const T &before, const T &after) {
+  rudnn_emu_table()->poll(std::memcmp(&before, &after, sizeof(T)) != 0);
+}
 
 /// Replaces *address with update(old) atomically; returns old.
 template <typename T, typename Update>
@@ -24,88 +34,63 @@ inline T atomicUpdate(T *address, Update update) {
     desired = update(old);
   while (!__atomic_compare_exchange(address, &old, &desired, false,
                                     __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+  polled(old, desired);
   return old;
 }
 
 } // namespace rudnn_emu_detail
 
-#define RUDNN_EMU_ATOMIC_BITWISE(T)                                            \
-  static inline T atomicAdd(T *address, T val) {                               \
-    return __atomic_fetch_add(address, val, __ATOMIC_SEQ_CST);                 \
-  }                                                                            \
-  static inline T atomicSub(T *address, T val) {                               \
-    return __atomic_fetch_sub(address, val, __ATOMIC_SEQ_CST);                 \
-  }                                                                            \
-  static inline T atomicExch(T *address, T val) {                              \
-    return __atomic_exchange_n(address, val, __ATOMIC_SEQ_CST);                \
-  }                                                                            \
+#define RUDNN_EMU_ATOMIC_UPDATE(T, name, expression)                           \
+  static inline T name(T *address, T val) {                                    \
+    return rudnn_emu_detail::atomicUpdate(                                     \
+        address, [val](T old) { return expression; });                         \
+  }
+
+#define RUDNN_EMU_ATOMIC_INTEGER(T)                                            \
+  RUDNN_EMU_ATOMIC_UPDATE(T, atomicAdd, old + val)                             \
+  RUDNN_EMU_ATOMIC_UPDATE(T, atomicSub, old - val)                             \
+  RUDNN_EMU_ATOMIC_UPDATE(T, atomicExch, val)                                  \
+  RUDNN_EMU_ATOMIC_UPDATE(T, atomicAnd, old &val)                              \
+  RUDNN_EMU_ATOMIC_UPDATE(T, atomicOr, old | val)                              \
+  RUDNN_EMU_ATOMIC_UPDATE(T, atomicXor, old ^ val)                             \
   static inline T atomicCAS(T *address, T compare, T val) {                    \
-    __atomic_compare_exchange_n(address, &compare, val, false,                 \
-                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);           \
-    return compare;                                                            \
-  }                                                                            \
-  static inline T atomicAnd(T *address, T val) {                               \
-    return __atomic_fetch_and(address, val, __ATOMIC_SEQ_CST);                 \
-  }                                                                            \
-  static inline T atomicOr(T *address, T val) {                                \
-    return __atomic_fetch_or(address, val, __ATOMIC_SEQ_CST);                  \
-  }                                                                            \
-  static inline T atomicXor(T *address, T val) {                               \
-    return __atomic_fetch_xor(address, val, __ATOMIC_SEQ_CST);                 \
+    return rudnn_emu_detail::atomicUpdate(                                     \
+        address, [=](T old) { return old == compare ? val : old; });           \
   }
 
 #define RUDNN_EMU_ATOMIC_ORDER(T)                                              \
-  static inline T atomicMax(T *address, T val) {                               \
-    return rudnn_emu_detail::atomicUpdate(                                     \
-        address, [val](T old) { return old > val ? old : val; });              \
-  }                                                                            \
-  static inline T atomicMin(T *address, T val) {                               \
-    return rudnn_emu_detail::atomicUpdate(                                     \
-        address, [val](T old) { return old < val ? old : val; });              \
-  }
+  RUDNN_EMU_ATOMIC_UPDATE(T, atomicMax, old > val ? old : val)                 \
+  RUDNN_EMU_ATOMIC_UPDATE(T, atomicMin, old < val ? old : val)
 
-RUDNN_EMU_ATOMIC_BITWISE(int)
-RUDNN_EMU_ATOMIC_BITWISE(unsigned int)
-RUDNN_EMU_ATOMIC_BITWISE(unsigned long long)
+RUDNN_EMU_ATOMIC_INTEGER(int)
+RUDNN_EMU_ATOMIC_INTEGER(unsigned int)
+RUDNN_EMU_ATOMIC_INTEGER(unsigned long long)
 RUDNN_EMU_ATOMIC_ORDER(int)
 RUDNN_EMU_ATOMIC_ORDER(unsigned int)
 RUDNN_EMU_ATOMIC_ORDER(long long)
 RUDNN_EMU_ATOMIC_ORDER(unsigned long long)
 
-#undef RUDNN_EMU_ATOMIC_BITWISE
-#undef RUDNN_EMU_ATOMIC_ORDER
-
 static inline unsigned short
 atomicCAS(unsigned short *address, unsigned short compare, unsigned short val) {
-  __atomic_compare_exchange_n(address, &compare, val, false, __ATOMIC_SEQ_CST,
-                              __ATOMIC_SEQ_CST);
-  return compare;
+  return rudnn_emu_detail::atomicUpdate(
+      address, [=](unsigned short old) { return old == compare ? val : old; });
 }
 
-// Floating-point updates compare bit patterns, as the hardware's do.
-static inline float atomicAdd(float *address, float val) {
-  return rudnn_emu_detail::atomicUpdate(address,
-                                        [val](float old) { return old + val; });
-}
-static inline double atomicAdd(double *address, double val) {
-  return rudnn_emu_detail::atomicUpdate(
-      address, [val](double old) { return old + val; });
-}
-static inline float atomicExch(float *address, float val) {
-  float old;
-  __atomic_exchange(address, &val, &old, __ATOMIC_SEQ_CST);
-  return old;
-}
+// Floating-point updates compare bit patterns, as the hardware's do. A float
+// add flushes subnormal operands and results to zero, as atom.add.f32 does.
+RUDNN_EMU_ATOMIC_UPDATE(
+    float, atomicAdd,
+    rudnn_emu_detail::flushSubnormal(rudnn_emu_detail::flushSubnormal(old) +
+                                     rudnn_emu_detail::flushSubnormal(val)))
+RUDNN_EMU_ATOMIC_UPDATE(double, atomicAdd, old + val)
+RUDNN_EMU_ATOMIC_UPDATE(float, atomicExch, val)
+RUDNN_EMU_ATOMIC_UPDATE(unsigned, atomicInc, old >= val ? 0u : old + 1)
+RUDNN_EMU_ATOMIC_UPDATE(unsigned, atomicDec,
+                        old == 0 || old > val ? val : old - 1)
 
-static inline unsigned atomicInc(unsigned *address, unsigned val) {
-  return rudnn_emu_detail::atomicUpdate(
-      address, [val](unsigned old) { return old >= val ? 0u : old + 1; });
-}
-static inline unsigned atomicDec(unsigned *address, unsigned val) {
-  return rudnn_emu_detail::atomicUpdate(address, [val](unsigned old) {
-    return old == 0 || old > val ? val : old - 1;
-  });
-}
+#undef RUDNN_EMU_ATOMIC_INTEGER
+#undef RUDNN_EMU_ATOMIC_ORDER
+#undef RUDNN_EMU_ATOMIC_UPDATE
 
 // Scoped forms: every scope is the whole machine here.
 #define RUDNN_EMU_ATOMIC_SCOPES(name)                                          \
@@ -159,6 +144,5 @@ template <typename T> inline void __stwt(T *address, T value) {
 static inline size_t __cvta_generic_to_shared(const void *pointer) {
   return reinterpret_cast<size_t>(pointer);
 }
-
 
 #endif // RUDNN_EMU_ATOMIC_H

@@ -1,4 +1,5 @@
-//===- rudnn_emu_math.h - Bit, integer and float intrinsics -----------------===//
+//===- rudnn_emu_math.h - Bit, integer and float intrinsics
+//-----------------===//
 //
 // Part of the emulation prelude (rudnn_emulation.h includes it); relies on
 // what that header declares before including it.
@@ -213,10 +214,18 @@ inline float flushSubnormal(float x) {
 
 enum class Rounding { Nearest, Zero, Down, Up };
 
-/// cvt.{rni,rzi,rmi,rpi}.sXX/uXX: rounds, saturates, and maps NaN to 0.
-template <typename I> inline I toInteger(double x, Rounding rounding) {
-  if (std::isnan(x))
-    return 0;
+/// cvt.{rni,rzi,rmi,rpi}.sXX/uXX from an fXX: rounds and saturates. NaN
+/// gives 0 from f32 to a 32-bit integer, otherwise 1 << (bits - 1)
+/// (INT64_MIN, 2^63, INT32_MIN, 2^31), as the PTX ISA defines.
+template <typename I, typename F>
+inline I toInteger(F value, Rounding rounding) {
+  const double x = value;
+  if (std::isnan(x)) {
+    if (sizeof(F) == 4 && sizeof(I) == 4)
+      return 0;
+    using U = typename std::make_unsigned<I>::type;
+    return static_cast<I>(U(1) << (8 * sizeof(I) - 1));
+  }
   double r = rounding == Rounding::Nearest ? std::nearbyint(x)
              : rounding == Rounding::Zero  ? std::trunc(x)
              : rounding == Rounding::Down  ? std::floor(x)
@@ -228,22 +237,83 @@ template <typename I> inline I toInteger(double x, Rounding rounding) {
   return static_cast<I>(r);
 }
 
+/// An approximate instruction's result: exact outside check mode; in check
+/// mode moved by up to `ulps` units in the last place, or by up to
+/// `absolute`, as the CUDA Math API bounds its error, deterministically per
+/// input, so a kernel that needs more accuracy than documented fails here.
+inline float approximate(float exact, float input, int ulps,
+                         float absolute = 0) {
+#ifdef RUDNN_EMU_CHECK
+  // Infinities, NaN and exact zeros (documented special cases) stay.
+  if (!std::isfinite(exact) || exact == 0)
+    return exact;
+  uint32_t bits;
+  std::memcpy(&bits, &input, sizeof bits);
+  uint64_t h = (bits + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 31)) * 0x94d049bb133111ebull;
+  const int step = static_cast<int>((h >> 33) % 3) - 1; // -1, 0 or +1
+  if (absolute > 0)
+    return exact + step * absolute;
+  float result = exact;
+  const int moves = step * static_cast<int>(1 + (h >> 40) % ulps);
+  for (int i = 0; i < std::abs(moves); ++i)
+    result = std::nextafter(result, moves > 0 ? INFINITY : -INFINITY);
+  return result;
+#else
+  (void)input, (void)ulps, (void)absolute;
+  return exact;
+#endif
+}
+
 } // namespace rudnn_emu_detail
 
-// The fast forms are accurate here; CUDA only bounds their error. glibc
-// declares functions of these names already, hence macros.
-static inline float rudnn_emu_expf(float x) { return expf(x); }
-static inline float rudnn_emu_exp10f(float x) { return powf(10.0f, x); }
-static inline float rudnn_emu_logf(float x) { return logf(x); }
-static inline float rudnn_emu_log2f(float x) { return log2f(x); }
-static inline float rudnn_emu_log10f(float x) { return log10f(x); }
-static inline float rudnn_emu_powf(float x, float y) { return powf(x, y); }
-static inline float rudnn_emu_sinf(float x) { return sinf(x); }
-static inline float rudnn_emu_cosf(float x) { return cosf(x); }
-static inline float rudnn_emu_tanf(float x) { return tanf(x); }
+// The fast forms: exact here, perturbed within CUDA's documented error in
+// check mode. glibc declares functions of these names already, hence macros.
+static inline float rudnn_emu_expf(float x) {
+  return rudnn_emu_detail::approximate(
+      expf(x), x, 2 + static_cast<int>(std::fabs(1.173f * x)));
+}
+static inline float rudnn_emu_exp10f(float x) {
+  return rudnn_emu_detail::approximate(
+      powf(10.0f, x), x, 2 + static_cast<int>(std::fabs(2.97f * x)));
+}
+/// __logf, __log2f, __log10f: an absolute bound on [0.5, 2], ulps outside.
+static inline float rudnn_emu_log(float exact, float x, int ulps,
+                                  float absolute) {
+  return x >= 0.5f && x <= 2.0f
+             ? rudnn_emu_detail::approximate(exact, x, 1, absolute)
+             : rudnn_emu_detail::approximate(exact, x, ulps);
+}
+static inline float rudnn_emu_logf(float x) {
+  return rudnn_emu_log(logf(x), x, 3, 0x1p-22f);
+}
+static inline float rudnn_emu_log2f(float x) {
+  return rudnn_emu_log(log2f(x), x, 2, 0x1p-22f);
+}
+static inline float rudnn_emu_log10f(float x) {
+  return rudnn_emu_log(log10f(x), x, 3, 0x1p-24f);
+}
+static inline float rudnn_emu_powf(float x, float y) {
+  return rudnn_emu_detail::approximate(powf(x, y), x * 0.75f + y, 2);
+}
+/// __sinf, __cosf: an absolute error of 2^-21.41 on [-pi, pi].
+static inline float rudnn_emu_trig(float exact, float x) {
+  return std::fabs(x) <= 3.14159265f
+             ? rudnn_emu_detail::approximate(exact, x, 1, 0x1p-22f)
+             : exact;
+}
+static inline float rudnn_emu_sinf(float x) {
+  return rudnn_emu_trig(sinf(x), x);
+}
+static inline float rudnn_emu_cosf(float x) {
+  return rudnn_emu_trig(cosf(x), x);
+}
+static inline float rudnn_emu_tanf(float x) {
+  return rudnn_emu_detail::approximate(tanf(x), x, 4);
+}
 static inline void rudnn_emu_sincosf(float x, float *s, float *c) {
-  *s = sinf(x);
-  *c = cosf(x);
+  *s = rudnn_emu_sinf(x);
+  *c = rudnn_emu_cosf(x);
 }
 #define __expf(x) rudnn_emu_expf(x)
 #define __exp10f(x) rudnn_emu_exp10f(x)
@@ -256,11 +326,18 @@ static inline void rudnn_emu_sincosf(float x, float *s, float *c) {
 #define __tanf(x) rudnn_emu_tanf(x)
 #define __sincosf(x, s, c) rudnn_emu_sincosf(x, s, c)
 /// x times the flushed reciprocal of y, so that 2^126 < |y| < 2^128 gives 0
-/// (and an infinite x NaN) as CUDA documents.
+/// (and an infinite x NaN) as CUDA documents; 2 ulps.
 static inline float __fdividef(float x, float y) {
-  return x * rudnn_emu_detail::flushSubnormal(1.0f / y);
+  const float quotient = x * rudnn_emu_detail::flushSubnormal(1.0f / y);
+  const float magnitude = std::fabs(y);
+  return magnitude >= 0x1p-126f && magnitude <= 0x1p126f
+             ? rudnn_emu_detail::approximate(quotient, x - y, 2)
+             : quotient;
 }
-static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+/// 2 ulps, as the CUDA Math API bounds rsqrtf.
+static inline float rsqrtf(float x) {
+  return rudnn_emu_detail::approximate(1.0f / sqrtf(x), x, 2);
+}
 static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 static inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
 static inline double rcbrt(double x) { return 1.0 / cbrt(x); }
@@ -290,7 +367,7 @@ static inline double __fma_rn(double x, double y, double z) {
 
 #define RUDNN_EMU_TO_INTEGER(name, F, I, rounding)                             \
   static inline I name(F x) {                                                  \
-    return rudnn_emu_detail::toInteger<I>(                                     \
+    return rudnn_emu_detail::toInteger<I, F>(                                  \
         x, rudnn_emu_detail::Rounding::rounding);                              \
   }
 #define RUDNN_EMU_TO_INTEGER_ALL(prefix, F, I)                                 \
@@ -322,6 +399,5 @@ static inline double __uint2double_rn(unsigned x) { return x; }
 static inline float __double2float_rn(double x) {
   return static_cast<float>(x);
 }
-
 
 #endif // RUDNN_EMU_MATH_H

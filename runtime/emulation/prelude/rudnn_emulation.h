@@ -95,16 +95,28 @@ static inline const rudnn_emu_host *rudnn_emu_table() {
   abort();
 }
 
+// The call site of a collective operation, taken from the caller: every
+// prelude function that synchronises ends with these default parameters.
+#define RUDNN_EMU_CALL_SITE                                                    \
+  const char *rudnn_emu_file = __builtin_FILE(),                               \
+             unsigned rudnn_emu_line = __builtin_LINE()
+#define RUDNN_EMU_SITE(operation)                                              \
+  rudnn_emu_site { operation, rudnn_emu_file, rudnn_emu_line }
+
 /// Every lane of `mask` passes `bytes` at `value`; `all` receives the
 /// contributions lane by lane. Returns the lanes that took part (exited
 /// lanes of `mask` do not); other entries of `all` are left untouched.
+/// Lanes meeting at different operations (or, in check mode, call sites)
+/// trap.
 static inline unsigned rudnn_emu_warp_exchange(unsigned mask, const void *value,
-                                               void *all, size_t bytes) {
+                                               void *all, size_t bytes,
+                                               const rudnn_emu_site &site) {
   if (!(mask & (1u << rudnn_emu_current()->lane)))
     rudnn_emu_trap(
         "warp-synchronous call whose mask excludes the calling lane");
   RUDNN_EMU_COMPILER_BARRIER();
-  unsigned result = rudnn_emu_table()->warpExchange(mask, value, all, bytes);
+  unsigned result =
+      rudnn_emu_table()->warpExchange(mask, value, all, bytes, &site);
   RUDNN_EMU_COMPILER_BARRIER();
   return result;
 }
@@ -255,24 +267,29 @@ template <typename... P> inline void invoke(void (*kernel)(P...), void **args) {
 // Block barriers and memory fences
 //===----------------------------------------------------------------------===//
 
-static inline int rudnn_emu_syncthreads(int predicate, int mode) {
+static inline int rudnn_emu_syncthreads(int predicate, int mode,
+                                        const rudnn_emu_site &site) {
   RUDNN_EMU_COMPILER_BARRIER();
-  int result = rudnn_emu_table()->syncthreads(predicate, mode);
+  int result = rudnn_emu_table()->syncthreads(predicate, mode, &site);
   RUDNN_EMU_COMPILER_BARRIER();
   return result;
 }
 
-static inline void __syncthreads() {
-  rudnn_emu_syncthreads(0, RUDNN_EMU_SYNC_PLAIN);
+static inline void __syncthreads(RUDNN_EMU_CALL_SITE) {
+  rudnn_emu_syncthreads(0, RUDNN_EMU_SYNC_PLAIN,
+                        RUDNN_EMU_SITE("__syncthreads"));
 }
-static inline int __syncthreads_count(int predicate) {
-  return rudnn_emu_syncthreads(predicate != 0, RUDNN_EMU_SYNC_COUNT);
+static inline int __syncthreads_count(int predicate, RUDNN_EMU_CALL_SITE) {
+  return rudnn_emu_syncthreads(predicate != 0, RUDNN_EMU_SYNC_COUNT,
+                               RUDNN_EMU_SITE("__syncthreads_count"));
 }
-static inline int __syncthreads_and(int predicate) {
-  return rudnn_emu_syncthreads(predicate != 0, RUDNN_EMU_SYNC_AND);
+static inline int __syncthreads_and(int predicate, RUDNN_EMU_CALL_SITE) {
+  return rudnn_emu_syncthreads(predicate != 0, RUDNN_EMU_SYNC_AND,
+                               RUDNN_EMU_SITE("__syncthreads_and"));
 }
-static inline int __syncthreads_or(int predicate) {
-  return rudnn_emu_syncthreads(predicate != 0, RUDNN_EMU_SYNC_OR);
+static inline int __syncthreads_or(int predicate, RUDNN_EMU_CALL_SITE) {
+  return rudnn_emu_syncthreads(predicate != 0, RUDNN_EMU_SYNC_OR,
+                               RUDNN_EMU_SITE("__syncthreads_or"));
 }
 
 // Blocks run on several OS threads: fences are real fences.
@@ -286,6 +303,9 @@ static inline void __threadfence_system() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
+#ifdef RUDNN_EMU_CHECK
+#include "rudnn_emu_check.h"
+#endif
 #include "rudnn_emu_async.h"
 #include "rudnn_emu_atomic.h"
 #include "rudnn_emu_math.h"

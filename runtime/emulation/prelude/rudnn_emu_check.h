@@ -1,0 +1,148 @@
+//===- rudnn_emu_check.h - Check mode: every memory access observed -------===//
+//
+// Part of the emulation prelude, in check mode only. The kernel object is
+// compiled with -fsanitize=thread's instrumentation but without its runtime:
+// the compiler calls the __tsan_* entry points below on every load, store
+// and atomic, and these report the access to the executor, which keeps the
+// shadow state of the block's shared memory and finds races between
+// barriers. Volatile reads are polls: the thread lets the others run, so a
+// spin-wait on a flag another thread of the block sets makes progress, as on
+// a GPU, and one that never can is reported by the watchdog.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_EMU_CHECK_H
+#define RUDNN_EMU_CHECK_H
+
+#define RUDNN_EMU_UNOBSERVED                                                   \
+  extern "C" __attribute__((no_sanitize_thread, used, noinline))
+
+namespace rudnn_emu_detail {
+
+__attribute__((no_sanitize_thread)) inline void
+observe(const void *address, size_t bytes, int kind) {
+  // The executor's own per-thread pointer is no shared memory.
+  if (address == &rudnn_emu_current_thread || !rudnn_emu_current_thread)
+    return;
+  rudnn_emu_host_table->memoryAccess(address, bytes, kind);
+}
+
+} // namespace rudnn_emu_detail
+
+RUDNN_EMU_UNOBSERVED void __tsan_init() {}
+RUDNN_EMU_UNOBSERVED void __tsan_func_entry(void *) {}
+RUDNN_EMU_UNOBSERVED void __tsan_func_exit() {}
+RUDNN_EMU_UNOBSERVED void __tsan_vptr_update(void **, void *) {}
+RUDNN_EMU_UNOBSERVED void __tsan_vptr_read(void **) {}
+
+#define RUDNN_EMU_OBSERVE_SIZE(n)                                              \
+  RUDNN_EMU_UNOBSERVED void __tsan_read##n(void *p) {                          \
+    rudnn_emu_detail::observe(p, n, RUDNN_EMU_READ);                           \
+  }                                                                            \
+  RUDNN_EMU_UNOBSERVED void __tsan_write##n(void *p) {                         \
+    rudnn_emu_detail::observe(p, n, RUDNN_EMU_WRITE);                          \
+  }                                                                            \
+  RUDNN_EMU_UNOBSERVED void __tsan_unaligned_read##n(void *p) {                \
+    rudnn_emu_detail::observe(p, n, RUDNN_EMU_READ);                           \
+  }                                                                            \
+  RUDNN_EMU_UNOBSERVED void __tsan_unaligned_write##n(void *p) {               \
+    rudnn_emu_detail::observe(p, n, RUDNN_EMU_WRITE);                          \
+  }                                                                            \
+  RUDNN_EMU_UNOBSERVED void __tsan_volatile_read##n(void *p) {                 \
+    rudnn_emu_detail::observe(p, n, RUDNN_EMU_READ);                           \
+    rudnn_emu_host_table->poll(0);                                             \
+  }                                                                            \
+  RUDNN_EMU_UNOBSERVED void __tsan_volatile_write##n(void *p) {                \
+    rudnn_emu_detail::observe(p, n, RUDNN_EMU_WRITE);                          \
+  }                                                                            \
+  RUDNN_EMU_UNOBSERVED void __tsan_unaligned_volatile_read##n(void *p) {       \
+    rudnn_emu_detail::observe(p, n, RUDNN_EMU_READ);                           \
+    rudnn_emu_host_table->poll(0);                                             \
+  }                                                                            \
+  RUDNN_EMU_UNOBSERVED void __tsan_unaligned_volatile_write##n(void *p) {      \
+    rudnn_emu_detail::observe(p, n, RUDNN_EMU_WRITE);                          \
+  }
+RUDNN_EMU_OBSERVE_SIZE(1)
+RUDNN_EMU_OBSERVE_SIZE(2)
+RUDNN_EMU_OBSERVE_SIZE(4)
+RUDNN_EMU_OBSERVE_SIZE(8)
+RUDNN_EMU_OBSERVE_SIZE(16)
+#undef RUDNN_EMU_OBSERVE_SIZE
+
+RUDNN_EMU_UNOBSERVED void __tsan_read_range(void *p, unsigned long n) {
+  rudnn_emu_detail::observe(p, n, RUDNN_EMU_READ);
+}
+RUDNN_EMU_UNOBSERVED void __tsan_write_range(void *p, unsigned long n) {
+  rudnn_emu_detail::observe(p, n, RUDNN_EMU_WRITE);
+}
+
+// Atomics are performed here, unobserved: atomics never race with each
+// other, and the prelude's atomic functions poll on their own.
+#define RUDNN_EMU_ATOMIC_SIZE(n, T)                                            \
+  RUDNN_EMU_UNOBSERVED T __tsan_atomic##n##_load(const volatile T *a, int) {   \
+    return __atomic_load_n(a, __ATOMIC_SEQ_CST);                               \
+  }                                                                            \
+  RUDNN_EMU_UNOBSERVED void __tsan_atomic##n##_store(volatile T *a, T v,       \
+                                                     int) {                    \
+    __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                  \
+  }                                                                            \
+  RUDNN_EMU_UNOBSERVED T __tsan_atomic##n##_exchange(volatile T *a, T v,       \
+                                                     int) {                    \
+    return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                        \
+  }                                                                            \
+  RUDNN_EMU_UNOBSERVED T __tsan_atomic##n##_fetch_add(volatile T *a, T v,      \
+                                                      int) {                   \
+    return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                         \
+  }                                                                            \
+  RUDNN_EMU_UNOBSERVED T __tsan_atomic##n##_fetch_sub(volatile T *a, T v,      \
+                                                      int) {                   \
+    return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                         \
+  }                                                                            \
+  RUDNN_EMU_UNOBSERVED T __tsan_atomic##n##_fetch_and(volatile T *a, T v,      \
+                                                      int) {                   \
+    return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                         \
+  }                                                                            \
+  RUDNN_EMU_UNOBSERVED T __tsan_atomic##n##_fetch_or(volatile T *a, T v,       \
+                                                     int) {                    \
+    return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                          \
+  }                                                                            \
+  RUDNN_EMU_UNOBSERVED T __tsan_atomic##n##_fetch_xor(volatile T *a, T v,      \
+                                                      int) {                   \
+    return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                         \
+  }                                                                            \
+  RUDNN_EMU_UNOBSERVED T __tsan_atomic##n##_fetch_nand(volatile T *a, T v,     \
+                                                       int) {                  \
+    return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                        \
+  }                                                                            \
+  RUDNN_EMU_UNOBSERVED int __tsan_atomic##n##_compare_exchange_strong(         \
+      volatile T *a, T *c, T v, int, int) {                                    \
+    return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST,       \
+                                       __ATOMIC_SEQ_CST);                      \
+  }                                                                            \
+  RUDNN_EMU_UNOBSERVED int __tsan_atomic##n##_compare_exchange_weak(           \
+      volatile T *a, T *c, T v, int, int) {                                    \
+    return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST,       \
+                                       __ATOMIC_SEQ_CST);                      \
+  }                                                                            \
+  RUDNN_EMU_UNOBSERVED T __tsan_atomic##n##_compare_exchange_val(              \
+      volatile T *a, T c, T v, int, int) {                                     \
+    __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST,             \
+                                __ATOMIC_SEQ_CST);                             \
+    return c;                                                                  \
+  }
+RUDNN_EMU_ATOMIC_SIZE(8, uint8_t)
+RUDNN_EMU_ATOMIC_SIZE(16, uint16_t)
+RUDNN_EMU_ATOMIC_SIZE(32, uint32_t)
+RUDNN_EMU_ATOMIC_SIZE(64, uint64_t)
+#undef RUDNN_EMU_ATOMIC_SIZE
+
+RUDNN_EMU_UNOBSERVED void __tsan_atomic_thread_fence(int) {
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+RUDNN_EMU_UNOBSERVED void __tsan_atomic_signal_fence(int) {
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+#undef RUDNN_EMU_UNOBSERVED
+
+#endif // RUDNN_EMU_CHECK_H

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Writes and prints little .npy files without NumPy, for the tool tests.
+
+  npy.py write FILE DTYPE V1 V2 ...   (DTYPE: f4, i4, u1, f8)
+  npy.py print FILE                   (one value per line)
+"""
+import struct
+import sys
+
+FORMATS = {"f4": "f", "i4": "i", "u1": "B", "f8": "d"}
+
+
+def write(path, dtype, values):
+    code = FORMATS[dtype]
+    values = [float(v) if code in "fd" else int(v) for v in values]
+    descr = ("|" if dtype == "u1" else "<") + dtype
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (
+        descr, len(values))
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    with open(path, "wb") as out:
+        out.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)))
+        out.write(header.encode("latin1"))
+        out.write(struct.pack("<%d%s" % (len(values), code), *values))
+
+
+def show(path):
+    data = open(path, "rb").read()
+    length = struct.unpack("<H", data[8:10])[0]
+    header = data[10:10 + length].decode("latin1")
+    dtype = header.split("'descr': '")[1][1:3]
+    code = FORMATS[dtype]
+    body = data[10 + length:]
+    count = len(body) // struct.calcsize(code)
+    for value in struct.unpack("<%d%s" % (count, code), body):
+        print(value)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "write":
+        write(sys.argv[2], sys.argv[3], sys.argv[4:])
+    else:
+        show(sys.argv[2])

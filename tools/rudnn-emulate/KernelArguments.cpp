@@ -1,0 +1,215 @@
+//===- KernelArguments.cpp - rudnn-emulate's arguments --------------------===//
+
+#include "tools/rudnn-emulate/KernelArguments.h"
+
+#include "rudnn/errors.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <regex>
+#include <sstream>
+#include <unistd.h>
+
+using namespace rudnn;
+using namespace rudnn::emulate;
+
+namespace {
+
+[[noreturn]] void bad(const std::string &path, const std::string &problem) {
+  throw InvalidArgument(path + ": " + problem);
+}
+
+/// The value of `key` in a .npy header dictionary ("'descr': '<f4'").
+std::string headerField(const std::string &header, const std::string &key,
+                        const std::string &path) {
+  size_t at = header.find("'" + key + "'");
+  if (at == std::string::npos)
+    bad(path, "the .npy header has no '" + key + "'");
+  at = header.find(':', at);
+  size_t end = key == "shape" ? header.find(')', at) + 1
+                              : header.find_first_of(",}", at);
+  if (at == std::string::npos || end == std::string::npos || end <= at)
+    bad(path, "malformed .npy header");
+  std::string value = header.substr(at + 1, end - at - 1);
+  value.erase(0, value.find_first_not_of(" "));
+  return value;
+}
+
+} // namespace
+
+NpyFile rudnn::emulate::readNpy(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    bad(path, "cannot open");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string bytes = buffer.str();
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
+    bad(path, "not a .npy file");
+  const int major = static_cast<unsigned char>(bytes[6]);
+  size_t lengthBytes = major == 1 ? 2 : 4;
+  if (major < 1 || major > 3 || bytes.size() < 8 + lengthBytes)
+    bad(path, "unknown .npy version " + std::to_string(major));
+  size_t headerLength = 0;
+  for (size_t i = 0; i < lengthBytes; ++i)
+    headerLength |= size_t(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+  size_t dataStart = 8 + lengthBytes + headerLength;
+  if (dataStart > bytes.size())
+    bad(path, "truncated .npy header");
+  const std::string header = bytes.substr(8 + lengthBytes, headerLength);
+
+  std::string descr = headerField(header, "descr", path);
+  static const std::regex simple(R"('([<|])([a-zA-Z])(\d+)')");
+  std::smatch match;
+  if (!std::regex_match(descr, match, simple))
+    bad(path, "dtype " + descr +
+                  " is not a little-endian scalar type (structured and "
+                  "big-endian arrays are not supported)");
+  const size_t itemSize = std::stoul(match.str(3));
+  if (headerField(header, "fortran_order", path) != "False")
+    bad(path, "Fortran-order arrays are not supported: save a C-order copy");
+  std::string shape = headerField(header, "shape", path);
+  uint64_t elements = 1;
+  static const std::regex dimension(R"(\d+)");
+  for (std::sregex_iterator it(shape.begin(), shape.end(), dimension), end;
+       it != end; ++it) {
+    uint64_t size = std::stoull(it->str());
+    if (size && elements > std::numeric_limits<uint64_t>::max() / size)
+      bad(path, "shape too large");
+    elements *= size;
+  }
+  if (elements > (bytes.size() - dataStart) / itemSize ||
+      elements * itemSize != bytes.size() - dataStart)
+    bad(path, "the data (" + std::to_string(bytes.size() - dataStart) +
+                  " bytes) does not match the shape " + shape + " of " +
+                  std::to_string(itemSize) + "-byte elements");
+  return {path, bytes.substr(0, dataStart), bytes.substr(dataStart)};
+}
+
+void rudnn::emulate::writeNpy(const std::string &path, const NpyFile &file) {
+  std::string temporary = path + ".partial-" + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << file.header << file.data;
+    out.close();
+    if (!out) {
+      std::remove(temporary.c_str());
+      throw InvalidArgument(path + ": cannot write");
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::string reason = std::strerror(errno);
+    std::remove(temporary.c_str());
+    throw InvalidArgument(path + ": cannot write (" + reason + ")");
+  }
+}
+
+size_t KernelArgument::bytes() const {
+  switch (kind) {
+  case Kind::I32:
+  case Kind::U32:
+  case Kind::F32:
+    return 4;
+  default:
+    return 8; // arrays are passed as 64-bit pointers
+  }
+}
+
+KernelArgument rudnn::emulate::parseArgument(const std::string &text) {
+  KernelArgument argument;
+  argument.text = text;
+  size_t equals = text.find('=');
+  if (equals == std::string::npos) {
+    if (text.size() < 4 || text.compare(text.size() - 4, 4, ".npy") != 0)
+      throw InvalidArgument("argument '" + text +
+                            "' is neither a .npy file nor TYPE=VALUE (i32, "
+                            "u32, i64, u64, f32, f64)");
+    argument.array = readNpy(text);
+    return argument;
+  }
+  const std::string type = text.substr(0, equals),
+                    value = text.substr(equals + 1);
+  auto fail = [&](const std::string &why) -> KernelArgument {
+    throw InvalidArgument("argument '" + text + "': " + why);
+  };
+  if (value.empty())
+    return fail("no value");
+  char *rest = nullptr;
+  errno = 0;
+  if (type == "i32" || type == "i64") {
+    long long v = std::strtoll(value.c_str(), &rest, 0);
+    if (*rest || errno ||
+        (type == "i32" && (v < std::numeric_limits<int32_t>::min() ||
+                           v > std::numeric_limits<int32_t>::max())))
+      return fail("not a " + type + " integer");
+    argument.kind =
+        type == "i32" ? KernelArgument::Kind::I32 : KernelArgument::Kind::I64;
+    argument.bits = type == "i32" ? uint32_t(int32_t(v)) : uint64_t(v);
+  } else if (type == "u32" || type == "u64") {
+    unsigned long long v = std::strtoull(value.c_str(), &rest, 0);
+    if (*rest || errno || value[0] == '-' ||
+        (type == "u32" && v > std::numeric_limits<uint32_t>::max()))
+      return fail("not a " + type + " integer");
+    argument.kind =
+        type == "u32" ? KernelArgument::Kind::U32 : KernelArgument::Kind::U64;
+    argument.bits = v;
+  } else if (type == "f32") {
+    float v = std::strtof(value.c_str(), &rest);
+    if (*rest || errno == ERANGE)
+      return fail("not an f32 number");
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    argument.kind = KernelArgument::Kind::F32;
+    argument.bits = bits;
+  } else if (type == "f64") {
+    double v = std::strtod(value.c_str(), &rest);
+    if (*rest || errno == ERANGE)
+      return fail("not an f64 number");
+    std::memcpy(&argument.bits, &v, 8);
+    argument.kind = KernelArgument::Kind::F64;
+  } else {
+    return fail("unknown type '" + type + "' (i32, u32, i64, u64, f32, f64)");
+  }
+  return argument;
+}
+
+std::vector<PtxParameter>
+rudnn::emulate::ptxParameters(const std::string &ptx,
+                              const std::string &entry) {
+  const std::regex start(R"(\.entry\s+)" + entry + R"(\s*\()");
+  std::smatch match;
+  if (!std::regex_search(ptx, match, start))
+    throw InvalidArgument("the file has no kernel '" + entry +
+                          "' (kernels run by name must be extern \"C\" "
+                          "__global__)");
+  size_t open = match.position(0) + match.length(0);
+  size_t close = ptx.find(')', open);
+  const std::string list = ptx.substr(open, close - open);
+  // ".param .u64 name" or ".param .align 8 .b8 name[24]".
+  // Pointers may carry qualifiers: ".param .u64 .ptr .align 1 name".
+  static const std::regex parameter(
+      R"(\.param\s+(?:\.align\s+\d+\s+)?\.([a-z]+)(\d+))"
+      R"((?:\s+\.[a-z]+(?:\s+\d+)?)*\s+[\w$]+(?:\[(\d+)\])?)");
+  std::vector<PtxParameter> parameters;
+  for (std::sregex_iterator it(list.begin(), list.end(), parameter), end;
+       it != end; ++it) {
+    size_t bytes = std::stoul((*it)[2].str()) / 8;
+    if ((*it)[3].matched)
+      bytes *= std::stoul((*it)[3].str());
+    parameters.push_back({(*it)[1].str()[0], bytes});
+  }
+  return parameters;
+}
+
+bool rudnn::emulate::fits(const KernelArgument &argument,
+                          const PtxParameter &parameter) {
+  if (argument.bytes() != parameter.bytes)
+    return false;
+  const bool isFloat = argument.kind == KernelArgument::Kind::F32 ||
+                       argument.kind == KernelArgument::Kind::F64;
+  return parameter.kind == 'b' || (parameter.kind == 'f') == isFloat;
+}
