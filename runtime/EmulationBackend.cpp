@@ -41,6 +41,16 @@ EmulationOptions::fromEnvironment(std::vector<HeaderFile> headers) {
   options.sanitize = sanitize && std::strcmp(sanitize, "1") == 0;
   const char *check = std::getenv("RUDNN_EMULATION_CHECK");
   options.check = check && std::strcmp(check, "1") == 0;
+  if (const char *watchdog = std::getenv("RUDNN_EMULATION_WATCHDOG");
+      watchdog && *watchdog) {
+    char *rest = nullptr;
+    double seconds = std::strtod(watchdog, &rest);
+    if (*rest || !(seconds >= 0))
+      throw InvalidArgument("RUDNN_EMULATION_WATCHDOG must be a number of "
+                            "seconds (0: off), got '" +
+                            std::string(watchdog) + "'");
+    options.watchdogSeconds = seconds;
+  }
   if (const char *schedule = std::getenv("RUDNN_EMULATION_SCHEDULE"))
     options.schedule = Schedule::parse(schedule);
   return options;
@@ -330,7 +340,8 @@ void EmulationBackend::launch(const LoadedKernel &kernel,
                       "' is a cooperative launch; the emulator has no "
                       "grid-wide barrier");
   runGrid(emulated->kernel, geometry, args.pointers(),
-          {impl->options.threads, impl->options.schedule, impl->options.check});
+          {impl->options.threads, impl->options.schedule, impl->options.check,
+           impl->options.watchdogSeconds});
 }
 
 DevicePtr EmulationBackend::allocate(size_t bytes) {

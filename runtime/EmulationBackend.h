@@ -37,6 +37,10 @@ struct EmulationOptions {
   /// tensor-core sums deviate as far as the hardware may. Slower; excludes
   /// `sanitize`.
   bool check = false;
+  /// Seconds a CUDA thread may run without reaching a barrier, warp
+  /// operation or poll before the process ends with a report
+  /// (RUDNN_EMULATION_WATCHDOG; 0: never).
+  double watchdogSeconds = 300;
   /// The order blocks and a block's threads run in
   /// (RUDNN_EMULATION_SCHEDULE: forward, reverse or random:SEED).
   Schedule schedule;

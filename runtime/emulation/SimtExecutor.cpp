@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -155,6 +157,15 @@ struct BlockRun {
   uint32_t phase = 0;
   std::vector<uint32_t> jointWarpSyncs;
   uint64_t idlePolls = 0;
+  /// Check mode under a random schedule: the running thread is switched out
+  /// at some shared-memory accesses too, drawn from this state.
+  bool switchAtAccesses = false;
+  uint64_t switchState = 0;
+  /// For the watchdog: when the running thread was resumed (steady-clock
+  /// nanoseconds; 0 while the scheduler runs) and which it is.
+  std::atomic<int64_t> resumedAt{0};
+  std::atomic<const SimtThread *> running{nullptr};
+  rudnn_emu_dim3 blockIdx{};
 };
 
 /// Thrown out of a suspended thread of an aborting block.
@@ -358,6 +369,13 @@ void hostMemoryAccess(const void *address, size_t bytes, int kind) {
       region = candidate;
   if (!region)
     return;
+  if (block->switchAtAccesses) {
+    // xorshift64: one access in eight lets the other threads run first.
+    uint64_t &x = block->switchState;
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    if (x % 8 == 0)
+      suspend();
+  }
   size_t first = p < region->begin ? 0 : size_t(p - region->begin);
   size_t last = std::min(region->bytes, size_t(p + bytes - region->begin));
   const SharedAccess now{block->phase, self->warpSyncs, self->info.linear};
@@ -414,12 +432,21 @@ const rudnn_emu_host kHost = {
     RUDNN_EMU_ABI_VERSION, hostSyncthreads, hostWarpExchange, hostTrap,
     hostMemoryAccess,      hostIsShared,    hostPoll};
 
+int64_t steadyNanoseconds() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 void resume(BlockRun &block, SimtThread &thread) {
   currentThread = &thread;
   block.kernel->setCurrent(&thread.info);
+  block.running = &thread;
+  block.resumedAt = steadyNanoseconds();
   switchingToFiber(block, thread);
   thread.fiber = std::move(thread.fiber).resume();
   backInScheduler();
+  block.resumedAt = 0;
   currentThread = nullptr;
 }
 
@@ -635,6 +662,13 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
     std::memset(block.staticShared.begin, 0xff, block.staticShared.bytes);
   ++block.phase;
   block.idlePolls = 0;
+  block.blockIdx = blockIdx;
+  block.switchAtAccesses =
+      block.check && schedule.order == Schedule::Order::Random;
+  const uint64_t place =
+      uint64_t(blockIdx.x) << 32 | uint64_t(blockIdx.y) << 16 | blockIdx.z;
+  block.switchState =
+      (((schedule.seed + 1) * 0x9e3779b97f4a7c15ull) ^ place) | 1;
   std::fill(block.jointWarpSyncs.begin(), block.jointWarpSyncs.end(), 0);
   for (unsigned z = 0, linear = 0; z < dims.z; ++z)
     for (unsigned y = 0; y < dims.y; ++y)
@@ -782,6 +816,72 @@ std::string Schedule::name() const {
 
 namespace {
 
+/// Ends the process with a report when a block's running thread has not
+/// come back to the scheduler for too long: a loop with no barrier, warp
+/// operation or poll, such as a spin-wait on a volatile flag outside check
+/// mode. Such a thread cannot be unwound; a report beats a silent hang.
+class Watchdog {
+public:
+  Watchdog(const std::string &kernel, double seconds)
+      : kernel(kernel), limit(static_cast<int64_t>(seconds * 1e9)) {
+    if (limit > 0)
+      thread = std::thread([this] { watch(); });
+  }
+  ~Watchdog() {
+    if (!thread.joinable())
+      return;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      done = true;
+    }
+    wake.notify_one();
+    thread.join();
+  }
+  void add(const BlockRun *block) {
+    std::lock_guard<std::mutex> lock(mutex);
+    blocks.push_back(block);
+  }
+  void remove(const BlockRun *block) {
+    std::lock_guard<std::mutex> lock(mutex);
+    blocks.erase(std::find(blocks.begin(), blocks.end(), block));
+  }
+
+private:
+  void watch() {
+    std::unique_lock<std::mutex> lock(mutex);
+    auto period = std::chrono::nanoseconds(std::min<int64_t>(limit, 1e9) / 2);
+    while (!wake.wait_for(lock, period, [&] { return done; }))
+      for (const BlockRun *block : blocks) {
+        int64_t since = block->resumedAt;
+        if (since && steadyNanoseconds() - since > limit)
+          report(*block);
+      }
+  }
+
+  [[noreturn]] void report(const BlockRun &block) {
+    const SimtThread *running = block.running;
+    std::fprintf(
+        stderr,
+        "rudnn: emulated kernel '%s', block (%u,%u,%u), %s has run %.0f s "
+        "without reaching a barrier, warp operation or poll: a spin-wait "
+        "that cannot finish? (Check mode, RUDNN_EMULATION_CHECK=1, lets "
+        "volatile spin-waits make progress; RUDNN_EMULATION_WATCHDOG=SECONDS "
+        "sets this limit, 0 turns it off.)\n",
+        kernel.c_str(), block.blockIdx.x, block.blockIdx.y, block.blockIdx.z,
+        running ? describeThread(*running).c_str() : "a thread", limit / 1e9);
+    std::fflush(stderr);
+    std::abort();
+  }
+
+  const std::string &kernel;
+  const int64_t limit;
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool done = false;
+  std::vector<const BlockRun *> blocks;
+  std::thread thread;
+};
+
 /// The OS thread's thread-local block of the kernel object: where its
 /// static `__shared__` variables live. Empty if it has none.
 SharedRegion staticSharedOf(const EmulatedKernel &kernel) {
@@ -834,8 +934,15 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
   std::mutex errorMutex;
   std::string error;
 
+  Watchdog watchdog(kernel.name, options.watchdogSeconds);
   auto runBlocks = [&] {
     BlockRun block;
+    watchdog.add(&block);
+    struct Unwatch {
+      Watchdog &watchdog;
+      const BlockRun *block;
+      ~Unwatch() { watchdog.remove(block); }
+    } unwatch{watchdog, &block};
     block.kernel = &kernel;
     block.args = args;
     block.check = options.check;

@@ -58,6 +58,9 @@ struct SimtOptions {
   /// Check mode (the kernel object compiled for it): shared-memory races
   /// and collectives met at different call sites trap.
   bool check = false;
+  /// A thread running this long without reaching a barrier, warp operation
+  /// or poll ends the process with a report (0: never).
+  double watchdogSeconds = 0;
 };
 
 /// Runs the whole grid. Throws DeviceError naming the kernel and block on a

@@ -480,6 +480,72 @@ extern "C" __global__ void forever(int *flag) {
             HasSubstr("a spin-wait that can never finish")));
 }
 
+TEST(StrictEmulationDeathTest, RunawayThreadIsReportedByTheWatchdog) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // Outside check mode a volatile read is no poll: the waiting thread never
+  // lets the one that would set the flag run. The watchdog ends the process
+  // with a report instead of hanging.
+  auto spin = [] {
+    EmulationOptions options =
+        EmulationOptions::fromEnvironment(samples::deviceHeaders());
+    options.check = false;
+    options.sanitize = false;
+    options.watchdogSeconds = 1;
+    options.schedule = Schedule::parse("forward");
+    EmulationBackend backend(options);
+    auto kernel = backend.load(backend.compile({"volatile_spin", R"cuda(
+extern "C" __global__ void volatile_spin(volatile int *flag) {
+  if (threadIdx.x == 0)
+    while (*flag == 0) {}
+  else
+    *flag = 1;
+}
+)cuda"}),
+                               "volatile_spin");
+    DevicePtr flag = backend.allocate(4);
+    backend.fillZero(flag, 4, nullptr);
+    ArgPack args;
+    args.push(flag);
+    backend.launch(*kernel, {{1}, {2}, 0}, args, nullptr);
+  };
+  EXPECT_DEATH(spin(), "emulated kernel 'volatile_spin', block \\(0,0,0\\), "
+                       "thread \\(0,0,0\\) has run 1 s without reaching a "
+                       "barrier, warp operation or poll");
+}
+
+TEST(StrictEmulation, CheckModeSwitchesThreadsAtSharedAccesses) {
+  // Each thread writes its own shared slot and appends its index to a log
+  // 20 times, with no barrier, warp operation or poll: only a switch at a
+  // shared-memory access interleaves the threads.
+  const std::string source = R"cuda(
+extern "C" __global__ void interleave(int *log) {
+  __shared__ int slot[8];
+  for (int i = 0; i < 20; ++i) {
+    ((volatile int *)slot)[threadIdx.x] = i; // kept in the loop
+    int at = log[160];
+    log[at] = threadIdx.x;
+    log[160] = at + 1;
+  }
+}
+)cuda";
+  auto switches = [&](bool check, const char *schedule) {
+    Emulator emulator(check, schedule);
+    DevicePtr log = emulator.upload(std::vector<int>(161, 0));
+    ArgPack args;
+    args.push(log);
+    emulator.run("interleave", source, {1}, {8}, args);
+    std::vector<int> got = emulator.download<int>(log, 161);
+    EXPECT_EQ(got[160], 160);
+    int changes = 0;
+    for (int i = 1; i < 160; ++i)
+      changes += got[i] != got[i - 1];
+    return changes;
+  };
+  EXPECT_EQ(switches(false, "random:4"), 7); // one thread after another
+  EXPECT_EQ(switches(true, "reverse"), 7);
+  EXPECT_GT(switches(true, "random:4"), 10); // interleaved
+}
+
 //===----------------------------------------------------------------------===//
 // Arithmetic as the GPU does it
 //===----------------------------------------------------------------------===//
