@@ -190,9 +190,12 @@ struct EmulationBackend::Impl {
     if (options.sanitize)
       text += " -fsanitize=address,undefined -fno-omit-frame-pointer -g";
     if (options.check)
-      text += " -DRUDNN_EMU_CHECK -fsanitize=thread "
-              "--param=tsan-instrument-func-entry-exit=0 "
-              "--param=tsan-distinguish-volatile=1";
+      text += " -DRUDNN_EMU_CHECK -fsanitize=thread" +
+              std::string(compilerVersion.find("clang") != std::string::npos
+                              ? " -mllvm -tsan-instrument-func-entry-exit=0"
+                                " -mllvm -tsan-distinguish-volatile=1"
+                              : " --param=tsan-instrument-func-entry-exit=0"
+                                " --param=tsan-distinguish-volatile=1");
     return text;
   }
 

@@ -44,7 +44,7 @@ extern "C" __global__ void reverse_slices(int *data) {
 // A race only check mode reports: status 1, the kernel, block, both threads
 // and the place; nothing is written. Without --check it runs.
 // RUN: %python %S/Inputs/status.py 1 rudnn-emulate %s --entry racy --grid 1 --block 64 --check --outputs %t/racy %t/x.npy 2>&1 | FileCheck %s --check-prefix=RACE
-// RACE: rudnn-emulate: emulated kernel 'racy' failed: launch failed (block (0,0,0): data race on static shared memory at offset 0x0
+// RACE: rudnn-emulate: emulated kernel 'racy' failed: launch failed (block (0,0,0): data race on static shared memory at offset 0x{{[0-9a-f]+}}
 // RACE-SAME: thread (0,0,0) wrote it and thread ({{[0-9]+}},0,0) read it with no barrier between)
 // RUN: test ! -e %t/racy/x.npy
 // RUN: rudnn-emulate %s --entry racy --grid 1 --block 64 %t/x.npy

@@ -76,6 +76,24 @@ RUDNN_EMU_UNOBSERVED void __tsan_write_range(void *p, unsigned long n) {
   rudnn_emu_detail::observe(p, n, RUDNN_EMU_WRITE);
 }
 
+// Some compilers hand memory intrinsics to the runtime instead.
+RUDNN_EMU_UNOBSERVED void *__tsan_memcpy(void *to, const void *from,
+                                         unsigned long n) {
+  rudnn_emu_detail::observe(from, n, RUDNN_EMU_READ);
+  rudnn_emu_detail::observe(to, n, RUDNN_EMU_WRITE);
+  return memcpy(to, from, n);
+}
+RUDNN_EMU_UNOBSERVED void *__tsan_memmove(void *to, const void *from,
+                                          unsigned long n) {
+  rudnn_emu_detail::observe(from, n, RUDNN_EMU_READ);
+  rudnn_emu_detail::observe(to, n, RUDNN_EMU_WRITE);
+  return memmove(to, from, n);
+}
+RUDNN_EMU_UNOBSERVED void *__tsan_memset(void *to, int value, unsigned long n) {
+  rudnn_emu_detail::observe(to, n, RUDNN_EMU_WRITE);
+  return memset(to, value, n);
+}
+
 // Atomics are performed here, unobserved: atomics never race with each
 // other, and the prelude's atomic functions poll on their own.
 #define RUDNN_EMU_ATOMIC_SIZE(n, T)                                            \
