@@ -22,4 +22,8 @@
 #include "rudnn/math.cuh"
 #include "rudnn/shared.cuh"
 #include "rudnn/tensor.cuh"
+#include "rudnn/tile/copy.cuh"
+#include "rudnn/tile/fragment.cuh"
+#include "rudnn/tile/shared_tile.cuh"
+#include "rudnn/tile/warp_tile.cuh"
 #include "rudnn/warp.cuh"

@@ -13,6 +13,7 @@
 #include "runtime/CudaToolkit.h"
 #include "runtime/NvrtcCompiler.h"
 #include "test/support/DeviceHeaders.h"
+#include "test/support/Ptxas.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -25,25 +26,6 @@ using namespace rudnn;
 using namespace rudnn::codegen;
 
 namespace {
-
-/// ptxas -v's report on `ptx`; fails the test when ptxas does.
-std::string ptxasReport(const std::string &entry, const std::string &ptx) {
-  std::string path = ::testing::TempDir() + entry + ".ptx";
-  std::ofstream(path) << ptx;
-  std::string command = runtime::CudaToolkit::get().ptxas +
-                        " -arch=sm_90 -v -o /dev/null " + path + " 2>&1";
-  FILE *pipe = ::popen(command.c_str(), "r");
-  if (!pipe) {
-    ADD_FAILURE() << "cannot run " << command;
-    return "";
-  }
-  std::string report;
-  char buffer[512];
-  while (std::fgets(buffer, sizeof(buffer), pipe))
-    report += buffer;
-  EXPECT_EQ(::pclose(pipe), 0) << report;
-  return report;
-}
 
 TEST(KdaKernelsNvrtc, EveryKernelCompilesWithoutSpillsWithinItsSharedMemory) {
   if (runtime::CudaToolkit::get().ptxas.empty())
@@ -70,7 +52,7 @@ TEST(KdaKernelsNvrtc, EveryKernelCompilesWithoutSpillsWithinItsSharedMemory) {
                     ::testing::HasSubstr(
                         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
       }
-      const std::string report = ptxasReport(kernel.entry, binary.ptx);
+      const std::string report = samples::ptxasReport(kernel.entry, binary.ptx);
       EXPECT_THAT(report, ::testing::HasSubstr("0 bytes spill stores"))
           << kernel.entry;
       EXPECT_THAT(report, ::testing::Not(::testing::ContainsRegex(

@@ -28,6 +28,25 @@ __device__ __forceinline__ void cp_async_16(void *shared, const void *global) {
 #endif
 }
 
+/// Starts a 16-byte copy of which only the first `bytes` (0 to 16) are
+/// read; the rest of the destination is zero-filled (a tile's edge).
+__device__ __forceinline__ void
+cp_async_16_zfill(void *shared, const void *global, unsigned bytes) {
+#ifdef __RUDNN_EMULATION__
+  emulated::requireAligned(shared, 16, "cp.async: shared address misaligned");
+  emulated::requireAligned(global, 16, "cp.async: global address misaligned");
+  emulated::requireShared(shared, 16,
+                          "cp.async: destination is not shared memory");
+  if (bytes > 16)
+    rudnn_emu_trap("cp.async: source size above the copy size");
+  rudnn_emu_cp_async(shared, global, 16, bytes);
+#else
+  unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address),
+               "l"(global), "r"(bytes));
+#endif
+}
+
 /// Closes the group of copies started since the last commit.
 __device__ __forceinline__ void cp_async_commit() {
 #ifdef __RUDNN_EMULATION__

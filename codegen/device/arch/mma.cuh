@@ -51,6 +51,32 @@ __device__ __forceinline__ void mma_m16n8k16_f16(float (&d)[4],
 
 #undef RUDNN_MMA_M16N8K16
 
+/// The fragment layouts of mma.m16n8k16 with fp32 accumulation, as data
+/// (the PTX ISA's figures): element e of a lane's fragment sits at (row,
+/// col) of its operand. A: 8 elements (4 registers of 2), B: 4 (2 of 2),
+/// C/D: 4 floats. The lower half of a register holds the smaller index.
+struct Mma16816 {
+  static constexpr int M = 16, N = 8, K = 16;
+  static __device__ __forceinline__ int a_row(int lane, int e) {
+    return lane / 4 + 8 * (e / 2 % 2);
+  }
+  static __device__ __forceinline__ int a_col(int lane, int e) {
+    return 2 * (lane % 4) + e % 2 + 8 * (e / 4);
+  }
+  static __device__ __forceinline__ int b_row(int lane, int e) {
+    return 2 * (lane % 4) + e % 2 + 8 * (e / 2);
+  }
+  static __device__ __forceinline__ int b_col(int lane, int) {
+    return lane / 4;
+  }
+  static __device__ __forceinline__ int c_row(int lane, int e) {
+    return lane / 4 + 8 * (e / 2);
+  }
+  static __device__ __forceinline__ int c_col(int lane, int e) {
+    return 2 * (lane % 4) + e % 2;
+  }
+};
+
 /// The 32 bits of a pair of 16-bit values (memcpy: no aliasing questions for
 /// either compiler).
 template <typename Pair>

@@ -1,0 +1,53 @@
+//===- tile/shared_tile.cuh - 16-bit tiles in shared memory ---------------===//
+//
+// A Rows x Cols tile of 16-bit elements stored as 16-byte chunks (8
+// elements), placed so that the eight rows an ldmatrix phase reads, one
+// chunk each, fall in eight different bank groups: power-of-two rows XOR
+// the chunk index with the row (the 128-byte swizzle; narrower rows with
+// the row's 128-byte line), other widths are padded to an odd number of
+// chunks. Chunks stay whole, so cp.async fills them 16 bytes at a time.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+namespace rudnn {
+namespace tile {
+
+template <typename T, int Rows, int Cols> struct SharedTile {
+  static_assert(sizeof(T) == 2, "tiles of 16-bit elements");
+  static_assert(Rows > 0 && Cols > 0 && Cols % 8 == 0,
+                "rows are whole 16-byte chunks");
+  using Element = T;
+  static constexpr int kRows = Rows, kCols = Cols;
+  static constexpr int kChunks = Cols / 8; // per row
+  static constexpr bool kSwizzled = (kChunks & (kChunks - 1)) == 0;
+  static constexpr int kPitchChunks =
+      kSwizzled || kChunks % 2 ? kChunks : kChunks + 1;
+  static constexpr int kElements = Rows * kPitchChunks * 8;
+  static constexpr int kBytes = kElements * 2;
+
+  T *data; // kBytes of shared memory, 16-byte aligned
+
+  /// Where logical chunk c of row r is stored in that row.
+  static __device__ __forceinline__ int stored_chunk(int r, int c) {
+    if constexpr (!kSwizzled || kChunks == 1)
+      return c;
+    else if constexpr (kChunks >= 8)
+      return c ^ (r % 8);
+    else
+      return c ^ (r / (8 / kChunks) % kChunks);
+  }
+
+  /// The 16 bytes of elements (r, 8c .. 8c + 7).
+  __device__ __forceinline__ T *chunk(int r, int c) const {
+    return data + (r * kPitchChunks + stored_chunk(r, c)) * 8;
+  }
+
+  __device__ __forceinline__ T &operator()(int r, int c) const {
+    return chunk(r, c / 8)[c % 8];
+  }
+};
+
+} // namespace tile
+} // namespace rudnn

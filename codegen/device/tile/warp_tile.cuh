@@ -1,0 +1,87 @@
+//===- tile/warp_tile.cuh - One warp's block of a product on tensor cores -===//
+//
+// A warp's WM x WN block of D += A·B in fp32: WM/16 x WN/8 mma tiles, each
+// its own accumulator, so the 16-deep steps of different tiles overlap. A
+// step loads each A fragment once for all WN columns and each pair of B
+// fragments once for all WM rows, from shared tiles through ldmatrix.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "rudnn/arch/mma.cuh"
+#include "rudnn/tile/fragment.cuh"
+
+namespace rudnn {
+namespace tile {
+
+template <typename T>
+__device__ __forceinline__ void mma16(float (&d)[4], const unsigned (&a)[4],
+                                      unsigned b0, unsigned b1);
+template <>
+__device__ __forceinline__ void mma16<__nv_bfloat16>(float (&d)[4],
+                                                     const unsigned (&a)[4],
+                                                     unsigned b0, unsigned b1) {
+  const unsigned b[2] = {b0, b1};
+  arch::mma_m16n8k16_bf16(d, a, b, d);
+}
+template <>
+__device__ __forceinline__ void
+mma16<__half>(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  const unsigned b[2] = {b0, b1};
+  arch::mma_m16n8k16_f16(d, a, b, d);
+}
+
+template <typename T, int WM, int WN> struct WarpTile {
+  static_assert(WM % 16 == 0 && WN % 16 == 0,
+                "warp tiles are whole 16x16 steps");
+  using Atom = arch::Mma16816;
+  float acc[WM / 16][WN / 8][4];
+
+  __device__ __forceinline__ void clear() {
+#pragma unroll
+    for (int i = 0; i < WM / 16; ++i)
+#pragma unroll
+      for (int j = 0; j < WN / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          acc[i][j][e] = 0.f;
+  }
+
+  /// acc += A(m0.., k0..k0+15) · B(k0..k0+15, n0..), the tiles' origins.
+  template <BLayout Layout, typename TileA, typename TileB>
+  __device__ __forceinline__ void mma(const TileA &a, int m0, const TileB &b,
+                                      int n0, int k0) {
+    unsigned fa[WM / 16][4];
+#pragma unroll
+    for (int i = 0; i < WM / 16; ++i)
+      load_a(fa[i], a, m0 + 16 * i, k0);
+#pragma unroll
+    for (int j = 0; j < WN / 16; ++j) {
+      unsigned fb[4];
+      load_b_pair<Layout>(fb, b, n0 + 16 * j, k0);
+#pragma unroll
+      for (int i = 0; i < WM / 16; ++i) {
+        mma16<T>(acc[i][2 * j], fa[i], fb[0], fb[1]);
+        mma16<T>(acc[i][2 * j + 1], fa[i], fb[2], fb[3]);
+      }
+    }
+  }
+
+  /// store(row, col, value) for every accumulator, in warp-tile coordinates.
+  template <typename Store>
+  __device__ __forceinline__ void for_each(Store store) const {
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int i = 0; i < WM / 16; ++i)
+#pragma unroll
+      for (int j = 0; j < WN / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          store(16 * i + Atom::c_row(lane, e), 8 * j + Atom::c_col(lane, e),
+                acc[i][j][e]);
+  }
+};
+
+} // namespace tile
+} // namespace rudnn

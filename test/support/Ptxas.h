@@ -1,0 +1,40 @@
+//===- Ptxas.h - ptxas's report on a kernel's PTX ---------------*- C++ -*-===//
+
+#ifndef RUDNN_TEST_SUPPORT_PTXAS_H
+#define RUDNN_TEST_SUPPORT_PTXAS_H
+
+#include "runtime/CudaToolkit.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace rudnn::samples {
+
+/// ptxas -v's report (registers, spills, shared memory) on `ptx` for `arch`;
+/// fails the test when ptxas does. Callers skip when the toolkit has no
+/// ptxas (runtime::CudaToolkit::get().ptxas empty).
+inline std::string ptxasReport(const std::string &entry, const std::string &ptx,
+                               const std::string &arch = "sm_90") {
+  std::string path = ::testing::TempDir() + entry + ".ptx";
+  std::ofstream(path) << ptx;
+  std::string command = runtime::CudaToolkit::get().ptxas + " -arch=" + arch +
+                        " -v -o /dev/null " + path + " 2>&1";
+  FILE *pipe = ::popen(command.c_str(), "r");
+  if (!pipe) {
+    ADD_FAILURE() << "cannot run " << command;
+    return "";
+  }
+  std::string report;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof(buffer), pipe))
+    report += buffer;
+  EXPECT_EQ(::pclose(pipe), 0) << report;
+  return report;
+}
+
+} // namespace rudnn::samples
+
+#endif // RUDNN_TEST_SUPPORT_PTXAS_H
