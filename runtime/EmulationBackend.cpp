@@ -4,6 +4,7 @@
 #include "runtime/Dump.h"
 #include "runtime/Hash.h"
 #include "runtime/Log.h"
+#include "runtime/Shell.h"
 #include "runtime/TempRoot.h"
 #include "runtime/emulation/Prelude.h"
 #include "runtime/emulation/SimtExecutor.h"
@@ -57,29 +58,6 @@ EmulationOptions::fromEnvironment(std::vector<HeaderFile> headers) {
 }
 
 namespace {
-
-std::string quote(const std::string &text) {
-  std::string quoted = "'";
-  for (char c : text)
-    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-/// Runs `command` through the shell; returns its exit status and output.
-/// A preloaded sanitizer runtime (check mode) is not passed on to it.
-std::pair<int, std::string> runCommand(const std::string &command) {
-  std::string output;
-  FILE *pipe = ::popen(
-      ("env -u LD_PRELOAD sh -c " + quote(command) + " 2>&1").c_str(), "r");
-  if (!pipe)
-    return {-1, "cannot run: " + command};
-  char buffer[4096];
-  size_t count;
-  while ((count = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0)
-    output.append(buffer, count);
-  int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
 
 std::string readFile(const fs::path &path) {
   std::ifstream in(path, std::ios::binary);
@@ -144,7 +122,7 @@ struct EmulationBackend::Impl {
   void prepare() {
     std::call_once(setUp, [&] {
       auto [status, version] =
-          runCommand(quote(options.hostCompiler) + " --version");
+          runShell(shellQuote(options.hostCompiler) + " --version");
       if (status != 0)
         throw CompileError("<host compiler>", version,
                            "(no source: '" + options.hostCompiler +
@@ -256,14 +234,14 @@ std::string EmulationBackend::compile(const KernelSource &kernel) const {
       << kernel.entry << ")\n";
 
   fs::path compiled = directory / (kernel.entry + ".o");
-  std::string compiler = quote(impl->options.hostCompiler);
-  std::string command = compiler + " " + impl->flags() + " -c -I" +
-                        quote(impl->includeDirectory.string()) + " " +
-                        quote(source.string()) + " -o " +
-                        quote(compiled.string()) + " && " + compiler + " " +
-                        impl->linkFlags() + " " + quote(compiled.string()) +
-                        " -o " + quote(object.string());
-  auto [status, output] = runCommand(command);
+  std::string compiler = shellQuote(impl->options.hostCompiler);
+  std::string command =
+      compiler + " " + impl->flags() + " -c -I" +
+      shellQuote(impl->includeDirectory.string()) + " " +
+      shellQuote(source.string()) + " -o " + shellQuote(compiled.string()) +
+      " && " + compiler + " " + impl->linkFlags() + " " +
+      shellQuote(compiled.string()) + " -o " + shellQuote(object.string());
+  auto [status, output] = runShell(command);
   if (status != 0) {
     // Keep the source for the error report; the object is not needed.
     throw CompileError(kernel.entry, command + "\n" + output, source.string());

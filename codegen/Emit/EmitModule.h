@@ -15,6 +15,8 @@ namespace rudnn::codegen {
 
 struct EmittedKernel {
   std::string entry, source;
+  /// Threads per block and dynamic shared memory bytes of its launches.
+  int64_t threads = 0, dynamicShared = 0;
 };
 
 /// Emits `kernel` through the last primitive of its region, under the

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/CudaToolkit.h"
+#include "runtime/KernelReport.h"
 #include "runtime/NvrtcCompiler.h"
 #include "test/emulation/EmulationTestSupport.h"
 #include "test/support/Ptxas.h"
@@ -210,6 +211,24 @@ TEST(TileLayerNvrtc, GemmUsesLdmatrixAndCpAsyncWithoutSpills) {
       if (ptxas) {
         EXPECT_THAT(samples::ptxasReport(entry, binary.ptx, arch),
                     ::testing::HasSubstr("0 bytes spill stores"));
+        // The kernel report's view of the same kernel.
+        const KernelResources resources =
+            ptxasResources(entry, binary.ptx, arch);
+        EXPECT_GT(resources.registers, 0);
+        EXPECT_EQ(resources.spillStores, 0);
+        EXPECT_GT(resources.staticShared, 2 * 2 * 64 * 32 * 2 - 1);
+        const int blocks =
+            residentBlocks(resources, 128, 0, TargetLimits::forArch(arch));
+        EXPECT_GT(blocks, 0);
+        EXPECT_LE(blocks, 32);
+      }
+      const InstructionMix mix = sassInstructionMix(binary.cubin);
+      if (mix.unavailable.empty()) {
+        EXPECT_GT(mix.ldmatrix, 0);
+        EXPECT_GT(mix.cpAsync, 0);
+        EXPECT_GT(mix.tensor, 0);
+        EXPECT_GT(mix.globalStores.count(32), 0u); // fp32 results
+        EXPECT_GT(mix.total, mix.tensor + mix.ldmatrix + mix.cpAsync);
       }
     }
 }

@@ -1,0 +1,38 @@
+// RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report | FileCheck %s
+// RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report-json | FileCheck %s --check-prefix=JSON
+
+// The kernel report of the production-shape forward: per kernel its block,
+// registers, spills (none), shared memory, resident blocks per SM on an
+// H200 and the static SASS mix (when a disassembler is at hand).
+// CHECK: // kernel report for sm_90 (H200: 132 SMs), SASS {{from .*cuobjdump|not available}}
+// CHECK: // ----- kernel kda_fwd_recurrent_bf16_f32_bf16_k128_v128_c64
+// CHECK-NEXT: block: 32 threads
+// CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: {{[0-9]+}} bytes
+// CHECK-NEXT: shared memory: {{[0-9]+}} bytes static, 0 dynamic
+// CHECK-NEXT: resident blocks per SM: {{[1-9][0-9]*}}
+// CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [0-9]+, ldmatrix [0-9]+, cp.async [0-9]+, tma [0-9]+; shared loads [0-9]+, stores [0-9]+|sass: unavailable: .*}}
+// CHECK: // ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64
+// CHECK-NEXT: block: 128 threads
+// CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
+// CHECK: // ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64
+// CHECK-NEXT: block: 128 threads
+// CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
+// CHECK: // ----- kernel kda_fwd_output_bf16_bf16_bf16_k128_v128_c64
+// CHECK-NEXT: block: 128 threads
+// CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
+
+// JSON: "arch": "sm_90",
+// JSON: "device": "H200",
+// JSON: "kernel": "kda_fwd_recurrent_bf16_f32_bf16_k128_v128_c64",
+// JSON: "resident_blocks_per_sm":
+// JSON: "sass": {
+// JSON: "spill_stores": 0,
+// JSON: "threads": 32
+func.func @main(%q: tensor<?x?x?x128xbf16>, %g: tensor<?x?x?x128xf32>,
+                %beta: tensor<?x?x?xbf16>) -> tensor<?x?x?x128xbf16> {
+  %o, %s = rudnn.kda %q, %q, %q, %g, %beta
+      : (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>,
+         tensor<?x?x?x128xf32>, tensor<?x?x?xbf16>)
+      -> (tensor<?x?x?x128xbf16>, tensor<?x?x128x128xf32>)
+  return %o : tensor<?x?x?x128xbf16>
+}
