@@ -173,7 +173,13 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
       first == KdaStage::Recurrent ? kKdaColumnsPerBlock : kKdaThreads;
   launch.grid[0] = walk ? sequences : SizeRef{1, {chunks}};
   launch.grid[1] = walk ? columns : sequences;
-  launch.grid[2] = SizeRef{1, {}};
+  // 16-bit outputs are computed 64 columns a block, on the tile layer.
+  const bool tiledOutput =
+      first == KdaStage::Output && spec.input != DType::F32;
+  launch.grid[2] = SizeRef{
+      tiledOutput ? (spec.featureV + kKdaOutputColumns - 1) / kKdaOutputColumns
+                  : 1,
+      {}};
 }
 
 KdaKernelSource rudnn::codegen::emitKdaKernel(const KdaKernelSpec &spec,

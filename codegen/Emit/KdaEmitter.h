@@ -69,6 +69,8 @@ const char *stageName(KdaStage stage);
 using mlir::rudnn::kKdaColumnsPerBlock;
 /// Threads of the chunk-parallel kernels and `propagate`.
 inline constexpr int64_t kKdaThreads = 128;
+/// Output columns per block of the 16-bit output kernel (kda::kOutputColumns).
+inline constexpr int64_t kKdaOutputColumns = 64;
 
 /// Floats of one chunk's tiles in the workspace (kda::ChunkTiles::kFloats).
 int64_t kdaTileFloats(const KdaKernelSpec &spec);

@@ -17,9 +17,14 @@
 // CHECK: // ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64
 // CHECK-NEXT: block: 128 threads
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
+// The output kernel is on the tile layer: tensor cores fed by cp.async and
+// ldmatrix.
 // CHECK: // ----- kernel kda_fwd_output_bf16_bf16_bf16_k128_v128_c64
 // CHECK-NEXT: block: 128 threads
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
+// CHECK-NEXT: shared memory: {{[1-9][0-9]*}} bytes static, 0 dynamic
+// CHECK-NEXT: resident blocks per SM: {{[1-9][0-9]*}}
+// CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix [1-9][0-9]*, cp.async [1-9][0-9]*|sass: unavailable}}
 
 // JSON: "arch": "sm_90",
 // JSON: "device": "H200",

@@ -27,8 +27,12 @@
 
 #pragma once
 
+#include "rudnn/arch/cp_async.cuh"
 #include "rudnn/kda/decay.cuh"
 #include "rudnn/tensor.cuh"
+#include "rudnn/tile/copy.cuh"
+#include "rudnn/tile/shared_tile.cuh"
+#include "rudnn/tile/warp_tile.cuh"
 
 namespace rudnn {
 namespace kda {
@@ -233,8 +237,7 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
     tiles[Tiles::kLast + d] = fast_exp(last);
     for (int i = 0; i < L; ++i) {
       const float g = gamma[i * K + d];
-      operands[Tiles::kQd + i * K + d] =
-          from_float<TIn>(q(i, d) * fast_exp(g));
+      operands[Tiles::kQd + i * K + d] = from_float<TIn>(q(i, d) * fast_exp(g));
       operands[Tiles::kKd + i * K + d] =
           from_float<TIn>(k(i, d) * fast_exp(last - g));
     }
@@ -344,10 +347,85 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
     store_state_columns<K, V>(p.final_state + stateBase, state, v0, width);
 }
 
-/// grid (chunks, B·H); block size a multiple of 32. Each warp takes 16x8
-/// tiles of the chunk's C x V output in turn.
+/// Columns of the output one block computes with 16-bit inputs.
+constexpr int kOutputColumns = 64;
+
+/// O = scale ((q ⊙ e^Γ)·S + B·U) for 16-bit inputs: grid (chunks, B·H,
+/// ceil(V / 64)), 128 threads, the chunk's rows x 64 columns per block,
+/// four warps of 32x32 on tensor cores. Both products run through one
+/// two-stage pipeline of 32-deep steps (K of them, then the chunk's
+/// tokens): operands cp.async'd into swizzled shared tiles (the fp32 state
+/// rounded on its way in), fragments by ldmatrix.
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
-__device__ void output(const ForwardParams<TIn, TGate, TBeta> &p) {
+__device__ void output_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
+  using Tiles = ChunkTiles<K, V, C, TIn>;
+  constexpr int BM = 64, BN = kOutputColumns, BK = 32;
+  static_assert(C <= BM, "a chunk's rows fit one block");
+  using TileA = tile::SharedTile<TIn, BM, BK>;
+  using TileB = tile::SharedTile<TIn, BK, BN>;
+  __shared__ __align__(16) TIn sa[2][TileA::kElements];
+  __shared__ __align__(16) TIn sb[2][TileB::kElements];
+  const int chunk = blockIdx.x, sequence = blockIdx.y, n0 = blockIdx.z * BN;
+  const int sequences = p.batch * p.heads;
+  const int b = sequence / p.heads, h = sequence % p.heads;
+  const int t0 = chunk * C, L = chunk_tokens<C>(chunk, p.length);
+  const float *tiles = Tiles::at(p.workspace, chunk, sequence, sequences);
+  const TIn *operands = Tiles::operands(tiles);
+  const float *state =
+      p.boundaries + ((long long)chunk * sequences + sequence) * K * V;
+  constexpr int stateSteps = (K + BK - 1) / BK;
+  const int steps = stateSteps + (L + BK - 1) / BK;
+  auto issue = [&](int step) {
+    const int stage = step % 2;
+    if (step < stateSteps) {
+      const int k0 = step * BK;
+      tile::load_tile_async(TileA{sa[stage]}, operands + Tiles::kQd + k0, K, L,
+                            K - k0);
+      tile::load_tile_converted(
+          TileB{sb[stage]}, state + (long long)k0 * V + n0, V, K - k0, V - n0);
+    } else {
+      // B is zero above its diagonal and U is read only for the L tokens.
+      const int k0 = (step - stateSteps) * BK;
+      tile::load_tile_async(TileA{sa[stage]}, operands + Tiles::kB + k0, C, L,
+                            L - k0);
+      tile::load_tile_async(TileB{sb[stage]},
+                            operands + Tiles::kU + (long long)k0 * V + n0, V,
+                            L - k0, V - n0);
+    }
+    arch::cp_async_commit();
+  };
+  const int warp = threadIdx.x / 32, wm = warp / 2 * 32, wn = warp % 2 * 32;
+  tile::WarpTile<TIn, 32, 32> acc;
+  acc.clear();
+  issue(0);
+  for (int step = 0; step < steps; ++step) {
+    if (step + 1 < steps)
+      issue(step + 1);
+    else
+      arch::cp_async_commit(); // an empty group keeps the count
+    arch::cp_async_wait<1>();
+    __syncthreads();
+    if (wm < L) {
+      const TileA a{sa[step % 2]};
+      const TileB bt{sb[step % 2]};
+#pragma unroll
+      for (int k = 0; k < BK; k += 16)
+        acc.template mma<tile::BLayout::KN>(a, wm, bt, wn, k);
+    }
+    __syncthreads();
+  }
+  acc.for_each([&](int r, int c, float o) {
+    const int i = wm + r, j = n0 + wn + c;
+    if (i < L && j < V)
+      p.output[p.output_strides.offset(b, t0 + i, h) + j] =
+          from_float<TIn>(p.scale * o);
+  });
+}
+
+/// The same for f32 inputs: grid (chunks, B·H), block size a multiple of 32;
+/// each warp takes 16x8 tiles of the chunk's C x V output in turn, on FMA.
+template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
+__device__ void output_fma(const ForwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
   const int chunk = blockIdx.x, sequence = blockIdx.y;
   const int sequences = p.batch * p.heads;
@@ -379,6 +457,15 @@ __device__ void output(const ForwardParams<TIn, TGate, TBeta> &p) {
         p.output[p.output_strides.offset(b, t0 + i, h) + j] =
             from_float<TIn>(o);
       });
+}
+
+/// The chunk's output: on the tile layer for 16-bit inputs, on FMA for f32.
+template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
+__device__ void output(const ForwardParams<TIn, TGate, TBeta> &p) {
+  if constexpr (sizeof(TIn) == 2)
+    output_tiled<K, V, C>(p);
+  else
+    output_fma<K, V, C>(p);
 }
 
 /// grid (B·H, ceil(V / VB)), block VB threads: one column of the state
