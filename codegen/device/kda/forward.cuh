@@ -375,22 +375,28 @@ __device__ void output_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
       p.boundaries + ((long long)chunk * sequences + sequence) * K * V;
   constexpr int stateSteps = (K + BK - 1) / BK;
   const int steps = stateSteps + (L + BK - 1) / BK;
+  // With K and V multiples of 8 every workspace row is 16-byte aligned
+  // (the workspace is 256-byte aligned and ChunkTiles keeps each part a
+  // multiple of 16 bytes): no element-wise path is compiled in.
+  constexpr tile::Alignment align = K % 8 == 0 && V % 8 == 0
+                                        ? tile::Alignment::Aligned
+                                        : tile::Alignment::Checked;
   auto issue = [&](int step) {
     const int stage = step % 2;
     if (step < stateSteps) {
       const int k0 = step * BK;
-      tile::load_tile_async(TileA{sa[stage]}, operands + Tiles::kQd + k0, K, L,
-                            K - k0);
+      tile::load_tile_async<align>(TileA{sa[stage]}, operands + Tiles::kQd + k0,
+                                   K, L, K - k0);
       tile::load_tile_converted(
           TileB{sb[stage]}, state + (long long)k0 * V + n0, V, K - k0, V - n0);
     } else {
       // B is zero above its diagonal and U is read only for the L tokens.
       const int k0 = (step - stateSteps) * BK;
-      tile::load_tile_async(TileA{sa[stage]}, operands + Tiles::kB + k0, C, L,
-                            L - k0);
-      tile::load_tile_async(TileB{sb[stage]},
-                            operands + Tiles::kU + (long long)k0 * V + n0, V,
-                            L - k0, V - n0);
+      tile::load_tile_async<align>(TileA{sa[stage]}, operands + Tiles::kB + k0,
+                                   C, L, L - k0);
+      tile::load_tile_async<align>(
+          TileB{sb[stage]}, operands + Tiles::kU + (long long)k0 * V + n0, V,
+          L - k0, V - n0);
     }
     arch::cp_async_commit();
   };
@@ -414,11 +420,23 @@ __device__ void output_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
     }
     __syncthreads();
   }
-  acc.for_each([&](int r, int c, float o) {
+  // Adjacent columns leave as one 32-bit store where the row allows.
+  struct alignas(4) Pair {
+    TIn first, second;
+  };
+  acc.for_each_pair([&](int r, int c, float o0, float o1) {
     const int i = wm + r, j = n0 + wn + c;
-    if (i < L && j < V)
-      p.output[p.output_strides.offset(b, t0 + i, h) + j] =
-          from_float<TIn>(p.scale * o);
+    if (i >= L || j >= V)
+      return;
+    TIn *to = p.output + p.output_strides.offset(b, t0 + i, h) + j;
+    if (j + 1 < V && reinterpret_cast<unsigned long long>(to) % 4 == 0) {
+      *reinterpret_cast<Pair *>(to) = {from_float<TIn>(p.scale * o0),
+                                       from_float<TIn>(p.scale * o1)};
+    } else {
+      to[0] = from_float<TIn>(p.scale * o0);
+      if (j + 1 < V)
+        to[1] = from_float<TIn>(p.scale * o1);
+    }
   });
 }
 

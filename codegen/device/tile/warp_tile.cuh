@@ -68,6 +68,22 @@ template <typename T, int WM, int WN> struct WarpTile {
     }
   }
 
+  /// store(row, col, value, next) for every pair of accumulators at (row,
+  /// col) and (row, col + 1), in warp-tile coordinates: an epilogue writes
+  /// both with one store.
+  template <typename Store>
+  __device__ __forceinline__ void for_each_pair(Store store) const {
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int i = 0; i < WM / 16; ++i)
+#pragma unroll
+      for (int j = 0; j < WN / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; e += 2)
+          store(16 * i + Atom::c_row(lane, e), 8 * j + Atom::c_col(lane, e),
+                acc[i][j][e], acc[i][j][e + 1]);
+  }
+
   /// store(row, col, value) for every accumulator, in warp-tile coordinates.
   template <typename Store>
   __device__ __forceinline__ void for_each(Store store) const {
