@@ -1,18 +1,19 @@
 // RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report | FileCheck %s
 // RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report-json | FileCheck %s --check-prefix=JSON
+// RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report --rudnn-report-dims=B=1,T=32768,H=16 | FileCheck %s --check-prefix=DIMS
 
 // The kernel report of the production-shape forward: per kernel its block,
 // registers, spills (none), shared memory, resident blocks per SM on an
 // H200 and the static SASS mix (when a disassembler is at hand).
 // CHECK: // kernel report for sm_90 (H200: 132 SMs), SASS {{from .*cuobjdump|not available}}
 // CHECK: // ----- kernel kda_fwd_recurrent_bf16_f32_bf16_k128_v128_c64
-// CHECK-NEXT: block: 32 threads
+// CHECK-NEXT: block: 32 threads; grid (B·H, 4, 1)
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: {{[0-9]+}} bytes
 // CHECK-NEXT: shared memory: {{[0-9]+}} bytes static, 0 dynamic
 // CHECK-NEXT: resident blocks per SM: {{[1-9][0-9]*}}
 // CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [0-9]+, ldmatrix [0-9]+, cp.async [0-9]+, tma [0-9]+; shared loads [0-9]+, stores [0-9]+|sass: unavailable: .*}}
 // CHECK: // ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64
-// CHECK-NEXT: block: 128 threads
+// CHECK-NEXT: block: 128 threads; grid (N, B·H, 1)
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
 // CHECK: // ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64
 // CHECK-NEXT: block: 128 threads
@@ -25,6 +26,19 @@
 // CHECK-NEXT: shared memory: {{[1-9][0-9]*}} bytes static, 0 dynamic
 // CHECK-NEXT: resident blocks per SM: {{[1-9][0-9]*}}
 // CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix [1-9][0-9]*, cp.async [1-9][0-9]*|sass: unavailable}}
+
+// At given dims: each launch's grid, blocks and waves on 132 SMs, and the
+// plan's workspace (147968 + 65536 bytes per chunk of 64 tokens per head:
+// 3336 per token per head).
+// DIMS: // plan @main at B=1,T=32768,H=16: workspace 1749024768 bytes (3336.0 per token per head)
+// DIMS: // ----- kernel kda_fwd_recurrent_bf16_f32_bf16_k128_v128_c64
+// DIMS-NEXT: block: 32 threads; grid (16, 4, 1) = 64 blocks, {{[0-9.]+}} waves (not run at these dims)
+// DIMS: // ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64
+// DIMS-NEXT: block: 128 threads; grid (512, 16, 1) = 8192 blocks, {{[0-9.]+}} waves
+// DIMS: // ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64
+// DIMS-NEXT: block: 128 threads; grid (16, 4, 1) = 64 blocks, {{[0-9.]+}} waves
+// DIMS: // ----- kernel kda_fwd_output_bf16_bf16_bf16_k128_v128_c64
+// DIMS-NEXT: block: 128 threads; grid (512, 16, 2) = 16384 blocks, {{[0-9.]+}} waves
 
 // JSON: "arch": "sm_90",
 // JSON: "device": "H200",

@@ -1,0 +1,325 @@
+//===- PlanReport.cpp - The kernel report of a planned module -------------===//
+
+#include "tools/rudnn-translate/PlanReport.h"
+
+#include "codegen/Emit/EmitModule.h"
+#include "dialects/IR/RudnnDialect.h"
+#include "dialects/IR/RudnnOps.h"
+#include "lib/ContextImpl.h"
+#include "runtime/KernelReport.h"
+#include "runtime/NvrtcCompiler.h"
+
+#include "llvm/Support/Format.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::rudnn;
+namespace rt = ::rudnn::runtime;
+
+namespace {
+
+/// One kernel's report, from NVRTC, ptxas and the disassembler.
+struct KernelReport {
+  const ::rudnn::codegen::EmittedKernel *kernel;
+  rt::KernelResources resources;
+  rt::InstructionMix mix;
+  int residentBlocks = 0;
+};
+
+/// A launch of a kernel at the given dims.
+struct LaunchSize {
+  std::string grid;              // "(N, B·H, 2)" or "(512, 16, 2)"
+  std::optional<int64_t> blocks; // with dims
+  bool runs = true;              // false: its guard excludes the dims
+};
+
+std::string moduleArch(ModuleOp module) {
+  auto target =
+      module->getAttrOfType<TargetAttr>(RudnnDialect::kTargetAttrName);
+  return target ? target.getArch().str() : "sm_90";
+}
+
+/// "B=1,T=32768,H=16" → {B: 1, T: 32768, H: 16}.
+FailureOr<std::map<std::string, int64_t>> parseDims(ModuleOp module,
+                                                    const std::string &text) {
+  std::map<std::string, int64_t> dims;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(',', start);
+    std::string item = text.substr(start, end - start);
+    size_t equals = item.find('=');
+    char *rest = nullptr;
+    long long value = equals == std::string::npos
+                          ? 0
+                          : std::strtoll(item.c_str() + equals + 1, &rest, 10);
+    if (equals == std::string::npos || equals == 0 || !rest || *rest ||
+        value < 1)
+      return module.emitError()
+             << "--rudnn-report-dims wants NAME=SIZE items, got '" << item
+             << "'";
+    dims[item.substr(0, equals)] = value;
+    if (end == std::string::npos)
+      break;
+    start = end + 1;
+  }
+  return dims;
+}
+
+/// The plan's parameters at `dims`: the named dims themselves, and those
+/// derived from one (a chunk count: the same buffer dim with a divisor).
+std::map<std::string, int64_t>
+planParams(PlanOp plan, const std::map<std::string, int64_t> &dims) {
+  std::map<std::string, int64_t> params(dims.begin(), dims.end());
+  ArrayAttr sources = plan.getSourcesAttr();
+  if (!sources)
+    return params;
+  auto names = plan.getParams().getValue();
+  for (size_t i = 0; i < sources.size() && i < names.size(); ++i) {
+    auto source = dyn_cast<DimSourceAttr>(sources[i]);
+    if (!source || source.getDivisor() == 1)
+      continue;
+    for (size_t j = 0; j < sources.size() && j < names.size(); ++j) {
+      auto base = dyn_cast<DimSourceAttr>(sources[j]);
+      std::string name = cast<StringAttr>(names[j]).str();
+      if (base && base.getDivisor() == 1 &&
+          base.getBuffer() == source.getBuffer() &&
+          base.getIndex() == source.getIndex() && params.count(name))
+        params[cast<StringAttr>(names[i]).str()] =
+            (params[name] + source.getDivisor() - 1) / source.getDivisor();
+    }
+  }
+  return params;
+}
+
+/// A #rudnn.size at `params`; nullopt when one of its params is unknown.
+std::optional<int64_t> sizeAt(SizeAttr size,
+                              const std::map<std::string, int64_t> &params) {
+  int64_t value = size.getConstant();
+  for (Attribute param : size.getParams()) {
+    auto found = params.find(cast<StringAttr>(param).str());
+    if (found == params.end())
+      return std::nullopt;
+    value *= found->second;
+  }
+  return (value + size.getDivisor() - 1) / size.getDivisor();
+}
+
+std::string sizeText(SizeAttr size) {
+  std::string text;
+  if (size.getConstant() != 1 || size.getParams().empty())
+    text = std::to_string(size.getConstant());
+  for (Attribute param : size.getParams())
+    text += (text.empty() ? "" : "·") + cast<StringAttr>(param).str();
+  if (size.getDivisor() != 1)
+    text = "⌈" + text + "/" + std::to_string(size.getDivisor()) + "⌉";
+  return text;
+}
+
+LaunchSize launchSize(LaunchOp launch,
+                      const std::map<std::string, int64_t> *params) {
+  LaunchSize result;
+  std::string grid;
+  int64_t blocks = 1;
+  bool known = params != nullptr;
+  for (Attribute attr : launch.getGrid()) {
+    auto size = cast<SizeAttr>(attr);
+    std::optional<int64_t> value =
+        params ? sizeAt(size, *params) : std::nullopt;
+    known = known && value.has_value();
+    grid += (grid.empty() ? "(" : ", ") +
+            (value ? std::to_string(*value) : sizeText(size));
+    blocks *= value.value_or(1);
+  }
+  result.grid = grid + ")";
+  if (known)
+    result.blocks = blocks;
+  if (params && launch.getGuard()) {
+    auto found = params->find(launch.getGuard()->str());
+    if (found != params->end())
+      result.runs =
+          found->second >= int64_t(launch.getGuardMin().value_or(0)) &&
+          found->second <= int64_t(launch.getGuardMax().value_or(INT64_MAX));
+  }
+  return result;
+}
+
+} // namespace
+
+namespace rudnn::tools {
+
+LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
+                              const std::string &dimsText) {
+  auto kernels = ::rudnn::codegen::emitKernels(module);
+  if (failed(kernels))
+    return failure();
+  rt::TargetLimits target;
+  try {
+    target = rt::TargetLimits::forArch(moduleArch(module));
+  } catch (const std::exception &error) {
+    return module.emitError() << error.what();
+  }
+  std::optional<std::map<std::string, int64_t>> dims;
+  if (!dimsText.empty()) {
+    auto parsed = parseDims(module, dimsText);
+    if (failed(parsed))
+      return failure();
+    dims = *parsed;
+  }
+
+  rt::NvrtcCompiler compiler(::rudnn::deviceLibraryHeaders());
+  std::map<std::string, KernelReport> reports;
+  for (const ::rudnn::codegen::EmittedKernel &kernel : *kernels) {
+    try {
+      rt::CudaBinary binary =
+          compiler.compile({kernel.entry, kernel.source}, target.arch);
+      KernelReport report{&kernel, {}, {}, 0};
+      report.resources =
+          rt::ptxasResources(kernel.entry, binary.ptx, target.arch);
+      report.mix = rt::sassInstructionMix(binary.cubin);
+      report.residentBlocks = rt::residentBlocks(
+          report.resources, kernel.threads, kernel.dynamicShared, target);
+      reports.emplace(kernel.entry, std::move(report));
+    } catch (const std::exception &error) {
+      return module.emitError() << error.what();
+    }
+  }
+
+  nlohmann::json all = nlohmann::json::array();
+  const std::string &disassembler = rt::cuobjdumpPath();
+  if (!json)
+    os << "// kernel report for " << target.arch << " (" << target.device
+       << ": " << target.smCount << " SMs), SASS "
+       << (disassembler.empty() ? std::string("not available")
+                                : "from " + disassembler)
+       << "\n";
+  for (PlanOp plan : module.getOps<PlanOp>()) {
+    std::map<std::string, int64_t> params;
+    if (dims)
+      params = planParams(plan, *dims);
+    // The plan's workspace at the dims.
+    int64_t workspace = 0;
+    bool workspaceKnown = dims.has_value();
+    for (BufferOp buffer : plan.getOps<BufferOp>())
+      if (buffer.getAccess() == "workspace" && buffer.getBytes()) {
+        std::optional<int64_t> bytes =
+            dims ? sizeAt(*buffer.getBytes(), params) : std::nullopt;
+        workspaceKnown = workspaceKnown && bytes.has_value();
+        workspace += bytes.value_or(0);
+      }
+    std::optional<double> perToken;
+    if (workspaceKnown && params.count("B") && params.count("T") &&
+        params.count("H"))
+      perToken = double(workspace) / (params["B"] * params["T"] * params["H"]);
+    if (!json && workspaceKnown) {
+      os << "// plan @" << plan.getSymName() << " at " << dimsText
+         << ": workspace " << workspace << " bytes";
+      if (perToken)
+        os << " (" << llvm::format("%.1f", *perToken) << " per token per head)";
+      os << "\n";
+    }
+
+    for (LaunchOp launch : plan.getOps<LaunchOp>()) {
+      auto found = reports.find(launch.getKernel().str());
+      if (found == reports.end())
+        continue;
+      const KernelReport &report = found->second;
+      const LaunchSize size = launchSize(launch, dims ? &params : nullptr);
+      const int64_t perWave = int64_t(target.smCount) * report.residentBlocks;
+      std::optional<double> waves;
+      if (size.blocks && perWave > 0)
+        waves = double(*size.blocks) / perWave;
+      const auto &r = report.resources;
+      const auto &mix = report.mix;
+      if (json) {
+        nlohmann::json entry = {
+            {"kernel", report.kernel->entry},
+            {"plan", plan.getSymName().str()},
+            {"arch", target.arch},
+            {"device", target.device},
+            {"threads", report.kernel->threads},
+            {"grid", size.grid},
+            {"registers", r.registers},
+            {"spill_stores", r.spillStores},
+            {"spill_loads", r.spillLoads},
+            {"stack_bytes", r.stackBytes},
+            {"static_shared", r.staticShared},
+            {"dynamic_shared", report.kernel->dynamicShared},
+            {"resident_blocks_per_sm", report.residentBlocks}};
+        if (size.blocks) {
+          entry["blocks"] = *size.blocks;
+          entry["runs"] = size.runs;
+          if (waves)
+            entry["waves"] = *waves;
+        }
+        if (workspaceKnown)
+          entry["plan_workspace_bytes"] = workspace;
+        if (mix.unavailable.empty()) {
+          nlohmann::json loads = nlohmann::json::object(),
+                         stores = nlohmann::json::object();
+          for (auto [bits, count] : mix.globalLoads)
+            loads[std::to_string(bits)] = count;
+          for (auto [bits, count] : mix.globalStores)
+            stores[std::to_string(bits)] = count;
+          entry["sass"] = {{"total", mix.total},
+                           {"tensor", mix.tensor},
+                           {"ldmatrix", mix.ldmatrix},
+                           {"cp_async", mix.cpAsync},
+                           {"tma", mix.tma},
+                           {"shared_loads", mix.sharedLoads},
+                           {"shared_stores", mix.sharedStores},
+                           {"global_loads_by_bits", loads},
+                           {"global_stores_by_bits", stores}};
+        } else {
+          entry["sass"] = {{"unavailable", mix.unavailable}};
+        }
+        all.push_back(entry);
+        continue;
+      }
+      os << "// ----- kernel " << report.kernel->entry << "\n"
+         << "block: " << report.kernel->threads << " threads; grid "
+         << size.grid;
+      if (size.blocks) {
+        os << " = " << *size.blocks << " blocks";
+        if (waves)
+          os << ", " << llvm::format("%.2f", *waves) << " waves";
+        if (!size.runs)
+          os << " (not run at these dims)";
+      }
+      os << "\n"
+         << "registers: " << r.registers
+         << " per thread; spills: " << r.spillStores << " bytes stored, "
+         << r.spillLoads << " loaded; stack: " << r.stackBytes << " bytes\n"
+         << "shared memory: " << r.staticShared << " bytes static, "
+         << report.kernel->dynamicShared << " dynamic\n"
+         << "resident blocks per SM: " << report.residentBlocks << "\n";
+      if (!mix.unavailable.empty()) {
+        os << "sass: unavailable: " << mix.unavailable << "\n";
+        continue;
+      }
+      auto widths = [](const std::map<int, int64_t> &byWidth) {
+        std::string text;
+        for (int bits : {8, 16, 32, 64, 128}) {
+          auto count = byWidth.find(bits);
+          text += (text.empty() ? "" : ", ") + std::to_string(bits) + "-bit " +
+                  std::to_string(count == byWidth.end() ? 0 : count->second);
+        }
+        return text;
+      };
+      os << "sass: " << mix.total << " instructions; tensor " << mix.tensor
+         << ", ldmatrix " << mix.ldmatrix << ", cp.async " << mix.cpAsync
+         << ", tma " << mix.tma << "; shared loads " << mix.sharedLoads
+         << ", stores " << mix.sharedStores << "\n"
+         << "global loads: " << widths(mix.globalLoads) << "\n"
+         << "global stores: " << widths(mix.globalStores) << "\n";
+    }
+  }
+  if (json)
+    os << all.dump(2) << "\n";
+  return success();
+}
+
+} // namespace rudnn::tools

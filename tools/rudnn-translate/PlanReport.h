@@ -1,0 +1,23 @@
+//===- PlanReport.h - The kernel report of a planned module -----*- C++ -*-===//
+
+#ifndef RUDNN_TOOLS_RUDNN_TRANSLATE_PLANREPORT_H
+#define RUDNN_TOOLS_RUDNN_TRANSLATE_PLANREPORT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace rudnn::tools {
+
+/// Prints, per kernel of `module`'s plans, what a profiler would show
+/// without a GPU (runtime/KernelReport.h), as text or JSON. With `dims`
+/// ("B=1,T=32768,H=16") also each launch's grid, blocks and waves on the
+/// target and every plan's workspace for those dims.
+mlir::LogicalResult printPlanReport(mlir::ModuleOp module,
+                                    llvm::raw_ostream &os, bool json,
+                                    const std::string &dims);
+
+} // namespace rudnn::tools
+
+#endif // RUDNN_TOOLS_RUDNN_TRANSLATE_PLANREPORT_H
