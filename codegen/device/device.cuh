@@ -24,6 +24,7 @@
 #include "rudnn/tensor.cuh"
 #include "rudnn/tile/copy.cuh"
 #include "rudnn/tile/fragment.cuh"
+#include "rudnn/tile/pipeline.cuh"
 #include "rudnn/tile/shared_tile.cuh"
 #include "rudnn/tile/warp_tile.cuh"
 #include "rudnn/warp.cuh"

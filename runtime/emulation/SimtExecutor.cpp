@@ -489,30 +489,31 @@ std::string describeSites(const BlockRun &block,
 /// mode: different call sites; always: different kinds of barrier).
 bool completeBarrier(BlockRun &block) {
   int live = 0, waiting = 0, count = 0;
-  std::vector<size_t> members;
-  for (size_t i = 0; i < block.threads.size(); ++i) {
-    const SimtThread &thread = block.threads[i];
+  const SimtThread *first = nullptr;
+  bool matching = true;
+  for (const SimtThread &thread : block.threads) {
     if (thread.state == ThreadState::Done)
       continue;
     ++live;
     if (thread.state == ThreadState::AtBarrier) {
       ++waiting;
       count += thread.predicate != 0;
-      members.push_back(i);
+      first = first ? first : &thread;
+      matching = matching && sameOperation(thread.site, first->site) &&
+                 (!block.check || sameSite(thread.site, first->site));
     }
   }
   // Threads that have exited take no part, as on the GPU.
   if (waiting == 0 || waiting != live)
     return false;
-  const rudnn_emu_site &first = block.threads[members[0]].site;
-  for (size_t index : members) {
-    const rudnn_emu_site &site = block.threads[index].site;
-    if (!sameOperation(site, first) ||
-        (block.check && !sameSite(site, first))) {
-      block.error = "threads meet at different barriers (undefined in CUDA): " +
-                    describeSites(block, members, /*lanes=*/false);
-      return true;
-    }
+  if (!matching) {
+    std::vector<size_t> members;
+    for (size_t i = 0; i < block.threads.size(); ++i)
+      if (block.threads[i].state == ThreadState::AtBarrier)
+        members.push_back(i);
+    block.error = "threads meet at different barriers (undefined in CUDA): " +
+                  describeSites(block, members, /*lanes=*/false);
+    return true;
   }
   for (SimtThread &thread : block.threads) {
     if (thread.state == ThreadState::Done)
@@ -570,7 +571,7 @@ bool completeWarpOps(BlockRun &block) {
         continue;
       unsigned mask = leader.mask;
       bool ready = true, matching = true;
-      std::vector<size_t> members;
+      unsigned present = 0; // the lanes of the mask that take part
       for (unsigned other = 0; other < kWarpSize && ready; ++other) {
         if (!(mask >> other & 1))
           continue;
@@ -580,7 +581,7 @@ bool completeWarpOps(BlockRun &block) {
           continue;
         const SimtThread &peer = threads[index];
         ready = peer.state == ThreadState::AtWarp && peer.mask == mask;
-        members.push_back(index);
+        present |= 1u << other;
         if (ready)
           matching = matching && sameOperation(peer.site, leader.site) &&
                      peer.bytes == leader.bytes &&
@@ -589,15 +590,16 @@ bool completeWarpOps(BlockRun &block) {
       if (!ready)
         continue;
       if (!matching) {
+        std::vector<size_t> members;
+        for (unsigned other = 0; other < kWarpSize; ++other)
+          if (present >> other & 1)
+            members.push_back(first + other);
         block.error = "lanes of warp " + std::to_string(first / kWarpSize) +
                       " meet at different warp operations (undefined in "
                       "CUDA): " +
                       describeSites(block, members, /*lanes=*/true);
         return true;
       }
-      unsigned present = 0;
-      for (size_t index : members)
-        present |= 1u << (index - first);
       for (unsigned target = 0; target < kWarpSize; ++target) {
         if (!(present >> target & 1))
           continue;

@@ -1,7 +1,7 @@
 //===- TileLayerTest.cpp - The device library's tile layer ----------------===//
 //
 // A block GEMM written on the tile layer alone (cp.async tile copies with
-// zero-filled edges, a two-stage pipeline, swizzled shared tiles, ldmatrix
+// zero-filled edges, the two-stage pipeline, swizzled shared tiles, ldmatrix
 // fragments, warp tiles of several accumulators) against a float64 product
 // on odd sizes, for both B layouts and both 16-bit types; the shared-tile
 // layouts conflict-free for ldmatrix; and the same kernel under NVRTC with
@@ -46,8 +46,8 @@ __device__ void gemm(const T *A, const T *B, float *C, int M, int N, int K) {
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
   const int warp = threadIdx.x / 32, wm = warp / 2 * 32, wn = warp % 2 * 32;
   const int steps = (K + BK - 1) / BK;
-  auto issue = [&](int step) {
-    const int k0 = step * BK, stage = step % 2;
+  auto issue = [&](int step, int stage) {
+    const int k0 = step * BK;
     load_tile_async(TileA{sa[stage]}, A + (long long)m0 * K + k0, K, M - m0,
                     K - k0);
     if (Layout == BLayout::NK)
@@ -56,24 +56,15 @@ __device__ void gemm(const T *A, const T *B, float *C, int M, int N, int K) {
     else
       load_tile_async(TileB{sb[stage]}, B + (long long)k0 * N + n0, N, K - k0,
                       N - n0);
-    rudnn::arch::cp_async_commit();
   };
   WarpTile<T, 32, 32> tile;
   tile.clear();
-  issue(0);
-  for (int step = 0; step < steps; ++step) {
-    if (step + 1 < steps)
-      issue(step + 1);
-    else
-      rudnn::arch::cp_async_commit(); // an empty group keeps the count
-    rudnn::arch::cp_async_wait<1>();
-    __syncthreads();
-    const TileA a{sa[step % 2]};
-    const TileB b{sb[step % 2]};
+  two_stage_pipeline(steps, issue, [&](int, int stage) {
+    const TileA a{sa[stage]};
+    const TileB b{sb[stage]};
     for (int k = 0; k < BK; k += 16)
       tile.template mma<Layout>(a, wm, b, wn, k);
-    __syncthreads();
-  }
+  });
   tile.for_each([&](int r, int c, float value) {
     const int row = m0 + wm + r, col = n0 + wn + c;
     if (row < M && col < N)

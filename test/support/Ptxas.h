@@ -4,10 +4,10 @@
 #define RUDNN_TEST_SUPPORT_PTXAS_H
 
 #include "runtime/CudaToolkit.h"
+#include "runtime/Shell.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -20,18 +20,10 @@ inline std::string ptxasReport(const std::string &entry, const std::string &ptx,
                                const std::string &arch = "sm_90") {
   std::string path = ::testing::TempDir() + entry + ".ptx";
   std::ofstream(path) << ptx;
-  std::string command = runtime::CudaToolkit::get().ptxas + " -arch=" + arch +
-                        " -v -o /dev/null " + path + " 2>&1";
-  FILE *pipe = ::popen(command.c_str(), "r");
-  if (!pipe) {
-    ADD_FAILURE() << "cannot run " << command;
-    return "";
-  }
-  std::string report;
-  char buffer[512];
-  while (std::fgets(buffer, sizeof(buffer), pipe))
-    report += buffer;
-  EXPECT_EQ(::pclose(pipe), 0) << report;
+  auto [status, report] = runtime::runShell(
+      runtime::shellQuote(runtime::CudaToolkit::get().ptxas) +
+      " -arch=" + arch + " -v -o /dev/null " + runtime::shellQuote(path));
+  EXPECT_EQ(status, 0) << report;
   return report;
 }
 

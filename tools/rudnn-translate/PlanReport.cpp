@@ -37,12 +37,6 @@ struct LaunchSize {
   bool runs = true;              // false: its guard excludes the dims
 };
 
-std::string moduleArch(ModuleOp module) {
-  auto target =
-      module->getAttrOfType<TargetAttr>(RudnnDialect::kTargetAttrName);
-  return target ? target.getArch().str() : "sm_90";
-}
-
 /// "B=1,T=32768,H=16" → {B: 1, T: 32768, H: 16}.
 FailureOr<std::map<std::string, int64_t>> parseDims(ModuleOp module,
                                                     const std::string &text) {
@@ -151,6 +145,12 @@ LaunchSize launchSize(LaunchOp launch,
 
 namespace rudnn::tools {
 
+std::string targetArch(ModuleOp module) {
+  auto target =
+      module->getAttrOfType<TargetAttr>(RudnnDialect::kTargetAttrName);
+  return target ? target.getArch().str() : "sm_90";
+}
+
 LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
                               const std::string &dimsText) {
   auto kernels = ::rudnn::codegen::emitKernels(module);
@@ -158,7 +158,7 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
     return failure();
   rt::TargetLimits target;
   try {
-    target = rt::TargetLimits::forArch(moduleArch(module));
+    target = rt::TargetLimits::forArch(targetArch(module));
   } catch (const std::exception &error) {
     return module.emitError() << error.what();
   }

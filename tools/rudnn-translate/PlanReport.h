@@ -10,6 +10,9 @@
 
 namespace rudnn::tools {
 
+/// The module's target architecture ("sm_90" when it names none).
+std::string targetArch(mlir::ModuleOp module);
+
 /// Prints, per kernel of `module`'s plans, what a profiler would show
 /// without a GPU (runtime/KernelReport.h), as text or JSON. With `dims`
 /// ("B=1,T=32768,H=16") also each launch's grid, blocks and waves on the

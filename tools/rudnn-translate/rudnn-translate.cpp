@@ -41,9 +41,7 @@ static LogicalResult toPtx(Operation *op, llvm::raw_ostream &os) {
   auto kernels = ::rudnn::codegen::emitKernels(module);
   if (failed(kernels))
     return failure();
-  auto target = module->getAttrOfType<mlir::rudnn::TargetAttr>(
-      mlir::rudnn::RudnnDialect::kTargetAttrName);
-  std::string arch = target ? target.getArch().str() : "sm_90";
+  const std::string arch = ::rudnn::tools::targetArch(module);
   ::rudnn::runtime::NvrtcCompiler compiler(::rudnn::deviceLibraryHeaders());
   for (const ::rudnn::codegen::EmittedKernel &kernel : *kernels) {
     try {

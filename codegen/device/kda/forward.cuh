@@ -31,6 +31,7 @@
 #include "rudnn/kda/decay.cuh"
 #include "rudnn/tensor.cuh"
 #include "rudnn/tile/copy.cuh"
+#include "rudnn/tile/pipeline.cuh"
 #include "rudnn/tile/shared_tile.cuh"
 #include "rudnn/tile/warp_tile.cuh"
 
@@ -347,6 +348,25 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
     store_state_columns<K, V>(p.final_state + stateBase, state, v0, width);
 }
 
+/// What an output block reads of its chunk: grid (chunks, B·H, ...).
+template <int K, int V, int C, typename TIn> struct OutputChunk {
+  int b, h, t0, L;
+  const TIn *operands; // the chunk's tiles in the input type
+  const float *state;  // the boundary state at the chunk's start
+
+  template <typename TGate, typename TBeta>
+  __device__ explicit OutputChunk(const ForwardParams<TIn, TGate, TBeta> &p) {
+    using Tiles = ChunkTiles<K, V, C, TIn>;
+    const int chunk = blockIdx.x, sequence = blockIdx.y;
+    const int sequences = p.batch * p.heads;
+    b = sequence / p.heads, h = sequence % p.heads;
+    t0 = chunk * C, L = chunk_tokens<C>(chunk, p.length);
+    operands =
+        Tiles::operands(Tiles::at(p.workspace, chunk, sequence, sequences));
+    state = p.boundaries + ((long long)chunk * sequences + sequence) * K * V;
+  }
+};
+
 /// Columns of the output one block computes with 16-bit inputs.
 constexpr int kOutputColumns = 64;
 
@@ -365,70 +385,58 @@ __device__ void output_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
   using TileB = tile::SharedTile<TIn, BK, BN>;
   __shared__ __align__(16) TIn sa[2][TileA::kElements];
   __shared__ __align__(16) TIn sb[2][TileB::kElements];
-  const int chunk = blockIdx.x, sequence = blockIdx.y, n0 = blockIdx.z * BN;
-  const int sequences = p.batch * p.heads;
-  const int b = sequence / p.heads, h = sequence % p.heads;
-  const int t0 = chunk * C, L = chunk_tokens<C>(chunk, p.length);
-  const float *tiles = Tiles::at(p.workspace, chunk, sequence, sequences);
-  const TIn *operands = Tiles::operands(tiles);
-  const float *state =
-      p.boundaries + ((long long)chunk * sequences + sequence) * K * V;
+  const OutputChunk<K, V, C, TIn> chunk(p);
+  const int n0 = blockIdx.z * BN;
   constexpr int stateSteps = (K + BK - 1) / BK;
-  const int steps = stateSteps + (L + BK - 1) / BK;
+  const int steps = stateSteps + (chunk.L + BK - 1) / BK;
   // With K and V multiples of 8 every workspace row is 16-byte aligned
   // (the workspace is 256-byte aligned and ChunkTiles keeps each part a
   // multiple of 16 bytes): no element-wise path is compiled in.
   constexpr tile::Alignment align = K % 8 == 0 && V % 8 == 0
                                         ? tile::Alignment::Aligned
                                         : tile::Alignment::Checked;
-  auto issue = [&](int step) {
-    const int stage = step % 2;
+  auto issue = [&](int step, int stage) {
     if (step < stateSteps) {
       const int k0 = step * BK;
-      tile::load_tile_async<align>(TileA{sa[stage]}, operands + Tiles::kQd + k0,
-                                   K, L, K - k0);
-      tile::load_tile_converted(
-          TileB{sb[stage]}, state + (long long)k0 * V + n0, V, K - k0, V - n0);
+      tile::load_tile_async<align>(TileA{sa[stage]},
+                                   chunk.operands + Tiles::kQd + k0, K, chunk.L,
+                                   K - k0);
+      tile::load_tile_converted(TileB{sb[stage]},
+                                chunk.state + (long long)k0 * V + n0, V, K - k0,
+                                V - n0);
     } else {
       // B is zero above its diagonal and U is read only for the L tokens.
       const int k0 = (step - stateSteps) * BK;
-      tile::load_tile_async<align>(TileA{sa[stage]}, operands + Tiles::kB + k0,
-                                   C, L, L - k0);
+      tile::load_tile_async<align>(TileA{sa[stage]},
+                                   chunk.operands + Tiles::kB + k0, C, chunk.L,
+                                   chunk.L - k0);
       tile::load_tile_async<align>(
-          TileB{sb[stage]}, operands + Tiles::kU + (long long)k0 * V + n0, V,
-          L - k0, V - n0);
+          TileB{sb[stage]}, chunk.operands + Tiles::kU + (long long)k0 * V + n0,
+          V, chunk.L - k0, V - n0);
     }
-    arch::cp_async_commit();
   };
   const int warp = threadIdx.x / 32, wm = warp / 2 * 32, wn = warp % 2 * 32;
   tile::WarpTile<TIn, 32, 32> acc;
   acc.clear();
-  issue(0);
-  for (int step = 0; step < steps; ++step) {
-    if (step + 1 < steps)
-      issue(step + 1);
-    else
-      arch::cp_async_commit(); // an empty group keeps the count
-    arch::cp_async_wait<1>();
-    __syncthreads();
-    if (wm < L) {
-      const TileA a{sa[step % 2]};
-      const TileB bt{sb[step % 2]};
+  tile::two_stage_pipeline(steps, issue, [&](int, int stage) {
+    if (wm >= chunk.L)
+      return; // the warp's rows are past the chunk's tokens
+    const TileA a{sa[stage]};
+    const TileB bt{sb[stage]};
 #pragma unroll
-      for (int k = 0; k < BK; k += 16)
-        acc.template mma<tile::BLayout::KN>(a, wm, bt, wn, k);
-    }
-    __syncthreads();
-  }
+    for (int k = 0; k < BK; k += 16)
+      acc.template mma<tile::BLayout::KN>(a, wm, bt, wn, k);
+  });
   // Adjacent columns leave as one 32-bit store where the row allows.
   struct alignas(4) Pair {
     TIn first, second;
   };
   acc.for_each_pair([&](int r, int c, float o0, float o1) {
     const int i = wm + r, j = n0 + wn + c;
-    if (i >= L || j >= V)
+    if (i >= chunk.L || j >= V)
       return;
-    TIn *to = p.output + p.output_strides.offset(b, t0 + i, h) + j;
+    TIn *to =
+        p.output + p.output_strides.offset(chunk.b, chunk.t0 + i, chunk.h) + j;
     if (j + 1 < V && reinterpret_cast<unsigned long long>(to) % 4 == 0) {
       *reinterpret_cast<Pair *>(to) = {from_float<TIn>(p.scale * o0),
                                        from_float<TIn>(p.scale * o1)};
@@ -445,14 +453,10 @@ __device__ void output_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void output_fma(const ForwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
-  const int chunk = blockIdx.x, sequence = blockIdx.y;
-  const int sequences = p.batch * p.heads;
-  const int b = sequence / p.heads, h = sequence % p.heads;
-  const int t0 = chunk * C, L = chunk_tokens<C>(chunk, p.length);
-  const float *tiles = Tiles::at(p.workspace, chunk, sequence, sequences);
-  const TIn *operands = Tiles::operands(tiles);
-  const float *state =
-      p.boundaries + ((long long)chunk * sequences + sequence) * K * V;
+  const OutputChunk<K, V, C, TIn> chunk(p);
+  const int b = chunk.b, h = chunk.h, t0 = chunk.t0, L = chunk.L;
+  const TIn *operands = chunk.operands;
+  const float *state = chunk.state;
   tile::for_each_warp_tile(
       L, V,
       [&](float(&acc)[4], int i0, int j0) {

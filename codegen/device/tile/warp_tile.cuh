@@ -87,15 +87,10 @@ template <typename T, int WM, int WN> struct WarpTile {
   /// store(row, col, value) for every accumulator, in warp-tile coordinates.
   template <typename Store>
   __device__ __forceinline__ void for_each(Store store) const {
-    const int lane = threadIdx.x % 32;
-#pragma unroll
-    for (int i = 0; i < WM / 16; ++i)
-#pragma unroll
-      for (int j = 0; j < WN / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          store(16 * i + Atom::c_row(lane, e), 8 * j + Atom::c_col(lane, e),
-                acc[i][j][e]);
+    for_each_pair([&](int r, int c, float first, float second) {
+      store(r, c, first);
+      store(r, c + 1, second);
+    });
   }
 };
 
