@@ -78,6 +78,13 @@ KernelResources rudnn::runtime::ptxasResources(const std::string &entry,
                                    " -v -o /dev/null " + shellQuote(file.path));
   if (status != 0)
     throw CompileError(entry, output, file.path);
+  // ptxas reports every function of the module: keep `entry`'s part.
+  const std::string header = "Compiling entry function '" + entry + "'";
+  if (const size_t start = output.find(header); start != std::string::npos) {
+    const size_t end =
+        output.find("Compiling entry function", start + header.size());
+    output = output.substr(start, end == std::string::npos ? end : end - start);
+  }
   KernelResources resources;
   resources.registers =
       static_cast<int>(number(output, std::regex(R"(Used (\d+) registers)")));

@@ -2,6 +2,8 @@
 
 #include "codegen/Emit/KdaEmitter.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <sstream>
 
 using namespace rudnn::codegen;
@@ -41,6 +43,12 @@ int64_t rudnn::codegen::kdaGradientTileFloats(const KdaKernelSpec &spec) {
   return K * V + C * (5 * K + 2 * V);
 }
 
+int64_t rudnn::codegen::walkColumns(const KdaKernelSpec &spec, KdaStage stage) {
+  return stage == KdaStage::Propagate && spec.input != DType::F32
+             ? mlir::rudnn::kKdaWalkColumns16
+             : kKdaColumnsPerBlock;
+}
+
 std::string rudnn::codegen::kdaSpecName(const KdaKernelSpec &spec) {
   std::ostringstream name;
   name << dtypeName(spec.input) << "_" << dtypeName(spec.gate) << "_"
@@ -75,6 +83,15 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
                      << "static_assert(rudnn::kda::ChunkTiles<" << layout.str()
                      << ", " << in << ">::kFloats == " << kdaTileFloats(spec)
                      << ");\n";
+  const bool tiledWalk = spec.input != DType::F32 &&
+                         llvm::is_contained(stages, KdaStage::Propagate);
+  if (tiledWalk)
+    builder.preamble() << "static_assert(sizeof(rudnn::kda::WalkShared<"
+                       << spec.featureK << ", " << spec.chunk << ", " << in
+                       << ">) == "
+                       << mlir::rudnn::kdaWalkSharedBytes(spec.chunk,
+                                                          spec.featureK)
+                       << ");\n";
   if (backward)
     builder.preamble() << "static_assert(rudnn::kda::GradientTiles<"
                        << layout.str()
@@ -153,7 +170,7 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
     body << (i ? "  __syncthreads();\n" : "")
          << "  rudnn::kda::" << stageName(stage) << "<" << layout.str();
     if (walk)
-      body << ", " << kKdaColumnsPerBlock;
+      body << ", " << walkColumns(spec, stage);
     body << ">(" << (backward && !isBackwardStage(stage) ? "f" : "p") << ");\n";
   }
 
@@ -163,9 +180,9 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
   KernelLaunch &launch = builder.launch();
   const DimRef chunks = DimRef::ceilDiv('T', spec.chunk, "N");
   const SizeRef sequences{1, {DimRef::of('B'), DimRef::of('H')}};
-  const SizeRef columns{
-      (spec.featureV + kKdaColumnsPerBlock - 1) / kKdaColumnsPerBlock, {}};
   const KdaStage first = stages.front();
+  const int64_t blockColumns = walkColumns(spec, first);
+  const SizeRef columns{(spec.featureV + blockColumns - 1) / blockColumns, {}};
   const bool walk = first == KdaStage::Propagate ||
                     first == KdaStage::Recurrent ||
                     first == KdaStage::StateGradient;
@@ -176,6 +193,9 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
   // 16-bit outputs are computed 64 columns a block, on the tile layer.
   const bool tiledOutput =
       first == KdaStage::Output && spec.input != DType::F32;
+  if (first == KdaStage::Propagate && tiledWalk)
+    launch.sharedBytes =
+        mlir::rudnn::kdaWalkSharedBytes(spec.chunk, spec.featureK);
   launch.grid[2] = SizeRef{
       tiledOutput ? (spec.featureV + kKdaOutputColumns - 1) / kKdaOutputColumns
                   : 1,

@@ -72,6 +72,11 @@ inline constexpr int64_t kKdaThreads = 128;
 /// Output columns per block of the 16-bit output kernel (kda::kOutputColumns).
 inline constexpr int64_t kKdaOutputColumns = 64;
 
+/// Value columns per block of a walk stage (`propagate`, `recurrent`,
+/// `state_gradient`): 16 for the 16-bit `propagate`, kKdaColumnsPerBlock
+/// otherwise.
+int64_t walkColumns(const KdaKernelSpec &spec, KdaStage stage);
+
 /// Floats of one chunk's tiles in the workspace (kda::ChunkTiles::kFloats).
 int64_t kdaTileFloats(const KdaKernelSpec &spec);
 

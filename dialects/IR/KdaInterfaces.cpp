@@ -11,6 +11,8 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::rudnn;
 
@@ -40,7 +42,8 @@ LogicalResult specializeKda(KdaLikeOp op, TargetAttr target,
              << ", V = " << featureDimV
              << " in smem_per_block = " << target.getSmemPerBlock()
              << " bytes (needs "
-             << kdaChunkSharedBytes(16, featureDimK, featureDimV)
+             << std::max(kdaChunkSharedBytes(16, featureDimK, featureDimV),
+                         kdaWalkSharedBytes(16, featureDimK))
              << " for chunk 16)";
     op.setChunkAttr(builder.getI64IntegerAttr(*chunk));
   }

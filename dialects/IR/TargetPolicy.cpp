@@ -16,6 +16,26 @@ int64_t mlir::rudnn::kdaChunkSharedBytes(int64_t chunk, int64_t featureDimK,
   return kBytesPerElement * std::max(pairwise, stateColumns);
 }
 
+namespace {
+/// Bytes of a tile::SharedTile: rows of 16-byte chunks, padded to an odd
+/// count unless a power of two (swizzled).
+int64_t sharedTileBytes(int64_t rows, int64_t cols, int64_t elementBytes) {
+  const int64_t chunks = cols * elementBytes / 16;
+  const bool swizzled = (chunks & (chunks - 1)) == 0;
+  return rows * (swizzled || chunks % 2 ? chunks : chunks + 1) * 16;
+}
+} // namespace
+
+int64_t mlir::rudnn::kdaWalkSharedBytes(int64_t chunk, int64_t featureDimK) {
+  const int64_t rows = (featureDimK + 63) / 64 * 64,
+                columns = kKdaWalkColumns16;
+  const int64_t stage = 2 * sharedTileBytes(chunk, rows, 2) +
+                        sharedTileBytes(chunk, columns, 4) +
+                        sharedTileBytes(1, rows, 4);
+  return 2 * stage + sharedTileBytes(rows, columns, 2) +
+         sharedTileBytes(chunk, columns, 2);
+}
+
 std::optional<int64_t> mlir::rudnn::chooseKdaChunk(int64_t featureDimK,
                                                    int64_t featureDimV,
                                                    int64_t smemPerBlock) {
@@ -23,7 +43,8 @@ std::optional<int64_t> mlir::rudnn::chooseKdaChunk(int64_t featureDimK,
   // block dynamically, they get at most kStaticSharedBytes.
   const int64_t budget = std::min(smemPerBlock, kStaticSharedBytes);
   for (int64_t chunk : {64, 32, 16})
-    if (kdaChunkSharedBytes(chunk, featureDimK, featureDimV) <= budget)
+    if (kdaChunkSharedBytes(chunk, featureDimK, featureDimV) <= budget &&
+        kdaWalkSharedBytes(chunk, featureDimK) <= smemPerBlock)
       return chunk;
   return std::nullopt;
 }

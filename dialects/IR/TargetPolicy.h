@@ -36,12 +36,22 @@ inline constexpr int64_t kKdaColumnsPerBlock = 32;
 int64_t kdaChunkSharedBytes(int64_t chunk, int64_t featureDimK,
                             int64_t featureDimV);
 
+/// Value columns one block of the 16-bit `propagate` walks
+/// (kda::kWalkColumns).
+inline constexpr int64_t kKdaWalkColumns16 = 16;
+
+/// Dynamic shared memory, in bytes, of the 16-bit `propagate` at this chunk
+/// (sizeof(kda::WalkShared)): two stages of W and Kd ([chunk][K'] 16-bit,
+/// K' = K rounded up to 64), U0's 16 columns and e^Γlast in fp32, and the
+/// 16-bit state [K'][16] and updates [chunk][16].
+int64_t kdaWalkSharedBytes(int64_t chunk, int64_t featureDimK);
+
 /// Static shared memory a CUDA block may declare (dynamic shared memory can
 /// go beyond it; the KDA kernels do not use any).
 inline constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
-/// The largest of 64, 32 and 16 whose kernels fit `smemPerBlock` and the
-/// static limit, or nullopt when none does.
+/// The largest of 64, 32 and 16 whose kernels fit `smemPerBlock` (the
+/// static ones the static limit too), or nullopt when none does.
 std::optional<int64_t> chooseKdaChunk(int64_t featureDimK, int64_t featureDimV,
                                       int64_t smemPerBlock);
 

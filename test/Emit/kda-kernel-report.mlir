@@ -15,9 +15,14 @@
 // CHECK: // ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64
 // CHECK-NEXT: block: 128 threads; grid (N, B·H, 1)
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
+// The walk is on the tile layer too: the state in accumulators, 80896
+// bytes of dynamic shared memory for two stages of operands.
 // CHECK: // ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64
-// CHECK-NEXT: block: 128 threads
+// CHECK-NEXT: block: 128 threads; grid (B·H, 8, 1)
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
+// CHECK-NEXT: shared memory: 0 bytes static, 80896 dynamic
+// CHECK-NEXT: resident blocks per SM: {{[1-9][0-9]*}}
+// CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix [1-9][0-9]*, cp.async [1-9][0-9]*|sass: unavailable}}
 // The output kernel is on the tile layer: tensor cores fed by cp.async and
 // ldmatrix.
 // CHECK: // ----- kernel kda_fwd_output_bf16_bf16_bf16_k128_v128_c64
@@ -36,7 +41,7 @@
 // DIMS: // ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64
 // DIMS-NEXT: block: 128 threads; grid (512, 16, 1) = 8192 blocks, {{[0-9.]+}} waves
 // DIMS: // ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64
-// DIMS-NEXT: block: 128 threads; grid (16, 4, 1) = 64 blocks, {{[0-9.]+}} waves
+// DIMS-NEXT: block: 128 threads; grid (16, 8, 1) = 128 blocks, {{[0-9.]+}} waves
 // DIMS: // ----- kernel kda_fwd_output_bf16_bf16_bf16_k128_v128_c64
 // DIMS-NEXT: block: 128 threads; grid (512, 16, 2) = 16384 blocks, {{[0-9.]+}} waves
 

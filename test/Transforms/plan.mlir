@@ -40,7 +40,7 @@
 // CHECK: rudnn.launch @[[PREP]] grid [#rudnn.size<constant = 1, params = ["N"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
 // CHECK-SAME: args [@q, @q, @v, @g, @beta, 0, 0, 0, 0, @tiles,
 // CHECK-SAME: guard = "T", guard_max = 9223372036854775807 : i64, guard_min = 2 : i64
-// CHECK: rudnn.kernel @kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64 threads 128 {
+// CHECK: rudnn.kernel @kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64 threads 128 shared_bytes 80896 {
 // CHECK: rudnn.launch @kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64
 // CHECK-SAME: args [0, @q, 0, 0, 0, 0, 0, @final_state, @boundaries, @tiles,
 // CHECK: rudnn.kernel @kda_fwd_output_bf16_bf16_bf16_k128_v64_c64 threads 128

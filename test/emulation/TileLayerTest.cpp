@@ -3,9 +3,9 @@
 // A block GEMM written on the tile layer alone (cp.async tile copies with
 // zero-filled edges, the two-stage pipeline, swizzled shared tiles, ldmatrix
 // fragments, warp tiles of several accumulators) against a float64 product
-// on odd sizes, for both B layouts and both 16-bit types; the shared-tile
-// layouts conflict-free for ldmatrix; and the same kernel under NVRTC with
-// ldmatrix, cp.async and no spills.
+// on odd sizes, for both A and B layouts and both 16-bit types; fp32 tiles;
+// the shared-tile layouts conflict-free for ldmatrix; and the same kernel
+// under NVRTC with ldmatrix, cp.async and no spills.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,10 +35,11 @@ constexpr const char *kGemmSource = R"cuda(
 #include "rudnn/device.cuh"
 using namespace rudnn::tile;
 
-template <typename T, BLayout Layout>
+template <typename T, ALayout LayoutA, BLayout Layout>
 __device__ void gemm(const T *A, const T *B, float *C, int M, int N, int K) {
   constexpr int BM = 64, BN = 64, BK = 32;
-  using TileA = SharedTile<T, BM, BK>;
+  constexpr bool mk = LayoutA == ALayout::MK;
+  using TileA = SharedTile<T, mk ? BM : BK, mk ? BK : BM>;
   using TileB = SharedTile<T, Layout == BLayout::NK ? BN : BK,
                            Layout == BLayout::NK ? BK : BN>;
   __shared__ __align__(16) T sa[2][TileA::kElements];
@@ -48,8 +49,12 @@ __device__ void gemm(const T *A, const T *B, float *C, int M, int N, int K) {
   const int steps = (K + BK - 1) / BK;
   auto issue = [&](int step, int stage) {
     const int k0 = step * BK;
-    load_tile_async(TileA{sa[stage]}, A + (long long)m0 * K + k0, K, M - m0,
-                    K - k0);
+    if (mk)
+      load_tile_async(TileA{sa[stage]}, A + (long long)m0 * K + k0, K, M - m0,
+                      K - k0);
+    else
+      load_tile_async(TileA{sa[stage]}, A + (long long)k0 * M + m0, M, K - k0,
+                      M - m0);
     if (Layout == BLayout::NK)
       load_tile_async(TileB{sb[stage]}, B + (long long)n0 * K + k0, K, N - n0,
                       K - k0);
@@ -63,7 +68,7 @@ __device__ void gemm(const T *A, const T *B, float *C, int M, int N, int K) {
     const TileA a{sa[stage]};
     const TileB b{sb[stage]};
     for (int k = 0; k < BK; k += 16)
-      tile.template mma<Layout>(a, wm, b, wn, k);
+      tile.template mma<Layout, LayoutA>(a, wm, b, wn, k);
   });
   tile.for_each([&](int r, int c, float value) {
     const int row = m0 + wm + r, col = n0 + wn + c;
@@ -72,15 +77,31 @@ __device__ void gemm(const T *A, const T *B, float *C, int M, int N, int K) {
   });
 }
 
-#define GEMM(T, name, layout)                                                  \
+#define GEMM(T, name, a, b)                                                    \
   extern "C" __global__ void name(const T *A, const T *B, float *C, int M,    \
                                   int N, int K) {                              \
-    gemm<T, BLayout::layout>(A, B, C, M, N, K);                                \
+    gemm<T, ALayout::a, BLayout::b>(A, B, C, M, N, K);                         \
   }
-GEMM(__nv_bfloat16, gemm_bf16_nk, NK)
-GEMM(__nv_bfloat16, gemm_bf16_kn, KN)
-GEMM(__half, gemm_f16_nk, NK)
-GEMM(__half, gemm_f16_kn, KN)
+GEMM(__nv_bfloat16, gemm_bf16_nk, MK, NK)
+GEMM(__nv_bfloat16, gemm_bf16_kn, MK, KN)
+GEMM(__half, gemm_f16_nk, MK, NK)
+GEMM(__half, gemm_f16_kn, MK, KN)
+GEMM(__nv_bfloat16, gemm_bf16_km_kn, KM, KN)
+GEMM(__half, gemm_f16_km_nk, KM, NK)
+
+// The tile's whole Rows x Cols (zeros past the copied part) back out.
+extern "C" __global__ void float_tile_copy(const float *source, float *out,
+                                           int pitch, int rows, int cols) {
+  using Tile = SharedTile<float, 40, 24>;
+  __shared__ __align__(16) float data[Tile::kElements];
+  const Tile tile{data};
+  load_tile_async(tile, source, pitch, rows, cols);
+  rudnn::arch::cp_async_commit();
+  rudnn::arch::cp_async_wait<0>();
+  __syncthreads();
+  for (int e = threadIdx.x; e < 40 * 24; e += blockDim.x)
+    out[e] = tile(e / 24, e % 24);
+}
 )cuda";
 
 using TileLayerTest = rudnn::test::EmulationTest;
@@ -89,6 +110,7 @@ struct GemmCase {
   const char *entry;
   bool bf16, nk;
   int M, N, K;
+  bool km = false; // A stored [K][M]
 };
 
 /// The bits of `x` in bf16 or binary16; x must be exact in both (here a
@@ -119,6 +141,9 @@ TEST_F(TileLayerTest, BlockGemmMatchesFloat64OnOddSizes) {
       {"gemm_f16_nk", false, true, 19, 9, 21},
       // One 16-deep step and a single row.
       {"gemm_bf16_nk", true, true, 1, 64, 16},
+      // A transposed (ldmatrix .trans), aligned and element-wise.
+      {"gemm_bf16_km_kn", true, false, 72, 40, 45, true},
+      {"gemm_f16_km_nk", false, true, 33, 17, 50, true},
   };
   std::mt19937 random(11);
   std::uniform_int_distribution<int> sixtyfourths(-96, 96);
@@ -144,8 +169,8 @@ TEST_F(TileLayerTest, BlockGemmMatchesFloat64OnOddSizes) {
       for (int j = 0; j < c.N; ++j) {
         double sum = 0, magnitude = 0;
         for (int k = 0; k < c.K; ++k) {
-          const double p =
-              ra[i * c.K + k] * (c.nk ? rb[j * c.K + k] : rb[k * c.N + j]);
+          const double p = (c.km ? ra[k * c.M + i] : ra[i * c.K + k]) *
+                           (c.nk ? rb[j * c.K + k] : rb[k * c.N + j]);
           sum += p;
           magnitude += std::fabs(p);
         }
@@ -158,6 +183,26 @@ TEST_F(TileLayerTest, BlockGemmMatchesFloat64OnOddSizes) {
       }
     EXPECT_EQ(wrong, 0);
   }
+}
+
+TEST_F(TileLayerTest, FloatTilesCopyWholeChunksAndZeroTheRest) {
+  // 37 x 21 of a pitch-28 matrix: the chunk at the column edge is partial,
+  // rows past 37 and columns past 21 become zeros.
+  const int pitch = 28, rows = 37, cols = 21;
+  std::vector<float> source(rows * pitch);
+  for (size_t i = 0; i < source.size(); ++i)
+    source[i] = 1.0f + static_cast<float>(i);
+  auto kernel = build("float_tile_copy", kGemmSource);
+  DevicePtr out = upload(std::vector<float>(40 * 24, NAN));
+  ArgPack args;
+  args.push(upload(source)).push(out).push(pitch).push(rows).push(cols);
+  launch(*kernel, {1}, {64}, args);
+  std::vector<float> got = download<float>(out, 40 * 24);
+  for (int r = 0; r < 40; ++r)
+    for (int c = 0; c < 24; ++c)
+      EXPECT_EQ(got[r * 24 + c],
+                r < rows && c < cols ? source[r * pitch + c] : 0.0f)
+          << "(" << r << ", " << c << ")";
 }
 
 TEST(TileLayout, LdmatrixPhasesHitEightDistinctBankGroups) {

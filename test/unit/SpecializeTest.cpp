@@ -8,6 +8,8 @@
 
 #include "mlir/Pass/PassManager.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::rudnn;
 
@@ -21,14 +23,30 @@ TEST(KdaChunkPolicy, SharedBytesAreTheLargestKernelBlock) {
   EXPECT_EQ(kdaChunkSharedBytes(16, 1, 1), 4 * 3 * 16 * 16);
 }
 
+TEST(KdaChunkPolicy, WalkSharedBytesFollowTheTileLayout) {
+  // K = 128, chunk 64, bf16: W and Kd 64 x 128 (16 KiB each), U0's 64 x 16
+  // fp32 columns (4 KiB), e^Γlast (512 B), twice; the state 128 x 16 and
+  // the updates 64 x 16 in bf16.
+  EXPECT_EQ(kdaWalkSharedBytes(64, 128),
+            2 * (2 * 16384 + 4096 + 512) + 4096 + 2048);
+  // K = 100 rounds up to 128 rows; K = 192 pads its 24 chunks a row to 25.
+  EXPECT_EQ(kdaWalkSharedBytes(64, 100), kdaWalkSharedBytes(64, 128));
+  EXPECT_EQ(kdaWalkSharedBytes(16, 192),
+            2 * (2 * 16 * 25 * 16 + 16 * 64 + 49 * 16) + 192 * 32 + 16 * 32);
+}
+
 TEST(KdaChunkPolicy, ChoosesTheLargestChunkThatFits) {
   const int64_t h200 = DefaultTarget::kSmemPerBlock;
   EXPECT_EQ(chooseKdaChunk(64, 64, h200), 64);
   EXPECT_EQ(chooseKdaChunk(256, 256, h200), 64);
-  // Every kernel stays within the 48 KiB of static shared memory.
-  EXPECT_EQ(chooseKdaChunk(256, 256, 48 * 1024), 64);
-  EXPECT_EQ(chooseKdaChunk(64, 64, 20000), 32);
-  EXPECT_EQ(chooseKdaChunk(128, 128, 20000), 16);
+  // The static kernels stay within 48 KiB at every chunk; the 16-bit walk's
+  // two stages of 256-wide W and Kd fit 48 KiB at chunk 16 only.
+  EXPECT_EQ(chooseKdaChunk(256, 256, 96 * 1024), 32);
+  EXPECT_EQ(chooseKdaChunk(256, 256, 48 * 1024), 16);
+  // The 16-bit walk's dynamic shared memory must fit as well.
+  EXPECT_EQ(chooseKdaChunk(64, 64, 30000), 32);
+  EXPECT_EQ(chooseKdaChunk(64, 64, 20000), 16);
+  EXPECT_EQ(chooseKdaChunk(128, 128, 30000), 16);
   EXPECT_EQ(chooseKdaChunk(256, 256, 16 * 1024), std::nullopt);
 }
 
@@ -38,17 +56,19 @@ TEST(KdaChunkPolicy, ChoiceFitsAndIsMaximalForEveryFeatureDim) {
       for (int64_t featureDimV = 1; featureDimV <= 256; featureDimV += 23) {
         std::optional<int64_t> chunk =
             chooseKdaChunk(featureDimK, featureDimV, smem);
+        auto fits = [&](int64_t c) {
+          return kdaChunkSharedBytes(c, featureDimK, featureDimV) <=
+                     std::min(smem, kStaticSharedBytes) &&
+                 kdaWalkSharedBytes(c, featureDimK) <= smem;
+        };
         if (!chunk) {
-          EXPECT_GT(kdaChunkSharedBytes(16, featureDimK, featureDimV), smem);
+          EXPECT_FALSE(fits(16));
           continue;
         }
         EXPECT_TRUE(isValidKdaChunk(*chunk));
-        EXPECT_LE(kdaChunkSharedBytes(*chunk, featureDimK, featureDimV), smem);
-        EXPECT_LE(kdaChunkSharedBytes(*chunk, featureDimK, featureDimV),
-                  kStaticSharedBytes);
+        EXPECT_TRUE(fits(*chunk));
         if (*chunk < 64) {
-          EXPECT_GT(kdaChunkSharedBytes(*chunk * 2, featureDimK, featureDimV),
-                    smem);
+          EXPECT_FALSE(fits(*chunk * 2));
         }
       }
 }

@@ -27,21 +27,22 @@ __device__ __forceinline__ void
 load_tile_async(const Tile &tile, const typename Tile::Element *source,
                 long long pitch, int rows, int cols) {
   using T = typename Tile::Element;
+  constexpr int n = Tile::kPerChunk;
   const bool vectors =
       Align == Alignment::Aligned ||
       (reinterpret_cast<unsigned long long>(source) % 16 == 0 &&
-       pitch % 8 == 0);
+       pitch % n == 0);
   for (int id = threadIdx.x; id < Tile::kRows * Tile::kChunks;
        id += blockDim.x) {
     const int r = id / Tile::kChunks, c = id % Tile::kChunks;
-    const int left = cols - 8 * c;
-    const int valid = r >= rows || left <= 0 ? 0 : left < 8 ? left : 8;
+    const int left = cols - n * c;
+    const int valid = r >= rows || left <= 0 ? 0 : left < n ? left : n;
     T *to = tile.chunk(r, c);
-    const T *from = source + (valid ? r * pitch + 8 * c : 0);
+    const T *from = source + (valid ? r * pitch + n * c : 0);
     if (vectors) {
-      arch::cp_async_16_zfill(to, from, 2 * valid);
+      arch::cp_async_16_zfill(to, from, sizeof(T) * valid);
     } else if constexpr (Align == Alignment::Checked) {
-      for (int e = 0; e < 8; ++e)
+      for (int e = 0; e < n; ++e)
         to[e] = e < valid ? from[e] : from_float<T>(0.f);
     }
   }
@@ -57,6 +58,7 @@ __device__ __forceinline__ void
 load_tile_converted(const Tile &tile, const float *source, long long pitch,
                     int rows, int cols) {
   using T = typename Tile::Element;
+  static_assert(Tile::kPerChunk == 8, "a tile of 16-bit elements");
   const bool vectors =
       reinterpret_cast<unsigned long long>(source) % 16 == 0 && pitch % 4 == 0;
   for (int id = threadIdx.x; id < Tile::kRows * Tile::kChunks;

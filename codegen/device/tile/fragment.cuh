@@ -1,10 +1,11 @@
 //===- tile/fragment.cuh - mma operands from shared tiles via ldmatrix ----===//
 //
 // Fragments in the layouts of arch::Mma16816, loaded with one ldmatrix per
-// 16x16 (A) or 16x16-wide pair of 8-column B operands. B comes from a tile
-// stored [n][k] (k contiguous: the Kᵀ of Q·Kᵀ) or [k][n] (n contiguous: the
-// V of P·V, through ldmatrix .trans). Row and column origins are multiples
-// of 16 (k) and 8 (n); warp-collective.
+// 16x16 (A) or 16x16-wide pair of 8-column B operands. A comes from a tile
+// stored [m][k] or [k][m] (the Kᵀ of Kᵀ·U, through ldmatrix .trans); B from
+// a tile stored [n][k] (k contiguous: the Kᵀ of Q·Kᵀ) or [k][n] (n
+// contiguous: the V of P·V, through .trans). Row and column origins are
+// multiples of 16 (k) and 8 (m, n); warp-collective.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,16 +16,22 @@
 namespace rudnn {
 namespace tile {
 
-/// How a B operand is stored.
+/// How an A or a B operand is stored.
+enum class ALayout { MK, KM };
 enum class BLayout { NK, KN };
 
-/// The A operand rows r0..r0+15, depth k0..k0+15, of a row-major tile.
-template <typename Tile>
+/// The A operand rows m0..m0+15, depth k0..k0+15.
+template <ALayout Layout = ALayout::MK, typename Tile>
 __device__ __forceinline__ void load_a(unsigned (&a)[4], const Tile &tile,
-                                       int r0, int k0) {
+                                       int m0, int k0) {
   const int lane = threadIdx.x % 32;
-  // Matrices 0-3: rows 0-7 / 8-15 at k0, then the same at k0 + 8.
-  arch::ldmatrix_x4(a, tile.chunk(r0 + lane % 16, k0 / 8 + lane / 16));
+  // Matrices 0-3: (m0.., k0), (m0 + 8.., k0), (m0.., k0 + 8), (m0 + 8..,
+  // k0 + 8); lanes 8q..8q+7 address the rows of matrix q.
+  if constexpr (Layout == ALayout::MK)
+    arch::ldmatrix_x4(a, tile.chunk(m0 + lane % 16, k0 / 8 + lane / 16));
+  else
+    arch::ldmatrix_x4_trans(
+        a, tile.chunk(k0 + lane % 8 + 8 * (lane / 16), m0 / 8 + lane / 8 % 2));
 }
 
 /// Two B operands, depth k0..k0+15, columns n0..n0+7 (b[0], b[1]) and

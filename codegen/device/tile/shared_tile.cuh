@@ -1,7 +1,7 @@
-//===- tile/shared_tile.cuh - 16-bit tiles in shared memory ---------------===//
+//===- tile/shared_tile.cuh - Tiles in shared memory ----------------------===//
 //
-// A Rows x Cols tile of 16-bit elements stored as 16-byte chunks (8
-// elements), placed so that the eight rows an ldmatrix phase reads, one
+// A Rows x Cols tile of 16-bit or 32-bit elements stored as 16-byte chunks
+// (8 or 4 elements), placed so that the eight rows an ldmatrix phase reads, one
 // chunk each, fall in eight different bank groups: power-of-two rows XOR
 // the chunk index with the row (the 128-byte swizzle; narrower rows with
 // the row's 128-byte line), other widths are padded to an odd number of
@@ -15,17 +15,19 @@ namespace rudnn {
 namespace tile {
 
 template <typename T, int Rows, int Cols> struct SharedTile {
-  static_assert(sizeof(T) == 2, "tiles of 16-bit elements");
-  static_assert(Rows > 0 && Cols > 0 && Cols % 8 == 0,
-                "rows are whole 16-byte chunks");
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4,
+                "tiles of 16-bit or 32-bit elements");
   using Element = T;
+  static constexpr int kPerChunk = 16 / sizeof(T);
+  static_assert(Rows > 0 && Cols > 0 && Cols % kPerChunk == 0,
+                "rows are whole 16-byte chunks");
   static constexpr int kRows = Rows, kCols = Cols;
-  static constexpr int kChunks = Cols / 8; // per row
+  static constexpr int kChunks = Cols / kPerChunk; // per row
   static constexpr bool kSwizzled = (kChunks & (kChunks - 1)) == 0;
   static constexpr int kPitchChunks =
       kSwizzled || kChunks % 2 ? kChunks : kChunks + 1;
-  static constexpr int kElements = Rows * kPitchChunks * 8;
-  static constexpr int kBytes = kElements * 2;
+  static constexpr int kElements = Rows * kPitchChunks * kPerChunk;
+  static constexpr int kBytes = kElements * sizeof(T);
 
   T *data; // kBytes of shared memory, 16-byte aligned
 
@@ -39,13 +41,13 @@ template <typename T, int Rows, int Cols> struct SharedTile {
       return c ^ (r / (8 / kChunks) % kChunks);
   }
 
-  /// The 16 bytes of elements (r, 8c .. 8c + 7).
+  /// The 16 bytes of elements (r, c·kPerChunk ..).
   __device__ __forceinline__ T *chunk(int r, int c) const {
-    return data + (r * kPitchChunks + stored_chunk(r, c)) * 8;
+    return data + (r * kPitchChunks + stored_chunk(r, c)) * kPerChunk;
   }
 
   __device__ __forceinline__ T &operator()(int r, int c) const {
-    return chunk(r, c / 8)[c % 8];
+    return chunk(r, c / kPerChunk)[c % kPerChunk];
   }
 };
 

@@ -49,17 +49,18 @@ template <typename T, int WM, int WN> struct WarpTile {
   }
 
   /// acc += A(m0.., k0..k0+15) · B(k0..k0+15, n0..), the tiles' origins.
-  template <BLayout Layout, typename TileA, typename TileB>
+  template <BLayout LayoutB, ALayout LayoutA = ALayout::MK, typename TileA,
+            typename TileB>
   __device__ __forceinline__ void mma(const TileA &a, int m0, const TileB &b,
                                       int n0, int k0) {
     unsigned fa[WM / 16][4];
 #pragma unroll
     for (int i = 0; i < WM / 16; ++i)
-      load_a(fa[i], a, m0 + 16 * i, k0);
+      load_a<LayoutA>(fa[i], a, m0 + 16 * i, k0);
 #pragma unroll
     for (int j = 0; j < WN / 16; ++j) {
       unsigned fb[4];
-      load_b_pair<Layout>(fb, b, n0 + 16 * j, k0);
+      load_b_pair<LayoutB>(fb, b, n0 + 16 * j, k0);
 #pragma unroll
       for (int i = 0; i < WM / 16; ++i) {
         mma16<T>(acc[i][2 * j], fa[i], fb[0], fb[1]);
@@ -68,20 +69,19 @@ template <typename T, int WM, int WN> struct WarpTile {
     }
   }
 
-  /// store(row, col, value, next) for every pair of accumulators at (row,
-  /// col) and (row, col + 1), in warp-tile coordinates: an epilogue writes
-  /// both with one store.
+  /// visit(row, col, first, second) for every pair of accumulators at
+  /// (row, col) and (row, col + 1), in warp-tile coordinates, by reference:
+  /// a walk rescales its state in place.
+  template <typename Visit>
+  __device__ __forceinline__ void update_pairs(Visit visit) {
+    pairs(*this, visit);
+  }
+
+  /// store(row, col, first, second) for every pair, by value: an epilogue
+  /// writes both with one store.
   template <typename Store>
   __device__ __forceinline__ void for_each_pair(Store store) const {
-    const int lane = threadIdx.x % 32;
-#pragma unroll
-    for (int i = 0; i < WM / 16; ++i)
-#pragma unroll
-      for (int j = 0; j < WN / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; e += 2)
-          store(16 * i + Atom::c_row(lane, e), 8 * j + Atom::c_col(lane, e),
-                acc[i][j][e], acc[i][j][e + 1]);
+    pairs(*this, store);
   }
 
   /// store(row, col, value) for every accumulator, in warp-tile coordinates.
@@ -91,6 +91,20 @@ template <typename T, int WM, int WN> struct WarpTile {
       store(r, c, first);
       store(r, c + 1, second);
     });
+  }
+
+private:
+  template <typename Self, typename Visit>
+  static __device__ __forceinline__ void pairs(Self &self, Visit visit) {
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int i = 0; i < WM / 16; ++i)
+#pragma unroll
+      for (int j = 0; j < WN / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; e += 2)
+          visit(16 * i + Atom::c_row(lane, e), 8 * j + Atom::c_col(lane, e),
+                self.acc[i][j][e], self.acc[i][j][e + 1]);
   }
 };
 

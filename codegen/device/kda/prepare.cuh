@@ -1,0 +1,168 @@
+//===- kda/prepare.cuh - The chunk-parallel first KDA kernel --------------===//
+//
+// Γ, the decayed pairwise products A and B, the inverse of I + A and the
+// products by it (W, U0), and the decayed operands Qd, Kd, per chunk.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "rudnn/kda/chunk.cuh"
+#include "rudnn/kda/decay.cuh"
+
+namespace rudnn {
+namespace kda {
+
+/// inverse = (I + A)⁻¹ for A strictly lower triangular over the chunk's L
+/// tokens, zero outside them. The 16-token diagonal blocks come by forward
+/// substitution, one column a thread; then each later block row I from the
+/// rows above it, T_I,<I = −T_II · (A_I,<I · T_<I,<I), through `panel`. All
+/// in fp32, whatever the inputs: the inverse's error reaches every product
+/// by it. Block-collective; block size a multiple of 32.
+template <int C>
+__device__ void invert_unit_lower(const float (&A)[C][C],
+                                  float (&inverse)[C][C], float (&panel)[16][C],
+                                  int L) {
+  for (int e = threadIdx.x; e < C * C; e += blockDim.x)
+    inverse[e / C][e % C] = 0.f;
+  __syncthreads();
+  for (int c = threadIdx.x; c < L; c += blockDim.x) {
+    const int end = (c / 16 + 1) * 16 < L ? (c / 16 + 1) * 16 : L;
+    for (int i = c; i < end; ++i) {
+      float x = i == c ? 1.f : 0.f;
+      for (int j = c; j < i; ++j)
+        x -= A[i][j] * inverse[j][c];
+      inverse[i][c] = x;
+    }
+  }
+  __syncthreads();
+  auto inRows = [&](int i) { return i < L; };
+  for (int i0 = 16; i0 < L; i0 += 16) {
+    // panel = A_I,<I · T_<I,<I
+    tile::for_each_warp_tile(
+        16, i0,
+        [&](float(&acc)[4], int, int j0) {
+          tile::mma_accumulate<float>(
+              acc, i0,
+              [&](int r, int m) { return inRows(i0 + r) ? A[i0 + r][m] : 0.f; },
+              [&](int m, int j) { return inverse[m][j0 + j]; });
+        },
+        [&](int r, int j, float x) { panel[r][j] = x; });
+    __syncthreads();
+    // T_I,<I = −T_II · panel
+    tile::for_each_warp_tile(
+        16, i0,
+        [&](float(&acc)[4], int, int j0) {
+          tile::mma_accumulate<float>(
+              acc, 16, [&](int r, int m) { return inverse[i0 + r][i0 + m]; },
+              [&](int m, int j) { return panel[m][j0 + j]; });
+        },
+        [&](int r, int j, float x) {
+          if (inRows(i0 + r))
+            inverse[i0 + r][j] = -x;
+        });
+    __syncthreads();
+  }
+}
+
+/// grid (chunks, B·H); block size a multiple of 32.
+template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
+__device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
+  using Tiles = ChunkTiles<K, V, C, TIn>;
+  __shared__ float strictA[C][C];
+  __shared__ float inverse[C][C];
+  __shared__ float panel[16][C];
+  const int chunk = blockIdx.x, sequence = blockIdx.y;
+  const int b = sequence / p.heads, h = sequence % p.heads;
+  const int t0 = chunk * C, L = chunk_tokens<C>(chunk, p.length);
+  float *tiles = Tiles::at(p.workspace, chunk, sequence, p.batch * p.heads);
+  float *gamma = tiles + Tiles::kGamma;
+  TIn *operands = Tiles::operands(tiles);
+  auto q = [&](int i, int d) {
+    return to_float(p.q[p.q_strides.offset(b, t0 + i, h) + d]);
+  };
+  auto k = [&](int i, int d) {
+    return to_float(p.k[p.k_strides.offset(b, t0 + i, h) + d]);
+  };
+  auto beta = [&](int i) {
+    return to_float(p.beta[p.beta_strides.offset(b, t0 + i, h)]);
+  };
+
+  for (int d = threadIdx.x; d < K; d += blockDim.x) {
+    float running = 0.f;
+    for (int i = 0; i < L; ++i) {
+      running += to_float(p.g[p.g_strides.offset(b, t0 + i, h) + d]);
+      gamma[i * K + d] = running;
+    }
+  }
+  __syncthreads();
+
+  // A (strict) and B, zero outside the chunk's lower triangle.
+  for (int pair = threadIdx.x; pair < C * C; pair += blockDim.x) {
+    const int i = pair / C, j = pair % C;
+    strictA[i][j] = 0.f;
+    if (i >= L || j > i)
+      operands[Tiles::kB + i * C + j] = from_float<TIn>(0.f);
+  }
+  __syncthreads();
+  decayed_pairwise<TIn, K>(L, gamma, k, k, [&](int i, int j, float kk) {
+    if (j < i)
+      strictA[i][j] = beta(i) * kk;
+  });
+  decayed_pairwise<TIn, K>(L, gamma, q, k, [&](int i, int j, float qk) {
+    operands[Tiles::kB + i * C + j] = from_float<TIn>(qk);
+  });
+  __syncthreads();
+
+  invert_unit_lower<C>(strictA, inverse, panel, L);
+  for (int e = threadIdx.x; e < C * C; e += blockDim.x)
+    operands[Tiles::kInverse + e] = from_float<TIn>(inverse[e / C][e % C]);
+
+  // W = (I + A)⁻¹ β(k ⊙ e^Γ), U0 = (I + A)⁻¹ βv; row block i0 needs the
+  // inverse's columns up to i0 + 15 only.
+  auto inverseRows = [&](int i0) {
+    return tile::a_rows([&](int i, int j) { return inverse[i][j]; }, L, L, i0);
+  };
+  auto depth = [&](int i0) { return i0 + 16 < L ? i0 + 16 : L; };
+  tile::for_each_warp_tile(
+      L, K,
+      [&](float(&acc)[4], int i0, int d0) {
+        tile::mma_accumulate<TIn>(acc, depth(i0), inverseRows(i0),
+                                  tile::b_columns(
+                                      [&](int j, int d) {
+                                        return beta(j) * k(j, d) *
+                                               fast_exp(gamma[j * K + d]);
+                                      },
+                                      L, K, d0));
+      },
+      [&](int i, int d, float w) {
+        operands[Tiles::kW + i * K + d] = from_float<TIn>(w);
+      });
+  tile::for_each_warp_tile(
+      L, V,
+      [&](float(&acc)[4], int i0, int c0) {
+        tile::mma_accumulate<TIn>(
+            acc, depth(i0), inverseRows(i0),
+            tile::b_columns(
+                [&](int j, int c) {
+                  return beta(j) *
+                         to_float(p.v[p.v_strides.offset(b, t0 + j, h) + c]);
+                },
+                L, V, c0));
+      },
+      [&](int i, int c, float u0) { tiles[Tiles::kU0 + i * V + c] = u0; });
+
+  for (int d = threadIdx.x; d < K; d += blockDim.x) {
+    const float last = gamma[(L - 1) * K + d];
+    tiles[Tiles::kLast + d] = fast_exp(last);
+    for (int i = 0; i < L; ++i) {
+      const float g = gamma[i * K + d];
+      operands[Tiles::kQd + i * K + d] = from_float<TIn>(q(i, d) * fast_exp(g));
+      operands[Tiles::kKd + i * K + d] =
+          from_float<TIn>(k(i, d) * fast_exp(last - g));
+    }
+  }
+}
+
+} // namespace kda
+} // namespace rudnn

@@ -1,0 +1,59 @@
+//===- kda/recurrent.cuh - KDA token by token, for decode -----------------===//
+
+#pragma once
+
+#include "rudnn/kda/chunk.cuh"
+#include "rudnn/math.cuh"
+
+namespace rudnn {
+namespace kda {
+
+/// grid (B·H, ceil(V / VB)), block VB threads: one column of the state
+/// each, token by token. Writes boundaries every C tokens when asked.
+template <int K, int V, int C, int VB, typename TIn, typename TGate,
+          typename TBeta>
+__device__ void recurrent(const ForwardParams<TIn, TGate, TBeta> &p) {
+  __shared__ float state[K][VB];
+  const int sequence = blockIdx.x, j = threadIdx.x,
+            column = blockIdx.y * VB + j;
+  const int b = sequence / p.heads, h = sequence % p.heads;
+  const int sequences = p.batch * p.heads;
+  const long long stateBase = (long long)sequence * K * V;
+  if (column >= V)
+    return; // columns are independent: no barrier follows
+  for (int d = 0; d < K; ++d)
+    state[d][j] =
+        p.initial_state ? p.initial_state[stateBase + d * V + column] : 0.f;
+  for (int t = 0; t < p.length; ++t) {
+    if (p.boundaries && t % C == 0)
+      for (int d = 0; d < K; ++d)
+        p.boundaries[(long long)(t / C) * sequences * K * V + stateBase +
+                     d * V + column] = state[d][j];
+    const long long qk = p.q_strides.offset(b, t, h);
+    const long long kk = p.k_strides.offset(b, t, h);
+    const long long gk = p.g_strides.offset(b, t, h);
+    float predicted = 0.f;
+    for (int d = 0; d < K; ++d) {
+      float s = state[d][j] * fast_exp(to_float(p.g[gk + d]));
+      state[d][j] = s;
+      predicted += s * to_float(p.k[kk + d]);
+    }
+    const float u =
+        to_float(p.beta[p.beta_strides.offset(b, t, h)]) *
+        (to_float(p.v[p.v_strides.offset(b, t, h) + column]) - predicted);
+    float o = 0.f;
+    for (int d = 0; d < K; ++d) {
+      float s = state[d][j] + to_float(p.k[kk + d]) * u;
+      state[d][j] = s;
+      o += s * to_float(p.q[qk + d]);
+    }
+    p.output[p.output_strides.offset(b, t, h) + column] =
+        from_float<TIn>(p.scale * o);
+  }
+  if (p.final_state)
+    for (int d = 0; d < K; ++d)
+      p.final_state[stateBase + d * V + column] = state[d][j];
+}
+
+} // namespace kda
+} // namespace rudnn
