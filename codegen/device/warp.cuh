@@ -24,4 +24,34 @@ template <typename T> __device__ __forceinline__ T warp_max(T value) {
   return value;
 }
 
+namespace detail {
+/// One step of warp_sum_scatter: lanes l and l ^ Half exchange halves of
+/// their first 2·Half values. A template per step, so that every index is a
+/// constant and `values` stays in registers.
+template <int Half, typename T>
+__device__ __forceinline__ void sum_scatter_step(T (&values)[32], int lane) {
+  const bool upper = lane & Half;
+#pragma unroll
+  for (int n = 0; n < Half; ++n) {
+    // Both read first, then selected: a select of two addresses would index
+    // the array at run time and put it in local memory.
+    const T low = values[n], high = values[n + Half];
+    const T send = upper ? low : high, keep = upper ? high : low;
+    values[n] = keep + __shfl_xor_sync(kFullWarpMask, send, Half);
+  }
+  if constexpr (Half > 1)
+    sum_scatter_step<Half / 2>(values, lane);
+}
+} // namespace detail
+
+/// Lane l's result: the sum over the 32 lanes of values[l]. A
+/// reduce-scatter: each step halves the values a lane carries, 31 shuffles
+/// for the 32 sums where 32 butterflies would take 160. `values` is
+/// clobbered.
+template <typename T>
+__device__ __forceinline__ T warp_sum_scatter(T (&values)[32]) {
+  detail::sum_scatter_step<16>(values, threadIdx.x % 32);
+  return values[0];
+}
+
 } // namespace rudnn

@@ -189,8 +189,10 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   float *dG = grads + Grads::kDGamma, *dRw = grads + Grads::kDRw;
   float *dRu = grads + Grads::kDRu;
 
-  decayed_pairwise<TIn, K>(L, gamma, k, k,
-                           [&](int i, int j, float x) { kk[i][j] = x; });
+  // The second product is not wanted here: it repeats the first.
+  decayed_pairwise<TIn, K>(
+      L, gamma, k, k, k, [&](int i, int j, float x) { kk[i][j] = x; },
+      [](int, int, float) {});
   // Through Qd = scale q ⊙ e^Γ: dQd = dO S0ᵀ.
   tile::for_each_warp_tile(
       L, K,

@@ -18,6 +18,7 @@
 
 #include "rudnn/math.cuh"
 #include "rudnn/tile/mma_tile.cuh"
+#include "rudnn/warp.cuh"
 
 namespace rudnn {
 namespace kda {
@@ -29,51 +30,92 @@ __device__ __forceinline__ float decay(const float *gamma, int i, int j,
   return fast_exp(gamma[i * K + d] - gamma[j * K + d]);
 }
 
-/// store(i, j, P_ij) for every j ≤ i < L, where
-///   P_ij = Σ_d x(i, d) · y(j, d) · e^(Γ_id − Γ_jd).
-/// Pairs in different 16-token blocks split the decay at the last token of
-/// j's block. Block-collective; block size a multiple of 32.
-template <typename TIn, int K, typename X, typename Y, typename Store>
-__device__ void decayed_pairwise(int L, const float *gamma, X x, Y y,
-                                 Store store) {
-  // Within a block: one thread a pair.
-  for (int pair = threadIdx.x; pair < L * 16; pair += blockDim.x) {
-    const int i = pair / 16, j = i / 16 * 16 + pair % 16;
-    if (j > i)
-      continue;
-    float s = 0.f;
-    for (int d = 0; d < K; ++d)
-      s += x(i, d) * y(j, d) * decay<K>(gamma, i, j, d);
-    store(i, j, s);
+/// For every j ≤ i < L, with D_ijd = e^(Γ_id − Γ_jd),
+///   storeX(i, j, Σ_d x(i, d) · y(j, d) · D_ijd),
+///   storeY(i, j, Σ_d z(i, d) · y(j, d) · D_ijd):
+/// two products of one decayed operand (KDA's k·k and q·k), which share
+/// every exponential and every fragment of y.
+///
+/// Pairs within a 16-token block: a warp per row i, lanes over the
+/// features (coalesced loads, K/32 exponentials a lane per pair, none
+/// masked off), then one reduce-scatter hands each lane one of the row's 16
+/// + 16 sums. Pairs in different blocks: mma tiles (row block I, column
+/// block J < I, half of J's 16 columns) with the decay split at the last
+/// token r of J's block, e^(Γ_i − Γ_r) shared by both A operands.
+/// Block-collective; block size a multiple of 32.
+template <typename TIn, int K, typename X, typename Z, typename Y,
+          typename StoreX, typename StoreY>
+__device__ void decayed_pairwise(int L, const float *gamma, X x, Z z, Y y,
+                                 StoreX storeX, StoreY storeY) {
+  constexpr int perLane = (K + 31) / 32;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32,
+            warps = blockDim.x / 32;
+  for (int i = warp; i < L; i += warps) {
+    const int i0 = i / 16 * 16;
+    float gi[perLane], xi[perLane], zi[perLane];
+#pragma unroll
+    for (int m = 0; m < perLane; ++m) {
+      const int d = lane + 32 * m;
+      const bool inside = d < K;
+      gi[m] = inside ? gamma[i * K + d] : 0.f;
+      xi[m] = inside ? x(i, d) : 0.f;
+      zi[m] = inside ? z(i, d) : 0.f;
+    }
+    float sums[32]; // x·y for j = i0 + n at n, z·y at 16 + n
+#pragma unroll
+    for (int n = 0; n < 16; ++n) {
+      sums[n] = sums[16 + n] = 0.f;
+      const int j = i0 + n;
+      if (j > i)
+        continue; // the same j for every lane
+#pragma unroll
+      for (int m = 0; m < perLane; ++m) {
+        const int d = lane + 32 * m;
+        if (d < K) {
+          const float t = y(j, d) * fast_exp(gi[m] - gamma[j * K + d]);
+          sums[n] += xi[m] * t;
+          sums[16 + n] += zi[m] * t;
+        }
+      }
+    }
+    const float total = warp_sum_scatter(sums);
+    const int j = i0 + lane % 16;
+    if (j <= i) {
+      if (lane < 16)
+        storeX(i, j, total);
+      else
+        storeY(i, j, total);
+    }
   }
-  // Lanes leave the loop above at different pairs: reconverge before mma.
-  __syncwarp();
   // Across blocks: tasks (row block I, column block J < I, half of J's 16
   // columns), one warp each.
   const int blocks = (L + 15) / 16, tasks = blocks * (blocks - 1);
-  for (int task = threadIdx.x / 32; task < tasks; task += blockDim.x / 32) {
+  for (int task = warp; task < tasks; task += warps) {
     int pairIndex = task / 2, I = 1;
     while (pairIndex >= I)
       pairIndex -= I++;
     const int i0 = 16 * I, j0 = 16 * pairIndex + 8 * (task % 2);
     const int r = 16 * pairIndex + 15;
-    float acc[4] = {0.f, 0.f, 0.f, 0.f};
-    tile::mma_accumulate<TIn>(
-        acc, K,
+    float accX[4] = {0.f, 0.f, 0.f, 0.f}, accZ[4] = {0.f, 0.f, 0.f, 0.f};
+    tile::mma_accumulate_pair<TIn>(
+        accX, accZ, K,
         [&](int i, int d) {
           // Never load past the sequence or the features: padding may hold
           // anything, NaN included.
-          return i0 + i < L && d < K
-                     ? x(i0 + i, d) * decay<K>(gamma, i0 + i, r, d)
-                     : 0.f;
+          if (i0 + i >= L || d >= K)
+            return make_float2(0.f, 0.f);
+          const float split = decay<K>(gamma, i0 + i, r, d);
+          return make_float2(x(i0 + i, d) * split, z(i0 + i, d) * split);
         },
         [&](int d, int j) {
           return d < K ? y(j0 + j, d) * decay<K>(gamma, r, j0 + j, d) : 0.f;
         });
     for (int e = 0; e < 4; ++e) {
       const int i = i0 + tile::accumulator_row(e);
-      if (i < L)
-        store(i, j0 + tile::accumulator_col(e), acc[e]);
+      if (i < L) {
+        storeX(i, j0 + tile::accumulator_col(e), accX[e]);
+        storeY(i, j0 + tile::accumulator_col(e), accZ[e]);
+      }
     }
   }
 }

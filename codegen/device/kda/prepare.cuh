@@ -105,13 +105,15 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
       operands[Tiles::kB + i * C + j] = from_float<TIn>(0.f);
   }
   __syncthreads();
-  decayed_pairwise<TIn, K>(L, gamma, k, k, [&](int i, int j, float kk) {
-    if (j < i)
-      strictA[i][j] = beta(i) * kk;
-  });
-  decayed_pairwise<TIn, K>(L, gamma, q, k, [&](int i, int j, float qk) {
-    operands[Tiles::kB + i * C + j] = from_float<TIn>(qk);
-  });
+  decayed_pairwise<TIn, K>(
+      L, gamma, k, q, k,
+      [&](int i, int j, float kk) {
+        if (j < i)
+          strictA[i][j] = beta(i) * kk;
+      },
+      [&](int i, int j, float qk) {
+        operands[Tiles::kB + i * C + j] = from_float<TIn>(qk);
+      });
   __syncthreads();
 
   invert_unit_lower<C>(strictA, inverse, panel, L);

@@ -84,6 +84,50 @@ __device__ __forceinline__ void mma_accumulate(float (&acc)[4], int depth,
   }
 }
 
+/// accX += X·B and accY += Y·B, two products sharing B: a(i, k) returns
+/// both A elements (X's as .x, Y's as .y), so whatever they share (a decay
+/// factor) is computed once, and B's fragments are formed once. Otherwise
+/// as mma_accumulate.
+template <typename T, typename LoadPairA, typename LoadB>
+__device__ __forceinline__ void mma_accumulate_pair(float (&accX)[4],
+                                                    float (&accY)[4], int depth,
+                                                    LoadPairA a, LoadB b) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t2 = 2 * (lane % 4);
+  if constexpr (sizeof(T) == 4) {
+    for (int k = 0; k < depth; ++k) {
+      const float2 a0 = a(g, k), a1 = a(g + 8, k);
+      const float b0 = b(k, t2), b1 = b(k, t2 + 1);
+      accX[0] += a0.x * b0, accY[0] += a0.y * b0;
+      accX[1] += a0.x * b1, accY[1] += a0.y * b1;
+      accX[2] += a1.x * b0, accY[2] += a1.y * b0;
+      accX[3] += a1.x * b1, accY[3] += a1.y * b1;
+    }
+  } else {
+    for (int k0 = 0; k0 < depth; k0 += 16) {
+      // Per the A fragment layout: (g, 2t..), (g+8, 2t..), (g, 2t+8..),
+      // (g+8, 2t+8..), two elements each.
+      float2 e[8];
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int i = g + 8 * (r % 2), k = k0 + t2 + 8 * (r / 2);
+        e[2 * r] = a(i, k);
+        e[2 * r + 1] = a(i, k + 1);
+      }
+      unsigned fx[4], fy[4];
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        fx[r] = Mma16<T>::pack(e[2 * r].x, e[2 * r + 1].x);
+        fy[r] = Mma16<T>::pack(e[2 * r].y, e[2 * r + 1].y);
+      }
+      const unsigned fb[2] = {
+          Mma16<T>::pack(b(k0 + t2, g), b(k0 + t2 + 1, g)),
+          Mma16<T>::pack(b(k0 + t2 + 8, g), b(k0 + t2 + 9, g))};
+      Mma16<T>::mma(accX, fx, fb);
+      Mma16<T>::mma(accY, fy, fb);
+    }
+  }
+}
+
 /// Operand views for mma_accumulate of a matrix m(r, c) (any callable) of
 /// rows × cols, 0 outside it: its rows from i0 or its columns from i0 (mᵀ)
 /// as A; its columns from j0 or its rows from j0 (mᵀ) as B.
