@@ -1,16 +1,21 @@
 //===- kda_bench.cpp - Kimi Delta Attention timings -----------------------===//
 //
 //   rudnn-bench-kda [--backend auto|cuda|emulation] [--repeats N]
-//                   [--shapes B,T,H,K;...] [--json FILE]
+//                   [--warmup N] [--shapes B,T,H,K;...] [--json FILE]
+//                   [--allow-large]
 //
 // Times rudnn::kdaForward in bf16 (g fp32) on random inputs drawn as real
-// callers provide them, after a warm-up call that compiles. Reports the
-// median wall time of `repeats` synchronized calls and the rate in TFLOP/s,
-// counting 2·B·H·T·(3KV + 2CK + CV + C(K+V)/2) flops: the state products
-// (W·S, Kdᵀ·U, Qd·S), the pairwise matrices, the intra-chunk output and the
+// callers provide them, exactly as bench/fla_kda.py times
+// flash-linear-attention: `warmup` untimed calls (the first compiles), then
+// `repeats` calls each between two CUDA events, the median reported; L2 is
+// not flushed between calls, in either. Also the rate in TFLOP/s, counting
+// 2·B·H·T·(3KV + 2CK + CV + C(K+V)/2) flops: the state products (W·S,
+// Kdᵀ·U, Qd·S), the pairwise matrices, the intra-chunk output and the
 // products by (I + A)⁻¹. Then forward + backward as a training step runs
 // them: the forward saving its boundaries, the backward starting from them;
 // and that step once more with each launch timed, for where its time goes.
+// On the emulation backend (no GPU) shapes beyond 2^16 tokens x heads are
+// refused unless --allow-large: they would run for hours.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,11 +23,14 @@
 
 #include "rudnn/rudnn.hpp"
 
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -67,70 +75,79 @@ DeviceBuffer upload(Context &context, const std::vector<double> &values,
   return buffer;
 }
 
-/// The median wall time of `repeats` synchronized runs of `call`, after a
-/// warm-up run that compiles.
+/// The median of `repeats` CUDA-event timings of `call`, after `warmup`
+/// untimed calls (bench/fla_kda.py's median_ms).
 template <typename Call>
-double medianMs(Context &context, int repeats, Call call) {
-  call();
+double medianMs(Context &context, int warmup, int repeats, Call call) {
+  for (int i = 0; i < warmup; ++i)
+    call();
   context.synchronize();
   std::vector<double> times;
-  for (int r = 0; r < repeats; ++r) {
-    auto start = std::chrono::steady_clock::now();
-    call();
-    context.synchronize();
-    times.push_back(std::chrono::duration<double, std::milli>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
-  }
+  for (int r = 0; r < repeats; ++r)
+    times.push_back(context.timeMilliseconds(call));
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
 
+/// Tokens x heads beyond which the emulation backend needs --allow-large.
+constexpr int64_t kEmulationLimit = int64_t(1) << 16;
+
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string backend = "auto", json,
-              shapesText = "4,4096,64,128;2,16384,16,128;1,8192,96,128;"
-                           "8,1024,8,64";
-  int repeats = 20;
-  const char *usage =
-      "usage: rudnn-bench-kda [--backend auto|cuda|emulation] [--repeats N]\n"
-      "                       [--shapes B,T,H,K;...] [--json FILE]\n";
-  for (int i = 1; i < argc; i += 2) {
-    std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") {
-      std::fputs(usage, stdout);
+  namespace po = boost::program_options;
+  std::string backend, json, shapesText;
+  int repeats = 20, warmup = 3;
+  bool allowLarge = false;
+  po::options_description options("usage: rudnn-bench-kda [options]");
+  options.add_options()("help,h", "this text")(
+      "backend", po::value(&backend)->default_value("auto"),
+      "auto, cuda or emulation")(
+      "repeats", po::value(&repeats)->default_value(20),
+      "timed calls per measurement (the median is reported)")(
+      "warmup", po::value(&warmup)->default_value(3),
+      "untimed calls first (the first compiles)")(
+      "shapes",
+      po::value(&shapesText)
+          ->default_value("4,4096,64,128;2,16384,16,128;1,8192,96,128;"
+                          "8,1024,8,64"),
+      "B,T,H,K;... (V = K)")("json", po::value(&json),
+                             "also write the results here")(
+      "allow-large", po::bool_switch(&allowLarge),
+      "run shapes of GPU size on the emulation backend too");
+  try {
+    po::variables_map given;
+    po::store(po::parse_command_line(argc, argv, options), given);
+    if (given.count("help")) {
+      std::cout << options;
       return 0;
     }
-    if (i + 1 == argc) {
-      std::fprintf(stderr, "rudnn-bench-kda: %s wants a value\n%s", argv[i],
-                   usage);
-      return 2;
-    }
-    if (flag == "--backend")
-      backend = argv[i + 1];
-    else if (flag == "--repeats")
-      repeats = std::max(1, std::atoi(argv[i + 1]));
-    else if (flag == "--shapes")
-      shapesText = argv[i + 1];
-    else if (flag == "--json")
-      json = argv[i + 1];
-    else {
-      std::fprintf(stderr, "rudnn-bench-kda: unknown option %s\n%s", argv[i],
-                   usage);
-      return 2;
-    }
+    po::notify(given);
+    if (repeats < 1 || warmup < 0)
+      throw po::error("--repeats must be at least 1, --warmup at least 0");
+  } catch (const po::error &error) {
+    std::cerr << "rudnn-bench-kda: " << error.what() << "\n" << options;
+    return 2;
   }
   try {
-    ContextOptions options;
-    options.backend = parseBackend(backend);
-    Context context(options);
+    ContextOptions contextOptions;
+    contextOptions.backend = parseBackend(backend);
+    Context context(contextOptions);
+    const std::vector<Shape> shapes = parseShapes(shapesText);
+    const bool emulated = context.backend() == BackendKind::Emulation;
+    for (const Shape &s : shapes)
+      if (emulated && !allowLarge && s.B * s.T * s.H > kEmulationLimit)
+        throw InvalidArgument(
+            "shape " + std::to_string(s.B) + "," + std::to_string(s.T) + "," +
+            std::to_string(s.H) + "," + std::to_string(s.K) +
+            " is GPU-sized and the backend is emulation (no GPU): pass "
+            "--allow-large to run it anyway, or smaller --shapes");
     std::printf("device: %s\n", context.deviceDescription().c_str());
     std::printf("%-22s %10s %10s %14s\n", "B,T,H,K=V", "fwd ms", "TFLOP/s",
                 "fwd+bwd ms");
     std::fflush(stdout);
-    std::ostringstream records;
-    for (const Shape &s : parseShapes(shapesText)) {
+    nlohmann::json results = nlohmann::json::array();
+    for (const Shape &s : shapes) {
       const int64_t K = s.K, V = s.K, C = 64;
       reference::KdaShape shape{s.B, s.T, s.H, K, V};
       reference::KdaInputs in = test::randomKdaInputs(shape, -1, true, true, 7);
@@ -156,7 +173,7 @@ int main(int argc, char **argv) {
                                 std::nullopt};
       KdaOptions kdaOptions;
       kdaOptions.chunk = C;
-      const double ms = medianMs(context, repeats, [&] {
+      const double ms = medianMs(context, warmup, repeats, [&] {
         kdaForward(context, inputs, outputs, kdaOptions);
       });
 
@@ -185,7 +202,7 @@ int main(int argc, char **argv) {
         kdaForward(context, inputs, saving, kdaOptions);
         kdaBackward(context, backwardInputs, gradients, kdaOptions);
       };
-      const double stepMs = medianMs(context, repeats, step);
+      const double stepMs = medianMs(context, warmup, repeats, step);
       // Where one step's time goes, each launch timed on its own.
       context.resetProfile();
       context.setProfiling(true);
@@ -201,25 +218,30 @@ int main(int argc, char **argv) {
       std::snprintf(label, sizeof(label), "%ld,%ld,%ld,%ld", s.B, s.T, s.H,
                     s.K);
       std::printf("%-22s %10.3f %10.2f %14.3f\n", label, ms, tflops, stepMs);
-      std::fflush(stdout);
-      records << (records.tellp() > 0 ? ",\n" : "") << "  {\"B\": " << s.B
-              << ", \"T\": " << s.T << ", \"H\": " << s.H << ", \"K\": " << K
-              << ", \"V\": " << V << ", \"ms\": " << ms
-              << ", \"tflops\": " << tflops << ", \"fwd_bwd_ms\": " << stepMs
-              << ", \"step_kernels_ms\": {";
-      for (size_t i = 0; i < kernels.size(); ++i) {
-        std::printf("    %-48s %3lu x %10.3f ms\n", kernels[i].kernel.c_str(),
-                    (unsigned long)kernels[i].launches,
-                    kernels[i].milliseconds);
-        records << (i ? ", " : "") << "\"" << kernels[i].kernel
-                << "\": " << kernels[i].milliseconds;
+      nlohmann::json record = {
+          {"B", s.B}, {"T", s.T}, {"H", s.H},         {"K", K},
+          {"V", V},   {"ms", ms}, {"tflops", tflops}, {"fwd_bwd_ms", stepMs}};
+      nlohmann::json perKernel = nlohmann::json::object();
+      for (const KernelProfile &kernel : kernels) {
+        std::printf("    %-48s %3lu x %10.3f ms\n", kernel.kernel.c_str(),
+                    (unsigned long)kernel.launches, kernel.milliseconds);
+        perKernel[kernel.kernel] = kernel.milliseconds;
       }
-      records << "}}";
+      std::fflush(stdout);
+      record["step_kernels_ms"] = perKernel;
+      results.push_back(record);
       // Rewritten after every shape: a run cut short keeps what it measured.
       if (!json.empty())
-        std::ofstream(json) << "{\"op\": \"kda_forward\", \"dtype\": "
-                               "\"bf16\", \"results\": [\n"
-                            << records.str() << "\n]}\n";
+        std::ofstream(json)
+            << nlohmann::json{{"op", "kda_forward"},
+                              {"dtype", "bf16"},
+                              {"timing",
+                               emulated ? "host clock" : "cuda events"},
+                              {"warmup", warmup},
+                              {"repeats", repeats},
+                              {"results", results}}
+                   .dump(1)
+            << "\n";
     }
     return 0;
   } catch (const std::exception &error) {

@@ -303,6 +303,11 @@ void Context::synchronize(Stream stream) {
   impl_->backend().synchronize(stream);
 }
 
+float Context::timeMilliseconds(const std::function<void()> &work,
+                                Stream stream) {
+  return impl_->backend().timeMilliseconds(stream, work);
+}
+
 Counters Context::counters() const {
   const KernelCacheCounters &cache = impl_->kernelCache.counters();
   Counters counters;

@@ -52,6 +52,7 @@ TargetLimits TargetLimits::forArch(const std::string &arch) {
     target.sharedPerBlock = 227 * 1024;
     target.memoryBytesPerSecond = 4.8e12;
     target.tensorFlops = 989e12; // dense bf16/f16, fp32 accumulation
+    target.fp32Flops = 67e12;
   } else if (arch == "sm_80") {
     target.device = "A100 80GB";
     target.smCount = 108;
@@ -59,6 +60,7 @@ TargetLimits TargetLimits::forArch(const std::string &arch) {
     target.sharedPerBlock = 163 * 1024;
     target.memoryBytesPerSecond = 2.039e12;
     target.tensorFlops = 312e12;
+    target.fp32Flops = 19.5e12;
   } else {
     throw InvalidArgument("no limits known for target '" + arch +
                           "' (sm_80, sm_90, sm_90a)");

@@ -25,7 +25,16 @@ struct TargetLimits {
   int smCount = 0;
   int registersPerSm = 65536, maxThreadsPerSm = 2048, maxBlocksPerSm = 32;
   int64_t sharedPerSm = 0, sharedPerBlock = 0, sharedReservedPerBlock = 1024;
-  double memoryBytesPerSecond = 0, tensorFlops = 0;
+  double memoryBytesPerSecond = 0, tensorFlops = 0, fp32Flops = 0;
+
+  /// The roofline's lower bound, in seconds, on a kernel moving `bytes`
+  /// and computing `flops` on tensor cores (16-bit operands) or on the FP32
+  /// pipes.
+  double rooflineSeconds(double bytes, double flops, bool tensor) const {
+    const double memory = bytes / memoryBytesPerSecond;
+    const double compute = flops / (tensor ? tensorFlops : fp32Flops);
+    return memory > compute ? memory : compute;
+  }
 
   /// sm_90: H200; sm_80: A100 80 GB. Throws InvalidArgument for others.
   static TargetLimits forArch(const std::string &arch);

@@ -49,6 +49,42 @@ int64_t rudnn::codegen::walkColumns(const KdaKernelSpec &spec, KdaStage stage) {
              : kKdaColumnsPerBlock;
 }
 
+rudnn::codegen::KdaStageCost
+rudnn::codegen::kdaStageCost(const KdaKernelSpec &spec, KdaStage stage) {
+  const int64_t C = spec.chunk, K = spec.featureK, V = spec.featureV;
+  const int64_t in = dtypeSize(spec.input), gate = dtypeSize(spec.gate),
+                beta = dtypeSize(spec.beta);
+  // Per chunk-head: the sequence tensors' rows, the tiles (ChunkTiles), a
+  // boundary state and the backward's per-chunk gradients.
+  const int64_t inputs = 2 * C * K * in + C * V * in + C * K * gate + C * beta;
+  const int64_t rowsK = C * K * in, rowsV = C * V * in, square = C * C * in;
+  const int64_t gamma = 4 * C * K, u0 = 4 * C * V, last = 4 * K;
+  const int64_t state = 4 * K * V;
+  switch (stage) {
+  case KdaStage::Prepare: // Γ, A, B, (I + A)⁻¹, W, U0, Qd, Kd
+    return {inputs + gamma + u0 + last + 3 * rowsK + 2 * square,
+            3 * C * C * K + C * C * V + C * C * C / 3, false};
+  case KdaStage::Propagate: // U = U0 − W·S, S ← e^Γlast ⊙ S + Kdᵀ·U
+    return {2 * rowsK + u0 + last + state + rowsV, 4 * C * K * V, false};
+  case KdaStage::Output: // O = Qd·S + B·U
+    return {rowsK + square + 2 * rowsV + state, 2 * C * K * V + C * C * V,
+            false};
+  case KdaStage::Recurrent: // per token: q, k, v, g, β in, o out
+    return {2 * K * in + 2 * V * in + K * gate + beta, 7 * K * V, true};
+  case KdaStage::Restore: // U = U0 − W·S from a saved boundary
+    return {rowsK + u0 + state + rowsV, 2 * C * K * V, false};
+  case KdaStage::StateGradient: // dU, dS through Bᵀ, Kd, Qdᵀ, Wᵀ
+    return {square + rowsV + 3 * rowsK + last + state + 4 * C * V,
+            C * C * V + 6 * C * K * V, false};
+  case KdaStage::Gradients: // every input gradient, chunk-parallel
+    return {inputs + rowsV + gamma + u0 + 3 * rowsK + 2 * square + rowsV +
+                2 * state + 4 * C * V + 2 * rowsK + rowsV + 4 * C * K +
+                C * beta,
+            6 * C * C * K + 3 * C * C * V + 8 * C * K * V, false};
+  }
+  return {};
+}
+
 std::string rudnn::codegen::kdaSpecName(const KdaKernelSpec &spec) {
   std::ostringstream name;
   name << dtypeName(spec.input) << "_" << dtypeName(spec.gate) << "_"
@@ -193,6 +229,20 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
   // 16-bit outputs are computed 64 columns a block, on the tile layer.
   const bool tiledOutput =
       first == KdaStage::Output && spec.input != DType::F32;
+  // The cost model: the stages' sums, per chunk-head (per token-head for
+  // the decode kernel).
+  KdaStageCost cost;
+  for (KdaStage stage : stages) {
+    const KdaStageCost part = kdaStageCost(spec, stage);
+    cost.bytes += part.bytes;
+    cost.flops += part.flops;
+    cost.perToken = part.perToken;
+  }
+  const SizeRef units{1,
+                      {cost.perToken ? DimRef::of('T') : chunks,
+                       DimRef::of('B'), DimRef::of('H')}};
+  launch.memoryBytes = {cost.bytes, units.dims};
+  launch.flops = {cost.flops, units.dims};
   if (first == KdaStage::Propagate && tiledWalk)
     launch.sharedBytes =
         mlir::rudnn::kdaWalkSharedBytes(spec.chunk, spec.featureK);

@@ -83,6 +83,17 @@ int64_t kdaTileFloats(const KdaKernelSpec &spec);
 /// Floats of one chunk's backward scratch (kda::GradientTiles::kFloats).
 int64_t kdaGradientTileFloats(const KdaKernelSpec &spec);
 
+/// What one chunk of one head (one token of one head, `perToken`) costs a
+/// stage by its model: the bytes it must read from and write to device
+/// memory at least (inputs, results, the tiles and states other kernels
+/// exchange; not what a kernel re-reads from cache) and its floating-point
+/// operations (matrix products 2·M·N·K, halved where triangular).
+struct KdaStageCost {
+  int64_t bytes = 0, flops = 0;
+  bool perToken = false;
+};
+KdaStageCost kdaStageCost(const KdaKernelSpec &spec, KdaStage stage);
+
 /// "bf16_f32_bf16_k64_v64_c64".
 std::string kdaSpecName(const KdaKernelSpec &spec);
 

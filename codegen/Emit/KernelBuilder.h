@@ -39,10 +39,14 @@ struct KernelBinding {
   bool written = false; // Pointer
 };
 
-/// The launch geometry a kernel asks for.
+/// The launch geometry a kernel asks for, and what one launch moves and
+/// computes by the emitter's model (0: no model): the bytes it must read
+/// from and write to device memory at least, and its floating-point
+/// operations (a multiply-add counts two).
 struct KernelLaunch {
   int64_t threads = 128, sharedBytes = 0;
   mlir::rudnn::SizeRef grid[3];
+  mlir::rudnn::SizeRef memoryBytes{0, {}}, flops{0, {}};
 };
 
 class KernelBuilder {

@@ -448,8 +448,9 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
   MLIRContext *context = func.getContext();
   // The region: the primitives over block arguments for their inputs.
   OpBuilder::InsertionGuard guard(builder);
-  auto kernelOp = builder.create<KernelOp>(func.getLoc(), "kernel", 128, 0,
-                                           /*cooperative=*/false);
+  auto kernelOp = builder.create<KernelOp>(
+      func.getLoc(), "kernel", 128, 0, /*cooperative=*/false,
+      /*memory_bytes=*/SizeAttr(), /*flops=*/SizeAttr());
   kernelOps.push_back(kernelOp);
   Block *body = new Block();
   kernelOp.getBody().push_back(body);
@@ -488,7 +489,8 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
     emitter.setEntry(entry);
     source = emitter.source();
   }
-  if (kernelSources.count(entry)) {
+  const bool repeated = kernelSources.count(entry);
+  if (repeated) {
     kernelOps.pop_back();
     kernelOp.erase();
   } else {
@@ -505,6 +507,17 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
     if (failed(attr))
       return failure();
     launch.grid.push_back(*attr);
+  }
+  // The emitter's cost model, where it has one (after the grid, whose dims
+  // name the plan's parameters first).
+  const auto &model = emitter.launch();
+  if (!repeated && model.memoryBytes.constant && model.flops.constant) {
+    FailureOr<SizeAttr> bytes = size(model.memoryBytes),
+                        flops = size(model.flops);
+    if (failed(bytes) || failed(flops))
+      return failure();
+    kernelOp.setMemoryBytesAttr(*bytes);
+    kernelOp.setFlopsAttr(*flops);
   }
   Attribute zero = builder.getI64IntegerAttr(0);
   for (const KernelBinding &binding : emitter.bindings()) {

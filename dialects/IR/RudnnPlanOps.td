@@ -96,7 +96,10 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     code asks for. `threads` is the block size, `shared_bytes` the dynamic
     shared memory of each block (above 48 KiB the kernel opts in to the
     device's limit); a `cooperative` kernel is launched grid-synchronised
-    (all its blocks resident at once).
+    (all its blocks resident at once). `memory_bytes` and `flops`, when the
+    emitter models them, are what one launch must move to and from device
+    memory at least and its floating-point operations, in the plan's dims:
+    the kernel report's roofline.
 
     ```mlir
     rudnn.kernel @kda_fwd_output_f32_f32_f32_k16_v16_c64 threads 128 {
@@ -108,11 +111,14 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$threads,
                        DefaultValuedAttr<I64Attr, "0">:$shared_bytes,
-                       UnitAttr:$cooperative);
+                       UnitAttr:$cooperative,
+                       OptionalAttr<Rudnn_SizeAttr>:$memory_bytes,
+                       OptionalAttr<Rudnn_SizeAttr>:$flops);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `threads` $threads (`shared_bytes` $shared_bytes^)?
-    (`cooperative` $cooperative^)? attr-dict-with-keyword $body
+    (`cooperative` $cooperative^)? (`memory_bytes` $memory_bytes^)?
+    (`flops` $flops^)? attr-dict-with-keyword $body
   }];
   let hasVerifier = 1;
 }

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -96,6 +97,13 @@ public:
   void copyToHost(void *dst, const void *src, size_t bytes,
                   Stream stream = nullptr);
   void synchronize(Stream stream = nullptr);
+
+  /// Milliseconds `stream` spends on the work `work` enqueues: CUDA events
+  /// recorded before and after it on the GPU (as torch.cuda.Event timings
+  /// are taken), the host clock around a synchronized run on emulation.
+  /// Waits for the stream.
+  float timeMilliseconds(const std::function<void()> &work,
+                         Stream stream = nullptr);
 
   Counters counters() const;
 

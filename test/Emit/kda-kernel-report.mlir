@@ -4,13 +4,17 @@
 
 // The kernel report of the production-shape forward: per kernel its block,
 // registers, spills (none), shared memory, resident blocks per SM on an
-// H200 and the static SASS mix (when a disassembler is at hand).
+// H200, the emitter's cost model (bytes and flops per launch) and the
+// static SASS mix (when a disassembler is at hand).
 // CHECK: // kernel report for sm_90 (H200: 132 SMs), SASS {{from .*cuobjdump|not available}}
 // CHECK: // ----- kernel kda_fwd_recurrent_bf16_f32_bf16_k128_v128_c64
 // CHECK-NEXT: block: 32 threads; grid (B·H, 4, 1)
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: {{[0-9]+}} bytes
 // CHECK-NEXT: shared memory: {{[0-9]+}} bytes static, 0 dynamic
 // CHECK-NEXT: resident blocks per SM: {{[1-9][0-9]*}}
+// Per decoded token of a head: q, k, g in, v in and o out, β (1538
+// bytes); 7·128·128 flops.
+// CHECK-NEXT: model: 1538·T·B·H bytes, 114688·T·B·H flops per launch
 // CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [0-9]+, ldmatrix [0-9]+, cp.async [0-9]+, tma [0-9]+; shared loads [0-9]+, stores [0-9]+|sass: unavailable: .*}}
 // CHECK: // ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64
 // CHECK-NEXT: block: 128 threads; grid (N, B·H, 1)
@@ -22,6 +26,7 @@
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
 // CHECK-NEXT: shared memory: 0 bytes static, 80896 dynamic
 // CHECK-NEXT: resident blocks per SM: {{[1-9][0-9]*}}
+// CHECK-NEXT: model: 147968·N·B·H bytes, 4194304·N·B·H flops per launch
 // CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix [1-9][0-9]*, cp.async [1-9][0-9]*|sass: unavailable}}
 // The output kernel is on the tile layer: tensor cores fed by cp.async and
 // ldmatrix.
@@ -30,6 +35,7 @@
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
 // CHECK-NEXT: shared memory: {{[1-9][0-9]*}} bytes static, 0 dynamic
 // CHECK-NEXT: resident blocks per SM: {{[1-9][0-9]*}}
+// CHECK-NEXT: model: {{[0-9]+}}·N·B·H bytes, {{[0-9]+}}·N·B·H flops per launch
 // CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix [1-9][0-9]*, cp.async [1-9][0-9]*|sass: unavailable}}
 
 // At given dims: each launch's grid, blocks and waves on 132 SMs, and the
@@ -42,12 +48,21 @@
 // DIMS-NEXT: block: 128 threads; grid (512, 16, 1) = 8192 blocks, {{[0-9.]+}} waves
 // DIMS: // ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64
 // DIMS-NEXT: block: 128 threads; grid (16, 8, 1) = 128 blocks, {{[0-9.]+}} waves
+// The cost model at these dims: 147968 bytes and 4·64·128·128 flops per
+// chunk of a head, 8192 of them; the roofline bound at 4.8 TB/s.
+// DIMS: model: 1156.0 MiB moved, 34.36 GFLOP, 28.3 FLOP/B; roofline 252.5 us (memory-bound)
 // DIMS: // ----- kernel kda_fwd_output_bf16_bf16_bf16_k128_v128_c64
 // DIMS-NEXT: block: 128 threads; grid (512, 16, 2) = 16384 blocks, {{[0-9.]+}} waves
+// DIMS: model: {{[0-9.]+}} MiB moved, {{[0-9.]+}} GFLOP, {{[0-9.]+}} FLOP/B; roofline {{[0-9.]+}} us (memory-bound)
+// The plan's bound: the launches that run (not the decode kernel).
+// DIMS: // plan @main roofline: {{[0-9.]+}} us over the launches that run at these dims (4.8 TB/s, 989 TFLOP/s tensor, 67 FP32)
 
 // JSON: "arch": "sm_90",
 // JSON: "device": "H200",
 // JSON: "kernel": "kda_fwd_recurrent_bf16_f32_bf16_k128_v128_c64",
+// JSON: "model": {
+// JSON-NEXT: "flops": "{{[0-9]+}}·T·B·H",
+// JSON-NEXT: "memory_bytes": "{{[0-9]+}}·T·B·H"
 // JSON: "resident_blocks_per_sm":
 // JSON: "sass": {
 // JSON: "spill_stores": 0,

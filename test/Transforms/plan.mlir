@@ -24,7 +24,7 @@
 // CHECK: rudnn.buffer @tiles "workspace" bytes <constant = 123392, params = ["N", "B", "H"], divisor = 1>
 // CHECK: rudnn.buffer @boundaries "workspace" bytes <constant = 32768, params = ["N", "B", "H"], divisor = 1>
 // CHECK-NOT: offset
-// CHECK: rudnn.kernel @[[REC:kda_fwd_recurrent_bf16_f32_f32_k128_v64_c64]] threads 32 {
+// CHECK: rudnn.kernel @[[REC:kda_fwd_recurrent_bf16_f32_f32_k128_v64_c64]] threads 32 {{.*}}{
 // CHECK-NEXT: ^bb0(%[[RQ:.*]]: tensor<?x?x?x128xbf16>, %[[RV:.*]]: tensor<?x?x?x64xbf16>, %[[RG:.*]]: tensor<?x?x?x128xf32>, %[[RB:.*]]: tensor<?x?x?xf32>):
 // CHECK-NEXT: %[[RO:.*]], %[[RS:.*]] = rudnn.kda_recurrent %[[RQ]], %[[RQ]], %[[RV]], %[[RG]], %[[RB]] chunk 64
 // CHECK-NEXT: rudnn.yield %[[RO]], %[[RS]]
@@ -32,7 +32,7 @@
 // CHECK-SAME: args [@q, @q, @v, @g, @beta, 0, @output, @final_state, 0, 0, #rudnn.param<name = "q_stride0", bits = 64>
 // CHECK-SAME: #rudnn.param<name = "B", bits = 32>, #rudnn.param<name = "T", bits = 32>, #rudnn.param<name = "H", bits = 32>, 0.0883883461 : f32]
 // CHECK-SAME: {guard = "T", guard_max = 1 : i64, guard_min = 1 : i64}
-// CHECK: rudnn.kernel @[[PREP:kda_fwd_prepare_bf16_f32_f32_k128_v64_c64]] threads 128 {
+// CHECK: rudnn.kernel @[[PREP:kda_fwd_prepare_bf16_f32_f32_k128_v64_c64]] threads 128 {{.*}}{
 // CHECK: rudnn.chunk_decay
 // CHECK-NEXT: rudnn.chunk_pairwise
 // CHECK-NEXT: rudnn.chunk_solve
@@ -40,7 +40,12 @@
 // CHECK: rudnn.launch @[[PREP]] grid [#rudnn.size<constant = 1, params = ["N"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
 // CHECK-SAME: args [@q, @q, @v, @g, @beta, 0, 0, 0, 0, @tiles,
 // CHECK-SAME: guard = "T", guard_max = 9223372036854775807 : i64, guard_min = 2 : i64
-// CHECK: rudnn.kernel @kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64 threads 128 shared_bytes 80896 {
+// The walk's cost model per chunk of a head: W and Kd (2·64·128·2), U0's
+// and e^Γlast's fp32 (4·64·64 + 4·128), the boundary (4·128·64) and U
+// (64·64·2) bytes; W·S and Kdᵀ·U, 4·64·128·64 flops.
+// CHECK: rudnn.kernel @kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64 threads 128 shared_bytes 80896
+// CHECK-SAME: memory_bytes <constant = 90624, params = ["N", "B", "H"], divisor = 1>
+// CHECK-SAME: flops <constant = 2097152, params = ["N", "B", "H"], divisor = 1> {
 // CHECK: rudnn.launch @kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64
 // CHECK-SAME: args [0, @q, 0, 0, 0, 0, 0, @final_state, @boundaries, @tiles,
 // CHECK: rudnn.kernel @kda_fwd_output_bf16_bf16_bf16_k128_v64_c64 threads 128

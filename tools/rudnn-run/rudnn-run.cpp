@@ -8,11 +8,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tools/report/PlanReport.h"
 #include "tools/rudnn-run/Program.h"
 
 #include "lib/reference/Compare.h"
 
 #include "rudnn/rudnn.hpp"
+
+#include "llvm/Support/raw_os_ostream.h"
 
 #include <boost/program_options.hpp>
 
@@ -74,6 +77,25 @@ void requireDynamicDim(const Program &program, char letter) {
       "' (its dynamic dims: " + (list.empty() ? "none" : list) + ")");
 }
 
+/// The dynamic dims the run bound, by contract letter ("B=2,T=64,H=4"),
+/// from the arguments' layouts and the shapes given.
+std::string runDims(const std::vector<Argument> &declared,
+                    const std::vector<HostTensor> &given) {
+  std::map<char, int64_t> bound;
+  for (size_t a = 0; a < declared.size() && a < given.size(); ++a)
+    for (size_t i = 0;
+         i < declared[a].layout.size() && i < declared[a].shape.size() &&
+         i < given[a].shape.size();
+         ++i)
+      if (declared[a].shape[i] < 0)
+        bound[declared[a].layout[i]] = given[a].shape[i];
+  std::string text;
+  for (const auto &[letter, size] : bound)
+    text += (text.empty() ? "" : ",") + std::string(1, letter) + "=" +
+            std::to_string(size);
+  return text;
+}
+
 /// Relative error tolerated for a result computed from inputs of `dtype`.
 double tolerance(DType dtype) { return dtype == DType::F32 ? 1e-4 : 1e-2; }
 
@@ -102,6 +124,8 @@ int runTool(int argc, char **argv) {
       "bench", po::value(&bench)->default_value(0),
       "run N more times and report the median")(
       "profile", "run once more timing each kernel launch on its own")(
+      "report", "print the kernel report of the plan run, at the run's dims "
+                "(registers, shared memory, SASS mix, cost model, roofline)")(
       "dump", po::value(&dump), "write generated sources, PTX and plans here");
   po::options_description hidden;
   hidden.add_options()("file", po::value(&file));
@@ -200,6 +224,11 @@ int runTool(int argc, char **argv) {
     for (const KernelProfile &kernel : context.profile())
       std::printf("profile %s: %lu launches, %.3f ms\n", kernel.kernel.c_str(),
                   (unsigned long)kernel.launches, kernel.milliseconds);
+  }
+  if (vm.count("report")) {
+    llvm::raw_os_ostream os(std::cout);
+    tools::printFileReport(file, context.options().arch,
+                           runDims(program.arguments(), arguments), os);
   }
   if (!outputs.empty())
     writeTensors(results, outputs);

@@ -18,7 +18,7 @@
 #include "dialects/IR/SourceLimits.h"
 #include "lib/ContextImpl.h"
 
-#include "tools/rudnn-translate/PlanReport.h"
+#include "tools/report/PlanReport.h"
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "mlir/Tools/mlir-translate/Translation.h"

@@ -1,15 +1,21 @@
 //===- PlanReport.cpp - The kernel report of a planned module -------------===//
 
-#include "tools/rudnn-translate/PlanReport.h"
+#include "tools/report/PlanReport.h"
 
 #include "codegen/Emit/EmitModule.h"
+#include "codegen/InitRudnn.h"
+#include "codegen/Transforms/Passes.h"
 #include "dialects/IR/RudnnDialect.h"
 #include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/SourceLimits.h"
 #include "lib/ContextImpl.h"
 #include "runtime/KernelReport.h"
 #include "runtime/NvrtcCompiler.h"
 
+#include "mlir/Pass/PassManager.h"
+
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +34,7 @@ struct KernelReport {
   rt::KernelResources resources;
   rt::InstructionMix mix;
   int residentBlocks = 0;
+  std::string resourcesUnavailable; // why ptxas's figures are missing
 };
 
 /// A launch of a kernel at the given dims.
@@ -53,8 +60,7 @@ FailureOr<std::map<std::string, int64_t>> parseDims(ModuleOp module,
     if (equals == std::string::npos || equals == 0 || !rest || *rest ||
         value < 1)
       return module.emitError()
-             << "--rudnn-report-dims wants NAME=SIZE items, got '" << item
-             << "'";
+             << "the report's dims want NAME=SIZE items, got '" << item << "'";
     dims[item.substr(0, equals)] = value;
     if (end == std::string::npos)
       break;
@@ -141,6 +147,37 @@ LaunchSize launchSize(LaunchOp launch,
   return result;
 }
 
+/// What the emitter's model says one launch moves and computes, at the
+/// dims (or, without them, as expressions in the plan's dims), and its
+/// roofline bound.
+struct LaunchCost {
+  std::string bytesText, flopsText; // the expressions
+  std::optional<int64_t> bytes, flops;
+  std::optional<double> seconds;
+  bool memoryBound = false;
+};
+
+std::optional<LaunchCost>
+launchCost(KernelOp kernel, const std::map<std::string, int64_t> *params,
+           const rt::TargetLimits &target, bool tensor) {
+  if (!kernel || !kernel.getMemoryBytes() || !kernel.getFlops())
+    return std::nullopt;
+  LaunchCost cost;
+  cost.bytesText = sizeText(*kernel.getMemoryBytes());
+  cost.flopsText = sizeText(*kernel.getFlops());
+  if (params) {
+    cost.bytes = sizeAt(*kernel.getMemoryBytes(), *params);
+    cost.flops = sizeAt(*kernel.getFlops(), *params);
+  }
+  if (cost.bytes && cost.flops) {
+    cost.seconds = target.rooflineSeconds(*cost.bytes, *cost.flops, tensor);
+    cost.memoryBound =
+        *cost.bytes / target.memoryBytesPerSecond >=
+        *cost.flops / (tensor ? target.tensorFlops : target.fp32Flops);
+  }
+  return cost;
+}
+
 } // namespace
 
 namespace rudnn::tools {
@@ -176,12 +213,17 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
     try {
       rt::CudaBinary binary =
           compiler.compile({kernel.entry, kernel.source}, target.arch);
-      KernelReport report{&kernel, {}, {}, 0};
-      report.resources =
-          rt::ptxasResources(kernel.entry, binary.ptx, target.arch);
+      KernelReport report{&kernel, {}, {}, 0, {}};
+      try {
+        report.resources =
+            rt::ptxasResources(kernel.entry, binary.ptx, target.arch);
+        report.residentBlocks = rt::residentBlocks(
+            report.resources, kernel.threads, kernel.dynamicShared, target);
+      } catch (const ::rudnn::Unsupported &why) {
+        // No ptxas beside NVRTC: the rest of the report still stands.
+        report.resourcesUnavailable = why.what();
+      }
       report.mix = rt::sassInstructionMix(binary.cubin);
-      report.residentBlocks = rt::residentBlocks(
-          report.resources, kernel.threads, kernel.dynamicShared, target);
       reports.emplace(kernel.entry, std::move(report));
     } catch (const std::exception &error) {
       return module.emitError() << error.what();
@@ -222,6 +264,7 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
       os << "\n";
     }
 
+    double rooflineTotal = 0;
     for (LaunchOp launch : plan.getOps<LaunchOp>()) {
       auto found = reports.find(launch.getKernel().str());
       if (found == reports.end())
@@ -234,6 +277,14 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
         waves = double(*size.blocks) / perWave;
       const auto &r = report.resources;
       const auto &mix = report.mix;
+      // Tensor-core kernels against the tensor peak, others the FP32 one.
+      const std::optional<LaunchCost> cost =
+          launchCost(SymbolTable::lookupNearestSymbolFrom<KernelOp>(
+                         plan, launch.getKernelAttr()),
+                     dims ? &params : nullptr, target,
+                     mix.unavailable.empty() ? mix.tensor > 0 : true);
+      if (cost && cost->seconds && size.runs)
+        rooflineTotal += *cost->seconds;
       if (json) {
         nlohmann::json entry = {
             {"kernel", report.kernel->entry},
@@ -249,6 +300,8 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
             {"static_shared", r.staticShared},
             {"dynamic_shared", report.kernel->dynamicShared},
             {"resident_blocks_per_sm", report.residentBlocks}};
+        if (!report.resourcesUnavailable.empty())
+          entry["resources_unavailable"] = report.resourcesUnavailable;
         if (size.blocks) {
           entry["blocks"] = *size.blocks;
           entry["runs"] = size.runs;
@@ -257,6 +310,16 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
         }
         if (workspaceKnown)
           entry["plan_workspace_bytes"] = workspace;
+        if (cost) {
+          entry["model"] = {{"memory_bytes", cost->bytesText},
+                            {"flops", cost->flopsText}};
+          if (cost->seconds) {
+            entry["memory_bytes"] = *cost->bytes;
+            entry["flops"] = *cost->flops;
+            entry["roofline_us"] = *cost->seconds * 1e6;
+            entry["memory_bound"] = cost->memoryBound;
+          }
+        }
         if (mix.unavailable.empty()) {
           nlohmann::json loads = nlohmann::json::object(),
                          stores = nlohmann::json::object();
@@ -289,13 +352,29 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
         if (!size.runs)
           os << " (not run at these dims)";
       }
-      os << "\n"
-         << "registers: " << r.registers
-         << " per thread; spills: " << r.spillStores << " bytes stored, "
-         << r.spillLoads << " loaded; stack: " << r.stackBytes << " bytes\n"
-         << "shared memory: " << r.staticShared << " bytes static, "
-         << report.kernel->dynamicShared << " dynamic\n"
-         << "resident blocks per SM: " << report.residentBlocks << "\n";
+      os << "\n";
+      if (report.resourcesUnavailable.empty())
+        os << "registers: " << r.registers
+           << " per thread; spills: " << r.spillStores << " bytes stored, "
+           << r.spillLoads << " loaded; stack: " << r.stackBytes << " bytes\n"
+           << "shared memory: " << r.staticShared << " bytes static, "
+           << report.kernel->dynamicShared << " dynamic\n"
+           << "resident blocks per SM: " << report.residentBlocks << "\n";
+      else
+        os << "registers, spills, static shared memory: unavailable: "
+           << report.resourcesUnavailable << "\n"
+           << "shared memory: " << report.kernel->dynamicShared << " dynamic\n";
+      if (cost && cost->seconds)
+        os << "model: " << llvm::format("%.1f", *cost->bytes / 1048576.0)
+           << " MiB moved, " << llvm::format("%.2f", *cost->flops / 1e9)
+           << " GFLOP, "
+           << llvm::format("%.1f", double(*cost->flops) / *cost->bytes)
+           << " FLOP/B; roofline " << llvm::format("%.1f", *cost->seconds * 1e6)
+           << " us (" << (cost->memoryBound ? "memory" : "compute")
+           << "-bound)\n";
+      else if (cost)
+        os << "model: " << cost->bytesText << " bytes, " << cost->flopsText
+           << " flops per launch\n";
       if (!mix.unavailable.empty()) {
         os << "sass: unavailable: " << mix.unavailable << "\n";
         continue;
@@ -316,10 +395,49 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
          << "global loads: " << widths(mix.globalLoads) << "\n"
          << "global stores: " << widths(mix.globalStores) << "\n";
     }
+    if (!json && dims)
+      os << "// plan @" << plan.getSymName()
+         << " roofline: " << llvm::format("%.1f", rooflineTotal * 1e6)
+         << " us over the launches that run at these dims ("
+         << llvm::format("%.1f", target.memoryBytesPerSecond / 1e12)
+         << " TB/s, " << llvm::format("%.0f", target.tensorFlops / 1e12)
+         << " TFLOP/s tensor, " << llvm::format("%.0f", target.fp32Flops / 1e12)
+         << " FP32)\n";
   }
   if (json)
     os << all.dump(2) << "\n";
   return success();
+}
+
+void printFileReport(const std::string &path, const std::string &arch,
+                     const std::string &dims, llvm::raw_ostream &os) {
+  DialectRegistry registry;
+  registerRudnnDialects(registry);
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    llvm::raw_string_ostream text(diagnostics);
+    text << d << "\n";
+    return success();
+  });
+  auto file = llvm::MemoryBuffer::getFile(path);
+  if (!file)
+    throw InvalidArgument("cannot read '" + path + "'");
+  auto sourceMgr = std::make_shared<llvm::SourceMgr>();
+  sourceMgr->AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseRudnnSource(sourceMgr, &context);
+  if (!module)
+    throw InvalidArgument("not valid rudnn IR:\n" + diagnostics);
+  PassManager pm(&context);
+  RudnnSpecializeOptions options;
+  options.arch = arch;
+  pm.addPass(createRudnnSpecialize(options));
+  pm.addPass(createRudnnDecompose());
+  pm.addPass(createRudnnPlan());
+  if (failed(pm.run(*module)) ||
+      failed(printPlanReport(*module, os, /*json=*/false, dims)))
+    throw InvalidArgument("no kernel report:\n" + diagnostics);
 }
 
 } // namespace rudnn::tools

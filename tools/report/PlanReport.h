@@ -1,7 +1,11 @@
 //===- PlanReport.h - The kernel report of a planned module -----*- C++ -*-===//
+//
+// Shared by rudnn-translate (--rudnn-kernel-report) and rudnn-run (--report).
+//
+//===----------------------------------------------------------------------===//
 
-#ifndef RUDNN_TOOLS_RUDNN_TRANSLATE_PLANREPORT_H
-#define RUDNN_TOOLS_RUDNN_TRANSLATE_PLANREPORT_H
+#ifndef RUDNN_TOOLS_REPORT_PLANREPORT_H
+#define RUDNN_TOOLS_REPORT_PLANREPORT_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -21,6 +25,13 @@ mlir::LogicalResult printPlanReport(mlir::ModuleOp module,
                                     llvm::raw_ostream &os, bool json,
                                     const std::string &dims);
 
+/// The kernel report of the plans the file at `path` lowers to for `arch`
+/// (empty: the default target), through the pipeline the JIT runs
+/// (rudnn-specialize, rudnn-decompose, rudnn-plan): what rudnn-run ran.
+/// Throws InvalidArgument carrying the diagnostics when it cannot.
+void printFileReport(const std::string &path, const std::string &arch,
+                     const std::string &dims, llvm::raw_ostream &os);
+
 } // namespace rudnn::tools
 
-#endif // RUDNN_TOOLS_RUDNN_TRANSLATE_PLANREPORT_H
+#endif // RUDNN_TOOLS_REPORT_PLANREPORT_H
