@@ -128,6 +128,15 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
                        << mlir::rudnn::kdaWalkSharedBytes(spec.chunk,
                                                           spec.featureK)
                        << ");\n";
+  const bool prepares = stages.front() == KdaStage::Prepare;
+  const int64_t inputBytes = dtypeSize(spec.input);
+  if (prepares)
+    builder.preamble() << "static_assert(sizeof(rudnn::kda::PrepareShared<"
+                       << layout.str() << ", " << in << ">) == "
+                       << mlir::rudnn::kdaPrepareSharedBytes(
+                              spec.chunk, spec.featureK, spec.featureV,
+                              inputBytes)
+                       << ");\n";
   if (backward)
     builder.preamble() << "static_assert(rudnn::kda::GradientTiles<"
                        << layout.str()
@@ -246,6 +255,9 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
   if (first == KdaStage::Propagate && tiledWalk)
     launch.sharedBytes =
         mlir::rudnn::kdaWalkSharedBytes(spec.chunk, spec.featureK);
+  if (first == KdaStage::Prepare)
+    launch.sharedBytes = mlir::rudnn::kdaPrepareSharedBytes(
+        spec.chunk, spec.featureK, spec.featureV, dtypeSize(spec.input));
   launch.grid[2] = SizeRef{
       tiledOutput ? (spec.featureV + kKdaOutputColumns - 1) / kKdaOutputColumns
                   : 1,

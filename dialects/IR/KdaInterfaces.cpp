@@ -26,6 +26,8 @@ LogicalResult specializeKda(KdaLikeOp op, TargetAttr target,
   auto valueType = cast<RankedTensorType>(op.getV().getType());
   int64_t featureDimK = queryType.getDimSize(3);
   int64_t featureDimV = valueType.getDimSize(3);
+  const int64_t inputBytes =
+      queryType.getElementType().getIntOrFloatBitWidth() / 8;
   Builder builder(op.getContext());
 
   if (options.chunk && !isValidKdaChunk(options.chunk))
@@ -35,7 +37,7 @@ LogicalResult specializeKda(KdaLikeOp op, TargetAttr target,
     std::optional<int64_t> chunk =
         options.chunk ? std::optional<int64_t>(options.chunk)
                       : chooseKdaChunk(featureDimK, featureDimV,
-                                       target.getSmemPerBlock());
+                                       target.getSmemPerBlock(), inputBytes);
     if (!chunk)
       return op.emitOpError()
              << "no chunk size fits K = " << featureDimK
@@ -43,7 +45,8 @@ LogicalResult specializeKda(KdaLikeOp op, TargetAttr target,
              << " in smem_per_block = " << target.getSmemPerBlock()
              << " bytes (needs "
              << std::max(kdaChunkSharedBytes(16, featureDimK, featureDimV),
-                         kdaWalkSharedBytes(16, featureDimK))
+                         kdaLargestBlockSharedBytes(16, featureDimK,
+                                                    featureDimV, inputBytes))
              << " for chunk 16)";
     op.setChunkAttr(builder.getI64IntegerAttr(*chunk));
   }

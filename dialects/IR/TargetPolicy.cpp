@@ -36,15 +36,40 @@ int64_t mlir::rudnn::kdaWalkSharedBytes(int64_t chunk, int64_t featureDimK) {
          sharedTileBytes(chunk, columns, 2);
 }
 
+int64_t mlir::rudnn::kdaPrepareSharedBytes(int64_t chunk, int64_t featureDimK,
+                                           int64_t featureDimV,
+                                           int64_t inputBytes) {
+  const int64_t perChunk = 16 / inputBytes;
+  auto rows = [&](int64_t width) {
+    return sharedTileBytes(chunk, (width + perChunk - 1) / perChunk * perChunk,
+                           inputBytes);
+  };
+  return 2 * rows(featureDimK) + rows(featureDimV) + 4 * ((chunk + 3) / 4 * 4);
+}
+
+int64_t mlir::rudnn::kdaLargestBlockSharedBytes(int64_t chunk,
+                                                int64_t featureDimK,
+                                                int64_t featureDimV,
+                                                int64_t inputBytes) {
+  // prepare: its static pairwise, inverse and panel arrays and its rows.
+  const int64_t prepare =
+      4 * (2 * chunk * chunk + 16 * chunk) +
+      kdaPrepareSharedBytes(chunk, featureDimK, featureDimV, inputBytes);
+  return std::max({kdaChunkSharedBytes(chunk, featureDimK, featureDimV),
+                   kdaWalkSharedBytes(chunk, featureDimK), prepare});
+}
+
 std::optional<int64_t> mlir::rudnn::chooseKdaChunk(int64_t featureDimK,
                                                    int64_t featureDimV,
-                                                   int64_t smemPerBlock) {
+                                                   int64_t smemPerBlock,
+                                                   int64_t inputBytes) {
   // The kernels' arrays are static: however much the target could give a
   // block dynamically, they get at most kStaticSharedBytes.
   const int64_t budget = std::min(smemPerBlock, kStaticSharedBytes);
   for (int64_t chunk : {64, 32, 16})
     if (kdaChunkSharedBytes(chunk, featureDimK, featureDimV) <= budget &&
-        kdaWalkSharedBytes(chunk, featureDimK) <= smemPerBlock)
+        kdaLargestBlockSharedBytes(chunk, featureDimK, featureDimV,
+                                   inputBytes) <= smemPerBlock)
       return chunk;
   return std::nullopt;
 }

@@ -46,14 +46,27 @@ inline constexpr int64_t kKdaWalkColumns16 = 16;
 /// 16-bit state [K'][16] and updates [chunk][16].
 int64_t kdaWalkSharedBytes(int64_t chunk, int64_t featureDimK);
 
+/// Dynamic shared memory, in bytes, of `prepare` at this chunk
+/// (sizeof(kda::PrepareShared)): the chunk's rows of q, k (K wide) and v
+/// (V wide) in the input type of `inputBytes`, each row padded to whole
+/// 16-byte chunks (and to an odd count unless a power of two), and β.
+int64_t kdaPrepareSharedBytes(int64_t chunk, int64_t featureDimK,
+                              int64_t featureDimV, int64_t inputBytes);
+
 /// Static shared memory a CUDA block may declare (dynamic shared memory can
 /// go beyond it; the KDA kernels do not use any).
 inline constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
 /// The largest of 64, 32 and 16 whose kernels fit `smemPerBlock` (the
-/// static ones the static limit too), or nullopt when none does.
+/// static arrays the static limit too) for inputs of `inputBytes` (2 or
+/// 4), or nullopt when none does.
 std::optional<int64_t> chooseKdaChunk(int64_t featureDimK, int64_t featureDimV,
-                                      int64_t smemPerBlock);
+                                      int64_t smemPerBlock, int64_t inputBytes);
+
+/// The shared memory the KDA kernels at this chunk need of a block at most,
+/// static and dynamic together, for inputs of `inputBytes`.
+int64_t kdaLargestBlockSharedBytes(int64_t chunk, int64_t featureDimK,
+                                   int64_t featureDimV, int64_t inputBytes);
 
 } // namespace mlir::rudnn
 

@@ -60,7 +60,8 @@ TEST_P(KdaForwardNumerics, MatchesFloat64Reference) {
   const int64_t chunk =
       c.chunk ? c.chunk
               : *mlir::rudnn::chooseKdaChunk(
-                    K, V, mlir::rudnn::DefaultTarget::kSmemPerBlock);
+                    K, V, mlir::rudnn::DefaultTarget::kSmemPerBlock,
+                    dtypeSize(c.dtype));
   const int64_t N = (T + chunk - 1) / chunk;
   const double scale = 1.0 / std::sqrt(double(K));
   reference::KdaOutputs want = reference::kdaForward(shape, in, scale, chunk);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emit/KdaEmitter.h"
+#include "dialects/IR/TargetPolicy.h"
 #include "lib/reference/Compare.h"
 #include "lib/reference/KdaReference.h"
 #include "test/emulation/EmulationTestSupport.h"
@@ -148,7 +149,8 @@ TEST_P(KdaBackwardKernelTest, MatchesFloat64Gradients) {
 
   const unsigned vBlocks = (V + VB - 1) / VB;
   launch(*kernel(codegen::KdaStage::Prepare),
-         {unsigned(N), unsigned(sequences)}, {128}, forwardArgs);
+         {unsigned(N), unsigned(sequences)}, {128}, forwardArgs,
+         uint32_t(mlir::rudnn::kdaPrepareSharedBytes(C, K, V, sizeof(float))));
   launch(*kernel(codegen::KdaStage::Propagate), {unsigned(sequences), vBlocks},
          {128}, forwardArgs);
   launch(*kernel(codegen::KdaStage::StateGradient),

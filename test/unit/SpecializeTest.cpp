@@ -3,8 +3,8 @@
 #include "TestSupport.h"
 
 #include "codegen/Transforms/Passes.h"
-#include "dialects/IR/TargetPolicy.h"
 #include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/TargetPolicy.h"
 
 #include "mlir/Pass/PassManager.h"
 
@@ -35,42 +35,58 @@ TEST(KdaChunkPolicy, WalkSharedBytesFollowTheTileLayout) {
             2 * (2 * 16 * 25 * 16 + 16 * 64 + 49 * 16) + 192 * 32 + 16 * 32);
 }
 
+TEST(KdaChunkPolicy, PrepareSharedBytesFollowTheTileLayout) {
+  // q, k and v rows of 128 bf16 (16 chunks of 16 bytes) for 64 tokens, and
+  // 64 β; f32 rows are twice as wide.
+  EXPECT_EQ(kdaPrepareSharedBytes(64, 128, 128, 2), 3 * 64 * 256 + 256);
+  EXPECT_EQ(kdaPrepareSharedBytes(64, 128, 128, 4), 3 * 64 * 512 + 256);
+  // Odd widths round up to whole chunks, then to an odd count: K = 60 is
+  // 8 chunks of bf16 (swizzled), V = 20 three (odd), the tail chunk
+  // partly padding.
+  EXPECT_EQ(kdaPrepareSharedBytes(16, 60, 20, 2),
+            2 * 16 * 8 * 16 + 16 * 3 * 16 + 64);
+}
+
 TEST(KdaChunkPolicy, ChoosesTheLargestChunkThatFits) {
   const int64_t h200 = DefaultTarget::kSmemPerBlock;
-  EXPECT_EQ(chooseKdaChunk(64, 64, h200), 64);
-  EXPECT_EQ(chooseKdaChunk(256, 256, h200), 64);
+  EXPECT_EQ(chooseKdaChunk(64, 64, h200, 2), 64);
+  EXPECT_EQ(chooseKdaChunk(256, 256, h200, 2), 64);
+  // f32 rows of 256 in prepare pass 227 KiB at chunk 64.
+  EXPECT_EQ(chooseKdaChunk(256, 256, h200, 4), 32);
   // The static kernels stay within 48 KiB at every chunk; the 16-bit walk's
   // two stages of 256-wide W and Kd fit 48 KiB at chunk 16 only.
-  EXPECT_EQ(chooseKdaChunk(256, 256, 96 * 1024), 32);
-  EXPECT_EQ(chooseKdaChunk(256, 256, 48 * 1024), 16);
-  // The 16-bit walk's dynamic shared memory must fit as well.
-  EXPECT_EQ(chooseKdaChunk(64, 64, 30000), 32);
-  EXPECT_EQ(chooseKdaChunk(64, 64, 20000), 16);
-  EXPECT_EQ(chooseKdaChunk(128, 128, 30000), 16);
-  EXPECT_EQ(chooseKdaChunk(256, 256, 16 * 1024), std::nullopt);
+  EXPECT_EQ(chooseKdaChunk(256, 256, 96 * 1024, 2), 32);
+  EXPECT_EQ(chooseKdaChunk(256, 256, 48 * 1024, 2), 16);
+  // The walk's and prepare's dynamic shared memory must fit as well.
+  EXPECT_EQ(chooseKdaChunk(64, 64, 30000, 2), 32);
+  EXPECT_EQ(chooseKdaChunk(64, 64, 20000, 2), 16);
+  EXPECT_EQ(chooseKdaChunk(128, 128, 30000, 2), 16);
+  EXPECT_EQ(chooseKdaChunk(256, 256, 16 * 1024, 2), std::nullopt);
 }
 
 TEST(KdaChunkPolicy, ChoiceFitsAndIsMaximalForEveryFeatureDim) {
-  for (int64_t smem : {16 * 1024, 48 * 1024, 100 * 1024, 227 * 1024})
-    for (int64_t featureDimK = 1; featureDimK <= 256; featureDimK += 17)
-      for (int64_t featureDimV = 1; featureDimV <= 256; featureDimV += 23) {
-        std::optional<int64_t> chunk =
-            chooseKdaChunk(featureDimK, featureDimV, smem);
-        auto fits = [&](int64_t c) {
-          return kdaChunkSharedBytes(c, featureDimK, featureDimV) <=
-                     std::min(smem, kStaticSharedBytes) &&
-                 kdaWalkSharedBytes(c, featureDimK) <= smem;
-        };
-        if (!chunk) {
-          EXPECT_FALSE(fits(16));
-          continue;
+  for (int64_t inputBytes : {2, 4})
+    for (int64_t smem : {16 * 1024, 48 * 1024, 100 * 1024, 227 * 1024})
+      for (int64_t featureDimK = 1; featureDimK <= 256; featureDimK += 17)
+        for (int64_t featureDimV = 1; featureDimV <= 256; featureDimV += 23) {
+          std::optional<int64_t> chunk =
+              chooseKdaChunk(featureDimK, featureDimV, smem, inputBytes);
+          auto fits = [&](int64_t c) {
+            return kdaChunkSharedBytes(c, featureDimK, featureDimV) <=
+                       std::min(smem, kStaticSharedBytes) &&
+                   kdaLargestBlockSharedBytes(c, featureDimK, featureDimV,
+                                              inputBytes) <= smem;
+          };
+          if (!chunk) {
+            EXPECT_FALSE(fits(16));
+            continue;
+          }
+          EXPECT_TRUE(isValidKdaChunk(*chunk));
+          EXPECT_TRUE(fits(*chunk));
+          if (*chunk < 64) {
+            EXPECT_FALSE(fits(*chunk * 2));
+          }
         }
-        EXPECT_TRUE(isValidKdaChunk(*chunk));
-        EXPECT_TRUE(fits(*chunk));
-        if (*chunk < 64) {
-          EXPECT_FALSE(fits(*chunk * 2));
-        }
-      }
 }
 
 class SpecializePassTest : public ::rudnn::test::IRTest {
@@ -104,7 +120,7 @@ TEST_F(SpecializePassTest, AttachesTargetAndFillsOpenParameters) {
   EXPECT_EQ(target.getArch(), "sm_89");
   EXPECT_EQ(target.getSmemPerBlock(), 101376);
   EXPECT_EQ(target.getSmCount(), 128);
-  EXPECT_EQ(op.getChunk(), chooseKdaChunk(128, 128, 101376));
+  EXPECT_EQ(op.getChunk(), chooseKdaChunk(128, 128, 101376, /*inputBytes=*/2));
   ASSERT_TRUE(op.getScaleAttr());
   EXPECT_FLOAT_EQ(op.getScaleAttr().getValueAsDouble(), 1.0 / std::sqrt(128.0));
   // Batch, heads and length stay dynamic.

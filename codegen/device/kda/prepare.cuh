@@ -7,8 +7,12 @@
 
 #pragma once
 
+#include "rudnn/arch/cp_async.cuh"
 #include "rudnn/kda/chunk.cuh"
 #include "rudnn/kda/decay.cuh"
+#include "rudnn/shared.cuh"
+#include "rudnn/tile/copy.cuh"
+#include "rudnn/tile/shared_tile.cuh"
 
 namespace rudnn {
 namespace kda {
@@ -65,28 +69,70 @@ __device__ void invert_unit_lower(const float (&A)[C][C],
   }
 }
 
-/// grid (chunks, B·H); block size a multiple of 32.
+/// The prepare block's dynamic shared memory: the chunk's rows of q, k and
+/// v, copied in once with cp.async (16 bytes at a time where the views
+/// allow), and β; every later read of them is a shared-memory read.
+template <int K, int V, int C, typename TIn> struct PrepareShared {
+  static constexpr int kPerChunk = 16 / sizeof(TIn);
+  using RowsK =
+      tile::SharedTile<TIn, C, (K + kPerChunk - 1) / kPerChunk * kPerChunk>;
+  using RowsV =
+      tile::SharedTile<TIn, C, (V + kPerChunk - 1) / kPerChunk * kPerChunk>;
+  alignas(16) TIn q[RowsK::kElements];
+  alignas(16) TIn k[RowsK::kElements];
+  alignas(16) TIn v[RowsV::kElements];
+  alignas(16) float beta[(C + 3) / 4 * 4];
+};
+
+/// to[0 .. count) = values[0 .. count), count ≤ 8: one or two 16-byte
+/// stores where `to` is aligned and the chunk whole.
+template <typename T>
+__device__ __forceinline__ void store_chunk(T *to, const T (&values)[8],
+                                            int count) {
+  if (count == 8 && reinterpret_cast<unsigned long long>(to) % 16 == 0) {
+#pragma unroll
+    for (int n = 0; n < 8 * (int)sizeof(T) / 16; ++n)
+      reinterpret_cast<uint4 *>(to)[n] =
+          reinterpret_cast<const uint4 *>(values)[n];
+  } else {
+    for (int n = 0; n < count; ++n)
+      to[n] = values[n];
+  }
+}
+
+/// grid (chunks, B·H); block size a multiple of 32; dynamic shared memory
+/// sizeof(PrepareShared).
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
+  using Shared = PrepareShared<K, V, C, TIn>;
   __shared__ float strictA[C][C];
   __shared__ float inverse[C][C];
   __shared__ float panel[16][C];
+  RUDNN_DYNAMIC_SHARED(Shared, rows);
+  const typename Shared::RowsK qRows{rows->q}, kRows{rows->k};
+  const typename Shared::RowsV vRows{rows->v};
   const int chunk = blockIdx.x, sequence = blockIdx.y;
   const int b = sequence / p.heads, h = sequence % p.heads;
   const int t0 = chunk * C, L = chunk_tokens<C>(chunk, p.length);
   float *tiles = Tiles::at(p.workspace, chunk, sequence, p.batch * p.heads);
   float *gamma = tiles + Tiles::kGamma;
   TIn *operands = Tiles::operands(tiles);
-  auto q = [&](int i, int d) {
-    return to_float(p.q[p.q_strides.offset(b, t0 + i, h) + d]);
-  };
-  auto k = [&](int i, int d) {
-    return to_float(p.k[p.k_strides.offset(b, t0 + i, h) + d]);
-  };
-  auto beta = [&](int i) {
-    return to_float(p.beta[p.beta_strides.offset(b, t0 + i, h)]);
-  };
+
+  // The chunk's rows: consecutive tokens are the views' time stride apart.
+  tile::load_tile_async(qRows, p.q + p.q_strides.offset(b, t0, h),
+                        p.q_strides.time, L, K);
+  tile::load_tile_async(kRows, p.k + p.k_strides.offset(b, t0, h),
+                        p.k_strides.time, L, K);
+  tile::load_tile_async(vRows, p.v + p.v_strides.offset(b, t0, h),
+                        p.v_strides.time, L, V);
+  arch::cp_async_commit();
+  for (int i = threadIdx.x; i < L; i += blockDim.x)
+    rows->beta[i] = to_float(p.beta[p.beta_strides.offset(b, t0 + i, h)]);
+  auto q = [&](int i, int d) { return to_float(qRows(i, d)); };
+  auto k = [&](int i, int d) { return to_float(kRows(i, d)); };
+  auto v = [&](int i, int c) { return to_float(vRows(i, c)); };
+  auto beta = [&](int i) { return rows->beta[i]; };
 
   for (int d = threadIdx.x; d < K; d += blockDim.x) {
     float running = 0.f;
@@ -95,6 +141,7 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
       gamma[i * K + d] = running;
     }
   }
+  arch::cp_async_wait<0>();
   __syncthreads();
 
   // A (strict) and B, zero outside the chunk's lower triangle.
@@ -145,24 +192,31 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
       [&](float(&acc)[4], int i0, int c0) {
         tile::mma_accumulate<TIn>(
             acc, depth(i0), inverseRows(i0),
-            tile::b_columns(
-                [&](int j, int c) {
-                  return beta(j) *
-                         to_float(p.v[p.v_strides.offset(b, t0 + j, h) + c]);
-                },
-                L, V, c0));
+            tile::b_columns([&](int j, int c) { return beta(j) * v(j, c); }, L,
+                            V, c0));
       },
       [&](int i, int c, float u0) { tiles[Tiles::kU0 + i * V + c] = u0; });
 
-  for (int d = threadIdx.x; d < K; d += blockDim.x) {
-    const float last = gamma[(L - 1) * K + d];
-    tiles[Tiles::kLast + d] = fast_exp(last);
-    for (int i = 0; i < L; ++i) {
-      const float g = gamma[i * K + d];
-      operands[Tiles::kQd + i * K + d] = from_float<TIn>(q(i, d) * fast_exp(g));
-      operands[Tiles::kKd + i * K + d] =
-          from_float<TIn>(k(i, d) * fast_exp(last - g));
+  // The decayed operands, eight features a thread, stored 16 bytes at a
+  // time.
+  const float *last = gamma + (L - 1) * K;
+  for (int d = threadIdx.x; d < K; d += blockDim.x)
+    tiles[Tiles::kLast + d] = fast_exp(last[d]);
+  constexpr int chunks = (K + 7) / 8;
+  for (int e = threadIdx.x; e < L * chunks; e += blockDim.x) {
+    const int i = e / chunks, d0 = e % chunks * 8;
+    const int count = K - d0 < 8 ? K - d0 : 8;
+    TIn qd[8], kd[8];
+#pragma unroll
+    for (int n = 0; n < 8; ++n) {
+      const int d = d0 + n;
+      const float g = n < count ? gamma[i * K + d] : 0.f;
+      qd[n] = from_float<TIn>(n < count ? q(i, d) * fast_exp(g) : 0.f);
+      kd[n] =
+          from_float<TIn>(n < count ? k(i, d) * fast_exp(last[d] - g) : 0.f);
     }
+    store_chunk(operands + Tiles::kQd + i * K + d0, qd, count);
+    store_chunk(operands + Tiles::kKd + i * K + d0, kd, count);
   }
 }
 
