@@ -44,7 +44,9 @@ int64_t mlir::rudnn::kdaPrepareSharedBytes(int64_t chunk, int64_t featureDimK,
     return sharedTileBytes(chunk, (width + perChunk - 1) / perChunk * perChunk,
                            inputBytes);
   };
-  return 2 * rows(featureDimK) + rows(featureDimV) + 4 * ((chunk + 3) / 4 * 4);
+  // q's rows, then v's in their place; k's; β.
+  return std::max(rows(featureDimK), rows(featureDimV)) + rows(featureDimK) +
+         4 * ((chunk + 3) / 4 * 4);
 }
 
 int64_t mlir::rudnn::kdaLargestBlockSharedBytes(int64_t chunk,

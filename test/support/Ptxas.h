@@ -8,8 +8,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <string>
+
+#include <unistd.h>
 
 namespace rudnn::samples {
 
@@ -18,11 +21,15 @@ namespace rudnn::samples {
 /// ptxas (runtime::CudaToolkit::get().ptxas empty).
 inline std::string ptxasReport(const std::string &entry, const std::string &ptx,
                                const std::string &arch = "sm_90") {
-  std::string path = ::testing::TempDir() + entry + ".ptx";
+  // One file per process: suites run concurrently (a checked pass beside
+  // the plain one) ask for the same entries.
+  const std::string path =
+      ::testing::TempDir() + entry + "." + std::to_string(::getpid()) + ".ptx";
   std::ofstream(path) << ptx;
   auto [status, report] = runtime::runShell(
       runtime::shellQuote(runtime::CudaToolkit::get().ptxas) +
       " -arch=" + arch + " -v -o /dev/null " + runtime::shellQuote(path));
+  std::remove(path.c_str());
   EXPECT_EQ(status, 0) << report;
   return report;
 }

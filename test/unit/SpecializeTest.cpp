@@ -36,23 +36,26 @@ TEST(KdaChunkPolicy, WalkSharedBytesFollowTheTileLayout) {
 }
 
 TEST(KdaChunkPolicy, PrepareSharedBytesFollowTheTileLayout) {
-  // q, k and v rows of 128 bf16 (16 chunks of 16 bytes) for 64 tokens, and
-  // 64 β; f32 rows are twice as wide.
-  EXPECT_EQ(kdaPrepareSharedBytes(64, 128, 128, 2), 3 * 64 * 256 + 256);
-  EXPECT_EQ(kdaPrepareSharedBytes(64, 128, 128, 4), 3 * 64 * 512 + 256);
+  // q (then v) and k rows of 128 bf16 (16 chunks of 16 bytes) for 64
+  // tokens, and 64 β; f32 rows are twice as wide.
+  EXPECT_EQ(kdaPrepareSharedBytes(64, 128, 128, 2), 2 * 64 * 256 + 256);
+  EXPECT_EQ(kdaPrepareSharedBytes(64, 128, 128, 4), 2 * 64 * 512 + 256);
   // Odd widths round up to whole chunks, then to an odd count: K = 60 is
-  // 8 chunks of bf16 (swizzled), V = 20 three (odd), the tail chunk
-  // partly padding.
-  EXPECT_EQ(kdaPrepareSharedBytes(16, 60, 20, 2),
-            2 * 16 * 8 * 16 + 16 * 3 * 16 + 64);
+  // 8 chunks of bf16 (swizzled), V = 20 three (odd); the wider of q and v
+  // sets their shared rows.
+  EXPECT_EQ(kdaPrepareSharedBytes(16, 60, 20, 2), 2 * 16 * 8 * 16 + 64);
+  EXPECT_EQ(kdaPrepareSharedBytes(16, 20, 60, 2),
+            16 * 8 * 16 + 16 * 3 * 16 + 64);
 }
 
 TEST(KdaChunkPolicy, ChoosesTheLargestChunkThatFits) {
   const int64_t h200 = DefaultTarget::kSmemPerBlock;
   EXPECT_EQ(chooseKdaChunk(64, 64, h200, 2), 64);
   EXPECT_EQ(chooseKdaChunk(256, 256, h200, 2), 64);
-  // f32 rows of 256 in prepare pass 227 KiB at chunk 64.
-  EXPECT_EQ(chooseKdaChunk(256, 256, h200, 4), 32);
+  // f32 rows of 256 fit prepare at chunk 64 too (164 KiB with its
+  // static arrays), not on a 100 KiB target.
+  EXPECT_EQ(chooseKdaChunk(256, 256, h200, 4), 64);
+  EXPECT_EQ(chooseKdaChunk(256, 256, 100 * 1024, 4), 32);
   // The static kernels stay within 48 KiB at every chunk; the 16-bit walk's
   // two stages of 256-wide W and Kd fit 48 KiB at chunk 16 only.
   EXPECT_EQ(chooseKdaChunk(256, 256, 96 * 1024, 2), 32);

@@ -69,18 +69,20 @@ __device__ void invert_unit_lower(const float (&A)[C][C],
   }
 }
 
-/// The prepare block's dynamic shared memory: the chunk's rows of q, k and
-/// v, copied in once with cp.async (16 bytes at a time where the views
-/// allow), and β; every later read of them is a shared-memory read.
+/// The prepare block's dynamic shared memory: the chunk's rows of q and k,
+/// copied in with cp.async (16 bytes at a time where the views allow), and
+/// β; every later read of them is a shared-memory read. v's rows take q's
+/// place once q is done with, arriving while the inverse is computed.
 template <int K, int V, int C, typename TIn> struct PrepareShared {
   static constexpr int kPerChunk = 16 / sizeof(TIn);
   using RowsK =
       tile::SharedTile<TIn, C, (K + kPerChunk - 1) / kPerChunk * kPerChunk>;
   using RowsV =
       tile::SharedTile<TIn, C, (V + kPerChunk - 1) / kPerChunk * kPerChunk>;
-  alignas(16) TIn q[RowsK::kElements];
+  static constexpr int kQv =
+      RowsK::kElements > RowsV::kElements ? RowsK::kElements : RowsV::kElements;
+  alignas(16) TIn qv[kQv]; // q, then v
   alignas(16) TIn k[RowsK::kElements];
-  alignas(16) TIn v[RowsV::kElements];
   alignas(16) float beta[(C + 3) / 4 * 4];
 };
 
@@ -110,8 +112,8 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   __shared__ float inverse[C][C];
   __shared__ float panel[16][C];
   RUDNN_DYNAMIC_SHARED(Shared, rows);
-  const typename Shared::RowsK qRows{rows->q}, kRows{rows->k};
-  const typename Shared::RowsV vRows{rows->v};
+  const typename Shared::RowsK qRows{rows->qv}, kRows{rows->k};
+  const typename Shared::RowsV vRows{rows->qv};
   const int chunk = blockIdx.x, sequence = blockIdx.y;
   const int b = sequence / p.heads, h = sequence % p.heads;
   const int t0 = chunk * C, L = chunk_tokens<C>(chunk, p.length);
@@ -124,8 +126,6 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
                         p.q_strides.time, L, K);
   tile::load_tile_async(kRows, p.k + p.k_strides.offset(b, t0, h),
                         p.k_strides.time, L, K);
-  tile::load_tile_async(vRows, p.v + p.v_strides.offset(b, t0, h),
-                        p.v_strides.time, L, V);
   arch::cp_async_commit();
   for (int i = threadIdx.x; i < L; i += blockDim.x)
     rows->beta[i] = to_float(p.beta[p.beta_strides.offset(b, t0 + i, h)]);
@@ -163,9 +163,38 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
       });
   __syncthreads();
 
+  // The decayed operands, eight features a thread, stored 16 bytes at a
+  // time.
+  const float *last = gamma + (L - 1) * K;
+  for (int d = threadIdx.x; d < K; d += blockDim.x)
+    tiles[Tiles::kLast + d] = fast_exp(last[d]);
+  constexpr int chunks = (K + 7) / 8;
+  for (int e = threadIdx.x; e < L * chunks; e += blockDim.x) {
+    const int i = e / chunks, d0 = e % chunks * 8;
+    const int count = K - d0 < 8 ? K - d0 : 8;
+    TIn qd[8], kd[8];
+#pragma unroll
+    for (int n = 0; n < 8; ++n) {
+      const int d = d0 + n;
+      const float g = n < count ? gamma[i * K + d] : 0.f;
+      qd[n] = from_float<TIn>(n < count ? q(i, d) * fast_exp(g) : 0.f);
+      kd[n] =
+          from_float<TIn>(n < count ? k(i, d) * fast_exp(last[d] - g) : 0.f);
+    }
+    store_chunk(operands + Tiles::kQd + i * K + d0, qd, count);
+    store_chunk(operands + Tiles::kKd + i * K + d0, kd, count);
+  }
+  // q is done with: v's rows take its place during the inversion.
+  __syncthreads();
+  tile::load_tile_async(vRows, p.v + p.v_strides.offset(b, t0, h),
+                        p.v_strides.time, L, V);
+  arch::cp_async_commit();
+
   invert_unit_lower<C>(strictA, inverse, panel, L);
   for (int e = threadIdx.x; e < C * C; e += blockDim.x)
     operands[Tiles::kInverse + e] = from_float<TIn>(inverse[e / C][e % C]);
+  arch::cp_async_wait<0>();
+  __syncthreads();
 
   // W = (I + A)⁻¹ β(k ⊙ e^Γ), U0 = (I + A)⁻¹ βv; row block i0 needs the
   // inverse's columns up to i0 + 15 only.
@@ -196,28 +225,6 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
                             V, c0));
       },
       [&](int i, int c, float u0) { tiles[Tiles::kU0 + i * V + c] = u0; });
-
-  // The decayed operands, eight features a thread, stored 16 bytes at a
-  // time.
-  const float *last = gamma + (L - 1) * K;
-  for (int d = threadIdx.x; d < K; d += blockDim.x)
-    tiles[Tiles::kLast + d] = fast_exp(last[d]);
-  constexpr int chunks = (K + 7) / 8;
-  for (int e = threadIdx.x; e < L * chunks; e += blockDim.x) {
-    const int i = e / chunks, d0 = e % chunks * 8;
-    const int count = K - d0 < 8 ? K - d0 : 8;
-    TIn qd[8], kd[8];
-#pragma unroll
-    for (int n = 0; n < 8; ++n) {
-      const int d = d0 + n;
-      const float g = n < count ? gamma[i * K + d] : 0.f;
-      qd[n] = from_float<TIn>(n < count ? q(i, d) * fast_exp(g) : 0.f);
-      kd[n] =
-          from_float<TIn>(n < count ? k(i, d) * fast_exp(last[d] - g) : 0.f);
-    }
-    store_chunk(operands + Tiles::kQd + i * K + d0, qd, count);
-    store_chunk(operands + Tiles::kKd + i * K + d0, kd, count);
-  }
 }
 
 } // namespace kda
