@@ -39,9 +39,10 @@ int64_t mlir::rudnn::kdaWalkSharedBytes(int64_t chunk, int64_t featureDimK) {
 int64_t mlir::rudnn::kdaPrepareSharedBytes(int64_t chunk, int64_t featureDimK,
                                            int64_t featureDimV,
                                            int64_t inputBytes) {
-  const int64_t perChunk = 16 / inputBytes;
+  // Whole 16-byte chunks; 16-bit rows whole 16-column mma steps.
+  const int64_t multiple = inputBytes == 2 ? 16 : 4;
   auto rows = [&](int64_t width) {
-    return sharedTileBytes(chunk, (width + perChunk - 1) / perChunk * perChunk,
+    return sharedTileBytes(chunk, (width + multiple - 1) / multiple * multiple,
                            inputBytes);
   };
   // q's rows, then v's in their place; k's; β.

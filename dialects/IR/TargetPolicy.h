@@ -49,7 +49,8 @@ int64_t kdaWalkSharedBytes(int64_t chunk, int64_t featureDimK);
 /// Dynamic shared memory, in bytes, of `prepare` at this chunk
 /// (sizeof(kda::PrepareShared)): the chunk's rows of q, then v in their
 /// place, and of k, in the input type of `inputBytes`, each row padded to
-/// whole 16-byte chunks (and to an odd count unless a power of two), and β.
+/// whole 16-byte chunks (16-bit rows to whole 16 columns; then to an odd
+/// count of chunks unless a power of two), and β.
 int64_t kdaPrepareSharedBytes(int64_t chunk, int64_t featureDimK,
                               int64_t featureDimV, int64_t inputBytes);
 

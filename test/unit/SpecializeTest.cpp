@@ -40,12 +40,14 @@ TEST(KdaChunkPolicy, PrepareSharedBytesFollowTheTileLayout) {
   // tokens, and 64 β; f32 rows are twice as wide.
   EXPECT_EQ(kdaPrepareSharedBytes(64, 128, 128, 2), 2 * 64 * 256 + 256);
   EXPECT_EQ(kdaPrepareSharedBytes(64, 128, 128, 4), 2 * 64 * 512 + 256);
-  // Odd widths round up to whole chunks, then to an odd count: K = 60 is
-  // 8 chunks of bf16 (swizzled), V = 20 three (odd); the wider of q and v
-  // sets their shared rows.
-  EXPECT_EQ(kdaPrepareSharedBytes(16, 60, 20, 2), 2 * 16 * 8 * 16 + 64);
-  EXPECT_EQ(kdaPrepareSharedBytes(16, 20, 60, 2),
-            16 * 8 * 16 + 16 * 3 * 16 + 64);
+  // 16-bit widths round up to 16 columns, then to an odd count of chunks
+  // unless a power of two: K = 60 is 8 chunks of bf16 (swizzled), V = 40
+  // six, padded to seven; the wider of q and v sets their shared rows.
+  EXPECT_EQ(kdaPrepareSharedBytes(16, 60, 40, 2), 2 * 16 * 8 * 16 + 64);
+  EXPECT_EQ(kdaPrepareSharedBytes(16, 40, 60, 2),
+            16 * 8 * 16 + 16 * 7 * 16 + 64);
+  // f32 rows round to 4 columns: V = 20 is five chunks (odd).
+  EXPECT_EQ(kdaPrepareSharedBytes(16, 20, 20, 4), 2 * 16 * 5 * 16 + 64);
 }
 
 TEST(KdaChunkPolicy, ChoosesTheLargestChunkThatFits) {

@@ -13,6 +13,7 @@
 #include "rudnn/shared.cuh"
 #include "rudnn/tile/copy.cuh"
 #include "rudnn/tile/shared_tile.cuh"
+#include "rudnn/tile/warp_tile.cuh"
 
 namespace rudnn {
 namespace kda {
@@ -74,11 +75,12 @@ __device__ void invert_unit_lower(const float (&A)[C][C],
 /// β; every later read of them is a shared-memory read. v's rows take q's
 /// place once q is done with, arriving while the inverse is computed.
 template <int K, int V, int C, typename TIn> struct PrepareShared {
-  static constexpr int kPerChunk = 16 / sizeof(TIn);
+  // Whole chunks; for 16-bit rows whole 16-column mma steps.
+  static constexpr int kMultiple = sizeof(TIn) == 2 ? 16 : 4;
   using RowsK =
-      tile::SharedTile<TIn, C, (K + kPerChunk - 1) / kPerChunk * kPerChunk>;
+      tile::SharedTile<TIn, C, (K + kMultiple - 1) / kMultiple * kMultiple>;
   using RowsV =
-      tile::SharedTile<TIn, C, (V + kPerChunk - 1) / kPerChunk * kPerChunk>;
+      tile::SharedTile<TIn, C, (V + kMultiple - 1) / kMultiple * kMultiple>;
   static constexpr int kQv =
       RowsK::kElements > RowsV::kElements ? RowsK::kElements : RowsV::kElements;
   alignas(16) TIn qv[kQv]; // q, then v
@@ -86,19 +88,27 @@ template <int K, int V, int C, typename TIn> struct PrepareShared {
   alignas(16) float beta[(C + 3) / 4 * 4];
 };
 
-/// to[0 .. count) = values[0 .. count), count ≤ 8: one or two 16-byte
-/// stores where `to` is aligned and the chunk whole.
-template <typename T>
-__device__ __forceinline__ void store_chunk(T *to, const T (&values)[8],
-                                            int count) {
-  if (count == 8 && reinterpret_cast<unsigned long long>(to) % 16 == 0) {
-#pragma unroll
-    for (int n = 0; n < 8 * (int)sizeof(T) / 16; ++n)
-      reinterpret_cast<uint4 *>(to)[n] =
-          reinterpret_cast<const uint4 *>(values)[n];
-  } else {
-    for (int n = 0; n < count; ++n)
-      to[n] = values[n];
+/// store(i, j, first, second, both) for the pairs of the rows × cols
+/// result of A·B over its first `rows` rows, A lower triangular (row block
+/// i0 reads A's columns up to i0 + 15 only), both from shared tiles (B
+/// stored [k][n]): 16x16 warp tiles through ldmatrix, one warp a tile in
+/// turn. Block-collective.
+template <typename T, typename TileA, typename TileB, typename Store>
+__device__ void lower_product(const TileA &a, const TileB &b, int rows,
+                              int cols, Store store) {
+  const int colTiles = (cols + 15) / 16;
+  const int tasks = (rows + 15) / 16 * colTiles;
+  for (int task = threadIdx.x / 32; task < tasks; task += blockDim.x / 32) {
+    const int i0 = task / colTiles * 16, n0 = task % colTiles * 16;
+    tile::WarpTile<T, 16, 16> acc;
+    acc.clear();
+    for (int k0 = 0; k0 <= i0; k0 += 16)
+      acc.template mma<tile::BLayout::KN>(a, i0, b, n0, k0);
+    acc.for_each_pair([&](int r, int c, float first, float second) {
+      const int i = i0 + r, j = n0 + c;
+      if (i < rows && j < cols)
+        store(i, j, first, second, j + 1 < cols);
+    });
   }
 }
 
@@ -108,7 +118,7 @@ template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
   using Shared = PrepareShared<K, V, C, TIn>;
-  __shared__ float strictA[C][C];
+  __shared__ __align__(16) float strictA[C][C];
   __shared__ float inverse[C][C];
   __shared__ float panel[16][C];
   RUDNN_DYNAMIC_SHARED(Shared, rows);
@@ -181,8 +191,8 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
       kd[n] =
           from_float<TIn>(n < count ? k(i, d) * fast_exp(last[d] - g) : 0.f);
     }
-    store_chunk(operands + Tiles::kQd + i * K + d0, qd, count);
-    store_chunk(operands + Tiles::kKd + i * K + d0, kd, count);
+    tile::store_chunk(operands + Tiles::kQd + i * K + d0, qd, count);
+    tile::store_chunk(operands + Tiles::kKd + i * K + d0, kd, count);
   }
   // q is done with: v's rows take its place during the inversion.
   __syncthreads();
@@ -198,33 +208,61 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
 
   // W = (I + A)⁻¹ β(k ⊙ e^Γ), U0 = (I + A)⁻¹ βv; row block i0 needs the
   // inverse's columns up to i0 + 15 only.
-  auto inverseRows = [&](int i0) {
-    return tile::a_rows([&](int i, int j) { return inverse[i][j]; }, L, L, i0);
-  };
-  auto depth = [&](int i0) { return i0 + 16 < L ? i0 + 16 : L; };
-  tile::for_each_warp_tile(
-      L, K,
-      [&](float(&acc)[4], int i0, int d0) {
-        tile::mma_accumulate<TIn>(acc, depth(i0), inverseRows(i0),
-                                  tile::b_columns(
-                                      [&](int j, int d) {
-                                        return beta(j) * k(j, d) *
-                                               fast_exp(gamma[j * K + d]);
-                                      },
-                                      L, K, d0));
-      },
-      [&](int i, int d, float w) {
-        operands[Tiles::kW + i * K + d] = from_float<TIn>(w);
-      });
-  tile::for_each_warp_tile(
-      L, V,
-      [&](float(&acc)[4], int i0, int c0) {
-        tile::mma_accumulate<TIn>(
-            acc, depth(i0), inverseRows(i0),
-            tile::b_columns([&](int j, int c) { return beta(j) * v(j, c); }, L,
-                            V, c0));
-      },
-      [&](int i, int c, float u0) { tiles[Tiles::kU0 + i * V + c] = u0; });
+  if constexpr (sizeof(TIn) == 2) {
+    // On the tile layer: the inverse scaled by β column by column, rounded
+    // once into a shared tile over the pairwise matrix (dead after the
+    // inversion), and k's rows decayed in place (Kd is out), then 16x16
+    // warp tiles through ldmatrix.
+    const tile::SharedTile<TIn, C, C> scaled{
+        reinterpret_cast<TIn *>(&strictA[0][0])};
+    for (int e = threadIdx.x; e < C * C; e += blockDim.x) {
+      const int i = e / C, j = e % C;
+      scaled(i, j) = from_float<TIn>(j < L ? inverse[i][j] * beta(j) : 0.f);
+    }
+    for (int e = threadIdx.x; e < L * K; e += blockDim.x) {
+      const int i = e / K, d = e % K;
+      kRows(i, d) = from_float<TIn>(k(i, d) * fast_exp(gamma[i * K + d]));
+    }
+    __syncthreads();
+    lower_product<TIn>(
+        scaled, kRows, L, K, [&](int i, int d, float w0, float w1, bool both) {
+          tile::store_pair(operands + Tiles::kW + i * K + d, w0, w1, both);
+        });
+    lower_product<TIn>(
+        scaled, vRows, L, V, [&](int i, int c, float u0, float u1, bool both) {
+          tile::store_pair(tiles + Tiles::kU0 + i * V + c, u0, u1, both);
+        });
+  } else {
+    // f32: the same products on FMA, operands formed as they are read.
+    auto inverseRows = [&](int i0) {
+      return tile::a_rows([&](int i, int j) { return inverse[i][j]; }, L, L,
+                          i0);
+    };
+    auto depth = [&](int i0) { return i0 + 16 < L ? i0 + 16 : L; };
+    tile::for_each_warp_tile(
+        L, K,
+        [&](float(&acc)[4], int i0, int d0) {
+          tile::mma_accumulate<TIn>(acc, depth(i0), inverseRows(i0),
+                                    tile::b_columns(
+                                        [&](int j, int d) {
+                                          return beta(j) * k(j, d) *
+                                                 fast_exp(gamma[j * K + d]);
+                                        },
+                                        L, K, d0));
+        },
+        [&](int i, int d, float w) {
+          operands[Tiles::kW + i * K + d] = from_float<TIn>(w);
+        });
+    tile::for_each_warp_tile(
+        L, V,
+        [&](float(&acc)[4], int i0, int c0) {
+          tile::mma_accumulate<TIn>(
+              acc, depth(i0), inverseRows(i0),
+              tile::b_columns([&](int j, int c) { return beta(j) * v(j, c); },
+                              L, V, c0));
+        },
+        [&](int i, int c, float u0) { tiles[Tiles::kU0 + i * V + c] = u0; });
+  }
 }
 
 } // namespace kda

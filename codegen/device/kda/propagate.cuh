@@ -151,32 +151,6 @@ template <int K, int C, typename TIn> struct WalkShared {
   alignas(16) TIn updates[UpdateTile::kElements];
 };
 
-/// to[0..1] = (first, second), one 8-byte store where `to` allows; `second`
-/// only when `both`.
-__device__ __forceinline__ void store_pair(float *to, float first, float second,
-                                           bool both) {
-  if (both && reinterpret_cast<unsigned long long>(to) % 8 == 0) {
-    *reinterpret_cast<float2 *>(to) = make_float2(first, second);
-  } else {
-    to[0] = first;
-    if (both)
-      to[1] = second;
-  }
-}
-
-/// The same for 16-bit elements, one 4-byte store where `to` allows.
-template <typename T>
-__device__ __forceinline__ void store_pair(T *to, float first, float second,
-                                           bool both) {
-  if (both && reinterpret_cast<unsigned long long>(to) % 4 == 0) {
-    *reinterpret_cast<unsigned *>(to) = tile::Mma16<T>::pack(first, second);
-  } else {
-    to[0] = from_float<T>(first);
-    if (both)
-      to[1] = from_float<T>(second);
-  }
-}
-
 /// The 16-bit walk: grid (B·H, ceil(V / 16)), 128 threads, dynamic shared
 /// memory sizeof(WalkShared). Warp w keeps rows 16w.. of U and rows
 /// (K/4)w.. of the state (in mma accumulators, fp32) for the block's 16
@@ -241,8 +215,8 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
     state.for_each_pair([&](int r, int c, float first, float second) {
       const int d = d0 + r;
       if (d < K && c < width)
-        store_pair(boundary + (long long)d * V + c, first, second,
-                   c + 1 < width);
+        tile::store_pair(boundary + (long long)d * V + c, first, second,
+                         c + 1 < width);
       *reinterpret_cast<unsigned *>(&stateTile(d, c)) =
           tile::Mma16<TIn>::pack(first, second);
     });
@@ -263,8 +237,8 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
         *reinterpret_cast<unsigned *>(&updateTile(i, c)) =
             tile::Mma16<TIn>::pack(first, second);
         if (i < L && c < width)
-          store_pair(updates + (long long)i * V + c, first, second,
-                     c + 1 < width);
+          tile::store_pair(updates + (long long)i * V + c, first, second,
+                           c + 1 < width);
       });
     }
     __syncthreads();
@@ -285,8 +259,9 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
   if (p.final_state)
     state.for_each_pair([&](int r, int c, float first, float second) {
       if (d0 + r < K && c < width)
-        store_pair(p.final_state + stateBase + (long long)(d0 + r) * V + c,
-                   first, second, c + 1 < width);
+        tile::store_pair(p.final_state + stateBase + (long long)(d0 + r) * V +
+                             c,
+                         first, second, c + 1 < width);
     });
 }
 

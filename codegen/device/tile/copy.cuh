@@ -1,9 +1,10 @@
-//===- tile/copy.cuh - Global memory into shared tiles --------------------===//
+//===- tile/copy.cuh - Global memory into shared tiles, and back out ------===//
 
 #pragma once
 
 #include "rudnn/arch/cp_async.cuh"
 #include "rudnn/tensor.cuh"
+#include "rudnn/tile/mma_tile.cuh"
 
 namespace rudnn {
 namespace tile {
@@ -81,6 +82,48 @@ load_tile_converted(const Tile &tile, const float *source, long long pitch,
     T *to = tile.chunk(r, c);
     for (int e = 0; e < 8; ++e)
       to[e] = from_float<T>(values[e]);
+  }
+}
+
+/// to[0..1] = (first, second), one 8-byte store where `to` allows; `second`
+/// only when `both`.
+__device__ __forceinline__ void store_pair(float *to, float first, float second,
+                                           bool both) {
+  if (both && reinterpret_cast<unsigned long long>(to) % 8 == 0) {
+    *reinterpret_cast<float2 *>(to) = make_float2(first, second);
+  } else {
+    to[0] = first;
+    if (both)
+      to[1] = second;
+  }
+}
+
+/// The same for 16-bit elements, one 4-byte store where `to` allows.
+template <typename T>
+__device__ __forceinline__ void store_pair(T *to, float first, float second,
+                                           bool both) {
+  if (both && reinterpret_cast<unsigned long long>(to) % 4 == 0) {
+    *reinterpret_cast<unsigned *>(to) = Mma16<T>::pack(first, second);
+  } else {
+    to[0] = from_float<T>(first);
+    if (both)
+      to[1] = from_float<T>(second);
+  }
+}
+
+/// to[0 .. count) = values[0 .. count), count ≤ 8: one or two 16-byte
+/// stores where `to` is aligned and the chunk whole.
+template <typename T>
+__device__ __forceinline__ void store_chunk(T *to, const T (&values)[8],
+                                            int count) {
+  if (count == 8 && reinterpret_cast<unsigned long long>(to) % 16 == 0) {
+#pragma unroll
+    for (int n = 0; n < 8 * (int)sizeof(T) / 16; ++n)
+      reinterpret_cast<uint4 *>(to)[n] =
+          reinterpret_cast<const uint4 *>(values)[n];
+  } else {
+    for (int n = 0; n < count; ++n)
+      to[n] = values[n];
   }
 }
 
