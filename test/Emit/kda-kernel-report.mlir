@@ -16,9 +16,15 @@
 // bytes); 7·128·128 flops.
 // CHECK-NEXT: model: 1538·T·B·H bytes, 114688·T·B·H flops per launch
 // CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [0-9]+, ldmatrix [0-9]+, cp.async [0-9]+, tma [0-9]+; shared loads [0-9]+, stores [0-9]+|sass: unavailable: .*}}
+// prepare stages its rows by cp.async into dynamic shared memory and forms
+// W and U0 on tensor cores through ldmatrix.
 // CHECK: // ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64
 // CHECK-NEXT: block: 128 threads; grid (N, B·H, 1)
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
+// CHECK-NEXT: shared memory: 36864 bytes static, 33024 dynamic
+// CHECK-NEXT: resident blocks per SM: {{[1-9][0-9]*}}
+// CHECK-NEXT: model: 213632·N·B·H bytes, {{[0-9]+}}·N·B·H flops per launch
+// CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix [1-9][0-9]*, cp.async [1-9][0-9]*|sass: unavailable}}
 // The walk is on the tile layer too: the state in accumulators, 80896
 // bytes of dynamic shared memory for two stages of operands.
 // CHECK: // ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64
@@ -28,6 +34,8 @@
 // CHECK-NEXT: resident blocks per SM: {{[1-9][0-9]*}}
 // CHECK-NEXT: model: 147968·N·B·H bytes, 4194304·N·B·H flops per launch
 // CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix [1-9][0-9]*, cp.async [1-9][0-9]*|sass: unavailable}}
+// Its operands come by cp.async alone: no 2-byte global load is left.
+// CHECK-NOT: global loads: {{.*}}16-bit {{[1-9]}}
 // The output kernel is on the tile layer: tensor cores fed by cp.async and
 // ldmatrix.
 // CHECK: // ----- kernel kda_fwd_output_bf16_bf16_bf16_k128_v128_c64
@@ -37,6 +45,7 @@
 // CHECK-NEXT: resident blocks per SM: {{[1-9][0-9]*}}
 // CHECK-NEXT: model: {{[0-9]+}}·N·B·H bytes, {{[0-9]+}}·N·B·H flops per launch
 // CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix [1-9][0-9]*, cp.async [1-9][0-9]*|sass: unavailable}}
+// CHECK-NOT: global loads: {{.*}}16-bit {{[1-9]}}
 
 // At given dims: each launch's grid, blocks and waves on 132 SMs, and the
 // plan's workspace (147968 + 65536 bytes per chunk of 64 tokens per head:
