@@ -44,9 +44,10 @@ int64_t rudnn::codegen::kdaGradientTileFloats(const KdaKernelSpec &spec) {
 }
 
 int64_t rudnn::codegen::walkColumns(const KdaKernelSpec &spec, KdaStage stage) {
-  return stage == KdaStage::Propagate && spec.input != DType::F32
-             ? mlir::rudnn::kKdaWalkColumns16
-             : kKdaColumnsPerBlock;
+  const bool tiled =
+      stage == KdaStage::Propagate || stage == KdaStage::StateGradient;
+  return tiled && spec.input != DType::F32 ? mlir::rudnn::kKdaWalkColumns16
+                                           : kKdaColumnsPerBlock;
 }
 
 rudnn::codegen::KdaStageCost
@@ -121,6 +122,16 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
                      << ");\n";
   const bool tiledWalk = spec.input != DType::F32 &&
                          llvm::is_contained(stages, KdaStage::Propagate);
+  const bool tiledReverseWalk =
+      spec.input != DType::F32 &&
+      llvm::is_contained(stages, KdaStage::StateGradient);
+  if (tiledReverseWalk)
+    builder.preamble() << "static_assert(sizeof(rudnn::kda::GradientWalkShared<"
+                       << spec.featureK << ", " << spec.chunk << ", " << in
+                       << ">) == "
+                       << mlir::rudnn::kdaGradientWalkSharedBytes(spec.chunk,
+                                                                  spec.featureK)
+                       << ");\n";
   if (tiledWalk)
     builder.preamble() << "static_assert(sizeof(rudnn::kda::WalkShared<"
                        << spec.featureK << ", " << spec.chunk << ", " << in
@@ -255,6 +266,9 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
   if (first == KdaStage::Propagate && tiledWalk)
     launch.sharedBytes =
         mlir::rudnn::kdaWalkSharedBytes(spec.chunk, spec.featureK);
+  if (first == KdaStage::StateGradient && tiledReverseWalk)
+    launch.sharedBytes =
+        mlir::rudnn::kdaGradientWalkSharedBytes(spec.chunk, spec.featureK);
   if (first == KdaStage::Prepare)
     launch.sharedBytes = mlir::rudnn::kdaPrepareSharedBytes(
         spec.chunk, spec.featureK, spec.featureV, dtypeSize(spec.input));

@@ -73,8 +73,8 @@ inline constexpr int64_t kKdaThreads = 128;
 inline constexpr int64_t kKdaOutputColumns = 64;
 
 /// Value columns per block of a walk stage (`propagate`, `recurrent`,
-/// `state_gradient`): 16 for the 16-bit `propagate`, kKdaColumnsPerBlock
-/// otherwise.
+/// `state_gradient`): 16 for the 16-bit `propagate` and `state_gradient`,
+/// kKdaColumnsPerBlock otherwise.
 int64_t walkColumns(const KdaKernelSpec &spec, KdaStage stage);
 
 /// Floats of one chunk's tiles in the workspace (kda::ChunkTiles::kFloats).

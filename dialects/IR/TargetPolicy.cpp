@@ -36,6 +36,17 @@ int64_t mlir::rudnn::kdaWalkSharedBytes(int64_t chunk, int64_t featureDimK) {
          sharedTileBytes(chunk, columns, 2);
 }
 
+int64_t mlir::rudnn::kdaGradientWalkSharedBytes(int64_t chunk,
+                                                int64_t featureDimK) {
+  const int64_t rows = (featureDimK + 63) / 64 * 64,
+                columns = kKdaWalkColumns16;
+  const int64_t stage =
+      sharedTileBytes(chunk, chunk, 2) + 3 * sharedTileBytes(chunk, rows, 2) +
+      sharedTileBytes(chunk, columns, 2) + sharedTileBytes(1, rows, 4);
+  return 2 * stage + sharedTileBytes(rows, columns, 2) +
+         sharedTileBytes(chunk, columns, 2);
+}
+
 int64_t mlir::rudnn::kdaPrepareSharedBytes(int64_t chunk, int64_t featureDimK,
                                            int64_t featureDimV,
                                            int64_t inputBytes) {
@@ -59,7 +70,8 @@ int64_t mlir::rudnn::kdaLargestBlockSharedBytes(int64_t chunk,
       4 * (2 * chunk * chunk + 16 * chunk) +
       kdaPrepareSharedBytes(chunk, featureDimK, featureDimV, inputBytes);
   return std::max({kdaChunkSharedBytes(chunk, featureDimK, featureDimV),
-                   kdaWalkSharedBytes(chunk, featureDimK), prepare});
+                   kdaWalkSharedBytes(chunk, featureDimK),
+                   kdaGradientWalkSharedBytes(chunk, featureDimK), prepare});
 }
 
 std::optional<int64_t> mlir::rudnn::chooseKdaChunk(int64_t featureDimK,

@@ -46,6 +46,12 @@ inline constexpr int64_t kKdaWalkColumns16 = 16;
 /// 16-bit state [K'][16] and updates [chunk][16].
 int64_t kdaWalkSharedBytes(int64_t chunk, int64_t featureDimK);
 
+/// Dynamic shared memory, in bytes, of the 16-bit `state_gradient` at this
+/// chunk (sizeof(kda::GradientWalkShared)): two stages of the pairwise
+/// matrix, Kd, Qd and W (16-bit, K rounded up to 64), dO's 16 columns and
+/// e^Γlast, and the 16-bit dS [K'][16] and −dU [chunk][16].
+int64_t kdaGradientWalkSharedBytes(int64_t chunk, int64_t featureDimK);
+
 /// Dynamic shared memory, in bytes, of `prepare` at this chunk
 /// (sizeof(kda::PrepareShared)): the chunk's rows of q, then v in their
 /// place, and of k, in the input type of `inputBytes`, each row padded to

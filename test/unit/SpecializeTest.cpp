@@ -54,19 +54,25 @@ TEST(KdaChunkPolicy, ChoosesTheLargestChunkThatFits) {
   const int64_t h200 = DefaultTarget::kSmemPerBlock;
   EXPECT_EQ(chooseKdaChunk(64, 64, h200, 2), 64);
   EXPECT_EQ(chooseKdaChunk(256, 256, h200, 2), 64);
-  // f32 rows of 256 fit prepare at chunk 64 too (164 KiB with its
-  // static arrays), not on a 100 KiB target.
   EXPECT_EQ(chooseKdaChunk(256, 256, h200, 4), 64);
-  EXPECT_EQ(chooseKdaChunk(256, 256, 100 * 1024, 4), 32);
-  // The static kernels stay within 48 KiB at every chunk; the 16-bit walk's
-  // two stages of 256-wide W and Kd fit 48 KiB at chunk 16 only.
-  EXPECT_EQ(chooseKdaChunk(256, 256, 96 * 1024, 2), 32);
-  EXPECT_EQ(chooseKdaChunk(256, 256, 48 * 1024, 2), 16);
-  // The walk's and prepare's dynamic shared memory must fit as well.
-  EXPECT_EQ(chooseKdaChunk(64, 64, 30000, 2), 32);
+  // The 16-bit walks' two stages of 256-wide operands (the reverse walk's
+  // Kd, Qd and W: 224 KiB at chunk 64) decide below that.
+  EXPECT_EQ(chooseKdaChunk(256, 256, 100 * 1024, 4), 16);
+  EXPECT_EQ(chooseKdaChunk(256, 256, 64 * 1024, 2), 16);
+  EXPECT_EQ(chooseKdaChunk(256, 256, 48 * 1024, 2), std::nullopt);
+  EXPECT_EQ(chooseKdaChunk(128, 128, 64 * 1024, 2), 32);
+  EXPECT_EQ(chooseKdaChunk(128, 128, 40000, 2), 16);
+  EXPECT_EQ(chooseKdaChunk(64, 64, 40000, 2), 32);
   EXPECT_EQ(chooseKdaChunk(64, 64, 20000, 2), 16);
-  EXPECT_EQ(chooseKdaChunk(128, 128, 30000, 2), 16);
   EXPECT_EQ(chooseKdaChunk(256, 256, 16 * 1024, 2), std::nullopt);
+}
+
+TEST(KdaChunkPolicy, GradientWalkSharedBytesFollowTheTileLayout) {
+  // K = 128, chunk 64, bf16: the pairwise matrix 64 x 64 (8 KiB), Kd, Qd
+  // and W 64 x 128 (16 KiB each), dO's 16 columns (2 KiB), e^Γlast
+  // (512 B), twice; dS 128 x 16 and −dU 64 x 16 in bf16.
+  EXPECT_EQ(kdaGradientWalkSharedBytes(64, 128),
+            2 * (8192 + 3 * 16384 + 2048 + 512) + 4096 + 2048);
 }
 
 TEST(KdaChunkPolicy, ChoiceFitsAndIsMaximalForEveryFeatureDim) {

@@ -68,11 +68,12 @@ __device__ void restore(const BackwardParams<TIn, TGate, TBeta> &p) {
                               [](int, int, float) {});
 }
 
-/// grid (B·H, ceil(V / VB)); block size a multiple of 32. Chunks in reverse:
-///   dU = scale Bmᵀ dO + Kd dS,  dS ← e^Γlast ⊙ dS + Qdᵀ dO − Wᵀ dU.
+/// The f32 reverse walk: grid (B·H, ceil(V / VB)); block size a multiple of
+/// 32. Chunks in reverse:
+///   dU = scale Bmᵀ dO + Kd dS,  dS ← e^Γlast ⊙ dS + scale Qdᵀ dO − Wᵀ dU.
 template <int K, int V, int C, int VB, typename TIn, typename TGate,
           typename TBeta>
-__device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
+__device__ void state_gradient_fma(const BackwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
   using Grads = GradientTiles<K, V, C>;
   const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
@@ -143,6 +144,156 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
   }
   if (p.d_initial_state)
     store_state_columns<K, V>(p.d_initial_state + stateBase, dS, v0, width);
+}
+
+/// The 16-bit reverse walk's dynamic shared memory: two stages of a chunk's
+/// operands (Bm, Kd, Qd and W whole, the block's columns of dO, e^Γlast)
+/// and the 16-bit copies of dS and −dU that feed the tensor cores.
+template <int K, int C, typename TIn> struct GradientWalkShared {
+  using Walk = WalkShared<K, C, TIn>;
+  using Operand = typename Walk::Operand;
+  using Pairwise = tile::SharedTile<TIn, C, C>;
+  using Rows = tile::SharedTile<TIn, C, kWalkColumns>; // dO, −dU
+  using Last = typename Walk::Last;
+  using StateTile = typename Walk::StateTile;
+  struct Stage {
+    alignas(16) TIn pairwise[Pairwise::kElements];
+    alignas(16) TIn kd[Operand::kElements];
+    alignas(16) TIn qd[Operand::kElements];
+    alignas(16) TIn w[Operand::kElements];
+    alignas(16) TIn dO[Rows::kElements];
+    alignas(16) float last[Last::kElements];
+  };
+  Stage stages[2];
+  alignas(16) TIn dS[StateTile::kElements];
+  alignas(16) TIn minusDU[Rows::kElements];
+};
+
+/// The 16-bit reverse walk: grid (B·H, ceil(V / 16)), 128 threads, dynamic
+/// shared memory sizeof(GradientWalkShared). As `propagate_tiled`, chunks
+/// in reverse: dS in accumulators (warp w rows (K/4)w..), dU for rows
+/// 16w.. of the chunk, every operand through ldmatrix (Bmᵀ, Qdᵀ and Wᵀ
+/// transposed), the previous chunk's operands in flight meanwhile.
+template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
+__device__ void
+state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
+  using Tiles = ChunkTiles<K, V, C, TIn>;
+  using Grads = GradientTiles<K, V, C>;
+  using Shared = GradientWalkShared<K, C, TIn>;
+  using Operand = typename Shared::Operand;
+  using Pairwise = typename Shared::Pairwise;
+  using Rows = typename Shared::Rows;
+  using Last = typename Shared::Last;
+  constexpr int VB = kWalkColumns, WM = Shared::Walk::kStateRows / 4;
+  constexpr int depth = (K + 15) / 16 * 16; // of Kd·dS
+  static_assert(C % 16 == 0 && C <= 64, "one 16-row block of dU a warp");
+  constexpr tile::Alignment align = K % 8 == 0 && V % 8 == 0
+                                        ? tile::Alignment::Aligned
+                                        : tile::Alignment::Checked;
+  const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
+  RUDNN_DYNAMIC_SHARED(Shared, shared);
+  const typename Shared::StateTile dSTile{shared->dS};
+  const Rows minusDU{shared->minusDU};
+  const int sequence = blockIdx.x, v0 = blockIdx.y * VB;
+  const int sequences = f.batch * f.heads;
+  const int b = sequence / f.heads, h = sequence % f.heads;
+  const int width = V - v0 < VB ? V - v0 : VB;
+  const long long stateBase = (long long)sequence * K * V + v0;
+  const int warp = threadIdx.x / 32, d0 = warp * WM;
+  const int chunks = (f.length + C - 1) / C;
+
+  tile::WarpTile<TIn, WM, VB> dS;
+  load_state_rows<K, V>(
+      dS, p.d_final_state ? p.d_final_state + stateBase : nullptr, d0, width);
+
+  auto issue = [&](int step, int stage) {
+    const int chunk = chunks - 1 - step;
+    const int t0 = chunk * C, L = chunk_tokens<C>(chunk, f.length);
+    const float *tiles = Tiles::at(f.workspace, chunk, sequence, sequences);
+    const TIn *operands = Tiles::operands(tiles);
+    typename Shared::Stage &to = shared->stages[stage];
+    tile::load_tile_async<align>(Pairwise{to.pairwise}, operands + Tiles::kB, C,
+                                 L, C);
+    tile::load_tile_async<align>(Operand{to.kd}, operands + Tiles::kKd, K, L,
+                                 K);
+    tile::load_tile_async<align>(Operand{to.qd}, operands + Tiles::kQd, K, L,
+                                 K);
+    tile::load_tile_async<align>(Operand{to.w}, operands + Tiles::kW, K, L, K);
+    tile::load_tile_async(Rows{to.dO},
+                          p.d_output + p.d_output_strides.offset(b, t0, h) + v0,
+                          p.d_output_strides.time, L, width);
+    tile::load_tile_async<align>(Last{to.last}, tiles + Tiles::kLast, K, 1, K);
+  };
+  auto consume = [&](int step, int stage) {
+    const int chunk = chunks - 1 - step;
+    const int L = chunk_tokens<C>(chunk, f.length);
+    float *grads = Grads::at(p.scratch, chunk, sequence, sequences);
+    typename Shared::Stage &from = shared->stages[stage];
+    const Rows dO{from.dO};
+    store_state_rows<K, V>(dS, grads + Grads::kDSEnd + v0, d0, width, &dSTile);
+    __syncthreads();
+    // dU = scale Bmᵀ dO + Kd dS; Bm is zero above its diagonal, so row
+    // block s0 needs tokens from s0 on.
+    if (warp < C / 16) {
+      const int s0 = 16 * warp;
+      tile::WarpTile<TIn, 16, VB> dU;
+      dU.clear();
+      for (int k0 = s0; k0 < L; k0 += 16)
+        dU.template mma<tile::BLayout::KN, tile::ALayout::KM>(
+            Pairwise{from.pairwise}, s0, dO, 0, k0);
+      dU.update_pairs([&](int, int, float &first, float &second) {
+        first *= f.scale;
+        second *= f.scale;
+      });
+#pragma unroll
+      for (int k0 = 0; k0 < depth; k0 += 16)
+        dU.template mma<tile::BLayout::KN>(Operand{from.kd}, s0, dSTile, 0, k0);
+      dU.for_each_pair([&](int r, int c, float first, float second) {
+        const int i = s0 + r;
+        *reinterpret_cast<unsigned *>(&minusDU(i, c)) =
+            tile::Mma16<TIn>::pack(-first, -second);
+        if (i < L && c < width)
+          tile::store_pair(grads + Grads::kDU + (long long)i * V + v0 + c,
+                           first, second, c + 1 < width);
+      });
+    }
+    __syncthreads();
+    // dS ← e^Γlast ⊙ dS + scale Qdᵀ dO − Wᵀ dU over the chunk's tokens.
+    decay_rows(dS, Last{from.last}, d0);
+    tile::WarpTile<TIn, WM, VB> qdO;
+    qdO.clear();
+    for (int k0 = 0; k0 < L; k0 += 16)
+      qdO.template mma<tile::BLayout::KN, tile::ALayout::KM>(Operand{from.qd},
+                                                             d0, dO, 0, k0);
+#pragma unroll
+    for (int i = 0; i < WM / 16; ++i)
+#pragma unroll
+      for (int j = 0; j < VB / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          dS.acc[i][j][e] += f.scale * qdO.acc[i][j][e];
+    for (int k0 = 0; k0 < L; k0 += 16)
+      dS.template mma<tile::BLayout::KN, tile::ALayout::KM>(Operand{from.w}, d0,
+                                                            minusDU, 0, k0);
+  };
+  tile::two_stage_pipeline(chunks, issue, consume);
+
+  if (p.d_initial_state)
+    store_state_rows<K, V>(dS, p.d_initial_state + stateBase, d0, width,
+                           (const typename Shared::StateTile *)nullptr);
+}
+
+/// grid (B·H, ceil(V / VB)): the reverse walk, on the tile layer for 16-bit
+/// inputs (VB = kWalkColumns), on FMA for f32.
+template <int K, int V, int C, int VB, typename TIn, typename TGate,
+          typename TBeta>
+__device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
+  if constexpr (sizeof(TIn) == 2) {
+    static_assert(VB == kWalkColumns, "the 16-bit walk's column blocks");
+    state_gradient_tiled<K, V, C>(p);
+  } else {
+    state_gradient_fma<K, V, C, VB>(p);
+  }
 }
 
 /// grid (chunks, B·H); block size a multiple of 32. Every input gradient of

@@ -151,6 +151,49 @@ template <int K, int C, typename TIn> struct WalkShared {
   alignas(16) TIn updates[UpdateTile::kElements];
 };
 
+/// Rows d0.. of the block's columns of a [K][V] fp32 state (`from` at the
+/// block's first column; null: zeros) into a warp's accumulators.
+template <int K, int V, typename State>
+__device__ void load_state_rows(State &state, const float *from, int d0,
+                                int width) {
+  state.update_pairs([&](int r, int c, float &first, float &second) {
+    first = second = 0.f;
+    if (!from || d0 + r >= K)
+      return;
+    const float *row = from + (long long)(d0 + r) * V + c;
+    first = c < width ? row[0] : 0.f;
+    second = c + 1 < width ? row[1] : 0.f;
+  });
+}
+
+/// The accumulators' rows d0.. back out to a [K][V] fp32 state (`to` at
+/// the block's first column), pairs in one store; and, rounded, into
+/// `staged` (a [rows][16] tile feeding the tensor cores) when given.
+template <int K, int V, typename State, typename Staged>
+__device__ void store_state_rows(const State &state, float *to, int d0,
+                                 int width, const Staged *staged) {
+  using T = typename Staged::Element;
+  state.for_each_pair([&](int r, int c, float first, float second) {
+    const int d = d0 + r;
+    if (to && d < K && c < width)
+      tile::store_pair(to + (long long)d * V + c, first, second, c + 1 < width);
+    if (staged)
+      *reinterpret_cast<unsigned *>(&(*staged)(d, c)) =
+          tile::Mma16<T>::pack(first, second);
+  });
+}
+
+/// state(d, ·) *= decay(0, d0 + d): e^Γlast ⊙ S over the warp's rows.
+template <typename State, typename Decay>
+__device__ __forceinline__ void decay_rows(State &state, const Decay &decay,
+                                           int d0) {
+  state.update_pairs([&](int r, int, float &first, float &second) {
+    const float factor = decay(0, d0 + r);
+    first *= factor;
+    second *= factor;
+  });
+}
+
 /// The 16-bit walk: grid (B·H, ceil(V / 16)), 128 threads, dynamic shared
 /// memory sizeof(WalkShared). Warp w keeps rows 16w.. of U and rows
 /// (K/4)w.. of the state (in mma accumulators, fp32) for the block's 16
@@ -182,15 +225,9 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
   const int warp = threadIdx.x / 32, d0 = warp * WM;
 
   tile::WarpTile<TIn, WM, VB> state;
-  state.update_pairs([&](int r, int c, float &first, float &second) {
-    first = second = 0.f;
-    if (!p.initial_state || d0 + r >= K)
-      return;
-    const float *from =
-        p.initial_state + stateBase + (long long)(d0 + r) * V + c;
-    first = c < width ? from[0] : 0.f;
-    second = c + 1 < width ? from[1] : 0.f;
-  });
+  load_state_rows<K, V>(state,
+                        p.initial_state ? p.initial_state + stateBase : nullptr,
+                        d0, width);
 
   auto issue = [&](int chunk, int stage) {
     const int L = chunk_tokens<C>(chunk, p.length);
@@ -212,14 +249,7 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
     float *boundary =
         p.boundaries + (long long)chunk * sequences * K * V + stateBase;
     typename Shared::Stage &from = shared->stages[stage];
-    state.for_each_pair([&](int r, int c, float first, float second) {
-      const int d = d0 + r;
-      if (d < K && c < width)
-        tile::store_pair(boundary + (long long)d * V + c, first, second,
-                         c + 1 < width);
-      *reinterpret_cast<unsigned *>(&stateTile(d, c)) =
-          tile::Mma16<TIn>::pack(first, second);
-    });
+    store_state_rows<K, V>(state, boundary, d0, width, &stateTile);
     __syncthreads();
     // U = U0 − W·S: rows beyond the chunk's tokens are zeros (W and U0 were
     // zero-filled there), as Kdᵀ·U needs.
@@ -243,12 +273,7 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
     }
     __syncthreads();
     // S ← e^Γlast ⊙ S + Kdᵀ·U over the chunk's tokens.
-    const Last last{from.last};
-    state.update_pairs([&](int r, int, float &first, float &second) {
-      const float decay = last(0, d0 + r);
-      first *= decay;
-      second *= decay;
-    });
+    decay_rows(state, Last{from.last}, d0);
     const Operand kd{from.kd};
     for (int k0 = 0; k0 < L; k0 += 16)
       state.template mma<tile::BLayout::KN, tile::ALayout::KM>(
@@ -257,12 +282,8 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
   tile::two_stage_pipeline((p.length + C - 1) / C, issue, consume);
 
   if (p.final_state)
-    state.for_each_pair([&](int r, int c, float first, float second) {
-      if (d0 + r < K && c < width)
-        tile::store_pair(p.final_state + stateBase + (long long)(d0 + r) * V +
-                             c,
-                         first, second, c + 1 < width);
-    });
+    store_state_rows<K, V>(state, p.final_state + stateBase, d0, width,
+                           (const typename Shared::StateTile *)nullptr);
 }
 
 /// grid (B·H, ceil(V / VB)): the state walk, on the tile layer for 16-bit
