@@ -3,11 +3,18 @@
 // With bf16 inputs every kernel of the backward, prepare fused with the
 // restore from saved boundaries, compiles for sm_90 with its products on
 // tensor cores.
+// prepare and the reverse state walk are on the tile layer: operands by
+// cp.async, fragments by ldmatrix (.trans for the transposed ones).
 // CHECK-LABEL: ----- kernel kda_bwd_prepare_restore_bf16_f32_bf16_k128_v128_c64 (sm_90)
 // CHECK: .entry kda_bwd_prepare_restore_bf16_f32_bf16_k128_v128_c64(
-// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK-DAG: cp.async.cg.shared.global
+// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // CHECK-LABEL: ----- kernel kda_bwd_state_gradient_bf16_bf16_bf16_k128_v128_c64 (sm_90)
-// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK-DAG: cp.async.cg.shared.global
+// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // CHECK-LABEL: ----- kernel kda_bwd_gradients_bf16_bf16_bf16_k128_v128_c64 (sm_90)
 // CHECK: .entry kda_bwd_gradients_bf16_bf16_bf16_k128_v128_c64(
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
