@@ -279,8 +279,7 @@ state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
   tile::two_stage_pipeline(chunks, issue, consume);
 
   if (p.d_initial_state)
-    store_state_rows<K, V>(dS, p.d_initial_state + stateBase, d0, width,
-                           (const typename Shared::StateTile *)nullptr);
+    store_state_rows<K, V>(dS, p.d_initial_state + stateBase, d0, width);
 }
 
 /// grid (B·H, ceil(V / VB)): the reverse walk, on the tile layer for 16-bit

@@ -183,6 +183,15 @@ __device__ void store_state_rows(const State &state, float *to, int d0,
   });
 }
 
+/// The same without the staged copy (a walk's last state).
+template <int K, int V, typename State>
+__device__ void store_state_rows(const State &state, float *to, int d0,
+                                 int width) {
+  store_state_rows<K, V>(
+      state, to, d0, width,
+      static_cast<const tile::SharedTile<__half, 16, 16> *>(nullptr));
+}
+
 /// state(d, ·) *= decay(0, d0 + d): e^Γlast ⊙ S over the warp's rows.
 template <typename State, typename Decay>
 __device__ __forceinline__ void decay_rows(State &state, const Decay &decay,
@@ -282,8 +291,7 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
   tile::two_stage_pipeline((p.length + C - 1) / C, issue, consume);
 
   if (p.final_state)
-    store_state_rows<K, V>(state, p.final_state + stateBase, d0, width,
-                           (const typename Shared::StateTile *)nullptr);
+    store_state_rows<K, V>(state, p.final_state + stateBase, d0, width);
 }
 
 /// grid (B·H, ceil(V / VB)): the state walk, on the tile layer for 16-bit
