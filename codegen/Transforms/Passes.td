@@ -13,8 +13,9 @@ def RudnnSpecialize : Pass<"rudnn-specialize", "::mlir::ModuleOp"> {
     operator op leaves open:
 
     * KDA `chunk`: the `chunk` option when given, else the largest of 64, 32
-      and 16 at which every KDA kernel's shared memory fits `smem-per-block`
-      for the op's K and V. A chunk already on the op is kept.
+      and 16 at which every KDA kernel's shared memory, static and dynamic,
+      fits `smem-per-block` for the op's K, V and input type. A chunk
+      already on the op is kept.
     * KDA `scale`: K^-0.5 when absent.
 
     Batch, heads and sequence lengths stay dynamic: changing them never
