@@ -187,9 +187,7 @@ state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
   constexpr int VB = kWalkColumns, WM = Shared::Walk::kStateRows / 4;
   constexpr int depth = (K + 15) / 16 * 16; // of Kd·dS
   static_assert(C % 16 == 0 && C <= 64, "one 16-row block of dU a warp");
-  constexpr tile::Alignment align = K % 8 == 0 && V % 8 == 0
-                                        ? tile::Alignment::Aligned
-                                        : tile::Alignment::Checked;
+  constexpr tile::Alignment align = Tiles::kAlignment;
   const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
   RUDNN_DYNAMIC_SHARED(Shared, shared);
   const typename Shared::StateTile dSTile{shared->dS};
@@ -230,7 +228,8 @@ state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
     float *grads = Grads::at(p.scratch, chunk, sequence, sequences);
     typename Shared::Stage &from = shared->stages[stage];
     const Rows dO{from.dO};
-    store_state_rows<K, V>(dS, grads + Grads::kDSEnd + v0, d0, width, &dSTile);
+    store_state_rows<K, V>(dS, grads + Grads::kDSEnd + v0, d0, width);
+    stage_state_rows(dS, dSTile, d0);
     __syncthreads();
     // dU = scale Bmᵀ dO + Kd dS; Bm is zero above its diagonal, so row
     // block s0 needs tokens from s0 on.
@@ -265,13 +264,7 @@ state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
     for (int k0 = 0; k0 < L; k0 += 16)
       qdO.template mma<tile::BLayout::KN, tile::ALayout::KM>(Operand{from.qd},
                                                              d0, dO, 0, k0);
-#pragma unroll
-    for (int i = 0; i < WM / 16; ++i)
-#pragma unroll
-      for (int j = 0; j < VB / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          dS.acc[i][j][e] += f.scale * qdO.acc[i][j][e];
+    dS.add_scaled(qdO, f.scale);
     for (int k0 = 0; k0 < L; k0 += 16)
       dS.template mma<tile::BLayout::KN, tile::ALayout::KM>(Operand{from.w}, d0,
                                                             minusDU, 0, k0);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "rudnn/tensor.cuh"
+#include "rudnn/tile/copy.cuh"
 
 namespace rudnn {
 namespace kda {
@@ -49,6 +50,13 @@ template <int K, int V, int C, typename TIn> struct ChunkTiles {
   static constexpr long long kOperands = kInverse + C * C;
   static constexpr long long kFloats =
       kFp32Floats + (kOperands * (long long)sizeof(TIn) + 3) / 4;
+
+  /// With K and V multiples of 8 every row of the tiles is 16-byte aligned
+  /// (the workspace is 256-byte aligned and each part a multiple of 16
+  /// bytes): copies of them need no element-wise path.
+  static constexpr tile::Alignment kAlignment = K % 8 == 0 && V % 8 == 0
+                                                    ? tile::Alignment::Aligned
+                                                    : tile::Alignment::Checked;
 
   static __device__ __forceinline__ float *at(float *workspace, int chunk,
                                               int sequence, int sequences) {

@@ -53,12 +53,7 @@ __device__ void output_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
   const int n0 = blockIdx.z * BN;
   constexpr int stateSteps = (K + BK - 1) / BK;
   const int steps = stateSteps + (chunk.L + BK - 1) / BK;
-  // With K and V multiples of 8 every workspace row is 16-byte aligned
-  // (the workspace is 256-byte aligned and ChunkTiles keeps each part a
-  // multiple of 16 bytes): no element-wise path is compiled in.
-  constexpr tile::Alignment align = K % 8 == 0 && V % 8 == 0
-                                        ? tile::Alignment::Aligned
-                                        : tile::Alignment::Checked;
+  constexpr tile::Alignment align = Tiles::kAlignment;
   auto issue = [&](int step, int stage) {
     if (step < stateSteps) {
       const int k0 = step * BK;

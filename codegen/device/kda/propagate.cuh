@@ -167,29 +167,27 @@ __device__ void load_state_rows(State &state, const float *from, int d0,
 }
 
 /// The accumulators' rows d0.. back out to a [K][V] fp32 state (`to` at
-/// the block's first column), pairs in one store; and, rounded, into
-/// `staged` (a [rows][16] tile feeding the tensor cores) when given.
-template <int K, int V, typename State, typename Staged>
-__device__ void store_state_rows(const State &state, float *to, int d0,
-                                 int width, const Staged *staged) {
-  using T = typename Staged::Element;
-  state.for_each_pair([&](int r, int c, float first, float second) {
-    const int d = d0 + r;
-    if (to && d < K && c < width)
-      tile::store_pair(to + (long long)d * V + c, first, second, c + 1 < width);
-    if (staged)
-      *reinterpret_cast<unsigned *>(&(*staged)(d, c)) =
-          tile::Mma16<T>::pack(first, second);
-  });
-}
-
-/// The same without the staged copy (a walk's last state).
+/// the block's first column), pairs in one store.
 template <int K, int V, typename State>
 __device__ void store_state_rows(const State &state, float *to, int d0,
                                  int width) {
-  store_state_rows<K, V>(
-      state, to, d0, width,
-      static_cast<const tile::SharedTile<__half, 16, 16> *>(nullptr));
+  state.for_each_pair([&](int r, int c, float first, float second) {
+    if (d0 + r < K && c < width)
+      tile::store_pair(to + (long long)(d0 + r) * V + c, first, second,
+                       c + 1 < width);
+  });
+}
+
+/// The accumulators' rows d0.., rounded, into `staged`: the [rows][16]
+/// tile that feeds them to the tensor cores.
+template <typename State, typename Staged>
+__device__ void stage_state_rows(const State &state, const Staged &staged,
+                                 int d0) {
+  using T = typename Staged::Element;
+  state.for_each_pair([&](int r, int c, float first, float second) {
+    *reinterpret_cast<unsigned *>(&staged(d0 + r, c)) =
+        tile::Mma16<T>::pack(first, second);
+  });
 }
 
 /// state(d, ·) *= decay(0, d0 + d): e^Γlast ⊙ S over the warp's rows.
@@ -220,10 +218,7 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
   constexpr int VB = kWalkColumns, WM = Shared::kStateRows / 4;
   constexpr int depth = (K + 15) / 16 * 16; // of W·S
   static_assert(C % 16 == 0 && C <= 64, "one 16-row block of U a warp");
-  // As in `output`: K and V multiples of 8 keep every row 16-byte aligned.
-  constexpr tile::Alignment align = K % 8 == 0 && V % 8 == 0
-                                        ? tile::Alignment::Aligned
-                                        : tile::Alignment::Checked;
+  constexpr tile::Alignment align = Tiles::kAlignment;
   RUDNN_DYNAMIC_SHARED(Shared, shared);
   const typename Shared::StateTile stateTile{shared->state};
   const typename Shared::UpdateTile updateTile{shared->updates};
@@ -258,7 +253,8 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
     float *boundary =
         p.boundaries + (long long)chunk * sequences * K * V + stateBase;
     typename Shared::Stage &from = shared->stages[stage];
-    store_state_rows<K, V>(state, boundary, d0, width, &stateTile);
+    store_state_rows<K, V>(state, boundary, d0, width);
+    stage_state_rows(state, stateTile, d0);
     __syncthreads();
     // U = U0 − W·S: rows beyond the chunk's tokens are zeros (W and U0 were
     // zero-filled there), as Kdᵀ·U needs.

@@ -48,6 +48,18 @@ template <typename T, int WM, int WN> struct WarpTile {
           acc[i][j][e] = 0.f;
   }
 
+  /// acc += factor · other.acc, element by element.
+  __device__ __forceinline__ void add_scaled(const WarpTile &other,
+                                             float factor) {
+#pragma unroll
+    for (int i = 0; i < WM / 16; ++i)
+#pragma unroll
+      for (int j = 0; j < WN / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          acc[i][j][e] += factor * other.acc[i][j][e];
+  }
+
   /// acc += A(m0.., k0..k0+15) · B(k0..k0+15, n0..), the tiles' origins.
   template <BLayout LayoutB, ALayout LayoutA = ALayout::MK, typename TileA,
             typename TileB>
