@@ -179,7 +179,7 @@ int main(int argc, char **argv) {
 
       // Forward (saving boundaries) + backward from them.
       const int64_t N = (s.T + C - 1) / C;
-      DeviceBuffer bounds(context, N * s.B * s.H * K * V * 4),
+      DeviceBuffer bounds(context, N * s.B * s.H * K * V * 2),
           dO = upload(context, in.v, DType::BF16),
           dq(context, s.B * s.T * s.H * K * 2),
           dk(context, s.B * s.T * s.H * K * 2),
@@ -188,7 +188,7 @@ int main(int argc, char **argv) {
           dbeta(context, s.B * s.T * s.H * 2),
           ds0(context, s.B * s.H * K * V * 4);
       KdaForwardOutputs saving = outputs;
-      saving.boundaries = view(bounds, DType::F32, {N, s.B, s.H, K, V});
+      saving.boundaries = view(bounds, DType::BF16, {N, s.B, s.H, K, V});
       KdaBackwardInputs backwardInputs{
           inputs, view(dO, DType::BF16, {s.B, s.T, s.H, V}), std::nullopt,
           saving.boundaries};

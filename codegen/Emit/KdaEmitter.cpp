@@ -28,14 +28,23 @@ const char *rudnn::codegen::stageName(KdaStage stage) {
   return "?";
 }
 
+namespace {
+/// Floats of `operands` elements of the input type, in whole 16-byte chunks.
+int64_t operandFloats(const KdaKernelSpec &spec, int64_t operands) {
+  return (operands * dtypeSize(spec.input) + 15) / 16 * 4;
+}
+} // namespace
+
 int64_t rudnn::codegen::kdaTileFloats(const KdaKernelSpec &spec) {
   const int64_t C = spec.chunk, K = spec.featureK, V = spec.featureV;
-  // kda::ChunkTiles: Γ, U0 and e^Γlast in fp32, the operands in the input
-  // type.
-  const int64_t fp32Floats = C * (K + V) + K;
-  const int64_t operands = C * (3 * K + V + 2 * C);
-  const int64_t operandBytes = operands * (spec.input == DType::F32 ? 4 : 2);
-  return fp32Floats + (operandBytes + 3) / 4;
+  // kda::ChunkTiles: e^Γlast in fp32; W, Kd, B and U in the input type.
+  return (K + 3) / 4 * 4 + operandFloats(spec, C * (2 * K + C + V));
+}
+
+int64_t rudnn::codegen::kdaBackwardTileFloats(const KdaKernelSpec &spec) {
+  const int64_t C = spec.chunk, K = spec.featureK, V = spec.featureV;
+  // kda::BackwardTiles: Γ in fp32; Qd, (I + A)⁻¹ and U0 in the input type.
+  return C * K + operandFloats(spec, C * (K + C + V));
 }
 
 int64_t rudnn::codegen::kdaGradientTileFloats(const KdaKernelSpec &spec) {
@@ -59,27 +68,30 @@ rudnn::codegen::kdaStageCost(const KdaKernelSpec &spec, KdaStage stage) {
   // boundary state and the backward's per-chunk gradients.
   const int64_t inputs = 2 * C * K * in + C * V * in + C * K * gate + C * beta;
   const int64_t rowsK = C * K * in, rowsV = C * V * in, square = C * C * in;
-  const int64_t gamma = 4 * C * K, u0 = 4 * C * V, last = 4 * K;
-  const int64_t state = 4 * K * V;
+  const int64_t gamma = 4 * C * K, last = 4 * K;
+  const int64_t state = 4 * K * V, boundary = K * V * in;
+  // What a backward's prepare keeps besides: Γ, Qd, (I + A)⁻¹, U0.
+  const int64_t backwardTiles =
+      spec.backwardTiles ? gamma + rowsK + square + rowsV : 0;
   switch (stage) {
-  case KdaStage::Prepare: // Γ, A, B, (I + A)⁻¹, W, U0, Qd, Kd
-    return {inputs + gamma + u0 + last + 3 * rowsK + 2 * square,
+  case KdaStage::Prepare: // Γ, A, B, (I + A)⁻¹, W, U0, Kd
+    return {inputs + last + 2 * rowsK + square + rowsV + backwardTiles,
             3 * C * C * K + C * C * V + C * C * C / 3, false};
   case KdaStage::Propagate: // U = U0 − W·S, S ← e^Γlast ⊙ S + Kdᵀ·U
-    return {2 * rowsK + u0 + last + state + rowsV, 4 * C * K * V, false};
-  case KdaStage::Output: // O = Qd·S + B·U
-    return {rowsK + square + 2 * rowsV + state, 2 * C * K * V + C * C * V,
-            false};
+    return {2 * rowsK + 2 * rowsV + last + boundary, 4 * C * K * V, false};
+  case KdaStage::Output: // O = (q ⊙ e^Γ)·S + B·U
+    return {rowsK + C * K * gate + square + 2 * rowsV + boundary,
+            2 * C * K * V + C * C * V, false};
   case KdaStage::Recurrent: // per token: q, k, v, g, β in, o out
     return {2 * K * in + 2 * V * in + K * gate + beta, 7 * K * V, true};
   case KdaStage::Restore: // U = U0 − W·S from a saved boundary
-    return {rowsK + u0 + state + rowsV, 2 * C * K * V, false};
+    return {rowsK + 2 * rowsV + boundary, 2 * C * K * V, false};
   case KdaStage::StateGradient: // dU, dS through Bᵀ, Kd, Qdᵀ, Wᵀ
     return {square + rowsV + 3 * rowsK + last + state + 4 * C * V,
             C * C * V + 6 * C * K * V, false};
   case KdaStage::Gradients: // every input gradient, chunk-parallel
-    return {inputs + rowsV + gamma + u0 + 3 * rowsK + 2 * square + rowsV +
-                2 * state + 4 * C * V + 2 * rowsK + rowsV + 4 * C * K +
+    return {inputs + rowsV + gamma + rowsV + 3 * rowsK + 2 * square + rowsV +
+                boundary + state + 4 * C * V + 2 * rowsK + rowsV + 4 * C * K +
                 C * beta,
             6 * C * C * K + 3 * C * C * V + 8 * C * K * V, false};
   }
@@ -102,7 +114,7 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
                     beta = cudaType(spec.beta);
   std::ostringstream layout;
   layout << spec.featureK << ", " << spec.featureV << ", " << spec.chunk;
-  bool backward = false;
+  bool backward = spec.backwardTiles;
   std::string names;
   for (KdaStage stage : stages) {
     backward |= isBackwardStage(stage);
@@ -149,6 +161,19 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
                               inputBytes)
                        << ");\n";
   if (backward)
+    builder.preamble() << "static_assert(rudnn::kda::BackwardTiles<"
+                       << layout.str() << ", " << in
+                       << ">::kFloats == " << kdaBackwardTileFloats(spec)
+                       << ");\n";
+  const bool outputs = stages.front() == KdaStage::Output;
+  if (outputs)
+    builder.preamble() << "static_assert(sizeof(rudnn::kda::OutputShared<"
+                       << spec.featureK << ", " << spec.chunk << ", " << in
+                       << ">) == "
+                       << mlir::rudnn::kdaOutputSharedBytes(
+                              spec.chunk, spec.featureK, inputBytes)
+                       << ");\n";
+  if (backward)
     builder.preamble() << "static_assert(rudnn::kda::GradientTiles<"
                        << layout.str()
                        << ">::kFloats == " << kdaGradientTileFloats(spec)
@@ -165,7 +190,7 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
   builder.pointer(values.initialState, "initial_state", "float", false);
   builder.pointer(values.output, "output", in, true);
   builder.pointer(values.finalState, "final_state", "float", true);
-  builder.pointer(values.boundaries, "boundaries", "float", true);
+  builder.pointer(values.boundaries, "boundaries", in, true);
   builder.pointer(values.workspace, "workspace", "float", true);
   auto sequenceStrides = [&](mlir::Value value, const std::string &tensor) {
     builder.strides(value, {tensor + "_b", tensor + "_t", tensor + "_h"});
@@ -227,6 +252,8 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
          << "  rudnn::kda::" << stageName(stage) << "<" << layout.str();
     if (walk)
       body << ", " << walkColumns(spec, stage);
+    if (stage == KdaStage::Prepare && spec.backwardTiles)
+      body << ", true";
     body << ">(" << (backward && !isBackwardStage(stage) ? "f" : "p") << ");\n";
   }
 
@@ -272,6 +299,9 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
   if (first == KdaStage::Prepare)
     launch.sharedBytes = mlir::rudnn::kdaPrepareSharedBytes(
         spec.chunk, spec.featureK, spec.featureV, dtypeSize(spec.input));
+  if (first == KdaStage::Output)
+    launch.sharedBytes = mlir::rudnn::kdaOutputSharedBytes(
+        spec.chunk, spec.featureK, dtypeSize(spec.input));
   launch.grid[2] = SizeRef{
       tiledOutput ? (spec.featureV + kKdaOutputColumns - 1) / kKdaOutputColumns
                   : 1,

@@ -36,10 +36,12 @@ namespace rudnn::codegen {
 using ::rudnn::DType;
 
 /// What shapes the generated code of a KDA forward and backward: the element
-/// types of q/k/v, g and beta (f32, f16 or bf16), K, V and the chunk.
+/// types of q/k/v, g and beta (f32, f16 or bf16), K, V and the chunk; and
+/// whether `prepare` keeps the backward's tiles too.
 struct KdaKernelSpec {
   DType input, gate, beta;
   int64_t featureK, featureV, chunk;
+  bool backwardTiles = false;
 };
 
 /// The kernels of a forward — the chunked plan's three stages and the
@@ -79,6 +81,10 @@ int64_t walkColumns(const KdaKernelSpec &spec, KdaStage stage);
 
 /// Floats of one chunk's tiles in the workspace (kda::ChunkTiles::kFloats).
 int64_t kdaTileFloats(const KdaKernelSpec &spec);
+
+/// Floats of what a backward keeps of one chunk besides
+/// (kda::BackwardTiles::kFloats).
+int64_t kdaBackwardTileFloats(const KdaKernelSpec &spec);
 
 /// Floats of one chunk's backward scratch (kda::GradientTiles::kFloats).
 int64_t kdaGradientTileFloats(const KdaKernelSpec &spec);

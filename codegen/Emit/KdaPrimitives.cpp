@@ -101,8 +101,10 @@ KdaValues prepareValues(ChunkSolveOp solve, ChunkDecayOp decay,
 }
 
 KdaKernelSpec prepareSpec(ChunkSolveOp solve, ChunkDecayOp decay) {
-  return specOf(solve.getK(), lastDim(solve.getV()), solve.getChunk(),
-                decay.getG(), solve.getBeta());
+  KdaKernelSpec spec = specOf(solve.getK(), lastDim(solve.getV()),
+                              solve.getChunk(), decay.getG(), solve.getBeta());
+  spec.backwardTiles = solve.getForBackward();
+  return spec;
 }
 
 template <typename Op, typename Model>
@@ -110,12 +112,11 @@ struct KdaPrimitive : public PrimitiveOpInterface::ExternalModel<Model, Op> {};
 
 struct DecayModel : KdaPrimitive<ChunkDecayOp, DecayModel> {
   StringRef getKernelGroup(Operation *) const { return "kda.prepare"; }
+  // The chunk tiles' memory, which the solve sizes: Γ stays in the prepare
+  // block's shared memory (a backward's solve keeps a copy there).
   ResultStorage getResultStorage(Operation *op, unsigned) const {
     auto decay = cast<ChunkDecayOp>(op);
-    return ResultStorage::own(
-        perChunk(4 * decay.getChunk() * lastDim(decay.getG()),
-                 decay.getChunk()),
-        "tiles");
+    return ResultStorage::own(perChunk(0, decay.getChunk()), "tiles");
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &) const {
     return op->emitOpError() << "cannot end a kernel: its chunk_solve does";
@@ -141,8 +142,14 @@ struct SolveModel : KdaPrimitive<ChunkSolveOp, SolveModel> {
     auto solve = cast<ChunkSolveOp>(op);
     KdaKernelSpec spec =
         specOf(solve.getK(), lastDim(solve.getV()), solve.getChunk());
+    // A backward's tiles follow every chunk's forward tiles.
+    const int64_t backwardBytes =
+        solve.getForBackward()
+            ? 4 * ::rudnn::codegen::kdaBackwardTileFloats(spec)
+            : 0;
     return ResultStorage::sharedWith(
-        solve.getGamma(), perChunk(tileBytes(spec), solve.getChunk()));
+        solve.getGamma(),
+        perChunk(tileBytes(spec) + backwardBytes, solve.getChunk()));
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto solve = cast<ChunkSolveOp>(op);
@@ -188,8 +195,10 @@ struct PropagateModel : KdaPrimitive<ChunkPropagateOp, PropagateModel> {
     if (index == 0)
       return ResultStorage::sharedWith(propagate.getW());
     if (index == 1)
-      return ResultStorage::own(perChunk(state, propagate.getChunk()),
-                                "boundaries");
+      return ResultStorage::own(
+          perChunk(int64_t(dtypeSize(dtype(propagate.getK()))) * state / 4,
+                   propagate.getChunk()),
+          "boundaries");
     return ResultStorage::own({state, {DimRef::of('B'), DimRef::of('H')}},
                               "final_state");
   }
@@ -223,14 +232,15 @@ struct OutputModel : KdaPrimitive<ChunkOutputOp, OutputModel> {
     auto output = cast<ChunkOutputOp>(op);
     KdaValues values;
     values.q = output.getQ();
+    values.g = output.getG();
     values.output = output.getOutput();
     values.boundaries = output.getBoundaries();
-    values.workspace = output.getGamma();
+    values.workspace = output.getPairwise(); // the chunk tiles' memory
     values.scale = output.getScaleAttr().getValueAsDouble();
-    return emitStages(
-        op, builder,
-        specOf(output.getQ(), lastDim(output.getU()), output.getChunk()),
-        {KdaStage::Output}, values);
+    return emitStages(op, builder,
+                      specOf(output.getQ(), lastDim(output.getU()),
+                             output.getChunk(), output.getG()),
+                      {KdaStage::Output}, values);
   }
 };
 
@@ -245,8 +255,10 @@ struct RecurrentModel : KdaPrimitive<KdaRecurrentOp, RecurrentModel> {
     if (index == 1)
       return ResultStorage::own({state, {DimRef::of('B'), DimRef::of('H')}},
                                 "final_state");
-    return ResultStorage::own(perChunk(state, recurrent.getChunk()),
-                              "boundaries");
+    return ResultStorage::own(
+        perChunk(int64_t(dtypeSize(dtype(recurrent.getQ()))) * state / 4,
+                 recurrent.getChunk()),
+        "boundaries");
   }
   std::optional<DimRef> getResultDim(Operation *op, unsigned index,
                                      unsigned dim) const {

@@ -84,8 +84,10 @@ const OperatorContract &rudnn::kdaContract() {
                                "o_t = Sᵀ(scale · q_t)"),
                         "v"),
                  finalState,
-                 state("boundaries", "NBHKV",
-                       "state before token c · chunk (with save_boundaries)")};
+                 sameAs(state("boundaries", "NBHKV",
+                              "state before token c · chunk (with "
+                              "save_boundaries), in q's type"),
+                        "q")};
     return c;
   }();
   return contract;
@@ -98,8 +100,9 @@ const OperatorContract &rudnn::kdaBackwardContract() {
     c.summary = "Kimi Delta Attention backward: the six input gradients";
     c.dims = kdaDims(true);
     c.operands = kdaInputs();
-    c.operands.push_back(
-        state("boundaries", "NBHKV", "the forward's saved boundary states"));
+    c.operands.push_back(sameAs(
+        state("boundaries", "NBHKV", "the forward's saved boundary states"),
+        "q"));
     c.operands.push_back(sameAs(tensor("d_output", "BTHV", ElementRule::Float,
                                        "gradient of the output"),
                                 "v"));

@@ -101,17 +101,20 @@ SmallVector<Value> decomposeChunked(KdaOp op, OpBuilder &builder) {
       loc, square, square, op.getQ(), op.getK(), op.getBeta(), gamma, chunk);
   auto solve = builder.create<ChunkSolveOp>(
       loc, keyTile, valueTile, pairwise.getStrict(), op.getK(), op.getV(),
-      op.getBeta(), gamma, chunk);
+      op.getBeta(), gamma, chunk, /*for_backward=*/UnitAttr());
+  // Boundaries in the input type: every use takes them as a tensor-core
+  // operand.
   auto boundariesType = RankedTensorType::get(
       {dims.chunks, dims.batch, dims.heads, dims.featureK, dims.featureV},
-      builder.getF32Type());
+      cast<RankedTensorType>(op.getQ().getType()).getElementType());
   auto propagate = builder.create<ChunkPropagateOp>(
       loc, valueTile, boundariesType, op.getFinalState().getType(),
       solve.getW(), solve.getU0(), op.getK(), gamma, op.getInitialState(),
       chunk);
   auto output = builder.create<ChunkOutputOp>(
-      loc, op.getOutput().getType(), op.getQ(), gamma, pairwise.getPairwise(),
-      propagate.getU(), propagate.getBoundaries(), chunk, op.getScaleAttr());
+      loc, op.getOutput().getType(), op.getQ(), op.getG(),
+      pairwise.getPairwise(), propagate.getU(), propagate.getBoundaries(),
+      chunk, op.getScaleAttr());
 
   SmallVector<Value> results = {output.getOutput(), propagate.getFinalState()};
   if (Value boundaries = op.getBoundaries()) {
@@ -158,6 +161,9 @@ void decomposeBackward(KdaBackwardOp op, OpBuilder &builder) {
   auto states = RankedTensorType::get(
       {dims.chunks, dims.batch, dims.heads, dims.featureK, dims.featureV},
       builder.getF32Type());
+  auto boundariesType = RankedTensorType::get(
+      {dims.chunks, dims.batch, dims.heads, dims.featureK, dims.featureV},
+      q.getElementType());
   auto state = RankedTensorType::get(
       {dims.batch, dims.heads, dims.featureK, dims.featureV},
       builder.getF32Type());
@@ -169,7 +175,7 @@ void decomposeBackward(KdaBackwardOp op, OpBuilder &builder) {
                                       op.getBeta(), gamma, chunkAttr);
   auto solve = builder.create<ChunkSolveOp>(
       loc, keyTile, valueTile, pairwise.getStrict(), op.getK(), op.getV(),
-      op.getBeta(), gamma, chunkAttr);
+      op.getBeta(), gamma, chunkAttr, builder.getUnitAttr());
   // Saved boundaries make the updates chunk-parallel; otherwise the walk
   // recomputes the boundaries too.
   Value u, boundaries = op.getBoundaries();
@@ -180,8 +186,8 @@ void decomposeBackward(KdaBackwardOp op, OpBuilder &builder) {
             .getU();
   } else {
     auto propagate = builder.create<ChunkPropagateOp>(
-        loc, valueTile, states, state, solve.getW(), solve.getU0(), op.getK(),
-        gamma, op.getInitialState(), chunkAttr);
+        loc, valueTile, boundariesType, state, solve.getW(), solve.getU0(),
+        op.getK(), gamma, op.getInitialState(), chunkAttr);
     u = propagate.getU();
     boundaries = propagate.getBoundaries();
   }

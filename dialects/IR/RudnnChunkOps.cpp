@@ -48,6 +48,13 @@ public:
     return checkSameElementType(op, name, value, refName, ref);
   }
 
+  /// Boundary states [N, B, H, K, V] in the input type of `ref`.
+  LogicalResult boundaries(Value value, StringRef refName, Value ref) {
+    if (failed(shapes.check("boundaries", value, "NBHKV")))
+      return failure();
+    return checkSameElementType(op, "boundaries", value, refName, ref);
+  }
+
   /// N = ceil(T / C) when both are known.
   LogicalResult finish() {
     std::optional<int64_t> count = shapes.lookup('N');
@@ -115,7 +122,7 @@ LogicalResult ChunkPropagateOp::verify() {
       (getInitialState() &&
        failed(rules.tile("initial_state", getInitialState(), "BHKV"))) ||
       failed(rules.tile("u", getU(), "BHNCV")) ||
-      failed(rules.tile("boundaries", getBoundaries(), "NBHKV")) ||
+      failed(rules.boundaries(getBoundaries(), "k", getK())) ||
       failed(rules.tile("final_state", getFinalState(), "BHKV")))
     return failure();
   return rules.finish();
@@ -125,7 +132,7 @@ LogicalResult ChunkRestoreOp::verify() {
   ChunkRules rules(*this, getChunk());
   if (failed(rules.start()) || failed(rules.tile("w", getW(), "BHNCK")) ||
       failed(rules.tile("u0", getU0(), "BHNCV")) ||
-      failed(rules.tile("boundaries", getBoundaries(), "NBHKV")) ||
+      failed(rules.sequence("boundaries", getBoundaries(), "NBHKV")) ||
       failed(rules.tile("u", getU(), "BHNCV")))
     return failure();
   return rules.finish();
@@ -138,10 +145,10 @@ LogicalResult ChunkOutputOp::verify() {
     return emitOpError() << "'scale' must be positive and finite, got "
                          << scale;
   if (failed(rules.start()) || failed(rules.sequence("q", getQ(), "BTHK")) ||
-      failed(rules.tile("gamma", getGamma(), "BHNCK")) ||
+      failed(rules.sequence("g", getG(), "BTHK")) ||
       failed(rules.tile("pairwise", getPairwise(), "BHNCC")) ||
       failed(rules.tile("u", getU(), "BHNCV")) ||
-      failed(rules.tile("boundaries", getBoundaries(), "NBHKV")) ||
+      failed(rules.boundaries(getBoundaries(), "q", getQ())) ||
       failed(rules.sequence("output", getOutput(), "BTHV")) ||
       failed(rules.sameType("output", getOutput(), "q", getQ())))
     return failure();
@@ -178,7 +185,7 @@ LogicalResult ChunkGradientsOp::verify() {
       failed(rules.tile("w", getW(), "BHNCK")) ||
       failed(rules.tile("u0", getU0(), "BHNCV")) ||
       failed(rules.tile("u", getU(), "BHNCV")) ||
-      failed(rules.tile("boundaries", getBoundaries(), "NBHKV")) ||
+      failed(rules.boundaries(getBoundaries(), "q", getQ())) ||
       failed(rules.sequence("d_output", getDOutput(), "BTHV")) ||
       failed(rules.tile("du", getDu(), "BHNCV")) ||
       failed(rules.tile("d_state_end", getDStateEnd(), "NBHKV")) ||

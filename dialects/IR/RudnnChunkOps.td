@@ -69,7 +69,9 @@ def Rudnn_ChunkSolveOp : Rudnn_ChunkOp<"chunk_solve"> {
     Solves `(I + strict) X = R` per chunk (as products by the inverse of the
     unit lower-triangular `I + strict`) for the right-hand sides `β ⊙ (k ⊙ e^Γ)` (giving `w`, [.., C, K]) and `β ⊙ v`
     (giving `u0`, [.., C, V]): the state-free parts of the chunk's updates,
-    `U = u0 − w S0` for the state S0 at the chunk start.
+    `U = u0 − w S0` for the state S0 at the chunk start. With `for_backward`
+    the chunk's Γ, decayed queries, inverse and `u0` stay for the backward's
+    kernels too (a backward decomposition sets it).
 
     ```mlir
     %w, %u0 = rudnn.chunk_solve %strict, %k, %v, %beta, %gamma chunk 64
@@ -80,10 +82,12 @@ def Rudnn_ChunkSolveOp : Rudnn_ChunkOp<"chunk_solve"> {
   }];
   let arguments = (ins AnyRankedTensor:$strict, AnyRankedTensor:$k,
                        AnyRankedTensor:$v, AnyRankedTensor:$beta,
-                       AnyRankedTensor:$gamma, I64Attr:$chunk);
+                       AnyRankedTensor:$gamma, I64Attr:$chunk,
+                       UnitAttr:$for_backward);
   let results = (outs AnyRankedTensor:$w, AnyRankedTensor:$u0);
   let assemblyFormat = [{
-    $strict `,` $k `,` $v `,` $beta `,` $gamma `chunk` $chunk attr-dict `:`
+    $strict `,` $k `,` $v `,` $beta `,` $gamma `chunk` $chunk
+    (`for_backward` $for_backward^)? attr-dict `:`
     type($strict) `,` type($k) `,` type($v) `,` type($beta) `,` type($gamma)
     `->` type($w) `,` type($u0)
   }];
@@ -146,23 +150,25 @@ def Rudnn_ChunkOutputOp : Rudnn_ChunkOp<"chunk_output"> {
   let summary = "Chunk output";
   let description = [{
     `o_i = scale (q_i ⊙ e^Γ_i)ᵀ S_c + scale Σ_{j ≤ i} pairwise[i, j] u_j` for
-    each token i of chunk c, with S_c its boundary state. Chunk-parallel.
+    each token i of chunk c, with S_c its boundary state and Γ the in-chunk
+    cumulative sum of `g`, which the output forms again rather than reading
+    it from the tiles. Chunk-parallel.
 
     ```mlir
-    %o = rudnn.chunk_output %q, %gamma, %pairwise, %u, %boundaries chunk 64
+    %o = rudnn.chunk_output %q, %g, %pairwise, %u, %boundaries chunk 64
         scale 1.250000e-01
-        : tensor<?x?x?x64xbf16>, tensor<?x?x?x64x64xf32>,
+        : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xf32>,
           tensor<?x?x?x64x64xf32>, tensor<?x?x?x64x64xf32>,
           tensor<?x?x?x64x64xf32> -> tensor<?x?x?x64xbf16>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$gamma,
+  let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$g,
                        AnyRankedTensor:$pairwise, AnyRankedTensor:$u,
                        AnyRankedTensor:$boundaries, I64Attr:$chunk,
                        F32Attr:$scale);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = [{
-    $q `,` $gamma `,` $pairwise `,` $u `,` $boundaries `chunk` $chunk
+    $q `,` $g `,` $pairwise `,` $u `,` $boundaries `chunk` $chunk
     `scale` $scale attr-dict `:` type(operands) `->` type($output)
   }];
 }

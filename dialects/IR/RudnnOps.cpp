@@ -77,7 +77,7 @@ void KdaOp::build(OpBuilder &builder, OperationState &state, Value q, Value k,
   Type boundariesType =
       saveBoundaries ? RankedTensorType::get({ShapedType::kDynamic, batch,
                                               heads, featureDimK, featureDimV},
-                                             f32)
+                                             queryType.getElementType())
                      : Type();
   build(builder, state, valueType, stateType, boundariesType, q, k, v, g, beta,
         initialState, /*chunk=*/nullptr, /*scale=*/nullptr, saveBoundaries);

@@ -40,7 +40,9 @@ def Rudnn_KdaOp : Rudnn_Op<"kda", [
 
     Results: `output` `[B, T, H, V]` in `v`'s element type, `final_state`
     `[B, H, K, V]` f32 and, with `save_boundaries`, `boundaries`
-    `[ceil(T / chunk), B, H, K, V]` f32: the state before token `c · chunk`.
+    `[ceil(T / chunk), B, H, K, V]` in `q`'s element type: the state before
+    token `c · chunk`, rounded as every product by it rounds it (a backward
+    given them takes them as tensor-core operands).
 
     Attributes: `scale` (default K^-0.5), `chunk` (16, 32 or 64; chosen
     by `rudnn-specialize` when absent), `save_boundaries`.

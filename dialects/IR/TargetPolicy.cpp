@@ -30,7 +30,7 @@ int64_t mlir::rudnn::kdaWalkSharedBytes(int64_t chunk, int64_t featureDimK) {
   const int64_t rows = (featureDimK + 63) / 64 * 64,
                 columns = kKdaWalkColumns16;
   const int64_t stage = 2 * sharedTileBytes(chunk, rows, 2) +
-                        sharedTileBytes(chunk, columns, 4) +
+                        sharedTileBytes(chunk, columns, 2) +
                         sharedTileBytes(1, rows, 4);
   return 2 * stage + sharedTileBytes(rows, columns, 2) +
          sharedTileBytes(chunk, columns, 2);
@@ -56,9 +56,15 @@ int64_t mlir::rudnn::kdaPrepareSharedBytes(int64_t chunk, int64_t featureDimK,
     return sharedTileBytes(chunk, (width + multiple - 1) / multiple * multiple,
                            inputBytes);
   };
-  // q's rows, then v's in their place; k's; β.
+  // q's rows, then v's in their place; k's; β; Γ.
   return std::max(rows(featureDimK), rows(featureDimV)) + rows(featureDimK) +
-         4 * ((chunk + 3) / 4 * 4);
+         4 * ((chunk + 3) / 4 * 4) + 4 * chunk * featureDimK;
+}
+
+int64_t mlir::rudnn::kdaOutputSharedBytes(int64_t chunk, int64_t featureDimK,
+                                          int64_t inputBytes) {
+  return sharedTileBytes(inputBytes == 2 ? 64 : chunk,
+                         (featureDimK + 31) / 32 * 32, inputBytes);
 }
 
 int64_t mlir::rudnn::kdaLargestBlockSharedBytes(int64_t chunk,
@@ -69,9 +75,14 @@ int64_t mlir::rudnn::kdaLargestBlockSharedBytes(int64_t chunk,
   const int64_t prepare =
       4 * (2 * chunk * chunk + 16 * chunk) +
       kdaPrepareSharedBytes(chunk, featureDimK, featureDimV, inputBytes);
+  // output: its static pipeline stages (16-bit) and its decayed queries.
+  const int64_t output =
+      (inputBytes == 2 ? 2 * (64 * 32 + 32 * 64) * inputBytes : 0) +
+      kdaOutputSharedBytes(chunk, featureDimK, inputBytes);
   return std::max({kdaChunkSharedBytes(chunk, featureDimK, featureDimV),
                    kdaWalkSharedBytes(chunk, featureDimK),
-                   kdaGradientWalkSharedBytes(chunk, featureDimK), prepare});
+                   kdaGradientWalkSharedBytes(chunk, featureDimK), prepare,
+                   output});
 }
 
 std::optional<int64_t> mlir::rudnn::chooseKdaChunk(int64_t featureDimK,

@@ -42,8 +42,8 @@ inline constexpr int64_t kKdaWalkColumns16 = 16;
 
 /// Dynamic shared memory, in bytes, of the 16-bit `propagate` at this chunk
 /// (sizeof(kda::WalkShared)): two stages of W and Kd ([chunk][K'] 16-bit,
-/// K' = K rounded up to 64), U0's 16 columns and e^Γlast in fp32, and the
-/// 16-bit state [K'][16] and updates [chunk][16].
+/// K' = K rounded up to 64), U0's 16 columns (16-bit) and e^Γlast (fp32),
+/// and the 16-bit state [K'][16] and updates [chunk][16].
 int64_t kdaWalkSharedBytes(int64_t chunk, int64_t featureDimK);
 
 /// Dynamic shared memory, in bytes, of the 16-bit `state_gradient` at this
@@ -56,9 +56,16 @@ int64_t kdaGradientWalkSharedBytes(int64_t chunk, int64_t featureDimK);
 /// (sizeof(kda::PrepareShared)): the chunk's rows of q, then v in their
 /// place, and of k, in the input type of `inputBytes`, each row padded to
 /// whole 16-byte chunks (16-bit rows to whole 16 columns; then to an odd
-/// count of chunks unless a power of two), and β.
+/// count of chunks unless a power of two), β, and Γ [chunk][K] in fp32.
 int64_t kdaPrepareSharedBytes(int64_t chunk, int64_t featureDimK,
                               int64_t featureDimV, int64_t inputBytes);
+
+/// Dynamic shared memory, in bytes, of `output` at this chunk
+/// (sizeof(kda::OutputShared)): the decayed queries in the input type, K
+/// rounded up to 32 columns, 64 rows for 16-bit inputs (the block's) and
+/// `chunk` rows for f32.
+int64_t kdaOutputSharedBytes(int64_t chunk, int64_t featureDimK,
+                             int64_t inputBytes);
 
 /// Static shared memory a CUDA block may declare (dynamic shared memory can
 /// go beyond it; the KDA kernels do not use any).

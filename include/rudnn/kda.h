@@ -19,11 +19,11 @@ struct KdaForwardInputs {
   std::optional<TensorView> initialState;
 };
 
-/// output [B, T, H, V] in v's dtype; optional final state [B, H, K, V] and
-/// boundaries [ceil(T / chunk), B, H, K, V] (the state before token
-/// c·chunk), both dense fp32. No output may overlap another or an input,
-/// except that the final state may be exactly the initial state's view
-/// (updated in place).
+/// output [B, T, H, V] in v's dtype; optional final state [B, H, K, V]
+/// (dense fp32) and boundaries [ceil(T / chunk), B, H, K, V] (the state
+/// before token c·chunk, dense, in q's dtype). No output may overlap another or
+/// an input, except that the final state may be exactly the initial state's
+/// view (updated in place).
 struct KdaForwardOutputs {
   TensorView output;
   std::optional<TensorView> finalState;
@@ -49,11 +49,11 @@ void kdaForward(Context &context, const KdaForwardInputs &inputs,
                 const KdaOptions &options = {}, Stream stream = nullptr);
 
 /// The forward's inputs; optionally the boundaries the forward saved
-/// ([ceil(T / chunk), B, H, K, V] dense fp32, which then skip recomputing
-/// the states: pass the forward's chunk); the gradient of the loss with
-/// respect to the output, d_output [B, T, H, V] in v's dtype and layout
-/// rules, and optionally with respect to the final state, d_final_state
-/// [B, H, K, V] dense fp32 (absent: zero).
+/// ([ceil(T / chunk), B, H, K, V] dense in q's dtype, which then skip
+/// recomputing the states: pass the forward's chunk); the gradient of the
+/// loss with respect to the output, d_output [B, T, H, V] in v's dtype and
+/// layout rules, and optionally with respect to the final state,
+/// d_final_state [B, H, K, V] dense fp32 (absent: zero).
 struct KdaBackwardInputs {
   KdaForwardInputs forward;
   TensorView dOutput;

@@ -62,7 +62,7 @@ struct CallTypes {
     keyGradient = tensor({dyn, dyn, dyn, K}, DType::F32);
     beta = tensor({dyn, dyn, dyn}, spec.beta);
     state = tensor({dyn, dyn, K, V}, DType::F32);
-    boundaries = tensor({dyn, dyn, dyn, K, V}, DType::F32);
+    boundaries = tensor({dyn, dyn, dyn, K, V}, spec.input);
   }
   mlir::Type q, v, g, keyGradient, beta, state, boundaries;
 };

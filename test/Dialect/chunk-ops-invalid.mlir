@@ -100,12 +100,12 @@ func.func @restore_boundaries(%w: tensor<?x?x?x16x8xf32>, %u0: tensor<?x?x?x16x4
 // -----
 
 // The output's scale is positive.
-func.func @output_scale(%q: tensor<?x?x?x8xf32>, %gamma: tensor<?x?x?x16x8xf32>,
+func.func @output_scale(%q: tensor<?x?x?x8xf32>, %g: tensor<?x?x?x8xf32>,
                         %p: tensor<?x?x?x16x16xf32>, %u: tensor<?x?x?x16x4xf32>,
                         %b: tensor<?x?x?x8x4xf32>) {
   // expected-error @+1 {{'scale' must be positive and finite, got 0}}
-  %o = rudnn.chunk_output %q, %gamma, %p, %u, %b chunk 16 scale 0.0
-      : tensor<?x?x?x8xf32>, tensor<?x?x?x16x8xf32>, tensor<?x?x?x16x16xf32>,
+  %o = rudnn.chunk_output %q, %g, %p, %u, %b chunk 16 scale 0.0
+      : tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>, tensor<?x?x?x16x16xf32>,
         tensor<?x?x?x16x4xf32>, tensor<?x?x?x8x4xf32> -> tensor<?x?x?x4xf32>
   return
 }
@@ -113,13 +113,28 @@ func.func @output_scale(%q: tensor<?x?x?x8xf32>, %gamma: tensor<?x?x?x16x8xf32>,
 // -----
 
 // The output has q's element type.
-func.func @output_dtype(%q: tensor<?x?x?x8xbf16>, %gamma: tensor<?x?x?x16x8xf32>,
+func.func @output_dtype(%q: tensor<?x?x?x8xbf16>, %g: tensor<?x?x?x8xf32>,
                         %p: tensor<?x?x?x16x16xf32>, %u: tensor<?x?x?x16x4xf32>,
-                        %b: tensor<?x?x?x8x4xf32>) {
+                        %b: tensor<?x?x?x8x4xbf16>) {
   // expected-error @+1 {{'output' element type must be 'bf16' as 'q', got 'f32'}}
-  %o = rudnn.chunk_output %q, %gamma, %p, %u, %b chunk 16 scale 0.5
-      : tensor<?x?x?x8xbf16>, tensor<?x?x?x16x8xf32>, tensor<?x?x?x16x16xf32>,
-        tensor<?x?x?x16x4xf32>, tensor<?x?x?x8x4xf32> -> tensor<?x?x?x4xf32>
+  %o = rudnn.chunk_output %q, %g, %p, %u, %b chunk 16 scale 0.5
+      : tensor<?x?x?x8xbf16>, tensor<?x?x?x8xf32>, tensor<?x?x?x16x16xf32>,
+        tensor<?x?x?x16x4xf32>, tensor<?x?x?x8x4xbf16> -> tensor<?x?x?x4xf32>
+  return
+}
+
+// -----
+
+// The output's boundaries have q's element type.
+func.func @output_boundaries_dtype(%q: tensor<?x?x?x8xbf16>,
+                                   %g: tensor<?x?x?x8xf32>,
+                                   %p: tensor<?x?x?x16x16xf32>,
+                                   %u: tensor<?x?x?x16x4xf32>,
+                                   %b: tensor<?x?x?x8x4xf32>) {
+  // expected-error @+1 {{'boundaries' element type must be 'bf16' as 'q', got 'f32'}}
+  %o = rudnn.chunk_output %q, %g, %p, %u, %b chunk 16 scale 0.5
+      : tensor<?x?x?x8xbf16>, tensor<?x?x?x8xf32>, tensor<?x?x?x16x16xf32>,
+        tensor<?x?x?x16x4xf32>, tensor<?x?x?x8x4xf32> -> tensor<?x?x?x4xbf16>
   return
 }
 

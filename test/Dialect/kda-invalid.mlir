@@ -300,9 +300,9 @@ func.func @boundaries_no_chunk(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>,
 
 // -----
 
-// The boundaries are fp32.
+// The boundaries have q's element type.
 func.func @boundaries_dtype(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
-  // expected-error @+1 {{'boundaries' element type must be f32, got 'f16'}}
+  // expected-error @+1 {{'boundaries' element type must be 'f32' as 'q', got 'f16'}}
   %o, %s, %b = rudnn.kda %q, %k, %v, %g, %beta chunk 16 save_boundaries
       : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>, tensor<1x2x3x4x5xf16>)
   return

@@ -20,22 +20,23 @@ func.func @kda_minimal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>,
 
 // -----
 
-// The forward with every operand and attribute, static shapes.
+// The forward with every operand and attribute, static shapes; the
+// boundaries in q's type.
 // CHECK-LABEL: func.func @kda_full
 // CHECK: %{{.*}}, %{{.*}}, %[[B:.*]] = rudnn.kda %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} initial_state %[[S0:[^ ]*]] chunk 32 scale 2.500000e-01 save_boundaries :
-// CHECK-SAME: tensor<3x2x4x16x8xf32>
+// CHECK-SAME: tensor<3x2x4x16x8xf16>
 // CHECK: return {{.*}}%[[B]]
 func.func @kda_full(%q: tensor<2x70x4x16xf16>, %k: tensor<2x70x4x16xf16>,
                     %v: tensor<2x70x4x8xf16>, %g: tensor<2x70x4x16xf32>,
                     %beta: tensor<2x70x4xf16>, %s0: tensor<2x4x16x8xf32>)
-    -> (tensor<2x70x4x8xf16>, tensor<2x4x16x8xf32>, tensor<3x2x4x16x8xf32>) {
+    -> (tensor<2x70x4x8xf16>, tensor<2x4x16x8xf32>, tensor<3x2x4x16x8xf16>) {
   %o, %s, %b = rudnn.kda %q, %k, %v, %g, %beta initial_state %s0 chunk 32
       scale 0.25 save_boundaries
       : (tensor<2x70x4x16xf16>, tensor<2x70x4x16xf16>, tensor<2x70x4x8xf16>,
          tensor<2x70x4x16xf32>, tensor<2x70x4xf16>, tensor<2x4x16x8xf32>)
-      -> (tensor<2x70x4x8xf16>, tensor<2x4x16x8xf32>, tensor<3x2x4x16x8xf32>)
+      -> (tensor<2x70x4x8xf16>, tensor<2x4x16x8xf32>, tensor<3x2x4x16x8xf16>)
   return %o, %s, %b
-      : tensor<2x70x4x8xf16>, tensor<2x4x16x8xf32>, tensor<3x2x4x16x8xf32>
+      : tensor<2x70x4x8xf16>, tensor<2x4x16x8xf32>, tensor<3x2x4x16x8xf16>
 }
 
 // -----
@@ -87,14 +88,14 @@ func.func @kda_backward_minimal(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf3
 func.func @kda_backward_full(%q: tensor<1x20x2x4xbf16>, %k: tensor<1x20x2x4xbf16>,
                              %v: tensor<1x20x2x4xbf16>, %g: tensor<1x20x2x4xf32>,
                              %beta: tensor<1x20x2xbf16>, %s0: tensor<1x2x4x4xf32>,
-                             %b: tensor<2x1x2x4x4xf32>, %do: tensor<1x20x2x4xbf16>,
+                             %b: tensor<2x1x2x4x4xbf16>, %do: tensor<1x20x2x4xbf16>,
                              %ds: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %dq, %dk, %dv, %dg, %dbeta, %ds0 = rudnn.kda_backward %q, %k, %v, %g, %beta
       initial_state %s0 boundaries %b d_output %do d_final_state %ds
       chunk 16 scale 0.5
       : (tensor<1x20x2x4xbf16>, tensor<1x20x2x4xbf16>, tensor<1x20x2x4xbf16>,
          tensor<1x20x2x4xf32>, tensor<1x20x2xbf16>, tensor<1x2x4x4xf32>,
-         tensor<2x1x2x4x4xf32>, tensor<1x20x2x4xbf16>, tensor<1x2x4x4xf32>)
+         tensor<2x1x2x4x4xbf16>, tensor<1x20x2x4xbf16>, tensor<1x2x4x4xf32>)
       -> (tensor<1x20x2x4xbf16>, tensor<1x20x2x4xbf16>, tensor<1x20x2x4xbf16>,
           tensor<1x20x2x4xf32>, tensor<1x20x2xbf16>, tensor<1x2x4x4xf32>)
   return %ds0 : tensor<1x2x4x4xf32>

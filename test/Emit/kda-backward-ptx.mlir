@@ -19,14 +19,14 @@
 // CHECK: .entry kda_bwd_gradients_bf16_bf16_bf16_k128_v128_c64(
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 func.func @main(%q: tensor<?x?x?x128xbf16>, %g: tensor<?x?x?x128xf32>,
-                %beta: tensor<?x?x?xbf16>, %b: tensor<?x?x?x128x128xf32>,
+                %beta: tensor<?x?x?xbf16>, %b: tensor<?x?x?x128x128xbf16>,
                 %do: tensor<?x?x?x128xbf16>)
     -> (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xf32>) {
   %dq, %dk, %dv, %dg, %db = rudnn.kda_backward %q, %q, %q, %g, %beta
       boundaries %b d_output %do chunk 64
       : (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>,
          tensor<?x?x?x128xbf16>, tensor<?x?x?x128xf32>, tensor<?x?x?xbf16>,
-         tensor<?x?x?x128x128xf32>, tensor<?x?x?x128xbf16>)
+         tensor<?x?x?x128x128xbf16>, tensor<?x?x?x128xbf16>)
       -> (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>,
           tensor<?x?x?x128xbf16>, tensor<?x?x?x128xf32>, tensor<?x?x?xbf16>)
   return %dq, %dg : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xf32>

@@ -22,9 +22,9 @@
 // CHECK: const rudnn::kda::ForwardParams<__nv_bfloat16, float, float> p = {
 // CHECK: rudnn::kda::prepare<128, 64, 64>(p);
 // CHECK: ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64
-// CHECK: static_assert(sizeof(rudnn::kda::WalkShared<128, 64, __nv_bfloat16>) == 80896);
+// CHECK: static_assert(sizeof(rudnn::kda::WalkShared<128, 64, __nv_bfloat16>) == 76800);
 // CHECK: rudnn::kda::propagate<128, 64, 64, 16>(p);
-// CHECK: ----- kernel kda_fwd_output_bf16_bf16_bf16_k128_v64_c64
+// CHECK: ----- kernel kda_fwd_output_bf16_f32_bf16_k128_v64_c64
 // CHECK: rudnn::kda::output<128, 64, 64>(p);
 // CHECK-NOT: ----- kernel
 func.func @chunked(%q: tensor<?x100x?x128xbf16>, %v: tensor<?x100x?x64xbf16>,

@@ -8,7 +8,7 @@
 // CHECK: .entry kda_fwd_recurrent_bf16_f32_bf16_k128_v128_c64(
 // CHECK: .entry kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64(
 // CHECK: .entry kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64(
-// CHECK: .entry kda_fwd_output_bf16_bf16_bf16_k128_v128_c64(
+// CHECK: .entry kda_fwd_output_bf16_f32_bf16_k128_v128_c64(
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // SM80: .target sm_80
 func.func @main(%q: tensor<?x?x?x128xbf16>, %g: tensor<?x?x?x128xf32>,

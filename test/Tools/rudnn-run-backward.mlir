@@ -21,7 +21,7 @@
 
 // --profile runs once more, timing each of the backward plan's launches.
 // RUN: rudnn-run %rudnn_src_root/examples/kda_backward.mlir --backend emulation --random 5 --dims B=1,T=20,H=1 --cache-dir "" --profile | FileCheck %s --check-prefix=PROFILE
-// PROFILE-DAG: profile kda_fwd_prepare_f32_f32_f32_k64_v64_c64: 1 launches, {{[0-9.]+}} ms
+// PROFILE-DAG: profile kda_bwd_prepare_f32_f32_f32_k64_v64_c64: 1 launches, {{[0-9.]+}} ms
 // PROFILE-DAG: profile kda_fwd_propagate_f32_f32_f32_k64_v64_c64: 1 launches, {{[0-9.]+}} ms
 // PROFILE-DAG: profile kda_bwd_state_gradient_f32_f32_f32_k64_v64_c64: 1 launches, {{[0-9.]+}} ms
 // PROFILE-DAG: profile kda_bwd_gradients_f32_f32_f32_k64_v64_c64: 1 launches, {{[0-9.]+}} ms

@@ -10,7 +10,7 @@
 // CHECK:      initial_state [B, H, K, V] f32, optional
 // CHECK-NEXT: results:
 // CHECK-NEXT: output [B, T, H, V] as 'v'
-// CHECK:      boundaries [N, B, H, K, V] f32, optional
+// CHECK:      boundaries [N, B, H, K, V] as 'q', optional
 
 // CHECK-LABEL: rudnn.kda_backward: Kimi Delta Attention backward
 // CHECK:      d_output [B, T, H, V] as 'v'

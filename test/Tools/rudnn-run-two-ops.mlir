@@ -21,11 +21,11 @@ func.func @main(%q: tensor<?x?x?x12xbf16>, %k: tensor<?x?x?x12xbf16>,
   %o, %s, %b = rudnn.kda %q, %k, %v, %g, %beta chunk 32 save_boundaries
       : (tensor<?x?x?x12xbf16>, tensor<?x?x?x12xbf16>, tensor<?x?x?x5xbf16>,
          tensor<?x?x?x12xf32>, tensor<?x?x?xbf16>)
-      -> (tensor<?x?x?x5xbf16>, tensor<?x?x12x5xf32>, tensor<?x?x?x12x5xf32>)
+      -> (tensor<?x?x?x5xbf16>, tensor<?x?x12x5xf32>, tensor<?x?x?x12x5xbf16>)
   %dq, %dk, %dv, %dg, %db = rudnn.kda_backward %q, %k, %v, %g, %beta
       boundaries %b d_output %d_output chunk 32
       : (tensor<?x?x?x12xbf16>, tensor<?x?x?x12xbf16>, tensor<?x?x?x5xbf16>,
-         tensor<?x?x?x12xf32>, tensor<?x?x?xbf16>, tensor<?x?x?x12x5xf32>,
+         tensor<?x?x?x12xf32>, tensor<?x?x?xbf16>, tensor<?x?x?x12x5xbf16>,
          tensor<?x?x?x5xbf16>)
       -> (tensor<?x?x?x12xbf16>, tensor<?x?x?x12xbf16>, tensor<?x?x?x5xbf16>,
           tensor<?x?x?x12xf32>, tensor<?x?x?xbf16>)

@@ -16,8 +16,8 @@
 // CHECK: %[[STRICT:.*]], %[[PAIRWISE:.*]] = rudnn.chunk_pairwise %[[Q]], %[[K]], %[[BETA]], %[[GAMMA]] chunk 64
 // CHECK: %[[W:.*]], %[[U0:.*]] = rudnn.chunk_solve %[[STRICT]], %[[K]], %[[V]], %[[BETA]], %[[GAMMA]] chunk 64
 // CHECK: %[[U:.*]], %[[BOUNDS:.*]], %[[FINAL:.*]] = rudnn.chunk_propagate %[[W]], %[[U0]], %[[K]], %[[GAMMA]] initial_state %[[S0]] chunk 64
-// CHECK-SAME: -> tensor<?x?x?x64x32xf32>, tensor<?x?x?x64x32xf32>, tensor<?x?x64x32xf32>
-// CHECK: %[[O:.*]] = rudnn.chunk_output %[[Q]], %[[GAMMA]], %[[PAIRWISE]], %[[U]], %[[BOUNDS]] chunk 64 scale 1.250000e-01
+// CHECK-SAME: -> tensor<?x?x?x64x32xf32>, tensor<?x?x?x64x32xbf16>, tensor<?x?x64x32xf32>
+// CHECK: %[[O:.*]] = rudnn.chunk_output %[[Q]], %[[G]], %[[PAIRWISE]], %[[U]], %[[BOUNDS]] chunk 64 scale 1.250000e-01
 // CHECK-SAME: -> tensor<?x?x?x32xbf16>
 // CHECK-NEXT: rudnn.yield %[[O]], %[[FINAL]]
 // CHECK-NOT: rudnn.kda {{.*}}:

@@ -10,7 +10,7 @@
 // scratch follows the tiles in the workspace.
 // DECOMPOSE-LABEL: func.func @saved
 // DECOMPOSE-SAME: %[[BOUNDS:[^:]*]]: tensor<?x?x?x16x8xf32>
-// DECOMPOSE: %[[W:.*]], %[[U0:.*]] = rudnn.chunk_solve
+// DECOMPOSE: %[[W:.*]], %[[U0:.*]] = rudnn.chunk_solve {{.*}} chunk 32 for_backward :
 // DECOMPOSE-NOT: rudnn.chunk_propagate
 // DECOMPOSE: %[[U:.*]] = rudnn.chunk_restore %[[W]], %[[U0]], %[[BOUNDS]] chunk 32
 // DECOMPOSE: rudnn.chunk_gradients {{.*}}, %[[U0]], %[[U]], %[[BOUNDS]],
@@ -29,7 +29,7 @@
 // CHECK: rudnn.kernel @kda_bwd_state_gradient_f32_f32_f32_k16_v8_c32
 // CHECK: rudnn.kernel @kda_bwd_gradients_f32_f32_f32_k16_v8_c32
 // CUDA: __global__ void kda_bwd_prepare_restore_f32_f32_f32_k16_v8_c32(
-// CUDA: rudnn::kda::prepare<16, 8, 32>(f);
+// CUDA: rudnn::kda::prepare<16, 8, 32, true>(f);
 // CUDA-NEXT: __syncthreads();
 // CUDA-NEXT: rudnn::kda::restore<16, 8, 32>(p);
 func.func @saved(%q: tensor<?x?x?x16xf32>, %v: tensor<?x?x?x8xf32>,

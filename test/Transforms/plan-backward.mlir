@@ -2,8 +2,9 @@
 // RUN: rudnn-opt %s -rudnn-specialize -rudnn-decompose -rudnn-plan | rudnn-opt | FileCheck %s
 // RUN: rudnn-opt %s -rudnn-specialize -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-to-cuda | FileCheck %s --check-prefix=CUDA
 
-// The backward plan reruns the forward's prepare and propagate (no output,
-// no final state), then walks the chunks in reverse for the state gradient
+// The backward plan reruns the forward's prepare (keeping what the backward
+// reads besides: a backward kernel) and propagate (no output, no final
+// state), then walks the chunks in reverse for the state gradient
 // and takes the input gradients chunk by chunk; its scratch follows the
 // tiles and boundaries in the workspace.
 // CHECK-LABEL: rudnn.plan @backward params ["N", "B", "H", "T", "q_stride0"
@@ -17,7 +18,7 @@
 // CHECK: rudnn.buffer @tiles "workspace"
 // CHECK-NEXT: rudnn.buffer @boundaries "workspace"
 // CHECK-NEXT: rudnn.buffer @scratch "workspace"
-// CHECK: rudnn.kernel @[[PREP:kda_fwd_prepare_f32_f32_f32_k16_v8_c64]] threads 128
+// CHECK: rudnn.kernel @[[PREP:kda_bwd_prepare_f32_f32_f32_k16_v8_c64]] threads 128
 // CHECK: rudnn.launch @[[PREP]]
 // CHECK-SAME: args [@q, @q, @v, @q, @beta, 0, 0, 0, 0, @tiles
 // CHECK: rudnn.kernel @[[PROP:kda_fwd_propagate_f32_f32_f32_k16_v8_c64]] threads 128
@@ -30,7 +31,8 @@
 // CHECK: rudnn.launch @[[GRAD]]
 // CHECK-SAME: @d_output, 0, @dq, @dk, @dv, @dg, @dbeta, 0, @scratch
 // CHECK-NOT: func.func
-// CUDA: __global__ void kda_fwd_prepare_f32_f32_f32_k16_v8_c64(
+// CUDA: __global__ void kda_bwd_prepare_f32_f32_f32_k16_v8_c64(
+// CUDA: rudnn::kda::prepare<16, 8, 64, true>(f);
 // CUDA: __global__ void kda_fwd_propagate_f32_f32_f32_k16_v8_c64(
 // CUDA: __global__ void kda_bwd_state_gradient_f32_f32_f32_k16_v8_c64(
 // CUDA: rudnn::kda::state_gradient<16, 8, 64, 32>(p);

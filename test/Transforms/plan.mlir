@@ -5,9 +5,9 @@
 // A dynamic length: the decode kernel for T = 1 and the chunked kernels for
 // T >= 2 in one plan, each guarded by its case of the rudnn.dim_switch;
 // boundaries not returned live in the workspace after the chunk tiles (bf16,
-// K = 128, V = 64, chunk 64: Γ, U0 and e^Γlast in fp32, 4·(64·(128 + 64) +
-// 128) bytes, and the operand tiles in bf16, 2·64·(3·128 + 64 + 2·64) bytes:
-// 123392 bytes per chunk and sequence). Every parameter is read from a bound
+// K = 128, V = 64, chunk 64: e^Γlast in fp32, 4·128 bytes, and W, Kd, B and
+// U in bf16, 2·64·(2·128 + 64 + 64) bytes: 49664 bytes per chunk and
+// sequence; the boundary states in bf16 too, 2·128·64 bytes). Every parameter is read from a bound
 // view: B, H, T from q's shape (the function's first tensor laid out with
 // them), N = ceil(T / 64), then the strides. Each kernel is an isolated
 // region holding its primitives; one argument passed as q and k is one
@@ -21,8 +21,8 @@
 // CHECK-NOT: rudnn.buffer @initial_state
 // CHECK: rudnn.buffer @output "out"
 // CHECK: rudnn.buffer @final_state "out"
-// CHECK: rudnn.buffer @tiles "workspace" bytes <constant = 123392, params = ["N", "B", "H"], divisor = 1>
-// CHECK: rudnn.buffer @boundaries "workspace" bytes <constant = 32768, params = ["N", "B", "H"], divisor = 1>
+// CHECK: rudnn.buffer @tiles "workspace" bytes <constant = 49664, params = ["N", "B", "H"], divisor = 1>
+// CHECK: rudnn.buffer @boundaries "workspace" bytes <constant = 16384, params = ["N", "B", "H"], divisor = 1>
 // CHECK-NOT: offset
 // CHECK: rudnn.kernel @[[REC:kda_fwd_recurrent_bf16_f32_f32_k128_v64_c64]] threads 32 {{.*}}{
 // CHECK-NEXT: ^bb0(%[[RQ:.*]]: tensor<?x?x?x128xbf16>, %[[RV:.*]]: tensor<?x?x?x64xbf16>, %[[RG:.*]]: tensor<?x?x?x128xf32>, %[[RB:.*]]: tensor<?x?x?xf32>):
@@ -40,15 +40,15 @@
 // CHECK: rudnn.launch @[[PREP]] grid [#rudnn.size<constant = 1, params = ["N"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
 // CHECK-SAME: args [@q, @q, @v, @g, @beta, 0, 0, 0, 0, @tiles,
 // CHECK-SAME: guard = "T", guard_max = 9223372036854775807 : i64, guard_min = 2 : i64
-// The walk's cost model per chunk of a head: W and Kd (2·64·128·2), U0's
-// and e^Γlast's fp32 (4·64·64 + 4·128), the boundary (4·128·64) and U
-// (64·64·2) bytes; W·S and Kdᵀ·U, 4·64·128·64 flops.
-// CHECK: rudnn.kernel @kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64 threads 128 shared_bytes 80896
-// CHECK-SAME: memory_bytes <constant = 90624, params = ["N", "B", "H"], divisor = 1>
+// The walk's cost model per chunk of a head: W and Kd (2·64·128·2), U0 and
+// U (2·64·64·2), e^Γlast (4·128) and the bf16 boundary (2·128·64) bytes;
+// W·S and Kdᵀ·U, 4·64·128·64 flops.
+// CHECK: rudnn.kernel @kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64 threads 128 shared_bytes 76800
+// CHECK-SAME: memory_bytes <constant = 66048, params = ["N", "B", "H"], divisor = 1>
 // CHECK-SAME: flops <constant = 2097152, params = ["N", "B", "H"], divisor = 1> {
 // CHECK: rudnn.launch @kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64
 // CHECK-SAME: args [0, @q, 0, 0, 0, 0, 0, @final_state, @boundaries, @tiles,
-// CHECK: rudnn.kernel @kda_fwd_output_bf16_bf16_bf16_k128_v64_c64 threads 128
+// CHECK: rudnn.kernel @kda_fwd_output_bf16_f32_bf16_k128_v64_c64 threads 128
 // CHECK-NOT: func.func
 func.func @chunked(%q: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x64xbf16>,
                    %g: tensor<?x?x?x128xf32>, %beta: tensor<?x?x?xf32>)
@@ -119,14 +119,14 @@ func.func @in_place(%q: tensor<1x40x2x16xf32>, %beta: tensor<1x40x2xf32>,
 // CHECK-NEXT: rudnn.buffer @boundaries_1 "workspace"
 // CHECK-NOT: rudnn.buffer
 // CHECK: rudnn.launch @[[OUT:kda_fwd_output_f32_f32_f32_k16_v16_c16]]
-// CHECK-SAME: args [@q, 0, 0, 0, 0, 0, @[[MID]], 0, @boundaries, @tiles
+// CHECK-SAME: args [@q, 0, 0, @g, 0, 0, @[[MID]], 0, @boundaries, @tiles
 // CHECK: rudnn.launch @kda_fwd_recurrent_f32_f32_f32_k16_v16_c16
 // CHECK-SAME: args [@q, @q, @[[MID]], @g, @beta, 0, @output,
 // CHECK-SAME: #rudnn.param<name = "output_1_stride0", bits = 64>
 // CHECK: rudnn.launch @kda_fwd_prepare_f32_f32_f32_k16_v16_c16
 // CHECK-SAME: args [@q, @q, @[[MID]], @g, @beta, 0, 0, 0, 0, @tiles_1
 // CHECK: rudnn.launch @[[OUT]]
-// CHECK-SAME: args [@q, 0, 0, 0, 0, 0, @output, 0, @boundaries_1, @tiles_1
+// CHECK-SAME: args [@q, 0, 0, @g, 0, 0, @output, 0, @boundaries_1, @tiles_1
 // CHECK-NOT: rudnn.kernel
 // CUDA: ----- kernel kda_fwd_recurrent_f32_f32_f32_k16_v16_c16
 // CUDA: ----- kernel kda_fwd_prepare_f32_f32_f32_k16_v16_c16

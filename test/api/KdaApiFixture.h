@@ -98,12 +98,12 @@ protected:
   }
 
   DeviceTensor dense(const std::vector<double> &data,
-                     std::vector<int64_t> shape) {
-    std::vector<unsigned char> bytes(data.size() * 4);
+                     std::vector<int64_t> shape, DType dtype = DType::F32) {
+    std::vector<unsigned char> bytes(data.size() * dtypeSize(dtype));
     for (size_t i = 0; i < data.size(); ++i)
-      store(bytes.data(), i, static_cast<float>(data[i]), DType::F32);
-    DeviceTensor tensor = upload(bytes, DType::F32);
-    tensor.view = TensorView::contiguous(tensor.view.data, DType::F32, shape);
+      store(bytes.data(), i, static_cast<float>(data[i]), dtype);
+    DeviceTensor tensor = upload(bytes, dtype);
+    tensor.view = TensorView::contiguous(tensor.view.data, dtype, shape);
     return tensor;
   }
 

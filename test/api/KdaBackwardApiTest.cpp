@@ -97,8 +97,8 @@ TEST_P(KdaBackwardNumerics, MatchesFloat64Gradients) {
   DeviceTensor boundaries;
   if (c.savedBoundaries) {
     const int64_t N = (T + c.chunk - 1) / c.chunk;
-    boundaries =
-        dense(std::vector<double>(N * B * H * K * V, NAN), {N, B, H, K, V});
+    boundaries = dense(std::vector<double>(N * B * H * K * V, NAN),
+                       {N, B, H, K, V}, c.dtype);
     DeviceTensor output = unset(V, c.dtype);
     KdaForwardOutputs forward{output.view, {}, boundaries.view};
     kdaForward(*context, inputs.forward, forward, options);

@@ -78,8 +78,9 @@ TEST_P(KdaForwardNumerics, MatchesFloat64Reference) {
     initial = dense(in.initialState, {B, H, K, V});
   DeviceTensor finalState =
       dense(std::vector<double>(B * H * K * V, NAN), {B, H, K, V});
-  DeviceTensor boundaries =
-      dense(std::vector<double>(N * B * H * K * V, NAN), {N, B, H, K, V});
+  // Boundaries are in the input type.
+  DeviceTensor boundaries = dense(std::vector<double>(N * B * H * K * V, NAN),
+                                  {N, B, H, K, V}, c.dtype);
 
   KdaForwardInputs inputs{q.view, k.view, v.view, g.view, beta.view, {}};
   if (c.initialState)
@@ -391,6 +392,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCall{"half initial state", "'initial_state' must be f32",
                 [](SmallCall &c, KdaOptions &) {
                   c.inputs.initialState->dtype = DType::F16;
+                }},
+        BadCall{"boundaries in another type than q",
+                "'boundaries' must be f32, got bf16",
+                [](SmallCall &c, KdaOptions &) {
+                  c.outputs.boundaries->dtype = DType::BF16;
                 }},
         BadCall{"boundaries of another chunk count",
                 "'boundaries' must have shape [1, 2, 3, 8, 4]",

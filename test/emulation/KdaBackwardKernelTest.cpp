@@ -72,7 +72,11 @@ TEST_P(KdaBackwardKernelTest, MatchesFloat64Gradients) {
   auto ptr = [](DevicePtr p) { return reinterpret_cast<float *>(p); };
   const codegen::KdaKernelSpec spec{
       codegen::DType::F32, codegen::DType::F32, codegen::DType::F32, K, V, C};
-  const long long tiles = codegen::kdaTileFloats(spec),
+  // The backward's prepare keeps its own tiles after the forward's.
+  codegen::KdaKernelSpec prepareSpec = spec;
+  prepareSpec.backwardTiles = true;
+  const long long tiles = codegen::kdaTileFloats(spec) +
+                          codegen::kdaBackwardTileFloats(spec),
                   grads = codegen::kdaGradientTileFloats(spec);
   Strides sk{(long long)T * H * K, H * K, K},
       sv{(long long)T * H * V, H * V, V}, sb{(long long)T * H, H, 1};
@@ -120,8 +124,8 @@ TEST_P(KdaBackwardKernelTest, MatchesFloat64Gradients) {
               sb};
 
   // The emitted kernels, called with their flat argument lists.
-  auto kernel = [&](codegen::KdaStage stage) {
-    auto emitted = codegen::emitKdaKernel(spec, stage);
+  auto kernel = [&](codegen::KdaStage stage, const codegen::KdaKernelSpec &of) {
+    auto emitted = codegen::emitKdaKernel(of, stage);
     return build(emitted.entry, emitted.source);
   };
   auto pushStrides = [](ArgPack &args, const Strides &s) {
@@ -148,14 +152,14 @@ TEST_P(KdaBackwardKernelTest, MatchesFloat64Gradients) {
     pushStrides(backwardArgs, *s);
 
   const unsigned vBlocks = (V + VB - 1) / VB;
-  launch(*kernel(codegen::KdaStage::Prepare),
-         {unsigned(N), unsigned(sequences)}, {128}, forwardArgs,
+  launch(*kernel(codegen::KdaStage::Prepare, prepareSpec),
+         {unsigned(N), unsigned(sequences)}, {128}, backwardArgs,
          uint32_t(mlir::rudnn::kdaPrepareSharedBytes(C, K, V, sizeof(float))));
-  launch(*kernel(codegen::KdaStage::Propagate), {unsigned(sequences), vBlocks},
-         {128}, forwardArgs);
-  launch(*kernel(codegen::KdaStage::StateGradient),
+  launch(*kernel(codegen::KdaStage::Propagate, spec),
+         {unsigned(sequences), vBlocks}, {128}, forwardArgs);
+  launch(*kernel(codegen::KdaStage::StateGradient, spec),
          {unsigned(sequences), vBlocks}, {128}, backwardArgs);
-  launch(*kernel(codegen::KdaStage::Gradients),
+  launch(*kernel(codegen::KdaStage::Gradients, spec),
          {unsigned(N), unsigned(sequences)}, {128}, backwardArgs);
 
   auto read = [&](DevicePtr p, size_t n) {

@@ -41,7 +41,9 @@ TEST_F(KdaOpTest, BuilderDerivesResultTypes) {
             RankedTensorType::get({2, 3, 16, 8}, builder.getF32Type()));
   ASSERT_TRUE(op.getBoundaries());
   EXPECT_EQ(op.getBoundaries().getType(),
-            RankedTensorType::get({kDyn, 2, 3, 16, 8}, builder.getF32Type()));
+            RankedTensorType::get(
+                {kDyn, 2, 3, 16, 8},
+                cast<RankedTensorType>(q.getType()).getElementType()));
   EXPECT_FALSE(op.getChunk());
   EXPECT_FALSE(op.getScaleAttr());
 }
@@ -76,8 +78,7 @@ TEST_F(KdaOpTest, ChunkAndScaleAreChecked) {
   EXPECT_EQ(verify(op), "");
 
   op.setChunkAttr(builder.getI64IntegerAttr(100));
-  EXPECT_THAT(verify(op),
-              HasSubstr("'chunk' must be 16, 32 or 64, got 100"));
+  EXPECT_THAT(verify(op), HasSubstr("'chunk' must be 16, 32 or 64, got 100"));
 
   op.setChunkAttr(builder.getI64IntegerAttr(128));
   EXPECT_THAT(verify(op), HasSubstr("'chunk' must be 16, 32 or 64, got 128"));
@@ -92,8 +93,7 @@ TEST_F(KdaOpTest, FeatureDimsAreBounded) {
   Value wideG = tensor({2, kDyn, 3, 512}, builder.getF32Type());
   KdaOp op = builder.create<KdaOp>(builder.getUnknownLoc(), wideQ, wideQ, v,
                                    wideG, beta);
-  EXPECT_THAT(verify(op),
-              HasSubstr("feature dim K is 512, expected 1 to 256"));
+  EXPECT_THAT(verify(op), HasSubstr("feature dim K is 512, expected 1 to 256"));
   for (int64_t chunk : kKdaChunkSizes)
     EXPECT_TRUE(isValidKdaChunk(chunk));
   EXPECT_FALSE(isValidKdaChunk(0));

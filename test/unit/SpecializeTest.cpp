@@ -25,36 +25,50 @@ TEST(KdaChunkPolicy, SharedBytesAreTheLargestKernelBlock) {
 
 TEST(KdaChunkPolicy, WalkSharedBytesFollowTheTileLayout) {
   // K = 128, chunk 64, bf16: W and Kd 64 x 128 (16 KiB each), U0's 64 x 16
-  // fp32 columns (4 KiB), e^Γlast (512 B), twice; the state 128 x 16 and
+  // bf16 columns (2 KiB), e^Γlast (512 B), twice; the state 128 x 16 and
   // the updates 64 x 16 in bf16.
   EXPECT_EQ(kdaWalkSharedBytes(64, 128),
-            2 * (2 * 16384 + 4096 + 512) + 4096 + 2048);
+            2 * (2 * 16384 + 2048 + 512) + 4096 + 2048);
   // K = 100 rounds up to 128 rows; K = 192 pads its 24 chunks a row to 25.
   EXPECT_EQ(kdaWalkSharedBytes(64, 100), kdaWalkSharedBytes(64, 128));
   EXPECT_EQ(kdaWalkSharedBytes(16, 192),
-            2 * (2 * 16 * 25 * 16 + 16 * 64 + 49 * 16) + 192 * 32 + 16 * 32);
+            2 * (2 * 16 * 25 * 16 + 16 * 32 + 49 * 16) + 192 * 32 + 16 * 32);
 }
 
 TEST(KdaChunkPolicy, PrepareSharedBytesFollowTheTileLayout) {
   // q (then v) and k rows of 128 bf16 (16 chunks of 16 bytes) for 64
-  // tokens, and 64 β; f32 rows are twice as wide.
-  EXPECT_EQ(kdaPrepareSharedBytes(64, 128, 128, 2), 2 * 64 * 256 + 256);
-  EXPECT_EQ(kdaPrepareSharedBytes(64, 128, 128, 4), 2 * 64 * 512 + 256);
+  // tokens, 64 β and Γ 64 x 128 in fp32; f32 rows are twice as wide.
+  EXPECT_EQ(kdaPrepareSharedBytes(64, 128, 128, 2),
+            2 * 64 * 256 + 256 + 4 * 64 * 128);
+  EXPECT_EQ(kdaPrepareSharedBytes(64, 128, 128, 4),
+            2 * 64 * 512 + 256 + 4 * 64 * 128);
   // 16-bit widths round up to 16 columns, then to an odd count of chunks
   // unless a power of two: K = 60 is 8 chunks of bf16 (swizzled), V = 40
   // six, padded to seven; the wider of q and v sets their shared rows.
-  EXPECT_EQ(kdaPrepareSharedBytes(16, 60, 40, 2), 2 * 16 * 8 * 16 + 64);
+  EXPECT_EQ(kdaPrepareSharedBytes(16, 60, 40, 2),
+            2 * 16 * 8 * 16 + 64 + 4 * 16 * 60);
   EXPECT_EQ(kdaPrepareSharedBytes(16, 40, 60, 2),
-            16 * 8 * 16 + 16 * 7 * 16 + 64);
+            16 * 8 * 16 + 16 * 7 * 16 + 64 + 4 * 16 * 40);
   // f32 rows round to 4 columns: V = 20 is five chunks (odd).
-  EXPECT_EQ(kdaPrepareSharedBytes(16, 20, 20, 4), 2 * 16 * 5 * 16 + 64);
+  EXPECT_EQ(kdaPrepareSharedBytes(16, 20, 20, 4),
+            2 * 16 * 5 * 16 + 64 + 4 * 16 * 20);
+}
+
+TEST(KdaChunkPolicy, OutputSharedBytesFollowTheTileLayout) {
+  // The decayed queries: 16-bit, the block's 64 rows of K = 100 rounded to
+  // 128 columns (16 chunks, swizzled); f32, the chunk's rows, K = 40 to 64
+  // columns.
+  EXPECT_EQ(kdaOutputSharedBytes(32, 100, 2), 64 * 16 * 16);
+  EXPECT_EQ(kdaOutputSharedBytes(32, 40, 4), 32 * 16 * 16);
 }
 
 TEST(KdaChunkPolicy, ChoosesTheLargestChunkThatFits) {
   const int64_t h200 = DefaultTarget::kSmemPerBlock;
   EXPECT_EQ(chooseKdaChunk(64, 64, h200, 2), 64);
   EXPECT_EQ(chooseKdaChunk(256, 256, h200, 2), 64);
-  EXPECT_EQ(chooseKdaChunk(256, 256, h200, 4), 64);
+  // f32 at K = 256: prepare's rows of q and k and its Γ (64 KiB each) with
+  // its static arrays pass 227 KiB at chunk 64.
+  EXPECT_EQ(chooseKdaChunk(256, 256, h200, 4), 32);
   // The 16-bit walks' two stages of 256-wide operands (the reverse walk's
   // Kd, Qd and W: 224 KiB at chunk 64) decide below that.
   EXPECT_EQ(chooseKdaChunk(256, 256, 100 * 1024, 4), 16);
@@ -63,7 +77,9 @@ TEST(KdaChunkPolicy, ChoosesTheLargestChunkThatFits) {
   EXPECT_EQ(chooseKdaChunk(128, 128, 64 * 1024, 2), 32);
   EXPECT_EQ(chooseKdaChunk(128, 128, 40000, 2), 16);
   EXPECT_EQ(chooseKdaChunk(64, 64, 40000, 2), 32);
-  EXPECT_EQ(chooseKdaChunk(64, 64, 20000, 2), 16);
+  // The output's pipeline stages and decayed queries (24 KiB) at chunk 16.
+  EXPECT_EQ(chooseKdaChunk(64, 64, 24 * 1024, 2), 16);
+  EXPECT_EQ(chooseKdaChunk(64, 64, 20000, 2), std::nullopt);
   EXPECT_EQ(chooseKdaChunk(256, 256, 16 * 1024, 2), std::nullopt);
 }
 

@@ -2,7 +2,8 @@
 //
 // Follows lib/reference/KdaChunked.cpp step by step (that file derives it).
 // The forward's `prepare` and `propagate` run first and leave their tiles
-// (Γ, W, U0, U, Qd, Kd, e^Γlast, pairwise, (I + A)⁻¹) and the boundary states
+// (W, U, Kd, e^Γlast, pairwise; and for the backward Γ, Qd, (I + A)⁻¹ and
+// U0 in BackwardTiles) and the boundary states
 // (or, the boundaries saved by the forward, `restore` forms U from them); then
 // `state_gradient` walks the chunks in reverse for dS and dU (parallel over
 // batch, heads and blocks of V) and `gradients` computes every input
@@ -62,7 +63,7 @@ __device__ void restore(const BackwardParams<TIn, TGate, TBeta> &p) {
   const int sequences = f.batch * f.heads;
   const int L = chunk_tokens<C>(chunk, f.length);
   float *tiles = Tiles::at(f.workspace, chunk, sequence, sequences);
-  const float *S =
+  const TIn *S =
       f.boundaries + ((long long)chunk * sequences + sequence) * K * V;
   chunk_updates<K, V, C, TIn>(tiles, L, 0, V, tile::row_major(S, V),
                               [](int, int, float) {});
@@ -75,6 +76,7 @@ template <int K, int V, int C, int VB, typename TIn, typename TGate,
           typename TBeta>
 __device__ void state_gradient_fma(const BackwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
+  using Saved = BackwardTiles<K, V, C, TIn>;
   using Grads = GradientTiles<K, V, C>;
   const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
   __shared__ float dS[K][VB];
@@ -96,6 +98,9 @@ __device__ void state_gradient_fma(const BackwardParams<TIn, TGate, TBeta> &p) {
     const int t0 = chunk * C, L = chunk_tokens<C>(chunk, f.length);
     const float *tiles = Tiles::at(f.workspace, chunk, sequence, sequences);
     const TIn *operands = Tiles::operands(tiles);
+    const TIn *qd = Saved::operands(Saved::at(f.workspace, chunk, sequence,
+                                              sequences, f.length)) +
+                    Saved::kQd;
     float *grads = Grads::at(p.scratch, chunk, sequence, sequences);
     store_state_columns<K, V>(grads + Grads::kDSEnd, dS, v0, width);
     auto keepU = [&](int s, int j, float u) {
@@ -130,9 +135,7 @@ __device__ void state_gradient_fma(const BackwardParams<TIn, TGate, TBeta> &p) {
     decay_and_add(
         dS, tiles + Tiles::kLast, width, [&](float(&acc)[4], int d0, int j0) {
           tile::mma_accumulate<TIn>(
-              acc, L,
-              tile::a_transposed(tile::row_major(operands + Tiles::kQd, K), L,
-                                 K, d0),
+              acc, L, tile::a_transposed(tile::row_major(qd, K), L, K, d0),
               tile::b_columns(dOChunk, L, width, j0));
           for (int r = 0; r < 4; ++r)
             acc[r] *= f.scale;
@@ -178,6 +181,7 @@ template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void
 state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
+  using Saved = BackwardTiles<K, V, C, TIn>;
   using Grads = GradientTiles<K, V, C>;
   using Shared = GradientWalkShared<K, C, TIn>;
   using Operand = typename Shared::Operand;
@@ -214,8 +218,12 @@ state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
                                  L, C);
     tile::load_tile_async<align>(Operand{to.kd}, operands + Tiles::kKd, K, L,
                                  K);
-    tile::load_tile_async<align>(Operand{to.qd}, operands + Tiles::kQd, K, L,
-                                 K);
+    tile::load_tile_async<align>(
+        Operand{to.qd},
+        Saved::operands(
+            Saved::at(f.workspace, chunk, sequence, sequences, f.length)) +
+            Saved::kQd,
+        K, L, K);
     tile::load_tile_async<align>(Operand{to.w}, operands + Tiles::kW, K, L, K);
     tile::load_tile_async(Rows{to.dO},
                           p.d_output + p.d_output_strides.offset(b, t0, h) + v0,
@@ -296,6 +304,7 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
+  using Saved = BackwardTiles<K, V, C, TIn>;
   using Grads = GradientTiles<K, V, C>;
   const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
   __shared__ float kk[C][C]; // Σ_d k_id k_jd e^(Γ_id − Γ_jd): A = β ⊙ kk
@@ -307,10 +316,13 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   const int t0 = chunk * C, L = chunk_tokens<C>(chunk, f.length);
   const float *tiles = Tiles::at(f.workspace, chunk, sequence, sequences);
   float *grads = Grads::at(p.scratch, chunk, sequence, sequences);
-  const float *S0 =
+  const TIn *S0 =
       f.boundaries + ((long long)chunk * sequences + sequence) * K * V;
-  const float *gamma = tiles + Tiles::kGamma;
+  const float *saved =
+      Saved::at(f.workspace, chunk, sequence, sequences, f.length);
+  const float *gamma = saved + Saved::kGamma;
   const TIn *operands = Tiles::operands(tiles);
+  const TIn *savedOperands = Saved::operands(saved);
   auto q = [&](int i, int d) {
     return to_float(f.q[f.q_strides.offset(b, t0 + i, h) + d]);
   };
@@ -380,8 +392,8 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
       [&](float(&acc)[4], int i0, int c0) {
         tile::mma_accumulate<TIn>(
             acc, L,
-            tile::a_transposed(tile::row_major(operands + Tiles::kInverse, C),
-                               L, L, i0),
+            tile::a_transposed(
+                tile::row_major(savedOperands + Saved::kInverse, C), L, L, i0),
             tile::b_columns(tile::row_major(dU, V), L, V, c0));
       },
       [&](int i, int c, float x) { dRu[i * V + c] = x; });
@@ -392,7 +404,7 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
     for (int i = 0; i < L; ++i)
       x += grads[Grads::kKdTerm + i * K + d];
     for (int j = 0; j < V; ++j)
-      last += dSEnd[d * V + j] * S0[d * V + j];
+      last += dSEnd[d * V + j] * to_float(S0[d * V + j]);
     dG[(L - 1) * K + d] += x + tiles[Tiles::kLast + d] * last;
   }
   // dRw = Mᵀ(−dU S0ᵀ) = −dRu S0ᵀ.
@@ -418,8 +430,8 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
                                j0));
         tile::mma_accumulate<TIn>(
             acc, V, tile::a_rows(tile::row_major(dRu, V), L, V, i0),
-            tile::b_transposed(tile::row_major(tiles + Tiles::kU0, V), L, V,
-                               j0));
+            tile::b_transposed(tile::row_major(savedOperands + Saved::kU0, V),
+                               L, V, j0));
       },
       [&](int i, int j, float x) {
         const float dA = j < i ? -x : 0.f;

@@ -14,7 +14,9 @@ namespace rudnn {
 namespace kda {
 
 /// A KDA forward call. Sequence tensors are [B, T, H, *] views; states are
-/// dense [B, H, K, V] fp32 (boundaries [N, B, H, K, V], N = ceil(T / C)).
+/// dense [B, H, K, V] fp32; boundaries dense [N, B, H, K, V] (N =
+/// ceil(T / C)) in the input type, as every later use takes them as a
+/// tensor-core operand.
 template <typename TIn, typename TGate, typename TBeta> struct ForwardParams {
   const TIn *q, *k, *v;
   const TGate *g;
@@ -22,34 +24,34 @@ template <typename TIn, typename TGate, typename TBeta> struct ForwardParams {
   const float *initial_state; // null: zero
   TIn *output;
   float *final_state; // null: not wanted
-  float *boundaries;  // required by the chunked plan (workspace or result)
-  float *workspace;   // ChunkTiles per (chunk, batch·head)
+  TIn *boundaries;    // required by the chunked plan (workspace or result)
+  float *workspace;   // ChunkTiles per (chunk, batch·head), then a
+                      // backward's BackwardTiles
   SequenceStrides q_strides, k_strides, v_strides, g_strides, beta_strides,
       output_strides;
   int batch, length, heads;
   float scale;
 };
 
-/// The per-chunk tiles `prepare` leaves for the other kernels: Γ, U0 and
-/// e^Γlast in fp32, as they meet fp32 arithmetic; then, in the input type,
-/// the ones only ever used as tile-product operands (rounded to that type
-/// there anyway): half the traffic for 16-bit inputs, the same numbers.
+/// The per-chunk tiles the forward's kernels exchange: e^Γlast in fp32 (it
+/// meets fp32 arithmetic), then, in the input type, the ones only ever used
+/// as tile-product operands (rounded to that type there anyway): W, Kd, the
+/// pairwise matrix B, and U0, which the walk overwrites with U. Γ and
+/// q ⊙ e^Γ are not kept: `prepare` holds Γ in shared memory and `output`
+/// forms q ⊙ e^Γ from q and g itself.
 template <int K, int V, int C, typename TIn> struct ChunkTiles {
   // fp32, offsets in floats from the chunk's tiles.
-  static constexpr long long kGamma = 0;           // [C][K]
-  static constexpr long long kU0 = kGamma + C * K; // [C][V]
-  static constexpr long long kLast = kU0 + C * V;  // [K] e^Γlast
-  static constexpr long long kFp32Floats = kLast + K;
+  static constexpr long long kLast = 0; // [K] e^Γlast
+  static constexpr long long kFp32Floats = (K + 3) / 4 * 4;
   // TIn, offsets in elements from operands().
-  static constexpr long long kW = 0;            // [C][K]
-  static constexpr long long kQd = kW + C * K;  // [C][K] q⊙e^Γ
-  static constexpr long long kKd = kQd + C * K; // [C][K] k⊙e^(Γlast−Γ)
-  static constexpr long long kB = kKd + C * K;  // [C][C]
-  static constexpr long long kU = kB + C * C;   // [C][V] (propagate)
-  static constexpr long long kInverse = kU + C * V; // [C][C] (I + A)⁻¹
-  static constexpr long long kOperands = kInverse + C * C;
+  static constexpr long long kW = 0;           // [C][K]
+  static constexpr long long kKd = kW + C * K; // [C][K] k⊙e^(Γlast−Γ)
+  static constexpr long long kB = kKd + C * K; // [C][C]
+  static constexpr long long kU = kB + C * C;  // [C][V] U0, then U
+  static constexpr long long kOperands = kU + C * V;
+  // Whole 16-byte chunks, so every chunk's tiles start 16-byte aligned.
   static constexpr long long kFloats =
-      kFp32Floats + (kOperands * (long long)sizeof(TIn) + 3) / 4;
+      kFp32Floats + (kOperands * (long long)sizeof(TIn) + 15) / 16 * 4;
 
   /// With K and V multiples of 8 every row of the tiles is 16-byte aligned
   /// (the workspace is 256-byte aligned and each part a multiple of 16
@@ -61,6 +63,33 @@ template <int K, int V, int C, typename TIn> struct ChunkTiles {
   static __device__ __forceinline__ float *at(float *workspace, int chunk,
                                               int sequence, int sequences) {
     return workspace + ((long long)chunk * sequences + sequence) * kFloats;
+  }
+  static __device__ __forceinline__ TIn *operands(float *tiles) {
+    return reinterpret_cast<TIn *>(tiles + kFp32Floats);
+  }
+  static __device__ __forceinline__ const TIn *operands(const float *tiles) {
+    return reinterpret_cast<const TIn *>(tiles + kFp32Floats);
+  }
+};
+
+/// What a backward's `prepare` keeps besides the forward's tiles, in a
+/// second array after every chunk's ChunkTiles: Γ in fp32, then q ⊙ e^Γ,
+/// (I + A)⁻¹ and U0 (which the forward's tiles lose to U) in the input type.
+template <int K, int V, int C, typename TIn> struct BackwardTiles {
+  static constexpr long long kGamma = 0; // [C][K] fp32
+  static constexpr long long kFp32Floats = C * K;
+  static constexpr long long kQd = 0;                // [C][K] q⊙e^Γ
+  static constexpr long long kInverse = kQd + C * K; // [C][C]
+  static constexpr long long kU0 = kInverse + C * C; // [C][V]
+  static constexpr long long kOperands = kU0 + C * V;
+  static constexpr long long kFloats =
+      kFp32Floats + (kOperands * (long long)sizeof(TIn) + 15) / 16 * 4;
+
+  static __device__ __forceinline__ float *
+  at(float *workspace, int chunk, int sequence, int sequences, int length) {
+    const long long chunks = (length + C - 1) / C;
+    return workspace + chunks * sequences * ChunkTiles<K, V, C, TIn>::kFloats +
+           ((long long)chunk * sequences + sequence) * kFloats;
   }
   static __device__ __forceinline__ TIn *operands(float *tiles) {
     return reinterpret_cast<TIn *>(tiles + kFp32Floats);

@@ -1,7 +1,8 @@
 //===- kda/prepare.cuh - The chunk-parallel first KDA kernel --------------===//
 //
 // Γ, the decayed pairwise products A and B, the inverse of I + A and the
-// products by it (W, U0), and the decayed operands Qd, Kd, per chunk.
+// products by it (W, U0), and the decayed keys Kd, per chunk; for a
+// backward also Γ, the decayed queries Qd, the inverse and U0 kept.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,9 +72,9 @@ __device__ void invert_unit_lower(const float (&A)[C][C],
 }
 
 /// The prepare block's dynamic shared memory: the chunk's rows of q and k,
-/// copied in with cp.async (16 bytes at a time where the views allow), and
-/// β; every later read of them is a shared-memory read. v's rows take q's
-/// place once q is done with, arriving while the inverse is computed.
+/// copied in with cp.async (16 bytes at a time where the views allow), β
+/// and Γ; every later read of them is a shared-memory read. v's rows take
+/// q's place once q is done with, arriving while the inverse is computed.
 template <int K, int V, int C, typename TIn> struct PrepareShared {
   // Whole chunks; for 16-bit rows whole 16-column mma steps.
   static constexpr int kMultiple = sizeof(TIn) == 2 ? 16 : 4;
@@ -86,6 +87,7 @@ template <int K, int V, int C, typename TIn> struct PrepareShared {
   alignas(16) TIn qv[kQv]; // q, then v
   alignas(16) TIn k[RowsK::kElements];
   alignas(16) float beta[(C + 3) / 4 * 4];
+  alignas(16) float gamma[C * K]; // [C][K]
 };
 
 /// store(i, j, first, second, both) for the pairs of the rows × cols
@@ -113,10 +115,12 @@ __device__ void lower_product(const TileA &a, const TileB &b, int rows,
 }
 
 /// grid (chunks, B·H); block size a multiple of 32; dynamic shared memory
-/// sizeof(PrepareShared).
-template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
+/// sizeof(PrepareShared). ForBackward: the chunk's BackwardTiles too.
+template <int K, int V, int C, bool ForBackward = false, typename TIn,
+          typename TGate, typename TBeta>
 __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
+  using Saved = BackwardTiles<K, V, C, TIn>;
   using Shared = PrepareShared<K, V, C, TIn>;
   __shared__ __align__(16) float strictA[C][C];
   __shared__ float inverse[C][C];
@@ -127,8 +131,12 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   const int chunk = blockIdx.x, sequence = blockIdx.y;
   const int b = sequence / p.heads, h = sequence % p.heads;
   const int t0 = chunk * C, L = chunk_tokens<C>(chunk, p.length);
-  float *tiles = Tiles::at(p.workspace, chunk, sequence, p.batch * p.heads);
-  float *gamma = tiles + Tiles::kGamma;
+  const int sequences = p.batch * p.heads;
+  float *tiles = Tiles::at(p.workspace, chunk, sequence, sequences);
+  float *saved =
+      ForBackward ? Saved::at(p.workspace, chunk, sequence, sequences, p.length)
+                  : nullptr;
+  float *gamma = rows->gamma;
   TIn *operands = Tiles::operands(tiles);
 
   // The chunk's rows: consecutive tokens are the views' time stride apart.
@@ -149,6 +157,8 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
     for (int i = 0; i < L; ++i) {
       running += to_float(p.g[p.g_strides.offset(b, t0 + i, h) + d]);
       gamma[i * K + d] = running;
+      if constexpr (ForBackward)
+        saved[Saved::kGamma + i * K + d] = running;
     }
   }
   arch::cp_async_wait<0>();
@@ -173,8 +183,8 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
       });
   __syncthreads();
 
-  // The decayed operands, eight features a thread, stored 16 bytes at a
-  // time.
+  // The decayed keys (and for a backward the decayed queries), eight
+  // features a thread, stored 16 bytes at a time.
   const float *last = gamma + (L - 1) * K;
   for (int d = threadIdx.x; d < K; d += blockDim.x)
     tiles[Tiles::kLast + d] = fast_exp(last[d]);
@@ -187,11 +197,14 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
     for (int n = 0; n < 8; ++n) {
       const int d = d0 + n;
       const float g = n < count ? gamma[i * K + d] : 0.f;
-      qd[n] = from_float<TIn>(n < count ? q(i, d) * fast_exp(g) : 0.f);
+      if constexpr (ForBackward)
+        qd[n] = from_float<TIn>(n < count ? q(i, d) * fast_exp(g) : 0.f);
       kd[n] =
           from_float<TIn>(n < count ? k(i, d) * fast_exp(last[d] - g) : 0.f);
     }
-    tile::store_chunk(operands + Tiles::kQd + i * K + d0, qd, count);
+    if constexpr (ForBackward)
+      tile::store_chunk(Saved::operands(saved) + Saved::kQd + i * K + d0, qd,
+                        count);
     tile::store_chunk(operands + Tiles::kKd + i * K + d0, kd, count);
   }
   // q is done with: v's rows take its place during the inversion.
@@ -201,13 +214,21 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   arch::cp_async_commit();
 
   invert_unit_lower<C>(strictA, inverse, panel, L);
-  for (int e = threadIdx.x; e < C * C; e += blockDim.x)
-    operands[Tiles::kInverse + e] = from_float<TIn>(inverse[e / C][e % C]);
+  if constexpr (ForBackward)
+    for (int e = threadIdx.x; e < C * C; e += blockDim.x)
+      Saved::operands(saved)[Saved::kInverse + e] =
+          from_float<TIn>(inverse[e / C][e % C]);
   arch::cp_async_wait<0>();
   __syncthreads();
 
   // W = (I + A)⁻¹ β(k ⊙ e^Γ), U0 = (I + A)⁻¹ βv; row block i0 needs the
   // inverse's columns up to i0 + 15 only.
+  auto storeU0 = [&](int i, int c, float u0, float u1, bool both) {
+    tile::store_pair(operands + Tiles::kU + i * V + c, u0, u1, both);
+    if constexpr (ForBackward)
+      tile::store_pair(Saved::operands(saved) + Saved::kU0 + i * V + c, u0, u1,
+                       both);
+  };
   if constexpr (sizeof(TIn) == 2) {
     // On the tile layer: the inverse scaled by β column by column, rounded
     // once into a shared tile over the pairwise matrix (dead after the
@@ -228,10 +249,7 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
         scaled, kRows, L, K, [&](int i, int d, float w0, float w1, bool both) {
           tile::store_pair(operands + Tiles::kW + i * K + d, w0, w1, both);
         });
-    lower_product<TIn>(
-        scaled, vRows, L, V, [&](int i, int c, float u0, float u1, bool both) {
-          tile::store_pair(tiles + Tiles::kU0 + i * V + c, u0, u1, both);
-        });
+    lower_product<TIn>(scaled, vRows, L, V, storeU0);
   } else {
     // f32: the same products on FMA, operands formed as they are read.
     auto inverseRows = [&](int i0) {
@@ -261,7 +279,7 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
               tile::b_columns([&](int j, int c) { return beta(j) * v(j, c); },
                               L, V, c0));
         },
-        [&](int i, int c, float u0) { tiles[Tiles::kU0 + i * V + c] = u0; });
+        [&](int i, int c, float u0) { storeU0(i, c, u0, 0.f, false); });
   }
 }
 

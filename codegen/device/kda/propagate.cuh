@@ -35,12 +35,12 @@ __device__ void load_state_columns(float (&block)[K][VB], const float *state,
 }
 
 /// state[d·V + v0 + j] = block[d][j] for the block's `width` columns.
-template <int K, int V, int VB>
-__device__ void store_state_columns(float *state, const float (&block)[K][VB],
+template <int K, int V, int VB, typename T>
+__device__ void store_state_columns(T *state, const float (&block)[K][VB],
                                     int v0, int width) {
   for (int e = threadIdx.x; e < K * width; e += blockDim.x) {
     const int d = e / width, j = e % width;
-    state[d * V + v0 + j] = block[d][j];
+    state[d * V + v0 + j] = from_float<T>(block[d][j]);
   }
 }
 
@@ -61,8 +61,10 @@ __device__ void chunk_updates(float *tiles, int L, int v0, int width, State S,
             tile::b_columns(S, K, width, j0));
       },
       [&](int i, int j, float ws) {
-        const float u = tiles[Tiles::kU0 + i * V + v0 + j] - ws;
-        operands[Tiles::kU + i * V + v0 + j] = from_float<TIn>(u);
+        // U replaces U0 in place: each element is read before it is written.
+        TIn &slot = operands[Tiles::kU + i * V + v0 + j];
+        const float u = to_float(slot) - ws;
+        slot = from_float<TIn>(u);
         keep(i, j, u);
       });
 }
@@ -136,14 +138,14 @@ constexpr int kWalkColumns = 16;
 template <int K, int C, typename TIn> struct WalkShared {
   static constexpr int kStateRows = (K + 63) / 64 * 64;
   using Operand = tile::SharedTile<TIn, C, kStateRows>; // [token][feature]
-  using Updates0 = tile::SharedTile<float, C, kWalkColumns>;
+  using Updates0 = tile::SharedTile<TIn, C, kWalkColumns>;
   using Last = tile::SharedTile<float, 1, kStateRows>;
   using StateTile = tile::SharedTile<TIn, kStateRows, kWalkColumns>;
   using UpdateTile = tile::SharedTile<TIn, C, kWalkColumns>;
   struct Stage {
     alignas(16) TIn w[Operand::kElements];
     alignas(16) TIn kd[Operand::kElements];
-    alignas(16) float u0[Updates0::kElements];
+    alignas(16) TIn u0[Updates0::kElements];
     alignas(16) float last[Last::kElements];
   };
   Stage stages[2];
@@ -166,11 +168,11 @@ __device__ void load_state_rows(State &state, const float *from, int d0,
   });
 }
 
-/// The accumulators' rows d0.. back out to a [K][V] fp32 state (`to` at
-/// the block's first column), pairs in one store.
-template <int K, int V, typename State>
-__device__ void store_state_rows(const State &state, float *to, int d0,
-                                 int width) {
+/// The accumulators' rows d0.. back out to a [K][V] state (`to` at the
+/// block's first column; fp32, or a boundary in the input type), pairs in
+/// one store.
+template <int K, int V, typename State, typename T>
+__device__ void store_state_rows(const State &state, T *to, int d0, int width) {
   state.for_each_pair([&](int r, int c, float first, float second) {
     if (d0 + r < K && c < width)
       tile::store_pair(to + (long long)(d0 + r) * V + c, first, second,
@@ -241,8 +243,8 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
     tile::load_tile_async<align>(Operand{to.w}, operands + Tiles::kW, K, L, K);
     tile::load_tile_async<align>(Operand{to.kd}, operands + Tiles::kKd, K, L,
                                  K);
-    tile::load_tile_async<align>(Updates0{to.u0}, tiles + Tiles::kU0 + v0, V, L,
-                                 width);
+    tile::load_tile_async<align>(Updates0{to.u0}, operands + Tiles::kU + v0, V,
+                                 L, width);
     tile::load_tile_async<align>(Last{to.last}, tiles + Tiles::kLast, K, 1, K);
   };
   auto consume = [&](int chunk, int stage) {
@@ -250,7 +252,7 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
     TIn *updates =
         Tiles::operands(Tiles::at(p.workspace, chunk, sequence, sequences)) +
         Tiles::kU + v0;
-    float *boundary =
+    TIn *boundary =
         p.boundaries + (long long)chunk * sequences * K * V + stateBase;
     typename Shared::Stage &from = shared->stages[stage];
     store_state_rows<K, V>(state, boundary, d0, width);
@@ -268,7 +270,8 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
         product.template mma<tile::BLayout::KN>(w, 16 * warp, stateTile, 0, k0);
       product.for_each_pair([&](int r, int c, float x0, float x1) {
         const int i = 16 * warp + r;
-        const float first = u0(i, c) - x0, second = u0(i, c + 1) - x1;
+        const float first = to_float(u0(i, c)) - x0,
+                    second = to_float(u0(i, c + 1)) - x1;
         *reinterpret_cast<unsigned *>(&updateTile(i, c)) =
             tile::Mma16<TIn>::pack(first, second);
         if (i < L && c < width)

@@ -28,7 +28,7 @@ __device__ void recurrent(const ForwardParams<TIn, TGate, TBeta> &p) {
     if (p.boundaries && t % C == 0)
       for (int d = 0; d < K; ++d)
         p.boundaries[(long long)(t / C) * sequences * K * V + stateBase +
-                     d * V + column] = state[d][j];
+                     d * V + column] = from_float<TIn>(state[d][j]);
     const long long qk = p.q_strides.offset(b, t, h);
     const long long kk = p.k_strides.offset(b, t, h);
     const long long gk = p.g_strides.offset(b, t, h);

@@ -65,14 +65,24 @@ template <typename T, int WM, int WN> struct WarpTile {
             typename TileB>
   __device__ __forceinline__ void mma(const TileA &a, int m0, const TileB &b,
                                       int n0, int k0) {
+    mma<LayoutB, LayoutA>(a, m0, k0, b, n0, k0);
+  }
+
+  /// acc += A(m0.., ka..ka+15) · B(kb..kb+15, n0..): the same 16-deep step
+  /// where A's tile spans more of the depth than B's (a whole operand
+  /// against one pipeline stage of the other).
+  template <BLayout LayoutB, ALayout LayoutA = ALayout::MK, typename TileA,
+            typename TileB>
+  __device__ __forceinline__ void mma(const TileA &a, int m0, int ka,
+                                      const TileB &b, int n0, int kb) {
     unsigned fa[WM / 16][4];
 #pragma unroll
     for (int i = 0; i < WM / 16; ++i)
-      load_a<LayoutA>(fa[i], a, m0 + 16 * i, k0);
+      load_a<LayoutA>(fa[i], a, m0 + 16 * i, ka);
 #pragma unroll
     for (int j = 0; j < WN / 16; ++j) {
       unsigned fb[4];
-      load_b_pair<LayoutB>(fb, b, n0 + 16 * j, k0);
+      load_b_pair<LayoutB>(fb, b, n0 + 16 * j, kb);
 #pragma unroll
       for (int i = 0; i < WM / 16; ++i) {
         mma16<T>(acc[i][2 * j], fa[i], fb[0], fb[1]);
