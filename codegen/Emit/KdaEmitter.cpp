@@ -49,7 +49,8 @@ int64_t rudnn::codegen::kdaBackwardTileFloats(const KdaKernelSpec &spec) {
 
 int64_t rudnn::codegen::kdaGradientTileFloats(const KdaKernelSpec &spec) {
   const int64_t C = spec.chunk, K = spec.featureK, V = spec.featureV;
-  return K * V + C * (5 * K + 2 * V);
+  // kda::GradientTiles: fp32 intermediates; dS_end and dU in the input type.
+  return C * (5 * K + V) + operandFloats(spec, K * V + C * V);
 }
 
 int64_t rudnn::codegen::walkColumns(const KdaKernelSpec &spec, KdaStage stage) {
@@ -69,7 +70,7 @@ rudnn::codegen::kdaStageCost(const KdaKernelSpec &spec, KdaStage stage) {
   const int64_t inputs = 2 * C * K * in + C * V * in + C * K * gate + C * beta;
   const int64_t rowsK = C * K * in, rowsV = C * V * in, square = C * C * in;
   const int64_t gamma = 4 * C * K, last = 4 * K;
-  const int64_t state = 4 * K * V, boundary = K * V * in;
+  const int64_t boundary = K * V * in; // a state in the input type
   // What a backward's prepare keeps besides: Γ, Qd, (I + A)⁻¹, U0.
   const int64_t backwardTiles =
       spec.backwardTiles ? gamma + rowsK + square + rowsV : 0;
@@ -87,12 +88,11 @@ rudnn::codegen::kdaStageCost(const KdaKernelSpec &spec, KdaStage stage) {
   case KdaStage::Restore: // U = U0 − W·S from a saved boundary
     return {rowsK + 2 * rowsV + boundary, 2 * C * K * V, false};
   case KdaStage::StateGradient: // dU, dS through Bᵀ, Kd, Qdᵀ, Wᵀ
-    return {square + rowsV + 3 * rowsK + last + state + 4 * C * V,
+    return {square + rowsV + 3 * rowsK + last + boundary + rowsV,
             C * C * V + 6 * C * K * V, false};
   case KdaStage::Gradients: // every input gradient, chunk-parallel
     return {inputs + rowsV + gamma + rowsV + 3 * rowsK + 2 * square + rowsV +
-                boundary + state + 4 * C * V + 2 * rowsK + rowsV + 4 * C * K +
-                C * beta,
+                2 * boundary + rowsV + 2 * rowsK + rowsV + 4 * C * K + C * beta,
             6 * C * C * K + 3 * C * C * V + 8 * C * K * V, false};
   }
   return {};
@@ -175,7 +175,7 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
                        << ");\n";
   if (backward)
     builder.preamble() << "static_assert(rudnn::kda::GradientTiles<"
-                       << layout.str()
+                       << layout.str() << ", " << in
                        << ">::kFloats == " << kdaGradientTileFloats(spec)
                        << ");\n";
 

@@ -27,6 +27,39 @@ using namespace rudnn::codegen;
 
 namespace {
 
+// The workspace of the chunked forward per chunk and head: e^Γlast in fp32
+// (K rounded to 4 floats), W, Kd, B and U in the input type (whole 16-byte
+// chunks), and the boundary state in the input type. The emitted kernels
+// static_assert the same count against kda::ChunkTiles.
+TEST(KdaWorkspace, ForwardTilesFollowTheFormula) {
+  const KdaKernelSpec production{DType::BF16, DType::F32, DType::BF16,
+                                 128,         128,        64};
+  EXPECT_EQ(4 * kdaTileFloats(production),
+            4 * 128 + 2 * 64 * (2 * 128 + 64 + 128));
+  const int64_t boundary = 2 * 128 * 128;
+  const int64_t perToken = (4 * kdaTileFloats(production) + boundary) / 64;
+  EXPECT_EQ(perToken, 1416);
+  EXPECT_LE(perToken, 1536);
+  // Odd dims: K = 60 is 60 floats of e^Γlast; 32·(120 + 32 + 100) bf16
+  // operands round up to 1008 chunks of 16 bytes.
+  const KdaKernelSpec odd{DType::BF16, DType::F32, DType::F32, 60, 100, 32};
+  EXPECT_EQ(kdaTileFloats(odd), 60 + 1008 * 4);
+  // f32 at K = 7: e^Γlast padded to 8 floats.
+  const KdaKernelSpec f32{DType::F32, DType::F32, DType::F32, 7, 5, 16};
+  EXPECT_EQ(kdaTileFloats(f32), 8 + 16 * (14 + 16 + 5));
+}
+
+// What a backward's prepare keeps besides, per chunk and head: Γ in fp32,
+// the decayed queries, (I + A)⁻¹ and U0 in the input type.
+TEST(KdaWorkspace, BackwardTilesFollowTheFormula) {
+  const KdaKernelSpec production{DType::BF16, DType::F32, DType::BF16,
+                                 128,         128,        64};
+  EXPECT_EQ(4 * kdaBackwardTileFloats(production),
+            4 * 64 * 128 + 2 * 64 * (128 + 64 + 128));
+  const KdaKernelSpec f32{DType::F32, DType::F32, DType::F32, 16, 8, 32};
+  EXPECT_EQ(kdaBackwardTileFloats(f32), 32 * 16 + 32 * (16 + 32 + 8));
+}
+
 TEST(KdaKernelsNvrtc, EveryKernelCompilesWithoutSpillsWithinItsSharedMemory) {
   if (runtime::CudaToolkit::get().ptxas.empty())
     GTEST_SKIP() << "no ptxas beside NVRTC ("

@@ -34,21 +34,32 @@ template <typename TIn, typename TGate, typename TBeta> struct BackwardParams {
       dg_strides, dbeta_strides;
 };
 
-/// What the backward keeps per chunk, in fp32.
-template <int K, int V, int C> struct GradientTiles {
-  static constexpr long long kDSEnd = 0;             // [K][V] dS at chunk end
-  static constexpr long long kDU = kDSEnd + K * V;   // [C][V]
-  static constexpr long long kDq = kDU + C * V;      // [C][K]
+/// What the backward keeps per chunk: the gradients of the chunk's end
+/// state and of its updates in the input type (`gradients` takes them as
+/// tensor-core operands, rounded to that type anyway), then its own fp32
+/// intermediates.
+template <int K, int V, int C, typename TIn> struct GradientTiles {
+  // fp32, offsets in floats from the chunk's scratch.
+  static constexpr long long kDq = 0;                // [C][K]
   static constexpr long long kDk = kDq + C * K;      // [C][K]
   static constexpr long long kDGamma = kDk + C * K;  // [C][K]
   static constexpr long long kDRw = kDGamma + C * K; // [C][K]
   static constexpr long long kDRu = kDRw + C * K;    // [C][V]
   static constexpr long long kKdTerm = kDRu + C * V; // [C][K]
-  static constexpr long long kFloats = kKdTerm + C * K;
+  static constexpr long long kFp32Floats = kKdTerm + C * K;
+  // TIn, offsets in elements from operands().
+  static constexpr long long kDSEnd = 0;           // [K][V] dS at chunk end
+  static constexpr long long kDU = kDSEnd + K * V; // [C][V]
+  static constexpr long long kOperands = kDU + C * V;
+  static constexpr long long kFloats =
+      kFp32Floats + (kOperands * (long long)sizeof(TIn) + 15) / 16 * 4;
 
   static __device__ __forceinline__ float *at(float *scratch, int chunk,
                                               int sequence, int sequences) {
     return scratch + ((long long)chunk * sequences + sequence) * kFloats;
+  }
+  static __device__ __forceinline__ TIn *operands(float *grads) {
+    return reinterpret_cast<TIn *>(grads + kFp32Floats);
   }
 };
 
@@ -77,7 +88,7 @@ template <int K, int V, int C, int VB, typename TIn, typename TGate,
 __device__ void state_gradient_fma(const BackwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
   using Saved = BackwardTiles<K, V, C, TIn>;
-  using Grads = GradientTiles<K, V, C>;
+  using Grads = GradientTiles<K, V, C, TIn>;
   const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
   __shared__ float dS[K][VB];
   __shared__ float dU[C][VB];
@@ -101,11 +112,12 @@ __device__ void state_gradient_fma(const BackwardParams<TIn, TGate, TBeta> &p) {
     const TIn *qd = Saved::operands(Saved::at(f.workspace, chunk, sequence,
                                               sequences, f.length)) +
                     Saved::kQd;
-    float *grads = Grads::at(p.scratch, chunk, sequence, sequences);
+    TIn *grads =
+        Grads::operands(Grads::at(p.scratch, chunk, sequence, sequences));
     store_state_columns<K, V>(grads + Grads::kDSEnd, dS, v0, width);
     auto keepU = [&](int s, int j, float u) {
       dU[s][j] = u;
-      grads[Grads::kDU + s * V + v0 + j] = u;
+      grads[Grads::kDU + s * V + v0 + j] = from_float<TIn>(u);
     };
     auto dOChunk = [&](int i, int j) { return dO(t0 + i, v0 + j); };
     auto dSView = [&](int d, int j) { return dS[d][j]; };
@@ -182,7 +194,7 @@ __device__ void
 state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
   using Saved = BackwardTiles<K, V, C, TIn>;
-  using Grads = GradientTiles<K, V, C>;
+  using Grads = GradientTiles<K, V, C, TIn>;
   using Shared = GradientWalkShared<K, C, TIn>;
   using Operand = typename Shared::Operand;
   using Pairwise = typename Shared::Pairwise;
@@ -233,7 +245,8 @@ state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
   auto consume = [&](int step, int stage) {
     const int chunk = chunks - 1 - step;
     const int L = chunk_tokens<C>(chunk, f.length);
-    float *grads = Grads::at(p.scratch, chunk, sequence, sequences);
+    TIn *grads =
+        Grads::operands(Grads::at(p.scratch, chunk, sequence, sequences));
     typename Shared::Stage &from = shared->stages[stage];
     const Rows dO{from.dO};
     store_state_rows<K, V>(dS, grads + Grads::kDSEnd + v0, d0, width);
@@ -305,7 +318,7 @@ template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
   using Saved = BackwardTiles<K, V, C, TIn>;
-  using Grads = GradientTiles<K, V, C>;
+  using Grads = GradientTiles<K, V, C, TIn>;
   const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
   __shared__ float kk[C][C]; // Σ_d k_id k_jd e^(Γ_id − Γ_jd): A = β ⊙ kk
   __shared__ float dAb[C][C]; // β_i dA_ij
@@ -339,7 +352,8 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
     return to_float(p.d_output[p.d_output_strides.offset(b, t0 + i, h) + j]);
   };
   const TIn *U = operands + Tiles::kU;
-  const float *dU = grads + Grads::kDU, *dSEnd = grads + Grads::kDSEnd;
+  const TIn *dU = Grads::operands(grads) + Grads::kDU,
+            *dSEnd = Grads::operands(grads) + Grads::kDSEnd;
   float *dq = grads + Grads::kDq, *dk = grads + Grads::kDk;
   float *dG = grads + Grads::kDGamma, *dRw = grads + Grads::kDRw;
   float *dRu = grads + Grads::kDRu;
@@ -404,7 +418,7 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
     for (int i = 0; i < L; ++i)
       x += grads[Grads::kKdTerm + i * K + d];
     for (int j = 0; j < V; ++j)
-      last += dSEnd[d * V + j] * to_float(S0[d * V + j]);
+      last += to_float(dSEnd[d * V + j]) * to_float(S0[d * V + j]);
     dG[(L - 1) * K + d] += x + tiles[Tiles::kLast + d] * last;
   }
   // dRw = Mᵀ(−dU S0ᵀ) = −dRu S0ᵀ.
