@@ -29,6 +29,11 @@ DType dtype(Value value) {
       .value_or(DType::F32);
 }
 
+/// Bytes of one element of `value`'s type.
+int64_t elementBytes(Value value) {
+  return static_cast<int64_t>(::rudnn::dtypeSize(dtype(value)));
+}
+
 int64_t lastDim(Value value) {
   return cast<ShapedType>(value.getType()).getShape().back();
 }
@@ -55,10 +60,10 @@ SizeRef perChunk(int64_t bytes, int64_t chunk) {
 /// A dense sequence tensor [B, T, H, *] of `result`'s type, named `name`.
 ResultStorage sequence(Value result, std::string name) {
   auto type = cast<ShapedType>(result.getType());
-  const int64_t element = dtype(result) == DType::F32 ? 4 : 2;
   const int64_t width = type.getRank() == 4 ? type.getShape().back() : 1;
   return ResultStorage::own(
-      {element * width, {DimRef::of('B'), DimRef::of('T'), DimRef::of('H')}},
+      {elementBytes(result) * width,
+       {DimRef::of('B'), DimRef::of('T'), DimRef::of('H')}},
       std::move(name));
 }
 
@@ -190,17 +195,17 @@ struct PropagateModel : KdaPrimitive<ChunkPropagateOp, PropagateModel> {
   StringRef getKernelGroup(Operation *) const { return "kda.propagate"; }
   ResultStorage getResultStorage(Operation *op, unsigned index) const {
     auto propagate = cast<ChunkPropagateOp>(op);
-    const int64_t state =
-        4 * lastDim(propagate.getK()) * lastDim(propagate.getU0());
+    const int64_t elements =
+        lastDim(propagate.getK()) * lastDim(propagate.getU0());
     if (index == 0)
       return ResultStorage::sharedWith(propagate.getW());
     if (index == 1)
       return ResultStorage::own(
-          perChunk(int64_t(dtypeSize(dtype(propagate.getK()))) * state / 4,
+          perChunk(elementBytes(propagate.getK()) * elements,
                    propagate.getChunk()),
           "boundaries");
-    return ResultStorage::own({state, {DimRef::of('B'), DimRef::of('H')}},
-                              "final_state");
+    return ResultStorage::own(
+        {4 * elements, {DimRef::of('B'), DimRef::of('H')}}, "final_state");
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto propagate = cast<ChunkPropagateOp>(op);
@@ -248,15 +253,15 @@ struct RecurrentModel : KdaPrimitive<KdaRecurrentOp, RecurrentModel> {
   StringRef getKernelGroup(Operation *) const { return "kda.recurrent"; }
   ResultStorage getResultStorage(Operation *op, unsigned index) const {
     auto recurrent = cast<KdaRecurrentOp>(op);
-    const int64_t state =
-        4 * lastDim(recurrent.getQ()) * lastDim(recurrent.getV());
+    const int64_t elements =
+        lastDim(recurrent.getQ()) * lastDim(recurrent.getV());
     if (index == 0)
       return sequence(recurrent.getOutput(), "output");
     if (index == 1)
-      return ResultStorage::own({state, {DimRef::of('B'), DimRef::of('H')}},
-                                "final_state");
+      return ResultStorage::own(
+          {4 * elements, {DimRef::of('B'), DimRef::of('H')}}, "final_state");
     return ResultStorage::own(
-        perChunk(int64_t(dtypeSize(dtype(recurrent.getQ()))) * state / 4,
+        perChunk(elementBytes(recurrent.getQ()) * elements,
                  recurrent.getChunk()),
         "boundaries");
   }

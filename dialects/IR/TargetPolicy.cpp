@@ -77,7 +77,9 @@ int64_t mlir::rudnn::kdaLargestBlockSharedBytes(int64_t chunk,
       kdaPrepareSharedBytes(chunk, featureDimK, featureDimV, inputBytes);
   // output: its static pipeline stages (16-bit) and its decayed queries.
   const int64_t output =
-      (inputBytes == 2 ? 2 * (64 * 32 + 32 * 64) * inputBytes : 0) +
+      (inputBytes == 2 ? 2 * (sharedTileBytes(64, 32, inputBytes) +
+                              sharedTileBytes(32, 64, inputBytes))
+                       : 0) +
       kdaOutputSharedBytes(chunk, featureDimK, inputBytes);
   return std::max({kdaChunkSharedBytes(chunk, featureDimK, featureDimV),
                    kdaWalkSharedBytes(chunk, featureDimK),

@@ -105,5 +105,21 @@ template <int C> __device__ __forceinline__ int chunk_tokens(int chunk, int T) {
   return left < C ? left : C;
 }
 
+/// visit(i, d, Γ_id) for the L tokens from t0 of sequence (b, h) and every
+/// feature d: Γ the in-chunk inclusive cumulative sum of g, in fp32, one
+/// thread a feature. Every kernel forms Γ here, so they agree bit for bit.
+template <int K, typename TIn, typename TGate, typename TBeta, typename Visit>
+__device__ void chunk_decay(const ForwardParams<TIn, TGate, TBeta> &p, int b,
+                            int h, int t0, int L, Visit visit) {
+  for (int d = threadIdx.x; d < K; d += blockDim.x) {
+    const TGate *g = p.g + p.g_strides.offset(b, t0, h) + d;
+    float gamma = 0.f;
+    for (int i = 0; i < L; ++i) {
+      gamma += to_float(g[(long long)i * p.g_strides.time]);
+      visit(i, d, gamma);
+    }
+  }
+}
+
 } // namespace kda
 } // namespace rudnn

@@ -49,9 +49,9 @@ template <int K, int V, int C, typename TIn> struct OutputChunk {
   }
 };
 
-/// queries(i, d) = q_id · e^Γ_id for the chunk's L tokens (zeros beyond),
-/// q's rows copied in by cp.async, then one thread a feature down the
-/// chunk, Γ summed from g in fp32 as `prepare` sums it. Block-collective.
+/// queries(i, d) = q_id · e^Γ_id for the chunk's L tokens (zeros beyond):
+/// q's rows copied in by cp.async, then scaled down each feature as
+/// chunk_decay sums Γ (as `prepare` does). Block-collective.
 template <int K, typename Queries, typename TIn, typename TGate, typename TBeta,
           typename Chunk>
 __device__ void load_decayed_queries(const Queries &queries,
@@ -63,15 +63,11 @@ __device__ void load_decayed_queries(const Queries &queries,
   arch::cp_async_commit();
   arch::cp_async_wait<0>();
   __syncthreads();
-  for (int d = threadIdx.x; d < K; d += blockDim.x) {
-    const TGate *g = p.g + p.g_strides.offset(chunk.b, chunk.t0, chunk.h) + d;
-    float gamma = 0.f;
-    for (int i = 0; i < chunk.L; ++i) {
-      gamma += to_float(g[(long long)i * p.g_strides.time]);
-      queries(i, d) =
-          from_float<TIn>(to_float(queries(i, d)) * fast_exp(gamma));
-    }
-  }
+  chunk_decay<K>(
+      p, chunk.b, chunk.h, chunk.t0, chunk.L, [&](int i, int d, float gamma) {
+        queries(i, d) =
+            from_float<TIn>(to_float(queries(i, d)) * fast_exp(gamma));
+      });
   __syncthreads();
 }
 
@@ -83,8 +79,8 @@ constexpr int kOutputColumns = 64;
 /// the chunk's rows x 64 columns per block, four warps of 32x32 on tensor
 /// cores. Both products run through one two-stage pipeline of 32-deep steps
 /// (K of them, then the chunk's tokens): operands cp.async'd into swizzled
-/// shared tiles, the decayed queries
-/// whole in shared memory, fragments by ldmatrix.
+/// shared tiles, the decayed queries whole in shared memory, fragments by
+/// ldmatrix.
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void output_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;

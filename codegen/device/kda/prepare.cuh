@@ -152,15 +152,11 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   auto v = [&](int i, int c) { return to_float(vRows(i, c)); };
   auto beta = [&](int i) { return rows->beta[i]; };
 
-  for (int d = threadIdx.x; d < K; d += blockDim.x) {
-    float running = 0.f;
-    for (int i = 0; i < L; ++i) {
-      running += to_float(p.g[p.g_strides.offset(b, t0 + i, h) + d]);
-      gamma[i * K + d] = running;
-      if constexpr (ForBackward)
-        saved[Saved::kGamma + i * K + d] = running;
-    }
-  }
+  chunk_decay<K>(p, b, h, t0, L, [&](int i, int d, float running) {
+    gamma[i * K + d] = running;
+    if constexpr (ForBackward)
+      saved[Saved::kGamma + i * K + d] = running;
+  });
   arch::cp_async_wait<0>();
   __syncthreads();
 

@@ -49,42 +49,6 @@ load_tile_async(const Tile &tile, const typename Tile::Element *source,
   }
 }
 
-/// Copies rows [0, rows) x columns [0, cols) of a row-major fp32 matrix
-/// into `tile`, rounded to its element type; the rest becomes zeros. At
-/// once (a conversion cannot go through cp.async), a 16-byte chunk of the
-/// tile from two 16-byte loads where the source allows. Block-collective
-/// over a 1-D block.
-template <typename Tile>
-__device__ __forceinline__ void
-load_tile_converted(const Tile &tile, const float *source, long long pitch,
-                    int rows, int cols) {
-  using T = typename Tile::Element;
-  static_assert(Tile::kPerChunk == 8, "a tile of 16-bit elements");
-  const bool vectors =
-      reinterpret_cast<unsigned long long>(source) % 16 == 0 && pitch % 4 == 0;
-  for (int id = threadIdx.x; id < Tile::kRows * Tile::kChunks;
-       id += blockDim.x) {
-    const int r = id / Tile::kChunks, c = id % Tile::kChunks;
-    const int left = cols - 8 * c;
-    const int valid = r >= rows || left <= 0 ? 0 : left < 8 ? left : 8;
-    const float *from = source + (valid ? r * pitch + 8 * c : 0);
-    float values[8];
-    if (vectors && valid == 8) {
-      const float4 low = reinterpret_cast<const float4 *>(from)[0];
-      const float4 high = reinterpret_cast<const float4 *>(from)[1];
-      values[0] = low.x, values[1] = low.y, values[2] = low.z;
-      values[3] = low.w, values[4] = high.x, values[5] = high.y;
-      values[6] = high.z, values[7] = high.w;
-    } else {
-      for (int e = 0; e < 8; ++e)
-        values[e] = e < valid ? from[e] : 0.f;
-    }
-    T *to = tile.chunk(r, c);
-    for (int e = 0; e < 8; ++e)
-      to[e] = from_float<T>(values[e]);
-  }
-}
-
 /// to[0..1] = (first, second), one 8-byte store where `to` allows; `second`
 /// only when `both`.
 __device__ __forceinline__ void store_pair(float *to, float first, float second,

@@ -37,27 +37,20 @@ template <typename T, int WM, int WN> struct WarpTile {
                 "warp tiles are whole 16x16 steps");
   using Atom = arch::Mma16816;
   float acc[WM / 16][WN / 8][4];
+  static constexpr int kAccumulators = WM / 16 * (WN / 8) * 4;
 
   __device__ __forceinline__ void clear() {
 #pragma unroll
-    for (int i = 0; i < WM / 16; ++i)
-#pragma unroll
-      for (int j = 0; j < WN / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          acc[i][j][e] = 0.f;
+    for (int e = 0; e < kAccumulators; ++e)
+      (&acc[0][0][0])[e] = 0.f;
   }
 
   /// acc += factor · other.acc, element by element.
   __device__ __forceinline__ void add_scaled(const WarpTile &other,
                                              float factor) {
 #pragma unroll
-    for (int i = 0; i < WM / 16; ++i)
-#pragma unroll
-      for (int j = 0; j < WN / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          acc[i][j][e] += factor * other.acc[i][j][e];
+    for (int e = 0; e < kAccumulators; ++e)
+      (&acc[0][0][0])[e] += factor * (&other.acc[0][0][0])[e];
   }
 
   /// acc += A(m0.., k0..k0+15) · B(k0..k0+15, n0..), the tiles' origins.
