@@ -43,14 +43,15 @@ int64_t rudnn::codegen::kdaTileFloats(const KdaKernelSpec &spec) {
 
 int64_t rudnn::codegen::kdaBackwardTileFloats(const KdaKernelSpec &spec) {
   const int64_t C = spec.chunk, K = spec.featureK, V = spec.featureV;
-  // kda::BackwardTiles: Γ in fp32; Qd, (I + A)⁻¹ and U0 in the input type.
-  return C * K + operandFloats(spec, C * (K + C + V));
+  (void)V;
+  // kda::BackwardTiles: Qd and (I + A)⁻¹ in the input type.
+  return operandFloats(spec, C * (K + C));
 }
 
 int64_t rudnn::codegen::kdaGradientTileFloats(const KdaKernelSpec &spec) {
   const int64_t C = spec.chunk, K = spec.featureK, V = spec.featureV;
-  // kda::GradientTiles: fp32 intermediates; dS_end and dU in the input type.
-  return C * (5 * K + V) + operandFloats(spec, K * V + C * V);
+  // kda::GradientTiles: dS_end and dU in the input type.
+  return operandFloats(spec, K * V + C * V);
 }
 
 int64_t rudnn::codegen::walkColumns(const KdaKernelSpec &spec, KdaStage stage) {
@@ -71,9 +72,8 @@ rudnn::codegen::kdaStageCost(const KdaKernelSpec &spec, KdaStage stage) {
   const int64_t rowsK = C * K * in, rowsV = C * V * in, square = C * C * in;
   const int64_t gamma = 4 * C * K, last = 4 * K;
   const int64_t boundary = K * V * in; // a state in the input type
-  // What a backward's prepare keeps besides: Γ, Qd, (I + A)⁻¹, U0.
-  const int64_t backwardTiles =
-      spec.backwardTiles ? gamma + rowsK + square + rowsV : 0;
+  // What a backward's prepare keeps besides: Qd, (I + A)⁻¹.
+  const int64_t backwardTiles = spec.backwardTiles ? rowsK + square : 0;
   switch (stage) {
   case KdaStage::Prepare: // Γ, A, B, (I + A)⁻¹, W, U0, Kd
     return {inputs + last + 2 * rowsK + square + rowsV + backwardTiles,
@@ -91,9 +91,11 @@ rudnn::codegen::kdaStageCost(const KdaKernelSpec &spec, KdaStage stage) {
     return {square + rowsV + 3 * rowsK + last + boundary + rowsV,
             C * C * V + 6 * C * K * V, false};
   case KdaStage::Gradients: // every input gradient, chunk-parallel
-    return {inputs + rowsV + gamma + rowsV + 3 * rowsK + 2 * square + rowsV +
-                2 * boundary + rowsV + 2 * rowsK + rowsV + 4 * C * K + C * beta,
-            6 * C * C * K + 3 * C * C * V + 8 * C * K * V, false};
+    // In: the inputs (q read twice), dO, U, dU, (I + A)⁻¹, S0, dS_end;
+    // out: dq, dk, dv, dβ, and dg written, read and written again.
+    return {inputs + rowsK + 3 * rowsV + square + 2 * boundary + 2 * rowsK +
+                rowsV + C * beta + 3 * gamma,
+            5 * C * C * K + 3 * C * C * V + 6 * C * K * V, false};
   }
   return {};
 }
@@ -177,6 +179,14 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
     builder.preamble() << "static_assert(rudnn::kda::GradientTiles<"
                        << layout.str() << ", " << in
                        << ">::kFloats == " << kdaGradientTileFloats(spec)
+                       << ");\n";
+  const bool gradients = stages.front() == KdaStage::Gradients;
+  if (gradients)
+    builder.preamble() << "static_assert(sizeof(rudnn::kda::GradientsShared<"
+                       << layout.str() << ", " << in << ">) == "
+                       << mlir::rudnn::kdaGradientsSharedBytes(
+                              spec.chunk, spec.featureK, spec.featureV,
+                              inputBytes)
                        << ");\n";
 
   // Every stage takes the forward's whole parameter block, so every entry
@@ -302,6 +312,9 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
   if (first == KdaStage::Output)
     launch.sharedBytes = mlir::rudnn::kdaOutputSharedBytes(
         spec.chunk, spec.featureK, dtypeSize(spec.input));
+  if (first == KdaStage::Gradients)
+    launch.sharedBytes = mlir::rudnn::kdaGradientsSharedBytes(
+        spec.chunk, spec.featureK, spec.featureV, dtypeSize(spec.input));
   launch.grid[2] = SizeRef{
       tiledOutput ? (spec.featureV + kKdaOutputColumns - 1) / kKdaOutputColumns
                   : 1,

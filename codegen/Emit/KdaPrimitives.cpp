@@ -345,8 +345,9 @@ struct GradientsModel : KdaPrimitive<ChunkGradientsOp, GradientsModel> {
     values.q = gradients.getQ();
     values.k = gradients.getK();
     values.v = gradients.getV();
+    values.g = gradients.getG();
     values.beta = gradients.getBeta();
-    values.workspace = gradients.getGamma();
+    values.workspace = gradients.getPairwise(); // the chunk tiles' memory
     values.boundaries = gradients.getBoundaries();
     values.dOutput = gradients.getDOutput();
     values.scratch = gradients.getDu();
@@ -358,7 +359,8 @@ struct GradientsModel : KdaPrimitive<ChunkGradientsOp, GradientsModel> {
     values.scale = gradients.getScaleAttr().getValueAsDouble();
     return emitStages(op, builder,
                       specOf(gradients.getQ(), lastDim(gradients.getV()),
-                             gradients.getChunk(), {}, gradients.getBeta()),
+                             gradients.getChunk(), gradients.getG(),
+                             gradients.getBeta()),
                       {KdaStage::Gradients}, values);
   }
 };

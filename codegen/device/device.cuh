@@ -19,6 +19,7 @@
 #include "rudnn/arch/mma.cuh"
 #include "rudnn/kda/backward.cuh"
 #include "rudnn/kda/forward.cuh"
+#include "rudnn/kda/gradients.cuh"
 #include "rudnn/math.cuh"
 #include "rudnn/shared.cuh"
 #include "rudnn/tensor.cuh"

@@ -198,9 +198,9 @@ void decomposeBackward(KdaBackwardOp op, OpBuilder &builder) {
   auto gradients = builder.create<ChunkGradientsOp>(
       loc, op.getDq().getType(), op.getDk().getType(), op.getDv().getType(),
       op.getDg().getType(), op.getDbeta().getType(), op.getQ(), op.getK(),
-      op.getV(), op.getBeta(), gamma, pairwise.getPairwise(), solve.getW(),
-      solve.getU0(), u, boundaries, op.getDOutput(), stateGradient.getDu(),
-      stateGradient.getDStateEnd(), chunkAttr, op.getScaleAttr());
+      op.getV(), op.getG(), op.getBeta(), pairwise.getPairwise(), u, boundaries,
+      op.getDOutput(), stateGradient.getDu(), stateGradient.getDStateEnd(),
+      chunkAttr, op.getScaleAttr());
   op.getDq().replaceAllUsesWith(gradients.getDq());
   op.getDk().replaceAllUsesWith(gradients.getDk());
   op.getDv().replaceAllUsesWith(gradients.getDv());

@@ -179,11 +179,9 @@ LogicalResult ChunkGradientsOp::verify() {
   if (failed(rules.start()) || failed(rules.sequence("q", getQ(), "BTHK")) ||
       failed(rules.sequence("k", getK(), "BTHK")) ||
       failed(rules.sequence("v", getV(), "BTHV")) ||
+      failed(rules.sequence("g", getG(), "BTHK")) ||
       failed(rules.sequence("beta", getBeta(), "BTH")) ||
-      failed(rules.tile("gamma", getGamma(), "BHNCK")) ||
       failed(rules.tile("pairwise", getPairwise(), "BHNCC")) ||
-      failed(rules.tile("w", getW(), "BHNCK")) ||
-      failed(rules.tile("u0", getU0(), "BHNCV")) ||
       failed(rules.tile("u", getU(), "BHNCV")) ||
       failed(rules.boundaries(getBoundaries(), "q", getQ())) ||
       failed(rules.sequence("d_output", getDOutput(), "BTHV")) ||

@@ -234,22 +234,24 @@ def Rudnn_ChunkStateGradientOp : Rudnn_ChunkOp<"chunk_state_gradient"> {
 def Rudnn_ChunkGradientsOp : Rudnn_ChunkOp<"chunk_gradients"> {
   let summary = "Input gradients of each chunk";
   let description = [{
-    From the chunk's forward quantities, its start state (`boundaries`), the
-    gradient of its end state and of its updates, the gradients of q, k, v,
-    g and beta, chunk-parallel: through the output, the triangular solve (a
-    product by (I + A)⁻ᵀ), the pairwise matrices and the decays;
-    dg is the reverse cumulative sum of dΓ within the chunk.
+    From the chunk's inputs, its tiles (`pairwise`: the memory of the chunk
+    tiles and of what a backward's `chunk_solve` keeps, the decayed queries
+    and (I + A)⁻¹; `u`), its start state (`boundaries`), and the gradient of
+    its end state and of its updates, the gradients of q, k, v, g and beta,
+    chunk-parallel: through the output, the triangular solve (a product by
+    (I + A)⁻ᵀ), the pairwise matrices and the decays. Γ is summed again from
+    g; W and U0 are not needed, since dRw Wᵀ + dRu U0ᵀ = dRu Uᵀ. dg is the
+    reverse cumulative sum of dΓ within the chunk.
 
     ```mlir
-    %dq, %dk, %dv, %dg, %dbeta = rudnn.chunk_gradients %q, %k, %v, %beta,
-        %gamma, %pairwise, %w, %u0, %u, %boundaries, %do, %du, %dse
+    %dq, %dk, %dv, %dg, %dbeta = rudnn.chunk_gradients %q, %k, %v, %g,
+        %beta, %pairwise, %u, %boundaries, %do, %du, %dse
         chunk 64 scale 1.250000e-01 : ... -> ...
     ```
   }];
   let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$k,
-                       AnyRankedTensor:$v, AnyRankedTensor:$beta,
-                       AnyRankedTensor:$gamma, AnyRankedTensor:$pairwise,
-                       AnyRankedTensor:$w, AnyRankedTensor:$u0,
+                       AnyRankedTensor:$v, AnyRankedTensor:$g,
+                       AnyRankedTensor:$beta, AnyRankedTensor:$pairwise,
                        AnyRankedTensor:$u, AnyRankedTensor:$boundaries,
                        AnyRankedTensor:$d_output, AnyRankedTensor:$du,
                        AnyRankedTensor:$d_state_end, I64Attr:$chunk,
@@ -258,10 +260,9 @@ def Rudnn_ChunkGradientsOp : Rudnn_ChunkOp<"chunk_gradients"> {
                       AnyRankedTensor:$dv, AnyRankedTensor:$dg,
                       AnyRankedTensor:$dbeta);
   let assemblyFormat = [{
-    $q `,` $k `,` $v `,` $beta `,` $gamma `,` $pairwise `,` $w `,` $u0 `,`
-    $u `,` $boundaries `,` $d_output `,` $du `,` $d_state_end
-    `chunk` $chunk `scale` $scale attr-dict `:` type(operands) `->`
-    type(results)
+    $q `,` $k `,` $v `,` $g `,` $beta `,` $pairwise `,` $u `,` $boundaries
+    `,` $d_output `,` $du `,` $d_state_end `chunk` $chunk `scale` $scale
+    attr-dict `:` type(operands) `->` type(results)
   }];
 }
 

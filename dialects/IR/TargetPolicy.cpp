@@ -11,9 +11,9 @@ int64_t mlir::rudnn::kdaChunkSharedBytes(int64_t chunk, int64_t featureDimK,
   (void)featureDimV; // blocks of V columns: the same for every V
   constexpr int64_t kBytesPerElement = sizeof(float);
   const int64_t columns = kKdaColumnsPerBlock;
-  const int64_t pairwise = 3 * chunk * chunk;                   // gradients
-  const int64_t stateColumns = (featureDimK + chunk) * columns; // propagate
-  return kBytesPerElement * std::max(pairwise, stateColumns);
+  const int64_t prepare = 2 * chunk * chunk + 16 * chunk; // A, inverse, panel
+  const int64_t stateColumns = (featureDimK + chunk) * columns; // the walks
+  return kBytesPerElement * std::max(prepare, stateColumns);
 }
 
 namespace {
@@ -67,6 +67,25 @@ int64_t mlir::rudnn::kdaOutputSharedBytes(int64_t chunk, int64_t featureDimK,
                          (featureDimK + 31) / 32 * 32, inputBytes);
 }
 
+int64_t mlir::rudnn::kdaGradientsSharedBytes(int64_t chunk, int64_t featureDimK,
+                                             int64_t featureDimV,
+                                             int64_t inputBytes) {
+  constexpr int64_t kWarps = 4, kFeatures = 16;
+  const int64_t rowsK = (featureDimK + 15) / 16 * 16,
+                rowsV = (featureDimV + 15) / 16 * 16;
+  const int64_t solve = sharedTileBytes(chunk, rowsV, inputBytes) +
+                        sharedTileBytes(chunk, chunk, inputBytes);
+  const int64_t stage = 2 * sharedTileBytes(kFeatures, rowsV, inputBytes) +
+                        sharedTileBytes(chunk, kFeatures, inputBytes);
+  const int64_t bytes =
+      4 * chunk * featureDimK + 2 * 4 * chunk * chunk +
+      sharedTileBytes(chunk, rowsK, inputBytes) +
+      3 * sharedTileBytes(chunk, rowsV, inputBytes) +
+      std::max(solve, 2 * stage) + 4 * ((chunk + 3) / 4 * 4) +
+      4 * (kWarps * chunk + kWarps * featureDimK + featureDimK);
+  return (bytes + 15) / 16 * 16;
+}
+
 int64_t mlir::rudnn::kdaLargestBlockSharedBytes(int64_t chunk,
                                                 int64_t featureDimK,
                                                 int64_t featureDimV,
@@ -81,10 +100,12 @@ int64_t mlir::rudnn::kdaLargestBlockSharedBytes(int64_t chunk,
                               sharedTileBytes(32, 64, inputBytes))
                        : 0) +
       kdaOutputSharedBytes(chunk, featureDimK, inputBytes);
-  return std::max({kdaChunkSharedBytes(chunk, featureDimK, featureDimV),
-                   kdaWalkSharedBytes(chunk, featureDimK),
-                   kdaGradientWalkSharedBytes(chunk, featureDimK), prepare,
-                   output});
+  return std::max(
+      {kdaChunkSharedBytes(chunk, featureDimK, featureDimV),
+       kdaWalkSharedBytes(chunk, featureDimK),
+       kdaGradientWalkSharedBytes(chunk, featureDimK),
+       kdaGradientsSharedBytes(chunk, featureDimK, featureDimV, inputBytes),
+       prepare, output});
 }
 
 std::optional<int64_t> mlir::rudnn::chooseKdaChunk(int64_t featureDimK,

@@ -27,12 +27,11 @@ struct DefaultTarget {
 /// `recurrent`, `state_gradient`) handles.
 inline constexpr int64_t kKdaColumnsPerBlock = 32;
 
-/// Shared memory, in bytes, of the largest block among the KDA kernels at
-/// this chunk, all fp32: the backward's `gradients` keeps three chunk x chunk
-/// pairwise matrices; `propagate` and `state_gradient` a K x VB state and a
-/// chunk x VB update for their VB value columns (`prepare`'s pairwise matrix,
-/// its inverse and a 16-row panel, and `recurrent`'s K x VB state, are
-/// less).
+/// Static shared memory, in bytes, of the largest block among the KDA
+/// kernels at this chunk, all fp32: `prepare`'s pairwise matrix, its
+/// inverse and a 16-row panel, or the f32 `propagate` and `state_gradient`'s
+/// K x VB state and chunk x VB update for their VB value columns
+/// (`recurrent`'s K x VB state is less).
 int64_t kdaChunkSharedBytes(int64_t chunk, int64_t featureDimK,
                             int64_t featureDimV);
 
@@ -51,6 +50,15 @@ int64_t kdaWalkSharedBytes(int64_t chunk, int64_t featureDimK);
 /// matrix, Kd, Qd and W (16-bit, K rounded up to 64), dO's 16 columns and
 /// e^Γlast, and the 16-bit dS [K'][16] and −dU [chunk][16].
 int64_t kdaGradientWalkSharedBytes(int64_t chunk, int64_t featureDimK);
+
+/// Dynamic shared memory, in bytes, of the backward's `gradients` at this
+/// chunk (sizeof(kda::GradientsShared)): Γ [chunk][K] and two chunk x chunk
+/// matrices in fp32; the chunk's k (K rounded up to 16), dO, U and dRu (V
+/// rounded up to 16) in the input type; dU and (I + A)⁻¹, in the same place
+/// later two pipeline stages of 16 rows of S0 and dS_end and 16 columns of
+/// q; β and the per-warp partial sums (four warps) in fp32.
+int64_t kdaGradientsSharedBytes(int64_t chunk, int64_t featureDimK,
+                                int64_t featureDimV, int64_t inputBytes);
 
 /// Dynamic shared memory, in bytes, of `prepare` at this chunk
 /// (sizeof(kda::PrepareShared)): the chunk's rows of q, then v in their

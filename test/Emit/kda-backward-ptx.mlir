@@ -3,8 +3,8 @@
 // With bf16 inputs every kernel of the backward, prepare fused with the
 // restore from saved boundaries, compiles for sm_90 with its products on
 // tensor cores.
-// prepare and the reverse state walk are on the tile layer: operands by
-// cp.async, fragments by ldmatrix (.trans for the transposed ones).
+// Every kernel is on the tile layer: operands by cp.async, fragments by
+// ldmatrix (.trans for the transposed ones).
 // CHECK-LABEL: ----- kernel kda_bwd_prepare_restore_bf16_f32_bf16_k128_v128_c64 (sm_90)
 // CHECK: .entry kda_bwd_prepare_restore_bf16_f32_bf16_k128_v128_c64(
 // CHECK-DAG: cp.async.cg.shared.global
@@ -15,9 +15,14 @@
 // CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// CHECK-LABEL: ----- kernel kda_bwd_gradients_bf16_bf16_bf16_k128_v128_c64 (sm_90)
-// CHECK: .entry kda_bwd_gradients_bf16_bf16_bf16_k128_v128_c64(
-// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// The input gradients too: (I + A)⁻ᵀ through ldmatrix .trans, the rest
+// through plain ldmatrix.
+// CHECK-LABEL: ----- kernel kda_bwd_gradients_bf16_f32_bf16_k128_v128_c64 (sm_90)
+// CHECK: .entry kda_bwd_gradients_bf16_f32_bf16_k128_v128_c64(
+// CHECK-DAG: cp.async.cg.shared.global
+// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 func.func @main(%q: tensor<?x?x?x128xbf16>, %g: tensor<?x?x?x128xf32>,
                 %beta: tensor<?x?x?xbf16>, %b: tensor<?x?x?x128x128xbf16>,
                 %do: tensor<?x?x?x128xbf16>)

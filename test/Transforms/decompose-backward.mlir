@@ -11,7 +11,7 @@
 // CHECK: %[[W:.*]], %[[U0:.*]] = rudnn.chunk_solve
 // CHECK: %[[U:.*]], %[[BOUNDS:.*]], %{{.*}} = rudnn.chunk_propagate %[[W]], %[[U0]], %[[Q]], %[[GAMMA]] initial_state %[[S0]]
 // CHECK: %[[DU:.*]], %[[DSE:.*]], %[[DS0:.*]] = rudnn.chunk_state_gradient %[[Q]], %[[Q]], %[[GAMMA]], %[[PAIRWISE]], %[[W]], %[[DO]] chunk 64 scale 2.500000e-01
-// CHECK: %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]], %[[DG:.*]], %[[DB:.*]] = rudnn.chunk_gradients %[[Q]], %[[Q]], %[[V]], %[[BETA]], %[[GAMMA]], %[[PAIRWISE]], %[[W]], %[[U0]], %[[U]], %[[BOUNDS]], %[[DO]], %[[DU]], %[[DSE]] chunk 64
+// CHECK: %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]], %[[DG:.*]], %[[DB:.*]] = rudnn.chunk_gradients %[[Q]], %[[Q]], %[[V]], %[[Q]], %[[BETA]], %[[PAIRWISE]], %[[U]], %[[BOUNDS]], %[[DO]], %[[DU]], %[[DSE]] chunk 64
 // CHECK-NOT: rudnn.kda_backward
 // CHECK: return %[[DQ]], %[[DK]], %[[DV]], %[[DG]], %[[DB]], %[[DS0]]
 func.func @backward(%q: tensor<?x?x?x16xf32>, %v: tensor<?x?x?x8xf32>,

@@ -13,12 +13,12 @@
 // DECOMPOSE: %[[W:.*]], %[[U0:.*]] = rudnn.chunk_solve {{.*}} chunk 32 for_backward :
 // DECOMPOSE-NOT: rudnn.chunk_propagate
 // DECOMPOSE: %[[U:.*]] = rudnn.chunk_restore %[[W]], %[[U0]], %[[BOUNDS]] chunk 32
-// DECOMPOSE: rudnn.chunk_gradients {{.*}}, %[[U0]], %[[U]], %[[BOUNDS]],
+// DECOMPOSE: rudnn.chunk_gradients {{.*}}, %[[U]], %[[BOUNDS]],
 // CHECK-LABEL: rudnn.plan @saved
 // CHECK-NOT: @initial_state
 // CHECK: rudnn.buffer @boundaries "in"
-// CHECK: rudnn.buffer @tiles "workspace" bytes <constant = 18496, params = ["N", "B", "H"], divisor = 1>
-// CHECK-NEXT: rudnn.buffer @scratch "workspace" bytes <constant = 12800, params = ["N", "B", "H"], divisor = 1>
+// CHECK: rudnn.buffer @tiles "workspace" bytes <constant = 15424, params = ["N", "B", "H"], divisor = 1>
+// CHECK-NEXT: rudnn.buffer @scratch "workspace" bytes <constant = 1536, params = ["N", "B", "H"], divisor = 1>
 // CHECK: rudnn.kernel @[[PREP:kda_bwd_prepare_restore_f32_f32_f32_k16_v8_c32]] threads 128
 // CHECK: rudnn.chunk_solve
 // CHECK-NEXT: rudnn.chunk_restore

@@ -20,10 +20,10 @@ func.func @small_features(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
 
 // -----
 
-// K = V = 256 still fits chunk 64 (V is taken 32 columns at a time); scale
-// 1/16.
+// K = V = 256 takes chunk 32: the backward's gradients block keeps Γ, k,
+// dO, U and dRu of a chunk in shared memory; scale 1/16.
 // CHECK-LABEL: func.func @large_features
-// CHECK: rudnn.kda {{.*}} chunk 64 scale 6.250000e-02 :
+// CHECK: rudnn.kda {{.*}} chunk 32 scale 6.250000e-02 :
 func.func @large_features(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>,
                           %v: tensor<?x?x?x256xbf16>, %g: tensor<?x?x?x256xf32>,
                           %beta: tensor<?x?x?xbf16>) -> tensor<?x?x?x256xbf16> {

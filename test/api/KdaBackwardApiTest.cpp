@@ -148,7 +148,7 @@ INSTANTIATE_TEST_SUITE_P(
                                    Layout::BTHD, -20, false},
                       BackwardCase{65, 64, 64, 64, DType::BF16, true, true,
                                    Layout::BHTD, -20, false},
-                      BackwardCase{130, 128, 128, 64, DType::F32, true, false,
+                      BackwardCase{130, 128, 128, 64, DType::BF16, true, false,
                                    Layout::BTHD, -20, false},
                       BackwardCase{130, 16, 16, 16, DType::F32, false, true,
                                    Layout::BHTD, -20, false},

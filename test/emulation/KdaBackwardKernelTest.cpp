@@ -159,8 +159,10 @@ TEST_P(KdaBackwardKernelTest, MatchesFloat64Gradients) {
          {unsigned(sequences), vBlocks}, {128}, forwardArgs);
   launch(*kernel(codegen::KdaStage::StateGradient, spec),
          {unsigned(sequences), vBlocks}, {128}, backwardArgs);
-  launch(*kernel(codegen::KdaStage::Gradients, spec),
-         {unsigned(N), unsigned(sequences)}, {128}, backwardArgs);
+  launch(
+      *kernel(codegen::KdaStage::Gradients, spec),
+      {unsigned(N), unsigned(sequences)}, {128}, backwardArgs,
+      uint32_t(mlir::rudnn::kdaGradientsSharedBytes(C, K, V, sizeof(float))));
 
   auto read = [&](DevicePtr p, size_t n) {
     std::vector<float> x = download<float>(p, n);

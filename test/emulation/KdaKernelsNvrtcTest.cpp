@@ -49,15 +49,38 @@ TEST(KdaWorkspace, ForwardTilesFollowTheFormula) {
   EXPECT_EQ(kdaTileFloats(f32), 8 + 16 * (14 + 16 + 5));
 }
 
-// What a backward's prepare keeps besides, per chunk and head: Γ in fp32,
-// the decayed queries, (I + A)⁻¹ and U0 in the input type.
+// What a backward's prepare keeps besides, per chunk and head: the decayed
+// queries and (I + A)⁻¹ in the input type.
 TEST(KdaWorkspace, BackwardTilesFollowTheFormula) {
   const KdaKernelSpec production{DType::BF16, DType::F32, DType::BF16,
                                  128,         128,        64};
-  EXPECT_EQ(4 * kdaBackwardTileFloats(production),
-            4 * 64 * 128 + 2 * 64 * (128 + 64 + 128));
+  EXPECT_EQ(4 * kdaBackwardTileFloats(production), 2 * 64 * (128 + 64));
   const KdaKernelSpec f32{DType::F32, DType::F32, DType::F32, 16, 8, 32};
-  EXPECT_EQ(kdaBackwardTileFloats(f32), 32 * 16 + 32 * (16 + 32 + 8));
+  EXPECT_EQ(kdaBackwardTileFloats(f32), 32 * (16 + 32));
+  // Odd dims: 16 · (60 + 16) bf16 round up to 152 chunks of 16 bytes.
+  const KdaKernelSpec odd{DType::BF16, DType::F32, DType::F32, 60, 100, 16};
+  EXPECT_EQ(kdaBackwardTileFloats(odd), 152 * 4);
+}
+
+// The reverse walk's per chunk and head: dS at the chunk's end and dU in
+// the input type; the gradients kernel keeps nothing in device memory. A
+// training step given the forward's boundaries holds the chunk tiles, the
+// backward's tiles, these and the boundaries: 2568 bytes per token per head
+// at the production shape, under the 3 KiB target.
+TEST(KdaWorkspace, TrainingStepFollowsTheFormula) {
+  const KdaKernelSpec production{DType::BF16, DType::F32, DType::BF16,
+                                 128,         128,        64};
+  EXPECT_EQ(4 * kdaGradientTileFloats(production), 2 * (128 * 128 + 64 * 128));
+  const int64_t boundary = 2 * 128 * 128;
+  const int64_t perChunk =
+      4 * (kdaTileFloats(production) + kdaBackwardTileFloats(production) +
+           kdaGradientTileFloats(production)) +
+      boundary;
+  EXPECT_EQ(perChunk / 64, 2568);
+  EXPECT_LE(perChunk / 64, 3072);
+  // f32 at K = 7, V = 5, chunk 16: 7·5 + 16·5 floats, whole chunks.
+  const KdaKernelSpec f32{DType::F32, DType::F32, DType::F32, 7, 5, 16};
+  EXPECT_EQ(kdaGradientTileFloats(f32), 116);
 }
 
 TEST(KdaKernelsNvrtc, EveryKernelCompilesWithoutSpillsWithinItsSharedMemory) {

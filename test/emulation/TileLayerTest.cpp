@@ -88,6 +88,8 @@ GEMM(__half, gemm_f16_nk, MK, NK)
 GEMM(__half, gemm_f16_kn, MK, KN)
 GEMM(__nv_bfloat16, gemm_bf16_km_kn, KM, KN)
 GEMM(__half, gemm_f16_km_nk, KM, NK)
+GEMM(float, gemm_f32_nk, MK, NK)
+GEMM(float, gemm_f32_km_kn, KM, KN)
 
 // The tile's whole Rows x Cols (zeros past the copied part) back out.
 extern "C" __global__ void float_tile_copy(const float *source, float *out,
@@ -110,7 +112,8 @@ struct GemmCase {
   const char *entry;
   bool bf16, nk;
   int M, N, K;
-  bool km = false; // A stored [K][M]
+  bool km = false;  // A stored [K][M]
+  bool f32 = false; // fp32 tiles: the same warp tiles on FMA
 };
 
 /// The bits of `x` in bf16 or binary16; x must be exact in both (here a
@@ -144,6 +147,9 @@ TEST_F(TileLayerTest, BlockGemmMatchesFloat64OnOddSizes) {
       // A transposed (ldmatrix .trans), aligned and element-wise.
       {"gemm_bf16_km_kn", true, false, 72, 40, 45, true},
       {"gemm_f16_km_nk", false, true, 33, 17, 50, true},
+      // fp32 on FMA: rows of 29 floats element-wise, of 20 by cp.async.
+      {"gemm_f32_nk", false, true, 37, 45, 29, false, true},
+      {"gemm_f32_km_kn", false, false, 20, 33, 50, true, true},
   };
   std::mt19937 random(11);
   std::uniform_int_distribution<int> sixtyfourths(-96, 96);
@@ -157,7 +163,10 @@ TEST_F(TileLayerTest, BlockGemmMatchesFloat64OnOddSizes) {
     for (size_t i = 0; i < b.size(); ++i)
       b[i] = encode16(rb[i] = sixtyfourths(random) / 64.0, c.bf16);
     auto kernel = build(c.entry, kGemmSource);
-    DevicePtr dA = upload(a), dB = upload(b);
+    DevicePtr dA =
+        c.f32 ? upload(std::vector<float>(ra.begin(), ra.end())) : upload(a);
+    DevicePtr dB =
+        c.f32 ? upload(std::vector<float>(rb.begin(), rb.end())) : upload(b);
     DevicePtr dC = upload(std::vector<float>(c.M * c.N, NAN));
     ArgPack args;
     args.push(dA).push(dB).push(dC).push(c.M).push(c.N).push(c.K);

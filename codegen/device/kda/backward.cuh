@@ -6,9 +6,9 @@
 // U0 in BackwardTiles) and the boundary states
 // (or, the boundaries saved by the forward, `restore` forms U from them); then
 // `state_gradient` walks the chunks in reverse for dS and dU (parallel over
-// batch, heads and blocks of V) and `gradients` computes every input
-// gradient chunk-parallel. With 16-bit inputs every product of the three
-// runs on tensor cores (operands rounded to the input type, fp32
+// batch, heads and blocks of V) and `gradients` (kda/gradients.cuh)
+// computes every input gradient chunk-parallel. With 16-bit inputs every
+// product runs on tensor cores (operands rounded to the input type, fp32
 // accumulation); the decayed intra-chunk products split their decay as
 // kda/decay.cuh describes.
 //
@@ -34,32 +34,20 @@ template <typename TIn, typename TGate, typename TBeta> struct BackwardParams {
       dg_strides, dbeta_strides;
 };
 
-/// What the backward keeps per chunk: the gradients of the chunk's end
-/// state and of its updates in the input type (`gradients` takes them as
-/// tensor-core operands, rounded to that type anyway), then its own fp32
-/// intermediates.
+/// What the backward keeps per chunk, in the input type: the gradients of
+/// the chunk's end state and of its updates (`gradients` takes them as
+/// tensor-core operands, rounded to that type anyway).
 template <int K, int V, int C, typename TIn> struct GradientTiles {
-  // fp32, offsets in floats from the chunk's scratch.
-  static constexpr long long kDq = 0;                // [C][K]
-  static constexpr long long kDk = kDq + C * K;      // [C][K]
-  static constexpr long long kDGamma = kDk + C * K;  // [C][K]
-  static constexpr long long kDRw = kDGamma + C * K; // [C][K]
-  static constexpr long long kDRu = kDRw + C * K;    // [C][V]
-  static constexpr long long kKdTerm = kDRu + C * V; // [C][K]
-  static constexpr long long kFp32Floats = kKdTerm + C * K;
-  // TIn, offsets in elements from operands().
   static constexpr long long kDSEnd = 0;           // [K][V] dS at chunk end
   static constexpr long long kDU = kDSEnd + K * V; // [C][V]
   static constexpr long long kOperands = kDU + C * V;
   static constexpr long long kFloats =
-      kFp32Floats + (kOperands * (long long)sizeof(TIn) + 15) / 16 * 4;
+      (kOperands * (long long)sizeof(TIn) + 15) / 16 * 4;
 
-  static __device__ __forceinline__ float *at(float *scratch, int chunk,
-                                              int sequence, int sequences) {
-    return scratch + ((long long)chunk * sequences + sequence) * kFloats;
-  }
-  static __device__ __forceinline__ TIn *operands(float *grads) {
-    return reinterpret_cast<TIn *>(grads + kFp32Floats);
+  static __device__ __forceinline__ TIn *at(float *scratch, int chunk,
+                                            int sequence, int sequences) {
+    return reinterpret_cast<TIn *>(
+        scratch + ((long long)chunk * sequences + sequence) * kFloats);
   }
 };
 
@@ -109,11 +97,10 @@ __device__ void state_gradient_fma(const BackwardParams<TIn, TGate, TBeta> &p) {
     const int t0 = chunk * C, L = chunk_tokens<C>(chunk, f.length);
     const float *tiles = Tiles::at(f.workspace, chunk, sequence, sequences);
     const TIn *operands = Tiles::operands(tiles);
-    const TIn *qd = Saved::operands(Saved::at(f.workspace, chunk, sequence,
-                                              sequences, f.length)) +
-                    Saved::kQd;
-    TIn *grads =
-        Grads::operands(Grads::at(p.scratch, chunk, sequence, sequences));
+    const TIn *qd =
+        Saved::at(f.workspace, chunk, sequence, sequences, f.length) +
+        Saved::kQd;
+    TIn *grads = Grads::at(p.scratch, chunk, sequence, sequences);
     store_state_columns<K, V>(grads + Grads::kDSEnd, dS, v0, width);
     auto keepU = [&](int s, int j, float u) {
       dU[s][j] = u;
@@ -232,8 +219,7 @@ state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
                                  K);
     tile::load_tile_async<align>(
         Operand{to.qd},
-        Saved::operands(
-            Saved::at(f.workspace, chunk, sequence, sequences, f.length)) +
+        Saved::at(f.workspace, chunk, sequence, sequences, f.length) +
             Saved::kQd,
         K, L, K);
     tile::load_tile_async<align>(Operand{to.w}, operands + Tiles::kW, K, L, K);
@@ -245,8 +231,7 @@ state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
   auto consume = [&](int step, int stage) {
     const int chunk = chunks - 1 - step;
     const int L = chunk_tokens<C>(chunk, f.length);
-    TIn *grads =
-        Grads::operands(Grads::at(p.scratch, chunk, sequence, sequences));
+    TIn *grads = Grads::at(p.scratch, chunk, sequence, sequences);
     typename Shared::Stage &from = shared->stages[stage];
     const Rows dO{from.dO};
     store_state_rows<K, V>(dS, grads + Grads::kDSEnd + v0, d0, width);
@@ -306,214 +291,6 @@ __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
     state_gradient_tiled<K, V, C>(p);
   } else {
     state_gradient_fma<K, V, C, VB>(p);
-  }
-}
-
-/// grid (chunks, B·H); block size a multiple of 32. Every input gradient of
-/// one chunk. Each product is a tile::mma_accumulate (tensor cores for
-/// 16-bit inputs); each warp owns the 16x8 tiles for_each_warp_tile gives
-/// it, the same ones in every pass over a [L][K] result, so those passes
-/// need no barrier between them.
-template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
-__device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
-  using Tiles = ChunkTiles<K, V, C, TIn>;
-  using Saved = BackwardTiles<K, V, C, TIn>;
-  using Grads = GradientTiles<K, V, C, TIn>;
-  const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
-  __shared__ float kk[C][C]; // Σ_d k_id k_jd e^(Γ_id − Γ_jd): A = β ⊙ kk
-  __shared__ float dAb[C][C]; // β_i dA_ij
-  __shared__ float dBm[C][C];
-  const int chunk = blockIdx.x, sequence = blockIdx.y;
-  const int sequences = f.batch * f.heads;
-  const int b = sequence / f.heads, h = sequence % f.heads;
-  const int t0 = chunk * C, L = chunk_tokens<C>(chunk, f.length);
-  const float *tiles = Tiles::at(f.workspace, chunk, sequence, sequences);
-  float *grads = Grads::at(p.scratch, chunk, sequence, sequences);
-  const TIn *S0 =
-      f.boundaries + ((long long)chunk * sequences + sequence) * K * V;
-  const float *saved =
-      Saved::at(f.workspace, chunk, sequence, sequences, f.length);
-  const float *gamma = saved + Saved::kGamma;
-  const TIn *operands = Tiles::operands(tiles);
-  const TIn *savedOperands = Saved::operands(saved);
-  auto q = [&](int i, int d) {
-    return to_float(f.q[f.q_strides.offset(b, t0 + i, h) + d]);
-  };
-  auto k = [&](int i, int d) {
-    return to_float(f.k[f.k_strides.offset(b, t0 + i, h) + d]);
-  };
-  auto v = [&](int i, int j) {
-    return to_float(f.v[f.v_strides.offset(b, t0 + i, h) + j]);
-  };
-  auto beta = [&](int i) {
-    return to_float(f.beta[f.beta_strides.offset(b, t0 + i, h)]);
-  };
-  auto dO = [&](int i, int j) {
-    return to_float(p.d_output[p.d_output_strides.offset(b, t0 + i, h) + j]);
-  };
-  const TIn *U = operands + Tiles::kU;
-  const TIn *dU = Grads::operands(grads) + Grads::kDU,
-            *dSEnd = Grads::operands(grads) + Grads::kDSEnd;
-  float *dq = grads + Grads::kDq, *dk = grads + Grads::kDk;
-  float *dG = grads + Grads::kDGamma, *dRw = grads + Grads::kDRw;
-  float *dRu = grads + Grads::kDRu;
-
-  // The second product is not wanted here: it repeats the first.
-  decayed_pairwise<TIn, K>(
-      L, gamma, k, k, k, [&](int i, int j, float x) { kk[i][j] = x; },
-      [](int, int, float) {});
-  // Through Qd = scale q ⊙ e^Γ: dQd = dO S0ᵀ.
-  tile::for_each_warp_tile(
-      L, K,
-      [&](float(&acc)[4], int i0, int d0) {
-        tile::mma_accumulate<TIn>(
-            acc, V, tile::a_rows(dO, L, V, i0),
-            tile::b_transposed(tile::row_major(S0, V), K, V, d0));
-      },
-      [&](int i, int d, float dQd) {
-        const float eg = fast_exp(gamma[i * K + d]);
-        dq[i * K + d] = f.scale * dQd * eg;
-        dG[i * K + d] = f.scale * dQd * q(i, d) * eg;
-      });
-  // Through Kd = k ⊙ e^(Γlast − Γ): dKd = U dS_endᵀ.
-  tile::for_each_warp_tile(
-      L, K,
-      [&](float(&acc)[4], int i0, int d0) {
-        tile::mma_accumulate<TIn>(
-            acc, V, tile::a_rows(tile::row_major(U, V), L, V, i0),
-            tile::b_transposed(tile::row_major(dSEnd, V), K, V, d0));
-      },
-      [&](int i, int d, float dKd) {
-        const float eLast = fast_exp(gamma[(L - 1) * K + d] - gamma[i * K + d]);
-        const float kdTerm = dKd * k(i, d) * eLast;
-        dk[i * K + d] = dKd * eLast;
-        dG[i * K + d] -= kdTerm;
-        grads[Grads::kKdTerm + i * K + d] = kdTerm;
-      });
-  // dBm = scale dO Uᵀ, lower triangular.
-  tile::for_each_warp_tile(
-      L, L,
-      [&](float(&acc)[4], int i0, int s0) {
-        if (s0 <= i0 + 15)
-          tile::mma_accumulate<TIn>(
-              acc, V, tile::a_rows(dO, L, V, i0),
-              tile::b_transposed(tile::row_major(U, V), L, V, s0));
-      },
-      [&](int i, int s, float x) { dBm[i][s] = s <= i ? f.scale * x : 0.f; });
-  // dRu = Mᵀ dU, M = (I + A)⁻¹ from `prepare`.
-  tile::for_each_warp_tile(
-      L, V,
-      [&](float(&acc)[4], int i0, int c0) {
-        tile::mma_accumulate<TIn>(
-            acc, L,
-            tile::a_transposed(
-                tile::row_major(savedOperands + Saved::kInverse, C), L, L, i0),
-            tile::b_columns(tile::row_major(dU, V), L, V, c0));
-      },
-      [&](int i, int c, float x) { dRu[i * V + c] = x; });
-  __syncthreads();
-  // The last row's Γ feeds Kd and e^Γlast of every row.
-  for (int d = threadIdx.x; d < K; d += blockDim.x) {
-    float x = 0.f, last = 0.f;
-    for (int i = 0; i < L; ++i)
-      x += grads[Grads::kKdTerm + i * K + d];
-    for (int j = 0; j < V; ++j)
-      last += to_float(dSEnd[d * V + j]) * to_float(S0[d * V + j]);
-    dG[(L - 1) * K + d] += x + tiles[Tiles::kLast + d] * last;
-  }
-  // dRw = Mᵀ(−dU S0ᵀ) = −dRu S0ᵀ.
-  tile::for_each_warp_tile(
-      L, K,
-      [&](float(&acc)[4], int i0, int d0) {
-        tile::mma_accumulate<TIn>(
-            acc, V, tile::a_rows(tile::row_major(dRu, V), L, V, i0),
-            tile::b_transposed(tile::row_major(S0, V), K, V, d0));
-      },
-      [&](int i, int d, float x) { dRw[i * K + d] = -x; });
-  __syncthreads();
-  // dA = −(dRw Wᵀ + dRu U0ᵀ), strictly lower;
-  // kept as β ⊙ dA, and kk becomes dA ⊙ kk, dβ's share.
-  tile::for_each_warp_tile(
-      L, L,
-      [&](float(&acc)[4], int i0, int j0) {
-        if (j0 > i0 + 15)
-          return;
-        tile::mma_accumulate<TIn>(
-            acc, K, tile::a_rows(tile::row_major(dRw, K), L, K, i0),
-            tile::b_transposed(tile::row_major(operands + Tiles::kW, K), L, K,
-                               j0));
-        tile::mma_accumulate<TIn>(
-            acc, V, tile::a_rows(tile::row_major(dRu, V), L, V, i0),
-            tile::b_transposed(tile::row_major(savedOperands + Saved::kU0, V),
-                               L, V, j0));
-      },
-      [&](int i, int j, float x) {
-        const float dA = j < i ? -x : 0.f;
-        dAb[i][j] = beta(i) * dA;
-        kk[i][j] = j < i ? dA * kk[i][j] : 0.f;
-      });
-  __syncthreads();
-  auto aB = [&](int i, int j) { return dAb[i][j]; };
-  auto bm = [&](int i, int j) { return dBm[i][j]; };
-  // Through A and B seen from row t: Σ_j (β dA)_tj k_j e, Σ_j dBm_tj k_j e.
-  tile::for_each_warp_tile(
-      L, K,
-      [&](float(&acc)[4], int i0, int d0) {
-        decayed_rows<TIn, K>(acc, L, i0, d0, gamma, aB, k);
-      },
-      [&](int t, int d, float x) {
-        // Plus the right-hand side β k e^Γ of W.
-        const float w = dRw[t * K + d] * beta(t) * fast_exp(gamma[t * K + d]);
-        dk[t * K + d] += x + w;
-        dG[t * K + d] += (x + w) * k(t, d);
-      });
-  tile::for_each_warp_tile(
-      L, K,
-      [&](float(&acc)[4], int i0, int d0) {
-        decayed_rows<TIn, K>(acc, L, i0, d0, gamma, bm, k);
-      },
-      [&](int t, int d, float x) {
-        dq[t * K + d] += x;
-        dG[t * K + d] += x * q(t, d);
-      });
-  // ... and from column t: Σ_i ((β dA)_it k_i + dBm_it q_i) e.
-  tile::for_each_warp_tile(
-      L, K,
-      [&](float(&acc)[4], int i0, int d0) {
-        decayed_columns<TIn, K>(acc, L, i0, d0, gamma, aB, k);
-        decayed_columns<TIn, K>(acc, L, i0, d0, gamma, bm, q);
-      },
-      [&](int t, int d, float x) {
-        dk[t * K + d] += x;
-        dG[t * K + d] -= x * k(t, d);
-      });
-  __syncthreads();
-  for (int i = threadIdx.x; i < L; i += blockDim.x) {
-    float db = 0.f;
-    for (int d = 0; d < K; ++d)
-      db += dRw[i * K + d] * k(i, d) * fast_exp(gamma[i * K + d]);
-    for (int c = 0; c < V; ++c)
-      db += dRu[i * V + c] * v(i, c);
-    for (int j = 0; j < i; ++j)
-      db += kk[i][j];
-    p.dbeta[p.dbeta_strides.offset(b, t0 + i, h)] = from_float<TBeta>(db);
-  }
-  for (int x = threadIdx.x; x < L * V; x += blockDim.x) {
-    const int i = x / V, c = x % V;
-    p.dv[p.dv_strides.offset(b, t0 + i, h) + c] =
-        from_float<TIn>(beta(i) * dRu[i * V + c]);
-  }
-  // dg: the reverse cumulative sum of dΓ; dq, dk out.
-  for (int d = threadIdx.x; d < K; d += blockDim.x) {
-    float running = 0.f;
-    for (int i = L - 1; i >= 0; --i) {
-      running += dG[i * K + d];
-      p.dg[p.dg_strides.offset(b, t0 + i, h) + d] = running;
-      p.dq[p.dq_strides.offset(b, t0 + i, h) + d] =
-          from_float<TIn>(dq[i * K + d]);
-      p.dk[p.dk_strides.offset(b, t0 + i, h) + d] =
-          from_float<TIn>(dk[i * K + d]);
-    }
   }
 }
 

@@ -73,29 +73,22 @@ template <int K, int V, int C, typename TIn> struct ChunkTiles {
 };
 
 /// What a backward's `prepare` keeps besides the forward's tiles, in a
-/// second array after every chunk's ChunkTiles: Γ in fp32, then q ⊙ e^Γ,
-/// (I + A)⁻¹ and U0 (which the forward's tiles lose to U) in the input type.
+/// second array after every chunk's ChunkTiles, in the input type: the
+/// decayed queries q ⊙ e^Γ (the reverse walk's operand) and (I + A)⁻¹.
+/// `gradients` forms Γ again from g and needs no U0 (see there).
 template <int K, int V, int C, typename TIn> struct BackwardTiles {
-  static constexpr long long kGamma = 0; // [C][K] fp32
-  static constexpr long long kFp32Floats = C * K;
   static constexpr long long kQd = 0;                // [C][K] q⊙e^Γ
   static constexpr long long kInverse = kQd + C * K; // [C][C]
-  static constexpr long long kU0 = kInverse + C * C; // [C][V]
-  static constexpr long long kOperands = kU0 + C * V;
+  static constexpr long long kOperands = kInverse + C * C;
   static constexpr long long kFloats =
-      kFp32Floats + (kOperands * (long long)sizeof(TIn) + 15) / 16 * 4;
+      (kOperands * (long long)sizeof(TIn) + 15) / 16 * 4;
 
-  static __device__ __forceinline__ float *
+  static __device__ __forceinline__ TIn *
   at(float *workspace, int chunk, int sequence, int sequences, int length) {
     const long long chunks = (length + C - 1) / C;
-    return workspace + chunks * sequences * ChunkTiles<K, V, C, TIn>::kFloats +
-           ((long long)chunk * sequences + sequence) * kFloats;
-  }
-  static __device__ __forceinline__ TIn *operands(float *tiles) {
-    return reinterpret_cast<TIn *>(tiles + kFp32Floats);
-  }
-  static __device__ __forceinline__ const TIn *operands(const float *tiles) {
-    return reinterpret_cast<const TIn *>(tiles + kFp32Floats);
+    return reinterpret_cast<TIn *>(
+        workspace + chunks * sequences * ChunkTiles<K, V, C, TIn>::kFloats +
+        ((long long)chunk * sequences + sequence) * kFloats);
   }
 };
 

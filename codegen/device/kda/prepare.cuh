@@ -133,7 +133,7 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   const int t0 = chunk * C, L = chunk_tokens<C>(chunk, p.length);
   const int sequences = p.batch * p.heads;
   float *tiles = Tiles::at(p.workspace, chunk, sequence, sequences);
-  float *saved =
+  TIn *saved =
       ForBackward ? Saved::at(p.workspace, chunk, sequence, sequences, p.length)
                   : nullptr;
   float *gamma = rows->gamma;
@@ -154,8 +154,6 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
 
   chunk_decay<K>(p, b, h, t0, L, [&](int i, int d, float running) {
     gamma[i * K + d] = running;
-    if constexpr (ForBackward)
-      saved[Saved::kGamma + i * K + d] = running;
   });
   arch::cp_async_wait<0>();
   __syncthreads();
@@ -199,8 +197,7 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
           from_float<TIn>(n < count ? k(i, d) * fast_exp(last[d] - g) : 0.f);
     }
     if constexpr (ForBackward)
-      tile::store_chunk(Saved::operands(saved) + Saved::kQd + i * K + d0, qd,
-                        count);
+      tile::store_chunk(saved + Saved::kQd + i * K + d0, qd, count);
     tile::store_chunk(operands + Tiles::kKd + i * K + d0, kd, count);
   }
   // q is done with: v's rows take its place during the inversion.
@@ -212,8 +209,7 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   invert_unit_lower<C>(strictA, inverse, panel, L);
   if constexpr (ForBackward)
     for (int e = threadIdx.x; e < C * C; e += blockDim.x)
-      Saved::operands(saved)[Saved::kInverse + e] =
-          from_float<TIn>(inverse[e / C][e % C]);
+      saved[Saved::kInverse + e] = from_float<TIn>(inverse[e / C][e % C]);
   arch::cp_async_wait<0>();
   __syncthreads();
 
@@ -221,9 +217,6 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   // inverse's columns up to i0 + 15 only.
   auto storeU0 = [&](int i, int c, float u0, float u1, bool both) {
     tile::store_pair(operands + Tiles::kU + i * V + c, u0, u1, both);
-    if constexpr (ForBackward)
-      tile::store_pair(Saved::operands(saved) + Saved::kU0 + i * V + c, u0, u1,
-                       both);
   };
   if constexpr (sizeof(TIn) == 2) {
     // On the tile layer: the inverse scaled by β column by column, rounded

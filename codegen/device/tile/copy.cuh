@@ -5,6 +5,7 @@
 #include "rudnn/arch/cp_async.cuh"
 #include "rudnn/tensor.cuh"
 #include "rudnn/tile/mma_tile.cuh"
+#include "rudnn/tile/shared_tile.cuh"
 
 namespace rudnn {
 namespace tile {
@@ -73,6 +74,34 @@ __device__ __forceinline__ void store_pair(T *to, float first, float second,
     if (both)
       to[1] = from_float<T>(second);
   }
+}
+
+/// tile(r, c) and tile(r, c + 1) = (first, second) in the tile's type, c
+/// even (both in one 16-byte chunk): one 4-byte store for 16-bit tiles.
+template <typename T, int Rows, int Cols>
+__device__ __forceinline__ void
+store_pair(const SharedTile<T, Rows, Cols> &tile, int r, int c, float first,
+           float second) {
+  if constexpr (sizeof(T) == 2) {
+    *reinterpret_cast<unsigned *>(&tile(r, c)) = Mma16<T>::pack(first, second);
+  } else {
+    tile(r, c) = first;
+    tile(r, c + 1) = second;
+  }
+}
+
+/// (from[0], from[1]) in fp32, both in one load where `from` allows;
+/// from[1] only when `both` (0 otherwise).
+template <typename T>
+__device__ __forceinline__ float2 load_pair(const T *from, bool both) {
+  struct alignas(2 * sizeof(T)) Pair {
+    T first, second;
+  };
+  if (both && reinterpret_cast<unsigned long long>(from) % sizeof(Pair) == 0) {
+    const Pair pair = *reinterpret_cast<const Pair *>(from);
+    return make_float2(to_float(pair.first), to_float(pair.second));
+  }
+  return make_float2(to_float(from[0]), both ? to_float(from[1]) : 0.f);
 }
 
 /// to[0 .. count) = values[0 .. count), count ≤ 8: one or two 16-byte

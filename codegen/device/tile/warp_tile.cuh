@@ -3,7 +3,9 @@
 // A warp's WM x WN block of D += A·B in fp32: WM/16 x WN/8 mma tiles, each
 // its own accumulator, so the 16-deep steps of different tiles overlap. A
 // step loads each A fragment once for all WN columns and each pair of B
-// fragments once for all WM rows, from shared tiles through ldmatrix.
+// fragments once for all WM rows, from shared tiles through ldmatrix. Tiles
+// of fp32 take the same steps on FMA into the same accumulator layout, so a
+// kernel's products are written once for every input type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,20 +70,10 @@ template <typename T, int WM, int WN> struct WarpTile {
             typename TileB>
   __device__ __forceinline__ void mma(const TileA &a, int m0, int ka,
                                       const TileB &b, int n0, int kb) {
-    unsigned fa[WM / 16][4];
-#pragma unroll
-    for (int i = 0; i < WM / 16; ++i)
-      load_a<LayoutA>(fa[i], a, m0 + 16 * i, ka);
-#pragma unroll
-    for (int j = 0; j < WN / 16; ++j) {
-      unsigned fb[4];
-      load_b_pair<LayoutB>(fb, b, n0 + 16 * j, kb);
-#pragma unroll
-      for (int i = 0; i < WM / 16; ++i) {
-        mma16<T>(acc[i][2 * j], fa[i], fb[0], fb[1]);
-        mma16<T>(acc[i][2 * j + 1], fa[i], fb[2], fb[3]);
-      }
-    }
+    if constexpr (sizeof(T) == 4)
+      mma_fma<LayoutB, LayoutA>(a, m0, ka, b, n0, kb);
+    else
+      mma_tensor<LayoutB, LayoutA>(a, m0, ka, b, n0, kb);
   }
 
   /// visit(row, col, first, second) for every pair of accumulators at
@@ -109,6 +101,62 @@ template <typename T, int WM, int WN> struct WarpTile {
   }
 
 private:
+  /// The 16-bit step: A fragments through ldmatrix once for all WN columns,
+  /// B pairs once for all WM rows.
+  template <BLayout LayoutB, ALayout LayoutA, typename TileA, typename TileB>
+  __device__ __forceinline__ void mma_tensor(const TileA &a, int m0, int ka,
+                                             const TileB &b, int n0, int kb) {
+    unsigned fa[WM / 16][4];
+#pragma unroll
+    for (int i = 0; i < WM / 16; ++i)
+      load_a<LayoutA>(fa[i], a, m0 + 16 * i, ka);
+#pragma unroll
+    for (int j = 0; j < WN / 16; ++j) {
+      unsigned fb[4];
+      load_b_pair<LayoutB>(fb, b, n0 + 16 * j, kb);
+#pragma unroll
+      for (int i = 0; i < WM / 16; ++i) {
+        mma16<T>(acc[i][2 * j], fa[i], fb[0], fb[1]);
+        mma16<T>(acc[i][2 * j + 1], fa[i], fb[2], fb[3]);
+      }
+    }
+  }
+
+  /// The fp32 step: each lane's accumulators (Atom's C layout) over the 16
+  /// depths in turn, A's two rows and B's two columns read once a depth.
+  template <BLayout LayoutB, ALayout LayoutA, typename TileA, typename TileB>
+  __device__ __forceinline__ void mma_fma(const TileA &a, int m0, int ka,
+                                          const TileB &b, int n0, int kb) {
+    const int lane = threadIdx.x % 32, g = lane / 4, t2 = 2 * (lane % 4);
+    auto elementA = [&](int m, int k) {
+      return LayoutA == ALayout::MK ? a(m, k) : a(k, m);
+    };
+    auto elementB = [&](int k, int n) {
+      return LayoutB == BLayout::KN ? b(k, n) : b(n, k);
+    };
+#pragma unroll 4
+    for (int k = 0; k < 16; ++k) {
+      float fa[WM / 16][2];
+#pragma unroll
+      for (int i = 0; i < WM / 16; ++i) {
+        fa[i][0] = elementA(m0 + 16 * i + g, ka + k);
+        fa[i][1] = elementA(m0 + 16 * i + g + 8, ka + k);
+      }
+#pragma unroll
+      for (int j = 0; j < WN / 8; ++j) {
+        const float b0 = elementB(kb + k, n0 + 8 * j + t2),
+                    b1 = elementB(kb + k, n0 + 8 * j + t2 + 1);
+#pragma unroll
+        for (int i = 0; i < WM / 16; ++i) {
+          acc[i][j][0] += fa[i][0] * b0;
+          acc[i][j][1] += fa[i][0] * b1;
+          acc[i][j][2] += fa[i][1] * b0;
+          acc[i][j][3] += fa[i][1] * b1;
+        }
+      }
+    }
+  }
+
   template <typename Self, typename Visit>
   static __device__ __forceinline__ void pairs(Self &self, Visit visit) {
     const int lane = threadIdx.x % 32;

@@ -1,0 +1,376 @@
+//===- kda/gradients.cuh - Every KDA input gradient of a chunk ------------===//
+//
+// The chunk-parallel end of the backward (lib/reference/KdaChunked.cpp
+// derives it): one block a chunk of one head, after `state_gradient` left
+// dS at the chunk's end and dU. Its operands come by cp.async into shared
+// tiles and every product runs on the tile layer (tensor cores through
+// ldmatrix for 16-bit inputs, FMA for f32); the fp32 intermediates stay in
+// shared memory, so the workspace keeps nothing of this kernel's.
+//   1. Γ from g; the chunk's k, dO, U, dU and M = (I + A)⁻¹; β.
+//   2. kk = Σ_d k_i k_j e^(Γi−Γj); dBm = scale dO Uᵀ; dRu = Mᵀ dU, and
+//      dv = β ⊙ dRu out.
+//   3. dA = −(dRw Wᵀ + dRu U0ᵀ) = −dRu Uᵀ, since dRw = −dRu S0ᵀ and
+//      U = U0 − W S0: neither W nor U0 is read.
+//   4. Sixteen features at a time, S0's and dS_end's rows and q's columns
+//      in a two-stage pipeline: dQd = dO S0ᵀ, dKd = U dS_endᵀ,
+//      dRw = −dRu S0ᵀ and the decayed products through dA and dBm give dq
+//      and dk, out, and dΓ, into dg.
+//   5. dβ from its per-row partial sums; dg the reverse cumulative sum of
+//      dΓ down each feature.
+// Partial sums are kept per warp and added in a fixed order: the result
+// is the same bit for bit from run to run.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "rudnn/arch/cp_async.cuh"
+#include "rudnn/kda/backward.cuh"
+#include "rudnn/kda/decay.cuh"
+#include "rudnn/math.cuh"
+#include "rudnn/shared.cuh"
+#include "rudnn/tile/copy.cuh"
+#include "rudnn/tile/pipeline.cuh"
+#include "rudnn/tile/shared_tile.cuh"
+#include "rudnn/tile/warp_tile.cuh"
+#include "rudnn/warp.cuh"
+
+namespace rudnn {
+namespace kda {
+
+/// Warps of a `gradients` block.
+constexpr int kGradientsWarps = 4;
+
+/// The `gradients` block's dynamic shared memory. The feature dims are
+/// padded to whole 16-deep mma steps (zeros). `reused` holds dU and M for
+/// steps 1-2, then the pipeline's two stages of S0 and dS_end rows and q
+/// columns.
+template <int K, int V, int C, typename TIn> struct GradientsShared {
+  static constexpr int kFeatures = 16; // a pipeline step's features
+  static constexpr int KP = (K + 15) / 16 * 16, VP = (V + 15) / 16 * 16;
+  using RowsK = tile::SharedTile<TIn, C, KP>;
+  using RowsV = tile::SharedTile<TIn, C, VP>;
+  using Square = tile::SharedTile<TIn, C, C>;
+  using StateRows = tile::SharedTile<TIn, kFeatures, VP>;
+  using QueryColumns = tile::SharedTile<TIn, C, kFeatures>;
+  static constexpr int kSolveBytes = RowsV::kBytes + Square::kBytes;
+  static constexpr int kStageBytes =
+      2 * StateRows::kBytes + QueryColumns::kBytes;
+  static constexpr int kReusedBytes =
+      kSolveBytes > 2 * kStageBytes ? kSolveBytes : 2 * kStageBytes;
+
+  alignas(16) float gamma[C * K];    // [C][K]
+  alignas(16) float pairwise[C * C]; // kk, then β ⊙ dA
+  alignas(16) float dBm[C * C];
+  alignas(16) TIn k[RowsK::kElements];
+  alignas(16) TIn dO[RowsV::kElements];
+  alignas(16) TIn u[RowsV::kElements];
+  alignas(16) TIn dRu[RowsV::kElements];
+  alignas(16) unsigned char reused[kReusedBytes];
+  alignas(16) float beta[(C + 3) / 4 * 4];
+  float rowPartials[kGradientsWarps][C];    // dβ's, a warp's own
+  float columnPartials[kGradientsWarps][K]; // Σ_t dKd e k, a warp's own
+  float lastTerm[K];                        // Σ_j dS_end S0 per feature
+
+  __device__ __forceinline__ RowsV dU() {
+    return {reinterpret_cast<TIn *>(reused)};
+  }
+  __device__ __forceinline__ Square inverse() {
+    return {reinterpret_cast<TIn *>(reused + RowsV::kBytes)};
+  }
+  __device__ __forceinline__ StateRows state(int stage) {
+    return {reinterpret_cast<TIn *>(reused + stage * kStageBytes)};
+  }
+  __device__ __forceinline__ StateRows dStateEnd(int stage) {
+    return {reinterpret_cast<TIn *>(reused + stage * kStageBytes +
+                                    StateRows::kBytes)};
+  }
+  __device__ __forceinline__ QueryColumns queries(int stage) {
+    return {reinterpret_cast<TIn *>(reused + stage * kStageBytes +
+                                    2 * StateRows::kBytes)};
+  }
+};
+
+/// task(i0, n0) for each 16x16 tile of a rows x cols result, the block's
+/// warps taking them in turn.
+template <typename Task>
+__device__ __forceinline__ void for_each_tile16(int rows, int cols, Task task) {
+  const int colTiles = (cols + 15) / 16, tasks = (rows + 15) / 16 * colTiles;
+  for (int t = threadIdx.x / 32; t < tasks; t += blockDim.x / 32)
+    task(t / colTiles * 16, t % colTiles * 16);
+}
+
+/// slots[i0 + r] += the sum over a warp tile's columns of row r, from each
+/// lane's share of its two rows (g and g + 8 of the accumulator layout):
+/// the four lanes of a row add by shuffles, then one of them stores.
+__device__ __forceinline__ void add_row_sums(float *slots, int i0, float upper,
+                                             float lower) {
+  for (int offset = 1; offset < 4; offset *= 2) {
+    upper += __shfl_xor_sync(0xffffffffu, upper, offset);
+    lower += __shfl_xor_sync(0xffffffffu, lower, offset);
+  }
+  const int lane = threadIdx.x % 32;
+  if (lane % 4 == 0) {
+    slots[i0 + lane / 4] += upper;
+    slots[i0 + lane / 4 + 8] += lower;
+  }
+  __syncwarp();
+}
+
+/// slots[d0 + c] += the sum over a 16-row warp tile of column c of an 8-wide
+/// fragment, from each lane's two columns (2t and 2t + 1): the eight lanes
+/// of a column add by shuffles, then one of them stores.
+__device__ __forceinline__ void add_column_sums(float *slots, int d0, int cols,
+                                                float first, float second) {
+  for (int offset = 4; offset < 32; offset *= 2) {
+    first += __shfl_xor_sync(0xffffffffu, first, offset);
+    second += __shfl_xor_sync(0xffffffffu, second, offset);
+  }
+  const int lane = threadIdx.x % 32, c = 2 * lane;
+  if (lane < 4) {
+    if (c < cols)
+      slots[d0 + c] += first;
+    if (c + 1 < cols)
+      slots[d0 + c + 1] += second;
+  }
+  __syncwarp();
+}
+
+/// grid (chunks, B·H), kGradientsWarps warps, dynamic shared memory
+/// sizeof(GradientsShared): every input gradient of one chunk.
+template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
+__device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
+  using Tiles = ChunkTiles<K, V, C, TIn>;
+  using Saved = BackwardTiles<K, V, C, TIn>;
+  using Grads = GradientTiles<K, V, C, TIn>;
+  using Shared = GradientsShared<K, V, C, TIn>;
+  using Tile16 = tile::WarpTile<TIn, 16, 16>;
+  constexpr int F = Shared::kFeatures;
+  constexpr tile::Alignment align = Tiles::kAlignment;
+  const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
+  RUDNN_DYNAMIC_SHARED(Shared, shared);
+  const int chunk = blockIdx.x, sequence = blockIdx.y;
+  const int sequences = f.batch * f.heads;
+  const int b = sequence / f.heads, h = sequence % f.heads;
+  const int t0 = chunk * C, L = chunk_tokens<C>(chunk, f.length);
+  const int warp = threadIdx.x / 32;
+  const TIn *operands =
+      Tiles::operands(Tiles::at(f.workspace, chunk, sequence, sequences));
+  const TIn *saved =
+      Saved::at(f.workspace, chunk, sequence, sequences, f.length);
+  const TIn *grads = Grads::at(p.scratch, chunk, sequence, sequences);
+  const TIn *S0 =
+      f.boundaries + ((long long)chunk * sequences + sequence) * K * V;
+  const typename Shared::RowsK k{shared->k};
+  const typename Shared::RowsV dO{shared->dO}, U{shared->u}, dRu{shared->dRu};
+  float *gamma = shared->gamma, *pairwise = shared->pairwise,
+        *dBm = shared->dBm, *rowSums = shared->rowPartials[warp];
+
+  // 1. The chunk's operands, Γ and β.
+  tile::load_tile_async(k, f.k + f.k_strides.offset(b, t0, h), f.k_strides.time,
+                        L, K);
+  tile::load_tile_async(dO, p.d_output + p.d_output_strides.offset(b, t0, h),
+                        p.d_output_strides.time, L, V);
+  tile::load_tile_async<align>(U, operands + Tiles::kU, V, L, V);
+  tile::load_tile_async<align>(shared->dU(), grads + Grads::kDU, V, L, V);
+  tile::load_tile_async<align>(shared->inverse(), saved + Saved::kInverse, C, L,
+                               L);
+  arch::cp_async_commit();
+  for (int i = threadIdx.x; i < C; i += blockDim.x) {
+    shared->beta[i] =
+        i < L ? to_float(f.beta[f.beta_strides.offset(b, t0 + i, h)]) : 0.f;
+    for (int w = 0; w < kGradientsWarps; ++w)
+      shared->rowPartials[w][i] = 0.f;
+  }
+  for (int d = threadIdx.x; d < K; d += blockDim.x)
+    for (int w = 0; w < kGradientsWarps; ++w)
+      shared->columnPartials[w][d] = 0.f;
+  chunk_decay<K>(f, b, h, t0, L,
+                 [&](int i, int d, float g) { gamma[i * K + d] = g; });
+  arch::cp_async_wait<0>();
+  __syncthreads();
+  auto kAt = [&](int i, int d) { return to_float(k(i, d)); };
+  auto beta = [&](int i) { return shared->beta[i]; };
+
+  // 2. kk (the second product of decayed_pairwise would repeat it).
+  decayed_pairwise<TIn, K>(
+      L, gamma, kAt, kAt, kAt,
+      [&](int i, int j, float x) { pairwise[i * C + j] = x; },
+      [](int, int, float) {});
+  // dBm = scale dO Uᵀ, lower triangular.
+  for_each_tile16(L, L, [&](int i0, int s0) {
+    if (s0 > i0)
+      return;
+    Tile16 acc;
+    acc.clear();
+    for (int v0 = 0; v0 < V; v0 += 16)
+      acc.template mma<tile::BLayout::NK>(dO, i0, U, s0, v0);
+    acc.for_each([&](int r, int c, float x) {
+      const int i = i0 + r, s = s0 + c;
+      dBm[i * C + s] = s <= i ? f.scale * x : 0.f;
+    });
+  });
+  // dRu = Mᵀ dU, M lower triangular: row block i0 needs M's rows from i0.
+  const typename Shared::RowsV dU = shared->dU();
+  const typename Shared::Square inverse = shared->inverse();
+  for_each_tile16(L, V, [&](int i0, int c0) {
+    Tile16 acc;
+    acc.clear();
+    for (int s0 = i0; s0 < L; s0 += 16)
+      acc.template mma<tile::BLayout::KN, tile::ALayout::KM>(inverse, i0, dU,
+                                                             c0, s0);
+    float upper = 0.f, lower = 0.f; // Σ_c dRu v, dβ's share
+    acc.for_each_pair([&](int r, int c, float first, float second) {
+      const int i = i0 + r, col = c0 + c;
+      tile::store_pair(dRu, i, col, first, second);
+      if (i >= L || col >= V)
+        return;
+      const bool both = col + 1 < V;
+      tile::store_pair(p.dv + p.dv_strides.offset(b, t0 + i, h) + col,
+                       beta(i) * first, beta(i) * second, both);
+      const float2 v =
+          tile::load_pair(f.v + f.v_strides.offset(b, t0 + i, h) + col, both);
+      (r < 8 ? upper : lower) += first * v.x + second * v.y;
+    });
+    add_row_sums(rowSums, i0, upper, lower);
+  });
+  __syncthreads();
+
+  // 3. dA = −dRu Uᵀ, strictly lower: dβ takes Σ_j dA ⊙ kk, and the
+  // pairwise array becomes β ⊙ dA.
+  for_each_tile16(L, L, [&](int i0, int j0) {
+    if (j0 > i0)
+      return;
+    Tile16 acc;
+    acc.clear();
+    for (int v0 = 0; v0 < V; v0 += 16)
+      acc.template mma<tile::BLayout::NK>(dRu, i0, U, j0, v0);
+    float upper = 0.f, lower = 0.f;
+    acc.for_each([&](int r, int c, float x) {
+      const int i = i0 + r, j = j0 + c;
+      if (i >= L || j >= L)
+        return;
+      const float dA = j < i ? -x : 0.f;
+      if (j < i)
+        (r < 8 ? upper : lower) += dA * pairwise[i * C + j];
+      pairwise[i * C + j] = beta(i) * dA;
+    });
+    add_row_sums(rowSums, i0, upper, lower);
+  });
+  __syncthreads();
+
+  // 4. Sixteen features a step.
+  auto issue = [&](int step, int stage) {
+    const int d0 = step * F;
+    tile::load_tile_async<align>(shared->state(stage), S0 + (long long)d0 * V,
+                                 V, K - d0, V);
+    tile::load_tile_async<align>(shared->dStateEnd(stage),
+                                 grads + Grads::kDSEnd + (long long)d0 * V, V,
+                                 K - d0, V);
+    tile::load_tile_async(shared->queries(stage),
+                          f.q + f.q_strides.offset(b, t0, h) + d0,
+                          f.q_strides.time, L, K - d0);
+  };
+  auto aB = [&](int i, int j) { return pairwise[i * C + j]; };
+  auto bm = [&](int i, int j) { return dBm[i * C + j]; };
+  auto consume = [&](int step, int stage) {
+    const int d0 = step * F;
+    const typename Shared::StateRows state = shared->state(stage),
+                                     dStateEnd = shared->dStateEnd(stage);
+    const typename Shared::QueryColumns queries = shared->queries(stage);
+    auto qAt = [&](int i, int d) { return to_float(queries(i, d - d0)); };
+    // e^Γlast's share of dΓ: Σ_j dS_end S0 for each of the step's features.
+    const int lane = threadIdx.x % 32;
+    for (int r = warp; r < F && d0 + r < K; r += kGradientsWarps) {
+      float x = 0.f;
+      for (int j = lane; j < V; j += 32)
+        x += to_float(dStateEnd(r, j)) * to_float(state(r, j));
+      x = warp_sum(x);
+      if (lane == 0)
+        shared->lastTerm[d0 + r] = x;
+    }
+    for (int i0 = 16 * warp; i0 < L; i0 += 16 * kGradientsWarps) {
+      Tile16 dQd, dKd, dRw;
+      dQd.clear();
+      dKd.clear();
+      dRw.clear();
+      for (int v0 = 0; v0 < V; v0 += 16) {
+        dQd.template mma<tile::BLayout::NK>(dO, i0, v0, state, 0, v0);
+        dKd.template mma<tile::BLayout::NK>(U, i0, v0, dStateEnd, 0, v0);
+        dRw.template mma<tile::BLayout::NK>(dRu, i0, v0, state, 0, v0);
+      }
+      float upper = 0.f, lower = 0.f; // Σ_d dRw k e^Γ, dβ's share
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int dh = d0 + 8 * half;
+        float rowsA[4] = {0.f, 0.f, 0.f, 0.f}, rowsB[4] = {0.f, 0.f, 0.f, 0.f},
+              columns[4] = {0.f, 0.f, 0.f, 0.f};
+        decayed_rows<TIn, K>(rowsA, L, i0, dh, gamma, aB, kAt);
+        decayed_rows<TIn, K>(rowsB, L, i0, dh, gamma, bm, kAt);
+        decayed_columns<TIn, K>(columns, L, i0, dh, gamma, aB, kAt);
+        decayed_columns<TIn, K>(columns, L, i0, dh, gamma, bm, qAt);
+        float dq[4], dk[4], dG[4], kdTerm[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int t = i0 + tile::accumulator_row(e),
+                    d = dh + tile::accumulator_col(e);
+          dq[e] = dk[e] = dG[e] = kdTerm[e] = 0.f;
+          if (t >= L || d >= K)
+            continue;
+          const float g = gamma[t * K + d], eg = fast_exp(g);
+          const float eLast = fast_exp(gamma[(L - 1) * K + d] - g);
+          const float qv = qAt(t, d), kv = kAt(t, d);
+          const float kd = dKd.acc[0][half][e] * eLast;
+          const float rw = -dRw.acc[0][half][e];
+          // The right-hand side β k e^Γ of W.
+          const float w = rw * beta(t) * eg;
+          dq[e] = f.scale * dQd.acc[0][half][e] * eg + rowsB[e];
+          dk[e] = kd + rowsA[e] + w + columns[e];
+          dG[e] = dq[e] * qv + kv * (rowsA[e] + w - kd - columns[e]);
+          kdTerm[e] = kd * kv;
+          (e < 2 ? upper : lower) += rw * kv * eg;
+        }
+#pragma unroll
+        for (int e = 0; e < 4; e += 2) {
+          const int t = i0 + tile::accumulator_row(e),
+                    d = dh + tile::accumulator_col(e);
+          if (t >= L || d >= K)
+            continue;
+          const bool both = d + 1 < K;
+          tile::store_pair(p.dq + p.dq_strides.offset(b, t0 + t, h) + d, dq[e],
+                           dq[e + 1], both);
+          tile::store_pair(p.dk + p.dk_strides.offset(b, t0 + t, h) + d, dk[e],
+                           dk[e + 1], both);
+          tile::store_pair(p.dg + p.dg_strides.offset(b, t0 + t, h) + d, dG[e],
+                           dG[e + 1], both);
+        }
+        add_column_sums(shared->columnPartials[warp], dh, K - dh,
+                        kdTerm[0] + kdTerm[2], kdTerm[1] + kdTerm[3]);
+      }
+      add_row_sums(rowSums, i0, upper, lower);
+    }
+  };
+  tile::two_stage_pipeline((K + F - 1) / F, issue, consume);
+
+  // 5. dβ; dg: Γ's last row feeds Kd and e^Γlast of every row, then the
+  // reverse cumulative sum of dΓ.
+  for (int i = threadIdx.x; i < L; i += blockDim.x) {
+    float db = 0.f;
+    for (int w = 0; w < kGradientsWarps; ++w)
+      db += shared->rowPartials[w][i];
+    p.dbeta[p.dbeta_strides.offset(b, t0 + i, h)] = from_float<TBeta>(db);
+  }
+  for (int d = threadIdx.x; d < K; d += blockDim.x) {
+    float running = fast_exp(gamma[(L - 1) * K + d]) * shared->lastTerm[d];
+    for (int w = 0; w < kGradientsWarps; ++w)
+      running += shared->columnPartials[w][d];
+    for (int i = L - 1; i >= 0; --i) {
+      float *to = p.dg + p.dg_strides.offset(b, t0 + i, h) + d;
+      running += *to;
+      *to = running;
+    }
+  }
+}
+
+} // namespace kda
+} // namespace rudnn
