@@ -4,9 +4,9 @@
 //
 //   rudnn-run bench/kda_bf16_k128.mlir --random 0 --dims B=1,T=32768,H=16 --report
 
-func.func @main(%q: tensor<?x?x?x128xbf16> {rudnn.name = "q"},
-                %k: tensor<?x?x?x128xbf16> {rudnn.name = "k"},
-                %v: tensor<?x?x?x128xbf16> {rudnn.name = "v"},
+func.func @main(%q: tensor<?x?x?x128xbf16> {rudnn.name = "q", rudnn.align = 16 : i64},
+                %k: tensor<?x?x?x128xbf16> {rudnn.name = "k", rudnn.align = 16 : i64},
+                %v: tensor<?x?x?x128xbf16> {rudnn.name = "v", rudnn.align = 16 : i64},
                 %g: tensor<?x?x?x128xf32> {rudnn.name = "g"},
                 %beta: tensor<?x?x?xbf16> {rudnn.name = "beta"},
                 %initial_state: tensor<?x?x128x128xf32> {rudnn.name = "initial_state"})

@@ -124,12 +124,13 @@ DType dtypeOf(mlir::Type type) {
 }
 
 TensorInfo infoOf(mlir::Type type, mlir::StringAttr name,
-                  const std::string &fallback) {
+                  mlir::IntegerAttr align, const std::string &fallback) {
   auto ranked = mlir::dyn_cast<mlir::RankedTensorType>(type);
   if (!ranked)
     throw Unsupported("'" + fallback + "' is not a ranked tensor");
   TensorInfo info;
   info.name = name ? name.str() : fallback;
+  info.align = align ? align.getInt() : 0;
   info.dtype = dtypeOf(ranked.getElementType());
   for (int64_t dim : ranked.getShape())
     info.shape.push_back(mlir::ShapedType::isDynamic(dim) ? -1 : dim);
@@ -161,6 +162,8 @@ std::shared_ptr<Function::Impl> describe(std::shared_ptr<Module::Impl> module,
     impl->arguments.push_back(infoOf(argument.getType(),
                                      func.getArgAttrOfType<mlir::StringAttr>(
                                          index, RudnnDialect::kNameAttrName),
+                                     func.getArgAttrOfType<mlir::IntegerAttr>(
+                                         index, RudnnDialect::kAlignAttrName),
                                      "arg" + std::to_string(index)));
 
   // Values numbered: arguments, then each operator's results in order.
@@ -220,6 +223,8 @@ std::shared_ptr<Function::Impl> describe(std::shared_ptr<Module::Impl> module,
     TensorInfo info = infoOf(operand.getType(),
                              func.getResultAttrOfType<mlir::StringAttr>(
                                  index, RudnnDialect::kNameAttrName),
+                             func.getResultAttrOfType<mlir::IntegerAttr>(
+                                 index, RudnnDialect::kAlignAttrName),
                              "result" + std::to_string(index));
     auto found = numbers.find(mlir::rudnn::throughCasts(operand));
     if (found == numbers.end() ||
@@ -266,6 +271,8 @@ void checkDeclared(const std::vector<TensorInfo> &declared,
         throw InvalidArgument("'" + info.name + "' dim " + std::to_string(d) +
                               " must be " + std::to_string(info.shape[d]) +
                               ", got " + view.describe());
+    if (info.align)
+      checkAlignedRows(info.name, view, info.align);
   }
 }
 

@@ -149,3 +149,38 @@ void rudnn::checkViewAliasing(
     }
   }
 }
+
+namespace {
+/// Why `view` breaks the alignment promise `bytes`, or empty.
+std::string misalignment(const TensorView &view, int64_t bytes) {
+  if (reinterpret_cast<uintptr_t>(view.data) % static_cast<uintptr_t>(bytes))
+    return "its data pointer " + hex(reinterpret_cast<uintptr_t>(view.data)) +
+           " is not a multiple of " + std::to_string(bytes);
+  const int64_t element = static_cast<int64_t>(dtypeSize(view.dtype));
+  const size_t rank = view.shape.size();
+  if (rank && view.strides.size() == rank && view.strides.back() != 1 &&
+      view.shape.back() != 1)
+    return "its innermost stride is " + std::to_string(view.strides.back()) +
+           ", not 1";
+  for (size_t d = 0; d + 1 < rank && d < view.strides.size(); ++d)
+    if (view.shape[d] != 1 && (view.strides[d] * element) % bytes)
+      return "its stride along dim " + std::to_string(d) + " (" +
+             std::to_string(view.strides[d] * element) +
+             " bytes) is not a multiple of " + std::to_string(bytes);
+  return {};
+}
+} // namespace
+
+bool rudnn::hasAlignedRows(const TensorView &view, int64_t bytes) {
+  return misalignment(view, bytes).empty();
+}
+
+void rudnn::checkAlignedRows(std::string_view name, const TensorView &view,
+                             int64_t bytes) {
+  const std::string why = misalignment(view, bytes);
+  if (!why.empty())
+    throw InvalidArgument(
+        "'" + std::string(name) + "' promises " + std::to_string(bytes) +
+        "-byte aligned rows (rudnn.align = " + std::to_string(bytes) +
+        "), but " + why + ": " + view.describe());
+}

@@ -34,6 +34,16 @@ struct ByteRange {
 /// past int64 or the address space.
 ByteRange checkedByteRange(std::string_view name, const TensorView &view);
 
+/// Whether `view`'s data pointer and every stride but the innermost are
+/// multiples of `bytes`, and the innermost stride is 1 (or its dim 1): its
+/// rows can be copied in `bytes`-sized pieces.
+bool hasAlignedRows(const TensorView &view, int64_t bytes);
+
+/// Throws InvalidArgument naming `name` unless `view` keeps the alignment
+/// promise `bytes` (a function's `rudnn.align`), saying which part fails.
+void checkAlignedRows(std::string_view name, const TensorView &view,
+                      int64_t bytes);
+
 /// Throws InvalidArgument naming `name` unless distinct indices of `view`
 /// address distinct elements. Sufficient test: with the dims of size > 1
 /// sorted by stride, each stride is at least the extent of the dims inside

@@ -23,3 +23,29 @@ config.substitutions.append(("%rudnn_src_root", config.rudnn_src_root))
 import sys
 
 config.substitutions.append(("%python", sys.executable))
+
+# "sass": a SASS disassembler the kernel report finds (as it looks for one).
+def _has_sass_disassembler():
+    import shutil
+
+    given = os.environ.get("RUDNN_CUOBJDUMP")
+    candidates = [given] if given else []
+    candidates += [shutil.which("cuobjdump"), "/usr/local/cuda/bin/cuobjdump"]
+    try:
+        import nvidia
+
+        for root in nvidia.__path__:
+            for version in ("cu13", "cu12"):
+                candidates.append(os.path.join(root, version, "bin", "cuobjdump"))
+    except ImportError:
+        pass
+    return any(
+        c
+        and os.access(c, os.X_OK)
+        and os.path.exists(os.path.join(os.path.dirname(c), "nvdisasm"))
+        for c in candidates
+    )
+
+
+if _has_sass_disassembler():
+    config.available_features.add("sass")

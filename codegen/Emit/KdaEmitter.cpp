@@ -104,14 +104,24 @@ std::string rudnn::codegen::kdaSpecName(const KdaKernelSpec &spec) {
   std::ostringstream name;
   name << dtypeName(spec.input) << "_" << dtypeName(spec.gate) << "_"
        << dtypeName(spec.beta) << "_k" << spec.featureK << "_v" << spec.featureV
-       << "_c" << spec.chunk;
+       << "_c" << spec.chunk << (spec.alignedViews ? "_a16" : "");
   return name.str();
 }
 
-void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
-                                   const KdaKernelSpec &spec,
+namespace {
+/// Whether `stage` copies views (q, k, v, d_output) into shared tiles.
+bool copiesViews(KdaStage stage) {
+  return stage == KdaStage::Prepare || stage == KdaStage::Output ||
+         stage == KdaStage::StateGradient || stage == KdaStage::Gradients;
+}
+} // namespace
+
+void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
                                    llvm::ArrayRef<KdaStage> stages,
                                    const KdaValues &values) {
+  // Aligned views change only the kernels that copy them (one kernel then
+  // serves both for the others).
+  spec.alignedViews &= llvm::any_of(stages, copiesViews);
   const std::string in = cudaType(spec.input), gate = cudaType(spec.gate),
                     beta = cudaType(spec.beta);
   std::ostringstream layout;
@@ -181,6 +191,11 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
                        << ">::kFloats == " << kdaGradientTileFloats(spec)
                        << ");\n";
   const bool gradients = stages.front() == KdaStage::Gradients;
+  if (llvm::is_contained(stages, KdaStage::Restore) && spec.input != DType::F32)
+    builder.preamble() << "static_assert(sizeof(rudnn::kda::RestoreShared<"
+                       << in << ">) == "
+                       << mlir::rudnn::kdaRestoreSharedBytes(inputBytes)
+                       << ");\n";
   if (gradients)
     builder.preamble() << "static_assert(sizeof(rudnn::kda::GradientsShared<"
                        << layout.str() << ", " << in << ">) == "
@@ -262,8 +277,12 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
          << "  rudnn::kda::" << stageName(stage) << "<" << layout.str();
     if (walk)
       body << ", " << walkColumns(spec, stage);
-    if (stage == KdaStage::Prepare && spec.backwardTiles)
-      body << ", true";
+    // The stages copying views into shared tiles take their alignment.
+    const bool aligned = spec.alignedViews && copiesViews(stage);
+    if (stage == KdaStage::Prepare && (spec.backwardTiles || aligned))
+      body << (spec.backwardTiles ? ", true" : ", false");
+    if (aligned)
+      body << ", rudnn::tile::Alignment::Aligned";
     body << ">(" << (backward && !isBackwardStage(stage) ? "f" : "p") << ");\n";
   }
 
@@ -279,8 +298,9 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
   const bool walk = first == KdaStage::Propagate ||
                     first == KdaStage::Recurrent ||
                     first == KdaStage::StateGradient;
-  launch.threads =
-      first == KdaStage::Recurrent ? kKdaColumnsPerBlock : kKdaThreads;
+  launch.threads = first == KdaStage::Recurrent   ? kKdaColumnsPerBlock
+                   : first == KdaStage::Gradients ? kKdaGradientsThreads
+                                                  : kKdaThreads;
   launch.grid[0] = walk ? sequences : SizeRef{1, {chunks}};
   launch.grid[1] = walk ? columns : sequences;
   // 16-bit outputs are computed 64 columns a block, on the tile layer.
@@ -309,6 +329,11 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder,
   if (first == KdaStage::Prepare)
     launch.sharedBytes = mlir::rudnn::kdaPrepareSharedBytes(
         spec.chunk, spec.featureK, spec.featureV, dtypeSize(spec.input));
+  // A restore after prepare reuses its block's dynamic shared memory.
+  if (llvm::is_contained(stages, KdaStage::Restore))
+    launch.sharedBytes = std::max<int64_t>(
+        launch.sharedBytes,
+        mlir::rudnn::kdaRestoreSharedBytes(dtypeSize(spec.input)));
   if (first == KdaStage::Output)
     launch.sharedBytes = mlir::rudnn::kdaOutputSharedBytes(
         spec.chunk, spec.featureK, dtypeSize(spec.input));

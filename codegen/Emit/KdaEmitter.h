@@ -42,6 +42,9 @@ struct KdaKernelSpec {
   DType input, gate, beta;
   int64_t featureK, featureV, chunk;
   bool backwardTiles = false;
+  /// Every view the kernels copy (q, k, v, d_output) has 16-byte aligned
+  /// rows (`rudnn.align`): the copies need no element-wise path.
+  bool alignedViews = false;
 };
 
 /// The kernels of a forward — the chunked plan's three stages and the
@@ -71,6 +74,9 @@ const char *stageName(KdaStage stage);
 using mlir::rudnn::kKdaColumnsPerBlock;
 /// Threads of the chunk-parallel kernels and `propagate`.
 inline constexpr int64_t kKdaThreads = 128;
+
+/// Threads of a `gradients` block (kda::kGradientsWarps warps).
+inline constexpr int64_t kKdaGradientsThreads = 256;
 /// Output columns per block of the 16-bit output kernel (kda::kOutputColumns).
 inline constexpr int64_t kKdaOutputColumns = 64;
 
@@ -115,7 +121,7 @@ struct KdaValues {
 
 /// Emits the kernel running `stages` in order into `builder`: its bindings,
 /// the device-library calls and the launch geometry (the first stage's).
-void emitKdaStages(KernelBuilder &builder, const KdaKernelSpec &spec,
+void emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
                    llvm::ArrayRef<KdaStage> stages, const KdaValues &values);
 
 /// `stage`'s entry and source with nothing bound.

@@ -72,9 +72,10 @@ int64_t tileBytes(const KdaKernelSpec &spec) {
 }
 
 LogicalResult emitStages(Operation *op, KernelBuilder &builder,
-                         const KdaKernelSpec &spec,
+                         KdaKernelSpec spec,
                          std::initializer_list<KdaStage> stages,
                          const KdaValues &values) {
+  spec.alignedViews = op->hasAttr(RudnnDialect::kAlignedViewsAttrName);
   ::rudnn::codegen::emitKdaStages(builder, spec, stages, values);
   if (!builder.conflict().empty())
     return op->emitOpError()

@@ -9,6 +9,7 @@
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/TargetPolicy.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <algorithm>
@@ -61,6 +62,36 @@ template <typename KdaLikeOp> LogicalResult requireSpecialized(KdaLikeOp op) {
     return op.emitOpError() << "needs its chunk and scale: run "
                                "rudnn-specialize before rudnn-decompose";
   return success();
+}
+
+/// Whether `value` is a function argument promising 16-byte aligned rows.
+bool promisesAlignedRows(Value value) {
+  auto argument = dyn_cast_or_null<BlockArgument>(value);
+  auto func = argument
+                  ? dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp())
+                  : func::FuncOp();
+  if (!func)
+    return false;
+  auto bytes = func.getArgAttrOfType<IntegerAttr>(argument.getArgNumber(),
+                                                  RudnnDialect::kAlignAttrName);
+  return bytes && bytes.getInt() >= 16;
+}
+
+/// Marks the primitives `op`'s decomposition put before it (nested ones
+/// included) as reading aligned views when every view in `views` (those
+/// their kernels copy into shared memory) promises it.
+void markAlignedViews(Operation *op, Operation *before, ArrayRef<Value> views) {
+  if (!llvm::all_of(views, promisesAlignedRows))
+    return;
+  for (Operation *created = before ? before->getNextNode()
+                                   : &op->getBlock()->front();
+       created != op; created = created->getNextNode())
+    created->walk([](Operation *nested) {
+      if (isa_and_nonnull<RudnnDialect>(nested->getDialect()) &&
+          !isa<DimSwitchOp, YieldOp>(nested))
+        nested->setAttr(RudnnDialect::kAlignedViewsAttrName,
+                        UnitAttr::get(nested->getContext()));
+    });
 }
 
 /// Dims of one KDA call, each static size or ShapedType::kDynamic.
@@ -234,6 +265,7 @@ LogicalResult KdaOp::specialize(TargetAttr target,
 LogicalResult KdaOp::decompose(OpBuilder &builder) {
   if (failed(requireSpecialized(*this)))
     return failure();
+  Operation *before = getOperation()->getPrevNode();
   const int64_t length = KdaDims::of(*this).length;
   SmallVector<Value> results;
   if (length == 1) {
@@ -257,6 +289,7 @@ LogicalResult KdaOp::decompose(OpBuilder &builder) {
   }
   for (auto [result, value] : llvm::zip(getResults(), results))
     result.replaceAllUsesWith(value);
+  markAlignedViews(*this, before, {getQ(), getK(), getV()});
   return success();
 }
 
@@ -276,6 +309,8 @@ LogicalResult KdaBackwardOp::specialize(TargetAttr target,
 LogicalResult KdaBackwardOp::decompose(OpBuilder &builder) {
   if (failed(requireSpecialized(*this)))
     return failure();
+  Operation *before = getOperation()->getPrevNode();
   decomposeBackward(*this, builder);
+  markAlignedViews(*this, before, {getQ(), getK(), getV(), getDOutput()});
   return success();
 }

@@ -44,6 +44,18 @@ def Rudnn_Dialect : Dialect {
     /// initial state).
     static constexpr ::llvm::StringLiteral kAliasesAttrName = "rudnn.aliases";
 
+    /// Name of the argument/result attribute promising a view's alignment
+    /// in bytes (a power of two, at least 16): its data pointer and every
+    /// stride but the innermost (which is 1) are multiples of it, so its
+    /// rows move by 16-byte copies alone. Calls check the promise.
+    static constexpr ::llvm::StringLiteral kAlignAttrName = "rudnn.align";
+
+    /// Name of the unit attribute an operator's decomposition puts on its
+    /// primitives when every view their kernels copy promises 16-byte
+    /// alignment: the kernels are compiled without an element-wise path.
+    static constexpr ::llvm::StringLiteral kAlignedViewsAttrName =
+        "rudnn.aligned_views";
+
     void registerAttributes();
   }];
 }

@@ -4,6 +4,7 @@
 #include "dialects/IR/RudnnOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::rudnn;
@@ -20,6 +21,12 @@ void RudnnDialect::initialize() {
 
 LogicalResult RudnnDialect::verifyOperationAttribute(Operation *op,
                                                      NamedAttribute attr) {
+  if (attr.getName() == kAlignedViewsAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError()
+             << "'" << kAlignedViewsAttrName << "' must be a unit attribute";
+    return success();
+  }
   if (attr.getName() != kTargetAttrName)
     return op->emitError() << "unknown attribute '" << attr.getName().strref()
                            << "' of the rudnn dialect";
@@ -33,10 +40,19 @@ LogicalResult RudnnDialect::verifyOperationAttribute(Operation *op,
   return success();
 }
 
-/// Checks a `rudnn.name`, `rudnn.layout` or `rudnn.aliases` on a function
-/// argument or result.
+/// Checks a `rudnn.name`, `rudnn.layout`, `rudnn.aliases` or `rudnn.align`
+/// on a function argument or result.
 static LogicalResult verifyValueName(Operation *op, NamedAttribute attr,
                                      StringRef what, unsigned index) {
+  if (attr.getName() == RudnnDialect::kAlignAttrName) {
+    auto bytes = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!bytes || bytes.getInt() < 16 || !llvm::isPowerOf2_64(bytes.getInt()))
+      return op->emitError()
+             << "'" << RudnnDialect::kAlignAttrName << "' of " << what << " #"
+             << index << " must be a power of two of at least 16 bytes, got "
+             << attr.getValue();
+    return success();
+  }
   if (attr.getName() != RudnnDialect::kNameAttrName &&
       attr.getName() != RudnnDialect::kLayoutAttrName &&
       !(attr.getName() == RudnnDialect::kAliasesAttrName &&

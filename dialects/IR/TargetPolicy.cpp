@@ -67,10 +67,16 @@ int64_t mlir::rudnn::kdaOutputSharedBytes(int64_t chunk, int64_t featureDimK,
                          (featureDimK + 31) / 32 * 32, inputBytes);
 }
 
+int64_t mlir::rudnn::kdaRestoreSharedBytes(int64_t inputBytes) {
+  return inputBytes == 2
+             ? 2 * (sharedTileBytes(64, 32, 2) + sharedTileBytes(32, 64, 2))
+             : 0;
+}
+
 int64_t mlir::rudnn::kdaGradientsSharedBytes(int64_t chunk, int64_t featureDimK,
                                              int64_t featureDimV,
                                              int64_t inputBytes) {
-  constexpr int64_t kWarps = 4, kFeatures = 16;
+  constexpr int64_t kWarps = 8, kFeatures = 16;
   const int64_t rowsK = (featureDimK + 15) / 16 * 16,
                 rowsV = (featureDimV + 15) / 16 * 16;
   const int64_t solve = sharedTileBytes(chunk, rowsV, inputBytes) +
@@ -93,7 +99,9 @@ int64_t mlir::rudnn::kdaLargestBlockSharedBytes(int64_t chunk,
   // prepare: its static pairwise, inverse and panel arrays and its rows.
   const int64_t prepare =
       4 * (2 * chunk * chunk + 16 * chunk) +
-      kdaPrepareSharedBytes(chunk, featureDimK, featureDimV, inputBytes);
+      std::max(
+          kdaPrepareSharedBytes(chunk, featureDimK, featureDimV, inputBytes),
+          kdaRestoreSharedBytes(inputBytes));
   // output: its static pipeline stages (16-bit) and its decayed queries.
   const int64_t output =
       (inputBytes == 2 ? 2 * (sharedTileBytes(64, 32, inputBytes) +

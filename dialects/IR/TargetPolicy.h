@@ -51,12 +51,17 @@ int64_t kdaWalkSharedBytes(int64_t chunk, int64_t featureDimK);
 /// e^Γlast, and the 16-bit dS [K'][16] and −dU [chunk][16].
 int64_t kdaGradientWalkSharedBytes(int64_t chunk, int64_t featureDimK);
 
+/// Dynamic shared memory, in bytes, of the 16-bit `restore` (after
+/// `prepare` in its block; sizeof(kda::RestoreShared)): two stages of a
+/// 64 x 32 panel of W and a 32 x 64 panel of the state; none for f32.
+int64_t kdaRestoreSharedBytes(int64_t inputBytes);
+
 /// Dynamic shared memory, in bytes, of the backward's `gradients` at this
 /// chunk (sizeof(kda::GradientsShared)): Γ [chunk][K] and two chunk x chunk
 /// matrices in fp32; the chunk's k (K rounded up to 16), dO, U and dRu (V
 /// rounded up to 16) in the input type; dU and (I + A)⁻¹, in the same place
 /// later two pipeline stages of 16 rows of S0 and dS_end and 16 columns of
-/// q; β and the per-warp partial sums (four warps) in fp32.
+/// q; β and the per-warp partial sums (eight warps) in fp32.
 int64_t kdaGradientsSharedBytes(int64_t chunk, int64_t featureDimK,
                                 int64_t featureDimV, int64_t inputBytes);
 

@@ -38,6 +38,9 @@ struct TensorInfo {
   /// The operator operand or result it is (e.g. "q", "final_state"; the
   /// first operator reading it) and that tensor's layout letters ("BTHK").
   std::string role, layout;
+  /// Its `rudnn.align`: the alignment in bytes its data pointer and every
+  /// stride but the innermost (1) promise, checked at each call; 0: none.
+  int64_t align = 0;
 };
 
 /// One operator op of a function, in program order. The function's values

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/ContextImpl.h"
+#include "lib/ViewChecks.h"
 #include "lib/kda/KdaChecks.h"
 #include "lib/kda/KdaKernels.h"
 
@@ -27,6 +28,9 @@ void rudnn::kdaBackward(Context &context, const KdaBackwardInputs &in,
 
   // --- The function of this signature, compiled at its first call. ------
   KdaKernelSpec spec{fw.q.dtype, fw.g.dtype, fw.beta.dtype, K, V, s.chunk};
+  spec.alignedViews = hasAlignedRows(fw.q, 16) && hasAlignedRows(fw.k, 16) &&
+                      hasAlignedRows(fw.v, 16) &&
+                      hasAlignedRows(in.dOutput, 16);
   KdaBackwardFlags flags{fw.initialState.has_value(),
                          in.dFinalState.has_value(), in.boundaries.has_value(),
                          static_cast<float>(s.scale),

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/ContextImpl.h"
+#include "lib/ViewChecks.h"
 #include "lib/kda/KdaChecks.h"
 #include "lib/kda/KdaKernels.h"
 
@@ -25,6 +26,10 @@ void rudnn::kdaForward(Context &context, const KdaForwardInputs &in,
 
   // --- The function of this signature, compiled at its first call. ------
   KdaKernelSpec spec{in.q.dtype, in.g.dtype, in.beta.dtype, K, V, s.chunk};
+  // Views whose rows are 16-byte aligned get kernels without an
+  // element-wise path (a plan of their own).
+  spec.alignedViews = hasAlignedRows(in.q, 16) && hasAlignedRows(in.k, 16) &&
+                      hasAlignedRows(in.v, 16);
   KdaPlanFlags flags{in.initialState.has_value(), out.finalState.has_value(),
                      out.boundaries.has_value(), static_cast<float>(s.scale)};
   std::vector<TensorView> arguments = {in.q, in.k, in.v, in.g, in.beta};

@@ -67,6 +67,18 @@ struct CallTypes {
   mlir::Type q, v, g, keyGradient, beta, state, boundaries;
 };
 
+/// With aligned views, `rudnn.align = 16` on the arguments `indices` (the
+/// views the kernels copy): the calls check it, the kernels rely on it.
+void promiseAlignedRows(mlir::func::FuncOp func, const KdaKernelSpec &spec,
+                        std::initializer_list<unsigned> indices) {
+  if (!spec.alignedViews)
+    return;
+  mlir::Builder b(func.getContext());
+  for (unsigned index : indices)
+    func.setArgAttr(index, mlir::rudnn::RudnnDialect::kAlignAttrName,
+                    b.getI64IntegerAttr(16));
+}
+
 /// The operator call as rudnn IR: @kda taking q k v g beta [initial_state]
 /// with dynamic B, T, H and returning output, [final_state],
 /// [boundaries].
@@ -91,6 +103,7 @@ mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
   auto func = b.create<mlir::func::FuncOp>(
       loc, "kda_forward_" + codegen::kdaSpecName(spec),
       b.getFunctionType(inputs, results));
+  promiseAlignedRows(func, spec, {0, 1, 2});
   mlir::Block *body = func.addEntryBlock();
   b.setInsertionPointToEnd(body);
   mlir::Value initial = flags.initialState ? body->getArgument(5) : nullptr;
@@ -143,6 +156,7 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
   auto func = b.create<mlir::func::FuncOp>(
       loc, "kda_backward_" + codegen::kdaSpecName(spec),
       b.getFunctionType(inputs, returned));
+  promiseAlignedRows(func, spec, {0, 1, 2, dOutputIndex});
   mlir::Block *body = func.addEntryBlock();
   b.setInsertionPointToEnd(body);
   mlir::Value initial = flags.initialState ? body->getArgument(5) : nullptr;

@@ -83,3 +83,27 @@ func.func @numbered(%x: tensor<4xf32>) -> (tensor<4xf32> {rudnn.name = 3 : i64})
 func.func @unknown_arg_attr(%x: tensor<4xf32> {rudnn.dtype = "f32"}) {
   return
 }
+
+// -----
+
+// rudnn.align promises at least the 16 bytes a copy moves at once.
+// expected-error @+1 {{'rudnn.align' of argument #0 must be a power of two of at least 16 bytes, got 8 : i64}}
+func.func @align_8(%x: tensor<4xf32> {rudnn.align = 8 : i64}) {
+  return
+}
+
+// -----
+
+// ... and a power of two.
+// expected-error @+1 {{'rudnn.align' of result #0 must be a power of two of at least 16 bytes, got 48 : i64}}
+func.func @align_48(%x: tensor<4xf32>) -> (tensor<4xf32> {rudnn.align = 48 : i64}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// rudnn.aligned_views is a unit attribute.
+// expected-error @+1 {{'rudnn.aligned_views' must be a unit attribute}}
+func.func @aligned_views() attributes {rudnn.aligned_views = 1 : i64} {
+  return
+}

@@ -1,32 +1,34 @@
 // RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report --rudnn-report-dims=B=1,T=32768,H=16 | FileCheck %s
 
 // The kernel report of the production-shape backward given the forward's
-// boundaries. Its workspace: the chunk tiles (57856 bytes), the decayed
-// queries and (I + A)⁻¹ (24576) and the reverse walk's dS at the chunk's
-// end and dU (49152) per chunk of 64 tokens per head, 2056 bytes per token
-// per head; with the 512 of the saved boundaries a training step holds
-// 2568.
+// boundaries, its views promising 16-byte aligned rows. Its workspace: the
+// chunk tiles (57856 bytes), the decayed queries and (I + A)⁻¹ (24576) and
+// the reverse walk's dS at the chunk's end and dU (49152) per chunk of 64
+// tokens per head, 2056 bytes per token per head; with the 512 of the saved
+// boundaries a training step holds 2568.
 // CHECK: // plan @main at B=1,T=32768,H=16: workspace 1077936128 bytes (2056.0 per token per head)
-// CHECK: // ----- kernel kda_bwd_prepare_restore_bf16_f32_bf16_k128_v128_c64
+// CHECK: // ----- kernel kda_bwd_prepare_restore_bf16_f32_bf16_k128_v128_c64_a16
 // CHECK-NEXT: block: 128 threads
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
-// CHECK: // ----- kernel kda_bwd_state_gradient_bf16_bf16_bf16_k128_v128_c64
+// CHECK: // ----- kernel kda_bwd_state_gradient_bf16_bf16_bf16_k128_v128_c64_a16
 // CHECK-NEXT: block: 128 threads
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
 // CHECK-NEXT: shared memory: 0 bytes static, 125952 dynamic
 // The input gradients: every operand by cp.async into shared tiles, every
-// fp32 intermediate in 159488 bytes of dynamic shared memory, products on
-// tensor cores through ldmatrix, nothing spilled.
-// CHECK: // ----- kernel kda_bwd_gradients_bf16_f32_bf16_k128_v128_c64
-// CHECK-NEXT: block: 128 threads; grid (512, 16, 1) = 8192 blocks
-// CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
-// CHECK-NEXT: shared memory: 0 bytes static, 159488 dynamic
+// fp32 intermediate in 162560 bytes of dynamic shared memory, products on
+// tensor cores through ldmatrix, eight warps, nothing spilled and no local
+// arrays.
+// CHECK: // ----- kernel kda_bwd_gradients_bf16_f32_bf16_k128_v128_c64_a16
+// CHECK-NEXT: block: 256 threads; grid (512, 16, 1) = 8192 blocks
+// CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
+// CHECK-NEXT: shared memory: 0 bytes static, 162560 dynamic
 // CHECK-NEXT: resident blocks per SM: 1
 // CHECK-NEXT: model: {{[0-9.]+}} MiB moved, {{[0-9.]+}} GFLOP, {{[0-9.]+}} FLOP/B; roofline {{[0-9.]+}} us
 // CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix [1-9][0-9]*, cp.async [1-9][0-9]*|sass: unavailable}}
-func.func @main(%q: tensor<?x?x?x128xbf16>, %g: tensor<?x?x?x128xf32>,
+func.func @main(%q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
+                %g: tensor<?x?x?x128xf32>,
                 %beta: tensor<?x?x?xbf16>, %b: tensor<?x?x?x128x128xbf16>,
-                %do: tensor<?x?x?x128xbf16>)
+                %do: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64})
     -> (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xf32>) {
   %dq, %dk, %dv, %dg, %db = rudnn.kda_backward %q, %q, %q, %g, %beta
       boundaries %b d_output %do chunk 64

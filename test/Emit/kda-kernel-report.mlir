@@ -18,7 +18,7 @@
 // CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [0-9]+, ldmatrix [0-9]+, cp.async [0-9]+, tma [0-9]+; shared loads [0-9]+, stores [0-9]+|sass: unavailable: .*}}
 // prepare stages its rows by cp.async into dynamic shared memory and forms
 // W and U0 on tensor cores through ldmatrix.
-// CHECK: // ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64
+// CHECK: // ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64_a16
 // CHECK-NEXT: block: 128 threads; grid (N, B·H, 1)
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
 // CHECK-NEXT: shared memory: 36864 bytes static, 65792 dynamic
@@ -38,16 +38,15 @@
 // CHECK-NOT: global loads: {{.*}}16-bit {{[1-9]}}
 // The output kernel is on the tile layer: tensor cores fed by cp.async and
 // ldmatrix, the decayed queries (64 x 128 bf16) in dynamic shared memory.
-// Its few 16-bit loads are q's element-wise copy for views whose rows are
-// not 16-byte aligned, outside the main loop.
-// CHECK: // ----- kernel kda_fwd_output_bf16_f32_bf16_k128_v128_c64
+// q promises 16-byte aligned rows (rudnn.align), so no copy has an
+// element-wise path (kda-sass.mlir counts the loads).
+// CHECK: // ----- kernel kda_fwd_output_bf16_f32_bf16_k128_v128_c64_a16
 // CHECK-NEXT: block: 128 threads
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
 // CHECK-NEXT: shared memory: {{[1-9][0-9]*}} bytes static, 16384 dynamic
 // CHECK-NEXT: resident blocks per SM: {{[1-9][0-9]*}}
 // CHECK-NEXT: model: {{[0-9]+}}·N·B·H bytes, {{[0-9]+}}·N·B·H flops per launch
 // CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix [1-9][0-9]*, cp.async [1-9][0-9]*|sass: unavailable}}
-// CHECK-NOT: global loads: {{.*}}16-bit {{[1-9][0-9]}}
 
 // At given dims: each launch's grid, blocks and waves on 132 SMs, and the
 // plan's workspace (57856 bytes of tiles and a 32768-byte bf16 boundary per
@@ -55,14 +54,14 @@
 // DIMS: // plan @main at B=1,T=32768,H=16: workspace 742391808 bytes (1416.0 per token per head)
 // DIMS: // ----- kernel kda_fwd_recurrent_bf16_f32_bf16_k128_v128_c64
 // DIMS-NEXT: block: 32 threads; grid (16, 4, 1) = 64 blocks, {{[0-9.]+}} waves (not run at these dims)
-// DIMS: // ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64
+// DIMS: // ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64_a16
 // DIMS-NEXT: block: 128 threads; grid (512, 16, 1) = 8192 blocks, {{[0-9.]+}} waves
 // DIMS: // ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64
 // DIMS-NEXT: block: 128 threads; grid (16, 8, 1) = 128 blocks, {{[0-9.]+}} waves
 // The cost model at these dims: 98816 bytes and 4·64·128·128 flops per
 // chunk of a head, 8192 of them; the roofline bound at 4.8 TB/s.
 // DIMS: model: 772.0 MiB moved, 34.36 GFLOP, 42.4 FLOP/B; roofline 168.6 us (memory-bound)
-// DIMS: // ----- kernel kda_fwd_output_bf16_f32_bf16_k128_v128_c64
+// DIMS: // ----- kernel kda_fwd_output_bf16_f32_bf16_k128_v128_c64_a16
 // DIMS-NEXT: block: 128 threads; grid (512, 16, 2) = 16384 blocks, {{[0-9.]+}} waves
 // DIMS: model: {{[0-9.]+}} MiB moved, {{[0-9.]+}} GFLOP, {{[0-9.]+}} FLOP/B; roofline {{[0-9.]+}} us (memory-bound)
 // The plan's bound: the launches that run (not the decode kernel).
@@ -78,7 +77,7 @@
 // JSON: "sass": {
 // JSON: "spill_stores": 0,
 // JSON: "threads": 32
-func.func @main(%q: tensor<?x?x?x128xbf16>, %g: tensor<?x?x?x128xf32>,
+func.func @main(%q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64}, %g: tensor<?x?x?x128xf32>,
                 %beta: tensor<?x?x?xbf16>) -> tensor<?x?x?x128xbf16> {
   %o, %s = rudnn.kda %q, %q, %q, %g, %beta
       : (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>,

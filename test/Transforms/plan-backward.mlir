@@ -27,7 +27,7 @@
 // CHECK: rudnn.kernel @[[STATE:kda_bwd_state_gradient_f32_f32_f32_k16_v8_c64]] threads 128
 // CHECK: rudnn.launch @[[STATE]]
 // CHECK-SAME: @d_output, 0, 0, 0, 0, 0, 0, @d_initial_state, @scratch
-// CHECK: rudnn.kernel @[[GRAD:kda_bwd_gradients_f32_f32_f32_k16_v8_c64]] threads 128
+// CHECK: rudnn.kernel @[[GRAD:kda_bwd_gradients_f32_f32_f32_k16_v8_c64]] threads 256
 // CHECK: rudnn.launch @[[GRAD]]
 // CHECK-SAME: @d_output, 0, @dq, @dk, @dv, @dg, @dbeta, 0, @scratch
 // CHECK-NOT: func.func

@@ -174,6 +174,52 @@ TEST(Program, BadCallsNameTheTensorAndWriteNothing) {
   expectRejected(call.arguments(), results, "'final_state' overlaps 'q'");
 }
 
+// `rudnn.align = 16` on q, k and v: the plan's kernels copy their rows
+// without an element-wise path, and each call checks the promise before
+// anything runs.
+TEST(Program, AlignmentPromisesAreKeptOrTheCallIsRefused) {
+  std::string text = kKdaModule;
+  for (const char *name : {"\"q\"", "\"k\"", "\"v\""}) {
+    const std::string from = std::string("rudnn.name = ") + name + "}";
+    text.replace(text.find(from), from.size(),
+                 std::string("rudnn.name = ") + name +
+                     ", rudnn.align = 16 : i64}");
+  }
+  Context context(emulation());
+  context.setProfiling(true);
+  Function main = Module::parse(context, text).function("main");
+  EXPECT_EQ(main.arguments()[0].align, 16);
+  EXPECT_EQ(main.arguments()[3].align, 0);
+  Call call(context, 2, 37, 3, 5);
+  main.call(call.arguments(), call.results());
+  EXPECT_LT(call.error(context), 1e-4);
+  bool aligned = false;
+  for (const KernelProfile &kernel : context.profile())
+    aligned |= kernel.kernel.find("_a16") != std::string::npos;
+  EXPECT_TRUE(aligned) << "no kernel compiled for aligned views";
+
+  Call bad(context, 2, 5, 3, 6);
+  auto expectRefused = [&](std::vector<TensorView> arguments,
+                           const std::string &needle) {
+    EXPECT_THAT([&] { main.call(arguments, bad.results()); },
+                ::testing::ThrowsMessage<InvalidArgument>(HasSubstr(needle)));
+    for (double x : bad.o.read(context))
+      ASSERT_TRUE(std::isnan(x)) << "an output was written for " << needle;
+  };
+  std::vector<TensorView> arguments = bad.arguments();
+  arguments[0].data = static_cast<char *>(arguments[0].data) + 4;
+  expectRefused(arguments, "'q' promises 16-byte aligned rows (rudnn.align = "
+                           "16), but its data pointer");
+  arguments = bad.arguments();
+  arguments[1].strides[2] = 9; // heads 36 bytes apart
+  expectRefused(arguments, "'k' promises 16-byte aligned rows (rudnn.align = "
+                           "16), but its stride along dim 2 (36 bytes) is not "
+                           "a multiple of 16");
+  arguments = bad.arguments();
+  arguments[2].strides[3] = 2;
+  expectRefused(arguments, "its innermost stride is 2, not 1");
+}
+
 // The chunk count N = ceil(T / chunk) is a plan parameter: it fixes dim 0
 // of the boundaries a call passes.
 TEST(Program, SavedBoundariesHaveTheChunkCountOfTheCall) {

@@ -161,7 +161,8 @@ TEST_P(KdaBackwardKernelTest, MatchesFloat64Gradients) {
          {unsigned(sequences), vBlocks}, {128}, backwardArgs);
   launch(
       *kernel(codegen::KdaStage::Gradients, spec),
-      {unsigned(N), unsigned(sequences)}, {128}, backwardArgs,
+      {unsigned(N), unsigned(sequences)},
+      {unsigned(codegen::kKdaGradientsThreads)}, backwardArgs,
       uint32_t(mlir::rudnn::kdaGradientsSharedBytes(C, K, V, sizeof(float))));
 
   auto read = [&](DevicePtr p, size_t n) {

@@ -27,16 +27,16 @@ TEST(KdaChunkPolicy, GradientsSharedBytesFollowTheTileLayout) {
   // K = V = 128, chunk 64, bf16: Γ 64 x 128 and two 64 x 64 matrices in
   // fp32; k, dO, U and dRu 64 x 128 bf16 (16 KiB each); dU and the inverse
   // (24 KiB) over two stages of 16 rows of S0 and dS_end and 16 columns of
-  // q (20 KiB); β and four warps' partial sums by row and by feature, and
+  // q (20 KiB); β and eight warps' partial sums by row and by feature, and
   // the feature sums of dS_end ⊙ S0.
   EXPECT_EQ(kdaGradientsSharedBytes(64, 128, 128, 2),
             4 * 64 * 128 + 2 * 4 * 64 * 64 + 4 * 16384 + (16384 + 8192) + 256 +
-                4 * (4 * 64 + 4 * 128 + 128));
+                4 * (8 * 64 + 8 * 128 + 128));
   // f32 at K = 4, V = 12, chunk 16: 16-wide rows (4 chunks, swizzled);
   // the two stages (2 · (2 · 1 KiB + 1 KiB)) pass dU and the inverse.
   EXPECT_EQ(kdaGradientsSharedBytes(16, 4, 12, 4),
             4 * 16 * 4 + 2 * 4 * 16 * 16 + 4 * 1024 + 2 * 3072 + 64 +
-                4 * (4 * 16 + 4 * 4 + 4));
+                4 * (8 * 16 + 8 * 4 + 4));
 }
 
 TEST(KdaChunkPolicy, WalkSharedBytesFollowTheTileLayout) {
@@ -86,18 +86,18 @@ TEST(KdaChunkPolicy, ChoosesTheLargestChunkThatFits) {
   // dRu of 64 tokens (270 KiB with the rest at bf16) pass 227 KiB.
   EXPECT_EQ(chooseKdaChunk(256, 256, h200, 2), 32);
   EXPECT_EQ(chooseKdaChunk(256, 256, h200, 4), 16);
-  // A100's 163 KiB keep chunk 64 at K = V = 128 (156 KiB).
+  // A100's 163 KiB keep chunk 64 at K = V = 128 (159 KiB).
   EXPECT_EQ(chooseKdaChunk(128, 128, 163 * 1024, 2), 64);
   EXPECT_EQ(chooseKdaChunk(256, 256, 100 * 1024, 2), 16);
   EXPECT_EQ(chooseKdaChunk(256, 256, 100 * 1024, 4), std::nullopt);
   EXPECT_EQ(chooseKdaChunk(256, 256, 64 * 1024, 2), std::nullopt);
   // Small budgets: the gradients block's two stages of 16 rows of S0 and
-  // dS_end decide at chunk 16 (25152 bytes at K = V = 64).
+  // dS_end decide at chunk 16 (26432 bytes at K = V = 64).
   EXPECT_EQ(chooseKdaChunk(128, 128, 64 * 1024, 2), 16);
   EXPECT_EQ(chooseKdaChunk(64, 64, 64 * 1024, 2), 32);
   EXPECT_EQ(chooseKdaChunk(64, 64, 40000, 2), 16);
-  EXPECT_EQ(chooseKdaChunk(64, 64, 25152, 2), 16);
-  EXPECT_EQ(chooseKdaChunk(64, 64, 25151, 2), std::nullopt);
+  EXPECT_EQ(chooseKdaChunk(64, 64, 26432, 2), 16);
+  EXPECT_EQ(chooseKdaChunk(64, 64, 26431, 2), std::nullopt);
   EXPECT_EQ(chooseKdaChunk(256, 256, 16 * 1024, 2), std::nullopt);
 }
 

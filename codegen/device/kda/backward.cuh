@@ -51,21 +51,91 @@ template <int K, int V, int C, typename TIn> struct GradientTiles {
   }
 };
 
-/// grid (chunks, B·H); block size a multiple of 32. With the forward's
-/// boundaries saved, the updates U = U0 − W·S_c that `propagate` would form,
-/// chunk-parallel.
+/// The 16-bit restore's dynamic shared memory: two stages of a 64 x 32
+/// panel of W and a 32 x 64 panel of the boundary state.
+template <typename TIn> struct RestoreShared {
+  using Panel = tile::SharedTile<TIn, 64, 32>;
+  using StateRows = tile::SharedTile<TIn, 32, 64>;
+  alignas(16) TIn w[2][Panel::kElements];
+  alignas(16) TIn state[2][StateRows::kElements];
+};
+
+/// U = U0 − W·S_c for 16-bit inputs, 64 columns at a time: W and S_c by
+/// cp.async through a two-stage pipeline of 32-deep steps, four warps of
+/// 32x32 on tensor cores, U0 read and U written two elements at a time.
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
-__device__ void restore(const BackwardParams<TIn, TGate, TBeta> &p) {
+__device__ void restore_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
+  using Shared = RestoreShared<TIn>;
+  using Panel = typename Shared::Panel;
+  using StateRows = typename Shared::StateRows;
+  constexpr int BK = 32, BN = 64;
+  static_assert(C <= 64, "a chunk's rows fit the block's 64");
+  constexpr tile::Alignment align = Tiles::kAlignment;
   const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
+  RUDNN_DYNAMIC_SHARED(Shared, shared);
   const int chunk = blockIdx.x, sequence = blockIdx.y;
   const int sequences = f.batch * f.heads;
   const int L = chunk_tokens<C>(chunk, f.length);
-  float *tiles = Tiles::at(f.workspace, chunk, sequence, sequences);
+  TIn *operands =
+      Tiles::operands(Tiles::at(f.workspace, chunk, sequence, sequences));
   const TIn *S =
       f.boundaries + ((long long)chunk * sequences + sequence) * K * V;
-  chunk_updates<K, V, C, TIn>(tiles, L, 0, V, tile::row_major(S, V),
-                              [](int, int, float) {});
+  const int warp = threadIdx.x / 32, wm = warp / 2 * 32, wn = warp % 2 * 32;
+  constexpr int steps = (K + BK - 1) / BK;
+  for (int n0 = 0; n0 < V; n0 += BN) {
+    auto issue = [&](int step, int stage) {
+      const int k0 = step * BK;
+      tile::load_tile_async<align>(Panel{shared->w[stage]},
+                                   operands + Tiles::kW + k0, K, L, K - k0);
+      tile::load_tile_async<align>(StateRows{shared->state[stage]},
+                                   S + (long long)k0 * V + n0, V, K - k0,
+                                   V - n0);
+    };
+    tile::WarpTile<TIn, 32, 32> ws;
+    ws.clear();
+    tile::two_stage_pipeline(steps, issue, [&](int, int stage) {
+      if (wm >= L)
+        return; // the warp's rows are past the chunk's tokens
+#pragma unroll
+      for (int k = 0; k < BK; k += 16)
+        ws.template mma<tile::BLayout::KN>(Panel{shared->w[stage]}, wm,
+                                           StateRows{shared->state[stage]}, wn,
+                                           k);
+    });
+    // U replaces U0 in place: each pair is read before it is written.
+    ws.for_each_pair([&](int r, int c, float first, float second) {
+      const int i = wm + r, j = n0 + wn + c;
+      if (i >= L || j >= V)
+        return;
+      TIn *slot = operands + Tiles::kU + (long long)i * V + j;
+      const bool both = j + 1 < V;
+      const float2 u0 = tile::load_pair<align>(slot, both);
+      tile::store_pair(slot, u0.x - first, u0.y - second, both);
+    });
+  }
+}
+
+/// grid (chunks, B·H); block size a multiple of 32 (128 for 16-bit inputs,
+/// with dynamic shared memory sizeof(RestoreShared)). With the forward's
+/// boundaries saved, the updates U = U0 − W·S_c that `propagate` would
+/// form, chunk-parallel.
+template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
+__device__ void restore(const BackwardParams<TIn, TGate, TBeta> &p) {
+  if constexpr (sizeof(TIn) == 2) {
+    restore_tiled<K, V, C>(p);
+  } else {
+    using Tiles = ChunkTiles<K, V, C, TIn>;
+    const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
+    const int chunk = blockIdx.x, sequence = blockIdx.y;
+    const int sequences = f.batch * f.heads;
+    const int L = chunk_tokens<C>(chunk, f.length);
+    float *tiles = Tiles::at(f.workspace, chunk, sequence, sequences);
+    const TIn *S =
+        f.boundaries + ((long long)chunk * sequences + sequence) * K * V;
+    chunk_updates<K, V, C, TIn>(tiles, L, 0, V, tile::row_major(S, V),
+                                [](int, int, float) {});
+  }
 }
 
 /// The f32 reverse walk: grid (B·H, ceil(V / VB)); block size a multiple of
@@ -176,7 +246,8 @@ template <int K, int C, typename TIn> struct GradientWalkShared {
 /// in reverse: dS in accumulators (warp w rows (K/4)w..), dU for rows
 /// 16w.. of the chunk, every operand through ldmatrix (Bmᵀ, Qdᵀ and Wᵀ
 /// transposed), the previous chunk's operands in flight meanwhile.
-template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
+template <int K, int V, int C, tile::Alignment Views, typename TIn,
+          typename TGate, typename TBeta>
 __device__ void
 state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
@@ -223,9 +294,9 @@ state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
             Saved::kQd,
         K, L, K);
     tile::load_tile_async<align>(Operand{to.w}, operands + Tiles::kW, K, L, K);
-    tile::load_tile_async(Rows{to.dO},
-                          p.d_output + p.d_output_strides.offset(b, t0, h) + v0,
-                          p.d_output_strides.time, L, width);
+    tile::load_tile_async<Views>(
+        Rows{to.dO}, p.d_output + p.d_output_strides.offset(b, t0, h) + v0,
+        p.d_output_strides.time, L, width);
     tile::load_tile_async<align>(Last{to.last}, tiles + Tiles::kLast, K, 1, K);
   };
   auto consume = [&](int step, int stage) {
@@ -282,13 +353,15 @@ state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
 }
 
 /// grid (B·H, ceil(V / VB)): the reverse walk, on the tile layer for 16-bit
-/// inputs (VB = kWalkColumns), on FMA for f32.
-template <int K, int V, int C, int VB, typename TIn, typename TGate,
-          typename TBeta>
+/// inputs (VB = kWalkColumns), on FMA for f32. Views: whether d_output's
+/// rows are promised 16-byte aligned.
+template <int K, int V, int C, int VB,
+          tile::Alignment Views = tile::Alignment::Checked, typename TIn,
+          typename TGate, typename TBeta>
 __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
   if constexpr (sizeof(TIn) == 2) {
     static_assert(VB == kWalkColumns, "the 16-bit walk's column blocks");
-    state_gradient_tiled<K, V, C>(p);
+    state_gradient_tiled<K, V, C, Views>(p);
   } else {
     state_gradient_fma<K, V, C, VB>(p);
   }

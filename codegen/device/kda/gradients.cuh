@@ -14,7 +14,9 @@
 //   4. Sixteen features at a time, S0's and dS_end's rows and q's columns
 //      in a two-stage pipeline: dQd = dO S0ᵀ, dKd = U dS_endᵀ,
 //      dRw = −dRu S0ᵀ and the decayed products through dA and dBm give dq
-//      and dk, out, and dΓ, into dg.
+//      and dk, out, and dΓ, into dg. A warp takes 16 tokens and 8 of the
+//      features (the dense products over all 16, the costly decayed ones
+//      over its 8).
 //   5. dβ from its per-row partial sums; dg the reverse cumulative sum of
 //      dΓ down each feature.
 // Partial sums are kept per warp and added in a fixed order: the result
@@ -38,8 +40,9 @@
 namespace rudnn {
 namespace kda {
 
-/// Warps of a `gradients` block.
-constexpr int kGradientsWarps = 4;
+/// Warps of a `gradients` block: its shared memory allows one block an SM,
+/// so it brings two warps to each of the SM's schedulers.
+constexpr int kGradientsWarps = 8;
 
 /// The `gradients` block's dynamic shared memory. The feature dims are
 /// padded to whole 16-deep mma steps (zeros). `reused` holds dU and M for
@@ -137,8 +140,10 @@ __device__ __forceinline__ void add_column_sums(float *slots, int d0, int cols,
 }
 
 /// grid (chunks, B·H), kGradientsWarps warps, dynamic shared memory
-/// sizeof(GradientsShared): every input gradient of one chunk.
-template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
+/// sizeof(GradientsShared): every input gradient of one chunk. Views:
+/// whether q's, k's, v's and d_output's rows are promised 16-byte aligned.
+template <int K, int V, int C, tile::Alignment Views = tile::Alignment::Checked,
+          typename TIn, typename TGate, typename TBeta>
 __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
   using Saved = BackwardTiles<K, V, C, TIn>;
@@ -167,10 +172,11 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
         *dBm = shared->dBm, *rowSums = shared->rowPartials[warp];
 
   // 1. The chunk's operands, Γ and β.
-  tile::load_tile_async(k, f.k + f.k_strides.offset(b, t0, h), f.k_strides.time,
-                        L, K);
-  tile::load_tile_async(dO, p.d_output + p.d_output_strides.offset(b, t0, h),
-                        p.d_output_strides.time, L, V);
+  tile::load_tile_async<Views>(k, f.k + f.k_strides.offset(b, t0, h),
+                               f.k_strides.time, L, K);
+  tile::load_tile_async<Views>(dO,
+                               p.d_output + p.d_output_strides.offset(b, t0, h),
+                               p.d_output_strides.time, L, V);
   tile::load_tile_async<align>(U, operands + Tiles::kU, V, L, V);
   tile::load_tile_async<align>(shared->dU(), grads + Grads::kDU, V, L, V);
   tile::load_tile_async<align>(shared->inverse(), saved + Saved::kInverse, C, L,
@@ -228,8 +234,8 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
       const bool both = col + 1 < V;
       tile::store_pair(p.dv + p.dv_strides.offset(b, t0 + i, h) + col,
                        beta(i) * first, beta(i) * second, both);
-      const float2 v =
-          tile::load_pair(f.v + f.v_strides.offset(b, t0 + i, h) + col, both);
+      const float2 v = tile::load_pair<Views>(
+          f.v + f.v_strides.offset(b, t0 + i, h) + col, both);
       (r < 8 ? upper : lower) += first * v.x + second * v.y;
     });
     add_row_sums(rowSums, i0, upper, lower);
@@ -267,9 +273,9 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
     tile::load_tile_async<align>(shared->dStateEnd(stage),
                                  grads + Grads::kDSEnd + (long long)d0 * V, V,
                                  K - d0, V);
-    tile::load_tile_async(shared->queries(stage),
-                          f.q + f.q_strides.offset(b, t0, h) + d0,
-                          f.q_strides.time, L, K - d0);
+    tile::load_tile_async<Views>(shared->queries(stage),
+                                 f.q + f.q_strides.offset(b, t0, h) + d0,
+                                 f.q_strides.time, L, K - d0);
   };
   auto aB = [&](int i, int j) { return pairwise[i * C + j]; };
   auto bm = [&](int i, int j) { return dBm[i * C + j]; };
@@ -289,7 +295,9 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
       if (lane == 0)
         shared->lastTerm[d0 + r] = x;
     }
-    for (int i0 = 16 * warp; i0 < L; i0 += 16 * kGradientsWarps) {
+    const int tasks = 2 * ((L + 15) / 16);
+    for (int task = warp; task < tasks; task += kGradientsWarps) {
+      const int i0 = task / 2 * 16, half = task % 2;
       Tile16 dQd, dKd, dRw;
       dQd.clear();
       dKd.clear();
@@ -300,9 +308,16 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
         dRw.template mma<tile::BLayout::NK>(dRu, i0, v0, state, 0, v0);
       }
       float upper = 0.f, lower = 0.f; // Σ_d dRw k e^Γ, dβ's share
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
+      {
         const int dh = d0 + 8 * half;
+        // The warp's half of the dense products, selected in registers.
+        float qd[4], kd[4], rw[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          qd[e] = half ? dQd.acc[0][1][e] : dQd.acc[0][0][e];
+          kd[e] = half ? dKd.acc[0][1][e] : dKd.acc[0][0][e];
+          rw[e] = half ? -dRw.acc[0][1][e] : -dRw.acc[0][0][e];
+        }
         float rowsA[4] = {0.f, 0.f, 0.f, 0.f}, rowsB[4] = {0.f, 0.f, 0.f, 0.f},
               columns[4] = {0.f, 0.f, 0.f, 0.f};
         decayed_rows<TIn, K>(rowsA, L, i0, dh, gamma, aB, kAt);
@@ -320,15 +335,14 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
           const float g = gamma[t * K + d], eg = fast_exp(g);
           const float eLast = fast_exp(gamma[(L - 1) * K + d] - g);
           const float qv = qAt(t, d), kv = kAt(t, d);
-          const float kd = dKd.acc[0][half][e] * eLast;
-          const float rw = -dRw.acc[0][half][e];
+          const float throughKd = kd[e] * eLast;
           // The right-hand side β k e^Γ of W.
-          const float w = rw * beta(t) * eg;
-          dq[e] = f.scale * dQd.acc[0][half][e] * eg + rowsB[e];
-          dk[e] = kd + rowsA[e] + w + columns[e];
-          dG[e] = dq[e] * qv + kv * (rowsA[e] + w - kd - columns[e]);
-          kdTerm[e] = kd * kv;
-          (e < 2 ? upper : lower) += rw * kv * eg;
+          const float w = rw[e] * beta(t) * eg;
+          dq[e] = f.scale * qd[e] * eg + rowsB[e];
+          dk[e] = throughKd + rowsA[e] + w + columns[e];
+          dG[e] = dq[e] * qv + kv * (rowsA[e] + w - throughKd - columns[e]);
+          kdTerm[e] = throughKd * kv;
+          (e < 2 ? upper : lower) += rw[e] * kv * eg;
         }
 #pragma unroll
         for (int e = 0; e < 4; e += 2) {

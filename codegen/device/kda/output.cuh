@@ -52,14 +52,14 @@ template <int K, int V, int C, typename TIn> struct OutputChunk {
 /// queries(i, d) = q_id · e^Γ_id for the chunk's L tokens (zeros beyond):
 /// q's rows copied in by cp.async, then scaled down each feature as
 /// chunk_decay sums Γ (as `prepare` does). Block-collective.
-template <int K, typename Queries, typename TIn, typename TGate, typename TBeta,
-          typename Chunk>
+template <int K, tile::Alignment Views, typename Queries, typename TIn,
+          typename TGate, typename TBeta, typename Chunk>
 __device__ void load_decayed_queries(const Queries &queries,
                                      const ForwardParams<TIn, TGate, TBeta> &p,
                                      const Chunk &chunk) {
-  tile::load_tile_async(queries,
-                        p.q + p.q_strides.offset(chunk.b, chunk.t0, chunk.h),
-                        p.q_strides.time, chunk.L, K);
+  tile::load_tile_async<Views>(
+      queries, p.q + p.q_strides.offset(chunk.b, chunk.t0, chunk.h),
+      p.q_strides.time, chunk.L, K);
   arch::cp_async_commit();
   arch::cp_async_wait<0>();
   __syncthreads();
@@ -81,7 +81,8 @@ constexpr int kOutputColumns = 64;
 /// (K of them, then the chunk's tokens): operands cp.async'd into swizzled
 /// shared tiles, the decayed queries whole in shared memory, fragments by
 /// ldmatrix.
-template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
+template <int K, int V, int C, tile::Alignment Views, typename TIn,
+          typename TGate, typename TBeta>
 __device__ void output_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
   constexpr int BM = 64, BN = kOutputColumns, BK = 32;
@@ -94,7 +95,7 @@ __device__ void output_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
   RUDNN_DYNAMIC_SHARED(Shared, shared);
   const typename Shared::Queries queries{shared->qd};
   const OutputChunk<K, V, C, TIn> chunk(p);
-  load_decayed_queries<K>(queries, p, chunk);
+  load_decayed_queries<K, Views>(queries, p, chunk);
   const int n0 = blockIdx.z * BN;
   constexpr int stateSteps = (K + BK - 1) / BK;
   const int steps = stateSteps + (chunk.L + BK - 1) / BK;
@@ -159,14 +160,15 @@ __device__ void output_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
 /// The same for f32 inputs: grid (chunks, B·H), block size a multiple of 32,
 /// dynamic shared memory sizeof(OutputShared); each warp takes 16x8 tiles
 /// of the chunk's C x V output in turn, on FMA.
-template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
+template <int K, int V, int C, tile::Alignment Views, typename TIn,
+          typename TGate, typename TBeta>
 __device__ void output_fma(const ForwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
   using Shared = OutputShared<K, C, TIn>;
   RUDNN_DYNAMIC_SHARED(Shared, shared);
   const typename Shared::Queries queries{shared->qd};
   const OutputChunk<K, V, C, TIn> chunk(p);
-  load_decayed_queries<K>(queries, p, chunk);
+  load_decayed_queries<K, Views>(queries, p, chunk);
   const int b = chunk.b, h = chunk.h, t0 = chunk.t0, L = chunk.L;
   const TIn *operands = chunk.operands;
   const TIn *state = chunk.state;
@@ -195,12 +197,14 @@ __device__ void output_fma(const ForwardParams<TIn, TGate, TBeta> &p) {
 }
 
 /// The chunk's output: on the tile layer for 16-bit inputs, on FMA for f32.
-template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
+/// Views: whether q's rows are promised 16-byte aligned.
+template <int K, int V, int C, tile::Alignment Views = tile::Alignment::Checked,
+          typename TIn, typename TGate, typename TBeta>
 __device__ void output(const ForwardParams<TIn, TGate, TBeta> &p) {
   if constexpr (sizeof(TIn) == 2)
-    output_tiled<K, V, C>(p);
+    output_tiled<K, V, C, Views>(p);
   else
-    output_fma<K, V, C>(p);
+    output_fma<K, V, C, Views>(p);
 }
 
 } // namespace kda

@@ -116,7 +116,9 @@ __device__ void lower_product(const TileA &a, const TileB &b, int rows,
 
 /// grid (chunks, B·H); block size a multiple of 32; dynamic shared memory
 /// sizeof(PrepareShared). ForBackward: the chunk's BackwardTiles too.
-template <int K, int V, int C, bool ForBackward = false, typename TIn,
+/// Views: whether q's, k's and v's rows are promised 16-byte aligned.
+template <int K, int V, int C, bool ForBackward = false,
+          tile::Alignment Views = tile::Alignment::Checked, typename TIn,
           typename TGate, typename TBeta>
 __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
@@ -140,10 +142,10 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   TIn *operands = Tiles::operands(tiles);
 
   // The chunk's rows: consecutive tokens are the views' time stride apart.
-  tile::load_tile_async(qRows, p.q + p.q_strides.offset(b, t0, h),
-                        p.q_strides.time, L, K);
-  tile::load_tile_async(kRows, p.k + p.k_strides.offset(b, t0, h),
-                        p.k_strides.time, L, K);
+  tile::load_tile_async<Views>(qRows, p.q + p.q_strides.offset(b, t0, h),
+                               p.q_strides.time, L, K);
+  tile::load_tile_async<Views>(kRows, p.k + p.k_strides.offset(b, t0, h),
+                               p.k_strides.time, L, K);
   arch::cp_async_commit();
   for (int i = threadIdx.x; i < L; i += blockDim.x)
     rows->beta[i] = to_float(p.beta[p.beta_strides.offset(b, t0 + i, h)]);
@@ -202,8 +204,8 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   }
   // q is done with: v's rows take its place during the inversion.
   __syncthreads();
-  tile::load_tile_async(vRows, p.v + p.v_strides.offset(b, t0, h),
-                        p.v_strides.time, L, V);
+  tile::load_tile_async<Views>(vRows, p.v + p.v_strides.offset(b, t0, h),
+                               p.v_strides.time, L, V);
   arch::cp_async_commit();
 
   invert_unit_lower<C>(strictA, inverse, panel, L);

@@ -90,14 +90,17 @@ store_pair(const SharedTile<T, Rows, Cols> &tile, int r, int c, float first,
   }
 }
 
-/// (from[0], from[1]) in fp32, both in one load where `from` allows;
-/// from[1] only when `both` (0 otherwise).
-template <typename T>
+/// (from[0], from[1]) in fp32, both in one load where `from` allows (always,
+/// when the caller promised alignment); from[1] only when `both` (0
+/// otherwise).
+template <Alignment Align = Alignment::Checked, typename T>
 __device__ __forceinline__ float2 load_pair(const T *from, bool both) {
   struct alignas(2 * sizeof(T)) Pair {
     T first, second;
   };
-  if (both && reinterpret_cast<unsigned long long>(from) % sizeof(Pair) == 0) {
+  if (both &&
+      (Align == Alignment::Aligned ||
+       reinterpret_cast<unsigned long long>(from) % sizeof(Pair) == 0)) {
     const Pair pair = *reinterpret_cast<const Pair *>(from);
     return make_float2(to_float(pair.first), to_float(pair.second));
   }

@@ -1,0 +1,28 @@
+// REQUIRES: sass
+// RUN: rudnn-opt %S/kda-kernel-report.mlir -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report | FileCheck %s --check-prefix=FORWARD
+// RUN: rudnn-opt %S/kda-backward-kernel-report.mlir -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report | FileCheck %s --check-prefix=BACKWARD
+
+// The global loads of every chunked bf16 KDA kernel at K = V = 128 whose
+// views promise 16-byte aligned rows (rudnn.align = 16): the 16-bit tensors
+// arrive by cp.async alone. What 16-bit loads remain are β, one scalar per
+// token outside the main loops, and in `gradients` v's element at an odd
+// last column. (The decode kernel, a token at a time, is not tiled.)
+// FORWARD-LABEL: kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64_a16
+// FORWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}
+// FORWARD-NEXT: global loads: 8-bit 0, 16-bit 1,
+// FORWARD-LABEL: kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64
+// FORWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}
+// FORWARD-NEXT: global loads: 8-bit 0, 16-bit 0,
+// FORWARD-LABEL: kernel kda_fwd_output_bf16_f32_bf16_k128_v128_c64_a16
+// FORWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}
+// FORWARD-NEXT: global loads: 8-bit 0, 16-bit 0,
+
+// BACKWARD-LABEL: kernel kda_bwd_prepare_restore_bf16_f32_bf16_k128_v128_c64_a16
+// BACKWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}
+// BACKWARD-NEXT: global loads: 8-bit 0, 16-bit 1,
+// BACKWARD-LABEL: kernel kda_bwd_state_gradient_bf16_bf16_bf16_k128_v128_c64_a16
+// BACKWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}
+// BACKWARD-NEXT: global loads: 8-bit 0, 16-bit 0,
+// BACKWARD-LABEL: kernel kda_bwd_gradients_bf16_f32_bf16_k128_v128_c64_a16
+// BACKWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}
+// BACKWARD-NEXT: global loads: 8-bit 0, 16-bit {{[0-5]}},
