@@ -2,9 +2,9 @@
 //
 // Follows lib/reference/KdaChunked.cpp step by step (that file derives it).
 // The forward's `prepare` and `propagate` run first and leave their tiles
-// (W, U, Kd, e^Γlast, pairwise; and for the backward Γ, Qd, (I + A)⁻¹ and
-// U0 in BackwardTiles) and the boundary states
-// (or, the boundaries saved by the forward, `restore` forms U from them); then
+// (W, U, Kd, e^Γlast, pairwise; and for the backward Qd and (I + A)⁻¹ in
+// BackwardTiles) and the boundary states (or, the boundaries saved by the
+// forward, `restore` forms U from them); then
 // `state_gradient` walks the chunks in reverse for dS and dU (parallel over
 // batch, heads and blocks of V) and `gradients` (kda/gradients.cuh)
 // computes every input gradient chunk-parallel. With 16-bit inputs every
