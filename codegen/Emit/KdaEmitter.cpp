@@ -139,70 +139,49 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
                      << (backward ? "backward" : "forward") << ": " << names
                      << ".\n"
                      << "#include \"rudnn/device.cuh\"\n\n"
-                     << "// The host sizes the workspace from the same "
-                        "layout.\n"
-                     << "static_assert(rudnn::kda::ChunkTiles<" << layout.str()
-                     << ", " << in << ">::kFloats == " << kdaTileFloats(spec)
-                     << ");\n";
-  const bool tiledWalk = spec.input != DType::F32 &&
-                         llvm::is_contained(stages, KdaStage::Propagate);
-  const bool tiledReverseWalk =
-      spec.input != DType::F32 &&
-      llvm::is_contained(stages, KdaStage::StateGradient);
-  if (tiledReverseWalk)
-    builder.preamble() << "static_assert(sizeof(rudnn::kda::GradientWalkShared<"
-                       << spec.featureK << ", " << spec.chunk << ", " << in
-                       << ">) == "
-                       << mlir::rudnn::kdaGradientWalkSharedBytes(spec.chunk,
-                                                                  spec.featureK)
+                     << "// The host sizes the workspace and the shared memory "
+                        "from the same layouts.\n";
+  // static_assert(EXPRESSION == value) on a rudnn::kda layout.
+  auto assertLayout = [&](const std::string &expression, int64_t value) {
+    builder.preamble() << "static_assert(" << expression << " == " << value
                        << ");\n";
-  if (tiledWalk)
-    builder.preamble() << "static_assert(sizeof(rudnn::kda::WalkShared<"
-                       << spec.featureK << ", " << spec.chunk << ", " << in
-                       << ">) == "
-                       << mlir::rudnn::kdaWalkSharedBytes(spec.chunk,
-                                                          spec.featureK)
-                       << ");\n";
-  const bool prepares = stages.front() == KdaStage::Prepare;
+  };
+  const std::string kw = std::to_string(spec.featureK) + ", " +
+                         std::to_string(spec.chunk) + ", " + in;
+  const std::string kvw = layout.str() + ", " + in;
   const int64_t inputBytes = dtypeSize(spec.input);
-  if (prepares)
-    builder.preamble() << "static_assert(sizeof(rudnn::kda::PrepareShared<"
-                       << layout.str() << ", " << in << ">) == "
-                       << mlir::rudnn::kdaPrepareSharedBytes(
-                              spec.chunk, spec.featureK, spec.featureV,
-                              inputBytes)
-                       << ");\n";
-  if (backward)
-    builder.preamble() << "static_assert(rudnn::kda::BackwardTiles<"
-                       << layout.str() << ", " << in
-                       << ">::kFloats == " << kdaBackwardTileFloats(spec)
-                       << ");\n";
-  const bool outputs = stages.front() == KdaStage::Output;
-  if (outputs)
-    builder.preamble() << "static_assert(sizeof(rudnn::kda::OutputShared<"
-                       << spec.featureK << ", " << spec.chunk << ", " << in
-                       << ">) == "
-                       << mlir::rudnn::kdaOutputSharedBytes(
-                              spec.chunk, spec.featureK, inputBytes)
-                       << ");\n";
-  if (backward)
-    builder.preamble() << "static_assert(rudnn::kda::GradientTiles<"
-                       << layout.str() << ", " << in
-                       << ">::kFloats == " << kdaGradientTileFloats(spec)
-                       << ");\n";
-  const bool gradients = stages.front() == KdaStage::Gradients;
-  if (llvm::is_contained(stages, KdaStage::Restore) && spec.input != DType::F32)
-    builder.preamble() << "static_assert(sizeof(rudnn::kda::RestoreShared<"
-                       << in << ">) == "
-                       << mlir::rudnn::kdaRestoreSharedBytes(inputBytes)
-                       << ");\n";
-  if (gradients)
-    builder.preamble() << "static_assert(sizeof(rudnn::kda::GradientsShared<"
-                       << layout.str() << ", " << in << ">) == "
-                       << mlir::rudnn::kdaGradientsSharedBytes(
-                              spec.chunk, spec.featureK, spec.featureV,
-                              inputBytes)
-                       << ");\n";
+  const bool sixteenBit = spec.input != DType::F32;
+  const KdaStage first = stages.front();
+  assertLayout("rudnn::kda::ChunkTiles<" + kvw + ">::kFloats",
+               kdaTileFloats(spec));
+  if (sixteenBit && llvm::is_contained(stages, KdaStage::StateGradient))
+    assertLayout(
+        "sizeof(rudnn::kda::GradientWalkShared<" + kw + ">)",
+        mlir::rudnn::kdaGradientWalkSharedBytes(spec.chunk, spec.featureK));
+  if (sixteenBit && llvm::is_contained(stages, KdaStage::Propagate))
+    assertLayout("sizeof(rudnn::kda::WalkShared<" + kw + ">)",
+                 mlir::rudnn::kdaWalkSharedBytes(spec.chunk, spec.featureK));
+  if (first == KdaStage::Prepare)
+    assertLayout("sizeof(rudnn::kda::PrepareShared<" + kvw + ">)",
+                 mlir::rudnn::kdaPrepareSharedBytes(spec.chunk, spec.featureK,
+                                                    spec.featureV, inputBytes));
+  if (first == KdaStage::Output)
+    assertLayout("sizeof(rudnn::kda::OutputShared<" + kw + ">)",
+                 mlir::rudnn::kdaOutputSharedBytes(spec.chunk, spec.featureK,
+                                                   inputBytes));
+  if (backward) {
+    assertLayout("rudnn::kda::BackwardTiles<" + kvw + ">::kFloats",
+                 kdaBackwardTileFloats(spec));
+    assertLayout("rudnn::kda::GradientTiles<" + kvw + ">::kFloats",
+                 kdaGradientTileFloats(spec));
+  }
+  if (sixteenBit && llvm::is_contained(stages, KdaStage::Restore))
+    assertLayout("sizeof(rudnn::kda::RestoreShared<" + in + ">)",
+                 mlir::rudnn::kdaRestoreSharedBytes(inputBytes));
+  if (first == KdaStage::Gradients)
+    assertLayout("sizeof(rudnn::kda::GradientsShared<" + kvw + ">)",
+                 mlir::rudnn::kdaGradientsSharedBytes(
+                     spec.chunk, spec.featureK, spec.featureV, inputBytes));
 
   // Every stage takes the forward's whole parameter block, so every entry
   // has one signature; a stage binds what its region holds, null elsewhere.
@@ -292,7 +271,6 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   KernelLaunch &launch = builder.launch();
   const DimRef chunks = DimRef::ceilDiv('T', spec.chunk, "N");
   const SizeRef sequences{1, {DimRef::of('B'), DimRef::of('H')}};
-  const KdaStage first = stages.front();
   const int64_t blockColumns = walkColumns(spec, first);
   const SizeRef columns{(spec.featureV + blockColumns - 1) / blockColumns, {}};
   const bool walk = first == KdaStage::Propagate ||
@@ -304,8 +282,7 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   launch.grid[0] = walk ? sequences : SizeRef{1, {chunks}};
   launch.grid[1] = walk ? columns : sequences;
   // 16-bit outputs are computed 64 columns a block, on the tile layer.
-  const bool tiledOutput =
-      first == KdaStage::Output && spec.input != DType::F32;
+  const bool tiledOutput = first == KdaStage::Output && sixteenBit;
   // The cost model: the stages' sums, per chunk-head (per token-head for
   // the decode kernel).
   KdaStageCost cost;
@@ -320,26 +297,25 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
                        DimRef::of('B'), DimRef::of('H')}};
   launch.memoryBytes = {cost.bytes, units.dims};
   launch.flops = {cost.flops, units.dims};
-  if (first == KdaStage::Propagate && tiledWalk)
+  if (first == KdaStage::Propagate && sixteenBit)
     launch.sharedBytes =
         mlir::rudnn::kdaWalkSharedBytes(spec.chunk, spec.featureK);
-  if (first == KdaStage::StateGradient && tiledReverseWalk)
+  if (first == KdaStage::StateGradient && sixteenBit)
     launch.sharedBytes =
         mlir::rudnn::kdaGradientWalkSharedBytes(spec.chunk, spec.featureK);
   if (first == KdaStage::Prepare)
     launch.sharedBytes = mlir::rudnn::kdaPrepareSharedBytes(
-        spec.chunk, spec.featureK, spec.featureV, dtypeSize(spec.input));
+        spec.chunk, spec.featureK, spec.featureV, inputBytes);
   // A restore after prepare reuses its block's dynamic shared memory.
   if (llvm::is_contained(stages, KdaStage::Restore))
     launch.sharedBytes = std::max<int64_t>(
-        launch.sharedBytes,
-        mlir::rudnn::kdaRestoreSharedBytes(dtypeSize(spec.input)));
+        launch.sharedBytes, mlir::rudnn::kdaRestoreSharedBytes(inputBytes));
   if (first == KdaStage::Output)
     launch.sharedBytes = mlir::rudnn::kdaOutputSharedBytes(
-        spec.chunk, spec.featureK, dtypeSize(spec.input));
+        spec.chunk, spec.featureK, inputBytes);
   if (first == KdaStage::Gradients)
     launch.sharedBytes = mlir::rudnn::kdaGradientsSharedBytes(
-        spec.chunk, spec.featureK, spec.featureV, dtypeSize(spec.input));
+        spec.chunk, spec.featureK, spec.featureV, inputBytes);
   launch.grid[2] = SizeRef{
       tiledOutput ? (spec.featureV + kKdaOutputColumns - 1) / kKdaOutputColumns
                   : 1,

@@ -103,6 +103,24 @@ __device__ __forceinline__ void for_each_tile16(int rows, int cols, Task task) {
     task(t / colTiles * 16, t % colTiles * 16);
 }
 
+/// visit(acc, i0, j0) for the 16x16 tiles of A·Bᵀ on or below the diagonal,
+/// A and B both `rows` x `depth` (the chunk's tokens against its tokens):
+/// the lower-triangular products.
+template <typename Tile16, typename Rows, typename Visit>
+__device__ __forceinline__ void
+lower_times_transposed(int rows, int depth, const Rows &a, const Rows &b,
+                       Visit visit) {
+  for_each_tile16(rows, rows, [&](int i0, int j0) {
+    if (j0 > i0)
+      return;
+    Tile16 acc;
+    acc.clear();
+    for (int k0 = 0; k0 < depth; k0 += 16)
+      acc.template mma<tile::BLayout::NK>(a, i0, b, j0, k0);
+    visit(acc, i0, j0);
+  });
+}
+
 /// slots[i0 + r] += the sum over a warp tile's columns of row r, from each
 /// lane's share of its two rows (g and g + 8 of the accumulator layout):
 /// the four lanes of a row add by shuffles, then one of them stores.
@@ -204,18 +222,13 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
       [&](int i, int j, float x) { pairwise[i * C + j] = x; },
       [](int, int, float) {});
   // dBm = scale dO Uᵀ, lower triangular.
-  for_each_tile16(L, L, [&](int i0, int s0) {
-    if (s0 > i0)
-      return;
-    Tile16 acc;
-    acc.clear();
-    for (int v0 = 0; v0 < V; v0 += 16)
-      acc.template mma<tile::BLayout::NK>(dO, i0, U, s0, v0);
-    acc.for_each([&](int r, int c, float x) {
-      const int i = i0 + r, s = s0 + c;
-      dBm[i * C + s] = s <= i ? f.scale * x : 0.f;
-    });
-  });
+  lower_times_transposed<Tile16>(
+      L, V, dO, U, [&](const Tile16 &acc, int i0, int s0) {
+        acc.for_each([&](int r, int c, float x) {
+          const int i = i0 + r, s = s0 + c;
+          dBm[i * C + s] = s <= i ? f.scale * x : 0.f;
+        });
+      });
   // dRu = Mᵀ dU, M lower triangular: row block i0 needs M's rows from i0.
   const typename Shared::RowsV dU = shared->dU();
   const typename Shared::Square inverse = shared->inverse();
@@ -244,25 +257,20 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
 
   // 3. dA = −dRu Uᵀ, strictly lower: dβ takes Σ_j dA ⊙ kk, and the
   // pairwise array becomes β ⊙ dA.
-  for_each_tile16(L, L, [&](int i0, int j0) {
-    if (j0 > i0)
-      return;
-    Tile16 acc;
-    acc.clear();
-    for (int v0 = 0; v0 < V; v0 += 16)
-      acc.template mma<tile::BLayout::NK>(dRu, i0, U, j0, v0);
-    float upper = 0.f, lower = 0.f;
-    acc.for_each([&](int r, int c, float x) {
-      const int i = i0 + r, j = j0 + c;
-      if (i >= L || j >= L)
-        return;
-      const float dA = j < i ? -x : 0.f;
-      if (j < i)
-        (r < 8 ? upper : lower) += dA * pairwise[i * C + j];
-      pairwise[i * C + j] = beta(i) * dA;
-    });
-    add_row_sums(rowSums, i0, upper, lower);
-  });
+  lower_times_transposed<Tile16>(
+      L, V, dRu, U, [&](const Tile16 &acc, int i0, int j0) {
+        float upper = 0.f, lower = 0.f;
+        acc.for_each([&](int r, int c, float x) {
+          const int i = i0 + r, j = j0 + c;
+          if (i >= L || j >= L)
+            return;
+          const float dA = j < i ? -x : 0.f;
+          if (j < i)
+            (r < 8 ? upper : lower) += dA * pairwise[i * C + j];
+          pairwise[i * C + j] = beta(i) * dA;
+        });
+        add_row_sums(rowSums, i0, upper, lower);
+      });
   __syncthreads();
 
   // 4. Sixteen features a step.
@@ -308,59 +316,57 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
         dRw.template mma<tile::BLayout::NK>(dRu, i0, v0, state, 0, v0);
       }
       float upper = 0.f, lower = 0.f; // Σ_d dRw k e^Γ, dβ's share
-      {
-        const int dh = d0 + 8 * half;
-        // The warp's half of the dense products, selected in registers.
-        float qd[4], kd[4], rw[4];
+      const int dh = d0 + 8 * half;
+      // The warp's half of the dense products, selected in registers.
+      float qd[4], kd[4], rw[4];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          qd[e] = half ? dQd.acc[0][1][e] : dQd.acc[0][0][e];
-          kd[e] = half ? dKd.acc[0][1][e] : dKd.acc[0][0][e];
-          rw[e] = half ? -dRw.acc[0][1][e] : -dRw.acc[0][0][e];
-        }
-        float rowsA[4] = {0.f, 0.f, 0.f, 0.f}, rowsB[4] = {0.f, 0.f, 0.f, 0.f},
-              columns[4] = {0.f, 0.f, 0.f, 0.f};
-        decayed_rows<TIn, K>(rowsA, L, i0, dh, gamma, aB, kAt);
-        decayed_rows<TIn, K>(rowsB, L, i0, dh, gamma, bm, kAt);
-        decayed_columns<TIn, K>(columns, L, i0, dh, gamma, aB, kAt);
-        decayed_columns<TIn, K>(columns, L, i0, dh, gamma, bm, qAt);
-        float dq[4], dk[4], dG[4], kdTerm[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int t = i0 + tile::accumulator_row(e),
-                    d = dh + tile::accumulator_col(e);
-          dq[e] = dk[e] = dG[e] = kdTerm[e] = 0.f;
-          if (t >= L || d >= K)
-            continue;
-          const float g = gamma[t * K + d], eg = fast_exp(g);
-          const float eLast = fast_exp(gamma[(L - 1) * K + d] - g);
-          const float qv = qAt(t, d), kv = kAt(t, d);
-          const float throughKd = kd[e] * eLast;
-          // The right-hand side β k e^Γ of W.
-          const float w = rw[e] * beta(t) * eg;
-          dq[e] = f.scale * qd[e] * eg + rowsB[e];
-          dk[e] = throughKd + rowsA[e] + w + columns[e];
-          dG[e] = dq[e] * qv + kv * (rowsA[e] + w - throughKd - columns[e]);
-          kdTerm[e] = throughKd * kv;
-          (e < 2 ? upper : lower) += rw[e] * kv * eg;
-        }
-#pragma unroll
-        for (int e = 0; e < 4; e += 2) {
-          const int t = i0 + tile::accumulator_row(e),
-                    d = dh + tile::accumulator_col(e);
-          if (t >= L || d >= K)
-            continue;
-          const bool both = d + 1 < K;
-          tile::store_pair(p.dq + p.dq_strides.offset(b, t0 + t, h) + d, dq[e],
-                           dq[e + 1], both);
-          tile::store_pair(p.dk + p.dk_strides.offset(b, t0 + t, h) + d, dk[e],
-                           dk[e + 1], both);
-          tile::store_pair(p.dg + p.dg_strides.offset(b, t0 + t, h) + d, dG[e],
-                           dG[e + 1], both);
-        }
-        add_column_sums(shared->columnPartials[warp], dh, K - dh,
-                        kdTerm[0] + kdTerm[2], kdTerm[1] + kdTerm[3]);
+      for (int e = 0; e < 4; ++e) {
+        qd[e] = half ? dQd.acc[0][1][e] : dQd.acc[0][0][e];
+        kd[e] = half ? dKd.acc[0][1][e] : dKd.acc[0][0][e];
+        rw[e] = half ? -dRw.acc[0][1][e] : -dRw.acc[0][0][e];
       }
+      float rowsA[4] = {0.f, 0.f, 0.f, 0.f}, rowsB[4] = {0.f, 0.f, 0.f, 0.f},
+            columns[4] = {0.f, 0.f, 0.f, 0.f};
+      decayed_rows<TIn, K>(rowsA, L, i0, dh, gamma, aB, kAt);
+      decayed_rows<TIn, K>(rowsB, L, i0, dh, gamma, bm, kAt);
+      decayed_columns<TIn, K>(columns, L, i0, dh, gamma, aB, kAt);
+      decayed_columns<TIn, K>(columns, L, i0, dh, gamma, bm, qAt);
+      float dq[4], dk[4], dG[4], kdTerm[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int t = i0 + tile::accumulator_row(e),
+                  d = dh + tile::accumulator_col(e);
+        dq[e] = dk[e] = dG[e] = kdTerm[e] = 0.f;
+        if (t >= L || d >= K)
+          continue;
+        const float g = gamma[t * K + d], eg = fast_exp(g);
+        const float eLast = fast_exp(gamma[(L - 1) * K + d] - g);
+        const float qv = qAt(t, d), kv = kAt(t, d);
+        const float throughKd = kd[e] * eLast;
+        // The right-hand side β k e^Γ of W.
+        const float w = rw[e] * beta(t) * eg;
+        dq[e] = f.scale * qd[e] * eg + rowsB[e];
+        dk[e] = throughKd + rowsA[e] + w + columns[e];
+        dG[e] = dq[e] * qv + kv * (rowsA[e] + w - throughKd - columns[e]);
+        kdTerm[e] = throughKd * kv;
+        (e < 2 ? upper : lower) += rw[e] * kv * eg;
+      }
+#pragma unroll
+      for (int e = 0; e < 4; e += 2) {
+        const int t = i0 + tile::accumulator_row(e),
+                  d = dh + tile::accumulator_col(e);
+        if (t >= L || d >= K)
+          continue;
+        const bool both = d + 1 < K;
+        tile::store_pair(p.dq + p.dq_strides.offset(b, t0 + t, h) + d, dq[e],
+                         dq[e + 1], both);
+        tile::store_pair(p.dk + p.dk_strides.offset(b, t0 + t, h) + d, dk[e],
+                         dk[e + 1], both);
+        tile::store_pair(p.dg + p.dg_strides.offset(b, t0 + t, h) + d, dG[e],
+                         dG[e + 1], both);
+      }
+      add_column_sums(shared->columnPartials[warp], dh, K - dh,
+                      kdTerm[0] + kdTerm[2], kdTerm[1] + kdTerm[3]);
       add_row_sums(rowSums, i0, upper, lower);
     }
   };
