@@ -170,16 +170,19 @@ int main(int argc, char **argv) {
                               view(s0, DType::F32, {s.B, s.H, K, V})};
       KdaForwardOutputs outputs{view(out, DType::BF16, {s.B, s.T, s.H, V}),
                                 view(sT, DType::F32, {s.B, s.H, K, V}),
-                                std::nullopt};
+                                std::nullopt, std::nullopt};
       KdaOptions kdaOptions;
       kdaOptions.chunk = C;
       const double ms = medianMs(context, warmup, repeats, [&] {
         kdaForward(context, inputs, outputs, kdaOptions);
       });
 
-      // Forward (saving boundaries) + backward from them.
-      const int64_t N = (s.T + C - 1) / C;
+      // Forward (saving boundaries and tiles) + backward from them.
+      const KdaSavedShapes saved =
+          kdaSavedShapes(s.B, s.T, s.H, K, V, DType::BF16, kdaOptions);
+      const int64_t N = saved.tiles[0];
       DeviceBuffer bounds(context, N * s.B * s.H * K * V * 2),
+          tiles(context, N * s.B * s.H * saved.tiles[3] * 4),
           dO = upload(context, in.v, DType::BF16),
           dq(context, s.B * s.T * s.H * K * 2),
           dk(context, s.B * s.T * s.H * K * 2),
@@ -188,10 +191,11 @@ int main(int argc, char **argv) {
           dbeta(context, s.B * s.T * s.H * 2),
           ds0(context, s.B * s.H * K * V * 4);
       KdaForwardOutputs saving = outputs;
-      saving.boundaries = view(bounds, DType::BF16, {N, s.B, s.H, K, V});
+      saving.boundaries = view(bounds, DType::BF16, saved.boundaries);
+      saving.tiles = view(tiles, DType::F32, saved.tiles);
       KdaBackwardInputs backwardInputs{
           inputs, view(dO, DType::BF16, {s.B, s.T, s.H, V}), std::nullopt,
-          saving.boundaries};
+          saving.boundaries, saving.tiles};
       KdaBackwardOutputs gradients{view(dq, DType::BF16, {s.B, s.T, s.H, K}),
                                    view(dk, DType::BF16, {s.B, s.T, s.H, K}),
                                    view(dv, DType::BF16, {s.B, s.T, s.H, V}),

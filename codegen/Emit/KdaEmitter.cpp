@@ -36,16 +36,13 @@ int64_t operandFloats(const KdaKernelSpec &spec, int64_t operands) {
 } // namespace
 
 int64_t rudnn::codegen::kdaTileFloats(const KdaKernelSpec &spec) {
-  const int64_t C = spec.chunk, K = spec.featureK, V = spec.featureV;
-  // kda::ChunkTiles: e^Γlast in fp32; W, Kd, B and U in the input type.
-  return (K + 3) / 4 * 4 + operandFloats(spec, C * (2 * K + C + V));
+  return mlir::rudnn::kdaChunkTileWords(spec.chunk, spec.featureK,
+                                        spec.featureV, dtypeSize(spec.input));
 }
 
 int64_t rudnn::codegen::kdaBackwardTileFloats(const KdaKernelSpec &spec) {
-  const int64_t C = spec.chunk, K = spec.featureK, V = spec.featureV;
-  (void)V;
-  // kda::BackwardTiles: Qd and (I + A)⁻¹ in the input type.
-  return operandFloats(spec, C * (K + C));
+  return mlir::rudnn::kdaBackwardTileWords(spec.chunk, spec.featureK,
+                                           dtypeSize(spec.input));
 }
 
 int64_t rudnn::codegen::kdaGradientTileFloats(const KdaKernelSpec &spec) {

@@ -152,7 +152,8 @@ LogicalResult FunctionPlanner::collect() {
     return success();
   };
   for (Operation &op : body) {
-    if (isa<func::ReturnOp, tensor::CastOp>(op))
+    // Casts and views compute nothing: their values share memory.
+    if (isa<func::ReturnOp, tensor::CastOp, ViewLikeOpInterface>(op))
       continue;
     if (auto switchOp = dyn_cast<DimSwitchOp>(op)) {
       for (auto [index, region] : llvm::enumerate(switchOp.getAlternatives()))
@@ -217,8 +218,9 @@ Memory *FunctionPlanner::memoryOf(Value value) {
   return it == memories.end() ? nullptr : &it->second;
 }
 
-/// One memory per class of values that share it: casts, a dim_switch's
-/// results and what its cases yield, tiles kept with another value.
+/// One memory per class of values that share it: casts, views, a
+/// dim_switch's results and what its cases yield, tiles kept with another
+/// value.
 LogicalResult FunctionPlanner::assignMemory() {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (Value arg : func.getArguments())
@@ -226,6 +228,9 @@ LogicalResult FunctionPlanner::assignMemory() {
   for (Operation &op : func.getBody().front()) {
     if (auto cast = dyn_cast<tensor::CastOp>(op))
       classes.join(cast.getSource(), cast.getResult());
+    if (auto view = dyn_cast<ViewLikeOpInterface>(op))
+      for (Value result : view->getResults())
+        classes.join(view.getViewSource(), result);
     if (auto switchOp = dyn_cast<DimSwitchOp>(op))
       for (Region &region : switchOp.getAlternatives())
         for (auto [yielded, result] :

@@ -14,8 +14,12 @@ std::vector<DimContract> kdaDims(bool chunks) {
       {'K', "feature dim", "key and query features", true, 1,
        kKdaMaxFeatureDim},
       {'V', "feature dim", "value features", true, 1, kKdaMaxFeatureDim}};
-  if (chunks)
+  if (chunks) {
     dims.push_back({'N', "dim", "chunks, ceil(T / chunk)"});
+    dims.push_back({'W', "dim",
+                    "fp32 words of saved tiles per chunk and head, fixed by "
+                    "K, V, chunk and q's type"});
+  }
   return dims;
 }
 
@@ -66,6 +70,13 @@ std::vector<TensorContract> kdaInputs() {
                 "state before token 0 (zero when absent)")};
 }
 
+/// What a forward saves of each chunk for its backward.
+TensorContract savedTiles(std::string_view doc) {
+  TensorContract t = state("tiles", "NBHW", doc);
+  t.opaque = true;
+  return t;
+}
+
 } // namespace
 
 const OperatorContract &rudnn::kdaContract() {
@@ -87,7 +98,9 @@ const OperatorContract &rudnn::kdaContract() {
                  sameAs(state("boundaries", "NBHKV",
                               "state before token c · chunk (with "
                               "save_boundaries), in q's type"),
-                        "q")};
+                        "q"),
+                 savedTiles("each chunk's tiles for the backward (with "
+                            "save_tiles)")};
     return c;
   }();
   return contract;
@@ -103,6 +116,8 @@ const OperatorContract &rudnn::kdaBackwardContract() {
     c.operands.push_back(sameAs(
         state("boundaries", "NBHKV", "the forward's saved boundary states"),
         "q"));
+    c.operands.push_back(
+        savedTiles("the forward's saved tiles (with its boundaries)"));
     c.operands.push_back(sameAs(tensor("d_output", "BTHV", ElementRule::Float,
                                        "gradient of the output"),
                                 "v"));

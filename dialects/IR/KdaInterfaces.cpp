@@ -88,7 +88,7 @@ void markAlignedViews(Operation *op, Operation *before, ArrayRef<Value> views) {
        created != op; created = created->getNextNode())
     created->walk([](Operation *nested) {
       if (isa_and_nonnull<RudnnDialect>(nested->getDialect()) &&
-          !isa<DimSwitchOp, YieldOp>(nested))
+          !isa<DimSwitchOp, YieldOp, ViewLikeOpInterface>(nested))
         nested->setAttr(RudnnDialect::kAlignedViewsAttrName,
                         UnitAttr::get(nested->getContext()));
     });
@@ -130,9 +130,10 @@ SmallVector<Value> decomposeChunked(KdaOp op, OpBuilder &builder) {
       builder.create<ChunkDecayOp>(loc, keyTile, op.getG(), chunk).getGamma();
   auto pairwise = builder.create<ChunkPairwiseOp>(
       loc, square, square, op.getQ(), op.getK(), op.getBeta(), gamma, chunk);
+  // Tiles saved for a backward hold what it keeps besides.
   auto solve = builder.create<ChunkSolveOp>(
       loc, keyTile, valueTile, pairwise.getStrict(), op.getK(), op.getV(),
-      op.getBeta(), gamma, chunk, /*for_backward=*/UnitAttr());
+      op.getBeta(), gamma, chunk, op.getSaveTilesAttr());
   // Boundaries in the input type: every use takes them as a tensor-core
   // operand.
   auto boundariesType = RankedTensorType::get(
@@ -155,6 +156,13 @@ SmallVector<Value> decomposeChunked(KdaOp op, OpBuilder &builder) {
       saved = builder.create<tensor::CastOp>(loc, boundaries.getType(), saved);
     results.push_back(saved);
   }
+  if (Value tiles = op.getTiles())
+    results.push_back(
+        builder
+            .create<ChunkTilesExportOp>(loc, tiles.getType(), gamma,
+                                        pairwise.getPairwise(), solve.getW(),
+                                        propagate.getU(), chunk)
+            .getTiles());
   return results;
 }
 
@@ -172,9 +180,10 @@ SmallVector<Value> decomposeRecurrent(KdaOp op, OpBuilder &builder) {
   return results;
 }
 
-/// The backward recomputes the forward's chunk quantities and states, walks
-/// the chunks in reverse for the state gradient, then takes every input
-/// gradient chunk by chunk.
+/// The backward takes the forward's chunk quantities from its saved tiles or
+/// computes them again (and the states unless saved), walks the chunks in
+/// reverse for the state gradient, then takes every input gradient chunk by
+/// chunk.
 void decomposeBackward(KdaBackwardOp op, OpBuilder &builder) {
   auto q = cast<RankedTensorType>(op.getQ().getType());
   auto v = cast<RankedTensorType>(op.getV().getType());
@@ -199,37 +208,48 @@ void decomposeBackward(KdaBackwardOp op, OpBuilder &builder) {
       {dims.batch, dims.heads, dims.featureK, dims.featureV},
       builder.getF32Type());
 
-  Value gamma = builder.create<ChunkDecayOp>(loc, keyTile, op.getG(), chunkAttr)
-                    .getGamma();
-  auto pairwise =
-      builder.create<ChunkPairwiseOp>(loc, square, square, op.getQ(), op.getK(),
-                                      op.getBeta(), gamma, chunkAttr);
-  auto solve = builder.create<ChunkSolveOp>(
-      loc, keyTile, valueTile, pairwise.getStrict(), op.getK(), op.getV(),
-      op.getBeta(), gamma, chunkAttr, builder.getUnitAttr());
-  // Saved boundaries make the updates chunk-parallel; otherwise the walk
+  // The chunk tiles: the forward's saved ones, or computed again; saved
+  // boundaries make the updates chunk-parallel, otherwise the walk
   // recomputes the boundaries too.
-  Value u, boundaries = op.getBoundaries();
-  if (boundaries) {
-    u = builder
-            .create<ChunkRestoreOp>(loc, valueTile, solve.getW(), solve.getU0(),
-                                    boundaries, chunkAttr)
-            .getU();
+  Value gamma, pairwise, w, u, boundaries = op.getBoundaries();
+  if (Value tiles = op.getTiles()) {
+    auto saved = builder.create<ChunkTilesImportOp>(
+        loc, keyTile, square, keyTile, valueTile, tiles, chunkAttr);
+    gamma = saved.getGamma();
+    pairwise = saved.getPairwise();
+    w = saved.getW();
+    u = saved.getU();
   } else {
-    auto propagate = builder.create<ChunkPropagateOp>(
-        loc, valueTile, boundariesType, state, solve.getW(), solve.getU0(),
-        op.getK(), gamma, op.getInitialState(), chunkAttr);
-    u = propagate.getU();
-    boundaries = propagate.getBoundaries();
+    gamma = builder.create<ChunkDecayOp>(loc, keyTile, op.getG(), chunkAttr)
+                .getGamma();
+    auto chunkPairwise = builder.create<ChunkPairwiseOp>(
+        loc, square, square, op.getQ(), op.getK(), op.getBeta(), gamma,
+        chunkAttr);
+    auto solve = builder.create<ChunkSolveOp>(
+        loc, keyTile, valueTile, chunkPairwise.getStrict(), op.getK(),
+        op.getV(), op.getBeta(), gamma, chunkAttr, builder.getUnitAttr());
+    pairwise = chunkPairwise.getPairwise();
+    w = solve.getW();
+    if (boundaries) {
+      u = builder
+              .create<ChunkRestoreOp>(loc, valueTile, w, solve.getU0(),
+                                      boundaries, chunkAttr)
+              .getU();
+    } else {
+      auto propagate = builder.create<ChunkPropagateOp>(
+          loc, valueTile, boundariesType, state, w, solve.getU0(), op.getK(),
+          gamma, op.getInitialState(), chunkAttr);
+      u = propagate.getU();
+      boundaries = propagate.getBoundaries();
+    }
   }
   auto stateGradient = builder.create<ChunkStateGradientOp>(
-      loc, valueTile, states, state, op.getQ(), op.getK(), gamma,
-      pairwise.getPairwise(), solve.getW(), op.getDOutput(),
-      op.getDFinalState(), chunkAttr, op.getScaleAttr());
+      loc, valueTile, states, state, op.getQ(), op.getK(), gamma, pairwise, w,
+      op.getDOutput(), op.getDFinalState(), chunkAttr, op.getScaleAttr());
   auto gradients = builder.create<ChunkGradientsOp>(
       loc, op.getDq().getType(), op.getDk().getType(), op.getDv().getType(),
       op.getDg().getType(), op.getDbeta().getType(), op.getQ(), op.getK(),
-      op.getV(), op.getG(), op.getBeta(), pairwise.getPairwise(), u, boundaries,
+      op.getV(), op.getG(), op.getBeta(), pairwise, u, boundaries,
       op.getDOutput(), stateGradient.getDu(), stateGradient.getDStateEnd(),
       chunkAttr, op.getScaleAttr());
   op.getDq().replaceAllUsesWith(gradients.getDq());
@@ -261,16 +281,18 @@ LogicalResult KdaOp::specialize(TargetAttr target,
 }
 
 // T = 1 (decoding) runs the fused recurrent kernel; anything else chunks.
-// A dynamic length keeps both, chosen per call by a rudnn.dim_switch.
+// A dynamic length keeps both, chosen per call by a rudnn.dim_switch, unless
+// the tiles are saved.
 LogicalResult KdaOp::decompose(OpBuilder &builder) {
   if (failed(requireSpecialized(*this)))
     return failure();
   Operation *before = getOperation()->getPrevNode();
   const int64_t length = KdaDims::of(*this).length;
   SmallVector<Value> results;
-  if (length == 1) {
+  // Saved tiles come from the chunked kernels alone (at any length).
+  if (length == 1 && !getSaveTiles()) {
     results = decomposeRecurrent(*this, builder);
-  } else if (!ShapedType::isDynamic(length)) {
+  } else if (!ShapedType::isDynamic(length) || getSaveTiles()) {
     results = decomposeChunked(*this, builder);
   } else {
     auto alternatives = builder.create<DimSwitchOp>(

@@ -30,22 +30,34 @@ LogicalResult verifyKdaChunkCount(Operation *op, const ShapeChecker &shapes,
                                   llvm::StringRef name,
                                   std::optional<uint64_t> chunk);
 
+/// Saved tiles [N, B, H, W] bound in `shapes`: an explicit chunk, N =
+/// ceil(T / chunk) and W static, the words the kernels save per chunk and
+/// head for K, V, the chunk and `q`'s element type.
+LogicalResult verifyKdaSavedTiles(Operation *op, const ShapeChecker &shapes,
+                                  std::optional<uint64_t> chunk, Value q);
+
 /// A forward-shaped op (rudnn.kda, rudnn.kda_recurrent): the forward's
-/// contract over its ODS operands and results, then attributes and the
-/// boundaries' chunk count.
-template <typename KdaLikeOp> LogicalResult verifyKdaForward(KdaLikeOp op) {
+/// contract over its ODS operands and the contract results `result` gives,
+/// then attributes and the saved tensors' chunk count.
+template <typename KdaLikeOp>
+LogicalResult verifyKdaForward(KdaLikeOp op,
+                               llvm::function_ref<Value(unsigned)> result,
+                               Value tiles = {}) {
   auto first = [](auto group) {
     return group.empty() ? Value() : Value(group.front());
   };
   ShapeChecker shapes(op, kKdaStaticDims);
   if (failed(verifyContract(
           op, ::rudnn::kdaContract(),
-          [&](unsigned i) { return first(op.getODSOperands(i)); },
-          [&](unsigned i) { return first(op.getODSResults(i)); }, shapes)) ||
+          [&](unsigned i) { return first(op.getODSOperands(i)); }, result,
+          shapes)) ||
       failed(verifyKdaAttributes(op, op.getChunk(), op.getScaleAttr())))
     return failure();
-  if (op.getBoundaries())
-    return verifyKdaChunkCount(op, shapes, "boundaries", op.getChunk());
+  if (op.getBoundaries() &&
+      failed(verifyKdaChunkCount(op, shapes, "boundaries", op.getChunk())))
+    return failure();
+  if (tiles)
+    return verifyKdaSavedTiles(op, shapes, op.getChunk(), op.getQ());
   return success();
 }
 

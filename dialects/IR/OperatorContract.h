@@ -56,6 +56,10 @@ struct TensorContract {
   std::string_view inPlaceOf = {};
   std::string_view doc = {};
   Sample sample = Sample::Normal;
+  /// A layout private to the kernels, which one operator saves for another
+  /// (a forward's tiles for its backward): no reference computes it and no
+  /// tool draws it at random.
+  bool opaque = false;
 };
 
 struct DimContract {

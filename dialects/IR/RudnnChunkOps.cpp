@@ -155,7 +155,14 @@ LogicalResult ChunkOutputOp::verify() {
   return rules.finish();
 }
 
-LogicalResult KdaRecurrentOp::verify() { return verifyKdaForward(*this); }
+LogicalResult KdaRecurrentOp::verify() {
+  // The forward's results but the tiles, which only the chunked kernels
+  // save.
+  return verifyKdaForward(*this, [&](unsigned i) {
+    auto group = i < 3 ? getODSResults(i) : ResultRange(nullptr, 0);
+    return group.empty() ? Value() : Value(group.front());
+  });
+}
 
 LogicalResult ChunkStateGradientOp::verify() {
   ChunkRules rules(*this, getChunk());
@@ -197,3 +204,31 @@ LogicalResult ChunkGradientsOp::verify() {
     return failure();
   return rules.finish();
 }
+
+/// The saved tiles [N, B, H, W] f32 beside the chunk tiles they hold.
+static LogicalResult verifyTilesView(Operation *op, uint64_t chunk, Value tiles,
+                                     Value gamma, Value pairwise, Value w,
+                                     Value u) {
+  ChunkRules rules(op, chunk);
+  if (failed(rules.start()) || failed(rules.tile("tiles", tiles, "NBHW")) ||
+      failed(rules.tile("gamma", gamma, "BHNCK")) ||
+      failed(rules.tile("pairwise", pairwise, "BHNCC")) ||
+      failed(rules.tile("w", w, "BHNCK")) ||
+      failed(rules.tile("u", u, "BHNCV")))
+    return failure();
+  return rules.finish();
+}
+
+LogicalResult ChunkTilesExportOp::verify() {
+  return verifyTilesView(*this, getChunk(), getTiles(), getGamma(),
+                         getPairwise(), getW(), getU());
+}
+
+Value ChunkTilesExportOp::getViewSource() { return getGamma(); }
+
+LogicalResult ChunkTilesImportOp::verify() {
+  return verifyTilesView(*this, getChunk(), getTiles(), getGamma(),
+                         getPairwise(), getW(), getU());
+}
+
+Value ChunkTilesImportOp::getViewSource() { return getTiles(); }

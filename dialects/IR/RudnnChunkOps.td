@@ -13,6 +13,7 @@
 
 include "dialects/IR/RudnnBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ViewLikeInterface.td"
 
 class Rudnn_ChunkOp<string mnemonic, list<Trait> traits = []>
     : Rudnn_Op<mnemonic, !listconcat(traits, [Pure])> {
@@ -263,6 +264,58 @@ def Rudnn_ChunkGradientsOp : Rudnn_ChunkOp<"chunk_gradients"> {
     $q `,` $k `,` $v `,` $g `,` $beta `,` $pairwise `,` $u `,` $boundaries
     `,` $d_output `,` $du `,` $d_state_end `chunk` $chunk `scale` $scale
     attr-dict `:` type(operands) `->` type(results)
+  }];
+}
+
+def Rudnn_ChunkTilesExportOp : Rudnn_ChunkOp<"chunk_tiles_export", [
+    DeclareOpInterfaceMethods<ViewLikeOpInterface>]> {
+  let summary = "A forward's chunk tiles as one tensor for its backward";
+  let description = [{
+    Views the memory the chunk tiles of a forward share (`gamma`, and with it
+    `pairwise`, `w` and the updates `u` its walk formed; the solve must keep
+    the backward's tiles too, `for_backward`) as `tiles`
+    [N, B, H, W] f32, W words per chunk and head in a layout private to the
+    kernels. No kernel: the memory becomes the tensor, so a forward returns
+    it and its backward takes it (`chunk_tiles_import`) instead of computing
+    the tiles again.
+
+    ```mlir
+    %tiles = rudnn.chunk_tiles_export %gamma, %pairwise, %w, %u chunk 64
+        : tensor<?x?x?x64x128xf32>, tensor<?x?x?x64x64xf32>,
+          tensor<?x?x?x64x128xf32>, tensor<?x?x?x64x128xf32>
+        -> tensor<?x?x?x20608xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$gamma, AnyRankedTensor:$pairwise,
+                       AnyRankedTensor:$w, AnyRankedTensor:$u,
+                       I64Attr:$chunk);
+  let results = (outs AnyRankedTensor:$tiles);
+  let assemblyFormat = [{
+    $gamma `,` $pairwise `,` $w `,` $u `chunk` $chunk attr-dict `:`
+    type(operands) `->` type($tiles)
+  }];
+}
+
+def Rudnn_ChunkTilesImportOp : Rudnn_ChunkOp<"chunk_tiles_import", [
+    DeclareOpInterfaceMethods<ViewLikeOpInterface>]> {
+  let summary = "A backward's chunk tiles from the tensor its forward saved";
+  let description = [{
+    The inverse view of `chunk_tiles_export`: the chunk tiles `gamma`,
+    `pairwise`, `w` and `u` (with what the backward keeps besides) in the
+    memory of the saved `tiles` [N, B, H, W] f32. No kernel.
+
+    ```mlir
+    %gamma, %pairwise, %w, %u = rudnn.chunk_tiles_import %tiles chunk 64
+        : tensor<?x?x?x20608xf32> -> tensor<?x?x?x64x128xf32>,
+          tensor<?x?x?x64x64xf32>, tensor<?x?x?x64x128xf32>,
+          tensor<?x?x?x64x128xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$tiles, I64Attr:$chunk);
+  let results = (outs AnyRankedTensor:$gamma, AnyRankedTensor:$pairwise,
+                      AnyRankedTensor:$w, AnyRankedTensor:$u);
+  let assemblyFormat = [{
+    $tiles `chunk` $chunk attr-dict `:` type($tiles) `->` type(results)
   }];
 }
 

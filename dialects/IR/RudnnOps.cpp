@@ -3,6 +3,7 @@
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/KdaRules.h"
 #include "dialects/IR/ShapeChecker.h"
+#include "dialects/IR/TargetPolicy.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -59,13 +60,47 @@ LogicalResult mlir::rudnn::verifyKdaChunkCount(Operation *op,
   return success();
 }
 
+LogicalResult mlir::rudnn::verifyKdaSavedTiles(Operation *op,
+                                               const ShapeChecker &shapes,
+                                               std::optional<uint64_t> chunk,
+                                               Value q) {
+  if (!chunk)
+    return op->emitOpError() << "'tiles' needs an explicit 'chunk': their "
+                                "size depends on it";
+  if (failed(verifyKdaChunkCount(op, shapes, "tiles", chunk)))
+    return failure();
+  std::optional<int64_t> featureK = shapes.lookup('K'),
+                         featureV = shapes.lookup('V');
+  if (!featureK || !featureV)
+    return success(); // the contract has named the dynamic K or V
+  const int64_t inputBytes =
+      cast<ShapedType>(q.getType()).getElementTypeBitWidth() / 8;
+  const int64_t expected = kdaSavedTileWords(static_cast<int64_t>(*chunk),
+                                             *featureK, *featureV, inputBytes);
+  std::optional<int64_t> words = shapes.lookup('W');
+  if (!words || *words != expected) {
+    InFlightDiagnostic diag =
+        op->emitOpError() << "'tiles' dim 3 (W) must be " << expected
+                          << " at K = " << *featureK << ", V = " << *featureV
+                          << ", chunk " << *chunk << " and "
+                          << cast<ShapedType>(q.getType()).getElementType()
+                          << " inputs, got ";
+    if (words)
+      diag << *words;
+    else
+      diag << "a dynamic size";
+    return diag;
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // KdaOp
 //===----------------------------------------------------------------------===//
 
 void KdaOp::build(OpBuilder &builder, OperationState &state, Value q, Value k,
                   Value v, Value g, Value beta, Value initialState,
-                  bool saveBoundaries) {
+                  bool saveBoundaries, int64_t saveTilesChunk) {
   auto queryType = cast<RankedTensorType>(q.getType());
   auto valueType = cast<RankedTensorType>(v.getType());
   int64_t batch = queryType.getDimSize(0), heads = queryType.getDimSize(2);
@@ -74,23 +109,59 @@ void KdaOp::build(OpBuilder &builder, OperationState &state, Value q, Value k,
   Type f32 = builder.getF32Type();
   auto stateType =
       RankedTensorType::get({batch, heads, featureDimK, featureDimV}, f32);
-  Type boundariesType =
-      saveBoundaries ? RankedTensorType::get({ShapedType::kDynamic, batch,
-                                              heads, featureDimK, featureDimV},
-                                             queryType.getElementType())
-                     : Type();
-  build(builder, state, valueType, stateType, boundariesType, q, k, v, g, beta,
-        initialState, /*chunk=*/nullptr, /*scale=*/nullptr, saveBoundaries);
+  SmallVector<Type, 2> saved;
+  if (saveBoundaries)
+    saved.push_back(RankedTensorType::get(
+        {ShapedType::kDynamic, batch, heads, featureDimK, featureDimV},
+        queryType.getElementType()));
+  IntegerAttr chunk;
+  if (saveTilesChunk) {
+    const int64_t inputBytes = queryType.getElementTypeBitWidth() / 8;
+    saved.push_back(
+        RankedTensorType::get({ShapedType::kDynamic, batch, heads,
+                               kdaSavedTileWords(saveTilesChunk, featureDimK,
+                                                 featureDimV, inputBytes)},
+                              f32));
+    chunk = builder.getI64IntegerAttr(saveTilesChunk);
+  }
+  build(builder, state, valueType, stateType, saved, q, k, v, g, beta,
+        initialState, chunk, /*scale=*/nullptr, saveBoundaries,
+        /*save_tiles=*/saveTilesChunk != 0);
+}
+
+Value KdaOp::getContractResult(unsigned index) {
+  switch (index) {
+  case 0:
+    return getOutput();
+  case 1:
+    return getFinalState();
+  case 2:
+    return getBoundaries();
+  default:
+    return getTiles();
+  }
 }
 
 LogicalResult KdaOp::verify() {
-  if (getSaveBoundaries() && !getBoundaries())
-    return emitOpError() << "'save_boundaries' is set but the op has no "
-                            "'boundaries' result";
-  if (!getSaveBoundaries() && getBoundaries())
-    return emitOpError()
-           << "'boundaries' result is produced only with 'save_boundaries'";
-  return verifyKdaForward(*this);
+  if (getSaveTiles() && !getSaveBoundaries())
+    return emitOpError() << "'save_tiles' needs 'save_boundaries': the "
+                            "backward reads both";
+  const size_t expected = getSaveBoundaries() + getSaveTiles();
+  if (getSaved().size() != expected) {
+    if (getSaved().size() > expected)
+      return emitOpError() << (getSaveBoundaries()
+                                   ? "'tiles' result is produced only with "
+                                     "'save_tiles'"
+                                   : "'boundaries' result is produced only "
+                                     "with 'save_boundaries'");
+    return emitOpError() << (getSaved().empty()
+                                 ? "'save_boundaries' is set but the op has "
+                                   "no 'boundaries' result"
+                                 : "'save_tiles' is set but the op has no "
+                                   "'tiles' result");
+  }
+  return verifyKdaForward(
+      *this, [&](unsigned i) { return getContractResult(i); }, getTiles());
 }
 
 //===----------------------------------------------------------------------===//
@@ -107,12 +178,17 @@ LogicalResult KdaBackwardOp::verify() {
   if (getBoundaries() && !getChunk())
     return emitOpError() << "'boundaries' needs an explicit 'chunk' (the "
                             "forward's chunk size)";
+  if (getTiles() && !getBoundaries())
+    return emitOpError() << "'tiles' come with the forward's 'boundaries'";
   ShapeChecker shapes(*this, kKdaStaticDims);
   if (failed(verifyOperatorContract(*this, shapes)) ||
       failed(verifyKdaAttributes(*this, getChunk(), getScaleAttr())))
     return failure();
-  if (getBoundaries())
-    return verifyKdaChunkCount(*this, shapes, "boundaries", getChunk());
+  if (getBoundaries() &&
+      failed(verifyKdaChunkCount(*this, shapes, "boundaries", getChunk())))
+    return failure();
+  if (getTiles())
+    return verifyKdaSavedTiles(*this, shapes, getChunk(), getQ());
   return success();
 }
 

@@ -19,7 +19,8 @@ include "dialects/IR/RudnnPlanOps.td"
 // the operand; ODS only requires ranked tensors (AnyRankedTensor).
 
 def Rudnn_KdaOp : Rudnn_Op<"kda", [
-    Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
+    Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
+                                    ["getContractResult"]>]> {
   let summary = "Kimi Delta Attention forward (chunked gated delta rule)";
   let description = [{
     For each batch `b` and head `h`, with state `S` (K×V, fp32) starting at
@@ -42,10 +43,16 @@ def Rudnn_KdaOp : Rudnn_Op<"kda", [
     `[B, H, K, V]` f32 and, with `save_boundaries`, `boundaries`
     `[ceil(T / chunk), B, H, K, V]` in `q`'s element type: the state before
     token `c · chunk`, rounded as every product by it rounds it (a backward
-    given them takes them as tensor-core operands).
+    given them takes them as tensor-core operands); with `save_tiles` too,
+    `tiles` `[ceil(T / chunk), B, H, W]` f32: what the backward would
+    otherwise compute again of each chunk (its decay, pairwise matrix, its
+    inverse, W and the updates U), in a layout private to the kernels. W is
+    fixed by K, V, the chunk and `q`'s type (the verifier names it; 20608 at
+    K = V = 128, chunk 64, bf16: 904 + 384 bytes per token and head).
 
     Attributes: `scale` (default K^-0.5), `chunk` (16, 32 or 64; chosen
-    by `rudnn-specialize` when absent), `save_boundaries`.
+    by `rudnn-specialize` when absent; `save_tiles` needs it given),
+    `save_boundaries`, `save_tiles` (only with `save_boundaries`).
 
     ```mlir
     %o, %s = rudnn.kda %q, %k, %v, %g, %beta initial_state %s0 chunk 64
@@ -64,23 +71,37 @@ def Rudnn_KdaOp : Rudnn_Op<"kda", [
     Optional<AnyRankedTensor>:$initial_state,
     OptionalAttr<I64Attr>:$chunk,
     OptionalAttr<F32Attr>:$scale,
-    UnitAttr:$save_boundaries);
+    UnitAttr:$save_boundaries,
+    UnitAttr:$save_tiles);
   let results = (outs
     AnyRankedTensor:$output,
     AnyRankedTensor:$final_state,
-    Optional<AnyRankedTensor>:$boundaries);
+    Variadic<AnyRankedTensor>:$saved);
 
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $g `,` $beta (`initial_state` $initial_state^)?
     (`chunk` $chunk^)? (`scale` $scale^)? (`save_boundaries` $save_boundaries^)?
+    (`save_tiles` $save_tiles^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
-    // Derives the result types from `q` and `v`; chunk and scale stay open.
+    // Derives the result types from `q` and `v`; chunk and scale stay open
+    // unless `save_tiles_chunk` (non-zero: save the tiles) fixes the chunk.
     OpBuilder<(ins "Value":$q, "Value":$k, "Value":$v, "Value":$g,
                    "Value":$beta, CArg<"Value", "{}">:$initial_state,
-                   CArg<"bool", "false">:$save_boundaries)>
+                   CArg<"bool", "false">:$save_boundaries,
+                   CArg<"int64_t", "0">:$save_tiles_chunk)>
   ];
+  let extraClassDeclaration = [{
+    /// What the forward saves for its backward, in this order, each null
+    /// unless asked for.
+    ::mlir::Value getBoundaries() {
+      return getSaved().empty() ? ::mlir::Value() : getSaved().front();
+    }
+    ::mlir::Value getTiles() {
+      return getSaved().size() < 2 ? ::mlir::Value() : getSaved()[1];
+    }
+  }];
   let hasVerifier = 1;
 }
 
@@ -97,8 +118,10 @@ def Rudnn_KdaBackwardOp : Rudnn_Op<"kda_backward", [
     Operands: the forward's inputs (`q`, `k`, `v`, `g`, `beta`, optional
     `initial_state`); optionally the forward's saved `boundaries`
     `[ceil(T / chunk), B, H, K, V]` (which then require an explicit `chunk`,
-    the forward's; without them the boundary states are recomputed);
-    `d_output` `[B, T, H, V]` in `v`'s element type and the optional
+    the forward's; without them the boundary states are recomputed) and,
+    with them, its saved `tiles` `[ceil(T / chunk), B, H, W]` f32 (then
+    nothing of the forward is computed again: the backward is the reverse
+    walk and the chunk-parallel gradients alone); `d_output` `[B, T, H, V]` in `v`'s element type and the optional
     `d_final_state` `[B, H, K, V]` f32.
 
     Results: `dq`, `dk` (`q`'s type), `dv` (`v`'s type), `dg` `[B, T, H, K]`
@@ -123,6 +146,7 @@ def Rudnn_KdaBackwardOp : Rudnn_Op<"kda_backward", [
     AnyRankedTensor:$beta,
     Optional<AnyRankedTensor>:$initial_state,
     Optional<AnyRankedTensor>:$boundaries,
+    Optional<AnyRankedTensor>:$tiles,
     AnyRankedTensor:$d_output,
     Optional<AnyRankedTensor>:$d_final_state,
     OptionalAttr<I64Attr>:$chunk,
@@ -137,7 +161,7 @@ def Rudnn_KdaBackwardOp : Rudnn_Op<"kda_backward", [
 
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $g `,` $beta (`initial_state` $initial_state^)?
-    (`boundaries` $boundaries^)? `d_output` $d_output
+    (`boundaries` $boundaries^)? (`tiles` $tiles^)? `d_output` $d_output
     (`d_final_state` $d_final_state^)? (`chunk` $chunk^)? (`scale` $scale^)?
     attr-dict `:` functional-type(operands, results)
   }];

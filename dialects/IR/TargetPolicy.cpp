@@ -17,6 +17,27 @@ int64_t mlir::rudnn::kdaChunkSharedBytes(int64_t chunk, int64_t featureDimK,
 }
 
 namespace {
+/// fp32 words holding `elements` of `inputBytes` each, in whole 16-byte
+/// chunks.
+int64_t operandWords(int64_t elements, int64_t inputBytes) {
+  return (elements * inputBytes + 15) / 16 * 4;
+}
+} // namespace
+
+int64_t mlir::rudnn::kdaChunkTileWords(int64_t chunk, int64_t featureDimK,
+                                       int64_t featureDimV,
+                                       int64_t inputBytes) {
+  return (featureDimK + 3) / 4 * 4 +
+         operandWords(chunk * (2 * featureDimK + chunk + featureDimV),
+                      inputBytes);
+}
+
+int64_t mlir::rudnn::kdaBackwardTileWords(int64_t chunk, int64_t featureDimK,
+                                          int64_t inputBytes) {
+  return operandWords(chunk * (featureDimK + chunk), inputBytes);
+}
+
+namespace {
 /// Bytes of a tile::SharedTile: rows of 16-byte chunks, padded to an odd
 /// count unless a power of two (swizzled).
 int64_t sharedTileBytes(int64_t rows, int64_t cols, int64_t elementBytes) {

@@ -80,6 +80,26 @@ int64_t kdaPrepareSharedBytes(int64_t chunk, int64_t featureDimK,
 int64_t kdaOutputSharedBytes(int64_t chunk, int64_t featureDimK,
                              int64_t inputBytes);
 
+/// fp32 words of one chunk's tiles (kda::ChunkTiles::kFloats): e^Γlast in
+/// fp32; W, Kd, the pairwise matrix and U in the input type of `inputBytes`,
+/// in whole 16-byte chunks.
+int64_t kdaChunkTileWords(int64_t chunk, int64_t featureDimK,
+                          int64_t featureDimV, int64_t inputBytes);
+
+/// fp32 words a backward keeps of one chunk besides its tiles
+/// (kda::BackwardTiles::kFloats): the decayed queries and (I + A)⁻¹ in the
+/// input type.
+int64_t kdaBackwardTileWords(int64_t chunk, int64_t featureDimK,
+                             int64_t inputBytes);
+
+/// The last dim W of the `tiles` a forward saves for its backward
+/// ([N, B, H, W] f32): both of the above.
+inline int64_t kdaSavedTileWords(int64_t chunk, int64_t featureDimK,
+                                 int64_t featureDimV, int64_t inputBytes) {
+  return kdaChunkTileWords(chunk, featureDimK, featureDimV, inputBytes) +
+         kdaBackwardTileWords(chunk, featureDimK, inputBytes);
+}
+
 /// Static shared memory a CUDA block may declare (dynamic shared memory can
 /// go beyond it; the KDA kernels do not use any).
 inline constexpr int64_t kStaticSharedBytes = 48 * 1024;

@@ -6,6 +6,7 @@
 #include "rudnn/context.h"
 
 #include <optional>
+#include <vector>
 
 namespace rudnn {
 
@@ -21,13 +22,16 @@ struct KdaForwardInputs {
 
 /// output [B, T, H, V] in v's dtype; optional final state [B, H, K, V]
 /// (dense fp32) and boundaries [ceil(T / chunk), B, H, K, V] (the state
-/// before token c·chunk, dense, in q's dtype). No output may overlap another or
-/// an input, except that the final state may be exactly the initial state's
-/// view (updated in place).
+/// before token c·chunk, dense, in q's dtype); with the boundaries, optional
+/// tiles [ceil(T / chunk), B, H, W] (dense fp32; kdaSavedShapes gives W):
+/// what the backward would otherwise compute again of each chunk. No output
+/// may overlap another or an input, except that the final state may be
+/// exactly the initial state's view (updated in place).
 struct KdaForwardOutputs {
   TensorView output;
   std::optional<TensorView> finalState;
   std::optional<TensorView> boundaries;
+  std::optional<TensorView> tiles;
 };
 
 struct KdaOptions {
@@ -36,6 +40,20 @@ struct KdaOptions {
   /// 16, 32 or 64; default: chosen from K, V and the device.
   std::optional<int> chunk;
 };
+
+/// The chunk a call with these sizes and options runs at (the options' or
+/// the default target's choice) and the shapes of what its forward saves
+/// for the backward: boundaries [N, B, H, K, V] and tiles [N, B, H, W],
+/// N = ceil(T / chunk). At bf16, K = V = 128, chunk 64 the tiles take 1288
+/// bytes per token and head and the boundaries 512. Throws InvalidArgument
+/// for sizes or options no call accepts.
+struct KdaSavedShapes {
+  int chunk;
+  std::vector<int64_t> boundaries, tiles;
+};
+KdaSavedShapes kdaSavedShapes(int64_t batch, int64_t length, int64_t heads,
+                              int64_t featureK, int64_t featureV, DType input,
+                              const KdaOptions &options = {});
 
 /// Per (b, h), S = initial state (or 0), for t = 0 … T-1:
 ///   S ← diag(exp(g_t))·S;  u_t = beta_t·(v_t − Sᵀk_t);  S ← S + k_t·u_tᵀ;
@@ -50,7 +68,8 @@ void kdaForward(Context &context, const KdaForwardInputs &inputs,
 
 /// The forward's inputs; optionally the boundaries the forward saved
 /// ([ceil(T / chunk), B, H, K, V] dense in q's dtype, which then skip
-/// recomputing the states: pass the forward's chunk); the gradient of the
+/// recomputing the states: pass the forward's chunk) and with them its saved
+/// tiles (then nothing of the forward runs again); the gradient of the
 /// loss with respect to the output, d_output [B, T, H, V] in v's dtype and
 /// layout rules, and optionally with respect to the final state,
 /// d_final_state [B, H, K, V] dense fp32 (absent: zero).
@@ -59,6 +78,7 @@ struct KdaBackwardInputs {
   TensorView dOutput;
   std::optional<TensorView> dFinalState;
   std::optional<TensorView> boundaries;
+  std::optional<TensorView> tiles;
 };
 
 /// dq, dk [B, T, H, K] in q's dtype; dv [B, T, H, V] in v's; dg
@@ -73,9 +93,9 @@ struct KdaBackwardOutputs {
 
 /// Gradients of ⟨d_output, output⟩ + ⟨d_final_state, final_state⟩ through
 /// kdaForward with the same inputs and options: the forward's chunk
-/// quantities and boundary states are recomputed, the state gradient is
-/// carried back chunk by chunk, and the input gradients are taken chunk-
-/// parallel. One compile per signature, as for kdaForward; throws
+/// quantities and boundary states are recomputed unless saved, the state
+/// gradient is carried back chunk by chunk, and the input gradients are
+/// taken chunk-parallel. One compile per signature, as for kdaForward; throws
 /// InvalidArgument naming the bad argument before anything is written.
 void kdaBackward(Context &context, const KdaBackwardInputs &inputs,
                  const KdaBackwardOutputs &outputs,

@@ -31,15 +31,17 @@ void rudnn::kdaBackward(Context &context, const KdaBackwardInputs &in,
   spec.alignedViews = hasAlignedRows(fw.q, 16) && hasAlignedRows(fw.k, 16) &&
                       hasAlignedRows(fw.v, 16) &&
                       hasAlignedRows(in.dOutput, 16);
-  KdaBackwardFlags flags{fw.initialState.has_value(),
-                         in.dFinalState.has_value(), in.boundaries.has_value(),
-                         static_cast<float>(s.scale),
-                         out.dInitialState.has_value()};
+  KdaBackwardFlags flags{
+      fw.initialState.has_value(),   in.dFinalState.has_value(),
+      in.boundaries.has_value(),     static_cast<float>(s.scale),
+      out.dInitialState.has_value(), in.tiles.has_value()};
   std::vector<TensorView> arguments = {fw.q, fw.k, fw.v, fw.g, fw.beta};
   if (fw.initialState)
     arguments.push_back(*fw.initialState);
   if (in.boundaries)
     arguments.push_back(*in.boundaries);
+  if (in.tiles)
+    arguments.push_back(*in.tiles);
   arguments.push_back(in.dOutput);
   if (in.dFinalState)
     arguments.push_back(*in.dFinalState);
@@ -47,6 +49,6 @@ void rudnn::kdaBackward(Context &context, const KdaBackwardInputs &in,
   if (out.dInitialState)
     results.push_back(*out.dInitialState);
   Function function = kdaBackwardFunction(context, spec, flags);
-  checkKdaBoundaryCount(in, out, chunkOf(function));
+  checkKdaSavedSizes(in, out, chunkOf(function));
   function.call(arguments, results, stream);
 }

@@ -46,13 +46,40 @@ checkCallAndOptions(const OperatorContract &contract,
 
 } // namespace
 
+int64_t rudnn::resolveKdaChunk(int64_t featureK, int64_t featureV, DType input,
+                               const KdaOptions &options) {
+  if (options.chunk) {
+    KdaCallShape s{};
+    s.K = featureK;
+    resolveOptions(s, options);
+    return s.chunk;
+  }
+  std::optional<int64_t> chunk = mlir::rudnn::chooseKdaChunk(
+      featureK, featureV, mlir::rudnn::DefaultTarget::kSmemPerBlock,
+      static_cast<int64_t>(dtypeSize(input)));
+  if (!chunk)
+    throw Unsupported("no chunk fits K = " + std::to_string(featureK) +
+                      ", V = " + std::to_string(featureV) +
+                      " in the target's shared memory");
+  return *chunk;
+}
+
 KdaCallShape rudnn::checkKdaForwardCall(const KdaForwardInputs &in,
                                         const KdaForwardOutputs &out,
                                         const KdaOptions &options) {
-  return checkCallAndOptions(
+  if (out.tiles && !out.boundaries)
+    throw InvalidArgument("'tiles' are saved with the 'boundaries': give "
+                          "both or neither");
+  KdaCallShape s = checkCallAndOptions(
       kdaContract(),
       {&in.q, &in.k, &in.v, &in.g, &in.beta, viewOf(in.initialState)},
-      {&out.output, viewOf(out.finalState), viewOf(out.boundaries)}, options);
+      {&out.output, viewOf(out.finalState), viewOf(out.boundaries),
+       viewOf(out.tiles)},
+      options);
+  // The tiles' size depends on the chunk: fix it before compiling.
+  if (out.tiles && !s.chunk)
+    s.chunk = resolveKdaChunk(s.K, s.V, in.q.dtype, options);
+  return s;
 }
 
 KdaCallShape rudnn::checkKdaBackwardCall(const KdaBackwardInputs &in,
@@ -62,42 +89,57 @@ KdaCallShape rudnn::checkKdaBackwardCall(const KdaBackwardInputs &in,
   if (in.boundaries && !options.chunk)
     throw InvalidArgument("saved 'boundaries' need the forward's 'chunk' "
                           "in the options");
+  if (in.tiles && !in.boundaries)
+    throw InvalidArgument("saved 'tiles' come with the forward's "
+                          "'boundaries': give both");
   if (out.dInitialState && !fw.initialState)
     throw InvalidArgument(
         "'d_initial_state' is given but there is no 'initial_state'");
   return checkCallAndOptions(kdaBackwardContract(),
                              {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta,
                               viewOf(fw.initialState), viewOf(in.boundaries),
-                              &in.dOutput, viewOf(in.dFinalState)},
+                              viewOf(in.tiles), &in.dOutput,
+                              viewOf(in.dFinalState)},
                              {&out.dq, &out.dk, &out.dv, &out.dg, &out.dbeta,
                               viewOf(out.dInitialState)},
                              options);
 }
 
-void rudnn::checkKdaBoundaryCount(const KdaForwardInputs &in,
-                                  const KdaForwardOutputs &out, int64_t chunk) {
+namespace {
+/// The sizes a chunk fixes of what a forward saves: N, and W with tiles.
+DimSizes savedSizes(const TensorView &q, const TensorView &v, int64_t chunk,
+                    bool tiles) {
+  DimSizes bound;
+  bound.bind('N', (q.shape[1] + chunk - 1) / chunk);
+  if (tiles)
+    bound.bind('W', mlir::rudnn::kdaSavedTileWords(
+                        chunk, q.shape[3], v.shape[3],
+                        static_cast<int64_t>(dtypeSize(q.dtype))));
+  return bound;
+}
+} // namespace
+
+void rudnn::checkKdaSavedSizes(const KdaForwardInputs &in,
+                               const KdaForwardOutputs &out, int64_t chunk) {
   if (!out.boundaries)
     return;
-  DimSizes bound;
-  bound.bind('N', (in.q.shape[1] + chunk - 1) / chunk);
   checkCall(kdaContract(),
             {&in.q, &in.k, &in.v, &in.g, &in.beta, viewOf(in.initialState)},
-            {&out.output, viewOf(out.finalState), viewOf(out.boundaries)},
-            bound);
+            {&out.output, viewOf(out.finalState), viewOf(out.boundaries),
+             viewOf(out.tiles)},
+            savedSizes(in.q, in.v, chunk, out.tiles.has_value()));
 }
 
-void rudnn::checkKdaBoundaryCount(const KdaBackwardInputs &in,
-                                  const KdaBackwardOutputs &out,
-                                  int64_t chunk) {
+void rudnn::checkKdaSavedSizes(const KdaBackwardInputs &in,
+                               const KdaBackwardOutputs &out, int64_t chunk) {
   if (!in.boundaries)
     return;
   const KdaForwardInputs &fw = in.forward;
-  DimSizes bound;
-  bound.bind('N', (fw.q.shape[1] + chunk - 1) / chunk);
   checkCall(kdaBackwardContract(),
             {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta, viewOf(fw.initialState),
-             viewOf(in.boundaries), &in.dOutput, viewOf(in.dFinalState)},
+             viewOf(in.boundaries), viewOf(in.tiles), &in.dOutput,
+             viewOf(in.dFinalState)},
             {&out.dq, &out.dk, &out.dv, &out.dg, &out.dbeta,
              viewOf(out.dInitialState)},
-            bound);
+            savedSizes(fw.q, fw.v, chunk, in.tiles.has_value()));
 }

@@ -2,8 +2,8 @@
 //
 // A KDA call's views are checked against the operator's contract
 // (dialects/IR/KdaContracts.h) by the generic lib/ContractChecks; what is
-// left here is what the contract cannot say: the options, the chunk count of
-// the boundaries (once the function's chunk is known), and the launch
+// left here is what the contract cannot say: the options, the sizes of what
+// a forward saves (once the function's chunk is known), and the launch
 // grid's limits. Every fault is an
 // InvalidArgument (or Unsupported) before anything runs.
 //
@@ -25,23 +25,31 @@ struct KdaCallShape {
 };
 
 /// Checks a forward's views and options; resolves the scale, and the chunk
-/// when the options give one (0 otherwise: the target's policy chooses).
+/// when the options give one or the tiles are saved (0 otherwise: the
+/// target's policy chooses).
 KdaCallShape checkKdaForwardCall(const KdaForwardInputs &inputs,
                                  const KdaForwardOutputs &outputs,
                                  const KdaOptions &options);
 
 /// Checks a backward's views and options; resolves the chunk and scale
-/// (saved boundaries need the forward's chunk, given in the options).
+/// (saved boundaries and tiles need the forward's chunk, given in the
+/// options).
 KdaCallShape checkKdaBackwardCall(const KdaBackwardInputs &inputs,
                                   const KdaBackwardOutputs &outputs,
                                   const KdaOptions &options);
 
-/// Checks the boundaries, when given, against the chunk count of the
-/// function's chunk (chosen by rudnn-specialize unless the options gave it).
-void checkKdaBoundaryCount(const KdaForwardInputs &inputs,
-                           const KdaForwardOutputs &outputs, int64_t chunk);
-void checkKdaBoundaryCount(const KdaBackwardInputs &inputs,
-                           const KdaBackwardOutputs &outputs, int64_t chunk);
+/// The chunk a call runs at: the options', or the default target's choice
+/// for K, V and the input type (what rudnn-specialize chooses).
+int64_t resolveKdaChunk(int64_t featureK, int64_t featureV, DType input,
+                        const KdaOptions &options);
+
+/// Checks what the forward saves (boundaries, tiles), when given, against
+/// the sizes the function's chunk fixes (chosen by rudnn-specialize unless
+/// the options gave it).
+void checkKdaSavedSizes(const KdaForwardInputs &inputs,
+                        const KdaForwardOutputs &outputs, int64_t chunk);
+void checkKdaSavedSizes(const KdaBackwardInputs &inputs,
+                        const KdaBackwardOutputs &outputs, int64_t chunk);
 
 } // namespace rudnn
 

@@ -12,6 +12,9 @@
 #include "lib/kda/KdaChecks.h"
 #include "lib/kda/KdaKernels.h"
 
+#include "dialects/IR/KdaContracts.h"
+#include "dialects/IR/TargetPolicy.h"
+
 #include "rudnn/kda.h"
 
 using namespace rudnn;
@@ -31,7 +34,8 @@ void rudnn::kdaForward(Context &context, const KdaForwardInputs &in,
   spec.alignedViews = hasAlignedRows(in.q, 16) && hasAlignedRows(in.k, 16) &&
                       hasAlignedRows(in.v, 16);
   KdaPlanFlags flags{in.initialState.has_value(), out.finalState.has_value(),
-                     out.boundaries.has_value(), static_cast<float>(s.scale)};
+                     out.boundaries.has_value(), static_cast<float>(s.scale),
+                     out.tiles.has_value()};
   std::vector<TensorView> arguments = {in.q, in.k, in.v, in.g, in.beta};
   if (in.initialState)
     arguments.push_back(*in.initialState);
@@ -40,7 +44,32 @@ void rudnn::kdaForward(Context &context, const KdaForwardInputs &in,
     results.push_back(*out.finalState);
   if (out.boundaries)
     results.push_back(*out.boundaries);
+  if (out.tiles)
+    results.push_back(*out.tiles);
   Function function = kdaForwardFunction(context, spec, flags);
-  checkKdaBoundaryCount(in, out, chunkOf(function));
+  checkKdaSavedSizes(in, out, chunkOf(function));
   function.call(arguments, results, stream);
+}
+
+KdaSavedShapes rudnn::kdaSavedShapes(int64_t batch, int64_t length,
+                                     int64_t heads, int64_t featureK,
+                                     int64_t featureV, DType input,
+                                     const KdaOptions &options) {
+  for (int64_t dim : {batch, length, heads})
+    if (dim < 1)
+      throw InvalidArgument("B, T and H must be positive");
+  for (int64_t dim : {featureK, featureV})
+    if (dim < 1 || dim > kKdaMaxFeatureDim)
+      throw InvalidArgument("K and V must be 1 to " +
+                            std::to_string(kKdaMaxFeatureDim));
+  if (input != DType::F32 && input != DType::F16 && input != DType::BF16)
+    throw InvalidArgument("q's dtype must be f32, f16 or bf16");
+  const int64_t chunk = resolveKdaChunk(featureK, featureV, input, options);
+  const int64_t chunks = (length + chunk - 1) / chunk;
+  return {
+      static_cast<int>(chunk),
+      {chunks, batch, heads, featureK, featureV},
+      {chunks, batch, heads,
+       mlir::rudnn::kdaSavedTileWords(chunk, featureK, featureV,
+                                      static_cast<int64_t>(dtypeSize(input)))}};
 }

@@ -5,6 +5,7 @@
 #include "codegen/InitRudnn.h"
 #include "codegen/Transforms/Passes.h"
 #include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/TargetPolicy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -20,8 +21,9 @@ std::string rudnn::kdaBackwardSignature(const KdaKernelSpec &spec,
   std::ostringstream key;
   key << "kda_backward:" << codegen::kdaSpecName(spec)
       << ":s0=" << flags.initialState << ":dsT=" << flags.dFinalState
-      << ":bounds=" << flags.savedBoundaries << ":ds0=" << flags.dInitialState
-      << ":scale=" << std::hexfloat << flags.scale;
+      << ":bounds=" << flags.savedBoundaries << ":tiles=" << flags.savedTiles
+      << ":ds0=" << flags.dInitialState << ":scale=" << std::hexfloat
+      << flags.scale;
   return key.str();
 }
 
@@ -30,8 +32,8 @@ std::string rudnn::kdaForwardSignature(const KdaKernelSpec &spec,
   std::ostringstream key;
   key << "kda_forward:" << codegen::kdaSpecName(spec)
       << ":s0=" << flags.initialState << ":sT=" << flags.finalState
-      << ":bounds=" << flags.saveBoundaries << ":scale=" << std::hexfloat
-      << flags.scale;
+      << ":bounds=" << flags.saveBoundaries << ":tiles=" << flags.saveTiles
+      << ":scale=" << std::hexfloat << flags.scale;
   return key.str();
 }
 
@@ -63,8 +65,15 @@ struct CallTypes {
     beta = tensor({dyn, dyn, dyn}, spec.beta);
     state = tensor({dyn, dyn, K, V}, DType::F32);
     boundaries = tensor({dyn, dyn, dyn, K, V}, spec.input);
+    if (spec.chunk)
+      tiles = tensor(
+          {dyn, dyn, dyn,
+           mlir::rudnn::kdaSavedTileWords(
+               spec.chunk, K, V, static_cast<int64_t>(dtypeSize(spec.input)))},
+          DType::F32);
   }
   mlir::Type q, v, g, keyGradient, beta, state, boundaries;
+  mlir::Type tiles; // with a chunk
 };
 
 /// With aligned views, `rudnn.align = 16` on the arguments `indices` (the
@@ -81,7 +90,7 @@ void promiseAlignedRows(mlir::func::FuncOp func, const KdaKernelSpec &spec,
 
 /// The operator call as rudnn IR: @kda taking q k v g beta [initial_state]
 /// with dynamic B, T, H and returning output, [final_state],
-/// [boundaries].
+/// [boundaries], [tiles].
 mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
                                                 const KdaKernelSpec &spec,
                                                 const KdaPlanFlags &flags) {
@@ -98,6 +107,8 @@ mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
     results.push_back(state);
   if (flags.saveBoundaries)
     results.push_back(bounds);
+  if (flags.saveTiles)
+    results.push_back(t.tiles);
 
   b.setInsertionPointToEnd(module->getBody());
   auto func = b.create<mlir::func::FuncOp>(
@@ -109,8 +120,8 @@ mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
   mlir::Value initial = flags.initialState ? body->getArgument(5) : nullptr;
   auto kda = b.create<mlir::rudnn::KdaOp>(
       loc, body->getArgument(0), body->getArgument(1), body->getArgument(2),
-      body->getArgument(3), body->getArgument(4), initial,
-      flags.saveBoundaries);
+      body->getArgument(3), body->getArgument(4), initial, flags.saveBoundaries,
+      flags.saveTiles ? spec.chunk : 0);
   if (spec.chunk) // else rudnn-specialize chooses it for the target
     kda.setChunkAttr(b.getI64IntegerAttr(spec.chunk));
   kda.setScaleAttr(b.getF32FloatAttr(flags.scale));
@@ -119,12 +130,15 @@ mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
     returned.push_back(kda.getFinalState());
   if (flags.saveBoundaries)
     returned.push_back(kda.getBoundaries());
+  if (flags.saveTiles)
+    returned.push_back(kda.getTiles());
   b.create<mlir::func::ReturnOp>(loc, returned);
   return module;
 }
 
 /// The backward call as rudnn IR: @kda_backward taking q k v g beta
-/// [initial_state] [boundaries] d_output [d_final_state] with dynamic B, T, H
+/// [initial_state] [boundaries [tiles]] d_output [d_final_state] with dynamic
+/// B, T, H
 /// and returning dq, dk, dv, dg, dbeta, [d_initial_state].
 mlir::OwningOpRef<mlir::ModuleOp>
 backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
@@ -139,6 +153,8 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
     inputs.push_back(state);
   if (flags.savedBoundaries)
     inputs.push_back(t.boundaries);
+  if (flags.savedTiles)
+    inputs.push_back(t.tiles);
   const unsigned dOutputIndex = inputs.size();
   inputs.push_back(v);
   if (flags.dFinalState)
@@ -160,14 +176,17 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
   mlir::Block *body = func.addEntryBlock();
   b.setInsertionPointToEnd(body);
   mlir::Value initial = flags.initialState ? body->getArgument(5) : nullptr;
+  const unsigned savedIndex = dOutputIndex - flags.savedTiles;
   mlir::Value saved =
-      flags.savedBoundaries ? body->getArgument(dOutputIndex - 1) : nullptr;
+      flags.savedBoundaries ? body->getArgument(savedIndex - 1) : nullptr;
+  mlir::Value savedTiles =
+      flags.savedTiles ? body->getArgument(savedIndex) : nullptr;
   mlir::Value dFinal =
       flags.dFinalState ? body->getArgument(dOutputIndex + 1) : nullptr;
   auto backward = b.create<mlir::rudnn::KdaBackwardOp>(
       loc, mlir::TypeRange(results), body->getArgument(0), body->getArgument(1),
       body->getArgument(2), body->getArgument(3), body->getArgument(4), initial,
-      saved, body->getArgument(dOutputIndex), dFinal,
+      saved, savedTiles, body->getArgument(dOutputIndex), dFinal,
       spec.chunk ? b.getI64IntegerAttr(spec.chunk) : mlir::IntegerAttr(),
       b.getF32FloatAttr(flags.scale));
   // An unwanted d_initial_state is not returned: the plan passes a null

@@ -31,6 +31,8 @@ using codegen::KdaKernelSpec;
 struct KdaPlanFlags {
   bool initialState, finalState, saveBoundaries;
   float scale;
+  /// Whether the forward saves its tiles too (the spec's chunk is set).
+  bool saveTiles = false;
 };
 
 /// What shapes a backward plan besides the kernels.
@@ -39,6 +41,8 @@ struct KdaBackwardFlags {
   float scale;
   /// Whether the caller wants d_initial_state (only with an initial state).
   bool dInitialState = false;
+  /// Whether the forward's tiles come with its boundaries.
+  bool savedTiles = false;
 };
 
 /// The plan-cache key of a forward call.

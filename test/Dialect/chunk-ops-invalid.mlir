@@ -149,3 +149,25 @@ func.func @recurrent_state(%q: tensor<?x1x?x8xf32>, %beta: tensor<?x1x?xf32>) {
       -> (tensor<?x1x?x8xf32>, tensor<?x?x8x8xf16>)
   return
 }
+
+// -----
+
+// Saved tiles are [N, B, H, W].
+func.func @tiles_import_rank(%t: tensor<?x?x788xf32>) {
+  // expected-error @+1 {{'tiles' must have rank 4 [N, B, H, W], got rank 3}}
+  %gamma, %pairwise, %w, %u = rudnn.chunk_tiles_import %t chunk 16
+      : tensor<?x?x788xf32> -> tensor<?x?x?x16x4xf32>, tensor<?x?x?x16x16xf32>,
+        tensor<?x?x?x16x4xf32>, tensor<?x?x?x16x5xf32>
+  return
+}
+
+// -----
+
+// The chunk tiles a forward exports share K, the chunk and its dims.
+func.func @tiles_export_shapes(%gamma: tensor<?x?x?x16x4xf32>, %pairwise: tensor<?x?x?x16x16xf32>, %w: tensor<?x?x?x16x6xf32>, %u: tensor<?x?x?x16x5xf32>) {
+  // expected-error @+1 {{'w' dim 4 (K) is 6, expected 4 as in 'gamma'}}
+  %t = rudnn.chunk_tiles_export %gamma, %pairwise, %w, %u chunk 16
+      : tensor<?x?x?x16x4xf32>, tensor<?x?x?x16x16xf32>,
+        tensor<?x?x?x16x6xf32>, tensor<?x?x?x16x5xf32> -> tensor<?x?x?x788xf32>
+  return
+}

@@ -162,3 +162,25 @@ func.func @chunk_8(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<
       -> (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>)
   return
 }
+
+// -----
+
+// Saved tiles come with the saved boundaries.
+func.func @tiles_without_boundaries(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>, %b: tensor<1x2x3x4x5xf32>, %do: tensor<2x8x3x5xf32>, %t: tensor<1x2x3x788xf32>) {
+  // expected-error @+1 {{'tiles' come with the forward's 'boundaries'}}
+  %dq, %dk, %dv, %dg, %dbeta = rudnn.kda_backward %q, %k, %v, %g, %beta tiles %t d_output %do chunk 16
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>, tensor<1x2x3x788xf32>, tensor<2x8x3x5xf32>)
+      -> (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>)
+  return
+}
+
+// -----
+
+// Saved tiles hold the words the forward's kernels save.
+func.func @tiles_words(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>, %b: tensor<1x2x3x4x5xf32>, %do: tensor<2x8x3x5xf32>, %t: tensor<1x2x3x800xf32>) {
+  // expected-error @+1 {{'tiles' dim 3 (W) must be 788 at K = 4, V = 5, chunk 16 and 'f32' inputs, got 800}}
+  %dq, %dk, %dv, %dg, %dbeta = rudnn.kda_backward %q, %k, %v, %g, %beta boundaries %b tiles %t d_output %do chunk 16
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>, tensor<1x2x3x4x5xf32>, tensor<1x2x3x800xf32>, tensor<2x8x3x5xf32>)
+      -> (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>)
+  return
+}

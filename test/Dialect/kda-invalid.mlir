@@ -354,3 +354,83 @@ func.func @misspelled_keyword(%q: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>,
       -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>)
   return
 }
+
+// -----
+
+// save_tiles needs save_boundaries.
+func.func @tiles_without_boundaries(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'save_tiles' needs 'save_boundaries': the backward reads both}}
+  %o, %s, %t = rudnn.kda %q, %k, %v, %g, %beta chunk 16 save_tiles
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>, tensor<1x2x3x788xf32>)
+  return
+}
+
+// -----
+
+// save_tiles needs a tiles result.
+func.func @save_tiles_without_result(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'save_tiles' is set but the op has no 'tiles' result}}
+  %o, %s, %b = rudnn.kda %q, %k, %v, %g, %beta chunk 16 save_boundaries save_tiles
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>, tensor<1x2x3x4x5xf32>)
+  return
+}
+
+// -----
+
+// A tiles result needs save_tiles.
+func.func @tiles_result_without_save(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'tiles' result is produced only with 'save_tiles'}}
+  %o, %s, %b, %t = rudnn.kda %q, %k, %v, %g, %beta chunk 16 save_boundaries
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>, tensor<1x2x3x4x5xf32>, tensor<1x2x3x788xf32>)
+  return
+}
+
+// -----
+
+// The tiles' size depends on the chunk, which must be given.
+func.func @tiles_without_chunk(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'tiles' needs an explicit 'chunk': their size depends on it}}
+  %o, %s, %b, %t = rudnn.kda %q, %k, %v, %g, %beta save_boundaries save_tiles
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>, tensor<?x2x3x4x5xf32>, tensor<?x2x3x788xf32>)
+  return
+}
+
+// -----
+
+// The tiles hold W words per chunk and head, fixed by K, V, chunk and q's type.
+func.func @tiles_words(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'tiles' dim 3 (W) must be 788 at K = 4, V = 5, chunk 16 and 'f32' inputs, got 789}}
+  %o, %s, %b, %t = rudnn.kda %q, %k, %v, %g, %beta chunk 16 save_boundaries save_tiles
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>, tensor<1x2x3x4x5xf32>, tensor<1x2x3x789xf32>)
+  return
+}
+
+// -----
+
+// A dynamic W cannot promise the size.
+func.func @tiles_dynamic_words(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'tiles' dim 3 (W) must be 788 at K = 4, V = 5, chunk 16 and 'f32' inputs, got a dynamic size}}
+  %o, %s, %b, %t = rudnn.kda %q, %k, %v, %g, %beta chunk 16 save_boundaries save_tiles
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>, tensor<1x2x3x4x5xf32>, tensor<1x2x3x?xf32>)
+  return
+}
+
+// -----
+
+// The tiles are f32 words.
+func.func @tiles_type(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'tiles' element type must be f32, got 'bf16'}}
+  %o, %s, %b, %t = rudnn.kda %q, %k, %v, %g, %beta chunk 16 save_boundaries save_tiles
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>, tensor<1x2x3x4x5xf32>, tensor<1x2x3x788xbf16>)
+  return
+}
+
+// -----
+
+// The tiles count ceil(T / chunk) chunks.
+func.func @tiles_count(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{'tiles' dim 0 (N) is 2, expected 1 as in 'boundaries'}}
+  %o, %s, %b, %t = rudnn.kda %q, %k, %v, %g, %beta chunk 16 save_boundaries save_tiles
+      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>, tensor<1x2x3x4x5xf32>, tensor<2x2x3x788xf32>)
+  return
+}

@@ -29,8 +29,10 @@ struct BackwardCase {
   bool initialState, dFinalState;
   Layout layout;
   double gMin;
-  bool savedBoundaries; // from the forward, instead of recomputing them
+  /// What the forward saved, which the backward then does not recompute.
+  enum class Saved { Nothing, Boundaries, Tiles } saved;
 };
+using Saved = BackwardCase::Saved;
 
 void PrintTo(const BackwardCase &, std::ostream *) {}
 
@@ -80,7 +82,7 @@ TEST_P(KdaBackwardNumerics, MatchesFloat64Gradients) {
   DeviceTensor initial, dFinalTensor,
       dInitial = dense(std::vector<double>(B * H * K * V, NAN), {B, H, K, V});
   KdaBackwardInputs inputs{
-      {q.view, k.view, v.view, g.view, beta.view, {}}, dO.view, {}, {}};
+      {q.view, k.view, v.view, g.view, beta.view, {}}, dO.view, {}, {}, {}};
   KdaBackwardOutputs outputs{dq.view, dk.view,    dv.view,
                              dg.view, dbeta.view, {}};
   if (c.initialState) {
@@ -94,13 +96,22 @@ TEST_P(KdaBackwardNumerics, MatchesFloat64Gradients) {
   }
   KdaOptions options;
   options.chunk = c.chunk;
-  DeviceTensor boundaries;
-  if (c.savedBoundaries) {
-    const int64_t N = (T + c.chunk - 1) / c.chunk;
+  DeviceTensor boundaries, tiles;
+  if (c.saved != Saved::Nothing) {
+    const KdaSavedShapes shapes =
+        kdaSavedShapes(B, T, H, K, V, c.dtype, options);
+    ASSERT_EQ(shapes.chunk, c.chunk);
+    const int64_t N = shapes.boundaries[0];
+    ASSERT_EQ(N, (T + c.chunk - 1) / c.chunk);
     boundaries = dense(std::vector<double>(N * B * H * K * V, NAN),
-                       {N, B, H, K, V}, c.dtype);
+                       shapes.boundaries, c.dtype);
     DeviceTensor output = unset(V, c.dtype);
-    KdaForwardOutputs forward{output.view, {}, boundaries.view};
+    KdaForwardOutputs forward{output.view, {}, boundaries.view, {}};
+    if (c.saved == Saved::Tiles) {
+      tiles = dense(std::vector<double>(N * B * H * shapes.tiles[3], NAN),
+                    shapes.tiles);
+      forward.tiles = inputs.tiles = tiles.view;
+    }
     kdaForward(*context, inputs.forward, forward, options);
     inputs.boundaries = boundaries.view;
   }
@@ -129,47 +140,53 @@ backwardCaseName(const ::testing::TestParamInfo<BackwardCase> &info) {
   return shapeName(c.T, c.K, c.V, c.chunk, c.dtype) +
          (c.initialState ? "_S0" : "") + (c.dFinalState ? "_dST" : "") +
          layoutAndDecayName(c.layout, c.gMin) +
-         (c.savedBoundaries ? "_saved" : "");
+         (c.saved == Saved::Boundaries ? "_saved"
+          : c.saved == Saved::Tiles    ? "_savedTiles"
+                                       : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, KdaBackwardNumerics,
     ::testing::Values(BackwardCase{37, 16, 12, 16, DType::F32, true, true,
-                                   Layout::BTHD, -1, false},
+                                   Layout::BTHD, -1, Saved::Nothing},
                       BackwardCase{70, 16, 40, 64, DType::F32, false, false,
-                                   Layout::BHTD, -20, false},
+                                   Layout::BHTD, -20, Saved::Nothing},
                       BackwardCase{1, 8, 8, 16, DType::F32, true, true,
-                                   Layout::BHTD, -1, false},
+                                   Layout::BHTD, -1, Saved::Nothing},
                       BackwardCase{33, 32, 16, 32, DType::BF16, true, false,
-                                   Layout::BTHD, -5, false},
+                                   Layout::BTHD, -5, Saved::Nothing},
                       BackwardCase{63, 60, 64, 16, DType::F32, true, true,
-                                   Layout::BHTD, -20, false},
+                                   Layout::BHTD, -20, Saved::Nothing},
                       BackwardCase{64, 64, 60, 32, DType::F32, false, true,
-                                   Layout::BTHD, -20, false},
+                                   Layout::BTHD, -20, Saved::Nothing},
                       BackwardCase{65, 64, 64, 64, DType::BF16, true, true,
-                                   Layout::BHTD, -20, false},
+                                   Layout::BHTD, -20, Saved::Nothing},
                       BackwardCase{130, 128, 128, 64, DType::BF16, true, false,
-                                   Layout::BTHD, -20, false},
+                                   Layout::BTHD, -20, Saved::Nothing},
                       BackwardCase{130, 16, 16, 16, DType::F32, false, true,
-                                   Layout::BHTD, -20, false},
+                                   Layout::BHTD, -20, Saved::Nothing},
                       BackwardCase{65, 60, 64, 16, DType::F32, true, true,
-                                   Layout::BTHD, -20, true},
+                                   Layout::BTHD, -20, Saved::Boundaries},
                       BackwardCase{130, 64, 60, 64, DType::BF16, true, true,
-                                   Layout::BHTD, -1, true},
+                                   Layout::BHTD, -1, Saved::Tiles},
                       BackwardCase{1, 16, 16, 32, DType::F32, true, false,
-                                   Layout::BTHD, -1, true},
+                                   Layout::BTHD, -1, Saved::Tiles},
+                      BackwardCase{70, 12, 5, 16, DType::F32, false, true,
+                                   Layout::BTHD, -20, Saved::Tiles},
+                      BackwardCase{33, 32, 16, 32, DType::BF16, true, false,
+                                   Layout::BHTD, -5, Saved::Boundaries},
                       // Mild decay: pairs across 16-token blocks dominate.
                       BackwardCase{100, 60, 40, 64, DType::BF16, true, true,
-                                   Layout::BTHD, -0.05, false},
+                                   Layout::BTHD, -0.05, Saved::Nothing},
                       BackwardCase{77, 40, 24, 32, DType::F16, false, true,
-                                   Layout::BHTD, -0.05, true},
+                                   Layout::BHTD, -0.05, Saved::Tiles},
                       BackwardCase{100, 12, 20, 64, DType::F32, true, true,
-                                   Layout::BHTD, -0.05, false},
+                                   Layout::BHTD, -0.05, Saved::Nothing},
                       // The feature extremes.
                       BackwardCase{19, 1, 1, 16, DType::F32, true, true,
-                                   Layout::BTHD, -1, false},
+                                   Layout::BTHD, -1, Saved::Nothing},
                       BackwardCase{20, 256, 256, 32, DType::BF16, true, true,
-                                   Layout::BHTD, -1, false}),
+                                   Layout::BHTD, -1, Saved::Nothing}),
     backwardCaseName);
 
 /// A valid call on random inputs (fixed seed) with every gradient NaN until
@@ -207,6 +224,7 @@ protected:
     c.state = dense(std::vector<double>(B * H * K * V, NAN), {B, H, K, V});
     c.inputs = {{c.q.view, c.k.view, c.v.view, c.g.view, c.beta.view, {}},
                 c.dO.view,
+                {},
                 {},
                 {}};
     c.outputs = {c.dq.view, c.dk.view, c.dv.view, c.dg.view, c.dbeta.view, {}};
@@ -322,6 +340,36 @@ TEST_F(KdaBackwardContract, BoundariesNeedTheForwardsChunk) {
   BackwardCall c = call();
   c.inputs.boundaries = c.state.view;
   expectRejected(c, "saved 'boundaries' need the forward's 'chunk'");
+}
+
+TEST_F(KdaBackwardContract, TilesComeWithTheBoundaries) {
+  BackwardCall c = call();
+  c.inputs.tiles = c.state.view;
+  expectRejected(c, "saved 'tiles' come with the forward's 'boundaries'");
+}
+
+TEST_F(KdaBackwardContract, TilesOfAnotherWidthAreRejected) {
+  BackwardCall c = call();
+  KdaOptions chunk16;
+  chunk16.chunk = 16;
+  const KdaSavedShapes saved =
+      kdaSavedShapes(B, T, H, K, V, DType::F32, chunk16);
+  DeviceTensor boundaries =
+      dense(std::vector<double>(B * H * K * V, 0.0), saved.boundaries);
+  std::vector<int64_t> wide = saved.tiles;
+  wide[3] += 4;
+  DeviceTensor tiles = dense(std::vector<double>(B * H * wide[3], 0.0), wide);
+  c.inputs.boundaries = boundaries.view;
+  c.inputs.tiles = tiles.view;
+  try {
+    kdaBackward(*context, c.inputs, c.outputs, chunk16);
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument &error) {
+    EXPECT_THAT(error.what(), HasSubstr("'tiles' must have shape [1, 1, 2, " +
+                                        std::to_string(saved.tiles[3]) + "]"));
+  }
+  for (double x : readSequence(c.dq, B, T, H, K))
+    ASSERT_TRUE(std::isnan(x)) << "dq was written";
 }
 
 TEST_F(KdaBackwardContract, StridesPastInt64AreRejected) {

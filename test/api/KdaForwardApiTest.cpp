@@ -85,7 +85,7 @@ TEST_P(KdaForwardNumerics, MatchesFloat64Reference) {
   KdaForwardInputs inputs{q.view, k.view, v.view, g.view, beta.view, {}};
   if (c.initialState)
     inputs.initialState = initial.view;
-  KdaForwardOutputs outputs{output.view, finalState.view, {}};
+  KdaForwardOutputs outputs{output.view, finalState.view, {}, {}};
   if (c.boundaries)
     outputs.boundaries = boundaries.view;
   kdaForward(*context, inputs, outputs, options);
@@ -131,7 +131,11 @@ INSTANTIATE_TEST_SUITE_P(
 /// A small valid call whose parts a test may spoil.
 struct SmallCall {
   static constexpr int64_t B = 2, T = 5, H = 3, K = 8, V = 4, N = 1;
-  DeviceTensor q, k, v, g, beta, output, initial, finalState, boundaries;
+  /// Words of saved tiles per chunk and head at chunk 16, f32: e^Γlast (8),
+  /// W, Kd, the pairwise matrix and U (16 × (8 + 8 + 16 + 4)), Qd and
+  /// (I + A)⁻¹ (16 × (8 + 16)).
+  static constexpr int64_t W = 8 + 16 * 36 + 16 * 24;
+  DeviceTensor q, k, v, g, beta, output, initial, finalState, boundaries, tiles;
   KdaForwardInputs inputs;
   KdaForwardOutputs outputs;
 };
@@ -156,9 +160,11 @@ protected:
     const int64_t N = (T + 15) / 16;
     c.boundaries =
         dense(std::vector<double>(N * B * H * K * V, 7.0), {N, B, H, K, V});
+    c.tiles = dense(std::vector<double>(N * B * H * SmallCall::W, 7.0),
+                    {N, B, H, SmallCall::W});
     c.inputs = {c.q.view, c.k.view,    c.v.view,
                 c.g.view, c.beta.view, c.initial.view};
-    c.outputs = {c.output.view, c.finalState.view, c.boundaries.view};
+    c.outputs = {c.output.view, c.finalState.view, c.boundaries.view, {}};
     return c;
   }
   KdaOptions chunk16() {
@@ -182,6 +188,47 @@ TEST_F(KdaForwardContract, ChangingBatchLengthOrLayoutCompilesNothing) {
   EXPECT_EQ(after.kernelsCompiled, before.kernelsCompiled);
   EXPECT_EQ(after.planCacheHits, before.planCacheHits + 3);
   EXPECT_EQ(after.planCacheMisses, before.planCacheMisses);
+}
+
+TEST_F(KdaForwardContract, SavedShapesFollowTheChunkAndTheInputType) {
+  // The production shape: chunk 64 by default, 904 + 384 bytes of tiles and
+  // 512 of boundaries per token and head.
+  KdaSavedShapes bf16 = kdaSavedShapes(1, 130, 16, 128, 128, DType::BF16);
+  EXPECT_EQ(bf16.chunk, 64);
+  EXPECT_EQ(bf16.boundaries, (std::vector<int64_t>{3, 1, 16, 128, 128}));
+  EXPECT_EQ(bf16.tiles, (std::vector<int64_t>{3, 1, 16, 20608}));
+  EXPECT_EQ(bf16.tiles[3] * 4 / 64, 904 + 384);
+  // The options' chunk, and SmallCall's width.
+  KdaSavedShapes small =
+      kdaSavedShapes(SmallCall::B, SmallCall::T, SmallCall::H, SmallCall::K,
+                     SmallCall::V, DType::F32, chunk16());
+  EXPECT_EQ(small.chunk, 16);
+  EXPECT_EQ(small.tiles, (std::vector<int64_t>{1, SmallCall::B, SmallCall::H,
+                                               SmallCall::W}));
+  EXPECT_THROW(kdaSavedShapes(1, 8, 1, 300, 4, DType::F32), InvalidArgument);
+  EXPECT_THROW(kdaSavedShapes(1, 0, 1, 8, 4, DType::F32), InvalidArgument);
+  EXPECT_THROW(kdaSavedShapes(1, 8, 1, 8, 4, DType::I32), InvalidArgument);
+}
+
+TEST_F(KdaForwardContract, SavingTilesChangesNoOtherResult) {
+  SmallCall plain = call(40), saving = call(40);
+  kdaForward(*context, plain.inputs, plain.outputs, chunk16());
+  const int64_t N = 3;
+  DeviceTensor boundaries = dense(
+      std::vector<double>(
+          N * SmallCall::B * SmallCall::H * SmallCall::K * SmallCall::V, 7.0),
+      {N, SmallCall::B, SmallCall::H, SmallCall::K, SmallCall::V});
+  DeviceTensor tiles = dense(
+      std::vector<double>(N * SmallCall::B * SmallCall::H * SmallCall::W, NAN),
+      {N, SmallCall::B, SmallCall::H, SmallCall::W});
+  saving.outputs.boundaries = boundaries.view;
+  saving.outputs.tiles = tiles.view;
+  kdaForward(*context, saving.inputs, saving.outputs, chunk16());
+  const size_t outputs = SmallCall::B * 40 * SmallCall::H * SmallCall::V;
+  EXPECT_EQ(read(saving.output, outputs), read(plain.output, outputs));
+  const size_t states =
+      SmallCall::B * SmallCall::H * SmallCall::K * SmallCall::V;
+  EXPECT_EQ(read(saving.finalState, states), read(plain.finalState, states));
 }
 
 TEST_F(KdaForwardContract, FinalStateMayOverwriteTheInitialState) {
@@ -308,7 +355,7 @@ TEST_F(KdaForwardContract, NaNInTheGapsOfStridedViewsNeverLeaks) {
   KdaOptions options;
   options.chunk = 64;
   kdaForward(*context, {q.view, k.view, v.view, g.view, beta.view, {}},
-             {output.view, {}, {}}, options);
+             {output.view, {}, {}, {}}, options);
   reference::KdaOutputs want =
       reference::kdaForward(shape, in, 1.0 / std::sqrt(double(K)), 64);
   EXPECT_LT(test::relativeError(readSequence(output, B, T, H, V), want.output),
@@ -362,6 +409,8 @@ TEST_P(KdaForwardBadInput, IsRejectedBeforeAnythingIsWritten) {
   EXPECT_EQ(read(c.output, outputs), std::vector<double>(outputs, 7.0));
   EXPECT_EQ(read(c.finalState, states), std::vector<double>(states, 7.0));
   EXPECT_EQ(read(c.boundaries, states), std::vector<double>(states, 7.0));
+  const size_t tiles = SmallCall::B * SmallCall::H * SmallCall::W;
+  EXPECT_EQ(read(c.tiles, tiles), std::vector<double>(tiles, 7.0));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -404,6 +453,34 @@ INSTANTIATE_TEST_SUITE_P(
                 "'boundaries' must have shape [1, 2, 3, 8, 4]",
                 [](SmallCall &c, KdaOptions &) {
                   c.outputs.boundaries->shape[0] = 2;
+                }},
+        BadCall{"tiles without the boundaries",
+                "'tiles' are saved with the 'boundaries'",
+                [](SmallCall &c, KdaOptions &) {
+                  c.outputs.tiles = c.tiles.view;
+                  c.outputs.boundaries.reset();
+                }},
+        BadCall{"tiles of another width",
+                "'tiles' must have shape [1, 2, 3, 968], got [1, 2, 3, 967]",
+                [](SmallCall &c, KdaOptions &) {
+                  c.outputs.tiles = TensorView::contiguous(
+                      c.tiles.view.data, DType::F32, {1, 2, 3, 967});
+                }},
+        BadCall{"tiles for another chunk",
+                "'tiles' must have shape [1, 2, 3, 2952]",
+                [](SmallCall &c, KdaOptions &o) {
+                  c.outputs.tiles = c.tiles.view;
+                  o.chunk = 32;
+                }},
+        BadCall{"tiles in bf16", "'tiles' must be f32, got bf16",
+                [](SmallCall &c, KdaOptions &) {
+                  c.outputs.tiles = c.tiles.view;
+                  c.outputs.tiles->dtype = DType::BF16;
+                }},
+        BadCall{"tiles over the boundaries", "'tiles' overlaps 'boundaries'",
+                [](SmallCall &c, KdaOptions &) {
+                  c.outputs.tiles = c.tiles.view;
+                  c.outputs.tiles->data = c.outputs.boundaries->data;
                 }},
         BadCall{"strided feature dim",
                 "'q' must be contiguous in its innermost dim",

@@ -287,8 +287,9 @@ TEST(Program, FunctionsOfSeveralOperatorsPlanIntoOne) {
   Function chain = Module::parse(context, kChainModule).function("chain");
   ASSERT_EQ(chain.operators().size(), 2u);
   EXPECT_EQ(chain.operators()[1].op, "rudnn.kda");
-  // The second reads the first one's output (value 6) and final state (7).
-  EXPECT_EQ(chain.operators()[0].results, (std::vector<int>{6, 7, -1}));
+  // The second reads the first one's output (value 6) and final state (7);
+  // neither saves boundaries or tiles.
+  EXPECT_EQ(chain.operators()[0].results, (std::vector<int>{6, 7, -1, -1}));
   EXPECT_EQ(chain.operators()[1].operands[2], 6);
   EXPECT_EQ(chain.operators()[1].operands[5], 7);
   EXPECT_EQ(chain.resultValues(), (std::vector<int>{6, 8, 9}));

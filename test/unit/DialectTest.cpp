@@ -48,6 +48,22 @@ TEST_F(KdaOpTest, BuilderDerivesResultTypes) {
   EXPECT_FALSE(op.getScaleAttr());
 }
 
+TEST_F(KdaOpTest, BuilderSavingTilesFixesTheChunkAndTheirWidth) {
+  KdaOp op = builder.create<KdaOp>(builder.getUnknownLoc(), q, k, v, g, beta,
+                                   Value(), /*save_boundaries=*/true,
+                                   /*save_tiles_chunk=*/32);
+  EXPECT_EQ(verify(op), "");
+  EXPECT_EQ(op.getChunk(), 32u);
+  ASSERT_TRUE(op.getTiles());
+  // bf16, K = 16, V = 8, chunk 32: e^Γlast (16 words), W, Kd, the pairwise
+  // matrix and U (32 × (16 + 16 + 32 + 8) bf16), Qd and (I + A)⁻¹
+  // (32 × (16 + 32) bf16).
+  const int64_t words = 16 + 32 * 72 / 2 + 32 * 48 / 2;
+  EXPECT_EQ(op.getTiles().getType(),
+            RankedTensorType::get({kDyn, 2, 3, words}, builder.getF32Type()));
+  EXPECT_EQ(op.getSaved().size(), 2u);
+}
+
 TEST_F(KdaOpTest, MismatchedLengthNamesOperandAndExpectedValue) {
   Value shortK = tensor({2, 7, 3, 16}, builder.getBF16Type());
   Value longV = tensor({2, 9, 3, 8}, builder.getBF16Type());
@@ -111,7 +127,8 @@ TEST_F(KdaOpTest, BackwardRequiresInitialStateGradientExactlyWithState) {
       results.push_back(RankedTensorType::get({2, 3, 16, 8}, f32));
     return builder.create<KdaBackwardOp>(
         builder.getUnknownLoc(), results, q, k, v, g, beta, initial,
-        /*boundaries=*/Value(), dOutput, /*d_final_state=*/Value(),
+        /*boundaries=*/Value(), /*tiles=*/Value(), dOutput,
+        /*d_final_state=*/Value(),
         /*chunk=*/nullptr, /*scale=*/nullptr);
   };
   EXPECT_EQ(verify(backward(initialState, true)), "");

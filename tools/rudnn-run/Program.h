@@ -40,6 +40,9 @@ struct Argument {
   std::string layout, role;
   /// How real callers' values of it look (from the contract).
   Sample sample = Sample::Normal;
+  /// What an operator saves for another in a layout of its own (a forward's
+  /// tiles): drawn as zeros, and no reference checks a function taking it.
+  bool opaque = false;
 };
 
 /// rudnn-run's view of a function, over the Program API: no operator has
@@ -60,7 +63,11 @@ public:
   std::vector<HostTensor>
   run(Context &context, const std::vector<HostTensor> &inputs, int repeats = 1,
       std::vector<double> *milliseconds = nullptr) const;
-  /// The same function through the float64 references.
+  /// Throws Unsupported unless the float64 references can check the
+  /// function: none of its arguments is opaque.
+  void requireCheckable() const;
+  /// The same function through the float64 references; an opaque result
+  /// (what a forward saves in its kernels' layout) has no values.
   std::vector<HostTensor>
   reference(const std::vector<HostTensor> &inputs) const;
   /// How far each result moves, per unit of relative change, when every
@@ -81,7 +88,7 @@ std::vector<const OperatorContract *> operatorContracts();
 
 /// Fills each argument's dynamic dims from `dims` (contract letter → size)
 /// and draws values as real callers provide them (keys L2-normalised, g ≤ 0,
-/// beta in (0, 1)), rounded to the argument's dtype.
+/// beta in (0, 1); opaque ones zero), rounded to the argument's dtype.
 std::vector<HostTensor> randomInputs(const std::vector<Argument> &arguments,
                                      const std::map<char, int64_t> &dims,
                                      unsigned seed);
