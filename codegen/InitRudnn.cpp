@@ -1,6 +1,7 @@
 //===- InitRudnn.cpp - Register rudnn's dialects and passes ---------------===//
 
 #include "codegen/InitRudnn.h"
+#include "codegen/Emit/AttentionPrimitives.h"
 #include "codegen/Emit/KdaPrimitives.h"
 #include "codegen/Transforms/Passes.h"
 #include "dialects/IR/RudnnDialect.h"
@@ -12,6 +13,7 @@
 void mlir::rudnn::registerRudnnDialects(DialectRegistry &registry) {
   registry.insert<RudnnDialect, arith::ArithDialect, func::FuncDialect,
                   tensor::TensorDialect>();
+  ::rudnn::codegen::registerAttentionPrimitives(registry);
   ::rudnn::codegen::registerKdaPrimitives(registry);
 }
 

@@ -97,6 +97,15 @@ private:
         throw InvalidArgument("'" + name + "' must be f32, got " +
                               dtypeName(view.dtype));
       return;
+    case ElementRule::I32:
+    case ElementRule::Bool: {
+      const DType want =
+          tensor.element == ElementRule::I32 ? DType::I32 : DType::Bool;
+      if (view.dtype != want)
+        throw InvalidArgument("'" + name + "' must be " + dtypeName(want) +
+                              ", got " + dtypeName(view.dtype));
+      return;
+    }
     case ElementRule::SameAs:
       if (const TensorView *ref = named(tensor.sameAs);
           ref && ref->dtype != view.dtype)

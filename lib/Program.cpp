@@ -145,6 +145,8 @@ std::map<std::string, double> numericAttributes(mlir::Operation *op) {
           static_cast<double>(integer.getInt());
     else if (auto real = mlir::dyn_cast<mlir::FloatAttr>(attribute.getValue()))
       attributes[attribute.getName().str()] = real.getValueAsDouble();
+    else if (mlir::isa<mlir::UnitAttr>(attribute.getValue()))
+      attributes[attribute.getName().str()] = 1; // a flag that is set
   }
   return attributes;
 }

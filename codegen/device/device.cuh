@@ -17,6 +17,8 @@
 #include "rudnn/arch/ldmatrix.cuh"
 #include "rudnn/arch/math.cuh"
 #include "rudnn/arch/mma.cuh"
+#include "rudnn/attention/forward.cuh"
+#include "rudnn/attention/online_softmax.cuh"
 #include "rudnn/kda/backward.cuh"
 #include "rudnn/kda/forward.cuh"
 #include "rudnn/kda/gradients.cuh"

@@ -23,30 +23,11 @@ std::vector<DimContract> kdaDims(bool chunks) {
   return dims;
 }
 
-/// A tensor of `layout` in the element types of `element`.
-TensorContract tensor(std::string_view name, std::string_view layout,
-                      ElementRule element, std::string_view doc,
-                      Sample sample = Sample::Normal) {
-  TensorContract t;
-  t.name = name;
-  t.layout = layout;
-  t.element = element;
-  t.doc = doc;
-  t.sample = sample;
-  return t;
-}
-
-TensorContract sameAs(TensorContract t, std::string_view other) {
-  t.element = ElementRule::SameAs;
-  t.sameAs = other;
-  return t;
-}
-
 /// An optional dense fp32 state.
 TensorContract state(std::string_view name, std::string_view layout,
                      std::string_view doc) {
   TensorContract t =
-      tensor(name, layout, ElementRule::F32, doc, Sample::HalfNormal);
+      contractTensor(name, layout, ElementRule::F32, doc, Sample::HalfNormal);
   t.optional = true;
   t.packing = Packing::Dense;
   return t;
@@ -55,16 +36,18 @@ TensorContract state(std::string_view name, std::string_view layout,
 /// The forward's inputs, which the backward takes first too.
 std::vector<TensorContract> kdaInputs() {
   TensorContract beta =
-      tensor("beta", "BTH", ElementRule::Float, "update strength in (0, 1)",
-             Sample::Probability);
+      contractTensor("beta", "BTH", ElementRule::Float,
+                     "update strength in (0, 1)", Sample::Probability);
   beta.packing = Packing::AnyStrides;
-  return {tensor("q", "BTHK", ElementRule::Float, "queries"),
-          sameAs(tensor("k", "BTHK", ElementRule::Float,
-                        "keys, L2-normalised by callers", Sample::UnitRows),
-                 "q"),
-          sameAs(tensor("v", "BTHV", ElementRule::Float, "values"), "q"),
-          tensor("g", "BTHK", ElementRule::Float,
-                 "log-decay, ≤ 0 (f32 recommended)", Sample::LogDecay),
+  return {contractTensor("q", "BTHK", ElementRule::Float, "queries"),
+          withElementsOf(contractTensor("k", "BTHK", ElementRule::Float,
+                                        "keys, L2-normalised by callers",
+                                        Sample::UnitRows),
+                         "q"),
+          withElementsOf(
+              contractTensor("v", "BTHV", ElementRule::Float, "values"), "q"),
+          contractTensor("g", "BTHK", ElementRule::Float,
+                         "log-decay, ≤ 0 (f32 recommended)", Sample::LogDecay),
           beta,
           state("initial_state", "BHKV",
                 "state before token 0 (zero when absent)")};
@@ -87,20 +70,21 @@ const OperatorContract &rudnn::kdaContract() {
     c.dims = kdaDims(true);
     c.operands = kdaInputs();
     TensorContract finalState =
-        tensor("final_state", "BHKV", ElementRule::F32,
-               "state after the last token", Sample::HalfNormal);
+        contractTensor("final_state", "BHKV", ElementRule::F32,
+                       "state after the last token", Sample::HalfNormal);
     finalState.packing = Packing::Dense;
     finalState.inPlaceOf = "initial_state";
-    c.results = {sameAs(tensor("output", "BTHV", ElementRule::Float,
-                               "o_t = Sᵀ(scale · q_t)"),
-                        "v"),
-                 finalState,
-                 sameAs(state("boundaries", "NBHKV",
-                              "state before token c · chunk (with "
-                              "save_boundaries), in q's type"),
-                        "q"),
-                 savedTiles("each chunk's tiles for the backward (with "
-                            "save_tiles)")};
+    c.results = {
+        withElementsOf(contractTensor("output", "BTHV", ElementRule::Float,
+                                      "o_t = Sᵀ(scale · q_t)"),
+                       "v"),
+        finalState,
+        withElementsOf(state("boundaries", "NBHKV",
+                             "state before token c · chunk (with "
+                             "save_boundaries), in q's type"),
+                       "q"),
+        savedTiles("each chunk's tiles for the backward (with "
+                   "save_tiles)")};
     return c;
   }();
   return contract;
@@ -113,24 +97,28 @@ const OperatorContract &rudnn::kdaBackwardContract() {
     c.summary = "Kimi Delta Attention backward: the six input gradients";
     c.dims = kdaDims(true);
     c.operands = kdaInputs();
-    c.operands.push_back(sameAs(
+    c.operands.push_back(withElementsOf(
         state("boundaries", "NBHKV", "the forward's saved boundary states"),
         "q"));
     c.operands.push_back(
         savedTiles("the forward's saved tiles (with its boundaries)"));
-    c.operands.push_back(sameAs(tensor("d_output", "BTHV", ElementRule::Float,
-                                       "gradient of the output"),
-                                "v"));
+    c.operands.push_back(
+        withElementsOf(contractTensor("d_output", "BTHV", ElementRule::Float,
+                                      "gradient of the output"),
+                       "v"));
     c.operands.push_back(state("d_final_state", "BHKV",
                                "gradient of the final state (zero when "
                                "absent)"));
-    TensorContract dbeta =
-        sameAs(tensor("dbeta", "BTH", ElementRule::Float, {}), "beta");
+    TensorContract dbeta = withElementsOf(
+        contractTensor("dbeta", "BTH", ElementRule::Float, {}), "beta");
     dbeta.packing = Packing::AnyStrides;
-    c.results = {sameAs(tensor("dq", "BTHK", ElementRule::Float, {}), "q"),
-                 sameAs(tensor("dk", "BTHK", ElementRule::Float, {}), "k"),
-                 sameAs(tensor("dv", "BTHV", ElementRule::Float, {}), "v"),
-                 tensor("dg", "BTHK", ElementRule::F32, {}),
+    c.results = {withElementsOf(
+                     contractTensor("dq", "BTHK", ElementRule::Float, {}), "q"),
+                 withElementsOf(
+                     contractTensor("dk", "BTHK", ElementRule::Float, {}), "k"),
+                 withElementsOf(
+                     contractTensor("dv", "BTHV", ElementRule::Float, {}), "v"),
+                 contractTensor("dg", "BTHK", ElementRule::F32, {}),
                  dbeta,
                  state("d_initial_state", "BHKV",
                        "exactly when initial_state is given")};

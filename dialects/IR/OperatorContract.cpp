@@ -45,6 +45,10 @@ std::string OperatorContract::describe(const TensorContract &tensor) {
     return "f32";
   case ElementRule::SameAs:
     return "as '" + std::string(tensor.sameAs) + "'";
+  case ElementRule::I32:
+    return "i32";
+  case ElementRule::Bool:
+    return "i1";
   }
   return "";
 }

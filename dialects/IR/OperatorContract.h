@@ -26,6 +26,8 @@ enum class ElementRule {
   Float,  // f32, f16 or bf16
   F32,    // f32 only
   SameAs, // the element type of `sameAs`
+  I32,    // i32 (lengths, indices)
+  Bool,   // i1, one byte per element (masks)
 };
 
 /// How a tensor's elements may sit in memory (for views passed by callers).
@@ -42,6 +44,8 @@ enum class Sample {
   LogDecay,    // uniform in [-1, 0]
   Probability, // uniform in [0.05, 0.95]
   UnitRows,    // normal, each row along the innermost dim L2-normalised
+  Lengths,     // i32 uniform in [0, size of `counts`], both ends included
+  Mask,        // bool, true with probability 3/4
 };
 
 struct TensorContract {
@@ -56,11 +60,34 @@ struct TensorContract {
   std::string_view inPlaceOf = {};
   std::string_view doc = {};
   Sample sample = Sample::Normal;
+  /// Sample::Lengths: the dim letter whose size the values count up to.
+  char counts = 0;
   /// A layout private to the kernels, which one operator saves for another
   /// (a forward's tiles for its backward): no reference computes it and no
   /// tool draws it at random.
   bool opaque = false;
 };
+
+/// A tensor named `name`, laid out as `layout`, its elements per `element`.
+inline TensorContract contractTensor(std::string_view name,
+                                     std::string_view layout,
+                                     ElementRule element, std::string_view doc,
+                                     Sample sample = Sample::Normal) {
+  TensorContract t;
+  t.name = name;
+  t.layout = layout;
+  t.element = element;
+  t.doc = doc;
+  t.sample = sample;
+  return t;
+}
+
+/// `t` with the element type of the tensor named `other`.
+inline TensorContract withElementsOf(TensorContract t, std::string_view other) {
+  t.element = ElementRule::SameAs;
+  t.sameAs = other;
+  return t;
+}
 
 struct DimContract {
   char letter;

@@ -33,6 +33,10 @@ LogicalResult mlir::rudnn::verifyContract(
       return checkFloatElementType(op, name, value);
     case ::rudnn::ElementRule::F32:
       return checkF32ElementType(op, name, value);
+    case ::rudnn::ElementRule::I32:
+      return checkIntegerElementType(op, name, value, 32);
+    case ::rudnn::ElementRule::Bool:
+      return checkIntegerElementType(op, name, value, 1);
     case ::rudnn::ElementRule::SameAs: {
       Value ref = valueNamed(tensor.sameAs);
       if (!ref)

@@ -12,6 +12,7 @@
 include "dialects/IR/RudnnBase.td"
 include "dialects/IR/RudnnInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "dialects/IR/RudnnAttentionOps.td"
 include "dialects/IR/RudnnChunkOps.td"
 include "dialects/IR/RudnnPlanOps.td"
 

@@ -78,6 +78,16 @@ LogicalResult mlir::rudnn::checkF32ElementType(Operation *op, StringRef name,
                            << type;
 }
 
+LogicalResult mlir::rudnn::checkIntegerElementType(Operation *op,
+                                                   StringRef name, Value value,
+                                                   unsigned width) {
+  Type type = elementTypeOf(value);
+  if (type.isSignlessInteger(width))
+    return success();
+  return op->emitOpError() << "'" << name << "' element type must be i" << width
+                           << ", got " << type;
+}
+
 LogicalResult mlir::rudnn::checkSameElementType(Operation *op, StringRef name,
                                                 Value value, StringRef refName,
                                                 Value ref) {

@@ -51,6 +51,9 @@ LogicalResult checkFloatElementType(Operation *op, llvm::StringRef name,
                                     Value value);
 LogicalResult checkF32ElementType(Operation *op, llvm::StringRef name,
                                   Value value);
+/// An integer element type of `width` bits (32: lengths, 1: masks).
+LogicalResult checkIntegerElementType(Operation *op, llvm::StringRef name,
+                                      Value value, unsigned width);
 LogicalResult checkSameElementType(Operation *op, llvm::StringRef name,
                                    Value value, llvm::StringRef refName,
                                    Value ref);

@@ -151,3 +151,28 @@ std::optional<int64_t> mlir::rudnn::chooseKdaChunk(int64_t featureDimK,
       return chunk;
   return std::nullopt;
 }
+
+int64_t mlir::rudnn::attentionSharedBytes(int64_t blockQ, int64_t blockK,
+                                          int64_t headDim, int64_t valueDim,
+                                          int64_t inputBytes) {
+  const int64_t keys = (headDim + 15) / 16 * 16,
+                values = (valueDim + 15) / 16 * 16;
+  int64_t bytes = sharedTileBytes(blockQ, keys, inputBytes) +
+                  2 * sharedTileBytes(blockK, keys, inputBytes) +
+                  2 * sharedTileBytes(blockK, values, inputBytes);
+  if (inputBytes == 4)
+    bytes += sharedTileBytes(blockQ, blockK, 4);
+  return bytes;
+}
+
+std::optional<int64_t>
+mlir::rudnn::chooseAttentionBlockKeys(int64_t headDim, int64_t valueDim,
+                                      int64_t inputBytes,
+                                      int64_t smemPerBlock) {
+  const int64_t first = std::max(headDim, valueDim) <= 128 ? 64 : 32;
+  for (int64_t keys = first; keys >= 16; keys /= 2)
+    if (attentionSharedBytes(kAttentionBlockQueries, keys, headDim, valueDim,
+                             inputBytes) <= smemPerBlock)
+      return keys;
+  return std::nullopt;
+}

@@ -100,6 +100,24 @@ inline int64_t kdaSavedTileWords(int64_t chunk, int64_t featureDimK,
          kdaBackwardTileWords(chunk, featureDimK, inputBytes);
 }
 
+/// Query rows of an attention block: four warps of 16 rows.
+inline constexpr int64_t kAttentionBlockQueries = 64;
+
+/// Dynamic shared memory, in bytes, of an attention block
+/// (sizeof(attention::ForwardShared)): the block's queries [blockQ][D'] and
+/// two stages of keys [blockK][D'] and values [blockK][E'] in the input type
+/// (D', E' rounded up to 16), and for f32 inputs the probabilities
+/// [blockQ][blockK] in fp32.
+int64_t attentionSharedBytes(int64_t blockQ, int64_t blockK, int64_t headDim,
+                             int64_t valueDim, int64_t inputBytes);
+
+/// Keys per tile of attention: 64 for head dims up to 128, else 32, or
+/// less until the block fits `smemPerBlock`; nullopt when none does.
+std::optional<int64_t> chooseAttentionBlockKeys(int64_t headDim,
+                                                int64_t valueDim,
+                                                int64_t inputBytes,
+                                                int64_t smemPerBlock);
+
 /// Static shared memory a CUDA block may declare (dynamic shared memory can
 /// go beyond it; the KDA kernels do not use any).
 inline constexpr int64_t kStaticSharedBytes = 48 * 1024;

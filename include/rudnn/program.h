@@ -50,7 +50,7 @@ struct TensorInfo {
 struct OperatorCall {
   std::string op; // e.g. "rudnn.kda"
   /// Numeric attributes once specialized for the context's target (e.g.
-  /// "chunk", "scale").
+  /// "chunk", "scale"); a flag that is set ("causal") is 1.
   std::map<std::string, double> attributes;
   std::vector<int> operands, results;
 };

@@ -3,6 +3,7 @@
 #ifndef RUDNN_RUDNN_HPP
 #define RUDNN_RUDNN_HPP
 
+#include "rudnn/attention.h"
 #include "rudnn/context.h"
 #include "rudnn/errors.h"
 #include "rudnn/kda.h"

@@ -1,6 +1,7 @@
 //===- KdaKernels.cpp - The KDA forward plan and its kernels --------------===//
 
 #include "lib/kda/KdaKernels.h"
+#include "lib/OperatorFunctions.h"
 
 #include "codegen/InitRudnn.h"
 #include "codegen/Transforms/Passes.h"
@@ -39,24 +40,13 @@ std::string rudnn::kdaForwardSignature(const KdaKernelSpec &spec,
 
 namespace {
 
-mlir::Type mlirType(mlir::Builder &builder, DType dtype) {
-  switch (dtype) {
-  case DType::F16:
-    return builder.getF16Type();
-  case DType::BF16:
-    return builder.getBF16Type();
-  default:
-    return builder.getF32Type();
-  }
-}
-
 /// The tensor types of a call with dynamic B, T, H (and N).
 struct CallTypes {
   CallTypes(mlir::Builder &b, const KdaKernelSpec &spec) {
     const int64_t dyn = mlir::ShapedType::kDynamic;
     const int64_t K = spec.featureK, V = spec.featureV;
     auto tensor = [&](llvm::ArrayRef<int64_t> shape, DType dtype) {
-      return mlir::RankedTensorType::get(shape, mlirType(b, dtype));
+      return mlir::RankedTensorType::get(shape, mlirElementType(b, dtype));
     };
     q = tensor({dyn, dyn, dyn, K}, spec.input);
     v = tensor({dyn, dyn, dyn, V}, spec.input);
@@ -194,32 +184,6 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
   b.create<mlir::func::ReturnOp>(
       loc, backward.getResults().take_front(returned.size()));
   return module;
-}
-
-/// The function `build` writes, parsed into a Program module once per
-/// context and signature.
-Function cachedFunction(
-    Context &context, const std::string &signature,
-    llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(mlir::MLIRContext &)>
-        build) {
-  Context::Impl &impl = context.impl();
-  std::lock_guard<std::mutex> lock(impl.functionMutex);
-  auto it = impl.functions.find(signature);
-  if (it != impl.functions.end())
-    return it->second;
-  mlir::DialectRegistry registry;
-  mlir::rudnn::registerRudnnDialects(registry);
-  mlir::MLIRContext mlir(registry, mlir::MLIRContext::Threading::DISABLED);
-  mlir.loadAllAvailableDialects();
-  mlir::OwningOpRef<mlir::ModuleOp> module = build(mlir);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  module->print(os);
-  auto func = *module->getOps<mlir::func::FuncOp>().begin();
-  Function function =
-      Module::parse(context, os.str()).function(func.getSymName().str());
-  impl.functions.emplace(signature, function);
-  return function;
 }
 
 } // namespace

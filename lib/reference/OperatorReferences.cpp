@@ -1,6 +1,7 @@
 //===- OperatorReferences.cpp - Float64 references by operator ------------===//
 
 #include "lib/reference/OperatorReferences.h"
+#include "lib/reference/AttentionReference.h"
 #include "lib/reference/KdaReference.h"
 
 #include "rudnn/errors.h"
@@ -72,9 +73,42 @@ kdaBackwardReference(const NamedValues &operands,
            {{s.batch, s.heads, s.featureK, s.featureV}, grad.dInitialState}}};
 }
 
+/// An attribute that may be absent (a flag not set, an open bound).
+double attributeOr(const std::map<std::string, double> &attributes,
+                   const std::string &name, double fallback) {
+  auto it = attributes.find(name);
+  return it == attributes.end() ? fallback : it->second;
+}
+
+NamedValues attention(const NamedValues &operands,
+                      const std::map<std::string, double> &attributes) {
+  const Values &q = operand(operands, "q"), &k = operand(operands, "k"),
+               &v = operand(operands, "v");
+  AttentionShape s{q.shape[0], q.shape[1], k.shape[1], q.shape[2],
+                   k.shape[2], q.shape[3], v.shape[3]};
+  AttentionInputs in{q.data, k.data, v.data, {}, {}};
+  if (auto it = operands.find("key_lengths"); it != operands.end())
+    in.keyLengths = it->second.data;
+  if (auto it = operands.find("key_mask"); it != operands.end())
+    in.keyMask = it->second.data;
+  AttentionOptions options;
+  options.scale = attribute(attributes, "scale");
+  options.softcap = attributeOr(attributes, "softcap", 0);
+  options.causal = attributeOr(attributes, "causal", 0) != 0;
+  options.windowLeft =
+      static_cast<int64_t>(attributeOr(attributes, "window_left", -1));
+  options.windowRight =
+      static_cast<int64_t>(attributeOr(attributes, "window_right", -1));
+  AttentionOutputs out = attentionForward(s, in, options);
+  return {{"o", {{s.batch, s.queries, s.heads, s.valueDim}, out.o}},
+          {"lse", {{s.batch, s.heads, s.queries}, out.lse}}};
+}
+
 } // namespace
 
 OperatorReference rudnn::reference::referenceFor(std::string_view op) {
+  if (op == "rudnn.attention")
+    return attention;
   if (op == "rudnn.kda")
     return kda;
   if (op == "rudnn.kda_backward")

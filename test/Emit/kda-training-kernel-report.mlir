@@ -1,4 +1,4 @@
-// RUN: rudnn-opt %S/../../bench/kda_training_bf16_k128.mlir -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report --rudnn-report-dims=B=1,T=32768,H=16 | FileCheck %s
+// RUN: rudnn-opt %rudnn_src_root/bench/kda_training_bf16_k128.mlir -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report --rudnn-report-dims=B=1,T=32768,H=16 | FileCheck %s
 
 // The kernel report of the benchmarked training step (bench/): the forward
 // saves its boundaries (512 bytes per token per head) and tiles (the chunk's

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "test/api/KdaApiFixture.h"
+#include "test/api/ApiFixture.h"
 
 #include <gmock/gmock.h>
 
@@ -46,7 +46,7 @@ std::vector<double> randomNormal(size_t n, unsigned seed, DType dtype) {
   return x;
 }
 
-class KdaBackwardNumerics : public KdaApiTest,
+class KdaBackwardNumerics : public ApiTest,
                             public ::testing::WithParamInterface<BackwardCase> {
 };
 
@@ -200,7 +200,7 @@ struct BackwardCall {
 
 /// Small calls whose parts a test spoils: the fault is named and no
 /// gradient is written.
-class KdaBackwardContract : public KdaApiTest {
+class KdaBackwardContract : public ApiTest {
 protected:
   static constexpr int64_t B = 1, T = 5, H = 2, K = 8, V = 4;
   BackwardCall call(int64_t T = 5, int64_t B = 1,

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/IR/TargetPolicy.h"
-#include "test/api/KdaApiFixture.h"
+#include "test/api/ApiFixture.h"
 
 #include "rudnn/rudnn.hpp"
 
@@ -41,7 +41,7 @@ struct ApiCase {
 // Test names say what a case is; keep gtest from printing its bytes.
 void PrintTo(const ApiCase &, std::ostream *) {}
 
-class KdaForwardNumerics : public KdaApiTest,
+class KdaForwardNumerics : public ApiTest,
                            public ::testing::WithParamInterface<ApiCase> {};
 
 TEST_P(KdaForwardNumerics, MatchesFloat64Reference) {
@@ -140,7 +140,7 @@ struct SmallCall {
   KdaForwardOutputs outputs;
 };
 
-class KdaForwardContract : public KdaApiTest {
+class KdaForwardContract : public ApiTest {
 protected:
   SmallCall call(int64_t T = SmallCall::T, int64_t B = SmallCall::B,
                  Layout layout = Layout::BTHD) {

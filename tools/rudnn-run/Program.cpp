@@ -146,6 +146,7 @@ Program::Program(Context &context, const std::string &path,
             contract->operands[k - call.operands.begin()];
         argument.sample = operand.sample;
         argument.opaque = operand.opaque;
+        argument.counts = operand.counts;
         break;
       }
     }
@@ -267,14 +268,18 @@ Program::reference(const std::vector<HostTensor> &inputs) const {
 
 std::vector<HostTensor>
 Program::sensitivity(const std::vector<HostTensor> &inputs) const {
-  // A first-order difference in float64: every input value moved by a
+  // A first-order difference in float64: every floating input value moved by a
   // relative step of random sign.
   constexpr double kStep = 1.0 / (1 << 20);
   std::mt19937 random(7);
   std::vector<HostTensor> moved = inputs;
-  for (HostTensor &tensor : moved)
+  for (HostTensor &tensor : moved) {
+    // Lengths and masks are exact: moving them is no rounding error.
+    if (tensor.dtype == DType::I32 || tensor.dtype == DType::Bool)
+      continue;
     for (double &x : tensor.values)
       x *= 1 + (random() & 1 ? kStep : -kStep);
+  }
   std::vector<HostTensor> base = reference(inputs), shifted = reference(moved);
   for (size_t i = 0; i < base.size(); ++i)
     for (size_t j = 0; j < base[i].values.size(); ++j)
@@ -288,6 +293,18 @@ rudnn::run::randomInputs(const std::vector<Argument> &arguments,
   std::mt19937 random(seed);
   std::normal_distribution<double> normal;
   std::uniform_real_distribution<double> unit(0, 1);
+  // The size of a dim letter: a static dim laid out with it, or --dims.
+  auto sizeOf = [&](char letter) -> int64_t {
+    for (const Argument &other : arguments)
+      for (size_t i = 0; i < other.layout.size() && i < other.shape.size(); ++i)
+        if (other.layout[i] == letter && other.shape[i] >= 0)
+          return other.shape[i];
+    auto it = dims.find(letter);
+    if (it == dims.end())
+      throw InvalidArgument(std::string("dim ") + letter +
+                            " is dynamic: give its size with --dims");
+    return it->second;
+  };
   std::vector<HostTensor> inputs;
   for (const Argument &argument : arguments) {
     HostTensor tensor{argument.name, argument.dtype, argument.shape, {}};
@@ -307,8 +324,12 @@ rudnn::run::randomInputs(const std::vector<Argument> &arguments,
     for (double &x : tensor.values) {
       if (argument.opaque)
         x = 0;
+      else if (argument.sample == Sample::Lengths)
+        x = std::floor((sizeOf(argument.counts) + 1) * unit(random));
       else if (argument.dtype == DType::I32)
         x = std::floor(16 * unit(random));
+      else if (argument.sample == Sample::Mask)
+        x = unit(random) < 0.75;
       else if (argument.dtype == DType::Bool)
         x = unit(random) < 0.5;
       else if (argument.sample == Sample::LogDecay)

@@ -43,6 +43,8 @@ struct Argument {
   /// What an operator saves for another in a layout of its own (a forward's
   /// tiles): drawn as zeros, and no reference checks a function taking it.
   bool opaque = false;
+  /// Sample::Lengths: the dim letter the values count up to.
+  char counts = 0;
 };
 
 /// rudnn-run's view of a function, over the Program API: no operator has

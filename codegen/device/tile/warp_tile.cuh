@@ -13,6 +13,7 @@
 
 #include "rudnn/arch/mma.cuh"
 #include "rudnn/tile/fragment.cuh"
+#include "rudnn/tile/mma_tile.cuh"
 
 namespace rudnn {
 namespace tile {
@@ -76,6 +77,49 @@ template <typename T, int WM, int WN> struct WarpTile {
       mma_tensor<LayoutB, LayoutA>(a, m0, ka, b, n0, kb);
   }
 
+  /// The A fragments of columns k0..k0+15 of this tile's accumulators,
+  /// rounded to T (16-bit): two adjacent 8-column accumulator tiles hold, in
+  /// each lane, exactly the elements of one 16-deep A fragment, so a product
+  /// feeds the next without passing through shared memory. k0 a multiple
+  /// of 16, a constant once unrolled.
+  __device__ __forceinline__ void a_fragments(unsigned (&fa)[WM / 16][4],
+                                              int k0) const {
+    static_assert(sizeof(T) == 2, "register operands are 16-bit");
+    const int j = k0 / 8;
+#pragma unroll
+    for (int i = 0; i < WM / 16; ++i) {
+      fa[i][0] = Mma16<T>::pack(acc[i][j][0], acc[i][j][1]);
+      fa[i][1] = Mma16<T>::pack(acc[i][j][2], acc[i][j][3]);
+      fa[i][2] = Mma16<T>::pack(acc[i][j + 1][0], acc[i][j + 1][1]);
+      fa[i][3] = Mma16<T>::pack(acc[i][j + 1][2], acc[i][j + 1][3]);
+    }
+  }
+
+  /// acc += A · B(kb..kb+15, n0..) with A's 16 depths already in registers
+  /// (a_fragments of another tile), B from its shared tile.
+  template <BLayout LayoutB, typename TileB>
+  __device__ __forceinline__ void
+  mma_registers(const unsigned (&fa)[WM / 16][4], const TileB &b, int n0,
+                int kb) {
+    static_assert(sizeof(T) == 2, "register operands are 16-bit");
+#pragma unroll
+    for (int j = 0; j < WN / 16; ++j) {
+      unsigned fb[4];
+      load_b_pair<LayoutB>(fb, b, n0 + 16 * j, kb);
+#pragma unroll
+      for (int i = 0; i < WM / 16; ++i) {
+        mma16<T>(acc[i][2 * j], fa[i], fb[0], fb[1]);
+        mma16<T>(acc[i][2 * j + 1], fa[i], fb[2], fb[3]);
+      }
+    }
+  }
+
+  /// Which of this lane's rows (0 .. WM/8 − 1, in the order of
+  /// update_pairs) warp-tile row `row` is.
+  static __device__ __forceinline__ int lane_row(int row) {
+    return 2 * (row / 16) + row % 16 / 8;
+  }
+
   /// visit(row, col, first, second) for every pair of accumulators at
   /// (row, col) and (row, col + 1), in warp-tile coordinates, by reference:
   /// a walk rescales its state in place.
@@ -110,16 +154,7 @@ private:
 #pragma unroll
     for (int i = 0; i < WM / 16; ++i)
       load_a<LayoutA>(fa[i], a, m0 + 16 * i, ka);
-#pragma unroll
-    for (int j = 0; j < WN / 16; ++j) {
-      unsigned fb[4];
-      load_b_pair<LayoutB>(fb, b, n0 + 16 * j, kb);
-#pragma unroll
-      for (int i = 0; i < WM / 16; ++i) {
-        mma16<T>(acc[i][2 * j], fa[i], fb[0], fb[1]);
-        mma16<T>(acc[i][2 * j + 1], fa[i], fb[2], fb[3]);
-      }
-    }
+    mma_registers<LayoutB>(fa, b, n0, kb);
   }
 
   /// The fp32 step: each lane's accumulators (Atom's C layout) over the 16

@@ -1,12 +1,13 @@
-//===- KdaApiFixture.h - KDA operators through the JIT API ------*- C++ -*-===//
+//===- ApiFixture.h - Operators through the JIT API ---------------*- C++
+//-*-===//
 //
 // A context on the backend under test (RUDNN_TEST_BACKEND) and the helpers
 // that place reference data on it in either memory layout and read it back.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef RUDNN_TEST_API_KDAAPIFIXTURE_H
-#define RUDNN_TEST_API_KDAAPIFIXTURE_H
+#ifndef RUDNN_TEST_API_APIFIXTURE_H
+#define RUDNN_TEST_API_APIFIXTURE_H
 
 #include "runtime/CudaBackend.h"
 #include "test/support/KdaProblem.h"
@@ -15,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -39,6 +41,17 @@ inline void roundTo(DType dtype,
                                 : static_cast<double>(static_cast<float>(x));
 }
 
+/// `values` as the raw bytes of element type T (i32 lengths, bool masks).
+template <typename T>
+std::vector<unsigned char> bytesOf(const std::vector<double> &values) {
+  std::vector<unsigned char> bytes(values.size() * sizeof(T));
+  for (size_t i = 0; i < values.size(); ++i) {
+    const T x = static_cast<T>(values[i]);
+    std::memcpy(bytes.data() + i * sizeof(T), &x, sizeof(T));
+  }
+  return bytes;
+}
+
 /// "T65_K64_V60_C32_bf16", the start of a numerics case's name.
 inline std::string shapeName(int T, int K, int V, int chunk, DType dtype) {
   return "T" + std::to_string(T) + "_K" + std::to_string(K) + "_V" +
@@ -53,7 +66,7 @@ inline std::string layoutAndDecayName(Layout layout, double gMin) {
          (gMin <= -20 ? "_steep" : "") + (gMin > -0.1 ? "_mild" : "");
 }
 
-class KdaApiTest : public ::testing::Test {
+class ApiTest : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
     ContextOptions options;
@@ -172,4 +185,4 @@ protected:
 
 } // namespace rudnn::test
 
-#endif // RUDNN_TEST_API_KDAAPIFIXTURE_H
+#endif // RUDNN_TEST_API_APIFIXTURE_H

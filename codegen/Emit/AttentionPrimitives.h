@@ -1,0 +1,16 @@
+//===- AttentionPrimitives.h - The attention primitives as a kernel -*- C++
+//-*-===//
+
+#ifndef RUDNN_CODEGEN_EMIT_ATTENTIONPRIMITIVES_H
+#define RUDNN_CODEGEN_EMIT_ATTENTIONPRIMITIVES_H
+
+#include "mlir/IR/DialectRegistry.h"
+
+namespace rudnn::codegen {
+
+/// Attaches the primitive interface to the tiled-attention ops.
+void registerAttentionPrimitives(mlir::DialectRegistry &registry);
+
+} // namespace rudnn::codegen
+
+#endif // RUDNN_CODEGEN_EMIT_ATTENTIONPRIMITIVES_H

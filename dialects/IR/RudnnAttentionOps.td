@@ -1,0 +1,211 @@
+//===- RudnnAttentionOps.td - Tiled attention --------------*- tablegen -*-===//
+//
+// The attention operator and the tiled-attention primitives it decomposes
+// into. The primitives state their results as whole tensors (the scores of
+// every query against every key); their kernel computes them a query tile
+// against a key tile at a time and never stores the scores: `rudnn-plan`
+// outlines the five into one kernel, the finalize its last.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_ATTENTION_OPS_TD
+#define RUDNN_ATTENTION_OPS_TD
+
+include "dialects/IR/RudnnBase.td"
+include "dialects/IR/RudnnInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Rudnn_AttentionOp : Rudnn_Op<"attention", [
+    Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
+  let summary = "Exact attention, tile by tile with an online softmax";
+  let description = [{
+    For each batch entry `b`, query head `h` (reading key and value head
+    `h / (H / G)`) and query `i`, with `s_ij = scale · q_i · k_j` (then
+    `softcap · tanh(s_ij / softcap)` with a `softcap`):
+
+    ```
+    o_i   = Σ_j∈allowed(i) exp(s_ij − lse_i) · v_j
+    lse_i = log Σ_j∈allowed(i) exp(s_ij)
+    ```
+
+    Key `j` is allowed for query `i` when `j < L_b` (the entry's
+    `key_lengths`, else S), `key_mask[b, j]` is true (when given), and, with
+    `off = L_b − T` (bottom-right aligned), `j ≤ i + off` when `causal`,
+    `i + off − left ≤ j ≤ i + off + right` with a `window (left, right)` (−1:
+    unbounded on that side). A query with no allowed key gives `o_i = 0` and
+    `lse_i = −inf`.
+
+    Operands: `q` `[B, T, H, D]`, `k` `[B, S, G, D]`, `v` `[B, S, G, E]`
+    (one element type among f32, f16 and bf16; H a multiple of G: MHA, GQA,
+    MQA), the optional `key_lengths` `[B]` i32 and `key_mask` `[B, S]` i1.
+    D and E are static, 1 to 256; the rest may be dynamic.
+
+    Results: `o` `[B, T, H, E]` in `q`'s type, `lse` `[B, H, T]` f32.
+
+    Attributes: `scale` (default D^-0.5), `softcap`, `causal`, `window`,
+    and the tile sizes `block_q` (query rows of a block, 64) and `block_k`
+    (keys per tile), which `rudnn-specialize` chooses from D, E, the type and
+    the target when absent.
+
+    ```mlir
+    %o, %lse = rudnn.attention %q, %k, %v key_lengths %lengths causal
+        : (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>,
+           tensor<?x?x?x64xbf16>, tensor<?xi32>)
+        -> (tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>)
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$q,
+    AnyRankedTensor:$k,
+    AnyRankedTensor:$v,
+    Optional<AnyRankedTensor>:$key_lengths,
+    Optional<AnyRankedTensor>:$key_mask,
+    UnitAttr:$causal,
+    OptionalAttr<I64Attr>:$window_left,
+    OptionalAttr<I64Attr>:$window_right,
+    OptionalAttr<F32Attr>:$softcap,
+    OptionalAttr<F32Attr>:$scale,
+    OptionalAttr<I64Attr>:$block_q,
+    OptionalAttr<I64Attr>:$block_k);
+  let results = (outs AnyRankedTensor:$o, AnyRankedTensor:$lse);
+
+  let assemblyFormat = [{
+    $q `,` $k `,` $v (`key_lengths` $key_lengths^)? (`key_mask` $key_mask^)?
+    (`causal` $causal^)?
+    (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
+    (`softcap` $softcap^)? (`scale` $scale^)?
+    (`block_q` $block_q^)? (`block_k` $block_k^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+class Rudnn_AttentionPrimitive<string mnemonic, list<Trait> traits = []>
+    : Rudnn_Op<mnemonic, !listconcat(traits, [Pure])> {
+  let hasVerifier = 1;
+}
+
+def Rudnn_AttentionScoresOp : Rudnn_AttentionPrimitive<"attention_scores"> {
+  let summary = "Scaled (and soft-capped) scores of queries against keys";
+  let description = [{
+    `scores[b, h, i, j] = scale · q[b, i, h] · k[b, j, h / (H / G)]`, then
+    `softcap · tanh(scores / softcap)` with a `softcap`. Its kernel forms it
+    a `block_q` x `block_k` tile at a time from shared tiles of q and k.
+
+    ```mlir
+    %s = rudnn.attention_scores %q, %k scale 1.250000e-01 block_q 64
+        block_k 64 : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>
+        -> tensor<?x?x?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$k, F32Attr:$scale,
+                       OptionalAttr<F32Attr>:$softcap, I64Attr:$block_q,
+                       I64Attr:$block_k);
+  let results = (outs AnyRankedTensor:$scores);
+  let assemblyFormat = [{
+    $q `,` $k `scale` $scale (`softcap` $softcap^)? `block_q` $block_q
+    `block_k` $block_k attr-dict `:` type($q) `,` type($k) `->` type($scores)
+  }];
+}
+
+def Rudnn_AttentionMaskOp : Rudnn_AttentionPrimitive<"attention_mask", [
+    AttrSizedOperandSegments]> {
+  let summary = "Scores with the disallowed keys at −inf";
+  let description = [{
+    `masked[b, h, i, j] = scores[b, h, i, j]` where key j is allowed for
+    query i (within `key_lengths[b]`, true in `key_mask[b, j]`, and the
+    `causal` and `window` bounds, bottom-right aligned as `rudnn.attention`
+    states them), −inf elsewhere. Its kernel skips the key tiles no query of
+    its block may see and masks element by element only the tiles the
+    bounds cross.
+
+    ```mlir
+    %m = rudnn.attention_mask %s key_lengths %lengths causal
+        : tensor<?x?x?x?xf32>, tensor<?xi32> -> tensor<?x?x?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$scores,
+                       Optional<AnyRankedTensor>:$key_lengths,
+                       Optional<AnyRankedTensor>:$key_mask,
+                       UnitAttr:$causal, OptionalAttr<I64Attr>:$window_left,
+                       OptionalAttr<I64Attr>:$window_right);
+  let results = (outs AnyRankedTensor:$masked);
+  let assemblyFormat = [{
+    $scores (`key_lengths` $key_lengths^)? (`key_mask` $key_mask^)?
+    (`causal` $causal^)? (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
+    attr-dict `:` type(operands) `->` type($masked)
+  }];
+}
+
+def Rudnn_AttentionSoftmaxOp : Rudnn_AttentionPrimitive<"attention_softmax"> {
+  let summary = "Row maxima, exponentials and row sums, online";
+  let description = [{
+    Per row: `row_max = max_j masked[.., j]`, `p[.., j] = exp(masked[.., j] −
+    row_max)` and `row_sum = Σ_j p[.., j]` (a row of −inf only: row_max
+    −inf, p and row_sum 0). Its kernel updates them a key tile at a time
+    (the online softmax: a new maximum rescales what was summed), the
+    device library's building block shared with the K/V-cache and backward
+    kernels.
+
+    ```mlir
+    %p, %max, %sum = rudnn.attention_softmax %m
+        : tensor<?x?x?x?xf32> -> tensor<?x?x?x?xf32>, tensor<?x?x?xf32>,
+          tensor<?x?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$masked);
+  let results = (outs AnyRankedTensor:$p, AnyRankedTensor:$row_max,
+                      AnyRankedTensor:$row_sum);
+  let assemblyFormat = [{
+    $masked attr-dict `:` type($masked) `->` type(results)
+  }];
+}
+
+def Rudnn_AttentionAccumulateOp
+    : Rudnn_AttentionPrimitive<"attention_accumulate"> {
+  let summary = "Probabilities times values, unnormalised";
+  let description = [{
+    `acc[b, h, i, e] = Σ_j p[b, h, i, j] · v[b, j, h / (H / G), e]`. Its
+    kernel adds each key tile's product into accumulators the online
+    softmax rescales, the probabilities rounded to the input type for the
+    tensor cores.
+
+    ```mlir
+    %acc = rudnn.attention_accumulate %p, %v
+        : tensor<?x?x?x?xf32>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$p, AnyRankedTensor:$v);
+  let results = (outs AnyRankedTensor:$acc);
+  let assemblyFormat = [{
+    $p `,` $v attr-dict `:` type($p) `,` type($v) `->` type($acc)
+  }];
+}
+
+def Rudnn_AttentionFinalizeOp
+    : Rudnn_AttentionPrimitive<"attention_finalize"> {
+  let summary = "Normalised output and log-sum-exp";
+  let description = [{
+    `o[b, i, h, e] = acc[b, h, i, e] / row_sum[b, h, i]` and
+    `lse[b, h, i] = row_max + log(row_sum)`; a row whose sum is 0 gives
+    `o = 0` and `lse = −inf`. The last primitive of the attention kernel,
+    which emits it.
+
+    ```mlir
+    %o, %lse = rudnn.attention_finalize %acc, %max, %sum
+        : tensor<?x?x?x64xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>
+        -> tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$acc, AnyRankedTensor:$row_max,
+                       AnyRankedTensor:$row_sum);
+  let results = (outs AnyRankedTensor:$o, AnyRankedTensor:$lse);
+  let assemblyFormat = [{
+    $acc `,` $row_max `,` $row_sum attr-dict `:` type(operands) `->`
+    type(results)
+  }];
+}
+
+#endif // RUDNN_ATTENTION_OPS_TD

@@ -1,0 +1,57 @@
+//===- rudnn/attention.h - Tiled attention ----------------------*- C++ -*-===//
+
+#ifndef RUDNN_ATTENTION_H
+#define RUDNN_ATTENTION_H
+
+#include "rudnn/context.h"
+
+#include <optional>
+
+namespace rudnn {
+
+/// q [B, T, H, D], k [B, S, G, D], v [B, S, G, E]: one of f32, f16, bf16,
+/// H a multiple of G (MHA, GQA, MQA), D and E from 1 to 256. Views may have
+/// any outer strides ([B, T, H, *] and [B, H, T, *] memory both work); the
+/// innermost dim must be contiguous. Optionally key_lengths [B] (i32, dense:
+/// keys past an entry's length are masked; values outside [0, S] are
+/// clamped) and key_mask [B, S] (bool, one byte a key: false masks it).
+struct AttentionInputs {
+  TensorView q, k, v;
+  std::optional<TensorView> keyLengths, keyMask;
+};
+
+/// o [B, T, H, E] in q's dtype, any outer strides; optionally lse [B, H, T]
+/// dense fp32 (natural log of each row's sum of exponentials). A row with
+/// no allowed key gives o = 0 and lse = −inf. No output may overlap another
+/// or an input.
+struct AttentionOutputs {
+  TensorView o;
+  std::optional<TensorView> lse;
+};
+
+struct AttentionOptions {
+  /// Default D^-0.5.
+  std::optional<float> scale;
+  /// Query i sees key j ≤ i + (L_b − T), L_b the entry's key length.
+  bool causal = false;
+  /// Keys within [i + off − left, i + off + right] (off = L_b − T); −1:
+  /// unbounded on that side.
+  int windowLeft = -1, windowRight = -1;
+  /// Scores become softcap · tanh(s / softcap); 0: none.
+  float softcap = 0;
+};
+
+/// o_i = Σ_j softmax_j(scale · q_i · k_j) v_j over the keys allowed to query
+/// i, computed tile by tile with an online softmax (the scores never leave
+/// the chip). One compile per signature (dtype, D, E, causal, window, which
+/// optional tensors): batch, lengths, heads and strides never recompile.
+/// Throws InvalidArgument naming the bad argument before anything is
+/// written.
+void attentionForward(Context &context, const AttentionInputs &inputs,
+                      const AttentionOutputs &outputs,
+                      const AttentionOptions &options = {},
+                      Stream stream = nullptr);
+
+} // namespace rudnn
+
+#endif // RUDNN_ATTENTION_H

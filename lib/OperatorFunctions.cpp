@@ -1,0 +1,49 @@
+//===- OperatorFunctions.cpp - Operator calls as cached functions ---------===//
+
+#include "lib/OperatorFunctions.h"
+#include "lib/ContextImpl.h"
+
+#include "codegen/InitRudnn.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+using namespace rudnn;
+
+mlir::Type rudnn::mlirElementType(mlir::Builder &builder, DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return builder.getF16Type();
+  case DType::BF16:
+    return builder.getBF16Type();
+  case DType::I32:
+    return builder.getI32Type();
+  case DType::Bool:
+    return builder.getI1Type();
+  default:
+    return builder.getF32Type();
+  }
+}
+
+Function rudnn::cachedFunction(
+    Context &context, const std::string &signature,
+    llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(mlir::MLIRContext &)>
+        build) {
+  Context::Impl &impl = context.impl();
+  std::lock_guard<std::mutex> lock(impl.functionMutex);
+  auto it = impl.functions.find(signature);
+  if (it != impl.functions.end())
+    return it->second;
+  mlir::DialectRegistry registry;
+  mlir::rudnn::registerRudnnDialects(registry);
+  mlir::MLIRContext mlir(registry, mlir::MLIRContext::Threading::DISABLED);
+  mlir.loadAllAvailableDialects();
+  mlir::OwningOpRef<mlir::ModuleOp> module = build(mlir);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  auto func = *module->getOps<mlir::func::FuncOp>().begin();
+  Function function =
+      Module::parse(context, os.str()).function(func.getSymName().str());
+  impl.functions.emplace(signature, function);
+  return function;
+}

@@ -1,0 +1,47 @@
+//===- AttentionReference.h - Attention in float64 --------------*- C++ -*-===//
+//
+// Exact attention of DESIGN §7 in double precision, every score formed and
+// the softmax taken over each row's allowed keys at once: the independent
+// reference the tiled kernels are checked against.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_LIB_REFERENCE_ATTENTIONREFERENCE_H
+#define RUDNN_LIB_REFERENCE_ATTENTIONREFERENCE_H
+
+#include <cstdint>
+#include <vector>
+
+namespace rudnn::reference {
+
+struct AttentionShape {
+  int64_t batch = 1, queries = 1, keys = 1, heads = 1, kvHeads = 1, headDim = 1,
+          valueDim = 1;
+};
+
+/// Dense row-major arrays: q [B,T,H,D], k [B,S,G,D], v [B,S,G,E];
+/// keyLengths [B] and keyMask [B,S] (nonzero: allowed) or empty.
+struct AttentionInputs {
+  std::vector<double> q, k, v, keyLengths, keyMask;
+};
+
+/// What restricts the keys: the causal diagonal and a window, bottom-right
+/// aligned to each entry's key length (−1: unbounded); softcap 0: none.
+struct AttentionOptions {
+  double scale = 0, softcap = 0;
+  bool causal = false;
+  int64_t windowLeft = -1, windowRight = -1;
+};
+
+struct AttentionOutputs {
+  std::vector<double> o;   // [B,T,H,E]
+  std::vector<double> lse; // [B,H,T], −inf for a row with no allowed key
+};
+
+AttentionOutputs attentionForward(const AttentionShape &shape,
+                                  const AttentionInputs &inputs,
+                                  const AttentionOptions &options);
+
+} // namespace rudnn::reference
+
+#endif // RUDNN_LIB_REFERENCE_ATTENTIONREFERENCE_H

@@ -1,0 +1,141 @@
+// RUN: rudnn-opt %s -split-input-file -verify-diagnostics
+
+// -----
+
+// Query heads are a multiple of the key heads.
+func.func @heads(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x3x16xf32>, %v: tensor<2x9x3x12xf32>) {
+  // expected-error @+1 {{query heads H = 4 must be a multiple of the key heads G = 3}}
+  %o, %lse = rudnn.attention %q, %k, %v
+      : (tensor<2x8x4x16xf32>, tensor<2x9x3x16xf32>, tensor<2x9x3x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// Keys and queries share D.
+func.func @head_dim(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x8xf32>, %v: tensor<2x9x2x12xf32>) {
+  // expected-error @+1 {{'k' dim 3 (D) is 8, expected 16 as in 'q'}}
+  %o, %lse = rudnn.attention %q, %k, %v
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x8xf32>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// Keys and values share their length.
+func.func @key_length(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x7x2x12xf32>) {
+  // expected-error @+1 {{'v' dim 1 (S) is 7, expected 9 as in 'k'}}
+  %o, %lse = rudnn.attention %q, %k, %v
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x7x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// Head dims are static.
+func.func @dynamic_head_dim(%q: tensor<2x8x4x?xf32>, %k: tensor<2x9x2x?xf32>, %v: tensor<2x9x2x12xf32>) {
+  // expected-error @+1 {{'q' dim 3 (D) must be static}}
+  %o, %lse = rudnn.attention %q, %k, %v
+      : (tensor<2x8x4x?xf32>, tensor<2x9x2x?xf32>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// Head dims are at most 256.
+func.func @head_dim_max(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x300xf32>) {
+  // expected-error @+1 {{head dim E is 300, expected 1 to 256}}
+  %o, %lse = rudnn.attention %q, %k, %v
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x300xf32>) -> (tensor<2x8x4x300xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// q, k and v share one element type.
+func.func @element_type(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xbf16>, %v: tensor<2x9x2x12xf32>) {
+  // expected-error @+1 {{'k' element type must be 'f32' as 'q', got 'bf16'}}
+  %o, %lse = rudnn.attention %q, %k, %v
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xbf16>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// o has q's element type.
+func.func @output_type(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>) {
+  // expected-error @+1 {{'o' element type must be 'f32' as 'q', got 'f16'}}
+  %o, %lse = rudnn.attention %q, %k, %v
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf16>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// lse is [B, H, T] f32.
+func.func @lse_shape(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>) {
+  // expected-error @+1 {{'lse' dim 1 (H) is 2, expected 4 as in 'q'}}
+  %o, %lse = rudnn.attention %q, %k, %v
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x2x8xf32>)
+  return
+}
+
+// -----
+
+// Key lengths are i32.
+func.func @lengths_type(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>, %l: tensor<2xi64>) {
+  // expected-error @+1 {{'key_lengths' element type must be i32, got 'i64'}}
+  %o, %lse = rudnn.attention %q, %k, %v key_lengths %l
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>, tensor<2xi64>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// The key mask is [B, S] i1.
+func.func @mask_shape(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>, %m: tensor<2x8xi1>) {
+  // expected-error @+1 {{'key_mask' dim 1 (S) is 8, expected 9 as in 'k'}}
+  %o, %lse = rudnn.attention %q, %k, %v key_mask %m
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>, tensor<2x8xi1>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// Window bounds are -1 or at least 0.
+func.func @window(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>) {
+  // expected-error @+1 {{'window' bounds must be -1 (unbounded) or at least 0}}
+  %o, %lse = rudnn.attention %q, %k, %v window (-2, 3)
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// A softcap is positive.
+func.func @softcap(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>) {
+  // expected-error @+1 {{'softcap' must be positive and finite, got 0}}
+  %o, %lse = rudnn.attention %q, %k, %v softcap 0.0
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// Queries come 64 a block.
+func.func @block_q(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>) {
+  // expected-error @+1 {{'block_q' must be 64, got 32}}
+  %o, %lse = rudnn.attention %q, %k, %v block_q 32
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// Keys come 16, 32 or 64 a tile.
+func.func @block_k(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>) {
+  // expected-error @+1 {{'block_k' must be 16, 32 or 64, got 48}}
+  %o, %lse = rudnn.attention %q, %k, %v block_k 48
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
+  return
+}
