@@ -6,19 +6,9 @@ Either file may be missing or partial (a step cut short by its time limit).
 
     python3 bench/compare_kda.py RUDNN.json FLA.json
 """
-import json
 import sys
 
-
-def load(path):
-    """{(B, T, H, K): record} from one results file; {} when unreadable."""
-    try:
-        with open(path) as source:
-            results = json.load(source)["results"]
-    except (OSError, ValueError, KeyError) as error:
-        print(f"  ({path}: {error})")
-        return {}
-    return {(r["B"], r["T"], r["H"], r["K"]): r for r in results}
+from benchlib import load_results
 
 
 def cell(value):
@@ -26,7 +16,10 @@ def cell(value):
 
 
 def main():
-    ours, theirs = load(sys.argv[1]), load(sys.argv[2])
+    def shape(r):
+        return r["B"], r["T"], r["H"], r["K"]
+    ours = load_results(sys.argv[1], shape)
+    theirs = load_results(sys.argv[2], shape)
     keys = list(ours) + [key for key in theirs if key not in ours]
     print(f"  {'B,T,H,K':<18} {'fwd ms':>9} {'fla':>9} {'ratio':>6}"
           f"   {'step ms':>9} {'fla':>9} {'ratio':>6}")

@@ -11,45 +11,16 @@ Triton's autotuning), so neither compiling nor tuning is timed; the median is
 reported. The JSON is rewritten after every shape, so a run cut short keeps
 what it measured.
 """
-import argparse
 import json
 import sys
+
+from benchlib import arguments, median_ms, parse_shapes
 
 SHAPES = "4,4096,64,128;2,16384,16,128;1,8192,96,128;8,1024,8,64"
 
 
-def parse_shapes(text):
-    """"B,T,H,K;..." -> [(B, T, H, K), ...], as rudnn-bench-kda takes them."""
-    return [tuple(int(x) for x in item.split(",")) for item in text.split(";")
-            if item]
-
-
-def median_ms(function, repeats):
-    """Median of CUDA-event timings of `function` after three warm-up calls."""
-    import torch
-
-    for _ in range(3):
-        function()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        function()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
-
-
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--json", required=True)
-    parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--shapes", default=SHAPES)
-    args = parser.parse_args()
+    args = arguments(SHAPES)
 
     import torch
     from fla.ops.kda import chunk_kda

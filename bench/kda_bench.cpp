@@ -19,11 +19,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bench/DeviceTiming.h"
 #include "test/support/KdaProblem.h"
 
 #include "rudnn/rudnn.hpp"
 
-#include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -36,6 +36,8 @@
 #include <vector>
 
 using namespace rudnn;
+using rudnn::bench::medianMs;
+using rudnn::bench::upload;
 
 namespace {
 
@@ -57,91 +59,29 @@ std::vector<Shape> parseShapes(const std::string &text) {
   return shapes;
 }
 
-/// Device memory holding `count` elements of `dtype` drawn from `values`.
-DeviceBuffer upload(Context &context, const std::vector<double> &values,
-                    DType dtype) {
-  DeviceBuffer buffer(context, values.size() * dtypeSize(dtype));
-  std::vector<unsigned char> bytes(values.size() * dtypeSize(dtype));
-  for (size_t i = 0; i < values.size(); ++i) {
-    float x = static_cast<float>(values[i]);
-    if (dtype == DType::BF16) {
-      uint16_t bits = test::toBf16(x);
-      std::memcpy(&bytes[2 * i], &bits, 2);
-    } else {
-      std::memcpy(&bytes[4 * i], &x, 4);
-    }
-  }
-  context.copyToDevice(buffer.data(), bytes.data(), bytes.size());
-  return buffer;
-}
-
-/// The median of `repeats` CUDA-event timings of `call`, after `warmup`
-/// untimed calls (bench/fla_kda.py's median_ms).
-template <typename Call>
-double medianMs(Context &context, int warmup, int repeats, Call call) {
-  for (int i = 0; i < warmup; ++i)
-    call();
-  context.synchronize();
-  std::vector<double> times;
-  for (int r = 0; r < repeats; ++r)
-    times.push_back(context.timeMilliseconds(call));
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
 /// Tokens x heads beyond which the emulation backend needs --allow-large.
 constexpr int64_t kEmulationLimit = int64_t(1) << 16;
 
 } // namespace
 
 int main(int argc, char **argv) {
-  namespace po = boost::program_options;
-  std::string backend, json, shapesText;
-  int repeats = 20, warmup = 3;
-  bool allowLarge = false;
-  po::options_description options("usage: rudnn-bench-kda [options]");
-  options.add_options()("help,h", "this text")(
-      "backend", po::value(&backend)->default_value("auto"),
-      "auto, cuda or emulation")(
-      "repeats", po::value(&repeats)->default_value(20),
-      "timed calls per measurement (the median is reported)")(
-      "warmup", po::value(&warmup)->default_value(3),
-      "untimed calls first (the first compiles)")(
-      "shapes",
-      po::value(&shapesText)
-          ->default_value("4,4096,64,128;2,16384,16,128;1,8192,96,128;"
-                          "8,1024,8,64"),
-      "B,T,H,K;... (V = K)")("json", po::value(&json),
-                             "also write the results here")(
-      "allow-large", po::bool_switch(&allowLarge),
-      "run shapes of GPU size on the emulation backend too");
-  try {
-    po::variables_map given;
-    po::store(po::parse_command_line(argc, argv, options), given);
-    if (given.count("help")) {
-      std::cout << options;
-      return 0;
-    }
-    po::notify(given);
-    if (repeats < 1 || warmup < 0)
-      throw po::error("--repeats must be at least 1, --warmup at least 0");
-  } catch (const po::error &error) {
-    std::cerr << "rudnn-bench-kda: " << error.what() << "\n" << options;
-    return 2;
-  }
+  bench::BenchOptions options;
+  if (int code = bench::parseBenchOptions(
+          argc, argv, "rudnn-bench-kda",
+          "4,4096,64,128;2,16384,16,128;1,8192,96,128;8,1024,8,64",
+          "B,T,H,K;... (V = K)", options);
+      code >= 0)
+    return code;
   try {
     ContextOptions contextOptions;
-    contextOptions.backend = parseBackend(backend);
+    contextOptions.backend = parseBackend(options.backend);
     Context context(contextOptions);
-    const std::vector<Shape> shapes = parseShapes(shapesText);
-    const bool emulated = context.backend() == BackendKind::Emulation;
+    const std::vector<Shape> shapes = parseShapes(options.shapes);
     for (const Shape &s : shapes)
-      if (emulated && !allowLarge && s.B * s.T * s.H > kEmulationLimit)
-        throw InvalidArgument(
-            "shape " + std::to_string(s.B) + "," + std::to_string(s.T) + "," +
-            std::to_string(s.H) + "," + std::to_string(s.K) +
-            " is GPU-sized and the backend is emulation (no GPU): pass "
-            "--allow-large to run it anyway, or smaller --shapes");
+      bench::refuseLargeOnEmulation(
+          context, options, s.B * s.T * s.H, kEmulationLimit,
+          std::to_string(s.B) + "," + std::to_string(s.T) + "," +
+              std::to_string(s.H) + "," + std::to_string(s.K));
     std::printf("device: %s\n", context.deviceDescription().c_str());
     std::printf("%-22s %10s %10s %14s\n", "B,T,H,K=V", "fwd ms", "TFLOP/s",
                 "fwd+bwd ms");
@@ -173,7 +113,7 @@ int main(int argc, char **argv) {
                                 std::nullopt, std::nullopt};
       KdaOptions kdaOptions;
       kdaOptions.chunk = C;
-      const double ms = medianMs(context, warmup, repeats, [&] {
+      const double ms = medianMs(context, options.warmup, options.repeats, [&] {
         kdaForward(context, inputs, outputs, kdaOptions);
       });
 
@@ -206,7 +146,8 @@ int main(int argc, char **argv) {
         kdaForward(context, inputs, saving, kdaOptions);
         kdaBackward(context, backwardInputs, gradients, kdaOptions);
       };
-      const double stepMs = medianMs(context, warmup, repeats, step);
+      const double stepMs =
+          medianMs(context, options.warmup, options.repeats, step);
       // Where one step's time goes, each launch timed on its own.
       context.resetProfile();
       context.setProfiling(true);
@@ -234,18 +175,7 @@ int main(int argc, char **argv) {
       std::fflush(stdout);
       record["step_kernels_ms"] = perKernel;
       results.push_back(record);
-      // Rewritten after every shape: a run cut short keeps what it measured.
-      if (!json.empty())
-        std::ofstream(json)
-            << nlohmann::json{{"op", "kda_forward"},
-                              {"dtype", "bf16"},
-                              {"timing",
-                               emulated ? "host clock" : "cuda events"},
-                              {"warmup", warmup},
-                              {"repeats", repeats},
-                              {"results", results}}
-                   .dump(1)
-            << "\n";
+      bench::writeResults(context, options, "kda_forward", results);
     }
     return 0;
   } catch (const std::exception &error) {

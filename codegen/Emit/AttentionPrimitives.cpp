@@ -208,11 +208,23 @@ struct FinalizeModel
         1, {DimRef::ceilDiv('T', kAttentionBlockQueries, "query_tiles")}};
     launch.grid[1] = SizeRef{1, {DimRef::of('B'), DimRef::of('H')}};
     launch.grid[2] = SizeRef{1, {}};
-    // Matrix products, every key counted (masks and the causal half not
-    // discounted): 2·T·S·(D + E) per (batch, head).
-    launch.flops = {
-        2 * (headDim + valueDim),
-        {DimRef::of('B'), DimRef::of('H'), DimRef::of('T'), DimRef::of('S')}};
+    // The model. Bytes: q read, o and lse written once (K and V, read once
+    // per group of query heads at least, not counted: a lower bound; long
+    // sequences are bound by the products anyway). FLOPs: 2·(D + E) per
+    // query and key the bounds allow — every key, half of them when causal,
+    // the window's width when both its sides are bounded (lengths and masks
+    // not discounted).
+    const int64_t elementBytes =
+        static_cast<int64_t>(::rudnn::dtypeSize(input));
+    const SizeRef rows{1, {DimRef::of('B'), DimRef::of('H'), DimRef::of('T')}};
+    launch.memoryBytes = {(headDim + valueDim) * elementBytes + 4, rows.dims};
+    const int64_t perPair = 2 * (headDim + valueDim);
+    if (left >= 0 && right >= 0)
+      launch.flops = {perPair * (left + right + 1), rows.dims};
+    else
+      launch.flops = {
+          causal ? perPair / 2 : perPair,
+          {DimRef::of('B'), DimRef::of('H'), DimRef::of('T'), DimRef::of('S')}};
     return success();
   }
 };

@@ -35,14 +35,6 @@ struct AttentionCase {
 
 void PrintTo(const AttentionCase &, std::ostream *) {}
 
-std::vector<double> normal(size_t n, std::mt19937 &random) {
-  std::normal_distribution<double> draw;
-  std::vector<double> x(n);
-  for (double &value : x)
-    value = draw(random);
-  return x;
-}
-
 class AttentionNumerics : public ApiTest,
                           public ::testing::WithParamInterface<AttentionCase> {
 };
@@ -53,9 +45,9 @@ TEST_P(AttentionNumerics, MatchesFloat64) {
   std::mt19937 random(unsigned(T * 131 + S * 17 + D * 3 + E));
   reference::AttentionShape shape{B, T, S, H, G, D, E};
   reference::AttentionInputs in;
-  in.q = normal(B * T * H * D, random);
-  in.k = normal(B * S * G * D, random);
-  in.v = normal(B * S * G * E, random);
+  in.q = normalValues(B * T * H * D, random);
+  in.k = normalValues(B * S * G * D, random);
+  in.v = normalValues(B * S * G * E, random);
   roundTo(c.dtype, {&in.q, &in.k, &in.v});
   // Lengths from all keys down to none (the last entry).
   if (c.lengths)
@@ -195,9 +187,9 @@ protected:
   void SetUp() override {
     ApiTest::SetUp();
     std::mt19937 random(3);
-    q = dense(normal(B * T * H * D, random), {B, T, H, D});
-    k = dense(normal(B * S * G * D, random), {B, S, G, D});
-    v = dense(normal(B * S * G * E, random), {B, S, G, E});
+    q = dense(normalValues(B * T * H * D, random), {B, T, H, D});
+    k = dense(normalValues(B * S * G * D, random), {B, S, G, D});
+    v = dense(normalValues(B * S * G * E, random), {B, S, G, E});
     o = dense(std::vector<double>(B * T * H * E, 7.0), {B, T, H, E});
     lse = dense(std::vector<double>(B * H * T, 7.0), {B, H, T});
     lengths = upload(bytesOf<int32_t>({3, 6}), DType::I32);
@@ -309,11 +301,11 @@ TEST_F(AttentionContract, ChangingSizesHeadsOrLayoutCompilesNothing) {
   auto call = [&](int64_t B, int64_t T, int64_t S, int64_t H, int64_t G,
                   Layout layout) {
     std::mt19937 random(unsigned(B + T + S));
-    DeviceTensor q = sequence(normal(B * T * H * 16, random), B, T, H, 16,
+    DeviceTensor q = sequence(normalValues(B * T * H * 16, random), B, T, H, 16,
                               DType::BF16, layout);
-    DeviceTensor k = sequence(normal(B * S * G * 16, random), B, S, G, 16,
+    DeviceTensor k = sequence(normalValues(B * S * G * 16, random), B, S, G, 16,
                               DType::BF16, layout);
-    DeviceTensor v = sequence(normal(B * S * G * 16, random), B, S, G, 16,
+    DeviceTensor v = sequence(normalValues(B * S * G * 16, random), B, S, G, 16,
                               DType::BF16, layout);
     DeviceTensor o = sequence(std::vector<double>(B * T * H * 16, 0.0), B, T, H,
                               16, DType::BF16, layout);
@@ -334,9 +326,9 @@ TEST_F(AttentionContract, ChangingSizesHeadsOrLayoutCompilesNothing) {
 TEST_F(AttentionContract, RowsWithNoAllowedKeyGiveZerosAndMinusInfinity) {
   const int64_t B = 1, T = 3, S = 4, H = 1, D = 8;
   std::mt19937 random(5);
-  DeviceTensor q = dense(normal(T * D, random), {B, T, H, D});
-  DeviceTensor k = dense(normal(S * D, random), {B, S, H, D});
-  DeviceTensor v = dense(normal(S * D, random), {B, S, H, D});
+  DeviceTensor q = dense(normalValues(T * D, random), {B, T, H, D});
+  DeviceTensor k = dense(normalValues(S * D, random), {B, S, H, D});
+  DeviceTensor v = dense(normalValues(S * D, random), {B, S, H, D});
   DeviceTensor o = dense(std::vector<double>(T * D, NAN), {B, T, H, D});
   DeviceTensor lse = dense(std::vector<double>(T, NAN), {B, H, T});
   // Every key masked out.

@@ -31,6 +31,15 @@ inline float fromBf16(uint16_t x) {
 
 using reference::relativeError;
 
+/// `count` standard normal values.
+inline std::vector<double> normalValues(size_t count, std::mt19937 &random) {
+  std::normal_distribution<double> normal;
+  std::vector<double> values(count);
+  for (double &x : values)
+    x = normal(random);
+  return values;
+}
+
 /// Inputs drawn as real callers provide them: q, v normal; keys
 /// L2-normalised; beta in (0.05, 0.95); g uniform in [gMin, 0]; the
 /// initial state normal × 0.5. With `bf16`, q, k, v and beta are rounded to

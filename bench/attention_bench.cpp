@@ -1,0 +1,143 @@
+//===- attention_bench.cpp - Tiled attention timings ----------------------===//
+//
+//   rudnn-bench-attention [--backend auto|cuda|emulation] [--repeats N]
+//                         [--warmup N] [--shapes B,T,H,D,causal;...]
+//                         [--json FILE] [--allow-large]
+//
+// Times rudnn::attentionForward in bf16 on random inputs exactly as
+// bench/sdpa_attention.py times PyTorch's scaled_dot_product_attention:
+// `warmup` untimed calls (the first compiles), then `repeats` calls each
+// between two CUDA events, the median reported; L2 is not flushed. The rate
+// in TFLOP/s counts 4·B·H·T²·D (halved when causal), as FlashAttention's
+// benchmarks do. Self-attention: S = T, G = H, E = D. On the emulation
+// backend (no GPU) shapes beyond 2^14 tokens x heads are refused unless
+// --allow-large.
+//
+//===----------------------------------------------------------------------===//
+
+#include "bench/DeviceTiming.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+using namespace rudnn;
+
+namespace {
+
+struct Shape {
+  int64_t B, T, H, D;
+  bool causal;
+};
+
+std::vector<Shape> parseShapes(const std::string &text) {
+  std::vector<Shape> shapes;
+  std::stringstream list(text);
+  std::string item;
+  while (std::getline(list, item, ';')) {
+    Shape s{};
+    int causal = 0;
+    if (std::sscanf(item.c_str(), "%ld,%ld,%ld,%ld,%d", &s.B, &s.T, &s.H, &s.D,
+                    &causal) != 5 ||
+        (causal != 0 && causal != 1))
+      throw InvalidArgument("--shapes wants B,T,H,D,causal(0|1);..., got '" +
+                            item + "'");
+    s.causal = causal;
+    shapes.push_back(s);
+  }
+  return shapes;
+}
+
+/// FlashAttention's benchmark shapes: 16k tokens a batch at a hidden size
+/// of 2048, sequences of 512 to 16k, causal and not, D = 128.
+std::string defaultShapes() {
+  std::string text;
+  for (int causal : {0, 1})
+    for (int64_t T = 512; T <= 16384; T *= 2)
+      text += std::to_string(16384 / T) + "," + std::to_string(T) + ",16,128," +
+              std::to_string(causal) + ";";
+  return text;
+}
+
+/// Tokens x heads beyond which the emulation backend needs --allow-large.
+constexpr int64_t kEmulationLimit = int64_t(1) << 14;
+
+} // namespace
+
+int main(int argc, char **argv) {
+  bench::BenchOptions options;
+  if (int code = bench::parseBenchOptions(
+          argc, argv, "rudnn-bench-attention", defaultShapes(),
+          "B,T,H,D,causal;... (S = T, G = H, E = D)", options);
+      code >= 0)
+    return code;
+  try {
+    ContextOptions contextOptions;
+    contextOptions.backend = parseBackend(options.backend);
+    Context context(contextOptions);
+    const std::vector<Shape> shapes = parseShapes(options.shapes);
+    for (const Shape &s : shapes)
+      bench::refuseLargeOnEmulation(
+          context, options, s.B * s.T * s.H, kEmulationLimit,
+          std::to_string(s.B) + "," + std::to_string(s.T) + "," +
+              std::to_string(s.H) + "," + std::to_string(s.D));
+    std::printf("device: %s\n", context.deviceDescription().c_str());
+    std::printf("%-24s %10s %10s\n", "B,T,H,D,causal", "fwd ms", "TFLOP/s");
+    std::fflush(stdout);
+    nlohmann::json results = nlohmann::json::array();
+    for (const Shape &s : shapes) {
+      std::mt19937 random(7);
+      const int64_t elements = s.B * s.T * s.H * s.D;
+      DeviceBuffer q = bench::upload(context,
+                                     test::normalValues(elements, random),
+                                     DType::BF16),
+                   k = bench::upload(context,
+                                     test::normalValues(elements, random),
+                                     DType::BF16),
+                   v = bench::upload(context,
+                                     test::normalValues(elements, random),
+                                     DType::BF16),
+                   o(context, elements * 2), lse(context, s.B * s.H * s.T * 4);
+      const std::vector<int64_t> sequence = {s.B, s.T, s.H, s.D};
+      AttentionInputs inputs{
+          TensorView::contiguous(q.data(), DType::BF16, sequence),
+          TensorView::contiguous(k.data(), DType::BF16, sequence),
+          TensorView::contiguous(v.data(), DType::BF16, sequence),
+          {},
+          {}};
+      AttentionOutputs outputs{
+          TensorView::contiguous(o.data(), DType::BF16, sequence),
+          TensorView::contiguous(lse.data(), DType::F32, {s.B, s.H, s.T})};
+      AttentionOptions attention;
+      attention.causal = s.causal;
+      const double ms =
+          bench::medianMs(context, options.warmup, options.repeats, [&] {
+            attentionForward(context, inputs, outputs, attention);
+          });
+      const double flops =
+          4.0 * s.B * s.H * s.T * s.T * s.D / (s.causal ? 2.0 : 1.0);
+      const double tflops = flops / (ms * 1e-3) / 1e12;
+      char label[64];
+      std::snprintf(label, sizeof(label), "%ld,%ld,%ld,%ld,%d", s.B, s.T, s.H,
+                    s.D, s.causal ? 1 : 0);
+      std::printf("%-24s %10.3f %10.2f\n", label, ms, tflops);
+      std::fflush(stdout);
+      results.push_back({{"B", s.B},
+                         {"T", s.T},
+                         {"H", s.H},
+                         {"D", s.D},
+                         {"causal", s.causal},
+                         {"ms", ms},
+                         {"tflops", tflops}});
+      bench::writeResults(context, options, "attention_forward", results);
+    }
+    return 0;
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "rudnn-bench-attention: %s\n", error.what());
+    return 1;
+  }
+}

@@ -1,0 +1,51 @@
+"""What the Python benchmark anchors and comparisons share: CUDA-event
+medians timed as the rudnn benchmarks time theirs, and results files read
+by shape."""
+import argparse
+import json
+
+
+def median_ms(function, repeats):
+    """Median of CUDA-event timings of `function` after three warm-up calls."""
+    import torch
+
+    for _ in range(3):
+        function()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        function()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def load_results(path, key):
+    """{key(record): record} from one results file; {} when unreadable."""
+    try:
+        with open(path) as source:
+            results = json.load(source)["results"]
+    except (OSError, ValueError, KeyError) as error:
+        print(f"  ({path}: {error})")
+        return {}
+    return {key(r): r for r in results}
+
+
+def parse_shapes(text):
+    """"a,b,...;..." -> [(a, b, ...), ...], as the rudnn benchmarks take them."""
+    return [tuple(int(x) for x in item.split(",")) for item in text.split(";")
+            if item]
+
+
+def arguments(default_shapes):
+    """--json FILE (required), --repeats N, --shapes TEXT."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", required=True)
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--shapes", default=default_shapes)
+    return parser.parse_args()
