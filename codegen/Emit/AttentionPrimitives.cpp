@@ -60,6 +60,9 @@ int64_t lastDim(Value value) {
   return cast<ShapedType>(value.getType()).getShape().back();
 }
 
+/// Whether `q` holds packed batches ([T, H, D], with offsets).
+bool isPacked(Value q) { return cast<ShapedType>(q.getType()).getRank() == 3; }
+
 /// The queries a result's dims come from, through the chain.
 Value queriesOf(Operation *op) {
   auto finalize = dyn_cast<AttentionFinalizeOp>(op);
@@ -92,28 +95,37 @@ struct FinalizeModel
     : PrimitiveOpInterface::ExternalModel<FinalizeModel, AttentionFinalizeOp> {
   StringRef getKernelGroup(Operation *) const { return kGroup; }
 
+  /// o [B, T, H, E] and lse [B, H, T]; packed, o [T, H, E] and lse [H, T].
   ResultStorage getResultStorage(Operation *op, unsigned index) const {
     auto finalize = cast<AttentionFinalizeOp>(op);
-    if (index == 0)
+    const bool packed = isPacked(finalize.getO());
+    SmallVector<DimRef, 4> rows;
+    if (!packed)
+      rows.push_back(DimRef::of('B'));
+    if (index == 0) {
+      rows.append({DimRef::of('T'), DimRef::of('H')});
       return ResultStorage::own(
           {static_cast<int64_t>(::rudnn::dtypeSize(dtype(finalize.getO()))) *
                lastDim(finalize.getO()),
-           {DimRef::of('B'), DimRef::of('T'), DimRef::of('H')}},
+           rows},
           "o");
-    return ResultStorage::own(
-        {4, {DimRef::of('B'), DimRef::of('H'), DimRef::of('T')}}, "lse");
+    }
+    rows.append({DimRef::of('H'), DimRef::of('T')});
+    return ResultStorage::own({4, rows}, "lse");
   }
 
-  /// o [B, T, H, E] and lse [B, H, T] take B, T and H from q.
+  /// The dims of o and lse, from q's.
   std::optional<DimRef> getResultDim(Operation *op, unsigned index,
                                      unsigned dim) const {
     Value q = queriesOf(op);
     if (!q)
       return std::nullopt;
-    static constexpr unsigned kLseDims[] = {0, 2, 1};
+    const unsigned rows = isPacked(q) ? 2 : 3;
+    static constexpr unsigned kPaddedLse[] = {0, 2, 1}, kPackedLse[] = {1, 0};
     if (index == 0)
-      return dim < 3 ? std::optional<DimRef>(DimRef::of(q, dim)) : std::nullopt;
-    return DimRef::of(q, kLseDims[dim]);
+      return dim < rows ? std::optional<DimRef>(DimRef::of(q, dim))
+                        : std::nullopt;
+    return DimRef::of(q, isPacked(q) ? kPackedLse[dim] : kPaddedLse[dim]);
   }
 
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
@@ -137,10 +149,12 @@ struct FinalizeModel
                           ? static_cast<int64_t>(*chain.mask.getWindowRight())
                           : -1;
 
+    const bool packed = isPacked(q);
     std::string entry =
-        std::string("attention_fwd_") + ::rudnn::dtypeName(input) + "_d" +
-        std::to_string(headDim) + "_e" + std::to_string(valueDim) + "_bk" +
-        std::to_string(blockK) + (causal ? "_causal" : "");
+        std::string(packed ? "attention_varlen_fwd_" : "attention_fwd_") +
+        ::rudnn::dtypeName(input) + "_d" + std::to_string(headDim) + "_e" +
+        std::to_string(valueDim) + "_bk" + std::to_string(blockK) +
+        (causal ? "_causal" : "");
     auto bound = [](int64_t keys) {
       return keys < 0 ? std::string("inf") : std::to_string(keys);
     };
@@ -169,16 +183,24 @@ struct FinalizeModel
     builder.pointer(chain.mask.getKeyLengths(), "key_lengths", "int", false);
     builder.pointer(chain.mask.getKeyMask(), "key_mask", "unsigned char",
                     false);
+    builder.pointer(chain.mask.getCuSeqlensQ(), "cu_seqlens_q", "int", false);
+    builder.pointer(chain.mask.getCuSeqlensK(), "cu_seqlens_k", "int", false);
     builder.pointer(finalize.getO(), "o", in, true);
     builder.pointer(finalize.getLse(), "lse", "float", true);
+    // Packed rows have no batch dim: a batch stride of 0.
     for (auto [value, name] :
          {std::pair{q, "q"}, std::pair{k, "k"}, std::pair{v, "v"},
-          std::pair{Value(finalize.getO()), "o"}})
-      builder.strides(value,
-                      {std::string(name) + "_b", std::string(name) + "_t",
-                       std::string(name) + "_h"});
+          std::pair{Value(finalize.getO()), "o"}}) {
+      std::vector<std::string> strides = {std::string(name) + "_t",
+                                          std::string(name) + "_h"};
+      if (!packed)
+        strides.insert(strides.begin(), std::string(name) + "_b");
+      builder.strides(value, strides);
+    }
     builder.strides(chain.mask.getKeyMask(), {"key_mask_b"});
-    builder.dim(DimRef::of('B'), "batch");
+    // Packed: the entries are the offsets' count less one.
+    builder.dim(packed ? DimRef::of('C') : DimRef::of('B'),
+                packed ? "offsets" : "batch");
     builder.dim(DimRef::of('T'), "queries");
     builder.dim(DimRef::of('S'), "keys");
     builder.dim(DimRef::of('H'), "heads");
@@ -192,21 +214,31 @@ struct FinalizeModel
       return op->emitOpError()
              << "cannot emit its kernel: " << builder.conflict();
 
+    // lse [B, H, T] or packed [H, T]: b·lse_batch + h·lse_head + row.
     builder.body()
         << "  const rudnn::attention::ForwardParams<" << in << "> p = {\n"
-        << "      q, k, v, key_lengths, key_mask, o, lse,\n"
-        << "      {q_b, q_t, q_h}, {k_b, k_t, k_h}, {v_b, v_t, v_h},\n"
-        << "      {o_b, o_t, o_h}, key_mask_b, batch, queries, keys, heads,\n"
-        << "      kv_heads, scale, softcap, " << left << ", " << right << "};\n"
-        << "  rudnn::attention::forward<" << shape << ", "
-        << (causal ? "true" : "false") << ">(p);\n";
+        << "      q, k, v, key_lengths, key_mask, cu_seqlens_q, cu_seqlens_k,\n"
+        << "      o, lse,\n";
+    for (std::string name : {"q", "k", "v", "o"})
+      builder.body() << "      {" << (packed ? "0" : name + "_b") << ", "
+                     << name << "_t, " << name << "_h},\n";
+    builder.body() << "      key_mask_b, "
+                   << (packed ? "0, queries"
+                              : "(long long)heads * queries, queries")
+                   << ",\n      " << (packed ? "offsets - 1" : "batch")
+                   << ", queries, keys, heads, kv_heads, scale, softcap, "
+                   << left << ", " << right << "};\n"
+                   << "  rudnn::attention::forward<" << shape << ", "
+                   << (causal ? "true" : "false") << ">(p);\n";
 
     KernelLaunch &launch = builder.launch();
     launch.threads = 32 * (kAttentionBlockQueries / 16);
     launch.sharedBytes = sharedBytes;
     launch.grid[0] = SizeRef{
         1, {DimRef::ceilDiv('T', kAttentionBlockQueries, "query_tiles")}};
-    launch.grid[1] = SizeRef{1, {DimRef::of('B'), DimRef::of('H')}};
+    // Packed: every head's query tiles spread over ceil(T / 64) blocks.
+    launch.grid[1] = packed ? SizeRef{1, {DimRef::of('H')}}
+                            : SizeRef{1, {DimRef::of('B'), DimRef::of('H')}};
     launch.grid[2] = SizeRef{1, {}};
     // The model. Bytes: q read, o and lse written once (K and V, read once
     // per group of query heads at least, not counted: a lower bound; long
@@ -216,12 +248,16 @@ struct FinalizeModel
     // not discounted).
     const int64_t elementBytes =
         static_cast<int64_t>(::rudnn::dtypeSize(input));
-    const SizeRef rows{1, {DimRef::of('B'), DimRef::of('H'), DimRef::of('T')}};
+    SizeRef rows{1, {DimRef::of('H'), DimRef::of('T')}};
+    if (!packed)
+      rows.dims.insert(rows.dims.begin(), DimRef::of('B'));
     launch.memoryBytes = {(headDim + valueDim) * elementBytes + 4, rows.dims};
     const int64_t perPair = 2 * (headDim + valueDim);
+    // Packed batches: no FLOP model (their work is in the offsets, on the
+    // device).
     if (left >= 0 && right >= 0)
       launch.flops = {perPair * (left + right + 1), rows.dims};
-    else
+    else if (!packed)
       launch.flops = {
           causal ? perPair / 2 : perPair,
           {DimRef::of('B'), DimRef::of('H'), DimRef::of('T'), DimRef::of('S')}};

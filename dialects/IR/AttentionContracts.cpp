@@ -52,3 +52,49 @@ const OperatorContract &rudnn::attentionContract() {
   }();
   return contract;
 }
+
+const OperatorContract &rudnn::attentionVarlenContract() {
+  static const OperatorContract contract = [] {
+    OperatorContract c;
+    c.op = "rudnn.attention_varlen";
+    c.summary = "Attention over packed variable-length batches";
+    c.dims = {
+        {'T', "dim", "queries of every entry"},
+        {'S', "dim", "keys of every entry"},
+        {'C', "dim", "entries + 1"},
+        {'H', "dim", "query heads, a multiple of G"},
+        {'G', "dim", "key and value heads"},
+        {'D', "head dim", "query and key features", true, 1,
+         kAttentionMaxHeadDim},
+        {'E', "head dim", "value features", true, 1, kAttentionMaxHeadDim}};
+    auto offsets = [](std::string_view name, char counts,
+                      std::string_view doc) {
+      TensorContract t =
+          contractTensor(name, "C", ElementRule::I32, doc, Sample::Offsets);
+      t.packing = Packing::Dense;
+      t.counts = counts;
+      return t;
+    };
+    TensorContract lse = contractTensor(
+        "lse", "HT", ElementRule::F32,
+        "log-sum-exp of each query's allowed scores (−inf for none)");
+    lse.packing = Packing::Dense;
+    c.operands = {
+        contractTensor("q", "THD", ElementRule::Float, "packed queries"),
+        withElementsOf(
+            contractTensor("k", "SGD", ElementRule::Float, "packed keys"), "q"),
+        withElementsOf(
+            contractTensor("v", "SGE", ElementRule::Float, "packed values"),
+            "q"),
+        offsets("cu_seqlens_q", 'T',
+                "entry b's queries are rows [cu_seqlens_q[b], "
+                "cu_seqlens_q[b + 1])"),
+        offsets("cu_seqlens_k", 'S', "entry b's keys, likewise")};
+    c.results = {withElementsOf(contractTensor("o", "THE", ElementRule::Float,
+                                               "each query's attention"),
+                                "q"),
+                 lse};
+    return c;
+  }();
+  return contract;
+}

@@ -15,6 +15,10 @@ inline constexpr int64_t kAttentionMaxHeadDim = 256;
 /// key_lengths [B], key_mask [B, S] -> o [B, T, H, E], lse [B, H, T].
 const OperatorContract &attentionContract();
 
+/// rudnn.attention_varlen: q [T, H, D], k [S, G, D], v [S, G, E] packed,
+/// cu_seqlens_q and cu_seqlens_k [C] (C = B + 1) -> o [T, H, E], lse [H, T].
+const OperatorContract &attentionVarlenContract();
+
 } // namespace rudnn
 
 #endif // RUDNN_DIALECTS_IR_ATTENTIONCONTRACTS_H

@@ -57,6 +57,23 @@ std::optional<int64_t> optionalInt(std::optional<uint64_t> value) {
                : std::nullopt;
 }
 
+/// The layout letters of the attention tensors, padded ([B, T, H, D]) or
+/// packed ([T, H, D] with offsets).
+struct AttentionLayouts {
+  StringRef q, k, v, scores, rows, acc, o;
+};
+constexpr AttentionLayouts kPadded{"BTHD", "BSGD", "BSGE", "BHTS",
+                                   "BHT",  "BHTE", "BTHE"};
+constexpr AttentionLayouts kPacked{"THD", "SGD", "SGE", "HTS",
+                                   "HT",  "HTE", "THE"};
+
+/// The layouts of a chain whose `value` (queries, or a tensor of scores or
+/// probabilities) has `rank`; the padded rank of it is `paddedRank`.
+const AttentionLayouts &layoutsOf(Value value, int64_t paddedRank) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.getRank() == paddedRank - 1 ? kPacked : kPadded;
+}
+
 /// Checks `value` against `layout`, then its element type.
 LogicalResult checkTensor(Operation *op, ShapeChecker &shapes, StringRef name,
                           Value value, StringRef layout,
@@ -70,93 +87,146 @@ LogicalResult checkTensor(Operation *op, ShapeChecker &shapes, StringRef name,
 } // namespace
 
 //===----------------------------------------------------------------------===//
-// AttentionOp
+// AttentionOp and AttentionVarlenOp
 //===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The rules both forms share beyond the contract: attributes, H % G.
+template <typename AttentionLikeOp>
+LogicalResult verifyAttention(AttentionLikeOp op) {
+  ShapeChecker shapes(op, kAttentionStaticDims);
+  if (failed(verifyOperatorContract(op, shapes)) ||
+      failed(checkWindow(op, optionalInt(op.getWindowLeft()),
+                         optionalInt(op.getWindowRight()))) ||
+      failed(checkPositive(op, "softcap", op.getSoftcapAttr())) ||
+      failed(checkPositive(op, "scale", op.getScaleAttr())) ||
+      failed(checkTiles(op, optionalInt(op.getBlockQ()),
+                        optionalInt(op.getBlockK()))))
+    return failure();
+  std::optional<int64_t> heads = shapes.lookup('H'),
+                         groups = shapes.lookup('G');
+  if (heads && groups && *heads % *groups != 0)
+    return op.emitOpError()
+           << "query heads H = " << *heads
+           << " must be a multiple of the key heads G = " << *groups;
+  return success();
+}
+
+/// Fills the scale (D^-0.5) and the tile sizes for `target` when absent.
+template <typename AttentionLikeOp>
+LogicalResult specializeAttention(AttentionLikeOp op, TargetAttr target) {
+  auto q = cast<RankedTensorType>(op.getQ().getType());
+  const int64_t
+      headDim = q.getShape().back(),
+      valueDim = cast<RankedTensorType>(op.getV().getType()).getShape().back(),
+      inputBytes = q.getElementTypeBitWidth() / 8;
+  Builder builder(op.getContext());
+  if (!op.getScaleAttr())
+    op.setScaleAttr(
+        builder.getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(headDim))));
+  if (!op.getBlockQ())
+    op.setBlockQAttr(builder.getI64IntegerAttr(kAttentionBlockQueries));
+  if (!op.getBlockK()) {
+    std::optional<int64_t> keys = chooseAttentionBlockKeys(
+        headDim, valueDim, inputBytes, target.getSmemPerBlock());
+    if (!keys)
+      return op.emitOpError()
+             << "no key tile fits D = " << headDim << ", E = " << valueDim
+             << " in smem_per_block = " << target.getSmemPerBlock()
+             << " bytes (needs "
+             << attentionSharedBytes(kAttentionBlockQueries, 16, headDim,
+                                     valueDim, inputBytes)
+             << " for 16 keys)";
+    op.setBlockKAttr(builder.getI64IntegerAttr(*keys));
+  }
+  return success();
+}
+
+/// What restricts the keys, besides the attributes.
+struct KeyRestrictions {
+  Value lengths, mask, queryOffsets, keyOffsets;
+};
+
+/// scores → mask → online softmax → accumulate → finalize: one kernel.
+template <typename AttentionLikeOp>
+LogicalResult decomposeAttention(AttentionLikeOp op, OpBuilder &builder,
+                                 const KeyRestrictions &keys) {
+  if (!op.getScaleAttr() || !op.getBlockQ() || !op.getBlockK())
+    return op.emitOpError() << "needs its scale and tile sizes: run "
+                               "rudnn-specialize before rudnn-decompose";
+  auto q = cast<RankedTensorType>(op.getQ().getType());
+  auto k = cast<RankedTensorType>(op.getK().getType());
+  const int64_t valueDim =
+      cast<RankedTensorType>(op.getV().getType()).getShape().back();
+  // Padded [B, T, H, D]: scores [B, H, T, S]; packed [T, H, D]: [H, T, S].
+  SmallVector<int64_t> rows;
+  if (q.getRank() == 4)
+    rows = {q.getDimSize(0), q.getDimSize(2), q.getDimSize(1)};
+  else
+    rows = {q.getDimSize(1), q.getDimSize(0)};
+  const int64_t keyCount = k.getDimSize(k.getRank() - 3);
+  Type f32 = builder.getF32Type();
+  auto withLast = [&](int64_t last) {
+    SmallVector<int64_t> shape(rows);
+    shape.push_back(last);
+    return RankedTensorType::get(shape, f32);
+  };
+  RankedTensorType scoresType = withLast(keyCount),
+                   accType = withLast(valueDim);
+  auto rowType = RankedTensorType::get(rows, f32);
+  Location loc = op.getLoc();
+  Value scores = builder.create<AttentionScoresOp>(
+      loc, scoresType, op.getQ(), op.getK(), op.getScaleAttr(),
+      op.getSoftcapAttr(), op.getBlockQAttr(), op.getBlockKAttr());
+  Value masked = builder.create<AttentionMaskOp>(
+      loc, scoresType, scores, keys.lengths, keys.mask, keys.queryOffsets,
+      keys.keyOffsets, op.getCausalAttr(), op.getWindowLeftAttr(),
+      op.getWindowRightAttr());
+  auto softmax = builder.create<AttentionSoftmaxOp>(loc, scoresType, rowType,
+                                                    rowType, masked);
+  Value acc = builder.create<AttentionAccumulateOp>(loc, accType,
+                                                    softmax.getP(), op.getV());
+  auto finalize = builder.create<AttentionFinalizeOp>(
+      loc, op.getO().getType(), op.getLse().getType(), acc, softmax.getRowMax(),
+      softmax.getRowSum());
+  op.getO().replaceAllUsesWith(finalize.getO());
+  op.getLse().replaceAllUsesWith(finalize.getLse());
+  return success();
+}
+
+} // namespace
 
 const ::rudnn::OperatorContract &AttentionOp::getContract() {
   return ::rudnn::attentionContract();
 }
 
-LogicalResult AttentionOp::verify() {
-  ShapeChecker shapes(*this, kAttentionStaticDims);
-  if (failed(verifyOperatorContract(*this, shapes)) ||
-      failed(checkWindow(*this, optionalInt(getWindowLeft()),
-                         optionalInt(getWindowRight()))) ||
-      failed(checkPositive(*this, "softcap", getSoftcapAttr())) ||
-      failed(checkPositive(*this, "scale", getScaleAttr())) ||
-      failed(checkTiles(*this, optionalInt(getBlockQ()),
-                        optionalInt(getBlockK()))))
-    return failure();
-  std::optional<int64_t> heads = shapes.lookup('H'),
-                         groups = shapes.lookup('G');
-  if (heads && groups && *heads % *groups != 0)
-    return emitOpError() << "query heads H = " << *heads
-                         << " must be a multiple of the key heads G = "
-                         << *groups;
-  return success();
-}
+LogicalResult AttentionOp::verify() { return verifyAttention(*this); }
 
 LogicalResult AttentionOp::specialize(TargetAttr target,
                                       const SpecializeOptions &) {
-  auto q = cast<RankedTensorType>(getQ().getType());
-  const int64_t headDim = q.getDimSize(3),
-                valueDim =
-                    cast<RankedTensorType>(getV().getType()).getDimSize(3),
-                inputBytes = q.getElementTypeBitWidth() / 8;
-  Builder builder(getContext());
-  if (!getScaleAttr())
-    setScaleAttr(
-        builder.getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(headDim))));
-  if (!getBlockQ())
-    setBlockQAttr(builder.getI64IntegerAttr(kAttentionBlockQueries));
-  if (!getBlockK()) {
-    std::optional<int64_t> keys = chooseAttentionBlockKeys(
-        headDim, valueDim, inputBytes, target.getSmemPerBlock());
-    if (!keys)
-      return emitOpError() << "no key tile fits D = " << headDim
-                           << ", E = " << valueDim << " in smem_per_block = "
-                           << target.getSmemPerBlock() << " bytes (needs "
-                           << attentionSharedBytes(kAttentionBlockQueries, 16,
-                                                   headDim, valueDim,
-                                                   inputBytes)
-                           << " for 16 keys)";
-    setBlockKAttr(builder.getI64IntegerAttr(*keys));
-  }
-  return success();
+  return specializeAttention(*this, target);
 }
 
-// scores → mask → online softmax → accumulate → finalize: one kernel.
 LogicalResult AttentionOp::decompose(OpBuilder &builder) {
-  if (!getScaleAttr() || !getBlockQ() || !getBlockK())
-    return emitOpError() << "needs its scale and tile sizes: run "
-                            "rudnn-specialize before rudnn-decompose";
-  auto q = cast<RankedTensorType>(getQ().getType());
-  auto k = cast<RankedTensorType>(getK().getType());
-  auto v = cast<RankedTensorType>(getV().getType());
-  const int64_t batch = q.getDimSize(0), length = q.getDimSize(1),
-                heads = q.getDimSize(2), keys = k.getDimSize(1);
-  Type f32 = builder.getF32Type();
-  auto scoresType = RankedTensorType::get({batch, heads, length, keys}, f32);
-  auto rowType = RankedTensorType::get({batch, heads, length}, f32);
-  auto accType =
-      RankedTensorType::get({batch, heads, length, v.getDimSize(3)}, f32);
-  Location loc = getLoc();
-  Value scores = builder.create<AttentionScoresOp>(
-      loc, scoresType, getQ(), getK(), getScaleAttr(), getSoftcapAttr(),
-      getBlockQAttr(), getBlockKAttr());
-  Value masked = builder.create<AttentionMaskOp>(
-      loc, scoresType, scores, getKeyLengths(), getKeyMask(), getCausalAttr(),
-      getWindowLeftAttr(), getWindowRightAttr());
-  auto softmax = builder.create<AttentionSoftmaxOp>(loc, scoresType, rowType,
-                                                    rowType, masked);
-  Value acc = builder.create<AttentionAccumulateOp>(loc, accType,
-                                                    softmax.getP(), getV());
-  auto finalize = builder.create<AttentionFinalizeOp>(
-      loc, getO().getType(), getLse().getType(), acc, softmax.getRowMax(),
-      softmax.getRowSum());
-  getO().replaceAllUsesWith(finalize.getO());
-  getLse().replaceAllUsesWith(finalize.getLse());
-  return success();
+  return decomposeAttention(*this, builder,
+                            {getKeyLengths(), getKeyMask(), {}, {}});
+}
+
+const ::rudnn::OperatorContract &AttentionVarlenOp::getContract() {
+  return ::rudnn::attentionVarlenContract();
+}
+
+LogicalResult AttentionVarlenOp::verify() { return verifyAttention(*this); }
+
+LogicalResult AttentionVarlenOp::specialize(TargetAttr target,
+                                            const SpecializeOptions &) {
+  return specializeAttention(*this, target);
+}
+
+LogicalResult AttentionVarlenOp::decompose(OpBuilder &builder) {
+  return decomposeAttention(*this, builder,
+                            {{}, {}, getCuSeqlensQ(), getCuSeqlensK()});
 }
 
 //===----------------------------------------------------------------------===//
@@ -164,13 +234,14 @@ LogicalResult AttentionOp::decompose(OpBuilder &builder) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AttentionScoresOp::verify() {
+  const AttentionLayouts &layouts = layoutsOf(getQ(), 4);
   ShapeChecker shapes(*this, kAttentionStaticDims);
-  if (failed(checkTensor(*this, shapes, "q", getQ(), "BTHD",
+  if (failed(checkTensor(*this, shapes, "q", getQ(), layouts.q,
                          checkFloatElementType)) ||
-      failed(checkTensor(*this, shapes, "k", getK(), "BSGD",
+      failed(checkTensor(*this, shapes, "k", getK(), layouts.k,
                          checkFloatElementType)) ||
       failed(checkSameElementType(*this, "k", getK(), "q", getQ())) ||
-      failed(checkTensor(*this, shapes, "scores", getScores(), "BHTS",
+      failed(checkTensor(*this, shapes, "scores", getScores(), layouts.scores,
                          checkF32ElementType)) ||
       failed(checkPositive(*this, "scale", getScaleAttr())) ||
       failed(checkPositive(*this, "softcap", getSoftcapAttr())))
@@ -180,10 +251,17 @@ LogicalResult AttentionScoresOp::verify() {
 }
 
 LogicalResult AttentionMaskOp::verify() {
+  const AttentionLayouts &layouts = layoutsOf(getScores(), 4);
+  const bool packed = &layouts == &kPacked;
+  if (packed != static_cast<bool>(getCuSeqlensQ()) ||
+      (packed && (getKeyLengths() || getKeyMask())))
+    return emitOpError() << "packed scores [H, T, S] take the entries' "
+                            "offsets (cu_seqlens) and no lengths or mask; "
+                            "padded scores [B, H, T, S] take no offsets";
   ShapeChecker shapes(*this, "");
-  if (failed(checkTensor(*this, shapes, "scores", getScores(), "BHTS",
+  if (failed(checkTensor(*this, shapes, "scores", getScores(), layouts.scores,
                          checkF32ElementType)) ||
-      failed(checkTensor(*this, shapes, "masked", getMasked(), "BHTS",
+      failed(checkTensor(*this, shapes, "masked", getMasked(), layouts.scores,
                          checkF32ElementType)) ||
       failed(checkWindow(*this, optionalInt(getWindowLeft()),
                          optionalInt(getWindowRight()))))
@@ -197,46 +275,54 @@ LogicalResult AttentionMaskOp::verify() {
       mask && (failed(shapes.check("key_mask", mask, "BS")) ||
                failed(checkIntegerElementType(*this, "key_mask", mask, 1))))
     return failure();
+  for (auto [name, offsets] : {std::pair{"cu_seqlens_q", getCuSeqlensQ()},
+                               std::pair{"cu_seqlens_k", getCuSeqlensK()}})
+    if (offsets && (failed(shapes.check(name, offsets, "C")) ||
+                    failed(checkIntegerElementType(*this, name, offsets, 32))))
+      return failure();
   return success();
 }
 
 LogicalResult AttentionSoftmaxOp::verify() {
+  const AttentionLayouts &layouts = layoutsOf(getMasked(), 4);
   ShapeChecker shapes(*this, "");
-  if (failed(checkTensor(*this, shapes, "masked", getMasked(), "BHTS",
+  if (failed(checkTensor(*this, shapes, "masked", getMasked(), layouts.scores,
                          checkF32ElementType)) ||
-      failed(checkTensor(*this, shapes, "p", getP(), "BHTS",
+      failed(checkTensor(*this, shapes, "p", getP(), layouts.scores,
                          checkF32ElementType)) ||
-      failed(checkTensor(*this, shapes, "row_max", getRowMax(), "BHT",
+      failed(checkTensor(*this, shapes, "row_max", getRowMax(), layouts.rows,
                          checkF32ElementType)) ||
-      failed(checkTensor(*this, shapes, "row_sum", getRowSum(), "BHT",
+      failed(checkTensor(*this, shapes, "row_sum", getRowSum(), layouts.rows,
                          checkF32ElementType)))
     return failure();
   return success();
 }
 
 LogicalResult AttentionAccumulateOp::verify() {
+  const AttentionLayouts &layouts = layoutsOf(getP(), 4);
   ShapeChecker shapes(*this, kAttentionStaticDims);
-  if (failed(checkTensor(*this, shapes, "p", getP(), "BHTS",
+  if (failed(checkTensor(*this, shapes, "p", getP(), layouts.scores,
                          checkF32ElementType)) ||
-      failed(checkTensor(*this, shapes, "v", getV(), "BSGE",
+      failed(checkTensor(*this, shapes, "v", getV(), layouts.v,
                          checkFloatElementType)) ||
-      failed(checkTensor(*this, shapes, "acc", getAcc(), "BHTE",
+      failed(checkTensor(*this, shapes, "acc", getAcc(), layouts.acc,
                          checkF32ElementType)))
     return failure();
   return success();
 }
 
 LogicalResult AttentionFinalizeOp::verify() {
+  const AttentionLayouts &layouts = layoutsOf(getAcc(), 4);
   ShapeChecker shapes(*this, kAttentionStaticDims);
-  if (failed(checkTensor(*this, shapes, "acc", getAcc(), "BHTE",
+  if (failed(checkTensor(*this, shapes, "acc", getAcc(), layouts.acc,
                          checkF32ElementType)) ||
-      failed(checkTensor(*this, shapes, "row_max", getRowMax(), "BHT",
+      failed(checkTensor(*this, shapes, "row_max", getRowMax(), layouts.rows,
                          checkF32ElementType)) ||
-      failed(checkTensor(*this, shapes, "row_sum", getRowSum(), "BHT",
+      failed(checkTensor(*this, shapes, "row_sum", getRowSum(), layouts.rows,
                          checkF32ElementType)) ||
-      failed(checkTensor(*this, shapes, "o", getO(), "BTHE",
+      failed(checkTensor(*this, shapes, "o", getO(), layouts.o,
                          checkFloatElementType)) ||
-      failed(checkTensor(*this, shapes, "lse", getLse(), "BHT",
+      failed(checkTensor(*this, shapes, "lse", getLse(), layouts.rows,
                          checkF32ElementType)))
     return failure();
   return success();

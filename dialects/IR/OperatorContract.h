@@ -45,6 +45,7 @@ enum class Sample {
   Probability, // uniform in [0.05, 0.95]
   UnitRows,    // normal, each row along the innermost dim L2-normalised
   Lengths,     // i32 uniform in [0, size of `counts`], both ends included
+  Offsets,     // i32 from 0 up to the size of `counts`, never decreasing
   Mask,        // bool, true with probability 3/4
 };
 
@@ -60,7 +61,8 @@ struct TensorContract {
   std::string_view inPlaceOf = {};
   std::string_view doc = {};
   Sample sample = Sample::Normal;
-  /// Sample::Lengths: the dim letter whose size the values count up to.
+  /// Sample::Lengths, Sample::Offsets: the dim letter whose size the
+  /// values count up to.
   char counts = 0;
   /// A layout private to the kernels, which one operator saves for another
   /// (a forward's tiles for its backward): no reference computes it and no

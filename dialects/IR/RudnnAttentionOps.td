@@ -82,6 +82,58 @@ def Rudnn_AttentionOp : Rudnn_Op<"attention", [
   let hasVerifier = 1;
 }
 
+def Rudnn_AttentionVarlenOp : Rudnn_Op<"attention_varlen", [
+    Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
+  let summary = "Attention over packed variable-length batches";
+  let description = [{
+    `rudnn.attention` for B sequences of their own lengths packed along
+    one dim, as FlashAttention's `flash_attn_varlen_func` takes them: q
+    `[T, H, D]`, k `[S, G, D]`, v `[S, G, E]` hold every entry's rows in
+    turn, entry b's queries the rows `cu_seqlens_q[b]` to
+    `cu_seqlens_q[b + 1]` and its keys likewise (`[B + 1]` i32 each, from
+    0 to the total). Entry b's queries attend to its keys alone, under the
+    same `causal`, `window`, `softcap` and `scale`, aligned bottom-right to
+    the entry's own lengths; an entry with no keys gives zeros and −inf.
+
+    Results: `o` `[T, H, E]` in `q`'s type, `lse` `[H, T]` f32. Changing
+    the lengths never recompiles, and the kernels never read the offsets on
+    the host.
+
+    ```mlir
+    %o, %lse = rudnn.attention_varlen %q, %k, %v
+        cu_seqlens(%cu_q, %cu_k) causal
+        : (tensor<?x?x64xbf16>, tensor<?x?x64xbf16>, tensor<?x?x64xbf16>,
+           tensor<?xi32>, tensor<?xi32>)
+        -> (tensor<?x?x64xbf16>, tensor<?x?xf32>)
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$q,
+    AnyRankedTensor:$k,
+    AnyRankedTensor:$v,
+    AnyRankedTensor:$cu_seqlens_q,
+    AnyRankedTensor:$cu_seqlens_k,
+    UnitAttr:$causal,
+    OptionalAttr<I64Attr>:$window_left,
+    OptionalAttr<I64Attr>:$window_right,
+    OptionalAttr<F32Attr>:$softcap,
+    OptionalAttr<F32Attr>:$scale,
+    OptionalAttr<I64Attr>:$block_q,
+    OptionalAttr<I64Attr>:$block_k);
+  let results = (outs AnyRankedTensor:$o, AnyRankedTensor:$lse);
+
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `cu_seqlens` `(` $cu_seqlens_q `,` $cu_seqlens_k `)`
+    (`causal` $causal^)?
+    (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
+    (`softcap` $softcap^)? (`scale` $scale^)?
+    (`block_q` $block_q^)? (`block_k` $block_k^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 class Rudnn_AttentionPrimitive<string mnemonic, list<Trait> traits = []>
     : Rudnn_Op<mnemonic, !listconcat(traits, [Pure])> {
   let hasVerifier = 1;
@@ -91,8 +143,11 @@ def Rudnn_AttentionScoresOp : Rudnn_AttentionPrimitive<"attention_scores"> {
   let summary = "Scaled (and soft-capped) scores of queries against keys";
   let description = [{
     `scores[b, h, i, j] = scale · q[b, i, h] · k[b, j, h / (H / G)]`, then
-    `softcap · tanh(scores / softcap)` with a `softcap`. Its kernel forms it
-    a `block_q` x `block_k` tile at a time from shared tiles of q and k.
+    `softcap · tanh(scores / softcap)` with a `softcap`. Packed batches
+    (q `[T, H, D]`, k `[S, G, D]`) give `scores[h, i, j]` [H, T, S] over
+    every packed query and key, the mask keeping each entry's block. Its
+    kernel forms it a `block_q` x `block_k` tile at a time from shared
+    tiles of q and k.
 
     ```mlir
     %s = rudnn.attention_scores %q, %k scale 1.250000e-01 block_q 64
@@ -117,7 +172,9 @@ def Rudnn_AttentionMaskOp : Rudnn_AttentionPrimitive<"attention_mask", [
     `masked[b, h, i, j] = scores[b, h, i, j]` where key j is allowed for
     query i (within `key_lengths[b]`, true in `key_mask[b, j]`, and the
     `causal` and `window` bounds, bottom-right aligned as `rudnn.attention`
-    states them), −inf elsewhere. Its kernel skips the key tiles no query of
+    states them), −inf elsewhere. Packed scores [H, T, S] take the
+    entries' offsets (`cu_seqlens`) instead of lengths and mask: query i
+    and key j of one entry only, bounds aligned to the entry's lengths. Its kernel skips the key tiles no query of
     its block may see and masks element by element only the tiles the
     bounds cross.
 
@@ -129,11 +186,14 @@ def Rudnn_AttentionMaskOp : Rudnn_AttentionPrimitive<"attention_mask", [
   let arguments = (ins AnyRankedTensor:$scores,
                        Optional<AnyRankedTensor>:$key_lengths,
                        Optional<AnyRankedTensor>:$key_mask,
+                       Optional<AnyRankedTensor>:$cu_seqlens_q,
+                       Optional<AnyRankedTensor>:$cu_seqlens_k,
                        UnitAttr:$causal, OptionalAttr<I64Attr>:$window_left,
                        OptionalAttr<I64Attr>:$window_right);
   let results = (outs AnyRankedTensor:$masked);
   let assemblyFormat = [{
     $scores (`key_lengths` $key_lengths^)? (`key_mask` $key_mask^)?
+    (`cu_seqlens` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `)`)?
     (`causal` $causal^)? (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     attr-dict `:` type(operands) `->` type($masked)
   }];
@@ -189,7 +249,8 @@ def Rudnn_AttentionFinalizeOp
   let summary = "Normalised output and log-sum-exp";
   let description = [{
     `o[b, i, h, e] = acc[b, h, i, e] / row_sum[b, h, i]` and
-    `lse[b, h, i] = row_max + log(row_sum)`; a row whose sum is 0 gives
+    `lse[b, h, i] = row_max + log(row_sum)` (packed: o [T, H, E] and lse
+    [H, T] from acc [H, T, E]); a row whose sum is 0 gives
     `o = 0` and `lse = −inf`. The last primitive of the attention kernel,
     which emits it.
 

@@ -52,6 +52,28 @@ void attentionForward(Context &context, const AttentionInputs &inputs,
                       const AttentionOptions &options = {},
                       Stream stream = nullptr);
 
+/// Packed variable-length batches, as flash_attn_varlen_func takes them:
+/// q [T, H, D], k [S, G, D], v [S, G, E] hold the B entries' rows one after
+/// another (T and S the totals); cuSeqlensQ and cuSeqlensK [B + 1] (i32,
+/// dense, in device memory) are where each entry's queries and keys start,
+/// from 0 to T and to S. Each entry attends within itself. The offsets are
+/// never read on the host: changing them never recompiles or synchronizes,
+/// and offsets out of order or range are clamped (no entry reads outside
+/// the tensors).
+struct AttentionVarlenInputs {
+  TensorView q, k, v, cuSeqlensQ, cuSeqlensK;
+};
+
+/// o [T, H, E] (q's dtype) and optionally lse [H, T] (dense fp32) for
+/// packed batches; the options as for attentionForward, the bounds aligned
+/// to each entry's own lengths. Throws InvalidArgument naming the bad
+/// argument before anything is written.
+void attentionVarlenForward(Context &context,
+                            const AttentionVarlenInputs &inputs,
+                            const AttentionOutputs &outputs,
+                            const AttentionOptions &options = {},
+                            Stream stream = nullptr);
+
 } // namespace rudnn
 
 #endif // RUDNN_ATTENTION_H

@@ -2,7 +2,8 @@
 //
 // Validates a call against the operator's contract and options, finds (or
 // builds once) the function of its signature, and calls it: one rudnn IR
-// function per signature, B, T, S, H, G and strides read from the views.
+// function per signature (padded or packed batches), B, T, S, H, G, the
+// offsets' count and strides read from the views.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,44 +51,56 @@ Resolved resolve(const AttentionOptions &options, int64_t headDim) {
   return r;
 }
 
+/// What shapes a call's function: its types and dims, the optional tensors
+/// it has and whether its batches are packed.
+struct CallForm {
+  DType dtype;
+  int64_t headDim, valueDim;
+  bool lengths, mask, lse, packed;
+};
+
 /// What shapes the function besides the sizes: its plan-cache key.
-std::string signatureOf(const AttentionInputs &in, const AttentionOutputs &out,
-                        const Resolved &r) {
+std::string signatureOf(const CallForm &f, const Resolved &r) {
   std::ostringstream key;
-  key << "attention:" << dtypeName(in.q.dtype) << ":d" << in.q.shape[3] << ":e"
-      << in.v.shape[3] << ":lengths=" << in.keyLengths.has_value()
-      << ":mask=" << in.keyMask.has_value() << ":lse=" << out.lse.has_value()
+  key << (f.packed ? "attention_varlen:" : "attention:") << dtypeName(f.dtype)
+      << ":d" << f.headDim << ":e" << f.valueDim << ":lengths=" << f.lengths
+      << ":mask=" << f.mask << ":lse=" << f.lse
       << ":causal=" << r.options.causal << ":window=" << r.options.windowLeft
       << "," << r.options.windowRight << std::hexfloat
       << ":softcap=" << r.options.softcap << ":scale=" << r.scale;
   return key.str();
 }
 
-/// @attention(q, k, v, [key_lengths], [key_mask]) -> (o, [lse]) with every
-/// dim but D and E dynamic.
-mlir::OwningOpRef<mlir::ModuleOp> attentionModule(mlir::MLIRContext &mlir,
-                                                  const AttentionInputs &in,
-                                                  const AttentionOutputs &out,
-                                                  const Resolved &r) {
+/// @attention(q, k, v, [key_lengths], [key_mask]) -> (o, [lse]), or for
+/// packed batches (q, k, v, cu_seqlens_q, cu_seqlens_k) -> (o, [lse]), with
+/// every dim but D and E dynamic.
+mlir::OwningOpRef<mlir::ModuleOp>
+attentionModule(mlir::MLIRContext &mlir, const CallForm &f, const Resolved &r) {
   mlir::OpBuilder b(&mlir);
   mlir::Location loc = b.getUnknownLoc();
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
   const int64_t dyn = mlir::ShapedType::kDynamic;
-  mlir::Type element = mlirElementType(b, in.q.dtype);
-  auto tensor = [&](llvm::ArrayRef<int64_t> shape, mlir::Type type) {
+  const int64_t rank = f.packed ? 3 : 4;
+  mlir::Type element = mlirElementType(b, f.dtype);
+  // Padded [B, T, H, *]; packed [T, H, *].
+  auto rows = [&](int64_t width, mlir::Type type) {
+    llvm::SmallVector<int64_t> shape(rank - 1, dyn);
+    shape.push_back(width);
     return mlir::RankedTensorType::get(shape, type);
   };
-  mlir::Type q = tensor({dyn, dyn, dyn, in.q.shape[3]}, element),
-             v = tensor({dyn, dyn, dyn, in.v.shape[3]}, element),
-             o = tensor({dyn, dyn, dyn, in.v.shape[3]}, element),
-             lse = tensor({dyn, dyn, dyn}, b.getF32Type());
+  mlir::Type q = rows(f.headDim, element), v = rows(f.valueDim, element),
+             lse = mlir::RankedTensorType::get(
+                 llvm::SmallVector<int64_t>(rank - 1, dyn), b.getF32Type()),
+             offsets = mlir::RankedTensorType::get({dyn}, b.getI32Type());
   llvm::SmallVector<mlir::Type> inputs = {q, q, v};
-  if (in.keyLengths)
-    inputs.push_back(tensor({dyn}, b.getI32Type()));
-  if (in.keyMask)
-    inputs.push_back(tensor({dyn, dyn}, b.getI1Type()));
-  llvm::SmallVector<mlir::Type> results = {o};
-  if (out.lse)
+  if (f.lengths)
+    inputs.push_back(offsets);
+  if (f.mask)
+    inputs.push_back(mlir::RankedTensorType::get({dyn, dyn}, b.getI1Type()));
+  if (f.packed)
+    inputs.append({offsets, offsets});
+  llvm::SmallVector<mlir::Type> results = {v};
+  if (f.lse)
     results.push_back(lse);
 
   b.setInsertionPointToEnd(module->getBody());
@@ -96,26 +109,65 @@ mlir::OwningOpRef<mlir::ModuleOp> attentionModule(mlir::MLIRContext &mlir,
   mlir::Block *body = func.addEntryBlock();
   b.setInsertionPointToEnd(body);
   unsigned next = 3;
-  mlir::Value lengths = in.keyLengths ? body->getArgument(next++) : nullptr;
-  mlir::Value mask = in.keyMask ? body->getArgument(next++) : nullptr;
+  mlir::Value lengths = f.lengths ? body->getArgument(next++) : nullptr;
+  mlir::Value mask = f.mask ? body->getArgument(next++) : nullptr;
   const AttentionOptions &options = r.options;
   auto windowBound = [&](int bound) {
     return options.windowLeft >= 0 || options.windowRight >= 0
                ? b.getI64IntegerAttr(bound)
                : mlir::IntegerAttr();
   };
-  auto attention = b.create<mlir::rudnn::AttentionOp>(
-      loc, o, lse, body->getArgument(0), body->getArgument(1),
-      body->getArgument(2), lengths, mask, options.causal,
-      windowBound(options.windowLeft), windowBound(options.windowRight),
-      options.softcap > 0 ? b.getF32FloatAttr(options.softcap)
-                          : mlir::FloatAttr(),
-      b.getF32FloatAttr(r.scale), mlir::IntegerAttr(), mlir::IntegerAttr());
-  llvm::SmallVector<mlir::Value> returned = {attention.getO()};
-  if (out.lse)
-    returned.push_back(attention.getLse());
+  const mlir::FloatAttr softcap = options.softcap > 0
+                                      ? b.getF32FloatAttr(options.softcap)
+                                      : mlir::FloatAttr();
+  mlir::Operation *attention;
+  if (f.packed)
+    attention = b.create<mlir::rudnn::AttentionVarlenOp>(
+        loc, v, lse, body->getArgument(0), body->getArgument(1),
+        body->getArgument(2), body->getArgument(next),
+        body->getArgument(next + 1), options.causal,
+        windowBound(options.windowLeft), windowBound(options.windowRight),
+        softcap, b.getF32FloatAttr(r.scale), mlir::IntegerAttr(),
+        mlir::IntegerAttr());
+  else
+    attention = b.create<mlir::rudnn::AttentionOp>(
+        loc, v, lse, body->getArgument(0), body->getArgument(1),
+        body->getArgument(2), lengths, mask, options.causal,
+        windowBound(options.windowLeft), windowBound(options.windowRight),
+        softcap, b.getF32FloatAttr(r.scale), mlir::IntegerAttr(),
+        mlir::IntegerAttr());
+  llvm::SmallVector<mlir::Value> returned = {attention->getResult(0)};
+  if (f.lse)
+    returned.push_back(attention->getResult(1));
   b.create<mlir::func::ReturnOp>(loc, returned);
   return module;
+}
+
+/// Checks the heads and the grid's limits, then calls the function of the
+/// call's form (compiled at its first call) on `arguments` and `results`.
+void callAttention(Context &context, DimSizes &dims, const CallForm &form,
+                   const AttentionOptions &options,
+                   const std::vector<TensorView> &arguments,
+                   const std::vector<TensorView> &results, Stream stream) {
+  if (dims['H'] % dims['G'] != 0)
+    throw InvalidArgument("query heads H = " + std::to_string(dims['H']) +
+                          " must be a multiple of the key heads G = " +
+                          std::to_string(dims['G']) +
+                          " (the heads of 'q' "
+                          "and 'k')");
+  const int64_t blockRows = form.packed ? dims['H'] : dims['B'] * dims['H'];
+  if (blockRows > 65535)
+    throw Unsupported((form.packed ? "H = " : "B·H = ") +
+                      std::to_string(blockRows) +
+                      " exceeds 65535, the grid's second dimension");
+  for (char letter : {'T', 'S'})
+    if (dims[letter] > INT32_MAX)
+      throw InvalidArgument("T and S must each fit in 32 bits");
+  const Resolved r = resolve(options, dims['D']);
+  Function function = cachedFunction(
+      context, signatureOf(form, r),
+      [&](mlir::MLIRContext &mlir) { return attentionModule(mlir, form, r); });
+  function.call(arguments, results, stream);
 }
 
 } // namespace
@@ -123,29 +175,18 @@ mlir::OwningOpRef<mlir::ModuleOp> attentionModule(mlir::MLIRContext &mlir,
 void rudnn::attentionForward(Context &context, const AttentionInputs &in,
                              const AttentionOutputs &out,
                              const AttentionOptions &options, Stream stream) {
-  // --- Validation: every fault named before anything runs. -----------------
+  // Validation: every fault named before anything runs.
   DimSizes dims = checkCall(
       attentionContract(),
       {&in.q, &in.k, &in.v, viewOf(in.keyLengths), viewOf(in.keyMask)},
       {&out.o, viewOf(out.lse)});
-  if (dims['H'] % dims['G'] != 0)
-    throw InvalidArgument("query heads H = " + std::to_string(dims['H']) +
-                          " must be a multiple of the key heads G = " +
-                          std::to_string(dims['G']) +
-                          " ('q' dim 2, 'k' dim 2)");
-  if (dims['B'] * dims['H'] > 65535)
-    throw Unsupported("B·H = " + std::to_string(dims['B'] * dims['H']) +
-                      " exceeds 65535, the grid's second dimension");
-  for (char letter : {'T', 'S'})
-    if (dims[letter] > INT32_MAX)
-      throw InvalidArgument("T and S must each fit in 32 bits");
-  const Resolved r = resolve(options, dims['D']);
-
-  // --- The function of this signature, compiled at its first call. ------
-  Function function = cachedFunction(context, signatureOf(in, out, r),
-                                     [&](mlir::MLIRContext &mlir) {
-                                       return attentionModule(mlir, in, out, r);
-                                     });
+  const CallForm form{in.q.dtype,
+                      dims['D'],
+                      dims['E'],
+                      in.keyLengths.has_value(),
+                      in.keyMask.has_value(),
+                      out.lse.has_value(),
+                      /*packed=*/false};
   std::vector<TensorView> arguments = {in.q, in.k, in.v};
   if (in.keyLengths)
     arguments.push_back(*in.keyLengths);
@@ -154,5 +195,25 @@ void rudnn::attentionForward(Context &context, const AttentionInputs &in,
   std::vector<TensorView> results = {out.o};
   if (out.lse)
     results.push_back(*out.lse);
-  function.call(arguments, results, stream);
+  callAttention(context, dims, form, options, arguments, results, stream);
+}
+
+void rudnn::attentionVarlenForward(Context &context,
+                                   const AttentionVarlenInputs &in,
+                                   const AttentionOutputs &out,
+                                   const AttentionOptions &options,
+                                   Stream stream) {
+  // Validation: every fault named before anything runs.
+  DimSizes dims =
+      checkCall(attentionVarlenContract(),
+                {&in.q, &in.k, &in.v, &in.cuSeqlensQ, &in.cuSeqlensK},
+                {&out.o, viewOf(out.lse)});
+  const CallForm form{in.q.dtype, dims['D'],           dims['E'],      false,
+                      false,      out.lse.has_value(), /*packed=*/true};
+  std::vector<TensorView> results = {out.o};
+  if (out.lse)
+    results.push_back(*out.lse);
+  callAttention(context, dims, form, options,
+                {in.q, in.k, in.v, in.cuSeqlensQ, in.cuSeqlensK}, results,
+                stream);
 }

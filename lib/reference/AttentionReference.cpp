@@ -71,3 +71,36 @@ rudnn::reference::attentionForward(const AttentionShape &s,
   }
   return out;
 }
+
+AttentionOutputs rudnn::reference::attentionVarlenForward(
+    int64_t heads, int64_t kvHeads, int64_t headDim, int64_t valueDim,
+    const AttentionInputs &in, const std::vector<double> &queryOffsets,
+    const std::vector<double> &keyOffsets, const AttentionOptions &options) {
+  const int64_t H = heads, G = kvHeads, D = headDim, E = valueDim;
+  const int64_t T = static_cast<int64_t>(in.q.size()) / (H * D);
+  AttentionOutputs out;
+  out.o.assign(T * H * E, 0.0);
+  out.lse.assign(H * T, -std::numeric_limits<double>::infinity());
+  for (size_t b = 0; b + 1 < queryOffsets.size(); ++b) {
+    const auto q0 = static_cast<int64_t>(queryOffsets[b]),
+               q1 = static_cast<int64_t>(queryOffsets[b + 1]),
+               k0 = static_cast<int64_t>(keyOffsets[b]),
+               k1 = static_cast<int64_t>(keyOffsets[b + 1]);
+    if (q1 <= q0)
+      continue;
+    // The entry alone, as a batch of one.
+    AttentionShape entry{1, q1 - q0, std::max<int64_t>(k1 - k0, 0), H, G, D, E};
+    AttentionInputs slice;
+    slice.q.assign(in.q.begin() + q0 * H * D, in.q.begin() + q1 * H * D);
+    slice.k.assign(in.k.begin() + k0 * G * D, in.k.begin() + k1 * G * D);
+    slice.v.assign(in.v.begin() + k0 * G * E, in.v.begin() + k1 * G * E);
+    if (entry.keys == 0) // no key: every row 0 and −inf, as preset
+      continue;
+    AttentionOutputs part = attentionForward(entry, slice, options);
+    std::copy(part.o.begin(), part.o.end(), out.o.begin() + q0 * H * E);
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < q1 - q0; ++i)
+        out.lse[h * T + q0 + i] = part.lse[h * (q1 - q0) + i];
+  }
+  return out;
+}

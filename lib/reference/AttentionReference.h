@@ -42,6 +42,17 @@ AttentionOutputs attentionForward(const AttentionShape &shape,
                                   const AttentionInputs &inputs,
                                   const AttentionOptions &options);
 
+/// Packed batches: q [T, H, D], k [S, G, D], v [S, G, E] with the entries'
+/// offsets (B + 1 each, from 0 to T and to S); each entry attends within
+/// itself, as attentionForward does for one batch entry. o [T, H, E], lse
+/// [H, T].
+AttentionOutputs attentionVarlenForward(int64_t heads, int64_t kvHeads,
+                                        int64_t headDim, int64_t valueDim,
+                                        const AttentionInputs &inputs,
+                                        const std::vector<double> &queryOffsets,
+                                        const std::vector<double> &keyOffsets,
+                                        const AttentionOptions &options);
+
 } // namespace rudnn::reference
 
 #endif // RUDNN_LIB_REFERENCE_ATTENTIONREFERENCE_H

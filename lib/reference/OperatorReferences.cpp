@@ -80,6 +80,20 @@ double attributeOr(const std::map<std::string, double> &attributes,
   return it == attributes.end() ? fallback : it->second;
 }
 
+/// The attributes both attention forms read.
+AttentionOptions
+attentionOptions(const std::map<std::string, double> &attributes) {
+  AttentionOptions options;
+  options.scale = attribute(attributes, "scale");
+  options.softcap = attributeOr(attributes, "softcap", 0);
+  options.causal = attributeOr(attributes, "causal", 0) != 0;
+  options.windowLeft =
+      static_cast<int64_t>(attributeOr(attributes, "window_left", -1));
+  options.windowRight =
+      static_cast<int64_t>(attributeOr(attributes, "window_right", -1));
+  return options;
+}
+
 NamedValues attention(const NamedValues &operands,
                       const std::map<std::string, double> &attributes) {
   const Values &q = operand(operands, "q"), &k = operand(operands, "k"),
@@ -91,22 +105,29 @@ NamedValues attention(const NamedValues &operands,
     in.keyLengths = it->second.data;
   if (auto it = operands.find("key_mask"); it != operands.end())
     in.keyMask = it->second.data;
-  AttentionOptions options;
-  options.scale = attribute(attributes, "scale");
-  options.softcap = attributeOr(attributes, "softcap", 0);
-  options.causal = attributeOr(attributes, "causal", 0) != 0;
-  options.windowLeft =
-      static_cast<int64_t>(attributeOr(attributes, "window_left", -1));
-  options.windowRight =
-      static_cast<int64_t>(attributeOr(attributes, "window_right", -1));
-  AttentionOutputs out = attentionForward(s, in, options);
+  AttentionOutputs out = attentionForward(s, in, attentionOptions(attributes));
   return {{"o", {{s.batch, s.queries, s.heads, s.valueDim}, out.o}},
           {"lse", {{s.batch, s.heads, s.queries}, out.lse}}};
+}
+
+NamedValues attentionVarlen(const NamedValues &operands,
+                            const std::map<std::string, double> &attributes) {
+  const Values &q = operand(operands, "q"), &k = operand(operands, "k"),
+               &v = operand(operands, "v");
+  AttentionInputs in{q.data, k.data, v.data, {}, {}};
+  AttentionOutputs out = attentionVarlenForward(
+      q.shape[1], k.shape[1], q.shape[2], v.shape[2], in,
+      operand(operands, "cu_seqlens_q").data,
+      operand(operands, "cu_seqlens_k").data, attentionOptions(attributes));
+  return {{"o", {{q.shape[0], q.shape[1], v.shape[2]}, out.o}},
+          {"lse", {{q.shape[1], q.shape[0]}, out.lse}}};
 }
 
 } // namespace
 
 OperatorReference rudnn::reference::referenceFor(std::string_view op) {
+  if (op == "rudnn.attention_varlen")
+    return attentionVarlen;
   if (op == "rudnn.attention")
     return attention;
   if (op == "rudnn.kda")

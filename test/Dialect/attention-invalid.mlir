@@ -139,3 +139,32 @@ func.func @block_k(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tenso
       : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
   return
 }
+
+// -----
+
+// Both offsets count the entries plus one.
+func.func @varlen_offsets(%q: tensor<10x4x16xf32>, %k: tensor<12x2x16xf32>, %v: tensor<12x2x8xf32>, %cq: tensor<3xi32>, %ck: tensor<4xi32>) {
+  // expected-error @+1 {{'cu_seqlens_k' dim 0 (C) is 4, expected 3 as in 'cu_seqlens_q'}}
+  %o, %lse = rudnn.attention_varlen %q, %k, %v cu_seqlens(%cq, %ck)
+      : (tensor<10x4x16xf32>, tensor<12x2x16xf32>, tensor<12x2x8xf32>, tensor<3xi32>, tensor<4xi32>) -> (tensor<10x4x8xf32>, tensor<4x10xf32>)
+  return
+}
+
+// -----
+
+// Packed lse is [H, T].
+func.func @varlen_lse(%q: tensor<10x4x16xf32>, %k: tensor<12x2x16xf32>, %v: tensor<12x2x8xf32>, %cq: tensor<3xi32>, %ck: tensor<3xi32>) {
+  // expected-error @+1 {{'lse' dim 0 (H) is 10, expected 4 as in 'q'}}
+  %o, %lse = rudnn.attention_varlen %q, %k, %v cu_seqlens(%cq, %ck)
+      : (tensor<10x4x16xf32>, tensor<12x2x16xf32>, tensor<12x2x8xf32>, tensor<3xi32>, tensor<3xi32>) -> (tensor<10x4x8xf32>, tensor<10x4xf32>)
+  return
+}
+
+// -----
+
+// A packed mask takes offsets, not key lengths.
+func.func @packed_mask(%s: tensor<4x10x12xf32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{packed scores [H, T, S] take the entries' offsets (cu_seqlens) and no lengths or mask}}
+  %m = rudnn.attention_mask %s key_lengths %l : tensor<4x10x12xf32>, tensor<2xi32> -> tensor<4x10x12xf32>
+  return
+}

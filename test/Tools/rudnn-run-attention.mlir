@@ -22,3 +22,12 @@
 // RUN: %python -c "import math, struct, sys; b = open(sys.argv[1], 'rb').read(); n = struct.unpack('<H', b[8:10])[0]; d = b[10 + n:]; v = struct.unpack('<%%df' %% (len(d) // 4), d); assert any(x == -math.inf for x in v) and any(math.isfinite(x) for x in v), v" %t/lse.npy
 // EMPTY: check o: relative error {{.*}} ok
 // EMPTY: check lse: relative error {{.*}} ok
+//
+// Packed variable-length batches: the offsets are drawn sorted from 0 to
+// the totals (some entries empty), each entry checked against the float64
+// reference of it alone.
+// RUN: rudnn-run %rudnn_src_root/examples/attention_varlen.mlir --backend emulation --random 0 --dims T=300,S=260,C=6,H=4,G=2 --check --cache-dir "" | FileCheck %s --check-prefix=PACKED
+// PACKED: result o: bf16[300, 4, 64]
+// PACKED-NEXT: result lse: f32[4, 300]
+// PACKED: check o: relative error {{.*}} ok
+// PACKED: check lse: relative error {{.*}} ok

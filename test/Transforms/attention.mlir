@@ -8,7 +8,8 @@
 // beyond, fewer where a target's shared memory is smaller (f32 at D = 256:
 // 16 keys in an A100's 163 KiB). Masks, window and softcap reach the
 // primitives; the five primitives are one kernel over (query tiles, B·H),
-// its bindings the caller's tensors, a null pointer for the absent key mask.
+// its bindings the caller's tensors, null pointers for the absent key mask
+// and offsets.
 // SPECIALIZE-LABEL: func.func @masked
 // SPECIALIZE: rudnn.attention {{.*}} causal window (16, 0) softcap 3.000000e+01 scale 1.250000e-01 block_q 64 block_k 64
 // SMALL-LABEL: func.func @masked
@@ -32,7 +33,7 @@
 // PLAN: rudnn.attention_finalize
 // PLAN-NEXT: rudnn.yield
 // PLAN: rudnn.launch @[[KERNEL]] grid [#rudnn.size<constant = 1, params = ["query_tiles"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
-// PLAN-SAME: args [@q, @k, @v, @key_lengths, 0, @o, @lse,
+// PLAN-SAME: args [@q, @k, @v, @key_lengths, 0, 0, 0, @o, @lse,
 func.func @masked(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>,
                   %v: tensor<?x?x?x64xbf16>, %lengths: tensor<?xi32>)
     -> (tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>) {
@@ -55,7 +56,7 @@ func.func @masked(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>,
 // PLAN-LABEL: rudnn.plan @wide
 // PLAN-NOT: @lse
 // PLAN: rudnn.launch @attention_fwd_f32_d256_e256_bk32
-// PLAN-SAME: args [@q, @k, @v, 0, @key_mask, @o, 0,
+// PLAN-SAME: args [@q, @k, @v, 0, @key_mask, 0, 0, @o, 0,
 func.func @wide(%q: tensor<?x?x?x256xf32>, %k: tensor<?x?x?x256xf32>,
                 %v: tensor<?x?x?x256xf32>, %mask: tensor<?x?xi1>)
     -> tensor<?x?x?x256xf32> {
@@ -64,4 +65,32 @@ func.func @wide(%q: tensor<?x?x?x256xf32>, %k: tensor<?x?x?x256xf32>,
          tensor<?x?xi1>)
       -> (tensor<?x?x?x256xf32>, tensor<?x?x?xf32>)
   return %o : tensor<?x?x?x256xf32>
+}
+
+// -----
+
+// Packed batches: scores [H, T, S] over every packed query and key, masked
+// to each entry's block by the offsets; one kernel over (ceil(T / 64), H)
+// whose blocks take the entries' query tiles in turn.
+// SPECIALIZE-LABEL: func.func @packed
+// SPECIALIZE: rudnn.attention_varlen {{.*}} cu_seqlens(%{{.*}}, %{{.*}}) causal scale 1.250000e-01 block_q 64 block_k 64
+// DECOMPOSE-LABEL: func.func @packed
+// DECOMPOSE-SAME: %[[Q:[^:]*]]: tensor<?x?x64xbf16>
+// DECOMPOSE-SAME: %[[CQ:[^:]*]]: tensor<?xi32>
+// DECOMPOSE-SAME: %[[CK:[^:]*]]: tensor<?xi32>
+// DECOMPOSE: %[[S:.*]] = rudnn.attention_scores %[[Q]], %{{.*}} scale {{.*}} : tensor<?x?x64xbf16>, tensor<?x?x64xbf16> -> tensor<?x?x?xf32>
+// DECOMPOSE: rudnn.attention_mask %[[S]] cu_seqlens(%[[CQ]], %[[CK]]) causal
+// DECOMPOSE: rudnn.attention_finalize {{.*}} -> tensor<?x?x64xbf16>, tensor<?x?xf32>
+// PLAN-LABEL: rudnn.plan @packed
+// PLAN: rudnn.launch @attention_varlen_fwd_bf16_d64_e64_bk64_causal grid [#rudnn.size<constant = 1, params = ["query_tiles"], divisor = 1>, #rudnn.size<constant = 1, params = ["H"], divisor = 1>
+// PLAN-SAME: args [@q, @k, @v, 0, 0, @cu_seqlens_q, @cu_seqlens_k, @o, @lse,
+func.func @packed(%q: tensor<?x?x64xbf16>, %k: tensor<?x?x64xbf16>,
+                  %v: tensor<?x?x64xbf16>, %cu_q: tensor<?xi32>,
+                  %cu_k: tensor<?xi32>)
+    -> (tensor<?x?x64xbf16>, tensor<?x?xf32>) {
+  %o, %lse = rudnn.attention_varlen %q, %k, %v cu_seqlens(%cu_q, %cu_k) causal
+      : (tensor<?x?x64xbf16>, tensor<?x?x64xbf16>, tensor<?x?x64xbf16>,
+         tensor<?xi32>, tensor<?xi32>)
+      -> (tensor<?x?x64xbf16>, tensor<?x?xf32>)
+  return %o, %lse : tensor<?x?x64xbf16>, tensor<?x?xf32>
 }

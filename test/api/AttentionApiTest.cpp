@@ -295,6 +295,144 @@ TEST_F(AttentionBadInput, NullKeys) {
   expectRejected("'k' has no data pointer");
 }
 
+/// A packed batch: per entry its query and key counts.
+struct VarlenCase {
+  DType dtype;
+  std::vector<int> queries, keys;
+  int H, G, D, E;
+  bool causal;
+  int left, right;
+};
+
+void PrintTo(const VarlenCase &, std::ostream *) {}
+
+class AttentionVarlenNumerics
+    : public ApiTest,
+      public ::testing::WithParamInterface<VarlenCase> {};
+
+TEST_P(AttentionVarlenNumerics, MatchesFloat64) {
+  const VarlenCase c = GetParam();
+  std::vector<double> queryOffsets = {0}, keyOffsets = {0};
+  for (size_t b = 0; b < c.queries.size(); ++b) {
+    queryOffsets.push_back(queryOffsets.back() + c.queries[b]);
+    keyOffsets.push_back(keyOffsets.back() + c.keys[b]);
+  }
+  const int64_t T = static_cast<int64_t>(queryOffsets.back()),
+                S = static_cast<int64_t>(keyOffsets.back()),
+                C = static_cast<int64_t>(queryOffsets.size()), H = c.H, G = c.G,
+                D = c.D, E = c.E;
+  std::mt19937 random(unsigned(T * 7 + S));
+  reference::AttentionInputs in;
+  in.q = normalValues(T * H * D, random);
+  in.k = normalValues(S * G * D, random);
+  in.v = normalValues(S * G * E, random);
+  roundTo(c.dtype, {&in.q, &in.k, &in.v});
+  reference::AttentionOptions ref;
+  ref.scale = 1.0 / std::sqrt(double(D));
+  ref.causal = c.causal;
+  ref.windowLeft = c.left;
+  ref.windowRight = c.right;
+  reference::AttentionOutputs want = reference::attentionVarlenForward(
+      H, G, D, E, in, queryOffsets, keyOffsets, ref);
+
+  DeviceTensor q = dense(in.q, {T, H, D}, c.dtype),
+               k = dense(in.k, {S, G, D}, c.dtype),
+               v = dense(in.v, {S, G, E}, c.dtype),
+               o = dense(std::vector<double>(T * H * E, NAN), {T, H, E},
+                         c.dtype),
+               lse = dense(std::vector<double>(H * T, NAN), {H, T});
+  DeviceTensor cuQ = upload(bytesOf<int32_t>(queryOffsets), DType::I32),
+               cuK = upload(bytesOf<int32_t>(keyOffsets), DType::I32);
+  cuQ.view = TensorView::contiguous(cuQ.view.data, DType::I32, {C});
+  cuK.view = TensorView::contiguous(cuK.view.data, DType::I32, {C});
+  AttentionOptions options;
+  options.causal = c.causal;
+  options.windowLeft = c.left;
+  options.windowRight = c.right;
+  attentionVarlenForward(*context, {q.view, k.view, v.view, cuQ.view, cuK.view},
+                         {o.view, lse.view}, options);
+  const double tolerance = c.dtype == DType::F32 ? 1e-5 : 1e-2;
+  EXPECT_LT(relativeError(read(o, T * H * E), want.o), tolerance);
+  EXPECT_LT(relativeError(read(lse, H * T), want.lse), tolerance);
+}
+
+std::string varlenName(const ::testing::TestParamInfo<VarlenCase> &info) {
+  const VarlenCase &c = info.param;
+  std::string name = std::string(dtypeName(c.dtype)) + "_entries" +
+                     std::to_string(c.queries.size()) + "_H" +
+                     std::to_string(c.H) + "_G" + std::to_string(c.G) + "_D" +
+                     std::to_string(c.D) + "_E" + std::to_string(c.E);
+  if (c.causal)
+    name += "_causal";
+  if (c.left >= 0 || c.right >= 0)
+    name += "_window";
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Packed, AttentionVarlenNumerics,
+    ::testing::Values(
+        // Entries of no query, one query, no key, more queries than keys
+        // (causal: rows that see nothing), and past one tile of queries.
+        VarlenCase{f32,
+                   {0, 1, 70, 5, 33, 130},
+                   {3, 1, 70, 0, 20, 129},
+                   2,
+                   1,
+                   32,
+                   16,
+                   true,
+                   -1,
+                   -1},
+        VarlenCase{bf16,
+                   {0, 1, 70, 5, 33, 130},
+                   {3, 1, 70, 0, 20, 129},
+                   4,
+                   2,
+                   64,
+                   64,
+                   true,
+                   -1,
+                   -1},
+        VarlenCase{f32, {17, 64, 65}, {40, 64, 1}, 2, 2, 24, 40, false, 9, 2},
+        VarlenCase{
+            f16, {100, 1, 29}, {100, 50, 29}, 8, 1, 128, 128, false, -1, -1}),
+    varlenName);
+
+TEST_F(AttentionBadInput, PackedOffsetsOfDifferentCounts) {
+  DeviceTensor q3 = dense(std::vector<double>(10 * H * D, 0.0), {10, H, D});
+  DeviceTensor k3 = dense(std::vector<double>(12 * G * D, 0.0), {12, G, D});
+  DeviceTensor v3 = dense(std::vector<double>(12 * G * E, 0.0), {12, G, E});
+  DeviceTensor o3 = dense(std::vector<double>(10 * H * E, 7.0), {10, H, E});
+  DeviceTensor cuQ = upload(bytesOf<int32_t>({0, 4, 10}), DType::I32);
+  DeviceTensor cuK = upload(bytesOf<int32_t>({0, 12}), DType::I32);
+  AttentionVarlenInputs packed{
+      q3.view, k3.view, v3.view,
+      TensorView::contiguous(cuQ.view.data, DType::I32, {3}),
+      TensorView::contiguous(cuK.view.data, DType::I32, {2})};
+  EXPECT_THAT(
+      [&] {
+        attentionVarlenForward(*context, packed, {o3.view, {}});
+      },
+      ::testing::ThrowsMessage<InvalidArgument>(
+          HasSubstr("'cu_seqlens_k' must have shape [3]")));
+  packed.cuSeqlensK = TensorView::contiguous(cuK.view.data, DType::F32, {3});
+  EXPECT_THAT(
+      [&] {
+        attentionVarlenForward(*context, packed, {o3.view, {}});
+      },
+      ::testing::ThrowsMessage<InvalidArgument>(
+          HasSubstr("'cu_seqlens_k' must be i32, got f32")));
+  packed.q = inputs.q; // padded queries
+  EXPECT_THAT(
+      [&] {
+        attentionVarlenForward(*context, packed, {o3.view, {}});
+      },
+      ::testing::ThrowsMessage<InvalidArgument>(
+          HasSubstr("'q' must have rank 3 [T, H, D]")));
+  EXPECT_EQ(read(o3, 10 * H * E), std::vector<double>(10 * H * E, 7.0));
+}
+
 class AttentionContract : public ApiTest {};
 
 TEST_F(AttentionContract, ChangingSizesHeadsOrLayoutCompilesNothing) {

@@ -326,6 +326,8 @@ rudnn::run::randomInputs(const std::vector<Argument> &arguments,
         x = 0;
       else if (argument.sample == Sample::Lengths)
         x = std::floor((sizeOf(argument.counts) + 1) * unit(random));
+      else if (argument.sample == Sample::Offsets)
+        x = std::floor((sizeOf(argument.counts) + 1) * unit(random));
       else if (argument.dtype == DType::I32)
         x = std::floor(16 * unit(random));
       else if (argument.sample == Sample::Mask)
@@ -340,6 +342,12 @@ rudnn::run::randomInputs(const std::vector<Argument> &arguments,
         x = 0.5 * normal(random);
       else
         x = normal(random);
+    }
+    if (argument.sample == Sample::Offsets && !tensor.values.empty()) {
+      // Sorted draws from 0 to the total: some entries empty, some whole.
+      std::sort(tensor.values.begin(), tensor.values.end());
+      tensor.values.front() = 0;
+      tensor.values.back() = static_cast<double>(sizeOf(argument.counts));
     }
     if (argument.sample == Sample::UnitRows) {
       const int64_t width = tensor.shape.back();

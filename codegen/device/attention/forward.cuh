@@ -26,18 +26,23 @@
 namespace rudnn {
 namespace attention {
 
-/// One call's tensors and sizes. q [B, T, H, D], k [B, S, G, D],
-/// v [B, S, G, E], o [B, T, H, E] with their (batch, time, head) strides;
-/// key_lengths [B] and key_mask [B, S] (one byte a key) or null; lse
-/// [B, H, T] dense, or null. softcap 0: none; window bounds −1: unbounded.
+/// One call's tensors and sizes. Padded batches: q [B, T, H, D], k
+/// [B, S, G, D], v [B, S, G, E], o [B, T, H, E] with their (batch, time,
+/// head) strides; key_lengths [B] and key_mask [B, S] (one byte a key) or
+/// null. Packed batches (cu_seqlens_q set): q [T, H, D] and so on, T and S
+/// the totals, batch strides 0, entry b's queries the rows cu_seqlens_q[b]
+/// to cu_seqlens_q[b + 1] (its keys likewise). lse (or null) at
+/// b·lse_batch + h·lse_head + row. softcap 0: none; window bounds −1:
+/// unbounded.
 template <typename T> struct ForwardParams {
   const T *q, *k, *v;
   const int *key_lengths;
   const unsigned char *key_mask;
+  const int *cu_seqlens_q, *cu_seqlens_k;
   T *o;
   float *lse;
   SequenceStrides q_strides, k_strides, v_strides, o_strides;
-  long long key_mask_batch;
+  long long key_mask_batch, lse_batch, lse_head;
   int batch, queries, keys, heads, kv_heads;
   float scale, softcap;
   int window_left, window_right;
@@ -92,29 +97,83 @@ struct KeyBounds {
   }
 };
 
+/// The rows of one batch entry's queries and keys: `count` from `first`.
+struct Rows {
+  int first, count;
+};
+
+/// Entry b's rows of a packed tensor of `total` rows, by its offsets
+/// (clamped, so offsets out of order or range read nothing outside it).
+__device__ __forceinline__ Rows packed_rows(const int *offsets, int b,
+                                            int total) {
+  int first = offsets[b], last = offsets[b + 1];
+  first = first < 0 ? 0 : first < total ? first : total;
+  last = last < first ? first : last < total ? last : total;
+  return {first, last - first};
+}
+
+/// Which entry and first query packed query tile `tile` is: each entry's
+/// queries in tiles of kBlockQueries, the entries' tiles in order. Every
+/// lane of the warp scans the offsets 32 entries at a time (a prefix sum of
+/// the entries' tile counts); false past the last tile.
+__device__ __forceinline__ bool packed_tile(const int *offsets, int entries,
+                                            int total, int tile, int &entry,
+                                            int &q0) {
+  const int lane = threadIdx.x % 32;
+  int before = 0; // tiles of the entries scanned so far
+  for (int base = 0; base < entries; base += 32) {
+    const int e = base + lane;
+    const int count =
+        e < entries
+            ? (packed_rows(offsets, e, total).count + kBlockQueries - 1) /
+                  kBlockQueries
+            : 0;
+    int sum = count; // inclusive prefix sum over the lanes
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      const int from = __shfl_up_sync(kFullWarpMask, sum, d);
+      if (lane >= d)
+        sum += from;
+    }
+    const int chunk = __shfl_sync(kFullWarpMask, sum, 31);
+    if (tile < before + chunk) {
+      const int first =
+          __ffs(__ballot_sync(kFullWarpMask, before + sum > tile)) - 1;
+      entry = base + first;
+      q0 = (tile - before - __shfl_sync(kFullWarpMask, sum - count, first)) *
+           kBlockQueries;
+      return true;
+    }
+    before += chunk;
+  }
+  return false;
+}
+
+/// One block's 64 queries from q0 of entry b's `queryRows`, head h, against
+/// the entry's `keyRows`.
 template <typename T, int D, int E, int BK, bool Causal>
-__device__ void forward(const ForwardParams<T> &p) {
+__device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
+                       Rows queryRows, Rows keyRows) {
   using Shared = ForwardShared<T, D, E, BK>;
   constexpr int kD = Shared::kD, kE = Shared::kE;
   RUDNN_DYNAMIC_SHARED(Shared, shared);
   const typename Shared::Queries queries{shared->q};
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int q0 = blockIdx.x * kBlockQueries;
-  const int b = blockIdx.y / p.heads, h = blockIdx.y % p.heads;
   const int hk = h / (p.heads / p.kv_heads);
+  const int queryCount = queryRows.count;
 
-  int length = p.keys;
+  int length = keyRows.count;
   if (p.key_lengths) {
     const int given = p.key_lengths[b];
-    length = given < 0 ? 0 : given < p.keys ? given : p.keys;
+    length = given < 0 ? 0 : given < length ? given : length;
   }
   const KeyBounds bounds{
-      length,         length - p.queries,
+      length,         length - queryCount,
       Causal,         p.window_left,
       p.window_right, p.key_mask ? p.key_mask + b * p.key_mask_batch : nullptr};
   // The keys any query of the block may see, in whole tiles.
   const int blockRows =
-      p.queries - q0 < kBlockQueries ? p.queries - q0 : kBlockQueries;
+      queryCount - q0 < kBlockQueries ? queryCount - q0 : kBlockQueries;
   const int lastQuery = q0 + blockRows - 1;
   int begin = 0, end = length;
   if (Causal && end > lastQuery + bounds.offset + 1)
@@ -141,15 +200,18 @@ __device__ void forward(const ForwardParams<T> &p) {
       tiles,
       [&](int step, int stage) {
         if (step == 0)
-          tile::load_tile_async(queries, p.q + p.q_strides.offset(b, q0, h),
-                                p.q_strides.time, blockRows, D);
+          tile::load_tile_async(
+              queries, p.q + p.q_strides.offset(b, queryRows.first + q0, h),
+              p.q_strides.time, blockRows, D);
         const int j0 = (firstTile + step) * BK;
         const int rows = length - j0 < BK ? length - j0 : BK;
         tile::load_tile_async(typename Shared::Keys{shared->k[stage]},
-                              p.k + p.k_strides.offset(b, j0, hk),
+                              p.k +
+                                  p.k_strides.offset(b, keyRows.first + j0, hk),
                               p.k_strides.time, rows, D);
         tile::load_tile_async(typename Shared::Values{shared->v[stage]},
-                              p.v + p.v_strides.offset(b, j0, hk),
+                              p.v +
+                                  p.v_strides.offset(b, keyRows.first + j0, hk),
                               p.v_strides.time, rows, E);
       },
       [&](int step, int stage) {
@@ -210,19 +272,42 @@ __device__ void forward(const ForwardParams<T> &p) {
   softmax.finish(normalize, lse);
   out.for_each_pair([&](int r, int c, float first, float second) {
     const int i = row0 + r;
-    if (i < p.queries && c < E) {
+    if (i < queryCount && c < E) {
       const float factor = normalize[decltype(out)::lane_row(r)];
-      tile::store_pair(p.o + p.o_strides.offset(b, i, h) + c, first * factor,
-                       second * factor, c + 1 < E);
+      tile::store_pair(p.o + p.o_strides.offset(b, queryRows.first + i, h) + c,
+                       first * factor, second * factor, c + 1 < E);
     }
   });
   if (p.lse && lane % 4 == 0) // an lse nobody asked for is null
 #pragma unroll
     for (int r = 0; r < OnlineSoftmax<16>::kRows; ++r) {
       const int i = row0 + lane / 4 + 8 * r;
-      if (i < p.queries)
-        p.lse[((long long)b * p.heads + h) * p.queries + i] = lse[r];
+      if (i < queryCount)
+        p.lse[b * p.lse_batch + h * p.lse_head + queryRows.first + i] = lse[r];
     }
+}
+
+/// Padded batches: a block per 64 queries of one (entry, head), grid
+/// (ceil(T / 64), B·H). Packed: grid (ceil(T / 64), H), each block taking
+/// the packed query tiles blockIdx.x, blockIdx.x + gridDim.x, … (there are
+/// at most ceil(T / 64) + B of them), no host read of the offsets.
+template <typename T, int D, int E, int BK, bool Causal>
+__device__ void forward(const ForwardParams<T> &p) {
+  if (!p.cu_seqlens_q) {
+    attend<T, D, E, BK, Causal>(p, blockIdx.y / p.heads, blockIdx.y % p.heads,
+                                blockIdx.x * kBlockQueries, Rows{0, p.queries},
+                                Rows{0, p.keys});
+    return;
+  }
+  for (int tile = blockIdx.x;; tile += gridDim.x) {
+    int b = 0, q0 = 0;
+    if (!packed_tile(p.cu_seqlens_q, p.batch, p.queries, tile, b, q0))
+      return;
+    attend<T, D, E, BK, Causal>(p, b, blockIdx.y, q0,
+                                packed_rows(p.cu_seqlens_q, b, p.queries),
+                                packed_rows(p.cu_seqlens_k, b, p.keys));
+    __syncthreads(); // the shared tiles are the next tile's
+  }
 }
 
 } // namespace attention
