@@ -160,6 +160,10 @@ struct FinalizeModel
     };
     if (left >= 0 || right >= 0)
       entry += "_window" + bound(left) + "_" + bound(right);
+    // Views promising 16-byte rows are copied without an element-wise path.
+    const bool aligned = finalize->hasAttr(RudnnDialect::kAlignedViewsAttrName);
+    if (aligned)
+      entry += "_a16";
     builder.setEntry(entry);
     const std::string shape = in + ", " + std::to_string(headDim) + ", " +
                               std::to_string(valueDim) + ", " +
@@ -229,7 +233,10 @@ struct FinalizeModel
                    << ", queries, keys, heads, kv_heads, scale, softcap, "
                    << left << ", " << right << "};\n"
                    << "  rudnn::attention::forward<" << shape << ", "
-                   << (causal ? "true" : "false") << ">(p);\n";
+                   << (causal ? "true" : "false") << ", "
+                   << (packed ? "true" : "false")
+                   << (aligned ? ", rudnn::tile::Alignment::Aligned" : "")
+                   << ">(p);\n";
 
     KernelLaunch &launch = builder.launch();
     launch.threads = 32 * (kAttentionBlockQueries / 16);

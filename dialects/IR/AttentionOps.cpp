@@ -176,6 +176,7 @@ LogicalResult decomposeAttention(AttentionLikeOp op, OpBuilder &builder,
                    accType = withLast(valueDim);
   auto rowType = RankedTensorType::get(rows, f32);
   Location loc = op.getLoc();
+  Operation *before = op->getPrevNode();
   Value scores = builder.create<AttentionScoresOp>(
       loc, scoresType, op.getQ(), op.getK(), op.getScaleAttr(),
       op.getSoftcapAttr(), op.getBlockQAttr(), op.getBlockKAttr());
@@ -192,6 +193,7 @@ LogicalResult decomposeAttention(AttentionLikeOp op, OpBuilder &builder,
       softmax.getRowSum());
   op.getO().replaceAllUsesWith(finalize.getO());
   op.getLse().replaceAllUsesWith(finalize.getLse());
+  markAlignedViews(op, before, {op.getQ(), op.getK(), op.getV()});
   return success();
 }
 

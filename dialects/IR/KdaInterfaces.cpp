@@ -9,7 +9,6 @@
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/TargetPolicy.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <algorithm>
@@ -62,36 +61,6 @@ template <typename KdaLikeOp> LogicalResult requireSpecialized(KdaLikeOp op) {
     return op.emitOpError() << "needs its chunk and scale: run "
                                "rudnn-specialize before rudnn-decompose";
   return success();
-}
-
-/// Whether `value` is a function argument promising 16-byte aligned rows.
-bool promisesAlignedRows(Value value) {
-  auto argument = dyn_cast_or_null<BlockArgument>(value);
-  auto func = argument
-                  ? dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp())
-                  : func::FuncOp();
-  if (!func)
-    return false;
-  auto bytes = func.getArgAttrOfType<IntegerAttr>(argument.getArgNumber(),
-                                                  RudnnDialect::kAlignAttrName);
-  return bytes && bytes.getInt() >= 16;
-}
-
-/// Marks the primitives `op`'s decomposition put before it (nested ones
-/// included) as reading aligned views when every view in `views` (those
-/// their kernels copy into shared memory) promises it.
-void markAlignedViews(Operation *op, Operation *before, ArrayRef<Value> views) {
-  if (!llvm::all_of(views, promisesAlignedRows))
-    return;
-  for (Operation *created = before ? before->getNextNode()
-                                   : &op->getBlock()->front();
-       created != op; created = created->getNextNode())
-    created->walk([](Operation *nested) {
-      if (isa_and_nonnull<RudnnDialect>(nested->getDialect()) &&
-          !isa<DimSwitchOp, YieldOp, ViewLikeOpInterface>(nested))
-        nested->setAttr(RudnnDialect::kAlignedViewsAttrName,
-                        UnitAttr::get(nested->getContext()));
-    });
 }
 
 /// Dims of one KDA call, each static size or ShapedType::kDynamic.

@@ -39,6 +39,13 @@ bool isValidKdaChunk(int64_t chunk);
 /// The default KDA scale, K^-0.5.
 double defaultKdaScale(int64_t featureDimK);
 
+/// Marks the primitives `op`'s decomposition put after `before` (nested
+/// ones included; from the block's start when null) as reading aligned
+/// views (`rudnn.aligned_views`) when every view in `views` — those their
+/// kernels copy into shared memory — is a function argument promising
+/// 16-byte rows (`rudnn.align`).
+void markAlignedViews(Operation *op, Operation *before, ArrayRef<Value> views);
+
 } // namespace mlir::rudnn
 
 #endif // RUDNN_DIALECTS_IR_RUDNNOPS_H

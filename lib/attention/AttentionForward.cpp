@@ -9,6 +9,7 @@
 
 #include "lib/ContractChecks.h"
 #include "lib/OperatorFunctions.h"
+#include "lib/ViewChecks.h"
 
 #include "dialects/IR/AttentionContracts.h"
 #include "dialects/IR/RudnnOps.h"
@@ -57,6 +58,9 @@ struct CallForm {
   DType dtype;
   int64_t headDim, valueDim;
   bool lengths, mask, lse, packed;
+  /// q, k and v keep 16-byte rows: the function promises it (rudnn.align)
+  /// and its kernel copies them without an element-wise path.
+  bool aligned = false;
 };
 
 /// What shapes the function besides the sizes: its plan-cache key.
@@ -64,7 +68,7 @@ std::string signatureOf(const CallForm &f, const Resolved &r) {
   std::ostringstream key;
   key << (f.packed ? "attention_varlen:" : "attention:") << dtypeName(f.dtype)
       << ":d" << f.headDim << ":e" << f.valueDim << ":lengths=" << f.lengths
-      << ":mask=" << f.mask << ":lse=" << f.lse
+      << ":mask=" << f.mask << ":lse=" << f.lse << ":a16=" << f.aligned
       << ":causal=" << r.options.causal << ":window=" << r.options.windowLeft
       << "," << r.options.windowRight << std::hexfloat
       << ":softcap=" << r.options.softcap << ":scale=" << r.scale;
@@ -106,6 +110,10 @@ attentionModule(mlir::MLIRContext &mlir, const CallForm &f, const Resolved &r) {
   b.setInsertionPointToEnd(module->getBody());
   auto func = b.create<mlir::func::FuncOp>(loc, "attention",
                                            b.getFunctionType(inputs, results));
+  if (f.aligned)
+    for (unsigned argument : {0u, 1u, 2u})
+      func.setArgAttr(argument, mlir::rudnn::RudnnDialect::kAlignAttrName,
+                      b.getI64IntegerAttr(16));
   mlir::Block *body = func.addEntryBlock();
   b.setInsertionPointToEnd(body);
   unsigned next = 3;
@@ -145,7 +153,7 @@ attentionModule(mlir::MLIRContext &mlir, const CallForm &f, const Resolved &r) {
 
 /// Checks the heads and the grid's limits, then calls the function of the
 /// call's form (compiled at its first call) on `arguments` and `results`.
-void callAttention(Context &context, DimSizes &dims, const CallForm &form,
+void callAttention(Context &context, DimSizes &dims, CallForm form,
                    const AttentionOptions &options,
                    const std::vector<TensorView> &arguments,
                    const std::vector<TensorView> &results, Stream stream) {
@@ -164,6 +172,9 @@ void callAttention(Context &context, DimSizes &dims, const CallForm &form,
     if (dims[letter] > INT32_MAX)
       throw InvalidArgument("T and S must each fit in 32 bits");
   const Resolved r = resolve(options, dims['D']);
+  form.aligned = hasAlignedRows(arguments[0], 16) &&
+                 hasAlignedRows(arguments[1], 16) &&
+                 hasAlignedRows(arguments[2], 16);
   Function function = cachedFunction(
       context, signatureOf(form, r),
       [&](mlir::MLIRContext &mlir) { return attentionModule(mlir, form, r); });

@@ -150,8 +150,8 @@ __device__ __forceinline__ bool packed_tile(const int *offsets, int entries,
 }
 
 /// One block's 64 queries from q0 of entry b's `queryRows`, head h, against
-/// the entry's `keyRows`.
-template <typename T, int D, int E, int BK, bool Causal>
+/// the entry's `keyRows`; q, k and v copied as `Views` promise.
+template <typename T, int D, int E, int BK, bool Causal, tile::Alignment Views>
 __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
                        Rows queryRows, Rows keyRows) {
   using Shared = ForwardShared<T, D, E, BK>;
@@ -200,19 +200,19 @@ __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
       tiles,
       [&](int step, int stage) {
         if (step == 0)
-          tile::load_tile_async(
+          tile::load_tile_async<Views>(
               queries, p.q + p.q_strides.offset(b, queryRows.first + q0, h),
               p.q_strides.time, blockRows, D);
         const int j0 = (firstTile + step) * BK;
         const int rows = length - j0 < BK ? length - j0 : BK;
-        tile::load_tile_async(typename Shared::Keys{shared->k[stage]},
-                              p.k +
-                                  p.k_strides.offset(b, keyRows.first + j0, hk),
-                              p.k_strides.time, rows, D);
-        tile::load_tile_async(typename Shared::Values{shared->v[stage]},
-                              p.v +
-                                  p.v_strides.offset(b, keyRows.first + j0, hk),
-                              p.v_strides.time, rows, E);
+        tile::load_tile_async<Views>(
+            typename Shared::Keys{shared->k[stage]},
+            p.k + p.k_strides.offset(b, keyRows.first + j0, hk),
+            p.k_strides.time, rows, D);
+        tile::load_tile_async<Views>(
+            typename Shared::Values{shared->v[stage]},
+            p.v + p.v_strides.offset(b, keyRows.first + j0, hk),
+            p.v_strides.time, rows, E);
       },
       [&](int step, int stage) {
         const typename Shared::Keys keys{shared->k[stage]};
@@ -288,25 +288,27 @@ __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
 }
 
 /// Padded batches: a block per 64 queries of one (entry, head), grid
-/// (ceil(T / 64), B·H). Packed: grid (ceil(T / 64), H), each block taking
-/// the packed query tiles blockIdx.x, blockIdx.x + gridDim.x, … (there are
-/// at most ceil(T / 64) + B of them), no host read of the offsets.
-template <typename T, int D, int E, int BK, bool Causal>
+/// (ceil(T / 64), B·H). Packed (with the offsets): grid (ceil(T / 64), H),
+/// each block taking the packed query tiles blockIdx.x, blockIdx.x +
+/// gridDim.x, … (there are at most ceil(T / 64) + B of them), no host read
+/// of the offsets. One form a kernel, so each holds one copy of the body.
+template <typename T, int D, int E, int BK, bool Causal, bool Packed = false,
+          tile::Alignment Views = tile::Alignment::Checked>
 __device__ void forward(const ForwardParams<T> &p) {
-  if (!p.cu_seqlens_q) {
-    attend<T, D, E, BK, Causal>(p, blockIdx.y / p.heads, blockIdx.y % p.heads,
-                                blockIdx.x * kBlockQueries, Rows{0, p.queries},
-                                Rows{0, p.keys});
-    return;
-  }
-  for (int tile = blockIdx.x;; tile += gridDim.x) {
-    int b = 0, q0 = 0;
-    if (!packed_tile(p.cu_seqlens_q, p.batch, p.queries, tile, b, q0))
-      return;
-    attend<T, D, E, BK, Causal>(p, b, blockIdx.y, q0,
-                                packed_rows(p.cu_seqlens_q, b, p.queries),
-                                packed_rows(p.cu_seqlens_k, b, p.keys));
-    __syncthreads(); // the shared tiles are the next tile's
+  if constexpr (!Packed) {
+    attend<T, D, E, BK, Causal, Views>(
+        p, blockIdx.y / p.heads, blockIdx.y % p.heads,
+        blockIdx.x * kBlockQueries, Rows{0, p.queries}, Rows{0, p.keys});
+  } else {
+    for (int tile = blockIdx.x;; tile += gridDim.x) {
+      int b = 0, q0 = 0;
+      if (!packed_tile(p.cu_seqlens_q, p.batch, p.queries, tile, b, q0))
+        return;
+      attend<T, D, E, BK, Causal, Views>(
+          p, b, blockIdx.y, q0, packed_rows(p.cu_seqlens_q, b, p.queries),
+          packed_rows(p.cu_seqlens_k, b, p.keys));
+      __syncthreads(); // the shared tiles are the next tile's
+    }
   }
 }
 
