@@ -1,5 +1,4 @@
-//===- AttentionPrimitives.h - The attention primitives as a kernel -*- C++
-//-*-===//
+//===- AttentionPrimitives.h - The attention primitives ---------*- C++ -*-===//
 
 #ifndef RUDNN_CODEGEN_EMIT_ATTENTIONPRIMITIVES_H
 #define RUDNN_CODEGEN_EMIT_ATTENTIONPRIMITIVES_H

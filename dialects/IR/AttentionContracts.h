@@ -1,5 +1,4 @@
-//===- AttentionContracts.h - The contracts of the attention ops -*- C++
-//-*-===//
+//===- AttentionContracts.h - Attention operator contracts ------*- C++ -*-===//
 
 #ifndef RUDNN_DIALECTS_IR_ATTENTIONCONTRACTS_H
 #define RUDNN_DIALECTS_IR_ATTENTIONCONTRACTS_H

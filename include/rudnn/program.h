@@ -1,5 +1,4 @@
-//===- rudnn/program.h - rudnn IR functions JIT-compiled and called -*- C++
-//-*-===//
+//===- rudnn/program.h - rudnn IR functions, JIT-compiled -------*- C++ -*-===//
 //
 // A host program loads a module of rudnn IR (text or a file), looks up a
 // function, inspects its arguments and results, and calls it on tensor

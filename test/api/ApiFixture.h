@@ -1,5 +1,4 @@
-//===- ApiFixture.h - Operators through the JIT API ---------------*- C++
-//-*-===//
+//===- ApiFixture.h - Operators through the JIT API -------------*- C++ -*-===//
 //
 // A context on the backend under test (RUDNN_TEST_BACKEND) and the helpers
 // that place reference data on it in either memory layout and read it back.

@@ -1,5 +1,4 @@
-//===- attention/forward.cuh - Tiled attention forward
-//---------------------===//
+//===- attention/forward.cuh - Tiled attention forward --------------------===//
 //
 // One block per 64 queries of one (batch entry, query head): four warps of
 // 16 query rows. The queries and, through a two-stage cp.async pipeline,
