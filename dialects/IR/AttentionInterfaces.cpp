@@ -1,4 +1,4 @@
-//===- AttentionOps.cpp - The attention operator and its primitives -------===//
+//===- AttentionInterfaces.cpp - The attention operators and primitives ---===//
 //
 // rudnn.attention as an operator op: its contract and rules, the tile sizes
 // and scale it chooses for a target, and the tiled-attention primitives it
