@@ -180,6 +180,18 @@ DimSizes rudnn::checkCall(const OperatorContract &contract,
   for (size_t i = 0; i < results.size(); ++i)
     if (results[i])
       checker.check(contract.results[i], *results[i]);
+  for (const DimContract &dim : contract.dims) {
+    const DimContract *divisor =
+        dim.multipleOf ? contract.dim(dim.multipleOf) : nullptr;
+    if (divisor && bound.has(dim.letter) && bound.has(divisor->letter) &&
+        bound[divisor->letter] > 0 &&
+        bound[dim.letter] % bound[divisor->letter] != 0)
+      throw InvalidArgument(std::string(dim.kind) + " " + dim.letter + " = " +
+                            std::to_string(bound[dim.letter]) +
+                            " must be a multiple of the " +
+                            std::string(divisor->kind) + " " + divisor->letter +
+                            " = " + std::to_string(bound[divisor->letter]));
+  }
 
   std::vector<NamedView> inputs, outputs;
   std::vector<std::pair<std::string_view, std::string_view>> inPlace;

@@ -57,7 +57,8 @@ private:
 /// pointer, the rank of the layout, each letter one size across the call
 /// (a mismatch reports the whole expected shape), dims positive and static
 /// dims within their bounds, element types, packing (innermost contiguous
-/// or dense) and extents that fit in int64. Then no result overlaps itself,
+/// or dense), extents that fit in int64, and each dim a multiple of the one
+/// its contract names (`multipleOf`). Then no result overlaps itself,
 /// another result or an operand, except a result exactly over the operand
 /// its contract names `inPlaceOf`. A null entry is an absent tensor. Throws
 /// InvalidArgument naming the tensor; returns the letters' sizes.

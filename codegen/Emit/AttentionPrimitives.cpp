@@ -14,6 +14,8 @@
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/TargetPolicy.h"
 
+#include <sstream>
+
 using namespace mlir;
 using namespace mlir::rudnn;
 using ::rudnn::DType;
@@ -33,7 +35,8 @@ struct AttentionChain {
   AttentionAccumulateOp accumulate;
 };
 
-FailureOr<AttentionChain> chainOf(AttentionFinalizeOp finalize) {
+/// The chain `finalize` ends, if it ends one (a query: nothing reported).
+std::optional<AttentionChain> chainOf(AttentionFinalizeOp finalize) {
   AttentionChain chain;
   chain.accumulate = finalize.getAcc().getDefiningOp<AttentionAccumulateOp>();
   if (chain.accumulate)
@@ -44,10 +47,7 @@ FailureOr<AttentionChain> chainOf(AttentionFinalizeOp finalize) {
   if (chain.mask)
     chain.scores = chain.mask.getScores().getDefiningOp<AttentionScoresOp>();
   if (!chain.scores)
-    return finalize.emitOpError()
-           << "cannot emit its kernel: it must end one chain of "
-              "attention_scores, attention_mask, attention_softmax and "
-              "attention_accumulate";
+    return std::nullopt;
   return chain;
 }
 
@@ -65,10 +65,152 @@ bool isPacked(Value q) { return cast<ShapedType>(q.getType()).getRank() == 3; }
 
 /// The queries a result's dims come from, through the chain.
 Value queriesOf(Operation *op) {
-  auto finalize = dyn_cast<AttentionFinalizeOp>(op);
-  FailureOr<AttentionChain> chain =
-      finalize ? chainOf(finalize) : FailureOr<AttentionChain>(failure());
-  return succeeded(chain) ? chain->scores.getQ() : Value();
+  std::optional<AttentionChain> chain = chainOf(cast<AttentionFinalizeOp>(op));
+  return chain ? chain->scores.getQ() : Value();
+}
+
+/// What shapes one attention kernel, read once from its chain.
+struct AttentionKernel {
+  DType input;
+  int64_t headDim, valueDim, blockK, left, right;
+  bool causal, packed, aligned;
+
+  static AttentionKernel of(AttentionChain &chain,
+                            AttentionFinalizeOp finalize) {
+    auto bound = [](std::optional<uint64_t> keys) {
+      return keys ? static_cast<int64_t>(*keys) : int64_t(-1);
+    };
+    Value q = chain.scores.getQ();
+    return {dtype(q), lastDim(q), lastDim(chain.accumulate.getV()),
+            static_cast<int64_t>(chain.scores.getBlockK()),
+            bound(chain.mask.getWindowLeft()),
+            bound(chain.mask.getWindowRight()), chain.mask.getCausal(),
+            isPacked(q),
+            // Views promising 16-byte rows are copied without an
+            // element-wise path.
+            finalize->hasAttr(RudnnDialect::kAlignedViewsAttrName)};
+  }
+
+  int64_t inputBytes() const {
+    return static_cast<int64_t>(::rudnn::dtypeSize(input));
+  }
+  bool windowed() const { return left >= 0 || right >= 0; }
+  /// "bf16_d128_e128_bk64"'s template arguments: "__nv_bfloat16, 128, 128, 64".
+  std::string layout() const {
+    return std::string(cudaType(input)) + ", " + std::to_string(headDim) +
+           ", " + std::to_string(valueDim) + ", " + std::to_string(blockK);
+  }
+  int64_t sharedBytes() const {
+    return attentionSharedBytes(kAttentionBlockQueries, blockK, headDim,
+                                valueDim, inputBytes());
+  }
+  /// "attention_fwd_bf16_d128_e128_bk64_causal_window16_inf_a16".
+  std::string entry() const {
+    auto bound = [](int64_t keys) {
+      return keys < 0 ? std::string("inf") : std::to_string(keys);
+    };
+    std::string name =
+        std::string(packed ? "attention_varlen_fwd_" : "attention_fwd_") +
+        ::rudnn::dtypeName(input) + "_d" + std::to_string(headDim) + "_e" +
+        std::to_string(valueDim) + "_bk" + std::to_string(blockK) +
+        (causal ? "_causal" : "");
+    if (windowed())
+      name += "_window" + bound(left) + "_" + bound(right);
+    return aligned ? name + "_a16" : name;
+  }
+};
+
+/// The kernel's parameters: the tensors (null for absent ones), their
+/// (batch, time, head) strides (no batch stride when packed), the dims and
+/// the scalars.
+void bind(KernelBuilder &builder, AttentionChain &chain,
+          AttentionFinalizeOp finalize, const AttentionKernel &kernel) {
+  const std::string in = cudaType(kernel.input);
+  Value q = chain.scores.getQ(), k = chain.scores.getK(),
+        v = chain.accumulate.getV(), o = finalize.getO();
+  builder.pointer(q, "q", in, false);
+  builder.pointer(k, "k", in, false);
+  builder.pointer(v, "v", in, false);
+  builder.pointer(chain.mask.getKeyLengths(), "key_lengths", "int", false);
+  builder.pointer(chain.mask.getKeyMask(), "key_mask", "unsigned char", false);
+  builder.pointer(chain.mask.getCuSeqlensQ(), "cu_seqlens_q", "int", false);
+  builder.pointer(chain.mask.getCuSeqlensK(), "cu_seqlens_k", "int", false);
+  builder.pointer(o, "o", in, true);
+  builder.pointer(finalize.getLse(), "lse", "float", true);
+  for (auto [value, name] : {std::pair{q, "q"}, std::pair{k, "k"},
+                             std::pair{v, "v"}, std::pair{o, "o"}}) {
+    std::vector<std::string> strides = {std::string(name) + "_t",
+                                        std::string(name) + "_h"};
+    if (!kernel.packed)
+      strides.insert(strides.begin(), std::string(name) + "_b");
+    builder.strides(value, strides);
+  }
+  builder.strides(chain.mask.getKeyMask(), {"key_mask_b"});
+  // Packed: the entries are the offsets' count less one.
+  builder.dim(kernel.packed ? DimRef::of('C') : DimRef::of('B'),
+              kernel.packed ? "offsets" : "batch");
+  builder.dim(DimRef::of('T'), "queries");
+  builder.dim(DimRef::of('S'), "keys");
+  builder.dim(DimRef::of('H'), "heads");
+  builder.dim(DimRef::of('G'), "kv_heads");
+  FloatAttr softcap = chain.scores.getSoftcapAttr();
+  builder.scalar("scale", chain.scores.getScaleAttr().getValueAsDouble());
+  builder.scalar("softcap", softcap ? softcap.getValueAsDouble() : 0.0);
+}
+
+/// The entry's body: the parameter block, then the device library's
+/// forward with every specialization a constant.
+void writeBody(KernelBuilder &builder, const AttentionKernel &kernel) {
+  std::ostringstream &body = builder.body();
+  body << "  const rudnn::attention::ForwardParams<" << cudaType(kernel.input)
+       << "> p = {\n"
+       << "      q, k, v, key_lengths, key_mask, cu_seqlens_q, cu_seqlens_k,\n"
+       << "      o, lse,\n";
+  for (std::string name : {"q", "k", "v", "o"})
+    body << "      {" << (kernel.packed ? "0" : name + "_b") << ", " << name
+         << "_t, " << name << "_h},\n";
+  // lse [B, H, T] or packed [H, T]: b·lse_batch + h·lse_head + row.
+  body << "      key_mask_b, "
+       << (kernel.packed ? "0, queries" : "(long long)heads * queries, queries")
+       << ",\n      " << (kernel.packed ? "offsets - 1" : "batch")
+       << ", queries, keys, heads, kv_heads, scale, softcap, " << kernel.left
+       << ", " << kernel.right << "};\n"
+       << "  rudnn::attention::forward<" << kernel.layout() << ", "
+       << (kernel.causal ? "true" : "false") << ", "
+       << (kernel.packed ? "true" : "false")
+       << (kernel.aligned ? ", rudnn::tile::Alignment::Aligned" : "")
+       << ">(p);\n";
+}
+
+/// Grid, block, shared memory and the cost model. Bytes: q read, o and lse
+/// written once (K and V, read once per group of query heads at least, not
+/// counted: a lower bound; long sequences are bound by the products
+/// anyway). FLOPs: 2·(D + E) per query and key the bounds allow — every
+/// key, half of them when causal, the window's width when both its sides
+/// are bounded (lengths and masks not discounted); packed batches have no
+/// FLOP model (their work is in the offsets, on the device).
+void setLaunch(KernelLaunch &launch, const AttentionKernel &kernel) {
+  launch.threads = 32 * (kAttentionBlockQueries / 16);
+  launch.sharedBytes = kernel.sharedBytes();
+  launch.grid[0] =
+      SizeRef{1, {DimRef::ceilDiv('T', kAttentionBlockQueries, "query_tiles")}};
+  // Packed: every head's query tiles spread over ceil(T / 64) blocks.
+  launch.grid[1] = kernel.packed
+                       ? SizeRef{1, {DimRef::of('H')}}
+                       : SizeRef{1, {DimRef::of('B'), DimRef::of('H')}};
+  launch.grid[2] = SizeRef{1, {}};
+  SizeRef rows{1, {DimRef::of('H'), DimRef::of('T')}};
+  if (!kernel.packed)
+    rows.dims.insert(rows.dims.begin(), DimRef::of('B'));
+  launch.memoryBytes = {
+      (kernel.headDim + kernel.valueDim) * kernel.inputBytes() + 4, rows.dims};
+  const int64_t perPair = 2 * (kernel.headDim + kernel.valueDim);
+  if (kernel.left >= 0 && kernel.right >= 0)
+    launch.flops = {perPair * (kernel.left + kernel.right + 1), rows.dims};
+  else if (!kernel.packed)
+    launch.flops = {
+        kernel.causal ? perPair / 2 : perPair,
+        {DimRef::of('B'), DimRef::of('H'), DimRef::of('T'), DimRef::of('S')}};
 }
 
 template <typename Op, typename Model>
@@ -130,144 +272,30 @@ struct FinalizeModel
 
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto finalize = cast<AttentionFinalizeOp>(op);
-    FailureOr<AttentionChain> found = chainOf(finalize);
-    if (failed(found))
-      return failure();
-    AttentionChain chain = *found;
-    Value q = chain.scores.getQ(), k = chain.scores.getK(),
-          v = chain.accumulate.getV();
-    const DType input = dtype(q);
-    const std::string in = cudaType(input);
-    const int64_t headDim = lastDim(q), valueDim = lastDim(v),
-                  blockK = static_cast<int64_t>(chain.scores.getBlockK());
-    const bool causal = chain.mask.getCausal();
-    const int64_t left = chain.mask.getWindowLeft()
-                             ? static_cast<int64_t>(*chain.mask.getWindowLeft())
-                             : -1,
-                  right =
-                      chain.mask.getWindowRight()
-                          ? static_cast<int64_t>(*chain.mask.getWindowRight())
-                          : -1;
-
-    const bool packed = isPacked(q);
-    std::string entry =
-        std::string(packed ? "attention_varlen_fwd_" : "attention_fwd_") +
-        ::rudnn::dtypeName(input) + "_d" + std::to_string(headDim) + "_e" +
-        std::to_string(valueDim) + "_bk" + std::to_string(blockK) +
-        (causal ? "_causal" : "");
-    auto bound = [](int64_t keys) {
-      return keys < 0 ? std::string("inf") : std::to_string(keys);
-    };
-    if (left >= 0 || right >= 0)
-      entry += "_window" + bound(left) + "_" + bound(right);
-    // Views promising 16-byte rows are copied without an element-wise path.
-    const bool aligned = finalize->hasAttr(RudnnDialect::kAlignedViewsAttrName);
-    if (aligned)
-      entry += "_a16";
-    builder.setEntry(entry);
-    const std::string shape = in + ", " + std::to_string(headDim) + ", " +
-                              std::to_string(valueDim) + ", " +
-                              std::to_string(blockK);
-    const int64_t sharedBytes =
-        attentionSharedBytes(kAttentionBlockQueries, blockK, headDim, valueDim,
-                             static_cast<int64_t>(::rudnn::dtypeSize(input)));
+    std::optional<AttentionChain> chain = chainOf(finalize);
+    if (!chain)
+      return finalize.emitOpError()
+             << "cannot emit its kernel: it must end one chain of "
+                "attention_scores, attention_mask, attention_softmax and "
+                "attention_accumulate";
+    const AttentionKernel kernel = AttentionKernel::of(*chain, finalize);
+    builder.setEntry(kernel.entry());
     builder.preamble() << "// Tiled attention forward.\n"
                        << "#include \"rudnn/device.cuh\"\n\n"
                        << "// The host sizes the shared memory from the same "
                           "layout.\n"
                        << "static_assert(sizeof(rudnn::attention::"
                           "ForwardShared<"
-                       << shape << ">) == " << sharedBytes << ");\n"
+                       << kernel.layout() << ">) == " << kernel.sharedBytes()
+                       << ");\n"
                        << "static_assert(rudnn::attention::kBlockQueries == "
                        << kAttentionBlockQueries << ");\n";
-
-    builder.pointer(q, "q", in, false);
-    builder.pointer(k, "k", in, false);
-    builder.pointer(v, "v", in, false);
-    builder.pointer(chain.mask.getKeyLengths(), "key_lengths", "int", false);
-    builder.pointer(chain.mask.getKeyMask(), "key_mask", "unsigned char",
-                    false);
-    builder.pointer(chain.mask.getCuSeqlensQ(), "cu_seqlens_q", "int", false);
-    builder.pointer(chain.mask.getCuSeqlensK(), "cu_seqlens_k", "int", false);
-    builder.pointer(finalize.getO(), "o", in, true);
-    builder.pointer(finalize.getLse(), "lse", "float", true);
-    // Packed rows have no batch dim: a batch stride of 0.
-    for (auto [value, name] :
-         {std::pair{q, "q"}, std::pair{k, "k"}, std::pair{v, "v"},
-          std::pair{Value(finalize.getO()), "o"}}) {
-      std::vector<std::string> strides = {std::string(name) + "_t",
-                                          std::string(name) + "_h"};
-      if (!packed)
-        strides.insert(strides.begin(), std::string(name) + "_b");
-      builder.strides(value, strides);
-    }
-    builder.strides(chain.mask.getKeyMask(), {"key_mask_b"});
-    // Packed: the entries are the offsets' count less one.
-    builder.dim(packed ? DimRef::of('C') : DimRef::of('B'),
-                packed ? "offsets" : "batch");
-    builder.dim(DimRef::of('T'), "queries");
-    builder.dim(DimRef::of('S'), "keys");
-    builder.dim(DimRef::of('H'), "heads");
-    builder.dim(DimRef::of('G'), "kv_heads");
-    builder.scalar("scale", chain.scores.getScaleAttr().getValueAsDouble());
-    builder.scalar("softcap",
-                   chain.scores.getSoftcapAttr()
-                       ? chain.scores.getSoftcapAttr().getValueAsDouble()
-                       : 0.0);
+    bind(builder, *chain, finalize, kernel);
     if (!builder.conflict().empty())
       return op->emitOpError()
              << "cannot emit its kernel: " << builder.conflict();
-
-    // lse [B, H, T] or packed [H, T]: b·lse_batch + h·lse_head + row.
-    builder.body()
-        << "  const rudnn::attention::ForwardParams<" << in << "> p = {\n"
-        << "      q, k, v, key_lengths, key_mask, cu_seqlens_q, cu_seqlens_k,\n"
-        << "      o, lse,\n";
-    for (std::string name : {"q", "k", "v", "o"})
-      builder.body() << "      {" << (packed ? "0" : name + "_b") << ", "
-                     << name << "_t, " << name << "_h},\n";
-    builder.body() << "      key_mask_b, "
-                   << (packed ? "0, queries"
-                              : "(long long)heads * queries, queries")
-                   << ",\n      " << (packed ? "offsets - 1" : "batch")
-                   << ", queries, keys, heads, kv_heads, scale, softcap, "
-                   << left << ", " << right << "};\n"
-                   << "  rudnn::attention::forward<" << shape << ", "
-                   << (causal ? "true" : "false") << ", "
-                   << (packed ? "true" : "false")
-                   << (aligned ? ", rudnn::tile::Alignment::Aligned" : "")
-                   << ">(p);\n";
-
-    KernelLaunch &launch = builder.launch();
-    launch.threads = 32 * (kAttentionBlockQueries / 16);
-    launch.sharedBytes = sharedBytes;
-    launch.grid[0] = SizeRef{
-        1, {DimRef::ceilDiv('T', kAttentionBlockQueries, "query_tiles")}};
-    // Packed: every head's query tiles spread over ceil(T / 64) blocks.
-    launch.grid[1] = packed ? SizeRef{1, {DimRef::of('H')}}
-                            : SizeRef{1, {DimRef::of('B'), DimRef::of('H')}};
-    launch.grid[2] = SizeRef{1, {}};
-    // The model. Bytes: q read, o and lse written once (K and V, read once
-    // per group of query heads at least, not counted: a lower bound; long
-    // sequences are bound by the products anyway). FLOPs: 2·(D + E) per
-    // query and key the bounds allow — every key, half of them when causal,
-    // the window's width when both its sides are bounded (lengths and masks
-    // not discounted).
-    const int64_t elementBytes =
-        static_cast<int64_t>(::rudnn::dtypeSize(input));
-    SizeRef rows{1, {DimRef::of('H'), DimRef::of('T')}};
-    if (!packed)
-      rows.dims.insert(rows.dims.begin(), DimRef::of('B'));
-    launch.memoryBytes = {(headDim + valueDim) * elementBytes + 4, rows.dims};
-    const int64_t perPair = 2 * (headDim + valueDim);
-    // Packed batches: no FLOP model (their work is in the offsets, on the
-    // device).
-    if (left >= 0 && right >= 0)
-      launch.flops = {perPair * (left + right + 1), rows.dims};
-    else if (!packed)
-      launch.flops = {
-          causal ? perPair / 2 : perPair,
-          {DimRef::of('B'), DimRef::of('H'), DimRef::of('T'), DimRef::of('S')}};
+    writeBody(builder, kernel);
+    setLaunch(builder.launch(), kernel);
     return success();
   }
 };

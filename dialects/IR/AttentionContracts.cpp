@@ -4,6 +4,15 @@
 
 using namespace rudnn;
 
+namespace {
+/// H, grouped over the key heads G (MHA, GQA, MQA).
+DimContract groupedHeads() {
+  DimContract heads{'H', "query heads", "query heads, a multiple of G"};
+  heads.multipleOf = 'G';
+  return heads;
+}
+} // namespace
+
 const OperatorContract &rudnn::attentionContract() {
   static const OperatorContract contract = [] {
     OperatorContract c;
@@ -13,8 +22,8 @@ const OperatorContract &rudnn::attentionContract() {
         {'B', "dim", "batch"},
         {'T', "dim", "query length"},
         {'S', "dim", "key length"},
-        {'H', "dim", "query heads, a multiple of G"},
-        {'G', "dim", "key and value heads"},
+        groupedHeads(),
+        {'G', "key heads", "key and value heads"},
         {'D', "head dim", "query and key features", true, 1,
          kAttentionMaxHeadDim},
         {'E', "head dim", "value features", true, 1, kAttentionMaxHeadDim}};
@@ -62,8 +71,8 @@ const OperatorContract &rudnn::attentionVarlenContract() {
         {'T', "dim", "queries of every entry"},
         {'S', "dim", "keys of every entry"},
         {'C', "dim", "entries + 1"},
-        {'H', "dim", "query heads, a multiple of G"},
-        {'G', "dim", "key and value heads"},
+        groupedHeads(),
+        {'G', "key heads", "key and value heads"},
         {'D', "head dim", "query and key features", true, 1,
          kAttentionMaxHeadDim},
         {'E', "head dim", "value features", true, 1, kAttentionMaxHeadDim}};

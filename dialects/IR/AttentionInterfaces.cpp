@@ -1,8 +1,9 @@
 //===- AttentionInterfaces.cpp - The attention operators and primitives ---===//
 //
-// rudnn.attention as an operator op: its contract and rules, the tile sizes
-// and scale it chooses for a target, and the tiled-attention primitives it
-// becomes; the primitives' verifiers.
+// rudnn.attention and rudnn.attention_varlen as operator ops: their
+// contracts and rules, the tile sizes and scale they choose for a target,
+// and the tiled-attention primitives they become; the primitives'
+// verifiers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,11 +68,11 @@ constexpr AttentionLayouts kPadded{"BTHD", "BSGD", "BSGE", "BHTS",
 constexpr AttentionLayouts kPacked{"THD", "SGD", "SGE", "HTS",
                                    "HT",  "HTE", "THE"};
 
-/// The layouts of a chain whose `value` (queries, or a tensor of scores or
-/// probabilities) has `rank`; the padded rank of it is `paddedRank`.
-const AttentionLayouts &layoutsOf(Value value, int64_t paddedRank) {
+/// The layouts of a chain by `value` (queries, scores, probabilities or
+/// accumulators): rank 3 when packed, 4 when padded.
+const AttentionLayouts &layoutsOf(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  return type && type.getRank() == paddedRank - 1 ? kPacked : kPadded;
+  return type && type.getRank() == 3 ? kPacked : kPadded;
 }
 
 /// Checks `value` against `layout`, then its element type.
@@ -92,25 +93,18 @@ LogicalResult checkTensor(Operation *op, ShapeChecker &shapes, StringRef name,
 
 namespace {
 
-/// The rules both forms share beyond the contract: attributes, H % G.
+/// The rules both forms share: the contract (H a multiple of G among
+/// them), then the attributes.
 template <typename AttentionLikeOp>
 LogicalResult verifyAttention(AttentionLikeOp op) {
   ShapeChecker shapes(op, kAttentionStaticDims);
-  if (failed(verifyOperatorContract(op, shapes)) ||
-      failed(checkWindow(op, optionalInt(op.getWindowLeft()),
-                         optionalInt(op.getWindowRight()))) ||
-      failed(checkPositive(op, "softcap", op.getSoftcapAttr())) ||
-      failed(checkPositive(op, "scale", op.getScaleAttr())) ||
-      failed(checkTiles(op, optionalInt(op.getBlockQ()),
-                        optionalInt(op.getBlockK()))))
-    return failure();
-  std::optional<int64_t> heads = shapes.lookup('H'),
-                         groups = shapes.lookup('G');
-  if (heads && groups && *heads % *groups != 0)
-    return op.emitOpError()
-           << "query heads H = " << *heads
-           << " must be a multiple of the key heads G = " << *groups;
-  return success();
+  return success(succeeded(verifyOperatorContract(op, shapes)) &&
+                 succeeded(checkWindow(op, optionalInt(op.getWindowLeft()),
+                                       optionalInt(op.getWindowRight()))) &&
+                 succeeded(checkPositive(op, "softcap", op.getSoftcapAttr())) &&
+                 succeeded(checkPositive(op, "scale", op.getScaleAttr())) &&
+                 succeeded(checkTiles(op, optionalInt(op.getBlockQ()),
+                                      optionalInt(op.getBlockK()))));
 }
 
 /// Fills the scale (D^-0.5) and the tile sizes for `target` when absent.
@@ -236,7 +230,7 @@ LogicalResult AttentionVarlenOp::decompose(OpBuilder &builder) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AttentionScoresOp::verify() {
-  const AttentionLayouts &layouts = layoutsOf(getQ(), 4);
+  const AttentionLayouts &layouts = layoutsOf(getQ());
   ShapeChecker shapes(*this, kAttentionStaticDims);
   if (failed(checkTensor(*this, shapes, "q", getQ(), layouts.q,
                          checkFloatElementType)) ||
@@ -253,7 +247,7 @@ LogicalResult AttentionScoresOp::verify() {
 }
 
 LogicalResult AttentionMaskOp::verify() {
-  const AttentionLayouts &layouts = layoutsOf(getScores(), 4);
+  const AttentionLayouts &layouts = layoutsOf(getScores());
   const bool packed = &layouts == &kPacked;
   if (packed != static_cast<bool>(getCuSeqlensQ()) ||
       (packed && (getKeyLengths() || getKeyMask())))
@@ -286,7 +280,7 @@ LogicalResult AttentionMaskOp::verify() {
 }
 
 LogicalResult AttentionSoftmaxOp::verify() {
-  const AttentionLayouts &layouts = layoutsOf(getMasked(), 4);
+  const AttentionLayouts &layouts = layoutsOf(getMasked());
   ShapeChecker shapes(*this, "");
   if (failed(checkTensor(*this, shapes, "masked", getMasked(), layouts.scores,
                          checkF32ElementType)) ||
@@ -301,7 +295,7 @@ LogicalResult AttentionSoftmaxOp::verify() {
 }
 
 LogicalResult AttentionAccumulateOp::verify() {
-  const AttentionLayouts &layouts = layoutsOf(getP(), 4);
+  const AttentionLayouts &layouts = layoutsOf(getP());
   ShapeChecker shapes(*this, kAttentionStaticDims);
   if (failed(checkTensor(*this, shapes, "p", getP(), layouts.scores,
                          checkF32ElementType)) ||
@@ -314,7 +308,7 @@ LogicalResult AttentionAccumulateOp::verify() {
 }
 
 LogicalResult AttentionFinalizeOp::verify() {
-  const AttentionLayouts &layouts = layoutsOf(getAcc(), 4);
+  const AttentionLayouts &layouts = layoutsOf(getAcc());
   ShapeChecker shapes(*this, kAttentionStaticDims);
   if (failed(checkTensor(*this, shapes, "acc", getAcc(), layouts.acc,
                          checkF32ElementType)) ||

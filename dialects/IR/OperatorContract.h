@@ -100,6 +100,9 @@ struct DimContract {
   /// change without a compile.
   bool isStatic = false;
   int64_t min = 1, max = INT64_MAX;
+  /// A letter whose size must divide this dim's ('G' for query heads H
+  /// grouped over key heads G), or 0.
+  char multipleOf = 0;
 };
 
 struct OperatorContract {

@@ -57,6 +57,16 @@ LogicalResult mlir::rudnn::verifyContract(
       return op->emitOpError() << StringRef(dim.kind.data(), dim.kind.size())
                                << " " << dim.letter << " is " << *size
                                << ", expected " << dim.min << " to " << dim.max;
+    const ::rudnn::DimContract *divisor =
+        dim.multipleOf ? contract.dim(dim.multipleOf) : nullptr;
+    std::optional<int64_t> parts =
+        divisor ? shapes.lookup(divisor->letter) : std::nullopt;
+    if (size && parts && *parts > 0 && *size % *parts != 0)
+      return op->emitOpError()
+             << StringRef(dim.kind.data(), dim.kind.size()) << " " << dim.letter
+             << " = " << *size << " must be a multiple of the "
+             << StringRef(divisor->kind.data(), divisor->kind.size()) << " "
+             << divisor->letter << " = " << *parts;
   }
   for (auto [index, tensor] : llvm::enumerate(contract.results))
     if (failed(check(tensor, result(index))))

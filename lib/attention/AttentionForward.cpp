@@ -151,18 +151,12 @@ attentionModule(mlir::MLIRContext &mlir, const CallForm &f, const Resolved &r) {
   return module;
 }
 
-/// Checks the heads and the grid's limits, then calls the function of the
+/// Checks the grid's limits, then calls the function of the
 /// call's form (compiled at its first call) on `arguments` and `results`.
 void callAttention(Context &context, DimSizes &dims, CallForm form,
                    const AttentionOptions &options,
                    const std::vector<TensorView> &arguments,
                    const std::vector<TensorView> &results, Stream stream) {
-  if (dims['H'] % dims['G'] != 0)
-    throw InvalidArgument("query heads H = " + std::to_string(dims['H']) +
-                          " must be a multiple of the key heads G = " +
-                          std::to_string(dims['G']) +
-                          " (the heads of 'q' "
-                          "and 'k')");
   const int64_t blockRows = form.packed ? dims['H'] : dims['B'] * dims['H'];
   if (blockRows > 65535)
     throw Unsupported((form.packed ? "H = " : "B·H = ") +

@@ -12,13 +12,19 @@ using namespace rudnn;
 
 namespace {
 
+/// The options' chunk, checked; 0 without one (rudnn-specialize then
+/// chooses it for the context's target).
+int64_t optionChunk(const KdaOptions &options) {
+  const int64_t chunk = options.chunk ? *options.chunk : 0;
+  if (options.chunk && chunk != 16 && chunk != 32 && chunk != 64)
+    throw InvalidArgument("'chunk' must be 16, 32 or 64, got " +
+                          std::to_string(chunk));
+  return chunk;
+}
+
 /// The chunk and scale of `options`, or the defaults for K and V.
 void resolveOptions(KdaCallShape &s, const KdaOptions &options) {
-  // Without one, rudnn-specialize chooses the chunk for the context's target.
-  s.chunk = options.chunk ? *options.chunk : 0;
-  if (options.chunk && s.chunk != 16 && s.chunk != 32 && s.chunk != 64)
-    throw InvalidArgument("'chunk' must be 16, 32 or 64, got " +
-                          std::to_string(s.chunk));
+  s.chunk = optionChunk(options);
   s.scale = options.scale ? *options.scale : 1.0 / std::sqrt(double(s.K));
   if (!(s.scale > 0) || !std::isfinite(s.scale))
     throw InvalidArgument("'scale' must be positive and finite, got " +
@@ -48,12 +54,8 @@ checkCallAndOptions(const OperatorContract &contract,
 
 int64_t rudnn::resolveKdaChunk(int64_t featureK, int64_t featureV, DType input,
                                const KdaOptions &options) {
-  if (options.chunk) {
-    KdaCallShape s{};
-    s.K = featureK;
-    resolveOptions(s, options);
-    return s.chunk;
-  }
+  if (const int64_t chunk = optionChunk(options))
+    return chunk;
   std::optional<int64_t> chunk = mlir::rudnn::chooseKdaChunk(
       featureK, featureV, mlir::rudnn::DefaultTarget::kSmemPerBlock,
       static_cast<int64_t>(dtypeSize(input)));

@@ -321,13 +321,14 @@ rudnn::run::randomInputs(const std::vector<Argument> &arguments,
     }
     const int64_t count = checkedCount(argument.name, tensor.shape);
     tensor.values.resize(count);
+    // Lengths and offsets count up to the size of a dim.
+    const int64_t counted = argument.counts ? sizeOf(argument.counts) : 0;
     for (double &x : tensor.values) {
       if (argument.opaque)
         x = 0;
-      else if (argument.sample == Sample::Lengths)
-        x = std::floor((sizeOf(argument.counts) + 1) * unit(random));
-      else if (argument.sample == Sample::Offsets)
-        x = std::floor((sizeOf(argument.counts) + 1) * unit(random));
+      else if (argument.sample == Sample::Lengths ||
+               argument.sample == Sample::Offsets) // offsets sorted below
+        x = std::floor((counted + 1) * unit(random));
       else if (argument.dtype == DType::I32)
         x = std::floor(16 * unit(random));
       else if (argument.sample == Sample::Mask)
@@ -347,7 +348,7 @@ rudnn::run::randomInputs(const std::vector<Argument> &arguments,
       // Sorted draws from 0 to the total: some entries empty, some whole.
       std::sort(tensor.values.begin(), tensor.values.end());
       tensor.values.front() = 0;
-      tensor.values.back() = static_cast<double>(sizeOf(argument.counts));
+      tensor.values.back() = static_cast<double>(counted);
     }
     if (argument.sample == Sample::UnitRows) {
       const int64_t width = tensor.shape.back();

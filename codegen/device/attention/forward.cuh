@@ -49,7 +49,6 @@ template <typename T> struct ForwardParams {
 
 /// Query rows of a block: four warps of 16.
 inline constexpr int kBlockQueries = 64;
-inline constexpr int kWarps = kBlockQueries / 16;
 
 /// The f32 probabilities' shared tile, which 16-bit inputs do without.
 template <typename T, int BK> struct ProbabilityTile {};
