@@ -31,3 +31,8 @@
 // PACKED-NEXT: result lse: f32[4, 300]
 // PACKED: check o: relative error {{.*}} ok
 // PACKED: check lse: relative error {{.*}} ok
+//
+// Query heads that the key heads do not divide are refused by the call's
+// contract check before anything runs (dynamic heads: the verifier cannot).
+// RUN: not rudnn-run %rudnn_src_root/examples/attention.mlir --backend emulation --random 0 --dims B=1,T=4,S=4,H=3,G=2 --cache-dir "" 2>&1 | FileCheck %s --check-prefix=HEADS
+// HEADS: rudnn-run: InvalidArgument: query heads H = 3 must be a multiple of the key heads G = 2
