@@ -136,6 +136,12 @@ BackendKind Context::Impl::backendKind() {
   return backendKind_;
 }
 
+std::string Context::Impl::targetArch() {
+  if (backendKind() == BackendKind::Cuda)
+    return static_cast<CudaBackend &>(backend()).compileArch();
+  return options.arch;
+}
+
 std::shared_ptr<const std::string>
 Context::Impl::cachedCompile(const KernelSource &kernel,
                              const std::string &compilerIdentity,

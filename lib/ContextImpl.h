@@ -29,6 +29,9 @@ struct Context::Impl {
   /// Unsupported when the requested one cannot be had.
   runtime::Backend &backend();
   BackendKind backendKind();
+  /// The architecture operators are specialized for: the GPU's (the one
+  /// its kernels compile for) on the CUDA backend, else the options' arch.
+  std::string targetArch();
   /// Replaces the backend before first use: benchmarks of the host's own
   /// cost run on one that records launches instead of running them.
   void useBackend(std::unique_ptr<runtime::Backend> backend, BackendKind kind);

@@ -49,6 +49,28 @@ Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context) {
       internal("unknown parameter '" + name.str() + "'");
     return it->second;
   };
+  auto tensorMapOf = [&](mlir::rudnn::TensorMapAttr map) {
+    auto extents = [&](mlir::ArrayAttr list) {
+      std::vector<runtime::PlanExtent> result;
+      for (mlir::Attribute extent : list)
+        if (auto param = mlir::dyn_cast<ParamAttr>(extent))
+          result.push_back(
+              {static_cast<int32_t>(paramIndex(param.getName())), 0});
+        else
+          result.push_back(
+              {-1, mlir::cast<mlir::IntegerAttr>(extent).getInt()});
+      return result;
+    };
+    runtime::PlanTensorMap result;
+    result.buffer = buffers.at(map.getBuffer());
+    result.elementBytes = static_cast<uint32_t>(map.getElementBytes());
+    result.dims = extents(map.getDims());
+    result.strides = extents(map.getStrides());
+    for (int64_t size : map.getBox().asArrayRef())
+      result.box.push_back(static_cast<uint32_t>(size));
+    result.swizzleBytes = static_cast<uint32_t>(map.getSwizzleBytes());
+    return result;
+  };
 
   // Buffers and kernels first: launches refer to them by name.
   for (mlir::Operation &op : planOp.getBody().front()) {
@@ -78,8 +100,8 @@ Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context) {
         internal("kernel @" + kernel.getSymName().str() + " cannot be emitted");
       kernels[builder.entry()] = static_cast<uint32_t>(plan.kernels.size());
       plan.kernels.push_back(
-          {builder.entry(),
-           *context.compile({builder.entry(), builder.source()})});
+          {builder.entry(), *context.compile({builder.entry(), builder.source(),
+                                              builder.archSpecific()})});
     }
   }
   if (std::optional<mlir::ArrayAttr> sources = planOp.getSources())
@@ -126,7 +148,11 @@ Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context) {
             param.getBits() == 32
                 ? LaunchArg::paramI32(paramIndex(param.getName()))
                 : LaunchArg::paramI64(paramIndex(param.getName())));
-      else if (mlir::isa<mlir::IntegerAttr>(arg))
+      else if (auto map = mlir::dyn_cast<mlir::rudnn::TensorMapAttr>(arg)) {
+        launch.args.push_back(LaunchArg::tensorMap(
+            static_cast<uint32_t>(plan.tensorMaps.size())));
+        plan.tensorMaps.push_back(tensorMapOf(map));
+      } else if (mlir::isa<mlir::IntegerAttr>(arg))
         launch.args.push_back(LaunchArg::i64(0)); // a null pointer
       else
         launch.args.push_back(LaunchArg::f32(static_cast<float>(

@@ -158,7 +158,7 @@ std::shared_ptr<Function::Impl> describe(std::shared_ptr<Module::Impl> module,
   impl->name = func.getSymName().str();
   const std::string where = "function @" + impl->name;
   impl->planKey = "program:" + module->fingerprint + ":" + impl->name + ":" +
-                  module->context->options().arch;
+                  module->context->impl().targetArch();
   using mlir::rudnn::RudnnDialect;
   for (auto [index, argument] : llvm::enumerate(func.getArguments()))
     impl->arguments.push_back(infoOf(argument.getType(),
@@ -301,7 +301,7 @@ Module Module::parse(Context &context, const std::string &text) {
   // Specialized once here, so attributes chosen for the target are seen.
   mlir::PassManager pm(&impl->mlir);
   mlir::rudnn::RudnnSpecializeOptions options;
-  options.arch = context.options().arch;
+  options.arch = context.impl().targetArch();
   pm.addPass(mlir::rudnn::createRudnnSpecialize(options));
   if (mlir::failed(pm.run(*impl->module)))
     throw InvalidArgument("cannot specialize the module:\n" + diagnostics);
@@ -358,7 +358,7 @@ std::shared_ptr<runtime::PlanExecutor> Function::Impl::executor() const {
     mlir::OwningOpRef<mlir::ModuleOp> copy =
         mlir::ModuleOp::create(builder.getUnknownLoc());
     copy->push_back(module->module->lookupSymbol(name)->clone());
-    return lowerToPlan(context.impl(), *copy, context.options().arch, name,
+    return lowerToPlan(context.impl(), *copy, context.impl().targetArch(), name,
                        name);
   });
 }

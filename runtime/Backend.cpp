@@ -43,6 +43,40 @@ void Backend::replay(CapturedGraph &, StreamHandle) {
   throw Unsupported("the " + name() + " backend cannot replay graphs");
 }
 
+TensorMapBytes Backend::encodeTensorMap(const TensorMapRequest &) {
+  throw Unsupported("the " + name() + " backend has no tensor maps");
+}
+
+void rudnn::runtime::checkTensorMapRequest(const TensorMapRequest &request) {
+  auto fail = [](const std::string &what) {
+    throw InvalidArgument("cannot build a TMA tensor map: " + what);
+  };
+  if (request.rank < 1 || request.rank > 5)
+    fail("rank " + std::to_string(request.rank) + " (1 to 5)");
+  if (request.address % 16)
+    fail("the address is not a multiple of 16 bytes");
+  for (uint32_t i = 0; i < request.rank; ++i) {
+    if (request.dims[i] < 1 || request.dims[i] > (uint64_t(1) << 32))
+      fail("dim " + std::to_string(i) + " is " +
+           std::to_string(request.dims[i]) + " (1 to 2^32)");
+    if (request.box[i] < 1 || request.box[i] > 256)
+      fail("box dim " + std::to_string(i) + " is " +
+           std::to_string(request.box[i]) + " (1 to 256)");
+    if (i > 0 && (request.strideBytes[i - 1] % 16 ||
+                  request.strideBytes[i - 1] >= (uint64_t(1) << 40)))
+      fail("the stride of dim " + std::to_string(i) + " is " +
+           std::to_string(request.strideBytes[i - 1]) +
+           " bytes (a multiple of 16 below 2^40)");
+  }
+  const uint64_t rowBytes = uint64_t(request.box[0]) * request.elementBytes;
+  if (rowBytes % 16)
+    fail("a box row is " + std::to_string(rowBytes) +
+         " bytes (a multiple of 16)");
+  if (request.swizzleBytes && rowBytes > request.swizzleBytes)
+    fail("a box row of " + std::to_string(rowBytes) + " bytes exceeds the " +
+         std::to_string(request.swizzleBytes) + "-byte swizzle");
+}
+
 float Backend::timeMilliseconds(StreamHandle stream,
                                 const std::function<void()> &work) {
   synchronize(stream);

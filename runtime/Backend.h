@@ -38,6 +38,26 @@ struct LaunchGeometry {
   bool cooperative = false;
 };
 
+/// A TMA tensor map to encode for one launch: cuTensorMapEncodeTiled's
+/// arguments (dims innermost first, the innermost contiguous; strides in
+/// bytes of dims 1 and up; zeros out of bounds, no interleave).
+struct TensorMapRequest {
+  DevicePtr address = 0;
+  uint32_t elementBytes = 2, rank = 1;
+  uint64_t dims[5] = {}, strideBytes[4] = {};
+  uint32_t box[5] = {};
+  uint32_t swizzleBytes = 128; // 0, 32, 64 or 128
+};
+
+/// An encoded tensor map: the opaque 128 bytes a kernel takes by value.
+struct alignas(64) TensorMapBytes {
+  uint64_t words[16];
+};
+
+/// Throws InvalidArgument, naming the rule, unless the hardware can build
+/// `request`'s tensor map: every backend checks the same rules.
+void checkTensorMapRequest(const TensorMapRequest &request);
+
 /// Kernel arguments laid out as CUDA expects: an array of pointers, one per
 /// parameter, each to a copy of the value held by the pack. Scalars (at most
 /// 8 bytes: pointers, integers, floats) sit in one array, so packing a
@@ -52,11 +72,8 @@ public:
                   alignof(T) <= alignof(uint64_t)) {
       std::memcpy(&slot, &value, sizeof(T));
     } else {
-      auto storage = std::make_unique<std::max_align_t[]>(
-          (sizeof(T) + sizeof(std::max_align_t) - 1) /
-          sizeof(std::max_align_t));
-      std::memcpy(storage.get(), &value, sizeof(T));
-      large.push_back({slots.size(), sizeof(T), std::move(storage)});
+      large.push_back({slots.size(), sizeof(T), storageFor(sizeof(T))});
+      std::memcpy(large.back().storage.get(), &value, sizeof(T));
     }
     slots.push_back(slot);
     return *this;
@@ -87,20 +104,25 @@ public:
     slots = other.slots;
     large.clear();
     for (const Large &value : other.large) {
-      const size_t words = (value.bytes + sizeof(std::max_align_t) - 1) /
-                           sizeof(std::max_align_t);
-      large.push_back({value.index, value.bytes,
-                       std::make_unique<std::max_align_t[]>(words)});
+      large.push_back({value.index, value.bytes, storageFor(value.bytes)});
       std::memcpy(large.back().storage.get(), value.storage.get(), value.bytes);
     }
     return *this;
   }
 
 private:
+  /// Storage for a value larger than a slot, aligned as a tensor map must
+  /// be (64 bytes).
+  struct alignas(64) Line {
+    unsigned char bytes[64];
+  };
+  static std::unique_ptr<Line[]> storageFor(size_t bytes) {
+    return std::make_unique<Line[]>((bytes + sizeof(Line) - 1) / sizeof(Line));
+  }
   /// A value larger than a slot, passed from storage of its own.
   struct Large {
     size_t index, bytes;
-    std::unique_ptr<std::max_align_t[]> storage;
+    std::unique_ptr<Line[]> storage;
   };
   std::vector<uint64_t> slots;
   std::vector<Large> large;
@@ -170,6 +192,11 @@ public:
   virtual void beginCapture(StreamHandle stream);
   virtual std::unique_ptr<CapturedGraph> endCapture(StreamHandle stream);
   virtual void replay(CapturedGraph &graph, StreamHandle stream);
+
+  /// Encodes a TMA tensor map for a kernel argument. Throws InvalidArgument
+  /// when the request breaks the hardware's rules (address or strides not
+  /// multiples of 16 bytes, a box too large), Unsupported by default.
+  virtual TensorMapBytes encodeTensorMap(const TensorMapRequest &request);
 
   /// Milliseconds the device spends on `work` (enqueued on `stream`). The
   /// default waits for the stream around it and reads the host clock.

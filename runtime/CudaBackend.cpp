@@ -299,7 +299,10 @@ std::shared_ptr<LoadedKernel> CudaBackend::load(const std::string &bytes,
                           std::to_string(bytes.size()) + " bytes) for '" +
                           entry + "'");
   const std::string deviceArch = impl->info.arch();
-  const bool useCubin = binary->arch == deviceArch && !binary->cubin.empty();
+  // An arch-specific cubin (sm_90a) runs on exactly its device (sm_90).
+  const bool useCubin =
+      (binary->arch == deviceArch || binary->arch == deviceArch + "a") &&
+      !binary->cubin.empty();
   if (!useCubin) {
     int binaryArch = archNumber(binary->arch);
     if (binaryArch > archNumber(deviceArch))
@@ -346,6 +349,55 @@ std::shared_ptr<LoadedKernel> CudaBackend::load(const std::string &bytes,
                            (useCubin ? "cubin" : "PTX") + " for " +
                            binary->arch);
   return std::make_shared<CudaKernel>(impl->context, module, function, entry);
+}
+
+TensorMapBytes CudaBackend::encodeTensorMap(const TensorMapRequest &request) {
+  checkTensorMapRequest(request);
+  const CudaDriver &d = impl->d;
+  if (!d.tensorMapEncodeTiled)
+    throw Unsupported("the driver has no cuTensorMapEncodeTiled (CUDA 12.0+ "
+                      "drivers do)");
+  CUtensorMapDataType type;
+  switch (request.elementBytes) {
+  case 1:
+    type = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    break;
+  case 2:
+    type = CU_TENSOR_MAP_DATA_TYPE_UINT16;
+    break;
+  case 4:
+    type = CU_TENSOR_MAP_DATA_TYPE_UINT32;
+    break;
+  default:
+    type = CU_TENSOR_MAP_DATA_TYPE_UINT64;
+  }
+  const CUtensorMapSwizzle swizzle =
+      request.swizzleBytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+      : request.swizzleBytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+      : request.swizzleBytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                   : CU_TENSOR_MAP_SWIZZLE_NONE;
+  const cuuint32_t elementStrides[5] = {1, 1, 1, 1, 1};
+  cuuint64_t dims[5], strides[4];
+  cuuint32_t box[5];
+  for (uint32_t i = 0; i < request.rank; ++i) {
+    dims[i] = request.dims[i];
+    box[i] = request.box[i];
+    if (i > 0)
+      strides[i - 1] = request.strideBytes[i - 1];
+  }
+  static_assert(sizeof(CUtensorMap) == sizeof(TensorMapBytes));
+  CUtensorMap map;
+  // Values, not floats: out-of-bounds elements read as zeros.
+  d.check(d.tensorMapEncodeTiled(
+              &map, type, request.rank,
+              reinterpret_cast<void *>(static_cast<uintptr_t>(request.address)),
+              dims, strides, box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+              swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+          "cuTensorMapEncodeTiled");
+  TensorMapBytes bytes;
+  std::memcpy(&bytes, &map, sizeof bytes);
+  return bytes;
 }
 
 void CudaBackend::launch(const LoadedKernel &kernel,

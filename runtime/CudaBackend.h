@@ -60,6 +60,8 @@ public:
                                      const std::string &entry) override;
   void launch(const LoadedKernel &kernel, const LaunchGeometry &geometry,
               ArgPack &args, StreamHandle stream) override;
+  /// cuTensorMapEncodeTiled.
+  TensorMapBytes encodeTensorMap(const TensorMapRequest &request) override;
 
   DevicePtr allocate(size_t bytes) override;
   void release(DevicePtr pointer) override;

@@ -95,6 +95,7 @@ public:
     resolve(d, d.funcSetAttribute, "cuFuncSetAttribute");
     resolve(d, d.launchKernel, "cuLaunchKernel");
     resolveOptional(d, d.launchCooperativeKernel, "cuLaunchCooperativeKernel");
+    resolveOptional(d, d.tensorMapEncodeTiled, "cuTensorMapEncodeTiled");
     resolve(d, d.memAlloc, "cuMemAlloc");
     resolve(d, d.memFree, "cuMemFree");
     resolve(d, d.memcpyHtoDAsync, "cuMemcpyHtoDAsync");

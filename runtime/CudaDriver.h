@@ -46,6 +46,9 @@ struct CudaDriver {
   PFN_cuLaunchKernel_v4000 launchKernel = nullptr;
   PFN_cuLaunchCooperativeKernel_v9000 launchCooperativeKernel = nullptr;
 
+  /// Absent (null) before CUDA 12.0's drivers.
+  PFN_cuTensorMapEncodeTiled_v12000 tensorMapEncodeTiled = nullptr;
+
   PFN_cuMemAlloc_v3020 memAlloc = nullptr;
   PFN_cuMemFree_v3020 memFree = nullptr;
   PFN_cuMemcpyHtoDAsync_v3020 memcpyHtoDAsync = nullptr;

@@ -165,6 +165,9 @@ struct EmulationBackend::Impl {
                        "-D__RUDNN_EMULATION__ -include rudnn_emulation.h";
     if (__builtin_cpu_supports("fma"))
       text += " -mfma -ffp-contract=fast";
+    // Tensor maps are 64-byte aligned parameters, whose ABI GCC remarks on.
+    if (compilerVersion.find("clang") == std::string::npos)
+      text += " -Wno-psabi";
     if (options.sanitize)
       text += " -fsanitize=address,undefined -fno-omit-frame-pointer -g";
     if (options.check)
@@ -307,6 +310,27 @@ std::shared_ptr<LoadedKernel> EmulationBackend::load(const std::string &binary,
   kernel.handle = handle;
   kernel.tlsBytes = threadLocalBytes(handle);
   return std::make_shared<EmulationKernel>(fd, handle, std::move(kernel));
+}
+
+TensorMapBytes
+EmulationBackend::encodeTensorMap(const TensorMapRequest &request) {
+  checkTensorMapRequest(request);
+  static_assert(sizeof(rudnn_emu_tensor_map) <= sizeof(TensorMapBytes));
+  rudnn_emu_tensor_map map{};
+  map.magic = RUDNN_EMU_TENSOR_MAP_MAGIC;
+  map.address = request.address;
+  for (uint32_t i = 0; i < request.rank; ++i) {
+    map.dims[i] = request.dims[i];
+    map.box[i] = request.box[i];
+    if (i > 0)
+      map.strideBytes[i - 1] = request.strideBytes[i - 1];
+  }
+  map.rank = request.rank;
+  map.elementBytes = request.elementBytes;
+  map.swizzleBytes = request.swizzleBytes;
+  TensorMapBytes bytes{};
+  std::memcpy(&bytes, &map, sizeof map);
+  return bytes;
 }
 
 void EmulationBackend::launch(const LoadedKernel &kernel,

@@ -68,6 +68,8 @@ public:
   /// Throws DeviceError naming the kernel and block on a deadlock or trap.
   void launch(const LoadedKernel &kernel, const LaunchGeometry &geometry,
               ArgPack &args, StreamHandle stream) override;
+  /// What the emulated TMA instructions read (rudnn_emu_tensor_map).
+  TensorMapBytes encodeTensorMap(const TensorMapRequest &request) override;
 
   DevicePtr allocate(size_t bytes) override;
   void release(DevicePtr pointer) override;

@@ -15,6 +15,9 @@ struct KernelSource {
   /// The `extern "C" __global__` function to launch.
   std::string entry;
   std::string source;
+  /// Uses the target's architecture-specific instructions (wgmma,
+  /// setmaxnreg: sm_90a), so it is compiled for "sm_90a" on sm_90.
+  bool archSpecific = false;
 };
 
 /// A header handed to the compiler from memory, e.g. "rudnn/device.cuh".

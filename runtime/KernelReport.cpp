@@ -174,13 +174,13 @@ InstructionMix rudnn::runtime::sassInstructionMix(const std::string &cubin) {
     };
     if (opcode == "HMMA" || opcode == "HGMMA" || opcode == "IMMA" ||
         opcode == "DMMA")
-      ++mix.tensor;
+      ++mix.tensor, ++mix.opcodes[opcode];
     else if (opcode == "LDSM")
-      ++mix.ldmatrix;
+      ++mix.ldmatrix, ++mix.opcodes[opcode];
     else if (opcode == "LDGSTS")
-      ++mix.cpAsync;
+      ++mix.cpAsync, ++mix.opcodes[opcode];
     else if (opcode.rfind("UTMA", 0) == 0 || opcode == "UBLKCP")
-      ++mix.tma;
+      ++mix.tma, ++mix.opcodes[opcode];
     else if (opcode == "LDS")
       ++mix.sharedLoads;
     else if (opcode == "STS")

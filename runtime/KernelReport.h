@@ -59,6 +59,9 @@ struct InstructionMix {
           sharedLoads = 0, sharedStores = 0;
   /// Global loads and stores by access width in bits (8 ... 128).
   std::map<int, int64_t> globalLoads, globalStores;
+  /// The tensor-core and asynchronous-copy opcodes counted above, by name
+  /// (HMMA or HGMMA, LDGSTS or UTMALDG, ...).
+  std::map<std::string, int64_t> opcodes;
 };
 
 /// Disassembles `cubin` with cuobjdump -sass and counts.

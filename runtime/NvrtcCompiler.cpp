@@ -110,7 +110,15 @@ static std::string dumpFailedSource(const KernelSource &kernel) {
 }
 
 CudaBinary NvrtcCompiler::compile(const KernelSource &kernel,
-                                  const std::string &arch) const {
+                                  const std::string &target) const {
+  std::string arch = target;
+  if (kernel.archSpecific && arch.back() != 'a') {
+    if (arch != "sm_90")
+      throw Unsupported("kernel '" + kernel.entry +
+                        "' uses sm_90a instructions and cannot run on " + arch +
+                        "; specialize for the device's architecture");
+    arch += 'a';
+  }
   std::optional<int> capability = parseArch(arch);
   std::vector<int> supported = supportedArchitectures();
   if (!capability || std::find(supported.begin(), supported.end(),

@@ -121,7 +121,46 @@ void Plan::validate() const {
         throw InvalidArgument(where + " binds parameter #" +
                               std::to_string(arg.index) + ", the plan has " +
                               std::to_string(params.size()));
+      if (arg.kind == LaunchArg::Kind::TensorMap &&
+          arg.index >= tensorMaps.size())
+        throw InvalidArgument(where + " binds tensor map #" +
+                              std::to_string(arg.index) + ", the plan has " +
+                              std::to_string(tensorMaps.size()));
     }
+  }
+  for (size_t i = 0; i < tensorMaps.size(); ++i) {
+    const PlanTensorMap &map = tensorMaps[i];
+    const std::string where = "tensor map #" + std::to_string(i);
+    if (map.buffer >= buffers.size())
+      throw InvalidArgument(where + " is over buffer #" +
+                            std::to_string(map.buffer) + ", the plan has " +
+                            std::to_string(buffers.size()));
+    const size_t rank = map.dims.size();
+    if (rank < 1 || rank > 5 || map.box.size() != rank ||
+        map.strides.size() + 1 != rank)
+      throw InvalidArgument(where + " has rank " + std::to_string(rank) +
+                            " with " + std::to_string(map.box.size()) +
+                            " box dims and " +
+                            std::to_string(map.strides.size()) + " strides");
+    for (const std::vector<PlanExtent> *extents : {&map.dims, &map.strides})
+      for (const PlanExtent &extent : *extents)
+        if (extent.param >= static_cast<int32_t>(params.size()) ||
+            extent.param < -1)
+          throw InvalidArgument(
+              where + " refers to parameter #" + std::to_string(extent.param) +
+              ", the plan has " + std::to_string(params.size()));
+    for (uint32_t box : map.box)
+      if (box < 1 || box > 256)
+        throw InvalidArgument(where + " has a box dim of " +
+                              std::to_string(box) + " (1 to 256)");
+    if (map.elementBytes != 1 && map.elementBytes != 2 &&
+        map.elementBytes != 4 && map.elementBytes != 8)
+      throw InvalidArgument(where + " has " + std::to_string(map.elementBytes) +
+                            "-byte elements");
+    if (map.swizzleBytes != 0 && map.swizzleBytes != 32 &&
+        map.swizzleBytes != 64 && map.swizzleBytes != 128)
+      throw InvalidArgument(where + " has a " +
+                            std::to_string(map.swizzleBytes) + "-byte swizzle");
   }
 }
 
@@ -274,8 +313,23 @@ static SizeExpr sizeFromJson(const json &value) {
 
 static const char *const kAccessNames[] = {"in", "out", "inout", "workspace"};
 
-static const char *const kArgKindNames[] = {"buffer", "param_i32", "param_i64",
-                                            "i32",    "i64",       "f32"};
+static const char *const kArgKindNames[] = {
+    "buffer", "param_i32", "param_i64", "i32", "i64", "f32", "tensor_map"};
+
+static json toJson(const std::vector<PlanExtent> &extents) {
+  json list = json::array();
+  for (const PlanExtent &extent : extents)
+    list.push_back({{"param", extent.param}, {"value", extent.value}});
+  return list;
+}
+
+static std::vector<PlanExtent> extentsFromJson(const json &list) {
+  std::vector<PlanExtent> extents;
+  for (const json &extent : list)
+    extents.push_back(
+        {extent.at("param").get<int32_t>(), extent.at("value").get<int64_t>()});
+  return extents;
+}
 
 std::string Plan::toJson(bool inlineBinaries) const {
   json plan;
@@ -323,6 +377,7 @@ std::string Plan::toJson(bool inlineBinaries) const {
       case LaunchArg::Kind::Buffer:
       case LaunchArg::Kind::ParamI32:
       case LaunchArg::Kind::ParamI64:
+      case LaunchArg::Kind::TensorMap:
         value["index"] = arg.index;
         break;
       case LaunchArg::Kind::ConstI32:
@@ -354,6 +409,14 @@ std::string Plan::toJson(bool inlineBinaries) const {
            {"max", launch.guard.max}}},
          {"args", args}});
   }
+  plan["tensor_maps"] = json::array();
+  for (const PlanTensorMap &map : tensorMaps)
+    plan["tensor_maps"].push_back({{"buffer", map.buffer},
+                                   {"element_bytes", map.elementBytes},
+                                   {"dims", ::toJson(map.dims)},
+                                   {"strides", ::toJson(map.strides)},
+                                   {"box", map.box},
+                                   {"swizzle_bytes", map.swizzleBytes}});
   return plan.dump(2);
 }
 
@@ -441,6 +504,13 @@ static Plan parsePlan(std::string_view text, ReadBinary readBinary) {
       }
       plan.launches.push_back(std::move(parsed));
     }
+    for (const json &map : value.value("tensor_maps", json::array()))
+      plan.tensorMaps.push_back({map.at("buffer").get<uint32_t>(),
+                                 map.at("element_bytes").get<uint32_t>(),
+                                 extentsFromJson(map.at("dims")),
+                                 extentsFromJson(map.at("strides")),
+                                 map.at("box").get<std::vector<uint32_t>>(),
+                                 map.at("swizzle_bytes").get<uint32_t>()});
   } catch (const json::exception &error) {
     throw InvalidArgument(std::string("malformed plan JSON: ") + error.what());
   }

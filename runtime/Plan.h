@@ -68,9 +68,18 @@ inline constexpr uint64_t kWorkspaceAlignment = 256;
 
 /// One kernel parameter.
 struct LaunchArg {
-  enum class Kind { Buffer, ParamI32, ParamI64, ConstI32, ConstI64, ConstF32 };
+  enum class Kind {
+    Buffer,
+    ParamI32,
+    ParamI64,
+    ConstI32,
+    ConstI64,
+    ConstF32,
+    TensorMap
+  };
   Kind kind = Kind::ConstI32;
-  /// Buffer index (Buffer) or parameter index (Param*).
+  /// Buffer index (Buffer), parameter index (Param*) or index into the
+  /// plan's tensor maps (TensorMap).
   uint32_t index = 0;
   int64_t intValue = 0;
   float floatValue = 0;
@@ -87,6 +96,36 @@ struct LaunchArg {
   static LaunchArg i32(int32_t value) { return {Kind::ConstI32, 0, value, 0}; }
   static LaunchArg i64(int64_t value) { return {Kind::ConstI64, 0, value, 0}; }
   static LaunchArg f32(float value) { return {Kind::ConstF32, 0, 0, value}; }
+  static LaunchArg tensorMap(uint32_t map) {
+    return {Kind::TensorMap, map, 0, 0};
+  }
+};
+
+/// A constant or a run-time parameter's value.
+struct PlanExtent {
+  int32_t param = -1; // -1: `value`
+  int64_t value = 0;
+
+  int64_t evaluate(const std::vector<int64_t> &values) const {
+    return param < 0 ? value : values[param];
+  }
+  bool operator==(const PlanExtent &other) const {
+    return param == other.param && value == other.value;
+  }
+};
+
+/// A TMA tensor map over one buffer, encoded at each call (the bound address
+/// and the run-time dims and strides) and passed by value: the 128 bytes of
+/// cuTensorMapEncodeTiled's CUtensorMap, 16-byte interleave none, zeros out
+/// of bounds. Dims innermost first (the innermost contiguous); strides, in
+/// elements, of dims 1 and up.
+struct PlanTensorMap {
+  uint32_t buffer = 0;
+  uint32_t elementBytes = 2;
+  std::vector<PlanExtent> dims, strides;
+  std::vector<uint32_t> box;
+  /// 0 (none), 32, 64 or 128: the shared tile's swizzle.
+  uint32_t swizzleBytes = 128;
 };
 
 /// Runs a launch only while params[param] lies in [min, max]: plans carry
@@ -153,6 +192,8 @@ struct Plan {
   std::vector<PlanKernel> kernels;
   std::vector<PlanBuffer> buffers;
   std::vector<PlanLaunch> launches;
+  /// What TensorMap launch arguments refer to.
+  std::vector<PlanTensorMap> tensorMaps;
 
   /// Checks every index and size; throws InvalidArgument naming the fault.
   void validate() const;

@@ -74,6 +74,36 @@ static uint32_t gridDim(const SizeExpr &expr,
   return static_cast<uint32_t>(value);
 }
 
+TensorMapBytes
+PlanExecutor::tensorMapFor(const PlanTensorMap &map,
+                           const std::vector<DevicePtr> &bindings,
+                           const std::vector<int64_t> &params) const {
+  TensorMapRequest request;
+  request.address = bindings[map.buffer];
+  request.elementBytes = map.elementBytes;
+  request.rank = static_cast<uint32_t>(map.dims.size());
+  request.swizzleBytes = map.swizzleBytes;
+  for (uint32_t i = 0; i < request.rank; ++i) {
+    const int64_t dim = map.dims[i].evaluate(params);
+    // An empty tensor has no map (and a kernel no tile of it to load).
+    if (dim <= 0)
+      return TensorMapBytes{};
+    request.dims[i] = static_cast<uint64_t>(dim);
+    request.box[i] = map.box[i];
+    if (i > 0) {
+      const int64_t stride = map.strides[i - 1].evaluate(params);
+      request.strideBytes[i - 1] =
+          stride > 0 ? static_cast<uint64_t>(stride) * map.elementBytes : 0;
+    }
+  }
+  try {
+    return backend.encodeTensorMap(request);
+  } catch (const InvalidArgument &error) {
+    throw InvalidArgument("buffer '" + plan_.buffers[map.buffer].name +
+                          "': " + error.what());
+  }
+}
+
 void PlanExecutor::launchAll(StreamState &state,
                              const std::vector<DevicePtr> &bindings,
                              const std::vector<int64_t> &params,
@@ -122,6 +152,9 @@ void PlanExecutor::launchAll(StreamState &state,
         break;
       case LaunchArg::Kind::ConstF32:
         args.push(arg.floatValue);
+        break;
+      case LaunchArg::Kind::TensorMap:
+        args.push(tensorMapFor(plan_.tensorMaps[arg.index], bindings, params));
         break;
       }
     }

@@ -45,6 +45,11 @@ public:
 
 private:
   struct StreamState;
+  /// `map` encoded for the bound address and the call's dims and strides
+  /// (zeros for an empty tensor).
+  TensorMapBytes tensorMapFor(const PlanTensorMap &map,
+                              const std::vector<DevicePtr> &bindings,
+                              const std::vector<int64_t> &params) const;
   void launchAll(StreamState &state, const std::vector<DevicePtr> &bindings,
                  const std::vector<int64_t> &params, StreamHandle stream,
                  std::vector<LaunchTiming> *timings = nullptr);

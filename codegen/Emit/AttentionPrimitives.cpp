@@ -74,6 +74,9 @@ struct AttentionKernel {
   DType input;
   int64_t headDim, valueDim, blockK, left, right;
   bool causal, packed, aligned;
+  /// The Hopper kernel (TMA, wgmma): block_q 128, over views whose rows
+  /// are 16-byte aligned as tensor maps need; else the sm_80 kernel.
+  bool hopper;
 
   static AttentionKernel of(AttentionChain &chain,
                             AttentionFinalizeOp finalize) {
@@ -81,14 +84,28 @@ struct AttentionKernel {
       return keys ? static_cast<int64_t>(*keys) : int64_t(-1);
     };
     Value q = chain.scores.getQ();
-    return {dtype(q), lastDim(q), lastDim(chain.accumulate.getV()),
-            static_cast<int64_t>(chain.scores.getBlockK()),
-            bound(chain.mask.getWindowLeft()),
-            bound(chain.mask.getWindowRight()), chain.mask.getCausal(),
-            isPacked(q),
-            // Views promising 16-byte rows are copied without an
-            // element-wise path.
-            finalize->hasAttr(RudnnDialect::kAlignedViewsAttrName)};
+    // Views promising 16-byte rows are copied without an element-wise path.
+    const bool aligned = finalize->hasAttr(RudnnDialect::kAlignedViewsAttrName);
+    AttentionKernel kernel{dtype(q),
+                           lastDim(q),
+                           lastDim(chain.accumulate.getV()),
+                           static_cast<int64_t>(chain.scores.getBlockK()),
+                           bound(chain.mask.getWindowLeft()),
+                           bound(chain.mask.getWindowRight()),
+                           chain.mask.getCausal(),
+                           isPacked(q),
+                           aligned,
+                           aligned && chain.scores.getBlockQ() ==
+                                          kHopperAttentionBlockQueries};
+    // Unaligned views of a Hopper specialization take the sm_80 kernel.
+    if (!kernel.hopper && kernel.blockK > 64)
+      kernel.blockK =
+          std::max(kernel.headDim, kernel.valueDim) <= 128 ? 64 : 32;
+    return kernel;
+  }
+
+  int64_t blockQueries() const {
+    return hopper ? kHopperAttentionBlockQueries : kAttentionBlockQueries;
   }
 
   int64_t inputBytes() const {
@@ -101,8 +118,9 @@ struct AttentionKernel {
            ", " + std::to_string(valueDim) + ", " + std::to_string(blockK);
   }
   int64_t sharedBytes() const {
-    return attentionSharedBytes(kAttentionBlockQueries, blockK, headDim,
-                                valueDim, inputBytes());
+    return hopper ? hopperAttentionSharedBytes(headDim, valueDim)
+                  : attentionSharedBytes(kAttentionBlockQueries, blockK,
+                                         headDim, valueDim, inputBytes());
   }
   /// "attention_fwd_bf16_d128_e128_bk64_causal_window16_inf_a16".
   std::string entry() const {
@@ -116,6 +134,8 @@ struct AttentionKernel {
         (causal ? "_causal" : "");
     if (windowed())
       name += "_window" + bound(left) + "_" + bound(right);
+    if (hopper)
+      return name + "_wgmma";
     return aligned ? name + "_a16" : name;
   }
 };
@@ -146,6 +166,26 @@ void bind(KernelBuilder &builder, AttentionChain &chain,
     builder.strides(value, strides);
   }
   builder.strides(chain.mask.getKeyMask(), {"key_mask_b"});
+  if (kernel.hopper) {
+    // Innermost first: (dim, time, head, batch), packed (dim, row, head);
+    // boxes of 64 columns (128-byte rows) by a tile of rows.
+    const std::vector<unsigned> dims = kernel.packed
+                                           ? std::vector<unsigned>{2, 0, 1}
+                                           : std::vector<unsigned>{3, 1, 2, 0};
+    auto box = [&](int64_t rows) {
+      std::vector<int64_t> sizes = {64, rows, 1};
+      if (!kernel.packed)
+        sizes.push_back(1);
+      return sizes;
+    };
+    builder.tensorMap(q, "q_map", dims, box(kHopperAttentionBlockQueries));
+    builder.tensorMap(k, "k_map", dims, box(kernel.blockK));
+    builder.tensorMap(v, "v_map", dims, box(kernel.blockK));
+    builder.setArchSpecific();
+    // One block an SM: 168 registers a thread, which the producer gives up
+    // to the consumers (240 each).
+    builder.setLaunchBounds(384, 1);
+  }
   // Packed: the entries are the offsets' count less one.
   builder.dim(kernel.packed ? DimRef::of('C') : DimRef::of('B'),
               kernel.packed ? "offsets" : "batch");
@@ -174,10 +214,17 @@ void writeBody(KernelBuilder &builder, const AttentionKernel &kernel) {
        << (kernel.packed ? "0, queries" : "(long long)heads * queries, queries")
        << ",\n      " << (kernel.packed ? "offsets - 1" : "batch")
        << ", queries, keys, heads, kv_heads, scale, softcap, " << kernel.left
-       << ", " << kernel.right << "};\n"
-       << "  rudnn::attention::forward<" << kernel.layout() << ", "
-       << (kernel.causal ? "true" : "false") << ", "
-       << (kernel.packed ? "true" : "false")
+       << ", " << kernel.right << "};\n";
+  const char *causal = kernel.causal ? "true" : "false";
+  const char *packed = kernel.packed ? "true" : "false";
+  if (kernel.hopper) {
+    body << "  rudnn::attention::forward_hopper<" << cudaType(kernel.input)
+         << ", " << kernel.headDim << ", " << kernel.valueDim << ", " << causal
+         << ", " << packed << ">(p, q_map, k_map, v_map);\n";
+    return;
+  }
+  body << "  rudnn::attention::forward<" << kernel.layout() << ", " << causal
+       << ", " << packed
        << (kernel.aligned ? ", rudnn::tile::Alignment::Aligned" : "")
        << ">(p);\n";
 }
@@ -190,10 +237,13 @@ void writeBody(KernelBuilder &builder, const AttentionKernel &kernel) {
 /// are bounded (lengths and masks not discounted); packed batches have no
 /// FLOP model (their work is in the offsets, on the device).
 void setLaunch(KernelLaunch &launch, const AttentionKernel &kernel) {
-  launch.threads = 32 * (kAttentionBlockQueries / 16);
+  // Hopper: a producer and two consumer warpgroups; sm_80: four warps.
+  launch.threads = kernel.hopper ? 384 : 32 * (kAttentionBlockQueries / 16);
   launch.sharedBytes = kernel.sharedBytes();
-  launch.grid[0] =
-      SizeRef{1, {DimRef::ceilDiv('T', kAttentionBlockQueries, "query_tiles")}};
+  launch.grid[0] = SizeRef{
+      1,
+      {DimRef::ceilDiv('T', kernel.blockQueries(),
+                       kernel.hopper ? "query_tiles128" : "query_tiles")}};
   // Packed: every head's query tiles spread over ceil(T / 64) blocks.
   launch.grid[1] = kernel.packed
                        ? SizeRef{1, {DimRef::of('H')}}
@@ -280,16 +330,25 @@ struct FinalizeModel
                 "attention_accumulate";
     const AttentionKernel kernel = AttentionKernel::of(*chain, finalize);
     builder.setEntry(kernel.entry());
-    builder.preamble() << "// Tiled attention forward.\n"
-                       << "#include \"rudnn/device.cuh\"\n\n"
-                       << "// The host sizes the shared memory from the same "
-                          "layout.\n"
-                       << "static_assert(sizeof(rudnn::attention::"
-                          "ForwardShared<"
-                       << kernel.layout() << ">) == " << kernel.sharedBytes()
-                       << ");\n"
-                       << "static_assert(rudnn::attention::kBlockQueries == "
-                       << kAttentionBlockQueries << ");\n";
+    std::ostringstream &preamble = builder.preamble();
+    preamble << "// Tiled attention forward.\n"
+             << "#include \"rudnn/device.cuh\"\n\n"
+             << "// The host sizes the shared memory from the same layout.\n";
+    if (kernel.hopper)
+      preamble << "static_assert(sizeof(rudnn::attention::HopperShared<"
+               << cudaType(kernel.input) << ", " << kernel.headDim << ", "
+               << kernel.valueDim << ">) + 1024 == " << kernel.sharedBytes()
+               << ");\n"
+               << "static_assert(rudnn::attention::kHopperBlockQueries == "
+               << kHopperAttentionBlockQueries << ");\n"
+               << "static_assert(rudnn::attention::HopperTiles<"
+               << kernel.headDim << ", " << kernel.valueDim
+               << ">::kKeys == " << kernel.blockK << ");\n";
+    else
+      preamble << "static_assert(sizeof(rudnn::attention::ForwardShared<"
+               << kernel.layout() << ">) == " << kernel.sharedBytes() << ");\n"
+               << "static_assert(rudnn::attention::kBlockQueries == "
+               << kAttentionBlockQueries << ");\n";
     bind(builder, *chain, finalize, kernel);
     if (!builder.conflict().empty())
       return op->emitOpError()

@@ -44,9 +44,9 @@ FailureOr<std::vector<EmittedKernel>> emitKernels(ModuleOp module) {
       if (failed(emitKernel(kernel, builder)))
         ok = false;
       else
-        kernels.push_back({builder.entry(), builder.source(),
-                           builder.launch().threads,
-                           builder.launch().sharedBytes});
+        kernels.push_back(
+            {builder.entry(), builder.source(), builder.launch().threads,
+             builder.launch().sharedBytes, builder.archSpecific()});
       return WalkResult::skip();
     }
     return WalkResult::advance();

@@ -17,6 +17,8 @@ struct EmittedKernel {
   std::string entry, source;
   /// Threads per block and dynamic shared memory bytes of its launches.
   int64_t threads = 0, dynamicShared = 0;
+  /// Compiled for the arch-specific target (sm_90a).
+  bool archSpecific = false;
 };
 
 /// Emits `kernel` through the last primitive of its region, under the

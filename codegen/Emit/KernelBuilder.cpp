@@ -53,30 +53,61 @@ std::string KernelBuilder::pointer(mlir::Value value, const std::string &name,
                         (written ? "" : "const ") + element + " *",
                         DimRef::of(value, 0),
                         0,
-                        written};
+                        written,
+                        {},
+                        {}};
   return add(std::move(binding));
 }
 
 void KernelBuilder::strides(mlir::Value value,
                             const std::vector<std::string> &names) {
   for (size_t i = 0; i < names.size(); ++i)
-    add({KernelBinding::Kind::Stride, names[i], "long long",
-         DimRef::of(value, static_cast<unsigned>(i)), 0, false});
+    add({KernelBinding::Kind::Stride,
+         names[i],
+         "long long",
+         DimRef::of(value, static_cast<unsigned>(i)),
+         0,
+         false,
+         {},
+         {}});
 }
 
 std::string KernelBuilder::dim(const DimRef &dim, const std::string &name) {
-  return add({KernelBinding::Kind::Dim, name, "int", dim, 0, false});
+  return add({KernelBinding::Kind::Dim, name, "int", dim, 0, false, {}, {}});
 }
 
 std::string KernelBuilder::scalar(const std::string &name, double value) {
-  return add(
-      {KernelBinding::Kind::Scalar, name, "float", DimRef{}, value, false});
+  return add({KernelBinding::Kind::Scalar,
+              name,
+              "float",
+              DimRef{},
+              value,
+              false,
+              {},
+              {}});
+}
+
+std::string KernelBuilder::tensorMap(mlir::Value value, const std::string &name,
+                                     std::vector<unsigned> dims,
+                                     std::vector<int64_t> box) {
+  KernelBinding binding{KernelBinding::Kind::TensorMap,
+                        name,
+                        "const __grid_constant__ rudnn::arch::TensorMap",
+                        DimRef::of(value, 0),
+                        0,
+                        false,
+                        std::move(dims),
+                        std::move(box)};
+  return add(std::move(binding));
 }
 
 std::string KernelBuilder::source() const {
   std::ostringstream out;
-  out << preambleText.str() << "\nextern \"C\" __global__ void " << entryName
-      << "(";
+  out << preambleText.str() << "\nextern \"C\" __global__ void ";
+  if (boundsThreads)
+    out << "__launch_bounds__(" << boundsThreads << ", " << boundsBlocks
+        << ") ";
+  out << entryName << "(";
   for (size_t i = 0; i < params.size(); ++i) {
     const KernelBinding &binding = params[i];
     out << (i ? ",\n    " : "\n    ") << binding.cppType

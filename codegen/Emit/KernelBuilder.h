@@ -27,16 +27,21 @@ const char *cudaType(DType type);
 /// One parameter of a kernel's signature.
 struct KernelBinding {
   enum class Kind {
-    Pointer, // `value`'s elements (null value: a null pointer)
-    Stride,  // the stride of dim `dim.index` of `dim.value` (0 when null)
-    Dim,     // the size `dim` refers to
-    Scalar,  // an f32 constant of the kernel's op
+    Pointer,   // `value`'s elements (null value: a null pointer)
+    Stride,    // the stride of dim `dim.index` of `dim.value` (0 when null)
+    Dim,       // the size `dim` refers to
+    Scalar,    // an f32 constant of the kernel's op
+    TensorMap, // a TMA tensor map over `dim.value` (see TensorMapShape)
   };
   Kind kind;
   std::string name, cppType;
-  mlir::rudnn::DimRef dim; // Pointer: dim.value is the tensor
+  mlir::rudnn::DimRef dim; // Pointer, TensorMap: dim.value is the tensor
   double scalar = 0;
   bool written = false; // Pointer
+  /// TensorMap: the tensor's dims innermost first (the first contiguous)
+  /// and the box one load brings, in the same order.
+  std::vector<unsigned> mapDims;
+  std::vector<int64_t> box;
 };
 
 /// The launch geometry a kernel asks for, and what one launch moves and
@@ -63,6 +68,22 @@ public:
   std::string dim(const mlir::rudnn::DimRef &dim, const std::string &name);
   /// An f32 parameter holding `value` (a kernel serves every value).
   std::string scalar(const std::string &name, double value);
+  /// A TMA tensor map over `value` (128-byte swizzle), its dims `dims` of
+  /// the tensor innermost first, loading boxes of `box`.
+  std::string tensorMap(mlir::Value value, const std::string &name,
+                        std::vector<unsigned> dims, std::vector<int64_t> box);
+
+  /// Declares __launch_bounds__(threads, minBlocks): registers are then
+  /// allocated for that many threads resident (setmaxnreg redistributes
+  /// them between warpgroups from that budget).
+  void setLaunchBounds(int64_t threads, int64_t minBlocks) {
+    boundsThreads = threads;
+    boundsBlocks = minBlocks;
+  }
+
+  /// The kernel uses the target's architecture-specific instructions.
+  void setArchSpecific() { archSpecificFlag = true; }
+  bool archSpecific() const { return archSpecificFlag; }
 
   /// The entry's name: the building block and its specialization.
   void setEntry(std::string entry) { entryName = std::move(entry); }
@@ -88,6 +109,8 @@ private:
 
   std::vector<KernelBinding> params;
   std::string entryName, conflictText;
+  bool archSpecificFlag = false;
+  int64_t boundsThreads = 0, boundsBlocks = 0;
   KernelLaunch geometry;
   std::ostringstream preambleText, bodyText;
 };

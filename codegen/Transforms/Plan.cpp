@@ -107,6 +107,9 @@ private:
   FailureOr<SizeAttr> size(const SizeRef &size);
   /// The plan parameter for the stride of dim `index` of `value`.
   FailureOr<Attribute> stride(Value value, unsigned index);
+  /// The #rudnn.tensor_map of a TensorMap binding over `value`.
+  FailureOr<Attribute>
+  tensorMap(Value value, const ::rudnn::codegen::KernelBinding &binding);
   /// Memory class leader of `value`, or null.
   Value leader(Value value) { return classes.leader(value); }
   Memory *memoryOf(Value value);
@@ -449,6 +452,37 @@ FailureOr<Attribute> FunctionPlanner::stride(Value value, unsigned index) {
   return Attribute(ParamAttr::get(func.getContext(), name, 64));
 }
 
+FailureOr<Attribute> FunctionPlanner::tensorMap(Value value,
+                                                const KernelBinding &binding) {
+  Memory *memory = value ? memoryOf(value) : nullptr;
+  if (!memory)
+    return func.emitError() << "a tensor map '" << binding.name
+                            << "' over a value with no memory";
+  auto type = cast<ShapedType>(value.getType());
+  SmallVector<Attribute> dims, strides;
+  for (auto [position, dim] : llvm::enumerate(binding.mapDims)) {
+    if (!type.isDynamicDim(dim)) {
+      dims.push_back(builder.getI64IntegerAttr(type.getDimSize(dim)));
+    } else {
+      FailureOr<std::string> name = param(DimRef::of(value, dim));
+      if (failed(name))
+        return failure();
+      dims.push_back(ParamAttr::get(func.getContext(), *name, 64));
+    }
+    if (position == 0)
+      continue; // the innermost dim is contiguous
+    FailureOr<Attribute> step = stride(value, dim);
+    if (failed(step))
+      return failure();
+    strides.push_back(*step);
+  }
+  return Attribute(TensorMapAttr::get(
+      func.getContext(), memory->name,
+      static_cast<int64_t>(type.getElementTypeBitWidth() / 8),
+      builder.getArrayAttr(dims), builder.getArrayAttr(strides),
+      builder.getDenseI64ArrayAttr(binding.box), 128));
+}
+
 LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
   MLIRContext *context = func.getContext();
   // The region: the primitives over block arguments for their inputs.
@@ -558,6 +592,13 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
     case KernelBinding::Kind::Scalar:
       launch.args.push_back(builder.getF32FloatAttr(binding.scalar));
       break;
+    case KernelBinding::Kind::TensorMap: {
+      FailureOr<Attribute> map = tensorMap(value, binding);
+      if (failed(map))
+        return failure();
+      launch.args.push_back(*map);
+      break;
+    }
     }
   }
   if (kernel.switchOp) {

@@ -42,11 +42,33 @@ LogicalResult checkWindow(Operation *op, std::optional<int64_t> left,
   return success();
 }
 
-LogicalResult checkTiles(Operation *op, std::optional<int64_t> blockQ,
+/// block_q 64 is the sm_80 kernel, whose block_k is 16, 32 or 64; 128 the
+/// Hopper kernel, for 16-bit inputs, whose block_k follows the head dims.
+LogicalResult checkTiles(Operation *op, Value q, Value v,
+                         std::optional<int64_t> blockQ,
                          std::optional<int64_t> blockK) {
-  if (blockQ && *blockQ != kAttentionBlockQueries)
-    return op->emitOpError() << "'block_q' must be " << kAttentionBlockQueries
-                             << ", got " << *blockQ;
+  if (blockQ && *blockQ != kAttentionBlockQueries &&
+      *blockQ != kHopperAttentionBlockQueries)
+    return op->emitOpError()
+           << "'block_q' must be " << kAttentionBlockQueries << " or "
+           << kHopperAttentionBlockQueries << ", got " << *blockQ;
+  if (blockQ && *blockQ == kHopperAttentionBlockQueries) {
+    auto queries = cast<ShapedType>(q.getType());
+    if (queries.getElementTypeBitWidth() != 16)
+      return op->emitOpError() << "'block_q' " << kHopperAttentionBlockQueries
+                               << " (the Hopper kernel) takes 16-bit inputs";
+    if (!v) // a primitive without the values: its operator checked
+      return success();
+    const int64_t hopperKeys = hopperAttentionBlockKeys(
+        queries.getShape().back(),
+        cast<ShapedType>(v.getType()).getShape().back());
+    if (blockK && *blockK != hopperKeys)
+      return op->emitOpError()
+             << "'block_k' must be " << hopperKeys << " with 'block_q' "
+             << kHopperAttentionBlockQueries << " at these head dims, got "
+             << *blockK;
+    return success();
+  }
   if (blockK && *blockK != 16 && *blockK != 32 && *blockK != 64)
     return op->emitOpError()
            << "'block_k' must be 16, 32 or 64, got " << *blockK;
@@ -103,7 +125,8 @@ LogicalResult verifyAttention(AttentionLikeOp op) {
                                        optionalInt(op.getWindowRight()))) &&
                  succeeded(checkPositive(op, "softcap", op.getSoftcapAttr())) &&
                  succeeded(checkPositive(op, "scale", op.getScaleAttr())) &&
-                 succeeded(checkTiles(op, optionalInt(op.getBlockQ()),
+                 succeeded(checkTiles(op, op.getQ(), op.getV(),
+                                      optionalInt(op.getBlockQ()),
                                       optionalInt(op.getBlockK()))));
 }
 
@@ -119,8 +142,16 @@ LogicalResult specializeAttention(AttentionLikeOp op, TargetAttr target) {
   if (!op.getScaleAttr())
     op.setScaleAttr(
         builder.getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(headDim))));
+  // Hopper targets take 16-bit inputs through TMA and wgmma.
+  const bool hopper =
+      target.getComputeCapability() == 90 && inputBytes == 2 &&
+      hopperAttentionSharedBytes(headDim, valueDim) <= target.getSmemPerBlock();
   if (!op.getBlockQ())
-    op.setBlockQAttr(builder.getI64IntegerAttr(kAttentionBlockQueries));
+    op.setBlockQAttr(builder.getI64IntegerAttr(
+        hopper ? kHopperAttentionBlockQueries : kAttentionBlockQueries));
+  if (!op.getBlockK() && *op.getBlockQ() == kHopperAttentionBlockQueries)
+    op.setBlockKAttr(
+        builder.getI64IntegerAttr(hopperAttentionBlockKeys(headDim, valueDim)));
   if (!op.getBlockK()) {
     std::optional<int64_t> keys = chooseAttentionBlockKeys(
         headDim, valueDim, inputBytes, target.getSmemPerBlock());
@@ -242,7 +273,8 @@ LogicalResult AttentionScoresOp::verify() {
       failed(checkPositive(*this, "scale", getScaleAttr())) ||
       failed(checkPositive(*this, "softcap", getSoftcapAttr())))
     return failure();
-  return checkTiles(*this, static_cast<int64_t>(getBlockQ()),
+  return checkTiles(*this, getQ(), /*v=*/Value(),
+                    static_cast<int64_t>(getBlockQ()),
                     static_cast<int64_t>(getBlockK()));
 }
 

@@ -92,6 +92,34 @@ LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 LogicalResult
+TensorMapAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      StringRef buffer, int64_t elementBytes, ArrayAttr dims,
+                      ArrayAttr strides, DenseI64ArrayAttr box,
+                      int64_t swizzleBytes) {
+  if (buffer.empty())
+    return emitError() << "tensor map buffer name must not be empty";
+  if (elementBytes != 1 && elementBytes != 2 && elementBytes != 4 &&
+      elementBytes != 8)
+    return emitError() << "tensor map elements of " << elementBytes << " bytes";
+  const size_t rank = dims.size();
+  if (rank < 1 || rank > 5 || strides.size() + 1 != rank ||
+      box.size() != static_cast<int64_t>(rank))
+    return emitError() << "tensor map of rank " << rank << " needs " << rank - 1
+                       << " strides and " << rank << " box dims";
+  for (Attribute extent : llvm::concat<const Attribute>(dims, strides))
+    if (!llvm::isa<IntegerAttr, ParamAttr>(extent))
+      return emitError() << "tensor map dims and strides are i64 constants "
+                            "or #rudnn.param";
+  for (int64_t size : box.asArrayRef())
+    if (size < 1 || size > 256)
+      return emitError() << "tensor map box dims lie in [1, 256]";
+  if (swizzleBytes != 0 && swizzleBytes != 32 && swizzleBytes != 64 &&
+      swizzleBytes != 128)
+    return emitError() << "tensor map swizzle of " << swizzleBytes << " bytes";
+  return success();
+}
+
+LogicalResult
 DimSourceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       StringRef buffer, int64_t index, int64_t divisor) {
   if (buffer.empty() || index < 0 || divisor < 1)

@@ -69,6 +69,32 @@ def Rudnn_ParamAttr : AttrDef<Rudnn_Dialect, "Param"> {
   let genVerifyDecl = 1;
 }
 
+def Rudnn_TensorMapAttr : AttrDef<Rudnn_Dialect, "TensorMap"> {
+  let mnemonic = "tensor_map";
+  let summary = "A kernel argument: a TMA tensor map over a plan buffer";
+  let description = [{
+    The 128-byte tensor map (CUtensorMap) of buffer `buffer`, encoded by
+    the runtime at each call from the bound address and the call's dims and
+    strides, passed by value. `dims` (innermost first; the innermost
+    contiguous) and `strides` (in elements, of dims 1 and up) are i64
+    constants or `#rudnn.param`s; `box` is the tile one load brings into
+    shared memory, swizzled by `swizzle_bytes` (0, 32, 64 or 128).
+
+    ```mlir
+    #rudnn.tensor_map<buffer = "q", element_bytes = 2,
+        dims = [128 : i64, #rudnn.param<name = "T", bits = 32>, ...],
+        strides = [#rudnn.param<name = "q_stride1", bits = 64>, ...],
+        box = array<i64: 64, 128, 1, 1>, swizzle_bytes = 128>
+    ```
+  }];
+  let parameters = (ins StringRefParameter<"buffer name">:$buffer,
+                        "int64_t":$element_bytes, "ArrayAttr":$dims,
+                        "ArrayAttr":$strides, "DenseI64ArrayAttr":$box,
+                        "int64_t":$swizzle_bytes);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Rudnn_DimSourceAttr : AttrDef<Rudnn_Dialect, "DimSource"> {
   let mnemonic = "dim";
   let summary = "A plan parameter read from a bound buffer's shape";

@@ -125,10 +125,24 @@ LogicalResult PlanOp::verifyRegions() {
         if (!constant.getType().isF32())
           return launch.emitOpError()
                  << "argument #" << index << ": constants are f32";
+      } else if (auto map = dyn_cast<TensorMapAttr>(arg)) {
+        if (!lookupSymbol<BufferOp>(map.getBuffer()))
+          return launch.emitOpError()
+                 << "argument #" << index << " maps '" << map.getBuffer()
+                 << "', which is not a buffer";
+        for (Attribute extent :
+             llvm::concat<const Attribute>(map.getDims(), map.getStrides()))
+          if (auto param = dyn_cast<ParamAttr>(extent);
+              param && !params.contains(param.getName()))
+            return launch.emitOpError()
+                   << "argument #" << index << "'s tensor map takes '"
+                   << param.getName()
+                   << "', which is not a parameter of the plan";
       } else {
         return launch.emitOpError()
                << "argument #" << index << " is neither a buffer, a null "
-               << "pointer, a parameter nor an f32 constant: " << arg;
+               << "pointer, a parameter, an f32 constant nor a tensor map: "
+               << arg;
       }
     }
   }

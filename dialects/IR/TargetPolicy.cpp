@@ -176,3 +176,19 @@ mlir::rudnn::chooseAttentionBlockKeys(int64_t headDim, int64_t valueDim,
       return keys;
   return std::nullopt;
 }
+
+int64_t mlir::rudnn::hopperAttentionBlockKeys(int64_t headDim,
+                                              int64_t valueDim) {
+  return headDim <= 128 && valueDim <= 128 ? 128 : 64;
+}
+
+int64_t mlir::rudnn::hopperAttentionSharedBytes(int64_t headDim,
+                                                int64_t valueDim) {
+  const int64_t keys = hopperAttentionBlockKeys(headDim, valueDim);
+  const int64_t headBlocks = (headDim + 63) / 64,
+                valueBlocks = (valueDim + 63) / 64;
+  // 16-bit elements, rows of 64; the barriers take a 1024-byte line.
+  const int64_t tiles = 128 * headBlocks * kHopperAttentionBlockQueries +
+                        2 * 128 * keys * (headBlocks + valueBlocks);
+  return tiles + 1024 + 1024;
+}

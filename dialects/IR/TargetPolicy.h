@@ -118,6 +118,20 @@ std::optional<int64_t> chooseAttentionBlockKeys(int64_t headDim,
                                                 int64_t inputBytes,
                                                 int64_t smemPerBlock);
 
+/// Query rows of a Hopper attention block (two consumer warpgroups of 64):
+/// the tile size by which rudnn-specialize picks the TMA/wgmma kernel, for
+/// sm_90 targets and 16-bit inputs.
+inline constexpr int64_t kHopperAttentionBlockQueries = 128;
+
+/// Keys per tile of the Hopper kernel: 128 for head dims up to 128, else 64
+/// (attention::HopperTiles).
+int64_t hopperAttentionBlockKeys(int64_t headDim, int64_t valueDim);
+
+/// Dynamic shared memory of a Hopper attention block
+/// (sizeof(attention::HopperShared) and 1024 bytes to align it): the
+/// queries and two stages of keys and values in 64-column blocks.
+int64_t hopperAttentionSharedBytes(int64_t headDim, int64_t valueDim);
+
 /// Static shared memory a CUDA block may declare (dynamic shared memory can
 /// go beyond it; the KDA kernels do not use any).
 inline constexpr int64_t kStaticSharedBytes = 48 * 1024;

@@ -81,7 +81,10 @@ struct BorrowedStack {
   void deallocate(ctx::stack_context &) noexcept {}
 };
 
-enum class ThreadState { Runnable, AtBarrier, AtWarp, Trapped, Done };
+/// Polling: the thread spins on memory (an mbarrier, an atomic, a volatile
+/// flag) and runs again only once no barrier or warp operation can
+/// complete, so the threads it waits for are never starved by its spinning.
+enum class ThreadState { Runnable, Polling, AtBarrier, AtWarp, Trapped, Done };
 
 struct SimtThread {
   rudnn_emu_thread info{};
@@ -425,6 +428,7 @@ void hostPoll(int changed) {
         std::to_string(kWatchdogPolls) +
         " times (atomics, volatile reads) with none writing, arriving at a "
         "barrier or exiting: a spin-wait that can never finish");
+  self->state = ThreadState::Polling;
   suspend();
 }
 
@@ -743,10 +747,19 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
         [](const SimtThread &t) { return t.state == ThreadState::Done; });
     if (allDone)
       break;
-    if (!completeBarrier(block) && !completeWarpOps(block))
-      error = describeDeadlock(block);
-    else if (!block.error.empty())
+    if (completeBarrier(block) || completeWarpOps(block)) {
       error = block.error;
+      continue;
+    }
+    // Only spinning threads can move: they poll again.
+    bool polling = false;
+    for (SimtThread &thread : block.threads)
+      if (thread.state == ThreadState::Polling) {
+        thread.state = ThreadState::Runnable;
+        polling = true;
+      }
+    if (!polling)
+      error = describeDeadlock(block);
   }
   if (!error.empty()) {
     // Unwind the threads left suspended (trap, deadlock) through our own

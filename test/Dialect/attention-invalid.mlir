@@ -122,11 +122,31 @@ func.func @softcap(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tenso
 
 // -----
 
-// Queries come 64 a block.
+// Queries come 64 a block (the sm_80 kernel) or 128 (the Hopper kernel).
 func.func @block_q(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>) {
-  // expected-error @+1 {{'block_q' must be 64, got 32}}
+  // expected-error @+1 {{'block_q' must be 64 or 128, got 32}}
   %o, %lse = rudnn.attention %q, %k, %v block_q 32
       : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// The Hopper kernel multiplies 16-bit inputs.
+func.func @hopper_f32(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>) {
+  // expected-error @+1 {{'block_q' 128 (the Hopper kernel) takes 16-bit inputs}}
+  %o, %lse = rudnn.attention %q, %k, %v block_q 128
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// Its key tiles follow the head dims: 128 keys up to D = 128.
+func.func @hopper_keys(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %v: tensor<2x9x2x12xbf16>) {
+  // expected-error @+1 {{'block_k' must be 128 with 'block_q' 128 at these head dims, got 64}}
+  %o, %lse = rudnn.attention %q, %k, %v block_q 128 block_k 64
+      : (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x12xbf16>) -> (tensor<2x8x4x12xbf16>, tensor<2x4x8xf32>)
   return
 }
 

@@ -1,23 +1,40 @@
 // REQUIRES: sass
-// RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report --rudnn-report-dims=B=8,T=2048,S=2048,H=16,G=16 | FileCheck %s
+// RUN: rudnn-opt %s -rudnn-specialize="arch=sm_80" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report --rudnn-report-dims=B=8,T=2048,S=2048,H=16,G=16 | FileCheck %s --check-prefix=SM80
+// RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report --rudnn-report-dims=B=8,T=2048,S=2048,H=16,G=16 | FileCheck %s --check-prefix=SM90
 
-// The bf16 attention kernel at D = E = 128 on the sm_80 path, its views
-// promising 16-byte rows: queries, keys and values by cp.async alone into
-// swizzled shared tiles (no 16-bit global load; the 8-bit ones read a key
-// mask, where one is given, in the tiles its bounds cross), the scores and
-// the products by the values on tensor cores through ldmatrix, the
+// The bf16 attention kernels at D = E = 128, causal, their views promising
+// 16-byte rows. The model: q read, o and lse written; half the products
+// (causal), so the bound is the tensor cores' (2^37 FLOPs).
+//
+// sm_80: queries, keys and values by cp.async (LDGSTS) alone into swizzled
+// shared tiles (no 16-bit global load; the 8-bit ones read a key mask,
+// where one is given, in the tiles its bounds cross), the scores and the
+// products by the values on tensor cores (HMMA) through ldmatrix (LDSM), the
 // probabilities fed from the score accumulators, two blocks per SM, nothing
 // spilled.
-// CHECK-LABEL: kernel attention_fwd_bf16_d128_e128_bk64_causal_a16
-// CHECK-NEXT: block: 128 threads; grid (32, 128, 1) = 4096 blocks
-// CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// CHECK-NEXT: shared memory: 0 bytes static, 81920 dynamic
-// CHECK-NEXT: resident blocks per SM: 2
-// The model: q read, o and lse written; half the products (causal), so the
-// bound is the tensor cores' (2^37 FLOPs of 989 TFLOP/s: 139 us).
-// CHECK-NEXT: model: 129.0 MiB moved, 137.44 GFLOP, {{[0-9.]+}} FLOP/B; roofline 139.0 us (compute-bound)
-// CHECK-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}
-// CHECK-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
+// SM80-LABEL: kernel attention_fwd_bf16_d128_e128_bk64_causal_a16
+// SM80-NEXT: block: 128 threads; grid (32, 128, 1) = 4096 blocks
+// SM80-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
+// SM80-NEXT: shared memory: 0 bytes static, 81920 dynamic
+// SM80-NEXT: resident blocks per SM: 2
+// SM80-NEXT: model: 129.0 MiB moved, 137.44 GFLOP, {{[0-9.]+}} FLOP/B; roofline 440.5 us (compute-bound)
+// SM80-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
+// SM80-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
+//
+// sm_90 (compiled for sm_90a): the Hopper kernel, 128 queries a block.
+// Queries, keys and values by TMA (UTMALDG) alone, no ldmatrix and no
+// shared-memory load by any thread: both products are wgmma (HGMMA), the
+// scores' operands from shared memory, the probabilities from registers.
+// 384 threads at 168 registers (the producer gives its share to the
+// consumers), nothing spilled, one block per SM.
+// SM90-LABEL: kernel attention_fwd_bf16_d128_e128_bk128_causal_wgmma
+// SM90-NEXT: block: 384 threads; grid (16, 128, 1) = 2048 blocks
+// SM90-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
+// SM90-NEXT: shared memory: 0 bytes static, 165888 dynamic
+// SM90-NEXT: resident blocks per SM: 1
+// SM90-NEXT: model: 129.0 MiB moved, 137.44 GFLOP, {{[0-9.]+}} FLOP/B; roofline 139.0 us (compute-bound)
+// SM90-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async 0, tma {{[1-9][0-9]*}}; shared loads 0, stores 0 (HGMMA {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}})
+// SM90-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
 func.func @main(%q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
                 %k: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
                 %v: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64})

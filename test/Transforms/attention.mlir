@@ -1,25 +1,31 @@
 // RUN: rudnn-opt %s -split-input-file -rudnn-specialize | FileCheck %s --check-prefix=SPECIALIZE
 // RUN: rudnn-opt %s -split-input-file -rudnn-specialize="smem-per-block=166912" | FileCheck %s --check-prefix=SMALL
+// RUN: rudnn-opt %s -split-input-file -rudnn-specialize="arch=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: rudnn-opt %s -split-input-file -rudnn-specialize -rudnn-decompose | FileCheck %s --check-prefix=DECOMPOSE
 // RUN: rudnn-opt %s -split-input-file -rudnn-specialize -rudnn-decompose | rudnn-opt -split-input-file | FileCheck %s --check-prefix=DECOMPOSE
 // RUN: rudnn-opt %s -split-input-file -rudnn-specialize -rudnn-decompose -rudnn-plan | FileCheck %s --check-prefix=PLAN
 
-// The scale defaults to D^-0.5; key tiles of 64 up to D = 128, of 32
-// beyond, fewer where a target's shared memory is smaller (f32 at D = 256:
-// 16 keys in an A100's 163 KiB). Masks, window and softcap reach the
-// primitives; the five primitives are one kernel over (query tiles, B·H),
-// its bindings the caller's tensors, null pointers for the absent key mask
-// and offsets.
+// The scale defaults to D^-0.5. On sm_90, 16-bit inputs take the Hopper
+// kernel's tiles (block_q 128, 128 keys up to D = 128); elsewhere, and for
+// f32, the sm_80 kernel's: key tiles of 64 up to D = 128, of 32 beyond,
+// fewer where a target's shared memory is smaller (f32 at D = 256: 16 keys
+// in an A100's 163 KiB). Masks, window and softcap reach the primitives;
+// the five primitives are one kernel over (query tiles, B·H), its bindings
+// the caller's tensors, null pointers for the absent key mask and offsets.
+// Views that do not promise 16-byte rows (no tensor map can read them) take
+// the sm_80 kernel whatever the tiles.
 // SPECIALIZE-LABEL: func.func @masked
-// SPECIALIZE: rudnn.attention {{.*}} causal window (16, 0) softcap 3.000000e+01 scale 1.250000e-01 block_q 64 block_k 64
+// SPECIALIZE: rudnn.attention {{.*}} causal window (16, 0) softcap 3.000000e+01 scale 1.250000e-01 block_q 128 block_k 128
 // SMALL-LABEL: func.func @masked
-// SMALL: block_q 64 block_k 64
+// SMALL: block_q 128 block_k 128
+// SM80-LABEL: func.func @masked
+// SM80: block_q 64 block_k 64
 // DECOMPOSE-LABEL: func.func @masked
 // DECOMPOSE-SAME: %[[Q:[^:]*]]: tensor<?x?x?x64xbf16>
 // DECOMPOSE-SAME: %[[K:[^:]*]]: tensor<?x?x?x64xbf16>
 // DECOMPOSE-SAME: %[[V:[^:]*]]: tensor<?x?x?x64xbf16>
 // DECOMPOSE-SAME: %[[L:[^:]*]]: tensor<?xi32>
-// DECOMPOSE: %[[S:.*]] = rudnn.attention_scores %[[Q]], %[[K]] scale 1.250000e-01 softcap 3.000000e+01 block_q 64 block_k 64
+// DECOMPOSE: %[[S:.*]] = rudnn.attention_scores %[[Q]], %[[K]] scale 1.250000e-01 softcap 3.000000e+01 block_q 128 block_k 128
 // DECOMPOSE: %[[M:.*]] = rudnn.attention_mask %[[S]] key_lengths %[[L]] causal window (16, 0)
 // DECOMPOSE: %[[P:.*]], %[[MAX:.*]], %[[SUM:.*]] = rudnn.attention_softmax %[[M]]
 // DECOMPOSE: %[[ACC:.*]] = rudnn.attention_accumulate %[[P]], %[[V]]
@@ -73,7 +79,9 @@ func.func @wide(%q: tensor<?x?x?x256xf32>, %k: tensor<?x?x?x256xf32>,
 // to each entry's block by the offsets; one kernel over (ceil(T / 64), H)
 // whose blocks take the entries' query tiles in turn.
 // SPECIALIZE-LABEL: func.func @packed
-// SPECIALIZE: rudnn.attention_varlen {{.*}} cu_seqlens(%{{.*}}, %{{.*}}) causal scale 1.250000e-01 block_q 64 block_k 64
+// SPECIALIZE: rudnn.attention_varlen {{.*}} cu_seqlens(%{{.*}}, %{{.*}}) causal scale 1.250000e-01 block_q 128 block_k 128
+// SM80-LABEL: func.func @packed
+// SM80: block_q 64 block_k 64
 // DECOMPOSE-LABEL: func.func @packed
 // DECOMPOSE-SAME: %[[Q:[^:]*]]: tensor<?x?x64xbf16>
 // DECOMPOSE-SAME: %[[CQ:[^:]*]]: tensor<?xi32>
@@ -93,4 +101,32 @@ func.func @packed(%q: tensor<?x?x64xbf16>, %k: tensor<?x?x64xbf16>,
          tensor<?xi32>, tensor<?xi32>)
       -> (tensor<?x?x64xbf16>, tensor<?x?xf32>)
   return %o, %lse : tensor<?x?x64xbf16>, tensor<?x?xf32>
+}
+
+// -----
+
+// The Hopper kernel: views promising 16-byte rows, bf16, sm_90. q, k and v
+// also reach it as TMA tensor maps, (dim, time, head, batch) innermost
+// first over the caller's strides, in boxes of 64 columns by 128 rows; 384
+// threads (a producer and two consumer warpgroups) over 128 queries a
+// block, K and V in two stages of 128 keys.
+// SPECIALIZE-LABEL: func.func @hopper
+// SPECIALIZE: rudnn.attention {{.*}} causal scale 0.0883883461 block_q 128 block_k 128
+// SM80-LABEL: func.func @hopper
+// SM80: block_q 64 block_k 64
+// PLAN-LABEL: rudnn.plan @hopper
+// PLAN: rudnn.kernel @[[KERNEL:attention_fwd_bf16_d128_e128_bk128_causal_wgmma]] threads 384 shared_bytes 165888
+// PLAN: rudnn.launch @[[KERNEL]] grid [#rudnn.size<constant = 1, params = ["query_tiles128"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
+// PLAN-SAME: #rudnn.tensor_map<buffer = "q", element_bytes = 2, dims = [128, #rudnn.param<name = "T", bits = 64>, #rudnn.param<name = "H", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "q_stride1", bits = 64>, #rudnn.param<name = "q_stride2", bits = 64>, #rudnn.param<name = "q_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>
+// PLAN-SAME: #rudnn.tensor_map<buffer = "k", element_bytes = 2, dims = [128, #rudnn.param<name = "S", bits = 64>, #rudnn.param<name = "G", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "k_stride1", bits = 64>, #rudnn.param<name = "k_stride2", bits = 64>, #rudnn.param<name = "k_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>
+// PLAN-SAME: #rudnn.tensor_map<buffer = "v", element_bytes = 2, dims = [128, #rudnn.param<name = "S", bits = 64>, #rudnn.param<name = "G", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "v_stride1", bits = 64>, #rudnn.param<name = "v_stride2", bits = 64>, #rudnn.param<name = "v_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>
+func.func @hopper(%q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
+                  %k: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
+                  %v: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64})
+    -> (tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>) {
+  %o, %lse = rudnn.attention %q, %k, %v causal
+      : (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>,
+         tensor<?x?x?x128xbf16>)
+      -> (tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>)
+  return %o, %lse : tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>
 }

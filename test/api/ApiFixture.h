@@ -67,10 +67,14 @@ inline std::string layoutAndDecayName(Layout layout, double gMin) {
 
 class ApiTest : public ::testing::Test {
 protected:
-  static void SetUpTestSuite() {
+  static void SetUpTestSuite() { openContext("sm_90"); }
+  /// The suite's context, specializing for `arch` where no device decides
+  /// (emulation).
+  static void openContext(const std::string &arch) {
     ContextOptions options;
     options.backend = RUDNN_TEST_BACKEND;
     options.cacheDirectory = "";
+    options.arch = arch;
     context = new Context(options);
   }
   static void TearDownTestSuite() {

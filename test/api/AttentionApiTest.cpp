@@ -35,12 +35,50 @@ struct AttentionCase {
 
 void PrintTo(const AttentionCase &, std::ostream *) {}
 
-class AttentionNumerics : public ApiTest,
+/// Attention calls whose kernel is known: on emulation, the Hopper kernel
+/// (TMA, wgmma) must run exactly where expected.
+class AttentionTest : public ApiTest {
+protected:
+  template <typename Call> void runOnPath(Call call, bool hopper) {
+    context->resetProfile();
+    context->setProfiling(true);
+    call();
+    context->setProfiling(false);
+    if (RUDNN_TEST_BACKEND != BackendKind::Emulation)
+      return; // the device decides
+    const std::vector<KernelProfile> kernels = context->profile();
+    ASSERT_EQ(kernels.size(), 1u);
+    EXPECT_EQ(kernels[0].kernel.find("_wgmma") != std::string::npos, hopper)
+        << kernels[0].kernel;
+  }
+};
+
+class AttentionNumerics : public AttentionTest,
                           public ::testing::WithParamInterface<AttentionCase> {
+protected:
+  /// Runs the case against the float64 reference; on emulation, checks
+  /// that the Hopper kernel (TMA, wgmma) ran exactly when `hopper`.
+  void matchesFloat64(const AttentionCase &c, bool hopper);
+};
+
+/// The same cases specialized for sm_80: 16-bit inputs take the cp.async,
+/// ldmatrix and mma.sync kernel there.
+class AttentionNumericsOnSm80 : public AttentionNumerics {
+protected:
+  static void SetUpTestSuite() { openContext("sm_80"); }
 };
 
 TEST_P(AttentionNumerics, MatchesFloat64) {
-  const AttentionCase c = GetParam();
+  // sm_90: 16-bit inputs (whose rows here are all 16-byte aligned) on the
+  // Hopper kernel, f32 on the sm_80 kernel.
+  matchesFloat64(GetParam(), GetParam().dtype != DType::F32);
+}
+
+TEST_P(AttentionNumericsOnSm80, MatchesFloat64) {
+  matchesFloat64(GetParam(), /*hopper=*/false);
+}
+
+void AttentionNumerics::matchesFloat64(const AttentionCase &c, bool hopper) {
   const int64_t B = c.B, T = c.T, S = c.S, H = c.H, G = c.G, D = c.D, E = c.E;
   std::mt19937 random(unsigned(T * 131 + S * 17 + D * 3 + E));
   reference::AttentionShape shape{B, T, S, H, G, D, E};
@@ -91,7 +129,11 @@ TEST_P(AttentionNumerics, MatchesFloat64) {
   options.windowLeft = c.left;
   options.windowRight = c.right;
   options.softcap = c.softcap;
-  attentionForward(*context, inputs, {o.view, lse.view}, options);
+  runOnPath(
+      [&] {
+        attentionForward(*context, inputs, {o.view, lse.view}, options);
+      },
+      hopper);
 
   const double tolerance = c.dtype == DType::F32 ? 1e-5 : 1e-2;
   EXPECT_LT(relativeError(readSequence(o, B, T, H, E), want.o), tolerance);
@@ -178,6 +220,59 @@ INSTANTIATE_TEST_SUITE_P(
         AttentionCase{bf16, 1, 70, 70, 2, 1, 256, 256, true, false, false, -1,
                       -1, 0, bhtd}),
     caseName);
+
+INSTANTIATE_TEST_SUITE_P(
+    SixteenBit, AttentionNumericsOnSm80,
+    ::testing::Values(
+        // Masks, window and softcap; D = 56 and 72; GQA; both layouts.
+        AttentionCase{bf16, 3, 66, 80, 4, 2, 40, 24, true, true, true, -1, 9, 0,
+                      Layout::BHTD},
+        AttentionCase{bf16, 1, 40, 40, 2, 2, 56, 72, true, false, false, -1, -1,
+                      30, Layout::BTHD},
+        AttentionCase{f16, 2, 77, 77, 2, 1, 64, 64, false, true, false, -1, -1,
+                      0, Layout::BTHD},
+        AttentionCase{bf16, 1, 70, 70, 2, 1, 256, 256, true, false, false, -1,
+                      -1, 0, Layout::BTHD}),
+    caseName);
+
+/// Rows that start off a 16-byte boundary cannot be read by a tensor map:
+/// on sm_90 such 16-bit views take the sm_80 kernel, and compute the same.
+TEST_F(AttentionTest, UnalignedRowsTakeTheSm80Kernel) {
+  const int64_t B = 2, T = 20, S = 27, H = 2, G = 1, D = 24, E = 16;
+  std::mt19937 random(11);
+  reference::AttentionShape shape{B, T, S, H, G, D, E};
+  reference::AttentionInputs in;
+  in.q = normalValues(B * T * H * D, random);
+  in.k = normalValues(B * S * G * D, random);
+  in.v = normalValues(B * S * G * E, random);
+  roundTo(DType::BF16, {&in.q, &in.k, &in.v});
+  reference::AttentionOptions ref;
+  ref.scale = 1.0 / std::sqrt(double(D));
+  ref.causal = true;
+  const reference::AttentionOutputs want =
+      reference::attentionForward(shape, in, ref);
+  // q one element (2 bytes) past its buffer's start.
+  std::vector<double> shifted = {0.0};
+  shifted.insert(shifted.end(), in.q.begin(), in.q.end());
+  DeviceTensor q = dense(shifted, {int64_t(shifted.size())}, DType::BF16);
+  q.view = TensorView::contiguous(static_cast<char *>(q.view.data) + 2,
+                                  DType::BF16, {B, T, H, D});
+  DeviceTensor k = dense(in.k, {B, S, G, D}, DType::BF16),
+               v = dense(in.v, {B, S, G, E}, DType::BF16),
+               o = dense(std::vector<double>(B * T * H * E, NAN), {B, T, H, E},
+                         DType::BF16),
+               lse = dense(std::vector<double>(B * H * T, NAN), {B, H, T});
+  AttentionOptions options;
+  options.causal = true;
+  runOnPath(
+      [&] {
+        attentionForward(*context, {q.view, k.view, v.view, {}, {}},
+                         {o.view, lse.view}, options);
+      },
+      /*hopper=*/false);
+  EXPECT_LT(relativeError(read(o, B * T * H * E), want.o), 1e-2);
+  EXPECT_LT(relativeError(read(lse, B * H * T), want.lse), 1e-2);
+}
 
 /// A small valid call whose parts a test spoils: the fault is named and o
 /// is not written.
@@ -309,7 +404,7 @@ struct VarlenCase {
 void PrintTo(const VarlenCase &, std::ostream *) {}
 
 class AttentionVarlenNumerics
-    : public ApiTest,
+    : public AttentionTest,
       public ::testing::WithParamInterface<VarlenCase> {};
 
 TEST_P(AttentionVarlenNumerics, MatchesFloat64) {
@@ -351,8 +446,14 @@ TEST_P(AttentionVarlenNumerics, MatchesFloat64) {
   options.causal = c.causal;
   options.windowLeft = c.left;
   options.windowRight = c.right;
-  attentionVarlenForward(*context, {q.view, k.view, v.view, cuQ.view, cuK.view},
-                         {o.view, lse.view}, options);
+  // sm_90: 16-bit packed batches on the Hopper kernel too.
+  runOnPath(
+      [&] {
+        attentionVarlenForward(*context,
+                               {q.view, k.view, v.view, cuQ.view, cuK.view},
+                               {o.view, lse.view}, options);
+      },
+      c.dtype != DType::F32);
   const double tolerance = c.dtype == DType::F32 ? 1e-5 : 1e-2;
   EXPECT_LT(relativeError(read(o, T * H * E), want.o), tolerance);
   EXPECT_LT(relativeError(read(lse, H * T), want.lse), tolerance);

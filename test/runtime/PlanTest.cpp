@@ -55,6 +55,20 @@ Plan samplePlan() {
   return plan;
 }
 
+/// A tensor map over x ([B, T, 64] of 2-byte elements, a padded row
+/// stride): dims (64, T, B) innermost first, T's stride 80 elements, B's a
+/// parameter (T).
+PlanTensorMap sampleTensorMap() {
+  PlanTensorMap map;
+  map.buffer = 0;
+  map.elementBytes = 2;
+  map.dims = {{-1, 64}, {1, 0}, {0, 0}};
+  map.strides = {{-1, 80}, {1, 0}};
+  map.box = {64, 32, 1};
+  map.swizzleBytes = 128;
+  return map;
+}
+
 // Parameters read from the bound views: dims (divided, rounding up) and
 // strides; an unbound source buffer is named.
 TEST(PlanParams, ComeFromTheBoundViews) {
@@ -125,6 +139,34 @@ TEST(PlanValidation, NamesTheFault) {
   EXPECT_THAT([&] { plan.validate(); },
               ::testing::ThrowsMessage<InvalidArgument>(
                   HasSubstr("size of buffer 'states' refers to parameter #4")));
+  // Tensor maps: the argument's index, then the map's own rules.
+  plan = samplePlan();
+  plan.launches[0].args.push_back(LaunchArg::tensorMap(0));
+  EXPECT_THAT([&] { plan.validate(); },
+              ::testing::ThrowsMessage<InvalidArgument>(
+                  HasSubstr("launch #0 binds tensor map #0, the plan has 0")));
+  plan.tensorMaps = {sampleTensorMap()};
+  plan.validate();
+  plan.tensorMaps[0].strides.pop_back();
+  EXPECT_THAT([&] { plan.validate(); },
+              ::testing::ThrowsMessage<InvalidArgument>(
+                  HasSubstr("tensor map #0 has rank 3 with 3 box dims and 1 "
+                            "strides")));
+  plan.tensorMaps = {sampleTensorMap()};
+  plan.tensorMaps[0].dims[1].param = 7;
+  EXPECT_THAT([&] { plan.validate(); },
+              ::testing::ThrowsMessage<InvalidArgument>(
+                  HasSubstr("tensor map #0 refers to parameter #7")));
+  plan.tensorMaps = {sampleTensorMap()};
+  plan.tensorMaps[0].box[1] = 300;
+  EXPECT_THAT([&] { plan.validate(); },
+              ::testing::ThrowsMessage<InvalidArgument>(
+                  HasSubstr("tensor map #0 has a box dim of 300")));
+  plan.tensorMaps = {sampleTensorMap()};
+  plan.tensorMaps[0].swizzleBytes = 96;
+  EXPECT_THAT([&] { plan.validate(); },
+              ::testing::ThrowsMessage<InvalidArgument>(
+                  HasSubstr("tensor map #0 has a 96-byte swizzle")));
 }
 
 void expectSamePlan(const Plan &a, const Plan &b) {
@@ -167,6 +209,16 @@ void expectSamePlan(const Plan &a, const Plan &b) {
       EXPECT_EQ(xBits, yBits);
     }
   }
+  ASSERT_EQ(a.tensorMaps.size(), b.tensorMaps.size());
+  for (size_t i = 0; i < a.tensorMaps.size(); ++i) {
+    const PlanTensorMap &x = a.tensorMaps[i], &y = b.tensorMaps[i];
+    EXPECT_EQ(x.buffer, y.buffer);
+    EXPECT_EQ(x.elementBytes, y.elementBytes);
+    EXPECT_EQ(x.dims, y.dims);
+    EXPECT_EQ(x.strides, y.strides);
+    EXPECT_EQ(x.box, y.box);
+    EXPECT_EQ(x.swizzleBytes, y.swizzleBytes);
+  }
 }
 
 TEST(PlanJson, RoundTripsWithInlineBinaries) {
@@ -188,6 +240,8 @@ TEST(PlanJson, RoundTripsWithInlineBinaries) {
   plan.buffers.push_back(
       {"cache", BufferAccess::InOut, SizeExpr::of(0), SizeExpr::of(0)});
   plan.validate();
+  plan.tensorMaps = {sampleTensorMap()};
+  plan.launches[0].args.push_back(LaunchArg::tensorMap(0));
   plan.launches[1].args.push_back(LaunchArg::f32(-INFINITY));
   plan.launches[1].args.push_back(LaunchArg::f32(std::nanf("")));
   plan.launches[1].args.push_back(LaunchArg::f32(1e-45f));
@@ -298,6 +352,14 @@ public:
       throw DeviceError("cuStreamDestroy", "CUDA_ERROR_ILLEGAL_ADDRESS");
   }
   void synchronize(StreamHandle) override {}
+  /// Records the request; the map's first word marks it.
+  TensorMapBytes encodeTensorMap(const TensorMapRequest &request) override {
+    checkTensorMapRequest(request);
+    tensorMapRequests.push_back(request);
+    TensorMapBytes bytes{};
+    bytes.words[0] = 0x7e57;
+    return bytes;
+  }
 
   // Graphs as CUDA has them: the default stream cannot be captured, and
   // captured launches run only when replayed.
@@ -334,6 +396,7 @@ public:
   std::vector<StreamHandle> destroyedStreams;
 
   std::vector<std::string> loadedBinaries;
+  std::vector<TensorMapRequest> tensorMapRequests;
   std::vector<Launch> launches;
   std::vector<std::vector<uint64_t>> values;
   std::vector<std::vector<int>> argWidths;
@@ -384,6 +447,84 @@ TEST(PlanExecutor, LaunchesInOrderWithBoundArguments) {
   executor.run({x, y, 0, 0}, {4, 1000}, nullptr);
   EXPECT_EQ(backend.allocations.size(), 2u);
   EXPECT_EQ(backend.releases, 1);
+}
+
+// A tensor map is encoded at each call from the bound address and the
+// call's dims and strides (elements to bytes), and passed by value; what
+// the hardware cannot read is refused, naming the buffer.
+TEST(PlanExecutor, EncodesTensorMapsForEachCall) {
+  RecordingBackend backend;
+  Plan plan = samplePlan();
+  plan.tensorMaps = {sampleTensorMap()};
+  plan.launches[0].args.push_back(LaunchArg::tensorMap(0));
+  backend.argWidths = {
+      {8, 8, 4, 4, 8}, {8, 8, 8, 8, 4}, {8, 8, 4, 4, 8}, {8, 8, 8, 8, 4}};
+  PlanExecutor executor(backend, plan);
+  const DevicePtr x = 0x1000, y = 0x2000;
+  executor.run({x, y, 0, 0}, {3, 128}, nullptr);
+  ASSERT_EQ(backend.tensorMapRequests.size(), 1u);
+  const TensorMapRequest &map = backend.tensorMapRequests[0];
+  EXPECT_EQ(map.address, x);
+  EXPECT_EQ(map.rank, 3u);
+  EXPECT_EQ(map.elementBytes, 2u);
+  EXPECT_EQ(std::vector<uint64_t>(map.dims, map.dims + 3),
+            (std::vector<uint64_t>{64, 128, 3}));
+  EXPECT_EQ(std::vector<uint64_t>(map.strideBytes, map.strideBytes + 2),
+            (std::vector<uint64_t>{160, 256}));
+  EXPECT_EQ(std::vector<uint32_t>(map.box, map.box + 3),
+            (std::vector<uint32_t>{64, 32, 1}));
+  EXPECT_EQ(map.swizzleBytes, 128u);
+  EXPECT_EQ(backend.values[0][4], 0x7e57u);
+
+  executor.run({x, y, 0, 0}, {2, 64}, nullptr);
+  ASSERT_EQ(backend.tensorMapRequests.size(), 2u);
+  EXPECT_EQ(backend.tensorMapRequests[1].dims[1], 64u);
+  EXPECT_EQ(backend.tensorMapRequests[1].strideBytes[1], 128u);
+
+  EXPECT_THAT(
+      [&] {
+        executor.run({x + 2, y, 0, 0}, {2, 64}, nullptr);
+      },
+      ::testing::ThrowsMessage<InvalidArgument>(
+          HasSubstr("buffer 'x': cannot build a TMA tensor map: the address is "
+                    "not a multiple of 16 bytes")));
+  EXPECT_THAT(
+      [&] {
+        executor.run({x, y, 0, 0}, {2, 60}, nullptr);
+      },
+      ::testing::ThrowsMessage<InvalidArgument>(
+          HasSubstr("the stride of dim 2 is 120 bytes (a multiple of "
+                    "16 below 2^40)")));
+}
+
+// The hardware's rules, as every backend checks them.
+TEST(TensorMapRequests, FollowTheHardwareRules) {
+  TensorMapRequest request;
+  request.address = 0x1000;
+  request.rank = 2;
+  request.dims[0] = 64, request.dims[1] = 100;
+  request.strideBytes[0] = 128;
+  request.box[0] = 64, request.box[1] = 64;
+  checkTensorMapRequest(request);
+  auto refused = [](TensorMapRequest bad, const std::string &why) {
+    EXPECT_THAT([&] { checkTensorMapRequest(bad); },
+                ::testing::ThrowsMessage<InvalidArgument>(HasSubstr(why)));
+  };
+  TensorMapRequest bad = request;
+  bad.box[0] = 128; // 256-byte rows in a 128-byte swizzle
+  refused(bad, "a box row of 256 bytes exceeds the 128-byte swizzle");
+  bad = request;
+  bad.box[0] = 4; // 8-byte rows
+  refused(bad, "a box row is 8 bytes (a multiple of 16)");
+  bad = request;
+  bad.box[1] = 257;
+  refused(bad, "box dim 1 is 257 (1 to 256)");
+  bad = request;
+  bad.dims[1] = 0;
+  refused(bad, "dim 1 is 0");
+  bad = request;
+  bad.rank = 6;
+  refused(bad, "rank 6 (1 to 5)");
 }
 
 TEST(PlanExecutor, RejectsBadBindingsBeforeLaunching) {

@@ -211,12 +211,12 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
   std::map<std::string, KernelReport> reports;
   for (const ::rudnn::codegen::EmittedKernel &kernel : *kernels) {
     try {
-      rt::CudaBinary binary =
-          compiler.compile({kernel.entry, kernel.source}, target.arch);
+      rt::CudaBinary binary = compiler.compile(
+          {kernel.entry, kernel.source, kernel.archSpecific}, target.arch);
       KernelReport report{&kernel, {}, {}, 0, {}};
       try {
         report.resources =
-            rt::ptxasResources(kernel.entry, binary.ptx, target.arch);
+            rt::ptxasResources(kernel.entry, binary.ptx, binary.arch);
         report.residentBlocks = rt::residentBlocks(
             report.resources, kernel.threads, kernel.dynamicShared, target);
       } catch (const ::rudnn::Unsupported &why) {
@@ -332,6 +332,7 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
                            {"ldmatrix", mix.ldmatrix},
                            {"cp_async", mix.cpAsync},
                            {"tma", mix.tma},
+                           {"opcodes", mix.opcodes},
                            {"shared_loads", mix.sharedLoads},
                            {"shared_stores", mix.sharedStores},
                            {"global_loads_by_bits", loads},
@@ -391,7 +392,14 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
       os << "sass: " << mix.total << " instructions; tensor " << mix.tensor
          << ", ldmatrix " << mix.ldmatrix << ", cp.async " << mix.cpAsync
          << ", tma " << mix.tma << "; shared loads " << mix.sharedLoads
-         << ", stores " << mix.sharedStores << "\n"
+         << ", stores " << mix.sharedStores;
+      // Which instructions: HMMA or HGMMA, LDGSTS or UTMALDG.
+      const char *separator = " (";
+      for (auto [opcode, count] : mix.opcodes) {
+        os << separator << opcode << " " << count;
+        separator = ", ";
+      }
+      os << (mix.opcodes.empty() ? "\n" : ")\n")
          << "global loads: " << widths(mix.globalLoads) << "\n"
          << "global stores: " << widths(mix.globalStores) << "\n";
     }

@@ -45,9 +45,9 @@ static LogicalResult toPtx(Operation *op, llvm::raw_ostream &os) {
   ::rudnn::runtime::NvrtcCompiler compiler(::rudnn::deviceLibraryHeaders());
   for (const ::rudnn::codegen::EmittedKernel &kernel : *kernels) {
     try {
-      ::rudnn::runtime::CudaBinary binary =
-          compiler.compile({kernel.entry, kernel.source}, arch);
-      os << "// ----- kernel " << kernel.entry << " (" << arch << ")\n"
+      ::rudnn::runtime::CudaBinary binary = compiler.compile(
+          {kernel.entry, kernel.source, kernel.archSpecific}, arch);
+      os << "// ----- kernel " << kernel.entry << " (" << binary.arch << ")\n"
          << binary.ptx << "\n";
     } catch (const std::exception &error) {
       return module.emitError() << error.what();

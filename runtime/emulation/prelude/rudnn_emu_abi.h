@@ -59,6 +59,18 @@ typedef struct rudnn_emu_site {
 /* Kinds of memory access reported in check mode. */
 enum { RUDNN_EMU_READ = 0, RUDNN_EMU_WRITE = 1 };
 
+/* A TMA tensor map as the emulation backend encodes it, in the 128 bytes of
+ * a CUtensorMap: what cuTensorMapEncodeTiled was given. */
+#define RUDNN_EMU_TENSOR_MAP_MAGIC 0x70616d726f736e65ull /* "ensormap" */
+typedef struct rudnn_emu_tensor_map {
+  uint64_t magic;
+  uint64_t address;
+  uint64_t dims[5];        /* innermost first */
+  uint64_t strideBytes[4]; /* of dims 1 and up */
+  uint32_t box[5];
+  uint32_t rank, elementBytes, swizzleBytes;
+} rudnn_emu_tensor_map;
+
 typedef struct rudnn_emu_host {
   uint32_t abiVersion;
   /* Block barrier. Every live thread of the block must arrive; returns the

@@ -1,0 +1,231 @@
+//===- attention/block.cuh - What every attention kernel's blocks share ---===//
+//
+// The forward kernels' parameters, which keys a block's queries may see
+// (lengths, causal diagonal, window, mask) and which key tiles it must
+// therefore load, packed batches' query tiles, the scores' scaling,
+// soft-capping and masking in a warp tile, and the epilogue writing o and
+// lse from the accumulators: one copy for the sm_80 and the Hopper kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "rudnn/attention/online_softmax.cuh"
+#include "rudnn/tensor.cuh"
+#include "rudnn/tile/copy.cuh"
+
+namespace rudnn {
+namespace attention {
+
+/// One call's tensors and sizes. Padded batches: q [B, T, H, D], k
+/// [B, S, G, D], v [B, S, G, E], o [B, T, H, E] with their (batch, time,
+/// head) strides; key_lengths [B] and key_mask [B, S] (one byte a key) or
+/// null. Packed batches (cu_seqlens_q set): q [T, H, D] and so on, T and S
+/// the totals, batch strides 0, entry b's queries the rows cu_seqlens_q[b]
+/// to cu_seqlens_q[b + 1] (its keys likewise). lse (or null) at
+/// b·lse_batch + h·lse_head + row. softcap 0: none; window bounds −1:
+/// unbounded.
+template <typename T> struct ForwardParams {
+  const T *q, *k, *v;
+  const int *key_lengths;
+  const unsigned char *key_mask;
+  const int *cu_seqlens_q, *cu_seqlens_k;
+  T *o;
+  float *lse;
+  SequenceStrides q_strides, k_strides, v_strides, o_strides;
+  long long key_mask_batch, lse_batch, lse_head;
+  int batch, queries, keys, heads, kv_heads;
+  float scale, softcap;
+  int window_left, window_right;
+};
+
+/// Which keys the queries of one batch entry may see.
+struct KeyBounds {
+  int length;                // keys of the entry
+  int offset;                // length − queries: the bottom-right alignment
+  bool causal;               // j ≤ i + offset
+  int left;                  // j ≥ i + offset − left, unless −1
+  int right;                 // j ≤ i + offset + right, unless −1
+  const unsigned char *mask; // the entry's row of key_mask, or null
+
+  __device__ __forceinline__ bool allows(int i, int j) const {
+    const int diagonal = i + offset;
+    return j < length && (!causal || j <= diagonal) &&
+           (right < 0 || j <= diagonal + right) &&
+           (left < 0 || j >= diagonal - left) && (!mask || mask[j]);
+  }
+  /// Entry b's bounds: its key length (key_lengths clamped to the keys
+  /// present), the window and the mask row.
+  template <typename T>
+  static __device__ __forceinline__ KeyBounds of(const ForwardParams<T> &p,
+                                                 int b, bool causal,
+                                                 int queryCount, int keyCount) {
+    int length = keyCount;
+    if (p.key_lengths) {
+      const int given = p.key_lengths[b];
+      length = given < 0 ? 0 : given < length ? given : length;
+    }
+    return {length,
+            length - queryCount,
+            causal,
+            p.window_left,
+            p.window_right,
+            p.key_mask ? p.key_mask + b * p.key_mask_batch : nullptr};
+  }
+
+  /// The tiles of BK keys some query of [q0, q0 + rows) may see: `count`
+  /// from tile `first`. The others are never loaded.
+  __device__ __forceinline__ void tiles(int q0, int rows, int BK, int &first,
+                                        int &count) const {
+    const int lastQuery = q0 + rows - 1;
+    int begin = 0, end = length;
+    if (causal && end > lastQuery + offset + 1)
+      end = lastQuery + offset + 1;
+    if (right >= 0 && end > lastQuery + offset + right + 1)
+      end = lastQuery + offset + right + 1;
+    if (left >= 0 && begin < q0 + offset - left)
+      begin = q0 + offset - left;
+    first = begin / BK;
+    count = end > begin ? (end + BK - 1) / BK - first : 0;
+  }
+
+  /// Whether some key of [j0, j0 + count) is masked for some query of
+  /// [i0, i0 + rows): only such tiles are masked element by element.
+  __device__ __forceinline__ bool crosses(int i0, int rows, int j0,
+                                          int count) const {
+    const int jLast = j0 + count - 1;
+    return mask || jLast >= length || (causal && jLast > i0 + offset) ||
+           (right >= 0 && jLast > i0 + offset + right) ||
+           (left >= 0 && j0 < i0 + rows - 1 + offset - left);
+  }
+};
+
+/// The rows of one batch entry's queries and keys: `count` from `first`.
+struct Rows {
+  int first, count;
+};
+
+/// Entry b's rows of a packed tensor of `total` rows, by its offsets
+/// (clamped, so offsets out of order or range read nothing outside it).
+__device__ __forceinline__ Rows packed_rows(const int *offsets, int b,
+                                            int total) {
+  int first = offsets[b], last = offsets[b + 1];
+  first = first < 0 ? 0 : first < total ? first : total;
+  last = last < first ? first : last < total ? last : total;
+  return {first, last - first};
+}
+
+/// Which entry and first query packed query tile `tile` is: each entry's
+/// queries in tiles of BlockQueries, the entries' tiles in order. Every
+/// lane of the warp scans the offsets 32 entries at a time (a prefix sum of
+/// the entries' tile counts); false past the last tile.
+template <int BlockQueries>
+__device__ __forceinline__ bool packed_tile(const int *offsets, int entries,
+                                            int total, int tile, int &entry,
+                                            int &q0) {
+  const int lane = threadIdx.x % 32;
+  int before = 0; // tiles of the entries scanned so far
+  for (int base = 0; base < entries; base += 32) {
+    const int e = base + lane;
+    const int count =
+        e < entries
+            ? (packed_rows(offsets, e, total).count + BlockQueries - 1) /
+                  BlockQueries
+            : 0;
+    int sum = count; // inclusive prefix sum over the lanes
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      const int from = __shfl_up_sync(kFullWarpMask, sum, d);
+      if (lane >= d)
+        sum += from;
+    }
+    const int chunk = __shfl_sync(kFullWarpMask, sum, 31);
+    if (tile < before + chunk) {
+      const int first =
+          __ffs(__ballot_sync(kFullWarpMask, before + sum > tile)) - 1;
+      entry = base + first;
+      q0 = (tile - before - __shfl_sync(kFullWarpMask, sum - count, first)) *
+           BlockQueries;
+      return true;
+    }
+    before += chunk;
+  }
+  return false;
+}
+
+/// Scores into log2 units, soft-capped first if asked: exponentials are
+/// then one ex2 each.
+struct ScoreScale {
+  bool capped;
+  float toLog2, capScale;
+
+  template <typename T>
+  static __device__ __forceinline__ ScoreScale of(const ForwardParams<T> &p) {
+    const bool capped = p.softcap > 0.f;
+    return {capped, capped ? kLog2e * p.softcap : kLog2e * p.scale,
+            capped ? p.scale / p.softcap : 0.f};
+  }
+
+  /// Scales, caps and, where the tile crosses a bound, masks (−inf) a warp
+  /// tile of scores of queries from row0 against keys from j0.
+  template <typename Tile>
+  __device__ __forceinline__ void apply(Tile &scores, const KeyBounds &bounds,
+                                        int row0, int rows, int j0,
+                                        int keys) const {
+    const bool masked = bounds.crosses(row0, rows, j0, keys);
+    scores.update_pairs([&](int r, int c, float &first, float &second) {
+      if (capped) {
+        first = tanhf(first * capScale);
+        second = tanhf(second * capScale);
+      }
+      first *= toLog2;
+      second *= toLog2;
+      if (masked) {
+        const float inf = __int_as_float(0x7f800000);
+        if (!bounds.allows(row0 + r, j0 + c))
+          first = -inf;
+        if (!bounds.allows(row0 + r, j0 + c + 1))
+          second = -inf;
+      }
+    });
+  }
+};
+
+/// Rescales a warp tile's accumulators by its rows' factors.
+template <typename Tile, int Rows>
+__device__ __forceinline__ void rescale_rows(Tile &out,
+                                             const float (&factor)[Rows]) {
+  out.update_pairs([&](int r, int, float &first, float &second) {
+    first *= factor[Tile::lane_row(r)];
+    second *= factor[Tile::lane_row(r)];
+  });
+}
+
+/// The epilogue of a warp's 16 query rows from row0 of entry b, head h: o
+/// normalised (columns below E) and, if asked, lse.
+template <int E, typename T, typename Tile>
+__device__ __forceinline__ void
+store_rows(const ForwardParams<T> &p, const Tile &out,
+           OnlineSoftmax<16> &softmax, int b, int h, int row0, Rows queryRows) {
+  float normalize[OnlineSoftmax<16>::kRows], lse[OnlineSoftmax<16>::kRows];
+  softmax.finish(normalize, lse);
+  const int lane = threadIdx.x % 32;
+  out.for_each_pair([&](int r, int c, float first, float second) {
+    const int i = row0 + r;
+    if (i < queryRows.count && c < E) {
+      const float factor = normalize[Tile::lane_row(r)];
+      tile::store_pair(p.o + p.o_strides.offset(b, queryRows.first + i, h) + c,
+                       first * factor, second * factor, c + 1 < E);
+    }
+  });
+  if (p.lse && lane % 4 == 0) // an lse nobody asked for is null
+#pragma unroll
+    for (int r = 0; r < OnlineSoftmax<16>::kRows; ++r) {
+      const int i = row0 + lane / 4 + 8 * r;
+      if (i < queryRows.count)
+        p.lse[b * p.lse_batch + h * p.lse_head + queryRows.first + i] = lse[r];
+    }
+}
+
+} // namespace attention
+} // namespace rudnn

@@ -1,0 +1,259 @@
+//===- attention/forward_hopper.cuh - Tiled attention forward on sm_90a ---===//
+//
+// FlashAttention-3's organisation: a block of 128 queries and three
+// warpgroups. The producer (warpgroup 0, its registers given up with
+// setmaxnreg) has one thread issue TMA loads: the queries once, then each
+// key tile's K and V into a two-stage ring, announcing their bytes on the
+// stage's `full` mbarrier and waiting on its `empty` one before reuse. Each
+// consumer warpgroup (64 query rows) waits for a stage, forms its 64 x BK
+// scores with wgmma from shared memory, scales, masks and folds them into
+// its online softmax in registers, adds P·V with wgmma taking P from
+// registers, and releases the stage. Tiles are 64-element column blocks
+// of 128-byte rows, swizzled as both TMA and wgmma read them; head dims
+// below a block's 64 are zeros the TMA unit fills in. Key tiles no query
+// of the block may see are never loaded.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "rudnn/arch/tma.cuh"
+#include "rudnn/arch/wgmma.cuh"
+#include "rudnn/attention/block.cuh"
+#include "rudnn/shared.cuh"
+#include "rudnn/tile/warp_tile.cuh"
+
+namespace rudnn {
+namespace attention {
+
+/// Queries of a block: two consumer warpgroups of 64.
+inline constexpr int kHopperBlockQueries = 128;
+inline constexpr int kHopperThreads = 384;
+
+/// Keys per tile: 128 while a consumer's scores and accumulators fit its
+/// registers (head dims to 128), else 64.
+template <int D, int E> struct HopperTiles {
+  static constexpr int kKeys = D <= 128 && E <= 128 ? 128 : 64;
+  static constexpr int kDBlocks = (D + 63) / 64, kEBlocks = (E + 63) / 64;
+};
+
+/// The block's dynamic shared memory, from a 1024-byte aligned address
+/// (attentionSharedBytes adds the slack on the host).
+template <typename T, int D, int E> struct HopperShared {
+  using Tiles = HopperTiles<D, E>;
+  static constexpr int kBK = Tiles::kKeys;
+  alignas(1024) T q[Tiles::kDBlocks][kHopperBlockQueries * 64];
+  alignas(1024) T k[2][Tiles::kDBlocks][kBK * 64];
+  alignas(1024) T v[2][Tiles::kEBlocks][kBK * 64];
+  unsigned long long q_full, q_empty, kv_full[2], kv_empty[2];
+};
+
+/// One block's unit of work: 128 queries from q0 of entry b, head h.
+struct QueryTile {
+  int b, h, q0;
+  Rows queryRows, keyRows;
+};
+
+/// Calls work(tile) for each query tile of this block, in the same order
+/// for the producer and the consumers: padded batches one, packed ones
+/// blockIdx.x, blockIdx.x + gridDim.x, … (a whole warp calls it).
+template <bool Packed, typename T, typename Work>
+__device__ __forceinline__ void for_each_query_tile(const ForwardParams<T> &p,
+                                                    Work work) {
+  if constexpr (!Packed) {
+    work(QueryTile{static_cast<int>(blockIdx.y) / p.heads,
+                   static_cast<int>(blockIdx.y) % p.heads,
+                   static_cast<int>(blockIdx.x) * kHopperBlockQueries,
+                   Rows{0, p.queries}, Rows{0, p.keys}});
+  } else {
+    for (int tile = blockIdx.x;; tile += gridDim.x) {
+      int b = 0, q0 = 0;
+      if (!packed_tile<kHopperBlockQueries>(p.cu_seqlens_q, p.batch, p.queries,
+                                            tile, b, q0))
+        return;
+      work(QueryTile{b, static_cast<int>(blockIdx.y), q0,
+                     packed_rows(p.cu_seqlens_q, b, p.queries),
+                     packed_rows(p.cu_seqlens_k, b, p.keys)});
+    }
+  }
+}
+
+/// The TMA coordinates of a 64-column block of rows from `row`: padded
+/// maps are (dim, time, head, batch), packed ones (dim, row, head).
+template <bool Packed>
+__device__ __forceinline__ void
+load_rows(void *shared, const arch::TensorMap &map, int column, int row,
+          int head, int batch, unsigned long long *barrier) {
+  if constexpr (Packed) {
+    const int coords[3] = {column, row, head};
+    arch::tma_load<3>(shared, map, coords, barrier);
+  } else {
+    const int coords[4] = {column, row, head, batch};
+    arch::tma_load<4>(shared, map, coords, barrier);
+  }
+}
+
+/// The producer thread: the queries of each tile, then its key tiles.
+template <typename T, int D, int E, bool Causal, bool Packed>
+__device__ void produce(const ForwardParams<T> &p, HopperShared<T, D, E> &s,
+                        const arch::TensorMap &q_map,
+                        const arch::TensorMap &k_map,
+                        const arch::TensorMap &v_map) {
+  using Tiles = HopperTiles<D, E>;
+  constexpr int kBK = Tiles::kKeys;
+  constexpr unsigned kQueryBytes =
+      Tiles::kDBlocks * kHopperBlockQueries * 64 * sizeof(T);
+  constexpr unsigned kStageBytes =
+      (Tiles::kDBlocks + Tiles::kEBlocks) * kBK * 64 * sizeof(T);
+  const bool leader = threadIdx.x == 0;
+  int step = 0, tiles = 0; // key tiles and query tiles so far
+  for_each_query_tile<Packed>(p, [&](const QueryTile &t) {
+    const KeyBounds bounds =
+        KeyBounds::of(p, t.b, Causal, t.queryRows.count, t.keyRows.count);
+    const int rows = t.queryRows.count - t.q0 < kHopperBlockQueries
+                         ? t.queryRows.count - t.q0
+                         : kHopperBlockQueries;
+    int first, count;
+    bounds.tiles(t.q0, rows, kBK, first, count);
+    const int hk = t.h / (p.heads / p.kv_heads);
+    if (leader) {
+      if (tiles > 0) // the consumers are done with the last queries
+        arch::mbarrier_wait(&s.q_empty, (tiles - 1) & 1);
+      arch::mbarrier_arrive_expect_tx(&s.q_full, kQueryBytes);
+      for (int c = 0; c < Tiles::kDBlocks; ++c)
+        load_rows<Packed>(s.q[c], q_map, 64 * c, t.queryRows.first + t.q0, t.h,
+                          t.b, &s.q_full);
+      for (int i = 0; i < count; ++i, ++step) {
+        const int stage = step & 1, j0 = (first + i) * kBK;
+        if (step >= 2)
+          arch::mbarrier_wait(&s.kv_empty[stage], ((step >> 1) - 1) & 1);
+        arch::mbarrier_arrive_expect_tx(&s.kv_full[stage], kStageBytes);
+        for (int c = 0; c < Tiles::kDBlocks; ++c)
+          load_rows<Packed>(s.k[stage][c], k_map, 64 * c, t.keyRows.first + j0,
+                            hk, t.b, &s.kv_full[stage]);
+        for (int c = 0; c < Tiles::kEBlocks; ++c)
+          load_rows<Packed>(s.v[stage][c], v_map, 64 * c, t.keyRows.first + j0,
+                            hk, t.b, &s.kv_full[stage]);
+      }
+    }
+    ++tiles;
+  });
+}
+
+/// A consumer warpgroup's 64 rows of each query tile.
+template <typename T, int D, int E, bool Causal, bool Packed>
+__device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
+  using Tiles = HopperTiles<D, E>;
+  constexpr int kBK = Tiles::kKeys, kE = 64 * Tiles::kEBlocks;
+  const int group = threadIdx.x / 128 - 1, warp = threadIdx.x / 32 % 4;
+  const int lane = threadIdx.x % 32;
+  const ScoreScale scale = ScoreScale::of(p);
+  int step = 0, tiles = 0;
+  for_each_query_tile<Packed>(p, [&](const QueryTile &t) {
+    const KeyBounds bounds =
+        KeyBounds::of(p, t.b, Causal, t.queryRows.count, t.keyRows.count);
+    const int rows = t.queryRows.count - t.q0 < kHopperBlockQueries
+                         ? t.queryRows.count - t.q0
+                         : kHopperBlockQueries;
+    int first, count;
+    bounds.tiles(t.q0, rows, kBK, first, count);
+    const int row0 = t.q0 + 64 * group + 16 * warp; // this warp's first query
+
+    tile::WarpTile<T, 16, kE> out;
+    out.clear();
+    OnlineSoftmax<16> softmax;
+    softmax.clear();
+    arch::mbarrier_wait(&s.q_full, tiles & 1);
+    for (int i = 0; i < count; ++i, ++step) {
+      const int stage = step & 1, j0 = (first + i) * kBK;
+      arch::mbarrier_wait(&s.kv_full[stage], (step >> 1) & 1);
+      tile::WarpTile<T, 16, kBK> scores;
+      scores.clear();
+      arch::wgmma_fence();
+#pragma unroll
+      for (int n = 0; n < kBK / 64; ++n)
+#pragma unroll
+        for (int k = 0; k < 4 * Tiles::kDBlocks; ++k) {
+          // 16 columns of the head dim: 32 bytes into a 128-byte row.
+          const unsigned long long a = arch::wgmma_descriptor(
+              &s.q[k / 4][64 * 64 * group + 16 * (k % 4)], 16, 1024);
+          const unsigned long long b = arch::wgmma_descriptor(
+              &s.k[stage][k / 4][64 * 64 * n + 16 * (k % 4)], 16, 1024);
+          arch::wgmma_m64n64k16_ss<T>(
+              *reinterpret_cast<float(*)[32]>(&scores.acc[0][8 * n][0]), a, b);
+        }
+      arch::wgmma_commit();
+      arch::wgmma_wait<0>();
+
+      scale.apply(scores, bounds, row0, 16, j0, kBK);
+      float rescale[OnlineSoftmax<16>::kRows];
+      softmax.update(scores, rescale);
+      rescale_rows(out, rescale);
+
+      arch::wgmma_fence();
+#pragma unroll
+      for (int k = 0; k < kBK / 16; ++k) {
+        unsigned fa[1][4];
+        scores.a_fragments(fa, 16 * k);
+#pragma unroll
+        for (int n = 0; n < Tiles::kEBlocks; ++n) {
+          // 16 keys: two 1024-byte atoms down the column block.
+          const unsigned long long b = arch::wgmma_descriptor(
+              &s.v[stage][n][16 * 64 * k], kBK * 128, 1024);
+          arch::wgmma_m64n64k16_rs<T>(
+              *reinterpret_cast<float(*)[32]>(&out.acc[0][8 * n][0]), fa[0], b);
+        }
+      }
+      arch::wgmma_commit();
+      arch::wgmma_wait<0>();
+      // Every lane past its waits before one speaks for the warp: a lane
+      // left behind would wait for a phase two flips gone.
+      __syncwarp();
+      if (lane == 0) // this warp is done with the stage
+        arch::mbarrier_arrive(&s.kv_empty[stage]);
+    }
+    __syncwarp();
+    if (lane == 0) // and with the queries
+      arch::mbarrier_arrive(&s.q_empty);
+    store_rows<E>(p, out, softmax, t.b, t.h, row0, t.queryRows);
+    ++tiles;
+  });
+}
+
+/// Padded batches: grid (ceil(T / 128), B·H); packed: (ceil(T / 128), H),
+/// each block taking packed query tiles as the sm_80 kernel does. 384
+/// threads; q, k and v through their tensor maps (16-byte aligned rows).
+template <typename T, int D, int E, bool Causal, bool Packed>
+__device__ void
+forward_hopper(const ForwardParams<T> &p, const arch::TensorMap &q_map,
+               const arch::TensorMap &k_map, const arch::TensorMap &v_map) {
+  static_assert(sizeof(T) == 2, "the Hopper path multiplies 16-bit inputs");
+#if !defined(__RUDNN_EMULATION__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(sizeof(T) == 0, "the Hopper path is compiled for sm_90a");
+#endif
+  using Shared = HopperShared<T, D, E>;
+  RUDNN_DYNAMIC_SHARED(unsigned char, raw);
+  // wgmma and TMA read the swizzle from address bits: 1024-byte alignment.
+  const unsigned long long address = arch::shared_window_address(raw);
+  Shared &s = *reinterpret_cast<Shared *>(raw + (1024 - address % 1024) % 1024);
+  if (threadIdx.x == 0) {
+    arch::mbarrier_init(&s.q_full, 1);
+    arch::mbarrier_init(&s.q_empty, 8); // a consumer warp each
+    for (int stage = 0; stage < 2; ++stage) {
+      arch::mbarrier_init(&s.kv_full[stage], 1);
+      arch::mbarrier_init(&s.kv_empty[stage], 8);
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x < 128) {
+    arch::set_register_budget<24, false>();
+    if (threadIdx.x < 32)
+      produce<T, D, E, Causal, Packed>(p, s, q_map, k_map, v_map);
+  } else {
+    arch::set_register_budget<240, true>();
+    consume<T, D, E, Causal, Packed>(p, s);
+  }
+}
+
+} // namespace attention
+} // namespace rudnn
