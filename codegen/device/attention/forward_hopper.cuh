@@ -54,6 +54,23 @@ struct QueryTile {
   Rows queryRows, keyRows;
 };
 
+/// The keys a query tile's queries may see, and the tiles of BK of them
+/// the block loads (the producer and the consumers agree on them).
+template <bool Causal, int BK> struct TileKeys {
+  KeyBounds bounds;
+  int first, count;
+
+  template <typename T>
+  __device__ __forceinline__ TileKeys(const ForwardParams<T> &p,
+                                      const QueryTile &t)
+      : bounds(
+            KeyBounds::of(p, t.b, Causal, t.queryRows.count, t.keyRows.count)) {
+    const int rows = t.queryRows.count - t.q0;
+    bounds.tiles(t.q0, rows < kHopperBlockQueries ? rows : kHopperBlockQueries,
+                 BK, first, count);
+  }
+};
+
 /// Calls work(tile) for each query tile of this block, in the same order
 /// for the producer and the consumers: padded batches one, packed ones
 /// blockIdx.x, blockIdx.x + gridDim.x, … (a whole warp calls it).
@@ -108,13 +125,8 @@ __device__ void produce(const ForwardParams<T> &p, HopperShared<T, D, E> &s,
   const bool leader = threadIdx.x == 0;
   int step = 0, tiles = 0; // key tiles and query tiles so far
   for_each_query_tile<Packed>(p, [&](const QueryTile &t) {
-    const KeyBounds bounds =
-        KeyBounds::of(p, t.b, Causal, t.queryRows.count, t.keyRows.count);
-    const int rows = t.queryRows.count - t.q0 < kHopperBlockQueries
-                         ? t.queryRows.count - t.q0
-                         : kHopperBlockQueries;
-    int first, count;
-    bounds.tiles(t.q0, rows, kBK, first, count);
+    const TileKeys<Causal, kBK> keys(p, t);
+    const int first = keys.first, count = keys.count;
     const int hk = t.h / (p.heads / p.kv_heads);
     if (leader) {
       if (tiles > 0) // the consumers are done with the last queries
@@ -150,13 +162,9 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
   const ScoreScale scale = ScoreScale::of(p);
   int step = 0, tiles = 0;
   for_each_query_tile<Packed>(p, [&](const QueryTile &t) {
-    const KeyBounds bounds =
-        KeyBounds::of(p, t.b, Causal, t.queryRows.count, t.keyRows.count);
-    const int rows = t.queryRows.count - t.q0 < kHopperBlockQueries
-                         ? t.queryRows.count - t.q0
-                         : kHopperBlockQueries;
-    int first, count;
-    bounds.tiles(t.q0, rows, kBK, first, count);
+    const TileKeys<Causal, kBK> keys(p, t);
+    const KeyBounds &bounds = keys.bounds;
+    const int first = keys.first, count = keys.count;
     const int row0 = t.q0 + 64 * group + 16 * warp; // this warp's first query
 
     tile::WarpTile<T, 16, kE> out;
