@@ -4,7 +4,8 @@
 // warpgroups. The producer (warpgroup 0, its registers given up with
 // setmaxnreg) has one thread issue TMA loads: the queries once, then each
 // key tile's K and V into a two-stage ring, announcing their bytes on the
-// stage's `full` mbarrier and waiting on its `empty` one before reuse. Each
+// stage's `full` mbarriers (one for K, one for V, so the scores start while
+// V lands) and waiting on its `empty` one before reuse. Each
 // consumer warpgroup (64 query rows) waits for a stage, forms its 64 x BK
 // scores with wgmma from shared memory, scales, masks and folds them into
 // its online softmax in registers, adds P·V with wgmma taking P from
@@ -38,14 +39,16 @@ template <int D, int E> struct HopperTiles {
 };
 
 /// The block's dynamic shared memory, from a 1024-byte aligned address
-/// (attentionSharedBytes adds the slack on the host).
+/// (hopperAttentionSharedBytes adds the slack on the host).
 template <typename T, int D, int E> struct HopperShared {
   using Tiles = HopperTiles<D, E>;
   static constexpr int kBK = Tiles::kKeys;
   alignas(1024) T q[Tiles::kDBlocks][kHopperBlockQueries * 64];
   alignas(1024) T k[2][Tiles::kDBlocks][kBK * 64];
   alignas(1024) T v[2][Tiles::kEBlocks][kBK * 64];
-  unsigned long long q_full, q_empty, kv_full[2], kv_empty[2];
+  // K and V of a stage land on barriers of their own: the scores start
+  // while the values are still on their way.
+  unsigned long long q_full, q_empty, k_full[2], v_full[2], kv_empty[2];
 };
 
 /// One block's unit of work: 128 queries from q0 of entry b, head h.
@@ -120,8 +123,8 @@ __device__ void produce(const ForwardParams<T> &p, HopperShared<T, D, E> &s,
   constexpr int kBK = Tiles::kKeys;
   constexpr unsigned kQueryBytes =
       Tiles::kDBlocks * kHopperBlockQueries * 64 * sizeof(T);
-  constexpr unsigned kStageBytes =
-      (Tiles::kDBlocks + Tiles::kEBlocks) * kBK * 64 * sizeof(T);
+  constexpr unsigned kKeyBytes = Tiles::kDBlocks * kBK * 64 * sizeof(T),
+                     kValueBytes = Tiles::kEBlocks * kBK * 64 * sizeof(T);
   const bool leader = threadIdx.x == 0;
   int step = 0, tiles = 0; // key tiles and query tiles so far
   for_each_query_tile<Packed>(p, [&](const QueryTile &t) {
@@ -139,13 +142,14 @@ __device__ void produce(const ForwardParams<T> &p, HopperShared<T, D, E> &s,
         const int stage = step & 1, j0 = (first + i) * kBK;
         if (step >= 2)
           arch::mbarrier_wait(&s.kv_empty[stage], ((step >> 1) - 1) & 1);
-        arch::mbarrier_arrive_expect_tx(&s.kv_full[stage], kStageBytes);
+        arch::mbarrier_arrive_expect_tx(&s.k_full[stage], kKeyBytes);
         for (int c = 0; c < Tiles::kDBlocks; ++c)
           load_rows<Packed>(s.k[stage][c], k_map, 64 * c, t.keyRows.first + j0,
-                            hk, t.b, &s.kv_full[stage]);
+                            hk, t.b, &s.k_full[stage]);
+        arch::mbarrier_arrive_expect_tx(&s.v_full[stage], kValueBytes);
         for (int c = 0; c < Tiles::kEBlocks; ++c)
           load_rows<Packed>(s.v[stage][c], v_map, 64 * c, t.keyRows.first + j0,
-                            hk, t.b, &s.kv_full[stage]);
+                            hk, t.b, &s.v_full[stage]);
       }
     }
     ++tiles;
@@ -174,7 +178,8 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
     arch::mbarrier_wait(&s.q_full, tiles & 1);
     for (int i = 0; i < count; ++i, ++step) {
       const int stage = step & 1, j0 = (first + i) * kBK;
-      arch::mbarrier_wait(&s.kv_full[stage], (step >> 1) & 1);
+      const unsigned parity = (step >> 1) & 1;
+      arch::mbarrier_wait(&s.k_full[stage], parity);
       tile::WarpTile<T, 16, kBK> scores;
       scores.clear();
       arch::wgmma_fence();
@@ -198,6 +203,7 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
       softmax.update(scores, rescale);
       rescale_rows(out, rescale);
 
+      arch::mbarrier_wait(&s.v_full[stage], parity);
       arch::wgmma_fence();
 #pragma unroll
       for (int k = 0; k < kBK / 16; ++k) {
@@ -248,7 +254,8 @@ forward_hopper(const ForwardParams<T> &p, const arch::TensorMap &q_map,
     arch::mbarrier_init(&s.q_full, 1);
     arch::mbarrier_init(&s.q_empty, 8); // a consumer warp each
     for (int stage = 0; stage < 2; ++stage) {
-      arch::mbarrier_init(&s.kv_full[stage], 1);
+      arch::mbarrier_init(&s.k_full[stage], 1);
+      arch::mbarrier_init(&s.v_full[stage], 1);
       arch::mbarrier_init(&s.kv_empty[stage], 8);
     }
   }
