@@ -79,6 +79,8 @@ struct Mbarrier {
   }
 };
 
+inline void landBulkCopies();
+
 inline void requireBarrier(unsigned long long *barrier) {
   requireAligned(barrier, 8, "mbarrier: address not 8-byte aligned");
   requireShared(barrier, 8, "mbarrier: not in shared memory");
@@ -94,6 +96,7 @@ inline void mbarrier_init(unsigned long long *barrier, unsigned arrivals) {
 /// Arrives, announcing `bytes` more transaction bytes first.
 inline void mbarrier_arrive(unsigned long long *barrier, unsigned bytes) {
   requireBarrier(barrier);
+  landBulkCopies();
   Mbarrier state = Mbarrier::load(barrier);
   if (state.expected == 0)
     rudnn_emu_trap("mbarrier: used before mbarrier.init");
@@ -121,6 +124,7 @@ inline void mbarrier_complete_tx(unsigned long long *barrier, unsigned bytes) {
 /// other threads first.
 inline void mbarrier_wait(unsigned long long *barrier, unsigned parity) {
   requireBarrier(barrier);
+  landBulkCopies();
   for (;;) {
     const Mbarrier state = Mbarrier::load(barrier);
     if (state.expected == 0)
@@ -135,18 +139,11 @@ inline void mbarrier_wait(unsigned long long *barrier, unsigned parity) {
 // TMA
 //===----------------------------------------------------------------------===//
 
-/// Writes one element the way the TMA unit does: not as a store of any
-/// thread (check mode sees the tile's readers only after their mbarrier).
-__attribute__((no_sanitize("thread"))) inline void
-landElement(unsigned char *to, const unsigned char *from, unsigned bytes) {
-  for (unsigned i = 0; i < bytes; ++i)
-    to[i] = from ? from[i] : 0;
-}
-
 /// cp.async.bulk.tensor: the box at `coords` of the map, innermost dim
-/// contiguous in shared memory, zeros outside the tensor, then its bytes
-/// complete on `barrier`. The copy lands at once (its readers wait on the
-/// barrier in any case).
+/// contiguous in shared memory, zeros outside the tensor, its bytes then
+/// completing on `barrier`. Read now; the destination holds poison until
+/// the issuing thread's next mbarrier operation or its end lands it
+/// (rudnn_emu_async.h).
 inline void tma_load(void *shared, const void *mapBytes, const int *coords,
                      int rank, unsigned long long *barrier) {
   rudnn_emu_tensor_map map;
@@ -168,6 +165,9 @@ inline void tma_load(void *shared, const void *mapBytes, const int *coords,
     elements *= map.box[d];
   const unsigned size = map.elementBytes;
   unsigned char *base = shared_at(start, elements * size);
+  // Swizzling permutes 16-byte chunks within each 128-byte row: the box
+  // stays in [start, start + its bytes).
+  std::vector<unsigned char> image(elements * size);
   for (unsigned long long index = 0; index < elements; ++index) {
     unsigned long long rest = index, offset = 0;
     bool inside = true;
@@ -183,13 +183,19 @@ inline void tma_load(void *shared, const void *mapBytes, const int *coords,
     unsigned long long to = start + index * size;
     if (map.swizzleBytes == 128)
       to = swizzle128(to);
-    landElement(
-        base + (to - start),
-        inside ? reinterpret_cast<const unsigned char *>(map.address + offset)
-               : nullptr,
-        size);
+    if (inside)
+      std::memcpy(&image[to - start],
+                  reinterpret_cast<const void *>(map.address + offset), size);
   }
-  mbarrier_complete_tx(barrier, static_cast<unsigned>(elements * size));
+  rudnn_emu_detail::engineWrite(base, nullptr, image.size()); // poison
+  rudnn_emu_detail::asyncCopies().bulk.push_back(
+      {base, std::move(image), &mbarrier_complete_tx, barrier});
+}
+
+/// The thread's TMA boxes land before it signals or waits.
+inline void landBulkCopies() {
+  if (rudnn_emu_current()->asyncCopies)
+    rudnn_emu_detail::landBulkCopies(rudnn_emu_detail::asyncCopies());
 }
 
 //===----------------------------------------------------------------------===//

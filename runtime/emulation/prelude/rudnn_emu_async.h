@@ -14,6 +14,7 @@
 #define RUDNN_EMU_ASYNC_H
 
 #include <deque>
+#include <exception>
 #include <vector>
 
 namespace rudnn_emu_detail {
@@ -24,12 +25,42 @@ struct AsyncCopy {
   size_t bytes;
 };
 
+/// A TMA box (cp.async.bulk.tensor) in flight: its destination holds
+/// poison until the issuing thread's next mbarrier operation (or its end)
+/// lands it, and then its bytes complete on `barrier`. Its readers must wait
+/// on the barrier, as on a GPU.
+struct BulkCopy {
+  unsigned char *destination;
+  std::vector<unsigned char> data;
+  void (*complete)(unsigned long long *barrier, unsigned bytes);
+  unsigned long long *barrier;
+};
+
 /// A CUDA thread's copies: those issued since its last commit, then its
-/// committed groups, oldest first.
+/// committed groups, oldest first; its TMA boxes in flight.
 struct AsyncCopies {
   std::vector<AsyncCopy> open;
   std::deque<std::vector<AsyncCopy>> groups;
+  std::vector<BulkCopy> bulk;
 };
+
+/// Writes as the copy engines do: not as a store of any thread, so check
+/// mode sees a tile's readers only once their barrier let them read.
+__attribute__((no_sanitize("thread"))) inline void
+engineWrite(unsigned char *to, const unsigned char *from, size_t bytes) {
+  for (size_t i = 0; i < bytes; ++i)
+    to[i] = from ? from[i] : 0xff;
+}
+
+/// Lands the thread's TMA boxes, oldest first.
+inline void landBulkCopies(AsyncCopies &copies) {
+  std::vector<BulkCopy> pending = std::move(copies.bulk);
+  copies.bulk.clear();
+  for (BulkCopy &copy : pending) {
+    engineWrite(copy.destination, copy.data.data(), copy.data.size());
+    copy.complete(copy.barrier, static_cast<unsigned>(copy.data.size()));
+  }
+}
 
 inline AsyncCopies &asyncCopies() {
   rudnn_emu_thread *thread = rudnn_emu_current();
@@ -38,12 +69,17 @@ inline AsyncCopies &asyncCopies() {
   return *static_cast<AsyncCopies *>(thread->asyncCopies);
 }
 
-/// Forgets the thread's copies when it ends (returning or unwound): its
-/// block's shared memory, their only destination, ends with it.
+/// Lands the TMA boxes of a thread that returns (the other threads of its
+/// block wait for them) and forgets its copies when it ends, returning or
+/// unwound: its block's shared memory, their only destination, ends with
+/// it.
 struct AsyncCopiesOfThread {
   rudnn_emu_thread *thread = rudnn_emu_current();
   ~AsyncCopiesOfThread() {
-    delete static_cast<AsyncCopies *>(thread->asyncCopies);
+    auto *copies = static_cast<AsyncCopies *>(thread->asyncCopies);
+    if (copies && std::uncaught_exceptions() == 0)
+      landBulkCopies(*copies);
+    delete copies;
     thread->asyncCopies = nullptr;
   }
 };
