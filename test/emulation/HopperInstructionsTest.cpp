@@ -1,0 +1,205 @@
+//===- HopperInstructionsTest.cpp - TMA, mbarriers and wgmma emulated -----===//
+//
+// The sm_90 wrappers (arch/tma.cuh, arch/mbarrier.cuh, arch/wgmma.cuh) on
+// the emulator, against plain host arithmetic: a TMA box lands swizzled,
+// with zeros outside the tensor, and only through its barrier; wgmma reads
+// the tiles TMA wrote through its descriptors and computes the products of
+// the logical matrices.
+//
+//===----------------------------------------------------------------------===//
+
+#include "test/emulation/EmulationTestSupport.h"
+
+#include "rudnn/errors.h"
+
+#include <gmock/gmock.h>
+
+#include <cuda_bf16.h>
+
+#include <random>
+
+using namespace rudnn;
+using namespace rudnn::runtime;
+using ::testing::HasSubstr;
+
+namespace {
+
+class HopperInstructions : public rudnn::test::EmulationTest {
+protected:
+  /// A rank-3 map over a [rows][cols] matrix of 2-byte elements (a trailing
+  /// dim of 1), boxes of 64 columns by `boxRows`, 128-byte swizzle.
+  TensorMapBytes matrixMap(DevicePtr data, uint64_t rows, uint64_t cols,
+                           uint32_t boxRows) {
+    TensorMapRequest request;
+    request.address = data;
+    request.elementBytes = 2;
+    request.rank = 3;
+    request.dims[0] = cols, request.dims[1] = rows, request.dims[2] = 1;
+    request.strideBytes[0] = 2 * cols, request.strideBytes[1] = 2 * cols * rows;
+    request.box[0] = 64, request.box[1] = boxRows, request.box[2] = 1;
+    return backend->encodeTensorMap(request);
+  }
+};
+
+// One box of a 10 x 64 matrix of 16-bit values into 16 shared rows: row r's
+// 16-byte chunk c lands at chunk c ^ (r % 8), rows past the tensor are
+// zeros, and nothing is there before the barrier's phase completes (poison,
+// all bits set, read without the wait).
+constexpr const char *kBoxSource = R"cuda(
+#include "rudnn/device.cuh"
+using namespace rudnn::arch;
+extern "C" __global__ void box(const __grid_constant__ TensorMap map,
+                               unsigned short *out) {
+  RUDNN_DYNAMIC_SHARED(unsigned char, raw);
+  unsigned char *tile = raw + (1024 - shared_window_address(raw) % 1024) % 1024;
+  unsigned long long *full = (unsigned long long *)(tile + 16 * 128);
+  if (threadIdx.x == 0)
+    mbarrier_init(full, 1);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    mbarrier_arrive_expect_tx(full, 16 * 128);
+    const int at[3] = {0, 0, 0};
+    tma_load<3>(tile, map, at, full);
+  }
+  WAIT
+  __syncthreads(); // which completes no copy
+  // Thread r copies shared row r out as it lies.
+  for (int c = 0; c < 64; ++c)
+    out[threadIdx.x * 64 + c] = ((unsigned short *)tile)[threadIdx.x * 64 + c];
+  __syncthreads(); // the issuing thread ends (landing the box) after all read
+}
+)cuda";
+
+TEST_F(HopperInstructions, TmaBoxesLandSwizzledAndOnlyThroughTheirBarrier) {
+  std::vector<uint16_t> matrix(10 * 64);
+  for (size_t i = 0; i < matrix.size(); ++i)
+    matrix[i] = static_cast<uint16_t>(i + 1);
+  DevicePtr data = upload(matrix);
+  for (bool wait : {true, false}) {
+    std::string source = kBoxSource;
+    source.replace(source.find("WAIT"), 4,
+                   wait ? "mbarrier_wait(full, 0);" : "");
+    DevicePtr out = upload(std::vector<uint16_t>(16 * 64, 7));
+    ArgPack args;
+    args.push(matrixMap(data, 10, 64, 16)).push(out);
+    launch(*build("box", source), {1}, {16}, args, 16 * 128 + 8 + 1024);
+    const std::vector<uint16_t> got = download<uint16_t>(out, 16 * 64);
+    for (int r = 0; r < 16; ++r)
+      for (int c = 0; c < 64; ++c) {
+        // Element (r, c) sits in chunk c / 8 ^ r % 8 of row r.
+        const int at = r * 64 + (c / 8 ^ r % 8) * 8 + c % 8;
+        const uint16_t want = r < 10 ? matrix[r * 64 + c] : 0;
+        EXPECT_EQ(got[at], wait ? want : 0xffff) << r << ", " << c;
+      }
+  }
+}
+
+TEST_F(HopperInstructions, TensorMapsFollowTheHardwareRules) {
+  DevicePtr data = upload(std::vector<uint16_t>(64 * 64));
+  EXPECT_THAT([&] { matrixMap(data + 2, 64, 64, 64); },
+              ::testing::ThrowsMessage<InvalidArgument>(
+                  HasSubstr("the address is not a multiple of 16 bytes")));
+  EXPECT_THAT([&] { matrixMap(data, 64, 60, 64); },
+              ::testing::ThrowsMessage<InvalidArgument>(
+                  HasSubstr("the stride of dim 1 is 120 bytes")));
+}
+
+// A warpgroup's products of 64 x 64 bf16 tiles TMA brought in: A·Bᵀ with
+// both operands K-major in shared memory (as the scores Q·Kᵀ), and A·V with
+// A from registers in the mma A layout and V MN-major (as P·V), four
+// 16-deep steps each.
+constexpr const char *kProductSource = R"cuda(
+#include "rudnn/device.cuh"
+using namespace rudnn::arch;
+extern "C" __global__ void products(const __grid_constant__ TensorMap a_map,
+                                    const __grid_constant__ TensorMap b_map,
+                                    const __grid_constant__ TensorMap v_map,
+                                    const __nv_bfloat16 *a, float *abt,
+                                    float *av) {
+  RUDNN_DYNAMIC_SHARED(unsigned char, raw);
+  __nv_bfloat16 *ta = (__nv_bfloat16 *)(raw + (1024 - shared_window_address(raw) % 1024) % 1024);
+  __nv_bfloat16 *tb = ta + 64 * 64, *tv = tb + 64 * 64;
+  unsigned long long *full = (unsigned long long *)(tv + 64 * 64);
+  if (threadIdx.x == 0)
+    mbarrier_init(full, 1);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    mbarrier_arrive_expect_tx(full, 3 * 64 * 64 * 2);
+    const int at[3] = {0, 0, 0};
+    tma_load<3>(ta, a_map, at, full);
+    tma_load<3>(tb, b_map, at, full);
+    tma_load<3>(tv, v_map, at, full);
+  }
+  mbarrier_wait(full, 0);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  float d[32] = {}, e[32] = {};
+  wgmma_fence();
+  for (int k = 0; k < 4; ++k)
+    wgmma_m64n64k16_ss<__nv_bfloat16>(
+        d, wgmma_descriptor(ta + 16 * k, 16, 1024),
+        wgmma_descriptor(tb + 16 * k, 16, 1024));
+  for (int k = 0; k < 4; ++k) {
+    unsigned f[4];
+    for (int r = 0; r < 4; ++r) {
+      const __nv_bfloat16 *at = a + (16 * warp + Mma16816::a_row(lane, 2 * r)) * 64 +
+                                16 * k + Mma16816::a_col(lane, 2 * r);
+      f[r] = pack_bf16x2(__bfloat162float(at[0]), __bfloat162float(at[1]));
+    }
+    wgmma_m64n64k16_rs<__nv_bfloat16>(
+        e, f, wgmma_descriptor(tv + 16 * 64 * k, 64 * 128, 1024));
+  }
+  wgmma_commit();
+  wgmma_wait<0>();
+  for (int i = 0; i < 32; ++i) {
+    const int row = 16 * warp + lane / 4 + 8 * (i % 4 / 2),
+              col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+    abt[row * 64 + col] = d[i];
+    av[row * 64 + col] = e[i];
+  }
+}
+)cuda";
+
+TEST_F(HopperInstructions, WgmmaComputesTheProductsOfTheTilesTmaWrote) {
+  // Small integers: every product and sum is exact in bf16 and fp32.
+  std::mt19937 random(5);
+  std::uniform_int_distribution<int> small(-4, 4);
+  auto matrix = [&] {
+    std::vector<float> values(64 * 64);
+    for (float &value : values)
+      value = static_cast<float>(small(random));
+    return values;
+  };
+  const std::vector<float> A = matrix(), B = matrix(), V = matrix();
+  auto bf16 = [](const std::vector<float> &values) {
+    std::vector<__nv_bfloat16> bits;
+    for (float value : values)
+      bits.push_back(__float2bfloat16(value));
+    return bits;
+  };
+  DevicePtr a = upload(bf16(A)), b = upload(bf16(B)), v = upload(bf16(V));
+  DevicePtr abt = upload(std::vector<float>(64 * 64, NAN)),
+            av = upload(std::vector<float>(64 * 64, NAN));
+  ArgPack args;
+  args.push(matrixMap(a, 64, 64, 64))
+      .push(matrixMap(b, 64, 64, 64))
+      .push(matrixMap(v, 64, 64, 64))
+      .push(a)
+      .push(abt)
+      .push(av);
+  launch(*build("products", kProductSource), {1}, {128}, args,
+         3 * 64 * 64 * 2 + 8 + 1024);
+  const std::vector<float> gotAbt = download<float>(abt, 64 * 64),
+                           gotAv = download<float>(av, 64 * 64);
+  for (int m = 0; m < 64; ++m)
+    for (int n = 0; n < 64; ++n) {
+      float wantAbt = 0, wantAv = 0;
+      for (int k = 0; k < 64; ++k) {
+        wantAbt += A[m * 64 + k] * B[n * 64 + k];
+        wantAv += A[m * 64 + k] * V[k * 64 + n];
+      }
+      ASSERT_EQ(gotAbt[m * 64 + n], wantAbt) << m << ", " << n;
+      ASSERT_EQ(gotAv[m * 64 + n], wantAv) << m << ", " << n;
+    }
+}
+
+} // namespace
