@@ -1,8 +1,9 @@
 //===- AttentionReference.h - Attention in float64 --------------*- C++ -*-===//
 //
 // Exact attention of DESIGN §7 in double precision, every score formed and
-// the softmax taken over each row's allowed keys at once: the independent
-// reference the tiled kernels are checked against.
+// the softmax taken over each row's allowed keys at once, and its analytic
+// gradient: the independent references the tiled kernels are checked
+// against.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +43,19 @@ AttentionOutputs attentionForward(const AttentionShape &shape,
                                   const AttentionInputs &inputs,
                                   const AttentionOptions &options);
 
+/// Gradients of ⟨dOutput, o⟩ (dOutput [B,T,H,E]) with respect to q, k and
+/// v, in their layouts: the analytic backward (softcap's derivative
+/// included; dk, dv summed over each group's query heads). Rows with no
+/// allowed key contribute nothing.
+struct AttentionGradients {
+  std::vector<double> dq, dk, dv;
+};
+
+AttentionGradients attentionBackward(const AttentionShape &shape,
+                                     const AttentionInputs &inputs,
+                                     const std::vector<double> &dOutput,
+                                     const AttentionOptions &options);
+
 /// Packed batches: q [T, H, D], k [S, G, D], v [S, G, E] with the entries'
 /// offsets (B + 1 each, from 0 to T and to S); each entry attends within
 /// itself, as attentionForward does for one batch entry. o [T, H, E], lse
@@ -52,6 +66,13 @@ AttentionOutputs attentionVarlenForward(int64_t heads, int64_t kvHeads,
                                         const std::vector<double> &queryOffsets,
                                         const std::vector<double> &keyOffsets,
                                         const AttentionOptions &options);
+
+/// attentionBackward of packed batches (dOutput [T, H, E]).
+AttentionGradients attentionVarlenBackward(
+    int64_t heads, int64_t kvHeads, int64_t headDim, int64_t valueDim,
+    const AttentionInputs &inputs, const std::vector<double> &dOutput,
+    const std::vector<double> &queryOffsets,
+    const std::vector<double> &keyOffsets, const AttentionOptions &options);
 
 } // namespace rudnn::reference
 
