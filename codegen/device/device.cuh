@@ -20,6 +20,7 @@
 #include "rudnn/arch/mma.cuh"
 #include "rudnn/arch/tma.cuh"
 #include "rudnn/arch/wgmma.cuh"
+#include "rudnn/attention/backward.cuh"
 #include "rudnn/attention/block.cuh"
 #include "rudnn/attention/forward.cuh"
 #include "rudnn/attention/forward_hopper.cuh"

@@ -192,3 +192,15 @@ int64_t mlir::rudnn::hopperAttentionSharedBytes(int64_t headDim,
                         2 * 128 * keys * (headBlocks + valueBlocks);
   return tiles + 1024 + 1024;
 }
+
+int64_t mlir::rudnn::attentionBackwardSharedBytes(int64_t headDim,
+                                                  int64_t valueDim,
+                                                  int64_t inputBytes) {
+  const int64_t keys = (headDim + 15) / 16 * 16,
+                values = (valueDim + 15) / 16 * 16;
+  int64_t bytes = 3 * sharedTileBytes(64, keys, inputBytes) +
+                  3 * sharedTileBytes(64, values, inputBytes);
+  if (inputBytes == 4)
+    bytes += sharedTileBytes(64, 64, 4);
+  return bytes;
+}

@@ -118,6 +118,13 @@ std::optional<int64_t> chooseAttentionBlockKeys(int64_t headDim,
                                                 int64_t inputBytes,
                                                 int64_t smemPerBlock);
 
+/// Dynamic shared memory, in bytes, of either attention gradient block
+/// (attention::KeyGradientShared, QueryGradientShared): 64 rows each of one
+/// operand's D' and E' columns, two stages of the other's (D', E' rounded
+/// up to 16), and for f32 a [64][64] staging tile.
+int64_t attentionBackwardSharedBytes(int64_t headDim, int64_t valueDim,
+                                     int64_t inputBytes);
+
 /// Query rows of a Hopper attention block (two consumer warpgroups of 64):
 /// the tile size by which rudnn-specialize picks the TMA/wgmma kernel, for
 /// sm_90 targets and 16-bit inputs.

@@ -89,6 +89,23 @@ struct KeyBounds {
     count = end > begin ? (end + BK - 1) / BK - first : 0;
   }
 
+  /// The tiles of BQ queries (of `queries`) some of which may see a key of
+  /// [j0, j0 + count): `n` from tile `first` (none past the length).
+  __device__ __forceinline__ void query_tiles(int j0, int count, int BQ,
+                                              int queries, int &first,
+                                              int &n) const {
+    const int jLast = (j0 + count < length ? j0 + count : length) - 1;
+    int begin = 0, end = jLast < j0 ? 0 : queries;
+    if (causal && begin < j0 - offset) // j ≤ i + offset
+      begin = j0 - offset;
+    if (right >= 0 && begin < j0 - offset - right)
+      begin = j0 - offset - right;
+    if (left >= 0 && end > jLast - offset + left + 1) // j ≥ i + offset − left
+      end = jLast - offset + left + 1;
+    first = begin / BQ;
+    n = end > begin ? (end + BQ - 1) / BQ - first : 0;
+  }
+
   /// Whether some key of [j0, j0 + count) is masked for some query of
   /// [i0, i0 + rows): only such tiles are masked element by element.
   __device__ __forceinline__ bool crosses(int i0, int rows, int j0,

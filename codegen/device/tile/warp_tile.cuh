@@ -128,6 +128,24 @@ template <typename T, int WM, int WN> struct WarpTile {
     pairs(*this, visit);
   }
 
+  /// visit(row, col, mine0, mine1, other0, other1) for every pair of this
+  /// tile's and the same pair of `other`'s accumulators, by reference: an
+  /// element-wise step over two products of one shape.
+  template <typename Visit>
+  __device__ __forceinline__ void update_pairs_with(WarpTile &other,
+                                                    Visit visit) {
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int i = 0; i < WM / 16; ++i)
+#pragma unroll
+      for (int j = 0; j < WN / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; e += 2)
+          visit(16 * i + Atom::c_row(lane, e), 8 * j + Atom::c_col(lane, e),
+                acc[i][j][e], acc[i][j][e + 1], other.acc[i][j][e],
+                other.acc[i][j][e + 1]);
+  }
+
   /// store(row, col, first, second) for every pair, by value: an epilogue
   /// writes both with one store.
   template <typename Store>

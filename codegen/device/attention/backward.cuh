@@ -1,0 +1,317 @@
+//===- attention/backward.cuh - Tiled attention backward ------------------===//
+//
+// The gradients of ⟨dO, O⟩ in three kernels, none with an atomic, so every
+// run gives the same bits:
+//   row_terms:       D_i = Σ_e dO_ie O_ie, a warp a row;
+//   key_gradients:   a block per 64 keys of one key head; for every query
+//                    head of its group and every query tile that sees the
+//                    keys, in a fixed order (GQA's sums included): Sᵀ = K Qᵀ
+//                    and Pᵀ again from the saved lse, dPᵀ = V dOᵀ,
+//                    dSᵀ = Pᵀ (dPᵀ − D), dV += Pᵀ dO and dK += dSᵀ Q;
+//   query_gradients: a block per 64 queries of one head; for every key tile
+//                    it sees, S, P, dP = dO Vᵀ and dS again, dQ += dS K.
+// Warps own 16 rows; products run on the warp tiles (tensor cores for
+// 16-bit inputs, P and dS fed from the accumulators), operands through
+// two-stage cp.async pipelines. A query with no allowed key (lse −inf) has
+// P = 0 and contributes nothing; tiles no query sees are skipped.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "rudnn/attention/forward.cuh"
+
+namespace rudnn {
+namespace attention {
+
+/// The forward's tensors and attributes (its o read, not written; its lse
+/// given), the incoming gradient dO in o's layout, the row terms (indexed
+/// as lse) and the gradients in q's, k's and v's layouts.
+template <typename T> struct BackwardParams {
+  ForwardParams<T> forward;
+  const T *d_o;
+  SequenceStrides d_o_strides;
+  float *row_terms;
+  T *dq, *dk, *dv;
+  SequenceStrides dq_strides, dk_strides, dv_strides;
+};
+
+/// Rows of a backward block and of the tiles it loops over: four warps of
+/// 16.
+inline constexpr int kBackwardRows = 64;
+
+/// D_i = Σ_e dO_ie O_ie of every (entry, head, query): grid (ceil(T / 4),
+/// B·H), 128 threads, a warp a row.
+template <typename T, int E>
+__device__ void row_terms(const BackwardParams<T> &p) {
+  const ForwardParams<T> &f = p.forward;
+  const int b = blockIdx.y / f.heads, h = blockIdx.y % f.heads;
+  const int i = blockIdx.x * 4 + threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (i >= f.queries)
+    return;
+  const T *o = f.o + f.o_strides.offset(b, i, h);
+  const T *d_o = p.d_o + p.d_o_strides.offset(b, i, h);
+  float sum = 0.f;
+  for (int e = lane; e < E; e += 32)
+    sum += to_float(o[e]) * to_float(d_o[e]);
+  sum = warp_sum(sum);
+  if (lane == 0)
+    p.row_terms[b * f.lse_batch + h * f.lse_head + i] = sum;
+}
+
+/// The element-wise middle of both gradient kernels, in place: from the
+/// dot products x (`scores`) and dP (`dp`) of a warp's tile, P = exp(s −
+/// lse_i) where allowed (0 else; s the scaled, soft-capped score) into
+/// `scores` and scale·dS = scale·P (dP − D_i)·s'(x) into `dp`. Tile rows
+/// and columns are queries and keys from (row0, col0), or keys and queries
+/// when `Transposed`.
+template <bool Transposed, typename Tile, typename T>
+__device__ __forceinline__ void
+probabilities_and_gradients(Tile &scores, Tile &dp, const BackwardParams<T> &p,
+                            const KeyBounds &bounds, int b, int h, int row0,
+                            int col0) {
+  const ForwardParams<T> &f = p.forward;
+  const int rows = Transposed ? kBackwardRows : 16,
+            cols = Transposed ? 16 : kBackwardRows;
+  const bool masked = Transposed ? bounds.crosses(col0, rows, row0, cols)
+                                 : bounds.crosses(row0, rows, col0, cols);
+  const long long base = b * f.lse_batch + h * f.lse_head;
+  const float inf = __int_as_float(0x7f800000);
+  auto one = [&](int r, int c, float &x, float &d) {
+    const int i = Transposed ? col0 + c : row0 + r,
+              j = Transposed ? row0 + r : col0 + c;
+    float s = x * f.scale, slope = 1.f;
+    if (f.softcap > 0.f) {
+      const float t = tanhf(s / f.softcap);
+      s = f.softcap * t;
+      slope = 1.f - t * t;
+    }
+    const float lse = i < f.queries ? f.lse[base + i] : -inf;
+    const bool live = lse != -inf && (!masked || bounds.allows(i, j));
+    const float probability = live ? arch::ex2_approx((s - lse) * kLog2e) : 0.f;
+    d = live ? probability * (d - p.row_terms[base + i]) * slope * f.scale
+             : 0.f;
+    x = probability;
+  };
+  scores.update_pairs_with(
+      dp, [&](int r, int c, float &x0, float &x1, float &d0, float &d1) {
+        one(r, c, x0, d0);
+        one(r, c + 1, x1, d1);
+      });
+}
+
+/// The f32 staging tile in a block's shared memory (16-bit inputs need
+/// none: their operands stay in registers).
+template <typename T, typename Shared>
+__device__ __forceinline__ auto staging_of(Shared *shared) {
+  if constexpr (sizeof(T) == 4)
+    return typename ProbabilityTile<T, kBackwardRows>::Tile{shared->p};
+  else
+    return 0;
+}
+
+/// acc += A · B(0.., 0..) over 64 depths, A this warp's 16 x 64 tile of
+/// accumulators: from registers for 16-bit inputs, through this warp's
+/// rows of the shared `staging` tile for f32.
+template <typename Acc, typename Tile, typename Operand, typename Staging>
+__device__ __forceinline__ void
+add_product(Acc &acc, const Tile &a, const Operand &b, const Staging &staging) {
+  using T = typename Operand::Element;
+  const int warp = threadIdx.x / 32;
+  if constexpr (sizeof(T) == 2) {
+#pragma unroll
+    for (int k0 = 0; k0 < kBackwardRows; k0 += 16) {
+      unsigned fa[1][4];
+      a.a_fragments(fa, k0);
+      acc.template mma_registers<tile::BLayout::KN>(fa, b, 0, k0);
+    }
+  } else {
+    a.for_each_pair([&](int r, int c, float first, float second) {
+      tile::store_pair(staging, 16 * warp + r, c, first, second);
+    });
+    __syncwarp();
+#pragma unroll
+    for (int k0 = 0; k0 < kBackwardRows; k0 += 16)
+      acc.template mma<tile::BLayout::KN>(staging, 16 * warp, k0, b, 0, k0);
+    __syncwarp(); // the staging rows are the next product's
+  }
+}
+
+/// Stores a warp's 16 gradient rows from `row0` (below `count`, columns
+/// below `Width`) at `to` + strides.offset(b, row, head).
+template <int Width, typename T, typename Acc>
+__device__ __forceinline__ void
+store_gradient_rows(T *to, const SequenceStrides &strides, const Acc &acc,
+                    int b, int head, int row0, int count) {
+  acc.for_each_pair([&](int r, int c, float first, float second) {
+    if (row0 + r < count && c < Width)
+      tile::store_pair(to + strides.offset(b, row0 + r, head) + c, first,
+                       second, c + 1 < Width);
+  });
+}
+
+/// The key-gradient block's shared memory: its keys and values, two stages
+/// of queries and dO, and for f32 the staging of Pᵀ and dSᵀ.
+template <typename T, int D, int E>
+struct KeyGradientShared : ProbabilityTile<T, kBackwardRows> {
+  static constexpr int kD = (D + 15) / 16 * 16, kE = (E + 15) / 16 * 16;
+  using Heads = tile::SharedTile<T, kBackwardRows, kD>;
+  using Values = tile::SharedTile<T, kBackwardRows, kE>;
+  alignas(16) T k[Heads::kElements];
+  alignas(16) T v[Values::kElements];
+  alignas(16) T q[2][Heads::kElements];
+  alignas(16) T d_o[2][Values::kElements];
+};
+
+/// dK and dV of 64 keys of key head g in entry b: grid (ceil(S / 64), B·G),
+/// 128 threads.
+template <typename T, int D, int E, bool Causal,
+          tile::Alignment Views = tile::Alignment::Checked>
+__device__ void key_gradients(const BackwardParams<T> &p) {
+  using Shared = KeyGradientShared<T, D, E>;
+  RUDNN_DYNAMIC_SHARED(Shared, shared);
+  const ForwardParams<T> &f = p.forward;
+  const int b = blockIdx.y / f.kv_heads, g = blockIdx.y % f.kv_heads;
+  const int j0 = blockIdx.x * kBackwardRows, warp = threadIdx.x / 32;
+  const int group = f.heads / f.kv_heads;
+  const KeyBounds bounds = KeyBounds::of(f, b, Causal, f.queries, f.keys);
+  int firstTile, tiles;
+  bounds.query_tiles(j0, kBackwardRows, kBackwardRows, f.queries, firstTile,
+                     tiles);
+  const int keyRows = bounds.length - j0 < kBackwardRows
+                          ? (bounds.length > j0 ? bounds.length - j0 : 0)
+                          : kBackwardRows;
+  const typename Shared::Heads keys{shared->k};
+  const typename Shared::Values values{shared->v};
+  const auto staging = staging_of<T>(shared);
+  tile::WarpTile<T, 16, Shared::kD> dk;
+  tile::WarpTile<T, 16, Shared::kE> dv;
+  dk.clear();
+  dv.clear();
+  // Steps run over the group's heads, each over its query tiles.
+  auto head = [&](int step) { return g * group + step / tiles; };
+  auto first = [&](int step) {
+    return (firstTile + step % tiles) * kBackwardRows;
+  };
+  tile::two_stage_pipeline(
+      tiles * group,
+      [&](int step, int stage) {
+        if (step == 0) {
+          tile::load_tile_async<Views>(keys, f.k + f.k_strides.offset(b, j0, g),
+                                       f.k_strides.time, keyRows, D);
+          tile::load_tile_async<Views>(values,
+                                       f.v + f.v_strides.offset(b, j0, g),
+                                       f.v_strides.time, keyRows, E);
+        }
+        const int h = head(step), i0 = first(step);
+        const int rows =
+            f.queries - i0 < kBackwardRows ? f.queries - i0 : kBackwardRows;
+        tile::load_tile_async<Views>(typename Shared::Heads{shared->q[stage]},
+                                     f.q + f.q_strides.offset(b, i0, h),
+                                     f.q_strides.time, rows, D);
+        tile::load_tile_async<Views>(
+            typename Shared::Values{shared->d_o[stage]},
+            p.d_o + p.d_o_strides.offset(b, i0, h), p.d_o_strides.time, rows,
+            E);
+      },
+      [&](int step, int stage) {
+        const typename Shared::Heads queries{shared->q[stage]};
+        const typename Shared::Values d_o{shared->d_o[stage]};
+        tile::WarpTile<T, 16, kBackwardRows> scores, dp;
+        scores.clear();
+        dp.clear();
+#pragma unroll
+        for (int k0 = 0; k0 < Shared::kD; k0 += 16) // Sᵀ = K Qᵀ
+          scores.template mma<tile::BLayout::NK>(keys, 16 * warp, queries, 0,
+                                                 k0);
+#pragma unroll
+        for (int k0 = 0; k0 < Shared::kE; k0 += 16) // dPᵀ = V dOᵀ
+          dp.template mma<tile::BLayout::NK>(values, 16 * warp, d_o, 0, k0);
+        probabilities_and_gradients<true>(scores, dp, p, bounds, b, head(step),
+                                          j0 + 16 * warp, first(step));
+        add_product(dv, scores, d_o, staging); // dV += Pᵀ dO
+        add_product(dk, dp, queries, staging); // dK += scale·dSᵀ Q
+      });
+  store_gradient_rows<D>(p.dk, p.dk_strides, dk, b, g, j0 + 16 * warp, f.keys);
+  store_gradient_rows<E>(p.dv, p.dv_strides, dv, b, g, j0 + 16 * warp, f.keys);
+}
+
+/// The query-gradient block's shared memory: its queries and dO, two
+/// stages of keys and values, and for f32 the staging of dS.
+template <typename T, int D, int E>
+struct QueryGradientShared : ProbabilityTile<T, kBackwardRows> {
+  static constexpr int kD = (D + 15) / 16 * 16, kE = (E + 15) / 16 * 16;
+  using Heads = tile::SharedTile<T, kBackwardRows, kD>;
+  using Values = tile::SharedTile<T, kBackwardRows, kE>;
+  alignas(16) T q[Heads::kElements];
+  alignas(16) T d_o[Values::kElements];
+  alignas(16) T k[2][Heads::kElements];
+  alignas(16) T v[2][Values::kElements];
+};
+
+/// dQ of 64 queries of head h in entry b: grid (ceil(T / 64), B·H), 128
+/// threads.
+template <typename T, int D, int E, bool Causal,
+          tile::Alignment Views = tile::Alignment::Checked>
+__device__ void query_gradients(const BackwardParams<T> &p) {
+  using Shared = QueryGradientShared<T, D, E>;
+  RUDNN_DYNAMIC_SHARED(Shared, shared);
+  const ForwardParams<T> &f = p.forward;
+  const int b = blockIdx.y / f.heads, h = blockIdx.y % f.heads;
+  const int q0 = blockIdx.x * kBackwardRows, warp = threadIdx.x / 32;
+  const int hk = h / (f.heads / f.kv_heads);
+  const KeyBounds bounds = KeyBounds::of(f, b, Causal, f.queries, f.keys);
+  const int blockRows =
+      f.queries - q0 < kBackwardRows ? f.queries - q0 : kBackwardRows;
+  int firstTile, tiles;
+  bounds.tiles(q0, blockRows, kBackwardRows, firstTile, tiles);
+  const typename Shared::Heads queries{shared->q};
+  const typename Shared::Values d_o{shared->d_o};
+  const auto staging = staging_of<T>(shared);
+  tile::WarpTile<T, 16, Shared::kD> dq;
+  dq.clear();
+  tile::two_stage_pipeline(
+      tiles,
+      [&](int step, int stage) {
+        if (step == 0) {
+          tile::load_tile_async<Views>(queries,
+                                       f.q + f.q_strides.offset(b, q0, h),
+                                       f.q_strides.time, blockRows, D);
+          tile::load_tile_async<Views>(d_o,
+                                       p.d_o + p.d_o_strides.offset(b, q0, h),
+                                       p.d_o_strides.time, blockRows, E);
+        }
+        const int j0 = (firstTile + step) * kBackwardRows;
+        const int rows = bounds.length - j0 < kBackwardRows ? bounds.length - j0
+                                                            : kBackwardRows;
+        tile::load_tile_async<Views>(typename Shared::Heads{shared->k[stage]},
+                                     f.k + f.k_strides.offset(b, j0, hk),
+                                     f.k_strides.time, rows, D);
+        tile::load_tile_async<Views>(typename Shared::Values{shared->v[stage]},
+                                     f.v + f.v_strides.offset(b, j0, hk),
+                                     f.v_strides.time, rows, E);
+      },
+      [&](int step, int stage) {
+        const typename Shared::Heads keys{shared->k[stage]};
+        const typename Shared::Values values{shared->v[stage]};
+        const int j0 = (firstTile + step) * kBackwardRows;
+        tile::WarpTile<T, 16, kBackwardRows> scores, dp;
+        scores.clear();
+        dp.clear();
+#pragma unroll
+        for (int k0 = 0; k0 < Shared::kD; k0 += 16) // S = Q Kᵀ
+          scores.template mma<tile::BLayout::NK>(queries, 16 * warp, keys, 0,
+                                                 k0);
+#pragma unroll
+        for (int k0 = 0; k0 < Shared::kE; k0 += 16) // dP = dO Vᵀ
+          dp.template mma<tile::BLayout::NK>(d_o, 16 * warp, values, 0, k0);
+        probabilities_and_gradients<false>(scores, dp, p, bounds, b, h,
+                                           q0 + 16 * warp, j0);
+        add_product(dq, dp, keys, staging); // dQ += scale·dS K
+      });
+  store_gradient_rows<D>(p.dq, p.dq_strides, dq, b, h, q0 + 16 * warp,
+                         f.queries);
+}
+
+} // namespace attention
+} // namespace rudnn
