@@ -10,6 +10,9 @@ namespace rudnn::codegen {
 /// Attaches the primitive interface to the tiled-attention ops.
 void registerAttentionPrimitives(mlir::DialectRegistry &registry);
 
+/// Attaches it to the attention backward's row-term and gradient ops.
+void registerAttentionBackwardPrimitives(mlir::DialectRegistry &registry);
+
 } // namespace rudnn::codegen
 
 #endif // RUDNN_CODEGEN_EMIT_ATTENTIONPRIMITIVES_H

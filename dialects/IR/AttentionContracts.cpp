@@ -4,52 +4,64 @@
 
 using namespace rudnn;
 
-namespace {
 /// H, grouped over the key heads G (MHA, GQA, MQA).
-DimContract groupedHeads() {
+static DimContract groupedHeads() {
   DimContract heads{'H', "query heads", "query heads, a multiple of G"};
   heads.multipleOf = 'G';
   return heads;
 }
-} // namespace
+
+/// The padded forms' dims.
+static std::vector<DimContract> paddedDims() {
+  return {{'B', "dim", "batch"},
+          {'T', "dim", "query length"},
+          {'S', "dim", "key length"},
+          groupedHeads(),
+          {'G', "key heads", "key and value heads"},
+          {'D', "head dim", "query and key features", true, 1,
+           kAttentionMaxHeadDim},
+          {'E', "head dim", "value features", true, 1, kAttentionMaxHeadDim}};
+}
+
+/// q, k, v and the optional key_lengths and key_mask of the padded forms.
+static std::vector<TensorContract> paddedOperands() {
+  TensorContract keyLengths = contractTensor(
+      "key_lengths", "B", ElementRule::I32,
+      "keys of each batch entry (0 to S): later keys are masked");
+  keyLengths.optional = true;
+  keyLengths.packing = Packing::Dense;
+  keyLengths.sample = Sample::Lengths;
+  keyLengths.counts = 'S';
+  TensorContract keyMask = contractTensor("key_mask", "BS", ElementRule::Bool,
+                                          "false masks the key out");
+  keyMask.optional = true;
+  keyMask.sample = Sample::Mask;
+  return {contractTensor("q", "BTHD", ElementRule::Float, "queries"),
+          withElementsOf(
+              contractTensor("k", "BSGD", ElementRule::Float, "keys"), "q"),
+          withElementsOf(
+              contractTensor("v", "BSGE", ElementRule::Float, "values"), "q"),
+          keyLengths, keyMask};
+}
+
+/// The forward's lse [B, H, T].
+static TensorContract paddedLse() {
+  TensorContract lse = contractTensor("lse", "BHT", ElementRule::F32,
+                                      "log-sum-exp of the allowed scores "
+                                      "(natural log; −inf for a row with "
+                                      "no allowed key)");
+  lse.packing = Packing::Dense;
+  return lse;
+}
 
 const OperatorContract &rudnn::attentionContract() {
   static const OperatorContract contract = [] {
     OperatorContract c;
     c.op = "rudnn.attention";
     c.summary = "Exact attention, tile by tile with an online softmax";
-    c.dims = {
-        {'B', "dim", "batch"},
-        {'T', "dim", "query length"},
-        {'S', "dim", "key length"},
-        groupedHeads(),
-        {'G', "key heads", "key and value heads"},
-        {'D', "head dim", "query and key features", true, 1,
-         kAttentionMaxHeadDim},
-        {'E', "head dim", "value features", true, 1, kAttentionMaxHeadDim}};
-    TensorContract keyLengths = contractTensor(
-        "key_lengths", "B", ElementRule::I32,
-        "keys of each batch entry (0 to S): later keys are masked");
-    keyLengths.optional = true;
-    keyLengths.packing = Packing::Dense;
-    keyLengths.sample = Sample::Lengths;
-    keyLengths.counts = 'S';
-    TensorContract keyMask = contractTensor("key_mask", "BS", ElementRule::Bool,
-                                            "false masks the key out");
-    keyMask.optional = true;
-    keyMask.sample = Sample::Mask;
-    TensorContract lse =
-        contractTensor("lse", "BHT", ElementRule::F32,
-                       "log-sum-exp of the allowed scores (natural "
-                       "log; −inf for a row with no allowed key)");
-    lse.packing = Packing::Dense;
-    c.operands = {
-        contractTensor("q", "BTHD", ElementRule::Float, "queries"),
-        withElementsOf(contractTensor("k", "BSGD", ElementRule::Float, "keys"),
-                       "q"),
-        withElementsOf(
-            contractTensor("v", "BSGE", ElementRule::Float, "values"), "q"),
-        keyLengths, keyMask};
+    c.dims = paddedDims();
+    c.operands = paddedOperands();
+    const TensorContract lse = paddedLse();
     c.results = {
         withElementsOf(
             contractTensor("o", "BTHE", ElementRule::Float,
@@ -103,6 +115,37 @@ const OperatorContract &rudnn::attentionVarlenContract() {
                                                "each query's attention"),
                                 "q"),
                  lse};
+    return c;
+  }();
+  return contract;
+}
+
+const OperatorContract &rudnn::attentionBackwardContract() {
+  static const OperatorContract contract = [] {
+    OperatorContract c;
+    c.op = "rudnn.attention_backward";
+    c.summary = "Gradients of attention with respect to q, k and v";
+    c.dims = paddedDims();
+    c.operands = paddedOperands();
+    c.operands.push_back(withElementsOf(
+        contractTensor("o", "BTHE", ElementRule::Float, "the forward's o"),
+        "q"));
+    c.operands.push_back(paddedLse());
+    c.operands.push_back(withElementsOf(
+        contractTensor("d_output", "BTHE", ElementRule::Float,
+                       "the gradient of the loss with respect to o"),
+        "q"));
+    c.results = {
+        withElementsOf(contractTensor("dq", "BTHD", ElementRule::Float,
+                                      "gradient with respect to q"),
+                       "q"),
+        withElementsOf(contractTensor("dk", "BSGD", ElementRule::Float,
+                                      "gradient with respect to k (summed "
+                                      "over each group's query heads)"),
+                       "q"),
+        withElementsOf(contractTensor("dv", "BSGE", ElementRule::Float,
+                                      "gradient with respect to v (likewise)"),
+                       "q")};
     return c;
   }();
   return contract;

@@ -18,6 +18,11 @@ const OperatorContract &attentionContract();
 /// cu_seqlens_q and cu_seqlens_k [C] (C = B + 1) -> o [T, H, E], lse [H, T].
 const OperatorContract &attentionVarlenContract();
 
+/// rudnn.attention_backward: the forward's operands, o [B, T, H, E], lse
+/// [B, H, T], d_output [B, T, H, E] -> dq [B, T, H, D], dk [B, S, G, D],
+/// dv [B, S, G, E].
+const OperatorContract &attentionBackwardContract();
+
 } // namespace rudnn
 
 #endif // RUDNN_DIALECTS_IR_ATTENTIONCONTRACTS_H

@@ -355,3 +355,134 @@ LogicalResult AttentionFinalizeOp::verify() {
     return failure();
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// AttentionBackwardOp and its primitives
+//===----------------------------------------------------------------------===//
+
+const ::rudnn::OperatorContract &AttentionBackwardOp::getContract() {
+  return ::rudnn::attentionBackwardContract();
+}
+
+LogicalResult AttentionBackwardOp::verify() {
+  ShapeChecker shapes(*this, kAttentionStaticDims);
+  return success(
+      succeeded(verifyOperatorContract(*this, shapes)) &&
+      succeeded(checkWindow(*this, optionalInt(getWindowLeft()),
+                            optionalInt(getWindowRight()))) &&
+      succeeded(checkPositive(*this, "softcap", getSoftcapAttr())) &&
+      succeeded(checkPositive(*this, "scale", getScaleAttr())));
+}
+
+LogicalResult AttentionBackwardOp::specialize(TargetAttr,
+                                              const SpecializeOptions &) {
+  if (!getScaleAttr()) {
+    const int64_t headDim =
+        cast<RankedTensorType>(getQ().getType()).getShape().back();
+    setScaleAttr(Builder(getContext())
+                     .getF32FloatAttr(
+                         1.0 / std::sqrt(static_cast<double>(headDim))));
+  }
+  return success();
+}
+
+/// The row terms, then the key and the query gradients: three kernels.
+LogicalResult AttentionBackwardOp::decompose(OpBuilder &builder) {
+  if (!getScaleAttr())
+    return emitOpError() << "needs its scale: run rudnn-specialize before "
+                            "rudnn-decompose";
+  Location loc = getLoc();
+  Operation *before = (*this)->getPrevNode();
+  Value terms = builder.create<AttentionRowTermsOp>(loc, getLse().getType(),
+                                                    getO(), getDOutput());
+  auto keys = builder.create<AttentionKeyGradientsOp>(
+      loc, getDk().getType(), getDv().getType(), getQ(), getK(), getV(),
+      getKeyLengths(), getKeyMask(), getLse(), terms, getDOutput(),
+      getCausalAttr(), getWindowLeftAttr(), getWindowRightAttr(),
+      getSoftcapAttr(), getScaleAttr());
+  Value dq = builder.create<AttentionQueryGradientsOp>(
+      loc, getDq().getType(), getQ(), getK(), getV(), getKeyLengths(),
+      getKeyMask(), getLse(), terms, getDOutput(), getCausalAttr(),
+      getWindowLeftAttr(), getWindowRightAttr(), getSoftcapAttr(),
+      getScaleAttr());
+  getDq().replaceAllUsesWith(dq);
+  getDk().replaceAllUsesWith(keys.getDk());
+  getDv().replaceAllUsesWith(keys.getDv());
+  markAlignedViews(*this, before, {getQ(), getK(), getV(), getDOutput()});
+  return success();
+}
+
+LogicalResult AttentionRowTermsOp::verify() {
+  ShapeChecker shapes(*this, kAttentionStaticDims);
+  if (failed(checkTensor(*this, shapes, "o", getO(), kPadded.o,
+                         checkFloatElementType)) ||
+      failed(checkTensor(*this, shapes, "d_output", getDOutput(), kPadded.o,
+                         checkFloatElementType)) ||
+      failed(
+          checkSameElementType(*this, "d_output", getDOutput(), "o", getO())) ||
+      failed(checkTensor(*this, shapes, "terms", getTerms(), kPadded.rows,
+                         checkF32ElementType)))
+    return failure();
+  return success();
+}
+
+namespace {
+
+/// What both gradient primitives take: the forward's operands, lse, the
+/// row terms and dO; then their own results.
+template <typename GradientOp>
+LogicalResult
+verifyGradients(GradientOp op, ShapeChecker &shapes,
+                std::initializer_list<std::pair<StringRef, Value>> results) {
+  if (failed(checkTensor(op, shapes, "q", op.getQ(), kPadded.q,
+                         checkFloatElementType)) ||
+      failed(checkTensor(op, shapes, "k", op.getK(), kPadded.k,
+                         checkFloatElementType)) ||
+      failed(checkTensor(op, shapes, "v", op.getV(), kPadded.v,
+                         checkFloatElementType)) ||
+      failed(checkTensor(op, shapes, "lse", op.getLse(), kPadded.rows,
+                         checkF32ElementType)) ||
+      failed(checkTensor(op, shapes, "terms", op.getTerms(), kPadded.rows,
+                         checkF32ElementType)) ||
+      failed(checkTensor(op, shapes, "d_output", op.getDOutput(), kPadded.o,
+                         checkFloatElementType)) ||
+      failed(checkWindow(op, optionalInt(op.getWindowLeft()),
+                         optionalInt(op.getWindowRight()))) ||
+      failed(checkPositive(op, "softcap", op.getSoftcapAttr())) ||
+      failed(checkPositive(op, "scale", op.getScaleAttr())))
+    return failure();
+  for (auto [name, value] :
+       {std::pair<StringRef, Value>{"k", op.getK()}, {"v", op.getV()},
+        {"d_output", op.getDOutput()}})
+    if (failed(checkSameElementType(op, name, value, "q", op.getQ())))
+      return failure();
+  if (Value lengths = op.getKeyLengths();
+      lengths &&
+      (failed(shapes.check("key_lengths", lengths, "B")) ||
+       failed(checkIntegerElementType(op, "key_lengths", lengths, 32))))
+    return failure();
+  if (Value mask = op.getKeyMask();
+      mask && (failed(shapes.check("key_mask", mask, "BS")) ||
+               failed(checkIntegerElementType(op, "key_mask", mask, 1))))
+    return failure();
+  for (auto [name, value] : results)
+    if (failed(shapes.check(name, value,
+                            name == "dq"   ? kPadded.q
+                            : name == "dk" ? kPadded.k
+                                           : kPadded.v)) ||
+        failed(checkSameElementType(op, name, value, "q", op.getQ())))
+      return failure();
+  return success();
+}
+
+} // namespace
+
+LogicalResult AttentionKeyGradientsOp::verify() {
+  ShapeChecker shapes(*this, kAttentionStaticDims);
+  return verifyGradients(*this, shapes, {{"dk", getDk()}, {"dv", getDv()}});
+}
+
+LogicalResult AttentionQueryGradientsOp::verify() {
+  ShapeChecker shapes(*this, kAttentionStaticDims);
+  return verifyGradients(*this, shapes, {{"dq", getDq()}});
+}

@@ -269,4 +269,147 @@ def Rudnn_AttentionFinalizeOp
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Backward
+//===----------------------------------------------------------------------===//
+
+def Rudnn_AttentionBackwardOp : Rudnn_Op<"attention_backward", [
+    Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
+  let summary = "Gradients of attention with respect to q, k and v";
+  let description = [{
+    For `rudnn.attention`'s operands and attributes, its results `o` and
+    `lse`, and `d_output` `[B, T, H, E]` (in `q`'s type): the gradients of
+    `⟨d_output, o⟩`, with `P_ij = exp(s_ij − lse_i)` over the allowed keys,
+    `dP_ij = d_output_i · v_j`, `D_i = Σ_e d_output_ie o_ie` and
+    `dS_ij = P_ij (dP_ij − D_i)` (times the softcap's derivative
+    `1 − tanh²(s_ij / softcap)` with one):
+
+    ```
+    dq_i = scale · Σ_j dS_ij k_j
+    dk_j = scale · Σ_i dS_ij q_i     (summed over a key head's query heads)
+    dv_j = Σ_i P_ij d_output_i       (likewise)
+    ```
+
+    Results `dq`, `dk`, `dv` in the layouts and type of `q`, `k`, `v`. A
+    query with no allowed key (lse −inf) contributes nothing; a key no query
+    sees gets zeros. Computed without atomics: every run gives the same
+    bits.
+
+    ```mlir
+    %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v
+        output(%o, %lse) gradient %do causal
+        : (tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>,
+           tensor<?x?x?x64xf32>, tensor<?x?x?xf32>, tensor<?x?x?x64xf32>)
+        -> (tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>)
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$q,
+    AnyRankedTensor:$k,
+    AnyRankedTensor:$v,
+    Optional<AnyRankedTensor>:$key_lengths,
+    Optional<AnyRankedTensor>:$key_mask,
+    AnyRankedTensor:$o,
+    AnyRankedTensor:$lse,
+    AnyRankedTensor:$d_output,
+    UnitAttr:$causal,
+    OptionalAttr<I64Attr>:$window_left,
+    OptionalAttr<I64Attr>:$window_right,
+    OptionalAttr<F32Attr>:$softcap,
+    OptionalAttr<F32Attr>:$scale);
+  let results = (outs AnyRankedTensor:$dq, AnyRankedTensor:$dk,
+                      AnyRankedTensor:$dv);
+
+  let assemblyFormat = [{
+    $q `,` $k `,` $v (`key_lengths` $key_lengths^)? (`key_mask` $key_mask^)?
+    `output` `(` $o `,` $lse `)` `gradient` $d_output
+    (`causal` $causal^)?
+    (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
+    (`softcap` $softcap^)? (`scale` $scale^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_AttentionRowTermsOp
+    : Rudnn_AttentionPrimitive<"attention_row_terms"> {
+  let summary = "The backward's row terms D_i = d_output_i · o_i";
+  let description = [{
+    `terms[b, h, i] = Σ_e d_output[b, i, h, e] · o[b, i, h, e]` in f32, the
+    term each query's score gradients subtract. Its own kernel, a warp a
+    row.
+
+    ```mlir
+    %terms = rudnn.attention_row_terms %o, %do
+        : tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32> -> tensor<?x?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$o, AnyRankedTensor:$d_output);
+  let results = (outs AnyRankedTensor:$terms);
+  let assemblyFormat = [{
+    $o `,` $d_output attr-dict `:` type($o) `,` type($d_output) `->`
+    type($terms)
+  }];
+}
+
+class Rudnn_AttentionGradientPrimitive<string mnemonic>
+    : Rudnn_AttentionPrimitive<mnemonic, [AttrSizedOperandSegments]> {
+  let arguments = (ins
+    AnyRankedTensor:$q, AnyRankedTensor:$k, AnyRankedTensor:$v,
+    Optional<AnyRankedTensor>:$key_lengths,
+    Optional<AnyRankedTensor>:$key_mask,
+    AnyRankedTensor:$lse, AnyRankedTensor:$terms,
+    AnyRankedTensor:$d_output,
+    UnitAttr:$causal, OptionalAttr<I64Attr>:$window_left,
+    OptionalAttr<I64Attr>:$window_right, OptionalAttr<F32Attr>:$softcap,
+    F32Attr:$scale);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v (`key_lengths` $key_lengths^)? (`key_mask` $key_mask^)?
+    `lse` $lse `terms` $terms `gradient` $d_output
+    (`causal` $causal^)?
+    (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
+    (`softcap` $softcap^)? `scale` $scale
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Rudnn_AttentionKeyGradientsOp
+    : Rudnn_AttentionGradientPrimitive<"attention_key_gradients"> {
+  let summary = "dk and dv of the attention backward";
+  let description = [{
+    `dk` and `dv` (k's and v's layouts and type) as
+    `rudnn.attention_backward` defines them, from the forward's `lse`, the
+    row `terms` and `d_output`. Its kernel takes a block per 64 keys of one
+    key head: for each query head of its group and each query tile that
+    sees the keys, in a fixed order, it forms Pᵀ and dSᵀ again and adds
+    Pᵀ·dO and dSᵀ·Q.
+
+    ```mlir
+    %dk, %dv = rudnn.attention_key_gradients %q, %k, %v lse %lse
+        terms %terms gradient %do causal scale 1.250000e-01
+        : (...) -> (tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>)
+    ```
+  }];
+  let results = (outs AnyRankedTensor:$dk, AnyRankedTensor:$dv);
+}
+
+def Rudnn_AttentionQueryGradientsOp
+    : Rudnn_AttentionGradientPrimitive<"attention_query_gradients"> {
+  let summary = "dq of the attention backward";
+  let description = [{
+    `dq` (q's layout and type) as `rudnn.attention_backward` defines it.
+    Its kernel takes a block per 64 queries of one head and adds dS·K over
+    the key tiles they see.
+
+    ```mlir
+    %dq = rudnn.attention_query_gradients %q, %k, %v lse %lse
+        terms %terms gradient %do causal scale 1.250000e-01
+        : (...) -> tensor<?x?x?x64xf32>
+    ```
+  }];
+  let results = (outs AnyRankedTensor:$dq);
+}
+
 #endif // RUDNN_ATTENTION_OPS_TD

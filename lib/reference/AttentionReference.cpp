@@ -118,9 +118,14 @@ rudnn::reference::attentionForward(const AttentionShape &s,
   return out;
 }
 
-AttentionGradients rudnn::reference::attentionBackward(
-    const AttentionShape &s, const AttentionInputs &in,
-    const std::vector<double> &dOutput, const AttentionOptions &options) {
+namespace {
+
+/// The backward, P and D_i recomputed, or taken from the forward's saved o
+/// and lse (`saved`): P_ij = exp(s_ij − lse_i), D_i = dO_i · o_i.
+AttentionGradients backward(const AttentionShape &s, const AttentionInputs &in,
+                            const std::vector<double> &dOutput,
+                            const AttentionOptions &options,
+                            const AttentionOutputs *saved) {
   const int64_t B = s.batch, T = s.queries, S = s.keys, H = s.heads,
                 G = s.kvHeads, D = s.headDim, E = s.valueDim;
   AttentionGradients grad;
@@ -132,11 +137,15 @@ AttentionGradients rudnn::reference::attentionBackward(
       const int64_t g = h / (H / G);
       for (int64_t i = 0; i < T; ++i) {
         const ScoreRow row = scoreRow(s, in, options, b, h, i);
-        if (row.empty())
+        const double lse = saved ? saved->lse[(b * H + h) * T + i] : 0.0;
+        if (row.empty() || lse == -std::numeric_limits<double>::infinity())
           continue; // the row depends on no input
-        const std::vector<double> p = row.probabilities();
+        std::vector<double> p = row.probabilities();
+        if (saved)
+          for (int64_t j = 0; j < S; ++j)
+            p[j] = row.allowed[j] ? std::exp(row.scores[j] - lse) : 0.0;
         const double *dO = &dOutput[((b * T + i) * H + h) * E];
-        // dP_j = dO·v_j; dS_j = P_j (dP_j − Σ_l P_l dP_l).
+        // dP_j = dO·v_j; dS_j = P_j (dP_j − D_i), D_i = Σ_l P_l dP_l = dO·o.
         std::vector<double> dP(S, 0.0);
         double rowTerm = 0;
         for (int64_t j = 0; j < S; ++j) {
@@ -146,6 +155,11 @@ AttentionGradients rudnn::reference::attentionBackward(
           for (int64_t e = 0; e < E; ++e)
             dP[j] += dO[e] * v[e];
           rowTerm += p[j] * dP[j];
+        }
+        if (saved) {
+          rowTerm = 0;
+          for (int64_t e = 0; e < E; ++e)
+            rowTerm += dO[e] * saved->o[((b * T + i) * H + h) * E + e];
         }
         const double *q = &in.q[((b * T + i) * H + h) * D];
         double *dq = &grad.dq[((b * T + i) * H + h) * D];
@@ -171,6 +185,21 @@ AttentionGradients rudnn::reference::attentionBackward(
       }
     }
   return grad;
+}
+
+} // namespace
+
+AttentionGradients rudnn::reference::attentionBackward(
+    const AttentionShape &s, const AttentionInputs &in,
+    const std::vector<double> &dOutput, const AttentionOptions &options) {
+  return backward(s, in, dOutput, options, nullptr);
+}
+
+AttentionGradients rudnn::reference::attentionBackwardFromSaved(
+    const AttentionShape &s, const AttentionInputs &in,
+    const AttentionOutputs &saved, const std::vector<double> &dOutput,
+    const AttentionOptions &options) {
+  return backward(s, in, dOutput, options, &saved);
 }
 
 AttentionOutputs rudnn::reference::attentionVarlenForward(

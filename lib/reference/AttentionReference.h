@@ -56,6 +56,14 @@ AttentionGradients attentionBackward(const AttentionShape &shape,
                                      const std::vector<double> &dOutput,
                                      const AttentionOptions &options);
 
+/// The same from the forward's saved o and lse, as the kernels take them:
+/// P_ij = exp(s_ij − lse_i), D_i = dO_i · o_i (rows of lse −inf add
+/// nothing). Equal to attentionBackward when o and lse are the forward's.
+AttentionGradients attentionBackwardFromSaved(
+    const AttentionShape &shape, const AttentionInputs &inputs,
+    const AttentionOutputs &saved, const std::vector<double> &dOutput,
+    const AttentionOptions &options);
+
 /// Packed batches: q [T, H, D], k [S, G, D], v [S, G, E] with the entries'
 /// offsets (B + 1 each, from 0 to T and to S); each entry attends within
 /// itself, as attentionForward does for one batch entry. o [T, H, E], lse

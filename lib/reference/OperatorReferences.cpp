@@ -94,8 +94,10 @@ attentionOptions(const std::map<std::string, double> &attributes) {
   return options;
 }
 
-NamedValues attention(const NamedValues &operands,
-                      const std::map<std::string, double> &attributes) {
+/// The padded forms' shape and inputs (q, k, v, the optional lengths and
+/// mask).
+std::pair<AttentionShape, AttentionInputs>
+attentionInputs(const NamedValues &operands) {
   const Values &q = operand(operands, "q"), &k = operand(operands, "k"),
                &v = operand(operands, "v");
   AttentionShape s{q.shape[0], q.shape[1], k.shape[1], q.shape[2],
@@ -105,6 +107,12 @@ NamedValues attention(const NamedValues &operands,
     in.keyLengths = it->second.data;
   if (auto it = operands.find("key_mask"); it != operands.end())
     in.keyMask = it->second.data;
+  return {s, in};
+}
+
+NamedValues attention(const NamedValues &operands,
+                      const std::map<std::string, double> &attributes) {
+  auto [s, in] = attentionInputs(operands);
   AttentionOutputs out = attentionForward(s, in, attentionOptions(attributes));
   return {{"o", {{s.batch, s.queries, s.heads, s.valueDim}, out.o}},
           {"lse", {{s.batch, s.heads, s.queries}, out.lse}}};
@@ -123,9 +131,26 @@ NamedValues attentionVarlen(const NamedValues &operands,
           {"lse", {{q.shape[1], q.shape[0]}, out.lse}}};
 }
 
+/// From the given o and lse, as the kernels read them.
+NamedValues
+attentionBackwardReference(const NamedValues &operands,
+                           const std::map<std::string, double> &attributes) {
+  auto [s, in] = attentionInputs(operands);
+  const AttentionOutputs saved{operand(operands, "o").data,
+                               operand(operands, "lse").data};
+  AttentionGradients grad = attentionBackwardFromSaved(
+      s, in, saved, operand(operands, "d_output").data,
+      attentionOptions(attributes));
+  return {{"dq", {{s.batch, s.queries, s.heads, s.headDim}, grad.dq}},
+          {"dk", {{s.batch, s.keys, s.kvHeads, s.headDim}, grad.dk}},
+          {"dv", {{s.batch, s.keys, s.kvHeads, s.valueDim}, grad.dv}}};
+}
+
 } // namespace
 
 OperatorReference rudnn::reference::referenceFor(std::string_view op) {
+  if (op == "rudnn.attention_backward")
+    return attentionBackwardReference;
   if (op == "rudnn.attention_varlen")
     return attentionVarlen;
   if (op == "rudnn.attention")

@@ -188,3 +188,33 @@ func.func @packed_mask(%s: tensor<4x10x12xf32>, %l: tensor<2xi32>) {
   %m = rudnn.attention_mask %s key_lengths %l : tensor<4x10x12xf32>, tensor<2xi32> -> tensor<4x10x12xf32>
   return
 }
+
+// -----
+
+// The backward's lse is [B, H, T], as the forward returns it.
+func.func @backward_lse(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>, %o: tensor<2x8x4x12xf32>, %lse: tensor<2x8x4xf32>, %do: tensor<2x8x4x12xf32>) {
+  // expected-error @+1 {{'lse' dim 1 (H) is 8, expected 4 as in 'q'}}
+  %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v output(%o, %lse) gradient %do
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>, tensor<2x8x4x12xf32>, tensor<2x8x4xf32>, tensor<2x8x4x12xf32>) -> (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>)
+  return
+}
+
+// -----
+
+// The incoming gradient has the inputs' type.
+func.func @backward_gradient_type(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>, %o: tensor<2x8x4x12xf32>, %lse: tensor<2x4x8xf32>, %do: tensor<2x8x4x12xbf16>) {
+  // expected-error @+1 {{'d_output' element type must be 'f32' as 'q', got 'bf16'}}
+  %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v output(%o, %lse) gradient %do
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>, tensor<2x8x4x12xf32>, tensor<2x4x8xf32>, tensor<2x8x4x12xbf16>) -> (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>)
+  return
+}
+
+// -----
+
+// dk has the key heads of k, not the query heads.
+func.func @backward_dk(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>, %o: tensor<2x8x4x12xf32>, %lse: tensor<2x4x8xf32>, %do: tensor<2x8x4x12xf32>) {
+  // expected-error @+1 {{'dk' dim 2 (G) is 4, expected 2 as in 'k'}}
+  %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v output(%o, %lse) gradient %do
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>, tensor<2x8x4x12xf32>, tensor<2x4x8xf32>, tensor<2x8x4x12xf32>) -> (tensor<2x8x4x16xf32>, tensor<2x9x4x16xf32>, tensor<2x9x2x12xf32>)
+  return
+}
