@@ -108,12 +108,11 @@ inline void mbarrier_arrive(unsigned long long *barrier, unsigned bytes) {
   state.store(barrier);
 }
 
-/// The TMA unit's side: `bytes` have landed.
-inline void mbarrier_complete_tx(unsigned long long *barrier, unsigned bytes) {
-  requireBarrier(barrier);
+/// The TMA unit's side: `bytes` have landed (the barrier checked when the
+/// copy was issued).
+inline void mbarrier_complete_tx(unsigned long long *barrier,
+                                 unsigned bytes) noexcept {
   Mbarrier state = Mbarrier::load(barrier);
-  if (state.expected == 0)
-    rudnn_emu_trap("mbarrier: used before mbarrier.init");
   state.transactions -= bytes;
   state.advance();
   state.store(barrier);
@@ -153,6 +152,9 @@ inline void tma_load(void *shared, const void *mapBytes, const int *coords,
   if (static_cast<int>(map.rank) != rank)
     rudnn_emu_trap("cp.async.bulk.tensor: the instruction's rank is not the "
                    "map's");
+  requireBarrier(barrier);
+  if (Mbarrier::load(barrier).expected == 0)
+    rudnn_emu_trap("cp.async.bulk.tensor: its mbarrier is not initialised");
   const unsigned long long start = shared_offset(shared);
   if (start % (map.swizzleBytes == 128 ? 1024 : 128))
     rudnn_emu_trap("cp.async.bulk.tensor: shared destination misaligned for "

@@ -14,7 +14,6 @@
 #define RUDNN_EMU_ASYNC_H
 
 #include <deque>
-#include <exception>
 #include <vector>
 
 namespace rudnn_emu_detail {
@@ -32,7 +31,7 @@ struct AsyncCopy {
 struct BulkCopy {
   unsigned char *destination;
   std::vector<unsigned char> data;
-  void (*complete)(unsigned long long *barrier, unsigned bytes);
+  void (*complete)(unsigned long long *barrier, unsigned bytes) noexcept;
   unsigned long long *barrier;
 };
 
@@ -47,13 +46,17 @@ struct AsyncCopies {
 /// Writes as the copy engines do: not as a store of any thread, so check
 /// mode sees a tile's readers only once their barrier let them read.
 __attribute__((no_sanitize("thread"))) inline void
-engineWrite(unsigned char *to, const unsigned char *from, size_t bytes) {
+engineWrite(unsigned char *to, const unsigned char *from,
+            size_t bytes) noexcept {
   for (size_t i = 0; i < bytes; ++i)
     to[i] = from ? from[i] : 0xff;
 }
 
-/// Lands the thread's TMA boxes, oldest first.
-inline void landBulkCopies(AsyncCopies &copies) {
+/// Lands the thread's TMA boxes, oldest first. Never throws (nothing it
+/// calls traps: the barriers were checked at issue), so the kernel entry
+/// that calls it as its thread returns needs no unwinding through the
+/// sanitizer hooks' call sites.
+inline void landBulkCopies(AsyncCopies &copies) noexcept {
   std::vector<BulkCopy> pending = std::move(copies.bulk);
   copies.bulk.clear();
   for (BulkCopy &copy : pending) {
@@ -69,20 +72,23 @@ inline AsyncCopies &asyncCopies() {
   return *static_cast<AsyncCopies *>(thread->asyncCopies);
 }
 
-/// Lands the TMA boxes of a thread that returns (the other threads of its
-/// block wait for them) and forgets its copies when it ends, returning or
-/// unwound: its block's shared memory, their only destination, ends with
-/// it.
+/// Forgets the thread's copies when it ends (returning or unwound): its
+/// block's shared memory, their only destination, ends with it.
 struct AsyncCopiesOfThread {
   rudnn_emu_thread *thread = rudnn_emu_current();
   ~AsyncCopiesOfThread() {
-    auto *copies = static_cast<AsyncCopies *>(thread->asyncCopies);
-    if (copies && std::uncaught_exceptions() == 0)
-      landBulkCopies(*copies);
-    delete copies;
+    delete static_cast<AsyncCopies *>(thread->asyncCopies);
     thread->asyncCopies = nullptr;
   }
 };
+
+/// A thread that returns lands its TMA boxes (the other threads of its
+/// block wait for them).
+inline void landBulkCopiesAtReturn() noexcept {
+  if (auto *copies =
+          static_cast<AsyncCopies *>(rudnn_emu_current()->asyncCopies))
+    landBulkCopies(*copies);
+}
 
 /// Check mode: the copy writes its destination on behalf of the issuing
 /// thread, at issue and when retired; another thread reading it before a

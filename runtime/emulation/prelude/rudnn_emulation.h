@@ -240,6 +240,7 @@ template <typename... P> inline void invoke(void (*kernel)(P...), void **args) {
       visibility("default"))) void rudnn_emu_entry_##entry(void **args) {      \
     ::rudnn_emu_detail::AsyncCopiesOfThread copies;                            \
     ::rudnn_emu_detail::invoke(&entry, args);                                  \
+    ::rudnn_emu_detail::landBulkCopiesAtReturn();                              \
   }
 
 //===----------------------------------------------------------------------===//
