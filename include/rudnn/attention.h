@@ -74,6 +74,34 @@ void attentionVarlenForward(Context &context,
                             const AttentionOptions &options = {},
                             Stream stream = nullptr);
 
+/// The forward's inputs (as attentionForward took them), its results o
+/// [B, T, H, E] and lse [B, H, T] (dense fp32), and d_output [B, T, H, E]
+/// (q's dtype, any outer strides): the gradient of the loss with respect
+/// to o.
+struct AttentionBackwardInputs {
+  AttentionInputs forward;
+  TensorView o, lse, dOutput;
+};
+
+/// dq [B, T, H, D], dk [B, S, G, D], dv [B, S, G, E] in q's dtype, any outer
+/// strides; no gradient may overlap another or an input.
+struct AttentionGradients {
+  TensorView dq, dk, dv;
+};
+
+/// The gradients of ⟨d_output, o⟩ with respect to q, k and v for the
+/// attention attentionForward computes with the same options (masks,
+/// window, softcap, GQA: dk and dv summed over each group's query heads),
+/// from its saved o and lse. Rows with no allowed key contribute nothing;
+/// keys no query sees get zeros. Three kernels and no atomics: every call
+/// gives the same bits. One compile per signature, as for the forward.
+/// Throws InvalidArgument naming the bad argument before anything is
+/// written.
+void attentionBackward(Context &context, const AttentionBackwardInputs &inputs,
+                       const AttentionGradients &gradients,
+                       const AttentionOptions &options = {},
+                       Stream stream = nullptr);
+
 } // namespace rudnn
 
 #endif // RUDNN_ATTENTION_H

@@ -10,6 +10,7 @@
 #include "lib/ContractChecks.h"
 #include "lib/OperatorFunctions.h"
 #include "lib/ViewChecks.h"
+#include "lib/attention/AttentionCall.h"
 
 #include "dialects/IR/AttentionContracts.h"
 #include "dialects/IR/RudnnOps.h"
@@ -24,19 +25,12 @@
 
 using namespace rudnn;
 
-namespace {
-
-/// A call's options, resolved.
-struct Resolved {
-  float scale;
-  AttentionOptions options;
-};
-
-Resolved resolve(const AttentionOptions &options, int64_t headDim) {
-  Resolved r{options.scale
-                 ? *options.scale
-                 : static_cast<float>(1.0 / std::sqrt(double(headDim))),
-             options};
+ResolvedAttention rudnn::resolveAttention(const AttentionOptions &options,
+                                          int64_t headDim) {
+  ResolvedAttention r{
+      options.scale ? *options.scale
+                    : static_cast<float>(1.0 / std::sqrt(double(headDim))),
+      options};
   if (!(r.scale > 0) || !std::isfinite(r.scale))
     throw InvalidArgument("'scale' must be positive and finite, got " +
                           std::to_string(r.scale));
@@ -51,6 +45,18 @@ Resolved resolve(const AttentionOptions &options, int64_t headDim) {
                           std::to_string(options.windowRight) + ")");
   return r;
 }
+
+mlir::IntegerAttr rudnn::windowBoundAttr(mlir::Builder &b,
+                                         const AttentionOptions &options,
+                                         int bound) {
+  return options.windowLeft >= 0 || options.windowRight >= 0
+             ? b.getI64IntegerAttr(bound)
+             : mlir::IntegerAttr();
+}
+
+namespace {
+
+using Resolved = ResolvedAttention;
 
 /// What shapes a call's function: its types and dims, the optional tensors
 /// it has and whether its batches are packed.
@@ -121,9 +127,7 @@ attentionModule(mlir::MLIRContext &mlir, const CallForm &f, const Resolved &r) {
   mlir::Value mask = f.mask ? body->getArgument(next++) : nullptr;
   const AttentionOptions &options = r.options;
   auto windowBound = [&](int bound) {
-    return options.windowLeft >= 0 || options.windowRight >= 0
-               ? b.getI64IntegerAttr(bound)
-               : mlir::IntegerAttr();
+    return windowBoundAttr(b, options, bound);
   };
   const mlir::FloatAttr softcap = options.softcap > 0
                                       ? b.getF32FloatAttr(options.softcap)
@@ -165,7 +169,7 @@ void callAttention(Context &context, DimSizes &dims, CallForm form,
   for (char letter : {'T', 'S'})
     if (dims[letter] > INT32_MAX)
       throw InvalidArgument("T and S must each fit in 32 bits");
-  const Resolved r = resolve(options, dims['D']);
+  const Resolved r = resolveAttention(options, dims['D']);
   form.aligned = hasAlignedRows(arguments[0], 16) &&
                  hasAlignedRows(arguments[1], 16) &&
                  hasAlignedRows(arguments[2], 16);
