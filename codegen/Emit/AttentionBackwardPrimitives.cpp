@@ -128,7 +128,8 @@ void writeBody(KernelBuilder &builder, const BackwardValues &values,
        << ", heads, " << (keyDims ? "kv_heads" : "1") << ", scale, softcap, "
        << values.left << ", " << values.right << "};\n"
        << "  const rudnn::attention::BackwardParams<" << in << "> p = {\n"
-       << "      f, d_output, {d_o_b, d_o_t, d_o_h}, const_cast<float *>(terms),\n"
+       << "      f, d_output, {d_o_b, d_o_t, d_o_h}, const_cast<float "
+          "*>(terms),\n"
        << "      dq, dk, dv,\n"
        << "      {dq_b, dq_t, dq_h}, {dk_b, dk_t, dk_h}, {dv_b, dv_t, dv_h}};\n"
        << "  rudnn::attention::" << call << "(p);\n";
@@ -143,12 +144,20 @@ std::string gradientTemplate(const BackwardValues &values) {
          (values.aligned ? ", rudnn::tile::Alignment::Aligned" : "");
 }
 
-/// A gradient kernel: 128 threads over (tiles of 64 `rows`, B·`heads`).
-void setGradientLaunch(KernelLaunch &launch, const BackwardValues &values,
-                       char rows, char heads, const char *tiles) {
+/// A gradient kernel: 128 threads over (tiles of 64 `rows`, B·`heads`),
+/// its block's shared memory `shared` (sizeof(`layout`), which the kernel
+/// checks).
+void setGradientLaunch(KernelBuilder &builder, const BackwardValues &values,
+                       char rows, char heads, const char *tiles,
+                       const char *layout, int64_t shared) {
+  builder.preamble() << "\n// The host sizes the shared memory from the same "
+                        "layout.\nstatic_assert(sizeof(rudnn::attention::"
+                     << layout << "<" << cudaType(dtype(values.q)) << ", "
+                     << lastDim(values.q) << ", " << lastDim(values.v)
+                     << ">) == " << shared << ");\n";
+  KernelLaunch &launch = builder.launch();
   launch.threads = 128;
-  launch.sharedBytes = attentionBackwardSharedBytes(
-      lastDim(values.q), lastDim(values.v), elementBytes(values.q));
+  launch.sharedBytes = shared;
   launch.grid[0] = SizeRef{1, {DimRef::ceilDiv(rows, 64, tiles)}};
   launch.grid[1] = SizeRef{1, {DimRef::of('B'), DimRef::of(heads)}};
   launch.grid[2] = SizeRef{1, {}};
@@ -237,7 +246,10 @@ struct KeyGradientsModel
              << "cannot emit its kernel: " << builder.conflict();
     writeBody(builder, values, true,
               "key_gradients<" + gradientTemplate(values) + ">");
-    setGradientLaunch(builder.launch(), values, 'S', 'G', "key_tiles");
+    setGradientLaunch(
+        builder, values, 'S', 'G', "key_tiles", "KeyGradientShared",
+        attentionKeyGradientSharedBytes(lastDim(values.q), lastDim(values.v),
+                                        elementBytes(values.q)));
     return success();
   }
 };
@@ -267,7 +279,10 @@ struct QueryGradientsModel
              << "cannot emit its kernel: " << builder.conflict();
     writeBody(builder, values, true,
               "query_gradients<" + gradientTemplate(values) + ">");
-    setGradientLaunch(builder.launch(), values, 'T', 'H', "query_tiles");
+    setGradientLaunch(
+        builder, values, 'T', 'H', "query_tiles", "QueryGradientShared",
+        attentionQueryGradientSharedBytes(lastDim(values.q), lastDim(values.v),
+                                          elementBytes(values.q)));
     return success();
   }
 };

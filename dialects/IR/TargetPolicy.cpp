@@ -193,9 +193,29 @@ int64_t mlir::rudnn::hopperAttentionSharedBytes(int64_t headDim,
   return tiles + 1024 + 1024;
 }
 
-int64_t mlir::rudnn::attentionBackwardSharedBytes(int64_t headDim,
-                                                  int64_t valueDim,
-                                                  int64_t inputBytes) {
+int64_t mlir::rudnn::attentionKeyGradientQueries(int64_t headDim,
+                                                 int64_t valueDim) {
+  return headDim > 64 || valueDim > 64 ? 32 : 64;
+}
+
+int64_t mlir::rudnn::attentionKeyGradientSharedBytes(int64_t headDim,
+                                                     int64_t valueDim,
+                                                     int64_t inputBytes) {
+  const int64_t keys = (headDim + 15) / 16 * 16,
+                values = (valueDim + 15) / 16 * 16,
+                queries = attentionKeyGradientQueries(headDim, valueDim);
+  int64_t bytes = sharedTileBytes(64, keys, inputBytes) +
+                  sharedTileBytes(64, values, inputBytes) +
+                  2 * sharedTileBytes(queries, keys, inputBytes) +
+                  2 * sharedTileBytes(queries, values, inputBytes);
+  if (inputBytes == 4)
+    bytes += sharedTileBytes(64, queries, 4);
+  return bytes;
+}
+
+int64_t mlir::rudnn::attentionQueryGradientSharedBytes(int64_t headDim,
+                                                       int64_t valueDim,
+                                                       int64_t inputBytes) {
   const int64_t keys = (headDim + 15) / 16 * 16,
                 values = (valueDim + 15) / 16 * 16;
   int64_t bytes = 3 * sharedTileBytes(64, keys, inputBytes) +

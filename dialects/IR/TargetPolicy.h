@@ -118,12 +118,22 @@ std::optional<int64_t> chooseAttentionBlockKeys(int64_t headDim,
                                                 int64_t inputBytes,
                                                 int64_t smemPerBlock);
 
-/// Dynamic shared memory, in bytes, of either attention gradient block
-/// (attention::KeyGradientShared, QueryGradientShared): 64 rows each of one
-/// operand's D' and E' columns, two stages of the other's (D', E' rounded
-/// up to 16), and for f32 a [64][64] staging tile.
-int64_t attentionBackwardSharedBytes(int64_t headDim, int64_t valueDim,
-                                     int64_t inputBytes);
+/// Queries per tile of the attention key-gradient block: 32 for head dims
+/// past 64, else 64 (attention::kKeyGradientQueries).
+int64_t attentionKeyGradientQueries(int64_t headDim, int64_t valueDim);
+
+/// Dynamic shared memory, in bytes, of the attention key-gradient block
+/// (attention::KeyGradientShared): 64 keys' K and V rows, two stages of the
+/// queries' Q and dO rows (D', E' rounded up to 16), and for f32 a [64][BQ]
+/// staging tile.
+int64_t attentionKeyGradientSharedBytes(int64_t headDim, int64_t valueDim,
+                                        int64_t inputBytes);
+
+/// The same for the query-gradient block (attention::QueryGradientShared):
+/// 64 queries' Q and dO rows, two stages of 64 keys' K and V rows, and for
+/// f32 a [64][64] staging tile.
+int64_t attentionQueryGradientSharedBytes(int64_t headDim, int64_t valueDim,
+                                          int64_t inputBytes);
 
 /// Query rows of a Hopper attention block (two consumer warpgroups of 64):
 /// the tile size by which rudnn-specialize picks the TMA/wgmma kernel, for

@@ -144,8 +144,12 @@ TEST_P(AttentionBackwardKernels, MatchFloat64Gradients) {
   DevicePtr dLse = upload(lse), terms = upload(std::vector<float>(B * H * T));
   DevicePtr dLengths = c.lengths ? upload(lengths) : 0,
             dMask = c.mask ? upload(mask) : 0;
-  const uint32_t shared = static_cast<uint32_t>(
-      mlir::rudnn::attentionBackwardSharedBytes(D, E, c.bf16 ? 2 : 4));
+  const uint32_t keyShared = static_cast<uint32_t>(
+                     mlir::rudnn::attentionKeyGradientSharedBytes(
+                         D, E, c.bf16 ? 2 : 4)),
+                 queryShared = static_cast<uint32_t>(
+                     mlir::rudnn::attentionQueryGradientSharedBytes(
+                         D, E, c.bf16 ? 2 : 4));
   auto kernels = [&] {
     auto terms_ = build("terms_entry", source(c));
     auto keys_ = build("keys_entry", source(c));
@@ -184,9 +188,9 @@ TEST_P(AttentionBackwardKernels, MatchFloat64Gradients) {
     const unsigned rows = 64;
     launch(*kernels[0], {unsigned(T + 3) / 4, unsigned(B * H)}, {128}, args);
     launch(*kernels[1], {unsigned(S + rows - 1) / rows, unsigned(B * G)}, {128},
-           args, shared);
+           args, keyShared);
     launch(*kernels[2], {unsigned(T + rows - 1) / rows, unsigned(B * H)}, {128},
-           args, shared);
+           args, queryShared);
     std::vector<double> all = read(dq, B * T * H * D, c.bf16);
     for (DevicePtr gradient : {dk, dv}) {
       const size_t count = gradient == dk ? B * S * G * D : B * S * G * E;

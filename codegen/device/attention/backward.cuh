@@ -36,9 +36,15 @@ template <typename T> struct BackwardParams {
   SequenceStrides dq_strides, dk_strides, dv_strides;
 };
 
-/// Rows of a backward block and of the tiles it loops over: four warps of
-/// 16.
+/// Rows of a backward block (four warps of 16) and of the key tiles the
+/// query-gradient block loops over.
 inline constexpr int kBackwardRows = 64;
+
+/// Queries per tile the key-gradient block loops over: 32 for head dims
+/// past 64, so its scores, dP and both gradients' accumulators stay in
+/// registers.
+template <int D, int E>
+inline constexpr int kKeyGradientQueries = D > 64 || E > 64 ? 32 : 64;
 
 /// D_i = Σ_e dO_ie O_ie of every (entry, head, query): grid (ceil(T / 4),
 /// B·H), 128 threads, a warp a row.
@@ -71,10 +77,10 @@ probabilities_and_gradients(Tile &scores, Tile &dp, const BackwardParams<T> &p,
                             const KeyBounds &bounds, int b, int h, int row0,
                             int col0) {
   const ForwardParams<T> &f = p.forward;
-  const int rows = Transposed ? kBackwardRows : 16,
-            cols = Transposed ? 16 : kBackwardRows;
-  const bool masked = Transposed ? bounds.crosses(col0, rows, row0, cols)
-                                 : bounds.crosses(row0, rows, col0, cols);
+  // The warp's 16 rows against the tile's columns.
+  const bool masked = Transposed
+                          ? bounds.crosses(col0, Tile::kColumns, row0, 16)
+                          : bounds.crosses(row0, 16, col0, Tile::kColumns);
   const long long base = b * f.lse_batch + h * f.lse_head;
   const float inf = __int_as_float(0x7f800000);
   auto one = [&](int r, int c, float &x, float &d) {
@@ -100,17 +106,17 @@ probabilities_and_gradients(Tile &scores, Tile &dp, const BackwardParams<T> &p,
       });
 }
 
-/// The f32 staging tile in a block's shared memory (16-bit inputs need
-/// none: their operands stay in registers).
-template <typename T, typename Shared>
+/// The f32 staging tile of `Columns` in a block's shared memory (16-bit
+/// inputs need none: their operands stay in registers).
+template <typename T, int Columns, typename Shared>
 __device__ __forceinline__ auto staging_of(Shared *shared) {
   if constexpr (sizeof(T) == 4)
-    return typename ProbabilityTile<T, kBackwardRows>::Tile{shared->p};
+    return typename ProbabilityTile<T, Columns>::Tile{shared->p};
   else
     return 0;
 }
 
-/// acc += A · B(0.., 0..) over 64 depths, A this warp's 16 x 64 tile of
+/// acc += A · B(0.., 0..) over A's depths, A this warp's 16-row tile of
 /// accumulators: from registers for 16-bit inputs, through this warp's
 /// rows of the shared `staging` tile for f32.
 template <typename Acc, typename Tile, typename Operand, typename Staging>
@@ -120,7 +126,7 @@ add_product(Acc &acc, const Tile &a, const Operand &b, const Staging &staging) {
   const int warp = threadIdx.x / 32;
   if constexpr (sizeof(T) == 2) {
 #pragma unroll
-    for (int k0 = 0; k0 < kBackwardRows; k0 += 16) {
+    for (int k0 = 0; k0 < Tile::kColumns; k0 += 16) {
       unsigned fa[1][4];
       a.a_fragments(fa, k0);
       acc.template mma_registers<tile::BLayout::KN>(fa, b, 0, k0);
@@ -131,7 +137,7 @@ add_product(Acc &acc, const Tile &a, const Operand &b, const Staging &staging) {
     });
     __syncwarp();
 #pragma unroll
-    for (int k0 = 0; k0 < kBackwardRows; k0 += 16)
+    for (int k0 = 0; k0 < Tile::kColumns; k0 += 16)
       acc.template mma<tile::BLayout::KN>(staging, 16 * warp, k0, b, 0, k0);
     __syncwarp(); // the staging rows are the next product's
   }
@@ -151,16 +157,19 @@ store_gradient_rows(T *to, const SequenceStrides &strides, const Acc &acc,
 }
 
 /// The key-gradient block's shared memory: its keys and values, two stages
-/// of queries and dO, and for f32 the staging of Pᵀ and dSᵀ.
-template <typename T, int D, int E>
-struct KeyGradientShared : ProbabilityTile<T, kBackwardRows> {
+/// of BQ queries and dO, and for f32 the staging of Pᵀ and dSᵀ.
+template <typename T, int D, int E, int BQ = kKeyGradientQueries<D, E>>
+struct KeyGradientShared : ProbabilityTile<T, BQ> {
   static constexpr int kD = (D + 15) / 16 * 16, kE = (E + 15) / 16 * 16;
+  static constexpr int kQueries = BQ;
   using Heads = tile::SharedTile<T, kBackwardRows, kD>;
   using Values = tile::SharedTile<T, kBackwardRows, kE>;
+  using QueryHeads = tile::SharedTile<T, BQ, kD>;
+  using QueryValues = tile::SharedTile<T, BQ, kE>;
   alignas(16) T k[Heads::kElements];
   alignas(16) T v[Values::kElements];
-  alignas(16) T q[2][Heads::kElements];
-  alignas(16) T d_o[2][Values::kElements];
+  alignas(16) T q[2][QueryHeads::kElements];
+  alignas(16) T d_o[2][QueryValues::kElements];
 };
 
 /// dK and dV of 64 keys of key head g in entry b: grid (ceil(S / 64), B·G),
@@ -169,6 +178,7 @@ template <typename T, int D, int E, bool Causal,
           tile::Alignment Views = tile::Alignment::Checked>
 __device__ void key_gradients(const BackwardParams<T> &p) {
   using Shared = KeyGradientShared<T, D, E>;
+  constexpr int BQ = Shared::kQueries;
   RUDNN_DYNAMIC_SHARED(Shared, shared);
   const ForwardParams<T> &f = p.forward;
   const int b = blockIdx.y / f.kv_heads, g = blockIdx.y % f.kv_heads;
@@ -176,23 +186,20 @@ __device__ void key_gradients(const BackwardParams<T> &p) {
   const int group = f.heads / f.kv_heads;
   const KeyBounds bounds = KeyBounds::of(f, b, Causal, f.queries, f.keys);
   int firstTile, tiles;
-  bounds.query_tiles(j0, kBackwardRows, kBackwardRows, f.queries, firstTile,
-                     tiles);
+  bounds.query_tiles(j0, kBackwardRows, BQ, f.queries, firstTile, tiles);
   const int keyRows = bounds.length - j0 < kBackwardRows
                           ? (bounds.length > j0 ? bounds.length - j0 : 0)
                           : kBackwardRows;
   const typename Shared::Heads keys{shared->k};
   const typename Shared::Values values{shared->v};
-  const auto staging = staging_of<T>(shared);
+  const auto staging = staging_of<T, BQ>(shared);
   tile::WarpTile<T, 16, Shared::kD> dk;
   tile::WarpTile<T, 16, Shared::kE> dv;
   dk.clear();
   dv.clear();
   // Steps run over the group's heads, each over its query tiles.
   auto head = [&](int step) { return g * group + step / tiles; };
-  auto first = [&](int step) {
-    return (firstTile + step % tiles) * kBackwardRows;
-  };
+  auto first = [&](int step) { return (firstTile + step % tiles) * BQ; };
   tile::two_stage_pipeline(
       tiles * group,
       [&](int step, int stage) {
@@ -204,20 +211,19 @@ __device__ void key_gradients(const BackwardParams<T> &p) {
                                        f.v_strides.time, keyRows, E);
         }
         const int h = head(step), i0 = first(step);
-        const int rows =
-            f.queries - i0 < kBackwardRows ? f.queries - i0 : kBackwardRows;
-        tile::load_tile_async<Views>(typename Shared::Heads{shared->q[stage]},
-                                     f.q + f.q_strides.offset(b, i0, h),
-                                     f.q_strides.time, rows, D);
+        const int rows = f.queries - i0 < BQ ? f.queries - i0 : BQ;
         tile::load_tile_async<Views>(
-            typename Shared::Values{shared->d_o[stage]},
+            typename Shared::QueryHeads{shared->q[stage]},
+            f.q + f.q_strides.offset(b, i0, h), f.q_strides.time, rows, D);
+        tile::load_tile_async<Views>(
+            typename Shared::QueryValues{shared->d_o[stage]},
             p.d_o + p.d_o_strides.offset(b, i0, h), p.d_o_strides.time, rows,
             E);
       },
       [&](int step, int stage) {
-        const typename Shared::Heads queries{shared->q[stage]};
-        const typename Shared::Values d_o{shared->d_o[stage]};
-        tile::WarpTile<T, 16, kBackwardRows> scores, dp;
+        const typename Shared::QueryHeads queries{shared->q[stage]};
+        const typename Shared::QueryValues d_o{shared->d_o[stage]};
+        tile::WarpTile<T, 16, BQ> scores, dp;
         scores.clear();
         dp.clear();
 #pragma unroll
@@ -267,7 +273,7 @@ __device__ void query_gradients(const BackwardParams<T> &p) {
   bounds.tiles(q0, blockRows, kBackwardRows, firstTile, tiles);
   const typename Shared::Heads queries{shared->q};
   const typename Shared::Values d_o{shared->d_o};
-  const auto staging = staging_of<T>(shared);
+  const auto staging = staging_of<T, kBackwardRows>(shared);
   tile::WarpTile<T, 16, Shared::kD> dq;
   dq.clear();
   tile::two_stage_pipeline(

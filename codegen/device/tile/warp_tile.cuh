@@ -41,6 +41,7 @@ template <typename T, int WM, int WN> struct WarpTile {
   using Atom = arch::Mma16816;
   float acc[WM / 16][WN / 8][4];
   static constexpr int kAccumulators = WM / 16 * (WN / 8) * 4;
+  static constexpr int kRows = WM, kColumns = WN;
 
   __device__ __forceinline__ void clear() {
 #pragma unroll
