@@ -144,23 +144,42 @@ std::string gradientTemplate(const BackwardValues &values) {
          (values.aligned ? ", rudnn::tile::Alignment::Aligned" : "");
 }
 
-/// A gradient kernel: 128 threads over (tiles of 64 `rows`, B·`heads`),
-/// its block's shared memory `shared` (sizeof(`layout`), which the kernel
-/// checks).
-void setGradientLaunch(KernelBuilder &builder, const BackwardValues &values,
-                       char rows, char heads, const char *tiles,
-                       const char *layout, int64_t shared) {
-  builder.preamble() << "\n// The host sizes the shared memory from the same "
+/// What distinguishes the two gradient kernels: 128 threads over (tiles of
+/// 64 `rows`, B·`heads`), the device function `call`, its block's shared
+/// memory (sizeof(`layout`), which the kernel checks).
+struct GradientKernel {
+  const char *stem, *results, *call;
+  char rows, heads;
+  const char *tiles, *layout;
+  int64_t sharedBytes;
+};
+
+LogicalResult emitGradients(Operation *op, KernelBuilder &builder,
+                            const BackwardValues &values,
+                            const GradientKernel &kernel) {
+  builder.setEntry(std::string("attention_bwd_") + kernel.stem + "_" +
+                   values.specialization());
+  const std::string in = cudaType(dtype(values.q));
+  builder.preamble() << "// The attention backward's " << kernel.results
+                     << ".\n#include \"rudnn/device.cuh\"\n\n"
+                     << "// The host sizes the shared memory from the same "
                         "layout.\nstatic_assert(sizeof(rudnn::attention::"
-                     << layout << "<" << cudaType(dtype(values.q)) << ", "
-                     << lastDim(values.q) << ", " << lastDim(values.v)
-                     << ">) == " << shared << ");\n";
+                     << kernel.layout << "<" << in << ", " << lastDim(values.q)
+                     << ", " << lastDim(values.v)
+                     << ">) == " << kernel.sharedBytes << ");\n";
+  bind(builder, values, /*keyDims=*/true);
+  if (!builder.conflict().empty())
+    return op->emitOpError()
+           << "cannot emit its kernel: " << builder.conflict();
+  writeBody(builder, values, true,
+            std::string(kernel.call) + "<" + gradientTemplate(values) + ">");
   KernelLaunch &launch = builder.launch();
   launch.threads = 128;
-  launch.sharedBytes = shared;
-  launch.grid[0] = SizeRef{1, {DimRef::ceilDiv(rows, 64, tiles)}};
-  launch.grid[1] = SizeRef{1, {DimRef::of('B'), DimRef::of(heads)}};
+  launch.sharedBytes = kernel.sharedBytes;
+  launch.grid[0] = SizeRef{1, {DimRef::ceilDiv(kernel.rows, 64, kernel.tiles)}};
+  launch.grid[1] = SizeRef{1, {DimRef::of('B'), DimRef::of(kernel.heads)}};
   launch.grid[2] = SizeRef{1, {}};
+  return success();
 }
 
 /// A result with `value`'s [B, rows, heads, width] layout.
@@ -237,20 +256,12 @@ struct KeyGradientsModel
     BackwardValues values = BackwardValues::of(keys);
     values.dk = keys.getDk();
     values.dv = keys.getDv();
-    builder.setEntry("attention_bwd_keys_" + values.specialization());
-    builder.preamble() << "// The attention backward's dk and dv.\n"
-                       << "#include \"rudnn/device.cuh\"\n";
-    bind(builder, values, /*keyDims=*/true);
-    if (!builder.conflict().empty())
-      return op->emitOpError()
-             << "cannot emit its kernel: " << builder.conflict();
-    writeBody(builder, values, true,
-              "key_gradients<" + gradientTemplate(values) + ">");
-    setGradientLaunch(
-        builder, values, 'S', 'G', "key_tiles", "KeyGradientShared",
-        attentionKeyGradientSharedBytes(lastDim(values.q), lastDim(values.v),
-                                        elementBytes(values.q)));
-    return success();
+    return emitGradients(
+        op, builder, values,
+        {"keys", "dk and dv", "key_gradients", 'S', 'G', "key_tiles",
+         "KeyGradientShared",
+         attentionKeyGradientSharedBytes(lastDim(values.q), lastDim(values.v),
+                                         elementBytes(values.q))});
   }
 };
 
@@ -270,20 +281,12 @@ struct QueryGradientsModel
     auto queries = cast<AttentionQueryGradientsOp>(op);
     BackwardValues values = BackwardValues::of(queries);
     values.dq = queries.getDq();
-    builder.setEntry("attention_bwd_queries_" + values.specialization());
-    builder.preamble() << "// The attention backward's dq.\n"
-                       << "#include \"rudnn/device.cuh\"\n";
-    bind(builder, values, /*keyDims=*/true);
-    if (!builder.conflict().empty())
-      return op->emitOpError()
-             << "cannot emit its kernel: " << builder.conflict();
-    writeBody(builder, values, true,
-              "query_gradients<" + gradientTemplate(values) + ">");
-    setGradientLaunch(
-        builder, values, 'T', 'H', "query_tiles", "QueryGradientShared",
-        attentionQueryGradientSharedBytes(lastDim(values.q), lastDim(values.v),
-                                          elementBytes(values.q)));
-    return success();
+    return emitGradients(
+        op, builder, values,
+        {"queries", "dq", "query_gradients", 'T', 'H', "query_tiles",
+         "QueryGradientShared",
+         attentionQueryGradientSharedBytes(lastDim(values.q), lastDim(values.v),
+                                           elementBytes(values.q))});
   }
 };
 

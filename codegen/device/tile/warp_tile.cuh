@@ -135,16 +135,10 @@ template <typename T, int WM, int WN> struct WarpTile {
   template <typename Visit>
   __device__ __forceinline__ void update_pairs_with(WarpTile &other,
                                                     Visit visit) {
-    const int lane = threadIdx.x % 32;
-#pragma unroll
-    for (int i = 0; i < WM / 16; ++i)
-#pragma unroll
-      for (int j = 0; j < WN / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; e += 2)
-          visit(16 * i + Atom::c_row(lane, e), 8 * j + Atom::c_col(lane, e),
-                acc[i][j][e], acc[i][j][e + 1], other.acc[i][j][e],
-                other.acc[i][j][e + 1]);
+    each_pair([&](int row, int col, int i, int j, int e) {
+      visit(row, col, acc[i][j][e], acc[i][j][e + 1], other.acc[i][j][e],
+            other.acc[i][j][e + 1]);
+    });
   }
 
   /// store(row, col, first, second) for every pair, by value: an epilogue
@@ -211,8 +205,10 @@ private:
     }
   }
 
-  template <typename Self, typename Visit>
-  static __device__ __forceinline__ void pairs(Self &self, Visit visit) {
+  /// visit(row, col, i, j, e) for every pair of accumulators acc[i][j][e],
+  /// acc[i][j][e + 1] at (row, col), (row, col + 1).
+  template <typename Visit>
+  static __device__ __forceinline__ void each_pair(Visit visit) {
     const int lane = threadIdx.x % 32;
 #pragma unroll
     for (int i = 0; i < WM / 16; ++i)
@@ -220,8 +216,15 @@ private:
       for (int j = 0; j < WN / 8; ++j)
 #pragma unroll
         for (int e = 0; e < 4; e += 2)
-          visit(16 * i + Atom::c_row(lane, e), 8 * j + Atom::c_col(lane, e),
-                self.acc[i][j][e], self.acc[i][j][e + 1]);
+          visit(16 * i + Atom::c_row(lane, e), 8 * j + Atom::c_col(lane, e), i,
+                j, e);
+  }
+
+  template <typename Self, typename Visit>
+  static __device__ __forceinline__ void pairs(Self &self, Visit visit) {
+    each_pair([&](int row, int col, int i, int j, int e) {
+      visit(row, col, self.acc[i][j][e], self.acc[i][j][e + 1]);
+    });
   }
 };
 
