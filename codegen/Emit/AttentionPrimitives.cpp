@@ -341,6 +341,7 @@ struct FinalizeModel
                << ");\n"
                << "static_assert(rudnn::attention::kHopperBlockQueries == "
                << kHopperAttentionBlockQueries << ");\n"
+               << "static_assert(rudnn::attention::kHopperThreads == 384);\n"
                << "static_assert(rudnn::attention::HopperTiles<"
                << kernel.headDim << ", " << kernel.valueDim
                << ">::kKeys == " << kernel.blockK << ");\n";

@@ -215,21 +215,16 @@ TEST_P(AttentionBackwardKernels, MatchFloat64Gradients) {
     ASSERT_EQ(std::memcmp(&runs[0][i], &runs[1][i], sizeof(double)), 0) << i;
 }
 
+// The kernels alone on the two paths of their products; the API's tests
+// cover the rest of the feature matrix end to end.
 INSTANTIATE_TEST_SUITE_P(
     Emulated, AttentionBackwardKernels,
     ::testing::Values(
-        // f32: plain; everything at once with GQA and tails.
-        BackwardCase{false, 1, 70, 70, 2, 2, 64, 64, false, false, false, -1,
-                     -1, 0},
+        // f32 on FMA: everything at once, GQA, tails.
         BackwardCase{false, 3, 66, 80, 4, 2, 40, 24, true, true, true, 30, -1,
                      3},
-        // Causal with more queries than keys (empty rows), MQA.
-        BackwardCase{false, 2, 90, 30, 4, 1, 16, 16, true, false, false, -1, -1,
-                     0},
-        // bf16 on tensor cores: window, GQA 4, D ≠ E.
-        BackwardCase{true, 2, 77, 65, 4, 1, 64, 32, false, true, false, 20, 5,
-                     0},
-        BackwardCase{true, 1, 130, 130, 2, 2, 128, 128, true, false, false, -1,
+        // bf16 on tensor cores at D = 128 (the key block's 32-query tiles).
+        BackwardCase{true, 1, 70, 75, 2, 2, 128, 128, true, false, false, -1,
                      -1, 0}));
 
 } // namespace
