@@ -19,23 +19,13 @@ using namespace mlir;
 using namespace mlir::rudnn;
 using ::rudnn::DType;
 using ::rudnn::codegen::cudaType;
+using ::rudnn::codegen::dtype;
+using ::rudnn::codegen::elementBytes;
 using ::rudnn::codegen::KernelBuilder;
 using ::rudnn::codegen::KernelLaunch;
+using ::rudnn::codegen::lastDim;
 
 namespace {
-
-DType dtype(Value value) {
-  return dtypeOf(cast<ShapedType>(value.getType()).getElementType())
-      .value_or(DType::F32);
-}
-
-int64_t lastDim(Value value) {
-  return cast<ShapedType>(value.getType()).getShape().back();
-}
-
-int64_t elementBytes(Value value) {
-  return static_cast<int64_t>(::rudnn::dtypeSize(dtype(value)));
-}
 
 /// The tensors and attributes of one backward kernel (null where the
 /// kernel reads none).

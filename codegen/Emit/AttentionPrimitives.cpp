@@ -20,8 +20,10 @@ using namespace mlir;
 using namespace mlir::rudnn;
 using ::rudnn::DType;
 using ::rudnn::codegen::cudaType;
+using ::rudnn::codegen::dtype;
 using ::rudnn::codegen::KernelBuilder;
 using ::rudnn::codegen::KernelLaunch;
+using ::rudnn::codegen::lastDim;
 
 namespace {
 
@@ -49,15 +51,6 @@ std::optional<AttentionChain> chainOf(AttentionFinalizeOp finalize) {
   if (!chain.scores)
     return std::nullopt;
   return chain;
-}
-
-DType dtype(Value value) {
-  return dtypeOf(cast<ShapedType>(value.getType()).getElementType())
-      .value_or(DType::F32);
-}
-
-int64_t lastDim(Value value) {
-  return cast<ShapedType>(value.getType()).getShape().back();
 }
 
 /// Whether `q` holds packed batches ([T, H, D], with offsets).

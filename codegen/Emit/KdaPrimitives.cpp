@@ -17,27 +17,17 @@
 using namespace mlir;
 using namespace mlir::rudnn;
 using ::rudnn::DType;
+using ::rudnn::codegen::dtype;
+using ::rudnn::codegen::elementBytes;
 using ::rudnn::codegen::KdaKernelSpec;
 using ::rudnn::codegen::KdaStage;
 using ::rudnn::codegen::KdaValues;
 using ::rudnn::codegen::KernelBuilder;
+using ::rudnn::codegen::lastDim;
 
 namespace {
 
-DType dtype(Value value) {
-  return dtypeOf(cast<ShapedType>(value.getType()).getElementType())
-      .value_or(DType::F32);
-}
-
 /// Bytes of one element of `value`'s type.
-int64_t elementBytes(Value value) {
-  return static_cast<int64_t>(::rudnn::dtypeSize(dtype(value)));
-}
-
-int64_t lastDim(Value value) {
-  return cast<ShapedType>(value.getType()).getShape().back();
-}
-
 /// A spec whose gate and beta types are the input type where the stage's
 /// kernel does not read them (one kernel then serves every such pair).
 KdaKernelSpec specOf(Value input, int64_t featureV, uint64_t chunk,

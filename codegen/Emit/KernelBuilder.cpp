@@ -1,6 +1,9 @@
 //===- KernelBuilder.cpp - One kernel's CUDA C++ and its bindings ---------===//
 
 #include "codegen/Emit/KernelBuilder.h"
+#include "dialects/IR/ElementTypes.h"
+
+#include "mlir/IR/BuiltinTypeInterfaces.h"
 
 using namespace rudnn::codegen;
 using mlir::rudnn::DimRef;
@@ -14,6 +17,20 @@ const char *rudnn::codegen::cudaType(DType type) {
   default:
     return "float";
   }
+}
+
+rudnn::DType rudnn::codegen::dtype(mlir::Value value) {
+  return mlir::rudnn::dtypeOf(
+             mlir::cast<mlir::ShapedType>(value.getType()).getElementType())
+      .value_or(DType::F32);
+}
+
+int64_t rudnn::codegen::elementBytes(mlir::Value value) {
+  return static_cast<int64_t>(dtypeSize(dtype(value)));
+}
+
+int64_t rudnn::codegen::lastDim(mlir::Value value) {
+  return mlir::cast<mlir::ShapedType>(value.getType()).getShape().back();
 }
 
 KernelBinding *KernelBuilder::find(const std::string &name) {

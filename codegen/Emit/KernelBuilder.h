@@ -24,6 +24,13 @@ namespace rudnn::codegen {
 /// "float", "__half", "__nv_bfloat16".
 const char *cudaType(DType type);
 
+/// A tensor value's element type (f32 for one rudnn has no DType for), its
+/// bytes, and the size of its innermost dim: what every emitter specializes
+/// on.
+DType dtype(mlir::Value value);
+int64_t elementBytes(mlir::Value value);
+int64_t lastDim(mlir::Value value);
+
 /// One parameter of a kernel's signature.
 struct KernelBinding {
   enum class Kind {
