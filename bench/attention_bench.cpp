@@ -4,11 +4,13 @@
 //                         [--warmup N] [--shapes B,T,H,D,causal;...]
 //                         [--json FILE] [--allow-large]
 //
-// Times rudnn::attentionForward in bf16 on random inputs exactly as
-// bench/sdpa_attention.py times PyTorch's scaled_dot_product_attention:
-// `warmup` untimed calls (the first compiles), then `repeats` calls each
-// between two CUDA events, the median reported; L2 is not flushed. The rate
-// in TFLOP/s counts 4·B·H·T²·D (halved when causal), as FlashAttention's
+// Times rudnn::attentionForward, and a training step's forward then
+// attentionBackward, in bf16 on random inputs exactly as
+// bench/sdpa_attention.py times PyTorch's scaled_dot_product_attention and
+// its autograd backward: `warmup` untimed calls (the first compiles), then
+// `repeats` calls each between two CUDA events, the median reported; L2 is
+// not flushed. Rates in TFLOP/s count 4·B·H·T²·D for the forward and 2.5
+// times that for the backward (halved when causal), as FlashAttention's
 // benchmarks do. Self-attention: S = T, G = H, E = D. On the emulation
 // backend (no GPU) shapes beyond 2^14 tokens x heads are refused unless
 // --allow-large.
@@ -86,7 +88,8 @@ int main(int argc, char **argv) {
           std::to_string(s.B) + "," + std::to_string(s.T) + "," +
               std::to_string(s.H) + "," + std::to_string(s.D));
     std::printf("device: %s\n", context.deviceDescription().c_str());
-    std::printf("%-24s %10s %10s\n", "B,T,H,D,causal", "fwd ms", "TFLOP/s");
+    std::printf("%-24s %10s %10s %12s %10s\n", "B,T,H,D,causal", "fwd ms",
+                "TFLOP/s", "fwd+bwd ms", "TFLOP/s");
     std::fflush(stdout);
     nlohmann::json results = nlohmann::json::array();
     for (const Shape &s : shapes) {
@@ -101,30 +104,46 @@ int main(int argc, char **argv) {
                    v = bench::upload(context,
                                      test::normalValues(elements, random),
                                      DType::BF16),
-                   o(context, elements * 2), lse(context, s.B * s.H * s.T * 4);
-      const std::vector<int64_t> sequence = {s.B, s.T, s.H, s.D};
-      AttentionInputs inputs{
-          TensorView::contiguous(q.data(), DType::BF16, sequence),
-          TensorView::contiguous(k.data(), DType::BF16, sequence),
-          TensorView::contiguous(v.data(), DType::BF16, sequence),
-          {},
-          {}};
-      AttentionOutputs outputs{
-          TensorView::contiguous(o.data(), DType::BF16, sequence),
+                   dOutput = bench::upload(context,
+                                           test::normalValues(elements, random),
+                                           DType::BF16),
+                   o(context, elements * 2), lse(context, s.B * s.H * s.T * 4),
+                   dq(context, elements * 2), dk(context, elements * 2),
+                   dv(context, elements * 2);
+      auto sequenceOf = [&](const DeviceBuffer &buffer) {
+        return TensorView::contiguous(buffer.data(), DType::BF16,
+                                      {s.B, s.T, s.H, s.D});
+      };
+      const AttentionInputs inputs{
+          sequenceOf(q), sequenceOf(k), sequenceOf(v), {}, {}};
+      const AttentionOutputs outputs{
+          sequenceOf(o),
           TensorView::contiguous(lse.data(), DType::F32, {s.B, s.H, s.T})};
+      const AttentionBackwardInputs backward{inputs, outputs.o, *outputs.lse,
+                                             sequenceOf(dOutput)};
+      const AttentionGradients gradients{sequenceOf(dq), sequenceOf(dk),
+                                         sequenceOf(dv)};
       AttentionOptions attention;
       attention.causal = s.causal;
       const double ms =
           bench::medianMs(context, options.warmup, options.repeats, [&] {
             attentionForward(context, inputs, outputs, attention);
           });
+      // A training step: the forward, then the gradients from its o and lse.
+      const double stepMs =
+          bench::medianMs(context, options.warmup, options.repeats, [&] {
+            attentionForward(context, inputs, outputs, attention);
+            attentionBackward(context, backward, gradients, attention);
+          });
       const double flops =
           4.0 * s.B * s.H * s.T * s.T * s.D / (s.causal ? 2.0 : 1.0);
-      const double tflops = flops / (ms * 1e-3) / 1e12;
+      const double tflops = flops / (ms * 1e-3) / 1e12,
+                   stepTflops = 3.5 * flops / (stepMs * 1e-3) / 1e12;
       char label[64];
       std::snprintf(label, sizeof(label), "%ld,%ld,%ld,%ld,%d", s.B, s.T, s.H,
                     s.D, s.causal ? 1 : 0);
-      std::printf("%-24s %10.3f %10.2f\n", label, ms, tflops);
+      std::printf("%-24s %10.3f %10.2f %12.3f %10.2f\n", label, ms, tflops,
+                  stepMs, stepTflops);
       std::fflush(stdout);
       results.push_back({{"B", s.B},
                          {"T", s.T},
@@ -132,8 +151,10 @@ int main(int argc, char **argv) {
                          {"D", s.D},
                          {"causal", s.causal},
                          {"ms", ms},
-                         {"tflops", tflops}});
-      bench::writeResults(context, options, "attention_forward", results);
+                         {"tflops", tflops},
+                         {"fwd_bwd_ms", stepMs},
+                         {"fwd_bwd_tflops", stepTflops}});
+      bench::writeResults(context, options, "attention", results);
     }
     return 0;
   } catch (const std::exception &error) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Prints rudnn-bench-attention and bench/sdpa_attention.py results side by
-side: per shape, rudnn's time and TFLOP/s and each SDPA backend's, with the
-ratio backend / rudnn (above 1: rudnn is faster). Either file may be missing
-or partial.
+side, the forward and then the forward and backward: per shape, rudnn's
+time and TFLOP/s and each SDPA backend's, with the ratio backend / rudnn
+(above 1: rudnn is faster). Either file may be missing or partial.
 
     python3 bench/compare_attention.py RUDNN.json SDPA.json
 """
@@ -19,19 +19,24 @@ def main():
     ours = load_results(sys.argv[1], shape)
     theirs = load_results(sys.argv[2], shape)
     keys = list(ours) + [key for key in theirs if key not in ours]
-    print(f"  {'B,T,H,D,causal':<20} {'rudnn ms':>9} {'TFLOP/s':>8}" +
-          "".join(f" {name + ' ms':>12} {'ratio':>6}" for name in BACKENDS))
-    for key in keys:
-        mine = ours.get(key, {})
-        row = f"  {','.join(map(str, key)):<20}"
-        ms = mine.get("ms")
-        row += f" {ms:9.3f} {mine.get('tflops', 0):8.1f}" if ms else \
-            f" {'-':>9} {'-':>8}"
-        for name in BACKENDS:
-            other = theirs.get(key, {}).get(name, {}).get("ms")
-            row += f" {other:12.3f}" if other else f" {'-':>12}"
-            row += f" {other / ms:5.2f}x" if other and ms else f" {'-':>6}"
-        print(row)
+    for title, time, rate in (("forward", "ms", "tflops"),
+                              ("forward + backward", "fwd_bwd_ms",
+                               "fwd_bwd_tflops")):
+        print(f"  {title}")
+        print(f"  {'B,T,H,D,causal':<20} {'rudnn ms':>9} {'TFLOP/s':>8}" +
+              "".join(f" {name + ' ms':>12} {'ratio':>6}"
+                      for name in BACKENDS))
+        for key in keys:
+            mine = ours.get(key, {})
+            row = f"  {','.join(map(str, key)):<20}"
+            ms = mine.get(time)
+            row += f" {ms:9.3f} {mine.get(rate, 0):8.1f}" if ms else \
+                f" {'-':>9} {'-':>8}"
+            for name in BACKENDS:
+                other = theirs.get(key, {}).get(name, {}).get(time)
+                row += f" {other:12.3f}" if other else f" {'-':>12}"
+                row += f" {other / ms:5.2f}x" if other and ms else f" {'-':>6}"
+            print(row)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Times PyTorch's scaled_dot_product_attention with each backend forced
 (flash, cuDNN, efficient) on the shapes rudnn-bench-attention uses, bf16,
-[B, H, T, D] as SDPA takes them, and writes JSON.
+[B, H, T, D] as SDPA takes them: the forward alone, and a training step's
+forward then autograd backward (the gradients of q, k and v), as
+rudnn-bench-attention times its own. Writes JSON.
 
     python3 bench/sdpa_attention.py --json out.json [--repeats 20]
                                     [--shapes "B,T,H,D,causal;..."]
@@ -37,19 +39,35 @@ def main():
         torch.manual_seed(0)
         q, k, v = (torch.randn(B, H, T, D, device="cuda", dtype=torch.bfloat16)
                    for _ in range(3))
+        d_output = torch.randn_like(q)
+        # The backward's FLOPs are 2.5 times the forward's.
         flops = 4.0 * B * H * T * T * D / (2.0 if causal else 1.0)
         record = {"B": B, "T": T, "H": H, "D": D, "causal": bool(causal)}
         for name, backend in backends.items():
-            def call():
+            def forward():
                 with sdpa_kernel(backend):
                     return F.scaled_dot_product_attention(
                         q, k, v, is_causal=bool(causal))
+
+            def step():
+                o = forward()
+                torch.autograd.grad(o, (q, k, v), d_output)
             try:
                 with torch.no_grad():
-                    ms = median_ms(call, args.repeats)
-                record[name] = {"ms": ms, "tflops": flops / (ms * 1e-3) / 1e12}
-                print(f"sdpa {name} {B},{T},{H},{D},{causal}: {ms:.3f} ms",
-                      file=sys.stderr)
+                    ms = median_ms(forward, args.repeats)
+                for t in (q, k, v):
+                    t.requires_grad_(True)
+                try:
+                    step_ms = median_ms(step, args.repeats)
+                finally:
+                    for t in (q, k, v):
+                        t.requires_grad_(False)
+                record[name] = {
+                    "ms": ms, "tflops": flops / (ms * 1e-3) / 1e12,
+                    "fwd_bwd_ms": step_ms,
+                    "fwd_bwd_tflops": 3.5 * flops / (step_ms * 1e-3) / 1e12}
+                print(f"sdpa {name} {B},{T},{H},{D},{causal}: {ms:.3f} ms, "
+                      f"fwd+bwd {step_ms:.3f} ms", file=sys.stderr)
             except RuntimeError as error:
                 record[name] = {"error": str(error).splitlines()[0][:200]}
                 print(f"sdpa {name} {B},{T},{H},{D},{causal}: cannot run",

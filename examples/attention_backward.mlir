@@ -1,7 +1,8 @@
 // The gradients of causal attention in f32, D = Dv = 64, over keys of
 // per-entry lengths: the forward's q, k, v and key_lengths, its results o
 // and lse, and the gradient of the loss with respect to o. Batch, query and
-// key lengths and both head counts are dynamic.
+// key lengths and both head counts are dynamic. With --random the o and lse
+// given are the float64 forward's on the drawn inputs.
 //
 //   rudnn-run examples/attention_backward.mlir --random 0 --dims B=2,T=100,S=120,H=4,G=2 --check
 

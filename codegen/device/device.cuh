@@ -21,6 +21,7 @@
 #include "rudnn/arch/tma.cuh"
 #include "rudnn/arch/wgmma.cuh"
 #include "rudnn/attention/backward.cuh"
+#include "rudnn/attention/backward_hopper.cuh"
 #include "rudnn/attention/block.cuh"
 #include "rudnn/attention/forward.cuh"
 #include "rudnn/attention/forward_hopper.cuh"

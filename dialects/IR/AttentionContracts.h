@@ -23,6 +23,11 @@ const OperatorContract &attentionVarlenContract();
 /// dv [B, S, G, E].
 const OperatorContract &attentionBackwardContract();
 
+/// rudnn.attention_varlen_backward: the packed forward's operands, o
+/// [T, H, E], lse [H, T], d_output [T, H, E] -> dq [T, H, D], dk [S, G, D],
+/// dv [S, G, E].
+const OperatorContract &attentionVarlenBackwardContract();
+
 } // namespace rudnn
 
 #endif // RUDNN_DIALECTS_IR_ATTENTIONCONTRACTS_H

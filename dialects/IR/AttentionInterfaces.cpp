@@ -1,9 +1,9 @@
 //===- AttentionInterfaces.cpp - The attention operators and primitives ---===//
 //
-// rudnn.attention and rudnn.attention_varlen as operator ops: their
-// contracts and rules, the tile sizes and scale they choose for a target,
-// and the tiled-attention primitives they become; the primitives'
-// verifiers.
+// rudnn.attention, rudnn.attention_varlen and their backward ops as
+// operator ops: their contracts and rules, the tile sizes and scale they
+// choose for a target, and the tiled-attention primitives they become; the
+// primitives' verifiers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -360,67 +360,156 @@ LogicalResult AttentionFinalizeOp::verify() {
 // AttentionBackwardOp and its primitives
 //===----------------------------------------------------------------------===//
 
-const ::rudnn::OperatorContract &AttentionBackwardOp::getContract() {
-  return ::rudnn::attentionBackwardContract();
+namespace {
+
+/// block_rows 64 is the sm_80 gradient kernels; 128 the Hopper ones, for
+/// 16-bit inputs and head dims up to 128.
+LogicalResult checkBackwardRows(Operation *op, Value q, Value v,
+                                std::optional<int64_t> rows) {
+  if (!rows || *rows == kBackwardBlockRows)
+    return success();
+  if (*rows != kHopperAttentionBackwardRows)
+    return op->emitOpError()
+           << "'block_rows' must be " << kBackwardBlockRows << " or "
+           << kHopperAttentionBackwardRows << ", got " << *rows;
+  auto queries = cast<ShapedType>(q.getType());
+  if (queries.getElementTypeBitWidth() != 16 ||
+      queries.getShape().back() > 128 ||
+      cast<ShapedType>(v.getType()).getShape().back() > 128)
+    return op->emitOpError() << "'block_rows' " << *rows
+                             << " (the Hopper kernels) takes 16-bit inputs "
+                                "and head dims up to 128";
+  return success();
 }
 
-LogicalResult AttentionBackwardOp::verify() {
-  ShapeChecker shapes(*this, kAttentionStaticDims);
-  return success(
-      succeeded(verifyOperatorContract(*this, shapes)) &&
-      succeeded(checkWindow(*this, optionalInt(getWindowLeft()),
-                            optionalInt(getWindowRight()))) &&
-      succeeded(checkPositive(*this, "softcap", getSoftcapAttr())) &&
-      succeeded(checkPositive(*this, "scale", getScaleAttr())));
+template <typename BackwardLikeOp>
+LogicalResult verifyBackward(BackwardLikeOp op) {
+  ShapeChecker shapes(op, kAttentionStaticDims);
+  return success(succeeded(verifyOperatorContract(op, shapes)) &&
+                 succeeded(checkWindow(op, optionalInt(op.getWindowLeft()),
+                                       optionalInt(op.getWindowRight()))) &&
+                 succeeded(checkPositive(op, "softcap", op.getSoftcapAttr())) &&
+                 succeeded(checkPositive(op, "scale", op.getScaleAttr())) &&
+                 succeeded(checkBackwardRows(op, op.getQ(), op.getV(),
+                                             optionalInt(op.getBlockRows()))));
 }
 
-LogicalResult AttentionBackwardOp::specialize(TargetAttr,
-                                              const SpecializeOptions &) {
-  if (!getScaleAttr()) {
-    const int64_t headDim =
-        cast<RankedTensorType>(getQ().getType()).getShape().back();
-    setScaleAttr(Builder(getContext())
-                     .getF32FloatAttr(
-                         1.0 / std::sqrt(static_cast<double>(headDim))));
-  }
+/// Fills the scale (D^-0.5) when absent, and checks the gradient blocks'
+/// shared memory fits the target.
+template <typename BackwardLikeOp>
+LogicalResult specializeBackward(BackwardLikeOp op, TargetAttr target) {
+  auto q = cast<RankedTensorType>(op.getQ().getType());
+  const int64_t
+      headDim = q.getShape().back(),
+      valueDim = cast<RankedTensorType>(op.getV().getType()).getShape().back(),
+      inputBytes = q.getElementTypeBitWidth() / 8;
+  // Hopper targets take 16-bit inputs through TMA and wgmma.
+  const bool hopper = target.getComputeCapability() == 90 && inputBytes == 2 &&
+                      headDim <= 128 && valueDim <= 128 &&
+                      hopperAttentionBackwardSharedBytes(headDim, valueDim) <=
+                          target.getSmemPerBlock();
+  if (!op.getBlockRows())
+    op.setBlockRowsAttr(
+        Builder(op.getContext())
+            .getI64IntegerAttr(hopper ? kHopperAttentionBackwardRows
+                                      : kBackwardBlockRows));
+  const int64_t needed =
+      static_cast<int64_t>(*op.getBlockRows()) == kHopperAttentionBackwardRows
+          ? hopperAttentionBackwardSharedBytes(headDim, valueDim)
+          : std::max(
+                attentionKeyGradientSharedBytes(headDim, valueDim, inputBytes),
+                attentionQueryGradientSharedBytes(headDim, valueDim,
+                                                  inputBytes));
+  if (needed > target.getSmemPerBlock())
+    return op.emitOpError()
+           << "the gradient blocks need " << needed
+           << " bytes of shared memory at D = " << headDim
+           << ", E = " << valueDim << " with " << inputBytes * 8
+           << "-bit inputs; smem_per_block = " << target.getSmemPerBlock();
+  if (!op.getScaleAttr())
+    op.setScaleAttr(
+        Builder(op.getContext())
+            .getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(headDim))));
   return success();
 }
 
 /// The row terms, then the key and the query gradients: three kernels.
-LogicalResult AttentionBackwardOp::decompose(OpBuilder &builder) {
-  if (!getScaleAttr())
-    return emitOpError() << "needs its scale: run rudnn-specialize before "
-                            "rudnn-decompose";
-  Location loc = getLoc();
-  Operation *before = (*this)->getPrevNode();
-  Value terms = builder.create<AttentionRowTermsOp>(loc, getLse().getType(),
-                                                    getO(), getDOutput());
-  auto keys = builder.create<AttentionKeyGradientsOp>(
-      loc, getDk().getType(), getDv().getType(), getQ(), getK(), getV(),
-      getKeyLengths(), getKeyMask(), getLse(), terms, getDOutput(),
-      getCausalAttr(), getWindowLeftAttr(), getWindowRightAttr(),
-      getSoftcapAttr(), getScaleAttr());
+template <typename BackwardLikeOp>
+LogicalResult decomposeBackward(BackwardLikeOp op, OpBuilder &builder,
+                                const KeyRestrictions &keys) {
+  if (!op.getScaleAttr())
+    return op.emitOpError() << "needs its scale: run rudnn-specialize before "
+                               "rudnn-decompose";
+  Location loc = op.getLoc();
+  Operation *before = op->getPrevNode();
+  Value terms = builder.create<AttentionRowTermsOp>(loc, op.getLse().getType(),
+                                                    op.getO(), op.getDOutput());
+  auto keyGradients = builder.create<AttentionKeyGradientsOp>(
+      loc, op.getDk().getType(), op.getDv().getType(), op.getQ(), op.getK(),
+      op.getV(), keys.lengths, keys.mask, keys.queryOffsets, keys.keyOffsets,
+      op.getLse(), terms, op.getDOutput(), op.getCausalAttr(),
+      op.getWindowLeftAttr(), op.getWindowRightAttr(), op.getSoftcapAttr(),
+      op.getScaleAttr(), op.getBlockRowsAttr());
   Value dq = builder.create<AttentionQueryGradientsOp>(
-      loc, getDq().getType(), getQ(), getK(), getV(), getKeyLengths(),
-      getKeyMask(), getLse(), terms, getDOutput(), getCausalAttr(),
-      getWindowLeftAttr(), getWindowRightAttr(), getSoftcapAttr(),
-      getScaleAttr());
-  getDq().replaceAllUsesWith(dq);
-  getDk().replaceAllUsesWith(keys.getDk());
-  getDv().replaceAllUsesWith(keys.getDv());
-  markAlignedViews(*this, before, {getQ(), getK(), getV(), getDOutput()});
+      loc, op.getDq().getType(), op.getQ(), op.getK(), op.getV(), keys.lengths,
+      keys.mask, keys.queryOffsets, keys.keyOffsets, op.getLse(), terms,
+      op.getDOutput(), op.getCausalAttr(), op.getWindowLeftAttr(),
+      op.getWindowRightAttr(), op.getSoftcapAttr(), op.getScaleAttr(),
+      op.getBlockRowsAttr());
+  op.getDq().replaceAllUsesWith(dq);
+  op.getDk().replaceAllUsesWith(keyGradients.getDk());
+  op.getDv().replaceAllUsesWith(keyGradients.getDv());
+  markAlignedViews(op, before,
+                   {op.getQ(), op.getK(), op.getV(), op.getDOutput()});
   return success();
 }
 
+} // namespace
+
+const ::rudnn::OperatorContract &AttentionBackwardOp::getContract() {
+  return ::rudnn::attentionBackwardContract();
+}
+
+LogicalResult AttentionBackwardOp::verify() { return verifyBackward(*this); }
+
+LogicalResult AttentionBackwardOp::specialize(TargetAttr target,
+                                              const SpecializeOptions &) {
+  return specializeBackward(*this, target);
+}
+
+LogicalResult AttentionBackwardOp::decompose(OpBuilder &builder) {
+  return decomposeBackward(*this, builder,
+                           {getKeyLengths(), getKeyMask(), {}, {}});
+}
+
+const ::rudnn::OperatorContract &AttentionVarlenBackwardOp::getContract() {
+  return ::rudnn::attentionVarlenBackwardContract();
+}
+
+LogicalResult AttentionVarlenBackwardOp::verify() {
+  return verifyBackward(*this);
+}
+
+LogicalResult AttentionVarlenBackwardOp::specialize(TargetAttr target,
+                                                    const SpecializeOptions &) {
+  return specializeBackward(*this, target);
+}
+
+LogicalResult AttentionVarlenBackwardOp::decompose(OpBuilder &builder) {
+  return decomposeBackward(*this, builder,
+                           {{}, {}, getCuSeqlensQ(), getCuSeqlensK()});
+}
+
 LogicalResult AttentionRowTermsOp::verify() {
+  const AttentionLayouts &layouts = layoutsOf(getO());
   ShapeChecker shapes(*this, kAttentionStaticDims);
-  if (failed(checkTensor(*this, shapes, "o", getO(), kPadded.o,
+  if (failed(checkTensor(*this, shapes, "o", getO(), layouts.o,
                          checkFloatElementType)) ||
-      failed(checkTensor(*this, shapes, "d_output", getDOutput(), kPadded.o,
+      failed(checkTensor(*this, shapes, "d_output", getDOutput(), layouts.o,
                          checkFloatElementType)) ||
       failed(
           checkSameElementType(*this, "d_output", getDOutput(), "o", getO())) ||
-      failed(checkTensor(*this, shapes, "terms", getTerms(), kPadded.rows,
+      failed(checkTensor(*this, shapes, "terms", getTerms(), layouts.rows,
                          checkF32ElementType)))
     return failure();
   return success();
@@ -434,26 +523,36 @@ template <typename GradientOp>
 LogicalResult
 verifyGradients(GradientOp op, ShapeChecker &shapes,
                 std::initializer_list<std::pair<StringRef, Value>> results) {
-  if (failed(checkTensor(op, shapes, "q", op.getQ(), kPadded.q,
+  const AttentionLayouts &layouts = layoutsOf(op.getQ());
+  const bool packed = &layouts == &kPacked;
+  if (packed != static_cast<bool>(op.getCuSeqlensQ()) ||
+      packed != static_cast<bool>(op.getCuSeqlensK()) ||
+      (packed && (op.getKeyLengths() || op.getKeyMask())))
+    return op.emitOpError() << "packed q [T, H, D] takes the entries' offsets "
+                               "(cu_seqlens) and no lengths or mask; padded "
+                               "q [B, T, H, D] takes no offsets";
+  if (failed(checkTensor(op, shapes, "q", op.getQ(), layouts.q,
                          checkFloatElementType)) ||
-      failed(checkTensor(op, shapes, "k", op.getK(), kPadded.k,
+      failed(checkTensor(op, shapes, "k", op.getK(), layouts.k,
                          checkFloatElementType)) ||
-      failed(checkTensor(op, shapes, "v", op.getV(), kPadded.v,
+      failed(checkTensor(op, shapes, "v", op.getV(), layouts.v,
                          checkFloatElementType)) ||
-      failed(checkTensor(op, shapes, "lse", op.getLse(), kPadded.rows,
+      failed(checkTensor(op, shapes, "lse", op.getLse(), layouts.rows,
                          checkF32ElementType)) ||
-      failed(checkTensor(op, shapes, "terms", op.getTerms(), kPadded.rows,
+      failed(checkTensor(op, shapes, "terms", op.getTerms(), layouts.rows,
                          checkF32ElementType)) ||
-      failed(checkTensor(op, shapes, "d_output", op.getDOutput(), kPadded.o,
+      failed(checkTensor(op, shapes, "d_output", op.getDOutput(), layouts.o,
                          checkFloatElementType)) ||
       failed(checkWindow(op, optionalInt(op.getWindowLeft()),
                          optionalInt(op.getWindowRight()))) ||
       failed(checkPositive(op, "softcap", op.getSoftcapAttr())) ||
-      failed(checkPositive(op, "scale", op.getScaleAttr())))
+      failed(checkPositive(op, "scale", op.getScaleAttr())) ||
+      failed(checkBackwardRows(op, op.getQ(), op.getV(),
+                               optionalInt(op.getBlockRows()))))
     return failure();
-  for (auto [name, value] :
-       {std::pair<StringRef, Value>{"k", op.getK()}, {"v", op.getV()},
-        {"d_output", op.getDOutput()}})
+  for (auto [name, value] : {std::pair<StringRef, Value>{"k", op.getK()},
+                             {"v", op.getV()},
+                             {"d_output", op.getDOutput()}})
     if (failed(checkSameElementType(op, name, value, "q", op.getQ())))
       return failure();
   if (Value lengths = op.getKeyLengths();
@@ -465,11 +564,16 @@ verifyGradients(GradientOp op, ShapeChecker &shapes,
       mask && (failed(shapes.check("key_mask", mask, "BS")) ||
                failed(checkIntegerElementType(op, "key_mask", mask, 1))))
     return failure();
+  for (auto [name, offsets] : {std::pair{"cu_seqlens_q", op.getCuSeqlensQ()},
+                               std::pair{"cu_seqlens_k", op.getCuSeqlensK()}})
+    if (offsets && (failed(shapes.check(name, offsets, "C")) ||
+                    failed(checkIntegerElementType(op, name, offsets, 32))))
+      return failure();
   for (auto [name, value] : results)
     if (failed(shapes.check(name, value,
-                            name == "dq"   ? kPadded.q
-                            : name == "dk" ? kPadded.k
-                                           : kPadded.v)) ||
+                            name == "dq"   ? layouts.q
+                            : name == "dk" ? layouts.k
+                                           : layouts.v)) ||
         failed(checkSameElementType(op, name, value, "q", op.getQ())))
       return failure();
   return success();

@@ -68,6 +68,11 @@ struct TensorContract {
   /// (a forward's tiles for its backward): no reference computes it and no
   /// tool draws it at random.
   bool opaque = false;
+  /// An operand that is a result of the operator `resultOf` on the same
+  /// call's operands of those names (a backward's saved forward outputs):
+  /// tools draw it through that operator's float64 reference, so the call
+  /// is made at a point its forward reaches.
+  std::string_view resultOf = {};
 };
 
 /// A tensor named `name`, laid out as `layout`, its elements per `element`.

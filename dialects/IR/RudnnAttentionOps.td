@@ -294,7 +294,9 @@ def Rudnn_AttentionBackwardOp : Rudnn_Op<"attention_backward", [
     Results `dq`, `dk`, `dv` in the layouts and type of `q`, `k`, `v`. A
     query with no allowed key (lse −inf) contributes nothing; a key no query
     sees gets zeros. Computed without atomics: every run gives the same
-    bits.
+    bits. `block_rows` (chosen by `rudnn-specialize`) is the rows of a
+    gradient block: 64 for the cp.async and mma.sync kernels, 128 for the
+    Hopper ones (TMA and wgmma; 16-bit inputs, head dims up to 128).
 
     ```mlir
     %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v
@@ -318,7 +320,8 @@ def Rudnn_AttentionBackwardOp : Rudnn_Op<"attention_backward", [
     OptionalAttr<I64Attr>:$window_left,
     OptionalAttr<I64Attr>:$window_right,
     OptionalAttr<F32Attr>:$softcap,
-    OptionalAttr<F32Attr>:$scale);
+    OptionalAttr<F32Attr>:$scale,
+    OptionalAttr<I64Attr>:$block_rows);
   let results = (outs AnyRankedTensor:$dq, AnyRankedTensor:$dk,
                       AnyRankedTensor:$dv);
 
@@ -327,7 +330,58 @@ def Rudnn_AttentionBackwardOp : Rudnn_Op<"attention_backward", [
     `output` `(` $o `,` $lse `)` `gradient` $d_output
     (`causal` $causal^)?
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
-    (`softcap` $softcap^)? (`scale` $scale^)?
+    (`softcap` $softcap^)? (`scale` $scale^)? (`block_rows` $block_rows^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_AttentionVarlenBackwardOp : Rudnn_Op<"attention_varlen_backward", [
+    Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
+  let summary = "Gradients of packed variable-length attention";
+  let description = [{
+    `rudnn.attention_backward` for `rudnn.attention_varlen`: its operands
+    (q `[T, H, D]`, k `[S, G, D]`, v `[S, G, E]` and the entries' offsets
+    `cu_seqlens_q`, `cu_seqlens_k` `[B + 1]` i32) and attributes, its
+    results `o` `[T, H, E]` and `lse` `[H, T]`, and `d_output`
+    `[T, H, E]`. Each entry's gradients come from its own queries and keys
+    alone. Results `dq`, `dk`, `dv` in the layouts and type of `q`, `k`,
+    `v`; no atomics, and changing the offsets never recompiles.
+
+    ```mlir
+    %dq, %dk, %dv = rudnn.attention_varlen_backward %q, %k, %v
+        cu_seqlens(%cu_q, %cu_k) output(%o, %lse) gradient %do causal
+        : (tensor<?x?x64xbf16>, tensor<?x?x64xbf16>, tensor<?x?x64xbf16>,
+           tensor<?xi32>, tensor<?xi32>, tensor<?x?x64xbf16>,
+           tensor<?x?xf32>, tensor<?x?x64xbf16>)
+        -> (tensor<?x?x64xbf16>, tensor<?x?x64xbf16>, tensor<?x?x64xbf16>)
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$q,
+    AnyRankedTensor:$k,
+    AnyRankedTensor:$v,
+    AnyRankedTensor:$cu_seqlens_q,
+    AnyRankedTensor:$cu_seqlens_k,
+    AnyRankedTensor:$o,
+    AnyRankedTensor:$lse,
+    AnyRankedTensor:$d_output,
+    UnitAttr:$causal,
+    OptionalAttr<I64Attr>:$window_left,
+    OptionalAttr<I64Attr>:$window_right,
+    OptionalAttr<F32Attr>:$softcap,
+    OptionalAttr<F32Attr>:$scale,
+    OptionalAttr<I64Attr>:$block_rows);
+  let results = (outs AnyRankedTensor:$dq, AnyRankedTensor:$dk,
+                      AnyRankedTensor:$dv);
+
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `cu_seqlens` `(` $cu_seqlens_q `,` $cu_seqlens_k `)`
+    `output` `(` $o `,` $lse `)` `gradient` $d_output
+    (`causal` $causal^)?
+    (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
+    (`softcap` $softcap^)? (`scale` $scale^)? (`block_rows` $block_rows^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -338,7 +392,8 @@ def Rudnn_AttentionRowTermsOp
   let summary = "The backward's row terms D_i = d_output_i · o_i";
   let description = [{
     `terms[b, h, i] = Σ_e d_output[b, i, h, e] · o[b, i, h, e]` in f32, the
-    term each query's score gradients subtract. Its own kernel, a warp a
+    term each query's score gradients subtract (packed batches: `o` and
+    `d_output` `[T, H, E]`, `terms` `[H, T]`). Its own kernel, a warp a
     row.
 
     ```mlir
@@ -360,17 +415,20 @@ class Rudnn_AttentionGradientPrimitive<string mnemonic>
     AnyRankedTensor:$q, AnyRankedTensor:$k, AnyRankedTensor:$v,
     Optional<AnyRankedTensor>:$key_lengths,
     Optional<AnyRankedTensor>:$key_mask,
+    Optional<AnyRankedTensor>:$cu_seqlens_q,
+    Optional<AnyRankedTensor>:$cu_seqlens_k,
     AnyRankedTensor:$lse, AnyRankedTensor:$terms,
     AnyRankedTensor:$d_output,
     UnitAttr:$causal, OptionalAttr<I64Attr>:$window_left,
     OptionalAttr<I64Attr>:$window_right, OptionalAttr<F32Attr>:$softcap,
-    F32Attr:$scale);
+    F32Attr:$scale, OptionalAttr<I64Attr>:$block_rows);
   let assemblyFormat = [{
     $q `,` $k `,` $v (`key_lengths` $key_lengths^)? (`key_mask` $key_mask^)?
+    (`cu_seqlens` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `)`)?
     `lse` $lse `terms` $terms `gradient` $d_output
     (`causal` $causal^)?
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
-    (`softcap` $softcap^)? `scale` $scale
+    (`softcap` $softcap^)? `scale` $scale (`block_rows` $block_rows^)?
     attr-dict `:` functional-type(operands, results)
   }];
 }
@@ -384,7 +442,8 @@ def Rudnn_AttentionKeyGradientsOp
     row `terms` and `d_output`. Its kernel takes a block per 64 keys of one
     key head: for each query head of its group and each query tile that
     sees the keys, in a fixed order, it forms Pᵀ and dSᵀ again and adds
-    Pᵀ·dO and dSᵀ·Q.
+    Pᵀ·dO and dSᵀ·Q. Packed batches (rank-3 tensors, as
+    `rudnn.attention_varlen_backward` has them) take the entries' offsets.
 
     ```mlir
     %dk, %dv = rudnn.attention_key_gradients %q, %k, %v lse %lse
@@ -401,7 +460,7 @@ def Rudnn_AttentionQueryGradientsOp
   let description = [{
     `dq` (q's layout and type) as `rudnn.attention_backward` defines it.
     Its kernel takes a block per 64 queries of one head and adds dS·K over
-    the key tiles they see.
+    the key tiles they see; packed batches take the entries' offsets.
 
     ```mlir
     %dq = rudnn.attention_query_gradients %q, %k, %v lse %lse

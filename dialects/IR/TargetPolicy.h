@@ -118,9 +118,16 @@ std::optional<int64_t> chooseAttentionBlockKeys(int64_t headDim,
                                                 int64_t inputBytes,
                                                 int64_t smemPerBlock);
 
-/// Queries per tile of the attention key-gradient block: 32 for head dims
-/// past 64, else 64 (attention::kKeyGradientQueries).
-int64_t attentionKeyGradientQueries(int64_t headDim, int64_t valueDim);
+/// Queries per tile of the attention key-gradient block: 64 up to head
+/// dims of 64, 32 up to 128, past that 32 for 16-bit inputs and 16 for f32
+/// (attention::kKeyGradientQueries).
+int64_t attentionKeyGradientQueries(int64_t headDim, int64_t valueDim,
+                                    int64_t inputBytes);
+
+/// Keys per tile of the query-gradient block: 64 up to head dims of 128,
+/// past that as for the key-gradient block (attention::kQueryGradientKeys).
+int64_t attentionQueryGradientKeys(int64_t headDim, int64_t valueDim,
+                                   int64_t inputBytes);
 
 /// Dynamic shared memory, in bytes, of the attention key-gradient block
 /// (attention::KeyGradientShared): 64 keys' K and V rows, two stages of the
@@ -130,8 +137,8 @@ int64_t attentionKeyGradientSharedBytes(int64_t headDim, int64_t valueDim,
                                         int64_t inputBytes);
 
 /// The same for the query-gradient block (attention::QueryGradientShared):
-/// 64 queries' Q and dO rows, two stages of 64 keys' K and V rows, and for
-/// f32 a [64][64] staging tile.
+/// 64 queries' Q and dO rows, two stages of BK keys' K and V rows, and for
+/// f32 a [64][BK] staging tile.
 int64_t attentionQueryGradientSharedBytes(int64_t headDim, int64_t valueDim,
                                           int64_t inputBytes);
 
@@ -148,6 +155,17 @@ int64_t hopperAttentionBlockKeys(int64_t headDim, int64_t valueDim);
 /// (sizeof(attention::HopperShared) and 1024 bytes to align it): the
 /// queries and two stages of keys and values in 64-column blocks.
 int64_t hopperAttentionSharedBytes(int64_t headDim, int64_t valueDim);
+
+/// Rows of a Hopper attention-backward block (two consumer warpgroups of
+/// 64) and rows it streams a step (attention::kHopperBackwardRows, Step).
+inline constexpr int64_t kHopperAttentionBackwardRows = 128;
+/// Rows of the sm_80 attention-backward blocks (attention::kBackwardRows).
+inline constexpr int64_t kBackwardBlockRows = 64;
+inline constexpr int64_t kHopperAttentionBackwardStep = 64;
+
+/// Dynamic shared memory of a Hopper attention-backward block
+/// (sizeof(attention::HopperBackwardShared) and 1024 bytes to align it).
+int64_t hopperAttentionBackwardSharedBytes(int64_t headDim, int64_t valueDim);
 
 /// Static shared memory a CUDA block may declare (dynamic shared memory can
 /// go beyond it; the KDA kernels do not use any).

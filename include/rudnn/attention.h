@@ -102,6 +102,23 @@ void attentionBackward(Context &context, const AttentionBackwardInputs &inputs,
                        const AttentionOptions &options = {},
                        Stream stream = nullptr);
 
+/// The packed forward's inputs (as attentionVarlenForward took them), its
+/// results o [T, H, E] and lse [H, T] (dense fp32), and d_output [T, H, E]
+/// (q's dtype, any outer strides).
+struct AttentionVarlenBackwardInputs {
+  AttentionVarlenInputs forward;
+  TensorView o, lse, dOutput;
+};
+
+/// attentionBackward for packed batches: dq [T, H, D], dk [S, G, D], dv
+/// [S, G, E], each entry's from its own rows alone. The offsets are never
+/// read on the host, as for attentionVarlenForward.
+void attentionVarlenBackward(Context &context,
+                             const AttentionVarlenBackwardInputs &inputs,
+                             const AttentionGradients &gradients,
+                             const AttentionOptions &options = {},
+                             Stream stream = nullptr);
+
 } // namespace rudnn
 
 #endif // RUDNN_ATTENTION_H

@@ -239,7 +239,8 @@ AttentionGradients rudnn::reference::attentionVarlenBackward(
     int64_t heads, int64_t kvHeads, int64_t headDim, int64_t valueDim,
     const AttentionInputs &in, const std::vector<double> &dOutput,
     const std::vector<double> &queryOffsets,
-    const std::vector<double> &keyOffsets, const AttentionOptions &options) {
+    const std::vector<double> &keyOffsets, const AttentionOptions &options,
+    const AttentionOutputs *saved) {
   const int64_t H = heads, G = kvHeads, D = headDim, E = valueDim;
   const int64_t T = static_cast<int64_t>(in.q.size()) / (H * D),
                 S = static_cast<int64_t>(in.k.size()) / (G * D);
@@ -259,8 +260,18 @@ AttentionGradients rudnn::reference::attentionVarlenBackward(
     slice.q = entryRows(in.q, q0, q1, H * D);
     slice.k = entryRows(in.k, k0, k1, G * D);
     slice.v = entryRows(in.v, k0, k1, G * E);
-    const AttentionGradients part = attentionBackward(
-        entry, slice, entryRows(dOutput, q0, q1, H * E), options);
+    const std::vector<double> dOutputRows = entryRows(dOutput, q0, q1, H * E);
+    AttentionGradients part;
+    if (saved) { // the entry's o rows and each head's lse rows
+      AttentionOutputs rows{entryRows(saved->o, q0, q1, H * E), {}};
+      for (int64_t h = 0; h < H; ++h)
+        rows.lse.insert(rows.lse.end(), saved->lse.begin() + h * T + q0,
+                        saved->lse.begin() + h * T + q1);
+      part =
+          attentionBackwardFromSaved(entry, slice, rows, dOutputRows, options);
+    } else {
+      part = attentionBackward(entry, slice, dOutputRows, options);
+    }
     std::copy(part.dq.begin(), part.dq.end(), grad.dq.begin() + q0 * H * D);
     std::copy(part.dk.begin(), part.dk.end(), grad.dk.begin() + k0 * G * D);
     std::copy(part.dv.begin(), part.dv.end(), grad.dv.begin() + k0 * G * E);

@@ -75,12 +75,15 @@ AttentionOutputs attentionVarlenForward(int64_t heads, int64_t kvHeads,
                                         const std::vector<double> &keyOffsets,
                                         const AttentionOptions &options);
 
-/// attentionBackward of packed batches (dOutput [T, H, E]).
+/// attentionBackward of packed batches (dOutput [T, H, E]), or
+/// attentionBackwardFromSaved's when given the saved o [T, H, E] and lse
+/// [H, T].
 AttentionGradients attentionVarlenBackward(
     int64_t heads, int64_t kvHeads, int64_t headDim, int64_t valueDim,
     const AttentionInputs &inputs, const std::vector<double> &dOutput,
     const std::vector<double> &queryOffsets,
-    const std::vector<double> &keyOffsets, const AttentionOptions &options);
+    const std::vector<double> &keyOffsets, const AttentionOptions &options,
+    const AttentionOutputs *saved = nullptr);
 
 } // namespace rudnn::reference
 

@@ -146,11 +146,33 @@ attentionBackwardReference(const NamedValues &operands,
           {"dv", {{s.batch, s.keys, s.kvHeads, s.valueDim}, grad.dv}}};
 }
 
+/// Packed batches, from the given o and lse likewise.
+NamedValues attentionVarlenBackwardReference(
+    const NamedValues &operands,
+    const std::map<std::string, double> &attributes) {
+  const Values &q = operand(operands, "q"), &k = operand(operands, "k"),
+               &v = operand(operands, "v");
+  const AttentionInputs in{q.data, k.data, v.data, {}, {}};
+  const AttentionOutputs saved{operand(operands, "o").data,
+                               operand(operands, "lse").data};
+  AttentionGradients grad =
+      attentionVarlenBackward(q.shape[1], k.shape[1], q.shape[2], v.shape[2],
+                              in, operand(operands, "d_output").data,
+                              operand(operands, "cu_seqlens_q").data,
+                              operand(operands, "cu_seqlens_k").data,
+                              attentionOptions(attributes), &saved);
+  return {{"dq", {q.shape, grad.dq}},
+          {"dk", {k.shape, grad.dk}},
+          {"dv", {v.shape, grad.dv}}};
+}
+
 } // namespace
 
 OperatorReference rudnn::reference::referenceFor(std::string_view op) {
   if (op == "rudnn.attention_backward")
     return attentionBackwardReference;
+  if (op == "rudnn.attention_varlen_backward")
+    return attentionVarlenBackwardReference;
   if (op == "rudnn.attention_varlen")
     return attentionVarlen;
   if (op == "rudnn.attention")

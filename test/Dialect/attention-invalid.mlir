@@ -218,3 +218,43 @@ func.func @backward_dk(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: t
       : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>, tensor<2x8x4x12xf32>, tensor<2x4x8xf32>, tensor<2x8x4x12xf32>) -> (tensor<2x8x4x16xf32>, tensor<2x9x4x16xf32>, tensor<2x9x2x12xf32>)
   return
 }
+
+// -----
+
+// The packed backward's lse is [H, T], as the packed forward returns it.
+func.func @varlen_backward_lse(%q: tensor<10x4x16xf32>, %k: tensor<12x2x16xf32>, %v: tensor<12x2x8xf32>, %cu_q: tensor<3xi32>, %cu_k: tensor<3xi32>, %o: tensor<10x4x8xf32>, %lse: tensor<10x4xf32>, %do: tensor<10x4x8xf32>) {
+  // expected-error @+1 {{'lse' dim 0 (H) is 10, expected 4 as in 'q'}}
+  %dq, %dk, %dv = rudnn.attention_varlen_backward %q, %k, %v cu_seqlens(%cu_q, %cu_k) output(%o, %lse) gradient %do
+      : (tensor<10x4x16xf32>, tensor<12x2x16xf32>, tensor<12x2x8xf32>, tensor<3xi32>, tensor<3xi32>, tensor<10x4x8xf32>, tensor<10x4xf32>, tensor<10x4x8xf32>) -> (tensor<10x4x16xf32>, tensor<12x2x16xf32>, tensor<12x2x8xf32>)
+  return
+}
+
+// -----
+
+// A packed gradient primitive takes the entries' offsets, not lengths.
+func.func @packed_gradients_with_lengths(%q: tensor<10x4x16xf32>, %k: tensor<12x2x16xf32>, %v: tensor<12x2x8xf32>, %lengths: tensor<3xi32>, %lse: tensor<4x10xf32>, %terms: tensor<4x10xf32>, %do: tensor<10x4x8xf32>) {
+  // expected-error @+1 {{packed q [T, H, D] takes the entries' offsets (cu_seqlens) and no lengths or mask}}
+  %dq = rudnn.attention_query_gradients %q, %k, %v key_lengths %lengths lse %lse terms %terms gradient %do scale 0.25
+      : (tensor<10x4x16xf32>, tensor<12x2x16xf32>, tensor<12x2x8xf32>, tensor<3xi32>, tensor<4x10xf32>, tensor<4x10xf32>, tensor<10x4x8xf32>) -> tensor<10x4x16xf32>
+  return
+}
+
+// -----
+
+// Blocks of 128 rows are the Hopper kernels, for 16-bit inputs.
+func.func @backward_rows_f32(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>, %o: tensor<2x8x4x12xf32>, %lse: tensor<2x4x8xf32>, %do: tensor<2x8x4x12xf32>) {
+  // expected-error @+1 {{'block_rows' 128 (the Hopper kernels) takes 16-bit inputs and head dims up to 128}}
+  %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v output(%o, %lse) gradient %do block_rows 128
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>, tensor<2x8x4x12xf32>, tensor<2x4x8xf32>, tensor<2x8x4x12xf32>) -> (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>)
+  return
+}
+
+// -----
+
+// The gradient blocks have 64 rows or 128.
+func.func @backward_rows(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %v: tensor<2x9x2x12xbf16>, %o: tensor<2x8x4x12xbf16>, %lse: tensor<2x4x8xf32>, %do: tensor<2x8x4x12xbf16>) {
+  // expected-error @+1 {{'block_rows' must be 64 or 128, got 96}}
+  %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v output(%o, %lse) gradient %do block_rows 96
+      : (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x12xbf16>, tensor<2x8x4x12xbf16>, tensor<2x4x8xf32>, tensor<2x8x4x12xbf16>) -> (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x12xbf16>)
+  return
+}

@@ -1,30 +1,60 @@
 // REQUIRES: sass
-// RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report | FileCheck %s
+// RUN: rudnn-opt %s -rudnn-specialize="arch=sm_80" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report --rudnn-report-dims=B=8,T=2048,S=2048,H=16,G=16 | FileCheck %s --check-prefixes=CHECK,SM80
+// RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report --rudnn-report-dims=B=8,T=2048,S=2048,H=16,G=16 | FileCheck %s --check-prefixes=CHECK,SM90
 
 // The bf16 attention backward's kernels at D = E = 128, causal, views
-// promising 16-byte rows: the row terms a warp a row; the key and query
-// gradients with every operand by cp.async (LDGSTS) into swizzled shared
-// tiles, every product on tensor cores (HMMA) through ldmatrix (LDSM), P and
-// dS fed from the accumulators, no 16-bit global load, nothing spilled
-// (the key block takes its queries 32 at a time at these head dims), two
-// blocks per SM.
+// promising 16-byte rows: the row terms a warp a row. The model: each
+// kernel's own rows read and written once, every allowed (query, key) pair's
+// products (half of them, causal).
 // CHECK-LABEL: kernel attention_bwd_terms_bf16_e128
 // CHECK-NEXT: block: 128 threads
 // CHECK-NEXT: registers: {{[0-9]+}} per thread; spills: 0 bytes stored, 0 loaded
-// CHECK-LABEL: kernel attention_bwd_keys_bf16_d128_e128_causal_a16
-// CHECK-NEXT: block: 128 threads
-// CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// CHECK-NEXT: shared memory: 0 bytes static, 65536 dynamic
-// CHECK-NEXT: resident blocks per SM: 2
-// CHECK-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
-// CHECK-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
-// CHECK-LABEL: kernel attention_bwd_queries_bf16_d128_e128_causal_a16
-// CHECK-NEXT: block: 128 threads
-// CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// CHECK-NEXT: shared memory: 0 bytes static, 98304 dynamic
-// CHECK-NEXT: resident blocks per SM: 2
-// CHECK-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
-// CHECK-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
+//
+// sm_80: the key and query gradients with every operand by cp.async
+// (LDGSTS) into swizzled shared tiles, every product on tensor cores (HMMA)
+// through ldmatrix (LDSM), P and dS fed from the accumulators, no 16-bit
+// global load, nothing spilled (the key block takes its queries 32 at a
+// time at these head dims); on an A100 two key blocks per SM, one query
+// block (96 KB of shared memory).
+// SM80-LABEL: kernel attention_bwd_keys_bf16_d128_e128_causal_a16
+// SM80-NEXT: block: 128 threads; grid (32, 128, 1)
+// SM80-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
+// SM80-NEXT: shared memory: 0 bytes static, 65536 dynamic
+// SM80-NEXT: resident blocks per SM: 2
+// SM80-NEXT: model: 256.0 MiB moved, 274.88 GFLOP, 1024.0 FLOP/B; roofline {{.*}} (compute-bound)
+// SM80-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
+// SM80-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
+// SM80-LABEL: kernel attention_bwd_queries_bf16_d128_e128_causal_a16
+// SM80-NEXT: block: 128 threads; grid (32, 128, 1)
+// SM80-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
+// SM80-NEXT: shared memory: 0 bytes static, 98304 dynamic
+// SM80-NEXT: resident blocks per SM: 1
+// SM80-NEXT: model: 194.0 MiB moved, 206.16 GFLOP, {{.*}}
+// SM80-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
+// SM80-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
+//
+// sm_90 (compiled for sm_90a): the Hopper kernels, 128 rows a block. Every
+// operand by TMA (UTMALDG) alone, no ldmatrix and no shared-memory load by
+// any thread: every product is wgmma (HGMMA), the scores' and dP's operands
+// from shared memory, P and dS from registers. 384 threads at 168
+// registers, nothing spilled (the key block takes dV, then dK, in a pass
+// each at these head dims), one block per SM.
+// SM90-LABEL: kernel attention_bwd_keys_bf16_d128_e128_causal_wgmma
+// SM90-NEXT: block: 384 threads; grid (16, 128, 1)
+// SM90-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
+// SM90-NEXT: shared memory: 0 bytes static, 133120 dynamic
+// SM90-NEXT: resident blocks per SM: 1
+// SM90-NEXT: model: 256.0 MiB moved, 274.88 GFLOP, 1024.0 FLOP/B; roofline {{.*}} (compute-bound)
+// SM90-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async 0, tma {{[1-9][0-9]*}}; shared loads 0, stores 0 (HGMMA {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}})
+// SM90-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
+// SM90-LABEL: kernel attention_bwd_queries_bf16_d128_e128_causal_wgmma
+// SM90-NEXT: block: 384 threads; grid (16, 128, 1)
+// SM90-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
+// SM90-NEXT: shared memory: 0 bytes static, 133120 dynamic
+// SM90-NEXT: resident blocks per SM: 1
+// SM90-NEXT: model: 194.0 MiB moved, 206.16 GFLOP, {{.*}}
+// SM90-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async 0, tma {{[1-9][0-9]*}}; shared loads 0, stores 0 (HGMMA {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}})
+// SM90-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
 func.func @main(%q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
                 %k: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
                 %v: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
@@ -41,4 +71,40 @@ func.func @main(%q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
           tensor<?x?x?x128xbf16>)
   return %dq, %dk, %dv
       : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>
+}
+
+// At D = E = 256, on both targets, the cp.async kernels: the key block
+// takes dV, then dK, in two passes over the queries (32 at a time) and the
+// query block its keys 32 at a time: still nothing spilled, every product
+// on tensor cores, 128 KB of shared memory each (an A100's fits too).
+// CHECK-LABEL: kernel attention_bwd_keys_bf16_d256_e256_causal_a16
+// CHECK-NEXT: block: 128 threads
+// CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
+// CHECK-NEXT: shared memory: 0 bytes static, 131072 dynamic
+// CHECK-NEXT: resident blocks per SM: 1
+// CHECK-NEXT: model:
+// CHECK-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
+// CHECK-LABEL: kernel attention_bwd_queries_bf16_d256_e256_causal_a16
+// CHECK-NEXT: block: 128 threads
+// CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
+// CHECK-NEXT: shared memory: 0 bytes static, 131072 dynamic
+// CHECK-NEXT: resident blocks per SM: 1
+// CHECK-NEXT: model:
+// CHECK-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
+func.func @d256(%q: tensor<?x?x?x256xbf16> {rudnn.align = 16 : i64},
+                %k: tensor<?x?x?x256xbf16> {rudnn.align = 16 : i64},
+                %v: tensor<?x?x?x256xbf16> {rudnn.align = 16 : i64},
+                %o: tensor<?x?x?x256xbf16>, %lse: tensor<?x?x?xf32>,
+                %do: tensor<?x?x?x256xbf16> {rudnn.align = 16 : i64})
+    -> (tensor<?x?x?x256xbf16>, tensor<?x?x?x256xbf16>,
+        tensor<?x?x?x256xbf16>) {
+  %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v output(%o, %lse)
+      gradient %do causal
+      : (tensor<?x?x?x256xbf16>, tensor<?x?x?x256xbf16>,
+         tensor<?x?x?x256xbf16>, tensor<?x?x?x256xbf16>, tensor<?x?x?xf32>,
+         tensor<?x?x?x256xbf16>)
+      -> (tensor<?x?x?x256xbf16>, tensor<?x?x?x256xbf16>,
+          tensor<?x?x?x256xbf16>)
+  return %dq, %dk, %dv
+      : tensor<?x?x?x256xbf16>, tensor<?x?x?x256xbf16>, tensor<?x?x?x256xbf16>
 }

@@ -1,7 +1,8 @@
 // The attention backward example runs and checks its gradients against the
-// float64 backward from the same (here random) o and lse: causal, key
-// lengths drawn down to none, GQA, T ≠ S and tails of every tile. (No input
-// is read: this file holds only the commands.)
+// float64 backward from the same o and lse (the float64 forward's on the
+// drawn inputs): causal, key lengths drawn down to none, GQA, T ≠ S and
+// tails of every tile. (No input is read: this file holds only the
+// commands.)
 //
 // RUN: rudnn-run %rudnn_src_root/examples/attention_backward.mlir --backend emulation --random 0 --dims B=3,T=70,S=90,H=4,G=2 --check --cache-dir "" | FileCheck %s
 // CHECK: result dq: f32[3, 70, 4, 64]
@@ -11,3 +12,14 @@
 // CHECK: check dk: relative error {{.*}} ok
 // CHECK: check dv: relative error {{.*}} ok
 // CHECK: compiles: 3
+
+// The packed example: entries of their own lengths (some empty), o and lse
+// the float64 forward's on the drawn inputs.
+// RUN: rudnn-run %rudnn_src_root/examples/attention_varlen_backward.mlir --backend emulation --random 0 --dims T=150,S=130,C=5,H=4,G=2 --check --cache-dir "" | FileCheck %s --check-prefix=PACKED
+// PACKED: result dq: bf16[150, 4, 64]
+// PACKED-NEXT: result dk: bf16[130, 2, 64]
+// PACKED-NEXT: result dv: bf16[130, 2, 64]
+// PACKED: check dq: relative error {{.*}} ok
+// PACKED: check dk: relative error {{.*}} ok
+// PACKED: check dv: relative error {{.*}} ok
+// PACKED: compiles: 3

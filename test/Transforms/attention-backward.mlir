@@ -5,7 +5,9 @@
 // gradients, each a kernel: the row terms [B, H, T] live in the plan's
 // workspace; the key gradients run over (key tiles, B·G) and sum each
 // group's query heads in the block, the query gradients over (query tiles,
-// B·H). The scale defaults to D^-0.5.
+// B·H). The scale defaults to D^-0.5; 16-bit inputs on sm_90 get blocks
+// of 128 rows (the Hopper kernels, which these views, promising no
+// alignment, cannot take: they run the cp.async kernels).
 // DECOMPOSE-LABEL: func.func @gradients
 // DECOMPOSE-SAME: %[[Q:[^:]*]]: tensor<?x?x?x64xbf16>
 // DECOMPOSE-SAME: %[[K:[^:]*]]: tensor<?x?x?x64xbf16>
@@ -15,7 +17,7 @@
 // DECOMPOSE-SAME: %[[LSE:[^:]*]]: tensor<?x?x?xf32>
 // DECOMPOSE-SAME: %[[DO:[^:]*]]: tensor<?x?x?x32xbf16>
 // DECOMPOSE: %[[T:.*]] = rudnn.attention_row_terms %[[O]], %[[DO]]
-// DECOMPOSE: %[[DK:.*]], %[[DV:.*]] = rudnn.attention_key_gradients %[[Q]], %[[K]], %[[V]] key_lengths %[[L]] lse %[[LSE]] terms %[[T]] gradient %[[DO]] causal window (16, 0) softcap 3.000000e+01 scale 1.250000e-01
+// DECOMPOSE: %[[DK:.*]], %[[DV:.*]] = rudnn.attention_key_gradients %[[Q]], %[[K]], %[[V]] key_lengths %[[L]] lse %[[LSE]] terms %[[T]] gradient %[[DO]] causal window (16, 0) softcap 3.000000e+01 scale 1.250000e-01 block_rows 128
 // DECOMPOSE: %[[DQ:.*]] = rudnn.attention_query_gradients %[[Q]], %[[K]], %[[V]] key_lengths %[[L]] lse %[[LSE]] terms %[[T]] gradient %[[DO]] causal window (16, 0) softcap 3.000000e+01 scale 1.250000e-01
 // DECOMPOSE: return %[[DQ]], %[[DK]], %[[DV]]
 // PLAN-LABEL: rudnn.plan @gradients
@@ -24,10 +26,10 @@
 // PLAN: rudnn.launch @[[TERMS]] grid [#rudnn.size<constant = 1, params = ["query_quads"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
 // PLAN: rudnn.kernel @[[KEYS:attention_bwd_keys_bf16_d64_e32_causal_window16_0]] threads 128 shared_bytes 36864
 // PLAN: rudnn.launch @[[KEYS]] grid [#rudnn.size<constant = 1, params = ["key_tiles"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "G"], divisor = 1>
-// PLAN-SAME: args [@q, @k, @v, @key_lengths, 0, 0, @lse, @d_output, @terms, 0, @dk, @dv,
+// PLAN-SAME: args [@q, @k, @v, @key_lengths, 0, 0, 0, 0, @lse, @d_output, @terms, 0, @dk, @dv,
 // PLAN: rudnn.kernel @[[QUERIES:attention_bwd_queries_bf16_d64_e32_causal_window16_0]] threads 128 shared_bytes 36864
 // PLAN: rudnn.launch @[[QUERIES]] grid [#rudnn.size<constant = 1, params = ["query_tiles"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
-// PLAN-SAME: args [@q, @k, @v, @key_lengths, 0, 0, @lse, @d_output, @terms, @dq, 0, 0,
+// PLAN-SAME: args [@q, @k, @v, @key_lengths, 0, 0, 0, 0, @lse, @d_output, @terms, @dq, 0, 0,
 func.func @gradients(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>,
                      %v: tensor<?x?x?x32xbf16>, %lengths: tensor<?xi32>,
                      %o: tensor<?x?x?x32xbf16>, %lse: tensor<?x?x?xf32>,
@@ -41,4 +43,75 @@ func.func @gradients(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>,
       -> (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x32xbf16>)
   return %dq, %dk, %dv
       : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x32xbf16>
+}
+
+// -----
+
+// Packed batches: the primitives take the entries' offsets; the row terms
+// are [H, T], and each gradient kernel's blocks walk one head's packed
+// tiles (grid (tiles, heads)) with no batch strides.
+// DECOMPOSE-LABEL: func.func @packed
+// DECOMPOSE-SAME: %[[Q:[^:]*]]: tensor<?x?x40xf32>
+// DECOMPOSE-SAME: %[[K:[^:]*]]: tensor<?x?x40xf32>
+// DECOMPOSE-SAME: %[[V:[^:]*]]: tensor<?x?x24xf32>
+// DECOMPOSE-SAME: %[[CQ:[^:]*]]: tensor<?xi32>
+// DECOMPOSE-SAME: %[[CK:[^:]*]]: tensor<?xi32>
+// DECOMPOSE-SAME: %[[O:[^:]*]]: tensor<?x?x24xf32>
+// DECOMPOSE-SAME: %[[LSE:[^:]*]]: tensor<?x?xf32>
+// DECOMPOSE-SAME: %[[DO:[^:]*]]: tensor<?x?x24xf32>
+// DECOMPOSE: %[[T:.*]] = rudnn.attention_row_terms %[[O]], %[[DO]] : tensor<?x?x24xf32>, tensor<?x?x24xf32> -> tensor<?x?xf32>
+// DECOMPOSE: %[[DK:.*]], %[[DV:.*]] = rudnn.attention_key_gradients %[[Q]], %[[K]], %[[V]] cu_seqlens(%[[CQ]], %[[CK]]) lse %[[LSE]] terms %[[T]] gradient %[[DO]] causal scale {{.*}} block_rows 64
+// DECOMPOSE: %[[DQ:.*]] = rudnn.attention_query_gradients %[[Q]], %[[K]], %[[V]] cu_seqlens(%[[CQ]], %[[CK]]) lse %[[LSE]] terms %[[T]] gradient %[[DO]] causal scale
+// DECOMPOSE: return %[[DQ]], %[[DK]], %[[DV]]
+// PLAN-LABEL: rudnn.plan @packed
+// PLAN: rudnn.buffer @terms "workspace" bytes <constant = 4, params = ["H", "T"], divisor = 1>
+// PLAN: rudnn.kernel @[[TERMS:attention_varlen_bwd_terms_f32_e24]] threads 128
+// PLAN: rudnn.launch @[[TERMS]] grid [#rudnn.size<constant = 1, params = ["query_quads"], divisor = 1>, #rudnn.size<constant = 1, params = ["H"], divisor = 1>
+// PLAN: rudnn.kernel @[[KEYS:attention_varlen_bwd_keys_f32_d40_e24_causal]] threads 128
+// PLAN: rudnn.launch @[[KEYS]] grid [#rudnn.size<constant = 1, params = ["key_tiles"], divisor = 1>, #rudnn.size<constant = 1, params = ["G"], divisor = 1>
+// PLAN-SAME: args [@q, @k, @v, 0, 0, @cu_seqlens_q, @cu_seqlens_k, 0, @lse, @d_output, @terms, 0, @dk, @dv,
+// PLAN: rudnn.kernel @[[QUERIES:attention_varlen_bwd_queries_f32_d40_e24_causal]] threads 128
+// PLAN: rudnn.launch @[[QUERIES]] grid [#rudnn.size<constant = 1, params = ["query_tiles"], divisor = 1>, #rudnn.size<constant = 1, params = ["H"], divisor = 1>
+func.func @packed(%q: tensor<?x?x40xf32>, %k: tensor<?x?x40xf32>,
+                  %v: tensor<?x?x24xf32>, %cu_q: tensor<?xi32>,
+                  %cu_k: tensor<?xi32>, %o: tensor<?x?x24xf32>,
+                  %lse: tensor<?x?xf32>, %do: tensor<?x?x24xf32>)
+    -> (tensor<?x?x40xf32>, tensor<?x?x40xf32>, tensor<?x?x24xf32>) {
+  %dq, %dk, %dv = rudnn.attention_varlen_backward %q, %k, %v
+      cu_seqlens(%cu_q, %cu_k) output(%o, %lse) gradient %do causal
+      : (tensor<?x?x40xf32>, tensor<?x?x40xf32>, tensor<?x?x24xf32>,
+         tensor<?xi32>, tensor<?xi32>, tensor<?x?x24xf32>, tensor<?x?xf32>,
+         tensor<?x?x24xf32>)
+      -> (tensor<?x?x40xf32>, tensor<?x?x40xf32>, tensor<?x?x24xf32>)
+  return %dq, %dk, %dv
+      : tensor<?x?x40xf32>, tensor<?x?x40xf32>, tensor<?x?x24xf32>
+}
+
+// -----
+
+// Views promising 16-byte rows take the Hopper kernels: 384 threads over
+// tiles of 128 rows, their operands through tensor maps (boxes of 64
+// columns by the 128 resident rows or the 64 of a step).
+// PLAN-LABEL: rudnn.plan @hopper
+// PLAN: rudnn.kernel @[[KEYS:attention_bwd_keys_bf16_d64_e64_causal_wgmma]] threads 384 shared_bytes 67584
+// PLAN: rudnn.launch @[[KEYS]] grid [#rudnn.size<constant = 1, params = ["key_tiles128"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "G"], divisor = 1>
+// PLAN-SAME: #rudnn.tensor_map<buffer = "q", element_bytes = 2, dims = [64, #rudnn.param<name = "T", bits = 64>, #rudnn.param<name = "H", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "q_stride1", bits = 64>, #rudnn.param<name = "q_stride2", bits = 64>, #rudnn.param<name = "q_stride0", bits = 64>], box = [64, 64, 1, 1], swizzle_bytes = 128>
+// PLAN-SAME: #rudnn.tensor_map<buffer = "k", element_bytes = 2, dims = [64, #rudnn.param<name = "S", bits = 64>, #rudnn.param<name = "G", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "k_stride1", bits = 64>, #rudnn.param<name = "k_stride2", bits = 64>, #rudnn.param<name = "k_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>
+// PLAN: rudnn.kernel @[[QUERIES:attention_bwd_queries_bf16_d64_e64_causal_wgmma]] threads 384 shared_bytes 67584
+// PLAN: rudnn.launch @[[QUERIES]] grid [#rudnn.size<constant = 1, params = ["query_tiles128"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
+// PLAN-SAME: #rudnn.tensor_map<buffer = "q", element_bytes = 2, dims = [64, #rudnn.param<name = "T", bits = 64>, #rudnn.param<name = "H", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "q_stride1", bits = 64>, #rudnn.param<name = "q_stride2", bits = 64>, #rudnn.param<name = "q_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>
+// PLAN-SAME: #rudnn.tensor_map<buffer = "k", element_bytes = 2, dims = [64, #rudnn.param<name = "S", bits = 64>, #rudnn.param<name = "G", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "k_stride1", bits = 64>, #rudnn.param<name = "k_stride2", bits = 64>, #rudnn.param<name = "k_stride0", bits = 64>], box = [64, 64, 1, 1], swizzle_bytes = 128>
+func.func @hopper(%q: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},
+                  %k: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},
+                  %v: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},
+                  %o: tensor<?x?x?x64xbf16>, %lse: tensor<?x?x?xf32>,
+                  %do: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64})
+    -> (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>) {
+  %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v output(%o, %lse)
+      gradient %do causal
+      : (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>,
+         tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>, tensor<?x?x?x64xbf16>)
+      -> (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>)
+  return %dq, %dk, %dv
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>
 }

@@ -27,3 +27,15 @@ func.func @explicit_chunk(%q: tensor<?x?x?x256xf32>, %beta: tensor<?x?x?xf32>) {
       -> (tensor<?x?x?x256xf32>, tensor<?x?x256x256xf32>)
   return
 }
+
+// -----
+
+// The attention backward's gradient blocks do not fit 16 KiB at D = 256.
+func.func @backward_too_large(%q: tensor<?x?x?x256xf32>, %lse: tensor<?x?x?xf32>) {
+  // expected-error @+1 {{the gradient blocks need 200704 bytes of shared memory at D = 256, E = 256 with 32-bit inputs; smem_per_block = 16384}}
+  %dq, %dk, %dv = rudnn.attention_backward %q, %q, %q output(%q, %lse) gradient %q
+      : (tensor<?x?x?x256xf32>, tensor<?x?x?x256xf32>, tensor<?x?x?x256xf32>,
+         tensor<?x?x?x256xf32>, tensor<?x?x?xf32>, tensor<?x?x?x256xf32>)
+      -> (tensor<?x?x?x256xf32>, tensor<?x?x?x256xf32>, tensor<?x?x?x256xf32>)
+  return
+}

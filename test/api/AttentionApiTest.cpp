@@ -12,6 +12,7 @@
 
 #include "lib/reference/AttentionReference.h"
 #include "test/api/ApiFixture.h"
+#include "test/support/PackedBatch.h"
 
 #include <gmock/gmock.h>
 
@@ -409,14 +410,10 @@ class AttentionVarlenNumerics
 
 TEST_P(AttentionVarlenNumerics, MatchesFloat64) {
   const VarlenCase c = GetParam();
-  std::vector<double> queryOffsets = {0}, keyOffsets = {0};
-  for (size_t b = 0; b < c.queries.size(); ++b) {
-    queryOffsets.push_back(queryOffsets.back() + c.queries[b]);
-    keyOffsets.push_back(keyOffsets.back() + c.keys[b]);
-  }
-  const int64_t T = static_cast<int64_t>(queryOffsets.back()),
-                S = static_cast<int64_t>(keyOffsets.back()),
-                C = static_cast<int64_t>(queryOffsets.size()), H = c.H, G = c.G,
+  const PackedBatch batch(c.queries, c.keys);
+  const std::vector<double> &queryOffsets = batch.queryOffsets,
+                            &keyOffsets = batch.keyOffsets;
+  const int64_t T = batch.T, S = batch.S, C = batch.C, H = c.H, G = c.G,
                 D = c.D, E = c.E;
   std::mt19937 random(unsigned(T * 7 + S));
   reference::AttentionInputs in;

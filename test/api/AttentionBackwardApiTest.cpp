@@ -2,15 +2,16 @@
 //
 // The gradients through the public API from the API's own forward, against
 // the float64 gradient on fresh random inputs: masks, window, softcap, GQA
-// and MQA, T ≠ S, odd head dims, rows with no allowed key; the same bits on
-// every call; one compile per signature; bad calls named with nothing
-// written.
+// and MQA, T ≠ S, odd head dims, rows with no allowed key, packed batches,
+// both memory layouts, the Hopper kernels on sm_90; the same bits on every
+// call; one compile per signature; bad calls named with nothing written.
 //
 //===----------------------------------------------------------------------===//
 
 #include "lib/reference/AttentionReference.h"
 #include "test/api/ApiFixture.h"
 #include "test/support/KdaProblem.h"
+#include "test/support/PackedBatch.h"
 
 #include "rudnn/attention.h"
 #include "rudnn/errors.h"
@@ -34,6 +35,8 @@ struct BackwardCase {
   bool causal, lengths, mask;
   int left, right;
   float softcap;
+  /// The memory order of q, k, v, o, d_output and the gradients.
+  Layout layout = Layout::BTHD;
 };
 
 void PrintTo(const BackwardCase &, std::ostream *) {}
@@ -77,18 +80,19 @@ protected:
     p->ref.windowRight = c.right;
     p->ref.softcap = c.softcap;
 
-    p->q = dense(p->in.q, {B, T, H, D}, c.dtype);
-    p->k = dense(p->in.k, {B, S, G, D}, c.dtype);
-    p->v = dense(p->in.v, {B, S, G, E}, c.dtype);
-    p->o = dense(std::vector<double>(B * T * H * E), {B, T, H, E}, c.dtype);
+    const Layout l = c.layout;
+    p->q = sequence(p->in.q, B, T, H, D, c.dtype, l);
+    p->k = sequence(p->in.k, B, S, G, D, c.dtype, l);
+    p->v = sequence(p->in.v, B, S, G, E, c.dtype, l);
+    p->o = sequence(std::vector<double>(B * T * H * E), B, T, H, E, c.dtype, l);
     p->lse = dense(std::vector<double>(B * H * T), {B, H, T});
-    p->dOutput = dense(p->dO, {B, T, H, E}, c.dtype);
-    p->dq =
-        dense(std::vector<double>(B * T * H * D, NAN), {B, T, H, D}, c.dtype);
-    p->dk =
-        dense(std::vector<double>(B * S * G * D, NAN), {B, S, G, D}, c.dtype);
-    p->dv =
-        dense(std::vector<double>(B * S * G * E, NAN), {B, S, G, E}, c.dtype);
+    p->dOutput = sequence(p->dO, B, T, H, E, c.dtype, l);
+    p->dq = sequence(std::vector<double>(B * T * H * D, NAN), B, T, H, D,
+                     c.dtype, l);
+    p->dk = sequence(std::vector<double>(B * S * G * D, NAN), B, S, G, D,
+                     c.dtype, l);
+    p->dv = sequence(std::vector<double>(B * S * G * E, NAN), B, S, G, E,
+                     c.dtype, l);
     AttentionInputs forward{p->q.view, p->k.view, p->v.view, {}, {}};
     if (c.lengths) {
       p->lengths = upload(bytesOf<int32_t>(p->in.keyLengths), DType::I32);
@@ -112,6 +116,26 @@ protected:
     return p;
   }
 
+  /// Runs `call` (a backward) profiled; on emulation, checks that the
+  /// gradient kernels were the Hopper ones (TMA, wgmma) exactly when
+  /// `hopper`.
+  template <typename Call> void runOnPath(Call call, bool hopper) {
+    context->resetProfile();
+    context->setProfiling(true);
+    call();
+    context->setProfiling(false);
+    if (RUDNN_TEST_BACKEND != BackendKind::Emulation)
+      return; // the device decides
+    const std::vector<KernelProfile> kernels = context->profile();
+    ASSERT_EQ(kernels.size(), 3u);
+    for (const KernelProfile &kernel : kernels) {
+      if (kernel.kernel.find("_terms_") != std::string::npos)
+        continue; // the row terms have one kernel
+      EXPECT_EQ(kernel.kernel.find("_wgmma") != std::string::npos, hopper)
+          << kernel.kernel;
+    }
+  }
+
   std::vector<double> all(const Problem &p) {
     const reference::AttentionShape &s = p.shape;
     std::vector<double> values =
@@ -133,20 +157,25 @@ class AttentionBackwardNumerics
 TEST_P(AttentionBackwardNumerics, MatchesFloat64AndRepeatsBitForBit) {
   const BackwardCase c = GetParam();
   std::unique_ptr<Problem> p = problem(c);
-  attentionBackward(*context, p->inputs, p->gradients, p->options);
+  // sm_90: 16-bit inputs to head dims of 128 (whose rows here are all
+  // 16-byte aligned) on the Hopper kernels.
+  runOnPath(
+      [&] { attentionBackward(*context, p->inputs, p->gradients, p->options); },
+      c.dtype != DType::F32 && c.D <= 128 && c.E <= 128);
   const reference::AttentionShape &s = p->shape;
   const reference::AttentionGradients want =
       reference::attentionBackward(s, p->in, p->dO, p->ref);
   const double tolerance = c.dtype == DType::F32 ? 1e-4 : 2e-2;
   EXPECT_LT(
-      relativeError(read(p->dq, s.batch * s.queries * s.heads * s.headDim),
+      relativeError(readSequence(p->dq, s.batch, s.queries, s.heads, s.headDim),
                     want.dq),
       tolerance);
-  EXPECT_LT(relativeError(read(p->dk, s.batch * s.keys * s.kvHeads * s.headDim),
-                          want.dk),
-            tolerance);
   EXPECT_LT(
-      relativeError(read(p->dv, s.batch * s.keys * s.kvHeads * s.valueDim),
+      relativeError(readSequence(p->dk, s.batch, s.keys, s.kvHeads, s.headDim),
+                    want.dk),
+      tolerance);
+  EXPECT_LT(
+      relativeError(readSequence(p->dv, s.batch, s.keys, s.kvHeads, s.valueDim),
                     want.dv),
       tolerance);
   // No atomics: a second call, from another thread, gives the same bits.
@@ -171,7 +200,9 @@ std::string caseName(const ::testing::TestParamInfo<BackwardCase> &info) {
                      (c.lengths ? "_lengths" : "") + (c.mask ? "_mask" : "");
   if (c.left >= 0 || c.right >= 0)
     name += "_window";
-  return c.softcap > 0 ? name + "_softcap" : name;
+  if (c.softcap > 0)
+    name += "_softcap";
+  return c.layout == Layout::BHTD ? name + "_BHTD" : name;
 }
 
 constexpr DType f32 = DType::F32, bf16 = DType::BF16, f16 = DType::F16;
@@ -183,13 +214,21 @@ INSTANTIATE_TEST_SUITE_P(
         BackwardCase{f32, 3, 70, 90, 4, 2, 64, 64, true, true, false, -1, -1,
                      0},
         // Mask, window and softcap together, odd dims, E ≠ D.
-        BackwardCase{f32, 2, 45, 60, 2, 1, 24, 40, false, false, true, 9, 3, 5},
+        BackwardCase{f32, 2, 45, 60, 2, 1, 24, 40, false, false, true, 9, 3, 5,
+                     Layout::BHTD},
         // More queries than keys, causal: empty rows; MQA; D = 8.
         BackwardCase{f32, 2, 90, 30, 4, 1, 8, 8, true, false, false, -1, -1, 0},
-        // 16-bit on tensor cores: D = 72, GQA 4.
+        // 16-bit on the Hopper kernels: dV and dK in one pass (D, E ≤ 64)
+        // with mask, window and softcap; in two (D = 72), GQA 4.
+        BackwardCase{bf16, 2, 45, 60, 2, 1, 24, 40, false, false, true, 9, 3, 5,
+                     Layout::BHTD},
         BackwardCase{bf16, 1, 66, 66, 4, 1, 72, 72, true, false, false, -1, -1,
                      0},
-        BackwardCase{f16, 2, 40, 33, 2, 2, 128, 64, false, true, true, -1, -1,
+        // D = 256: dV and dK in two passes, 32 rows streamed a step.
+        BackwardCase{f16, 2, 40, 33, 2, 2, 256, 128, false, true, true, -1, -1,
+                     0},
+        // f32 at D = 256, E = 200: 16 rows streamed a step.
+        BackwardCase{f32, 1, 37, 45, 2, 1, 256, 200, true, false, true, -1, -1,
                      0}),
     caseName);
 
@@ -205,6 +244,115 @@ TEST_F(AttentionBackwardTest, ChangingSizesCompilesNothing) {
   // first one's.
   EXPECT_EQ(context->counters().kernelsCompiled, compiled);
 }
+
+/// A packed batch: per entry its query and key counts.
+struct VarlenBackwardCase {
+  DType dtype;
+  std::vector<int> queries, keys;
+  int H, G, D, E;
+  bool causal;
+  int left, right;
+  float softcap;
+};
+
+void PrintTo(const VarlenBackwardCase &, std::ostream *) {}
+
+class AttentionVarlenBackwardNumerics
+    : public AttentionBackwardTest,
+      public ::testing::WithParamInterface<VarlenBackwardCase> {};
+
+TEST_P(AttentionVarlenBackwardNumerics, MatchesFloat64AndRepeatsBitForBit) {
+  const VarlenBackwardCase c = GetParam();
+  const PackedBatch batch(c.queries, c.keys);
+  const std::vector<double> &queryOffsets = batch.queryOffsets,
+                            &keyOffsets = batch.keyOffsets;
+  const int64_t T = batch.T, S = batch.S, C = batch.C, H = c.H, G = c.G,
+                D = c.D, E = c.E;
+  std::mt19937 random(unsigned(T * 5 + S));
+  reference::AttentionInputs in;
+  in.q = normalValues(T * H * D, random);
+  in.k = normalValues(S * G * D, random);
+  in.v = normalValues(S * G * E, random);
+  std::vector<double> dO = normalValues(T * H * E, random);
+  roundTo(c.dtype, {&in.q, &in.k, &in.v, &dO});
+  reference::AttentionOptions ref;
+  ref.scale = 1.0 / std::sqrt(double(D));
+  ref.causal = c.causal;
+  ref.windowLeft = c.left;
+  ref.windowRight = c.right;
+  ref.softcap = c.softcap;
+  const reference::AttentionGradients want = reference::attentionVarlenBackward(
+      H, G, D, E, in, dO, queryOffsets, keyOffsets, ref);
+
+  DeviceTensor q = dense(in.q, {T, H, D}, c.dtype),
+               k = dense(in.k, {S, G, D}, c.dtype),
+               v = dense(in.v, {S, G, E}, c.dtype),
+               o = dense(std::vector<double>(T * H * E), {T, H, E}, c.dtype),
+               lse = dense(std::vector<double>(H * T), {H, T}),
+               dOutput = dense(dO, {T, H, E}, c.dtype),
+               dq = dense(std::vector<double>(T * H * D, NAN), {T, H, D},
+                          c.dtype),
+               dk = dense(std::vector<double>(S * G * D, NAN), {S, G, D},
+                          c.dtype),
+               dv = dense(std::vector<double>(S * G * E, NAN), {S, G, E},
+                          c.dtype);
+  DeviceTensor cuQ = upload(bytesOf<int32_t>(queryOffsets), DType::I32),
+               cuK = upload(bytesOf<int32_t>(keyOffsets), DType::I32);
+  const AttentionVarlenInputs forward{
+      q.view, k.view, v.view,
+      TensorView::contiguous(cuQ.view.data, DType::I32, {C}),
+      TensorView::contiguous(cuK.view.data, DType::I32, {C})};
+  AttentionOptions options;
+  options.causal = c.causal;
+  options.windowLeft = c.left;
+  options.windowRight = c.right;
+  options.softcap = c.softcap;
+  attentionVarlenForward(*context, forward, {o.view, lse.view}, options);
+  const AttentionVarlenBackwardInputs inputs{forward, o.view, lse.view,
+                                             dOutput.view};
+  const AttentionGradients gradients{dq.view, dk.view, dv.view};
+  runOnPath(
+      [&] { attentionVarlenBackward(*context, inputs, gradients, options); },
+      c.dtype != DType::F32 && D <= 128 && E <= 128);
+  const double tolerance = c.dtype == DType::F32 ? 1e-4 : 2e-2;
+  const std::vector<double> dqs = read(dq, T * H * D),
+                            dks = read(dk, S * G * D),
+                            dvs = read(dv, S * G * E);
+  EXPECT_LT(relativeError(dqs, want.dq), tolerance);
+  EXPECT_LT(relativeError(dks, want.dk), tolerance);
+  EXPECT_LT(relativeError(dvs, want.dv), tolerance);
+  // The same bits from another thread.
+  std::thread([&] {
+    attentionVarlenBackward(*context, inputs, gradients, options);
+  }).join();
+  EXPECT_EQ(read(dq, T * H * D), dqs);
+  EXPECT_EQ(read(dk, S * G * D), dks);
+  EXPECT_EQ(read(dv, S * G * E), dvs);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Packed, AttentionVarlenBackwardNumerics,
+    ::testing::Values(
+        // Entries of no query, one query, no key, more queries than keys
+        // (causal: rows that see nothing), past one tile of either; GQA.
+        VarlenBackwardCase{f32,
+                           {0, 1, 70, 5, 33, 80},
+                           {3, 1, 70, 0, 20, 100},
+                           4,
+                           2,
+                           24,
+                           40,
+                           true,
+                           -1,
+                           -1,
+                           0},
+        // 16-bit on tensor cores with a window and softcap; MQA.
+        VarlenBackwardCase{
+            bf16, {17, 64, 65}, {40, 64, 1}, 4, 1, 72, 72, false, 9, 2, 5}),
+    [](const ::testing::TestParamInfo<VarlenBackwardCase> &info) {
+      return std::string(dtypeName(info.param.dtype)) + "_entries" +
+             std::to_string(info.param.queries.size());
+    });
 
 /// A small valid call whose parts a test spoils: the fault is named and no
 /// gradient is written.
@@ -255,3 +403,31 @@ TEST_F(AttentionBackwardBadInput, NegativeSoftcap) {
 }
 
 } // namespace
+
+TEST_F(AttentionBackwardBadInput, PackedBackwardWithPaddedLse) {
+  // The problem's padded tensors seen as one packed entry: [B·T, H, *].
+  const int64_t T = 2 * 5, S = 2 * 6;
+  DeviceTensor cuQ = upload(bytesOf<int32_t>({0, 4, T}), DType::I32),
+               cuK = upload(bytesOf<int32_t>({0, 7, S}), DType::I32);
+  auto packed = [](TensorView view) {
+    view.shape = {view.shape[0] * view.shape[1], view.shape[2], view.shape[3]};
+    view.strides = {view.strides[1], view.strides[2], view.strides[3]};
+    return view;
+  };
+  const AttentionInputs &f = p->inputs.forward;
+  AttentionVarlenBackwardInputs inputs{
+      {packed(f.q), packed(f.k), packed(f.v),
+       TensorView::contiguous(cuQ.view.data, DType::I32, {3}),
+       TensorView::contiguous(cuK.view.data, DType::I32, {3})},
+      packed(p->inputs.o),
+      p->inputs.lse, // [B, H, T], not [H, B·T]
+      packed(p->inputs.dOutput)};
+  const AttentionGradients gradients{packed(p->gradients.dq),
+                                     packed(p->gradients.dk),
+                                     packed(p->gradients.dv)};
+  EXPECT_THAT(
+      [&] { attentionVarlenBackward(*context, inputs, gradients); },
+      ::testing::ThrowsMessage<InvalidArgument>(HasSubstr("'lse' must have")));
+  for (double value : all(*p))
+    ASSERT_TRUE(std::isnan(value));
+}

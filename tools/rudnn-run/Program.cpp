@@ -134,10 +134,15 @@ Program::Program(Context &context, const std::string &path,
     : module(Module::load(context, path)), function(module.function(entry)) {
   for (size_t i = 0; i < function.arguments().size(); ++i) {
     const TensorInfo &info = function.arguments()[i];
-    Argument argument{info.name, info.dtype, info.shape, info.layout,
-                      info.role};
+    Argument argument;
+    argument.name = info.name;
+    argument.dtype = info.dtype;
+    argument.shape = info.shape;
+    argument.layout = info.layout;
+    argument.role = info.role;
     // Drawn as the first operator reading it expects.
-    for (const OperatorCall &call : function.operators()) {
+    for (size_t c = 0; c < function.operators().size(); ++c) {
+      const OperatorCall &call = function.operators()[c];
       const OperatorContract *contract = contractOf(call.op);
       auto k = std::find(call.operands.begin(), call.operands.end(),
                          static_cast<int>(i));
@@ -147,6 +152,8 @@ Program::Program(Context &context, const std::string &path,
         argument.sample = operand.sample;
         argument.opaque = operand.opaque;
         argument.counts = operand.counts;
+        argument.resultOf = operand.resultOf;
+        argument.call = static_cast<int>(c);
         break;
       }
     }
@@ -213,6 +220,38 @@ std::vector<HostTensor> Program::run(Context &context,
                       npy::toDoubles(bytes)});
   }
   return values;
+}
+
+void Program::deriveResults(std::vector<HostTensor> &inputs) const {
+  for (size_t i = 0; i < arguments_.size() && i < inputs.size(); ++i) {
+    const Argument &argument = arguments_[i];
+    if (argument.resultOf.empty())
+      continue;
+    const OperatorCall &call = function.operators()[argument.call];
+    const OperatorContract *contract = contractOf(call.op);
+    reference::OperatorReference compute =
+        reference::referenceFor(argument.resultOf);
+    if (!contract || !compute)
+      continue; // drawn as any other input
+    // The call's operands that are the function's arguments and not
+    // themselves results: the other operator's operands.
+    reference::NamedValues operands;
+    for (size_t k = 0; k < call.operands.size(); ++k) {
+      const int value = call.operands[k];
+      if (value >= 0 && value < static_cast<int>(inputs.size()) &&
+          contract->operands[k].resultOf.empty())
+        operands[std::string(contract->operands[k].name)] = {
+            inputs[value].shape, inputs[value].values};
+    }
+    reference::NamedValues computed = compute(operands, call.attributes);
+    auto it = computed.find(argument.role);
+    if (it == computed.end() ||
+        it->second.data.size() != inputs[i].values.size())
+      continue;
+    inputs[i].values = it->second.data;
+    inputs[i].values =
+        npy::toDoubles(encode(inputs[i])); // what the device holds
+  }
 }
 
 void Program::requireCheckable() const {

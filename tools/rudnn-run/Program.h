@@ -45,6 +45,10 @@ struct Argument {
   bool opaque = false;
   /// Sample::Lengths: the dim letter the values count up to.
   char counts = 0;
+  /// A result of this operator on the operands of the call reading it (the
+  /// function's operators()[call]), as a backward takes its forward's.
+  std::string resultOf;
+  int call = -1;
 };
 
 /// rudnn-run's view of a function, over the Program API: no operator has
@@ -65,6 +69,11 @@ public:
   std::vector<HostTensor>
   run(Context &context, const std::vector<HostTensor> &inputs, int repeats = 1,
       std::vector<double> *milliseconds = nullptr) const;
+  /// Replaces the drawn inputs that are another operator's results
+  /// (Argument::resultOf) by that operator's float64 results on the other
+  /// inputs, rounded to their types: a backward drawn at random is then
+  /// taken at a point its forward reaches.
+  void deriveResults(std::vector<HostTensor> &inputs) const;
   /// Throws Unsupported unless the float64 references can check the
   /// function: none of its arguments is opaque.
   void requireCheckable() const;

@@ -173,9 +173,13 @@ int runTool(int argc, char **argv) {
   if (!vm["dims"].defaulted())
     for (const auto &[letter, size] : sizes)
       requireDynamicDim(program, letter);
-  std::vector<HostTensor> arguments =
-      vm.count("inputs") ? readInputs(program.arguments(), inputs)
-                         : randomInputs(program.arguments(), sizes, seed);
+  std::vector<HostTensor> arguments;
+  if (vm.count("inputs")) {
+    arguments = readInputs(program.arguments(), inputs);
+  } else {
+    arguments = randomInputs(program.arguments(), sizes, seed);
+    program.deriveResults(arguments);
+  }
   if (!saveInputs.empty())
     writeTensors(arguments, saveInputs);
 

@@ -36,18 +36,39 @@ template <typename T> struct BackwardParams {
   SequenceStrides dq_strides, dk_strides, dv_strides;
 };
 
-/// Rows of a backward block (four warps of 16) and of the key tiles the
-/// query-gradient block loops over.
+/// Rows of a backward block: four warps of 16.
 inline constexpr int kBackwardRows = 64;
+
+/// Rows a backward block streams a step, `Resident` the smallest that
+/// holds below 64 head dims of 64 (then registers and shared memory are
+/// plenty): past 128, 32 for 16-bit inputs and 16 for f32, so the resident
+/// rows, two stages and an f32 staging tile fit 227 KB.
+template <typename T, int D, int E, int Resident>
+inline constexpr int kStreamedRows = D <= 64 && E <= 64     ? 64
+                                     : D <= 128 && E <= 128 ? Resident
+                                     : sizeof(T) == 2       ? 32
+                                                            : 16;
 
 /// Queries per tile the key-gradient block loops over: 32 for head dims
 /// past 64, so its scores, dP and both gradients' accumulators stay in
 /// registers.
+template <typename T, int D, int E>
+inline constexpr int kKeyGradientQueries = kStreamedRows<T, D, E, 32>;
+
+/// Keys per tile the query-gradient block loops over.
+template <typename T, int D, int E>
+inline constexpr int kQueryGradientKeys = kStreamedRows<T, D, E, 64>;
+
+/// Whether the key-gradient block takes dV and dK in two passes over the
+/// queries (S formed twice), which past 256 columns of dK and dV together
+/// would not stay in registers at once.
 template <int D, int E>
-inline constexpr int kKeyGradientQueries = D > 64 || E > 64 ? 32 : 64;
+inline constexpr bool
+    kSplitKeyGradients = (D + 15) / 16 * 16 + (E + 15) / 16 * 16 > 256;
 
 /// D_i = Σ_e dO_ie O_ie of every (entry, head, query): grid (ceil(T / 4),
-/// B·H), 128 threads, a warp a row.
+/// B·H), 128 threads, a warp a row. Packed batches are one entry of all T
+/// rows (grid (ceil(T / 4), H)): the row terms need no offsets.
 template <typename T, int E>
 __device__ void row_terms(const BackwardParams<T> &p) {
   const ForwardParams<T> &f = p.forward;
@@ -69,19 +90,19 @@ __device__ void row_terms(const BackwardParams<T> &p) {
 /// dot products x (`scores`) and dP (`dp`) of a warp's tile, P = exp(s −
 /// lse_i) where allowed (0 else; s the scaled, soft-capped score) into
 /// `scores` and scale·dS = scale·P (dP − D_i)·s'(x) into `dp`. Tile rows
-/// and columns are queries and keys from (row0, col0), or keys and queries
-/// when `Transposed`.
+/// and columns are queries and keys from (row0, col0) of the entry's
+/// `queries`, or keys and queries when `Transposed`.
 template <bool Transposed, typename Tile, typename T>
 __device__ __forceinline__ void
 probabilities_and_gradients(Tile &scores, Tile &dp, const BackwardParams<T> &p,
-                            const KeyBounds &bounds, int b, int h, int row0,
-                            int col0) {
+                            const KeyBounds &bounds, int b, int h, Rows queries,
+                            int row0, int col0) {
   const ForwardParams<T> &f = p.forward;
   // The warp's 16 rows against the tile's columns.
   const bool masked = Transposed
                           ? bounds.crosses(col0, Tile::kColumns, row0, 16)
                           : bounds.crosses(row0, 16, col0, Tile::kColumns);
-  const long long base = b * f.lse_batch + h * f.lse_head;
+  const long long base = b * f.lse_batch + h * f.lse_head + queries.first;
   const float inf = __int_as_float(0x7f800000);
   // The queries a lane holds, their lse and D_i read once: rows g and g + 8
   // of a query-row tile, or columns 8n' + 2t and 8n' + 2t + 1 of a
@@ -93,8 +114,8 @@ probabilities_and_gradients(Tile &scores, Tile &dp, const BackwardParams<T> &p,
   for (int n = 0; n < kQueries; ++n) {
     const int i = Transposed ? col0 + 8 * (n / 2) + 2 * (lane % 4) + n % 2
                              : row0 + lane / 4 + 8 * n;
-    lses[n] = i < f.queries ? f.lse[base + i] : -inf;
-    terms[n] = i < f.queries ? p.row_terms[base + i] : 0.f;
+    lses[n] = i < queries.count ? f.lse[base + i] : -inf;
+    terms[n] = i < queries.count ? p.row_terms[base + i] : 0.f;
   }
   auto one = [&](int r, int c, float &x, float &d) {
     const int i = Transposed ? col0 + c : row0 + r,
@@ -156,22 +177,22 @@ add_product(Acc &acc, const Tile &a, const Operand &b, const Staging &staging) {
   }
 }
 
-/// Stores a warp's 16 gradient rows from `row0` (below `count`, columns
-/// below `Width`) at `to` + strides.offset(b, row, head).
+/// Stores a warp's 16 gradient rows from `row0` of the entry's `rows`
+/// (columns below `Width`) at `to` + strides.offset(b, row, head).
 template <int Width, typename T, typename Acc>
 __device__ __forceinline__ void
 store_gradient_rows(T *to, const SequenceStrides &strides, const Acc &acc,
-                    int b, int head, int row0, int count) {
+                    int b, int head, int row0, Rows rows) {
   acc.for_each_pair([&](int r, int c, float first, float second) {
-    if (row0 + r < count && c < Width)
-      tile::store_pair(to + strides.offset(b, row0 + r, head) + c, first,
-                       second, c + 1 < Width);
+    if (row0 + r < rows.count && c < Width)
+      tile::store_pair(to + strides.offset(b, rows.first + row0 + r, head) + c,
+                       first, second, c + 1 < Width);
   });
 }
 
 /// The key-gradient block's shared memory: its keys and values, two stages
 /// of BQ queries and dO, and for f32 the staging of Pᵀ and dSᵀ.
-template <typename T, int D, int E, int BQ = kKeyGradientQueries<D, E>>
+template <typename T, int D, int E, int BQ = kKeyGradientQueries<T, D, E>>
 struct KeyGradientShared : ProbabilityTile<T, BQ> {
   static constexpr int kD = (D + 15) / 16 * 16, kE = (E + 15) / 16 * 16;
   static constexpr int kQueries = BQ;
@@ -185,24 +206,27 @@ struct KeyGradientShared : ProbabilityTile<T, BQ> {
   alignas(16) T d_o[2][QueryValues::kElements];
 };
 
-/// dK and dV of 64 keys of key head g in entry b: grid (ceil(S / 64), B·G),
-/// 128 threads.
-template <typename T, int D, int E, bool Causal,
-          tile::Alignment Views = tile::Alignment::Checked>
-__device__ void key_gradients(const BackwardParams<T> &p) {
+/// dV (if `Values`) and dK (if `Keys`) of 64 keys from j0 of key head g in
+/// entry b, whose queries and keys are `queryRows` and `keyRows` of the
+/// tensors: one pass over the query tiles that see them.
+template <typename T, int D, int E, bool Causal, tile::Alignment Views,
+          bool Values, bool Keys>
+__device__ void key_pass(const BackwardParams<T> &p, int b, int g, int j0,
+                         Rows queryRows, Rows keyRows) {
   using Shared = KeyGradientShared<T, D, E>;
   constexpr int BQ = Shared::kQueries;
   RUDNN_DYNAMIC_SHARED(Shared, shared);
   const ForwardParams<T> &f = p.forward;
-  const int b = blockIdx.y / f.kv_heads, g = blockIdx.y % f.kv_heads;
-  const int j0 = blockIdx.x * kBackwardRows, warp = threadIdx.x / 32;
-  const int group = f.heads / f.kv_heads;
-  const KeyBounds bounds = KeyBounds::of(f, b, Causal, f.queries, f.keys);
+  const int warp = threadIdx.x / 32, group = f.heads / f.kv_heads;
+  const int queryCount = queryRows.count;
+  const KeyBounds bounds =
+      KeyBounds::of(f, b, Causal, queryCount, keyRows.count);
   int firstTile, tiles;
-  bounds.query_tiles(j0, kBackwardRows, BQ, f.queries, firstTile, tiles);
-  const int keyRows = bounds.length - j0 < kBackwardRows
-                          ? (bounds.length > j0 ? bounds.length - j0 : 0)
-                          : kBackwardRows;
+  bounds.query_tiles(j0, kBackwardRows, BQ, queryCount, firstTile, tiles);
+  const int keyCount = bounds.length - j0 < kBackwardRows
+                           ? (bounds.length > j0 ? bounds.length - j0 : 0)
+                           : kBackwardRows;
+  const int k0 = keyRows.first + j0; // the block's first key row
   const typename Shared::Heads keys{shared->k};
   const typename Shared::Values values{shared->v};
   const auto staging = staging_of<T, BQ>(shared);
@@ -217,20 +241,22 @@ __device__ void key_gradients(const BackwardParams<T> &p) {
       tiles * group,
       [&](int step, int stage) {
         if (step == 0) {
-          tile::load_tile_async<Views>(keys, f.k + f.k_strides.offset(b, j0, g),
-                                       f.k_strides.time, keyRows, D);
-          tile::load_tile_async<Views>(values,
-                                       f.v + f.v_strides.offset(b, j0, g),
-                                       f.v_strides.time, keyRows, E);
+          tile::load_tile_async<Views>(keys, f.k + f.k_strides.offset(b, k0, g),
+                                       f.k_strides.time, keyCount, D);
+          if constexpr (Keys) // dV needs no dP, so no V
+            tile::load_tile_async<Views>(values,
+                                         f.v + f.v_strides.offset(b, k0, g),
+                                         f.v_strides.time, keyCount, E);
         }
         const int h = head(step), i0 = first(step);
-        const int rows = f.queries - i0 < BQ ? f.queries - i0 : BQ;
+        const int rows = queryCount - i0 < BQ ? queryCount - i0 : BQ;
+        const int row = queryRows.first + i0;
         tile::load_tile_async<Views>(
             typename Shared::QueryHeads{shared->q[stage]},
-            f.q + f.q_strides.offset(b, i0, h), f.q_strides.time, rows, D);
+            f.q + f.q_strides.offset(b, row, h), f.q_strides.time, rows, D);
         tile::load_tile_async<Views>(
             typename Shared::QueryValues{shared->d_o[stage]},
-            p.d_o + p.d_o_strides.offset(b, i0, h), p.d_o_strides.time, rows,
+            p.d_o + p.d_o_strides.offset(b, row, h), p.d_o_strides.time, rows,
             E);
       },
       [&](int step, int stage) {
@@ -240,53 +266,98 @@ __device__ void key_gradients(const BackwardParams<T> &p) {
         scores.clear();
         dp.clear();
 #pragma unroll
-        for (int k0 = 0; k0 < Shared::kD; k0 += 16) // Sᵀ = K Qᵀ
+        for (int c = 0; c < Shared::kD; c += 16) // Sᵀ = K Qᵀ
           scores.template mma<tile::BLayout::NK>(keys, 16 * warp, queries, 0,
-                                                 k0);
+                                                 c);
+        if constexpr (Keys) {
 #pragma unroll
-        for (int k0 = 0; k0 < Shared::kE; k0 += 16) // dPᵀ = V dOᵀ
-          dp.template mma<tile::BLayout::NK>(values, 16 * warp, d_o, 0, k0);
+          for (int c = 0; c < Shared::kE; c += 16) // dPᵀ = V dOᵀ
+            dp.template mma<tile::BLayout::NK>(values, 16 * warp, d_o, 0, c);
+        }
         probabilities_and_gradients<true>(scores, dp, p, bounds, b, head(step),
-                                          j0 + 16 * warp, first(step));
-        add_product(dv, scores, d_o, staging); // dV += Pᵀ dO
-        add_product(dk, dp, queries, staging); // dK += scale·dSᵀ Q
+                                          queryRows, j0 + 16 * warp,
+                                          first(step));
+        if constexpr (Values)
+          add_product(dv, scores, d_o, staging); // dV += Pᵀ dO
+        if constexpr (Keys)
+          add_product(dk, dp, queries, staging); // dK += scale·dSᵀ Q
       });
-  store_gradient_rows<D>(p.dk, p.dk_strides, dk, b, g, j0 + 16 * warp, f.keys);
-  store_gradient_rows<E>(p.dv, p.dv_strides, dv, b, g, j0 + 16 * warp, f.keys);
+  if constexpr (Keys)
+    store_gradient_rows<D>(p.dk, p.dk_strides, dk, b, g, j0 + 16 * warp,
+                           keyRows);
+  if constexpr (Values)
+    store_gradient_rows<E>(p.dv, p.dv_strides, dv, b, g, j0 + 16 * warp,
+                           keyRows);
+}
+
+/// dK and dV of 64 keys from j0 of key head g in entry b: in one pass, or
+/// in two (dV, then dK) where their accumulators would not fit together.
+template <typename T, int D, int E, bool Causal, tile::Alignment Views>
+__device__ void key_block(const BackwardParams<T> &p, int b, int g, int j0,
+                          Rows queryRows, Rows keyRows) {
+  if constexpr (kSplitKeyGradients<D, E>) {
+    key_pass<T, D, E, Causal, Views, true, false>(p, b, g, j0, queryRows,
+                                                  keyRows);
+    __syncthreads(); // the shared tiles are the second pass's
+    key_pass<T, D, E, Causal, Views, false, true>(p, b, g, j0, queryRows,
+                                                  keyRows);
+  } else {
+    key_pass<T, D, E, Causal, Views, true, true>(p, b, g, j0, queryRows,
+                                                 keyRows);
+  }
+}
+
+/// dK and dV: a block per 64 keys of one key head (see for_each_block),
+/// 128 threads.
+template <typename T, int D, int E, bool Causal, bool Packed = false,
+          tile::Alignment Views = tile::Alignment::Checked>
+__device__ void key_gradients(const BackwardParams<T> &p) {
+  for_each_block<kBackwardRows, Packed, /*ByKeys=*/true>(
+      p.forward, p.forward.kv_heads,
+      [&](int b, int g, int j0, Rows queryRows, Rows keyRows) {
+        key_block<T, D, E, Causal, Views>(p, b, g, j0, queryRows, keyRows);
+        __syncthreads(); // the shared tiles are the next tile's
+      });
 }
 
 /// The query-gradient block's shared memory: its queries and dO, two
-/// stages of keys and values, and for f32 the staging of dS.
-template <typename T, int D, int E>
-struct QueryGradientShared : ProbabilityTile<T, kBackwardRows> {
+/// stages of BK keys and values, and for f32 the staging of dS.
+template <typename T, int D, int E, int BK = kQueryGradientKeys<T, D, E>>
+struct QueryGradientShared : ProbabilityTile<T, BK> {
   static constexpr int kD = (D + 15) / 16 * 16, kE = (E + 15) / 16 * 16;
+  static constexpr int kKeys = BK;
   using Heads = tile::SharedTile<T, kBackwardRows, kD>;
   using Values = tile::SharedTile<T, kBackwardRows, kE>;
+  using KeyHeads = tile::SharedTile<T, BK, kD>;
+  using KeyValues = tile::SharedTile<T, BK, kE>;
   alignas(16) T q[Heads::kElements];
   alignas(16) T d_o[Values::kElements];
-  alignas(16) T k[2][Heads::kElements];
-  alignas(16) T v[2][Values::kElements];
+  alignas(16) T k[2][KeyHeads::kElements];
+  alignas(16) T v[2][KeyValues::kElements];
 };
 
-/// dQ of 64 queries of head h in entry b: grid (ceil(T / 64), B·H), 128
-/// threads.
-template <typename T, int D, int E, bool Causal,
-          tile::Alignment Views = tile::Alignment::Checked>
-__device__ void query_gradients(const BackwardParams<T> &p) {
+/// dQ of 64 queries from q0 of head h in entry b, whose queries and keys
+/// are `queryRows` and `keyRows` of the tensors.
+template <typename T, int D, int E, bool Causal, tile::Alignment Views>
+__device__ void query_block(const BackwardParams<T> &p, int b, int h, int q0,
+                            Rows queryRows, Rows keyRows) {
   using Shared = QueryGradientShared<T, D, E>;
+  constexpr int BK = Shared::kKeys;
   RUDNN_DYNAMIC_SHARED(Shared, shared);
   const ForwardParams<T> &f = p.forward;
-  const int b = blockIdx.y / f.heads, h = blockIdx.y % f.heads;
-  const int q0 = blockIdx.x * kBackwardRows, warp = threadIdx.x / 32;
+  const int warp = threadIdx.x / 32;
   const int hk = h / (f.heads / f.kv_heads);
-  const KeyBounds bounds = KeyBounds::of(f, b, Causal, f.queries, f.keys);
+  const int queryCount = queryRows.count;
+  const KeyBounds bounds =
+      KeyBounds::of(f, b, Causal, queryCount, keyRows.count);
   const int blockRows =
-      f.queries - q0 < kBackwardRows ? f.queries - q0 : kBackwardRows;
+      queryCount - q0 < kBackwardRows ? queryCount - q0 : kBackwardRows;
+  const int row = queryRows.first + q0; // the block's first query row
   int firstTile, tiles;
-  bounds.tiles(q0, blockRows, kBackwardRows, firstTile, tiles);
+  bounds.tiles(q0, blockRows, BK, firstTile, tiles);
   const typename Shared::Heads queries{shared->q};
   const typename Shared::Values d_o{shared->d_o};
-  const auto staging = staging_of<T, kBackwardRows>(shared);
+  const auto staging = staging_of<T, BK>(shared);
   tile::WarpTile<T, 16, Shared::kD> dq;
   dq.clear();
   tile::two_stage_pipeline(
@@ -294,42 +365,55 @@ __device__ void query_gradients(const BackwardParams<T> &p) {
       [&](int step, int stage) {
         if (step == 0) {
           tile::load_tile_async<Views>(queries,
-                                       f.q + f.q_strides.offset(b, q0, h),
+                                       f.q + f.q_strides.offset(b, row, h),
                                        f.q_strides.time, blockRows, D);
           tile::load_tile_async<Views>(d_o,
-                                       p.d_o + p.d_o_strides.offset(b, q0, h),
+                                       p.d_o + p.d_o_strides.offset(b, row, h),
                                        p.d_o_strides.time, blockRows, E);
         }
-        const int j0 = (firstTile + step) * kBackwardRows;
-        const int rows = bounds.length - j0 < kBackwardRows ? bounds.length - j0
-                                                            : kBackwardRows;
-        tile::load_tile_async<Views>(typename Shared::Heads{shared->k[stage]},
-                                     f.k + f.k_strides.offset(b, j0, hk),
-                                     f.k_strides.time, rows, D);
-        tile::load_tile_async<Views>(typename Shared::Values{shared->v[stage]},
-                                     f.v + f.v_strides.offset(b, j0, hk),
-                                     f.v_strides.time, rows, E);
+        const int j0 = (firstTile + step) * BK;
+        const int rows = bounds.length - j0 < BK ? bounds.length - j0 : BK;
+        const int key = keyRows.first + j0;
+        tile::load_tile_async<Views>(
+            typename Shared::KeyHeads{shared->k[stage]},
+            f.k + f.k_strides.offset(b, key, hk), f.k_strides.time, rows, D);
+        tile::load_tile_async<Views>(
+            typename Shared::KeyValues{shared->v[stage]},
+            f.v + f.v_strides.offset(b, key, hk), f.v_strides.time, rows, E);
       },
       [&](int step, int stage) {
-        const typename Shared::Heads keys{shared->k[stage]};
-        const typename Shared::Values values{shared->v[stage]};
-        const int j0 = (firstTile + step) * kBackwardRows;
-        tile::WarpTile<T, 16, kBackwardRows> scores, dp;
+        const typename Shared::KeyHeads keys{shared->k[stage]};
+        const typename Shared::KeyValues values{shared->v[stage]};
+        const int j0 = (firstTile + step) * BK;
+        tile::WarpTile<T, 16, BK> scores, dp;
         scores.clear();
         dp.clear();
 #pragma unroll
-        for (int k0 = 0; k0 < Shared::kD; k0 += 16) // S = Q Kᵀ
+        for (int c = 0; c < Shared::kD; c += 16) // S = Q Kᵀ
           scores.template mma<tile::BLayout::NK>(queries, 16 * warp, keys, 0,
-                                                 k0);
+                                                 c);
 #pragma unroll
-        for (int k0 = 0; k0 < Shared::kE; k0 += 16) // dP = dO Vᵀ
-          dp.template mma<tile::BLayout::NK>(d_o, 16 * warp, values, 0, k0);
+        for (int c = 0; c < Shared::kE; c += 16) // dP = dO Vᵀ
+          dp.template mma<tile::BLayout::NK>(d_o, 16 * warp, values, 0, c);
         probabilities_and_gradients<false>(scores, dp, p, bounds, b, h,
-                                           q0 + 16 * warp, j0);
+                                           queryRows, q0 + 16 * warp, j0);
         add_product(dq, dp, keys, staging); // dQ += scale·dS K
       });
   store_gradient_rows<D>(p.dq, p.dq_strides, dq, b, h, q0 + 16 * warp,
-                         f.queries);
+                         queryRows);
+}
+
+/// dQ: a block per 64 queries of one head (see for_each_block), 128
+/// threads.
+template <typename T, int D, int E, bool Causal, bool Packed = false,
+          tile::Alignment Views = tile::Alignment::Checked>
+__device__ void query_gradients(const BackwardParams<T> &p) {
+  for_each_block<kBackwardRows, Packed, /*ByKeys=*/false>(
+      p.forward, p.forward.heads,
+      [&](int b, int h, int q0, Rows queryRows, Rows keyRows) {
+        query_block<T, D, E, Causal, Views>(p, b, h, q0, queryRows, keyRows);
+        __syncthreads(); // the shared tiles are the next tile's
+      });
 }
 
 } // namespace attention

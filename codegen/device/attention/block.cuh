@@ -170,6 +170,35 @@ __device__ __forceinline__ bool packed_tile(const int *offsets, int entries,
   return false;
 }
 
+/// Calls block(b, head, row0, queryRows, keyRows) for each tile of
+/// `BlockRows` query rows (key rows if `ByKeys`) this block takes, the
+/// entry's rows in the tensors given as `Rows`. Padded: one tile of one
+/// (entry, head), grid (ceil(N / BlockRows), B·heads). Packed: grid
+/// (ceil(N / BlockRows), heads), each block taking the packed tiles
+/// blockIdx.x, blockIdx.x + gridDim.x, … (at most ceil(N / BlockRows) + B
+/// of them), no host read of the offsets. Called by whole warps.
+template <int BlockRows, bool Packed, bool ByKeys, typename T, typename Block>
+__device__ __forceinline__ void for_each_block(const ForwardParams<T> &f,
+                                               int heads, Block &&block) {
+  if constexpr (!Packed) {
+    block(static_cast<int>(blockIdx.y) / heads,
+          static_cast<int>(blockIdx.y) % heads,
+          static_cast<int>(blockIdx.x) * BlockRows, Rows{0, f.queries},
+          Rows{0, f.keys});
+  } else {
+    const int *tiled = ByKeys ? f.cu_seqlens_k : f.cu_seqlens_q;
+    for (int tile = blockIdx.x;; tile += gridDim.x) {
+      int b = 0, row0 = 0;
+      if (!packed_tile<BlockRows>(tiled, f.batch, ByKeys ? f.keys : f.queries,
+                                  tile, b, row0))
+        return;
+      block(b, static_cast<int>(blockIdx.y), row0,
+            packed_rows(f.cu_seqlens_q, b, f.queries),
+            packed_rows(f.cu_seqlens_k, b, f.keys));
+    }
+  }
+}
+
 /// Scores into log2 units, soft-capped first if asked: exponentials are
 /// then one ex2 each.
 struct ScoreScale {

@@ -128,30 +128,16 @@ __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
   store_rows<E>(p, out, softmax, b, h, row0, queryRows);
 }
 
-/// Padded batches: a block per 64 queries of one (entry, head), grid
-/// (ceil(T / 64), B·H). Packed (with the offsets): grid (ceil(T / 64), H),
-/// each block taking the packed query tiles blockIdx.x, blockIdx.x +
-/// gridDim.x, … (there are at most ceil(T / 64) + B of them), no host read
-/// of the offsets. One form a kernel, so each holds one copy of the body.
+/// A block per 64 queries of one (entry, head) (see for_each_block); one
+/// form a kernel, so each holds one copy of the body.
 template <typename T, int D, int E, int BK, bool Causal, bool Packed = false,
           tile::Alignment Views = tile::Alignment::Checked>
 __device__ void forward(const ForwardParams<T> &p) {
-  if constexpr (!Packed) {
-    attend<T, D, E, BK, Causal, Views>(
-        p, blockIdx.y / p.heads, blockIdx.y % p.heads,
-        blockIdx.x * kBlockQueries, Rows{0, p.queries}, Rows{0, p.keys});
-  } else {
-    for (int tile = blockIdx.x;; tile += gridDim.x) {
-      int b = 0, q0 = 0;
-      if (!packed_tile<kBlockQueries>(p.cu_seqlens_q, p.batch, p.queries, tile,
-                                      b, q0))
-        return;
-      attend<T, D, E, BK, Causal, Views>(
-          p, b, blockIdx.y, q0, packed_rows(p.cu_seqlens_q, b, p.queries),
-          packed_rows(p.cu_seqlens_k, b, p.keys));
-      __syncthreads(); // the shared tiles are the next tile's
-    }
-  }
+  for_each_block<kBlockQueries, Packed, /*ByKeys=*/false>(
+      p, p.heads, [&](int b, int h, int q0, Rows queryRows, Rows keyRows) {
+        attend<T, D, E, BK, Causal, Views>(p, b, h, q0, queryRows, keyRows);
+        __syncthreads(); // the shared tiles are the next tile's
+      });
 }
 
 } // namespace attention

@@ -18,11 +18,9 @@
 
 #pragma once
 
-#include "rudnn/arch/tma.cuh"
-#include "rudnn/arch/wgmma.cuh"
 #include "rudnn/attention/block.cuh"
+#include "rudnn/attention/hopper.cuh"
 #include "rudnn/shared.cuh"
-#include "rudnn/tile/warp_tile.cuh"
 
 namespace rudnn {
 namespace attention {
@@ -46,9 +44,7 @@ template <typename T, int D, int E> struct HopperShared {
   alignas(1024) T q[Tiles::kDBlocks][kHopperBlockQueries * 64];
   alignas(1024) T k[2][Tiles::kDBlocks][kBK * 64];
   alignas(1024) T v[2][Tiles::kEBlocks][kBK * 64];
-  // K and V of a stage land on barriers of their own: the scores start
-  // while the values are still on their way.
-  unsigned long long q_full, q_empty, k_full[2], v_full[2], kv_empty[2];
+  HopperBarriers barriers; // resident: the queries; streamed: K and V
 };
 
 /// One block's unit of work: 128 queries from q0 of entry b, head h.
@@ -80,37 +76,10 @@ template <bool Causal, int BK> struct TileKeys {
 template <bool Packed, typename T, typename Work>
 __device__ __forceinline__ void for_each_query_tile(const ForwardParams<T> &p,
                                                     Work work) {
-  if constexpr (!Packed) {
-    work(QueryTile{static_cast<int>(blockIdx.y) / p.heads,
-                   static_cast<int>(blockIdx.y) % p.heads,
-                   static_cast<int>(blockIdx.x) * kHopperBlockQueries,
-                   Rows{0, p.queries}, Rows{0, p.keys}});
-  } else {
-    for (int tile = blockIdx.x;; tile += gridDim.x) {
-      int b = 0, q0 = 0;
-      if (!packed_tile<kHopperBlockQueries>(p.cu_seqlens_q, p.batch, p.queries,
-                                            tile, b, q0))
-        return;
-      work(QueryTile{b, static_cast<int>(blockIdx.y), q0,
-                     packed_rows(p.cu_seqlens_q, b, p.queries),
-                     packed_rows(p.cu_seqlens_k, b, p.keys)});
-    }
-  }
-}
-
-/// The TMA coordinates of a 64-column block of rows from `row`: padded
-/// maps are (dim, time, head, batch), packed ones (dim, row, head).
-template <bool Packed>
-__device__ __forceinline__ void
-load_rows(void *shared, const arch::TensorMap &map, int column, int row,
-          int head, int batch, unsigned long long *barrier) {
-  if constexpr (Packed) {
-    const int coords[3] = {column, row, head};
-    arch::tma_load<3>(shared, map, coords, barrier);
-  } else {
-    const int coords[4] = {column, row, head, batch};
-    arch::tma_load<4>(shared, map, coords, barrier);
-  }
+  for_each_block<kHopperBlockQueries, Packed, /*ByKeys=*/false>(
+      p, p.heads, [&](int b, int h, int q0, Rows queryRows, Rows keyRows) {
+        work(QueryTile{b, h, q0, queryRows, keyRows});
+      });
 }
 
 /// The producer thread: the queries of each tile, then its key tiles.
@@ -133,23 +102,25 @@ __device__ void produce(const ForwardParams<T> &p, HopperShared<T, D, E> &s,
     const int hk = t.h / (p.heads / p.kv_heads);
     if (leader) {
       if (tiles > 0) // the consumers are done with the last queries
-        arch::mbarrier_wait(&s.q_empty, (tiles - 1) & 1);
-      arch::mbarrier_arrive_expect_tx(&s.q_full, kQueryBytes);
-      for (int c = 0; c < Tiles::kDBlocks; ++c)
-        load_rows<Packed>(s.q[c], q_map, 64 * c, t.queryRows.first + t.q0, t.h,
-                          t.b, &s.q_full);
+        arch::mbarrier_wait(&s.barriers.resident_empty, (tiles - 1) & 1);
+      arch::mbarrier_arrive_expect_tx(&s.barriers.resident_full, kQueryBytes);
+      load_tile<Packed, Tiles::kDBlocks>(s.q, q_map, t.queryRows.first + t.q0,
+                                         t.h, t.b, &s.barriers.resident_full);
       for (int i = 0; i < count; ++i, ++step) {
         const int stage = step & 1, j0 = (first + i) * kBK;
         if (step >= 2)
-          arch::mbarrier_wait(&s.kv_empty[stage], ((step >> 1) - 1) & 1);
-        arch::mbarrier_arrive_expect_tx(&s.k_full[stage], kKeyBytes);
-        for (int c = 0; c < Tiles::kDBlocks; ++c)
-          load_rows<Packed>(s.k[stage][c], k_map, 64 * c, t.keyRows.first + j0,
-                            hk, t.b, &s.k_full[stage]);
-        arch::mbarrier_arrive_expect_tx(&s.v_full[stage], kValueBytes);
-        for (int c = 0; c < Tiles::kEBlocks; ++c)
-          load_rows<Packed>(s.v[stage][c], v_map, 64 * c, t.keyRows.first + j0,
-                            hk, t.b, &s.v_full[stage]);
+          arch::mbarrier_wait(&s.barriers.step_empty[stage],
+                              ((step >> 1) - 1) & 1);
+        arch::mbarrier_arrive_expect_tx(&s.barriers.heads_full[stage],
+                                        kKeyBytes);
+        load_tile<Packed, Tiles::kDBlocks>(s.k[stage], k_map,
+                                           t.keyRows.first + j0, hk, t.b,
+                                           &s.barriers.heads_full[stage]);
+        arch::mbarrier_arrive_expect_tx(&s.barriers.values_full[stage],
+                                        kValueBytes);
+        load_tile<Packed, Tiles::kEBlocks>(s.v[stage], v_map,
+                                           t.keyRows.first + j0, hk, t.b,
+                                           &s.barriers.values_full[stage]);
       }
     }
     ++tiles;
@@ -175,26 +146,15 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
     out.clear();
     OnlineSoftmax<16> softmax;
     softmax.clear();
-    arch::mbarrier_wait(&s.q_full, tiles & 1);
+    arch::mbarrier_wait(&s.barriers.resident_full, tiles & 1);
     for (int i = 0; i < count; ++i, ++step) {
       const int stage = step & 1, j0 = (first + i) * kBK;
       const unsigned parity = (step >> 1) & 1;
-      arch::mbarrier_wait(&s.k_full[stage], parity);
+      arch::mbarrier_wait(&s.barriers.heads_full[stage], parity);
       tile::WarpTile<T, 16, kBK> scores;
       scores.clear();
       arch::wgmma_fence();
-#pragma unroll
-      for (int n = 0; n < kBK / 64; ++n)
-#pragma unroll
-        for (int k = 0; k < 4 * Tiles::kDBlocks; ++k) {
-          // 16 columns of the head dim: 32 bytes into a 128-byte row.
-          const unsigned long long a = arch::wgmma_descriptor(
-              &s.q[k / 4][64 * 64 * group + 16 * (k % 4)], 16, 1024);
-          const unsigned long long b = arch::wgmma_descriptor(
-              &s.k[stage][k / 4][64 * 64 * n + 16 * (k % 4)], 16, 1024);
-          arch::wgmma_m64n64k16_ss<T>(
-              *reinterpret_cast<float(*)[32]>(&scores.acc[0][8 * n][0]), a, b);
-        }
+      wgmma_abt<Tiles::kDBlocks>(scores, s.q, 64 * group, s.k[stage]);
       arch::wgmma_commit();
       arch::wgmma_wait<0>();
 
@@ -203,32 +163,20 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
       softmax.update(scores, rescale);
       rescale_rows(out, rescale);
 
-      arch::mbarrier_wait(&s.v_full[stage], parity);
+      arch::mbarrier_wait(&s.barriers.values_full[stage], parity);
       arch::wgmma_fence();
-#pragma unroll
-      for (int k = 0; k < kBK / 16; ++k) {
-        unsigned fa[1][4];
-        scores.a_fragments(fa, 16 * k);
-#pragma unroll
-        for (int n = 0; n < Tiles::kEBlocks; ++n) {
-          // 16 keys: two 1024-byte atoms down the column block.
-          const unsigned long long b = arch::wgmma_descriptor(
-              &s.v[stage][n][16 * 64 * k], kBK * 128, 1024);
-          arch::wgmma_m64n64k16_rs<T>(
-              *reinterpret_cast<float(*)[32]>(&out.acc[0][8 * n][0]), fa[0], b);
-        }
-      }
+      wgmma_ab(out, scores, s.v[stage]);
       arch::wgmma_commit();
       arch::wgmma_wait<0>();
       // Every lane past its waits before one speaks for the warp: a lane
       // left behind would wait for a phase two flips gone.
       __syncwarp();
       if (lane == 0) // this warp is done with the stage
-        arch::mbarrier_arrive(&s.kv_empty[stage]);
+        arch::mbarrier_arrive(&s.barriers.step_empty[stage]);
     }
     __syncwarp();
     if (lane == 0) // and with the queries
-      arch::mbarrier_arrive(&s.q_empty);
+      arch::mbarrier_arrive(&s.barriers.resident_empty);
     store_rows<E>(p, out, softmax, t.b, t.h, row0, t.queryRows);
     ++tiles;
   });
@@ -241,33 +189,11 @@ template <typename T, int D, int E, bool Causal, bool Packed>
 __device__ void
 forward_hopper(const ForwardParams<T> &p, const arch::TensorMap &q_map,
                const arch::TensorMap &k_map, const arch::TensorMap &v_map) {
-  static_assert(sizeof(T) == 2, "the Hopper path multiplies 16-bit inputs");
-#if !defined(__RUDNN_EMULATION__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  static_assert(sizeof(T) == 0, "the Hopper path is compiled for sm_90a");
-#endif
-  using Shared = HopperShared<T, D, E>;
-  RUDNN_DYNAMIC_SHARED(unsigned char, raw);
-  // wgmma and TMA read the swizzle from address bits: 1024-byte alignment.
-  const unsigned long long address = arch::shared_window_address(raw);
-  Shared &s = *reinterpret_cast<Shared *>(raw + (1024 - address % 1024) % 1024);
-  if (threadIdx.x == 0) {
-    arch::mbarrier_init(&s.q_full, 1);
-    arch::mbarrier_init(&s.q_empty, 8); // a consumer warp each
-    for (int stage = 0; stage < 2; ++stage) {
-      arch::mbarrier_init(&s.k_full[stage], 1);
-      arch::mbarrier_init(&s.v_full[stage], 1);
-      arch::mbarrier_init(&s.kv_empty[stage], 8);
-    }
-  }
-  __syncthreads();
-  if (threadIdx.x < 128) {
-    arch::set_register_budget<24, false>();
-    if (threadIdx.x < 32)
-      produce<T, D, E, Causal, Packed>(p, s, q_map, k_map, v_map);
-  } else {
-    arch::set_register_budget<240, true>();
-    consume<T, D, E, Causal, Packed>(p, s);
-  }
+  HopperShared<T, D, E> &s = aligned_shared<HopperShared<T, D, E>>();
+  run_warp_specialized<T>(
+      s.barriers,
+      [&] { produce<T, D, E, Causal, Packed>(p, s, q_map, k_map, v_map); },
+      [&] { consume<T, D, E, Causal, Packed>(p, s); });
 }
 
 } // namespace attention

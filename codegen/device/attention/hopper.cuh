@@ -1,0 +1,152 @@
+//===- attention/hopper.cuh - What the sm_90a attention kernels share -----===//
+//
+// Tiles in shared memory as TMA writes and wgmma reads them: column blocks
+// of 64 elements (128-byte rows, 128-byte swizzle), a tile of R rows being
+// `Blocks` such blocks of R x 64 each, 1024-byte aligned. The two products
+// every kernel is made of run on a warpgroup's 64 rows: A·Bᵀ with both
+// operands such tiles (the head dim contiguous in both), and A·B with A
+// from a warp tile's accumulators and B a tile read MN-major (its rows the
+// depth).
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "rudnn/arch/tma.cuh"
+#include "rudnn/arch/wgmma.cuh"
+#include "rudnn/shared.cuh"
+#include "rudnn/tile/warp_tile.cuh"
+
+namespace rudnn {
+namespace attention {
+
+/// The warpgroup's 64 x (64·N) accumulators of a warp tile, N column blocks.
+template <typename Tile>
+__device__ __forceinline__ float (&wgmma_block(Tile &tile, int n))[32] {
+  return *reinterpret_cast<float(*)[32]>(&tile.acc[0][8 * n][0]);
+}
+
+/// acc += A·Bᵀ over 64·KBlocks depths: A the 64 rows from `aRow` of a
+/// tile, B the first 64·N rows of another (N = the accumulators' column
+/// blocks), both K-major (each tile's column blocks of `…Block` elements).
+template <int KBlocks, int ABlock, int BBlock, typename T, typename Acc>
+__device__ __forceinline__ void wgmma_abt(Acc &acc, const T (*a)[ABlock],
+                                          int aRow, const T (*b)[BBlock]) {
+  constexpr int kN = Acc::kColumns / 64;
+#pragma unroll
+  for (int n = 0; n < kN; ++n)
+#pragma unroll
+    for (int k = 0; k < 4 * KBlocks; ++k) {
+      // 16 columns of the depth: 32 bytes into a 128-byte row.
+      const unsigned long long da =
+          arch::wgmma_descriptor(&a[k / 4][64 * aRow + 16 * (k % 4)], 16, 1024);
+      const unsigned long long db = arch::wgmma_descriptor(
+          &b[k / 4][64 * 64 * n + 16 * (k % 4)], 16, 1024);
+      arch::wgmma_m64n64k16_ss<T>(wgmma_block(acc, n), da, db);
+    }
+}
+
+/// acc += A·B: A the warp tile `a` (this warp's 16 rows of the warpgroup's
+/// 64, its accumulators rounded to T), B a tile whose rows are the depth
+/// (as many as a's columns) read MN-major, its column blocks the
+/// accumulators'.
+template <int BBlock, typename T, typename Acc, typename Tile>
+__device__ __forceinline__ void wgmma_ab(Acc &acc, const Tile &a,
+                                         const T (*b)[BBlock]) {
+  constexpr int BRows = BBlock / 64;
+  static_assert(Tile::kColumns == BRows, "A's columns are B's rows");
+  constexpr int kN = Acc::kColumns / 64;
+#pragma unroll
+  for (int k = 0; k < BRows / 16; ++k) {
+    unsigned fa[1][4];
+    a.a_fragments(fa, 16 * k);
+#pragma unroll
+    for (int n = 0; n < kN; ++n) {
+      // 16 rows: two 1024-byte atoms down the column block.
+      const unsigned long long db =
+          arch::wgmma_descriptor(&b[n][16 * 64 * k], BRows * 128, 1024);
+      arch::wgmma_m64n64k16_rs<T>(wgmma_block(acc, n), fa[0], db);
+    }
+  }
+}
+
+/// The TMA coordinates of a 64-column block of rows from `row`: padded
+/// maps are (dim, time, head, batch), packed ones (dim, row, head).
+template <bool Packed>
+__device__ __forceinline__ void
+load_rows(void *shared, const arch::TensorMap &map, int column, int row,
+          int head, int batch, unsigned long long *barrier) {
+  if constexpr (Packed) {
+    const int coords[3] = {column, row, head};
+    arch::tma_load<3>(shared, map, coords, barrier);
+  } else {
+    const int coords[4] = {column, row, head, batch};
+    arch::tma_load<4>(shared, map, coords, barrier);
+  }
+}
+
+/// Loads `Blocks` column blocks of rows from `row` into `tile`, announced
+/// on `barrier`.
+template <bool Packed, int Blocks, int Block, typename T>
+__device__ __forceinline__ void
+load_tile(T (*tile)[Block], const arch::TensorMap &map, int row, int head,
+          int batch, unsigned long long *barrier) {
+#pragma unroll
+  for (int c = 0; c < Blocks; ++c)
+    load_rows<Packed>(tile[c], map, 64 * c, row, head, batch, barrier);
+}
+
+/// The dynamic shared memory as a `Shared` from a 1024-byte aligned
+/// address (the host adds the slack): wgmma and TMA read the swizzle from
+/// address bits.
+template <typename Shared> __device__ __forceinline__ Shared &aligned_shared() {
+  RUDNN_DYNAMIC_SHARED(unsigned char, raw);
+  const unsigned long long address = arch::shared_window_address(raw);
+  return *reinterpret_cast<Shared *>(raw + (1024 - address % 1024) % 1024);
+}
+
+/// The mbarriers of a block with resident rows and a two-stage ring of
+/// streamed ones: heads (D wide) and values (E wide) land on barriers of
+/// their own, so the first product starts while the values are on their
+/// way; the `empty` ones take an arrival from each consumer warp.
+struct HopperBarriers {
+  unsigned long long resident_full, resident_empty, heads_full[2],
+      values_full[2], step_empty[2];
+
+  __device__ __forceinline__ void init() {
+    arch::mbarrier_init(&resident_full, 1);
+    arch::mbarrier_init(&resident_empty, 8);
+    for (int stage = 0; stage < 2; ++stage) {
+      arch::mbarrier_init(&heads_full[stage], 1);
+      arch::mbarrier_init(&values_full[stage], 1);
+      arch::mbarrier_init(&step_empty[stage], 8);
+    }
+  }
+};
+
+/// Initialises `barriers`, then runs `produce` on warp 0 (its warpgroup's
+/// registers given up) and `consume` on the two consumer warpgroups of a
+/// 384-thread block.
+template <typename T, typename Produce, typename Consume>
+__device__ __forceinline__ void run_warp_specialized(HopperBarriers &barriers,
+                                                     Produce produce,
+                                                     Consume consume) {
+  static_assert(sizeof(T) == 2, "the Hopper path multiplies 16-bit inputs");
+#if !defined(__RUDNN_EMULATION__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(sizeof(T) == 0, "the Hopper path is compiled for sm_90a");
+#endif
+  if (threadIdx.x == 0)
+    barriers.init();
+  __syncthreads();
+  if (threadIdx.x < 128) {
+    arch::set_register_budget<24, false>();
+    if (threadIdx.x < 32)
+      produce();
+  } else {
+    arch::set_register_budget<240, true>();
+    consume();
+  }
+}
+
+} // namespace attention
+} // namespace rudnn
