@@ -13,6 +13,12 @@
 // CHECK: check dv: relative error {{.*}} ok
 // CHECK: compiles: 3
 
+// The o and lse --random draws are the forward's on the drawn q, k, v and
+// key lengths (checked in Python, independently of rudnn's references).
+// RUN: rm -rf %t && rudnn-run %rudnn_src_root/examples/attention_backward.mlir --backend emulation --random 1 --dims B=2,T=5,S=7,H=2,G=1 --save-inputs %t --cache-dir "" > /dev/null
+// RUN: %python %S/Inputs/causal_forward.py %t | FileCheck %s --check-prefix=SAVED
+// SAVED: saved o and lse are the forward's
+
 // The packed example: entries of their own lengths (some empty), o and lse
 // the float64 forward's on the drawn inputs.
 // RUN: rudnn-run %rudnn_src_root/examples/attention_varlen_backward.mlir --backend emulation --random 0 --dims T=150,S=130,C=5,H=4,G=2 --check --cache-dir "" | FileCheck %s --check-prefix=PACKED

@@ -10,6 +10,7 @@
 
 #include "lib/reference/KvCacheReference.h"
 #include "lib/reference/AttentionReference.h"
+#include "test/support/KdaProblem.h"
 
 #include <gtest/gtest.h>
 
@@ -19,16 +20,9 @@
 #include <random>
 
 using namespace rudnn::reference;
+using rudnn::test::normalValues;
 
 namespace {
-
-std::vector<double> draw(size_t n, std::mt19937 &random) {
-  std::normal_distribution<double> normal;
-  std::vector<double> values(n);
-  for (double &value : values)
-    value = normal(random);
-  return values;
-}
 
 /// A contiguous problem: B = 3 entries of the given lengths, Tn new tokens,
 /// Hq = 4 over Hk = 2, D = 8, E = 6, capacity 10.
@@ -44,11 +38,13 @@ Problem contiguous(int64_t newTokens, std::vector<double> lengths) {
   s.batch = static_cast<int64_t>(lengths.size());
   s.newTokens = newTokens;
   s.heads = 4, s.kvHeads = 2, s.headDim = 8, s.valueDim = 6, s.capacity = 10;
-  p.in.q = draw(s.batch * newTokens * s.heads * s.headDim, random);
-  p.in.k = draw(s.batch * newTokens * s.kvHeads * s.headDim, random);
-  p.in.v = draw(s.batch * newTokens * s.kvHeads * s.valueDim, random);
-  p.in.kCache = draw(s.batch * s.capacity * s.kvHeads * s.headDim, random);
-  p.in.vCache = draw(s.batch * s.capacity * s.kvHeads * s.valueDim, random);
+  p.in.q = normalValues(s.batch * newTokens * s.heads * s.headDim, random);
+  p.in.k = normalValues(s.batch * newTokens * s.kvHeads * s.headDim, random);
+  p.in.v = normalValues(s.batch * newTokens * s.kvHeads * s.valueDim, random);
+  p.in.kCache =
+      normalValues(s.batch * s.capacity * s.kvHeads * s.headDim, random);
+  p.in.vCache =
+      normalValues(s.batch * s.capacity * s.kvHeads * s.valueDim, random);
   p.in.cacheLengths = std::move(lengths);
   return p;
 }
@@ -153,8 +149,8 @@ TEST(KvCacheReference, PagedCachesMatchContiguousOnes) {
   KvCacheInputs in = p.in;
   const int64_t kw = s.kvHeads * s.headDim, vw = s.kvHeads * s.valueDim;
   std::mt19937 random(3);
-  in.kCache = draw(pages * pageSize * kw, random);
-  in.vCache = draw(pages * pageSize * vw, random);
+  in.kCache = normalValues(pages * pageSize * kw, random);
+  in.vCache = normalValues(pages * pageSize * vw, random);
   in.blockTable.clear();
   for (int64_t b = 0; b < s.batch; ++b)
     for (int64_t slot = 0; slot < slots; ++slot) {

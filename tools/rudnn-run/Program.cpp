@@ -99,6 +99,11 @@ npy::Array encode(const HostTensor &tensor) {
   return npy::convert(wide, npyType(tensor.dtype));
 }
 
+/// Rounds `tensor`'s values to its type: what the device will hold.
+void roundAsHeld(HostTensor &tensor) {
+  tensor.values = npy::toDoubles(encode(tensor));
+}
+
 /// A value of the program on the device.
 struct DeviceValue {
   std::shared_ptr<DeviceBuffer> buffer;
@@ -223,6 +228,8 @@ std::vector<HostTensor> Program::run(Context &context,
 }
 
 void Program::deriveResults(std::vector<HostTensor> &inputs) const {
+  // Each call's other operator computed once, for all the inputs it gives.
+  std::map<int, reference::NamedValues> computed;
   for (size_t i = 0; i < arguments_.size() && i < inputs.size(); ++i) {
     const Argument &argument = arguments_[i];
     if (argument.resultOf.empty())
@@ -233,24 +240,26 @@ void Program::deriveResults(std::vector<HostTensor> &inputs) const {
         reference::referenceFor(argument.resultOf);
     if (!contract || !compute)
       continue; // drawn as any other input
-    // The call's operands that are the function's arguments and not
-    // themselves results: the other operator's operands.
-    reference::NamedValues operands;
-    for (size_t k = 0; k < call.operands.size(); ++k) {
-      const int value = call.operands[k];
-      if (value >= 0 && value < static_cast<int>(inputs.size()) &&
-          contract->operands[k].resultOf.empty())
-        operands[std::string(contract->operands[k].name)] = {
-            inputs[value].shape, inputs[value].values};
+    auto [results, fresh] = computed.try_emplace(argument.call);
+    if (fresh) {
+      // The call's operands that are the function's arguments and not
+      // themselves results: the other operator's operands.
+      reference::NamedValues operands;
+      for (size_t k = 0; k < call.operands.size(); ++k) {
+        const int value = call.operands[k];
+        if (value >= 0 && value < static_cast<int>(inputs.size()) &&
+            contract->operands[k].resultOf.empty())
+          operands[std::string(contract->operands[k].name)] = {
+              inputs[value].shape, inputs[value].values};
+      }
+      results->second = compute(operands, call.attributes);
     }
-    reference::NamedValues computed = compute(operands, call.attributes);
-    auto it = computed.find(argument.role);
-    if (it == computed.end() ||
+    auto it = results->second.find(argument.role);
+    if (it == results->second.end() ||
         it->second.data.size() != inputs[i].values.size())
       continue;
     inputs[i].values = it->second.data;
-    inputs[i].values =
-        npy::toDoubles(encode(inputs[i])); // what the device holds
+    roundAsHeld(inputs[i]);
   }
 }
 
@@ -400,8 +409,7 @@ rudnn::run::randomInputs(const std::vector<Argument> &arguments,
           tensor.values[row * width + d] /= std::sqrt(norm);
       }
     }
-    // What the device will hold.
-    tensor.values = npy::toDoubles(encode(tensor));
+    roundAsHeld(tensor);
     inputs.push_back(std::move(tensor));
   }
   return inputs;

@@ -316,7 +316,8 @@ __device__ void key_gradients(const BackwardParams<T> &p) {
       p.forward, p.forward.kv_heads,
       [&](int b, int g, int j0, Rows queryRows, Rows keyRows) {
         key_block<T, D, E, Causal, Views>(p, b, g, j0, queryRows, keyRows);
-        __syncthreads(); // the shared tiles are the next tile's
+        if constexpr (Packed) // the shared tiles are the next tile's
+          __syncthreads();
       });
 }
 
@@ -412,7 +413,8 @@ __device__ void query_gradients(const BackwardParams<T> &p) {
       p.forward, p.forward.heads,
       [&](int b, int h, int q0, Rows queryRows, Rows keyRows) {
         query_block<T, D, E, Causal, Views>(p, b, h, q0, queryRows, keyRows);
-        __syncthreads(); // the shared tiles are the next tile's
+        if constexpr (Packed) // the shared tiles are the next tile's
+          __syncthreads();
       });
 }
 

@@ -136,7 +136,8 @@ __device__ void forward(const ForwardParams<T> &p) {
   for_each_block<kBlockQueries, Packed, /*ByKeys=*/false>(
       p, p.heads, [&](int b, int h, int q0, Rows queryRows, Rows keyRows) {
         attend<T, D, E, BK, Causal, Views>(p, b, h, q0, queryRows, keyRows);
-        __syncthreads(); // the shared tiles are the next tile's
+        if constexpr (Packed) // the shared tiles are the next tile's
+          __syncthreads();
       });
 }
 

@@ -23,15 +23,22 @@ def write(path, dtype, values):
         out.write(struct.pack("<%d%s" % (len(values), code), *values))
 
 
-def show(path):
+def read(path):
+    """(shape, values) of a file, its values flat in row-major order."""
     data = open(path, "rb").read()
     length = struct.unpack("<H", data[8:10])[0]
     header = data[10:10 + length].decode("latin1")
     dtype = header.split("'descr': '")[1][1:3]
+    shape = tuple(int(d) for d in
+                  header.split("'shape': (")[1].split(")")[0].split(",") if d)
     code = FORMATS[dtype]
     body = data[10 + length:]
     count = len(body) // struct.calcsize(code)
-    for value in struct.unpack("<%d%s" % (count, code), body):
+    return shape, struct.unpack("<%d%s" % (count, code), body)
+
+
+def show(path):
+    for value in read(path)[1]:
         print(value)
 
 
