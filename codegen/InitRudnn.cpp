@@ -14,6 +14,7 @@ void mlir::rudnn::registerRudnnDialects(DialectRegistry &registry) {
   registry.insert<RudnnDialect, arith::ArithDialect, func::FuncDialect,
                   tensor::TensorDialect>();
   ::rudnn::codegen::registerAttentionPrimitives(registry);
+  ::rudnn::codegen::registerKvCachePrimitives(registry);
   ::rudnn::codegen::registerAttentionBackwardPrimitives(registry);
   ::rudnn::codegen::registerKdaPrimitives(registry);
 }

@@ -205,6 +205,16 @@ DimSizes rudnn::checkCall(const OperatorContract &contract,
     outputs.push_back({tensor.name, results[i]});
     if (!tensor.inPlaceOf.empty())
       inPlace.emplace_back(tensor.name, tensor.inPlaceOf);
+    if (!tensor.updates.empty()) {
+      const int k = contract.operandIndex(tensor.updates);
+      if (k >= 0 && operands[k] && !sameView(*results[i], *operands[k]))
+        throw InvalidArgument("'" + std::string(tensor.name) +
+                              "' is updated in place: pass the view of '" +
+                              std::string(tensor.updates) + "' for it, got " +
+                              results[i]->describe() + " and " +
+                              operands[k]->describe());
+      inPlace.emplace_back(tensor.name, tensor.updates);
+    }
   }
   checkViewAliasing(inputs, outputs, inPlace);
   return bound;

@@ -27,11 +27,6 @@ std::string rangeText(const ByteRange &range) {
                         view.describe());
 }
 
-bool sameView(const TensorView &a, const TensorView &b) {
-  return a.data == b.data && a.dtype == b.dtype && a.shape == b.shape &&
-         a.strides == b.strides;
-}
-
 bool meets(const ByteRange &a, const ByteRange &b) {
   return !a.empty && !b.empty && a.first <= b.last && b.first <= a.last;
 }
@@ -109,6 +104,11 @@ void rudnn::checkNoSelfOverlap(std::string_view nameView,
           view.describe());
     span += (view.shape[i] - 1) * stride;
   }
+}
+
+bool rudnn::sameView(const TensorView &a, const TensorView &b) {
+  return a.data == b.data && a.dtype == b.dtype && a.shape == b.shape &&
+         a.strides == b.strides;
 }
 
 void rudnn::checkViewAliasing(

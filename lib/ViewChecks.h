@@ -58,6 +58,10 @@ struct NamedView {
   const TensorView *view;
 };
 
+/// Whether `a` and `b` are exactly the same view: pointer, dtype, shape and
+/// strides.
+bool sameView(const TensorView &a, const TensorView &b);
+
 /// Checks every view's extent and every output with checkNoSelfOverlap,
 /// then that no output's byte range meets another output's or an input's.
 /// An (output, input) pair listed in `inPlace` may instead be exactly the

@@ -13,6 +13,9 @@ void registerAttentionPrimitives(mlir::DialectRegistry &registry);
 /// Attaches it to the attention backward's row-term and gradient ops.
 void registerAttentionBackwardPrimitives(mlir::DialectRegistry &registry);
 
+/// Attaches it to the decoding step's partials and combine ops.
+void registerKvCachePrimitives(mlir::DialectRegistry &registry);
+
 } // namespace rudnn::codegen
 
 #endif // RUDNN_CODEGEN_EMIT_ATTENTIONPRIMITIVES_H

@@ -23,6 +23,18 @@ struct ContractEntry {
   OperatorOpInterface op;
 };
 
+/// The argument `entry`'s result updates in place, if it updates one.
+BlockArgument updatedArgument(func::FuncOp func, ContractEntry entry) {
+  if (entry.tensor->updates.empty())
+    return {};
+  int k = entry.op.getContract().operandIndex(entry.tensor->updates);
+  auto argument = dyn_cast_or_null<BlockArgument>(
+      k < 0 ? Value() : throughCasts(entry.op.getContractOperand(k)));
+  return argument && argument.getOwner()->getParentOp() == func
+             ? argument
+             : BlockArgument();
+}
+
 } // namespace
 
 void mlir::rudnn::nameFunctionTensors(func::FuncOp func) {
@@ -73,6 +85,13 @@ void mlir::rudnn::nameFunctionTensors(func::FuncOp func) {
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     auto it = results.find(throughCasts(ret.getOperand(i)));
     ContractEntry *entry = it == results.end() ? nullptr : &it->second;
+    // An operand updated in place is returned under its own name.
+    if (BlockArgument updated =
+            entry ? updatedArgument(func, *entry) : BlockArgument();
+        updated && !func.getResultAttr(i, RudnnDialect::kNameAttrName))
+      func.setResultAttr(
+          i, RudnnDialect::kNameAttrName,
+          func.getArgAttr(updated.getArgNumber(), RudnnDialect::kNameAttrName));
     if (!func.getResultAttr(i, RudnnDialect::kNameAttrName))
       func.setResultAttr(
           i, RudnnDialect::kNameAttrName,
@@ -84,13 +103,16 @@ void mlir::rudnn::nameFunctionTensors(func::FuncOp func) {
     if (!func.getResultAttr(i, RudnnDialect::kLayoutAttrName))
       func.setResultAttr(i, RudnnDialect::kLayoutAttrName,
                          StringAttr::get(context, entry->tensor->layout));
-    // A result the contract lets be written over one of its operands, when
-    // that operand is an argument.
-    if (entry->tensor->inPlaceOf.empty() ||
+    // A result the contract lets be written over one of its operands (or
+    // updates in place), when that operand is an argument.
+    const std::string_view overName = entry->tensor->inPlaceOf.empty()
+                                          ? entry->tensor->updates
+                                          : entry->tensor->inPlaceOf;
+    if (overName.empty() ||
         func.getResultAttr(i, RudnnDialect::kAliasesAttrName))
       continue;
     const ::rudnn::OperatorContract &contract = entry->op.getContract();
-    int k = contract.operandIndex(entry->tensor->inPlaceOf);
+    int k = contract.operandIndex(overName);
     Value over = k < 0 ? Value() : entry->op.getContractOperand(k);
     if (auto argument = dyn_cast_or_null<BlockArgument>(over);
         argument && argument.getOwner()->getParentOp() == func)

@@ -83,7 +83,7 @@ private:
 /// What a value's memory is: the caller's argument or result, or workspace.
 struct Memory {
   std::string name;
-  StringRef access; // "in", "out", "workspace"
+  StringRef access; // "in", "inout", "out", "workspace"
   std::string aliases;
   SizeRef bytes{0, {}};
   Value value; // a member, for its type
@@ -266,14 +266,23 @@ LogicalResult FunctionPlanner::assignMemory() {
   // order the kernels first write it.
   for (BlockArgument arg : func.getArguments()) {
     Value lead = leader(arg);
-    if (returnedAs.count(lead))
+    // A primitive result sharing an argument's memory updates it in place
+    // (a cache appended to): the buffer is read and written.
+    const bool updated = llvm::any_of(classes.members(lead), [](Value member) {
+      return isa_and_nonnull<PrimitiveOpInterface>(member.getDefiningOp());
+    });
+    if (returnedAs.count(lead) && !updated)
       return func.emitError() << "returns argument #" << arg.getArgNumber()
                               << " itself; rudnn-plan plans computations";
+    if (updated && !arg.hasOneUse())
+      return func.emitError()
+             << "argument #" << arg.getArgNumber()
+             << " is updated in place: nothing but its update may read it";
     memories[lead] = {
         nameOf("arg" + std::to_string(arg.getArgNumber()),
                func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                  RudnnDialect::kNameAttrName)),
-        "in",
+        updated ? "inout" : "in",
         "",
         {},
         arg};

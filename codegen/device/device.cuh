@@ -23,6 +23,8 @@
 #include "rudnn/attention/backward.cuh"
 #include "rudnn/attention/backward_hopper.cuh"
 #include "rudnn/attention/block.cuh"
+#include "rudnn/attention/decode.cuh"
+#include "rudnn/attention/decode_split.cuh"
 #include "rudnn/attention/forward.cuh"
 #include "rudnn/attention/forward_hopper.cuh"
 #include "rudnn/attention/online_softmax.cuh"

@@ -28,6 +28,20 @@ const OperatorContract &attentionBackwardContract();
 /// dv [S, G, E].
 const OperatorContract &attentionVarlenBackwardContract();
 
+/// Largest page size of a paged K/V cache, in tokens.
+inline constexpr int64_t kKvCacheMaxPageSize = 256;
+
+/// rudnn.kv_cache_attention: q [B, T, H, D], new k [B, T, G, D] and v
+/// [B, T, G, E], k_cache [B, S, G, D], v_cache [B, S, G, E], cache_lengths
+/// [B] -> o [B, T, H, E], the caches updated in place, lse [B, H, T],
+/// status [B].
+const OperatorContract &kvCacheAttentionContract();
+
+/// rudnn.kv_cache_attention_paged: q, k, v as above, k_pages [P, Z, G, D],
+/// v_pages [P, Z, G, E], block_table [B, M], cache_lengths [B] -> o, the
+/// pages updated in place, lse, status.
+const OperatorContract &kvCacheAttentionPagedContract();
+
 } // namespace rudnn
 
 #endif // RUDNN_DIALECTS_IR_ATTENTIONCONTRACTS_H

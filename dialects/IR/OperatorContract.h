@@ -39,14 +39,18 @@ enum class Packing {
 
 /// How tests and tools draw an operand as real callers provide it.
 enum class Sample {
-  Normal,      // standard normal
-  HalfNormal,  // normal × 0.5 (states)
-  LogDecay,    // uniform in [-1, 0]
-  Probability, // uniform in [0.05, 0.95]
-  UnitRows,    // normal, each row along the innermost dim L2-normalised
-  Lengths,     // i32 uniform in [0, size of `counts`], both ends included
-  Offsets,     // i32 from 0 up to the size of `counts`, never decreasing
-  Mask,        // bool, true with probability 3/4
+  Normal,       // standard normal
+  HalfNormal,   // normal × 0.5 (states)
+  LogDecay,     // uniform in [-1, 0]
+  Probability,  // uniform in [0.05, 0.95]
+  UnitRows,     // normal, each row along the innermost dim L2-normalised
+  Lengths,      // i32 uniform in [0, size of `counts`], both ends included
+  Offsets,      // i32 from 0 up to the size of `counts`, never decreasing
+  Mask,         // bool, true with probability 3/4
+  CacheLengths, // i32 uniform in [0, room − size of `counts`]: cached
+                // tokens leaving room for the new ones
+  Pages,        // i32 distinct page indices below the size of `counts`,
+                // shuffled; −1 once the pages run out
 };
 
 struct TensorContract {
@@ -59,11 +63,18 @@ struct TensorContract {
   /// For a result: the operand whose view it may be exactly (an update in
   /// place, e.g. the final state over the initial state).
   std::string_view inPlaceOf = {};
+  /// For a result: the operand whose memory it is, updated in place (a
+  /// cache appended to); callers pass that operand's view for it.
+  std::string_view updates = {};
   std::string_view doc = {};
   Sample sample = Sample::Normal;
-  /// Sample::Lengths, Sample::Offsets: the dim letter whose size the
-  /// values count up to.
+  /// Sample::Lengths, Sample::Offsets, Sample::Pages: the dim letter whose
+  /// size the values count up to; Sample::CacheLengths: the letter of the
+  /// room the values leave.
   char counts = 0;
+  /// Sample::CacheLengths: the letters whose sizes multiply to the
+  /// capacity ("S", or "MZ": pages an entry times tokens a page).
+  std::string_view room = {};
   /// A layout private to the kernels, which one operator saves for another
   /// (a forward's tiles for its backward): no reference computes it and no
   /// tool draws it at random.

@@ -14,6 +14,7 @@ include "dialects/IR/RudnnInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "dialects/IR/RudnnAttentionOps.td"
 include "dialects/IR/RudnnChunkOps.td"
+include "dialects/IR/RudnnKvCacheOps.td"
 include "dialects/IR/RudnnPlanOps.td"
 
 // Element types and ranks are checked by the verifiers, whose diagnostics name

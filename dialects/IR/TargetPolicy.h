@@ -182,6 +182,28 @@ std::optional<int64_t> chooseKdaChunk(int64_t featureDimK, int64_t featureDimV,
 int64_t kdaLargestBlockSharedBytes(int64_t chunk, int64_t featureDimK,
                                    int64_t featureDimV, int64_t inputBytes);
 
+/// Parts a decoding step may split an entry's keys into
+/// (attention::kDecodeMaxSplits: o_partial's slots).
+inline constexpr int64_t kDecodeMaxSplits = 64;
+
+/// Dynamic shared memory, in bytes, of a decoding-step block of `warps`
+/// warps (sizeof(attention::DecodeShared)): 16 query rows, two stages of
+/// 16·warps key and value rows (head dims rounded up to 16), f32's 16 x
+/// 16·warps probabilities, and 16 row log-sum-exps a warp.
+int64_t decodeSharedBytes(int64_t headDim, int64_t valueDim, int64_t inputBytes,
+                          int64_t warps);
+
+/// Warps of a decoding-step block: 4 where their stages fit the target's
+/// shared memory, else 2 or 1; none if even one does not fit.
+std::optional<int64_t> chooseDecodeWarps(int64_t headDim, int64_t valueDim,
+                                         int64_t inputBytes,
+                                         int64_t smemPerBlock);
+
+/// The decoding step's persistent grid: every SM holding as many blocks
+/// as its shared memory allows, at most 4.
+int64_t decodeBlocks(int64_t sharedBytes, int64_t smemPerBlock,
+                     int64_t smCount);
+
 } // namespace mlir::rudnn
 
 #endif // RUDNN_CODEGEN_TRANSFORMS_TARGETPOLICY_H

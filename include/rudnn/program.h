@@ -40,6 +40,9 @@ struct TensorInfo {
   /// Its `rudnn.align`: the alignment in bytes its data pointer and every
   /// stride but the innermost (1) promise, checked at each call; 0: none.
   int64_t align = 0;
+  /// For a result that is an argument updated in place (a cache appended
+  /// to): that argument's name. Pass the argument's view for both.
+  std::string updates;
 };
 
 /// One operator op of a function, in program order. The function's values

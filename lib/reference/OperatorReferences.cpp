@@ -3,6 +3,7 @@
 #include "lib/reference/OperatorReferences.h"
 #include "lib/reference/AttentionReference.h"
 #include "lib/reference/KdaReference.h"
+#include "lib/reference/KvCacheReference.h"
 
 #include "rudnn/errors.h"
 
@@ -166,9 +167,61 @@ NamedValues attentionVarlenBackwardReference(
           {"dv", {v.shape, grad.dv}}};
 }
 
+/// Both K/V-cache forms: the caches are contiguous ("k_cache", "v_cache")
+/// or pages ("k_pages", "v_pages" with "block_table").
+NamedValues kvCache(const NamedValues &operands,
+                    const std::map<std::string, double> &attributes,
+                    bool paged) {
+  const Values &q = operand(operands, "q"), &v = operand(operands, "v");
+  const std::string kName = paged ? "k_pages" : "k_cache",
+                    vName = paged ? "v_pages" : "v_cache";
+  const Values &kCache = operand(operands, kName),
+               &vCache = operand(operands, vName);
+  KvCacheShape s;
+  s.batch = q.shape[0];
+  s.newTokens = q.shape[1];
+  s.heads = q.shape[2];
+  s.headDim = q.shape[3];
+  s.kvHeads = v.shape[2];
+  s.valueDim = v.shape[3];
+  KvCacheInputs in{q.data,      operand(operands, "k").data,
+                   v.data,      kCache.data,
+                   vCache.data, operand(operands, "cache_lengths").data,
+                   {}};
+  if (paged) {
+    const Values &table = operand(operands, "block_table");
+    s.pages = kCache.shape[0];
+    s.pageSize = kCache.shape[1];
+    s.maxPages = table.shape[1];
+    in.blockTable = table.data;
+  } else {
+    s.capacity = kCache.shape[1];
+  }
+  KvCacheOutputs out = kvCacheAttention(s, in, attribute(attributes, "scale"));
+  return {{"o", {{s.batch, s.newTokens, s.heads, s.valueDim}, out.o}},
+          {kName, {kCache.shape, out.kCache}},
+          {vName, {vCache.shape, out.vCache}},
+          {"lse", {{s.batch, s.heads, s.newTokens}, out.lse}},
+          {"status", {{s.batch}, out.status}}};
+}
+
+NamedValues kvCacheContiguous(const NamedValues &operands,
+                              const std::map<std::string, double> &attributes) {
+  return kvCache(operands, attributes, false);
+}
+
+NamedValues kvCachePaged(const NamedValues &operands,
+                         const std::map<std::string, double> &attributes) {
+  return kvCache(operands, attributes, true);
+}
+
 } // namespace
 
 OperatorReference rudnn::reference::referenceFor(std::string_view op) {
+  if (op == "rudnn.kv_cache_attention")
+    return kvCacheContiguous;
+  if (op == "rudnn.kv_cache_attention_paged")
+    return kvCachePaged;
   if (op == "rudnn.attention_backward")
     return attentionBackwardReference;
   if (op == "rudnn.attention_varlen_backward")

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <numeric>
 #include <random>
 #include <set>
 #include <unistd.h>
@@ -157,6 +158,7 @@ Program::Program(Context &context, const std::string &path,
         argument.sample = operand.sample;
         argument.opaque = operand.opaque;
         argument.counts = operand.counts;
+        argument.room = operand.room;
         argument.resultOf = operand.resultOf;
         argument.call = static_cast<int>(c);
         break;
@@ -199,8 +201,19 @@ std::vector<HostTensor> Program::run(Context &context,
   const std::vector<std::vector<int64_t>> shapes =
       function.resultShapes(argumentViews);
   for (size_t i = 0; i < shapes.size(); ++i) {
-    results.push_back(
-        allocate(context, function.results()[i].dtype, shapes[i]));
+    const TensorInfo &info = function.results()[i];
+    // A result updating an argument in place is that argument's memory.
+    auto updated =
+        std::find_if(function.arguments().begin(), function.arguments().end(),
+                     [&](const TensorInfo &a) {
+                       return !info.updates.empty() && a.name == info.updates;
+                     });
+    if (updated != function.arguments().end()) {
+      resultViews.push_back(
+          argumentViews[updated - function.arguments().begin()]);
+      continue;
+    }
+    results.push_back(allocate(context, info.dtype, shapes[i]));
     resultViews.push_back(results.back().view);
   }
   for (int repeat = 0; repeat < repeats; ++repeat) {
@@ -213,8 +226,8 @@ std::vector<HostTensor> Program::run(Context &context,
                                   .count());
   }
   std::vector<HostTensor> values;
-  for (size_t i = 0; i < results.size(); ++i) {
-    const TensorView &view = results[i].view;
+  for (size_t i = 0; i < resultViews.size(); ++i) {
+    const TensorView &view = resultViews[i];
     npy::Array bytes;
     bytes.type = npyType(view.dtype);
     bytes.shape = view.shape;
@@ -369,13 +382,21 @@ rudnn::run::randomInputs(const std::vector<Argument> &arguments,
     }
     const int64_t count = checkedCount(argument.name, tensor.shape);
     tensor.values.resize(count);
-    // Lengths and offsets count up to the size of a dim.
-    const int64_t counted = argument.counts ? sizeOf(argument.counts) : 0;
+    // Lengths and offsets count up to the size of a dim; cache lengths
+    // leave room for the new tokens.
+    int64_t counted = argument.counts ? sizeOf(argument.counts) : 0;
+    if (argument.sample == Sample::CacheLengths) {
+      int64_t room = 1;
+      for (char letter : argument.room)
+        room *= sizeOf(letter);
+      counted = std::max<int64_t>(room - counted, 0);
+    }
     for (double &x : tensor.values) {
       if (argument.opaque)
         x = 0;
       else if (argument.sample == Sample::Lengths ||
-               argument.sample == Sample::Offsets) // offsets sorted below
+               argument.sample == Sample::Offsets ||
+               argument.sample == Sample::CacheLengths) // offsets sorted below
         x = std::floor((counted + 1) * unit(random));
       else if (argument.dtype == DType::I32)
         x = std::floor(16 * unit(random));
@@ -397,6 +418,14 @@ rudnn::run::randomInputs(const std::vector<Argument> &arguments,
       std::sort(tensor.values.begin(), tensor.values.end());
       tensor.values.front() = 0;
       tensor.values.back() = static_cast<double>(counted);
+    }
+    if (argument.sample == Sample::Pages) {
+      // Each entry's own pages, in shuffled order; −1 past the last.
+      std::vector<double> pages(static_cast<size_t>(counted));
+      std::iota(pages.begin(), pages.end(), 0.0);
+      std::shuffle(pages.begin(), pages.end(), random);
+      for (size_t n = 0; n < tensor.values.size(); ++n)
+        tensor.values[n] = n < pages.size() ? pages[n] : -1;
     }
     if (argument.sample == Sample::UnitRows) {
       const int64_t width = tensor.shape.back();

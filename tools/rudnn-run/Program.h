@@ -43,8 +43,10 @@ struct Argument {
   /// What an operator saves for another in a layout of its own (a forward's
   /// tiles): drawn as zeros, and no reference checks a function taking it.
   bool opaque = false;
-  /// Sample::Lengths: the dim letter the values count up to.
+  /// Sample::Lengths and the others that count: the contract's letters
+  /// (TensorContract::counts, room).
   char counts = 0;
+  std::string room;
   /// A result of this operator on the operands of the call reading it (the
   /// function's operators()[call]), as a backward takes its forward's.
   std::string resultOf;

@@ -50,6 +50,35 @@ load_tile_async(const Tile &tile, const typename Tile::Element *source,
   }
 }
 
+/// load_tile_async for rows gathered one by one: tile row r from
+/// row_at(r) (null: a row of zeros), columns [0, cols). With `vectors`
+/// (every row 16-byte aligned) each thread moves whole 16-byte chunks with
+/// cp.async, a zero fill naming `anywhere` (an aligned global address) as
+/// its source; otherwise element by element at once, unless the caller
+/// promised alignment. Block-collective over a 1-D block.
+template <Alignment Align = Alignment::Checked, typename Tile, typename RowAt>
+__device__ __forceinline__ void
+gather_tile_async(const Tile &tile, RowAt row_at, int cols, bool vectors,
+                  const typename Tile::Element *anywhere) {
+  using T = typename Tile::Element;
+  constexpr int n = Tile::kPerChunk;
+  for (int id = threadIdx.x; id < Tile::kRows * Tile::kChunks;
+       id += blockDim.x) {
+    const int r = id / Tile::kChunks, c = id % Tile::kChunks;
+    const T *row = row_at(r);
+    const int left = cols - n * c;
+    const int valid = !row || left <= 0 ? 0 : left < n ? left : n;
+    T *to = tile.chunk(r, c);
+    const T *from = valid ? row + n * c : anywhere;
+    if (Align == Alignment::Aligned || vectors) {
+      arch::cp_async_16_zfill(to, from, sizeof(T) * valid);
+    } else if constexpr (Align == Alignment::Checked) {
+      for (int e = 0; e < n; ++e)
+        to[e] = e < valid ? from[e] : from_float<T>(0.f);
+    }
+  }
+}
+
 /// to[0..1] = (first, second), one 8-byte store where `to` allows; `second`
 /// only when `both`.
 __device__ __forceinline__ void store_pair(float *to, float first, float second,

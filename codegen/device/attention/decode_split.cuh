@@ -1,0 +1,185 @@
+//===- attention/decode_split.cuh - How a decoding step splits its keys ---===//
+//
+// Flash-decoding: an entry's keys are split into parts attended by
+// different blocks, whose partial outputs are combined by their
+// log-sum-exp. How many parts each entry takes is decided here, on the
+// device, from the lengths: the plan's grid depends on no length, so a
+// captured CUDA graph replays correctly as the lengths change. Both
+// kernels of the step ask the same functions and agree.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "rudnn/tensor.cuh"
+#include "rudnn/warp.cuh"
+
+namespace rudnn {
+namespace attention {
+
+/// The most parts an entry's keys are split into (o_partial's slots).
+inline constexpr int kDecodeMaxSplits = 64;
+/// Parts hold whole multiples of this many keys (a warp's key tile)...
+inline constexpr int kDecodeSplitGranule = 16;
+/// ...and, when the device chooses, at least this many.
+inline constexpr int kDecodeMinSplitKeys = 256;
+
+/// What both kernels know of the split: the lengths, the new tokens, the
+/// key heads, the parts forced (0: the device's choice) and the
+/// persistent grid the partials run on.
+struct DecodeSplit {
+  const int *cache_lengths;
+  int batch, tokens, kv_heads, forced, blocks;
+
+  /// Keys entry b attends to: its cached tokens (clamped; a refused entry
+  /// attends to none, but splits like any) and the new ones.
+  __device__ __forceinline__ int keys(int b) const {
+    int length = cache_lengths[b];
+    length = length < 0 ? 0 : length > (1 << 30) ? (1 << 30) : length;
+    return length + tokens;
+  }
+
+  /// Keys a part holds when the device chooses: every entry's keys of
+  /// every key head spread over the grid's blocks, at least
+  /// kDecodeMinSplitKeys. Warp-collective.
+  __device__ __forceinline__ int chosen_part_keys() const {
+    long long total = 0;
+    for (int b = threadIdx.x % 32; b < batch; b += 32)
+      total += keys(b);
+    total = warp_sum(total) * kv_heads;
+    long long part = (total + blocks - 1) / blocks;
+    part = part < kDecodeMinSplitKeys ? kDecodeMinSplitKeys : part;
+    part = (part + kDecodeSplitGranule - 1) / kDecodeSplitGranule *
+           kDecodeSplitGranule;
+    return part > (1 << 30) ? (1 << 30) : static_cast<int>(part);
+  }
+
+  /// The parts of an entry of `count` keys, with `partKeys` from
+  /// chosen_part_keys() (unused when forced).
+  __device__ __forceinline__ int parts(int count, int partKeys) const {
+    if (forced > 0)
+      return forced;
+    const int n = (count + partKeys - 1) / partKeys;
+    return n < 1 ? 1 : n > kDecodeMaxSplits ? kDecodeMaxSplits : n;
+  }
+
+  /// Keys of each of the `parts` parts of `count` keys (the last may hold
+  /// fewer, later ones none).
+  static __device__ __forceinline__ int keys_per_part(int count, int parts) {
+    const int even = (count + parts - 1) / parts;
+    return (even + kDecodeSplitGranule - 1) / kDecodeSplitGranule *
+           kDecodeSplitGranule;
+  }
+
+  /// Which (entry, key head, part) work item `item` is, the items ordered
+  /// by entry, then key head, then part; false past the last.
+  /// Warp-collective: the lanes scan the entries 32 at a time.
+  __device__ __forceinline__ bool item(int index, int partKeys, int &b, int &g,
+                                       int &part, int &parts) const {
+    const int lane = threadIdx.x % 32;
+    int before = 0; // items of the entries scanned so far
+    for (int base = 0; base < batch; base += 32) {
+      const int e = base + lane;
+      const int count =
+          e < batch ? kv_heads * this->parts(keys(e), partKeys) : 0;
+      int sum = count; // inclusive prefix sum over the lanes
+#pragma unroll
+      for (int d = 1; d < 32; d *= 2) {
+        const int from = __shfl_up_sync(kFullWarpMask, sum, d);
+        if (lane >= d)
+          sum += from;
+      }
+      const int chunk = __shfl_sync(kFullWarpMask, sum, 31);
+      if (index < before + chunk) {
+        const int first =
+            __ffs(__ballot_sync(kFullWarpMask, before + sum > index)) - 1;
+        const int within =
+            index - before - __shfl_sync(kFullWarpMask, sum - count, first);
+        b = base + first;
+        parts = this->parts(keys(b), partKeys);
+        g = within / parts;
+        part = within % parts;
+        return true;
+      }
+      before += chunk;
+    }
+    return false;
+  }
+};
+
+/// Where query row (b, h, t) keeps part s of its partial results:
+/// o_partial [B, H, T, kDecodeMaxSplits, E], lse_partial [B, H, T,
+/// kDecodeMaxSplits].
+__device__ __forceinline__ long long partial_slot(int b, int h, int t, int part,
+                                                  int heads, int tokens) {
+  return ((static_cast<long long>(b) * heads + h) * tokens + t) *
+             kDecodeMaxSplits +
+         part;
+}
+
+/// The combine kernel's tensors: o [B, T, H, E] and lse [B, H, T] (or
+/// null), written for the entries of more than one part.
+template <typename T> struct CombineParams {
+  const float *o_partial, *lse_partial;
+  T *o;
+  float *lse;
+  SequenceStrides o_strides;
+  int heads;
+  DecodeSplit split;
+};
+
+/// A warp per query row (b, h, t), the grid's warps taking the rows in
+/// turn (any grid): lse = log Σ_s exp(lse_s) and o = Σ_s exp(lse_s − lse) · o_s
+/// over the entry's parts; entries of one part were written by the partials.
+template <typename T, int E>
+__device__ void combine_partials(const CombineParams<T> &p) {
+  const DecodeSplit &split = p.split;
+  const int partKeys = split.forced > 0 ? 0 : split.chosen_part_keys();
+  const int lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  const long long rows =
+      static_cast<long long>(split.batch) * p.heads * split.tokens;
+  constexpr int kPerLane = (E + 31) / 32;
+  for (long long row =
+           static_cast<long long>(blockIdx.x) * warps + threadIdx.x / 32;
+       row < rows; row += static_cast<long long>(gridDim.x) * warps) {
+    const int t = static_cast<int>(row % split.tokens);
+    const int h = static_cast<int>(row / split.tokens % p.heads);
+    const int b = static_cast<int>(row / split.tokens / p.heads);
+    const int parts = split.parts(split.keys(b), partKeys);
+    if (parts == 1)
+      continue;
+    const long long slot0 = partial_slot(b, h, t, 0, p.heads, split.tokens);
+    float peak = -__int_as_float(0x7f800000);
+    for (int s = 0; s < parts; ++s)
+      peak = fmaxf(peak, p.lse_partial[slot0 + s]);
+    float acc[kPerLane];
+#pragma unroll
+    for (int n = 0; n < kPerLane; ++n)
+      acc[n] = 0.f;
+    float total = 0.f;
+    if (peak != -__int_as_float(0x7f800000))
+      for (int s = 0; s < parts; ++s) {
+        const float weight = expf(p.lse_partial[slot0 + s] - peak);
+        if (weight == 0.f)
+          continue; // an empty part wrote no output
+        total += weight;
+        const float *from = p.o_partial + (slot0 + s) * E;
+#pragma unroll
+        for (int n = 0; n < kPerLane; ++n)
+          if (lane + 32 * n < E)
+            acc[n] += weight * from[lane + 32 * n];
+      }
+    const float normalize = total > 0.f ? 1.f / total : 0.f;
+    T *to = p.o + p.o_strides.offset(b, t, h);
+#pragma unroll
+    for (int n = 0; n < kPerLane; ++n)
+      if (lane + 32 * n < E)
+        to[lane + 32 * n] = from_float<T>(acc[n] * normalize);
+    if (p.lse && lane == 0)
+      p.lse[(static_cast<long long>(b) * p.heads + h) * split.tokens + t] =
+          total > 0.f ? peak + logf(total) : -__int_as_float(0x7f800000);
+  }
+}
+
+} // namespace attention
+} // namespace rudnn
