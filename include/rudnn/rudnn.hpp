@@ -4,6 +4,7 @@
 #define RUDNN_RUDNN_HPP
 
 #include "rudnn/attention.h"
+#include "rudnn/kv_cache.h"
 #include "rudnn/context.h"
 #include "rudnn/errors.h"
 #include "rudnn/kda.h"

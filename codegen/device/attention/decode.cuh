@@ -121,11 +121,14 @@ __device__ __forceinline__ bool rows_aligned(const DecodeParams<T> &p) {
 }
 
 /// Copies the new tokens' keys and values of key head g into the cache
-/// rows [length, length + T). Block-collective.
-template <int D, int E, int PageSize, typename T>
+/// rows [length, length + T), 16 bytes at a time where `vectors` (always,
+/// with aligned views of whole chunks). Block-collective.
+template <int D, int E, int PageSize, tile::Alignment Views, typename T>
 __device__ void append_tokens(const DecodeParams<T> &p, int b, int g,
                               int length, bool vectors) {
   constexpr int n = 16 / sizeof(T);
+  constexpr bool kAlwaysVectors =
+      Views == tile::Alignment::Aligned && D % n == 0 && E % n == 0;
   constexpr int kChunksD = (D + n - 1) / n,
                 kChunks = kChunksD + (E + n - 1) / n;
   for (int id = threadIdx.x; id < p.split.tokens * kChunks; id += blockDim.x) {
@@ -140,9 +143,9 @@ __device__ void append_tokens(const DecodeParams<T> &p, int b, int g,
                  : p.v_cache + cache_offset<PageSize>(p, p.v_cache_strides, b,
                                                       length + t, g)) +
             column;
-    if (vectors && column + n <= width) {
+    if (kAlwaysVectors || (vectors && column + n <= width)) {
       *reinterpret_cast<uint4 *>(to) = *reinterpret_cast<const uint4 *>(from);
-    } else {
+    } else if constexpr (!kAlwaysVectors) {
       for (int e = 0; e < n && column + e < width; ++e)
         to[e] = from[e];
     }
@@ -336,7 +339,7 @@ __device__ void decode_partials(const DecodeParams<T> &p) {
     const int length = split.cache_lengths[b];
     const bool fits = entry_fits<PageSize>(p, b, length);
     if (fits && part == 0)
-      append_tokens<D, E, PageSize>(p, b, g, length, vectors);
+      append_tokens<D, E, PageSize, Views>(p, b, g, length, vectors);
     if (p.status && g == 0 && part == 0 && threadIdx.x == 0)
       p.status[b] = fits ? 0 : 1;
     // A refused entry attends to nothing: zeros and −inf.

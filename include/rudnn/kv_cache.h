@@ -1,0 +1,63 @@
+//===- rudnn/kv_cache.h - Decoder attention over a K/V cache ----*- C++ -*-===//
+
+#ifndef RUDNN_KV_CACHE_H
+#define RUDNN_KV_CACHE_H
+
+#include "rudnn/context.h"
+
+#include <optional>
+
+namespace rudnn {
+
+/// One decoding step's tensors. q [B, T, H, D] and the new tokens' k
+/// [B, T, G, D] and v [B, T, G, E] (one of f32, f16, bf16; H a multiple of
+/// G; D and E from 1 to 256); the cache, updated in place: contiguous
+/// kCache [B, S, G, D] and vCache [B, S, G, E], or, with a blockTable
+/// [B, M] (i32, dense), pages kCache [P, Z, G, D] and vCache [P, Z, G, E]
+/// (Z tokens a page, 1 to 256; entry b's token t on page
+/// blockTable[b, t / Z], row t % Z); cacheLengths [B] (i32, dense, in
+/// device memory: the tokens each entry has cached; never read on the
+/// host). Views may have any outer strides; the innermost dim must be
+/// contiguous.
+struct KvCacheInputs {
+  TensorView q, k, v, kCache, vCache;
+  std::optional<TensorView> blockTable;
+  TensorView cacheLengths;
+};
+
+/// o [B, T, H, E] in q's dtype; optionally lse [B, H, T] (dense f32) and
+/// status [B] (dense i32: 0 done, 1 refused). No output may overlap
+/// another or an input.
+struct KvCacheOutputs {
+  TensorView o;
+  std::optional<TensorView> lse, status;
+};
+
+struct KvCacheOptions {
+  /// Default D^-0.5.
+  std::optional<float> scale;
+  /// Parts each entry's keys are split into, 1 to 64; 0: the device
+  /// chooses from B·G and the lengths at each call.
+  int splits = 0;
+};
+
+/// Writes the new tokens' keys and values at positions [L, L + T) of each
+/// entry's cache (L = cacheLengths[b]), then new token i of head h attends
+/// to cache positions 0 … L + i:
+///   o[b, i, h] = Σ_j softmax_j(scale · q[b, i, h] · k_j) · v_j.
+/// An entry whose append would pass its capacity (S, or M·Z), whose length
+/// is negative, or whose pages up to L + T include one outside [0, P) is
+/// refused: nothing of its cache is written, its o is 0, its lse −inf, its
+/// status 1. The pages an entry appends to must be its own. Nothing depends
+/// on the lengths on the host, so a captured CUDA graph replays correctly
+/// as they change. One compile per signature (dtype, D, E, page size,
+/// splits, which outputs). Throws InvalidArgument naming the bad argument
+/// before anything is written.
+void kvCacheAttention(Context &context, const KvCacheInputs &inputs,
+                      const KvCacheOutputs &outputs,
+                      const KvCacheOptions &options = {},
+                      Stream stream = nullptr);
+
+} // namespace rudnn
+
+#endif // RUDNN_KV_CACHE_H

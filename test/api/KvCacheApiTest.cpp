@@ -1,0 +1,319 @@
+//===- KvCacheApiTest.cpp - rudnn::kvCacheAttention against float64 -------===//
+//
+// A decoding step through the JIT API on fresh random inputs: o, lse,
+// status and the caches after the append against the float64 reference,
+// for empty, one-token, random and full caches in one batch; one, two and
+// seven new tokens; GQA groups of 1 to 8; splits forced and chosen by the
+// device; contiguous and paged caches (shuffled tables, pages of 1 to 64
+// tokens); head dims 64, 72, 128 and 256 in both memory layouts. Refused
+// entries (an append past the capacity, a negative length, a page out of
+// range) write nothing and say so; bad calls are rejected with nothing
+// written; sizes and lengths never recompile.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/reference/KvCacheReference.h"
+#include "test/api/ApiFixture.h"
+
+#include <gmock/gmock.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+using namespace rudnn;
+using namespace rudnn::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+struct CacheCase {
+  DType dtype;
+  int B, T, H, G, D, E;
+  int capacity;          // contiguous: S
+  int pageSize, maxPages; // paged when pageSize > 0
+  int splits;
+  Layout layout;
+};
+
+void PrintTo(const CacheCase &, std::ostream *) {}
+
+/// A problem's float64 inputs and the device tensors holding them.
+struct CacheProblem {
+  reference::KvCacheShape shape;
+  reference::KvCacheInputs in;
+};
+
+class KvCacheTest : public ApiTest {
+protected:
+  /// Random q, k, v and caches of `c`'s shape rounded to its dtype, the
+  /// lengths given, and for a paged cache each entry's own pages in
+  /// shuffled order.
+  CacheProblem problem(const CacheCase &c, std::vector<double> lengths,
+                       unsigned seed) {
+    std::mt19937 random(seed);
+    CacheProblem p;
+    reference::KvCacheShape &s = p.shape;
+    s.batch = c.B;
+    s.newTokens = c.T;
+    s.heads = c.H;
+    s.kvHeads = c.G;
+    s.headDim = c.D;
+    s.valueDim = c.E;
+    int64_t rows = int64_t(c.B) * c.capacity; // cache rows of all entries
+    if (c.pageSize) {
+      s.pageSize = c.pageSize;
+      s.maxPages = c.maxPages;
+      s.pages = int64_t(c.B) * c.maxPages;
+      rows = s.pages * c.pageSize;
+      std::vector<double> pages(s.pages);
+      std::iota(pages.begin(), pages.end(), 0.0);
+      std::shuffle(pages.begin(), pages.end(), random);
+      p.in.blockTable = pages;
+    } else {
+      s.capacity = c.capacity;
+    }
+    p.in.q = normalValues(int64_t(c.B) * c.T * c.H * c.D, random);
+    p.in.k = normalValues(int64_t(c.B) * c.T * c.G * c.D, random);
+    p.in.v = normalValues(int64_t(c.B) * c.T * c.G * c.E, random);
+    p.in.kCache = normalValues(rows * c.G * c.D, random);
+    p.in.vCache = normalValues(rows * c.G * c.E, random);
+    roundTo(c.dtype, {&p.in.q, &p.in.k, &p.in.v, &p.in.kCache, &p.in.vCache});
+    p.in.cacheLengths = std::move(lengths);
+    return p;
+  }
+
+  /// The lengths every numerics case covers, entry by entry: an empty
+  /// cache, one token, a random length and a full one (room for T alone).
+  static std::vector<double> coveringLengths(const CacheCase &c,
+                                             unsigned seed) {
+    const int room =
+        (c.pageSize ? c.pageSize * c.maxPages : c.capacity) - c.T;
+    std::mt19937 random(seed);
+    std::uniform_int_distribution<int> any(0, room);
+    std::vector<double> lengths;
+    for (int b = 0; b < c.B; ++b)
+      lengths.push_back(b % 4 == 0   ? 0
+                        : b % 4 == 1 ? std::min(1, room)
+                        : b % 4 == 2 ? any(random)
+                                     : room);
+    return lengths;
+  }
+
+  /// The step's device results: o, lse, status and the caches after it.
+  struct Results {
+    std::vector<double> o, lse, status, kCache, vCache;
+  };
+
+  /// `count` i32 values of `tensor`.
+  std::vector<double> readInts(const DeviceTensor &tensor, size_t count) {
+    std::vector<int32_t> values(count);
+    context->copyToHost(values.data(), tensor.view.data, count * 4);
+    context->synchronize();
+    return std::vector<double>(values.begin(), values.end());
+  }
+
+  /// Runs `p` through kvCacheAttention with `c`'s layout and splits.
+  Results run(const CacheCase &c, const CacheProblem &p) {
+    const reference::KvCacheShape &s = p.shape;
+    const int64_t B = c.B, T = c.T, H = c.H, G = c.G, D = c.D, E = c.E;
+    // Contiguous caches [B, S, G, *]; pages [P, Z, G, *].
+    const int64_t outer = c.pageSize ? s.pages : B,
+                  rows = c.pageSize ? c.pageSize : c.capacity;
+    DeviceTensor q = sequence(p.in.q, B, T, H, D, c.dtype, c.layout);
+    DeviceTensor k = sequence(p.in.k, B, T, G, D, c.dtype, c.layout);
+    DeviceTensor v = sequence(p.in.v, B, T, G, E, c.dtype, c.layout);
+    DeviceTensor kCache =
+        sequence(p.in.kCache, outer, rows, G, D, c.dtype, c.layout);
+    DeviceTensor vCache =
+        sequence(p.in.vCache, outer, rows, G, E, c.dtype, c.layout);
+    DeviceTensor lengths = upload(bytesOf<int32_t>(p.in.cacheLengths),
+                                  DType::I32);
+    lengths.view = TensorView::contiguous(lengths.view.data, DType::I32, {B});
+    DeviceTensor o = sequence(std::vector<double>(B * T * H * E, NAN), B, T,
+                              H, E, c.dtype, c.layout);
+    DeviceTensor lse = dense(std::vector<double>(B * H * T, NAN), {B, H, T});
+    DeviceTensor status = upload(bytesOf<int32_t>(std::vector<double>(B, 7)),
+                                 DType::I32);
+    status.view = TensorView::contiguous(status.view.data, DType::I32, {B});
+    DeviceTensor table;
+    KvCacheInputs inputs{q.view,      k.view, v.view, kCache.view,
+                         vCache.view, {},     lengths.view};
+    if (c.pageSize) {
+      table = upload(bytesOf<int32_t>(p.in.blockTable), DType::I32);
+      table.view = TensorView::contiguous(table.view.data, DType::I32,
+                                          {B, int64_t(c.maxPages)});
+      inputs.blockTable = table.view;
+    }
+    KvCacheOptions options;
+    options.splits = c.splits;
+    kvCacheAttention(*context, inputs, {o.view, lse.view, status.view},
+                     options);
+    Results got;
+    got.o = readSequence(o, B, T, H, E);
+    got.lse = read(lse, B * H * T);
+    got.status = readInts(status, B);
+    got.kCache = readSequence(kCache, outer, rows, G, D);
+    got.vCache = readSequence(vCache, outer, rows, G, E);
+    return got;
+  }
+
+  /// Runs `p` and compares everything with the float64 reference: the
+  /// caches exactly (the append copies), o and lse within `tolerance`.
+  /// Returns what ran.
+  Results matchesFloat64(const CacheCase &c, const CacheProblem &p) {
+    const reference::KvCacheOutputs want = reference::kvCacheAttention(
+        p.shape, p.in, 1.0 / std::sqrt(double(c.D)));
+    const Results got = run(c, p);
+    const double tolerance = c.dtype == DType::F32 ? 1e-5 : 1e-2;
+    EXPECT_LT(relativeError(got.o, want.o), tolerance);
+    EXPECT_LT(relativeError(got.lse, want.lse), tolerance);
+    EXPECT_EQ(got.status, want.status);
+    EXPECT_EQ(got.kCache, want.kCache);
+    EXPECT_EQ(got.vCache, want.vCache);
+    return got;
+  }
+};
+
+class KvCacheNumerics : public KvCacheTest,
+                        public ::testing::WithParamInterface<CacheCase> {};
+
+TEST_P(KvCacheNumerics, MatchesFloat64) {
+  const CacheCase &c = GetParam();
+  const unsigned seed = unsigned(c.B * 7 + c.T * 31 + c.D * 3 + c.pageSize);
+  matchesFloat64(c, problem(c, coveringLengths(c, seed), seed));
+}
+
+std::string caseName(const ::testing::TestParamInfo<CacheCase> &info) {
+  const CacheCase &c = info.param;
+  std::string name = std::string(dtypeName(c.dtype)) + "_B" +
+                     std::to_string(c.B) + "_T" + std::to_string(c.T) + "_H" +
+                     std::to_string(c.H) + "_G" + std::to_string(c.G) + "_D" +
+                     std::to_string(c.D) + "_E" + std::to_string(c.E);
+  name += c.pageSize ? "_page" + std::to_string(c.pageSize) + "x" +
+                           std::to_string(c.maxPages)
+                     : "_S" + std::to_string(c.capacity);
+  name += c.splits ? "_splits" + std::to_string(c.splits) : "_auto";
+  return name + (c.layout == Layout::BHTD ? "_BHTD" : "_BTHD");
+}
+
+constexpr DType f32 = DType::F32, bf16 = DType::BF16, f16 = DType::F16;
+constexpr Layout bthd = Layout::BTHD, bhtd = Layout::BHTD;
+
+INSTANTIATE_TEST_SUITE_P(
+    Contiguous, KvCacheNumerics,
+    ::testing::Values(
+        // Decoding, GQA group 4; T = 2 with odd head dims, strided views.
+        CacheCase{f32, 4, 1, 8, 2, 64, 64, 40, 0, 0, 0, bthd},
+        CacheCase{f32, 4, 2, 4, 1, 72, 72, 50, 0, 0, 0, bhtd},
+        // Seven new tokens of a group of 8: 56 query rows, four passes.
+        CacheCase{f32, 4, 7, 8, 1, 64, 64, 40, 0, 0, 5, bthd},
+        // No grouping, two parts; a long cache the device splits itself.
+        CacheCase{f32, 4, 1, 4, 4, 128, 128, 300, 0, 0, 2, bhtd},
+        CacheCase{f32, 4, 1, 4, 1, 64, 64, 700, 0, 0, 0, bthd},
+        // The 16-bit production shape and the widest heads.
+        CacheCase{bf16, 4, 1, 32, 4, 128, 128, 200, 0, 0, 0, bthd},
+        CacheCase{f16, 4, 2, 8, 2, 256, 256, 64, 0, 0, 2, bhtd}),
+    caseName);
+
+INSTANTIATE_TEST_SUITE_P(
+    Paged, KvCacheNumerics,
+    ::testing::Values(CacheCase{f32, 4, 2, 4, 2, 64, 64, 0, 1, 40, 2, bthd},
+                      CacheCase{bf16, 4, 1, 8, 2, 128, 128, 0, 16, 8, 0, bhtd},
+                      CacheCase{f32, 4, 3, 4, 4, 64, 64, 0, 64, 3, 5, bthd}),
+    caseName);
+
+TEST_F(KvCacheTest, SplitsForcedOrChosenAgree) {
+  // One entry long enough for the device to split it, beside short ones.
+  const CacheCase base{f32, 3, 1, 4, 2, 64, 64, 900, 0, 0, 0, bthd};
+  const CacheProblem p = problem(base, {899, 5, 300}, 11);
+  std::vector<std::vector<double>> outputs;
+  for (int splits : {0, 1, 2, 5}) {
+    CacheCase c = base;
+    c.splits = splits;
+    outputs.push_back(matchesFloat64(c, p).o);
+  }
+  for (size_t i = 1; i < outputs.size(); ++i)
+    EXPECT_LT(relativeError(outputs[i], outputs[0]), 1e-6) << i;
+}
+
+TEST_F(KvCacheTest, RefusedEntriesWriteNothingAndSaySo) {
+  // Past the capacity by one, a negative length, then one that fits.
+  const CacheCase contiguous{f32, 3, 2, 4, 2, 32, 32, 20, 0, 0, 0, bthd};
+  CacheProblem p = problem(contiguous, {19, -1, 18}, 3);
+  const Results got = matchesFloat64(contiguous, p);
+  EXPECT_EQ(got.status, (std::vector<double>{1, 1, 0}));
+  for (int64_t i = 0; i < 2 * 2 * 4 * 32; ++i) // entries 0 and 1's o
+    ASSERT_EQ(got.o[i], 0.0) << i;
+  // Paged: a page out of range within the first entry's tokens, a −1 past
+  // the second's (never read), and an entry with no room.
+  const CacheCase paged{f32, 3, 1, 4, 2, 32, 32, 0, 4, 3, 0, bhtd};
+  CacheProblem q = problem(paged, {5, 7, 12}, 4);
+  q.in.blockTable[0] = 9;  // entry 0, tokens 0-3: page 9 of 9
+  q.in.blockTable[5] = -1; // entry 1, tokens 8-11: beyond its 8
+  EXPECT_EQ(matchesFloat64(paged, q).status, (std::vector<double>{1, 0, 1}));
+}
+
+TEST_F(KvCacheTest, ChangingSizesLengthsOrLayoutCompilesNothing) {
+  auto call = [&](int B, int T, int H, int G, int S, Layout layout) {
+    const CacheCase c{bf16, B, T, H, G, 64, 64, S, 0, 0, 0, layout};
+    CacheProblem p = problem(c, coveringLengths(c, unsigned(B + S)), 1);
+    run(c, p);
+  };
+  call(2, 1, 8, 2, 32, bthd);
+  const Counters before = context->counters();
+  call(5, 3, 4, 4, 70, bhtd);
+  call(1, 1, 16, 2, 300, bthd);
+  const Counters after = context->counters();
+  EXPECT_EQ(after.kernelsCompiled, before.kernelsCompiled);
+  EXPECT_EQ(after.planCacheMisses, before.planCacheMisses);
+}
+
+TEST_F(KvCacheTest, BadCallsWriteNothing) {
+  const int64_t B = 2, T = 1, H = 4, G = 2, S = 8, D = 16;
+  std::mt19937 random(9);
+  DeviceTensor q = dense(normalValues(B * T * H * D, random), {B, T, H, D});
+  DeviceTensor k = dense(normalValues(B * T * G * D, random), {B, T, G, D});
+  DeviceTensor v = dense(normalValues(B * T * G * D, random), {B, T, G, D});
+  const std::vector<double> cached = normalValues(B * S * G * D, random);
+  DeviceTensor kCache = dense(cached, {B, S, G, D});
+  DeviceTensor vCache = dense(cached, {B, S, G, D});
+  DeviceTensor lengths = upload(bytesOf<int32_t>({1, 2}), DType::I32);
+  lengths.view = TensorView::contiguous(lengths.view.data, DType::I32, {B});
+  DeviceTensor o = dense(std::vector<double>(B * T * H * D, 7), {B, T, H, D});
+  DeviceTensor other = dense(cached, {B, S, G, D});
+  const KvCacheInputs good{q.view,      k.view, v.view, kCache.view,
+                           vCache.view, {},     lengths.view};
+  auto rejects = [&](KvCacheInputs in, const std::string &message,
+                     KvCacheOptions options = {}, TensorView out = {}) {
+    if (!out.data)
+      out = o.view;
+    EXPECT_THAT([&] { kvCacheAttention(*context, in, {out, {}, {}}, options); },
+                ::testing::ThrowsMessage<InvalidArgument>(HasSubstr(message)));
+  };
+  KvCacheInputs in = good;
+  in.kCache.dtype = DType::BF16;
+  rejects(in, "'k_cache' must be f32, got bf16");
+  in = good;
+  in.cacheLengths.dtype = DType::F32;
+  rejects(in, "'cache_lengths' must be i32");
+  in = good;
+  in.q.shape[2] = 3; // H = 3 over G = 2
+  TensorView o3 = o.view;
+  o3.shape[2] = 3;
+  rejects(in, "must be a multiple of the key heads G = 2", {}, o3);
+  in = good;
+  in.vCache = kCache.view; // the same memory for both caches
+  rejects(in, "overlaps");
+  in = good;
+  in.blockTable = lengths.view; // rank 1, not [B, M]
+  rejects(in, "'block_table' must have rank 2");
+  KvCacheOptions splits;
+  splits.splits = 65;
+  rejects(good, "'splits' must be 0 (the device chooses) or 1 to 64", splits);
+  EXPECT_EQ(read(o, B * T * H * D), std::vector<double>(B * T * H * D, 7.0));
+  EXPECT_EQ(read(kCache, cached.size()), read(other, cached.size()));
+}
+
+} // namespace
