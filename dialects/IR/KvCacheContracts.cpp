@@ -72,6 +72,7 @@ std::vector<TensorContract> results(TensorContract kCache,
       "past the cache, a page out of range): caches untouched, o 0");
   status.packing = Packing::Dense;
   status.optional = true;
+  status.reportsRefusals = true;
   return {withElementsOf(contractTensor("o", "BTHE", ElementRule::Float,
                                         "each new token's attention to the "
                                         "cache up to and including itself"),

@@ -84,6 +84,10 @@ struct TensorContract {
   /// tools draw it through that operator's float64 reference, so the call
   /// is made at a point its forward reaches.
   std::string_view resultOf = {};
+  /// A result giving each entry's status, nonzero where the operator
+  /// refused the entry (wrote nothing for it): a checked run reports those
+  /// as an error.
+  bool reportsRefusals = false;
 };
 
 /// A tensor named `name`, laid out as `layout`, its elements per `element`.

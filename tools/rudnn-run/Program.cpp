@@ -276,6 +276,30 @@ void Program::deriveResults(std::vector<HostTensor> &inputs) const {
   }
 }
 
+namespace {
+/// Throws InvalidArgument naming the entries an operator's reference
+/// refuses (an append past a cache): a checked run computes no result for
+/// them to compare.
+void requireNoRefusals(const OperatorContract &contract,
+                       const reference::NamedValues &computed) {
+  for (const TensorContract &result : contract.results) {
+    auto it = computed.find(std::string(result.name));
+    if (!result.reportsRefusals || it == computed.end())
+      continue;
+    std::string entries;
+    for (size_t b = 0; b < it->second.data.size(); ++b)
+      if (it->second.data[b] != 0)
+        entries += (entries.empty() ? "" : ", ") + std::to_string(b);
+    if (!entries.empty())
+      throw InvalidArgument(std::string(contract.op) + " refuses entries " +
+                            entries + " of these inputs (its '" +
+                            std::string(result.name) +
+                            "' says so, per entry: " +
+                            std::string(result.doc) + ")");
+  }
+}
+} // namespace
+
 void Program::requireCheckable() const {
   for (const Argument &argument : arguments_)
     if (argument.opaque)
@@ -304,6 +328,7 @@ Program::reference(const std::vector<HostTensor> &inputs) const {
         operands[std::string(contract->operands[k].name)] =
             values.at(call.operands[k]);
     reference::NamedValues computed = compute(operands, call.attributes);
+    requireNoRefusals(*contract, computed);
     for (size_t k = 0; k < call.results.size(); ++k) {
       if (call.results[k] < 0)
         continue;
