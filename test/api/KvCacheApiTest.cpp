@@ -8,10 +8,12 @@
 // tokens); head dims 64, 72, 128 and 256 in both memory layouts. Refused
 // entries (an append past the capacity, a negative length, a page out of
 // range) write nothing and say so; bad calls are rejected with nothing
-// written; sizes and lengths never recompile.
+// written; sizes and lengths never recompile. On a GPU, one call captured
+// into a CUDA graph replays correctly as the lengths on the device change.
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/ContextImpl.h"
 #include "lib/reference/KvCacheReference.h"
 #include "test/api/ApiFixture.h"
 
@@ -253,6 +255,64 @@ TEST_F(KvCacheTest, RefusedEntriesWriteNothingAndSaySo) {
   q.in.blockTable[0] = 9;  // entry 0, tokens 0-3: page 9 of 9
   q.in.blockTable[5] = -1; // entry 1, tokens 8-11: beyond its 8
   EXPECT_EQ(matchesFloat64(paged, q).status, (std::vector<double>{1, 0, 1}));
+}
+
+TEST_F(KvCacheTest, OneCapturedCallFollowsTheLengthsOnTheDevice) {
+  // Where the backend captures graphs (CUDA), one call is captured and
+  // replayed; elsewhere the same call is made again. Between runs only the
+  // lengths in device memory change; each run's o and caches must be the
+  // float64 step from the caches the previous run left.
+  const CacheCase c{bf16, 3, 1, 8, 2, 64, 64, 600, 0, 0, 0, bthd};
+  CacheProblem p = problem(c, {0, 0, 0}, 21);
+  const int64_t B = c.B, H = c.H, G = c.G, D = c.D, S = c.capacity;
+  DeviceTensor q = dense(p.in.q, {B, 1, H, D}, c.dtype);
+  DeviceTensor k = dense(p.in.k, {B, 1, G, D}, c.dtype);
+  DeviceTensor v = dense(p.in.v, {B, 1, G, D}, c.dtype);
+  DeviceTensor kCache = dense(p.in.kCache, {B, S, G, D}, c.dtype);
+  DeviceTensor vCache = dense(p.in.vCache, {B, S, G, D}, c.dtype);
+  DeviceTensor o = dense(std::vector<double>(B * H * D, 0), {B, 1, H, D},
+                         c.dtype);
+  DeviceTensor lengths = upload(bytesOf<int32_t>({0, 0, 0}), DType::I32);
+  lengths.view = TensorView::contiguous(lengths.view.data, DType::I32, {B});
+  const KvCacheInputs inputs{q.view,      k.view, v.view, kCache.view,
+                             vCache.view, {},     lengths.view};
+  runtime::Backend &backend = context->impl().backend();
+  const bool graphs = backend.supportsGraphs();
+  runtime::StreamHandle stream = graphs ? backend.createStream() : nullptr;
+  auto call = [&] {
+    kvCacheAttention(*context, inputs, {o.view, {}, {}}, {}, stream);
+  };
+  call(); // compiles, and sizes the workspace, outside the capture
+  context->synchronize(stream);
+  std::unique_ptr<runtime::CapturedGraph> graph;
+  if (graphs) {
+    backend.beginCapture(stream);
+    call();
+    graph = backend.endCapture(stream);
+  }
+  // Short, then long enough for the device to split (three parts), then
+  // back: the grid never changes, the parts do.
+  for (const std::vector<double> &given :
+       {std::vector<double>{5, 0, 17}, std::vector<double>{599, 300, 2},
+        std::vector<double>{40, 41, 42}}) {
+    p.in.cacheLengths = given;
+    p.in.kCache = read(kCache, p.in.kCache.size());
+    p.in.vCache = read(vCache, p.in.vCache.size());
+    const reference::KvCacheOutputs want = reference::kvCacheAttention(
+        p.shape, p.in, 1.0 / std::sqrt(double(D)));
+    context->copyToDevice(lengths.view.data, bytesOf<int32_t>(given).data(),
+                          4 * B, stream);
+    if (graph)
+      backend.replay(*graph, stream);
+    else
+      call();
+    context->synchronize(stream);
+    EXPECT_LT(relativeError(read(o, B * H * D), want.o), 1e-2);
+    EXPECT_EQ(read(kCache, want.kCache.size()), want.kCache);
+    EXPECT_EQ(read(vCache, want.vCache.size()), want.vCache);
+  }
+  if (stream)
+    backend.destroyStream(stream);
 }
 
 TEST_F(KvCacheTest, ChangingSizesLengthsOrLayoutCompilesNothing) {
