@@ -109,10 +109,9 @@ int main(int argc, char **argv) {
     Context context(contextOptions);
     const std::vector<Shape> shapes = parseShapes(options.shapes);
     for (const Shape &s : shapes)
-      bench::refuseLargeOnEmulation(context, options, s.B * s.L,
-                                    kEmulationLimit,
-                                    std::to_string(s.B) + "," +
-                                        std::to_string(s.L));
+      bench::refuseLargeOnEmulation(
+          context, options, s.B * s.L, kEmulationLimit,
+          std::to_string(s.B) + "," + std::to_string(s.L));
     std::printf("device: %s\n", context.deviceDescription().c_str());
     std::printf("%-20s %10s %10s %10s\n", "B,L,page", "ms", "GB/s", "copies");
     std::fflush(stdout);
@@ -127,15 +126,15 @@ int main(int argc, char **argv) {
       const int64_t copies =
           std::max<int64_t>(1, (kRotationBytes + cacheBytes - 1) / cacheBytes);
       std::mt19937 random(7);
-      DeviceBuffer q = bench::upload(
-                       context, test::normalValues(B * H * D, random),
-                       DType::BF16),
-                   k = bench::upload(
-                       context, test::normalValues(B * G * D, random),
-                       DType::BF16),
-                   v = bench::upload(
-                       context, test::normalValues(B * G * D, random),
-                       DType::BF16),
+      DeviceBuffer q = bench::upload(context,
+                                     test::normalValues(B * H * D, random),
+                                     DType::BF16),
+                   k = bench::upload(context,
+                                     test::normalValues(B * G * D, random),
+                                     DType::BF16),
+                   v = bench::upload(context,
+                                     test::normalValues(B * G * D, random),
+                                     DType::BF16),
                    o(context, B * H * D * 2);
       std::vector<DeviceBuffer> kCaches, vCaches;
       for (int64_t c = 0; c < copies; ++c) {

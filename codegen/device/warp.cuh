@@ -24,6 +24,37 @@ template <typename T> __device__ __forceinline__ T warp_max(T value) {
   return value;
 }
 
+/// Which of `runs` consecutive runs item `index` falls in, run r holding
+/// count(r) items: `run`, and `before` the items of the runs before it;
+/// false past the last item. Warp-collective: the lanes take 32 runs at a
+/// time, a prefix sum over shuffles.
+template <typename Count>
+__device__ __forceinline__ bool warp_find_run(int runs, int index, Count count,
+                                              int &run, int &before) {
+  const int lane = threadIdx.x % 32;
+  int scanned = 0; // items of the runs scanned so far
+  for (int base = 0; base < runs; base += 32) {
+    const int mine = base + lane < runs ? count(base + lane) : 0;
+    int sum = mine; // inclusive prefix sum over the lanes
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      const int from = __shfl_up_sync(kFullWarpMask, sum, d);
+      if (lane >= d)
+        sum += from;
+    }
+    const int chunk = __shfl_sync(kFullWarpMask, sum, 31);
+    if (index < scanned + chunk) {
+      const int first =
+          __ffs(__ballot_sync(kFullWarpMask, scanned + sum > index)) - 1;
+      run = base + first;
+      before = scanned + __shfl_sync(kFullWarpMask, sum - mine, first);
+      return true;
+    }
+    scanned += chunk;
+  }
+  return false;
+}
+
 namespace detail {
 /// One step of warp_sum_scatter: lanes l and l ^ Half exchange halves of
 /// their first 2·Half values. A template per step, so that every index is a

@@ -67,8 +67,7 @@ mlir::OwningOpRef<mlir::ModuleOp> cacheModule(mlir::MLIRContext &mlir,
              vCache = rows(cacheRows, f.valueDim),
              lse = mlir::RankedTensorType::get({dyn, dyn, dyn}, b.getF32Type()),
              lengths = mlir::RankedTensorType::get({dyn}, b.getI32Type()),
-             table =
-                 mlir::RankedTensorType::get({dyn, dyn}, b.getI32Type());
+             table = mlir::RankedTensorType::get({dyn, dyn}, b.getI32Type());
   llvm::SmallVector<mlir::Type> inputs = {q, q, v, kCache, vCache};
   if (f.pageSize)
     inputs.push_back(table);
@@ -96,8 +95,8 @@ mlir::OwningOpRef<mlir::ModuleOp> cacheModule(mlir::MLIRContext &mlir,
   mlir::Operation *op;
   if (f.pageSize)
     op = b.create<mlir::rudnn::KvCacheAttentionPagedOp>(
-        loc, opResults, arg(0), arg(1), arg(2), arg(3), arg(4), arg(5),
-        arg(6), scale, splits, mlir::IntegerAttr(), mlir::IntegerAttr());
+        loc, opResults, arg(0), arg(1), arg(2), arg(3), arg(4), arg(5), arg(6),
+        scale, splits, mlir::IntegerAttr(), mlir::IntegerAttr());
   else
     op = b.create<mlir::rudnn::KvCacheAttentionOp>(
         loc, opResults, arg(0), arg(1), arg(2), arg(3), arg(4), arg(5), scale,
@@ -120,17 +119,17 @@ void rudnn::kvCacheAttention(Context &context, const KvCacheInputs &in,
   // Validation: every fault named before anything runs. The caches are
   // their own results.
   const bool paged = in.blockTable.has_value();
-  DimSizes dims =
-      paged ? checkCall(kvCacheAttentionPagedContract(),
-                        {&in.q, &in.k, &in.v, &in.kCache, &in.vCache,
-                         &*in.blockTable, &in.cacheLengths},
-                        {&out.o, &in.kCache, &in.vCache, viewOf(out.lse),
-                         viewOf(out.status)})
-            : checkCall(kvCacheAttentionContract(),
-                        {&in.q, &in.k, &in.v, &in.kCache, &in.vCache,
-                         &in.cacheLengths},
-                        {&out.o, &in.kCache, &in.vCache, viewOf(out.lse),
-                         viewOf(out.status)});
+  DimSizes dims = paged
+                      ? checkCall(kvCacheAttentionPagedContract(),
+                                  {&in.q, &in.k, &in.v, &in.kCache, &in.vCache,
+                                   &*in.blockTable, &in.cacheLengths},
+                                  {&out.o, &in.kCache, &in.vCache,
+                                   viewOf(out.lse), viewOf(out.status)})
+                      : checkCall(kvCacheAttentionContract(),
+                                  {&in.q, &in.k, &in.v, &in.kCache, &in.vCache,
+                                   &in.cacheLengths},
+                                  {&out.o, &in.kCache, &in.vCache,
+                                   viewOf(out.lse), viewOf(out.status)});
   if (options.splits < 0 || options.splits > mlir::rudnn::kDecodeMaxSplits)
     throw InvalidArgument("'splits' must be 0 (the device chooses) or 1 to " +
                           std::to_string(mlir::rudnn::kDecodeMaxSplits) +

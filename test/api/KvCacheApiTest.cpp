@@ -33,7 +33,7 @@ namespace {
 struct CacheCase {
   DType dtype;
   int B, T, H, G, D, E;
-  int capacity;          // contiguous: S
+  int capacity;           // contiguous: S
   int pageSize, maxPages; // paged when pageSize > 0
   int splits;
   Layout layout;
@@ -90,8 +90,7 @@ protected:
   /// cache, one token, a random length and a full one (room for T alone).
   static std::vector<double> coveringLengths(const CacheCase &c,
                                              unsigned seed) {
-    const int room =
-        (c.pageSize ? c.pageSize * c.maxPages : c.capacity) - c.T;
+    const int room = (c.pageSize ? c.pageSize * c.maxPages : c.capacity) - c.T;
     std::mt19937 random(seed);
     std::uniform_int_distribution<int> any(0, room);
     std::vector<double> lengths;
@@ -130,17 +129,17 @@ protected:
         sequence(p.in.kCache, outer, rows, G, D, c.dtype, c.layout);
     DeviceTensor vCache =
         sequence(p.in.vCache, outer, rows, G, E, c.dtype, c.layout);
-    DeviceTensor lengths = upload(bytesOf<int32_t>(p.in.cacheLengths),
-                                  DType::I32);
+    DeviceTensor lengths =
+        upload(bytesOf<int32_t>(p.in.cacheLengths), DType::I32);
     lengths.view = TensorView::contiguous(lengths.view.data, DType::I32, {B});
-    DeviceTensor o = sequence(std::vector<double>(B * T * H * E, NAN), B, T,
-                              H, E, c.dtype, c.layout);
+    DeviceTensor o = sequence(std::vector<double>(B * T * H * E, NAN), B, T, H,
+                              E, c.dtype, c.layout);
     DeviceTensor lse = dense(std::vector<double>(B * H * T, NAN), {B, H, T});
-    DeviceTensor status = upload(bytesOf<int32_t>(std::vector<double>(B, 7)),
-                                 DType::I32);
+    DeviceTensor status =
+        upload(bytesOf<int32_t>(std::vector<double>(B, 7)), DType::I32);
     status.view = TensorView::contiguous(status.view.data, DType::I32, {B});
     DeviceTensor table;
-    KvCacheInputs inputs{q.view,      k.view, v.view, kCache.view,
+    KvCacheInputs inputs{q.view,      k.view, v.view,      kCache.view,
                          vCache.view, {},     lengths.view};
     if (c.pageSize) {
       table = upload(bytesOf<int32_t>(p.in.blockTable), DType::I32);
@@ -270,11 +269,11 @@ TEST_F(KvCacheTest, OneCapturedCallFollowsTheLengthsOnTheDevice) {
   DeviceTensor v = dense(p.in.v, {B, 1, G, D}, c.dtype);
   DeviceTensor kCache = dense(p.in.kCache, {B, S, G, D}, c.dtype);
   DeviceTensor vCache = dense(p.in.vCache, {B, S, G, D}, c.dtype);
-  DeviceTensor o = dense(std::vector<double>(B * H * D, 0), {B, 1, H, D},
-                         c.dtype);
+  DeviceTensor o =
+      dense(std::vector<double>(B * H * D, 0), {B, 1, H, D}, c.dtype);
   DeviceTensor lengths = upload(bytesOf<int32_t>({0, 0, 0}), DType::I32);
   lengths.view = TensorView::contiguous(lengths.view.data, DType::I32, {B});
-  const KvCacheInputs inputs{q.view,      k.view, v.view, kCache.view,
+  const KvCacheInputs inputs{q.view,      k.view, v.view,      kCache.view,
                              vCache.view, {},     lengths.view};
   runtime::Backend &backend = context->impl().backend();
   const bool graphs = backend.supportsGraphs();
@@ -290,7 +289,7 @@ TEST_F(KvCacheTest, OneCapturedCallFollowsTheLengthsOnTheDevice) {
     call();
     graph = backend.endCapture(stream);
   }
-  // Short, then long enough for the device to split (three parts), then
+  // Short, then long enough for the device to split (two parts), then
   // back: the grid never changes, the parts do.
   for (const std::vector<double> &given :
        {std::vector<double>{5, 0, 17}, std::vector<double>{599, 300, 2},
@@ -298,8 +297,8 @@ TEST_F(KvCacheTest, OneCapturedCallFollowsTheLengthsOnTheDevice) {
     p.in.cacheLengths = given;
     p.in.kCache = read(kCache, p.in.kCache.size());
     p.in.vCache = read(vCache, p.in.vCache.size());
-    const reference::KvCacheOutputs want = reference::kvCacheAttention(
-        p.shape, p.in, 1.0 / std::sqrt(double(D)));
+    const reference::KvCacheOutputs want =
+        reference::kvCacheAttention(p.shape, p.in, 1.0 / std::sqrt(double(D)));
     context->copyToDevice(lengths.view.data, bytesOf<int32_t>(given).data(),
                           4 * B, stream);
     if (graph)
@@ -343,14 +342,17 @@ TEST_F(KvCacheTest, BadCallsWriteNothing) {
   lengths.view = TensorView::contiguous(lengths.view.data, DType::I32, {B});
   DeviceTensor o = dense(std::vector<double>(B * T * H * D, 7), {B, T, H, D});
   DeviceTensor other = dense(cached, {B, S, G, D});
-  const KvCacheInputs good{q.view,      k.view, v.view, kCache.view,
+  const KvCacheInputs good{q.view,      k.view, v.view,      kCache.view,
                            vCache.view, {},     lengths.view};
   auto rejects = [&](KvCacheInputs in, const std::string &message,
                      KvCacheOptions options = {}, TensorView out = {}) {
     if (!out.data)
       out = o.view;
-    EXPECT_THAT([&] { kvCacheAttention(*context, in, {out, {}, {}}, options); },
-                ::testing::ThrowsMessage<InvalidArgument>(HasSubstr(message)));
+    EXPECT_THAT(
+        [&] {
+          kvCacheAttention(*context, in, {out, {}, {}}, options);
+        },
+        ::testing::ThrowsMessage<InvalidArgument>(HasSubstr(message)));
   };
   KvCacheInputs in = good;
   in.kCache.dtype = DType::BF16;

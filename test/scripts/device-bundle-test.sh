@@ -26,7 +26,7 @@ for exe in "$work"/bundle/bin/*; do
   ! grep -qiE "nvrtc|libcuda|boost|benchmark" <<<"$libraries" ||
     fail "$(basename "$exe") links a CUDA, Boost or benchmark library"
 done
-((count == 9)) || fail "bundle has $count binaries, expected 9"
+((count == 10)) || fail "bundle has $count binaries, expected 10"
 (($(du -sb "$work/bundle" | cut -f1) < 64 << 20)) || fail "bundle over 64 MiB"
 
 # --- its dry run ----------------------------------------------------------------
@@ -60,7 +60,8 @@ cat > "$fake/bin/rudnn-api-gpu-tests" <<'SH'
 sleep 600
 SH
 for exe in rudnn-api-operator-gpu-tests rudnn-runtime-tests rudnn-api-tests \
-           rudnn-bench-compile rudnn-bench-kda rudnn-bench-attention; do
+           rudnn-bench-compile rudnn-bench-kda rudnn-bench-attention \
+           rudnn-bench-decode; do
   printf '#!/bin/sh\necho "[  FAILED  ] Stand.In"\nexit 1\n' > "$fake/bin/$exe"
 done
 printf '#!/bin/sh\n[ -n "$FAKE_DEVICE" ] && echo "GPU 0: stand-in"\nexit 0\n' \

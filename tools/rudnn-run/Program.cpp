@@ -291,11 +291,10 @@ void requireNoRefusals(const OperatorContract &contract,
       if (it->second.data[b] != 0)
         entries += (entries.empty() ? "" : ", ") + std::to_string(b);
     if (!entries.empty())
-      throw InvalidArgument(std::string(contract.op) + " refuses entries " +
-                            entries + " of these inputs (its '" +
-                            std::string(result.name) +
-                            "' says so, per entry: " +
-                            std::string(result.doc) + ")");
+      throw InvalidArgument(
+          std::string(contract.op) + " refuses entries " + entries +
+          " of these inputs (its '" + std::string(result.name) +
+          "' says so, per entry: " + std::string(result.doc) + ")");
   }
 }
 } // namespace

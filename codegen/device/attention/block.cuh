@@ -133,41 +133,23 @@ __device__ __forceinline__ Rows packed_rows(const int *offsets, int b,
 }
 
 /// Which entry and first query packed query tile `tile` is: each entry's
-/// queries in tiles of BlockQueries, the entries' tiles in order. Every
-/// lane of the warp scans the offsets 32 entries at a time (a prefix sum of
-/// the entries' tile counts); false past the last tile.
+/// queries in tiles of BlockQueries, the entries' tiles in order; false
+/// past the last tile. Warp-collective.
 template <int BlockQueries>
 __device__ __forceinline__ bool packed_tile(const int *offsets, int entries,
                                             int total, int tile, int &entry,
                                             int &q0) {
-  const int lane = threadIdx.x % 32;
-  int before = 0; // tiles of the entries scanned so far
-  for (int base = 0; base < entries; base += 32) {
-    const int e = base + lane;
-    const int count =
-        e < entries
-            ? (packed_rows(offsets, e, total).count + BlockQueries - 1) /
-                  BlockQueries
-            : 0;
-    int sum = count; // inclusive prefix sum over the lanes
-#pragma unroll
-    for (int d = 1; d < 32; d *= 2) {
-      const int from = __shfl_up_sync(kFullWarpMask, sum, d);
-      if (lane >= d)
-        sum += from;
-    }
-    const int chunk = __shfl_sync(kFullWarpMask, sum, 31);
-    if (tile < before + chunk) {
-      const int first =
-          __ffs(__ballot_sync(kFullWarpMask, before + sum > tile)) - 1;
-      entry = base + first;
-      q0 = (tile - before - __shfl_sync(kFullWarpMask, sum - count, first)) *
-           BlockQueries;
-      return true;
-    }
-    before += chunk;
-  }
-  return false;
+  int before = 0;
+  if (!warp_find_run(
+          entries, tile,
+          [&](int e) {
+            return (packed_rows(offsets, e, total).count + BlockQueries - 1) /
+                   BlockQueries;
+          },
+          entry, before))
+    return false;
+  q0 = (tile - before) * BlockQueries;
+  return true;
 }
 
 /// Calls block(b, head, row0, queryRows, keyRows) for each tile of

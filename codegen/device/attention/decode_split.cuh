@@ -21,8 +21,10 @@ namespace attention {
 inline constexpr int kDecodeMaxSplits = 64;
 /// Parts hold whole multiples of this many keys (a warp's key tile)...
 inline constexpr int kDecodeSplitGranule = 16;
-/// ...and, when the device chooses, at least this many.
+/// ...and, when the device chooses, at least this many, over at most this
+/// many waves of the grid.
 inline constexpr int kDecodeMinSplitKeys = 256;
+inline constexpr int kDecodeMaxWaves = 8;
 
 /// What both kernels know of the split: the lengths, the new tokens, the
 /// key heads, the parts forced (0: the device's choice) and the
@@ -39,27 +41,32 @@ struct DecodeSplit {
     return length + tokens;
   }
 
-  /// Keys a part holds when the device chooses: every entry's keys of
-  /// every key head spread over the grid's blocks, at least
-  /// kDecodeMinSplitKeys. Warp-collective.
+  /// Keys a part holds at least when the device chooses: every entry's
+  /// keys of every key head spread over whole waves of the grid (as many
+  /// as leave kDecodeMinSplitKeys a part, 1 to kDecodeMaxWaves), so that
+  /// the items come out near a multiple of the blocks. Warp-collective.
   __device__ __forceinline__ int chosen_part_keys() const {
     long long total = 0;
     for (int b = threadIdx.x % 32; b < batch; b += 32)
       total += keys(b);
     total = warp_sum(total) * kv_heads;
-    long long part = (total + blocks - 1) / blocks;
+    long long waves = total / (static_cast<long long>(blocks) *
+                               kDecodeMinSplitKeys);
+    waves = waves < 1 ? 1 : waves > kDecodeMaxWaves ? kDecodeMaxWaves : waves;
+    const long long slots = waves * blocks;
+    long long part = (total + slots - 1) / slots;
     part = part < kDecodeMinSplitKeys ? kDecodeMinSplitKeys : part;
-    part = (part + kDecodeSplitGranule - 1) / kDecodeSplitGranule *
-           kDecodeSplitGranule;
     return part > (1 << 30) ? (1 << 30) : static_cast<int>(part);
   }
 
   /// The parts of an entry of `count` keys, with `partKeys` from
-  /// chosen_part_keys() (unused when forced).
+  /// chosen_part_keys() (unused when forced): as many whole `partKeys` as
+  /// it holds (rounding down keeps the items within the waves planned),
+  /// 1 to kDecodeMaxSplits.
   __device__ __forceinline__ int parts(int count, int partKeys) const {
     if (forced > 0)
       return forced;
-    const int n = (count + partKeys - 1) / partKeys;
+    const int n = count / partKeys;
     return n < 1 ? 1 : n > kDecodeMaxSplits ? kDecodeMaxSplits : n;
   }
 
@@ -71,39 +78,21 @@ struct DecodeSplit {
            kDecodeSplitGranule;
   }
 
-  /// Which (entry, key head, part) work item `item` is, the items ordered
+  /// Which (entry, key head, part) work item `index` is, the items ordered
   /// by entry, then key head, then part; false past the last.
-  /// Warp-collective: the lanes scan the entries 32 at a time.
+  /// Warp-collective.
   __device__ __forceinline__ bool item(int index, int partKeys, int &b, int &g,
                                        int &part, int &parts) const {
-    const int lane = threadIdx.x % 32;
-    int before = 0; // items of the entries scanned so far
-    for (int base = 0; base < batch; base += 32) {
-      const int e = base + lane;
-      const int count =
-          e < batch ? kv_heads * this->parts(keys(e), partKeys) : 0;
-      int sum = count; // inclusive prefix sum over the lanes
-#pragma unroll
-      for (int d = 1; d < 32; d *= 2) {
-        const int from = __shfl_up_sync(kFullWarpMask, sum, d);
-        if (lane >= d)
-          sum += from;
-      }
-      const int chunk = __shfl_sync(kFullWarpMask, sum, 31);
-      if (index < before + chunk) {
-        const int first =
-            __ffs(__ballot_sync(kFullWarpMask, before + sum > index)) - 1;
-        const int within =
-            index - before - __shfl_sync(kFullWarpMask, sum - count, first);
-        b = base + first;
-        parts = this->parts(keys(b), partKeys);
-        g = within / parts;
-        part = within % parts;
-        return true;
-      }
-      before += chunk;
-    }
-    return false;
+    int before = 0;
+    if (!warp_find_run(
+            batch, index,
+            [&](int e) { return kv_heads * this->parts(keys(e), partKeys); }, b,
+            before))
+      return false;
+    parts = this->parts(keys(b), partKeys);
+    g = (index - before) / parts;
+    part = (index - before) % parts;
+    return true;
   }
 };
 
