@@ -50,8 +50,8 @@ struct DecodeSplit {
     for (int b = threadIdx.x % 32; b < batch; b += 32)
       total += keys(b);
     total = warp_sum(total) * kv_heads;
-    long long waves = total / (static_cast<long long>(blocks) *
-                               kDecodeMinSplitKeys);
+    long long waves =
+        total / (static_cast<long long>(blocks) * kDecodeMinSplitKeys);
     waves = waves < 1 ? 1 : waves > kDecodeMaxWaves ? kDecodeMaxWaves : waves;
     const long long slots = waves * blocks;
     long long part = (total + slots - 1) / slots;
