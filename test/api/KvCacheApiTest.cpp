@@ -213,6 +213,8 @@ INSTANTIATE_TEST_SUITE_P(
         // No grouping, two parts; a long cache the device splits itself.
         CacheCase{f32, 4, 1, 4, 4, 128, 128, 300, 0, 0, 2, bhtd},
         CacheCase{f32, 4, 1, 4, 1, 64, 64, 700, 0, 0, 0, bthd},
+        // More entries than a warp scans at once (the work items' lookup).
+        CacheCase{f32, 40, 1, 2, 1, 32, 32, 20, 0, 0, 3, bthd},
         // The 16-bit production shape and the widest heads.
         CacheCase{bf16, 4, 1, 32, 4, 128, 128, 200, 0, 0, 0, bthd},
         CacheCase{f16, 4, 2, 8, 2, 256, 256, 64, 0, 0, 2, bhtd}),
