@@ -87,7 +87,7 @@ const OperatorContract &rudnn::kvCacheAttentionContract() {
     OperatorContract c;
     c.op = "rudnn.kv_cache_attention";
     c.summary = "One decoding step over a K/V cache appended in place";
-    c.dims = cacheDims({{'S', "dim", "cache capacity (Tmax)"}});
+    c.dims = cacheDims({{'S', "dim", "cache capacity, Tmax"}});
     auto [kCache, kResult] = cache("k_cache", "BSGD", "cached keys");
     auto [vCache, vResult] = cache("v_cache", "BSGE", "cached values");
     c.operands = newTokens();
