@@ -229,8 +229,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST_F(KvCacheTest, SplitsForcedOrChosenAgree) {
   // One entry long enough for the device to split it, beside short ones.
-  const CacheCase base{f32, 3, 1, 4, 2, 64, 64, 900, 0, 0, 0, bthd};
-  const CacheProblem p = problem(base, {899, 5, 300}, 11);
+  const CacheCase base{f32, 3, 1, 4, 2, 64, 64, 600, 0, 0, 0, bthd};
+  const CacheProblem p = problem(base, {599, 5, 300}, 11);
   std::vector<std::vector<double>> outputs;
   for (int splits : {0, 1, 2, 5}) {
     CacheCase c = base;
@@ -263,7 +263,7 @@ TEST_F(KvCacheTest, OneCapturedCallFollowsTheLengthsOnTheDevice) {
   // replayed; elsewhere the same call is made again. Between runs only the
   // lengths in device memory change; each run's o and caches must be the
   // float64 step from the caches the previous run left.
-  const CacheCase c{bf16, 3, 1, 8, 2, 64, 64, 600, 0, 0, 0, bthd};
+  const CacheCase c{bf16, 3, 1, 8, 2, 64, 64, 520, 0, 0, 0, bthd};
   CacheProblem p = problem(c, {0, 0, 0}, 21);
   const int64_t B = c.B, H = c.H, G = c.G, D = c.D, S = c.capacity;
   DeviceTensor q = dense(p.in.q, {B, 1, H, D}, c.dtype);
@@ -294,7 +294,7 @@ TEST_F(KvCacheTest, OneCapturedCallFollowsTheLengthsOnTheDevice) {
   // Short, then long enough for the device to split (two parts), then
   // back: the grid never changes, the parts do.
   for (const std::vector<double> &given :
-       {std::vector<double>{5, 0, 17}, std::vector<double>{599, 300, 2},
+       {std::vector<double>{5, 0, 17}, std::vector<double>{519, 300, 2},
         std::vector<double>{40, 41, 42}}) {
     p.in.cacheLengths = given;
     p.in.kCache = read(kCache, p.in.kCache.size());
