@@ -63,9 +63,6 @@ struct Function::Impl {
   std::vector<Checked> checked;
   /// Results the contracts let be written over an argument, by name.
   std::vector<std::pair<std::string, std::string>> inPlace;
-  /// (result, argument) indices of the results that are an argument
-  /// updated in place (a cache appended to), named as it.
-  std::vector<std::pair<size_t, size_t>> updated;
   std::string noOperator;
   /// The plan-cache key of the function: its module's text, name, target.
   std::string planKey;
@@ -248,12 +245,10 @@ std::shared_ptr<Function::Impl> describe(std::shared_ptr<Module::Impl> module,
     if (auto over = func.getResultAttrOfType<mlir::StringAttr>(
             index, RudnnDialect::kAliasesAttrName)) {
       impl->inPlace.emplace_back(info.name, over.str());
-      for (size_t a = 0; a < impl->arguments.size(); ++a)
-        if (over.getValue() == impl->arguments[a].name &&
-            info.name == impl->arguments[a].name) {
-          impl->updated.emplace_back(index, a);
-          info.updates = info.name;
-        }
+      // Named as the argument it aliases: that argument updated in place
+      // (its operator's contract requires the same view for both).
+      if (over.getValue() == info.name)
+        info.updates = info.name;
     }
     impl->results.push_back(info);
   }
@@ -419,14 +414,6 @@ void Function::call(const std::vector<TensorView> &arguments,
                     Stream stream) const {
   checkDeclared(impl->arguments, arguments, "arguments");
   checkDeclared(impl->results, results, "results");
-  for (const auto &[result, argument] : impl->updated)
-    if (!sameView(results[result], arguments[argument]))
-      throw InvalidArgument("result '" + impl->results[result].name +
-                            "' is argument '" + impl->arguments[argument].name +
-                            "' updated in place: pass the same view for "
-                            "both, got " +
-                            results[result].describe() + " and " +
-                            arguments[argument].describe());
   // Each operator's views against its contract; between operators, no
   // result may meet an argument or another result. The lists are kept per
   // thread, so a repeated call allocates none.

@@ -23,13 +23,15 @@ struct ContractEntry {
   OperatorOpInterface op;
 };
 
-/// The argument `entry`'s result updates in place, if it updates one.
-BlockArgument updatedArgument(func::FuncOp func, ContractEntry entry) {
-  if (entry.tensor->updates.empty())
-    return {};
-  int k = entry.op.getContract().operandIndex(entry.tensor->updates);
+/// The argument of `func` that `entry`'s operand `operand` is, if that
+/// operand is one (seen through casts).
+BlockArgument argumentFor(func::FuncOp func, ContractEntry entry,
+                          std::string_view operand) {
+  const int k =
+      operand.empty() ? -1 : entry.op.getContract().operandIndex(operand);
+  Value value = k < 0 ? Value() : entry.op.getContractOperand(k);
   auto argument = dyn_cast_or_null<BlockArgument>(
-      k < 0 ? Value() : throughCasts(entry.op.getContractOperand(k)));
+      value ? throughCasts(value) : value); // absent when optional
   return argument && argument.getOwner()->getParentOp() == func
              ? argument
              : BlockArgument();
@@ -87,7 +89,8 @@ void mlir::rudnn::nameFunctionTensors(func::FuncOp func) {
     ContractEntry *entry = it == results.end() ? nullptr : &it->second;
     // An operand updated in place is returned under its own name.
     if (BlockArgument updated =
-            entry ? updatedArgument(func, *entry) : BlockArgument();
+            entry ? argumentFor(func, *entry, entry->tensor->updates)
+                  : BlockArgument();
         updated && !func.getResultAttr(i, RudnnDialect::kNameAttrName))
       func.setResultAttr(
           i, RudnnDialect::kNameAttrName,
@@ -105,19 +108,14 @@ void mlir::rudnn::nameFunctionTensors(func::FuncOp func) {
                          StringAttr::get(context, entry->tensor->layout));
     // A result the contract lets be written over one of its operands (or
     // updates in place), when that operand is an argument.
-    const std::string_view overName = entry->tensor->inPlaceOf.empty()
-                                          ? entry->tensor->updates
-                                          : entry->tensor->inPlaceOf;
-    if (overName.empty() ||
-        func.getResultAttr(i, RudnnDialect::kAliasesAttrName))
+    if (func.getResultAttr(i, RudnnDialect::kAliasesAttrName))
       continue;
-    const ::rudnn::OperatorContract &contract = entry->op.getContract();
-    int k = contract.operandIndex(overName);
-    Value over = k < 0 ? Value() : entry->op.getContractOperand(k);
-    if (auto argument = dyn_cast_or_null<BlockArgument>(over);
-        argument && argument.getOwner()->getParentOp() == func)
-      func.setResultAttr(i, RudnnDialect::kAliasesAttrName,
-                         func.getArgAttr(argument.getArgNumber(),
-                                         RudnnDialect::kNameAttrName));
+    if (BlockArgument over = argumentFor(func, *entry,
+                                         entry->tensor->inPlaceOf.empty()
+                                             ? entry->tensor->updates
+                                             : entry->tensor->inPlaceOf))
+      func.setResultAttr(
+          i, RudnnDialect::kAliasesAttrName,
+          func.getArgAttr(over.getArgNumber(), RudnnDialect::kNameAttrName));
   }
 }

@@ -316,6 +316,47 @@ TEST_F(KvCacheTest, OneCapturedCallFollowsTheLengthsOnTheDevice) {
     backend.destroyStream(stream);
 }
 
+TEST_F(KvCacheTest, AFunctionReturnsTheCacheItUpdatesUnderItsName) {
+  // The function's cache result is its argument, updated: named as it,
+  // and a call must pass the argument's view for it.
+  const char *text = R"(
+func.func @main(%q: tensor<?x?x?x16xf32>, %k: tensor<?x?x?x16xf32>,
+                %v: tensor<?x?x?x16xf32>, %kc: tensor<?x?x?x16xf32>,
+                %vc: tensor<?x?x?x16xf32>, %l: tensor<?xi32>)
+    -> (tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>) {
+  %o, %k2, %v2, %lse, %s = rudnn.kv_cache_attention %q, %k, %v cache(%kc, %vc)
+      lengths %l : (tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>,
+      tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>,
+      tensor<?xi32>) -> (tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>,
+      tensor<?x?x?x16xf32>, tensor<?x?x?xf32>, tensor<?xi32>)
+  return %o, %k2, %v2 : tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>,
+      tensor<?x?x?x16xf32>
+})";
+  Function main = Module::parse(*context, text).function("main");
+  ASSERT_EQ(main.results().size(), 3u);
+  EXPECT_EQ(main.results()[1].name, "k_cache");
+  EXPECT_EQ(main.results()[1].updates, "k_cache");
+  EXPECT_EQ(main.results()[2].updates, "v_cache");
+  EXPECT_EQ(main.results()[0].updates, "");
+  std::mt19937 random(2);
+  DeviceTensor q = dense(normalValues(16, random), {1, 1, 1, 16});
+  DeviceTensor kc = dense(normalValues(64, random), {1, 4, 1, 16});
+  DeviceTensor other = dense(normalValues(64, random), {1, 4, 1, 16});
+  DeviceTensor vc = dense(normalValues(64, random), {1, 4, 1, 16});
+  DeviceTensor o = dense(std::vector<double>(16, 0), {1, 1, 1, 16});
+  DeviceTensor lengths = upload(bytesOf<int32_t>({2}), DType::I32);
+  lengths.view = TensorView::contiguous(lengths.view.data, DType::I32, {1});
+  EXPECT_THAT(
+      [&] {
+        main.call({q.view, q.view, q.view, kc.view, vc.view, lengths.view},
+                  {o.view, other.view, vc.view});
+      },
+      ::testing::ThrowsMessage<InvalidArgument>(
+          HasSubstr("'k_cache' is updated in place: pass the view of "
+                    "'k_cache' for it")));
+  EXPECT_EQ(read(o, 16), std::vector<double>(16, 0.0));
+}
+
 TEST_F(KvCacheTest, ChangingSizesLengthsOrLayoutCompilesNothing) {
   auto call = [&](int B, int T, int H, int G, int S, Layout layout) {
     const CacheCase c{bf16, B, T, H, G, 64, 64, S, 0, 0, 0, layout};
