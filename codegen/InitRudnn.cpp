@@ -15,6 +15,7 @@ void mlir::rudnn::registerRudnnDialects(DialectRegistry &registry) {
                   tensor::TensorDialect>();
   ::rudnn::codegen::registerAttentionPrimitives(registry);
   ::rudnn::codegen::registerKvCachePrimitives(registry);
+  ::rudnn::codegen::registerLstmPrimitives(registry);
   ::rudnn::codegen::registerAttentionBackwardPrimitives(registry);
   ::rudnn::codegen::registerKdaPrimitives(registry);
 }

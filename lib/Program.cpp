@@ -180,9 +180,12 @@ std::shared_ptr<Function::Impl> describe(std::shared_ptr<Module::Impl> module,
     if (!call)
       throw Unsupported(where + ": '" + op.getName().getStringRef().str() +
                         "' is not an operator op");
-    const OperatorContract &contract = call.getContract();
-    OperatorCall described{
-        op.getName().getStringRef().str(), numericAttributes(&op), {}, {}};
+    const OperatorContract &contract = call.getOperatorContract();
+    OperatorCall described{op.getName().getStringRef().str(),
+                           numericAttributes(&op),
+                           {},
+                           {},
+                           &contract};
     Function::Impl::Checked checked{contract, {}, {}};
     for (unsigned k = 0; k < contract.operands.size(); ++k) {
       mlir::Value value = call.getContractOperand(k);

@@ -340,10 +340,6 @@ void EmulationBackend::launch(const LoadedKernel &kernel,
   if (!emulated)
     throw InvalidArgument("kernel '" + kernel.entry() +
                           "' was not loaded by the emulation backend");
-  if (geometry.cooperative)
-    throw Unsupported("kernel '" + kernel.entry() +
-                      "' is a cooperative launch; the emulator has no "
-                      "grid-wide barrier");
   runGrid(emulated->kernel, geometry, args.pointers(),
           {impl->options.threads, impl->options.schedule, impl->options.check,
            impl->options.watchdogSeconds});

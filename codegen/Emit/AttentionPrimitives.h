@@ -16,6 +16,9 @@ void registerAttentionBackwardPrimitives(mlir::DialectRegistry &registry);
 /// Attaches it to the decoding step's partials and combine ops.
 void registerKvCachePrimitives(mlir::DialectRegistry &registry);
 
+/// Attaches it to an LSTM layer's projection and recurrence ops.
+void registerLstmPrimitives(mlir::DialectRegistry &registry);
+
 } // namespace rudnn::codegen
 
 #endif // RUDNN_CODEGEN_EMIT_ATTENTIONPRIMITIVES_H

@@ -57,6 +57,9 @@ struct KernelBinding {
 /// operations (a multiply-add counts two).
 struct KernelLaunch {
   int64_t threads = 128, sharedBytes = 0;
+  /// Every block resident at once, meeting at grid barriers (a cooperative
+  /// launch).
+  bool cooperative = false;
   mlir::rudnn::SizeRef grid[3];
   mlir::rudnn::SizeRef memoryBytes{0, {}}, flops{0, {}};
 };

@@ -28,7 +28,7 @@ struct ContractEntry {
 BlockArgument argumentFor(func::FuncOp func, ContractEntry entry,
                           std::string_view operand) {
   const int k =
-      operand.empty() ? -1 : entry.op.getContract().operandIndex(operand);
+      operand.empty() ? -1 : entry.op.getOperatorContract().operandIndex(operand);
   Value value = k < 0 ? Value() : entry.op.getContractOperand(k);
   auto argument = dyn_cast_or_null<BlockArgument>(
       value ? throughCasts(value) : value); // absent when optional
@@ -44,7 +44,7 @@ void mlir::rudnn::nameFunctionTensors(func::FuncOp func) {
     return;
   llvm::DenseMap<Value, ContractEntry> operands, results;
   func.walk([&](OperatorOpInterface op) {
-    const ::rudnn::OperatorContract &contract = op.getContract();
+    const ::rudnn::OperatorContract &contract = op.getOperatorContract();
     for (unsigned k = 0; k < contract.operands.size(); ++k)
       if (Value value = op.getContractOperand(k))
         operands.try_emplace(value, ContractEntry{&contract.operands[k], op});

@@ -546,6 +546,7 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
     kernelOp.setSymName(entry);
     kernelOp.setThreads(emitter.launch().threads);
     kernelOp.setSharedBytes(emitter.launch().sharedBytes);
+    kernelOp.setCooperative(emitter.launch().cooperative);
   }
 
   Launch launch;

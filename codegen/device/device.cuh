@@ -14,6 +14,7 @@
 #include <cuda_fp16.h>
 
 #include "rudnn/arch/cp_async.cuh"
+#include "rudnn/arch/grid.cuh"
 #include "rudnn/arch/ldmatrix.cuh"
 #include "rudnn/arch/math.cuh"
 #include "rudnn/arch/mbarrier.cuh"
@@ -31,6 +32,8 @@
 #include "rudnn/kda/backward.cuh"
 #include "rudnn/kda/forward.cuh"
 #include "rudnn/kda/gradients.cuh"
+#include "rudnn/lstm/projection.cuh"
+#include "rudnn/lstm/recurrence.cuh"
 #include "rudnn/math.cuh"
 #include "rudnn/shared.cuh"
 #include "rudnn/tensor.cuh"

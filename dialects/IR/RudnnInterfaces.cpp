@@ -67,6 +67,16 @@ LogicalResult mlir::rudnn::verifyContract(
              << " = " << *size << " must be a multiple of the "
              << StringRef(divisor->kind.data(), divisor->kind.size()) << " "
              << divisor->letter << " = " << *parts;
+    const ::rudnn::DimContract *base =
+        dim.timesOf ? contract.dim(dim.timesOf) : nullptr;
+    std::optional<int64_t> baseSize =
+        base ? shapes.lookup(base->letter) : std::nullopt;
+    if (size && baseSize && *size != dim.times * *baseSize)
+      return op->emitOpError()
+             << StringRef(dim.kind.data(), dim.kind.size()) << " " << dim.letter
+             << " = " << *size << " must be " << dim.times << " × the "
+             << StringRef(base->kind.data(), base->kind.size()) << " "
+             << base->letter << " = " << *baseSize;
   }
   for (auto [index, tensor] : llvm::enumerate(contract.results))
     if (failed(check(tensor, result(index))))
@@ -77,7 +87,7 @@ LogicalResult mlir::rudnn::verifyContract(
 LogicalResult mlir::rudnn::verifyOperatorContract(OperatorOpInterface op,
                                                   ShapeChecker &shapes) {
   return verifyContract(
-      op, op.getContract(),
+      op, op.getOperatorContract(),
       [&](unsigned i) { return op.getContractOperand(i); },
       [&](unsigned i) { return op.getContractResult(i); }, shapes);
 }

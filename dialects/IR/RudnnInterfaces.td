@@ -26,8 +26,14 @@ def Rudnn_OperatorOpInterface : OpInterface<"OperatorOpInterface"> {
   }];
   let methods = [
     StaticInterfaceMethod<
-      "The operator's contract, shared with code that builds no IR.",
+      "The operator's contract, shared with code that builds no IR (for an "
+      "operator whose operands depend on its attributes, its simplest form).",
       "const ::rudnn::OperatorContract &", "getContract">,
+    InterfaceMethod<
+      "The contract of this op: its operands may depend on its attributes "
+      "(an LSTM's weights per layer and direction).",
+      "const ::rudnn::OperatorContract &", "getOperatorContract", (ins), [{}],
+      [{ return ConcreteOp::getContract(); }]>,
     InterfaceMethod<
       "The value of operand `index` of the contract, null when an optional "
       "one is absent.",

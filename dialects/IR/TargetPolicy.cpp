@@ -287,3 +287,54 @@ int64_t mlir::rudnn::decodeBlocks(int64_t sharedBytes, int64_t smemPerBlock,
       smemPerBlock / std::max<int64_t>(sharedBytes, 1), 1, 4);
   return resident * smCount;
 }
+
+int64_t mlir::rudnn::lstmRecurrenceSharedBytes(int64_t hidden, int64_t units,
+                                               int64_t elementBytes,
+                                               bool weightsOnChip) {
+  const int64_t rows = 4 * units;
+  const int64_t weights =
+      weightsOnChip ? (rows * hidden * elementBytes + 15) / 16 * 16 : 0;
+  return weights + 4 * kLstmRecurrenceBatch * hidden +
+         4 * rows * kLstmRecurrenceBatch;
+}
+
+std::optional<LstmRecurrencePolicy>
+mlir::rudnn::chooseLstmRecurrence(int64_t hidden, int64_t directions,
+                                  int64_t elementBytes, int64_t smemPerBlock,
+                                  int64_t smCount, std::optional<int64_t> units,
+                                  std::optional<bool> weightsOnChip) {
+  LstmRecurrencePolicy policy;
+  auto blocksFor = [&](int64_t u) {
+    return directions * ((hidden + u - 1) / u);
+  };
+  if (units) {
+    policy.units = *units;
+  } else {
+    policy.units = std::max<int64_t>(1, (directions * hidden + smCount - 1) /
+                                            std::max<int64_t>(smCount, 1));
+    while (policy.units < hidden && blocksFor(policy.units) > smCount)
+      ++policy.units;
+  }
+  policy.blocks = blocksFor(policy.units);
+  const int64_t onChip =
+      lstmRecurrenceSharedBytes(hidden, policy.units, elementBytes, true);
+  const int64_t streamed =
+      lstmRecurrenceSharedBytes(hidden, policy.units, elementBytes, false);
+  policy.weightsOnChip =
+      weightsOnChip ? *weightsOnChip : onChip <= smemPerBlock;
+  if ((policy.weightsOnChip ? onChip : streamed) > smemPerBlock ||
+      policy.blocks > smCount)
+    return std::nullopt;
+  policy.reason = std::to_string(directions) + " x " + std::to_string(hidden) +
+                  " hidden units over " + std::to_string(policy.blocks) +
+                  " blocks of " + std::to_string(policy.units) +
+                  " (one an SM, " + std::to_string(smCount) +
+                  " SMs); W_hh rows " +
+                  (policy.weightsOnChip
+                       ? "kept in shared memory (" + std::to_string(onChip) +
+                             " of " + std::to_string(smemPerBlock) + " bytes)"
+                       : "read from L2 each step (on chip they would take " +
+                             std::to_string(onChip) + " of " +
+                             std::to_string(smemPerBlock) + " bytes)");
+  return policy;
+}

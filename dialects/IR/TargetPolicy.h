@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace mlir::rudnn {
 
@@ -203,6 +204,36 @@ std::optional<int64_t> chooseDecodeWarps(int64_t headDim, int64_t valueDim,
 /// as its shared memory allows, at most 4.
 int64_t decodeBlocks(int64_t sharedBytes, int64_t smemPerBlock,
                      int64_t smCount);
+
+/// Batch entries the LSTM recurrence stages a pass, and its block's threads
+/// (lstm::kRecurrenceBatch, lstm::kRecurrenceThreads).
+inline constexpr int64_t kLstmRecurrenceBatch = 8;
+inline constexpr int64_t kLstmRecurrenceThreads = 256;
+
+/// Dynamic shared memory, in bytes, of an LSTM recurrence block owning
+/// `units` hidden units (sizeof-free: lstm::RecurrenceShared::kBytes): its
+/// 4·units W_hh rows when `weightsOnChip` (rounded up to 16 bytes), the
+/// staged hidden states and the gate sums, fp32.
+int64_t lstmRecurrenceSharedBytes(int64_t hidden, int64_t units,
+                                  int64_t elementBytes, bool weightsOnChip);
+
+/// How an LSTM layer's persistent recurrence runs on a target.
+struct LstmRecurrencePolicy {
+  int64_t units = 1;          // hidden units a block owns
+  bool weightsOnChip = false; // W_hh rows kept in shared memory
+  int64_t blocks = 1;         // D · ceil(H / units), at most one an SM
+  std::string reason;         // why, for the plan's readers
+};
+
+/// Spreads the D·H units over the target's SMs, one block each (every
+/// block of a cooperative grid resident at once), keeping W_hh on chip
+/// where each block's rows fit its shared memory; none when not even the
+/// staged states fit. `units`, when given, is used as it is.
+std::optional<LstmRecurrencePolicy>
+chooseLstmRecurrence(int64_t hidden, int64_t directions, int64_t elementBytes,
+                     int64_t smemPerBlock, int64_t smCount,
+                     std::optional<int64_t> units = std::nullopt,
+                     std::optional<bool> weightsOnChip = std::nullopt);
 
 } // namespace mlir::rudnn
 

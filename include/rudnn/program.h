@@ -27,6 +27,8 @@
 
 namespace rudnn {
 
+struct OperatorContract;
+
 /// An argument or result of a function.
 struct TensorInfo {
   /// Its `rudnn.name`, else "arg<i>" or "result<i>".
@@ -55,6 +57,9 @@ struct OperatorCall {
   /// "chunk", "scale"); a flag that is set ("causal") is 1.
   std::map<std::string, double> attributes;
   std::vector<int> operands, results;
+  /// Its contract (dialects/IR/OperatorContract.h, for tools), which lives
+  /// as long as the process.
+  const OperatorContract *contract = nullptr;
 };
 
 class Function {

@@ -141,6 +141,38 @@ struct SharedRegion {
 /// block (a spin-wait that cannot finish).
 constexpr uint64_t kWatchdogPolls = uint64_t(1) << 22;
 
+/// The most blocks of a cooperative grid, each on its own OS thread.
+constexpr uint64_t kMaxCooperativeBlocks = 1024;
+
+/// The grid barrier of a cooperative launch: every block has its own OS
+/// thread, and one thread of each waits here for the others.
+struct GridBarrier {
+  std::mutex mutex;
+  std::condition_variable released;
+  uint64_t blocks = 0, arrived = 0, generation = 0;
+  /// A block failed: the others leave the barrier to fail too.
+  bool aborted = false;
+
+  /// Returns false when the grid aborted instead.
+  bool arriveAndWait() {
+    std::unique_lock<std::mutex> lock(mutex);
+    const uint64_t mine = generation;
+    if (++arrived == blocks) {
+      arrived = 0;
+      ++generation;
+      released.notify_all();
+      return true;
+    }
+    released.wait(lock, [&] { return generation != mine || aborted; });
+    return generation != mine;
+  }
+  void abort() {
+    std::lock_guard<std::mutex> lock(mutex);
+    aborted = true;
+    released.notify_all();
+  }
+};
+
 /// One block in flight on one OS thread.
 struct BlockRun {
   const EmulatedKernel *kernel = nullptr;
@@ -169,6 +201,8 @@ struct BlockRun {
   std::atomic<int64_t> resumedAt{0};
   std::atomic<const SimtThread *> running{nullptr};
   rudnn_emu_dim3 blockIdx{};
+  /// The grid's barrier in a cooperative launch, else null.
+  GridBarrier *grid = nullptr;
 };
 
 /// Thrown out of a suspended thread of an aborting block.
@@ -432,15 +466,29 @@ void hostPoll(int changed) {
   suspend();
 }
 
-const rudnn_emu_host kHost = {
-    RUDNN_EMU_ABI_VERSION, hostSyncthreads, hostWarpExchange, hostTrap,
-    hostMemoryAccess,      hostIsShared,    hostPoll};
-
 int64_t steadyNanoseconds() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+void hostGridSync() {
+  BlockRun *block = currentBlock;
+  if (!block->grid)
+    failRunningThread(describeThread(*currentThread) +
+                      ": a grid barrier in a launch that is not cooperative");
+  // Waiting for other blocks is no spin: the watchdog looks away.
+  block->resumedAt = 0;
+  const bool released = block->grid->arriveAndWait();
+  block->resumedAt = steadyNanoseconds();
+  if (!released)
+    failRunningThread(describeThread(*currentThread) +
+                      ": left the grid barrier, another block failed");
+}
+
+const rudnn_emu_host kHost = {
+    RUDNN_EMU_ABI_VERSION, hostSyncthreads, hostWarpExchange, hostTrap,
+    hostMemoryAccess,      hostIsShared,    hostPoll,         hostGridSync};
 
 void resume(BlockRun &block, SimtThread &thread) {
   currentThread = &thread;
@@ -942,6 +990,18 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
       options.threads ? options.threads : std::thread::hardware_concurrency();
   workers = static_cast<unsigned>(
       std::max<uint64_t>(1, std::min<uint64_t>(workers ? workers : 1, blocks)));
+  // A cooperative grid runs all at once, as the GPU guarantees it: a worker
+  // per block.
+  GridBarrier gridBarrier;
+  gridBarrier.blocks = blocks;
+  if (geometry.cooperative) {
+    if (blocks > kMaxCooperativeBlocks)
+      throw InvalidArgument("a cooperative grid of " + std::to_string(blocks) +
+                            " blocks is larger than " +
+                            std::to_string(kMaxCooperativeBlocks) +
+                            ", the most emulation runs at once");
+    workers = static_cast<unsigned>(blocks);
+  }
   const std::vector<uint64_t> order = blockOrder(blocks, schedule);
 
   std::atomic<uint64_t> next{0};
@@ -961,6 +1021,7 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
     block.kernel = &kernel;
     block.args = args;
     block.check = options.check;
+    block.grid = geometry.cooperative ? &gridBarrier : nullptr;
     block.threads.resize(threadsPerBlock);
     for (size_t i = 0; i < threadsPerBlock; ++i)
       block.stacks.push_back(stackPool().acquire());
@@ -991,6 +1052,7 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
           error = "block (" + std::to_string(blockIdx.x) + "," +
                   std::to_string(blockIdx.y) + "," +
                   std::to_string(blockIdx.z) + "): " + message;
+        gridBarrier.abort();
       }
     }
     for (const ctx::stack_context &stack : block.stacks)
@@ -1003,6 +1065,7 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
       std::lock_guard<std::mutex> lock(errorMutex);
       if (!failed.exchange(true))
         error = exception.what();
+      gridBarrier.abort();
     }
   };
 

@@ -6,7 +6,9 @@
 // at a block barrier or a warp-collective operation; when no fiber of the
 // block can run, the scheduler completes the barrier or warp operation all
 // of whose participants have arrived. When none can complete, the block is
-// deadlocked and the launch fails naming the block; it never hangs.
+// deadlocked and the launch fails naming the block; it never hangs. A
+// cooperative grid gives every block its own OS thread, so all run at once
+// and meet at grid barriers.
 //
 //===----------------------------------------------------------------------===//
 

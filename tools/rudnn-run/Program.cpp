@@ -122,19 +122,6 @@ DeviceValue allocate(Context &context, DType dtype,
 
 } // namespace
 
-namespace {
-
-const OperatorContract *contractOf(const std::string &op) {
-  static const std::vector<const OperatorContract *> contracts =
-      operatorContracts();
-  for (const OperatorContract *known : contracts)
-    if (known->op == op)
-      return known;
-  return nullptr;
-}
-
-} // namespace
-
 Program::Program(Context &context, const std::string &path,
                  const std::string &entry)
     : module(Module::load(context, path)), function(module.function(entry)) {
@@ -149,7 +136,7 @@ Program::Program(Context &context, const std::string &path,
     // Drawn as the first operator reading it expects.
     for (size_t c = 0; c < function.operators().size(); ++c) {
       const OperatorCall &call = function.operators()[c];
-      const OperatorContract *contract = contractOf(call.op);
+      const OperatorContract *contract = call.contract;
       auto k = std::find(call.operands.begin(), call.operands.end(),
                          static_cast<int>(i));
       if (contract && k != call.operands.end()) {
@@ -248,7 +235,7 @@ void Program::deriveResults(std::vector<HostTensor> &inputs) const {
     if (argument.resultOf.empty())
       continue;
     const OperatorCall &call = function.operators()[argument.call];
-    const OperatorContract *contract = contractOf(call.op);
+    const OperatorContract *contract = call.contract;
     reference::OperatorReference compute =
         reference::referenceFor(argument.resultOf);
     if (!contract || !compute)
@@ -318,7 +305,7 @@ Program::reference(const std::vector<HostTensor> &inputs) const {
     values[static_cast<int>(i)] = {inputs[i].shape, inputs[i].values};
   for (const OperatorCall &call : function.operators()) {
     reference::OperatorReference compute = reference::referenceFor(call.op);
-    const OperatorContract *contract = contractOf(call.op);
+    const OperatorContract *contract = call.contract;
     if (!compute || !contract)
       throw Unsupported("no float64 reference for '" + call.op + "'");
     reference::NamedValues operands;

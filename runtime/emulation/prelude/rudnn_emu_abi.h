@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define RUDNN_EMU_ABI_VERSION 4
+#define RUDNN_EMU_ABI_VERSION 5
 
 typedef struct rudnn_emu_dim3 {
   unsigned x, y, z;
@@ -100,6 +100,12 @@ typedef struct rudnn_emu_host {
    * when the poll wrote memory. A block that polls without progress for
    * too long is reported (watchdog), never hung. */
   void (*poll)(int changed);
+  /* Grid barrier of a cooperative launch, called by one thread of each
+   * block (the others wait at a block barrier around it): returns once
+   * every block of the grid has called it as often. Every block of a
+   * cooperative grid runs at once, as on a GPU. Traps in a launch that is
+   * not cooperative. */
+  void (*gridSync)(void);
 } rudnn_emu_host;
 
 #ifdef __cplusplus

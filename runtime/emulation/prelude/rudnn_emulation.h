@@ -293,6 +293,13 @@ static inline int __syncthreads_or(int predicate, RUDNN_EMU_CALL_SITE) {
                                RUDNN_EMU_SITE("__syncthreads_or"));
 }
 
+// One thread of each block; the block's others wait at __syncthreads.
+static inline void rudnn_emu_grid_sync() {
+  RUDNN_EMU_COMPILER_BARRIER();
+  rudnn_emu_table()->gridSync();
+  RUDNN_EMU_COMPILER_BARRIER();
+}
+
 // Blocks run on several OS threads: fences are real fences.
 static inline void __threadfence_block() {
   std::atomic_thread_fence(std::memory_order_seq_cst);

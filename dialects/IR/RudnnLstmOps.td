@@ -1,0 +1,173 @@
+//===- RudnnLstmOps.td - Multi-layer bidirectional LSTM ----*- tablegen -*-===//
+//
+// torch.nn.LSTM as an operator: the state_dict's tensors as operands, the
+// same numbers as results. Each layer becomes two primitives: the input
+// projection of every time step (a GEMM per direction, biases folded in)
+// and the recurrence (a persistent cooperative grid, one barrier a step).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_LSTM_OPS_TD
+#define RUDNN_LSTM_OPS_TD
+
+include "dialects/IR/RudnnBase.td"
+include "dialects/IR/RudnnInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Rudnn_LstmOp : Rudnn_Op<"lstm", [
+    Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
+                              ["getOperatorContract", "getContractOperand"]>]> {
+  let summary = "A stacked, optionally bidirectional LSTM as torch.nn.LSTM";
+  let description = [{
+    `num_layers` layers of D directions (2 with `bidirectional`). With gates
+    in PyTorch's order i, f, g, o, layer l, direction d computes at each
+    step from its input x_t and its previous state:
+
+    ```
+    z = W_ih x_t + b_ih + W_hh h + b_hh
+    i, f, o = σ(z_i), σ(z_f), σ(z_o);  g = tanh(z_g)
+    c' = f c + i g;  h' = o tanh(c')
+    ```
+
+    Layer 0 reads `x` `[T, B, I]` (`[B, T, I]` with `batch_first`); layer
+    l > 0 reads the previous layer's output `[T, B, D·H]`. `weights` are
+    the state_dict's tensors in its order: for each layer, for each
+    direction, `weight_ih` `[4H, in]`, `weight_hh` `[4H, H]` and, when
+    given, `bias_ih` and `bias_hh` `[4H]` (all directions with biases or
+    none). `h0`, `c0` `[L·D, B, H]` are zero when absent. With `lengths`
+    `[B]` i32, packed-sequence semantics: entry b runs its first
+    `lengths[b]` steps (the reverse direction from its last valid step),
+    its outputs past them are 0, and `h_n`, `c_n` are taken at its last
+    valid step.
+
+    Results: `out` `[T, B, D·H]` (batch first likewise), `h_n`, `c_n`
+    `[L·D, B, H]`, all of x's element type; gate math and states are fp32.
+    I and H are static, T and B may be dynamic.
+
+    `rudnn-specialize` chooses `units`, the hidden units each block of the
+    persistent recurrence owns, and `weights_on_chip`: whether each block
+    keeps its W_hh rows in shared memory for all steps (if they fit the
+    target) or reads them from L2 each step.
+
+    ```mlir
+    %out, %h_n, %c_n = rudnn.lstm %x h0 %h0 c0 %c0
+        weights(%w_ih, %w_hh, %b_ih, %b_hh) layers 1
+        : (tensor<?x?x32xf32>, tensor<1x?x48xf32>, tensor<1x?x48xf32>,
+           tensor<192x32xf32>, tensor<192x48xf32>, tensor<192xf32>,
+           tensor<192xf32>)
+        -> (tensor<?x?x48xf32>, tensor<1x?x48xf32>, tensor<1x?x48xf32>)
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$x,
+    Optional<AnyRankedTensor>:$h0,
+    Optional<AnyRankedTensor>:$c0,
+    Optional<AnyRankedTensor>:$lengths,
+    Variadic<AnyRankedTensor>:$weights,
+    ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_layers,
+    UnitAttr:$bidirectional,
+    UnitAttr:$batch_first,
+    OptionalAttr<I64Attr>:$units,
+    OptionalAttr<BoolAttr>:$weights_on_chip);
+  let results = (outs AnyRankedTensor:$out, AnyRankedTensor:$h_n,
+                      AnyRankedTensor:$c_n);
+
+  let assemblyFormat = [{
+    $x (`h0` $h0^)? (`c0` $c0^)? (`lengths` $lengths^)?
+    `weights` `(` $weights `)` `layers` $num_layers
+    (`bidirectional` $bidirectional^)? (`batch_first` $batch_first^)?
+    (`units` $units^)? (`weights_on_chip` $weights_on_chip^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    /// D: 2 when bidirectional.
+    int64_t getDirections() { return getBidirectional() ? 2 : 1; }
+    /// Whether the weights include biases (four tensors a layer and
+    /// direction, else two).
+    bool hasBiases() {
+      return getWeights().size() == 4 * getNumLayers() * getDirections();
+    }
+    /// Weight `which` (0 weight_ih, 1 weight_hh, 2 bias_ih, 3 bias_hh) of
+    /// layer `layer`, direction `direction`; null for an absent bias.
+    ::mlir::Value getWeight(int64_t layer, int64_t direction, int which);
+  }];
+}
+
+def Rudnn_LstmProjectionOp : Rudnn_Op<"lstm_projection", [
+    Pure, AttrSizedOperandSegments]> {
+  let summary = "An LSTM layer's input projection and initial state";
+  let description = [{
+    `gates` `[D, T, B, 4H]` f32: for every step t and entry b, `input[t,
+    b] · weight_ih[d]ᵀ + bias_ih[d] + bias_hh[d]` (one weight per direction,
+    biases optional). `state` `[D, 3, B, H]` f32 receives the recurrence's
+    initial state: layer `layer`'s slices of `h0` and `c0`, or zeros. The
+    input is `[T, B, F]`, or `[B, T, F]` with `batch_first`.
+
+    ```mlir
+    %gates, %state = rudnn.lstm_projection %x weights(%w_ih)
+        biases(%b_ih, %b_hh) h0 %h0 c0 %c0 layer 0 hidden 48 : ...
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    Variadic<AnyRankedTensor>:$weights,
+    Variadic<AnyRankedTensor>:$biases,
+    Optional<AnyRankedTensor>:$h0,
+    Optional<AnyRankedTensor>:$c0,
+    I64Attr:$layer,
+    I64Attr:$hidden,
+    UnitAttr:$batch_first);
+  let results = (outs AnyRankedTensor:$gates, AnyRankedTensor:$state);
+  let assemblyFormat = [{
+    $input `weights` `(` $weights `)` (`biases` `(` $biases^ `)`)?
+    (`h0` $h0^)? (`c0` $c0^)? `layer` $layer `hidden` $hidden
+    (`batch_first` $batch_first^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_LstmRecurrenceOp : Rudnn_Op<"lstm_recurrence", [
+    Pure, AttrSizedOperandSegments]> {
+  let summary = "An LSTM layer's recurrence on a persistent cooperative grid";
+  let description = [{
+    Runs every step of layer `layer` from its projected `gates` and initial
+    `state` (`rudnn.lstm_projection`'s results), both directions at once:
+    `out` `[T, B, D·H]` (batch first with `batch_first`) and the layer's
+    slices of `h_n` and `c_n` `[L·D, B, H]`. Given `h_n_in` and `c_n_in`
+    (the previous layer's), its `h_n` and `c_n` are their memory, the other
+    layers' slices kept. Blocks of `units` hidden units each, W_hh kept in
+    shared memory with `weights_on_chip`.
+
+    ```mlir
+    %out, %h_n, %c_n = rudnn.lstm_recurrence %gates, %state
+        weights(%w_hh) layer 0 units 1 weights_on_chip true : ...
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$gates,
+    AnyRankedTensor:$state,
+    Variadic<AnyRankedTensor>:$weights,
+    Optional<AnyRankedTensor>:$lengths,
+    Optional<AnyRankedTensor>:$h_n_in,
+    Optional<AnyRankedTensor>:$c_n_in,
+    I64Attr:$layer,
+    I64Attr:$units,
+    BoolAttr:$weights_on_chip,
+    UnitAttr:$batch_first);
+  let results = (outs AnyRankedTensor:$out, AnyRankedTensor:$h_n,
+                      AnyRankedTensor:$c_n);
+  let assemblyFormat = [{
+    $gates `,` $state `weights` `(` $weights `)` (`lengths` $lengths^)?
+    (`states` `(` $h_n_in^ `,` $c_n_in `)`)? `layer` $layer `units` $units
+    `weights_on_chip` $weights_on_chip (`batch_first` $batch_first^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // RUDNN_LSTM_OPS_TD
