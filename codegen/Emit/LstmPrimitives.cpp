@@ -79,8 +79,9 @@ struct ProjectionModel
       return ResultStorage::own(
           {4 * directions * 4 * hidden, {DimRef::of('T'), DimRef::of('B')}},
           "gates");
-    return ResultStorage::own({4 * directions * 3 * hidden, {DimRef::of('B')}},
-                              "lstm_state");
+    // After the states, the recurrence's grid barrier (lstm::StateLayout).
+    return ResultStorage::own(
+        {4 * (directions * 3 * hidden + 4), {DimRef::of('B')}}, "lstm_state");
   }
 
   /// gates [D, T, B, 4H], state [D, 3, B, H]: T and B of the input.
@@ -135,6 +136,8 @@ struct ProjectionModel
     builder.pointer(projection.getState(), "state", "float", true);
     builder.dim(DimRef::of('T'), "steps");
     builder.dim(DimRef::of('B'), "batch");
+    // A parameter: every layer of one input size runs the same kernel.
+    builder.scalar("layer", static_cast<double>(projection.getLayer()));
     if (!builder.conflict().empty())
       return op->emitOpError()
              << "cannot emit its kernel: " << builder.conflict();
@@ -143,7 +146,7 @@ struct ProjectionModel
                    << ", " << rows << ",\n      " << ih << ", " << hh
                    << ", h0, c0, " << h0At << ", " << c0At
                    << ",\n      gates, state, steps, batch, "
-                   << projection.getLayer() << "};\n"
+                      "static_cast<int>(layer)};\n"
                    << "  rudnn::lstm::project_inputs<" << in << ", " << features
                    << ", " << hidden << ", " << directions << ">(p);\n";
     builder.launch().threads = kProjectionThreads;
@@ -242,6 +245,8 @@ struct RecurrenceModel
                       cNAt = bindStates(builder, recurrence.getCN(), "c_n");
     builder.dim(DimRef::of('T'), "steps");
     builder.dim(DimRef::of('B'), "batch");
+    // A parameter: every layer runs the same kernel.
+    builder.scalar("layer", static_cast<double>(recurrence.getLayer()));
     if (!builder.conflict().empty())
       return op->emitOpError()
              << "cannot emit its kernel: " << builder.conflict();
@@ -249,8 +254,7 @@ struct RecurrenceModel
                    << "> p = {\n      gates, " << weights << ", " << rows
                    << ", lengths, state,\n      out, " << outAt
                    << ", h_n, c_n, " << hNAt << ", " << cNAt
-                   << ",\n      steps, batch, " << recurrence.getLayer()
-                   << "};\n"
+                   << ",\n      steps, batch, static_cast<int>(layer)};\n"
                    << "  rudnn::lstm::recur<" << in << ", " << hidden << ", "
                    << directions << ", " << units << ", "
                    << (onChip ? "true" : "false") << ">(p);\n";

@@ -104,7 +104,8 @@ def Rudnn_LstmProjectionOp : Rudnn_Op<"lstm_projection", [
     `gates` `[D, T, B, 4H]` f32: for every step t and entry b, `input[t,
     b] · weight_ih[d]ᵀ + bias_ih[d] + bias_hh[d]` (one weight per direction,
     biases optional). `state` `[D, 3, B, H]` f32 receives the recurrence's
-    initial state: layer `layer`'s slices of `h0` and `c0`, or zeros. The
+    initial state: layer `layer`'s slices of `h0` and `c0`, or zeros (its
+    memory also holds the recurrence's grid barrier, zeroed here). The
     input is `[T, B, F]`, or `[B, T, F]` with `batch_first`.
 
     ```mlir

@@ -310,8 +310,9 @@ mlir::rudnn::chooseLstmRecurrence(int64_t hidden, int64_t directions,
   if (units) {
     policy.units = *units;
   } else {
-    policy.units = std::max<int64_t>(1, (directions * hidden + smCount - 1) /
-                                            std::max<int64_t>(smCount, 1));
+    policy.units = std::max<int64_t>(std::min(hidden, kLstmMinUnits),
+                                     (directions * hidden + smCount - 1) /
+                                         std::max<int64_t>(smCount, 1));
     while (policy.units < hidden && blocksFor(policy.units) > smCount)
       ++policy.units;
   }

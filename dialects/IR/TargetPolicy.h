@@ -217,6 +217,10 @@ inline constexpr int64_t kLstmRecurrenceThreads = 256;
 int64_t lstmRecurrenceSharedBytes(int64_t hidden, int64_t units,
                                   int64_t elementBytes, bool weightsOnChip);
 
+/// Hidden units a recurrence block owns at least (where H has them): 32
+/// gate rows, four for each warp.
+inline constexpr int64_t kLstmMinUnits = 8;
+
 /// How an LSTM layer's persistent recurrence runs on a target.
 struct LstmRecurrencePolicy {
   int64_t units = 1;          // hidden units a block owns
@@ -225,7 +229,8 @@ struct LstmRecurrencePolicy {
   std::string reason;         // why, for the plan's readers
 };
 
-/// Spreads the D·H units over the target's SMs, one block each (every
+/// Spreads the D·H units over the target's SMs, at least kLstmMinUnits a
+/// block and one block an SM (every
 /// block of a cooperative grid resident at once), keeping W_hh on chip
 /// where each block's rows fit its shared memory; none when not even the
 /// staged states fit. `units`, when given, is used as it is.

@@ -50,15 +50,18 @@ __device__ void project_inputs(const ProjectionParams<T> &p) {
   const int group = threadIdx.x / kProjectionCols;
   constexpr int kGroups = kProjectionThreads / kProjectionCols;
   constexpr int kPerThread = kProjectionRows / kGroups;
-  const T *weight = p.weight[d];
+  const T *weight = of_direction(p.weight, d);
+  const T *bias_ih = of_direction(p.bias_ih, d),
+          *bias_hh = of_direction(p.bias_hh, d);
+  const long long weight_row = of_direction(p.weight_row, d);
   const int g = col0 + col;
 
   float bias = 0.0f;
   if (g < kGates) {
-    if (p.bias_ih[d])
-      bias += to_float(p.bias_ih[d][g]);
-    if (p.bias_hh[d])
-      bias += to_float(p.bias_hh[d][g]);
+    if (bias_ih)
+      bias += to_float(bias_ih[g]);
+    if (bias_hh)
+      bias += to_float(bias_hh[g]);
   }
   for (int b0 = 0; b0 < p.batch; b0 += kProjectionRows) {
     float acc[kPerThread] = {};
@@ -76,7 +79,7 @@ __device__ void project_inputs(const ProjectionParams<T> &p) {
         const int c = e / kProjectionDepth, k = e % kProjectionDepth;
         const int row = col0 + c;
         cols[c][k] = row < kGates && k0 + k < In
-                         ? to_float(weight[row * p.weight_row[d] + k0 + k])
+                         ? to_float(weight[row * weight_row + k0 + k])
                          : 0.0f;
       }
       __syncthreads();
@@ -102,6 +105,8 @@ __device__ void project_inputs(const ProjectionParams<T> &p) {
 
   if (blockIdx.x == 0 && blockIdx.y == 0) {
     const StateLayout layout{p.state, p.batch, Hidden};
+    if (d == 0 && threadIdx.x == 0)
+      *layout.barrier(Directions) = 0;
     const int n = p.layer * Directions + d;
     for (int e = threadIdx.x; e < p.batch * Hidden; e += kProjectionThreads) {
       const int b = e / Hidden, j = e % Hidden;

@@ -77,9 +77,10 @@ __device__ void recur(const RecurrenceParams<T> &p) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const StateLayout layout{p.state, p.batch, Hidden};
   // Row r of the block is gate r / Units of unit j0 + r % Units.
+  const T *weight = of_direction(p.weight, d);
+  const long long weight_row = of_direction(p.weight_row, d);
   auto global_row = [&](int r) {
-    return p.weight[d] +
-           (r / Units * Hidden + j0 + r % Units) * p.weight_row[d];
+    return weight + (r / Units * Hidden + j0 + r % Units) * weight_row;
   };
   if (OnChip) {
     for (int e = threadIdx.x; e < kRows * Hidden; e += kRecurrenceThreads) {
@@ -155,7 +156,7 @@ __device__ void recur(const RecurrenceParams<T> &p) {
       }
       __syncthreads();
     }
-    arch::grid_sync();
+    arch::grid_sync(layout.barrier(Directions));
   }
 
   const int n = p.layer * Directions + d;

@@ -22,6 +22,13 @@ struct TimeBatch {
   }
 };
 
+/// values[d] for direction d: selected, since indexing a kernel
+/// parameter's array at run time would copy it to local memory.
+template <typename X>
+__device__ __forceinline__ X of_direction(const X (&values)[2], int d) {
+  return d ? values[1] : values[0];
+}
+
 /// Strides of an [L·D, B, H] view of hidden or cell states.
 struct LayerStates {
   long long state, batch;
@@ -31,7 +38,9 @@ struct LayerStates {
   }
 };
 
-/// [D, 3, B, H] fp32: per direction two hidden buffers, then the cell.
+/// [D, 3, B, H] fp32: per direction two hidden buffers, then the cell;
+/// after them the recurrence's grid barrier, one word (the buffer holds
+/// [D·3·H + 4, B] words).
 struct StateLayout {
   float *base;
   int batch, hidden_size;
@@ -40,6 +49,9 @@ struct StateLayout {
     return slot(d, buffer);
   }
   __device__ __forceinline__ float *cell(int d) const { return slot(d, 2); }
+  __device__ __forceinline__ unsigned *barrier(int directions) const {
+    return reinterpret_cast<unsigned *>(slot(directions, 0));
+  }
 
 private:
   __device__ __forceinline__ float *slot(int d, int which) const {

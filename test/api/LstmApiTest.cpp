@@ -1,0 +1,297 @@
+//===- LstmApiTest.cpp - rudnn::lstmForward against float64 ---------------===//
+//
+// A stacked LSTM through the JIT API on fresh random inputs (weights drawn
+// as torch.nn.LSTM initialises them), out, h_n and c_n against the float64
+// PyTorch-semantics reference: 1 to 3 layers, one and two directions,
+// hidden sizes 1 to 256 with I ≠ H, 1 to 33 steps, batches of 1 and 5,
+// with and without h0/c0 and biases, batch first, packed lengths (unsorted,
+// including 1), W_hh on chip and read from L2 on the same problem, f32 and
+// bf16. Sizes and lengths never recompile; bad calls are rejected with
+// nothing written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/reference/Compare.h"
+#include "lib/reference/LstmReference.h"
+#include "test/api/ApiFixture.h"
+
+#include <gmock/gmock.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+using namespace rudnn;
+using namespace rudnn::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+struct LstmCase {
+  DType dtype;
+  int T, B, I, H, L;
+  bool bidirectional = false, batchFirst = false, biases = true, initial = true,
+       lengths = false;
+  int units = 0;
+  std::optional<bool> weightsOnChip = {};
+};
+
+/// A problem's float64 inputs (rounded to its dtype) and their tensors.
+struct LstmProblem {
+  reference::LstmShape shape;
+  reference::LstmInputs in;
+  std::vector<DeviceTensor> tensors; // keeps the weights alive
+  LstmInputs inputs;
+};
+
+class LstmTest : public ApiTest {
+protected:
+  LstmProblem problem(const LstmCase &c, unsigned seed) {
+    std::mt19937 random(seed);
+    LstmProblem p;
+    reference::LstmShape &s = p.shape;
+    s.steps = c.T;
+    s.batch = c.B;
+    s.inputSize = c.I;
+    s.hiddenSize = c.H;
+    s.layers = c.L;
+    s.directions = c.bidirectional ? 2 : 1;
+    s.batchFirst = c.batchFirst;
+    const int64_t D = s.directions, states = c.L * D;
+    // torch.nn.LSTM's initialisation: uniform in ±1/√H.
+    const double bound = 1.0 / std::sqrt(double(c.H));
+    std::uniform_real_distribution<double> uniform(-bound, bound);
+    auto draw = [&](int64_t count) {
+      std::vector<double> values(count);
+      for (double &x : values)
+        x = uniform(random);
+      roundTo(c.dtype, {&values});
+      return values;
+    };
+    auto place = [&](const std::vector<double> &values,
+                     std::vector<int64_t> shape) {
+      p.tensors.push_back(dense(values, std::move(shape), c.dtype));
+      return p.tensors.back().view;
+    };
+    p.in.x = normalValues(int64_t(c.T) * c.B * c.I, random);
+    roundTo(c.dtype, {&p.in.x});
+    p.inputs.x = c.batchFirst ? place(p.in.x, {c.B, c.T, c.I})
+                              : place(p.in.x, {c.T, c.B, c.I});
+    if (c.initial) {
+      p.in.h0 = normalValues(states * c.B * c.H, random);
+      p.in.c0 = normalValues(states * c.B * c.H, random);
+      for (double &x : p.in.h0)
+        x *= 0.5;
+      roundTo(c.dtype, {&p.in.h0, &p.in.c0});
+      p.inputs.h0 = place(p.in.h0, {states, c.B, c.H});
+      p.inputs.c0 = place(p.in.c0, {states, c.B, c.H});
+    }
+    for (int64_t layer = 0; layer < c.L; ++layer)
+      for (int64_t d = 0; d < D; ++d) {
+        const int64_t in = layer ? D * c.H : c.I;
+        const std::string suffix =
+            "_l" + std::to_string(layer) + (d ? "_reverse" : "");
+        reference::LstmWeights w;
+        w.weightIh = draw(4 * c.H * in);
+        w.weightHh = draw(4 * c.H * c.H);
+        p.inputs.weights["weight_ih" + suffix] =
+            place(w.weightIh, {4 * c.H, in});
+        p.inputs.weights["weight_hh" + suffix] =
+            place(w.weightHh, {4 * c.H, c.H});
+        if (c.biases) {
+          w.biasIh = draw(4 * c.H);
+          w.biasHh = draw(4 * c.H);
+          p.inputs.weights["bias_ih" + suffix] = place(w.biasIh, {4 * c.H});
+          p.inputs.weights["bias_hh" + suffix] = place(w.biasHh, {4 * c.H});
+        }
+        p.in.weights.push_back(std::move(w));
+      }
+    if (c.lengths) {
+      // Unsorted, one of them a single step and one all T.
+      std::uniform_int_distribution<int> length(1, c.T);
+      for (int b = 0; b < c.B; ++b)
+        p.in.lengths.push_back(b == 0 ? 1 : b == 1 ? c.T : length(random));
+      std::shuffle(p.in.lengths.begin(), p.in.lengths.end(), random);
+      p.tensors.push_back(upload(bytesOf<int32_t>(p.in.lengths), DType::I32));
+      p.tensors.back().view.shape = {c.B};
+      p.tensors.back().view.strides = {1};
+      p.inputs.lengths = p.tensors.back().view;
+    }
+    return p;
+  }
+
+  LstmOptions options(const LstmCase &c) {
+    LstmOptions o;
+    o.numLayers = c.L;
+    o.bidirectional = c.bidirectional;
+    o.batchFirst = c.batchFirst;
+    o.units = c.units;
+    o.weightsOnChip = c.weightsOnChip;
+    return o;
+  }
+
+  /// Runs `c` and returns out, h_n, c_n as read back.
+  std::vector<std::vector<double>> run(const LstmCase &c, LstmProblem &p) {
+    const int64_t D = c.bidirectional ? 2 : 1, states = c.L * D;
+    std::vector<int64_t> outShape = {c.T, c.B, D * c.H};
+    if (c.batchFirst)
+      std::swap(outShape[0], outShape[1]);
+    const size_t outCount = size_t(c.T) * c.B * D * c.H,
+                 stateCount = size_t(states) * c.B * c.H;
+    DeviceTensor out =
+        dense(std::vector<double>(outCount, NAN), outShape, c.dtype);
+    DeviceTensor hN = dense(std::vector<double>(stateCount, NAN),
+                            {states, c.B, c.H}, c.dtype);
+    DeviceTensor cN = dense(std::vector<double>(stateCount, NAN),
+                            {states, c.B, c.H}, c.dtype);
+    lstmForward(*context, p.inputs, {out.view, hN.view, cN.view}, options(c));
+    return {read(out, outCount), read(hN, stateCount), read(cN, stateCount)};
+  }
+
+  void expectMatches(const LstmCase &c, unsigned seed) {
+    LstmProblem p = problem(c, seed);
+    reference::LstmOutputs want = reference::lstmForward(p.shape, p.in);
+    std::vector<std::vector<double>> got = run(c, p);
+    const double tolerance = c.dtype == DType::BF16 ? 1e-2
+                             : c.T > 16             ? 1e-4
+                                                    : 1e-5;
+    const char *names[] = {"out", "h_n", "c_n"};
+    const std::vector<double> *wanted[] = {&want.out, &want.hN, &want.cN};
+    for (int i = 0; i < 3; ++i)
+      EXPECT_LE(reference::relativeError(got[i], *wanted[i]), tolerance)
+          << names[i];
+  }
+};
+
+const DType f32 = DType::F32, bf16 = DType::BF16;
+
+TEST_F(LstmTest, OneLayerMatchesTorchSemantics) {
+  expectMatches({f32, 9, 5, 6, 7, 1}, 1);
+}
+
+TEST_F(LstmTest, OneStepAndOneHiddenUnit) {
+  expectMatches({f32, 1, 1, 3, 1, 1}, 2);
+  expectMatches({f32, 2, 5, 4, 1, 2, true}, 3);
+}
+
+TEST_F(LstmTest, TwoLayersBidirectionalLongSequence) {
+  expectMatches({f32, 33, 5, 32, 48, 2, true}, 4);
+}
+
+TEST_F(LstmTest, ThreeLayersWithoutBiasesOrInitialState) {
+  LstmCase c{f32, 9, 5, 7, 16, 3, true};
+  c.biases = false;
+  c.initial = false;
+  expectMatches(c, 5);
+}
+
+TEST_F(LstmTest, BatchFirst) {
+  LstmCase c{f32, 6, 5, 10, 24, 2, true};
+  c.batchFirst = true;
+  expectMatches(c, 6);
+}
+
+TEST_F(LstmTest, PackedLengthsUnsortedWithSingleSteps) {
+  LstmCase c{f32, 12, 5, 8, 20, 2, true};
+  c.lengths = true;
+  expectMatches(c, 7);
+  c.batchFirst = true;
+  c.initial = false;
+  expectMatches(c, 8);
+}
+
+TEST_F(LstmTest, HiddenSize64And256) {
+  expectMatches({f32, 5, 5, 40, 64, 1, true}, 9);
+  LstmCase wide{f32, 3, 1, 100, 256, 1};
+  wide.units = 64;
+  expectMatches(wide, 10);
+}
+
+TEST_F(LstmTest, WeightsOnChipOrFromL2AgreeOnOneProblem) {
+  LstmCase c{f32, 8, 5, 12, 40, 2, true};
+  c.lengths = true;
+  c.weightsOnChip = true;
+  LstmProblem onChip = problem(c, 11);
+  std::vector<std::vector<double>> first = run(c, onChip);
+  c.weightsOnChip = false;
+  c.units = 3; // another split of the units too
+  LstmProblem streamed = problem(c, 11);
+  std::vector<std::vector<double>> second = run(c, streamed);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_LE(reference::relativeError(second[i], first[i]), 1e-6);
+  expectMatches(c, 12);
+}
+
+TEST_F(LstmTest, Bf16WithinItsTolerance) {
+  LstmCase c{bf16, 17, 5, 24, 32, 2, true};
+  c.lengths = true;
+  expectMatches(c, 13);
+}
+
+TEST_F(LstmTest, ChangingStepsBatchOrLengthsCompilesNothing) {
+  auto call = [&](int T, int B, bool lengths) {
+    LstmCase c{f32, T, B, 6, 12, 2, true};
+    c.lengths = lengths;
+    LstmProblem p = problem(c, unsigned(T * 10 + B));
+    run(c, p);
+  };
+  call(4, 3, true);
+  const Counters before = context->counters();
+  call(9, 1, true);
+  call(2, 7, true);
+  const Counters after = context->counters();
+  EXPECT_EQ(after.kernelsCompiled, before.kernelsCompiled);
+  EXPECT_EQ(after.planCacheMisses, before.planCacheMisses);
+}
+
+TEST_F(LstmTest, BadCallsWriteNothing) {
+  const LstmCase c{f32, 4, 2, 3, 5, 2, true};
+  LstmProblem p = problem(c, 14);
+  const std::vector<double> sentinel(4 * 2 * 10, 7.0);
+  DeviceTensor out = dense(sentinel, {4, 2, 10});
+  auto expectRejected = [&](const LstmInputs &inputs, const LstmOptions &o,
+                            const std::string &message) {
+    EXPECT_THAT(
+        [&] {
+          lstmForward(*context, inputs, {out.view, {}, {}}, o);
+        },
+        ::testing::ThrowsMessage<InvalidArgument>(HasSubstr(message)));
+    EXPECT_EQ(read(out, sentinel.size()), sentinel);
+  };
+  const LstmOptions good = options(c);
+
+  LstmInputs missing = p.inputs;
+  missing.weights.erase("weight_hh_l1_reverse");
+  expectRejected(missing, good, "'weight_hh_l1_reverse' is missing");
+
+  LstmInputs unknown = p.inputs;
+  unknown.weights["weight_ih_l2"] = p.inputs.weights.at("weight_ih_l1");
+  expectRejected(unknown, good, "unknown weight 'weight_ih_l2'");
+
+  LstmInputs wrongShape = p.inputs;
+  wrongShape.weights["weight_hh_l0"].shape = {20, 4};
+  wrongShape.weights["weight_hh_l0"].strides = {4, 1};
+  expectRejected(wrongShape, good, "weight_hh_l0");
+
+  LstmInputs wrongGates = p.inputs;
+  wrongGates.weights["bias_ih_l1"].shape = {16};
+  expectRejected(wrongGates, good, "bias_ih_l1");
+
+  LstmOptions oneLayer = good;
+  oneLayer.numLayers = 1;
+  expectRejected(p.inputs, oneLayer, "unknown weight");
+  LstmOptions noLayers = good;
+  noLayers.numLayers = 0;
+  expectRejected(p.inputs, noLayers, "'numLayers' must be 1 to 64");
+
+  LstmCase withLengths = c;
+  withLengths.lengths = true;
+  LstmProblem lengths = problem(withLengths, 15);
+  const std::vector<double> tooLong = {2, 5};
+  context->copyToDevice(lengths.inputs.lengths->data,
+                        bytesOf<int32_t>(tooLong).data(), 8);
+  expectRejected(lengths.inputs, good,
+                 "'lengths'[1] is 5, expected 0 to T = 4");
+}
+
+} // namespace
