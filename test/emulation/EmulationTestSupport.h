@@ -52,8 +52,9 @@ protected:
 
   void launch(const runtime::LoadedKernel &kernel, runtime::Dim3 grid,
               runtime::Dim3 block, runtime::ArgPack &args,
-              uint32_t dynamicShared = 0) {
-    backend->launch(kernel, {grid, block, dynamicShared}, args, nullptr);
+              uint32_t dynamicShared = 0, bool cooperative = false) {
+    backend->launch(kernel, {grid, block, dynamicShared, cooperative}, args,
+                    nullptr);
   }
 
   void TearDown() override {

@@ -287,6 +287,74 @@ extern "C" __global__ void half_barrier(int *out) {
   }
 }
 
+/// Each round every block publishes a value, meets the others at the grid
+/// barrier and reads its neighbour's: right only if the barrier orders
+/// the writes of one round before the reads of the next.
+constexpr const char *kGridRoundsSource = R"cuda(
+#include "rudnn/arch/grid.cuh"
+extern "C" __global__ void grid_rounds(int *slots, int *sums, unsigned *word,
+                                       int rounds) {
+  const int blocks = gridDim.x, b = blockIdx.x;
+  int sum = 0;
+  for (int r = 0; r < rounds; ++r) {
+    if (threadIdx.x == 0)
+      slots[(r & 1) * blocks + b] = r * 1000 + b;
+    rudnn::arch::grid_sync(word);
+    sum += slots[(r & 1) * blocks + (b + 1) % blocks];
+  }
+  if (threadIdx.x == 0)
+    sums[b] = sum;
+}
+)cuda";
+
+TEST_F(ExecutorTest, CooperativeGridMeetsAtGridBarriers) {
+  auto kernel = build("grid_rounds", kGridRoundsSource);
+  const int blocks = 24, rounds = 9;
+  DevicePtr slots = upload(std::vector<int>(2 * blocks, -1));
+  DevicePtr sums = upload(std::vector<int>(blocks, -1));
+  DevicePtr word = upload(std::vector<unsigned>(1, 0));
+  ArgPack args;
+  args.push(slots).push(sums).push(word).push(rounds);
+  launch(*kernel, {blocks}, {64}, args, 0, /*cooperative=*/true);
+  std::vector<int> got = download<int>(sums, blocks);
+  for (int b = 0; b < blocks; ++b) {
+    int want = 0;
+    for (int r = 0; r < rounds; ++r)
+      want += r * 1000 + (b + 1) % blocks;
+    EXPECT_EQ(got[b], want) << "block " << b;
+  }
+}
+
+TEST_F(ExecutorTest, GridBarrierOutsideACooperativeLaunchFails) {
+  auto kernel = build("grid_rounds", kGridRoundsSource);
+  DevicePtr slots = upload(std::vector<int>(4, -1));
+  DevicePtr sums = upload(std::vector<int>(2, -1));
+  DevicePtr word = upload(std::vector<unsigned>(1, 0));
+  ArgPack args;
+  args.push(slots).push(sums).push(word).push(1);
+  EXPECT_THAT([&] { launch(*kernel, {2}, {32}, args); },
+              ::testing::ThrowsMessage<DeviceError>(
+                  HasSubstr("a grid barrier in a launch that is not "
+                            "cooperative")));
+}
+
+TEST_F(ExecutorTest, ABlockFailingReleasesTheOthersFromTheGridBarrier) {
+  auto kernel = build("grid_trap", R"cuda(
+#include "rudnn/arch/grid.cuh"
+extern "C" __global__ void grid_trap(unsigned *word) {
+  if (blockIdx.x == 3)
+    __trap();
+  rudnn::arch::grid_sync(word);
+}
+)cuda");
+  DevicePtr word = upload(std::vector<unsigned>(1, 0));
+  ArgPack args;
+  args.push(word);
+  EXPECT_THAT(
+      [&] { launch(*kernel, {8}, {32}, args, 0, true); },
+      ::testing::ThrowsMessage<DeviceError>(HasSubstr("block (3,0,0)")));
+}
+
 TEST_F(ExecutorTest, WarpOperationMissingALaneIsADeadlock) {
   // Half the warp shuffles, the other half waits at the block barrier.
   auto kernel = build("split_warp", R"cuda(
