@@ -48,40 +48,48 @@ LogicalResult mlir::rudnn::verifyContract(
     }
     return success();
   };
+  // The dims' own rules, once the operands fixed them and again once the
+  // results did (a dim only they fix, as an LSTM's states).
+  auto checkDims = [&]() -> LogicalResult {
+    for (const ::rudnn::DimContract &dim : contract.dims) {
+      std::optional<int64_t> size = shapes.lookup(dim.letter);
+      if (size && (*size < dim.min || *size > dim.max))
+        return op->emitOpError()
+               << StringRef(dim.kind.data(), dim.kind.size()) << " "
+               << dim.letter << " is " << *size << ", expected " << dim.min
+               << " to " << dim.max;
+      const ::rudnn::DimContract *divisor =
+          dim.multipleOf ? contract.dim(dim.multipleOf) : nullptr;
+      std::optional<int64_t> parts =
+          divisor ? shapes.lookup(divisor->letter) : std::nullopt;
+      if (size && parts && *parts > 0 && *size % *parts != 0)
+        return op->emitOpError()
+               << StringRef(dim.kind.data(), dim.kind.size()) << " "
+               << dim.letter << " = " << *size << " must be a multiple of the "
+               << StringRef(divisor->kind.data(), divisor->kind.size()) << " "
+               << divisor->letter << " = " << *parts;
+      const ::rudnn::DimContract *base =
+          dim.timesOf ? contract.dim(dim.timesOf) : nullptr;
+      std::optional<int64_t> baseSize =
+          base ? shapes.lookup(base->letter) : std::nullopt;
+      if (size && baseSize && *size != dim.times * *baseSize)
+        return op->emitOpError()
+               << StringRef(dim.kind.data(), dim.kind.size()) << " "
+               << dim.letter << " = " << *size << " must be " << dim.times
+               << " × the " << StringRef(base->kind.data(), base->kind.size())
+               << " " << base->letter << " = " << *baseSize;
+    }
+    return success();
+  };
   for (auto [index, tensor] : llvm::enumerate(contract.operands))
     if (failed(check(tensor, operand(index))))
       return failure();
-  for (const ::rudnn::DimContract &dim : contract.dims) {
-    std::optional<int64_t> size = shapes.lookup(dim.letter);
-    if (size && (*size < dim.min || *size > dim.max))
-      return op->emitOpError() << StringRef(dim.kind.data(), dim.kind.size())
-                               << " " << dim.letter << " is " << *size
-                               << ", expected " << dim.min << " to " << dim.max;
-    const ::rudnn::DimContract *divisor =
-        dim.multipleOf ? contract.dim(dim.multipleOf) : nullptr;
-    std::optional<int64_t> parts =
-        divisor ? shapes.lookup(divisor->letter) : std::nullopt;
-    if (size && parts && *parts > 0 && *size % *parts != 0)
-      return op->emitOpError()
-             << StringRef(dim.kind.data(), dim.kind.size()) << " " << dim.letter
-             << " = " << *size << " must be a multiple of the "
-             << StringRef(divisor->kind.data(), divisor->kind.size()) << " "
-             << divisor->letter << " = " << *parts;
-    const ::rudnn::DimContract *base =
-        dim.timesOf ? contract.dim(dim.timesOf) : nullptr;
-    std::optional<int64_t> baseSize =
-        base ? shapes.lookup(base->letter) : std::nullopt;
-    if (size && baseSize && *size != dim.times * *baseSize)
-      return op->emitOpError()
-             << StringRef(dim.kind.data(), dim.kind.size()) << " " << dim.letter
-             << " = " << *size << " must be " << dim.times << " × the "
-             << StringRef(base->kind.data(), base->kind.size()) << " "
-             << base->letter << " = " << *baseSize;
-  }
+  if (failed(checkDims()))
+    return failure();
   for (auto [index, tensor] : llvm::enumerate(contract.results))
     if (failed(check(tensor, result(index))))
       return failure();
-  return success();
+  return checkDims();
 }
 
 LogicalResult mlir::rudnn::verifyOperatorContract(OperatorOpInterface op,
