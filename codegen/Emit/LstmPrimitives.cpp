@@ -25,7 +25,9 @@ namespace {
 constexpr llvm::StringLiteral kProjectionGroup = "lstm.projection";
 constexpr llvm::StringLiteral kRecurrenceGroup = "lstm.recurrence";
 /// lstm::kProjectionCols, kProjectionThreads.
-constexpr int64_t kProjectionCols = 64, kProjectionThreads = 256;
+constexpr int64_t kProjectionCols = 64, kProjectionThreads = 128;
+/// Steps a projection block accounts for in the grid.
+constexpr int64_t kProjectionStepsABlock = 8;
 
 /// Binds a [T, B, F] (or batch-first [B, T, F]) view's time and batch
 /// strides as `<name>_t` and `<name>_b`; returns "{name_t, name_b}".
@@ -150,7 +152,9 @@ struct ProjectionModel
                    << "  rudnn::lstm::project_inputs<" << in << ", " << features
                    << ", " << hidden << ", " << directions << ">(p);\n";
     builder.launch().threads = kProjectionThreads;
-    builder.launch().grid[0] = SizeRef{1, {DimRef::of('T')}};
+    // ⌈T/8⌉ blocks take the ⌈T·B/64⌉ row tiles in turn: one each at B = 8.
+    builder.launch().grid[0] = SizeRef{
+        1, {DimRef::ceilDiv('T', kProjectionStepsABlock, "step_tiles")}};
     builder.launch().grid[1] =
         SizeRef{(4 * hidden + kProjectionCols - 1) / kProjectionCols, {}};
     builder.launch().grid[2] = SizeRef{directions, {}};

@@ -36,8 +36,8 @@
 // PLAN-NEXT: rudnn.buffer @lstm_state "workspace" bytes <constant = 3088, params = ["B"], divisor = 1>
 // PLAN-NEXT: rudnn.buffer @layer_out "workspace" bytes <constant = 512, params = ["T", "B"], divisor = 1>
 // PLAN-NEXT: rudnn.buffer @c_n "workspace" bytes <constant = 1024, params = ["B"], divisor = 1>
-// PLAN: rudnn.kernel @[[PROJ:lstm_projection_bf16_i128_h256_d1]] threads 256
-// PLAN: rudnn.launch @[[PROJ]] grid [#rudnn.size<constant = 1, params = ["T"], divisor = 1>, #rudnn.size<constant = 16, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>]
+// PLAN: rudnn.kernel @[[PROJ:lstm_projection_bf16_i128_h256_d1]] threads 128
+// PLAN: rudnn.launch @[[PROJ]] grid [#rudnn.size<constant = 1, params = ["step_tiles"], divisor = 1>, #rudnn.size<constant = 16, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>]
 // PLAN: rudnn.kernel @[[REC:lstm_recurrence_bf16_h256_d1_u8_onchip]] threads 256 shared_bytes 25600 cooperative
 // PLAN: rudnn.launch @[[REC]] grid [#rudnn.size<constant = 32, params = [], divisor = 1>
 // PLAN-SAME: args [@gates, @weight_hh_l0, 0, {{.*}}, @lengths, @lstm_state, @layer_out, {{.*}}, @h_n, @c_n,

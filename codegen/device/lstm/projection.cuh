@@ -2,7 +2,8 @@
 //
 // Before a layer's recurrence, the part of its gates that does not depend
 // on the hidden state is computed for every time step at once, as one GEMM
-// per direction: gates[d, t, b] = input[t, b] · W_ih[d]ᵀ + b_ih[d] + b_hh[d].
+// per direction on the tile layer: gates[d, t, b] = input[t, b] · W_ih[d]ᵀ
+// + b_ih[d] + b_hh[d].
 // The same kernel lays out the recurrence's initial state (h0 and c0, or
 // zeros), so the recurrent kernel starts without a barrier.
 //
@@ -12,16 +13,20 @@
 
 #include "rudnn/lstm/state.cuh"
 #include "rudnn/tensor.cuh"
+#include "rudnn/tile/copy.cuh"
+#include "rudnn/tile/pipeline.cuh"
+#include "rudnn/tile/shared_tile.cuh"
+#include "rudnn/tile/warp_tile.cuh"
 
 namespace rudnn {
 namespace lstm {
 
-/// Rows (batch entries of one step), gate columns and input features a
-/// block's tile covers; its threads.
-inline constexpr int kProjectionRows = 16;
+/// A block's tile of the GEMM: 64 rows (steps × entries, flattened) by 64
+/// gate columns, 32 input features a pipeline stage; four warps of 32 x 32.
+inline constexpr int kProjectionRows = 64;
 inline constexpr int kProjectionCols = 64;
 inline constexpr int kProjectionDepth = 32;
-inline constexpr int kProjectionThreads = 256;
+inline constexpr int kProjectionThreads = 128;
 
 template <typename T> struct ProjectionParams {
   const T *input; // [T, B, In] or [B, T, In]
@@ -36,86 +41,98 @@ template <typename T> struct ProjectionParams {
   int steps, batch, layer;
 };
 
-/// One block per (time step, 64 gate columns, direction); the batch in
-/// tiles of 16 rows.
+/// Lays out direction d's initial state (and clears the recurrence's grid
+/// barrier): h0 and c0's slices of this layer, or zeros.
+template <typename T, int Hidden, int Directions>
+__device__ void initial_state(const ProjectionParams<T> &p, int d) {
+  const StateLayout layout{p.state, p.batch, Hidden};
+  if (d == 0 && threadIdx.x == 0)
+    *layout.barrier(Directions) = 0;
+  const int n = p.layer * Directions + d;
+  for (int e = threadIdx.x; e < p.batch * Hidden; e += kProjectionThreads) {
+    const int b = e / Hidden, j = e % Hidden;
+    layout.hidden(d, 0)[e] =
+        p.h0 ? to_float(p.h0[p.h0_at.offset(n, b) + j]) : 0.0f;
+    layout.cell(d)[e] = p.c0 ? to_float(p.c0[p.c0_at.offset(n, b) + j]) : 0.0f;
+  }
+}
+
+/// gates = input · W_ihᵀ + b_ih + b_hh over all M = T·B rows, on tensor
+/// cores (FMA for f32): both operands through two-stage cp.async pipelines
+/// into swizzled shared tiles, read by ldmatrix. Grid (⌈T/8⌉, ⌈4H/64⌉, D):
+/// the blocks take the ⌈M/64⌉ row tiles in turn.
 template <typename T, int In, int Hidden, int Directions>
 __device__ void project_inputs(const ProjectionParams<T> &p) {
   constexpr int kGates = 4 * Hidden;
-  // +1: the column tile is read down its rows, conflict-free.
-  __shared__ float rows[kProjectionRows][kProjectionDepth + 1];
-  __shared__ float cols[kProjectionCols][kProjectionDepth + 1];
-  const int t = blockIdx.x, d = blockIdx.z;
-  const int col0 = blockIdx.y * kProjectionCols;
-  const int col = threadIdx.x % kProjectionCols;
-  const int group = threadIdx.x / kProjectionCols;
-  constexpr int kGroups = kProjectionThreads / kProjectionCols;
-  constexpr int kPerThread = kProjectionRows / kGroups;
+  constexpr int kSteps = (In + kProjectionDepth - 1) / kProjectionDepth;
+  using Tile = tile::SharedTile<T, kProjectionRows, kProjectionDepth>;
+  __shared__ __align__(16) T input_tiles[2][Tile::kElements];
+  __shared__ __align__(16) T weight_tiles[2][Tile::kElements];
+  const int d = blockIdx.z, col0 = blockIdx.y * kProjectionCols;
+  const int warp = threadIdx.x / 32;
+  const int warp_row = warp / 2 * 32, warp_col = warp % 2 * 32;
   const T *weight = of_direction(p.weight, d);
   const T *bias_ih = of_direction(p.bias_ih, d),
           *bias_hh = of_direction(p.bias_hh, d);
   const long long weight_row = of_direction(p.weight_row, d);
-  const int g = col0 + col;
+  const long long rows = static_cast<long long>(p.steps) * p.batch;
+  // Rows of the input are whole 16-byte chunks when its strides and start
+  // allow: then cp.async moves them, else elements.
+  const bool vectors =
+      reinterpret_cast<unsigned long long>(p.input) % 16 == 0 &&
+      p.input_at.time * sizeof(T) % 16 == 0 &&
+      p.input_at.batch * sizeof(T) % 16 == 0;
 
-  float bias = 0.0f;
-  if (g < kGates) {
-    if (bias_ih)
-      bias += to_float(bias_ih[g]);
-    if (bias_hh)
-      bias += to_float(bias_hh[g]);
-  }
-  for (int b0 = 0; b0 < p.batch; b0 += kProjectionRows) {
-    float acc[kPerThread] = {};
-    for (int k0 = 0; k0 < In; k0 += kProjectionDepth) {
-      for (int e = threadIdx.x; e < kProjectionRows * kProjectionDepth;
-           e += kProjectionThreads) {
-        const int r = e / kProjectionDepth, k = e % kProjectionDepth;
-        const int b = b0 + r;
-        rows[r][k] = b < p.batch && k0 + k < In
-                         ? to_float(p.input[p.input_at.offset(t, b) + k0 + k])
-                         : 0.0f;
-      }
-      for (int e = threadIdx.x; e < kProjectionCols * kProjectionDepth;
-           e += kProjectionThreads) {
-        const int c = e / kProjectionDepth, k = e % kProjectionDepth;
-        const int row = col0 + c;
-        cols[c][k] = row < kGates && k0 + k < In
-                         ? to_float(weight[row * weight_row + k0 + k])
-                         : 0.0f;
-      }
-      __syncthreads();
-#pragma unroll 8
-      for (int k = 0; k < kProjectionDepth; ++k) {
-        const float w = cols[col][k];
+  for (long long row0 = static_cast<long long>(blockIdx.x) * kProjectionRows;
+       row0 < rows;
+       row0 += static_cast<long long>(gridDim.x) * kProjectionRows) {
+    tile::WarpTile<T, 32, 32> product;
+    product.clear();
+    tile::two_stage_pipeline(
+        kSteps,
+        [&](int step, int stage) {
+          const int k0 = step * kProjectionDepth;
+          const int depth =
+              In - k0 < kProjectionDepth ? In - k0 : kProjectionDepth;
+          tile::gather_tile_async(
+              Tile{input_tiles[stage]},
+              [&](int r) -> const T * {
+                const long long m = row0 + r;
+                if (m >= rows)
+                  return nullptr;
+                return p.input + p.input_at.offset(m / p.batch, m % p.batch) +
+                       k0;
+              },
+              depth, vectors, p.input);
+          tile::load_tile_async(
+              Tile{weight_tiles[stage]}, weight + col0 * weight_row + k0,
+              weight_row,
+              kGates - col0 < kProjectionCols ? kGates - col0 : kProjectionCols,
+              depth);
+        },
+        [&](int, int stage) {
 #pragma unroll
-        for (int i = 0; i < kPerThread; ++i)
-          acc[i] += rows[group + kGroups * i][k] * w;
-      }
-      __syncthreads();
-    }
-    if (g < kGates)
-#pragma unroll
-      for (int i = 0; i < kPerThread; ++i) {
-        const int b = b0 + group + kGroups * i;
-        if (b < p.batch)
-          p.gates[((static_cast<long long>(d) * p.steps + t) * p.batch + b) *
-                      kGates +
-                  g] = acc[i] + bias;
-      }
+          for (int k = 0; k < kProjectionDepth; k += 16)
+            product.template mma<tile::BLayout::NK>(
+                Tile{input_tiles[stage]}, warp_row, Tile{weight_tiles[stage]},
+                warp_col, k);
+        });
+    product.for_each_pair([&](int r, int c, float first, float second) {
+      const long long m = row0 + warp_row + r;
+      const int g = col0 + warp_col + c;
+      if (m >= rows || g >= kGates)
+        return;
+      auto bias = [&](int at) {
+        return (bias_ih ? to_float(bias_ih[at]) : 0.0f) +
+               (bias_hh ? to_float(bias_hh[at]) : 0.0f);
+      };
+      tile::store_pair(p.gates + (d * rows + m) * kGates + g, first + bias(g),
+                       second + bias(g + 1), true);
+    });
   }
 
-  if (blockIdx.x == 0 && blockIdx.y == 0) {
-    const StateLayout layout{p.state, p.batch, Hidden};
-    if (d == 0 && threadIdx.x == 0)
-      *layout.barrier(Directions) = 0;
-    const int n = p.layer * Directions + d;
-    for (int e = threadIdx.x; e < p.batch * Hidden; e += kProjectionThreads) {
-      const int b = e / Hidden, j = e % Hidden;
-      layout.hidden(d, 0)[e] =
-          p.h0 ? to_float(p.h0[p.h0_at.offset(n, b) + j]) : 0.0f;
-      layout.cell(d)[e] =
-          p.c0 ? to_float(p.c0[p.c0_at.offset(n, b) + j]) : 0.0f;
-    }
-  }
+  if (blockIdx.x == 0 && blockIdx.y == 0)
+    initial_state<T, Hidden, Directions>(p, d);
 }
 
 } // namespace lstm
