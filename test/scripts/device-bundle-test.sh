@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU-check bundle, tested without a GPU: it builds from this build, its
-# binaries need only glibc, libstdc++ and libgcc, it stays under 64 MiB, its
-# dry run passes the preflight and writes the summary and the archive; and
+# binaries (gzipped) need only glibc, libstdc++ and libgcc, it stays under
+# 64 MiB, its dry run passes the preflight and writes the summary and the
+# archive; and
 # device-check itself (on stand-in binaries) stops at once without a device
 # and keeps every step within its time limit, the summary always written.
 #
@@ -17,8 +18,11 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
   > "$work/bundle.log" 2>&1 || { cat "$work/bundle.log"; fail "device-bundle"; }
 grep -q "bundle/device-check" "$work/bundle.log" || fail "no command printed"
 count=0
-for exe in "$work"/bundle/bin/*; do
+mkdir -p "$work/unpacked"
+for packed in "$work"/bundle/bin/*.gz; do
   count=$((count + 1))
+  exe="$work/unpacked/$(basename "$packed" .gz)"
+  gzip -dc "$packed" > "$exe" && chmod +x "$exe"
   extra=$(ldd "$exe" | awk '{print $1}' | sed 's|.*/||' |
     grep -vE '^(linux-vdso|libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64|libpthread|librt|libdl)\.so' || true)
   [[ -z "$extra" ]] || fail "$(basename "$exe") needs $extra"
@@ -26,7 +30,7 @@ for exe in "$work"/bundle/bin/*; do
   ! grep -qiE "nvrtc|libcuda|boost|benchmark" <<<"$libraries" ||
     fail "$(basename "$exe") links a CUDA, Boost or benchmark library"
 done
-((count == 10)) || fail "bundle has $count binaries, expected 10"
+((count == 11)) || fail "bundle has $count binaries, expected 11"
 (($(du -sb "$work/bundle" | cut -f1) < 64 << 20)) || fail "bundle over 64 MiB"
 
 # --- its dry run ----------------------------------------------------------------
@@ -61,7 +65,7 @@ sleep 600
 SH
 for exe in rudnn-api-operator-gpu-tests rudnn-runtime-tests rudnn-api-tests \
            rudnn-bench-compile rudnn-bench-kda rudnn-bench-attention \
-           rudnn-bench-decode; do
+           rudnn-bench-decode rudnn-bench-lstm; do
   printf '#!/bin/sh\necho "[  FAILED  ] Stand.In"\nexit 1\n' > "$fake/bin/$exe"
 done
 printf '#!/bin/sh\n[ -n "$FAKE_DEVICE" ] && echo "GPU 0: stand-in"\nexit 0\n' \

@@ -1,0 +1,168 @@
+//===- lstm_bench.cpp - Stacked LSTM timings ------------------------------===//
+//
+//   rudnn-bench-lstm [--backend auto|cuda|emulation] [--repeats N]
+//                    [--warmup N] [--shapes H,B,T,L,D,bits;...]
+//                    [--json FILE] [--allow-large]
+//
+// Times rudnn::lstmForward of an LSTM of hidden size H (input size H too),
+// L layers of D directions with biases and an initial state, over T steps
+// of B entries, in bf16 (bits 16) or f32 (bits 32): what
+// bench/torch_lstm.py times torch.nn.LSTM (cuDNN) on. `warmup` untimed
+// calls, then `repeats` calls each between two CUDA events, the median
+// reported. On the emulation backend shapes beyond 2^14 steps × entries ×
+// hidden units are refused unless --allow-large.
+//
+//===----------------------------------------------------------------------===//
+
+#include "bench/DeviceTiming.h"
+
+#include "rudnn/lstm.h"
+
+#include <cstdio>
+#include <random>
+#include <sstream>
+
+using namespace rudnn;
+
+namespace {
+
+struct Shape {
+  int64_t H, B, T, L, D, bits;
+};
+
+std::vector<Shape> parseShapes(const std::string &text) {
+  std::vector<Shape> shapes;
+  std::stringstream list(text);
+  std::string item;
+  while (std::getline(list, item, ';')) {
+    Shape s{};
+    if (std::sscanf(item.c_str(), "%ld,%ld,%ld,%ld,%ld,%ld", &s.H, &s.B, &s.T,
+                    &s.L, &s.D, &s.bits) != 6 ||
+        s.H < 1 || s.H > 4096 || s.B < 1 || s.T < 1 || s.L < 1 ||
+        (s.D != 1 && s.D != 2) || (s.bits != 16 && s.bits != 32))
+      throw InvalidArgument("--shapes wants H,B,T,L,D,bits (H 1 to 4096, D 1 "
+                            "or 2, bits 16 or 32);..., got '" +
+                            item + "'");
+    shapes.push_back(s);
+  }
+  return shapes;
+}
+
+/// The grid: H 256 to 1024, batches 1 to 64, 512 steps, one and
+/// two layers, one and two directions, bf16 and f32.
+std::string defaultShapes() {
+  std::string text;
+  for (int64_t bits : {16, 32})
+    for (int64_t D : {1, 2})
+      for (int64_t L : {1, 2})
+        for (int64_t H : {256, 512, 1024})
+          for (int64_t B : {1, 8, 64})
+            text += std::to_string(H) + "," + std::to_string(B) + ",512," +
+                    std::to_string(L) + "," + std::to_string(D) + "," +
+                    std::to_string(bits) + ";";
+  return text;
+}
+
+constexpr int64_t kEmulationLimit = int64_t(1) << 14;
+
+} // namespace
+
+int main(int argc, char **argv) {
+  bench::BenchOptions options;
+  if (int code = bench::parseBenchOptions(
+          argc, argv, "rudnn-bench-lstm", defaultShapes(),
+          "H,B,T,L,D,bits;... (I = H, biases and h0/c0; bits 16: bf16, 32: "
+          "f32)",
+          options);
+      code >= 0)
+    return code;
+  try {
+    ContextOptions contextOptions;
+    contextOptions.backend = parseBackend(options.backend);
+    Context context(contextOptions);
+    const std::vector<Shape> shapes = parseShapes(options.shapes);
+    for (const Shape &s : shapes)
+      bench::refuseLargeOnEmulation(
+          context, options, s.T * s.B * s.H, kEmulationLimit,
+          std::to_string(s.H) + "," + std::to_string(s.B) + "," +
+              std::to_string(s.T));
+    std::printf("device: %s\n", context.deviceDescription().c_str());
+    std::printf("%-24s %10s\n", "H,B,T,L,D,bits", "ms");
+    std::fflush(stdout);
+    nlohmann::json results = nlohmann::json::array();
+    for (const Shape &s : shapes) {
+      const DType dtype = s.bits == 16 ? DType::BF16 : DType::F32;
+      const int64_t H = s.H, B = s.B, T = s.T, D = s.D, states = s.L * D;
+      std::mt19937 random(7);
+      const double bound = 1.0 / std::sqrt(double(H));
+      std::uniform_real_distribution<double> uniform(-bound, bound);
+      auto weights = [&](int64_t count) {
+        std::vector<double> values(count);
+        for (double &x : values)
+          x = uniform(random);
+        return bench::upload(context, values, dtype);
+      };
+      std::vector<DeviceBuffer> buffers;
+      LstmInputs inputs;
+      buffers.push_back(
+          bench::upload(context, test::normalValues(T * B * H, random), dtype));
+      inputs.x =
+          TensorView::contiguous(buffers.back().data(), dtype, {T, B, H});
+      for (TensorView *state : {&inputs.h0.emplace(), &inputs.c0.emplace()}) {
+        buffers.push_back(bench::upload(
+            context, test::normalValues(states * B * H, random), dtype));
+        *state = TensorView::contiguous(buffers.back().data(), dtype,
+                                        {states, B, H});
+      }
+      for (int64_t layer = 0; layer < s.L; ++layer)
+        for (int64_t d = 0; d < D; ++d) {
+          const std::string suffix =
+              "_l" + std::to_string(layer) + (d ? "_reverse" : "");
+          const int64_t in = layer ? D * H : H;
+          auto add = [&](const std::string &name, std::vector<int64_t> shape) {
+            int64_t count = 1;
+            for (int64_t n : shape)
+              count *= n;
+            buffers.push_back(weights(count));
+            inputs.weights[name + suffix] = TensorView::contiguous(
+                buffers.back().data(), dtype, std::move(shape));
+          };
+          add("weight_ih", {4 * H, in});
+          add("weight_hh", {4 * H, H});
+          add("bias_ih", {4 * H});
+          add("bias_hh", {4 * H});
+        }
+      const size_t bytes = s.bits / 8;
+      DeviceBuffer out(context, T * B * D * H * bytes),
+          hN(context, states * B * H * bytes),
+          cN(context, states * B * H * bytes);
+      const LstmOutputs outputs{
+          TensorView::contiguous(out.data(), dtype, {T, B, D * H}),
+          TensorView::contiguous(hN.data(), dtype, {states, B, H}),
+          TensorView::contiguous(cN.data(), dtype, {states, B, H})};
+      LstmOptions lstm;
+      lstm.numLayers = s.L;
+      lstm.bidirectional = D == 2;
+      auto call = [&] { lstmForward(context, inputs, outputs, lstm); };
+      const double ms =
+          bench::medianMs(context, options.warmup, options.repeats, call);
+      char label[80];
+      std::snprintf(label, sizeof(label), "%ld,%ld,%ld,%ld,%ld,%ld", s.H, s.B,
+                    s.T, s.L, s.D, s.bits);
+      std::printf("%-24s %10.4f\n", label, ms);
+      std::fflush(stdout);
+      results.push_back({{"H", s.H},
+                         {"B", s.B},
+                         {"T", s.T},
+                         {"L", s.L},
+                         {"D", s.D},
+                         {"bits", s.bits},
+                         {"ms", ms}});
+      bench::writeResults(context, options, "lstm", results);
+    }
+    return 0;
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "rudnn-bench-lstm: %s\n", error.what());
+    return 1;
+  }
+}

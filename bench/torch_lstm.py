@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Times torch.nn.LSTM (cuDNN) on what rudnn-bench-lstm times: hidden size
+H (input size H), L layers of D directions with biases and an initial
+state, T steps of B entries, bf16 (bits 16) or f32 (bits 32), with the
+same weights' distribution. Writes JSON.
+
+    python3 bench/torch_lstm.py --json out.json [--repeats 20]
+                                [--shapes "H,B,T,L,D,bits;..."]
+
+Timing as rudnn-bench-lstm's: CUDA events around each call after three
+warm-up calls, the median reported. The JSON is rewritten after every
+shape, so a run cut short keeps what it measured.
+"""
+import json
+import sys
+
+from benchlib import arguments, median_ms, parse_shapes
+
+SHAPES = ";".join(f"{H},{B},512,{L},{D},{bits}" for bits in (16, 32)
+                  for D in (1, 2) for L in (1, 2) for H in (256, 512, 1024)
+                  for B in (1, 8, 64))
+
+
+def main():
+    args = arguments(SHAPES)
+
+    import torch
+
+    def write(results):
+        with open(args.json, "w") as out:
+            json.dump({"op": "torch.lstm", "results": results}, out, indent=1)
+
+    torch.backends.cudnn.benchmark = True
+    results = []
+    for H, B, T, L, D, bits in parse_shapes(args.shapes):
+        torch.manual_seed(0)
+        dtype = torch.bfloat16 if bits == 16 else torch.float32
+        record = {"H": H, "B": B, "T": T, "L": L, "D": D, "bits": bits}
+        try:
+            lstm = torch.nn.LSTM(H, H, num_layers=L, bidirectional=D == 2,
+                                 device="cuda", dtype=dtype)
+            x = torch.randn(T, B, H, device="cuda", dtype=dtype)
+            h0 = torch.randn(L * D, B, H, device="cuda", dtype=dtype)
+            c0 = torch.randn_like(h0)
+            with torch.no_grad():
+                ms = median_ms(lambda: lstm(x, (h0, c0)), args.repeats)
+            record["torch"] = {"ms": ms}
+            print(f"torch {H},{B},{T},{L},{D},{bits}: {ms:.4f} ms",
+                  file=sys.stderr)
+        except RuntimeError as error:
+            record["torch"] = {"error": str(error).splitlines()[0][:200]}
+            print(f"torch {H},{B},{T},{L},{D},{bits}: cannot run",
+                  file=sys.stderr)
+        results.append(record)
+        write(results)
+    write(results)
+
+
+if __name__ == "__main__":
+    main()
