@@ -288,14 +288,37 @@ int64_t mlir::rudnn::decodeBlocks(int64_t sharedBytes, int64_t smemPerBlock,
   return resident * smCount;
 }
 
+namespace {
+
+int64_t roundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+/// Bytes of a tile::SharedTile of 16-bit elements: whole 16-byte chunks a
+/// row, a power-of-two count swizzled, any other padded to an odd count.
+int64_t sharedTileBytes(int64_t rows, int64_t cols) {
+  const int64_t chunks = cols / 8;
+  const bool swizzled = (chunks & (chunks - 1)) == 0;
+  return rows * (swizzled || chunks % 2 ? chunks : chunks + 1) * 16;
+}
+
+} // namespace
+
 int64_t mlir::rudnn::lstmRecurrenceSharedBytes(int64_t hidden, int64_t units,
                                                int64_t elementBytes,
                                                bool weightsOnChip) {
-  const int64_t rows = 4 * units;
-  const int64_t weights =
-      weightsOnChip ? (rows * hidden * elementBytes + 15) / 16 * 16 : 0;
-  return weights + 4 * kLstmRecurrenceBatch * hidden +
-         4 * rows * kLstmRecurrenceBatch;
+  const int64_t rows = 4 * units, rowsPadded = roundUp(rows, 16),
+                depth = roundUp(hidden, 16),
+                warps = kLstmRecurrenceThreads / 32;
+  const bool tensor = elementBytes == 2 && weightsOnChip;
+  const int64_t rowTiles = rowsPadded / 16;
+  const int64_t slices = tensor && rowTiles < warps ? warps / rowTiles : 1;
+  const int64_t weights = tensor ? sharedTileBytes(rowsPadded, depth)
+                          : weightsOnChip
+                              ? roundUp(rows * hidden * elementBytes, 16)
+                              : 0;
+  const int64_t staged = tensor ? sharedTileBytes(kLstmRecurrenceBatch, depth)
+                                : 4 * kLstmRecurrenceBatch * hidden;
+  return weights + roundUp(staged, 16) +
+         4 * slices * rowsPadded * kLstmRecurrenceBatch;
 }
 
 std::optional<LstmRecurrencePolicy>

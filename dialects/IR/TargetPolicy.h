@@ -207,13 +207,15 @@ int64_t decodeBlocks(int64_t sharedBytes, int64_t smemPerBlock,
 
 /// Batch entries the LSTM recurrence stages a pass, and its block's threads
 /// (lstm::kRecurrenceBatch, lstm::kRecurrenceThreads).
-inline constexpr int64_t kLstmRecurrenceBatch = 8;
+inline constexpr int64_t kLstmRecurrenceBatch = 16;
 inline constexpr int64_t kLstmRecurrenceThreads = 256;
 
 /// Dynamic shared memory, in bytes, of an LSTM recurrence block owning
-/// `units` hidden units (sizeof-free: lstm::RecurrenceShared::kBytes): its
-/// 4·units W_hh rows when `weightsOnChip` (rounded up to 16 bytes), the
-/// staged hidden states and the gate sums, fp32.
+/// `units` hidden units (lstm::RecurrenceShared::kBytes): its 4·units W_hh
+/// rows when `weightsOnChip`, the staged hidden states of 16 entries and
+/// the gate sums. 16-bit weights on chip take swizzled tiles padded to
+/// whole 16 x 16 steps (the tensor-core path) and the warps' partial sums;
+/// otherwise plain rows and fp32 states.
 int64_t lstmRecurrenceSharedBytes(int64_t hidden, int64_t units,
                                   int64_t elementBytes, bool weightsOnChip);
 

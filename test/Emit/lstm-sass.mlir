@@ -5,7 +5,9 @@
 // rows by 32 gate tiles, both operands through cp.async (LDGSTS) and
 // ldmatrix (LDSM) into tensor cores (HMMA), nothing spilled. The
 // recurrence: 64 blocks of 8 units, one an SM, each keeping its 32 W_hh
-// rows (32 KiB) in shared memory; nothing spilled, no stack.
+// rows (32 KiB) in a swizzled tile, filled once by cp.async, and meeting
+// the staged hidden states on tensor cores through ldmatrix; nothing
+// spilled, no stack.
 // CHECK-LABEL: kernel lstm_projection_bf16_i512_h512_d1
 // CHECK-NEXT: block: 128 threads; grid (64, 32, 1) = 2048 blocks
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
@@ -13,7 +15,9 @@
 // CHECK-LABEL: kernel lstm_recurrence_bf16_h512_d1_u8_onchip
 // CHECK-NEXT: block: 256 threads; grid (64, 1, 1) = 64 blocks
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// CHECK-NEXT: shared memory: 0 bytes static, 50176 dynamic
+// CHECK-NEXT: shared memory: 0 bytes static, 57344 dynamic
+// CHECK-NEXT: resident blocks per SM:
+// CHECK-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
 func.func @layer(%x: tensor<?x?x512xbf16> {rudnn.name = "x"},
                  %wi: tensor<2048x512xbf16> {rudnn.name = "weight_ih_l0"},
                  %wh: tensor<2048x512xbf16> {rudnn.name = "weight_hh_l0"},

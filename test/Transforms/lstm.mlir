@@ -13,7 +13,7 @@
 // and c_n are workspace, and the last layer, whose c_n nothing reads, gets
 // a null pointer for it.
 // SPECIALIZE-LABEL: func.func @stack
-// SPECIALIZE: rudnn.lstm {{.*}} layers 2 units 8 weights_on_chip true {policy = "1 x 256 hidden units over 32 blocks of 8 (one an SM, 132 SMs); W_hh rows kept in shared memory (25600 of 232448 bytes)"}
+// SPECIALIZE: rudnn.lstm {{.*}} layers 2 units 8 weights_on_chip true {policy = "1 x 256 hidden units over 32 blocks of 8 (one an SM, 132 SMs); W_hh rows kept in shared memory (32768 of 232448 bytes)"}
 // SMALL-LABEL: func.func @stack
 // SMALL: units 8 weights_on_chip true
 // DECOMPOSE-LABEL: func.func @stack
@@ -38,7 +38,7 @@
 // PLAN-NEXT: rudnn.buffer @c_n "workspace" bytes <constant = 1024, params = ["B"], divisor = 1>
 // PLAN: rudnn.kernel @[[PROJ:lstm_projection_bf16_i128_h256_d1]] threads 128
 // PLAN: rudnn.launch @[[PROJ]] grid [#rudnn.size<constant = 1, params = ["step_tiles"], divisor = 1>, #rudnn.size<constant = 16, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>]
-// PLAN: rudnn.kernel @[[REC:lstm_recurrence_bf16_h256_d1_u8_onchip]] threads 256 shared_bytes 25600 cooperative
+// PLAN: rudnn.kernel @[[REC:lstm_recurrence_bf16_h256_d1_u8_onchip]] threads 256 shared_bytes 32768 cooperative
 // PLAN: rudnn.launch @[[REC]] grid [#rudnn.size<constant = 32, params = [], divisor = 1>
 // PLAN-SAME: args [@gates, @weight_hh_l0, 0, {{.*}}, @lengths, @lstm_state, @layer_out, {{.*}}, @h_n, @c_n,
 // PLAN: rudnn.kernel @lstm_projection_bf16_i256_h256_d1
@@ -61,10 +61,10 @@ func.func @stack(%x: tensor<?x?x128xbf16>, %lengths: tensor<?xi32>,
 
 // A bidirectional f32 layer of H = 1024, batch first, with biases and an
 // initial state: 2 × 1024 units over 128 blocks of 16. Their W_hh rows
-// (290 KiB a block with the staged states) fit an H200's shared memory only in bf16, so here they
+// (324 KiB a block with the staged states) fit an H200's shared memory only in bf16, so here they
 // are read from L2 each step; the projection runs both directions.
 // SPECIALIZE-LABEL: func.func @wide
-// SPECIALIZE: units 16 weights_on_chip false {policy = "2 x 1024 hidden units over 128 blocks of 16 (one an SM, 132 SMs); W_hh rows read from L2 each step (on chip they would take 296960 of 232448 bytes)"}
+// SPECIALIZE: units 16 weights_on_chip false {policy = "2 x 1024 hidden units over 128 blocks of 16 (one an SM, 132 SMs); W_hh rows read from L2 each step (on chip they would take 331776 of 232448 bytes)"}
 // SMALL-LABEL: func.func @wide
 // SMALL: units 16 weights_on_chip false
 // DECOMPOSE-LABEL: func.func @wide
@@ -73,7 +73,7 @@ func.func @stack(%x: tensor<?x?x128xbf16>, %lengths: tensor<?xi32>,
 // DECOMPOSE: rudnn.lstm_recurrence {{.*}} layer 0 units 16 weights_on_chip false batch_first
 // DECOMPOSE-SAME: -> (tensor<?x?x2048xf32>, tensor<2x?x1024xf32>, tensor<2x?x1024xf32>)
 // PLAN-LABEL: rudnn.plan @wide
-// PLAN: rudnn.kernel @lstm_recurrence_f32_h1024_d2_u16_streamed threads 256 shared_bytes 34816 cooperative
+// PLAN: rudnn.kernel @lstm_recurrence_f32_h1024_d2_u16_streamed threads 256 shared_bytes 69632 cooperative
 func.func @wide(%x: tensor<?x?x80xf32>, %h0: tensor<2x?x1024xf32>,
                 %c0: tensor<2x?x1024xf32>,
                 %wi: tensor<4096x80xf32>, %wh: tensor<4096x1024xf32>,

@@ -228,6 +228,19 @@ TEST_F(LstmTest, Bf16WithinItsTolerance) {
   expectMatches(c, 13);
 }
 
+TEST_F(LstmTest, Bf16TensorCoresOverSeveralRowTilesAndBatchPasses) {
+  // 256 gate rows a block (16 row tiles over 8 warps), 17 entries (two
+  // passes of 16); and 7 units a block (28 rows padded to 32, the depth
+  // split over 4 warps).
+  LstmCase wide{bf16, 5, 17, 48, 256, 1};
+  wide.units = 64;
+  wide.lengths = true;
+  expectMatches(wide, 15);
+  LstmCase odd{bf16, 6, 3, 20, 72, 1, true};
+  odd.units = 7;
+  expectMatches(odd, 16);
+}
+
 TEST_F(LstmTest, ChangingStepsBatchOrLengthsCompilesNothing) {
   auto call = [&](int T, int B, bool lengths) {
     LstmCase c{f32, T, B, 6, 12, 2, true};
@@ -286,7 +299,7 @@ TEST_F(LstmTest, BadCallsWriteNothing) {
 
   LstmCase withLengths = c;
   withLengths.lengths = true;
-  LstmProblem lengths = problem(withLengths, 15);
+  LstmProblem lengths = problem(withLengths, 17);
   const std::vector<double> tooLong = {2, 5};
   context->copyToDevice(lengths.inputs.lengths->data,
                         bytesOf<int32_t>(tooLong).data(), 8);

@@ -5,8 +5,9 @@
 // four gate rows of each from the whole previous hidden state, updates
 // their cells and publishes their hidden state; a grid barrier ends the
 // step. With `OnChip` the block's slice of W_hh stays in shared memory for
-// all steps; without (when the slices do not fit the target's SMs) it is
-// read from L2 each step.
+// all steps (16-bit weights then meet the staged hidden states on tensor
+// cores); without (when the slices do not fit the target's SMs) it is read
+// from L2 each step.
 //
 // Packed sequences: entry b runs its own lengths[b] steps; the reverse
 // direction starts at its last valid step. Outputs past the length are 0
@@ -16,17 +17,22 @@
 
 #pragma once
 
+#include "rudnn/arch/cp_async.cuh"
 #include "rudnn/arch/grid.cuh"
 #include "rudnn/lstm/state.cuh"
 #include "rudnn/shared.cuh"
 #include "rudnn/tensor.cuh"
+#include "rudnn/tile/copy.cuh"
+#include "rudnn/tile/shared_tile.cuh"
+#include "rudnn/tile/warp_tile.cuh"
 #include "rudnn/warp.cuh"
 
 namespace rudnn {
 namespace lstm {
 
-/// Batch entries a pass over the block's rows covers; threads of a block.
-inline constexpr int kRecurrenceBatch = 8;
+/// Batch entries a pass over the block's rows covers (the product's N);
+/// threads of a block.
+inline constexpr int kRecurrenceBatch = 16;
 inline constexpr int kRecurrenceThreads = 256;
 
 template <typename T> struct RecurrenceParams {
@@ -42,50 +48,132 @@ template <typename T> struct RecurrenceParams {
   int steps, batch, layer;
 };
 
-/// The dynamic shared memory of a block: its W_hh rows (`OnChip`), the
-/// staged hidden states of kRecurrenceBatch entries, the gate sums.
+/// How a block computes its gate rows and what its shared memory holds.
+/// 16-bit weights kept on chip go through tensor cores: W_hh's rows and the
+/// staged hidden states (rounded to T) in swizzled tiles, padded to whole
+/// 16 x 16 steps, the warps splitting the rows' 16-row tiles and the depth,
+/// their partial sums added in the cell update. Otherwise each warp takes
+/// whole rows on FMA, the states staged in fp32.
 template <typename T, int Hidden, int Units, bool OnChip>
 struct RecurrenceShared {
+  static constexpr bool kTensor = sizeof(T) == 2 && OnChip;
+  static constexpr int kWarps = kRecurrenceThreads / 32;
   static constexpr int kRows = 4 * Units;
+  static constexpr int kRowsPadded = (kRows + 15) / 16 * 16;
+  static constexpr int kDepth = (Hidden + 15) / 16 * 16;
+  static constexpr int kRowTiles = kRowsPadded / 16;
+  static constexpr int kSlices =
+      kTensor && kRowTiles < kWarps ? kWarps / kRowTiles : 1;
+  using WeightTile = tile::SharedTile<T, kRowsPadded, kDepth>;
+  using StateTile = tile::SharedTile<T, kRecurrenceBatch, kDepth>;
+
   static constexpr long long kWeightBytes =
-      OnChip
+      kTensor ? WeightTile::kBytes
+      : OnChip
           ? (static_cast<long long>(kRows) * Hidden * sizeof(T) + 15) / 16 * 16
           : 0;
-  static constexpr long long kBytes = kWeightBytes +
-                                      4ll * kRecurrenceBatch * Hidden +
-                                      4ll * kRows * kRecurrenceBatch;
+  static constexpr long long kStagedBytes =
+      kTensor ? StateTile::kBytes : 4ll * kRecurrenceBatch * Hidden;
+  static constexpr long long kSumsAt =
+      kWeightBytes + (kStagedBytes + 15) / 16 * 16;
+  static constexpr long long kBytes =
+      kSumsAt + 4ll * kSlices * kRowsPadded * kRecurrenceBatch;
 };
 
 __device__ __forceinline__ float sigmoid(float x) {
   return 1.0f / (1.0f + expf(-x));
 }
 
+/// sums[slice][row][entry] of one pass: the block's gate rows times the
+/// staged hidden states of kRecurrenceBatch entries.
+template <typename T, int Hidden, int Units, bool OnChip, typename RowAt>
+__device__ __forceinline__ void
+gate_products(unsigned char *shared, float *sums, int units, RowAt row_at) {
+  using Shared = RecurrenceShared<T, Hidden, Units, OnChip>;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if constexpr (Shared::kTensor) {
+    constexpr int kSteps = Shared::kDepth / 16;
+    const typename Shared::WeightTile weights{reinterpret_cast<T *>(shared)};
+    const typename Shared::StateTile staged{
+        reinterpret_cast<T *>(shared + Shared::kWeightBytes)};
+    for (int item = warp; item < Shared::kRowTiles * Shared::kSlices;
+         item += Shared::kWarps) {
+      const int rows = item % Shared::kRowTiles * 16,
+                slice = item / Shared::kRowTiles;
+      tile::WarpTile<T, 16, kRecurrenceBatch> product;
+      product.clear();
+      for (int step = slice * kSteps / Shared::kSlices;
+           step < (slice + 1) * kSteps / Shared::kSlices; ++step)
+        product.template mma<tile::BLayout::NK>(weights, rows, staged, 0,
+                                                16 * step);
+      float *slice_sums = sums + slice * Shared::kRowsPadded * kRecurrenceBatch;
+      product.for_each_pair([&](int r, int c, float first, float second) {
+        slice_sums[(rows + r) * kRecurrenceBatch + c] = first;
+        slice_sums[(rows + r) * kRecurrenceBatch + c + 1] = second;
+      });
+    }
+  } else {
+    const float *staged =
+        reinterpret_cast<const float *>(shared + Shared::kWeightBytes);
+    for (int r = warp; r < Shared::kRows; r += Shared::kWarps) {
+      if (r % Units >= units)
+        continue;
+      const T *row =
+          OnChip ? reinterpret_cast<const T *>(shared) + r * Hidden : row_at(r);
+      float acc[kRecurrenceBatch] = {};
+      for (int k = lane; k < Hidden; k += 32) {
+        const float w = to_float(row[k]);
+#pragma unroll
+        for (int i = 0; i < kRecurrenceBatch; ++i)
+          acc[i] += w * staged[i * Hidden + k];
+      }
+#pragma unroll
+      for (int i = 0; i < kRecurrenceBatch; ++i)
+        acc[i] = warp_sum(acc[i]);
+      if (lane == 0)
+#pragma unroll
+        for (int i = 0; i < kRecurrenceBatch; ++i)
+          sums[r * kRecurrenceBatch + i] = acc[i];
+    }
+  }
+}
+
 /// The whole layer; the grid is Directions × ceil(Hidden / Units) blocks.
 template <typename T, int Hidden, int Directions, int Units, bool OnChip>
 __device__ void recur(const RecurrenceParams<T> &p) {
   using Shared = RecurrenceShared<T, Hidden, Units, OnChip>;
-  constexpr int kRows = Shared::kRows, kGates = 4 * Hidden;
+  constexpr int kGates = 4 * Hidden;
   constexpr int kParts = (Hidden + Units - 1) / Units;
-  constexpr int kWarps = kRecurrenceThreads / 32;
   RUDNN_DYNAMIC_SHARED(unsigned char, shared);
-  T *weights = reinterpret_cast<T *>(shared);
-  float *staged = reinterpret_cast<float *>(shared + Shared::kWeightBytes);
-  float *sums = staged + kRecurrenceBatch * Hidden;
+  float *sums = reinterpret_cast<float *>(shared + Shared::kSumsAt);
 
   const int d = blockIdx.x / kParts, j0 = blockIdx.x % kParts * Units;
   const int units = Hidden - j0 < Units ? Hidden - j0 : Units;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const StateLayout layout{p.state, p.batch, Hidden};
-  // Row r of the block is gate r / Units of unit j0 + r % Units.
   const T *weight = of_direction(p.weight, d);
   const long long weight_row = of_direction(p.weight_row, d);
-  auto global_row = [&](int r) {
+  // Row r of the block is gate r / Units of unit j0 + r % Units; rows past
+  // the block's units (and padding) are none.
+  auto global_row = [&](int r) -> const T * {
+    if (r >= Shared::kRows || r % Units >= units)
+      return nullptr;
     return weight + (r / Units * Hidden + j0 + r % Units) * weight_row;
   };
-  if (OnChip) {
-    for (int e = threadIdx.x; e < kRows * Hidden; e += kRecurrenceThreads) {
-      const int r = e / Hidden, k = e % Hidden;
-      weights[e] = r % Units < units ? global_row(r)[k] : from_float<T>(0.0f);
+  if constexpr (Shared::kTensor) {
+    const bool vectors =
+        reinterpret_cast<unsigned long long>(weight) % 16 == 0 &&
+        weight_row * sizeof(T) % 16 == 0;
+    tile::gather_tile_async(
+        typename Shared::WeightTile{reinterpret_cast<T *>(shared)}, global_row,
+        Hidden, vectors, weight);
+    arch::cp_async_commit();
+    arch::cp_async_wait<0>();
+  } else if constexpr (OnChip) {
+    T *weights = reinterpret_cast<T *>(shared);
+    for (int e = threadIdx.x; e < Shared::kRows * Hidden;
+         e += kRecurrenceThreads) {
+      const T *row = global_row(e / Hidden);
+      weights[e] = row ? row[e % Hidden] : from_float<T>(0.0f);
     }
   }
 
@@ -95,34 +183,23 @@ __device__ void recur(const RecurrenceParams<T> &p) {
     float *cell = layout.cell(d);
     for (int b0 = 0; b0 < p.batch; b0 += kRecurrenceBatch) {
       // Other blocks wrote h_prev: read it from L2, never a stale L1 line.
-      for (int e = threadIdx.x; e < kRecurrenceBatch * Hidden;
+      for (int e = threadIdx.x; e < kRecurrenceBatch * Shared::kDepth;
            e += kRecurrenceThreads) {
-        const int b = b0 + e / Hidden;
-        staged[e] =
-            b < p.batch
-                ? __ldcg(h_prev + static_cast<long long>(b0) * Hidden + e)
+        const int i = e / Shared::kDepth, k = e % Shared::kDepth;
+        const int b = b0 + i;
+        const float h =
+            b < p.batch && k < Hidden
+                ? __ldcg(h_prev + static_cast<long long>(b) * Hidden + k)
                 : 0.0f;
+        if constexpr (Shared::kTensor)
+          typename Shared::StateTile{reinterpret_cast<T *>(
+              shared + Shared::kWeightBytes)}(i, k) = from_float<T>(h);
+        else if (k < Hidden)
+          reinterpret_cast<float *>(shared +
+                                    Shared::kWeightBytes)[i * Hidden + k] = h;
       }
       __syncthreads();
-      for (int r = warp; r < kRows; r += kWarps) {
-        if (r % Units >= units)
-          continue;
-        const T *row = OnChip ? weights + r * Hidden : global_row(r);
-        float acc[kRecurrenceBatch] = {};
-        for (int k = lane; k < Hidden; k += 32) {
-          const float w = to_float(row[k]);
-#pragma unroll
-          for (int i = 0; i < kRecurrenceBatch; ++i)
-            acc[i] += w * staged[i * Hidden + k];
-        }
-#pragma unroll
-        for (int i = 0; i < kRecurrenceBatch; ++i)
-          acc[i] = warp_sum(acc[i]);
-        if (lane == 0)
-#pragma unroll
-          for (int i = 0; i < kRecurrenceBatch; ++i)
-            sums[r * kRecurrenceBatch + i] = acc[i];
-      }
+      gate_products<T, Hidden, Units, OnChip>(shared, sums, units, global_row);
       __syncthreads();
       for (int e = threadIdx.x; e < Units * kRecurrenceBatch;
            e += kRecurrenceThreads) {
@@ -143,8 +220,13 @@ __device__ void recur(const RecurrenceParams<T> &p) {
             p.gates +
             ((static_cast<long long>(d) * p.steps + t) * p.batch + b) * kGates;
         auto gate = [&](int q) {
-          return sums[(q * Units + u) * kRecurrenceBatch + i] +
-                 projected[q * Hidden + j];
+          float sum = projected[q * Hidden + j];
+#pragma unroll
+          for (int slice = 0; slice < Shared::kSlices; ++slice)
+            sum += sums[(slice * Shared::kRowsPadded + q * Units + u) *
+                            kRecurrenceBatch +
+                        i];
+          return sum;
         };
         const float in = sigmoid(gate(0)), forget = sigmoid(gate(1)),
                     candidate = tanhf(gate(2)), out = sigmoid(gate(3));
