@@ -60,8 +60,11 @@ std::string OperatorContract::format() const {
     text += std::string(&d == &dims.front() ? " " : ", ") + d.letter + " (" +
             std::string(d.doc);
     if (d.isStatic)
-      text +=
-          ", static, " + std::to_string(d.min) + " to " + std::to_string(d.max);
+      text += ", static";
+    if (d.min == d.max)
+      text += ", " + std::to_string(d.min);
+    else if (d.min != 1 || d.max != INT64_MAX)
+      text += ", " + std::to_string(d.min) + " to " + std::to_string(d.max);
     text += ")";
   }
   text += "\n";

@@ -5,9 +5,9 @@
 // PyTorch-semantics reference: 1 to 3 layers, one and two directions,
 // hidden sizes 1 to 256 with I ≠ H, 1 to 33 steps, batches of 1 and 5,
 // with and without h0/c0 and biases, batch first, packed lengths (unsorted,
-// including 1), W_hh on chip and read from L2 on the same problem, f32 and
-// bf16. Sizes and lengths never recompile; bad calls are rejected with
-// nothing written.
+// including 1), W_hh on chip and read from L2 on the same problem, f32, f16
+// and bf16 (tensor cores over several row tiles and batch passes). Sizes and
+// lengths never recompile; bad calls are rejected with nothing written.
 //
 //===----------------------------------------------------------------------===//
 
@@ -152,9 +152,12 @@ protected:
     LstmProblem p = problem(c, seed);
     reference::LstmOutputs want = reference::lstmForward(p.shape, p.in);
     std::vector<std::vector<double>> got = run(c, p);
-    const double tolerance = c.dtype == DType::BF16 ? 1e-2
-                             : c.T > 16             ? 1e-4
-                                                    : 1e-5;
+    // 16-bit: inputs, the layers' outputs between layers and the staged
+    // hidden states are rounded to the type.
+    const double tolerance = c.dtype == DType::BF16  ? 1e-2
+                             : c.dtype == DType::F16 ? 3e-3
+                             : c.T > 16              ? 1e-4
+                                                     : 1e-5;
     const char *names[] = {"out", "h_n", "c_n"};
     const std::vector<double> *wanted[] = {&want.out, &want.hN, &want.cN};
     for (int i = 0; i < 3; ++i)
@@ -226,6 +229,12 @@ TEST_F(LstmTest, Bf16WithinItsTolerance) {
   LstmCase c{bf16, 17, 5, 24, 32, 2, true};
   c.lengths = true;
   expectMatches(c, 13);
+}
+
+TEST_F(LstmTest, F16WithinItsTolerance) {
+  LstmCase c{DType::F16, 7, 5, 12, 24, 2, true};
+  c.lengths = true;
+  expectMatches(c, 18);
 }
 
 TEST_F(LstmTest, Bf16TensorCoresOverSeveralRowTilesAndBatchPasses) {
