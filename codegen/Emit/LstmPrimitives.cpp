@@ -230,9 +230,7 @@ struct RecurrenceModel
                        << (onChip ? "true" : "false")
                        << ">::kBytes == " << shared << ");\n"
                        << "static_assert(rudnn::lstm::kRecurrenceThreads == "
-                       << kLstmRecurrenceThreads
-                       << " && rudnn::lstm::kRecurrenceBatch == "
-                       << kLstmRecurrenceBatch << ");\n";
+                       << kLstmRecurrenceThreads << ");\n";
     builder.pointer(recurrence.getGates(), "gates", "float", false);
     const std::string weights =
         bindDirections(builder, recurrence.getWeights(), "weight", in);

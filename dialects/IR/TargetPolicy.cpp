@@ -315,10 +315,11 @@ int64_t mlir::rudnn::lstmRecurrenceSharedBytes(int64_t hidden, int64_t units,
                           : weightsOnChip
                               ? roundUp(rows * hidden * elementBytes, 16)
                               : 0;
-  const int64_t staged = tensor ? sharedTileBytes(kLstmRecurrenceBatch, depth)
-                                : 4 * kLstmRecurrenceBatch * hidden;
-  return weights + roundUp(staged, 16) +
-         4 * slices * rowsPadded * kLstmRecurrenceBatch;
+  const int64_t batch =
+      tensor ? kLstmRecurrenceTensorBatch : kLstmRecurrenceFmaBatch;
+  const int64_t staged =
+      tensor ? sharedTileBytes(batch, depth) : 4 * batch * hidden;
+  return weights + roundUp(staged, 16) + 4 * slices * rowsPadded * batch;
 }
 
 std::optional<LstmRecurrencePolicy>

@@ -205,17 +205,19 @@ std::optional<int64_t> chooseDecodeWarps(int64_t headDim, int64_t valueDim,
 int64_t decodeBlocks(int64_t sharedBytes, int64_t smemPerBlock,
                      int64_t smCount);
 
-/// Batch entries the LSTM recurrence stages a pass, and its block's threads
-/// (lstm::kRecurrenceBatch, lstm::kRecurrenceThreads).
-inline constexpr int64_t kLstmRecurrenceBatch = 16;
+/// Batch entries the LSTM recurrence stages a pass (16 on tensor cores, 8
+/// on FMA), and its block's threads (lstm::kRecurrenceTensorBatch,
+/// kRecurrenceFmaBatch, kRecurrenceThreads).
+inline constexpr int64_t kLstmRecurrenceTensorBatch = 16;
+inline constexpr int64_t kLstmRecurrenceFmaBatch = 8;
 inline constexpr int64_t kLstmRecurrenceThreads = 256;
 
 /// Dynamic shared memory, in bytes, of an LSTM recurrence block owning
 /// `units` hidden units (lstm::RecurrenceShared::kBytes): its 4·units W_hh
-/// rows when `weightsOnChip`, the staged hidden states of 16 entries and
-/// the gate sums. 16-bit weights on chip take swizzled tiles padded to
-/// whole 16 x 16 steps (the tensor-core path) and the warps' partial sums;
-/// otherwise plain rows and fp32 states.
+/// rows when `weightsOnChip`, the staged hidden states and the gate sums.
+/// 16-bit weights on chip take swizzled tiles padded to whole 16 x 16 steps
+/// (the tensor-core path, 16 entries a pass) and the warps' partial sums;
+/// otherwise plain rows and the fp32 states of 8 entries.
 int64_t lstmRecurrenceSharedBytes(int64_t hidden, int64_t units,
                                   int64_t elementBytes, bool weightsOnChip);
 

@@ -30,9 +30,10 @@
 namespace rudnn {
 namespace lstm {
 
-/// Batch entries a pass over the block's rows covers (the product's N);
-/// threads of a block.
-inline constexpr int kRecurrenceBatch = 16;
+/// Batch entries a pass over the block's rows covers: the tensor-core
+/// product's N, or (fp32 states staged) 8 on FMA. Threads of a block.
+inline constexpr int kRecurrenceTensorBatch = 16;
+inline constexpr int kRecurrenceFmaBatch = 8;
 inline constexpr int kRecurrenceThreads = 256;
 
 template <typename T> struct RecurrenceParams {
@@ -64,8 +65,10 @@ struct RecurrenceShared {
   static constexpr int kRowTiles = kRowsPadded / 16;
   static constexpr int kSlices =
       kTensor && kRowTiles < kWarps ? kWarps / kRowTiles : 1;
+  static constexpr int kBatch =
+      kTensor ? kRecurrenceTensorBatch : kRecurrenceFmaBatch;
   using WeightTile = tile::SharedTile<T, kRowsPadded, kDepth>;
-  using StateTile = tile::SharedTile<T, kRecurrenceBatch, kDepth>;
+  using StateTile = tile::SharedTile<T, kBatch, kDepth>;
 
   static constexpr long long kWeightBytes =
       kTensor ? WeightTile::kBytes
@@ -73,11 +76,11 @@ struct RecurrenceShared {
           ? (static_cast<long long>(kRows) * Hidden * sizeof(T) + 15) / 16 * 16
           : 0;
   static constexpr long long kStagedBytes =
-      kTensor ? StateTile::kBytes : 4ll * kRecurrenceBatch * Hidden;
+      kTensor ? StateTile::kBytes : 4ll * kBatch * Hidden;
   static constexpr long long kSumsAt =
       kWeightBytes + (kStagedBytes + 15) / 16 * 16;
   static constexpr long long kBytes =
-      kSumsAt + 4ll * kSlices * kRowsPadded * kRecurrenceBatch;
+      kSumsAt + 4ll * kSlices * kRowsPadded * kBatch;
 };
 
 __device__ __forceinline__ float sigmoid(float x) {
@@ -85,7 +88,7 @@ __device__ __forceinline__ float sigmoid(float x) {
 }
 
 /// sums[slice][row][entry] of one pass: the block's gate rows times the
-/// staged hidden states of kRecurrenceBatch entries.
+/// staged hidden states of Shared::kBatch entries.
 template <typename T, int Hidden, int Units, bool OnChip, typename RowAt>
 __device__ __forceinline__ void
 gate_products(unsigned char *shared, float *sums, int units, RowAt row_at) {
@@ -100,16 +103,16 @@ gate_products(unsigned char *shared, float *sums, int units, RowAt row_at) {
          item += Shared::kWarps) {
       const int rows = item % Shared::kRowTiles * 16,
                 slice = item / Shared::kRowTiles;
-      tile::WarpTile<T, 16, kRecurrenceBatch> product;
+      tile::WarpTile<T, 16, Shared::kBatch> product;
       product.clear();
       for (int step = slice * kSteps / Shared::kSlices;
            step < (slice + 1) * kSteps / Shared::kSlices; ++step)
         product.template mma<tile::BLayout::NK>(weights, rows, staged, 0,
                                                 16 * step);
-      float *slice_sums = sums + slice * Shared::kRowsPadded * kRecurrenceBatch;
+      float *slice_sums = sums + slice * Shared::kRowsPadded * Shared::kBatch;
       product.for_each_pair([&](int r, int c, float first, float second) {
-        slice_sums[(rows + r) * kRecurrenceBatch + c] = first;
-        slice_sums[(rows + r) * kRecurrenceBatch + c + 1] = second;
+        slice_sums[(rows + r) * Shared::kBatch + c] = first;
+        slice_sums[(rows + r) * Shared::kBatch + c + 1] = second;
       });
     }
   } else {
@@ -120,20 +123,20 @@ gate_products(unsigned char *shared, float *sums, int units, RowAt row_at) {
         continue;
       const T *row =
           OnChip ? reinterpret_cast<const T *>(shared) + r * Hidden : row_at(r);
-      float acc[kRecurrenceBatch] = {};
+      float acc[Shared::kBatch] = {};
       for (int k = lane; k < Hidden; k += 32) {
         const float w = to_float(row[k]);
 #pragma unroll
-        for (int i = 0; i < kRecurrenceBatch; ++i)
+        for (int i = 0; i < Shared::kBatch; ++i)
           acc[i] += w * staged[i * Hidden + k];
       }
 #pragma unroll
-      for (int i = 0; i < kRecurrenceBatch; ++i)
+      for (int i = 0; i < Shared::kBatch; ++i)
         acc[i] = warp_sum(acc[i]);
       if (lane == 0)
 #pragma unroll
-        for (int i = 0; i < kRecurrenceBatch; ++i)
-          sums[r * kRecurrenceBatch + i] = acc[i];
+        for (int i = 0; i < Shared::kBatch; ++i)
+          sums[r * Shared::kBatch + i] = acc[i];
     }
   }
 }
@@ -181,9 +184,9 @@ __device__ void recur(const RecurrenceParams<T> &p) {
     const float *h_prev = layout.hidden(d, s & 1);
     float *h_next = layout.hidden(d, (s + 1) & 1);
     float *cell = layout.cell(d);
-    for (int b0 = 0; b0 < p.batch; b0 += kRecurrenceBatch) {
+    for (int b0 = 0; b0 < p.batch; b0 += Shared::kBatch) {
       // Other blocks wrote h_prev: read it from L2, never a stale L1 line.
-      for (int e = threadIdx.x; e < kRecurrenceBatch * Shared::kDepth;
+      for (int e = threadIdx.x; e < Shared::kBatch * Shared::kDepth;
            e += kRecurrenceThreads) {
         const int i = e / Shared::kDepth, k = e % Shared::kDepth;
         const int b = b0 + i;
@@ -201,9 +204,9 @@ __device__ void recur(const RecurrenceParams<T> &p) {
       __syncthreads();
       gate_products<T, Hidden, Units, OnChip>(shared, sums, units, global_row);
       __syncthreads();
-      for (int e = threadIdx.x; e < Units * kRecurrenceBatch;
+      for (int e = threadIdx.x; e < Units * Shared::kBatch;
            e += kRecurrenceThreads) {
-        const int u = e / kRecurrenceBatch, i = e % kRecurrenceBatch;
+        const int u = e / Shared::kBatch, i = e % Shared::kBatch;
         const int b = b0 + i, j = j0 + u;
         if (u >= units || b >= p.batch)
           continue;
@@ -224,7 +227,7 @@ __device__ void recur(const RecurrenceParams<T> &p) {
 #pragma unroll
           for (int slice = 0; slice < Shared::kSlices; ++slice)
             sum += sums[(slice * Shared::kRowsPadded + q * Units + u) *
-                            kRecurrenceBatch +
+                            Shared::kBatch +
                         i];
           return sum;
         };

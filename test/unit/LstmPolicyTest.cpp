@@ -1,0 +1,113 @@
+//===- LstmPolicyTest.cpp - The LSTM's contracts and recurrence policy ----===//
+
+#include "dialects/IR/LstmContracts.h"
+#include "dialects/IR/TargetPolicy.h"
+
+#include <gtest/gtest.h>
+
+using namespace rudnn;
+using namespace mlir::rudnn;
+
+namespace {
+
+std::vector<std::string> operandNames(const OperatorContract &contract) {
+  std::vector<std::string> names;
+  for (const TensorContract &t : contract.operands)
+    names.emplace_back(t.name);
+  return names;
+}
+
+TEST(LstmContract, NamesTheStateDictsTensorsInItsOrder) {
+  const OperatorContract &c = lstmContract({2, true, true, false});
+  const std::vector<std::string> expected = {"x",
+                                             "h0",
+                                             "c0",
+                                             "lengths",
+                                             "weight_ih_l0",
+                                             "weight_hh_l0",
+                                             "bias_ih_l0",
+                                             "bias_hh_l0",
+                                             "weight_ih_l0_reverse",
+                                             "weight_hh_l0_reverse",
+                                             "bias_ih_l0_reverse",
+                                             "bias_hh_l0_reverse",
+                                             "weight_ih_l1",
+                                             "weight_hh_l1",
+                                             "bias_ih_l1",
+                                             "bias_hh_l1",
+                                             "weight_ih_l1_reverse",
+                                             "weight_hh_l1_reverse",
+                                             "bias_ih_l1_reverse",
+                                             "bias_hh_l1_reverse"};
+  EXPECT_EQ(operandNames(c), expected);
+  // Layer 0 reads the input features, later layers both directions.
+  EXPECT_EQ(c.operands[c.operandIndex("weight_ih_l0")].layout, "GI");
+  EXPECT_EQ(c.operands[c.operandIndex("weight_ih_l1")].layout, "GE");
+  const DimContract *gates = c.dim('G'), *outputs = c.dim('E'),
+                    *states = c.dim('N');
+  EXPECT_EQ(gates->timesOf, 'H');
+  EXPECT_EQ(gates->times, 4);
+  EXPECT_EQ(outputs->times, 2);
+  EXPECT_EQ(states->min, 4);
+  EXPECT_EQ(states->max, 4);
+}
+
+TEST(LstmContract, OneContractPerFormKeptForTheProcess) {
+  const OperatorContract &a = lstmContract({1, false, false, true});
+  EXPECT_EQ(&a, &lstmContract({1, false, false, true}));
+  EXPECT_NE(&a, &lstmContract({1, false, true, true}));
+  EXPECT_EQ(a.operands.size(), 4u + 2u);  // no biases
+  EXPECT_EQ(a.operands[0].layout, "BTI"); // batch first
+  EXPECT_EQ(a.results[0].layout, "BTE");
+  EXPECT_EQ(lstmWeightName(3, 2, 1), "bias_hh_l2_reverse");
+}
+
+TEST(LstmRecurrencePolicy, SharedBytesFollowTheTileLayout) {
+  // bf16, H = 512, 8 units: 32 W_hh rows of 64 chunks (swizzled), 16
+  // staged states likewise, and four depth slices of 32 x 16 fp32 sums.
+  EXPECT_EQ(lstmRecurrenceSharedBytes(512, 8, 2, true),
+            32 * 1024 + 16 * 1024 + 4 * 4 * 32 * 16);
+  // H = 72: depth 80, 10 chunks a row padded to 11; 7 units' 28 rows
+  // padded to 32.
+  EXPECT_EQ(lstmRecurrenceSharedBytes(72, 7, 2, true),
+            32 * 11 * 16 + 16 * 11 * 16 + 4 * 4 * 32 * 16);
+  // H = 48: 6 chunks padded to 7.
+  EXPECT_EQ(lstmRecurrenceSharedBytes(48, 8, 2, true),
+            32 * 56 * 2 + 16 * 56 * 2 + 4 * 4 * 32 * 16);
+  // f32 on chip: plain rows, 8 entries' fp32 states, one slice.
+  EXPECT_EQ(lstmRecurrenceSharedBytes(48, 8, 4, true),
+            32 * 48 * 4 + 4 * 8 * 48 + 4 * 32 * 8);
+  // From L2: the states and sums alone.
+  EXPECT_EQ(lstmRecurrenceSharedBytes(1024, 16, 4, false),
+            4 * 8 * 1024 + 4 * 64 * 8);
+}
+
+TEST(LstmRecurrencePolicy, SpreadsUnitsOverTheSmsAndKeepsWeightsWhereTheyFit) {
+  // 2 x 48 units, at least 8 a block.
+  auto small = chooseLstmRecurrence(48, 2, 4, 232448, 132);
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->units, 8);
+  EXPECT_EQ(small->blocks, 12);
+  EXPECT_TRUE(small->weightsOnChip);
+  // 2 x 1024 f32 units over 128 blocks of 16: 256 KiB of rows each, so
+  // from L2; in bf16 they fit.
+  auto wide = chooseLstmRecurrence(1024, 2, 4, 232448, 132);
+  ASSERT_TRUE(wide);
+  EXPECT_EQ(wide->units, 16);
+  EXPECT_EQ(wide->blocks, 128);
+  EXPECT_FALSE(wide->weightsOnChip);
+  EXPECT_NE(wide->reason.find("read from L2"), std::string::npos);
+  EXPECT_TRUE(chooseLstmRecurrence(1024, 2, 2, 232448, 132)->weightsOnChip);
+  // Never more blocks than SMs: 133 SMs and 2 x 4096 units.
+  auto odd = chooseLstmRecurrence(4096, 2, 2, 232448, 133);
+  ASSERT_TRUE(odd);
+  EXPECT_LE(odd->blocks, 133);
+  // Units forced: used as given, refused when the grid would not fit.
+  EXPECT_EQ(chooseLstmRecurrence(256, 1, 2, 232448, 132, 64)->blocks, 4);
+  EXPECT_FALSE(chooseLstmRecurrence(1024, 2, 2, 232448, 132, 1));
+  // Forced on chip where it does not fit: none.
+  EXPECT_FALSE(
+      chooseLstmRecurrence(1024, 2, 4, 232448, 132, std::nullopt, true));
+}
+
+} // namespace
