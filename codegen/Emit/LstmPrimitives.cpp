@@ -263,6 +263,15 @@ struct RecurrenceModel
     builder.launch().threads = kLstmRecurrenceThreads;
     builder.launch().sharedBytes = shared;
     builder.launch().cooperative = true;
+    // Reads the projected gates (fp32), writes the outputs; the products
+    // W_hh·h of every step and entry. (W_hh itself, read once, and the
+    // hidden states exchanged through L2 are left out: a lower bound. The
+    // steps' barriers, which no roofline sees, bound small batches.)
+    builder.launch().memoryBytes =
+        SizeRef{directions * hidden * (16 + elementBytes(out)),
+                {DimRef::of('T'), DimRef::of('B')}};
+    builder.launch().flops = SizeRef{2 * directions * 4 * hidden * hidden,
+                                     {DimRef::of('T'), DimRef::of('B')}};
     builder.launch().grid[0] =
         SizeRef{directions * ((hidden + units - 1) / units), {}};
     builder.launch().grid[1] = SizeRef{1, {}};

@@ -17,6 +17,7 @@
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
 // CHECK-NEXT: shared memory: 0 bytes static, 57344 dynamic
 // CHECK-NEXT: resident blocks per SM:
+// CHECK-NEXT: model: 36.0 MiB moved, 8.59 GFLOP
 // CHECK-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
 func.func @layer(%x: tensor<?x?x512xbf16> {rudnn.name = "x"},
                  %wi: tensor<2048x512xbf16> {rudnn.name = "weight_ih_l0"},
