@@ -28,19 +28,22 @@ func.func @main(%x: tensor<?x?x32xf32> {rudnn.name = "x"},
     -> (tensor<?x?x96xf32> {rudnn.name = "out"},
         tensor<4x?x48xf32> {rudnn.name = "h_n"},
         tensor<4x?x48xf32> {rudnn.name = "c_n"}) {
-  %out, %h_n, %c_n = rudnn.lstm %x h0 %h0 c0 %c0 weights(%weight_ih_l0,
-        %weight_hh_l0, %bias_ih_l0, %bias_hh_l0, %weight_ih_l0_reverse,
-        %weight_hh_l0_reverse, %bias_ih_l0_reverse, %bias_hh_l0_reverse,
-        %weight_ih_l1, %weight_hh_l1, %bias_ih_l1, %bias_hh_l1,
-        %weight_ih_l1_reverse, %weight_hh_l1_reverse, %bias_ih_l1_reverse,
-        %bias_hh_l1_reverse) layers 2 bidirectional : (tensor<?x?x32xf32>,
-        tensor<4x?x48xf32>, tensor<4x?x48xf32>, tensor<192x32xf32>,
-        tensor<192x48xf32>, tensor<192xf32>, tensor<192xf32>,
-        tensor<192x32xf32>, tensor<192x48xf32>, tensor<192xf32>,
-        tensor<192xf32>, tensor<192x96xf32>, tensor<192x48xf32>,
-        tensor<192xf32>, tensor<192xf32>, tensor<192x96xf32>,
-        tensor<192x48xf32>, tensor<192xf32>, tensor<192xf32>) ->
-        (tensor<?x?x96xf32>, tensor<4x?x48xf32>, tensor<4x?x48xf32>)
+  %out, %h_n, %c_n = rudnn.lstm %x h0 %h0 c0 %c0
+      weights(%weight_ih_l0, %weight_hh_l0, %bias_ih_l0, %bias_hh_l0,
+              %weight_ih_l0_reverse, %weight_hh_l0_reverse,
+              %bias_ih_l0_reverse, %bias_hh_l0_reverse,
+              %weight_ih_l1, %weight_hh_l1, %bias_ih_l1, %bias_hh_l1,
+              %weight_ih_l1_reverse, %weight_hh_l1_reverse,
+              %bias_ih_l1_reverse, %bias_hh_l1_reverse)
+      layers 2 bidirectional
+      : (tensor<?x?x32xf32>, tensor<4x?x48xf32>, tensor<4x?x48xf32>,
+         tensor<192x32xf32>, tensor<192x48xf32>, tensor<192xf32>,
+         tensor<192xf32>, tensor<192x32xf32>, tensor<192x48xf32>,
+         tensor<192xf32>, tensor<192xf32>, tensor<192x96xf32>,
+         tensor<192x48xf32>, tensor<192xf32>, tensor<192xf32>,
+         tensor<192x96xf32>, tensor<192x48xf32>, tensor<192xf32>,
+         tensor<192xf32>)
+      -> (tensor<?x?x96xf32>, tensor<4x?x48xf32>, tensor<4x?x48xf32>)
   return %out, %h_n, %c_n
       : tensor<?x?x96xf32>, tensor<4x?x48xf32>, tensor<4x?x48xf32>
 }
