@@ -142,6 +142,20 @@ std::string Context::Impl::targetArch() {
   return options.arch;
 }
 
+int64_t Context::Impl::targetSmCount() {
+  if (backendKind() == BackendKind::Cuda)
+    return static_cast<CudaBackend &>(backend()).device().smCount;
+  return 0;
+}
+
+int64_t Context::Impl::targetSmemPerBlock() {
+  if (backendKind() == BackendKind::Cuda)
+    return static_cast<CudaBackend &>(backend())
+        .device()
+        .maxSharedPerBlockOptin;
+  return 0;
+}
+
 std::shared_ptr<const std::string>
 Context::Impl::cachedCompile(const KernelSource &kernel,
                              const std::string &compilerIdentity,

@@ -32,6 +32,10 @@ struct Context::Impl {
   /// The architecture operators are specialized for: the GPU's (the one
   /// its kernels compile for) on the CUDA backend, else the options' arch.
   std::string targetArch();
+  /// The device's SMs and opt-in shared memory a block on the CUDA backend
+  /// (a cooperative grid must fit them), 0 for the target's defaults.
+  int64_t targetSmCount();
+  int64_t targetSmemPerBlock();
   /// Replaces the backend before first use: benchmarks of the host's own
   /// cost run on one that records launches instead of running them.
   void useBackend(std::unique_ptr<runtime::Backend> backend, BackendKind kind);

@@ -176,6 +176,10 @@ Plan rudnn::lowerToPlan(Context::Impl &context, mlir::ModuleOp module,
   mlir::PassManager pm(module.getContext());
   mlir::rudnn::RudnnSpecializeOptions options;
   options.arch = arch;
+  if (int64_t sms = context.targetSmCount())
+    options.smCount = sms;
+  if (int64_t smem = context.targetSmemPerBlock())
+    options.smemPerBlock = smem;
   pm.addPass(mlir::rudnn::createRudnnSpecialize(options));
   pm.addPass(mlir::rudnn::createRudnnDecompose());
   pm.addPass(mlir::rudnn::createRudnnPlan());

@@ -310,6 +310,12 @@ Module Module::parse(Context &context, const std::string &text) {
   mlir::PassManager pm(&impl->mlir);
   mlir::rudnn::RudnnSpecializeOptions options;
   options.arch = context.impl().targetArch();
+  // The device's own SMs and shared memory: a persistent or cooperative
+  // grid sized for another part would not fit.
+  if (int64_t sms = context.impl().targetSmCount())
+    options.smCount = sms;
+  if (int64_t smem = context.impl().targetSmemPerBlock())
+    options.smemPerBlock = smem;
   pm.addPass(mlir::rudnn::createRudnnSpecialize(options));
   if (mlir::failed(pm.run(*impl->module)))
     throw InvalidArgument("cannot specialize the module:\n" + diagnostics);

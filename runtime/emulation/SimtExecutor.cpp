@@ -147,30 +147,84 @@ constexpr uint64_t kMaxCooperativeBlocks = 1024;
 /// The grid barrier of a cooperative launch: every block has its own OS
 /// thread, and one thread of each waits here for the others.
 struct GridBarrier {
+  enum class Outcome {
+    Released, // every block arrived
+    Aborted,  // a block failed: the others leave to fail too
+    Deserted  // the blocks not waiting have ended: none will come
+  };
   std::mutex mutex;
   std::condition_variable released;
-  uint64_t blocks = 0, arrived = 0, generation = 0;
-  /// A block failed: the others leave the barrier to fail too.
-  bool aborted = false;
+  uint64_t blocks = 0, arrived = 0, generation = 0, finished = 0;
+  bool aborted = false, deserted = false;
 
-  /// Returns false when the grid aborted instead.
-  bool arriveAndWait() {
+  Outcome arriveAndWait() {
     std::unique_lock<std::mutex> lock(mutex);
     const uint64_t mine = generation;
     if (++arrived == blocks) {
       arrived = 0;
       ++generation;
       released.notify_all();
-      return true;
+      return Outcome::Released;
     }
-    released.wait(lock, [&] { return generation != mine || aborted; });
-    return generation != mine;
+    desertedIfAllOthersEnded();
+    released.wait(lock,
+                  [&] { return generation != mine || aborted || deserted; });
+    return generation != mine ? Outcome::Released
+           : deserted         ? Outcome::Deserted
+                              : Outcome::Aborted;
+  }
+  /// A block ended without failing.
+  void finish() {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++finished;
+    desertedIfAllOthersEnded();
   }
   void abort() {
     std::lock_guard<std::mutex> lock(mutex);
     aborted = true;
     released.notify_all();
   }
+
+private:
+  /// On a GPU, blocks waiting for blocks that have exited wait forever.
+  void desertedIfAllOthersEnded() {
+    if (arrived > 0 && arrived + finished == blocks) {
+      deserted = true;
+      released.notify_all();
+    }
+  }
+};
+
+/// The fiber stacks of one block of a cooperative grid, carved from one
+/// mapping with a guard page below the lowest: every block of such a grid
+/// is resident at once, and a guard page per stack (two mappings each)
+/// would pass the kernel's limit on mappings (vm.max_map_count, 65530 by
+/// default) at 128 blocks of 256 threads.
+class StackRegion {
+public:
+  explicit StackRegion(size_t stacks) {
+    page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    bytes = page + stacks * kStackBytes;
+    base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED)
+      throw std::bad_alloc();
+    ::mprotect(base, page, PROT_NONE);
+  }
+  ~StackRegion() { ::munmap(base, bytes); }
+  StackRegion(const StackRegion &) = delete;
+  StackRegion &operator=(const StackRegion &) = delete;
+
+  ctx::stack_context stack(size_t index) const {
+    ctx::stack_context stack;
+    stack.size = kStackBytes;
+    stack.sp = static_cast<char *>(base) + page + (index + 1) * kStackBytes;
+    return stack;
+  }
+
+private:
+  void *base = nullptr;
+  size_t page = 0, bytes = 0;
 };
 
 /// One block in flight on one OS thread.
@@ -479,11 +533,15 @@ void hostGridSync() {
                       ": a grid barrier in a launch that is not cooperative");
   // Waiting for other blocks is no spin: the watchdog looks away.
   block->resumedAt = 0;
-  const bool released = block->grid->arriveAndWait();
+  const GridBarrier::Outcome outcome = block->grid->arriveAndWait();
   block->resumedAt = steadyNanoseconds();
-  if (!released)
+  if (outcome == GridBarrier::Outcome::Aborted)
     failRunningThread(describeThread(*currentThread) +
                       ": left the grid barrier, another block failed");
+  if (outcome == GridBarrier::Outcome::Deserted)
+    failRunningThread(describeThread(*currentThread) +
+                      ": deadlock: waits at a grid barrier that other blocks "
+                      "ended without reaching");
 }
 
 const rudnn_emu_host kHost = {
@@ -1023,8 +1081,11 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
     block.check = options.check;
     block.grid = geometry.cooperative ? &gridBarrier : nullptr;
     block.threads.resize(threadsPerBlock);
+    std::unique_ptr<StackRegion> region;
+    if (geometry.cooperative)
+      region = std::make_unique<StackRegion>(threadsPerBlock);
     for (size_t i = 0; i < threadsPerBlock; ++i)
-      block.stacks.push_back(stackPool().acquire());
+      block.stacks.push_back(region ? region->stack(i) : stackPool().acquire());
     // Dynamic shared memory of this worker's blocks: exactly the bytes asked
     // for, so a sanitizer catches a kernel reading past them.
     std::unique_ptr<unsigned char[]> shared(
@@ -1053,10 +1114,13 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
                   std::to_string(blockIdx.y) + "," +
                   std::to_string(blockIdx.z) + "): " + message;
         gridBarrier.abort();
+      } else if (geometry.cooperative) {
+        gridBarrier.finish();
       }
     }
-    for (const ctx::stack_context &stack : block.stacks)
-      stackPool().release(stack);
+    if (!region)
+      for (const ctx::stack_context &stack : block.stacks)
+        stackPool().release(stack);
   };
   auto work = [&] {
     try {
@@ -1070,8 +1134,17 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
   };
 
   std::vector<std::thread> pool;
-  for (unsigned i = 1; i < workers; ++i)
-    pool.emplace_back(work);
+  try {
+    for (unsigned i = 1; i < workers; ++i)
+      pool.emplace_back(work);
+  } catch (const std::exception &exception) {
+    // No more OS threads: the grid cannot run (a cooperative one not at
+    // all); the workers started end at once.
+    std::lock_guard<std::mutex> lock(errorMutex);
+    if (!failed.exchange(true))
+      error = std::string("cannot start the workers: ") + exception.what();
+    gridBarrier.abort();
+  }
   work();
   for (std::thread &thread : pool)
     thread.join();

@@ -355,6 +355,42 @@ extern "C" __global__ void grid_trap(unsigned *word) {
       ::testing::ThrowsMessage<DeviceError>(HasSubstr("block (3,0,0)")));
 }
 
+TEST_F(ExecutorTest, BlocksEndingBeforeAGridBarrierAreADeadlockNotAHang) {
+  // Block 0 returns at once; the others would wait for it for ever on a
+  // GPU.
+  auto kernel = build("grid_desert", R"cuda(
+#include "rudnn/arch/grid.cuh"
+extern "C" __global__ void grid_desert(unsigned *word) {
+  if (blockIdx.x == 0)
+    return;
+  rudnn::arch::grid_sync(word);
+}
+)cuda");
+  DevicePtr word = upload(std::vector<unsigned>(1, 0));
+  ArgPack args;
+  args.push(word);
+  EXPECT_THAT([&] { launch(*kernel, {5}, {32}, args, 0, true); },
+              ::testing::ThrowsMessage<DeviceError>(HasSubstr(
+                  "waits at a grid barrier that other blocks ended without "
+                  "reaching")));
+}
+
+TEST_F(ExecutorTest, ALargeCooperativeGridRunsAtOnce) {
+  // 130 blocks of 256 threads resident together: 33280 fiber stacks, more
+  // than the default limit on mappings allows with a guard page each.
+  auto kernel = build("grid_rounds", kGridRoundsSource);
+  const int blocks = 130, rounds = 2;
+  DevicePtr slots = upload(std::vector<int>(2 * blocks, -1));
+  DevicePtr sums = upload(std::vector<int>(blocks, -1));
+  DevicePtr word = upload(std::vector<unsigned>(1, 0));
+  ArgPack args;
+  args.push(slots).push(sums).push(word).push(rounds);
+  launch(*kernel, {blocks}, {256}, args, 0, /*cooperative=*/true);
+  std::vector<int> got = download<int>(sums, blocks);
+  for (int b = 0; b < blocks; ++b)
+    EXPECT_EQ(got[b], 1000 + 2 * ((b + 1) % blocks)) << "block " << b;
+}
+
 TEST_F(ExecutorTest, WarpOperationMissingALaneIsADeadlock) {
   // Half the warp shuffles, the other half waits at the block barrier.
   auto kernel = build("split_warp", R"cuda(

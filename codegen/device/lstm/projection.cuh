@@ -49,8 +49,10 @@ __device__ void initial_state(const ProjectionParams<T> &p, int d) {
   if (d == 0 && threadIdx.x == 0)
     *layout.barrier(Directions) = 0;
   const int n = p.layer * Directions + d;
-  for (int e = threadIdx.x; e < p.batch * Hidden; e += kProjectionThreads) {
-    const int b = e / Hidden, j = e % Hidden;
+  for (long long e = threadIdx.x; e < static_cast<long long>(p.batch) * Hidden;
+       e += kProjectionThreads) {
+    const int b = static_cast<int>(e / Hidden),
+              j = static_cast<int>(e % Hidden);
     layout.hidden(d, 0)[e] =
         p.h0 ? to_float(p.h0[p.h0_at.offset(n, b) + j]) : 0.0f;
     layout.cell(d)[e] = p.c0 ? to_float(p.c0[p.c0_at.offset(n, b) + j]) : 0.0f;

@@ -246,8 +246,10 @@ __device__ void recur(const RecurrenceParams<T> &p) {
 
   const int n = p.layer * Directions + d;
   const float *h_last = layout.hidden(d, p.steps & 1);
-  for (int e = threadIdx.x; e < units * p.batch; e += kRecurrenceThreads) {
-    const int b = e / units, j = j0 + e % units;
+  for (long long e = threadIdx.x; e < static_cast<long long>(units) * p.batch;
+       e += kRecurrenceThreads) {
+    const int b = static_cast<int>(e / units),
+              j = j0 + static_cast<int>(e % units);
     const long long at = static_cast<long long>(b) * Hidden + j;
     if (p.h_n)
       p.h_n[p.h_n_at.offset(n, b) + j] = from_float<T>(__ldcg(h_last + at));
