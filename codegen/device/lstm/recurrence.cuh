@@ -185,21 +185,35 @@ __device__ void recur(const RecurrenceParams<T> &p) {
     float *h_next = layout.hidden(d, (s + 1) & 1);
     float *cell = layout.cell(d);
     for (int b0 = 0; b0 < p.batch; b0 += Shared::kBatch) {
-      // Other blocks wrote h_prev: read it from L2, never a stale L1 line.
-      for (int e = threadIdx.x; e < Shared::kBatch * Shared::kDepth;
-           e += kRecurrenceThreads) {
-        const int i = e / Shared::kDepth, k = e % Shared::kDepth;
-        const int b = b0 + i;
-        const float h =
-            b < p.batch && k < Hidden
-                ? __ldcg(h_prev + static_cast<long long>(b) * Hidden + k)
-                : 0.0f;
+      // Other blocks wrote h_prev: read it from L2, never a stale L1 line,
+      // four states a load where rows allow.
+      auto stage = [&](int i, int k, float h) {
         if constexpr (Shared::kTensor)
           typename Shared::StateTile{reinterpret_cast<T *>(
               shared + Shared::kWeightBytes)}(i, k) = from_float<T>(h);
         else if (k < Hidden)
           reinterpret_cast<float *>(shared +
                                     Shared::kWeightBytes)[i * Hidden + k] = h;
+      };
+      constexpr int kVector = Hidden % 4 == 0 ? 4 : 1;
+      constexpr int kGroups = Shared::kDepth / kVector;
+      for (int e = threadIdx.x; e < Shared::kBatch * kGroups;
+           e += kRecurrenceThreads) {
+        const int i = e / kGroups, k = e % kGroups * kVector;
+        const int b = b0 + i;
+        const bool inside = b < p.batch && k < Hidden;
+        const float *from = h_prev + static_cast<long long>(b) * Hidden + k;
+        if constexpr (kVector == 4) {
+          const float4 h = inside
+                               ? __ldcg(reinterpret_cast<const float4 *>(from))
+                               : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          stage(i, k, h.x);
+          stage(i, k + 1, h.y);
+          stage(i, k + 2, h.z);
+          stage(i, k + 3, h.w);
+        } else {
+          stage(i, k, inside ? __ldcg(from) : 0.0f);
+        }
       }
       __syncthreads();
       gate_products<T, Hidden, Units, OnChip>(shared, sums, units, global_row);
