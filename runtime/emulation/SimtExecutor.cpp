@@ -212,6 +212,8 @@ public:
     ::mprotect(base, page, PROT_NONE);
   }
   ~StackRegion() { ::munmap(base, bytes); }
+  void *stacksBegin() const { return static_cast<char *>(base) + page; }
+  size_t stacksBytes() const { return bytes - page; }
   StackRegion(const StackRegion &) = delete;
   StackRegion &operator=(const StackRegion &) = delete;
 
@@ -274,6 +276,7 @@ struct AsanHooks {
                       size_t size) = nullptr;
   void (*finishSwitch)(void *fakeStackSave, const void **bottomOld,
                        size_t *sizeOld) = nullptr;
+  void (*unpoison)(const void *address, size_t bytes) = nullptr;
 
   static const AsanHooks &get() {
     static const AsanHooks hooks = [] {
@@ -284,6 +287,8 @@ struct AsanHooks {
           ::dlsym(RTLD_DEFAULT, "__sanitizer_finish_switch_fiber"));
       if (!found.startSwitch || !found.finishSwitch)
         found.startSwitch = nullptr, found.finishSwitch = nullptr;
+      found.unpoison = reinterpret_cast<decltype(found.unpoison)>(
+          ::dlsym(RTLD_DEFAULT, "__asan_unpoison_memory_region"));
       using Callback = void (*)(const char *);
       if (auto setCallback = reinterpret_cast<void (*)(Callback)>(
               ::dlsym(RTLD_DEFAULT, "__asan_set_error_report_callback")))
@@ -1082,8 +1087,14 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
     block.grid = geometry.cooperative ? &gridBarrier : nullptr;
     block.threads.resize(threadsPerBlock);
     std::unique_ptr<StackRegion> region;
-    if (geometry.cooperative)
+    if (geometry.cooperative) {
       region = std::make_unique<StackRegion>(threadsPerBlock);
+      // A fresh mapping may lie where another grid's stacks were: the
+      // outermost frames of fibers never return, so their redzones would
+      // stay poisoned for the new kernel's frames.
+      if (auto unpoison = AsanHooks::get().unpoison)
+        unpoison(region->stacksBegin(), region->stacksBytes());
+    }
     for (size_t i = 0; i < threadsPerBlock; ++i)
       block.stacks.push_back(region ? region->stack(i) : stackPool().acquire());
     // Dynamic shared memory of this worker's blocks: exactly the bytes asked
