@@ -199,7 +199,10 @@ private:
 /// mapping with a guard page below the lowest: every block of such a grid
 /// is resident at once, and a guard page per stack (two mappings each)
 /// would pass the kernel's limit on mappings (vm.max_map_count, 65530 by
-/// default) at 128 blocks of 256 threads.
+/// default) at 128 blocks of 256 threads. Regions are kept and reused, as
+/// pooled stacks are: a fiber's outermost frames never return, so a stack
+/// keeps their AddressSanitizer redzones, which only the same frames at the
+/// same places may meet again.
 class StackRegion {
 public:
   explicit StackRegion(size_t stacks) {
@@ -212,8 +215,7 @@ public:
     ::mprotect(base, page, PROT_NONE);
   }
   ~StackRegion() { ::munmap(base, bytes); }
-  void *stacksBegin() const { return static_cast<char *>(base) + page; }
-  size_t stacksBytes() const { return bytes - page; }
+  size_t stacks() const { return (bytes - page) / kStackBytes; }
   StackRegion(const StackRegion &) = delete;
   StackRegion &operator=(const StackRegion &) = delete;
 
@@ -228,6 +230,37 @@ private:
   void *base = nullptr;
   size_t page = 0, bytes = 0;
 };
+
+/// Regions of stacks, reused by later cooperative grids of the same block
+/// size.
+class RegionPool {
+public:
+  std::unique_ptr<StackRegion> acquire(size_t stacks) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      for (auto it = free.begin(); it != free.end(); ++it)
+        if ((*it)->stacks() == stacks) {
+          std::unique_ptr<StackRegion> region = std::move(*it);
+          free.erase(it);
+          return region;
+        }
+    }
+    return std::make_unique<StackRegion>(stacks);
+  }
+  void release(std::unique_ptr<StackRegion> region) {
+    std::lock_guard<std::mutex> lock(mutex);
+    free.push_back(std::move(region));
+  }
+
+private:
+  std::mutex mutex;
+  std::vector<std::unique_ptr<StackRegion>> free;
+};
+
+RegionPool &regionPool() {
+  static RegionPool *pool = new RegionPool; // outlives every worker
+  return *pool;
+}
 
 /// One block in flight on one OS thread.
 struct BlockRun {
@@ -276,7 +309,6 @@ struct AsanHooks {
                       size_t size) = nullptr;
   void (*finishSwitch)(void *fakeStackSave, const void **bottomOld,
                        size_t *sizeOld) = nullptr;
-  void (*unpoison)(const void *address, size_t bytes) = nullptr;
 
   static const AsanHooks &get() {
     static const AsanHooks hooks = [] {
@@ -287,8 +319,7 @@ struct AsanHooks {
           ::dlsym(RTLD_DEFAULT, "__sanitizer_finish_switch_fiber"));
       if (!found.startSwitch || !found.finishSwitch)
         found.startSwitch = nullptr, found.finishSwitch = nullptr;
-      found.unpoison = reinterpret_cast<decltype(found.unpoison)>(
-          ::dlsym(RTLD_DEFAULT, "__asan_unpoison_memory_region"));
+
       using Callback = void (*)(const char *);
       if (auto setCallback = reinterpret_cast<void (*)(Callback)>(
               ::dlsym(RTLD_DEFAULT, "__asan_set_error_report_callback")))
@@ -1087,14 +1118,8 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
     block.grid = geometry.cooperative ? &gridBarrier : nullptr;
     block.threads.resize(threadsPerBlock);
     std::unique_ptr<StackRegion> region;
-    if (geometry.cooperative) {
-      region = std::make_unique<StackRegion>(threadsPerBlock);
-      // A fresh mapping may lie where another grid's stacks were: the
-      // outermost frames of fibers never return, so their redzones would
-      // stay poisoned for the new kernel's frames.
-      if (auto unpoison = AsanHooks::get().unpoison)
-        unpoison(region->stacksBegin(), region->stacksBytes());
-    }
+    if (geometry.cooperative)
+      region = regionPool().acquire(threadsPerBlock);
     for (size_t i = 0; i < threadsPerBlock; ++i)
       block.stacks.push_back(region ? region->stack(i) : stackPool().acquire());
     // Dynamic shared memory of this worker's blocks: exactly the bytes asked
@@ -1129,7 +1154,9 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
         gridBarrier.finish();
       }
     }
-    if (!region)
+    if (region)
+      regionPool().release(std::move(region));
+    else
       for (const ctx::stack_context &stack : block.stacks)
         stackPool().release(stack);
   };
