@@ -16,6 +16,8 @@
 
 #include "bench/DeviceTiming.h"
 
+#include "dialects/IR/LstmContracts.h"
+
 #include "rudnn/lstm.h"
 
 #include <cstdio>
@@ -116,21 +118,18 @@ int main(int argc, char **argv) {
       }
       for (int64_t layer = 0; layer < s.L; ++layer)
         for (int64_t d = 0; d < D; ++d) {
-          const std::string suffix =
-              "_l" + std::to_string(layer) + (d ? "_reverse" : "");
           const int64_t in = layer ? D * H : H;
-          auto add = [&](const std::string &name, std::vector<int64_t> shape) {
+          const std::vector<int64_t> shapes[] = {
+              {4 * H, in}, {4 * H, H}, {4 * H}, {4 * H}};
+          for (int which = 0; which < 4; ++which) {
             int64_t count = 1;
-            for (int64_t n : shape)
+            for (int64_t n : shapes[which])
               count *= n;
             buffers.push_back(weights(count));
-            inputs.weights[name + suffix] = TensorView::contiguous(
-                buffers.back().data(), dtype, std::move(shape));
-          };
-          add("weight_ih", {4 * H, in});
-          add("weight_hh", {4 * H, H});
-          add("bias_ih", {4 * H});
-          add("bias_hh", {4 * H});
+            inputs.weights[lstmWeightName(which, layer, d)] =
+                TensorView::contiguous(buffers.back().data(), dtype,
+                                       shapes[which]);
+          }
         }
       const size_t bytes = s.bits / 8;
       DeviceBuffer out(context, T * B * D * H * bytes),

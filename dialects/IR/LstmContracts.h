@@ -13,6 +13,10 @@ namespace rudnn {
 /// hidden states (fp32) in shared memory.
 inline constexpr int64_t kLstmMaxHidden = 4096;
 
+/// Operands of rudnn.lstm before the state_dict's tensors: x, h0, c0,
+/// lengths.
+inline constexpr unsigned kLstmLeadingOperands = 4;
+
 /// What an LSTM's operands depend on.
 struct LstmForm {
   int64_t layers = 1;

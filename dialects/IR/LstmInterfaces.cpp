@@ -17,9 +17,6 @@ using namespace mlir::rudnn;
 
 namespace {
 
-/// ODS operand groups of rudnn.lstm before its weights: x, h0, c0, lengths.
-constexpr unsigned kLeadingOperands = 4;
-
 int64_t lastDimOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getShape().back();
 }
@@ -56,11 +53,11 @@ const ::rudnn::OperatorContract &LstmOp::getOperatorContract() {
 }
 
 Value LstmOp::getContractOperand(unsigned index) {
-  if (index < kLeadingOperands) {
+  if (index < ::rudnn::kLstmLeadingOperands) {
     auto group = getODSOperands(index);
     return group.empty() ? Value() : group.front();
   }
-  const unsigned weight = index - kLeadingOperands;
+  const unsigned weight = index - ::rudnn::kLstmLeadingOperands;
   return weight < getWeights().size() ? getWeights()[weight] : Value();
 }
 

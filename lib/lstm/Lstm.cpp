@@ -119,7 +119,7 @@ weightsInOrder(const OperatorContract &contract,
                const std::map<std::string, TensorView> &given,
                const LstmForm &form) {
   std::vector<const TensorView *> ordered;
-  for (size_t k = 4; k < contract.operands.size(); ++k) {
+  for (size_t k = kLstmLeadingOperands; k < contract.operands.size(); ++k) {
     auto it = given.find(std::string(contract.operands[k].name));
     if (it == given.end())
       throw InvalidArgument(
@@ -127,12 +127,13 @@ weightsInOrder(const OperatorContract &contract,
           std::to_string(form.layers) + "-layer " +
           (form.bidirectional ? "bidirectional " : "") + "LSTM" +
           (form.biases ? " with biases" : "") + " takes " +
-          std::to_string(contract.operands.size() - 4) + " weights");
+          std::to_string(contract.operands.size() - kLstmLeadingOperands) +
+          " weights");
     ordered.push_back(&it->second);
   }
   if (given.size() != ordered.size())
     for (const auto &[name, view] : given)
-      if (contract.operandIndex(name) < 4)
+      if (contract.operandIndex(name) < int(kLstmLeadingOperands))
         throw InvalidArgument("unknown weight '" + name + "' for a " +
                               std::to_string(form.layers) + "-layer " +
                               (form.bidirectional ? "bidirectional " : "") +
