@@ -363,8 +363,15 @@ void Context::Impl::run(runtime::PlanExecutor &executor,
                         const std::vector<runtime::DevicePtr> &bindings,
                         const std::vector<int64_t> &params,
                         runtime::StreamHandle stream) {
-  if (!profiling)
-    return executor.run(bindings, params, stream);
+  if (!profiling) {
+    // A launch a step (a recurrence's): recorded once into a graph, then
+    // replayed (updated for new bindings and sizes) where the backend can.
+    const auto &launches = executor.plan().launches;
+    const bool repeats =
+        std::any_of(launches.begin(), launches.end(),
+                    [](const runtime::PlanLaunch &l) { return l.repeat >= 0; });
+    return executor.run(bindings, params, stream, /*useGraph=*/repeats);
+  }
   std::vector<runtime::LaunchTiming> timings;
   // Launches that ran before one failed still count.
   auto record = [&] {

@@ -39,6 +39,13 @@ std::unique_ptr<CapturedGraph> Backend::endCapture(StreamHandle) {
   throw Unsupported("the " + name() + " backend cannot capture graphs");
 }
 
+std::unique_ptr<CapturedGraph>
+Backend::endCaptureReusing(StreamHandle stream,
+                           std::unique_ptr<CapturedGraph> previous) {
+  previous.reset();
+  return endCapture(stream);
+}
+
 void Backend::replay(CapturedGraph &, StreamHandle) {
   throw Unsupported("the " + name() + " backend cannot replay graphs");
 }

@@ -191,6 +191,12 @@ public:
   virtual bool supportsGraphs() const { return false; }
   virtual void beginCapture(StreamHandle stream);
   virtual std::unique_ptr<CapturedGraph> endCapture(StreamHandle stream);
+  /// `endCapture` where `previous` was captured from the same launches
+  /// with other arguments (new bindings or sizes): backends that can update
+  /// its executable in place, cheaper than building one, do and return it.
+  virtual std::unique_ptr<CapturedGraph>
+  endCaptureReusing(StreamHandle stream,
+                    std::unique_ptr<CapturedGraph> previous);
   virtual void replay(CapturedGraph &graph, StreamHandle stream);
 
   /// Encodes a TMA tensor map for a kernel argument. Throws InvalidArgument

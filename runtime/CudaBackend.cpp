@@ -554,6 +554,12 @@ void CudaBackend::beginCapture(StreamHandle stream) {
 }
 
 std::unique_ptr<CapturedGraph> CudaBackend::endCapture(StreamHandle stream) {
+  return endCaptureReusing(stream, nullptr);
+}
+
+std::unique_ptr<CapturedGraph>
+CudaBackend::endCaptureReusing(StreamHandle stream,
+                               std::unique_ptr<CapturedGraph> previous) {
   if (!stream)
     throw InvalidArgument("graph capture needs a stream from createStream(); "
                           "the default stream cannot be captured");
@@ -561,6 +567,17 @@ std::unique_ptr<CapturedGraph> CudaBackend::endCapture(StreamHandle stream) {
   auto current = impl->makeCurrent();
   CUgraph graph = nullptr;
   d.check(d.streamEndCapture(toStream(stream), &graph), "cuStreamEndCapture");
+  // The same launches with other arguments: the executable takes the new
+  // graph's in place. Where the driver refuses, build a new one.
+  if (auto *reused = dynamic_cast<CudaGraph *>(previous.get())) {
+    CUgraphExecUpdateResultInfo info{};
+    if (d.graphExecUpdate(reused->exec, graph, &info) == CUDA_SUCCESS) {
+      d.graphDestroy(reused->graph);
+      reused->graph = graph;
+      return previous;
+    }
+  }
+  previous.reset();
   CUgraphExec exec = nullptr;
   if (CUresult result = d.graphInstantiateWithFlags(&exec, graph, 0);
       result != CUDA_SUCCESS) {

@@ -81,6 +81,9 @@ public:
   bool supportsGraphs() const override { return true; }
   void beginCapture(StreamHandle stream) override;
   std::unique_ptr<CapturedGraph> endCapture(StreamHandle stream) override;
+  std::unique_ptr<CapturedGraph>
+  endCaptureReusing(StreamHandle stream,
+                    std::unique_ptr<CapturedGraph> previous) override;
   void replay(CapturedGraph &graph, StreamHandle stream) override;
 
   /// Measured with CUDA events.

@@ -111,6 +111,7 @@ public:
     resolve(d, d.graphLaunch, "cuGraphLaunch");
     resolve(d, d.graphExecDestroy, "cuGraphExecDestroy");
     resolve(d, d.graphDestroy, "cuGraphDestroy");
+    resolve(d, d.graphExecUpdate, "cuGraphExecUpdate");
     resolve(d, d.eventCreate, "cuEventCreate");
     resolve(d, d.eventRecord, "cuEventRecord");
     resolve(d, d.eventSynchronize, "cuEventSynchronize");

@@ -66,6 +66,7 @@ struct CudaDriver {
   PFN_cuGraphLaunch_v10000 graphLaunch = nullptr;
   PFN_cuGraphExecDestroy_v10000 graphExecDestroy = nullptr;
   PFN_cuGraphDestroy_v10000 graphDestroy = nullptr;
+  PFN_cuGraphExecUpdate_v12000 graphExecUpdate = nullptr;
 
   PFN_cuEventCreate_v2000 eventCreate = nullptr;
   PFN_cuEventRecord_v2000 eventRecord = nullptr;

@@ -227,24 +227,26 @@ void PlanExecutor::run(const std::vector<DevicePtr> &bindings,
   workspaceFor(state, plan_.workspaceLayout(params, state.offsets), stream);
   if (!state.graph || state.graphBindings != bindings ||
       state.graphParams != params) {
-    state.graph.reset();
-    if (!stream && !state.captureStream)
+    if (!state.captureStream)
       state.captureStream = backend.createCaptureStream();
     // Captured launches do not run, so capturing elsewhere reorders nothing;
-    // the replay below is on the caller's stream.
-    StreamHandle capture = stream ? stream : state.captureStream;
+    // the replay below is on the caller's stream (which may itself be
+    // capturing, or be the default stream, which cannot be).
+    StreamHandle capture = state.captureStream;
     backend.beginCapture(capture);
     try {
       launchAll(state, bindings, params, capture);
     } catch (...) {
       // End the capture, but report what failed inside it.
+      state.graph.reset();
       try {
         backend.endCapture(capture);
       } catch (...) {
       }
       throw;
     }
-    state.graph = backend.endCapture(capture);
+    // The last graph's executable, updated where the backend can.
+    state.graph = backend.endCaptureReusing(capture, std::move(state.graph));
     state.graphBindings = bindings;
     state.graphParams = params;
     log(LogLevel::Debug, "captured plan '" + plan_.name + "' into a graph");

@@ -130,6 +130,8 @@ std::string KernelBuilder::source() const {
     out << (i ? ",\n    " : "\n    ") << binding.cppType
         << (binding.cppType.back() == '*' ? "" : " ") << binding.name;
   }
+  if (geometry.repeat)
+    out << (params.empty() ? "\n    " : ",\n    ") << "int " << iterationName;
   out << ") {\n" << bodyText.str() << "}\n";
   return out.str();
 }

@@ -15,6 +15,7 @@
 
 #include "rudnn/types.h"
 
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -60,6 +61,9 @@ struct KernelLaunch {
   /// Every block resident at once, meeting at grid barriers (a cooperative
   /// launch).
   bool cooperative = false;
+  /// Launched this dim's size times in a row, each launch passed its index
+  /// as a last int (a time step of a recurrence), or once.
+  std::optional<mlir::rudnn::DimRef> repeat;
   mlir::rudnn::SizeRef grid[3];
   mlir::rudnn::SizeRef memoryBytes{0, {}}, flops{0, {}};
 };
@@ -82,6 +86,15 @@ public:
   /// the tensor innermost first, loading boxes of `box`.
   std::string tensorMap(mlir::Value value, const std::string &name,
                         std::vector<unsigned> dims, std::vector<int64_t> box);
+
+  /// Launches the kernel `dim`'s size times in order, the launch's index the
+  /// last parameter, an int named `name` (no binding: the plan passes it).
+  std::string repeatOver(const mlir::rudnn::DimRef &dim,
+                         const std::string &name) {
+    geometry.repeat = dim;
+    iterationName = name;
+    return name;
+  }
 
   /// Declares __launch_bounds__(threads, minBlocks): registers are then
   /// allocated for that many threads resident (setmaxnreg redistributes
@@ -118,7 +131,7 @@ private:
   std::string add(KernelBinding binding);
 
   std::vector<KernelBinding> params;
-  std::string entryName, conflictText;
+  std::string entryName, conflictText, iterationName;
   bool archSpecificFlag = false;
   int64_t boundsThreads = 0, boundsBlocks = 0;
   KernelLaunch geometry;

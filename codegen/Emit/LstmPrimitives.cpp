@@ -2,8 +2,9 @@
 //
 // The primitive interface of rudnn.lstm_projection and rudnn.lstm_recurrence:
 // a GEMM kernel per layer writing the projected gates (and laying out the
-// initial state), then the recurrence on a cooperative grid of one block an
-// SM. The recurrences of a stack share h_n and c_n, each writing its slices.
+// initial state), then the recurrence: a cooperative grid of one block an
+// SM running every step, or a kernel of one step the plan launches T times.
+// The recurrences of a stack share h_n and c_n, each writing its slices.
 //
 //===----------------------------------------------------------------------===//
 
@@ -212,15 +213,21 @@ struct RecurrenceModel
     const int64_t directions = recurrence.getWeights().size(),
                   hidden = lastDim(recurrence.getState()),
                   units = recurrence.getUnits();
-    const bool onChip = recurrence.getWeightsOnChip();
+    const bool onChip = recurrence.getWeightsOnChip(),
+               perStep = recurrence.getPerStep();
     const std::string in = cudaType(dtype(out));
     const int64_t shared =
         lstmRecurrenceSharedBytes(hidden, units, elementBytes(out), onChip);
-    builder.setEntry(
-        "lstm_recurrence_" + std::string(::rudnn::dtypeName(dtype(out))) +
-        "_h" + std::to_string(hidden) + "_d" + std::to_string(directions) +
-        "_u" + std::to_string(units) + (onChip ? "_onchip" : "_streamed"));
-    builder.preamble() << "// An LSTM layer's recurrence, persistent.\n";
+    builder.setEntry("lstm_recurrence_" +
+                     std::string(::rudnn::dtypeName(dtype(out))) + "_h" +
+                     std::to_string(hidden) + "_d" +
+                     std::to_string(directions) + "_u" + std::to_string(units) +
+                     (perStep  ? "_step"
+                      : onChip ? "_onchip"
+                               : "_streamed"));
+    builder.preamble()
+        << (perStep ? "// One step of an LSTM layer's recurrence.\n"
+                    : "// An LSTM layer's recurrence, persistent.\n");
     if (auto policy = recurrence->getAttrOfType<StringAttr>("policy"))
       builder.preamble() << "// " << policy.getValue().str() << ".\n";
     builder.preamble() << "#include \"rudnn/device.cuh\"\n\n"
@@ -256,22 +263,30 @@ struct RecurrenceModel
                    << "> p = {\n      gates, " << weights << ", " << rows
                    << ", lengths, state,\n      out, " << outAt
                    << ", h_n, c_n, " << hNAt << ", " << cNAt
-                   << ",\n      steps, batch, static_cast<int>(layer)};\n"
-                   << "  rudnn::lstm::recur<" << in << ", " << hidden << ", "
-                   << directions << ", " << units << ", "
-                   << (onChip ? "true" : "false") << ">(p);\n";
+                   << ",\n      steps, batch, static_cast<int>(layer)};\n";
     builder.launch().threads = kLstmRecurrenceThreads;
     builder.launch().sharedBytes = shared;
-    builder.launch().cooperative = true;
     // Reads the projected gates (fp32), writes the outputs; the products
-    // W_hh·h of every step and entry. (W_hh itself, read once, and the
-    // hidden states exchanged through L2 are left out: a lower bound. The
-    // steps' barriers, which no roofline sees, bound small batches.)
+    // W_hh·h of every step and entry. (W_hh itself and the hidden states
+    // exchanged through L2 are left out: a lower bound. The steps'
+    // barriers or launches, which no roofline sees, bound small batches.)
+    SmallVector<DimRef, 4> perLaunch = {DimRef::of('B')};
+    if (perStep) {
+      const std::string step = builder.repeatOver(DimRef::of('T'), "step");
+      builder.body() << "  rudnn::lstm::recur_step<" << in << ", " << hidden
+                     << ", " << directions << ", " << units << ">(p, " << step
+                     << ");\n";
+    } else {
+      builder.body() << "  rudnn::lstm::recur<" << in << ", " << hidden << ", "
+                     << directions << ", " << units << ", "
+                     << (onChip ? "true" : "false") << ">(p);\n";
+      builder.launch().cooperative = true;
+      perLaunch.push_back(DimRef::of('T'));
+    }
     builder.launch().memoryBytes =
-        SizeRef{directions * hidden * (16 + elementBytes(out)),
-                {DimRef::of('T'), DimRef::of('B')}};
-    builder.launch().flops = SizeRef{2 * directions * 4 * hidden * hidden,
-                                     {DimRef::of('T'), DimRef::of('B')}};
+        SizeRef{directions * hidden * (16 + elementBytes(out)), perLaunch};
+    builder.launch().flops =
+        SizeRef{2 * directions * 4 * hidden * hidden, perLaunch};
     builder.launch().grid[0] =
         SizeRef{directions * ((hidden + units - 1) / units), {}};
     builder.launch().grid[1] = SizeRef{1, {}};

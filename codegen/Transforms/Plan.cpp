@@ -134,6 +134,7 @@ private:
     SmallVector<Attribute> grid;
     std::optional<std::string> guard;
     int64_t guardMin = 0, guardMax = 0;
+    std::optional<std::string> repeat;
   };
   std::vector<Launch> launches;
   SmallVector<Operation *> kernelOps;
@@ -611,6 +612,15 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
     }
     }
   }
+  if (const std::optional<DimRef> &repeat = emitter.launch().repeat) {
+    DimRef dim = *repeat;
+    if (dim.value)
+      dim.value = outer.lookup(dim.value);
+    FailureOr<std::string> name = param(dim);
+    if (failed(name))
+      return failure();
+    launch.repeat = *name;
+  }
   if (kernel.switchOp) {
     FailureOr<std::string> name =
         param(DimRef::of(kernel.switchOp.getValue(),
@@ -714,6 +724,8 @@ LogicalResult FunctionPlanner::plan() {
       op.setGuardMinAttr(planBuilder.getI64IntegerAttr(launch.guardMin));
       op.setGuardMaxAttr(planBuilder.getI64IntegerAttr(launch.guardMax));
     }
+    if (launch.repeat)
+      op.setRepeatAttr(planBuilder.getStringAttr(*launch.repeat));
   }
   func.erase();
   return success();

@@ -28,11 +28,18 @@ std::pair<int64_t, int64_t> stepsAndBatch(Value value, bool batchFirst) {
                     : std::pair{shape[0], shape[1]};
 }
 
-LogicalResult checkUnits(Operation *op, std::optional<uint64_t> units,
-                         int64_t hidden) {
+/// The recurrence's form: units within H, W_hh on chip only for a
+/// persistent grid (one step a launch would load it anew each step).
+LogicalResult checkRecurrence(Operation *op, std::optional<uint64_t> units,
+                              int64_t hidden, bool weightsOnChip,
+                              bool perStep) {
   if (units && (*units < 1 || int64_t(*units) > hidden))
     return op->emitOpError() << "'units' must be 1 to the hidden size "
                              << hidden << ", got " << *units;
+  if (weightsOnChip && perStep)
+    return op->emitOpError()
+           << "cannot keep W_hh on chip one step a launch: "
+              "'weights_on_chip' needs a persistent recurrence";
   return success();
 }
 
@@ -80,7 +87,9 @@ LogicalResult LstmOp::verify() {
   ShapeChecker shapes(*this, "IHGEN");
   if (failed(verifyOperatorContract(*this, shapes)))
     return failure();
-  return checkUnits(*this, getUnits(), lastDimOf(getHN()));
+  return checkRecurrence(*this, getUnits(), lastDimOf(getHN()),
+                         getWeightsOnChip().value_or(false),
+                         getPerStep().value_or(false));
 }
 
 LogicalResult LstmOp::specialize(TargetAttr target, const SpecializeOptions &) {
@@ -91,15 +100,17 @@ LogicalResult LstmOp::specialize(TargetAttr target, const SpecializeOptions &) {
       hidden, getDirections(), bytes, target.getSmemPerBlock(),
       target.getSmCount(),
       getUnits() ? std::optional<int64_t>(*getUnits()) : std::nullopt,
-      getWeightsOnChip());
+      getWeightsOnChip(), getPerStep());
   if (!policy)
-    return emitOpError() << "no persistent recurrence of H = " << hidden
+    return emitOpError() << "no recurrence of H = " << hidden
+                         << (getUnits() ? " in the given units" : "")
                          << " fits " << target.getSmCount()
                          << " SMs of smem_per_block = "
                          << target.getSmemPerBlock() << " bytes";
   Builder builder(getContext());
   setUnitsAttr(builder.getI64IntegerAttr(policy->units));
   setWeightsOnChipAttr(builder.getBoolAttr(policy->weightsOnChip));
+  setPerStepAttr(builder.getBoolAttr(policy->perStep));
   (*this)->setAttr("policy", builder.getStringAttr(policy->reason));
   return success();
 }
@@ -145,6 +156,7 @@ LogicalResult LstmOp::decompose(OpBuilder &builder) {
         projection.getGates(), projection.getState(), recurrentWeights,
         getLengths(), hN, cN, builder.getI64IntegerAttr(layer), getUnitsAttr(),
         getWeightsOnChipAttr(),
+        getPerStep().value_or(false) ? builder.getUnitAttr() : UnitAttr(),
         last && getBatchFirst() ? builder.getUnitAttr() : UnitAttr());
     if (policy)
       recurrence->setAttr("policy", policy);
@@ -245,5 +257,6 @@ LogicalResult LstmRecurrenceOp::verify() {
   if (int64_t(getLayer()) >= states / directions)
     return emitOpError() << "layer " << getLayer() << " has no slice of the "
                          << states << " states";
-  return checkUnits(*this, getUnits(), hidden);
+  return checkRecurrence(*this, getUnits(), hidden, getWeightsOnChip(),
+                         getPerStep());
 }

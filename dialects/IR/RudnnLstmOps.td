@@ -45,10 +45,13 @@ def Rudnn_LstmOp : Rudnn_Op<"lstm", [
     `[L·D, B, H]`, all of x's element type; gate math and states are fp32.
     I and H are static, T and B may be dynamic.
 
-    `rudnn-specialize` chooses `units`, the hidden units each block of the
-    persistent recurrence owns, and `weights_on_chip`: whether each block
-    keeps its W_hh rows in shared memory for all steps (if they fit the
-    target) or reads them from L2 each step.
+    `rudnn-specialize` chooses how the recurrence runs: `units`, the hidden
+    units each block owns; `weights_on_chip`, whether each block keeps its
+    W_hh rows in shared memory for all steps (if they fit the target) or
+    reads them from L2 each step; `per_step`, whether one persistent
+    cooperative grid runs every step or each step is its own launch (the
+    launches recorded in a CUDA graph), chosen where W_hh does not fit on
+    chip. Any of them given is kept.
 
     ```mlir
     %out, %h_n, %c_n = rudnn.lstm %x h0 %h0 c0 %c0
@@ -70,7 +73,8 @@ def Rudnn_LstmOp : Rudnn_Op<"lstm", [
     UnitAttr:$bidirectional,
     UnitAttr:$batch_first,
     OptionalAttr<I64Attr>:$units,
-    OptionalAttr<BoolAttr>:$weights_on_chip);
+    OptionalAttr<BoolAttr>:$weights_on_chip,
+    OptionalAttr<BoolAttr>:$per_step);
   let results = (outs AnyRankedTensor:$out, AnyRankedTensor:$h_n,
                       AnyRankedTensor:$c_n);
 
@@ -78,8 +82,8 @@ def Rudnn_LstmOp : Rudnn_Op<"lstm", [
     $x (`h0` $h0^)? (`c0` $c0^)? (`lengths` $lengths^)?
     `weights` `(` $weights `)` `layers` $num_layers
     (`bidirectional` $bidirectional^)? (`batch_first` $batch_first^)?
-    (`units` $units^)? (`weights_on_chip` $weights_on_chip^)? attr-dict `:`
-    functional-type(operands, results)
+    (`units` $units^)? (`weights_on_chip` $weights_on_chip^)?
+    (`per_step` $per_step^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 
@@ -134,7 +138,7 @@ def Rudnn_LstmProjectionOp : Rudnn_Op<"lstm_projection", [
 
 def Rudnn_LstmRecurrenceOp : Rudnn_Op<"lstm_recurrence", [
     Pure, AttrSizedOperandSegments]> {
-  let summary = "An LSTM layer's recurrence on a persistent cooperative grid";
+  let summary = "An LSTM layer's recurrence, all steps or one launch a step";
   let description = [{
     Runs every step of layer `layer` from its projected `gates` and initial
     `state` (`rudnn.lstm_projection`'s results), both directions at once:
@@ -142,7 +146,9 @@ def Rudnn_LstmRecurrenceOp : Rudnn_Op<"lstm_recurrence", [
     slices of `h_n` and `c_n` `[L·D, B, H]`. Given `h_n_in` and `c_n_in`
     (the previous layer's), its `h_n` and `c_n` are their memory, the other
     layers' slices kept. Blocks of `units` hidden units each, W_hh kept in
-    shared memory with `weights_on_chip`.
+    shared memory with `weights_on_chip`. One cooperative grid runs every
+    step, a grid barrier between them; with `per_step` the kernel runs one
+    step and the plan launches it T times (`rudnn.launch ... repeat`).
 
     ```mlir
     %out, %h_n, %c_n = rudnn.lstm_recurrence %gates, %state
@@ -159,14 +165,15 @@ def Rudnn_LstmRecurrenceOp : Rudnn_Op<"lstm_recurrence", [
     I64Attr:$layer,
     I64Attr:$units,
     BoolAttr:$weights_on_chip,
+    UnitAttr:$per_step,
     UnitAttr:$batch_first);
   let results = (outs AnyRankedTensor:$out, AnyRankedTensor:$h_n,
                       AnyRankedTensor:$c_n);
   let assemblyFormat = [{
     $gates `,` $state `weights` `(` $weights `)` (`lengths` $lengths^)?
     (`states` `(` $h_n_in^ `,` $c_n_in `)`)? `layer` $layer `units` $units
-    `weights_on_chip` $weights_on_chip (`batch_first` $batch_first^)?
-    attr-dict `:` functional-type(operands, results)
+    `weights_on_chip` $weights_on_chip (`per_step` $per_step^)?
+    (`batch_first` $batch_first^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

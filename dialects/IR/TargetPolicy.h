@@ -225,24 +225,34 @@ int64_t lstmRecurrenceSharedBytes(int64_t hidden, int64_t units,
 /// gate rows, four for each warp.
 inline constexpr int64_t kLstmMinUnits = 8;
 
-/// How an LSTM layer's persistent recurrence runs on a target.
+/// How an LSTM layer's recurrence runs on a target.
 struct LstmRecurrencePolicy {
   int64_t units = 1;          // hidden units a block owns
   bool weightsOnChip = false; // W_hh rows kept in shared memory
-  int64_t blocks = 1;         // D · ceil(H / units), at most one an SM
-  std::string reason;         // why, for the plan's readers
+  /// One launch a step (recorded in a CUDA graph) instead of one persistent
+  /// cooperative grid.
+  bool perStep = false;
+  int64_t blocks = 1; // D · ceil(H / units)
+  std::string reason; // why, for the plan's readers
 };
 
-/// Spreads the D·H units over the target's SMs, at least kLstmMinUnits a
-/// block and one block an SM (every
-/// block of a cooperative grid resident at once), keeping W_hh on chip
-/// where each block's rows fit its shared memory; none when not even the
-/// staged states fit. `units`, when given, is used as it is.
+/// The persistent recurrence spreads the D·H units over the target's SMs,
+/// at least kLstmMinUnits a block and one block an SM (every block of a
+/// cooperative grid resident at once), and keeps W_hh on chip where each
+/// block's rows fit its shared memory. Where they do not, each step reads
+/// W_hh from L2 or memory anyway: then one launch a step costs little more
+/// than a grid barrier and frees the grid to take kLstmMinUnits a block,
+/// many blocks an SM to overlap those reads, so the per-step form is
+/// chosen. `units`, `weightsOnChip` and `perStep`, when given, are used as
+/// they are (weights kept off chip by request stay persistent unless
+/// `perStep`). None when not even the staged states fit, or a persistent
+/// grid would exceed the SMs.
 std::optional<LstmRecurrencePolicy>
 chooseLstmRecurrence(int64_t hidden, int64_t directions, int64_t elementBytes,
                      int64_t smemPerBlock, int64_t smCount,
                      std::optional<int64_t> units = std::nullopt,
-                     std::optional<bool> weightsOnChip = std::nullopt);
+                     std::optional<bool> weightsOnChip = std::nullopt,
+                     std::optional<bool> perStep = std::nullopt);
 
 } // namespace mlir::rudnn
 

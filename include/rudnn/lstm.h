@@ -40,11 +40,15 @@ struct LstmOptions {
   /// for one outside [0, T] before anything runs. Off (as for a CUDA-graph
   /// capture), such lengths are clamped to [0, T] on the device.
   bool checkLengths = true;
-  /// The persistent recurrence's hidden units a block (0: the target's
-  /// policy) and whether each block keeps its W_hh rows in shared memory
-  /// (unset: wherever they fit).
+  /// How the recurrence runs; unset (or 0), the target's policy decides.
+  /// `units`: hidden units a block owns. `weightsOnChip`: each block keeps
+  /// its W_hh rows in shared memory for all steps (chosen wherever they
+  /// fit). `perStep`: one launch a step, recorded in a CUDA graph on the
+  /// GPU, instead of one persistent cooperative grid (chosen where W_hh
+  /// does not fit on chip; it reads W_hh each step, so not with
+  /// `weightsOnChip`).
   int64_t units = 0;
-  std::optional<bool> weightsOnChip;
+  std::optional<bool> weightsOnChip, perStep;
 };
 
 /// torch.nn.LSTM(I, H, num_layers, bias, batch_first, bidirectional)'s

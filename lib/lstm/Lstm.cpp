@@ -31,7 +31,7 @@ struct CallForm {
   LstmForm lstm;
   bool h0, c0, lengths, hN, cN;
   int64_t units;
-  std::optional<bool> weightsOnChip;
+  std::optional<bool> weightsOnChip, perStep;
 };
 
 std::string signatureOf(const CallForm &f) {
@@ -41,7 +41,8 @@ std::string signatureOf(const CallForm &f) {
       << ":bias" << f.lstm.biases << ":bf" << f.lstm.batchFirst << ":h0" << f.h0
       << ":c0" << f.c0 << ":len" << f.lengths << ":hn" << f.hN << ":cn" << f.cN
       << ":units" << f.units << ":onchip"
-      << (f.weightsOnChip ? int(*f.weightsOnChip) : -1);
+      << (f.weightsOnChip ? int(*f.weightsOnChip) : -1) << ":step"
+      << (f.perStep ? int(*f.perStep) : -1);
   return key.str();
 }
 
@@ -102,7 +103,8 @@ mlir::OwningOpRef<mlir::ModuleOp> lstmModule(mlir::MLIRContext &mlir,
       f.lstm.bidirectional ? b.getUnitAttr() : mlir::UnitAttr(),
       f.lstm.batchFirst ? b.getUnitAttr() : mlir::UnitAttr(),
       f.units ? b.getI64IntegerAttr(f.units) : mlir::IntegerAttr(),
-      f.weightsOnChip ? b.getBoolAttr(*f.weightsOnChip) : mlir::BoolAttr());
+      f.weightsOnChip ? b.getBoolAttr(*f.weightsOnChip) : mlir::BoolAttr(),
+      f.perStep ? b.getBoolAttr(*f.perStep) : mlir::BoolAttr());
   llvm::SmallVector<mlir::Value> returned = {op.getOut()};
   if (f.hN)
     returned.push_back(op.getHN());
@@ -197,7 +199,8 @@ void rudnn::lstmForward(Context &context, const LstmInputs &in,
                 out.hN.has_value(),
                 out.cN.has_value(),
                 options.units,
-                options.weightsOnChip};
+                options.weightsOnChip,
+                options.perStep};
   std::vector<TensorView> arguments;
   for (const TensorView *operand : operands)
     if (operand)

@@ -13,7 +13,7 @@
 // and c_n are workspace, and the last layer, whose c_n nothing reads, gets
 // a null pointer for it.
 // SPECIALIZE-LABEL: func.func @stack
-// SPECIALIZE: rudnn.lstm {{.*}} layers 2 units 8 weights_on_chip true {policy = "1 x 256 hidden units over 32 blocks of 8 (one an SM, 132 SMs); W_hh rows kept in shared memory (32768 of 232448 bytes)"}
+// SPECIALIZE: rudnn.lstm {{.*}} layers 2 units 8 weights_on_chip true per_step false {policy = "1 x 256 hidden units over 32 blocks of 8 (one an SM, 132 SMs); W_hh rows kept in shared memory (32768 of 232448 bytes)"}
 // SMALL-LABEL: func.func @stack
 // SMALL: units 8 weights_on_chip true
 // DECOMPOSE-LABEL: func.func @stack
@@ -60,20 +60,25 @@ func.func @stack(%x: tensor<?x?x128xbf16>, %lengths: tensor<?xi32>,
 // -----
 
 // A bidirectional f32 layer of H = 1024, batch first, with biases and an
-// initial state: 2 × 1024 units over 128 blocks of 16. Their W_hh rows
-// (290 KiB a block with the staged states) fit an H200's shared memory only in bf16, so here they
-// are read from L2 each step; the projection runs both directions.
+// initial state. A persistent grid would give each SM 16 units, whose W_hh
+// rows (290 KiB a block with the staged states) fit an H200's shared
+// memory only in bf16: each step reads W_hh from L2 anyway, so the
+// recurrence runs one launch a step, 256 blocks of 8 units, repeated over T
+// by the plan (and said why). The projection runs both directions.
 // SPECIALIZE-LABEL: func.func @wide
-// SPECIALIZE: units 16 weights_on_chip false {policy = "2 x 1024 hidden units over 128 blocks of 16 (one an SM, 132 SMs); W_hh rows read from L2 each step (on chip they would take 296960 of 232448 bytes)"}
+// SPECIALIZE: units 8 weights_on_chip false per_step true {policy = "2 x 1024 hidden units over 256 blocks of 8, one launch a step (recorded in a CUDA graph); W_hh rows read from L2 each step (on chip they would take 296960 of 232448 bytes a block)"}
 // SMALL-LABEL: func.func @wide
-// SMALL: units 16 weights_on_chip false
+// SMALL: units 8 weights_on_chip false per_step true
 // DECOMPOSE-LABEL: func.func @wide
 // DECOMPOSE: rudnn.lstm_projection %{{.*}} weights(%{{.*}}, %{{.*}}) biases(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) h0 %{{.*}} c0 %{{.*}} layer 0 hidden 1024 batch_first
 // DECOMPOSE-SAME: -> (tensor<2x?x?x4096xf32>, tensor<2x3x?x1024xf32>)
-// DECOMPOSE: rudnn.lstm_recurrence {{.*}} layer 0 units 16 weights_on_chip false batch_first
+// DECOMPOSE: rudnn.lstm_recurrence {{.*}} layer 0 units 8 weights_on_chip false per_step batch_first
 // DECOMPOSE-SAME: -> (tensor<?x?x2048xf32>, tensor<2x?x1024xf32>, tensor<2x?x1024xf32>)
 // PLAN-LABEL: rudnn.plan @wide
-// PLAN: rudnn.kernel @lstm_recurrence_f32_h1024_d2_u16_streamed threads 256 shared_bytes 34816 cooperative
+// PLAN: rudnn.kernel @[[STEP:lstm_recurrence_f32_h1024_d2_u8_step]] threads 256 shared_bytes 33792 memory_bytes <constant = 40960, params = ["B"], divisor = 1>
+// PLAN-NOT: cooperative
+// PLAN: rudnn.launch @[[STEP]] grid [#rudnn.size<constant = 256, params = [], divisor = 1>
+// PLAN-SAME: {repeat = "T"}
 func.func @wide(%x: tensor<?x?x80xf32>, %h0: tensor<2x?x1024xf32>,
                 %c0: tensor<2x?x1024xf32>,
                 %wi: tensor<4096x80xf32>, %wh: tensor<4096x1024xf32>,
@@ -91,4 +96,26 @@ func.func @wide(%x: tensor<?x?x80xf32>, %h0: tensor<2x?x1024xf32>,
       -> (tensor<?x?x2048xf32>, tensor<2x?x1024xf32>, tensor<2x?x1024xf32>)
   return %out, %h_n, %c_n
       : tensor<?x?x2048xf32>, tensor<2x?x1024xf32>, tensor<2x?x1024xf32>
+}
+
+// -----
+
+// Asked for, the persistent recurrence reads W_hh from L2 instead: 128
+// blocks of 16 units, one an SM.
+// SPECIALIZE-LABEL: func.func @streamed
+// SPECIALIZE: units 16 weights_on_chip false per_step false {policy = "2 x 1024 hidden units over 128 blocks of 16 (one an SM, 132 SMs); W_hh rows read from L2 each step (on chip they would take 296960 of 232448 bytes)"}
+// SMALL-LABEL: func.func @streamed
+// DECOMPOSE-LABEL: func.func @streamed
+// PLAN-LABEL: rudnn.plan @streamed
+// PLAN: rudnn.kernel @lstm_recurrence_f32_h1024_d2_u16_streamed threads 256 shared_bytes 34816 cooperative
+func.func @streamed(%x: tensor<?x?x8xf32>, %wi: tensor<4096x8xf32>,
+                    %wh: tensor<4096x1024xf32>, %wir: tensor<4096x8xf32>,
+                    %whr: tensor<4096x1024xf32>)
+    -> tensor<?x?x2048xf32> {
+  %out, %h_n, %c_n = rudnn.lstm %x weights(%wi, %wh, %wir, %whr) layers 1
+      bidirectional weights_on_chip false
+      : (tensor<?x?x8xf32>, tensor<4096x8xf32>, tensor<4096x1024xf32>,
+         tensor<4096x8xf32>, tensor<4096x1024xf32>)
+      -> (tensor<?x?x2048xf32>, tensor<2x?x1024xf32>, tensor<2x?x1024xf32>)
+  return %out : tensor<?x?x2048xf32>
 }

@@ -33,7 +33,7 @@ struct LstmCase {
   bool bidirectional = false, batchFirst = false, biases = true, initial = true,
        lengths = false;
   int units = 0;
-  std::optional<bool> weightsOnChip = {};
+  std::optional<bool> weightsOnChip = {}, perStep = {};
 };
 
 /// A problem's float64 inputs (rounded to its dtype) and their tensors.
@@ -127,6 +127,7 @@ protected:
     o.batchFirst = c.batchFirst;
     o.units = c.units;
     o.weightsOnChip = c.weightsOnChip;
+    o.perStep = c.perStep;
     return o;
   }
 
@@ -210,19 +211,50 @@ TEST_F(LstmTest, HiddenSize64And256) {
   expectMatches(wide, 10);
 }
 
-TEST_F(LstmTest, WeightsOnChipOrFromL2AgreeOnOneProblem) {
+// The three recurrences on one problem: persistent with W_hh on chip,
+// persistent reading it from L2 (another split of the units), and one
+// launch a step.
+TEST_F(LstmTest, PersistentAndPerStepRecurrencesAgreeOnOneProblem) {
   LstmCase c{f32, 8, 5, 12, 40, 2, true};
   c.lengths = true;
   c.weightsOnChip = true;
   LstmProblem onChip = problem(c, 11);
-  std::vector<std::vector<double>> first = run(c, onChip);
+  const std::vector<std::vector<double>> first = run(c, onChip);
   c.weightsOnChip = false;
-  c.units = 3; // another split of the units too
+  c.units = 3;
   LstmProblem streamed = problem(c, 11);
-  std::vector<std::vector<double>> second = run(c, streamed);
-  for (int i = 0; i < 3; ++i)
+  const std::vector<std::vector<double>> second = run(c, streamed);
+  c.units = 0;
+  c.weightsOnChip.reset();
+  c.perStep = true;
+  LstmProblem perStep = problem(c, 11);
+  const std::vector<std::vector<double>> third = run(c, perStep);
+  for (int i = 0; i < 3; ++i) {
     EXPECT_LE(reference::relativeError(second[i], first[i]), 1e-6);
+    EXPECT_LE(reference::relativeError(third[i], first[i]), 1e-6);
+  }
   expectMatches(c, 12);
+}
+
+TEST_F(LstmTest, PerStepBf16AndSingleStep) {
+  LstmCase c{bf16, 9, 3, 16, 24, 1, true};
+  c.perStep = true;
+  c.lengths = true;
+  expectMatches(c, 19);
+  LstmCase single{f32, 1, 2, 5, 7, 2};
+  single.perStep = true;
+  single.batchFirst = true;
+  expectMatches(single, 20);
+}
+
+TEST_F(LstmTest, PerStepCannotKeepWeightsOnChip) {
+  LstmCase c{f32, 3, 2, 4, 8, 1};
+  c.perStep = true;
+  c.weightsOnChip = true;
+  LstmProblem p = problem(c, 21);
+  EXPECT_THAT([&] { run(c, p); },
+              ::testing::ThrowsMessage<InvalidArgument>(
+                  HasSubstr("'weights_on_chip' needs a persistent")));
 }
 
 TEST_F(LstmTest, Bf16WithinItsTolerance) {

@@ -283,6 +283,36 @@ TEST_F(CudaBackendGpu, GraphOfTwoLaunchesReplayed) {
     ASSERT_EQ(result[i], y[i] + 3 * (0.5f + 2.0f) * x[i]) << "at " << i;
 }
 
+// A graph captured again with other arguments updates the last one's
+// executable in place and replays the new arguments.
+TEST_F(CudaBackendGpu, RecapturedGraphUpdatesTheLastOne) {
+  if (!cudaAvailable())
+    GTEST_SKIP() << "no CUDA device";
+  const int n = 4099;
+  std::vector<float> x = pattern(n, 7, 1.0f), y = pattern(n, 5, 1.0f);
+  std::shared_ptr<LoadedKernel> kernel =
+      backend().load(backend().compile(kAxpy), "axpy");
+  DevicePtr dx = upload(x), dy = upload(y), dz = upload(y);
+  backend().synchronize(nullptr);
+  StreamHandle stream = backend().createStream();
+  backend().beginCapture(stream);
+  launchAxpy(*kernel, n, 0.5f, dx, dy, stream);
+  std::unique_ptr<CapturedGraph> graph = backend().endCapture(stream);
+  CapturedGraph *first = graph.get();
+  backend().beginCapture(stream);
+  launchAxpy(*kernel, n, 2.0f, dx, dz, stream);
+  graph = backend().endCaptureReusing(stream, std::move(graph));
+  EXPECT_EQ(graph.get(), first); // updated, not rebuilt
+  backend().replay(*graph, stream);
+  std::vector<float> untouched = download(dy, n, stream),
+                     result = download(dz, n, stream);
+  graph.reset();
+  backend().destroyStream(stream);
+  EXPECT_EQ(untouched, y);
+  for (int i = 0; i < n; ++i)
+    ASSERT_EQ(result[i], y[i] + 2.0f * x[i]) << "at " << i;
+}
+
 TEST_F(CudaBackendGpu, InvalidLaunchThrowsDeviceError) {
   if (!cudaAvailable())
     GTEST_SKIP() << "no CUDA device";

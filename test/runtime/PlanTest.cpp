@@ -381,6 +381,20 @@ public:
     capturing = nullptr;
     return graph;
   }
+  /// Updates `previous` in place (as cuGraphExecUpdate) when it has as many
+  /// launches.
+  std::unique_ptr<CapturedGraph>
+  endCaptureReusing(StreamHandle stream,
+                    std::unique_ptr<CapturedGraph> previous) override {
+    std::unique_ptr<CapturedGraph> graph = endCapture(stream);
+    auto *old = static_cast<Graph *>(previous.get());
+    auto &captured = static_cast<Graph &>(*graph).launches;
+    if (!old || old->launches.size() != captured.size())
+      return graph;
+    ++graphUpdates;
+    old->launches = captured;
+    return previous;
+  }
   void replay(CapturedGraph &graph, StreamHandle stream) override {
     for (Launch launch : static_cast<Graph &>(graph).launches) {
       launch.stream = stream;
@@ -389,6 +403,7 @@ public:
   }
 
   bool graphs = false, failReleases = false;
+  int graphUpdates = 0;
   StreamHandle capturing = nullptr;
   size_t captureStart = 0;
   std::vector<Launch> replayed;
@@ -620,14 +635,42 @@ TEST(PlanExecutor, GraphsOnTheDefaultStreamCaptureOnAPrivateStream) {
     for (const RecordingBackend::Launch &launch : backend.replayed)
       EXPECT_EQ(launch.stream, nullptr);
     ASSERT_EQ(backend.streams.size(), 1u); // one capture stream, reused
-    // A caller's own stream is captured directly.
+    // A caller's own stream (which may be capturing itself) is replayed
+    // on, captured on a private stream too.
     StreamHandle mine = backend.createStream();
     executor.run({1, 2, 0, 0}, {2, 1}, mine, /*useGraph=*/true);
-    EXPECT_EQ(backend.streams.size(), 2u);
+    EXPECT_EQ(backend.streams.size(), 3u);
     EXPECT_EQ(backend.replayed.back().stream, mine);
   }
   EXPECT_EQ(backend.destroyedStreams,
-            std::vector<StreamHandle>{backend.streams.front().get()});
+            (std::vector<StreamHandle>{backend.streams[0].get(),
+                                       backend.streams[2].get()}));
+}
+
+// New bindings or sizes capture the launches again, and the last graph is
+// handed back to be updated in place rather than built anew; repeated
+// launches are captured one node each.
+TEST(PlanExecutor, RecapturedGraphsReuseTheLastOne) {
+  RecordingBackend backend;
+  backend.graphs = true;
+  Plan plan = samplePlan();
+  plan.params.push_back("R");
+  plan.paramSources.clear();
+  plan.launches.resize(1);
+  plan.launches[0].repeat = 2;
+  plan.validate();
+  PlanExecutor executor(backend, plan);
+  executor.run({1, 2, 0, 0}, {2, 1, 4}, nullptr, /*useGraph=*/true);
+  EXPECT_EQ(backend.replayed.size(), 4u);
+  executor.run({1, 2, 0, 0}, {2, 1, 4}, nullptr, /*useGraph=*/true);
+  EXPECT_EQ(backend.graphUpdates, 0); // same call: replayed as it is
+  executor.run({3, 4, 0, 0}, {2, 1, 4}, nullptr, /*useGraph=*/true);
+  EXPECT_EQ(backend.graphUpdates, 1);
+  EXPECT_EQ(backend.replayed.size(), 12u);
+  executor.run({3, 4, 0, 0}, {2, 1, 5}, nullptr, /*useGraph=*/true);
+  EXPECT_EQ(backend.graphUpdates, 1); // five launches: a new graph
+  EXPECT_EQ(backend.replayed.size(), 17u);
+  EXPECT_TRUE(backend.launches.empty());
 }
 
 // After a device fault every release fails; destroying the executor must

@@ -89,25 +89,51 @@ TEST(LstmRecurrencePolicy, SpreadsUnitsOverTheSmsAndKeepsWeightsWhereTheyFit) {
   EXPECT_EQ(small->units, 8);
   EXPECT_EQ(small->blocks, 12);
   EXPECT_TRUE(small->weightsOnChip);
-  // 2 x 1024 f32 units over 128 blocks of 16: 256 KiB of rows each, so
-  // from L2; in bf16 they fit.
+  // 2 x 1024 f32 units over 128 blocks of 16 would take 290 KiB of rows
+  // and states each: W_hh is read each step, so one launch a step, 256
+  // blocks of 8. In bf16 the rows fit.
   auto wide = chooseLstmRecurrence(1024, 2, 4, 232448, 132);
   ASSERT_TRUE(wide);
-  EXPECT_EQ(wide->units, 16);
-  EXPECT_EQ(wide->blocks, 128);
+  EXPECT_TRUE(wide->perStep);
   EXPECT_FALSE(wide->weightsOnChip);
-  EXPECT_NE(wide->reason.find("read from L2"), std::string::npos);
-  EXPECT_TRUE(chooseLstmRecurrence(1024, 2, 2, 232448, 132)->weightsOnChip);
-  // Never more blocks than SMs: 133 SMs and 2 x 4096 units.
-  auto odd = chooseLstmRecurrence(4096, 2, 2, 232448, 133);
+  EXPECT_EQ(wide->units, 8);
+  EXPECT_EQ(wide->blocks, 256);
+  EXPECT_NE(wide->reason.find("one launch a step"), std::string::npos);
+  EXPECT_NE(wide->reason.find("296960 of 232448 bytes"), std::string::npos);
+  auto narrow = chooseLstmRecurrence(1024, 2, 2, 232448, 132);
+  EXPECT_TRUE(narrow->weightsOnChip);
+  EXPECT_FALSE(narrow->perStep);
+  // Off chip by request: the persistent grid reading W_hh from L2, never
+  // more blocks than SMs (133 SMs and 2 x 4096 units).
+  auto streamed =
+      chooseLstmRecurrence(1024, 2, 4, 232448, 132, std::nullopt, false);
+  ASSERT_TRUE(streamed);
+  EXPECT_FALSE(streamed->perStep);
+  EXPECT_EQ(streamed->blocks, 128);
+  EXPECT_NE(streamed->reason.find("read from L2"), std::string::npos);
+  auto odd = chooseLstmRecurrence(4096, 2, 2, 232448, 133, std::nullopt, false);
   ASSERT_TRUE(odd);
   EXPECT_LE(odd->blocks, 133);
-  // Units forced: used as given, refused when the grid would not fit.
+  // Units forced: used as given, refused when the persistent grid would
+  // not fit; a step a launch takes any number of blocks.
   EXPECT_EQ(chooseLstmRecurrence(256, 1, 2, 232448, 132, 64)->blocks, 4);
   EXPECT_FALSE(chooseLstmRecurrence(1024, 2, 2, 232448, 132, 1));
-  // Forced on chip where it does not fit: none.
+  auto single =
+      chooseLstmRecurrence(1024, 2, 2, 232448, 132, 1, std::nullopt, true);
+  ASSERT_TRUE(single);
+  EXPECT_EQ(single->blocks, 2048);
+  // Per step by request even where the rows fit, the reason saying so.
+  auto asked = chooseLstmRecurrence(48, 2, 4, 232448, 132, std::nullopt,
+                                    std::nullopt, true);
+  ASSERT_TRUE(asked);
+  EXPECT_TRUE(asked->perStep);
+  EXPECT_FALSE(asked->weightsOnChip);
+  EXPECT_NE(asked->reason.find("on request"), std::string::npos);
+  // Forced on chip where it does not fit, or with one launch a step: none.
   EXPECT_FALSE(
       chooseLstmRecurrence(1024, 2, 4, 232448, 132, std::nullopt, true));
+  EXPECT_FALSE(
+      chooseLstmRecurrence(48, 2, 4, 232448, 132, std::nullopt, true, true));
 }
 
 } // namespace

@@ -42,6 +42,8 @@ struct LaunchSize {
   std::string grid;              // "(N, B·H, 2)" or "(512, 16, 2)"
   std::optional<int64_t> blocks; // with dims
   bool runs = true;              // false: its guard excludes the dims
+  std::string repeat;            // the parameter counting its launches
+  int64_t launches = 1;          // with dims: how many times it runs
 };
 
 /// "B=1,T=32768,H=16" → {B: 1, T: 32768, H: 16}.
@@ -143,6 +145,14 @@ LaunchSize launchSize(LaunchOp launch,
       result.runs =
           found->second >= int64_t(launch.getGuardMin().value_or(0)) &&
           found->second <= int64_t(launch.getGuardMax().value_or(INT64_MAX));
+  }
+  if (std::optional<StringRef> repeat = launch.getRepeat()) {
+    result.repeat = repeat->str();
+    if (params) {
+      auto found = params->find(result.repeat);
+      if (found != params->end())
+        result.launches = found->second;
+    }
   }
   return result;
 }
@@ -284,7 +294,7 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
                      dims ? &params : nullptr, target,
                      mix.unavailable.empty() ? mix.tensor > 0 : true);
       if (cost && cost->seconds && size.runs)
-        rooflineTotal += *cost->seconds;
+        rooflineTotal += *cost->seconds * size.launches;
       if (json) {
         nlohmann::json entry = {
             {"kernel", report.kernel->entry},
@@ -305,9 +315,13 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
         if (size.blocks) {
           entry["blocks"] = *size.blocks;
           entry["runs"] = size.runs;
+          if (!size.repeat.empty())
+            entry["launches"] = size.launches;
           if (waves)
             entry["waves"] = *waves;
         }
+        if (!size.repeat.empty())
+          entry["repeat"] = size.repeat;
         if (workspaceKnown)
           entry["plan_workspace_bytes"] = workspace;
         if (cost) {
@@ -352,6 +366,11 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
           os << ", " << llvm::format("%.2f", *waves) << " waves";
         if (!size.runs)
           os << " (not run at these dims)";
+      }
+      if (!size.repeat.empty()) {
+        os << "; launched " << size.repeat << " times";
+        if (size.blocks)
+          os << " (" << size.launches << ")";
       }
       os << "\n";
       if (report.resourcesUnavailable.empty())

@@ -1,13 +1,13 @@
-//===- lstm/recurrence.cuh - An LSTM layer's recurrence, persistent -------===//
+//===- lstm/recurrence.cuh - An LSTM layer's recurrence -------------------===//
 //
-// One cooperative grid runs every time step of a layer, both directions at
-// once: each block owns `Units` hidden units of one direction, computes the
-// four gate rows of each from the whole previous hidden state, updates
-// their cells and publishes their hidden state; a grid barrier ends the
-// step. With `OnChip` the block's slice of W_hh stays in shared memory for
+// Both directions at once: each block owns `Units` hidden units of one
+// direction, computes the four gate rows of each from the whole previous
+// hidden state, updates their cells and publishes their hidden state.
+// `recur` runs every step on one cooperative grid, a grid barrier ending
+// each; with `OnChip` the block's slice of W_hh stays in shared memory for
 // all steps (16-bit weights then meet the staged hidden states on tensor
-// cores); without (when the slices do not fit the target's SMs) it is read
-// from L2 each step.
+// cores), without it is read from L2 each step. `recur_step` runs one step
+// a launch (where the slices do not fit the target's SMs).
 //
 // Packed sequences: entry b runs its own lengths[b] steps; the reverse
 // direction starts at its last valid step. Outputs past the length are 0
@@ -88,10 +88,12 @@ __device__ __forceinline__ float sigmoid(float x) {
 }
 
 /// sums[slice][row][entry] of one pass: the block's gate rows times the
-/// staged hidden states of Shared::kBatch entries.
+/// staged hidden states of Shared::kBatch entries. `vectors`: the rows
+/// start on 16 bytes.
 template <typename T, int Hidden, int Units, bool OnChip, typename RowAt>
-__device__ __forceinline__ void
-gate_products(unsigned char *shared, float *sums, int units, RowAt row_at) {
+__device__ __forceinline__ void gate_products(unsigned char *shared,
+                                              float *sums, int units,
+                                              RowAt row_at, bool vectors) {
   using Shared = RecurrenceShared<T, Hidden, Units, OnChip>;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if constexpr (Shared::kTensor) {
@@ -116,6 +118,9 @@ gate_products(unsigned char *shared, float *sums, int units, RowAt row_at) {
       });
     }
   } else {
+    // Each lane takes 16 bytes of the row at a time where rows allow, and
+    // the states under them four fp32 a shared load.
+    constexpr int kVector = Vector16<T>::kCount;
     const float *staged =
         reinterpret_cast<const float *>(shared + Shared::kWeightBytes);
     for (int r = warp; r < Shared::kRows; r += Shared::kWarps) {
@@ -124,11 +129,27 @@ gate_products(unsigned char *shared, float *sums, int units, RowAt row_at) {
       const T *row =
           OnChip ? reinterpret_cast<const T *>(shared) + r * Hidden : row_at(r);
       float acc[Shared::kBatch] = {};
-      for (int k = lane; k < Hidden; k += 32) {
-        const float w = to_float(row[k]);
+      if (Hidden % kVector == 0 && vectors) {
+        for (int k = lane * kVector; k < Hidden; k += 32 * kVector) {
+          float w[kVector];
+          load_vector16(row + k, w);
 #pragma unroll
-        for (int i = 0; i < Shared::kBatch; ++i)
-          acc[i] += w * staged[i * Hidden + k];
+          for (int i = 0; i < Shared::kBatch; ++i)
+#pragma unroll
+            for (int v = 0; v < kVector; v += 4) {
+              const float4 h = *reinterpret_cast<const float4 *>(
+                  staged + i * Hidden + k + v);
+              acc[i] +=
+                  w[v] * h.x + w[v + 1] * h.y + w[v + 2] * h.z + w[v + 3] * h.w;
+            }
+        }
+      } else {
+        for (int k = lane; k < Hidden; k += 32) {
+          const float w = to_float(row[k]);
+#pragma unroll
+          for (int i = 0; i < Shared::kBatch; ++i)
+            acc[i] += w * staged[i * Hidden + k];
+        }
       }
 #pragma unroll
       for (int i = 0; i < Shared::kBatch; ++i)
@@ -141,135 +162,189 @@ gate_products(unsigned char *shared, float *sums, int units, RowAt row_at) {
   }
 }
 
-/// The whole layer; the grid is Directions × ceil(Hidden / Units) blocks.
-template <typename T, int Hidden, int Directions, int Units, bool OnChip>
-__device__ void recur(const RecurrenceParams<T> &p) {
-  using Shared = RecurrenceShared<T, Hidden, Units, OnChip>;
-  constexpr int kGates = 4 * Hidden;
-  constexpr int kParts = (Hidden + Units - 1) / Units;
-  RUDNN_DYNAMIC_SHARED(unsigned char, shared);
-  float *sums = reinterpret_cast<float *>(shared + Shared::kSumsAt);
+/// What one block of the grid (Directions × ceil(Hidden / Units) blocks)
+/// owns: hidden units [j0, j0 + units) of direction d, their gate rows.
+template <typename T, int Hidden, int Units> struct BlockUnits {
+  static constexpr int kParts = (Hidden + Units - 1) / Units;
+  int d, j0, units;
+  const T *weight;
+  long long weight_row;
+  bool aligned; // every row starts on 16 bytes
 
-  const int d = blockIdx.x / kParts, j0 = blockIdx.x % kParts * Units;
-  const int units = Hidden - j0 < Units ? Hidden - j0 : Units;
-  const StateLayout layout{p.state, p.batch, Hidden};
-  const T *weight = of_direction(p.weight, d);
-  const long long weight_row = of_direction(p.weight_row, d);
-  // Row r of the block is gate r / Units of unit j0 + r % Units; rows past
-  // the block's units (and padding) are none.
-  auto global_row = [&](int r) -> const T * {
-    if (r >= Shared::kRows || r % Units >= units)
+  __device__ __forceinline__ explicit BlockUnits(const RecurrenceParams<T> &p)
+      : d(blockIdx.x / kParts), j0(blockIdx.x % kParts * Units),
+        units(Hidden - j0 < Units ? Hidden - j0 : Units),
+        weight(of_direction(p.weight, d)),
+        weight_row(of_direction(p.weight_row, d)),
+        aligned(rows_aligned16(weight, weight_row)) {}
+
+  /// Row r of the block is gate r / Units of unit j0 + r % Units; rows past
+  /// the block's units (and padding) are none.
+  __device__ __forceinline__ const T *row(int r) const {
+    if (r >= 4 * Units || r % Units >= units)
       return nullptr;
     return weight + (r / Units * Hidden + j0 + r % Units) * weight_row;
-  };
+  }
+};
+
+/// Fills the block's W_hh rows into shared memory, once for all steps.
+template <typename T, int Hidden, int Units, bool OnChip>
+__device__ __forceinline__ void
+load_weights(unsigned char *shared, const BlockUnits<T, Hidden, Units> &own) {
+  using Shared = RecurrenceShared<T, Hidden, Units, OnChip>;
+  auto row = [&](int r) { return own.row(r); };
   if constexpr (Shared::kTensor) {
-    const bool vectors =
-        reinterpret_cast<unsigned long long>(weight) % 16 == 0 &&
-        weight_row * sizeof(T) % 16 == 0;
     tile::gather_tile_async(
-        typename Shared::WeightTile{reinterpret_cast<T *>(shared)}, global_row,
-        Hidden, vectors, weight);
+        typename Shared::WeightTile{reinterpret_cast<T *>(shared)}, row, Hidden,
+        own.aligned, own.weight);
     arch::cp_async_commit();
     arch::cp_async_wait<0>();
   } else if constexpr (OnChip) {
     T *weights = reinterpret_cast<T *>(shared);
     for (int e = threadIdx.x; e < Shared::kRows * Hidden;
          e += kRecurrenceThreads) {
-      const T *row = global_row(e / Hidden);
-      weights[e] = row ? row[e % Hidden] : from_float<T>(0.0f);
+      const T *from = row(e / Hidden);
+      weights[e] = from ? from[e % Hidden] : from_float<T>(0.0f);
     }
   }
+}
 
-  for (int s = 0; s < p.steps; ++s) {
-    const float *h_prev = layout.hidden(d, s & 1);
-    float *h_next = layout.hidden(d, (s + 1) & 1);
-    float *cell = layout.cell(d);
-    for (int b0 = 0; b0 < p.batch; b0 += Shared::kBatch) {
-      // Other blocks wrote h_prev: read it from L2, never a stale L1 line,
-      // four states a load where rows allow.
-      auto stage = [&](int i, int k, float h) {
-        if constexpr (Shared::kTensor)
-          typename Shared::StateTile{reinterpret_cast<T *>(
-              shared + Shared::kWeightBytes)}(i, k) = from_float<T>(h);
-        else if (k < Hidden)
-          reinterpret_cast<float *>(shared +
-                                    Shared::kWeightBytes)[i * Hidden + k] = h;
-      };
-      constexpr int kVector = Hidden % 4 == 0 ? 4 : 1;
-      constexpr int kGroups = Shared::kDepth / kVector;
-      for (int e = threadIdx.x; e < Shared::kBatch * kGroups;
-           e += kRecurrenceThreads) {
-        const int i = e / kGroups, k = e % kGroups * kVector;
-        const int b = b0 + i;
-        const bool inside = b < p.batch && k < Hidden;
-        const float *from = h_prev + static_cast<long long>(b) * Hidden + k;
-        if constexpr (kVector == 4) {
-          const float4 h = inside
-                               ? __ldcg(reinterpret_cast<const float4 *>(from))
-                               : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-          stage(i, k, h.x);
-          stage(i, k + 1, h.y);
-          stage(i, k + 2, h.z);
-          stage(i, k + 3, h.w);
-        } else {
-          stage(i, k, inside ? __ldcg(from) : 0.0f);
-        }
+/// Step s of the block's units: gate rows × the previous hidden state, the
+/// cell update, the new hidden state and the step's outputs. Reads one
+/// hidden buffer and writes the other; the caller orders steps (a grid
+/// barrier, or one launch a step).
+template <typename T, int Hidden, int Units, bool OnChip>
+__device__ void step(const RecurrenceParams<T> &p, unsigned char *shared,
+                     const BlockUnits<T, Hidden, Units> &own, int s) {
+  using Shared = RecurrenceShared<T, Hidden, Units, OnChip>;
+  constexpr int kGates = 4 * Hidden;
+  float *sums = reinterpret_cast<float *>(shared + Shared::kSumsAt);
+  const int d = own.d, j0 = own.j0, units = own.units;
+  const StateLayout layout{p.state, p.batch, Hidden};
+  const float *h_prev = layout.hidden(d, s & 1);
+  float *h_next = layout.hidden(d, (s + 1) & 1);
+  float *cell = layout.cell(d);
+  for (int b0 = 0; b0 < p.batch; b0 += Shared::kBatch) {
+    // Other blocks wrote h_prev: read it from L2, never a stale L1 line,
+    // four states a load where rows allow.
+    auto stage = [&](int i, int k, float h) {
+      if constexpr (Shared::kTensor)
+        typename Shared::StateTile{reinterpret_cast<T *>(
+            shared + Shared::kWeightBytes)}(i, k) = from_float<T>(h);
+      else if (k < Hidden)
+        reinterpret_cast<float *>(shared +
+                                  Shared::kWeightBytes)[i * Hidden + k] = h;
+    };
+    constexpr int kVector = Hidden % 4 == 0 ? 4 : 1;
+    constexpr int kGroups = Shared::kDepth / kVector;
+    for (int e = threadIdx.x; e < Shared::kBatch * kGroups;
+         e += kRecurrenceThreads) {
+      const int i = e / kGroups, k = e % kGroups * kVector;
+      const int b = b0 + i;
+      const bool inside = b < p.batch && k < Hidden;
+      const float *from = h_prev + static_cast<long long>(b) * Hidden + k;
+      if constexpr (kVector == 4) {
+        const float4 h = inside ? __ldcg(reinterpret_cast<const float4 *>(from))
+                                : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        stage(i, k, h.x);
+        stage(i, k + 1, h.y);
+        stage(i, k + 2, h.z);
+        stage(i, k + 3, h.w);
+      } else {
+        stage(i, k, inside ? __ldcg(from) : 0.0f);
       }
-      __syncthreads();
-      gate_products<T, Hidden, Units, OnChip>(shared, sums, units, global_row);
-      __syncthreads();
-      for (int e = threadIdx.x; e < Units * Shared::kBatch;
-           e += kRecurrenceThreads) {
-        const int u = e / Shared::kBatch, i = e % Shared::kBatch;
-        const int b = b0 + i, j = j0 + u;
-        if (u >= units || b >= p.batch)
-          continue;
-        int length = p.lengths ? p.lengths[b] : p.steps;
-        length = length < 0 ? 0 : length > p.steps ? p.steps : length;
-        const long long at = static_cast<long long>(b) * Hidden + j;
-        if (s >= length) { // past the entry's end: state kept, output 0
-          h_next[at] = __ldcg(h_prev + at);
-          p.out[p.out_at.offset(s, b) + d * Hidden + j] = from_float<T>(0.0f);
-          continue;
-        }
-        const int t = d == 0 ? s : length - 1 - s;
-        const float *projected =
-            p.gates +
-            ((static_cast<long long>(d) * p.steps + t) * p.batch + b) * kGates;
-        auto gate = [&](int q) {
-          float sum = projected[q * Hidden + j];
+    }
+    __syncthreads();
+    // On chip, rows of Hidden elements from the 16-byte aligned base.
+    gate_products<T, Hidden, Units, OnChip>(
+        shared, sums, units, [&](int r) { return own.row(r); },
+        OnChip || own.aligned);
+    __syncthreads();
+    for (int e = threadIdx.x; e < Units * Shared::kBatch;
+         e += kRecurrenceThreads) {
+      const int u = e / Shared::kBatch, i = e % Shared::kBatch;
+      const int b = b0 + i, j = j0 + u;
+      if (u >= units || b >= p.batch)
+        continue;
+      int length = p.lengths ? p.lengths[b] : p.steps;
+      length = length < 0 ? 0 : length > p.steps ? p.steps : length;
+      const long long at = static_cast<long long>(b) * Hidden + j;
+      if (s >= length) { // past the entry's end: state kept, output 0
+        h_next[at] = __ldcg(h_prev + at);
+        p.out[p.out_at.offset(s, b) + d * Hidden + j] = from_float<T>(0.0f);
+        continue;
+      }
+      const int t = d == 0 ? s : length - 1 - s;
+      const float *projected =
+          p.gates +
+          ((static_cast<long long>(d) * p.steps + t) * p.batch + b) * kGates;
+      auto gate = [&](int q) {
+        float sum = projected[q * Hidden + j];
 #pragma unroll
-          for (int slice = 0; slice < Shared::kSlices; ++slice)
-            sum += sums[(slice * Shared::kRowsPadded + q * Units + u) *
-                            Shared::kBatch +
-                        i];
-          return sum;
-        };
-        const float in = sigmoid(gate(0)), forget = sigmoid(gate(1)),
-                    candidate = tanhf(gate(2)), out = sigmoid(gate(3));
-        const float c = forget * cell[at] + in * candidate;
-        const float h = out * tanhf(c);
-        cell[at] = c;
-        h_next[at] = h;
-        p.out[p.out_at.offset(t, b) + d * Hidden + j] = from_float<T>(h);
-      }
-      __syncthreads();
+        for (int slice = 0; slice < Shared::kSlices; ++slice)
+          sum += sums[(slice * Shared::kRowsPadded + q * Units + u) *
+                          Shared::kBatch +
+                      i];
+        return sum;
+      };
+      const float in = sigmoid(gate(0)), forget = sigmoid(gate(1)),
+                  candidate = tanhf(gate(2)), out = sigmoid(gate(3));
+      const float c = forget * cell[at] + in * candidate;
+      const float h = out * tanhf(c);
+      cell[at] = c;
+      h_next[at] = h;
+      p.out[p.out_at.offset(t, b) + d * Hidden + j] = from_float<T>(h);
     }
-    arch::grid_sync(layout.barrier(Directions));
+    __syncthreads();
   }
+}
 
-  const int n = p.layer * Directions + d;
-  const float *h_last = layout.hidden(d, p.steps & 1);
-  for (long long e = threadIdx.x; e < static_cast<long long>(units) * p.batch;
+/// After the last step: the block's units of h_n and c_n (written by this
+/// block, so no barrier is needed before).
+template <typename T, int Hidden, int Directions, int Units>
+__device__ __forceinline__ void
+store_final_states(const RecurrenceParams<T> &p,
+                   const BlockUnits<T, Hidden, Units> &own) {
+  const StateLayout layout{p.state, p.batch, Hidden};
+  const int n = p.layer * Directions + own.d;
+  const float *h_last = layout.hidden(own.d, p.steps & 1);
+  const float *cell = layout.cell(own.d);
+  for (long long e = threadIdx.x;
+       e < static_cast<long long>(own.units) * p.batch;
        e += kRecurrenceThreads) {
-    const int b = static_cast<int>(e / units),
-              j = j0 + static_cast<int>(e % units);
+    const int b = static_cast<int>(e / own.units),
+              j = own.j0 + static_cast<int>(e % own.units);
     const long long at = static_cast<long long>(b) * Hidden + j;
     if (p.h_n)
       p.h_n[p.h_n_at.offset(n, b) + j] = from_float<T>(__ldcg(h_last + at));
     if (p.c_n)
-      p.c_n[p.c_n_at.offset(n, b) + j] = from_float<T>(layout.cell(d)[at]);
+      p.c_n[p.c_n_at.offset(n, b) + j] = from_float<T>(__ldcg(cell + at));
   }
+}
+
+/// The whole layer on a cooperative grid, a grid barrier between steps.
+template <typename T, int Hidden, int Directions, int Units, bool OnChip>
+__device__ void recur(const RecurrenceParams<T> &p) {
+  RUDNN_DYNAMIC_SHARED(unsigned char, shared);
+  const BlockUnits<T, Hidden, Units> own(p);
+  load_weights<T, Hidden, Units, OnChip>(shared, own);
+  const StateLayout layout{p.state, p.batch, Hidden};
+  for (int s = 0; s < p.steps; ++s) {
+    step<T, Hidden, Units, OnChip>(p, shared, own, s);
+    arch::grid_sync(layout.barrier(Directions));
+  }
+  store_final_states<T, Hidden, Directions, Units>(p, own);
+}
+
+/// Step s alone: the plan launches it for s = 0 … T − 1 in order, W_hh read
+/// from L2 each time.
+template <typename T, int Hidden, int Directions, int Units>
+__device__ void recur_step(const RecurrenceParams<T> &p, int s) {
+  RUDNN_DYNAMIC_SHARED(unsigned char, shared);
+  const BlockUnits<T, Hidden, Units> own(p);
+  step<T, Hidden, Units, false>(p, shared, own, s);
+  if (s == p.steps - 1)
+    store_final_states<T, Hidden, Directions, Units>(p, own);
 }
 
 } // namespace lstm
