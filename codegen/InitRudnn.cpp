@@ -1,7 +1,7 @@
 //===- InitRudnn.cpp - Register rudnn's dialects and passes ---------------===//
 
 #include "codegen/InitRudnn.h"
-#include "codegen/Emit/AttentionPrimitives.h"
+#include "codegen/Emit/Primitives.h"
 #include "codegen/Emit/KdaPrimitives.h"
 #include "codegen/Transforms/Passes.h"
 #include "dialects/IR/RudnnDialect.h"
@@ -16,6 +16,7 @@ void mlir::rudnn::registerRudnnDialects(DialectRegistry &registry) {
   ::rudnn::codegen::registerAttentionPrimitives(registry);
   ::rudnn::codegen::registerKvCachePrimitives(registry);
   ::rudnn::codegen::registerLstmPrimitives(registry);
+  ::rudnn::codegen::registerNormPrimitives(registry);
   ::rudnn::codegen::registerAttentionBackwardPrimitives(registry);
   ::rudnn::codegen::registerKdaPrimitives(registry);
 }

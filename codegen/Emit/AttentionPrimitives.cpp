@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/Emit/AttentionPrimitives.h"
+#include "codegen/Emit/Primitives.h"
 #include "codegen/Emit/KernelBuilder.h"
 #include "dialects/IR/ElementTypes.h"
 #include "dialects/IR/RudnnOps.h"

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/Emit/AttentionPrimitives.h"
+#include "codegen/Emit/Primitives.h"
 #include "codegen/Emit/KernelBuilder.h"
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/TargetPolicy.h"

@@ -550,10 +550,18 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
     kernelOp.setCooperative(emitter.launch().cooperative);
   }
 
+  // Sizes the emitter read off its region's values, read off the
+  // function's instead.
+  auto outside = [&](SizeRef extent) {
+    for (DimRef &dim : extent.dims)
+      if (dim.value)
+        dim.value = outer.lookup(dim.value);
+    return extent;
+  };
   Launch launch;
   launch.kernel = entry;
   for (const SizeRef &extent : emitter.launch().grid) {
-    FailureOr<SizeAttr> attr = size(extent);
+    FailureOr<SizeAttr> attr = size(outside(extent));
     if (failed(attr))
       return failure();
     launch.grid.push_back(*attr);
@@ -562,8 +570,8 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
   // name the plan's parameters first).
   const auto &model = emitter.launch();
   if (!repeated && model.memoryBytes.constant && model.flops.constant) {
-    FailureOr<SizeAttr> bytes = size(model.memoryBytes),
-                        flops = size(model.flops);
+    FailureOr<SizeAttr> bytes = size(outside(model.memoryBytes)),
+                        flops = size(outside(model.flops));
     if (failed(bytes) || failed(flops))
       return failure();
     kernelOp.setMemoryBytesAttr(*bytes);

@@ -14,6 +14,7 @@
 #include <cuda_fp16.h>
 
 #include "rudnn/arch/cp_async.cuh"
+#include "rudnn/arch/global.cuh"
 #include "rudnn/arch/grid.cuh"
 #include "rudnn/arch/ldmatrix.cuh"
 #include "rudnn/arch/math.cuh"
@@ -35,6 +36,8 @@
 #include "rudnn/lstm/projection.cuh"
 #include "rudnn/lstm/recurrence.cuh"
 #include "rudnn/math.cuh"
+#include "rudnn/norm/rows.cuh"
+#include "rudnn/norm/welford.cuh"
 #include "rudnn/shared.cuh"
 #include "rudnn/tensor.cuh"
 #include "rudnn/tile/copy.cuh"

@@ -8,6 +8,8 @@
 
 #pragma once
 
+#include "rudnn/arch/global.cuh"
+
 namespace rudnn {
 
 /// Strides, in elements, of a [B, T, H, ...] view's three outer dims.
@@ -55,17 +57,35 @@ __device__ __forceinline__ void load_vector16(const T *from,
     to[i] = to_float(elements[i]);
 }
 
-/// Rounds `from` to T and stores it at `to` (16-byte aligned) in one
-/// 16-byte store.
+/// The bits of a 16-bit float.
+__device__ __forceinline__ unsigned short bits_of(__half x) {
+  return __half_as_ushort(x);
+}
+__device__ __forceinline__ unsigned short bits_of(__nv_bfloat16 x) {
+  return __bfloat16_as_ushort(x);
+}
+
+/// Two values rounded to a 16-bit T, the first in the low half.
+template <typename T>
+__device__ __forceinline__ unsigned pack_pair(float first, float second) {
+  return static_cast<unsigned>(bits_of(from_float<T>(first))) |
+         static_cast<unsigned>(bits_of(from_float<T>(second))) << 16;
+}
+
+/// Rounds `from` to T and stores it at `to` (16-byte aligned, in global
+/// memory) in one 16-byte store.
 template <typename T>
 __device__ __forceinline__ void
 store_vector16(T *to, const float (&from)[16 / sizeof(T)]) {
   uint4 raw;
-  T *elements = reinterpret_cast<T *>(&raw);
-#pragma unroll
-  for (int i = 0; i < Vector16<T>::kCount; ++i)
-    elements[i] = from_float<T>(from[i]);
-  *reinterpret_cast<uint4 *>(to) = raw;
+  if constexpr (sizeof(T) == 4)
+    raw = make_uint4(__float_as_uint(from[0]), __float_as_uint(from[1]),
+                     __float_as_uint(from[2]), __float_as_uint(from[3]));
+  else
+    raw = make_uint4(
+        pack_pair<T>(from[0], from[1]), pack_pair<T>(from[2], from[3]),
+        pack_pair<T>(from[4], from[5]), pack_pair<T>(from[6], from[7]));
+  arch::store_global16(to, raw);
 }
 
 /// Whether rows `stride` elements apart from `base` all start on 16 bytes.

@@ -16,6 +16,7 @@ include "dialects/IR/RudnnAttentionOps.td"
 include "dialects/IR/RudnnChunkOps.td"
 include "dialects/IR/RudnnKvCacheOps.td"
 include "dialects/IR/RudnnLstmOps.td"
+include "dialects/IR/RudnnNormOps.td"
 include "dialects/IR/RudnnPlanOps.td"
 
 // Element types and ranks are checked by the verifiers, whose diagnostics name

@@ -380,3 +380,25 @@ std::optional<LstmRecurrencePolicy> mlir::rudnn::chooseLstmRecurrence(
                                     onChip + ")");
   return policy;
 }
+
+mlir::rudnn::NormForm mlir::rudnn::chooseNormForm(int64_t features) {
+  NormForm form;
+  const std::string row = "rows of " + std::to_string(features);
+  if (features <= kNormWarpRowMax) {
+    form.threads = 32;
+    form.rowsPerBlock = 4;
+    form.reason = row + ": a warp a row, 4 rows a block, the row in registers";
+  } else if (features <= 1024 * kNormMaxHeld) {
+    form.threads = std::min<int64_t>(1024, roundUp((features + 15) / 16, 32));
+    form.reason = row + ": a block of " + std::to_string(form.threads) +
+                  " threads a row, the row in registers";
+  } else {
+    form.threads = kNormSplitThreads;
+    form.chunk = kNormSplitThreads * kNormMaxHeld;
+    form.reason = row + ": split into " +
+                  std::to_string((features + form.chunk - 1) / form.chunk) +
+                  " chunks of " + std::to_string(form.chunk) +
+                  ", a block each; their moments merged by every chunk";
+  }
+  return form;
+}

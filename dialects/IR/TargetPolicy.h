@@ -254,6 +254,27 @@ chooseLstmRecurrence(int64_t hidden, int64_t directions, int64_t elementBytes,
                      std::optional<bool> weightsOnChip = std::nullopt,
                      std::optional<bool> perStep = std::nullopt);
 
+/// Elements of a row each thread of a normalisation holds in registers, at
+/// most.
+inline constexpr int64_t kNormMaxHeld = 32;
+/// Threads of a normalisation's split-row block, and the longest row a warp
+/// holds (32 lanes × kNormMaxHeld).
+inline constexpr int64_t kNormSplitThreads = 256;
+inline constexpr int64_t kNormWarpRowMax = 32 * kNormMaxHeld;
+
+/// How a normalisation lays rows of C elements over threads.
+struct NormForm {
+  int64_t threads = 32;     // threads sharing a row (or a chunk)
+  int64_t rowsPerBlock = 0; // a warp a row: rows a block; else 0
+  int64_t chunk = 0;        // split rows: elements a block takes; else 0
+  std::string reason;
+};
+
+/// A warp a row (4 a block) while 32 lanes hold it; a block a row, about 16
+/// elements a thread, while 1024 threads hold it; beyond, rows split into
+/// chunks of kNormSplitThreads × kNormMaxHeld elements, a block each.
+NormForm chooseNormForm(int64_t features);
+
 } // namespace mlir::rudnn
 
 #endif // RUDNN_CODEGEN_TRANSFORMS_TARGETPOLICY_H

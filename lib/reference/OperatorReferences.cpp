@@ -5,6 +5,7 @@
 #include "lib/reference/KdaReference.h"
 #include "lib/reference/KvCacheReference.h"
 #include "lib/reference/LstmReference.h"
+#include "lib/reference/NormReference.h"
 
 #include "rudnn/errors.h"
 
@@ -255,9 +256,68 @@ NamedValues lstm(const NamedValues &operands,
           {"c_n", {{states, s.batch, s.hiddenSize}, out.cN}}};
 }
 
+/// x [N, C] or [M, N, C]: the statistics take its rows' shape.
+struct NormCall {
+  NormInputs in;
+  std::vector<int64_t> rows, stats;
+  int64_t features;
+};
+
+NormCall normCall(const NamedValues &operands) {
+  const Values &x = operand(operands, "x");
+  NormCall call;
+  call.in.x = x.data;
+  auto optional = [&](const std::string &name) {
+    auto it = operands.find(name);
+    return it == operands.end() ? std::vector<double>() : it->second.data;
+  };
+  call.in.residual = optional("residual");
+  call.in.gamma = optional("gamma");
+  call.in.beta = optional("beta");
+  call.rows = x.shape;
+  call.stats.assign(x.shape.begin(), x.shape.end() - 1);
+  call.features = x.shape.back();
+  return call;
+}
+
+NamedValues moments(const NamedValues &operands,
+                    const std::map<std::string, double> &) {
+  NormCall call = normCall(operands);
+  NormOutputs out = layerNorm(call.in, call.features, 0.0);
+  return {{"mean", {call.stats, out.mean}}, {"var", {call.stats, out.var}}};
+}
+
+NamedValues
+layerNormReference(const NamedValues &operands,
+                   const std::map<std::string, double> &attributes) {
+  NormCall call = normCall(operands);
+  NormOutputs out =
+      layerNorm(call.in, call.features, attribute(attributes, "eps"));
+  return {{"y", {call.rows, out.y}},
+          {"mean", {call.stats, out.mean}},
+          {"rstd", {call.stats, out.rstd}},
+          {"h", {call.rows, out.h}}};
+}
+
+NamedValues rmsNormReference(const NamedValues &operands,
+                             const std::map<std::string, double> &attributes) {
+  NormCall call = normCall(operands);
+  NormOutputs out =
+      rmsNorm(call.in, call.features, attribute(attributes, "eps"));
+  return {{"y", {call.rows, out.y}},
+          {"rstd", {call.stats, out.rstd}},
+          {"h", {call.rows, out.h}}};
+}
+
 } // namespace
 
 OperatorReference rudnn::reference::referenceFor(std::string_view op) {
+  if (op == "rudnn.moments")
+    return moments;
+  if (op == "rudnn.layer_norm")
+    return layerNormReference;
+  if (op == "rudnn.rms_norm")
+    return rmsNormReference;
   if (op == "rudnn.lstm")
     return lstm;
   if (op == "rudnn.kv_cache_attention")

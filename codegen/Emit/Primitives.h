@@ -1,7 +1,7 @@
-//===- AttentionPrimitives.h - The attention primitives ---------*- C++ -*-===//
+//===- Primitives.h - Each family's primitives, registered ------*- C++ -*-===//
 
-#ifndef RUDNN_CODEGEN_EMIT_ATTENTIONPRIMITIVES_H
-#define RUDNN_CODEGEN_EMIT_ATTENTIONPRIMITIVES_H
+#ifndef RUDNN_CODEGEN_EMIT_PRIMITIVES_H
+#define RUDNN_CODEGEN_EMIT_PRIMITIVES_H
 
 #include "mlir/IR/DialectRegistry.h"
 
@@ -19,6 +19,9 @@ void registerKvCachePrimitives(mlir::DialectRegistry &registry);
 /// Attaches it to an LSTM layer's projection and recurrence ops.
 void registerLstmPrimitives(mlir::DialectRegistry &registry);
 
+/// Attaches it to the normalisations' row and partial-moments ops.
+void registerNormPrimitives(mlir::DialectRegistry &registry);
+
 } // namespace rudnn::codegen
 
-#endif // RUDNN_CODEGEN_EMIT_ATTENTIONPRIMITIVES_H
+#endif // RUDNN_CODEGEN_EMIT_PRIMITIVES_H

@@ -1,0 +1,201 @@
+//===- RudnnNormOps.td - Moments, LayerNorm, RMSNorm --------*- tablegen -*-===//
+//
+// Normalisations over the last dim C of x [N, C] or [M, N, C]: the moments
+// (mean and population variance, by Welford and Chan), LayerNorm and
+// RMSNorm, each optionally over h = x + residual (pre-norm blocks), h
+// returned too. C is static; the rows are run-time. Each becomes one
+// kernel (a warp or a block a row, the row in registers), or for very long
+// rows two: every chunk's moments, then their merge and the normalisation.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_NORM_OPS_TD
+#define RUDNN_NORM_OPS_TD
+
+include "dialects/IR/RudnnBase.td"
+include "dialects/IR/RudnnInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+// How rudnn-specialize lays a row over the threads; shared by the
+// operators and their primitives.
+defvar NormFormArguments = (ins
+    OptionalAttr<I64Attr>:$threads,
+    OptionalAttr<I64Attr>:$rows_per_block,
+    OptionalAttr<I64Attr>:$chunk);
+
+def Rudnn_MomentsOp : Rudnn_Op<"moments", [
+    Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
+                                    ["getOperatorContract"]>]> {
+  let summary = "Mean and population variance over the last dim";
+  let description = [{
+    For each row of x `[N, C]` or `[M, N, C]` (f32, f16 or bf16): `mean`
+    and `var` `[N]` (or `[M, N]`) f32, the variance the population's
+    (divided by C), computed in one pass by Welford's update and Chan's
+    merge around a pivot (the row's first element), so data far from zero
+    keeps its variance.
+
+    `rudnn-specialize` chooses `threads` (32: a warp a row, `rows_per_block`
+    rows a block; more: a block a row) and, for rows longer than a block
+    holds, `chunk`, the elements a block summarises (the rows split).
+
+    ```mlir
+    %mean, %var = rudnn.moments %x
+        : (tensor<?x777xf32>) -> (tensor<?xf32>, tensor<?xf32>)
+    ```
+  }];
+  let arguments = !con((ins AnyRankedTensor:$x), NormFormArguments);
+  let results = (outs AnyRankedTensor:$mean, AnyRankedTensor:$var);
+  let assemblyFormat = [{
+    $x (`threads` $threads^)? (`rows_per_block` $rows_per_block^)?
+    (`chunk` $chunk^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_LayerNormOp : Rudnn_Op<"layer_norm", [
+    Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
+                              ["getOperatorContract"]>]> {
+  let summary = "LayerNorm over the last dim, with an optional residual";
+  let description = [{
+    For each row of h = x + `residual` (x alone without it), x `[N, C]` or
+    `[M, N, C]`:
+
+    ```
+    y = (h − mean) · rstd · gamma + beta,  rstd = 1 / sqrt(var + eps)
+    ```
+
+    with the population variance; `gamma` and `beta` `[C]` are optional
+    (1 and 0). Results: `y` (x's type), `mean` and `rstd` `[N]` (or
+    `[M, N]`) f32, and `h` (x's type: the sum a pre-norm block carries on).
+    Moments as `rudnn.moments`; `threads`, `rows_per_block`, `chunk` as
+    there.
+
+    ```mlir
+    %y, %mean, %rstd, %h = rudnn.layer_norm %x gamma %g beta %b eps 1.0e-05
+        : (tensor<?x1000xf32>, tensor<1000xf32>, tensor<1000xf32>)
+        -> (tensor<?x1000xf32>, tensor<?xf32>, tensor<?xf32>,
+            tensor<?x1000xf32>)
+    ```
+  }];
+  let arguments = !con((ins
+    AnyRankedTensor:$x,
+    Optional<AnyRankedTensor>:$residual,
+    Optional<AnyRankedTensor>:$gamma,
+    Optional<AnyRankedTensor>:$beta,
+    DefaultValuedAttr<F32Attr, "1.0e-5f">:$eps), NormFormArguments);
+  let results = (outs AnyRankedTensor:$y, AnyRankedTensor:$mean,
+                      AnyRankedTensor:$rstd, AnyRankedTensor:$h);
+  let assemblyFormat = [{
+    $x (`residual` $residual^)? (`gamma` $gamma^)? (`beta` $beta^)?
+    `eps` $eps (`threads` $threads^)? (`rows_per_block` $rows_per_block^)?
+    (`chunk` $chunk^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_RmsNormOp : Rudnn_Op<"rms_norm", [
+    Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
+                              ["getOperatorContract"]>]> {
+  let summary = "RMSNorm over the last dim, with an optional residual";
+  let description = [{
+    For each row of h = x + `residual` (x alone without it):
+
+    ```
+    y = h · rstd · gamma,  rstd = 1 / sqrt(mean(h²) + eps)
+    ```
+
+    `gamma` `[C]` optional. Results: `y`, `rstd` `[N]` (or `[M, N]`) f32
+    and `h`. `threads`, `rows_per_block`, `chunk` as in `rudnn.moments`.
+
+    ```mlir
+    %y, %rstd, %h = rudnn.rms_norm %x gamma %g eps 1.0e-06
+        : (tensor<?x4096xbf16>, tensor<4096xbf16>)
+        -> (tensor<?x4096xbf16>, tensor<?xf32>, tensor<?x4096xbf16>)
+    ```
+  }];
+  let arguments = !con((ins
+    AnyRankedTensor:$x,
+    Optional<AnyRankedTensor>:$residual,
+    Optional<AnyRankedTensor>:$gamma,
+    DefaultValuedAttr<F32Attr, "1.0e-5f">:$eps), NormFormArguments);
+  let results = (outs AnyRankedTensor:$y, AnyRankedTensor:$rstd,
+                      AnyRankedTensor:$h);
+  let assemblyFormat = [{
+    $x (`residual` $residual^)? (`gamma` $gamma^)? `eps` $eps
+    (`threads` $threads^)? (`rows_per_block` $rows_per_block^)?
+    (`chunk` $chunk^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_NormPartialsOp : Rudnn_Op<"norm_partials", [Pure]> {
+  let summary = "Each chunk's moments of a split row";
+  let description = [{
+    Rows of x (+ `residual`) split into chunks of `chunk` elements, S =
+    ⌈C / chunk⌉ of them (`kind`: "moments", "layer_norm" or "rms_norm"):
+    `partials` `[N, S, 3]` (or `[M, N, S, 3]`) f32
+    holds each chunk's summary of h − pivot (count, mean, M2; the pivot the
+    row's first element), or for `rms_norm` its sum of squares. A block of
+    `threads` a chunk.
+
+    ```mlir
+    %partials = rudnn.norm_partials %x kind "layer_norm" chunk 8192
+        threads 256 : (tensor<?x65536xf32>) -> tensor<?x8x3xf32>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$x,
+    Optional<AnyRankedTensor>:$residual,
+    StrAttr:$kind,
+    I64Attr:$chunk,
+    I64Attr:$threads);
+  let results = (outs AnyRankedTensor:$partials);
+  let assemblyFormat = [{
+    $x (`residual` $residual^)? `kind` $kind `chunk` $chunk `threads` $threads
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_NormRowsOp : Rudnn_Op<"norm_rows", [
+    Pure, AttrSizedOperandSegments]> {
+  let summary = "A normalisation of rows, or its second pass over chunks";
+  let description = [{
+    `kind`'s results for every row of x (+ `residual`): `y` (none for
+    moments: a null result), `mean` (moments and LayerNorm), `second` (the
+    variance for moments, rstd otherwise) and `h`. Without `partials`,
+    `threads` threads share a row (32: a warp a row, `rows_per_block` rows
+    a block) and compute its moments; with them (`rudnn.norm_partials`'s,
+    `chunk` given), each chunk's block merges the row's summaries in one
+    order and normalises its chunk.
+
+    ```mlir
+    %y, %mean, %second, %h = rudnn.norm_rows %x gamma %g kind "layer_norm"
+        eps 1.0e-05 threads 32 rows_per_block 4 : ...
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$x,
+    Optional<AnyRankedTensor>:$residual,
+    Optional<AnyRankedTensor>:$gamma,
+    Optional<AnyRankedTensor>:$beta,
+    Optional<AnyRankedTensor>:$partials,
+    StrAttr:$kind,
+    F32Attr:$eps,
+    I64Attr:$threads,
+    OptionalAttr<I64Attr>:$rows_per_block,
+    OptionalAttr<I64Attr>:$chunk);
+  let results = (outs AnyRankedTensor:$y, AnyRankedTensor:$mean,
+                      AnyRankedTensor:$second, AnyRankedTensor:$h);
+  let assemblyFormat = [{
+    $x (`residual` $residual^)? (`gamma` $gamma^)? (`beta` $beta^)?
+    (`partials` $partials^)? `kind` $kind `eps` $eps `threads` $threads
+    (`rows_per_block` $rows_per_block^)? (`chunk` $chunk^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // RUDNN_NORM_OPS_TD

@@ -1,0 +1,34 @@
+//===- NormReference.h - Float64 moments, LayerNorm and RMSNorm -*- C++ -*-===//
+//
+// The definitions, computed in float64 with the two-pass variance, rows of
+// `features` elements one after another.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_LIB_REFERENCE_NORMREFERENCE_H
+#define RUDNN_LIB_REFERENCE_NORMREFERENCE_H
+
+#include <cstdint>
+#include <vector>
+
+namespace rudnn::reference {
+
+struct NormInputs {
+  std::vector<double> x;
+  std::vector<double> residual, gamma, beta; // empty: none
+};
+
+struct NormOutputs {
+  std::vector<double> y, mean, var, rstd, h; // per row: mean, var, rstd
+};
+
+/// h = x + residual; mean and population variance of each row of h;
+/// LayerNorm y = (h − mean) / sqrt(var + eps) · gamma + beta.
+NormOutputs layerNorm(const NormInputs &in, int64_t features, double eps);
+
+/// h = x + residual; rstd = 1 / sqrt(mean(h²) + eps); y = h · rstd · gamma.
+NormOutputs rmsNorm(const NormInputs &in, int64_t features, double eps);
+
+} // namespace rudnn::reference
+
+#endif // RUDNN_LIB_REFERENCE_NORMREFERENCE_H
