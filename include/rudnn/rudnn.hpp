@@ -6,6 +6,7 @@
 #include "rudnn/attention.h"
 #include "rudnn/kv_cache.h"
 #include "rudnn/lstm.h"
+#include "rudnn/norm.h"
 #include "rudnn/context.h"
 #include "rudnn/errors.h"
 #include "rudnn/kda.h"
