@@ -202,8 +202,10 @@ struct RowsModel : PrimitiveOpInterface::ExternalModel<RowsModel, NormRowsOp> {
     }
     builder.launch().grid[1] = outerGrid(x);
     builder.launch().grid[2] = SizeRef{1, {}};
-    // Reads x (and a residual), writes y: two passes over the row at least.
-    model(builder, x, moments ? 1 : 2, 8);
+    // Reads x (and a residual), writes y: h, when asked, adds a pass; split
+    // moments read their partials alone.
+    const int64_t reads = 1 + (rows.getResidual() ? 1 : 0);
+    model(builder, x, moments ? (chunk ? 0 : reads) : reads + 1, 8);
     return success();
   }
 };
@@ -249,7 +251,7 @@ struct PartialsModel
         SizeRef{(k.features + chunk - 1) / chunk, {rowDims(x).back()}};
     builder.launch().grid[1] = outerGrid(x);
     builder.launch().grid[2] = SizeRef{1, {}};
-    model(builder, x, 1, 4);
+    model(builder, x, partials.getResidual() ? 2 : 1, 4);
     return success();
   }
 };
