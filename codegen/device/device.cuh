@@ -36,6 +36,7 @@
 #include "rudnn/lstm/projection.cuh"
 #include "rudnn/lstm/recurrence.cuh"
 #include "rudnn/math.cuh"
+#include "rudnn/norm/backward.cuh"
 #include "rudnn/norm/rows.cuh"
 #include "rudnn/norm/welford.cuh"
 #include "rudnn/shared.cuh"

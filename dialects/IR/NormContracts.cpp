@@ -91,7 +91,68 @@ OperatorContract build(NormOperator op, bool outerRows) {
   return c;
 }
 
+OperatorContract buildBackward(NormOperator op, bool outerRows) {
+  OperatorContract c;
+  const bool layer = op == NormOperator::LayerNorm;
+  const std::string_view rows = outerRows ? "MNC" : "NC",
+                         stats = outerRows ? "MN" : "N",
+                         forward =
+                             layer ? "rudnn.layer_norm" : "rudnn.rms_norm";
+  c.op = layer ? "rudnn.layer_norm_backward" : "rudnn.rms_norm_backward";
+  c.summary = layer ? "LayerNorm's gradients from the saved mean and rstd"
+                    : "RMSNorm's gradients from the saved rstd";
+  c.dims = {{'N', "dim", "rows"},
+            {'C', "features", "the normalised dim", true, 1, kNormMaxFeatures}};
+  if (outerRows)
+    c.dims.insert(c.dims.begin(),
+                  {'M', "dim", "outer rows", false, 1, kNormMaxOuterRows});
+  auto likeX = [&](std::string_view name, std::string_view layout,
+                   std::string_view doc) {
+    return withElementsOf(contractTensor(name, layout, ElementRule::Float, doc),
+                          "x");
+  };
+  auto saved = [&](std::string_view name, std::string_view doc) {
+    TensorContract t = contractTensor(name, stats, ElementRule::F32, doc);
+    t.packing = Packing::Dense;
+    t.resultOf = forward;
+    return t;
+  };
+  TensorContract gamma =
+      likeX("gamma", "C", "the forward's scale (1 if absent)");
+  gamma.packing = Packing::Dense;
+  gamma.optional = true;
+  c.operands = {likeX("dy", rows, "the gradient of y"),
+                contractTensor("x", rows, ElementRule::Float,
+                               "the rows the forward normalised (h with a "
+                               "residual)")};
+  if (layer)
+    c.operands.push_back(saved("mean", "the forward's mean of each row"));
+  c.operands.push_back(saved("rstd", "the forward's rstd of each row"));
+  c.operands.push_back(gamma);
+  auto column = [&](std::string_view name, std::string_view doc) {
+    TensorContract t = likeX(name, "C", doc);
+    t.packing = Packing::Dense;
+    t.optional = true;
+    return t;
+  };
+  c.results = {likeX("dx", rows, "the gradient of x (and of the residual)"),
+               column("dgamma", "Σ over the rows of dy·x̂, deterministic")};
+  if (layer)
+    c.results.push_back(column("dbeta", "Σ over the rows of dy"));
+  return c;
+}
+
 } // namespace
+
+const OperatorContract &rudnn::normBackwardContract(NormOperator op,
+                                                    bool outerRows) {
+  static const OperatorContract contracts[2][2] = {
+      {buildBackward(NormOperator::LayerNorm, false),
+       buildBackward(NormOperator::LayerNorm, true)},
+      {buildBackward(NormOperator::RmsNorm, false),
+       buildBackward(NormOperator::RmsNorm, true)}};
+  return contracts[op == NormOperator::RmsNorm][outerRows ? 1 : 0];
+}
 
 const OperatorContract &rudnn::normContract(NormOperator op, bool outerRows) {
   static const OperatorContract contracts[3][2] = {

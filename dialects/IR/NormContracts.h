@@ -27,6 +27,11 @@ std::optional<NormOperator> normKindNamed(std::string_view name);
 /// rstd, h).
 const OperatorContract &normContract(NormOperator op, bool outerRows);
 
+/// The backward of LayerNorm or RMSNorm over x [N, C] ([M, N, C]):
+/// rudnn.layer_norm_backward (dy, x, mean, rstd, gamma -> dx, dgamma,
+/// dbeta), rudnn.rms_norm_backward (dy, x, rstd, gamma -> dx, dgamma).
+const OperatorContract &normBackwardContract(NormOperator op, bool outerRows);
+
 } // namespace rudnn
 
 #endif // RUDNN_DIALECTS_IR_NORMCONTRACTS_H

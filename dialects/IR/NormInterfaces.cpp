@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/IR/NormContracts.h"
+#include "dialects/IR/NormRules.h"
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/ShapeChecker.h"
 #include "dialects/IR/TargetPolicy.h"
@@ -17,6 +18,63 @@
 using namespace mlir;
 using namespace mlir::rudnn;
 using ::rudnn::NormOperator;
+using namespace mlir::rudnn::norm;
+
+namespace mlir::rudnn::norm {
+
+bool hasOuterRows(Value x) {
+  return cast<RankedTensorType>(x.getType()).getRank() == 3;
+}
+
+int64_t featuresOf(Value x) {
+  return cast<RankedTensorType>(x.getType()).getShape().back();
+}
+
+StringRef statsLayout(Value x) { return hasOuterRows(x) ? "MN" : "N"; }
+StringRef rowsLayout(Value x) { return hasOuterRows(x) ? "MNC" : "NC"; }
+
+LogicalResult checkRank(Operation *op, Value x) {
+  const int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  if (rank != 2 && rank != 3)
+    return op->emitOpError()
+           << "'x' must be [N, C] or [M, N, C], got rank " << rank;
+  return success();
+}
+
+LogicalResult checkEps(Operation *op, float eps) {
+  if (!(eps >= 0.0f) || !std::isfinite(eps))
+    return op->emitOpError()
+           << "'eps' must be finite and not negative, got " << eps;
+  return success();
+}
+
+/// `threads` a power of two from 32 to 1024; rows a block for warps only;
+/// a chunk a multiple of the threads.
+LogicalResult checkForm(Operation *op, int64_t features,
+                        std::optional<uint64_t> threads,
+                        std::optional<uint64_t> rowsPerBlock,
+                        std::optional<uint64_t> chunk) {
+  if (threads && (*threads < 32 || *threads > 1024 || *threads % 32 != 0))
+    return op->emitOpError() << "'threads' must be a multiple of 32 up to "
+                                "1024, got "
+                             << *threads;
+  if (rowsPerBlock &&
+      (*rowsPerBlock < 1 || *rowsPerBlock > 32 || (threads && *threads != 32)))
+    return op->emitOpError() << "'rows_per_block' is for a warp a row "
+                                "(threads 32), 1 to 32 rows";
+  if (chunk && (!threads || *chunk < *threads || *chunk % *threads != 0 ||
+                *chunk / *threads > uint64_t(kNormMaxHeld)))
+    return op->emitOpError()
+           << "'chunk' must be 1 to " << kNormMaxHeld
+           << " times 'threads' (elements a thread holds), got " << *chunk;
+  if (threads && !chunk && features > int64_t(*threads) * kNormMaxHeld)
+    return op->emitOpError() << "rows of " << features << " do not fit "
+                             << *threads << " threads (" << kNormMaxHeld
+                             << " elements each): split them with 'chunk'";
+  return success();
+}
+
+} // namespace mlir::rudnn::norm
 
 namespace {
 
@@ -63,59 +121,6 @@ NormCall callOf(RmsNormOp op) {
   c.second = op.getRstd();
   c.h = op.getH();
   return c;
-}
-
-bool hasOuterRows(Value x) {
-  return cast<RankedTensorType>(x.getType()).getRank() == 3;
-}
-
-int64_t featuresOf(Value x) {
-  return cast<RankedTensorType>(x.getType()).getShape().back();
-}
-
-/// The statistics' layout letters for x's rank.
-StringRef statsLayout(Value x) { return hasOuterRows(x) ? "MN" : "N"; }
-StringRef rowsLayout(Value x) { return hasOuterRows(x) ? "MNC" : "NC"; }
-
-LogicalResult checkRank(Operation *op, Value x) {
-  const int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  if (rank != 2 && rank != 3)
-    return op->emitOpError()
-           << "'x' must be [N, C] or [M, N, C], got rank " << rank;
-  return success();
-}
-
-LogicalResult checkEps(Operation *op, float eps) {
-  if (!(eps >= 0.0f) || !std::isfinite(eps))
-    return op->emitOpError()
-           << "'eps' must be finite and not negative, got " << eps;
-  return success();
-}
-
-/// `threads` a power of two from 32 to 1024; rows a block for warps only;
-/// a chunk a multiple of the threads.
-LogicalResult checkForm(Operation *op, int64_t features,
-                        std::optional<uint64_t> threads,
-                        std::optional<uint64_t> rowsPerBlock,
-                        std::optional<uint64_t> chunk) {
-  if (threads && (*threads < 32 || *threads > 1024 || *threads % 32 != 0))
-    return op->emitOpError() << "'threads' must be a multiple of 32 up to "
-                                "1024, got "
-                             << *threads;
-  if (rowsPerBlock &&
-      (*rowsPerBlock < 1 || *rowsPerBlock > 32 || (threads && *threads != 32)))
-    return op->emitOpError() << "'rows_per_block' is for a warp a row "
-                                "(threads 32), 1 to 32 rows";
-  if (chunk && (!threads || *chunk < *threads || *chunk % *threads != 0 ||
-                *chunk / *threads > uint64_t(kNormMaxHeld)))
-    return op->emitOpError()
-           << "'chunk' must be 1 to " << kNormMaxHeld
-           << " times 'threads' (elements a thread holds), got " << *chunk;
-  if (threads && !chunk && features > int64_t(*threads) * kNormMaxHeld)
-    return op->emitOpError() << "rows of " << features << " do not fit "
-                             << *threads << " threads (" << kNormMaxHeld
-                             << " elements each): split them with 'chunk'";
-  return success();
 }
 
 template <typename Op> LogicalResult verifyNorm(Op op) {

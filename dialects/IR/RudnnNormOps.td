@@ -198,4 +198,163 @@ def Rudnn_NormRowsOp : Rudnn_Op<"norm_rows", [
   let hasVerifier = 1;
 }
 
+// The backward's form: the forward's, and the blocks that walk the rows.
+defvar NormBackwardFormArguments = !con(NormFormArguments,
+    (ins OptionalAttr<I64Attr>:$blocks));
+
+def Rudnn_LayerNormBackwardOp : Rudnn_Op<"layer_norm_backward", [
+    Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
+                                    ["getOperatorContract"]>]> {
+  let summary = "LayerNorm's gradients from the saved mean and rstd";
+  let description = [{
+    With x̂ = (x − mean)·rstd and g = dy·gamma, over each row of x (the
+    rows the forward normalised: h when it added a residual, whose
+    gradient is then dx too):
+
+    ```
+    dx = rstd · (g − mean(g) − x̂ · mean(g·x̂)),  dgamma = Σ dy·x̂,  dbeta = Σ dy
+    ```
+
+    dy and x `[N, C]` or `[M, N, C]`, `mean` and `rstd` `[N]` (`[M, N]`)
+    f32, `gamma` `[C]` optional. The column sums are deterministic: each
+    of `blocks` blocks sums its rows' terms, then the blocks' sums are
+    added in a fixed order (no atomics). `threads`, `rows_per_block`,
+    `chunk` as in the forward.
+
+    ```mlir
+    %dx, %dgamma, %dbeta = rudnn.layer_norm_backward %dy, %x, %mean, %rstd
+        gamma %g : (tensor<?x1000xf32>, tensor<?x1000xf32>, tensor<?xf32>,
+                    tensor<?xf32>, tensor<1000xf32>)
+        -> (tensor<?x1000xf32>, tensor<1000xf32>, tensor<1000xf32>)
+    ```
+  }];
+  let arguments = !con((ins
+    AnyRankedTensor:$dy,
+    AnyRankedTensor:$x,
+    AnyRankedTensor:$mean,
+    AnyRankedTensor:$rstd,
+    Optional<AnyRankedTensor>:$gamma), NormBackwardFormArguments);
+  let results = (outs AnyRankedTensor:$dx, AnyRankedTensor:$dgamma,
+                      AnyRankedTensor:$dbeta);
+  let assemblyFormat = [{
+    $dy `,` $x `,` $mean `,` $rstd (`gamma` $gamma^)? (`threads` $threads^)?
+    (`rows_per_block` $rows_per_block^)? (`chunk` $chunk^)?
+    (`blocks` $blocks^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_RmsNormBackwardOp : Rudnn_Op<"rms_norm_backward", [
+    Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
+                                    ["getOperatorContract"]>]> {
+  let summary = "RMSNorm's gradients from the saved rstd";
+  let description = [{
+    With x̂ = x·rstd and g = dy·gamma: `dx = rstd · (g − x̂ · mean(g·x̂))`,
+    `dgamma = Σ dy·x̂`, deterministic as in `rudnn.layer_norm_backward`.
+
+    ```mlir
+    %dx, %dgamma = rudnn.rms_norm_backward %dy, %x, %rstd gamma %g : ...
+    ```
+  }];
+  let arguments = !con((ins
+    AnyRankedTensor:$dy,
+    AnyRankedTensor:$x,
+    AnyRankedTensor:$rstd,
+    Optional<AnyRankedTensor>:$gamma), NormBackwardFormArguments);
+  let results = (outs AnyRankedTensor:$dx, AnyRankedTensor:$dgamma);
+  let assemblyFormat = [{
+    $dy `,` $x `,` $rstd (`gamma` $gamma^)? (`threads` $threads^)?
+    (`rows_per_block` $rows_per_block^)? (`chunk` $chunk^)?
+    (`blocks` $blocks^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_NormGradientSumsOp : Rudnn_Op<"norm_gradient_sums", [
+    Pure, AttrSizedOperandSegments]> {
+  let summary = "Each chunk's Σ g and Σ g·x̂ of a split row";
+  let description = [{
+    For rows split into chunks of `chunk` (S = ⌈C / chunk⌉): `sums`
+    `[N, S, 2]` (or `[M, N, S, 2]`) f32, each chunk's Σ dy·gamma and
+    Σ dy·gamma·x̂, which every chunk of the row needs for its dx.
+
+    ```mlir
+    %sums = rudnn.norm_gradient_sums %dy, %x, %rstd mean %mean
+        kind "layer_norm" chunk 8192 threads 256 : ...
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$dy,
+    AnyRankedTensor:$x,
+    AnyRankedTensor:$rstd,
+    Optional<AnyRankedTensor>:$mean,
+    Optional<AnyRankedTensor>:$gamma,
+    StrAttr:$kind,
+    I64Attr:$chunk,
+    I64Attr:$threads);
+  let results = (outs AnyRankedTensor:$sums);
+  let assemblyFormat = [{
+    $dy `,` $x `,` $rstd (`mean` $mean^)? (`gamma` $gamma^)? `kind` $kind
+    `chunk` $chunk `threads` $threads attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_NormGradientRowsOp : Rudnn_Op<"norm_gradient_rows", [
+    Pure, AttrSizedOperandSegments]> {
+  let summary = "dx of every row, and each block's column sums";
+  let description = [{
+    `blocks` blocks walk the rows (`threads` sharing one, `rows_per_block`
+    a block for warps; with `sums`, the chunks of split rows): `dx` as x,
+    and `partials` `[blocks, 2, C]` f32, each block's Σ dy·x̂ and Σ dy of
+    every column.
+
+    ```mlir
+    %dx, %partials = rudnn.norm_gradient_rows %dy, %x, %rstd mean %mean
+        gamma %g kind "layer_norm" threads 32 rows_per_block 8 blocks 264
+        : ...
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$dy,
+    AnyRankedTensor:$x,
+    AnyRankedTensor:$rstd,
+    Optional<AnyRankedTensor>:$mean,
+    Optional<AnyRankedTensor>:$gamma,
+    Optional<AnyRankedTensor>:$sums,
+    StrAttr:$kind,
+    I64Attr:$threads,
+    OptionalAttr<I64Attr>:$rows_per_block,
+    OptionalAttr<I64Attr>:$chunk,
+    I64Attr:$blocks);
+  let results = (outs AnyRankedTensor:$dx, AnyRankedTensor:$partials);
+  let assemblyFormat = [{
+    $dy `,` $x `,` $rstd (`mean` $mean^)? (`gamma` $gamma^)?
+    (`sums` $sums^)? `kind` $kind `threads` $threads
+    (`rows_per_block` $rows_per_block^)? (`chunk` $chunk^)? `blocks` $blocks
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_NormGradientColumnsOp : Rudnn_Op<"norm_gradient_columns", [Pure]> {
+  let summary = "dgamma and dbeta: the blocks' column sums added in order";
+  let description = [{
+    `dgamma[c] = Σ_b partials[b, 0, c]`, `dbeta[c] = Σ_b partials[b, 1, c]`,
+    b in order: the same bits every call.
+
+    ```mlir
+    %dgamma, %dbeta = rudnn.norm_gradient_columns %partials
+        : (tensor<264x2x1000xf32>) -> (tensor<1000xf32>, tensor<1000xf32>)
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$partials);
+  let results = (outs AnyRankedTensor:$dgamma, AnyRankedTensor:$dbeta);
+  let assemblyFormat = [{
+    $partials attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // RUDNN_NORM_OPS_TD

@@ -270,10 +270,19 @@ struct NormForm {
   std::string reason;
 };
 
-/// A warp a row (4 a block) while 32 lanes hold it; a block a row, about 16
-/// elements a thread, while 1024 threads hold it; beyond, rows split into
-/// chunks of kNormSplitThreads × kNormMaxHeld elements, a block each.
-NormForm chooseNormForm(int64_t features);
+/// A warp a row (4 a block) while 32 lanes hold it, `held` elements each;
+/// a block a row, about held / 2 elements a thread, while 1024 threads hold
+/// it; beyond, rows split into chunks of kNormSplitThreads × `held`
+/// elements, a block each. (A backward holds three values an element and
+/// asks for half.)
+NormForm chooseNormForm(int64_t features, int64_t held = kNormMaxHeld);
+
+/// The blocks that walk a normalisation backward's rows, each leaving one
+/// partial row of column sums: four an SM for rows held whole (enough warps
+/// to keep the memory busy, few partial rows); for split rows, a multiple
+/// of the chunks, about two blocks an SM.
+int64_t normBackwardBlocks(const NormForm &form, int64_t features,
+                           int64_t smCount);
 
 } // namespace mlir::rudnn
 

@@ -67,3 +67,35 @@ NormOutputs rudnn::reference::rmsNorm(const NormInputs &in, int64_t features,
   }
   return out;
 }
+
+NormGradients rudnn::reference::normBackward(const std::vector<double> &dy,
+                                             const std::vector<double> &x,
+                                             const std::vector<double> &mean,
+                                             const std::vector<double> &rstd,
+                                             const std::vector<double> &gamma,
+                                             int64_t features) {
+  NormGradients out;
+  const int64_t rows = features ? int64_t(x.size()) / features : 0;
+  out.dx.resize(x.size());
+  out.dgamma.assign(features, 0.0);
+  out.dbeta.assign(features, 0.0);
+  std::vector<double> xhat(features), g(features);
+  for (int64_t r = 0; r < rows; ++r) {
+    const double centre = mean.empty() ? 0.0 : mean[r];
+    double sumG = 0.0, sumGX = 0.0;
+    for (int64_t c = 0; c < features; ++c) {
+      const int64_t i = r * features + c;
+      xhat[c] = (x[i] - centre) * rstd[r];
+      g[c] = dy[i] * (gamma.empty() ? 1.0 : gamma[c]);
+      sumG += g[c];
+      sumGX += g[c] * xhat[c];
+      out.dgamma[c] += dy[i] * xhat[c];
+      out.dbeta[c] += dy[i];
+    }
+    const double meanG = mean.empty() ? 0.0 : sumG / double(features),
+                 meanGX = sumGX / double(features);
+    for (int64_t c = 0; c < features; ++c)
+      out.dx[r * features + c] = rstd[r] * (g[c] - meanG - xhat[c] * meanGX);
+  }
+  return out;
+}

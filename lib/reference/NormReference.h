@@ -29,6 +29,20 @@ NormOutputs layerNorm(const NormInputs &in, int64_t features, double eps);
 /// h = x + residual; rstd = 1 / sqrt(mean(h²) + eps); y = h · rstd · gamma.
 NormOutputs rmsNorm(const NormInputs &in, int64_t features, double eps);
 
+struct NormGradients {
+  std::vector<double> dx, dgamma, dbeta;
+};
+
+/// The analytic gradients at x from the saved statistics (mean empty for
+/// RMSNorm, gamma empty for ones): x̂ = (x − mean)·rstd, g = dy·gamma,
+/// dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) (no mean(g) for RMSNorm),
+/// dgamma = Σ dy·x̂, dbeta = Σ dy.
+NormGradients normBackward(const std::vector<double> &dy,
+                           const std::vector<double> &x,
+                           const std::vector<double> &mean,
+                           const std::vector<double> &rstd,
+                           const std::vector<double> &gamma, int64_t features);
+
 } // namespace rudnn::reference
 
 #endif // RUDNN_LIB_REFERENCE_NORMREFERENCE_H

@@ -292,7 +292,7 @@ layerNormReference(const NamedValues &operands,
                    const std::map<std::string, double> &attributes) {
   NormCall call = normCall(operands);
   NormOutputs out =
-      layerNorm(call.in, call.features, attribute(attributes, "eps"));
+      layerNorm(call.in, call.features, attributeOr(attributes, "eps", 1e-5));
   return {{"y", {call.rows, out.y}},
           {"mean", {call.stats, out.mean}},
           {"rstd", {call.stats, out.rstd}},
@@ -303,15 +303,39 @@ NamedValues rmsNormReference(const NamedValues &operands,
                              const std::map<std::string, double> &attributes) {
   NormCall call = normCall(operands);
   NormOutputs out =
-      rmsNorm(call.in, call.features, attribute(attributes, "eps"));
+      rmsNorm(call.in, call.features, attributeOr(attributes, "eps", 1e-5));
   return {{"y", {call.rows, out.y}},
           {"rstd", {call.stats, out.rstd}},
           {"h", {call.rows, out.h}}};
 }
 
+template <bool Layer>
+NamedValues normBackwardReference(const NamedValues &operands,
+                                  const std::map<std::string, double> &) {
+  const Values &x = operand(operands, "x");
+  auto optional = [&](const std::string &name) {
+    auto it = operands.find(name);
+    return it == operands.end() ? std::vector<double>() : it->second.data;
+  };
+  const int64_t features = x.shape.back();
+  NormGradients out = normBackward(
+      operand(operands, "dy").data, x.data,
+      Layer ? operand(operands, "mean").data : std::vector<double>(),
+      operand(operands, "rstd").data, optional("gamma"), features);
+  NamedValues results = {{"dx", {x.shape, out.dx}},
+                         {"dgamma", {{features}, out.dgamma}}};
+  if (Layer)
+    results["dbeta"] = {{features}, out.dbeta};
+  return results;
+}
+
 } // namespace
 
 OperatorReference rudnn::reference::referenceFor(std::string_view op) {
+  if (op == "rudnn.layer_norm_backward")
+    return normBackwardReference<true>;
+  if (op == "rudnn.rms_norm_backward")
+    return normBackwardReference<false>;
   if (op == "rudnn.moments")
     return moments;
   if (op == "rudnn.layer_norm")
