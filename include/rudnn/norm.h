@@ -57,6 +57,37 @@ void rmsNorm(Context &context, const NormInputs &inputs,
 void moments(Context &context, const TensorView &x,
              const MomentsOutputs &outputs, Stream stream = nullptr);
 
+/// The backward's tensors: dy and x as the forward's x (x the rows it
+/// normalised: h = x + residual when it added one, whose gradient is then
+/// dx too), the saved mean (LayerNorm) and rstd, gamma when the forward
+/// had one.
+struct NormBackwardInputs {
+  TensorView dy, x;
+  std::optional<TensorView> mean;
+  TensorView rstd;
+  std::optional<TensorView> gamma;
+};
+
+/// dx as x; dgamma and dbeta [C] (dense, x's dtype), each optional.
+struct NormBackwardOutputs {
+  TensorView dx;
+  std::optional<TensorView> dgamma, dbeta;
+};
+
+/// LayerNorm's gradients with x̂ = (x − mean)·rstd and g = dy·gamma:
+/// dx = rstd·(g − mean(g) − x̂·mean(g·x̂)), dgamma = Σ dy·x̂, dbeta = Σ dy
+/// over the rows, deterministic (the same bits every call: fixed blocks
+/// sum their rows, then the blocks' sums are added in order).
+void layerNormBackward(Context &context, const NormBackwardInputs &inputs,
+                       const NormBackwardOutputs &outputs,
+                       Stream stream = nullptr);
+
+/// RMSNorm's: x̂ = x·rstd, dx = rstd·(g − x̂·mean(g·x̂)), dgamma = Σ dy·x̂;
+/// no mean, no dbeta.
+void rmsNormBackward(Context &context, const NormBackwardInputs &inputs,
+                     const NormBackwardOutputs &outputs,
+                     Stream stream = nullptr);
+
 } // namespace rudnn
 
 #endif // RUDNN_NORM_H

@@ -220,3 +220,130 @@ void rudnn::moments(Context &context, const TensorView &x,
         false, true, true, false, 0.0f},
        operands, results, stream);
 }
+
+namespace {
+
+/// What shapes a backward call's function besides the rows.
+struct BackwardForm {
+  NormOperator op;
+  DType dtype;
+  int64_t features;
+  bool outerRows, gamma, dgamma, dbeta;
+};
+
+/// @norm_backward(dy, x, [mean], rstd, [gamma]) -> (dx, [dgamma], [dbeta]).
+mlir::OwningOpRef<mlir::ModuleOp> backwardModule(mlir::MLIRContext &mlir,
+                                                 const BackwardForm &f) {
+  mlir::OpBuilder b(&mlir);
+  mlir::Location loc = b.getUnknownLoc();
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
+  const int64_t dyn = mlir::ShapedType::kDynamic;
+  mlir::Type element = mlirElementType(b, f.dtype);
+  llvm::SmallVector<int64_t> rowShape = {dyn, f.features}, statShape = {dyn};
+  if (f.outerRows) {
+    rowShape.insert(rowShape.begin(), dyn);
+    statShape.push_back(dyn);
+  }
+  mlir::Type rows = mlir::RankedTensorType::get(rowShape, element),
+             stats = mlir::RankedTensorType::get(statShape, b.getF32Type()),
+             features = mlir::RankedTensorType::get({f.features}, element);
+  const bool layer = f.op == NormOperator::LayerNorm;
+  llvm::SmallVector<mlir::Type> inputs = {rows, rows};
+  if (layer)
+    inputs.push_back(stats);
+  inputs.push_back(stats);
+  if (f.gamma)
+    inputs.push_back(features);
+  llvm::SmallVector<mlir::Type> results = {rows};
+  if (f.dgamma)
+    results.push_back(features);
+  if (f.dbeta)
+    results.push_back(features);
+
+  b.setInsertionPointToEnd(module->getBody());
+  auto func = b.create<mlir::func::FuncOp>(loc, "norm_backward",
+                                           b.getFunctionType(inputs, results));
+  mlir::Block *body = func.addEntryBlock();
+  b.setInsertionPointToEnd(body);
+  auto arg = [&](unsigned i) { return mlir::Value(body->getArgument(i)); };
+  const unsigned rstd = layer ? 3 : 2;
+  mlir::Value gamma = f.gamma ? arg(rstd + 1) : mlir::Value();
+  llvm::SmallVector<mlir::Value> returned;
+  const mlir::IntegerAttr none;
+  if (layer) {
+    auto op = b.create<mlir::rudnn::LayerNormBackwardOp>(
+        loc, mlir::TypeRange{rows, features, features}, arg(0), arg(1), arg(2),
+        arg(3), gamma, none, none, none, none);
+    returned = {op.getDx()};
+    if (f.dgamma)
+      returned.push_back(op.getDgamma());
+    if (f.dbeta)
+      returned.push_back(op.getDbeta());
+  } else {
+    auto op = b.create<mlir::rudnn::RmsNormBackwardOp>(
+        loc, mlir::TypeRange{rows, features}, arg(0), arg(1), arg(2), gamma,
+        none, none, none, none);
+    returned = {op.getDx()};
+    if (f.dgamma)
+      returned.push_back(op.getDgamma());
+  }
+  b.create<mlir::func::ReturnOp>(loc, returned);
+  return module;
+}
+
+void backward(Context &context, NormOperator op, const NormBackwardInputs &in,
+              const NormBackwardOutputs &out, Stream stream) {
+  const bool outerRows = outerRowsOf(in.x);
+  const bool layer = op == NormOperator::LayerNorm;
+  if (!layer && in.mean)
+    throw InvalidArgument("'mean': RMSNorm's backward reads rstd alone");
+  if (layer && !in.mean)
+    throw InvalidArgument("'mean' is missing: LayerNorm's backward reads "
+                          "the forward's mean");
+  if (!layer && out.dbeta)
+    throw InvalidArgument("'dbeta': RMSNorm has no shift");
+  std::vector<const TensorView *> operands = {&in.dy, &in.x};
+  if (layer)
+    operands.push_back(&*in.mean);
+  operands.insert(operands.end(), {&in.rstd, viewOf(in.gamma)});
+  std::vector<const TensorView *> results = {&out.dx, viewOf(out.dgamma)};
+  if (layer)
+    results.push_back(viewOf(out.dbeta));
+  DimSizes dims =
+      checkCall(normBackwardContract(op, outerRows), operands, results);
+  const BackwardForm form{op,
+                          in.x.dtype,
+                          dims['C'],
+                          outerRows,
+                          in.gamma.has_value(),
+                          out.dgamma.has_value(),
+                          out.dbeta.has_value()};
+  std::ostringstream key;
+  key << "norm_backward:" << normKindName(op) << ":" << dtypeName(form.dtype)
+      << ":c" << form.features << ":rank" << (outerRows ? 3 : 2) << ":gamma"
+      << form.gamma << ":out" << form.dgamma << form.dbeta;
+  std::vector<TensorView> arguments, resultViews;
+  for (const TensorView *operand : operands)
+    if (operand)
+      arguments.push_back(*operand);
+  for (const TensorView *result : results)
+    if (result)
+      resultViews.push_back(*result);
+  Function function =
+      cachedFunction(context, key.str(), [&](mlir::MLIRContext &mlir) {
+        return backwardModule(mlir, form);
+      });
+  function.call(arguments, resultViews, stream);
+}
+
+} // namespace
+
+void rudnn::layerNormBackward(Context &context, const NormBackwardInputs &in,
+                              const NormBackwardOutputs &out, Stream stream) {
+  backward(context, NormOperator::LayerNorm, in, out, stream);
+}
+
+void rudnn::rmsNormBackward(Context &context, const NormBackwardInputs &in,
+                            const NormBackwardOutputs &out, Stream stream) {
+  backward(context, NormOperator::RmsNorm, in, out, stream);
+}

@@ -152,6 +152,66 @@ protected:
     }
   }
 
+  struct Gradients {
+    reference::NormGradients want, got;
+  };
+
+  /// The backward of `c` at fresh dy and x, from the float64 forward's
+  /// statistics (as f32, as a forward saves them).
+  Gradients runBackward(Norm norm, const NormCase &c, unsigned seed) {
+    std::mt19937 random(seed);
+    reference::NormInputs in;
+    in.x = draw(rows(c) * c.C, c.offset, c.scale, random, c.dtype);
+    if (c.gamma)
+      in.gamma = draw(c.C, 1.0, 0.5, random, c.dtype);
+    std::vector<double> dy = draw(rows(c) * c.C, 0.0, 1.0, random, c.dtype);
+    reference::NormOutputs forward = norm == Norm::Layer
+                                         ? reference::layerNorm(in, c.C, 1e-5)
+                                         : reference::rmsNorm(in, c.C, 1e-5);
+    roundTo(DType::F32, {&forward.mean, &forward.rstd});
+    DeviceTensor dyT = rowsOf(c, dy), x = rowsOf(c, in.x),
+                 dx = rowsOf(c, std::vector<double>(rows(c) * c.C, 0.0)),
+                 rstd = dense(forward.rstd, statShape(c)),
+                 dgamma = dense(std::vector<double>(c.C), {c.C}, c.dtype),
+                 dbeta = dense(std::vector<double>(c.C), {c.C}, c.dtype);
+    std::optional<DeviceTensor> mean, gamma;
+    NormBackwardInputs inputs{dyT.view, x.view, {}, rstd.view, {}};
+    if (norm == Norm::Layer) {
+      mean = dense(forward.mean, statShape(c));
+      inputs.mean = mean->view;
+    }
+    if (c.gamma) {
+      gamma = dense(in.gamma, {c.C}, c.dtype);
+      inputs.gamma = gamma->view;
+    }
+    Gradients g;
+    if (norm == Norm::Layer) {
+      layerNormBackward(*context, inputs, {dx.view, dgamma.view, dbeta.view});
+      g.got.dbeta = read(dbeta, c.C);
+    } else {
+      rmsNormBackward(*context, inputs, {dx.view, dgamma.view, {}});
+    }
+    g.got.dx = readRows(c, dx);
+    g.got.dgamma = read(dgamma, c.C);
+    g.want = reference::normBackward(
+        dy, in.x, norm == Norm::Layer ? forward.mean : std::vector<double>(),
+        forward.rstd, in.gamma, c.C);
+    return g;
+  }
+
+  void expectGradients(Norm norm, const NormCase &c, unsigned seed) {
+    const double tolerance = c.dtype == DType::F32 ? 1e-5 : 1e-2;
+    Gradients g = runBackward(norm, c, seed);
+    EXPECT_LE(reference::relativeError(g.got.dx, g.want.dx), tolerance)
+        << "dx, C = " << c.C;
+    EXPECT_LE(reference::relativeError(g.got.dgamma, g.want.dgamma), tolerance)
+        << "dgamma, C = " << c.C;
+    if (norm == Norm::Layer) {
+      EXPECT_LE(reference::relativeError(g.got.dbeta, g.want.dbeta), tolerance)
+          << "dbeta, C = " << c.C;
+    }
+  }
+
   /// Moments of `c`'s x.
   std::pair<std::vector<double>, std::vector<double>>
   runMoments(const NormCase &c, unsigned seed, reference::NormOutputs &want) {
@@ -167,14 +227,18 @@ protected:
   }
 };
 
+// The sweeps over widths and dtypes: numerics, which the sanitizer build
+// leaves to the release build.
+class NormNumerics : public NormTest {};
+
 // A warp a row up to 1024, a block a row up to 32768, split beyond; C = 1
 // to 3 with their empty vectors, 127 and 4097 with odd tails.
-TEST_F(NormTest, LayerNormAcrossWidths) {
+TEST_F(NormNumerics, LayerNormAcrossWidths) {
   for (int64_t C : {1, 2, 3, 127, 1000, 4097, 65536})
     expectMatches(Norm::Layer, {DType::F32, 0, C > 4096 ? 3 : 9, C}, 1);
 }
 
-TEST_F(NormTest, RmsNormAcrossWidths) {
+TEST_F(NormNumerics, RmsNormAcrossWidths) {
   for (int64_t C : {1, 3, 127, 1000, 4097, 65536})
     expectMatches(Norm::Rms, {DType::F32, 0, C > 4096 ? 2 : 7, C}, 2);
 }
@@ -199,7 +263,7 @@ TEST_F(NormTest, RowsOffSixteenBytesTakeScalarAccesses) {
   expectMatches(Norm::Rms, c, 7);
 }
 
-TEST_F(NormTest, Bf16WithinItsTolerance) {
+TEST_F(NormNumerics, Bf16WithinItsTolerance) {
   for (int64_t C : {127, 4096, 65536}) {
     NormCase c{DType::BF16, 0, C > 4096 ? 2 : 6, C, true};
     expectMatches(Norm::Layer, c, 8);
@@ -215,7 +279,7 @@ TEST_F(NormTest, WithoutGammaOrBeta) {
 
 // x = 1e4 + 0.01 · randn: E[x²] − E[x]² in f32 gives nothing useful; the
 // one pass around each row's first element keeps the variance to 1e-3.
-TEST_F(NormTest, MomentsOfDataFarFromZero) {
+TEST_F(NormNumerics, MomentsOfDataFarFromZero) {
   for (int64_t C : {777, 4097, 65536}) {
     NormCase c{DType::F32, 0, 3, C};
     c.offset = 1e4;
@@ -236,7 +300,7 @@ TEST_F(NormTest, MomentsOverOuterRows) {
 }
 
 // A constant row has variance 0 and a finite rstd, 1 / sqrt(eps): y = beta.
-TEST_F(NormTest, ConstantRows) {
+TEST_F(NormNumerics, ConstantRows) {
   for (int64_t C : {5, 40000}) {
     NormCase c{DType::F32, 0, 3, C};
     c.scale = 0.0;
@@ -264,6 +328,47 @@ TEST_F(NormTest, ChangingRowsOrEpsCompilesNothing) {
   call(1, 17, 1e-5f);
   call(4, 1, 1e-3f);
   EXPECT_EQ(context->counters().kernelsCompiled, before.kernelsCompiled);
+}
+
+// A warp a row up to 512 (the backward holds three values an element), a
+// block a row up to 16384, split beyond.
+TEST_F(NormNumerics, LayerNormGradientsAcrossWidths) {
+  for (int64_t C : {1, 3, 127, 1000, 4097, 65536})
+    expectGradients(Norm::Layer, {DType::F32, 0, C > 4096 ? 3 : 9, C}, 20);
+}
+
+TEST_F(NormNumerics, RmsNormGradientsOverOuterRowsAndPaddedStrides) {
+  for (int64_t C : {5, 1000, 40000}) {
+    NormCase c{DType::F32, 2, 3, C};
+    c.pad = 8;
+    expectGradients(Norm::Rms, c, 21);
+  }
+  NormCase bare{DType::F32, 0, 4, 300, false, false};
+  expectGradients(Norm::Rms, bare, 22);
+  expectGradients(Norm::Layer, bare, 23);
+}
+
+TEST_F(NormNumerics, Bf16GradientsWithinTheirTolerance) {
+  for (int64_t C : {200, 4096, 40000}) {
+    NormCase c{DType::BF16, 0, C > 4096 ? 2 : 5, C};
+    expectGradients(Norm::Layer, c, 24);
+    expectGradients(Norm::Rms, c, 25);
+  }
+}
+
+// More rows than walking blocks, so every block sums several: the column
+// sums come out the same, bit for bit, call after call.
+TEST_F(NormTest, ColumnGradientsAreDeterministic) {
+  const NormCase c{DType::F32, 0, 1200, 96};
+  const Gradients first = runBackward(Norm::Layer, c, 26);
+  EXPECT_LE(reference::relativeError(first.got.dgamma, first.want.dgamma),
+            1e-5);
+  for (int run = 0; run < 2; ++run) {
+    const Gradients again = runBackward(Norm::Layer, c, 26);
+    EXPECT_EQ(again.got.dgamma, first.got.dgamma);
+    EXPECT_EQ(again.got.dbeta, first.got.dbeta);
+    EXPECT_EQ(again.got.dx, first.got.dx);
+  }
 }
 
 TEST_F(NormTest, BadCallsWriteNothing) {
@@ -325,6 +430,39 @@ TEST_F(NormTest, BadCallsWriteNothing) {
         moments(*context, x.view, {stats.view, flat.view});
       },
       ::testing::ThrowsMessage<InvalidArgument>(HasSubstr("var")));
+  const NormBackwardInputs backward{x.view, x.view, stats.view, stats.view,
+                                    gamma.view};
+  expectRejected(
+      [&] {
+        NormBackwardInputs noMean = backward;
+        noMean.mean.reset();
+        layerNormBackward(*context, noMean, {y.view, {}, {}});
+      },
+      "'mean' is missing");
+  expectRejected(
+      [&] {
+        rmsNormBackward(*context, backward, {y.view, {}, {}});
+      },
+      "'mean'");
+  expectRejected(
+      [&] {
+        NormBackwardInputs rms = backward;
+        rms.mean.reset();
+        rmsNormBackward(*context, rms, {y.view, {}, gamma.view});
+      },
+      "'dbeta'");
+  expectRejected(
+      [&] {
+        layerNormBackward(*context, backward, {y.view, wrongGamma.view, {}});
+      },
+      "dgamma");
+  expectRejected(
+      [&] {
+        NormBackwardInputs wrongRstd = backward;
+        wrongRstd.rstd = halfStats.view;
+        layerNormBackward(*context, wrongRstd, {y.view, {}, {}});
+      },
+      "rstd");
 }
 
 } // namespace
