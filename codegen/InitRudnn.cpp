@@ -1,8 +1,8 @@
 //===- InitRudnn.cpp - Register rudnn's dialects and passes ---------------===//
 
 #include "codegen/InitRudnn.h"
-#include "codegen/Emit/Primitives.h"
 #include "codegen/Emit/KdaPrimitives.h"
+#include "codegen/Emit/Primitives.h"
 #include "codegen/Transforms/Passes.h"
 #include "dialects/IR/RudnnDialect.h"
 
@@ -17,6 +17,7 @@ void mlir::rudnn::registerRudnnDialects(DialectRegistry &registry) {
   ::rudnn::codegen::registerKvCachePrimitives(registry);
   ::rudnn::codegen::registerLstmPrimitives(registry);
   ::rudnn::codegen::registerNormPrimitives(registry);
+  ::rudnn::codegen::registerNormGradientPrimitives(registry);
   ::rudnn::codegen::registerAttentionBackwardPrimitives(registry);
   ::rudnn::codegen::registerKdaPrimitives(registry);
 }

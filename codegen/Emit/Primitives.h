@@ -22,6 +22,9 @@ void registerLstmPrimitives(mlir::DialectRegistry &registry);
 /// Attaches it to the normalisations' row and partial-moments ops.
 void registerNormPrimitives(mlir::DialectRegistry &registry);
 
+/// Attaches it to the normalisations' gradient ops.
+void registerNormGradientPrimitives(mlir::DialectRegistry &registry);
+
 } // namespace rudnn::codegen
 
 #endif // RUDNN_CODEGEN_EMIT_PRIMITIVES_H
