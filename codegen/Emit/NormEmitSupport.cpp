@@ -73,4 +73,16 @@ void preamble(KernelBuilder &builder, Operation *op, const char *what) {
   builder.preamble() << "#include \"rudnn/device.cuh\"\n\n";
 }
 
+ResultStorage chunkRecords(Value x, int64_t chunk, int64_t recordBytes,
+                           const std::string &name) {
+  const int64_t splits = (lastDim(x) + chunk - 1) / chunk;
+  return ResultStorage::own({recordBytes * splits, rowDims(x)}, name);
+}
+
+std::optional<DimRef> rowDim(Value x, unsigned dim) {
+  if (dim + 1 < rankOf(x))
+    return DimRef::of(x, dim);
+  return std::nullopt;
+}
+
 } // namespace rudnn::codegen::norm

@@ -38,6 +38,14 @@ struct RowKernel {
                     int64_t rowsPerBlock, int64_t chunk) const;
 };
 
+/// Workspace for ⌈C / chunk⌉ records of `recordBytes` a row of x.
+mlir::rudnn::ResultStorage chunkRecords(mlir::Value x, int64_t chunk,
+                                        int64_t recordBytes,
+                                        const std::string &name);
+
+/// Dim `dim` of a result whose leading dims are x's rows.
+std::optional<mlir::rudnn::DimRef> rowDim(mlir::Value x, unsigned dim);
+
 /// The grid's second dim: M, or 1.
 mlir::rudnn::SizeRef outerGrid(mlir::Value x);
 

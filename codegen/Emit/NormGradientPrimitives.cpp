@@ -69,19 +69,12 @@ struct GradientSumsModel
 
   ResultStorage getResultStorage(Operation *op, unsigned) const {
     auto sums = cast<NormGradientSumsOp>(op);
-    const int64_t splits =
-        (lastDim(sums.getX()) + int64_t(sums.getChunk()) - 1) /
-        int64_t(sums.getChunk());
-    return ResultStorage::own({8 * splits, rowDims(sums.getX())},
-                              "gradient_sums");
+    return chunkRecords(sums.getX(), sums.getChunk(), 8, "gradient_sums");
   }
 
   std::optional<DimRef> getResultDim(Operation *op, unsigned,
                                      unsigned dim) const {
-    Value x = cast<NormGradientSumsOp>(op).getX();
-    if (dim + 1 < rankOf(x))
-      return DimRef::of(x, dim);
-    return std::nullopt;
+    return rowDim(cast<NormGradientSumsOp>(op).getX(), dim);
   }
 
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {

@@ -143,19 +143,13 @@ struct PartialsModel
 
   ResultStorage getResultStorage(Operation *op, unsigned) const {
     auto partials = cast<NormPartialsOp>(op);
-    const int64_t splits =
-        (lastDim(partials.getX()) + int64_t(partials.getChunk()) - 1) /
-        int64_t(partials.getChunk());
-    return ResultStorage::own({12 * splits, rowDims(partials.getX())},
-                              "norm_partials");
+    return chunkRecords(partials.getX(), partials.getChunk(), 12,
+                        "norm_partials");
   }
 
   std::optional<DimRef> getResultDim(Operation *op, unsigned,
                                      unsigned dim) const {
-    Value x = cast<NormPartialsOp>(op).getX();
-    if (dim + 1 < rankOf(x))
-      return DimRef::of(x, dim);
-    return std::nullopt;
+    return rowDim(cast<NormPartialsOp>(op).getX(), dim);
   }
 
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
