@@ -44,6 +44,26 @@ std::string signatureOf(const CallForm &f) {
   return key.str();
 }
 
+/// The types of a call's tensors: rows [?, C] (or [?, ?, C]), their
+/// statistics [?] (or [?, ?]) f32, and [C] vectors.
+struct NormTypes {
+  mlir::Type rows, stats, features;
+};
+
+NormTypes normTypes(mlir::Builder &b, DType dtype, int64_t features,
+                    bool outerRows) {
+  const int64_t dyn = mlir::ShapedType::kDynamic;
+  mlir::Type element = mlirElementType(b, dtype);
+  llvm::SmallVector<int64_t> rowShape = {dyn, features}, statShape = {dyn};
+  if (outerRows) {
+    rowShape.insert(rowShape.begin(), dyn);
+    statShape.push_back(dyn);
+  }
+  return {mlir::RankedTensorType::get(rowShape, element),
+          mlir::RankedTensorType::get(statShape, b.getF32Type()),
+          mlir::RankedTensorType::get({features}, element)};
+}
+
 /// @norm(x, [residual], [gamma], [beta]) -> (y, [mean], [second], [h]) (for
 /// moments: x -> (mean, var)), the rows dynamic.
 mlir::OwningOpRef<mlir::ModuleOp> normModule(mlir::MLIRContext &mlir,
@@ -51,16 +71,8 @@ mlir::OwningOpRef<mlir::ModuleOp> normModule(mlir::MLIRContext &mlir,
   mlir::OpBuilder b(&mlir);
   mlir::Location loc = b.getUnknownLoc();
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
-  const int64_t dyn = mlir::ShapedType::kDynamic;
-  mlir::Type element = mlirElementType(b, f.dtype);
-  llvm::SmallVector<int64_t> rowShape = {dyn, f.features}, statShape = {dyn};
-  if (f.outerRows) {
-    rowShape.insert(rowShape.begin(), dyn);
-    statShape.push_back(dyn);
-  }
-  mlir::Type rows = mlir::RankedTensorType::get(rowShape, element),
-             stats = mlir::RankedTensorType::get(statShape, b.getF32Type()),
-             features = mlir::RankedTensorType::get({f.features}, element);
+  const auto [rows, stats, features] =
+      normTypes(b, f.dtype, f.features, f.outerRows);
   llvm::SmallVector<mlir::Type> inputs = {rows};
   if (f.residual)
     inputs.push_back(rows);
@@ -149,9 +161,14 @@ void checkEps(float eps) {
                           std::to_string(eps));
 }
 
-void call(Context &context, const CallForm &form,
-          const std::vector<const TensorView *> &operands,
-          const std::vector<const TensorView *> &resultViews, Stream stream) {
+/// Calls the function `build` writes for `signature` with the views given
+/// (absent optional ones left out).
+void callWith(
+    Context &context, const std::string &signature,
+    llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(mlir::MLIRContext &)>
+        build,
+    const std::vector<const TensorView *> &operands,
+    const std::vector<const TensorView *> &resultViews, Stream stream) {
   std::vector<TensorView> arguments, results;
   for (const TensorView *operand : operands)
     if (operand)
@@ -159,11 +176,16 @@ void call(Context &context, const CallForm &form,
   for (const TensorView *result : resultViews)
     if (result)
       results.push_back(*result);
-  Function function =
-      cachedFunction(context, signatureOf(form), [&](mlir::MLIRContext &mlir) {
-        return normModule(mlir, form);
-      });
-  function.call(arguments, results, stream);
+  cachedFunction(context, signature, build).call(arguments, results, stream);
+}
+
+void call(Context &context, const CallForm &form,
+          const std::vector<const TensorView *> &operands,
+          const std::vector<const TensorView *> &results, Stream stream) {
+  callWith(
+      context, signatureOf(form),
+      [&](mlir::MLIRContext &mlir) { return normModule(mlir, form); }, operands,
+      results, stream);
 }
 
 } // namespace
@@ -237,16 +259,8 @@ mlir::OwningOpRef<mlir::ModuleOp> backwardModule(mlir::MLIRContext &mlir,
   mlir::OpBuilder b(&mlir);
   mlir::Location loc = b.getUnknownLoc();
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
-  const int64_t dyn = mlir::ShapedType::kDynamic;
-  mlir::Type element = mlirElementType(b, f.dtype);
-  llvm::SmallVector<int64_t> rowShape = {dyn, f.features}, statShape = {dyn};
-  if (f.outerRows) {
-    rowShape.insert(rowShape.begin(), dyn);
-    statShape.push_back(dyn);
-  }
-  mlir::Type rows = mlir::RankedTensorType::get(rowShape, element),
-             stats = mlir::RankedTensorType::get(statShape, b.getF32Type()),
-             features = mlir::RankedTensorType::get({f.features}, element);
+  const auto [rows, stats, features] =
+      normTypes(b, f.dtype, f.features, f.outerRows);
   const bool layer = f.op == NormOperator::LayerNorm;
   llvm::SmallVector<mlir::Type> inputs = {rows, rows};
   if (layer)
@@ -322,18 +336,10 @@ void backward(Context &context, NormOperator op, const NormBackwardInputs &in,
   key << "norm_backward:" << normKindName(op) << ":" << dtypeName(form.dtype)
       << ":c" << form.features << ":rank" << (outerRows ? 3 : 2) << ":gamma"
       << form.gamma << ":out" << form.dgamma << form.dbeta;
-  std::vector<TensorView> arguments, resultViews;
-  for (const TensorView *operand : operands)
-    if (operand)
-      arguments.push_back(*operand);
-  for (const TensorView *result : results)
-    if (result)
-      resultViews.push_back(*result);
-  Function function =
-      cachedFunction(context, key.str(), [&](mlir::MLIRContext &mlir) {
-        return backwardModule(mlir, form);
-      });
-  function.call(arguments, resultViews, stream);
+  callWith(
+      context, key.str(),
+      [&](mlir::MLIRContext &mlir) { return backwardModule(mlir, form); },
+      operands, results, stream);
 }
 
 } // namespace
