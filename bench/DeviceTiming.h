@@ -87,7 +87,8 @@ inline int parseBenchOptions(int argc, char **argv, const std::string &tool,
                              BenchOptions &options) {
   namespace po = boost::program_options;
   po::options_description described("usage: " + tool + " [options]");
-  described.add_options()("help,h", "this text")(
+  described.add_options()("help,h", "this text")("version",
+                                                 "print rudnn's version")(
       "backend", po::value(&options.backend)->default_value("auto"),
       "auto, cuda or emulation")(
       "repeats", po::value(&options.repeats)->default_value(20),
@@ -104,6 +105,10 @@ inline int parseBenchOptions(int argc, char **argv, const std::string &tool,
     po::store(po::parse_command_line(argc, argv, described), given);
     if (given.count("help")) {
       std::cout << described;
+      return 0;
+    }
+    if (given.count("version")) {
+      std::cout << tool << " (rudnn " << version() << ")\n";
       return 0;
     }
     po::notify(given);

@@ -4,6 +4,7 @@
 
 #include "codegen/device/DeviceLibrary.h"
 #include "runtime/CudaBackend.h"
+#include "runtime/Dump.h"
 #include "runtime/EmulationBackend.h"
 #include "runtime/Log.h"
 
@@ -169,11 +170,44 @@ Context::Impl::cachedCompile(const KernelSource &kernel,
                     .add(deviceLibraryHash().hex())
                     .add(codeAffectingEnvironment())
                     .finish();
+  // Every kernel asked for, compiled or found in the cache.
+  dumpIfRequested(kernel.entry + ".cu", kernel.source);
   return kernelCache.getOrCreate(key, produce, check);
 }
 
+CompileProgress::CompileProgress(std::string function, int kernels,
+                                 std::chrono::steady_clock::time_point start)
+    : function(std::move(function)), kernels(kernels), start(start) {}
+
+static double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+static std::string seconds(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f s", value);
+  return text;
+}
+
+void CompileProgress::kernelStarting() {
+  const auto now = std::chrono::steady_clock::now();
+  if (done > 0 && now - last > std::chrono::seconds(1))
+    start = now;
+}
+
+void CompileProgress::kernelDone(const std::string &entry, bool built) {
+  ++done;
+  last = std::chrono::steady_clock::now();
+  const double elapsed = secondsSince(start);
+  if (built && elapsed > 1.0)
+    log(LogLevel::Progress, "compiled " + entry + " (" + std::to_string(done) +
+                                " of " + std::to_string(kernels) + " for '" +
+                                function + "', " + seconds(elapsed) + ")");
+}
+
 std::shared_ptr<const std::string>
-Context::Impl::compile(const KernelSource &kernel) {
+Context::Impl::compile(const KernelSource &kernel, CompileProgress *progress) {
   Backend &target = backend();
   // A binary from disk is loaded once before it is trusted: its checksum
   // shows it whole, not that it holds the kernel (it may have been planted,
@@ -186,9 +220,23 @@ Context::Impl::compile(const KernelSource &kernel) {
       // the entry is not to blame, and the load proper reports it.
     }
   };
-  return cachedCompile(
-      kernel, target.compilerIdentity(), [&] { return target.compile(kernel); },
+  bool built = false;
+  const auto start = std::chrono::steady_clock::now();
+  if (progress)
+    progress->kernelStarting();
+  std::shared_ptr<const std::string> binary = cachedCompile(
+      kernel, target.compilerIdentity(),
+      [&] {
+        built = true;
+        return target.compile(kernel);
+      },
       loads);
+  if (progress)
+    progress->kernelDone(kernel.entry, built);
+  else if (built && secondsSince(start) > 1.0)
+    log(LogLevel::Progress,
+        "compiled " + kernel.entry + " in " + seconds(secondsSince(start)));
+  return binary;
 }
 
 std::shared_ptr<const std::string>

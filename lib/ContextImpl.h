@@ -1,5 +1,4 @@
-//===- ContextImpl.h - What operator implementations use of a Context -*- C++
-//-*-===//
+//===- ContextImpl.h - What operators use of a Context ---------*- C++ -*-===//
 
 #ifndef RUDNN_LIB_CONTEXTIMPL_H
 #define RUDNN_LIB_CONTEXTIMPL_H
@@ -14,12 +13,33 @@
 #include "rudnn/program.h"
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <future>
 #include <mutex>
 #include <unordered_map>
 
 namespace rudnn {
+
+/// The kernels of one function compiling on a cold cache: silent for the
+/// first second, then a Progress line a kernel it had to compile, e.g.
+/// "compiled kda_fwd_prepare_… (2 of 5 for 'main', 1.4 s)". Kernels
+/// compiled at a later call (deferred ones) start a new count of seconds.
+class CompileProgress {
+public:
+  CompileProgress(std::string function, int kernels,
+                  std::chrono::steady_clock::time_point start =
+                      std::chrono::steady_clock::now());
+  /// Before a kernel compiles or is looked up.
+  void kernelStarting();
+  /// After kernel `entry`, compiled now (`built`) or found in the cache.
+  void kernelDone(const std::string &entry, bool built);
+
+private:
+  std::string function;
+  int kernels, done = 0;
+  std::chrono::steady_clock::time_point start, last;
+};
 
 struct Context::Impl {
   explicit Impl(ContextOptions options);
@@ -41,9 +61,11 @@ struct Context::Impl {
   void useBackend(std::unique_ptr<runtime::Backend> backend, BackendKind kind);
 
   /// The backend's binary for `kernel`, through the kernel cache; a disk
-  /// entry that the backend cannot load is built again.
+  /// entry that the backend cannot load is built again. Reports to
+  /// `progress`, or alone when a compile takes over a second.
   std::shared_ptr<const std::string>
-  compile(const runtime::KernelSource &kernel);
+  compile(const runtime::KernelSource &kernel,
+          CompileProgress *progress = nullptr);
   /// A CudaBinary for `arch` compiled with NVRTC, through the kernel cache;
   /// needs no device (ahead-of-time compilation).
   std::shared_ptr<const std::string>

@@ -5,11 +5,15 @@
 #include "codegen/Emit/EmitModule.h"
 #include "codegen/Transforms/Passes.h"
 #include "dialects/IR/ElementTypes.h"
+#include "runtime/Dump.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/StringMap.h"
+
+#include <iterator>
+#include <memory>
 
 using namespace rudnn;
 using namespace rudnn::runtime;
@@ -72,6 +76,21 @@ Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context) {
     return result;
   };
 
+  auto onlyGuarded = [&](KernelOp kernel) {
+    bool launched = false;
+    for (LaunchOp launch : planOp.getBody().front().getOps<LaunchOp>())
+      if (launch.getKernel() == kernel.getSymName()) {
+        if (!launch.getGuard())
+          return false;
+        launched = true;
+      }
+    return launched;
+  };
+  auto kernelOps = planOp.getBody().front().getOps<KernelOp>();
+  auto progress = std::make_shared<CompileProgress>(
+      plan.name,
+      static_cast<int>(std::distance(kernelOps.begin(), kernelOps.end())));
+
   // Buffers and kernels first: launches refer to them by name.
   for (mlir::Operation &op : planOp.getBody().front()) {
     if (auto buffer = mlir::dyn_cast<BufferOp>(op)) {
@@ -99,9 +118,20 @@ Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context) {
       if (mlir::failed(codegen::emitKernel(kernel, builder)))
         internal("kernel @" + kernel.getSymName().str() + " cannot be emitted");
       kernels[builder.entry()] = static_cast<uint32_t>(plan.kernels.size());
-      plan.kernels.push_back(
-          {builder.entry(), *context.compile({builder.entry(), builder.source(),
-                                              builder.archSpecific()})});
+      KernelSource source{builder.entry(), builder.source(),
+                          builder.archSpecific()};
+      PlanKernel planKernel{builder.entry(), {}, {}};
+      // A kernel only guarded launches run may never run (the T = 1 decode
+      // of a long-sequence model): it compiles when a call first needs it.
+      if (onlyGuarded(kernel)) {
+        planKernel.deferred = [&context, source, progress] {
+          return *context.compile(source, progress.get());
+        };
+        // Its source is generated now: dumped now, like the others'.
+        dumpIfRequested(source.entry + ".cu", source.source);
+      } else
+        planKernel.binary = *context.compile(source, progress.get());
+      plan.kernels.push_back(std::move(planKernel));
     }
   }
   if (std::optional<mlir::ArrayAttr> sources = planOp.getSources())

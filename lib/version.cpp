@@ -10,7 +10,7 @@
 
 using namespace rudnn;
 
-const char *rudnn::version() { return RUDNN_VERSION; }
+const char *rudnn::version() { return RUDNN_VERSION_STRING; }
 
 std::string rudnn::setupReport() {
   std::string report = std::string("rudnn: ") + version() + "\n";

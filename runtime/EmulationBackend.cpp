@@ -1,7 +1,6 @@
 //===- EmulationBackend.cpp - CUDA kernels run on the CPU -----------------===//
 
 #include "runtime/EmulationBackend.h"
-#include "runtime/Dump.h"
 #include "runtime/Hash.h"
 #include "runtime/Log.h"
 #include "runtime/Shell.h"
@@ -40,8 +39,16 @@ EmulationOptions::fromEnvironment(std::vector<HeaderFile> headers) {
       compiler && *compiler ? compiler : RUDNN_HOST_CXX_DEFAULT;
   const char *sanitize = std::getenv("RUDNN_EMULATION_SANITIZE");
   options.sanitize = sanitize && std::strcmp(sanitize, "1") == 0;
-  const char *check = std::getenv("RUDNN_EMULATION_CHECK");
-  options.check = check && std::strcmp(check, "1") == 0;
+  if (const char *schedule = std::getenv("RUDNN_EMULATION_SCHEDULE"))
+    options.schedule = Schedule::parse(schedule);
+  // "1" turns check mode on; a schedule turns it on with that order, so one
+  // variable can say both (as a test's environment property must).
+  if (const char *check = std::getenv("RUDNN_EMULATION_CHECK");
+      check && *check && std::strcmp(check, "0") != 0) {
+    options.check = true;
+    if (std::strcmp(check, "1") != 0)
+      options.schedule = Schedule::parse(check);
+  }
   if (const char *watchdog = std::getenv("RUDNN_EMULATION_WATCHDOG");
       watchdog && *watchdog) {
     char *rest = nullptr;
@@ -52,8 +59,6 @@ EmulationOptions::fromEnvironment(std::vector<HeaderFile> headers) {
                             std::string(watchdog) + "'");
     options.watchdogSeconds = seconds;
   }
-  if (const char *schedule = std::getenv("RUDNN_EMULATION_SCHEDULE"))
-    options.schedule = Schedule::parse(schedule);
   return options;
 }
 
@@ -257,7 +262,6 @@ std::string EmulationBackend::compile(const KernelSource &kernel) const {
                             .count();
   log(LogLevel::Info, "compiled " + kernel.entry + " for emulation in " +
                           std::to_string(milliseconds) + " ms");
-  dumpIfRequested(kernel.entry + "-emulation.cpp", kernel.source);
   return binary;
 }
 

@@ -31,7 +31,8 @@ struct EmulationOptions {
   bool sanitize = false;
   /// OS threads running blocks; 0: the hardware concurrency.
   unsigned threads = 0;
-  /// Check mode (RUDNN_EMULATION_CHECK=1): every memory access of a kernel
+  /// Check mode (RUDNN_EMULATION_CHECK=1, or =SCHEDULE to set `schedule`
+  /// too): every memory access of a kernel
   /// is observed, and shared-memory races, collectives met at different
   /// call sites and spin-waits that cannot finish trap; approximate math and
   /// tensor-core sums deviate as far as the hardware may. Slower; excludes

@@ -213,7 +213,8 @@ const char *getenvNonEmpty(const char *name) {
 } // namespace
 
 std::string rudnn::runtime::defaultCacheDirectory() {
-  if (const char *dir = getenvNonEmpty("RUDNN_CACHE_DIR"))
+  // Set but empty: memory only, as the README promises.
+  if (const char *dir = std::getenv("RUDNN_CACHE_DIR"))
     return dir;
   // The XDG spec says to ignore a relative XDG_CACHE_HOME.
   if (const char *xdg = getenvNonEmpty("XDG_CACHE_HOME"); xdg && *xdg == '/')

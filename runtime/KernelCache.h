@@ -41,7 +41,8 @@
 
 namespace rudnn::runtime {
 
-/// RUDNN_CACHE_DIR, else $XDG_CACHE_HOME/rudnn, else ~/.cache/rudnn.
+/// RUDNN_CACHE_DIR (set and empty: "", memory only), else
+/// $XDG_CACHE_HOME/rudnn, else ~/.cache/rudnn.
 std::string defaultCacheDirectory();
 /// RUDNN_CACHE_MAX_BYTES, else 1 GiB.
 uint64_t defaultCacheMaxBytes();

@@ -1,26 +1,25 @@
-//===- Log.h - RUDNN_LOG diagnostics on stderr ------------------*- C++ -*-===//
+//===- Log.h - rudnn's messages, to stderr or a handler ---------*- C++ -*-===//
 //
-// RUDNN_LOG=info logs compiles and cache events; RUDNN_LOG=debug adds every
-// lookup. Off by default. Warnings are always printed.
+// The runtime side of rudnn/log.h: every message of rudnn goes through
+// `log`, at a level; RUDNN_LOG or setLogLevel choose how much is delivered.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef RUDNN_RUNTIME_LOG_H
 #define RUDNN_RUNTIME_LOG_H
 
+#include "rudnn/log.h"
+
 #include <string>
 
 namespace rudnn::runtime {
 
-enum class LogLevel { Off = 0, Info = 1, Debug = 2 };
+using rudnn::LogLevel;
 
-/// The level RUDNN_LOG asks for, read once.
-LogLevel logLevel();
-
-/// Writes "rudnn: <message>" to stderr when `level` is enabled.
+/// Delivers `message` when `level` is in force.
 void log(LogLevel level, const std::string &message);
 
-/// Writes "rudnn: warning: <message>" to stderr, whatever the level.
+/// log(LogLevel::Warning, "warning: " + message).
 void warn(const std::string &message);
 
 } // namespace rudnn::runtime

@@ -180,8 +180,7 @@ CudaBinary NvrtcCompiler::compile(const KernelSource &kernel,
 
   log(LogLevel::Info, "compiled " + kernel.entry + " for " + arch + " in " +
                           std::to_string(binary.compileMilliseconds) + " ms");
-  std::string stem = kernel.entry + "-" + arch;
-  dumpIfRequested(stem + ".cu", kernel.source);
-  dumpIfRequested(stem + ".ptx", binary.ptx);
+  // The source is the requester's to dump (once, under its own name).
+  dumpIfRequested(kernel.entry + "-" + arch + ".ptx", binary.ptx);
   return binary;
 }

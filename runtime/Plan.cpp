@@ -537,7 +537,7 @@ void Plan::save(const std::string &directory) const {
   validate();
   for (size_t i = 0; i < kernels.size(); ++i)
     if (writeFile(directory, "kernel" + std::to_string(i) + ".bin",
-                  kernels[i].binary)
+                  kernels[i].build())
             .empty())
       throw InvalidArgument("cannot write plan binaries to " + directory);
   if (writeFile(directory, "plan.json", toJson(/*inlineBinaries=*/false))

@@ -14,6 +14,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,6 +43,14 @@ struct PlanKernel {
   std::string entry;
   /// The backend's binary (e.g. a serialized CudaBinary).
   std::string binary;
+  /// Where `binary` is empty: builds it, at the first call that launches
+  /// the kernel (PlanExecutor) or when the plan is saved.
+  std::function<std::string()> deferred = nullptr;
+
+  /// `binary`, built first if deferred.
+  std::string build() const {
+    return binary.empty() && deferred ? deferred() : binary;
+  }
 };
 
 /// How a plan touches a buffer: read (In), written (Out), read and written

@@ -32,7 +32,17 @@ PlanExecutor::PlanExecutor(Backend &backend, Plan plan)
   dumpIfRequested(plan_.name + ".plan.json",
                   plan_.toJson(/*inlineBinaries=*/true));
   for (const PlanKernel &kernel : plan_.kernels)
-    kernels.push_back(backend.load(kernel.binary, kernel.entry));
+    kernels.push_back(kernel.binary.empty() && kernel.deferred
+                          ? nullptr
+                          : backend.load(kernel.binary, kernel.entry));
+}
+
+void PlanExecutor::loadAdmitted(const std::vector<int64_t> &params) {
+  for (const PlanLaunch &launch : plan_.launches)
+    if (!kernels[launch.kernel] && launch.guard.admits(params)) {
+      const PlanKernel &kernel = plan_.kernels[launch.kernel];
+      kernels[launch.kernel] = backend.load(kernel.build(), kernel.entry);
+    }
 }
 
 // Never throws: after a device fault every release fails, and the fault is
@@ -220,6 +230,8 @@ void PlanExecutor::run(const std::vector<DevicePtr> &bindings,
   if (!slot)
     slot = std::make_unique<StreamState>();
   StreamState &state = *slot;
+  // Before any capture: compiling and loading are not stream work.
+  loadAdmitted(params);
   if (timings || !useGraph || !backend.supportsGraphs())
     return launchAll(state, bindings, params, stream, timings);
 

@@ -26,7 +26,8 @@ struct LaunchTiming {
 /// and work on different streams never shares a workspace.
 class PlanExecutor {
 public:
-  /// Validates the plan and loads each kernel.
+  /// Validates the plan and loads each kernel (deferred ones: at the first
+  /// call that launches them).
   PlanExecutor(Backend &backend, Plan plan);
   ~PlanExecutor();
 
@@ -55,6 +56,8 @@ private:
                  std::vector<LaunchTiming> *timings = nullptr);
   DevicePtr workspaceFor(StreamState &state, uint64_t bytes,
                          StreamHandle stream);
+  /// Builds and loads the deferred kernels that `params` launch.
+  void loadAdmitted(const std::vector<int64_t> &params);
 
   Backend &backend;
   Plan plan_;

@@ -14,7 +14,12 @@ config.test_exec_root = os.path.join(config.rudnn_obj_root, "test")
 config.environment["PATH"] = os.pathsep.join(
     [config.rudnn_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
 )
-# Sanitizer settings of the build reach the tools under test.
+# The rudnn-bench-* tools' tests, where this build has them.
+if config.rudnn_benchmarks.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("benchmarks")
+
+# Sanitizer settings given to the run reach the tools under test (a
+# sanitized build's defaults are built into them).
 for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
     if name in os.environ:
         config.environment[name] = os.environ[name]

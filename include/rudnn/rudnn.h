@@ -1,7 +1,9 @@
 /*===- rudnn/rudnn.h - The rudnn C API ------------------------------------===*\
 |*                                                                            *|
-|* For other languages. Every function returns a status; on failure the       *|
-|* message of the error is kept per thread for rudnn_last_error().            *|
+|* For C and other languages. Every function returns a status; on failure    *|
+|* the message of the error is kept per thread for rudnn_last_error(), and   *|
+|* nothing was written. The operators are in c_operators.h, the Program API  *|
+|* in c_program.h (both included here).                                      *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -48,11 +50,52 @@ typedef struct rudnn_counters {
 
 typedef struct rudnn_context *rudnn_context_t;
 
+/* A stream of the context's backend (a CUstream on CUDA); NULL: the
+ * default stream. */
+typedef void *rudnn_stream_t;
+
+typedef enum rudnn_dtype {
+  RUDNN_DTYPE_F32 = 0,
+  RUDNN_DTYPE_F16 = 1,
+  RUDNN_DTYPE_BF16 = 2,
+  RUDNN_DTYPE_I32 = 3,
+  RUDNN_DTYPE_BOOL = 4
+} rudnn_dtype_t;
+
+/* A view of device memory (host memory on the emulation backend), as
+ * DLPack describes one: `rank` sizes, and strides in elements (NULL:
+ * contiguous, row-major). The arrays are read during the call only. */
+typedef struct rudnn_tensor {
+  void *data;
+  rudnn_dtype_t dtype;
+  int32_t rank;
+  const int64_t *shape;
+  const int64_t *strides;
+} rudnn_tensor_t;
+
 /* The message of the last failed call on this thread ("" if none). */
 const char *rudnn_last_error(void);
 /* "RUDNN_STATUS_OK", ... */
 const char *rudnn_status_string(rudnn_status_t status);
 const char *rudnn_version(void);
+
+typedef enum rudnn_log_level {
+  RUDNN_LOG_WARNING = 0,
+  RUDNN_LOG_PROGRESS = 1, /* the default: slow cold compiles, a line a kernel */
+  RUDNN_LOG_INFO = 2,
+  RUDNN_LOG_DEBUG = 3
+} rudnn_log_level_t;
+
+/* Receives rudnn's messages (see rudnn/log.h), one call at a time; it must
+ * not call rudnn. */
+typedef void (*rudnn_log_callback_t)(rudnn_log_level_t level,
+                                     const char *message, void *user_data);
+
+/* Process-wide; NULL restores stderr. */
+rudnn_status_t rudnn_set_log_callback(rudnn_log_callback_t callback,
+                                      void *user_data);
+/* The most detailed level delivered (default: RUDNN_LOG, else progress). */
+rudnn_status_t rudnn_set_log_level(rudnn_log_level_t level);
 
 /* Options may be NULL (defaults). */
 rudnn_status_t rudnn_context_create(const rudnn_context_options_t *options,
@@ -82,5 +125,8 @@ rudnn_status_t rudnn_compile_kernel(rudnn_context_t context, const char *entry,
 #ifdef __cplusplus
 }
 #endif
+
+#include "rudnn/c_operators.h"
+#include "rudnn/c_program.h"
 
 #endif /* RUDNN_RUDNN_H */

@@ -3,6 +3,8 @@
 #ifndef RUDNN_VERSION_H
 #define RUDNN_VERSION_H
 
+#include "rudnn/version_number.h"
+
 #include <string>
 
 namespace rudnn {

@@ -4,6 +4,7 @@
 // bad options are refused. (No input is read: this file holds only the
 // commands.)
 
+// REQUIRES: benchmarks
 // RUN: rudnn-bench-attention --backend emulation --shapes "1,70,2,64,1;2,33,2,16,0" --repeats 2 --warmup 1 --json %t.json | FileCheck %s
 // RUN: %python -c "import json, sys; r = json.load(open(sys.argv[1])); assert (r['op'], r['timing'], r['warmup'], r['repeats']) == ('attention', 'host clock', 1, 2), r; x, y = r['results']; assert (x['B'], x['T'], x['H'], x['D'], x['causal']) == (1, 70, 2, 64, True), x; assert y['causal'] is False and min(x['ms'], y['ms'], x['fwd_bwd_ms'], y['fwd_bwd_ms']) > 0, r" %t.json
 // RUN: not rudnn-bench-attention --backend emulation --shapes "4,4096,16,128,1" 2>&1 | FileCheck %s --check-prefix=LARGE

@@ -3,6 +3,7 @@
 // JSON; GPU-sized shapes and bad shapes are refused. (No input is read:
 // this file holds only the commands.)
 
+// REQUIRES: benchmarks
 // RUN: rudnn-bench-decode --backend emulation --shapes "2,40,0;1,70,16" --repeats 2 --warmup 1 --json %t.json | FileCheck %s
 // RUN: %python -c "import json, sys; r = json.load(open(sys.argv[1])); assert (r['op'], r['timing'], r['warmup'], r['repeats']) == ('decode', 'host clock', 1, 2), r; x, y = r['results']; assert (x['B'], x['L'], x['page']) == (2, 40, 0), x; assert y['page'] == 16 and y['bytes'] == 71 * 8 * 256 * 2 and min(x['ms'], y['ms']) > 0, r" %t.json
 // RUN: not rudnn-bench-decode --backend emulation --shapes "64,65536,0" 2>&1 | FileCheck %s --check-prefix=LARGE

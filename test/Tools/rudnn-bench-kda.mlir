@@ -3,6 +3,7 @@
 // writes the same as JSON; GPU-sized shapes and bad options are refused.
 // (No input is read: this file holds only the commands.)
 
+// REQUIRES: benchmarks
 // RUN: rudnn-bench-kda --backend emulation --shapes "1,33,2,16" --repeats 2 --warmup 1 --json %t.json | FileCheck %s
 // RUN: %python -c "import json, sys; r = json.load(open(sys.argv[1])); x = r['results'][0]; assert (r['timing'], r['warmup'], r['repeats']) == ('host clock', 1, 2), r; assert (x['B'], x['T'], x['H'], x['K'], x['V']) == (1, 33, 2, 16, 16), x; assert x['ms'] > 0 and x['fwd_bwd_ms'] > 0 and len(x['step_kernels_ms']) == 5, x" %t.json
 // RUN: not rudnn-bench-kda --backend emulation --shapes "1,32768,16,128" 2>&1 | FileCheck %s --check-prefix=LARGE

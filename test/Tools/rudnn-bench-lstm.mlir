@@ -3,6 +3,7 @@
 // write the same as JSON; GPU-sized shapes and bad shapes are refused. (No
 // input is read: this file holds only the commands.)
 
+// REQUIRES: benchmarks
 // RUN: rudnn-bench-lstm --backend emulation --shapes "12,3,4,2,2,32;8,2,3,1,1,16" --repeats 2 --warmup 1 --json %t.json | FileCheck %s
 // RUN: %python -c "import json, sys; r = json.load(open(sys.argv[1])); assert (r['op'], r['timing'], r['warmup'], r['repeats']) == ('lstm', 'host clock', 1, 2), r; x, y = r['results']; assert (x['H'], x['B'], x['T'], x['L'], x['D'], x['bits']) == (12, 3, 4, 2, 2, 32), x; assert y['bits'] == 16 and min(x['ms'], y['ms']) > 0, r" %t.json
 // RUN: not rudnn-bench-lstm --backend emulation --shapes "1024,64,512,1,1,16" 2>&1 | FileCheck %s --check-prefix=LARGE

@@ -4,6 +4,7 @@
 // bad shapes are refused. (No input is read: this file holds only the
 // commands.)
 
+// REQUIRES: benchmarks
 // RUN: rudnn-bench-norm --backend emulation --shapes "12,100,32,layer,fwd;5,300,16,rms,bwd" --repeats 2 --warmup 1 --json %t.json | FileCheck %s
 // RUN: %python -c "import json, sys; r = json.load(open(sys.argv[1])); assert (r['op'], r['timing'], r['warmup'], r['repeats']) == ('norm', 'host clock', 1, 2), r; x, y = r['results']; assert (x['rows'], x['C'], x['bits'], x['op'], x['pass']) == (12, 100, 32, 'layer', 'fwd'), x; assert (y['op'], y['pass'], y['bytes']) == ('rms', 'bwd', 3 * 5 * 300 * 2) and min(x['ms'], y['ms']) > 0, r" %t.json
 // RUN: not rudnn-bench-norm --backend emulation --shapes "65536,16384,16,layer,fwd" 2>&1 | FileCheck %s --check-prefix=LARGE

@@ -41,6 +41,17 @@ extern "C" __global__ void reverse_slices(int *data) {
   mine[threadIdx.x] = slice[blockDim.x - 1 - threadIdx.x];
 }
 
+// A Fortran-ordered array reaches the kernel in C order and is written
+// back in the file's own order.
+// RUN: %python %S/Inputs/npy.py write-fortran %t/m.npy i4 2 3 0 1 2 3 4 5
+// RUN: rudnn-emulate %s --entry add_row_index --grid 1 --block 6 --outputs %t/fortran %t/m.npy i32=3
+// RUN: %python %S/Inputs/npy.py print %t/fortran/m.npy | tr '\n' ' ' | FileCheck %s --check-prefix=FORTRAN
+// FORTRAN: 0 103 1 104 2 105
+
+extern "C" __global__ void add_row_index(int *m, int cols) {
+  m[threadIdx.x] += 100 * (threadIdx.x / cols);
+}
+
 // A race only check mode reports: status 1, the kernel, block, both threads
 // and the place; nothing is written. Without --check it runs.
 // RUN: %python %S/Inputs/status.py 1 rudnn-emulate %s --entry racy --grid 1 --block 64 --check --outputs %t/racy %t/x.npy 2>&1 | FileCheck %s --check-prefix=RACE

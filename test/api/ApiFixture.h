@@ -34,10 +34,14 @@ struct DeviceTensor {
 inline void roundTo(DType dtype,
                     std::initializer_list<std::vector<double> *> data) {
   for (std::vector<double> *values : data)
-    for (double &x : *values)
-      x = dtype == DType::BF16  ? fromBf16(toBf16(static_cast<float>(x)))
-          : dtype == DType::F16 ? static_cast<double>(static_cast<_Float16>(x))
-                                : static_cast<double>(static_cast<float>(x));
+    for (double &x : *values) { // as `store` rounds them: through float
+      const float narrow = static_cast<float>(x);
+      x = dtype == DType::BF16
+              ? runtime::fromBfloat16(runtime::toBfloat16(narrow))
+          : dtype == DType::F16
+              ? runtime::fromFloat16(runtime::toFloat16(narrow))
+              : static_cast<double>(narrow);
+    }
 }
 
 /// `values` as the raw bytes of element type T (i32 lengths, bool masks).
@@ -151,12 +155,10 @@ protected:
   static void store(unsigned char *bytes, int64_t at, float x, DType dtype) {
     if (dtype == DType::F32) {
       std::memcpy(bytes + 4 * at, &x, 4);
-    } else if (dtype == DType::BF16) {
-      uint16_t bits = toBf16(x);
-      std::memcpy(bytes + 2 * at, &bits, 2);
     } else {
-      _Float16 half = static_cast<_Float16>(x);
-      std::memcpy(bytes + 2 * at, &half, 2);
+      uint16_t bits =
+          dtype == DType::BF16 ? runtime::toBfloat16(x) : runtime::toFloat16(x);
+      std::memcpy(bytes + 2 * at, &bits, 2);
     }
   }
   static double load(const unsigned char *bytes, size_t at, DType dtype) {
@@ -167,11 +169,8 @@ protected:
     }
     uint16_t bits;
     std::memcpy(&bits, bytes + 2 * at, 2);
-    if (dtype == DType::BF16)
-      return fromBf16(bits);
-    _Float16 half;
-    std::memcpy(&half, &bits, 2);
-    return static_cast<double>(half);
+    return dtype == DType::BF16 ? runtime::fromBfloat16(bits)
+                                : runtime::fromFloat16(bits);
   }
 
   DeviceTensor upload(const std::vector<unsigned char> &bytes, DType dtype) {

@@ -177,6 +177,22 @@ TEST_F(ContextTest, EmptyCacheDirectoryKeepsEverythingInMemory) {
   EXPECT_FALSE(context.impl().kernelCache.diskEnabled());
 }
 
+TEST_F(ContextTest, DumpDirectoryReceivesSourcesOnCacheHitsToo) {
+  const fs::path dump = cacheDir / "dump";
+  { // A cold cache: compiled.
+    Context context(options());
+    context.impl().compileForArch(kAxpy, "sm_90");
+  }
+  ::setenv("RUDNN_DUMP_DIR", dump.c_str(), 1);
+  Context context(options());
+  context.impl().compileForArch(kAxpy, "sm_90");
+  ::unsetenv("RUDNN_DUMP_DIR");
+  EXPECT_EQ(context.counters().kernelsCompiled, 0u);
+  EXPECT_EQ(context.counters().kernelCacheDiskHits, 1u);
+  EXPECT_EQ(readBytes(dump / (std::string(samples::kAxpyEntry) + ".cu")),
+            samples::kAxpySource);
+}
+
 TEST_F(ContextTest, CompileErrorsReachTheCaller) {
   Context context(options());
   EXPECT_THROW(context.impl().compileForArch(

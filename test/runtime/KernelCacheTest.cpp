@@ -637,6 +637,11 @@ TEST(KernelCacheDefaults, DirectoryFollowsEnvironmentInOrder) {
   EXPECT_EQ(defaultCacheDirectory(), "/tmp/rudnn-explicit");
   EXPECT_EQ(KernelCacheOptions().directory, "/tmp/rudnn-explicit");
 
+  // Set and empty: memory only, not the next default.
+  env.set("RUDNN_CACHE_DIR", "");
+  EXPECT_EQ(defaultCacheDirectory(), "");
+  EXPECT_EQ(KernelCacheOptions().directory, "");
+
   env.set("RUDNN_CACHE_DIR", nullptr);
   EXPECT_EQ(defaultCacheDirectory(), "/tmp/xdg-cache/rudnn");
 

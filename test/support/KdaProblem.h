@@ -5,6 +5,7 @@
 
 #include "lib/reference/Compare.h"
 #include "lib/reference/KdaReference.h"
+#include "runtime/HostFloat.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,18 +16,9 @@
 
 namespace rudnn::test {
 
-inline uint16_t toBf16(float x) {
-  uint32_t bits;
-  std::memcpy(&bits, &x, 4);
-  bits += 0x7fff + ((bits >> 16) & 1); // round to nearest even
-  return static_cast<uint16_t>(bits >> 16);
-}
-
+inline uint16_t toBf16(double x) { return runtime::toBfloat16(x); }
 inline float fromBf16(uint16_t x) {
-  uint32_t bits = uint32_t(x) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
+  return static_cast<float>(runtime::fromBfloat16(x));
 }
 
 using reference::relativeError;

@@ -1,6 +1,7 @@
 //===- KernelArguments.cpp - rudnn-emulate's arguments --------------------===//
 
 #include "tools/rudnn-emulate/KernelArguments.h"
+#include "tools/rudnn-run/npy/Npy.h"
 
 #include "rudnn/errors.h"
 
@@ -39,6 +40,13 @@ std::string headerField(const std::string &header, const std::string &key,
   return value;
 }
 
+/// `file`'s data rearranged between Fortran and C order.
+std::string reordered(const NpyFile &file, bool toC) {
+  std::vector<uint8_t> bytes(file.data.begin(), file.data.end());
+  bytes = npy::reorder(bytes, file.shape, file.itemBytes, toC);
+  return std::string(bytes.begin(), bytes.end());
+}
+
 } // namespace
 
 NpyFile rudnn::emulate::readNpy(const std::string &path) {
@@ -70,31 +78,44 @@ NpyFile rudnn::emulate::readNpy(const std::string &path) {
                   " is not a little-endian scalar type (structured and "
                   "big-endian arrays are not supported)");
   const size_t itemSize = std::stoul(match.str(3));
-  if (headerField(header, "fortran_order", path) != "False")
-    bad(path, "Fortran-order arrays are not supported: save a C-order copy");
+  const std::string order = headerField(header, "fortran_order", path);
+  if (order != "False" && order != "True")
+    bad(path, "fortran_order is " + order + ", not True or False");
   std::string shape = headerField(header, "shape", path);
   uint64_t elements = 1;
+  std::vector<int64_t> dims;
   static const std::regex dimension(R"(\d+)");
   for (std::sregex_iterator it(shape.begin(), shape.end(), dimension), end;
        it != end; ++it) {
     uint64_t size = std::stoull(it->str());
-    if (size && elements > std::numeric_limits<uint64_t>::max() / size)
+    if (size > uint64_t(std::numeric_limits<int64_t>::max()) ||
+        (size && elements > std::numeric_limits<uint64_t>::max() / size))
       bad(path, "shape too large");
     elements *= size;
+    dims.push_back(static_cast<int64_t>(size));
   }
   if (elements > (bytes.size() - dataStart) / itemSize ||
       elements * itemSize != bytes.size() - dataStart)
     bad(path, "the data (" + std::to_string(bytes.size() - dataStart) +
                   " bytes) does not match the shape " + shape + " of " +
                   std::to_string(itemSize) + "-byte elements");
-  return {path, bytes.substr(0, dataStart), bytes.substr(dataStart)};
+  NpyFile file{path,
+               bytes.substr(0, dataStart),
+               bytes.substr(dataStart),
+               std::move(dims),
+               itemSize,
+               order == "True"};
+  if (file.fortranOrder)
+    file.data = reordered(file, /*toC=*/true);
+  return file;
 }
 
 void rudnn::emulate::writeNpy(const std::string &path, const NpyFile &file) {
   std::string temporary = path + ".partial-" + std::to_string(::getpid());
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << file.header << file.data;
+    out << file.header
+        << (file.fortranOrder ? reordered(file, /*toC=*/false) : file.data);
     out.close();
     if (!out) {
       std::remove(temporary.c_str());

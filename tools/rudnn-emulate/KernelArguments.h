@@ -16,15 +16,19 @@
 namespace rudnn::emulate {
 
 /// A .npy file kept byte for byte: any dtype, written back with the header
-/// it came with.
+/// it came with (and in its order).
 struct NpyFile {
   std::string path;
   std::string header; // magic, version, length and the header text
-  std::string data;   // numel × itemsize bytes
+  std::string data;   // numel × itemsize bytes, in C order
+  std::vector<int64_t> shape;
+  size_t itemBytes = 0;
+  bool fortranOrder = false; // as the file holds it
 };
 
 /// Reads `path`; throws InvalidArgument naming it for anything but a
-/// little-endian (or byte-sized), C-order array whose data fills the file.
+/// little-endian (or byte-sized) array whose data fills the file. A
+/// Fortran-ordered array is rearranged into C order.
 NpyFile readNpy(const std::string &path);
 
 /// Writes `file`'s header and `data` to `path` through a temporary name, so

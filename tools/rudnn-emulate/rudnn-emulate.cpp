@@ -20,6 +20,7 @@
 #include "runtime/NvrtcCompiler.h"
 
 #include "rudnn/errors.h"
+#include "rudnn/version_number.h"
 
 #include <boost/program_options.hpp>
 
@@ -103,7 +104,8 @@ int runTool(int argc, char **argv) {
       "[options] ARG...\n\nEach ARG is a .npy file (passed as a pointer to a "
       "copy in device memory) or a scalar i32=, u32=, i64=, u64=, f32=, f64=, "
       "in the kernel's parameter order.\n\nOptions");
-  options.add_options()("help,h", "this help")(
+  options.add_options()("help,h", "this help")("version",
+                                               "print rudnn's version")(
       "entry", po::value(&entry), "the extern \"C\" __global__ kernel to run")(
       "grid", po::value(&grid), "blocks: X[,Y[,Z]]")(
       "block", po::value(&block), "threads per block: X[,Y[,Z]]")(
@@ -134,6 +136,10 @@ int runTool(int argc, char **argv) {
   po::notify(vm);
   if (vm.count("help")) {
     std::cout << options << "\n";
+    return Ran;
+  }
+  if (vm.count("version")) {
+    std::cout << "rudnn-emulate (rudnn " << RUDNN_VERSION_STRING << ")\n";
     return Ran;
   }
   if (file.empty() || entry.empty() || grid.empty() || block.empty())

@@ -13,7 +13,10 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ToolOutputFile.h"
+
+#include "rudnn/version_number.h"
 
 using namespace mlir;
 
@@ -21,6 +24,9 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   rudnn::registerRudnnDialects(registry);
   rudnn::registerRudnnPipelinePasses();
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "rudnn " << RUDNN_VERSION_STRING << "\n";
+  });
   auto [input, output] = registerAndParseCLIOptions(
       argc, argv, "rudnn optimizer driver\n", registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();

@@ -25,6 +25,8 @@
 
 #include "llvm/Support/CommandLine.h"
 
+#include "rudnn/version_number.h"
+
 using namespace mlir;
 
 static LogicalResult toCuda(Operation *op, llvm::raw_ostream &os) {
@@ -98,5 +100,8 @@ int main(int argc, char **argv) {
   TranslateRegistration reportJson("rudnn-kernel-report-json",
                                    "the kernel report as JSON",
                                    fromRudnnSource(kernelReport<true>));
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "rudnn " << RUDNN_VERSION_STRING << "\n";
+  });
   return failed(mlirTranslateMain(argc, argv, "rudnn translation driver\n"));
 }

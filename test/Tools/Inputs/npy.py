@@ -2,6 +2,8 @@
 """Writes and prints little .npy files without NumPy, for the tool tests.
 
   npy.py write FILE DTYPE V1 V2 ...   (DTYPE: f4, i4, u1, f8)
+  npy.py write-fortran FILE DTYPE ROWS COLS V1 V2 ...
+                                      (values in C order, stored Fortran)
   npy.py print FILE                   (one value per line)
 """
 import struct
@@ -10,12 +12,16 @@ import sys
 FORMATS = {"f4": "f", "i4": "i", "u1": "B", "f8": "d"}
 
 
-def write(path, dtype, values):
+def write(path, dtype, values, shape=None, fortran=False):
     code = FORMATS[dtype]
     values = [float(v) if code in "fd" else int(v) for v in values]
     descr = ("|" if dtype == "u1" else "<") + dtype
-    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (
-        descr, len(values))
+    shape = shape or (len(values),)
+    if fortran:  # the first index runs fastest in the file
+        rows, cols = shape
+        values = [values[r * cols + c] for c in range(cols) for r in range(rows)]
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': (%s), }" % (
+        descr, fortran, ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else ""))
     header += " " * (63 - (10 + len(header)) % 64) + "\n"
     with open(path, "wb") as out:
         out.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)))
@@ -45,5 +51,8 @@ def show(path):
 if __name__ == "__main__":
     if sys.argv[1] == "write":
         write(sys.argv[2], sys.argv[3], sys.argv[4:])
+    elif sys.argv[1] == "write-fortran":
+        write(sys.argv[2], sys.argv[3], sys.argv[6:],
+              (int(sys.argv[4]), int(sys.argv[5])), fortran=True)
     else:
         show(sys.argv[2])

@@ -1,6 +1,7 @@
 //===- Npy.cpp - NumPy .npy files -----------------------------------------===//
 
 #include "tools/rudnn-run/npy/Npy.h"
+#include "runtime/HostFloat.h"
 
 #include "rudnn/errors.h"
 
@@ -21,6 +22,7 @@
 
 using namespace rudnn;
 using namespace rudnn::npy;
+using namespace rudnn::runtime;
 
 namespace {
 
@@ -114,18 +116,6 @@ bool isFloating(ElementType type) {
          type == ElementType::F16 || type == ElementType::BF16;
 }
 
-double halfToDouble(uint16_t bits) {
-  const double sign = (bits & 0x8000) ? -1.0 : 1.0;
-  const int field = (bits >> 10) & 0x1f;
-  const int fraction = bits & 0x3ff;
-  if (field == 0x1f)
-    return fraction ? std::numeric_limits<double>::quiet_NaN()
-                    : sign * std::numeric_limits<double>::infinity();
-  if (field == 0)
-    return sign * std::ldexp(fraction, -24);
-  return sign * std::ldexp(fraction | 0x400, field - 25);
-}
-
 Value load(ElementType type, const uint8_t *p) {
   switch (type) {
   case ElementType::F64:
@@ -133,11 +123,9 @@ Value load(ElementType type, const uint8_t *p) {
   case ElementType::F32:
     return {false, 0, floatFromBits(static_cast<uint32_t>(loadLittle(p, 4)))};
   case ElementType::F16:
-    return {false, 0, halfToDouble(static_cast<uint16_t>(loadLittle(p, 2)))};
+    return {false, 0, fromFloat16(static_cast<uint16_t>(loadLittle(p, 2)))};
   case ElementType::BF16:
-    // bfloat16 is the upper half of a float32.
-    return {false, 0,
-            floatFromBits(static_cast<uint32_t>(loadLittle(p, 2)) << 16)};
+    return {false, 0, fromBfloat16(static_cast<uint16_t>(loadLittle(p, 2)))};
   case ElementType::I32:
     return {true, static_cast<int32_t>(static_cast<uint32_t>(loadLittle(p, 4))),
             0};
@@ -149,87 +137,14 @@ Value load(ElementType type, const uint8_t *p) {
   return {true, 0, 0};
 }
 
-/// A binary floating-point format: `precision` significand bits (the
-/// implicit one included), normal exponents in [emin, emax], `bits` wide.
-struct Format {
-  int precision, emin, emax, bits;
-  uint64_t infinity() const {
-    return ((uint64_t{1} << (bits - precision)) - 1) << (precision - 1);
-  }
-  uint64_t sign() const { return uint64_t{1} << (bits - 1); }
-  // The GPU's canonical NaN: every bit but the sign set.
-  uint64_t nan() const { return sign() - 1; }
-};
-
-constexpr Format kF64 = {53, -1022, 1023, 64};
-constexpr Format kF32 = {24, -126, 127, 32};
-constexpr Format kF16 = {11, -14, 15, 16};
-constexpr Format kBF16 = {8, -126, 127, 16};
-
-/// The bits of (-1)^negative · significand · 2^exponent rounded once to
-/// nearest even in `format`, subnormals included; too large is infinity.
-uint64_t roundExact(bool negative, uint64_t significand, int exponent,
-                    const Format &format) {
-  const uint64_t sign = negative ? format.sign() : 0;
-  if (significand == 0)
-    return sign;
-  const int p = format.precision;
-  // The value lies in [2^top, 2^(top + 1)).
-  const int top = 63 - __builtin_clzll(significand) + exponent;
-  if (top > format.emax)
-    return sign | format.infinity();
-  // The exponent of the last significand bit the result keeps.
-  const int quantum = (top < format.emin ? format.emin : top) - (p - 1);
-  const int shift = quantum - exponent;
-  uint64_t n;
-  bool above = false, tie = false;
-  if (shift <= 0) {
-    n = significand << -shift;
-  } else if (shift >= 64) {
-    n = 0;
-    above = shift == 64 && significand > (uint64_t{1} << 63);
-    tie = shift == 64 && significand == (uint64_t{1} << 63);
-  } else {
-    n = significand >> shift;
-    const uint64_t rest = significand & ((uint64_t{1} << shift) - 1);
-    const uint64_t half = uint64_t{1} << (shift - 1);
-    above = rest > half;
-    tie = rest == half;
-  }
-  n += above || (tie && (n & 1));
-  // A subnormal result is its significand; a carry out of either form moves
-  // into the exponent field, which is exactly the next binade's encoding.
-  const uint64_t bits =
-      top < format.emin
-          ? n
-          : (static_cast<uint64_t>(top - format.emin + 1) << (p - 1)) +
-                (n - (uint64_t{1} << (p - 1)));
-  if (bits >= format.infinity())
-    return sign | format.infinity();
-  return sign | bits;
-}
-
-uint64_t roundValue(const Value &value, const Format &format) {
-  if (value.isInteger) {
-    const bool negative = value.integer < 0;
-    const uint64_t magnitude =
-        negative ? uint64_t{0} - static_cast<uint64_t>(value.integer)
-                 : static_cast<uint64_t>(value.integer);
-    return roundExact(negative, magnitude, 0, format);
-  }
-  uint64_t u;
-  std::memcpy(&u, &value.real, 8);
-  const bool negative = u >> 63;
-  const uint64_t magnitude = u & 0x7fffffffffffffffull;
-  if (magnitude > 0x7ff0000000000000ull)
-    return format.nan();
-  if (magnitude == 0x7ff0000000000000ull)
-    return (negative ? format.sign() : 0) | format.infinity();
-  const int field = static_cast<int>(magnitude >> 52);
-  const uint64_t fraction = magnitude & 0xfffffffffffffull;
-  return field == 0 ? roundExact(negative, fraction, -1074, format)
-                    : roundExact(negative, fraction | (uint64_t{1} << 52),
-                                 field - 1075, format);
+uint64_t roundValue(const Value &value, const FloatFormat &format) {
+  if (!value.isInteger)
+    return roundToFormat(value.real, format);
+  const bool negative = value.integer < 0;
+  const uint64_t magnitude =
+      negative ? uint64_t{0} - static_cast<uint64_t>(value.integer)
+               : static_cast<uint64_t>(value.integer);
+  return roundToFormat(negative, magnitude, 0, format);
 }
 
 double toDouble(const Value &value) {
@@ -276,6 +191,7 @@ void validate(const Array &array, const std::string &operation) {
 struct Header {
   ElementType type = ElementType::F32;
   std::vector<int64_t> shape;
+  bool fortranOrder = false;
 };
 
 /// A parser for the one Python dict literal a .npy header holds; anything
@@ -305,8 +221,7 @@ public:
         header.type = parseDescr();
       } else if (key == "fortran_order") {
         markSeen(sawOrder, key);
-        if (parseBool(key))
-          fail(path, "Fortran-ordered arrays are not supported");
+        header.fortranOrder = parseBool(key);
       } else if (key == "shape") {
         markSeen(sawShape, key);
         header.shape = parseShape();
@@ -649,6 +564,8 @@ Array rudnn::npy::read(const std::string &path) {
                    shapeString(header.shape) + " of " + typeName(header.type));
   array.bytes.resize(expected);
   readExactly(array.bytes.data(), expected, "the data");
+  if (header.fortranOrder)
+    array.bytes = reorder(array.bytes, array.shape, size, /*toC=*/true);
   return array;
 }
 
@@ -728,16 +645,16 @@ Array rudnn::npy::convert(const Array &array, ElementType type) {
     uint8_t *out = result.bytes.data() + i * to;
     switch (type) {
     case ElementType::F64:
-      storeLittle(out, roundValue(value, kF64), 8);
+      storeLittle(out, roundValue(value, kFloat64), 8);
       break;
     case ElementType::F32:
-      storeLittle(out, roundValue(value, kF32), 4);
+      storeLittle(out, roundValue(value, kFloat32), 4);
       break;
     case ElementType::F16:
-      storeLittle(out, roundValue(value, kF16), 2);
+      storeLittle(out, roundValue(value, kFloat16), 2);
       break;
     case ElementType::BF16:
-      storeLittle(out, roundValue(value, kBF16), 2);
+      storeLittle(out, roundValue(value, kBfloat16), 2);
       break;
     case ElementType::I32:
       if (value.integer < std::numeric_limits<int32_t>::min() ||
@@ -755,6 +672,24 @@ Array rudnn::npy::convert(const Array &array, ElementType type) {
       out[0] = value.isInteger ? value.integer != 0 : value.real != 0.0;
       break;
     }
+  }
+  return result;
+}
+
+std::vector<uint8_t> rudnn::npy::reorder(const std::vector<uint8_t> &bytes,
+                                         const std::vector<int64_t> &shape,
+                                         size_t itemBytes, bool toC) {
+  std::vector<uint8_t> result(bytes.size());
+  const size_t rank = shape.size(), count = bytes.size() / itemBytes;
+  std::vector<int64_t> index(rank, 0); // the C-order index of element i
+  for (size_t i = 0; i < count; ++i) {
+    size_t fortran = 0; // its offset in Fortran order
+    for (size_t d = rank; d-- > 0;)
+      fortran = fortran * shape[d] + index[d];
+    const size_t from = toC ? fortran : i, to = toC ? i : fortran;
+    std::memcpy(&result[to * itemBytes], &bytes[from * itemBytes], itemBytes);
+    for (size_t d = rank; d-- > 0 && ++index[d] == shape[d];)
+      index[d] = 0;
   }
   return result;
 }

@@ -34,7 +34,15 @@ struct Array {
   std::vector<uint8_t> bytes;
 };
 
-/// Reads a .npy file. Throws rudnn::InvalidArgument naming the path and the
+/// `bytes`, elements of `itemBytes` in an array of `shape`, rearranged from
+/// Fortran order (first index fastest) into C order (last index fastest),
+/// or back when `toC` is false.
+std::vector<uint8_t> reorder(const std::vector<uint8_t> &bytes,
+                             const std::vector<int64_t> &shape,
+                             size_t itemBytes, bool toC);
+
+/// Reads a .npy file (a Fortran-ordered one is rearranged into C order).
+/// Throws rudnn::InvalidArgument naming the path and the
 /// problem for anything it cannot represent exactly: every malformed file is
 /// such an error, never a crash.
 Array read(const std::string &path);

@@ -1,48 +1,54 @@
-//===- c_api.cpp - The rudnn C API ----------------------------------------===//
+//===- Context.cpp - The C API: errors, contexts, memory, kernels ---------===//
 
 #include "lib/ContextImpl.h"
+#include "lib/capi/CApi.h"
 
-#include "rudnn/rudnn.h"
+#include "rudnn/log.h"
 #include "rudnn/version.h"
 
 #include <algorithm>
 #include <cstring>
-#include <new>
 
 using namespace rudnn;
 
-struct rudnn_context {
-  Context context;
-};
+using namespace rudnn::capi;
 
-static thread_local std::string lastError;
-
-/// Runs `body`, turning every exception into a status and a last-error text.
-template <typename Body> static rudnn_status_t guarded(Body body) {
-  try {
-    body();
-    lastError.clear();
-    return RUDNN_STATUS_OK;
-  } catch (const Error &error) {
-    lastError = error.what();
-    return static_cast<rudnn_status_t>(error.status());
-  } catch (const std::bad_alloc &) {
-    lastError = "out of host memory";
-    return RUDNN_STATUS_INTERNAL;
-  } catch (const std::exception &error) {
-    lastError = error.what();
-    return RUDNN_STATUS_INTERNAL;
-  }
+std::string &rudnn::capi::lastError() {
+  static thread_local std::string message;
+  return message;
 }
 
-static void requireContext(rudnn_context_t context) {
-  if (!context)
-    throw InvalidArgument("context is NULL");
-}
-
-template <typename T> static void requireOutput(T *pointer, const char *name) {
+void rudnn::capi::requireNonNull(const void *pointer, const std::string &name) {
   if (!pointer)
-    throw InvalidArgument(std::string(name) + " is NULL");
+    throw InvalidArgument(name + " is NULL");
+}
+
+TensorView rudnn::capi::view(const rudnn_tensor_t *tensor,
+                             const std::string &name) {
+  requireNonNull(tensor, name);
+  const int dtype = enumValue(tensor->dtype);
+  if (dtype < RUDNN_DTYPE_F32 || dtype > RUDNN_DTYPE_BOOL)
+    throw InvalidArgument(name + "->dtype is " + std::to_string(dtype) +
+                          ", expected a rudnn_dtype_t");
+  if (tensor->rank < 0 || tensor->rank > 16)
+    throw InvalidArgument(name + "->rank is " + std::to_string(tensor->rank) +
+                          ", expected 0 to 16");
+  if (tensor->rank > 0)
+    requireNonNull(tensor->shape, name + "->shape");
+  std::vector<int64_t> shape(tensor->shape, tensor->shape + tensor->rank);
+  TensorView view = TensorView::contiguous(
+      tensor->data, static_cast<DType>(dtype), std::move(shape));
+  if (tensor->strides)
+    view.strides.assign(tensor->strides, tensor->strides + tensor->rank);
+  return view;
+}
+
+std::optional<TensorView>
+rudnn::capi::optionalView(const rudnn_tensor_t *tensor,
+                          const std::string &name) {
+  if (!tensor)
+    return std::nullopt;
+  return view(tensor, name);
 }
 
 /// The kernel entry names a dump file and the symbol to look up: a C
@@ -68,7 +74,7 @@ static void requireIdentifier(const char *text, const char *name) {
 
 extern "C" {
 
-const char *rudnn_last_error(void) { return lastError.c_str(); }
+const char *rudnn_last_error(void) { return lastError().c_str(); }
 
 const char *rudnn_status_string(rudnn_status_t status) {
   switch (status) {
@@ -92,17 +98,39 @@ const char *rudnn_status_string(rudnn_status_t status) {
 
 const char *rudnn_version(void) { return rudnn::version(); }
 
+rudnn_status_t rudnn_set_log_callback(rudnn_log_callback_t callback,
+                                      void *user_data) {
+  return guarded([&] {
+    if (!callback) {
+      setLogHandler({});
+      return;
+    }
+    setLogHandler(
+        [callback, user_data](LogLevel level, const std::string &message) {
+          callback(static_cast<rudnn_log_level_t>(level), message.c_str(),
+                   user_data);
+        });
+  });
+}
+
+rudnn_status_t rudnn_set_log_level(rudnn_log_level_t level) {
+  return guarded([&] {
+    const int value = enumValue(level);
+    if (value < RUDNN_LOG_WARNING || value > RUDNN_LOG_DEBUG)
+      throw InvalidArgument("level is " + std::to_string(value) +
+                            ", expected a rudnn_log_level_t");
+    setLogLevel(static_cast<LogLevel>(value));
+  });
+}
+
 rudnn_status_t rudnn_context_create(const rudnn_context_options_t *options,
                                     rudnn_context_t *context) {
   return guarded([&] {
-    requireOutput(context, "context");
+    requireNonNull(context, "context");
     *context = nullptr;
     ContextOptions cxxOptions;
     if (options) {
-      // Read as an integer: a C caller may pass any value, and loading an
-      // out-of-range enum is undefined behaviour in C++.
-      int backend;
-      std::memcpy(&backend, &options->backend, sizeof(backend));
+      const int backend = enumValue(options->backend);
       if (backend < RUDNN_BACKEND_AUTO || backend > RUDNN_BACKEND_EMULATION)
         throw InvalidArgument("options->backend is " + std::to_string(backend) +
                               ", expected a rudnn_backend_t");
@@ -117,7 +145,7 @@ rudnn_status_t rudnn_context_create(const rudnn_context_options_t *options,
 
 rudnn_status_t rudnn_context_destroy(rudnn_context_t context) {
   return guarded([&] {
-    requireContext(context);
+    requireNonNull(context, "context");
     delete context;
   });
 }
@@ -125,9 +153,8 @@ rudnn_status_t rudnn_context_destroy(rudnn_context_t context) {
 rudnn_status_t rudnn_get_counters(rudnn_context_t context,
                                   rudnn_counters_t *counters) {
   return guarded([&] {
-    requireContext(context);
-    requireOutput(counters, "counters");
-    Counters values = context->context.counters();
+    requireNonNull(counters, "counters");
+    Counters values = contextOf(context).counters();
     *counters = {values.kernelsCompiled, values.kernelCacheMemoryHits,
                  values.kernelCacheDiskHits, values.planCacheHits,
                  values.planCacheMisses};
@@ -137,52 +164,38 @@ rudnn_status_t rudnn_get_counters(rudnn_context_t context,
 rudnn_status_t rudnn_malloc(rudnn_context_t context, size_t bytes,
                             void **pointer) {
   return guarded([&] {
-    requireContext(context);
-    requireOutput(pointer, "pointer");
+    requireNonNull(pointer, "pointer");
     *pointer = nullptr;
-    *pointer = context->context.allocate(bytes);
+    *pointer = contextOf(context).allocate(bytes);
   });
 }
 
 rudnn_status_t rudnn_free(rudnn_context_t context, void *pointer) {
-  return guarded([&] {
-    requireContext(context);
-    context->context.release(pointer);
-  });
+  return guarded([&] { contextOf(context).release(pointer); });
 }
 
 rudnn_status_t rudnn_memcpy_to_device(rudnn_context_t context, void *dst,
                                       const void *src, size_t bytes) {
-  return guarded([&] {
-    requireContext(context);
-    context->context.copyToDevice(dst, src, bytes);
-  });
+  return guarded([&] { contextOf(context).copyToDevice(dst, src, bytes); });
 }
 
 rudnn_status_t rudnn_memcpy_to_host(rudnn_context_t context, void *dst,
                                     const void *src, size_t bytes) {
-  return guarded([&] {
-    requireContext(context);
-    context->context.copyToHost(dst, src, bytes);
-  });
+  return guarded([&] { contextOf(context).copyToHost(dst, src, bytes); });
 }
 
 rudnn_status_t rudnn_synchronize(rudnn_context_t context) {
-  return guarded([&] {
-    requireContext(context);
-    context->context.synchronize();
-  });
+  return guarded([&] { contextOf(context).synchronize(); });
 }
 
 rudnn_status_t rudnn_compile_kernel(rudnn_context_t context, const char *entry,
                                     const char *source, const char *arch) {
   return guarded([&] {
-    requireContext(context);
-    requireOutput(entry, "entry");
-    requireOutput(source, "source");
-    requireOutput(arch, "arch");
+    requireNonNull(entry, "entry");
+    requireNonNull(source, "source");
+    requireNonNull(arch, "arch");
     requireIdentifier(entry, "entry");
-    context->context.impl().compileForArch({entry, source}, arch);
+    contextOf(context).impl().compileForArch({entry, source}, arch);
   });
 }
 

@@ -1,0 +1,191 @@
+/*===- rudnn/c_operators.h - The operators, from C ------------------------===*\
+|*                                                                            *|
+|* Each function mirrors the C++ entry point of the same name (rudnn/kda.h,   *|
+|* attention.h, kv_cache.h, lstm.h, norm.h): the same contract, checks and   *|
+|* errors. Tensors are rudnn_tensor_t; an optional one is a pointer, NULL     *|
+|* when absent. Zero-initialise a call's struct, then fill what it needs.     *|
+|* Included by rudnn/rudnn.h.                                                 *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef RUDNN_C_OPERATORS_H
+#define RUDNN_C_OPERATORS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* --- Kimi Delta Attention (rudnn/kda.h) ----------------------------------- */
+
+typedef struct rudnn_kda_forward_call {
+  const rudnn_tensor_t *q, *k, *v, *g, *beta;
+  const rudnn_tensor_t *initial_state; /* optional */
+  const rudnn_tensor_t *output;
+  const rudnn_tensor_t *final_state, *boundaries, *tiles; /* optional */
+  float scale;                                            /* 0: K^-0.5 */
+  int chunk;                                              /* 0: chosen */
+} rudnn_kda_forward_call_t;
+
+/* forward: the forward's inputs, the boundaries and tiles it saved
+ * (optional), its scale and chunk; its output and final_state are unread. */
+typedef struct rudnn_kda_backward_call {
+  rudnn_kda_forward_call_t forward;
+  const rudnn_tensor_t *d_output;
+  const rudnn_tensor_t *d_final_state; /* optional */
+  const rudnn_tensor_t *dq, *dk, *dv, *dg, *dbeta;
+  const rudnn_tensor_t *d_initial_state; /* optional */
+} rudnn_kda_backward_call_t;
+
+rudnn_status_t rudnn_kda_forward(rudnn_context_t context,
+                                 const rudnn_kda_forward_call_t *call,
+                                 rudnn_stream_t stream);
+rudnn_status_t rudnn_kda_backward(rudnn_context_t context,
+                                  const rudnn_kda_backward_call_t *call,
+                                  rudnn_stream_t stream);
+
+/* --- Attention (rudnn/attention.h) ---------------------------------------- */
+
+typedef struct rudnn_attention_options {
+  float scale; /* 0: D^-0.5 */
+  int causal;
+  /* 0: no local window; else keys within window_left before and
+   * window_right after each query's diagonal (-1: unbounded on that side). */
+  int local_window;
+  int window_left, window_right;
+  float softcap; /* 0: none */
+} rudnn_attention_options_t;
+
+typedef struct rudnn_attention_call {
+  const rudnn_tensor_t *q, *k, *v;
+  const rudnn_tensor_t *key_lengths, *key_mask; /* optional */
+  const rudnn_tensor_t *o;
+  const rudnn_tensor_t *lse; /* optional */
+  rudnn_attention_options_t options;
+} rudnn_attention_call_t;
+
+typedef struct rudnn_attention_varlen_call {
+  const rudnn_tensor_t *q, *k, *v, *cu_seqlens_q, *cu_seqlens_k;
+  const rudnn_tensor_t *o;
+  const rudnn_tensor_t *lse; /* optional */
+  rudnn_attention_options_t options;
+} rudnn_attention_varlen_call_t;
+
+/* forward: the forward's inputs and options, and its o and lse (both
+ * read here), then the gradients. */
+typedef struct rudnn_attention_backward_call {
+  rudnn_attention_call_t forward;
+  const rudnn_tensor_t *d_output;
+  const rudnn_tensor_t *dq, *dk, *dv;
+} rudnn_attention_backward_call_t;
+
+typedef struct rudnn_attention_varlen_backward_call {
+  rudnn_attention_varlen_call_t forward;
+  const rudnn_tensor_t *d_output;
+  const rudnn_tensor_t *dq, *dk, *dv;
+} rudnn_attention_varlen_backward_call_t;
+
+rudnn_status_t rudnn_attention_forward(rudnn_context_t context,
+                                       const rudnn_attention_call_t *call,
+                                       rudnn_stream_t stream);
+rudnn_status_t
+rudnn_attention_varlen_forward(rudnn_context_t context,
+                               const rudnn_attention_varlen_call_t *call,
+                               rudnn_stream_t stream);
+rudnn_status_t
+rudnn_attention_backward(rudnn_context_t context,
+                         const rudnn_attention_backward_call_t *call,
+                         rudnn_stream_t stream);
+rudnn_status_t rudnn_attention_varlen_backward(
+    rudnn_context_t context, const rudnn_attention_varlen_backward_call_t *call,
+    rudnn_stream_t stream);
+
+/* --- Decoding over a K/V cache (rudnn/kv_cache.h) ------------------------- */
+
+typedef struct rudnn_kv_cache_call {
+  const rudnn_tensor_t *q, *k, *v, *k_cache, *v_cache;
+  const rudnn_tensor_t *block_table; /* optional: paged */
+  const rudnn_tensor_t *cache_lengths;
+  const rudnn_tensor_t *o;
+  const rudnn_tensor_t *lse, *status; /* optional */
+  float scale;                        /* 0: D^-0.5 */
+  int splits;                         /* 0: chosen */
+} rudnn_kv_cache_call_t;
+
+rudnn_status_t rudnn_kv_cache_attention(rudnn_context_t context,
+                                        const rudnn_kv_cache_call_t *call,
+                                        rudnn_stream_t stream);
+
+/* --- LSTM (rudnn/lstm.h) ---------------------------------------------------
+ */
+
+typedef struct rudnn_named_tensor {
+  const char *name; /* a torch.nn.LSTM state_dict key, e.g. "weight_ih_l0" */
+  rudnn_tensor_t tensor;
+} rudnn_named_tensor_t;
+
+typedef enum rudnn_tristate {
+  RUDNN_CHOSEN = 0, /* rudnn decides */
+  RUDNN_NO = 1,
+  RUDNN_YES = 2
+} rudnn_tristate_t;
+
+typedef struct rudnn_lstm_call {
+  const rudnn_tensor_t *x;
+  const rudnn_tensor_t *h0, *c0; /* optional */
+  const rudnn_named_tensor_t *weights;
+  size_t weight_count;
+  const rudnn_tensor_t *lengths; /* optional: packed */
+  const rudnn_tensor_t *out;
+  const rudnn_tensor_t *h_n, *c_n; /* optional */
+  int64_t num_layers;              /* 0: 1 */
+  int bidirectional, batch_first;
+  int skip_length_check; /* lengths are trusted in [0, T] */
+  int64_t units;         /* 0: chosen */
+  rudnn_tristate_t weights_on_chip, per_step;
+} rudnn_lstm_call_t;
+
+rudnn_status_t rudnn_lstm_forward(rudnn_context_t context,
+                                  const rudnn_lstm_call_t *call,
+                                  rudnn_stream_t stream);
+
+/* --- Moments, LayerNorm and RMSNorm (rudnn/norm.h) -------------------------
+ */
+
+typedef struct rudnn_norm_call {
+  const rudnn_tensor_t *x;
+  const rudnn_tensor_t *residual, *gamma, *beta; /* optional */
+  const rudnn_tensor_t *y;
+  const rudnn_tensor_t *mean, *rstd, *h; /* optional (mean: LayerNorm) */
+  float eps; /* as given (torch's defaults: 1e-5 LayerNorm, 1e-6 RMSNorm) */
+} rudnn_norm_call_t;
+
+typedef struct rudnn_norm_backward_call {
+  const rudnn_tensor_t *dy, *x;
+  const rudnn_tensor_t *mean; /* LayerNorm only */
+  const rudnn_tensor_t *rstd;
+  const rudnn_tensor_t *gamma; /* optional */
+  const rudnn_tensor_t *dx;
+  const rudnn_tensor_t *dgamma, *dbeta; /* optional (dbeta: LayerNorm) */
+} rudnn_norm_backward_call_t;
+
+rudnn_status_t rudnn_layer_norm(rudnn_context_t context,
+                                const rudnn_norm_call_t *call,
+                                rudnn_stream_t stream);
+rudnn_status_t rudnn_rms_norm(rudnn_context_t context,
+                              const rudnn_norm_call_t *call,
+                              rudnn_stream_t stream);
+rudnn_status_t rudnn_moments(rudnn_context_t context, const rudnn_tensor_t *x,
+                             const rudnn_tensor_t *mean,
+                             const rudnn_tensor_t *var, rudnn_stream_t stream);
+rudnn_status_t rudnn_layer_norm_backward(rudnn_context_t context,
+                                         const rudnn_norm_backward_call_t *call,
+                                         rudnn_stream_t stream);
+rudnn_status_t rudnn_rms_norm_backward(rudnn_context_t context,
+                                       const rudnn_norm_backward_call_t *call,
+                                       rudnn_stream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RUDNN_C_OPERATORS_H */

@@ -1,0 +1,306 @@
+//===- Operators.cpp - The C API's operators ------------------------------===//
+//
+// Each entry point builds the C++ call from the C struct and makes it: the
+// checks, errors and results are the C++ entry point's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/capi/CApi.h"
+
+#include "rudnn/attention.h"
+#include "rudnn/kda.h"
+#include "rudnn/kv_cache.h"
+#include "rudnn/lstm.h"
+#include "rudnn/norm.h"
+
+using namespace rudnn;
+using namespace rudnn::capi;
+
+namespace {
+
+/// The views of one C struct, named "call->field" in errors.
+struct Fields {
+  std::string prefix;
+  TensorView operator()(const rudnn_tensor_t *tensor, const char *field) const {
+    return view(tensor, prefix + field);
+  }
+  std::optional<TensorView> optional(const rudnn_tensor_t *tensor,
+                                     const char *field) const {
+    return optionalView(tensor, prefix + field);
+  }
+};
+
+std::optional<float> scaleOrDefault(float scale) {
+  return scale == 0 ? std::nullopt : std::optional<float>(scale);
+}
+
+std::optional<bool> tristate(rudnn_tristate_t value, const char *name) {
+  switch (enumValue(value)) {
+  case RUDNN_CHOSEN:
+    return std::nullopt;
+  case RUDNN_NO:
+    return false;
+  case RUDNN_YES:
+    return true;
+  }
+  throw InvalidArgument(std::string(name) + " is " +
+                        std::to_string(enumValue(value)) +
+                        ", expected a rudnn_tristate_t");
+}
+
+KdaForwardInputs kdaInputs(const rudnn_kda_forward_call_t &call,
+                           const Fields &f) {
+  return {
+      f(call.q, "q"),       f(call.k, "k"),
+      f(call.v, "v"),       f(call.g, "g"),
+      f(call.beta, "beta"), f.optional(call.initial_state, "initial_state")};
+}
+
+KdaOptions kdaOptions(const rudnn_kda_forward_call_t &call) {
+  KdaOptions options;
+  options.scale = scaleOrDefault(call.scale);
+  if (call.chunk)
+    options.chunk = call.chunk;
+  return options;
+}
+
+AttentionOptions attentionOptions(const rudnn_attention_options_t &c) {
+  AttentionOptions options;
+  options.scale = scaleOrDefault(c.scale);
+  options.causal = c.causal != 0;
+  if (c.local_window) {
+    options.windowLeft = c.window_left;
+    options.windowRight = c.window_right;
+  }
+  options.softcap = c.softcap;
+  return options;
+}
+
+AttentionInputs attentionInputs(const rudnn_attention_call_t &call,
+                                const Fields &f) {
+  return {f(call.q, "q"), f(call.k, "k"), f(call.v, "v"),
+          f.optional(call.key_lengths, "key_lengths"),
+          f.optional(call.key_mask, "key_mask")};
+}
+
+AttentionVarlenInputs varlenInputs(const rudnn_attention_varlen_call_t &call,
+                                   const Fields &f) {
+  return {f(call.q, "q"), f(call.k, "k"), f(call.v, "v"),
+          f(call.cu_seqlens_q, "cu_seqlens_q"),
+          f(call.cu_seqlens_k, "cu_seqlens_k")};
+}
+
+NormInputs normInputs(const rudnn_norm_call_t &call, const Fields &f) {
+  return {f(call.x, "x"), f.optional(call.residual, "residual"),
+          f.optional(call.gamma, "gamma"), f.optional(call.beta, "beta")};
+}
+
+NormBackwardInputs normBackwardInputs(const rudnn_norm_backward_call_t &call,
+                                      const Fields &f) {
+  return {f(call.dy, "dy"), f(call.x, "x"), f.optional(call.mean, "mean"),
+          f(call.rstd, "rstd"), f.optional(call.gamma, "gamma")};
+}
+
+NormBackwardOutputs normGradients(const rudnn_norm_backward_call_t &call,
+                                  const Fields &f) {
+  return {f(call.dx, "dx"), f.optional(call.dgamma, "dgamma"),
+          f.optional(call.dbeta, "dbeta")};
+}
+
+/// Runs `body(call, fields)` for a non-null `call`, under `guarded`.
+template <typename Call, typename Body>
+rudnn_status_t callWith(rudnn_context_t context, const Call *call, Body body) {
+  return guarded([&] {
+    Context &cxx = contextOf(context);
+    requireNonNull(call, "call");
+    body(cxx, *call, Fields{"call->"});
+  });
+}
+
+} // namespace
+
+extern "C" {
+
+rudnn_status_t rudnn_kda_forward(rudnn_context_t context,
+                                 const rudnn_kda_forward_call_t *call,
+                                 rudnn_stream_t stream) {
+  return callWith(context, call, [&](Context &cxx, const auto &c, auto f) {
+    kdaForward(cxx, kdaInputs(c, f),
+               {f(c.output, "output"), f.optional(c.final_state, "final_state"),
+                f.optional(c.boundaries, "boundaries"),
+                f.optional(c.tiles, "tiles")},
+               kdaOptions(c), stream);
+  });
+}
+
+rudnn_status_t rudnn_kda_backward(rudnn_context_t context,
+                                  const rudnn_kda_backward_call_t *call,
+                                  rudnn_stream_t stream) {
+  return callWith(context, call, [&](Context &cxx, const auto &c, auto f) {
+    const Fields forward{"call->forward."};
+    kdaBackward(cxx,
+                {kdaInputs(c.forward, forward), f(c.d_output, "d_output"),
+                 f.optional(c.d_final_state, "d_final_state"),
+                 forward.optional(c.forward.boundaries, "boundaries"),
+                 forward.optional(c.forward.tiles, "tiles")},
+                {f(c.dq, "dq"), f(c.dk, "dk"), f(c.dv, "dv"), f(c.dg, "dg"),
+                 f(c.dbeta, "dbeta"),
+                 f.optional(c.d_initial_state, "d_initial_state")},
+                kdaOptions(c.forward), stream);
+  });
+}
+
+rudnn_status_t rudnn_attention_forward(rudnn_context_t context,
+                                       const rudnn_attention_call_t *call,
+                                       rudnn_stream_t stream) {
+  return callWith(context, call, [&](Context &cxx, const auto &c, auto f) {
+    attentionForward(cxx, attentionInputs(c, f),
+                     {f(c.o, "o"), f.optional(c.lse, "lse")},
+                     attentionOptions(c.options), stream);
+  });
+}
+
+rudnn_status_t
+rudnn_attention_varlen_forward(rudnn_context_t context,
+                               const rudnn_attention_varlen_call_t *call,
+                               rudnn_stream_t stream) {
+  return callWith(context, call, [&](Context &cxx, const auto &c, auto f) {
+    attentionVarlenForward(cxx, varlenInputs(c, f),
+                           {f(c.o, "o"), f.optional(c.lse, "lse")},
+                           attentionOptions(c.options), stream);
+  });
+}
+
+rudnn_status_t
+rudnn_attention_backward(rudnn_context_t context,
+                         const rudnn_attention_backward_call_t *call,
+                         rudnn_stream_t stream) {
+  return callWith(context, call, [&](Context &cxx, const auto &c, auto f) {
+    const Fields forward{"call->forward."};
+    attentionBackward(cxx,
+                      {attentionInputs(c.forward, forward),
+                       forward(c.forward.o, "o"), forward(c.forward.lse, "lse"),
+                       f(c.d_output, "d_output")},
+                      {f(c.dq, "dq"), f(c.dk, "dk"), f(c.dv, "dv")},
+                      attentionOptions(c.forward.options), stream);
+  });
+}
+
+rudnn_status_t rudnn_attention_varlen_backward(
+    rudnn_context_t context, const rudnn_attention_varlen_backward_call_t *call,
+    rudnn_stream_t stream) {
+  return callWith(context, call, [&](Context &cxx, const auto &c, auto f) {
+    const Fields forward{"call->forward."};
+    attentionVarlenBackward(
+        cxx,
+        {varlenInputs(c.forward, forward), forward(c.forward.o, "o"),
+         forward(c.forward.lse, "lse"), f(c.d_output, "d_output")},
+        {f(c.dq, "dq"), f(c.dk, "dk"), f(c.dv, "dv")},
+        attentionOptions(c.forward.options), stream);
+  });
+}
+
+rudnn_status_t rudnn_kv_cache_attention(rudnn_context_t context,
+                                        const rudnn_kv_cache_call_t *call,
+                                        rudnn_stream_t stream) {
+  return callWith(context, call, [&](Context &cxx, const auto &c, auto f) {
+    KvCacheOptions options;
+    options.scale = scaleOrDefault(c.scale);
+    options.splits = c.splits;
+    kvCacheAttention(
+        cxx,
+        {f(c.q, "q"), f(c.k, "k"), f(c.v, "v"), f(c.k_cache, "k_cache"),
+         f(c.v_cache, "v_cache"), f.optional(c.block_table, "block_table"),
+         f(c.cache_lengths, "cache_lengths")},
+        {f(c.o, "o"), f.optional(c.lse, "lse"), f.optional(c.status, "status")},
+        options, stream);
+  });
+}
+
+rudnn_status_t rudnn_lstm_forward(rudnn_context_t context,
+                                  const rudnn_lstm_call_t *call,
+                                  rudnn_stream_t stream) {
+  return callWith(context, call, [&](Context &cxx, const auto &c, auto f) {
+    LstmInputs inputs{f(c.x, "x"),
+                      f.optional(c.h0, "h0"),
+                      f.optional(c.c0, "c0"),
+                      {},
+                      f.optional(c.lengths, "lengths")};
+    if (c.weight_count)
+      requireNonNull(c.weights, "call->weights");
+    for (size_t i = 0; i < c.weight_count; ++i) {
+      const std::string field = "weights[" + std::to_string(i) + "]";
+      requireNonNull(c.weights[i].name, "call->" + field + ".name");
+      if (!inputs.weights
+               .emplace(c.weights[i].name,
+                        f(&c.weights[i].tensor, (field + ".tensor").c_str()))
+               .second)
+        throw InvalidArgument("call->" + field + " repeats the weight '" +
+                              c.weights[i].name + "'");
+    }
+    LstmOptions options;
+    options.numLayers = c.num_layers ? c.num_layers : 1;
+    options.bidirectional = c.bidirectional != 0;
+    options.batchFirst = c.batch_first != 0;
+    options.checkLengths = c.skip_length_check == 0;
+    options.units = c.units;
+    options.weightsOnChip =
+        tristate(c.weights_on_chip, "call->weights_on_chip");
+    options.perStep = tristate(c.per_step, "call->per_step");
+    lstmForward(
+        cxx, inputs,
+        {f(c.out, "out"), f.optional(c.h_n, "h_n"), f.optional(c.c_n, "c_n")},
+        options, stream);
+  });
+}
+
+rudnn_status_t rudnn_layer_norm(rudnn_context_t context,
+                                const rudnn_norm_call_t *call,
+                                rudnn_stream_t stream) {
+  return callWith(context, call, [&](Context &cxx, const auto &c, auto f) {
+    layerNorm(cxx, normInputs(c, f),
+              {f(c.y, "y"), f.optional(c.mean, "mean"),
+               f.optional(c.rstd, "rstd"), f.optional(c.h, "h")},
+              c.eps, stream);
+  });
+}
+
+rudnn_status_t rudnn_rms_norm(rudnn_context_t context,
+                              const rudnn_norm_call_t *call,
+                              rudnn_stream_t stream) {
+  return callWith(context, call, [&](Context &cxx, const auto &c, auto f) {
+    if (c.mean)
+      throw InvalidArgument("call->mean is given, but RMSNorm has no mean");
+    rmsNorm(cxx, normInputs(c, f),
+            {f(c.y, "y"), f.optional(c.rstd, "rstd"), f.optional(c.h, "h")},
+            c.eps, stream);
+  });
+}
+
+rudnn_status_t rudnn_moments(rudnn_context_t context, const rudnn_tensor_t *x,
+                             const rudnn_tensor_t *mean,
+                             const rudnn_tensor_t *var, rudnn_stream_t stream) {
+  return guarded([&] {
+    Context &cxx = contextOf(context);
+    moments(cxx, view(x, "x"), {view(mean, "mean"), view(var, "var")}, stream);
+  });
+}
+
+rudnn_status_t rudnn_layer_norm_backward(rudnn_context_t context,
+                                         const rudnn_norm_backward_call_t *call,
+                                         rudnn_stream_t stream) {
+  return callWith(context, call, [&](Context &cxx, const auto &c, auto f) {
+    layerNormBackward(cxx, normBackwardInputs(c, f), normGradients(c, f),
+                      stream);
+  });
+}
+
+rudnn_status_t rudnn_rms_norm_backward(rudnn_context_t context,
+                                       const rudnn_norm_backward_call_t *call,
+                                       rudnn_stream_t stream) {
+  return callWith(context, call, [&](Context &cxx, const auto &c, auto f) {
+    rmsNormBackward(cxx, normBackwardInputs(c, f), normGradients(c, f), stream);
+  });
+}
+
+} // extern "C"
