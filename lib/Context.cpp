@@ -268,7 +268,8 @@ Context::Impl::plan(const std::string &signature,
   }
   ++planCacheMisses;
   try {
-    promise.set_value(std::make_shared<PlanExecutor>(backend(), build()));
+    promise.set_value(std::make_shared<PlanExecutor>(backend(), build(),
+                                                     workspaceAllocator()));
   } catch (...) {
     // Waiters see the error; a later call may try again.
     promise.set_exception(std::current_exception());
@@ -282,8 +283,66 @@ Context::Impl::plan(const std::string &signature,
 // Context
 //===----------------------------------------------------------------------===//
 
-Context::Context(ContextOptions options)
-    : impl_(std::make_unique<Impl>(std::move(options))) {}
+static DevicePtr devicePointer(const void *pointer) {
+  return reinterpret_cast<DevicePtr>(pointer);
+}
+
+Context::Context(ContextOptions options) {
+  if (bool(options.allocator.allocate) != bool(options.allocator.release))
+    throw InvalidArgument("options.allocator: set both allocate and release, "
+                          "or neither");
+  impl_ = std::make_unique<Impl>(std::move(options));
+}
+
+runtime::WorkspaceAllocator Context::Impl::workspaceAllocator() const {
+  if (!options.allocator.allocate)
+    return {};
+  const Allocator &allocator = options.allocator;
+  return {[&allocator](size_t bytes) {
+            void *pointer = allocator.allocate(bytes);
+            if (!pointer)
+              throw DeviceError("the caller's allocator",
+                                "returned null for " + std::to_string(bytes) +
+                                    " bytes");
+            return devicePointer(pointer);
+          },
+          [&allocator](DevicePtr pointer) {
+            allocator.release(reinterpret_cast<void *>(pointer));
+          }};
+}
+
+namespace {
+/// The workspace query under way on this thread, if any.
+struct WorkspaceQuery {
+  const Context::Impl *context;
+  uint64_t bytes = 0;
+};
+thread_local WorkspaceQuery *workspaceQuery = nullptr;
+} // namespace
+
+size_t Context::workspaceBytes(const std::function<void()> &calls) {
+  WorkspaceQuery query{impl_.get()};
+  WorkspaceQuery *outer = workspaceQuery;
+  workspaceQuery = &query;
+  try {
+    calls();
+  } catch (...) {
+    workspaceQuery = outer;
+    throw;
+  }
+  workspaceQuery = outer;
+  return static_cast<size_t>(query.bytes);
+}
+
+void Context::setWorkspace(Stream stream, void *pointer, size_t bytes) {
+  if (pointer && bytes == 0)
+    throw InvalidArgument("setWorkspace: a workspace of 0 bytes");
+  std::lock_guard<std::mutex> lock(impl_->workspaceMutex);
+  if (pointer)
+    impl_->givenWorkspaces[stream] = {devicePointer(pointer), bytes};
+  else
+    impl_->givenWorkspaces.erase(stream);
+}
 
 Context::~Context() = default;
 
@@ -293,10 +352,6 @@ BackendKind Context::backend() { return impl_->backendKind(); }
 
 std::string Context::deviceDescription() {
   return impl_->backend().deviceDescription();
-}
-
-static DevicePtr devicePointer(const void *pointer) {
-  return reinterpret_cast<DevicePtr>(pointer);
 }
 
 void Context::Impl::trackAllocation(void *pointer, size_t bytes) {
@@ -318,11 +373,14 @@ static std::string pointerText(const void *pointer) {
 void *Context::allocate(size_t bytes) {
   if (bytes == 0)
     throw InvalidArgument("allocate: size must be positive");
-  void *pointer = reinterpret_cast<void *>(impl_->backend().allocate(bytes));
+  const runtime::WorkspaceAllocator allocator = impl_->workspaceAllocator();
+  void *pointer = reinterpret_cast<void *>(
+      allocator.allocate ? allocator.allocate(bytes)
+                         : impl_->backend().allocate(bytes));
   try {
     impl_->trackAllocation(pointer, bytes);
   } catch (...) {
-    impl_->backend().releaseQuietly(devicePointer(pointer));
+    impl_->releaseMemory(devicePointer(pointer));
     throw;
   }
   return pointer;
@@ -336,7 +394,14 @@ void Context::release(void *pointer) {
   if (!impl_->untrackAllocation(pointer))
     throw InvalidArgument("release: pointer " + pointerText(pointer) +
                           " is not a live allocation of this context");
-  impl_->backend().release(devicePointer(pointer));
+  impl_->releaseMemory(devicePointer(pointer));
+}
+
+void Context::Impl::releaseMemory(DevicePtr pointer) {
+  if (options.allocator.release)
+    options.allocator.release(reinterpret_cast<void *>(pointer));
+  else
+    backend().release(pointer);
 }
 
 void Context::releaseQuietly(void *pointer) noexcept {
@@ -348,8 +413,13 @@ void Context::releaseQuietly(void *pointer) noexcept {
            " is not a live allocation of this context; ignored");
       return;
     }
-    impl_->backend().releaseQuietly(devicePointer(pointer));
-  } catch (...) { // out of memory for the warning's text
+    impl_->releaseMemory(devicePointer(pointer));
+  } catch (const std::exception &error) {
+    try {
+      warn(std::string("release: ") + error.what());
+    } catch (...) { // out of memory for the warning's text
+    }
+  } catch (...) {
   }
 }
 
@@ -411,6 +481,17 @@ void Context::Impl::run(runtime::PlanExecutor &executor,
                         const std::vector<runtime::DevicePtr> &bindings,
                         const std::vector<int64_t> &params,
                         runtime::StreamHandle stream) {
+  if (workspaceQuery && workspaceQuery->context == this) {
+    workspaceQuery->bytes =
+        std::max(workspaceQuery->bytes, executor.workspaceBytes(params));
+    return;
+  }
+  runtime::GivenWorkspace given;
+  {
+    std::lock_guard<std::mutex> lock(workspaceMutex);
+    if (auto it = givenWorkspaces.find(stream); it != givenWorkspaces.end())
+      given = it->second;
+  }
   if (!profiling) {
     // A launch a step (a recurrence's): recorded once into a graph, then
     // replayed (updated for new bindings and sizes) where the backend can.
@@ -418,7 +499,8 @@ void Context::Impl::run(runtime::PlanExecutor &executor,
     const bool repeats =
         std::any_of(launches.begin(), launches.end(),
                     [](const runtime::PlanLaunch &l) { return l.repeat >= 0; });
-    return executor.run(bindings, params, stream, /*useGraph=*/repeats);
+    return executor.run(bindings, params, stream, /*useGraph=*/repeats, nullptr,
+                        given);
   }
   std::vector<runtime::LaunchTiming> timings;
   // Launches that ran before one failed still count.
@@ -435,7 +517,7 @@ void Context::Impl::run(runtime::PlanExecutor &executor,
     }
   };
   try {
-    executor.run(bindings, params, stream, /*useGraph=*/false, &timings);
+    executor.run(bindings, params, stream, /*useGraph=*/false, &timings, given);
   } catch (...) {
     record();
     throw;

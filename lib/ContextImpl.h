@@ -95,6 +95,16 @@ struct Context::Impl {
   runtime::KernelCache kernelCache;
   std::atomic<uint64_t> planCacheHits{0}, planCacheMisses{0};
 
+  /// The caller's allocator for plans' workspaces (empty: the backend's).
+  runtime::WorkspaceAllocator workspaceAllocator() const;
+  /// Frees memory Context::allocate took, where it came from.
+  void releaseMemory(runtime::DevicePtr pointer);
+
+  /// Workspaces callers gave their streams (Context::setWorkspace).
+  std::mutex workspaceMutex;
+  std::unordered_map<runtime::StreamHandle, runtime::GivenWorkspace>
+      givenWorkspaces;
+
   /// Records a pointer `allocate` returned.
   void trackAllocation(void *pointer, size_t bytes);
   /// Forgets a live allocation's base pointer; false for anything else

@@ -15,8 +15,9 @@ using namespace rudnn::runtime;
 /// for the last bindings and parameters (on a private stream when the
 /// caller's is the default stream, which cannot be captured).
 struct PlanExecutor::StreamState {
-  DevicePtr workspace = 0;
+  DevicePtr workspace = 0; // the executor's own
   uint64_t capacity = 0;
+  DevicePtr graphWorkspace = 0;
   StreamHandle captureStream = nullptr;
   std::vector<DevicePtr> graphBindings;
   std::vector<int64_t> graphParams;
@@ -26,8 +27,10 @@ struct PlanExecutor::StreamState {
   ArgPack args;
 };
 
-PlanExecutor::PlanExecutor(Backend &backend, Plan plan)
-    : backend(backend), plan_(std::move(plan)) {
+PlanExecutor::PlanExecutor(Backend &backend, Plan plan,
+                           WorkspaceAllocator allocator)
+    : backend(backend), plan_(std::move(plan)),
+      allocator(std::move(allocator)) {
   plan_.validate();
   dumpIfRequested(plan_.name + ".plan.json",
                   plan_.toJson(/*inlineBinaries=*/true));
@@ -50,28 +53,52 @@ void PlanExecutor::loadAdmitted(const std::vector<int64_t> &params) {
 PlanExecutor::~PlanExecutor() {
   for (auto &[stream, state] : streams) {
     state->graph.reset();
-    if (state->workspace)
-      backend.releaseQuietly(state->workspace);
+    try {
+      releaseOwnWorkspace(*state);
+    } catch (...) {
+    }
     if (state->captureStream)
       backend.destroyStreamQuietly(state->captureStream);
   }
 }
 
+void PlanExecutor::releaseOwnWorkspace(StreamState &state) {
+  const DevicePtr workspace = state.workspace;
+  state.workspace = 0;
+  state.capacity = 0;
+  if (!workspace)
+    return;
+  if (allocator.release)
+    allocator.release(workspace);
+  else
+    backend.release(workspace);
+}
+
 DevicePtr PlanExecutor::workspaceFor(StreamState &state, uint64_t bytes,
-                                     StreamHandle stream) {
+                                     StreamHandle stream,
+                                     GivenWorkspace given) {
+  if (given.pointer) {
+    if (bytes > given.bytes)
+      throw InvalidArgument("the call needs " + std::to_string(bytes) +
+                            " bytes of workspace, the given workspace holds " +
+                            std::to_string(given.bytes));
+    return given.pointer;
+  }
   if (bytes > state.capacity) {
     // Work already queued on this stream may still use the old buffer.
     backend.synchronize(stream);
-    if (state.workspace)
-      backend.release(state.workspace);
-    state.workspace = 0;
-    state.capacity = 0;
-    state.workspace = backend.allocate(bytes);
+    releaseOwnWorkspace(state);
+    state.workspace = allocator.allocate ? allocator.allocate(bytes)
+                                         : backend.allocate(bytes);
     state.capacity = bytes;
-    // A graph captured against the old workspace is stale.
-    state.graph.reset();
   }
   return state.workspace;
+}
+
+uint64_t
+PlanExecutor::workspaceBytes(const std::vector<int64_t> &params) const {
+  std::vector<uint64_t> offsets;
+  return plan_.workspaceLayout(params, offsets);
 }
 
 /// A grid dimension must be a positive 32-bit count.
@@ -117,11 +144,11 @@ PlanExecutor::tensorMapFor(const PlanTensorMap &map,
 void PlanExecutor::launchAll(StreamState &state,
                              const std::vector<DevicePtr> &bindings,
                              const std::vector<int64_t> &params,
-                             StreamHandle stream,
+                             StreamHandle stream, GivenWorkspace given,
                              std::vector<LaunchTiming> *timings) {
   std::vector<uint64_t> &offsets = state.offsets;
-  DevicePtr base =
-      workspaceFor(state, plan_.workspaceLayout(params, offsets), stream);
+  DevicePtr base = workspaceFor(state, plan_.workspaceLayout(params, offsets),
+                                stream, given);
   for (size_t i = 0; i < plan_.launches.size(); ++i) {
     const PlanLaunch &launch = plan_.launches[i];
     if (!launch.guard.admits(params))
@@ -191,7 +218,8 @@ void PlanExecutor::launchAll(StreamState &state,
 
 void PlanExecutor::run(const std::vector<DevicePtr> &bindings,
                        const std::vector<int64_t> &params, StreamHandle stream,
-                       bool useGraph, std::vector<LaunchTiming> *timings) {
+                       bool useGraph, std::vector<LaunchTiming> *timings,
+                       GivenWorkspace given) {
   if (bindings.size() != plan_.buffers.size())
     throw InvalidArgument("plan '" + plan_.name + "' has " +
                           std::to_string(plan_.buffers.size()) +
@@ -233,12 +261,13 @@ void PlanExecutor::run(const std::vector<DevicePtr> &bindings,
   // Before any capture: compiling and loading are not stream work.
   loadAdmitted(params);
   if (timings || !useGraph || !backend.supportsGraphs())
-    return launchAll(state, bindings, params, stream, timings);
+    return launchAll(state, bindings, params, stream, given, timings);
 
   // The workspace must exist before capture: allocation is not capturable.
-  workspaceFor(state, plan_.workspaceLayout(params, state.offsets), stream);
+  const DevicePtr workspace = workspaceFor(
+      state, plan_.workspaceLayout(params, state.offsets), stream, given);
   if (!state.graph || state.graphBindings != bindings ||
-      state.graphParams != params) {
+      state.graphParams != params || state.graphWorkspace != workspace) {
     if (!state.captureStream)
       state.captureStream = backend.createCaptureStream();
     // Captured launches do not run, so capturing elsewhere reorders nothing;
@@ -247,7 +276,7 @@ void PlanExecutor::run(const std::vector<DevicePtr> &bindings,
     StreamHandle capture = state.captureStream;
     backend.beginCapture(capture);
     try {
-      launchAll(state, bindings, params, capture);
+      launchAll(state, bindings, params, capture, given);
     } catch (...) {
       // End the capture, but report what failed inside it.
       state.graph.reset();
@@ -261,6 +290,7 @@ void PlanExecutor::run(const std::vector<DevicePtr> &bindings,
     state.graph = backend.endCaptureReusing(capture, std::move(state.graph));
     state.graphBindings = bindings;
     state.graphParams = params;
+    state.graphWorkspace = workspace;
     log(LogLevel::Debug, "captured plan '" + plan_.name + "' into a graph");
   }
   backend.replay(*state.graph, stream);

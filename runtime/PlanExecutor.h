@@ -6,6 +6,7 @@
 #include "runtime/Backend.h"
 #include "runtime/Plan.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,6 +21,18 @@ struct LaunchTiming {
   float milliseconds;
 };
 
+/// Where a plan's workspace comes from: memory the caller gives the call
+/// (GivenWorkspace), else the executor's own per stream, through the
+/// allocator's functions when set, else the backend's.
+struct WorkspaceAllocator {
+  std::function<DevicePtr(size_t)> allocate;
+  std::function<void(DevicePtr)> release;
+};
+struct GivenWorkspace {
+  DevicePtr pointer = 0;
+  uint64_t bytes = 0;
+};
+
 /// A plan loaded on a backend. Owns one workspace per stream (grown on
 /// demand) and, when graphs are used, per stream the graph captured for the
 /// last bindings. Calls may come from several threads: they are serialized,
@@ -28,7 +41,7 @@ class PlanExecutor {
 public:
   /// Validates the plan and loads each kernel (deferred ones: at the first
   /// call that launches them).
-  PlanExecutor(Backend &backend, Plan plan);
+  PlanExecutor(Backend &backend, Plan plan, WorkspaceAllocator allocator = {});
   ~PlanExecutor();
 
   const Plan &plan() const { return plan_; }
@@ -40,9 +53,15 @@ public:
   /// (on backends that support graphs; others launch directly). With
   /// `timings`, each launch is timed on its own and appended there (launched
   /// directly, waiting for the device: for measurement only).
+  /// With `given` memory, the call's workspace is carved from it (a call
+  /// needing more throws InvalidArgument before launching anything).
   void run(const std::vector<DevicePtr> &bindings,
            const std::vector<int64_t> &params, StreamHandle stream,
-           bool useGraph = false, std::vector<LaunchTiming> *timings = nullptr);
+           bool useGraph = false, std::vector<LaunchTiming> *timings = nullptr,
+           GivenWorkspace given = {});
+
+  /// Bytes of workspace a call with `params` needs (0: none).
+  uint64_t workspaceBytes(const std::vector<int64_t> &params) const;
 
 private:
   struct StreamState;
@@ -53,14 +72,18 @@ private:
                               const std::vector<int64_t> &params) const;
   void launchAll(StreamState &state, const std::vector<DevicePtr> &bindings,
                  const std::vector<int64_t> &params, StreamHandle stream,
+                 GivenWorkspace given,
                  std::vector<LaunchTiming> *timings = nullptr);
   DevicePtr workspaceFor(StreamState &state, uint64_t bytes,
-                         StreamHandle stream);
+                         StreamHandle stream, GivenWorkspace given);
+  /// Frees the stream's own workspace, if any.
+  void releaseOwnWorkspace(StreamState &state);
   /// Builds and loads the deferred kernels that `params` launch.
   void loadAdmitted(const std::vector<int64_t> &params);
 
   Backend &backend;
   Plan plan_;
+  WorkspaceAllocator allocator;
   std::vector<std::shared_ptr<LoadedKernel>> kernels;
   std::mutex mutex;
   std::map<StreamHandle, std::unique_ptr<StreamState>> streams;

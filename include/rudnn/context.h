@@ -29,6 +29,15 @@ const char *backendName(BackendKind kind);
 /// Parses backendName's output; throws InvalidArgument otherwise.
 BackendKind parseBackend(const std::string &name);
 
+/// The caller's device memory allocator (host memory for emulation): all
+/// the memory a context takes (Context::allocate, DeviceBuffer, plans'
+/// workspaces) comes from it and goes back to it. Both set, or neither
+/// (the backend's allocator).
+struct Allocator {
+  std::function<void *(size_t bytes)> allocate;
+  std::function<void(void *pointer)> release;
+};
+
 struct ContextOptions {
   /// Auto: RUDNN_BACKEND if set, else the GPU when one is present, else
   /// emulation.
@@ -45,6 +54,7 @@ struct ContextOptions {
   /// Architecture kernels are compiled for when no device decides it
   /// (ahead-of-time compilation); a device's own arch wins.
   std::string arch = "sm_90";
+  Allocator allocator;
 };
 
 /// What the context has done so far.
@@ -106,6 +116,17 @@ public:
                          Stream stream = nullptr);
 
   Counters counters() const;
+
+  /// The most workspace any operator call `calls` makes would take, in
+  /// bytes, without running them: each call is checked and planned
+  /// (compiling what it needs) but launches nothing and writes nothing.
+  size_t workspaceBytes(const std::function<void()> &calls);
+  /// From now on, calls on `stream` carve their workspace from
+  /// [pointer, pointer + bytes): device memory the caller keeps alive and
+  /// leaves alone while they run. A call needing more throws
+  /// InvalidArgument before launching anything. nullptr: the context's own
+  /// workspace again.
+  void setWorkspace(Stream stream, void *pointer, size_t bytes);
 
   /// While on, every kernel launch of an operator call is timed on its own
   /// (and waits for the device: for measurement, not production; not on a

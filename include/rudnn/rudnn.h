@@ -33,11 +33,20 @@ typedef enum rudnn_backend {
   RUDNN_BACKEND_EMULATION = 2
 } rudnn_backend_t;
 
+/* The caller's device memory allocator (host memory for emulation). */
+typedef void *(*rudnn_allocate_t)(size_t bytes, void *user_data);
+typedef void (*rudnn_release_t)(void *pointer, void *user_data);
+
 typedef struct rudnn_context_options {
   rudnn_backend_t backend;
   int device_ordinal;
   /* NULL: the default cache directory; "": memory only. */
   const char *cache_dir;
+  /* Both or neither (NULL: the backend's): every byte the context takes
+   * (rudnn_malloc, plans' workspaces) comes from `allocate`. */
+  rudnn_allocate_t allocate;
+  rudnn_release_t release;
+  void *allocator_data;
 } rudnn_context_options_t;
 
 typedef struct rudnn_counters {
@@ -114,6 +123,20 @@ rudnn_status_t rudnn_memcpy_to_device(rudnn_context_t context, void *dst,
 rudnn_status_t rudnn_memcpy_to_host(rudnn_context_t context, void *dst,
                                     const void *src, size_t bytes);
 rudnn_status_t rudnn_synchronize(rudnn_context_t context);
+
+/* Runs `calls(context, user_data)`, in which operator calls are checked and
+ * planned but launch nothing, and gives the most workspace one of them
+ * would take. */
+rudnn_status_t rudnn_workspace_bytes(rudnn_context_t context,
+                                     void (*calls)(rudnn_context_t context,
+                                                   void *user_data),
+                                     void *user_data, size_t *bytes);
+/* Calls on `stream` carve their workspace from [pointer, pointer + bytes)
+ * from now on (a call needing more fails before it launches anything);
+ * NULL: the context's own again. */
+rudnn_status_t rudnn_set_workspace(rudnn_context_t context,
+                                   rudnn_stream_t stream, void *pointer,
+                                   size_t bytes);
 
 /* Compiles one CUDA C++ kernel for `arch` ("sm_90") through the context's
  * kernel cache, without needing a device. `entry` must be a C identifier

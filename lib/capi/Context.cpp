@@ -138,6 +138,17 @@ rudnn_status_t rudnn_context_create(const rudnn_context_options_t *options,
       cxxOptions.deviceOrdinal = options->device_ordinal;
       if (options->cache_dir)
         cxxOptions.cacheDirectory = std::string(options->cache_dir);
+      if (bool(options->allocate) != bool(options->release))
+        throw InvalidArgument("options->allocate and options->release: set "
+                              "both, or neither");
+      if (options->allocate) {
+        rudnn_allocate_t allocate = options->allocate;
+        rudnn_release_t release = options->release;
+        void *data = options->allocator_data;
+        cxxOptions.allocator = {
+            [allocate, data](size_t bytes) { return allocate(bytes, data); },
+            [release, data](void *pointer) { release(pointer, data); }};
+      }
     }
     *context = new rudnn_context{Context(std::move(cxxOptions))};
   });
@@ -186,6 +197,25 @@ rudnn_status_t rudnn_memcpy_to_host(rudnn_context_t context, void *dst,
 
 rudnn_status_t rudnn_synchronize(rudnn_context_t context) {
   return guarded([&] { contextOf(context).synchronize(); });
+}
+
+rudnn_status_t rudnn_workspace_bytes(rudnn_context_t context,
+                                     void (*calls)(rudnn_context_t context,
+                                                   void *user_data),
+                                     void *user_data, size_t *bytes) {
+  return guarded([&] {
+    Context &cxx = contextOf(context);
+    requireNonNull(reinterpret_cast<const void *>(calls), "calls");
+    requireNonNull(bytes, "bytes");
+    *bytes = cxx.workspaceBytes([&] { calls(context, user_data); });
+  });
+}
+
+rudnn_status_t rudnn_set_workspace(rudnn_context_t context,
+                                   rudnn_stream_t stream, void *pointer,
+                                   size_t bytes) {
+  return guarded(
+      [&] { contextOf(context).setWorkspace(stream, pointer, bytes); });
 }
 
 rudnn_status_t rudnn_compile_kernel(rudnn_context_t context, const char *entry,

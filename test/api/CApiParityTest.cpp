@@ -40,7 +40,8 @@ struct Tensor {
 class CApiNumerics : public ::testing::Test {
 protected:
   void SetUp() override {
-    rudnn_context_options_t options{RUDNN_BACKEND_EMULATION, 0, ""};
+    rudnn_context_options_t options{
+        RUDNN_BACKEND_EMULATION, 0, "", nullptr, nullptr, nullptr};
     ASSERT_EQ(rudnn_context_create(&options, &c), RUDNN_STATUS_OK)
         << rudnn_last_error();
   }

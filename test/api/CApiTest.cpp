@@ -22,7 +22,8 @@ namespace {
 class CApiTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    rudnn_context_options_t options{RUDNN_BACKEND_AUTO, 0, ""};
+    rudnn_context_options_t options{
+        RUDNN_BACKEND_AUTO, 0, "", nullptr, nullptr, nullptr};
     ASSERT_EQ(rudnn_context_create(&options, &context), RUDNN_STATUS_OK)
         << rudnn_last_error();
     EXPECT_STREQ(rudnn_last_error(), "");
@@ -42,7 +43,8 @@ TEST_F(CApiTest, NullArgumentsAreInvalid) {
   EXPECT_THAT(rudnn_last_error(), HasSubstr("counters is NULL"));
   EXPECT_EQ(rudnn_compile_kernel(nullptr, "a", "b", "sm_90"),
             RUDNN_STATUS_INVALID_ARGUMENT);
-  rudnn_context_options_t bad{RUDNN_BACKEND_AUTO, 0, nullptr};
+  rudnn_context_options_t bad{
+      RUDNN_BACKEND_AUTO, 0, nullptr, nullptr, nullptr, nullptr};
   int outOfRange = 7; // what a C caller may store
   std::memcpy(&bad.backend, &outOfRange, sizeof(outOfRange));
   rudnn_context_t unused = nullptr;
@@ -93,7 +95,8 @@ TEST_F(CApiTest, LastErrorIsPerThread) {
 TEST_F(CApiTest, CudaWithoutDeviceIsUnavailable) {
   if (rudnn::runtime::cudaAvailable())
     GTEST_SKIP() << "a CUDA device is present";
-  rudnn_context_options_t options{RUDNN_BACKEND_CUDA, 0, ""};
+  rudnn_context_options_t options{
+      RUDNN_BACKEND_CUDA, 0, "", nullptr, nullptr, nullptr};
   rudnn_context_t cuda = nullptr;
   ASSERT_EQ(rudnn_context_create(&options, &cuda), RUDNN_STATUS_OK);
   void *pointer = reinterpret_cast<void *>(0x1);

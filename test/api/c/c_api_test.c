@@ -169,6 +169,23 @@ static void layer_norm(rudnn_context_t context) {
     OK(rudnn_free(context, all[i]->device));
 }
 
+static void run_kda(rudnn_context_t context, void *call) {
+  OK(rudnn_kda_forward(context, (const rudnn_kda_forward_call_t *)call, NULL));
+}
+
+/* The caller's allocator: counted host memory (what emulation uses). */
+static long live_allocations = 0, allocations = 0;
+
+static void *counted_allocate(size_t bytes, void *data) {
+  ++*(long *)data, ++allocations;
+  return malloc(bytes);
+}
+
+static void counted_release(void *pointer, void *data) {
+  --*(long *)data;
+  free(pointer);
+}
+
 /* KDA over 9 tokens, one head, K = V = 8, from a zero state. */
 static void kda(rudnn_context_t context) {
   enum { T = 9, K = 8, V = 8 };
@@ -215,6 +232,27 @@ static void kda(rudnn_context_t context) {
   float *o = download(context, &to);
   EXPECT(max_error(o, expected, T * V) < 1e-5, "KDA error %g",
          max_error(o, expected, T * V));
+
+  /* The workspace a call takes, asked without running it, then given. */
+  size_t bytes = 0;
+  OK(rudnn_workspace_bytes(context, run_kda, &call, &bytes));
+  EXPECT(bytes > 0, "KDA takes no workspace");
+  void *workspace = NULL;
+  OK(rudnn_malloc(context, bytes, &workspace));
+  OK(rudnn_set_workspace(context, NULL, workspace, bytes - 1));
+  EXPECT(rudnn_kda_forward(context, &call, NULL) ==
+             RUDNN_STATUS_INVALID_ARGUMENT,
+         "a workspace one byte short");
+  EXPECT(strstr(rudnn_last_error(), "bytes of workspace"), "got '%s'",
+         rudnn_last_error());
+  OK(rudnn_set_workspace(context, NULL, workspace, bytes));
+  OK(rudnn_kda_forward(context, &call, NULL));
+  float *again = download(context, &to);
+  EXPECT(memcmp(again, o, T * V * sizeof(float)) == 0,
+         "the given workspace changed the result");
+  OK(rudnn_set_workspace(context, NULL, NULL, 0));
+  OK(rudnn_free(context, workspace));
+  free(again);
 
   call.chunk = 24; /* not 16, 32 or 64 */
   EXPECT(rudnn_kda_forward(context, &call, NULL) ==
@@ -304,12 +342,21 @@ int main(void) {
   rudnn_context_options_t options = {0};
   options.backend = RUDNN_BACKEND_EMULATION;
   options.cache_dir = "";
+  options.allocate = counted_allocate;
+  options.release = counted_release;
+  options.allocator_data = &live_allocations;
   rudnn_context_t context = NULL;
   OK(rudnn_context_create(&options, &context));
   layer_norm(context);
   kda(context);
   program(context);
   OK(rudnn_context_destroy(context));
+  EXPECT(allocations > 0 && live_allocations == 0,
+         "%ld allocations, %ld still live", allocations, live_allocations);
+  options.release = NULL;
+  EXPECT(rudnn_context_create(&options, &context) ==
+             RUDNN_STATUS_INVALID_ARGUMENT,
+         "an allocator without release");
   if (failures)
     fprintf(stderr, "%d failures\n", failures);
   else
