@@ -31,7 +31,8 @@ namespace {
 
 } // namespace
 
-Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context) {
+Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context,
+                       const KernelCompile &compile) {
   Plan plan;
   plan.name = planOp.getSymName().str();
   llvm::StringMap<uint32_t> params, buffers, kernels;
@@ -123,7 +124,9 @@ Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context) {
       PlanKernel planKernel{builder.entry(), {}, {}};
       // A kernel only guarded launches run may never run (the T = 1 decode
       // of a long-sequence model): it compiles when a call first needs it.
-      if (onlyGuarded(kernel)) {
+      if (compile) {
+        planKernel.binary = compile(source);
+      } else if (onlyGuarded(kernel)) {
         planKernel.deferred = [&context, source, progress] {
           return *context.compile(source, progress.get());
         };
@@ -196,7 +199,7 @@ Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context) {
 
 Plan rudnn::lowerToPlan(Context::Impl &context, mlir::ModuleOp module,
                         const std::string &arch, const std::string &function,
-                        const std::string &name) {
+                        const std::string &name, const KernelCompile &compile) {
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(module.getContext(),
                                         [&](mlir::Diagnostic &d) {
@@ -218,7 +221,7 @@ Plan rudnn::lowerToPlan(Context::Impl &context, mlir::ModuleOp module,
                 "lowering " + name + " failed:\n" + diagnostics);
   for (auto plan : module.getOps<mlir::rudnn::PlanOp>())
     if (function.empty() || plan.getSymName() == function) {
-      Plan imported = importPlan(plan, context);
+      Plan imported = importPlan(plan, context, compile);
       imported.name = name;
       return imported;
     }

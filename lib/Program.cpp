@@ -10,10 +10,11 @@
 #include "rudnn/program.h"
 
 #include "lib/ContextImpl.h"
-#include "lib/ContractChecks.h"
-#include "lib/PlanBinding.h"
 #include "lib/PlanImport.h"
-#include "lib/ViewChecks.h"
+#include "runtime/BundleFile.h"
+#include "runtime/FunctionChecks.h"
+#include "runtime/PlanBinding.h"
+#include "runtime/ViewChecks.h"
 
 #include "codegen/InitRudnn.h"
 #include "codegen/Transforms/FunctionTensors.h"
@@ -30,6 +31,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <cstdio>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -47,22 +49,13 @@ struct Module::Impl {
 struct Function::Impl {
   std::shared_ptr<Module::Impl> module;
   std::string name;
-  std::vector<TensorInfo> arguments, results;
+  /// Its arguments, results and operators' contracts, which calls are
+  /// checked against.
+  runtime::FunctionChecks checks;
   /// The operator ops in program order, their values numbered as the API
   /// says (arguments first, then each op's results).
   std::vector<OperatorCall> operators;
   std::vector<int> resultValues;
-  /// Per operator: its contract, with the operands another operator
-  /// computes made optional (the verifier checked those), and for each
-  /// contract operand and result the argument (or result) that binds it,
-  /// -1 when none does.
-  struct Checked {
-    OperatorContract contract;
-    std::vector<int> operandArgument, resultOf;
-  };
-  std::vector<Checked> checked;
-  /// Results the contracts let be written over an argument, by name.
-  std::vector<std::pair<std::string, std::string>> inPlace;
   std::string noOperator;
   /// The plan-cache key of the function: its module's text, name, target.
   std::string planKey;
@@ -76,20 +69,8 @@ struct Function::Impl {
   bufferViews(const runtime::Plan &plan,
               const std::vector<TensorView> &argumentViews,
               const std::vector<TensorView> &resultViews) const {
-    std::call_once(bufferOnce, [&] {
-      for (const runtime::PlanBuffer &buffer : plan.buffers) {
-        int source = -1;
-        if (buffer.access != runtime::BufferAccess::Workspace) {
-          for (size_t i = 0; i < arguments.size() && source < 0; ++i)
-            if (arguments[i].name == buffer.name)
-              source = static_cast<int>(i);
-          for (size_t i = 0; i < results.size() && source < 0; ++i)
-            if (results[i].name == buffer.name)
-              source = static_cast<int>(arguments.size() + i);
-        }
-        bufferSource.push_back(source);
-      }
-    });
+    std::call_once(bufferOnce,
+                   [&] { bufferSource = checks.bufferSources(plan); });
     std::vector<const TensorView *> views;
     views.reserve(bufferSource.size());
     for (int source : bufferSource)
@@ -161,12 +142,13 @@ std::shared_ptr<Function::Impl> describe(std::shared_ptr<Module::Impl> module,
                   module->context->impl().targetArch();
   using mlir::rudnn::RudnnDialect;
   for (auto [index, argument] : llvm::enumerate(func.getArguments()))
-    impl->arguments.push_back(infoOf(argument.getType(),
-                                     func.getArgAttrOfType<mlir::StringAttr>(
-                                         index, RudnnDialect::kNameAttrName),
-                                     func.getArgAttrOfType<mlir::IntegerAttr>(
-                                         index, RudnnDialect::kAlignAttrName),
-                                     "arg" + std::to_string(index)));
+    impl->checks.arguments.push_back(infoOf(
+        argument.getType(),
+        func.getArgAttrOfType<mlir::StringAttr>(index,
+                                                RudnnDialect::kNameAttrName),
+        func.getArgAttrOfType<mlir::IntegerAttr>(index,
+                                                 RudnnDialect::kAlignAttrName),
+        "arg" + std::to_string(index)));
 
   // Values numbered: arguments, then each operator's results in order.
   llvm::DenseMap<mlir::Value, int> numbers;
@@ -186,7 +168,7 @@ std::shared_ptr<Function::Impl> describe(std::shared_ptr<Module::Impl> module,
                            {},
                            {},
                            &contract};
-    Function::Impl::Checked checked{contract, {}, {}};
+    runtime::OperatorCheck checked{contract, {}, {}};
     for (unsigned k = 0; k < contract.operands.size(); ++k) {
       mlir::Value value = call.getContractOperand(k);
       value = value ? mlir::rudnn::throughCasts(value) : value;
@@ -201,9 +183,9 @@ std::shared_ptr<Function::Impl> describe(std::shared_ptr<Module::Impl> module,
       checked.operandArgument.push_back(argument ? number : -1);
       if (value && !argument)
         checked.contract.operands[k].optional = true;
-      if (argument && impl->arguments[number].role.empty()) {
-        impl->arguments[number].role = contract.operands[k].name;
-        impl->arguments[number].layout = contract.operands[k].layout;
+      if (argument && impl->checks.arguments[number].role.empty()) {
+        impl->checks.arguments[number].role = contract.operands[k].name;
+        impl->checks.arguments[number].layout = contract.operands[k].layout;
       }
     }
     for (unsigned k = 0; k < contract.results.size(); ++k) {
@@ -214,11 +196,11 @@ std::shared_ptr<Function::Impl> describe(std::shared_ptr<Module::Impl> module,
     }
     checked.resultOf.assign(contract.results.size(), -1);
     impl->operators.push_back(std::move(described));
-    impl->checked.push_back(std::move(checked));
+    impl->checks.operators.push_back(std::move(checked));
   }
   if (impl->operators.empty())
     throw Unsupported(where + " has no operator op");
-  for (const TensorInfo &info : impl->arguments)
+  for (const TensorInfo &info : impl->checks.arguments)
     if (info.role.empty())
       throw Unsupported(where + ": argument '" + info.name +
                         "' is no operand of its operator ops");
@@ -240,50 +222,22 @@ std::shared_ptr<Function::Impl> describe(std::shared_ptr<Module::Impl> module,
     for (size_t o = 0; o < impl->operators.size(); ++o)
       for (size_t k = 0; k < impl->operators[o].results.size(); ++k)
         if (impl->operators[o].results[k] == found->second &&
-            impl->checked[o].resultOf[k] < 0) {
-          impl->checked[o].resultOf[k] = static_cast<int>(index);
-          info.role = impl->checked[o].contract.results[k].name;
-          info.layout = impl->checked[o].contract.results[k].layout;
+            impl->checks.operators[o].resultOf[k] < 0) {
+          impl->checks.operators[o].resultOf[k] = static_cast<int>(index);
+          info.role = impl->checks.operators[o].contract.results[k].name;
+          info.layout = impl->checks.operators[o].contract.results[k].layout;
         }
     if (auto over = func.getResultAttrOfType<mlir::StringAttr>(
             index, RudnnDialect::kAliasesAttrName)) {
-      impl->inPlace.emplace_back(info.name, over.str());
+      impl->checks.inPlace.emplace_back(info.name, over.str());
       // Named as the argument it aliases: that argument updated in place
       // (its operator's contract requires the same view for both).
       if (over.getValue() == info.name)
         info.updates = info.name;
     }
-    impl->results.push_back(info);
+    impl->checks.results.push_back(info);
   }
   return impl;
-}
-
-/// Each view fits its declaration: element type, rank, static dims.
-void checkDeclared(const std::vector<TensorInfo> &declared,
-                   const std::vector<TensorView> &views, const char *what) {
-  if (views.size() != declared.size())
-    throw InvalidArgument(std::string("expected ") +
-                          std::to_string(declared.size()) + " " + what +
-                          ", got " + std::to_string(views.size()));
-  for (size_t i = 0; i < views.size(); ++i) {
-    const TensorInfo &info = declared[i];
-    const TensorView &view = views[i];
-    if (view.dtype != info.dtype)
-      throw InvalidArgument("'" + info.name + "' must be " +
-                            dtypeName(info.dtype) + ", got " +
-                            dtypeName(view.dtype));
-    if (view.shape.size() != info.shape.size())
-      throw InvalidArgument("'" + info.name + "' must have rank " +
-                            std::to_string(info.shape.size()) + ", got " +
-                            view.describe());
-    for (size_t d = 0; d < view.shape.size(); ++d)
-      if (info.shape[d] >= 0 && view.shape[d] != info.shape[d])
-        throw InvalidArgument("'" + info.name + "' dim " + std::to_string(d) +
-                              " must be " + std::to_string(info.shape[d]) +
-                              ", got " + view.describe());
-    if (info.align)
-      checkAlignedRows(info.name, view, info.align);
-  }
 }
 
 } // namespace
@@ -352,10 +306,10 @@ Function Module::function(const std::string &name) const {
 
 const std::string &Function::name() const { return impl->name; }
 const std::vector<TensorInfo> &Function::arguments() const {
-  return impl->arguments;
+  return impl->checks.arguments;
 }
 const std::vector<TensorInfo> &Function::results() const {
-  return impl->results;
+  return impl->checks.results;
 }
 const std::vector<OperatorCall> &Function::operators() const {
   return impl->operators;
@@ -377,114 +331,66 @@ std::shared_ptr<runtime::PlanExecutor> Function::Impl::executor() const {
   });
 }
 
+void Function::saveBundle(const std::string &path,
+                          const std::vector<std::string> &targets) const {
+  if (targets.empty())
+    throw InvalidArgument("saveBundle: no target");
+  Context &context = *impl->module->context;
+  runtime::BundleFile bundle;
+  bundle.function = impl->name;
+  bundle.checks = impl->checks;
+  for (const std::string &target : targets) {
+    const bool emulation = target == "emulation";
+    if (emulation && context.backend() != BackendKind::Emulation)
+      throw Unsupported("saveBundle: the emulation target needs a context "
+                        "on the emulation backend");
+    if (!emulation && target.rfind("sm_", 0) != 0)
+      throw InvalidArgument("saveBundle: target '" + target +
+                            "' is neither sm_XY nor emulation");
+    KernelCompile compile = [&](const runtime::KernelSource &kernel) {
+      return emulation ? *context.impl().compile(kernel)
+                       : *context.impl().compileForArch(kernel, target);
+    };
+    std::lock_guard<std::mutex> lock(impl->module->mutex);
+    mlir::OpBuilder builder(&impl->module->mlir);
+    mlir::OwningOpRef<mlir::ModuleOp> copy =
+        mlir::ModuleOp::create(builder.getUnknownLoc());
+    copy->push_back(impl->module->module->lookupSymbol(impl->name)->clone());
+    bundle.plans.emplace(
+        target, lowerToPlan(context.impl(), *copy,
+                            emulation ? context.impl().targetArch() : target,
+                            impl->name, impl->name, compile));
+  }
+  const std::string text = bundle.write();
+  // Through a temporary name: a failed write leaves no partial bundle.
+  const std::string temporary = path + ".partial";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) {
+      std::remove(temporary.c_str());
+      throw InvalidArgument("saveBundle: cannot write '" + path + "'");
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw InvalidArgument("saveBundle: cannot write '" + path + "'");
+  }
+}
+
 std::vector<std::vector<int64_t>>
 Function::resultShapes(const std::vector<TensorView> &arguments) const {
-  checkDeclared(impl->arguments, arguments, "arguments");
-  std::map<char, int64_t> letters;
-  for (size_t i = 0; i < arguments.size(); ++i)
-    for (size_t d = 0; d < impl->arguments[i].layout.size(); ++d)
-      letters.emplace(impl->arguments[i].layout[d], arguments[i].shape[d]);
-  std::shared_ptr<runtime::PlanExecutor> executor = impl->executor();
-  const runtime::Plan &plan = executor->plan();
-  // Parameters read from results are not known yet: only those from the
-  // arguments count.
-  std::vector<runtime::BufferShape> bound(plan.buffers.size());
-  for (size_t b = 0; b < plan.buffers.size(); ++b)
-    for (size_t i = 0; i < arguments.size(); ++i)
-      if (plan.buffers[b].name == impl->arguments[i].name)
-        bound[b] = {&arguments[i].shape, &arguments[i].strides};
-  for (size_t p = 0; p < plan.params.size() && p < plan.paramSources.size();
-       ++p)
-    if (plan.params[p].size() == 1)
-      if (std::optional<int64_t> value = plan.paramValue(p, bound))
-        letters.emplace(plan.params[p][0], *value);
-  std::vector<std::vector<int64_t>> shapes;
-  for (const TensorInfo &result : impl->results) {
-    std::vector<int64_t> shape = result.shape;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      if (shape[d] >= 0)
-        continue;
-      auto it = d < result.layout.size() ? letters.find(result.layout[d])
-                                         : letters.end();
-      if (it == letters.end())
-        throw Unsupported("the size of '" + result.name + "' dim " +
-                          std::to_string(d) +
-                          " is not known from the "
-                          "arguments");
-      shape[d] = it->second;
-    }
-    shapes.push_back(shape);
-  }
-  return shapes;
+  return impl->checks.resultShapes(impl->executor()->plan(), arguments);
 }
 
 void Function::call(const std::vector<TensorView> &arguments,
                     const std::vector<TensorView> &results,
                     Stream stream) const {
-  checkDeclared(impl->arguments, arguments, "arguments");
-  checkDeclared(impl->results, results, "results");
-  // Each operator's views against its contract; between operators, no
-  // result may meet an argument or another result. The lists are kept per
-  // thread, so a repeated call allocates none.
-  thread_local std::vector<std::vector<const TensorView *>> operandViews,
-      resultViews;
-  const size_t count = impl->checked.size();
-  operandViews.resize(std::max(count, operandViews.size()));
-  resultViews.resize(std::max(count, resultViews.size()));
-  for (size_t o = 0; o < count; ++o) {
-    const Impl::Checked &op = impl->checked[o];
-    operandViews[o].clear();
-    resultViews[o].clear();
-    for (int i : op.operandArgument)
-      operandViews[o].push_back(i < 0 ? nullptr : &arguments[i]);
-    for (int i : op.resultOf)
-      resultViews[o].push_back(i < 0 ? nullptr : &results[i]);
-    checkCall(op.contract, operandViews[o], resultViews[o]);
-  }
-  if (impl->checked.size() > 1) {
-    std::vector<NamedView> inputs, outputs;
-    for (size_t i = 0; i < arguments.size(); ++i)
-      inputs.push_back({impl->arguments[i].name, &arguments[i]});
-    for (size_t i = 0; i < results.size(); ++i)
-      outputs.push_back({impl->results[i].name, &results[i]});
-    std::vector<std::pair<std::string_view, std::string_view>> inPlace;
-    for (const auto &[result, argument] : impl->inPlace)
-      inPlace.emplace_back(result, argument);
-    checkViewAliasing(inputs, outputs, inPlace);
-  }
-
+  impl->checks.checkCall(arguments, results);
   Context &context = *impl->module->context;
   std::shared_ptr<runtime::PlanExecutor> executor = impl->executor();
-  const std::vector<const TensorView *> views =
-      impl->bufferViews(executor->plan(), arguments, results);
-  PlanCall call = bindViews(executor->plan(), views);
-
-  // A parameter named by a dim letter (N = ceil(T / chunk)) fixes that dim
-  // in every view the contract lays out with it.
   const runtime::Plan &plan = executor->plan();
-  auto checkLetters = [&](const std::vector<TensorContract> &tensors,
-                          const std::vector<const TensorView *> &views) {
-    for (size_t p = 0; p < plan.params.size(); ++p) {
-      if (plan.params[p].size() != 1)
-        continue;
-      const char letter = plan.params[p][0];
-      for (size_t k = 0; k < tensors.size(); ++k) {
-        if (!views[k])
-          continue;
-        const std::string_view layout = tensors[k].layout;
-        for (size_t d = 0; d < layout.size(); ++d)
-          if (layout[d] == letter && views[k]->shape[d] != call.params[p])
-            throw InvalidArgument("'" + std::string(tensors[k].name) +
-                                  "' dim " + std::to_string(d) + " (" + letter +
-                                  ") must be " +
-                                  std::to_string(call.params[p]) + ", got " +
-                                  views[k]->describe());
-      }
-    }
-  };
-  for (size_t o = 0; o < count; ++o) {
-    checkLetters(impl->checked[o].contract.operands, operandViews[o]);
-    checkLetters(impl->checked[o].contract.results, resultViews[o]);
-  }
+  PlanCall call = bindViews(plan, impl->bufferViews(plan, arguments, results));
+  impl->checks.checkParamLetters(plan, call.params, arguments, results);
   context.impl().run(*executor, call.bindings, call.params, stream);
 }

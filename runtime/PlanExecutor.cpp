@@ -53,10 +53,16 @@ void PlanExecutor::loadAdmitted(const std::vector<int64_t> &params) {
 PlanExecutor::~PlanExecutor() {
   for (auto &[stream, state] : streams) {
     state->graph.reset();
-    try {
-      releaseOwnWorkspace(*state);
-    } catch (...) {
-    }
+    if (state->workspace && !allocator.release)
+      backend.releaseQuietly(state->workspace);
+    else if (state->workspace)
+      try {
+        allocator.release(state->workspace);
+      } catch (const std::exception &error) {
+        warn(std::string("releasing a workspace failed during clean-up: ") +
+             error.what());
+      } catch (...) {
+      }
     if (state->captureStream)
       backend.destroyStreamQuietly(state->captureStream);
   }

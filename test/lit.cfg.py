@@ -25,6 +25,7 @@ for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
         config.environment[name] = os.environ[name]
 
 config.substitutions.append(("%rudnn_src_root", config.rudnn_src_root))
+config.substitutions.append(("%rudnn_tools_dir", config.rudnn_tools_dir))
 import sys
 
 config.substitutions.append(("%python", sys.executable))

@@ -74,9 +74,6 @@ struct KernelProfile {
   double milliseconds = 0;
 };
 
-/// A stream of the context's backend; nullptr is the default stream.
-using Stream = void *;
-
 class Context {
 public:
   /// Opens the backend lazily: constructing a context never needs a GPU.

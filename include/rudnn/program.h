@@ -29,24 +29,6 @@ namespace rudnn {
 
 struct OperatorContract;
 
-/// An argument or result of a function.
-struct TensorInfo {
-  /// Its `rudnn.name`, else "arg<i>" or "result<i>".
-  std::string name;
-  DType dtype = DType::F32;
-  /// -1 where the dim is dynamic.
-  std::vector<int64_t> shape;
-  /// The operator operand or result it is (e.g. "q", "final_state"; the
-  /// first operator reading it) and that tensor's layout letters ("BTHK").
-  std::string role, layout;
-  /// Its `rudnn.align`: the alignment in bytes its data pointer and every
-  /// stride but the innermost (1) promise, checked at each call; 0: none.
-  int64_t align = 0;
-  /// For a result that is an argument updated in place (a cache appended
-  /// to): that argument's name. Pass the argument's view for both.
-  std::string updates;
-};
-
 /// One operator op of a function, in program order. The function's values
 /// are numbered: its arguments 0 … A − 1, then each operator's results in
 /// order. `operands` and `results` follow the operator's contract, each
@@ -87,6 +69,13 @@ public:
   void call(const std::vector<TensorView> &arguments,
             const std::vector<TensorView> &results,
             Stream stream = nullptr) const;
+
+  /// Compiles the function for each of `targets` ("sm_90", "sm_80", …:
+  /// cubin and PTX, no device needed; "emulation": on a context whose
+  /// backend is emulation) and writes the bundle librudnn_runtime loads
+  /// (rudnn/bundle.h). Throws before writing anything when a target fails.
+  void saveBundle(const std::string &path,
+                  const std::vector<std::string> &targets = {"sm_90"}) const;
 
   struct Impl;
 

@@ -51,6 +51,10 @@ constexpr const char *dtypeName(DType dtype) {
 /// bytes from the pointer, must fit in int64 and the address space. Outputs
 /// may not overlap themselves, each other or inputs (operators name the
 /// exceptions).
+/// A stream of the backend (a CUstream on CUDA); nullptr is the default
+/// stream.
+using Stream = void *;
+
 struct TensorView {
   void *data = nullptr;
   DType dtype = DType::F32;
@@ -64,6 +68,24 @@ struct TensorView {
   int64_t numel() const;
   /// "bf16[2, 128, 4, 64] strides [32768, 256, 64, 1]".
   std::string describe() const;
+};
+
+/// An argument or result of a function.
+struct TensorInfo {
+  /// Its `rudnn.name`, else "arg<i>" or "result<i>".
+  std::string name;
+  DType dtype = DType::F32;
+  /// -1 where the dim is dynamic.
+  std::vector<int64_t> shape;
+  /// The operator operand or result it is (e.g. "q", "final_state"; the
+  /// first operator reading it) and that tensor's layout letters ("BTHK").
+  std::string role, layout;
+  /// Its `rudnn.align`: the alignment in bytes its data pointer and every
+  /// stride but the innermost (1) promise, checked at each call; 0: none.
+  int64_t align = 0;
+  /// For a result that is an argument updated in place (a cache appended
+  /// to): that argument's name. Pass the argument's view for both.
+  std::string updates;
 };
 
 } // namespace rudnn

@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/ContractChecks.h"
 #include "lib/OperatorFunctions.h"
-#include "lib/ViewChecks.h"
 #include "lib/attention/AttentionCall.h"
+#include "runtime/ContractChecks.h"
+#include "runtime/ViewChecks.h"
 
 #include "dialects/IR/AttentionContracts.h"
 #include "dialects/IR/RudnnOps.h"

@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/ContractChecks.h"
 #include "lib/OperatorFunctions.h"
-#include "lib/ViewChecks.h"
+#include "runtime/ContractChecks.h"
+#include "runtime/ViewChecks.h"
 
 #include "dialects/IR/AttentionContracts.h"
 #include "dialects/IR/RudnnOps.h"

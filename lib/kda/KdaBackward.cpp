@@ -9,9 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/ContextImpl.h"
-#include "lib/ViewChecks.h"
 #include "lib/kda/KdaChecks.h"
 #include "lib/kda/KdaKernels.h"
+#include "runtime/ViewChecks.h"
 
 #include "rudnn/kda.h"
 

@@ -1,7 +1,7 @@
 //===- KdaChecks.cpp - Validating KDA calls -------------------------------===//
 
 #include "lib/kda/KdaChecks.h"
-#include "lib/ContractChecks.h"
+#include "runtime/ContractChecks.h"
 
 #include "dialects/IR/KdaContracts.h"
 #include "dialects/IR/TargetPolicy.h"

@@ -8,9 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/ContextImpl.h"
-#include "lib/ViewChecks.h"
 #include "lib/kda/KdaChecks.h"
 #include "lib/kda/KdaKernels.h"
+#include "runtime/ViewChecks.h"
 
 #include "dialects/IR/KdaContracts.h"
 #include "dialects/IR/TargetPolicy.h"

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/ContractChecks.h"
 #include "lib/OperatorFunctions.h"
+#include "runtime/ContractChecks.h"
 
 #include "dialects/IR/LstmContracts.h"
 #include "dialects/IR/RudnnOps.h"

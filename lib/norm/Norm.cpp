@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/ContractChecks.h"
 #include "lib/OperatorFunctions.h"
+#include "runtime/ContractChecks.h"
 
 #include "dialects/IR/NormContracts.h"
 #include "dialects/IR/RudnnOps.h"

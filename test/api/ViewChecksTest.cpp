@@ -1,6 +1,6 @@
 //===- ViewChecksTest.cpp - The operator-independent view rules -----------===//
 
-#include "lib/ViewChecks.h"
+#include "runtime/ViewChecks.h"
 
 #include "rudnn/errors.h"
 

@@ -21,45 +21,79 @@ libdir=$(dirname "$library")
 for header in rudnn.h rudnn.hpp kda.h program.h; do
   [[ -f "$prefix/include/rudnn/$header" ]] || fail "include/rudnn/$header missing"
 done
-for tool in rudnn-opt rudnn-translate rudnn-run rudnn-emulate; do
+for tool in rudnn-opt rudnn-translate rudnn-run rudnn-emulate rudnn-bundle-run; do
   [[ -x "$prefix/bin/$tool" ]] || fail "bin/$tool missing"
 done
 
 # Only the API is exported: the C functions rudnn_*, and C++ names of
 # rudnn:: whose every part the public headers declare (never LLVM, MLIR,
-# a class's Impl or another internal name).
-nm -D --defined-only --demangle "$library" |
-  awk '{$1=""; $2=""; line = substr($0, 3); sub(/@@?RUDNN_.*$/, "", line);
-       print line}' > "$work/exports"
-[[ -s "$work/exports" ]] || fail "librudnn exports nothing"
-grep -qE '^rudnn::kdaForward\(' "$work/exports" || fail "rudnn::kdaForward not exported"
-grep -qE '^rudnn_context_create$' "$work/exports" || fail "rudnn_context_create not exported"
-! grep -qiE 'llvm|mlir|::Impl' "$work/exports" || fail "LLVM, MLIR or Impl symbols exported"
-while IFS= read -r symbol; do
-  case "$symbol" in
-  RUDNN_[0-9]*) ;;
-  rudnn_*) grep -qw "$symbol" "$prefix"/include/rudnn/*.h ||
-      fail "exported $symbol is not in the C headers" ;;
-  "typeinfo for rudnn::"* | "typeinfo name for rudnn::"* | "vtable for rudnn::"*)
-    name=${symbol##*::}
-    grep -qw "class $name" "$prefix"/include/rudnn/*.h ||
-      fail "exported $symbol is not a public class" ;;
-  rudnn::*)
-    chain=${symbol#rudnn::}
-    chain=${chain%%(*}
-    chain=${chain%%\[*}
-    for part in ${chain//::/ }; do
-      grep -qw -- "${part#\~}" "$prefix"/include/rudnn/*.h ||
-        fail "exported $symbol: '$part' is not in the public headers"
-    done ;;
-  *) fail "librudnn exports $symbol, outside rudnn's API" ;;
-  esac
-done < "$work/exports"
-extra=$(ldd "$library" | awk '{print $1}' | sed 's|.*/||' |
-  grep -vE '^(linux-vdso|libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64|libpthread|librt|libdl)\.so' || true)
-[[ -z "$extra" ]] || fail "librudnn.so needs $extra"
-readelf -d "$library" | grep -q "SONAME.*librudnn\.so\.[0-9]*\.[0-9]*\]" ||
-  fail "no versioned soname"
+# a class's Impl or another internal name); the library needs only glibc,
+# libstdc++ and libgcc, and has a versioned soname.
+checkLibrary() {
+  local library=$1 exports="$work/exports-$(basename "$1")"
+  nm -D --defined-only --demangle "$library" |
+    awk '{$1=""; $2=""; line = substr($0, 3); sub(/@@?RUDNN_.*$/, "", line);
+         print line}' > "$exports"
+  [[ -s "$exports" ]] || fail "$library exports nothing"
+  ! grep -qiE 'llvm|mlir|::Impl' "$exports" ||
+    fail "$library exports LLVM, MLIR or Impl symbols"
+  while IFS= read -r symbol; do
+    case "$symbol" in
+    RUDNN_*[0-9].[0-9]*) ;; # version nodes
+    rudnn_*) grep -qw "$symbol" "$prefix"/include/rudnn/*.h ||
+        fail "exported $symbol is not in the C headers" ;;
+    "typeinfo for rudnn::"* | "typeinfo name for rudnn::"* | "vtable for rudnn::"*)
+      grep -qw "class ${symbol##*::}" "$prefix"/include/rudnn/*.h ||
+        fail "exported $symbol is not a public class" ;;
+    rudnn::*)
+      local chain=${symbol#rudnn::}
+      chain=${chain%%(*}
+      chain=${chain%%\[*}
+      for part in ${chain//::/ }; do
+        grep -qw -- "${part#\~}" "$prefix"/include/rudnn/*.h ||
+          fail "exported $symbol: '$part' is not in the public headers"
+      done ;;
+    *) fail "$library exports $symbol, outside rudnn's API" ;;
+    esac
+  done < "$exports"
+  local extra
+  extra=$(ldd "$library" | awk '{print $1}' | sed 's|.*/||' |
+    grep -vE '^(linux-vdso|libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64|libpthread|librt|libdl)\.so' || true)
+  [[ -z "$extra" ]] || fail "$library needs $extra"
+  readelf -d "$library" | grep -q "SONAME.*\.so\.[0-9]*\.[0-9]*\]" ||
+    fail "$library has no versioned soname"
+}
+checkLibrary "$library"
+grep -qE '^rudnn::kdaForward\(' "$work/exports-$(basename "$library")" ||
+  fail "rudnn::kdaForward not exported"
+grep -qE '^rudnn_context_create$' "$work/exports-$(basename "$library")" ||
+  fail "rudnn_context_create not exported"
+runtime=$(find "$prefix" -name 'librudnn_runtime.so.*.*.*' | head -1)
+[[ -n "$runtime" ]] || fail "no librudnn_runtime.so.X.Y.Z under $prefix"
+checkLibrary "$runtime"
+grep -qE '^rudnn::Bundle::load\(' "$work/exports-$(basename "$runtime")" ||
+  fail "rudnn::Bundle::load not exported by librudnn_runtime"
+! grep -qE '^rudnn::(kdaForward|Module::parse)' \
+  "$work/exports-$(basename "$runtime")" ||
+  fail "librudnn_runtime exports the compiler's API"
+
+# A bundle saved by the installed compiler runs with the installed runtime
+# alone, in another process, and gives what the JIT gives.
+"$prefix/bin/rudnn-translate" "$source/examples/rms_norm.mlir" --rudnn-to-bundle \
+  --rudnn-bundle-targets=emulation,sm_90 -o "$work/rms.bundle" ||
+  fail "rudnn-translate --rudnn-to-bundle"
+"$prefix/bin/rudnn-run" "$source/examples/rms_norm.mlir" --backend emulation \
+  --random 3 --dims N=19 --check --cache-dir "" --save-inputs "$work/in" \
+  --outputs "$work/jit" > "$work/jit.log" || { cat "$work/jit.log"; fail "rudnn-run"; }
+"$prefix/bin/rudnn-bundle-run" "$work/rms.bundle" --backend emulation \
+  --inputs "$work/in" --outputs "$work/aot" > "$work/aot.log" ||
+  { cat "$work/aot.log"; fail "rudnn-bundle-run"; }
+! ldd "$prefix/bin/rudnn-bundle-run" | grep -qiE 'llvm|mlir|nvrtc|librudnn\.so' ||
+  fail "rudnn-bundle-run links a compiler"
+for result in y rstd; do
+  cmp -s "$work/jit/$result.npy" "$work/aot/$result.npy" ||
+    fail "the bundle's $result differs from the JIT's"
+done
 
 # The CMake package.
 cmake -S "$source/examples/host" -B "$work/host" -DCMAKE_PREFIX_PATH="$prefix" \

@@ -25,22 +25,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-npy::ElementType npyType(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return npy::ElementType::F32;
-  case DType::F16:
-    return npy::ElementType::F16;
-  case DType::BF16:
-    return npy::ElementType::BF16;
-  case DType::I32:
-    return npy::ElementType::I32;
-  case DType::Bool:
-    return npy::ElementType::Bool;
-  }
-  return npy::ElementType::F32;
-}
-
 int64_t numel(const std::vector<int64_t> &shape) {
   int64_t count = 1;
   for (int64_t dim : shape)
@@ -97,7 +81,7 @@ npy::Array encode(const HostTensor &tensor) {
     wide.bytes.resize(tensor.values.size() * sizeof(double));
     std::memcpy(wide.bytes.data(), tensor.values.data(), wide.bytes.size());
   }
-  return npy::convert(wide, npyType(tensor.dtype));
+  return npy::convert(wide, npy::elementTypeOf(tensor.dtype));
 }
 
 /// Rounds `tensor`'s values to its type: what the device will hold.
@@ -216,7 +200,7 @@ std::vector<HostTensor> Program::run(Context &context,
   for (size_t i = 0; i < resultViews.size(); ++i) {
     const TensorView &view = resultViews[i];
     npy::Array bytes;
-    bytes.type = npyType(view.dtype);
+    bytes.type = npy::elementTypeOf(view.dtype);
     bytes.shape = view.shape;
     bytes.bytes.resize(numel(view.shape) * dtypeSize(view.dtype));
     context.copyToHost(bytes.bytes.data(), view.data, bytes.bytes.size());
@@ -475,7 +459,8 @@ rudnn::run::readInputs(const std::vector<Argument> &arguments,
                               std::to_string(array.shape[i]) + ", but '" +
                               argument.name + "' needs " +
                               std::to_string(argument.shape[i]));
-    npy::Array converted = npy::convert(array, npyType(argument.dtype));
+    npy::Array converted =
+        npy::convert(array, npy::elementTypeOf(argument.dtype));
     inputs.push_back({argument.name, argument.dtype, array.shape,
                       npy::toDoubles(converted)});
   }

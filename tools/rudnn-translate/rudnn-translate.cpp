@@ -24,8 +24,13 @@
 #include "mlir/Tools/mlir-translate/Translation.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 
+#include "rudnn/program.h"
 #include "rudnn/version_number.h"
+
+#include <algorithm>
 
 using namespace mlir;
 
@@ -79,6 +84,52 @@ static llvm::cl::opt<std::string> reportDims(
                    "to size grids, waves and workspace for"),
     llvm::cl::init(""));
 
+static llvm::cl::opt<std::string> bundleTargets(
+    "rudnn-bundle-targets",
+    llvm::cl::desc("with --rudnn-to-bundle: the targets to compile for, "
+                   "comma-separated (sm_90, sm_80, ..., emulation)"),
+    llvm::cl::init("sm_90"));
+
+static llvm::cl::opt<std::string> bundleFunction(
+    "rudnn-bundle-function",
+    llvm::cl::desc("with --rudnn-to-bundle: the function to bundle"),
+    llvm::cl::init("main"));
+
+/// The function compiled ahead of time for each target, as a bundle
+/// (rudnn/bundle.h) librudnn_runtime loads.
+static LogicalResult toBundle(Operation *op, llvm::raw_ostream &os) {
+  std::string text;
+  llvm::raw_string_ostream printed(text);
+  op->print(printed);
+  std::vector<std::string> targets;
+  for (llvm::StringRef rest = bundleTargets; !rest.empty();) {
+    auto [target, tail] = rest.split(',');
+    if (!target.trim().empty())
+      targets.push_back(target.trim().str());
+    rest = tail;
+  }
+  ::rudnn::ContextOptions options;
+  if (std::find(targets.begin(), targets.end(), "emulation") != targets.end())
+    options.backend = ::rudnn::BackendKind::Emulation;
+  try {
+    ::rudnn::Context context(options);
+    ::rudnn::Module module = ::rudnn::Module::parse(context, printed.str());
+    llvm::SmallString<128> path;
+    if (std::error_code error =
+            llvm::sys::fs::createTemporaryFile("rudnn", "bundle", path))
+      return op->emitError() << "cannot write a bundle: " << error.message();
+    module.function(bundleFunction).saveBundle(path.str().str(), targets);
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    llvm::sys::fs::remove(path);
+    if (!buffer)
+      return op->emitError() << "cannot read the bundle back";
+    os << (*buffer)->getBuffer();
+    return success();
+  } catch (const std::exception &error) {
+    return op->emitError() << error.what();
+  }
+}
+
 template <bool Json>
 static LogicalResult kernelReport(Operation *op, llvm::raw_ostream &os) {
   return ::rudnn::tools::printPlanReport(cast<ModuleOp>(op), os, Json,
@@ -97,6 +148,10 @@ int main(int argc, char **argv) {
       "per kernel: registers, spills, shared memory, resident blocks per SM "
       "and the static SASS instruction mix",
       fromRudnnSource(kernelReport<false>));
+  TranslateRegistration bundle(
+      "rudnn-to-bundle",
+      "compile a function ahead of time into a bundle for librudnn_runtime",
+      fromRudnnSource(toBundle));
   TranslateRegistration reportJson("rudnn-kernel-report-json",
                                    "the kernel report as JSON",
                                    fromRudnnSource(kernelReport<true>));

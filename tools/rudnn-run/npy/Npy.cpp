@@ -721,3 +721,19 @@ Array rudnn::npy::fromFloats(const std::vector<float> &values,
   }
   return array;
 }
+
+ElementType rudnn::npy::elementTypeOf(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return ElementType::F32;
+  case DType::F16:
+    return ElementType::F16;
+  case DType::BF16:
+    return ElementType::BF16;
+  case DType::I32:
+    return ElementType::I32;
+  case DType::Bool:
+    return ElementType::Bool;
+  }
+  throw InvalidArgument("npy: an unknown element type");
+}

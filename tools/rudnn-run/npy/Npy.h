@@ -10,6 +10,8 @@
 #ifndef RUDNN_TOOLS_RUDNN_RUN_NPY_NPY_H
 #define RUDNN_TOOLS_RUDNN_RUN_NPY_NPY_H
 
+#include "rudnn/types.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -77,6 +79,9 @@ Array fromFloats(const std::vector<float> &values, std::vector<int64_t> shape);
 
 /// "float64", "float32", "float16", "int32", "int64", "bool", "bfloat16".
 const char *typeName(ElementType type);
+
+/// The element type of a tensor of `dtype`.
+ElementType elementTypeOf(DType dtype);
 
 /// Bytes per element.
 size_t itemSize(ElementType type);

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef RUDNN_LIB_VIEWCHECKS_H
-#define RUDNN_LIB_VIEWCHECKS_H
+#ifndef RUDNN_RUNTIME_VIEWCHECKS_H
+#define RUDNN_RUNTIME_VIEWCHECKS_H
 
 #include "rudnn/types.h"
 
@@ -72,6 +72,12 @@ void checkViewAliasing(
     const std::vector<std::pair<std::string_view, std::string_view>> &inPlace =
         {});
 
+/// Each of `views` fits its declaration in `declared`: as many, element
+/// type, rank, static dims, alignment promise. `what` ("arguments") names
+/// the list in errors.
+void checkDeclared(const std::vector<TensorInfo> &declared,
+                   const std::vector<TensorView> &views, const char *what);
+
 } // namespace rudnn
 
-#endif // RUDNN_LIB_VIEWCHECKS_H
+#endif // RUDNN_RUNTIME_VIEWCHECKS_H

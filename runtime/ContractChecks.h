@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef RUDNN_LIB_CONTRACTCHECKS_H
-#define RUDNN_LIB_CONTRACTCHECKS_H
+#ifndef RUDNN_RUNTIME_CONTRACTCHECKS_H
+#define RUDNN_RUNTIME_CONTRACTCHECKS_H
 
 #include "dialects/IR/OperatorContract.h"
 
@@ -74,4 +74,4 @@ template <typename Optional> const TensorView *viewOf(const Optional &view) {
 
 } // namespace rudnn
 
-#endif // RUDNN_LIB_CONTRACTCHECKS_H
+#endif // RUDNN_RUNTIME_CONTRACTCHECKS_H

@@ -1,6 +1,6 @@
 //===- PlanBinding.cpp - A call's views bound to a plan's buffers ---------===//
 
-#include "lib/PlanBinding.h"
+#include "runtime/PlanBinding.h"
 
 using namespace rudnn;
 using namespace rudnn::runtime;

@@ -1,7 +1,7 @@
 //===- PlanBinding.h - A call's views bound to a plan's buffers -*- C++ -*-===//
 
-#ifndef RUDNN_LIB_PLANBINDING_H
-#define RUDNN_LIB_PLANBINDING_H
+#ifndef RUDNN_RUNTIME_PLANBINDING_H
+#define RUDNN_RUNTIME_PLANBINDING_H
 
 #include "runtime/Backend.h"
 #include "runtime/Plan.h"
@@ -27,4 +27,4 @@ PlanCall bindViews(const runtime::Plan &plan,
 
 } // namespace rudnn
 
-#endif // RUDNN_LIB_PLANBINDING_H
+#endif // RUDNN_RUNTIME_PLANBINDING_H

@@ -1,6 +1,6 @@
 //===- ViewChecks.cpp - Validating tensor views of any operator -----------===//
 
-#include "lib/ViewChecks.h"
+#include "runtime/ViewChecks.h"
 
 #include "rudnn/errors.h"
 
@@ -183,4 +183,32 @@ void rudnn::checkAlignedRows(std::string_view name, const TensorView &view,
         "'" + std::string(name) + "' promises " + std::to_string(bytes) +
         "-byte aligned rows (rudnn.align = " + std::to_string(bytes) +
         "), but " + why + ": " + view.describe());
+}
+
+void rudnn::checkDeclared(const std::vector<TensorInfo> &declared,
+                          const std::vector<TensorView> &views,
+                          const char *what) {
+  if (views.size() != declared.size())
+    throw InvalidArgument(std::string("expected ") +
+                          std::to_string(declared.size()) + " " + what +
+                          ", got " + std::to_string(views.size()));
+  for (size_t i = 0; i < views.size(); ++i) {
+    const TensorInfo &info = declared[i];
+    const TensorView &view = views[i];
+    if (view.dtype != info.dtype)
+      throw InvalidArgument("'" + info.name + "' must be " +
+                            dtypeName(info.dtype) + ", got " +
+                            dtypeName(view.dtype));
+    if (view.shape.size() != info.shape.size())
+      throw InvalidArgument("'" + info.name + "' must have rank " +
+                            std::to_string(info.shape.size()) + ", got " +
+                            view.describe());
+    for (size_t d = 0; d < view.shape.size(); ++d)
+      if (info.shape[d] >= 0 && view.shape[d] != info.shape[d])
+        throw InvalidArgument("'" + info.name + "' dim " + std::to_string(d) +
+                              " must be " + std::to_string(info.shape[d]) +
+                              ", got " + view.describe());
+    if (info.align)
+      checkAlignedRows(info.name, view, info.align);
+  }
 }

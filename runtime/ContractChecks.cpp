@@ -1,7 +1,7 @@
 //===- ContractChecks.cpp - A call's views against its contract -----------===//
 
-#include "lib/ContractChecks.h"
-#include "lib/ViewChecks.h"
+#include "runtime/ContractChecks.h"
+#include "runtime/ViewChecks.h"
 
 #include "rudnn/errors.h"
 

@@ -1,0 +1,48 @@
+//===- BundleFile.h - A compiled function as a file -------------*- C++ -*-===//
+//
+// What a bundle holds (rudnn/bundle.h): the function's checks (arguments,
+// results, operator contracts) and its plan, kernels inline, for each
+// target ("sm_90", "emulation"). The file is JSON, marked with its format
+// version and the rudnn that wrote it, and checksummed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_RUNTIME_BUNDLEFILE_H
+#define RUDNN_RUNTIME_BUNDLEFILE_H
+
+#include "runtime/FunctionChecks.h"
+#include "runtime/Plan.h"
+
+#include <deque>
+#include <map>
+#include <string>
+
+namespace rudnn::runtime {
+
+struct BundleFile {
+  static constexpr int kFormatVersion = 1;
+
+  std::string function;
+  FunctionChecks checks;
+  std::map<std::string, Plan> plans; // by target
+
+  /// The file's text. Every deferred kernel is built first.
+  std::string write() const;
+  /// Parses and verifies `text` (read from `path`, for messages). Throws
+  /// InvalidArgument for a damaged file, another format version or another
+  /// rudnn's bundle.
+  static BundleFile read(const std::string &text, const std::string &path);
+
+  BundleFile() = default;
+  BundleFile(const BundleFile &) = delete; // `checks` views `strings`
+  BundleFile(BundleFile &&) = default;
+  BundleFile &operator=(BundleFile &&) = default;
+
+private:
+  /// The characters the read contracts' names and layouts view.
+  std::deque<std::string> strings;
+};
+
+} // namespace rudnn::runtime
+
+#endif // RUDNN_RUNTIME_BUNDLEFILE_H
