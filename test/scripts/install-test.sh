@@ -3,11 +3,13 @@
 # prefix; checks that librudnn.so exports only rudnn's API and needs only
 # glibc, libstdc++ and libgcc; builds examples/host out of tree against the
 # CMake package, and again with pkg-config alone; runs both on the emulation
-# backend (each checks its results against float64 and fails otherwise).
+# backend (each checks its results against float64 and fails otherwise);
+# saves a bundle and runs it with the installed runtime alone; configures
+# rudnn as another project's subproject.
 #
 #   install-test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
-build=$1 source=$2
+build=$(cd "$1" && pwd) source=$(cd "$2" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/rudnn-install-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -110,4 +112,28 @@ c++ -std=c++17 -O1 "$source/examples/host/main.cpp" $flags -o "$work/host-pc" ||
   fail "examples/host did not build with pkg-config's flags"
 LD_LIBRARY_PATH="$libdir" "$work/host-pc" emulation > /dev/null ||
   fail "examples/host (pkg-config) failed"
+# As a subproject (add_subdirectory or FetchContent): no tests, no
+# benchmarks, and rudnn::rudnn carries its include directories only.
+mkdir -p "$work/parent"
+cat > "$work/parent/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.24)
+project(parent LANGUAGES C CXX)
+add_subdirectory("$source" rudnn)
+foreach(target rudnn-api-tests rudnn-unit-tests rudnn-bench-kda)
+  if(TARGET \${target})
+    message(FATAL_ERROR "a subproject build defines \${target}")
+  endif()
+endforeach()
+foreach(target rudnn::rudnn rudnn::runtime)
+  foreach(property INTERFACE_COMPILE_DEFINITIONS INTERFACE_COMPILE_OPTIONS
+                   INTERFACE_LINK_LIBRARIES)
+    get_target_property(value \${target} \${property})
+    if(value)
+      message(FATAL_ERROR "\${target} passes \${property} on: \${value}")
+    endif()
+  endforeach()
+endforeach()
+CMAKE
+cmake -S "$work/parent" -B "$work/parent/build" -G Ninja > "$work/parent.log" 2>&1 ||
+  { cat "$work/parent.log"; fail "rudnn as a subproject"; }
 echo "install test passed"
