@@ -47,3 +47,12 @@ Function rudnn::cachedFunction(
   impl.functions.emplace(signature, function);
   return function;
 }
+
+std::vector<TensorView>
+rudnn::presentViews(const std::vector<const TensorView *> &views) {
+  std::vector<TensorView> present;
+  for (const TensorView *view : views)
+    if (view)
+      present.push_back(*view);
+  return present;
+}

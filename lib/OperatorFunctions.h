@@ -20,6 +20,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <string>
+#include <vector>
 
 namespace rudnn {
 
@@ -32,6 +33,12 @@ Function cachedFunction(
     Context &context, const std::string &signature,
     llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(mlir::MLIRContext &)>
         build);
+
+/// The views `views` holds (null entries are absent optional tensors,
+/// which the operator's function leaves out), in order: a call's argument
+/// or result list.
+std::vector<TensorView>
+presentViews(const std::vector<const TensorView *> &views);
 
 } // namespace rudnn
 

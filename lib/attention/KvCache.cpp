@@ -156,18 +156,14 @@ void rudnn::kvCacheAttention(Context &context, const KvCacheInputs &in,
   form.aligned = hasAlignedRows(in.q, 16) && hasAlignedRows(in.k, 16) &&
                  hasAlignedRows(in.v, 16) && hasAlignedRows(in.kCache, 16) &&
                  hasAlignedRows(in.vCache, 16);
-  std::vector<TensorView> arguments = {in.q, in.k, in.v, in.kCache, in.vCache};
-  if (paged)
-    arguments.push_back(*in.blockTable);
-  arguments.push_back(in.cacheLengths);
-  std::vector<TensorView> results = {out.o, in.kCache, in.vCache};
-  if (out.lse)
-    results.push_back(*out.lse);
-  if (out.status)
-    results.push_back(*out.status);
   Function function =
       cachedFunction(context, signatureOf(form), [&](mlir::MLIRContext &mlir) {
         return cacheModule(mlir, form);
       });
-  function.call(arguments, results, stream);
+  // The caches are arguments, and results updated in place.
+  function.call(presentViews({&in.q, &in.k, &in.v, &in.kCache, &in.vCache,
+                              viewOf(in.blockTable), &in.cacheLengths}),
+                presentViews({&out.o, &in.kCache, &in.vCache, viewOf(out.lse),
+                              viewOf(out.status)}),
+                stream);
 }

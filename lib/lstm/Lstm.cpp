@@ -201,18 +201,11 @@ void rudnn::lstmForward(Context &context, const LstmInputs &in,
                 options.units,
                 options.weightsOnChip,
                 options.perStep};
-  std::vector<TensorView> arguments;
-  for (const TensorView *operand : operands)
-    if (operand)
-      arguments.push_back(*operand);
-  std::vector<TensorView> results = {out.out};
-  if (out.hN)
-    results.push_back(*out.hN);
-  if (out.cN)
-    results.push_back(*out.cN);
   Function function =
       cachedFunction(context, signatureOf(call), [&](mlir::MLIRContext &mlir) {
         return lstmModule(mlir, call);
       });
-  function.call(arguments, results, stream);
+  function.call(presentViews(operands),
+                presentViews({&out.out, viewOf(out.hN), viewOf(out.cN)}),
+                stream);
 }

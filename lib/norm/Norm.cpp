@@ -169,14 +169,8 @@ void callWith(
         build,
     const std::vector<const TensorView *> &operands,
     const std::vector<const TensorView *> &resultViews, Stream stream) {
-  std::vector<TensorView> arguments, results;
-  for (const TensorView *operand : operands)
-    if (operand)
-      arguments.push_back(*operand);
-  for (const TensorView *result : resultViews)
-    if (result)
-      results.push_back(*result);
-  cachedFunction(context, signature, build).call(arguments, results, stream);
+  cachedFunction(context, signature, build)
+      .call(presentViews(operands), presentViews(resultViews), stream);
 }
 
 void call(Context &context, const CallForm &form,
