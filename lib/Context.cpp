@@ -495,11 +495,8 @@ void Context::Impl::run(runtime::PlanExecutor &executor,
   if (!profiling) {
     // A launch a step (a recurrence's): recorded once into a graph, then
     // replayed (updated for new bindings and sizes) where the backend can.
-    const auto &launches = executor.plan().launches;
-    const bool repeats =
-        std::any_of(launches.begin(), launches.end(),
-                    [](const runtime::PlanLaunch &l) { return l.repeat >= 0; });
-    return executor.run(bindings, params, stream, /*useGraph=*/repeats, nullptr,
+    return executor.run(bindings, params, stream,
+                        /*useGraph=*/executor.plan().repeatsLaunches(), nullptr,
                         given);
   }
   std::vector<runtime::LaunchTiming> timings;

@@ -71,14 +71,8 @@ struct Function::Impl {
               const std::vector<TensorView> &resultViews) const {
     std::call_once(bufferOnce,
                    [&] { bufferSource = checks.bufferSources(plan); });
-    std::vector<const TensorView *> views;
-    views.reserve(bufferSource.size());
-    for (int source : bufferSource)
-      views.push_back(source < 0 ? nullptr
-                      : source < static_cast<int>(argumentViews.size())
-                          ? &argumentViews[source]
-                          : &resultViews[source - argumentViews.size()]);
-    return views;
+    return runtime::FunctionChecks::bufferViews(bufferSource, argumentViews,
+                                                resultViews);
   }
   mutable std::once_flag bufferOnce;
   /// Per plan buffer: an argument index, or the argument count plus a

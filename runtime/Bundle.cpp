@@ -135,18 +135,13 @@ void Bundle::call(const std::vector<TensorView> &arguments,
   const FunctionChecks &checks = impl->file.checks;
   checks.checkCall(arguments, results);
   const Plan &plan = impl->executor->plan();
-  std::vector<const TensorView *> views;
-  for (int source : impl->bufferSources)
-    views.push_back(source < 0 ? nullptr
-                    : source < static_cast<int>(arguments.size())
-                        ? &arguments[source]
-                        : &results[source - arguments.size()]);
-  PlanCall bound = bindViews(plan, views);
+  PlanCall bound =
+      bindViews(plan, FunctionChecks::bufferViews(impl->bufferSources,
+                                                  arguments, results));
   checks.checkParamLetters(plan, bound.params, arguments, results);
-  const bool repeats =
-      std::any_of(plan.launches.begin(), plan.launches.end(),
-                  [](const PlanLaunch &launch) { return launch.repeat >= 0; });
-  impl->executor->run(bound.bindings, bound.params, stream, repeats);
+  // A launch a step (a recurrence's): recorded into a graph, then replayed.
+  impl->executor->run(bound.bindings, bound.params, stream,
+                      /*useGraph=*/plan.repeatsLaunches());
 }
 
 void *Bundle::allocate(size_t bytes) {

@@ -104,6 +104,20 @@ std::vector<int> FunctionChecks::bufferSources(const Plan &plan) const {
   return sources;
 }
 
+std::vector<const TensorView *>
+FunctionChecks::bufferViews(const std::vector<int> &sources,
+                            const std::vector<TensorView> &argumentViews,
+                            const std::vector<TensorView> &resultViews) {
+  std::vector<const TensorView *> views;
+  views.reserve(sources.size());
+  for (int source : sources)
+    views.push_back(source < 0 ? nullptr
+                    : source < static_cast<int>(argumentViews.size())
+                        ? &argumentViews[source]
+                        : &resultViews[source - argumentViews.size()]);
+  return views;
+}
+
 std::vector<std::vector<int64_t>> FunctionChecks::resultShapes(
     const Plan &plan, const std::vector<TensorView> &argumentViews) const {
   checkDeclared(arguments, argumentViews, "arguments");

@@ -59,6 +59,12 @@ struct FunctionChecks {
   /// The index into arguments, then results, that each of `plan`'s buffers
   /// is named after; -1 for workspace and unnamed buffers.
   std::vector<int> bufferSources(const Plan &plan) const;
+  /// The view each buffer is bound to, from bufferSources' indices (null
+  /// where none is).
+  static std::vector<const TensorView *>
+  bufferViews(const std::vector<int> &sources,
+              const std::vector<TensorView> &argumentViews,
+              const std::vector<TensorView> &resultViews);
 };
 
 } // namespace rudnn::runtime

@@ -206,6 +206,13 @@ struct Plan {
 
   /// Checks every index and size; throws InvalidArgument naming the fault.
   void validate() const;
+  /// Whether a launch repeats over a parameter (one launch a step).
+  bool repeatsLaunches() const {
+    for (const PlanLaunch &launch : launches)
+      if (launch.repeat >= 0)
+        return true;
+    return false;
+  }
   /// The parameters' values read from the views bound to each buffer (one
   /// entry per buffer, null for workspace and absent buffers) through
   /// `paramSources`. Throws InvalidArgument when a source's buffer is not
