@@ -153,7 +153,12 @@ Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context,
         plan.paramSources.push_back({ParamSource::Kind::Split, 0, 0, 1,
                                      size(split.getBlocks()), split.getTarget(),
                                      size(split.getMax())});
-      else
+      else if (auto sum = mlir::dyn_cast<mlir::rudnn::SumSourceAttr>(source)) {
+        ParamSource derived{ParamSource::Kind::Size, 0, 0, 1, SizeExpr::of(0)};
+        for (mlir::Attribute term : sum.getTerms())
+          derived.addends.push_back(size(mlir::cast<SizeAttr>(term)));
+        plan.paramSources.push_back(std::move(derived));
+      } else
         plan.paramSources.push_back({ParamSource::Kind::Size, 0, 0, 1,
                                      size(mlir::cast<SizeAttr>(source))});
     }

@@ -67,7 +67,8 @@ json contractJson(const OperatorContract &c) {
          {"max", d.max},
          {"multiple_of", std::string(d.multipleOf ? 1 : 0, d.multipleOf)},
          {"times_of", std::string(d.timesOf ? 1 : 0, d.timesOf)},
-         {"times", d.times}});
+         {"times", d.times},
+         {"plus", d.plus}});
   json operands = json::array(), results = json::array();
   for (const TensorContract &t : c.operands)
     operands.push_back(tensorContractJson(t));
@@ -96,6 +97,7 @@ public:
       dim.multipleOf = letter(d.at("multiple_of"), true);
       dim.timesOf = letter(d.at("times_of"), true);
       dim.times = d.at("times").get<int64_t>();
+      dim.plus = d.value("plus", int64_t(0));
       c.dims.push_back(dim);
     }
     for (const json &t : value.at("operands"))

@@ -193,12 +193,13 @@ DimSizes rudnn::checkCall(const OperatorContract &contract,
                             " = " + std::to_string(bound[divisor->letter]));
     const DimContract *base = dim.timesOf ? contract.dim(dim.timesOf) : nullptr;
     if (base && bound.has(dim.letter) && bound.has(base->letter) &&
-        bound[dim.letter] != dim.times * bound[base->letter])
+        bound[dim.letter] != dim.times * bound[base->letter] + dim.plus)
       throw InvalidArgument(std::string(dim.kind) + " " + dim.letter + " = " +
                             std::to_string(bound[dim.letter]) + " must be " +
                             std::to_string(dim.times) + " × the " +
                             std::string(base->kind) + " " + base->letter +
-                            " = " + std::to_string(bound[base->letter]));
+                            " = " + std::to_string(bound[base->letter]) +
+                            (dim.plus ? " + " + std::to_string(dim.plus) : ""));
   }
 
   std::vector<NamedView> inputs, outputs;

@@ -37,6 +37,18 @@ int64_t SizeExpr::evaluate(const std::vector<int64_t> &values) const {
   return static_cast<int64_t>((product + divisor - 1) / divisor);
 }
 
+std::vector<const SizeExpr *> ParamSource::derivedFrom() const {
+  std::vector<const SizeExpr *> exprs;
+  if (kind != Kind::Size && kind != Kind::Split)
+    return exprs;
+  exprs.push_back(&size);
+  if (kind == Kind::Split)
+    exprs.push_back(&max);
+  for (const SizeExpr &addend : addends)
+    exprs.push_back(&addend);
+  return exprs;
+}
+
 void Plan::validate() const {
   auto checkExpr = [&](const SizeExpr &expr, const std::string &what) {
     for (uint32_t param : expr.params)
@@ -55,9 +67,7 @@ void Plan::validate() const {
     const ParamSource &source = paramSources[i];
     if (source.kind == ParamSource::Kind::Size ||
         source.kind == ParamSource::Kind::Split) {
-      for (const SizeExpr *expr : {&source.size, &source.max}) {
-        if (expr == &source.max && source.kind != ParamSource::Kind::Split)
-          continue;
+      for (const SizeExpr *expr : source.derivedFrom()) {
         for (uint32_t param : expr->params)
           if (param >= i)
             throw InvalidArgument("parameter '" + params[i] +
@@ -170,15 +180,21 @@ Plan::paramValue(size_t index, const std::vector<BufferShape> &bound) const {
   if (source.kind == ParamSource::Kind::Size ||
       source.kind == ParamSource::Kind::Split) {
     std::vector<int64_t> before(index, 0);
-    for (const SizeExpr *expr : {&source.size, &source.max})
+    for (const SizeExpr *expr : source.derivedFrom())
       for (uint32_t param : expr->params) {
         std::optional<int64_t> value = paramValue(param, bound);
         if (!value)
           return std::nullopt;
         before[param] = *value;
       }
-    if (source.kind == ParamSource::Kind::Size)
-      return source.size.evaluate(before);
+    if (source.kind == ParamSource::Kind::Size) {
+      int64_t value = source.size.evaluate(before);
+      for (const SizeExpr &addend : source.addends)
+        if (__builtin_add_overflow(value, addend.evaluate(before), &value))
+          throw InvalidArgument("plan parameter '" + params[index] +
+                                "' overflows 64 bits");
+      return value;
+    }
     // As many parts as fill the device, at least one, at most `max`.
     const int64_t blocks = std::max<int64_t>(1, source.size.evaluate(before));
     const int64_t wanted = (source.target + blocks - 1) / blocks;
@@ -349,7 +365,13 @@ std::string Plan::toJson(bool inlineBinaries) const {
          {"buffer", source.buffer},
          {"index", source.index},
          {"divisor", source.divisor},
-         {"size", ::toJson(source.size)}});
+         {"size", ::toJson(source.size)},
+         {"addends", [&] {
+            json addends = json::array();
+            for (const SizeExpr &addend : source.addends)
+              addends.push_back(::toJson(addend));
+            return addends;
+          }()}});
   plan["kernels"] = json::array();
   for (size_t i = 0; i < kernels.size(); ++i) {
     json kernel = {{"entry", kernels[i].entry}};
@@ -452,6 +474,9 @@ static Plan parsePlan(std::string_view text, ReadBinary readBinary) {
            source.value("target", int64_t(0)),
            source.contains("max") ? sizeFromJson(source.at("max"))
                                   : SizeExpr::of(0)});
+      if (source.contains("addends"))
+        for (const json &addend : source.at("addends"))
+          plan.paramSources.back().addends.push_back(sizeFromJson(addend));
     }
     for (const json &kernel : value.at("kernels"))
       plan.kernels.push_back(

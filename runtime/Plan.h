@@ -168,7 +168,8 @@ struct PlanLaunch {
 /// divisor) or strides[index] of the view bound to buffer `buffer`.
 struct ParamSource {
   /// Dim: ceil(shape[index] / divisor) of a bound buffer; Stride: its
-  /// strides[index]; Size: `size` of the parameters before this one (the
+  /// strides[index]; Size: `size` (plus `addends`) of the parameters before
+  /// this one (the
   /// dense strides of a tensor held in the workspace); Split: a split count,
   /// clamp(ceil(target / size), 1, max), `size` the blocks before splitting
   /// and `max` the most parts with work.
@@ -179,11 +180,17 @@ struct ParamSource {
   SizeExpr size = SizeExpr::of(0);
   int64_t target = 0;
   SizeExpr max = SizeExpr::of(0);
+  /// Size: added to `size` (a sum no product states, such as the chunks of
+  /// packed sequences).
+  std::vector<SizeExpr> addends = {};
   bool operator==(const ParamSource &other) const {
     return kind == other.kind && buffer == other.buffer &&
            index == other.index && divisor == other.divisor &&
-           size == other.size && target == other.target && max == other.max;
+           size == other.size && target == other.target && max == other.max &&
+           addends == other.addends;
   }
+  /// The sizes a Size or Split source derives its value from.
+  std::vector<const SizeExpr *> derivedFrom() const;
 };
 
 /// A bound buffer's shape and strides, in elements (empty when absent).

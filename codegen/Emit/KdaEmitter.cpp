@@ -101,7 +101,8 @@ std::string rudnn::codegen::kdaSpecName(const KdaKernelSpec &spec) {
   std::ostringstream name;
   name << dtypeName(spec.input) << "_" << dtypeName(spec.gate) << "_"
        << dtypeName(spec.beta) << "_k" << spec.featureK << "_v" << spec.featureV
-       << "_c" << spec.chunk << (spec.alignedViews ? "_a16" : "");
+       << "_c" << spec.chunk << (spec.alignedViews ? "_a16" : "")
+       << (spec.packed ? "_packed" : "");
   return name.str();
 }
 
@@ -206,6 +207,10 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   builder.dim(DimRef::of('T'), "length");
   builder.dim(DimRef::of('H'), "heads");
   builder.scalar("scale", values.scale);
+  if (spec.packed) {
+    builder.pointer(values.cuSeqlens, "cu_seqlens", "int", false);
+    builder.dim(DimRef::of('C'), "offsets");
+  }
   if (backward) {
     builder.pointer(values.dOutput, "d_output", in, false);
     builder.pointer(values.dFinalState, "d_final_state", "float", false);
@@ -233,7 +238,9 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
        << "      boundaries, workspace, {q_b, q_t, q_h}, {k_b, k_t, k_h},\n"
        << "      {v_b, v_t, v_h}, {g_b, g_t, g_h}, {beta_b, beta_t, beta_h},\n"
        << "      {output_b, output_t, output_h}, batch, length, heads, "
-          "scale};\n";
+          "scale,\n"
+       << (spec.packed ? "      cu_seqlens, offsets - 1};\n"
+                       : "      nullptr, 0};\n");
   if (backward)
     body << "  const rudnn::kda::BackwardParams" << params << " p = {\n"
          << "      f, d_output, d_final_state, dq, dk, dv, dg, dbeta,\n"
@@ -267,7 +274,11 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   using mlir::rudnn::SizeRef;
   KernelLaunch &launch = builder.launch();
   const DimRef chunks = DimRef::ceilDiv('T', spec.chunk, "N");
-  const SizeRef sequences{1, {DimRef::of('B'), DimRef::of('H')}};
+  // Walks take a sequence a block: b·H + h of a batch, n·H + h packed
+  // (one block a head past the last sequence).
+  const SizeRef sequences{
+      1, {DimRef::of(spec.packed ? 'C' : 'B'), DimRef::of('H')}};
+  const SizeRef columnsOfChunks{1, {DimRef::of('B'), DimRef::of('H')}};
   const int64_t blockColumns = walkColumns(spec, first);
   const SizeRef columns{(spec.featureV + blockColumns - 1) / blockColumns, {}};
   const bool walk = first == KdaStage::Propagate ||
@@ -277,7 +288,7 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
                    : first == KdaStage::Gradients ? kKdaGradientsThreads
                                                   : kKdaThreads;
   launch.grid[0] = walk ? sequences : SizeRef{1, {chunks}};
-  launch.grid[1] = walk ? columns : sequences;
+  launch.grid[1] = walk ? columns : columnsOfChunks;
   // 16-bit outputs are computed 64 columns a block, on the tile layer.
   const bool tiledOutput = first == KdaStage::Output && sixteenBit;
   // The cost model: the stages' sums, per chunk-head (per token-head for

@@ -6,7 +6,8 @@
 // parameters (bound through a KernelBuilder) are, in order:
 //   q, k, v, g, beta, initial_state, output, final_state, boundaries,
 //   workspace; the (batch, time, head) strides of q, k, v, g, beta, output;
-//   batch, length, heads; scale;
+//   batch, length, heads; scale; for packed sequences cu_seqlens and the
+//   offsets' count;
 // and for the backward's stages then
 //   d_output, d_final_state, dq, dk, dv, dg, dbeta, d_initial_state,
 //   scratch; the (batch, time, head) strides of d_output, dq, dk, dv, dg,
@@ -45,6 +46,9 @@ struct KdaKernelSpec {
   /// Every view the kernels copy (q, k, v, d_output) has 16-byte aligned
   /// rows (`rudnn.align`): the copies need no element-wise path.
   bool alignedViews = false;
+  /// Packed sequences by their offsets (`cu_seqlens`, dim letter C of the
+  /// function's arguments).
+  bool packed = false;
 };
 
 /// The kernels of a forward — the chunked plan's three stages and the
@@ -116,6 +120,7 @@ struct KdaValues {
       workspace;
   mlir::Value dOutput, dFinalState, dq, dk, dv, dg, dbeta, dInitialState,
       scratch;
+  mlir::Value cuSeqlens;
   double scale = 0;
 };
 

@@ -27,24 +27,38 @@ using ::rudnn::codegen::lastDim;
 
 namespace {
 
-/// Bytes of one element of `value`'s type.
 /// A spec whose gate and beta types are the input type where the stage's
-/// kernel does not read them (one kernel then serves every such pair).
+/// kernel does not read them (one kernel then serves every such pair);
+/// packed where the primitive takes `cu_seqlens`.
 KdaKernelSpec specOf(Value input, int64_t featureV, uint64_t chunk,
-                     Value gate = {}, Value beta = {}) {
+                     Value cuSeqlens, Value gate = {}, Value beta = {}) {
   const DType in = dtype(input);
-  return {in,
-          gate ? dtype(gate) : in,
-          beta ? dtype(beta) : in,
-          lastDim(input),
-          featureV,
-          static_cast<int64_t>(chunk)};
+  KdaKernelSpec spec{in,
+                     gate ? dtype(gate) : in,
+                     beta ? dtype(beta) : in,
+                     lastDim(input),
+                     featureV,
+                     static_cast<int64_t>(chunk)};
+  spec.packed = static_cast<bool>(cuSeqlens);
+  return spec;
 }
 
-/// Sizes per (chunk, batch, head): N·B·H × `bytes`.
-SizeRef perChunk(int64_t bytes, int64_t chunk) {
-  return {bytes,
-          {DimRef::ceilDiv('T', chunk, "N"), DimRef::of('B'), DimRef::of('H')}};
+/// Sizes per (chunk slot, batch, head): N·B·H × `bytes`, N = ceil(T / C);
+/// for packed sequences ceil(T / C) + S + 1 slots, each sequence's last
+/// chunk partial (kda::chunk_slots).
+SizeRef perChunk(int64_t bytes, int64_t chunk, Value cuSeqlens) {
+  DimRef chunks = DimRef::ceilDiv('T', chunk, "N");
+  if (cuSeqlens)
+    chunks = DimRef::sum({chunks, DimRef::of('C')}, "slots");
+  return {bytes, {chunks, DimRef::of('B'), DimRef::of('H')}};
+}
+
+/// A state per sequence, [B, H, K, V] fp32 (one a packed sequence and one
+/// besides: [S + 1, H, K, V]).
+ResultStorage states(int64_t elements, Value cuSeqlens, std::string name) {
+  return ResultStorage::own(
+      {4 * elements, {DimRef::of(cuSeqlens ? 'C' : 'B'), DimRef::of('H')}},
+      std::move(name));
 }
 
 /// A dense sequence tensor [B, T, H, *] of `result`'s type, named `name`.
@@ -93,12 +107,14 @@ KdaValues prepareValues(ChunkSolveOp solve, ChunkDecayOp decay,
   values.g = decay.getG();
   values.beta = solve.getBeta();
   values.workspace = solve.getGamma();
+  values.cuSeqlens = solve.getCuSeqlens();
   return values;
 }
 
 KdaKernelSpec prepareSpec(ChunkSolveOp solve, ChunkDecayOp decay) {
-  KdaKernelSpec spec = specOf(solve.getK(), lastDim(solve.getV()),
-                              solve.getChunk(), decay.getG(), solve.getBeta());
+  KdaKernelSpec spec =
+      specOf(solve.getK(), lastDim(solve.getV()), solve.getChunk(),
+             solve.getCuSeqlens(), decay.getG(), solve.getBeta());
   spec.backwardTiles = solve.getForBackward();
   return spec;
 }
@@ -112,7 +128,7 @@ struct DecayModel : KdaPrimitive<ChunkDecayOp, DecayModel> {
   // block's shared memory (a backward's solve keeps a copy there).
   ResultStorage getResultStorage(Operation *op, unsigned) const {
     auto decay = cast<ChunkDecayOp>(op);
-    return ResultStorage::own(perChunk(0, decay.getChunk()), "tiles");
+    return ResultStorage::own(perChunk(0, decay.getChunk(), {}), "tiles");
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &) const {
     return op->emitOpError() << "cannot end a kernel: its chunk_solve does";
@@ -136,16 +152,16 @@ struct SolveModel : KdaPrimitive<ChunkSolveOp, SolveModel> {
   StringRef getKernelGroup(Operation *) const { return "kda.prepare"; }
   ResultStorage getResultStorage(Operation *op, unsigned) const {
     auto solve = cast<ChunkSolveOp>(op);
-    KdaKernelSpec spec =
-        specOf(solve.getK(), lastDim(solve.getV()), solve.getChunk());
+    KdaKernelSpec spec = specOf(solve.getK(), lastDim(solve.getV()),
+                                solve.getChunk(), solve.getCuSeqlens());
     // A backward's tiles follow every chunk's forward tiles.
     const int64_t backwardBytes =
         solve.getForBackward()
             ? 4 * ::rudnn::codegen::kdaBackwardTileFloats(spec)
             : 0;
     return ResultStorage::sharedWith(
-        solve.getGamma(),
-        perChunk(tileBytes(spec) + backwardBytes, solve.getChunk()));
+        solve.getGamma(), perChunk(tileBytes(spec) + backwardBytes,
+                                   solve.getChunk(), solve.getCuSeqlens()));
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto solve = cast<ChunkSolveOp>(op);
@@ -193,10 +209,9 @@ struct PropagateModel : KdaPrimitive<ChunkPropagateOp, PropagateModel> {
     if (index == 1)
       return ResultStorage::own(
           perChunk(elementBytes(propagate.getK()) * elements,
-                   propagate.getChunk()),
+                   propagate.getChunk(), propagate.getCuSeqlens()),
           "boundaries");
-    return ResultStorage::own(
-        {4 * elements, {DimRef::of('B'), DimRef::of('H')}}, "final_state");
+    return states(elements, propagate.getCuSeqlens(), "final_state");
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto propagate = cast<ChunkPropagateOp>(op);
@@ -206,9 +221,10 @@ struct PropagateModel : KdaPrimitive<ChunkPropagateOp, PropagateModel> {
     values.finalState = propagate.getFinalState();
     values.boundaries = propagate.getBoundaries();
     values.workspace = propagate.getW();
+    values.cuSeqlens = propagate.getCuSeqlens();
     return emitStages(op, builder,
                       specOf(propagate.getK(), lastDim(propagate.getU0()),
-                             propagate.getChunk()),
+                             propagate.getChunk(), propagate.getCuSeqlens()),
                       {KdaStage::Propagate}, values);
   }
 };
@@ -232,10 +248,12 @@ struct OutputModel : KdaPrimitive<ChunkOutputOp, OutputModel> {
     values.output = output.getOutput();
     values.boundaries = output.getBoundaries();
     values.workspace = output.getPairwise(); // the chunk tiles' memory
+    values.cuSeqlens = output.getCuSeqlens();
     values.scale = output.getScaleAttr().getValueAsDouble();
     return emitStages(op, builder,
                       specOf(output.getQ(), lastDim(output.getU()),
-                             output.getChunk(), output.getG()),
+                             output.getChunk(), output.getCuSeqlens(),
+                             output.getG()),
                       {KdaStage::Output}, values);
   }
 };
@@ -249,11 +267,10 @@ struct RecurrentModel : KdaPrimitive<KdaRecurrentOp, RecurrentModel> {
     if (index == 0)
       return sequence(recurrent.getOutput(), "output");
     if (index == 1)
-      return ResultStorage::own(
-          {4 * elements, {DimRef::of('B'), DimRef::of('H')}}, "final_state");
+      return states(elements, recurrent.getCuSeqlens(), "final_state");
     return ResultStorage::own(
         perChunk(elementBytes(recurrent.getQ()) * elements,
-                 recurrent.getChunk()),
+                 recurrent.getChunk(), {}),
         "boundaries");
   }
   std::optional<DimRef> getResultDim(Operation *op, unsigned index,
@@ -274,11 +291,12 @@ struct RecurrentModel : KdaPrimitive<KdaRecurrentOp, RecurrentModel> {
     values.output = recurrent.getOutput();
     values.finalState = recurrent.getFinalState();
     values.boundaries = recurrent.getBoundaries();
+    values.cuSeqlens = recurrent.getCuSeqlens();
     values.scale = recurrent.getScaleAttr().getValueAsDouble();
     return emitStages(op, builder,
                       specOf(recurrent.getQ(), lastDim(recurrent.getV()),
-                             recurrent.getChunk(), recurrent.getG(),
-                             recurrent.getBeta()),
+                             recurrent.getChunk(), recurrent.getCuSeqlens(),
+                             recurrent.getG(), recurrent.getBeta()),
                       {KdaStage::Recurrent}, values);
   }
 };
@@ -290,14 +308,14 @@ struct StateGradientModel
     auto walk = cast<ChunkStateGradientOp>(op);
     const int64_t K = lastDim(walk.getQ()), V = lastDim(walk.getDOutput());
     if (index == 2)
-      return ResultStorage::own({4 * K * V, {DimRef::of('B'), DimRef::of('H')}},
-                                "d_initial_state");
+      return states(K * V, walk.getCuSeqlens(), "d_initial_state");
     if (index == 1)
       return ResultStorage::sharedWith(walk.getDu());
-    KdaKernelSpec spec = specOf(walk.getQ(), V, walk.getChunk());
+    KdaKernelSpec spec =
+        specOf(walk.getQ(), V, walk.getChunk(), walk.getCuSeqlens());
     return ResultStorage::own(
         perChunk(4 * ::rudnn::codegen::kdaGradientTileFloats(spec),
-                 walk.getChunk()),
+                 walk.getChunk(), walk.getCuSeqlens()),
         "scratch");
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
@@ -310,11 +328,12 @@ struct StateGradientModel
     values.dFinalState = walk.getDFinalState();
     values.scratch = walk.getDu();
     values.dInitialState = walk.getDInitialState();
+    values.cuSeqlens = walk.getCuSeqlens();
     values.scale = walk.getScaleAttr().getValueAsDouble();
-    return emitStages(
-        op, builder,
-        specOf(walk.getQ(), lastDim(walk.getDOutput()), walk.getChunk()),
-        {KdaStage::StateGradient}, values);
+    return emitStages(op, builder,
+                      specOf(walk.getQ(), lastDim(walk.getDOutput()),
+                             walk.getChunk(), walk.getCuSeqlens()),
+                      {KdaStage::StateGradient}, values);
   }
 };
 
@@ -347,11 +366,12 @@ struct GradientsModel : KdaPrimitive<ChunkGradientsOp, GradientsModel> {
     values.dv = gradients.getDv();
     values.dg = gradients.getDg();
     values.dbeta = gradients.getDbeta();
+    values.cuSeqlens = gradients.getCuSeqlens();
     values.scale = gradients.getScaleAttr().getValueAsDouble();
     return emitStages(op, builder,
                       specOf(gradients.getQ(), lastDim(gradients.getV()),
-                             gradients.getChunk(), gradients.getG(),
-                             gradients.getBeta()),
+                             gradients.getChunk(), gradients.getCuSeqlens(),
+                             gradients.getG(), gradients.getBeta()),
                       {KdaStage::Gradients}, values);
   }
 };

@@ -360,6 +360,22 @@ std::string FunctionPlanner::layoutOf(const Memory &memory) {
 }
 
 FailureOr<std::string> FunctionPlanner::param(const DimRef &dim) {
+  if (!dim.terms.empty()) {
+    if (paramIndex.count(dim.name))
+      return dim.name;
+    SmallVector<Attribute> terms;
+    for (const DimRef &term : dim.terms) {
+      FailureOr<SizeAttr> size = this->size(SizeRef{1, {term}});
+      if (failed(size))
+        return failure();
+      terms.push_back(*size);
+    }
+    paramIndex[dim.name] = paramNames.size();
+    paramNames.push_back(dim.name);
+    paramSources.push_back(
+        SumSourceAttr::get(func.getContext(), builder.getArrayAttr(terms)));
+    return dim.name;
+  }
   // The tensor and dim the size is read from.
   Value value = dim.value;
   unsigned index = dim.index;

@@ -33,6 +33,19 @@ TensorContract state(std::string_view name, std::string_view layout,
   return t;
 }
 
+/// The packed forms' dims: the sequences lie along T of one batch entry.
+std::vector<DimContract> kdaVarlenDims() {
+  std::vector<DimContract> dims = kdaDims(false);
+  dims[0] = {'B', "dim", "1: the sequences are packed along T", false, 1, 1};
+  dims[1] = {'T', "dim", "tokens of every sequence"};
+  dims.push_back({'S', "dim", "sequences"});
+  DimContract offsets{'C', "dim", "sequences + 1", false, 2};
+  offsets.timesOf = 'S';
+  offsets.plus = 1;
+  dims.push_back(offsets);
+  return dims;
+}
+
 /// The forward's inputs, which the backward takes first too.
 std::vector<TensorContract> kdaInputs() {
   TensorContract beta =
@@ -51,6 +64,22 @@ std::vector<TensorContract> kdaInputs() {
           beta,
           state("initial_state", "BHKV",
                 "state before token 0 (zero when absent)")};
+}
+
+/// The packed forward's inputs: the batch's, the sequences' offsets after
+/// beta, and one initial state a sequence.
+std::vector<TensorContract> kdaVarlenInputs() {
+  std::vector<TensorContract> inputs = kdaInputs();
+  TensorContract offsets =
+      contractTensor("cu_seqlens", "C", ElementRule::I32,
+                     "sequence n is tokens [cu_seqlens[n], cu_seqlens[n + 1])",
+                     Sample::Offsets);
+  offsets.packing = Packing::Dense;
+  offsets.counts = 'T';
+  inputs.back().layout = "SHKV";
+  inputs.back().doc = "each sequence's state before its first token";
+  inputs.insert(inputs.end() - 1, offsets);
+  return inputs;
 }
 
 /// What a forward saves of each chunk for its backward.
@@ -122,6 +151,50 @@ const OperatorContract &rudnn::kdaBackwardContract() {
                  dbeta,
                  state("d_initial_state", "BHKV",
                        "exactly when initial_state is given")};
+    return c;
+  }();
+  return contract;
+}
+
+const OperatorContract &rudnn::kdaVarlenContract() {
+  static const OperatorContract contract = [] {
+    OperatorContract c;
+    c.op = "rudnn.kda_varlen";
+    c.summary = "Kimi Delta Attention forward over packed sequences";
+    c.dims = kdaVarlenDims();
+    c.operands = kdaVarlenInputs();
+    TensorContract finalState = contractTensor(
+        "final_state", "SHKV", ElementRule::F32,
+        "each sequence's state after its last token", Sample::HalfNormal);
+    finalState.packing = Packing::Dense;
+    finalState.inPlaceOf = "initial_state";
+    c.results = {
+        withElementsOf(contractTensor("output", "BTHV", ElementRule::Float,
+                                      "o_t = Sᵀ(scale · q_t)"),
+                       "v"),
+        finalState};
+    return c;
+  }();
+  return contract;
+}
+
+const OperatorContract &rudnn::kdaVarlenBackwardContract() {
+  static const OperatorContract contract = [] {
+    OperatorContract c;
+    c.op = "rudnn.kda_varlen_backward";
+    c.summary = "Kimi Delta Attention backward over packed sequences";
+    c.dims = kdaVarlenDims();
+    c.operands = kdaVarlenInputs();
+    c.operands.push_back(
+        withElementsOf(contractTensor("d_output", "BTHV", ElementRule::Float,
+                                      "gradient of the output"),
+                       "v"));
+    c.operands.push_back(state("d_final_state", "SHKV",
+                               "gradient of each sequence's final state "
+                               "(zero when absent)"));
+    const OperatorContract &batch = kdaBackwardContract();
+    c.results = batch.results;
+    c.results.back().layout = "SHKV";
     return c;
   }();
   return contract;

@@ -18,6 +18,15 @@ const OperatorContract &kdaContract();
 /// d_final_state -> dq, dk, dv, dg, dbeta, d_initial_state.
 const OperatorContract &kdaBackwardContract();
 
+/// rudnn.kda_varlen: q, k, v, g, beta [1, T, H, *] holding packed
+/// sequences, cu_seqlens, initial_state [S, H, K, V] -> output,
+/// final_state.
+const OperatorContract &kdaVarlenContract();
+
+/// rudnn.kda_varlen_backward: the forward's operands, d_output,
+/// d_final_state -> dq, dk, dv, dg, dbeta, d_initial_state.
+const OperatorContract &kdaVarlenBackwardContract();
+
 } // namespace rudnn
 
 #endif // RUDNN_DIALECTS_IR_KDACONTRACTS_H

@@ -63,18 +63,64 @@ template <typename KdaLikeOp> LogicalResult requireSpecialized(KdaLikeOp op) {
   return success();
 }
 
-/// Dims of one KDA call, each static size or ShapedType::kDynamic.
+/// One KDA forward as the primitives need it, whichever op states it: its
+/// operands (`cuSeqlens` set for packed sequences), attributes and the types
+/// of what it returns (null where not returned).
+struct ForwardCall {
+  Location loc;
+  Value q, k, v, g, beta, initialState, cuSeqlens;
+  IntegerAttr chunk;
+  FloatAttr scale;
+  Type output, finalState, boundaries, tiles;
+
+  static ForwardCall of(KdaOp op) {
+    return {op.getLoc(),
+            op.getQ(),
+            op.getK(),
+            op.getV(),
+            op.getG(),
+            op.getBeta(),
+            op.getInitialState(),
+            {},
+            op.getChunkAttr(),
+            op.getScaleAttr(),
+            op.getOutput().getType(),
+            op.getFinalState().getType(),
+            op.getBoundaries() ? op.getBoundaries().getType() : Type(),
+            op.getTiles() ? op.getTiles().getType() : Type()};
+  }
+  static ForwardCall of(KdaVarlenOp op) {
+    return {op.getLoc(),
+            op.getQ(),
+            op.getK(),
+            op.getV(),
+            op.getG(),
+            op.getBeta(),
+            op.getInitialState(),
+            op.getCuSeqlens(),
+            op.getChunkAttr(),
+            op.getScaleAttr(),
+            op.getOutput().getType(),
+            op.getFinalState().getType(),
+            {},
+            {}};
+  }
+};
+
+/// Dims of one KDA call, each static size or ShapedType::kDynamic; for
+/// packed sequences the chunk count N is the chunk slots of them all,
+/// dynamic.
 struct KdaDims {
   int64_t batch, length, heads, featureK, featureV, chunk, chunks;
 
-  static KdaDims of(KdaOp op) {
-    auto q = cast<RankedTensorType>(op.getQ().getType());
-    auto v = cast<RankedTensorType>(op.getV().getType());
+  static KdaDims of(const ForwardCall &call) {
+    auto q = cast<RankedTensorType>(call.q.getType());
+    auto v = cast<RankedTensorType>(call.v.getType());
     KdaDims dims{q.getDimSize(0),     q.getDimSize(1),
                  q.getDimSize(2),     q.getDimSize(3),
-                 v.getDimSize(3),     static_cast<int64_t>(*op.getChunk()),
+                 v.getDimSize(3),     static_cast<int64_t>(call.chunk.getInt()),
                  ShapedType::kDynamic};
-    if (!ShapedType::isDynamic(dims.length))
+    if (!ShapedType::isDynamic(dims.length) && !call.cuSeqlens)
       dims.chunks = (dims.length + dims.chunk - 1) / dims.chunk;
     return dims;
   }
@@ -84,119 +130,203 @@ struct KdaDims {
     return RankedTensorType::get({batch, heads, chunks, chunk, width},
                                  builder.getF32Type());
   }
+  /// States [N, B, H, K, V] of `element`.
+  RankedTensorType states(Type element) const {
+    return RankedTensorType::get({chunks, batch, heads, featureK, featureV},
+                                 element);
+  }
 };
 
-/// The chunked chain computing `op`'s results, in their order.
-SmallVector<Value> decomposeChunked(KdaOp op, OpBuilder &builder) {
-  KdaDims dims = KdaDims::of(op);
-  Location loc = op.getLoc();
-  IntegerAttr chunk = op.getChunkAttr();
+/// The chunked chain computing `call`'s results, in their order.
+SmallVector<Value> decomposeChunked(const ForwardCall &call,
+                                    OpBuilder &builder) {
+  KdaDims dims = KdaDims::of(call);
+  Location loc = call.loc;
+  IntegerAttr chunk = call.chunk;
   RankedTensorType keyTile = dims.tile(builder, dims.featureK);
   RankedTensorType valueTile = dims.tile(builder, dims.featureV);
   RankedTensorType square = dims.tile(builder, dims.chunk);
 
   Value gamma =
-      builder.create<ChunkDecayOp>(loc, keyTile, op.getG(), chunk).getGamma();
+      builder.create<ChunkDecayOp>(loc, keyTile, call.g, chunk).getGamma();
   auto pairwise = builder.create<ChunkPairwiseOp>(
-      loc, square, square, op.getQ(), op.getK(), op.getBeta(), gamma, chunk);
+      loc, square, square, call.q, call.k, call.beta, gamma, chunk);
   // Tiles saved for a backward hold what it keeps besides.
+  UnitAttr saveTiles = call.tiles ? builder.getUnitAttr() : UnitAttr();
   auto solve = builder.create<ChunkSolveOp>(
-      loc, keyTile, valueTile, pairwise.getStrict(), op.getK(), op.getV(),
-      op.getBeta(), gamma, chunk, op.getSaveTilesAttr());
+      loc, keyTile, valueTile, pairwise.getStrict(), call.k, call.v, call.beta,
+      gamma, call.cuSeqlens, chunk, saveTiles);
   // Boundaries in the input type: every use takes them as a tensor-core
   // operand.
-  auto boundariesType = RankedTensorType::get(
-      {dims.chunks, dims.batch, dims.heads, dims.featureK, dims.featureV},
-      cast<RankedTensorType>(op.getQ().getType()).getElementType());
   auto propagate = builder.create<ChunkPropagateOp>(
-      loc, valueTile, boundariesType, op.getFinalState().getType(),
-      solve.getW(), solve.getU0(), op.getK(), gamma, op.getInitialState(),
-      chunk);
+      loc, valueTile,
+      dims.states(cast<RankedTensorType>(call.q.getType()).getElementType()),
+      call.finalState, solve.getW(), solve.getU0(), call.k, gamma,
+      call.initialState, call.cuSeqlens, chunk);
   auto output = builder.create<ChunkOutputOp>(
-      loc, op.getOutput().getType(), op.getQ(), op.getG(),
-      pairwise.getPairwise(), propagate.getU(), propagate.getBoundaries(),
-      chunk, op.getScaleAttr());
+      loc, call.output, call.q, call.g, pairwise.getPairwise(),
+      propagate.getU(), propagate.getBoundaries(), call.cuSeqlens, chunk,
+      call.scale);
 
   SmallVector<Value> results = {output.getOutput(), propagate.getFinalState()};
-  if (Value boundaries = op.getBoundaries()) {
+  if (call.boundaries) {
     // The op's type may be more static than the propagate's.
     Value saved = propagate.getBoundaries();
-    if (saved.getType() != boundaries.getType())
-      saved = builder.create<tensor::CastOp>(loc, boundaries.getType(), saved);
+    if (saved.getType() != call.boundaries)
+      saved = builder.create<tensor::CastOp>(loc, call.boundaries, saved);
     results.push_back(saved);
   }
-  if (Value tiles = op.getTiles())
-    results.push_back(
-        builder
-            .create<ChunkTilesExportOp>(loc, tiles.getType(), gamma,
-                                        pairwise.getPairwise(), solve.getW(),
-                                        propagate.getU(), chunk)
-            .getTiles());
+  if (call.tiles)
+    results.push_back(builder
+                          .create<ChunkTilesExportOp>(
+                              loc, call.tiles, gamma, pairwise.getPairwise(),
+                              solve.getW(), propagate.getU(), chunk)
+                          .getTiles());
   return results;
 }
 
-/// The token-by-token kernel computing `op`'s results, in their order.
-SmallVector<Value> decomposeRecurrent(KdaOp op, OpBuilder &builder) {
-  Type boundaries = op.getBoundaries() ? op.getBoundaries().getType() : Type();
+/// The token-by-token kernel computing `call`'s results, in their order.
+SmallVector<Value> decomposeRecurrent(const ForwardCall &call,
+                                      OpBuilder &builder) {
   auto recurrent = builder.create<KdaRecurrentOp>(
-      op.getLoc(), op.getOutput().getType(), op.getFinalState().getType(),
-      boundaries, op.getQ(), op.getK(), op.getV(), op.getG(), op.getBeta(),
-      op.getInitialState(), op.getChunkAttr(), op.getScaleAttr());
+      call.loc, call.output, call.finalState, call.boundaries, call.q, call.k,
+      call.v, call.g, call.beta, call.initialState, call.cuSeqlens, call.chunk,
+      call.scale);
   SmallVector<Value> results = {recurrent.getOutput(),
                                 recurrent.getFinalState()};
-  if (op.getBoundaries())
+  if (call.boundaries)
     results.push_back(recurrent.getBoundaries());
   return results;
 }
+
+/// A forward's results: the recurrent kernel at T = 1 (decoding), the
+/// chunked chain otherwise; a dynamic length keeps both, chosen per call by
+/// a rudnn.dim_switch, unless the tiles are saved (the chunked kernels alone
+/// save them, at any length). Packed sequences always chunk: T counts every
+/// sequence's tokens, and a T = 1 call of one sequence is the chunked
+/// chain's single chunk.
+SmallVector<Value> decomposeForward(const ForwardCall &call,
+                                    TypeRange resultTypes, OpBuilder &builder) {
+  const int64_t length = KdaDims::of(call).length;
+  if (call.cuSeqlens || (!ShapedType::isDynamic(length) && length != 1) ||
+      call.tiles)
+    return decomposeChunked(call, builder);
+  if (length == 1)
+    return decomposeRecurrent(call, builder);
+  auto alternatives = builder.create<DimSwitchOp>(
+      call.loc, resultTypes, call.q, 1, builder.getDenseI64ArrayAttr({1, 2}),
+      /*alternatives=*/2);
+  using Case = SmallVector<Value> (*)(const ForwardCall &, OpBuilder &);
+  const Case cases[] = {&decomposeRecurrent, &decomposeChunked};
+  for (auto [region, decomposeCase] :
+       llvm::zip(alternatives.getAlternatives(), cases)) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&region.emplaceBlock());
+    SmallVector<Value> yielded = decomposeCase(call, builder);
+    builder.create<YieldOp>(call.loc, yielded);
+  }
+  return alternatives.getResults();
+}
+
+/// One KDA backward as the primitives need it: the forward's call, what it
+/// saved (batches only), the output gradients, and the gradients it
+/// returns.
+struct BackwardCall {
+  ForwardCall forward;
+  Value boundaries, tiles, dOutput, dFinalState;
+  Value dq, dk, dv, dg, dbeta, dInitialState;
+
+  static BackwardCall of(KdaBackwardOp op) {
+    return {{op.getLoc(),
+             op.getQ(),
+             op.getK(),
+             op.getV(),
+             op.getG(),
+             op.getBeta(),
+             op.getInitialState(),
+             {},
+             op.getChunkAttr(),
+             op.getScaleAttr(),
+             {},
+             {},
+             {},
+             {}},
+            op.getBoundaries(),
+            op.getTiles(),
+            op.getDOutput(),
+            op.getDFinalState(),
+            op.getDq(),
+            op.getDk(),
+            op.getDv(),
+            op.getDg(),
+            op.getDbeta(),
+            op.getDInitialState()};
+  }
+  static BackwardCall of(KdaVarlenBackwardOp op) {
+    return {{op.getLoc(),
+             op.getQ(),
+             op.getK(),
+             op.getV(),
+             op.getG(),
+             op.getBeta(),
+             op.getInitialState(),
+             op.getCuSeqlens(),
+             op.getChunkAttr(),
+             op.getScaleAttr(),
+             {},
+             {},
+             {},
+             {}},
+            {},
+            {},
+            op.getDOutput(),
+            op.getDFinalState(),
+            op.getDq(),
+            op.getDk(),
+            op.getDv(),
+            op.getDg(),
+            op.getDbeta(),
+            op.getDInitialState()};
+  }
+};
 
 /// The backward takes the forward's chunk quantities from its saved tiles or
 /// computes them again (and the states unless saved), walks the chunks in
 /// reverse for the state gradient, then takes every input gradient chunk by
 /// chunk.
-void decomposeBackward(KdaBackwardOp op, OpBuilder &builder) {
-  auto q = cast<RankedTensorType>(op.getQ().getType());
-  auto v = cast<RankedTensorType>(op.getV().getType());
-  const int64_t chunk = static_cast<int64_t>(*op.getChunk());
-  KdaDims dims{q.getDimSize(0),     q.getDimSize(1), q.getDimSize(2),
-               q.getDimSize(3),     v.getDimSize(3), chunk,
-               ShapedType::kDynamic};
-  if (!ShapedType::isDynamic(dims.length))
-    dims.chunks = (dims.length + chunk - 1) / chunk;
-  Location loc = op.getLoc();
-  IntegerAttr chunkAttr = op.getChunkAttr();
+void decomposeBackward(BackwardCall call, OpBuilder &builder) {
+  const ForwardCall &f = call.forward;
+  KdaDims dims = KdaDims::of(f);
+  Location loc = f.loc;
+  IntegerAttr chunkAttr = f.chunk;
   RankedTensorType keyTile = dims.tile(builder, dims.featureK);
   RankedTensorType valueTile = dims.tile(builder, dims.featureV);
   RankedTensorType square = dims.tile(builder, dims.chunk);
-  auto states = RankedTensorType::get(
-      {dims.chunks, dims.batch, dims.heads, dims.featureK, dims.featureV},
-      builder.getF32Type());
-  auto boundariesType = RankedTensorType::get(
-      {dims.chunks, dims.batch, dims.heads, dims.featureK, dims.featureV},
-      q.getElementType());
+  // States [B, H, K, V], or one a packed sequence [S, H, K, V].
+  const int64_t stateRows = f.cuSeqlens ? ShapedType::kDynamic : dims.batch;
   auto state = RankedTensorType::get(
-      {dims.batch, dims.heads, dims.featureK, dims.featureV},
+      {stateRows, dims.heads, dims.featureK, dims.featureV},
       builder.getF32Type());
 
   // The chunk tiles: the forward's saved ones, or computed again; saved
   // boundaries make the updates chunk-parallel, otherwise the walk
   // recomputes the boundaries too.
-  Value gamma, pairwise, w, u, boundaries = op.getBoundaries();
-  if (Value tiles = op.getTiles()) {
+  Value gamma, pairwise, w, u, boundaries = call.boundaries;
+  if (call.tiles) {
     auto saved = builder.create<ChunkTilesImportOp>(
-        loc, keyTile, square, keyTile, valueTile, tiles, chunkAttr);
+        loc, keyTile, square, keyTile, valueTile, call.tiles, chunkAttr);
     gamma = saved.getGamma();
     pairwise = saved.getPairwise();
     w = saved.getW();
     u = saved.getU();
   } else {
-    gamma = builder.create<ChunkDecayOp>(loc, keyTile, op.getG(), chunkAttr)
-                .getGamma();
+    gamma =
+        builder.create<ChunkDecayOp>(loc, keyTile, f.g, chunkAttr).getGamma();
     auto chunkPairwise = builder.create<ChunkPairwiseOp>(
-        loc, square, square, op.getQ(), op.getK(), op.getBeta(), gamma,
-        chunkAttr);
+        loc, square, square, f.q, f.k, f.beta, gamma, chunkAttr);
     auto solve = builder.create<ChunkSolveOp>(
-        loc, keyTile, valueTile, chunkPairwise.getStrict(), op.getK(),
-        op.getV(), op.getBeta(), gamma, chunkAttr, builder.getUnitAttr());
+        loc, keyTile, valueTile, chunkPairwise.getStrict(), f.k, f.v, f.beta,
+        gamma, f.cuSeqlens, chunkAttr, builder.getUnitAttr());
     pairwise = chunkPairwise.getPairwise();
     w = solve.getW();
     if (boundaries) {
@@ -206,32 +336,60 @@ void decomposeBackward(KdaBackwardOp op, OpBuilder &builder) {
               .getU();
     } else {
       auto propagate = builder.create<ChunkPropagateOp>(
-          loc, valueTile, boundariesType, state, w, solve.getU0(), op.getK(),
-          gamma, op.getInitialState(), chunkAttr);
+          loc, valueTile,
+          dims.states(cast<RankedTensorType>(f.q.getType()).getElementType()),
+          state, w, solve.getU0(), f.k, gamma, f.initialState, f.cuSeqlens,
+          chunkAttr);
       u = propagate.getU();
       boundaries = propagate.getBoundaries();
     }
   }
   auto stateGradient = builder.create<ChunkStateGradientOp>(
-      loc, valueTile, states, state, op.getQ(), op.getK(), gamma, pairwise, w,
-      op.getDOutput(), op.getDFinalState(), chunkAttr, op.getScaleAttr());
+      loc, valueTile, dims.states(builder.getF32Type()), state, f.q, f.k, gamma,
+      pairwise, w, call.dOutput, call.dFinalState, f.cuSeqlens, chunkAttr,
+      f.scale);
   auto gradients = builder.create<ChunkGradientsOp>(
-      loc, op.getDq().getType(), op.getDk().getType(), op.getDv().getType(),
-      op.getDg().getType(), op.getDbeta().getType(), op.getQ(), op.getK(),
-      op.getV(), op.getG(), op.getBeta(), pairwise, u, boundaries,
-      op.getDOutput(), stateGradient.getDu(), stateGradient.getDStateEnd(),
-      chunkAttr, op.getScaleAttr());
-  op.getDq().replaceAllUsesWith(gradients.getDq());
-  op.getDk().replaceAllUsesWith(gradients.getDk());
-  op.getDv().replaceAllUsesWith(gradients.getDv());
-  op.getDg().replaceAllUsesWith(gradients.getDg());
-  op.getDbeta().replaceAllUsesWith(gradients.getDbeta());
-  if (Value d = op.getDInitialState()) {
+      loc, call.dq.getType(), call.dk.getType(), call.dv.getType(),
+      call.dg.getType(), call.dbeta.getType(), f.q, f.k, f.v, f.g, f.beta,
+      pairwise, u, boundaries, call.dOutput, stateGradient.getDu(),
+      stateGradient.getDStateEnd(), f.cuSeqlens, chunkAttr, f.scale);
+  call.dq.replaceAllUsesWith(gradients.getDq());
+  call.dk.replaceAllUsesWith(gradients.getDk());
+  call.dv.replaceAllUsesWith(gradients.getDv());
+  call.dg.replaceAllUsesWith(gradients.getDg());
+  call.dbeta.replaceAllUsesWith(gradients.getDbeta());
+  if (Value d = call.dInitialState) {
     Value computed = stateGradient.getDInitialState();
     if (computed.getType() != d.getType())
       computed = builder.create<tensor::CastOp>(loc, d.getType(), computed);
     d.replaceAllUsesWith(computed);
   }
+}
+
+/// Replaces a forward op's results with `call`'s decomposition.
+template <typename KdaLikeOp>
+LogicalResult decomposeForwardOp(KdaLikeOp op, OpBuilder &builder) {
+  if (failed(requireSpecialized(op)))
+    return failure();
+  Operation *before = op->getPrevNode();
+  SmallVector<Value> results =
+      decomposeForward(ForwardCall::of(op), op->getResultTypes(), builder);
+  for (auto [result, value] : llvm::zip(op->getResults(), results))
+    result.replaceAllUsesWith(value);
+  markAlignedViews(op, before, {op.getQ(), op.getK(), op.getV()});
+  return success();
+}
+
+/// Replaces a backward op's results with its decomposition.
+template <typename KdaLikeOp>
+LogicalResult decomposeBackwardOp(KdaLikeOp op, OpBuilder &builder) {
+  if (failed(requireSpecialized(op)))
+    return failure();
+  Operation *before = op->getPrevNode();
+  decomposeBackward(BackwardCall::of(op), builder);
+  markAlignedViews(op, before,
+                   {op.getQ(), op.getK(), op.getV(), op.getDOutput()});
+  return success();
 }
 
 } // namespace
@@ -249,39 +407,8 @@ LogicalResult KdaOp::specialize(TargetAttr target,
   return specializeKda(*this, target, options);
 }
 
-// T = 1 (decoding) runs the fused recurrent kernel; anything else chunks.
-// A dynamic length keeps both, chosen per call by a rudnn.dim_switch, unless
-// the tiles are saved.
 LogicalResult KdaOp::decompose(OpBuilder &builder) {
-  if (failed(requireSpecialized(*this)))
-    return failure();
-  Operation *before = getOperation()->getPrevNode();
-  const int64_t length = KdaDims::of(*this).length;
-  SmallVector<Value> results;
-  // Saved tiles come from the chunked kernels alone (at any length).
-  if (length == 1 && !getSaveTiles()) {
-    results = decomposeRecurrent(*this, builder);
-  } else if (!ShapedType::isDynamic(length) || getSaveTiles()) {
-    results = decomposeChunked(*this, builder);
-  } else {
-    auto alternatives = builder.create<DimSwitchOp>(
-        getLoc(), getResultTypes(), getQ(), 1,
-        builder.getDenseI64ArrayAttr({1, 2}), /*alternatives=*/2);
-    using Case = SmallVector<Value> (*)(KdaOp, OpBuilder &);
-    const Case cases[] = {&decomposeRecurrent, &decomposeChunked};
-    for (auto [region, decomposeCase] :
-         llvm::zip(alternatives.getAlternatives(), cases)) {
-      OpBuilder::InsertionGuard guard(builder);
-      builder.setInsertionPointToStart(&region.emplaceBlock());
-      SmallVector<Value> yielded = decomposeCase(*this, builder);
-      builder.create<YieldOp>(getLoc(), yielded);
-    }
-    results = alternatives.getResults();
-  }
-  for (auto [result, value] : llvm::zip(getResults(), results))
-    result.replaceAllUsesWith(value);
-  markAlignedViews(*this, before, {getQ(), getK(), getV()});
-  return success();
+  return decomposeForwardOp(*this, builder);
 }
 
 //===----------------------------------------------------------------------===//
@@ -298,10 +425,36 @@ LogicalResult KdaBackwardOp::specialize(TargetAttr target,
 }
 
 LogicalResult KdaBackwardOp::decompose(OpBuilder &builder) {
-  if (failed(requireSpecialized(*this)))
-    return failure();
-  Operation *before = getOperation()->getPrevNode();
-  decomposeBackward(*this, builder);
-  markAlignedViews(*this, before, {getQ(), getK(), getV(), getDOutput()});
-  return success();
+  return decomposeBackwardOp(*this, builder);
+}
+
+//===----------------------------------------------------------------------===//
+// KdaVarlenOp, KdaVarlenBackwardOp
+//===----------------------------------------------------------------------===//
+
+const ::rudnn::OperatorContract &KdaVarlenOp::getContract() {
+  return ::rudnn::kdaVarlenContract();
+}
+
+LogicalResult KdaVarlenOp::specialize(TargetAttr target,
+                                      const SpecializeOptions &options) {
+  return specializeKda(*this, target, options);
+}
+
+LogicalResult KdaVarlenOp::decompose(OpBuilder &builder) {
+  return decomposeForwardOp(*this, builder);
+}
+
+const ::rudnn::OperatorContract &KdaVarlenBackwardOp::getContract() {
+  return ::rudnn::kdaVarlenBackwardContract();
+}
+
+LogicalResult
+KdaVarlenBackwardOp::specialize(TargetAttr target,
+                                const SpecializeOptions &options) {
+  return specializeKda(*this, target, options);
+}
+
+LogicalResult KdaVarlenBackwardOp::decompose(OpBuilder &builder) {
+  return decomposeBackwardOp(*this, builder);
 }

@@ -61,6 +61,24 @@ LogicalResult verifyKdaForward(KdaLikeOp op,
   return success();
 }
 
+/// A forward over packed sequences (rudnn.kda_varlen, a packed
+/// rudnn.kda_recurrent): the packed contract over the op's operands by name,
+/// then attributes.
+template <typename KdaLikeOp>
+LogicalResult verifyKdaVarlenForward(KdaLikeOp op) {
+  const Value operands[] = {
+      op.getQ(),    op.getK(),         op.getV(),           op.getG(),
+      op.getBeta(), op.getCuSeqlens(), op.getInitialState()};
+  const Value results[] = {op.getOutput(), op.getFinalState()};
+  ShapeChecker shapes(op, kKdaStaticDims);
+  if (failed(verifyContract(
+          op, ::rudnn::kdaVarlenContract(),
+          [&](unsigned i) { return i < 7 ? operands[i] : Value(); },
+          [&](unsigned i) { return i < 2 ? results[i] : Value(); }, shapes)))
+    return failure();
+  return verifyKdaAttributes(op, op.getChunk(), op.getScaleAttr());
+}
+
 } // namespace mlir::rudnn
 
 #endif // RUDNN_DIALECTS_IR_KDARULES_H

@@ -123,10 +123,12 @@ struct DimContract {
   /// A letter whose size must divide this dim's ('G' for query heads H
   /// grouped over key heads G), or 0.
   char multipleOf = 0;
-  /// A letter whose size, times `times`, this dim's size is ('G', the gate
-  /// rows of an LSTM, is 4 × the hidden size 'H'), or 0.
+  /// A letter whose size, times `times`, plus `plus`, this dim's size is
+  /// ('G', the gate rows of an LSTM, is 4 × the hidden size 'H'; offsets
+  /// 'C' are 1 × the sequences 'S' + 1), or 0.
   char timesOf = 0;
   int64_t times = 1;
+  int64_t plus = 0;
 };
 
 struct OperatorContract {

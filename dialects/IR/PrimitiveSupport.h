@@ -15,6 +15,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <string>
+#include <vector>
 
 namespace rudnn::codegen {
 class KernelBuilder;
@@ -24,7 +25,8 @@ namespace mlir::rudnn {
 
 /// A run-time size: a layout letter of the function (its first tensor laid
 /// out with that letter gives it), or dim `index` of `value`; divided by
-/// `divisor`, rounding up. `name` names a divided size in the plan ("N").
+/// `divisor`, rounding up; or the sum of other dims. `name` names a divided
+/// size or a sum in the plan ("N").
 struct DimRef {
   char letter = 0;
   Value value;
@@ -32,13 +34,31 @@ struct DimRef {
   int64_t divisor = 1;
   std::string name;
 
-  static DimRef of(char letter) { return {letter, {}, 0, 1, {}}; }
+  static DimRef of(char letter) { return ceilDiv(letter, 1, {}); }
   static DimRef ceilDiv(char letter, int64_t divisor, std::string name) {
-    return {letter, {}, 0, divisor, std::move(name)};
+    DimRef dim;
+    dim.letter = letter;
+    dim.divisor = divisor;
+    dim.name = std::move(name);
+    return dim;
   }
   static DimRef of(Value value, unsigned index) {
-    return {0, value, index, 1, {}};
+    DimRef dim;
+    dim.value = value;
+    dim.index = index;
+    return dim;
   }
+  /// The sum of `terms`, a parameter named `name` (the tiles of packed
+  /// sequences: ceil(T / C) + the sequence offsets).
+  static DimRef sum(std::vector<DimRef> terms, std::string name) {
+    DimRef dim;
+    dim.name = std::move(name);
+    dim.terms = std::move(terms);
+    return dim;
+  }
+
+  /// Non-empty: this dim is the sum of these.
+  std::vector<DimRef> terms;
 };
 
 /// constant × Π dims.

@@ -149,3 +149,12 @@ SplitSourceAttr::verify(function_ref<InFlightDiagnostic()> emitError, SizeAttr,
                        << target;
   return success();
 }
+
+LogicalResult
+SumSourceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      ArrayAttr terms) {
+  if (terms.empty() ||
+      !llvm::all_of(terms, [](Attribute t) { return llvm::isa<SizeAttr>(t); }))
+    return emitError() << "#rudnn.sum needs one or more #rudnn.size terms";
+  return success();
+}

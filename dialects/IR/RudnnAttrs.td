@@ -152,4 +152,22 @@ def Rudnn_SplitSourceAttr : AttrDef<Rudnn_Dialect, "SplitSource"> {
   let genVerifyDecl = 1;
 }
 
+def Rudnn_SumSourceAttr : AttrDef<Rudnn_Dialect, "SumSource"> {
+  let mnemonic = "sum";
+  let summary = "A plan parameter: the sum of sizes of the ones before it";
+  let description = [{
+    `Σ terms`, each a `#rudnn.size` of the parameters before it: a bound
+    no product states, such as the chunks of packed sequences (at most
+    `ceil(T / chunk)` plus one per sequence).
+
+    ```mlir
+    #rudnn.sum<terms = [#rudnn.size<constant = 1, params = ["N"], divisor = 1>,
+                        #rudnn.size<constant = 1, params = ["C"], divisor = 1>]>
+    ```
+  }];
+  let parameters = (ins "ArrayAttr":$terms);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // RUDNN_ATTRS_TD

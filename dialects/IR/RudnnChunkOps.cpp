@@ -13,18 +13,34 @@ using namespace mlir::rudnn;
 namespace {
 
 /// Rules every chunk primitive shares: a valid chunk, bound as dim C; static
-/// K, V and C; consistent N = ceil(T / C) where both are static.
+/// K, V and C; consistent N = ceil(T / C) where both are static. With packed
+/// sequences (`cu_seqlens` [S + 1] i32): B = 1, states [S, H, K, V] and N
+/// the chunk slots of every sequence.
 class ChunkRules {
 public:
-  ChunkRules(Operation *op, uint64_t chunk)
-      : op(op), chunk(static_cast<int64_t>(chunk)), shapes(op, "KVC") {
+  ChunkRules(Operation *op, uint64_t chunk, Value cuSeqlens = {})
+      : op(op), chunk(static_cast<int64_t>(chunk)), cuSeqlens(cuSeqlens),
+        shapes(op, "KVC") {
     shapes.expect('C', this->chunk, "chunk");
+    if (cuSeqlens)
+      shapes.expect('B', 1, "batch of packed sequences");
   }
 
   LogicalResult start() {
     if (!isValidKdaChunk(chunk))
       return op->emitOpError() << "'chunk' must be 16, 32 or 64, got " << chunk;
+    if (!cuSeqlens)
+      return success();
+    auto type = cast<RankedTensorType>(cuSeqlens.getType());
+    if (type.getRank() != 1 || !type.getElementType().isInteger(32))
+      return op->emitOpError()
+             << "'cu_seqlens' must be a 1-D i32 tensor, got " << type;
     return success();
+  }
+
+  /// A state [B, H, K, V] ([S, H, K, V] for packed sequences), fp32.
+  LogicalResult state(StringRef name, Value value) {
+    return tile(name, value, cuSeqlens ? "SHKV" : "BHKV");
   }
 
   /// A sequence tensor [B, T, H, *] of f32, f16 or bf16.
@@ -55,8 +71,10 @@ public:
     return checkSameElementType(op, "boundaries", value, refName, ref);
   }
 
-  /// N = ceil(T / C) when both are known.
+  /// N = ceil(T / C) when both are known (a batch).
   LogicalResult finish() {
+    if (cuSeqlens)
+      return success();
     std::optional<int64_t> count = shapes.lookup('N');
     std::optional<int64_t> length = shapes.lookup('T');
     if (!count || !length)
@@ -72,6 +90,7 @@ public:
 private:
   Operation *op;
   int64_t chunk;
+  Value cuSeqlens;
   ShapeChecker shapes;
 };
 
@@ -99,7 +118,7 @@ LogicalResult ChunkPairwiseOp::verify() {
 }
 
 LogicalResult ChunkSolveOp::verify() {
-  ChunkRules rules(*this, getChunk());
+  ChunkRules rules(*this, getChunk(), getCuSeqlens());
   if (failed(rules.start()) ||
       failed(rules.tile("strict", getStrict(), "BHNCC")) ||
       failed(rules.sequence("k", getK(), "BTHK")) ||
@@ -114,16 +133,16 @@ LogicalResult ChunkSolveOp::verify() {
 }
 
 LogicalResult ChunkPropagateOp::verify() {
-  ChunkRules rules(*this, getChunk());
+  ChunkRules rules(*this, getChunk(), getCuSeqlens());
   if (failed(rules.start()) || failed(rules.tile("w", getW(), "BHNCK")) ||
       failed(rules.tile("u0", getU0(), "BHNCV")) ||
       failed(rules.sequence("k", getK(), "BTHK")) ||
       failed(rules.tile("gamma", getGamma(), "BHNCK")) ||
       (getInitialState() &&
-       failed(rules.tile("initial_state", getInitialState(), "BHKV"))) ||
+       failed(rules.state("initial_state", getInitialState()))) ||
       failed(rules.tile("u", getU(), "BHNCV")) ||
       failed(rules.boundaries(getBoundaries(), "k", getK())) ||
-      failed(rules.tile("final_state", getFinalState(), "BHKV")))
+      failed(rules.state("final_state", getFinalState())))
     return failure();
   return rules.finish();
 }
@@ -139,7 +158,7 @@ LogicalResult ChunkRestoreOp::verify() {
 }
 
 LogicalResult ChunkOutputOp::verify() {
-  ChunkRules rules(*this, getChunk());
+  ChunkRules rules(*this, getChunk(), getCuSeqlens());
   double scale = getScaleAttr().getValueAsDouble();
   if (!(scale > 0.0) || !std::isfinite(scale))
     return emitOpError() << "'scale' must be positive and finite, got "
@@ -157,7 +176,12 @@ LogicalResult ChunkOutputOp::verify() {
 
 LogicalResult KdaRecurrentOp::verify() {
   // The forward's results but the tiles, which only the chunked kernels
-  // save.
+  // save; packed sequences save none.
+  if (getCuSeqlens()) {
+    if (getBoundaries())
+      return emitOpError() << "saves no 'boundaries' of packed sequences";
+    return verifyKdaVarlenForward(*this);
+  }
   return verifyKdaForward(*this, [&](unsigned i) {
     auto group = i < 3 ? getODSResults(i) : ResultRange(nullptr, 0);
     return group.empty() ? Value() : Value(group.front());
@@ -165,7 +189,7 @@ LogicalResult KdaRecurrentOp::verify() {
 }
 
 LogicalResult ChunkStateGradientOp::verify() {
-  ChunkRules rules(*this, getChunk());
+  ChunkRules rules(*this, getChunk(), getCuSeqlens());
   if (failed(rules.start()) || failed(rules.sequence("q", getQ(), "BTHK")) ||
       failed(rules.sequence("k", getK(), "BTHK")) ||
       failed(rules.tile("gamma", getGamma(), "BHNCK")) ||
@@ -173,16 +197,16 @@ LogicalResult ChunkStateGradientOp::verify() {
       failed(rules.tile("w", getW(), "BHNCK")) ||
       failed(rules.sequence("d_output", getDOutput(), "BTHV")) ||
       (getDFinalState() &&
-       failed(rules.tile("d_final_state", getDFinalState(), "BHKV"))) ||
+       failed(rules.state("d_final_state", getDFinalState()))) ||
       failed(rules.tile("du", getDu(), "BHNCV")) ||
       failed(rules.tile("d_state_end", getDStateEnd(), "NBHKV")) ||
-      failed(rules.tile("d_initial_state", getDInitialState(), "BHKV")))
+      failed(rules.state("d_initial_state", getDInitialState())))
     return failure();
   return rules.finish();
 }
 
 LogicalResult ChunkGradientsOp::verify() {
-  ChunkRules rules(*this, getChunk());
+  ChunkRules rules(*this, getChunk(), getCuSeqlens());
   if (failed(rules.start()) || failed(rules.sequence("q", getQ(), "BTHK")) ||
       failed(rules.sequence("k", getK(), "BTHK")) ||
       failed(rules.sequence("v", getV(), "BTHV")) ||

@@ -2,7 +2,10 @@
 //
 // What `rudnn-decompose` turns a KDA forward into. Chunk tiles are
 // [B, H, N, C, *] fp32 tensors (N = ceil(T / C) chunks of C tokens);
-// sequence tensors keep the operator's [B, T, H, *] form. Within a chunk, Γ
+// sequence tensors keep the operator's [B, T, H, *] form. With the
+// optional `cu_seqlens` [S + 1] i32 the kernel-ending primitives take
+// packed sequences (B = 1): N counts every sequence's chunks in turn
+// (dynamic), and states are [S, H, K, V]. Within a chunk, Γ
 // is the inclusive cumulative sum of g, and every decay factor is
 // exp(Γ_i − Γ_j) with j ≤ i, never positive in its exponent.
 //
@@ -83,18 +86,21 @@ def Rudnn_ChunkSolveOp : Rudnn_ChunkOp<"chunk_solve"> {
   }];
   let arguments = (ins AnyRankedTensor:$strict, AnyRankedTensor:$k,
                        AnyRankedTensor:$v, AnyRankedTensor:$beta,
-                       AnyRankedTensor:$gamma, I64Attr:$chunk,
+                       AnyRankedTensor:$gamma,
+                       Optional<AnyRankedTensor>:$cu_seqlens, I64Attr:$chunk,
                        UnitAttr:$for_backward);
   let results = (outs AnyRankedTensor:$w, AnyRankedTensor:$u0);
   let assemblyFormat = [{
-    $strict `,` $k `,` $v `,` $beta `,` $gamma `chunk` $chunk
+    $strict `,` $k `,` $v `,` $beta `,` $gamma
+    (`cu_seqlens` $cu_seqlens^)? `chunk` $chunk
     (`for_backward` $for_backward^)? attr-dict `:`
     type($strict) `,` type($k) `,` type($v) `,` type($beta) `,` type($gamma)
-    `->` type($w) `,` type($u0)
+    (`,` type($cu_seqlens)^)? `->` type($w) `,` type($u0)
   }];
 }
 
-def Rudnn_ChunkPropagateOp : Rudnn_ChunkOp<"chunk_propagate"> {
+def Rudnn_ChunkPropagateOp : Rudnn_ChunkOp<"chunk_propagate",
+                                           [AttrSizedOperandSegments]> {
   let summary = "State propagation across chunks";
   let description = [{
     Walks the chunks in order from the initial state (or zero): records the
@@ -115,12 +121,14 @@ def Rudnn_ChunkPropagateOp : Rudnn_ChunkOp<"chunk_propagate"> {
   let arguments = (ins AnyRankedTensor:$w, AnyRankedTensor:$u0,
                        AnyRankedTensor:$k, AnyRankedTensor:$gamma,
                        Optional<AnyRankedTensor>:$initial_state,
+                       Optional<AnyRankedTensor>:$cu_seqlens,
                        I64Attr:$chunk);
   let results = (outs AnyRankedTensor:$u, AnyRankedTensor:$boundaries,
                       AnyRankedTensor:$final_state);
   let assemblyFormat = [{
     $w `,` $u0 `,` $k `,` $gamma (`initial_state` $initial_state^)?
-    `chunk` $chunk attr-dict `:` type(operands) `->` type(results)
+    (`cu_seqlens` $cu_seqlens^)? `chunk` $chunk attr-dict `:`
+    type(operands) `->` type(results)
   }];
 }
 
@@ -165,16 +173,19 @@ def Rudnn_ChunkOutputOp : Rudnn_ChunkOp<"chunk_output"> {
   }];
   let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$g,
                        AnyRankedTensor:$pairwise, AnyRankedTensor:$u,
-                       AnyRankedTensor:$boundaries, I64Attr:$chunk,
+                       AnyRankedTensor:$boundaries,
+                       Optional<AnyRankedTensor>:$cu_seqlens, I64Attr:$chunk,
                        F32Attr:$scale);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = [{
-    $q `,` $g `,` $pairwise `,` $u `,` $boundaries `chunk` $chunk
-    `scale` $scale attr-dict `:` type(operands) `->` type($output)
+    $q `,` $g `,` $pairwise `,` $u `,` $boundaries
+    (`cu_seqlens` $cu_seqlens^)? `chunk` $chunk `scale` $scale attr-dict `:`
+    type(operands) `->` type($output)
   }];
 }
 
-def Rudnn_KdaRecurrentOp : Rudnn_ChunkOp<"kda_recurrent"> {
+def Rudnn_KdaRecurrentOp : Rudnn_ChunkOp<"kda_recurrent",
+                                         [AttrSizedOperandSegments]> {
   let summary = "KDA forward token by token (decode)";
   let description = [{
     The recurrence of `rudnn.kda` evaluated one token at a time by one fused
@@ -194,17 +205,19 @@ def Rudnn_KdaRecurrentOp : Rudnn_ChunkOp<"kda_recurrent"> {
                        AnyRankedTensor:$v, AnyRankedTensor:$g,
                        AnyRankedTensor:$beta,
                        Optional<AnyRankedTensor>:$initial_state,
+                       Optional<AnyRankedTensor>:$cu_seqlens,
                        I64Attr:$chunk, F32Attr:$scale);
   let results = (outs AnyRankedTensor:$output, AnyRankedTensor:$final_state,
                       Optional<AnyRankedTensor>:$boundaries);
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $g `,` $beta (`initial_state` $initial_state^)?
-    `chunk` $chunk `scale` $scale attr-dict `:`
+    (`cu_seqlens` $cu_seqlens^)? `chunk` $chunk `scale` $scale attr-dict `:`
     functional-type(operands, results)
   }];
 }
 
-def Rudnn_ChunkStateGradientOp : Rudnn_ChunkOp<"chunk_state_gradient"> {
+def Rudnn_ChunkStateGradientOp : Rudnn_ChunkOp<"chunk_state_gradient",
+                                               [AttrSizedOperandSegments]> {
   let summary = "State gradient across chunks, in reverse";
   let description = [{
     Walks the chunks from the last: records the gradient of the state at each
@@ -222,13 +235,15 @@ def Rudnn_ChunkStateGradientOp : Rudnn_ChunkOp<"chunk_state_gradient"> {
                        AnyRankedTensor:$gamma, AnyRankedTensor:$pairwise,
                        AnyRankedTensor:$w, AnyRankedTensor:$d_output,
                        Optional<AnyRankedTensor>:$d_final_state,
+                       Optional<AnyRankedTensor>:$cu_seqlens,
                        I64Attr:$chunk, F32Attr:$scale);
   let results = (outs AnyRankedTensor:$du, AnyRankedTensor:$d_state_end,
                       AnyRankedTensor:$d_initial_state);
   let assemblyFormat = [{
     $q `,` $k `,` $gamma `,` $pairwise `,` $w `,` $d_output
-    (`d_final_state` $d_final_state^)? `chunk` $chunk `scale` $scale
-    attr-dict `:` type(operands) `->` type(results)
+    (`d_final_state` $d_final_state^)? (`cu_seqlens` $cu_seqlens^)?
+    `chunk` $chunk `scale` $scale attr-dict `:` type(operands) `->`
+    type(results)
   }];
 }
 
@@ -255,15 +270,17 @@ def Rudnn_ChunkGradientsOp : Rudnn_ChunkOp<"chunk_gradients"> {
                        AnyRankedTensor:$beta, AnyRankedTensor:$pairwise,
                        AnyRankedTensor:$u, AnyRankedTensor:$boundaries,
                        AnyRankedTensor:$d_output, AnyRankedTensor:$du,
-                       AnyRankedTensor:$d_state_end, I64Attr:$chunk,
+                       AnyRankedTensor:$d_state_end,
+                       Optional<AnyRankedTensor>:$cu_seqlens, I64Attr:$chunk,
                        F32Attr:$scale);
   let results = (outs AnyRankedTensor:$dq, AnyRankedTensor:$dk,
                       AnyRankedTensor:$dv, AnyRankedTensor:$dg,
                       AnyRankedTensor:$dbeta);
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $g `,` $beta `,` $pairwise `,` $u `,` $boundaries
-    `,` $d_output `,` $du `,` $d_state_end `chunk` $chunk `scale` $scale
-    attr-dict `:` type(operands) `->` type(results)
+    `,` $d_output `,` $du `,` $d_state_end (`cu_seqlens` $cu_seqlens^)?
+    `chunk` $chunk `scale` $scale attr-dict `:` type(operands) `->`
+    type(results)
   }];
 }
 

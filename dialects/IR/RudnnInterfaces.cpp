@@ -72,12 +72,13 @@ LogicalResult mlir::rudnn::verifyContract(
           dim.timesOf ? contract.dim(dim.timesOf) : nullptr;
       std::optional<int64_t> baseSize =
           base ? shapes.lookup(base->letter) : std::nullopt;
-      if (size && baseSize && *size != dim.times * *baseSize)
+      if (size && baseSize && *size != dim.times * *baseSize + dim.plus)
         return op->emitOpError()
                << StringRef(dim.kind.data(), dim.kind.size()) << " "
                << dim.letter << " = " << *size << " must be " << dim.times
                << " × the " << StringRef(base->kind.data(), base->kind.size())
-               << " " << base->letter << " = " << *baseSize;
+               << " " << base->letter << " = " << *baseSize
+               << (dim.plus ? " + " + std::to_string(dim.plus) : "");
     }
     return success();
   };

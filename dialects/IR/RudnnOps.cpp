@@ -192,6 +192,25 @@ LogicalResult KdaBackwardOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// KdaVarlenOp, KdaVarlenBackwardOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult KdaVarlenOp::verify() { return verifyKdaVarlenForward(*this); }
+
+LogicalResult KdaVarlenBackwardOp::verify() {
+  if (getInitialState() && !getDInitialState())
+    return emitOpError() << "'initial_state' is given, so the op must produce "
+                            "'d_initial_state'";
+  if (!getInitialState() && getDInitialState())
+    return emitOpError() << "'d_initial_state' is produced only when "
+                            "'initial_state' is given";
+  ShapeChecker shapes(*this, kKdaStaticDims);
+  if (failed(verifyOperatorContract(*this, shapes)))
+    return failure();
+  return verifyKdaAttributes(*this, getChunk(), getScaleAttr());
+}
+
 // Generated builders and parsers take parameters some ops do not use.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"

@@ -172,4 +172,103 @@ def Rudnn_KdaBackwardOp : Rudnn_Op<"kda_backward", [
   let hasVerifier = 1;
 }
 
+def Rudnn_KdaVarlenOp : Rudnn_Op<"kda_varlen", [
+    Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
+  let summary = "Kimi Delta Attention forward over packed sequences";
+  let description = [{
+    `rudnn.kda` for S sequences of their own lengths packed along T, as
+    flash-linear-attention's `chunk_kda(..., cu_seqlens=...)` takes them:
+    `q`, `k`, `g` `[1, T, H, K]`, `v` `[1, T, H, V]` and `beta` `[1, T, H]`
+    hold every sequence's tokens in turn, sequence n the tokens
+    `cu_seqlens[n]` to `cu_seqlens[n + 1]` (`[S + 1]` i32, from 0 to T, never
+    decreasing). Each sequence starts from its own `initial_state` `[S, H,
+    K, V]` f32 (or zero) and ends in its own `final_state` `[S, H, K, V]`;
+    chunks never straddle two sequences. Changing the lengths never
+    recompiles, and the kernels never read the offsets on the host.
+
+    Attributes: `scale` (default K^-0.5) and `chunk` (16, 32 or 64, chosen
+    by `rudnn-specialize` when absent).
+
+    ```mlir
+    %o, %s = rudnn.kda_varlen %q, %k, %v, %g, %beta cu_seqlens %cu
+        initial_state %s0
+        : (tensor<1x?x?x64xf32>, tensor<1x?x?x64xf32>, tensor<1x?x?x64xf32>,
+           tensor<1x?x?x64xf32>, tensor<1x?x?xf32>, tensor<?xi32>,
+           tensor<?x?x64x64xf32>)
+        -> (tensor<1x?x?x64xf32>, tensor<?x?x64x64xf32>)
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$q,
+    AnyRankedTensor:$k,
+    AnyRankedTensor:$v,
+    AnyRankedTensor:$g,
+    AnyRankedTensor:$beta,
+    AnyRankedTensor:$cu_seqlens,
+    Optional<AnyRankedTensor>:$initial_state,
+    OptionalAttr<I64Attr>:$chunk,
+    OptionalAttr<F32Attr>:$scale);
+  let results = (outs AnyRankedTensor:$output, AnyRankedTensor:$final_state);
+
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $g `,` $beta `cu_seqlens` $cu_seqlens
+    (`initial_state` $initial_state^)? (`chunk` $chunk^)? (`scale` $scale^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_KdaVarlenBackwardOp : Rudnn_Op<"kda_varlen_backward", [
+    Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
+  let summary = "Kimi Delta Attention backward over packed sequences";
+  let description = [{
+    `rudnn.kda_backward` for `rudnn.kda_varlen`: the forward's operands
+    (with `cu_seqlens` and the optional `initial_state` `[S, H, K, V]`),
+    `d_output` `[1, T, H, V]` and the optional `d_final_state`
+    `[S, H, K, V]` f32; results `dq`, `dk`, `dv`, `dg`, `dbeta` and, exactly
+    when `initial_state` is given, `d_initial_state` `[S, H, K, V]` f32. The
+    forward's chunk quantities and boundary states are computed again.
+
+    ```mlir
+    %dq, %dk, %dv, %dg, %dbeta = rudnn.kda_varlen_backward %q, %k, %v, %g,
+        %beta cu_seqlens %cu d_output %do chunk 64
+        : (tensor<1x?x?x64xf32>, tensor<1x?x?x64xf32>, tensor<1x?x?x64xf32>,
+           tensor<1x?x?x64xf32>, tensor<1x?x?xf32>, tensor<?xi32>,
+           tensor<1x?x?x64xf32>)
+        -> (tensor<1x?x?x64xf32>, tensor<1x?x?x64xf32>, tensor<1x?x?x64xf32>,
+            tensor<1x?x?x64xf32>, tensor<1x?x?xf32>)
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$q,
+    AnyRankedTensor:$k,
+    AnyRankedTensor:$v,
+    AnyRankedTensor:$g,
+    AnyRankedTensor:$beta,
+    AnyRankedTensor:$cu_seqlens,
+    Optional<AnyRankedTensor>:$initial_state,
+    AnyRankedTensor:$d_output,
+    Optional<AnyRankedTensor>:$d_final_state,
+    OptionalAttr<I64Attr>:$chunk,
+    OptionalAttr<F32Attr>:$scale);
+  let results = (outs
+    AnyRankedTensor:$dq,
+    AnyRankedTensor:$dk,
+    AnyRankedTensor:$dv,
+    AnyRankedTensor:$dg,
+    AnyRankedTensor:$dbeta,
+    Optional<AnyRankedTensor>:$d_initial_state);
+
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $g `,` $beta `cu_seqlens` $cu_seqlens
+    (`initial_state` $initial_state^)? `d_output` $d_output
+    (`d_final_state` $d_final_state^)? (`chunk` $chunk^)? (`scale` $scale^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // RUDNN_OPS_TD

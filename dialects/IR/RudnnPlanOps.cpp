@@ -25,11 +25,14 @@ static LogicalResult checkSource(PlanOp plan, unsigned index,
     buffer = dim.getBuffer();
   else if (auto stride = dyn_cast<StrideSourceAttr>(source))
     buffer = stride.getBuffer();
-  else if (isa<SizeAttr, SplitSourceAttr>(source)) {
+  else if (isa<SizeAttr, SplitSourceAttr, SumSourceAttr>(source)) {
     // Derived from parameters before it, so each is computed in order.
     SmallVector<SizeAttr> sizes;
     if (auto split = dyn_cast<SplitSourceAttr>(source))
       sizes = {split.getBlocks(), split.getMax()};
+    else if (auto sum = dyn_cast<SumSourceAttr>(source))
+      for (Attribute term : sum.getTerms())
+        sizes.push_back(cast<SizeAttr>(term));
     else
       sizes = {cast<SizeAttr>(source)};
     auto params = plan.getParams().getValue().take_front(index);
@@ -43,7 +46,8 @@ static LogicalResult checkSource(PlanOp plan, unsigned index,
   } else
     return plan.emitOpError() << "source #" << index
                               << " must be a #rudnn.dim, #rudnn.stride, "
-                                 "#rudnn.size or #rudnn.split, got "
+                                 "#rudnn.size, #rudnn.split or #rudnn.sum, "
+                                 "got "
                               << source;
   auto bound = plan.lookupSymbol<BufferOp>(buffer);
   if (!bound || bound.getAccess() == "workspace")

@@ -175,3 +175,113 @@ KdaGradients rudnn::reference::kdaBackward(const KdaShape &shape,
     }
   return grad;
 }
+
+namespace {
+
+/// Sequence n of packed [1, T, H, *] tensors and [S, H, K, V] states.
+struct PackedSequence {
+  const KdaShape &shape;
+  int64_t first, length, n;
+
+  KdaShape alone() const {
+    return {1, length, shape.heads, shape.featureK, shape.featureV};
+  }
+  /// Its rows of a [1, T, H, width] tensor (empty stays empty).
+  std::vector<double> rows(const std::vector<double> &packed,
+                           int64_t width) const {
+    if (packed.empty())
+      return {};
+    const int64_t row = shape.heads * width;
+    return {packed.begin() + first * row,
+            packed.begin() + (first + length) * row};
+  }
+  void putRows(const std::vector<double> &rows, std::vector<double> &packed,
+               int64_t width) const {
+    std::copy(rows.begin(), rows.end(),
+              packed.begin() + first * shape.heads * width);
+  }
+  /// Its state of [S, H, K, V] states (empty stays empty).
+  std::vector<double> state(const std::vector<double> &states) const {
+    if (states.empty())
+      return {};
+    const int64_t size = shape.heads * shape.featureK * shape.featureV;
+    return {states.begin() + n * size, states.begin() + (n + 1) * size};
+  }
+  void putState(const std::vector<double> &value,
+                std::vector<double> &states) const {
+    const int64_t size = shape.heads * shape.featureK * shape.featureV;
+    if (value.empty())
+      std::fill(states.begin() + n * size, states.begin() + (n + 1) * size,
+                0.0);
+    else
+      std::copy(value.begin(), value.end(), states.begin() + n * size);
+  }
+};
+
+/// Calls visit(sequence) for each packed sequence.
+template <typename Visit>
+void forEachSequence(const KdaShape &shape, const std::vector<double> &offsets,
+                     Visit visit) {
+  for (size_t n = 0; n + 1 < offsets.size(); ++n) {
+    const auto first = static_cast<int64_t>(offsets[n]);
+    visit(PackedSequence{shape, first,
+                         static_cast<int64_t>(offsets[n + 1]) - first,
+                         static_cast<int64_t>(n)});
+  }
+}
+
+KdaInputs sequenceInputs(const PackedSequence &s, const KdaInputs &in) {
+  const int64_t K = s.shape.featureK, V = s.shape.featureV;
+  return {s.rows(in.q, K), s.rows(in.k, K),    s.rows(in.v, V),
+          s.rows(in.g, K), s.rows(in.beta, 1), s.state(in.initialState)};
+}
+
+} // namespace
+
+KdaOutputs rudnn::reference::kdaVarlenForward(
+    const KdaShape &shape, const KdaInputs &inputs,
+    const std::vector<double> &offsets, double scale) {
+  const int64_t S = static_cast<int64_t>(offsets.size()) - 1;
+  KdaOutputs out;
+  out.output.assign(shape.length * shape.heads * shape.featureV, 0.0);
+  out.finalState.assign(S * shape.heads * shape.featureK * shape.featureV, 0.0);
+  forEachSequence(shape, offsets, [&](const PackedSequence &s) {
+    KdaInputs in = sequenceInputs(s, inputs);
+    if (s.length == 0) {
+      s.putState(in.initialState, out.finalState);
+      return;
+    }
+    KdaOutputs alone = kdaForward(s.alone(), in, scale, 64);
+    s.putRows(alone.output, out.output, shape.featureV);
+    s.putState(alone.finalState, out.finalState);
+  });
+  return out;
+}
+
+KdaGradients rudnn::reference::kdaVarlenBackward(
+    const KdaShape &shape, const KdaInputs &inputs,
+    const std::vector<double> &offsets, double scale,
+    const std::vector<double> &dOutput,
+    const std::vector<double> &dFinalState) {
+  const int64_t S = static_cast<int64_t>(offsets.size()) - 1;
+  KdaGradients grad = zeroGradients(shape);
+  grad.dInitialState.assign(S * shape.heads * shape.featureK * shape.featureV,
+                            0.0);
+  forEachSequence(shape, offsets, [&](const PackedSequence &s) {
+    if (s.length == 0) {
+      s.putState(s.state(dFinalState), grad.dInitialState);
+      return;
+    }
+    KdaGradients alone =
+        kdaBackward(s.alone(), sequenceInputs(s, inputs), scale,
+                    s.rows(dOutput, shape.featureV), s.state(dFinalState));
+    const int64_t K = shape.featureK, V = shape.featureV;
+    s.putRows(alone.dq, grad.dq, K);
+    s.putRows(alone.dk, grad.dk, K);
+    s.putRows(alone.dv, grad.dv, V);
+    s.putRows(alone.dg, grad.dg, K);
+    s.putRows(alone.dbeta, grad.dbeta, 1);
+    s.putState(alone.dInitialState, grad.dInitialState);
+  });
+  return grad;
+}

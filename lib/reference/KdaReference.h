@@ -53,6 +53,18 @@ KdaGradients kdaBackward(const KdaShape &shape, const KdaInputs &inputs,
                          double scale, const std::vector<double> &dOutput,
                          const std::vector<double> &dFinalState);
 
+/// Packed sequences: `shape` has batch 1 and T every sequence's tokens,
+/// sequence n the tokens offsets[n] to offsets[n + 1]; the states
+/// (initialState, the final states, dFinalState, dInitialState) are
+/// [S, H, K, V], S = offsets.size() − 1. Each sequence goes alone through
+/// the batch recurrence above; the boundaries are not formed.
+KdaOutputs kdaVarlenForward(const KdaShape &shape, const KdaInputs &inputs,
+                            const std::vector<double> &offsets, double scale);
+KdaGradients kdaVarlenBackward(const KdaShape &shape, const KdaInputs &inputs,
+                               const std::vector<double> &offsets, double scale,
+                               const std::vector<double> &dOutput,
+                               const std::vector<double> &dFinalState);
+
 } // namespace rudnn::reference
 
 #endif // RUDNN_LIB_REFERENCE_KDAREFERENCE_H

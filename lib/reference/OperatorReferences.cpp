@@ -76,6 +76,42 @@ kdaBackwardReference(const NamedValues &operands,
            {{s.batch, s.heads, s.featureK, s.featureV}, grad.dInitialState}}};
 }
 
+/// The packed forms: one batch entry of every sequence's tokens, states a
+/// sequence.
+NamedValues kdaVarlen(const NamedValues &operands,
+                      const std::map<std::string, double> &attributes) {
+  auto [s, in] = kdaInputs(operands);
+  const std::vector<double> &offsets = operand(operands, "cu_seqlens").data;
+  KdaOutputs out =
+      kdaVarlenForward(s, in, offsets, attribute(attributes, "scale"));
+  const auto S = static_cast<int64_t>(offsets.size()) - 1;
+  return {
+      {"output", {{1, s.length, s.heads, s.featureV}, out.output}},
+      {"final_state", {{S, s.heads, s.featureK, s.featureV}, out.finalState}}};
+}
+
+NamedValues
+kdaVarlenBackwardReference(const NamedValues &operands,
+                           const std::map<std::string, double> &attributes) {
+  auto [s, in] = kdaInputs(operands);
+  const std::vector<double> &offsets = operand(operands, "cu_seqlens").data;
+  std::vector<double> dFinal;
+  if (auto it = operands.find("d_final_state"); it != operands.end())
+    dFinal = it->second.data;
+  KdaGradients grad =
+      kdaVarlenBackward(s, in, offsets, attribute(attributes, "scale"),
+                        operand(operands, "d_output").data, dFinal);
+  const auto S = static_cast<int64_t>(offsets.size()) - 1;
+  const std::vector<int64_t> keys = {1, s.length, s.heads, s.featureK};
+  return {{"dq", {keys, grad.dq}},
+          {"dk", {keys, grad.dk}},
+          {"dv", {{1, s.length, s.heads, s.featureV}, grad.dv}},
+          {"dg", {keys, grad.dg}},
+          {"dbeta", {{1, s.length, s.heads}, grad.dbeta}},
+          {"d_initial_state",
+           {{S, s.heads, s.featureK, s.featureV}, grad.dInitialState}}};
+}
+
 /// An attribute that may be absent (a flag not set, an open bound).
 double attributeOr(const std::map<std::string, double> &attributes,
                    const std::string &name, double fallback) {
@@ -360,5 +396,9 @@ OperatorReference rudnn::reference::referenceFor(std::string_view op) {
     return kda;
   if (op == "rudnn.kda_backward")
     return kdaBackwardReference;
+  if (op == "rudnn.kda_varlen")
+    return kdaVarlen;
+  if (op == "rudnn.kda_varlen_backward")
+    return kdaVarlenBackwardReference;
   return nullptr;
 }

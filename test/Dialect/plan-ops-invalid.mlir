@@ -133,7 +133,7 @@ rudnn.plan @p params ["B"] sources [#rudnn.stride<buffer = "w", index = 0>] {
 // -----
 
 // A source is a dim, a stride or a size of the parameters before it.
-// expected-error @+1 {{source #0 must be a #rudnn.dim, #rudnn.stride, #rudnn.size or #rudnn.split, got 3 : i64}}
+// expected-error @+1 {{source #0 must be a #rudnn.dim, #rudnn.stride, #rudnn.size, #rudnn.split or #rudnn.sum, got 3 : i64}}
 rudnn.plan @p params ["B"] sources [3] {
   rudnn.buffer @x "in"
 }

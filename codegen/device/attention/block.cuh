@@ -11,6 +11,7 @@
 #pragma once
 
 #include "rudnn/attention/online_softmax.cuh"
+#include "rudnn/packed.cuh"
 #include "rudnn/tensor.cuh"
 #include "rudnn/tile/copy.cuh"
 
@@ -117,36 +118,14 @@ struct KeyBounds {
   }
 };
 
-/// The rows of one batch entry's queries and keys: `count` from `first`.
-struct Rows {
-  int first, count;
-};
-
-/// Entry b's rows of a packed tensor of `total` rows, by its offsets
-/// (clamped, so offsets out of order or range read nothing outside it).
-__device__ __forceinline__ Rows packed_rows(const int *offsets, int b,
-                                            int total) {
-  int first = offsets[b], last = offsets[b + 1];
-  first = first < 0 ? 0 : first < total ? first : total;
-  last = last < first ? first : last < total ? last : total;
-  return {first, last - first};
-}
-
-/// Which entry and first query packed query tile `tile` is: each entry's
-/// queries in tiles of BlockQueries, the entries' tiles in order; false
-/// past the last tile. Warp-collective.
+/// Which entry and first query packed query tile `tile` is; false past
+/// the last tile. Warp-collective.
 template <int BlockQueries>
-__device__ __forceinline__ bool packed_tile(const int *offsets, int entries,
-                                            int total, int tile, int &entry,
-                                            int &q0) {
+__device__ __forceinline__ bool
+packed_query_tile(const int *offsets, int entries, int total, int tile,
+                  int &entry, int &q0) {
   int before = 0;
-  if (!warp_find_run(
-          entries, tile,
-          [&](int e) {
-            return (packed_rows(offsets, e, total).count + BlockQueries - 1) /
-                   BlockQueries;
-          },
-          entry, before))
+  if (!packed_tile<BlockQueries>(offsets, entries, total, tile, entry, before))
     return false;
   q0 = (tile - before) * BlockQueries;
   return true;
@@ -171,8 +150,8 @@ __device__ __forceinline__ void for_each_block(const ForwardParams<T> &f,
     const int *tiled = ByKeys ? f.cu_seqlens_k : f.cu_seqlens_q;
     for (int tile = blockIdx.x;; tile += gridDim.x) {
       int b = 0, row0 = 0;
-      if (!packed_tile<BlockRows>(tiled, f.batch, ByKeys ? f.keys : f.queries,
-                                  tile, b, row0))
+      if (!packed_query_tile<BlockRows>(
+              tiled, f.batch, ByKeys ? f.keys : f.queries, tile, b, row0))
         return;
       block(b, static_cast<int>(blockIdx.y), row0,
             packed_rows(f.cu_seqlens_q, b, f.queries),

@@ -138,7 +138,8 @@ __device__ void restore(const BackwardParams<TIn, TGate, TBeta> &p) {
   }
 }
 
-/// The f32 reverse walk: grid (B·H, ceil(V / VB)); block size a multiple of
+/// The f32 reverse walk: grid (WalkAt's, ceil(V / VB)); block size a multiple
+/// of
 /// 32. Chunks in reverse:
 ///   dU = scale Bmᵀ dO + Kd dS,  dS ← e^Γlast ⊙ dS + scale Qdᵀ dO − Wᵀ dU.
 template <int K, int V, int C, int VB, typename TIn, typename TGate,
@@ -150,11 +151,12 @@ __device__ void state_gradient_fma(const BackwardParams<TIn, TGate, TBeta> &p) {
   const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
   __shared__ float dS[K][VB];
   __shared__ float dU[C][VB];
-  const int sequence = blockIdx.x, v0 = blockIdx.y * VB;
-  const int sequences = f.batch * f.heads;
-  const int b = sequence / f.heads, h = sequence % f.heads;
+  const WalkAt walk = WalkAt::of<C>(f);
+  if (!walk.active)
+    return;
+  const int v0 = blockIdx.y * VB, b = walk.b, h = walk.h;
   const int width = V - v0 < VB ? V - v0 : VB;
-  const long long stateBase = (long long)sequence * K * V;
+  const long long stateBase = (long long)walk.state * K * V;
   auto dO = [&](int t, int j) {
     return to_float(p.d_output[p.d_output_strides.offset(b, t, h) + j]);
   };
@@ -162,15 +164,16 @@ __device__ void state_gradient_fma(const BackwardParams<TIn, TGate, TBeta> &p) {
   load_state_columns<K, V>(
       dS, p.d_final_state ? p.d_final_state + stateBase : nullptr, v0, width);
   __syncthreads();
-  const int chunks = (f.length + C - 1) / C;
-  for (int chunk = chunks - 1; chunk >= 0; --chunk) {
-    const int t0 = chunk * C, L = chunk_tokens<C>(chunk, f.length);
-    const float *tiles = Tiles::at(f.workspace, chunk, sequence, sequences);
+  for (int j = walk.chunks - 1; j >= 0; --j) {
+    const int t0 = walk.t0 + j * C, L = walk.tokens<C>(j);
+    const int slot = walk.first + j;
+    const float *tiles =
+        Tiles::at(f.workspace, slot, walk.column, walk.columns);
     const TIn *operands = Tiles::operands(tiles);
-    const TIn *qd =
-        Saved::at(f.workspace, chunk, sequence, sequences, f.length) +
-        Saved::kQd;
-    TIn *grads = Grads::at(p.scratch, chunk, sequence, sequences);
+    const TIn *qd = Saved::at(f.workspace, slot, walk.column, walk.columns,
+                              chunk_slots<C>(f)) +
+                    Saved::kQd;
+    TIn *grads = Grads::at(p.scratch, slot, walk.column, walk.columns);
     store_state_columns<K, V>(grads + Grads::kDSEnd, dS, v0, width);
     auto keepU = [&](int s, int j, float u) {
       dU[s][j] = u;
@@ -241,7 +244,7 @@ template <int K, int C, typename TIn> struct GradientWalkShared {
   alignas(16) TIn minusDU[Rows::kElements];
 };
 
-/// The 16-bit reverse walk: grid (B·H, ceil(V / 16)), 128 threads, dynamic
+/// The 16-bit reverse walk: grid (WalkAt's, ceil(V / 16)), 128 threads, dynamic
 /// shared memory sizeof(GradientWalkShared). As `propagate_tiled`, chunks
 /// in reverse: dS in accumulators (warp w rows (K/4)w..), dU for rows
 /// 16w.. of the chunk, every operand through ldmatrix (Bmᵀ, Qdᵀ and Wᵀ
@@ -266,33 +269,35 @@ state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
   RUDNN_DYNAMIC_SHARED(Shared, shared);
   const typename Shared::StateTile dSTile{shared->dS};
   const Rows minusDU{shared->minusDU};
-  const int sequence = blockIdx.x, v0 = blockIdx.y * VB;
-  const int sequences = f.batch * f.heads;
-  const int b = sequence / f.heads, h = sequence % f.heads;
+  const WalkAt walk = WalkAt::of<C>(f);
+  if (!walk.active)
+    return;
+  const int v0 = blockIdx.y * VB, b = walk.b, h = walk.h;
   const int width = V - v0 < VB ? V - v0 : VB;
-  const long long stateBase = (long long)sequence * K * V + v0;
+  const long long stateBase = (long long)walk.state * K * V + v0;
   const int warp = threadIdx.x / 32, d0 = warp * WM;
-  const int chunks = (f.length + C - 1) / C;
+  const int chunks = walk.chunks;
 
   tile::WarpTile<TIn, WM, VB> dS;
   load_state_rows<K, V>(
       dS, p.d_final_state ? p.d_final_state + stateBase : nullptr, d0, width);
 
   auto issue = [&](int step, int stage) {
-    const int chunk = chunks - 1 - step;
-    const int t0 = chunk * C, L = chunk_tokens<C>(chunk, f.length);
-    const float *tiles = Tiles::at(f.workspace, chunk, sequence, sequences);
+    const int j = chunks - 1 - step, slot = walk.first + j;
+    const int t0 = walk.t0 + j * C, L = walk.tokens<C>(j);
+    const float *tiles =
+        Tiles::at(f.workspace, slot, walk.column, walk.columns);
     const TIn *operands = Tiles::operands(tiles);
     typename Shared::Stage &to = shared->stages[stage];
     tile::load_tile_async<align>(Pairwise{to.pairwise}, operands + Tiles::kB, C,
                                  L, C);
     tile::load_tile_async<align>(Operand{to.kd}, operands + Tiles::kKd, K, L,
                                  K);
-    tile::load_tile_async<align>(
-        Operand{to.qd},
-        Saved::at(f.workspace, chunk, sequence, sequences, f.length) +
-            Saved::kQd,
-        K, L, K);
+    tile::load_tile_async<align>(Operand{to.qd},
+                                 Saved::at(f.workspace, slot, walk.column,
+                                           walk.columns, chunk_slots<C>(f)) +
+                                     Saved::kQd,
+                                 K, L, K);
     tile::load_tile_async<align>(Operand{to.w}, operands + Tiles::kW, K, L, K);
     tile::load_tile_async<Views>(
         Rows{to.dO}, p.d_output + p.d_output_strides.offset(b, t0, h) + v0,
@@ -300,9 +305,10 @@ state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
     tile::load_tile_async<align>(Last{to.last}, tiles + Tiles::kLast, K, 1, K);
   };
   auto consume = [&](int step, int stage) {
-    const int chunk = chunks - 1 - step;
-    const int L = chunk_tokens<C>(chunk, f.length);
-    TIn *grads = Grads::at(p.scratch, chunk, sequence, sequences);
+    const int j = chunks - 1 - step;
+    const int L = walk.tokens<C>(j);
+    TIn *grads =
+        Grads::at(p.scratch, walk.first + j, walk.column, walk.columns);
     typename Shared::Stage &from = shared->stages[stage];
     const Rows dO{from.dO};
     store_state_rows<K, V>(dS, grads + Grads::kDSEnd + v0, d0, width);
@@ -352,8 +358,8 @@ state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
     store_state_rows<K, V>(dS, p.d_initial_state + stateBase, d0, width);
 }
 
-/// grid (B·H, ceil(V / VB)): the reverse walk, on the tile layer for 16-bit
-/// inputs (VB = kWalkColumns), on FMA for f32. Views: whether d_output's
+/// grid (WalkAt's, ceil(V / VB)): the reverse walk, on the tile layer for
+/// 16-bit inputs (VB = kWalkColumns), on FMA for f32. Views: whether d_output's
 /// rows are promised 16-byte aligned.
 template <int K, int V, int C, int VB,
           tile::Alignment Views = tile::Alignment::Checked, typename TIn,

@@ -7,6 +7,7 @@
 
 #pragma once
 
+#include "rudnn/packed.cuh"
 #include "rudnn/tensor.cuh"
 #include "rudnn/tile/copy.cuh"
 
@@ -16,7 +17,10 @@ namespace kda {
 /// A KDA forward call. Sequence tensors are [B, T, H, *] views; states are
 /// dense [B, H, K, V] fp32; boundaries dense [N, B, H, K, V] (N =
 /// ceil(T / C)) in the input type, as every later use takes them as a
-/// tensor-core operand.
+/// tensor-core operand. Packed sequences (cu_seqlens set): B = 1, sequence
+/// n the tokens cu_seqlens[n] to cu_seqlens[n + 1], states [sequences, H,
+/// K, V], and the chunk tiles and boundaries of every sequence's chunks in
+/// turn (chunk_slots of them).
 template <typename TIn, typename TGate, typename TBeta> struct ForwardParams {
   const TIn *q, *k, *v;
   const TGate *g;
@@ -31,7 +35,17 @@ template <typename TIn, typename TGate, typename TBeta> struct ForwardParams {
       output_strides;
   int batch, length, heads;
   float scale;
+  const int *cu_seqlens; // null: B sequences of T tokens
+  int sequences;         // packed sequences (cu_seqlens has one more)
 };
+
+/// Chunk slots of the tiles and boundaries: ceil(T / C), and for packed
+/// sequences one more per sequence and one besides (each sequence's last
+/// chunk may be partial; the host sizes the same bound).
+template <int C, typename Params>
+__device__ __forceinline__ int chunk_slots(const Params &p) {
+  return (p.length + C - 1) / C + (p.cu_seqlens ? p.sequences + 1 : 0);
+}
 
 /// The per-chunk tiles the forward's kernels exchange: e^Γlast in fp32 (it
 /// meets fp32 arithmetic), then, in the input type, the ones only ever used
@@ -84,10 +98,10 @@ template <int K, int V, int C, typename TIn> struct BackwardTiles {
       (kOperands * (long long)sizeof(TIn) + 15) / 16 * 4;
 
   static __device__ __forceinline__ TIn *
-  at(float *workspace, int chunk, int sequence, int sequences, int length) {
-    const long long chunks = (length + C - 1) / C;
+  at(float *workspace, int chunk, int sequence, int sequences, int slots) {
     return reinterpret_cast<TIn *>(
-        workspace + chunks * sequences * ChunkTiles<K, V, C, TIn>::kFloats +
+        workspace +
+        (long long)slots * sequences * ChunkTiles<K, V, C, TIn>::kFloats +
         ((long long)chunk * sequences + sequence) * kFloats);
   }
 };
@@ -97,6 +111,84 @@ template <int C> __device__ __forceinline__ int chunk_tokens(int chunk, int T) {
   int left = T - chunk * C;
   return left < C ? left : C;
 }
+
+/// Where one chunk of one head lies: entry b and head h of the sequence
+/// tensors, its first token t0 and its L tokens; its tiles and boundary the
+/// [slot][column] ones of [chunk_slots][columns] (columns = B·H).
+struct ChunkAt {
+  int b, h, t0, L, slot, column, columns;
+};
+
+/// Calls body(at) for each chunk this block takes, grid (ceil(T / C),
+/// B·H). A batch: chunk blockIdx.x of sequence blockIdx.y. Packed: the
+/// packed chunks blockIdx.x, blockIdx.x + gridDim.x, … of head blockIdx.y,
+/// each sequence's chunks in turn (at most ceil(T / C) + sequences), found
+/// by a warp scan of the offsets. Block-collective.
+template <int C, typename Params, typename Body>
+__device__ __forceinline__ void for_each_chunk(const Params &p, Body &&body) {
+  const int column = blockIdx.y, columns = p.batch * p.heads;
+  if (!p.cu_seqlens) {
+    const int chunk = blockIdx.x;
+    body(ChunkAt{column / p.heads, column % p.heads, chunk * C,
+                 chunk_tokens<C>(chunk, p.length), chunk, column, columns});
+    return;
+  }
+  for (int slot = blockIdx.x;; slot += gridDim.x) {
+    int n = 0, before = 0;
+    if (!packed_tile<C>(p.cu_seqlens, p.sequences, p.length, slot, n, before))
+      return;
+    const Rows rows = packed_rows(p.cu_seqlens, n, p.length);
+    const int t0 = (slot - before) * C;
+    body(ChunkAt{0, column % p.heads, rows.first + t0,
+                 rows.count - t0 < C ? rows.count - t0 : C, slot, column,
+                 columns});
+    __syncthreads(); // the next chunk reuses the shared memory
+  }
+}
+
+/// The chunks one walk block carries a state through, grid (B·H or, packed,
+/// (sequences + 1)·H, ...): sequence blockIdx.x = b·H + h of a batch, or
+/// packed sequence n = blockIdx.x / H of head h. Its state is row `state`
+/// of the [·, H, K, V] states; its chunk j the tokens from t0 + j·C, tiles
+/// and boundary at [first + j][column] of [chunk_slots][columns].
+struct WalkAt {
+  bool active; // false: a block past the last packed sequence
+  int b, h, state, t0, length, first, chunks, column, columns;
+
+  template <int C> __device__ __forceinline__ int tokens(int j) const {
+    return chunk_tokens<C>(j, length);
+  }
+
+  template <int C, typename Params>
+  static __device__ __forceinline__ WalkAt of(const Params &p) {
+    const int sequence = blockIdx.x, columns = p.batch * p.heads;
+    if (!p.cu_seqlens)
+      return {true,
+              sequence / p.heads,
+              sequence % p.heads,
+              sequence,
+              0,
+              p.length,
+              0,
+              (p.length + C - 1) / C,
+              sequence,
+              columns};
+    const int n = sequence / p.heads, h = sequence % p.heads;
+    if (n >= p.sequences)
+      return {false, 0, h, sequence, 0, 0, 0, 0, h, columns};
+    const Rows rows = packed_rows(p.cu_seqlens, n, p.length);
+    return {true,
+            0,
+            h,
+            sequence,
+            rows.first,
+            rows.count,
+            packed_tiles_before<C>(p.cu_seqlens, n, p.length),
+            (rows.count + C - 1) / C,
+            h,
+            columns};
+  }
+};
 
 /// visit(i, d, Γ_id) for the L tokens from t0 of sequence (b, h) and every
 /// feature d: Γ the in-chunk inclusive cumulative sum of g, in fp32, one

@@ -157,12 +157,13 @@ __device__ __forceinline__ void add_column_sums(float *slots, int d0, int cols,
   __syncwarp();
 }
 
-/// grid (chunks, B·H), kGradientsWarps warps, dynamic shared memory
-/// sizeof(GradientsShared): every input gradient of one chunk. Views:
-/// whether q's, k's, v's and d_output's rows are promised 16-byte aligned.
-template <int K, int V, int C, tile::Alignment Views = tile::Alignment::Checked,
-          typename TIn, typename TGate, typename TBeta>
-__device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
+/// kGradientsWarps warps, dynamic shared memory sizeof(GradientsShared):
+/// every input gradient of one chunk. Views: whether q's, k's, v's and
+/// d_output's rows are promised 16-byte aligned.
+template <int K, int V, int C, tile::Alignment Views, typename TIn,
+          typename TGate, typename TBeta>
+__device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
+                                const ChunkAt &at) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
   using Saved = BackwardTiles<K, V, C, TIn>;
   using Grads = GradientTiles<K, V, C, TIn>;
@@ -172,18 +173,15 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
   constexpr tile::Alignment align = Tiles::kAlignment;
   const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
   RUDNN_DYNAMIC_SHARED(Shared, shared);
-  const int chunk = blockIdx.x, sequence = blockIdx.y;
-  const int sequences = f.batch * f.heads;
-  const int b = sequence / f.heads, h = sequence % f.heads;
-  const int t0 = chunk * C, L = chunk_tokens<C>(chunk, f.length);
+  const int b = at.b, h = at.h, t0 = at.t0, L = at.L;
   const int warp = threadIdx.x / 32;
   const TIn *operands =
-      Tiles::operands(Tiles::at(f.workspace, chunk, sequence, sequences));
+      Tiles::operands(Tiles::at(f.workspace, at.slot, at.column, at.columns));
   const TIn *saved =
-      Saved::at(f.workspace, chunk, sequence, sequences, f.length);
-  const TIn *grads = Grads::at(p.scratch, chunk, sequence, sequences);
+      Saved::at(f.workspace, at.slot, at.column, at.columns, chunk_slots<C>(f));
+  const TIn *grads = Grads::at(p.scratch, at.slot, at.column, at.columns);
   const TIn *S0 =
-      f.boundaries + ((long long)chunk * sequences + sequence) * K * V;
+      f.boundaries + ((long long)at.slot * at.columns + at.column) * K * V;
   const typename Shared::RowsK k{shared->k};
   const typename Shared::RowsV dO{shared->dO}, U{shared->u}, dRu{shared->dRu};
   float *gamma = shared->gamma, *pairwise = shared->pairwise,
@@ -390,6 +388,15 @@ __device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
       *to = running;
     }
   }
+}
+
+/// grid (ceil(T / C), B·H): each chunk's gradients (see for_each_chunk).
+template <int K, int V, int C, tile::Alignment Views = tile::Alignment::Checked,
+          typename TIn, typename TGate, typename TBeta>
+__device__ void gradients(const BackwardParams<TIn, TGate, TBeta> &p) {
+  for_each_chunk<C>(p.forward, [&](const ChunkAt &at) {
+    gradients_chunk<K, V, C, Views>(p, at);
+  });
 }
 
 } // namespace kda

@@ -30,22 +30,21 @@ template <int K, int C, typename TIn> struct OutputShared {
   alignas(16) TIn qd[Queries::kElements];
 };
 
-/// What an output block reads of its chunk: grid (chunks, B·H, ...).
+/// What an output block reads of its chunk.
 template <int K, int V, int C, typename TIn> struct OutputChunk {
   int b, h, t0, L;
   const TIn *operands; // the chunk's tiles in the input type
   const TIn *state;    // the boundary state at the chunk's start
 
   template <typename TGate, typename TBeta>
-  __device__ explicit OutputChunk(const ForwardParams<TIn, TGate, TBeta> &p) {
+  __device__ OutputChunk(const ForwardParams<TIn, TGate, TBeta> &p,
+                         const ChunkAt &at) {
     using Tiles = ChunkTiles<K, V, C, TIn>;
-    const int chunk = blockIdx.x, sequence = blockIdx.y;
-    const int sequences = p.batch * p.heads;
-    b = sequence / p.heads, h = sequence % p.heads;
-    t0 = chunk * C, L = chunk_tokens<C>(chunk, p.length);
+    b = at.b, h = at.h, t0 = at.t0, L = at.L;
     operands =
-        Tiles::operands(Tiles::at(p.workspace, chunk, sequence, sequences));
-    state = p.boundaries + ((long long)chunk * sequences + sequence) * K * V;
+        Tiles::operands(Tiles::at(p.workspace, at.slot, at.column, at.columns));
+    state =
+        p.boundaries + ((long long)at.slot * at.columns + at.column) * K * V;
   }
 };
 
@@ -83,7 +82,8 @@ constexpr int kOutputColumns = 64;
 /// ldmatrix.
 template <int K, int V, int C, tile::Alignment Views, typename TIn,
           typename TGate, typename TBeta>
-__device__ void output_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
+__device__ void output_tiled(const ForwardParams<TIn, TGate, TBeta> &p,
+                             const ChunkAt &at) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
   constexpr int BM = 64, BN = kOutputColumns, BK = 32;
   static_assert(C <= BM, "a chunk's rows fit one block");
@@ -94,7 +94,7 @@ __device__ void output_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
   using Shared = OutputShared<K, C, TIn>;
   RUDNN_DYNAMIC_SHARED(Shared, shared);
   const typename Shared::Queries queries{shared->qd};
-  const OutputChunk<K, V, C, TIn> chunk(p);
+  const OutputChunk<K, V, C, TIn> chunk(p, at);
   load_decayed_queries<K, Views>(queries, p, chunk);
   const int n0 = blockIdx.z * BN;
   constexpr int stateSteps = (K + BK - 1) / BK;
@@ -162,12 +162,13 @@ __device__ void output_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
 /// of the chunk's C x V output in turn, on FMA.
 template <int K, int V, int C, tile::Alignment Views, typename TIn,
           typename TGate, typename TBeta>
-__device__ void output_fma(const ForwardParams<TIn, TGate, TBeta> &p) {
+__device__ void output_fma(const ForwardParams<TIn, TGate, TBeta> &p,
+                           const ChunkAt &at) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
   using Shared = OutputShared<K, C, TIn>;
   RUDNN_DYNAMIC_SHARED(Shared, shared);
   const typename Shared::Queries queries{shared->qd};
-  const OutputChunk<K, V, C, TIn> chunk(p);
+  const OutputChunk<K, V, C, TIn> chunk(p, at);
   load_decayed_queries<K, Views>(queries, p, chunk);
   const int b = chunk.b, h = chunk.h, t0 = chunk.t0, L = chunk.L;
   const TIn *operands = chunk.operands;
@@ -196,15 +197,18 @@ __device__ void output_fma(const ForwardParams<TIn, TGate, TBeta> &p) {
       });
 }
 
-/// The chunk's output: on the tile layer for 16-bit inputs, on FMA for f32.
+/// Each chunk's output (see for_each_chunk): on the tile layer for 16-bit
+/// inputs, on FMA for f32.
 /// Views: whether q's rows are promised 16-byte aligned.
 template <int K, int V, int C, tile::Alignment Views = tile::Alignment::Checked,
           typename TIn, typename TGate, typename TBeta>
 __device__ void output(const ForwardParams<TIn, TGate, TBeta> &p) {
-  if constexpr (sizeof(TIn) == 2)
-    output_tiled<K, V, C, Views>(p);
-  else
-    output_fma<K, V, C, Views>(p);
+  for_each_chunk<C>(p, [&](const ChunkAt &at) {
+    if constexpr (sizeof(TIn) == 2)
+      output_tiled<K, V, C, Views>(p, at);
+    else
+      output_fma<K, V, C, Views>(p, at);
+  });
 }
 
 } // namespace kda

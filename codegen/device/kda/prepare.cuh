@@ -114,13 +114,13 @@ __device__ void lower_product(const TileA &a, const TileB &b, int rows,
   }
 }
 
-/// grid (chunks, B·H); block size a multiple of 32; dynamic shared memory
+/// One chunk's tiles; block size a multiple of 32; dynamic shared memory
 /// sizeof(PrepareShared). ForBackward: the chunk's BackwardTiles too.
 /// Views: whether q's, k's and v's rows are promised 16-byte aligned.
-template <int K, int V, int C, bool ForBackward = false,
-          tile::Alignment Views = tile::Alignment::Checked, typename TIn,
-          typename TGate, typename TBeta>
-__device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
+template <int K, int V, int C, bool ForBackward, tile::Alignment Views,
+          typename TIn, typename TGate, typename TBeta>
+__device__ void prepare_chunk(const ForwardParams<TIn, TGate, TBeta> &p,
+                              const ChunkAt &at) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
   using Saved = BackwardTiles<K, V, C, TIn>;
   using Shared = PrepareShared<K, V, C, TIn>;
@@ -130,14 +130,11 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   RUDNN_DYNAMIC_SHARED(Shared, rows);
   const typename Shared::RowsK qRows{rows->qv}, kRows{rows->k};
   const typename Shared::RowsV vRows{rows->qv};
-  const int chunk = blockIdx.x, sequence = blockIdx.y;
-  const int b = sequence / p.heads, h = sequence % p.heads;
-  const int t0 = chunk * C, L = chunk_tokens<C>(chunk, p.length);
-  const int sequences = p.batch * p.heads;
-  float *tiles = Tiles::at(p.workspace, chunk, sequence, sequences);
-  TIn *saved =
-      ForBackward ? Saved::at(p.workspace, chunk, sequence, sequences, p.length)
-                  : nullptr;
+  const int b = at.b, h = at.h, t0 = at.t0, L = at.L;
+  float *tiles = Tiles::at(p.workspace, at.slot, at.column, at.columns);
+  TIn *saved = ForBackward ? Saved::at(p.workspace, at.slot, at.column,
+                                       at.columns, chunk_slots<C>(p))
+                           : nullptr;
   float *gamma = rows->gamma;
   TIn *operands = Tiles::operands(tiles);
 
@@ -272,6 +269,16 @@ __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
         },
         [&](int i, int c, float u0) { storeU0(i, c, u0, 0.f, false); });
   }
+}
+
+/// grid (ceil(T / C), B·H): each chunk's tiles (see for_each_chunk).
+template <int K, int V, int C, bool ForBackward = false,
+          tile::Alignment Views = tile::Alignment::Checked, typename TIn,
+          typename TGate, typename TBeta>
+__device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
+  for_each_chunk<C>(p, [&](const ChunkAt &at) {
+    prepare_chunk<K, V, C, ForBackward, Views>(p, at);
+  });
 }
 
 } // namespace kda

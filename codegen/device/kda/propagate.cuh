@@ -80,7 +80,7 @@ __device__ void decay_and_add(float (&state)[K][VB], const float *last,
   });
 }
 
-/// The f32 walk: grid (B·H, ceil(V / VB)); block size a multiple of 32;
+/// The f32 walk: grid (WalkAt's, ceil(V / VB)); block size a multiple of 32;
 /// state and updates in shared memory, products on FMA.
 template <int K, int V, int C, int VB, typename TIn, typename TGate,
           typename TBeta>
@@ -88,10 +88,12 @@ __device__ void propagate_fma(const ForwardParams<TIn, TGate, TBeta> &p) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
   __shared__ float state[K][VB];
   __shared__ float update[C][VB];
-  const int sequence = blockIdx.x, v0 = blockIdx.y * VB;
-  const int sequences = p.batch * p.heads;
+  const WalkAt walk = WalkAt::of<C>(p);
+  if (!walk.active)
+    return;
+  const int v0 = blockIdx.y * VB;
   const int width = V - v0 < VB ? V - v0 : VB;
-  const long long stateBase = (long long)sequence * K * V;
+  const long long stateBase = (long long)walk.state * K * V;
 
   load_state_columns<K, V>(
       state, p.initial_state ? p.initial_state + stateBase : nullptr, v0,
@@ -100,14 +102,13 @@ __device__ void propagate_fma(const ForwardParams<TIn, TGate, TBeta> &p) {
 
   auto stateView = [&](int d, int j) { return state[d][j]; };
   auto updateView = [&](int i, int j) { return update[i][j]; };
-  const int chunks = (p.length + C - 1) / C;
-  for (int chunk = 0; chunk < chunks; ++chunk) {
-    const int L = chunk_tokens<C>(chunk, p.length);
-    float *tiles = Tiles::at(p.workspace, chunk, sequence, sequences);
+  for (int j = 0; j < walk.chunks; ++j) {
+    const int L = walk.tokens<C>(j), slot = walk.first + j;
+    float *tiles = Tiles::at(p.workspace, slot, walk.column, walk.columns);
     TIn *operands = Tiles::operands(tiles);
     store_state_columns<K, V>(
-        p.boundaries + (long long)chunk * sequences * K * V + stateBase, state,
-        v0, width);
+        p.boundaries + ((long long)slot * walk.columns + walk.column) * K * V,
+        state, v0, width);
     chunk_updates<K, V, C, TIn>(
         tiles, L, v0, width, stateView,
         [&](int i, int j, float u) { update[i][j] = u; });
@@ -203,7 +204,7 @@ __device__ __forceinline__ void decay_rows(State &state, const Decay &decay,
   });
 }
 
-/// The 16-bit walk: grid (B·H, ceil(V / 16)), 128 threads, dynamic shared
+/// The 16-bit walk: grid (WalkAt's, ceil(V / 16)), 128 threads, dynamic shared
 /// memory sizeof(WalkShared). Warp w keeps rows 16w.. of U and rows
 /// (K/4)w.. of the state (in mma accumulators, fp32) for the block's 16
 /// columns. Per chunk: the state leaves as a boundary and, rounded, as the
@@ -224,10 +225,12 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
   RUDNN_DYNAMIC_SHARED(Shared, shared);
   const typename Shared::StateTile stateTile{shared->state};
   const typename Shared::UpdateTile updateTile{shared->updates};
-  const int sequence = blockIdx.x, v0 = blockIdx.y * VB;
-  const int sequences = p.batch * p.heads;
+  const WalkAt walk = WalkAt::of<C>(p);
+  if (!walk.active)
+    return;
+  const int v0 = blockIdx.y * VB;
   const int width = V - v0 < VB ? V - v0 : VB;
-  const long long stateBase = (long long)sequence * K * V + v0;
+  const long long stateBase = (long long)walk.state * K * V + v0;
   const int warp = threadIdx.x / 32, d0 = warp * WM;
 
   tile::WarpTile<TIn, WM, VB> state;
@@ -235,9 +238,10 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
                         p.initial_state ? p.initial_state + stateBase : nullptr,
                         d0, width);
 
-  auto issue = [&](int chunk, int stage) {
-    const int L = chunk_tokens<C>(chunk, p.length);
-    const float *tiles = Tiles::at(p.workspace, chunk, sequence, sequences);
+  auto issue = [&](int j, int stage) {
+    const int L = walk.tokens<C>(j);
+    const float *tiles =
+        Tiles::at(p.workspace, walk.first + j, walk.column, walk.columns);
     const TIn *operands = Tiles::operands(tiles);
     typename Shared::Stage &to = shared->stages[stage];
     tile::load_tile_async<align>(Operand{to.w}, operands + Tiles::kW, K, L, K);
@@ -247,13 +251,13 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
                                  L, width);
     tile::load_tile_async<align>(Last{to.last}, tiles + Tiles::kLast, K, 1, K);
   };
-  auto consume = [&](int chunk, int stage) {
-    const int L = chunk_tokens<C>(chunk, p.length);
-    TIn *updates =
-        Tiles::operands(Tiles::at(p.workspace, chunk, sequence, sequences)) +
-        Tiles::kU + v0;
-    TIn *boundary =
-        p.boundaries + (long long)chunk * sequences * K * V + stateBase;
+  auto consume = [&](int j, int stage) {
+    const int L = walk.tokens<C>(j), slot = walk.first + j;
+    TIn *updates = Tiles::operands(Tiles::at(p.workspace, slot, walk.column,
+                                             walk.columns)) +
+                   Tiles::kU + v0;
+    TIn *boundary = p.boundaries +
+                    ((long long)slot * walk.columns + walk.column) * K * V + v0;
     typename Shared::Stage &from = shared->stages[stage];
     store_state_rows<K, V>(state, boundary, d0, width);
     stage_state_rows(state, stateTile, d0);
@@ -287,13 +291,13 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
       state.template mma<tile::BLayout::KN, tile::ALayout::KM>(
           kd, d0, updateTile, 0, k0);
   };
-  tile::two_stage_pipeline((p.length + C - 1) / C, issue, consume);
+  tile::two_stage_pipeline(walk.chunks, issue, consume);
 
   if (p.final_state)
     store_state_rows<K, V>(state, p.final_state + stateBase, d0, width);
 }
 
-/// grid (B·H, ceil(V / VB)): the state walk, on the tile layer for 16-bit
+/// grid (WalkAt's, ceil(V / VB)): the state walk, on the tile layer for 16-bit
 /// inputs (VB = kWalkColumns), on FMA for f32.
 template <int K, int V, int C, int VB, typename TIn, typename TGate,
           typename TBeta>

@@ -8,26 +8,27 @@
 namespace rudnn {
 namespace kda {
 
-/// grid (B·H, ceil(V / VB)), block VB threads: one column of the state
-/// each, token by token. Writes boundaries every C tokens when asked.
+/// grid (WalkAt's, ceil(V / VB)), block VB threads (whole warps): one
+/// column of the state each, token by token. Writes boundaries every C
+/// tokens when asked (a batch only).
 template <int K, int V, int C, int VB, typename TIn, typename TGate,
           typename TBeta>
 __device__ void recurrent(const ForwardParams<TIn, TGate, TBeta> &p) {
+  static_assert(VB % 32 == 0, "WalkAt scans the offsets a warp at a time");
   __shared__ float state[K][VB];
-  const int sequence = blockIdx.x, j = threadIdx.x,
-            column = blockIdx.y * VB + j;
-  const int b = sequence / p.heads, h = sequence % p.heads;
-  const int sequences = p.batch * p.heads;
-  const long long stateBase = (long long)sequence * K * V;
-  if (column >= V)
+  const WalkAt walk = WalkAt::of<C>(p);
+  const int j = threadIdx.x, column = blockIdx.y * VB + j;
+  const int b = walk.b, h = walk.h;
+  const long long stateBase = (long long)walk.state * K * V;
+  if (!walk.active || column >= V)
     return; // columns are independent: no barrier follows
   for (int d = 0; d < K; ++d)
     state[d][j] =
         p.initial_state ? p.initial_state[stateBase + d * V + column] : 0.f;
-  for (int t = 0; t < p.length; ++t) {
+  for (int t = walk.t0; t < walk.t0 + walk.length; ++t) {
     if (p.boundaries && t % C == 0)
       for (int d = 0; d < K; ++d)
-        p.boundaries[(long long)(t / C) * sequences * K * V + stateBase +
+        p.boundaries[((long long)(t / C) * walk.columns + walk.column) * K * V +
                      d * V + column] = from_float<TIn>(state[d][j]);
     const long long qk = p.q_strides.offset(b, t, h);
     const long long kk = p.k_strides.offset(b, t, h);
