@@ -15,9 +15,18 @@ namespace rudnn {
 /// bf16; g and beta may be any of them (fp32 recommended for g). Views may
 /// have any outer strides ([B, T, H, *] and [B, H, T, *] memory both work);
 /// the innermost dim must be contiguous. K, V in 1 … 256; B, T, H ≥ 1.
+///
+/// Packed sequences (flash-linear-attention's `cu_seqlens`): with
+/// cuSeqlens, a dense [S + 1] int32 tensor of offsets from 0 to T never
+/// decreasing, B is 1 and sequence n the tokens cuSeqlens[n] to
+/// cuSeqlens[n + 1]; the initial state and the final state (and their
+/// gradients) are then [S, H, K, V], one a sequence, and chunks never
+/// straddle two sequences. Changing the offsets never recompiles; nothing
+/// reads them on the host. Packed calls save no boundaries or tiles.
 struct KdaForwardInputs {
   TensorView q, k, v, g, beta;
   std::optional<TensorView> initialState;
+  std::optional<TensorView> cuSeqlens = std::nullopt;
 };
 
 /// output [B, T, H, V] in v's dtype; optional final state [B, H, K, V]

@@ -31,11 +31,14 @@ void rudnn::kdaBackward(Context &context, const KdaBackwardInputs &in,
   spec.alignedViews = hasAlignedRows(fw.q, 16) && hasAlignedRows(fw.k, 16) &&
                       hasAlignedRows(fw.v, 16) &&
                       hasAlignedRows(in.dOutput, 16);
+  spec.packed = fw.cuSeqlens.has_value();
   KdaBackwardFlags flags{
       fw.initialState.has_value(),   in.dFinalState.has_value(),
       in.boundaries.has_value(),     static_cast<float>(s.scale),
       out.dInitialState.has_value(), in.tiles.has_value()};
   std::vector<TensorView> arguments = {fw.q, fw.k, fw.v, fw.g, fw.beta};
+  if (fw.cuSeqlens)
+    arguments.push_back(*fw.cuSeqlens);
   if (fw.initialState)
     arguments.push_back(*fw.initialState);
   if (in.boundaries)

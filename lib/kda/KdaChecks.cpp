@@ -72,6 +72,15 @@ KdaCallShape rudnn::checkKdaForwardCall(const KdaForwardInputs &in,
   if (out.tiles && !out.boundaries)
     throw InvalidArgument("'tiles' are saved with the 'boundaries': give "
                           "both or neither");
+  if (in.cuSeqlens) {
+    if (out.boundaries || out.tiles)
+      throw InvalidArgument("packed sequences ('cu_seqlens') save no "
+                            "'boundaries' or 'tiles'");
+    return checkCallAndOptions(kdaVarlenContract(),
+                               {&in.q, &in.k, &in.v, &in.g, &in.beta,
+                                &*in.cuSeqlens, viewOf(in.initialState)},
+                               {&out.output, viewOf(out.finalState)}, options);
+  }
   KdaCallShape s = checkCallAndOptions(
       kdaContract(),
       {&in.q, &in.k, &in.v, &in.g, &in.beta, viewOf(in.initialState)},
@@ -97,6 +106,18 @@ KdaCallShape rudnn::checkKdaBackwardCall(const KdaBackwardInputs &in,
   if (out.dInitialState && !fw.initialState)
     throw InvalidArgument(
         "'d_initial_state' is given but there is no 'initial_state'");
+  if (fw.cuSeqlens) {
+    if (in.boundaries || in.tiles)
+      throw InvalidArgument("packed sequences ('cu_seqlens') take no saved "
+                            "'boundaries' or 'tiles'");
+    return checkCallAndOptions(kdaVarlenBackwardContract(),
+                               {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta,
+                                &*fw.cuSeqlens, viewOf(fw.initialState),
+                                &in.dOutput, viewOf(in.dFinalState)},
+                               {&out.dq, &out.dk, &out.dv, &out.dg, &out.dbeta,
+                                viewOf(out.dInitialState)},
+                               options);
+  }
   return checkCallAndOptions(kdaBackwardContract(),
                              {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta,
                               viewOf(fw.initialState), viewOf(in.boundaries),

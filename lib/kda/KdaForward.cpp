@@ -33,10 +33,13 @@ void rudnn::kdaForward(Context &context, const KdaForwardInputs &in,
   // element-wise path (a plan of their own).
   spec.alignedViews = hasAlignedRows(in.q, 16) && hasAlignedRows(in.k, 16) &&
                       hasAlignedRows(in.v, 16);
+  spec.packed = in.cuSeqlens.has_value();
   KdaPlanFlags flags{in.initialState.has_value(), out.finalState.has_value(),
                      out.boundaries.has_value(), static_cast<float>(s.scale),
                      out.tiles.has_value()};
   std::vector<TensorView> arguments = {in.q, in.k, in.v, in.g, in.beta};
+  if (in.cuSeqlens)
+    arguments.push_back(*in.cuSeqlens);
   if (in.initialState)
     arguments.push_back(*in.initialState);
   std::vector<TensorView> results = {out.output};

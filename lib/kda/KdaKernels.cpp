@@ -48,11 +48,14 @@ struct CallTypes {
     auto tensor = [&](llvm::ArrayRef<int64_t> shape, DType dtype) {
       return mlir::RankedTensorType::get(shape, mlirElementType(b, dtype));
     };
-    q = tensor({dyn, dyn, dyn, K}, spec.input);
-    v = tensor({dyn, dyn, dyn, V}, spec.input);
-    g = tensor({dyn, dyn, dyn, K}, spec.gate);
-    keyGradient = tensor({dyn, dyn, dyn, K}, DType::F32);
-    beta = tensor({dyn, dyn, dyn}, spec.beta);
+    // Packed sequences: one batch entry of every sequence's tokens.
+    const int64_t batch = spec.packed ? 1 : dyn;
+    q = tensor({batch, dyn, dyn, K}, spec.input);
+    v = tensor({batch, dyn, dyn, V}, spec.input);
+    g = tensor({batch, dyn, dyn, K}, spec.gate);
+    keyGradient = tensor({batch, dyn, dyn, K}, DType::F32);
+    beta = tensor({batch, dyn, dyn}, spec.beta);
+    offsets = tensor({dyn}, DType::I32);
     state = tensor({dyn, dyn, K, V}, DType::F32);
     boundaries = tensor({dyn, dyn, dyn, K, V}, spec.input);
     if (spec.chunk)
@@ -62,7 +65,7 @@ struct CallTypes {
                spec.chunk, K, V, static_cast<int64_t>(dtypeSize(spec.input)))},
           DType::F32);
   }
-  mlir::Type q, v, g, keyGradient, beta, state, boundaries;
+  mlir::Type q, v, g, keyGradient, beta, state, boundaries, offsets;
   mlir::Type tiles; // with a chunk
 };
 
@@ -90,6 +93,8 @@ mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
   const CallTypes t(b, spec);
   mlir::Type q = t.q, v = t.v, state = t.state, bounds = t.boundaries;
   llvm::SmallVector<mlir::Type> inputs = {q, q, v, t.g, t.beta};
+  if (spec.packed)
+    inputs.push_back(t.offsets);
   if (flags.initialState)
     inputs.push_back(state);
   llvm::SmallVector<mlir::Type> results = {v};
@@ -107,6 +112,21 @@ mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
   promiseAlignedRows(func, spec, {0, 1, 2});
   mlir::Block *body = func.addEntryBlock();
   b.setInsertionPointToEnd(body);
+  if (spec.packed) {
+    mlir::Value initial =
+        flags.initialState ? body->getArgument(6) : mlir::Value();
+    auto kda = b.create<mlir::rudnn::KdaVarlenOp>(
+        loc, v, state, body->getArgument(0), body->getArgument(1),
+        body->getArgument(2), body->getArgument(3), body->getArgument(4),
+        body->getArgument(5), initial,
+        spec.chunk ? b.getI64IntegerAttr(spec.chunk) : mlir::IntegerAttr(),
+        b.getF32FloatAttr(flags.scale));
+    llvm::SmallVector<mlir::Value> returned = {kda.getOutput()};
+    if (flags.finalState)
+      returned.push_back(kda.getFinalState());
+    b.create<mlir::func::ReturnOp>(loc, returned);
+    return module;
+  }
   mlir::Value initial = flags.initialState ? body->getArgument(5) : nullptr;
   auto kda = b.create<mlir::rudnn::KdaOp>(
       loc, body->getArgument(0), body->getArgument(1), body->getArgument(2),
@@ -139,6 +159,8 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
   const CallTypes t(b, spec);
   mlir::Type q = t.q, v = t.v, beta = t.beta, state = t.state;
   llvm::SmallVector<mlir::Type> inputs = {q, q, v, t.g, beta};
+  if (spec.packed)
+    inputs.push_back(t.offsets);
   if (flags.initialState)
     inputs.push_back(state);
   if (flags.savedBoundaries)
@@ -165,7 +187,9 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
   promiseAlignedRows(func, spec, {0, 1, 2, dOutputIndex});
   mlir::Block *body = func.addEntryBlock();
   b.setInsertionPointToEnd(body);
-  mlir::Value initial = flags.initialState ? body->getArgument(5) : nullptr;
+  const unsigned first = spec.packed ? 6 : 5; // after the offsets
+  mlir::Value initial =
+      flags.initialState ? body->getArgument(first) : mlir::Value();
   const unsigned savedIndex = dOutputIndex - flags.savedTiles;
   mlir::Value saved =
       flags.savedBoundaries ? body->getArgument(savedIndex - 1) : nullptr;
@@ -173,6 +197,19 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
       flags.savedTiles ? body->getArgument(savedIndex) : nullptr;
   mlir::Value dFinal =
       flags.dFinalState ? body->getArgument(dOutputIndex + 1) : nullptr;
+  mlir::IntegerAttr chunk =
+      spec.chunk ? b.getI64IntegerAttr(spec.chunk) : mlir::IntegerAttr();
+  if (spec.packed) {
+    auto backward = b.create<mlir::rudnn::KdaVarlenBackwardOp>(
+        loc, mlir::TypeRange(results), body->getArgument(0),
+        body->getArgument(1), body->getArgument(2), body->getArgument(3),
+        body->getArgument(4), body->getArgument(5), initial,
+        body->getArgument(dOutputIndex), dFinal, chunk,
+        b.getF32FloatAttr(flags.scale));
+    b.create<mlir::func::ReturnOp>(
+        loc, backward.getResults().take_front(returned.size()));
+    return module;
+  }
   auto backward = b.create<mlir::rudnn::KdaBackwardOp>(
       loc, mlir::TypeRange(results), body->getArgument(0), body->getArgument(1),
       body->getArgument(2), body->getArgument(3), body->getArgument(4), initial,

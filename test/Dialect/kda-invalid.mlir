@@ -434,3 +434,32 @@ func.func @tiles_count(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: ten
       : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>, tensor<1x2x3x4x5xf32>, tensor<2x2x3x788xf32>)
   return
 }
+
+// -----
+
+// Packed sequences' offsets count one more than the states.
+func.func @varlen_offsets_count_states(%q: tensor<1x10x2x16xf32>,
+    %beta: tensor<1x10x2xf32>, %cu: tensor<3xi32>,
+    %s0: tensor<3x2x16x16xf32>) {
+  // expected-error @+1 {{dim C = 3 must be 1 × the dim S = 3 + 1}}
+  %o, %s = rudnn.kda_varlen %q, %q, %q, %q, %beta cu_seqlens %cu
+      initial_state %s0
+      : (tensor<1x10x2x16xf32>, tensor<1x10x2x16xf32>, tensor<1x10x2x16xf32>,
+         tensor<1x10x2x16xf32>, tensor<1x10x2xf32>, tensor<3xi32>,
+         tensor<3x2x16x16xf32>)
+      -> (tensor<1x10x2x16xf32>, tensor<3x2x16x16xf32>)
+  return
+}
+
+// -----
+
+// Packed sequences lie along T of one batch entry.
+func.func @varlen_one_batch_entry(%q: tensor<2x10x2x16xf32>,
+    %beta: tensor<2x10x2xf32>, %cu: tensor<4xi32>) {
+  // expected-error @+1 {{dim B is 2, expected 1 to 1}}
+  %o, %s = rudnn.kda_varlen %q, %q, %q, %q, %beta cu_seqlens %cu
+      : (tensor<2x10x2x16xf32>, tensor<2x10x2x16xf32>, tensor<2x10x2x16xf32>,
+         tensor<2x10x2x16xf32>, tensor<2x10x2xf32>, tensor<4xi32>)
+      -> (tensor<2x10x2x16xf32>, tensor<3x2x16x16xf32>)
+  return
+}

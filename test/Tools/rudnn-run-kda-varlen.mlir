@@ -1,0 +1,15 @@
+// The packed KDA example runs and checks against the float64 reference run
+// on each sequence alone: offsets drawn sorted from 0 to T (some sequences
+// empty), lengths that cross chunk boundaries. (No input is read: this
+// file holds only the commands.)
+//
+// RUN: rudnn-run %rudnn_src_root/examples/kda_varlen.mlir --backend emulation --random 3 --dims T=150,H=2,S=4,C=5 --check --cache-dir "" | FileCheck %s
+// CHECK: result o: f32[1, 150, 2, 64]
+// CHECK-NEXT: result final_state: f32[4, 2, 64, 64]
+// CHECK: check o: relative error {{.*}} ok
+// CHECK: check final_state: relative error {{.*}} ok
+// CHECK: compiles: 3
+//
+// The offsets must count the states plus one.
+// RUN: not rudnn-run %rudnn_src_root/examples/kda_varlen.mlir --backend emulation --random 3 --dims T=150,H=2,S=4,C=4 --cache-dir "" 2>&1 | FileCheck %s --check-prefix=OFFSETS
+// OFFSETS: dim C = 4 must be 1 × the dim S = 4 + 1

@@ -1,0 +1,223 @@
+//===- KdaVarlenApiTest.cpp - KDA over packed sequences against float64 ---===//
+//
+// rudnn::kdaForward and rudnn::kdaBackward given cu_seqlens: every sequence
+// of a packed batch (one-token sequences, lengths around the chunk, an
+// empty one) against the float64 recurrence run on each sequence alone;
+// new lengths compile nothing; bad offsets and states rejected before
+// anything is written. Built for the emulation backend and (label gpu) a
+// CUDA device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "test/api/ApiFixture.h"
+
+#include <gmock/gmock.h>
+
+#include <cmath>
+#include <numeric>
+#include <random>
+
+using namespace rudnn;
+using namespace rudnn::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+struct VarlenCase {
+  std::vector<int> lengths;
+  int K, V, chunk;
+  DType dtype;
+  bool initialState;
+};
+
+void PrintTo(const VarlenCase &, std::ostream *) {}
+
+/// One packed call's inputs on the device, and room for its results.
+struct PackedProblem {
+  int64_t T, S, H, K, V;
+  std::vector<double> offsets;
+  reference::KdaInputs in;
+  DeviceTensor q, k, v, g, beta, cu, initial;
+  KdaForwardInputs inputs;
+};
+
+class KdaVarlen : public ApiTest {
+protected:
+  PackedProblem problem(const std::vector<int> &lengths, int64_t H, int64_t K,
+                        int64_t V, DType dtype, bool initialState,
+                        unsigned seed) {
+    PackedProblem p;
+    p.H = H, p.K = K, p.V = V;
+    p.S = static_cast<int64_t>(lengths.size());
+    p.offsets = {0};
+    for (int length : lengths)
+      p.offsets.push_back(p.offsets.back() + length);
+    p.T = static_cast<int64_t>(p.offsets.back());
+    reference::KdaShape shape{1, p.T, H, K, V};
+    p.in = randomKdaInputs(shape, -1.0, false, false, seed);
+    roundTo(dtype, {&p.in.q, &p.in.k, &p.in.v, &p.in.beta});
+    if (initialState) {
+      std::mt19937 random(seed + 7);
+      std::normal_distribution<double> normal;
+      p.in.initialState.resize(p.S * H * K * V);
+      for (double &x : p.in.initialState)
+        x = static_cast<float>(0.5 * normal(random));
+    }
+    p.q = sequence(p.in.q, 1, p.T, H, K, dtype, Layout::BTHD);
+    p.k = sequence(p.in.k, 1, p.T, H, K, dtype, Layout::BTHD);
+    p.v = sequence(p.in.v, 1, p.T, H, V, dtype, Layout::BTHD);
+    p.g = sequence(p.in.g, 1, p.T, H, K, DType::F32, Layout::BTHD);
+    p.beta = sequence(p.in.beta, 1, p.T, H, 1, dtype, Layout::BTHD, true);
+    p.cu = upload(bytesOf<int32_t>(p.offsets), DType::I32);
+    p.cu.view = TensorView::contiguous(p.cu.view.data, DType::I32, {p.S + 1});
+    p.inputs = {p.q.view, p.k.view, p.v.view, p.g.view, p.beta.view, {}};
+    p.inputs.cuSeqlens = p.cu.view;
+    if (initialState) {
+      p.initial = dense(p.in.initialState, {p.S, H, K, V});
+      p.inputs.initialState = p.initial.view;
+    }
+    return p;
+  }
+
+  DeviceTensor unset(const PackedProblem &p, int64_t width, DType dtype,
+                     bool rank3 = false) {
+    return sequence(std::vector<double>(p.T * p.H * width, NAN), 1, p.T, p.H,
+                    width, dtype, Layout::BTHD, rank3);
+  }
+  DeviceTensor unsetStates(const PackedProblem &p) {
+    return dense(std::vector<double>(p.S * p.H * p.K * p.V, NAN),
+                 {p.S, p.H, p.K, p.V});
+  }
+};
+
+class KdaVarlenNumerics : public KdaVarlen,
+                          public ::testing::WithParamInterface<VarlenCase> {};
+
+double toleranceOf(DType dtype) {
+  return dtype == DType::BF16 ? 2e-2 : dtype == DType::F16 ? 1e-2 : 1e-4;
+}
+
+TEST_P(KdaVarlenNumerics, ForwardMatchesEachSequenceAlone) {
+  const VarlenCase c = GetParam();
+  PackedProblem p =
+      problem(c.lengths, 2, c.K, c.V, c.dtype, c.initialState, 2026);
+  const double scale = 1.0 / std::sqrt(double(c.K));
+  reference::KdaOutputs want = reference::kdaVarlenForward(
+      {1, p.T, p.H, p.K, p.V}, p.in, p.offsets, scale);
+  DeviceTensor output = unset(p, c.V, c.dtype), final = unsetStates(p);
+  KdaOptions options;
+  options.chunk = c.chunk;
+  kdaForward(*context, p.inputs, {output.view, final.view, {}, {}}, options);
+  const double tolerance = toleranceOf(c.dtype);
+  EXPECT_LT(relativeError(readSequence(output, 1, p.T, p.H, c.V), want.output),
+            tolerance);
+  EXPECT_LT(relativeError(read(final, p.S * p.H * p.K * p.V), want.finalState),
+            tolerance);
+}
+
+TEST_P(KdaVarlenNumerics, BackwardMatchesEachSequenceAlone) {
+  const VarlenCase c = GetParam();
+  PackedProblem p =
+      problem(c.lengths, 2, c.K, c.V, c.dtype, c.initialState, 2027);
+  const double scale = 1.0 / std::sqrt(double(c.K));
+  std::mt19937 random(11);
+  std::vector<double> dOutput = normalValues(p.T * p.H * p.V, random);
+  std::vector<double> dFinal = normalValues(p.S * p.H * p.K * p.V, random);
+  roundTo(c.dtype, {&dOutput});
+  reference::KdaGradients want = reference::kdaVarlenBackward(
+      {1, p.T, p.H, p.K, p.V}, p.in, p.offsets, scale, dOutput, dFinal);
+  DeviceTensor dO = sequence(dOutput, 1, p.T, p.H, p.V, c.dtype, Layout::BTHD);
+  DeviceTensor dST = dense(dFinal, {p.S, p.H, p.K, p.V});
+  DeviceTensor dq = unset(p, c.K, c.dtype), dk = unset(p, c.K, c.dtype),
+               dv = unset(p, c.V, c.dtype), dg = unset(p, c.K, DType::F32),
+               dbeta = unset(p, 1, c.dtype, true), dS0 = unsetStates(p);
+  KdaBackwardInputs inputs{p.inputs, dO.view, dST.view, {}, {}};
+  KdaBackwardOutputs outputs{dq.view, dk.view,    dv.view,
+                             dg.view, dbeta.view, {}};
+  if (c.initialState)
+    outputs.dInitialState = dS0.view;
+  KdaOptions options;
+  options.chunk = c.chunk;
+  kdaBackward(*context, inputs, outputs, options);
+  const double tolerance = toleranceOf(c.dtype);
+  const int64_t T = p.T, H = p.H, K = p.K, V = p.V;
+  EXPECT_LT(relativeError(readSequence(dq, 1, T, H, K), want.dq), tolerance);
+  EXPECT_LT(relativeError(readSequence(dk, 1, T, H, K), want.dk), tolerance);
+  EXPECT_LT(relativeError(readSequence(dv, 1, T, H, V), want.dv), tolerance);
+  EXPECT_LT(relativeError(readSequence(dg, 1, T, H, K), want.dg), tolerance);
+  EXPECT_LT(relativeError(readSequence(dbeta, 1, T, H, 1), want.dbeta),
+            tolerance);
+  if (c.initialState) {
+    EXPECT_LT(relativeError(read(dS0, p.S * H * K * V), want.dInitialState),
+              tolerance);
+  }
+}
+
+std::string varlenCaseName(const ::testing::TestParamInfo<VarlenCase> &info) {
+  const VarlenCase &c = info.param;
+  std::string lengths;
+  for (int length : c.lengths)
+    lengths += "_" + std::to_string(length);
+  return shapeName(0, c.K, c.V, c.chunk, c.dtype).substr(3) + lengths +
+         (c.initialState ? "_S0" : "");
+}
+
+// Lengths one token, one under, at and over the chunk, several chunks, and
+// an empty sequence; odd feature dims.
+INSTANTIATE_TEST_SUITE_P(
+    MixedLengths, KdaVarlenNumerics,
+    ::testing::Values(
+        VarlenCase{{1, 63, 64, 65, 200}, 32, 32, 64, DType::F32, true},
+        VarlenCase{{65, 1, 0, 63}, 24, 40, 64, DType::BF16, true},
+        VarlenCase{{5, 17, 16, 1}, 17, 9, 16, DType::F32, false},
+        VarlenCase{{40, 1, 33}, 32, 16, 32, DType::F16, true}),
+    varlenCaseName);
+
+TEST_F(KdaVarlen, NewLengthsCompileNothing) {
+  PackedProblem first = problem({3, 70}, 2, 16, 16, DType::F32, true, 1);
+  DeviceTensor output = unset(first, 16, DType::F32);
+  DeviceTensor final = unsetStates(first);
+  kdaForward(*context, first.inputs, {output.view, final.view, {}, {}});
+  const Counters before = context->counters();
+  for (const std::vector<int> &lengths :
+       {std::vector<int>{1, 1, 1}, std::vector<int>{100}, {64, 0, 9, 30}}) {
+    PackedProblem next = problem(lengths, 2, 16, 16, DType::F32, true, 2);
+    DeviceTensor o = unset(next, 16, DType::F32), s = unsetStates(next);
+    kdaForward(*context, next.inputs, {o.view, s.view, {}, {}});
+  }
+  const Counters after = context->counters();
+  EXPECT_EQ(after.kernelsCompiled, before.kernelsCompiled);
+  EXPECT_EQ(after.planCacheMisses, before.planCacheMisses);
+}
+
+TEST_F(KdaVarlen, BadCallsAreRejectedBeforeAnythingRuns) {
+  PackedProblem p = problem({3, 5}, 2, 16, 16, DType::F32, true, 3);
+  DeviceTensor output = unset(p, 16, DType::F32), final = unsetStates(p);
+  const KdaForwardOutputs outputs{output.view, final.view, {}, {}};
+  auto rejects = [&](KdaForwardInputs inputs, KdaForwardOutputs out,
+                     const char *message) {
+    EXPECT_THAT([&] { kdaForward(*context, inputs, out); },
+                ::testing::ThrowsMessage<InvalidArgument>(HasSubstr(message)));
+  };
+  // Offsets must count one more than the states.
+  KdaForwardInputs shortOffsets = p.inputs;
+  shortOffsets.cuSeqlens->shape = {2};
+  rejects(shortOffsets, outputs, "must be 1 × the dim S = 2 + 1");
+  // Offsets are int32.
+  KdaForwardInputs floatOffsets = p.inputs;
+  floatOffsets.cuSeqlens->dtype = DType::F32;
+  rejects(floatOffsets, outputs, "cu_seqlens");
+  // Packed sequences are one batch entry.
+  KdaForwardInputs twoEntries = p.inputs;
+  for (TensorView *view : {&twoEntries.q, &twoEntries.k, &twoEntries.v,
+                           &twoEntries.g, &twoEntries.beta})
+    view->shape[0] = 2, view->shape[1] = 4;
+  rejects(twoEntries, outputs, "'q' dim 0 (B)");
+  // Nothing of the forward is saved for packed sequences.
+  DeviceTensor boundaries = dense({0.0}, {1});
+  rejects(p.inputs, {output.view, final.view, boundaries.view, {}},
+          "save no 'boundaries'");
+  EXPECT_TRUE(std::isnan(read(output, 1)[0]));
+}
+
+} // namespace
