@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/Emit/Primitives.h"
 #include "codegen/Emit/KernelBuilder.h"
+#include "codegen/Emit/Primitives.h"
 #include "dialects/IR/ElementTypes.h"
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/TargetPolicy.h"

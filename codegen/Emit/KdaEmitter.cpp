@@ -207,6 +207,11 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   builder.dim(DimRef::of('T'), "length");
   builder.dim(DimRef::of('H'), "heads");
   builder.scalar("scale", values.scale);
+  // Grouped value heads (GVA): q's and k's heads, each shared by
+  // heads / qk_heads value heads.
+  const mlir::Value keys = values.q ? values.q : values.k;
+  if (keys)
+    builder.dim(DimRef::of(keys, 2), "qk_heads");
   if (spec.packed) {
     builder.pointer(values.cuSeqlens, "cu_seqlens", "int", false);
     builder.dim(DimRef::of('C'), "offsets");
@@ -239,8 +244,9 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
        << "      {v_b, v_t, v_h}, {g_b, g_t, g_h}, {beta_b, beta_t, beta_h},\n"
        << "      {output_b, output_t, output_h}, batch, length, heads, "
           "scale,\n"
-       << (spec.packed ? "      cu_seqlens, offsets - 1};\n"
-                       : "      nullptr, 0};\n");
+       << (spec.packed ? "      cu_seqlens, offsets - 1, "
+                       : "      nullptr, 0, ")
+       << (keys ? "heads / qk_heads};\n" : "1};\n");
   if (backward)
     body << "  const rudnn::kda::BackwardParams" << params << " p = {\n"
          << "      f, d_output, d_final_state, dq, dk, dv, dg, dbeta,\n"

@@ -6,8 +6,8 @@
 // parameters (bound through a KernelBuilder) are, in order:
 //   q, k, v, g, beta, initial_state, output, final_state, boundaries,
 //   workspace; the (batch, time, head) strides of q, k, v, g, beta, output;
-//   batch, length, heads; scale; for packed sequences cu_seqlens and the
-//   offsets' count;
+//   batch, length, heads; scale; q's heads; for packed sequences cu_seqlens
+//   and the offsets' count;
 // and for the backward's stages then
 //   d_output, d_final_state, dq, dk, dv, dg, dbeta, d_initial_state,
 //   scratch; the (batch, time, head) strides of d_output, dq, dk, dv, dg,

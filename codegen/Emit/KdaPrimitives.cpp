@@ -238,7 +238,8 @@ struct OutputModel : KdaPrimitive<ChunkOutputOp, OutputModel> {
                                      unsigned dim) const {
     if (dim > 2)
       return std::nullopt;
-    return DimRef::of(cast<ChunkOutputOp>(op).getQ(), dim);
+    // g has the output's value heads (q may have fewer).
+    return DimRef::of(cast<ChunkOutputOp>(op).getG(), dim);
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto output = cast<ChunkOutputOp>(op);
@@ -277,7 +278,7 @@ struct RecurrentModel : KdaPrimitive<KdaRecurrentOp, RecurrentModel> {
                                      unsigned dim) const {
     if (index != 0 || dim > 2)
       return std::nullopt;
-    return DimRef::of(cast<KdaRecurrentOp>(op).getQ(), dim);
+    return DimRef::of(cast<KdaRecurrentOp>(op).getV(), dim);
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto recurrent = cast<KdaRecurrentOp>(op);
@@ -347,7 +348,8 @@ struct GradientsModel : KdaPrimitive<ChunkGradientsOp, GradientsModel> {
                                      unsigned dim) const {
     if (dim > 2)
       return std::nullopt;
-    return DimRef::of(cast<ChunkGradientsOp>(op).getQ(), dim);
+    // Every gradient has v's value heads (dq and dk per value head).
+    return DimRef::of(cast<ChunkGradientsOp>(op).getV(), dim);
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto gradients = cast<ChunkGradientsOp>(op);
@@ -376,6 +378,59 @@ struct GradientsModel : KdaPrimitive<ChunkGradientsOp, GradientsModel> {
   }
 };
 
+/// The sums of value heads' gradients over each q/k head's group: a
+/// bandwidth-bound kernel, a block a (b, t) row.
+struct HeadGroupSumModel : KdaPrimitive<HeadGroupSumOp, HeadGroupSumModel> {
+  StringRef getKernelGroup(Operation *) const { return "kda.head_group_sum"; }
+  ResultStorage getResultStorage(Operation *op, unsigned) const {
+    auto sum = cast<HeadGroupSumOp>(op);
+    return ResultStorage::own(
+        {elementBytes(sum.getSum()) * lastDim(sum.getSum()),
+         {DimRef::of('B'), DimRef::of('T'), DimRef::of(sum.getLike(), 2)}},
+        "head_sums");
+  }
+  std::optional<DimRef> getResultDim(Operation *op, unsigned,
+                                     unsigned dim) const {
+    if (dim > 2)
+      return std::nullopt;
+    return DimRef::of(cast<HeadGroupSumOp>(op).getLike(), dim);
+  }
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto sum = cast<HeadGroupSumOp>(op);
+    const DType type = dtype(sum.getX());
+    const int64_t width = lastDim(sum.getX());
+    const std::string element = ::rudnn::codegen::cudaType(type);
+    builder.setEntry("kda_head_group_sum_" +
+                     std::string(::rudnn::dtypeName(type)) + "_d" +
+                     std::to_string(width));
+    builder.preamble() << "// Sums of value heads' q/k gradients over each "
+                          "group.\n#include \"rudnn/device.cuh\"\n";
+    builder.pointer(sum.getX(), "x", element, false);
+    builder.pointer(sum.getSum(), "sum", element, true);
+    builder.strides(sum.getX(), {"x_b", "x_t", "x_h"});
+    builder.strides(sum.getSum(), {"sum_b", "sum_t", "sum_h"});
+    builder.dim(DimRef::of(sum.getX(), 2), "heads");
+    builder.dim(DimRef::of(sum.getLike(), 2), "groups");
+    builder.body() << "  rudnn::kda::head_group_sum<" << width
+                   << ">(x, {x_b, x_t, x_h}, sum, {sum_b, sum_t, sum_h}, "
+                      "heads, groups);\n";
+    ::rudnn::codegen::KernelLaunch &launch = builder.launch();
+    launch.threads = 128;
+    launch.grid[0] = SizeRef{1, {DimRef::of(sum.getX(), 1)}};
+    launch.grid[1] = SizeRef{1, {DimRef::of(sum.getX(), 0)}};
+    // Per (b, t) row and value head: its row read; the sums written.
+    const SizeRef rows{1,
+                       {DimRef::of(sum.getX(), 0), DimRef::of(sum.getX(), 1),
+                        DimRef::of(sum.getX(), 2)}};
+    launch.memoryBytes = {2 * elementBytes(sum.getX()) * width, rows.dims};
+    launch.flops = {width, rows.dims};
+    if (!builder.conflict().empty())
+      return op->emitOpError()
+             << "cannot emit its kernel: " << builder.conflict();
+    return success();
+  }
+};
+
 } // namespace
 
 void ::rudnn::codegen::registerKdaPrimitives(DialectRegistry &registry) {
@@ -389,5 +444,6 @@ void ::rudnn::codegen::registerKdaPrimitives(DialectRegistry &registry) {
     KdaRecurrentOp::attachInterface<RecurrentModel>(*context);
     ChunkStateGradientOp::attachInterface<StateGradientModel>(*context);
     ChunkGradientsOp::attachInterface<GradientsModel>(*context);
+    HeadGroupSumOp::attachInterface<HeadGroupSumModel>(*context);
   });
 }

@@ -33,6 +33,7 @@
 #include "rudnn/kda/backward.cuh"
 #include "rudnn/kda/forward.cuh"
 #include "rudnn/kda/gradients.cuh"
+#include "rudnn/kda/heads.cuh"
 #include "rudnn/lstm/projection.cuh"
 #include "rudnn/lstm/recurrence.cuh"
 #include "rudnn/math.cuh"

@@ -33,6 +33,25 @@ TensorContract state(std::string_view name, std::string_view layout,
   return t;
 }
 
+/// `c` with grouped value heads (GVA): q and k (and dq, dk) have Q heads,
+/// each shared by H / Q value heads; v, g, beta, the output and the states
+/// have H.
+OperatorContract groupHeads(OperatorContract c) {
+  for (DimContract &dim : c.dims)
+    if (dim.letter == 'H') {
+      dim.doc = "value heads, a multiple of Q";
+      dim.multipleOf = 'Q';
+    }
+  c.dims.push_back({'Q', "key heads",
+                    "query and key heads, each shared by H / Q value "
+                    "heads"});
+  for (auto *tensors : {&c.operands, &c.results})
+    for (TensorContract &t : *tensors)
+      if (t.name == "q" || t.name == "k" || t.name == "dq" || t.name == "dk")
+        t.layout = "BTQK";
+  return c;
+}
+
 /// The packed forms' dims: the sequences lie along T of one batch entry.
 std::vector<DimContract> kdaVarlenDims() {
   std::vector<DimContract> dims = kdaDims(false);
@@ -91,7 +110,7 @@ TensorContract savedTiles(std::string_view doc) {
 
 } // namespace
 
-const OperatorContract &rudnn::kdaContract() {
+const OperatorContract &rudnn::kdaContract(bool grouped) {
   static const OperatorContract contract = [] {
     OperatorContract c;
     c.op = "rudnn.kda";
@@ -116,10 +135,11 @@ const OperatorContract &rudnn::kdaContract() {
                    "save_tiles)")};
     return c;
   }();
-  return contract;
+  static const OperatorContract groupedContract = groupHeads(contract);
+  return grouped ? groupedContract : contract;
 }
 
-const OperatorContract &rudnn::kdaBackwardContract() {
+const OperatorContract &rudnn::kdaBackwardContract(bool grouped) {
   static const OperatorContract contract = [] {
     OperatorContract c;
     c.op = "rudnn.kda_backward";
@@ -153,10 +173,11 @@ const OperatorContract &rudnn::kdaBackwardContract() {
                        "exactly when initial_state is given")};
     return c;
   }();
-  return contract;
+  static const OperatorContract groupedContract = groupHeads(contract);
+  return grouped ? groupedContract : contract;
 }
 
-const OperatorContract &rudnn::kdaVarlenContract() {
+const OperatorContract &rudnn::kdaVarlenContract(bool grouped) {
   static const OperatorContract contract = [] {
     OperatorContract c;
     c.op = "rudnn.kda_varlen";
@@ -175,10 +196,11 @@ const OperatorContract &rudnn::kdaVarlenContract() {
         finalState};
     return c;
   }();
-  return contract;
+  static const OperatorContract groupedContract = groupHeads(contract);
+  return grouped ? groupedContract : contract;
 }
 
-const OperatorContract &rudnn::kdaVarlenBackwardContract() {
+const OperatorContract &rudnn::kdaVarlenBackwardContract(bool grouped) {
   static const OperatorContract contract = [] {
     OperatorContract c;
     c.op = "rudnn.kda_varlen_backward";
@@ -197,5 +219,6 @@ const OperatorContract &rudnn::kdaVarlenBackwardContract() {
     c.results.back().layout = "SHKV";
     return c;
   }();
-  return contract;
+  static const OperatorContract groupedContract = groupHeads(contract);
+  return grouped ? groupedContract : contract;
 }

@@ -235,6 +235,8 @@ struct BackwardCall {
   ForwardCall forward;
   Value boundaries, tiles, dOutput, dFinalState;
   Value dq, dk, dv, dg, dbeta, dInitialState;
+  /// q and k shared by groups of value heads: their gradients are summed.
+  bool grouped;
 
   static BackwardCall of(KdaBackwardOp op) {
     return {{op.getLoc(),
@@ -260,7 +262,8 @@ struct BackwardCall {
             op.getDv(),
             op.getDg(),
             op.getDbeta(),
-            op.getDInitialState()};
+            op.getDInitialState(),
+            op.getGroupedHeads()};
   }
   static BackwardCall of(KdaVarlenBackwardOp op) {
     return {{op.getLoc(),
@@ -286,7 +289,8 @@ struct BackwardCall {
             op.getDv(),
             op.getDg(),
             op.getDbeta(),
-            op.getDInitialState()};
+            op.getDInitialState(),
+            op.getGroupedHeads()};
   }
 };
 
@@ -348,13 +352,30 @@ void decomposeBackward(BackwardCall call, OpBuilder &builder) {
       loc, valueTile, dims.states(builder.getF32Type()), state, f.q, f.k, gamma,
       pairwise, w, call.dOutput, call.dFinalState, f.cuSeqlens, chunkAttr,
       f.scale);
+  // With grouped heads each value head's gradients of q and k come first,
+  // then their sums over each group.
+  auto perValueHead = [&](Value key) -> Type {
+    if (!call.grouped)
+      return key.getType();
+    auto type = cast<RankedTensorType>(key.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[2] = cast<RankedTensorType>(f.v.getType()).getDimSize(2);
+    return RankedTensorType::get(shape, type.getElementType());
+  };
   auto gradients = builder.create<ChunkGradientsOp>(
-      loc, call.dq.getType(), call.dk.getType(), call.dv.getType(),
+      loc, perValueHead(call.dq), perValueHead(call.dk), call.dv.getType(),
       call.dg.getType(), call.dbeta.getType(), f.q, f.k, f.v, f.g, f.beta,
       pairwise, u, boundaries, call.dOutput, stateGradient.getDu(),
       stateGradient.getDStateEnd(), f.cuSeqlens, chunkAttr, f.scale);
-  call.dq.replaceAllUsesWith(gradients.getDq());
-  call.dk.replaceAllUsesWith(gradients.getDk());
+  auto grouped = [&](Value perHead, Value like, Type type) -> Value {
+    if (!call.grouped)
+      return perHead;
+    return builder.create<HeadGroupSumOp>(loc, type, perHead, like).getSum();
+  };
+  call.dq.replaceAllUsesWith(
+      grouped(gradients.getDq(), f.q, call.dq.getType()));
+  call.dk.replaceAllUsesWith(
+      grouped(gradients.getDk(), f.k, call.dk.getType()));
   call.dv.replaceAllUsesWith(gradients.getDv());
   call.dg.replaceAllUsesWith(gradients.getDg());
   call.dbeta.replaceAllUsesWith(gradients.getDbeta());
@@ -402,6 +423,10 @@ const ::rudnn::OperatorContract &KdaOp::getContract() {
   return ::rudnn::kdaContract();
 }
 
+const ::rudnn::OperatorContract &KdaOp::getOperatorContract() {
+  return ::rudnn::kdaContract(getGroupedHeads());
+}
+
 LogicalResult KdaOp::specialize(TargetAttr target,
                                 const SpecializeOptions &options) {
   return specializeKda(*this, target, options);
@@ -417,6 +442,10 @@ LogicalResult KdaOp::decompose(OpBuilder &builder) {
 
 const ::rudnn::OperatorContract &KdaBackwardOp::getContract() {
   return ::rudnn::kdaBackwardContract();
+}
+
+const ::rudnn::OperatorContract &KdaBackwardOp::getOperatorContract() {
+  return ::rudnn::kdaBackwardContract(getGroupedHeads());
 }
 
 LogicalResult KdaBackwardOp::specialize(TargetAttr target,
@@ -436,6 +465,10 @@ const ::rudnn::OperatorContract &KdaVarlenOp::getContract() {
   return ::rudnn::kdaVarlenContract();
 }
 
+const ::rudnn::OperatorContract &KdaVarlenOp::getOperatorContract() {
+  return ::rudnn::kdaVarlenContract(getGroupedHeads());
+}
+
 LogicalResult KdaVarlenOp::specialize(TargetAttr target,
                                       const SpecializeOptions &options) {
   return specializeKda(*this, target, options);
@@ -447,6 +480,10 @@ LogicalResult KdaVarlenOp::decompose(OpBuilder &builder) {
 
 const ::rudnn::OperatorContract &KdaVarlenBackwardOp::getContract() {
   return ::rudnn::kdaVarlenBackwardContract();
+}
+
+const ::rudnn::OperatorContract &KdaVarlenBackwardOp::getOperatorContract() {
+  return ::rudnn::kdaVarlenBackwardContract(getGroupedHeads());
 }
 
 LogicalResult

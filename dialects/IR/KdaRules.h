@@ -37,18 +37,19 @@ LogicalResult verifyKdaSavedTiles(Operation *op, const ShapeChecker &shapes,
                                   std::optional<uint64_t> chunk, Value q);
 
 /// A forward-shaped op (rudnn.kda, rudnn.kda_recurrent): the forward's
-/// contract over its ODS operands and the contract results `result` gives,
-/// then attributes and the saved tensors' chunk count.
+/// contract (with grouped heads, `grouped`) over its ODS operands and the
+/// contract results `result` gives, then attributes and the saved tensors'
+/// chunk count.
 template <typename KdaLikeOp>
 LogicalResult verifyKdaForward(KdaLikeOp op,
                                llvm::function_ref<Value(unsigned)> result,
-                               Value tiles = {}) {
+                               bool grouped, Value tiles = {}) {
   auto first = [](auto group) {
     return group.empty() ? Value() : Value(group.front());
   };
   ShapeChecker shapes(op, kKdaStaticDims);
   if (failed(verifyContract(
-          op, ::rudnn::kdaContract(),
+          op, ::rudnn::kdaContract(grouped),
           [&](unsigned i) { return first(op.getODSOperands(i)); }, result,
           shapes)) ||
       failed(verifyKdaAttributes(op, op.getChunk(), op.getScaleAttr())))
@@ -65,14 +66,14 @@ LogicalResult verifyKdaForward(KdaLikeOp op,
 /// rudnn.kda_recurrent): the packed contract over the op's operands by name,
 /// then attributes.
 template <typename KdaLikeOp>
-LogicalResult verifyKdaVarlenForward(KdaLikeOp op) {
+LogicalResult verifyKdaVarlenForward(KdaLikeOp op, bool grouped) {
   const Value operands[] = {
       op.getQ(),    op.getK(),         op.getV(),           op.getG(),
       op.getBeta(), op.getCuSeqlens(), op.getInitialState()};
   const Value results[] = {op.getOutput(), op.getFinalState()};
   ShapeChecker shapes(op, kKdaStaticDims);
   if (failed(verifyContract(
-          op, ::rudnn::kdaVarlenContract(),
+          op, ::rudnn::kdaVarlenContract(grouped),
           [&](unsigned i) { return i < 7 ? operands[i] : Value(); },
           [&](unsigned i) { return i < 2 ? results[i] : Value(); }, shapes)))
     return failure();

@@ -106,8 +106,8 @@ LogicalResult ChunkDecayOp::verify() {
 
 LogicalResult ChunkPairwiseOp::verify() {
   ChunkRules rules(*this, getChunk());
-  if (failed(rules.start()) || failed(rules.sequence("q", getQ(), "BTHK")) ||
-      failed(rules.sequence("k", getK(), "BTHK")) ||
+  if (failed(rules.start()) || failed(rules.sequence("q", getQ(), "BTQK")) ||
+      failed(rules.sequence("k", getK(), "BTQK")) ||
       failed(rules.sameType("k", getK(), "q", getQ())) ||
       failed(rules.sequence("beta", getBeta(), "BTH")) ||
       failed(rules.tile("gamma", getGamma(), "BHNCK")) ||
@@ -121,7 +121,7 @@ LogicalResult ChunkSolveOp::verify() {
   ChunkRules rules(*this, getChunk(), getCuSeqlens());
   if (failed(rules.start()) ||
       failed(rules.tile("strict", getStrict(), "BHNCC")) ||
-      failed(rules.sequence("k", getK(), "BTHK")) ||
+      failed(rules.sequence("k", getK(), "BTQK")) ||
       failed(rules.sequence("v", getV(), "BTHV")) ||
       failed(rules.sameType("v", getV(), "k", getK())) ||
       failed(rules.sequence("beta", getBeta(), "BTH")) ||
@@ -136,7 +136,7 @@ LogicalResult ChunkPropagateOp::verify() {
   ChunkRules rules(*this, getChunk(), getCuSeqlens());
   if (failed(rules.start()) || failed(rules.tile("w", getW(), "BHNCK")) ||
       failed(rules.tile("u0", getU0(), "BHNCV")) ||
-      failed(rules.sequence("k", getK(), "BTHK")) ||
+      failed(rules.sequence("k", getK(), "BTQK")) ||
       failed(rules.tile("gamma", getGamma(), "BHNCK")) ||
       (getInitialState() &&
        failed(rules.state("initial_state", getInitialState()))) ||
@@ -163,7 +163,7 @@ LogicalResult ChunkOutputOp::verify() {
   if (!(scale > 0.0) || !std::isfinite(scale))
     return emitOpError() << "'scale' must be positive and finite, got "
                          << scale;
-  if (failed(rules.start()) || failed(rules.sequence("q", getQ(), "BTHK")) ||
+  if (failed(rules.start()) || failed(rules.sequence("q", getQ(), "BTQK")) ||
       failed(rules.sequence("g", getG(), "BTHK")) ||
       failed(rules.tile("pairwise", getPairwise(), "BHNCC")) ||
       failed(rules.tile("u", getU(), "BHNCV")) ||
@@ -180,18 +180,23 @@ LogicalResult KdaRecurrentOp::verify() {
   if (getCuSeqlens()) {
     if (getBoundaries())
       return emitOpError() << "saves no 'boundaries' of packed sequences";
-    return verifyKdaVarlenForward(*this);
+    return verifyKdaVarlenForward(*this, /*grouped=*/true);
   }
-  return verifyKdaForward(*this, [&](unsigned i) {
-    auto group = i < 3 ? getODSResults(i) : ResultRange(nullptr, 0);
-    return group.empty() ? Value() : Value(group.front());
-  });
+  // q and k may have fewer heads than v (grouped_heads, checked by the
+  // operator op).
+  return verifyKdaForward(
+      *this,
+      [&](unsigned i) {
+        auto group = i < 3 ? getODSResults(i) : ResultRange(nullptr, 0);
+        return group.empty() ? Value() : Value(group.front());
+      },
+      /*grouped=*/true);
 }
 
 LogicalResult ChunkStateGradientOp::verify() {
   ChunkRules rules(*this, getChunk(), getCuSeqlens());
-  if (failed(rules.start()) || failed(rules.sequence("q", getQ(), "BTHK")) ||
-      failed(rules.sequence("k", getK(), "BTHK")) ||
+  if (failed(rules.start()) || failed(rules.sequence("q", getQ(), "BTQK")) ||
+      failed(rules.sequence("k", getK(), "BTQK")) ||
       failed(rules.tile("gamma", getGamma(), "BHNCK")) ||
       failed(rules.tile("pairwise", getPairwise(), "BHNCC")) ||
       failed(rules.tile("w", getW(), "BHNCK")) ||
@@ -207,8 +212,8 @@ LogicalResult ChunkStateGradientOp::verify() {
 
 LogicalResult ChunkGradientsOp::verify() {
   ChunkRules rules(*this, getChunk(), getCuSeqlens());
-  if (failed(rules.start()) || failed(rules.sequence("q", getQ(), "BTHK")) ||
-      failed(rules.sequence("k", getK(), "BTHK")) ||
+  if (failed(rules.start()) || failed(rules.sequence("q", getQ(), "BTQK")) ||
+      failed(rules.sequence("k", getK(), "BTQK")) ||
       failed(rules.sequence("v", getV(), "BTHV")) ||
       failed(rules.sequence("g", getG(), "BTHK")) ||
       failed(rules.sequence("beta", getBeta(), "BTH")) ||
@@ -227,6 +232,23 @@ LogicalResult ChunkGradientsOp::verify() {
       failed(rules.sameType("dbeta", getDbeta(), "beta", getBeta())))
     return failure();
   return rules.finish();
+}
+
+LogicalResult HeadGroupSumOp::verify() {
+  ShapeChecker shapes(*this, "D");
+  if (failed(shapes.check("x", getX(), "BTHD")) ||
+      failed(shapes.check("like", getLike(), "BTQD")) ||
+      failed(shapes.check("sum", getSum(), "BTQD")) ||
+      failed(checkFloatElementType(*this, "x", getX())) ||
+      failed(checkSameElementType(*this, "sum", getSum(), "x", getX())))
+    return failure();
+  std::optional<int64_t> heads = shapes.lookup('H'),
+                         groups = shapes.lookup('Q');
+  if (heads && groups && (*groups < 1 || *heads % *groups != 0))
+    return emitOpError() << "'x' has " << *heads
+                         << " heads, not a multiple of the " << *groups
+                         << " heads of 'like'";
+  return success();
 }
 
 /// The saved tiles [N, B, H, W] f32 beside the chunk tiles they hold.

@@ -284,6 +284,28 @@ def Rudnn_ChunkGradientsOp : Rudnn_ChunkOp<"chunk_gradients"> {
   }];
 }
 
+def Rudnn_HeadGroupSumOp : Rudnn_ChunkOp<"head_group_sum"> {
+  let summary = "Sums over groups of consecutive heads";
+  let description = [{
+    `sum[b, t, q, d] = Σ_{j < G} x[b, t, q·G + j, d]`, j in order, with
+    G = H / Q the heads of `x` [B, T, H, D] per head of `like`
+    [B, T, Q, D], whose shape the result takes (in `x`'s element type): the
+    gradient of a query or key head that G value heads share (grouped value
+    heads), from each value head's, in a fixed order.
+
+    ```mlir
+    %dq = rudnn.head_group_sum %dq_per_value_head like %q
+        : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>
+        -> tensor<?x?x?x64xbf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$x, AnyRankedTensor:$like);
+  let results = (outs AnyRankedTensor:$sum);
+  let assemblyFormat = [{
+    $x `like` $like attr-dict `:` type($x) `,` type($like) `->` type($sum)
+  }];
+}
+
 def Rudnn_ChunkTilesExportOp : Rudnn_ChunkOp<"chunk_tiles_export", [
     DeclareOpInterfaceMethods<ViewLikeOpInterface>]> {
   let summary = "A forward's chunk tiles as one tensor for its backward";

@@ -161,7 +161,8 @@ LogicalResult KdaOp::verify() {
                                    "'tiles' result");
   }
   return verifyKdaForward(
-      *this, [&](unsigned i) { return getContractResult(i); }, getTiles());
+      *this, [&](unsigned i) { return getContractResult(i); },
+      getGroupedHeads(), getTiles());
 }
 
 //===----------------------------------------------------------------------===//
@@ -196,7 +197,9 @@ LogicalResult KdaBackwardOp::verify() {
 // KdaVarlenOp, KdaVarlenBackwardOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult KdaVarlenOp::verify() { return verifyKdaVarlenForward(*this); }
+LogicalResult KdaVarlenOp::verify() {
+  return verifyKdaVarlenForward(*this, getGroupedHeads());
+}
 
 LogicalResult KdaVarlenBackwardOp::verify() {
   if (getInitialState() && !getDInitialState())

@@ -24,7 +24,8 @@ include "dialects/IR/RudnnPlanOps.td"
 
 def Rudnn_KdaOp : Rudnn_Op<"kda", [
     Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
-                                    ["getContractResult"]>]> {
+                                    ["getContractResult",
+                                     "getOperatorContract"]>]> {
   let summary = "Kimi Delta Attention forward (chunked gated delta rule)";
   let description = [{
     For each batch `b` and head `h`, with state `S` (K×V, fp32) starting at
@@ -56,7 +57,11 @@ def Rudnn_KdaOp : Rudnn_Op<"kda", [
 
     Attributes: `scale` (default K^-0.5), `chunk` (16, 32 or 64; chosen
     by `rudnn-specialize` when absent; `save_tiles` needs it given),
-    `save_boundaries`, `save_tiles` (only with `save_boundaries`).
+    `save_boundaries`, `save_tiles` (only with `save_boundaries`), and
+    `grouped_heads` (GVA): `q` and `k` then have Q heads `[B, T, Q, K]`,
+    each shared by H / Q value heads (H a multiple of Q), while `v`, `g`,
+    `beta`, the output and the states keep H; the backward sums the shared
+    heads' gradients over their groups in a fixed order.
 
     ```mlir
     %o, %s = rudnn.kda %q, %k, %v, %g, %beta initial_state %s0 chunk 64
@@ -76,7 +81,8 @@ def Rudnn_KdaOp : Rudnn_Op<"kda", [
     OptionalAttr<I64Attr>:$chunk,
     OptionalAttr<F32Attr>:$scale,
     UnitAttr:$save_boundaries,
-    UnitAttr:$save_tiles);
+    UnitAttr:$save_tiles,
+    UnitAttr:$grouped_heads);
   let results = (outs
     AnyRankedTensor:$output,
     AnyRankedTensor:$final_state,
@@ -85,7 +91,7 @@ def Rudnn_KdaOp : Rudnn_Op<"kda", [
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $g `,` $beta (`initial_state` $initial_state^)?
     (`chunk` $chunk^)? (`scale` $scale^)? (`save_boundaries` $save_boundaries^)?
-    (`save_tiles` $save_tiles^)?
+    (`save_tiles` $save_tiles^)? (`grouped_heads` $grouped_heads^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
@@ -111,7 +117,8 @@ def Rudnn_KdaOp : Rudnn_Op<"kda", [
 
 def Rudnn_KdaBackwardOp : Rudnn_Op<"kda_backward", [
     Pure, AttrSizedOperandSegments,
-    DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
+    DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
+                              ["getOperatorContract"]>]> {
   let summary = "Kimi Delta Attention backward: the six input gradients";
   let description = [{
     Gradients of `⟨d_output, output⟩ + ⟨d_final_state, final_state⟩` with
@@ -154,7 +161,8 @@ def Rudnn_KdaBackwardOp : Rudnn_Op<"kda_backward", [
     AnyRankedTensor:$d_output,
     Optional<AnyRankedTensor>:$d_final_state,
     OptionalAttr<I64Attr>:$chunk,
-    OptionalAttr<F32Attr>:$scale);
+    OptionalAttr<F32Attr>:$scale,
+    UnitAttr:$grouped_heads);
   let results = (outs
     AnyRankedTensor:$dq,
     AnyRankedTensor:$dk,
@@ -167,13 +175,15 @@ def Rudnn_KdaBackwardOp : Rudnn_Op<"kda_backward", [
     $q `,` $k `,` $v `,` $g `,` $beta (`initial_state` $initial_state^)?
     (`boundaries` $boundaries^)? (`tiles` $tiles^)? `d_output` $d_output
     (`d_final_state` $d_final_state^)? (`chunk` $chunk^)? (`scale` $scale^)?
-    attr-dict `:` functional-type(operands, results)
+    (`grouped_heads` $grouped_heads^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
 
 def Rudnn_KdaVarlenOp : Rudnn_Op<"kda_varlen", [
-    Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
+    Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
+                              ["getOperatorContract"]>]> {
   let summary = "Kimi Delta Attention forward over packed sequences";
   let description = [{
     `rudnn.kda` for S sequences of their own lengths packed along T, as
@@ -208,20 +218,23 @@ def Rudnn_KdaVarlenOp : Rudnn_Op<"kda_varlen", [
     AnyRankedTensor:$cu_seqlens,
     Optional<AnyRankedTensor>:$initial_state,
     OptionalAttr<I64Attr>:$chunk,
-    OptionalAttr<F32Attr>:$scale);
+    OptionalAttr<F32Attr>:$scale,
+    UnitAttr:$grouped_heads);
   let results = (outs AnyRankedTensor:$output, AnyRankedTensor:$final_state);
 
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $g `,` $beta `cu_seqlens` $cu_seqlens
     (`initial_state` $initial_state^)? (`chunk` $chunk^)? (`scale` $scale^)?
-    attr-dict `:` functional-type(operands, results)
+    (`grouped_heads` $grouped_heads^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
 
 def Rudnn_KdaVarlenBackwardOp : Rudnn_Op<"kda_varlen_backward", [
     Pure, AttrSizedOperandSegments,
-    DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
+    DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
+                              ["getOperatorContract"]>]> {
   let summary = "Kimi Delta Attention backward over packed sequences";
   let description = [{
     `rudnn.kda_backward` for `rudnn.kda_varlen`: the forward's operands
@@ -253,7 +266,8 @@ def Rudnn_KdaVarlenBackwardOp : Rudnn_Op<"kda_varlen_backward", [
     AnyRankedTensor:$d_output,
     Optional<AnyRankedTensor>:$d_final_state,
     OptionalAttr<I64Attr>:$chunk,
-    OptionalAttr<F32Attr>:$scale);
+    OptionalAttr<F32Attr>:$scale,
+    UnitAttr:$grouped_heads);
   let results = (outs
     AnyRankedTensor:$dq,
     AnyRankedTensor:$dk,
@@ -266,7 +280,8 @@ def Rudnn_KdaVarlenBackwardOp : Rudnn_Op<"kda_varlen_backward", [
     $q `,` $k `,` $v `,` $g `,` $beta `cu_seqlens` $cu_seqlens
     (`initial_state` $initial_state^)? `d_output` $d_output
     (`d_final_state` $d_final_state^)? (`chunk` $chunk^)? (`scale` $scale^)?
-    attr-dict `:` functional-type(operands, results)
+    (`grouped_heads` $grouped_heads^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -35,7 +35,8 @@ void rudnn::kdaBackward(Context &context, const KdaBackwardInputs &in,
   KdaBackwardFlags flags{
       fw.initialState.has_value(),   in.dFinalState.has_value(),
       in.boundaries.has_value(),     static_cast<float>(s.scale),
-      out.dInitialState.has_value(), in.tiles.has_value()};
+      out.dInitialState.has_value(), in.tiles.has_value(),
+      groupedHeads(fw.q, fw.v)};
   std::vector<TensorView> arguments = {fw.q, fw.k, fw.v, fw.g, fw.beta};
   if (fw.cuSeqlens)
     arguments.push_back(*fw.cuSeqlens);

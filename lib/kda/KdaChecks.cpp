@@ -52,6 +52,10 @@ checkCallAndOptions(const OperatorContract &contract,
 
 } // namespace
 
+bool rudnn::groupedHeads(const TensorView &q, const TensorView &v) {
+  return q.shape.size() == 4 && v.shape.size() == 4 && q.shape[2] != v.shape[2];
+}
+
 int64_t rudnn::resolveKdaChunk(int64_t featureK, int64_t featureV, DType input,
                                const KdaOptions &options) {
   if (const int64_t chunk = optionChunk(options))
@@ -76,13 +80,13 @@ KdaCallShape rudnn::checkKdaForwardCall(const KdaForwardInputs &in,
     if (out.boundaries || out.tiles)
       throw InvalidArgument("packed sequences ('cu_seqlens') save no "
                             "'boundaries' or 'tiles'");
-    return checkCallAndOptions(kdaVarlenContract(),
+    return checkCallAndOptions(kdaVarlenContract(groupedHeads(in.q, in.v)),
                                {&in.q, &in.k, &in.v, &in.g, &in.beta,
                                 &*in.cuSeqlens, viewOf(in.initialState)},
                                {&out.output, viewOf(out.finalState)}, options);
   }
   KdaCallShape s = checkCallAndOptions(
-      kdaContract(),
+      kdaContract(groupedHeads(in.q, in.v)),
       {&in.q, &in.k, &in.v, &in.g, &in.beta, viewOf(in.initialState)},
       {&out.output, viewOf(out.finalState), viewOf(out.boundaries),
        viewOf(out.tiles)},
@@ -110,15 +114,15 @@ KdaCallShape rudnn::checkKdaBackwardCall(const KdaBackwardInputs &in,
     if (in.boundaries || in.tiles)
       throw InvalidArgument("packed sequences ('cu_seqlens') take no saved "
                             "'boundaries' or 'tiles'");
-    return checkCallAndOptions(kdaVarlenBackwardContract(),
-                               {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta,
-                                &*fw.cuSeqlens, viewOf(fw.initialState),
-                                &in.dOutput, viewOf(in.dFinalState)},
-                               {&out.dq, &out.dk, &out.dv, &out.dg, &out.dbeta,
-                                viewOf(out.dInitialState)},
-                               options);
+    return checkCallAndOptions(
+        kdaVarlenBackwardContract(groupedHeads(fw.q, fw.v)),
+        {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta, &*fw.cuSeqlens,
+         viewOf(fw.initialState), &in.dOutput, viewOf(in.dFinalState)},
+        {&out.dq, &out.dk, &out.dv, &out.dg, &out.dbeta,
+         viewOf(out.dInitialState)},
+        options);
   }
-  return checkCallAndOptions(kdaBackwardContract(),
+  return checkCallAndOptions(kdaBackwardContract(groupedHeads(fw.q, fw.v)),
                              {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta,
                               viewOf(fw.initialState), viewOf(in.boundaries),
                               viewOf(in.tiles), &in.dOutput,
@@ -146,7 +150,7 @@ void rudnn::checkKdaSavedSizes(const KdaForwardInputs &in,
                                const KdaForwardOutputs &out, int64_t chunk) {
   if (!out.boundaries)
     return;
-  checkCall(kdaContract(),
+  checkCall(kdaContract(groupedHeads(in.q, in.v)),
             {&in.q, &in.k, &in.v, &in.g, &in.beta, viewOf(in.initialState)},
             {&out.output, viewOf(out.finalState), viewOf(out.boundaries),
              viewOf(out.tiles)},
@@ -158,7 +162,7 @@ void rudnn::checkKdaSavedSizes(const KdaBackwardInputs &in,
   if (!in.boundaries)
     return;
   const KdaForwardInputs &fw = in.forward;
-  checkCall(kdaBackwardContract(),
+  checkCall(kdaBackwardContract(groupedHeads(fw.q, fw.v)),
             {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta, viewOf(fw.initialState),
              viewOf(in.boundaries), viewOf(in.tiles), &in.dOutput,
              viewOf(in.dFinalState)},

@@ -38,6 +38,10 @@ KdaCallShape checkKdaBackwardCall(const KdaBackwardInputs &inputs,
                                   const KdaBackwardOutputs &outputs,
                                   const KdaOptions &options);
 
+/// Whether q has fewer heads than v: grouped value heads (GVA), q and k
+/// with Q heads each shared by H / Q value heads.
+bool groupedHeads(const TensorView &q, const TensorView &v);
+
 /// The chunk a call runs at: the options', or the default target's choice
 /// for K, V and the input type (what rudnn-specialize chooses).
 int64_t resolveKdaChunk(int64_t featureK, int64_t featureV, DType input,

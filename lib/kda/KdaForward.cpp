@@ -35,8 +35,8 @@ void rudnn::kdaForward(Context &context, const KdaForwardInputs &in,
                       hasAlignedRows(in.v, 16);
   spec.packed = in.cuSeqlens.has_value();
   KdaPlanFlags flags{in.initialState.has_value(), out.finalState.has_value(),
-                     out.boundaries.has_value(), static_cast<float>(s.scale),
-                     out.tiles.has_value()};
+                     out.boundaries.has_value(),  static_cast<float>(s.scale),
+                     out.tiles.has_value(),       groupedHeads(in.q, in.v)};
   std::vector<TensorView> arguments = {in.q, in.k, in.v, in.g, in.beta};
   if (in.cuSeqlens)
     arguments.push_back(*in.cuSeqlens);

@@ -23,8 +23,8 @@ std::string rudnn::kdaBackwardSignature(const KdaKernelSpec &spec,
   key << "kda_backward:" << codegen::kdaSpecName(spec)
       << ":s0=" << flags.initialState << ":dsT=" << flags.dFinalState
       << ":bounds=" << flags.savedBoundaries << ":tiles=" << flags.savedTiles
-      << ":ds0=" << flags.dInitialState << ":scale=" << std::hexfloat
-      << flags.scale;
+      << ":ds0=" << flags.dInitialState << ":gva=" << flags.groupedHeads
+      << ":scale=" << std::hexfloat << flags.scale;
   return key.str();
 }
 
@@ -34,7 +34,8 @@ std::string rudnn::kdaForwardSignature(const KdaKernelSpec &spec,
   key << "kda_forward:" << codegen::kdaSpecName(spec)
       << ":s0=" << flags.initialState << ":sT=" << flags.finalState
       << ":bounds=" << flags.saveBoundaries << ":tiles=" << flags.saveTiles
-      << ":scale=" << std::hexfloat << flags.scale;
+      << ":gva=" << flags.groupedHeads << ":scale=" << std::hexfloat
+      << flags.scale;
   return key.str();
 }
 
@@ -68,6 +69,11 @@ struct CallTypes {
   mlir::Type q, v, g, keyGradient, beta, state, boundaries, offsets;
   mlir::Type tiles; // with a chunk
 };
+
+/// The `grouped_heads` attribute, set or not.
+mlir::UnitAttr groupedHeads(mlir::Builder &b, bool grouped) {
+  return grouped ? b.getUnitAttr() : mlir::UnitAttr();
+}
 
 /// With aligned views, `rudnn.align = 16` on the arguments `indices` (the
 /// views the kernels copy): the calls check it, the kernels rely on it.
@@ -120,7 +126,7 @@ mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
         body->getArgument(2), body->getArgument(3), body->getArgument(4),
         body->getArgument(5), initial,
         spec.chunk ? b.getI64IntegerAttr(spec.chunk) : mlir::IntegerAttr(),
-        b.getF32FloatAttr(flags.scale));
+        b.getF32FloatAttr(flags.scale), groupedHeads(b, flags.groupedHeads));
     llvm::SmallVector<mlir::Value> returned = {kda.getOutput()};
     if (flags.finalState)
       returned.push_back(kda.getFinalState());
@@ -135,6 +141,7 @@ mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
   if (spec.chunk) // else rudnn-specialize chooses it for the target
     kda.setChunkAttr(b.getI64IntegerAttr(spec.chunk));
   kda.setScaleAttr(b.getF32FloatAttr(flags.scale));
+  kda.setGroupedHeadsAttr(groupedHeads(b, flags.groupedHeads));
   llvm::SmallVector<mlir::Value> returned = {kda.getOutput()};
   if (flags.finalState)
     returned.push_back(kda.getFinalState());
@@ -205,7 +212,7 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
         body->getArgument(1), body->getArgument(2), body->getArgument(3),
         body->getArgument(4), body->getArgument(5), initial,
         body->getArgument(dOutputIndex), dFinal, chunk,
-        b.getF32FloatAttr(flags.scale));
+        b.getF32FloatAttr(flags.scale), groupedHeads(b, flags.groupedHeads));
     b.create<mlir::func::ReturnOp>(
         loc, backward.getResults().take_front(returned.size()));
     return module;
@@ -215,7 +222,7 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
       body->getArgument(2), body->getArgument(3), body->getArgument(4), initial,
       saved, savedTiles, body->getArgument(dOutputIndex), dFinal,
       spec.chunk ? b.getI64IntegerAttr(spec.chunk) : mlir::IntegerAttr(),
-      b.getF32FloatAttr(flags.scale));
+      b.getF32FloatAttr(flags.scale), groupedHeads(b, flags.groupedHeads));
   // An unwanted d_initial_state is not returned: the plan passes a null
   // pointer for it.
   b.create<mlir::func::ReturnOp>(

@@ -33,6 +33,8 @@ struct KdaPlanFlags {
   float scale;
   /// Whether the forward saves its tiles too (the spec's chunk is set).
   bool saveTiles = false;
+  /// Whether q and k have fewer heads than v (GVA).
+  bool groupedHeads = false;
 };
 
 /// What shapes a backward plan besides the kernels.
@@ -43,6 +45,8 @@ struct KdaBackwardFlags {
   bool dInitialState = false;
   /// Whether the forward's tiles come with its boundaries.
   bool savedTiles = false;
+  /// Whether q and k have fewer heads than v (GVA).
+  bool groupedHeads = false;
 };
 
 /// The plan-cache key of a forward call.

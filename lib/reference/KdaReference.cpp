@@ -2,6 +2,7 @@
 
 #include "lib/reference/KdaReference.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace rudnn::reference;
@@ -284,4 +285,30 @@ KdaGradients rudnn::reference::kdaVarlenBackward(
     s.putState(alone.dInitialState, grad.dInitialState);
   });
   return grad;
+}
+
+std::vector<double>
+rudnn::reference::repeatHeads(const std::vector<double> &x, int64_t rows,
+                              int64_t keyHeads, int64_t heads, int64_t width) {
+  const int64_t group = heads / keyHeads;
+  std::vector<double> out(rows * heads * width);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t h = 0; h < heads; ++h)
+      std::copy_n(x.begin() + (r * keyHeads + h / group) * width, width,
+                  out.begin() + (r * heads + h) * width);
+  return out;
+}
+
+std::vector<double>
+rudnn::reference::sumHeadGroups(const std::vector<double> &x, int64_t rows,
+                                int64_t keyHeads, int64_t heads,
+                                int64_t width) {
+  const int64_t group = heads / keyHeads;
+  std::vector<double> out(rows * keyHeads * width, 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t d = 0; d < width; ++d)
+        out[(r * keyHeads + h / group) * width + d] +=
+            x[(r * heads + h) * width + d];
+  return out;
 }

@@ -65,6 +65,15 @@ KdaGradients kdaVarlenBackward(const KdaShape &shape, const KdaInputs &inputs,
                                const std::vector<double> &dOutput,
                                const std::vector<double> &dFinalState);
 
+/// Grouped value heads (GVA): q or k [rows, Q, width] with each head
+/// repeated for the `heads` / Q value heads sharing it, [rows, heads,
+/// width]; and back, a [rows, heads, width] gradient summed over each group.
+std::vector<double> repeatHeads(const std::vector<double> &x, int64_t rows,
+                                int64_t keyHeads, int64_t heads, int64_t width);
+std::vector<double> sumHeadGroups(const std::vector<double> &x, int64_t rows,
+                                  int64_t keyHeads, int64_t heads,
+                                  int64_t width);
+
 } // namespace rudnn::reference
 
 #endif // RUDNN_LIB_REFERENCE_KDAREFERENCE_H

@@ -29,12 +29,18 @@ double attribute(const std::map<std::string, double> &attributes,
   return it->second;
 }
 
-/// The forward's inputs and shape, shared by the forward and the backward.
+/// The forward's inputs and shape, shared by the forward and the backward;
+/// with grouped value heads (q with fewer heads than v) q and k repeated
+/// for every value head sharing them.
 std::pair<KdaShape, KdaInputs> kdaInputs(const NamedValues &operands) {
   const Values &q = operand(operands, "q"), &v = operand(operands, "v");
-  KdaShape shape{q.shape[0], q.shape[1], q.shape[2], q.shape[3], v.shape[3]};
-  KdaInputs in{q.data,
-               operand(operands, "k").data,
+  KdaShape shape{q.shape[0], q.shape[1], v.shape[2], q.shape[3], v.shape[3]};
+  const int64_t rows = shape.batch * shape.length;
+  auto perValueHead = [&](const Values &x) {
+    return repeatHeads(x.data, rows, q.shape[2], shape.heads, shape.featureK);
+  };
+  KdaInputs in{perValueHead(q),
+               perValueHead(operand(operands, "k")),
                v.data,
                operand(operands, "g").data,
                operand(operands, "beta").data,
@@ -67,8 +73,12 @@ kdaBackwardReference(const NamedValues &operands,
   KdaGradients grad = kdaBackward(s, in, attribute(attributes, "scale"),
                                   operand(operands, "d_output").data, dFinal);
   const std::vector<int64_t> keys = {s.batch, s.length, s.heads, s.featureK};
-  return {{"dq", {keys, grad.dq}},
-          {"dk", {keys, grad.dk}},
+  const std::vector<int64_t> &qShape = operand(operands, "q").shape;
+  auto perKeyHead = [&](const std::vector<double> &x) {
+    return sumHeadGroups(x, s.batch * s.length, qShape[2], s.heads, s.featureK);
+  };
+  return {{"dq", {qShape, perKeyHead(grad.dq)}},
+          {"dk", {qShape, perKeyHead(grad.dk)}},
           {"dv", {{s.batch, s.length, s.heads, s.featureV}, grad.dv}},
           {"dg", {keys, grad.dg}},
           {"dbeta", {{s.batch, s.length, s.heads}, grad.dbeta}},
@@ -103,8 +113,12 @@ kdaVarlenBackwardReference(const NamedValues &operands,
                         operand(operands, "d_output").data, dFinal);
   const auto S = static_cast<int64_t>(offsets.size()) - 1;
   const std::vector<int64_t> keys = {1, s.length, s.heads, s.featureK};
-  return {{"dq", {keys, grad.dq}},
-          {"dk", {keys, grad.dk}},
+  const std::vector<int64_t> &qShape = operand(operands, "q").shape;
+  auto perKeyHead = [&](const std::vector<double> &x) {
+    return sumHeadGroups(x, s.length, qShape[2], s.heads, s.featureK);
+  };
+  return {{"dq", {qShape, perKeyHead(grad.dq)}},
+          {"dk", {qShape, perKeyHead(grad.dk)}},
           {"dv", {{1, s.length, s.heads, s.featureV}, grad.dv}},
           {"dg", {keys, grad.dg}},
           {"dbeta", {{1, s.length, s.heads}, grad.dbeta}},

@@ -39,7 +39,7 @@ func.func @decay_count(%g: tensor<2x40x3x8xf32>) {
 // Tiles keep the batch and heads of the sequence.
 func.func @pairwise_heads(%q: tensor<2x?x3x8xf32>, %beta: tensor<2x?x3xf32>,
                           %gamma: tensor<2x4x?x16x8xf32>) {
-  // expected-error @+1 {{'gamma' dim 1 (H) is 4, expected 3 as in 'q'}}
+  // expected-error @+1 {{'gamma' dim 1 (H) is 4, expected 3 as in 'beta'}}
   %a, %b = rudnn.chunk_pairwise %q, %q, %beta, %gamma chunk 16
       : tensor<2x?x3x8xf32>, tensor<2x?x3x8xf32>, tensor<2x?x3xf32>, tensor<2x4x?x16x8xf32>
       -> tensor<2x3x?x16x16xf32>, tensor<2x3x?x16x16xf32>

@@ -18,7 +18,8 @@
 // CHECK: int batch,
 // CHECK-NEXT: int length,
 // CHECK-NEXT: int heads,
-// CHECK-NEXT: float scale) {
+// CHECK-NEXT: float scale,
+// CHECK-NEXT: int qk_heads) {
 // CHECK: const rudnn::kda::ForwardParams<__nv_bfloat16, float, float> p = {
 // CHECK: rudnn::kda::prepare<128, 64, 64>(p);
 // CHECK: ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64

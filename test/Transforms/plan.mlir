@@ -30,7 +30,7 @@
 // CHECK-NEXT: rudnn.yield %[[RO]], %[[RS]]
 // CHECK: rudnn.launch @[[REC]] grid [#rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>, #rudnn.size<constant = 2, params = [], divisor = 1>,
 // CHECK-SAME: args [@q, @q, @v, @g, @beta, 0, @output, @final_state, 0, 0, #rudnn.param<name = "q_stride0", bits = 64>
-// CHECK-SAME: #rudnn.param<name = "B", bits = 32>, #rudnn.param<name = "T", bits = 32>, #rudnn.param<name = "H", bits = 32>, 0.0883883461 : f32]
+// CHECK-SAME: #rudnn.param<name = "B", bits = 32>, #rudnn.param<name = "T", bits = 32>, #rudnn.param<name = "H", bits = 32>, 0.0883883461 : f32, #rudnn.param<name = "H", bits = 32>]
 // CHECK-SAME: {guard = "T", guard_max = 1 : i64, guard_min = 1 : i64}
 // CHECK: rudnn.kernel @[[PREP:kda_fwd_prepare_bf16_f32_f32_k128_v64_c64]] threads 128 {{.*}}{
 // CHECK: rudnn.chunk_decay

@@ -37,6 +37,15 @@ template <typename TIn, typename TGate, typename TBeta> struct ForwardParams {
   float scale;
   const int *cu_seqlens; // null: B sequences of T tokens
   int sequences;         // packed sequences (cu_seqlens has one more)
+  int group;             // value heads sharing each q/k head (GVA), ≥ 1
+
+  /// q's and k's rows of value head h.
+  __device__ __forceinline__ long long q_offset(int b, int t, int h) const {
+    return q_strides.offset(b, t, h / group);
+  }
+  __device__ __forceinline__ long long k_offset(int b, int t, int h) const {
+    return k_strides.offset(b, t, h / group);
+  }
 };
 
 /// Chunk slots of the tiles and boundaries: ceil(T / C), and for packed

@@ -188,8 +188,8 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
         *dBm = shared->dBm, *rowSums = shared->rowPartials[warp];
 
   // 1. The chunk's operands, Γ and β.
-  tile::load_tile_async<Views>(k, f.k + f.k_strides.offset(b, t0, h),
-                               f.k_strides.time, L, K);
+  tile::load_tile_async<Views>(k, f.k + f.k_offset(b, t0, h), f.k_strides.time,
+                               L, K);
   tile::load_tile_async<Views>(dO,
                                p.d_output + p.d_output_strides.offset(b, t0, h),
                                p.d_output_strides.time, L, V);
@@ -280,7 +280,7 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
                                  grads + Grads::kDSEnd + (long long)d0 * V, V,
                                  K - d0, V);
     tile::load_tile_async<Views>(shared->queries(stage),
-                                 f.q + f.q_strides.offset(b, t0, h) + d0,
+                                 f.q + f.q_offset(b, t0, h) + d0,
                                  f.q_strides.time, L, K - d0);
   };
   auto aB = [&](int i, int j) { return pairwise[i * C + j]; };

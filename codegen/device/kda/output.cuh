@@ -56,9 +56,9 @@ template <int K, tile::Alignment Views, typename Queries, typename TIn,
 __device__ void load_decayed_queries(const Queries &queries,
                                      const ForwardParams<TIn, TGate, TBeta> &p,
                                      const Chunk &chunk) {
-  tile::load_tile_async<Views>(
-      queries, p.q + p.q_strides.offset(chunk.b, chunk.t0, chunk.h),
-      p.q_strides.time, chunk.L, K);
+  tile::load_tile_async<Views>(queries,
+                               p.q + p.q_offset(chunk.b, chunk.t0, chunk.h),
+                               p.q_strides.time, chunk.L, K);
   arch::cp_async_commit();
   arch::cp_async_wait<0>();
   __syncthreads();

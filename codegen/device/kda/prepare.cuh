@@ -139,9 +139,9 @@ __device__ void prepare_chunk(const ForwardParams<TIn, TGate, TBeta> &p,
   TIn *operands = Tiles::operands(tiles);
 
   // The chunk's rows: consecutive tokens are the views' time stride apart.
-  tile::load_tile_async<Views>(qRows, p.q + p.q_strides.offset(b, t0, h),
+  tile::load_tile_async<Views>(qRows, p.q + p.q_offset(b, t0, h),
                                p.q_strides.time, L, K);
-  tile::load_tile_async<Views>(kRows, p.k + p.k_strides.offset(b, t0, h),
+  tile::load_tile_async<Views>(kRows, p.k + p.k_offset(b, t0, h),
                                p.k_strides.time, L, K);
   arch::cp_async_commit();
   for (int i = threadIdx.x; i < L; i += blockDim.x)

@@ -30,8 +30,8 @@ __device__ void recurrent(const ForwardParams<TIn, TGate, TBeta> &p) {
       for (int d = 0; d < K; ++d)
         p.boundaries[((long long)(t / C) * walk.columns + walk.column) * K * V +
                      d * V + column] = from_float<TIn>(state[d][j]);
-    const long long qk = p.q_strides.offset(b, t, h);
-    const long long kk = p.k_strides.offset(b, t, h);
+    const long long qk = p.q_offset(b, t, h);
+    const long long kk = p.k_offset(b, t, h);
     const long long gk = p.g_strides.offset(b, t, h);
     float predicted = 0.f;
     for (int d = 0; d < K; ++d) {
