@@ -24,6 +24,8 @@ const char *rudnn::codegen::stageName(KdaStage stage) {
     return "state_gradient";
   case KdaStage::Gradients:
     return "gradients";
+  case KdaStage::PoolStep:
+    return "pool_step";
   }
   return "?";
 }
@@ -81,6 +83,7 @@ rudnn::codegen::kdaStageCost(const KdaKernelSpec &spec, KdaStage stage) {
     return {rowsK + C * K * gate + square + 2 * rowsV + boundary,
             2 * C * K * V + C * C * V, false};
   case KdaStage::Recurrent: // per token: q, k, v, g, β in, o out
+  case KdaStage::PoolStep:  // (and a state read and written per step)
     return {2 * K * in + 2 * V * in + K * gate + beta, 7 * K * V, true};
   case KdaStage::Restore: // U = U0 − W·S from a saved boundary
     return {rowsK + 2 * rowsV + boundary, 2 * C * K * V, false};
@@ -102,7 +105,9 @@ std::string rudnn::codegen::kdaSpecName(const KdaKernelSpec &spec) {
   name << dtypeName(spec.input) << "_" << dtypeName(spec.gate) << "_"
        << dtypeName(spec.beta) << "_k" << spec.featureK << "_v" << spec.featureV
        << "_c" << spec.chunk << (spec.alignedViews ? "_a16" : "")
-       << (spec.packed ? "_packed" : "");
+       << (spec.packed ? "_packed" : "")
+       << (spec.state != DType::F32 ? "_s" + std::string(dtypeName(spec.state))
+                                    : "");
   return name.str();
 }
 
@@ -216,6 +221,13 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
     builder.pointer(values.cuSeqlens, "cu_seqlens", "int", false);
     builder.dim(DimRef::of('C'), "offsets");
   }
+  const bool pool = llvm::is_contained(stages, KdaStage::PoolStep);
+  if (pool) {
+    builder.pointer(values.statePool, "state_pool", cudaType(spec.state), true);
+    builder.pointer(values.slots, "slots", "int", false);
+    builder.dim(DimRef::of(values.statePool, 0), "slot_count");
+    builder.pointer(values.status, "status", "int", true);
+  }
   if (backward) {
     builder.pointer(values.dOutput, "d_output", in, false);
     builder.pointer(values.dFinalState, "d_final_state", "float", false);
@@ -255,13 +267,17 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
          << "      {dq_b, dq_t, dq_h}, {dk_b, dk_t, dk_h}, {dv_b, dv_t, "
             "dv_h},\n"
          << "      {dg_b, dg_t, dg_h}, {dbeta_b, dbeta_t, dbeta_h}};\n";
+  if (pool)
+    body << "  const rudnn::kda::PoolParams<" << in << ", " << gate << ", "
+         << beta << ", " << cudaType(spec.state)
+         << "> s = {p, state_pool, slots, slot_count, status};\n";
   // Stages of one kernel run one after the other in each block, on the
   // chunk they share.
   for (size_t i = 0; i < stages.size(); ++i) {
     const KdaStage stage = stages[i];
-    const bool walk = stage == KdaStage::Propagate ||
-                      stage == KdaStage::Recurrent ||
-                      stage == KdaStage::StateGradient;
+    const bool walk =
+        stage == KdaStage::Propagate || stage == KdaStage::Recurrent ||
+        stage == KdaStage::StateGradient || stage == KdaStage::PoolStep;
     body << (i ? "  __syncthreads();\n" : "")
          << "  rudnn::kda::" << stageName(stage) << "<" << layout.str();
     if (walk)
@@ -272,7 +288,11 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
       body << (spec.backwardTiles ? ", true" : ", false");
     if (aligned)
       body << ", rudnn::tile::Alignment::Aligned";
-    body << ">(" << (backward && !isBackwardStage(stage) ? "f" : "p") << ");\n";
+    body << ">("
+         << (stage == KdaStage::PoolStep           ? "s"
+             : backward && !isBackwardStage(stage) ? "f"
+                                                   : "p")
+         << ");\n";
   }
 
   // Launch geometry: chunk-parallel stages over (chunks, sequences), the
@@ -287,10 +307,11 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   const SizeRef columnsOfChunks{1, {DimRef::of('B'), DimRef::of('H')}};
   const int64_t blockColumns = walkColumns(spec, first);
   const SizeRef columns{(spec.featureV + blockColumns - 1) / blockColumns, {}};
-  const bool walk = first == KdaStage::Propagate ||
-                    first == KdaStage::Recurrent ||
-                    first == KdaStage::StateGradient;
-  launch.threads = first == KdaStage::Recurrent   ? kKdaColumnsPerBlock
+  const bool walk =
+      first == KdaStage::Propagate || first == KdaStage::Recurrent ||
+      first == KdaStage::StateGradient || first == KdaStage::PoolStep;
+  launch.threads = first == KdaStage::Recurrent || first == KdaStage::PoolStep
+                       ? kKdaColumnsPerBlock
                    : first == KdaStage::Gradients ? kKdaGradientsThreads
                                                   : kKdaThreads;
   launch.grid[0] = walk ? sequences : SizeRef{1, {chunks}};

@@ -49,11 +49,14 @@ struct KdaKernelSpec {
   /// Packed sequences by their offsets (`cu_seqlens`, dim letter C of the
   /// function's arguments).
   bool packed = false;
+  /// The element type of a state pool (the pool step's states).
+  DType state = DType::F32;
 };
 
 /// The kernels of a forward — the chunked plan's three stages and the
-/// token-by-token decode kernel — and of a backward, which runs `prepare`
-/// and `propagate` and then its two stages.
+/// token-by-token decode kernel, of a batch or over a state pool — and of a
+/// backward, which runs `prepare` and `propagate` and then its two
+/// stages.
 enum class KdaStage {
   Prepare,
   Propagate,
@@ -61,7 +64,8 @@ enum class KdaStage {
   Recurrent,
   Restore,
   StateGradient,
-  Gradients
+  Gradients,
+  PoolStep
 };
 
 /// Whether `stage` belongs to the backward (its entry takes the backward's
@@ -72,7 +76,7 @@ inline bool isBackwardStage(KdaStage stage) {
 }
 
 /// "prepare", "propagate", "output", "recurrent", "restore",
-/// "state_gradient", "gradients".
+/// "state_gradient", "gradients", "pool_step".
 const char *stageName(KdaStage stage);
 
 using mlir::rudnn::kKdaColumnsPerBlock;
@@ -121,6 +125,7 @@ struct KdaValues {
   mlir::Value dOutput, dFinalState, dq, dk, dv, dg, dbeta, dInitialState,
       scratch;
   mlir::Value cuSeqlens;
+  mlir::Value statePool, slots, status;
   double scale = 0;
 };
 

@@ -378,6 +378,46 @@ struct GradientsModel : KdaPrimitive<ChunkGradientsOp, GradientsModel> {
   }
 };
 
+struct PoolStepModel : KdaPrimitive<KdaPoolStepOp, PoolStepModel> {
+  StringRef getKernelGroup(Operation *) const { return "kda.pool_step"; }
+  ResultStorage getResultStorage(Operation *op, unsigned index) const {
+    auto step = cast<KdaPoolStepOp>(op);
+    if (index == 0)
+      return sequence(step.getOutput(), "output");
+    if (index == 1) // the pool, updated in place
+      return ResultStorage::sharedWith(step.getStatePool());
+    return ResultStorage::own({4, {DimRef::of('B')}}, "status");
+  }
+  std::optional<DimRef> getResultDim(Operation *op, unsigned index,
+                                     unsigned dim) const {
+    auto step = cast<KdaPoolStepOp>(op);
+    if (index == 0 && dim <= 2)
+      return DimRef::of(step.getV(), dim);
+    if (index == 2 && dim == 0)
+      return DimRef::of(step.getQ(), 0);
+    return std::nullopt;
+  }
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto step = cast<KdaPoolStepOp>(op);
+    KdaValues values;
+    values.q = step.getQ();
+    values.k = step.getK();
+    values.v = step.getV();
+    values.g = step.getG();
+    values.beta = step.getBeta();
+    values.output = step.getOutput();
+    values.statePool = step.getStatePool();
+    values.slots = step.getSlots();
+    values.status = step.getStatus();
+    values.scale = step.getScaleAttr().getValueAsDouble();
+    // The chunk only names the kernel's layouts: no chunk is formed.
+    KdaKernelSpec spec = specOf(step.getQ(), lastDim(step.getV()), 16, {},
+                                step.getG(), step.getBeta());
+    spec.state = dtype(step.getStatePool());
+    return emitStages(op, builder, spec, {KdaStage::PoolStep}, values);
+  }
+};
+
 /// The sums of value heads' gradients over each q/k head's group: a
 /// bandwidth-bound kernel, a block a (b, t) row.
 struct HeadGroupSumModel : KdaPrimitive<HeadGroupSumOp, HeadGroupSumModel> {
@@ -445,5 +485,6 @@ void ::rudnn::codegen::registerKdaPrimitives(DialectRegistry &registry) {
     ChunkStateGradientOp::attachInterface<StateGradientModel>(*context);
     ChunkGradientsOp::attachInterface<GradientsModel>(*context);
     HeadGroupSumOp::attachInterface<HeadGroupSumModel>(*context);
+    KdaPoolStepOp::attachInterface<PoolStepModel>(*context);
   });
 }

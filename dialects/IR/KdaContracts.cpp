@@ -222,3 +222,47 @@ const OperatorContract &rudnn::kdaVarlenBackwardContract(bool grouped) {
   static const OperatorContract groupedContract = groupHeads(contract);
   return grouped ? groupedContract : contract;
 }
+
+const OperatorContract &rudnn::kdaDecodeContract(bool grouped) {
+  static const OperatorContract contract = [] {
+    OperatorContract c;
+    c.op = "rudnn.kda_decode";
+    c.summary = "KDA decoding step over a pool of per-request states";
+    c.dims = kdaDims(false);
+    c.dims[1] = {'T', "dim", "new tokens of each entry"};
+    c.dims.push_back({'P', "dim", "states in the pool"});
+    c.operands = kdaInputs();
+    c.operands.pop_back(); // the states live in the pool
+    TensorContract pool = contractTensor(
+        "state_pool", "PHKV", ElementRule::Float,
+        "one state a request (f32, f16 or bf16), updated in place",
+        Sample::HalfNormal);
+    pool.packing = Packing::Dense;
+    TensorContract slots =
+        contractTensor("slots", "B", ElementRule::I32,
+                       "each entry's state: pool[slots[b]]", Sample::Pages);
+    slots.packing = Packing::Dense;
+    slots.counts = 'P';
+    c.operands.push_back(pool);
+    c.operands.push_back(slots);
+    TensorContract updated = pool;
+    updated.name = "state_pool_out";
+    updated.doc = "the pool's memory, each entry's state advanced";
+    updated.updates = "state_pool";
+    TensorContract status = contractTensor(
+        "status", "B", ElementRule::I32,
+        "0: done; 1: refused (a slot outside the pool or shared with "
+        "another entry): state untouched, output 0");
+    status.packing = Packing::Dense;
+    status.optional = true;
+    status.reportsRefusals = true;
+    c.results = {
+        withElementsOf(contractTensor("output", "BTHV", ElementRule::Float,
+                                      "o_t = Sᵀ(scale · q_t)"),
+                       "v"),
+        updated, status};
+    return c;
+  }();
+  static const OperatorContract groupedContract = groupHeads(contract);
+  return grouped ? groupedContract : contract;
+}

@@ -30,6 +30,10 @@ const OperatorContract &kdaVarlenContract(bool grouped = false);
 /// d_final_state -> dq, dk, dv, dg, dbeta, d_initial_state.
 const OperatorContract &kdaVarlenBackwardContract(bool grouped = false);
 
+/// rudnn.kda_decode: q, k, v, g, beta [B, T, H, *], state_pool [P, H, K,
+/// V], slots [B] -> output, state_pool (updated), status.
+const OperatorContract &kdaDecodeContract(bool grouped = false);
+
 } // namespace rudnn
 
 #endif // RUDNN_DIALECTS_IR_KDACONTRACTS_H

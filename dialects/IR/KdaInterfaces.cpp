@@ -495,3 +495,40 @@ KdaVarlenBackwardOp::specialize(TargetAttr target,
 LogicalResult KdaVarlenBackwardOp::decompose(OpBuilder &builder) {
   return decomposeBackwardOp(*this, builder);
 }
+
+//===----------------------------------------------------------------------===//
+// KdaDecodeOp
+//===----------------------------------------------------------------------===//
+
+const ::rudnn::OperatorContract &KdaDecodeOp::getContract() {
+  return ::rudnn::kdaDecodeContract();
+}
+
+const ::rudnn::OperatorContract &KdaDecodeOp::getOperatorContract() {
+  return ::rudnn::kdaDecodeContract(getGroupedHeads());
+}
+
+LogicalResult KdaDecodeOp::specialize(TargetAttr, const SpecializeOptions &) {
+  if (!getScaleAttr()) {
+    const int64_t featureK =
+        cast<RankedTensorType>(getQ().getType()).getDimSize(3);
+    setScaleAttr(
+        Builder(getContext()).getF32FloatAttr(defaultKdaScale(featureK)));
+  }
+  return success();
+}
+
+// Token by token, whatever T: a decoding step is short.
+LogicalResult KdaDecodeOp::decompose(OpBuilder &builder) {
+  if (!getScaleAttr())
+    return emitOpError() << "needs its scale: run rudnn-specialize before "
+                            "rudnn-decompose";
+  Operation *before = getOperation()->getPrevNode();
+  auto step = builder.create<KdaPoolStepOp>(
+      getLoc(), getResultTypes(), getQ(), getK(), getV(), getG(), getBeta(),
+      getStatePool(), getSlots(), getScaleAttr());
+  for (auto [result, value] : llvm::zip(getResults(), step.getResults()))
+    result.replaceAllUsesWith(value);
+  markAlignedViews(*this, before, {getQ(), getK(), getV()});
+  return success();
+}

@@ -234,6 +234,18 @@ LogicalResult ChunkGradientsOp::verify() {
   return rules.finish();
 }
 
+LogicalResult KdaPoolStepOp::verify() {
+  // The operator's rules; q and k may have fewer heads than v
+  // (grouped_heads, checked by the operator op).
+  ShapeChecker shapes(*this, kKdaStaticDims);
+  if (failed(verifyContract(
+          *this, ::rudnn::kdaDecodeContract(/*grouped=*/true),
+          [&](unsigned i) { return getOperand(i); },
+          [&](unsigned i) { return getResult(i); }, shapes)))
+    return failure();
+  return verifyKdaAttributes(*this, std::nullopt, getScaleAttr());
+}
+
 LogicalResult HeadGroupSumOp::verify() {
   ShapeChecker shapes(*this, "D");
   if (failed(shapes.check("x", getX(), "BTHD")) ||

@@ -284,6 +284,32 @@ def Rudnn_ChunkGradientsOp : Rudnn_ChunkOp<"chunk_gradients"> {
   }];
 }
 
+def Rudnn_KdaPoolStepOp : Rudnn_ChunkOp<"kda_pool_step"> {
+  let summary = "KDA token by token over a state pool (decode)";
+  let description = [{
+    The kernel of `rudnn.kda_decode`: its operands, results and rules, with
+    the scale fixed. Each (entry, head, block of value columns) carries one
+    state from the pool through the entry's tokens and writes it back.
+
+    ```mlir
+    %o, %pool2, %status = rudnn.kda_pool_step %q, %k, %v, %g, %beta
+        pool(%pool, %slots) scale 1.250000e-01
+        : (...) -> (...)
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$k,
+                       AnyRankedTensor:$v, AnyRankedTensor:$g,
+                       AnyRankedTensor:$beta, AnyRankedTensor:$state_pool,
+                       AnyRankedTensor:$slots, F32Attr:$scale);
+  let results = (outs AnyRankedTensor:$output,
+                      AnyRankedTensor:$state_pool_out,
+                      AnyRankedTensor:$status);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $g `,` $beta `pool` `(` $state_pool `,` $slots `)`
+    `scale` $scale attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def Rudnn_HeadGroupSumOp : Rudnn_ChunkOp<"head_group_sum"> {
   let summary = "Sums over groups of consecutive heads";
   let description = [{

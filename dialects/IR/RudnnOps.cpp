@@ -214,6 +214,17 @@ LogicalResult KdaVarlenBackwardOp::verify() {
   return verifyKdaAttributes(*this, getChunk(), getScaleAttr());
 }
 
+//===----------------------------------------------------------------------===//
+// KdaDecodeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult KdaDecodeOp::verify() {
+  ShapeChecker shapes(*this, kKdaStaticDims);
+  if (failed(verifyOperatorContract(*this, shapes)))
+    return failure();
+  return verifyKdaAttributes(*this, std::nullopt, getScaleAttr());
+}
+
 // Generated builders and parsers take parameters some ops do not use.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"

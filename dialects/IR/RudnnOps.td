@@ -286,4 +286,55 @@ def Rudnn_KdaVarlenBackwardOp : Rudnn_Op<"kda_varlen_backward", [
   let hasVerifier = 1;
 }
 
+def Rudnn_KdaDecodeOp : Rudnn_Op<"kda_decode", [
+    Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
+                                    ["getOperatorContract"]>]> {
+  let summary = "KDA decoding step over a pool of per-request states";
+  let description = [{
+    One decoding step of `rudnn.kda` as serving engines run it, each
+    request's state kept in a pool: entry b's T new tokens (T = 1, or a few
+    for speculative decoding) start from `state_pool[slots[b]]` and leave
+    their final state there, in place. `state_pool` `[P, H, K, V]` is f32,
+    f16 or bf16 (the recurrence runs in f32; the state is rounded to the
+    pool's type once a step); `slots` `[B]` i32 on the device.
+
+    Results: `output` `[B, T, H, V]` in `v`'s type, `state_pool_out` (the
+    pool's memory, updated) and `status` `[B]` i32: 0 done, 1 refused. An
+    entry whose slot lies outside the pool or is shared with another entry
+    of the call is refused: its state untouched, its output 0. Nothing reads
+    the slots on the host. `scale` defaults to K^-0.5; `grouped_heads` as
+    for `rudnn.kda`.
+
+    ```mlir
+    %o, %pool2, %status = rudnn.kda_decode %q, %k, %v, %g, %beta
+        pool(%pool, %slots)
+        : (tensor<?x1x?x128xbf16>, tensor<?x1x?x128xbf16>,
+           tensor<?x1x?x128xbf16>, tensor<?x1x?x128xf32>, tensor<?x1x?xbf16>,
+           tensor<?x?x128x128xbf16>, tensor<?xi32>)
+        -> (tensor<?x1x?x128xbf16>, tensor<?x?x128x128xbf16>, tensor<?xi32>)
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$q,
+    AnyRankedTensor:$k,
+    AnyRankedTensor:$v,
+    AnyRankedTensor:$g,
+    AnyRankedTensor:$beta,
+    AnyRankedTensor:$state_pool,
+    AnyRankedTensor:$slots,
+    OptionalAttr<F32Attr>:$scale,
+    UnitAttr:$grouped_heads);
+  let results = (outs AnyRankedTensor:$output,
+                      AnyRankedTensor:$state_pool_out,
+                      AnyRankedTensor:$status);
+
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $g `,` $beta `pool` `(` $state_pool `,` $slots `)`
+    (`scale` $scale^)? (`grouped_heads` $grouped_heads^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // RUDNN_OPS_TD

@@ -110,6 +110,37 @@ void kdaBackward(Context &context, const KdaBackwardInputs &inputs,
                  const KdaBackwardOutputs &outputs,
                  const KdaOptions &options = {}, Stream stream = nullptr);
 
+/// One decoding step over a serving engine's state pool: q, k, g
+/// [B, T, H or Q, K], v [B, T, H, V], beta [B, T, H] as for kdaForward (T
+/// the new tokens of each entry: 1, or a few); statePool [P, H, K, V],
+/// dense, f32, f16 or bf16 (one state a request); slots [B], dense int32 in
+/// device memory: entry b's state is statePool[slots[b]].
+struct KdaDecodeInputs {
+  TensorView q, k, v, g, beta, statePool, slots;
+};
+
+/// output [B, T, H, V] in v's dtype; optional status [B] (dense int32: 0
+/// done, 1 refused).
+struct KdaDecodeOutputs {
+  TensorView output;
+  std::optional<TensorView> status = std::nullopt;
+};
+
+/// Runs each entry's tokens from statePool[slots[b]] token by token and
+/// writes its final state back there, in place (rounded to the pool's type
+/// once a step). An entry whose slot lies outside [0, P) or is shared with
+/// another entry of the call is refused: its state untouched, its output
+/// 0. With a status tensor that is all: the refusals are reported there and
+/// nothing reads the slots on the host (a captured CUDA graph replays as
+/// they change). Without one, the call first copies the slots to the host
+/// (synchronizing `stream`) and throws InvalidArgument naming the entries
+/// at fault before anything is written. One compile per signature (dtypes,
+/// K, V, the pool's type, grouped heads, whether status is given); B, T, H,
+/// P and the slots never recompile.
+void kdaDecode(Context &context, const KdaDecodeInputs &inputs,
+               const KdaDecodeOutputs &outputs, const KdaOptions &options = {},
+               Stream stream = nullptr);
+
 } // namespace rudnn
 
 #endif // RUDNN_KDA_H

@@ -312,3 +312,44 @@ rudnn::reference::sumHeadGroups(const std::vector<double> &x, int64_t rows,
             x[(r * heads + h) * width + d];
   return out;
 }
+
+KdaPoolStep rudnn::reference::kdaPoolStep(const KdaShape &shape,
+                                          const KdaInputs &inputs,
+                                          const std::vector<double> &pool,
+                                          const std::vector<double> &slots,
+                                          double scale) {
+  const int64_t B = shape.batch, T = shape.length, H = shape.heads,
+                K = shape.featureK, V = shape.featureV;
+  const int64_t state = H * K * V;
+  const auto P = static_cast<int64_t>(pool.size()) / state;
+  KdaPoolStep step{std::vector<double>(B * T * H * V, 0.0), pool,
+                   std::vector<double>(B, 0.0)};
+  for (int64_t b = 0; b < B; ++b) {
+    const auto slot = static_cast<int64_t>(slots[b]);
+    bool refused = slot < 0 || slot >= P;
+    for (int64_t other = 0; other < B; ++other)
+      refused |= other != b && slots[other] == slots[b];
+    if (refused) {
+      step.status[b] = 1;
+      continue;
+    }
+    auto rows = [&](const std::vector<double> &x, int64_t width) {
+      const int64_t entry = T * H * width;
+      return std::vector<double>(x.begin() + b * entry,
+                                 x.begin() + (b + 1) * entry);
+    };
+    KdaInputs entry{rows(inputs.q, K),
+                    rows(inputs.k, K),
+                    rows(inputs.v, V),
+                    rows(inputs.g, K),
+                    rows(inputs.beta, 1),
+                    std::vector<double>(pool.begin() + slot * state,
+                                        pool.begin() + (slot + 1) * state)};
+    KdaOutputs out = kdaForward({1, T, H, K, V}, entry, scale, 64);
+    std::copy(out.output.begin(), out.output.end(),
+              step.output.begin() + b * T * H * V);
+    std::copy(out.finalState.begin(), out.finalState.end(),
+              step.pool.begin() + slot * state);
+  }
+  return step;
+}

@@ -65,6 +65,17 @@ KdaGradients kdaVarlenBackward(const KdaShape &shape, const KdaInputs &inputs,
                                const std::vector<double> &dOutput,
                                const std::vector<double> &dFinalState);
 
+/// A decoding step over a state pool [P, H, K, V]: entry b's tokens start
+/// from pool[slots[b]] and leave their final state there. An entry whose
+/// slot is outside [0, P) or shared with another entry is refused (output
+/// 0, its state untouched, status 1). inputs.initialState is not read.
+struct KdaPoolStep {
+  std::vector<double> output, pool, status;
+};
+KdaPoolStep kdaPoolStep(const KdaShape &shape, const KdaInputs &inputs,
+                        const std::vector<double> &pool,
+                        const std::vector<double> &slots, double scale);
+
 /// Grouped value heads (GVA): q or k [rows, Q, width] with each head
 /// repeated for the `heads` / Q value heads sharing it, [rows, heads,
 /// width]; and back, a [rows, heads, width] gradient summed over each group.

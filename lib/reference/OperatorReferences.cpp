@@ -126,6 +126,18 @@ kdaVarlenBackwardReference(const NamedValues &operands,
            {{S, s.heads, s.featureK, s.featureV}, grad.dInitialState}}};
 }
 
+NamedValues kdaDecode(const NamedValues &operands,
+                      const std::map<std::string, double> &attributes) {
+  auto [s, in] = kdaInputs(operands);
+  const Values &pool = operand(operands, "state_pool");
+  KdaPoolStep step =
+      kdaPoolStep(s, in, pool.data, operand(operands, "slots").data,
+                  attribute(attributes, "scale"));
+  return {{"output", {{s.batch, s.length, s.heads, s.featureV}, step.output}},
+          {"state_pool_out", {pool.shape, step.pool}},
+          {"status", {{s.batch}, step.status}}};
+}
+
 /// An attribute that may be absent (a flag not set, an open bound).
 double attributeOr(const std::map<std::string, double> &attributes,
                    const std::string &name, double fallback) {
@@ -410,6 +422,8 @@ OperatorReference rudnn::reference::referenceFor(std::string_view op) {
     return kda;
   if (op == "rudnn.kda_backward")
     return kdaBackwardReference;
+  if (op == "rudnn.kda_decode")
+    return kdaDecode;
   if (op == "rudnn.kda_varlen")
     return kdaVarlen;
   if (op == "rudnn.kda_varlen_backward")

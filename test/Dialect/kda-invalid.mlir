@@ -463,3 +463,30 @@ func.func @varlen_one_batch_entry(%q: tensor<2x10x2x16xf32>,
       -> (tensor<2x10x2x16xf32>, tensor<3x2x16x16xf32>)
   return
 }
+
+// -----
+
+// A decoding step's pool holds states of the call's heads.
+func.func @decode_pool_heads(%q: tensor<2x1x3x16xf32>, %beta: tensor<2x1x3xf32>,
+    %pool: tensor<4x2x16x16xf32>, %slots: tensor<2xi32>) {
+  // expected-error @+1 {{'state_pool' dim 1 (H) is 2, expected 3 as in 'q'}}
+  %o, %p, %s = rudnn.kda_decode %q, %q, %q, %q, %beta pool(%pool, %slots)
+      : (tensor<2x1x3x16xf32>, tensor<2x1x3x16xf32>, tensor<2x1x3x16xf32>,
+         tensor<2x1x3x16xf32>, tensor<2x1x3xf32>, tensor<4x2x16x16xf32>,
+         tensor<2xi32>)
+      -> (tensor<2x1x3x16xf32>, tensor<4x2x16x16xf32>, tensor<2xi32>)
+  return
+}
+
+// -----
+
+// Grouped heads: q and k share each head among H / Q value heads.
+func.func @grouped_heads_divide(%q: tensor<2x8x2x16xf32>,
+    %v: tensor<2x8x3x16xf32>, %beta: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{dim H = 3 must be a multiple of the key heads Q = 2}}
+  %o, %s = rudnn.kda %q, %q, %v, %v, %beta grouped_heads
+      : (tensor<2x8x2x16xf32>, tensor<2x8x2x16xf32>, tensor<2x8x3x16xf32>,
+         tensor<2x8x3x16xf32>, tensor<2x8x3xf32>)
+      -> (tensor<2x8x3x16xf32>, tensor<2x3x16x16xf32>)
+  return
+}
