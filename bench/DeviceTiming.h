@@ -25,14 +25,17 @@
 
 namespace rudnn::bench {
 
-/// Device memory holding `values` as `dtype` (f32 or bf16).
+/// Device memory holding `values` as `dtype` (f32, bf16 or i32).
 inline DeviceBuffer upload(Context &context, const std::vector<double> &values,
                            DType dtype) {
   DeviceBuffer buffer(context, values.size() * dtypeSize(dtype));
   std::vector<unsigned char> bytes(values.size() * dtypeSize(dtype));
   for (size_t i = 0; i < values.size(); ++i) {
     float x = static_cast<float>(values[i]);
-    if (dtype == DType::BF16) {
+    if (dtype == DType::I32) {
+      const auto n = static_cast<int32_t>(values[i]);
+      std::memcpy(&bytes[4 * i], &n, 4);
+    } else if (dtype == DType::BF16) {
       uint16_t bits = test::toBf16(x);
       std::memcpy(&bytes[2 * i], &bits, 2);
     } else {

@@ -42,6 +42,28 @@ def parse_shapes(text):
             if item]
 
 
+def parse_kda_cases(text):
+    """rudnn-bench-kda's --shapes: "B,T,H,K", "varlen:L1+L2+...,H,K" or
+    "gva:B,T,Q,H,K" -> dicts with case, B, T, Q, H, K and, packed, lengths."""
+    cases = []
+    for item in (x for x in text.split(";") if x):
+        if item.startswith("varlen:"):
+            lengths, H, K = item[len("varlen:"):].split(",")
+            lengths = [int(x) for x in lengths.split("+")]
+            H, K = int(H), int(K)
+            cases.append({"case": item, "B": 1, "T": sum(lengths), "Q": H,
+                          "H": H, "K": K, "lengths": lengths})
+        elif item.startswith("gva:"):
+            B, T, Q, H, K = (int(x) for x in item[len("gva:"):].split(","))
+            cases.append({"case": item, "B": B, "T": T, "Q": Q, "H": H,
+                          "K": K})
+        else:
+            B, T, H, K = (int(x) for x in item.split(","))
+            cases.append({"case": item, "B": B, "T": T, "Q": H, "H": H,
+                          "K": K})
+    return cases
+
+
 def arguments(default_shapes):
     """--json FILE (required), --repeats N, --shapes TEXT."""
     parser = argparse.ArgumentParser()

@@ -16,16 +16,17 @@ def cell(value):
 
 
 def main():
-    def shape(r):
-        return r["B"], r["T"], r["H"], r["K"]
+    def shape(r):  # the case as given to --shapes
+        return r.get("case") or f"{r['B']},{r['T']},{r['H']},{r['K']}"
     ours = load_results(sys.argv[1], shape)
     theirs = load_results(sys.argv[2], shape)
     keys = list(ours) + [key for key in theirs if key not in ours]
-    print(f"  {'B,T,H,K':<18} {'fwd ms':>9} {'fla':>9} {'ratio':>6}"
+    print(f"  {'case':<40} {'fwd ms':>9} {'fla':>9} {'ratio':>6}"
           f"   {'step ms':>9} {'fla':>9} {'ratio':>6}")
     for key in keys:
         mine, fla = ours.get(key, {}), theirs.get(key, {})
-        row = f"  {','.join(map(str, key)):<18}"
+        note = " (fla: q, k repeated)" if fla.get("gva") == "repeated" else ""
+        row = f"  {key + note:<40}"
         for field in ("ms", "fwd_bwd_ms"):
             a, b = mine.get(field), fla.get(field)
             ratio = f"{b / a:5.2f}x" if a and b else f"{'-':>6}"
