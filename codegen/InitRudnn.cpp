@@ -20,6 +20,7 @@ void mlir::rudnn::registerRudnnDialects(DialectRegistry &registry) {
   ::rudnn::codegen::registerNormGradientPrimitives(registry);
   ::rudnn::codegen::registerAttentionBackwardPrimitives(registry);
   ::rudnn::codegen::registerKdaPrimitives(registry);
+  ::rudnn::codegen::registerKdaInputPrimitives(registry);
 }
 
 void mlir::rudnn::registerRudnnPipelinePasses() { registerRudnnPasses(); }

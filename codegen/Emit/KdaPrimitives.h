@@ -10,6 +10,10 @@ namespace rudnn::codegen {
 /// Attaches the primitive interface to the chunked-recurrence ops.
 void registerKdaPrimitives(mlir::DialectRegistry &registry);
 
+/// Attaches it to the ops a KDA operator applies to its inputs (L2
+/// normalisation, the gate, the sigmoid) and their gradients.
+void registerKdaInputPrimitives(mlir::DialectRegistry &registry);
+
 } // namespace rudnn::codegen
 
 #endif // RUDNN_CODEGEN_EMIT_KDAPRIMITIVES_H

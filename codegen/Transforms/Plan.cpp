@@ -396,7 +396,9 @@ FailureOr<std::string> FunctionPlanner::param(const DimRef &dim) {
              << "no argument is laid out with dim '" << dim.letter
              << "', which a kernel needs (rudnn.layout)";
   }
-  // Through the primitives that computed it, to a tensor a caller binds.
+  // Through the primitives that computed it, to a tensor a caller binds
+  // (a divided dim on the way keeps its divisor).
+  DimRef divided = dim;
   while (!memoryOf(value) || memoryOf(value)->access == "workspace") {
     // A dim_switch result: any case's value computes it.
     if (!isa_and_nonnull<PrimitiveOpInterface>(value.getDefiningOp()))
@@ -414,13 +416,17 @@ FailureOr<std::string> FunctionPlanner::param(const DimRef &dim) {
                               << " of a value held in the workspace";
     value = origin->value;
     index = origin->index;
+    if (origin->divisor != 1 && divided.divisor == 1) {
+      divided.divisor = origin->divisor;
+      divided.name = origin->name;
+    }
   }
   Memory *memory = memoryOf(value);
   std::string name;
-  if (dim.divisor != 1)
-    name = dim.name.empty() ? memory->name + "_d" + std::to_string(index) +
-                                  "_div" + std::to_string(dim.divisor)
-                            : dim.name;
+  if (divided.divisor != 1)
+    name = divided.name.empty() ? memory->name + "_d" + std::to_string(index) +
+                                      "_div" + std::to_string(divided.divisor)
+                                : divided.name;
   else if (dim.letter)
     name = std::string(1, dim.letter);
   else {
@@ -432,7 +438,7 @@ FailureOr<std::string> FunctionPlanner::param(const DimRef &dim) {
     paramIndex[name] = paramNames.size();
     paramNames.push_back(name);
     paramSources.push_back(DimSourceAttr::get(func.getContext(), memory->name,
-                                              index, dim.divisor));
+                                              index, divided.divisor));
   }
   return name;
 }

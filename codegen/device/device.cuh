@@ -34,6 +34,7 @@
 #include "rudnn/kda/forward.cuh"
 #include "rudnn/kda/gradients.cuh"
 #include "rudnn/kda/heads.cuh"
+#include "rudnn/kda/inputs.cuh"
 #include "rudnn/lstm/projection.cuh"
 #include "rudnn/lstm/recurrence.cuh"
 #include "rudnn/math.cuh"

@@ -69,17 +69,21 @@ std::vector<DimContract> kdaVarlenDims() {
 std::vector<TensorContract> kdaInputs() {
   TensorContract beta =
       contractTensor("beta", "BTH", ElementRule::Float,
-                     "update strength in (0, 1)", Sample::Probability);
+                     "update strength in (0, 1), or its logits (beta_logits)",
+                     Sample::Probability);
   beta.packing = Packing::AnyStrides;
   return {contractTensor("q", "BTHK", ElementRule::Float, "queries"),
-          withElementsOf(contractTensor("k", "BTHK", ElementRule::Float,
-                                        "keys, L2-normalised by callers",
-                                        Sample::UnitRows),
-                         "q"),
+          withElementsOf(
+              contractTensor("k", "BTHK", ElementRule::Float,
+                             "keys, L2-normalised (by callers or qk_l2norm)",
+                             Sample::UnitRows),
+              "q"),
           withElementsOf(
               contractTensor("v", "BTHV", ElementRule::Float, "values"), "q"),
-          contractTensor("g", "BTHK", ElementRule::Float,
-                         "log-decay, ≤ 0 (f32 recommended)", Sample::LogDecay),
+          contractTensor(
+              "g", "BTHK", ElementRule::Float,
+              "log-decay, ≤ 0 (f32 recommended); with a_log the raw gate",
+              Sample::LogDecay),
           beta,
           state("initial_state", "BHKV",
                 "state before token 0 (zero when absent)")};
@@ -101,6 +105,31 @@ std::vector<TensorContract> kdaVarlenInputs() {
   return inputs;
 }
 
+/// The gate's parameters, when the operator forms the gate from raw
+/// projections: a_log [H] and dt_bias [H, K], dense f32.
+std::vector<TensorContract> gateParameters() {
+  TensorContract aLog =
+      contractTensor("a_log", "H", ElementRule::F32,
+                     "the gate's log rate: g = −exp(a_log[h]) · softplus(…)");
+  TensorContract dtBias = contractTensor("dt_bias", "HK", ElementRule::F32,
+                                         "added to the raw gate before it");
+  for (TensorContract *t : {&aLog, &dtBias}) {
+    t->optional = true;
+    t->packing = Packing::Dense;
+  }
+  return {aLog, dtBias};
+}
+
+/// Their gradients, results of a backward given them.
+std::vector<TensorContract> gateParameterGradients() {
+  std::vector<TensorContract> gradients = gateParameters();
+  gradients[0].name = "d_a_log";
+  gradients[1].name = "d_dt_bias";
+  for (TensorContract &t : gradients)
+    t.doc = "exactly when the parameter is given";
+  return gradients;
+}
+
 /// What a forward saves of each chunk for its backward.
 TensorContract savedTiles(std::string_view doc) {
   TensorContract t = state("tiles", "NBHW", doc);
@@ -117,6 +146,8 @@ const OperatorContract &rudnn::kdaContract(bool grouped) {
     c.summary = "Kimi Delta Attention forward (chunked gated delta rule)";
     c.dims = kdaDims(true);
     c.operands = kdaInputs();
+    for (const TensorContract &t : gateParameters())
+      c.operands.push_back(t);
     TensorContract finalState =
         contractTensor("final_state", "BHKV", ElementRule::F32,
                        "state after the last token", Sample::HalfNormal);
@@ -158,6 +189,8 @@ const OperatorContract &rudnn::kdaBackwardContract(bool grouped) {
     c.operands.push_back(state("d_final_state", "BHKV",
                                "gradient of the final state (zero when "
                                "absent)"));
+    for (const TensorContract &t : gateParameters())
+      c.operands.push_back(t);
     TensorContract dbeta = withElementsOf(
         contractTensor("dbeta", "BTH", ElementRule::Float, {}), "beta");
     dbeta.packing = Packing::AnyStrides;
@@ -171,6 +204,8 @@ const OperatorContract &rudnn::kdaBackwardContract(bool grouped) {
                  dbeta,
                  state("d_initial_state", "BHKV",
                        "exactly when initial_state is given")};
+    for (const TensorContract &t : gateParameterGradients())
+      c.results.push_back(t);
     return c;
   }();
   static const OperatorContract groupedContract = groupHeads(contract);
@@ -184,6 +219,8 @@ const OperatorContract &rudnn::kdaVarlenContract(bool grouped) {
     c.summary = "Kimi Delta Attention forward over packed sequences";
     c.dims = kdaVarlenDims();
     c.operands = kdaVarlenInputs();
+    for (const TensorContract &t : gateParameters())
+      c.operands.push_back(t);
     TensorContract finalState = contractTensor(
         "final_state", "SHKV", ElementRule::F32,
         "each sequence's state after its last token", Sample::HalfNormal);
@@ -214,9 +251,10 @@ const OperatorContract &rudnn::kdaVarlenBackwardContract(bool grouped) {
     c.operands.push_back(state("d_final_state", "SHKV",
                                "gradient of each sequence's final state "
                                "(zero when absent)"));
-    const OperatorContract &batch = kdaBackwardContract();
-    c.results = batch.results;
-    c.results.back().layout = "SHKV";
+    for (const TensorContract &t : gateParameters())
+      c.operands.push_back(t);
+    c.results = kdaBackwardContract().results;
+    c.results[c.resultIndex("d_initial_state")].layout = "SHKV";
     return c;
   }();
   static const OperatorContract groupedContract = groupHeads(contract);

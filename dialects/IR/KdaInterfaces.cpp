@@ -107,6 +107,54 @@ struct ForwardCall {
   }
 };
 
+/// What a KDA operator applies to its inputs before the recurrence.
+struct InputTransforms {
+  bool qkL2norm = false, betaLogits = false;
+  Value aLog, dtBias;
+  FloatAttr lowerBound;
+
+  template <typename KdaLikeOp> static InputTransforms of(KdaLikeOp op) {
+    return {op.getQkL2norm(), op.getBetaLogits(), op.getALog(), op.getDtBias(),
+            op.getGateLowerBoundAttr()};
+  }
+  /// flash-linear-attention's l2norm epsilon.
+  FloatAttr eps(Builder &builder) const {
+    return builder.getF32FloatAttr(1e-6f);
+  }
+};
+
+/// `type` with element type f32.
+RankedTensorType withF32(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return RankedTensorType::get(type.getShape(),
+                               Float32Type::get(type.getContext()));
+}
+
+/// `call` with its inputs through `t`: what the recurrence runs on.
+ForwardCall transformInputs(ForwardCall call, const InputTransforms &t,
+                            OpBuilder &builder) {
+  if (t.qkL2norm) {
+    call.q = builder
+                 .create<L2NormalizeOp>(call.loc, call.q.getType(), call.q,
+                                        t.eps(builder))
+                 .getY();
+    call.k = builder
+                 .create<L2NormalizeOp>(call.loc, call.k.getType(), call.k,
+                                        t.eps(builder))
+                 .getY();
+  }
+  if (t.aLog)
+    call.g = builder
+                 .create<KdaGateOp>(call.loc, withF32(call.g), call.g, t.aLog,
+                                    t.dtBias, t.lowerBound)
+                 .getG();
+  if (t.betaLogits)
+    call.beta =
+        builder.create<SigmoidOp>(call.loc, withF32(call.beta), call.beta)
+            .getY();
+  return call;
+}
+
 /// Dims of one KDA call, each static size or ShapedType::kDynamic; for
 /// packed sequences the chunk count N is the chunk slots of them all,
 /// dynamic.
@@ -237,6 +285,11 @@ struct BackwardCall {
   Value dq, dk, dv, dg, dbeta, dInitialState;
   /// q and k shared by groups of value heads: their gradients are summed.
   bool grouped;
+  /// The raw inputs, the transforms the forward applied to them (`forward`
+  /// holds what the recurrence ran on) and the parameters' gradients.
+  ForwardCall raw = forward;
+  InputTransforms transforms = {};
+  Value dALog = {}, dDtBias = {};
 
   static BackwardCall of(KdaBackwardOp op) {
     return {{op.getLoc(),
@@ -293,6 +346,20 @@ struct BackwardCall {
             op.getGroupedHeads()};
   }
 };
+
+/// Types of the gate's partial sums [ceil(T / 64), B, H, 2, K] and of a
+/// [H, K] bias, for raw gate projections of `rawGate`'s type.
+RankedTensorType gatePartialsType(Value rawGate) {
+  auto type = cast<RankedTensorType>(rawGate.getType());
+  return RankedTensorType::get({ShapedType::kDynamic, type.getDimSize(0),
+                                type.getDimSize(2), 2, type.getDimSize(3)},
+                               Float32Type::get(type.getContext()));
+}
+RankedTensorType gateBiasType(Value rawGate) {
+  auto type = cast<RankedTensorType>(rawGate.getType());
+  return RankedTensorType::get({type.getDimSize(2), type.getDimSize(3)},
+                               Float32Type::get(type.getContext()));
+}
 
 /// The backward takes the forward's chunk quantities from its saved tiles or
 /// computes them again (and the states unless saved), walks the chunks in
@@ -362,23 +429,60 @@ void decomposeBackward(BackwardCall call, OpBuilder &builder) {
     shape[2] = cast<RankedTensorType>(f.v.getType()).getDimSize(2);
     return RankedTensorType::get(shape, type.getElementType());
   };
+  // beta's gradient in the type of the beta the recurrence ran on.
+  auto dbetaType = RankedTensorType::get(
+      cast<RankedTensorType>(call.dbeta.getType()).getShape(),
+      cast<RankedTensorType>(f.beta.getType()).getElementType());
   auto gradients = builder.create<ChunkGradientsOp>(
       loc, perValueHead(call.dq), perValueHead(call.dk), call.dv.getType(),
-      call.dg.getType(), call.dbeta.getType(), f.q, f.k, f.v, f.g, f.beta,
-      pairwise, u, boundaries, call.dOutput, stateGradient.getDu(),
+      call.dg.getType(), dbetaType, f.q, f.k, f.v, f.g, f.beta, pairwise, u,
+      boundaries, call.dOutput, stateGradient.getDu(),
       stateGradient.getDStateEnd(), f.cuSeqlens, chunkAttr, f.scale);
   auto grouped = [&](Value perHead, Value like, Type type) -> Value {
     if (!call.grouped)
       return perHead;
     return builder.create<HeadGroupSumOp>(loc, type, perHead, like).getSum();
   };
-  call.dq.replaceAllUsesWith(
-      grouped(gradients.getDq(), f.q, call.dq.getType()));
-  call.dk.replaceAllUsesWith(
-      grouped(gradients.getDk(), f.k, call.dk.getType()));
+  // Then back through the input transforms, to the raw inputs' gradients.
+  const InputTransforms &t = call.transforms;
+  const ForwardCall &raw = call.raw;
+  Value dq = grouped(gradients.getDq(), f.q, call.dq.getType());
+  Value dk = grouped(gradients.getDk(), f.k, call.dk.getType());
+  if (t.qkL2norm) {
+    dq = builder
+             .create<L2NormalizeBackwardOp>(loc, call.dq.getType(), raw.q, dq,
+                                            t.eps(builder))
+             .getDx();
+    dk = builder
+             .create<L2NormalizeBackwardOp>(loc, call.dk.getType(), raw.k, dk,
+                                            t.eps(builder))
+             .getDx();
+  }
+  Value dbeta = gradients.getDbeta();
+  if (t.betaLogits)
+    dbeta = builder
+                .create<SigmoidBackwardOp>(loc, call.dbeta.getType(), raw.beta,
+                                           dbeta)
+                .getDx();
+  Value dg = gradients.getDg();
+  if (t.aLog) {
+    auto gate = builder.create<KdaGateBackwardOp>(
+        loc, call.dg.getType(), gatePartialsType(raw.g), raw.g, t.aLog,
+        t.dtBias, dg, t.lowerBound);
+    dg = gate.getDgRaw();
+    auto sums = builder.create<KdaGateSumsOp>(loc, t.aLog.getType(),
+                                              t.dtBias ? t.dtBias.getType()
+                                                       : gateBiasType(raw.g),
+                                              gate.getPartials());
+    call.dALog.replaceAllUsesWith(sums.getDALog());
+    if (call.dDtBias)
+      call.dDtBias.replaceAllUsesWith(sums.getDDtBias());
+  }
+  call.dq.replaceAllUsesWith(dq);
+  call.dk.replaceAllUsesWith(dk);
   call.dv.replaceAllUsesWith(gradients.getDv());
-  call.dg.replaceAllUsesWith(gradients.getDg());
-  call.dbeta.replaceAllUsesWith(gradients.getDbeta());
+  call.dg.replaceAllUsesWith(dg);
+  call.dbeta.replaceAllUsesWith(dbeta);
   if (Value d = call.dInitialState) {
     Value computed = stateGradient.getDInitialState();
     if (computed.getType() != d.getType())
@@ -393,8 +497,9 @@ LogicalResult decomposeForwardOp(KdaLikeOp op, OpBuilder &builder) {
   if (failed(requireSpecialized(op)))
     return failure();
   Operation *before = op->getPrevNode();
-  SmallVector<Value> results =
-      decomposeForward(ForwardCall::of(op), op->getResultTypes(), builder);
+  SmallVector<Value> results = decomposeForward(
+      transformInputs(ForwardCall::of(op), InputTransforms::of(op), builder),
+      op->getResultTypes(), builder);
   for (auto [result, value] : llvm::zip(op->getResults(), results))
     result.replaceAllUsesWith(value);
   markAlignedViews(op, before, {op.getQ(), op.getK(), op.getV()});
@@ -407,7 +512,13 @@ LogicalResult decomposeBackwardOp(KdaLikeOp op, OpBuilder &builder) {
   if (failed(requireSpecialized(op)))
     return failure();
   Operation *before = op->getPrevNode();
-  decomposeBackward(BackwardCall::of(op), builder);
+  BackwardCall call = BackwardCall::of(op);
+  call.raw = call.forward;
+  call.transforms = InputTransforms::of(op);
+  call.forward = transformInputs(call.raw, call.transforms, builder);
+  call.dALog = op.getDALog();
+  call.dDtBias = op.getDDtBias();
+  decomposeBackward(call, builder);
   markAlignedViews(op, before,
                    {op.getQ(), op.getK(), op.getV(), op.getDOutput()});
   return success();

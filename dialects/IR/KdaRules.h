@@ -63,21 +63,61 @@ LogicalResult verifyKdaForward(KdaLikeOp op,
 }
 
 /// A forward over packed sequences (rudnn.kda_varlen, a packed
-/// rudnn.kda_recurrent): the packed contract over the op's operands by name,
-/// then attributes.
+/// rudnn.kda_recurrent): the packed contract over `operands` in its order
+/// (null where absent), then attributes.
 template <typename KdaLikeOp>
-LogicalResult verifyKdaVarlenForward(KdaLikeOp op, bool grouped) {
-  const Value operands[] = {
-      op.getQ(),    op.getK(),         op.getV(),           op.getG(),
-      op.getBeta(), op.getCuSeqlens(), op.getInitialState()};
+LogicalResult verifyKdaVarlenForward(KdaLikeOp op, bool grouped,
+                                     llvm::ArrayRef<Value> operands) {
   const Value results[] = {op.getOutput(), op.getFinalState()};
   ShapeChecker shapes(op, kKdaStaticDims);
   if (failed(verifyContract(
           op, ::rudnn::kdaVarlenContract(grouped),
-          [&](unsigned i) { return i < 7 ? operands[i] : Value(); },
+          [&](unsigned i) {
+            return i < operands.size() ? operands[i] : Value();
+          },
           [&](unsigned i) { return i < 2 ? results[i] : Value(); }, shapes)))
     return failure();
   return verifyKdaAttributes(op, op.getChunk(), op.getScaleAttr());
+}
+
+/// The input transforms' rules: dt_bias and a lower bound come with a_log,
+/// the bound negative.
+template <typename KdaLikeOp>
+LogicalResult verifyKdaInputTransforms(KdaLikeOp op) {
+  if (op.getDtBias() && !op.getALog())
+    return op.emitOpError() << "'dt_bias' comes with 'a_log': the gate is "
+                               "formed only from both";
+  if (FloatAttr bound = op.getGateLowerBoundAttr()) {
+    if (!op.getALog())
+      return op.emitOpError() << "'gate_lower_bound' needs 'a_log'";
+    if (!(bound.getValueAsDouble() < 0.0))
+      return op.emitOpError() << "'gate_lower_bound' must be negative, got "
+                              << bound.getValueAsDouble();
+  }
+  return success();
+}
+
+/// A backward's gradients returned exactly when their input is given:
+/// d_initial_state, d_a_log, d_dt_bias, in that order.
+template <typename KdaBackwardLikeOp>
+LogicalResult verifyOptionalGradients(KdaBackwardLikeOp op) {
+  const bool initial = static_cast<bool>(op.getInitialState());
+  const size_t parameters =
+      static_cast<bool>(op.getALog()) + static_cast<bool>(op.getDtBias());
+  const size_t count = op.getOptionalGradients().size();
+  if (count == initial + parameters)
+    return success();
+  if (initial && count == parameters)
+    return op.emitOpError() << "'initial_state' is given, so the op must "
+                               "produce 'd_initial_state'";
+  if (!initial && count == parameters + 1)
+    return op.emitOpError() << "'d_initial_state' is produced only when "
+                               "'initial_state' is given";
+  return op.emitOpError() << "produces " << count
+                          << " optional gradients, expected "
+                          << initial + parameters
+                          << ": d_initial_state, d_a_log and d_dt_bias exactly "
+                             "when initial_state, a_log and dt_bias are given";
 }
 
 } // namespace mlir::rudnn

@@ -180,7 +180,9 @@ LogicalResult KdaRecurrentOp::verify() {
   if (getCuSeqlens()) {
     if (getBoundaries())
       return emitOpError() << "saves no 'boundaries' of packed sequences";
-    return verifyKdaVarlenForward(*this, /*grouped=*/true);
+    return verifyKdaVarlenForward(*this, /*grouped=*/true,
+                                  {getQ(), getK(), getV(), getG(), getBeta(),
+                                   getCuSeqlens(), getInitialState()});
   }
   // q and k may have fewer heads than v (grouped_heads, checked by the
   // operator op).

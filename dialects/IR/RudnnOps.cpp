@@ -103,7 +103,8 @@ void KdaOp::build(OpBuilder &builder, OperationState &state, Value q, Value k,
                   bool saveBoundaries, int64_t saveTilesChunk) {
   auto queryType = cast<RankedTensorType>(q.getType());
   auto valueType = cast<RankedTensorType>(v.getType());
-  int64_t batch = queryType.getDimSize(0), heads = queryType.getDimSize(2);
+  // States have the value heads (q's may be fewer, grouped).
+  int64_t batch = queryType.getDimSize(0), heads = valueType.getDimSize(2);
   int64_t featureDimK = queryType.getDimSize(3);
   int64_t featureDimV = valueType.getDimSize(3);
   Type f32 = builder.getF32Type();
@@ -125,8 +126,11 @@ void KdaOp::build(OpBuilder &builder, OperationState &state, Value q, Value k,
     chunk = builder.getI64IntegerAttr(saveTilesChunk);
   }
   build(builder, state, valueType, stateType, saved, q, k, v, g, beta,
-        initialState, chunk, /*scale=*/nullptr, saveBoundaries,
-        /*save_tiles=*/saveTilesChunk != 0);
+        initialState, /*a_log=*/Value(), /*dt_bias=*/Value(), chunk,
+        /*scale=*/nullptr, saveBoundaries,
+        /*save_tiles=*/saveTilesChunk != 0, /*grouped_heads=*/false,
+        /*qk_l2norm=*/false, /*beta_logits=*/false,
+        /*gate_lower_bound=*/nullptr);
 }
 
 Value KdaOp::getContractResult(unsigned index) {
@@ -143,6 +147,8 @@ Value KdaOp::getContractResult(unsigned index) {
 }
 
 LogicalResult KdaOp::verify() {
+  if (failed(verifyKdaInputTransforms(*this)))
+    return failure();
   if (getSaveTiles() && !getSaveBoundaries())
     return emitOpError() << "'save_tiles' needs 'save_boundaries': the "
                             "backward reads both";
@@ -170,12 +176,10 @@ LogicalResult KdaOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult KdaBackwardOp::verify() {
-  if (getInitialState() && !getDInitialState())
-    return emitOpError() << "'initial_state' is given, so the op must produce "
-                            "'d_initial_state'";
-  if (!getInitialState() && getDInitialState())
-    return emitOpError() << "'d_initial_state' is produced only when "
-                            "'initial_state' is given";
+  if (failed(verifyKdaInputTransforms(*this)))
+    return failure();
+  if (failed(verifyOptionalGradients(*this)))
+    return failure();
   if (getBoundaries() && !getChunk())
     return emitOpError() << "'boundaries' needs an explicit 'chunk' (the "
                             "forward's chunk size)";
@@ -198,16 +202,19 @@ LogicalResult KdaBackwardOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult KdaVarlenOp::verify() {
-  return verifyKdaVarlenForward(*this, getGroupedHeads());
+  if (failed(verifyKdaInputTransforms(*this)))
+    return failure();
+  return verifyKdaVarlenForward(*this, getGroupedHeads(),
+                                {getQ(), getK(), getV(), getG(), getBeta(),
+                                 getCuSeqlens(), getInitialState(), getALog(),
+                                 getDtBias()});
 }
 
 LogicalResult KdaVarlenBackwardOp::verify() {
-  if (getInitialState() && !getDInitialState())
-    return emitOpError() << "'initial_state' is given, so the op must produce "
-                            "'d_initial_state'";
-  if (!getInitialState() && getDInitialState())
-    return emitOpError() << "'d_initial_state' is produced only when "
-                            "'initial_state' is given";
+  if (failed(verifyKdaInputTransforms(*this)))
+    return failure();
+  if (failed(verifyOptionalGradients(*this)))
+    return failure();
   ShapeChecker shapes(*this, kKdaStaticDims);
   if (failed(verifyOperatorContract(*this, shapes)))
     return failure();
@@ -223,6 +230,23 @@ LogicalResult KdaDecodeOp::verify() {
   if (failed(verifyOperatorContract(*this, shapes)))
     return failure();
   return verifyKdaAttributes(*this, std::nullopt, getScaleAttr());
+}
+
+/// dq, dk, dv, dg, dbeta, then the gradients returned exactly when their
+/// input is given.
+template <typename KdaBackwardLikeOp>
+static Value backwardContractResult(KdaBackwardLikeOp op, unsigned index) {
+  if (index < 5)
+    return op->getResult(index);
+  return index < 8 ? op.optionalGradient(index - 5) : Value();
+}
+
+Value KdaBackwardOp::getContractResult(unsigned index) {
+  return backwardContractResult(*this, index);
+}
+
+Value KdaVarlenBackwardOp::getContractResult(unsigned index) {
+  return backwardContractResult(*this, index);
 }
 
 // Generated builders and parsers take parameters some ops do not use.

@@ -39,6 +39,9 @@ bool isValidKdaChunk(int64_t chunk);
 /// The default KDA scale, K^-0.5.
 double defaultKdaScale(int64_t featureDimK);
 
+/// Tokens of each partial sum of rudnn.kda_gate_backward.
+int64_t kdaGatePartialTokens();
+
 /// Marks the primitives `op`'s decomposition put after `before` (nested
 /// ones included; from the block's start when null) as reading aligned
 /// views (`rudnn.aligned_views`) when every view in `views` — those their

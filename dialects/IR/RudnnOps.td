@@ -14,6 +14,7 @@ include "dialects/IR/RudnnInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "dialects/IR/RudnnAttentionOps.td"
 include "dialects/IR/RudnnChunkOps.td"
+include "dialects/IR/RudnnKdaInputOps.td"
 include "dialects/IR/RudnnKvCacheOps.td"
 include "dialects/IR/RudnnLstmOps.td"
 include "dialects/IR/RudnnNormOps.td"
@@ -23,7 +24,7 @@ include "dialects/IR/RudnnPlanOps.td"
 // the operand; ODS only requires ranked tensors (AnyRankedTensor).
 
 def Rudnn_KdaOp : Rudnn_Op<"kda", [
-    Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
+    Pure, AttrSizedOperandSegments, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
                                     ["getContractResult",
                                      "getOperatorContract"]>]> {
   let summary = "Kimi Delta Attention forward (chunked gated delta rule)";
@@ -63,6 +64,15 @@ def Rudnn_KdaOp : Rudnn_Op<"kda", [
     `beta`, the output and the states keep H; the backward sums the shared
     heads' gradients over their groups in a fixed order.
 
+    Inputs as models produce them, transformed inside (as
+    flash-linear-attention's `chunk_kda` does): `qk_l2norm` divides each
+    row of q and k by its L2 norm (`sqrt(Σ x² + 1e-6)`); `beta_logits` takes
+    `beta` as logits, `sigmoid(beta)` used; with `a_log` `[H]` f32 (and the
+    optional `dt_bias` `[H, K]` f32) `g` holds the raw gate projections and
+    the log-decay is Kimi Linear's `−exp(a_log[h]) · softplus(g + dt_bias)`,
+    or with `gate_lower_bound` (negative)
+    `gate_lower_bound · sigmoid(exp(a_log[h]) · (g + dt_bias))`.
+
     ```mlir
     %o, %s = rudnn.kda %q, %k, %v, %g, %beta initial_state %s0 chunk 64
         : (tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>,
@@ -78,11 +88,16 @@ def Rudnn_KdaOp : Rudnn_Op<"kda", [
     AnyRankedTensor:$g,
     AnyRankedTensor:$beta,
     Optional<AnyRankedTensor>:$initial_state,
+    Optional<AnyRankedTensor>:$a_log,
+    Optional<AnyRankedTensor>:$dt_bias,
     OptionalAttr<I64Attr>:$chunk,
     OptionalAttr<F32Attr>:$scale,
     UnitAttr:$save_boundaries,
     UnitAttr:$save_tiles,
-    UnitAttr:$grouped_heads);
+    UnitAttr:$grouped_heads,
+    UnitAttr:$qk_l2norm,
+    UnitAttr:$beta_logits,
+    OptionalAttr<F32Attr>:$gate_lower_bound);
   let results = (outs
     AnyRankedTensor:$output,
     AnyRankedTensor:$final_state,
@@ -90,8 +105,11 @@ def Rudnn_KdaOp : Rudnn_Op<"kda", [
 
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $g `,` $beta (`initial_state` $initial_state^)?
+    (`a_log` $a_log^)? (`dt_bias` $dt_bias^)?
     (`chunk` $chunk^)? (`scale` $scale^)? (`save_boundaries` $save_boundaries^)?
     (`save_tiles` $save_tiles^)? (`grouped_heads` $grouped_heads^)?
+    (`qk_l2norm` $qk_l2norm^)? (`beta_logits` $beta_logits^)?
+    (`gate_lower_bound` $gate_lower_bound^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
@@ -118,7 +136,7 @@ def Rudnn_KdaOp : Rudnn_Op<"kda", [
 def Rudnn_KdaBackwardOp : Rudnn_Op<"kda_backward", [
     Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
-                              ["getOperatorContract"]>]> {
+                              ["getOperatorContract", "getContractResult"]>]> {
   let summary = "Kimi Delta Attention backward: the six input gradients";
   let description = [{
     Gradients of `⟨d_output, output⟩ + ⟨d_final_state, final_state⟩` with
@@ -137,7 +155,11 @@ def Rudnn_KdaBackwardOp : Rudnn_Op<"kda_backward", [
 
     Results: `dq`, `dk` (`q`'s type), `dv` (`v`'s type), `dg` `[B, T, H, K]`
     f32, `dbeta` (`beta`'s type) and, exactly when `initial_state` is given,
-    `d_initial_state` `[B, H, K, V]` f32.
+    `d_initial_state` `[B, H, K, V]` f32; with the forward's input
+    transforms (`qk_l2norm`, `beta_logits`, `a_log`, `dt_bias`) the
+    gradients are of its raw inputs, and exactly when `a_log` (`dt_bias`) is
+    given `d_a_log` `[H]` (`d_dt_bias` `[H, K]`) f32, summed in a fixed
+    order.
 
     ```mlir
     %dq, %dk, %dv, %dg, %dbeta = rudnn.kda_backward %q, %k, %v, %g, %beta
@@ -160,29 +182,57 @@ def Rudnn_KdaBackwardOp : Rudnn_Op<"kda_backward", [
     Optional<AnyRankedTensor>:$tiles,
     AnyRankedTensor:$d_output,
     Optional<AnyRankedTensor>:$d_final_state,
+    Optional<AnyRankedTensor>:$a_log,
+    Optional<AnyRankedTensor>:$dt_bias,
     OptionalAttr<I64Attr>:$chunk,
     OptionalAttr<F32Attr>:$scale,
-    UnitAttr:$grouped_heads);
+    UnitAttr:$grouped_heads,
+    UnitAttr:$qk_l2norm,
+    UnitAttr:$beta_logits,
+    OptionalAttr<F32Attr>:$gate_lower_bound);
   let results = (outs
     AnyRankedTensor:$dq,
     AnyRankedTensor:$dk,
     AnyRankedTensor:$dv,
     AnyRankedTensor:$dg,
     AnyRankedTensor:$dbeta,
-    Optional<AnyRankedTensor>:$d_initial_state);
+    Variadic<AnyRankedTensor>:$optional_gradients);
 
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $g `,` $beta (`initial_state` $initial_state^)?
     (`boundaries` $boundaries^)? (`tiles` $tiles^)? `d_output` $d_output
-    (`d_final_state` $d_final_state^)? (`chunk` $chunk^)? (`scale` $scale^)?
-    (`grouped_heads` $grouped_heads^)? attr-dict `:`
+    (`d_final_state` $d_final_state^)? (`a_log` $a_log^)?
+    (`dt_bias` $dt_bias^)? (`chunk` $chunk^)? (`scale` $scale^)?
+    (`grouped_heads` $grouped_heads^)?
+    (`qk_l2norm` $qk_l2norm^)? (`beta_logits` $beta_logits^)?
+    (`gate_lower_bound` $gate_lower_bound^)? attr-dict `:`
     functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The gradients returned exactly when their input is given, in this
+    /// order: d_initial_state, d_a_log, d_dt_bias (null when absent).
+    ::mlir::Value getDInitialState() { return optionalGradient(0); }
+    ::mlir::Value getDALog() { return optionalGradient(1); }
+    ::mlir::Value getDDtBias() { return optionalGradient(2); }
+    ::mlir::Value optionalGradient(unsigned which) {
+      const bool present[] = {static_cast<bool>(getInitialState()),
+                              static_cast<bool>(getALog()),
+                              static_cast<bool>(getDtBias())};
+      if (!present[which])
+        return {};
+      unsigned index = 0;
+      for (unsigned i = 0; i < which; ++i)
+        index += present[i];
+      auto gradients = getOptionalGradients();
+      return index < gradients.size() ? gradients[index] : ::mlir::Value();
+    }
   }];
   let hasVerifier = 1;
 }
 
 def Rudnn_KdaVarlenOp : Rudnn_Op<"kda_varlen", [
-    Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
+    Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
                               ["getOperatorContract"]>]> {
   let summary = "Kimi Delta Attention forward over packed sequences";
   let description = [{
@@ -217,15 +267,23 @@ def Rudnn_KdaVarlenOp : Rudnn_Op<"kda_varlen", [
     AnyRankedTensor:$beta,
     AnyRankedTensor:$cu_seqlens,
     Optional<AnyRankedTensor>:$initial_state,
+    Optional<AnyRankedTensor>:$a_log,
+    Optional<AnyRankedTensor>:$dt_bias,
     OptionalAttr<I64Attr>:$chunk,
     OptionalAttr<F32Attr>:$scale,
-    UnitAttr:$grouped_heads);
+    UnitAttr:$grouped_heads,
+    UnitAttr:$qk_l2norm,
+    UnitAttr:$beta_logits,
+    OptionalAttr<F32Attr>:$gate_lower_bound);
   let results = (outs AnyRankedTensor:$output, AnyRankedTensor:$final_state);
 
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $g `,` $beta `cu_seqlens` $cu_seqlens
-    (`initial_state` $initial_state^)? (`chunk` $chunk^)? (`scale` $scale^)?
-    (`grouped_heads` $grouped_heads^)? attr-dict `:`
+    (`initial_state` $initial_state^)? (`a_log` $a_log^)?
+    (`dt_bias` $dt_bias^)? (`chunk` $chunk^)? (`scale` $scale^)?
+    (`grouped_heads` $grouped_heads^)?
+    (`qk_l2norm` $qk_l2norm^)? (`beta_logits` $beta_logits^)?
+    (`gate_lower_bound` $gate_lower_bound^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -234,7 +292,7 @@ def Rudnn_KdaVarlenOp : Rudnn_Op<"kda_varlen", [
 def Rudnn_KdaVarlenBackwardOp : Rudnn_Op<"kda_varlen_backward", [
     Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
-                              ["getOperatorContract"]>]> {
+                              ["getOperatorContract", "getContractResult"]>]> {
   let summary = "Kimi Delta Attention backward over packed sequences";
   let description = [{
     `rudnn.kda_backward` for `rudnn.kda_varlen`: the forward's operands
@@ -265,23 +323,50 @@ def Rudnn_KdaVarlenBackwardOp : Rudnn_Op<"kda_varlen_backward", [
     Optional<AnyRankedTensor>:$initial_state,
     AnyRankedTensor:$d_output,
     Optional<AnyRankedTensor>:$d_final_state,
+    Optional<AnyRankedTensor>:$a_log,
+    Optional<AnyRankedTensor>:$dt_bias,
     OptionalAttr<I64Attr>:$chunk,
     OptionalAttr<F32Attr>:$scale,
-    UnitAttr:$grouped_heads);
+    UnitAttr:$grouped_heads,
+    UnitAttr:$qk_l2norm,
+    UnitAttr:$beta_logits,
+    OptionalAttr<F32Attr>:$gate_lower_bound);
   let results = (outs
     AnyRankedTensor:$dq,
     AnyRankedTensor:$dk,
     AnyRankedTensor:$dv,
     AnyRankedTensor:$dg,
     AnyRankedTensor:$dbeta,
-    Optional<AnyRankedTensor>:$d_initial_state);
+    Variadic<AnyRankedTensor>:$optional_gradients);
 
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $g `,` $beta `cu_seqlens` $cu_seqlens
     (`initial_state` $initial_state^)? `d_output` $d_output
-    (`d_final_state` $d_final_state^)? (`chunk` $chunk^)? (`scale` $scale^)?
-    (`grouped_heads` $grouped_heads^)? attr-dict `:`
+    (`d_final_state` $d_final_state^)? (`a_log` $a_log^)?
+    (`dt_bias` $dt_bias^)? (`chunk` $chunk^)? (`scale` $scale^)?
+    (`grouped_heads` $grouped_heads^)?
+    (`qk_l2norm` $qk_l2norm^)? (`beta_logits` $beta_logits^)?
+    (`gate_lower_bound` $gate_lower_bound^)? attr-dict `:`
     functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The gradients returned exactly when their input is given, in this
+    /// order: d_initial_state, d_a_log, d_dt_bias (null when absent).
+    ::mlir::Value getDInitialState() { return optionalGradient(0); }
+    ::mlir::Value getDALog() { return optionalGradient(1); }
+    ::mlir::Value getDDtBias() { return optionalGradient(2); }
+    ::mlir::Value optionalGradient(unsigned which) {
+      const bool present[] = {static_cast<bool>(getInitialState()),
+                              static_cast<bool>(getALog()),
+                              static_cast<bool>(getDtBias())};
+      if (!present[which])
+        return {};
+      unsigned index = 0;
+      for (unsigned i = 0; i < which; ++i)
+        index += present[i];
+      auto gradients = getOptionalGradients();
+      return index < gradients.size() ? gradients[index] : ::mlir::Value();
+    }
   }];
   let hasVerifier = 1;
 }

@@ -23,10 +23,18 @@ namespace rudnn {
 /// gradients) are then [S, H, K, V], one a sequence, and chunks never
 /// straddle two sequences. Changing the offsets never recompiles; nothing
 /// reads them on the host. Packed calls save no boundaries or tiles.
+///
+/// Gate from raw projections (Kimi Linear's): with aLog, a dense fp32 [H]
+/// tensor (and optionally dtBias, dense fp32 [H, K]: flash-linear-
+/// attention's [H·K] viewed as [H, K]), g holds the raw gate projections
+/// and the log-decay is −exp(aLog[h]) · softplus(g + dtBias[h]), or with
+/// KdaOptions::gateLowerBound lowerBound · sigmoid(exp(aLog[h]) · (g +
+/// dtBias[h])).
 struct KdaForwardInputs {
   TensorView q, k, v, g, beta;
   std::optional<TensorView> initialState;
   std::optional<TensorView> cuSeqlens = std::nullopt;
+  std::optional<TensorView> aLog = std::nullopt, dtBias = std::nullopt;
 };
 
 /// output [B, T, H, V] in v's dtype; optional final state [B, H, K, V]
@@ -48,6 +56,14 @@ struct KdaOptions {
   std::optional<float> scale;
   /// 16, 32 or 64; default: chosen from K, V and the device.
   std::optional<int> chunk;
+  /// Divide each row of q and k by its L2 norm, sqrt(Σ x² + 1e-6), inside
+  /// (flash-linear-attention's use_qk_l2norm_in_kernel).
+  bool qkL2Norm = false;
+  /// beta holds logits: sigmoid(beta) is used.
+  bool betaLogits = false;
+  /// With aLog: the bounded gate, lowerBound · sigmoid(exp(aLog) · x)
+  /// (negative).
+  std::optional<float> gateLowerBound = std::nullopt;
 };
 
 /// The chunk a call with these sizes and options runs at (the options' or
@@ -95,9 +111,14 @@ struct KdaBackwardInputs {
 /// [B, H, K, V] dense fp32, only with an initial state (optional even then).
 /// The sequence gradients may take any outer strides, like the inputs. No
 /// gradient may overlap another or any input.
+///
+/// With the forward's input transforms (options and aLog, dtBias) the
+/// gradients are those of the raw inputs, and dALog [H] and dDtBias [H, K]
+/// (dense fp32) are required exactly when aLog and dtBias are given.
 struct KdaBackwardOutputs {
   TensorView dq, dk, dv, dg, dbeta;
   std::optional<TensorView> dInitialState;
+  std::optional<TensorView> dALog = std::nullopt, dDtBias = std::nullopt;
 };
 
 /// Gradients of ⟨d_output, output⟩ + ⟨d_final_state, final_state⟩ through

@@ -49,9 +49,16 @@ void rudnn::kdaBackward(Context &context, const KdaBackwardInputs &in,
   arguments.push_back(in.dOutput);
   if (in.dFinalState)
     arguments.push_back(*in.dFinalState);
+  flags.transforms = inputTransformsOf(fw, options);
+  for (const std::optional<TensorView> &parameter : {fw.aLog, fw.dtBias})
+    if (parameter)
+      arguments.push_back(*parameter);
   std::vector<TensorView> results = {out.dq, out.dk, out.dv, out.dg, out.dbeta};
   if (out.dInitialState)
     results.push_back(*out.dInitialState);
+  for (const std::optional<TensorView> &gradient : {out.dALog, out.dDtBias})
+    if (gradient)
+      results.push_back(*gradient);
   Function function = kdaBackwardFunction(context, spec, flags);
   checkKdaSavedSizes(in, out, chunkOf(function));
   function.call(arguments, results, stream);

@@ -22,6 +22,20 @@ int64_t optionChunk(const KdaOptions &options) {
   return chunk;
 }
 
+/// The input transforms' rules the contracts cannot state.
+void checkTransforms(const KdaForwardInputs &in, const KdaOptions &options) {
+  if (in.dtBias && !in.aLog)
+    throw InvalidArgument("'dt_bias' comes with 'a_log': the gate is formed "
+                          "only from both");
+  if (options.gateLowerBound) {
+    if (!in.aLog)
+      throw InvalidArgument("'gate_lower_bound' needs 'a_log'");
+    if (!(*options.gateLowerBound < 0))
+      throw InvalidArgument("'gate_lower_bound' must be negative, got " +
+                            std::to_string(*options.gateLowerBound));
+  }
+}
+
 /// The chunk and scale of `options`, or the defaults for K and V.
 void resolveOptions(KdaCallShape &s, const KdaOptions &options) {
   s.chunk = optionChunk(options);
@@ -52,6 +66,13 @@ checkCallAndOptions(const OperatorContract &contract,
 
 } // namespace
 
+KdaInputTransforms rudnn::inputTransformsOf(const KdaForwardInputs &in,
+                                            const KdaOptions &options) {
+  return {options.qkL2Norm, options.betaLogits, in.aLog.has_value(),
+          in.dtBias.has_value(),
+          options.gateLowerBound ? *options.gateLowerBound : 0.f};
+}
+
 bool rudnn::groupedHeads(const TensorView &q, const TensorView &v) {
   return q.shape.size() == 4 && v.shape.size() == 4 && q.shape[2] != v.shape[2];
 }
@@ -76,18 +97,21 @@ KdaCallShape rudnn::checkKdaForwardCall(const KdaForwardInputs &in,
   if (out.tiles && !out.boundaries)
     throw InvalidArgument("'tiles' are saved with the 'boundaries': give "
                           "both or neither");
+  checkTransforms(in, options);
   if (in.cuSeqlens) {
     if (out.boundaries || out.tiles)
       throw InvalidArgument("packed sequences ('cu_seqlens') save no "
                             "'boundaries' or 'tiles'");
     return checkCallAndOptions(kdaVarlenContract(groupedHeads(in.q, in.v)),
                                {&in.q, &in.k, &in.v, &in.g, &in.beta,
-                                &*in.cuSeqlens, viewOf(in.initialState)},
+                                &*in.cuSeqlens, viewOf(in.initialState),
+                                viewOf(in.aLog), viewOf(in.dtBias)},
                                {&out.output, viewOf(out.finalState)}, options);
   }
   KdaCallShape s = checkCallAndOptions(
       kdaContract(groupedHeads(in.q, in.v)),
-      {&in.q, &in.k, &in.v, &in.g, &in.beta, viewOf(in.initialState)},
+      {&in.q, &in.k, &in.v, &in.g, &in.beta, viewOf(in.initialState),
+       viewOf(in.aLog), viewOf(in.dtBias)},
       {&out.output, viewOf(out.finalState), viewOf(out.boundaries),
        viewOf(out.tiles)},
       options);
@@ -110,6 +134,17 @@ KdaCallShape rudnn::checkKdaBackwardCall(const KdaBackwardInputs &in,
   if (out.dInitialState && !fw.initialState)
     throw InvalidArgument(
         "'d_initial_state' is given but there is no 'initial_state'");
+  checkTransforms(fw, options);
+  if (fw.aLog.has_value() != out.dALog.has_value())
+    throw InvalidArgument(fw.aLog ? "'a_log' is given: give 'd_a_log' for its "
+                                    "gradient"
+                                  : "'d_a_log' is given but there is no "
+                                    "'a_log'");
+  if (fw.dtBias.has_value() != out.dDtBias.has_value())
+    throw InvalidArgument(fw.dtBias ? "'dt_bias' is given: give 'd_dt_bias' "
+                                      "for its gradient"
+                                    : "'d_dt_bias' is given but there is no "
+                                      "'dt_bias'");
   if (fw.cuSeqlens) {
     if (in.boundaries || in.tiles)
       throw InvalidArgument("packed sequences ('cu_seqlens') take no saved "
@@ -117,19 +152,20 @@ KdaCallShape rudnn::checkKdaBackwardCall(const KdaBackwardInputs &in,
     return checkCallAndOptions(
         kdaVarlenBackwardContract(groupedHeads(fw.q, fw.v)),
         {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta, &*fw.cuSeqlens,
-         viewOf(fw.initialState), &in.dOutput, viewOf(in.dFinalState)},
+         viewOf(fw.initialState), &in.dOutput, viewOf(in.dFinalState),
+         viewOf(fw.aLog), viewOf(fw.dtBias)},
         {&out.dq, &out.dk, &out.dv, &out.dg, &out.dbeta,
-         viewOf(out.dInitialState)},
+         viewOf(out.dInitialState), viewOf(out.dALog), viewOf(out.dDtBias)},
         options);
   }
-  return checkCallAndOptions(kdaBackwardContract(groupedHeads(fw.q, fw.v)),
-                             {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta,
-                              viewOf(fw.initialState), viewOf(in.boundaries),
-                              viewOf(in.tiles), &in.dOutput,
-                              viewOf(in.dFinalState)},
-                             {&out.dq, &out.dk, &out.dv, &out.dg, &out.dbeta,
-                              viewOf(out.dInitialState)},
-                             options);
+  return checkCallAndOptions(
+      kdaBackwardContract(groupedHeads(fw.q, fw.v)),
+      {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta, viewOf(fw.initialState),
+       viewOf(in.boundaries), viewOf(in.tiles), &in.dOutput,
+       viewOf(in.dFinalState), viewOf(fw.aLog), viewOf(fw.dtBias)},
+      {&out.dq, &out.dk, &out.dv, &out.dg, &out.dbeta,
+       viewOf(out.dInitialState), viewOf(out.dALog), viewOf(out.dDtBias)},
+      options);
 }
 
 namespace {
@@ -151,7 +187,8 @@ void rudnn::checkKdaSavedSizes(const KdaForwardInputs &in,
   if (!out.boundaries)
     return;
   checkCall(kdaContract(groupedHeads(in.q, in.v)),
-            {&in.q, &in.k, &in.v, &in.g, &in.beta, viewOf(in.initialState)},
+            {&in.q, &in.k, &in.v, &in.g, &in.beta, viewOf(in.initialState),
+             viewOf(in.aLog), viewOf(in.dtBias)},
             {&out.output, viewOf(out.finalState), viewOf(out.boundaries),
              viewOf(out.tiles)},
             savedSizes(in.q, in.v, chunk, out.tiles.has_value()));
@@ -165,8 +202,8 @@ void rudnn::checkKdaSavedSizes(const KdaBackwardInputs &in,
   checkCall(kdaBackwardContract(groupedHeads(fw.q, fw.v)),
             {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta, viewOf(fw.initialState),
              viewOf(in.boundaries), viewOf(in.tiles), &in.dOutput,
-             viewOf(in.dFinalState)},
+             viewOf(in.dFinalState), viewOf(fw.aLog), viewOf(fw.dtBias)},
             {&out.dq, &out.dk, &out.dv, &out.dg, &out.dbeta,
-             viewOf(out.dInitialState)},
+             viewOf(out.dInitialState), viewOf(out.dALog), viewOf(out.dDtBias)},
             savedSizes(fw.q, fw.v, chunk, in.tiles.has_value()));
 }

@@ -12,6 +12,7 @@
 #ifndef RUDNN_LIB_KDA_KDACHECKS_H
 #define RUDNN_LIB_KDA_KDACHECKS_H
 
+#include "lib/kda/KdaKernels.h"
 #include "rudnn/kda.h"
 
 #include <cstdint>
@@ -41,6 +42,10 @@ KdaCallShape checkKdaBackwardCall(const KdaBackwardInputs &inputs,
 /// Whether q has fewer heads than v: grouped value heads (GVA), q and k
 /// with Q heads each shared by H / Q value heads.
 bool groupedHeads(const TensorView &q, const TensorView &v);
+
+/// The input transforms a call asks for (options, aLog, dtBias).
+KdaInputTransforms inputTransformsOf(const KdaForwardInputs &inputs,
+                                     const KdaOptions &options);
 
 /// The chunk a call runs at: the options', or the default target's choice
 /// for K, V and the input type (what rudnn-specialize chooses).

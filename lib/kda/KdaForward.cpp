@@ -42,6 +42,10 @@ void rudnn::kdaForward(Context &context, const KdaForwardInputs &in,
     arguments.push_back(*in.cuSeqlens);
   if (in.initialState)
     arguments.push_back(*in.initialState);
+  flags.transforms = inputTransformsOf(in, options);
+  for (const std::optional<TensorView> &parameter : {in.aLog, in.dtBias})
+    if (parameter)
+      arguments.push_back(*parameter);
   std::vector<TensorView> results = {out.output};
   if (out.finalState)
     results.push_back(*out.finalState);

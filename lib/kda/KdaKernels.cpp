@@ -17,6 +17,17 @@
 using namespace rudnn;
 using namespace rudnn::runtime;
 
+namespace {
+/// The input transforms in a plan-cache key.
+std::string transformsKey(const KdaInputTransforms &t) {
+  std::ostringstream key;
+  key << ":l2=" << t.qkL2Norm << ":logits=" << t.betaLogits
+      << ":gate=" << t.gate << t.gateBias << ":bound=" << std::hexfloat
+      << t.lowerBound;
+  return key.str();
+}
+} // namespace
+
 std::string rudnn::kdaBackwardSignature(const KdaKernelSpec &spec,
                                         const KdaBackwardFlags &flags) {
   std::ostringstream key;
@@ -24,7 +35,8 @@ std::string rudnn::kdaBackwardSignature(const KdaKernelSpec &spec,
       << ":s0=" << flags.initialState << ":dsT=" << flags.dFinalState
       << ":bounds=" << flags.savedBoundaries << ":tiles=" << flags.savedTiles
       << ":ds0=" << flags.dInitialState << ":gva=" << flags.groupedHeads
-      << ":scale=" << std::hexfloat << flags.scale;
+      << transformsKey(flags.transforms) << ":scale=" << std::hexfloat
+      << flags.scale;
   return key.str();
 }
 
@@ -34,8 +46,8 @@ std::string rudnn::kdaForwardSignature(const KdaKernelSpec &spec,
   key << "kda_forward:" << codegen::kdaSpecName(spec)
       << ":s0=" << flags.initialState << ":sT=" << flags.finalState
       << ":bounds=" << flags.saveBoundaries << ":tiles=" << flags.saveTiles
-      << ":gva=" << flags.groupedHeads << ":scale=" << std::hexfloat
-      << flags.scale;
+      << ":gva=" << flags.groupedHeads << transformsKey(flags.transforms)
+      << ":scale=" << std::hexfloat << flags.scale;
   return key.str();
 }
 
@@ -87,9 +99,32 @@ void promiseAlignedRows(mlir::func::FuncOp func, const KdaKernelSpec &spec,
                     b.getI64IntegerAttr(16));
 }
 
-/// The operator call as rudnn IR: @kda taking q k v g beta [initial_state]
-/// with dynamic B, T, H and returning output, [final_state],
-/// [boundaries], [tiles].
+/// The input transforms' attributes and operand types.
+struct TransformAttrs {
+  mlir::UnitAttr qkL2Norm, betaLogits;
+  mlir::FloatAttr lowerBound;
+
+  TransformAttrs(mlir::Builder &b, const KdaInputTransforms &t)
+      : qkL2Norm(t.qkL2Norm ? b.getUnitAttr() : mlir::UnitAttr()),
+        betaLogits(t.betaLogits ? b.getUnitAttr() : mlir::UnitAttr()),
+        lowerBound(t.gate && t.lowerBound < 0 ? b.getF32FloatAttr(t.lowerBound)
+                                              : mlir::FloatAttr()) {}
+};
+
+/// The gate parameters' types: a_log [H], dt_bias [H, K] f32.
+void addGateParameters(llvm::SmallVector<mlir::Type> &types, mlir::Builder &b,
+                       const KdaKernelSpec &spec, const KdaInputTransforms &t) {
+  const int64_t dyn = mlir::ShapedType::kDynamic;
+  if (t.gate)
+    types.push_back(mlir::RankedTensorType::get({dyn}, b.getF32Type()));
+  if (t.gateBias)
+    types.push_back(
+        mlir::RankedTensorType::get({dyn, spec.featureK}, b.getF32Type()));
+}
+
+/// The operator call as rudnn IR: @kda taking q k v g beta [cu_seqlens]
+/// [initial_state] [a_log [dt_bias]] with dynamic B, T, H and returning
+/// output, [final_state], [boundaries], [tiles].
 mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
                                                 const KdaKernelSpec &spec,
                                                 const KdaPlanFlags &flags) {
@@ -97,66 +132,71 @@ mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
   mlir::Location loc = b.getUnknownLoc();
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
   const CallTypes t(b, spec);
-  mlir::Type q = t.q, v = t.v, state = t.state, bounds = t.boundaries;
+  mlir::Type q = t.q, v = t.v, state = t.state;
   llvm::SmallVector<mlir::Type> inputs = {q, q, v, t.g, t.beta};
   if (spec.packed)
     inputs.push_back(t.offsets);
   if (flags.initialState)
     inputs.push_back(state);
+  addGateParameters(inputs, b, spec, flags.transforms);
+  llvm::SmallVector<mlir::Type> saved;
+  if (flags.saveBoundaries)
+    saved.push_back(t.boundaries);
+  if (flags.saveTiles)
+    saved.push_back(t.tiles);
+
+  b.setInsertionPointToEnd(module->getBody());
   llvm::SmallVector<mlir::Type> results = {v};
   if (flags.finalState)
     results.push_back(state);
-  if (flags.saveBoundaries)
-    results.push_back(bounds);
-  if (flags.saveTiles)
-    results.push_back(t.tiles);
-
-  b.setInsertionPointToEnd(module->getBody());
+  results.append(saved.begin(), saved.end());
   auto func = b.create<mlir::func::FuncOp>(
       loc, "kda_forward_" + codegen::kdaSpecName(spec),
       b.getFunctionType(inputs, results));
   promiseAlignedRows(func, spec, {0, 1, 2});
   mlir::Block *body = func.addEntryBlock();
   b.setInsertionPointToEnd(body);
-  if (spec.packed) {
-    mlir::Value initial =
-        flags.initialState ? body->getArgument(6) : mlir::Value();
-    auto kda = b.create<mlir::rudnn::KdaVarlenOp>(
+  unsigned next = 5;
+  auto optional = [&](bool present) {
+    return present ? body->getArgument(next++) : mlir::Value();
+  };
+  mlir::Value offsets = optional(spec.packed);
+  mlir::Value initial = optional(flags.initialState);
+  mlir::Value aLog = optional(flags.transforms.gate);
+  mlir::Value dtBias = optional(flags.transforms.gateBias);
+  mlir::IntegerAttr chunk =
+      spec.chunk ? b.getI64IntegerAttr(spec.chunk) : mlir::IntegerAttr();
+  const TransformAttrs attrs(b, flags.transforms);
+  mlir::Operation *op;
+  if (spec.packed)
+    op = b.create<mlir::rudnn::KdaVarlenOp>(
         loc, v, state, body->getArgument(0), body->getArgument(1),
         body->getArgument(2), body->getArgument(3), body->getArgument(4),
-        body->getArgument(5), initial,
-        spec.chunk ? b.getI64IntegerAttr(spec.chunk) : mlir::IntegerAttr(),
-        b.getF32FloatAttr(flags.scale), groupedHeads(b, flags.groupedHeads));
-    llvm::SmallVector<mlir::Value> returned = {kda.getOutput()};
-    if (flags.finalState)
-      returned.push_back(kda.getFinalState());
-    b.create<mlir::func::ReturnOp>(loc, returned);
-    return module;
-  }
-  mlir::Value initial = flags.initialState ? body->getArgument(5) : nullptr;
-  auto kda = b.create<mlir::rudnn::KdaOp>(
-      loc, body->getArgument(0), body->getArgument(1), body->getArgument(2),
-      body->getArgument(3), body->getArgument(4), initial, flags.saveBoundaries,
-      flags.saveTiles ? spec.chunk : 0);
-  if (spec.chunk) // else rudnn-specialize chooses it for the target
-    kda.setChunkAttr(b.getI64IntegerAttr(spec.chunk));
-  kda.setScaleAttr(b.getF32FloatAttr(flags.scale));
-  kda.setGroupedHeadsAttr(groupedHeads(b, flags.groupedHeads));
-  llvm::SmallVector<mlir::Value> returned = {kda.getOutput()};
+        offsets, initial, aLog, dtBias, chunk, b.getF32FloatAttr(flags.scale),
+        groupedHeads(b, flags.groupedHeads), attrs.qkL2Norm, attrs.betaLogits,
+        attrs.lowerBound);
+  else
+    op = b.create<mlir::rudnn::KdaOp>(
+        loc, v, state, saved, body->getArgument(0), body->getArgument(1),
+        body->getArgument(2), body->getArgument(3), body->getArgument(4),
+        initial, aLog, dtBias, chunk, b.getF32FloatAttr(flags.scale),
+        flags.saveBoundaries ? b.getUnitAttr() : mlir::UnitAttr(),
+        flags.saveTiles ? b.getUnitAttr() : mlir::UnitAttr(),
+        groupedHeads(b, flags.groupedHeads), attrs.qkL2Norm, attrs.betaLogits,
+        attrs.lowerBound);
+  llvm::SmallVector<mlir::Value> returned = {op->getResult(0)};
   if (flags.finalState)
-    returned.push_back(kda.getFinalState());
-  if (flags.saveBoundaries)
-    returned.push_back(kda.getBoundaries());
-  if (flags.saveTiles)
-    returned.push_back(kda.getTiles());
+    returned.push_back(op->getResult(1));
+  for (unsigned i = 2; i < op->getNumResults(); ++i)
+    returned.push_back(op->getResult(i));
   b.create<mlir::func::ReturnOp>(loc, returned);
   return module;
 }
 
 /// The backward call as rudnn IR: @kda_backward taking q k v g beta
-/// [initial_state] [boundaries [tiles]] d_output [d_final_state] with dynamic
-/// B, T, H
-/// and returning dq, dk, dv, dg, dbeta, [d_initial_state].
+/// [cu_seqlens] [initial_state] [boundaries [tiles]] d_output
+/// [d_final_state] [a_log [dt_bias]] with dynamic B, T, H and returning dq,
+/// dk, dv, dg, dbeta, [d_initial_state], [d_a_log [d_dt_bias]].
 mlir::OwningOpRef<mlir::ModuleOp>
 backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
                const KdaBackwardFlags &flags) {
@@ -178,14 +218,17 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
   inputs.push_back(v);
   if (flags.dFinalState)
     inputs.push_back(state);
-  // The op yields d_initial_state exactly when there is an initial state;
-  // the function returns it only when the caller wants it.
+  addGateParameters(inputs, b, spec, flags.transforms);
+  // The op yields d_initial_state exactly when there is an initial state,
+  // and the parameters' gradients exactly when they are given; the
+  // function returns d_initial_state only when the caller wants it.
   llvm::SmallVector<mlir::Type> results = {q, q, v, t.keyGradient, beta};
-  if (flags.initialState)
-    results.push_back(state);
-  llvm::ArrayRef<mlir::Type> returned(results);
-  if (flags.initialState && !flags.dInitialState)
-    returned = returned.drop_back();
+  llvm::SmallVector<mlir::Type> parameters;
+  addGateParameters(parameters, b, spec, flags.transforms);
+  llvm::SmallVector<mlir::Type> returned = results;
+  if (flags.initialState && flags.dInitialState)
+    returned.push_back(state);
+  returned.append(parameters.begin(), parameters.end());
 
   b.setInsertionPointToEnd(module->getBody());
   auto func = b.create<mlir::func::FuncOp>(
@@ -194,39 +237,55 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
   promiseAlignedRows(func, spec, {0, 1, 2, dOutputIndex});
   mlir::Block *body = func.addEntryBlock();
   b.setInsertionPointToEnd(body);
-  const unsigned first = spec.packed ? 6 : 5; // after the offsets
-  mlir::Value initial =
-      flags.initialState ? body->getArgument(first) : mlir::Value();
-  const unsigned savedIndex = dOutputIndex - flags.savedTiles;
-  mlir::Value saved =
-      flags.savedBoundaries ? body->getArgument(savedIndex - 1) : nullptr;
-  mlir::Value savedTiles =
-      flags.savedTiles ? body->getArgument(savedIndex) : nullptr;
-  mlir::Value dFinal =
-      flags.dFinalState ? body->getArgument(dOutputIndex + 1) : nullptr;
+  unsigned next = 5;
+  auto optional = [&](bool present) {
+    return present ? body->getArgument(next++) : mlir::Value();
+  };
+  mlir::Value offsets = optional(spec.packed);
+  mlir::Value initial = optional(flags.initialState);
+  mlir::Value saved = optional(flags.savedBoundaries);
+  mlir::Value savedTiles = optional(flags.savedTiles);
+  mlir::Value dOutput = optional(true);
+  mlir::Value dFinal = optional(flags.dFinalState);
+  mlir::Value aLog = optional(flags.transforms.gate);
+  mlir::Value dtBias = optional(flags.transforms.gateBias);
   mlir::IntegerAttr chunk =
       spec.chunk ? b.getI64IntegerAttr(spec.chunk) : mlir::IntegerAttr();
-  if (spec.packed) {
-    auto backward = b.create<mlir::rudnn::KdaVarlenBackwardOp>(
-        loc, mlir::TypeRange(results), body->getArgument(0),
-        body->getArgument(1), body->getArgument(2), body->getArgument(3),
-        body->getArgument(4), body->getArgument(5), initial,
-        body->getArgument(dOutputIndex), dFinal, chunk,
-        b.getF32FloatAttr(flags.scale), groupedHeads(b, flags.groupedHeads));
-    b.create<mlir::func::ReturnOp>(
-        loc, backward.getResults().take_front(returned.size()));
-    return module;
-  }
-  auto backward = b.create<mlir::rudnn::KdaBackwardOp>(
-      loc, mlir::TypeRange(results), body->getArgument(0), body->getArgument(1),
-      body->getArgument(2), body->getArgument(3), body->getArgument(4), initial,
-      saved, savedTiles, body->getArgument(dOutputIndex), dFinal,
-      spec.chunk ? b.getI64IntegerAttr(spec.chunk) : mlir::IntegerAttr(),
-      b.getF32FloatAttr(flags.scale), groupedHeads(b, flags.groupedHeads));
+  const TransformAttrs attrs(b, flags.transforms);
+  // d_initial_state, d_a_log, d_dt_bias: each exactly with its input.
+  llvm::SmallVector<mlir::Type> optionalGradients;
+  if (flags.initialState)
+    optionalGradients.push_back(state);
+  optionalGradients.append(parameters.begin(), parameters.end());
+  mlir::Operation *op;
+  if (spec.packed)
+    op = b.create<mlir::rudnn::KdaVarlenBackwardOp>(
+        loc, q, q, v, t.keyGradient, beta, optionalGradients,
+        body->getArgument(0), body->getArgument(1), body->getArgument(2),
+        body->getArgument(3), body->getArgument(4), offsets, initial, dOutput,
+        dFinal, aLog, dtBias, chunk, b.getF32FloatAttr(flags.scale),
+        groupedHeads(b, flags.groupedHeads), attrs.qkL2Norm, attrs.betaLogits,
+        attrs.lowerBound);
+  else
+    op = b.create<mlir::rudnn::KdaBackwardOp>(
+        loc, q, q, v, t.keyGradient, beta, optionalGradients,
+        body->getArgument(0), body->getArgument(1), body->getArgument(2),
+        body->getArgument(3), body->getArgument(4), initial, saved, savedTiles,
+        dOutput, dFinal, aLog, dtBias, chunk, b.getF32FloatAttr(flags.scale),
+        groupedHeads(b, flags.groupedHeads), attrs.qkL2Norm, attrs.betaLogits,
+        attrs.lowerBound);
   // An unwanted d_initial_state is not returned: the plan passes a null
   // pointer for it.
-  b.create<mlir::func::ReturnOp>(
-      loc, backward.getResults().take_front(returned.size()));
+  llvm::SmallVector<mlir::Value> values(op->getResults().take_front(5));
+  unsigned result = 5;
+  if (flags.initialState) {
+    if (flags.dInitialState)
+      values.push_back(op->getResult(result));
+    ++result;
+  }
+  for (; result < op->getNumResults(); ++result)
+    values.push_back(op->getResult(result));
+  b.create<mlir::func::ReturnOp>(loc, values);
   return module;
 }
 

@@ -27,6 +27,15 @@ namespace rudnn {
 /// target's policy (rudnn-specialize then chooses it).
 using codegen::KdaKernelSpec;
 
+/// What a call applies to its inputs before the recurrence.
+struct KdaInputTransforms {
+  bool qkL2Norm = false, betaLogits = false;
+  /// The gate from raw projections: a_log given, dt_bias given.
+  bool gate = false, gateBias = false;
+  /// Negative: the bounded gate; 0: none.
+  float lowerBound = 0;
+};
+
 /// What shapes the plan besides the kernels.
 struct KdaPlanFlags {
   bool initialState, finalState, saveBoundaries;
@@ -35,6 +44,7 @@ struct KdaPlanFlags {
   bool saveTiles = false;
   /// Whether q and k have fewer heads than v (GVA).
   bool groupedHeads = false;
+  KdaInputTransforms transforms = {};
 };
 
 /// What shapes a backward plan besides the kernels.
@@ -47,6 +57,7 @@ struct KdaBackwardFlags {
   bool savedTiles = false;
   /// Whether q and k have fewer heads than v (GVA).
   bool groupedHeads = false;
+  KdaInputTransforms transforms = {};
 };
 
 /// The plan-cache key of a forward call.

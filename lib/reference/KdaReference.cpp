@@ -353,3 +353,108 @@ KdaPoolStep rudnn::reference::kdaPoolStep(const KdaShape &shape,
   }
   return step;
 }
+
+namespace {
+
+constexpr double kL2Epsilon = 1e-6;
+
+double sigmoidOf(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+/// The gate at raw value `raw` of (h, d): g, ∂g/∂raw, ∂g/∂aLog[h].
+struct GatePoint {
+  double g, dRaw, dALog;
+};
+GatePoint gateAt(const KdaInputTransforms &t, int64_t h, int64_t d, int64_t K,
+                 double raw) {
+  const double x = raw + (t.dtBias.empty() ? 0.0 : t.dtBias[h * K + d]);
+  const double a = std::exp(t.aLog[h]);
+  if (t.lowerBound < 0) {
+    const double s = sigmoidOf(a * x);
+    const double slope = t.lowerBound * s * (1 - s);
+    return {t.lowerBound * s, slope * a, slope * a * x};
+  }
+  const double softplus = x > 20 ? x : std::log1p(std::exp(x));
+  return {-a * softplus, -a * sigmoidOf(x), -a * softplus};
+}
+
+/// Each row of `width` divided by sqrt(Σ x² + eps).
+std::vector<double> l2Normalized(const std::vector<double> &x, int64_t width) {
+  std::vector<double> y(x.size());
+  for (size_t row = 0; row < x.size() / width; ++row) {
+    double squares = kL2Epsilon;
+    for (int64_t d = 0; d < width; ++d)
+      squares += x[row * width + d] * x[row * width + d];
+    for (int64_t d = 0; d < width; ++d)
+      y[row * width + d] = x[row * width + d] / std::sqrt(squares);
+  }
+  return y;
+}
+
+/// dx = (dy − y (y · dy)) / n per row, in place of dy.
+void l2NormalizedGradient(const std::vector<double> &x, int64_t width,
+                          std::vector<double> &dy) {
+  for (size_t row = 0; row < x.size() / width; ++row) {
+    double squares = kL2Epsilon, dot = 0;
+    for (int64_t d = 0; d < width; ++d) {
+      squares += x[row * width + d] * x[row * width + d];
+      dot += x[row * width + d] * dy[row * width + d];
+    }
+    const double n = std::sqrt(squares);
+    for (int64_t d = 0; d < width; ++d)
+      dy[row * width + d] =
+          (dy[row * width + d] - x[row * width + d] * dot / squares) / n;
+  }
+}
+
+} // namespace
+
+KdaInputs rudnn::reference::transformKdaInputs(const KdaShape &shape,
+                                               const KdaInputs &raw,
+                                               const KdaInputTransforms &t) {
+  KdaInputs in = raw;
+  const int64_t K = shape.featureK, H = shape.heads;
+  if (t.qkL2Norm) {
+    in.q = l2Normalized(raw.q, K);
+    in.k = l2Normalized(raw.k, K);
+  }
+  if (!t.aLog.empty())
+    for (size_t e = 0; e < raw.g.size(); ++e)
+      in.g[e] = gateAt(t, static_cast<int64_t>(e / K) % H,
+                       static_cast<int64_t>(e % K), K, raw.g[e])
+                    .g;
+  if (t.betaLogits)
+    for (double &b : in.beta)
+      b = sigmoidOf(b);
+  return in;
+}
+
+KdaParameterGradients rudnn::reference::transformKdaGradients(
+    const KdaShape &shape, const KdaInputs &raw, const KdaInputTransforms &t,
+    KdaGradients &grad) {
+  const int64_t K = shape.featureK, H = shape.heads;
+  if (t.qkL2Norm) {
+    l2NormalizedGradient(raw.q, K, grad.dq);
+    l2NormalizedGradient(raw.k, K, grad.dk);
+  }
+  if (t.betaLogits)
+    for (size_t e = 0; e < raw.beta.size(); ++e) {
+      const double s = sigmoidOf(raw.beta[e]);
+      grad.dbeta[e] *= s * (1 - s);
+    }
+  KdaParameterGradients parameters;
+  if (t.aLog.empty())
+    return parameters;
+  parameters.dALog.assign(H, 0.0);
+  if (!t.dtBias.empty())
+    parameters.dDtBias.assign(H * K, 0.0);
+  for (size_t e = 0; e < raw.g.size(); ++e) {
+    const int64_t h = static_cast<int64_t>(e / K) % H,
+                  d = static_cast<int64_t>(e % K);
+    const GatePoint p = gateAt(t, h, d, K, raw.g[e]);
+    parameters.dALog[h] += grad.dg[e] * p.dALog;
+    grad.dg[e] *= p.dRaw;
+    if (!t.dtBias.empty())
+      parameters.dDtBias[h * K + d] += grad.dg[e];
+  }
+  return parameters;
+}

@@ -76,6 +76,32 @@ KdaPoolStep kdaPoolStep(const KdaShape &shape, const KdaInputs &inputs,
                         const std::vector<double> &pool,
                         const std::vector<double> &slots, double scale);
 
+/// What a KDA operator may apply to its inputs first: q and k rows divided
+/// by sqrt(Σ x² + 1e-6); beta from logits (sigmoid); the gate from raw
+/// projections, x = g + dtBias[h, d] (dtBias [H·K] or empty), as
+/// −exp(aLog[h]) · softplus(x) or, with lowerBound < 0,
+/// lowerBound · sigmoid(exp(aLog[h]) · x) (aLog [H] or empty: g as given).
+struct KdaInputTransforms {
+  bool qkL2Norm = false, betaLogits = false;
+  std::vector<double> aLog, dtBias;
+  double lowerBound = 0;
+};
+
+/// `raw` through the transforms (shape's heads those of all its tensors).
+KdaInputs transformKdaInputs(const KdaShape &shape, const KdaInputs &raw,
+                             const KdaInputTransforms &transforms);
+
+/// Turns `gradients` of the transformed inputs into those of the raw ones,
+/// in place, and returns the gate parameters' (dALog [H], dDtBias [H·K];
+/// empty when not given).
+struct KdaParameterGradients {
+  std::vector<double> dALog, dDtBias;
+};
+KdaParameterGradients
+transformKdaGradients(const KdaShape &shape, const KdaInputs &raw,
+                      const KdaInputTransforms &transforms,
+                      KdaGradients &gradients);
+
 /// Grouped value heads (GVA): q or k [rows, Q, width] with each head
 /// repeated for the `heads` / Q value heads sharing it, [rows, heads,
 /// width]; and back, a [rows, heads, width] gradient summed over each group.

@@ -29,6 +29,13 @@ double attribute(const std::map<std::string, double> &attributes,
   return it->second;
 }
 
+/// An attribute that may be absent (a flag not set, an open bound).
+double attributeOr(const std::map<std::string, double> &attributes,
+                   const std::string &name, double fallback) {
+  auto it = attributes.find(name);
+  return it == attributes.end() ? fallback : it->second;
+}
+
 /// The forward's inputs and shape, shared by the forward and the backward;
 /// with grouped value heads (q with fewer heads than v) q and k repeated
 /// for every value head sharing them.
@@ -50,9 +57,25 @@ std::pair<KdaShape, KdaInputs> kdaInputs(const NamedValues &operands) {
   return {shape, in};
 }
 
+/// The input transforms a KDA op's attributes and operands ask for.
+KdaInputTransforms kdaTransforms(const NamedValues &operands,
+                                 const std::map<std::string, double> &attrs) {
+  KdaInputTransforms t;
+  t.qkL2Norm = attributeOr(attrs, "qk_l2norm", 0) != 0;
+  t.betaLogits = attributeOr(attrs, "beta_logits", 0) != 0;
+  t.lowerBound = attributeOr(attrs, "gate_lower_bound", 0);
+  if (auto it = operands.find("a_log"); it != operands.end())
+    t.aLog = it->second.data;
+  if (auto it = operands.find("dt_bias"); it != operands.end())
+    t.dtBias = it->second.data;
+  return t;
+}
+
 NamedValues kda(const NamedValues &operands,
                 const std::map<std::string, double> &attributes) {
-  auto [s, in] = kdaInputs(operands);
+  auto [s, raw] = kdaInputs(operands);
+  const KdaInputs in =
+      transformKdaInputs(s, raw, kdaTransforms(operands, attributes));
   const int64_t chunk = static_cast<int64_t>(attribute(attributes, "chunk"));
   KdaOutputs out = kdaForward(s, in, attribute(attributes, "scale"), chunk);
   const int64_t N = (s.length + chunk - 1) / chunk;
@@ -63,34 +86,61 @@ NamedValues kda(const NamedValues &operands,
            {{N, s.batch, s.heads, s.featureK, s.featureV}, out.boundaries}}};
 }
 
-NamedValues
-kdaBackwardReference(const NamedValues &operands,
-                     const std::map<std::string, double> &attributes) {
-  auto [s, in] = kdaInputs(operands);
-  std::vector<double> dFinal;
-  if (auto it = operands.find("d_final_state"); it != operands.end())
-    dFinal = it->second.data;
-  KdaGradients grad = kdaBackward(s, in, attribute(attributes, "scale"),
-                                  operand(operands, "d_output").data, dFinal);
-  const std::vector<int64_t> keys = {s.batch, s.length, s.heads, s.featureK};
+/// A backward's gradients by name: through the input transforms to the raw
+/// inputs, q's and k's summed over each group of value heads; `states` the
+/// rows of the state gradient (B, or S packed sequences).
+NamedValues kdaGradients(const NamedValues &operands,
+                         const std::map<std::string, double> &attributes,
+                         const KdaShape &s, const KdaInputs &raw,
+                         KdaGradients grad, int64_t states) {
+  const KdaInputTransforms t = kdaTransforms(operands, attributes);
+  const KdaParameterGradients parameters =
+      transformKdaGradients(s, raw, t, grad);
   const std::vector<int64_t> &qShape = operand(operands, "q").shape;
   auto perKeyHead = [&](const std::vector<double> &x) {
     return sumHeadGroups(x, s.batch * s.length, qShape[2], s.heads, s.featureK);
   };
-  return {{"dq", {qShape, perKeyHead(grad.dq)}},
-          {"dk", {qShape, perKeyHead(grad.dk)}},
-          {"dv", {{s.batch, s.length, s.heads, s.featureV}, grad.dv}},
-          {"dg", {keys, grad.dg}},
-          {"dbeta", {{s.batch, s.length, s.heads}, grad.dbeta}},
-          {"d_initial_state",
-           {{s.batch, s.heads, s.featureK, s.featureV}, grad.dInitialState}}};
+  NamedValues values = {
+      {"dq", {qShape, perKeyHead(grad.dq)}},
+      {"dk", {qShape, perKeyHead(grad.dk)}},
+      {"dv", {{s.batch, s.length, s.heads, s.featureV}, grad.dv}},
+      {"dg", {{s.batch, s.length, s.heads, s.featureK}, grad.dg}},
+      {"dbeta", {{s.batch, s.length, s.heads}, grad.dbeta}},
+      {"d_initial_state",
+       {{states, s.heads, s.featureK, s.featureV}, grad.dInitialState}}};
+  if (!parameters.dALog.empty())
+    values["d_a_log"] = {{s.heads}, parameters.dALog};
+  if (!parameters.dDtBias.empty())
+    values["d_dt_bias"] = {{s.heads, s.featureK}, parameters.dDtBias};
+  return values;
+}
+
+/// The output gradients a backward is given (d_final_state may be absent).
+std::vector<double> dFinalStateOf(const NamedValues &operands) {
+  auto it = operands.find("d_final_state");
+  return it == operands.end() ? std::vector<double>() : it->second.data;
+}
+
+NamedValues
+kdaBackwardReference(const NamedValues &operands,
+                     const std::map<std::string, double> &attributes) {
+  auto [s, raw] = kdaInputs(operands);
+  const KdaInputs in =
+      transformKdaInputs(s, raw, kdaTransforms(operands, attributes));
+  return kdaGradients(operands, attributes, s, raw,
+                      kdaBackward(s, in, attribute(attributes, "scale"),
+                                  operand(operands, "d_output").data,
+                                  dFinalStateOf(operands)),
+                      s.batch);
 }
 
 /// The packed forms: one batch entry of every sequence's tokens, states a
 /// sequence.
 NamedValues kdaVarlen(const NamedValues &operands,
                       const std::map<std::string, double> &attributes) {
-  auto [s, in] = kdaInputs(operands);
+  auto [s, raw] = kdaInputs(operands);
+  const KdaInputs in =
+      transformKdaInputs(s, raw, kdaTransforms(operands, attributes));
   const std::vector<double> &offsets = operand(operands, "cu_seqlens").data;
   KdaOutputs out =
       kdaVarlenForward(s, in, offsets, attribute(attributes, "scale"));
@@ -103,27 +153,16 @@ NamedValues kdaVarlen(const NamedValues &operands,
 NamedValues
 kdaVarlenBackwardReference(const NamedValues &operands,
                            const std::map<std::string, double> &attributes) {
-  auto [s, in] = kdaInputs(operands);
+  auto [s, raw] = kdaInputs(operands);
+  const KdaInputs in =
+      transformKdaInputs(s, raw, kdaTransforms(operands, attributes));
   const std::vector<double> &offsets = operand(operands, "cu_seqlens").data;
-  std::vector<double> dFinal;
-  if (auto it = operands.find("d_final_state"); it != operands.end())
-    dFinal = it->second.data;
-  KdaGradients grad =
-      kdaVarlenBackward(s, in, offsets, attribute(attributes, "scale"),
-                        operand(operands, "d_output").data, dFinal);
-  const auto S = static_cast<int64_t>(offsets.size()) - 1;
-  const std::vector<int64_t> keys = {1, s.length, s.heads, s.featureK};
-  const std::vector<int64_t> &qShape = operand(operands, "q").shape;
-  auto perKeyHead = [&](const std::vector<double> &x) {
-    return sumHeadGroups(x, s.length, qShape[2], s.heads, s.featureK);
-  };
-  return {{"dq", {qShape, perKeyHead(grad.dq)}},
-          {"dk", {qShape, perKeyHead(grad.dk)}},
-          {"dv", {{1, s.length, s.heads, s.featureV}, grad.dv}},
-          {"dg", {keys, grad.dg}},
-          {"dbeta", {{1, s.length, s.heads}, grad.dbeta}},
-          {"d_initial_state",
-           {{S, s.heads, s.featureK, s.featureV}, grad.dInitialState}}};
+  return kdaGradients(operands, attributes, s, raw,
+                      kdaVarlenBackward(s, in, offsets,
+                                        attribute(attributes, "scale"),
+                                        operand(operands, "d_output").data,
+                                        dFinalStateOf(operands)),
+                      static_cast<int64_t>(offsets.size()) - 1);
 }
 
 NamedValues kdaDecode(const NamedValues &operands,
@@ -136,13 +175,6 @@ NamedValues kdaDecode(const NamedValues &operands,
   return {{"output", {{s.batch, s.length, s.heads, s.featureV}, step.output}},
           {"state_pool_out", {pool.shape, step.pool}},
           {"status", {{s.batch}, step.status}}};
-}
-
-/// An attribute that may be absent (a flag not set, an open bound).
-double attributeOr(const std::map<std::string, double> &attributes,
-                   const std::string &name, double fallback) {
-  auto it = attributes.find(name);
-  return it == attributes.end() ? fallback : it->second;
 }
 
 /// The attributes both attention forms read.

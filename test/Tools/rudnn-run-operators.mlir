@@ -8,6 +8,8 @@
 // CHECK-NEXT: q [B, T, H, K] f32, f16 or bf16: queries
 // CHECK-NEXT: k [B, T, H, K] as 'q'
 // CHECK:      initial_state [B, H, K, V] f32, optional
+// CHECK-NEXT: a_log [H] f32, optional
+// CHECK-NEXT: dt_bias [H, K] f32, optional
 // CHECK-NEXT: results:
 // CHECK-NEXT: output [B, T, H, V] as 'v'
 // CHECK:      boundaries [N, B, H, K, V] as 'q', optional

@@ -119,17 +119,18 @@ TEST_F(KdaOpTest, FeatureDimsAreBounded) {
 TEST_F(KdaOpTest, BackwardRequiresInitialStateGradientExactlyWithState) {
   Type f32 = builder.getF32Type();
   Value dOutput = tensor({2, kDyn, 3, 8}, builder.getBF16Type());
-  SmallVector<Type> gradients = {q.getType(), k.getType(), v.getType(),
-                                 g.getType(), beta.getType()};
   auto backward = [&](Value initial, bool withStateGradient) {
-    SmallVector<Type> results = gradients;
+    SmallVector<Type> stateGradient;
     if (withStateGradient)
-      results.push_back(RankedTensorType::get({2, 3, 16, 8}, f32));
+      stateGradient.push_back(RankedTensorType::get({2, 3, 16, 8}, f32));
     return builder.create<KdaBackwardOp>(
-        builder.getUnknownLoc(), results, q, k, v, g, beta, initial,
+        builder.getUnknownLoc(), q.getType(), k.getType(), v.getType(),
+        g.getType(), beta.getType(), stateGradient, q, k, v, g, beta, initial,
         /*boundaries=*/Value(), /*tiles=*/Value(), dOutput,
-        /*d_final_state=*/Value(),
-        /*chunk=*/nullptr, /*scale=*/nullptr);
+        /*d_final_state=*/Value(), /*a_log=*/Value(), /*dt_bias=*/Value(),
+        /*chunk=*/nullptr, /*scale=*/nullptr, /*grouped_heads=*/nullptr,
+        /*qk_l2norm=*/nullptr, /*beta_logits=*/nullptr,
+        /*gate_lower_bound=*/nullptr);
   };
   EXPECT_EQ(verify(backward(initialState, true)), "");
   EXPECT_EQ(verify(backward(Value(), false)), "");

@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <random>
+#include <tuple>
 
 using namespace rudnn::reference;
 
@@ -77,6 +78,70 @@ TEST(KdaReference, GradientMatchesFiniteDifferences) {
   check(&KdaInputs::g, grad.dg, "dg");
   check(&KdaInputs::beta, grad.dbeta, "dbeta");
   check(&KdaInputs::initialState, grad.dInitialState, "dinitial_state");
+}
+
+// The input transforms' gradients (L2 norm, sigmoid, both gate forms, the
+// gate's parameters) against central differences of the transformed loss.
+TEST(KdaReference, TransformGradientsMatchFiniteDifferences) {
+  const KdaShape shape{1, 6, 2, 3, 2};
+  const int64_t rows = 6 * 2;
+  std::mt19937 random(12);
+  std::normal_distribution<double> normal;
+  auto draw = [&](size_t n, double mean, double spread) {
+    std::vector<double> x(n);
+    for (double &e : x)
+      e = mean + spread * normal(random);
+    return x;
+  };
+  KdaInputs raw{draw(rows * 3, 0, 1), draw(rows * 3, 0, 1),
+                draw(rows * 2, 0, 1), draw(rows * 3, 0, 1),
+                draw(rows, 0, 1),     draw(2 * 3 * 2, 0, 0.5)};
+  const double scale = 0.6;
+  const std::vector<double> dO = draw(rows * 2, 0, 1);
+  const std::vector<double> dS = draw(2 * 3 * 2, 0, 1);
+  for (double lowerBound : {0.0, -5.0}) {
+    KdaInputTransforms t{true, true, draw(2, 0, 0.5), draw(2 * 3, 0, 0.5),
+                         lowerBound};
+    auto transformedLoss = [&](const KdaInputs &in,
+                               const KdaInputTransforms &with) {
+      return loss(shape, transformKdaInputs(shape, in, with), scale, dO, dS);
+    };
+    KdaGradients grad =
+        kdaBackward(shape, transformKdaInputs(shape, raw, t), scale, dO, dS);
+    const KdaParameterGradients parameters =
+        transformKdaGradients(shape, raw, t, grad);
+    const double step = 1e-6;
+    auto central = [&](auto perturb) {
+      return (perturb(step) - perturb(-step)) / (2 * step);
+    };
+    auto expectNear = [&](double numeric, double analytic, const char *name) {
+      EXPECT_NEAR(analytic, numeric, 1e-6 * std::max(1.0, std::abs(numeric)))
+          << name << " (lower bound " << lowerBound << ")";
+    };
+    for (auto [field, analytic, name] :
+         {std::tuple{&KdaInputs::q, &grad.dq, "dq"},
+          std::tuple{&KdaInputs::k, &grad.dk, "dk"},
+          std::tuple{&KdaInputs::g, &grad.dg, "dg"},
+          std::tuple{&KdaInputs::beta, &grad.dbeta, "dbeta"}})
+      for (size_t i = 0; i < analytic->size(); ++i)
+        expectNear(central([&](double h) {
+                     KdaInputs in = raw;
+                     (in.*field)[i] += h;
+                     return transformedLoss(in, t);
+                   }),
+                   (*analytic)[i], name);
+    for (auto [field, analytic, name] :
+         {std::tuple{&KdaInputTransforms::aLog, &parameters.dALog, "d_a_log"},
+          std::tuple{&KdaInputTransforms::dtBias, &parameters.dDtBias,
+                     "d_dt_bias"}})
+      for (size_t i = 0; i < analytic->size(); ++i)
+        expectNear(central([&](double h) {
+                     KdaInputTransforms with = t;
+                     (with.*field)[i] += h;
+                     return transformedLoss(raw, with);
+                   }),
+                   (*analytic)[i], name);
+  }
 }
 
 TEST(KdaReference, OneStepByHand) {
