@@ -130,6 +130,21 @@ std::vector<TensorContract> gateParameterGradients() {
   return gradients;
 }
 
+/// A forward's output and final state, the states laid out as
+/// `stateLayout` ("BHKV", or one a packed sequence "SHKV").
+std::vector<TensorContract> forwardResults(std::string_view stateLayout,
+                                           std::string_view stateDoc) {
+  TensorContract finalState =
+      contractTensor("final_state", stateLayout, ElementRule::F32, stateDoc,
+                     Sample::HalfNormal);
+  finalState.packing = Packing::Dense;
+  finalState.inPlaceOf = "initial_state";
+  return {withElementsOf(contractTensor("output", "BTHV", ElementRule::Float,
+                                        "o_t = Sᵀ(scale · q_t)"),
+                         "v"),
+          finalState};
+}
+
 /// What a forward saves of each chunk for its backward.
 TensorContract savedTiles(std::string_view doc) {
   TensorContract t = state("tiles", "NBHW", doc);
@@ -148,22 +163,14 @@ const OperatorContract &rudnn::kdaContract(bool grouped) {
     c.operands = kdaInputs();
     for (const TensorContract &t : gateParameters())
       c.operands.push_back(t);
-    TensorContract finalState =
-        contractTensor("final_state", "BHKV", ElementRule::F32,
-                       "state after the last token", Sample::HalfNormal);
-    finalState.packing = Packing::Dense;
-    finalState.inPlaceOf = "initial_state";
-    c.results = {
-        withElementsOf(contractTensor("output", "BTHV", ElementRule::Float,
-                                      "o_t = Sᵀ(scale · q_t)"),
-                       "v"),
-        finalState,
+    c.results = forwardResults("BHKV", "state after the last token");
+    c.results.push_back(
         withElementsOf(state("boundaries", "NBHKV",
                              "state before token c · chunk (with "
                              "save_boundaries), in q's type"),
-                       "q"),
-        savedTiles("each chunk's tiles for the backward (with "
-                   "save_tiles)")};
+                       "q"));
+    c.results.push_back(savedTiles("each chunk's tiles for the backward (with "
+                                   "save_tiles)"));
     return c;
   }();
   static const OperatorContract groupedContract = groupHeads(contract);
@@ -221,16 +228,8 @@ const OperatorContract &rudnn::kdaVarlenContract(bool grouped) {
     c.operands = kdaVarlenInputs();
     for (const TensorContract &t : gateParameters())
       c.operands.push_back(t);
-    TensorContract finalState = contractTensor(
-        "final_state", "SHKV", ElementRule::F32,
-        "each sequence's state after its last token", Sample::HalfNormal);
-    finalState.packing = Packing::Dense;
-    finalState.inPlaceOf = "initial_state";
-    c.results = {
-        withElementsOf(contractTensor("output", "BTHV", ElementRule::Float,
-                                      "o_t = Sᵀ(scale · q_t)"),
-                       "v"),
-        finalState};
+    c.results =
+        forwardResults("SHKV", "each sequence's state after its last token");
     return c;
   }();
   static const OperatorContract groupedContract = groupHeads(contract);
