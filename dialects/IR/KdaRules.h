@@ -37,21 +37,21 @@ LogicalResult verifyKdaSavedTiles(Operation *op, const ShapeChecker &shapes,
                                   std::optional<uint64_t> chunk, Value q);
 
 /// A forward-shaped op (rudnn.kda, rudnn.kda_recurrent): the forward's
-/// contract (with grouped heads, `grouped`) over its ODS operands and the
+/// contract (with grouped heads, `grouped`) over `operands` in its order
+/// (null where absent) and the
 /// contract results `result` gives, then attributes and the saved tensors'
 /// chunk count.
 template <typename KdaLikeOp>
-LogicalResult verifyKdaForward(KdaLikeOp op,
+LogicalResult verifyKdaForward(KdaLikeOp op, llvm::ArrayRef<Value> operands,
                                llvm::function_ref<Value(unsigned)> result,
                                bool grouped, Value tiles = {}) {
-  auto first = [](auto group) {
-    return group.empty() ? Value() : Value(group.front());
-  };
   ShapeChecker shapes(op, kKdaStaticDims);
   if (failed(verifyContract(
           op, ::rudnn::kdaContract(grouped),
-          [&](unsigned i) { return first(op.getODSOperands(i)); }, result,
-          shapes)) ||
+          [&](unsigned i) {
+            return i < operands.size() ? operands[i] : Value();
+          },
+          result, shapes)) ||
       failed(verifyKdaAttributes(op, op.getChunk(), op.getScaleAttr())))
     return failure();
   if (op.getBoundaries() &&

@@ -187,7 +187,7 @@ LogicalResult KdaRecurrentOp::verify() {
   // q and k may have fewer heads than v (grouped_heads, checked by the
   // operator op).
   return verifyKdaForward(
-      *this,
+      *this, {getQ(), getK(), getV(), getG(), getBeta(), getInitialState()},
       [&](unsigned i) {
         auto group = i < 3 ? getODSResults(i) : ResultRange(nullptr, 0);
         return group.empty() ? Value() : Value(group.front());

@@ -167,8 +167,11 @@ LogicalResult KdaOp::verify() {
                                    "'tiles' result");
   }
   return verifyKdaForward(
-      *this, [&](unsigned i) { return getContractResult(i); },
-      getGroupedHeads(), getTiles());
+      *this,
+      {getQ(), getK(), getV(), getG(), getBeta(), getInitialState(), getALog(),
+       getDtBias()},
+      [&](unsigned i) { return getContractResult(i); }, getGroupedHeads(),
+      getTiles());
 }
 
 //===----------------------------------------------------------------------===//
