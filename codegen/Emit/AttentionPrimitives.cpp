@@ -296,7 +296,7 @@ struct FinalizeModel
           "o");
     }
     rows.append({DimRef::of('H'), DimRef::of('T')});
-    return ResultStorage::own({4, rows}, "lse");
+    return ResultStorage::own({4, rows}, "lse").orNull();
   }
 
   /// The dims of o and lse, from q's.

@@ -37,6 +37,18 @@ int64_t operandFloats(const KdaKernelSpec &spec, int64_t operands) {
 }
 } // namespace
 
+mlir::rudnn::DimRef rudnn::codegen::kdaGridChunks(int64_t chunk, bool packed) {
+  // Packed, "N" names the slots; the grid's chunks take another name.
+  return mlir::rudnn::DimRef::ceilDiv('T', chunk, packed ? "T_chunks" : "N");
+}
+
+mlir::rudnn::DimRef rudnn::codegen::kdaChunkSlots(int64_t chunk, bool packed) {
+  const mlir::rudnn::DimRef chunks = kdaGridChunks(chunk, packed);
+  if (!packed)
+    return chunks;
+  return mlir::rudnn::DimRef::sum({chunks, mlir::rudnn::DimRef::of('C')}, "N");
+}
+
 int64_t rudnn::codegen::kdaTileFloats(const KdaKernelSpec &spec) {
   return mlir::rudnn::kdaChunkTileWords(spec.chunk, spec.featureK,
                                         spec.featureV, dtypeSize(spec.input));
@@ -299,7 +311,7 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   // walks over (sequences, blocks of V columns).
   using mlir::rudnn::SizeRef;
   KernelLaunch &launch = builder.launch();
-  const DimRef chunks = DimRef::ceilDiv('T', spec.chunk, "N");
+  const DimRef chunks = kdaGridChunks(spec.chunk, spec.packed);
   // Walks take a sequence a block: b·H + h of a batch, n·H + h packed
   // (one block a head past the last sequence).
   const SizeRef sequences{

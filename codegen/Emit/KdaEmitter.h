@@ -93,6 +93,13 @@ inline constexpr int64_t kKdaOutputColumns = 64;
 /// kKdaColumnsPerBlock otherwise.
 int64_t walkColumns(const KdaKernelSpec &spec, KdaStage stage);
 
+/// The chunks a chunk-parallel grid covers, ceil(T / chunk); and the chunk
+/// slots the tiles and boundaries hold, "N": those chunks, or for packed
+/// sequences ceil(T / chunk) + S + 1 (kda::chunk_slots), so that a saved
+/// tensor's N is the plan parameter of that name.
+mlir::rudnn::DimRef kdaGridChunks(int64_t chunk, bool packed);
+mlir::rudnn::DimRef kdaChunkSlots(int64_t chunk, bool packed);
+
 /// Floats of one chunk's tiles in the workspace (kda::ChunkTiles::kFloats).
 int64_t kdaTileFloats(const KdaKernelSpec &spec);
 

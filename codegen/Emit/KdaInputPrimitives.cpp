@@ -194,33 +194,36 @@ struct GateModel : InputPrimitive<KdaGateOp, GateModel> {
   }
 };
 
+/// The gate's partial sums, one per block of kdaGatePartialTokens tokens:
+/// ceil(T / 64) of raw gate projections `raw`.
+DimRef gateBlocks(Value raw) {
+  DimRef blocks = DimRef::of(raw, 1);
+  blocks.divisor = kdaGatePartialTokens();
+  blocks.name = "gate_blocks";
+  return blocks;
+}
+
 struct GateBackwardModel
     : InputPrimitive<KdaGateBackwardOp, GateBackwardModel> {
   ResultStorage getResultStorage(Operation *op, unsigned index) const {
     auto gate = cast<KdaGateBackwardOp>(op);
     if (index == 0)
       return rowsLike(gate.getDgRaw(), gate.getGRaw(), "gate_gradient");
-    DimRef blocks = DimRef::of(gate.getGRaw(), 1);
-    blocks.divisor = kdaGatePartialTokens();
-    blocks.name = "gate_blocks";
-    return ResultStorage::own({4 * 2 * lastDim(gate.getGRaw()),
-                               {blocks, DimRef::of(gate.getGRaw(), 0),
-                                DimRef::of(gate.getGRaw(), 2)}},
-                              "gate_partials");
+    return ResultStorage::own(
+        {4 * 2 * lastDim(gate.getGRaw()),
+         {gateBlocks(gate.getGRaw()), DimRef::of(gate.getGRaw(), 0),
+          DimRef::of(gate.getGRaw(), 2)}},
+        "gate_partials");
   }
   std::optional<DimRef> getResultDim(Operation *op, unsigned index,
                                      unsigned dim) const {
     Value raw = cast<KdaGateBackwardOp>(op).getGRaw();
     if (index == 0)
       return dim < 3 ? std::optional(DimRef::of(raw, dim)) : std::nullopt;
-    if (dim == 0) {
-      DimRef blocks = DimRef::of(raw, 1);
-      blocks.divisor = kdaGatePartialTokens();
-      blocks.name = "gate_blocks";
-      return blocks;
-    }
+    if (dim == 0)
+      return gateBlocks(raw);
     // [blocks, B, H, 2, K]: B and H are g_raw's dims 0 and 2.
-    return dim == 1 ? std::optional(DimRef::of(raw, 0))
+    return dim == 1   ? std::optional(DimRef::of(raw, 0))
            : dim == 2 ? std::optional(DimRef::of(raw, 2))
                       : std::nullopt;
   }
@@ -231,6 +234,9 @@ struct GateBackwardModel
          gateName("gate_backward", gate.getGRaw(), gate.getDtBias(),
                   gate.getLowerBound().has_value()),
          "gradient of the gate, and its parameters' partial sums");
+    // The host sizes the partial sums by the device's block of tokens.
+    builder.preamble() << "static_assert(rudnn::kda::kGatePartialTokens == "
+                       << kdaGatePartialTokens() << ");\n";
     const std::string raw = view(builder, gate.getGRaw(), "g_raw",
                                  cudaType(dtype(gate.getGRaw())), false);
     const std::string params = gateParams(
@@ -247,10 +253,7 @@ struct GateBackwardModel
                    << ", partials, batch, heads, length);\n";
     ::rudnn::codegen::KernelLaunch &launch = builder.launch();
     launch.threads = 128;
-    DimRef blocks = DimRef::of(gate.getGRaw(), 1);
-    blocks.divisor = kdaGatePartialTokens();
-    blocks.name = "gate_blocks";
-    launch.grid[0] = SizeRef{1, {blocks}};
+    launch.grid[0] = SizeRef{1, {gateBlocks(gate.getGRaw())}};
     launch.grid[1] = SizeRef{
         1, {DimRef::of(gate.getGRaw(), 0), DimRef::of(gate.getGRaw(), 2)}};
     const SizeRef rows{1,

@@ -47,18 +47,19 @@ KdaKernelSpec specOf(Value input, int64_t featureV, uint64_t chunk,
 /// for packed sequences ceil(T / C) + S + 1 slots, each sequence's last
 /// chunk partial (kda::chunk_slots).
 SizeRef perChunk(int64_t bytes, int64_t chunk, Value cuSeqlens) {
-  DimRef chunks = DimRef::ceilDiv('T', chunk, "N");
-  if (cuSeqlens)
-    chunks = DimRef::sum({chunks, DimRef::of('C')}, "slots");
-  return {bytes, {chunks, DimRef::of('B'), DimRef::of('H')}};
+  return {bytes,
+          {::rudnn::codegen::kdaChunkSlots(chunk, static_cast<bool>(cuSeqlens)),
+           DimRef::of('B'), DimRef::of('H')}};
 }
 
 /// A state per sequence, [B, H, K, V] fp32 (one a packed sequence and one
-/// besides: [S + 1, H, K, V]).
+/// besides: [S + 1, H, K, V]); the kernels skip states not asked for.
 ResultStorage states(int64_t elements, Value cuSeqlens, std::string name) {
   return ResultStorage::own(
-      {4 * elements, {DimRef::of(cuSeqlens ? 'C' : 'B'), DimRef::of('H')}},
-      std::move(name));
+             {4 * elements,
+              {DimRef::of(cuSeqlens ? 'C' : 'B'), DimRef::of('H')}},
+             std::move(name))
+      .orNull();
 }
 
 /// A dense sequence tensor [B, T, H, *] of `result`'s type, named `name`.
@@ -386,7 +387,7 @@ struct PoolStepModel : KdaPrimitive<KdaPoolStepOp, PoolStepModel> {
       return sequence(step.getOutput(), "output");
     if (index == 1) // the pool, updated in place
       return ResultStorage::sharedWith(step.getStatePool());
-    return ResultStorage::own({4, {DimRef::of('B')}}, "status");
+    return ResultStorage::own({4, {DimRef::of('B')}}, "status").orNull();
   }
   std::optional<DimRef> getResultDim(Operation *op, unsigned index,
                                      unsigned dim) const {

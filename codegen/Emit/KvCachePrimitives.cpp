@@ -106,14 +106,14 @@ struct PartialsModel
       return ResultStorage::own(
           rowsOf(elementBytes(partials.getQ()) * valueDim), "o");
     case 3:
-      return ResultStorage::own(rowsOf(4), "lse");
+      return ResultStorage::own(rowsOf(4), "lse").orNull();
     case 4:
       return ResultStorage::own(rowsOf(4 * kDecodeMaxSplits * valueDim),
                                 "o_partial");
     case 5:
       return ResultStorage::own(rowsOf(4 * kDecodeMaxSplits), "lse_partial");
     default:
-      return ResultStorage::own({4, {DimRef::of('B')}}, "status");
+      return ResultStorage::own({4, {DimRef::of('B')}}, "status").orNull();
     }
   }
 

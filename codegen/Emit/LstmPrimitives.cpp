@@ -188,9 +188,10 @@ struct RecurrenceModel
       return ResultStorage::sharedWith(previous);
     auto states = cast<RankedTensorType>(recurrence.getHN().getType());
     return ResultStorage::own(
-        {bytes * states.getDimSize(0) * states.getDimSize(2),
-         {DimRef::of('B')}},
-        index == 1 ? "h_n" : "c_n");
+               {bytes * states.getDimSize(0) * states.getDimSize(2),
+                {DimRef::of('B')}},
+               index == 1 ? "h_n" : "c_n")
+        .orNull();
   }
 
   /// out [T, B, E] (or [B, T, E]), h_n and c_n [L·D, B, H]: T and B of the

@@ -177,7 +177,8 @@ struct GradientColumnsModel
     auto columns = cast<NormGradientColumnsOp>(op);
     Value column = index ? columns.getDbeta() : columns.getDgamma();
     return ResultStorage::own({elementBytes(column) * lastDim(column), {}},
-                              index ? "dbeta" : "dgamma");
+                              index ? "dbeta" : "dgamma")
+        .orNull();
   }
 
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {

@@ -69,7 +69,9 @@ struct RowsModel : PrimitiveOpInterface::ExternalModel<RowsModel, NormRowsOp> {
     static const char *const kNames[] = {"y", "mean", "second", "h"};
     const int64_t bytes =
         index == 0 || index == 3 ? elementBytes(x) * lastDim(x) : 4;
-    return ResultStorage::own({bytes, rows}, kNames[index]);
+    ResultStorage storage = ResultStorage::own({bytes, rows}, kNames[index]);
+    // y is always written; the statistics and h only where asked for.
+    return index == 0 ? storage : std::move(storage).orNull();
   }
 
   std::optional<DimRef> getResultDim(Operation *op, unsigned index,

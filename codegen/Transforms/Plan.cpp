@@ -212,6 +212,20 @@ void FunctionPlanner::group() {
           continue;
         kernel.outputs.insert(use.get());
       }
+      // A result nobody reads that its kernel writes anyway (an output not
+      // returned) still needs memory: workspace.
+      auto primitive = dyn_cast<PrimitiveOpInterface>(op);
+      for (OpResult result : op->getResults()) {
+        if (!primitive || kernel.outputs.contains(result) ||
+            llvm::any_of(result.getUsers(), [&](Operation *user) {
+              return inside.contains(user);
+            }))
+          continue;
+        ResultStorage storage =
+            primitive.getResultStorage(result.getResultNumber());
+        if (storage.kind == ResultStorage::Kind::Own && !storage.mayBeNull)
+          kernel.outputs.insert(result);
+      }
     }
   }
 }

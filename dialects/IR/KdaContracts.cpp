@@ -6,7 +6,9 @@ using namespace rudnn;
 
 namespace {
 
-std::vector<DimContract> kdaDims(bool chunks) {
+std::vector<DimContract>
+kdaDims(bool chunks, std::string_view chunkDoc = "chunks, "
+                                                 "ceil(T / chunk)") {
   std::vector<DimContract> dims = {
       {'B', "dim", "batch"},
       {'T', "dim", "sequence length"},
@@ -15,7 +17,7 @@ std::vector<DimContract> kdaDims(bool chunks) {
        kKdaMaxFeatureDim},
       {'V', "feature dim", "value features", true, 1, kKdaMaxFeatureDim}};
   if (chunks) {
-    dims.push_back({'N', "dim", "chunks, ceil(T / chunk)"});
+    dims.push_back({'N', "dim", chunkDoc});
     dims.push_back({'W', "dim",
                     "fp32 words of saved tiles per chunk and head, fixed by "
                     "K, V, chunk and q's type"});
@@ -54,7 +56,9 @@ OperatorContract groupHeads(OperatorContract c) {
 
 /// The packed forms' dims: the sequences lie along T of one batch entry.
 std::vector<DimContract> kdaVarlenDims() {
-  std::vector<DimContract> dims = kdaDims(false);
+  std::vector<DimContract> dims =
+      kdaDims(true, "chunk slots, ceil(T / chunk) + S + 1 (sequence n's "
+                    "chunks after those of the sequences before it)");
   dims[0] = {'B', "dim", "1: the sequences are packed along T", false, 1, 1};
   dims[1] = {'T', "dim", "tokens of every sequence"};
   dims.push_back({'S', "dim", "sequences"});
@@ -152,6 +156,25 @@ TensorContract savedTiles(std::string_view doc) {
   return t;
 }
 
+/// The boundary states a forward saves (and its backward takes), in q's
+/// type.
+TensorContract savedBoundaries(std::string_view doc) {
+  return withElementsOf(state("boundaries", "NBHKV", doc), "q");
+}
+
+/// A forward's saved results, with save_boundaries (and save_tiles).
+std::vector<TensorContract> savedResults(std::string_view boundariesDoc) {
+  return {savedBoundaries(boundariesDoc),
+          savedTiles("each chunk's tiles for the backward (with "
+                     "save_tiles)")};
+}
+
+/// A backward's saved operands: the forward's saved results.
+std::vector<TensorContract> savedOperands() {
+  return {savedBoundaries("the forward's saved boundary states"),
+          savedTiles("the forward's saved tiles (with its boundaries)")};
+}
+
 } // namespace
 
 const OperatorContract &rudnn::kdaContract(bool grouped) {
@@ -164,13 +187,9 @@ const OperatorContract &rudnn::kdaContract(bool grouped) {
     for (const TensorContract &t : gateParameters())
       c.operands.push_back(t);
     c.results = forwardResults("BHKV", "state after the last token");
-    c.results.push_back(
-        withElementsOf(state("boundaries", "NBHKV",
-                             "state before token c · chunk (with "
-                             "save_boundaries), in q's type"),
-                       "q"));
-    c.results.push_back(savedTiles("each chunk's tiles for the backward (with "
-                                   "save_tiles)"));
+    for (const TensorContract &t :
+         savedResults("state before token c · chunk (with save_boundaries)"))
+      c.results.push_back(t);
     return c;
   }();
   static const OperatorContract groupedContract = groupHeads(contract);
@@ -184,11 +203,8 @@ const OperatorContract &rudnn::kdaBackwardContract(bool grouped) {
     c.summary = "Kimi Delta Attention backward: the six input gradients";
     c.dims = kdaDims(true);
     c.operands = kdaInputs();
-    c.operands.push_back(withElementsOf(
-        state("boundaries", "NBHKV", "the forward's saved boundary states"),
-        "q"));
-    c.operands.push_back(
-        savedTiles("the forward's saved tiles (with its boundaries)"));
+    for (const TensorContract &t : savedOperands())
+      c.operands.push_back(t);
     c.operands.push_back(
         withElementsOf(contractTensor("d_output", "BTHV", ElementRule::Float,
                                       "gradient of the output"),
@@ -230,6 +246,10 @@ const OperatorContract &rudnn::kdaVarlenContract(bool grouped) {
       c.operands.push_back(t);
     c.results =
         forwardResults("SHKV", "each sequence's state after its last token");
+    for (const TensorContract &t : savedResults(
+             "state before each chunk (with save_boundaries): sequence n's "
+             "chunk j in slot Σ_{i<n} ceil(len_i / chunk) + j"))
+      c.results.push_back(t);
     return c;
   }();
   static const OperatorContract groupedContract = groupHeads(contract);
@@ -243,6 +263,8 @@ const OperatorContract &rudnn::kdaVarlenBackwardContract(bool grouped) {
     c.summary = "Kimi Delta Attention backward over packed sequences";
     c.dims = kdaVarlenDims();
     c.operands = kdaVarlenInputs();
+    for (const TensorContract &t : savedOperands())
+      c.operands.push_back(t);
     c.operands.push_back(
         withElementsOf(contractTensor("d_output", "BTHV", ElementRule::Float,
                                       "gradient of the output"),
@@ -282,6 +304,8 @@ const OperatorContract &rudnn::kdaDecodeContract(bool grouped) {
     slots.counts = 'P';
     c.operands.push_back(pool);
     c.operands.push_back(slots);
+    for (const TensorContract &t : gateParameters())
+      c.operands.push_back(t);
     TensorContract updated = pool;
     updated.name = "state_pool_out";
     updated.doc = "the pool's memory, each entry's state advanced";

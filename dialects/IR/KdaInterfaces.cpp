@@ -102,8 +102,8 @@ struct ForwardCall {
             op.getScaleAttr(),
             op.getOutput().getType(),
             op.getFinalState().getType(),
-            {},
-            {}};
+            op.getBoundaries() ? op.getBoundaries().getType() : Type(),
+            op.getTiles() ? op.getTiles().getType() : Type()};
   }
 };
 
@@ -277,8 +277,7 @@ SmallVector<Value> decomposeForward(const ForwardCall &call,
 }
 
 /// One KDA backward as the primitives need it: the forward's call, what it
-/// saved (batches only), the output gradients, and the gradients it
-/// returns.
+/// saved, the output gradients, and the gradients it returns.
 struct BackwardCall {
   ForwardCall forward;
   Value boundaries, tiles, dOutput, dFinalState;
@@ -333,8 +332,8 @@ struct BackwardCall {
              {},
              {},
              {}},
-            {},
-            {},
+            op.getBoundaries(),
+            op.getTiles(),
             op.getDOutput(),
             op.getDFinalState(),
             op.getDq(),
@@ -629,14 +628,18 @@ LogicalResult KdaDecodeOp::specialize(TargetAttr, const SpecializeOptions &) {
   return success();
 }
 
-// Token by token, whatever T: a decoding step is short.
+// Token by token, whatever T: a decoding step is short; the input
+// transforms first, as for the forward.
 LogicalResult KdaDecodeOp::decompose(OpBuilder &builder) {
   if (!getScaleAttr())
     return emitOpError() << "needs its scale: run rudnn-specialize before "
                             "rudnn-decompose";
   Operation *before = getOperation()->getPrevNode();
+  ForwardCall call{getLoc(), getQ(), getK(), getV(), getG(), getBeta(), {},
+                   {},       {},     {},     {},     {},     {},        {}};
+  call = transformInputs(call, InputTransforms::of(*this), builder);
   auto step = builder.create<KdaPoolStepOp>(
-      getLoc(), getResultTypes(), getQ(), getK(), getV(), getG(), getBeta(),
+      getLoc(), getResultTypes(), call.q, call.k, call.v, call.g, call.beta,
       getStatePool(), getSlots(), getScaleAttr());
   for (auto [result, value] : llvm::zip(getResults(), step.getResults()))
     result.replaceAllUsesWith(value);

@@ -25,16 +25,42 @@ LogicalResult verifyKdaAttributes(Operation *op, std::optional<uint64_t> chunk,
                                   FloatAttr scale);
 
 /// The chunk count N of a boundary-state tensor bound in `shapes` equals
-/// ceil(T / chunk); a static N needs an explicit chunk.
+/// ceil(T / chunk), or for packed sequences the chunk slots ceil(T / chunk)
+/// + S + 1; a static N needs an explicit chunk.
 LogicalResult verifyKdaChunkCount(Operation *op, const ShapeChecker &shapes,
                                   llvm::StringRef name,
-                                  std::optional<uint64_t> chunk);
+                                  std::optional<uint64_t> chunk,
+                                  bool packed = false);
 
-/// Saved tiles [N, B, H, W] bound in `shapes`: an explicit chunk, N =
-/// ceil(T / chunk) and W static, the words the kernels save per chunk and
-/// head for K, V, the chunk and `q`'s element type.
+/// Saved tiles [N, B, H, W] bound in `shapes`: an explicit chunk, N as
+/// verifyKdaChunkCount and W static, the words the kernels save per chunk
+/// and head for K, V, the chunk and `q`'s element type.
 LogicalResult verifyKdaSavedTiles(Operation *op, const ShapeChecker &shapes,
-                                  std::optional<uint64_t> chunk, Value q);
+                                  std::optional<uint64_t> chunk, Value q,
+                                  bool packed = false);
+
+/// What a forward saves: `save_tiles` only with `save_boundaries`, and the
+/// saved results exactly those asked for.
+template <typename KdaLikeOp> LogicalResult verifyKdaSaved(KdaLikeOp op) {
+  if (op.getSaveTiles() && !op.getSaveBoundaries())
+    return op.emitOpError() << "'save_tiles' needs 'save_boundaries': the "
+                               "backward reads both";
+  const size_t expected = op.getSaveBoundaries() + op.getSaveTiles();
+  const size_t saved = op.getSaved().size();
+  if (saved == expected)
+    return success();
+  if (saved > expected)
+    return op.emitOpError()
+           << (op.getSaveBoundaries()
+                   ? "'tiles' result is produced only with 'save_tiles'"
+                   : "'boundaries' result is produced only with "
+                     "'save_boundaries'");
+  return op.emitOpError()
+         << (saved == 0
+                 ? "'save_boundaries' is set but the op has no 'boundaries' "
+                   "result"
+                 : "'save_tiles' is set but the op has no 'tiles' result");
+}
 
 /// A forward-shaped op (rudnn.kda, rudnn.kda_recurrent): the forward's
 /// contract (with grouped heads, `grouped`) over `operands` in its order
@@ -63,21 +89,29 @@ LogicalResult verifyKdaForward(KdaLikeOp op, llvm::ArrayRef<Value> operands,
 }
 
 /// A forward over packed sequences (rudnn.kda_varlen, a packed
-/// rudnn.kda_recurrent): the packed contract over `operands` in its order
-/// (null where absent), then attributes.
+/// rudnn.kda_recurrent): the packed contract over `operands` and `results`
+/// in its order (null where absent), then attributes and the saved
+/// tensors' chunk slots.
 template <typename KdaLikeOp>
 LogicalResult verifyKdaVarlenForward(KdaLikeOp op, bool grouped,
-                                     llvm::ArrayRef<Value> operands) {
-  const Value results[] = {op.getOutput(), op.getFinalState()};
+                                     llvm::ArrayRef<Value> operands,
+                                     llvm::ArrayRef<Value> results) {
   ShapeChecker shapes(op, kKdaStaticDims);
+  auto at = [](llvm::ArrayRef<Value> values, unsigned i) {
+    return i < values.size() ? values[i] : Value();
+  };
   if (failed(verifyContract(
           op, ::rudnn::kdaVarlenContract(grouped),
-          [&](unsigned i) {
-            return i < operands.size() ? operands[i] : Value();
-          },
-          [&](unsigned i) { return i < 2 ? results[i] : Value(); }, shapes)))
+          [&](unsigned i) { return at(operands, i); },
+          [&](unsigned i) { return at(results, i); }, shapes)) ||
+      failed(verifyKdaAttributes(op, op.getChunk(), op.getScaleAttr())))
     return failure();
-  return verifyKdaAttributes(op, op.getChunk(), op.getScaleAttr());
+  if (at(results, 2) && failed(verifyKdaChunkCount(op, shapes, "boundaries",
+                                                   op.getChunk(), true)))
+    return failure();
+  if (at(results, 3))
+    return verifyKdaSavedTiles(op, shapes, op.getChunk(), op.getQ(), true);
+  return success();
 }
 
 /// The input transforms' rules: dt_bias and a lower bound come with a_log,

@@ -79,6 +79,10 @@ struct ResultStorage {
   Value with;
   /// What the plan calls the memory ("tiles").
   std::string name;
+  /// The kernel writes nothing through a null pointer (a final state not
+  /// asked for): a result nobody reads then gets no memory. Any other own
+  /// result nobody reads still gets workspace, as its kernel writes it.
+  bool mayBeNull = false;
 
   static ResultStorage own(SizeRef bytes, std::string name) {
     return {Kind::Own, std::move(bytes), {}, std::move(name)};
@@ -87,6 +91,11 @@ struct ResultStorage {
     return {Kind::With, std::move(atLeast), other, {}};
   }
   static ResultStorage kernelLocal() { return {Kind::KernelLocal, {}, {}, {}}; }
+  /// This storage, skipped (a null pointer) when nobody reads the result.
+  ResultStorage orNull() && {
+    mayBeNull = true;
+    return std::move(*this);
+  }
 };
 
 } // namespace mlir::rudnn

@@ -182,7 +182,8 @@ LogicalResult KdaRecurrentOp::verify() {
       return emitOpError() << "saves no 'boundaries' of packed sequences";
     return verifyKdaVarlenForward(*this, /*grouped=*/true,
                                   {getQ(), getK(), getV(), getG(), getBeta(),
-                                   getCuSeqlens(), getInitialState()});
+                                   getCuSeqlens(), getInitialState()},
+                                  {getOutput(), getFinalState()});
   }
   // q and k may have fewer heads than v (grouped_heads, checked by the
   // operator op).
@@ -238,12 +239,19 @@ LogicalResult ChunkGradientsOp::verify() {
 
 LogicalResult KdaPoolStepOp::verify() {
   // The operator's rules; q and k may have fewer heads than v
-  // (grouped_heads, checked by the operator op).
+  // (grouped_heads, checked by the operator op). The gate's parameters,
+  // last in the contract, are the operator's: the step takes the gate
+  // formed.
   ShapeChecker shapes(*this, kKdaStaticDims);
   if (failed(verifyContract(
           *this, ::rudnn::kdaDecodeContract(/*grouped=*/true),
-          [&](unsigned i) { return getOperand(i); },
-          [&](unsigned i) { return getResult(i); }, shapes)))
+          [&](unsigned i) {
+            return i < getNumOperands() ? getOperand(i) : Value();
+          },
+          [&](unsigned i) {
+            return i < getNumResults() ? getResult(i) : Value();
+          },
+          shapes)))
     return failure();
   return verifyKdaAttributes(*this, std::nullopt, getScaleAttr());
 }

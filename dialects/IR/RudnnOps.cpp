@@ -8,6 +8,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
+#include <iterator>
 
 using namespace mlir;
 using namespace mlir::rudnn;
@@ -42,32 +43,40 @@ LogicalResult mlir::rudnn::verifyKdaAttributes(Operation *op,
 LogicalResult mlir::rudnn::verifyKdaChunkCount(Operation *op,
                                                const ShapeChecker &shapes,
                                                StringRef name,
-                                               std::optional<uint64_t> chunk) {
+                                               std::optional<uint64_t> chunk,
+                                               bool packed) {
   std::optional<int64_t> count = shapes.lookup('N');
   std::optional<int64_t> length = shapes.lookup('T');
-  if (!count || !length)
+  // The offsets count the sequences plus one.
+  std::optional<int64_t> offsets = shapes.lookup('C');
+  if (!count || !length || (packed && !offsets))
     return success();
   if (!chunk)
     return op->emitOpError()
            << "'" << name
            << "' with a static chunk count needs an explicit 'chunk'";
   int64_t expected = llvm::divideCeil(*length, *chunk);
-  if (*count != expected)
-    return op->emitOpError()
-           << "'" << name << "' dim 0 (chunks) is " << *count << ", expected "
-           << expected << " = ceil(T=" << *length << " / chunk=" << *chunk
-           << ")";
-  return success();
+  if (packed)
+    expected += *offsets;
+  if (*count == expected)
+    return success();
+  InFlightDiagnostic diag =
+      op->emitOpError() << "'" << name << "' dim 0 (chunks) is " << *count
+                        << ", expected " << expected << " = ceil(T=" << *length
+                        << " / chunk=" << *chunk << ")";
+  if (packed)
+    diag << " + S=" << *offsets - 1 << " + 1 (the packed chunk slots)";
+  return diag;
 }
 
 LogicalResult mlir::rudnn::verifyKdaSavedTiles(Operation *op,
                                                const ShapeChecker &shapes,
                                                std::optional<uint64_t> chunk,
-                                               Value q) {
+                                               Value q, bool packed) {
   if (!chunk)
     return op->emitOpError() << "'tiles' needs an explicit 'chunk': their "
                                 "size depends on it";
-  if (failed(verifyKdaChunkCount(op, shapes, "tiles", chunk)))
+  if (failed(verifyKdaChunkCount(op, shapes, "tiles", chunk, packed)))
     return failure();
   std::optional<int64_t> featureK = shapes.lookup('K'),
                          featureV = shapes.lookup('V');
@@ -133,39 +142,25 @@ void KdaOp::build(OpBuilder &builder, OperationState &state, Value q, Value k,
         /*gate_lower_bound=*/nullptr);
 }
 
+/// output, final_state, then what the forward saves (null when not saved).
+template <typename KdaLikeOp>
+static Value forwardContractResult(KdaLikeOp op, unsigned index) {
+  const Value results[] = {op.getOutput(), op.getFinalState(),
+                           op.getBoundaries(), op.getTiles()};
+  return index < std::size(results) ? results[index] : Value();
+}
+
 Value KdaOp::getContractResult(unsigned index) {
-  switch (index) {
-  case 0:
-    return getOutput();
-  case 1:
-    return getFinalState();
-  case 2:
-    return getBoundaries();
-  default:
-    return getTiles();
-  }
+  return forwardContractResult(*this, index);
+}
+
+Value KdaVarlenOp::getContractResult(unsigned index) {
+  return forwardContractResult(*this, index);
 }
 
 LogicalResult KdaOp::verify() {
-  if (failed(verifyKdaInputTransforms(*this)))
+  if (failed(verifyKdaInputTransforms(*this)) || failed(verifyKdaSaved(*this)))
     return failure();
-  if (getSaveTiles() && !getSaveBoundaries())
-    return emitOpError() << "'save_tiles' needs 'save_boundaries': the "
-                            "backward reads both";
-  const size_t expected = getSaveBoundaries() + getSaveTiles();
-  if (getSaved().size() != expected) {
-    if (getSaved().size() > expected)
-      return emitOpError() << (getSaveBoundaries()
-                                   ? "'tiles' result is produced only with "
-                                     "'save_tiles'"
-                                   : "'boundaries' result is produced only "
-                                     "with 'save_boundaries'");
-    return emitOpError() << (getSaved().empty()
-                                 ? "'save_boundaries' is set but the op has "
-                                   "no 'boundaries' result"
-                                 : "'save_tiles' is set but the op has no "
-                                   "'tiles' result");
-  }
   return verifyKdaForward(
       *this,
       {getQ(), getK(), getV(), getG(), getBeta(), getInitialState(), getALog(),
@@ -175,53 +170,49 @@ LogicalResult KdaOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// KdaBackwardOp
-//===----------------------------------------------------------------------===//
-
-LogicalResult KdaBackwardOp::verify() {
-  if (failed(verifyKdaInputTransforms(*this)))
-    return failure();
-  if (failed(verifyOptionalGradients(*this)))
-    return failure();
-  if (getBoundaries() && !getChunk())
-    return emitOpError() << "'boundaries' needs an explicit 'chunk' (the "
-                            "forward's chunk size)";
-  if (getTiles() && !getBoundaries())
-    return emitOpError() << "'tiles' come with the forward's 'boundaries'";
-  ShapeChecker shapes(*this, kKdaStaticDims);
-  if (failed(verifyOperatorContract(*this, shapes)) ||
-      failed(verifyKdaAttributes(*this, getChunk(), getScaleAttr())))
-    return failure();
-  if (getBoundaries() &&
-      failed(verifyKdaChunkCount(*this, shapes, "boundaries", getChunk())))
-    return failure();
-  if (getTiles())
-    return verifyKdaSavedTiles(*this, shapes, getChunk(), getQ());
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// KdaVarlenOp, KdaVarlenBackwardOp
+// KdaVarlenOp, KdaBackwardOp, KdaVarlenBackwardOp
 //===----------------------------------------------------------------------===//
 
 LogicalResult KdaVarlenOp::verify() {
-  if (failed(verifyKdaInputTransforms(*this)))
+  if (failed(verifyKdaInputTransforms(*this)) || failed(verifyKdaSaved(*this)))
     return failure();
-  return verifyKdaVarlenForward(*this, getGroupedHeads(),
-                                {getQ(), getK(), getV(), getG(), getBeta(),
-                                 getCuSeqlens(), getInitialState(), getALog(),
-                                 getDtBias()});
+  return verifyKdaVarlenForward(
+      *this, getGroupedHeads(),
+      {getQ(), getK(), getV(), getG(), getBeta(), getCuSeqlens(),
+       getInitialState(), getALog(), getDtBias()},
+      {getOutput(), getFinalState(), getBoundaries(), getTiles()});
+}
+
+/// A backward's saved tensors: boundaries with the forward's chunk, tiles
+/// only with them, each of the forward's chunk count (`packed`: slots).
+template <typename KdaBackwardLikeOp>
+static LogicalResult verifyKdaBackward(KdaBackwardLikeOp op, bool packed) {
+  if (failed(verifyKdaInputTransforms(op)) ||
+      failed(verifyOptionalGradients(op)))
+    return failure();
+  if (op.getBoundaries() && !op.getChunk())
+    return op.emitOpError() << "'boundaries' needs an explicit 'chunk' (the "
+                               "forward's chunk size)";
+  if (op.getTiles() && !op.getBoundaries())
+    return op.emitOpError() << "'tiles' come with the forward's 'boundaries'";
+  ShapeChecker shapes(op, kKdaStaticDims);
+  if (failed(verifyOperatorContract(op, shapes)) ||
+      failed(verifyKdaAttributes(op, op.getChunk(), op.getScaleAttr())))
+    return failure();
+  if (op.getBoundaries() && failed(verifyKdaChunkCount(op, shapes, "boundaries",
+                                                       op.getChunk(), packed)))
+    return failure();
+  if (op.getTiles())
+    return verifyKdaSavedTiles(op, shapes, op.getChunk(), op.getQ(), packed);
+  return success();
 }
 
 LogicalResult KdaVarlenBackwardOp::verify() {
-  if (failed(verifyKdaInputTransforms(*this)))
-    return failure();
-  if (failed(verifyOptionalGradients(*this)))
-    return failure();
-  ShapeChecker shapes(*this, kKdaStaticDims);
-  if (failed(verifyOperatorContract(*this, shapes)))
-    return failure();
-  return verifyKdaAttributes(*this, getChunk(), getScaleAttr());
+  return verifyKdaBackward(*this, /*packed=*/true);
+}
+
+LogicalResult KdaBackwardOp::verify() {
+  return verifyKdaBackward(*this, /*packed=*/false);
 }
 
 //===----------------------------------------------------------------------===//
@@ -229,6 +220,8 @@ LogicalResult KdaVarlenBackwardOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult KdaDecodeOp::verify() {
+  if (failed(verifyKdaInputTransforms(*this)))
+    return failure();
   ShapeChecker shapes(*this, kKdaStaticDims);
   if (failed(verifyOperatorContract(*this, shapes)))
     return failure();

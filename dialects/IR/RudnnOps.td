@@ -233,7 +233,7 @@ def Rudnn_KdaBackwardOp : Rudnn_Op<"kda_backward", [
 def Rudnn_KdaVarlenOp : Rudnn_Op<"kda_varlen", [
     Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
-                              ["getOperatorContract"]>]> {
+                              ["getOperatorContract", "getContractResult"]>]> {
   let summary = "Kimi Delta Attention forward over packed sequences";
   let description = [{
     `rudnn.kda` for S sequences of their own lengths packed along T, as
@@ -246,8 +246,13 @@ def Rudnn_KdaVarlenOp : Rudnn_Op<"kda_varlen", [
     chunks never straddle two sequences. Changing the lengths never
     recompiles, and the kernels never read the offsets on the host.
 
-    Attributes: `scale` (default K^-0.5) and `chunk` (16, 32 or 64, chosen
-    by `rudnn-specialize` when absent).
+    Attributes: `scale` (default K^-0.5), `chunk` (16, 32 or 64, chosen
+    by `rudnn-specialize` when absent), and as for `rudnn.kda`
+    `save_boundaries` and `save_tiles` (with `chunk`). Saved per chunk slot:
+    `boundaries` `[ceil(T / chunk) + S + 1, 1, H, K, V]`, sequence n's chunk
+    j in slot `Σ_{i<n} ceil(len_i / chunk) + j` (its state before token
+    `cu_seqlens[n] + j · chunk`; the slots past the last are not written),
+    and `tiles` `[ceil(T / chunk) + S + 1, 1, H, W]` likewise.
 
     ```mlir
     %o, %s = rudnn.kda_varlen %q, %k, %v, %g, %beta cu_seqlens %cu
@@ -271,20 +276,35 @@ def Rudnn_KdaVarlenOp : Rudnn_Op<"kda_varlen", [
     Optional<AnyRankedTensor>:$dt_bias,
     OptionalAttr<I64Attr>:$chunk,
     OptionalAttr<F32Attr>:$scale,
+    UnitAttr:$save_boundaries,
+    UnitAttr:$save_tiles,
     UnitAttr:$grouped_heads,
     UnitAttr:$qk_l2norm,
     UnitAttr:$beta_logits,
     OptionalAttr<F32Attr>:$gate_lower_bound);
-  let results = (outs AnyRankedTensor:$output, AnyRankedTensor:$final_state);
+  let results = (outs
+    AnyRankedTensor:$output,
+    AnyRankedTensor:$final_state,
+    Variadic<AnyRankedTensor>:$saved);
 
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $g `,` $beta `cu_seqlens` $cu_seqlens
     (`initial_state` $initial_state^)? (`a_log` $a_log^)?
     (`dt_bias` $dt_bias^)? (`chunk` $chunk^)? (`scale` $scale^)?
+    (`save_boundaries` $save_boundaries^)? (`save_tiles` $save_tiles^)?
     (`grouped_heads` $grouped_heads^)?
     (`qk_l2norm` $qk_l2norm^)? (`beta_logits` $beta_logits^)?
     (`gate_lower_bound` $gate_lower_bound^)? attr-dict `:`
     functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// What the forward saves for its backward, as rudnn.kda's.
+    ::mlir::Value getBoundaries() {
+      return getSaved().empty() ? ::mlir::Value() : getSaved().front();
+    }
+    ::mlir::Value getTiles() {
+      return getSaved().size() < 2 ? ::mlir::Value() : getSaved()[1];
+    }
   }];
   let hasVerifier = 1;
 }
@@ -299,8 +319,9 @@ def Rudnn_KdaVarlenBackwardOp : Rudnn_Op<"kda_varlen_backward", [
     (with `cu_seqlens` and the optional `initial_state` `[S, H, K, V]`),
     `d_output` `[1, T, H, V]` and the optional `d_final_state`
     `[S, H, K, V]` f32; results `dq`, `dk`, `dv`, `dg`, `dbeta` and, exactly
-    when `initial_state` is given, `d_initial_state` `[S, H, K, V]` f32. The
-    forward's chunk quantities and boundary states are computed again.
+    when `initial_state` is given, `d_initial_state` `[S, H, K, V]` f32.
+    Given the forward's saved `boundaries` (and `tiles`), with its `chunk`,
+    it reads them instead of computing them again.
 
     ```mlir
     %dq, %dk, %dv, %dg, %dbeta = rudnn.kda_varlen_backward %q, %k, %v, %g,
@@ -321,6 +342,8 @@ def Rudnn_KdaVarlenBackwardOp : Rudnn_Op<"kda_varlen_backward", [
     AnyRankedTensor:$beta,
     AnyRankedTensor:$cu_seqlens,
     Optional<AnyRankedTensor>:$initial_state,
+    Optional<AnyRankedTensor>:$boundaries,
+    Optional<AnyRankedTensor>:$tiles,
     AnyRankedTensor:$d_output,
     Optional<AnyRankedTensor>:$d_final_state,
     Optional<AnyRankedTensor>:$a_log,
@@ -341,7 +364,8 @@ def Rudnn_KdaVarlenBackwardOp : Rudnn_Op<"kda_varlen_backward", [
 
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $g `,` $beta `cu_seqlens` $cu_seqlens
-    (`initial_state` $initial_state^)? `d_output` $d_output
+    (`initial_state` $initial_state^)? (`boundaries` $boundaries^)?
+    (`tiles` $tiles^)? `d_output` $d_output
     (`d_final_state` $d_final_state^)? (`a_log` $a_log^)?
     (`dt_bias` $dt_bias^)? (`chunk` $chunk^)? (`scale` $scale^)?
     (`grouped_heads` $grouped_heads^)?
@@ -372,7 +396,7 @@ def Rudnn_KdaVarlenBackwardOp : Rudnn_Op<"kda_varlen_backward", [
 }
 
 def Rudnn_KdaDecodeOp : Rudnn_Op<"kda_decode", [
-    Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
+    Pure, AttrSizedOperandSegments, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
                                     ["getOperatorContract"]>]> {
   let summary = "KDA decoding step over a pool of per-request states";
   let description = [{
@@ -387,8 +411,9 @@ def Rudnn_KdaDecodeOp : Rudnn_Op<"kda_decode", [
     pool's memory, updated) and `status` `[B]` i32: 0 done, 1 refused. An
     entry whose slot lies outside the pool or is shared with another entry
     of the call is refused: its state untouched, its output 0. Nothing reads
-    the slots on the host. `scale` defaults to K^-0.5; `grouped_heads` as
-    for `rudnn.kda`.
+    the slots on the host. `scale` defaults to K^-0.5; `grouped_heads` and
+    the input transforms (`qk_l2norm`, `beta_logits`, the gate from `a_log`,
+    `dt_bias` and `gate_lower_bound`) as for `rudnn.kda`.
 
     ```mlir
     %o, %pool2, %status = rudnn.kda_decode %q, %k, %v, %g, %beta
@@ -408,15 +433,23 @@ def Rudnn_KdaDecodeOp : Rudnn_Op<"kda_decode", [
     AnyRankedTensor:$beta,
     AnyRankedTensor:$state_pool,
     AnyRankedTensor:$slots,
+    Optional<AnyRankedTensor>:$a_log,
+    Optional<AnyRankedTensor>:$dt_bias,
     OptionalAttr<F32Attr>:$scale,
-    UnitAttr:$grouped_heads);
+    UnitAttr:$grouped_heads,
+    UnitAttr:$qk_l2norm,
+    UnitAttr:$beta_logits,
+    OptionalAttr<F32Attr>:$gate_lower_bound);
   let results = (outs AnyRankedTensor:$output,
                       AnyRankedTensor:$state_pool_out,
                       AnyRankedTensor:$status);
 
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $g `,` $beta `pool` `(` $state_pool `,` $slots `)`
-    (`scale` $scale^)? (`grouped_heads` $grouped_heads^)? attr-dict `:`
+    (`a_log` $a_log^)? (`dt_bias` $dt_bias^)? (`scale` $scale^)?
+    (`grouped_heads` $grouped_heads^)? (`qk_l2norm` $qk_l2norm^)?
+    (`beta_logits` $beta_logits^)? (`gate_lower_bound` $gate_lower_bound^)?
+    attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;

@@ -22,7 +22,9 @@ namespace rudnn {
 /// cuSeqlens[n + 1]; the initial state and the final state (and their
 /// gradients) are then [S, H, K, V], one a sequence, and chunks never
 /// straddle two sequences. Changing the offsets never recompiles; nothing
-/// reads them on the host. Packed calls save no boundaries or tiles.
+/// reads them on the host. Saved boundaries and tiles then hold chunk
+/// slots, N = ceil(T / chunk) + S + 1: sequence n's chunk j in slot
+/// Σ_{i<n} ceil(len_i / chunk) + j (the slots past the last unwritten).
 ///
 /// Gate from raw projections (Kimi Linear's): with aLog, a dense fp32 [H]
 /// tensor (and optionally dtBias, dense fp32 [H, K]: flash-linear-
@@ -69,16 +71,19 @@ struct KdaOptions {
 /// The chunk a call with these sizes and options runs at (the options' or
 /// the default target's choice) and the shapes of what its forward saves
 /// for the backward: boundaries [N, B, H, K, V] and tiles [N, B, H, W],
-/// N = ceil(T / chunk). At bf16, K = V = 128, chunk 64 the tiles take 1288
-/// bytes per token and head and the boundaries 512. Throws InvalidArgument
-/// for sizes or options no call accepts.
+/// N = ceil(T / chunk), or for S packed sequences (`sequences` > 0, batch
+/// 1, length their total) ceil(T / chunk) + S + 1. At bf16, K = V = 128,
+/// chunk 64 the tiles take 1288 bytes per token and head and the
+/// boundaries 512. Throws InvalidArgument for sizes or options no call
+/// accepts.
 struct KdaSavedShapes {
   int chunk;
   std::vector<int64_t> boundaries, tiles;
 };
 KdaSavedShapes kdaSavedShapes(int64_t batch, int64_t length, int64_t heads,
                               int64_t featureK, int64_t featureV, DType input,
-                              const KdaOptions &options = {});
+                              const KdaOptions &options = {},
+                              int64_t sequences = 0);
 
 /// Per (b, h), S = initial state (or 0), for t = 0 … T-1:
 ///   S ← diag(exp(g_t))·S;  u_t = beta_t·(v_t − Sᵀk_t);  S ← S + k_t·u_tᵀ;
@@ -138,6 +143,8 @@ void kdaBackward(Context &context, const KdaBackwardInputs &inputs,
 /// device memory: entry b's state is statePool[slots[b]].
 struct KdaDecodeInputs {
   TensorView q, k, v, g, beta, statePool, slots;
+  /// The gate from raw projections, as KdaForwardInputs::aLog and dtBias.
+  std::optional<TensorView> aLog = std::nullopt, dtBias = std::nullopt;
 };
 
 /// output [B, T, H, V] in v's dtype; optional status [B] (dense int32: 0
@@ -155,9 +162,11 @@ struct KdaDecodeOutputs {
 /// nothing reads the slots on the host (a captured CUDA graph replays as
 /// they change). Without one, the call first copies the slots to the host
 /// (synchronizing `stream`) and throws InvalidArgument naming the entries
-/// at fault before anything is written. One compile per signature (dtypes,
-/// K, V, the pool's type, grouped heads, whether status is given); B, T, H,
-/// P and the slots never recompile.
+/// at fault before anything is written. The options' input transforms
+/// (qkL2Norm, betaLogits, gateLowerBound with aLog) apply as for
+/// kdaForward; a decoding step takes no chunk. One compile per signature
+/// (dtypes, K, V, the pool's type, grouped heads, the transforms, whether
+/// status is given); B, T, H, P and the slots never recompile.
 void kdaDecode(Context &context, const KdaDecodeInputs &inputs,
                const KdaDecodeOutputs &outputs, const KdaOptions &options = {},
                Stream stream = nullptr);

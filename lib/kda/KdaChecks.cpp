@@ -24,17 +24,28 @@ int64_t optionChunk(const KdaOptions &options) {
 
 /// The input transforms' rules the contracts cannot state.
 void checkTransforms(const KdaForwardInputs &in, const KdaOptions &options) {
-  if (in.dtBias && !in.aLog)
+  inputTransformsOf(in.aLog.has_value(), in.dtBias.has_value(), options);
+}
+
+} // namespace
+
+KdaInputTransforms rudnn::inputTransformsOf(bool aLog, bool dtBias,
+                                            const KdaOptions &options) {
+  if (dtBias && !aLog)
     throw InvalidArgument("'dt_bias' comes with 'a_log': the gate is formed "
                           "only from both");
   if (options.gateLowerBound) {
-    if (!in.aLog)
+    if (!aLog)
       throw InvalidArgument("'gate_lower_bound' needs 'a_log'");
     if (!(*options.gateLowerBound < 0))
       throw InvalidArgument("'gate_lower_bound' must be negative, got " +
                             std::to_string(*options.gateLowerBound));
   }
+  return {options.qkL2Norm, options.betaLogits, aLog, dtBias,
+          options.gateLowerBound ? *options.gateLowerBound : 0.f};
 }
+
+namespace {
 
 /// The chunk and scale of `options`, or the defaults for K and V.
 void resolveOptions(KdaCallShape &s, const KdaOptions &options) {
@@ -68,9 +79,7 @@ checkCallAndOptions(const OperatorContract &contract,
 
 KdaInputTransforms rudnn::inputTransformsOf(const KdaForwardInputs &in,
                                             const KdaOptions &options) {
-  return {options.qkL2Norm, options.betaLogits, in.aLog.has_value(),
-          in.dtBias.has_value(),
-          options.gateLowerBound ? *options.gateLowerBound : 0.f};
+  return inputTransformsOf(in.aLog.has_value(), in.dtBias.has_value(), options);
 }
 
 bool rudnn::groupedHeads(const TensorView &q, const TensorView &v) {
@@ -91,6 +100,59 @@ int64_t rudnn::resolveKdaChunk(int64_t featureK, int64_t featureV, DType input,
   return *chunk;
 }
 
+namespace {
+
+/// A call's contract and its views in the contract's order.
+struct ContractViews {
+  const OperatorContract &contract;
+  std::vector<const TensorView *> operands, results;
+};
+
+ContractViews forwardViews(const KdaForwardInputs &in,
+                           const KdaForwardOutputs &out) {
+  const bool grouped = groupedHeads(in.q, in.v);
+  std::vector<const TensorView *> results = {
+      &out.output, viewOf(out.finalState), viewOf(out.boundaries),
+      viewOf(out.tiles)};
+  if (in.cuSeqlens)
+    return {kdaVarlenContract(grouped),
+            {&in.q, &in.k, &in.v, &in.g, &in.beta, &*in.cuSeqlens,
+             viewOf(in.initialState), viewOf(in.aLog), viewOf(in.dtBias)},
+            results};
+  return {kdaContract(grouped),
+          {&in.q, &in.k, &in.v, &in.g, &in.beta, viewOf(in.initialState),
+           viewOf(in.aLog), viewOf(in.dtBias)},
+          results};
+}
+
+ContractViews backwardViews(const KdaBackwardInputs &in,
+                            const KdaBackwardOutputs &out) {
+  const KdaForwardInputs &fw = in.forward;
+  const bool grouped = groupedHeads(fw.q, fw.v);
+  std::vector<const TensorView *> operands = {&fw.q, &fw.k, &fw.v, &fw.g,
+                                              &fw.beta};
+  if (fw.cuSeqlens)
+    operands.push_back(&*fw.cuSeqlens);
+  for (const TensorView *view :
+       {viewOf(fw.initialState), viewOf(in.boundaries), viewOf(in.tiles),
+        &in.dOutput, viewOf(in.dFinalState), viewOf(fw.aLog),
+        viewOf(fw.dtBias)})
+    operands.push_back(view);
+  return {fw.cuSeqlens ? kdaVarlenBackwardContract(grouped)
+                       : kdaBackwardContract(grouped),
+          operands,
+          {&out.dq, &out.dk, &out.dv, &out.dg, &out.dbeta,
+           viewOf(out.dInitialState), viewOf(out.dALog), viewOf(out.dDtBias)}};
+}
+
+KdaCallShape checkViewsAndOptions(const ContractViews &views,
+                                  const KdaOptions &options) {
+  return checkCallAndOptions(views.contract, views.operands, views.results,
+                             options);
+}
+
+} // namespace
+
 KdaCallShape rudnn::checkKdaForwardCall(const KdaForwardInputs &in,
                                         const KdaForwardOutputs &out,
                                         const KdaOptions &options) {
@@ -98,23 +160,7 @@ KdaCallShape rudnn::checkKdaForwardCall(const KdaForwardInputs &in,
     throw InvalidArgument("'tiles' are saved with the 'boundaries': give "
                           "both or neither");
   checkTransforms(in, options);
-  if (in.cuSeqlens) {
-    if (out.boundaries || out.tiles)
-      throw InvalidArgument("packed sequences ('cu_seqlens') save no "
-                            "'boundaries' or 'tiles'");
-    return checkCallAndOptions(kdaVarlenContract(groupedHeads(in.q, in.v)),
-                               {&in.q, &in.k, &in.v, &in.g, &in.beta,
-                                &*in.cuSeqlens, viewOf(in.initialState),
-                                viewOf(in.aLog), viewOf(in.dtBias)},
-                               {&out.output, viewOf(out.finalState)}, options);
-  }
-  KdaCallShape s = checkCallAndOptions(
-      kdaContract(groupedHeads(in.q, in.v)),
-      {&in.q, &in.k, &in.v, &in.g, &in.beta, viewOf(in.initialState),
-       viewOf(in.aLog), viewOf(in.dtBias)},
-      {&out.output, viewOf(out.finalState), viewOf(out.boundaries),
-       viewOf(out.tiles)},
-      options);
+  KdaCallShape s = checkViewsAndOptions(forwardViews(in, out), options);
   // The tiles' size depends on the chunk: fix it before compiling.
   if (out.tiles && !s.chunk)
     s.chunk = resolveKdaChunk(s.K, s.V, in.q.dtype, options);
@@ -145,39 +191,22 @@ KdaCallShape rudnn::checkKdaBackwardCall(const KdaBackwardInputs &in,
                                       "for its gradient"
                                     : "'d_dt_bias' is given but there is no "
                                       "'dt_bias'");
-  if (fw.cuSeqlens) {
-    if (in.boundaries || in.tiles)
-      throw InvalidArgument("packed sequences ('cu_seqlens') take no saved "
-                            "'boundaries' or 'tiles'");
-    return checkCallAndOptions(
-        kdaVarlenBackwardContract(groupedHeads(fw.q, fw.v)),
-        {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta, &*fw.cuSeqlens,
-         viewOf(fw.initialState), &in.dOutput, viewOf(in.dFinalState),
-         viewOf(fw.aLog), viewOf(fw.dtBias)},
-        {&out.dq, &out.dk, &out.dv, &out.dg, &out.dbeta,
-         viewOf(out.dInitialState), viewOf(out.dALog), viewOf(out.dDtBias)},
-        options);
-  }
-  return checkCallAndOptions(
-      kdaBackwardContract(groupedHeads(fw.q, fw.v)),
-      {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta, viewOf(fw.initialState),
-       viewOf(in.boundaries), viewOf(in.tiles), &in.dOutput,
-       viewOf(in.dFinalState), viewOf(fw.aLog), viewOf(fw.dtBias)},
-      {&out.dq, &out.dk, &out.dv, &out.dg, &out.dbeta,
-       viewOf(out.dInitialState), viewOf(out.dALog), viewOf(out.dDtBias)},
-      options);
+  return checkViewsAndOptions(backwardViews(in, out), options);
 }
 
 namespace {
-/// The sizes a chunk fixes of what a forward saves: N, and W with tiles.
-DimSizes savedSizes(const TensorView &q, const TensorView &v, int64_t chunk,
-                    bool tiles) {
+/// The sizes a chunk fixes of what a forward saves: N (ceil(T / chunk),
+/// or packed the chunk slots ceil(T / chunk) + S + 1), and W with tiles.
+DimSizes savedSizes(const KdaForwardInputs &in, int64_t chunk, bool tiles) {
   DimSizes bound;
-  bound.bind('N', (q.shape[1] + chunk - 1) / chunk);
+  int64_t chunks = (in.q.shape[1] + chunk - 1) / chunk;
+  if (in.cuSeqlens)
+    chunks += in.cuSeqlens->shape[0];
+  bound.bind('N', chunks);
   if (tiles)
     bound.bind('W', mlir::rudnn::kdaSavedTileWords(
-                        chunk, q.shape[3], v.shape[3],
-                        static_cast<int64_t>(dtypeSize(q.dtype))));
+                        chunk, in.q.shape[3], in.v.shape[3],
+                        static_cast<int64_t>(dtypeSize(in.q.dtype))));
   return bound;
 }
 } // namespace
@@ -186,24 +215,16 @@ void rudnn::checkKdaSavedSizes(const KdaForwardInputs &in,
                                const KdaForwardOutputs &out, int64_t chunk) {
   if (!out.boundaries)
     return;
-  checkCall(kdaContract(groupedHeads(in.q, in.v)),
-            {&in.q, &in.k, &in.v, &in.g, &in.beta, viewOf(in.initialState),
-             viewOf(in.aLog), viewOf(in.dtBias)},
-            {&out.output, viewOf(out.finalState), viewOf(out.boundaries),
-             viewOf(out.tiles)},
-            savedSizes(in.q, in.v, chunk, out.tiles.has_value()));
+  const ContractViews views = forwardViews(in, out);
+  checkCall(views.contract, views.operands, views.results,
+            savedSizes(in, chunk, out.tiles.has_value()));
 }
 
 void rudnn::checkKdaSavedSizes(const KdaBackwardInputs &in,
                                const KdaBackwardOutputs &out, int64_t chunk) {
   if (!in.boundaries)
     return;
-  const KdaForwardInputs &fw = in.forward;
-  checkCall(kdaBackwardContract(groupedHeads(fw.q, fw.v)),
-            {&fw.q, &fw.k, &fw.v, &fw.g, &fw.beta, viewOf(fw.initialState),
-             viewOf(in.boundaries), viewOf(in.tiles), &in.dOutput,
-             viewOf(in.dFinalState), viewOf(fw.aLog), viewOf(fw.dtBias)},
-            {&out.dq, &out.dk, &out.dv, &out.dg, &out.dbeta,
-             viewOf(out.dInitialState), viewOf(out.dALog), viewOf(out.dDtBias)},
-            savedSizes(fw.q, fw.v, chunk, in.tiles.has_value()));
+  const ContractViews views = backwardViews(in, out);
+  checkCall(views.contract, views.operands, views.results,
+            savedSizes(in.forward, chunk, in.tiles.has_value()));
 }

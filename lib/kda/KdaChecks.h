@@ -43,8 +43,11 @@ KdaCallShape checkKdaBackwardCall(const KdaBackwardInputs &inputs,
 /// with Q heads each shared by H / Q value heads.
 bool groupedHeads(const TensorView &q, const TensorView &v);
 
-/// The input transforms a call asks for (options, aLog, dtBias).
+/// The input transforms a call asks for (options, aLog, dtBias), checked:
+/// dtBias and a lower bound come with aLog, the bound negative.
 KdaInputTransforms inputTransformsOf(const KdaForwardInputs &inputs,
+                                     const KdaOptions &options);
+KdaInputTransforms inputTransformsOf(bool aLog, bool dtBias,
                                      const KdaOptions &options);
 
 /// The chunk a call runs at: the options', or the default target's choice

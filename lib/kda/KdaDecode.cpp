@@ -34,6 +34,7 @@ struct DecodeForm {
   int64_t featureK, featureV;
   bool grouped, status;
   float scale;
+  KdaInputTransforms transforms;
 };
 
 std::string signatureOf(const DecodeForm &f) {
@@ -41,12 +42,14 @@ std::string signatureOf(const DecodeForm &f) {
   key << "kda_decode:" << dtypeName(f.input) << ":" << dtypeName(f.gate) << ":"
       << dtypeName(f.beta) << ":state=" << dtypeName(f.state) << ":k"
       << f.featureK << ":v" << f.featureV << ":gva=" << f.grouped
-      << ":status=" << f.status << std::hexfloat << ":scale=" << f.scale;
+      << ":status=" << f.status << kdaTransformsKey(f.transforms)
+      << std::hexfloat << ":scale=" << f.scale;
   return key.str();
 }
 
-/// @kda_decode taking q k v g beta state_pool slots with dynamic B, T, H,
-/// P and returning output, state_pool (updated) and, if asked, status.
+/// @kda_decode taking q k v g beta state_pool slots [a_log [dt_bias]] with
+/// dynamic B, T, H, P and returning output, state_pool (updated) and, if
+/// asked, status.
 mlir::OwningOpRef<mlir::ModuleOp> decodeModule(mlir::MLIRContext &mlir,
                                                const DecodeForm &f) {
   mlir::OpBuilder b(&mlir);
@@ -65,17 +68,28 @@ mlir::OwningOpRef<mlir::ModuleOp> decodeModule(mlir::MLIRContext &mlir,
   llvm::SmallVector<mlir::Type> results = {v, pool};
   if (f.status)
     results.push_back(indices);
+  llvm::SmallVector<mlir::Type> arguments = {q, q, v, g, beta, pool, indices};
+  const KdaInputTransforms &t = f.transforms;
+  if (t.gate)
+    arguments.push_back(tensor({dyn}, DType::F32));
+  if (t.gateBias)
+    arguments.push_back(tensor({dyn, f.featureK}, DType::F32));
   b.setInsertionPointToEnd(module->getBody());
   auto func = b.create<mlir::func::FuncOp>(
-      loc, "kda_decode",
-      b.getFunctionType({q, q, v, g, beta, pool, indices}, results));
+      loc, "kda_decode", b.getFunctionType(arguments, results));
   mlir::Block *body = func.addEntryBlock();
   b.setInsertionPointToEnd(body);
   auto arg = [&](unsigned i) { return body->getArgument(i); };
+  auto unit = [&](bool set) {
+    return set ? b.getUnitAttr() : mlir::UnitAttr();
+  };
   auto op = b.create<mlir::rudnn::KdaDecodeOp>(
       loc, mlir::TypeRange{v, pool, indices}, arg(0), arg(1), arg(2), arg(3),
-      arg(4), arg(5), arg(6), b.getF32FloatAttr(f.scale),
-      f.grouped ? b.getUnitAttr() : mlir::UnitAttr());
+      arg(4), arg(5), arg(6), t.gate ? arg(7) : mlir::Value(),
+      t.gateBias ? arg(8) : mlir::Value(), b.getF32FloatAttr(f.scale),
+      unit(f.grouped), unit(t.qkL2Norm), unit(t.betaLogits),
+      t.gate && t.lowerBound < 0 ? b.getF32FloatAttr(t.lowerBound)
+                                 : mlir::FloatAttr());
   b.create<mlir::func::ReturnOp>(loc,
                                  op.getResults().take_front(results.size()));
   return module;
@@ -113,10 +127,13 @@ void rudnn::kdaDecode(Context &context, const KdaDecodeInputs &in,
   // Validation: every fault named before anything runs. The pool is its
   // own result.
   const bool grouped = groupedHeads(in.q, in.v);
-  DimSizes dims = checkCall(
-      kdaDecodeContract(grouped),
-      {&in.q, &in.k, &in.v, &in.g, &in.beta, &in.statePool, &in.slots},
-      {&out.output, &in.statePool, viewOf(out.status)});
+  const KdaInputTransforms transforms =
+      inputTransformsOf(in.aLog.has_value(), in.dtBias.has_value(), options);
+  DimSizes dims =
+      checkCall(kdaDecodeContract(grouped),
+                {&in.q, &in.k, &in.v, &in.g, &in.beta, &in.statePool, &in.slots,
+                 viewOf(in.aLog), viewOf(in.dtBias)},
+                {&out.output, &in.statePool, viewOf(out.status)});
   if (options.chunk)
     throw InvalidArgument("a decoding step takes no 'chunk': it runs token "
                           "by token");
@@ -138,13 +155,13 @@ void rudnn::kdaDecode(Context &context, const KdaDecodeInputs &in,
   const DecodeForm form{
       in.q.dtype, in.g.dtype, in.beta.dtype, in.statePool.dtype,
       dims['K'],  dims['V'],  grouped,       out.status.has_value(),
-      scale};
+      scale,      transforms};
   Function function =
       cachedFunction(context, signatureOf(form), [&](mlir::MLIRContext &mlir) {
         return decodeModule(mlir, form);
       });
-  function.call(presentViews({&in.q, &in.k, &in.v, &in.g, &in.beta,
-                              &in.statePool, &in.slots}),
-                presentViews({&out.output, &in.statePool, viewOf(out.status)}),
-                stream);
+  function.call(
+      presentViews({&in.q, &in.k, &in.v, &in.g, &in.beta, &in.statePool,
+                    &in.slots, viewOf(in.aLog), viewOf(in.dtBias)}),
+      presentViews({&out.output, &in.statePool, viewOf(out.status)}), stream);
 }

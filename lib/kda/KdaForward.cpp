@@ -61,10 +61,13 @@ void rudnn::kdaForward(Context &context, const KdaForwardInputs &in,
 KdaSavedShapes rudnn::kdaSavedShapes(int64_t batch, int64_t length,
                                      int64_t heads, int64_t featureK,
                                      int64_t featureV, DType input,
-                                     const KdaOptions &options) {
+                                     const KdaOptions &options,
+                                     int64_t sequences) {
   for (int64_t dim : {batch, length, heads})
     if (dim < 1)
       throw InvalidArgument("B, T and H must be positive");
+  if (sequences < 0 || (sequences > 0 && batch != 1))
+    throw InvalidArgument("packed sequences ('sequences' > 0) have batch 1");
   for (int64_t dim : {featureK, featureV})
     if (dim < 1 || dim > kKdaMaxFeatureDim)
       throw InvalidArgument("K and V must be 1 to " +
@@ -72,7 +75,8 @@ KdaSavedShapes rudnn::kdaSavedShapes(int64_t batch, int64_t length,
   if (input != DType::F32 && input != DType::F16 && input != DType::BF16)
     throw InvalidArgument("q's dtype must be f32, f16 or bf16");
   const int64_t chunk = resolveKdaChunk(featureK, featureV, input, options);
-  const int64_t chunks = (length + chunk - 1) / chunk;
+  const int64_t chunks =
+      (length + chunk - 1) / chunk + (sequences ? sequences + 1 : 0);
   return {
       static_cast<int>(chunk),
       {chunks, batch, heads, featureK, featureV},

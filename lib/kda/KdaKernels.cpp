@@ -17,16 +17,13 @@
 using namespace rudnn;
 using namespace rudnn::runtime;
 
-namespace {
-/// The input transforms in a plan-cache key.
-std::string transformsKey(const KdaInputTransforms &t) {
+std::string rudnn::kdaTransformsKey(const KdaInputTransforms &t) {
   std::ostringstream key;
   key << ":l2=" << t.qkL2Norm << ":logits=" << t.betaLogits
       << ":gate=" << t.gate << t.gateBias << ":bound=" << std::hexfloat
       << t.lowerBound;
   return key.str();
 }
-} // namespace
 
 std::string rudnn::kdaBackwardSignature(const KdaKernelSpec &spec,
                                         const KdaBackwardFlags &flags) {
@@ -35,7 +32,7 @@ std::string rudnn::kdaBackwardSignature(const KdaKernelSpec &spec,
       << ":s0=" << flags.initialState << ":dsT=" << flags.dFinalState
       << ":bounds=" << flags.savedBoundaries << ":tiles=" << flags.savedTiles
       << ":ds0=" << flags.dInitialState << ":gva=" << flags.groupedHeads
-      << transformsKey(flags.transforms) << ":scale=" << std::hexfloat
+      << kdaTransformsKey(flags.transforms) << ":scale=" << std::hexfloat
       << flags.scale;
   return key.str();
 }
@@ -46,7 +43,7 @@ std::string rudnn::kdaForwardSignature(const KdaKernelSpec &spec,
   key << "kda_forward:" << codegen::kdaSpecName(spec)
       << ":s0=" << flags.initialState << ":sT=" << flags.finalState
       << ":bounds=" << flags.saveBoundaries << ":tiles=" << flags.saveTiles
-      << ":gva=" << flags.groupedHeads << transformsKey(flags.transforms)
+      << ":gva=" << flags.groupedHeads << kdaTransformsKey(flags.transforms)
       << ":scale=" << std::hexfloat << flags.scale;
   return key.str();
 }
@@ -111,6 +108,17 @@ struct TransformAttrs {
                                               : mlir::FloatAttr()) {}
 };
 
+/// A forward's attributes: its transforms' and what it saves.
+struct ForwardAttrs : TransformAttrs {
+  mlir::UnitAttr saveBoundaries, saveTiles;
+
+  ForwardAttrs(mlir::Builder &b, const KdaPlanFlags &flags)
+      : TransformAttrs(b, flags.transforms),
+        saveBoundaries(flags.saveBoundaries ? b.getUnitAttr()
+                                            : mlir::UnitAttr()),
+        saveTiles(flags.saveTiles ? b.getUnitAttr() : mlir::UnitAttr()) {}
+};
+
 /// The gate parameters' types: a_log [H], dt_bias [H, K] f32.
 void addGateParameters(llvm::SmallVector<mlir::Type> &types, mlir::Builder &b,
                        const KdaKernelSpec &spec, const KdaInputTransforms &t) {
@@ -166,13 +174,14 @@ mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
   mlir::Value dtBias = optional(flags.transforms.gateBias);
   mlir::IntegerAttr chunk =
       spec.chunk ? b.getI64IntegerAttr(spec.chunk) : mlir::IntegerAttr();
-  const TransformAttrs attrs(b, flags.transforms);
+  const ForwardAttrs attrs(b, flags);
   mlir::Operation *op;
   if (spec.packed)
     op = b.create<mlir::rudnn::KdaVarlenOp>(
-        loc, v, state, body->getArgument(0), body->getArgument(1),
+        loc, v, state, saved, body->getArgument(0), body->getArgument(1),
         body->getArgument(2), body->getArgument(3), body->getArgument(4),
         offsets, initial, aLog, dtBias, chunk, b.getF32FloatAttr(flags.scale),
+        attrs.saveBoundaries, attrs.saveTiles,
         groupedHeads(b, flags.groupedHeads), attrs.qkL2Norm, attrs.betaLogits,
         attrs.lowerBound);
   else
@@ -180,8 +189,7 @@ mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
         loc, v, state, saved, body->getArgument(0), body->getArgument(1),
         body->getArgument(2), body->getArgument(3), body->getArgument(4),
         initial, aLog, dtBias, chunk, b.getF32FloatAttr(flags.scale),
-        flags.saveBoundaries ? b.getUnitAttr() : mlir::UnitAttr(),
-        flags.saveTiles ? b.getUnitAttr() : mlir::UnitAttr(),
+        attrs.saveBoundaries, attrs.saveTiles,
         groupedHeads(b, flags.groupedHeads), attrs.qkL2Norm, attrs.betaLogits,
         attrs.lowerBound);
   llvm::SmallVector<mlir::Value> returned = {op->getResult(0)};
@@ -262,10 +270,10 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
     op = b.create<mlir::rudnn::KdaVarlenBackwardOp>(
         loc, q, q, v, t.keyGradient, beta, optionalGradients,
         body->getArgument(0), body->getArgument(1), body->getArgument(2),
-        body->getArgument(3), body->getArgument(4), offsets, initial, dOutput,
-        dFinal, aLog, dtBias, chunk, b.getF32FloatAttr(flags.scale),
-        groupedHeads(b, flags.groupedHeads), attrs.qkL2Norm, attrs.betaLogits,
-        attrs.lowerBound);
+        body->getArgument(3), body->getArgument(4), offsets, initial, saved,
+        savedTiles, dOutput, dFinal, aLog, dtBias, chunk,
+        b.getF32FloatAttr(flags.scale), groupedHeads(b, flags.groupedHeads),
+        attrs.qkL2Norm, attrs.betaLogits, attrs.lowerBound);
   else
     op = b.create<mlir::rudnn::KdaBackwardOp>(
         loc, q, q, v, t.keyGradient, beta, optionalGradients,

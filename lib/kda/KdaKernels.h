@@ -36,6 +36,9 @@ struct KdaInputTransforms {
   float lowerBound = 0;
 };
 
+/// The input transforms in a plan-cache key.
+std::string kdaTransformsKey(const KdaInputTransforms &transforms);
+
 /// What shapes the plan besides the kernels.
 struct KdaPlanFlags {
   bool initialState, finalState, saveBoundaries;

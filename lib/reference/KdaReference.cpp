@@ -241,20 +241,31 @@ KdaInputs sequenceInputs(const PackedSequence &s, const KdaInputs &in) {
 
 KdaOutputs rudnn::reference::kdaVarlenForward(
     const KdaShape &shape, const KdaInputs &inputs,
-    const std::vector<double> &offsets, double scale) {
+    const std::vector<double> &offsets, double scale, int64_t chunk) {
   const int64_t S = static_cast<int64_t>(offsets.size()) - 1;
+  const int64_t H = shape.heads, state = shape.featureK * shape.featureV;
   KdaOutputs out;
-  out.output.assign(shape.length * shape.heads * shape.featureV, 0.0);
-  out.finalState.assign(S * shape.heads * shape.featureK * shape.featureV, 0.0);
+  out.output.assign(shape.length * H * shape.featureV, 0.0);
+  out.finalState.assign(S * H * state, 0.0);
+  if (chunk)
+    out.boundaries.assign(
+        ((shape.length + chunk - 1) / chunk + S + 1) * H * state, 0.0);
+  int64_t slot = 0; // the first chunk slot of the next sequence
   forEachSequence(shape, offsets, [&](const PackedSequence &s) {
     KdaInputs in = sequenceInputs(s, inputs);
     if (s.length == 0) {
       s.putState(in.initialState, out.finalState);
       return;
     }
-    KdaOutputs alone = kdaForward(s.alone(), in, scale, 64);
+    KdaOutputs alone = kdaForward(s.alone(), in, scale, chunk ? chunk : 64);
     s.putRows(alone.output, out.output, shape.featureV);
     s.putState(alone.finalState, out.finalState);
+    if (chunk) {
+      // [chunks, 1, H, K, V] alone: the packed slots' rows in order.
+      std::copy(alone.boundaries.begin(), alone.boundaries.end(),
+                out.boundaries.begin() + slot * H * state);
+      slot += (s.length + chunk - 1) / chunk;
+    }
   });
   return out;
 }

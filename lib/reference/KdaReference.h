@@ -57,9 +57,12 @@ KdaGradients kdaBackward(const KdaShape &shape, const KdaInputs &inputs,
 /// sequence n the tokens offsets[n] to offsets[n + 1]; the states
 /// (initialState, the final states, dFinalState, dInitialState) are
 /// [S, H, K, V], S = offsets.size() − 1. Each sequence goes alone through
-/// the batch recurrence above; the boundaries are not formed.
+/// the batch recurrence above. With a chunk, the boundaries [ceil(T /
+/// chunk) + S + 1, 1, H, K, V]: sequence n's chunk j in slot Σ_{i<n}
+/// ceil(len_i / chunk) + j, the slots past the last zero.
 KdaOutputs kdaVarlenForward(const KdaShape &shape, const KdaInputs &inputs,
-                            const std::vector<double> &offsets, double scale);
+                            const std::vector<double> &offsets, double scale,
+                            int64_t chunk = 0);
 KdaGradients kdaVarlenBackward(const KdaShape &shape, const KdaInputs &inputs,
                                const std::vector<double> &offsets, double scale,
                                const std::vector<double> &dOutput,

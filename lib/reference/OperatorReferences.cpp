@@ -142,12 +142,16 @@ NamedValues kdaVarlen(const NamedValues &operands,
   const KdaInputs in =
       transformKdaInputs(s, raw, kdaTransforms(operands, attributes));
   const std::vector<double> &offsets = operand(operands, "cu_seqlens").data;
+  const int64_t chunk = static_cast<int64_t>(attribute(attributes, "chunk"));
   KdaOutputs out =
-      kdaVarlenForward(s, in, offsets, attribute(attributes, "scale"));
+      kdaVarlenForward(s, in, offsets, attribute(attributes, "scale"), chunk);
   const auto S = static_cast<int64_t>(offsets.size()) - 1;
+  const int64_t slots = (s.length + chunk - 1) / chunk + S + 1;
   return {
       {"output", {{1, s.length, s.heads, s.featureV}, out.output}},
-      {"final_state", {{S, s.heads, s.featureK, s.featureV}, out.finalState}}};
+      {"final_state", {{S, s.heads, s.featureK, s.featureV}, out.finalState}},
+      {"boundaries",
+       {{slots, 1, s.heads, s.featureK, s.featureV}, out.boundaries}}};
 }
 
 NamedValues
@@ -167,7 +171,9 @@ kdaVarlenBackwardReference(const NamedValues &operands,
 
 NamedValues kdaDecode(const NamedValues &operands,
                       const std::map<std::string, double> &attributes) {
-  auto [s, in] = kdaInputs(operands);
+  auto [s, raw] = kdaInputs(operands);
+  const KdaInputs in =
+      transformKdaInputs(s, raw, kdaTransforms(operands, attributes));
   const Values &pool = operand(operands, "state_pool");
   KdaPoolStep step =
       kdaPoolStep(s, in, pool.data, operand(operands, "slots").data,

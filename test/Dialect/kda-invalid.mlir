@@ -466,6 +466,52 @@ func.func @varlen_one_batch_entry(%q: tensor<2x10x2x16xf32>,
 
 // -----
 
+// A packed forward saves a boundary per chunk slot: ceil(T / chunk) + S + 1.
+func.func @varlen_boundary_slots(%q: tensor<1x40x2x16xf32>,
+    %beta: tensor<1x40x2xf32>, %cu: tensor<4xi32>) {
+  // expected-error @+1 {{'boundaries' dim 0 (chunks) is 3, expected 7 = ceil(T=40 / chunk=16) + S=3 + 1 (the packed chunk slots)}}
+  %o, %s, %b = rudnn.kda_varlen %q, %q, %q, %q, %beta cu_seqlens %cu
+      chunk 16 save_boundaries
+      : (tensor<1x40x2x16xf32>, tensor<1x40x2x16xf32>, tensor<1x40x2x16xf32>,
+         tensor<1x40x2x16xf32>, tensor<1x40x2xf32>, tensor<4xi32>)
+      -> (tensor<1x40x2x16xf32>, tensor<3x2x16x16xf32>,
+          tensor<3x1x2x16x16xf32>)
+  return
+}
+
+// -----
+
+// A packed backward takes the forward's boundaries at its chunk slots.
+func.func @varlen_backward_boundary_slots(%q: tensor<1x40x2x16xf32>,
+    %beta: tensor<1x40x2xf32>, %cu: tensor<4xi32>,
+    %b: tensor<6x1x2x16x16xf32>) {
+  // expected-error @+1 {{'boundaries' dim 0 (chunks) is 6, expected 7}}
+  %dq, %dk, %dv, %dg, %dbeta = rudnn.kda_varlen_backward %q, %q, %q, %q,
+      %beta cu_seqlens %cu boundaries %b d_output %q chunk 16
+      : (tensor<1x40x2x16xf32>, tensor<1x40x2x16xf32>, tensor<1x40x2x16xf32>,
+         tensor<1x40x2x16xf32>, tensor<1x40x2xf32>, tensor<4xi32>,
+         tensor<6x1x2x16x16xf32>, tensor<1x40x2x16xf32>)
+      -> (tensor<1x40x2x16xf32>, tensor<1x40x2x16xf32>, tensor<1x40x2x16xf32>,
+          tensor<1x40x2x16xf32>, tensor<1x40x2xf32>)
+  return
+}
+
+// -----
+
+// Tiles are saved with the boundaries.
+func.func @varlen_tiles_need_boundaries(%q: tensor<1x40x2x16xf32>,
+    %beta: tensor<1x40x2xf32>, %cu: tensor<4xi32>) {
+  // expected-error @+1 {{'save_tiles' needs 'save_boundaries'}}
+  %o, %s, %t = rudnn.kda_varlen %q, %q, %q, %q, %beta cu_seqlens %cu
+      chunk 16 save_tiles
+      : (tensor<1x40x2x16xf32>, tensor<1x40x2x16xf32>, tensor<1x40x2x16xf32>,
+         tensor<1x40x2x16xf32>, tensor<1x40x2xf32>, tensor<4xi32>)
+      -> (tensor<1x40x2x16xf32>, tensor<3x2x16x16xf32>, tensor<7x1x2x8xf32>)
+  return
+}
+
+// -----
+
 // A decoding step's pool holds states of the call's heads.
 func.func @decode_pool_heads(%q: tensor<2x1x3x16xf32>, %beta: tensor<2x1x3xf32>,
     %pool: tensor<4x2x16x16xf32>, %slots: tensor<2xi32>) {

@@ -29,7 +29,8 @@ func.func @main(%q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
                 %g: tensor<?x?x?x128xf32>,
                 %beta: tensor<?x?x?xbf16>, %b: tensor<?x?x?x128x128xbf16>,
                 %do: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64})
-    -> (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xf32>) {
+    -> (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>,
+        tensor<?x?x?x128xbf16>, tensor<?x?x?x128xf32>, tensor<?x?x?xbf16>) {
   %dq, %dk, %dv, %dg, %db = rudnn.kda_backward %q, %q, %q, %g, %beta
       boundaries %b d_output %do chunk 64
       : (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>,
@@ -37,5 +38,7 @@ func.func @main(%q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
          tensor<?x?x?x128x128xbf16>, tensor<?x?x?x128xbf16>)
       -> (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>,
           tensor<?x?x?x128xbf16>, tensor<?x?x?x128xf32>, tensor<?x?x?xbf16>)
-  return %dq, %dg : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xf32>
+  return %dq, %dk, %dv, %dg, %db
+      : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>,
+        tensor<?x?x?x128xbf16>, tensor<?x?x?x128xf32>, tensor<?x?x?xbf16>
 }

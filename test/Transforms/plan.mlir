@@ -153,3 +153,42 @@ func.func @two_ops(%q: tensor<?x?x?x16xf32>, %v: tensor<?x?x?x16xf32>,
 // CHECK-LABEL: func.func private @declared
 // CHECK-NOT: rudnn.plan
 func.func private @declared(tensor<?x?x?x8xf32>) -> tensor<?x?x?x8xf32>
+
+// -----
+
+// An output nobody reads still has memory (its kernel writes it): the
+// output of a forward whose function returns only the final state lives
+// in the workspace; a final state nobody reads has none (its kernels skip
+// a null state).
+// CHECK-LABEL: rudnn.plan @output_not_returned
+// CHECK: rudnn.buffer @final_state "out"
+// CHECK: rudnn.buffer @output "workspace" bytes <constant = 64, params = ["B", "T", "H"], divisor = 1>
+// CHECK-LABEL: rudnn.plan @final_state_not_returned
+// CHECK: rudnn.buffer @output "out"
+// CHECK-NOT: rudnn.buffer @final_state
+// CHECK: rudnn.kernel
+// Both plans run the same kernels.
+// CUDA: ----- kernel kda_fwd_recurrent_f32_f32_f32_k32_v16_c16
+// CUDA: ----- kernel kda_fwd_output_f32_f32_f32_k32_v16_c16
+// CUDA: ----- kernel kda_fwd_recurrent_f32_f32_f32_k32_v16_c16
+func.func @output_not_returned(%q: tensor<?x?x?x32xf32>,
+                               %v: tensor<?x?x?x16xf32>,
+                               %beta: tensor<?x?x?xf32>)
+    -> (tensor<?x?x32x16xf32> {rudnn.name = "final_state"}) {
+  %o, %s = rudnn.kda %q, %q, %v, %q, %beta chunk 16
+      : (tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x16xf32>,
+         tensor<?x?x?x32xf32>, tensor<?x?x?xf32>)
+      -> (tensor<?x?x?x16xf32>, tensor<?x?x32x16xf32>)
+  return %s : tensor<?x?x32x16xf32>
+}
+
+func.func @final_state_not_returned(%q: tensor<?x?x?x32xf32>,
+                                    %v: tensor<?x?x?x16xf32>,
+                                    %beta: tensor<?x?x?xf32>)
+    -> (tensor<?x?x?x16xf32> {rudnn.name = "output"}) {
+  %o, %s = rudnn.kda %q, %q, %v, %q, %beta chunk 16
+      : (tensor<?x?x?x32xf32>, tensor<?x?x?x32xf32>, tensor<?x?x?x16xf32>,
+         tensor<?x?x?x32xf32>, tensor<?x?x?xf32>)
+      -> (tensor<?x?x?x16xf32>, tensor<?x?x32x16xf32>)
+  return %o : tensor<?x?x?x16xf32>
+}

@@ -141,6 +141,48 @@ INSTANTIATE_TEST_SUITE_P(
                       DecodeCase{2, 3, 3, DType::F16, DType::F32}),
     decodeCaseName);
 
+class KdaDecodeTransformsNumerics : public KdaDecode {};
+
+// Raw inputs as a model's projections give them: q and k normalised, beta
+// from logits and the bounded gate from a_log and dt_bias inside the step.
+TEST_F(KdaDecodeTransformsNumerics, RawInputsMatchTheTransformedReference) {
+  DecodeProblem p =
+      problem(3, 2, 1, 2, 4, {2, 0, 3}, DType::F32, DType::F32, 41);
+  std::mt19937 random(42);
+  std::vector<double> aLog = normalValues(p.H, random);
+  std::vector<double> dtBias = normalValues(p.H * p.K, random);
+  DeviceTensor aLogT = dense(aLog, {p.H}), dtBiasT = dense(dtBias, {p.H, p.K});
+  p.inputs.aLog = aLogT.view;
+  p.inputs.dtBias = dtBiasT.view;
+  KdaOptions options;
+  options.qkL2Norm = true;
+  options.betaLogits = true;
+  options.gateLowerBound = -3.0f;
+  reference::KdaInputTransforms t;
+  t.qkL2Norm = t.betaLogits = true;
+  t.aLog = aLog;
+  t.dtBias = dtBias;
+  t.lowerBound = -3.0;
+  const reference::KdaShape shape{p.B, p.T, p.H, p.K, p.V};
+  const double scale = 1.0 / std::sqrt(double(p.K));
+  reference::KdaPoolStep want = reference::kdaPoolStep(
+      shape, reference::transformKdaInputs(shape, p.in, t), p.pool, p.slots,
+      scale);
+  DeviceTensor output = unsetOutput(p, DType::F32);
+  kdaDecode(*context, p.inputs, {output.view}, options);
+  EXPECT_LT(
+      relativeError(readSequence(output, p.B, p.T, p.H, p.V), want.output),
+      1e-4);
+  EXPECT_LT(relativeError(readPool(p), want.pool), 1e-4);
+  // A bound without the gate's parameters is refused.
+  KdaDecodeInputs noGate = p.inputs;
+  noGate.aLog.reset();
+  noGate.dtBias.reset();
+  EXPECT_THAT([&] { kdaDecode(*context, noGate, {output.view}, options); },
+              ::testing::ThrowsMessage<InvalidArgument>(
+                  HasSubstr("'gate_lower_bound' needs 'a_log'")));
+}
+
 TEST_F(KdaDecode, SharedOrOutsideSlotsAreRefusedOnTheDevice) {
   // Entries 0 and 2 share slot 5; entry 3's slot is past the pool; entry 4's
   // is negative.

@@ -2,7 +2,8 @@
 //
 // rudnn::kdaForward and rudnn::kdaBackward given cu_seqlens: every sequence
 // of a packed batch (one-token sequences, lengths around the chunk, an
-// empty one) against the float64 recurrence run on each sequence alone;
+// empty one) against the float64 recurrence run on each sequence alone,
+// also from the boundaries and tiles the forward saved per chunk slot;
 // new lengths compile nothing; bad offsets and states rejected before
 // anything is written. Built for the emulation backend and (label gpu) a
 // CUDA device.
@@ -84,6 +85,27 @@ protected:
     return sequence(std::vector<double>(p.T * p.H * width, NAN), 1, p.T, p.H,
                     width, dtype, Layout::BTHD, rank3);
   }
+  /// Every gradient `outputs` views (d_initial_state when given) against
+  /// `want`.
+  void expectGradients(const PackedProblem &p, const KdaBackwardOutputs &out,
+                       const reference::KdaGradients &want, double tolerance) {
+    const int64_t T = p.T, H = p.H, K = p.K, V = p.V;
+    auto rows = [&](const TensorView &view, int64_t width) {
+      return readSequence(DeviceTensor{{}, view}, 1, T, H, width);
+    };
+    EXPECT_LT(relativeError(rows(out.dq, K), want.dq), tolerance);
+    EXPECT_LT(relativeError(rows(out.dk, K), want.dk), tolerance);
+    EXPECT_LT(relativeError(rows(out.dv, V), want.dv), tolerance);
+    EXPECT_LT(relativeError(rows(out.dg, K), want.dg), tolerance);
+    EXPECT_LT(relativeError(rows(out.dbeta, 1), want.dbeta), tolerance);
+    if (out.dInitialState) {
+      EXPECT_LT(relativeError(
+                    read(DeviceTensor{{}, *out.dInitialState}, p.S * H * K * V),
+                    want.dInitialState),
+                tolerance);
+    }
+  }
+
   DeviceTensor unsetStates(const PackedProblem &p) {
     return dense(std::vector<double>(p.S * p.H * p.K * p.V, NAN),
                  {p.S, p.H, p.K, p.V});
@@ -139,18 +161,7 @@ TEST_P(KdaVarlenNumerics, BackwardMatchesEachSequenceAlone) {
   KdaOptions options;
   options.chunk = c.chunk;
   kdaBackward(*context, inputs, outputs, options);
-  const double tolerance = toleranceOf(c.dtype);
-  const int64_t T = p.T, H = p.H, K = p.K, V = p.V;
-  EXPECT_LT(relativeError(readSequence(dq, 1, T, H, K), want.dq), tolerance);
-  EXPECT_LT(relativeError(readSequence(dk, 1, T, H, K), want.dk), tolerance);
-  EXPECT_LT(relativeError(readSequence(dv, 1, T, H, V), want.dv), tolerance);
-  EXPECT_LT(relativeError(readSequence(dg, 1, T, H, K), want.dg), tolerance);
-  EXPECT_LT(relativeError(readSequence(dbeta, 1, T, H, 1), want.dbeta),
-            tolerance);
-  if (c.initialState) {
-    EXPECT_LT(relativeError(read(dS0, p.S * H * K * V), want.dInitialState),
-              tolerance);
-  }
+  expectGradients(p, outputs, want, toleranceOf(c.dtype));
 }
 
 std::string varlenCaseName(const ::testing::TestParamInfo<VarlenCase> &info) {
@@ -172,6 +183,90 @@ INSTANTIATE_TEST_SUITE_P(
         VarlenCase{{5, 17, 16, 1}, 17, 9, 16, DType::F32, false},
         VarlenCase{{40, 1, 33}, 32, 16, 32, DType::F16, true}),
     varlenCaseName);
+
+/// A packed forward that saves its boundaries (and tiles) for its
+/// backward: the boundaries slot by slot and the gradients from them.
+struct SavedCase {
+  std::vector<int> lengths;
+  int K, V, chunk;
+  DType dtype;
+  bool tiles;
+};
+
+class KdaVarlenSavedNumerics : public KdaVarlen,
+                               public ::testing::WithParamInterface<SavedCase> {
+};
+
+void PrintTo(const SavedCase &, std::ostream *) {}
+
+TEST_P(KdaVarlenSavedNumerics, BackwardReadsTheSavedSlots) {
+  const SavedCase c = GetParam();
+  PackedProblem p = problem(c.lengths, 2, c.K, c.V, c.dtype, true, 2028);
+  const double scale = 1.0 / std::sqrt(double(c.K));
+  const reference::KdaShape shape{1, p.T, p.H, p.K, p.V};
+  KdaOptions options;
+  options.chunk = c.chunk;
+  const KdaSavedShapes saved =
+      kdaSavedShapes(1, p.T, p.H, p.K, p.V, c.dtype, options, p.S);
+  ASSERT_EQ(saved.boundaries[0], (p.T + c.chunk - 1) / c.chunk + p.S + 1);
+  DeviceTensor output = unset(p, c.V, c.dtype), final = unsetStates(p);
+  auto unsetDense = [this](const std::vector<int64_t> &shape, DType dtype) {
+    const int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t{1},
+                                      std::multiplies<int64_t>());
+    return dense(std::vector<double>(n, NAN), shape, dtype);
+  };
+  DeviceTensor boundaries = unsetDense(saved.boundaries, c.dtype);
+  DeviceTensor tiles = unsetDense(saved.tiles, DType::F32);
+  KdaForwardOutputs forward{output.view, final.view, boundaries.view, {}};
+  if (c.tiles)
+    forward.tiles = tiles.view;
+  kdaForward(*context, p.inputs, forward, options);
+  const double tolerance = toleranceOf(c.dtype);
+  // Sequence n's chunk j in slot Σ_{i<n} ceil(len_i / chunk) + j; the spare
+  // slots zero (no stale memory).
+  reference::KdaOutputs want =
+      reference::kdaVarlenForward(shape, p.in, p.offsets, scale, c.chunk);
+  const std::vector<double> got =
+      read(boundaries, static_cast<int64_t>(want.boundaries.size()));
+  EXPECT_LT(relativeError(got, want.boundaries), tolerance);
+  int64_t used = 0;
+  for (int length : c.lengths)
+    used += (length + c.chunk - 1) / c.chunk;
+  const int64_t slot = p.H * p.K * p.V;
+  for (int64_t i = used * slot; i < static_cast<int64_t>(got.size()); ++i)
+    ASSERT_EQ(got[i], 0.0) << "spare slot " << i / slot;
+  EXPECT_LT(relativeError(readSequence(output, 1, p.T, p.H, c.V), want.output),
+            tolerance);
+
+  std::mt19937 random(12);
+  std::vector<double> dOutput = normalValues(p.T * p.H * p.V, random);
+  roundTo(c.dtype, {&dOutput});
+  reference::KdaGradients grad =
+      reference::kdaVarlenBackward(shape, p.in, p.offsets, scale, dOutput, {});
+  DeviceTensor dO = sequence(dOutput, 1, p.T, p.H, p.V, c.dtype, Layout::BTHD);
+  DeviceTensor dq = unset(p, c.K, c.dtype), dk = unset(p, c.K, c.dtype),
+               dv = unset(p, c.V, c.dtype), dg = unset(p, c.K, DType::F32),
+               dbeta = unset(p, 1, c.dtype, true), dS0 = unsetStates(p);
+  KdaBackwardInputs inputs{p.inputs, dO.view, {}, boundaries.view, {}};
+  if (c.tiles)
+    inputs.tiles = tiles.view;
+  const KdaBackwardOutputs outputs{dq.view, dk.view,    dv.view,
+                                   dg.view, dbeta.view, dS0.view};
+  kdaBackward(*context, inputs, outputs, options);
+  expectGradients(p, outputs, grad, tolerance);
+}
+
+// An empty sequence and one-token ones among multi-chunk ones; f32 on FMA
+// and bf16 on the tile layer (with tiles).
+INSTANTIATE_TEST_SUITE_P(
+    SavedSlots, KdaVarlenSavedNumerics,
+    ::testing::Values(SavedCase{{1, 40, 0, 17}, 17, 9, 16, DType::F32, false},
+                      SavedCase{{33, 1, 70}, 32, 24, 32, DType::BF16, true}),
+    [](const ::testing::TestParamInfo<SavedCase> &info) {
+      const SavedCase &c = info.param;
+      return shapeName(0, c.K, c.V, c.chunk, c.dtype).substr(3) +
+             (c.tiles ? "_tiles" : "_boundaries");
+    });
 
 TEST_F(KdaVarlen, NewLengthsCompileNothing) {
   PackedProblem first = problem({3, 70}, 2, 16, 16, DType::F32, true, 1);
@@ -213,10 +308,18 @@ TEST_F(KdaVarlen, BadCallsAreRejectedBeforeAnythingRuns) {
                            &twoEntries.g, &twoEntries.beta})
     view->shape[0] = 2, view->shape[1] = 4;
   rejects(twoEntries, outputs, "'q' dim 0 (B)");
-  // Nothing of the forward is saved for packed sequences.
-  DeviceTensor boundaries = dense({0.0}, {1});
-  rejects(p.inputs, {output.view, final.view, boundaries.view, {}},
-          "save no 'boundaries'");
+  // Saved boundaries hold the chunk slots, not a batch's chunks: T = 8 at
+  // chunk 16 is 1 + S + 1 = 4 slots.
+  KdaOptions chunk16;
+  chunk16.chunk = 16;
+  DeviceTensor batchCount = dense(std::vector<double>(16 * 16 * 2, 0.0),
+                                  {1, 1, 2, 16, 16}, DType::F32);
+  EXPECT_THAT(
+      [&] {
+        kdaForward(*context, p.inputs,
+                   {output.view, final.view, batchCount.view, {}}, chunk16);
+      },
+      ::testing::ThrowsMessage<InvalidArgument>(HasSubstr("'boundaries'")));
   EXPECT_TRUE(std::isnan(read(output, 1)[0]));
 }
 

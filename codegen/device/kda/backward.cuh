@@ -64,7 +64,8 @@ template <typename TIn> struct RestoreShared {
 /// cp.async through a two-stage pipeline of 32-deep steps, four warps of
 /// 32x32 on tensor cores, U0 read and U written two elements at a time.
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
-__device__ void restore_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
+__device__ void restore_tiled(const BackwardParams<TIn, TGate, TBeta> &p,
+                              const ChunkAt &at) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
   using Shared = RestoreShared<TIn>;
   using Panel = typename Shared::Panel;
@@ -74,13 +75,10 @@ __device__ void restore_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
   constexpr tile::Alignment align = Tiles::kAlignment;
   const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
   RUDNN_DYNAMIC_SHARED(Shared, shared);
-  const int chunk = blockIdx.x, sequence = blockIdx.y;
-  const int sequences = f.batch * f.heads;
-  const int L = chunk_tokens<C>(chunk, f.length);
+  const int L = at.L;
   TIn *operands =
-      Tiles::operands(Tiles::at(f.workspace, chunk, sequence, sequences));
-  const TIn *S =
-      f.boundaries + ((long long)chunk * sequences + sequence) * K * V;
+      Tiles::operands(Tiles::at(f.workspace, at.slot, at.column, at.columns));
+  const TIn *S = f.boundaries + boundary_offset<K, V>(at);
   const int warp = threadIdx.x / 32, wm = warp / 2 * 32, wn = warp % 2 * 32;
   constexpr int steps = (K + BK - 1) / BK;
   for (int n0 = 0; n0 < V; n0 += BN) {
@@ -116,26 +114,25 @@ __device__ void restore_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
   }
 }
 
-/// grid (chunks, B·H); block size a multiple of 32 (128 for 16-bit inputs,
-/// with dynamic shared memory sizeof(RestoreShared)). With the forward's
-/// boundaries saved, the updates U = U0 − W·S_c that `propagate` would
-/// form, chunk-parallel.
+/// grid (ceil(T / C), B·H) as for_each_chunk; block size a multiple of 32
+/// (128 for 16-bit inputs, with dynamic shared memory
+/// sizeof(RestoreShared)). With the forward's boundaries saved, the updates
+/// U = U0 − W·S_c that `propagate` would form, chunk-parallel; each block
+/// restores the chunks its `prepare` formed.
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
 __device__ void restore(const BackwardParams<TIn, TGate, TBeta> &p) {
-  if constexpr (sizeof(TIn) == 2) {
-    restore_tiled<K, V, C>(p);
-  } else {
-    using Tiles = ChunkTiles<K, V, C, TIn>;
-    const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
-    const int chunk = blockIdx.x, sequence = blockIdx.y;
-    const int sequences = f.batch * f.heads;
-    const int L = chunk_tokens<C>(chunk, f.length);
-    float *tiles = Tiles::at(f.workspace, chunk, sequence, sequences);
-    const TIn *S =
-        f.boundaries + ((long long)chunk * sequences + sequence) * K * V;
-    chunk_updates<K, V, C, TIn>(tiles, L, 0, V, tile::row_major(S, V),
-                                [](int, int, float) {});
-  }
+  const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
+  for_each_chunk<C>(f, [&](const ChunkAt &at) {
+    if constexpr (sizeof(TIn) == 2) {
+      restore_tiled<K, V, C>(p, at);
+    } else {
+      using Tiles = ChunkTiles<K, V, C, TIn>;
+      float *tiles = Tiles::at(f.workspace, at.slot, at.column, at.columns);
+      const TIn *S = f.boundaries + boundary_offset<K, V>(at);
+      chunk_updates<K, V, C, TIn>(tiles, at.L, 0, V, tile::row_major(S, V),
+                                  [](int, int, float) {});
+    }
+  });
 }
 
 /// The f32 reverse walk: grid (WalkAt's, ceil(V / VB)); block size a multiple

@@ -128,6 +128,13 @@ struct ChunkAt {
   int b, h, t0, L, slot, column, columns;
 };
 
+/// Where chunk `at`'s boundary state starts in the [slots][columns][K][V]
+/// boundaries.
+template <int K, int V>
+__device__ __forceinline__ long long boundary_offset(const ChunkAt &at) {
+  return ((long long)at.slot * at.columns + at.column) * K * V;
+}
+
 /// Calls body(at) for each chunk this block takes, grid (ceil(T / C),
 /// B·H). A batch: chunk blockIdx.x of sequence blockIdx.y. Packed: the
 /// packed chunks blockIdx.x, blockIdx.x + gridDim.x, … of head blockIdx.y,

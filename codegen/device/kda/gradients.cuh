@@ -180,8 +180,7 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
   const TIn *saved =
       Saved::at(f.workspace, at.slot, at.column, at.columns, chunk_slots<C>(f));
   const TIn *grads = Grads::at(p.scratch, at.slot, at.column, at.columns);
-  const TIn *S0 =
-      f.boundaries + ((long long)at.slot * at.columns + at.column) * K * V;
+  const TIn *S0 = f.boundaries + boundary_offset<K, V>(at);
   const typename Shared::RowsK k{shared->k};
   const typename Shared::RowsV dO{shared->dO}, U{shared->u}, dRu{shared->dRu};
   float *gamma = shared->gamma, *pairwise = shared->pairwise,

@@ -43,8 +43,7 @@ template <int K, int V, int C, typename TIn> struct OutputChunk {
     b = at.b, h = at.h, t0 = at.t0, L = at.L;
     operands =
         Tiles::operands(Tiles::at(p.workspace, at.slot, at.column, at.columns));
-    state =
-        p.boundaries + ((long long)at.slot * at.columns + at.column) * K * V;
+    state = p.boundaries + boundary_offset<K, V>(at);
   }
 };
 

@@ -84,13 +84,11 @@ __device__ void decay_and_add(float (&state)[K][VB], const float *last,
 /// state and updates in shared memory, products on FMA.
 template <int K, int V, int C, int VB, typename TIn, typename TGate,
           typename TBeta>
-__device__ void propagate_fma(const ForwardParams<TIn, TGate, TBeta> &p) {
+__device__ void propagate_fma(const ForwardParams<TIn, TGate, TBeta> &p,
+                              const WalkAt &walk) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
   __shared__ float state[K][VB];
   __shared__ float update[C][VB];
-  const WalkAt walk = WalkAt::of<C>(p);
-  if (!walk.active)
-    return;
   const int v0 = blockIdx.y * VB;
   const int width = V - v0 < VB ? V - v0 : VB;
   const long long stateBase = (long long)walk.state * K * V;
@@ -212,7 +210,8 @@ __device__ __forceinline__ void decay_rows(State &state, const Decay &decay,
 /// the B operand of Kdᵀ·U (Kd read transposed by ldmatrix); the next
 /// chunk's operands are in flight meanwhile.
 template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
-__device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
+__device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p,
+                                const WalkAt &walk) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
   using Shared = WalkShared<K, C, TIn>;
   using Operand = typename Shared::Operand;
@@ -225,9 +224,6 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
   RUDNN_DYNAMIC_SHARED(Shared, shared);
   const typename Shared::StateTile stateTile{shared->state};
   const typename Shared::UpdateTile updateTile{shared->updates};
-  const WalkAt walk = WalkAt::of<C>(p);
-  if (!walk.active)
-    return;
   const int v0 = blockIdx.y * VB;
   const int width = V - v0 < VB ? V - v0 : VB;
   const long long stateBase = (long long)walk.state * K * V + v0;
@@ -297,16 +293,41 @@ __device__ void propagate_tiled(const ForwardParams<TIn, TGate, TBeta> &p) {
     store_state_rows<K, V>(state, p.final_state + stateBase, d0, width);
 }
 
+/// A packed walk's spare block (one a head, past the last sequence): zeros
+/// the boundary slots no sequence fills, in its columns, so that saved
+/// boundaries hold nothing stale.
+template <int K, int V, int C, int VB, typename TIn, typename TGate,
+          typename TBeta>
+__device__ void clear_spare_slots(const ForwardParams<TIn, TGate, TBeta> &p,
+                                  const WalkAt &walk) {
+  const int v0 = blockIdx.y * VB;
+  const int width = V - v0 < VB ? V - v0 : VB;
+  const int used = packed_tiles_before<C>(p.cu_seqlens, p.sequences, p.length);
+  const long long elements = (long long)(chunk_slots<C>(p) - used) * K * width;
+  const TIn zero = from_float<TIn>(0.f);
+  for (long long e = threadIdx.x; e < elements; e += blockDim.x) {
+    const long long row = e / width; // slot - used, then d
+    const int slot = used + (int)(row / K), d = (int)(row % K);
+    p.boundaries[((long long)slot * walk.columns + walk.column) * K * V +
+                 (long long)d * V + v0 + e % width] = zero;
+  }
+}
+
 /// grid (WalkAt's, ceil(V / VB)): the state walk, on the tile layer for 16-bit
 /// inputs (VB = kWalkColumns), on FMA for f32.
 template <int K, int V, int C, int VB, typename TIn, typename TGate,
           typename TBeta>
 __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
+  const WalkAt walk = WalkAt::of<C>(p);
+  if (!walk.active) {
+    clear_spare_slots<K, V, C, VB>(p, walk);
+    return;
+  }
   if constexpr (sizeof(TIn) == 2) {
     static_assert(VB == kWalkColumns, "the 16-bit walk's column blocks");
-    propagate_tiled<K, V, C>(p);
+    propagate_tiled<K, V, C>(p, walk);
   } else {
-    propagate_fma<K, V, C, VB>(p);
+    propagate_fma<K, V, C, VB>(p, walk);
   }
 }
 
