@@ -5,7 +5,7 @@
 // own initial and final state. Tokens, heads and sequences are dynamic, and
 // changing the lengths never recompiles.
 //
-//   rudnn-run examples/kda_varlen.mlir --random --dims T=300,H=2,S=5,C=6 --check
+//   rudnn-run examples/kda_varlen.mlir --random --dims T=300,H=2,S=5 --check
 
 func.func @main(%q: tensor<1x?x?x64xf32> {rudnn.name = "q"},
                 %k: tensor<1x?x?x64xf32> {rudnn.name = "k"},

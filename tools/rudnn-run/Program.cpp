@@ -141,6 +141,25 @@ Program::Program(Context &context, const std::string &path,
 
 Program::~Program() = default;
 
+void Program::completeDims(std::map<char, int64_t> &dims) const {
+  for (const OperatorCall &call : function.operators()) {
+    if (!call.contract)
+      continue;
+    for (const DimContract &dim : call.contract->dims) {
+      if (!dim.timesOf)
+        continue;
+      auto derived = dims.find(dim.letter);
+      auto base = dims.find(dim.timesOf);
+      if (derived == dims.end() && base != dims.end())
+        dims[dim.letter] = base->second * dim.times + dim.plus;
+      else if (base == dims.end() && derived != dims.end() &&
+               derived->second >= dim.plus &&
+               (derived->second - dim.plus) % dim.times == 0)
+        dims[dim.timesOf] = (derived->second - dim.plus) / dim.times;
+    }
+  }
+}
+
 std::vector<const OperatorContract *> rudnn::run::operatorContracts() {
   mlir::DialectRegistry registry;
   mlir::rudnn::registerRudnnDialects(registry);

@@ -65,6 +65,11 @@ public:
 
   const std::vector<Argument> &arguments() const { return arguments_; }
 
+  /// Fills in `dims` the sizes the operators' contracts fix from others
+  /// given: a dim that is another times a factor plus a constant (the
+  /// offsets C = S + 1 of packed sequences) from that other, or back.
+  void completeDims(std::map<char, int64_t> &dims) const;
+
   /// Runs the entry function on the context's backend. With `repeats` > 1
   /// the body runs that many times on the same inputs, and `milliseconds`
   /// receives the wall time of each run (synchronized).

@@ -177,6 +177,7 @@ int runTool(int argc, char **argv) {
   if (vm.count("inputs")) {
     arguments = readInputs(program.arguments(), inputs);
   } else {
+    program.completeDims(sizes);
     arguments = randomInputs(program.arguments(), sizes, seed);
     program.deriveResults(arguments);
   }
