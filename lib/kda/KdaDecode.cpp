@@ -70,26 +70,20 @@ mlir::OwningOpRef<mlir::ModuleOp> decodeModule(mlir::MLIRContext &mlir,
     results.push_back(indices);
   llvm::SmallVector<mlir::Type> arguments = {q, q, v, g, beta, pool, indices};
   const KdaInputTransforms &t = f.transforms;
-  if (t.gate)
-    arguments.push_back(tensor({dyn}, DType::F32));
-  if (t.gateBias)
-    arguments.push_back(tensor({dyn, f.featureK}, DType::F32));
+  addGateParameters(arguments, b, f.featureK, t);
   b.setInsertionPointToEnd(module->getBody());
   auto func = b.create<mlir::func::FuncOp>(
       loc, "kda_decode", b.getFunctionType(arguments, results));
   mlir::Block *body = func.addEntryBlock();
   b.setInsertionPointToEnd(body);
   auto arg = [&](unsigned i) { return body->getArgument(i); };
-  auto unit = [&](bool set) {
-    return set ? b.getUnitAttr() : mlir::UnitAttr();
-  };
+  const KdaTransformAttrs attrs(b, t);
   auto op = b.create<mlir::rudnn::KdaDecodeOp>(
       loc, mlir::TypeRange{v, pool, indices}, arg(0), arg(1), arg(2), arg(3),
       arg(4), arg(5), arg(6), t.gate ? arg(7) : mlir::Value(),
       t.gateBias ? arg(8) : mlir::Value(), b.getF32FloatAttr(f.scale),
-      unit(f.grouped), unit(t.qkL2Norm), unit(t.betaLogits),
-      t.gate && t.lowerBound < 0 ? b.getF32FloatAttr(t.lowerBound)
-                                 : mlir::FloatAttr());
+      f.grouped ? b.getUnitAttr() : mlir::UnitAttr(), attrs.qkL2Norm,
+      attrs.betaLogits, attrs.lowerBound);
   b.create<mlir::func::ReturnOp>(loc,
                                  op.getResults().take_front(results.size()));
   return module;

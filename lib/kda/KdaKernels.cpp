@@ -17,6 +17,24 @@
 using namespace rudnn;
 using namespace rudnn::runtime;
 
+rudnn::KdaTransformAttrs::KdaTransformAttrs(mlir::Builder &b,
+                                            const KdaInputTransforms &t)
+    : qkL2Norm(t.qkL2Norm ? b.getUnitAttr() : mlir::UnitAttr()),
+      betaLogits(t.betaLogits ? b.getUnitAttr() : mlir::UnitAttr()),
+      lowerBound(t.gate && t.lowerBound < 0 ? b.getF32FloatAttr(t.lowerBound)
+                                            : mlir::FloatAttr()) {}
+
+void rudnn::addGateParameters(llvm::SmallVector<mlir::Type> &types,
+                              mlir::Builder &b, int64_t featureK,
+                              const KdaInputTransforms &t) {
+  const int64_t dyn = mlir::ShapedType::kDynamic;
+  if (t.gate)
+    types.push_back(mlir::RankedTensorType::get({dyn}, b.getF32Type()));
+  if (t.gateBias)
+    types.push_back(
+        mlir::RankedTensorType::get({dyn, featureK}, b.getF32Type()));
+}
+
 std::string rudnn::kdaTransformsKey(const KdaInputTransforms &t) {
   std::ostringstream key;
   key << ":l2=" << t.qkL2Norm << ":logits=" << t.betaLogits
@@ -96,39 +114,16 @@ void promiseAlignedRows(mlir::func::FuncOp func, const KdaKernelSpec &spec,
                     b.getI64IntegerAttr(16));
 }
 
-/// The input transforms' attributes and operand types.
-struct TransformAttrs {
-  mlir::UnitAttr qkL2Norm, betaLogits;
-  mlir::FloatAttr lowerBound;
-
-  TransformAttrs(mlir::Builder &b, const KdaInputTransforms &t)
-      : qkL2Norm(t.qkL2Norm ? b.getUnitAttr() : mlir::UnitAttr()),
-        betaLogits(t.betaLogits ? b.getUnitAttr() : mlir::UnitAttr()),
-        lowerBound(t.gate && t.lowerBound < 0 ? b.getF32FloatAttr(t.lowerBound)
-                                              : mlir::FloatAttr()) {}
-};
-
 /// A forward's attributes: its transforms' and what it saves.
-struct ForwardAttrs : TransformAttrs {
+struct ForwardAttrs : KdaTransformAttrs {
   mlir::UnitAttr saveBoundaries, saveTiles;
 
   ForwardAttrs(mlir::Builder &b, const KdaPlanFlags &flags)
-      : TransformAttrs(b, flags.transforms),
+      : KdaTransformAttrs(b, flags.transforms),
         saveBoundaries(flags.saveBoundaries ? b.getUnitAttr()
                                             : mlir::UnitAttr()),
         saveTiles(flags.saveTiles ? b.getUnitAttr() : mlir::UnitAttr()) {}
 };
-
-/// The gate parameters' types: a_log [H], dt_bias [H, K] f32.
-void addGateParameters(llvm::SmallVector<mlir::Type> &types, mlir::Builder &b,
-                       const KdaKernelSpec &spec, const KdaInputTransforms &t) {
-  const int64_t dyn = mlir::ShapedType::kDynamic;
-  if (t.gate)
-    types.push_back(mlir::RankedTensorType::get({dyn}, b.getF32Type()));
-  if (t.gateBias)
-    types.push_back(
-        mlir::RankedTensorType::get({dyn, spec.featureK}, b.getF32Type()));
-}
 
 /// The operator call as rudnn IR: @kda taking q k v g beta [cu_seqlens]
 /// [initial_state] [a_log [dt_bias]] with dynamic B, T, H and returning
@@ -146,7 +141,7 @@ mlir::OwningOpRef<mlir::ModuleOp> forwardModule(mlir::MLIRContext &mlir,
     inputs.push_back(t.offsets);
   if (flags.initialState)
     inputs.push_back(state);
-  addGateParameters(inputs, b, spec, flags.transforms);
+  addGateParameters(inputs, b, spec.featureK, flags.transforms);
   llvm::SmallVector<mlir::Type> saved;
   if (flags.saveBoundaries)
     saved.push_back(t.boundaries);
@@ -226,13 +221,13 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
   inputs.push_back(v);
   if (flags.dFinalState)
     inputs.push_back(state);
-  addGateParameters(inputs, b, spec, flags.transforms);
+  addGateParameters(inputs, b, spec.featureK, flags.transforms);
   // The op yields d_initial_state exactly when there is an initial state,
   // and the parameters' gradients exactly when they are given; the
   // function returns d_initial_state only when the caller wants it.
   llvm::SmallVector<mlir::Type> results = {q, q, v, t.keyGradient, beta};
   llvm::SmallVector<mlir::Type> parameters;
-  addGateParameters(parameters, b, spec, flags.transforms);
+  addGateParameters(parameters, b, spec.featureK, flags.transforms);
   llvm::SmallVector<mlir::Type> returned = results;
   if (flags.initialState && flags.dInitialState)
     returned.push_back(state);
@@ -259,7 +254,7 @@ backwardModule(mlir::MLIRContext &mlir, const KdaKernelSpec &spec,
   mlir::Value dtBias = optional(flags.transforms.gateBias);
   mlir::IntegerAttr chunk =
       spec.chunk ? b.getI64IntegerAttr(spec.chunk) : mlir::IntegerAttr();
-  const TransformAttrs attrs(b, flags.transforms);
+  const KdaTransformAttrs attrs(b, flags.transforms);
   // d_initial_state, d_a_log, d_dt_bias: each exactly with its input.
   llvm::SmallVector<mlir::Type> optionalGradients;
   if (flags.initialState)

@@ -13,6 +13,10 @@
 #include "codegen/Emit/KdaEmitter.h"
 #include "lib/ContextImpl.h"
 
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/SmallVector.h"
+
 #include "rudnn/program.h"
 
 #include "rudnn/types.h"
@@ -35,6 +39,18 @@ struct KdaInputTransforms {
   /// Negative: the bounded gate; 0: none.
   float lowerBound = 0;
 };
+
+/// The transforms as a KDA operator's attributes (null where not asked).
+struct KdaTransformAttrs {
+  mlir::UnitAttr qkL2Norm, betaLogits;
+  mlir::FloatAttr lowerBound;
+  KdaTransformAttrs(mlir::Builder &b, const KdaInputTransforms &t);
+};
+
+/// Appends the gate parameters' types the transforms take: a_log [H] and
+/// dt_bias [H, K] f32.
+void addGateParameters(llvm::SmallVector<mlir::Type> &types, mlir::Builder &b,
+                       int64_t featureK, const KdaInputTransforms &t);
 
 /// The input transforms in a plan-cache key.
 std::string kdaTransformsKey(const KdaInputTransforms &transforms);
