@@ -1,0 +1,211 @@
+"""rudnn IR compiled from Python, called on DLPack tensors.
+
+    module = rudnn.compile(text_or_path)
+    o, final_state = module.main(q, k, v, g, beta)
+
+Each function takes its arguments in declaration order (or by their
+``rudnn.name``) and returns its results, allocated by the arguments' own
+framework (torch or NumPy) on their device, or written into ``out=``. Torch
+tensors on CUDA run on the GPU backend (on the current stream); CPU tensors
+and NumPy arrays on the emulation backend. Nothing is copied: the kernels
+read and write the tensors' memory.
+"""
+
+import os
+import sys
+import threading
+
+import numpy as np
+
+from rudnn import _rudnn
+from rudnn.errors import InvalidArgument, Unsupported, invalid
+
+_contexts = {}
+_contexts_lock = threading.Lock()
+
+
+def default_context(backend="emulation", device=0):
+    """The context calls on `backend` use unless given one: one per backend
+    and device, shared by the whole process."""
+    key = (backend, device)
+    with _contexts_lock:
+        context = _contexts.get(key)
+        if context is None:
+            context = _contexts[key] = _rudnn.Context(backend=backend, device=device)
+        return context
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def _placement(value, name):
+    """("cpu", None) or ("cuda", index) for a tensor; raises for the rest."""
+    torch = _torch()
+    if torch is not None and isinstance(value, torch.Tensor):
+        if value.device.type == "cpu":
+            return ("cpu", None)
+        if value.device.type == "cuda":
+            return ("cuda", value.device.index or 0)
+        raise invalid(name, f"tensors on {value.device} are not supported")
+    if isinstance(value, np.ndarray):
+        return ("cpu", None)
+    if hasattr(value, "__dlpack_device__"):
+        kind, index = value.__dlpack_device__()
+        if kind == 1:
+            return ("cpu", None)
+        if kind == 2:
+            return ("cuda", index)
+        raise invalid(name, f"DLPack device type {kind} is not supported")
+    raise invalid(name, f"expected a tensor (torch, NumPy or DLPack), got {type(value).__name__}")
+
+
+def _exported(value):
+    """What the native module reads through DLPack: a torch tensor without
+    its autograd history (the same memory)."""
+    torch = _torch()
+    if torch is not None and isinstance(value, torch.Tensor) and value.requires_grad:
+        return value.detach()
+    return value
+
+
+_TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i32": "int32", "bool": "bool"}
+_NUMPY_DTYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "bool": np.bool_}
+
+
+def _empty(like, shape, dtype, name):
+    """An uninitialised result in `like`'s framework and device."""
+    torch = _torch()
+    if torch is not None and isinstance(like, torch.Tensor):
+        return torch.empty(shape, dtype=getattr(torch, _TORCH_DTYPES[dtype]), device=like.device)
+    if dtype not in _NUMPY_DTYPES:
+        raise Unsupported(f"result '{name}' is {dtype}, which NumPy has no type for: pass torch tensors")
+    return np.empty(shape, dtype=_NUMPY_DTYPES[dtype])
+
+
+class CompiledFunction:
+    """One function of a compiled module, callable on tensors."""
+
+    def __init__(self, module, name):
+        self._module = module
+        self.name = name
+        info = module._parsed(module._context or default_context()).function(name)
+        self.arguments = info.arguments
+        self.results = info.results
+
+    def __repr__(self):
+        args = ", ".join(a["name"] for a in self.arguments)
+        results = ", ".join(r["name"] for r in self.results)
+        return f"<rudnn function {self.name}({args}) -> ({results})>"
+
+    def _bind(self, args, named):
+        if len(args) > len(self.arguments):
+            raise InvalidArgument(
+                f"{self.name} takes {len(self.arguments)} arguments, got {len(args)}")
+        values = list(args) + [None] * (len(self.arguments) - len(args))
+        names = [a["name"] for a in self.arguments]
+        for key, value in named.items():
+            if key not in names:
+                raise invalid(key, f"{self.name} has no argument of that name (it has {', '.join(names)})")
+            index = names.index(key)
+            if values[index] is not None:
+                raise invalid(key, "given twice")
+            values[index] = value
+        for name, value in zip(names, values):
+            if value is None:
+                raise invalid(name, "missing")
+        return values
+
+    def _context_for(self, values):
+        placements = [_placement(v, a["name"]) for v, a in zip(values, self.arguments)]
+        first = placements[0] if placements else ("cpu", None)
+        for placement, info in zip(placements, self.arguments):
+            if placement != first:
+                raise invalid(info["name"], f"is on {placement[0]}, but '{self.arguments[0]['name']}' is on {first[0]}")
+        if self._module._context is not None:
+            return self._module._context, first
+        if first[0] == "cuda":
+            return default_context("cuda", first[1]), first
+        return default_context("emulation"), first
+
+    def __call__(self, *args, out=None, stream=None, **named):
+        values = self._bind(args, named)
+        context, placement = self._context_for(values)
+        function = self._module._parsed(context).function(self.name)
+        exported = [_exported(v) for v in values]
+        names = [a["name"] for a in self.arguments]
+        if out is None:
+            like = values[0] if values else np.empty(0)
+            shapes = function.result_shapes(exported)
+            out = []
+            for info, shape in zip(self.results, shapes):
+                if info["updates"]:
+                    out.append(values[names.index(info["updates"])])
+                else:
+                    out.append(_empty(like, shape, info["dtype"], info["name"]))
+        else:
+            out = list(out) if isinstance(out, (list, tuple)) else [out]
+            for value, info in zip(out, self.results):
+                _placement(value, info["name"])
+        if stream is None and placement[0] == "cuda":
+            stream = _torch().cuda.current_stream(placement[1]).cuda_stream
+        function.call(exported, [_exported(v) for v in out], int(stream or 0))
+        return out[0] if len(out) == 1 else tuple(out)
+
+
+class CompiledModule:
+    """A module of rudnn IR: its functions as attributes (``module.main``),
+    or by ``module[name]``; called directly when it has one function."""
+
+    def __init__(self, text, context=None):
+        self._text = text
+        self._context = context
+        self._modules = {}
+        self._lock = threading.Lock()
+        parsed = self._parsed(context or default_context())
+        self.functions = {name: None for name in parsed.functions()}
+        for name in self.functions:
+            self.functions[name] = CompiledFunction(self, name)
+
+    def _parsed(self, context):
+        with self._lock:
+            module = self._modules.get(id(context))
+            if module is None:
+                module = self._modules[id(context)] = (_rudnn.Module.parse(context, self._text), context)
+            return module[0]
+
+    def __getitem__(self, name):
+        try:
+            return self.functions[name]
+        except KeyError:
+            raise invalid(name, f"no such function (the module has {', '.join(self.functions)})") from None
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self.functions[name]
+        except KeyError:
+            raise AttributeError(f"the module has no function '{name}'") from None
+
+    def __call__(self, *args, **kwargs):
+        if len(self.functions) != 1:
+            raise InvalidArgument(
+                f"the module has {len(self.functions)} functions: call one by name")
+        return next(iter(self.functions.values()))(*args, **kwargs)
+
+
+def compile(source, context=None):
+    """Parses and verifies rudnn IR (text, or the path of a file holding
+    it) and returns its functions as a CompiledModule. Kernels compile at a
+    function's first call for each signature. `context`: run every call
+    there (by default each call picks its tensors' backend). Raises
+    InvalidArgument carrying the diagnostics for bad IR."""
+    if isinstance(source, os.PathLike) or (
+        isinstance(source, str) and "\n" not in source and source.endswith(".mlir")
+    ):
+        with open(source) as file:
+            source = file.read()
+    if not isinstance(source, str):
+        raise invalid("source", f"expected IR text or a path, got {type(source).__name__}")
+    return CompiledModule(source, context)

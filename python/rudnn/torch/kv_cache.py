@@ -1,0 +1,86 @@
+"""One decoding step over a K/V cache, as FlashAttention's
+flash_attn_with_kvcache with k and v given and causal=True: the new
+tokens' keys and values are written into the caches in place at each
+entry's length, then each new token attends to its entry's cache so far."""
+
+import torch
+from torch import Tensor
+
+from rudnn.errors import invalid
+from rudnn.torch._common import (
+    check_dim,
+    check_tensor,
+    dense,
+    element_type,
+    float_attr,
+    function_text,
+    program,
+    tensor_type,
+)
+
+
+def _program(q, v, scale):
+    key = ("kv_cache_attention", q.dtype, q.shape[-1], v.shape[-1], scale)
+
+    def build():
+        keys = tensor_type((None, None, None, q.shape[-1]), element_type(q))
+        values = tensor_type((None, None, None, v.shape[-1]), element_type(q))
+        operands = [("q", keys), ("k", keys), ("v", values), ("k_cache", keys),
+                    ("v_cache", values), ("cache_lengths", tensor_type((None,), "i32"))]
+        syntax = (f"%q, %k, %v cache(%k_cache, %v_cache) lengths %cache_lengths "
+                  f"scale {float_attr(scale)}")
+        results = [("o", values), ("k_cache", keys), ("v_cache", values),
+                   ("lse", tensor_type((None, None, None), "f32")),
+                   ("status", tensor_type((None,), "i32"))]
+        return function_text("rudnn.kv_cache_attention", syntax, operands, results,
+                             returned=("o", "k_cache", "v_cache", "lse"))
+
+    return program(key, build)
+
+
+@torch.library.custom_op("rudnn::kv_cache_attention", mutates_args=("k_cache", "v_cache"))
+def _kv_cache_attention(q: Tensor, k: Tensor, v: Tensor, k_cache: Tensor, v_cache: Tensor,
+                        cache_lengths: Tensor, scale: float) -> tuple[Tensor, Tensor]:
+    o, _, _, lse = _program(q, v, scale)(q, k, v, k_cache, v_cache, cache_lengths)
+    return o, lse
+
+
+@_kv_cache_attention.register_fake
+def _(q, k, v, k_cache, v_cache, cache_lengths, scale):
+    return (q.new_empty(*q.shape[:-1], v.shape[-1]),
+            q.new_empty(q.shape[0], q.shape[2], q.shape[1], dtype=torch.float32))
+
+
+def kv_cache_attention(q, k_cache, v_cache, k, v, cache_seqlens, softmax_scale=None,
+                       return_lse=False):
+    """q [B, T, H, D]; the caches k_cache [B, S, G, D] and v_cache
+    [B, S, G, E], updated in place; the new tokens' k [B, T, G, D] and v
+    [B, T, G, E]; cache_seqlens [B] (int32 or int64: the tokens each entry
+    holds before this step, which the caller advances by T afterwards).
+    New token i of entry b attends to cache positions 0 … L_b + i. Returns
+    o [B, T, H, E] and, with `return_lse`, lse [B, H, T] (f32). An entry
+    whose append would pass the capacity S is refused: its cache is left
+    as it was, its o is 0 and its lse −inf."""
+    check_tensor("q", q, 4)
+    for name, tensor in (("k_cache", k_cache), ("v_cache", v_cache), ("k", k), ("v", v)):
+        check_tensor(name, tensor, 4, dtypes=None, like=q)
+        check_dim(name, tensor, 0, q.shape[0], "batch")
+    for name, tensor in (("k_cache", k_cache), ("k", k)):
+        check_dim(name, tensor, 3, q.shape[3], "head dim D")
+    for name, tensor in (("v_cache", v_cache), ("k", k), ("v", v)):
+        check_dim(name, tensor, 2, k_cache.shape[2], "key heads G")
+    check_dim("v_cache", v_cache, 1, k_cache.shape[1], "capacity S")
+    check_dim("v", v, 3, v_cache.shape[3], "value dim E")
+    for name, tensor in (("k", k), ("v", v)):
+        check_dim(name, tensor, 1, q.shape[1], "new tokens T")
+    if q.shape[2] % k_cache.shape[2]:
+        raise invalid("k_cache", f"{k_cache.shape[2]} key heads do not divide q's {q.shape[2]} heads")
+    for name, cache in (("k_cache", k_cache), ("v_cache", v_cache)):
+        if cache.stride(-1) != 1:
+            raise invalid(name, "is updated in place, so its innermost dim must be contiguous")
+    check_tensor("cache_seqlens", cache_seqlens, 1, dtypes=(torch.int32, torch.int64))
+    check_dim("cache_seqlens", cache_seqlens, 0, q.shape[0], "batch")
+    lengths = dense(cache_seqlens.to(device=q.device, dtype=torch.int32))
+    scale = q.shape[-1] ** -0.5 if softmax_scale is None else float(softmax_scale)
+    o, lse = _kv_cache_attention(dense(q), dense(k), dense(v), k_cache, v_cache, lengths, scale)
+    return (o, lse) if return_lse else o

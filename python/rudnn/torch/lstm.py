@@ -1,0 +1,132 @@
+"""torch.nn.LSTM's drop-in for inference: the same constructor, parameters
+and state_dict (load one saved from torch.nn.LSTM unchanged), the same
+forward on padded tensors and PackedSequences."""
+
+import math
+from typing import Optional
+
+import torch
+from torch import Tensor, nn
+from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
+
+from rudnn.errors import Unsupported, invalid
+from rudnn.torch._common import check_tensor, dense, element_type, function_text, program, tensor_type
+
+
+def _program(x, weights, layers, directions, hidden, batch_first, with_state, with_lengths):
+    key = ("lstm", x.dtype, x.shape[-1], hidden, layers, directions, len(weights),
+           batch_first, with_state, with_lengths)
+
+    def build():
+        dtype = element_type(x)
+        sequence = tensor_type((None, None, x.shape[-1]), dtype)
+        state = tensor_type((layers * directions, None, hidden), dtype)
+        operands, syntax = [("x", sequence)], "%x"
+        if with_state:
+            operands += [("h0", state), ("c0", state)]
+            syntax += " h0 %h0 c0 %c0"
+        if with_lengths:
+            operands.append(("lengths", tensor_type((None,), "i32")))
+            syntax += " lengths %lengths"
+        names = [f"w{i}" for i in range(len(weights))]
+        operands += [(n, tensor_type(tuple(w.shape), dtype)) for n, w in zip(names, weights)]
+        syntax += " weights(" + ", ".join("%" + n for n in names) + f") layers {layers}"
+        syntax += (" bidirectional" if directions == 2 else "") + (" batch_first" if batch_first else "")
+        results = [("out", tensor_type((None, None, directions * hidden), dtype)),
+                   ("h_n", state), ("c_n", state)]
+        return function_text("rudnn.lstm", syntax, operands, results)
+
+    return program(key, build)
+
+
+@torch.library.custom_op("rudnn::lstm", mutates_args=())
+def _lstm(x: Tensor, h0: Optional[Tensor], c0: Optional[Tensor], lengths: Optional[Tensor],
+          weights: list[Tensor], layers: int, bidirectional: bool,
+          batch_first: bool) -> tuple[Tensor, Tensor, Tensor]:
+    directions = 2 if bidirectional else 1
+    hidden = weights[1].shape[1]
+    args = [x] + ([h0, c0] if h0 is not None else []) + ([lengths] if lengths is not None else [])
+    function = _program(x, weights, layers, directions, hidden, batch_first, h0 is not None,
+                        lengths is not None)
+    return function(*args, *weights)
+
+
+@_lstm.register_fake
+def _(x, h0, c0, lengths, weights, layers, bidirectional, batch_first):
+    directions = 2 if bidirectional else 1
+    hidden = weights[1].shape[1]
+    batch = x.shape[0] if batch_first else x.shape[1]
+    state = x.new_empty(layers * directions, batch, hidden)
+    return x.new_empty(*x.shape[:2], directions * hidden), state, state.new_empty(state.shape)
+
+
+class LSTM(nn.Module):
+    """torch.nn.LSTM(input_size, hidden_size, num_layers=1, bias=True,
+    batch_first=False, dropout=0.0, bidirectional=False), forward only
+    (dropout between layers is a training feature: it must be 0; proj_size
+    is not supported)."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__()
+        if proj_size:
+            raise Unsupported("proj_size: rudnn's LSTM has no projection")
+        if dropout:
+            raise Unsupported("dropout: rudnn's LSTM runs inference, without dropout")
+        if num_layers < 1:
+            raise invalid("num_layers", f"{num_layers}: at least 1")
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.bidirectional = bias, batch_first, bidirectional
+        self.dropout, self.proj_size = dropout, proj_size
+        directions = 2 if bidirectional else 1
+        self._names = []
+        bound = 1 / math.sqrt(hidden_size)
+        for layer in range(num_layers):
+            width = input_size if layer == 0 else directions * hidden_size
+            for direction in range(directions):
+                suffix = f"_l{layer}" + ("_reverse" if direction else "")
+                shapes = [("weight_ih", (4 * hidden_size, width)),
+                          ("weight_hh", (4 * hidden_size, hidden_size))]
+                if bias:
+                    shapes += [("bias_ih", (4 * hidden_size,)), ("bias_hh", (4 * hidden_size,))]
+                for name, shape in shapes:
+                    parameter = nn.Parameter(torch.empty(shape, device=device, dtype=dtype))
+                    nn.init.uniform_(parameter, -bound, bound)
+                    self.register_parameter(name + suffix, parameter)
+                    self._names.append(name + suffix)
+
+    def extra_repr(self):
+        text = f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}"
+        text += ", bias=False" if not self.bias else ""
+        text += ", batch_first=True" if self.batch_first else ""
+        return text + (", bidirectional=True" if self.bidirectional else "")
+
+    def forward(self, input, hx=None):
+        packed = isinstance(input, PackedSequence)
+        lengths = None
+        if packed:
+            input, lengths = pad_packed_sequence(input, batch_first=self.batch_first)
+            lengths = lengths.to(device=input.device, dtype=torch.int32)
+        check_tensor("input", input, 3)
+        if input.shape[-1] != self.input_size:
+            raise invalid("input", f"feature dim {input.shape[-1]}, expected input_size {self.input_size}")
+        weights = [dense(getattr(self, name).detach()) for name in self._names]
+        for name, weight in zip(self._names, weights):
+            if weight.dtype != input.dtype or weight.device != input.device:
+                raise invalid(name, f"is {weight.dtype} on {weight.device}, input {input.dtype} on {input.device}")
+        h0 = c0 = None
+        if hx is not None:
+            h0, c0 = hx
+            batch = input.shape[0] if self.batch_first else input.shape[1]
+            expected = ((2 if self.bidirectional else 1) * self.num_layers, batch, self.hidden_size)
+            for name, state in (("h0", h0), ("c0", c0)):
+                check_tensor(name, state, 3, dtypes=None, like=input)
+                if tuple(state.shape) != expected:
+                    raise invalid(name, f"shape {tuple(state.shape)}, expected {expected}")
+            h0, c0 = dense(h0), dense(c0)
+        out, h_n, c_n = _lstm(dense(input), h0, c0, lengths, weights, self.num_layers,
+                              self.bidirectional, self.batch_first)
+        if packed:
+            out = pack_padded_sequence(out, lengths.cpu(), batch_first=self.batch_first,
+                                       enforce_sorted=False)
+        return out, (h_n, c_n)

@@ -1,0 +1,201 @@
+"""LayerNorm and RMSNorm as in torch.nn.functional, with the fused residual
+forms of pre-norm blocks: given `residual`, the rows normalised are
+h = input + residual, and (y, h) are returned."""
+
+import math
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from rudnn.errors import invalid
+from rudnn.torch._common import (
+    check_tensor,
+    dense,
+    element_type,
+    float_attr,
+    function_text,
+    program,
+    tensor_type,
+)
+
+# (operator, whether it takes beta, its statistics)
+_KINDS = {"layer_norm": (True, ("mean", "rstd")), "rms_norm": (False, ("rstd",))}
+
+
+def _forward_program(kind, x, weight, bias, residual, eps):
+    takes_beta, stats = _KINDS[kind]
+    key = (kind, x.dtype, x.shape[-1], weight is not None, bias is not None,
+           residual is not None, float(eps))
+
+    def build():
+        row = tensor_type((None, x.shape[-1]), element_type(x))
+        vector = tensor_type((x.shape[-1],), element_type(x))
+        operands, syntax = [("x", row)], "%x"
+        for keyword, name, given in (("residual", "residual", residual),
+                                     ("gamma", "weight", weight),
+                                     ("beta", "bias", bias)):
+            if given is not None:
+                operands.append((name, row if keyword == "residual" else vector))
+                syntax += f" {keyword} %{name}"
+        syntax += f" eps {float_attr(eps)}"
+        stat = tensor_type((None,), "f32")
+        results = [("y", row)] + [(s, stat) for s in stats] + [("h", row)]
+        returned = ["y", *stats] + (["h"] if residual is not None else [])
+        return function_text(f"rudnn.{kind}", syntax, operands, results, returned)
+
+    return program(key, build)
+
+
+def _backward_program(kind, dy, weight, with_bias):
+    _, stats = _KINDS[kind]
+    key = (kind + "_backward", dy.dtype, dy.shape[-1], weight is not None, with_bias)
+
+    def build():
+        row = tensor_type((None, dy.shape[-1]), element_type(dy))
+        vector = tensor_type((dy.shape[-1],), element_type(dy))
+        stat = tensor_type((None,), "f32")
+        operands = [("dy", row), ("x", row)] + [(s, stat) for s in stats]
+        syntax = ", ".join(f"%{n}" for n, _ in operands)
+        if weight is not None:
+            operands.append(("weight", vector))
+            syntax += " gamma %weight"
+        results = [("dx", row), ("dgamma", vector)]
+        if kind == "layer_norm":
+            results.append(("dbeta", vector))
+        returned = ["dx"] + (["dgamma"] if weight is not None else [])
+        returned += ["dbeta"] if with_bias else []
+        return function_text(f"rudnn.{kind}_backward", syntax, operands, results, returned)
+
+    return program(key, build)
+
+
+def _as_tuple(result):
+    return result if isinstance(result, tuple) else (result,)
+
+
+@torch.library.custom_op("rudnn::layer_norm", mutates_args=())
+def _layer_norm(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor],
+                residual: Optional[Tensor], eps: float) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    args = [a for a in (x, residual, weight, bias) if a is not None]
+    y, mean, rstd, *h = _as_tuple(_forward_program("layer_norm", x, weight, bias, residual, eps)(*args))
+    return y, mean, rstd, h[0] if h else x.new_empty(0)
+
+
+@_layer_norm.register_fake
+def _(x, weight, bias, residual, eps):
+    rows = x.new_empty(x.shape[0], dtype=torch.float32)
+    return x.new_empty(x.shape), rows, rows.new_empty(rows.shape), x.new_empty(x.shape if residual is not None else 0)
+
+
+@torch.library.custom_op("rudnn::rms_norm", mutates_args=())
+def _rms_norm(x: Tensor, weight: Optional[Tensor], residual: Optional[Tensor],
+              eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    args = [a for a in (x, residual, weight) if a is not None]
+    y, rstd, *h = _as_tuple(_forward_program("rms_norm", x, weight, None, residual, eps)(*args))
+    return y, rstd, h[0] if h else x.new_empty(0)
+
+
+@_rms_norm.register_fake
+def _(x, weight, residual, eps):
+    return (x.new_empty(x.shape), x.new_empty(x.shape[0], dtype=torch.float32),
+            x.new_empty(x.shape if residual is not None else 0))
+
+
+@torch.library.custom_op("rudnn::norm_backward", mutates_args=())
+def _norm_backward(kind: str, dy: Tensor, x: Tensor, mean: Optional[Tensor], rstd: Tensor,
+                   weight: Optional[Tensor], with_bias: bool) -> tuple[Tensor, Tensor, Tensor]:
+    stats = [mean, rstd] if kind == "layer_norm" else [rstd]
+    args = [dy, x, *stats] + ([weight] if weight is not None else [])
+    dx, *rest = _as_tuple(_backward_program(kind, dy, weight, with_bias)(*args))
+    dgamma = rest.pop(0) if weight is not None else dy.new_empty(0)
+    dbeta = rest.pop(0) if with_bias else dy.new_empty(0)
+    return dx, dgamma, dbeta
+
+
+@_norm_backward.register_fake
+def _(kind, dy, x, mean, rstd, weight, with_bias):
+    vector = dy.new_empty(dy.shape[-1])
+    return (dy.new_empty(dy.shape), vector if weight is not None else dy.new_empty(0),
+            vector.new_empty(vector.shape) if with_bias else dy.new_empty(0))
+
+
+def _setup_layer_norm(ctx, inputs, output):
+    x, weight, bias, residual, eps = inputs
+    y, mean, rstd, h = output
+    ctx.save_for_backward(h if residual is not None else x, mean, rstd, weight)
+    ctx.with_bias = bias is not None
+
+
+def _backward_layer_norm(ctx, dy, dmean, drstd, dh):
+    rows, mean, rstd, weight = ctx.saved_tensors
+    dx, dgamma, dbeta = _norm_backward("layer_norm", dense(dy), rows, mean, rstd, weight, ctx.with_bias)
+    if dh is not None and dh.numel():
+        dx = dx + dh
+    return (dx, dgamma if weight is not None else None, dbeta if ctx.with_bias else None,
+            dx if ctx.needs_input_grad[3] else None, None)
+
+
+def _setup_rms_norm(ctx, inputs, output):
+    x, weight, residual, eps = inputs
+    y, rstd, h = output
+    ctx.save_for_backward(h if residual is not None else x, rstd, weight)
+
+
+def _backward_rms_norm(ctx, dy, drstd, dh):
+    rows, rstd, weight = ctx.saved_tensors
+    dx, dgamma, _ = _norm_backward("rms_norm", dense(dy), rows, None, rstd, weight, False)
+    if dh is not None and dh.numel():
+        dx = dx + dh
+    return dx, dgamma if weight is not None else None, dx if ctx.needs_input_grad[2] else None, None
+
+
+torch.library.register_autograd("rudnn::layer_norm", _backward_layer_norm, setup_context=_setup_layer_norm)
+torch.library.register_autograd("rudnn::rms_norm", _backward_rms_norm, setup_context=_setup_rms_norm)
+
+
+def _rows(input, normalized_shape, weight, bias, residual):
+    """input as [rows, C] with C the normalised dims, the vectors as [C]."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(int(d) for d in normalized_shape)
+    check_tensor("input", input)
+    if not normalized_shape or tuple(input.shape[input.dim() - len(normalized_shape):]) != normalized_shape:
+        raise invalid("normalized_shape", f"{normalized_shape} is not the trailing dims of input {tuple(input.shape)}")
+    features = math.prod(normalized_shape)
+    vectors = []
+    for name, vector in (("weight", weight), ("bias", bias)):
+        if vector is not None:
+            check_tensor(name, vector, dtypes=None, like=input)
+            if tuple(vector.shape) != normalized_shape:
+                raise invalid(name, f"shape {tuple(vector.shape)}, expected {normalized_shape}")
+            vector = dense(vector.reshape(features))
+        vectors.append(vector)
+    if residual is not None:
+        check_tensor("residual", residual, dtypes=None, like=input)
+        if residual.shape != input.shape:
+            raise invalid("residual", f"shape {tuple(residual.shape)}, expected input's {tuple(input.shape)}")
+        residual = dense(residual.reshape(-1, features))
+    return dense(input.reshape(-1, features)), vectors[0], vectors[1], residual
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, residual=None):
+    """torch.nn.functional.layer_norm; with `residual`, normalises
+    h = input + residual and returns (y, h)."""
+    x, weight, bias, residual_rows = _rows(input, normalized_shape, weight, bias, residual)
+    y, _, _, h = _layer_norm(x, weight, bias, residual_rows, float(eps))
+    if residual is None:
+        return y.view(input.shape)
+    return y.view(input.shape), h.view(input.shape)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None, residual=None):
+    """torch.nn.functional.rms_norm (eps None: the dtype's epsilon); with
+    `residual`, normalises h = input + residual and returns (y, h)."""
+    x, weight, _, residual_rows = _rows(input, normalized_shape, weight, None, residual)
+    if eps is None:
+        eps = torch.finfo(input.dtype).eps
+    y, _, h = _rms_norm(x, weight, residual_rows, float(eps))
+    if residual is None:
+        return y.view(input.shape)
+    return y.view(input.shape), h.view(input.shape)

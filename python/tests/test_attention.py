@@ -1,0 +1,122 @@
+"""flash_attn_func and flash_attn_varlen_func against PyTorch's
+scaled_dot_product_attention in float64 (FlashAttention's conventions:
+causal masks aligned bottom-right, sliding windows): outputs, log-sum-exp
+and gradients, with grouped heads and odd sizes."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import rudnn
+import rudnn.torch as rt
+from conftest import assert_close, gradients
+
+
+def reference(q, k, v, scale, causal=False, window=(-1, -1), softcap=0.0):
+    """o [B, T, H, E] and lse [B, H, T] from q [B, T, H, D], k/v [B, S, G, ·]."""
+    heads, key_heads = q.shape[2], k.shape[2]
+    k = k.repeat_interleave(heads // key_heads, dim=2)
+    v = v.repeat_interleave(heads // key_heads, dim=2)
+    T, S = q.shape[1], k.shape[1]
+    i = torch.arange(T)[:, None] + (S - T)
+    j = torch.arange(S)[None, :]
+    allowed = torch.ones(T, S, dtype=torch.bool)
+    if causal:
+        allowed &= j <= i
+    if window[0] >= 0:
+        allowed &= j >= i - window[0]
+    if window[1] >= 0:
+        allowed &= j <= i + window[1]
+    q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+    scores = (q @ k.transpose(-1, -2)) * scale
+    if softcap:
+        scores = softcap * torch.tanh(scores / softcap)
+    scores = scores.masked_fill(~allowed, -math.inf)
+    lse = torch.logsumexp(scores, dim=-1)
+    if softcap:
+        o = torch.softmax(scores, dim=-1).nan_to_num(0.0) @ v
+    else:
+        o = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, scale=scale)
+        o = o.masked_fill(~allowed.any(-1)[:, None], 0.0)
+    return o.transpose(1, 2), lse
+
+
+CASES = [
+    # (B, T, S, H, G, D, E, options)
+    (2, 19, 19, 4, 2, 24, 24, dict(causal=True)),
+    (1, 7, 33, 2, 1, 16, 8, dict(causal=True, window_size=(9, 0))),
+    (2, 21, 13, 2, 2, 16, 16, dict(softcap=3.0)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=["causal-gqa", "window-cross", "softcap"])
+def test_flash_attn_func_matches_torch(case):
+    B, T, S, H, G, D, E, options = case
+    q, k, v = torch.randn(B, T, H, D), torch.randn(B, S, G, D), torch.randn(B, S, G, E)
+    scale = 0.3
+    o, lse = rt.flash_attn_func(q, k, v, softmax_scale=scale, return_lse=True, **options)
+    window = options.get("window_size", (-1, -1))
+    ref = dict(causal=options.get("causal", False), window=window, softcap=options.get("softcap", 0.0))
+    o_ref, lse_ref = reference(q.double(), k.double(), v.double(), scale, **ref)
+    assert_close(o, o_ref, 1e-5, "o")
+    finite = torch.isfinite(lse_ref)
+    assert torch.equal(torch.isfinite(lse), finite)
+    assert_close(lse[finite], lse_ref[finite], 1e-5, "lse")
+
+    d_out = torch.randn(B, T, H, E)
+    ours = gradients(lambda q, k, v: rt.flash_attn_func(q, k, v, scale, **options), [q, k, v], d_out)
+    theirs = gradients(lambda q, k, v: reference(q, k, v, scale, **ref)[0],
+                       [q.double(), k.double(), v.double()], d_out.double())
+    for got, want, name in zip(ours, theirs, "qkv"):
+        assert_close(got, want, 1e-5, "d" + name)
+
+
+def test_flash_attn_bf16_output():
+    q, k, v = (torch.randn(1, 17, 2, 32, dtype=torch.bfloat16) for _ in range(3))
+    o = rt.flash_attn_func(q, k, v, causal=True)
+    o_ref, _ = reference(q.double(), k.double(), v.double(), 32 ** -0.5, causal=True)
+    assert o.dtype == torch.bfloat16
+    assert_close(o, o_ref, 2e-2, "o")
+
+
+def test_flash_attn_varlen_matches_each_sequence():
+    lengths_q, lengths_k = [5, 1, 12], [9, 4, 12]
+    cu_q = torch.tensor([0] + list(torch.tensor(lengths_q).cumsum(0)), dtype=torch.int32)
+    cu_k = torch.tensor([0] + list(torch.tensor(lengths_k).cumsum(0)), dtype=torch.int64)
+    q = torch.randn(sum(lengths_q), 4, 16)
+    k, v = torch.randn(sum(lengths_k), 2, 16), torch.randn(sum(lengths_k), 2, 16)
+    d_out = torch.randn_like(q)
+
+    def ours(q, k, v):
+        return rt.flash_attn_varlen_func(q, k, v, cu_q, cu_k, max(lengths_q), max(lengths_k),
+                                         causal=True)
+
+    def theirs(q, k, v):
+        outputs = []
+        for b in range(len(lengths_q)):
+            rows_q, rows_k = slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])
+            o, _ = reference(q[None, rows_q], k[None, rows_k], v[None, rows_k], 0.25, causal=True)
+            outputs.append(o[0])
+        return torch.cat(outputs)
+
+    inputs = [q, k, v]
+    assert_close(ours(*inputs), theirs(*[t.double() for t in inputs]), 1e-5, "o")
+    for got, want, name in zip(gradients(ours, inputs, d_out),
+                               gradients(theirs, [t.double() for t in inputs], d_out.double()), "qkv"):
+        assert_close(got, want, 1e-5, "d" + name)
+
+
+def test_attention_bad_inputs_name_the_argument():
+    q, k, v = torch.randn(1, 8, 4, 16), torch.randn(1, 8, 3, 16), torch.randn(1, 8, 3, 16)
+    with pytest.raises(rudnn.InvalidArgument, match="'k'"):
+        rt.flash_attn_func(q, k, v)  # 3 key heads do not divide 4
+    with pytest.raises(rudnn.InvalidArgument, match="'v'"):
+        rt.flash_attn_func(q, q, q.half())
+    with pytest.raises(rudnn.InvalidArgument, match="'window_size'"):
+        rt.flash_attn_func(q, q, q, window_size=(-2, 0))
+    with pytest.raises(rudnn.Unsupported, match="dropout"):
+        rt.flash_attn_func(q, q, q, dropout_p=0.1)
+    with pytest.raises(rudnn.InvalidArgument, match="'cu_seqlens_q'"):
+        rt.flash_attn_varlen_func(q[0], q[0], q[0], torch.tensor([0.0, 8.0]), torch.tensor([0, 8]))

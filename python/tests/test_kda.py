@@ -1,0 +1,114 @@
+"""chunk_kda against the KDA recurrence written in PyTorch, token by
+token in float64: outputs, final states and every gradient, batched and
+packed, with chunk tails and odd head dims."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import rudnn
+import rudnn.torch as rt
+from conftest import assert_close, gradients
+
+
+def recurrence(q, k, v, g, beta, scale, initial_state=None, qk_l2norm=False):
+    """o [B, T, H, V] and the final state [B, H, K, V], one token at a time."""
+    if qk_l2norm:
+        q = q / torch.sqrt((q * q).sum(-1, keepdim=True) + 1e-6)
+        k = k / torch.sqrt((k * k).sum(-1, keepdim=True) + 1e-6)
+    B, T, H, K = q.shape
+    state = q.new_zeros(B, H, K, v.shape[-1]) if initial_state is None else initial_state
+    outputs = []
+    for t in range(T):
+        state = state * torch.exp(g[:, t])[..., None]
+        update = beta[:, t, :, None] * (v[:, t] - torch.einsum("bhk,bhkv->bhv", k[:, t], state))
+        state = state + torch.einsum("bhk,bhv->bhkv", k[:, t], update)
+        outputs.append(scale * torch.einsum("bhk,bhkv->bhv", q[:, t], state))
+    return torch.stack(outputs, 1), state
+
+
+def inputs(B, T, H, K, V, dtype=torch.float32):
+    q, k = torch.randn(B, T, H, K, dtype=dtype), torch.randn(B, T, H, K, dtype=dtype)
+    k = F.normalize(k.float(), dim=-1).to(dtype)  # keeps the delta rule contractive
+    v = torch.randn(B, T, H, V, dtype=dtype)
+    g = -torch.rand(B, T, H, K) * 0.2
+    beta = torch.rand(B, T, H, dtype=dtype)
+    return q, k, v, g, beta
+
+
+@pytest.mark.parametrize("qk_l2norm", [False, True])
+def test_chunk_kda_matches_the_recurrence(qk_l2norm):
+    B, T, H, K, V = 2, 70, 2, 17, 9  # two chunks of 64, the second a tail of 6
+    q, k, v, g, beta = inputs(B, T, H, K, V)
+    s0 = torch.randn(B, H, K, V) * 0.1
+    scale = 0.2
+    o, final = rt.chunk_kda(q, k, v, g, beta, scale=scale, initial_state=s0, output_final_state=True,
+                            use_qk_l2norm_in_kernel=qk_l2norm)
+    args = [t.double() for t in (q, k, v, g, beta)]
+    o_ref, final_ref = recurrence(*args, scale, s0.double(), qk_l2norm)
+    assert_close(o, o_ref, 1e-4, "o")
+    assert_close(final, final_ref, 1e-4, "final_state")
+
+    d_out, d_final = torch.randn_like(o), torch.randn_like(final)
+
+    def ours(q, k, v, g, beta, s0):
+        o, final = rt.chunk_kda(q, k, v, g, beta, scale, s0, True, use_qk_l2norm_in_kernel=qk_l2norm)
+        return torch.cat([o.flatten(), final.flatten()])
+
+    def theirs(q, k, v, g, beta, s0):
+        o, final = recurrence(q, k, v, g, beta, scale, s0, qk_l2norm)
+        return torch.cat([o.flatten(), final.flatten()])
+
+    weight = torch.cat([d_out.flatten(), d_final.flatten()])
+    leaves = [q, k, v, g, beta, s0]
+    got = gradients(ours, leaves, weight)
+    want = gradients(theirs, [t.double() for t in leaves], weight.double())
+    for a, b, name in zip(got, want, ["q", "k", "v", "g", "beta", "initial_state"]):
+        assert_close(a, b, 1e-4, "d" + name)
+
+
+def test_chunk_kda_packed_sequences():
+    lengths = [33, 1, 40]
+    cu_seqlens = torch.tensor([0, 33, 34, 74])
+    q, k, v, g, beta = inputs(1, sum(lengths), 2, 16, 16)
+    s0 = torch.randn(len(lengths), 2, 16, 16) * 0.1
+    d_out = torch.randn(1, sum(lengths), 2, 16)
+
+    def ours(q, k, v, g, beta, s0):
+        return rt.chunk_kda(q, k, v, g, beta, initial_state=s0, cu_seqlens=cu_seqlens)[0]
+
+    def theirs(q, k, v, g, beta, s0):
+        outputs = []
+        for n in range(len(lengths)):
+            rows = slice(cu_seqlens[n], cu_seqlens[n + 1])
+            o, _ = recurrence(q[:, rows], k[:, rows], v[:, rows], g[:, rows], beta[:, rows],
+                              16 ** -0.5, s0[n:n + 1])
+            outputs.append(o)
+        return torch.cat(outputs, 1)
+
+    leaves = [q, k, v, g, beta, s0]
+    assert_close(ours(*leaves), theirs(*[t.double() for t in leaves]), 1e-4, "o")
+    got = gradients(ours, leaves, d_out)
+    want = gradients(theirs, [t.double() for t in leaves], d_out.double())
+    for a, b, name in zip(got, want, ["q", "k", "v", "g", "beta", "initial_state"]):
+        assert_close(a, b, 1e-4, "d" + name)
+
+
+def test_chunk_kda_bf16():
+    q, k, v, g, beta = inputs(1, 40, 2, 32, 32, dtype=torch.bfloat16)
+    o, final = rt.chunk_kda(q, k, v, g, beta)
+    assert final is None and o.dtype == torch.bfloat16
+    o_ref, _ = recurrence(*(t.double() for t in (q, k, v, g, beta)), 32 ** -0.5)
+    assert_close(o, o_ref, 3e-2, "o")
+
+
+def test_chunk_kda_bad_inputs_name_the_argument():
+    q, k, v, g, beta = inputs(2, 8, 2, 16, 16)
+    with pytest.raises(rudnn.InvalidArgument, match="'beta'"):
+        rt.chunk_kda(q, k, v, g, beta[:, :4])
+    with pytest.raises(rudnn.InvalidArgument, match="'initial_state'"):
+        rt.chunk_kda(q, k, v, g, beta, initial_state=torch.zeros(2, 2, 16, 8))
+    with pytest.raises(rudnn.InvalidArgument, match="'q'"):
+        rt.chunk_kda(q, k, v, g, beta, cu_seqlens=torch.tensor([0, 8]))
+    with pytest.raises(rudnn.InvalidArgument, match="'g'"):
+        rt.chunk_kda(q, k, v, g[..., :8], beta)
