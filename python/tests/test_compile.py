@@ -31,10 +31,10 @@ class Block(torch.nn.Module):
 def test_torch_compile_fullgraph_matches_eager():
     block = Block()
     x, residual = torch.randn(2, 11, 32), torch.randn(2, 11, 32)
-    compiled = torch.compile(block, fullgraph=True, backend="aot_eager")
+    compiled = torch.compile(block, fullgraph=True)
     expected = block(x, residual)
     got = compiled(x, residual)
-    assert_close(got, expected, 1e-6, "compiled forward")
+    assert_close(got, expected, 1e-5, "compiled forward")
 
     def grads(module):
         module.zero_grad()
