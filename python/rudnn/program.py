@@ -201,11 +201,12 @@ def compile(source, context=None):
     function's first call for each signature. `context`: run every call
     there (by default each call picks its tensors' backend). Raises
     InvalidArgument carrying the diagnostics for bad IR."""
-    if isinstance(source, os.PathLike) or (
-        isinstance(source, str) and "\n" not in source and source.endswith(".mlir")
-    ):
-        with open(source) as file:
-            source = file.read()
-    if not isinstance(source, str):
+    if not isinstance(source, (str, os.PathLike)):
         raise invalid("source", f"expected IR text or a path, got {type(source).__name__}")
+    if isinstance(source, os.PathLike) or ("\n" not in source and source.endswith(".mlir")):
+        try:
+            with open(source) as file:
+                source = file.read()
+        except OSError as error:
+            raise invalid("source", f"cannot read {os.fspath(source)}: {error.strerror}") from None
     return CompiledModule(source, context)

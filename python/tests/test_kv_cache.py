@@ -47,3 +47,27 @@ def test_kv_cache_bad_inputs_name_the_argument():
         rt.kv_cache_attention(q, cache, torch.zeros(2, 9, 1, 16), new, new, torch.tensor([1, 2]))
     with pytest.raises(rudnn.InvalidArgument, match="'k_cache'"):
         rt.kv_cache_attention(q, cache.transpose(1, 3), cache, new, new, torch.tensor([1, 2]))
+
+
+def test_paged_cache_matches_the_contiguous_one():
+    # The same caches cut into pages of 8 tokens, the pages shuffled.
+    B, T, H, G, D, S, Z = 2, 3, 2, 1, 16, 32, 8
+    pages_per_entry = S // Z
+    k_cache, v_cache = torch.randn(B, S, G, D), torch.randn(B, S, G, D)
+    order = torch.randperm(B * pages_per_entry)
+    block_table = order.view(B, pages_per_entry).to(torch.int32)
+    k_pages, v_pages = torch.empty(B * pages_per_entry, Z, G, D), torch.empty(B * pages_per_entry, Z, G, D)
+    for b in range(B):
+        for m in range(pages_per_entry):
+            k_pages[block_table[b, m]] = k_cache[b, m * Z:(m + 1) * Z]
+            v_pages[block_table[b, m]] = v_cache[b, m * Z:(m + 1) * Z]
+    q, k, v = torch.randn(B, T, H, D), torch.randn(B, T, G, D), torch.randn(B, T, G, D)
+    lengths = torch.tensor([6, 20], dtype=torch.int32)
+    o_paged = rt.kv_cache_attention(q, k_pages, v_pages, k, v, lengths, block_table=block_table)
+    o = rt.kv_cache_attention(q, k_cache, v_cache, k, v, lengths)
+    assert_close(o_paged, o, 1e-6, "o")
+    for b in range(B):
+        for t in range(int(lengths[b]), int(lengths[b]) + T):
+            page, row = block_table[b, t // Z], t % Z
+            assert torch.equal(k_pages[page, row], k_cache[b, t])
+            assert torch.equal(v_pages[page, row], v_cache[b, t])

@@ -91,6 +91,8 @@ def test_errors_are_typed_and_name_the_argument():
     assert isinstance(error.value, ValueError) and "eps" in str(error.value)
     with pytest.raises(rudnn.InvalidArgument, match="'bogus'"):
         rudnn.Context(backend="bogus")
+    with pytest.raises(rudnn.InvalidArgument, match="'source'.*missing.mlir"):
+        rudnn.compile("missing.mlir")
 
 
 def test_a_bad_call_writes_nothing():

@@ -1,7 +1,10 @@
 """One decoding step over a K/V cache, as FlashAttention's
 flash_attn_with_kvcache with k and v given and causal=True: the new
-tokens' keys and values are written into the caches in place at each
-entry's length, then each new token attends to its entry's cache so far."""
+tokens' keys and values are written into the caches (contiguous or paged)
+in place at each entry's length, then each new token attends to its
+entry's cache so far."""
+
+from typing import Optional
 
 import torch
 from torch import Tensor
@@ -19,20 +22,29 @@ from rudnn.torch._common import (
 )
 
 
-def _program(q, v, scale):
-    key = ("kv_cache_attention", q.dtype, q.shape[-1], v.shape[-1], scale)
+def _program(q, v, k_cache, scale, paged):
+    page = k_cache.shape[1] if paged else None  # the page size is static
+    key = ("kv_cache_attention", q.dtype, q.shape[-1], v.shape[-1], page, scale)
 
     def build():
         keys = tensor_type((None, None, None, q.shape[-1]), element_type(q))
         values = tensor_type((None, None, None, v.shape[-1]), element_type(q))
-        operands = [("q", keys), ("k", keys), ("v", values), ("k_cache", keys),
-                    ("v_cache", values), ("cache_lengths", tensor_type((None,), "i32"))]
-        syntax = (f"%q, %k, %v cache(%k_cache, %v_cache) lengths %cache_lengths "
-                  f"scale {float_attr(scale)}")
-        results = [("o", values), ("k_cache", keys), ("v_cache", values),
+        cache_keys = tensor_type((None, page, None, q.shape[-1]), element_type(q))
+        cache_values = tensor_type((None, page, None, v.shape[-1]), element_type(q))
+        operands = [("q", keys), ("k", keys), ("v", values), ("k_cache", cache_keys),
+                    ("v_cache", cache_values)]
+        if paged:
+            operands.append(("block_table", tensor_type((None, None), "i32")))
+            syntax = "%q, %k, %v pages(%k_cache, %v_cache) block_table %block_table"
+        else:
+            syntax = "%q, %k, %v cache(%k_cache, %v_cache)"
+        operands.append(("cache_lengths", tensor_type((None,), "i32")))
+        syntax += f" lengths %cache_lengths scale {float_attr(scale)}"
+        results = [("o", values), ("k_cache", cache_keys), ("v_cache", cache_values),
                    ("lse", tensor_type((None, None, None), "f32")),
                    ("status", tensor_type((None,), "i32"))]
-        return function_text("rudnn.kv_cache_attention", syntax, operands, results,
+        operation = "rudnn.kv_cache_attention" + ("_paged" if paged else "")
+        return function_text(operation, syntax, operands, results,
                              returned=("o", "k_cache", "v_cache", "lse"))
 
     return program(key, build)
@@ -40,36 +52,46 @@ def _program(q, v, scale):
 
 @torch.library.custom_op("rudnn::kv_cache_attention", mutates_args=("k_cache", "v_cache"))
 def _kv_cache_attention(q: Tensor, k: Tensor, v: Tensor, k_cache: Tensor, v_cache: Tensor,
-                        cache_lengths: Tensor, scale: float) -> tuple[Tensor, Tensor]:
-    o, _, _, lse = _program(q, v, scale)(q, k, v, k_cache, v_cache, cache_lengths)
+                        block_table: Optional[Tensor], cache_lengths: Tensor,
+                        scale: float) -> tuple[Tensor, Tensor]:
+    paged = block_table is not None
+    table = [block_table] if paged else []
+    function = _program(q, v, k_cache, scale, paged)
+    o, _, _, lse = function(q, k, v, k_cache, v_cache, *table, cache_lengths)
     return o, lse
 
 
 @_kv_cache_attention.register_fake
-def _(q, k, v, k_cache, v_cache, cache_lengths, scale):
+def _(q, k, v, k_cache, v_cache, block_table, cache_lengths, scale):
     return (q.new_empty(*q.shape[:-1], v.shape[-1]),
             q.new_empty(q.shape[0], q.shape[2], q.shape[1], dtype=torch.float32))
 
 
 def kv_cache_attention(q, k_cache, v_cache, k, v, cache_seqlens, softmax_scale=None,
-                       return_lse=False):
+                       return_lse=False, block_table=None):
     """q [B, T, H, D]; the caches k_cache [B, S, G, D] and v_cache
-    [B, S, G, E], updated in place; the new tokens' k [B, T, G, D] and v
-    [B, T, G, E]; cache_seqlens [B] (int32 or int64: the tokens each entry
-    holds before this step, which the caller advances by T afterwards).
-    New token i of entry b attends to cache positions 0 … L_b + i. Returns
-    o [B, T, H, E] and, with `return_lse`, lse [B, H, T] (f32). An entry
-    whose append would pass the capacity S is refused: its cache is left
-    as it was, its o is 0 and its lse −inf."""
+    [B, S, G, E], updated in place, or with `block_table` [B, M] (int32)
+    pages k_cache [P, Z, G, D] and v_cache [P, Z, G, E] (entry b's token t
+    on page block_table[b, t // Z], row t % Z); the new tokens' k
+    [B, T, G, D] and v [B, T, G, E]; cache_seqlens [B] (int32 or int64: the
+    tokens each entry holds before this step, which the caller advances by
+    T afterwards). New token i of entry b attends to cache positions
+    0 … L_b + i. Returns o [B, T, H, E] and, with `return_lse`, lse
+    [B, H, T] (f32). An entry whose append would pass its capacity (S, or
+    M·Z) is refused: its cache is left as it was, its o is 0 and its lse
+    −inf."""
     check_tensor("q", q, 4)
     for name, tensor in (("k_cache", k_cache), ("v_cache", v_cache), ("k", k), ("v", v)):
         check_tensor(name, tensor, 4, dtypes=None, like=q)
+    for name, tensor in ((("k", k), ("v", v)) if block_table is not None else
+                         (("k_cache", k_cache), ("v_cache", v_cache), ("k", k), ("v", v))):
         check_dim(name, tensor, 0, q.shape[0], "batch")
     for name, tensor in (("k_cache", k_cache), ("k", k)):
         check_dim(name, tensor, 3, q.shape[3], "head dim D")
     for name, tensor in (("v_cache", v_cache), ("k", k), ("v", v)):
         check_dim(name, tensor, 2, k_cache.shape[2], "key heads G")
-    check_dim("v_cache", v_cache, 1, k_cache.shape[1], "capacity S")
+    check_dim("v_cache", v_cache, 0, k_cache.shape[0], "pages" if block_table is not None else "batch")
+    check_dim("v_cache", v_cache, 1, k_cache.shape[1], "page size Z" if block_table is not None else "capacity S")
     check_dim("v", v, 3, v_cache.shape[3], "value dim E")
     for name, tensor in (("k", k), ("v", v)):
         check_dim(name, tensor, 1, q.shape[1], "new tokens T")
@@ -78,9 +100,16 @@ def kv_cache_attention(q, k_cache, v_cache, k, v, cache_seqlens, softmax_scale=N
     for name, cache in (("k_cache", k_cache), ("v_cache", v_cache)):
         if cache.stride(-1) != 1:
             raise invalid(name, "is updated in place, so its innermost dim must be contiguous")
+    if block_table is not None:
+        check_tensor("block_table", block_table, 2, dtypes=(torch.int32,))
+        check_dim("block_table", block_table, 0, q.shape[0], "batch")
+        if block_table.device != q.device:
+            raise invalid("block_table", f"is on {block_table.device}, q on {q.device}")
+        block_table = block_table.contiguous()
     check_tensor("cache_seqlens", cache_seqlens, 1, dtypes=(torch.int32, torch.int64))
     check_dim("cache_seqlens", cache_seqlens, 0, q.shape[0], "batch")
     lengths = dense(cache_seqlens.to(device=q.device, dtype=torch.int32))
     scale = q.shape[-1] ** -0.5 if softmax_scale is None else float(softmax_scale)
-    o, lse = _kv_cache_attention(dense(q), dense(k), dense(v), k_cache, v_cache, lengths, scale)
+    o, lse = _kv_cache_attention(dense(q), dense(k), dense(v), k_cache, v_cache, block_table,
+                                 lengths, scale)
     return (o, lse) if return_lse else o
