@@ -18,6 +18,7 @@ nothing. An anchor that is not installed (fla) is recorded as missing. The
 JSON is rewritten after every case, so a run cut short keeps what it
 measured.
 """
+
 import argparse
 import json
 import time
@@ -48,9 +49,13 @@ def kda_cases(torch, rt, device, smoke):
         g = -torch.rand(B, T, H, K, device=device) * 0.1
         beta = torch.rand(B, T, H, device=device, dtype=dtype)
         inputs = [q, k, v, g, beta]
-        yield (f"kda B={B} T={T} H={H} K={K}", inputs,
-               lambda *x: rt.chunk_kda(*x)[0],
-               None if anchor is None else (lambda *x: anchor(*x)[0]), "fla chunk_kda")
+        yield (
+            f"kda B={B} T={T} H={H} K={K}",
+            inputs,
+            lambda *x: rt.chunk_kda(*x)[0],
+            None if anchor is None else (lambda *x: anchor(*x)[0]),
+            "fla chunk_kda",
+        )
 
 
 def attention_cases(torch, rt, device, smoke):
@@ -61,12 +66,17 @@ def attention_cases(torch, rt, device, smoke):
         inputs = [torch.randn(B, T, H, D, device=device, dtype=dtype) for _ in range(3)]
 
         def anchor(q, k, v, causal=causal):  # SDPA's own layout, [B, H, T, D]
-            return F.scaled_dot_product_attention(*(t.transpose(1, 2) for t in (q, k, v)),
-                                                  is_causal=bool(causal)).transpose(1, 2)
+            return F.scaled_dot_product_attention(
+                *(t.transpose(1, 2) for t in (q, k, v)), is_causal=bool(causal)
+            ).transpose(1, 2)
 
-        yield (f"attention B={B} T={T} H={H} D={D} causal={causal}", inputs,
-               lambda q, k, v, causal=causal: rt.flash_attn_func(q, k, v, causal=bool(causal)),
-               anchor, "torch SDPA")
+        yield (
+            f"attention B={B} T={T} H={H} D={D} causal={causal}",
+            inputs,
+            lambda q, k, v, causal=causal: rt.flash_attn_func(q, k, v, causal=bool(causal)),
+            anchor,
+            "torch SDPA",
+        )
 
 
 def decode_cases(torch, rt, device, smoke):
@@ -84,8 +94,9 @@ def decode_cases(torch, rt, device, smoke):
 
         def anchor(q):  # the cache as it is after the append
             keys, values = (c.transpose(1, 2) for c in (k_cache, v_cache))
-            return F.scaled_dot_product_attention(q.transpose(1, 2), keys, values,
-                                                  enable_gqa=True).transpose(1, 2)
+            return F.scaled_dot_product_attention(
+                q.transpose(1, 2), keys, values, enable_gqa=True
+            ).transpose(1, 2)
 
         yield f"decode B={B} S={S} H={H} G={G} D={D}", [q], ours, anchor, "torch SDPA"
 
@@ -95,14 +106,23 @@ def norm_cases(torch, rt, device, smoke):
     shapes = [(16, 40)] if smoke else [(16384, 4096), (4096, 8192)]
     for N, C in shapes:
         dtype = torch.float32 if smoke else torch.bfloat16
-        x, weight, bias = (torch.randn(*shape, device=device, dtype=dtype)
-                           for shape in ((N, C), (C,), (C,)))
-        yield (f"layer_norm N={N} C={C}", [x, weight, bias],
-               lambda x, w, b: rt.layer_norm(x, (C,), w, b),
-               lambda x, w, b: F.layer_norm(x, (C,), w, b), "torch layer_norm")
-        yield (f"rms_norm N={N} C={C}", [x, weight],
-               lambda x, w: rt.rms_norm(x, (C,), w, eps=1e-6),
-               lambda x, w: F.rms_norm(x, (C,), w, eps=1e-6), "torch rms_norm")
+        x, weight, bias = (
+            torch.randn(*shape, device=device, dtype=dtype) for shape in ((N, C), (C,), (C,))
+        )
+        yield (
+            f"layer_norm N={N} C={C}",
+            [x, weight, bias],
+            lambda x, w, b: rt.layer_norm(x, (C,), w, b),
+            lambda x, w, b: F.layer_norm(x, (C,), w, b),
+            "torch layer_norm",
+        )
+        yield (
+            f"rms_norm N={N} C={C}",
+            [x, weight],
+            lambda x, w: rt.rms_norm(x, (C,), w, eps=1e-6),
+            lambda x, w: F.rms_norm(x, (C,), w, eps=1e-6),
+            "torch rms_norm",
+        )
 
 
 def lstm_cases(torch, rt, device, smoke):
@@ -112,12 +132,22 @@ def lstm_cases(torch, rt, device, smoke):
         ours = rt.LSTM(I, H, layers, batch_first=True).to(device)
         ours.load_state_dict(anchor.state_dict())
         x = torch.randn(B, T, I, device=device)
-        yield (f"lstm B={B} T={T} I={I} H={H} layers={layers}", [x],
-               lambda x: ours(x)[0], lambda x: anchor(x)[0], "torch nn.LSTM")
+        yield (
+            f"lstm B={B} T={T} I={I} H={H} layers={layers}",
+            [x],
+            lambda x: ours(x)[0],
+            lambda x: anchor(x)[0],
+            "torch nn.LSTM",
+        )
 
 
-FAMILIES = {"kda": kda_cases, "attention": attention_cases, "decode": decode_cases,
-            "norm": norm_cases, "lstm": lstm_cases}
+FAMILIES = {
+    "kda": kda_cases,
+    "attention": attention_cases,
+    "decode": decode_cases,
+    "norm": norm_cases,
+    "lstm": lstm_cases,
+}
 
 
 def training_step(function, inputs):
@@ -147,9 +177,11 @@ def main():
     results = []
     print(f"{'case':48} {'pass':8} {'rudnn ms':>10} {'anchor ms':>10} {'ratio':>7}  anchor")
     for family in args.only.split(","):
-        for name, inputs, ours, anchor, anchor_name in FAMILIES[family](torch, rt, device, args.smoke):
+        for name, inputs, ours, anchor, anchor_name in FAMILIES[family](
+            torch, rt, device, args.smoke
+        ):
             torch.manual_seed(0)
-            passes = [("forward", lambda f: (lambda: f(*inputs)))]
+            passes = [("forward", lambda f: lambda: f(*inputs))]
             if family in ("kda", "attention", "norm"):
                 passes.append(("training", lambda f: training_step(f, inputs)))
             for pass_name, make in passes:
@@ -166,9 +198,12 @@ def main():
                 ratio = (record["anchor_ms"] / record["rudnn_ms"]) if record["anchor_ms"] else None
                 record["ratio"] = ratio
                 results.append(record)
-                print(f"{name:48} {pass_name:8} {record['rudnn_ms']:10.3f} "
-                      f"{record['anchor_ms'] or float('nan'):10.3f} "
-                      f"{ratio or float('nan'):7.2f}  {anchor_name}", flush=True)
+                print(
+                    f"{name:48} {pass_name:8} {record['rudnn_ms']:10.3f} "
+                    f"{record['anchor_ms'] or float('nan'):10.3f} "
+                    f"{ratio or float('nan'):7.2f}  {anchor_name}",
+                    flush=True,
+                )
                 with open(args.json, "w") as out:
                     json.dump({"device": device, "results": results}, out, indent=1)
 

@@ -69,7 +69,13 @@ def _exported(value):
     return value
 
 
-_TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i32": "int32", "bool": "bool"}
+_TORCH_DTYPES = {
+    "f32": "float32",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "i32": "int32",
+    "bool": "bool",
+}
 _NUMPY_DTYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "bool": np.bool_}
 
 
@@ -79,7 +85,9 @@ def _empty(like, shape, dtype, name):
     if torch is not None and isinstance(like, torch.Tensor):
         return torch.empty(shape, dtype=getattr(torch, _TORCH_DTYPES[dtype]), device=like.device)
     if dtype not in _NUMPY_DTYPES:
-        raise Unsupported(f"result '{name}' is {dtype}, which NumPy has no type for: pass torch tensors")
+        raise Unsupported(
+            f"result '{name}' is {dtype}, which NumPy has no type for: pass torch tensors"
+        )
     return np.empty(shape, dtype=_NUMPY_DTYPES[dtype])
 
 
@@ -101,12 +109,15 @@ class CompiledFunction:
     def _bind(self, args, named):
         if len(args) > len(self.arguments):
             raise InvalidArgument(
-                f"{self.name} takes {len(self.arguments)} arguments, got {len(args)}")
+                f"{self.name} takes {len(self.arguments)} arguments, got {len(args)}"
+            )
         values = list(args) + [None] * (len(self.arguments) - len(args))
         names = [a["name"] for a in self.arguments]
         for key, value in named.items():
             if key not in names:
-                raise invalid(key, f"{self.name} has no argument of that name (it has {', '.join(names)})")
+                raise invalid(
+                    key, f"{self.name} has no argument of that name (it has {', '.join(names)})"
+                )
             index = names.index(key)
             if values[index] is not None:
                 raise invalid(key, "given twice")
@@ -121,7 +132,10 @@ class CompiledFunction:
         first = placements[0] if placements else ("cpu", None)
         for placement, info in zip(placements, self.arguments):
             if placement != first:
-                raise invalid(info["name"], f"is on {placement[0]}, but '{self.arguments[0]['name']}' is on {first[0]}")
+                raise invalid(
+                    info["name"],
+                    f"is on {placement[0]}, but '{self.arguments[0]['name']}' is on {first[0]}",
+                )
         if self._module._context is not None:
             return self._module._context, first
         if first[0] == "cuda":
@@ -171,14 +185,19 @@ class CompiledModule:
         with self._lock:
             module = self._modules.get(id(context))
             if module is None:
-                module = self._modules[id(context)] = (_rudnn.Module.parse(context, self._text), context)
+                module = self._modules[id(context)] = (
+                    _rudnn.Module.parse(context, self._text),
+                    context,
+                )
             return module[0]
 
     def __getitem__(self, name):
         try:
             return self.functions[name]
         except KeyError:
-            raise invalid(name, f"no such function (the module has {', '.join(self.functions)})") from None
+            raise invalid(
+                name, f"no such function (the module has {', '.join(self.functions)})"
+            ) from None
 
     def __getattr__(self, name):
         if name.startswith("_"):
@@ -191,7 +210,8 @@ class CompiledModule:
     def __call__(self, *args, **kwargs):
         if len(self.functions) != 1:
             raise InvalidArgument(
-                f"the module has {len(self.functions)} functions: call one by name")
+                f"the module has {len(self.functions)} functions: call one by name"
+            )
         return next(iter(self.functions.values()))(*args, **kwargs)
 
 

@@ -18,7 +18,9 @@ def relative_error(actual, expected):
 
 
 def assert_close(actual, expected, tolerance, what=""):
-    assert actual.shape == expected.shape, f"{what}: shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+    assert actual.shape == expected.shape, (
+        f"{what}: shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+    )
     error = relative_error(actual, expected)
     assert error <= tolerance, f"{what}: relative error {error:.3g} > {tolerance}"
 

@@ -58,7 +58,9 @@ def test_flash_attn_func_matches_torch(case):
     scale = 0.3
     o, lse = rt.flash_attn_func(q, k, v, softmax_scale=scale, return_lse=True, **options)
     window = options.get("window_size", (-1, -1))
-    ref = dict(causal=options.get("causal", False), window=window, softcap=options.get("softcap", 0.0))
+    ref = dict(
+        causal=options.get("causal", False), window=window, softcap=options.get("softcap", 0.0)
+    )
     o_ref, lse_ref = reference(q.double(), k.double(), v.double(), scale, **ref)
     assert_close(o, o_ref, 1e-5, "o")
     finite = torch.isfinite(lse_ref)
@@ -66,9 +68,14 @@ def test_flash_attn_func_matches_torch(case):
     assert_close(lse[finite], lse_ref[finite], 1e-5, "lse")
 
     d_out = torch.randn(B, T, H, E)
-    ours = gradients(lambda q, k, v: rt.flash_attn_func(q, k, v, scale, **options), [q, k, v], d_out)
-    theirs = gradients(lambda q, k, v: reference(q, k, v, scale, **ref)[0],
-                       [q.double(), k.double(), v.double()], d_out.double())
+    ours = gradients(
+        lambda q, k, v: rt.flash_attn_func(q, k, v, scale, **options), [q, k, v], d_out
+    )
+    theirs = gradients(
+        lambda q, k, v: reference(q, k, v, scale, **ref)[0],
+        [q.double(), k.double(), v.double()],
+        d_out.double(),
+    )
     for got, want, name in zip(ours, theirs, "qkv"):
         assert_close(got, want, 1e-5, "d" + name)
 
@@ -76,7 +83,7 @@ def test_flash_attn_func_matches_torch(case):
 def test_flash_attn_bf16_output():
     q, k, v = (torch.randn(1, 17, 2, 32, dtype=torch.bfloat16) for _ in range(3))
     o = rt.flash_attn_func(q, k, v, causal=True)
-    o_ref, _ = reference(q.double(), k.double(), v.double(), 32 ** -0.5, causal=True)
+    o_ref, _ = reference(q.double(), k.double(), v.double(), 32**-0.5, causal=True)
     assert o.dtype == torch.bfloat16
     assert_close(o, o_ref, 2e-2, "o")
 
@@ -90,8 +97,9 @@ def test_flash_attn_varlen_matches_each_sequence():
     d_out = torch.randn_like(q)
 
     def ours(q, k, v):
-        return rt.flash_attn_varlen_func(q, k, v, cu_q, cu_k, max(lengths_q), max(lengths_k),
-                                         causal=True)
+        return rt.flash_attn_varlen_func(
+            q, k, v, cu_q, cu_k, max(lengths_q), max(lengths_k), causal=True
+        )
 
     def theirs(q, k, v):
         outputs = []
@@ -103,8 +111,11 @@ def test_flash_attn_varlen_matches_each_sequence():
 
     inputs = [q, k, v]
     assert_close(ours(*inputs), theirs(*[t.double() for t in inputs]), 1e-5, "o")
-    for got, want, name in zip(gradients(ours, inputs, d_out),
-                               gradients(theirs, [t.double() for t in inputs], d_out.double()), "qkv"):
+    for got, want, name in zip(
+        gradients(ours, inputs, d_out),
+        gradients(theirs, [t.double() for t in inputs], d_out.double()),
+        "qkv",
+    ):
         assert_close(got, want, 1e-5, "d" + name)
 
 

@@ -42,8 +42,17 @@ def test_chunk_kda_matches_the_recurrence(qk_l2norm):
     q, k, v, g, beta = inputs(B, T, H, K, V)
     s0 = torch.randn(B, H, K, V) * 0.1
     scale = 0.2
-    o, final = rt.chunk_kda(q, k, v, g, beta, scale=scale, initial_state=s0, output_final_state=True,
-                            use_qk_l2norm_in_kernel=qk_l2norm)
+    o, final = rt.chunk_kda(
+        q,
+        k,
+        v,
+        g,
+        beta,
+        scale=scale,
+        initial_state=s0,
+        output_final_state=True,
+        use_qk_l2norm_in_kernel=qk_l2norm,
+    )
     args = [t.double() for t in (q, k, v, g, beta)]
     o_ref, final_ref = recurrence(*args, scale, s0.double(), qk_l2norm)
     assert_close(o, o_ref, 1e-4, "o")
@@ -52,7 +61,9 @@ def test_chunk_kda_matches_the_recurrence(qk_l2norm):
     d_out, d_final = torch.randn_like(o), torch.randn_like(final)
 
     def ours(q, k, v, g, beta, s0):
-        o, final = rt.chunk_kda(q, k, v, g, beta, scale, s0, True, use_qk_l2norm_in_kernel=qk_l2norm)
+        o, final = rt.chunk_kda(
+            q, k, v, g, beta, scale, s0, True, use_qk_l2norm_in_kernel=qk_l2norm
+        )
         return torch.cat([o.flatten(), final.flatten()])
 
     def theirs(q, k, v, g, beta, s0):
@@ -81,8 +92,15 @@ def test_chunk_kda_packed_sequences():
         outputs = []
         for n in range(len(lengths)):
             rows = slice(cu_seqlens[n], cu_seqlens[n + 1])
-            o, _ = recurrence(q[:, rows], k[:, rows], v[:, rows], g[:, rows], beta[:, rows],
-                              16 ** -0.5, s0[n:n + 1])
+            o, _ = recurrence(
+                q[:, rows],
+                k[:, rows],
+                v[:, rows],
+                g[:, rows],
+                beta[:, rows],
+                16**-0.5,
+                s0[n : n + 1],
+            )
             outputs.append(o)
         return torch.cat(outputs, 1)
 
@@ -98,7 +116,7 @@ def test_chunk_kda_bf16():
     q, k, v, g, beta = inputs(1, 40, 2, 32, 32, dtype=torch.bfloat16)
     o, final = rt.chunk_kda(q, k, v, g, beta)
     assert final is None and o.dtype == torch.bfloat16
-    o_ref, _ = recurrence(*(t.double() for t in (q, k, v, g, beta)), 32 ** -0.5)
+    o_ref, _ = recurrence(*(t.double() for t in (q, k, v, g, beta)), 32**-0.5)
     assert_close(o, o_ref, 3e-2, "o")
 
 

@@ -25,11 +25,11 @@ def test_kv_cache_attention_appends_and_attends():
             assert torch.equal(k_cache[b], before_k[b]) and torch.equal(v_cache[b], before_v[b])
             assert torch.all(o[b] == 0) and torch.all(lse[b] == -math.inf)
             continue
-        assert torch.equal(k_cache[b, L:L + T], k[b]) and torch.equal(v_cache[b, L:L + T], v[b])
+        assert torch.equal(k_cache[b, L : L + T], k[b]) and torch.equal(v_cache[b, L : L + T], v[b])
         assert torch.equal(k_cache[b, :L], before_k[b, :L])
-        keys = k_cache[b, :L + T].double().repeat_interleave(H // G, dim=1)
-        values = v_cache[b, :L + T].double().repeat_interleave(H // G, dim=1)
-        scores = torch.einsum("thd,shd->hts", q[b].double(), keys) * D ** -0.5
+        keys = k_cache[b, : L + T].double().repeat_interleave(H // G, dim=1)
+        values = v_cache[b, : L + T].double().repeat_interleave(H // G, dim=1)
+        scores = torch.einsum("thd,shd->hts", q[b].double(), keys) * D**-0.5
         allowed = torch.arange(L + T)[None, :] <= (L + torch.arange(T))[:, None]
         scores = scores.masked_fill(~allowed, -math.inf)
         expected = torch.einsum("hts,she->the", torch.softmax(scores, -1), values)
@@ -56,11 +56,14 @@ def test_paged_cache_matches_the_contiguous_one():
     k_cache, v_cache = torch.randn(B, S, G, D), torch.randn(B, S, G, D)
     order = torch.randperm(B * pages_per_entry)
     block_table = order.view(B, pages_per_entry).to(torch.int32)
-    k_pages, v_pages = torch.empty(B * pages_per_entry, Z, G, D), torch.empty(B * pages_per_entry, Z, G, D)
+    k_pages, v_pages = (
+        torch.empty(B * pages_per_entry, Z, G, D),
+        torch.empty(B * pages_per_entry, Z, G, D),
+    )
     for b in range(B):
         for m in range(pages_per_entry):
-            k_pages[block_table[b, m]] = k_cache[b, m * Z:(m + 1) * Z]
-            v_pages[block_table[b, m]] = v_cache[b, m * Z:(m + 1) * Z]
+            k_pages[block_table[b, m]] = k_cache[b, m * Z : (m + 1) * Z]
+            v_pages[block_table[b, m]] = v_cache[b, m * Z : (m + 1) * Z]
     q, k, v = torch.randn(B, T, H, D), torch.randn(B, T, G, D), torch.randn(B, T, G, D)
     lengths = torch.tensor([6, 20], dtype=torch.int32)
     o_paged = rt.kv_cache_attention(q, k_pages, v_pages, k, v, lengths, block_table=block_table)

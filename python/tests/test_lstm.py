@@ -12,7 +12,9 @@ from conftest import assert_close
 
 @pytest.mark.parametrize("bidirectional,batch_first", [(True, True), (False, False)])
 def test_lstm_matches_torch(bidirectional, batch_first):
-    reference = torch.nn.LSTM(5, 7, num_layers=2, bidirectional=bidirectional, batch_first=batch_first)
+    reference = torch.nn.LSTM(
+        5, 7, num_layers=2, bidirectional=bidirectional, batch_first=batch_first
+    )
     ours = rt.LSTM(5, 7, num_layers=2, bidirectional=bidirectional, batch_first=batch_first)
     ours.load_state_dict(reference.state_dict())
     x = torch.randn(3, 9, 5) if batch_first else torch.randn(9, 3, 5)
@@ -36,8 +38,9 @@ def test_lstm_packed_sequences():
     with torch.no_grad():
         out, (h_n, _) = ours(packed)
         reference.double()
-        out_ref, (h_ref, _) = reference(pack_padded_sequence(x.double(), lengths, batch_first=True,
-                                                             enforce_sorted=False))
+        out_ref, (h_ref, _) = reference(
+            pack_padded_sequence(x.double(), lengths, batch_first=True, enforce_sorted=False)
+        )
     out, _ = pad_packed_sequence(out, batch_first=True)
     out_ref, _ = pad_packed_sequence(out_ref, batch_first=True)
     assert_close(out, out_ref, 1e-5, "out")

@@ -33,9 +33,11 @@ def test_layer_norm_matches_torch(affine, with_residual):
     vectors = [weight, bias] if affine else []
     inputs = [x, residual, *vectors]
     assert_close(ours(*inputs), theirs(*[t.double() for t in inputs]), 1e-5, "y")
-    for got, want, name in zip(gradients(ours, inputs, dy),
-                               gradients(theirs, [t.double() for t in inputs], dy.double()),
-                               ["x", "residual", "weight", "bias"]):
+    for got, want, name in zip(
+        gradients(ours, inputs, dy),
+        gradients(theirs, [t.double() for t in inputs], dy.double()),
+        ["x", "residual", "weight", "bias"],
+    ):
         if name == "residual" and not with_residual:
             continue
         assert_close(got, want, 1e-5, "d" + name)
@@ -59,7 +61,9 @@ def test_rms_norm_matches_torch(with_residual):
 
     inputs = [x, residual, weight]
     assert_close(ours(*inputs), theirs(*[t.double() for t in inputs]), 1e-5, "y")
-    grads = zip(gradients(ours, inputs, dy), gradients(theirs, [t.double() for t in inputs], dy.double()))
+    grads = zip(
+        gradients(ours, inputs, dy), gradients(theirs, [t.double() for t in inputs], dy.double())
+    )
     for (got, want), name in zip(grads, ["x", "residual", "weight"]):
         if name != "residual" or with_residual:
             assert_close(got, want, 1e-5, "d" + name)

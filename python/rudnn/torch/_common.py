@@ -38,13 +38,18 @@ def check_tensor(name, tensor, rank=None, dtypes=FLOATS, like=None):
             raise invalid(name, f"is {tensor.dtype}, expected {like.dtype} as the other inputs")
     if dtypes is not None and tensor.dtype not in dtypes:
         names = ", ".join(str(d).replace("torch.", "") for d in dtypes)
-        raise invalid(name, f"expected one of {names}, got {str(tensor.dtype).replace('torch.', '')}")
+        raise invalid(
+            name, f"expected one of {names}, got {str(tensor.dtype).replace('torch.', '')}"
+        )
 
 
 def check_dim(name, tensor, dim, expected, what):
     if tensor.shape[dim] != expected:
-        raise invalid(name, f"dim {dim} ({what}) is {tensor.shape[dim]}, expected {expected} "
-                      f"(shape {tuple(tensor.shape)})")
+        raise invalid(
+            name,
+            f"dim {dim} ({what}) is {tensor.shape[dim]}, expected {expected} "
+            f"(shape {tuple(tensor.shape)})",
+        )
 
 
 def dense(tensor):
@@ -77,10 +82,12 @@ def function_text(operation, syntax, operands, results, returned=None):
     result_types = ", ".join(t for _, t in results)
     returns = ", ".join(f"%{n}_" for n, _ in returned)
     return_types = ", ".join(t for _, t in returned)
-    return (f"func.func @main({arguments})\n    -> ({outputs}) {{\n"
-            f"  {names} = {operation} {syntax}\n"
-            f"      : ({operand_types}) -> ({result_types})\n"
-            f"  return {returns} : {return_types}\n}}\n")
+    return (
+        f"func.func @main({arguments})\n    -> ({outputs}) {{\n"
+        f"  {names} = {operation} {syntax}\n"
+        f"      : ({operand_types}) -> ({result_types})\n"
+        f"  return {returns} : {return_types}\n}}\n"
+    )
 
 
 _programs = {}

@@ -33,13 +33,17 @@ def _attributes(scale, causal, window_left, window_right, softcap):
 def _operands(q, k, v, packed):
     """The q, k, v operands and the offsets (packed), as (name, type)."""
     lead = (None,) * (q.dim() - 1)
-    operands = [("q", tensor_type(lead + (q.shape[-1],), element_type(q))),
-                ("k", tensor_type(lead + (k.shape[-1],), element_type(q))),
-                ("v", tensor_type(lead + (v.shape[-1],), element_type(q)))]
+    operands = [
+        ("q", tensor_type(lead + (q.shape[-1],), element_type(q))),
+        ("k", tensor_type(lead + (k.shape[-1],), element_type(q))),
+        ("v", tensor_type(lead + (v.shape[-1],), element_type(q))),
+    ]
     syntax = "%q, %k, %v"
     if packed:
-        operands += [("cu_seqlens_q", tensor_type((None,), "i32")),
-                     ("cu_seqlens_k", tensor_type((None,), "i32"))]
+        operands += [
+            ("cu_seqlens_q", tensor_type((None,), "i32")),
+            ("cu_seqlens_k", tensor_type((None,), "i32")),
+        ]
         syntax += " cu_seqlens(%cu_seqlens_q, %cu_seqlens_k)"
     return operands, syntax
 
@@ -50,8 +54,10 @@ def _forward_program(q, k, v, packed, attributes):
     def build():
         operands, syntax = _operands(q, k, v, packed)
         lead = (None,) * (q.dim() - 1)
-        results = [("o", tensor_type(lead + (v.shape[-1],), element_type(q))),
-                   ("lse", tensor_type(lead, "f32"))]
+        results = [
+            ("o", tensor_type(lead + (v.shape[-1],), element_type(q))),
+            ("lse", tensor_type(lead, "f32")),
+        ]
         name = "rudnn.attention_varlen" if packed else "rudnn.attention"
         return function_text(name, syntax + attributes, operands, results)
 
@@ -75,9 +81,18 @@ def _backward_program(q, k, v, packed, attributes):
 
 
 @torch.library.custom_op("rudnn::attention", mutates_args=())
-def _attention(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor],
-               cu_seqlens_k: Optional[Tensor], scale: float, causal: bool, window_left: int,
-               window_right: int, softcap: float) -> tuple[Tensor, Tensor]:
+def _attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    cu_seqlens_q: Optional[Tensor],
+    cu_seqlens_k: Optional[Tensor],
+    scale: float,
+    causal: bool,
+    window_left: int,
+    window_right: int,
+    softcap: float,
+) -> tuple[Tensor, Tensor]:
     packed = cu_seqlens_q is not None
     attributes = _attributes(scale, causal, window_left, window_right, softcap)
     offsets = [cu_seqlens_q, cu_seqlens_k] if packed else []
@@ -93,10 +108,21 @@ def _(q, k, v, cu_seqlens_q, cu_seqlens_k, scale, causal, window_left, window_ri
 
 
 @torch.library.custom_op("rudnn::attention_backward", mutates_args=())
-def _attention_backward(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor],
-                        cu_seqlens_k: Optional[Tensor], o: Tensor, lse: Tensor,
-                        d_output: Tensor, scale: float, causal: bool, window_left: int,
-                        window_right: int, softcap: float) -> tuple[Tensor, Tensor, Tensor]:
+def _attention_backward(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    cu_seqlens_q: Optional[Tensor],
+    cu_seqlens_k: Optional[Tensor],
+    o: Tensor,
+    lse: Tensor,
+    d_output: Tensor,
+    scale: float,
+    causal: bool,
+    window_left: int,
+    window_right: int,
+    softcap: float,
+) -> tuple[Tensor, Tensor, Tensor]:
     packed = cu_seqlens_q is not None
     attributes = _attributes(scale, causal, window_left, window_right, softcap)
     offsets = [cu_seqlens_q, cu_seqlens_k] if packed else []
@@ -104,8 +130,21 @@ def _attention_backward(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[
 
 
 @_attention_backward.register_fake
-def _(q, k, v, cu_seqlens_q, cu_seqlens_k, o, lse, d_output, scale, causal, window_left,
-      window_right, softcap):
+def _(
+    q,
+    k,
+    v,
+    cu_seqlens_q,
+    cu_seqlens_k,
+    o,
+    lse,
+    d_output,
+    scale,
+    causal,
+    window_left,
+    window_right,
+    softcap,
+):
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 
 
@@ -157,8 +196,18 @@ def _offsets(name, offsets, like):
     return dense(offsets.to(torch.int32))
 
 
-def flash_attn_func(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
-                    softcap=0.0, return_lse=False, *, dropout_p=0.0):
+def flash_attn_func(
+    q,
+    k,
+    v,
+    softmax_scale=None,
+    causal=False,
+    window_size=(-1, -1),
+    softcap=0.0,
+    return_lse=False,
+    *,
+    dropout_p=0.0,
+):
     """FlashAttention's flash_attn_func: the output [B, T, H, E], and the
     log-sum-exp [B, H, T] (f32) with `return_lse`."""
     _check(q, k, v, packed=False)
@@ -167,10 +216,22 @@ def flash_attn_func(q, k, v, softmax_scale=None, causal=False, window_size=(-1, 
     return (o, lse) if return_lse else o
 
 
-def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None,
-                           max_seqlen_k=None, softmax_scale=None, causal=False,
-                           window_size=(-1, -1), softcap=0.0, return_lse=False, *,
-                           dropout_p=0.0):
+def flash_attn_varlen_func(
+    q,
+    k,
+    v,
+    cu_seqlens_q,
+    cu_seqlens_k,
+    max_seqlen_q=None,
+    max_seqlen_k=None,
+    softmax_scale=None,
+    causal=False,
+    window_size=(-1, -1),
+    softcap=0.0,
+    return_lse=False,
+    *,
+    dropout_p=0.0,
+):
     """FlashAttention's flash_attn_varlen_func: sequences packed along the
     first dim (q [T, H, D], k [S, G, D], v [S, G, E]), entry b's rows from
     cu_seqlens[b] to cu_seqlens[b + 1]; the output [T, H, E] and, with

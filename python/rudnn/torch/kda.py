@@ -25,11 +25,13 @@ from rudnn.torch._common import (
 def _operands(q, k, v, g, beta, initial_state, packed):
     keys, values = q.shape[-1], v.shape[-1]
     lead = (1, None, None) if packed else (None, None, None)
-    operands = [("q", tensor_type(lead + (keys,), element_type(q))),
-                ("k", tensor_type(lead + (keys,), element_type(k))),
-                ("v", tensor_type(lead + (values,), element_type(v))),
-                ("g", tensor_type(lead + (keys,), element_type(g))),
-                ("beta", tensor_type(lead, element_type(beta)))]
+    operands = [
+        ("q", tensor_type(lead + (keys,), element_type(q))),
+        ("k", tensor_type(lead + (keys,), element_type(k))),
+        ("v", tensor_type(lead + (values,), element_type(v))),
+        ("g", tensor_type(lead + (keys,), element_type(g))),
+        ("beta", tensor_type(lead, element_type(beta))),
+    ]
     syntax = "%q, %k, %v, %g, %beta"
     if packed:
         operands.append(("cu_seqlens", tensor_type((None,), "i32")))
@@ -46,20 +48,34 @@ def _attributes(scale, qk_l2norm):
 
 
 def _key(q, k, v, g, beta, initial_state, packed, *rest):
-    return (packed, q.dtype, k.dtype, v.dtype, g.dtype, beta.dtype, q.shape[-1],
-            v.shape[-1], initial_state is not None, *rest)
+    return (
+        packed,
+        q.dtype,
+        k.dtype,
+        v.dtype,
+        g.dtype,
+        beta.dtype,
+        q.shape[-1],
+        v.shape[-1],
+        initial_state is not None,
+        *rest,
+    )
 
 
 def _forward_program(q, k, v, g, beta, initial_state, packed, scale, qk_l2norm):
     def build():
         operands, syntax, state = _operands(q, k, v, g, beta, initial_state, packed)
         lead = (1, None, None) if packed else (None, None, None)
-        results = [("o", tensor_type(lead + (v.shape[-1],), element_type(v))),
-                   ("final_state", state)]
+        results = [
+            ("o", tensor_type(lead + (v.shape[-1],), element_type(v))),
+            ("final_state", state),
+        ]
         operation = "rudnn.kda_varlen" if packed else "rudnn.kda"
         return function_text(operation, syntax + _attributes(scale, qk_l2norm), operands, results)
 
-    return program(("kda",) + _key(q, k, v, g, beta, initial_state, packed, scale, qk_l2norm), build)
+    return program(
+        ("kda",) + _key(q, k, v, g, beta, initial_state, packed, scale, qk_l2norm), build
+    )
 
 
 def _backward_program(q, k, v, g, beta, initial_state, packed, d_final_state, scale, qk_l2norm):
@@ -76,15 +92,24 @@ def _backward_program(q, k, v, g, beta, initial_state, packed, d_final_state, sc
         operation = "rudnn.kda_varlen_backward" if packed else "rudnn.kda_backward"
         return function_text(operation, syntax + _attributes(scale, qk_l2norm), operands, results)
 
-    key = ("kda_backward",) + _key(q, k, v, g, beta, initial_state, packed,
-                                   d_final_state is not None, scale, qk_l2norm)
+    key = ("kda_backward",) + _key(
+        q, k, v, g, beta, initial_state, packed, d_final_state is not None, scale, qk_l2norm
+    )
     return program(key, build)
 
 
 @torch.library.custom_op("rudnn::chunk_kda", mutates_args=())
-def _chunk_kda(q: Tensor, k: Tensor, v: Tensor, g: Tensor, beta: Tensor,
-               initial_state: Optional[Tensor], cu_seqlens: Optional[Tensor], scale: float,
-               qk_l2norm: bool) -> tuple[Tensor, Tensor]:
+def _chunk_kda(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    g: Tensor,
+    beta: Tensor,
+    initial_state: Optional[Tensor],
+    cu_seqlens: Optional[Tensor],
+    scale: float,
+    qk_l2norm: bool,
+) -> tuple[Tensor, Tensor]:
     packed = cu_seqlens is not None
     args = [q, k, v, g, beta] + [t for t in (cu_seqlens, initial_state) if t is not None]
     return _forward_program(q, k, v, g, beta, initial_state, packed, scale, qk_l2norm)(*args)
@@ -101,21 +126,35 @@ def _(q, k, v, g, beta, initial_state, cu_seqlens, scale, qk_l2norm):
 
 
 @torch.library.custom_op("rudnn::chunk_kda_backward", mutates_args=())
-def _chunk_kda_backward(q: Tensor, k: Tensor, v: Tensor, g: Tensor, beta: Tensor,
-                        initial_state: Optional[Tensor], cu_seqlens: Optional[Tensor],
-                        d_output: Tensor, d_final_state: Optional[Tensor], scale: float,
-                        qk_l2norm: bool) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+def _chunk_kda_backward(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    g: Tensor,
+    beta: Tensor,
+    initial_state: Optional[Tensor],
+    cu_seqlens: Optional[Tensor],
+    d_output: Tensor,
+    d_final_state: Optional[Tensor],
+    scale: float,
+    qk_l2norm: bool,
+) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
     packed = cu_seqlens is not None
     args = [q, k, v, g, beta] + [t for t in (cu_seqlens, initial_state) if t is not None]
     args += [d_output] + ([d_final_state] if d_final_state is not None else [])
-    grads = _backward_program(q, k, v, g, beta, initial_state, packed, d_final_state, scale,
-                              qk_l2norm)(*args)
+    grads = _backward_program(
+        q, k, v, g, beta, initial_state, packed, d_final_state, scale, qk_l2norm
+    )(*args)
     return grads if initial_state is not None else grads + (q.new_empty(0),)
 
 
 @_chunk_kda_backward.register_fake
 def _(q, k, v, g, beta, initial_state, cu_seqlens, d_output, d_final_state, scale, qk_l2norm):
-    d_state = initial_state.new_empty(initial_state.shape) if initial_state is not None else q.new_empty(0)
+    d_state = (
+        initial_state.new_empty(initial_state.shape)
+        if initial_state is not None
+        else q.new_empty(0)
+    )
     return tuple(t.new_empty(t.shape) for t in (q, k, v, g, beta)) + (d_state,)
 
 
@@ -127,9 +166,18 @@ def _setup(ctx, inputs, output):
 
 def _backward(ctx, d_output, d_final_state):
     q, k, v, g, beta, initial_state, cu_seqlens = ctx.saved_tensors
-    grads = _chunk_kda_backward(q, k, v, g, beta, initial_state, cu_seqlens, dense(d_output),
-                                None if d_final_state is None else dense(d_final_state),
-                                *ctx.options)
+    grads = _chunk_kda_backward(
+        q,
+        k,
+        v,
+        g,
+        beta,
+        initial_state,
+        cu_seqlens,
+        dense(d_output),
+        None if d_final_state is None else dense(d_final_state),
+        *ctx.options,
+    )
     d_initial_state = grads[5] if initial_state is not None else None
     return (*grads[:5], d_initial_state, None, None, None)
 
@@ -137,8 +185,18 @@ def _backward(ctx, d_output, d_final_state):
 torch.library.register_autograd("rudnn::chunk_kda", _backward, setup_context=_setup)
 
 
-def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None, output_final_state=False,
-              cu_seqlens=None, use_qk_l2norm_in_kernel=False):
+def chunk_kda(
+    q,
+    k,
+    v,
+    g,
+    beta,
+    scale=None,
+    initial_state=None,
+    output_final_state=False,
+    cu_seqlens=None,
+    use_qk_l2norm_in_kernel=False,
+):
     """flash-linear-attention's chunk_kda. q, k, g [B, T, H, K]; v
     [B, T, H, V]; beta [B, T, H]; g the per-channel log decay (≤ 0); scale
     default K^-0.5; initial_state [N, H, K, V] f32 (N = B, or the number of
@@ -164,9 +222,20 @@ def chunk_kda(q, k, v, g, beta, scale=None, initial_state=None, output_final_sta
         check_tensor("initial_state", initial_state, 4, dtypes=(torch.float32,), like=q)
         expected = (sequences, q.shape[2], q.shape[3], v.shape[3])
         if tuple(initial_state.shape) != expected:
-            raise invalid("initial_state", f"shape {tuple(initial_state.shape)}, expected {expected}")
+            raise invalid(
+                "initial_state", f"shape {tuple(initial_state.shape)}, expected {expected}"
+            )
         initial_state = dense(initial_state)
     scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
-    o, final_state = _chunk_kda(dense(q), dense(k), dense(v), dense(g), dense(beta),
-                                initial_state, cu_seqlens, scale, bool(use_qk_l2norm_in_kernel))
+    o, final_state = _chunk_kda(
+        dense(q),
+        dense(k),
+        dense(v),
+        dense(g),
+        dense(beta),
+        initial_state,
+        cu_seqlens,
+        scale,
+        bool(use_qk_l2norm_in_kernel),
+    )
     return o, (final_state if output_final_state else None)

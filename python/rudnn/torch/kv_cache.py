@@ -31,8 +31,13 @@ def _program(q, v, k_cache, scale, paged):
         values = tensor_type((None, None, None, v.shape[-1]), element_type(q))
         cache_keys = tensor_type((None, page, None, q.shape[-1]), element_type(q))
         cache_values = tensor_type((None, page, None, v.shape[-1]), element_type(q))
-        operands = [("q", keys), ("k", keys), ("v", values), ("k_cache", cache_keys),
-                    ("v_cache", cache_values)]
+        operands = [
+            ("q", keys),
+            ("k", keys),
+            ("v", values),
+            ("k_cache", cache_keys),
+            ("v_cache", cache_values),
+        ]
         if paged:
             operands.append(("block_table", tensor_type((None, None), "i32")))
             syntax = "%q, %k, %v pages(%k_cache, %v_cache) block_table %block_table"
@@ -40,20 +45,32 @@ def _program(q, v, k_cache, scale, paged):
             syntax = "%q, %k, %v cache(%k_cache, %v_cache)"
         operands.append(("cache_lengths", tensor_type((None,), "i32")))
         syntax += f" lengths %cache_lengths scale {float_attr(scale)}"
-        results = [("o", values), ("k_cache", cache_keys), ("v_cache", cache_values),
-                   ("lse", tensor_type((None, None, None), "f32")),
-                   ("status", tensor_type((None,), "i32"))]
+        results = [
+            ("o", values),
+            ("k_cache", cache_keys),
+            ("v_cache", cache_values),
+            ("lse", tensor_type((None, None, None), "f32")),
+            ("status", tensor_type((None,), "i32")),
+        ]
         operation = "rudnn.kv_cache_attention" + ("_paged" if paged else "")
-        return function_text(operation, syntax, operands, results,
-                             returned=("o", "k_cache", "v_cache", "lse"))
+        return function_text(
+            operation, syntax, operands, results, returned=("o", "k_cache", "v_cache", "lse")
+        )
 
     return program(key, build)
 
 
 @torch.library.custom_op("rudnn::kv_cache_attention", mutates_args=("k_cache", "v_cache"))
-def _kv_cache_attention(q: Tensor, k: Tensor, v: Tensor, k_cache: Tensor, v_cache: Tensor,
-                        block_table: Optional[Tensor], cache_lengths: Tensor,
-                        scale: float) -> tuple[Tensor, Tensor]:
+def _kv_cache_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    k_cache: Tensor,
+    v_cache: Tensor,
+    block_table: Optional[Tensor],
+    cache_lengths: Tensor,
+    scale: float,
+) -> tuple[Tensor, Tensor]:
     paged = block_table is not None
     table = [block_table] if paged else []
     function = _program(q, v, k_cache, scale, paged)
@@ -63,12 +80,15 @@ def _kv_cache_attention(q: Tensor, k: Tensor, v: Tensor, k_cache: Tensor, v_cach
 
 @_kv_cache_attention.register_fake
 def _(q, k, v, k_cache, v_cache, block_table, cache_lengths, scale):
-    return (q.new_empty(*q.shape[:-1], v.shape[-1]),
-            q.new_empty(q.shape[0], q.shape[2], q.shape[1], dtype=torch.float32))
+    return (
+        q.new_empty(*q.shape[:-1], v.shape[-1]),
+        q.new_empty(q.shape[0], q.shape[2], q.shape[1], dtype=torch.float32),
+    )
 
 
-def kv_cache_attention(q, k_cache, v_cache, k, v, cache_seqlens, softmax_scale=None,
-                       return_lse=False, block_table=None):
+def kv_cache_attention(
+    q, k_cache, v_cache, k, v, cache_seqlens, softmax_scale=None, return_lse=False, block_table=None
+):
     """q [B, T, H, D]; the caches k_cache [B, S, G, D] and v_cache
     [B, S, G, E], updated in place, or with `block_table` [B, M] (int32)
     pages k_cache [P, Z, G, D] and v_cache [P, Z, G, E] (entry b's token t
@@ -83,20 +103,33 @@ def kv_cache_attention(q, k_cache, v_cache, k, v, cache_seqlens, softmax_scale=N
     check_tensor("q", q, 4)
     for name, tensor in (("k_cache", k_cache), ("v_cache", v_cache), ("k", k), ("v", v)):
         check_tensor(name, tensor, 4, dtypes=None, like=q)
-    for name, tensor in ((("k", k), ("v", v)) if block_table is not None else
-                         (("k_cache", k_cache), ("v_cache", v_cache), ("k", k), ("v", v))):
+    for name, tensor in (
+        (("k", k), ("v", v))
+        if block_table is not None
+        else (("k_cache", k_cache), ("v_cache", v_cache), ("k", k), ("v", v))
+    ):
         check_dim(name, tensor, 0, q.shape[0], "batch")
     for name, tensor in (("k_cache", k_cache), ("k", k)):
         check_dim(name, tensor, 3, q.shape[3], "head dim D")
     for name, tensor in (("v_cache", v_cache), ("k", k), ("v", v)):
         check_dim(name, tensor, 2, k_cache.shape[2], "key heads G")
-    check_dim("v_cache", v_cache, 0, k_cache.shape[0], "pages" if block_table is not None else "batch")
-    check_dim("v_cache", v_cache, 1, k_cache.shape[1], "page size Z" if block_table is not None else "capacity S")
+    check_dim(
+        "v_cache", v_cache, 0, k_cache.shape[0], "pages" if block_table is not None else "batch"
+    )
+    check_dim(
+        "v_cache",
+        v_cache,
+        1,
+        k_cache.shape[1],
+        "page size Z" if block_table is not None else "capacity S",
+    )
     check_dim("v", v, 3, v_cache.shape[3], "value dim E")
     for name, tensor in (("k", k), ("v", v)):
         check_dim(name, tensor, 1, q.shape[1], "new tokens T")
     if q.shape[2] % k_cache.shape[2]:
-        raise invalid("k_cache", f"{k_cache.shape[2]} key heads do not divide q's {q.shape[2]} heads")
+        raise invalid(
+            "k_cache", f"{k_cache.shape[2]} key heads do not divide q's {q.shape[2]} heads"
+        )
     for name, cache in (("k_cache", k_cache), ("v_cache", v_cache)):
         if cache.stride(-1) != 1:
             raise invalid(name, "is updated in place, so its innermost dim must be contiguous")
@@ -110,6 +143,7 @@ def kv_cache_attention(q, k_cache, v_cache, k, v, cache_seqlens, softmax_scale=N
     check_dim("cache_seqlens", cache_seqlens, 0, q.shape[0], "batch")
     lengths = dense(cache_seqlens.to(device=q.device, dtype=torch.int32))
     scale = q.shape[-1] ** -0.5 if softmax_scale is None else float(softmax_scale)
-    o, lse = _kv_cache_attention(dense(q), dense(k), dense(v), k_cache, v_cache, block_table,
-                                 lengths, scale)
+    o, lse = _kv_cache_attention(
+        dense(q), dense(k), dense(v), k_cache, v_cache, block_table, lengths, scale
+    )
     return (o, lse) if return_lse else o

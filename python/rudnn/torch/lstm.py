@@ -10,12 +10,29 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from rudnn.errors import Unsupported, invalid
-from rudnn.torch._common import check_tensor, dense, element_type, function_text, program, tensor_type
+from rudnn.torch._common import (
+    check_tensor,
+    dense,
+    element_type,
+    function_text,
+    program,
+    tensor_type,
+)
 
 
 def _program(x, weights, layers, directions, hidden, batch_first, with_state, with_lengths):
-    key = ("lstm", x.dtype, x.shape[-1], hidden, layers, directions, len(weights),
-           batch_first, with_state, with_lengths)
+    key = (
+        "lstm",
+        x.dtype,
+        x.shape[-1],
+        hidden,
+        layers,
+        directions,
+        len(weights),
+        batch_first,
+        with_state,
+        with_lengths,
+    )
 
     def build():
         dtype = element_type(x)
@@ -31,23 +48,36 @@ def _program(x, weights, layers, directions, hidden, batch_first, with_state, wi
         names = [f"w{i}" for i in range(len(weights))]
         operands += [(n, tensor_type(tuple(w.shape), dtype)) for n, w in zip(names, weights)]
         syntax += " weights(" + ", ".join("%" + n for n in names) + f") layers {layers}"
-        syntax += (" bidirectional" if directions == 2 else "") + (" batch_first" if batch_first else "")
-        results = [("out", tensor_type((None, None, directions * hidden), dtype)),
-                   ("h_n", state), ("c_n", state)]
+        syntax += (" bidirectional" if directions == 2 else "") + (
+            " batch_first" if batch_first else ""
+        )
+        results = [
+            ("out", tensor_type((None, None, directions * hidden), dtype)),
+            ("h_n", state),
+            ("c_n", state),
+        ]
         return function_text("rudnn.lstm", syntax, operands, results)
 
     return program(key, build)
 
 
 @torch.library.custom_op("rudnn::lstm", mutates_args=())
-def _lstm(x: Tensor, h0: Optional[Tensor], c0: Optional[Tensor], lengths: Optional[Tensor],
-          weights: list[Tensor], layers: int, bidirectional: bool,
-          batch_first: bool) -> tuple[Tensor, Tensor, Tensor]:
+def _lstm(
+    x: Tensor,
+    h0: Optional[Tensor],
+    c0: Optional[Tensor],
+    lengths: Optional[Tensor],
+    weights: list[Tensor],
+    layers: int,
+    bidirectional: bool,
+    batch_first: bool,
+) -> tuple[Tensor, Tensor, Tensor]:
     directions = 2 if bidirectional else 1
     hidden = weights[1].shape[1]
     args = [x] + ([h0, c0] if h0 is not None else []) + ([lengths] if lengths is not None else [])
-    function = _program(x, weights, layers, directions, hidden, batch_first, h0 is not None,
-                        lengths is not None)
+    function = _program(
+        x, weights, layers, directions, hidden, batch_first, h0 is not None, lengths is not None
+    )
     return function(*args, *weights)
 
 
@@ -66,8 +96,19 @@ class LSTM(nn.Module):
     (dropout between layers is a training feature: it must be 0; proj_size
     is not supported)."""
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
+    def __init__(
+        self,
+        input_size,
+        hidden_size,
+        num_layers=1,
+        bias=True,
+        batch_first=False,
+        dropout=0.0,
+        bidirectional=False,
+        proj_size=0,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         if proj_size:
             raise Unsupported("proj_size: rudnn's LSTM has no projection")
@@ -85,8 +126,10 @@ class LSTM(nn.Module):
             width = input_size if layer == 0 else directions * hidden_size
             for direction in range(directions):
                 suffix = f"_l{layer}" + ("_reverse" if direction else "")
-                shapes = [("weight_ih", (4 * hidden_size, width)),
-                          ("weight_hh", (4 * hidden_size, hidden_size))]
+                shapes = [
+                    ("weight_ih", (4 * hidden_size, width)),
+                    ("weight_hh", (4 * hidden_size, hidden_size)),
+                ]
                 if bias:
                     shapes += [("bias_ih", (4 * hidden_size,)), ("bias_hh", (4 * hidden_size,))]
                 for name, shape in shapes:
@@ -109,11 +152,16 @@ class LSTM(nn.Module):
             lengths = lengths.to(device=input.device, dtype=torch.int32)
         check_tensor("input", input, 3)
         if input.shape[-1] != self.input_size:
-            raise invalid("input", f"feature dim {input.shape[-1]}, expected input_size {self.input_size}")
+            raise invalid(
+                "input", f"feature dim {input.shape[-1]}, expected input_size {self.input_size}"
+            )
         weights = [dense(getattr(self, name).detach()) for name in self._names]
         for name, weight in zip(self._names, weights):
             if weight.dtype != input.dtype or weight.device != input.device:
-                raise invalid(name, f"is {weight.dtype} on {weight.device}, input {input.dtype} on {input.device}")
+                raise invalid(
+                    name,
+                    f"is {weight.dtype} on {weight.device}, input {input.dtype} on {input.device}",
+                )
         h0 = c0 = None
         if hx is not None:
             h0, c0 = hx
@@ -124,9 +172,18 @@ class LSTM(nn.Module):
                 if tuple(state.shape) != expected:
                     raise invalid(name, f"shape {tuple(state.shape)}, expected {expected}")
             h0, c0 = dense(h0), dense(c0)
-        out, h_n, c_n = _lstm(dense(input), h0, c0, lengths, weights, self.num_layers,
-                              self.bidirectional, self.batch_first)
+        out, h_n, c_n = _lstm(
+            dense(input),
+            h0,
+            c0,
+            lengths,
+            weights,
+            self.num_layers,
+            self.bidirectional,
+            self.batch_first,
+        )
         if packed:
-            out = pack_padded_sequence(out, lengths.cpu(), batch_first=self.batch_first,
-                                       enforce_sorted=False)
+            out = pack_padded_sequence(
+                out, lengths.cpu(), batch_first=self.batch_first, enforce_sorted=False
+            )
         return out, (h_n, c_n)

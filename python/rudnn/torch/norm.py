@@ -19,22 +19,31 @@ from rudnn.torch._common import (
     tensor_type,
 )
 
-# (operator, whether it takes beta, its statistics)
-_KINDS = {"layer_norm": (True, ("mean", "rstd")), "rms_norm": (False, ("rstd",))}
+# The row statistics each norm saves for its backward.
+_STATISTICS = {"layer_norm": ("mean", "rstd"), "rms_norm": ("rstd",)}
 
 
 def _forward_program(kind, x, weight, bias, residual, eps):
-    takes_beta, stats = _KINDS[kind]
-    key = (kind, x.dtype, x.shape[-1], weight is not None, bias is not None,
-           residual is not None, float(eps))
+    stats = _STATISTICS[kind]
+    key = (
+        kind,
+        x.dtype,
+        x.shape[-1],
+        weight is not None,
+        bias is not None,
+        residual is not None,
+        float(eps),
+    )
 
     def build():
         row = tensor_type((None, x.shape[-1]), element_type(x))
         vector = tensor_type((x.shape[-1],), element_type(x))
         operands, syntax = [("x", row)], "%x"
-        for keyword, name, given in (("residual", "residual", residual),
-                                     ("gamma", "weight", weight),
-                                     ("beta", "bias", bias)):
+        for keyword, name, given in (
+            ("residual", "residual", residual),
+            ("gamma", "weight", weight),
+            ("beta", "bias", bias),
+        ):
             if given is not None:
                 operands.append((name, row if keyword == "residual" else vector))
                 syntax += f" {keyword} %{name}"
@@ -48,7 +57,7 @@ def _forward_program(kind, x, weight, bias, residual, eps):
 
 
 def _backward_program(kind, dy, weight, with_bias):
-    _, stats = _KINDS[kind]
+    stats = _STATISTICS[kind]
     key = (kind + "_backward", dy.dtype, dy.shape[-1], weight is not None, with_bias)
 
     def build():
@@ -75,22 +84,35 @@ def _as_tuple(result):
 
 
 @torch.library.custom_op("rudnn::layer_norm", mutates_args=())
-def _layer_norm(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor],
-                residual: Optional[Tensor], eps: float) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def _layer_norm(
+    x: Tensor,
+    weight: Optional[Tensor],
+    bias: Optional[Tensor],
+    residual: Optional[Tensor],
+    eps: float,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     args = [a for a in (x, residual, weight, bias) if a is not None]
-    y, mean, rstd, *h = _as_tuple(_forward_program("layer_norm", x, weight, bias, residual, eps)(*args))
+    y, mean, rstd, *h = _as_tuple(
+        _forward_program("layer_norm", x, weight, bias, residual, eps)(*args)
+    )
     return y, mean, rstd, h[0] if h else x.new_empty(0)
 
 
 @_layer_norm.register_fake
 def _(x, weight, bias, residual, eps):
     rows = x.new_empty(x.shape[0], dtype=torch.float32)
-    return x.new_empty(x.shape), rows, rows.new_empty(rows.shape), x.new_empty(x.shape if residual is not None else 0)
+    return (
+        x.new_empty(x.shape),
+        rows,
+        rows.new_empty(rows.shape),
+        x.new_empty(x.shape if residual is not None else 0),
+    )
 
 
 @torch.library.custom_op("rudnn::rms_norm", mutates_args=())
-def _rms_norm(x: Tensor, weight: Optional[Tensor], residual: Optional[Tensor],
-              eps: float) -> tuple[Tensor, Tensor, Tensor]:
+def _rms_norm(
+    x: Tensor, weight: Optional[Tensor], residual: Optional[Tensor], eps: float
+) -> tuple[Tensor, Tensor, Tensor]:
     args = [a for a in (x, residual, weight) if a is not None]
     y, rstd, *h = _as_tuple(_forward_program("rms_norm", x, weight, None, residual, eps)(*args))
     return y, rstd, h[0] if h else x.new_empty(0)
@@ -98,13 +120,23 @@ def _rms_norm(x: Tensor, weight: Optional[Tensor], residual: Optional[Tensor],
 
 @_rms_norm.register_fake
 def _(x, weight, residual, eps):
-    return (x.new_empty(x.shape), x.new_empty(x.shape[0], dtype=torch.float32),
-            x.new_empty(x.shape if residual is not None else 0))
+    return (
+        x.new_empty(x.shape),
+        x.new_empty(x.shape[0], dtype=torch.float32),
+        x.new_empty(x.shape if residual is not None else 0),
+    )
 
 
 @torch.library.custom_op("rudnn::norm_backward", mutates_args=())
-def _norm_backward(kind: str, dy: Tensor, x: Tensor, mean: Optional[Tensor], rstd: Tensor,
-                   weight: Optional[Tensor], with_bias: bool) -> tuple[Tensor, Tensor, Tensor]:
+def _norm_backward(
+    kind: str,
+    dy: Tensor,
+    x: Tensor,
+    mean: Optional[Tensor],
+    rstd: Tensor,
+    weight: Optional[Tensor],
+    with_bias: bool,
+) -> tuple[Tensor, Tensor, Tensor]:
     stats = [mean, rstd] if kind == "layer_norm" else [rstd]
     args = [dy, x, *stats] + ([weight] if weight is not None else [])
     dx, *rest = _as_tuple(_backward_program(kind, dy, weight, with_bias)(*args))
@@ -116,29 +148,39 @@ def _norm_backward(kind: str, dy: Tensor, x: Tensor, mean: Optional[Tensor], rst
 @_norm_backward.register_fake
 def _(kind, dy, x, mean, rstd, weight, with_bias):
     vector = dy.new_empty(dy.shape[-1])
-    return (dy.new_empty(dy.shape), vector if weight is not None else dy.new_empty(0),
-            vector.new_empty(vector.shape) if with_bias else dy.new_empty(0))
+    return (
+        dy.new_empty(dy.shape),
+        vector if weight is not None else dy.new_empty(0),
+        vector.new_empty(vector.shape) if with_bias else dy.new_empty(0),
+    )
 
 
 def _setup_layer_norm(ctx, inputs, output):
-    x, weight, bias, residual, eps = inputs
-    y, mean, rstd, h = output
+    x, weight, bias, residual, _ = inputs
+    _, mean, rstd, h = output
     ctx.save_for_backward(h if residual is not None else x, mean, rstd, weight)
     ctx.with_bias = bias is not None
 
 
 def _backward_layer_norm(ctx, dy, dmean, drstd, dh):
     rows, mean, rstd, weight = ctx.saved_tensors
-    dx, dgamma, dbeta = _norm_backward("layer_norm", dense(dy), rows, mean, rstd, weight, ctx.with_bias)
+    dx, dgamma, dbeta = _norm_backward(
+        "layer_norm", dense(dy), rows, mean, rstd, weight, ctx.with_bias
+    )
     if dh is not None and dh.numel():
         dx = dx + dh
-    return (dx, dgamma if weight is not None else None, dbeta if ctx.with_bias else None,
-            dx if ctx.needs_input_grad[3] else None, None)
+    return (
+        dx,
+        dgamma if weight is not None else None,
+        dbeta if ctx.with_bias else None,
+        dx if ctx.needs_input_grad[3] else None,
+        None,
+    )
 
 
 def _setup_rms_norm(ctx, inputs, output):
-    x, weight, residual, eps = inputs
-    y, rstd, h = output
+    x, weight, residual, _ = inputs
+    _, rstd, h = output
     ctx.save_for_backward(h if residual is not None else x, rstd, weight)
 
 
@@ -150,8 +192,12 @@ def _backward_rms_norm(ctx, dy, drstd, dh):
     return dx, dgamma if weight is not None else None, dx if ctx.needs_input_grad[2] else None, None
 
 
-torch.library.register_autograd("rudnn::layer_norm", _backward_layer_norm, setup_context=_setup_layer_norm)
-torch.library.register_autograd("rudnn::rms_norm", _backward_rms_norm, setup_context=_setup_rms_norm)
+torch.library.register_autograd(
+    "rudnn::layer_norm", _backward_layer_norm, setup_context=_setup_layer_norm
+)
+torch.library.register_autograd(
+    "rudnn::rms_norm", _backward_rms_norm, setup_context=_setup_rms_norm
+)
 
 
 def _rows(input, normalized_shape, weight, bias, residual):
@@ -160,8 +206,14 @@ def _rows(input, normalized_shape, weight, bias, residual):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(int(d) for d in normalized_shape)
     check_tensor("input", input)
-    if not normalized_shape or tuple(input.shape[input.dim() - len(normalized_shape):]) != normalized_shape:
-        raise invalid("normalized_shape", f"{normalized_shape} is not the trailing dims of input {tuple(input.shape)}")
+    if (
+        not normalized_shape
+        or tuple(input.shape[input.dim() - len(normalized_shape) :]) != normalized_shape
+    ):
+        raise invalid(
+            "normalized_shape",
+            f"{normalized_shape} is not the trailing dims of input {tuple(input.shape)}",
+        )
     features = math.prod(normalized_shape)
     vectors = []
     for name, vector in (("weight", weight), ("bias", bias)):
@@ -174,7 +226,9 @@ def _rows(input, normalized_shape, weight, bias, residual):
     if residual is not None:
         check_tensor("residual", residual, dtypes=None, like=input)
         if residual.shape != input.shape:
-            raise invalid("residual", f"shape {tuple(residual.shape)}, expected input's {tuple(input.shape)}")
+            raise invalid(
+                "residual", f"shape {tuple(residual.shape)}, expected input's {tuple(input.shape)}"
+            )
         residual = dense(residual.reshape(-1, features))
     return dense(input.reshape(-1, features)), vectors[0], vectors[1], residual
 
