@@ -130,3 +130,25 @@ def test_chunk_kda_bad_inputs_name_the_argument():
         rt.chunk_kda(q, k, v, g, beta, cu_seqlens=torch.tensor([0, 8]))
     with pytest.raises(rudnn.InvalidArgument, match="'g'"):
         rt.chunk_kda(q, k, v, g[..., :8], beta)
+
+
+def test_gradients_of_the_final_state_alone():
+    # The output unused: its gradient is zero, only the state's flows back.
+    q, k, v, g, beta = inputs(2, 70, 2, 17, 9)
+    s0 = torch.randn(2, 2, 17, 9) * 0.1
+    d_final = torch.randn(2, 2, 17, 9)
+
+    def ours(q, k, v, g, beta, s0):
+        return rt.chunk_kda(q, k, v, g, beta, 0.2, s0, True)[1]
+
+    def theirs(q, k, v, g, beta, s0):
+        return recurrence(q, k, v, g, beta, 0.2, s0)[1]
+
+    leaves = [q, k, v, g, beta, s0]
+    got = gradients(ours, leaves, d_final)
+    want = gradients(theirs, [t.double() for t in leaves], d_final.double())
+    for a, b, name in zip(got, want, ["q", "k", "v", "g", "beta", "initial_state"]):
+        if name == "q":
+            assert torch.all(a == 0), "dq of a loss on the final state alone"
+        else:
+            assert_close(a, b, 1e-4, "d" + name)

@@ -162,10 +162,14 @@ def _setup(ctx, inputs, output):
     q, k, v, g, beta, initial_state, cu_seqlens, scale, qk_l2norm = inputs
     ctx.save_for_backward(q, k, v, g, beta, initial_state, cu_seqlens)
     ctx.options = (scale, qk_l2norm)
+    # An unused final state then has no gradient, and the backward reads none.
+    ctx.set_materialize_grads(False)
 
 
 def _backward(ctx, d_output, d_final_state):
     q, k, v, g, beta, initial_state, cu_seqlens = ctx.saved_tensors
+    if d_output is None:  # only the final state is used
+        d_output = v.new_zeros(*q.shape[:-1], v.shape[-1])
     grads = _chunk_kda_backward(
         q,
         k,
