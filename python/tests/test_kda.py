@@ -130,6 +130,14 @@ def test_chunk_kda_bad_inputs_name_the_argument():
         rt.chunk_kda(q, k, v, g, beta, cu_seqlens=torch.tensor([0, 8]))
     with pytest.raises(rudnn.InvalidArgument, match="'g'"):
         rt.chunk_kda(q, k, v, g[..., :8], beta)
+    with pytest.raises(rudnn.InvalidArgument, match="'A_log'"):
+        rt.chunk_kda(q, k, v, g, beta, use_gate_in_kernel=True)
+    with pytest.raises(rudnn.InvalidArgument, match="'dt_bias'"):
+        rt.chunk_kda(q, k, v, g, beta, use_gate_in_kernel=True, A_log=torch.zeros(2),
+                     dt_bias=torch.zeros(2 * 16 + 1))  # fmt: skip
+    with pytest.raises(rudnn.InvalidArgument, match="'lower_bound'"):
+        rt.chunk_kda(q, k, v, g, beta, use_gate_in_kernel=True, A_log=torch.zeros(2),
+                     lower_bound=1.0)  # fmt: skip
 
 
 def test_gradients_of_the_final_state_alone():
@@ -152,3 +160,34 @@ def test_gradients_of_the_final_state_alone():
             assert torch.all(a == 0), "dq of a loss on the final state alone"
         else:
             assert_close(a, b, 1e-4, "d" + name)
+
+
+@pytest.mark.parametrize("lower_bound", [None, -5.0], ids=["softplus", "bounded"])
+def test_chunk_kda_gate_and_beta_from_raw_projections(lower_bound):
+    # fla's use_gate_in_kernel and use_beta_sigmoid_in_kernel: g holds the raw
+    # gate projections, beta logits; gradients reach A_log and dt_bias.
+    B, T, H, K, V = 1, 40, 2, 16, 8
+    q, k, v, _, _ = inputs(B, T, H, K, V)
+    g_raw, beta_logits = torch.randn(B, T, H, K), torch.randn(B, T, H)
+    A_log, dt_bias = torch.randn(H) * 0.5, torch.randn(H * K) * 0.5
+    d_out = torch.randn(B, T, H, V)
+
+    def ours(q, k, v, g, beta, A_log, dt_bias):
+        return rt.chunk_kda(q, k, v, g, beta, use_gate_in_kernel=True, A_log=A_log,
+                            dt_bias=dt_bias, lower_bound=lower_bound,
+                            use_beta_sigmoid_in_kernel=True)[0]  # fmt: skip
+
+    def theirs(q, k, v, g, beta, A_log, dt_bias):
+        x = g + dt_bias.view(H, K)
+        if lower_bound is None:
+            g = -torch.exp(A_log)[:, None] * F.softplus(x)
+        else:
+            g = lower_bound * torch.sigmoid(torch.exp(A_log)[:, None] * x)
+        return recurrence(q, k, v, g, torch.sigmoid(beta), K**-0.5)[0]
+
+    leaves = [q, k, v, g_raw, beta_logits, A_log, dt_bias]
+    assert_close(ours(*leaves), theirs(*[t.double() for t in leaves]), 1e-4, "o")
+    got = gradients(ours, leaves, d_out)
+    want = gradients(theirs, [t.double() for t in leaves], d_out.double())
+    for a, b, name in zip(got, want, ["q", "k", "v", "g", "beta", "A_log", "dt_bias"]):
+        assert_close(a, b, 1e-4, "d" + name)

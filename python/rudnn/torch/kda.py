@@ -1,8 +1,10 @@
 """Kimi Delta Attention as flash-linear-attention's chunk_kda: per token,
 the state decays per key channel, S ← diag(exp(g_t)) S, takes the delta
 rule's update S ← S + k_t (beta_t (v_t − Sᵀk_t))ᵀ, and o_t = scale · Sᵀq_t.
-Batched ([B, T, H, ·]) or packed sequences (B = 1 with `cu_seqlens`);
-gradients through torch.autograd."""
+Batched ([B, T, H, ·]) or packed sequences (B = 1 with `cu_seqlens`); the
+inputs as models produce them (L2-normalised q and k, beta as logits, the
+gate from A_log and dt_bias) transformed inside; gradients through
+torch.autograd."""
 
 from typing import Optional
 
@@ -23,6 +25,7 @@ from rudnn.torch._common import (
 
 
 def _operands(q, k, v, g, beta, initial_state, packed):
+    """The operands every form reads first, their syntax and the state type."""
     keys, values = q.shape[-1], v.shape[-1]
     lead = (1, None, None) if packed else (None, None, None)
     operands = [
@@ -43,59 +46,75 @@ def _operands(q, k, v, g, beta, initial_state, packed):
     return operands, syntax, state
 
 
-def _attributes(scale, qk_l2norm):
-    return f" scale {float_attr(scale)}" + (" qk_l2norm" if qk_l2norm else "")
+def _gate(a_log, dt_bias, keys):
+    """The gate's parameters as operands (after the others) and syntax."""
+    operands, syntax = [], ""
+    if a_log is not None:
+        operands.append(("a_log", tensor_type((None,), "f32")))
+        syntax += " a_log %a_log"
+    if dt_bias is not None:
+        operands.append(("dt_bias", tensor_type((None, keys), "f32")))
+        syntax += " dt_bias %dt_bias"
+    return operands, syntax
 
 
-def _key(q, k, v, g, beta, initial_state, packed, *rest):
-    return (
-        packed,
-        q.dtype,
-        k.dtype,
-        v.dtype,
-        g.dtype,
-        beta.dtype,
-        q.shape[-1],
-        v.shape[-1],
-        initial_state is not None,
-        *rest,
-    )
+def _attributes(scale, qk_l2norm, beta_logits, lower_bound):
+    text = f" scale {float_attr(scale)}"
+    text += " qk_l2norm" if qk_l2norm else ""
+    text += " beta_logits" if beta_logits else ""
+    if lower_bound is not None:
+        text += f" gate_lower_bound {float_attr(lower_bound)}"
+    return text
 
 
-def _forward_program(q, k, v, g, beta, initial_state, packed, scale, qk_l2norm):
+def _key(inputs, packed, *rest):
+    q, k, v, g, beta, initial_state, a_log, dt_bias = inputs
+    return (packed, q.dtype, k.dtype, v.dtype, g.dtype, beta.dtype, q.shape[-1], v.shape[-1],
+            initial_state is not None, a_log is not None, dt_bias is not None, *rest)  # fmt: skip
+
+
+def _forward_program(inputs, packed, options):
+    q, k, v, g, beta, initial_state, a_log, dt_bias = inputs
+
     def build():
         operands, syntax, state = _operands(q, k, v, g, beta, initial_state, packed)
+        gate, gate_syntax = _gate(a_log, dt_bias, q.shape[-1])
         lead = (1, None, None) if packed else (None, None, None)
         results = [
             ("o", tensor_type(lead + (v.shape[-1],), element_type(v))),
             ("final_state", state),
         ]
         operation = "rudnn.kda_varlen" if packed else "rudnn.kda"
-        return function_text(operation, syntax + _attributes(scale, qk_l2norm), operands, results)
+        syntax += gate_syntax + _attributes(*options)
+        return function_text(operation, syntax, operands + gate, results)
 
-    return program(
-        ("kda",) + _key(q, k, v, g, beta, initial_state, packed, scale, qk_l2norm), build
-    )
+    return program(("kda",) + _key(inputs, packed, *options), build)
 
 
-def _backward_program(q, k, v, g, beta, initial_state, packed, d_final_state, scale, qk_l2norm):
+def _backward_program(inputs, packed, with_d_final_state, options):
+    q, k, v, g, beta, initial_state, a_log, dt_bias = inputs
+
     def build():
         operands, syntax, state = _operands(q, k, v, g, beta, initial_state, packed)
         results = [("d" + name, type) for name, type in operands[:5]]
         operands.append(("d_output", operands[2][1]))
         syntax += " d_output %d_output"
-        if d_final_state is not None:
+        if with_d_final_state:
             operands.append(("d_final_state", state))
             syntax += " d_final_state %d_final_state"
         if initial_state is not None:
             results.append(("d_initial_state", state))
+        gate, gate_syntax = _gate(a_log, dt_bias, q.shape[-1])
+        results += [("d_" + name, type) for name, type in gate]
         operation = "rudnn.kda_varlen_backward" if packed else "rudnn.kda_backward"
-        return function_text(operation, syntax + _attributes(scale, qk_l2norm), operands, results)
+        syntax += gate_syntax + _attributes(*options)
+        return function_text(operation, syntax, operands + gate, results)
 
-    key = ("kda_backward",) + _key(
-        q, k, v, g, beta, initial_state, packed, d_final_state is not None, scale, qk_l2norm
-    )
-    return program(key, build)
+    return program(("kda_backward", with_d_final_state) + _key(inputs, packed, *options), build)
+
+
+def _present(*tensors):
+    return [t for t in tensors if t is not None]
 
 
 @torch.library.custom_op("rudnn::chunk_kda", mutates_args=())
@@ -107,12 +126,17 @@ def _chunk_kda(
     beta: Tensor,
     initial_state: Optional[Tensor],
     cu_seqlens: Optional[Tensor],
+    a_log: Optional[Tensor],
+    dt_bias: Optional[Tensor],
     scale: float,
     qk_l2norm: bool,
+    beta_logits: bool,
+    lower_bound: Optional[float],
 ) -> tuple[Tensor, Tensor]:
-    packed = cu_seqlens is not None
-    args = [q, k, v, g, beta] + [t for t in (cu_seqlens, initial_state) if t is not None]
-    return _forward_program(q, k, v, g, beta, initial_state, packed, scale, qk_l2norm)(*args)
+    inputs = (q, k, v, g, beta, initial_state, a_log, dt_bias)
+    options = (scale, qk_l2norm, beta_logits, lower_bound)
+    function = _forward_program(inputs, cu_seqlens is not None, options)
+    return function(q, k, v, g, beta, *_present(cu_seqlens, initial_state, a_log, dt_bias))
 
 
 def _states(q, v, cu_seqlens):
@@ -121,8 +145,12 @@ def _states(q, v, cu_seqlens):
 
 
 @_chunk_kda.register_fake
-def _(q, k, v, g, beta, initial_state, cu_seqlens, scale, qk_l2norm):
+def _(q, k, v, g, beta, initial_state, cu_seqlens, a_log, dt_bias, *options):
     return v.new_empty(*q.shape[:-1], v.shape[-1]), _states(q, v, cu_seqlens)
+
+
+def _like_or_empty(tensor, like):
+    return tensor.new_empty(tensor.shape) if tensor is not None else like.new_empty(0)
 
 
 @torch.library.custom_op("rudnn::chunk_kda_backward", mutates_args=())
@@ -134,59 +162,78 @@ def _chunk_kda_backward(
     beta: Tensor,
     initial_state: Optional[Tensor],
     cu_seqlens: Optional[Tensor],
+    a_log: Optional[Tensor],
+    dt_bias: Optional[Tensor],
     d_output: Tensor,
     d_final_state: Optional[Tensor],
     scale: float,
     qk_l2norm: bool,
-) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
-    packed = cu_seqlens is not None
-    args = [q, k, v, g, beta] + [t for t in (cu_seqlens, initial_state) if t is not None]
-    args += [d_output] + ([d_final_state] if d_final_state is not None else [])
-    grads = _backward_program(
-        q, k, v, g, beta, initial_state, packed, d_final_state, scale, qk_l2norm
-    )(*args)
-    return grads if initial_state is not None else grads + (q.new_empty(0),)
+    beta_logits: bool,
+    lower_bound: Optional[float],
+) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """dq, dk, dv, dg, dbeta, then d_initial_state, d_a_log, d_dt_bias
+    (empty where the input is absent)."""
+    inputs = (q, k, v, g, beta, initial_state, a_log, dt_bias)
+    options = (scale, qk_l2norm, beta_logits, lower_bound)
+    function = _backward_program(inputs, cu_seqlens is not None, d_final_state is not None, options)
+    grads = list(function(q, k, v, g, beta, *_present(cu_seqlens, initial_state), d_output,
+                          *_present(d_final_state, a_log, dt_bias)))  # fmt: skip
+    optional = [grads.pop(5) if t is not None else q.new_empty(0) for t in inputs[5:]]
+    return (*grads, *optional)
 
 
 @_chunk_kda_backward.register_fake
-def _(q, k, v, g, beta, initial_state, cu_seqlens, d_output, d_final_state, scale, qk_l2norm):
-    d_state = (
-        initial_state.new_empty(initial_state.shape)
-        if initial_state is not None
-        else q.new_empty(0)
+def _(q, k, v, g, beta, initial_state, cu_seqlens, a_log, dt_bias, *rest):
+    return tuple(t.new_empty(t.shape) for t in (q, k, v, g, beta)) + tuple(
+        _like_or_empty(t, q) for t in (initial_state, a_log, dt_bias)
     )
-    return tuple(t.new_empty(t.shape) for t in (q, k, v, g, beta)) + (d_state,)
 
 
 def _setup(ctx, inputs, output):
-    q, k, v, g, beta, initial_state, cu_seqlens, scale, qk_l2norm = inputs
-    ctx.save_for_backward(q, k, v, g, beta, initial_state, cu_seqlens)
-    ctx.options = (scale, qk_l2norm)
+    q, k, v, g, beta, initial_state, cu_seqlens, a_log, dt_bias, *options = inputs
+    ctx.save_for_backward(q, k, v, g, beta, initial_state, cu_seqlens, a_log, dt_bias)
+    ctx.options = options
     # An unused final state then has no gradient, and the backward reads none.
     ctx.set_materialize_grads(False)
 
 
 def _backward(ctx, d_output, d_final_state):
-    q, k, v, g, beta, initial_state, cu_seqlens = ctx.saved_tensors
+    q, k, v, g, beta, initial_state, cu_seqlens, a_log, dt_bias = ctx.saved_tensors
     if d_output is None:  # only the final state is used
         d_output = v.new_zeros(*q.shape[:-1], v.shape[-1])
-    grads = _chunk_kda_backward(
-        q,
-        k,
-        v,
-        g,
-        beta,
-        initial_state,
-        cu_seqlens,
-        dense(d_output),
-        None if d_final_state is None else dense(d_final_state),
-        *ctx.options,
-    )
-    d_initial_state = grads[5] if initial_state is not None else None
-    return (*grads[:5], d_initial_state, None, None, None)
+    if d_final_state is not None:
+        d_final_state = dense(d_final_state)
+    grads = _chunk_kda_backward(q, k, v, g, beta, initial_state, cu_seqlens, a_log, dt_bias,
+                                dense(d_output), d_final_state, *ctx.options)  # fmt: skip
+    optional = [
+        d if t is not None else None for d, t in zip(grads[5:], (initial_state, a_log, dt_bias))
+    ]
+    d_initial_state, d_a_log, d_dt_bias = optional
+    return (*grads[:5], d_initial_state, None, d_a_log, d_dt_bias, None, None, None, None)
 
 
 torch.library.register_autograd("rudnn::chunk_kda", _backward, setup_context=_setup)
+
+
+def _check_gate(q, A_log, dt_bias, lower_bound):
+    """A_log [H] and dt_bias [H·K] or [H, K] as the f32 operands rudnn takes."""
+    if A_log is None:
+        raise invalid("A_log", "use_gate_in_kernel=True needs A_log [H]")
+    heads, keys = q.shape[2], q.shape[3]
+    check_tensor("A_log", A_log, 1, like=q)
+    check_dim("A_log", A_log, 0, heads, "heads")
+    A_log = dense(A_log.float())
+    if dt_bias is not None:
+        check_tensor("dt_bias", dt_bias, like=q)
+        if dt_bias.numel() != heads * keys or dt_bias.dim() not in (1, 2):
+            raise invalid(
+                "dt_bias",
+                f"shape {tuple(dt_bias.shape)}, expected [{heads * keys}] or [{heads}, {keys}]",
+            )
+        dt_bias = dense(dt_bias.float().reshape(heads, keys))
+    if lower_bound is not None and not lower_bound < 0:
+        raise invalid("lower_bound", f"{lower_bound}: the bounded gate needs a negative bound")
+    return A_log, dt_bias
 
 
 def chunk_kda(
@@ -200,12 +247,26 @@ def chunk_kda(
     output_final_state=False,
     cu_seqlens=None,
     use_qk_l2norm_in_kernel=False,
+    *,
+    use_gate_in_kernel=False,
+    A_log=None,
+    dt_bias=None,
+    lower_bound=None,
+    use_beta_sigmoid_in_kernel=False,
 ):
     """flash-linear-attention's chunk_kda. q, k, g [B, T, H, K]; v
     [B, T, H, V]; beta [B, T, H]; g the per-channel log decay (≤ 0); scale
     default K^-0.5; initial_state [N, H, K, V] f32 (N = B, or the number of
     sequences with cu_seqlens [N + 1], for which B must be 1). Returns
-    (o [B, T, H, V], final_state [N, H, K, V] f32 or None)."""
+    (o [B, T, H, V], final_state [N, H, K, V] f32 or None).
+
+    As fla's: `use_qk_l2norm_in_kernel` normalises q and k rows (eps 1e-6);
+    `use_beta_sigmoid_in_kernel` takes beta as logits; `use_gate_in_kernel`
+    takes g as the raw gate projections, the decay being
+    −exp(A_log[h]) · softplus(g + dt_bias) (A_log [H], dt_bias [H·K] or
+    [H, K], optional), or with `lower_bound` (negative)
+    lower_bound · sigmoid(exp(A_log[h]) · (g + dt_bias)). Gradients reach
+    A_log and dt_bias too."""
     check_tensor("q", q, 4)
     for name, tensor in (("k", k), ("v", v), ("g", g)):
         check_tensor(name, tensor, 4, like=q)
@@ -230,16 +291,13 @@ def chunk_kda(
                 "initial_state", f"shape {tuple(initial_state.shape)}, expected {expected}"
             )
         initial_state = dense(initial_state)
+    if use_gate_in_kernel:
+        A_log, dt_bias = _check_gate(q, A_log, dt_bias, lower_bound)
+    else:  # as fla: the gate's parameters serve the in-kernel gate only
+        A_log = dt_bias = lower_bound = None
     scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
-    o, final_state = _chunk_kda(
-        dense(q),
-        dense(k),
-        dense(v),
-        dense(g),
-        dense(beta),
-        initial_state,
-        cu_seqlens,
-        scale,
-        bool(use_qk_l2norm_in_kernel),
-    )
+    options = (scale, bool(use_qk_l2norm_in_kernel), bool(use_beta_sigmoid_in_kernel),
+               None if lower_bound is None else float(lower_bound))  # fmt: skip
+    o, final_state = _chunk_kda(dense(q), dense(k), dense(v), dense(g), dense(beta), initial_state,
+                                cu_seqlens, A_log, dt_bias, *options)  # fmt: skip
     return o, (final_state if output_final_state else None)
