@@ -133,11 +133,20 @@ def test_chunk_kda_bad_inputs_name_the_argument():
     with pytest.raises(rudnn.InvalidArgument, match="'A_log'"):
         rt.chunk_kda(q, k, v, g, beta, use_gate_in_kernel=True)
     with pytest.raises(rudnn.InvalidArgument, match="'dt_bias'"):
-        rt.chunk_kda(q, k, v, g, beta, use_gate_in_kernel=True, A_log=torch.zeros(2),
-                     dt_bias=torch.zeros(2 * 16 + 1))  # fmt: skip
+        rt.chunk_kda(
+            q,
+            k,
+            v,
+            g,
+            beta,
+            use_gate_in_kernel=True,
+            A_log=torch.zeros(2),
+            dt_bias=torch.zeros(2 * 16 + 1),
+        )
     with pytest.raises(rudnn.InvalidArgument, match="'lower_bound'"):
-        rt.chunk_kda(q, k, v, g, beta, use_gate_in_kernel=True, A_log=torch.zeros(2),
-                     lower_bound=1.0)  # fmt: skip
+        rt.chunk_kda(
+            q, k, v, g, beta, use_gate_in_kernel=True, A_log=torch.zeros(2), lower_bound=1.0
+        )
 
 
 def test_gradients_of_the_final_state_alone():
@@ -173,9 +182,18 @@ def test_chunk_kda_gate_and_beta_from_raw_projections(lower_bound):
     d_out = torch.randn(B, T, H, V)
 
     def ours(q, k, v, g, beta, A_log, dt_bias):
-        return rt.chunk_kda(q, k, v, g, beta, use_gate_in_kernel=True, A_log=A_log,
-                            dt_bias=dt_bias, lower_bound=lower_bound,
-                            use_beta_sigmoid_in_kernel=True)[0]  # fmt: skip
+        return rt.chunk_kda(
+            q,
+            k,
+            v,
+            g,
+            beta,
+            use_gate_in_kernel=True,
+            A_log=A_log,
+            dt_bias=dt_bias,
+            lower_bound=lower_bound,
+            use_beta_sigmoid_in_kernel=True,
+        )[0]
 
     def theirs(q, k, v, g, beta, A_log, dt_bias):
         x = g + dt_bias.view(H, K)

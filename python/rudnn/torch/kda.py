@@ -69,8 +69,20 @@ def _attributes(scale, qk_l2norm, beta_logits, lower_bound):
 
 def _key(inputs, packed, *rest):
     q, k, v, g, beta, initial_state, a_log, dt_bias = inputs
-    return (packed, q.dtype, k.dtype, v.dtype, g.dtype, beta.dtype, q.shape[-1], v.shape[-1],
-            initial_state is not None, a_log is not None, dt_bias is not None, *rest)  # fmt: skip
+    return (
+        packed,
+        q.dtype,
+        k.dtype,
+        v.dtype,
+        g.dtype,
+        beta.dtype,
+        q.shape[-1],
+        v.shape[-1],
+        initial_state is not None,
+        a_log is not None,
+        dt_bias is not None,
+        *rest,
+    )
 
 
 def _forward_program(inputs, packed, options):
@@ -176,8 +188,18 @@ def _chunk_kda_backward(
     inputs = (q, k, v, g, beta, initial_state, a_log, dt_bias)
     options = (scale, qk_l2norm, beta_logits, lower_bound)
     function = _backward_program(inputs, cu_seqlens is not None, d_final_state is not None, options)
-    grads = list(function(q, k, v, g, beta, *_present(cu_seqlens, initial_state), d_output,
-                          *_present(d_final_state, a_log, dt_bias)))  # fmt: skip
+    grads = list(
+        function(
+            q,
+            k,
+            v,
+            g,
+            beta,
+            *_present(cu_seqlens, initial_state),
+            d_output,
+            *_present(d_final_state, a_log, dt_bias),
+        )
+    )
     optional = [grads.pop(5) if t is not None else q.new_empty(0) for t in inputs[5:]]
     return (*grads, *optional)
 
@@ -203,8 +225,20 @@ def _backward(ctx, d_output, d_final_state):
         d_output = v.new_zeros(*q.shape[:-1], v.shape[-1])
     if d_final_state is not None:
         d_final_state = dense(d_final_state)
-    grads = _chunk_kda_backward(q, k, v, g, beta, initial_state, cu_seqlens, a_log, dt_bias,
-                                dense(d_output), d_final_state, *ctx.options)  # fmt: skip
+    grads = _chunk_kda_backward(
+        q,
+        k,
+        v,
+        g,
+        beta,
+        initial_state,
+        cu_seqlens,
+        a_log,
+        dt_bias,
+        dense(d_output),
+        d_final_state,
+        *ctx.options,
+    )
     optional = [
         d if t is not None else None for d, t in zip(grads[5:], (initial_state, a_log, dt_bias))
     ]
@@ -296,8 +330,22 @@ def chunk_kda(
     else:  # as fla: the gate's parameters serve the in-kernel gate only
         A_log = dt_bias = lower_bound = None
     scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
-    options = (scale, bool(use_qk_l2norm_in_kernel), bool(use_beta_sigmoid_in_kernel),
-               None if lower_bound is None else float(lower_bound))  # fmt: skip
-    o, final_state = _chunk_kda(dense(q), dense(k), dense(v), dense(g), dense(beta), initial_state,
-                                cu_seqlens, A_log, dt_bias, *options)  # fmt: skip
+    options = (
+        scale,
+        bool(use_qk_l2norm_in_kernel),
+        bool(use_beta_sigmoid_in_kernel),
+        None if lower_bound is None else float(lower_bound),
+    )
+    o, final_state = _chunk_kda(
+        dense(q),
+        dense(k),
+        dense(v),
+        dense(g),
+        dense(beta),
+        initial_state,
+        cu_seqlens,
+        A_log,
+        dt_bias,
+        *options,
+    )
     return o, (final_state if output_final_state else None)
