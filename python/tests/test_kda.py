@@ -130,6 +130,8 @@ def test_chunk_kda_bad_inputs_name_the_argument():
         rt.chunk_kda(q, k, v, g, beta, cu_seqlens=torch.tensor([0, 8]))
     with pytest.raises(rudnn.InvalidArgument, match="'g'"):
         rt.chunk_kda(q, k, v, g[..., :8], beta)
+    with pytest.raises(rudnn.InvalidArgument, match="'v'"):
+        rt.chunk_kda(q[:, :, :1].repeat(1, 1, 2, 1), k, torch.randn(2, 8, 3, 16), g, beta)
     with pytest.raises(rudnn.InvalidArgument, match="'A_log'"):
         rt.chunk_kda(q, k, v, g, beta, use_gate_in_kernel=True)
     with pytest.raises(rudnn.InvalidArgument, match="'dt_bias'"):
@@ -208,4 +210,27 @@ def test_chunk_kda_gate_and_beta_from_raw_projections(lower_bound):
     got = gradients(ours, leaves, d_out)
     want = gradients(theirs, [t.double() for t in leaves], d_out.double())
     for a, b, name in zip(got, want, ["q", "k", "v", "g", "beta", "A_log", "dt_bias"]):
+        assert_close(a, b, 1e-4, "d" + name)
+
+
+def test_chunk_kda_grouped_value_heads():
+    # q and k with 2 heads, each shared by 3 value heads (v, g, beta, state: 6).
+    B, T, Q, H, K, V = 1, 37, 2, 6, 16, 8
+    q, k = torch.randn(B, T, Q, K), F.normalize(torch.randn(B, T, Q, K), dim=-1)
+    v, g = torch.randn(B, T, H, V), -torch.rand(B, T, H, K) * 0.2
+    beta, s0 = torch.rand(B, T, H), torch.randn(B, H, K, V) * 0.1
+    d_out = torch.randn(B, T, H, V)
+
+    def ours(q, k, v, g, beta, s0):
+        return rt.chunk_kda(q, k, v, g, beta, initial_state=s0)[0]
+
+    def theirs(q, k, v, g, beta, s0):
+        q, k = (t.repeat_interleave(H // Q, dim=2) for t in (q, k))
+        return recurrence(q, k, v, g, beta, K**-0.5, s0)[0]
+
+    leaves = [q, k, v, g, beta, s0]
+    assert_close(ours(*leaves), theirs(*[t.double() for t in leaves]), 1e-4, "o")
+    got = gradients(ours, leaves, d_out)
+    want = gradients(theirs, [t.double() for t in leaves], d_out.double())
+    for a, b, name in zip(got, want, ["q", "k", "v", "g", "beta", "initial_state"]):
         assert_close(a, b, 1e-4, "d" + name)

@@ -58,8 +58,9 @@ def _gate(a_log, dt_bias, keys):
     return operands, syntax
 
 
-def _attributes(scale, qk_l2norm, beta_logits, lower_bound):
+def _attributes(grouped, scale, qk_l2norm, beta_logits, lower_bound):
     text = f" scale {float_attr(scale)}"
+    text += " grouped_heads" if grouped else ""
     text += " qk_l2norm" if qk_l2norm else ""
     text += " beta_logits" if beta_logits else ""
     if lower_bound is not None:
@@ -71,6 +72,7 @@ def _key(inputs, packed, *rest):
     q, k, v, g, beta, initial_state, a_log, dt_bias = inputs
     return (
         packed,
+        q.shape[2] != v.shape[2],
         q.dtype,
         k.dtype,
         v.dtype,
@@ -97,7 +99,7 @@ def _forward_program(inputs, packed, options):
             ("final_state", state),
         ]
         operation = "rudnn.kda_varlen" if packed else "rudnn.kda"
-        syntax += gate_syntax + _attributes(*options)
+        syntax += gate_syntax + _attributes(q.shape[2] != v.shape[2], *options)
         return function_text(operation, syntax, operands + gate, results)
 
     return program(("kda",) + _key(inputs, packed, *options), build)
@@ -119,7 +121,7 @@ def _backward_program(inputs, packed, with_d_final_state, options):
         gate, gate_syntax = _gate(a_log, dt_bias, q.shape[-1])
         results += [("d_" + name, type) for name, type in gate]
         operation = "rudnn.kda_varlen_backward" if packed else "rudnn.kda_backward"
-        syntax += gate_syntax + _attributes(*options)
+        syntax += gate_syntax + _attributes(q.shape[2] != v.shape[2], *options)
         return function_text(operation, syntax, operands + gate, results)
 
     return program(("kda_backward", with_d_final_state) + _key(inputs, packed, *options), build)
@@ -153,12 +155,12 @@ def _chunk_kda(
 
 def _states(q, v, cu_seqlens):
     sequences = q.shape[0] if cu_seqlens is None else cu_seqlens.shape[0] - 1
-    return q.new_empty(sequences, q.shape[2], q.shape[3], v.shape[3], dtype=torch.float32)
+    return q.new_empty(sequences, v.shape[2], q.shape[3], v.shape[3], dtype=torch.float32)
 
 
 @_chunk_kda.register_fake
 def _(q, k, v, g, beta, initial_state, cu_seqlens, a_log, dt_bias, *options):
-    return v.new_empty(*q.shape[:-1], v.shape[-1]), _states(q, v, cu_seqlens)
+    return v.new_empty(v.shape), _states(q, v, cu_seqlens)
 
 
 def _like_or_empty(tensor, like):
@@ -222,7 +224,7 @@ def _setup(ctx, inputs, output):
 def _backward(ctx, d_output, d_final_state):
     q, k, v, g, beta, initial_state, cu_seqlens, a_log, dt_bias = ctx.saved_tensors
     if d_output is None:  # only the final state is used
-        d_output = v.new_zeros(*q.shape[:-1], v.shape[-1])
+        d_output = v.new_zeros(v.shape)
     if d_final_state is not None:
         d_final_state = dense(d_final_state)
     grads = _chunk_kda_backward(
@@ -249,11 +251,33 @@ def _backward(ctx, d_output, d_final_state):
 torch.library.register_autograd("rudnn::chunk_kda", _backward, setup_context=_setup)
 
 
-def _check_gate(q, A_log, dt_bias, lower_bound):
+def _check_inputs(q, k, v, g, beta):
+    """The value heads H, after checking q, k [B, T, Q, K], v [B, T, H, V],
+    g [B, T, H, K] and beta [B, T, H] (Q = H, or Q dividing H: grouped value
+    heads)."""
+    check_tensor("q", q, 4)
+    for name, tensor in (("k", k), ("v", v), ("g", g)):
+        check_tensor(name, tensor, 4, like=q)
+        for dim, what in ((0, "batch"), (1, "tokens")):
+            check_dim(name, tensor, dim, q.shape[dim], what)
+    check_dim("k", k, 2, q.shape[2], "query and key heads")
+    heads = v.shape[2]
+    if heads % q.shape[2]:
+        raise invalid("v", f"{heads} value heads are not a multiple of q's {q.shape[2]} heads")
+    check_dim("g", g, 2, heads, "value heads H")
+    check_dim("k", k, 3, q.shape[3], "key dim K")
+    check_dim("g", g, 3, q.shape[3], "key dim K")
+    check_tensor("beta", beta, 3, like=q)
+    if tuple(beta.shape) != tuple(v.shape[:3]):
+        raise invalid("beta", f"shape {tuple(beta.shape)}, expected {tuple(v.shape[:3])}")
+    return heads
+
+
+def _check_gate(q, v, A_log, dt_bias, lower_bound):
     """A_log [H] and dt_bias [H·K] or [H, K] as the f32 operands rudnn takes."""
     if A_log is None:
         raise invalid("A_log", "use_gate_in_kernel=True needs A_log [H]")
-    heads, keys = q.shape[2], q.shape[3]
+    heads, keys = v.shape[2], q.shape[3]
     check_tensor("A_log", A_log, 1, like=q)
     check_dim("A_log", A_log, 0, heads, "heads")
     A_log = dense(A_log.float())
@@ -292,7 +316,9 @@ def chunk_kda(
     [B, T, H, V]; beta [B, T, H]; g the per-channel log decay (≤ 0); scale
     default K^-0.5; initial_state [N, H, K, V] f32 (N = B, or the number of
     sequences with cu_seqlens [N + 1], for which B must be 1). Returns
-    (o [B, T, H, V], final_state [N, H, K, V] f32 or None).
+    (o [B, T, H, V], final_state [N, H, K, V] f32 or None). q and k may
+    have fewer heads Q dividing H (grouped value heads): value head h reads
+    q and k head h // (H / Q).
 
     As fla's: `use_qk_l2norm_in_kernel` normalises q and k rows (eps 1e-6);
     `use_beta_sigmoid_in_kernel` takes beta as logits; `use_gate_in_kernel`
@@ -301,16 +327,7 @@ def chunk_kda(
     [H, K], optional), or with `lower_bound` (negative)
     lower_bound · sigmoid(exp(A_log[h]) · (g + dt_bias)). Gradients reach
     A_log and dt_bias too."""
-    check_tensor("q", q, 4)
-    for name, tensor in (("k", k), ("v", v), ("g", g)):
-        check_tensor(name, tensor, 4, like=q)
-        for dim, what in ((0, "batch"), (1, "tokens"), (2, "heads")):
-            check_dim(name, tensor, dim, q.shape[dim], what)
-    check_dim("k", k, 3, q.shape[3], "key dim K")
-    check_dim("g", g, 3, q.shape[3], "key dim K")
-    check_tensor("beta", beta, 3, like=q)
-    if tuple(beta.shape) != tuple(q.shape[:3]):
-        raise invalid("beta", f"shape {tuple(beta.shape)}, expected {tuple(q.shape[:3])}")
+    heads = _check_inputs(q, k, v, g, beta)
     if cu_seqlens is not None:
         check_tensor("cu_seqlens", cu_seqlens, 1, dtypes=(torch.int32, torch.int64), like=q)
         if q.shape[0] != 1:
@@ -319,14 +336,14 @@ def chunk_kda(
     sequences = q.shape[0] if cu_seqlens is None else cu_seqlens.shape[0] - 1
     if initial_state is not None:
         check_tensor("initial_state", initial_state, 4, dtypes=(torch.float32,), like=q)
-        expected = (sequences, q.shape[2], q.shape[3], v.shape[3])
+        expected = (sequences, heads, q.shape[3], v.shape[3])
         if tuple(initial_state.shape) != expected:
             raise invalid(
                 "initial_state", f"shape {tuple(initial_state.shape)}, expected {expected}"
             )
         initial_state = dense(initial_state)
     if use_gate_in_kernel:
-        A_log, dt_bias = _check_gate(q, A_log, dt_bias, lower_bound)
+        A_log, dt_bias = _check_gate(q, v, A_log, dt_bias, lower_bound)
     else:  # as fla: the gate's parameters serve the in-kernel gate only
         A_log = dt_bias = lower_bound = None
     scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
