@@ -3,7 +3,7 @@
 // Binds the Program API (Context, Module, Function) for Python: tensors come
 // in through DLPack (torch, NumPy, anything with __dlpack__ or the buffer
 // protocol) as views of the caller's memory, never copied. The Python
-// package (python/rudnn) builds everything users call on top of this.
+// package (lib/python/rudnn) builds everything users call on top of this.
 //
 //===----------------------------------------------------------------------===//
 
