@@ -60,3 +60,24 @@ def test_custom_ops_are_registered_with_fake_implementations():
         (x, None, None, 1e-6),
         test_utils=("test_schema", "test_faketensor"),
     )
+
+
+def test_torch_compile_traces_in_place_updates():
+    # kda_decode and kv_cache_attention write their pools and caches in place:
+    # compiled, they leave the same memory as eager does.
+    q, k, v = torch.randn(2, 1, 2, 16), torch.randn(2, 1, 2, 16), torch.randn(2, 1, 2, 16)
+    g, beta, slots = -torch.rand(2, 1, 2, 16), torch.rand(2, 1, 2), torch.tensor([2, 0])
+    lengths = torch.tensor([3, 7])
+
+    def step(pool, k_cache, v_cache):
+        o = rt.kda_decode(q, k, v, g, beta, pool, slots)
+        return o + rt.kv_cache_attention(q, k_cache, v_cache, k, v, lengths)
+
+    pools = [torch.randn(3, 2, 16, 16), torch.randn(2, 16, 2, 16), torch.randn(2, 16, 2, 16)]
+    eager = [t.clone() for t in pools]
+    compiled = [t.clone() for t in pools]
+    expected = step(*eager)
+    got = torch.compile(step, fullgraph=True)(*compiled)
+    assert_close(got, expected, 1e-6, "output")
+    for a, b, name in zip(compiled, eager, ["pool", "k_cache", "v_cache"]):
+        assert torch.equal(a, b), name

@@ -1,0 +1,151 @@
+"""One decoding step of Kimi Delta Attention over a pool of per-request
+states, as serving engines run flash-linear-attention's fused_recurrent_kda
+(initial_state the pool, ssm_state_indices the slots, the final state
+written back in place)."""
+
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from rudnn.errors import invalid
+from rudnn.torch._common import (
+    check_dim,
+    check_tensor,
+    dense,
+    element_type,
+    function_text,
+    program,
+    tensor_type,
+)
+from rudnn.torch.kda import _attributes, _check_gate, _check_inputs, _gate
+
+
+def _program(q, k, v, g, beta, state_pool, a_log, dt_bias, options):
+    grouped = q.shape[2] != v.shape[2]
+    dtypes = (q.dtype, k.dtype, v.dtype, g.dtype, beta.dtype, state_pool.dtype)
+    key = (
+        "kda_decode",
+        grouped,
+        *dtypes,
+        q.shape[-1],
+        v.shape[-1],
+        a_log is not None,
+        dt_bias is not None,
+        *options,
+    )
+
+    def build():
+        keys, values = q.shape[-1], v.shape[-1]
+        lead = (None, None, None)
+        pool = tensor_type((None, None, keys, values), element_type(state_pool))
+        operands = [
+            ("q", tensor_type(lead + (keys,), element_type(q))),
+            ("k", tensor_type(lead + (keys,), element_type(k))),
+            ("v", tensor_type(lead + (values,), element_type(v))),
+            ("g", tensor_type(lead + (keys,), element_type(g))),
+            ("beta", tensor_type(lead, element_type(beta))),
+            ("state_pool", pool),
+            ("slots", tensor_type((None,), "i32")),
+        ]
+        gate, gate_syntax = _gate(a_log, dt_bias, keys)
+        syntax = "%q, %k, %v, %g, %beta pool(%state_pool, %slots)" + gate_syntax
+        syntax += _attributes(grouped, *options)
+        results = [
+            ("o", tensor_type(lead + (values,), element_type(v))),
+            ("state_pool", pool),
+            ("status", tensor_type((None,), "i32")),
+        ]
+        return function_text(
+            "rudnn.kda_decode", syntax, operands + gate, results, returned=("o", "state_pool")
+        )
+
+    return program(key, build)
+
+
+@torch.library.custom_op("rudnn::kda_decode", mutates_args=("state_pool",))
+def _kda_decode(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    g: Tensor,
+    beta: Tensor,
+    state_pool: Tensor,
+    slots: Tensor,
+    a_log: Optional[Tensor],
+    dt_bias: Optional[Tensor],
+    scale: float,
+    qk_l2norm: bool,
+    beta_logits: bool,
+    lower_bound: Optional[float],
+) -> Tensor:
+    options = (scale, qk_l2norm, beta_logits, lower_bound)
+    function = _program(q, k, v, g, beta, state_pool, a_log, dt_bias, options)
+    gate = [t for t in (a_log, dt_bias) if t is not None]
+    o, _ = function(q, k, v, g, beta, state_pool, slots, *gate)
+    return o
+
+
+@_kda_decode.register_fake
+def _(q, k, v, g, beta, state_pool, slots, *rest):
+    return v.new_empty(v.shape)
+
+
+def kda_decode(
+    q,
+    k,
+    v,
+    g,
+    beta,
+    state_pool,
+    slots,
+    scale=None,
+    use_qk_l2norm_in_kernel=False,
+    *,
+    use_gate_in_kernel=False,
+    A_log=None,
+    dt_bias=None,
+    lower_bound=None,
+    use_beta_sigmoid_in_kernel=False,
+):
+    """q, k, g [B, T, Q or H, K], v [B, T, H, V], beta [B, T, H]: entry b's
+    T new tokens (1, or a few when speculating) start from
+    state_pool[slots[b]] ([P, H, K, V]: f32, f16 or bf16) and leave their
+    final state there, in place. slots [B] (int32 or int64), each slot at
+    most once. Returns o [B, T, H, V]. An entry whose slot lies outside the
+    pool or repeats is refused: its state untouched, its o 0. The input
+    transforms, grouped value heads and scale as in chunk_kda. Forward
+    only."""
+    heads = _check_inputs(q, k, v, g, beta)
+    check_tensor("state_pool", state_pool, 4, like=q)
+    check_dim("state_pool", state_pool, 1, heads, "value heads H")
+    check_dim("state_pool", state_pool, 2, q.shape[3], "key dim K")
+    check_dim("state_pool", state_pool, 3, v.shape[3], "value dim V")
+    if state_pool.stride(-1) != 1:
+        raise invalid("state_pool", "is updated in place, so its innermost dim must be contiguous")
+    check_tensor("slots", slots, 1, dtypes=(torch.int32, torch.int64))
+    check_dim("slots", slots, 0, q.shape[0], "batch")
+    slots = dense(slots.to(device=q.device, dtype=torch.int32))
+    if use_gate_in_kernel:
+        A_log, dt_bias = _check_gate(q, v, A_log, dt_bias, lower_bound)
+    else:
+        A_log = dt_bias = lower_bound = None
+    scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
+    options = (
+        scale,
+        bool(use_qk_l2norm_in_kernel),
+        bool(use_beta_sigmoid_in_kernel),
+        None if lower_bound is None else float(lower_bound),
+    )
+    return _kda_decode(
+        dense(q),
+        dense(k),
+        dense(v),
+        dense(g),
+        dense(beta),
+        state_pool,
+        slots,
+        A_log,
+        dt_bias,
+        *options,
+    )
