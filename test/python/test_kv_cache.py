@@ -45,8 +45,10 @@ def test_kv_cache_bad_inputs_name_the_argument():
         rt.kv_cache_attention(q, cache, cache.clone(), new, new, torch.tensor([1, 2, 3]))
     with pytest.raises(rudnn.InvalidArgument, match="'v_cache'"):
         rt.kv_cache_attention(q, cache, torch.zeros(2, 9, 1, 16), new, new, torch.tensor([1, 2]))
-    with pytest.raises(rudnn.InvalidArgument, match="'k_cache'"):
-        rt.kv_cache_attention(q, cache.transpose(1, 3), cache, new, new, torch.tensor([1, 2]))
+    # The right shape, but every other float of its rows: not writable in place.
+    strided = torch.zeros(2, 8, 1, 32)[..., ::2]
+    with pytest.raises(rudnn.InvalidArgument, match="'k_cache'.*contiguous"):
+        rt.kv_cache_attention(q, strided, cache, new, new, torch.tensor([1, 2]))
 
 
 def test_paged_cache_matches_the_contiguous_one():

@@ -97,7 +97,7 @@ class CompiledFunction:
     def __init__(self, module, name):
         self._module = module
         self.name = name
-        info = module._parsed(module._context or default_context()).function(name)
+        info = module._function(module._context or default_context(), name)
         self.arguments = info.arguments
         self.results = info.results
 
@@ -145,7 +145,7 @@ class CompiledFunction:
     def __call__(self, *args, out=None, stream=None, **named):
         values = self._bind(args, named)
         context, placement = self._context_for(values)
-        function = self._module._parsed(context).function(self.name)
+        function = self._module._function(context, self.name)
         exported = [_exported(v) for v in values]
         names = [a["name"] for a in self.arguments]
         if out is None:
@@ -174,22 +174,27 @@ class CompiledModule:
     def __init__(self, text, context=None):
         self._text = text
         self._context = context
-        self._modules = {}
+        self._bound = {}  # id(context) -> (context, module, {name: function})
         self._lock = threading.Lock()
-        parsed = self._parsed(context or default_context())
-        self.functions = {name: None for name in parsed.functions()}
-        for name in self.functions:
-            self.functions[name] = CompiledFunction(self, name)
+        names = self._parsed(context or default_context())[1].functions()
+        self.functions = {name: CompiledFunction(self, name) for name in names}
 
     def _parsed(self, context):
+        """(context, its parse of the text, its functions looked up so far):
+        parsed once per context, each function bound once, not per call."""
         with self._lock:
-            module = self._modules.get(id(context))
-            if module is None:
-                module = self._modules[id(context)] = (
-                    _rudnn.Module.parse(context, self._text),
-                    context,
-                )
-            return module[0]
+            bound = self._bound.get(id(context))
+            if bound is None:
+                module = _rudnn.Module.parse(context, self._text)
+                bound = self._bound[id(context)] = (context, module, {})
+            return bound
+
+    def _function(self, context, name):
+        _, module, functions = self._parsed(context)
+        with self._lock:
+            if name not in functions:
+                functions[name] = module.function(name)
+            return functions[name]
 
     def __getitem__(self, name):
         try:

@@ -52,6 +52,13 @@ def check_dim(name, tensor, dim, expected, what):
         )
 
 
+def check_updatable(name, tensor):
+    """A tensor the operator updates in place is passed as it is (a copy
+    would take the update), so its innermost dim must already be contiguous."""
+    if tensor.dim() and tensor.stride(-1) != 1:
+        raise invalid(name, "is updated in place, so its innermost dim must be contiguous")
+
+
 def dense(tensor):
     """The tensor with a contiguous innermost dim, as rudnn takes it."""
     if tensor.dim() and tensor.stride(-1) != 1:

@@ -294,6 +294,19 @@ def _check_gate(q, v, A_log, dt_bias, lower_bound):
     return A_log, dt_bias
 
 
+def _transforms(q, v, scale, qk_l2norm, use_gate, A_log, dt_bias, lower_bound, beta_logits):
+    """The gate's operands (None without the in-kernel gate, whose parameters
+    fla ignores then too) and the options every KDA program takes: scale
+    (default K^-0.5), qk_l2norm, beta_logits, lower_bound."""
+    if use_gate:
+        A_log, dt_bias = _check_gate(q, v, A_log, dt_bias, lower_bound)
+    else:
+        A_log = dt_bias = lower_bound = None
+    scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
+    bound = None if lower_bound is None else float(lower_bound)
+    return A_log, dt_bias, (scale, bool(qk_l2norm), bool(beta_logits), bound)
+
+
 def chunk_kda(
     q,
     k,
@@ -342,16 +355,16 @@ def chunk_kda(
                 "initial_state", f"shape {tuple(initial_state.shape)}, expected {expected}"
             )
         initial_state = dense(initial_state)
-    if use_gate_in_kernel:
-        A_log, dt_bias = _check_gate(q, v, A_log, dt_bias, lower_bound)
-    else:  # as fla: the gate's parameters serve the in-kernel gate only
-        A_log = dt_bias = lower_bound = None
-    scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
-    options = (
+    A_log, dt_bias, options = _transforms(
+        q,
+        v,
         scale,
-        bool(use_qk_l2norm_in_kernel),
-        bool(use_beta_sigmoid_in_kernel),
-        None if lower_bound is None else float(lower_bound),
+        use_qk_l2norm_in_kernel,
+        use_gate_in_kernel,
+        A_log,
+        dt_bias,
+        lower_bound,
+        use_beta_sigmoid_in_kernel,
     )
     o, final_state = _chunk_kda(
         dense(q),

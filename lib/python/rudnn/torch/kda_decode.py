@@ -8,51 +8,31 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from rudnn.errors import invalid
 from rudnn.torch._common import (
     check_dim,
     check_tensor,
+    check_updatable,
     dense,
     element_type,
     function_text,
     program,
     tensor_type,
 )
-from rudnn.torch.kda import _attributes, _check_gate, _check_inputs, _gate
+from rudnn.torch.kda import _attributes, _check_inputs, _gate, _key, _operands, _transforms
 
 
 def _program(q, k, v, g, beta, state_pool, a_log, dt_bias, options):
-    grouped = q.shape[2] != v.shape[2]
-    dtypes = (q.dtype, k.dtype, v.dtype, g.dtype, beta.dtype, state_pool.dtype)
-    key = (
-        "kda_decode",
-        grouped,
-        *dtypes,
-        q.shape[-1],
-        v.shape[-1],
-        a_log is not None,
-        dt_bias is not None,
-        *options,
-    )
+    inputs = (q, k, v, g, beta, None, a_log, dt_bias)
 
     def build():
-        keys, values = q.shape[-1], v.shape[-1]
-        lead = (None, None, None)
-        pool = tensor_type((None, None, keys, values), element_type(state_pool))
-        operands = [
-            ("q", tensor_type(lead + (keys,), element_type(q))),
-            ("k", tensor_type(lead + (keys,), element_type(k))),
-            ("v", tensor_type(lead + (values,), element_type(v))),
-            ("g", tensor_type(lead + (keys,), element_type(g))),
-            ("beta", tensor_type(lead, element_type(beta))),
-            ("state_pool", pool),
-            ("slots", tensor_type((None,), "i32")),
-        ]
-        gate, gate_syntax = _gate(a_log, dt_bias, keys)
-        syntax = "%q, %k, %v, %g, %beta pool(%state_pool, %slots)" + gate_syntax
-        syntax += _attributes(grouped, *options)
+        operands, syntax, _ = _operands(q, k, v, g, beta, None, packed=False)
+        pool = tensor_type((None, None, q.shape[-1], v.shape[-1]), element_type(state_pool))
+        operands += [("state_pool", pool), ("slots", tensor_type((None,), "i32"))]
+        gate, gate_syntax = _gate(a_log, dt_bias, q.shape[-1])
+        syntax += " pool(%state_pool, %slots)" + gate_syntax
+        syntax += _attributes(q.shape[2] != v.shape[2], *options)
         results = [
-            ("o", tensor_type(lead + (values,), element_type(v))),
+            ("o", operands[2][1]),
             ("state_pool", pool),
             ("status", tensor_type((None,), "i32")),
         ]
@@ -60,7 +40,7 @@ def _program(q, k, v, g, beta, state_pool, a_log, dt_bias, options):
             "rudnn.kda_decode", syntax, operands + gate, results, returned=("o", "state_pool")
         )
 
-    return program(key, build)
+    return program(("kda_decode", state_pool.dtype) + _key(inputs, False, *options), build)
 
 
 @torch.library.custom_op("rudnn::kda_decode", mutates_args=("state_pool",))
@@ -121,21 +101,20 @@ def kda_decode(
     check_dim("state_pool", state_pool, 1, heads, "value heads H")
     check_dim("state_pool", state_pool, 2, q.shape[3], "key dim K")
     check_dim("state_pool", state_pool, 3, v.shape[3], "value dim V")
-    if state_pool.stride(-1) != 1:
-        raise invalid("state_pool", "is updated in place, so its innermost dim must be contiguous")
+    check_updatable("state_pool", state_pool)
     check_tensor("slots", slots, 1, dtypes=(torch.int32, torch.int64))
     check_dim("slots", slots, 0, q.shape[0], "batch")
     slots = dense(slots.to(device=q.device, dtype=torch.int32))
-    if use_gate_in_kernel:
-        A_log, dt_bias = _check_gate(q, v, A_log, dt_bias, lower_bound)
-    else:
-        A_log = dt_bias = lower_bound = None
-    scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
-    options = (
+    A_log, dt_bias, options = _transforms(
+        q,
+        v,
         scale,
-        bool(use_qk_l2norm_in_kernel),
-        bool(use_beta_sigmoid_in_kernel),
-        None if lower_bound is None else float(lower_bound),
+        use_qk_l2norm_in_kernel,
+        use_gate_in_kernel,
+        A_log,
+        dt_bias,
+        lower_bound,
+        use_beta_sigmoid_in_kernel,
     )
     return _kda_decode(
         dense(q),

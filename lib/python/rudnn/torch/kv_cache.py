@@ -13,6 +13,7 @@ from rudnn.errors import invalid
 from rudnn.torch._common import (
     check_dim,
     check_tensor,
+    check_updatable,
     dense,
     element_type,
     float_attr,
@@ -100,29 +101,21 @@ def kv_cache_attention(
     [B, H, T] (f32). An entry whose append would pass its capacity (S, or
     M·Z) is refused: its cache is left as it was, its o is 0 and its lse
     −inf."""
+    paged = block_table is not None
     check_tensor("q", q, 4)
     for name, tensor in (("k_cache", k_cache), ("v_cache", v_cache), ("k", k), ("v", v)):
         check_tensor(name, tensor, 4, dtypes=None, like=q)
+    # A paged cache's first dim counts pages, a contiguous one's the batch.
+    check_dim("v_cache", v_cache, 0, k_cache.shape[0], "pages" if paged else "batch")
+    check_dim("v_cache", v_cache, 1, k_cache.shape[1], "page size Z" if paged else "capacity S")
     for name, tensor in (
-        (("k", k), ("v", v))
-        if block_table is not None
-        else (("k_cache", k_cache), ("v_cache", v_cache), ("k", k), ("v", v))
+        (("k", k), ("v", v)) if paged else (("k_cache", k_cache), ("k", k), ("v", v))
     ):
         check_dim(name, tensor, 0, q.shape[0], "batch")
     for name, tensor in (("k_cache", k_cache), ("k", k)):
         check_dim(name, tensor, 3, q.shape[3], "head dim D")
     for name, tensor in (("v_cache", v_cache), ("k", k), ("v", v)):
         check_dim(name, tensor, 2, k_cache.shape[2], "key heads G")
-    check_dim(
-        "v_cache", v_cache, 0, k_cache.shape[0], "pages" if block_table is not None else "batch"
-    )
-    check_dim(
-        "v_cache",
-        v_cache,
-        1,
-        k_cache.shape[1],
-        "page size Z" if block_table is not None else "capacity S",
-    )
     check_dim("v", v, 3, v_cache.shape[3], "value dim E")
     for name, tensor in (("k", k), ("v", v)):
         check_dim(name, tensor, 1, q.shape[1], "new tokens T")
@@ -130,10 +123,9 @@ def kv_cache_attention(
         raise invalid(
             "k_cache", f"{k_cache.shape[2]} key heads do not divide q's {q.shape[2]} heads"
         )
-    for name, cache in (("k_cache", k_cache), ("v_cache", v_cache)):
-        if cache.stride(-1) != 1:
-            raise invalid(name, "is updated in place, so its innermost dim must be contiguous")
-    if block_table is not None:
+    check_updatable("k_cache", k_cache)
+    check_updatable("v_cache", v_cache)
+    if paged:
         check_tensor("block_table", block_table, 2, dtypes=(torch.int32,))
         check_dim("block_table", block_table, 0, q.shape[0], "batch")
         if block_table.device != q.device:
