@@ -25,7 +25,7 @@ LogicalResult checkBlocks(Operation *op, std::optional<uint64_t> blocks,
                           std::optional<uint64_t> chunk, int64_t features) {
   if (blocks && (*blocks < 1 || *blocks > (uint64_t(1) << 20)))
     return op->emitOpError() << "'blocks' must be 1 to 2^20, got " << *blocks;
-  if (blocks && chunk) {
+  if (blocks && chunk && features > 0) {
     const uint64_t splits = (features + *chunk - 1) / *chunk;
     if (*blocks % splits != 0)
       return op->emitOpError() << "'blocks' must be a multiple of the "
@@ -205,12 +205,13 @@ LogicalResult checkSums(Operation *op, ShapeChecker &shapes, Value x,
 
 LogicalResult NormGradientSumsOp::verify() {
   ShapeChecker shapes(*this, "CSZ");
+  // The form first: the sums' count divides by 'chunk'.
   if (failed(verifyGradientOperands(*this, shapes, getKind(), getDy(), getX(),
                                     getRstd(), getMean(), getGamma())) ||
-      failed(checkSums(*this, shapes, getX(), getSums(), getChunk())))
+      failed(checkForm(*this, featuresOf(getX()), getThreads(), std::nullopt,
+                       getChunk())))
     return failure();
-  return checkForm(*this, featuresOf(getX()), getThreads(), std::nullopt,
-                   getChunk());
+  return checkSums(*this, shapes, getX(), getSums(), getChunk());
 }
 
 LogicalResult NormGradientRowsOp::verify() {
@@ -219,6 +220,10 @@ LogicalResult NormGradientRowsOp::verify() {
                                     getRstd(), getMean(), getGamma())))
     return failure();
   const int64_t features = featuresOf(getX());
+  if (failed(checkForm(*this, features, getThreads(), getRowsPerBlock(),
+                       getChunk())) ||
+      failed(checkBlocks(*this, getBlocks(), getChunk(), features)))
+    return failure();
   if (static_cast<bool>(getSums()) != getChunk().has_value())
     return emitOpError() << "split rows take both 'chunk' and their 'sums'";
   if (getSums() &&
@@ -228,8 +233,9 @@ LogicalResult NormGradientRowsOp::verify() {
       getDx().getType() != getX().getType())
     return emitOpError() << "'dx' has the type of 'x'";
   const int64_t splits =
-      getChunk() ? (features + int64_t(*getChunk()) - 1) / int64_t(*getChunk())
-                 : 1;
+      getChunk() && features > 0
+          ? (features + int64_t(*getChunk()) - 1) / int64_t(*getChunk())
+          : 1;
   auto partials = cast<RankedTensorType>(getPartials().getType());
   if (partials.getShape() !=
           ArrayRef<int64_t>{int64_t(getBlocks()) / splits, 2, features} ||
@@ -237,10 +243,7 @@ LogicalResult NormGradientRowsOp::verify() {
     return emitOpError() << "'partials' must be "
                          << int64_t(getBlocks()) / splits << " x 2 x "
                          << features << " f32: a row of sums a walker";
-  if (failed(checkForm(*this, features, getThreads(), getRowsPerBlock(),
-                       getChunk())))
-    return failure();
-  return checkBlocks(*this, getBlocks(), getChunk(), features);
+  return success();
 }
 
 LogicalResult NormGradientColumnsOp::verify() {

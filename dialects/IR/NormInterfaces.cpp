@@ -278,7 +278,9 @@ LogicalResult verifyRowsOperands(Operation *op, ShapeChecker &shapes,
 LogicalResult NormPartialsOp::verify() {
   ShapeChecker shapes(*this, "CS");
   if (failed(verifyRowsOperands(*this, shapes, getKind(), getX(), getResidual(),
-                                {}, {})))
+                                {}, {})) ||
+      failed(checkForm(*this, featuresOf(getX()), getThreads(), std::nullopt,
+                       getChunk())))
     return failure();
   const int64_t features = featuresOf(getX());
   shapes.expect('S', (features + int64_t(getChunk()) - 1) / int64_t(getChunk()),
@@ -288,14 +290,16 @@ LogicalResult NormPartialsOp::verify() {
                           hasOuterRows(getX()) ? "MNSZ" : "NSZ")) ||
       failed(checkF32ElementType(*this, "partials", getPartials())))
     return failure();
-  return checkForm(*this, featuresOf(getX()), getThreads(), std::nullopt,
-                   getChunk());
+  return success();
 }
 
 LogicalResult NormRowsOp::verify() {
   ShapeChecker shapes(*this, "CS");
+  // The form first: the partials' count divides by 'chunk'.
   if (failed(verifyRowsOperands(*this, shapes, getKind(), getX(), getResidual(),
-                                getGamma(), getBeta())))
+                                getGamma(), getBeta())) ||
+      failed(checkForm(*this, featuresOf(getX()), getThreads(),
+                       getRowsPerBlock(), getChunk())))
     return failure();
   if (getPartials()) {
     if (!getChunk())
@@ -323,8 +327,5 @@ LogicalResult NormRowsOp::verify() {
   if (getY().getType() != getX().getType() ||
       getH().getType() != getX().getType())
     return emitOpError() << "'y' and 'h' have the type of 'x'";
-  if (failed(checkEps(*this, getEps().convertToFloat())))
-    return failure();
-  return checkForm(*this, featuresOf(getX()), getThreads(), getRowsPerBlock(),
-                   getChunk());
+  return checkEps(*this, getEps().convertToFloat());
 }

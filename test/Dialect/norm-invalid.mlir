@@ -98,3 +98,23 @@ func.func @kind(%x: tensor<4x64xf32>) {
       : (tensor<4x64xf32>) -> tensor<4x2x3xf32>
   return
 }
+
+// -----
+
+// A chunk of no elements is refused before the partials' count divides by it.
+func.func @partials_chunk_zero(%x: tensor<4x64xf32>) {
+  // expected-error @+1 {{'chunk' must be 1 to}}
+  %p = rudnn.norm_partials %x kind "layer_norm" chunk 0 threads 32
+      : (tensor<4x64xf32>) -> tensor<4x2x3xf32>
+  return
+}
+
+// -----
+
+// The second pass refuses a chunk of no elements as the first does.
+func.func @rows_chunk_zero(%x: tensor<4x64xf32>, %p: tensor<4x2x3xf32>) {
+  // expected-error @+1 {{'chunk' must be 1 to}}
+  %y, %mean, %second, %h = rudnn.norm_rows %x partials %p kind "moments" eps 0.0 threads 32 chunk 0
+      : (tensor<4x64xf32>, tensor<4x2x3xf32>) -> (tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x64xf32>)
+  return
+}

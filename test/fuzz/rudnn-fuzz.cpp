@@ -14,7 +14,11 @@
 // Fuzzing mutates cases drawn from the seed files (split at "// -----", as
 // lit's -split-input-file does): byte edits, deleted and repeated spans,
 // tokens of the IR and interesting numbers inserted, splices of two cases.
-// Mutants that parse join the pool. Deterministic for a seed.
+// Each base is a seed from a file drawn uniformly (every operator family
+// alike, however many cases its files hold) or a mutant that parsed; a
+// file's seeds are its cases and what they lower to (primitives, plans), so
+// that the verifiers of every level see mutated text.
+// Deterministic for a seed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -127,6 +131,34 @@ public:
     }
     ::alarm(0);
     return parsed;
+  }
+
+  /// The text of `text` after rudnn-specialize and rudnn-decompose, and
+  /// after the whole pipeline, where they succeed: seeds that reach the
+  /// primitives' and plans' verifiers directly.
+  std::vector<std::string> loweredForms(const std::string &text) {
+    std::vector<std::string> forms;
+    auto sourceMgr = std::make_shared<llvm::SourceMgr>();
+    sourceMgr->AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(text, "seed.mlir"), llvm::SMLoc());
+    OwningOpRef<ModuleOp> module =
+        mlir::rudnn::parseRudnnSource(sourceMgr, context.get());
+    if (!module)
+      return forms;
+    PassManager pm(context.get());
+    pm.addPass(mlir::rudnn::createRudnnSpecialize());
+    pm.addPass(mlir::rudnn::createRudnnDecompose());
+    for (int stage = 0; stage < 2; ++stage) {
+      if (failed(pm.run(*module)))
+        break;
+      std::string printed;
+      llvm::raw_string_ostream os(printed);
+      module->print(os);
+      forms.push_back(std::move(os.str()));
+      pm.clear();
+      pm.addPass(mlir::rudnn::createRudnnPlan());
+    }
+    return forms;
   }
 
 private:
@@ -304,11 +336,20 @@ public:
       case 4: // a token inserted
         text.insert(at, kTokens[pick(std::size(kTokens))]);
         break;
-      case 5: { // a number replaced
-        const size_t digit = text.find_first_of("0123456789", at);
-        if (digit != std::string::npos) {
-          const size_t end = text.find_first_not_of("0123456789", digit);
-          text.replace(digit, end - digit, numbers[pick(std::size(numbers))]);
+      case 5: { // a number, any of the text's alike, replaced
+        std::vector<std::pair<size_t, size_t>> runs; // first digit, length
+        for (size_t i = 0; i < text.size();) {
+          const size_t digit = text.find_first_of("0123456789", i);
+          if (digit == std::string::npos)
+            break;
+          size_t end = text.find_first_not_of("0123456789", digit);
+          end = end == std::string::npos ? text.size() : end;
+          runs.emplace_back(digit, end - digit);
+          i = end;
+        }
+        if (!runs.empty()) {
+          const auto [digit, length] = runs[pick(runs.size())];
+          text.replace(digit, length, numbers[pick(std::size(numbers))]);
         }
         break;
       }
@@ -383,12 +424,22 @@ int main(int argc, char **argv) {
   if (inputs.empty())
     return usage();
   installCrashHandlers();
+  // Seeds by file: a mutant's base is drawn from a file chosen uniformly,
+  // so a family with few cases is fuzzed as often as one with many.
   std::vector<std::string> pool;
-  for (const fs::path &file : mlirFiles(inputs))
-    for (std::string &text : casesOf(file))
-      pool.push_back(std::move(text));
-
+  std::vector<std::pair<size_t, size_t>> fileCases; // first case, count
   Pipeline pipeline;
+  for (const fs::path &file : mlirFiles(inputs)) {
+    const size_t first = pool.size();
+    for (std::string &text : casesOf(file)) {
+      if (!replay)
+        for (std::string &form : pipeline.loweredForms(text))
+          pool.push_back(std::move(form));
+      pool.push_back(std::move(text));
+    }
+    fileCases.emplace_back(first, pool.size() - first);
+  }
+
   const auto start = std::chrono::steady_clock::now();
   long long executed = 0, parsed = 0;
   if (replay) {
@@ -406,8 +457,16 @@ int main(int argc, char **argv) {
     };
     while ((runs < 0 || executed < runs) &&
            (seconds < 0 || elapsed() < seconds)) {
-      const std::string &base = pool[mutator.pick(pool.size())];
-      const std::string &other = pool[mutator.pick(seeds)];
+      auto seedCase = [&] {
+        const auto [first, count] = fileCases[mutator.pick(fileCases.size())];
+        return first + mutator.pick(count);
+      };
+      // Half the time a seed, half the time a mutant that parsed.
+      const size_t mutants = pool.size() - seeds;
+      const std::string &base = mutants && mutator.pick(2)
+                                    ? pool[seeds + mutator.pick(mutants)]
+                                    : pool[seedCase()];
+      const std::string &other = pool[seedCase()];
       std::string mutant = mutator.mutate(base, other);
       ++executed;
       if (pipeline.run(mutant)) {
