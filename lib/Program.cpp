@@ -13,6 +13,7 @@
 #include "lib/PlanImport.h"
 #include "runtime/BundleFile.h"
 #include "runtime/FunctionChecks.h"
+#include "runtime/InputFile.h"
 #include "runtime/PlanBinding.h"
 #include "runtime/ViewChecks.h"
 
@@ -275,12 +276,7 @@ Module Module::parse(Context &context, const std::string &text) {
 }
 
 Module Module::load(Context &context, const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InvalidArgument("cannot read '" + path + "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse(context, text.str());
+  return parse(context, runtime::readInputFile(path, "module"));
 }
 
 std::vector<std::string> Module::functions() const {

@@ -5,6 +5,7 @@
 #include "runtime/BundleFile.h"
 #include "runtime/CudaBackend.h"
 #include "runtime/EmulationBackend.h"
+#include "runtime/InputFile.h"
 #include "runtime/PlanBinding.h"
 #include "runtime/PlanExecutor.h"
 
@@ -91,13 +92,8 @@ std::string chooseTarget(const std::vector<std::string> &targets, bool emulated,
 } // namespace
 
 Bundle Bundle::load(const std::string &path, const BundleOptions &options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InvalidArgument("bundle '" + path + "': cannot read it");
-  std::stringstream text;
-  text << in.rdbuf();
   auto impl = std::make_shared<Impl>();
-  impl->file = BundleFile::read(text.str(), path);
+  impl->file = BundleFile::read(readInputFile(path, "bundle"), path);
   for (const auto &entry : impl->file.plans)
     impl->targets.push_back(entry.first);
   bool emulated = false;

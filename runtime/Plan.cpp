@@ -2,6 +2,7 @@
 
 #include "runtime/Plan.h"
 #include "runtime/Dump.h"
+#include "runtime/InputFile.h"
 
 #include "rudnn/errors.h"
 
@@ -550,12 +551,7 @@ Plan Plan::fromJson(std::string_view text) {
 }
 
 static std::string readWholeFile(const fs::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InvalidArgument("cannot read " + path.string());
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  return readInputFile(path.string(), "plan file");
 }
 
 void Plan::save(const std::string &directory) const {

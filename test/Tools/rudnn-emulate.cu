@@ -85,7 +85,7 @@ extern "C" __global__ void checked(float *x) {
 // RUN: %python %S/Inputs/status.py 2 rudnn-emulate %s --entry scale --grid 1 --block 1 %t/x.npy i32=1 i32=1 2>&1 | FileCheck %s --check-prefix=TYPE
 // TYPE: argument 2 'i32=1' does not fit parameter 2 of 'scale', .f32
 // RUN: %python %S/Inputs/status.py 2 rudnn-emulate %s --entry scale --grid 1 --block 1 %t/missing.npy f32=1 i32=1 2>&1 | FileCheck %s --check-prefix=MISSING
-// MISSING: missing.npy: cannot open
+// MISSING: missing.npy': cannot read it: No such file
 // RUN: %python %S/Inputs/status.py 2 rudnn-emulate %s --entry nowhere --grid 1 --block 1 2>&1 | FileCheck %s --check-prefix=ENTRY
 // ENTRY: the file has no kernel 'nowhere'
 // RUN: %python %S/Inputs/status.py 2 rudnn-emulate %s --entry scale --grid 1 --block 2000 %t/x.npy f32=1 i32=1 2>&1 | FileCheck %s --check-prefix=GEOMETRY

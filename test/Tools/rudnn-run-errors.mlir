@@ -13,7 +13,7 @@
 
 // RANK: rudnn-run: InvalidArgument: {{.*}}q.npy: rank 3, but 'q' has rank 4
 // MISSING: rudnn-run: InvalidArgument: {{.*}}v.npy
-// NOFILE: rudnn-run: InvalidArgument: cannot read '{{.*}}nonexistent.mlir'
+// NOFILE: rudnn-run: InvalidArgument: module '{{.*}}nonexistent.mlir': cannot read it: No such file
 // BOTH: give exactly one of --inputs DIR and --random SEED
 // DIMS: 'q' dim 1 (T) is dynamic: give its size with --dims
 // BACKEND: backend must be auto, cuda or emulation, got 'tpu'

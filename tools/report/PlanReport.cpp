@@ -9,6 +9,7 @@
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/SourceLimits.h"
 #include "lib/ContextImpl.h"
+#include "runtime/InputFile.h"
 #include "runtime/KernelReport.h"
 #include "runtime/NvrtcCompiler.h"
 
@@ -448,11 +449,11 @@ void printFileReport(const std::string &path, const std::string &arch,
     text << d << "\n";
     return success();
   });
-  auto file = llvm::MemoryBuffer::getFile(path);
-  if (!file)
-    throw InvalidArgument("cannot read '" + path + "'");
   auto sourceMgr = std::make_shared<llvm::SourceMgr>();
-  sourceMgr->AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
+  sourceMgr->AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(
+          ::rudnn::runtime::readInputFile(path, "module"), path),
+      llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseRudnnSource(sourceMgr, &context);
   if (!module)
     throw InvalidArgument("not valid rudnn IR:\n" + diagnostics);

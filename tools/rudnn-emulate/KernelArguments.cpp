@@ -1,6 +1,7 @@
 //===- KernelArguments.cpp - rudnn-emulate's arguments --------------------===//
 
 #include "tools/rudnn-emulate/KernelArguments.h"
+#include "runtime/InputFile.h"
 #include "tools/rudnn-run/npy/Npy.h"
 
 #include "rudnn/errors.h"
@@ -50,12 +51,8 @@ std::string reordered(const NpyFile &file, bool toC) {
 } // namespace
 
 NpyFile rudnn::emulate::readNpy(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    bad(path, "cannot open");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string bytes = buffer.str();
+  const std::string bytes =
+      runtime::readInputFile(path, "argument", runtime::kMaxTensorFileBytes);
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     bad(path, "not a .npy file");
   const int major = static_cast<unsigned char>(bytes[6]);

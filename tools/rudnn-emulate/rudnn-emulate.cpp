@@ -17,6 +17,7 @@
 
 #include "codegen/device/DeviceLibrary.h"
 #include "runtime/EmulationBackend.h"
+#include "runtime/InputFile.h"
 #include "runtime/NvrtcCompiler.h"
 
 #include "rudnn/errors.h"
@@ -61,12 +62,7 @@ Dim3 parseDims(const std::string &text, const char *option) {
 }
 
 std::string readSource(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InvalidArgument(path + ": cannot open");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  return runtime::readInputFile(path, "source");
 }
 
 /// The device library, and the headers the file includes with quotes from

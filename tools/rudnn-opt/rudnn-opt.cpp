@@ -8,6 +8,8 @@
 
 #include "codegen/InitRudnn.h"
 #include "dialects/IR/SourceLimits.h"
+#include "rudnn/errors.h"
+#include "runtime/InputFile.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/FileUtilities.h"
@@ -22,8 +24,8 @@ using namespace mlir;
 
 int main(int argc, char **argv) {
   DialectRegistry registry;
-  rudnn::registerRudnnDialects(registry);
-  rudnn::registerRudnnPipelinePasses();
+  mlir::rudnn::registerRudnnDialects(registry);
+  mlir::rudnn::registerRudnnPipelinePasses();
   llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
     os << "rudnn " << RUDNN_VERSION_STRING << "\n";
   });
@@ -33,19 +35,26 @@ int main(int argc, char **argv) {
   if (config.shouldShowDialects())
     return asMainReturnCode(MlirOptMain(argc, argv, input, output, registry));
 
+  try {
+    ::rudnn::runtime::checkToolInput(input, "input");
+  } catch (const ::rudnn::Error &error) {
+    llvm::errs() << error.what() << "\n";
+    return 1;
+  }
   std::string message;
   std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(input, &message);
   if (!file) {
     llvm::errs() << message << "\n";
     return 1;
   }
-  if (std::optional<size_t> at = rudnn::findExcessNesting(file->getBuffer())) {
+  if (std::optional<size_t> at =
+          mlir::rudnn::findExcessNesting(file->getBuffer())) {
     llvm::SourceMgr sourceMgr;
     const char *start = file->getBufferStart();
     sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
     sourceMgr.PrintMessage(llvm::SMLoc::getFromPointer(start + *at),
                            llvm::SourceMgr::DK_Error,
-                           rudnn::excessNestingMessage());
+                           mlir::rudnn::excessNestingMessage());
     return 1;
   }
   std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(output, &message);

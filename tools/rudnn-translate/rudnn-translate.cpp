@@ -17,6 +17,7 @@
 #include "dialects/IR/RudnnDialect.h"
 #include "dialects/IR/SourceLimits.h"
 #include "lib/ContextImpl.h"
+#include "runtime/InputFile.h"
 
 #include "tools/report/PlanReport.h"
 
@@ -136,7 +137,35 @@ static LogicalResult kernelReport(Operation *op, llvm::raw_ostream &os) {
                                          reportDims);
 }
 
+/// Refuses an input that is not a regular file (or a pipe on the standard
+/// input) before MLIR reads it to its end: /dev/zero or a FIFO would never
+/// end or never start. The input is the one argument that is no option and
+/// no value of `-o`; without one it is the standard input.
+static bool refuseIrregularInput(int argc, char **argv) {
+  std::string input = "-";
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg = argv[i];
+    if (arg == "-o") {
+      ++i;
+      continue;
+    }
+    if (arg == "--")
+      break;
+    if (arg == "-" || !arg.starts_with("-"))
+      input = arg.str();
+  }
+  try {
+    ::rudnn::runtime::checkToolInput(input, "input");
+    return false;
+  } catch (const ::rudnn::Error &error) {
+    llvm::errs() << error.what() << "\n";
+    return true;
+  }
+}
+
 int main(int argc, char **argv) {
+  if (refuseIrregularInput(argc, argv))
+    return 1;
   TranslateRegistration cuda("rudnn-to-cuda",
                              "emit the CUDA C++ of every kernel",
                              fromRudnnSource(toCuda));

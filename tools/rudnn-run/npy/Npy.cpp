@@ -2,6 +2,7 @@
 
 #include "tools/rudnn-run/npy/Npy.h"
 #include "runtime/HostFloat.h"
+#include "runtime/InputFile.h"
 
 #include "rudnn/errors.h"
 
@@ -505,10 +506,9 @@ int64_t rudnn::npy::numElements(const std::vector<int64_t> &shape) {
 Array rudnn::npy::read(const std::string &path) {
   // The size first, so that no length a malformed file declares is ever
   // allocated before it is known to be there.
-  std::error_code error;
-  const uintmax_t fileSize = std::filesystem::file_size(path, error);
-  if (error)
-    fail(path, "cannot read: " + error.message());
+  // Only a regular file: a FIFO or a device would block or never end.
+  const uintmax_t fileSize = runtime::checkInputFile(
+      path, "npy: tensor file", runtime::kMaxTensorFileBytes);
   std::ifstream in(path, std::ios::binary);
   if (!in)
     fail(path, std::string("cannot open: ") + std::strerror(errno));
