@@ -356,12 +356,30 @@ std::string Context::deviceDescription() {
 
 void Context::Impl::trackAllocation(void *pointer, size_t bytes) {
   std::lock_guard<std::mutex> lock(allocationMutex);
-  allocations.emplace(pointer, bytes);
+  allocations.emplace(reinterpret_cast<uintptr_t>(pointer), bytes);
 }
 
 bool Context::Impl::untrackAllocation(void *pointer) {
   std::lock_guard<std::mutex> lock(allocationMutex);
-  return allocations.erase(pointer) == 1;
+  return allocations.erase(reinterpret_cast<uintptr_t>(pointer)) == 1;
+}
+
+void Context::Impl::checkWithinAllocation(const void *pointer, size_t bytes,
+                                          const char *what) {
+  const auto address = reinterpret_cast<uintptr_t>(pointer);
+  std::lock_guard<std::mutex> lock(allocationMutex);
+  auto after = allocations.upper_bound(address);
+  if (after == allocations.begin())
+    return;
+  const auto &[base, size] = *std::prev(after);
+  const uintptr_t offset = address - base;
+  if (offset >= size)
+    return;
+  if (bytes > size - offset)
+    throw InvalidArgument(std::string(what) + ": " + std::to_string(bytes) +
+                          " bytes at offset " + std::to_string(offset) +
+                          " of an allocation of " + std::to_string(size) +
+                          " bytes run past its end");
 }
 
 static std::string pointerText(const void *pointer) {
@@ -427,6 +445,7 @@ void Context::copyToDevice(void *dst, const void *src, size_t bytes,
                            Stream stream) {
   if (!dst || !src)
     throw InvalidArgument("copyToDevice: null pointer");
+  impl_->checkWithinAllocation(dst, bytes, "copyToDevice");
   impl_->backend().copyToDevice(devicePointer(dst), src, bytes, stream);
 }
 
@@ -434,6 +453,7 @@ void Context::copyToHost(void *dst, const void *src, size_t bytes,
                          Stream stream) {
   if (!dst || !src)
     throw InvalidArgument("copyToHost: null pointer");
+  impl_->checkWithinAllocation(src, bytes, "copyToHost");
   impl_->backend().copyToHost(dst, devicePointer(src), bytes, stream);
 }
 

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <functional>
 #include <future>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -111,6 +112,11 @@ struct Context::Impl {
   /// (foreign, interior, already released), which must not reach the
   /// backend: its allocators abort on such pointers.
   bool untrackAllocation(void *pointer);
+  /// Throws InvalidArgument when [pointer, pointer + bytes) starts inside
+  /// a live allocation of this context and runs past its end. Memory the
+  /// context did not allocate is the caller's to size.
+  void checkWithinAllocation(const void *pointer, size_t bytes,
+                             const char *what);
 
 private:
   std::shared_ptr<const std::string>
@@ -124,7 +130,7 @@ private:
   BackendKind backendKind_ = BackendKind::Auto;
 
   std::mutex allocationMutex;
-  std::unordered_map<void *, size_t> allocations; // base pointer -> bytes
+  std::map<uintptr_t, size_t> allocations; // base address -> bytes
 
   std::mutex planMutex;
   std::unordered_map<std::string,

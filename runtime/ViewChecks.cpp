@@ -54,6 +54,14 @@ ByteRange rudnn::checkedByteRange(std::string_view nameView,
   }
   if (empty)
     return {};
+  // Kernels load whole elements: a pointer between two faults on a GPU.
+  const auto elementBytes = static_cast<uintptr_t>(dtypeSize(view.dtype));
+  if (reinterpret_cast<uintptr_t>(view.data) % elementBytes != 0)
+    throw InvalidArgument("'" + name() + "' has a data pointer " +
+                          hex(reinterpret_cast<uintptr_t>(view.data)) +
+                          " that is not a multiple of its " +
+                          std::to_string(elementBytes) +
+                          "-byte elements: " + view.describe());
   int64_t largest = 0;
   for (size_t i = 0; i < view.shape.size(); ++i) {
     int64_t term;

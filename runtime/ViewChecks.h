@@ -30,8 +30,9 @@ struct ByteRange {
 /// The largest element offset, Σ (dim − 1)·stride, and the byte range of
 /// `view`, each sum and product overflow-checked. Throws InvalidArgument
 /// naming `name` for mismatched ranks, a negative dim or stride (kernels
-/// index with non-negative offsets from the data pointer), or an extent
-/// past int64 or the address space.
+/// index with non-negative offsets from the data pointer), a data pointer
+/// that is not a multiple of the element size, or an extent past int64 or
+/// the address space.
 ByteRange checkedByteRange(std::string_view name, const TensorView &view);
 
 /// Whether `view`'s data pointer and every stride but the innermost are

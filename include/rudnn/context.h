@@ -99,6 +99,10 @@ public:
   /// after a device fault, or a pointer that is not a live allocation) is
   /// logged as a warning instead.
   void releaseQuietly(void *pointer) noexcept;
+  /// Copies `bytes` between host memory and device memory. A device pointer
+  /// inside an allocation of this context must leave the copy inside it
+  /// (InvalidArgument before anything is copied); other device memory is
+  /// the caller's to size.
   void copyToDevice(void *dst, const void *src, size_t bytes,
                     Stream stream = nullptr);
   void copyToHost(void *dst, const void *src, size_t bytes,

@@ -118,6 +118,9 @@ rudnn_status_t rudnn_malloc(rudnn_context_t context, size_t bytes,
 /* Only a pointer rudnn_malloc returned on this context and not yet freed
  * (or NULL); any other gives RUDNN_STATUS_INVALID_ARGUMENT. */
 rudnn_status_t rudnn_free(rudnn_context_t context, void *pointer);
+/* A device pointer inside memory rudnn_malloc returned must leave the copy
+ * inside that allocation, else RUDNN_STATUS_INVALID_ARGUMENT and nothing is
+ * copied; other device memory is the caller's to size. */
 rudnn_status_t rudnn_memcpy_to_device(rudnn_context_t context, void *dst,
                                       const void *src, size_t bytes);
 rudnn_status_t rudnn_memcpy_to_host(rudnn_context_t context, void *dst,

@@ -152,6 +152,86 @@ TEST_F(CApiTest, FreeOfAPointerNotAllocatedHereIsInvalid) {
   EXPECT_EQ(rudnn_free(context, device), RUDNN_STATUS_OK);
 }
 
+TEST_F(CApiTest, CopiesStayInsideTheAllocationTheyTarget) {
+  void *device = nullptr;
+  ASSERT_EQ(rudnn_malloc(context, 16, &device), RUDNN_STATUS_OK)
+      << rudnn_last_error();
+  std::vector<char> host(1 << 20, 7), back(1 << 20, 0);
+  EXPECT_EQ(rudnn_memcpy_to_device(context, device, host.data(), host.size()),
+            RUDNN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(rudnn_last_error(),
+              HasSubstr("1048576 bytes at offset 0 of an allocation of 16 "
+                        "bytes run past its end"));
+  char *inside = static_cast<char *>(device) + 8;
+  EXPECT_EQ(rudnn_memcpy_to_device(context, inside, host.data(), 12),
+            RUDNN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(rudnn_memcpy_to_host(context, back.data(), inside, 9),
+            RUDNN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(rudnn_last_error(), HasSubstr("copyToHost: 9 bytes at offset 8"));
+  // What fits is copied.
+  EXPECT_EQ(rudnn_memcpy_to_device(context, inside, host.data(), 8),
+            RUDNN_STATUS_OK);
+  EXPECT_EQ(rudnn_memcpy_to_host(context, back.data(), device, 16),
+            RUDNN_STATUS_OK);
+  EXPECT_EQ(rudnn_synchronize(context), RUDNN_STATUS_OK);
+  EXPECT_EQ(std::memcmp(back.data() + 8, host.data(), 8), 0);
+  EXPECT_EQ(rudnn_free(context, device), RUDNN_STATUS_OK);
+}
+
+TEST_F(CApiTest, ModulesLoadOnlyFromRegularFiles) {
+  rudnn_module_t module = nullptr;
+  for (const char *path : {"/dev/zero", "/", "/nonexistent/module.mlir"}) {
+    EXPECT_EQ(rudnn_module_load(context, path, &module),
+              RUDNN_STATUS_INVALID_ARGUMENT)
+        << path;
+    EXPECT_THAT(rudnn_last_error(), HasSubstr(path));
+    EXPECT_EQ(module, nullptr);
+  }
+  EXPECT_THAT(
+      (rudnn_module_load(context, "/dev/zero", &module), rudnn_last_error()),
+      HasSubstr("not a regular file (a character device)"));
+}
+
+TEST_F(CApiTest, ViewsMustBeAlignedToTheirElements) {
+  rudnn_module_t module = nullptr;
+  ASSERT_EQ(rudnn_module_parse(context, R"(
+func.func @main(%x: tensor<?x32xf32> {rudnn.name = "x"})
+    -> (tensor<?xf32> {rudnn.name = "mean"}, tensor<?xf32> {rudnn.name = "var"}) {
+  %mean, %var = rudnn.moments %x : (tensor<?x32xf32>) -> (tensor<?xf32>, tensor<?xf32>)
+  return %mean, %var : tensor<?xf32>, tensor<?xf32>
+})",
+                               &module),
+            RUDNN_STATUS_OK)
+      << rudnn_last_error();
+  rudnn_function_t function = nullptr;
+  ASSERT_EQ(rudnn_module_function(module, "main", &function), RUDNN_STATUS_OK);
+  // Host memory: this context emulates when no GPU is present; on a GPU the
+  // call is refused before any pointer is read either way.
+  std::vector<float> x(2 * 32 + 1, 1.f), mean(3, -1.f), var(3, -1.f);
+  const int64_t xShape[] = {2, 32}, rowShape[] = {2};
+  rudnn_tensor_t argument{reinterpret_cast<char *>(x.data()) + 2,
+                          RUDNN_DTYPE_F32, 2, xShape, nullptr};
+  rudnn_tensor_t results[] = {
+      {mean.data(), RUDNN_DTYPE_F32, 1, rowShape, nullptr},
+      {var.data(), RUDNN_DTYPE_F32, 1, rowShape, nullptr}};
+  EXPECT_EQ(rudnn_function_call(function, &argument, 1, results, 2, nullptr),
+            RUDNN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(rudnn_last_error(), HasSubstr("'x' has a data pointer"));
+  EXPECT_THAT(rudnn_last_error(),
+              HasSubstr("not a multiple of its 4-byte elements"));
+  EXPECT_EQ(mean[0], -1.f);
+  rudnn_tensor_t misalignedResult = results[0];
+  misalignedResult.data = reinterpret_cast<char *>(mean.data()) + 1;
+  argument.data = x.data();
+  rudnn_tensor_t mixed[] = {misalignedResult, results[1]};
+  EXPECT_EQ(rudnn_function_call(function, &argument, 1, mixed, 2, nullptr),
+            RUDNN_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(rudnn_last_error(), HasSubstr("'mean' has a data pointer"));
+  EXPECT_EQ(var[0], -1.f);
+  EXPECT_EQ(rudnn_function_destroy(function), RUDNN_STATUS_OK);
+  EXPECT_EQ(rudnn_module_destroy(module), RUDNN_STATUS_OK);
+}
+
 TEST_F(CApiTest, CompileKernelEntryMustBeACIdentifier) {
   for (const std::string &entry :
        std::vector<std::string>{"../../x", "/abs", "a b", "", "1st", "kernel\n",
