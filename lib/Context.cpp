@@ -11,6 +11,7 @@
 #include "rudnn/version.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 
@@ -77,9 +78,27 @@ static KernelCacheOptions cacheOptions(const ContextOptions &options) {
   return cache;
 }
 
+/// ContextOptions::planCacheCapacity, else RUDNN_PLAN_CACHE_SIZE, else 1024.
+static size_t planCacheCapacity(const ContextOptions &options) {
+  if (options.planCacheCapacity)
+    return options.planCacheCapacity;
+  if (const char *value = std::getenv("RUDNN_PLAN_CACHE_SIZE");
+      value && *value) {
+    char *end = nullptr;
+    errno = 0;
+    const unsigned long long parsed = std::strtoull(value, &end, 10);
+    if (errno == 0 && *end == '\0' && parsed > 0 && value[0] != '-')
+      return static_cast<size_t>(parsed);
+    warn(std::string("RUDNN_PLAN_CACHE_SIZE='") + value +
+         "' is not a positive count; 1024 plans are kept");
+  }
+  return 1024;
+}
+
 Context::Impl::Impl(ContextOptions options)
     : options(std::move(options)), compiler(deviceLibraryHeaders()),
-      kernelCache(cacheOptions(this->options)) {}
+      kernelCache(cacheOptions(this->options)),
+      planCapacity(planCacheCapacity(this->options)) {}
 
 Context::Impl::~Impl() {
   // Executors hold kernels of the backend: release them first.
@@ -255,12 +274,17 @@ Context::Impl::plan(const std::string &signature,
   bool builder = false;
   {
     std::lock_guard<std::mutex> lock(planMutex);
-    auto [it, inserted] = plans.try_emplace(signature);
+    auto [entry, inserted] = plans.insert(signature);
     if (inserted) {
-      it->second = promise.get_future().share();
+      *entry = promise.get_future().share();
       builder = true;
     }
-    future = it->second;
+    future = *entry;
+    // Plans still building are kept: their builders and waiters hold them.
+    planCacheEvictions += plans.shrink(planCapacity, [](const auto &plan) {
+      return plan.wait_for(std::chrono::seconds(0)) ==
+             std::future_status::ready;
+    });
   }
   if (!builder) {
     ++planCacheHits;
@@ -474,6 +498,7 @@ Counters Context::counters() const {
   counters.kernelCacheDiskHits = cache.diskHits;
   counters.planCacheHits = impl_->planCacheHits;
   counters.planCacheMisses = impl_->planCacheMisses;
+  counters.planCacheEvictions = impl_->planCacheEvictions;
   return counters;
 }
 

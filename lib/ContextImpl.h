@@ -16,8 +16,10 @@
 #include <chrono>
 #include <functional>
 #include <future>
+#include <list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 namespace rudnn {
@@ -40,6 +42,65 @@ private:
   std::string function;
   int kernels, done = 0;
   std::chrono::steady_clock::time_point start, last;
+};
+
+/// Values by key, the least recently used first to go: `find` makes an
+/// entry the most recent, `shrink` drops the oldest entries it may.
+template <typename Value> class LruCache {
+public:
+  Value *find(const std::string &key) {
+    auto it = entries.find(key);
+    if (it == entries.end())
+      return nullptr;
+    recency.splice(recency.begin(), recency, it->second.recent);
+    return &it->second.value;
+  }
+  /// The entry for `key` and whether it is new (then default-constructed).
+  std::pair<Value *, bool> insert(const std::string &key) {
+    auto [it, inserted] = entries.try_emplace(key);
+    if (inserted)
+      it->second.recent = recency.insert(recency.begin(), key);
+    else
+      recency.splice(recency.begin(), recency, it->second.recent);
+    return {&it->second.value, inserted};
+  }
+  void erase(const std::string &key) {
+    auto it = entries.find(key);
+    if (it == entries.end())
+      return;
+    recency.erase(it->second.recent);
+    entries.erase(it);
+  }
+  /// Drops the least recently used entries that `droppable` allows until
+  /// at most `capacity` remain; returns how many went.
+  template <typename Droppable>
+  size_t shrink(size_t capacity, Droppable droppable) {
+    size_t dropped = 0;
+    for (auto it = recency.end();
+         entries.size() > capacity && it != recency.begin();) {
+      --it;
+      auto entry = entries.find(*it);
+      if (!droppable(entry->second.value))
+        continue;
+      it = recency.erase(it);
+      entries.erase(entry);
+      ++dropped;
+    }
+    return dropped;
+  }
+  size_t size() const { return entries.size(); }
+  void clear() {
+    entries.clear();
+    recency.clear();
+  }
+
+private:
+  struct Entry {
+    Value value;
+    std::list<std::string>::iterator recent;
+  };
+  std::unordered_map<std::string, Entry> entries;
+  std::list<std::string> recency; // most recent first
 };
 
 struct Context::Impl {
@@ -83,9 +144,10 @@ struct Context::Impl {
            const std::vector<runtime::DevicePtr> &bindings,
            const std::vector<int64_t> &params, runtime::StreamHandle stream);
 
-  /// The functions the operator entry points call, by signature.
+  /// The functions the operator entry points call, by signature, the
+  /// least recently used dropped past planCapacity.
   std::mutex functionMutex;
-  std::unordered_map<std::string, Function> functions;
+  LruCache<std::optional<Function>> functions;
 
   std::atomic<bool> profiling{false};
   mutable std::mutex profileMutex;
@@ -94,7 +156,10 @@ struct Context::Impl {
   const ContextOptions options;
   runtime::NvrtcCompiler compiler;
   runtime::KernelCache kernelCache;
-  std::atomic<uint64_t> planCacheHits{0}, planCacheMisses{0};
+  std::atomic<uint64_t> planCacheHits{0}, planCacheMisses{0},
+      planCacheEvictions{0};
+  /// What the plan and function caches keep (ContextOptions).
+  const size_t planCapacity;
 
   /// The caller's allocator for plans' workspaces (empty: the backend's).
   runtime::WorkspaceAllocator workspaceAllocator() const;
@@ -133,9 +198,7 @@ private:
   std::map<uintptr_t, size_t> allocations; // base address -> bytes
 
   std::mutex planMutex;
-  std::unordered_map<std::string,
-                     std::shared_future<std::shared_ptr<runtime::PlanExecutor>>>
-      plans;
+  LruCache<std::shared_future<std::shared_ptr<runtime::PlanExecutor>>> plans;
 };
 
 /// The device library as compiler headers.

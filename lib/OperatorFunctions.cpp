@@ -30,9 +30,8 @@ Function rudnn::cachedFunction(
         build) {
   Context::Impl &impl = context.impl();
   std::lock_guard<std::mutex> lock(impl.functionMutex);
-  auto it = impl.functions.find(signature);
-  if (it != impl.functions.end())
-    return it->second;
+  if (const std::optional<Function> *cached = impl.functions.find(signature))
+    return **cached;
   mlir::DialectRegistry registry;
   mlir::rudnn::registerRudnnDialects(registry);
   mlir::MLIRContext mlir(registry, mlir::MLIRContext::Threading::DISABLED);
@@ -44,7 +43,9 @@ Function rudnn::cachedFunction(
   auto func = *module->getOps<mlir::func::FuncOp>().begin();
   Function function =
       Module::parse(context, os.str()).function(func.getSymName().str());
-  impl.functions.emplace(signature, function);
+  *impl.functions.insert(signature).first = function;
+  impl.planCacheEvictions += impl.functions.shrink(
+      impl.planCapacity, [](const std::optional<Function> &) { return true; });
   return function;
 }
 

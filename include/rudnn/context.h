@@ -55,6 +55,10 @@ struct ContextOptions {
   /// (ahead-of-time compilation); a device's own arch wins.
   std::string arch = "sm_90";
   Allocator allocator;
+  /// Ready plans (and operator calls' functions) kept, the least recently
+  /// used dropped past it: each distinct attribute value (an eps, a scale)
+  /// makes a plan of its own. 0: RUDNN_PLAN_CACHE_SIZE, else 1024.
+  size_t planCacheCapacity = 0;
 };
 
 /// What the context has done so far.
@@ -64,6 +68,8 @@ struct Counters {
   uint64_t kernelCacheDiskHits = 0;
   uint64_t planCacheHits = 0;
   uint64_t planCacheMisses = 0;
+  /// Plans and operator functions dropped as least recently used.
+  uint64_t planCacheEvictions = 0;
 };
 
 /// Device time of one kernel, summed over the launches made while the

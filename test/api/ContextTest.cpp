@@ -283,3 +283,67 @@ TEST(TensorView, ContiguousStridesAndDescription) {
 }
 
 } // namespace
+
+namespace {
+
+/// Runs y = a·x + y (a plan per value of `a`) on 37 elements and checks it.
+void runAxpy(Context &context, float a) {
+  const int64_t n = 37;
+  std::vector<float> x(n), y(n), expected(n);
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = 0.25f * static_cast<float>(i);
+    y[i] = 2.0f - static_cast<float>(i % 5);
+    expected[i] = a * x[i] + y[i];
+  }
+  DeviceBuffer dx(context, n * sizeof(float)), dy(context, n * sizeof(float));
+  context.copyToDevice(dx.data(), x.data(), n * sizeof(float));
+  context.copyToDevice(dy.data(), y.data(), n * sizeof(float));
+  auto executor =
+      context.impl().plan("axpy:f32:a=" + std::to_string(a),
+                          [&] { return test::axpyPlan(context, a); });
+  executor->run({reinterpret_cast<runtime::DevicePtr>(dx.data()),
+                 reinterpret_cast<runtime::DevicePtr>(dy.data())},
+                {n}, nullptr, /*useGraph=*/false);
+  context.copyToHost(y.data(), dy.data(), n * sizeof(float));
+  context.synchronize();
+  EXPECT_EQ(y, expected) << "a = " << a;
+}
+
+} // namespace
+
+TEST(PlanCacheBound, LeastRecentlyUsedPlansAreDroppedAndCounted) {
+  ContextOptions options;
+  options.backend = BackendKind::Emulation;
+  options.cacheDirectory = "";
+  options.planCacheCapacity = 2;
+  Context context(options);
+  runAxpy(context, 1.0f);
+  runAxpy(context, 2.0f);
+  EXPECT_EQ(context.counters().planCacheEvictions, 0u);
+  runAxpy(context, 1.0f); // a hit: a = 2 is now the least recent
+  runAxpy(context, 3.0f); // drops a = 2
+  Counters counters = context.counters();
+  EXPECT_EQ(counters.planCacheMisses, 3u);
+  EXPECT_EQ(counters.planCacheHits, 1u);
+  EXPECT_EQ(counters.planCacheEvictions, 1u);
+  runAxpy(context, 1.0f); // still kept
+  EXPECT_EQ(context.counters().planCacheHits, 2u);
+  runAxpy(context, 2.0f); // built again, dropping a = 3
+  counters = context.counters();
+  EXPECT_EQ(counters.planCacheMisses, 4u);
+  EXPECT_EQ(counters.planCacheEvictions, 2u);
+  // The kernel was compiled once: plans share the kernel cache.
+  EXPECT_EQ(counters.kernelsCompiled, 1u);
+}
+
+TEST(PlanCacheBound, ManyDistinctAttributesKeepAtMostTheCapacity) {
+  ContextOptions options;
+  options.backend = BackendKind::Emulation;
+  options.cacheDirectory = "";
+  options.planCacheCapacity = 3;
+  Context context(options);
+  for (int i = 0; i < 20; ++i)
+    runAxpy(context, 0.5f * static_cast<float>(i));
+  EXPECT_EQ(context.counters().planCacheEvictions, 17u);
+  EXPECT_EQ(context.counters().planCacheMisses, 20u);
+}

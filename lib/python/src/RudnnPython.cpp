@@ -128,8 +128,9 @@ NB_MODULE(_rudnn, m) {
           "__init__",
           [](Context *self, const std::string &backend,
              std::optional<std::string> cacheDirectory, int device,
-             std::optional<bool> sanitize) {
+             std::optional<bool> sanitize, size_t planCacheCapacity) {
             ContextOptions options;
+            options.planCacheCapacity = planCacheCapacity;
             options.backend = parseBackend(backend);
             options.cacheDirectory = cacheDirectory;
             options.deviceOrdinal = device;
@@ -137,7 +138,8 @@ NB_MODULE(_rudnn, m) {
             new (self) Context(std::move(options));
           },
           nb::arg("backend") = "auto", nb::arg("cache_dir") = nb::none(),
-          nb::arg("device") = 0, nb::arg("sanitize") = nb::none())
+          nb::arg("device") = 0, nb::arg("sanitize") = nb::none(),
+          nb::arg("plan_cache_capacity") = 0)
       .def_prop_ro("backend",
                    [](Context &self) {
                      return std::string(backendName(self.backend()));
@@ -155,6 +157,7 @@ NB_MODULE(_rudnn, m) {
              dict["kernel_cache_disk_hits"] = counters.kernelCacheDiskHits;
              dict["plan_cache_hits"] = counters.planCacheHits;
              dict["plan_cache_misses"] = counters.planCacheMisses;
+             dict["plan_cache_evictions"] = counters.planCacheEvictions;
              return dict;
            })
       .def(
