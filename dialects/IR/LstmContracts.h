@@ -13,6 +13,10 @@ namespace rudnn {
 /// hidden states (fp32) in shared memory.
 inline constexpr int64_t kLstmMaxHidden = 4096;
 
+/// Most layers of rudnn.lstm: far past any model, and small enough that
+/// the counts of its weights and states never overflow.
+inline constexpr int64_t kLstmMaxLayers = 1024;
+
 /// Operands of rudnn.lstm before the state_dict's tensors: x, h0, c0,
 /// lengths.
 inline constexpr unsigned kLstmLeadingOperands = 4;

@@ -77,6 +77,10 @@ Value LstmOp::getWeight(int64_t layer, int64_t direction, int which) {
 }
 
 LogicalResult LstmOp::verify() {
+  // Bounded first: the counts below multiply it.
+  if (getNumLayers() > uint64_t(::rudnn::kLstmMaxLayers))
+    return emitOpError() << "'num_layers' must be 1 to " << ::rudnn::kLstmMaxLayers
+                         << ", got " << getNumLayers();
   const int64_t states = int64_t(getNumLayers()) * getDirections();
   const size_t weights = getWeights().size();
   if (weights != size_t(2 * states) && weights != size_t(4 * states))

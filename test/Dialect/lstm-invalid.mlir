@@ -112,3 +112,14 @@ func.func @recurrence_per_step_on_chip(%g: tensor<1x4x2x20xf32>, %s: tensor<1x3x
       -> (tensor<4x2x5xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>)
   return
 }
+
+// -----
+
+// The layer count is bounded before the weights' count multiplies it.
+func.func @layers_overflow(%x: tensor<4x2x3xf32>, %wi: tensor<20x3xf32>, %wh: tensor<20x5xf32>) {
+  // expected-error @+1 {{'num_layers' must be 1 to 1024, got 9223372036854775807}}
+  %out, %h, %c = rudnn.lstm %x weights(%wi, %wh) layers 9223372036854775807 bidirectional
+      : (tensor<4x2x3xf32>, tensor<20x3xf32>, tensor<20x5xf32>)
+      -> (tensor<4x2x10xf32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>)
+  return
+}
