@@ -228,3 +228,40 @@ DimSizes rudnn::checkCall(const OperatorContract &contract,
   checkViewAliasing(inputs, outputs, inPlace);
   return bound;
 }
+
+void rudnn::checkOffsetValues(const OperatorContract &contract,
+                              const std::vector<const TensorView *> &operands,
+                              const DimSizes &dims) {
+  for (size_t i = 0; i < operands.size() && i < contract.operands.size(); ++i) {
+    const TensorContract &tensor = contract.operands[i];
+    const TensorView *view = operands[i];
+    if (tensor.sample != Sample::Offsets || !view ||
+        view->dtype != DType::I32 || view->shape.size() != 1 ||
+        !dims.has(tensor.counts))
+      continue;
+    const int64_t count = view->shape[0], end = dims[tensor.counts];
+    const int64_t stride = view->strides.empty() ? 1 : view->strides[0];
+    const auto *values = static_cast<const int32_t *>(view->data);
+    auto refuse = [&](int64_t entry, const std::string &why) {
+      throw InvalidArgument(
+          "'" + std::string(tensor.name) + "' must start at 0, never " +
+          "decrease and end at " + tensor.counts + " = " + std::to_string(end) +
+          ": entry " + std::to_string(entry) + " is " +
+          std::to_string(values[entry * stride]) + ", " + why);
+    };
+    if (count == 0)
+      continue;
+    if (values[0] != 0)
+      refuse(0, "not 0");
+    for (int64_t n = 1; n < count; ++n) {
+      const int32_t value = values[n * stride];
+      if (value < values[(n - 1) * stride])
+        refuse(n, "less than entry " + std::to_string(n - 1));
+      if (value > end)
+        refuse(n, "past " + std::string(1, tensor.counts));
+    }
+    if (values[(count - 1) * stride] != end)
+      refuse(count - 1, "not " + std::string(1, tensor.counts) +
+                            ": the tokens after it belong to no sequence");
+  }
+}

@@ -67,6 +67,16 @@ DimSizes checkCall(const OperatorContract &contract,
                    const std::vector<const TensorView *> &results,
                    DimSizes bound = {});
 
+/// The values of the operands whose contract draws them as offsets
+/// (Sample::Offsets: packed sequences' boundaries): each must start at 0,
+/// never decrease and end at the size of its `counts` letter, so that every
+/// token belongs to exactly one sequence. Reads the views' memory: only for
+/// views in host memory (the emulation backend's). Throws InvalidArgument
+/// naming the operand, the entry and its value.
+void checkOffsetValues(const OperatorContract &contract,
+                       const std::vector<const TensorView *> &operands,
+                       const DimSizes &dims);
+
 /// The view `optional` holds, or null.
 template <typename Optional> const TensorView *viewOf(const Optional &view) {
   return view ? &*view : nullptr;

@@ -32,16 +32,18 @@ void operatorViews(const OperatorCheck &op,
 
 } // namespace
 
-void FunctionChecks::checkCall(
-    const std::vector<TensorView> &argumentViews,
-    const std::vector<TensorView> &resultViews) const {
+void FunctionChecks::checkCall(const std::vector<TensorView> &argumentViews,
+                               const std::vector<TensorView> &resultViews,
+                               bool valuesOnHost) const {
   checkDeclared(arguments, argumentViews, "arguments");
   checkDeclared(results, resultViews, "results");
   // Kept per thread, so a repeated call allocates none.
   thread_local std::vector<const TensorView *> operands, outputs;
   for (const OperatorCheck &op : operators) {
     operatorViews(op, argumentViews, resultViews, operands, outputs);
-    rudnn::checkCall(op.contract, operands, outputs);
+    const DimSizes dims = rudnn::checkCall(op.contract, operands, outputs);
+    if (valuesOnHost)
+      checkOffsetValues(op.contract, operands, dims);
   }
   if (operators.size() <= 1)
     return;

@@ -40,8 +40,11 @@ struct FunctionChecks {
   /// Each view against its declaration, each operator's views against its
   /// contract, and, between operators, that no result meets an argument or
   /// another result. Throws InvalidArgument naming the tensor.
+  /// With `valuesOnHost` (the emulation backend's memory), also the
+  /// values the contracts constrain (checkOffsetValues).
   void checkCall(const std::vector<TensorView> &argumentViews,
-                 const std::vector<TensorView> &resultViews) const;
+                 const std::vector<TensorView> &resultViews,
+                 bool valuesOnHost = false) const;
 
   /// After binding: a parameter named by a dim letter (N = ceil(T / chunk))
   /// fixes that dim in every view a contract lays out with it.

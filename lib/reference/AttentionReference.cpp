@@ -1,6 +1,7 @@
 //===- AttentionReference.cpp - Attention in float64 ----------------------===//
 
 #include "lib/reference/AttentionReference.h"
+#include "lib/reference/Offsets.h"
 
 #include <algorithm>
 #include <cmath>
@@ -208,6 +209,11 @@ AttentionOutputs rudnn::reference::attentionVarlenForward(
     const std::vector<double> &keyOffsets, const AttentionOptions &options) {
   const int64_t H = heads, G = kvHeads, D = headDim, E = valueDim;
   const int64_t T = static_cast<int64_t>(in.q.size()) / (H * D);
+  checkOffsets("cu_seqlens_q", queryOffsets, T);
+  checkOffsets("cu_seqlens_k", keyOffsets,
+               static_cast<int64_t>(in.k.size()) / (G * D));
+  if (queryOffsets.size() != keyOffsets.size())
+    throw InvalidArgument("'cu_seqlens_q' and 'cu_seqlens_k' differ in size");
   AttentionOutputs out;
   out.o.assign(T * H * E, 0.0);
   out.lse.assign(H * T, -std::numeric_limits<double>::infinity());
@@ -244,6 +250,10 @@ AttentionGradients rudnn::reference::attentionVarlenBackward(
   const int64_t H = heads, G = kvHeads, D = headDim, E = valueDim;
   const int64_t T = static_cast<int64_t>(in.q.size()) / (H * D),
                 S = static_cast<int64_t>(in.k.size()) / (G * D);
+  checkOffsets("cu_seqlens_q", queryOffsets, T);
+  checkOffsets("cu_seqlens_k", keyOffsets, S);
+  if (queryOffsets.size() != keyOffsets.size())
+    throw InvalidArgument("'cu_seqlens_q' and 'cu_seqlens_k' differ in size");
   AttentionGradients grad;
   grad.dq.assign(T * H * D, 0.0);
   grad.dk.assign(S * G * D, 0.0);

@@ -1,6 +1,7 @@
 //===- KdaReference.cpp - Kimi Delta Attention in float64 -----------------===//
 
 #include "lib/reference/KdaReference.h"
+#include "lib/reference/Offsets.h"
 
 #include <algorithm>
 #include <cmath>
@@ -223,6 +224,7 @@ struct PackedSequence {
 template <typename Visit>
 void forEachSequence(const KdaShape &shape, const std::vector<double> &offsets,
                      Visit visit) {
+  checkOffsets("cu_seqlens", offsets, shape.length);
   for (size_t n = 0; n + 1 < offsets.size(); ++n) {
     const auto first = static_cast<int64_t>(offsets[n]);
     visit(PackedSequence{shape, first,

@@ -302,6 +302,20 @@ TEST_F(KdaVarlen, BadCallsAreRejectedBeforeAnythingRuns) {
   KdaForwardInputs floatOffsets = p.inputs;
   floatOffsets.cuSeqlens->dtype = DType::F32;
   rejects(floatOffsets, outputs, "cu_seqlens");
+  // Offset values keep the contract: from 0, never down, to T = 8.
+  for (const auto &[values, message] :
+       std::vector<std::pair<std::vector<double>, const char *>>{
+           {{0, 3, 9}, "entry 2 is 9, past T"},
+           {{0, 5, 3}, "entry 2 is 3, less than entry 1"},
+           {{0, -2, 8}, "entry 1 is -2, less than entry 0"},
+           {{0, 3, 6}, "entry 2 is 6, not T"},
+           {{2, 3, 8}, "entry 0 is 2, not 0"}}) {
+    DeviceTensor offsets = upload(bytesOf<int32_t>(values), DType::I32);
+    offsets.view = TensorView::contiguous(offsets.view.data, DType::I32, {3});
+    KdaForwardInputs badOffsets = p.inputs;
+    badOffsets.cuSeqlens = offsets.view;
+    rejects(badOffsets, outputs, message);
+  }
   // Packed sequences are one batch entry.
   KdaForwardInputs twoEntries = p.inputs;
   for (TensorView *view : {&twoEntries.q, &twoEntries.k, &twoEntries.v,

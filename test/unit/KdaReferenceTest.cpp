@@ -8,6 +8,8 @@
 #include "lib/reference/KdaReference.h"
 #include "lib/reference/KdaChunked.h"
 
+#include "rudnn/errors.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -222,3 +224,22 @@ TEST(KdaReference, ChunkedBackwardMatchesTokenBackward) {
 }
 
 } // namespace
+
+// Offsets outside the contract are refused, not indexed: the tools' checks
+// run the reference on whatever the caller passed.
+TEST(KdaVarlenReference, RefusesOffsetsOutsideTheContract) {
+  KdaShape shape;
+  shape.length = 6;
+  shape.featureK = shape.featureV = 2;
+  KdaInputs in;
+  in.q.assign(12, 0.1);
+  in.k.assign(12, 0.1);
+  in.v.assign(12, 0.1);
+  in.g.assign(12, -0.1);
+  in.beta.assign(6, 0.5);
+  for (const std::vector<double> &offsets : std::vector<std::vector<double>>{
+           {0, 3, 7}, {0, 4, 2, 6}, {0, -1, 6}, {1, 3, 6}, {0, 3, 5}})
+    EXPECT_THROW(kdaVarlenForward(shape, in, offsets, 0.5, 0),
+                 rudnn::InvalidArgument);
+  EXPECT_NO_THROW(kdaVarlenForward(shape, in, {0, 0, 6}, 0.5, 0));
+}
