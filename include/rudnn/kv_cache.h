@@ -46,13 +46,21 @@ struct KvCacheOptions {
 /// to cache positions 0 … L + i:
 ///   o[b, i, h] = Σ_j softmax_j(scale · q[b, i, h] · k_j) · v_j.
 /// An entry whose append would pass its capacity (S, or M·Z), whose length
-/// is negative, or whose pages up to L + T include one outside [0, P) is
-/// refused: nothing of its cache is written, its o is 0, its lse −inf, its
-/// status 1. The pages an entry appends to must be its own. Nothing depends
-/// on the lengths on the host, so a captured CUDA graph replays correctly
-/// as they change. One compile per signature (dtype, D, E, page size,
-/// splits, which outputs). Throws InvalidArgument naming the bad argument
-/// before anything is written.
+/// is negative, or whose pages up to L + T include one outside [0, P)
+/// cannot be served. The pages an entry appends to must be its own: no
+/// other entry may read them. As for kdaDecode, the rule for such entries
+/// depends on `status`:
+/// - given: they are refused on the device (nothing of the entry's cache
+///   is written, its o is 0, its lse −inf, its status 1) and nothing
+///   depends on the lengths on the host, so a captured CUDA graph replays
+///   correctly as they change (pages shared between entries are the
+///   caller's to avoid there);
+/// - absent: the lengths and block table are read on the host first (a
+///   copy and a synchronization) and the call throws InvalidArgument naming
+///   the entries, before anything is written.
+/// One compile per signature (dtype, D, E, page size, splits, which
+/// outputs). Throws InvalidArgument naming the bad argument before anything
+/// is written.
 void kvCacheAttention(Context &context, const KvCacheInputs &inputs,
                       const KvCacheOutputs &outputs,
                       const KvCacheOptions &options = {},

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <cmath>
+#include <map>
 #include <sstream>
 
 using namespace rudnn;
@@ -111,6 +112,75 @@ mlir::OwningOpRef<mlir::ModuleOp> cacheModule(mlir::MLIRContext &mlir,
   return module;
 }
 
+/// Without a status tensor the lengths (and block table) are checked on the
+/// host, as kdaDecode checks its slots: each entry's append fits its
+/// capacity, its pages are in [0, P), and no page one entry appends to is
+/// one another entry reads. Throws InvalidArgument naming the entries.
+void checkEntriesOnHost(Context &context, const KvCacheInputs &in,
+                        const DimSizes &dims, Stream stream) {
+  const int64_t B = dims['B'], T = dims['T'];
+  std::vector<int32_t> lengths(static_cast<size_t>(B));
+  context.copyToHost(lengths.data(), in.cacheLengths.data,
+                     lengths.size() * sizeof(int32_t), stream);
+  std::vector<int32_t> table;
+  const bool paged = in.blockTable.has_value();
+  const int64_t Z = paged ? dims['Z'] : 0, M = paged ? dims['M'] : 0;
+  if (paged) {
+    table.resize(static_cast<size_t>(B * M));
+    context.copyToHost(table.data(), in.blockTable->data,
+                       table.size() * sizeof(int32_t), stream);
+  }
+  context.synchronize(stream);
+  const int64_t capacity = paged ? M * Z : dims['S'];
+  const std::string hint = " (give 'status' to have such entries refused on "
+                           "the device instead)";
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t length = lengths[b];
+    if (length < 0 || length + T > capacity)
+      throw InvalidArgument("'cache_lengths' entry " + std::to_string(b) +
+                            " is " + std::to_string(length) + ": appending " +
+                            std::to_string(T) + " tokens needs 0 ≤ length ≤ " +
+                            std::to_string(capacity - T) + " (the capacity " +
+                            std::to_string(capacity) + " less the tokens)" +
+                            hint);
+  }
+  if (!paged)
+    return;
+  // The entry appending to each page, and each page's readers.
+  std::map<int32_t, int64_t> appender;
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t used = (lengths[b] + T + Z - 1) / Z;
+    for (int64_t slot = 0; slot < used; ++slot) {
+      const int32_t page = table[b * M + slot];
+      if (page < 0 || page >= dims['P'])
+        throw InvalidArgument(
+            "'block_table' entry " + std::to_string(b) + " holds page " +
+            std::to_string(page) + " at slot " + std::to_string(slot) +
+            ", outside the " + std::to_string(dims['P']) + " pages" + hint);
+      if (slot >= lengths[b] / Z) {
+        auto [it, inserted] = appender.emplace(page, b);
+        if (!inserted && it->second != b)
+          throw InvalidArgument("'block_table' entries " +
+                                std::to_string(it->second) + " and " +
+                                std::to_string(b) + " both append to page " +
+                                std::to_string(page) + hint);
+      }
+    }
+  }
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t used = (lengths[b] + T + Z - 1) / Z;
+    for (int64_t slot = 0; slot < used; ++slot) {
+      auto it = appender.find(table[b * M + slot]);
+      if (it != appender.end() && it->second != b)
+        throw InvalidArgument(
+            "'block_table' entry " + std::to_string(it->second) +
+            " appends to page " + std::to_string(it->first) + ", which entry " +
+            std::to_string(b) + " reads: the pages an entry appends to must " +
+            "be its own" + hint);
+    }
+  }
+}
+
 } // namespace
 
 void rudnn::kvCacheAttention(Context &context, const KvCacheInputs &in,
@@ -144,6 +214,8 @@ void rudnn::kvCacheAttention(Context &context, const KvCacheInputs &in,
     if (dims.has(letter) && dims[letter] > INT32_MAX / 2)
       throw InvalidArgument(std::string("dim ") + letter +
                             " must be below 2^30");
+  if (!out.status)
+    checkEntriesOnHost(context, in, dims, stream);
   CallForm form{in.q.dtype,
                 dims['D'],
                 dims['E'],

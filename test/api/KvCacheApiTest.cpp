@@ -115,8 +115,10 @@ protected:
     return std::vector<double>(values.begin(), values.end());
   }
 
-  /// Runs `p` through kvCacheAttention with `c`'s layout and splits.
-  Results run(const CacheCase &c, const CacheProblem &p) {
+  /// Runs `p` through kvCacheAttention with `c`'s layout and splits, with
+  /// a status tensor unless `withStatus` is false.
+  Results run(const CacheCase &c, const CacheProblem &p,
+              bool withStatus = true) {
     const reference::KvCacheShape &s = p.shape;
     const int64_t B = c.B, T = c.T, H = c.H, G = c.G, D = c.D, E = c.E;
     // Contiguous caches [B, S, G, *]; pages [P, Z, G, *].
@@ -149,8 +151,10 @@ protected:
     }
     KvCacheOptions options;
     options.splits = c.splits;
-    kvCacheAttention(*context, inputs, {o.view, lse.view, status.view},
-                     options);
+    KvCacheOutputs outputs{o.view, lse.view, status.view};
+    if (!withStatus)
+      outputs.status.reset();
+    kvCacheAttention(*context, inputs, outputs, options);
     Results got;
     got.o = readSequence(o, B, T, H, E);
     got.lse = read(lse, B * H * T);
@@ -256,6 +260,38 @@ TEST_F(KvCacheTest, RefusedEntriesWriteNothingAndSaySo) {
   q.in.blockTable[0] = 9;  // entry 0, tokens 0-3: page 9 of 9
   q.in.blockTable[5] = -1; // entry 1, tokens 8-11: beyond its 8
   EXPECT_EQ(matchesFloat64(paged, q).status, (std::vector<double>{1, 0, 1}));
+}
+
+// Without a status tensor the entries are checked on the host, as
+// kdaDecode's slots are: the call throws naming the entry, writing nothing.
+TEST_F(KvCacheTest, WithoutStatusUnservableEntriesAreNamedBeforeAnythingRuns) {
+  auto rejects = [&](const CacheCase &c, const CacheProblem &p,
+                     const std::string &message) {
+    EXPECT_THAT([&] { run(c, p, /*withStatus=*/false); },
+                ::testing::ThrowsMessage<InvalidArgument>(HasSubstr(message)));
+  };
+  const CacheCase contiguous{f32, 3, 2, 4, 2, 32, 32, 20, 0, 0, 0, bthd};
+  rejects(contiguous, problem(contiguous, {18, 19, 0}, 3),
+          "'cache_lengths' entry 1 is 19: appending 2 tokens needs 0 ≤ length "
+          "≤ 18");
+  rejects(contiguous, problem(contiguous, {0, 4, -1}, 3),
+          "'cache_lengths' entry 2 is -1");
+  // Entries that fit still run, and match float64.
+  matchesFloat64(contiguous, problem(contiguous, {18, 0, 5}, 3));
+  const CacheCase paged{f32, 3, 1, 4, 2, 32, 32, 0, 4, 3, 0, bhtd};
+  CacheProblem outside = problem(paged, {5, 7, 2}, 4);
+  outside.in.blockTable[1] = 99; // entry 0, tokens 4-5
+  rejects(paged, outside,
+          "'block_table' entry 0 holds page 99 at slot 1, outside the");
+  CacheProblem bothAppend = problem(paged, {5, 7, 2}, 4);
+  bothAppend.in.blockTable[4] = bothAppend.in.blockTable[1]; // slot 1 each
+  rejects(paged, bothAppend, "entries 0 and 1 both append to page");
+  CacheProblem readByAnother = problem(paged, {5, 7, 2}, 4);
+  readByAnother.in.blockTable[6] = readByAnother.in.blockTable[0];
+  rejects(paged, readByAnother,
+          "'block_table' entry 2 appends to page " +
+              std::to_string(int(readByAnother.in.blockTable[0])) +
+              ", which entry 0 reads");
 }
 
 TEST_F(KvCacheTest, OneCapturedCallFollowsTheLengthsOnTheDevice) {
