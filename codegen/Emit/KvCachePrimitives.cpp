@@ -73,21 +73,53 @@ struct PartialsKernel {
 /// `DecodeSplit{...}`'s initializer: the lengths and dims both kernels bind.
 std::string splitInitializer(int64_t splits, int64_t blocks) {
   return "{cache_lengths, batch, tokens, kv_heads, " + std::to_string(splits) +
-         ", " + std::to_string(blocks) + "}";
+         ", " + std::to_string(blocks) + ", slots}";
+}
+
+/// The partial-result slots of a query row: the forced parts, else a count
+/// the runtime chooses so that the partials of the call's B·T·H rows (E + 1
+/// floats a slot) fit kDecodePartialBudgetBytes, 1 to kDecodeMaxSplits.
+std::optional<DimRef> partialSlots(int64_t splits, int64_t valueDim) {
+  if (splits)
+    return std::nullopt;
+  return DimRef::split(
+      1, {DimRef::of('B'), DimRef::of('T'), DimRef::of('H')},
+      std::max<int64_t>(1, kDecodePartialBudgetBytes / (4 * (valueDim + 1))),
+      kDecodeMaxSplits, "partial_slots");
 }
 
 /// The split inputs both kernels bind, after their tensors.
-void bindSplit(KernelBuilder &builder, Value lengths) {
+void bindSplit(KernelBuilder &builder, Value lengths, int64_t splits,
+               int64_t valueDim) {
   builder.pointer(lengths, "cache_lengths", "int", false);
   builder.dim(DimRef::of('B'), "batch");
   builder.dim(DimRef::of('T'), "tokens");
   builder.dim(DimRef::of('H'), "heads");
   builder.dim(DimRef::of('G'), "kv_heads");
+  if (std::optional<DimRef> slots = partialSlots(splits, valueDim))
+    builder.dim(*slots, "slots");
+  else
+    builder.body() << "  const int slots = " << splits << ";\n";
 }
 
 /// Bytes of a [B, T, H]-rowed result of `perRow` bytes a row.
 SizeRef rowsOf(int64_t perRow) {
   return {perRow, {DimRef::of('B'), DimRef::of('T'), DimRef::of('H')}};
+}
+
+/// Bytes of the partials of `perSlot` bytes a slot: `splits` slots a row
+/// when forced, else the runtime's count.
+SizeRef partialsOf(int64_t perSlot, int64_t splits, int64_t valueDim) {
+  SizeRef bytes = rowsOf(perSlot);
+  if (std::optional<DimRef> slots = partialSlots(splits, valueDim))
+    bytes.dims.push_back(*slots);
+  else
+    bytes.constant *= splits;
+  return bytes;
+}
+
+int64_t splitsOf(DecodePartialsOp op) {
+  return op.getSplits() ? int64_t(*op.getSplits()) : 0;
 }
 
 struct PartialsModel
@@ -108,10 +140,11 @@ struct PartialsModel
     case 3:
       return ResultStorage::own(rowsOf(4), "lse").orNull();
     case 4:
-      return ResultStorage::own(rowsOf(4 * kDecodeMaxSplits * valueDim),
-                                "o_partial");
+      return ResultStorage::own(
+          partialsOf(4 * valueDim, splitsOf(partials), valueDim), "o_partial");
     case 5:
-      return ResultStorage::own(rowsOf(4 * kDecodeMaxSplits), "lse_partial");
+      return ResultStorage::own(partialsOf(4, splitsOf(partials), valueDim),
+                                "lse_partial");
     default:
       return ResultStorage::own({4, {DimRef::of('B')}}, "status").orNull();
     }
@@ -168,7 +201,8 @@ struct PartialsModel
                       {std::string(name) + "_b", std::string(name) + "_t",
                        std::string(name) + "_h"});
     builder.strides(partials.getBlockTable(), {"block_table_b"});
-    bindSplit(builder, partials.getCacheLengths());
+    bindSplit(builder, partials.getCacheLengths(), kernel.splits,
+              kernel.valueDim);
     // The capacity: S, or pages an entry may have times the page size.
     const std::string capacity =
         kernel.pageSize ? builder.dim(DimRef::of('M'), "max_pages") + " * " +
@@ -236,7 +270,7 @@ struct CombineModel
     builder.pointer(o, "o", in, true);
     builder.pointer(combine.getLse(), "lse", "float", true);
     builder.strides(o, {"o_b", "o_t", "o_h"});
-    bindSplit(builder, combine.getCacheLengths());
+    bindSplit(builder, combine.getCacheLengths(), splits, valueDim);
     if (!builder.conflict().empty())
       return op->emitOpError()
              << "cannot emit its kernel: " << builder.conflict();

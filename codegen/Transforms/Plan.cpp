@@ -374,6 +374,24 @@ std::string FunctionPlanner::layoutOf(const Memory &memory) {
 }
 
 FailureOr<std::string> FunctionPlanner::param(const DimRef &dim) {
+  if (!dim.splitOf.empty()) {
+    if (paramIndex.count(dim.name))
+      return dim.name;
+    // The dims it splits first: a split reads parameters before it.
+    SizeRef over{dim.splitConstant, {}};
+    for (const DimRef &of : dim.splitOf)
+      over.dims.push_back(of);
+    FailureOr<SizeAttr> blocks = size(over);
+    if (failed(blocks))
+      return failure();
+    paramIndex[dim.name] = paramNames.size();
+    paramNames.push_back(dim.name);
+    paramSources.push_back(
+        SplitSourceAttr::get(func.getContext(), *blocks, dim.splitTarget,
+                             SizeAttr::get(func.getContext(), dim.splitMax,
+                                           builder.getArrayAttr({}), 1)));
+    return dim.name;
+  }
   if (!dim.terms.empty()) {
     if (paramIndex.count(dim.name))
       return dim.name;

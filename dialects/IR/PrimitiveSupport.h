@@ -57,8 +57,26 @@ struct DimRef {
     return dim;
   }
 
+  /// A count the runtime chooses from the dims `of` (their product times
+  /// `constant`): clamp(ceil(target / that), 1, max), a parameter named
+  /// `name` (#rudnn.split): the partial-result slots of a split that fits
+  /// a budget of `target` rows.
+  static DimRef split(int64_t constant, std::vector<DimRef> of, int64_t target,
+                      int64_t max, std::string name) {
+    DimRef dim;
+    dim.name = std::move(name);
+    dim.splitConstant = constant;
+    dim.splitOf = std::move(of);
+    dim.splitTarget = target;
+    dim.splitMax = max;
+    return dim;
+  }
+
   /// Non-empty: this dim is the sum of these.
   std::vector<DimRef> terms;
+  /// Non-empty: this dim is a split count over these (split()).
+  std::vector<DimRef> splitOf;
+  int64_t splitConstant = 1, splitTarget = 0, splitMax = 0;
 };
 
 /// constant × Π dims.

@@ -186,6 +186,12 @@ int64_t kdaLargestBlockSharedBytes(int64_t chunk, int64_t featureDimK,
 /// Parts a decoding step may split an entry's keys into
 /// (attention::kDecodeMaxSplits: o_partial's slots).
 inline constexpr int64_t kDecodeMaxSplits = 64;
+/// The workspace a decoding step's partial results may take when the
+/// device chooses the split: the slots a query row gets are as many as
+/// this holds for the call's rows (B·T·H), 1 to kDecodeMaxSplits, so a
+/// step of many new tokens splits less instead of asking for 64 × its
+/// output.
+inline constexpr int64_t kDecodePartialBudgetBytes = int64_t(256) << 20;
 
 /// Dynamic shared memory, in bytes, of a decoding-step block of `warps`
 /// warps (sizeof(attention::DecodeShared)): 16 query rows, two stages of

@@ -26,15 +26,19 @@
 // DECOMPOSE-SAME: -> (tensor<?x?x8x128xbf16>, tensor<?x?x8x128xbf16>, tensor<?x1x32x128xbf16>, tensor<?x32x1xf32>, tensor<?x32x1x64x128xf32>, tensor<?x32x1x64xf32>, tensor<?xi32>)
 // DECOMPOSE: %[[O:[^,]*]], %{{.*}} = rudnn.decode_combine %[[OP]], %[[LP]] into(%[[O1]], %[[LSE1]]) lengths %[[L]] blocks 396
 // DECOMPOSE: return %[[O]], %[[KOUT]], %[[VOUT]]
+// The partials hold the slots the runtime chooses for the call's rows:
+// as many as 256 MiB holds (E + 1 floats a slot), 1 to 64.
 // PLAN-LABEL: rudnn.plan @decode
+// PLAN-SAME: "partial_slots"]
+// PLAN-SAME: #rudnn.split<blocks = <constant = 1, params = ["B", "T", "H"], divisor = 1>, target = 520223, max = <constant = 64, params = [], divisor = 1>>
 // PLAN: rudnn.buffer @q "in"
 // PLAN: rudnn.buffer @k_cache "inout"
 // PLAN-NEXT: rudnn.buffer @v_cache "inout"
 // PLAN-NEXT: rudnn.buffer @cache_lengths "in"
 // PLAN-NEXT: rudnn.buffer @o "out"
 // PLAN-NEXT: rudnn.buffer @lse "workspace"
-// PLAN-NEXT: rudnn.buffer @o_partial "workspace" bytes <constant = 32768, params = ["B", "T", "H"], divisor = 1>
-// PLAN-NEXT: rudnn.buffer @lse_partial "workspace" bytes <constant = 256, params = ["B", "T", "H"], divisor = 1>
+// PLAN-NEXT: rudnn.buffer @o_partial "workspace" bytes <constant = 512, params = ["B", "T", "H", "partial_slots"], divisor = 1>
+// PLAN-NEXT: rudnn.buffer @lse_partial "workspace" bytes <constant = 4, params = ["B", "T", "H", "partial_slots"], divisor = 1>
 // PLAN: rudnn.kernel @[[PARTIALS:decode_partials_bf16_d128_e128_w4_blocks396]] threads 128 shared_bytes 69904
 // PLAN: rudnn.launch @[[PARTIALS]] grid [#rudnn.size<constant = 396, params = [], divisor = 1>
 // PLAN-SAME: args [@q, @k, @v, @k_cache, @v_cache, 0, @o, @lse, @o_partial, @lse_partial, 0,
@@ -73,6 +77,8 @@ func.func @decode(%q: tensor<?x1x32x128xbf16>, %k: tensor<?x1x8x128xbf16>,
 // PLAN-NEXT: rudnn.buffer @v_pages "inout"
 // PLAN-NEXT: rudnn.buffer @block_table "in"
 // PLAN: rudnn.buffer @status "out"
+// Forced splits: that many slots a row.
+// PLAN: rudnn.buffer @o_partial "workspace" bytes <constant = 5120, params = ["B", "T", "H"], divisor = 1>
 // PLAN: rudnn.kernel @[[PARTIALS:decode_partials_f32_d256_e256_w2_page16_splits5_blocks132]] threads 64
 // PLAN: rudnn.launch @[[PARTIALS]]
 // PLAN-SAME: args [@q, @k, @v, @k_pages, @v_pages, @block_table, @o, @lse, @o_partial, @lse_partial, @status,

@@ -294,6 +294,41 @@ TEST_F(KvCacheTest, WithoutStatusUnservableEntriesAreNamedBeforeAnythingRuns) {
               ", which entry 0 reads");
 }
 
+// The partial results take the slots the call can use: the forced splits,
+// or as many as the workspace budget holds for its rows; a prefill of
+// 16384 tokens at H = 64, E = 128 no longer asks for 64 × its output
+// (32 GiB). Sizes only: the query runs nothing and reads no tensor.
+TEST_F(KvCacheTest, WorkspaceHoldsTheSlotsTheCallCanUse) {
+  auto workspace = [&](int64_t T, int splits) {
+    const int64_t B = 1, H = 64, G = 8, D = 128, S = T + 64;
+    // Views of memory nothing reads: disjoint, aligned addresses.
+    char *base = reinterpret_cast<char *>(uintptr_t(1) << 40);
+    auto view = [&](std::vector<int64_t> shape, DType type, int64_t at) {
+      return TensorView::contiguous(base + (at << 36), type, std::move(shape));
+    };
+    KvCacheInputs in{
+        view({B, T, H, D}, DType::F32, 0), view({B, T, G, D}, DType::F32, 1),
+        view({B, T, G, D}, DType::F32, 2), view({B, S, G, D}, DType::F32, 3),
+        view({B, S, G, D}, DType::F32, 4), {},
+        view({B}, DType::I32, 5)};
+    KvCacheOutputs out{
+        view({B, T, H, D}, DType::F32, 6), {}, view({B}, DType::I32, 7)};
+    KvCacheOptions options;
+    options.splits = splits;
+    return context->workspaceBytes(
+        [&] { kvCacheAttention(*context, in, out, options); });
+  };
+  const double rows = 16384.0 * 64, slot = rows * (128 + 1) * 4;
+  const size_t one = workspace(16384, 1), four = workspace(16384, 4);
+  EXPECT_NEAR(double(four - one), 3 * slot, 4096);
+  const size_t chosen = workspace(16384, 0);
+  EXPECT_LE(double(chosen), double(one) + slot) << "one slot a row at most";
+  EXPECT_LT(double(chosen), 1.1 * (1 << 30));
+  // A decoding step of one token keeps all 64 slots.
+  const size_t step = workspace(1, 0), stepOne = workspace(1, 1);
+  EXPECT_NEAR(double(step - stepOne), 63.0 * 64 * (128 + 1) * 4, 4096);
+}
+
 TEST_F(KvCacheTest, OneCapturedCallFollowsTheLengthsOnTheDevice) {
   // Where the backend captures graphs (CUDA), one call is captured and
   // replayed; elsewhere the same call is made again. Between runs only the

@@ -314,7 +314,8 @@ __device__ void attend_part(const DecodeParams<T> &p, int b, int g, int part,
       else if (p.lse)
         p.lse[(static_cast<long long>(b) * p.heads + h) * tokens + t] = rowLse;
     } else {
-      const long long slot = partial_slot(b, h, t, part, p.heads, tokens);
+      const long long slot =
+          partial_slot(b, h, t, part, p.heads, tokens, p.split.slots);
       if (c < E)
         p.o_partial[slot * E + c] = value;
       else

@@ -27,11 +27,13 @@ inline constexpr int kDecodeMinSplitKeys = 256;
 inline constexpr int kDecodeMaxWaves = 8;
 
 /// What both kernels know of the split: the lengths, the new tokens, the
-/// key heads, the parts forced (0: the device's choice) and the
-/// persistent grid the partials run on.
+/// key heads, the parts forced (0: the device's choice), the persistent
+/// grid the partials run on, and the partial-result slots a query row has
+/// (the forced parts, or as many as the call's workspace budget holds, 1
+/// to kDecodeMaxSplits): the device never chooses more parts.
 struct DecodeSplit {
   const int *cache_lengths;
-  int batch, tokens, kv_heads, forced, blocks;
+  int batch, tokens, kv_heads, forced, blocks, slots;
 
   /// Keys entry b attends to: its cached tokens (clamped; a refused entry
   /// attends to none, but splits like any) and the new ones.
@@ -62,12 +64,12 @@ struct DecodeSplit {
   /// The parts of an entry of `count` keys, with `partKeys` from
   /// chosen_part_keys() (unused when forced): as many whole `partKeys` as
   /// it holds (rounding down keeps the items within the waves planned),
-  /// 1 to kDecodeMaxSplits.
+  /// 1 to `slots`.
   __device__ __forceinline__ int parts(int count, int partKeys) const {
     if (forced > 0)
       return forced;
     const int n = count / partKeys;
-    return n < 1 ? 1 : n > kDecodeMaxSplits ? kDecodeMaxSplits : n;
+    return n < 1 ? 1 : n > slots ? slots : n;
   }
 
   /// Keys of each of the `parts` parts of `count` keys (the last may hold
@@ -97,13 +99,11 @@ struct DecodeSplit {
 };
 
 /// Where query row (b, h, t) keeps part s of its partial results:
-/// o_partial [B, H, T, kDecodeMaxSplits, E], lse_partial [B, H, T,
-/// kDecodeMaxSplits].
+/// o_partial [B, H, T, slots, E], lse_partial [B, H, T, slots].
 __device__ __forceinline__ long long partial_slot(int b, int h, int t, int part,
-                                                  int heads, int tokens) {
-  return ((static_cast<long long>(b) * heads + h) * tokens + t) *
-             kDecodeMaxSplits +
-         part;
+                                                  int heads, int tokens,
+                                                  int slots) {
+  return ((static_cast<long long>(b) * heads + h) * tokens + t) * slots + part;
 }
 
 /// The combine kernel's tensors: o [B, T, H, E] and lse [B, H, T] (or
@@ -137,7 +137,8 @@ __device__ void combine_partials(const CombineParams<T> &p) {
     const int parts = split.parts(split.keys(b), partKeys);
     if (parts == 1)
       continue;
-    const long long slot0 = partial_slot(b, h, t, 0, p.heads, split.tokens);
+    const long long slot0 =
+        partial_slot(b, h, t, 0, p.heads, split.tokens, split.slots);
     float peak = -__int_as_float(0x7f800000);
     for (int s = 0; s < parts; ++s)
       peak = fmaxf(peak, p.lse_partial[slot0 + s]);
