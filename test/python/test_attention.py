@@ -131,3 +131,17 @@ def test_attention_bad_inputs_name_the_argument():
         rt.flash_attn_func(q, q, q, dropout_p=0.1)
     with pytest.raises(rudnn.InvalidArgument, match="'cu_seqlens_q'"):
         rt.flash_attn_varlen_func(q[0], q[0], q[0], torch.tensor([0.0, 8.0]), torch.tensor([0, 8]))
+
+
+@pytest.mark.parametrize(
+    "window",
+    [(7, 5), (6, 4), (2**31 - 1, -1), (-1, 2**31 - 1), (2**31 - 1, 2**31 - 1)],
+    ids=["past-every-key", "just-reaching", "int32-left", "int32-right", "int32-both"],
+)
+def test_windows_as_wide_as_int32_allows(window):
+    # Any window up to int32's limit works, as wide as the keys it reaches:
+    # a side reaching past every key (T = 5 queries, S = 7 keys) bounds nothing.
+    q, k, v = torch.randn(1, 5, 2, 16), torch.randn(1, 7, 2, 16), torch.randn(1, 7, 2, 16)
+    o = rt.flash_attn_func(q, k, v, window_size=window)
+    o_ref, _ = reference(q.double(), k.double(), v.double(), 16**-0.5, window=window)
+    assert_close(o, o_ref, 1e-5, "o")

@@ -234,3 +234,17 @@ def test_chunk_kda_grouped_value_heads():
     want = gradients(theirs, [t.double() for t in leaves], d_out.double())
     for a, b, name in zip(got, want, ["q", "k", "v", "g", "beta", "initial_state"]):
         assert_close(a, b, 1e-4, "d" + name)
+
+
+def test_chunk_kda_packed_sequences_from_a_zero_state():
+    # Without initial_state the count of final states (one per sequence)
+    # comes from the offsets alone.
+    cu_seqlens = torch.tensor([0, 5, 6, 20])
+    q, k, v, g, beta = inputs(1, 20, 2, 16, 8)
+    o, final = rt.chunk_kda(q, k, v, g, beta, output_final_state=True, cu_seqlens=cu_seqlens)
+    assert final.shape == (3, 2, 16, 8)
+    for n in range(3):
+        rows = slice(cu_seqlens[n], cu_seqlens[n + 1])
+        o_ref, final_ref = recurrence(*(t[:, rows].double() for t in (q, k, v, g, beta)), 0.25)
+        assert_close(o[:, rows], o_ref, 1e-4, f"o of sequence {n}")
+        assert_close(final[n : n + 1], final_ref, 1e-4, f"final_state of sequence {n}")

@@ -1,8 +1,11 @@
 """Exact attention as FlashAttention's flash_attn_func and
 flash_attn_varlen_func: q [B, T, H, D], k [B, S, G, D], v [B, S, G, E]
 (H a multiple of G), causal masks aligned bottom-right, sliding windows,
-softcapping; gradients through torch.autograd."""
+softcapping; gradients through torch.autograd. Empty batches, sequences
+or key sets need no kernel: their outputs are returned directly (a query
+with no key has o = 0 and lse = −inf)."""
 
+import math
 from typing import Optional
 
 import torch
@@ -10,12 +13,17 @@ from torch import Tensor
 
 from rudnn.errors import Unsupported, invalid
 from rudnn.torch._common import (
+    INT32_MAX,
     check_dim,
+    check_offsets,
     check_tensor,
     dense,
     element_type,
     float_attr,
+    float_option,
     function_text,
+    int32_indices,
+    integer_option,
     program,
     tensor_type,
 )
@@ -80,6 +88,22 @@ def _backward_program(q, k, v, packed, attributes):
     return program(key, build)
 
 
+def _nothing_to_compute(q, k, cu_seqlens_q, cu_seqlens_k):
+    """Whether q or k has no rows (an empty batch, sequence or head set, or
+    no keys at all), so the results are known without a kernel; packed
+    offsets are checked as a call would check them."""
+    if q.numel() and k.numel():
+        return False
+    if cu_seqlens_q is not None:
+        check_offsets("cu_seqlens_q", cu_seqlens_q, q.shape[0], "T")
+        check_offsets("cu_seqlens_k", cu_seqlens_k, k.shape[0], "S")
+    return True
+
+
+def _lse_shape(q, packed):
+    return (q.shape[1], q.shape[0]) if packed else (q.shape[0], q.shape[2], q.shape[1])
+
+
 @torch.library.custom_op("rudnn::attention", mutates_args=())
 def _attention(
     q: Tensor,
@@ -94,6 +118,10 @@ def _attention(
     softcap: float,
 ) -> tuple[Tensor, Tensor]:
     packed = cu_seqlens_q is not None
+    if _nothing_to_compute(q, k, cu_seqlens_q, cu_seqlens_k):
+        # Every query (if any) has no key: o = 0, lse = −inf.
+        o = q.new_zeros(*q.shape[:-1], v.shape[-1])
+        return o, q.new_full(_lse_shape(q, packed), -math.inf, dtype=torch.float32)
     attributes = _attributes(scale, causal, window_left, window_right, softcap)
     offsets = [cu_seqlens_q, cu_seqlens_k] if packed else []
     return _forward_program(q, k, v, packed, attributes)(q, k, v, *offsets)
@@ -102,9 +130,7 @@ def _attention(
 @_attention.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, scale, causal, window_left, window_right, softcap):
     o = q.new_empty(*q.shape[:-1], v.shape[-1])
-    if cu_seqlens_q is not None:
-        return o, q.new_empty(q.shape[1], q.shape[0], dtype=torch.float32)
-    return o, q.new_empty(q.shape[0], q.shape[2], q.shape[1], dtype=torch.float32)
+    return o, q.new_empty(_lse_shape(q, cu_seqlens_q is not None), dtype=torch.float32)
 
 
 @torch.library.custom_op("rudnn::attention_backward", mutates_args=())
@@ -124,6 +150,9 @@ def _attention_backward(
     softcap: float,
 ) -> tuple[Tensor, Tensor, Tensor]:
     packed = cu_seqlens_q is not None
+    if _nothing_to_compute(q, k, cu_seqlens_q, cu_seqlens_k):
+        # No query saw a key: nothing depends on q, k or v.
+        return q.new_zeros(q.shape), k.new_zeros(k.shape), v.new_zeros(v.shape)
     attributes = _attributes(scale, causal, window_left, window_right, softcap)
     offsets = [cu_seqlens_q, cu_seqlens_k] if packed else []
     return _backward_program(q, k, v, packed, attributes)(q, k, v, *offsets, o, lse, d_output)
@@ -173,27 +202,59 @@ def _check(q, k, v, packed):
     check_dim("v", v, -3, k.shape[-3], "keys")
     if not packed:
         check_dim("k", k, 0, q.shape[0], "batch")
-    if q.shape[-2] % k.shape[-2]:
-        raise invalid("k", f"{k.shape[-2]} key heads do not divide q's {q.shape[-2]} heads")
+    # A head dim of 0 still defines o (the mean of v), which the kernels do
+    # not compute; a value dim of 0 leaves lse to compute.
+    if q.shape[-1] == 0:
+        raise invalid("q", f"head dim D is 0 (shape {tuple(q.shape)}): at least 1")
+    if v.shape[-1] == 0:
+        raise invalid("v", f"value dim E is 0 (shape {tuple(v.shape)}): at least 1")
+    heads, key_heads = q.shape[-2], k.shape[-2]
+    if (key_heads == 0 and heads) or (key_heads and heads % key_heads):
+        raise invalid("k", f"{key_heads} key heads do not divide q's {heads} heads")
 
 
-def _options(q, softmax_scale, causal, window_size, softcap, dropout_p):
+def _window(window_size):
+    """(left, right), each -1 (unbounded) or a distance the kernels take
+    (int32)."""
+    if not isinstance(window_size, (tuple, list)) or len(window_size) != 2:
+        raise invalid("window_size", f"expected a pair (left, right), got {window_size!r}")
+    return tuple(
+        integer_option("window_size", side, minimum=-1, maximum=INT32_MAX) for side in window_size
+    )
+
+
+def _options(q, k, softmax_scale, causal, window_size, softcap, dropout_p):
+    """The attributes as the custom op takes them, each checked: the
+    operator's scale and softcap are positive float32 (softcap 0: none).
+
+    A window side reaching past every key bounds nothing, and is passed as
+    -1: query i (of T, or T rows packed) sees keys j with
+    j − i − (S − T) ≤ T − 1 and i + (S − T) − j ≤ S − 1 anyway, so the
+    result is the same, one program serves every such window, and no bound
+    near int32's limit reaches the kernels' index arithmetic."""
     if dropout_p:
         raise Unsupported("dropout_p: rudnn's attention has no dropout (pass 0.0)")
-    left, right = (int(w) for w in window_size)
-    if left < -1 or right < -1:
-        raise invalid("window_size", f"{window_size}: each side is -1 (unbounded) or ≥ 0")
-    if softcap < 0:
-        raise invalid("softcap", f"{softcap} is negative")
-    scale = q.shape[-1] ** -0.5 if softmax_scale is None else float(softmax_scale)
-    return scale, bool(causal), left, right, float(softcap)
+    left, right = _window(window_size)
+    queries, keys = q.shape[-3], k.shape[-3]
+    left = -1 if left >= keys else left
+    right = -1 if right >= queries else right
+    softcap = float_option("softcap", softcap, "non-negative")
+    if softcap:
+        float_option("softcap", softcap, "positive")  # not so small it is 0 as a float32
+    if softmax_scale is None:
+        scale = q.shape[-1] ** -0.5
+    else:
+        scale = float_option("softmax_scale", softmax_scale, "positive")
+    return scale, bool(causal), left, right, softcap
 
 
 def _offsets(name, offsets, like):
     check_tensor(name, offsets, 1, dtypes=(torch.int32, torch.int64))
     if offsets.device != like.device:
         raise invalid(name, f"is on {offsets.device}, q on {like.device}")
-    return dense(offsets.to(torch.int32))
+    if offsets.shape[0] == 0:
+        raise invalid(name, "is empty: the offsets of N sequences are N + 1 entries")
+    return int32_indices(name, offsets)
 
 
 def flash_attn_func(
@@ -211,7 +272,7 @@ def flash_attn_func(
     """FlashAttention's flash_attn_func: the output [B, T, H, E], and the
     log-sum-exp [B, H, T] (f32) with `return_lse`."""
     _check(q, k, v, packed=False)
-    options = _options(q, softmax_scale, causal, window_size, softcap, dropout_p)
+    options = _options(q, k, softmax_scale, causal, window_size, softcap, dropout_p)
     o, lse = _attention(dense(q), dense(k), dense(v), None, None, *options)
     return (o, lse) if return_lse else o
 
@@ -236,12 +297,20 @@ def flash_attn_varlen_func(
     first dim (q [T, H, D], k [S, G, D], v [S, G, E]), entry b's rows from
     cu_seqlens[b] to cu_seqlens[b + 1]; the output [T, H, E] and, with
     `return_lse`, the log-sum-exp [H, T]. The maximal lengths are not
-    needed (accepted for compatibility)."""
+    needed (accepted for compatibility), but must be None or sizes.
+
+    cu_seqlens may be int32 or int64; an int64 offset beyond int32 is
+    refused (InvalidArgument naming it) on CPU; on CUDA, where reading it
+    would synchronise, it becomes -1, a negative offset, which the operator
+    refuses, rather than wrapping to another row."""
+    for name, size in (("max_seqlen_q", max_seqlen_q), ("max_seqlen_k", max_seqlen_k)):
+        if size is not None:
+            integer_option(name, size, minimum=0)
     _check(q, k, v, packed=True)
     cu_q = _offsets("cu_seqlens_q", cu_seqlens_q, q)
     cu_k = _offsets("cu_seqlens_k", cu_seqlens_k, q)
     if cu_q.shape != cu_k.shape:
         raise invalid("cu_seqlens_k", f"{cu_k.shape[0]} offsets, cu_seqlens_q has {cu_q.shape[0]}")
-    options = _options(q, softmax_scale, causal, window_size, softcap, dropout_p)
+    options = _options(q, k, softmax_scale, causal, window_size, softcap, dropout_p)
     o, lse = _attention(dense(q), dense(k), dense(v), cu_q, cu_k, *options)
     return (o, lse) if return_lse else o

@@ -14,11 +14,14 @@ from torch import Tensor
 from rudnn.errors import invalid
 from rudnn.torch._common import (
     check_dim,
+    check_offsets,
     check_tensor,
     dense,
     element_type,
     float_attr,
+    float_option,
     function_text,
+    int32_indices,
     program,
     tensor_type,
 )
@@ -131,6 +134,18 @@ def _present(*tensors):
     return [t for t in tensors if t is not None]
 
 
+def _nothing_to_compute(q, v, cu_seqlens):
+    """Whether there is no token or no value channel (B, T, H or V is 0),
+    so every result is known without a kernel: o is empty, and each
+    sequence's final state is its initial one. Packed offsets are checked
+    as a call would check them."""
+    if v.numel():
+        return False
+    if cu_seqlens is not None:
+        check_offsets("cu_seqlens", cu_seqlens, q.shape[1], "T")
+    return True
+
+
 @torch.library.custom_op("rudnn::chunk_kda", mutates_args=())
 def _chunk_kda(
     q: Tensor,
@@ -147,10 +162,19 @@ def _chunk_kda(
     beta_logits: bool,
     lower_bound: Optional[float],
 ) -> tuple[Tensor, Tensor]:
+    if _nothing_to_compute(q, v, cu_seqlens):
+        states = _states(q, v, cu_seqlens)
+        final_state = initial_state.clone() if initial_state is not None else states.zero_()
+        return v.new_zeros(v.shape), final_state
     inputs = (q, k, v, g, beta, initial_state, a_log, dt_bias)
     options = (scale, qk_l2norm, beta_logits, lower_bound)
     function = _forward_program(inputs, cu_seqlens is not None, options)
-    return function(q, k, v, g, beta, *_present(cu_seqlens, initial_state, a_log, dt_bias))
+    # The results are allocated here: a packed call's count of final states
+    # comes from the offsets' length, which the function's shapes do not give.
+    results = (v.new_empty(v.shape), _states(q, v, cu_seqlens))
+    return function(
+        q, k, v, g, beta, *_present(cu_seqlens, initial_state, a_log, dt_bias), out=results
+    )
 
 
 def _states(q, v, cu_seqlens):
@@ -187,6 +211,17 @@ def _chunk_kda_backward(
 ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
     """dq, dk, dv, dg, dbeta, then d_initial_state, d_a_log, d_dt_bias
     (empty where the input is absent)."""
+    if _nothing_to_compute(q, v, cu_seqlens):
+        # The final state is the initial one; nothing else reads an input.
+        grads = [t.new_zeros(t.shape) for t in (q, k, v, g, beta)]
+        if initial_state is None:
+            d_initial_state = q.new_empty(0)
+        elif d_final_state is None:
+            d_initial_state = initial_state.new_zeros(initial_state.shape)
+        else:
+            d_initial_state = d_final_state.clone()
+        gate = [t.new_zeros(t.shape) if t is not None else q.new_empty(0) for t in (a_log, dt_bias)]
+        return (*grads, d_initial_state, *gate)
     inputs = (q, k, v, g, beta, initial_state, a_log, dt_bias)
     options = (scale, qk_l2norm, beta_logits, lower_bound)
     function = _backward_program(inputs, cu_seqlens is not None, d_final_state is not None, options)
@@ -262,8 +297,11 @@ def _check_inputs(q, k, v, g, beta):
             check_dim(name, tensor, dim, q.shape[dim], what)
     check_dim("k", k, 2, q.shape[2], "query and key heads")
     heads = v.shape[2]
-    if heads % q.shape[2]:
+    if (q.shape[2] == 0 and heads) or (q.shape[2] and heads % q.shape[2]):
         raise invalid("v", f"{heads} value heads are not a multiple of q's {q.shape[2]} heads")
+    # A key dim of 0 still defines o (0), which the kernels do not compute.
+    if q.shape[3] == 0:
+        raise invalid("q", f"key dim K is 0 (shape {tuple(q.shape)}): at least 1")
     check_dim("g", g, 2, heads, "value heads H")
     check_dim("k", k, 3, q.shape[3], "key dim K")
     check_dim("g", g, 3, q.shape[3], "key dim K")
@@ -289,8 +327,8 @@ def _check_gate(q, v, A_log, dt_bias, lower_bound):
                 f"shape {tuple(dt_bias.shape)}, expected [{heads * keys}] or [{heads}, {keys}]",
             )
         dt_bias = dense(dt_bias.float().reshape(heads, keys))
-    if lower_bound is not None and not lower_bound < 0:
-        raise invalid("lower_bound", f"{lower_bound}: the bounded gate needs a negative bound")
+    if lower_bound is not None:
+        float_option("lower_bound", lower_bound, "negative")
     return A_log, dt_bias
 
 
@@ -302,7 +340,7 @@ def _transforms(q, v, scale, qk_l2norm, use_gate, A_log, dt_bias, lower_bound, b
         A_log, dt_bias = _check_gate(q, v, A_log, dt_bias, lower_bound)
     else:
         A_log = dt_bias = lower_bound = None
-    scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
+    scale = q.shape[-1] ** -0.5 if scale is None else float_option("scale", scale, "positive")
     bound = None if lower_bound is None else float(lower_bound)
     return A_log, dt_bias, (scale, bool(qk_l2norm), bool(beta_logits), bound)
 
@@ -339,13 +377,22 @@ def chunk_kda(
     −exp(A_log[h]) · softplus(g + dt_bias) (A_log [H], dt_bias [H·K] or
     [H, K], optional), or with `lower_bound` (negative)
     lower_bound · sigmoid(exp(A_log[h]) · (g + dt_bias)). Gradients reach
-    A_log and dt_bias too."""
+    A_log and dt_bias too.
+
+    cu_seqlens may be int32 or int64; an int64 offset beyond int32 is
+    refused (InvalidArgument naming it) on CPU; on CUDA, where reading it
+    would synchronise, it becomes -1, a negative offset, which the operator
+    refuses, rather than wrapping to another token. No token (B, T or H 0)
+    or no value channel (V 0) needs no kernel: o is empty and the final
+    state the initial one (or 0)."""
     heads = _check_inputs(q, k, v, g, beta)
     if cu_seqlens is not None:
         check_tensor("cu_seqlens", cu_seqlens, 1, dtypes=(torch.int32, torch.int64), like=q)
         if q.shape[0] != 1:
             raise invalid("q", f"batch {q.shape[0]}: packed sequences (cu_seqlens) need batch 1")
-        cu_seqlens = dense(cu_seqlens.to(torch.int32))
+        if cu_seqlens.shape[0] == 0:
+            raise invalid("cu_seqlens", "is empty: the offsets of N sequences are N + 1 entries")
+        cu_seqlens = int32_indices("cu_seqlens", cu_seqlens)
     sequences = q.shape[0] if cu_seqlens is None else cu_seqlens.shape[0] - 1
     if initial_state is not None:
         check_tensor("initial_state", initial_state, 4, dtypes=(torch.float32,), like=q)

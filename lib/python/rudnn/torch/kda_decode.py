@@ -15,6 +15,7 @@ from rudnn.torch._common import (
     dense,
     element_type,
     function_text,
+    int32_indices,
     program,
     tensor_type,
 )
@@ -59,6 +60,10 @@ def _kda_decode(
     beta_logits: bool,
     lower_bound: Optional[float],
 ) -> Tensor:
+    if v.numel() == 0 or state_pool.shape[0] == 0:
+        # No token or value channel to compute, or no slot in the pool: each
+        # entry's o is 0 (empty) and the pool stays as it was.
+        return v.new_zeros(v.shape)
     options = (scale, qk_l2norm, beta_logits, lower_bound)
     function = _program(q, k, v, g, beta, state_pool, a_log, dt_bias, options)
     gate = [t for t in (a_log, dt_bias) if t is not None]
@@ -95,7 +100,12 @@ def kda_decode(
     most once. Returns o [B, T, H, V]. An entry whose slot lies outside the
     pool or repeats is refused: its state untouched, its o 0. The input
     transforms, grouped value heads and scale as in chunk_kda. Forward
-    only."""
+    only.
+
+    An int64 slot beyond int32 is refused (InvalidArgument naming slots) on
+    CPU; on CUDA, where reading it would synchronise, it becomes -1, outside
+    the pool, so its entry is refused as above rather than wrapping to
+    another request's slot. An empty pool refuses every entry."""
     heads = _check_inputs(q, k, v, g, beta)
     check_tensor("state_pool", state_pool, 4, like=q)
     check_dim("state_pool", state_pool, 1, heads, "value heads H")
@@ -104,7 +114,7 @@ def kda_decode(
     check_updatable("state_pool", state_pool)
     check_tensor("slots", slots, 1, dtypes=(torch.int32, torch.int64))
     check_dim("slots", slots, 0, q.shape[0], "batch")
-    slots = dense(slots.to(device=q.device, dtype=torch.int32))
+    slots = int32_indices("slots", slots, device=q.device)
     A_log, dt_bias, options = _transforms(
         q,
         v,

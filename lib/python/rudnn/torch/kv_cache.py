@@ -4,6 +4,7 @@ tokens' keys and values are written into the caches (contiguous or paged)
 in place at each entry's length, then each new token attends to its
 entry's cache so far."""
 
+import math
 from typing import Optional
 
 import torch
@@ -17,7 +18,9 @@ from rudnn.torch._common import (
     dense,
     element_type,
     float_attr,
+    float_option,
     function_text,
+    int32_indices,
     program,
     tensor_type,
 )
@@ -61,6 +64,14 @@ def _program(q, v, k_cache, scale, paged):
     return program(key, build)
 
 
+def _capacity(k_cache, block_table):
+    """The tokens an entry's cache can hold: S, or M pages of Z (none when
+    there are no pages at all)."""
+    if block_table is None:
+        return k_cache.shape[1]
+    return block_table.shape[1] * k_cache.shape[1] if k_cache.shape[0] else 0
+
+
 @torch.library.custom_op("rudnn::kv_cache_attention", mutates_args=("k_cache", "v_cache"))
 def _kv_cache_attention(
     q: Tensor,
@@ -72,6 +83,11 @@ def _kv_cache_attention(
     cache_lengths: Tensor,
     scale: float,
 ) -> tuple[Tensor, Tensor]:
+    if q.numel() == 0 or _capacity(k_cache, block_table) == 0:
+        # No new token (o and lse empty), or no room for any (each entry's
+        # append refused: o 0, lse −inf); either way no cache changes.
+        lse = q.new_full((q.shape[0], q.shape[2], q.shape[1]), -math.inf, dtype=torch.float32)
+        return q.new_zeros(*q.shape[:-1], v.shape[-1]), lse
     paged = block_table is not None
     table = [block_table] if paged else []
     function = _program(q, v, k_cache, scale, paged)
@@ -100,7 +116,13 @@ def kv_cache_attention(
     0 … L_b + i. Returns o [B, T, H, E] and, with `return_lse`, lse
     [B, H, T] (f32). An entry whose append would pass its capacity (S, or
     M·Z) is refused: its cache is left as it was, its o is 0 and its lse
-    −inf."""
+    −inf; so is every entry of an empty cache (S = 0, or no pages).
+
+    An int64 length beyond int32 is refused (InvalidArgument naming
+    cache_seqlens) on CPU; on CUDA, where reading it would synchronise, it
+    becomes -1, a negative length, whose entry the operator refuses as
+    above, rather than wrapping to a short length whose append would
+    overwrite the cache."""
     paged = block_table is not None
     check_tensor("q", q, 4)
     for name, tensor in (("k_cache", k_cache), ("v_cache", v_cache), ("k", k), ("v", v)):
@@ -119,6 +141,16 @@ def kv_cache_attention(
     check_dim("v", v, 3, v_cache.shape[3], "value dim E")
     for name, tensor in (("k", k), ("v", v)):
         check_dim(name, tensor, 1, q.shape[1], "new tokens T")
+    # Dims of 0 the kernels cannot take, whose result is not empty either:
+    # the new tokens would still be appended.
+    for name, tensor, dim, what in (
+        ("q", q, 3, "head dim D"),
+        ("v_cache", v_cache, 3, "value dim E"),
+        ("q", q, 2, "query heads H"),
+        ("k_cache", k_cache, 2, "key heads G"),
+    ):
+        if tensor.shape[dim] == 0:
+            raise invalid(name, f"{what} is 0 (shape {tuple(tensor.shape)}): at least 1")
     if q.shape[2] % k_cache.shape[2]:
         raise invalid(
             "k_cache", f"{k_cache.shape[2]} key heads do not divide q's {q.shape[2]} heads"
@@ -133,8 +165,11 @@ def kv_cache_attention(
         block_table = block_table.contiguous()
     check_tensor("cache_seqlens", cache_seqlens, 1, dtypes=(torch.int32, torch.int64))
     check_dim("cache_seqlens", cache_seqlens, 0, q.shape[0], "batch")
-    lengths = dense(cache_seqlens.to(device=q.device, dtype=torch.int32))
-    scale = q.shape[-1] ** -0.5 if softmax_scale is None else float(softmax_scale)
+    lengths = int32_indices("cache_seqlens", cache_seqlens, device=q.device)
+    if softmax_scale is None:
+        scale = q.shape[-1] ** -0.5
+    else:
+        scale = float_option("softmax_scale", softmax_scale, "positive")
     o, lse = _kv_cache_attention(
         dense(q), dense(k), dense(v), k_cache, v_cache, block_table, lengths, scale
     )

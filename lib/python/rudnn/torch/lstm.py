@@ -1,6 +1,8 @@
 """torch.nn.LSTM's drop-in for inference: the same constructor, parameters
 and state_dict (load one saved from torch.nn.LSTM unchanged), the same
-forward on padded tensors and PackedSequences."""
+forward on padded tensors and PackedSequences. An empty batch or sequence
+needs no kernel: the output is empty and the final states the initial ones
+(or 0)."""
 
 import math
 from typing import Optional
@@ -15,9 +17,14 @@ from rudnn.torch._common import (
     dense,
     element_type,
     function_text,
+    int32_indices,
+    integer_option,
     program,
     tensor_type,
 )
+
+# The most layers rudnn.lstm takes.
+_MAX_LAYERS = 1024
 
 
 def _program(x, weights, layers, directions, hidden, batch_first, with_state, with_lengths):
@@ -74,6 +81,15 @@ def _lstm(
 ) -> tuple[Tensor, Tensor, Tensor]:
     directions = 2 if bidirectional else 1
     hidden = weights[1].shape[1]
+    if x.numel() == 0:
+        # No step or no entry: the final states are the initial ones.
+        out = x.new_zeros(*x.shape[:2], directions * hidden)
+        batch = x.shape[0] if batch_first else x.shape[1]
+        states = [
+            s.clone() if s is not None else x.new_zeros(layers * directions, batch, hidden)
+            for s in (h0, c0)
+        ]
+        return out, states[0], states[1]
     args = [x] + ([h0, c0] if h0 is not None else []) + ([lengths] if lengths is not None else [])
     function = _program(
         x, weights, layers, directions, hidden, batch_first, h0 is not None, lengths is not None
@@ -94,7 +110,9 @@ class LSTM(nn.Module):
     """torch.nn.LSTM(input_size, hidden_size, num_layers=1, bias=True,
     batch_first=False, dropout=0.0, bidirectional=False), forward only
     (dropout between layers is a training feature: it must be 0; proj_size
-    is not supported)."""
+    is not supported). A PackedSequence's lengths reach the operator as
+    int32 without wrapping (see int32_indices): beyond int32 they are
+    refused on CPU and become -1 (no step) on CUDA."""
 
     def __init__(
         self,
@@ -110,12 +128,13 @@ class LSTM(nn.Module):
         dtype=None,
     ):
         super().__init__()
-        if proj_size:
+        input_size = integer_option("input_size", input_size, minimum=1)
+        hidden_size = integer_option("hidden_size", hidden_size, minimum=1)
+        num_layers = integer_option("num_layers", num_layers, minimum=1, maximum=_MAX_LAYERS)
+        if integer_option("proj_size", proj_size, minimum=0):
             raise Unsupported("proj_size: rudnn's LSTM has no projection")
         if dropout:
             raise Unsupported("dropout: rudnn's LSTM runs inference, without dropout")
-        if num_layers < 1:
-            raise invalid("num_layers", f"{num_layers}: at least 1")
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.bidirectional = bias, batch_first, bidirectional
         self.dropout, self.proj_size = dropout, proj_size
@@ -149,7 +168,7 @@ class LSTM(nn.Module):
         lengths = None
         if packed:
             input, lengths = pad_packed_sequence(input, batch_first=self.batch_first)
-            lengths = lengths.to(device=input.device, dtype=torch.int32)
+            lengths = int32_indices("lengths", lengths, device=input.device)
         check_tensor("input", input, 3)
         if input.shape[-1] != self.input_size:
             raise invalid(

@@ -1,6 +1,7 @@
 """LayerNorm and RMSNorm as in torch.nn.functional, with the fused residual
 forms of pre-norm blocks: given `residual`, the rows normalised are
-h = input + residual, and (y, h) are returned."""
+h = input + residual, and (y, h) are returned. No row, or rows of no
+feature, need no kernel: the results are empty."""
 
 import math
 from typing import Optional
@@ -14,7 +15,9 @@ from rudnn.torch._common import (
     dense,
     element_type,
     float_attr,
+    float_option,
     function_text,
+    integer_option,
     program,
     tensor_type,
 )
@@ -83,6 +86,17 @@ def _as_tuple(result):
     return result if isinstance(result, tuple) else (result,)
 
 
+def _empty_rows(x, residual, eps):
+    """The results for x [N, C] with N or C 0, known without a kernel: y and
+    h are empty, and each row's statistics those of no values (mean 0,
+    variance 0: rstd = eps^-1/2)."""
+    rows = x.shape[0]
+    mean = x.new_zeros(rows, dtype=torch.float32)
+    rstd = x.new_full((rows,), eps**-0.5 if eps else math.inf, dtype=torch.float32)
+    h = x.new_empty(x.shape if residual is not None else 0)
+    return x.new_empty(x.shape), mean, rstd, h
+
+
 @torch.library.custom_op("rudnn::layer_norm", mutates_args=())
 def _layer_norm(
     x: Tensor,
@@ -91,6 +105,8 @@ def _layer_norm(
     residual: Optional[Tensor],
     eps: float,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    if x.numel() == 0:
+        return _empty_rows(x, residual, eps)
     args = [a for a in (x, residual, weight, bias) if a is not None]
     y, mean, rstd, *h = _as_tuple(
         _forward_program("layer_norm", x, weight, bias, residual, eps)(*args)
@@ -113,6 +129,9 @@ def _(x, weight, bias, residual, eps):
 def _rms_norm(
     x: Tensor, weight: Optional[Tensor], residual: Optional[Tensor], eps: float
 ) -> tuple[Tensor, Tensor, Tensor]:
+    if x.numel() == 0:
+        y, _, rstd, h = _empty_rows(x, residual, eps)
+        return y, rstd, h
     args = [a for a in (x, residual, weight) if a is not None]
     y, rstd, *h = _as_tuple(_forward_program("rms_norm", x, weight, None, residual, eps)(*args))
     return y, rstd, h[0] if h else x.new_empty(0)
@@ -137,6 +156,14 @@ def _norm_backward(
     weight: Optional[Tensor],
     with_bias: bool,
 ) -> tuple[Tensor, Tensor, Tensor]:
+    if dy.numel() == 0:
+        # No row reads γ or β: their gradients are 0 (empty when C is 0).
+        vector = dy.new_zeros(dy.shape[-1])
+        return (
+            dy.new_zeros(dy.shape),
+            vector if weight is not None else dy.new_empty(0),
+            vector.clone() if with_bias else dy.new_empty(0),
+        )
     stats = [mean, rstd] if kind == "layer_norm" else [rstd]
     args = [dy, x, *stats] + ([weight] if weight is not None else [])
     dx, *rest = _as_tuple(_backward_program(kind, dy, weight, with_bias)(*args))
@@ -202,9 +229,11 @@ torch.library.register_autograd(
 
 def _rows(input, normalized_shape, weight, bias, residual):
     """input as [rows, C] with C the normalised dims, the vectors as [C]."""
-    if isinstance(normalized_shape, int):
+    if not isinstance(normalized_shape, (tuple, list, torch.Size)):
         normalized_shape = (normalized_shape,)
-    normalized_shape = tuple(int(d) for d in normalized_shape)
+    normalized_shape = tuple(
+        integer_option("normalized_shape", d, minimum=0) for d in normalized_shape
+    )
     check_tensor("input", input)
     if (
         not normalized_shape
@@ -215,6 +244,8 @@ def _rows(input, normalized_shape, weight, bias, residual):
             f"{normalized_shape} is not the trailing dims of input {tuple(input.shape)}",
         )
     features = math.prod(normalized_shape)
+    # Counted, not inferred (-1): with C = 0 any count of rows fits.
+    rows = math.prod(input.shape[: input.dim() - len(normalized_shape)])
     vectors = []
     for name, vector in (("weight", weight), ("bias", bias)):
         if vector is not None:
@@ -229,15 +260,16 @@ def _rows(input, normalized_shape, weight, bias, residual):
             raise invalid(
                 "residual", f"shape {tuple(residual.shape)}, expected input's {tuple(input.shape)}"
             )
-        residual = dense(residual.reshape(-1, features))
-    return dense(input.reshape(-1, features)), vectors[0], vectors[1], residual
+        residual = dense(residual.reshape(rows, features))
+    return dense(input.reshape(rows, features)), vectors[0], vectors[1], residual
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, residual=None):
     """torch.nn.functional.layer_norm; with `residual`, normalises
     h = input + residual and returns (y, h)."""
+    eps = float_option("eps", eps, "non-negative")
     x, weight, bias, residual_rows = _rows(input, normalized_shape, weight, bias, residual)
-    y, _, _, h = _layer_norm(x, weight, bias, residual_rows, float(eps))
+    y, _, _, h = _layer_norm(x, weight, bias, residual_rows, eps)
     if residual is None:
         return y.view(input.shape)
     return y.view(input.shape), h.view(input.shape)
@@ -246,6 +278,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, residu
 def rms_norm(input, normalized_shape, weight=None, eps=None, residual=None):
     """torch.nn.functional.rms_norm (eps None: the dtype's epsilon); with
     `residual`, normalises h = input + residual and returns (y, h)."""
+    if eps is not None:
+        eps = float_option("eps", eps, "non-negative")
     x, weight, _, residual_rows = _rows(input, normalized_shape, weight, None, residual)
     if eps is None:
         eps = torch.finfo(input.dtype).eps
