@@ -21,6 +21,7 @@ struct Bundle::Impl {
   std::vector<std::string> targets;
   std::string target;
   std::unique_ptr<Backend> backend;
+  bool emulated = false; // memory on the host: values are checked too
   std::unique_ptr<PlanExecutor> executor; // before `backend` goes
   std::vector<int> bufferSources;
 
@@ -98,10 +99,20 @@ Bundle Bundle::load(const std::string &path, const BundleOptions &options) {
     impl->targets.push_back(entry.first);
   bool emulated = false;
   impl->backend = openBackend(options, emulated);
+  impl->emulated = emulated;
   impl->target = chooseTarget(impl->targets, emulated, *impl->backend, path);
-  const Plan &plan = impl->file.plans.at(impl->target);
+  Plan plan = std::move(impl->file.plans.at(impl->target));
+  impl->file.plans.clear();
   impl->bufferSources = impl->file.checks.bufferSources(plan);
-  impl->executor = std::make_unique<PlanExecutor>(*impl->backend, plan);
+  // A kernel binary is code (opening an emulated one runs its constructors):
+  // it is loaded at the first call that launches it, once that call's checks
+  // have passed.
+  for (PlanKernel &kernel : plan.kernels) {
+    kernel.deferred = [binary = std::move(kernel.binary)] { return binary; };
+    kernel.binary.clear();
+  }
+  impl->executor =
+      std::make_unique<PlanExecutor>(*impl->backend, std::move(plan));
   return Bundle(std::move(impl));
 }
 
@@ -129,7 +140,7 @@ Bundle::resultShapes(const std::vector<TensorView> &arguments) const {
 void Bundle::call(const std::vector<TensorView> &arguments,
                   const std::vector<TensorView> &results, Stream stream) {
   const FunctionChecks &checks = impl->file.checks;
-  checks.checkCall(arguments, results);
+  checks.checkCall(arguments, results, impl->emulated);
   const Plan &plan = impl->executor->plan();
   PlanCall bound =
       bindViews(plan, FunctionChecks::bufferViews(impl->bufferSources,

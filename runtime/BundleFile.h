@@ -28,9 +28,10 @@ struct BundleFile {
 
   /// The file's text. Every deferred kernel is built first.
   std::string write() const;
-  /// Parses and verifies `text` (read from `path`, for messages). Throws
-  /// InvalidArgument for a damaged file, another format version or another
-  /// rudnn's bundle.
+  /// Parses and verifies `text` (read from `path`, for messages): its
+  /// checksum, format version and rudnn version, then every index, name,
+  /// rank, element type, layout and shape it holds against the others.
+  /// Throws InvalidArgument naming `path` and what is wrong.
   static BundleFile read(const std::string &text, const std::string &path);
 
   BundleFile() = default;
@@ -39,6 +40,8 @@ struct BundleFile {
   BundleFile &operator=(BundleFile &&) = default;
 
 private:
+  /// `read` without `path` in its messages.
+  static BundleFile parse(const std::string &text);
   /// The characters the read contracts' names and layouts view.
   std::deque<std::string> strings;
 };

@@ -11,16 +11,6 @@
 using namespace rudnn::runtime;
 namespace fs = std::filesystem;
 
-bool rudnn::runtime::isPlainFileName(std::string_view name) {
-  if (name.empty() || name.size() > 255 || name.front() == '.')
-    return false;
-  for (char c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' &&
-        c != '-')
-      return false;
-  return true;
-}
-
 std::optional<std::string> rudnn::runtime::dumpDirectory() {
   const char *value = std::getenv("RUDNN_DUMP_DIR");
   if (!value || !*value)

@@ -4,16 +4,13 @@
 #ifndef RUDNN_RUNTIME_DUMP_H
 #define RUDNN_RUNTIME_DUMP_H
 
+#include "runtime/InputFile.h"
+
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace rudnn::runtime {
-
-/// Whether `name` may be used as a file name inside a folder rudnn writes or
-/// reads: 1 to 255 letters, digits, '_', '.' or '-', not starting with '.'
-/// (so never "..", a hidden file, a path or an absolute name).
-bool isPlainFileName(std::string_view name);
 
 /// RUDNN_DUMP_DIR, if set and non-empty.
 std::optional<std::string> dumpDirectory();

@@ -4,6 +4,7 @@
 
 #include "rudnn/errors.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -39,8 +40,7 @@ uint64_t openRegular(const std::string &path, std::string_view what,
     throw InvalidArgument(quoted(what, path) +
                           ": cannot stat it: " + std::strerror(errno));
   if (!S_ISREG(info.st_mode))
-    throw InvalidArgument(quoted(what, path) +
-                          ": not a regular file (" +
+    throw InvalidArgument(quoted(what, path) + ": not a regular file (" +
                           (S_ISDIR(info.st_mode)    ? "a directory"
                            : S_ISFIFO(info.st_mode) ? "a FIFO"
                            : S_ISCHR(info.st_mode)  ? "a character device"
@@ -64,32 +64,41 @@ uint64_t runtime::checkInputFile(const std::string &path, std::string_view what,
   return openRegular(path, what, limit, file);
 }
 
+bool runtime::isPlainFileName(std::string_view name) {
+  if (name.empty() || name.size() > 255 || name.front() == '.')
+    return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' &&
+        c != '-')
+      return false;
+  return true;
+}
+
 void runtime::checkToolInput(const std::string &path, std::string_view what,
-                              uint64_t limit) {
+                             uint64_t limit) {
   if (path != "-") {
     checkInputFile(path, what, limit);
     return;
   }
   struct stat info {};
   if (::fstat(0, &info) != 0)
-    throw InvalidArgument(std::string(what) + " on the standard input: " +
-                          std::strerror(errno));
+    throw InvalidArgument(std::string(what) +
+                          " on the standard input: " + std::strerror(errno));
   // A terminal is typed into and /dev/null ends at once; other devices
   // (/dev/zero, /dev/urandom) never end.
   struct stat null {};
-  const bool endingDevice =
-      S_ISCHR(info.st_mode) &&
-      (::isatty(0) ||
-       (::stat("/dev/null", &null) == 0 && null.st_rdev == info.st_rdev));
+  const bool endingDevice = S_ISCHR(info.st_mode) &&
+                            (::isatty(0) || (::stat("/dev/null", &null) == 0 &&
+                                             null.st_rdev == info.st_rdev));
   if (!S_ISREG(info.st_mode) && !S_ISFIFO(info.st_mode) &&
       !S_ISSOCK(info.st_mode) && !endingDevice)
     throw InvalidArgument(std::string(what) +
                           " on the standard input: not a file or a pipe");
   if (S_ISREG(info.st_mode) && static_cast<uint64_t>(info.st_size) > limit)
-    throw InvalidArgument(std::string(what) + " on the standard input: " +
-                          std::to_string(info.st_size) +
-                          " bytes, more than the " + std::to_string(limit) +
-                          " read at most");
+    throw InvalidArgument(
+        std::string(what) +
+        " on the standard input: " + std::to_string(info.st_size) +
+        " bytes, more than the " + std::to_string(limit) + " read at most");
 }
 
 std::string runtime::readInputFile(const std::string &path,

@@ -34,6 +34,11 @@ std::string readInputFile(const std::string &path, std::string_view what,
 uint64_t checkInputFile(const std::string &path, std::string_view what,
                         uint64_t limit = kMaxInputFileBytes);
 
+/// Whether `name` may be used as a file name inside a folder rudnn writes or
+/// reads: 1 to 255 letters, digits, '_', '.' or '-', not starting with '.'
+/// (so never "..", a hidden file, a path or an absolute name).
+bool isPlainFileName(std::string_view name);
+
 /// A tool's input: `path`, or with "-" the standard input, which may be a
 /// pipe, a regular file, a terminal or /dev/null, but no other device and
 /// no directory.

@@ -34,11 +34,16 @@ struct BundleOptions {
 
 class Bundle {
 public:
-  /// Reads and verifies a bundle (format, version, checksum) and loads the
-  /// kernels of the target the backend runs: the device's architecture, or
-  /// the newest one below it (its PTX), or "emulation". Throws
-  /// InvalidArgument for a damaged or foreign file, Unsupported when no
-  /// target fits, DeviceUnavailable when the backend cannot be had.
+  /// Reads and verifies a bundle (format, version, checksum, and every
+  /// index, name, rank, element type, layout and shape it holds against the
+  /// others) and chooses the target the backend runs: the device's
+  /// architecture, or the newest one below it (its PTX), or "emulation".
+  /// Its kernels are loaded at the first call that launches them, after that
+  /// call's checks. A bundle is code: load only bundles you trust as you
+  /// would a shared library (the checksum detects damage, not tampering).
+  /// Throws InvalidArgument naming the file for a damaged, malformed or
+  /// foreign one, Unsupported when no target fits, DeviceUnavailable when
+  /// the backend cannot be had.
   static Bundle load(const std::string &path,
                      const BundleOptions &options = {});
 
@@ -55,7 +60,8 @@ public:
 
   /// Runs the function: every argument and result, in declaration order,
   /// checked as Function::call checks them (element type, rank, sizes, one
-  /// size per dim letter, layout and aliasing), before anything runs.
+  /// size per dim letter, layout and aliasing), before anything is loaded
+  /// or runs.
   void call(const std::vector<TensorView> &arguments,
             const std::vector<TensorView> &results, Stream stream = nullptr);
 

@@ -18,8 +18,10 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 
@@ -111,6 +113,17 @@ protected:
     writeText(changed,
               nlohmann::json{{"checksum", sum}, {"content", body}}.dump());
     return changed;
+  }
+
+  /// A bundle file whose plan for `target` is changed by `edit`.
+  fs::path editedPlan(const std::string &target,
+                      const std::function<void(nlohmann::json &)> &edit) {
+    return edited([&](nlohmann::json &content) {
+      nlohmann::json plan =
+          nlohmann::json::parse(content["targets"][target].get<std::string>());
+      edit(plan);
+      content["targets"][target] = plan.dump();
+    });
   }
 
   fs::path dir;
@@ -225,6 +238,287 @@ TEST_F(BundleTest, DamagedForeignOrUnfitFilesAreRefused) {
   EXPECT_THROW(function->saveBundle(other, {"emulation", "gfx90a"}),
                InvalidArgument);
   EXPECT_FALSE(fs::exists(other));
+}
+
+std::string base64(const std::string &bytes) {
+  static const char kDigits[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string text;
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t chunk = static_cast<uint8_t>(bytes[i]) << 16;
+    if (i + 1 < bytes.size())
+      chunk |= static_cast<uint8_t>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size())
+      chunk |= static_cast<uint8_t>(bytes[i + 2]);
+    text += kDigits[chunk >> 18 & 63];
+    text += kDigits[chunk >> 12 & 63];
+    text += i + 1 < bytes.size() ? kDigits[chunk >> 6 & 63] : '=';
+    text += i + 2 < bytes.size() ? kDigits[chunk & 63] : '=';
+  }
+  return text;
+}
+
+using Json = nlohmann::json;
+
+/// An edit of a bundle's content and a fragment of the error it must give.
+struct Damage {
+  std::function<void(Json &)> edit;
+  std::string error;
+};
+
+/// An edit of one target's plan and a fragment of the error it must give.
+struct PlanDamage {
+  std::string target;
+  std::function<void(Json &)> edit;
+  std::string error;
+};
+
+// Each hand-edited bundle (its checksum made right again) is refused at load
+// with InvalidArgument naming the file and what is wrong, never a crash or a
+// bundle a call then indexes past its lists with.
+TEST_F(BundleTest, MalformedContentIsRefusedNamingWhatIsWrong) {
+  const std::vector<Damage> damages = {
+      // A layout longer than the shape (read past the shape by resultShapes).
+      {[](Json &c) { c["arguments"][0]["layout"] = "NCX"; },
+       "argument #0 'x' has layout 'NCX' of 3 letters for rank 2"},
+      {[](Json &c) { c["arguments"][0]["shape"] = {-1}; },
+       "argument #0 'x' has layout 'NC' of 2 letters for rank 1"},
+      {[](Json &c) { c["results"][1]["layout"] = "NN"; },
+       "result #1 'rstd' has layout 'NN' of 2 letters for rank 1"},
+      {[](Json &c) { c["arguments"][0]["layout"] = "N?"; },
+       "argument #0 'x' has layout 'N?': a layout is one letter per dim"},
+      // Negative dims.
+      {[](Json &c) { c["arguments"][1]["shape"] = {-2}; },
+       "argument #1 'gamma' has dim 0 of size -2: a size is at least 0, or -1 "
+       "where it is dynamic"},
+      {[](Json &c) {
+         c["results"][0]["shape"] = {-1, -40};
+       },
+       "result #0 'y' has dim 1 of size -40"},
+      // A contract's rank against the tensor bound to it.
+      {[](Json &c) {
+         c["operators"][0]["contract"]["operands"][2]["layout"] = "NC";
+       },
+       "operator #0 (rudnn.rms_norm): argument 'gamma' has rank 1, but "
+       "'gamma' is laid out as 'NC' (rank 2)"},
+      {[](Json &c) {
+         c["operators"][0]["contract"]["results"][1]["layout"] = "NC";
+       },
+       "operator #0 (rudnn.rms_norm): result 'rstd' has rank 1, but 'rstd' "
+       "is laid out as 'NC' (rank 2)"},
+      // Out-of-range bindings.
+      {[](Json &c) {
+         c["operators"][0]["operand_argument"] = {0, -1, 7};
+       },
+       "operator #0 (rudnn.rms_norm): operand 'gamma' binds argument #7, the "
+       "function has 2"},
+      {[](Json &c) {
+         c["operators"][0]["operand_argument"] = {-5, -1, 1};
+       },
+       "operand 'x' binds argument #-5, the function has 2"},
+      {[](Json &c) {
+         c["operators"][0]["result_of"] = {0, 9, -1};
+       },
+       "result 'rstd' binds result #9, the function has 2"},
+      {[](Json &c) {
+         c["operators"][0]["operand_argument"] = {0, -1};
+       },
+       "operator #0 (rudnn.rms_norm): its bindings do not match its contract"},
+      {[](Json &c) {
+         c["operators"][0]["operand_argument"] = {-1, -1, 1};
+       },
+       "operand 'x' is required, but binds no argument"},
+      // Missing fields.
+      {[](Json &c) { c["arguments"][0].erase("layout"); },
+       "malformed: [json.exception.out_of_range.403] key 'layout' not found"},
+      {[](Json &c) { c.erase("operators"); }, "key 'operators' not found"},
+      {[](Json &c) { c.erase("arguments"); }, "key 'arguments' not found"},
+      {[](Json &c) { c["operators"][0]["contract"].erase("dims"); },
+       "key 'dims' not found"},
+      {[](Json &c) { c["arguments"] = Json::object(); },
+       "malformed: 'arguments' is not a list"},
+      // Names, element types, static sizes.
+      {[](Json &c) { c["results"][1]["name"] = "y"; },
+       "two results are named 'y'"},
+      {[](Json &c) { c["arguments"][1]["name"] = ""; },
+       "argument #1 is named '': a name is not empty"},
+      {[](Json &c) { c["results"][0]["name"] = "x"; },
+       "result 'x' is named as an argument it does not update"},
+      {[](Json &c) { c["results"][0]["updates"] = "q"; },
+       "result 'y' updates 'q', which names no argument"},
+      {[](Json &c) {
+         c["in_place"] = Json::array({Json::array({"y", "q"})});
+       },
+       "the in-place pair ('y', 'q') names no result 'y' or no argument 'q'"},
+      {[](Json &c) { c["arguments"][0]["dtype"] = "f64"; },
+       "unknown element type 'f64'"},
+      {[](Json &c) { c["arguments"][0]["dtype"] = "i32"; },
+       "operator #0 (rudnn.rms_norm): argument 'x' is i32, but 'x' is f32, "
+       "f16 or bf16"},
+      {[](Json &c) { c["arguments"][1]["dtype"] = "f16"; },
+       "argument 'gamma' is f16, but 'gamma' is as 'x', which is f32"},
+      {[](Json &c) { c["arguments"][1]["shape"] = {41}; },
+       "operator #0 (rudnn.rms_norm): argument 'gamma' dim 0 (C) of size 41 "
+       "differs from argument 'x' (40)"},
+      {[](Json &c) { c["operators"][0]["contract"]["dims"][1]["max"] = 30; },
+       "argument 'x' dim 1 (C) of size 40 is outside 1 to 30"},
+      // Relaxed shapes: nothing would hold a call to the size the kernels
+      // were compiled for.
+      {[](Json &c) {
+         c["arguments"][0]["shape"] = {-1, -1};
+         c["arguments"][1]["shape"] = {-1};
+         c["results"][0]["shape"] = {-1, -1};
+       },
+       "operator #0 (rudnn.rms_norm): static dim C (features) has a size in "
+       "no argument or result"},
+      {[](Json &c) {
+         c["operators"][0]["contract"]["operands"][0]["sample"] = 99;
+       },
+       "an out-of-range rule 99"},
+      {[](Json &c) { c["arguments"][0]["align"] = 24; },
+       "argument #0 'x' promises 24-byte alignment"},
+      {[](Json &c) { c["targets"]["gfx90a"] = c["targets"]["emulation"]; },
+       "a target is named 'gfx90a': expected emulation or sm_XY"},
+  };
+  for (const Damage &damage : damages) {
+    const std::string changed = edited(damage.edit).string();
+    const std::string prefix = "bundle '" + changed + "': ";
+    EXPECT_THAT([&] { Bundle::load(changed, emulation()); },
+                ::testing::ThrowsMessage<InvalidArgument>(::testing::AllOf(
+                    ::testing::StartsWith(prefix), HasSubstr(damage.error))))
+        << damage.error;
+  }
+}
+
+TEST_F(BundleTest, MalformedPlansAreRefusedInEveryTarget) {
+  // The launch's first buffer and parameter arguments.
+  auto argOf = [](Json &plan, const char *kind) -> Json & {
+    for (Json &arg : plan["launches"][0]["args"])
+      if (arg["kind"] == kind)
+        return arg;
+    throw std::runtime_error(std::string("no ") + kind + " argument");
+  };
+  const std::vector<PlanDamage> damages = {
+      // Indices past the plan's buffers, parameters and kernels.
+      {"emulation", [&](Json &p) { argOf(p, "buffer")["index"] = 99; },
+       "target 'emulation': launch #0 binds buffer #99, the plan has 4"},
+      {"emulation", [&](Json &p) { argOf(p, "param_i64")["index"] = 42; },
+       "target 'emulation': launch #0 binds parameter #42, the plan has 4"},
+      {"emulation", [](Json &p) { p["param_sources"][1]["buffer"] = 17; },
+       "target 'emulation': parameter 'N' has a source outside the plan's "
+       "argument and result buffers"},
+      {"emulation", [](Json &p) { p["param_sources"][1]["index"] = 5; },
+       "target 'emulation': parameter 'N' reads dim 5 of 'x', which has "
+       "rank 2"},
+      {"emulation", [](Json &p) { p["param_sources"] = Json::array(); },
+       "target 'emulation': its plan does not say where its parameters come "
+       "from"},
+      // A kernel binary reference out of range, in the target in use and in
+      // one that is not.
+      {"emulation", [](Json &p) { p["launches"][0]["kernel"] = 3; },
+       "target 'emulation': launch #0 uses kernel #3, the plan has 1"},
+      {"sm_90", [](Json &p) { p["launches"][0]["kernel"] = 1; },
+       "target 'sm_90': launch #0 uses kernel #1, the plan has 1"},
+      {"emulation", [](Json &p) { p["kernels"][0]["binary_base64"] = ""; },
+       "has no entry or no binary"},
+      // Buffers bound by name to no tensor, or the wrong way round.
+      {"emulation", [](Json &p) { p["buffers"][0]["name"] = "zz"; },
+       "target 'emulation': buffer 'zz' names no argument or result"},
+      {"emulation", [](Json &p) { p["buffers"][0]["access"] = "out"; },
+       "target 'emulation': buffer 'x' is written, but is an argument"},
+      {"emulation", [](Json &p) { p["buffers"][3]["access"] = "in"; },
+       "target 'emulation': buffer 'rstd' is read, but is a result"},
+      // Launch shapes no device has.
+      {"emulation",
+       [](Json &p) {
+         p["launches"][0]["block"] = {100000, 1, 1};
+       },
+       "launch #0 has a block of 100000 x 1 x 1 threads (at most 1024)"},
+      {"emulation",
+       [](Json &p) { p["launches"][0]["dynamic_shared_bytes"] = 1 << 30; },
+       "launch #0 asks for 1073741824 bytes of shared memory"},
+      // Missing fields.
+      {"emulation", [](Json &p) { p.erase("launches"); },
+       "target 'emulation': malformed plan JSON: "
+       "[json.exception.out_of_range.403] key 'launches' not found"},
+      {"sm_90", [](Json &p) { p["kernels"][0].erase("binary_base64"); },
+       "target 'sm_90': malformed plan JSON"},
+  };
+  for (const PlanDamage &damage : damages) {
+    const std::string changed = editedPlan(damage.target, damage.edit).string();
+    const std::string prefix = "bundle '" + changed + "': ";
+    EXPECT_THAT([&] { Bundle::load(changed, emulation()); },
+                ::testing::ThrowsMessage<InvalidArgument>(::testing::AllOf(
+                    ::testing::StartsWith(prefix), HasSubstr(damage.error))))
+        << damage.error;
+  }
+}
+
+// A kernel binary is opened at the first call that launches it, after that
+// call's checks: loading a bundle and a refused call open none.
+TEST_F(BundleTest, KernelBinariesLoadOnlyAfterTheCallsChecks) {
+  const std::string junk = editedPlan("emulation", [](Json &plan) {
+                             plan["kernels"][0]["binary_base64"] =
+                                 base64("not a kernel object");
+                           }).string();
+  Bundle bundle = Bundle::load(junk, emulation());
+  const int64_t N = 3;
+  TensorView x = upload(bundle, std::vector<float>(N * 40, 1), {N, 40}),
+             gamma = upload(bundle, std::vector<float>(40, 1), {40}),
+             y = upload(bundle, std::vector<float>(N * 40), {N, 40}),
+             rstd = upload(bundle, std::vector<float>(N), {N});
+  TensorView shortRstd = rstd;
+  shortRstd.shape = {N - 1};
+  EXPECT_THAT(
+      [&] {
+        bundle.call({x, gamma}, {y, shortRstd});
+      },
+      ::testing::ThrowsMessage<InvalidArgument>(HasSubstr("'rstd'")));
+  EXPECT_THAT(
+      [&] {
+        bundle.call({x, gamma}, {y, rstd});
+      },
+      ::testing::ThrowsMessage<InvalidArgument>(
+          HasSubstr("not an emulated kernel object")));
+  releaseAll();
+}
+
+// A replaced binary's constructor runs when the binary is opened: not at
+// load, not for a call its checks refuse.
+TEST_F(BundleTest, AReplacedKernelRunsNothingBeforeTheChecksPass) {
+  const fs::path source = dir / "replaced.cpp", object = dir / "replaced.so";
+  writeText(source, "#include <cstdlib>\n"
+                    "__attribute__((constructor)) static void opened() {\n"
+                    "  setenv(\"RUDNN_BUNDLE_TEST_OPENED\", \"1\", 1);\n"
+                    "}\n");
+  const std::string command = "c++ -shared -fPIC -o '" + object.string() +
+                              "' '" + source.string() + "'";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  ::unsetenv("RUDNN_BUNDLE_TEST_OPENED");
+  const std::string replaced = editedPlan("emulation", [&](Json &plan) {
+                                 plan["kernels"][0]["binary_base64"] =
+                                     base64(readText(object));
+                               }).string();
+
+  Bundle bundle = Bundle::load(replaced, emulation());
+  EXPECT_EQ(std::getenv("RUDNN_BUNDLE_TEST_OPENED"), nullptr);
+  const int64_t N = 3;
+  TensorView x = upload(bundle, std::vector<float>(N * 40, 1), {N, 40}),
+             gamma = upload(bundle, std::vector<float>(40, 1), {40}),
+             y = upload(bundle, std::vector<float>(N * 40), {N, 40}),
+             rstd = upload(bundle, std::vector<float>(N), {N});
+  EXPECT_THROW(bundle.call({x, gamma}, {x, rstd}), InvalidArgument);
+  EXPECT_THROW(bundle.resultShapes({x}), InvalidArgument);
+  EXPECT_EQ(std::getenv("RUDNN_BUNDLE_TEST_OPENED"), nullptr);
+  // A call whose checks pass opens it (and finds no kernel in it).
+  EXPECT_THAT(
+      [&] {
+        bundle.call({x, gamma}, {y, rstd});
+      },
+      ::testing::ThrowsMessage<InvalidArgument>(HasSubstr("has no entry")));
+  EXPECT_NE(std::getenv("RUDNN_BUNDLE_TEST_OPENED"), nullptr);
+  ::unsetenv("RUDNN_BUNDLE_TEST_OPENED");
+  releaseAll();
 }
 
 } // namespace

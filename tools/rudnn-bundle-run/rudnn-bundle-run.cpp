@@ -5,16 +5,20 @@
 // Loads a bundle (rudnn/bundle.h) with librudnn_runtime alone, reads each
 // argument from DIR/<name>.npy (converted to its declared element type),
 // runs the function and writes each result to the outputs directory
-// (bfloat16 results as float32: NumPy has no bfloat16). It links no
-// compiler: what a deployment that serves a bundle runs.
+// (bfloat16 results as float32: NumPy has no bfloat16), all of them or none.
+// Only plain names become file names. It links no compiler: what a
+// deployment that serves a bundle runs.
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/InputFile.h"
 #include "tools/rudnn-run/npy/Npy.h"
 
 #include "rudnn/bundle.h"
 #include "rudnn/version.h"
 
+#include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -35,6 +39,51 @@ struct Buffer {
       : bundle(bundle), data(bundle.allocate(bytes ? bytes : 1)) {}
   ~Buffer() { bundle.release(data); }
 };
+
+/// A bundle's names become file names under --inputs and --outputs.
+void requireFileName(const char *what, const std::string &name) {
+  if (!runtime::isPlainFileName(name + ".npy"))
+    throw InvalidArgument(
+        std::string(what) + " '" + name +
+        "' cannot name a file: names used as file names are letters, "
+        "digits, '_', '.' and '-', not starting with '.'");
+}
+
+/// Writes every array to `directory`/<name>.npy: each to a temporary file
+/// beside its place first, renamed into place only once all are written,
+/// so results land together or not at all.
+void writeAll(const std::string &directory,
+              const std::vector<std::pair<std::string, npy::Array>> &arrays) {
+  for (const auto &[name, array] : arrays)
+    if (fs::path path = fs::path(directory) / (name + ".npy");
+        fs::exists(fs::symlink_status(path)) &&
+        !fs::is_regular_file(fs::symlink_status(path)))
+      throw InvalidArgument("cannot write '" + path.string() +
+                            "': something other than a file is there");
+  std::vector<std::pair<std::string, std::string>> pending; // temporary, final
+  auto discard = [&] {
+    for (const auto &[temporary, path] : pending)
+      std::remove(temporary.c_str());
+  };
+  try {
+    for (const auto &[name, array] : arrays) {
+      const std::string path = (fs::path(directory) / (name + ".npy")).string();
+      pending.emplace_back(npy::writeTemporary(path, array), path);
+    }
+  } catch (...) {
+    discard();
+    throw;
+  }
+  for (size_t i = 0; i < pending.size(); ++i)
+    if (std::rename(pending[i].first.c_str(), pending[i].second.c_str()) != 0) {
+      const int code = errno;
+      const std::string path = pending[i].second;
+      pending.erase(pending.begin(), pending.begin() + i);
+      discard();
+      throw InvalidArgument("cannot write '" + path +
+                            "': " + std::strerror(code));
+    }
+}
 
 int run(int argc, char **argv) {
   std::string path, inputs, outputs, backend = "auto";
@@ -73,6 +122,14 @@ int run(int argc, char **argv) {
   std::printf("bundle %s: function %s on %s\n", path.c_str(),
               bundle.function().c_str(), bundle.target().c_str());
 
+  // Whoever made the bundle chose its names: refused before any file is
+  // read or written.
+  for (const TensorInfo &info : bundle.arguments())
+    requireFileName("argument", info.name);
+  if (!outputs.empty())
+    for (const TensorInfo &info : bundle.results())
+      requireFileName("result", info.name);
+
   std::vector<std::unique_ptr<Buffer>> buffers;
   std::vector<TensorView> arguments;
   for (const TensorInfo &info : bundle.arguments()) {
@@ -98,10 +155,10 @@ int run(int argc, char **argv) {
       }
     if (updated)
       continue;
-    int64_t count = 1;
-    for (int64_t size : shapes[r])
-      count *= size;
-    const size_t bytes = static_cast<size_t>(count) * dtypeSize(info.dtype);
+    size_t bytes;
+    if (__builtin_mul_overflow(static_cast<size_t>(npy::numElements(shapes[r])),
+                               dtypeSize(info.dtype), &bytes))
+      throw InvalidArgument("result '" + info.name + "' is too large");
     buffers.push_back(std::make_unique<Buffer>(bundle, bytes));
     std::vector<uint8_t> zeros(bytes);
     bundle.copyToDevice(buffers.back()->data, zeros.data(), bytes);
@@ -111,6 +168,7 @@ int run(int argc, char **argv) {
   bundle.call(arguments, results);
   bundle.synchronize();
 
+  std::vector<std::pair<std::string, npy::Array>> written;
   for (size_t r = 0; r < results.size(); ++r) {
     const TensorInfo &info = bundle.results()[r];
     npy::Array array;
@@ -122,13 +180,19 @@ int run(int argc, char **argv) {
     bundle.synchronize();
     std::printf("result %s: %s\n", info.name.c_str(),
                 results[r].describe().c_str());
-    if (outputs.empty())
-      continue;
-    fs::create_directories(outputs);
     if (array.type == npy::ElementType::BF16)
       array = npy::convert(array, npy::ElementType::F32);
-    npy::write((fs::path(outputs) / (info.name + ".npy")).string(), array);
+    if (!outputs.empty())
+      written.emplace_back(info.name, std::move(array));
   }
+  if (outputs.empty())
+    return 0;
+  std::error_code error;
+  fs::create_directories(outputs, error);
+  if (error || !fs::is_directory(outputs))
+    throw InvalidArgument("cannot create the folder '" + outputs +
+                          "': " + (error ? error.message() : "not a folder"));
+  writeAll(outputs, written);
   return 0;
 }
 
@@ -138,6 +202,9 @@ int main(int argc, char **argv) {
   try {
     return run(argc, argv);
   } catch (const Error &error) {
+    std::fprintf(stderr, "rudnn-bundle-run: %s\n", error.what());
+    return 1;
+  } catch (const std::exception &error) { // out of memory, say
     std::fprintf(stderr, "rudnn-bundle-run: %s\n", error.what());
     return 1;
   }
