@@ -235,13 +235,23 @@ void rudnn::checkOffsetValues(const OperatorContract &contract,
   for (size_t i = 0; i < operands.size() && i < contract.operands.size(); ++i) {
     const TensorContract &tensor = contract.operands[i];
     const TensorView *view = operands[i];
-    if (tensor.sample != Sample::Offsets || !view ||
-        view->dtype != DType::I32 || view->shape.size() != 1 ||
-        !dims.has(tensor.counts))
+    const bool offsets = tensor.sample == Sample::Offsets,
+               lengths = tensor.sample == Sample::Lengths;
+    if ((!offsets && !lengths) || !view || view->dtype != DType::I32 ||
+        view->shape.size() != 1 || !dims.has(tensor.counts))
       continue;
     const int64_t count = view->shape[0], end = dims[tensor.counts];
     const int64_t stride = view->strides.empty() ? 1 : view->strides[0];
     const auto *values = static_cast<const int32_t *>(view->data);
+    if (lengths) {
+      for (int64_t n = 0; n < count; ++n)
+        if (values[n * stride] < 0 || values[n * stride] > end)
+          throw InvalidArgument(
+              "'" + std::string(tensor.name) + "' entry " + std::to_string(n) +
+              " is " + std::to_string(values[n * stride]) + ", outside 0 to " +
+              tensor.counts + " = " + std::to_string(end));
+      continue;
+    }
     auto refuse = [&](int64_t entry, const std::string &why) {
       throw InvalidArgument(
           "'" + std::string(tensor.name) + "' must start at 0, never " +

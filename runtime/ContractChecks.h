@@ -68,10 +68,11 @@ DimSizes checkCall(const OperatorContract &contract,
                    DimSizes bound = {});
 
 /// The values of the operands whose contract draws them as offsets
-/// (Sample::Offsets: packed sequences' boundaries): each must start at 0,
-/// never decrease and end at the size of its `counts` letter, so that every
-/// token belongs to exactly one sequence. Reads the views' memory: only for
-/// views in host memory (the emulation backend's). Throws InvalidArgument
+/// (Sample::Offsets: packed sequences' boundaries), which must start at 0,
+/// never decrease and end at the size of their `counts` letter, so that
+/// every token belongs to exactly one sequence; and as lengths
+/// (Sample::Lengths), each from 0 to that size. Reads the views' memory: only
+/// for views in host memory (the emulation backend's). Throws InvalidArgument
 /// naming the operand, the entry and its value.
 void checkOffsetValues(const OperatorContract &contract,
                        const std::vector<const TensorView *> &operands,

@@ -1,7 +1,8 @@
 // Packed sequences' offsets must start at 0, never decrease and end at the
-// packed length T: anything else is refused before a kernel runs (the
-// emulation backend reads them on the host), naming the entry, never a
-// crash of the float64 check and never tokens left unwritten.
+// packed length T, and lengths lie in 0 to the dim they count: anything
+// else is refused before a kernel runs (the emulation backend reads them on
+// the host), naming the entry, never a crash of the float64 check and never
+// tokens left unwritten.
 // (No input is read: this file holds only the commands.)
 //
 // RUN: rm -rf %t && mkdir -p %t
@@ -32,6 +33,15 @@
 // RUN: %python %S/Inputs/npy.py write %t/att/cu_seqlens_k.npy i4 0 13 27
 // RUN: not rudnn-run %rudnn_src_root/examples/attention_varlen.mlir --backend emulation --inputs %t/att --check --cache-dir "" 2>&1 | FileCheck %s --check-prefix=KEYS
 // KEYS: 'cu_seqlens_k' must start at 0, never decrease and end at S = 26: entry 2 is 27, past S
+//
+// Lengths run from 0 to the dim they count.
+// RUN: rudnn-run %rudnn_src_root/examples/attention.mlir --backend emulation --random 0 --dims B=2,T=5,S=7,H=2,G=1 --cache-dir "" --save-inputs %t/pad > /dev/null
+// RUN: %python %S/Inputs/npy.py write %t/pad/key_lengths.npy i4 3 8
+// RUN: not rudnn-run %rudnn_src_root/examples/attention.mlir --backend emulation --inputs %t/pad --check --cache-dir "" 2>&1 | FileCheck %s --check-prefix=LENGTHS
+// LENGTHS: 'key_lengths' entry 1 is 8, outside 0 to S = 7
+// RUN: %python %S/Inputs/npy.py write %t/pad/key_lengths.npy i4 -1 7
+// RUN: not rudnn-run %rudnn_src_root/examples/attention.mlir --backend emulation --inputs %t/pad --check --cache-dir "" 2>&1 | FileCheck %s --check-prefix=NEGATIVE-LENGTH
+// NEGATIVE-LENGTH: 'key_lengths' entry 0 is -1, outside 0 to S = 7
 //
 // Offsets that keep the contract run and check.
 // RUN: %python %S/Inputs/npy.py write %t/in/cu_seqlens.npy i4 0 0 20
