@@ -352,10 +352,13 @@ void EmulationBackend::launch(const LoadedKernel &kernel,
 DevicePtr EmulationBackend::allocate(size_t bytes) {
   if (bytes == 0)
     return 0;
-  // 256-byte alignment, as cudaMalloc guarantees, and exactly `bytes`, so
-  // check mode catches an access one element past the end.
+  // 256-byte alignment, as cudaMalloc guarantees, and exactly `bytes`, so a
+  // sanitized kernel's access one element past the end is caught. In check
+  // mode, between guard regions its kernels' accesses are checked against.
   void *pointer = nullptr;
-  if (::posix_memalign(&pointer, 256, bytes) != 0)
+  if (impl->options.check)
+    pointer = allocateGuarded(bytes);
+  else if (::posix_memalign(&pointer, 256, bytes) != 0)
     throw DeviceError("allocate", "out of memory",
                       std::to_string(bytes) + " bytes");
   // Fresh device memory holds garbage (all bits set: NaN, -1), as what
@@ -365,7 +368,8 @@ DevicePtr EmulationBackend::allocate(size_t bytes) {
 }
 
 void EmulationBackend::release(DevicePtr pointer) {
-  std::free(reinterpret_cast<void *>(pointer));
+  if (!releaseGuarded(reinterpret_cast<void *>(pointer)))
+    std::free(reinterpret_cast<void *>(pointer));
 }
 
 void EmulationBackend::copyToDevice(DevicePtr dst, const void *src,

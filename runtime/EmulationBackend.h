@@ -32,11 +32,20 @@ struct EmulationOptions {
   /// OS threads running blocks; 0: the hardware concurrency.
   unsigned threads = 0;
   /// Check mode (RUDNN_EMULATION_CHECK=1, or =SCHEDULE to set `schedule`
-  /// too): every memory access of a kernel
-  /// is observed, and shared-memory races, collectives met at different
-  /// call sites and spin-waits that cannot finish trap; approximate math and
-  /// tensor-core sums deviate as far as the hardware may. Slower; excludes
-  /// `sanitize`.
+  /// too): every memory access of a kernel is observed, and shared-memory
+  /// races, collectives met at different call sites, spin-waits that cannot
+  /// finish and global accesses outside their allocation trap; approximate
+  /// math and tensor-core sums deviate as far as the hardware may. Memory
+  /// from `allocate` then lies between guard regions (allocateGuarded): a
+  /// load, store or atomic of a launch that falls in one, or straddles an
+  /// allocation's ends, fails the launch naming the kernel, block, thread,
+  /// address and nearest allocation. Not caught: an access landing in
+  /// another live allocation (or in another buffer carved from the same
+  /// one, as a plan's workspace buffers are) or beyond the guard regions
+  /// (64 MiB or the allocation's size, whichever is larger, on each side).
+  /// A memcpy of variable length, a library call the instrumentation does
+  /// not see, is caught only on reaching a guard page: the process then
+  /// ends after the same report. Slower; excludes `sanitize`.
   bool check = false;
   /// Seconds a CUDA thread may run without reaching a barrier, warp
   /// operation or poll before the process ends with a report
@@ -66,7 +75,8 @@ public:
   std::shared_ptr<LoadedKernel> load(const std::string &binary,
                                      const std::string &entry) override;
   /// Runs the whole grid before returning (streams are ordered already).
-  /// Throws DeviceError naming the kernel and block on a deadlock or trap.
+  /// Throws DeviceError naming the kernel and block on a deadlock, trap or,
+  /// in check mode, race or out-of-bounds access.
   void launch(const LoadedKernel &kernel, const LaunchGeometry &geometry,
               ArgPack &args, StreamHandle stream) override;
   /// What the emulated TMA instructions read (rudnn_emu_tensor_map).

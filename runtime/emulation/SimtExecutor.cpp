@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -262,6 +263,57 @@ RegionPool &regionPool() {
   return *pool;
 }
 
+/// A check-mode allocation: the bytes [begin, end) in a mapping [mapping,
+/// mappingEnd) that is inaccessible but for the pages holding them.
+struct GuardedAllocation {
+  uintptr_t mapping = 0, mappingEnd = 0, begin = 0, end = 0;
+};
+
+/// The live check-mode allocations, in address order.
+using GuardedAllocations = std::vector<GuardedAllocation>;
+
+/// The index in `allocations` of the mapping holding `address`, or -1.
+ptrdiff_t mappingOf(const GuardedAllocations &allocations, uintptr_t address) {
+  auto after = std::upper_bound(
+      allocations.begin(), allocations.end(), address,
+      [](uintptr_t a, const GuardedAllocation &g) { return a < g.mapping; });
+  if (after == allocations.begin() || address >= std::prev(after)->mappingEnd)
+    return -1;
+  return std::prev(after) - allocations.begin();
+}
+
+/// Writes to `text` (`size` bytes, NUL-terminated) where the `bytes` at
+/// `address` in the mapping `index` of `allocations` lie relative to the
+/// nearest allocation; returns the length written. Formats with snprintf
+/// only: the fault handler calls it too.
+int describeOutOfBounds(char *text, size_t size,
+                        const GuardedAllocations &allocations, ptrdiff_t index,
+                        uintptr_t address, size_t bytes) {
+  auto distance = [&](const GuardedAllocation &g) {
+    return address < g.begin  ? g.begin - address
+           : address >= g.end ? address - g.end + 1
+                              : 0;
+  };
+  const GuardedAllocation *nearest = &allocations[index];
+  for (ptrdiff_t other : {index - 1, index + 1})
+    if (other >= 0 && size_t(other) < allocations.size() &&
+        distance(allocations[other]) < distance(*nearest))
+      nearest = &allocations[other];
+  const long long offset =
+      static_cast<long long>(address - nearest->begin); // may be negative
+  const unsigned long long length = nearest->end - nearest->begin;
+  const bool before = address < nearest->begin;
+  const unsigned long long by =
+      before ? nearest->begin - address : address + bytes - nearest->end;
+  int written = std::snprintf(
+      text, size,
+      "offset %lld of the nearest allocation (%llu bytes at %p): %llu "
+      "byte%s %s",
+      offset, length, reinterpret_cast<void *>(nearest->begin), by,
+      by == 1 ? "" : "s", before ? "before its start" : "past its end");
+  return std::max(0, std::min(written, static_cast<int>(size) - 1));
+}
+
 /// One block in flight on one OS thread.
 struct BlockRun {
   const EmulatedKernel *kernel = nullptr;
@@ -292,6 +344,9 @@ struct BlockRun {
   rudnn_emu_dim3 blockIdx{};
   /// The grid's barrier in a cooperative launch, else null.
   GridBarrier *grid = nullptr;
+  /// Check mode: the guarded allocations when the launch started (null if
+  /// none), which the kernel's global accesses must stay inside.
+  const GuardedAllocations *globals = nullptr;
 };
 
 /// Thrown out of a suspended thread of an aborting block.
@@ -480,13 +535,46 @@ bool ordered(const BlockRun &block, const SharedAccess &earlier,
   failRunningThread(text.str());
 }
 
-/// Check mode: every load and store of the kernel. Accesses to shared
-/// memory are checked against the shadow: two threads touching a byte
-/// between the same barriers, one of them writing, race.
+/// Check mode: an access in the guard region of an allocation, or
+/// reaching past one of its ends, traps. Accesses elsewhere (stacks, shared
+/// memory, the kernel object's data, host memory not from allocateGuarded)
+/// are not global memory this check knows of.
+void checkGlobalBounds(const GuardedAllocations &globals, const void *address,
+                       size_t bytes, int kind) {
+  const uintptr_t first = reinterpret_cast<uintptr_t>(address);
+  const uintptr_t last = first + bytes - 1;
+  if (bytes == 0 || last < globals.front().mapping ||
+      first >= globals.back().mappingEnd)
+    return;
+  ptrdiff_t index = mappingOf(globals, first);
+  if (index < 0)
+    index = mappingOf(globals, last);
+  if (index < 0 || (first >= globals[index].begin && last < globals[index].end))
+    return;
+  char where[256];
+  describeOutOfBounds(where, sizeof where, globals, index, first, bytes);
+  std::ostringstream text;
+  text << describeThread(*currentThread) << ": out-of-bounds global memory "
+       << (kind == RUDNN_EMU_WRITE    ? "write"
+           : kind == RUDNN_EMU_ATOMIC ? "atomic"
+                                      : "read")
+       << " of " << bytes << " byte" << (bytes == 1 ? "" : "s") << " at "
+       << address << ": " << where;
+  failRunningThread(text.str());
+}
+
+/// Check mode: every load, store and atomic of the kernel. Global accesses
+/// are checked against the launch's allocations; loads and stores of shared
+/// memory against the shadow: two threads touching a byte between the same
+/// barriers, one of them writing, race.
 void hostMemoryAccess(const void *address, size_t bytes, int kind) {
   BlockRun *block = currentBlock;
   SimtThread *self = currentThread;
   if (!block || !self || !block->check || block->aborting)
+    return;
+  if (block->globals)
+    checkGlobalBounds(*block->globals, address, bytes, kind);
+  if (kind == RUDNN_EMU_ATOMIC) // atomics never race with each other
     return;
   SharedRegion *region = nullptr;
   auto *p = static_cast<const unsigned char *>(address);
@@ -1039,6 +1127,149 @@ private:
   std::thread thread;
 };
 
+/// Check-mode allocations, each between guard regions. Launches take a
+/// snapshot of the live ones: they change only as memory is allocated or
+/// released, and the kernels' accesses consult it without a lock.
+class GuardedMemory {
+public:
+  void *allocate(size_t bytes);
+  bool release(void *pointer);
+  std::shared_ptr<const GuardedAllocations> snapshot() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return live;
+  }
+
+private:
+  std::mutex mutex;
+  std::shared_ptr<const GuardedAllocations> live =
+      std::make_shared<const GuardedAllocations>();
+  std::once_flag handlerInstalled;
+};
+
+GuardedMemory &guardedMemory() {
+  static GuardedMemory *memory = new GuardedMemory; // outlives every launch
+  return *memory;
+}
+
+/// The least guard region on either side of an allocation: an index off by
+/// up to this many bytes (or the allocation's size, if larger) still lands
+/// in it rather than in other memory.
+constexpr size_t kGuardBytes = size_t(64) << 20;
+
+struct sigaction previousSegvAction;
+
+/// An access the check hooks do not see (a memcpy of variable length, which
+/// the compiler leaves to the C library) that reaches a guard page: the
+/// report names the kernel, block and thread running on this OS thread,
+/// then the previous handler (or the default action: the process ends)
+/// takes the fault. Nothing here may allocate or lock.
+void onGuardFault(int signal, siginfo_t *info, void *context) {
+  const BlockRun *block = currentBlock;
+  const SimtThread *thread = currentThread;
+  const uintptr_t address = reinterpret_cast<uintptr_t>(info->si_addr);
+  ptrdiff_t index = -1;
+  if (block && thread && block->globals &&
+      (index = mappingOf(*block->globals, address)) >= 0) {
+    const rudnn_emu_thread &t = thread->info;
+    char text[768];
+    int length = std::snprintf(
+        text, sizeof text,
+        "rudnn: emulated kernel '%s', block (%u,%u,%u), thread (%u,%u,%u): "
+        "out-of-bounds global memory access at %p, unseen by check mode's "
+        "hooks, reached a guard page: ",
+        block->kernel->name.c_str(), t.blockIdx.x, t.blockIdx.y, t.blockIdx.z,
+        t.threadIdx.x, t.threadIdx.y, t.threadIdx.z, info->si_addr);
+    length = std::max(0, std::min(length, int(sizeof text) - 2));
+    length += describeOutOfBounds(text + length, sizeof text - 1 - length,
+                                  *block->globals, index, address, 1);
+    text[length++] = '\n';
+    for (int done = 0, n; done < length; done += n)
+      if ((n = static_cast<int>(::write(2, text + done, length - done))) <= 0)
+        break;
+  }
+  if (previousSegvAction.sa_flags & SA_SIGINFO) {
+    previousSegvAction.sa_sigaction(signal, info, context);
+  } else if (previousSegvAction.sa_handler != SIG_DFL &&
+             previousSegvAction.sa_handler != SIG_IGN) {
+    previousSegvAction.sa_handler(signal);
+  } else {
+    // The access faults again on return, now with the default action.
+    struct sigaction fallback {};
+    fallback.sa_handler = SIG_DFL;
+    ::sigaction(signal, &fallback, nullptr);
+  }
+}
+
+void *GuardedMemory::allocate(size_t bytes) {
+  std::call_once(handlerInstalled, [] {
+    struct sigaction action {};
+    action.sa_sigaction = onGuardFault;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGSEGV, &action, &previousSegvAction);
+  });
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  auto outOfMemory = [&] {
+    return DeviceError("allocate", "out of memory",
+                       std::to_string(bytes) + " bytes");
+  };
+  if (bytes == 0 || bytes > (SIZE_MAX - 4 * page) / 4)
+    throw outOfMemory();
+  const size_t pages = (bytes + page - 1) / page * page;
+  // Address space only (PROT_NONE commits nothing); a smaller guard if even
+  // that is scarce.
+  size_t guard = std::max(kGuardBytes, pages);
+  void *mapping = ::mmap(nullptr, pages + 2 * guard, PROT_NONE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (mapping == MAP_FAILED) {
+    guard = page;
+    mapping = ::mmap(nullptr, pages + 2 * guard, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  }
+  if (mapping == MAP_FAILED)
+    throw outOfMemory();
+  char *data = static_cast<char *>(mapping) + guard;
+  if (::mprotect(data, pages, PROT_READ | PROT_WRITE) != 0) {
+    ::munmap(mapping, pages + 2 * guard);
+    throw outOfMemory();
+  }
+  GuardedAllocation allocation;
+  allocation.mapping = reinterpret_cast<uintptr_t>(mapping);
+  allocation.mappingEnd = allocation.mapping + pages + 2 * guard;
+  // Against the guard page after, at cudaMalloc's 256-byte alignment.
+  allocation.begin =
+      (reinterpret_cast<uintptr_t>(data) + pages - bytes) & ~uintptr_t(255);
+  allocation.end = allocation.begin + bytes;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto next = std::make_shared<GuardedAllocations>(*live);
+  next->insert(std::upper_bound(
+                   next->begin(), next->end(), allocation,
+                   [](const GuardedAllocation &a, const GuardedAllocation &b) {
+                     return a.mapping < b.mapping;
+                   }),
+               allocation);
+  live = std::move(next);
+  return reinterpret_cast<void *>(allocation.begin);
+}
+
+bool GuardedMemory::release(void *pointer) {
+  GuardedAllocation allocation;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
+    ptrdiff_t index = mappingOf(*live, address);
+    if (index < 0 || (*live)[index].begin != address)
+      return false;
+    allocation = (*live)[index];
+    auto next = std::make_shared<GuardedAllocations>(*live);
+    next->erase(next->begin() + index);
+    live = std::move(next);
+  }
+  ::munmap(reinterpret_cast<void *>(allocation.mapping),
+           allocation.mappingEnd - allocation.mapping);
+  return true;
+}
+
 /// The OS thread's thread-local block of the kernel object: where its
 /// static `__shared__` variables live. Empty if it has none.
 SharedRegion staticSharedOf(const EmulatedKernel &kernel) {
@@ -1072,6 +1303,14 @@ std::vector<uint64_t> blockOrder(uint64_t blocks, const Schedule &schedule) {
 
 } // namespace
 
+void *rudnn::runtime::allocateGuarded(size_t bytes) {
+  return guardedMemory().allocate(bytes);
+}
+
+bool rudnn::runtime::releaseGuarded(void *pointer) {
+  return guardedMemory().release(pointer);
+}
+
 void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
                              const LaunchGeometry &geometry, void **args,
                              const SimtOptions &options) {
@@ -1097,6 +1336,10 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
     workers = static_cast<unsigned>(blocks);
   }
   const std::vector<uint64_t> order = blockOrder(blocks, schedule);
+  // Kept for the whole launch: the blocks' accesses are checked against it.
+  std::shared_ptr<const GuardedAllocations> globals;
+  if (options.check)
+    globals = guardedMemory().snapshot();
 
   std::atomic<uint64_t> next{0};
   std::atomic<bool> failed{false};
@@ -1116,6 +1359,7 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
     block.args = args;
     block.check = options.check;
     block.grid = geometry.cooperative ? &gridBarrier : nullptr;
+    block.globals = globals && !globals->empty() ? globals.get() : nullptr;
     block.threads.resize(threadsPerBlock);
     std::unique_ptr<StackRegion> region;
     if (geometry.cooperative)

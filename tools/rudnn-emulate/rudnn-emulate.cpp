@@ -8,8 +8,11 @@
 // device memory and passed as pointers, scalars by value, in the kernel's
 // parameter order; after the launch every array is written to
 // OUTPUTS/<its file name>. Exit status: 0 ran, 1 the kernel faulted (trap,
-// failed assert, race, deadlock: the report names kernel, block and
-// thread), 2 bad usage or input, 3 the source does not compile.
+// failed assert, deadlock; with --check a race or an access outside the
+// .npy argument it falls near: the report names kernel, block and thread),
+// 2 bad usage or input, 3 the source does not compile. A library memcpy
+// past an argument, which --check's hooks do not see, ends the process
+// with SIGSEGV after the same report once it reaches the guard page.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +28,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -107,9 +111,14 @@ int runTool(int argc, char **argv) {
       "block", po::value(&block), "threads per block: X[,Y[,Z]]")(
       "shared", po::value(&shared)->default_value(0),
       "dynamic shared memory bytes")(
-      "check", "check mode: report shared-memory races, collectives met at "
-               "different call sites, spin-waits that never finish; "
-               "approximations and tensor-core sums at their error bounds")(
+      "check",
+      "check mode: report shared-memory races, collectives met at "
+      "different call sites, spin-waits that never finish, and loads, "
+      "stores and atomics outside the .npy argument they fall near (up to "
+      "64 MiB, or its size if larger, before or past it; not an access "
+      "landing in another argument, and a memcpy of variable length only "
+      "once it reaches the page after it); approximations and tensor-core "
+      "sums at their error bounds")(
       "schedule", po::value(&schedule)->default_value("forward"),
       "forward, reverse or random:SEED: the order of blocks and threads")(
       "outputs", po::value(&outputs),
@@ -227,6 +236,19 @@ int runTool(int argc, char **argv) {
     backend.launch(*kernel, geometry, pack, nullptr);
   } catch (const DeviceError &error) {
     std::cerr << "rudnn-emulate: " << error.what() << "\n";
+    // An out-of-bounds report names the allocation by address: say which
+    // argument that is.
+    const std::string report = error.what();
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      char address[32];
+      std::snprintf(address, sizeof address, "%p",
+                    reinterpret_cast<void *>(buffers[i]));
+      if (buffers[i] &&
+          report.find(" at " + std::string(address) + ")") != std::string::npos)
+        std::cerr << "rudnn-emulate: the allocation at " << address
+                  << " is argument " << i + 1 << ", " << kernelArguments[i].text
+                  << "\n";
+    }
     status = Faulted;
   }
   if (status == Ran && !outputs.empty()) {

@@ -64,7 +64,9 @@ struct GradientShare {
     for (int i = 0; i < Share::kItems; ++i) {
       const int c = Share::column(t, i, 0);
       float gamma[Vector];
-      load_features<T, Vector>(p.gamma, begin + c, gammaVectors, 1.0f, gamma);
+      // Only the row's columns: a tail's lanes past `count` read nothing.
+      load_features<T, Vector>(p.gamma, begin + c, gammaVectors, 1.0f, gamma,
+                               count - c);
 #pragma unroll
       for (int v = 0; v < Vector; ++v) {
         const int k = i * Vector + v;

@@ -203,20 +203,22 @@ __device__ __forceinline__ RowStats finish(float pivot, const Welford &w,
 }
 
 /// Vector elements of a [C] vector from column c: one 16-byte load where
-/// `vectors`, ones without the vector.
+/// `vectors`, ones without the vector; only the first `available` are read
+/// (a row's tail), the rest are `one`.
 template <typename T, int Vector>
 __device__ __forceinline__ void load_features(const T *from, long long c,
                                               bool vectors, float one,
-                                              float (&to)[Vector]) {
+                                              float (&to)[Vector],
+                                              int available = Vector) {
   if constexpr (Vector > 1) {
-    if (from && vectors) {
+    if (from && vectors && available >= Vector) {
       load_vector16(from + c, to);
       return;
     }
   }
 #pragma unroll
   for (int v = 0; v < Vector; ++v)
-    to[v] = from ? to_float(from[c + v]) : one;
+    to[v] = from && v < available ? to_float(from[c + v]) : one;
 }
 
 /// The normalised values of h at columns c … c + Vector − 1.

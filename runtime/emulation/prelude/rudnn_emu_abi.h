@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define RUDNN_EMU_ABI_VERSION 5
+#define RUDNN_EMU_ABI_VERSION 6
 
 typedef struct rudnn_emu_dim3 {
   unsigned x, y, z;
@@ -56,8 +56,9 @@ typedef struct rudnn_emu_site {
   unsigned line;
 } rudnn_emu_site;
 
-/* Kinds of memory access reported in check mode. */
-enum { RUDNN_EMU_READ = 0, RUDNN_EMU_WRITE = 1 };
+/* Kinds of memory access reported in check mode. Atomics are checked for
+ * bounds only: they never race with each other. */
+enum { RUDNN_EMU_READ = 0, RUDNN_EMU_WRITE = 1, RUDNN_EMU_ATOMIC = 2 };
 
 /* A TMA tensor map as the emulation backend encodes it, in the 128 bytes of
  * a CUtensorMap: what cuTensorMapEncodeTiled was given. */
@@ -90,8 +91,9 @@ typedef struct rudnn_emu_host {
                            size_t bytes, const rudnn_emu_site *site);
   /* Aborts the kernel call with `message` (e.g. __trap, a failed assert). */
   void (*trap)(const char *message);
-  /* Check mode: the running thread accessed `bytes` at `address` (kind
-   * RUDNN_EMU_READ or RUDNN_EMU_WRITE); races on shared memory trap. */
+  /* Check mode: the running thread is about to access `bytes` at `address`
+   * (kind RUDNN_EMU_READ, RUDNN_EMU_WRITE or RUDNN_EMU_ATOMIC); races on
+   * shared memory and accesses outside a guarded global allocation trap. */
   void (*memoryAccess)(const void *address, size_t bytes, int kind);
   /* Whether [address, address + bytes) is the block's shared memory. */
   int (*isShared)(const void *address, size_t bytes);

@@ -101,6 +101,17 @@ inline void reportWrite(void *destination, size_t bytes) {
 #endif
 }
 
+/// Check mode: the copy reads its global source at issue, through a memcpy
+/// of a length the instrumentation does not see.
+inline void reportRead(const void *source, size_t bytes) {
+#ifdef RUDNN_EMU_CHECK
+  if (bytes)
+    rudnn_emu_table()->memoryAccess(source, bytes, RUDNN_EMU_READ);
+#else
+  (void)source, (void)bytes;
+#endif
+}
+
 } // namespace rudnn_emu_detail
 
 /// cp.async of `bytes` (4, 8 or 16) of which the first `sourceBytes` come
@@ -109,6 +120,7 @@ inline void reportWrite(void *destination, size_t bytes) {
 static inline void rudnn_emu_cp_async(void *destination, const void *source,
                                       size_t bytes, size_t sourceBytes) {
   rudnn_emu_detail::AsyncCopy copy{destination, {}, bytes};
+  rudnn_emu_detail::reportRead(source, sourceBytes);
   std::memcpy(copy.data, source, sourceBytes);
   std::memset(copy.data + sourceBytes, 0, bytes - sourceBytes);
   std::memset(destination, 0xff, bytes);

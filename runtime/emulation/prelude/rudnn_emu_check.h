@@ -2,12 +2,16 @@
 //
 // Part of the emulation prelude, in check mode only. The kernel object is
 // compiled with -fsanitize=thread's instrumentation but without its runtime:
-// the compiler calls the __tsan_* entry points below on every load, store
-// and atomic, and these report the access to the executor, which keeps the
-// shadow state of the block's shared memory and finds races between
-// barriers. Volatile reads are polls: the thread lets the others run, so a
-// spin-wait on a flag another thread of the block sets makes progress, as on
-// a GPU, and one that never can is reported by the watchdog.
+// the compiler calls the __tsan_* entry points below before every load,
+// store and atomic, and these report the access to the executor, which keeps
+// the shadow state of the block's shared memory and finds races between
+// barriers, and traps on a global access outside the allocation it falls
+// near. A memcpy of a length unknown at compile time is a library call the
+// compiler does not instrument: such copies are seen only if they reach an
+// allocation's guard page. Volatile reads are polls: the thread lets the
+// others run, so a spin-wait on a flag another thread of the block sets
+// makes progress, as on a GPU, and one that never can is reported by the
+// watchdog.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,56 +98,69 @@ RUDNN_EMU_UNOBSERVED void *__tsan_memset(void *to, int value, unsigned long n) {
   return memset(to, value, n);
 }
 
-// Atomics are performed here, unobserved: atomics never race with each
-// other, and the prelude's atomic functions poll on their own.
+// Atomics are performed here, observed for their bounds only: atomics
+// never race with each other, and the prelude's atomic functions poll on
+// their own.
 #define RUDNN_EMU_ATOMIC_SIZE(n, T)                                            \
   RUDNN_EMU_UNOBSERVED T __tsan_atomic##n##_load(const volatile T *a, int) {   \
+    rudnn_emu_detail::observe((const T *)a, sizeof(T), RUDNN_EMU_ATOMIC);      \
     return __atomic_load_n(a, __ATOMIC_SEQ_CST);                               \
   }                                                                            \
   RUDNN_EMU_UNOBSERVED void __tsan_atomic##n##_store(volatile T *a, T v,       \
                                                      int) {                    \
+    rudnn_emu_detail::observe((const T *)a, sizeof(T), RUDNN_EMU_ATOMIC);      \
     __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                  \
   }                                                                            \
   RUDNN_EMU_UNOBSERVED T __tsan_atomic##n##_exchange(volatile T *a, T v,       \
                                                      int) {                    \
+    rudnn_emu_detail::observe((const T *)a, sizeof(T), RUDNN_EMU_ATOMIC);      \
     return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                        \
   }                                                                            \
   RUDNN_EMU_UNOBSERVED T __tsan_atomic##n##_fetch_add(volatile T *a, T v,      \
                                                       int) {                   \
+    rudnn_emu_detail::observe((const T *)a, sizeof(T), RUDNN_EMU_ATOMIC);      \
     return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                         \
   }                                                                            \
   RUDNN_EMU_UNOBSERVED T __tsan_atomic##n##_fetch_sub(volatile T *a, T v,      \
                                                       int) {                   \
+    rudnn_emu_detail::observe((const T *)a, sizeof(T), RUDNN_EMU_ATOMIC);      \
     return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                         \
   }                                                                            \
   RUDNN_EMU_UNOBSERVED T __tsan_atomic##n##_fetch_and(volatile T *a, T v,      \
                                                       int) {                   \
+    rudnn_emu_detail::observe((const T *)a, sizeof(T), RUDNN_EMU_ATOMIC);      \
     return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                         \
   }                                                                            \
   RUDNN_EMU_UNOBSERVED T __tsan_atomic##n##_fetch_or(volatile T *a, T v,       \
                                                      int) {                    \
+    rudnn_emu_detail::observe((const T *)a, sizeof(T), RUDNN_EMU_ATOMIC);      \
     return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                          \
   }                                                                            \
   RUDNN_EMU_UNOBSERVED T __tsan_atomic##n##_fetch_xor(volatile T *a, T v,      \
                                                       int) {                   \
+    rudnn_emu_detail::observe((const T *)a, sizeof(T), RUDNN_EMU_ATOMIC);      \
     return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                         \
   }                                                                            \
   RUDNN_EMU_UNOBSERVED T __tsan_atomic##n##_fetch_nand(volatile T *a, T v,     \
                                                        int) {                  \
+    rudnn_emu_detail::observe((const T *)a, sizeof(T), RUDNN_EMU_ATOMIC);      \
     return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                        \
   }                                                                            \
   RUDNN_EMU_UNOBSERVED int __tsan_atomic##n##_compare_exchange_strong(         \
       volatile T *a, T *c, T v, int, int) {                                    \
+    rudnn_emu_detail::observe((const T *)a, sizeof(T), RUDNN_EMU_ATOMIC);      \
     return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST,       \
                                        __ATOMIC_SEQ_CST);                      \
   }                                                                            \
   RUDNN_EMU_UNOBSERVED int __tsan_atomic##n##_compare_exchange_weak(           \
       volatile T *a, T *c, T v, int, int) {                                    \
+    rudnn_emu_detail::observe((const T *)a, sizeof(T), RUDNN_EMU_ATOMIC);      \
     return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST,       \
                                        __ATOMIC_SEQ_CST);                      \
   }                                                                            \
   RUDNN_EMU_UNOBSERVED T __tsan_atomic##n##_compare_exchange_val(              \
       volatile T *a, T c, T v, int, int) {                                     \
+    rudnn_emu_detail::observe((const T *)a, sizeof(T), RUDNN_EMU_ATOMIC);      \
     __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST,             \
                                 __ATOMIC_SEQ_CST);                             \
     return c;                                                                  \
