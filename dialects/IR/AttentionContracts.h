@@ -9,6 +9,9 @@ namespace rudnn {
 
 /// Largest head dimension (D or Dv) of an attention operator.
 inline constexpr int64_t kAttentionMaxHeadDim = 256;
+/// The widest bounded window side: sequences are shorter (dims stay below
+/// 2^30), and the kernels add it to key positions in 32-bit arithmetic.
+inline constexpr int64_t kAttentionMaxWindow = int64_t(1) << 30;
 
 /// rudnn.attention: q [B, T, H, D], k [B, S, G, D], v [B, S, G, E],
 /// key_lengths [B], key_mask [B, S] -> o [B, T, H, E], lse [B, H, T].

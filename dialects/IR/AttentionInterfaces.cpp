@@ -36,9 +36,13 @@ LogicalResult checkWindow(Operation *op, std::optional<int64_t> left,
                           std::optional<int64_t> right) {
   if (left.has_value() != right.has_value())
     return op->emitOpError() << "'window' needs both bounds";
-  if ((left && *left < -1) || (right && *right < -1))
+  auto outside = [](std::optional<int64_t> bound) {
+    return bound && (*bound < -1 || *bound > ::rudnn::kAttentionMaxWindow);
+  };
+  if (outside(left) || outside(right))
     return op->emitOpError()
-           << "'window' bounds must be -1 (unbounded) or at least 0";
+           << "'window' bounds must be -1 (unbounded) or 0 to "
+           << ::rudnn::kAttentionMaxWindow;
   return success();
 }
 

@@ -38,9 +38,11 @@ ResolvedAttention rudnn::resolveAttention(const AttentionOptions &options,
     throw InvalidArgument("'softcap' must be 0 (none) or positive and "
                           "finite, got " +
                           std::to_string(options.softcap));
-  if (options.windowLeft < -1 || options.windowRight < -1)
-    throw InvalidArgument("window bounds must be -1 (unbounded) or at least "
-                          "0, got (" +
+  if (options.windowLeft < -1 || options.windowRight < -1 ||
+      options.windowLeft > kAttentionMaxWindow ||
+      options.windowRight > kAttentionMaxWindow)
+    throw InvalidArgument("window bounds must be -1 (unbounded) or 0 to " +
+                          std::to_string(kAttentionMaxWindow) + ", got (" +
                           std::to_string(options.windowLeft) + ", " +
                           std::to_string(options.windowRight) + ")");
   return r;

@@ -104,8 +104,19 @@ func.func @mask_shape(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: te
 
 // Window bounds are -1 or at least 0.
 func.func @window(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>) {
-  // expected-error @+1 {{'window' bounds must be -1 (unbounded) or at least 0}}
+  // expected-error @+1 {{'window' bounds must be -1 (unbounded) or 0 to 1073741824}}
   %o, %lse = rudnn.attention %q, %k, %v window (-2, 3)
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// A bounded window side stays within 2^30: the kernels add it to positions
+// in 32-bit arithmetic.
+func.func @window_wide(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>) {
+  // expected-error @+1 {{'window' bounds must be -1 (unbounded) or 0 to 1073741824}}
+  %o, %lse = rudnn.attention %q, %k, %v window (3, 2147483647)
       : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
   return
 }

@@ -373,7 +373,12 @@ TEST_F(AttentionBadInput, HeadDimPast256) {
 TEST_F(AttentionBadInput, NegativeWindow) {
   AttentionOptions options;
   options.windowLeft = -2;
-  expectRejected("window bounds must be -1 (unbounded) or at least 0", options);
+  expectRejected("window bounds must be -1 (unbounded) or 0 to 1073741824",
+                 options);
+  options.windowLeft = 0;
+  options.windowRight = 2147483647;
+  expectRejected("window bounds must be -1 (unbounded) or 0 to 1073741824",
+                 options);
 }
 
 TEST_F(AttentionBadInput, NegativeSoftcap) {
