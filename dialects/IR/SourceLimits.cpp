@@ -4,13 +4,34 @@
 
 #include "mlir/Parser/Parser.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
 #include <string>
 
 using namespace mlir;
 
 std::string mlir::rudnn::excessNestingMessage() {
   return "nesting deeper than " + std::to_string(kMaxNestingDepth) +
-         " levels: rudnn does not parse this text";
+         " levels, or a result number past " +
+         std::to_string(kMaxResultNumber) + ": rudnn does not parse this text";
+}
+
+/// Whether the SSA name starting at `text[at]` ('%') carries a result
+/// number or group size (`#N`, `:N`) past rudnn::kMaxResultNumber.
+static bool hasExcessResultNumber(llvm::StringRef text, size_t at) {
+  size_t i = at + 1;
+  while (i < text.size() &&
+         (llvm::isAlnum(text[i]) || llvm::StringRef("_$.-").contains(text[i])))
+    ++i;
+  if (i + 1 >= text.size() || (text[i] != '#' && text[i] != ':') ||
+      !llvm::isDigit(text[i + 1]))
+    return false;
+  uint64_t number = 0;
+  for (++i; i < text.size() && llvm::isDigit(text[i]); ++i)
+    if ((number = number * 10 + (text[i] - '0')) > rudnn::kMaxResultNumber)
+      return true;
+  return false;
 }
 
 std::optional<size_t> mlir::rudnn::findExcessNesting(llvm::StringRef text) {
@@ -29,6 +50,8 @@ std::optional<size_t> mlir::rudnn::findExcessNesting(llvm::StringRef text) {
         break;
       continue;
     }
+    if (c == '%' && hasExcessResultNumber(text, i))
+      return i;
     if (c == '(' || c == '[' || c == '{' || c == '<') {
       angles += c == '<';
       if (++depth > kMaxNestingDepth)

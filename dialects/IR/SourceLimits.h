@@ -25,8 +25,14 @@ namespace mlir::rudnn {
 /// real rudnn IR nests about 10 deep.
 constexpr int kMaxNestingDepth = 256;
 
-/// The offset of the first bracket of `text` past kMaxNestingDepth, if any.
-/// String literals and `//` comments do not count.
+/// The largest result number or result-group size an SSA name may carry
+/// (`%x#N`, `%x:N`): MLIR's parser sizes a vector by it before it looks
+/// for the operation, so a huge one exhausts memory.
+constexpr uint64_t kMaxResultNumber = 1 << 16;
+
+/// The offset of the first bracket of `text` past kMaxNestingDepth, or of
+/// the first result number past kMaxResultNumber, if any. String literals
+/// and `//` comments do not count.
 std::optional<size_t> findExcessNesting(llvm::StringRef text);
 
 /// The message for text refused by findExcessNesting.

@@ -8,7 +8,18 @@
 // RUN: not rudnn-opt %t.regions.mlir 2>&1 | FileCheck %s
 // RUN: %python -c "print('func.func @f() attributes {a = ' + '[' * 10000 + ']' * 10000 + '} { return }')" > %t.arrays.mlir
 // RUN: not rudnn-opt %t.arrays.mlir 2>&1 | FileCheck %s
-// CHECK: nesting deeper than 256 levels: rudnn does not parse this text
+// CHECK: nesting deeper than 256 levels, or a result number past 65536: rudnn does not parse this text
+
+// A huge result number or result-group size (the parser sizes a vector by
+// it) is refused the same way, never an out-of-memory abort.
+// RUN: %python -c "print('func.func @f(%%a: f32) -> f32 { return %%a#4294967295 : f32 }')" > %t.number.mlir
+// RUN: not rudnn-opt %t.number.mlir 2>&1 | FileCheck %s
+// RUN: %python -c "print('func.func @f() { %%r:99999999999 = \"x.y\"() : () -> () return }')" > %t.group.mlir
+// RUN: not rudnn-opt %t.group.mlir 2>&1 | FileCheck %s
+// A small result number is left to the parser.
+// RUN: %python -c "print('func.func @f(%%a: f32) -> f32 { return %%a#3 : f32 }')" > %t.small.mlir
+// RUN: not rudnn-opt %t.small.mlir 2>&1 | FileCheck %s --check-prefix=SMALL
+// SMALL-NOT: rudnn does not parse
 
 // Brackets in strings and comments do not count, and 250 levels parse.
 // RUN: %python -c "print('// ' + '(' * 1000); print('func.func @f() attributes {s = \"' + '{' * 1000 + '\", a = ' + '[' * 250 + ']' * 250 + '} { return }')" > %t.ok.mlir
