@@ -49,42 +49,6 @@ void requireFileName(const char *what, const std::string &name) {
         "digits, '_', '.' and '-', not starting with '.'");
 }
 
-/// Writes every array to `directory`/<name>.npy: each to a temporary file
-/// beside its place first, renamed into place only once all are written,
-/// so results land together or not at all.
-void writeAll(const std::string &directory,
-              const std::vector<std::pair<std::string, npy::Array>> &arrays) {
-  for (const auto &[name, array] : arrays)
-    if (fs::path path = fs::path(directory) / (name + ".npy");
-        fs::exists(fs::symlink_status(path)) &&
-        !fs::is_regular_file(fs::symlink_status(path)))
-      throw InvalidArgument("cannot write '" + path.string() +
-                            "': something other than a file is there");
-  std::vector<std::pair<std::string, std::string>> pending; // temporary, final
-  auto discard = [&] {
-    for (const auto &[temporary, path] : pending)
-      std::remove(temporary.c_str());
-  };
-  try {
-    for (const auto &[name, array] : arrays) {
-      const std::string path = (fs::path(directory) / (name + ".npy")).string();
-      pending.emplace_back(npy::writeTemporary(path, array), path);
-    }
-  } catch (...) {
-    discard();
-    throw;
-  }
-  for (size_t i = 0; i < pending.size(); ++i)
-    if (std::rename(pending[i].first.c_str(), pending[i].second.c_str()) != 0) {
-      const int code = errno;
-      const std::string path = pending[i].second;
-      pending.erase(pending.begin(), pending.begin() + i);
-      discard();
-      throw InvalidArgument("cannot write '" + path +
-                            "': " + std::strerror(code));
-    }
-}
-
 int run(int argc, char **argv) {
   std::string path, inputs, outputs, backend = "auto";
   for (int i = 1; i < argc; ++i) {
@@ -187,12 +151,7 @@ int run(int argc, char **argv) {
   }
   if (outputs.empty())
     return 0;
-  std::error_code error;
-  fs::create_directories(outputs, error);
-  if (error || !fs::is_directory(outputs))
-    throw InvalidArgument("cannot create the folder '" + outputs +
-                          "': " + (error ? error.message() : "not a folder"));
-  writeAll(outputs, written);
+  npy::writeAll(outputs, written);
   return 0;
 }
 

@@ -495,43 +495,12 @@ void rudnn::run::writeTensors(const std::vector<HostTensor> &tensors,
       throw InvalidArgument("two tensors are named '" + tensor.name +
                             "': each needs its own file");
   }
-  for (const HostTensor &tensor : tensors)
-    if (fs::path path = fs::path(directory) / (tensor.name + ".npy");
-        fs::exists(fs::symlink_status(path)) &&
-        !fs::is_regular_file(fs::symlink_status(path)))
-      throw InvalidArgument("cannot write '" + path.string() +
-                            "': something other than a file is there");
-  std::error_code error;
-  fs::create_directories(directory, error);
-  if (error || !fs::is_directory(directory))
-    throw InvalidArgument("cannot create the folder '" + directory +
-                          "': " + (error ? error.message() : "not a folder"));
-  // Every file under a temporary name first: results land together or not
-  // at all.
-  std::vector<std::pair<std::string, std::string>> pending; // temporary, final
-  auto discard = [&] {
-    for (const auto &[temporary, path] : pending)
-      std::remove(temporary.c_str());
-  };
-  try {
-    for (const HostTensor &tensor : tensors) {
-      HostTensor asWritten = tensor;
-      if (tensor.dtype == DType::F16 || tensor.dtype == DType::BF16)
-        asWritten.dtype = DType::F32; // NumPy has no bfloat16: widen floats
-      const std::string path =
-          (fs::path(directory) / (tensor.name + ".npy")).string();
-      pending.emplace_back(npy::writeTemporary(path, encode(asWritten)), path);
-    }
-  } catch (...) {
-    discard();
-    throw;
+  std::vector<std::pair<std::string, npy::Array>> arrays;
+  for (const HostTensor &tensor : tensors) {
+    HostTensor asWritten = tensor;
+    if (tensor.dtype == DType::F16 || tensor.dtype == DType::BF16)
+      asWritten.dtype = DType::F32; // NumPy has no bfloat16: widen floats
+    arrays.emplace_back(tensor.name, encode(asWritten));
   }
-  for (size_t i = 0; i < pending.size(); ++i)
-    if (std::rename(pending[i].first.c_str(), pending[i].second.c_str()) != 0) {
-      const int code = errno;
-      pending.erase(pending.begin(), pending.begin() + i);
-      discard();
-      throw InvalidArgument("cannot write '" + pending.front().second +
-                            "': " + std::strerror(code));
-    }
+  npy::writeAll(directory, arrays);
 }

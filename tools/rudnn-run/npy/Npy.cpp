@@ -737,3 +737,43 @@ ElementType rudnn::npy::elementTypeOf(DType dtype) {
   }
   throw InvalidArgument("npy: an unknown element type");
 }
+
+void rudnn::npy::writeAll(
+    const std::string &directory,
+    const std::vector<std::pair<std::string, Array>> &arrays) {
+  namespace fs = std::filesystem;
+  for (const auto &[name, array] : arrays)
+    if (fs::path path = fs::path(directory) / (name + ".npy");
+        fs::exists(fs::symlink_status(path)) &&
+        !fs::is_regular_file(fs::symlink_status(path)))
+      throw InvalidArgument("cannot write '" + path.string() +
+                            "': something other than a file is there");
+  std::error_code error;
+  fs::create_directories(directory, error);
+  if (error || !fs::is_directory(directory))
+    throw InvalidArgument("cannot create the folder '" + directory +
+                          "': " + (error ? error.message() : "not a folder"));
+  std::vector<std::pair<std::string, std::string>> pending; // temporary, final
+  auto discard = [&] {
+    for (const auto &[temporary, path] : pending)
+      std::remove(temporary.c_str());
+  };
+  try {
+    for (const auto &[name, array] : arrays) {
+      const std::string path = (fs::path(directory) / (name + ".npy")).string();
+      pending.emplace_back(writeTemporary(path, array), path);
+    }
+  } catch (...) {
+    discard();
+    throw;
+  }
+  for (size_t i = 0; i < pending.size(); ++i)
+    if (std::rename(pending[i].first.c_str(), pending[i].second.c_str()) != 0) {
+      const int code = errno;
+      const std::string path = pending[i].second;
+      pending.erase(pending.begin(), pending.begin() + i);
+      discard();
+      throw InvalidArgument("cannot write '" + path +
+                            "': " + std::strerror(code));
+    }
+}

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rudnn::npy {
@@ -61,6 +62,14 @@ void write(const std::string &path, const Array &array);
 /// files into place only once all of them are written (and removes them
 /// otherwise). Throws like `write`, leaving no file behind.
 std::string writeTemporary(const std::string &path, const Array &array);
+
+/// Writes each array to `directory`/<name>.npy, creating the folder: every
+/// file under a temporary name beside its place first, renamed into place
+/// only once all are written, so the files land together or not at all.
+/// Throws InvalidArgument naming the file when something other than a file
+/// is in a place, or a write fails (then no file of the call remains).
+void writeAll(const std::string &directory,
+              const std::vector<std::pair<std::string, Array>> &arrays);
 
 /// Converts element by element, rounding to nearest even exactly as the GPU's
 /// cvt.rn does: one rounding from the exact source value, NaN to the target's
