@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <string>
 
@@ -67,17 +68,125 @@ std::optional<size_t> mlir::rudnn::findExcessNesting(llvm::StringRef text) {
   return std::nullopt;
 }
 
+/// The end of the SSA name starting at `text[at]` ('%').
+static size_t nameEnd(llvm::StringRef text, size_t at) {
+  size_t i = at + 1;
+  while (i < text.size() &&
+         (llvm::isAlnum(text[i]) || llvm::StringRef("_$.-").contains(text[i])))
+    ++i;
+  return i;
+}
+
+/// Past `:N` (a result group's size) at `i`, if there.
+static size_t skipGroupSize(llvm::StringRef text, size_t i) {
+  if (i + 1 < text.size() && text[i] == ':' && llvm::isDigit(text[i + 1]))
+    for (++i; i < text.size() && llvm::isDigit(text[i]);)
+      ++i;
+  return i;
+}
+
+static size_t skipSpaces(llvm::StringRef text, size_t i) {
+  while (i < text.size() && llvm::isSpace(text[i]))
+    ++i;
+  return i;
+}
+
+/// Whether `text[at]` sits in an argument list: the list's unmatched '('
+/// before it follows a function's or a block's name (`@f(`, `^bb0(`).
+static bool inArgumentList(llvm::StringRef text, size_t at) {
+  int depth = 0;
+  for (size_t i = at; i-- > 0;) {
+    const char c = text[i];
+    if (c == ')' || c == ']' || c == '}' || c == '>')
+      ++depth;
+    else if (c == '[' || c == '{' || c == '<')
+      depth -= depth > 0;
+    else if (c == '(' && depth-- == 0) {
+      size_t name = i;
+      while (name > 0 && (llvm::isAlnum(text[name - 1]) ||
+                          llvm::StringRef("_$.-").contains(text[name - 1])))
+        --name;
+      return name > 0 && name < i &&
+             (text[name - 1] == '@' || text[name - 1] == '^');
+    }
+  }
+  return false;
+}
+
+/// Whether the name ending at `end` (its '%' at `at`) is defined there: a
+/// result list ending in '=' follows, or it is an argument of a function or
+/// a block, with a type after ':'.
+static bool definesName(llvm::StringRef text, size_t at, size_t end) {
+  size_t i = skipSpaces(text, skipGroupSize(text, end));
+  for (size_t j = i; j < text.size() && text[j] == ',';) {
+    j = skipSpaces(text, j + 1);
+    if (j >= text.size() || text[j] != '%')
+      break;
+    j = skipSpaces(text, skipGroupSize(text, nameEnd(text, j)));
+    if (j < text.size() && text[j] == '=')
+      i = j;
+  }
+  if (i < text.size() && text[i] == '=' &&
+      !(i + 1 < text.size() && text[i + 1] == '='))
+    return true;
+  return i < text.size() && text[i] == ':' && inArgumentList(text, at);
+}
+
+std::string mlir::rudnn::forwardReferenceMessage(llvm::StringRef name) {
+  return "'" + name.str() +
+         "' is used before it is defined: rudnn does not parse forward "
+         "references";
+}
+
+std::optional<size_t> mlir::rudnn::findForwardReference(llvm::StringRef text) {
+  llvm::StringSet<> seen;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      continue;
+    }
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      i = text.find('\n', i);
+      if (i == llvm::StringRef::npos)
+        break;
+      continue;
+    }
+    if (c != '%')
+      continue;
+    const size_t end = nameEnd(text, i);
+    if (end == i + 1)
+      continue;
+    if (seen.insert(text.slice(i, end)).second && !definesName(text, i, end))
+      return i;
+    i = end - 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::pair<size_t, std::string>>
+mlir::rudnn::findRefusedSource(llvm::StringRef text) {
+  if (std::optional<size_t> at = findExcessNesting(text))
+    return std::make_pair(*at, excessNestingMessage());
+  if (std::optional<size_t> at = findForwardReference(text))
+    return std::make_pair(
+        *at, forwardReferenceMessage(text.slice(*at, nameEnd(text, *at))));
+  return std::nullopt;
+}
+
 OwningOpRef<ModuleOp>
 mlir::rudnn::parseRudnnSource(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
                               MLIRContext *context) {
   const llvm::MemoryBuffer &buffer =
       *sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
-  if (std::optional<size_t> at = findExcessNesting(buffer.getBuffer())) {
+  if (auto refused = findRefusedSource(buffer.getBuffer())) {
     auto [line, column] = sourceMgr->getLineAndColumn(
-        llvm::SMLoc::getFromPointer(buffer.getBufferStart() + *at));
+        llvm::SMLoc::getFromPointer(buffer.getBufferStart() + refused->first));
     emitError(FileLineColLoc::get(context, buffer.getBufferIdentifier(), line,
                                   column))
-        << excessNestingMessage();
+        << refused->second;
     return nullptr;
   }
   return parseSourceFile<ModuleOp>(sourceMgr, context);

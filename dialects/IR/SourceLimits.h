@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace mlir::rudnn {
 
@@ -37,6 +38,20 @@ std::optional<size_t> findExcessNesting(llvm::StringRef text);
 
 /// The message for text refused by findExcessNesting.
 std::string excessNestingMessage();
+
+/// The offset of the first SSA name whose first appearance in `text` is a
+/// use, not a definition (a result, `%a, %b = …`, or an argument, `(%a: …`),
+/// if any. rudnn IR never needs such a forward reference (its regions have
+/// one block), and MLIR 19's parser can free a region under one on invalid
+/// text. String literals and `//` comments do not count.
+std::optional<size_t> findForwardReference(llvm::StringRef text);
+
+/// The message for text refused by findForwardReference at `name`.
+std::string forwardReferenceMessage(llvm::StringRef name);
+
+/// The first refusal of either kind: its offset and message.
+std::optional<std::pair<size_t, std::string>>
+findRefusedSource(llvm::StringRef text);
 
 /// Parses and verifies the main buffer of `sourceMgr` as a module, after
 /// refusing text that nests too deep. Diagnostics go to the context's

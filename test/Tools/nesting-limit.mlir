@@ -25,3 +25,15 @@
 // RUN: %python -c "print('// ' + '(' * 1000); print('func.func @f() attributes {s = \"' + '{' * 1000 + '\", a = ' + '[' * 250 + ']' * 250 + '} { return }')" > %t.ok.mlir
 // RUN: rudnn-opt %t.ok.mlir | FileCheck %s --check-prefix=OK
 // OK: func.func @f()
+
+// A name used before its definition is refused before parsing: rudnn IR
+// never needs a forward reference, and MLIR's parser can free a region under
+// one when the text is invalid. Definitions in result lists and argument
+// lists are not uses.
+// RUN: %python -c "print('func.func @f() { \"rudnn.plan\"() ({ \"x.y\"(%%v) : (f32) -> () \"rudnn.kernel\"() ({ %%v = \"x.z\"() : () -> f32 }) : () -> () }) : () -> () return }')" > %t.forward.mlir
+// RUN: not rudnn-opt %t.forward.mlir 2>&1 | FileCheck %s --check-prefix=FORWARD
+// RUN: not rudnn-translate --rudnn-to-cuda %t.forward.mlir 2>&1 | FileCheck %s --check-prefix=FORWARD
+// FORWARD: '%v' is used before it is defined: rudnn does not parse forward references
+// RUN: %python -c "print('func.func @g(%%a: f32, %%b: f32) -> (f32, f32) { %%c, %%d = \"x.y\"(%%a, %%b) : (f32, f32) -> (f32, f32) return %%c, %%d : f32, f32 }')" > %t.defined.mlir
+// RUN: rudnn-opt %t.defined.mlir --allow-unregistered-dialect | FileCheck %s --check-prefix=DEFINED
+// DEFINED: return %0#0, %0#1

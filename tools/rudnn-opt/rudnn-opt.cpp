@@ -47,14 +47,12 @@ int main(int argc, char **argv) {
     llvm::errs() << message << "\n";
     return 1;
   }
-  if (std::optional<size_t> at =
-          mlir::rudnn::findExcessNesting(file->getBuffer())) {
+  if (auto refused = mlir::rudnn::findRefusedSource(file->getBuffer())) {
     llvm::SourceMgr sourceMgr;
     const char *start = file->getBufferStart();
     sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-    sourceMgr.PrintMessage(llvm::SMLoc::getFromPointer(start + *at),
-                           llvm::SourceMgr::DK_Error,
-                           mlir::rudnn::excessNestingMessage());
+    sourceMgr.PrintMessage(llvm::SMLoc::getFromPointer(start + refused->first),
+                           llvm::SourceMgr::DK_Error, refused->second);
     return 1;
   }
   std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(output, &message);
