@@ -9,6 +9,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <string>
+#include <vector>
 
 using namespace mlir;
 
@@ -138,8 +139,33 @@ std::string mlir::rudnn::forwardReferenceMessage(llvm::StringRef name) {
          "references";
 }
 
+/// Whether the region opening at `text[at]` ('{') belongs to an op whose
+/// regions see no name from outside (rudnn.plan, rudnn.kernel): the op's
+/// name is on the brace's line, before it.
+static bool opensIsolatedRegion(llvm::StringRef text, size_t at) {
+  const size_t line = text.find_last_of("\n{}", at == 0 ? 0 : at - 1);
+  const llvm::StringRef header =
+      text.slice(line == llvm::StringRef::npos ? 0 : line + 1, at);
+  return header.contains("rudnn.plan") || header.contains("rudnn.kernel");
+}
+
 std::optional<size_t> mlir::rudnn::findForwardReference(llvm::StringRef text) {
-  llvm::StringSet<> seen;
+  // The names each open region defines; a region of an isolated op sees
+  // none of the enclosing ones.
+  struct Scope {
+    llvm::StringSet<> names;
+    bool isolated = false;
+  };
+  std::vector<Scope> scopes(1);
+  auto visible = [&](llvm::StringRef name) {
+    for (size_t k = scopes.size(); k-- > 0;) {
+      if (scopes[k].names.contains(name))
+        return true;
+      if (scopes[k].isolated)
+        return false;
+    }
+    return false;
+  };
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (c == '"') {
@@ -154,13 +180,27 @@ std::optional<size_t> mlir::rudnn::findForwardReference(llvm::StringRef text) {
         break;
       continue;
     }
+    if (c == '{') {
+      scopes.emplace_back();
+      scopes.back().isolated = opensIsolatedRegion(text, i);
+      continue;
+    }
+    if (c == '}') {
+      if (scopes.size() > 1)
+        scopes.pop_back();
+      continue;
+    }
     if (c != '%')
       continue;
     const size_t end = nameEnd(text, i);
     if (end == i + 1)
       continue;
-    if (seen.insert(text.slice(i, end)).second && !definesName(text, i, end))
-      return i;
+    const llvm::StringRef name = text.slice(i, end);
+    if (!visible(name)) {
+      if (!definesName(text, i, end))
+        return i;
+      scopes.back().names.insert(name);
+    }
     i = end - 1;
   }
   return std::nullopt;

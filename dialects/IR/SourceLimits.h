@@ -39,9 +39,11 @@ std::optional<size_t> findExcessNesting(llvm::StringRef text);
 /// The message for text refused by findExcessNesting.
 std::string excessNestingMessage();
 
-/// The offset of the first SSA name whose first appearance in `text` is a
-/// use, not a definition (a result, `%a, %b = …`, or an argument, `(%a: …`),
-/// if any. rudnn IR never needs such a forward reference (its regions have
+/// The offset of the first SSA name used where no definition of it is
+/// visible yet (a result, `%a, %b = …`, or an argument of a function or
+/// block, `@f(%a: …`, `^bb0(%a: …`, earlier in the same or an enclosing
+/// region; a region of rudnn.plan or rudnn.kernel sees no outer name), if
+/// any. rudnn IR never needs such a forward reference (its regions have
 /// one block), and MLIR 19's parser can free a region under one on invalid
 /// text. String literals and `//` comments do not count.
 std::optional<size_t> findForwardReference(llvm::StringRef text);
