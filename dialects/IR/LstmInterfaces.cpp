@@ -33,7 +33,9 @@ std::pair<int64_t, int64_t> stepsAndBatch(Value value, bool batchFirst) {
 LogicalResult checkRecurrence(Operation *op, std::optional<uint64_t> units,
                               int64_t hidden, bool weightsOnChip,
                               bool perStep) {
-  if (units && (*units < 1 || int64_t(*units) > hidden))
+  // Unsigned: a negative count in the text is a huge one here.
+  if (units && (*units < 1 || *units > uint64_t(::rudnn::kLstmMaxHidden) ||
+                (hidden >= 1 && *units > uint64_t(hidden))))
     return op->emitOpError() << "'units' must be 1 to the hidden size "
                              << hidden << ", got " << *units;
   if (weightsOnChip && perStep)
@@ -79,8 +81,9 @@ Value LstmOp::getWeight(int64_t layer, int64_t direction, int which) {
 LogicalResult LstmOp::verify() {
   // Bounded first: the counts below multiply it.
   if (getNumLayers() > uint64_t(::rudnn::kLstmMaxLayers))
-    return emitOpError() << "'num_layers' must be 1 to " << ::rudnn::kLstmMaxLayers
-                         << ", got " << getNumLayers();
+    return emitOpError() << "'num_layers' must be 1 to "
+                         << ::rudnn::kLstmMaxLayers << ", got "
+                         << getNumLayers();
   const int64_t states = int64_t(getNumLayers()) * getDirections();
   const size_t weights = getWeights().size();
   if (weights != size_t(2 * states) && weights != size_t(4 * states))
@@ -258,7 +261,8 @@ LogicalResult LstmRecurrenceOp::verify() {
     return failure();
   const int64_t states =
       cast<RankedTensorType>(getHN().getType()).getDimSize(0);
-  if (int64_t(getLayer()) >= states / directions)
+  // Unsigned: a negative layer in the text is a huge one here.
+  if (states < directions || getLayer() >= uint64_t(states / directions))
     return emitOpError() << "layer " << getLayer() << " has no slice of the "
                          << states << " states";
   return checkRecurrence(*this, getUnits(), hidden, getWeightsOnChip(),

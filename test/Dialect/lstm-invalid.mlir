@@ -123,3 +123,23 @@ func.func @layers_overflow(%x: tensor<4x2x3xf32>, %wi: tensor<20x3xf32>, %wh: te
       -> (tensor<4x2x10xf32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>)
   return
 }
+
+// -----
+
+// A negative unit count is refused, not read as a huge one.
+func.func @negative_units(%gates: tensor<1x4x2x20xf32>, %state: tensor<1x3x2x5xf32>, %w: tensor<20x5xf32>) {
+  // expected-error @+1 {{'units' must be 1 to the hidden size 5, got 18446744073709551615}}
+  %out, %h, %c = rudnn.lstm_recurrence %gates, %state weights(%w) layer 0 units -1 weights_on_chip true
+      : (tensor<1x4x2x20xf32>, tensor<1x3x2x5xf32>, tensor<20x5xf32>) -> (tensor<4x2x5xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>)
+  return
+}
+
+// -----
+
+// A negative layer is refused, not read as the last one.
+func.func @negative_layer(%gates: tensor<1x4x2x20xf32>, %state: tensor<1x3x2x5xf32>, %w: tensor<20x5xf32>) {
+  // expected-error @+1 {{layer 18446744073709551615 has no slice of the 1 states}}
+  %out, %h, %c = rudnn.lstm_recurrence %gates, %state weights(%w) layer -1 units 5 weights_on_chip true
+      : (tensor<1x4x2x20xf32>, tensor<1x3x2x5xf32>, tensor<20x5xf32>) -> (tensor<4x2x5xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>)
+  return
+}
