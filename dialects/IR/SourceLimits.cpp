@@ -36,20 +36,28 @@ static bool hasExcessResultNumber(llvm::StringRef text, size_t at) {
   return false;
 }
 
+/// At a string literal (with its escapes) or a `//` comment starting at
+/// `text[i]`: the index of its last character, for a scanner to step past.
+static std::optional<size_t> skipLiteral(llvm::StringRef text, size_t i) {
+  if (text[i] == '"') {
+    for (++i; i < text.size() && text[i] != '"'; ++i)
+      if (text[i] == '\\')
+        ++i;
+    return i;
+  }
+  if (text[i] == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+    const size_t end = text.find('\n', i);
+    return end == llvm::StringRef::npos ? text.size() : end;
+  }
+  return std::nullopt;
+}
+
 std::optional<size_t> mlir::rudnn::findExcessNesting(llvm::StringRef text) {
   int depth = 0, angles = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (c == '"') { // a string literal, with its escapes
-      for (++i; i < text.size() && text[i] != '"'; ++i)
-        if (text[i] == '\\')
-          ++i;
-      continue;
-    }
-    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
-      i = text.find('\n', i);
-      if (i == llvm::StringRef::npos)
-        break;
+    if (std::optional<size_t> past = skipLiteral(text, i)) {
+      i = *past;
       continue;
     }
     if (c == '%' && hasExcessResultNumber(text, i))
@@ -168,16 +176,8 @@ std::optional<size_t> mlir::rudnn::findForwardReference(llvm::StringRef text) {
   };
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (c == '"') {
-      for (++i; i < text.size() && text[i] != '"'; ++i)
-        if (text[i] == '\\')
-          ++i;
-      continue;
-    }
-    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
-      i = text.find('\n', i);
-      if (i == llvm::StringRef::npos)
-        break;
+    if (std::optional<size_t> past = skipLiteral(text, i)) {
+      i = *past;
       continue;
     }
     if (c == '{') {
