@@ -229,9 +229,9 @@ DimSizes rudnn::checkCall(const OperatorContract &contract,
   return bound;
 }
 
-void rudnn::checkOffsetValues(const OperatorContract &contract,
-                              const std::vector<const TensorView *> &operands,
-                              const DimSizes &dims) {
+void rudnn::checkIndexValues(const OperatorContract &contract,
+                             const std::vector<const TensorView *> &operands,
+                             const DimSizes &dims) {
   for (size_t i = 0; i < operands.size() && i < contract.operands.size(); ++i) {
     const TensorContract &tensor = contract.operands[i];
     const TensorView *view = operands[i];

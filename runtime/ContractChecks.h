@@ -74,9 +74,9 @@ DimSizes checkCall(const OperatorContract &contract,
 /// (Sample::Lengths), each from 0 to that size. Reads the views' memory: only
 /// for views in host memory (the emulation backend's). Throws InvalidArgument
 /// naming the operand, the entry and its value.
-void checkOffsetValues(const OperatorContract &contract,
-                       const std::vector<const TensorView *> &operands,
-                       const DimSizes &dims);
+void checkIndexValues(const OperatorContract &contract,
+                      const std::vector<const TensorView *> &operands,
+                      const DimSizes &dims);
 
 /// The view `optional` holds, or null.
 template <typename Optional> const TensorView *viewOf(const Optional &view) {

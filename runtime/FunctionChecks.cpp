@@ -43,7 +43,7 @@ void FunctionChecks::checkCall(const std::vector<TensorView> &argumentViews,
     operatorViews(op, argumentViews, resultViews, operands, outputs);
     const DimSizes dims = rudnn::checkCall(op.contract, operands, outputs);
     if (valuesOnHost)
-      checkOffsetValues(op.contract, operands, dims);
+      checkIndexValues(op.contract, operands, dims);
   }
   if (operators.size() <= 1)
     return;

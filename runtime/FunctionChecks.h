@@ -41,7 +41,7 @@ struct FunctionChecks {
   /// contract, and, between operators, that no result meets an argument or
   /// another result. Throws InvalidArgument naming the tensor.
   /// With `valuesOnHost` (the emulation backend's memory), also the
-  /// values the contracts constrain (checkOffsetValues).
+  /// values the contracts constrain (checkIndexValues).
   void checkCall(const std::vector<TensorView> &argumentViews,
                  const std::vector<TensorView> &resultViews,
                  bool valuesOnHost = false) const;
