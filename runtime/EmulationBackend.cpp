@@ -5,6 +5,7 @@
 #include "runtime/Log.h"
 #include "runtime/Shell.h"
 #include "runtime/TempRoot.h"
+#include "runtime/emulation/GuardedMemory.h"
 #include "runtime/emulation/Prelude.h"
 #include "runtime/emulation/SimtExecutor.h"
 #include "runtime/emulation/SourceRewrite.h"

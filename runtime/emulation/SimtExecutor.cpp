@@ -1,6 +1,8 @@
 //===- SimtExecutor.cpp - CUDA grids on CPU threads and fibers ------------===//
 
 #include "runtime/emulation/SimtExecutor.h"
+#include "runtime/emulation/FiberStacks.h"
+#include "runtime/emulation/GuardedMemory.h"
 
 #include "rudnn/errors.h"
 
@@ -13,7 +15,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -21,7 +22,6 @@
 #include <numeric>
 #include <random>
 #include <sstream>
-#include <sys/mman.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -33,55 +33,6 @@ namespace ctx = boost::context;
 namespace {
 
 constexpr unsigned kWarpSize = 32;
-/// Per CUDA thread: room for fragment arrays and deep device call chains.
-constexpr size_t kStackBytes = 256 * 1024;
-
-/// Fiber stacks with a guard page below each, reused across blocks and
-/// launches: an overflow faults instead of corrupting a neighbour.
-class StackPool {
-public:
-  ctx::stack_context acquire() {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (!free.empty()) {
-        ctx::stack_context stack = free.back();
-        free.pop_back();
-        return stack;
-      }
-    }
-    size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-    void *base = ::mmap(nullptr, kStackBytes + page, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (base == MAP_FAILED)
-      throw std::bad_alloc();
-    ::mprotect(base, page, PROT_NONE);
-    ctx::stack_context stack;
-    stack.size = kStackBytes;
-    stack.sp = static_cast<char *>(base) + page + kStackBytes;
-    return stack;
-  }
-  void release(const ctx::stack_context &stack) {
-    std::lock_guard<std::mutex> lock(mutex);
-    free.push_back(stack);
-  }
-
-private:
-  std::mutex mutex;
-  std::vector<ctx::stack_context> free;
-};
-
-StackPool &stackPool() {
-  static StackPool *pool = new StackPool; // outlives every worker
-  return *pool;
-}
-
-/// Hands boost a stack the pool owns.
-struct BorrowedStack {
-  ctx::stack_context stack;
-  ctx::stack_context allocate() { return stack; }
-  void deallocate(ctx::stack_context &) noexcept {}
-};
-
 /// Polling: the thread spins on memory (an mbarrier, an atomic, a volatile
 /// flag) and runs again only once no barrier or warp operation can
 /// complete, so the threads it waits for are never starved by its spinning.
@@ -195,124 +146,6 @@ private:
     }
   }
 };
-
-/// The fiber stacks of one block of a cooperative grid, carved from one
-/// mapping with a guard page below the lowest: every block of such a grid
-/// is resident at once, and a guard page per stack (two mappings each)
-/// would pass the kernel's limit on mappings (vm.max_map_count, 65530 by
-/// default) at 128 blocks of 256 threads. Regions are kept and reused, as
-/// pooled stacks are: a fiber's outermost frames never return, so a stack
-/// keeps their AddressSanitizer redzones, which only the same frames at the
-/// same places may meet again.
-class StackRegion {
-public:
-  explicit StackRegion(size_t stacks) {
-    page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-    bytes = page + stacks * kStackBytes;
-    base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (base == MAP_FAILED)
-      throw std::bad_alloc();
-    ::mprotect(base, page, PROT_NONE);
-  }
-  ~StackRegion() { ::munmap(base, bytes); }
-  size_t stacks() const { return (bytes - page) / kStackBytes; }
-  StackRegion(const StackRegion &) = delete;
-  StackRegion &operator=(const StackRegion &) = delete;
-
-  ctx::stack_context stack(size_t index) const {
-    ctx::stack_context stack;
-    stack.size = kStackBytes;
-    stack.sp = static_cast<char *>(base) + page + (index + 1) * kStackBytes;
-    return stack;
-  }
-
-private:
-  void *base = nullptr;
-  size_t page = 0, bytes = 0;
-};
-
-/// Regions of stacks, reused by later cooperative grids of the same block
-/// size.
-class RegionPool {
-public:
-  std::unique_ptr<StackRegion> acquire(size_t stacks) {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      for (auto it = free.begin(); it != free.end(); ++it)
-        if ((*it)->stacks() == stacks) {
-          std::unique_ptr<StackRegion> region = std::move(*it);
-          free.erase(it);
-          return region;
-        }
-    }
-    return std::make_unique<StackRegion>(stacks);
-  }
-  void release(std::unique_ptr<StackRegion> region) {
-    std::lock_guard<std::mutex> lock(mutex);
-    free.push_back(std::move(region));
-  }
-
-private:
-  std::mutex mutex;
-  std::vector<std::unique_ptr<StackRegion>> free;
-};
-
-RegionPool &regionPool() {
-  static RegionPool *pool = new RegionPool; // outlives every worker
-  return *pool;
-}
-
-/// A check-mode allocation: the bytes [begin, end) in a mapping [mapping,
-/// mappingEnd) that is inaccessible but for the pages holding them.
-struct GuardedAllocation {
-  uintptr_t mapping = 0, mappingEnd = 0, begin = 0, end = 0;
-};
-
-/// The live check-mode allocations, in address order.
-using GuardedAllocations = std::vector<GuardedAllocation>;
-
-/// The index in `allocations` of the mapping holding `address`, or -1.
-ptrdiff_t mappingOf(const GuardedAllocations &allocations, uintptr_t address) {
-  auto after = std::upper_bound(
-      allocations.begin(), allocations.end(), address,
-      [](uintptr_t a, const GuardedAllocation &g) { return a < g.mapping; });
-  if (after == allocations.begin() || address >= std::prev(after)->mappingEnd)
-    return -1;
-  return std::prev(after) - allocations.begin();
-}
-
-/// Writes to `text` (`size` bytes, NUL-terminated) where the `bytes` at
-/// `address` in the mapping `index` of `allocations` lie relative to the
-/// nearest allocation; returns the length written. Formats with snprintf
-/// only: the fault handler calls it too.
-int describeOutOfBounds(char *text, size_t size,
-                        const GuardedAllocations &allocations, ptrdiff_t index,
-                        uintptr_t address, size_t bytes) {
-  auto distance = [&](const GuardedAllocation &g) {
-    return address < g.begin  ? g.begin - address
-           : address >= g.end ? address - g.end + 1
-                              : 0;
-  };
-  const GuardedAllocation *nearest = &allocations[index];
-  for (ptrdiff_t other : {index - 1, index + 1})
-    if (other >= 0 && size_t(other) < allocations.size() &&
-        distance(allocations[other]) < distance(*nearest))
-      nearest = &allocations[other];
-  const long long offset =
-      static_cast<long long>(address - nearest->begin); // may be negative
-  const unsigned long long length = nearest->end - nearest->begin;
-  const bool before = address < nearest->begin;
-  const unsigned long long by =
-      before ? nearest->begin - address : address + bytes - nearest->end;
-  int written = std::snprintf(
-      text, size,
-      "offset %lld of the nearest allocation (%llu bytes at %p): %llu "
-      "byte%s %s",
-      offset, length, reinterpret_cast<void *>(nearest->begin), by,
-      by == 1 ? "" : "s", before ? "before its start" : "past its end");
-  return std::max(0, std::min(written, static_cast<int>(size) - 1));
-}
 
 /// One block in flight on one OS thread.
 struct BlockRun {
@@ -541,18 +374,13 @@ bool ordered(const BlockRun &block, const SharedAccess &earlier,
 /// are not global memory this check knows of.
 void checkGlobalBounds(const GuardedAllocations &globals, const void *address,
                        size_t bytes, int kind) {
-  const uintptr_t first = reinterpret_cast<uintptr_t>(address);
-  const uintptr_t last = first + bytes - 1;
-  if (bytes == 0 || last < globals.front().mapping ||
-      first >= globals.back().mappingEnd)
-    return;
-  ptrdiff_t index = mappingOf(globals, first);
+  const ptrdiff_t index =
+      findOutOfBounds(globals, reinterpret_cast<uintptr_t>(address), bytes);
   if (index < 0)
-    index = mappingOf(globals, last);
-  if (index < 0 || (first >= globals[index].begin && last < globals[index].end))
     return;
   char where[256];
-  describeOutOfBounds(where, sizeof where, globals, index, first, bytes);
+  describeOutOfBounds(where, sizeof where, globals, index,
+                      reinterpret_cast<uintptr_t>(address), bytes);
   std::ostringstream text;
   text << describeThread(*currentThread) << ": out-of-bounds global memory "
        << (kind == RUDNN_EMU_WRITE    ? "write"
@@ -1127,147 +955,34 @@ private:
   std::thread thread;
 };
 
-/// Check-mode allocations, each between guard regions. Launches take a
-/// snapshot of the live ones: they change only as memory is allocated or
-/// released, and the kernels' accesses consult it without a lock.
-class GuardedMemory {
-public:
-  void *allocate(size_t bytes);
-  bool release(void *pointer);
-  std::shared_ptr<const GuardedAllocations> snapshot() {
-    std::lock_guard<std::mutex> lock(mutex);
-    return live;
-  }
-
-private:
-  std::mutex mutex;
-  std::shared_ptr<const GuardedAllocations> live =
-      std::make_shared<const GuardedAllocations>();
-  std::once_flag handlerInstalled;
-};
-
-GuardedMemory &guardedMemory() {
-  static GuardedMemory *memory = new GuardedMemory; // outlives every launch
-  return *memory;
-}
-
-/// The least guard region on either side of an allocation: an index off by
-/// up to this many bytes (or the allocation's size, if larger) still lands
-/// in it rather than in other memory.
-constexpr size_t kGuardBytes = size_t(64) << 20;
-
-struct sigaction previousSegvAction;
-
 /// An access the check hooks do not see (a memcpy of variable length, which
-/// the compiler leaves to the C library) that reaches a guard page: the
-/// report names the kernel, block and thread running on this OS thread,
-/// then the previous handler (or the default action: the process ends)
-/// takes the fault. Nothing here may allocate or lock.
-void onGuardFault(int signal, siginfo_t *info, void *context) {
+/// the compiler leaves to the C library) that reached a guard page: names
+/// the kernel, block and thread running on this OS thread. Nothing here may
+/// allocate or lock (it runs in the fault handler).
+void reportGuardFault(uintptr_t address) {
   const BlockRun *block = currentBlock;
   const SimtThread *thread = currentThread;
-  const uintptr_t address = reinterpret_cast<uintptr_t>(info->si_addr);
   ptrdiff_t index = -1;
-  if (block && thread && block->globals &&
-      (index = mappingOf(*block->globals, address)) >= 0) {
-    const rudnn_emu_thread &t = thread->info;
-    char text[768];
-    int length = std::snprintf(
-        text, sizeof text,
-        "rudnn: emulated kernel '%s', block (%u,%u,%u), thread (%u,%u,%u): "
-        "out-of-bounds global memory access at %p, unseen by check mode's "
-        "hooks, reached a guard page: ",
-        block->kernel->name.c_str(), t.blockIdx.x, t.blockIdx.y, t.blockIdx.z,
-        t.threadIdx.x, t.threadIdx.y, t.threadIdx.z, info->si_addr);
-    length = std::max(0, std::min(length, int(sizeof text) - 2));
-    length += describeOutOfBounds(text + length, sizeof text - 1 - length,
-                                  *block->globals, index, address, 1);
-    text[length++] = '\n';
-    for (int done = 0, n; done < length; done += n)
-      if ((n = static_cast<int>(::write(2, text + done, length - done))) <= 0)
-        break;
-  }
-  if (previousSegvAction.sa_flags & SA_SIGINFO) {
-    previousSegvAction.sa_sigaction(signal, info, context);
-  } else if (previousSegvAction.sa_handler != SIG_DFL &&
-             previousSegvAction.sa_handler != SIG_IGN) {
-    previousSegvAction.sa_handler(signal);
-  } else {
-    // The access faults again on return, now with the default action.
-    struct sigaction fallback {};
-    fallback.sa_handler = SIG_DFL;
-    ::sigaction(signal, &fallback, nullptr);
-  }
-}
-
-void *GuardedMemory::allocate(size_t bytes) {
-  std::call_once(handlerInstalled, [] {
-    struct sigaction action {};
-    action.sa_sigaction = onGuardFault;
-    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&action.sa_mask);
-    ::sigaction(SIGSEGV, &action, &previousSegvAction);
-  });
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  auto outOfMemory = [&] {
-    return DeviceError("allocate", "out of memory",
-                       std::to_string(bytes) + " bytes");
-  };
-  if (bytes == 0 || bytes > (SIZE_MAX - 4 * page) / 4)
-    throw outOfMemory();
-  const size_t pages = (bytes + page - 1) / page * page;
-  // Address space only (PROT_NONE commits nothing); a smaller guard if even
-  // that is scarce.
-  size_t guard = std::max(kGuardBytes, pages);
-  void *mapping = ::mmap(nullptr, pages + 2 * guard, PROT_NONE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (mapping == MAP_FAILED) {
-    guard = page;
-    mapping = ::mmap(nullptr, pages + 2 * guard, PROT_NONE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  }
-  if (mapping == MAP_FAILED)
-    throw outOfMemory();
-  char *data = static_cast<char *>(mapping) + guard;
-  if (::mprotect(data, pages, PROT_READ | PROT_WRITE) != 0) {
-    ::munmap(mapping, pages + 2 * guard);
-    throw outOfMemory();
-  }
-  GuardedAllocation allocation;
-  allocation.mapping = reinterpret_cast<uintptr_t>(mapping);
-  allocation.mappingEnd = allocation.mapping + pages + 2 * guard;
-  // Against the guard page after, at cudaMalloc's 256-byte alignment.
-  allocation.begin =
-      (reinterpret_cast<uintptr_t>(data) + pages - bytes) & ~uintptr_t(255);
-  allocation.end = allocation.begin + bytes;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto next = std::make_shared<GuardedAllocations>(*live);
-  next->insert(std::upper_bound(
-                   next->begin(), next->end(), allocation,
-                   [](const GuardedAllocation &a, const GuardedAllocation &b) {
-                     return a.mapping < b.mapping;
-                   }),
-               allocation);
-  live = std::move(next);
-  return reinterpret_cast<void *>(allocation.begin);
-}
-
-bool GuardedMemory::release(void *pointer) {
-  GuardedAllocation allocation;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    const uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
-    ptrdiff_t index = mappingOf(*live, address);
-    if (index < 0 || (*live)[index].begin != address)
-      return false;
-    allocation = (*live)[index];
-    auto next = std::make_shared<GuardedAllocations>(*live);
-    next->erase(next->begin() + index);
-    live = std::move(next);
-  }
-  ::munmap(reinterpret_cast<void *>(allocation.mapping),
-           allocation.mappingEnd - allocation.mapping);
-  return true;
+  if (!block || !thread || !block->globals ||
+      (index = mappingOf(*block->globals, address)) < 0)
+    return;
+  const rudnn_emu_thread &t = thread->info;
+  char text[768];
+  int length = std::snprintf(
+      text, sizeof text,
+      "rudnn: emulated kernel '%s', block (%u,%u,%u), thread (%u,%u,%u): "
+      "out-of-bounds global memory access at %p, unseen by check mode's "
+      "hooks, reached a guard page: ",
+      block->kernel->name.c_str(), t.blockIdx.x, t.blockIdx.y, t.blockIdx.z,
+      t.threadIdx.x, t.threadIdx.y, t.threadIdx.z,
+      reinterpret_cast<void *>(address));
+  length = std::max(0, std::min(length, int(sizeof text) - 2));
+  length += describeOutOfBounds(text + length, sizeof text - 1 - length,
+                                *block->globals, index, address, 1);
+  text[length++] = '\n';
+  for (int done = 0, n; done < length; done += n)
+    if ((n = static_cast<int>(::write(2, text + done, length - done))) <= 0)
+      break;
 }
 
 /// The OS thread's thread-local block of the kernel object: where its
@@ -1303,14 +1018,6 @@ std::vector<uint64_t> blockOrder(uint64_t blocks, const Schedule &schedule) {
 
 } // namespace
 
-void *rudnn::runtime::allocateGuarded(size_t bytes) {
-  return guardedMemory().allocate(bytes);
-}
-
-bool rudnn::runtime::releaseGuarded(void *pointer) {
-  return guardedMemory().release(pointer);
-}
-
 void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
                              const LaunchGeometry &geometry, void **args,
                              const SimtOptions &options) {
@@ -1338,8 +1045,10 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
   const std::vector<uint64_t> order = blockOrder(blocks, schedule);
   // Kept for the whole launch: the blocks' accesses are checked against it.
   std::shared_ptr<const GuardedAllocations> globals;
-  if (options.check)
-    globals = guardedMemory().snapshot();
+  if (options.check) {
+    globals = guardedAllocations();
+    setGuardFaultReporter(reportGuardFault);
+  }
 
   std::atomic<uint64_t> next{0};
   std::atomic<bool> failed{false};

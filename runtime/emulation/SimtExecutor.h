@@ -59,28 +59,12 @@ struct SimtOptions {
   Schedule schedule;
   /// Check mode (the kernel object compiled for it): shared-memory races,
   /// collectives met at different call sites and global accesses outside
-  /// the guarded allocations they fall near (allocateGuarded) trap.
+  /// the guarded allocations they fall near (GuardedMemory.h) trap.
   bool check = false;
   /// A thread running this long without reaching a barrier, warp operation
   /// or poll ends the process with a report (0: never).
   double watchdogSeconds = 0;
 };
-
-/// Check mode's device memory: `bytes` (> 0), 256-byte aligned, ending at
-/// most 255 bytes (exactly, for a multiple of 256) before an inaccessible
-/// guard region of 64 MiB or the allocation's size, whichever is larger; a
-/// guard region as large lies before it. In check mode every load, store
-/// and atomic of a kernel that falls in a guard region, or straddles the
-/// allocation's bounds, traps (a kernel fault naming the block, thread,
-/// address and nearest allocation); an access the instrumentation does not
-/// see (a memcpy of variable length) faults on reaching a guard page, and
-/// the process ends after the same report. Throws DeviceError when out of
-/// memory.
-void *allocateGuarded(size_t bytes);
-
-/// Releases what allocateGuarded returned: true. False, doing nothing, for
-/// any other pointer.
-bool releaseGuarded(void *pointer);
 
 /// Runs the whole grid. Throws DeviceError naming the kernel and block on a
 /// deadlock, race or trap, InvalidArgument for an impossible geometry.
