@@ -94,8 +94,10 @@ def Rudnn_KvCacheAttentionPagedOp : Rudnn_Op<"kv_cache_attention_paged", [
     `v_pages` `[P, Z, G, E]`. An entry may hold M·Z tokens; one whose
     append would pass that, or whose pages up to `L + T` include one out of
     `[0, P)`, is refused (status 1, pages untouched). The pages an entry
-    appends to must be its own; pages only read may be shared. The page
-    size Z is static, 1 to 256.
+    appends to must be its own (pages only read may be shared): with a
+    `status` result, an entry appending to a page another entry uses is
+    refused too; without one, the caller checks. The page size Z is
+    static, 1 to 256.
 
     ```mlir
     %o, %kp, %vp, %lse, %status = rudnn.kv_cache_attention_paged

@@ -27,6 +27,37 @@ int64_t cacheRow(const KvCacheShape &s, const KvCacheInputs &in, int64_t b,
   return (static_cast<int64_t>(page) * s.pageSize + t % s.pageSize) * token;
 }
 
+/// Refuses each entry still running that appends to a page another entry
+/// with room for the new tokens uses (reads or appends to), whatever that
+/// entry's own pages: the append would race with it.
+void refuseSharedAppends(const KvCacheShape &s, const KvCacheInputs &in,
+                         std::vector<double> &status) {
+  const int64_t B = s.batch, Tn = s.newTokens, Z = s.pageSize;
+  auto hasRoom = [&](int64_t b) {
+    const double length = in.cacheLengths[b];
+    return length >= 0 && length + Tn <= double(s.maxPages * Z);
+  };
+  auto pageAt = [&](int64_t b, int64_t slot) {
+    return in.blockTable[b * s.maxPages + slot];
+  };
+  for (int64_t b = 0; b < B; ++b) {
+    if (status[b] != 0)
+      continue;
+    const int64_t length = static_cast<int64_t>(in.cacheLengths[b]);
+    const int64_t used = (length + Tn + Z - 1) / Z;
+    for (int64_t other = 0; other < B && status[b] == 0; ++other) {
+      if (other == b || !hasRoom(other))
+        continue;
+      const int64_t otherUsed =
+          (static_cast<int64_t>(in.cacheLengths[other]) + Tn + Z - 1) / Z;
+      for (int64_t slot = 0; slot < otherUsed; ++slot)
+        for (int64_t mine = length / Z; mine < used; ++mine)
+          if (pageAt(other, slot) == pageAt(b, mine))
+            status[b] = 1;
+    }
+  }
+}
+
 } // namespace
 
 KvCacheOutputs rudnn::reference::kvCacheAttention(const KvCacheShape &s,
@@ -40,17 +71,21 @@ KvCacheOutputs rudnn::reference::kvCacheAttention(const KvCacheShape &s,
   out.kCache = in.kCache;
   out.vCache = in.vCache;
   out.status.assign(B, 0.0);
+  // Every position the step writes or reads must exist.
   for (int64_t b = 0; b < B; ++b) {
     const double given = in.cacheLengths[b];
-    // Every position the step writes or reads must exist.
     bool fits = given >= 0;
     const int64_t length = fits ? static_cast<int64_t>(given) : 0;
     for (int64_t t = 0; fits && t < length + Tn; ++t)
       fits = cacheRow(s, in, b, t, D) >= 0;
-    if (!fits) {
-      out.status[b] = 1;
+    out.status[b] = fits ? 0 : 1;
+  }
+  if (s.paged())
+    refuseSharedAppends(s, in, out.status);
+  for (int64_t b = 0; b < B; ++b) {
+    if (out.status[b] != 0)
       continue;
-    }
+    const int64_t length = static_cast<int64_t>(in.cacheLengths[b]);
     for (int64_t i = 0; i < Tn; ++i) { // the append
       const int64_t k0 = cacheRow(s, in, b, length + i, D),
                     v0 = cacheRow(s, in, b, length + i, E);

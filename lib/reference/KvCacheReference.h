@@ -39,8 +39,10 @@ struct KvCacheInputs {
 
 /// o [B,Tn,Hq,E], lse [B,Hq,Tn], the caches after the append, and a status
 /// per entry: 0 appended and attended; 1 refused (a negative length, an
-/// append past the capacity or the entry's pages, or a page index out of
-/// range): its caches are left as they were, its o is 0 and its lse −inf.
+/// append past the capacity or the entry's pages, a page index out of
+/// range, or a page it appends to that another entry with room for the new
+/// tokens uses): its caches are left as they were, its o is 0 and its lse
+/// −inf.
 struct KvCacheOutputs {
   std::vector<double> o, lse, kCache, vCache, status;
 };

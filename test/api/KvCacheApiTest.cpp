@@ -262,6 +262,27 @@ TEST_F(KvCacheTest, RefusedEntriesWriteNothingAndSaySo) {
   EXPECT_EQ(matchesFloat64(paged, q).status, (std::vector<double>{1, 0, 1}));
 }
 
+// With a status, the kernel refuses an entry appending to a page another
+// entry uses, as the float64 reference does; the others still run.
+TEST_F(KvCacheTest, WithStatusAnEntryAppendingToAnotherEntrysPageIsRefused) {
+  const CacheCase paged{f32, 3, 1, 4, 2, 32, 32, 0, 4, 3, 0, bhtd};
+  // Entry 2 appends to the page entry 0 reads its first tokens from.
+  CacheProblem readByAnother = problem(paged, {5, 7, 2}, 4);
+  readByAnother.in.blockTable[6] = readByAnother.in.blockTable[0];
+  EXPECT_EQ(matchesFloat64(paged, readByAnother).status,
+            (std::vector<double>{0, 0, 1}));
+  // Entries 0 and 1 both append to one page: neither may.
+  CacheProblem bothAppend = problem(paged, {5, 7, 2}, 4);
+  bothAppend.in.blockTable[4] = bothAppend.in.blockTable[1];
+  EXPECT_EQ(matchesFloat64(paged, bothAppend).status,
+            (std::vector<double>{1, 1, 0}));
+  // A page two entries only read is theirs to share.
+  CacheProblem sharedPrefix = problem(paged, {5, 7, 2}, 4);
+  sharedPrefix.in.blockTable[3] = sharedPrefix.in.blockTable[0];
+  EXPECT_EQ(matchesFloat64(paged, sharedPrefix).status,
+            (std::vector<double>{0, 0, 0}));
+}
+
 // Without a status tensor the entries are checked on the host, as
 // kdaDecode's slots are: the call throws naming the entry, writing nothing.
 TEST_F(KvCacheTest, WithoutStatusUnservableEntriesAreNamedBeforeAnythingRuns) {

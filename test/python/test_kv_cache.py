@@ -76,3 +76,28 @@ def test_paged_cache_matches_the_contiguous_one():
             page, row = block_table[b, t // Z], t % Z
             assert torch.equal(k_pages[page, row], k_cache[b, t])
             assert torch.equal(v_pages[page, row], v_cache[b, t])
+
+
+def test_an_append_to_a_page_another_entry_uses_is_refused_and_reported():
+    # Pages of 4 tokens; entry 1's append lands on the page entry 0 reads
+    # its first tokens from, so entry 1 is refused and says so; entry 0 runs.
+    B, T, H, G, D, Z = 2, 1, 2, 1, 16, 4
+    k_pages, v_pages = torch.randn(6, Z, G, D), torch.randn(6, Z, G, D)
+    block_table = torch.tensor([[0, 1, 2], [0, 4, 5]], dtype=torch.int32)
+    lengths = torch.tensor([6, 2], dtype=torch.int32)
+    before_k, before_v = k_pages.clone(), v_pages.clone()
+    q, k, v = torch.randn(B, T, H, D), torch.randn(B, T, G, D), torch.randn(B, T, G, D)
+    o, lse, status = rt.kv_cache_attention(
+        q, k_pages, v_pages, k, v, lengths, block_table=block_table,
+        return_lse=True, return_status=True,
+    )
+    assert status.tolist() == [0, 1]
+    assert torch.equal(k_pages[0], before_k[0]) and torch.equal(v_pages[0], before_v[0])
+    assert torch.all(o[1] == 0) and torch.all(lse[1] == -math.inf)
+    # Entry 0 appended at token 6 (page 1, row 2) and attended to 0 … 6.
+    assert torch.equal(k_pages[1, 2], k[0, 0]) and torch.equal(v_pages[1, 2], v[0, 0])
+    keys = torch.cat([k_pages[0], k_pages[1, :3]]).double().repeat_interleave(H // G, dim=1)
+    values = torch.cat([v_pages[0], v_pages[1, :3]]).double().repeat_interleave(H // G, dim=1)
+    scores = torch.einsum("thd,shd->hts", q[0].double(), keys) * D**-0.5
+    expected = torch.einsum("hts,she->the", torch.softmax(scores, -1), values)
+    assert_close(o[0], expected, 1e-5, "o[0]")

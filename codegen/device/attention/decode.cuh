@@ -84,25 +84,57 @@ __device__ __forceinline__ long long cache_offset(const DecodeParams<T> &p,
   }
 }
 
+/// Whether an entry of cached `length` has room for the new tokens.
+template <typename T>
+__device__ __forceinline__ bool has_room(const DecodeParams<T> &p,
+                                         int length) {
+  return length >= 0 && static_cast<long long>(length) + p.split.tokens <=
+                            static_cast<long long>(p.capacity);
+}
+
+/// Whether another entry that may run uses (reads or appends to) one of the
+/// pages entry b appends to, its slots [first, used): an append there would
+/// race with that entry. A scan of every entry's pages, so only a call with
+/// a status pays for it (without one, the host checks).
+/// Block-collective.
+template <int PageSize, typename T>
+__device__ __forceinline__ bool shares_appended_page(const DecodeParams<T> &p,
+                                                     int b, int first,
+                                                     int used) {
+  const int *own = p.block_table + b * p.block_table_batch;
+  bool shared = false;
+  for (int other = 0; other < p.split.batch; ++other) {
+    const int length = p.split.cache_lengths[other];
+    if (other == b || !has_room(p, length))
+      continue; // a refused entry reads nothing
+    const int *table = p.block_table + other * p.block_table_batch;
+    const int otherUsed = (length + p.split.tokens + PageSize - 1) / PageSize;
+    for (int slot = threadIdx.x; slot < otherUsed; slot += blockDim.x)
+      for (int mine = first; mine < used; ++mine)
+        shared = shared || table[slot] == own[mine];
+  }
+  return shared;
+}
+
 /// Whether entry b's step may run: a length from 0, room for the new
-/// tokens, and every page up to them in range. Block-collective.
+/// tokens, every page up to them in range and, with a status, the pages
+/// it appends to used by no other entry. Block-collective.
 template <int PageSize, typename T>
 __device__ __forceinline__ bool entry_fits(const DecodeParams<T> &p, int b,
                                            int length) {
-  const int tokens = p.split.tokens;
-  const bool room = length >= 0 && static_cast<long long>(length) + tokens <=
-                                       static_cast<long long>(p.capacity);
   if constexpr (PageSize == 0) {
-    return room;
+    return has_room(p, length);
   } else {
-    if (!room)
+    if (!has_room(p, length))
       return false;
-    const int used = (length + tokens + PageSize - 1) / PageSize;
+    const int used = (length + p.split.tokens + PageSize - 1) / PageSize;
     bool bad = false;
     for (int slot = threadIdx.x; slot < used; slot += blockDim.x) {
       const int page = p.block_table[b * p.block_table_batch + slot];
       bad = bad || page < 0 || page >= p.pages;
     }
+    if (p.status)
+      bad = bad || shares_appended_page<PageSize>(p, b, length / PageSize, used);
     return !__syncthreads_or(bad);
   }
 }

@@ -57,8 +57,14 @@ def _program(q, v, k_cache, scale, paged):
             ("status", tensor_type((None,), "i32")),
         ]
         operation = "rudnn.kv_cache_attention" + ("_paged" if paged else "")
+        # The status is always returned: with it the kernel also refuses an
+        # entry appending to a page another entry uses.
         return function_text(
-            operation, syntax, operands, results, returned=("o", "k_cache", "v_cache", "lse")
+            operation,
+            syntax,
+            operands,
+            results,
+            returned=("o", "k_cache", "v_cache", "lse", "status"),
         )
 
     return program(key, build)
@@ -82,17 +88,19 @@ def _kv_cache_attention(
     block_table: Optional[Tensor],
     cache_lengths: Tensor,
     scale: float,
-) -> tuple[Tensor, Tensor]:
+) -> tuple[Tensor, Tensor, Tensor]:
     if q.numel() == 0 or _capacity(k_cache, block_table) == 0:
         # No new token (o and lse empty), or no room for any (each entry's
         # append refused: o 0, lse −inf); either way no cache changes.
         lse = q.new_full((q.shape[0], q.shape[2], q.shape[1]), -math.inf, dtype=torch.float32)
-        return q.new_zeros(*q.shape[:-1], v.shape[-1]), lse
+        refused = int(q.shape[1] > 0)
+        status = torch.full((q.shape[0],), refused, dtype=torch.int32, device=q.device)
+        return q.new_zeros(*q.shape[:-1], v.shape[-1]), lse, status
     paged = block_table is not None
     table = [block_table] if paged else []
     function = _program(q, v, k_cache, scale, paged)
-    o, _, _, lse = function(q, k, v, k_cache, v_cache, *table, cache_lengths)
-    return o, lse
+    o, _, _, lse, status = function(q, k, v, k_cache, v_cache, *table, cache_lengths)
+    return o, lse, status
 
 
 @_kv_cache_attention.register_fake
@@ -100,11 +108,22 @@ def _(q, k, v, k_cache, v_cache, block_table, cache_lengths, scale):
     return (
         q.new_empty(*q.shape[:-1], v.shape[-1]),
         q.new_empty(q.shape[0], q.shape[2], q.shape[1], dtype=torch.float32),
+        q.new_empty(q.shape[0], dtype=torch.int32),
     )
 
 
 def kv_cache_attention(
-    q, k_cache, v_cache, k, v, cache_seqlens, softmax_scale=None, return_lse=False, block_table=None
+    q,
+    k_cache,
+    v_cache,
+    k,
+    v,
+    cache_seqlens,
+    softmax_scale=None,
+    return_lse=False,
+    block_table=None,
+    *,
+    return_status=False,
 ):
     """q [B, T, H, D]; the caches k_cache [B, S, G, D] and v_cache
     [B, S, G, E], updated in place, or with `block_table` [B, M] (int32)
@@ -115,8 +134,14 @@ def kv_cache_attention(
     T afterwards). New token i of entry b attends to cache positions
     0 … L_b + i. Returns o [B, T, H, E] and, with `return_lse`, lse
     [B, H, T] (f32). An entry whose append would pass its capacity (S, or
-    M·Z) is refused: its cache is left as it was, its o is 0 and its lse
-    −inf; so is every entry of an empty cache (S = 0, or no pages).
+    M·Z), or whose pages up to its new tokens include one outside the pool
+    or one it appends to that another entry uses (the pages an entry
+    appends to must be its own; pages only read may be shared), is
+    refused: its cache is left as it was, its o is 0 and its lse −inf; so
+    is every entry of an empty cache (S = 0, or no pages). With
+    `return_status`, a status [B] (int32: 0 served, 1 refused) comes last
+    in the results, so a caller learns of refusals without the host
+    reading the lengths.
 
     An int64 length beyond int32 is refused (InvalidArgument naming
     cache_seqlens) on CPU; on CUDA, where reading it would synchronise, it
@@ -170,7 +195,8 @@ def kv_cache_attention(
         scale = q.shape[-1] ** -0.5
     else:
         scale = float_option("softmax_scale", softmax_scale, "positive")
-    o, lse = _kv_cache_attention(
+    o, lse, status = _kv_cache_attention(
         dense(q), dense(k), dense(v), k_cache, v_cache, block_table, lengths, scale
     )
-    return (o, lse) if return_lse else o
+    results = (o,) + ((lse,) if return_lse else ()) + ((status,) if return_status else ())
+    return results if len(results) > 1 else o
