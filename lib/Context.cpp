@@ -482,7 +482,7 @@ void Context::copyToHost(void *dst, const void *src, size_t bytes,
 }
 
 void Context::synchronize(Stream stream) {
-  impl_->backend().synchronize(stream);
+  impl_->backend().synchronizeCheckingIndices(stream);
 }
 
 float Context::timeMilliseconds(const std::function<void()> &work,

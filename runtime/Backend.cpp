@@ -31,6 +31,57 @@ void Backend::destroyStreamQuietly(StreamHandle stream) noexcept {
   quietly("destroying a stream", [&] { destroyStream(stream); });
 }
 
+void Backend::noteLaunch(const std::shared_ptr<LoadedKernel> &kernel,
+                         StreamHandle stream) {
+  if (!kernel || !kernel->indexFault)
+    return;
+  std::lock_guard<std::mutex> lock(launchedMutex);
+  launchedWithFaultWords[stream].emplace(kernel->indexFault, kernel);
+}
+
+std::vector<std::string> Backend::takeIndexFaults(StreamHandle stream) {
+  std::vector<std::shared_ptr<LoadedKernel>> launched;
+  {
+    std::lock_guard<std::mutex> lock(launchedMutex);
+    auto it = launchedWithFaultWords.find(stream);
+    if (it == launchedWithFaultWords.end())
+      return {};
+    for (auto &[word, kernel] : it->second)
+      if (std::shared_ptr<LoadedKernel> alive = kernel.lock())
+        launched.push_back(std::move(alive));
+    launchedWithFaultWords.erase(it);
+  }
+  std::vector<uint32_t> words(launched.size());
+  for (size_t i = 0; i < launched.size(); ++i)
+    copyToHost(&words[i], launched[i]->indexFault, sizeof(uint32_t), stream);
+  synchronize(stream);
+  std::vector<std::string> faulted;
+  const uint32_t clear = 0;
+  for (size_t i = 0; i < launched.size(); ++i)
+    if (words[i] != 0) {
+      faulted.push_back(launched[i]->entry());
+      copyToDevice(launched[i]->indexFault, &clear, sizeof clear, stream);
+    }
+  if (!faulted.empty())
+    synchronize(stream);
+  return faulted;
+}
+
+void Backend::synchronizeCheckingIndices(StreamHandle stream) {
+  synchronize(stream);
+  const std::vector<std::string> faulted = takeIndexFaults(stream);
+  if (faulted.empty())
+    return;
+  std::string kernels;
+  for (const std::string &entry : faulted)
+    kernels += (kernels.empty() ? "'" : ", '") + entry + "'";
+  throw InvalidArgument(
+      "a call on this stream since it was last synchronized read offsets "
+      "(cu_seqlens) that do not start at 0, never decrease and end at the "
+      "packed rows: the rows outside every entry were not written (kernel" +
+      std::string(faulted.size() > 1 ? "s " : " ") + kernels + ")");
+}
+
 void Backend::beginCapture(StreamHandle) {
   throw Unsupported("the " + name() + " backend cannot capture graphs");
 }

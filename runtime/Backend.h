@@ -16,7 +16,9 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -134,6 +136,11 @@ class LoadedKernel {
 public:
   virtual ~LoadedKernel() = default;
   virtual const std::string &entry() const = 0;
+
+  /// Its module's index-fault word (`rudnn_index_fault`, set on the device
+  /// when the kernel reads offsets breaking their contract); 0 if it has
+  /// none.
+  DevicePtr indexFault = 0;
 };
 
 /// A captured sequence of launches, replayable on a stream.
@@ -186,6 +193,19 @@ public:
   void destroyStreamQuietly(StreamHandle stream) noexcept;
   virtual void synchronize(StreamHandle stream) = 0;
 
+  /// Notes that `kernel` was launched (or replayed) on `stream`, for
+  /// takeIndexFaults; nothing for a kernel without an index-fault word.
+  void noteLaunch(const std::shared_ptr<LoadedKernel> &kernel,
+                  StreamHandle stream);
+  /// Once `stream` is synchronized: the entries of the kernels noted on it
+  /// since the last call whose index-fault word is set, each word cleared
+  /// (work on the stream then waited for again).
+  std::vector<std::string> takeIndexFaults(StreamHandle stream);
+  /// synchronize, then InvalidArgument naming the kernels takeIndexFaults
+  /// finds: a call since the last check read offsets breaking their
+  /// contract, and left rows outside every entry unwritten.
+  void synchronizeCheckingIndices(StreamHandle stream);
+
   /// Graph capture; backends without it return false and the plan executor
   /// launches directly.
   virtual bool supportsGraphs() const { return false; }
@@ -208,6 +228,13 @@ public:
   /// default waits for the stream around it and reads the host clock.
   virtual float timeMilliseconds(StreamHandle stream,
                                  const std::function<void()> &work);
+
+private:
+  std::mutex launchedMutex;
+  /// Per stream, the kernels with an index-fault word launched on it since
+  /// its last takeIndexFaults, by word (unloaded ones are skipped).
+  std::map<StreamHandle, std::map<DevicePtr, std::weak_ptr<LoadedKernel>>>
+      launchedWithFaultWords;
 };
 
 } // namespace rudnn::runtime

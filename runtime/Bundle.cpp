@@ -174,4 +174,6 @@ void Bundle::copyToHost(void *dst, const void *src, size_t bytes,
                             stream);
 }
 
-void Bundle::synchronize(Stream stream) { impl->backend->synchronize(stream); }
+void Bundle::synchronize(Stream stream) {
+  impl->backend->synchronizeCheckingIndices(stream);
+}

@@ -348,7 +348,16 @@ std::shared_ptr<LoadedKernel> CudaBackend::load(const std::string &bytes,
   log(LogLevel::Debug, "loaded " + entry + " from " +
                            (useCubin ? "cubin" : "PTX") + " for " +
                            binary->arch);
-  return std::make_shared<CudaKernel>(impl->context, module, function, entry);
+  auto kernel =
+      std::make_shared<CudaKernel>(impl->context, module, function, entry);
+  // Modules that read no packed offsets have no index-fault word.
+  CUdeviceptr word = 0;
+  size_t wordBytes = 0;
+  if (d.moduleGetGlobal(&word, &wordBytes, module, "rudnn_index_fault") ==
+          CUDA_SUCCESS &&
+      wordBytes == sizeof(uint32_t))
+    kernel->indexFault = static_cast<DevicePtr>(word);
+  return kernel;
 }
 
 TensorMapBytes CudaBackend::encodeTensorMap(const TensorMapRequest &request) {

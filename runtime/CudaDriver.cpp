@@ -92,6 +92,7 @@ public:
     resolve(d, d.moduleLoadDataEx, "cuModuleLoadDataEx");
     resolve(d, d.moduleUnload, "cuModuleUnload");
     resolve(d, d.moduleGetFunction, "cuModuleGetFunction");
+    resolve(d, d.moduleGetGlobal, "cuModuleGetGlobal");
     resolve(d, d.funcSetAttribute, "cuFuncSetAttribute");
     resolve(d, d.launchKernel, "cuLaunchKernel");
     resolveOptional(d, d.launchCooperativeKernel, "cuLaunchCooperativeKernel");

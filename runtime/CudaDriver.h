@@ -42,6 +42,7 @@ struct CudaDriver {
   PFN_cuModuleLoadDataEx_v2010 moduleLoadDataEx = nullptr;
   PFN_cuModuleUnload_v2000 moduleUnload = nullptr;
   PFN_cuModuleGetFunction_v2000 moduleGetFunction = nullptr;
+  PFN_cuModuleGetGlobal_v3020 moduleGetGlobal = nullptr;
   PFN_cuFuncSetAttribute_v9000 funcSetAttribute = nullptr;
   PFN_cuLaunchKernel_v4000 launchKernel = nullptr;
   PFN_cuLaunchCooperativeKernel_v9000 launchCooperativeKernel = nullptr;

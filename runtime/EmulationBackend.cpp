@@ -314,7 +314,12 @@ std::shared_ptr<LoadedKernel> EmulationBackend::load(const std::string &binary,
          ", expected " + std::to_string(RUDNN_EMU_ABI_VERSION));
   kernel.handle = handle;
   kernel.tlsBytes = threadLocalBytes(handle);
-  return std::make_shared<EmulationKernel>(fd, handle, std::move(kernel));
+  auto loaded =
+      std::make_shared<EmulationKernel>(fd, handle, std::move(kernel));
+  // Objects that read no packed offsets have no index-fault word.
+  loaded->indexFault =
+      reinterpret_cast<DevicePtr>(::dlsym(handle, "rudnn_index_fault"));
+  return loaded;
 }
 
 TensorMapBytes

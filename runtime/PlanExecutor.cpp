@@ -266,6 +266,9 @@ void PlanExecutor::run(const std::vector<DevicePtr> &bindings,
   StreamState &state = *slot;
   // Before any capture: compiling and loading are not stream work.
   loadAdmitted(params);
+  // Whichever way the kernels run, synchronizing reads their fault words.
+  for (const std::shared_ptr<LoadedKernel> &kernel : kernels)
+    backend.noteLaunch(kernel, stream);
   if (timings || !useGraph || !backend.supportsGraphs())
     return launchAll(state, bindings, params, stream, given, timings);
 

@@ -113,6 +113,12 @@ public:
                     Stream stream = nullptr);
   void copyToHost(void *dst, const void *src, size_t bytes,
                   Stream stream = nullptr);
+  /// Waits for `stream`'s work. Throws InvalidArgument if a call on it since
+  /// it was last synchronized read device-held offsets (cu_seqlens) that do
+  /// not start at 0, never decrease and end at the packed rows: its kernels
+  /// clamp them, touching nothing outside the tensors, but rows outside
+  /// every entry are left unwritten. (Offsets on the host are checked
+  /// before the call runs.)
   void synchronize(Stream stream = nullptr);
 
   /// Milliseconds `stream` spends on the work `work` enqueues: CUDA events

@@ -125,6 +125,10 @@ rudnn_status_t rudnn_memcpy_to_device(rudnn_context_t context, void *dst,
                                       const void *src, size_t bytes);
 rudnn_status_t rudnn_memcpy_to_host(rudnn_context_t context, void *dst,
                                     const void *src, size_t bytes);
+/* Waits for the context's work. RUDNN_STATUS_INVALID_ARGUMENT if a call
+ * since the last synchronize read device-held offsets (cu_seqlens) that do
+ * not start at 0, never decrease and end at the packed rows (rows outside
+ * every entry were left unwritten); see rudnn::Context::synchronize. */
 rudnn_status_t rudnn_synchronize(rudnn_context_t context);
 
 /* Runs `calls(context, user_data)`, in which operator calls are checked and
