@@ -1,7 +1,7 @@
 //===- NpyTest.cpp - NumPy .npy files
 //--------------------------------------===//
 
-#include "tools/rudnn-run/npy/Npy.h"
+#include "tools/npy/Npy.h"
 
 #include "rudnn/errors.h"
 

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/InputFile.h"
-#include "tools/rudnn-run/npy/Npy.h"
+#include "tools/npy/Npy.h"
 
 #include "rudnn/bundle.h"
 #include "rudnn/version.h"

@@ -2,7 +2,7 @@
 
 #include "tools/rudnn-emulate/KernelArguments.h"
 #include "runtime/InputFile.h"
-#include "tools/rudnn-run/npy/Npy.h"
+#include "tools/npy/Npy.h"
 
 #include "rudnn/errors.h"
 

@@ -1,7 +1,7 @@
 //===- Program.cpp - An operator program run through the JIT --------------===//
 
 #include "tools/rudnn-run/Program.h"
-#include "tools/rudnn-run/npy/Npy.h"
+#include "tools/npy/Npy.h"
 
 #include "codegen/InitRudnn.h"
 #include "dialects/IR/RudnnOps.h"

@@ -1,6 +1,6 @@
 //===- Npy.cpp - NumPy .npy files -----------------------------------------===//
 
-#include "tools/rudnn-run/npy/Npy.h"
+#include "tools/npy/Npy.h"
 #include "runtime/HostFloat.h"
 #include "runtime/InputFile.h"
 

@@ -1,14 +1,14 @@
 //===- Npy.h - NumPy .npy files ---------------------------------*- C++ -*-===//
 //
 // Reads and writes the .npy format (versions 1.0, 2.0 and 3.0) for the element
-// types rudnn-run exchanges with NumPy, and converts between them rounding the
+// types the tools exchange with NumPy, and converts between them rounding the
 // way the GPU does, so that inputs prepared on the host match what a kernel
 // would have produced.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef RUDNN_TOOLS_RUDNN_RUN_NPY_NPY_H
-#define RUDNN_TOOLS_RUDNN_RUN_NPY_NPY_H
+#ifndef RUDNN_TOOLS_NPY_NPY_H
+#define RUDNN_TOOLS_NPY_NPY_H
 
 #include "rudnn/types.h"
 
@@ -101,4 +101,4 @@ int64_t numElements(const std::vector<int64_t> &shape);
 
 } // namespace rudnn::npy
 
-#endif // RUDNN_TOOLS_RUDNN_RUN_NPY_NPY_H
+#endif // RUDNN_TOOLS_NPY_NPY_H
