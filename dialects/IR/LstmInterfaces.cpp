@@ -61,6 +61,42 @@ const ::rudnn::OperatorContract &LstmOp::getOperatorContract() {
                                 getBatchFirst()});
 }
 
+const ::rudnn::OperatorContract &
+LstmOp::getCallContract(const ::rudnn::CallDescription &call) {
+  return ::rudnn::lstmContract({call.integer("num_layers", 1),
+                                call.integer("bidirectional") != 0,
+                                call.gives(::rudnn::lstmWeightName(2, 0, 0)),
+                                call.integer("batch_first") != 0});
+}
+
+/// The leading operands are one group each, the weights given one group.
+Operation *LstmOp::buildFromContract(OpBuilder &builder, Location loc,
+                                     const ::rudnn::OperatorContract &,
+                                     ArrayRef<Value> operands,
+                                     ArrayRef<Type> results,
+                                     ArrayRef<NamedAttribute> attributes) {
+  OperationState state(loc, getOperationName());
+  SmallVector<int32_t> groups;
+  for (auto [index, operand] : llvm::enumerate(operands)) {
+    if (index < ::rudnn::kLstmLeadingOperands)
+      groups.push_back(operand ? 1 : 0);
+    else if (index == ::rudnn::kLstmLeadingOperands)
+      groups.push_back(0);
+    if (operand) {
+      state.addOperands(operand);
+      if (index >= ::rudnn::kLstmLeadingOperands)
+        ++groups.back();
+    }
+  }
+  if (groups.size() == ::rudnn::kLstmLeadingOperands)
+    groups.push_back(0);
+  state.addTypes(results);
+  state.addAttributes(attributes);
+  state.addAttribute("operandSegmentSizes",
+                     builder.getDenseI32ArrayAttr(groups));
+  return builder.create(state);
+}
+
 Value LstmOp::getContractOperand(unsigned index) {
   if (index < ::rudnn::kLstmLeadingOperands) {
     auto group = getODSOperands(index);

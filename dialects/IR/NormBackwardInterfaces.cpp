@@ -126,6 +126,11 @@ LogicalResult decomposeBackward(Op op, OpBuilder &builder, NormOperator kind,
 const ::rudnn::OperatorContract &LayerNormBackwardOp::getContract() {
   return ::rudnn::normBackwardContract(NormOperator::LayerNorm, false);
 }
+const ::rudnn::OperatorContract &
+LayerNormBackwardOp::getCallContract(const ::rudnn::CallDescription &call) {
+  return ::rudnn::normBackwardContract(NormOperator::LayerNorm,
+                                       call.rank("x") == 3);
+}
 const ::rudnn::OperatorContract &LayerNormBackwardOp::getOperatorContract() {
   return ::rudnn::normBackwardContract(NormOperator::LayerNorm,
                                        hasOuterRows(getX()));
@@ -142,6 +147,11 @@ LogicalResult LayerNormBackwardOp::decompose(OpBuilder &builder) {
 
 const ::rudnn::OperatorContract &RmsNormBackwardOp::getContract() {
   return ::rudnn::normBackwardContract(NormOperator::RmsNorm, false);
+}
+const ::rudnn::OperatorContract &
+RmsNormBackwardOp::getCallContract(const ::rudnn::CallDescription &call) {
+  return ::rudnn::normBackwardContract(NormOperator::RmsNorm,
+                                       call.rank("x") == 3);
 }
 const ::rudnn::OperatorContract &RmsNormBackwardOp::getOperatorContract() {
   return ::rudnn::normBackwardContract(NormOperator::RmsNorm,

@@ -198,6 +198,10 @@ template <typename Op> LogicalResult decomposeNorm(Op op, OpBuilder &builder) {
 const ::rudnn::OperatorContract &MomentsOp::getContract() {
   return ::rudnn::normContract(NormOperator::Moments, false);
 }
+const ::rudnn::OperatorContract &
+MomentsOp::getCallContract(const ::rudnn::CallDescription &call) {
+  return ::rudnn::normContract(NormOperator::Moments, call.rank("x") == 3);
+}
 const ::rudnn::OperatorContract &MomentsOp::getOperatorContract() {
   return ::rudnn::normContract(NormOperator::Moments, hasOuterRows(getX()));
 }
@@ -211,6 +215,10 @@ LogicalResult MomentsOp::decompose(OpBuilder &builder) {
 
 const ::rudnn::OperatorContract &LayerNormOp::getContract() {
   return ::rudnn::normContract(NormOperator::LayerNorm, false);
+}
+const ::rudnn::OperatorContract &
+LayerNormOp::getCallContract(const ::rudnn::CallDescription &call) {
+  return ::rudnn::normContract(NormOperator::LayerNorm, call.rank("x") == 3);
 }
 const ::rudnn::OperatorContract &LayerNormOp::getOperatorContract() {
   return ::rudnn::normContract(NormOperator::LayerNorm, hasOuterRows(getX()));
@@ -229,6 +237,10 @@ LogicalResult LayerNormOp::decompose(OpBuilder &builder) {
 
 const ::rudnn::OperatorContract &RmsNormOp::getContract() {
   return ::rudnn::normContract(NormOperator::RmsNorm, false);
+}
+const ::rudnn::OperatorContract &
+RmsNormOp::getCallContract(const ::rudnn::CallDescription &call) {
+  return ::rudnn::normContract(NormOperator::RmsNorm, call.rank("x") == 3);
 }
 const ::rudnn::OperatorContract &RmsNormOp::getOperatorContract() {
   return ::rudnn::normContract(NormOperator::RmsNorm, hasOuterRows(getX()));

@@ -89,3 +89,25 @@ std::string OperatorContract::format() const {
   list("results", results);
   return text;
 }
+
+int64_t CallDescription::integer(std::string_view name,
+                                 int64_t otherwise) const {
+  for (const auto &[key, value] : integers)
+    if (key == name)
+      return value;
+  return otherwise;
+}
+
+size_t CallDescription::rank(std::string_view name) const {
+  for (const auto &[key, value] : ranks)
+    if (key == name)
+      return value;
+  return 0;
+}
+
+bool CallDescription::gives(std::string_view name) const {
+  for (const auto &entry : ranks)
+    if (entry.first == name)
+      return true;
+  return false;
+}

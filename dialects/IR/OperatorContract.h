@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rudnn {
@@ -129,6 +130,21 @@ struct DimContract {
   char timesOf = 0;
   int64_t times = 1;
   int64_t plus = 0;
+};
+
+/// What picks an operator's contract for one call before any IR exists
+/// (an LSTM's weights follow its layers, the norms' statistics x's rank):
+/// the call's integer and flag attributes (flags as 0 or 1) and the ranks
+/// of the tensors it gives, by name.
+struct CallDescription {
+  std::vector<std::pair<std::string, int64_t>> integers;
+  std::vector<std::pair<std::string, size_t>> ranks;
+
+  /// The attribute `name`'s value, `otherwise` when the call has none.
+  int64_t integer(std::string_view name, int64_t otherwise = 0) const;
+  /// The rank of the tensor `name`, 0 when the call does not give it.
+  size_t rank(std::string_view name) const;
+  bool gives(std::string_view name) const;
 };
 
 struct OperatorContract {

@@ -100,3 +100,21 @@ LogicalResult mlir::rudnn::verifyOperatorContract(OperatorOpInterface op,
       [&](unsigned i) { return op.getContractOperand(i); },
       [&](unsigned i) { return op.getContractResult(i); }, shapes);
 }
+
+Operation *mlir::rudnn::buildByContractGroups(
+    OpBuilder &builder, Location loc, StringRef name, ArrayRef<Value> operands,
+    ArrayRef<Type> results, ArrayRef<NamedAttribute> attributes) {
+  OperationState state(loc, name);
+  llvm::SmallVector<int32_t> groups;
+  for (Value operand : operands) {
+    groups.push_back(operand ? 1 : 0);
+    if (operand)
+      state.addOperands(operand);
+  }
+  state.addTypes(results);
+  state.addAttributes(attributes);
+  if (state.name.hasTrait<OpTrait::AttrSizedOperandSegments>())
+    state.addAttribute("operandSegmentSizes",
+                       builder.getDenseI32ArrayAttr(groups));
+  return builder.create(state);
+}

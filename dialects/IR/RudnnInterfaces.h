@@ -19,6 +19,14 @@ struct SpecializeOptions {
   int64_t chunk = 0;
 };
 
+/// Builds the op `name` whose contract entries are its ODS operand and
+/// result groups one to one (an absent optional operand an empty group):
+/// the default of OperatorOpInterface::buildFromContract.
+Operation *buildByContractGroups(OpBuilder &builder, Location loc,
+                                 StringRef name, ArrayRef<Value> operands,
+                                 ArrayRef<Type> results,
+                                 ArrayRef<NamedAttribute> attributes);
+
 } // namespace mlir::rudnn
 
 // Generated models take parameters some methods do not use.

@@ -29,6 +29,29 @@ def Rudnn_OperatorOpInterface : OpInterface<"OperatorOpInterface"> {
       "The operator's contract, shared with code that builds no IR (for an "
       "operator whose operands depend on its attributes, its simplest form).",
       "const ::rudnn::OperatorContract &", "getContract">,
+    StaticInterfaceMethod<
+      "The contract of a call of this operator, before any IR exists: "
+      "chosen by its attributes and the tensors it gives, as "
+      "getOperatorContract chooses it for a built op.",
+      "const ::rudnn::OperatorContract &", "getCallContract",
+      (ins "const ::rudnn::CallDescription &":$call), [{}],
+      [{ return ConcreteOp::getContract(); }]>,
+    StaticInterfaceMethod<
+      "Builds the op from its contract's operands (null where an optional "
+      "one is absent) and results' types, in the contract's order, and "
+      "`attributes` (what the generic operator call builds). By default "
+      "each contract entry is one ODS operand or result group.",
+      "::mlir::Operation *", "buildFromContract",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+           "const ::rudnn::OperatorContract &":$contract,
+           "::llvm::ArrayRef<::mlir::Value>":$operands,
+           "::llvm::ArrayRef<::mlir::Type>":$results,
+           "::llvm::ArrayRef<::mlir::NamedAttribute>":$attributes), [{}],
+      [{
+        return ::mlir::rudnn::buildByContractGroups(
+            builder, loc, ConcreteOp::getOperationName(), operands, results,
+            attributes);
+      }]>,
     InterfaceMethod<
       "The contract of this op: its operands may depend on its attributes "
       "(an LSTM's weights per layer and direction).",

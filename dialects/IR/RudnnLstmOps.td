@@ -17,7 +17,8 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 def Rudnn_LstmOp : Rudnn_Op<"lstm", [
     Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
-                              ["getOperatorContract", "getContractOperand"]>]> {
+                              ["getOperatorContract", "getContractOperand",
+                               "getCallContract", "buildFromContract"]>]> {
   let summary = "A stacked, optionally bidirectional LSTM as torch.nn.LSTM";
   let description = [{
     `num_layers` layers of D directions (2 with `bidirectional`). With gates

@@ -25,7 +25,7 @@ defvar NormFormArguments = (ins
 
 def Rudnn_MomentsOp : Rudnn_Op<"moments", [
     Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
-                                    ["getOperatorContract"]>]> {
+                                    ["getOperatorContract", "getCallContract"]>]> {
   let summary = "Mean and population variance over the last dim";
   let description = [{
     For each row of x `[N, C]` or `[M, N, C]` (f32, f16 or bf16): `mean`
@@ -55,7 +55,7 @@ def Rudnn_MomentsOp : Rudnn_Op<"moments", [
 def Rudnn_LayerNormOp : Rudnn_Op<"layer_norm", [
     Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
-                              ["getOperatorContract"]>]> {
+                              ["getOperatorContract", "getCallContract"]>]> {
   let summary = "LayerNorm over the last dim, with an optional residual";
   let description = [{
     For each row of h = x + `residual` (x alone without it), x `[N, C]` or
@@ -97,7 +97,7 @@ def Rudnn_LayerNormOp : Rudnn_Op<"layer_norm", [
 def Rudnn_RmsNormOp : Rudnn_Op<"rms_norm", [
     Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
-                              ["getOperatorContract"]>]> {
+                              ["getOperatorContract", "getCallContract"]>]> {
   let summary = "RMSNorm over the last dim, with an optional residual";
   let description = [{
     For each row of h = x + `residual` (x alone without it):
@@ -204,7 +204,7 @@ defvar NormBackwardFormArguments = !con(NormFormArguments,
 
 def Rudnn_LayerNormBackwardOp : Rudnn_Op<"layer_norm_backward", [
     Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
-                                    ["getOperatorContract"]>]> {
+                                    ["getOperatorContract", "getCallContract"]>]> {
   let summary = "LayerNorm's gradients from the saved mean and rstd";
   let description = [{
     With x̂ = (x − mean)·rstd and g = dy·gamma, over each row of x (the
@@ -246,7 +246,7 @@ def Rudnn_LayerNormBackwardOp : Rudnn_Op<"layer_norm_backward", [
 
 def Rudnn_RmsNormBackwardOp : Rudnn_Op<"rms_norm_backward", [
     Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
-                                    ["getOperatorContract"]>]> {
+                                    ["getOperatorContract", "getCallContract"]>]> {
   let summary = "RMSNorm's gradients from the saved rstd";
   let description = [{
     With x̂ = x·rstd and g = dy·gamma: `dx = rstd · (g − x̂ · mean(g·x̂))`,

@@ -150,6 +150,104 @@ static Value forwardContractResult(KdaLikeOp op, unsigned index) {
   return index < std::size(results) ? results[index] : Value();
 }
 
+/// True when `attributes` set the unit attribute `name`.
+static bool setsFlag(ArrayRef<NamedAttribute> attributes, StringRef name) {
+  return llvm::any_of(attributes, [&](NamedAttribute a) {
+    return a.getName() == name && isa<UnitAttr>(a.getValue());
+  });
+}
+
+/// A forward from its contract: output and final_state, then the saved
+/// results its save_* flags ask for.
+template <typename KdaLikeOp>
+static Operation *
+buildForwardFromContract(OpBuilder &builder, Location loc,
+                         ArrayRef<Value> operands, ArrayRef<Type> results,
+                         ArrayRef<NamedAttribute> attributes) {
+  SmallVector<Type> kept(results.take_front(2));
+  if (results.size() > 2 && setsFlag(attributes, "save_boundaries"))
+    kept.push_back(results[2]);
+  if (results.size() > 3 && setsFlag(attributes, "save_tiles"))
+    kept.push_back(results[3]);
+  return buildByContractGroups(builder, loc, KdaLikeOp::getOperationName(),
+                               operands, kept, attributes);
+}
+
+/// A backward from its contract: dq … dbeta, then the gradient of each of
+/// initial_state, a_log and dt_bias that the call gives.
+template <typename KdaBackwardLikeOp>
+static Operation *
+buildBackwardFromContract(OpBuilder &builder, Location loc,
+                          const ::rudnn::OperatorContract &contract,
+                          ArrayRef<Value> operands, ArrayRef<Type> results,
+                          ArrayRef<NamedAttribute> attributes) {
+  SmallVector<Type> kept(results.take_front(5));
+  const char *inputs[] = {"initial_state", "a_log", "dt_bias"};
+  for (auto [which, input] : llvm::enumerate(inputs)) {
+    const int index = contract.operandIndex(input);
+    if (index >= 0 && operands[index] && 5 + which < results.size())
+      kept.push_back(results[5 + which]);
+  }
+  return buildByContractGroups(builder, loc,
+                               KdaBackwardLikeOp::getOperationName(), operands,
+                               kept, attributes);
+}
+
+const ::rudnn::OperatorContract &
+KdaOp::getCallContract(const ::rudnn::CallDescription &call) {
+  return ::rudnn::kdaContract(call.integer("grouped_heads") != 0);
+}
+Operation *KdaOp::buildFromContract(OpBuilder &builder, Location loc,
+                                    const ::rudnn::OperatorContract &,
+                                    ArrayRef<Value> operands,
+                                    ArrayRef<Type> results,
+                                    ArrayRef<NamedAttribute> attributes) {
+  return buildForwardFromContract<KdaOp>(builder, loc, operands, results,
+                                         attributes);
+}
+
+const ::rudnn::OperatorContract &
+KdaVarlenOp::getCallContract(const ::rudnn::CallDescription &call) {
+  return ::rudnn::kdaVarlenContract(call.integer("grouped_heads") != 0);
+}
+Operation *KdaVarlenOp::buildFromContract(OpBuilder &builder, Location loc,
+                                          const ::rudnn::OperatorContract &,
+                                          ArrayRef<Value> operands,
+                                          ArrayRef<Type> results,
+                                          ArrayRef<NamedAttribute> attributes) {
+  return buildForwardFromContract<KdaVarlenOp>(builder, loc, operands, results,
+                                               attributes);
+}
+
+const ::rudnn::OperatorContract &
+KdaBackwardOp::getCallContract(const ::rudnn::CallDescription &call) {
+  return ::rudnn::kdaBackwardContract(call.integer("grouped_heads") != 0);
+}
+Operation *KdaBackwardOp::buildFromContract(
+    OpBuilder &builder, Location loc, const ::rudnn::OperatorContract &contract,
+    ArrayRef<Value> operands, ArrayRef<Type> results,
+    ArrayRef<NamedAttribute> attributes) {
+  return buildBackwardFromContract<KdaBackwardOp>(
+      builder, loc, contract, operands, results, attributes);
+}
+
+const ::rudnn::OperatorContract &
+KdaVarlenBackwardOp::getCallContract(const ::rudnn::CallDescription &call) {
+  return ::rudnn::kdaVarlenBackwardContract(call.integer("grouped_heads") != 0);
+}
+Operation *KdaVarlenBackwardOp::buildFromContract(
+    OpBuilder &builder, Location loc, const ::rudnn::OperatorContract &contract,
+    ArrayRef<Value> operands, ArrayRef<Type> results,
+    ArrayRef<NamedAttribute> attributes) {
+  return buildBackwardFromContract<KdaVarlenBackwardOp>(
+      builder, loc, contract, operands, results, attributes);
+}
+
+const ::rudnn::OperatorContract &
+KdaDecodeOp::getCallContract(const ::rudnn::CallDescription &call) {
+  return ::rudnn::kdaDecodeContract(call.integer("grouped_heads") != 0);
+}
+
 Value KdaOp::getContractResult(unsigned index) {
   return forwardContractResult(*this, index);
 }

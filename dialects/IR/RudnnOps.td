@@ -26,7 +26,8 @@ include "dialects/IR/RudnnPlanOps.td"
 def Rudnn_KdaOp : Rudnn_Op<"kda", [
     Pure, AttrSizedOperandSegments, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
                                     ["getContractResult",
-                                     "getOperatorContract"]>]> {
+                                     "getOperatorContract", "getCallContract",
+                                     "buildFromContract"]>]> {
   let summary = "Kimi Delta Attention forward (chunked gated delta rule)";
   let description = [{
     For each batch `b` and head `h`, with state `S` (K×V, fp32) starting at
@@ -136,7 +137,8 @@ def Rudnn_KdaOp : Rudnn_Op<"kda", [
 def Rudnn_KdaBackwardOp : Rudnn_Op<"kda_backward", [
     Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
-                              ["getOperatorContract", "getContractResult"]>]> {
+                              ["getOperatorContract", "getContractResult",
+                               "getCallContract", "buildFromContract"]>]> {
   let summary = "Kimi Delta Attention backward: the six input gradients";
   let description = [{
     Gradients of `⟨d_output, output⟩ + ⟨d_final_state, final_state⟩` with
@@ -233,7 +235,8 @@ def Rudnn_KdaBackwardOp : Rudnn_Op<"kda_backward", [
 def Rudnn_KdaVarlenOp : Rudnn_Op<"kda_varlen", [
     Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
-                              ["getOperatorContract", "getContractResult"]>]> {
+                              ["getOperatorContract", "getContractResult",
+                               "getCallContract", "buildFromContract"]>]> {
   let summary = "Kimi Delta Attention forward over packed sequences";
   let description = [{
     `rudnn.kda` for S sequences of their own lengths packed along T, as
@@ -312,7 +315,8 @@ def Rudnn_KdaVarlenOp : Rudnn_Op<"kda_varlen", [
 def Rudnn_KdaVarlenBackwardOp : Rudnn_Op<"kda_varlen_backward", [
     Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
-                              ["getOperatorContract", "getContractResult"]>]> {
+                              ["getOperatorContract", "getContractResult",
+                               "getCallContract", "buildFromContract"]>]> {
   let summary = "Kimi Delta Attention backward over packed sequences";
   let description = [{
     `rudnn.kda_backward` for `rudnn.kda_varlen`: the forward's operands
@@ -397,7 +401,8 @@ def Rudnn_KdaVarlenBackwardOp : Rudnn_Op<"kda_varlen_backward", [
 
 def Rudnn_KdaDecodeOp : Rudnn_Op<"kda_decode", [
     Pure, AttrSizedOperandSegments, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
-                                    ["getOperatorContract"]>]> {
+                                    ["getOperatorContract",
+                                     "getCallContract"]>]> {
   let summary = "KDA decoding step over a pool of per-request states";
   let description = [{
     One decoding step of `rudnn.kda` as serving engines run it, each

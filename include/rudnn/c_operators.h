@@ -15,6 +15,37 @@
 extern "C" {
 #endif
 
+/* --- Any operator, by name (rudnn/operator.h) ----------------------------- */
+
+typedef enum rudnn_attribute_kind {
+  RUDNN_ATTRIBUTE_BOOL = 0,  /* `integer`, 0 or 1 */
+  RUDNN_ATTRIBUTE_INT = 1,   /* `integer` */
+  RUDNN_ATTRIBUTE_FLOAT = 2, /* `number` */
+  RUDNN_ATTRIBUTE_STRING = 3 /* `string` */
+} rudnn_attribute_kind_t;
+
+/* One attribute of an operator call, e.g. {"eps", RUDNN_ATTRIBUTE_FLOAT,
+ * 0, 1e-5, NULL}; converted as rudnn::callOperator converts it. */
+typedef struct rudnn_attribute {
+  const char *name;
+  rudnn_attribute_kind_t kind;
+  int64_t integer;
+  double number;
+  const char *string;
+} rudnn_attribute_t;
+
+/* Calls the operator `op` ("rudnn.layer_norm") with `attribute_count`
+ * attributes and `tensor_count` tensors, tensors[i] named names[i] by the
+ * operator's contract (an operand and a result of one name, a cache
+ * updated in place, given once): rudnn::callOperator. Every operator and
+ * option of the dialect is reachable here. */
+rudnn_status_t rudnn_call_operator(rudnn_context_t context, const char *op,
+                                   const rudnn_attribute_t *attributes,
+                                   size_t attribute_count, size_t tensor_count,
+                                   const char *const *names,
+                                   const rudnn_tensor_t *tensors,
+                                   rudnn_stream_t stream);
+
 /* --- Kimi Delta Attention (rudnn/kda.h) ----------------------------------- */
 
 typedef struct rudnn_kda_forward_call {

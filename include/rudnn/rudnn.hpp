@@ -11,6 +11,7 @@
 #include "rudnn/log.h"
 #include "rudnn/lstm.h"
 #include "rudnn/norm.h"
+#include "rudnn/operator.h"
 #include "rudnn/program.h"
 #include "rudnn/types.h"
 #include "rudnn/version.h"

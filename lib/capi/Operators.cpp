@@ -12,6 +12,7 @@
 #include "rudnn/kv_cache.h"
 #include "rudnn/lstm.h"
 #include "rudnn/norm.h"
+#include "rudnn/operator.h"
 
 using namespace rudnn;
 using namespace rudnn::capi;
@@ -304,3 +305,59 @@ rudnn_status_t rudnn_rms_norm_backward(rudnn_context_t context,
 }
 
 } // extern "C"
+
+rudnn_status_t rudnn_call_operator(rudnn_context_t context, const char *op,
+                                   const rudnn_attribute_t *attributes,
+                                   size_t attribute_count, size_t tensor_count,
+                                   const char *const *names,
+                                   const rudnn_tensor_t *tensors,
+                                   rudnn_stream_t stream) {
+  return guarded([&] {
+    Context &cxx = contextOf(context);
+    if (!op)
+      throw InvalidArgument("op is NULL");
+    if ((attribute_count && !attributes) ||
+        (tensor_count && (!names || !tensors)))
+      throw InvalidArgument("attributes, names or tensors is NULL with a "
+                            "nonzero count");
+    OperatorAttributes converted;
+    for (size_t i = 0; i < attribute_count; ++i) {
+      const rudnn_attribute_t &a = attributes[i];
+      const std::string where = "attributes[" + std::to_string(i) + "]";
+      if (!a.name)
+        throw InvalidArgument(where + ".name is NULL");
+      switch (enumValue(a.kind)) {
+      case RUDNN_ATTRIBUTE_BOOL:
+        if (a.integer != 0 && a.integer != 1)
+          throw InvalidArgument(where + " ('" + a.name + "') is a bool of " +
+                                std::to_string(a.integer) +
+                                ", expected 0 or 1");
+        converted.emplace_back(a.name, a.integer != 0);
+        break;
+      case RUDNN_ATTRIBUTE_INT:
+        converted.emplace_back(a.name, a.integer);
+        break;
+      case RUDNN_ATTRIBUTE_FLOAT:
+        converted.emplace_back(a.name, a.number);
+        break;
+      case RUDNN_ATTRIBUTE_STRING:
+        if (!a.string)
+          throw InvalidArgument(where + " ('" + a.name +
+                                "') is a string of NULL");
+        converted.emplace_back(a.name, std::string(a.string));
+        break;
+      default:
+        throw InvalidArgument(where + ".kind is " +
+                              std::to_string(enumValue(a.kind)) +
+                              ", expected a rudnn_attribute_kind_t");
+      }
+    }
+    NamedTensors named;
+    for (size_t i = 0; i < tensor_count; ++i) {
+      if (!names[i])
+        throw InvalidArgument("names[" + std::to_string(i) + "] is NULL");
+      named.emplace_back(names[i], view(&tensors[i], names[i]));
+    }
+    callOperator(cxx, op, converted, named, stream);
+  });
+}

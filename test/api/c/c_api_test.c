@@ -133,6 +133,27 @@ static void layer_norm(rudnn_context_t context) {
   EXPECT(max_error(mean, expected_mean, ROWS) < 1e-6, "mean error %g",
          max_error(mean, expected_mean, ROWS));
 
+  /* The same operator through the generic entry, by name: the same y. */
+  tensor_t ty2;
+  upload(context, &ty2, NULL, 2, rows_c);
+  const rudnn_attribute_t eps = {"eps", RUDNN_ATTRIBUTE_FLOAT, 0, 1e-5, NULL};
+  const char *names[] = {"x", "gamma", "beta", "y"};
+  const rudnn_tensor_t named[] = {tx.view, tgamma.view, tbeta.view, ty2.view};
+  OK(rudnn_call_operator(context, "rudnn.layer_norm", &eps, 1, 4, names, named,
+                         NULL));
+  float *y2 = download(context, &ty2);
+  for (int i = 0; i < ROWS * C; ++i)
+    EXPECT(y2[i] == y[i], "generic y[%d] = %g, typed %g", i, y2[i], y[i]);
+  const rudnn_attribute_t unknown = {"epsilon", RUDNN_ATTRIBUTE_FLOAT, 0, 1,
+                                     NULL};
+  EXPECT(rudnn_call_operator(context, "rudnn.layer_norm", &unknown, 1, 4, names,
+                             named, NULL) == RUDNN_STATUS_INVALID_ARGUMENT,
+         "an unknown attribute");
+  EXPECT(strstr(rudnn_last_error(), "'epsilon' is not an attribute"),
+         "got '%s'", rudnn_last_error());
+  free(y2);
+  OK(rudnn_free(context, ty2.device));
+
   /* A bad call names the field and writes nothing. */
   memset(y, 0, ROWS * C * sizeof(float));
   OK(rudnn_memcpy_to_device(context, ty.device, y, ty.bytes));

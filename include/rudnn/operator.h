@@ -1,0 +1,52 @@
+//===- rudnn/operator.h - Any operator, by name -----------------*- C++ -*-===//
+//
+// One entry for every operator of the rudnn dialect: its name, its
+// attributes and its tensors by the names its contract gives them. The
+// typed entry points (rudnn::layerNorm, …) are conveniences over the same
+// operators; an operator or option reaches this entry the day it exists.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_OPERATOR_H
+#define RUDNN_OPERATOR_H
+
+#include "rudnn/context.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace rudnn {
+
+/// An attribute's value, converted to the attribute the operator declares:
+/// a flag to a unit attribute (absent when false) or a bool, an integer to
+/// i64 (or f32), a number to f32, a string to a string.
+using AttributeValue = std::variant<bool, int64_t, double, std::string>;
+
+/// Attributes by name, e.g. {{"eps", 1e-5}, {"causal", true}}.
+using OperatorAttributes = std::vector<std::pair<std::string, AttributeValue>>;
+
+/// Tensors by their contract names. An operand and a result of one name (a
+/// cache updated in place) take the same view once; optional operands and
+/// results are absent when not named.
+using NamedTensors = std::vector<std::pair<std::string, TensorView>>;
+
+/// Calls the operator `op` ("rudnn.layer_norm") on `tensors` with
+/// `attributes`: builds its one-op function from the operator's contract
+/// (once per context and signature: element types, ranks, static dims,
+/// which tensors are given, attribute values), then calls it as
+/// Function::call does. Throws InvalidArgument naming the operator, the
+/// tensor or the attribute (an unknown name included) before anything is
+/// written; Unsupported for an operator rudnn does not have.
+void callOperator(Context &context, const std::string &op,
+                  const OperatorAttributes &attributes,
+                  const NamedTensors &tensors, Stream stream = nullptr);
+
+/// The names of the operators callOperator takes, sorted.
+std::vector<std::string> operatorNames();
+
+} // namespace rudnn
+
+#endif // RUDNN_OPERATOR_H
