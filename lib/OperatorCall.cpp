@@ -10,6 +10,7 @@
 
 #include "lib/OperatorFunctions.h"
 #include "runtime/ContractChecks.h"
+#include "runtime/ViewChecks.h"
 
 #include "codegen/InitRudnn.h"
 #include "dialects/IR/RudnnInterfaces.h"
@@ -74,6 +75,13 @@ const OperatorEntry &operatorNamed(const std::string &op) {
 /// Each contract tensor's view in the call (null when not named).
 struct CallTensors {
   std::vector<const TensorView *> operands, results;
+  /// Per operand: a floating-point one whose rows are 16-byte aligned, which
+  /// the function promises (rudnn.align), so its kernels need no
+  /// element-wise path for it.
+  std::vector<bool> aligned;
+  /// Per result: whether the function returns it (a view given, or asked
+  /// for by name).
+  std::vector<bool> requested;
 };
 
 CallTensors tensorsByContract(const std::string &op,
@@ -89,7 +97,8 @@ CallTensors tensorsByContract(const std::string &op,
       std::string names;
       for (const auto *list : {&contract.operands, &contract.results})
         for (const TensorContract &t : *list)
-          names += (names.empty() ? "'" : ", '") + std::string(t.name) + "'";
+          if (list == &contract.operands || !t.updates.size())
+            names += (names.empty() ? "'" : ", '") + std::string(t.name) + "'";
       throw InvalidArgument("'" + name + "' is not a tensor of " + op +
                             " (its tensors are " + names + ")");
     }
@@ -103,6 +112,16 @@ CallTensors tensorsByContract(const std::string &op,
       operandSlot = &view;
     if (result >= 0)
       resultSlot = &view;
+  }
+  for (const TensorView *view : call.results)
+    call.requested.push_back(view != nullptr);
+  call.aligned.assign(contract.operands.size(), false);
+  for (size_t i = 0; i < contract.operands.size(); ++i) {
+    const TensorView *view = call.operands[i];
+    const bool floats = contract.operands[i].element == ElementRule::Float ||
+                        contract.operands[i].element == ElementRule::SameAs;
+    call.aligned[i] =
+        view && floats && view->shape.size() >= 2 && hasAlignedRows(*view, 16);
   }
   return call;
 }
@@ -239,7 +258,13 @@ std::string signatureOf(const std::string &op, const OperatorContract &c,
           << (view ? view->shape.size() : 0) << ",";
   };
   tensors("in", call.operands);
+  key << ":a16=";
+  for (bool aligned : call.aligned)
+    key << aligned;
   tensors("out", call.results);
+  key << ":returns=";
+  for (bool requested : call.requested)
+    key << requested;
   key << ":static";
   for (const DimContract &dim : c.dims)
     if (dim.isStatic && dims.has(dim.letter))
@@ -270,7 +295,7 @@ buildFunction(mlir::MLIRContext &mlir, const std::string &op,
   for (auto [index, tensor] : llvm::enumerate(c.results)) {
     resultTypes.push_back(
         typeOf(b, op, c, tensor, call.results[index], dims, call));
-    if (call.results[index])
+    if (call.requested[index])
       outputs.push_back(resultTypes.back());
   }
   llvm::SmallVector<mlir::NamedAttribute> named;
@@ -293,6 +318,9 @@ buildFunction(mlir::MLIRContext &mlir, const std::string &op,
       continue;
     }
     func.setArgAttr(argument, "rudnn.name", b.getStringAttr(tensor.name));
+    if (call.aligned[index])
+      func.setArgAttr(argument, mlir::rudnn::RudnnDialect::kAlignAttrName,
+                      b.getI64IntegerAttr(16));
     operands.push_back(body->getArgument(argument++));
   }
   mlir::Operation *built =
@@ -300,7 +328,7 @@ buildFunction(mlir::MLIRContext &mlir, const std::string &op,
   auto built_op = mlir::cast<mlir::rudnn::OperatorOpInterface>(built);
   llvm::SmallVector<mlir::Value> returned;
   for (auto [index, tensor] : llvm::enumerate(c.results))
-    if (call.results[index]) {
+    if (call.requested[index]) {
       mlir::Value value = built_op.getContractResult(index);
       if (!value)
         throw InvalidArgument("result '" + std::string(tensor.name) + "' of " +
@@ -317,9 +345,22 @@ buildFunction(mlir::MLIRContext &mlir, const std::string &op,
 
 } // namespace
 
-void rudnn::callOperator(Context &context, const std::string &op,
-                         const OperatorAttributes &attributes,
-                         const NamedTensors &tensors, Stream stream) {
+namespace {
+
+/// A call made ready for its function: its contract, tensors, sizes and
+/// the function's cache key.
+struct PreparedCall {
+  const OperatorEntry *entry;
+  const OperatorContract *contract;
+  CallTensors call;
+  DimSizes dims;
+  std::string signature;
+};
+
+PreparedCall prepare(const std::string &op,
+                     const OperatorAttributes &attributes,
+                     const NamedTensors &tensors,
+                     const std::vector<std::string> &returned) {
   const OperatorEntry &entry = operatorNamed(op);
   CallDescription form;
   for (const auto &[name, value] : attributes) {
@@ -339,13 +380,44 @@ void rudnn::callOperator(Context &context, const std::string &op,
   for (const auto &[name, view] : tensors)
     form.ranks.emplace_back(name, view.shape.size());
   const OperatorContract &contract = entry.model->getCallContract(form);
-  const CallTensors call = tensorsByContract(op, contract, tensors);
-  const DimSizes dims = checkCall(contract, call.operands, call.results);
-  const std::string signature =
-      signatureOf(op, contract, attributes, call, dims);
-  cachedFunction(context, signature, [&](mlir::MLIRContext &mlir) {
-    return buildFunction(mlir, op, entry, contract, attributes, call, dims);
-  }).call(presentViews(call.operands), presentViews(call.results), stream);
+  CallTensors call = tensorsByContract(op, contract, tensors);
+  for (const std::string &name : returned) {
+    const int index = contract.resultIndex(name);
+    if (index < 0)
+      throw InvalidArgument("'" + name + "' is not a result of " + op);
+    call.requested[index] = true;
+  }
+  DimSizes dims = checkCall(contract, call.operands, call.results);
+  std::string signature = signatureOf(op, contract, attributes, call, dims);
+  return {&entry, &contract, std::move(call), dims, std::move(signature)};
+}
+
+Function functionOf(Context &context, const std::string &op,
+                    const OperatorAttributes &attributes,
+                    const PreparedCall &p) {
+  return cachedFunction(context, p.signature, [&](mlir::MLIRContext &mlir) {
+    return buildFunction(mlir, op, *p.entry, *p.contract, attributes, p.call,
+                         p.dims);
+  });
+}
+
+} // namespace
+
+void rudnn::callOperator(Context &context, const std::string &op,
+                         const OperatorAttributes &attributes,
+                         const NamedTensors &tensors, Stream stream) {
+  const PreparedCall p = prepare(op, attributes, tensors, {});
+  functionOf(context, op, attributes, p)
+      .call(presentViews(p.call.operands), presentViews(p.call.results),
+            stream);
+}
+
+Function rudnn::operatorFunction(Context &context, const std::string &op,
+                                 const OperatorAttributes &attributes,
+                                 const NamedTensors &operands,
+                                 const std::vector<std::string> &results) {
+  return functionOf(context, op, attributes,
+                    prepare(op, attributes, operands, results));
 }
 
 std::vector<std::string> rudnn::operatorNames() {

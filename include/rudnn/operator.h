@@ -11,6 +11,7 @@
 #define RUDNN_OPERATOR_H
 
 #include "rudnn/context.h"
+#include "rudnn/program.h"
 
 #include <cstdint>
 #include <string>
@@ -43,6 +44,15 @@ using NamedTensors = std::vector<std::pair<std::string, TensorView>>;
 void callOperator(Context &context, const std::string &op,
                   const OperatorAttributes &attributes,
                   const NamedTensors &tensors, Stream stream = nullptr);
+
+/// The function callOperator would call for `operands` (results given
+/// here are checked, as a cache updated in place) returning the results
+/// named in `results`, in the contract's order: for callers that allocate
+/// the results from Function::resultShapes first.
+Function operatorFunction(Context &context, const std::string &op,
+                          const OperatorAttributes &attributes,
+                          const NamedTensors &operands,
+                          const std::vector<std::string> &results);
 
 /// The names of the operators callOperator takes, sorted.
 std::vector<std::string> operatorNames();

@@ -1,116 +1,29 @@
 //===- KvCache.cpp - Decoder attention over a K/V cache through the JIT ---===//
 //
-// Validates a decoding step against its operator's contract, finds (or
-// builds once) the function of its signature and calls it with the caches
-// as both arguments and results: the plan updates them in place. B, T, S
-// (or P and M), H, G and the strides are read from the views; the lengths
-// and the block table never leave the device.
+// The typed entry point over callOperator: validates a decoding step
+// against its operator's contract and, without a status tensor, its
+// entries on the host; the caches are both operands and results, updated
+// in place by the plan. B, T, S (or P and M), H, G and the strides are read
+// from the views; with a status the lengths and the block table never
+// leave the device.
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/OperatorFunctions.h"
 #include "runtime/ContractChecks.h"
-#include "runtime/ViewChecks.h"
 
 #include "dialects/IR/AttentionContracts.h"
-#include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/TargetPolicy.h"
 
 #include "rudnn/errors.h"
 #include "rudnn/kv_cache.h"
-
-#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "rudnn/operator.h"
 
 #include <cmath>
 #include <map>
-#include <sstream>
 
 using namespace rudnn;
 
 namespace {
-
-/// What shapes a call's function besides the sizes.
-struct CallForm {
-  DType dtype;
-  int64_t headDim, valueDim;
-  int64_t pageSize; // 0: contiguous
-  bool lse, status;
-  bool aligned; // q, k, v and the caches promise 16-byte rows
-  float scale;
-  int splits;
-};
-
-std::string signatureOf(const CallForm &f) {
-  std::ostringstream key;
-  key << "kv_cache:" << dtypeName(f.dtype) << ":d" << f.headDim << ":e"
-      << f.valueDim << ":page=" << f.pageSize << ":lse=" << f.lse
-      << ":status=" << f.status << ":a16=" << f.aligned
-      << ":splits=" << f.splits << std::hexfloat << ":scale=" << f.scale;
-  return key.str();
-}
-
-/// @kv_cache(q, k, v, k_cache, v_cache, [block_table], cache_lengths) ->
-/// (o, k_cache, v_cache, [lse], [status]), every dim but D, E and Z
-/// dynamic.
-mlir::OwningOpRef<mlir::ModuleOp> cacheModule(mlir::MLIRContext &mlir,
-                                              const CallForm &f) {
-  mlir::OpBuilder b(&mlir);
-  mlir::Location loc = b.getUnknownLoc();
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
-  const int64_t dyn = mlir::ShapedType::kDynamic;
-  mlir::Type element = mlirElementType(b, f.dtype);
-  auto rows = [&](int64_t second, int64_t width) {
-    return mlir::RankedTensorType::get({dyn, second, dyn, width}, element);
-  };
-  const int64_t cacheRows = f.pageSize ? f.pageSize : dyn;
-  mlir::Type q = rows(dyn, f.headDim), v = rows(dyn, f.valueDim),
-             kCache = rows(cacheRows, f.headDim),
-             vCache = rows(cacheRows, f.valueDim),
-             lse = mlir::RankedTensorType::get({dyn, dyn, dyn}, b.getF32Type()),
-             lengths = mlir::RankedTensorType::get({dyn}, b.getI32Type()),
-             table = mlir::RankedTensorType::get({dyn, dyn}, b.getI32Type());
-  llvm::SmallVector<mlir::Type> inputs = {q, q, v, kCache, vCache};
-  if (f.pageSize)
-    inputs.push_back(table);
-  inputs.push_back(lengths);
-  llvm::SmallVector<mlir::Type> results = {v, kCache, vCache};
-  if (f.lse)
-    results.push_back(lse);
-  if (f.status)
-    results.push_back(lengths);
-
-  b.setInsertionPointToEnd(module->getBody());
-  auto func = b.create<mlir::func::FuncOp>(loc, "kv_cache",
-                                           b.getFunctionType(inputs, results));
-  if (f.aligned)
-    for (unsigned argument : {0u, 1u, 2u, 3u, 4u})
-      func.setArgAttr(argument, mlir::rudnn::RudnnDialect::kAlignAttrName,
-                      b.getI64IntegerAttr(16));
-  mlir::Block *body = func.addEntryBlock();
-  b.setInsertionPointToEnd(body);
-  auto arg = [&](unsigned i) { return body->getArgument(i); };
-  const mlir::FloatAttr scale = b.getF32FloatAttr(f.scale);
-  const mlir::IntegerAttr splits =
-      f.splits ? b.getI64IntegerAttr(f.splits) : mlir::IntegerAttr();
-  llvm::SmallVector<mlir::Type> opResults = {v, kCache, vCache, lse, lengths};
-  mlir::Operation *op;
-  if (f.pageSize)
-    op = b.create<mlir::rudnn::KvCacheAttentionPagedOp>(
-        loc, opResults, arg(0), arg(1), arg(2), arg(3), arg(4), arg(5), arg(6),
-        scale, splits, mlir::IntegerAttr(), mlir::IntegerAttr());
-  else
-    op = b.create<mlir::rudnn::KvCacheAttentionOp>(
-        loc, opResults, arg(0), arg(1), arg(2), arg(3), arg(4), arg(5), scale,
-        splits, mlir::IntegerAttr(), mlir::IntegerAttr());
-  llvm::SmallVector<mlir::Value> returned = {op->getResult(0), op->getResult(1),
-                                             op->getResult(2)};
-  if (f.lse)
-    returned.push_back(op->getResult(3));
-  if (f.status)
-    returned.push_back(op->getResult(4));
-  b.create<mlir::func::ReturnOp>(loc, returned);
-  return module;
-}
 
 /// Without a status tensor the lengths (and block table) are checked on the
 /// host, as kdaDecode checks its slots: each entry's append fits its
@@ -216,26 +129,25 @@ void rudnn::kvCacheAttention(Context &context, const KvCacheInputs &in,
                             " must be below 2^30");
   if (!out.status)
     checkEntriesOnHost(context, in, dims, stream);
-  CallForm form{in.q.dtype,
-                dims['D'],
-                dims['E'],
-                paged ? dims['Z'] : 0,
-                out.lse.has_value(),
-                out.status.has_value(),
-                false,
-                scale,
-                options.splits};
-  form.aligned = hasAlignedRows(in.q, 16) && hasAlignedRows(in.k, 16) &&
-                 hasAlignedRows(in.v, 16) && hasAlignedRows(in.kCache, 16) &&
-                 hasAlignedRows(in.vCache, 16);
-  Function function =
-      cachedFunction(context, signatureOf(form), [&](mlir::MLIRContext &mlir) {
-        return cacheModule(mlir, form);
-      });
-  // The caches are arguments, and results updated in place.
-  function.call(presentViews({&in.q, &in.k, &in.v, &in.kCache, &in.vCache,
-                              viewOf(in.blockTable), &in.cacheLengths}),
-                presentViews({&out.o, &in.kCache, &in.vCache, viewOf(out.lse),
-                              viewOf(out.status)}),
-                stream);
+  OperatorAttributes attributes = {{"scale", double(scale)}};
+  if (options.splits)
+    attributes.emplace_back("splits", int64_t(options.splits));
+  // The caches are operands, and results updated in place: named once.
+  NamedTensors tensors = {{"q", in.q},
+                          {"k", in.k},
+                          {"v", in.v},
+                          {paged ? "k_pages" : "k_cache", in.kCache},
+                          {paged ? "v_pages" : "v_cache", in.vCache},
+                          {"cache_lengths", in.cacheLengths},
+                          {"o", out.o}};
+  if (in.blockTable)
+    tensors.emplace_back("block_table", *in.blockTable);
+  if (out.lse)
+    tensors.emplace_back("lse", *out.lse);
+  if (out.status)
+    tensors.emplace_back("status", *out.status);
+  callOperator(context,
+               paged ? "rudnn.kv_cache_attention_paged"
+                     : "rudnn.kv_cache_attention",
+               attributes, tensors, stream);
 }

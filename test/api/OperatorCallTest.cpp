@@ -248,6 +248,35 @@ TEST_F(OperatorCall, KdaForwardFromAnInitialStateMatchesTheTypedEntry) {
   expectSame(s1, s2, "final_state");
 }
 
+TEST_F(OperatorCall, AFunctionOfTheOperatorSizesItsResultsBeforeTheCall) {
+  const int64_t N = 19, C = 40;
+  DeviceTensor x = dense(random(N * C), {N, C}), gamma = dense(random(C), {C});
+  Function norm = operatorFunction(*context, "rudnn.rms_norm", {{"eps", 1e-4}},
+                                   {{"x", x.view}, {"gamma", gamma.view}},
+                                   {"rstd", "y"});
+  ASSERT_EQ(norm.results().size(), 2u);
+  EXPECT_EQ(norm.results()[0].name, "y"); // the contract's order
+  EXPECT_EQ(norm.resultShapes({x.view, gamma.view}),
+            (std::vector<std::vector<int64_t>>{{N, C}, {N}}));
+  DeviceTensor y1 = zeros({N, C}), rstd1 = zeros({N}), y2 = zeros({N, C}),
+               rstd2 = zeros({N});
+  norm.call({x.view, gamma.view}, {y1.view, rstd1.view});
+  callOperator(*context, "rudnn.rms_norm", {{"eps", 1e-4}},
+               {{"x", x.view},
+                {"gamma", gamma.view},
+                {"y", y2.view},
+                {"rstd", rstd2.view}});
+  expectSame(y1, y2, "y");
+  expectSame(rstd1, rstd2, "rstd");
+  EXPECT_THAT(
+      [&] {
+        operatorFunction(*context, "rudnn.rms_norm", {}, {{"x", x.view}},
+                         {"gamma"});
+      },
+      ThrowsMessage<InvalidArgument>(
+          HasSubstr("'gamma' is not a result of rudnn.rms_norm")));
+}
+
 TEST_F(OperatorCall, BadNamesAndValuesAreNamed) {
   DeviceTensor x = dense(random(4 * 8), {4, 8}), y = zeros({4, 8});
   const NamedTensors rows = {{"x", x.view}, {"y", y.view}};

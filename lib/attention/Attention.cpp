@@ -1,0 +1,153 @@
+//===- Attention.cpp - Tiled attention through the JIT --------------------===//
+//
+// The typed entry points over callOperator: the options become the
+// operators' attributes (the scale resolved, the grid's limits checked
+// here, where the sizes are known); B, T, S, H, G, the offsets' count and
+// strides are read from the views.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/IR/AttentionContracts.h"
+
+#include "rudnn/attention.h"
+#include "rudnn/errors.h"
+#include "rudnn/operator.h"
+
+#include <climits>
+#include <cmath>
+
+using namespace rudnn;
+
+namespace {
+
+/// The options as the operators' attributes, the scale D^-0.5 by default;
+/// InvalidArgument naming a bad scale, softcap or window bound.
+OperatorAttributes attributesOf(const AttentionOptions &options,
+                                const TensorView &q) {
+  const double headDim = q.shape.empty() ? 1.0 : double(q.shape.back());
+  const float scale =
+      options.scale ? *options.scale : float(1.0 / std::sqrt(headDim));
+  if (!(scale > 0) || !std::isfinite(scale))
+    throw InvalidArgument("'scale' must be positive and finite, got " +
+                          std::to_string(scale));
+  if (!(options.softcap >= 0) || !std::isfinite(options.softcap))
+    throw InvalidArgument("'softcap' must be 0 (none) or positive and "
+                          "finite, got " +
+                          std::to_string(options.softcap));
+  if (options.windowLeft < -1 || options.windowRight < -1 ||
+      options.windowLeft > kAttentionMaxWindow ||
+      options.windowRight > kAttentionMaxWindow)
+    throw InvalidArgument("window bounds must be -1 (unbounded) or 0 to " +
+                          std::to_string(kAttentionMaxWindow) + ", got (" +
+                          std::to_string(options.windowLeft) + ", " +
+                          std::to_string(options.windowRight) + ")");
+  OperatorAttributes attributes = {{"scale", double(scale)},
+                                   {"causal", options.causal}};
+  if (options.softcap > 0)
+    attributes.emplace_back("softcap", double(options.softcap));
+  if (options.windowLeft >= 0 || options.windowRight >= 0) {
+    attributes.emplace_back("window_left", int64_t(options.windowLeft));
+    attributes.emplace_back("window_right", int64_t(options.windowRight));
+  }
+  return attributes;
+}
+
+/// The kernels' grids take B·H (packed: H) blocks in their second dim, and
+/// index rows in 32 bits. `rows` is [B, T, H, *] (packed: [T, H, *]).
+void checkGrid(const TensorView &rows, const TensorView &keys, bool packed,
+               int64_t kvHeadsToo) {
+  if (rows.shape.size() < 3 || keys.shape.size() < 3)
+    return; // the contract names the rank
+  const int64_t batch = packed ? 1 : rows.shape[0];
+  for (int64_t heads : {rows.shape[rows.shape.size() - 2], kvHeadsToo})
+    if (batch * heads > 65535)
+      throw Unsupported((packed ? "H = " : "B·H = ") +
+                        std::to_string(batch * heads) +
+                        " exceeds 65535, the grid's second dimension");
+  const size_t time = packed ? 0 : 1;
+  if (rows.shape[time] > INT32_MAX || keys.shape[time] > INT32_MAX)
+    throw InvalidArgument("T and S must each fit in 32 bits");
+}
+
+void add(NamedTensors &tensors, const char *name,
+         const std::optional<TensorView> &view) {
+  if (view)
+    tensors.emplace_back(name, *view);
+}
+
+} // namespace
+
+void rudnn::attentionForward(Context &context, const AttentionInputs &in,
+                             const AttentionOutputs &out,
+                             const AttentionOptions &options, Stream stream) {
+  const OperatorAttributes attributes = attributesOf(options, in.q);
+  checkGrid(in.q, in.k, /*packed=*/false, 0);
+  NamedTensors tensors = {{"q", in.q}, {"k", in.k}, {"v", in.v}};
+  add(tensors, "key_lengths", in.keyLengths);
+  add(tensors, "key_mask", in.keyMask);
+  tensors.emplace_back("o", out.o);
+  add(tensors, "lse", out.lse);
+  callOperator(context, "rudnn.attention", attributes, tensors, stream);
+}
+
+void rudnn::attentionVarlenForward(Context &context,
+                                   const AttentionVarlenInputs &in,
+                                   const AttentionOutputs &out,
+                                   const AttentionOptions &options,
+                                   Stream stream) {
+  const OperatorAttributes attributes = attributesOf(options, in.q);
+  checkGrid(in.q, in.k, /*packed=*/true, 0);
+  NamedTensors tensors = {{"q", in.q},
+                          {"k", in.k},
+                          {"v", in.v},
+                          {"cu_seqlens_q", in.cuSeqlensQ},
+                          {"cu_seqlens_k", in.cuSeqlensK},
+                          {"o", out.o}};
+  add(tensors, "lse", out.lse);
+  callOperator(context, "rudnn.attention_varlen", attributes, tensors, stream);
+}
+
+void rudnn::attentionBackward(Context &context,
+                              const AttentionBackwardInputs &in,
+                              const AttentionGradients &out,
+                              const AttentionOptions &options, Stream stream) {
+  const AttentionInputs &f = in.forward;
+  const OperatorAttributes attributes = attributesOf(options, f.q);
+  checkGrid(f.q, f.k, /*packed=*/false,
+            f.k.shape.size() == 4 ? f.k.shape[2] : 0);
+  NamedTensors tensors = {{"q", f.q}, {"k", f.k}, {"v", f.v}};
+  add(tensors, "key_lengths", f.keyLengths);
+  add(tensors, "key_mask", f.keyMask);
+  tensors.insert(tensors.end(), {{"o", in.o},
+                                 {"lse", in.lse},
+                                 {"d_output", in.dOutput},
+                                 {"dq", out.dq},
+                                 {"dk", out.dk},
+                                 {"dv", out.dv}});
+  callOperator(context, "rudnn.attention_backward", attributes, tensors,
+               stream);
+}
+
+void rudnn::attentionVarlenBackward(Context &context,
+                                    const AttentionVarlenBackwardInputs &in,
+                                    const AttentionGradients &out,
+                                    const AttentionOptions &options,
+                                    Stream stream) {
+  const AttentionVarlenInputs &f = in.forward;
+  const OperatorAttributes attributes = attributesOf(options, f.q);
+  checkGrid(f.q, f.k, /*packed=*/true,
+            f.k.shape.size() == 3 ? f.k.shape[1] : 0);
+  callOperator(context, "rudnn.attention_varlen_backward", attributes,
+               {{"q", f.q},
+                {"k", f.k},
+                {"v", f.v},
+                {"cu_seqlens_q", f.cuSeqlensQ},
+                {"cu_seqlens_k", f.cuSeqlensK},
+                {"o", in.o},
+                {"lse", in.lse},
+                {"d_output", in.dOutput},
+                {"dq", out.dq},
+                {"dk", out.dk},
+                {"dv", out.dv}},
+               stream);
+}
