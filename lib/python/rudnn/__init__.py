@@ -17,7 +17,14 @@ from rudnn.errors import (
     InvalidArgument,
     Unsupported,
 )
-from rudnn.program import CompiledFunction, CompiledModule, compile, default_context
+from rudnn.program import (
+    CompiledFunction,
+    CompiledModule,
+    call_operator,
+    compile,
+    default_context,
+    operator_names,
+)
 
 __all__ = [
     "CompileError",
@@ -31,6 +38,8 @@ __all__ = [
     "InvalidArgument",
     "Unsupported",
     "__version__",
+    "call_operator",
     "compile",
     "default_context",
+    "operator_names",
 ]

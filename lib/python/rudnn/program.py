@@ -235,3 +235,49 @@ def compile(source, context=None):
         except OSError as error:
             raise invalid("source", f"cannot read {os.fspath(source)}: {error.strerror}") from None
     return CompiledModule(source, context)
+
+
+def call_operator(op, tensors, *, results, context=None, stream=None, **attributes):
+    """Calls the rudnn operator `op` ("rudnn.layer_norm") on `tensors`, a
+    dict of its operands by contract name, with `attributes` as keywords
+    (bools, ints, floats, strings), returning the results named in
+    `results` (allocated like its inputs; a cache updated in place is the
+    operand itself), one tensor or a tuple in the order asked. Every
+    operator and option of the dialect is reachable here: an unknown
+    operator, attribute or tensor name raises naming it."""
+    if isinstance(results, str):
+        results = (results,)
+    names = list(tensors)
+    if not names:
+        raise invalid("tensors", "an operator takes at least one tensor")
+    placements = {name: _placement(tensors[name], name) for name in names}
+    first = placements[names[0]]
+    for name in names:
+        if placements[name] != first:
+            raise invalid(name, f"is on {placements[name][0]}, but '{names[0]}' is on {first[0]}")
+    if context is None:
+        context = default_context("cuda", first[1]) if first[0] == "cuda" else default_context()
+    exported = {name: _exported(value) for name, value in tensors.items()}
+    function = _rudnn.operator_function(context, op, attributes, exported, list(results))
+    arguments = [a["name"] for a in function.arguments]
+    ordered = [exported[name] for name in arguments]
+    shapes = function.result_shapes(ordered)
+    out = {}
+    like = tensors[names[0]]
+    for info, shape in zip(function.results, shapes):
+        if info["updates"]:
+            out[info["name"]] = tensors[info["updates"]]
+        else:
+            out[info["name"]] = _empty(like, shape, info["dtype"], info["name"])
+    if stream is None and first[0] == "cuda":
+        stream = _torch().cuda.current_stream(first[1]).cuda_stream
+    function.call(
+        ordered, [_exported(out[info["name"]]) for info in function.results], int(stream or 0)
+    )
+    values = tuple(out[name] for name in results)
+    return values[0] if len(values) == 1 else values
+
+
+def operator_names():
+    """The operators call_operator takes."""
+    return list(_rudnn.operator_names())

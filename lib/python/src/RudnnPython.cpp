@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rudnn/operator.h"
 #include "rudnn/program.h"
 #include "rudnn/version.h"
 
@@ -113,6 +114,21 @@ void translateErrors(const std::exception_ptr &pointer, void *) {
   }
 }
 
+/// A Python attribute value (bool, int, float or str) as callOperator's.
+AttributeValue attributeOf(const std::string &name, nb::handle value) {
+  if (nb::isinstance<nb::bool_>(value))
+    return nb::cast<bool>(value);
+  if (nb::isinstance<nb::int_>(value))
+    return nb::cast<int64_t>(value);
+  if (nb::isinstance<nb::float_>(value))
+    return nb::cast<double>(value);
+  if (nb::isinstance<nb::str>(value))
+    return nb::cast<std::string>(value);
+  throw InvalidArgument("attribute '" + name +
+                        "' must be a bool, int, float or str, got " +
+                        nb::cast<std::string>(nb::str(value.type())));
+}
+
 } // namespace
 
 NB_MODULE(_rudnn, m) {
@@ -181,6 +197,30 @@ NB_MODULE(_rudnn, m) {
       .def("function", [](const BoundModule &self, const std::string &name) {
         return BoundFunction{self.context, self.module.function(name)};
       });
+
+  m.def(
+      "operator_function",
+      [](std::shared_ptr<Context> context, const std::string &op,
+         const nb::dict &attributes, const nb::dict &operands,
+         const std::vector<std::string> &results) {
+        OperatorAttributes converted;
+        for (auto [key, value] : attributes) {
+          const std::string name = nb::cast<std::string>(key);
+          converted.emplace_back(name, attributeOf(name, value));
+        }
+        NamedTensors named;
+        for (auto [key, value] : operands) {
+          const std::string name = nb::cast<std::string>(key);
+          named.emplace_back(name, viewOf(nb::cast<nb::ndarray<>>(value), name,
+                                          context->backend()));
+        }
+        nb::gil_scoped_release release;
+        return BoundFunction{
+            context, operatorFunction(*context, op, converted, named, results)};
+      },
+      nb::arg("context"), nb::arg("op"), nb::arg("attributes"),
+      nb::arg("operands"), nb::arg("results"));
+  m.def("operator_names", &operatorNames);
 
   nb::class_<BoundFunction>(m, "Function")
       .def_prop_ro(
