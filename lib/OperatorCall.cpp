@@ -363,6 +363,11 @@ PreparedCall prepare(const std::string &op,
                      const std::vector<std::string> &returned) {
   const OperatorEntry &entry = operatorNamed(op);
   CallDescription form;
+  for (size_t i = 0; i < attributes.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (attributes[i].first == attributes[j].first)
+        throw InvalidArgument("attribute '" + attributes[i].first +
+                              "' is given twice");
   for (const auto &[name, value] : attributes) {
     if (std::find(entry.attributes.begin(), entry.attributes.end(), name) ==
         entry.attributes.end()) {

@@ -63,8 +63,12 @@ const ::rudnn::OperatorContract &LstmOp::getOperatorContract() {
 
 const ::rudnn::OperatorContract &
 LstmOp::getCallContract(const ::rudnn::CallDescription &call) {
-  return ::rudnn::lstmContract({call.integer("num_layers", 1),
-                                call.integer("bidirectional") != 0,
+  // A layer count the verifier refuses picks the one-layer contract: the
+  // call is refused rather than a contract sized for it.
+  int64_t layers = call.integer("num_layers", 1);
+  if (layers < 1 || layers > ::rudnn::kLstmMaxLayers)
+    layers = 1;
+  return ::rudnn::lstmContract({layers, call.integer("bidirectional") != 0,
                                 call.gives(::rudnn::lstmWeightName(2, 0, 0)),
                                 call.integer("batch_first") != 0});
 }

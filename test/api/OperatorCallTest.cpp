@@ -251,9 +251,9 @@ TEST_F(OperatorCall, KdaForwardFromAnInitialStateMatchesTheTypedEntry) {
 TEST_F(OperatorCall, AFunctionOfTheOperatorSizesItsResultsBeforeTheCall) {
   const int64_t N = 19, C = 40;
   DeviceTensor x = dense(random(N * C), {N, C}), gamma = dense(random(C), {C});
-  Function norm = operatorFunction(*context, "rudnn.rms_norm", {{"eps", 1e-4}},
-                                   {{"x", x.view}, {"gamma", gamma.view}},
-                                   {"rstd", "y"});
+  Function norm =
+      operatorFunction(*context, "rudnn.rms_norm", {{"eps", 1e-4}},
+                       {{"x", x.view}, {"gamma", gamma.view}}, {"rstd", "y"});
   ASSERT_EQ(norm.results().size(), 2u);
   EXPECT_EQ(norm.results()[0].name, "y"); // the contract's order
   EXPECT_EQ(norm.resultShapes({x.view, gamma.view}),
@@ -311,6 +311,17 @@ TEST_F(OperatorCall, BadNamesAndValuesAreNamed) {
                      {{"x", x.view}, {"x", x.view}, {"y", y.view}});
       },
       ThrowsMessage<InvalidArgument>(HasSubstr("'x' is given twice")));
+  EXPECT_THAT(
+      [&] {
+        callOperator(*context, "rudnn.layer_norm",
+                     {{"eps", 1e-3}, {"eps", 1e-4}}, rows);
+      },
+      ThrowsMessage<InvalidArgument>(HasSubstr("'eps' is given twice")));
+  // Attributes that choose the contract are bounded before they size it.
+  EXPECT_THROW(callOperator(*context, "rudnn.lstm",
+                            {{"num_layers", int64_t(1) << 40}},
+                            {{"x", x.view}, {"out", y.view}}),
+               InvalidArgument);
   // The operator's own rules: a negative eps, named by its verifier.
   EXPECT_THROW(
       callOperator(*context, "rudnn.layer_norm", {{"eps", -1.0}}, rows),
