@@ -113,6 +113,14 @@ CallTensors tensorsByContract(const std::string &op,
     if (result >= 0)
       resultSlot = &view;
   }
+  // A result updating an operand in place is that operand's memory, and
+  // always returned: otherwise the plan would update a copy.
+  for (size_t i = 0; i < contract.results.size(); ++i) {
+    const std::string_view updates = contract.results[i].updates;
+    const int operand = updates.empty() ? -1 : contract.operandIndex(updates);
+    if (operand >= 0 && call.operands[operand] && !call.results[i])
+      call.results[i] = call.operands[operand];
+  }
   for (const TensorView *view : call.results)
     call.requested.push_back(view != nullptr);
   call.aligned.assign(contract.operands.size(), false);

@@ -1,93 +1,29 @@
 //===- KdaDecode.cpp - KDA decoding over a state pool through the JIT -----===//
 //
-// Validates a decoding step, finds (or builds once) the function of its
-// signature (one rudnn.kda_decode) and calls it with the pool as both an
-// argument and the result updated in place.
+// The typed entry point over callOperator: validates a decoding step (and,
+// without a status tensor, its slots on the host) and calls
+// rudnn.kda_decode with the pool as both an operand and the result updated
+// in place.
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/OperatorFunctions.h"
 #include "lib/kda/KdaChecks.h"
 #include "runtime/ContractChecks.h"
-#include "runtime/ViewChecks.h"
 
 #include "dialects/IR/KdaContracts.h"
-#include "dialects/IR/RudnnOps.h"
 
 #include "rudnn/errors.h"
 #include "rudnn/kda.h"
-
-#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "rudnn/operator.h"
 
 #include <cmath>
 #include <cstdint>
 #include <map>
-#include <sstream>
 #include <vector>
 
 using namespace rudnn;
 
 namespace {
-
-struct DecodeForm {
-  DType input, gate, beta, state;
-  int64_t featureK, featureV;
-  bool grouped, status;
-  float scale;
-  KdaInputTransforms transforms;
-};
-
-std::string signatureOf(const DecodeForm &f) {
-  std::ostringstream key;
-  key << "kda_decode:" << dtypeName(f.input) << ":" << dtypeName(f.gate) << ":"
-      << dtypeName(f.beta) << ":state=" << dtypeName(f.state) << ":k"
-      << f.featureK << ":v" << f.featureV << ":gva=" << f.grouped
-      << ":status=" << f.status << kdaTransformsKey(f.transforms)
-      << std::hexfloat << ":scale=" << f.scale;
-  return key.str();
-}
-
-/// @kda_decode taking q k v g beta state_pool slots [a_log [dt_bias]] with
-/// dynamic B, T, H, P and returning output, state_pool (updated) and, if
-/// asked, status.
-mlir::OwningOpRef<mlir::ModuleOp> decodeModule(mlir::MLIRContext &mlir,
-                                               const DecodeForm &f) {
-  mlir::OpBuilder b(&mlir);
-  mlir::Location loc = b.getUnknownLoc();
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
-  const int64_t dyn = mlir::ShapedType::kDynamic;
-  auto tensor = [&](llvm::ArrayRef<int64_t> shape, DType dtype) {
-    return mlir::RankedTensorType::get(shape, mlirElementType(b, dtype));
-  };
-  mlir::Type q = tensor({dyn, dyn, dyn, f.featureK}, f.input),
-             v = tensor({dyn, dyn, dyn, f.featureV}, f.input),
-             g = tensor({dyn, dyn, dyn, f.featureK}, f.gate),
-             beta = tensor({dyn, dyn, dyn}, f.beta),
-             pool = tensor({dyn, dyn, f.featureK, f.featureV}, f.state),
-             indices = tensor({dyn}, DType::I32);
-  llvm::SmallVector<mlir::Type> results = {v, pool};
-  if (f.status)
-    results.push_back(indices);
-  llvm::SmallVector<mlir::Type> arguments = {q, q, v, g, beta, pool, indices};
-  const KdaInputTransforms &t = f.transforms;
-  addGateParameters(arguments, b, f.featureK, t);
-  b.setInsertionPointToEnd(module->getBody());
-  auto func = b.create<mlir::func::FuncOp>(
-      loc, "kda_decode", b.getFunctionType(arguments, results));
-  mlir::Block *body = func.addEntryBlock();
-  b.setInsertionPointToEnd(body);
-  auto arg = [&](unsigned i) { return body->getArgument(i); };
-  const KdaTransformAttrs attrs(b, t);
-  auto op = b.create<mlir::rudnn::KdaDecodeOp>(
-      loc, mlir::TypeRange{v, pool, indices}, arg(0), arg(1), arg(2), arg(3),
-      arg(4), arg(5), arg(6), t.gate ? arg(7) : mlir::Value(),
-      t.gateBias ? arg(8) : mlir::Value(), b.getF32FloatAttr(f.scale),
-      f.grouped ? b.getUnitAttr() : mlir::UnitAttr(), attrs.qkL2Norm,
-      attrs.betaLogits, attrs.lowerBound);
-  b.create<mlir::func::ReturnOp>(loc,
-                                 op.getResults().take_front(results.size()));
-  return module;
-}
 
 /// Without a status tensor the slots are checked on the host: each in
 /// [0, P) and used by one entry only.
@@ -146,16 +82,22 @@ void rudnn::kdaDecode(Context &context, const KdaDecodeInputs &in,
   if (!out.status)
     checkSlotsOnHost(context, in.slots, dims['P'], stream);
 
-  const DecodeForm form{
-      in.q.dtype, in.g.dtype, in.beta.dtype, in.statePool.dtype,
-      dims['K'],  dims['V'],  grouped,       out.status.has_value(),
-      scale,      transforms};
-  Function function =
-      cachedFunction(context, signatureOf(form), [&](mlir::MLIRContext &mlir) {
-        return decodeModule(mlir, form);
-      });
-  function.call(
-      presentViews({&in.q, &in.k, &in.v, &in.g, &in.beta, &in.statePool,
-                    &in.slots, viewOf(in.aLog), viewOf(in.dtBias)}),
-      presentViews({&out.output, &in.statePool, viewOf(out.status)}), stream);
+  OperatorAttributes attributes = {{"scale", double(scale)},
+                                   {"grouped_heads", grouped},
+                                   {"qk_l2norm", transforms.qkL2Norm},
+                                   {"beta_logits", transforms.betaLogits}};
+  if (transforms.gate && transforms.lowerBound < 0)
+    attributes.emplace_back("gate_lower_bound", double(transforms.lowerBound));
+  // The pool is an operand, and the result updated in place.
+  NamedTensors tensors = {{"q", in.q},         {"k", in.k},
+                          {"v", in.v},         {"g", in.g},
+                          {"beta", in.beta},   {"state_pool", in.statePool},
+                          {"slots", in.slots}, {"output", out.output}};
+  if (in.aLog)
+    tensors.emplace_back("a_log", *in.aLog);
+  if (in.dtBias)
+    tensors.emplace_back("dt_bias", *in.dtBias);
+  if (out.status)
+    tensors.emplace_back("status", *out.status);
+  callOperator(context, "rudnn.kda_decode", attributes, tensors, stream);
 }
