@@ -94,24 +94,24 @@ CallTensors tensorsByContract(const std::string &op,
     const int operand = contract.operandIndex(name),
               result = contract.resultIndex(name);
     if (operand < 0 && result < 0) {
-      std::string names;
+      std::vector<std::string_view> names;
       for (const auto *list : {&contract.operands, &contract.results})
         for (const TensorContract &t : *list)
-          if (list == &contract.operands || !t.updates.size())
-            names += (names.empty() ? "'" : ", '") + std::string(t.name) + "'";
+          if (std::find(names.begin(), names.end(), t.name) == names.end())
+            names.push_back(t.name);
+      std::string known;
+      for (std::string_view knownName : names)
+        known += (known.empty() ? "'" : ", '") + std::string(knownName) + "'";
       throw InvalidArgument("'" + name + "' is not a tensor of " + op +
-                            " (its tensors are " + names + ")");
+                            " (its tensors are " + known + ")");
     }
-    const TensorView *&operandSlot =
-        operand >= 0 ? call.operands[operand] : call.results[result];
-    const TensorView *&resultSlot =
-        result >= 0 ? call.results[result] : call.operands[operand];
-    if (operandSlot || resultSlot)
+    if ((operand >= 0 && call.operands[operand]) ||
+        (result >= 0 && call.results[result]))
       throw InvalidArgument("'" + name + "' is given twice");
     if (operand >= 0)
-      operandSlot = &view;
+      call.operands[operand] = &view;
     if (result >= 0)
-      resultSlot = &view;
+      call.results[result] = &view;
   }
   // A result updating an operand in place is that operand's memory, and
   // always returned: otherwise the plan would update a copy.

@@ -31,12 +31,14 @@ void Backend::destroyStreamQuietly(StreamHandle stream) noexcept {
   quietly("destroying a stream", [&] { destroyStream(stream); });
 }
 
-void Backend::noteLaunch(const std::shared_ptr<LoadedKernel> &kernel,
-                         StreamHandle stream) {
-  if (!kernel || !kernel->indexFault)
-    return;
+void Backend::noteLaunches(
+    const std::vector<std::shared_ptr<LoadedKernel>> &kernels,
+    StreamHandle stream) {
   std::lock_guard<std::mutex> lock(launchedMutex);
-  launchedWithFaultWords[stream].emplace(kernel->indexFault, kernel);
+  auto &launched = launchedWithFaultWords[stream];
+  for (const std::shared_ptr<LoadedKernel> &kernel : kernels)
+    if (kernel && kernel->indexFault)
+      launched.emplace(kernel->indexFault, kernel);
 }
 
 std::vector<std::string> Backend::takeIndexFaults(StreamHandle stream) {

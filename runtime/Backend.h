@@ -193,10 +193,10 @@ public:
   void destroyStreamQuietly(StreamHandle stream) noexcept;
   virtual void synchronize(StreamHandle stream) = 0;
 
-  /// Notes that `kernel` was launched (or replayed) on `stream`, for
-  /// takeIndexFaults; nothing for a kernel without an index-fault word.
-  void noteLaunch(const std::shared_ptr<LoadedKernel> &kernel,
-                  StreamHandle stream);
+  /// Notes that `kernels` were launched (or replayed) on `stream`, for
+  /// takeIndexFaults; kernels without an index-fault word are passed over.
+  void noteLaunches(const std::vector<std::shared_ptr<LoadedKernel>> &kernels,
+                    StreamHandle stream);
   /// Once `stream` is synchronized: the entries of the kernels noted on it
   /// since the last call whose index-fault word is set, each word cleared
   /// (work on the stream then waited for again).

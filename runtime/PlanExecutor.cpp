@@ -34,10 +34,17 @@ PlanExecutor::PlanExecutor(Backend &backend, Plan plan,
   plan_.validate();
   dumpIfRequested(plan_.name + ".plan.json",
                   plan_.toJson(/*inlineBinaries=*/true));
-  for (const PlanKernel &kernel : plan_.kernels)
+  for (const PlanKernel &kernel : plan_.kernels) {
     kernels.push_back(kernel.binary.empty() && kernel.deferred
                           ? nullptr
                           : backend.load(kernel.binary, kernel.entry));
+    noteFaultWord(kernels.back());
+  }
+}
+
+void PlanExecutor::noteFaultWord(const std::shared_ptr<LoadedKernel> &kernel) {
+  if (kernel && kernel->indexFault)
+    kernelsWithFaultWords.push_back(kernel);
 }
 
 void PlanExecutor::loadAdmitted(const std::vector<int64_t> &params) {
@@ -45,6 +52,7 @@ void PlanExecutor::loadAdmitted(const std::vector<int64_t> &params) {
     if (!kernels[launch.kernel] && launch.guard.admits(params)) {
       const PlanKernel &kernel = plan_.kernels[launch.kernel];
       kernels[launch.kernel] = backend.load(kernel.build(), kernel.entry);
+      noteFaultWord(kernels[launch.kernel]);
     }
 }
 
@@ -267,8 +275,8 @@ void PlanExecutor::run(const std::vector<DevicePtr> &bindings,
   // Before any capture: compiling and loading are not stream work.
   loadAdmitted(params);
   // Whichever way the kernels run, synchronizing reads their fault words.
-  for (const std::shared_ptr<LoadedKernel> &kernel : kernels)
-    backend.noteLaunch(kernel, stream);
+  if (!kernelsWithFaultWords.empty())
+    backend.noteLaunches(kernelsWithFaultWords, stream);
   if (timings || !useGraph || !backend.supportsGraphs())
     return launchAll(state, bindings, params, stream, given, timings);
 

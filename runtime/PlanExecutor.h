@@ -80,11 +80,15 @@ private:
   void releaseOwnWorkspace(StreamState &state);
   /// Builds and loads the deferred kernels that `params` launch.
   void loadAdmitted(const std::vector<int64_t> &params);
+  /// Keeps `kernel` among those whose index-fault words each run notes.
+  void noteFaultWord(const std::shared_ptr<LoadedKernel> &kernel);
 
   Backend &backend;
   Plan plan_;
   WorkspaceAllocator allocator;
   std::vector<std::shared_ptr<LoadedKernel>> kernels;
+  /// The loaded kernels with an index-fault word (Backend::noteLaunches).
+  std::vector<std::shared_ptr<LoadedKernel>> kernelsWithFaultWords;
   std::mutex mutex;
   std::map<StreamHandle, std::unique_ptr<StreamState>> streams;
 };

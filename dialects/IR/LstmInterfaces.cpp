@@ -79,26 +79,16 @@ Operation *LstmOp::buildFromContract(OpBuilder &builder, Location loc,
                                      ArrayRef<Value> operands,
                                      ArrayRef<Type> results,
                                      ArrayRef<NamedAttribute> attributes) {
-  OperationState state(loc, getOperationName());
+  const ArrayRef<Value> leading =
+      operands.take_front(::rudnn::kLstmLeadingOperands);
   SmallVector<int32_t> groups;
-  for (auto [index, operand] : llvm::enumerate(operands)) {
-    if (index < ::rudnn::kLstmLeadingOperands)
-      groups.push_back(operand ? 1 : 0);
-    else if (index == ::rudnn::kLstmLeadingOperands)
-      groups.push_back(0);
-    if (operand) {
-      state.addOperands(operand);
-      if (index >= ::rudnn::kLstmLeadingOperands)
-        ++groups.back();
-    }
-  }
-  if (groups.size() == ::rudnn::kLstmLeadingOperands)
-    groups.push_back(0);
-  state.addTypes(results);
-  state.addAttributes(attributes);
-  state.addAttribute("operandSegmentSizes",
-                     builder.getDenseI32ArrayAttr(groups));
-  return builder.create(state);
+  for (Value operand : leading)
+    groups.push_back(operand ? 1 : 0);
+  groups.push_back(static_cast<int32_t>(
+      llvm::count_if(operands.drop_front(leading.size()),
+                     [](Value weight) { return bool(weight); })));
+  return buildWithOperandGroups(builder, loc, getOperationName(), operands,
+                                groups, results, attributes);
 }
 
 Value LstmOp::getContractOperand(unsigned index) {

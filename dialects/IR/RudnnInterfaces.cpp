@@ -101,20 +101,28 @@ LogicalResult mlir::rudnn::verifyOperatorContract(OperatorOpInterface op,
       [&](unsigned i) { return op.getContractResult(i); }, shapes);
 }
 
-Operation *mlir::rudnn::buildByContractGroups(
+Operation *mlir::rudnn::buildWithOperandGroups(
     OpBuilder &builder, Location loc, StringRef name, ArrayRef<Value> operands,
-    ArrayRef<Type> results, ArrayRef<NamedAttribute> attributes) {
+    ArrayRef<int32_t> groups, ArrayRef<Type> results,
+    ArrayRef<NamedAttribute> attributes) {
   OperationState state(loc, name);
-  llvm::SmallVector<int32_t> groups;
-  for (Value operand : operands) {
-    groups.push_back(operand ? 1 : 0);
+  for (Value operand : operands)
     if (operand)
       state.addOperands(operand);
-  }
   state.addTypes(results);
   state.addAttributes(attributes);
   if (state.name.hasTrait<OpTrait::AttrSizedOperandSegments>())
     state.addAttribute("operandSegmentSizes",
                        builder.getDenseI32ArrayAttr(groups));
   return builder.create(state);
+}
+
+Operation *mlir::rudnn::buildByContractGroups(
+    OpBuilder &builder, Location loc, StringRef name, ArrayRef<Value> operands,
+    ArrayRef<Type> results, ArrayRef<NamedAttribute> attributes) {
+  llvm::SmallVector<int32_t> groups;
+  for (Value operand : operands)
+    groups.push_back(operand ? 1 : 0);
+  return buildWithOperandGroups(builder, loc, name, operands, groups, results,
+                                attributes);
 }

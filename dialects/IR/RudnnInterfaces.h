@@ -19,6 +19,16 @@ struct SpecializeOptions {
   int64_t chunk = 0;
 };
 
+/// Builds the op `name` from its operands by ODS group, `groups[i]` of
+/// them in group i (the present ones of `operands`, which holds null for
+/// absent ones, in order); `operandSegmentSizes` is set where the op has
+/// it.
+Operation *buildWithOperandGroups(OpBuilder &builder, Location loc,
+                                  StringRef name, ArrayRef<Value> operands,
+                                  ArrayRef<int32_t> groups,
+                                  ArrayRef<Type> results,
+                                  ArrayRef<NamedAttribute> attributes);
+
 /// Builds the op `name` whose contract entries are its ODS operand and
 /// result groups one to one (an absent optional operand an empty group):
 /// the default of OperatorOpInterface::buildFromContract.

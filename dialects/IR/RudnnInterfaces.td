@@ -14,115 +14,135 @@ include "mlir/IR/OpBase.td"
 def Rudnn_OperatorOpInterface : OpInterface<"OperatorOpInterface"> {
   let cppNamespace = "::mlir::rudnn";
   let description = [{
-    An operator op: what users write. Its contract names every operand and
-    result in ODS order with its layout letters and element types
-    (`OperatorContract.h`); `verifyOperatorContract` checks an op against it
-    and each verifier adds the rules a table cannot say.
+    An operator op : what users write.Its contract names every operand and
+                         result in ODS order with its layout letters and element
+                             types(`OperatorContract.h`);
+    `verifyOperatorContract` checks an op against it and each verifier adds the
+        rules a table cannot say.
 
-    ```c++
-    for (auto op : module.getOps<OperatorOpInterface>())
-      if (failed(op.specialize(target, options))) ...
+    ```c++ for (auto op :
+                 module.getOps<
+                     OperatorOpInterface>()) if (failed(op
+                                                            .specialize(
+                                                                target,
+                                                                options)))...
     ```
   }];
   let methods = [
     StaticInterfaceMethod<
-      "The operator's contract, shared with code that builds no IR (for an "
-      "operator whose operands depend on its attributes, its simplest form).",
-      "const ::rudnn::OperatorContract &", "getContract">,
+        "The operator's contract, shared with code that builds no IR (for an "
+        "operator whose operands depend on its attributes, its simplest form).",
+        "const ::rudnn::OperatorContract &", "getContract">,
     StaticInterfaceMethod<
-      "The contract of a call of this operator, before any IR exists: "
-      "chosen by its attributes and the tensors it gives, as "
-      "getOperatorContract chooses it for a built op.",
-      "const ::rudnn::OperatorContract &", "getCallContract",
-      (ins "const ::rudnn::CallDescription &":$call), [{}],
-      [{ return ConcreteOp::getContract(); }]>,
+        "The contract of a call of this operator, before any IR exists: "
+        "chosen by its attributes and the tensors it gives, as "
+        "getOperatorContract chooses it for a built op.",
+        "const ::rudnn::OperatorContract &", "getCallContract",
+        (ins "const ::rudnn::CallDescription &"
+         : $call),
+        [{}], [{ return ConcreteOp::getContract(); }]>,
     StaticInterfaceMethod<
-      "Builds the op from its contract's operands (null where an optional "
-      "one is absent) and results' types, in the contract's order, and "
-      "`attributes` (what the generic operator call builds). By default "
-      "each contract entry is one ODS operand or result group.",
-      "::mlir::Operation *", "buildFromContract",
-      (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
-           "const ::rudnn::OperatorContract &":$contract,
-           "::llvm::ArrayRef<::mlir::Value>":$operands,
-           "::llvm::ArrayRef<::mlir::Type>":$results,
-           "::llvm::ArrayRef<::mlir::NamedAttribute>":$attributes), [{}],
-      [{
-        return ::mlir::rudnn::buildByContractGroups(
-            builder, loc, ConcreteOp::getOperationName(), operands, results,
-            attributes);
-      }]>,
+        "Builds the op from its contract's operands (null where an optional "
+        "one is absent) and results' types, in the contract's order, and "
+        "`attributes` (what the generic operator call builds). By default "
+        "each contract entry is one ODS operand or result group.",
+        "::mlir::Operation *", "buildFromContract",
+        (ins "::mlir::OpBuilder &"
+         : $builder, "::mlir::Location"
+         : $loc, "const ::rudnn::OperatorContract &"
+         : $contract, "::llvm::ArrayRef<::mlir::Value>"
+         : $operands, "::llvm::ArrayRef<::mlir::Type>"
+         : $results, "::llvm::ArrayRef<::mlir::NamedAttribute>"
+         : $attributes),
+        [{}], [{
+          return ::mlir::rudnn::buildByContractGroups(
+              builder, loc, ConcreteOp::getOperationName(), operands, results,
+              attributes);
+        }]>,
     InterfaceMethod<
-      "The contract of this op: its operands may depend on its attributes "
-      "(an LSTM's weights per layer and direction).",
-      "const ::rudnn::OperatorContract &", "getOperatorContract", (ins), [{}],
-      [{ return ConcreteOp::getContract(); }]>,
+        "The contract of this op: its operands may depend on its attributes "
+        "(an LSTM's weights per layer and direction).",
+        "const ::rudnn::OperatorContract &", "getOperatorContract", (ins), [{}],
+        [{ return ConcreteOp::getContract(); }]>,
     InterfaceMethod<
-      "The value of operand `index` of the contract, null when an optional "
-      "one is absent.",
-      "::mlir::Value", "getContractOperand", (ins "unsigned":$index), [{}],
-      [{
-        auto group = $_op.getODSOperands(index);
-        return group.empty() ? ::mlir::Value() : group.front();
-      }]>,
+        "The value of operand `index` of the contract, null when an optional "
+        "one is absent.",
+        "::mlir::Value", "getContractOperand",
+        (ins "unsigned"
+         : $index),
+        [{}], [{
+          auto group = $_op.getODSOperands(index);
+          return group.empty() ? ::mlir::Value() : group.front();
+        }]>,
     InterfaceMethod<
-      "The value of result `index` of the contract, null when an optional "
-      "one is absent.",
-      "::mlir::Value", "getContractResult", (ins "unsigned":$index), [{}],
-      [{
-        auto group = $_op.getODSResults(index);
-        return group.empty() ? ::mlir::Value() : group.front();
-      }]>,
+        "The value of result `index` of the contract, null when an optional "
+        "one is absent.",
+        "::mlir::Value", "getContractResult",
+        (ins "unsigned"
+         : $index),
+        [{}], [{
+          auto group = $_op.getODSResults(index);
+          return group.empty() ? ::mlir::Value() : group.front();
+        }]>,
     InterfaceMethod<
-      "Chooses every compile-time parameter left open (chunk and tile sizes, "
-      "scale) for `target`; `options` may force some.",
-      "::mlir::LogicalResult", "specialize",
-      (ins "::mlir::rudnn::TargetAttr":$target,
-           "const ::mlir::rudnn::SpecializeOptions &":$options)>,
+        "Chooses every compile-time parameter left open (chunk and tile sizes, "
+        "scale) for `target`; `options` may force some.",
+        "::mlir::LogicalResult", "specialize",
+        (ins "::mlir::rudnn::TargetAttr"
+         : $target, "const ::mlir::rudnn::SpecializeOptions &"
+         : $options)>,
     InterfaceMethod<
-      "Builds the primitives computing the op before it and replaces its "
-      "results by theirs; the caller erases the op. Runs after specialize.",
-      "::mlir::LogicalResult", "decompose",
-      (ins "::mlir::OpBuilder &":$builder)>,
+        "Builds the primitives computing the op before it and replaces its "
+        "results by theirs; the caller erases the op. Runs after specialize.",
+        "::mlir::LogicalResult", "decompose",
+        (ins "::mlir::OpBuilder &"
+         : $builder)>,
   ];
 }
 
 def Rudnn_PrimitiveOpInterface : OpInterface<"PrimitiveOpInterface"> {
   let cppNamespace = "::mlir::rudnn";
   let description = [{
-    A primitive op: what operator ops decompose into and what kernels are
-    made of. `rudnn-plan` outlines each run of connected primitives of one
-    kernel group into a `rudnn.kernel` region, gives every value that
-    crosses kernels a buffer (the caller's tensor, or workspace sized by
-    `getResultStorage`), and asks the kernel's last primitive to emit the
-    kernel: its device-library call, the bindings the C++ signature is built
-    from, and its launch geometry.
+    A primitive op : what operator ops decompose into and what kernels are made
+                         of. `rudnn -
+                     plan` outlines each run of connected primitives of one
+                         kernel group into a `rudnn.kernel` region,
+        gives every value that crosses kernels a buffer(the caller's tensor, or workspace sized by
+    `getResultStorage`),
+        and asks the kernel's last primitive to emit the kernel : its device -
+                                                                  library call,
+        the bindings the C++ signature is built from,
+        and its launch geometry
+            .
 
-    ```c++
-    for (auto op : func.getOps<PrimitiveOpInterface>())
-      groups[op.getKernelGroup()].push_back(op);
+    ```c++ for (auto op : func.getOps<PrimitiveOpInterface>())
+                groups[op.getKernelGroup()]
+            .push_back(op);
     ```
   }];
   let methods = [
     InterfaceMethod<
-      "The device-library building block computing the op: connected "
-      "primitives of one group become one kernel.",
-      "::llvm::StringRef", "getKernelGroup">,
+        "The device-library building block computing the op: connected "
+        "primitives of one group become one kernel.",
+        "::llvm::StringRef", "getKernelGroup">,
+    InterfaceMethod<"Where result `index` lives when another kernel reads it.",
+                    "::mlir::rudnn::ResultStorage", "getResultStorage",
+                    (ins "unsigned"
+                     : $index)>,
     InterfaceMethod<
-      "Where result `index` lives when another kernel reads it.",
-      "::mlir::rudnn::ResultStorage", "getResultStorage",
-      (ins "unsigned":$index)>,
+        "Where dim `dim` of result `index` comes from (a dim of an operand), "
+        "for results held in the workspace and read by other operators.",
+        "std::optional<::mlir::rudnn::DimRef>", "getResultDim",
+        (ins "unsigned"
+         : $index, "unsigned"
+         : $dim),
+        [{}], [{ return std::nullopt; }]>,
     InterfaceMethod<
-      "Where dim `dim` of result `index` comes from (a dim of an operand), "
-      "for results held in the workspace and read by other operators.",
-      "std::optional<::mlir::rudnn::DimRef>", "getResultDim",
-      (ins "unsigned":$index, "unsigned":$dim), [{}],
-      [{ return std::nullopt; }]>,
-    InterfaceMethod<
-      "Emits the kernel this op ends: called on the last primitive of each "
-      "kernel region, which reaches the others through its operands.",
-      "::mlir::LogicalResult", "emitKernel",
-      (ins "::rudnn::codegen::KernelBuilder &":$builder)>,
+        "Emits the kernel this op ends: called on the last primitive of each "
+        "kernel region, which reaches the others through its operands.",
+        "::mlir::LogicalResult", "emitKernel",
+        (ins "::rudnn::codegen::KernelBuilder &"
+         : $builder)>,
   ];
 }
 

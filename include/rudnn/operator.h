@@ -14,6 +14,7 @@
 #include "rudnn/program.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -33,6 +34,13 @@ using OperatorAttributes = std::vector<std::pair<std::string, AttributeValue>>;
 /// cache updated in place) take the same view once; optional operands and
 /// results are absent when not named.
 using NamedTensors = std::vector<std::pair<std::string, TensorView>>;
+
+/// Appends `view` under `name` when it is given (an optional tensor).
+inline void addIfGiven(NamedTensors &tensors, const char *name,
+                       const std::optional<TensorView> &view) {
+  if (view)
+    tensors.emplace_back(name, *view);
+}
 
 /// Calls the operator `op` ("rudnn.layer_norm") on `tensors` with
 /// `attributes`: builds its one-op function from the operator's contract

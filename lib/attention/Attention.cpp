@@ -1,8 +1,8 @@
 //===- Attention.cpp - Tiled attention through the JIT --------------------===//
 //
 // The typed entry points over callOperator: the options become the
-// operators' attributes (the scale resolved, the grid's limits checked
-// here, where the sizes are known); B, T, S, H, G, the offsets' count and
+// operators' attributes (the grid's limits checked here, where the sizes
+// are known); B, T, S, H, G, the offsets' count and
 // strides are read from the views.
 //
 //===----------------------------------------------------------------------===//
@@ -20,16 +20,11 @@ using namespace rudnn;
 
 namespace {
 
-/// The options as the operators' attributes, the scale D^-0.5 by default;
-/// InvalidArgument naming a bad scale, softcap or window bound.
-OperatorAttributes attributesOf(const AttentionOptions &options,
-                                const TensorView &q) {
-  const double headDim = q.shape.empty() ? 1.0 : double(q.shape.back());
-  const float scale =
-      options.scale ? *options.scale : float(1.0 / std::sqrt(headDim));
-  if (!(scale > 0) || !std::isfinite(scale))
-    throw InvalidArgument("'scale' must be positive and finite, got " +
-                          std::to_string(scale));
+/// The options as the operators' attributes (without a scale,
+/// rudnn-specialize chooses D^-0.5; the verifier checks a given one);
+/// InvalidArgument naming a bad softcap or window bound, in the options'
+/// own terms (0 no softcap, -1 an unbounded side).
+OperatorAttributes attributesOf(const AttentionOptions &options) {
   if (!(options.softcap >= 0) || !std::isfinite(options.softcap))
     throw InvalidArgument("'softcap' must be 0 (none) or positive and "
                           "finite, got " +
@@ -41,8 +36,9 @@ OperatorAttributes attributesOf(const AttentionOptions &options,
                           std::to_string(kAttentionMaxWindow) + ", got (" +
                           std::to_string(options.windowLeft) + ", " +
                           std::to_string(options.windowRight) + ")");
-  OperatorAttributes attributes = {{"scale", double(scale)},
-                                   {"causal", options.causal}};
+  OperatorAttributes attributes = {{"causal", options.causal}};
+  if (options.scale)
+    attributes.emplace_back("scale", double(*options.scale));
   if (options.softcap > 0)
     attributes.emplace_back("softcap", double(options.softcap));
   if (options.windowLeft >= 0 || options.windowRight >= 0) {
@@ -69,24 +65,18 @@ void checkGrid(const TensorView &rows, const TensorView &keys, bool packed,
     throw InvalidArgument("T and S must each fit in 32 bits");
 }
 
-void add(NamedTensors &tensors, const char *name,
-         const std::optional<TensorView> &view) {
-  if (view)
-    tensors.emplace_back(name, *view);
-}
-
 } // namespace
 
 void rudnn::attentionForward(Context &context, const AttentionInputs &in,
                              const AttentionOutputs &out,
                              const AttentionOptions &options, Stream stream) {
-  const OperatorAttributes attributes = attributesOf(options, in.q);
+  const OperatorAttributes attributes = attributesOf(options);
   checkGrid(in.q, in.k, /*packed=*/false, 0);
   NamedTensors tensors = {{"q", in.q}, {"k", in.k}, {"v", in.v}};
-  add(tensors, "key_lengths", in.keyLengths);
-  add(tensors, "key_mask", in.keyMask);
+  addIfGiven(tensors, "key_lengths", in.keyLengths);
+  addIfGiven(tensors, "key_mask", in.keyMask);
   tensors.emplace_back("o", out.o);
-  add(tensors, "lse", out.lse);
+  addIfGiven(tensors, "lse", out.lse);
   callOperator(context, "rudnn.attention", attributes, tensors, stream);
 }
 
@@ -95,7 +85,7 @@ void rudnn::attentionVarlenForward(Context &context,
                                    const AttentionOutputs &out,
                                    const AttentionOptions &options,
                                    Stream stream) {
-  const OperatorAttributes attributes = attributesOf(options, in.q);
+  const OperatorAttributes attributes = attributesOf(options);
   checkGrid(in.q, in.k, /*packed=*/true, 0);
   NamedTensors tensors = {{"q", in.q},
                           {"k", in.k},
@@ -103,7 +93,7 @@ void rudnn::attentionVarlenForward(Context &context,
                           {"cu_seqlens_q", in.cuSeqlensQ},
                           {"cu_seqlens_k", in.cuSeqlensK},
                           {"o", out.o}};
-  add(tensors, "lse", out.lse);
+  addIfGiven(tensors, "lse", out.lse);
   callOperator(context, "rudnn.attention_varlen", attributes, tensors, stream);
 }
 
@@ -112,12 +102,12 @@ void rudnn::attentionBackward(Context &context,
                               const AttentionGradients &out,
                               const AttentionOptions &options, Stream stream) {
   const AttentionInputs &f = in.forward;
-  const OperatorAttributes attributes = attributesOf(options, f.q);
+  const OperatorAttributes attributes = attributesOf(options);
   checkGrid(f.q, f.k, /*packed=*/false,
             f.k.shape.size() == 4 ? f.k.shape[2] : 0);
   NamedTensors tensors = {{"q", f.q}, {"k", f.k}, {"v", f.v}};
-  add(tensors, "key_lengths", f.keyLengths);
-  add(tensors, "key_mask", f.keyMask);
+  addIfGiven(tensors, "key_lengths", f.keyLengths);
+  addIfGiven(tensors, "key_mask", f.keyMask);
   tensors.insert(tensors.end(), {{"o", in.o},
                                  {"lse", in.lse},
                                  {"d_output", in.dOutput},
@@ -134,7 +124,7 @@ void rudnn::attentionVarlenBackward(Context &context,
                                     const AttentionOptions &options,
                                     Stream stream) {
   const AttentionVarlenInputs &f = in.forward;
-  const OperatorAttributes attributes = attributesOf(options, f.q);
+  const OperatorAttributes attributes = attributesOf(options);
   checkGrid(f.q, f.k, /*packed=*/true,
             f.k.shape.size() == 3 ? f.k.shape[1] : 0);
   callOperator(context, "rudnn.attention_varlen_backward", attributes,

@@ -117,19 +117,17 @@ void rudnn::kvCacheAttention(Context &context, const KvCacheInputs &in,
     throw InvalidArgument("'splits' must be 0 (the device chooses) or 1 to " +
                           std::to_string(mlir::rudnn::kDecodeMaxSplits) +
                           ", got " + std::to_string(options.splits));
-  const float scale =
-      options.scale ? *options.scale
-                    : static_cast<float>(1.0 / std::sqrt(double(dims['D'])));
-  if (!(scale > 0) || !std::isfinite(scale))
-    throw InvalidArgument("'scale' must be positive and finite, got " +
-                          std::to_string(scale));
   for (char letter : {'B', 'T', 'S', 'P', 'M'})
     if (dims.has(letter) && dims[letter] > INT32_MAX / 2)
       throw InvalidArgument(std::string("dim ") + letter +
                             " must be below 2^30");
   if (!out.status)
     checkEntriesOnHost(context, in, dims, stream);
-  OperatorAttributes attributes = {{"scale", double(scale)}};
+  // Without a scale, rudnn-specialize chooses D^-0.5; the verifier checks
+  // a given one.
+  OperatorAttributes attributes;
+  if (options.scale)
+    attributes.emplace_back("scale", double(*options.scale));
   if (options.splits)
     attributes.emplace_back("splits", int64_t(options.splits));
   // The caches are operands, and results updated in place: named once.
@@ -140,12 +138,9 @@ void rudnn::kvCacheAttention(Context &context, const KvCacheInputs &in,
                           {paged ? "v_pages" : "v_cache", in.vCache},
                           {"cache_lengths", in.cacheLengths},
                           {"o", out.o}};
-  if (in.blockTable)
-    tensors.emplace_back("block_table", *in.blockTable);
-  if (out.lse)
-    tensors.emplace_back("lse", *out.lse);
-  if (out.status)
-    tensors.emplace_back("status", *out.status);
+  addIfGiven(tensors, "block_table", in.blockTable);
+  addIfGiven(tensors, "lse", out.lse);
+  addIfGiven(tensors, "status", out.status);
   callOperator(context,
                paged ? "rudnn.kv_cache_attention_paged"
                      : "rudnn.kv_cache_attention",

@@ -67,12 +67,6 @@ void rudnn::kdaDecode(Context &context, const KdaDecodeInputs &in,
   if (options.chunk)
     throw InvalidArgument("a decoding step takes no 'chunk': it runs token "
                           "by token");
-  const float scale =
-      options.scale ? *options.scale
-                    : static_cast<float>(1.0 / std::sqrt(double(dims['K'])));
-  if (!(scale > 0) || !std::isfinite(scale))
-    throw InvalidArgument("'scale' must be positive and finite, got " +
-                          std::to_string(scale));
   for (char letter : {'B', 'T', 'H', 'P'})
     if (dims[letter] > INT32_MAX / 2)
       throw InvalidArgument(std::string("dim ") + letter +
@@ -82,10 +76,13 @@ void rudnn::kdaDecode(Context &context, const KdaDecodeInputs &in,
   if (!out.status)
     checkSlotsOnHost(context, in.slots, dims['P'], stream);
 
-  OperatorAttributes attributes = {{"scale", double(scale)},
-                                   {"grouped_heads", grouped},
+  // Without a scale, rudnn-specialize chooses K^-0.5; the verifier checks
+  // a given one.
+  OperatorAttributes attributes = {{"grouped_heads", grouped},
                                    {"qk_l2norm", transforms.qkL2Norm},
                                    {"beta_logits", transforms.betaLogits}};
+  if (options.scale)
+    attributes.emplace_back("scale", double(*options.scale));
   if (transforms.gate && transforms.lowerBound < 0)
     attributes.emplace_back("gate_lower_bound", double(transforms.lowerBound));
   // The pool is an operand, and the result updated in place.
@@ -93,11 +90,8 @@ void rudnn::kdaDecode(Context &context, const KdaDecodeInputs &in,
                           {"v", in.v},         {"g", in.g},
                           {"beta", in.beta},   {"state_pool", in.statePool},
                           {"slots", in.slots}, {"output", out.output}};
-  if (in.aLog)
-    tensors.emplace_back("a_log", *in.aLog);
-  if (in.dtBias)
-    tensors.emplace_back("dt_bias", *in.dtBias);
-  if (out.status)
-    tensors.emplace_back("status", *out.status);
+  addIfGiven(tensors, "a_log", in.aLog);
+  addIfGiven(tensors, "dt_bias", in.dtBias);
+  addIfGiven(tensors, "status", out.status);
   callOperator(context, "rudnn.kda_decode", attributes, tensors, stream);
 }

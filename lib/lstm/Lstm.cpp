@@ -104,13 +104,11 @@ void rudnn::lstmForward(Context &context, const LstmInputs &in,
   if (options.perStep)
     attributes.emplace_back("per_step", *options.perStep);
   NamedTensors tensors = {{"x", in.x}, {"out", out.out}};
-  for (const auto &[name, view] : {std::pair{"h0", in.h0},
-                                   {"c0", in.c0},
-                                   {"lengths", in.lengths},
-                                   {"h_n", out.hN},
-                                   {"c_n", out.cN}})
-    if (view)
-      tensors.emplace_back(name, *view);
+  addIfGiven(tensors, "h0", in.h0);
+  addIfGiven(tensors, "c0", in.c0);
+  addIfGiven(tensors, "lengths", in.lengths);
+  addIfGiven(tensors, "h_n", out.hN);
+  addIfGiven(tensors, "c_n", out.cN);
   for (const auto &[name, weight] : in.weights)
     tensors.emplace_back(name, weight);
   callOperator(context, "rudnn.lstm", attributes, tensors, stream);

@@ -15,12 +15,6 @@ using namespace rudnn;
 namespace {
 
 /// `tensors` with `name` added when `view` is given.
-void add(NamedTensors &tensors, const char *name,
-         const std::optional<TensorView> &view) {
-  if (view)
-    tensors.emplace_back(name, *view);
-}
-
 /// x's rank picks the contract: [N, C] or [M, N, C].
 void checkRows(const TensorView &x) {
   if (x.shape.size() != 2 && x.shape.size() != 3)
@@ -31,8 +25,8 @@ void checkRows(const TensorView &x) {
 NamedTensors forwardTensors(const NormInputs &in) {
   checkRows(in.x);
   NamedTensors tensors = {{"x", in.x}};
-  add(tensors, "residual", in.residual);
-  add(tensors, "gamma", in.gamma);
+  addIfGiven(tensors, "residual", in.residual);
+  addIfGiven(tensors, "gamma", in.gamma);
   return tensors;
 }
 
@@ -48,11 +42,11 @@ void rudnn::layerNorm(Context &context, const NormInputs &in,
                       const LayerNormOutputs &out, float eps, Stream stream) {
   requireResidualFor(out.h, in);
   NamedTensors tensors = forwardTensors(in);
-  add(tensors, "beta", in.beta);
+  addIfGiven(tensors, "beta", in.beta);
   tensors.emplace_back("y", out.y);
-  add(tensors, "mean", out.mean);
-  add(tensors, "rstd", out.rstd);
-  add(tensors, "h", out.h);
+  addIfGiven(tensors, "mean", out.mean);
+  addIfGiven(tensors, "rstd", out.rstd);
+  addIfGiven(tensors, "h", out.h);
   callOperator(context, "rudnn.layer_norm", {{"eps", double(eps)}}, tensors,
                stream);
 }
@@ -64,8 +58,8 @@ void rudnn::rmsNorm(Context &context, const NormInputs &in,
   requireResidualFor(out.h, in);
   NamedTensors tensors = forwardTensors(in);
   tensors.emplace_back("y", out.y);
-  add(tensors, "rstd", out.rstd);
-  add(tensors, "h", out.h);
+  addIfGiven(tensors, "rstd", out.rstd);
+  addIfGiven(tensors, "h", out.h);
   callOperator(context, "rudnn.rms_norm", {{"eps", double(eps)}}, tensors,
                stream);
 }
@@ -88,9 +82,9 @@ void rudnn::layerNormBackward(Context &context, const NormBackwardInputs &in,
                           {"mean", *in.mean},
                           {"rstd", in.rstd},
                           {"dx", out.dx}};
-  add(tensors, "gamma", in.gamma);
-  add(tensors, "dgamma", out.dgamma);
-  add(tensors, "dbeta", out.dbeta);
+  addIfGiven(tensors, "gamma", in.gamma);
+  addIfGiven(tensors, "dgamma", out.dgamma);
+  addIfGiven(tensors, "dbeta", out.dbeta);
   callOperator(context, "rudnn.layer_norm_backward", {}, tensors, stream);
 }
 
@@ -103,7 +97,7 @@ void rudnn::rmsNormBackward(Context &context, const NormBackwardInputs &in,
     throw InvalidArgument("'dbeta': RMSNorm has no shift");
   NamedTensors tensors = {
       {"dy", in.dy}, {"x", in.x}, {"rstd", in.rstd}, {"dx", out.dx}};
-  add(tensors, "gamma", in.gamma);
-  add(tensors, "dgamma", out.dgamma);
+  addIfGiven(tensors, "gamma", in.gamma);
+  addIfGiven(tensors, "dgamma", out.dgamma);
   callOperator(context, "rudnn.rms_norm_backward", {}, tensors, stream);
 }

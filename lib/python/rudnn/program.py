@@ -91,6 +91,48 @@ def _empty(like, shape, dtype, name):
     return np.empty(shape, dtype=_NUMPY_DTYPES[dtype])
 
 
+def _common_placement(values, names):
+    """Where all `values` (named `names`) live: ("cpu" or "cuda", device).
+    Raises InvalidArgument naming one that lives elsewhere than the first."""
+    placements = [_placement(v, n) for v, n in zip(values, names)]
+    first = placements[0] if placements else ("cpu", None)
+    for placement, name in zip(placements, names):
+        if placement != first:
+            raise invalid(name, f"is on {placement[0]}, but '{names[0]}' is on {first[0]}")
+    return first
+
+
+def _context_for(placement, context):
+    """`context`, or the default one of the placement's backend."""
+    if context is not None:
+        return context
+    if placement[0] == "cuda":
+        return default_context("cuda", placement[1])
+    return default_context("emulation")
+
+
+def _call(function, values, placement, out, stream):
+    """Calls a native function on `values` (its arguments in order) and
+    returns its results: `out`, or, when None, results allocated by the
+    arguments' framework on their device (one that updates an argument in
+    place is that argument). On CUDA the default stream is torch's current
+    one."""
+    exported = [_exported(v) for v in values]
+    if out is None:
+        names = [a["name"] for a in function.arguments]
+        like = values[0] if values else np.empty(0)
+        out = []
+        for info, shape in zip(function.results, function.result_shapes(exported)):
+            if info["updates"]:
+                out.append(values[names.index(info["updates"])])
+            else:
+                out.append(_empty(like, shape, info["dtype"], info["name"]))
+    if stream is None and placement[0] == "cuda":
+        stream = _torch().cuda.current_stream(placement[1]).cuda_stream
+    function.call(exported, [_exported(v) for v in out], int(stream or 0))
+    return out
+
+
 class CompiledFunction:
     """One function of a compiled module, callable on tensors."""
 
@@ -127,43 +169,16 @@ class CompiledFunction:
                 raise invalid(name, "missing")
         return values
 
-    def _context_for(self, values):
-        placements = [_placement(v, a["name"]) for v, a in zip(values, self.arguments)]
-        first = placements[0] if placements else ("cpu", None)
-        for placement, info in zip(placements, self.arguments):
-            if placement != first:
-                raise invalid(
-                    info["name"],
-                    f"is on {placement[0]}, but '{self.arguments[0]['name']}' is on {first[0]}",
-                )
-        if self._module._context is not None:
-            return self._module._context, first
-        if first[0] == "cuda":
-            return default_context("cuda", first[1]), first
-        return default_context("emulation"), first
-
     def __call__(self, *args, out=None, stream=None, **named):
         values = self._bind(args, named)
-        context, placement = self._context_for(values)
+        placement = _common_placement(values, [a["name"] for a in self.arguments])
+        context = _context_for(placement, self._module._context)
         function = self._module._function(context, self.name)
-        exported = [_exported(v) for v in values]
-        names = [a["name"] for a in self.arguments]
-        if out is None:
-            like = values[0] if values else np.empty(0)
-            shapes = function.result_shapes(exported)
-            out = []
-            for info, shape in zip(self.results, shapes):
-                if info["updates"]:
-                    out.append(values[names.index(info["updates"])])
-                else:
-                    out.append(_empty(like, shape, info["dtype"], info["name"]))
-        else:
+        if out is not None:
             out = list(out) if isinstance(out, (list, tuple)) else [out]
             for value, info in zip(out, self.results):
                 _placement(value, info["name"])
-        if stream is None and placement[0] == "cuda":
-            stream = _torch().cuda.current_stream(placement[1]).cuda_stream
-        function.call(exported, [_exported(v) for v in out], int(stream or 0))
+        out = _call(function, values, placement, out, stream)
         return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -250,32 +265,15 @@ def call_operator(op, tensors, *, results, context=None, stream=None, **attribut
     names = list(tensors)
     if not names:
         raise invalid("tensors", "an operator takes at least one tensor")
-    placements = {name: _placement(tensors[name], name) for name in names}
-    first = placements[names[0]]
-    for name in names:
-        if placements[name] != first:
-            raise invalid(name, f"is on {placements[name][0]}, but '{names[0]}' is on {first[0]}")
-    if context is None:
-        context = default_context("cuda", first[1]) if first[0] == "cuda" else default_context()
+    placement = _common_placement(list(tensors.values()), names)
+    context = _context_for(placement, context)
     exported = {name: _exported(value) for name, value in tensors.items()}
     function = _rudnn.operator_function(context, op, attributes, exported, list(results))
-    arguments = [a["name"] for a in function.arguments]
-    ordered = [exported[name] for name in arguments]
-    shapes = function.result_shapes(ordered)
-    out = {}
-    like = tensors[names[0]]
-    for info, shape in zip(function.results, shapes):
-        if info["updates"]:
-            out[info["name"]] = tensors[info["updates"]]
-        else:
-            out[info["name"]] = _empty(like, shape, info["dtype"], info["name"])
-    if stream is None and first[0] == "cuda":
-        stream = _torch().cuda.current_stream(first[1]).cuda_stream
-    function.call(
-        ordered, [_exported(out[info["name"]]) for info in function.results], int(stream or 0)
-    )
-    values = tuple(out[name] for name in results)
-    return values[0] if len(values) == 1 else values
+    values = [tensors[a["name"]] for a in function.arguments]
+    computed = _call(function, values, placement, None, stream)
+    out = dict(zip((r["name"] for r in function.results), computed))
+    asked = tuple(out[name] for name in results)
+    return asked[0] if len(asked) == 1 else asked
 
 
 def operator_names():
