@@ -58,15 +58,17 @@ std::string rudnn::codeAffectingEnvironment() {
   return text;
 }
 
-/// The hash of the device library's headers, computed once.
-static const Hash128 &deviceLibraryHash() {
-  static const Hash128 hash = [] {
-    Hasher hasher;
-    for (const device::EmbeddedHeader &header : device::embeddedHeaders())
-      hasher.add(header.name).add(header.contents);
-    return hasher.finish();
-  }();
-  return hash;
+/// The embedded headers, with ContextOptions::deviceLibraryDirectory's (else
+/// RUDNN_DEVICE_LIBRARY's) over them.
+static std::vector<HeaderFile> contextHeaders(const ContextOptions &options) {
+  std::optional<std::string> directory = options.deviceLibraryDirectory;
+  if (!directory)
+    if (const char *value = std::getenv("RUDNN_DEVICE_LIBRARY");
+        value && *value)
+      directory = value;
+  if (!directory || directory->empty())
+    return deviceLibraryHeaders();
+  return HeaderLibrary::overlaid(deviceLibraryHeaders(), *directory, "rudnn/");
 }
 
 static KernelCacheOptions cacheOptions(const ContextOptions &options) {
@@ -96,9 +98,11 @@ static size_t planCacheCapacity(const ContextOptions &options) {
 }
 
 Context::Impl::Impl(ContextOptions options)
-    : options(std::move(options)), compiler(deviceLibraryHeaders()),
-      kernelCache(cacheOptions(this->options)),
-      planCapacity(planCacheCapacity(this->options)) {}
+    : options(std::move(options)), library(contextHeaders(this->options)),
+      compiler(library.headers()), kernelCache(cacheOptions(this->options)),
+      planCapacity(planCacheCapacity(this->options)) {
+  functionCapacity = planCapacity;
+}
 
 Context::Impl::~Impl() {
   // Executors hold kernels of the backend: release them first.
@@ -128,7 +132,7 @@ Backend &Context::Impl::backend() {
     break;
   case BackendKind::Emulation: {
     EmulationOptions emulation =
-        EmulationOptions::fromEnvironment(deviceLibraryHeaders());
+        EmulationOptions::fromEnvironment(library.headers());
     if (options.emulationSanitize)
       emulation.sanitize = *options.emulationSanitize;
     backend_ = std::make_unique<EmulationBackend>(std::move(emulation));
@@ -186,7 +190,7 @@ Context::Impl::cachedCompile(const KernelSource &kernel,
                     .add(kernel.source)
                     .add(compilerIdentity)
                     .add(version())
-                    .add(deviceLibraryHash().hex())
+                    .add(library.hashIncludedBy(kernel.source).hex())
                     .add(codeAffectingEnvironment())
                     .finish();
   // Every kernel asked for, compiled or found in the cache.
@@ -499,7 +503,22 @@ Counters Context::counters() const {
   counters.planCacheHits = impl_->planCacheHits;
   counters.planCacheMisses = impl_->planCacheMisses;
   counters.planCacheEvictions = impl_->planCacheEvictions;
+  counters.functionCacheHits = impl_->functionCacheHits;
+  counters.functionCacheMisses = impl_->functionCacheMisses;
+  counters.functionCacheEvictions = impl_->functionCacheEvictions;
+  std::lock_guard<std::mutex> lock(impl_->functionMutex);
+  counters.functionsCached = impl_->functions.size();
   return counters;
+}
+
+size_t Context::setFunctionCacheCapacity(size_t capacity) {
+  if (capacity == 0)
+    throw InvalidArgument("the function cache's capacity must be at least 1");
+  std::lock_guard<std::mutex> lock(impl_->functionMutex);
+  const size_t previous = impl_->functionCapacity;
+  impl_->functionCapacity = capacity;
+  impl_->shrinkFunctions();
+  return previous;
 }
 
 void Context::setProfiling(bool enabled) { impl_->profiling = enabled; }

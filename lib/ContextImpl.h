@@ -5,6 +5,7 @@
 
 #include "runtime/Backend.h"
 #include "runtime/Hash.h"
+#include "runtime/HeaderLibrary.h"
 #include "runtime/KernelCache.h"
 #include "runtime/NvrtcCompiler.h"
 #include "runtime/PlanExecutor.h"
@@ -148,12 +149,22 @@ struct Context::Impl {
   /// least recently used dropped past planCapacity.
   std::mutex functionMutex;
   LruCache<std::optional<Function>> functions;
+  size_t functionCapacity = 0; // guarded by functionMutex
+  /// Drops the least recently used functions beyond functionCapacity
+  /// (functionMutex held).
+  void shrinkFunctions();
+  std::atomic<uint64_t> functionCacheHits{0}, functionCacheMisses{0},
+      functionCacheEvictions{0};
 
   std::atomic<bool> profiling{false};
   mutable std::mutex profileMutex;
   std::vector<KernelProfile> kernelProfiles; // in first-launch order
 
   const ContextOptions options;
+  /// The device library kernels compile against (the embedded headers, or
+  /// a folder's over them); each kernel's cache key hashes the part of it
+  /// the kernel includes.
+  const runtime::HeaderLibrary library;
   runtime::NvrtcCompiler compiler;
   runtime::KernelCache kernelCache;
   std::atomic<uint64_t> planCacheHits{0}, planCacheMisses{0},

@@ -401,6 +401,7 @@ PreparedCall prepare(const std::string &op,
     call.requested[index] = true;
   }
   DimSizes dims = checkCall(contract, call.operands, call.results);
+  deriveDims(contract, dims);
   std::string signature = signatureOf(op, contract, attributes, call, dims);
   return {&entry, &contract, std::move(call), dims, std::move(signature)};
 }

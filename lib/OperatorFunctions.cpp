@@ -30,8 +30,11 @@ Function rudnn::cachedFunction(
         build) {
   Context::Impl &impl = context.impl();
   std::lock_guard<std::mutex> lock(impl.functionMutex);
-  if (const std::optional<Function> *cached = impl.functions.find(signature))
+  if (const std::optional<Function> *cached = impl.functions.find(signature)) {
+    ++impl.functionCacheHits;
     return **cached;
+  }
+  ++impl.functionCacheMisses;
   mlir::DialectRegistry registry;
   mlir::rudnn::registerRudnnDialects(registry);
   mlir::MLIRContext mlir(registry, mlir::MLIRContext::Threading::DISABLED);
@@ -44,9 +47,15 @@ Function rudnn::cachedFunction(
   Function function =
       Module::parse(context, os.str()).function(func.getSymName().str());
   *impl.functions.insert(signature).first = function;
-  impl.planCacheEvictions += impl.functions.shrink(
-      impl.planCapacity, [](const std::optional<Function> &) { return true; });
+  impl.shrinkFunctions();
   return function;
+}
+
+void Context::Impl::shrinkFunctions() {
+  const size_t dropped = functions.shrink(
+      functionCapacity, [](const std::optional<Function> &) { return true; });
+  planCacheEvictions += dropped;
+  functionCacheEvictions += dropped;
 }
 
 std::vector<TensorView>

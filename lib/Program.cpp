@@ -214,21 +214,26 @@ std::shared_ptr<Function::Impl> describe(std::shared_ptr<Module::Impl> module,
       throw Unsupported(where + ": result '" + info.name +
                         "' is no result of its operator ops");
     impl->resultValues.push_back(found->second);
+    bool updatesInPlace = false;
     for (size_t o = 0; o < impl->operators.size(); ++o)
       for (size_t k = 0; k < impl->operators[o].results.size(); ++k)
         if (impl->operators[o].results[k] == found->second &&
             impl->checks.operators[o].resultOf[k] < 0) {
+          const TensorContract &result =
+              impl->checks.operators[o].contract.results[k];
           impl->checks.operators[o].resultOf[k] = static_cast<int>(index);
-          info.role = impl->checks.operators[o].contract.results[k].name;
-          info.layout = impl->checks.operators[o].contract.results[k].layout;
+          info.role = result.name;
+          info.layout = result.layout;
+          updatesInPlace = !result.updates.empty();
         }
     if (auto over = func.getResultAttrOfType<mlir::StringAttr>(
             index, RudnnDialect::kAliasesAttrName)) {
       impl->checks.inPlace.emplace_back(info.name, over.str());
-      // Named as the argument it aliases: that argument updated in place
-      // (its operator's contract requires the same view for both).
-      if (over.getValue() == info.name)
-        info.updates = info.name;
+      // An argument updated in place (a cache appended to, a pool of
+      // states advanced): its operator's contract requires the argument's
+      // view for both. A result named as the argument it aliases is one too.
+      if (updatesInPlace || over.getValue() == info.name)
+        info.updates = over.str();
     }
     impl->checks.results.push_back(info);
   }

@@ -158,6 +158,29 @@ int64_t DimSizes::operator[](char letter) const {
   return sizes[static_cast<unsigned char>(letter) % kLetters];
 }
 
+void rudnn::deriveDims(const OperatorContract &contract, DimSizes &dims) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const DimContract &dim : contract.dims) {
+      if (!dims.has(dim.letter) && dim.min == dim.max) {
+        dims.bind(dim.letter, dim.min);
+        changed = true;
+      }
+      if (!dim.timesOf || !contract.dim(dim.timesOf))
+        continue;
+      if (!dims.has(dim.letter) && dims.has(dim.timesOf)) {
+        dims.bind(dim.letter, dim.times * dims[dim.timesOf] + dim.plus);
+        changed = true;
+      } else if (dims.has(dim.letter) && !dims.has(dim.timesOf) &&
+                 dim.times > 0 && dims[dim.letter] >= dim.plus &&
+                 (dims[dim.letter] - dim.plus) % dim.times == 0) {
+        dims.bind(dim.timesOf, (dims[dim.letter] - dim.plus) / dim.times);
+        changed = true;
+      }
+    }
+  }
+}
+
 DimSizes rudnn::checkCall(const OperatorContract &contract,
                           const std::vector<const TensorView *> &operands,
                           const std::vector<const TensorView *> &results,

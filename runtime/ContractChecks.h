@@ -67,6 +67,12 @@ DimSizes checkCall(const OperatorContract &contract,
                    const std::vector<const TensorView *> &results,
                    DimSizes bound = {});
 
+/// Fills in the sizes `contract` fixes from those known: a dim `times` ×
+/// its `timesOf` + `plus` (either way round: an LSTM's gate rows from its
+/// hidden size, packed sequences' count from their offsets' length), and a
+/// dim whose bounds pin it (an LSTM's states, layers × directions).
+void deriveDims(const OperatorContract &contract, DimSizes &dims);
+
 /// The values of the operands whose contract draws them as offsets
 /// (Sample::Offsets: packed sequences' boundaries), which must start at 0,
 /// never decrease and end at the size of their `counts` letter, so that

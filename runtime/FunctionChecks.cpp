@@ -139,6 +139,17 @@ std::vector<std::vector<int64_t>> FunctionChecks::resultShapes(
     if (plan.params[p].size() == 1)
       if (std::optional<int64_t> value = plan.paramValue(p, bound))
         letters.emplace(plan.params[p][0], *value);
+  // Sizes the contracts fix from those known (packed sequences' count from
+  // their offsets' length).
+  for (const OperatorCheck &check : operators) {
+    DimSizes dims;
+    for (const auto &[letter, size] : letters)
+      dims.bind(letter, size);
+    deriveDims(check.contract, dims);
+    for (const DimContract &dim : check.contract.dims)
+      if (dims.has(dim.letter))
+        letters.emplace(dim.letter, dims[dim.letter]);
+  }
   std::vector<std::vector<int64_t>> shapes;
   for (const TensorInfo &result : results) {
     std::vector<int64_t> shape = result.shape;

@@ -208,7 +208,7 @@ LogicalResult emitGradients(Operation *op, KernelBuilder &builder,
                                   ? hopperAttentionBackwardSharedBytes(D, E)
                                   : kernel.sharedBytes;
   builder.preamble() << "// The attention backward's " << kernel.results
-                     << ".\n#include \"rudnn/device.cuh\"\n\n"
+                     << ".\n#include \"rudnn/attention.cuh\"\n\n"
                      << "// The host sizes the shared memory from the same "
                         "layout.\nstatic_assert(sizeof(rudnn::attention::"
                      << (values.hopper ? "HopperBackwardShared" : kernel.layout)
@@ -331,7 +331,7 @@ struct RowTermsModel : BackwardPrimitive<AttentionRowTermsOp, RowTermsModel> {
                      std::string(::rudnn::dtypeName(dtype(values.o))) + "_e" +
                      std::to_string(lastDim(values.o)));
     builder.preamble() << "// The attention backward's row terms.\n"
-                       << "#include \"rudnn/device.cuh\"\n";
+                       << "#include \"rudnn/attention.cuh\"\n";
     bind(builder, values, /*keyDims=*/false);
     if (!builder.conflict().empty())
       return op->emitOpError()

@@ -325,7 +325,7 @@ struct FinalizeModel
     builder.setEntry(kernel.entry());
     std::ostringstream &preamble = builder.preamble();
     preamble << "// Tiled attention forward.\n"
-             << "#include \"rudnn/device.cuh\"\n\n"
+             << "#include \"rudnn/attention.cuh\"\n\n"
              << "// The host sizes the shared memory from the same layout.\n";
     if (kernel.hopper)
       preamble << "static_assert(sizeof(rudnn::attention::HopperShared<"

@@ -153,7 +153,7 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   builder.preamble() << "// Kimi Delta Attention "
                      << (backward ? "backward" : "forward") << ": " << names
                      << ".\n"
-                     << "#include \"rudnn/device.cuh\"\n\n"
+                     << "#include \"rudnn/kda.cuh\"\n\n"
                      << "// The host sizes the workspace and the shared memory "
                         "from the same layouts.\n";
   // static_assert(EXPRESSION == value) on a rudnn::kda layout.

@@ -72,7 +72,7 @@ void open(KernelBuilder &builder, const std::string &entry,
           const std::string &what) {
   builder.setEntry(entry);
   builder.preamble() << "// KDA input transform: " << what
-                     << ".\n#include \"rudnn/device.cuh\"\n";
+                     << ".\n#include \"rudnn/kda.cuh\"\n";
 }
 
 template <typename Op, typename Model>

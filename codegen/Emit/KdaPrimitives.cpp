@@ -445,7 +445,7 @@ struct HeadGroupSumModel : KdaPrimitive<HeadGroupSumOp, HeadGroupSumModel> {
                      std::string(::rudnn::dtypeName(type)) + "_d" +
                      std::to_string(width));
     builder.preamble() << "// Sums of value heads' q/k gradients over each "
-                          "group.\n#include \"rudnn/device.cuh\"\n";
+                          "group.\n#include \"rudnn/kda.cuh\"\n";
     builder.pointer(sum.getX(), "x", element, false);
     builder.pointer(sum.getSum(), "sum", element, true);
     builder.strides(sum.getX(), {"x_b", "x_t", "x_h"});

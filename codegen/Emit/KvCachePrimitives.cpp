@@ -170,7 +170,7 @@ struct PartialsModel
     builder.setEntry(kernel.entry());
     builder.preamble()
         << "// A decoding step's partials: append, then attend by parts.\n"
-        << "#include \"rudnn/device.cuh\"\n\n"
+        << "#include \"rudnn/attention.cuh\"\n\n"
         << "// The host sizes the shared memory and the partials from the "
            "same layout.\n"
         << "static_assert(sizeof(rudnn::attention::DecodeShared<" << in << ", "
@@ -264,7 +264,7 @@ struct CombineModel
                      (splits ? "_splits" + std::to_string(splits) : "") +
                      "_blocks" + std::to_string(blocks));
     builder.preamble() << "// A decoding step's splits, combined.\n"
-                       << "#include \"rudnn/device.cuh\"\n";
+                       << "#include \"rudnn/attention.cuh\"\n";
     builder.pointer(combine.getOPartial(), "o_partial", "float", false);
     builder.pointer(combine.getLsePartial(), "lse_partial", "float", false);
     builder.pointer(o, "o", in, true);

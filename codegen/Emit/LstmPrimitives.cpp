@@ -112,7 +112,7 @@ struct ProjectionModel
                      std::to_string(features) + "_h" + std::to_string(hidden) +
                      "_d" + std::to_string(directions));
     builder.preamble() << "// An LSTM layer's input projection.\n"
-                       << "#include \"rudnn/device.cuh\"\n\n"
+                       << "#include \"rudnn/lstm.cuh\"\n\n"
                        << "static_assert(rudnn::lstm::kProjectionCols == "
                        << kProjectionCols
                        << " && rudnn::lstm::kProjectionThreads == "
@@ -231,7 +231,7 @@ struct RecurrenceModel
                     : "// An LSTM layer's recurrence, persistent.\n");
     if (auto policy = recurrence->getAttrOfType<StringAttr>("policy"))
       builder.preamble() << "// " << policy.getValue().str() << ".\n";
-    builder.preamble() << "#include \"rudnn/device.cuh\"\n\n"
+    builder.preamble() << "#include \"rudnn/lstm.cuh\"\n\n"
                        << "// The host sizes the shared memory alike.\n"
                        << "static_assert(rudnn::lstm::RecurrenceShared<" << in
                        << ", " << hidden << ", " << units << ", "

@@ -70,7 +70,7 @@ void preamble(KernelBuilder &builder, Operation *op, const char *what) {
   builder.preamble() << "// " << what << "\n";
   if (auto policy = op->getAttrOfType<StringAttr>("policy"))
     builder.preamble() << "// " << policy.getValue().str() << ".\n";
-  builder.preamble() << "#include \"rudnn/device.cuh\"\n\n";
+  builder.preamble() << "#include \"rudnn/norm.cuh\"\n\n";
 }
 
 ResultStorage chunkRecords(Value x, int64_t chunk, int64_t recordBytes,

@@ -59,6 +59,12 @@ struct ContextOptions {
   /// used dropped past it: each distinct attribute value (an eps, a scale)
   /// makes a plan of its own. 0: RUDNN_PLAN_CACHE_SIZE, else 1024.
   size_t planCacheCapacity = 0;
+  /// A folder laid out as codegen/device whose headers replace the embedded
+  /// device library's (`<folder>/norm/rows.cuh` for "rudnn/norm/rows.cuh"):
+  /// to work on the device library without rebuilding. Only the kernels
+  /// that include a changed header compile again. nullopt:
+  /// RUDNN_DEVICE_LIBRARY if set.
+  std::optional<std::string> deviceLibraryDirectory;
 };
 
 /// What the context has done so far.
@@ -70,6 +76,13 @@ struct Counters {
   uint64_t planCacheMisses = 0;
   /// Plans and operator functions dropped as least recently used.
   uint64_t planCacheEvictions = 0;
+  /// Operator calls' functions (callOperator, the typed entry points, the
+  /// Python drop-ins), one per signature: found, built, and dropped as least
+  /// recently used beyond setFunctionCacheCapacity; and how many are kept.
+  uint64_t functionCacheHits = 0;
+  uint64_t functionCacheMisses = 0;
+  uint64_t functionCacheEvictions = 0;
+  uint64_t functionsCached = 0;
 };
 
 /// Device time of one kernel, summed over the launches made while the
@@ -129,6 +142,11 @@ public:
                          Stream stream = nullptr);
 
   Counters counters() const;
+  /// Keeps at most `capacity` (≥ 1; InvalidArgument otherwise) operator
+  /// functions, dropping the least recently used beyond it, now and from
+  /// then on; returns the previous bound (ContextOptions::planCacheCapacity
+  /// at first).
+  size_t setFunctionCacheCapacity(size_t capacity);
 
   /// The most workspace any operator call `calls` makes would take, in
   /// bytes, without running them: each call is checked and planned

@@ -7,7 +7,7 @@
 // named with the input type there (one kernel serves every pair).
 // CHECK: ----- kernel [[PREPARE:kda_fwd_prepare_bf16_f32_f32_k128_v64_c64]]
 // CHECK-NEXT: // Kimi Delta Attention forward: prepare.
-// CHECK-NEXT: #include "rudnn/device.cuh"
+// CHECK-NEXT: #include "rudnn/kda.cuh"
 // CHECK: extern "C" __global__ void [[PREPARE]](
 // CHECK-NEXT: const __nv_bfloat16 *q,
 // CHECK-NEXT: const __nv_bfloat16 *k,

@@ -347,3 +347,40 @@ TEST(PlanCacheBound, ManyDistinctAttributesKeepAtMostTheCapacity) {
   EXPECT_EQ(context.counters().planCacheEvictions, 17u);
   EXPECT_EQ(context.counters().planCacheMisses, 20u);
 }
+
+TEST(FunctionCacheBound, OperatorFunctionsAreCountedAndDroppedBeyondTheBound) {
+  ContextOptions options;
+  options.backend = BackendKind::Emulation;
+  options.cacheDirectory = "";
+  options.planCacheCapacity = 5;
+  Context context(options);
+  std::vector<float> rows(2 * 3);
+  const TensorView x = TensorView::contiguous(rows.data(), DType::F32, {2, 3});
+  auto build = [&](double eps) {
+    return operatorFunction(context, "rudnn.rms_norm", {{"eps", eps}},
+                            {{"x", x}}, {"y"});
+  };
+  // The bound starts as the plan cache's.
+  EXPECT_EQ(context.setFunctionCacheCapacity(2), 5u);
+  build(1e-3);
+  build(1e-4);
+  build(1e-3); // a hit: 1e-4 is now the least recent
+  build(1e-5); // drops 1e-4
+  Counters counters = context.counters();
+  EXPECT_EQ(counters.functionCacheMisses, 3u);
+  EXPECT_EQ(counters.functionCacheHits, 1u);
+  EXPECT_EQ(counters.functionCacheEvictions, 1u);
+  EXPECT_EQ(counters.functionsCached, 2u);
+  build(1e-4); // built again, dropping 1e-3
+  EXPECT_EQ(context.counters().functionCacheMisses, 4u);
+  // Shrinking drops at once; a bound of 0 is refused and changes nothing.
+  EXPECT_EQ(context.setFunctionCacheCapacity(1), 2u);
+  counters = context.counters();
+  EXPECT_EQ(counters.functionsCached, 1u);
+  EXPECT_EQ(counters.functionCacheEvictions, 3u);
+  EXPECT_THROW(context.setFunctionCacheCapacity(0), InvalidArgument);
+  EXPECT_EQ(context.setFunctionCacheCapacity(4), 1u);
+  // Functions are not plans: none was planned or compiled.
+  EXPECT_EQ(counters.planCacheMisses, 0u);
+  EXPECT_EQ(counters.kernelsCompiled, 0u);
+}

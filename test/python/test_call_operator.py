@@ -62,3 +62,64 @@ def test_unknown_names_and_values_are_named():
     with pytest.raises(rudnn.InvalidArgument, match="attribute 'eps' must be a bool"):
         rudnn.call_operator("rudnn.layer_norm", {"x": x}, results="y", eps=[1])
     assert "rudnn.lstm" in rudnn.operator_names()
+
+
+def test_results_written_into_out_and_a_name_given_twice_refused():
+    x = torch.randn(6, 24)
+    y = torch.full_like(x, float("nan"))
+    returned, rstd = rudnn.call_operator(
+        "rudnn.rms_norm", {"x": x}, results=("y", "rstd"), out={"y": y}, eps=1e-6
+    )
+    assert returned is y
+    expected = x.double() * torch.rsqrt(x.double().pow(2).mean(-1, keepdim=True) + 1e-6)
+    assert_close(y, expected, 1e-5, "y")
+    assert rstd.shape == (6,)
+    with pytest.raises(rudnn.InvalidArgument, match="both as an operand and in out"):
+        rudnn.call_operator("rudnn.rms_norm", {"x": x}, results="y", out={"x": y})
+
+
+def test_packed_final_states_are_counted_from_the_offsets():
+    # No initial state: the count of sequences (and of final states) comes
+    # from cu_seqlens' length alone.
+    T, H, K, V = 11, 2, 16, 8
+    q, k, v = torch.randn(1, T, H, K), torch.randn(1, T, H, K), torch.randn(1, T, H, V)
+    k = torch.nn.functional.normalize(k, dim=-1)
+    g = -torch.rand(1, T, H, K)
+    beta = torch.rand(1, T, H) * 0.9 + 0.05
+    cu = torch.tensor([0, 4, 4, 11], dtype=torch.int32)
+    output, final = rudnn.call_operator(
+        "rudnn.kda_varlen",
+        {"q": q, "k": k, "v": v, "g": g, "beta": beta, "cu_seqlens": cu},
+        results=("output", "final_state"),
+        scale=K**-0.5,
+    )
+    o2, final2 = rt.chunk_kda(
+        q, k, v, g, beta, scale=K**-0.5, cu_seqlens=cu.long(), output_final_state=True
+    )
+    assert final.shape == (3, H, K, V)
+    assert torch.equal(output, o2) and torch.equal(final, final2)
+    assert torch.all(final[1] == 0)  # an empty sequence keeps its zero state
+
+
+def test_drop_ins_build_their_functions_through_the_generic_entry(monkeypatch):
+    # No drop-in parses IR of its own: with rudnn.compile's module gone,
+    # each still runs, and each new signature is a function built by the
+    # generic entry (a miss of the function cache).
+    def refuse(*args, **kwargs):
+        raise AssertionError("a drop-in parsed IR text")
+
+    monkeypatch.setattr(rudnn.program.CompiledModule, "__init__", refuse)
+    before = rt.program_cache_info()["misses"]
+    x = torch.randn(3, 40)
+    assert_close(
+        rt.rms_norm(x, (40,), eps=3e-6),
+        torch.nn.functional.rms_norm(x.double(), (40,), eps=3e-6),
+        1e-5,
+        "y",
+    )
+    q, k, v = torch.randn(1, 5, 2, 16), torch.randn(1, 7, 1, 16), torch.randn(1, 7, 1, 8)
+    rt.flash_attn_func(q, k, v, causal=True, softmax_scale=0.31)
+    lstm = rt.LSTM(6, 5, num_layers=2, bidirectional=True)
+    out, (h_n, c_n) = lstm(torch.randn(4, 2, 6))
+    assert out.shape == (4, 2, 10) and h_n.shape == (4, 2, 5)
+    assert rt.program_cache_info()["misses"] >= before + 3

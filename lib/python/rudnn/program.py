@@ -11,17 +11,39 @@ and NumPy arrays on the emulation backend. Nothing is copied: the kernels
 read and write the tensors' memory.
 """
 
+import operator
 import os
 import sys
 import threading
+import warnings
 
 import numpy as np
 
 from rudnn import _rudnn
 from rudnn.errors import InvalidArgument, Unsupported, invalid
 
+DEFAULT_PROGRAM_CACHE_SIZE = 256
+
+
+def _capacity_from_environment():
+    """RUDNN_PROGRAM_CACHE_SIZE, a positive count, else the default (with a
+    warning when it is set to anything else)."""
+    text = os.environ.get("RUDNN_PROGRAM_CACHE_SIZE", "").strip()
+    if not text:
+        return DEFAULT_PROGRAM_CACHE_SIZE
+    if text.isdigit() and int(text) > 0:
+        return int(text)
+    warnings.warn(
+        f"RUDNN_PROGRAM_CACHE_SIZE={text!r} is not a positive count; "
+        f"{DEFAULT_PROGRAM_CACHE_SIZE} programs are kept",
+        stacklevel=2,
+    )
+    return DEFAULT_PROGRAM_CACHE_SIZE
+
+
 _contexts = {}
 _contexts_lock = threading.Lock()
+_program_capacity = _capacity_from_environment()
 
 
 def default_context(backend="emulation", device=0):
@@ -31,8 +53,60 @@ def default_context(backend="emulation", device=0):
     with _contexts_lock:
         context = _contexts.get(key)
         if context is None:
-            context = _contexts[key] = _rudnn.Context(backend=backend, device=device)
+            context = _rudnn.Context(backend=backend, device=device)
+            context.set_function_cache_capacity(_program_capacity)
+            _contexts[key] = context
         return context
+
+
+def set_program_cache_size(capacity):
+    """Keeps at most `capacity` (≥ 1) operator functions in each default
+    context, one per signature (operator, dtypes, static dims, alignment,
+    attribute values such as eps or softmax_scale), dropping the least
+    recently used beyond it, now and from then on; a dropped signature is
+    built again when called (its kernels come back from the kernel cache).
+    Returns the previous capacity. The default, 256, comes from
+    RUDNN_PROGRAM_CACHE_SIZE when set at import."""
+    global _program_capacity
+    if isinstance(capacity, bool):
+        raise invalid("capacity", f"expected an integer, got {capacity!r}")
+    try:
+        capacity = operator.index(capacity)
+    except TypeError:
+        raise invalid("capacity", f"expected an integer, got {capacity!r}") from None
+    if capacity < 1:
+        raise invalid("capacity", f"{capacity} is less than 1")
+    with _contexts_lock:
+        previous, _program_capacity = _program_capacity, capacity
+        for context in _contexts.values():
+            context.set_function_cache_capacity(capacity)
+    return previous
+
+
+def program_cache_info():
+    """The operator functions the drop-ins and call_operator use, summed
+    over the default contexts: a dict of size (functions kept), capacity
+    (per context), hits, misses (each a function built) and evictions
+    (dropped to stay within capacity), counted since import."""
+    with _contexts_lock:
+        counters = [context.counters() for context in _contexts.values()]
+        capacity = _program_capacity
+    total = {
+        key: sum(c[name] for c in counters)
+        for key, name in (
+            ("size", "functions_cached"),
+            ("hits", "function_cache_hits"),
+            ("misses", "function_cache_misses"),
+            ("evictions", "function_cache_evictions"),
+        )
+    }
+    return dict(
+        size=total["size"],
+        capacity=capacity,
+        hits=total["hits"],
+        misses=total["misses"],
+        evictions=total["evictions"],
+    )
 
 
 def _torch():
@@ -113,17 +187,21 @@ def _context_for(placement, context):
 
 def _call(function, values, placement, out, stream):
     """Calls a native function on `values` (its arguments in order) and
-    returns its results: `out`, or, when None, results allocated by the
-    arguments' framework on their device (one that updates an argument in
-    place is that argument). On CUDA the default stream is torch's current
-    one."""
+    returns its results: `out`, where it holds a tensor, else results
+    allocated by the arguments' framework on their device (one that updates
+    an argument in place is that argument). On CUDA the default stream is
+    torch's current one."""
     exported = [_exported(v) for v in values]
-    if out is None:
+    if out is None or any(value is None for value in out):
+        given = out or [None] * len(function.results)
         names = [a["name"] for a in function.arguments]
         like = values[0] if values else np.empty(0)
+        shapes = function.result_shapes(exported)
         out = []
-        for info, shape in zip(function.results, function.result_shapes(exported)):
-            if info["updates"]:
+        for info, shape, value in zip(function.results, shapes, given):
+            if value is not None:
+                out.append(value)
+            elif info["updates"]:
                 out.append(values[names.index(info["updates"])])
             else:
                 out.append(_empty(like, shape, info["dtype"], info["name"]))
@@ -252,25 +330,33 @@ def compile(source, context=None):
     return CompiledModule(source, context)
 
 
-def call_operator(op, tensors, *, results, context=None, stream=None, **attributes):
+def call_operator(op, tensors, *, results, out=None, context=None, stream=None, **attributes):
     """Calls the rudnn operator `op` ("rudnn.layer_norm") on `tensors`, a
     dict of its operands by contract name, with `attributes` as keywords
     (bools, ints, floats, strings), returning the results named in
-    `results` (allocated like its inputs; a cache updated in place is the
-    operand itself), one tensor or a tuple in the order asked. Every
-    operator and option of the dialect is reachable here: an unknown
-    operator, attribute or tensor name raises naming it."""
+    `results`, one tensor or a tuple in the order asked: those in `out` (a
+    dict by contract name) written there, the others allocated like the
+    inputs (a cache updated in place is the operand itself). Every operator
+    and option of the dialect is reachable here: an unknown operator,
+    attribute or tensor name raises naming it. The function built for each
+    signature is kept by the context (program_cache_info)."""
     if isinstance(results, str):
         results = (results,)
-    names = list(tensors)
-    if not names:
+    out = dict(out or {})
+    names = list(tensors) + list(out)
+    if not tensors:
         raise invalid("tensors", "an operator takes at least one tensor")
-    placement = _common_placement(list(tensors.values()), names)
+    for name in out:
+        if name in tensors:
+            raise invalid(name, "is given both as an operand and in out")
+    placement = _common_placement(list(tensors.values()) + list(out.values()), names)
     context = _context_for(placement, context)
-    exported = {name: _exported(value) for name, value in tensors.items()}
-    function = _rudnn.operator_function(context, op, attributes, exported, list(results))
+    exported = {name: _exported(value) for name, value in {**tensors, **out}.items()}
+    wanted = list(results) + [name for name in out if name not in results]
+    function = _rudnn.operator_function(context, op, attributes, exported, wanted)
     values = [tensors[a["name"]] for a in function.arguments]
-    computed = _call(function, values, placement, None, stream)
+    given = [out.get(r["name"]) for r in function.results]
+    computed = _call(function, values, placement, given, stream)
     out = dict(zip((r["name"] for r in function.results), computed))
     asked = tuple(out[name] for name in results)
     return asked[0] if len(asked) == 1 else asked

@@ -174,7 +174,15 @@ NB_MODULE(_rudnn, m) {
              dict["plan_cache_hits"] = counters.planCacheHits;
              dict["plan_cache_misses"] = counters.planCacheMisses;
              dict["plan_cache_evictions"] = counters.planCacheEvictions;
+             dict["function_cache_hits"] = counters.functionCacheHits;
+             dict["function_cache_misses"] = counters.functionCacheMisses;
+             dict["function_cache_evictions"] = counters.functionCacheEvictions;
+             dict["functions_cached"] = counters.functionsCached;
              return dict;
+           })
+      .def("set_function_cache_capacity",
+           [](Context &self, size_t capacity) {
+             return self.setFunctionCacheCapacity(capacity);
            })
       .def(
           "synchronize",

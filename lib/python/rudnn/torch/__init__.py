@@ -13,14 +13,15 @@ differentiable through torch.autograd where the operator has a backward:
 
 CUDA tensors run on the GPU, CPU tensors on the emulation backend.
 
-Each signature of a call (operator, dtypes, the dims the code is
-specialized for, attribute values such as eps or softmax_scale) compiles
-to a function kept in a cache of at most 256 (RUDNN_PROGRAM_CACHE_SIZE at
-import, or ``set_program_cache_size``), the least recently used dropped;
-``program_cache_info`` counts its hits, misses and evictions.
+Each drop-in calls its operator through ``rudnn.call_operator``. Each
+signature of a call (operator, dtypes, the dims the code is specialized
+for, alignment, attribute values such as eps or softmax_scale) builds a
+function kept by the context, at most 256 of them (RUDNN_PROGRAM_CACHE_SIZE
+at import, or ``set_program_cache_size``), the least recently used
+dropped; ``program_cache_info`` counts its hits, misses and evictions.
 """
 
-from rudnn.torch._common import program_cache_info, set_program_cache_size
+from rudnn.program import program_cache_info, set_program_cache_size
 from rudnn.torch.attention import flash_attn_func, flash_attn_varlen_func
 from rudnn.torch.kda import chunk_kda
 from rudnn.torch.kda_decode import kda_decode
@@ -31,9 +32,9 @@ from rudnn.torch.norm import layer_norm, rms_norm
 __all__ = [
     "LSTM",
     "chunk_kda",
-    "kda_decode",
     "flash_attn_func",
     "flash_attn_varlen_func",
+    "kda_decode",
     "kv_cache_attention",
     "layer_norm",
     "program_cache_info",

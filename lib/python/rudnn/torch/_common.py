@@ -1,32 +1,16 @@
-"""What the drop-in functions share: argument checks, the rudnn IR of one
-operator call as a function, and the compiled functions, one per
-signature, the least recently used dropped beyond a bound."""
+"""What the drop-in functions share: argument checks and the call of one
+operator through rudnn's generic entry."""
 
-import collections
 import math
 import operator
-import os
 import struct
-import threading
-import warnings
 
 import torch
 
 import rudnn
 from rudnn.errors import invalid
 
-_ELEMENT_TYPES = {
-    torch.float32: "f32",
-    torch.float16: "f16",
-    torch.bfloat16: "bf16",
-    torch.int32: "i32",
-    torch.bool: "i1",
-}
 FLOATS = (torch.float32, torch.float16, torch.bfloat16)
-
-
-def element_type(tensor):
-    return _ELEMENT_TYPES[tensor.dtype]
 
 
 def check_tensor(name, tensor, rank=None, dtypes=FLOATS, like=None):
@@ -199,132 +183,13 @@ def check_offsets(name, offsets, total, what):
         raise invalid(name, f"{rule}: entry {len(values) - 1} is {values[-1]}, not {what}")
 
 
-def tensor_type(shape, dtype):
-    """`tensor<?x?x64xbf16>` for shape (None, None, 64): None is dynamic."""
-    dims = "".join(("?" if d is None else str(d)) + "x" for d in shape)
-    return f"tensor<{dims}{dtype}>"
-
-
-def float_attr(value):
-    """A float32 attribute's text: the value rounded to float32 first, so
-    the text names exactly the float32 the operator gets."""
-    return f"{_as_float32(float(value)):.9e}"
-
-
-def function_text(operation, syntax, operands, results, returned=None):
-    """A function `@main` that calls one operator: `operands` and
-    `results` are (name, type) pairs in the op's order, `syntax` the op's
-    operands and attributes with `%name` for each operand, `returned` the
-    results the function returns (all by default)."""
-    returned = [r for r in results if returned is None or r[0] in returned]
-    arguments = ",\n    ".join(f'%{n}: {t} {{rudnn.name = "{n}"}}' for n, t in operands)
-    outputs = ",\n    ".join(f'{t} {{rudnn.name = "{n}"}}' for n, t in returned)
-    names = ", ".join(f"%{n}_" for n, _ in results)
-    operand_types = ", ".join(t for _, t in operands)
-    result_types = ", ".join(t for _, t in results)
-    returns = ", ".join(f"%{n}_" for n, _ in returned)
-    return_types = ", ".join(t for _, t in returned)
-    return (
-        f"func.func @main({arguments})\n    -> ({outputs}) {{\n"
-        f"  {names} = {operation} {syntax}\n"
-        f"      : ({operand_types}) -> ({result_types})\n"
-        f"  return {returns} : {return_types}\n}}\n"
-    )
-
-
-DEFAULT_PROGRAM_CACHE_SIZE = 256
-
-
-def _capacity_from_environment():
-    """RUDNN_PROGRAM_CACHE_SIZE, a positive count, else the default (with a
-    warning when it is set to anything else)."""
-    text = os.environ.get("RUDNN_PROGRAM_CACHE_SIZE", "").strip()
-    if not text:
-        return DEFAULT_PROGRAM_CACHE_SIZE
-    if text.isdigit() and int(text) > 0:
-        return int(text)
-    warnings.warn(
-        f"RUDNN_PROGRAM_CACHE_SIZE={text!r} is not a positive count; "
-        f"{DEFAULT_PROGRAM_CACHE_SIZE} programs are kept",
-        stacklevel=2,
-    )
-    return DEFAULT_PROGRAM_CACHE_SIZE
-
-
-class _ProgramCache:
-    """The compiled function of each signature, at most `capacity` of them:
-    every distinct attribute value (an eps, a scale) is a signature of its
-    own, so an unbounded cache would grow with every value a caller ever
-    passed. The least recently used is dropped first; a dropped signature
-    compiles again when called (its kernels come back from rudnn's kernel
-    cache). Thread safe; a compile runs outside the lock, so two threads
-    missing the same signature may both build it and the first kept
-    wins."""
-
-    def __init__(self, capacity):
-        self._lock = threading.Lock()
-        self._functions = collections.OrderedDict()
-        self._capacity = capacity
-        self._hits = self._misses = self._evictions = 0
-
-    def _evict_beyond_capacity(self):
-        while len(self._functions) > self._capacity:
-            self._functions.popitem(last=False)
-            self._evictions += 1
-
-    def get(self, key, build):
-        with self._lock:
-            function = self._functions.get(key)
-            if function is not None:
-                self._functions.move_to_end(key)
-                self._hits += 1
-                return function
-            self._misses += 1
-        function = rudnn.compile(build()).main
-        with self._lock:
-            function = self._functions.setdefault(key, function)
-            self._functions.move_to_end(key)
-            self._evict_beyond_capacity()
-        return function
-
-    def resize(self, capacity):
-        with self._lock:
-            previous, self._capacity = self._capacity, capacity
-            self._evict_beyond_capacity()
-        return previous
-
-    def info(self):
-        with self._lock:
-            return {
-                "size": len(self._functions),
-                "capacity": self._capacity,
-                "hits": self._hits,
-                "misses": self._misses,
-                "evictions": self._evictions,
-            }
-
-
-_programs = _ProgramCache(_capacity_from_environment())
-
-
-def program(key, build):
-    """The compiled function for `key`, built from the IR text `build()`
-    returns the first time: one parse per signature, and rudnn compiles
-    each of its kernels once."""
-    return _programs.get(key, build)
-
-
-def set_program_cache_size(capacity):
-    """Keeps at most `capacity` (≥ 1) compiled drop-in functions, one per
-    signature (operator, dtypes, static dims, attribute values such as eps
-    or softmax_scale), dropping the least recently used beyond it, now and
-    from then on. Returns the previous capacity. The default, 256, comes
-    from RUDNN_PROGRAM_CACHE_SIZE when set at import."""
-    return _programs.resize(integer_option("capacity", capacity, minimum=1))
-
-
-def program_cache_info():
-    """The compiled-function cache's state: a dict of size (functions
-    kept), capacity, hits, misses (each a compile) and evictions (functions
-    dropped to stay within capacity), counted since import."""
-    return _programs.info()
+def call(op, tensors, results, out=None, **attributes):
+    """The results named `results` (a tuple, in that order) of the rudnn
+    operator `op` on `tensors` (by contract name; None: absent), with the
+    attributes not None, through rudnn's generic entry: the function of
+    each signature is built once and kept by the context
+    (program_cache_info). `out`: results to write into, by name."""
+    given = {name: tensor for name, tensor in tensors.items() if tensor is not None}
+    options = {name: value for name, value in attributes.items() if value is not None}
+    computed = rudnn.call_operator(op, given, results=results, out=out, **options)
+    return computed if isinstance(computed, tuple) else (computed,)

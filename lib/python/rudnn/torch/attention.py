@@ -14,78 +14,30 @@ from torch import Tensor
 from rudnn.errors import Unsupported, invalid
 from rudnn.torch._common import (
     INT32_MAX,
+    call,
     check_dim,
     check_offsets,
     check_tensor,
     dense,
-    element_type,
-    float_attr,
     float_option,
-    function_text,
     int32_indices,
     integer_option,
-    program,
-    tensor_type,
 )
 
 
 def _attributes(scale, causal, window_left, window_right, softcap):
-    text = " causal" if causal else ""
+    """The operators' attributes (a window only when bounded, a softcap only
+    when positive)."""
+    attributes = dict(scale=scale, causal=causal)
     if (window_left, window_right) != (-1, -1):
-        text += f" window ({window_left}, {window_right})"
+        attributes.update(window_left=window_left, window_right=window_right)
     if softcap > 0:
-        text += f" softcap {float_attr(softcap)}"
-    return text + f" scale {float_attr(scale)}"
+        attributes["softcap"] = softcap
+    return attributes
 
 
-def _operands(q, k, v, packed):
-    """The q, k, v operands and the offsets (packed), as (name, type)."""
-    lead = (None,) * (q.dim() - 1)
-    operands = [
-        ("q", tensor_type(lead + (q.shape[-1],), element_type(q))),
-        ("k", tensor_type(lead + (k.shape[-1],), element_type(q))),
-        ("v", tensor_type(lead + (v.shape[-1],), element_type(q))),
-    ]
-    syntax = "%q, %k, %v"
-    if packed:
-        operands += [
-            ("cu_seqlens_q", tensor_type((None,), "i32")),
-            ("cu_seqlens_k", tensor_type((None,), "i32")),
-        ]
-        syntax += " cu_seqlens(%cu_seqlens_q, %cu_seqlens_k)"
-    return operands, syntax
-
-
-def _forward_program(q, k, v, packed, attributes):
-    key = ("attention", packed, q.dtype, q.shape[-1], v.shape[-1], attributes)
-
-    def build():
-        operands, syntax = _operands(q, k, v, packed)
-        lead = (None,) * (q.dim() - 1)
-        results = [
-            ("o", tensor_type(lead + (v.shape[-1],), element_type(q))),
-            ("lse", tensor_type(lead, "f32")),
-        ]
-        name = "rudnn.attention_varlen" if packed else "rudnn.attention"
-        return function_text(name, syntax + attributes, operands, results)
-
-    return program(key, build)
-
-
-def _backward_program(q, k, v, packed, attributes):
-    key = ("attention_backward", packed, q.dtype, q.shape[-1], v.shape[-1], attributes)
-
-    def build():
-        operands, syntax = _operands(q, k, v, packed)
-        lead = (None,) * (q.dim() - 1)
-        output = tensor_type(lead + (v.shape[-1],), element_type(q))
-        operands += [("o", output), ("lse", tensor_type(lead, "f32")), ("d_output", output)]
-        syntax += " output(%o, %lse) gradient %d_output"
-        results = [("d" + name, type) for name, type in operands[:3]]
-        name = "rudnn.attention_varlen_backward" if packed else "rudnn.attention_backward"
-        return function_text(name, syntax + attributes, operands, results)
-
-    return program(key, build)
+def _operator(name, cu_seqlens_q):
+    return f"rudnn.{name}_varlen" if cu_seqlens_q is not None else f"rudnn.{name}"
 
 
 def _nothing_to_compute(q, k, cu_seqlens_q, cu_seqlens_k):
@@ -122,9 +74,12 @@ def _attention(
         # Every query (if any) has no key: o = 0, lse = −inf.
         o = q.new_zeros(*q.shape[:-1], v.shape[-1])
         return o, q.new_full(_lse_shape(q, packed), -math.inf, dtype=torch.float32)
-    attributes = _attributes(scale, causal, window_left, window_right, softcap)
-    offsets = [cu_seqlens_q, cu_seqlens_k] if packed else []
-    return _forward_program(q, k, v, packed, attributes)(q, k, v, *offsets)
+    return call(
+        _operator("attention", cu_seqlens_q),
+        dict(q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k),
+        ("o", "lse"),
+        **_attributes(scale, causal, window_left, window_right, softcap),
+    )
 
 
 @_attention.register_fake
@@ -149,13 +104,16 @@ def _attention_backward(
     window_right: int,
     softcap: float,
 ) -> tuple[Tensor, Tensor, Tensor]:
-    packed = cu_seqlens_q is not None
     if _nothing_to_compute(q, k, cu_seqlens_q, cu_seqlens_k):
         # No query saw a key: nothing depends on q, k or v.
         return q.new_zeros(q.shape), k.new_zeros(k.shape), v.new_zeros(v.shape)
-    attributes = _attributes(scale, causal, window_left, window_right, softcap)
-    offsets = [cu_seqlens_q, cu_seqlens_k] if packed else []
-    return _backward_program(q, k, v, packed, attributes)(q, k, v, *offsets, o, lse, d_output)
+    tensors = dict(q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k)
+    return call(
+        _operator("attention", cu_seqlens_q) + "_backward",
+        dict(tensors, o=o, lse=lse, d_output=d_output),
+        ("dq", "dk", "dv"),
+        **_attributes(scale, causal, window_left, window_right, softcap),
+    )
 
 
 @_attention_backward.register_fake

@@ -13,125 +13,30 @@ from torch import Tensor
 
 from rudnn.errors import invalid
 from rudnn.torch._common import (
+    call,
     check_dim,
     check_offsets,
     check_tensor,
     dense,
-    element_type,
-    float_attr,
     float_option,
-    function_text,
     int32_indices,
-    program,
-    tensor_type,
 )
 
 
-def _operands(q, k, v, g, beta, initial_state, packed):
-    """The operands every form reads first, their syntax and the state type."""
-    keys, values = q.shape[-1], v.shape[-1]
-    lead = (1, None, None) if packed else (None, None, None)
-    operands = [
-        ("q", tensor_type(lead + (keys,), element_type(q))),
-        ("k", tensor_type(lead + (keys,), element_type(k))),
-        ("v", tensor_type(lead + (values,), element_type(v))),
-        ("g", tensor_type(lead + (keys,), element_type(g))),
-        ("beta", tensor_type(lead, element_type(beta))),
-    ]
-    syntax = "%q, %k, %v, %g, %beta"
-    if packed:
-        operands.append(("cu_seqlens", tensor_type((None,), "i32")))
-        syntax += " cu_seqlens %cu_seqlens"
-    state = tensor_type((None, None, keys, values), "f32")
-    if initial_state is not None:
-        operands.append(("initial_state", state))
-        syntax += " initial_state %initial_state"
-    return operands, syntax, state
-
-
-def _gate(a_log, dt_bias, keys):
-    """The gate's parameters as operands (after the others) and syntax."""
-    operands, syntax = [], ""
-    if a_log is not None:
-        operands.append(("a_log", tensor_type((None,), "f32")))
-        syntax += " a_log %a_log"
-    if dt_bias is not None:
-        operands.append(("dt_bias", tensor_type((None, keys), "f32")))
-        syntax += " dt_bias %dt_bias"
-    return operands, syntax
-
-
-def _attributes(grouped, scale, qk_l2norm, beta_logits, lower_bound):
-    text = f" scale {float_attr(scale)}"
-    text += " grouped_heads" if grouped else ""
-    text += " qk_l2norm" if qk_l2norm else ""
-    text += " beta_logits" if beta_logits else ""
-    if lower_bound is not None:
-        text += f" gate_lower_bound {float_attr(lower_bound)}"
-    return text
-
-
-def _key(inputs, packed, *rest):
-    q, k, v, g, beta, initial_state, a_log, dt_bias = inputs
-    return (
-        packed,
-        q.shape[2] != v.shape[2],
-        q.dtype,
-        k.dtype,
-        v.dtype,
-        g.dtype,
-        beta.dtype,
-        q.shape[-1],
-        v.shape[-1],
-        initial_state is not None,
-        a_log is not None,
-        dt_bias is not None,
-        *rest,
+def _attributes(q, v, scale, qk_l2norm, beta_logits, lower_bound):
+    """The operators' attributes: grouped heads when q has fewer heads than
+    v, the transforms asked for, the gate's lower bound when given."""
+    return dict(
+        scale=scale,
+        grouped_heads=q.shape[2] != v.shape[2],
+        qk_l2norm=qk_l2norm,
+        beta_logits=beta_logits,
+        gate_lower_bound=lower_bound,
     )
 
 
-def _forward_program(inputs, packed, options):
-    q, k, v, g, beta, initial_state, a_log, dt_bias = inputs
-
-    def build():
-        operands, syntax, state = _operands(q, k, v, g, beta, initial_state, packed)
-        gate, gate_syntax = _gate(a_log, dt_bias, q.shape[-1])
-        lead = (1, None, None) if packed else (None, None, None)
-        results = [
-            ("o", tensor_type(lead + (v.shape[-1],), element_type(v))),
-            ("final_state", state),
-        ]
-        operation = "rudnn.kda_varlen" if packed else "rudnn.kda"
-        syntax += gate_syntax + _attributes(q.shape[2] != v.shape[2], *options)
-        return function_text(operation, syntax, operands + gate, results)
-
-    return program(("kda",) + _key(inputs, packed, *options), build)
-
-
-def _backward_program(inputs, packed, with_d_final_state, options):
-    q, k, v, g, beta, initial_state, a_log, dt_bias = inputs
-
-    def build():
-        operands, syntax, state = _operands(q, k, v, g, beta, initial_state, packed)
-        results = [("d" + name, type) for name, type in operands[:5]]
-        operands.append(("d_output", operands[2][1]))
-        syntax += " d_output %d_output"
-        if with_d_final_state:
-            operands.append(("d_final_state", state))
-            syntax += " d_final_state %d_final_state"
-        if initial_state is not None:
-            results.append(("d_initial_state", state))
-        gate, gate_syntax = _gate(a_log, dt_bias, q.shape[-1])
-        results += [("d_" + name, type) for name, type in gate]
-        operation = "rudnn.kda_varlen_backward" if packed else "rudnn.kda_backward"
-        syntax += gate_syntax + _attributes(q.shape[2] != v.shape[2], *options)
-        return function_text(operation, syntax, operands + gate, results)
-
-    return program(("kda_backward", with_d_final_state) + _key(inputs, packed, *options), build)
-
-
-def _present(*tensors):
-    return [t for t in tensors if t is not None]
+def _operator(name, cu_seqlens):
+    return f"rudnn.{name}_varlen" if cu_seqlens is not None else f"rudnn.{name}"
 
 
 def _nothing_to_compute(q, v, cu_seqlens):
@@ -166,14 +71,21 @@ def _chunk_kda(
         states = _states(q, v, cu_seqlens)
         final_state = initial_state.clone() if initial_state is not None else states.zero_()
         return v.new_zeros(v.shape), final_state
-    inputs = (q, k, v, g, beta, initial_state, a_log, dt_bias)
-    options = (scale, qk_l2norm, beta_logits, lower_bound)
-    function = _forward_program(inputs, cu_seqlens is not None, options)
-    # The results are allocated here: a packed call's count of final states
-    # comes from the offsets' length, which the function's shapes do not give.
-    results = (v.new_empty(v.shape), _states(q, v, cu_seqlens))
-    return function(
-        q, k, v, g, beta, *_present(cu_seqlens, initial_state, a_log, dt_bias), out=results
+    return call(
+        _operator("kda", cu_seqlens),
+        dict(
+            q=q,
+            k=k,
+            v=v,
+            g=g,
+            beta=beta,
+            cu_seqlens=cu_seqlens,
+            initial_state=initial_state,
+            a_log=a_log,
+            dt_bias=dt_bias,
+        ),
+        ("output", "final_state"),
+        **_attributes(q, v, scale, qk_l2norm, beta_logits, lower_bound),
     )
 
 
@@ -222,23 +134,30 @@ def _chunk_kda_backward(
             d_initial_state = d_final_state.clone()
         gate = [t.new_zeros(t.shape) if t is not None else q.new_empty(0) for t in (a_log, dt_bias)]
         return (*grads, d_initial_state, *gate)
-    inputs = (q, k, v, g, beta, initial_state, a_log, dt_bias)
-    options = (scale, qk_l2norm, beta_logits, lower_bound)
-    function = _backward_program(inputs, cu_seqlens is not None, d_final_state is not None, options)
-    grads = list(
-        function(
-            q,
-            k,
-            v,
-            g,
-            beta,
-            *_present(cu_seqlens, initial_state),
-            d_output,
-            *_present(d_final_state, a_log, dt_bias),
-        )
+    optional = {"d_initial_state": initial_state, "d_a_log": a_log, "d_dt_bias": dt_bias}
+    grads = call(
+        _operator("kda", cu_seqlens) + "_backward",
+        dict(
+            q=q,
+            k=k,
+            v=v,
+            g=g,
+            beta=beta,
+            cu_seqlens=cu_seqlens,
+            initial_state=initial_state,
+            d_output=d_output,
+            d_final_state=d_final_state,
+            a_log=a_log,
+            dt_bias=dt_bias,
+        ),
+        ("dq", "dk", "dv", "dg", "dbeta") + tuple(n for n, t in optional.items() if t is not None),
+        **_attributes(q, v, scale, qk_l2norm, beta_logits, lower_bound),
     )
-    optional = [grads.pop(5) if t is not None else q.new_empty(0) for t in inputs[5:]]
-    return (*grads, *optional)
+    present = iter(grads[5:])
+    return (
+        *grads[:5],
+        *(next(present) if t is not None else q.new_empty(0) for t in optional.values()),
+    )
 
 
 @_chunk_kda_backward.register_fake

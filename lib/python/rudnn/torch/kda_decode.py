@@ -9,39 +9,14 @@ import torch
 from torch import Tensor
 
 from rudnn.torch._common import (
+    call,
     check_dim,
     check_tensor,
     check_updatable,
     dense,
-    element_type,
-    function_text,
     int32_indices,
-    program,
-    tensor_type,
 )
-from rudnn.torch.kda import _attributes, _check_inputs, _gate, _key, _operands, _transforms
-
-
-def _program(q, k, v, g, beta, state_pool, a_log, dt_bias, options):
-    inputs = (q, k, v, g, beta, None, a_log, dt_bias)
-
-    def build():
-        operands, syntax, _ = _operands(q, k, v, g, beta, None, packed=False)
-        pool = tensor_type((None, None, q.shape[-1], v.shape[-1]), element_type(state_pool))
-        operands += [("state_pool", pool), ("slots", tensor_type((None,), "i32"))]
-        gate, gate_syntax = _gate(a_log, dt_bias, q.shape[-1])
-        syntax += " pool(%state_pool, %slots)" + gate_syntax
-        syntax += _attributes(q.shape[2] != v.shape[2], *options)
-        results = [
-            ("o", operands[2][1]),
-            ("state_pool", pool),
-            ("status", tensor_type((None,), "i32")),
-        ]
-        return function_text(
-            "rudnn.kda_decode", syntax, operands + gate, results, returned=("o", "state_pool")
-        )
-
-    return program(("kda_decode", state_pool.dtype) + _key(inputs, False, *options), build)
+from rudnn.torch.kda import _attributes, _check_inputs, _transforms
 
 
 @torch.library.custom_op("rudnn::kda_decode", mutates_args=("state_pool",))
@@ -64,11 +39,23 @@ def _kda_decode(
         # No token or value channel to compute, or no slot in the pool: each
         # entry's o is 0 (empty) and the pool stays as it was.
         return v.new_zeros(v.shape)
-    options = (scale, qk_l2norm, beta_logits, lower_bound)
-    function = _program(q, k, v, g, beta, state_pool, a_log, dt_bias, options)
-    gate = [t for t in (a_log, dt_bias) if t is not None]
-    o, _ = function(q, k, v, g, beta, state_pool, slots, *gate)
-    return o
+    (output,) = call(
+        "rudnn.kda_decode",
+        dict(
+            q=q,
+            k=k,
+            v=v,
+            g=g,
+            beta=beta,
+            state_pool=state_pool,
+            slots=slots,
+            a_log=a_log,
+            dt_bias=dt_bias,
+        ),
+        ("output",),
+        **_attributes(q, v, scale, qk_l2norm, beta_logits, lower_bound),
+    )
+    return output
 
 
 @_kda_decode.register_fake

@@ -12,62 +12,14 @@ from torch import Tensor
 
 from rudnn.errors import invalid
 from rudnn.torch._common import (
+    call,
     check_dim,
     check_tensor,
     check_updatable,
     dense,
-    element_type,
-    float_attr,
     float_option,
-    function_text,
     int32_indices,
-    program,
-    tensor_type,
 )
-
-
-def _program(q, v, k_cache, scale, paged):
-    page = k_cache.shape[1] if paged else None  # the page size is static
-    key = ("kv_cache_attention", q.dtype, q.shape[-1], v.shape[-1], page, scale)
-
-    def build():
-        keys = tensor_type((None, None, None, q.shape[-1]), element_type(q))
-        values = tensor_type((None, None, None, v.shape[-1]), element_type(q))
-        cache_keys = tensor_type((None, page, None, q.shape[-1]), element_type(q))
-        cache_values = tensor_type((None, page, None, v.shape[-1]), element_type(q))
-        operands = [
-            ("q", keys),
-            ("k", keys),
-            ("v", values),
-            ("k_cache", cache_keys),
-            ("v_cache", cache_values),
-        ]
-        if paged:
-            operands.append(("block_table", tensor_type((None, None), "i32")))
-            syntax = "%q, %k, %v pages(%k_cache, %v_cache) block_table %block_table"
-        else:
-            syntax = "%q, %k, %v cache(%k_cache, %v_cache)"
-        operands.append(("cache_lengths", tensor_type((None,), "i32")))
-        syntax += f" lengths %cache_lengths scale {float_attr(scale)}"
-        results = [
-            ("o", values),
-            ("k_cache", cache_keys),
-            ("v_cache", cache_values),
-            ("lse", tensor_type((None, None, None), "f32")),
-            ("status", tensor_type((None,), "i32")),
-        ]
-        operation = "rudnn.kv_cache_attention" + ("_paged" if paged else "")
-        # The status is always returned: with it the kernel also refuses an
-        # entry appending to a page another entry uses.
-        return function_text(
-            operation,
-            syntax,
-            operands,
-            results,
-            returned=("o", "k_cache", "v_cache", "lse", "status"),
-        )
-
-    return program(key, build)
 
 
 def _capacity(k_cache, block_table):
@@ -96,11 +48,19 @@ def _kv_cache_attention(
         refused = int(q.shape[1] > 0)
         status = torch.full((q.shape[0],), refused, dtype=torch.int32, device=q.device)
         return q.new_zeros(*q.shape[:-1], v.shape[-1]), lse, status
-    paged = block_table is not None
-    table = [block_table] if paged else []
-    function = _program(q, v, k_cache, scale, paged)
-    o, _, _, lse, status = function(q, k, v, k_cache, v_cache, *table, cache_lengths)
-    return o, lse, status
+    if block_table is None:
+        operator, caches = "rudnn.kv_cache_attention", dict(k_cache=k_cache, v_cache=v_cache)
+    else:
+        operator = "rudnn.kv_cache_attention_paged"
+        caches = dict(k_pages=k_cache, v_pages=v_cache, block_table=block_table)
+    # The status is always asked for: with it the kernel also refuses an
+    # entry appending to a page another entry uses.
+    return call(
+        operator,
+        dict(q=q, k=k, v=v, **caches, cache_lengths=cache_lengths),
+        ("o", "lse", "status"),
+        scale=scale,
+    )
 
 
 @_kv_cache_attention.register_fake

@@ -12,60 +12,24 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from rudnn.errors import Unsupported, invalid
-from rudnn.torch._common import (
-    check_tensor,
-    dense,
-    element_type,
-    function_text,
-    int32_indices,
-    integer_option,
-    program,
-    tensor_type,
-)
+from rudnn.torch._common import call, check_tensor, dense, int32_indices, integer_option
 
 # The most layers rudnn.lstm takes.
 _MAX_LAYERS = 1024
 
 
-def _program(x, weights, layers, directions, hidden, batch_first, with_state, with_lengths):
-    key = (
-        "lstm",
-        x.dtype,
-        x.shape[-1],
-        hidden,
-        layers,
-        directions,
-        len(weights),
-        batch_first,
-        with_state,
-        with_lengths,
-    )
-
-    def build():
-        dtype = element_type(x)
-        sequence = tensor_type((None, None, x.shape[-1]), dtype)
-        state = tensor_type((layers * directions, None, hidden), dtype)
-        operands, syntax = [("x", sequence)], "%x"
-        if with_state:
-            operands += [("h0", state), ("c0", state)]
-            syntax += " h0 %h0 c0 %c0"
-        if with_lengths:
-            operands.append(("lengths", tensor_type((None,), "i32")))
-            syntax += " lengths %lengths"
-        names = [f"w{i}" for i in range(len(weights))]
-        operands += [(n, tensor_type(tuple(w.shape), dtype)) for n, w in zip(names, weights)]
-        syntax += " weights(" + ", ".join("%" + n for n in names) + f") layers {layers}"
-        syntax += (" bidirectional" if directions == 2 else "") + (
-            " batch_first" if batch_first else ""
-        )
-        results = [
-            ("out", tensor_type((None, None, directions * hidden), dtype)),
-            ("h_n", state),
-            ("c_n", state),
-        ]
-        return function_text("rudnn.lstm", syntax, operands, results)
-
-    return program(key, build)
+def _weight_names(layers, directions, count):
+    """torch.nn.LSTM's parameter names, which the operator's contract uses
+    too, in the order LSTM registers them: per layer, per direction,
+    weight_ih, weight_hh and (with biases) bias_ih, bias_hh."""
+    kinds = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+    kinds = kinds[: count // (layers * directions)]
+    return [
+        f"{kind}_l{layer}" + ("_reverse" if direction else "")
+        for layer in range(layers)
+        for direction in range(directions)
+        for kind in kinds
+    ]
 
 
 @torch.library.custom_op("rudnn::lstm", mutates_args=())
@@ -90,11 +54,15 @@ def _lstm(
             for s in (h0, c0)
         ]
         return out, states[0], states[1]
-    args = [x] + ([h0, c0] if h0 is not None else []) + ([lengths] if lengths is not None else [])
-    function = _program(
-        x, weights, layers, directions, hidden, batch_first, h0 is not None, lengths is not None
+    names = _weight_names(layers, directions, len(weights))
+    return call(
+        "rudnn.lstm",
+        dict(x=x, h0=h0, c0=c0, lengths=lengths, **dict(zip(names, weights))),
+        ("out", "h_n", "c_n"),
+        num_layers=layers,
+        bidirectional=bidirectional,
+        batch_first=batch_first,
     )
-    return function(*args, *weights)
 
 
 @_lstm.register_fake

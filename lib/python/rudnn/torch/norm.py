@@ -10,80 +10,27 @@ import torch
 from torch import Tensor
 
 from rudnn.errors import invalid
-from rudnn.torch._common import (
-    check_tensor,
-    dense,
-    element_type,
-    float_attr,
-    float_option,
-    function_text,
-    integer_option,
-    program,
-    tensor_type,
-)
+from rudnn.torch._common import call, check_tensor, dense, float_option, integer_option
 
 # The row statistics each norm saves for its backward.
 _STATISTICS = {"layer_norm": ("mean", "rstd"), "rms_norm": ("rstd",)}
 
 
-def _forward_program(kind, x, weight, bias, residual, eps):
-    stats = _STATISTICS[kind]
-    key = (
-        kind,
-        x.dtype,
-        x.shape[-1],
-        weight is not None,
-        bias is not None,
-        residual is not None,
-        float(eps),
-    )
-
-    def build():
-        row = tensor_type((None, x.shape[-1]), element_type(x))
-        vector = tensor_type((x.shape[-1],), element_type(x))
-        operands, syntax = [("x", row)], "%x"
-        for keyword, name, given in (
-            ("residual", "residual", residual),
-            ("gamma", "weight", weight),
-            ("beta", "bias", bias),
-        ):
-            if given is not None:
-                operands.append((name, row if keyword == "residual" else vector))
-                syntax += f" {keyword} %{name}"
-        syntax += f" eps {float_attr(eps)}"
-        stat = tensor_type((None,), "f32")
-        results = [("y", row)] + [(s, stat) for s in stats] + [("h", row)]
-        returned = ["y", *stats] + (["h"] if residual is not None else [])
-        return function_text(f"rudnn.{kind}", syntax, operands, results, returned)
-
-    return program(key, build)
+def _forward_call(kind, x, weight, bias, residual, eps):
+    """y, the statistics, then h when there is a residual."""
+    tensors = dict(x=x, residual=residual, gamma=weight)
+    if kind == "layer_norm":
+        tensors["beta"] = bias
+    results = ("y", *_STATISTICS[kind]) + (("h",) if residual is not None else ())
+    return call(f"rudnn.{kind}", tensors, results, eps=eps)
 
 
-def _backward_program(kind, dy, weight, with_bias):
-    stats = _STATISTICS[kind]
-    key = (kind + "_backward", dy.dtype, dy.shape[-1], weight is not None, with_bias)
-
-    def build():
-        row = tensor_type((None, dy.shape[-1]), element_type(dy))
-        vector = tensor_type((dy.shape[-1],), element_type(dy))
-        stat = tensor_type((None,), "f32")
-        operands = [("dy", row), ("x", row)] + [(s, stat) for s in stats]
-        syntax = ", ".join(f"%{n}" for n, _ in operands)
-        if weight is not None:
-            operands.append(("weight", vector))
-            syntax += " gamma %weight"
-        results = [("dx", row), ("dgamma", vector)]
-        if kind == "layer_norm":
-            results.append(("dbeta", vector))
-        returned = ["dx"] + (["dgamma"] if weight is not None else [])
-        returned += ["dbeta"] if with_bias else []
-        return function_text(f"rudnn.{kind}_backward", syntax, operands, results, returned)
-
-    return program(key, build)
-
-
-def _as_tuple(result):
-    return result if isinstance(result, tuple) else (result,)
+def _backward_call(kind, dy, x, mean, rstd, weight, with_bias):
+    """dx, then dgamma with a weight, then dbeta with a bias."""
+    tensors = dict(dy=dy, x=x, mean=mean, rstd=rstd, gamma=weight)
+    results = ("dx",) + (("dgamma",) if weight is not None else ())
+    results += ("dbeta",) if with_bias else ()
+    return call(f"rudnn.{kind}_backward", tensors, results)
 
 
 def _empty_rows(x, residual, eps):
@@ -107,10 +54,7 @@ def _layer_norm(
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     if x.numel() == 0:
         return _empty_rows(x, residual, eps)
-    args = [a for a in (x, residual, weight, bias) if a is not None]
-    y, mean, rstd, *h = _as_tuple(
-        _forward_program("layer_norm", x, weight, bias, residual, eps)(*args)
-    )
+    y, mean, rstd, *h = _forward_call("layer_norm", x, weight, bias, residual, eps)
     return y, mean, rstd, h[0] if h else x.new_empty(0)
 
 
@@ -132,8 +76,7 @@ def _rms_norm(
     if x.numel() == 0:
         y, _, rstd, h = _empty_rows(x, residual, eps)
         return y, rstd, h
-    args = [a for a in (x, residual, weight) if a is not None]
-    y, rstd, *h = _as_tuple(_forward_program("rms_norm", x, weight, None, residual, eps)(*args))
+    y, rstd, *h = _forward_call("rms_norm", x, weight, None, residual, eps)
     return y, rstd, h[0] if h else x.new_empty(0)
 
 
@@ -164,9 +107,7 @@ def _norm_backward(
             vector if weight is not None else dy.new_empty(0),
             vector.clone() if with_bias else dy.new_empty(0),
         )
-    stats = [mean, rstd] if kind == "layer_norm" else [rstd]
-    args = [dy, x, *stats] + ([weight] if weight is not None else [])
-    dx, *rest = _as_tuple(_backward_program(kind, dy, weight, with_bias)(*args))
+    dx, *rest = _backward_call(kind, dy, x, mean, rstd, weight, with_bias)
     dgamma = rest.pop(0) if weight is not None else dy.new_empty(0)
     dbeta = rest.pop(0) if with_bias else dy.new_empty(0)
     return dx, dgamma, dbeta

@@ -1,0 +1,12 @@
+//===- lstm.cuh - The lstm family's entry ---------------------------------===//
+//
+// LSTM kernels: the core and this family's building blocks.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "rudnn/core.cuh"
+
+#include "rudnn/lstm/projection.cuh"
+#include "rudnn/lstm/recurrence.cuh"
