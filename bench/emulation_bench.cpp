@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/ContextImpl.h"
+#include "codegen/device/DeviceLibrary.h"
 #include "runtime/EmulationBackend.h"
 #include "test/support/SampleKernels.h"
 
@@ -44,8 +44,7 @@ extern "C" __global__ void shuffles(int rounds, float *out) {
 
 /// One backend and buffers for a benchmark.
 struct Bench {
-  Bench()
-      : backend(EmulationOptions::fromEnvironment(deviceLibraryHeaders())) {}
+  Bench() : backend(EmulationOptions::fromEnvironment(device::headerFiles())) {}
   std::shared_ptr<LoadedKernel> build(const char *entry, const char *source) {
     return backend.load(backend.compile({entry, source}), entry);
   }

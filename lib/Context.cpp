@@ -39,13 +39,6 @@ BackendKind rudnn::parseBackend(const std::string &name) {
                         name + "'");
 }
 
-std::vector<HeaderFile> rudnn::deviceLibraryHeaders() {
-  std::vector<HeaderFile> headers;
-  for (const device::EmbeddedHeader &header : device::embeddedHeaders())
-    headers.push_back({std::string(header.name), std::string(header.contents)});
-  return headers;
-}
-
 std::string rudnn::codeAffectingEnvironment() {
   // Variables that change what a kernel compiles to, so that changing one
   // never returns a stale binary from the cache.
@@ -67,8 +60,8 @@ static std::vector<HeaderFile> contextHeaders(const ContextOptions &options) {
         value && *value)
       directory = value;
   if (!directory || directory->empty())
-    return deviceLibraryHeaders();
-  return HeaderLibrary::overlaid(deviceLibraryHeaders(), *directory, "rudnn/");
+    return device::headerFiles();
+  return HeaderLibrary::overlaid(device::headerFiles(), *directory, "rudnn/");
 }
 
 static KernelCacheOptions cacheOptions(const ContextOptions &options) {
@@ -492,6 +485,33 @@ void Context::synchronize(Stream stream) {
 float Context::timeMilliseconds(const std::function<void()> &work,
                                 Stream stream) {
   return impl_->backend().timeMilliseconds(stream, work);
+}
+
+/// The kernel entry names a dump file and the symbol to look up: a C
+/// identifier keeps it from naming a path.
+static void requireIdentifier(const std::string &text, const char *name) {
+  // ASCII ranges, not <cctype>, whose answer depends on the locale.
+  auto letter = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  const size_t length = text.size();
+  bool valid = length >= 1 && length <= 255 && letter(text[0]);
+  for (size_t i = 1; valid && i < length; ++i)
+    valid = letter(text[i]) || digit(text[i]);
+  if (!valid)
+    throw InvalidArgument(
+        std::string(name) +
+        " must be a C identifier (ASCII letters, digits and '_', not "
+        "starting with a digit, 1 to 255 characters), got '" +
+        text.substr(0, 64) + (length > 64 ? "...'" : "'"));
+}
+
+std::string Context::compileKernel(const std::string &entry,
+                                   const std::string &source,
+                                   const std::string &arch) {
+  requireIdentifier(entry, "entry");
+  return *impl_->compileForArch({entry, source}, arch);
 }
 
 Counters Context::counters() const {

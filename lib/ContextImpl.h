@@ -212,8 +212,6 @@ private:
   LruCache<std::shared_future<std::shared_ptr<runtime::PlanExecutor>>> plans;
 };
 
-/// The device library as compiler headers.
-std::vector<runtime::HeaderFile> deviceLibraryHeaders();
 /// Environment variables that change generated code, as "NAME=value" lines.
 std::string codeAffectingEnvironment();
 

@@ -210,6 +210,11 @@ mlir::RankedTensorType typeOf(mlir::Builder &b, const std::string &op,
       shape.push_back(mlir::ShapedType::kDynamic);
       continue;
     }
+    if (!dims.has(letter) && !view && c.resultIndex(tensor.name) >= 0) {
+      // A result's size the operator fixes itself (KDA's saved tiles).
+      shape.push_back(mlir::ShapedType::kDynamic);
+      continue;
+    }
     if (!dims.has(letter))
       throw InvalidArgument(op + "'s static dim " + std::string(1, letter) +
                             " (" + std::string(dim->kind) +
@@ -348,6 +353,9 @@ buildFunction(mlir::MLIRContext &mlir, const std::string &op,
       returned.push_back(value);
     }
   b.create<mlir::func::ReturnOp>(loc, returned);
+  // The op may have fixed a size the call left open (KDA's saved tiles).
+  func.setType(
+      b.getFunctionType(inputs, mlir::ValueRange(returned).getTypes()));
   return module;
 }
 
@@ -365,11 +373,10 @@ struct PreparedCall {
   std::string signature;
 };
 
-PreparedCall prepare(const std::string &op,
-                     const OperatorAttributes &attributes,
-                     const NamedTensors &tensors,
-                     const std::vector<std::string> &returned) {
-  const OperatorEntry &entry = operatorNamed(op);
+/// The flags and integers among `attributes`, as a CallDescription takes
+/// them, after refusing a name given twice or unknown to `op`.
+CallDescription describeCall(const std::string &op, const OperatorEntry &entry,
+                             const OperatorAttributes &attributes) {
   CallDescription form;
   for (size_t i = 0; i < attributes.size(); ++i)
     for (size_t j = 0; j < i; ++j)
@@ -390,6 +397,15 @@ PreparedCall prepare(const std::string &op,
     else if (const int64_t *integer = std::get_if<int64_t>(&value))
       form.integers.emplace_back(name, *integer);
   }
+  return form;
+}
+
+PreparedCall prepare(const std::string &op,
+                     const OperatorAttributes &attributes,
+                     const NamedTensors &tensors,
+                     const std::vector<std::string> &returned) {
+  const OperatorEntry &entry = operatorNamed(op);
+  CallDescription form = describeCall(op, entry, attributes);
   for (const auto &[name, view] : tensors)
     form.ranks.emplace_back(name, view.shape.size());
   const OperatorContract &contract = entry.model->getCallContract(form);
@@ -439,4 +455,38 @@ std::vector<std::string> rudnn::operatorNames() {
   for (const auto &[name, entry] : operators())
     names.push_back(name);
   return names;
+}
+
+OperatorSignature rudnn::operatorSignature(
+    const std::string &op, const OperatorAttributes &attributes,
+    const std::vector<std::pair<std::string, size_t>> &ranks) {
+  const OperatorEntry &entry = operatorNamed(op);
+  CallDescription form = describeCall(op, entry, attributes);
+  form.ranks = ranks;
+  const OperatorContract &c = entry.model->getCallContract(form);
+  OperatorSignature signature;
+  signature.op = op;
+  signature.summary = std::string(c.summary);
+  signature.attributes = entry.attributes;
+  auto tensor = [](const TensorContract &t) {
+    static const char *const kElements[] = {"float", "f32", "", "i32", "bool"};
+    SignatureTensor out;
+    out.name = std::string(t.name);
+    out.layout = std::string(t.layout);
+    out.element = t.element == ElementRule::SameAs
+                      ? "as " + std::string(t.sameAs)
+                      : kElements[static_cast<int>(t.element)];
+    out.optional = t.optional;
+    out.updates = std::string(t.updates);
+    return out;
+  };
+  for (const TensorContract &t : c.operands)
+    signature.operands.push_back(tensor(t));
+  for (const TensorContract &t : c.results)
+    signature.results.push_back(tensor(t));
+  for (const DimContract &d : c.dims)
+    signature.dims.push_back({d.letter, std::string(d.kind), std::string(d.doc),
+                              d.isStatic, d.min, d.max, d.multipleOf, d.timesOf,
+                              d.times, d.plus});
+  return signature;
 }

@@ -9,9 +9,9 @@
 
 #include "codegen/Emit/KernelBuilder.h"
 #include "codegen/Emit/Primitives.h"
+#include "dialects/IR/AttentionPolicy.h"
 #include "dialects/IR/ElementTypes.h"
 #include "dialects/IR/RudnnOps.h"
-#include "dialects/IR/TargetPolicy.h"
 
 #include <sstream>
 

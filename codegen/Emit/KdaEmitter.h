@@ -21,7 +21,7 @@
 #define RUDNN_CODEGEN_EMIT_KDAEMITTER_H
 
 #include "codegen/Emit/KernelBuilder.h"
-#include "dialects/IR/TargetPolicy.h"
+#include "dialects/IR/KdaPolicy.h"
 
 #include "llvm/ADT/ArrayRef.h"
 

@@ -11,8 +11,8 @@
 
 #include "codegen/Emit/KernelBuilder.h"
 #include "codegen/Emit/Primitives.h"
+#include "dialects/IR/KvCachePolicy.h"
 #include "dialects/IR/RudnnOps.h"
-#include "dialects/IR/TargetPolicy.h"
 
 #include <sstream>
 

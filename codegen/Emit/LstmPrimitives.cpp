@@ -10,8 +10,8 @@
 
 #include "codegen/Emit/KernelBuilder.h"
 #include "codegen/Emit/Primitives.h"
+#include "dialects/IR/LstmPolicy.h"
 #include "dialects/IR/RudnnOps.h"
-#include "dialects/IR/TargetPolicy.h"
 
 using namespace mlir;
 using namespace mlir::rudnn;

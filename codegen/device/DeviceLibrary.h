@@ -8,6 +8,8 @@
 #ifndef RUDNN_CODEGEN_DEVICE_DEVICELIBRARY_H
 #define RUDNN_CODEGEN_DEVICE_DEVICELIBRARY_H
 
+#include "runtime/Kernel.h"
+
 #include <string_view>
 #include <vector>
 
@@ -21,6 +23,10 @@ struct EmbeddedHeader {
 
 /// Every header of the device library.
 const std::vector<EmbeddedHeader> &embeddedHeaders();
+
+/// The device library as the compilers take it (NVRTC, the emulation's
+/// host compiler): every header, by its include name.
+std::vector<runtime::HeaderFile> headerFiles();
 
 } // namespace rudnn::device
 

@@ -18,9 +18,12 @@ kdaDims(bool chunks, std::string_view chunkDoc = "chunks, "
       {'V', "feature dim", "value features", true, 1, kKdaMaxFeatureDim}};
   if (chunks) {
     dims.push_back({'N', "dim", chunkDoc});
-    dims.push_back({'W', "dim",
+    // Static: the function's type states it, so its verifier holds it to
+    // the chunk and types.
+    dims.push_back({'W', "saved tile words",
                     "fp32 words of saved tiles per chunk and head, fixed by "
-                    "K, V, chunk and q's type"});
+                    "K, V, chunk and q's type",
+                    true});
   }
   return dims;
 }

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/IR/KdaPolicy.h"
 #include "dialects/IR/RudnnOps.h"
-#include "dialects/IR/TargetPolicy.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 

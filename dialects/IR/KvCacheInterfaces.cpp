@@ -8,9 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/IR/AttentionContracts.h"
+#include "dialects/IR/KvCachePolicy.h"
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/ShapeChecker.h"
-#include "dialects/IR/TargetPolicy.h"
 
 #include <cmath>
 

@@ -8,9 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/IR/LstmContracts.h"
+#include "dialects/IR/LstmPolicy.h"
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/ShapeChecker.h"
-#include "dialects/IR/TargetPolicy.h"
 
 using namespace mlir;
 using namespace mlir::rudnn;

@@ -9,10 +9,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/IR/NormContracts.h"
+#include "dialects/IR/NormPolicy.h"
 #include "dialects/IR/NormRules.h"
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/ShapeChecker.h"
-#include "dialects/IR/TargetPolicy.h"
 
 using namespace mlir;
 using namespace mlir::rudnn;

@@ -8,10 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/IR/NormContracts.h"
+#include "dialects/IR/NormPolicy.h"
 #include "dialects/IR/NormRules.h"
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/ShapeChecker.h"
-#include "dialects/IR/TargetPolicy.h"
 
 #include <cmath>
 

@@ -1,9 +1,9 @@
 //===- RudnnOps.cpp - rudnn operations ------------------------------------===//
 
 #include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/KdaPolicy.h"
 #include "dialects/IR/KdaRules.h"
 #include "dialects/IR/ShapeChecker.h"
-#include "dialects/IR/TargetPolicy.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -157,6 +157,27 @@ static bool setsFlag(ArrayRef<NamedAttribute> attributes, StringRef name) {
   });
 }
 
+/// The saved tiles' type with its last dim (W) made what the chunk, K, V
+/// and q's type fix, when the call left it to the operator.
+static Type savedTilesType(Type tiles, ArrayRef<Value> operands,
+                           ArrayRef<NamedAttribute> attributes) {
+  auto type = cast<RankedTensorType>(tiles);
+  const auto chunk = llvm::find_if(attributes, [](NamedAttribute a) {
+    return a.getName() == "chunk" && isa<IntegerAttr>(a.getValue());
+  });
+  if (!type.isDynamicDim(3) || chunk == attributes.end() || operands.size() < 3)
+    return type; // the verifier names what is missing
+  auto q = cast<RankedTensorType>(operands[0].getType());
+  auto v = cast<RankedTensorType>(operands[2].getType());
+  if (q.isDynamicDim(3) || v.isDynamicDim(3))
+    return type;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[3] = kdaSavedTileWords(cast<IntegerAttr>(chunk->getValue()).getInt(),
+                               q.getDimSize(3), v.getDimSize(3),
+                               q.getElementTypeBitWidth() / 8);
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
 /// A forward from its contract: output and final_state, then the saved
 /// results its save_* flags ask for.
 template <typename KdaLikeOp>
@@ -168,7 +189,7 @@ buildForwardFromContract(OpBuilder &builder, Location loc,
   if (results.size() > 2 && setsFlag(attributes, "save_boundaries"))
     kept.push_back(results[2]);
   if (results.size() > 3 && setsFlag(attributes, "save_tiles"))
-    kept.push_back(results[3]);
+    kept.push_back(savedTilesType(results[3], operands, attributes));
   return buildByContractGroups(builder, loc, KdaLikeOp::getOperationName(),
                                operands, kept, attributes);
 }

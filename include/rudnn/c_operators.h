@@ -46,6 +46,19 @@ rudnn_status_t rudnn_call_operator(rudnn_context_t context, const char *op,
                                    const rudnn_tensor_t *tensors,
                                    rudnn_stream_t stream);
 
+/* The function rudnn_call_operator would call for these tensors (results
+ * given are checked, as a cache updated in place), returning the
+ * `result_count` results named in `result_names`, in the contract's order:
+ * rudnn::operatorFunction. For callers that allocate the results from
+ * rudnn_function_result_shape first; release it with
+ * rudnn_function_destroy. */
+rudnn_status_t rudnn_operator_function(
+    rudnn_context_t context, const char *op,
+    const rudnn_attribute_t *attributes, size_t attribute_count,
+    size_t tensor_count, const char *const *names,
+    const rudnn_tensor_t *tensors, size_t result_count,
+    const char *const *result_names, rudnn_function_t *function);
+
 /* --- Kimi Delta Attention (rudnn/kda.h) ----------------------------------- */
 
 typedef struct rudnn_kda_forward_call {

@@ -141,6 +141,15 @@ public:
   float timeMilliseconds(const std::function<void()> &work,
                          Stream stream = nullptr);
 
+  /// Compiles one CUDA C++ kernel for `arch` ("sm_90") through the kernel
+  /// cache, without needing a device, and returns its binary (cubin and
+  /// PTX, serialized). It may include the device library ("rudnn/core.cuh",
+  /// "rudnn/attention.cuh", …). `entry`, its `extern "C" __global__`
+  /// function, must be a C identifier of at most 255 characters (it also
+  /// names dump files): InvalidArgument otherwise.
+  std::string compileKernel(const std::string &entry, const std::string &source,
+                            const std::string &arch);
+
   Counters counters() const;
   /// Keeps at most `capacity` (≥ 1; InvalidArgument otherwise) operator
   /// functions, dropping the least recently used beyond it, now and from

@@ -65,6 +65,52 @@ Function operatorFunction(Context &context, const std::string &op,
 /// The names of the operators callOperator takes, sorted.
 std::vector<std::string> operatorNames();
 
+/// One tensor of an operator's signature, as its contract states it.
+struct SignatureTensor {
+  std::string name;
+  /// One dim letter per dim, outermost first, e.g. "BTHK".
+  std::string layout;
+  /// "float" (f32, f16 or bf16), "f32", "i32", "bool", or "as <name>" (the
+  /// element type of that tensor).
+  std::string element;
+  bool optional = false;
+  /// For a result: the operand whose memory it updates in place (pass that
+  /// operand's view for both), else empty.
+  std::string updates;
+};
+
+/// One dim letter of an operator's signature.
+struct SignatureDim {
+  char letter = 0;
+  std::string kind, doc;
+  /// Static dims shape the generated code (one function per size).
+  bool isStatic = false;
+  int64_t min = 1, max = INT64_MAX;
+  /// A letter whose size divides this one's, or 0.
+  char multipleOf = 0;
+  /// This dim's size is `times` × the size of `timesOf` + `plus`, or 0.
+  char timesOf = 0;
+  int64_t times = 1, plus = 0;
+};
+
+/// What an operator takes: its tensors and dims from its contract, and the
+/// names of the attributes its ODS declares.
+struct OperatorSignature {
+  std::string op, summary;
+  std::vector<SignatureTensor> operands, results;
+  std::vector<SignatureDim> dims;
+  std::vector<std::string> attributes;
+};
+
+/// The signature of `op` for a call with `attributes` and tensors of these
+/// ranks by name (an LSTM's weights follow its num_layers and
+/// bidirectional, and have biases when "bias_ih_l0" is given; the norms'
+/// statistics follow x's rank): what callOperator accepts. Unsupported for
+/// an operator rudnn does not have.
+OperatorSignature operatorSignature(
+    const std::string &op, const OperatorAttributes &attributes = {},
+    const std::vector<std::pair<std::string, size_t>> &ranks = {});
+
 } // namespace rudnn
 
 #endif // RUDNN_OPERATOR_H

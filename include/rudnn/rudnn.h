@@ -156,7 +156,7 @@ rudnn_status_t rudnn_compile_kernel(rudnn_context_t context, const char *entry,
 }
 #endif
 
-#include "rudnn/c_operators.h"
 #include "rudnn/c_program.h"
+#include "rudnn/c_operators.h"
 
 #endif /* RUDNN_RUDNN_H */

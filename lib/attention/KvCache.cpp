@@ -12,7 +12,7 @@
 #include "runtime/ContractChecks.h"
 
 #include "dialects/IR/AttentionContracts.h"
-#include "dialects/IR/TargetPolicy.h"
+#include "dialects/IR/KvCachePolicy.h"
 
 #include "rudnn/errors.h"
 #include "rudnn/kv_cache.h"

@@ -10,6 +10,7 @@
 #define RUDNN_LIB_CAPI_CAPI_H
 
 #include "rudnn/context.h"
+#include "rudnn/program.h"
 #include "rudnn/rudnn.h"
 
 #include <new>
@@ -18,6 +19,10 @@
 
 struct rudnn_context {
   rudnn::Context context;
+};
+
+struct rudnn_function {
+  rudnn::Function function;
 };
 
 namespace rudnn::capi {

@@ -51,27 +51,6 @@ rudnn::capi::optionalView(const rudnn_tensor_t *tensor,
   return view(tensor, name);
 }
 
-/// The kernel entry names a dump file and the symbol to look up: a C
-/// identifier keeps it from naming a path.
-static void requireIdentifier(const char *text, const char *name) {
-  // ASCII ranges, not <cctype>, whose answer depends on the locale.
-  auto letter = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-  };
-  auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  const size_t length = strnlen(text, 256);
-  bool valid = length >= 1 && length <= 255 && letter(text[0]);
-  for (size_t i = 1; valid && i < length; ++i)
-    valid = letter(text[i]) || digit(text[i]);
-  if (!valid)
-    throw InvalidArgument(
-        std::string(name) +
-        " must be a C identifier (ASCII letters, digits and '_', not "
-        "starting with a digit, 1 to 255 characters), got '" +
-        std::string(text, std::min<size_t>(length, 64)) +
-        (length > 64 ? "...'" : "'"));
-}
-
 extern "C" {
 
 const char *rudnn_last_error(void) { return lastError().c_str(); }
@@ -224,8 +203,9 @@ rudnn_status_t rudnn_compile_kernel(rudnn_context_t context, const char *entry,
     requireNonNull(entry, "entry");
     requireNonNull(source, "source");
     requireNonNull(arch, "arch");
-    requireIdentifier(entry, "entry");
-    contextOf(context).impl().compileForArch({entry, source}, arch);
+    // At most 256 characters are read: a longer entry is refused anyway.
+    contextOf(context).compileKernel(std::string(entry, strnlen(entry, 256)),
+                                     source, arch);
   });
 }
 

@@ -306,6 +306,68 @@ rudnn_status_t rudnn_rms_norm_backward(rudnn_context_t context,
 
 } // extern "C"
 
+namespace {
+
+/// A generic call's operator, attributes and tensors from C: NULLs and bad
+/// kinds refused by name.
+struct GenericCall {
+  std::string op;
+  OperatorAttributes converted;
+  NamedTensors named;
+};
+
+GenericCall genericCall(const char *op, const rudnn_attribute_t *attributes,
+                        size_t attribute_count, size_t tensor_count,
+                        const char *const *names,
+                        const rudnn_tensor_t *tensors) {
+  GenericCall call;
+  if (!op)
+    throw InvalidArgument("op is NULL");
+  if ((attribute_count && !attributes) ||
+      (tensor_count && (!names || !tensors)))
+    throw InvalidArgument("attributes, names or tensors is NULL with a "
+                          "nonzero count");
+  for (size_t i = 0; i < attribute_count; ++i) {
+    const rudnn_attribute_t &a = attributes[i];
+    const std::string where = "attributes[" + std::to_string(i) + "]";
+    if (!a.name)
+      throw InvalidArgument(where + ".name is NULL");
+    switch (enumValue(a.kind)) {
+    case RUDNN_ATTRIBUTE_BOOL:
+      if (a.integer != 0 && a.integer != 1)
+        throw InvalidArgument(where + " ('" + a.name + "') is a bool of " +
+                              std::to_string(a.integer) + ", expected 0 or 1");
+      call.converted.emplace_back(a.name, a.integer != 0);
+      break;
+    case RUDNN_ATTRIBUTE_INT:
+      call.converted.emplace_back(a.name, a.integer);
+      break;
+    case RUDNN_ATTRIBUTE_FLOAT:
+      call.converted.emplace_back(a.name, a.number);
+      break;
+    case RUDNN_ATTRIBUTE_STRING:
+      if (!a.string)
+        throw InvalidArgument(where + " ('" + a.name +
+                              "') is a string of NULL");
+      call.converted.emplace_back(a.name, std::string(a.string));
+      break;
+    default:
+      throw InvalidArgument(where + ".kind is " +
+                            std::to_string(enumValue(a.kind)) +
+                            ", expected a rudnn_attribute_kind_t");
+    }
+  }
+  for (size_t i = 0; i < tensor_count; ++i) {
+    if (!names[i])
+      throw InvalidArgument("names[" + std::to_string(i) + "] is NULL");
+    call.named.emplace_back(names[i], view(&tensors[i], names[i]));
+  }
+  call.op = op;
+  return call;
+}
+
+} // namespace
+
 rudnn_status_t rudnn_call_operator(rudnn_context_t context, const char *op,
                                    const rudnn_attribute_t *attributes,
                                    size_t attribute_count, size_t tensor_count,
@@ -314,50 +376,35 @@ rudnn_status_t rudnn_call_operator(rudnn_context_t context, const char *op,
                                    rudnn_stream_t stream) {
   return guarded([&] {
     Context &cxx = contextOf(context);
-    if (!op)
-      throw InvalidArgument("op is NULL");
-    if ((attribute_count && !attributes) ||
-        (tensor_count && (!names || !tensors)))
-      throw InvalidArgument("attributes, names or tensors is NULL with a "
-                            "nonzero count");
-    OperatorAttributes converted;
-    for (size_t i = 0; i < attribute_count; ++i) {
-      const rudnn_attribute_t &a = attributes[i];
-      const std::string where = "attributes[" + std::to_string(i) + "]";
-      if (!a.name)
-        throw InvalidArgument(where + ".name is NULL");
-      switch (enumValue(a.kind)) {
-      case RUDNN_ATTRIBUTE_BOOL:
-        if (a.integer != 0 && a.integer != 1)
-          throw InvalidArgument(where + " ('" + a.name + "') is a bool of " +
-                                std::to_string(a.integer) +
-                                ", expected 0 or 1");
-        converted.emplace_back(a.name, a.integer != 0);
-        break;
-      case RUDNN_ATTRIBUTE_INT:
-        converted.emplace_back(a.name, a.integer);
-        break;
-      case RUDNN_ATTRIBUTE_FLOAT:
-        converted.emplace_back(a.name, a.number);
-        break;
-      case RUDNN_ATTRIBUTE_STRING:
-        if (!a.string)
-          throw InvalidArgument(where + " ('" + a.name +
-                                "') is a string of NULL");
-        converted.emplace_back(a.name, std::string(a.string));
-        break;
-      default:
-        throw InvalidArgument(where + ".kind is " +
-                              std::to_string(enumValue(a.kind)) +
-                              ", expected a rudnn_attribute_kind_t");
-      }
+    const GenericCall call = genericCall(op, attributes, attribute_count,
+                                         tensor_count, names, tensors);
+    callOperator(cxx, call.op, call.converted, call.named, stream);
+  });
+}
+
+rudnn_status_t
+rudnn_operator_function(rudnn_context_t context, const char *op,
+                        const rudnn_attribute_t *attributes,
+                        size_t attribute_count, size_t tensor_count,
+                        const char *const *names, const rudnn_tensor_t *tensors,
+                        size_t result_count, const char *const *result_names,
+                        rudnn_function_t *function) {
+  return guarded([&] {
+    Context &cxx = contextOf(context);
+    requireNonNull(function, "function");
+    *function = nullptr;
+    const GenericCall call = genericCall(op, attributes, attribute_count,
+                                         tensor_count, names, tensors);
+    if (result_count && !result_names)
+      throw InvalidArgument("result_names is NULL with a nonzero count");
+    std::vector<std::string> results;
+    for (size_t i = 0; i < result_count; ++i) {
+      if (!result_names[i])
+        throw InvalidArgument("result_names[" + std::to_string(i) +
+                              "] is NULL");
+      results.push_back(result_names[i]);
     }
-    NamedTensors named;
-    for (size_t i = 0; i < tensor_count; ++i) {
-      if (!names[i])
-        throw InvalidArgument("names[" + std::to_string(i) + "] is NULL");
-      named.emplace_back(names[i], view(&tensors[i], names[i]));
-    }
-    callOperator(cxx, op, converted, named, stream);
+    *function = new rudnn_function{
+        operatorFunction(cxx, call.op, call.converted, call.named, results)};
   });
 }

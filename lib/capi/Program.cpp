@@ -14,10 +14,6 @@ struct rudnn_module {
   std::vector<std::string> names; // functions(), kept for the C strings
 };
 
-struct rudnn_function {
-  Function function;
-};
-
 namespace {
 
 Module &moduleOf(rudnn_module_t module) {

@@ -4,7 +4,7 @@
 #include "runtime/ContractChecks.h"
 
 #include "dialects/IR/KdaContracts.h"
-#include "dialects/IR/TargetPolicy.h"
+#include "dialects/IR/KdaPolicy.h"
 
 #include <cmath>
 

@@ -13,7 +13,7 @@
 #include "runtime/ViewChecks.h"
 
 #include "dialects/IR/KdaContracts.h"
-#include "dialects/IR/TargetPolicy.h"
+#include "dialects/IR/KdaPolicy.h"
 
 #include "rudnn/kda.h"
 

@@ -5,8 +5,8 @@
 
 #include "codegen/InitRudnn.h"
 #include "codegen/Transforms/Passes.h"
+#include "dialects/IR/KdaPolicy.h"
 #include "dialects/IR/RudnnOps.h"
-#include "dialects/IR/TargetPolicy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"

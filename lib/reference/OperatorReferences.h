@@ -36,6 +36,34 @@ using OperatorReference =
 /// The reference of operator `op` (e.g. "rudnn.kda"), or null.
 OperatorReference referenceFor(std::string_view op);
 
+/// The references by operator name, which each family's
+/// `register<Family>References` (in its `<Family>Operators.cpp`) fills.
+class ReferenceRegistry {
+public:
+  /// Makes `reference` the one of `op`; an operator registered twice is a
+  /// mistake (Internal).
+  void add(std::string op, OperatorReference reference);
+  OperatorReference find(std::string_view op) const;
+
+private:
+  std::map<std::string, OperatorReference, std::less<>> references;
+};
+
+void registerAttentionReferences(ReferenceRegistry &registry);
+void registerKdaReferences(ReferenceRegistry &registry);
+void registerKvCacheReferences(ReferenceRegistry &registry);
+void registerLstmReferences(ReferenceRegistry &registry);
+void registerNormReferences(ReferenceRegistry &registry);
+
+/// For the adapters: the operand or attribute `name`, InvalidArgument
+/// naming it when the call has none.
+const Values &operand(const NamedValues &operands, const std::string &name);
+double attribute(const std::map<std::string, double> &attributes,
+                 const std::string &name);
+/// An attribute that may be absent (a flag not set, an open bound).
+double attributeOr(const std::map<std::string, double> &attributes,
+                   const std::string &name, double fallback);
+
 } // namespace rudnn::reference
 
 #endif // RUDNN_LIB_REFERENCE_OPERATORREFERENCES_H

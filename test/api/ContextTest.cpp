@@ -298,9 +298,9 @@ void runAxpy(Context &context, float a) {
   DeviceBuffer dx(context, n * sizeof(float)), dy(context, n * sizeof(float));
   context.copyToDevice(dx.data(), x.data(), n * sizeof(float));
   context.copyToDevice(dy.data(), y.data(), n * sizeof(float));
-  auto executor =
-      context.impl().plan("axpy:f32:a=" + std::to_string(a),
-                          [&] { return test::axpyPlan(context, a); });
+  auto executor = context.impl().plan("axpy:f32:a=" + std::to_string(a), [&] {
+    return test::axpyPlan(context, a);
+  });
   executor->run({reinterpret_cast<runtime::DevicePtr>(dx.data()),
                  reinterpret_cast<runtime::DevicePtr>(dy.data())},
                 {n}, nullptr, /*useGraph=*/false);

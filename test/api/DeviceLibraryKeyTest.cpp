@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/device/DeviceLibrary.h"
 #include "lib/ContextImpl.h"
 #include "runtime/HeaderLibrary.h"
 
@@ -56,7 +57,7 @@ protected:
   /// appended to the embedded contents.
   fs::path editedLibrary(const std::string &name, const std::string &text) {
     fs::path folder = root / "library";
-    for (const runtime::HeaderFile &header : deviceLibraryHeaders()) {
+    for (const runtime::HeaderFile &header : device::headerFiles()) {
       if (header.name != "rudnn/" + name)
         continue;
       fs::create_directories((folder / name).parent_path());
@@ -71,7 +72,7 @@ protected:
 };
 
 TEST_F(DeviceLibraryKeyTest, FamiliesIncludeTheCoreAndNotEachOther) {
-  runtime::HeaderLibrary library(deviceLibraryHeaders());
+  runtime::HeaderLibrary library(device::headerFiles());
   std::vector<std::string> norm = library.includedBy(kNormKernel.source);
   std::vector<std::string> kda = library.includedBy(kKdaKernel.source);
   for (const std::vector<std::string> *closure : {&norm, &kda}) {

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/IR/TargetPolicy.h"
+#include "dialects/IR/KdaPolicy.h"
 #include "test/api/ApiFixture.h"
 
 #include "rudnn/rudnn.hpp"

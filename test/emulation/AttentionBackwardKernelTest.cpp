@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/IR/TargetPolicy.h"
+#include "dialects/IR/AttentionPolicy.h"
 #include "lib/reference/AttentionReference.h"
 #include "test/emulation/EmulationTestSupport.h"
 #include "test/support/KdaProblem.h"

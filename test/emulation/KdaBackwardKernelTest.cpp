@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emit/KdaEmitter.h"
-#include "dialects/IR/TargetPolicy.h"
+#include "dialects/IR/KdaPolicy.h"
 #include "lib/reference/Compare.h"
 #include "lib/reference/KdaReference.h"
 #include "test/emulation/EmulationTestSupport.h"

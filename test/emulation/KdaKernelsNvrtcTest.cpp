@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emit/KdaEmitter.h"
-#include "dialects/IR/TargetPolicy.h"
+#include "dialects/IR/KdaPolicy.h"
 #include "runtime/CudaToolkit.h"
 #include "runtime/NvrtcCompiler.h"
 #include "test/support/DeviceHeaders.h"

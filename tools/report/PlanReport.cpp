@@ -5,13 +5,15 @@
 #include "codegen/Emit/EmitModule.h"
 #include "codegen/InitRudnn.h"
 #include "codegen/Transforms/Passes.h"
+#include "codegen/device/DeviceLibrary.h"
 #include "dialects/IR/RudnnDialect.h"
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/SourceLimits.h"
-#include "lib/ContextImpl.h"
 #include "runtime/InputFile.h"
 #include "runtime/KernelReport.h"
 #include "runtime/NvrtcCompiler.h"
+
+#include "rudnn/errors.h"
 
 #include "mlir/Pass/PassManager.h"
 
@@ -218,7 +220,7 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
     dims = *parsed;
   }
 
-  rt::NvrtcCompiler compiler(::rudnn::deviceLibraryHeaders());
+  rt::NvrtcCompiler compiler(::rudnn::device::headerFiles());
   std::map<std::string, KernelReport> reports;
   for (const ::rudnn::codegen::EmittedKernel &kernel : *kernels) {
     try {

@@ -14,10 +14,11 @@
 
 #include "codegen/Emit/EmitModule.h"
 #include "codegen/InitRudnn.h"
+#include "codegen/device/DeviceLibrary.h"
 #include "dialects/IR/RudnnDialect.h"
 #include "dialects/IR/SourceLimits.h"
-#include "lib/ContextImpl.h"
 #include "runtime/InputFile.h"
+#include "runtime/NvrtcCompiler.h"
 
 #include "tools/report/PlanReport.h"
 
@@ -50,7 +51,7 @@ static LogicalResult toPtx(Operation *op, llvm::raw_ostream &os) {
   if (failed(kernels))
     return failure();
   const std::string arch = ::rudnn::tools::targetArch(module);
-  ::rudnn::runtime::NvrtcCompiler compiler(::rudnn::deviceLibraryHeaders());
+  ::rudnn::runtime::NvrtcCompiler compiler(::rudnn::device::headerFiles());
   for (const ::rudnn::codegen::EmittedKernel &kernel : *kernels) {
     try {
       ::rudnn::runtime::CudaBinary binary = compiler.compile(

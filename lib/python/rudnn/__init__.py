@@ -24,6 +24,9 @@ from rudnn.program import (
     compile,
     default_context,
     operator_names,
+    operator_signature,
+    program_cache_info,
+    set_program_cache_size,
 )
 
 __all__ = [
@@ -42,4 +45,7 @@ __all__ = [
     "compile",
     "default_context",
     "operator_names",
+    "operator_signature",
+    "program_cache_info",
+    "set_program_cache_size",
 ]

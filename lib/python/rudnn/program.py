@@ -365,3 +365,14 @@ def call_operator(op, tensors, *, results, out=None, context=None, stream=None, 
 def operator_names():
     """The operators call_operator takes."""
     return list(_rudnn.operator_names())
+
+
+def operator_signature(op, ranks=None, **attributes):
+    """What call_operator accepts for `op`, for a call with `attributes`
+    and tensors of `ranks` ({name: rank}) where they change it (an LSTM's
+    weights follow num_layers and bidirectional, with biases when
+    "bias_ih_l0" is given): a dict of its summary, operands and results
+    (name, layout letters, element type, optional, the operand a result
+    updates in place), dims (letter, static, bounds, relations) and
+    attribute names, from its contract."""
+    return _rudnn.operator_signature(op, attributes, dict(ranks or {}))

@@ -229,6 +229,61 @@ NB_MODULE(_rudnn, m) {
       nb::arg("context"), nb::arg("op"), nb::arg("attributes"),
       nb::arg("operands"), nb::arg("results"));
   m.def("operator_names", &operatorNames);
+  m.def(
+      "operator_signature",
+      [](const std::string &op, const nb::dict &attributes,
+         const nb::dict &ranks) {
+        OperatorAttributes converted;
+        for (auto [key, value] : attributes) {
+          const std::string name = nb::cast<std::string>(key);
+          converted.emplace_back(name, attributeOf(name, value));
+        }
+        std::vector<std::pair<std::string, size_t>> given;
+        for (auto [key, value] : ranks)
+          given.emplace_back(nb::cast<std::string>(key),
+                             nb::cast<size_t>(value));
+        const OperatorSignature signature =
+            operatorSignature(op, converted, given);
+        auto tensors = [](const std::vector<SignatureTensor> &list) {
+          nb::list out;
+          for (const SignatureTensor &t : list) {
+            nb::dict entry;
+            entry["name"] = t.name;
+            entry["layout"] = t.layout;
+            entry["element"] = t.element;
+            entry["optional"] = t.optional;
+            entry["updates"] = t.updates;
+            out.append(entry);
+          }
+          return out;
+        };
+        nb::list dims;
+        for (const SignatureDim &d : signature.dims) {
+          nb::dict entry;
+          entry["letter"] = std::string(1, d.letter);
+          entry["kind"] = d.kind;
+          entry["doc"] = d.doc;
+          entry["static"] = d.isStatic;
+          entry["min"] = d.min;
+          entry["max"] = d.max;
+          entry["multiple_of"] =
+              d.multipleOf ? std::string(1, d.multipleOf) : std::string();
+          entry["times_of"] =
+              d.timesOf ? std::string(1, d.timesOf) : std::string();
+          entry["times"] = d.times;
+          entry["plus"] = d.plus;
+          dims.append(entry);
+        }
+        nb::dict out;
+        out["op"] = signature.op;
+        out["summary"] = signature.summary;
+        out["operands"] = tensors(signature.operands);
+        out["results"] = tensors(signature.results);
+        out["dims"] = dims;
+        out["attributes"] = signature.attributes;
+        return out;
+      },
+      nb::arg("op"), nb::arg("attributes"), nb::arg("ranks"));
 
   nb::class_<BoundFunction>(m, "Function")
       .def_prop_ro(

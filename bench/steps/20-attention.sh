@@ -1,0 +1,55 @@
+# Attention's GPU checks, sourced by scripts/device-check (and read by
+# scripts/device-bundle): rudnn beside PyTorch's SDPA, each backend forced,
+# and the kernel report at each shape.
+binaries+=(rudnn-bench-attention)
+bench_files+=(sdpa_attention.py compare_attention.py attention_bf16_d128.mlir)
+
+# (B,T,H,D,causal): FlashAttention's benchmark shapes, 16k tokens a batch
+# at hidden 2048, D = 128, causal and not.
+attention_shapes=""
+for causal in 0 1; do
+  for T in 512 1024 2048 4096 8192 16384; do
+    attention_shapes+="$((16384 / T)),$T,16,128,$causal;"
+  done
+done
+export attention_shapes
+plan_notes+=("attention shapes (B,T,H,D,causal): $attention_shapes")
+
+attention_rudnn() {
+  "$bin/rudnn-bench-attention" --backend cuda --shapes "$attention_shapes" \
+    --json "$logs/attention-rudnn.json"
+}
+attention_sdpa() {
+  PYTHONUNBUFFERED=1 python3 "$scripts/bench/sdpa_attention.py" \
+    --shapes "$attention_shapes" --json "$logs/attention-sdpa.json"
+}
+# The kernel report of the benchmarked attention at each shape, not causal
+# and causal.
+attention_report() {
+  local shape B T H D causal entry
+  for shape in ${attention_shapes//;/ }; do
+    IFS=, read -r B T H D causal <<<"$shape"
+    entry=main
+    ((causal)) && entry=causal
+    echo "=== B=$B T=$T H=$H D=$D causal=$causal"
+    "$bin/rudnn-run" "$scripts/bench/attention_bf16_d128.mlir" --entry "$entry" \
+      --backend cuda --random 0 --dims "B=$B,T=$T,S=$T,H=$H,G=$H" --report ||
+      return 1
+  done
+}
+attention_summary() {
+  if [[ -s "$logs/attention-rudnn.json" || -s "$logs/attention-sdpa.json" ]]; then
+    echo "== attention bf16, rudnn vs torch SDPA (ratio = backend / rudnn)"
+    python3 "$scripts/bench/compare_attention.py" \
+      "$logs/attention-rudnn.json" "$logs/attention-sdpa.json" 2>&1
+  fi
+  if [[ -s "$logs/attention-report.log" ]]; then
+    echo "== attention kernel report (per shape, per kernel)"
+    grep -hE "^// (plan|-----)|^(block|registers|shared|model|sass):" \
+      "$logs/attention-report.log" | head -40
+  fi
+}
+step attention-rudnn 120 attention_rudnn
+step attention-sdpa 120 attention_sdpa
+step attention-report 45 attention_report
+summaries+=(attention_summary)
