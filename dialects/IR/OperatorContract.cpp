@@ -111,3 +111,52 @@ bool CallDescription::gives(std::string_view name) const {
       return true;
   return false;
 }
+
+SampleRule rudnn::sampleRuleOf(const TensorContract &tensor) {
+  using Draw = SampleRule::Draw;
+  SampleRule rule;
+  const std::string counts(tensor.counts ? 1 : 0, tensor.counts);
+  auto between = [&](Draw draw, double low, double high) {
+    rule.draw = draw;
+    rule.low = low;
+    rule.high = high;
+  };
+  auto integers = [&](Draw draw, std::string upTo, char less) {
+    rule.draw = draw;
+    rule.upTo = std::move(upTo);
+    rule.less = less;
+  };
+  switch (tensor.sample) {
+  case Sample::Normal:
+    break;
+  case Sample::HalfNormal:
+    rule.scale = 0.5;
+    break;
+  case Sample::LogDecay:
+    between(Draw::Uniform, 0, -1);
+    break;
+  case Sample::Probability:
+    between(Draw::Uniform, 0.05, 0.95);
+    break;
+  case Sample::UnitRows:
+    rule.unitRows = true;
+    break;
+  case Sample::Lengths:
+    integers(Draw::Integers, counts, 0);
+    break;
+  case Sample::Offsets:
+    integers(Draw::Integers, counts, 0);
+    rule.sorted = true;
+    break;
+  case Sample::Mask:
+    between(Draw::Bernoulli, 0.75, 1);
+    break;
+  case Sample::CacheLengths:
+    integers(Draw::Integers, std::string(tensor.room), tensor.counts);
+    break;
+  case Sample::Pages:
+    integers(Draw::Permutation, counts, 0);
+    break;
+  }
+  return rule;
+}

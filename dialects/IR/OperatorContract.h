@@ -38,7 +38,9 @@ enum class Packing {
   Dense,           // dense row-major
 };
 
-/// How tests and tools draw an operand as real callers provide it.
+/// What an operand's values are, as real callers provide them: the index
+/// checks read Lengths and Offsets, and sampleRuleOf turns each kind into
+/// the rule tools and tests draw it by.
 enum class Sample {
   Normal,       // standard normal
   HalfNormal,   // normal × 0.5 (states)
@@ -52,6 +54,30 @@ enum class Sample {
                 // tokens leaving room for the new ones
   Pages,        // i32 distinct page indices below the size of `counts`,
                 // shuffled; −1 once the pages run out
+};
+
+/// How a sampler draws a tensor's values, as data: tools and tests draw
+/// any operator's inputs from it without knowing the operator.
+struct SampleRule {
+  enum class Draw {
+    Normal,      // normal × `scale`
+    Uniform,     // uniform between low and high
+    Bernoulli,   // true with probability `low`
+    Integers,    // integers uniform in [0, bound], both ends included
+    Permutation, // distinct integers below the bound, shuffled, one an
+                 // entry; −1 once they run out
+  };
+  Draw draw = Draw::Normal;
+  double scale = 1, low = 0, high = 1;
+  /// Integers and Permutation: the bound is the product of the sizes of
+  /// `upTo`'s letters (0 when none), less the size of `less` (none when 0),
+  /// at least 0.
+  std::string upTo;
+  char less = 0;
+  /// Sorted, then the first entry 0 and the last the bound (offsets).
+  bool sorted = false;
+  /// Each row along the innermost dim divided by its L2 norm.
+  bool unitRows = false;
 };
 
 struct TensorContract {
@@ -146,6 +172,10 @@ struct CallDescription {
   size_t rank(std::string_view name) const;
   bool gives(std::string_view name) const;
 };
+
+/// How `tensor`'s values are drawn: its sample kind (and the letters it
+/// counts) as a SampleRule.
+SampleRule sampleRuleOf(const TensorContract &tensor);
 
 struct OperatorContract {
   std::string_view op; // "rudnn.kda"

@@ -126,10 +126,8 @@ Program::Program(Context &context, const std::string &path,
       if (contract && k != call.operands.end()) {
         const TensorContract &operand =
             contract->operands[k - call.operands.begin()];
-        argument.sample = operand.sample;
+        argument.sample = sampleRuleOf(operand);
         argument.opaque = operand.opaque;
-        argument.counts = operand.counts;
-        argument.room = operand.room;
         argument.resultOf = operand.resultOf;
         argument.call = static_cast<int>(c);
         break;
@@ -396,52 +394,45 @@ rudnn::run::randomInputs(const std::vector<Argument> &arguments,
     }
     const int64_t count = checkedCount(argument.name, tensor.shape);
     tensor.values.resize(count);
-    // Lengths and offsets count up to the size of a dim; cache lengths
-    // leave room for the new tokens.
-    int64_t counted = argument.counts ? sizeOf(argument.counts) : 0;
-    if (argument.sample == Sample::CacheLengths) {
-      int64_t room = 1;
-      for (char letter : argument.room)
-        room *= sizeOf(letter);
-      counted = std::max<int64_t>(room - counted, 0);
-    }
+    // The contract's rule, as data: no operator is known here.
+    using Draw = SampleRule::Draw;
+    const SampleRule &rule = argument.sample;
+    int64_t bound = rule.upTo.empty() ? 0 : 1;
+    for (char letter : rule.upTo)
+      bound *= sizeOf(letter);
+    if (rule.less)
+      bound = std::max<int64_t>(bound - sizeOf(rule.less), 0);
     for (double &x : tensor.values) {
       if (argument.opaque)
         x = 0;
-      else if (argument.sample == Sample::Lengths ||
-               argument.sample == Sample::Offsets ||
-               argument.sample == Sample::CacheLengths) // offsets sorted below
-        x = std::floor((counted + 1) * unit(random));
+      else if (rule.draw == Draw::Integers)
+        x = std::floor((bound + 1) * unit(random));
+      else if (rule.draw == Draw::Bernoulli)
+        x = unit(random) < rule.low;
+      else if (rule.draw == Draw::Uniform)
+        x = rule.low + (rule.high - rule.low) * unit(random);
       else if (argument.dtype == DType::I32)
         x = std::floor(16 * unit(random));
-      else if (argument.sample == Sample::Mask)
-        x = unit(random) < 0.75;
       else if (argument.dtype == DType::Bool)
         x = unit(random) < 0.5;
-      else if (argument.sample == Sample::LogDecay)
-        x = -unit(random);
-      else if (argument.sample == Sample::Probability)
-        x = 0.05 + 0.9 * unit(random);
-      else if (argument.sample == Sample::HalfNormal)
-        x = 0.5 * normal(random);
       else
-        x = normal(random);
+        x = rule.scale * normal(random);
     }
-    if (argument.sample == Sample::Offsets && !tensor.values.empty()) {
-      // Sorted draws from 0 to the total: some entries empty, some whole.
+    if (rule.sorted && !tensor.values.empty()) {
+      // Sorted draws from 0 to the bound: some entries empty, some whole.
       std::sort(tensor.values.begin(), tensor.values.end());
       tensor.values.front() = 0;
-      tensor.values.back() = static_cast<double>(counted);
+      tensor.values.back() = static_cast<double>(bound);
     }
-    if (argument.sample == Sample::Pages) {
-      // Each entry's own pages, in shuffled order; −1 past the last.
-      std::vector<double> pages(static_cast<size_t>(counted));
-      std::iota(pages.begin(), pages.end(), 0.0);
-      std::shuffle(pages.begin(), pages.end(), random);
+    if (rule.draw == Draw::Permutation) {
+      // Distinct values in shuffled order; −1 past the last.
+      std::vector<double> values(static_cast<size_t>(bound));
+      std::iota(values.begin(), values.end(), 0.0);
+      std::shuffle(values.begin(), values.end(), random);
       for (size_t n = 0; n < tensor.values.size(); ++n)
-        tensor.values[n] = n < pages.size() ? pages[n] : -1;
+        tensor.values[n] = n < values.size() ? values[n] : -1;
     }
-    if (argument.sample == Sample::UnitRows) {
+    if (rule.unitRows) {
       const int64_t width = tensor.shape.back();
       for (int64_t row = 0; row < count / width; ++row) {
         double norm = 0;

@@ -38,15 +38,11 @@ struct Argument {
   /// Dim letters of the operator contract (e.g. "BTHK") and the operand the
   /// argument feeds (e.g. "k"); empty when no operator uses it.
   std::string layout, role;
-  /// How real callers' values of it look (from the contract).
-  Sample sample = Sample::Normal;
+  /// How real callers' values of it look (the contract's rule).
+  SampleRule sample;
   /// What an operator saves for another in a layout of its own (a forward's
   /// tiles): drawn as zeros, and no reference checks a function taking it.
   bool opaque = false;
-  /// Sample::Lengths and the others that count: the contract's letters
-  /// (TensorContract::counts, room).
-  char counts = 0;
-  std::string room;
   /// A result of this operator on the operands of the call reading it (the
   /// function's operators()[call]), as a backward takes its forward's.
   std::string resultOf;
