@@ -35,6 +35,12 @@ def _attributes(q, v, scale, qk_l2norm, beta_logits, lower_bound):
     )
 
 
+def _tensors(q, k, v, g, beta, a_log, dt_bias, **more):
+    """What every KDA operator reads, by contract name, and `more` (None:
+    absent)."""
+    return dict(q=q, k=k, v=v, g=g, beta=beta, a_log=a_log, dt_bias=dt_bias, **more)
+
+
 def _operator(name, cu_seqlens):
     return f"rudnn.{name}_varlen" if cu_seqlens is not None else f"rudnn.{name}"
 
@@ -73,16 +79,8 @@ def _chunk_kda(
         return v.new_zeros(v.shape), final_state
     return call(
         _operator("kda", cu_seqlens),
-        dict(
-            q=q,
-            k=k,
-            v=v,
-            g=g,
-            beta=beta,
-            cu_seqlens=cu_seqlens,
-            initial_state=initial_state,
-            a_log=a_log,
-            dt_bias=dt_bias,
+        _tensors(
+            q, k, v, g, beta, a_log, dt_bias, cu_seqlens=cu_seqlens, initial_state=initial_state
         ),
         ("output", "final_state"),
         **_attributes(q, v, scale, qk_l2norm, beta_logits, lower_bound),
@@ -137,18 +135,18 @@ def _chunk_kda_backward(
     optional = {"d_initial_state": initial_state, "d_a_log": a_log, "d_dt_bias": dt_bias}
     grads = call(
         _operator("kda", cu_seqlens) + "_backward",
-        dict(
-            q=q,
-            k=k,
-            v=v,
-            g=g,
-            beta=beta,
+        _tensors(
+            q,
+            k,
+            v,
+            g,
+            beta,
+            a_log,
+            dt_bias,
             cu_seqlens=cu_seqlens,
             initial_state=initial_state,
             d_output=d_output,
             d_final_state=d_final_state,
-            a_log=a_log,
-            dt_bias=dt_bias,
         ),
         ("dq", "dk", "dv", "dg", "dbeta") + tuple(n for n, t in optional.items() if t is not None),
         **_attributes(q, v, scale, qk_l2norm, beta_logits, lower_bound),

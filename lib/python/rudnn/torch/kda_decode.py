@@ -16,7 +16,7 @@ from rudnn.torch._common import (
     dense,
     int32_indices,
 )
-from rudnn.torch.kda import _attributes, _check_inputs, _transforms
+from rudnn.torch.kda import _attributes, _check_inputs, _tensors, _transforms
 
 
 @torch.library.custom_op("rudnn::kda_decode", mutates_args=("state_pool",))
@@ -41,17 +41,7 @@ def _kda_decode(
         return v.new_zeros(v.shape)
     (output,) = call(
         "rudnn.kda_decode",
-        dict(
-            q=q,
-            k=k,
-            v=v,
-            g=g,
-            beta=beta,
-            state_pool=state_pool,
-            slots=slots,
-            a_log=a_log,
-            dt_bias=dt_bias,
-        ),
+        _tensors(q, k, v, g, beta, a_log, dt_bias, state_pool=state_pool, slots=slots),
         ("output",),
         **_attributes(q, v, scale, qk_l2norm, beta_logits, lower_bound),
     )
