@@ -61,6 +61,14 @@ rudnn_status_t rudnn_operator_function(
 
 /* --- Kimi Delta Attention (rudnn/kda.h) ----------------------------------- */
 
+/* The transforms of rudnn::KdaOptions: q and k L2-normalised inside, beta
+ * as logits, and with a_log the gate bounded below (0: unbounded). */
+typedef struct rudnn_kda_transforms {
+  int qk_l2norm;
+  int beta_logits;
+  float gate_lower_bound;
+} rudnn_kda_transforms_t;
+
 typedef struct rudnn_kda_forward_call {
   const rudnn_tensor_t *q, *k, *v, *g, *beta;
   const rudnn_tensor_t *initial_state; /* optional */
@@ -68,17 +76,36 @@ typedef struct rudnn_kda_forward_call {
   const rudnn_tensor_t *final_state, *boundaries, *tiles; /* optional */
   float scale;                                            /* 0: K^-0.5 */
   int chunk;                                              /* 0: chosen */
+  /* Optional: packed sequences (B = 1, i32 offsets), and the gate's
+   * parameters (g then holds the raw gate). */
+  const rudnn_tensor_t *cu_seqlens, *a_log, *dt_bias;
+  rudnn_kda_transforms_t transforms;
 } rudnn_kda_forward_call_t;
 
 /* forward: the forward's inputs, the boundaries and tiles it saved
- * (optional), its scale and chunk; its output and final_state are unread. */
+ * (optional), its scale, chunk and transforms; its output and final_state
+ * are unread. d_a_log and d_dt_bias: exactly when a_log and dt_bias are
+ * given. */
 typedef struct rudnn_kda_backward_call {
   rudnn_kda_forward_call_t forward;
   const rudnn_tensor_t *d_output;
   const rudnn_tensor_t *d_final_state; /* optional */
   const rudnn_tensor_t *dq, *dk, *dv, *dg, *dbeta;
-  const rudnn_tensor_t *d_initial_state; /* optional */
+  const rudnn_tensor_t *d_initial_state;    /* optional */
+  const rudnn_tensor_t *d_a_log, *d_dt_bias; /* optional */
 } rudnn_kda_backward_call_t;
+
+/* One decoding step over a pool of states (rudnn::kdaDecode): each entry b
+ * advances state_pool[slots[b]] in place; status (optional) says which
+ * entries were refused. */
+typedef struct rudnn_kda_decode_call {
+  const rudnn_tensor_t *q, *k, *v, *g, *beta, *state_pool, *slots;
+  const rudnn_tensor_t *a_log, *dt_bias; /* optional */
+  const rudnn_tensor_t *output;
+  const rudnn_tensor_t *status; /* optional */
+  float scale;                  /* 0: K^-0.5 */
+  rudnn_kda_transforms_t transforms;
+} rudnn_kda_decode_call_t;
 
 rudnn_status_t rudnn_kda_forward(rudnn_context_t context,
                                  const rudnn_kda_forward_call_t *call,
@@ -86,6 +113,9 @@ rudnn_status_t rudnn_kda_forward(rudnn_context_t context,
 rudnn_status_t rudnn_kda_backward(rudnn_context_t context,
                                   const rudnn_kda_backward_call_t *call,
                                   rudnn_stream_t stream);
+rudnn_status_t rudnn_kda_decode(rudnn_context_t context,
+                                const rudnn_kda_decode_call_t *call,
+                                rudnn_stream_t stream);
 
 /* --- Attention (rudnn/attention.h) ---------------------------------------- */
 

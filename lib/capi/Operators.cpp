@@ -51,18 +51,32 @@ std::optional<bool> tristate(rudnn_tristate_t value, const char *name) {
 
 KdaForwardInputs kdaInputs(const rudnn_kda_forward_call_t &call,
                            const Fields &f) {
-  return {
-      f(call.q, "q"),       f(call.k, "k"),
-      f(call.v, "v"),       f(call.g, "g"),
-      f(call.beta, "beta"), f.optional(call.initial_state, "initial_state")};
+  return {f(call.q, "q"),
+          f(call.k, "k"),
+          f(call.v, "v"),
+          f(call.g, "g"),
+          f(call.beta, "beta"),
+          f.optional(call.initial_state, "initial_state"),
+          f.optional(call.cu_seqlens, "cu_seqlens"),
+          f.optional(call.a_log, "a_log"),
+          f.optional(call.dt_bias, "dt_bias")};
+}
+
+KdaOptions kdaOptions(float scale, int chunk,
+                      const rudnn_kda_transforms_t &transforms) {
+  KdaOptions options;
+  options.scale = scaleOrDefault(scale);
+  if (chunk)
+    options.chunk = chunk;
+  options.qkL2Norm = transforms.qk_l2norm != 0;
+  options.betaLogits = transforms.beta_logits != 0;
+  if (transforms.gate_lower_bound != 0)
+    options.gateLowerBound = transforms.gate_lower_bound;
+  return options;
 }
 
 KdaOptions kdaOptions(const rudnn_kda_forward_call_t &call) {
-  KdaOptions options;
-  options.scale = scaleOrDefault(call.scale);
-  if (call.chunk)
-    options.chunk = call.chunk;
-  return options;
+  return kdaOptions(call.scale, call.chunk, call.transforms);
 }
 
 AttentionOptions attentionOptions(const rudnn_attention_options_t &c) {
@@ -146,8 +160,24 @@ rudnn_status_t rudnn_kda_backward(rudnn_context_t context,
                  forward.optional(c.forward.tiles, "tiles")},
                 {f(c.dq, "dq"), f(c.dk, "dk"), f(c.dv, "dv"), f(c.dg, "dg"),
                  f(c.dbeta, "dbeta"),
-                 f.optional(c.d_initial_state, "d_initial_state")},
+                 f.optional(c.d_initial_state, "d_initial_state"),
+                 f.optional(c.d_a_log, "d_a_log"),
+                 f.optional(c.d_dt_bias, "d_dt_bias")},
                 kdaOptions(c.forward), stream);
+  });
+}
+
+rudnn_status_t rudnn_kda_decode(rudnn_context_t context,
+                                const rudnn_kda_decode_call_t *call,
+                                rudnn_stream_t stream) {
+  return callWith(context, call, [&](Context &cxx, const auto &c, auto f) {
+    kdaDecode(cxx,
+              {f(c.q, "q"), f(c.k, "k"), f(c.v, "v"), f(c.g, "g"),
+               f(c.beta, "beta"), f(c.state_pool, "state_pool"),
+               f(c.slots, "slots"), f.optional(c.a_log, "a_log"),
+               f.optional(c.dt_bias, "dt_bias")},
+              {f(c.output, "output"), f.optional(c.status, "status")},
+              kdaOptions(c.scale, 0, c.transforms), stream);
   });
 }
 

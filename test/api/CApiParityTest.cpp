@@ -192,6 +192,95 @@ TEST_F(CApiNumerics, KdaForwardAndBackward) {
              {&dq2, &dk2, &dv2, &dg2, &dbeta2, &ds02});
 }
 
+TEST_F(CApiNumerics, KdaPackedWithTransformsForwardAndBackward) {
+  // Two packed sequences, the gate from raw projections, q and k
+  // normalised inside, beta as logits: every field the C call gained.
+  const int64_t T = 13, H = 2, K = 4, V = 6;
+  Tensor q = tensor({1, T, H, K}), k = tensor({1, T, H, K}),
+         v = tensor({1, T, H, V}), g = tensor({1, T, H, K}),
+         beta = tensor({1, T, H}), aLog = tensor({H}), dtBias = tensor({H, K}),
+         offsets = ints({0, 5, T});
+  KdaOptions options;
+  options.scale = 0.4f;
+  options.qkL2Norm = options.betaLogits = true;
+  options.gateLowerBound = -4.0f;
+  Tensor o = zeros({1, T, H, V}), sN = zeros({2, H, K, V});
+  Tensor o2 = zerosLike(o), sN2 = zerosLike(sN);
+  const KdaForwardInputs in{q.view,       k.view,    v.view,
+                            g.view,       beta.view, std::nullopt,
+                            offsets.view, aLog.view, dtBias.view};
+  kdaForward(cxx(), in, {o.view, sN.view, std::nullopt, std::nullopt}, options);
+  rudnn_tensor_t cq = q.c(), ck = k.c(), cv = v.c(), cg = g.c(),
+                 cbeta = beta.c(), ccu = offsets.c(), caLog = aLog.c(),
+                 cdtBias = dtBias.c(), co = o2.c(), csN = sN2.c();
+  rudnn_kda_forward_call_t forward{};
+  forward.q = &cq, forward.k = &ck, forward.v = &cv, forward.g = &cg;
+  forward.beta = &cbeta, forward.cu_seqlens = &ccu;
+  forward.a_log = &caLog, forward.dt_bias = &cdtBias;
+  forward.output = &co, forward.final_state = &csN;
+  forward.scale = 0.4f;
+  forward.transforms = {1, 1, -4.0f};
+  expectOk(rudnn_kda_forward(c, &forward, nullptr));
+  expectSame({&o, &sN}, {&o2, &sN2});
+
+  Tensor dO = tensor({1, T, H, V});
+  Tensor dq = zeros({1, T, H, K}), dk = zerosLike(dq), dv = zerosLike(dO),
+         dg = zerosLike(dq), dbeta = zeros({1, T, H}), daLog = zeros({H}),
+         ddtBias = zeros({H, K});
+  Tensor dq2 = zerosLike(dq), dk2 = zerosLike(dk), dv2 = zerosLike(dv),
+         dg2 = zerosLike(dg), dbeta2 = zerosLike(dbeta),
+         daLog2 = zerosLike(daLog), ddtBias2 = zerosLike(ddtBias);
+  kdaBackward(cxx(), {in, dO.view, std::nullopt, std::nullopt, std::nullopt},
+              {dq.view, dk.view, dv.view, dg.view, dbeta.view, std::nullopt,
+               daLog.view, ddtBias.view},
+              options);
+  rudnn_tensor_t cdO = dO.c(), cdq = dq2.c(), cdk = dk2.c(), cdv = dv2.c(),
+                 cdg = dg2.c(), cdbeta = dbeta2.c(), cdaLog = daLog2.c(),
+                 cddtBias = ddtBias2.c();
+  rudnn_kda_backward_call_t backward{};
+  backward.forward = forward;
+  backward.d_output = &cdO;
+  backward.dq = &cdq, backward.dk = &cdk, backward.dv = &cdv;
+  backward.dg = &cdg, backward.dbeta = &cdbeta;
+  backward.d_a_log = &cdaLog, backward.d_dt_bias = &cddtBias;
+  expectOk(rudnn_kda_backward(c, &backward, nullptr));
+  expectSame({&dq, &dk, &dv, &dg, &dbeta, &daLog, &ddtBias},
+             {&dq2, &dk2, &dv2, &dg2, &dbeta2, &daLog2, &ddtBias2});
+}
+
+TEST_F(CApiNumerics, KdaDecodeUpdatesThePoolInPlace) {
+  const int64_t B = 2, H = 2, K = 4, V = 6, P = 3;
+  Tensor q = tensor({B, 1, H, K}), k = tensor({B, 1, H, K}),
+         v = tensor({B, 1, H, V}), g = tensor({B, 1, H, K}, -0.4f, 0),
+         beta = tensor({B, 1, H}, 0, 1), pool = tensor({P, H, K, V}),
+         slots = ints({2, 0});
+  Tensor pool2 = copyOf(pool), o = zeros({B, 1, H, V}), o2 = zerosLike(o);
+  Tensor status = zeros({B}, DType::I32), status2 = zerosLike(status);
+  KdaOptions options;
+  options.scale = 0.35f;
+  options.qkL2Norm = true;
+  kdaDecode(cxx(),
+            {q.view, k.view, v.view, g.view, beta.view, pool.view, slots.view},
+            {o.view, status.view}, options);
+  rudnn_tensor_t cq = q.c(), ck = k.c(), cv = v.c(), cg = g.c(),
+                 cbeta = beta.c(), cpool = pool2.c(), cslots = slots.c(),
+                 co = o2.c(), cstatus = status2.c();
+  rudnn_kda_decode_call_t call{};
+  call.q = &cq, call.k = &ck, call.v = &cv, call.g = &cg, call.beta = &cbeta;
+  call.state_pool = &cpool, call.slots = &cslots;
+  call.output = &co, call.status = &cstatus;
+  call.scale = 0.35f;
+  call.transforms.qk_l2norm = 1;
+  expectOk(rudnn_kda_decode(c, &call, nullptr));
+  expectSame({&o, &pool}, {&o2, &pool2});
+  EXPECT_EQ(bytes(status), bytes(status2));
+  // A missing required field is named.
+  call.slots = nullptr;
+  EXPECT_EQ(rudnn_kda_decode(c, &call, nullptr), RUDNN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(rudnn_last_error()).find("slots"), std::string::npos)
+      << rudnn_last_error();
+}
+
 TEST_F(CApiNumerics, AttentionForwardAndBackward) {
   const int64_t B = 2, T = 5, S = 9, H = 2, G = 1, D = 8, E = 6;
   Tensor q = tensor({B, T, H, D}), k = tensor({B, S, G, D}),
