@@ -64,10 +64,19 @@ HeaderLibrary::includedBy(std::string_view source) const {
 }
 
 Hash128 HeaderLibrary::hashIncludedBy(std::string_view source) const {
-  Hasher hasher;
-  for (const std::string &name : includedBy(source))
-    hasher.add(name).add(files[index.find(name)->second].contents);
-  return hasher.finish();
+  const std::vector<std::string> names = includedBy(source);
+  std::string key;
+  for (const std::string &name : names)
+    key += name + '\n';
+  std::lock_guard<std::mutex> lock(hashesMutex);
+  auto [it, inserted] = hashes.try_emplace(std::move(key));
+  if (inserted) {
+    Hasher hasher;
+    for (const std::string &name : names)
+      hasher.add(name).add(files[index.find(name)->second].contents);
+    it->second = hasher.finish();
+  }
+  return it->second;
 }
 
 std::vector<HeaderFile> HeaderLibrary::overlaid(std::vector<HeaderFile> headers,

@@ -13,6 +13,7 @@
 #include "runtime/Kernel.h"
 
 #include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,7 +32,9 @@ public:
   /// compiler's, and belong to its identity instead.
   std::vector<std::string> includedBy(std::string_view source) const;
 
-  /// A hash of the names and contents of `includedBy(source)`.
+  /// A hash of the names and contents of `includedBy(source)`, computed
+  /// once per distinct set of headers (every kernel of a family includes
+  /// the same ones, and this is asked on each compile request).
   Hash128 hashIncludedBy(std::string_view source) const;
 
   /// `headers` with every `.cuh` or `.h` file under `directory`, named
@@ -47,6 +50,9 @@ private:
   /// Header name -> its index in `files` and the names it includes.
   std::map<std::string, size_t, std::less<>> index;
   std::vector<std::vector<std::string>> includes;
+  /// hashIncludedBy's hashes, by the included names joined.
+  mutable std::mutex hashesMutex;
+  mutable std::map<std::string, Hash128> hashes;
 };
 
 /// The quoted names `#include "..."` directives in `text` name, in order.

@@ -16,10 +16,7 @@ shapes+="gva:2,8192,16,32,128"
 export shapes
 plan_notes+=("shapes (B,T,H,K): $shapes")
 
-kda_rudnn() {
-  "$bin/rudnn-bench-kda" --backend cuda --shapes "$shapes" \
-    --json "$logs/kda-rudnn.json"
-}
+kda_rudnn() { rudnn_bench kda --shapes "$shapes"; }
 # Flash-linear-attention beside rudnn: its wheel installed outside $OUT
 # (the package-peers step uses it too).
 kda_fla() {
@@ -27,9 +24,8 @@ kda_fla() {
     python3 -m pip install -q --no-deps --no-index --no-compile \
       --target "$logs/pylib" "$wheels"/*.whl || return 1
   fi
-  PYTHONPATH="$logs/pylib:${PYTHONPATH:-}" PYTHONUNBUFFERED=1 \
-    python3 "$scripts/bench/fla_kda.py" --shapes "$shapes" \
-    --json "$logs/kda-fla.json"
+  PYTHONPATH="$logs/pylib:${PYTHONPATH:-}" anchor_bench fla_kda.py \
+    --shapes "$shapes"
 }
 # The kernel report of the benchmarked forward and training step at each
 # K = 128 shape: the plans rudnn-run ran there, their cost models and
@@ -48,11 +44,8 @@ kda_report() {
   done
 }
 kda_summary() {
-  if [[ -s "$logs/kda-rudnn.json" || -s "$logs/kda-fla.json" ]]; then
-    echo "== KDA bf16, rudnn vs flash-linear-attention (ratio = fla / rudnn)"
-    python3 "$scripts/bench/compare_kda.py" "$logs/kda-rudnn.json" \
-      "$logs/kda-fla.json" 2>&1
-  fi
+  compare_tables "KDA bf16, rudnn vs flash-linear-attention (ratio = fla / rudnn)" \
+    compare_kda.py kda-rudnn kda-fla
   if [[ -s "$logs/kda-report.log" ]]; then
     echo "== KDA kernel report (the roofline bound of each shape's forward"
     echo "   and backward; the whole reports, per kernel, in kda-report.log)"

@@ -15,14 +15,8 @@ done
 export attention_shapes
 plan_notes+=("attention shapes (B,T,H,D,causal): $attention_shapes")
 
-attention_rudnn() {
-  "$bin/rudnn-bench-attention" --backend cuda --shapes "$attention_shapes" \
-    --json "$logs/attention-rudnn.json"
-}
-attention_sdpa() {
-  PYTHONUNBUFFERED=1 python3 "$scripts/bench/sdpa_attention.py" \
-    --shapes "$attention_shapes" --json "$logs/attention-sdpa.json"
-}
+attention_rudnn() { rudnn_bench attention --shapes "$attention_shapes"; }
+attention_sdpa() { anchor_bench sdpa_attention.py --shapes "$attention_shapes"; }
 # The kernel report of the benchmarked attention at each shape, not causal
 # and causal.
 attention_report() {
@@ -38,11 +32,8 @@ attention_report() {
   done
 }
 attention_summary() {
-  if [[ -s "$logs/attention-rudnn.json" || -s "$logs/attention-sdpa.json" ]]; then
-    echo "== attention bf16, rudnn vs torch SDPA (ratio = backend / rudnn)"
-    python3 "$scripts/bench/compare_attention.py" \
-      "$logs/attention-rudnn.json" "$logs/attention-sdpa.json" 2>&1
-  fi
+  compare_tables "attention bf16, rudnn vs torch SDPA (ratio = backend / rudnn)" \
+    compare_attention.py attention-rudnn attention-sdpa
   if [[ -s "$logs/attention-report.log" ]]; then
     echo "== attention kernel report (per shape, per kernel)"
     grep -hE "^// (plan|-----)|^(block|registers|shared|model|sass):" \

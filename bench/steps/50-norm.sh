@@ -4,21 +4,11 @@
 binaries+=(rudnn-bench-norm)
 bench_files+=(torch_norm.py compare_norm.py)
 
-norm_rudnn() {
-  "$bin/rudnn-bench-norm" --backend cuda --json "$logs/norm-rudnn.json"
-}
-norm_torch() {
-  PYTHONUNBUFFERED=1 python3 "$scripts/bench/torch_norm.py" \
-    --json "$logs/norm-torch.json"
-}
 norm_summary() {
-  if [[ -s "$logs/norm-rudnn.json" || -s "$logs/norm-torch.json" ]]; then
-    echo "== LayerNorm and RMSNorm, rudnn vs PyTorch (ratio = torch / rudnn;"
-    echo "   of copy: the copy bandwidth's share rudnn reaches)"
-    python3 "$scripts/bench/compare_norm.py" \
-      "$logs/norm-rudnn.json" "$logs/norm-torch.json" 2>&1
-  fi
+  compare_tables "LayerNorm and RMSNorm, rudnn vs PyTorch (ratio = torch / rudnn;
+   of copy: the copy bandwidth's share rudnn reaches)" \
+    compare_norm.py norm-rudnn norm-torch
 }
-step norm-rudnn 60 norm_rudnn
-step norm-torch 60 norm_torch
+step norm-rudnn 60 rudnn_bench norm
+step norm-torch 60 anchor_bench torch_norm.py
 summaries+=(norm_summary)

@@ -107,6 +107,14 @@ LogicalResult mlir::rudnn::verifyKdaSavedTiles(Operation *op,
 // KdaOp
 //===----------------------------------------------------------------------===//
 
+/// W of the tiles a forward of these q and v (static K and V) saves at
+/// `chunk`.
+static int64_t savedTileWords(RankedTensorType q, RankedTensorType v,
+                              int64_t chunk) {
+  return kdaSavedTileWords(chunk, q.getDimSize(3), v.getDimSize(3),
+                           q.getElementTypeBitWidth() / 8);
+}
+
 void KdaOp::build(OpBuilder &builder, OperationState &state, Value q, Value k,
                   Value v, Value g, Value beta, Value initialState,
                   bool saveBoundaries, int64_t saveTilesChunk) {
@@ -126,12 +134,10 @@ void KdaOp::build(OpBuilder &builder, OperationState &state, Value q, Value k,
         queryType.getElementType()));
   IntegerAttr chunk;
   if (saveTilesChunk) {
-    const int64_t inputBytes = queryType.getElementTypeBitWidth() / 8;
-    saved.push_back(
-        RankedTensorType::get({ShapedType::kDynamic, batch, heads,
-                               kdaSavedTileWords(saveTilesChunk, featureDimK,
-                                                 featureDimV, inputBytes)},
-                              f32));
+    saved.push_back(RankedTensorType::get(
+        {ShapedType::kDynamic, batch, heads,
+         savedTileWords(queryType, valueType, saveTilesChunk)},
+        f32));
     chunk = builder.getI64IntegerAttr(saveTilesChunk);
   }
   build(builder, state, valueType, stateType, saved, q, k, v, g, beta,
@@ -172,9 +178,8 @@ static Type savedTilesType(Type tiles, ArrayRef<Value> operands,
   if (q.isDynamicDim(3) || v.isDynamicDim(3))
     return type;
   SmallVector<int64_t> shape(type.getShape());
-  shape[3] = kdaSavedTileWords(cast<IntegerAttr>(chunk->getValue()).getInt(),
-                               q.getDimSize(3), v.getDimSize(3),
-                               q.getElementTypeBitWidth() / 8);
+  shape[3] =
+      savedTileWords(q, v, cast<IntegerAttr>(chunk->getValue()).getInt());
   return RankedTensorType::get(shape, type.getElementType());
 }
 

@@ -88,6 +88,10 @@ TEST_F(DeviceLibraryKeyTest, FamiliesIncludeTheCoreAndNotEachOther) {
   EXPECT_THAT(kda, Not(Contains("rudnn/norm/rows.cuh")));
   EXPECT_NE(library.hashIncludedBy(kNormKernel.source),
             library.hashIncludedBy(kKdaKernel.source));
+  // Another kernel of the family includes the same headers: the same hash.
+  EXPECT_EQ(library.hashIncludedBy(kNormKernel.source),
+            library.hashIncludedBy("#include \"rudnn/norm.cuh\"\n"
+                                   "// another norm kernel\n"));
   // A source including nothing of the library depends on none of it.
   EXPECT_TRUE(library.includedBy("#include <cuda_fp16.h>\n").empty());
 }

@@ -129,6 +129,16 @@ AttributeValue attributeOf(const std::string &name, nb::handle value) {
                         nb::cast<std::string>(nb::str(value.type())));
 }
 
+/// A dict of keyword attributes, each converted by attributeOf.
+OperatorAttributes attributesOf(const nb::dict &attributes) {
+  OperatorAttributes converted;
+  for (auto [key, value] : attributes) {
+    const std::string name = nb::cast<std::string>(key);
+    converted.emplace_back(name, attributeOf(name, value));
+  }
+  return converted;
+}
+
 } // namespace
 
 NB_MODULE(_rudnn, m) {
@@ -211,11 +221,7 @@ NB_MODULE(_rudnn, m) {
       [](std::shared_ptr<Context> context, const std::string &op,
          const nb::dict &attributes, const nb::dict &operands,
          const std::vector<std::string> &results) {
-        OperatorAttributes converted;
-        for (auto [key, value] : attributes) {
-          const std::string name = nb::cast<std::string>(key);
-          converted.emplace_back(name, attributeOf(name, value));
-        }
+        const OperatorAttributes converted = attributesOf(attributes);
         NamedTensors named;
         for (auto [key, value] : operands) {
           const std::string name = nb::cast<std::string>(key);
@@ -233,11 +239,7 @@ NB_MODULE(_rudnn, m) {
       "operator_signature",
       [](const std::string &op, const nb::dict &attributes,
          const nb::dict &ranks) {
-        OperatorAttributes converted;
-        for (auto [key, value] : attributes) {
-          const std::string name = nb::cast<std::string>(key);
-          converted.emplace_back(name, attributeOf(name, value));
-        }
+        const OperatorAttributes converted = attributesOf(attributes);
         std::vector<std::pair<std::string, size_t>> given;
         for (auto [key, value] : ranks)
           given.emplace_back(nb::cast<std::string>(key),
