@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "bench/Timing.h"
-#include "lib/ContextImpl.h"
+#include "runtime/Backend.h"
 
 #include "rudnn/rudnn.hpp"
 
@@ -107,10 +107,9 @@ int main(int argc, char **argv) {
   try {
     ContextOptions options;
     options.cacheDirectory = "";
-    Context context(options);
     auto recorder = std::make_unique<RecordingBackend>();
     RecordingBackend &backend = *recorder;
-    context.impl().useBackend(std::move(recorder), BackendKind::Emulation);
+    Context context(options, std::move(recorder), BackendKind::Emulation);
 
     Function main = Module::parse(context, kModule).function("main");
     const int64_t B = 2, T = 4096, H = 16, K = 128;

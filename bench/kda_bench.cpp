@@ -183,8 +183,7 @@ int main(int argc, char **argv) {
       // Forward + backward: a batch's forward saves its boundaries and
       // tiles and the backward starts from them; packed and grouped calls
       // compute them again in the backward.
-      const KdaSavedShapes saved =
-          kdaSavedShapes(s.B, s.T, s.H, K, V, DType::BF16, kdaOptions);
+      const KdaSavedShapes saved = kdaSavedShapes(context, inputs, kdaOptions);
       const bool saving = !packed && s.Q == s.H;
       const int64_t N = saving ? saved.tiles[0] : 0;
       DeviceBuffer bounds(context,

@@ -315,6 +315,15 @@ Context::Context(ContextOptions options) {
   impl_ = std::make_unique<Impl>(std::move(options));
 }
 
+Context::Context(ContextOptions options,
+                 std::unique_ptr<runtime::Backend> backend, BackendKind kind)
+    : Context(std::move(options)) {
+  if (!backend || kind == BackendKind::Auto)
+    throw InvalidArgument("a context's own backend needs a backend and its "
+                          "kind (Cuda or Emulation)");
+  impl_->useBackend(std::move(backend), kind);
+}
+
 runtime::WorkspaceAllocator Context::Impl::workspaceAllocator() const {
   if (!options.allocator.allocate)
     return {};

@@ -119,8 +119,8 @@ struct Context::Impl {
   /// (a cooperative grid must fit them), 0 for the target's defaults.
   int64_t targetSmCount();
   int64_t targetSmemPerBlock();
-  /// Replaces the backend before first use: benchmarks of the host's own
-  /// cost run on one that records launches instead of running them.
+  /// Sets the backend before first use (Context's embedder-backend
+  /// constructor).
   void useBackend(std::unique_ptr<runtime::Backend> backend, BackendKind kind);
 
   /// The backend's binary for `kernel`, through the kernel cache; a disk

@@ -487,6 +487,7 @@ OperatorSignature rudnn::operatorSignature(
   for (const DimContract &d : c.dims)
     signature.dims.push_back({d.letter, std::string(d.kind), std::string(d.doc),
                               d.isStatic, d.min, d.max, d.multipleOf, d.timesOf,
-                              d.times, d.plus});
+                              d.times, d.plus, d.piecesOf,
+                              std::string(d.perAttribute), d.plusOf});
   return signature;
 }

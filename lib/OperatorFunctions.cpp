@@ -5,7 +5,11 @@
 
 #include "codegen/InitRudnn.h"
 
+#include "rudnn/errors.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
 
 using namespace rudnn;
 
@@ -40,6 +44,17 @@ Function rudnn::cachedFunction(
   mlir::MLIRContext mlir(registry, mlir::MLIRContext::Threading::DISABLED);
   mlir.loadAllAvailableDialects();
   mlir::OwningOpRef<mlir::ModuleOp> module = build(mlir);
+  // The op's verifier names what the call got wrong that only the op knows
+  // (a size its attributes fix).
+  std::string diagnostics;
+  {
+    mlir::ScopedDiagnosticHandler handler(&mlir, [&](mlir::Diagnostic &d) {
+      diagnostics += (diagnostics.empty() ? "" : "; ") + d.str();
+      return mlir::success();
+    });
+    if (mlir::failed(mlir::verify(*module)))
+      throw InvalidArgument(diagnostics);
+  }
   std::string text;
   llvm::raw_string_ostream os(text);
   module->print(os);

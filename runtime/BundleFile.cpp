@@ -73,6 +73,9 @@ json contractJson(const OperatorContract &c) {
          {"multiple_of", std::string(d.multipleOf ? 1 : 0, d.multipleOf)},
          {"times_of", std::string(d.timesOf ? 1 : 0, d.timesOf)},
          {"times", d.times},
+         {"pieces_of", std::string(d.piecesOf ? 1 : 0, d.piecesOf)},
+         {"per", d.per},
+         {"plus_of", std::string(d.plusOf ? 1 : 0, d.plusOf)},
          {"plus", d.plus}});
   json operands = json::array(), results = json::array();
   for (const TensorContract &t : c.operands)
@@ -102,6 +105,9 @@ public:
       dim.multipleOf = letter(d.at("multiple_of"), true);
       dim.timesOf = letter(d.at("times_of"), true);
       dim.times = d.at("times").get<int64_t>();
+      dim.piecesOf = letter(d.at("pieces_of"), true);
+      dim.per = d.at("per").get<int64_t>();
+      dim.plusOf = letter(d.at("plus_of"), true);
       dim.plus = d.value("plus", int64_t(0));
       c.dims.push_back(dim);
     }
@@ -309,7 +315,9 @@ private:
         fail(where + " states dim " + quoted(std::string(1, d.letter)) +
              " twice or names a dim by something other than a letter");
       if ((d.multipleOf && !isLetter(d.multipleOf)) ||
-          (d.timesOf && !isLetter(d.timesOf)))
+          (d.timesOf && !isLetter(d.timesOf)) ||
+          (d.piecesOf && !isLetter(d.piecesOf)) ||
+          (d.plusOf && !isLetter(d.plusOf)) || d.per < 0)
         fail(where + ": dim " + d.letter +
              " refers to a dim by other than a letter");
       if (d.min > d.max)

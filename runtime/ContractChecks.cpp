@@ -166,6 +166,11 @@ void rudnn::deriveDims(const OperatorContract &contract, DimSizes &dims) {
         dims.bind(dim.letter, dim.min);
         changed = true;
       }
+      if (std::optional<int64_t> pieces = dim.piecesFrom(dims);
+          pieces && !dims.has(dim.letter)) {
+        dims.bind(dim.letter, *pieces);
+        changed = true;
+      }
       if (!dim.timesOf || !contract.dim(dim.timesOf))
         continue;
       if (!dims.has(dim.letter) && dims.has(dim.timesOf)) {
@@ -180,6 +185,19 @@ void rudnn::deriveDims(const OperatorContract &contract, DimSizes &dims) {
     }
   }
 }
+
+namespace {
+
+/// Binds each dim counting pieces of another once that one is known, so a
+/// tensor laid out with it is checked against the whole expected shape.
+void bindPieces(const OperatorContract &contract, DimSizes &bound) {
+  for (const DimContract &dim : contract.dims)
+    if (std::optional<int64_t> pieces = dim.piecesFrom(bound);
+        pieces && !bound.has(dim.letter))
+      bound.bind(dim.letter, *pieces);
+}
+
+} // namespace
 
 DimSizes rudnn::checkCall(const OperatorContract &contract,
                           const std::vector<const TensorView *> &operands,
@@ -199,6 +217,7 @@ DimSizes rudnn::checkCall(const OperatorContract &contract,
       continue;
     }
     checker.check(tensor, *operands[i]);
+    bindPieces(contract, bound);
   }
   for (size_t i = 0; i < results.size(); ++i)
     if (results[i])
@@ -223,6 +242,17 @@ DimSizes rudnn::checkCall(const OperatorContract &contract,
                             std::string(base->kind) + " " + base->letter +
                             " = " + std::to_string(bound[base->letter]) +
                             (dim.plus ? " + " + std::to_string(dim.plus) : ""));
+    const std::optional<int64_t> pieces = dim.piecesFrom(bound);
+    if (pieces && bound.has(dim.letter) && bound[dim.letter] != *pieces)
+      throw InvalidArgument(
+          std::string(dim.kind) + " " + dim.letter + " = " +
+          std::to_string(bound[dim.letter]) + " must be " +
+          std::to_string(*pieces) + " = ceil(" + dim.piecesOf + " = " +
+          std::to_string(bound[dim.piecesOf]) + " / " +
+          std::string(dim.perAttribute) + " " + std::to_string(dim.per) + ")" +
+          (dim.plusOf ? std::string(" + ") + dim.plusOf + " = " +
+                            std::to_string(bound[dim.plusOf])
+                      : ""));
   }
 
   std::vector<NamedView> inputs, outputs;

@@ -58,7 +58,9 @@ private:
 /// (a mismatch reports the whole expected shape), dims positive and static
 /// dims within their bounds, element types, packing (innermost contiguous
 /// or dense), extents that fit in int64, and each dim a multiple of the one
-/// its contract names (`multipleOf`). Then no result overlaps itself,
+/// its contract names (`multipleOf`), a multiple of another plus a constant
+/// (`timesOf`) or the pieces of another (`piecesOf`, once `per` is known).
+/// Then no result overlaps itself,
 /// another result or an operand, except a result exactly over the operand
 /// its contract names `inPlaceOf`. A null entry is an absent tensor. Throws
 /// InvalidArgument naming the tensor; returns the letters' sizes.
@@ -69,8 +71,10 @@ DimSizes checkCall(const OperatorContract &contract,
 
 /// Fills in the sizes `contract` fixes from those known: a dim `times` ×
 /// its `timesOf` + `plus` (either way round: an LSTM's gate rows from its
-/// hidden size, packed sequences' count from their offsets' length), and a
-/// dim whose bounds pin it (an LSTM's states, layers × directions).
+/// hidden size, packed sequences' count from their offsets' length), a
+/// dim whose bounds pin it (an LSTM's states, layers × directions), and a
+/// dim counting pieces of another once the op's attribute is known (KDA's
+/// chunks).
 void deriveDims(const OperatorContract &contract, DimSizes &dims);
 
 /// The values of the operands whose contract draws them as offsets

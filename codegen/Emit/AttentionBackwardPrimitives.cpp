@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emit/KernelBuilder.h"
+#include "codegen/Emit/KernelEmitInterface.h"
 #include "codegen/Emit/Primitives.h"
 #include "dialects/IR/AttentionPolicy.h"
 #include "dialects/IR/ElementTypes.h"
@@ -18,6 +19,7 @@
 using namespace mlir;
 using namespace mlir::rudnn;
 using ::rudnn::DType;
+using ::rudnn::codegen::attachPrimitive;
 using ::rudnn::codegen::cudaType;
 using ::rudnn::codegen::dtype;
 using ::rudnn::codegen::elementBytes;
@@ -413,8 +415,8 @@ struct QueryGradientsModel
 void ::rudnn::codegen::registerAttentionBackwardPrimitives(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, RudnnDialect *) {
-    AttentionRowTermsOp::attachInterface<RowTermsModel>(*context);
-    AttentionKeyGradientsOp::attachInterface<KeyGradientsModel>(*context);
-    AttentionQueryGradientsOp::attachInterface<QueryGradientsModel>(*context);
+    attachPrimitive<AttentionRowTermsOp, RowTermsModel>(*context);
+    attachPrimitive<AttentionKeyGradientsOp, KeyGradientsModel>(*context);
+    attachPrimitive<AttentionQueryGradientsOp, QueryGradientsModel>(*context);
   });
 }

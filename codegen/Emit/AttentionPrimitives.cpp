@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emit/KernelBuilder.h"
+#include "codegen/Emit/KernelEmitInterface.h"
 #include "codegen/Emit/Primitives.h"
 #include "dialects/IR/AttentionPolicy.h"
 #include "dialects/IR/ElementTypes.h"
@@ -19,6 +20,7 @@
 using namespace mlir;
 using namespace mlir::rudnn;
 using ::rudnn::DType;
+using ::rudnn::codegen::attachPrimitive;
 using ::rudnn::codegen::cudaType;
 using ::rudnn::codegen::dtype;
 using ::rudnn::codegen::KernelBuilder;
@@ -357,10 +359,10 @@ struct FinalizeModel
 
 void ::rudnn::codegen::registerAttentionPrimitives(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, RudnnDialect *) {
-    AttentionScoresOp::attachInterface<ScoresModel>(*context);
-    AttentionMaskOp::attachInterface<MaskModel>(*context);
-    AttentionSoftmaxOp::attachInterface<SoftmaxModel>(*context);
-    AttentionAccumulateOp::attachInterface<AccumulateModel>(*context);
-    AttentionFinalizeOp::attachInterface<FinalizeModel>(*context);
+    attachPrimitive<AttentionScoresOp, ScoresModel>(*context);
+    attachPrimitive<AttentionMaskOp, MaskModel>(*context);
+    attachPrimitive<AttentionSoftmaxOp, SoftmaxModel>(*context);
+    attachPrimitive<AttentionAccumulateOp, AccumulateModel>(*context);
+    attachPrimitive<AttentionFinalizeOp, FinalizeModel>(*context);
   });
 }

@@ -1,6 +1,7 @@
 //===- EmitModule.cpp - The CUDA kernels of a planned module --------------===//
 
 #include "codegen/Emit/EmitModule.h"
+#include "codegen/Emit/KernelEmitInterface.h"
 
 using namespace mlir;
 using namespace mlir::rudnn;
@@ -9,10 +10,9 @@ namespace rudnn::codegen {
 
 LogicalResult emitKernel(KernelOp kernel, KernelBuilder &builder) {
   Block &body = kernel.getBody().front();
+  Operation *last = body.getTerminator()->getPrevNode();
   auto root =
-      body.getTerminator()->getPrevNode()
-          ? dyn_cast<PrimitiveOpInterface>(body.getTerminator()->getPrevNode())
-          : PrimitiveOpInterface();
+      last ? dyn_cast<KernelEmitOpInterface>(last) : KernelEmitOpInterface();
   if (!root)
     return kernel.emitOpError() << "holds no primitive to emit";
   if (failed(root.emitKernel(builder)))

@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <map>
 #include <sstream>
 
 using namespace rudnn::codegen;
@@ -131,9 +132,40 @@ bool copiesViews(KdaStage stage) {
 }
 } // namespace
 
+llvm::ArrayRef<KdaField> rudnn::codegen::kdaFields() {
+  using E = KdaElement;
+  using B = KdaBlock;
+  static const KdaField kFields[] = {
+      {"q", E::Input, B::Forward, false, true},
+      {"k", E::Input, B::Forward, false, true},
+      {"v", E::Input, B::Forward, false, true},
+      {"g", E::Gate, B::Forward, false, true},
+      {"beta", E::Beta, B::Forward, false, true},
+      {"initial_state", E::Float, B::Forward, false, false},
+      {"output", E::Input, B::Forward, true, true},
+      {"final_state", E::Float, B::Forward, true, false},
+      {"boundaries", E::Input, B::Forward, true, false},
+      {"workspace", E::Float, B::Forward, true, false},
+      {"cu_seqlens", E::Int, B::Packed, false, false},
+      {"state_pool", E::State, B::Pool, true, false},
+      {"slots", E::Int, B::Pool, false, false},
+      {"status", E::Int, B::Pool, true, false},
+      {"d_output", E::Input, B::Backward, false, true},
+      {"d_final_state", E::Float, B::Backward, false, false},
+      {"dq", E::Input, B::Backward, true, true},
+      {"dk", E::Input, B::Backward, true, true},
+      {"dv", E::Input, B::Backward, true, true},
+      {"dg", E::Float, B::Backward, true, true},
+      {"dbeta", E::Beta, B::Backward, true, true},
+      {"d_initial_state", E::Float, B::Backward, true, false},
+      {"scratch", E::Float, B::Backward, true, false}};
+  return kFields;
+}
+
 void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
                                    llvm::ArrayRef<KdaStage> stages,
-                                   const KdaValues &values) {
+                                   llvm::ArrayRef<KdaTensor> tensors,
+                                   double scale, bool bindEveryField) {
   // Aligned views change only the kernels that copy them (one kernel then
   // serves both for the others).
   spec.alignedViews &= llvm::any_of(stages, copiesViews);
@@ -198,91 +230,114 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
                  mlir::rudnn::kdaGradientsSharedBytes(
                      spec.chunk, spec.featureK, spec.featureV, inputBytes));
 
-  // Every stage takes the forward's whole parameter block, so every entry
-  // has one signature; a stage binds what its region holds, null elsewhere.
-  using mlir::rudnn::DimRef;
-  builder.pointer(values.q, "q", in, false);
-  builder.pointer(values.k, "k", in, false);
-  builder.pointer(values.v, "v", in, false);
-  builder.pointer(values.g, "g", gate, false);
-  builder.pointer(values.beta, "beta", beta, false);
-  builder.pointer(values.initialState, "initial_state", "float", false);
-  builder.pointer(values.output, "output", in, true);
-  builder.pointer(values.finalState, "final_state", "float", true);
-  builder.pointer(values.boundaries, "boundaries", in, true);
-  builder.pointer(values.workspace, "workspace", "float", true);
-  auto sequenceStrides = [&](mlir::Value value, const std::string &tensor) {
-    builder.strides(value, {tensor + "_b", tensor + "_t", tensor + "_h"});
+  // The parameter blocks of the device library, filled with the tensors the
+  // kernel binds and null (zero strides) for the others: a kernel's
+  // signature holds what its primitives read and write.
+  const bool pool = llvm::is_contained(stages, KdaStage::PoolStep);
+  auto tensorOf = [&](llvm::StringRef field) -> mlir::Value {
+    for (const KdaTensor &tensor : tensors)
+      if (tensor.field == field)
+        return tensor.value;
+    return {};
   };
-  sequenceStrides(values.q, "q");
-  sequenceStrides(values.k, "k");
-  sequenceStrides(values.v, "v");
-  sequenceStrides(values.g, "g");
-  sequenceStrides(values.beta, "beta");
-  sequenceStrides(values.output, "output");
+  const std::string state = cudaType(spec.state);
+  auto element = [&](KdaElement kind) -> std::string {
+    switch (kind) {
+    case KdaElement::Input:
+      return in;
+    case KdaElement::Gate:
+      return gate;
+    case KdaElement::Beta:
+      return beta;
+    case KdaElement::Float:
+      return "float";
+    case KdaElement::Int:
+      return "int";
+    case KdaElement::State:
+      return state;
+    }
+    return "float";
+  };
+  std::map<std::string, std::string> pointers, strides;
+  // A block's pointers, then its sequence tensors' strides: the order the
+  // device library's blocks list them.
+  auto bindBlock = [&](KdaBlock block) {
+    for (bool pass : {false, true})
+      for (const KdaField &field : kdaFields()) {
+        if (field.block != block || (pass && !field.sequence))
+          continue;
+        const mlir::Value value = tensorOf(field.name);
+        const std::string name = field.name;
+        const bool bound = value || bindEveryField;
+        if (!pass)
+          pointers[name] =
+              bound ? builder.pointer(value, name, element(field.element),
+                                      field.written)
+                    : "nullptr";
+        else if (!bound)
+          strides[name] = "{0, 0, 0}";
+        else {
+          builder.strides(value, {name + "_b", name + "_t", name + "_h"});
+          strides[name] = "{" + name + "_b, " + name + "_t, " + name + "_h}";
+        }
+      }
+  };
+  using mlir::rudnn::DimRef;
+  bindBlock(KdaBlock::Forward);
   builder.dim(DimRef::of('B'), "batch");
   builder.dim(DimRef::of('T'), "length");
   builder.dim(DimRef::of('H'), "heads");
-  builder.scalar("scale", values.scale);
+  builder.scalar("scale", scale);
   // Grouped value heads (GVA): q's and k's heads, each shared by
   // heads / qk_heads value heads.
-  const mlir::Value keys = values.q ? values.q : values.k;
+  const mlir::Value keys = tensorOf("q") ? tensorOf("q") : tensorOf("k");
   if (keys)
     builder.dim(DimRef::of(keys, 2), "qk_heads");
   if (spec.packed) {
-    builder.pointer(values.cuSeqlens, "cu_seqlens", "int", false);
+    bindBlock(KdaBlock::Packed);
     builder.dim(DimRef::of('C'), "offsets");
   }
-  const bool pool = llvm::is_contained(stages, KdaStage::PoolStep);
   if (pool) {
-    builder.pointer(values.statePool, "state_pool", cudaType(spec.state), true);
-    builder.pointer(values.slots, "slots", "int", false);
-    builder.dim(DimRef::of(values.statePool, 0), "slot_count");
-    builder.pointer(values.status, "status", "int", true);
+    bindBlock(KdaBlock::Pool);
+    builder.dim(DimRef::of(tensorOf("state_pool"), 0), "slot_count");
   }
-  if (backward) {
-    builder.pointer(values.dOutput, "d_output", in, false);
-    builder.pointer(values.dFinalState, "d_final_state", "float", false);
-    builder.pointer(values.dq, "dq", in, true);
-    builder.pointer(values.dk, "dk", in, true);
-    builder.pointer(values.dv, "dv", in, true);
-    builder.pointer(values.dg, "dg", "float", true);
-    builder.pointer(values.dbeta, "dbeta", beta, true);
-    builder.pointer(values.dInitialState, "d_initial_state", "float", true);
-    builder.pointer(values.scratch, "scratch", "float", true);
-    sequenceStrides(values.dOutput, "d_output");
-    sequenceStrides(values.dq, "dq");
-    sequenceStrides(values.dk, "dk");
-    sequenceStrides(values.dv, "dv");
-    sequenceStrides(values.dg, "dg");
-    sequenceStrides(values.dbeta, "dbeta");
-  }
+  if (backward)
+    bindBlock(KdaBlock::Backward);
 
   const std::string params =
       std::string("<") + in + ", " + gate + ", " + beta + ">";
+  auto list = [&](std::initializer_list<const char *> names,
+                  std::map<std::string, std::string> &of) {
+    std::string text;
+    for (const char *name : names)
+      text += (text.empty() ? "" : ", ") + of.at(name);
+    return text;
+  };
   std::ostringstream &body = builder.body();
   body << "  const rudnn::kda::ForwardParams" << params
-       << (backward ? " f" : " p") << " = {\n"
-       << "      q, k, v, g, beta, initial_state, output, final_state,\n"
-       << "      boundaries, workspace, {q_b, q_t, q_h}, {k_b, k_t, k_h},\n"
-       << "      {v_b, v_t, v_h}, {g_b, g_t, g_h}, {beta_b, beta_t, beta_h},\n"
-       << "      {output_b, output_t, output_h}, batch, length, heads, "
-          "scale,\n"
-       << (spec.packed ? "      cu_seqlens, offsets - 1, "
-                       : "      nullptr, 0, ")
+       << (backward ? " f" : " p") << " = {\n      "
+       << list({"q", "k", "v", "g", "beta", "initial_state", "output",
+                "final_state", "boundaries", "workspace"},
+               pointers)
+       << ",\n      " << list({"q", "k", "v", "g", "beta", "output"}, strides)
+       << ",\n      batch, length, heads, scale, "
+       << (spec.packed ? pointers.at("cu_seqlens") + ", offsets - 1, "
+                       : std::string("nullptr, 0, "))
        << (keys ? "heads / qk_heads};\n" : "1};\n");
   if (backward)
-    body << "  const rudnn::kda::BackwardParams" << params << " p = {\n"
-         << "      f, d_output, d_final_state, dq, dk, dv, dg, dbeta,\n"
-         << "      d_initial_state, scratch, {d_output_b, d_output_t, "
-            "d_output_h},\n"
-         << "      {dq_b, dq_t, dq_h}, {dk_b, dk_t, dk_h}, {dv_b, dv_t, "
-            "dv_h},\n"
-         << "      {dg_b, dg_t, dg_h}, {dbeta_b, dbeta_t, dbeta_h}};\n";
+    body << "  const rudnn::kda::BackwardParams" << params
+         << " p = {\n      f, "
+         << list({"d_output", "d_final_state", "dq", "dk", "dv", "dg", "dbeta",
+                  "d_initial_state", "scratch"},
+                 pointers)
+         << ",\n      "
+         << list({"d_output", "dq", "dk", "dv", "dg", "dbeta"}, strides)
+         << "};\n";
   if (pool)
     body << "  const rudnn::kda::PoolParams<" << in << ", " << gate << ", "
-         << beta << ", " << cudaType(spec.state)
-         << "> s = {p, state_pool, slots, slot_count, status};\n";
+         << beta << ", " << state << "> s = {p, "
+         << list({"state_pool", "slots"}, pointers) << ", slot_count, "
+         << pointers.at("status") << "};\n";
   // Stages of one kernel run one after the other in each block, on the
   // chunk they share.
   for (size_t i = 0; i < stages.size(); ++i) {
@@ -372,6 +427,6 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
 KdaKernelSource rudnn::codegen::emitKdaKernel(const KdaKernelSpec &spec,
                                               KdaStage stage) {
   KernelBuilder builder;
-  emitKdaStages(builder, spec, {stage}, {});
+  emitKdaStages(builder, spec, {stage}, {}, 0, /*bindEveryField=*/true);
   return {builder.entry(), builder.source()};
 }

@@ -1,19 +1,13 @@
 //===- KdaEmitter.h - CUDA C++ for the KDA kernels --------------*- C++ -*-===//
 //
 // One translation unit per kernel: the device library's KDA building block
-// (rudnn/kda/forward.cuh, backward.cuh) instantiated with every
-// specialization a constant, behind an `extern "C" __global__` entry whose
-// parameters (bound through a KernelBuilder) are, in order:
-//   q, k, v, g, beta, initial_state, output, final_state, boundaries,
-//   workspace; the (batch, time, head) strides of q, k, v, g, beta, output;
-//   batch, length, heads; scale; q's heads; for packed sequences cu_seqlens
-//   and the offsets' count;
-// and for the backward's stages then
-//   d_output, d_final_state, dq, dk, dv, dg, dbeta, d_initial_state,
-//   scratch; the (batch, time, head) strides of d_output, dq, dk, dv, dg,
-//   dbeta.
-// The KDA primitives emit their kernels with it (KdaPrimitives.cpp); tests
-// call emitKdaKernel for a stage's source alone.
+// (rudnn/kda.cuh) instantiated with every specialization a constant, behind
+// an `extern "C" __global__` entry whose parameters (bound through a
+// KernelBuilder) are the tensors its primitives give, by the names of the
+// device library's parameter-block fields (kdaFields), the sizes (batch,
+// length, heads; q's heads; for packed sequences the offsets' count) and
+// the scale. The KDA primitives emit their kernels with it
+// (KdaPrimitives.cpp); tests call emitKdaKernel for a stage's source alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -124,24 +118,45 @@ KdaStageCost kdaStageCost(const KdaKernelSpec &spec, KdaStage stage);
 /// "bf16_f32_bf16_k64_v64_c64".
 std::string kdaSpecName(const KdaKernelSpec &spec);
 
-/// The tensors a KDA kernel binds (null: absent, or not bound by this
-/// stage's kernel) and its scale.
-struct KdaValues {
-  mlir::Value q, k, v, g, beta, initialState, output, finalState, boundaries,
-      workspace;
-  mlir::Value dOutput, dFinalState, dq, dk, dv, dg, dbeta, dInitialState,
-      scratch;
-  mlir::Value cuSeqlens;
-  mlir::Value statePool, slots, status;
-  double scale = 0;
+/// The element type of a field of the device library's KDA parameter
+/// blocks, and the block it belongs to (the backward's, packed sequences'
+/// and the state pool's are there only in those kernels).
+enum class KdaElement { Input, Gate, Beta, Float, Int, State };
+enum class KdaBlock { Forward, Backward, Packed, Pool };
+
+/// A tensor field of the parameter blocks (kda/chunk.cuh, kda/backward.cuh,
+/// kda/pool.cuh): its name, what it holds, whether kernels write it, and
+/// whether it is a [B, T, H, *] sequence tensor with strides of its own.
+struct KdaField {
+  const char *name;
+  KdaElement element;
+  KdaBlock block;
+  bool written, sequence;
 };
 
-/// Emits the kernel running `stages` in order into `builder`: its bindings,
-/// the device-library calls and the launch geometry (the first stage's).
-void emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
-                   llvm::ArrayRef<KdaStage> stages, const KdaValues &values);
+/// Every tensor field, in the order the blocks list them.
+llvm::ArrayRef<KdaField> kdaFields();
 
-/// `stage`'s entry and source with nothing bound.
+/// A tensor a KDA kernel binds, by its field's name; a null value is
+/// absent.
+struct KdaTensor {
+  llvm::StringRef field;
+  mlir::Value value;
+};
+
+/// Emits the kernel running `stages` in order into `builder`: binds each
+/// given tensor (its pointer, and a sequence tensor's (batch, time, head)
+/// strides), the sizes and `scale`; fills the parameter blocks with them
+/// (null pointers and zero strides for the fields not given, or, with
+/// `bindEveryField`, null parameters); and sets the launch geometry (the
+/// first stage's).
+void emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
+                   llvm::ArrayRef<KdaStage> stages,
+                   llvm::ArrayRef<KdaTensor> tensors, double scale,
+                   bool bindEveryField = false);
+
+/// `stage`'s entry and source, every field a parameter (what a kernel
+/// reading all its fields compiles to).
 struct KdaKernelSource {
   std::string entry, source;
 };

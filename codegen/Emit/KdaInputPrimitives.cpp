@@ -9,6 +9,7 @@
 
 #include "codegen/Emit/KdaPrimitives.h"
 #include "codegen/Emit/KernelBuilder.h"
+#include "codegen/Emit/KernelEmitInterface.h"
 #include "dialects/IR/ElementTypes.h"
 #include "dialects/IR/RudnnOps.h"
 
@@ -16,6 +17,7 @@
 
 using namespace mlir;
 using namespace mlir::rudnn;
+using ::rudnn::codegen::attachPrimitive;
 using ::rudnn::codegen::cudaType;
 using ::rudnn::codegen::dtype;
 using ::rudnn::codegen::elementBytes;
@@ -369,12 +371,12 @@ struct SigmoidBackwardModel
 
 void ::rudnn::codegen::registerKdaInputPrimitives(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, RudnnDialect *) {
-    L2NormalizeOp::attachInterface<L2NormalizeModel>(*context);
-    L2NormalizeBackwardOp::attachInterface<L2NormalizeBackwardModel>(*context);
-    KdaGateOp::attachInterface<GateModel>(*context);
-    KdaGateBackwardOp::attachInterface<GateBackwardModel>(*context);
-    KdaGateSumsOp::attachInterface<GateSumsModel>(*context);
-    SigmoidOp::attachInterface<SigmoidModel>(*context);
-    SigmoidBackwardOp::attachInterface<SigmoidBackwardModel>(*context);
+    attachPrimitive<L2NormalizeOp, L2NormalizeModel>(*context);
+    attachPrimitive<L2NormalizeBackwardOp, L2NormalizeBackwardModel>(*context);
+    attachPrimitive<KdaGateOp, GateModel>(*context);
+    attachPrimitive<KdaGateBackwardOp, GateBackwardModel>(*context);
+    attachPrimitive<KdaGateSumsOp, GateSumsModel>(*context);
+    attachPrimitive<SigmoidOp, SigmoidModel>(*context);
+    attachPrimitive<SigmoidBackwardOp, SigmoidBackwardModel>(*context);
   });
 }

@@ -11,17 +11,19 @@
 
 #include "codegen/Emit/KdaPrimitives.h"
 #include "codegen/Emit/KdaEmitter.h"
+#include "codegen/Emit/KernelEmitInterface.h"
 #include "dialects/IR/ElementTypes.h"
 #include "dialects/IR/RudnnOps.h"
 
 using namespace mlir;
 using namespace mlir::rudnn;
 using ::rudnn::DType;
+using ::rudnn::codegen::attachPrimitive;
 using ::rudnn::codegen::dtype;
 using ::rudnn::codegen::elementBytes;
 using ::rudnn::codegen::KdaKernelSpec;
 using ::rudnn::codegen::KdaStage;
-using ::rudnn::codegen::KdaValues;
+using ::rudnn::codegen::KdaTensor;
 using ::rudnn::codegen::KernelBuilder;
 using ::rudnn::codegen::lastDim;
 
@@ -76,12 +78,14 @@ int64_t tileBytes(const KdaKernelSpec &spec) {
   return 4 * ::rudnn::codegen::kdaTileFloats(spec);
 }
 
+/// Emits `stages` binding `tensors`, with the op's aligned views.
 LogicalResult emitStages(Operation *op, KernelBuilder &builder,
                          KdaKernelSpec spec,
                          std::initializer_list<KdaStage> stages,
-                         const KdaValues &values) {
+                         ArrayRef<KdaTensor> tensors, FloatAttr scale = {}) {
   spec.alignedViews = op->hasAttr(RudnnDialect::kAlignedViewsAttrName);
-  ::rudnn::codegen::emitKdaStages(builder, spec, stages, values);
+  ::rudnn::codegen::emitKdaStages(builder, spec, stages, tensors,
+                                  scale ? scale.getValueAsDouble() : 0);
   if (!builder.conflict().empty())
     return op->emitOpError()
            << "cannot emit its kernel: " << builder.conflict();
@@ -99,17 +103,16 @@ prepareOf(ChunkSolveOp solve) {
   return std::make_pair(decay, pairwise);
 }
 
-KdaValues prepareValues(ChunkSolveOp solve, ChunkDecayOp decay,
-                        ChunkPairwiseOp pairwise) {
-  KdaValues values;
-  values.q = pairwise.getQ();
-  values.k = solve.getK();
-  values.v = solve.getV();
-  values.g = decay.getG();
-  values.beta = solve.getBeta();
-  values.workspace = solve.getGamma();
-  values.cuSeqlens = solve.getCuSeqlens();
-  return values;
+/// The tensors of a prepare block (a restore adds its boundaries).
+SmallVector<KdaTensor> prepareTensors(ChunkSolveOp solve, ChunkDecayOp decay,
+                                      ChunkPairwiseOp pairwise) {
+  return {{"q", pairwise.getQ()},
+          {"k", solve.getK()},
+          {"v", solve.getV()},
+          {"g", decay.getG()},
+          {"beta", solve.getBeta()},
+          {"workspace", solve.getGamma()},
+          {"cu_seqlens", solve.getCuSeqlens()}};
 }
 
 KdaKernelSpec prepareSpec(ChunkSolveOp solve, ChunkDecayOp decay) {
@@ -172,7 +175,7 @@ struct SolveModel : KdaPrimitive<ChunkSolveOp, SolveModel> {
     auto [decay, pairwise] = *prepare;
     return emitStages(op, builder, prepareSpec(solve, decay),
                       {KdaStage::Prepare},
-                      prepareValues(solve, decay, pairwise));
+                      prepareTensors(solve, decay, pairwise));
   }
 };
 
@@ -192,10 +195,10 @@ struct RestoreModel : KdaPrimitive<ChunkRestoreOp, RestoreModel> {
     if (failed(prepare))
       return failure();
     auto [decay, pairwise] = *prepare;
-    KdaValues values = prepareValues(solve, decay, pairwise);
-    values.boundaries = restore.getBoundaries();
+    SmallVector<KdaTensor> tensors = prepareTensors(solve, decay, pairwise);
+    tensors.push_back({"boundaries", restore.getBoundaries()});
     return emitStages(op, builder, prepareSpec(solve, decay),
-                      {KdaStage::Prepare, KdaStage::Restore}, values);
+                      {KdaStage::Prepare, KdaStage::Restore}, tensors);
   }
 };
 
@@ -216,17 +219,16 @@ struct PropagateModel : KdaPrimitive<ChunkPropagateOp, PropagateModel> {
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto propagate = cast<ChunkPropagateOp>(op);
-    KdaValues values;
-    values.k = propagate.getK();
-    values.initialState = propagate.getInitialState();
-    values.finalState = propagate.getFinalState();
-    values.boundaries = propagate.getBoundaries();
-    values.workspace = propagate.getW();
-    values.cuSeqlens = propagate.getCuSeqlens();
     return emitStages(op, builder,
                       specOf(propagate.getK(), lastDim(propagate.getU0()),
                              propagate.getChunk(), propagate.getCuSeqlens()),
-                      {KdaStage::Propagate}, values);
+                      {KdaStage::Propagate},
+                      {{"k", propagate.getK()},
+                       {"initial_state", propagate.getInitialState()},
+                       {"final_state", propagate.getFinalState()},
+                       {"boundaries", propagate.getBoundaries()},
+                       {"workspace", propagate.getW()},
+                       {"cu_seqlens", propagate.getCuSeqlens()}});
   }
 };
 
@@ -244,19 +246,19 @@ struct OutputModel : KdaPrimitive<ChunkOutputOp, OutputModel> {
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto output = cast<ChunkOutputOp>(op);
-    KdaValues values;
-    values.q = output.getQ();
-    values.g = output.getG();
-    values.output = output.getOutput();
-    values.boundaries = output.getBoundaries();
-    values.workspace = output.getPairwise(); // the chunk tiles' memory
-    values.cuSeqlens = output.getCuSeqlens();
-    values.scale = output.getScaleAttr().getValueAsDouble();
     return emitStages(op, builder,
                       specOf(output.getQ(), lastDim(output.getU()),
                              output.getChunk(), output.getCuSeqlens(),
                              output.getG()),
-                      {KdaStage::Output}, values);
+                      {KdaStage::Output},
+                      {{"q", output.getQ()},
+                       {"g", output.getG()},
+                       {"output", output.getOutput()},
+                       {"boundaries", output.getBoundaries()},
+                       // the chunk tiles' memory
+                       {"workspace", output.getPairwise()},
+                       {"cu_seqlens", output.getCuSeqlens()}},
+                      output.getScaleAttr());
   }
 };
 
@@ -283,23 +285,22 @@ struct RecurrentModel : KdaPrimitive<KdaRecurrentOp, RecurrentModel> {
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto recurrent = cast<KdaRecurrentOp>(op);
-    KdaValues values;
-    values.q = recurrent.getQ();
-    values.k = recurrent.getK();
-    values.v = recurrent.getV();
-    values.g = recurrent.getG();
-    values.beta = recurrent.getBeta();
-    values.initialState = recurrent.getInitialState();
-    values.output = recurrent.getOutput();
-    values.finalState = recurrent.getFinalState();
-    values.boundaries = recurrent.getBoundaries();
-    values.cuSeqlens = recurrent.getCuSeqlens();
-    values.scale = recurrent.getScaleAttr().getValueAsDouble();
     return emitStages(op, builder,
                       specOf(recurrent.getQ(), lastDim(recurrent.getV()),
                              recurrent.getChunk(), recurrent.getCuSeqlens(),
                              recurrent.getG(), recurrent.getBeta()),
-                      {KdaStage::Recurrent}, values);
+                      {KdaStage::Recurrent},
+                      {{"q", recurrent.getQ()},
+                       {"k", recurrent.getK()},
+                       {"v", recurrent.getV()},
+                       {"g", recurrent.getG()},
+                       {"beta", recurrent.getBeta()},
+                       {"initial_state", recurrent.getInitialState()},
+                       {"output", recurrent.getOutput()},
+                       {"final_state", recurrent.getFinalState()},
+                       {"boundaries", recurrent.getBoundaries()},
+                       {"cu_seqlens", recurrent.getCuSeqlens()}},
+                      recurrent.getScaleAttr());
   }
 };
 
@@ -322,20 +323,19 @@ struct StateGradientModel
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto walk = cast<ChunkStateGradientOp>(op);
-    KdaValues values;
-    values.q = walk.getQ();
-    values.k = walk.getK();
-    values.workspace = walk.getGamma();
-    values.dOutput = walk.getDOutput();
-    values.dFinalState = walk.getDFinalState();
-    values.scratch = walk.getDu();
-    values.dInitialState = walk.getDInitialState();
-    values.cuSeqlens = walk.getCuSeqlens();
-    values.scale = walk.getScaleAttr().getValueAsDouble();
     return emitStages(op, builder,
                       specOf(walk.getQ(), lastDim(walk.getDOutput()),
                              walk.getChunk(), walk.getCuSeqlens()),
-                      {KdaStage::StateGradient}, values);
+                      {KdaStage::StateGradient},
+                      {{"q", walk.getQ()},
+                       {"k", walk.getK()},
+                       {"workspace", walk.getGamma()},
+                       {"d_output", walk.getDOutput()},
+                       {"d_final_state", walk.getDFinalState()},
+                       {"scratch", walk.getDu()},
+                       {"d_initial_state", walk.getDInitialState()},
+                       {"cu_seqlens", walk.getCuSeqlens()}},
+                      walk.getScaleAttr());
   }
 };
 
@@ -354,28 +354,28 @@ struct GradientsModel : KdaPrimitive<ChunkGradientsOp, GradientsModel> {
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto gradients = cast<ChunkGradientsOp>(op);
-    KdaValues values;
-    values.q = gradients.getQ();
-    values.k = gradients.getK();
-    values.v = gradients.getV();
-    values.g = gradients.getG();
-    values.beta = gradients.getBeta();
-    values.workspace = gradients.getPairwise(); // the chunk tiles' memory
-    values.boundaries = gradients.getBoundaries();
-    values.dOutput = gradients.getDOutput();
-    values.scratch = gradients.getDu();
-    values.dq = gradients.getDq();
-    values.dk = gradients.getDk();
-    values.dv = gradients.getDv();
-    values.dg = gradients.getDg();
-    values.dbeta = gradients.getDbeta();
-    values.cuSeqlens = gradients.getCuSeqlens();
-    values.scale = gradients.getScaleAttr().getValueAsDouble();
     return emitStages(op, builder,
                       specOf(gradients.getQ(), lastDim(gradients.getV()),
                              gradients.getChunk(), gradients.getCuSeqlens(),
                              gradients.getG(), gradients.getBeta()),
-                      {KdaStage::Gradients}, values);
+                      {KdaStage::Gradients},
+                      {{"q", gradients.getQ()},
+                       {"k", gradients.getK()},
+                       {"v", gradients.getV()},
+                       {"g", gradients.getG()},
+                       {"beta", gradients.getBeta()},
+                       // the chunk tiles' memory
+                       {"workspace", gradients.getPairwise()},
+                       {"boundaries", gradients.getBoundaries()},
+                       {"d_output", gradients.getDOutput()},
+                       {"scratch", gradients.getDu()},
+                       {"dq", gradients.getDq()},
+                       {"dk", gradients.getDk()},
+                       {"dv", gradients.getDv()},
+                       {"dg", gradients.getDg()},
+                       {"dbeta", gradients.getDbeta()},
+                       {"cu_seqlens", gradients.getCuSeqlens()}},
+                      gradients.getScaleAttr());
   }
 };
 
@@ -400,22 +400,21 @@ struct PoolStepModel : KdaPrimitive<KdaPoolStepOp, PoolStepModel> {
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto step = cast<KdaPoolStepOp>(op);
-    KdaValues values;
-    values.q = step.getQ();
-    values.k = step.getK();
-    values.v = step.getV();
-    values.g = step.getG();
-    values.beta = step.getBeta();
-    values.output = step.getOutput();
-    values.statePool = step.getStatePool();
-    values.slots = step.getSlots();
-    values.status = step.getStatus();
-    values.scale = step.getScaleAttr().getValueAsDouble();
     // The chunk only names the kernel's layouts: no chunk is formed.
     KdaKernelSpec spec = specOf(step.getQ(), lastDim(step.getV()), 16, {},
                                 step.getG(), step.getBeta());
     spec.state = dtype(step.getStatePool());
-    return emitStages(op, builder, spec, {KdaStage::PoolStep}, values);
+    return emitStages(op, builder, spec, {KdaStage::PoolStep},
+                      {{"q", step.getQ()},
+                       {"k", step.getK()},
+                       {"v", step.getV()},
+                       {"g", step.getG()},
+                       {"beta", step.getBeta()},
+                       {"output", step.getOutput()},
+                       {"state_pool", step.getStatePool()},
+                       {"slots", step.getSlots()},
+                       {"status", step.getStatus()}},
+                      step.getScaleAttr());
   }
 };
 
@@ -476,16 +475,16 @@ struct HeadGroupSumModel : KdaPrimitive<HeadGroupSumOp, HeadGroupSumModel> {
 
 void ::rudnn::codegen::registerKdaPrimitives(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, RudnnDialect *) {
-    ChunkDecayOp::attachInterface<DecayModel>(*context);
-    ChunkPairwiseOp::attachInterface<PairwiseModel>(*context);
-    ChunkSolveOp::attachInterface<SolveModel>(*context);
-    ChunkRestoreOp::attachInterface<RestoreModel>(*context);
-    ChunkPropagateOp::attachInterface<PropagateModel>(*context);
-    ChunkOutputOp::attachInterface<OutputModel>(*context);
-    KdaRecurrentOp::attachInterface<RecurrentModel>(*context);
-    ChunkStateGradientOp::attachInterface<StateGradientModel>(*context);
-    ChunkGradientsOp::attachInterface<GradientsModel>(*context);
-    HeadGroupSumOp::attachInterface<HeadGroupSumModel>(*context);
-    KdaPoolStepOp::attachInterface<PoolStepModel>(*context);
+    attachPrimitive<ChunkDecayOp, DecayModel>(*context);
+    attachPrimitive<ChunkPairwiseOp, PairwiseModel>(*context);
+    attachPrimitive<ChunkSolveOp, SolveModel>(*context);
+    attachPrimitive<ChunkRestoreOp, RestoreModel>(*context);
+    attachPrimitive<ChunkPropagateOp, PropagateModel>(*context);
+    attachPrimitive<ChunkOutputOp, OutputModel>(*context);
+    attachPrimitive<KdaRecurrentOp, RecurrentModel>(*context);
+    attachPrimitive<ChunkStateGradientOp, StateGradientModel>(*context);
+    attachPrimitive<ChunkGradientsOp, GradientsModel>(*context);
+    attachPrimitive<HeadGroupSumOp, HeadGroupSumModel>(*context);
+    attachPrimitive<KdaPoolStepOp, PoolStepModel>(*context);
   });
 }

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emit/KernelBuilder.h"
+#include "codegen/Emit/KernelEmitInterface.h"
 #include "codegen/Emit/Primitives.h"
 #include "dialects/IR/KvCachePolicy.h"
 #include "dialects/IR/RudnnOps.h"
@@ -19,6 +20,7 @@
 using namespace mlir;
 using namespace mlir::rudnn;
 using ::rudnn::DType;
+using ::rudnn::codegen::attachPrimitive;
 using ::rudnn::codegen::cudaType;
 using ::rudnn::codegen::dtype;
 using ::rudnn::codegen::elementBytes;
@@ -294,7 +296,7 @@ struct CombineModel
 
 void ::rudnn::codegen::registerKvCachePrimitives(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, RudnnDialect *) {
-    DecodePartialsOp::attachInterface<PartialsModel>(*context);
-    DecodeCombineOp::attachInterface<CombineModel>(*context);
+    attachPrimitive<DecodePartialsOp, PartialsModel>(*context);
+    attachPrimitive<DecodeCombineOp, CombineModel>(*context);
   });
 }

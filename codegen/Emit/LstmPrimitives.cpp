@@ -9,12 +9,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emit/KernelBuilder.h"
+#include "codegen/Emit/KernelEmitInterface.h"
 #include "codegen/Emit/Primitives.h"
 #include "dialects/IR/LstmPolicy.h"
 #include "dialects/IR/RudnnOps.h"
 
 using namespace mlir;
 using namespace mlir::rudnn;
+using ::rudnn::codegen::attachPrimitive;
 using ::rudnn::codegen::cudaType;
 using ::rudnn::codegen::dtype;
 using ::rudnn::codegen::elementBytes;
@@ -300,7 +302,7 @@ struct RecurrenceModel
 
 void ::rudnn::codegen::registerLstmPrimitives(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, RudnnDialect *) {
-    LstmProjectionOp::attachInterface<ProjectionModel>(*context);
-    LstmRecurrenceOp::attachInterface<RecurrenceModel>(*context);
+    attachPrimitive<LstmProjectionOp, ProjectionModel>(*context);
+    attachPrimitive<LstmRecurrenceOp, RecurrenceModel>(*context);
   });
 }

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/Emit/KernelEmitInterface.h"
 #include "codegen/Emit/NormEmitSupport.h"
 #include "codegen/Emit/Primitives.h"
 #include "dialects/IR/NormContracts.h"
@@ -13,6 +14,7 @@
 
 using namespace mlir;
 using namespace mlir::rudnn;
+using ::rudnn::codegen::attachPrimitive;
 using namespace ::rudnn::codegen::norm;
 using ::rudnn::codegen::cudaType;
 using ::rudnn::codegen::dtype;
@@ -215,8 +217,8 @@ struct GradientColumnsModel
 void ::rudnn::codegen::registerNormGradientPrimitives(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, RudnnDialect *) {
-    NormGradientSumsOp::attachInterface<GradientSumsModel>(*context);
-    NormGradientRowsOp::attachInterface<GradientRowsModel>(*context);
-    NormGradientColumnsOp::attachInterface<GradientColumnsModel>(*context);
+    attachPrimitive<NormGradientSumsOp, GradientSumsModel>(*context);
+    attachPrimitive<NormGradientRowsOp, GradientRowsModel>(*context);
+    attachPrimitive<NormGradientColumnsOp, GradientColumnsModel>(*context);
   });
 }

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/Emit/KernelEmitInterface.h"
 #include "codegen/Emit/NormEmitSupport.h"
 #include "codegen/Emit/Primitives.h"
 #include "dialects/IR/NormContracts.h"
@@ -15,6 +16,7 @@
 
 using namespace mlir;
 using namespace mlir::rudnn;
+using ::rudnn::codegen::attachPrimitive;
 using namespace ::rudnn::codegen::norm;
 using ::rudnn::codegen::cudaType;
 using ::rudnn::codegen::dtype;
@@ -183,7 +185,7 @@ struct PartialsModel
 
 void ::rudnn::codegen::registerNormPrimitives(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, RudnnDialect *) {
-    NormRowsOp::attachInterface<RowsModel>(*context);
-    NormPartialsOp::attachInterface<PartialsModel>(*context);
+    attachPrimitive<NormRowsOp, RowsModel>(*context);
+    attachPrimitive<NormPartialsOp, PartialsModel>(*context);
   });
 }

@@ -12,14 +12,18 @@ def RudnnSpecialize : Pass<"rudnn-specialize", "::mlir::ModuleOp"> {
     existing one is replaced) and fills in every compile-time parameter an
     operator op leaves open:
 
-    * KDA `chunk`: the `chunk` option when given, else the largest of 64, 32
-      and 16 at which every KDA kernel's shared memory, static and dynamic,
-      fits `smem-per-block` for the op's K, V and input type. A chunk
-      already on the op is kept.
-    * KDA `scale`: K^-0.5 when absent.
+    * an attribute named by the `set` option (`set=chunk=32`), on every
+      operator op that declares it and leaves it open: forced before the
+      op's policy chooses the rest, and checked by its verifier;
+    * the rest by each op's policy, e.g. KDA's `chunk`, the largest of 64,
+      32 and 16 at which every KDA kernel's shared memory fits
+      `smem-per-block` for the op's K, V and input type, and its `scale`,
+      K^-0.5. Values already on an op are kept.
 
-    Batch, heads and sequence lengths stay dynamic: changing them never
-    changes the generated code.
+    Result sizes that depend on a chosen value (the words of a KDA
+    forward's saved tiles, fixed by its chunk) become static, and the
+    functions returning them take the new types. Batch, heads and sequence
+    lengths stay dynamic: changing them never changes the generated code.
 
     Before (`-rudnn-specialize`, H200 defaults):
 
@@ -50,9 +54,9 @@ def RudnnSpecialize : Pass<"rudnn-specialize", "::mlir::ModuleOp"> {
            "Shared memory one block may use, in bytes (opt-in maximum)">,
     Option<"smCount", "sm-count", "int64_t", /*default=*/"132",
            "Number of streaming multiprocessors">,
-    Option<"chunk", "chunk", "int64_t", /*default=*/"0",
-           "KDA chunk size for ops that leave it open (0: choose from K, V "
-           "and smem-per-block)">,
+    ListOption<"set", "set", "std::string",
+               "Attributes to force, name=value (an MLIR attribute, e.g. "
+               "chunk=32), on every operator op declaring one it leaves open">,
   ];
   let dependentDialects = ["::mlir::rudnn::RudnnDialect"];
 }

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Emit/EmitModule.h"
-#include "codegen/Emit/KernelBuilder.h"
+#include "codegen/Emit/KernelEmitInterface.h"
 #include "codegen/Transforms/FunctionTensors.h"
 #include "codegen/Transforms/Passes.h"
 #include "dialects/IR/RudnnOps.h"
@@ -575,7 +575,8 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
   builder.create<YieldOp>(func.getLoc(), yielded);
 
   KernelBuilder emitter;
-  auto root = cast<PrimitiveOpInterface>(body->getTerminator()->getPrevNode());
+  auto root = cast<::rudnn::codegen::KernelEmitOpInterface>(
+      body->getTerminator()->getPrevNode());
   if (failed(root.emitKernel(emitter)))
     return failure();
   // One symbol per distinct kernel: a second identical one is launched as

@@ -234,8 +234,7 @@ const ::rudnn::OperatorContract &AttentionOp::getContract() {
 
 LogicalResult AttentionOp::verify() { return verifyAttention(*this); }
 
-LogicalResult AttentionOp::specialize(TargetAttr target,
-                                      const SpecializeOptions &) {
+LogicalResult AttentionOp::specialize(TargetAttr target) {
   return specializeAttention(*this, target);
 }
 
@@ -250,8 +249,7 @@ const ::rudnn::OperatorContract &AttentionVarlenOp::getContract() {
 
 LogicalResult AttentionVarlenOp::verify() { return verifyAttention(*this); }
 
-LogicalResult AttentionVarlenOp::specialize(TargetAttr target,
-                                            const SpecializeOptions &) {
+LogicalResult AttentionVarlenOp::specialize(TargetAttr target) {
   return specializeAttention(*this, target);
 }
 
@@ -476,8 +474,7 @@ const ::rudnn::OperatorContract &AttentionBackwardOp::getContract() {
 
 LogicalResult AttentionBackwardOp::verify() { return verifyBackward(*this); }
 
-LogicalResult AttentionBackwardOp::specialize(TargetAttr target,
-                                              const SpecializeOptions &) {
+LogicalResult AttentionBackwardOp::specialize(TargetAttr target) {
   return specializeBackward(*this, target);
 }
 
@@ -494,8 +491,7 @@ LogicalResult AttentionVarlenBackwardOp::verify() {
   return verifyBackward(*this);
 }
 
-LogicalResult AttentionVarlenBackwardOp::specialize(TargetAttr target,
-                                                    const SpecializeOptions &) {
+LogicalResult AttentionVarlenBackwardOp::specialize(TargetAttr target) {
   return specializeBackward(*this, target);
 }
 

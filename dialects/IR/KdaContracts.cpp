@@ -17,7 +17,10 @@ kdaDims(bool chunks, std::string_view chunkDoc = "chunks, "
        kKdaMaxFeatureDim},
       {'V', "feature dim", "value features", true, 1, kKdaMaxFeatureDim}};
   if (chunks) {
-    dims.push_back({'N', "dim", chunkDoc});
+    DimContract count{'N', "dim", chunkDoc};
+    count.piecesOf = 'T';
+    count.perAttribute = "chunk";
+    dims.push_back(count);
     // Static: the function's type states it, so its verifier holds it to
     // the chunk and types.
     dims.push_back({'W', "saved tile words",
@@ -64,6 +67,9 @@ std::vector<DimContract> kdaVarlenDims() {
                     "chunks after those of the sequences before it)");
   dims[0] = {'B', "dim", "1: the sequences are packed along T", false, 1, 1};
   dims[1] = {'T', "dim", "tokens of every sequence"};
+  for (DimContract &dim : dims)
+    if (dim.letter == 'N')
+      dim.plusOf = 'C'; // each sequence's last chunk may be partial
   dims.push_back({'S', "dim", "sequences"});
   DimContract offsets{'C', "dim", "sequences + 1", false, 2};
   offsets.timesOf = 'S';

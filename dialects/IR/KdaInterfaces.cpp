@@ -18,10 +18,25 @@ using namespace mlir::rudnn;
 
 namespace {
 
-/// Fills the chunk and scale of a KDA op (forward or backward) when absent.
+/// A forward's saved tiles [N, B, H, W] left with a dynamic W until the
+/// chunk was chosen: W becomes the words that chunk saves. The function
+/// returning them takes the new type (rudnn-specialize updates it).
+void fixSavedTileWords(Value tiles, int64_t chunk, int64_t featureDimK,
+                       int64_t featureDimV, int64_t inputBytes) {
+  auto type =
+      tiles ? dyn_cast<RankedTensorType>(tiles.getType()) : RankedTensorType();
+  if (!type || type.getRank() != 4 || !type.isDynamicDim(3) ||
+      ShapedType::isDynamic(featureDimK) || ShapedType::isDynamic(featureDimV))
+    return;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[3] = kdaSavedTileWords(chunk, featureDimK, featureDimV, inputBytes);
+  tiles.setType(RankedTensorType::get(shape, type.getElementType()));
+}
+
+/// Fills the chunk and scale of a KDA op (forward or backward) when absent;
+/// a forward's saved tiles then take the size the chunk fixes.
 template <typename KdaLikeOp>
-LogicalResult specializeKda(KdaLikeOp op, TargetAttr target,
-                            const SpecializeOptions &options) {
+LogicalResult specializeKda(KdaLikeOp op, TargetAttr target) {
   auto queryType = cast<RankedTensorType>(op.getQ().getType());
   auto valueType = cast<RankedTensorType>(op.getV().getType());
   int64_t featureDimK = queryType.getDimSize(3);
@@ -30,14 +45,9 @@ LogicalResult specializeKda(KdaLikeOp op, TargetAttr target,
       queryType.getElementType().getIntOrFloatBitWidth() / 8;
   Builder builder(op.getContext());
 
-  if (options.chunk && !isValidKdaChunk(options.chunk))
-    return op.emitOpError() << "cannot take the forced chunk " << options.chunk
-                            << ": it must be 16, 32 or 64";
   if (!op.getChunk()) {
-    std::optional<int64_t> chunk =
-        options.chunk ? std::optional<int64_t>(options.chunk)
-                      : chooseKdaChunk(featureDimK, featureDimV,
-                                       target.getSmemPerBlock(), inputBytes);
+    std::optional<int64_t> chunk = chooseKdaChunk(
+        featureDimK, featureDimV, target.getSmemPerBlock(), inputBytes);
     if (!chunk)
       return op.emitOpError()
              << "no chunk size fits K = " << featureDimK
@@ -50,6 +60,11 @@ LogicalResult specializeKda(KdaLikeOp op, TargetAttr target,
              << " for chunk 16)";
     op.setChunkAttr(builder.getI64IntegerAttr(*chunk));
   }
+  if constexpr (std::is_same_v<KdaLikeOp, KdaOp> ||
+                std::is_same_v<KdaLikeOp, KdaVarlenOp>)
+    if (isValidKdaChunk(static_cast<int64_t>(*op.getChunk())))
+      fixSavedTileWords(op.getTiles(), static_cast<int64_t>(*op.getChunk()),
+                        featureDimK, featureDimV, inputBytes);
   if (!op.getScaleAttr())
     op.setScaleAttr(builder.getF32FloatAttr(defaultKdaScale(featureDimK)));
   return success();
@@ -537,9 +552,8 @@ const ::rudnn::OperatorContract &KdaOp::getOperatorContract() {
   return ::rudnn::kdaContract(getGroupedHeads());
 }
 
-LogicalResult KdaOp::specialize(TargetAttr target,
-                                const SpecializeOptions &options) {
-  return specializeKda(*this, target, options);
+LogicalResult KdaOp::specialize(TargetAttr target) {
+  return specializeKda(*this, target);
 }
 
 LogicalResult KdaOp::decompose(OpBuilder &builder) {
@@ -558,9 +572,8 @@ const ::rudnn::OperatorContract &KdaBackwardOp::getOperatorContract() {
   return ::rudnn::kdaBackwardContract(getGroupedHeads());
 }
 
-LogicalResult KdaBackwardOp::specialize(TargetAttr target,
-                                        const SpecializeOptions &options) {
-  return specializeKda(*this, target, options);
+LogicalResult KdaBackwardOp::specialize(TargetAttr target) {
+  return specializeKda(*this, target);
 }
 
 LogicalResult KdaBackwardOp::decompose(OpBuilder &builder) {
@@ -579,9 +592,8 @@ const ::rudnn::OperatorContract &KdaVarlenOp::getOperatorContract() {
   return ::rudnn::kdaVarlenContract(getGroupedHeads());
 }
 
-LogicalResult KdaVarlenOp::specialize(TargetAttr target,
-                                      const SpecializeOptions &options) {
-  return specializeKda(*this, target, options);
+LogicalResult KdaVarlenOp::specialize(TargetAttr target) {
+  return specializeKda(*this, target);
 }
 
 LogicalResult KdaVarlenOp::decompose(OpBuilder &builder) {
@@ -596,10 +608,8 @@ const ::rudnn::OperatorContract &KdaVarlenBackwardOp::getOperatorContract() {
   return ::rudnn::kdaVarlenBackwardContract(getGroupedHeads());
 }
 
-LogicalResult
-KdaVarlenBackwardOp::specialize(TargetAttr target,
-                                const SpecializeOptions &options) {
-  return specializeKda(*this, target, options);
+LogicalResult KdaVarlenBackwardOp::specialize(TargetAttr target) {
+  return specializeKda(*this, target);
 }
 
 LogicalResult KdaVarlenBackwardOp::decompose(OpBuilder &builder) {
@@ -618,7 +628,7 @@ const ::rudnn::OperatorContract &KdaDecodeOp::getOperatorContract() {
   return ::rudnn::kdaDecodeContract(getGroupedHeads());
 }
 
-LogicalResult KdaDecodeOp::specialize(TargetAttr, const SpecializeOptions &) {
+LogicalResult KdaDecodeOp::specialize(TargetAttr) {
   if (!getScaleAttr()) {
     const int64_t featureK =
         cast<RankedTensorType>(getQ().getType()).getDimSize(3);

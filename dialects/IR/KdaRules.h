@@ -26,15 +26,16 @@ LogicalResult verifyKdaAttributes(Operation *op, std::optional<uint64_t> chunk,
 
 /// The chunk count N of a boundary-state tensor bound in `shapes` equals
 /// ceil(T / chunk), or for packed sequences the chunk slots ceil(T / chunk)
-/// + S + 1; a static N needs an explicit chunk.
+/// + S + 1. Without a chunk it is not checked: rudnn-specialize chooses
+/// the chunk, and the op is verified again then.
 LogicalResult verifyKdaChunkCount(Operation *op, const ShapeChecker &shapes,
                                   llvm::StringRef name,
                                   std::optional<uint64_t> chunk,
                                   bool packed = false);
 
-/// Saved tiles [N, B, H, W] bound in `shapes`: an explicit chunk, N as
-/// verifyKdaChunkCount and W static, the words the kernels save per chunk
-/// and head for K, V, the chunk and `q`'s element type.
+/// Saved tiles [N, B, H, W] bound in `shapes`, once the chunk is known: N
+/// as verifyKdaChunkCount and W static, the words the kernels save per
+/// chunk and head for K, V, the chunk and `q`'s element type.
 LogicalResult verifyKdaSavedTiles(Operation *op, const ShapeChecker &shapes,
                                   std::optional<uint64_t> chunk, Value q,
                                   bool packed = false);

@@ -135,8 +135,7 @@ const ::rudnn::OperatorContract &KvCacheAttentionOp::getContract() {
 
 LogicalResult KvCacheAttentionOp::verify() { return verifyCacheOp(*this); }
 
-LogicalResult KvCacheAttentionOp::specialize(TargetAttr target,
-                                             const SpecializeOptions &) {
+LogicalResult KvCacheAttentionOp::specialize(TargetAttr target) {
   return specializeCacheOp(*this, target);
 }
 
@@ -150,8 +149,7 @@ const ::rudnn::OperatorContract &KvCacheAttentionPagedOp::getContract() {
 
 LogicalResult KvCacheAttentionPagedOp::verify() { return verifyCacheOp(*this); }
 
-LogicalResult KvCacheAttentionPagedOp::specialize(TargetAttr target,
-                                                  const SpecializeOptions &) {
+LogicalResult KvCacheAttentionPagedOp::specialize(TargetAttr target) {
   return specializeCacheOp(*this, target);
 }
 

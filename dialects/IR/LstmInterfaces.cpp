@@ -129,7 +129,7 @@ LogicalResult LstmOp::verify() {
                          getPerStep().value_or(false));
 }
 
-LogicalResult LstmOp::specialize(TargetAttr target, const SpecializeOptions &) {
+LogicalResult LstmOp::specialize(TargetAttr target) {
   const int64_t hidden = lastDimOf(getHN());
   const int64_t bytes =
       cast<RankedTensorType>(getX().getType()).getElementTypeBitWidth() / 8;

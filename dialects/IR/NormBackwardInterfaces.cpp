@@ -136,8 +136,7 @@ const ::rudnn::OperatorContract &LayerNormBackwardOp::getOperatorContract() {
                                        hasOuterRows(getX()));
 }
 LogicalResult LayerNormBackwardOp::verify() { return verifyBackward(*this); }
-LogicalResult LayerNormBackwardOp::specialize(TargetAttr target,
-                                              const SpecializeOptions &) {
+LogicalResult LayerNormBackwardOp::specialize(TargetAttr target) {
   return specializeBackward(*this, target);
 }
 LogicalResult LayerNormBackwardOp::decompose(OpBuilder &builder) {
@@ -158,8 +157,7 @@ const ::rudnn::OperatorContract &RmsNormBackwardOp::getOperatorContract() {
                                        hasOuterRows(getX()));
 }
 LogicalResult RmsNormBackwardOp::verify() { return verifyBackward(*this); }
-LogicalResult RmsNormBackwardOp::specialize(TargetAttr target,
-                                            const SpecializeOptions &) {
+LogicalResult RmsNormBackwardOp::specialize(TargetAttr target) {
   return specializeBackward(*this, target);
 }
 LogicalResult RmsNormBackwardOp::decompose(OpBuilder &builder) {

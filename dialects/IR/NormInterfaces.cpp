@@ -206,7 +206,7 @@ const ::rudnn::OperatorContract &MomentsOp::getOperatorContract() {
   return ::rudnn::normContract(NormOperator::Moments, hasOuterRows(getX()));
 }
 LogicalResult MomentsOp::verify() { return verifyNorm(*this); }
-LogicalResult MomentsOp::specialize(TargetAttr, const SpecializeOptions &) {
+LogicalResult MomentsOp::specialize(TargetAttr) {
   return specializeNorm(*this);
 }
 LogicalResult MomentsOp::decompose(OpBuilder &builder) {
@@ -228,7 +228,7 @@ LogicalResult LayerNormOp::verify() {
     return failure();
   return checkEps(*this, getEps().convertToFloat());
 }
-LogicalResult LayerNormOp::specialize(TargetAttr, const SpecializeOptions &) {
+LogicalResult LayerNormOp::specialize(TargetAttr) {
   return specializeNorm(*this);
 }
 LogicalResult LayerNormOp::decompose(OpBuilder &builder) {
@@ -250,7 +250,7 @@ LogicalResult RmsNormOp::verify() {
     return failure();
   return checkEps(*this, getEps().convertToFloat());
 }
-LogicalResult RmsNormOp::specialize(TargetAttr, const SpecializeOptions &) {
+LogicalResult RmsNormOp::specialize(TargetAttr) {
   return specializeNorm(*this);
 }
 LogicalResult RmsNormOp::decompose(OpBuilder &builder) {

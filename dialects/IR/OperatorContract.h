@@ -15,6 +15,7 @@
 #define RUDNN_DIALECTS_IR_OPERATORCONTRACT_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -156,6 +157,25 @@ struct DimContract {
   char timesOf = 0;
   int64_t times = 1;
   int64_t plus = 0;
+  /// A letter whose size this dim counts pieces of, ceil(that size / the
+  /// op's attribute `perAttribute`), plus the size of `plusOf` when set (a
+  /// KDA forward's chunks of T; packed sequences' chunk slots add their
+  /// offsets' count), or 0. `per` is that attribute's value once the op is
+  /// specialized (0 before: the count is not known).
+  char piecesOf = 0;
+  std::string_view perAttribute = {};
+  int64_t per = 0;
+  char plusOf = 0;
+
+  /// The size a pieces dim has for these sizes of the others; none while
+  /// `per` or a size it needs is unknown.
+  template <typename Sizes>
+  std::optional<int64_t> piecesFrom(const Sizes &sizes) const {
+    if (!piecesOf || per <= 0 || !sizes.has(piecesOf) ||
+        (plusOf && !sizes.has(plusOf)))
+      return std::nullopt;
+    return (sizes[piecesOf] + per - 1) / per + (plusOf ? sizes[plusOf] : 0);
+  }
 };
 
 /// What picks an operator's contract for one call before any IR exists

@@ -17,10 +17,6 @@
 #include <string>
 #include <vector>
 
-namespace rudnn::codegen {
-class KernelBuilder;
-} // namespace rudnn::codegen
-
 namespace mlir::rudnn {
 
 /// A run-time size: a layout letter of the function (its first tensor laid

@@ -13,12 +13,6 @@
 
 namespace mlir::rudnn {
 
-/// What a user may force on rudnn-specialize (0: let the policy choose).
-struct SpecializeOptions {
-  /// The chunk size of operators that run in chunks.
-  int64_t chunk = 0;
-};
-
 /// Builds the op `name` from its operands by ODS group, `groups[i]` of
 /// them in group i (the present ones of `operands`, which holds null for
 /// absent ones, in order); `operandSegmentSizes` is set where the op has

@@ -14,18 +14,15 @@ include "mlir/IR/OpBase.td"
 def Rudnn_OperatorOpInterface : OpInterface<"OperatorOpInterface"> {
   let cppNamespace = "::mlir::rudnn";
   let description = [{
-    An operator op : what users write.Its contract names every operand and
-                         result in ODS order with its layout letters and element
-                             types(`OperatorContract.h`);
-    `verifyOperatorContract` checks an op against it and each verifier adds the
-        rules a table cannot say.
+    An operator op: what users write. Its contract names every operand and
+    result in ODS order with its layout letters and element types
+    (`OperatorContract.h`); `verifyOperatorContract` checks an op against it
+    and each verifier adds the rules a table cannot say.
 
-    ```c++ for (auto op :
-                 module.getOps<
-                     OperatorOpInterface>()) if (failed(op
-                                                            .specialize(
-                                                                target,
-                                                                options)))...
+    ```c++
+    module.walk([&](OperatorOpInterface op) {
+      if (failed(op.specialize(target))) ...
+    });
     ```
   }];
   let methods = [
@@ -86,11 +83,11 @@ def Rudnn_OperatorOpInterface : OpInterface<"OperatorOpInterface"> {
         }]>,
     InterfaceMethod<
         "Chooses every compile-time parameter left open (chunk and tile sizes, "
-        "scale) for `target`; `options` may force some.",
+        "scale) for `target`, keeping those already set (by the IR or by "
+        "rudnn-specialize's `set` option), and fixes the result sizes that "
+        "depend on them.",
         "::mlir::LogicalResult", "specialize",
-        (ins "::mlir::rudnn::TargetAttr"
-         : $target, "const ::mlir::rudnn::SpecializeOptions &"
-         : $options)>,
+        (ins "::mlir::rudnn::TargetAttr":$target)>,
     InterfaceMethod<
         "Builds the primitives computing the op before it and replaces its "
         "results by theirs; the caller erases the op. Runs after specialize.",
@@ -103,21 +100,17 @@ def Rudnn_OperatorOpInterface : OpInterface<"OperatorOpInterface"> {
 def Rudnn_PrimitiveOpInterface : OpInterface<"PrimitiveOpInterface"> {
   let cppNamespace = "::mlir::rudnn";
   let description = [{
-    A primitive op : what operator ops decompose into and what kernels are made
-                         of. `rudnn -
-                     plan` outlines each run of connected primitives of one
-                         kernel group into a `rudnn.kernel` region,
-        gives every value that crosses kernels a buffer(the caller's tensor, or workspace sized by
-    `getResultStorage`),
-        and asks the kernel's last primitive to emit the kernel : its device -
-                                                                  library call,
-        the bindings the C++ signature is built from,
-        and its launch geometry
-            .
+    A primitive op: what operator ops decompose into and what kernels are
+    made of. `rudnn-plan` outlines each run of connected primitives of one
+    kernel group into a `rudnn.kernel` region and gives every value that
+    crosses kernels a buffer (the caller's tensor, or workspace sized by
+    `getResultStorage`). How the kernel's last primitive writes it is the
+    code generator's interface (`KernelEmitOpInterface`), not the
+    dialect's.
 
-    ```c++ for (auto op : func.getOps<PrimitiveOpInterface>())
-                groups[op.getKernelGroup()]
-            .push_back(op);
+    ```c++
+    for (auto op : func.getOps<PrimitiveOpInterface>())
+      groups[op.getKernelGroup()].push_back(op);
     ```
   }];
   let methods = [
@@ -137,12 +130,6 @@ def Rudnn_PrimitiveOpInterface : OpInterface<"PrimitiveOpInterface"> {
          : $index, "unsigned"
          : $dim),
         [{}], [{ return std::nullopt; }]>,
-    InterfaceMethod<
-        "Emits the kernel this op ends: called on the last primitive of each "
-        "kernel region, which reaches the others through its operands.",
-        "::mlir::LogicalResult", "emitKernel",
-        (ins "::rudnn::codegen::KernelBuilder &"
-         : $builder)>,
   ];
 }
 

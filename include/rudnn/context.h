@@ -22,6 +22,10 @@
 
 namespace rudnn {
 
+namespace runtime {
+class Backend;
+} // namespace runtime
+
 enum class BackendKind { Auto, Cuda, Emulation };
 
 /// "auto", "cuda", "emulation".
@@ -97,6 +101,11 @@ class Context {
 public:
   /// Opens the backend lazily: constructing a context never needs a GPU.
   explicit Context(ContextOptions options = {});
+  /// A context on a backend of the embedder's own (runtime/Backend.h: one
+  /// that records launches to measure the host's cost of a call, another
+  /// device's), reported and compiled for as `kind`.
+  Context(ContextOptions options, std::unique_ptr<runtime::Backend> backend,
+          BackendKind kind);
   ~Context();
   Context(const Context &) = delete;
   Context &operator=(const Context &) = delete;

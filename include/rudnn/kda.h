@@ -68,22 +68,21 @@ struct KdaOptions {
   std::optional<float> gateLowerBound = std::nullopt;
 };
 
-/// The chunk a call with these sizes and options runs at (the options' or
-/// the default target's choice) and the shapes of what its forward saves
-/// for the backward: boundaries [N, B, H, K, V] and tiles [N, B, H, W],
-/// N = ceil(T / chunk), or for S packed sequences (`sequences` > 0, batch
-/// 1, length their total) ceil(T / chunk) + S + 1. At bf16, K = V = 128,
-/// chunk 64 the tiles take 1288 bytes per token and head and the
-/// boundaries 512. Throws InvalidArgument for sizes or options no call
-/// accepts.
+/// The chunk a forward with these inputs and options runs at (the
+/// options', or the one rudnn-specialize chooses for the context's target)
+/// and the shapes of what it saves for the backward: boundaries
+/// [N, B, H, K, V] and tiles [N, B, H, W], N = ceil(T / chunk), or for S
+/// packed sequences ceil(T / chunk) + S + 1. Read from the function a
+/// forward saving both runs (Function::resultShapes), so this compiles its
+/// kernels when no call has yet. At bf16, K = V = 128, chunk 64 the tiles
+/// take 1288 bytes per token and head and the boundaries 512. Throws
+/// InvalidArgument for inputs or options no call accepts; nothing is read.
 struct KdaSavedShapes {
   int chunk;
   std::vector<int64_t> boundaries, tiles;
 };
-KdaSavedShapes kdaSavedShapes(int64_t batch, int64_t length, int64_t heads,
-                              int64_t featureK, int64_t featureV, DType input,
-                              const KdaOptions &options = {},
-                              int64_t sequences = 0);
+KdaSavedShapes kdaSavedShapes(Context &context, const KdaForwardInputs &inputs,
+                              const KdaOptions &options = {});
 
 /// Per (b, h), S = initial state (or 0), for t = 0 … T-1:
 ///   S ← diag(exp(g_t))·S;  u_t = beta_t·(v_t − Sᵀk_t);  S ← S + k_t·u_tᵀ;
@@ -98,11 +97,12 @@ void kdaForward(Context &context, const KdaForwardInputs &inputs,
 
 /// The forward's inputs; optionally the boundaries the forward saved
 /// ([ceil(T / chunk), B, H, K, V] dense in q's dtype, which then skip
-/// recomputing the states: pass the forward's chunk) and with them its saved
-/// tiles (then nothing of the forward runs again); the gradient of the
-/// loss with respect to the output, d_output [B, T, H, V] in v's dtype and
-/// layout rules, and optionally with respect to the final state,
-/// d_final_state [B, H, K, V] dense fp32 (absent: zero).
+/// recomputing the states; pass the forward's options, whose chunk, given
+/// or chosen, the backward's is) and with them its saved tiles (then
+/// nothing of the forward runs again); the gradient of the loss with respect to
+/// the output, d_output [B, T, H, V] in v's dtype and layout rules, and
+/// optionally with respect to the final state, d_final_state [B, H, K, V] dense
+/// fp32 (absent: zero).
 struct KdaBackwardInputs {
   KdaForwardInputs forward;
   TensorView dOutput;

@@ -91,6 +91,11 @@ struct SignatureDim {
   /// This dim's size is `times` × the size of `timesOf` + `plus`, or 0.
   char timesOf = 0;
   int64_t times = 1, plus = 0;
+  /// This dim counts pieces of `piecesOf`: ceil(its size / the attribute
+  /// `perAttribute`), plus the size of `plusOf` when set; or 0.
+  char piecesOf = 0;
+  std::string perAttribute = {};
+  char plusOf = 0;
 };
 
 /// What an operator takes: its tensors and dims from its contract, and the

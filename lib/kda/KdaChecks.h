@@ -1,67 +1,60 @@
-//===- KdaChecks.h - Validating KDA calls -----------------------*- C++ -*-===//
+//===- KdaChecks.h - What KDA's typed entry points add ----------*- C++ -*-===//
 //
-// A KDA call's views are checked against the operator's contract
-// (dialects/IR/KdaContracts.h) by the generic lib/ContractChecks; what is
-// left here is what the contract cannot say: the options, the sizes of what
-// a forward saves (once the function's chunk is known), and the launch
-// grid's limits. Every fault is an
-// InvalidArgument (or Unsupported) before anything runs.
+// The typed KDA entry points are conveniences over callOperator: the views
+// are checked against the operator's contract there. What is left here is
+// what the typed structs can say wrong and the contract cannot: the
+// options' values, which optional tensors come together, and the launch
+// grid's limits; and the attributes and named tensors every KDA operator
+// takes from a call. Every fault is an InvalidArgument (or Unsupported)
+// before anything runs.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef RUDNN_LIB_KDA_KDACHECKS_H
 #define RUDNN_LIB_KDA_KDACHECKS_H
 
-#include "lib/kda/KdaKernels.h"
 #include "rudnn/kda.h"
-
-#include <cstdint>
+#include "rudnn/operator.h"
 
 namespace rudnn {
 
-/// The sizes of a valid call.
-struct KdaCallShape {
-  int64_t B, T, H, K, V, chunk, N;
-  double scale;
+/// What a call applies to its inputs before the recurrence.
+struct KdaInputTransforms {
+  bool qkL2Norm = false, betaLogits = false;
+  /// The gate from raw projections: a_log given, dt_bias given.
+  bool gate = false, gateBias = false;
+  /// Negative: the bounded gate; 0: none.
+  float lowerBound = 0;
 };
 
-/// Checks a forward's views and options; resolves the scale, and the chunk
-/// when the options give one or the tiles are saved (0 otherwise: the
-/// target's policy chooses).
-KdaCallShape checkKdaForwardCall(const KdaForwardInputs &inputs,
-                                 const KdaForwardOutputs &outputs,
-                                 const KdaOptions &options);
-
-/// Checks a backward's views and options; resolves the chunk and scale
-/// (saved boundaries and tiles need the forward's chunk, given in the
-/// options).
-KdaCallShape checkKdaBackwardCall(const KdaBackwardInputs &inputs,
-                                  const KdaBackwardOutputs &outputs,
-                                  const KdaOptions &options);
+/// The input transforms a call asks for (options, aLog, dtBias), checked:
+/// dtBias and a lower bound come with aLog, the bound negative.
+KdaInputTransforms inputTransformsOf(bool aLog, bool dtBias,
+                                     const KdaOptions &options);
 
 /// Whether q has fewer heads than v: grouped value heads (GVA), q and k
 /// with Q heads each shared by H / Q value heads.
 bool groupedHeads(const TensorView &q, const TensorView &v);
 
-/// The input transforms a call asks for (options, aLog, dtBias), checked:
-/// dtBias and a lower bound come with aLog, the bound negative.
-KdaInputTransforms inputTransformsOf(const KdaForwardInputs &inputs,
-                                     const KdaOptions &options);
-KdaInputTransforms inputTransformsOf(bool aLog, bool dtBias,
-                                     const KdaOptions &options);
+/// The attributes of a KDA operator call: grouped heads, the transforms,
+/// and the scale and (`chunked`) chunk when the options give them, checked;
+/// rudnn-specialize chooses those left open.
+OperatorAttributes kdaAttributes(const TensorView &q, const TensorView &v,
+                                 const KdaInputTransforms &transforms,
+                                 const KdaOptions &options, bool chunked);
 
-/// The chunk a call runs at: the options', or the default target's choice
-/// for K, V and the input type (what rudnn-specialize chooses).
-int64_t resolveKdaChunk(int64_t featureK, int64_t featureV, DType input,
-                        const KdaOptions &options);
+/// q, k, v, g, beta and the given ones of cu_seqlens, initial_state, a_log
+/// and dt_bias, by their contract names.
+NamedTensors kdaInputTensors(const KdaForwardInputs &inputs);
 
-/// Checks what the forward saves (boundaries, tiles), when given, against
-/// the sizes the function's chunk fixes (chosen by rudnn-specialize unless
-/// the options gave it).
-void checkKdaSavedSizes(const KdaForwardInputs &inputs,
-                        const KdaForwardOutputs &outputs, int64_t chunk);
-void checkKdaSavedSizes(const KdaBackwardInputs &inputs,
-                        const KdaBackwardOutputs &outputs, int64_t chunk);
+/// Checks what a forward's or a backward's structs and options can get
+/// wrong that its contract cannot say, and the grid's limits.
+void checkKdaForwardCall(const KdaForwardInputs &inputs,
+                         const KdaForwardOutputs &outputs,
+                         const KdaOptions &options);
+void checkKdaBackwardCall(const KdaBackwardInputs &inputs,
+                          const KdaBackwardOutputs &outputs,
+                          const KdaOptions &options);
 
 } // namespace rudnn
 

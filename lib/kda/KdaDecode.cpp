@@ -57,16 +57,17 @@ void rudnn::kdaDecode(Context &context, const KdaDecodeInputs &in,
   // Validation: every fault named before anything runs. The pool is its
   // own result.
   const bool grouped = groupedHeads(in.q, in.v);
-  const KdaInputTransforms transforms =
-      inputTransformsOf(in.aLog.has_value(), in.dtBias.has_value(), options);
+  // Without a scale, rudnn-specialize chooses K^-0.5; the verifier checks
+  // a given one.
+  const OperatorAttributes attributes = kdaAttributes(
+      in.q, in.v,
+      inputTransformsOf(in.aLog.has_value(), in.dtBias.has_value(), options),
+      options, /*chunked=*/false);
   DimSizes dims =
       checkCall(kdaDecodeContract(grouped),
                 {&in.q, &in.k, &in.v, &in.g, &in.beta, &in.statePool, &in.slots,
                  viewOf(in.aLog), viewOf(in.dtBias)},
                 {&out.output, &in.statePool, viewOf(out.status)});
-  if (options.chunk)
-    throw InvalidArgument("a decoding step takes no 'chunk': it runs token "
-                          "by token");
   for (char letter : {'B', 'T', 'H', 'P'})
     if (dims[letter] > INT32_MAX / 2)
       throw InvalidArgument(std::string("dim ") + letter +
@@ -76,15 +77,6 @@ void rudnn::kdaDecode(Context &context, const KdaDecodeInputs &in,
   if (!out.status)
     checkSlotsOnHost(context, in.slots, dims['P'], stream);
 
-  // Without a scale, rudnn-specialize chooses K^-0.5; the verifier checks
-  // a given one.
-  OperatorAttributes attributes = {{"grouped_heads", grouped},
-                                   {"qk_l2norm", transforms.qkL2Norm},
-                                   {"beta_logits", transforms.betaLogits}};
-  if (options.scale)
-    attributes.emplace_back("scale", double(*options.scale));
-  if (transforms.gate && transforms.lowerBound < 0)
-    attributes.emplace_back("gate_lower_bound", double(transforms.lowerBound));
   // The pool is an operand, and the result updated in place.
   NamedTensors tensors = {{"q", in.q},         {"k", in.k},
                           {"v", in.v},         {"g", in.g},

@@ -11,17 +11,6 @@ func.func @input_mismatch(%q: tensor<2x8x3x6xf32>, %k: tensor<2x8x3x4xf32>, %v: 
 
 // -----
 
-// Saved boundaries need the forward's chunk.
-func.func @boundaries_without_chunk(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>, %b: tensor<?x2x3x4x5xf32>, %do: tensor<2x8x3x5xf32>) {
-  // expected-error @+1 {{'boundaries' needs an explicit 'chunk' (the forward's chunk size)}}
-  %dq, %dk, %dv, %dg, %dbeta = rudnn.kda_backward %q, %k, %v, %g, %beta boundaries %b d_output %do
-      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>, tensor<?x2x3x4x5xf32>, tensor<2x8x3x5xf32>)
-      -> (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>)
-  return
-}
-
-// -----
-
 // Saved boundaries must match ceil(T / chunk).
 func.func @boundaries_count(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>, %b: tensor<3x2x3x4x5xf32>, %do: tensor<2x8x3x5xf32>) {
   // expected-error @+1 {{'boundaries' dim 0 (chunks) is 3, expected 1 = ceil(T=8 / chunk=64)}}

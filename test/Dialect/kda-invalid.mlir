@@ -290,16 +290,6 @@ func.func @boundaries_count(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v
 
 // -----
 
-// A static boundaries count needs an explicit chunk.
-func.func @boundaries_no_chunk(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
-  // expected-error @+1 {{'boundaries' with a static chunk count needs an explicit 'chunk'}}
-  %o, %s, %b = rudnn.kda %q, %k, %v, %g, %beta save_boundaries
-      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>, tensor<1x2x3x4x5xf32>)
-  return
-}
-
-// -----
-
 // The boundaries have q's element type.
 func.func @boundaries_dtype(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
   // expected-error @+1 {{'boundaries' element type must be 'f32' as 'q', got 'f16'}}
@@ -382,16 +372,6 @@ func.func @tiles_result_without_save(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4
   // expected-error @+1 {{'tiles' result is produced only with 'save_tiles'}}
   %o, %s, %b, %t = rudnn.kda %q, %k, %v, %g, %beta chunk 16 save_boundaries
       : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>, tensor<1x2x3x4x5xf32>, tensor<1x2x3x788xf32>)
-  return
-}
-
-// -----
-
-// The tiles' size depends on the chunk, which must be given.
-func.func @tiles_without_chunk(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x5xf32>, %g: tensor<2x8x3x4xf32>, %beta: tensor<2x8x3xf32>) {
-  // expected-error @+1 {{'tiles' needs an explicit 'chunk': their size depends on it}}
-  %o, %s, %b, %t = rudnn.kda %q, %k, %v, %g, %beta save_boundaries save_tiles
-      : (tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x5xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3xf32>) -> (tensor<2x8x3x5xf32>, tensor<2x3x4x5xf32>, tensor<?x2x3x4x5xf32>, tensor<?x2x3x788xf32>)
   return
 }
 

@@ -25,7 +25,7 @@
 // CHECK-NEXT: rudnn.yield
 // CHECK-NOT: rudnn.chunk_propagate
 // CHECK: rudnn.launch @[[PREP]] grid [#rudnn.size<constant = 1, params = ["N"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
-// CHECK-SAME: args [@q, @q, @v, @q, @beta, 0, 0, 0, @boundaries, @tiles
+// CHECK-SAME: args [@q, @q, @v, @q, @beta, @boundaries, @tiles
 // CHECK: rudnn.kernel @kda_bwd_state_gradient_f32_f32_f32_k16_v8_c32
 // CHECK: rudnn.kernel @kda_bwd_gradients_f32_f32_f32_k16_v8_c32
 // CUDA: __global__ void kda_bwd_prepare_restore_f32_f32_f32_k16_v8_c32(

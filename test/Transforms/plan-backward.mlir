@@ -20,16 +20,16 @@
 // CHECK-NEXT: rudnn.buffer @scratch "workspace"
 // CHECK: rudnn.kernel @[[PREP:kda_bwd_prepare_f32_f32_f32_k16_v8_c64]] threads 128
 // CHECK: rudnn.launch @[[PREP]]
-// CHECK-SAME: args [@q, @q, @v, @q, @beta, 0, 0, 0, 0, @tiles
+// CHECK-SAME: args [@q, @q, @v, @q, @beta, @tiles
 // CHECK: rudnn.kernel @[[PROP:kda_fwd_propagate_f32_f32_f32_k16_v8_c64]] threads 128
 // CHECK: rudnn.launch @[[PROP]]
-// CHECK-SAME: args [0, @q, 0, 0, 0, @initial_state, 0, 0, @boundaries, @tiles
+// CHECK-SAME: args [@q, @initial_state, 0, @boundaries, @tiles
 // CHECK: rudnn.kernel @[[STATE:kda_bwd_state_gradient_f32_f32_f32_k16_v8_c64]] threads 128
 // CHECK: rudnn.launch @[[STATE]]
-// CHECK-SAME: @d_output, 0, 0, 0, 0, 0, 0, @d_initial_state, @scratch
+// CHECK-SAME: @d_output, @d_initial_state, @scratch
 // CHECK: rudnn.kernel @[[GRAD:kda_bwd_gradients_f32_f32_f32_k16_v8_c64]] threads 256
 // CHECK: rudnn.launch @[[GRAD]]
-// CHECK-SAME: @d_output, 0, @dq, @dk, @dv, @dg, @dbeta, 0, @scratch
+// CHECK-SAME: @d_output, @dq, @dk, @dv, @dg, @dbeta, @scratch
 // CHECK-NOT: func.func
 // CUDA: __global__ void kda_bwd_prepare_f32_f32_f32_k16_v8_c64(
 // CUDA: rudnn::kda::prepare<16, 8, 64, true>(f);

@@ -19,7 +19,7 @@
 // CHECK-NEXT: rudnn.buffer @tiles "out"
 // CHECK-NOT: "workspace"
 // CHECK: rudnn.launch @kda_bwd_prepare_f32_f32_f32_k16_v8_c32
-// CHECK-SAME: args [@q, @q, @v, @q, @beta, 0, 0, 0, 0, @tiles,
+// CHECK-SAME: args [@q, @q, @v, @q, @beta, @tiles,
 // CHECK: rudnn.launch @kda_fwd_propagate_f32_f32_f32_k16_v8_c32
 // CHECK-SAME: @boundaries, @tiles,
 // CHECK: rudnn.launch @kda_fwd_output_f32_f32_f32_k16_v8_c32

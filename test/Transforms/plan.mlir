@@ -29,7 +29,7 @@
 // CHECK-NEXT: %[[RO:.*]], %[[RS:.*]] = rudnn.kda_recurrent %[[RQ]], %[[RQ]], %[[RV]], %[[RG]], %[[RB]] chunk 64
 // CHECK-NEXT: rudnn.yield %[[RO]], %[[RS]]
 // CHECK: rudnn.launch @[[REC]] grid [#rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>, #rudnn.size<constant = 2, params = [], divisor = 1>,
-// CHECK-SAME: args [@q, @q, @v, @g, @beta, 0, @output, @final_state, 0, 0, #rudnn.param<name = "q_stride0", bits = 64>
+// CHECK-SAME: args [@q, @q, @v, @g, @beta, @output, @final_state, #rudnn.param<name = "q_stride0", bits = 64>
 // CHECK-SAME: #rudnn.param<name = "B", bits = 32>, #rudnn.param<name = "T", bits = 32>, #rudnn.param<name = "H", bits = 32>, 0.0883883461 : f32, #rudnn.param<name = "H", bits = 32>]
 // CHECK-SAME: {guard = "T", guard_max = 1 : i64, guard_min = 1 : i64}
 // CHECK: rudnn.kernel @[[PREP:kda_fwd_prepare_bf16_f32_f32_k128_v64_c64]] threads 128 {{.*}}{
@@ -38,7 +38,7 @@
 // CHECK-NEXT: rudnn.chunk_solve
 // CHECK-NEXT: rudnn.yield
 // CHECK: rudnn.launch @[[PREP]] grid [#rudnn.size<constant = 1, params = ["N"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
-// CHECK-SAME: args [@q, @q, @v, @g, @beta, 0, 0, 0, 0, @tiles,
+// CHECK-SAME: args [@q, @q, @v, @g, @beta, @tiles,
 // CHECK-SAME: guard = "T", guard_max = 9223372036854775807 : i64, guard_min = 2 : i64
 // The walk's cost model per chunk of a head: W and Kd (2·64·128·2), U0 and
 // U (2·64·64·2), e^Γlast (4·128) and the bf16 boundary (2·128·64) bytes;
@@ -47,7 +47,7 @@
 // CHECK-SAME: memory_bytes <constant = 66048, params = ["N", "B", "H"], divisor = 1>
 // CHECK-SAME: flops <constant = 2097152, params = ["N", "B", "H"], divisor = 1> {
 // CHECK: rudnn.launch @kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64
-// CHECK-SAME: args [0, @q, 0, 0, 0, 0, 0, @final_state, @boundaries, @tiles,
+// CHECK-SAME: args [@q, @final_state, @boundaries, @tiles,
 // CHECK: rudnn.kernel @kda_fwd_output_bf16_f32_bf16_k128_v64_c64 threads 128
 // CHECK-NOT: func.func
 func.func @chunked(%q: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x64xbf16>,
@@ -72,7 +72,7 @@ func.func @chunked(%q: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x64xbf16>,
 // CHECK-NOT: recurrent
 // CHECK: rudnn.launch @kda_fwd_prepare_f32_f32_f32_k16_v16_c64
 // CHECK: rudnn.launch @kda_fwd_propagate_f32_f32_f32_k16_v16_c64
-// CHECK-SAME: args [0, @q, 0, 0, 0, @initial_state, 0, 0, @boundaries, @tiles
+// CHECK-SAME: args [@q, @initial_state, 0, @boundaries, @tiles
 // CHECK-NOT: guard
 func.func @saved(%q: tensor<1x100x2x16xf32>, %beta: tensor<1x100x2xf32>,
                  %s0: tensor<1x2x16x16xf32>)
@@ -119,14 +119,14 @@ func.func @in_place(%q: tensor<1x40x2x16xf32>, %beta: tensor<1x40x2xf32>,
 // CHECK-NEXT: rudnn.buffer @boundaries_1 "workspace"
 // CHECK-NOT: rudnn.buffer
 // CHECK: rudnn.launch @[[OUT:kda_fwd_output_f32_f32_f32_k16_v16_c16]]
-// CHECK-SAME: args [@q, 0, 0, @g, 0, 0, @[[MID]], 0, @boundaries, @tiles
+// CHECK-SAME: args [@q, @g, @[[MID]], @boundaries, @tiles
 // CHECK: rudnn.launch @kda_fwd_recurrent_f32_f32_f32_k16_v16_c16
-// CHECK-SAME: args [@q, @q, @[[MID]], @g, @beta, 0, @output,
+// CHECK-SAME: args [@q, @q, @[[MID]], @g, @beta, @output,
 // CHECK-SAME: #rudnn.param<name = "output_1_stride0", bits = 64>
 // CHECK: rudnn.launch @kda_fwd_prepare_f32_f32_f32_k16_v16_c16
-// CHECK-SAME: args [@q, @q, @[[MID]], @g, @beta, 0, 0, 0, 0, @tiles_1
+// CHECK-SAME: args [@q, @q, @[[MID]], @g, @beta, @tiles_1
 // CHECK: rudnn.launch @[[OUT]]
-// CHECK-SAME: args [@q, 0, 0, @g, 0, 0, @output, 0, @boundaries_1, @tiles_1
+// CHECK-SAME: args [@q, @g, @output, @boundaries_1, @tiles_1
 // CHECK-NOT: rudnn.kernel
 // CUDA: ----- kernel kda_fwd_recurrent_f32_f32_f32_k16_v16_c16
 // CUDA: ----- kernel kda_fwd_prepare_f32_f32_f32_k16_v16_c16

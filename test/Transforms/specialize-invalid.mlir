@@ -1,10 +1,14 @@
 // RUN: rudnn-opt %s -split-input-file -verify-diagnostics -rudnn-specialize="smem-per-block=16384"
 // RUN: not rudnn-opt %s -split-input-file -rudnn-specialize="arch=sm_70" 2>&1 | FileCheck %s --check-prefix=ARCH
-// RUN: not rudnn-opt %s -split-input-file -rudnn-specialize="chunk=24" 2>&1 | FileCheck %s --check-prefix=CHUNK
+// RUN: not rudnn-opt %s -split-input-file -rudnn-specialize="set=chunk=24" 2>&1 | FileCheck %s --check-prefix=CHUNK
+// RUN: not rudnn-opt %s -split-input-file -rudnn-specialize="set=tile=64" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not rudnn-opt %s -split-input-file -rudnn-specialize="set=chunk" 2>&1 | FileCheck %s --check-prefix=SYNTAX
 // RUN: not rudnn-opt %s -split-input-file -rudnn-specialize="lanes=16" 2>&1 | FileCheck %s --check-prefix=LANES
 
 // ARCH: error: target arch must be sm_80 or newer, got "sm_70"
-// CHUNK: error: 'rudnn.kda' op cannot take the forced chunk 24: it must be 16, 32 or 64
+// CHUNK: error: 'rudnn.kda' op 'chunk' must be 16, 32 or 64, got 24
+// UNKNOWN: error: 'set': no rudnn operator has an attribute 'tile'
+// SYNTAX: error: 'set' takes name=value entries, got 'chunk'
 // LANES: error: target lanes must be 32 (the warp width), got 16
 
 // No chunk fits K = V = 256 in 16 KiB, and the op says which.

@@ -1,5 +1,5 @@
 // RUN: rudnn-opt %s -rudnn-specialize="arch=sm_80 smem-per-block=166912 sm-count=108" | FileCheck %s --check-prefix=A100
-// RUN: rudnn-opt %s -rudnn-specialize="chunk=16" | FileCheck %s --check-prefix=CHUNK
+// RUN: rudnn-opt %s -rudnn-specialize="set=chunk=16" | FileCheck %s --check-prefix=CHUNK
 // RUN: rudnn-opt %s -rudnn-specialize="smem-per-block=64000" | FileCheck %s --check-prefix=SMALL
 
 // Explicit target options reach the module; the chunk is still chosen.
@@ -11,7 +11,7 @@
 // A100-LABEL: func.func @fixed_chunk
 // A100: rudnn.kda {{.*}} chunk 32 scale
 
-// The chunk option fills every open chunk; a chunk on the op wins.
+// A forced attribute fills every open chunk; a chunk on the op wins.
 // CHUNK-LABEL: func.func @features_64
 // CHUNK: rudnn.kda {{.*}} chunk 16 scale
 // CHUNK-LABEL: func.func @features_128

@@ -80,3 +80,23 @@ module attributes {rudnn.target = #rudnn.target<arch = "sm_80", lanes = 32,
     return
   }
 }
+
+// -----
+
+// Saved tiles left open take the words the chosen chunk saves (K = 4, V = 5,
+// f32, chunk 64), and the function returns the new type.
+// CHECK-LABEL: func.func @saved_tiles
+// CHECK-SAME: -> (tensor<?x?x?x5xf32>, tensor<?x?x?x4x5xf32>, tensor<?x?x?x{{[0-9]+}}xf32>)
+// CHECK: %[[O:.*]], %{{.*}}, %[[SAVED:.*]]:2 = rudnn.kda {{.*}} chunk 64
+// CHECK-SAME: -> (tensor<?x?x?x5xf32>, tensor<?x?x4x5xf32>, tensor<?x?x?x4x5xf32>, tensor<?x?x?x[[W:[0-9]+]]xf32>)
+// CHECK: return %[[O]], %[[SAVED]]#0, %[[SAVED]]#1 : tensor<?x?x?x5xf32>, tensor<?x?x?x4x5xf32>, tensor<?x?x?x[[W]]xf32>
+func.func @saved_tiles(%q: tensor<?x?x?x4xf32>, %v: tensor<?x?x?x5xf32>,
+                       %beta: tensor<?x?x?xf32>)
+    -> (tensor<?x?x?x5xf32>, tensor<?x?x?x4x5xf32>, tensor<?x?x?x?xf32>) {
+  %o, %s, %b, %t = rudnn.kda %q, %q, %v, %q, %beta save_boundaries save_tiles
+      : (tensor<?x?x?x4xf32>, tensor<?x?x?x4xf32>, tensor<?x?x?x5xf32>,
+         tensor<?x?x?x4xf32>, tensor<?x?x?xf32>)
+      -> (tensor<?x?x?x5xf32>, tensor<?x?x4x5xf32>, tensor<?x?x?x4x5xf32>,
+          tensor<?x?x?x?xf32>)
+  return %o, %b, %t : tensor<?x?x?x5xf32>, tensor<?x?x?x4x5xf32>, tensor<?x?x?x?xf32>
+}

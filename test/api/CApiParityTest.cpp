@@ -141,7 +141,8 @@ TEST_F(CApiNumerics, KdaForwardAndBackward) {
   KdaOptions options;
   options.chunk = 16;
   options.scale = 0.3f;
-  KdaSavedShapes saved = kdaSavedShapes(B, T, H, K, V, DType::F32, options);
+  KdaSavedShapes saved = kdaSavedShapes(
+      cxx(), {q.view, k.view, v.view, g.view, beta.view, s0.view}, options);
   // Outputs start equal (zero): words a kernel leaves alone compare too.
   Tensor o = zeros({B, T, H, V}), sN = zeros({B, H, K, V}),
          bounds = zeros(saved.boundaries), tiles = zeros(saved.tiles);

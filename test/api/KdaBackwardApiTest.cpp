@@ -99,7 +99,7 @@ TEST_P(KdaBackwardNumerics, MatchesFloat64Gradients) {
   DeviceTensor boundaries, tiles;
   if (c.saved != Saved::Nothing) {
     const KdaSavedShapes shapes =
-        kdaSavedShapes(B, T, H, K, V, c.dtype, options);
+        kdaSavedShapes(*context, inputs.forward, options);
     ASSERT_EQ(shapes.chunk, c.chunk);
     const int64_t N = shapes.boundaries[0];
     ASSERT_EQ(N, (T + c.chunk - 1) / c.chunk);
@@ -336,10 +336,36 @@ TEST_F(KdaBackwardContract, BoundariesOfTheWrongChunkCountAreRejected) {
     ASSERT_TRUE(std::isnan(x)) << "dq was written";
 }
 
-TEST_F(KdaBackwardContract, BoundariesNeedTheForwardsChunk) {
-  BackwardCall c = call();
-  c.inputs.boundaries = c.state.view;
-  expectRejected(c, "saved 'boundaries' need the forward's 'chunk'");
+TEST_F(KdaBackwardContract, SavedTensorsWithoutAChunkFitTheChosenOne) {
+  // Neither call names a chunk: the forward saves at the one
+  // rudnn-specialize chooses (64: two chunks of T = 70), and the backward
+  // reading them runs at it too, matching the backward that recomputes.
+  BackwardCall saving = call(70), recomputing = call(70);
+  const KdaSavedShapes shapes = kdaSavedShapes(*context, saving.inputs.forward);
+  ASSERT_EQ(shapes.chunk, 64);
+  ASSERT_EQ(shapes.boundaries[0], 2);
+  DeviceTensor output = dense(std::vector<double>(B * 70 * H * V, 0.0),
+                              {B, 70, H, V}),
+               boundaries = dense(std::vector<double>(2 * B * H * K * V, NAN),
+                                  shapes.boundaries),
+               tiles =
+                   dense(std::vector<double>(2 * B * H * shapes.tiles[3], NAN),
+                         shapes.tiles);
+  kdaForward(*context, saving.inputs.forward,
+             {output.view, std::nullopt, boundaries.view, tiles.view});
+  saving.inputs.boundaries = boundaries.view;
+  saving.inputs.tiles = tiles.view;
+  kdaBackward(*context, saving.inputs, saving.outputs);
+  kdaBackward(*context, recomputing.inputs, recomputing.outputs);
+  for (auto [a, b, width] : {std::tuple{&saving.dq, &recomputing.dq, K},
+                             std::tuple{&saving.dk, &recomputing.dk, K},
+                             std::tuple{&saving.dv, &recomputing.dv, V},
+                             std::tuple{&saving.dg, &recomputing.dg, K}}) {
+    std::vector<double> x = readSequence(*a, B, 70, H, width),
+                        y = readSequence(*b, B, 70, H, width);
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_NEAR(x[i], y[i], 1e-5 * (1 + std::abs(y[i]))) << i;
+  }
 }
 
 TEST_F(KdaBackwardContract, TilesComeWithTheBoundaries) {
@@ -353,7 +379,7 @@ TEST_F(KdaBackwardContract, TilesOfAnotherWidthAreRejected) {
   KdaOptions chunk16;
   chunk16.chunk = 16;
   const KdaSavedShapes saved =
-      kdaSavedShapes(B, T, H, K, V, DType::F32, chunk16);
+      kdaSavedShapes(*context, c.inputs.forward, chunk16);
   DeviceTensor boundaries =
       dense(std::vector<double>(B * H * K * V, 0.0), saved.boundaries);
   std::vector<int64_t> wide = saved.tiles;
@@ -365,8 +391,11 @@ TEST_F(KdaBackwardContract, TilesOfAnotherWidthAreRejected) {
     kdaBackward(*context, c.inputs, c.outputs, chunk16);
     FAIL() << "expected InvalidArgument";
   } catch (const InvalidArgument &error) {
-    EXPECT_THAT(error.what(), HasSubstr("'tiles' must have shape [1, 1, 2, " +
-                                        std::to_string(saved.tiles[3]) + "]"));
+    EXPECT_THAT(error.what(), HasSubstr("'tiles' dim 3 (W) must be " +
+                                        std::to_string(saved.tiles[3]) +
+                                        " at K = 8, V = 4, "
+                                        "chunk 16 and 'f32' inputs, got " +
+                                        std::to_string(wide[3])));
   }
   for (double x : readSequence(c.dq, B, T, H, K))
     ASSERT_TRUE(std::isnan(x)) << "dq was written";

@@ -200,24 +200,45 @@ TEST_F(KdaForwardContract, ChangingBatchLengthOrLayoutCompilesNothing) {
   EXPECT_EQ(decoded.planCacheMisses, before.planCacheMisses);
 }
 
-TEST_F(KdaForwardContract, SavedShapesFollowTheChunkAndTheInputType) {
-  // The production shape: chunk 64 by default, 904 + 384 bytes of tiles and
-  // 512 of boundaries per token and head.
-  KdaSavedShapes bf16 = kdaSavedShapes(1, 130, 16, 128, 128, DType::BF16);
-  EXPECT_EQ(bf16.chunk, 64);
-  EXPECT_EQ(bf16.boundaries, (std::vector<int64_t>{3, 1, 16, 128, 128}));
-  EXPECT_EQ(bf16.tiles, (std::vector<int64_t>{3, 1, 16, 20608}));
-  EXPECT_EQ(bf16.tiles[3] * 4 / 64, 904 + 384);
-  // The options' chunk, and SmallCall's width.
-  KdaSavedShapes small =
-      kdaSavedShapes(SmallCall::B, SmallCall::T, SmallCall::H, SmallCall::K,
-                     SmallCall::V, DType::F32, chunk16());
+TEST_F(KdaForwardContract, SavedShapesComeFromTheFunctionASavingForwardRuns) {
+  // The chunk rudnn-specialize chooses (64 for small K and V), then the
+  // options'; N counts the chunks of T = 130, W the words of each.
+  SmallCall c = call(130);
+  KdaSavedShapes chosen = kdaSavedShapes(*context, c.inputs);
+  EXPECT_EQ(chosen.chunk, 64);
+  EXPECT_EQ(chosen.boundaries,
+            (std::vector<int64_t>{3, SmallCall::B, SmallCall::H, SmallCall::K,
+                                  SmallCall::V}));
+  // At chunk 64: e^Γlast (8), then 64 rows of W, Kd, the pairwise matrix
+  // and U (8 + 8 + 64 + 4), of Qd and (I + A)⁻¹ (8 + 64).
+  EXPECT_EQ(chosen.tiles, (std::vector<int64_t>{3, SmallCall::B, SmallCall::H,
+                                                8 + 64 * 84 + 64 * 72}));
+  KdaSavedShapes small = kdaSavedShapes(*context, c.inputs, chunk16());
   EXPECT_EQ(small.chunk, 16);
-  EXPECT_EQ(small.tiles, (std::vector<int64_t>{1, SmallCall::B, SmallCall::H,
+  EXPECT_EQ(small.tiles, (std::vector<int64_t>{9, SmallCall::B, SmallCall::H,
                                                SmallCall::W}));
-  EXPECT_THROW(kdaSavedShapes(1, 8, 1, 300, 4, DType::F32), InvalidArgument);
-  EXPECT_THROW(kdaSavedShapes(1, 0, 1, 8, 4, DType::F32), InvalidArgument);
-  EXPECT_THROW(kdaSavedShapes(1, 8, 1, 8, 4, DType::I32), InvalidArgument);
+  // What a forward saving them then takes.
+  DeviceTensor boundaries = dense(
+      std::vector<double>(
+          9 * SmallCall::B * SmallCall::H * SmallCall::K * SmallCall::V, 0.0),
+      small.boundaries);
+  DeviceTensor tiles = dense(
+      std::vector<double>(9 * SmallCall::B * SmallCall::H * SmallCall::W, 0.0),
+      small.tiles);
+  c.outputs.boundaries = boundaries.view;
+  c.outputs.tiles = tiles.view;
+  EXPECT_NO_THROW(kdaForward(*context, c.inputs, c.outputs, chunk16()));
+  // Inputs no call takes are refused the same way.
+  KdaForwardInputs wide = c.inputs;
+  for (TensorView *view : {&wide.q, &wide.k, &wide.g})
+    view->shape[3] = 300;
+  EXPECT_THROW(kdaSavedShapes(*context, wide), InvalidArgument);
+  KdaForwardInputs integers = c.inputs;
+  integers.q.dtype = integers.k.dtype = integers.v.dtype = DType::I32;
+  EXPECT_THROW(kdaSavedShapes(*context, integers), InvalidArgument);
+  KdaOptions chunk24;
+  chunk24.chunk = 24;
+  EXPECT_THROW(kdaSavedShapes(*context, c.inputs, chunk24), InvalidArgument);
 }
 
 TEST_F(KdaForwardContract, SavingTilesChangesNoOtherResult) {
@@ -471,13 +492,14 @@ INSTANTIATE_TEST_SUITE_P(
                   c.outputs.boundaries.reset();
                 }},
         BadCall{"tiles of another width",
-                "'tiles' must have shape [1, 2, 3, 968], got [1, 2, 3, 967]",
+                "'tiles' dim 3 (W) must be 968 at K = 8, V = 4, chunk 16 and "
+                "'f32' inputs, got 967",
                 [](SmallCall &c, KdaOptions &) {
                   c.outputs.tiles = TensorView::contiguous(
                       c.tiles.view.data, DType::F32, {1, 2, 3, 967});
                 }},
         BadCall{"tiles for another chunk",
-                "'tiles' must have shape [1, 2, 3, 2952]",
+                "'tiles' dim 3 (W) must be 2952 at K = 8, V = 4, chunk 32",
                 [](SmallCall &c, KdaOptions &o) {
                   c.outputs.tiles = c.tiles.view;
                   o.chunk = 32;

@@ -206,8 +206,7 @@ TEST_P(KdaVarlenSavedNumerics, BackwardReadsTheSavedSlots) {
   const reference::KdaShape shape{1, p.T, p.H, p.K, p.V};
   KdaOptions options;
   options.chunk = c.chunk;
-  const KdaSavedShapes saved =
-      kdaSavedShapes(1, p.T, p.H, p.K, p.V, c.dtype, options, p.S);
+  const KdaSavedShapes saved = kdaSavedShapes(*context, p.inputs, options);
   ASSERT_EQ(saved.boundaries[0], (p.T + c.chunk - 1) / c.chunk + p.S + 1);
   DeviceTensor output = unset(p, c.V, c.dtype), final = unsetStates(p);
   auto unsetDense = [this](const std::vector<int64_t> &shape, DType dtype) {

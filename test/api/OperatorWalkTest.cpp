@@ -63,11 +63,13 @@ const std::set<std::string> kChosenBySpecialize = {
 
 /// Sizes for every dim letter that fit the contract: 5 for a dynamic dim,
 /// 16 for a static one (within its bounds), twice the divisor for a
-/// multiple, and the stated relation for a derived one.
-std::map<char, int64_t> sizesFor(const OperatorSignature &signature) {
+/// multiple, and the stated relation for a derived one (pieces by the
+/// attribute `attributes` give it).
+std::map<char, int64_t> sizesFor(const OperatorSignature &signature,
+                                 const OperatorAttributes &attributes) {
   std::map<char, int64_t> sizes;
   for (const SignatureDim &dim : signature.dims)
-    if (!dim.timesOf)
+    if (!dim.timesOf && !dim.piecesOf)
       sizes[dim.letter] =
           std::clamp<int64_t>(dim.isStatic ? 16 : 5, dim.min, dim.max);
   for (const SignatureDim &dim : signature.dims)
@@ -77,6 +79,13 @@ std::map<char, int64_t> sizesFor(const OperatorSignature &signature) {
     for (const SignatureDim &dim : signature.dims)
       if (dim.timesOf && sizes.count(dim.timesOf))
         sizes[dim.letter] = dim.times * sizes[dim.timesOf] + dim.plus;
+  for (const SignatureDim &dim : signature.dims)
+    for (const auto &[name, value] : attributes)
+      if (dim.piecesOf && name == dim.perAttribute) {
+        const int64_t per = std::get<int64_t>(value);
+        sizes[dim.letter] = (sizes.at(dim.piecesOf) + per - 1) / per +
+                            (dim.plusOf ? sizes.at(dim.plusOf) : 0);
+      }
   return sizes;
 }
 
@@ -100,8 +109,9 @@ DType dtypeOf(const SignatureTensor &tensor) {
 /// backward's saved boundaries and tiles, from its forward's results).
 WalkTensors
 tensorsFor(const OperatorSignature &signature,
+           const OperatorAttributes &attributes,
            const std::map<std::string, std::vector<int64_t>> &computed = {}) {
-  const std::map<char, int64_t> sizes = sizesFor(signature);
+  const std::map<char, int64_t> sizes = sizesFor(signature, attributes);
   WalkTensors walk;
   walk.shapes.reserve(signature.operands.size());
   walk.memory.reserve(signature.operands.size());
@@ -182,8 +192,8 @@ savedByForward(Context &context, const std::string &op) {
   const OperatorSignature bare = operatorSignature(forward);
   const OperatorAttributes attributes = attributesFor(forward, bare.attributes);
   const OperatorSignature signature = operatorSignature(forward, attributes);
-  const std::map<char, int64_t> sizes = sizesFor(signature);
-  const WalkTensors walk = tensorsFor(signature);
+  const std::map<char, int64_t> sizes = sizesFor(signature, attributes);
+  const WalkTensors walk = tensorsFor(signature, attributes);
   const Function function = operatorFunction(
       context, forward, attributes, walk.named, resultNames(signature));
   std::map<std::string, std::vector<int64_t>> shapes;
@@ -211,7 +221,8 @@ TEST_P(OperatorWalk, EveryOperandAndAttributeIsAcceptedFromCxxAndC) {
   options.backend = BackendKind::Emulation;
   options.cacheDirectory = "";
   Context context(options);
-  WalkTensors walk = tensorsFor(signature, savedByForward(context, op));
+  WalkTensors walk =
+      tensorsFor(signature, attributes, savedByForward(context, op));
 
   std::optional<Function> built;
   try {

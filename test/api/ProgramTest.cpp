@@ -251,7 +251,8 @@ func.func @main(%q: tensor<?x?x?x8xf32>, %k: tensor<?x?x?x8xf32>,
   results.push_back(wrong.view);
   EXPECT_THAT([&] { main.call(call.arguments(), results); },
               ::testing::ThrowsMessage<InvalidArgument>(
-                  HasSubstr("'boundaries' dim 0 (N) must be 3")));
+                  HasSubstr("'boundaries' must have shape [3, 2, 3, 8, 4], "
+                            "got [2, 2, 3, 8, 4]")));
   results.back() = right.view;
   main.call(call.arguments(), results);
   reference::KdaOutputs want =

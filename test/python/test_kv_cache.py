@@ -88,8 +88,15 @@ def test_an_append_to_a_page_another_entry_uses_is_refused_and_reported():
     before_k, before_v = k_pages.clone(), v_pages.clone()
     q, k, v = torch.randn(B, T, H, D), torch.randn(B, T, G, D), torch.randn(B, T, G, D)
     o, lse, status = rt.kv_cache_attention(
-        q, k_pages, v_pages, k, v, lengths, block_table=block_table,
-        return_lse=True, return_status=True,
+        q,
+        k_pages,
+        v_pages,
+        k,
+        v,
+        lengths,
+        block_table=block_table,
+        return_lse=True,
+        return_status=True,
     )
     assert status.tolist() == [0, 1]
     assert torch.equal(k_pages[0], before_k[0]) and torch.equal(v_pages[0], before_v[0])

@@ -51,12 +51,13 @@ DTYPES = {"i32": np.int32, "bool": np.bool_}
 RANKS = {"bias_ih_l0": 1}
 
 
-def sizes_for(signature):
+def sizes_for(signature, attributes):
     """5 for a dynamic dim, 16 for a static one (within its bounds), twice
-    the divisor for a multiple, the stated relation for a derived one."""
+    the divisor for a multiple, the stated relation for a derived one
+    (pieces by the attribute `attributes` give it)."""
     sizes = {}
     for dim in signature["dims"]:
-        if not dim["times_of"]:
+        if not dim["times_of"] and not dim["pieces_of"]:
             sizes[dim["letter"]] = min(max(16 if dim["static"] else 5, dim["min"]), dim["max"])
     for dim in signature["dims"]:
         if dim["multiple_of"] in sizes:
@@ -65,6 +66,12 @@ def sizes_for(signature):
         for dim in signature["dims"]:
             if dim["times_of"] in sizes:
                 sizes[dim["letter"]] = dim["times"] * sizes[dim["times_of"]] + dim["plus"]
+    for dim in signature["dims"]:
+        if dim["pieces_of"] and dim["per_attribute"] in attributes:
+            per = attributes[dim["per_attribute"]]
+            sizes[dim["letter"]] = -(-sizes[dim["pieces_of"]] // per) + (
+                sizes[dim["plus_of"]] if dim["plus_of"] else 0
+            )
     return sizes
 
 
@@ -81,7 +88,7 @@ def walked(op):
         else:
             assert name in CHOSEN_BY_SPECIALIZE, f"{op}'s attribute {name!r} is not walked"
     signature = rudnn.operator_signature(op, ranks=RANKS, **attributes)
-    sizes = sizes_for(signature)
+    sizes = sizes_for(signature, attributes)
     saved = saved_by_forward(op)
     tensors = {
         operand["name"]: np.zeros(

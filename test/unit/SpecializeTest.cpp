@@ -109,6 +109,13 @@ TEST(KdaChunkPolicy, GradientWalkSharedBytesFollowTheTileLayout) {
             2 * (8192 + 3 * 16384 + 2048 + 512) + 4096 + 2048);
 }
 
+TEST(KdaChunkPolicy, SavedTilesOfTheProductionShape) {
+  // bf16, K = V = 128, chunk 64: 904 + 384 bytes of tiles per token and
+  // head.
+  EXPECT_EQ(kdaSavedTileWords(64, 128, 128, 2), 20608);
+  EXPECT_EQ(kdaSavedTileWords(64, 128, 128, 2) * 4 / 64, 904 + 384);
+}
+
 TEST(KdaChunkPolicy, ChoiceFitsAndIsMaximalForEveryFeatureDim) {
   for (int64_t inputBytes : {2, 4})
     for (int64_t smem : {16 * 1024, 48 * 1024, 100 * 1024, 227 * 1024})

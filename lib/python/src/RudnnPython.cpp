@@ -274,6 +274,11 @@ NB_MODULE(_rudnn, m) {
               d.timesOf ? std::string(1, d.timesOf) : std::string();
           entry["times"] = d.times;
           entry["plus"] = d.plus;
+          entry["pieces_of"] =
+              d.piecesOf ? std::string(1, d.piecesOf) : std::string();
+          entry["per_attribute"] = d.perAttribute;
+          entry["plus_of"] =
+              d.plusOf ? std::string(1, d.plusOf) : std::string();
           dims.append(entry);
         }
         nb::dict out;

@@ -1,4 +1,4 @@
-//===- RudnnChunkOps.td - Chunked-recurrence primitives ----*- tablegen -*-===//
+//===- RudnnKdaChunkOps.td - KDA's chunk primitives --------*- tablegen -*-===//
 //
 // What `rudnn-decompose` turns a KDA forward into. Chunk tiles are
 // [B, H, N, C, *] fp32 tensors (N = ceil(T / C) chunks of C tokens);
@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef RUDNN_CHUNK_OPS_TD
-#define RUDNN_CHUNK_OPS_TD
+#ifndef RUDNN_KDA_CHUNK_OPS_TD
+#define RUDNN_KDA_CHUNK_OPS_TD
 
 include "dialects/IR/RudnnBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -384,4 +384,4 @@ def Rudnn_ChunkTilesImportOp : Rudnn_ChunkOp<"chunk_tiles_import", [
   }];
 }
 
-#endif // RUDNN_CHUNK_OPS_TD
+#endif // RUDNN_KDA_CHUNK_OPS_TD

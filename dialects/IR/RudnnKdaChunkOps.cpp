@@ -1,4 +1,4 @@
-//===- RudnnChunkOps.cpp - Chunked-recurrence primitives ------------------===//
+//===- RudnnKdaChunkOps.cpp - KDA's chunk primitives ----------------------===//
 
 #include "dialects/IR/KdaRules.h"
 #include "dialects/IR/RudnnOps.h"
