@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -122,6 +123,29 @@ inline int parseBenchOptions(int argc, char **argv, const std::string &tool,
     return 2;
   }
   return -1;
+}
+
+/// A benchmark's main: parses its options (parseBenchOptions), opens the
+/// context on the chosen backend and returns `run(context, options)`; an
+/// error is printed under the tool's name and exits 1.
+template <typename Run>
+int benchMain(int argc, char **argv, const std::string &tool,
+              const std::string &defaults, const std::string &shapesHelp,
+              Run run) {
+  BenchOptions options;
+  if (int code =
+          parseBenchOptions(argc, argv, tool, defaults, shapesHelp, options);
+      code >= 0)
+    return code;
+  try {
+    ContextOptions contextOptions;
+    contextOptions.backend = parseBackend(options.backend);
+    Context context(contextOptions);
+    return run(context, options);
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "%s: %s\n", tool.c_str(), error.what());
+    return 1;
+  }
 }
 
 /// Writes `results` of operator `op` (bf16) to the options' JSON file, if

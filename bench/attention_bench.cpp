@@ -71,94 +71,87 @@ constexpr int64_t kEmulationLimit = int64_t(1) << 14;
 } // namespace
 
 int main(int argc, char **argv) {
-  bench::BenchOptions options;
-  if (int code = bench::parseBenchOptions(
-          argc, argv, "rudnn-bench-attention", defaultShapes(),
-          "B,T,H,D,causal;... (S = T, G = H, E = D)", options);
-      code >= 0)
-    return code;
-  try {
-    ContextOptions contextOptions;
-    contextOptions.backend = parseBackend(options.backend);
-    Context context(contextOptions);
-    const std::vector<Shape> shapes = parseShapes(options.shapes);
-    for (const Shape &s : shapes)
-      bench::refuseLargeOnEmulation(
-          context, options, s.B * s.T * s.H, kEmulationLimit,
-          std::to_string(s.B) + "," + std::to_string(s.T) + "," +
-              std::to_string(s.H) + "," + std::to_string(s.D));
-    std::printf("device: %s\n", context.deviceDescription().c_str());
-    std::printf("%-24s %10s %10s %12s %10s\n", "B,T,H,D,causal", "fwd ms",
-                "TFLOP/s", "fwd+bwd ms", "TFLOP/s");
-    std::fflush(stdout);
-    nlohmann::json results = nlohmann::json::array();
-    for (const Shape &s : shapes) {
-      std::mt19937 random(7);
-      const int64_t elements = s.B * s.T * s.H * s.D;
-      DeviceBuffer q = bench::upload(context,
-                                     test::normalValues(elements, random),
-                                     DType::BF16),
-                   k = bench::upload(context,
-                                     test::normalValues(elements, random),
-                                     DType::BF16),
-                   v = bench::upload(context,
-                                     test::normalValues(elements, random),
-                                     DType::BF16),
-                   dOutput = bench::upload(context,
-                                           test::normalValues(elements, random),
-                                           DType::BF16),
-                   o(context, elements * 2), lse(context, s.B * s.H * s.T * 4),
-                   dq(context, elements * 2), dk(context, elements * 2),
-                   dv(context, elements * 2);
-      auto sequenceOf = [&](const DeviceBuffer &buffer) {
-        return TensorView::contiguous(buffer.data(), DType::BF16,
-                                      {s.B, s.T, s.H, s.D});
-      };
-      const AttentionInputs inputs{
-          sequenceOf(q), sequenceOf(k), sequenceOf(v), {}, {}};
-      const AttentionOutputs outputs{
-          sequenceOf(o),
-          TensorView::contiguous(lse.data(), DType::F32, {s.B, s.H, s.T})};
-      const AttentionBackwardInputs backward{inputs, outputs.o, *outputs.lse,
-                                             sequenceOf(dOutput)};
-      const AttentionGradients gradients{sequenceOf(dq), sequenceOf(dk),
-                                         sequenceOf(dv)};
-      AttentionOptions attention;
-      attention.causal = s.causal;
-      const double ms =
-          bench::medianMs(context, options.warmup, options.repeats, [&] {
-            attentionForward(context, inputs, outputs, attention);
-          });
-      // A training step: the forward, then the gradients from its o and lse.
-      const double stepMs =
-          bench::medianMs(context, options.warmup, options.repeats, [&] {
-            attentionForward(context, inputs, outputs, attention);
-            attentionBackward(context, backward, gradients, attention);
-          });
-      const double flops =
-          4.0 * s.B * s.H * s.T * s.T * s.D / (s.causal ? 2.0 : 1.0);
-      const double tflops = flops / (ms * 1e-3) / 1e12,
-                   stepTflops = 3.5 * flops / (stepMs * 1e-3) / 1e12;
-      char label[64];
-      std::snprintf(label, sizeof(label), "%ld,%ld,%ld,%ld,%d", s.B, s.T, s.H,
-                    s.D, s.causal ? 1 : 0);
-      std::printf("%-24s %10.3f %10.2f %12.3f %10.2f\n", label, ms, tflops,
-                  stepMs, stepTflops);
-      std::fflush(stdout);
-      results.push_back({{"B", s.B},
-                         {"T", s.T},
-                         {"H", s.H},
-                         {"D", s.D},
-                         {"causal", s.causal},
-                         {"ms", ms},
-                         {"tflops", tflops},
-                         {"fwd_bwd_ms", stepMs},
-                         {"fwd_bwd_tflops", stepTflops}});
-      bench::writeResults(context, options, "attention", results);
-    }
-    return 0;
-  } catch (const std::exception &error) {
-    std::fprintf(stderr, "rudnn-bench-attention: %s\n", error.what());
-    return 1;
-  }
+  return bench::benchMain(
+      argc, argv, "rudnn-bench-attention", defaultShapes(),
+      "B,T,H,D,causal;... (S = T, G = H, E = D)",
+      [](Context &context, const bench::BenchOptions &options) {
+        const std::vector<Shape> shapes = parseShapes(options.shapes);
+        for (const Shape &s : shapes)
+          bench::refuseLargeOnEmulation(
+              context, options, s.B * s.T * s.H, kEmulationLimit,
+              std::to_string(s.B) + "," + std::to_string(s.T) + "," +
+                  std::to_string(s.H) + "," + std::to_string(s.D));
+        std::printf("device: %s\n", context.deviceDescription().c_str());
+        std::printf("%-24s %10s %10s %12s %10s\n", "B,T,H,D,causal", "fwd ms",
+                    "TFLOP/s", "fwd+bwd ms", "TFLOP/s");
+        std::fflush(stdout);
+        nlohmann::json results = nlohmann::json::array();
+        for (const Shape &s : shapes) {
+          std::mt19937 random(7);
+          const int64_t elements = s.B * s.T * s.H * s.D;
+          DeviceBuffer q = bench::upload(context,
+                                         test::normalValues(elements, random),
+                                         DType::BF16),
+                       k = bench::upload(context,
+                                         test::normalValues(elements, random),
+                                         DType::BF16),
+                       v = bench::upload(context,
+                                         test::normalValues(elements, random),
+                                         DType::BF16),
+                       dOutput = bench::upload(
+                           context, test::normalValues(elements, random),
+                           DType::BF16),
+                       o(context, elements * 2),
+                       lse(context, s.B * s.H * s.T * 4),
+                       dq(context, elements * 2), dk(context, elements * 2),
+                       dv(context, elements * 2);
+          auto sequenceOf = [&](const DeviceBuffer &buffer) {
+            return TensorView::contiguous(buffer.data(), DType::BF16,
+                                          {s.B, s.T, s.H, s.D});
+          };
+          const AttentionInputs inputs{
+              sequenceOf(q), sequenceOf(k), sequenceOf(v), {}, {}};
+          const AttentionOutputs outputs{
+              sequenceOf(o),
+              TensorView::contiguous(lse.data(), DType::F32, {s.B, s.H, s.T})};
+          const AttentionBackwardInputs backward{
+              inputs, outputs.o, *outputs.lse, sequenceOf(dOutput)};
+          const AttentionGradients gradients{sequenceOf(dq), sequenceOf(dk),
+                                             sequenceOf(dv)};
+          AttentionOptions attention;
+          attention.causal = s.causal;
+          const double ms =
+              bench::medianMs(context, options.warmup, options.repeats, [&] {
+                attentionForward(context, inputs, outputs, attention);
+              });
+          // A training step: the forward, then the gradients from its o and
+          // lse.
+          const double stepMs =
+              bench::medianMs(context, options.warmup, options.repeats, [&] {
+                attentionForward(context, inputs, outputs, attention);
+                attentionBackward(context, backward, gradients, attention);
+              });
+          const double flops =
+              4.0 * s.B * s.H * s.T * s.T * s.D / (s.causal ? 2.0 : 1.0);
+          const double tflops = flops / (ms * 1e-3) / 1e12,
+                       stepTflops = 3.5 * flops / (stepMs * 1e-3) / 1e12;
+          char label[64];
+          std::snprintf(label, sizeof(label), "%ld,%ld,%ld,%ld,%d", s.B, s.T,
+                        s.H, s.D, s.causal ? 1 : 0);
+          std::printf("%-24s %10.3f %10.2f %12.3f %10.2f\n", label, ms, tflops,
+                      stepMs, stepTflops);
+          std::fflush(stdout);
+          results.push_back({{"B", s.B},
+                             {"T", s.T},
+                             {"H", s.H},
+                             {"D", s.D},
+                             {"causal", s.causal},
+                             {"ms", ms},
+                             {"tflops", tflops},
+                             {"fwd_bwd_ms", stepMs},
+                             {"fwd_bwd_tflops", stepTflops}});
+          bench::writeResults(context, options, "attention", results);
+        }
+        return 0;
+      });
 }

@@ -95,101 +95,97 @@ DeviceBuffer uploadInts(Context &context, const std::vector<int32_t> &values) {
 } // namespace
 
 int main(int argc, char **argv) {
-  bench::BenchOptions options;
-  if (int code = bench::parseBenchOptions(
-          argc, argv, "rudnn-bench-decode", defaultShapes(),
-          "B,L,page;... (T = 1, Hq = 32, Hk = 8, D = E = 128; page 0: "
-          "contiguous)",
-          options);
-      code >= 0)
-    return code;
-  try {
-    ContextOptions contextOptions;
-    contextOptions.backend = parseBackend(options.backend);
-    Context context(contextOptions);
-    const std::vector<Shape> shapes = parseShapes(options.shapes);
-    for (const Shape &s : shapes)
-      bench::refuseLargeOnEmulation(
-          context, options, s.B * s.L, kEmulationLimit,
-          std::to_string(s.B) + "," + std::to_string(s.L));
-    std::printf("device: %s\n", context.deviceDescription().c_str());
-    std::printf("%-20s %10s %10s %10s\n", "B,L,page", "ms", "GB/s", "copies");
-    std::fflush(stdout);
-    nlohmann::json results = nlohmann::json::array();
-    for (const Shape &s : shapes) {
-      const int64_t B = s.B, H = kHeads, G = kKvHeads, D = kHeadDim;
-      const int64_t tokens = s.L + 1; // room for the new one
-      const int64_t pagesPerEntry = s.page ? (tokens + s.page - 1) / s.page : 0,
-                    pages = B * pagesPerEntry,
-                    rows = s.page ? pages * s.page : B * tokens;
-      const int64_t cacheBytes = 2 * rows * G * D * 2;
-      const int64_t copies =
-          std::max<int64_t>(1, (kRotationBytes + cacheBytes - 1) / cacheBytes);
-      std::mt19937 random(7);
-      DeviceBuffer q = bench::upload(context,
-                                     test::normalValues(B * H * D, random),
-                                     DType::BF16),
-                   k = bench::upload(context,
-                                     test::normalValues(B * G * D, random),
-                                     DType::BF16),
-                   v = bench::upload(context,
-                                     test::normalValues(B * G * D, random),
-                                     DType::BF16),
-                   o(context, B * H * D * 2);
-      std::vector<DeviceBuffer> kCaches, vCaches;
-      for (int64_t c = 0; c < copies; ++c) {
-        kCaches.push_back(randomBf16(context, rows * G * D, random));
-        vCaches.push_back(randomBf16(context, rows * G * D, random));
-      }
-      DeviceBuffer lengths = uploadInts(
-          context, std::vector<int32_t>(B, static_cast<int32_t>(s.L)));
-      std::vector<int32_t> table(std::max<int64_t>(pages, 1));
-      std::iota(table.begin(), table.end(), 0);
-      std::shuffle(table.begin(), table.end(), random);
-      DeviceBuffer blockTable = uploadInts(context, table);
-      const std::vector<int64_t> cacheShape =
-          s.page ? std::vector<int64_t>{pages, s.page, G, D}
-                 : std::vector<int64_t>{B, tokens, G, D};
-      // Every copy's inputs, made before the timing.
-      std::vector<KvCacheInputs> inputs;
-      for (int64_t c = 0; c < copies; ++c) {
-        inputs.push_back(
-            {TensorView::contiguous(q.data(), DType::BF16, {B, 1, H, D}),
-             TensorView::contiguous(k.data(), DType::BF16, {B, 1, G, D}),
-             TensorView::contiguous(v.data(), DType::BF16, {B, 1, G, D}),
-             TensorView::contiguous(kCaches[c].data(), DType::BF16, cacheShape),
-             TensorView::contiguous(vCaches[c].data(), DType::BF16, cacheShape),
-             {},
-             TensorView::contiguous(lengths.data(), DType::I32, {B})});
-        if (s.page)
-          inputs.back().blockTable = TensorView::contiguous(
-              blockTable.data(), DType::I32, {B, pagesPerEntry});
-      }
-      const KvCacheOutputs outputs{
-          TensorView::contiguous(o.data(), DType::BF16, {B, 1, H, D}), {}, {}};
-      int64_t next = 0;
-      auto call = [&] {
-        kvCacheAttention(context, inputs[next++ % copies], outputs);
-      };
-      const double ms =
-          bench::medianMs(context, options.warmup, options.repeats, call);
-      const double bytes = double(B) * tokens * G * (D + D) * 2;
-      const double gbs = bytes / (ms * 1e-3) / 1e9;
-      char label[64];
-      std::snprintf(label, sizeof(label), "%ld,%ld,%ld", s.B, s.L, s.page);
-      std::printf("%-20s %10.4f %10.1f %10ld\n", label, ms, gbs, copies);
-      std::fflush(stdout);
-      results.push_back({{"B", s.B},
-                         {"L", s.L},
-                         {"page", s.page},
-                         {"ms", ms},
-                         {"bytes", bytes},
-                         {"gbs", gbs}});
-      bench::writeResults(context, options, "decode", results);
-    }
-    return 0;
-  } catch (const std::exception &error) {
-    std::fprintf(stderr, "rudnn-bench-decode: %s\n", error.what());
-    return 1;
-  }
+  return bench::benchMain(
+      argc, argv, "rudnn-bench-decode", defaultShapes(),
+      "B,L,page;... (T = 1, Hq = 32, Hk = 8, D = E = 128; page 0: "
+      "contiguous)",
+      [](Context &context, const bench::BenchOptions &options) {
+        const std::vector<Shape> shapes = parseShapes(options.shapes);
+        for (const Shape &s : shapes)
+          bench::refuseLargeOnEmulation(
+              context, options, s.B * s.L, kEmulationLimit,
+              std::to_string(s.B) + "," + std::to_string(s.L));
+        std::printf("device: %s\n", context.deviceDescription().c_str());
+        std::printf("%-20s %10s %10s %10s\n", "B,L,page", "ms", "GB/s",
+                    "copies");
+        std::fflush(stdout);
+        nlohmann::json results = nlohmann::json::array();
+        for (const Shape &s : shapes) {
+          const int64_t B = s.B, H = kHeads, G = kKvHeads, D = kHeadDim;
+          const int64_t tokens = s.L + 1; // room for the new one
+          const int64_t pagesPerEntry =
+                            s.page ? (tokens + s.page - 1) / s.page : 0,
+                        pages = B * pagesPerEntry,
+                        rows = s.page ? pages * s.page : B * tokens;
+          const int64_t cacheBytes = 2 * rows * G * D * 2;
+          const int64_t copies = std::max<int64_t>(
+              1, (kRotationBytes + cacheBytes - 1) / cacheBytes);
+          std::mt19937 random(7);
+          DeviceBuffer q = bench::upload(context,
+                                         test::normalValues(B * H * D, random),
+                                         DType::BF16),
+                       k = bench::upload(context,
+                                         test::normalValues(B * G * D, random),
+                                         DType::BF16),
+                       v = bench::upload(context,
+                                         test::normalValues(B * G * D, random),
+                                         DType::BF16),
+                       o(context, B * H * D * 2);
+          std::vector<DeviceBuffer> kCaches, vCaches;
+          for (int64_t c = 0; c < copies; ++c) {
+            kCaches.push_back(randomBf16(context, rows * G * D, random));
+            vCaches.push_back(randomBf16(context, rows * G * D, random));
+          }
+          DeviceBuffer lengths = uploadInts(
+              context, std::vector<int32_t>(B, static_cast<int32_t>(s.L)));
+          std::vector<int32_t> table(std::max<int64_t>(pages, 1));
+          std::iota(table.begin(), table.end(), 0);
+          std::shuffle(table.begin(), table.end(), random);
+          DeviceBuffer blockTable = uploadInts(context, table);
+          const std::vector<int64_t> cacheShape =
+              s.page ? std::vector<int64_t>{pages, s.page, G, D}
+                     : std::vector<int64_t>{B, tokens, G, D};
+          // Every copy's inputs, made before the timing.
+          std::vector<KvCacheInputs> inputs;
+          for (int64_t c = 0; c < copies; ++c) {
+            inputs.push_back(
+                {TensorView::contiguous(q.data(), DType::BF16, {B, 1, H, D}),
+                 TensorView::contiguous(k.data(), DType::BF16, {B, 1, G, D}),
+                 TensorView::contiguous(v.data(), DType::BF16, {B, 1, G, D}),
+                 TensorView::contiguous(kCaches[c].data(), DType::BF16,
+                                        cacheShape),
+                 TensorView::contiguous(vCaches[c].data(), DType::BF16,
+                                        cacheShape),
+                 {},
+                 TensorView::contiguous(lengths.data(), DType::I32, {B})});
+            if (s.page)
+              inputs.back().blockTable = TensorView::contiguous(
+                  blockTable.data(), DType::I32, {B, pagesPerEntry});
+          }
+          const KvCacheOutputs outputs{
+              TensorView::contiguous(o.data(), DType::BF16, {B, 1, H, D}),
+              {},
+              {}};
+          int64_t next = 0;
+          auto call = [&] {
+            kvCacheAttention(context, inputs[next++ % copies], outputs);
+          };
+          const double ms =
+              bench::medianMs(context, options.warmup, options.repeats, call);
+          const double bytes = double(B) * tokens * G * (D + D) * 2;
+          const double gbs = bytes / (ms * 1e-3) / 1e9;
+          char label[64];
+          std::snprintf(label, sizeof(label), "%ld,%ld,%ld", s.B, s.L, s.page);
+          std::printf("%-20s %10.4f %10.1f %10ld\n", label, ms, gbs, copies);
+          std::fflush(stdout);
+          results.push_back({{"B", s.B},
+                             {"L", s.L},
+                             {"page", s.page},
+                             {"ms", ms},
+                             {"bytes", bytes},
+                             {"gbs", gbs}});
+          bench::writeResults(context, options, "decode", results);
+        }
+        return 0;
+      });
 }

@@ -114,145 +114,141 @@ constexpr int64_t kEmulationLimit = int64_t(1) << 16;
 } // namespace
 
 int main(int argc, char **argv) {
-  bench::BenchOptions options;
-  if (int code = bench::parseBenchOptions(
-          argc, argv, "rudnn-bench-kda", kDefaultShapes,
-          "B,T,H,K;varlen:L1+L2+...,H,K;gva:B,T,Q,H,K;... (V = K)", options);
-      code >= 0)
-    return code;
-  try {
-    ContextOptions contextOptions;
-    contextOptions.backend = parseBackend(options.backend);
-    Context context(contextOptions);
-    const std::vector<Shape> shapes = parseShapes(options.shapes);
-    for (const Shape &s : shapes)
-      bench::refuseLargeOnEmulation(context, options, s.B * s.T * s.H,
-                                    kEmulationLimit, s.label);
-    std::printf("device: %s\n", context.deviceDescription().c_str());
-    std::printf("%-40s %10s %10s %14s\n", "shape (V = K)", "fwd ms", "TFLOP/s",
-                "fwd+bwd ms");
-    std::fflush(stdout);
-    nlohmann::json results = nlohmann::json::array();
-    for (const Shape &s : shapes) {
-      const int64_t K = s.K, V = s.K, C = 64;
-      const bool packed = !s.lengths.empty();
-      // States: one a batch entry, or one a packed sequence.
-      const int64_t states =
-          packed ? static_cast<int64_t>(s.lengths.size()) : s.B;
-      reference::KdaShape shape{s.B, s.T, s.H, K, V};
-      reference::KdaInputs in =
-          test::randomKdaInputs(shape, -1, false, true, 7);
-      reference::KdaInputs keys =
-          test::randomKdaInputs({s.B, s.T, s.Q, K, V}, -1, false, true, 8);
-      std::mt19937 random(9);
-      std::vector<double> initial =
-          test::normalValues(states * s.H * K * V, random);
-      DeviceBuffer q = upload(context, keys.q, DType::BF16),
-                   k = upload(context, keys.k, DType::BF16),
-                   v = upload(context, in.v, DType::BF16),
-                   g = upload(context, in.g, DType::F32),
-                   beta = upload(context, in.beta, DType::BF16),
-                   s0 = upload(context, initial, DType::F32);
-      std::vector<double> offsets = {0};
-      for (int64_t length : s.lengths)
-        offsets.push_back(offsets.back() + length);
-      DeviceBuffer cu = upload(context, offsets, DType::I32);
-      DeviceBuffer out(context, s.B * s.T * s.H * V * 2),
-          sT(context, states * s.H * K * V * 4);
-      auto view = [](const DeviceBuffer &b, DType t, std::vector<int64_t> d) {
-        return TensorView::contiguous(b.data(), t, d);
-      };
-      KdaForwardInputs inputs{view(q, DType::BF16, {s.B, s.T, s.Q, K}),
-                              view(k, DType::BF16, {s.B, s.T, s.Q, K}),
-                              view(v, DType::BF16, {s.B, s.T, s.H, V}),
-                              view(g, DType::F32, {s.B, s.T, s.H, K}),
-                              view(beta, DType::BF16, {s.B, s.T, s.H}),
-                              view(s0, DType::F32, {states, s.H, K, V})};
-      if (packed)
-        inputs.cuSeqlens =
-            view(cu, DType::I32, {static_cast<int64_t>(offsets.size())});
-      KdaForwardOutputs outputs{view(out, DType::BF16, {s.B, s.T, s.H, V}),
-                                view(sT, DType::F32, {states, s.H, K, V}),
-                                std::nullopt, std::nullopt};
-      KdaOptions kdaOptions;
-      kdaOptions.chunk = C;
-      const double ms = medianMs(context, options.warmup, options.repeats, [&] {
-        kdaForward(context, inputs, outputs, kdaOptions);
+  return bench::benchMain(
+      argc, argv, "rudnn-bench-kda", kDefaultShapes,
+      "B,T,H,K;varlen:L1+L2+...,H,K;gva:B,T,Q,H,K;... (V = K)",
+      [](Context &context, const bench::BenchOptions &options) {
+        const std::vector<Shape> shapes = parseShapes(options.shapes);
+        for (const Shape &s : shapes)
+          bench::refuseLargeOnEmulation(context, options, s.B * s.T * s.H,
+                                        kEmulationLimit, s.label);
+        std::printf("device: %s\n", context.deviceDescription().c_str());
+        std::printf("%-40s %10s %10s %14s\n", "shape (V = K)", "fwd ms",
+                    "TFLOP/s", "fwd+bwd ms");
+        std::fflush(stdout);
+        nlohmann::json results = nlohmann::json::array();
+        for (const Shape &s : shapes) {
+          const int64_t K = s.K, V = s.K, C = 64;
+          const bool packed = !s.lengths.empty();
+          // States: one a batch entry, or one a packed sequence.
+          const int64_t states =
+              packed ? static_cast<int64_t>(s.lengths.size()) : s.B;
+          reference::KdaShape shape{s.B, s.T, s.H, K, V};
+          reference::KdaInputs in =
+              test::randomKdaInputs(shape, -1, false, true, 7);
+          reference::KdaInputs keys =
+              test::randomKdaInputs({s.B, s.T, s.Q, K, V}, -1, false, true, 8);
+          std::mt19937 random(9);
+          std::vector<double> initial =
+              test::normalValues(states * s.H * K * V, random);
+          DeviceBuffer q = upload(context, keys.q, DType::BF16),
+                       k = upload(context, keys.k, DType::BF16),
+                       v = upload(context, in.v, DType::BF16),
+                       g = upload(context, in.g, DType::F32),
+                       beta = upload(context, in.beta, DType::BF16),
+                       s0 = upload(context, initial, DType::F32);
+          std::vector<double> offsets = {0};
+          for (int64_t length : s.lengths)
+            offsets.push_back(offsets.back() + length);
+          DeviceBuffer cu = upload(context, offsets, DType::I32);
+          DeviceBuffer out(context, s.B * s.T * s.H * V * 2),
+              sT(context, states * s.H * K * V * 4);
+          auto view = [](const DeviceBuffer &b, DType t,
+                         std::vector<int64_t> d) {
+            return TensorView::contiguous(b.data(), t, d);
+          };
+          KdaForwardInputs inputs{view(q, DType::BF16, {s.B, s.T, s.Q, K}),
+                                  view(k, DType::BF16, {s.B, s.T, s.Q, K}),
+                                  view(v, DType::BF16, {s.B, s.T, s.H, V}),
+                                  view(g, DType::F32, {s.B, s.T, s.H, K}),
+                                  view(beta, DType::BF16, {s.B, s.T, s.H}),
+                                  view(s0, DType::F32, {states, s.H, K, V})};
+          if (packed)
+            inputs.cuSeqlens =
+                view(cu, DType::I32, {static_cast<int64_t>(offsets.size())});
+          KdaForwardOutputs outputs{view(out, DType::BF16, {s.B, s.T, s.H, V}),
+                                    view(sT, DType::F32, {states, s.H, K, V}),
+                                    std::nullopt, std::nullopt};
+          KdaOptions kdaOptions;
+          kdaOptions.chunk = C;
+          const double ms =
+              medianMs(context, options.warmup, options.repeats, [&] {
+                kdaForward(context, inputs, outputs, kdaOptions);
+              });
+
+          // Forward + backward: a batch's forward saves its boundaries and
+          // tiles and the backward starts from them; packed and grouped calls
+          // compute them again in the backward.
+          const KdaSavedShapes saved =
+              kdaSavedShapes(context, inputs, kdaOptions);
+          const bool saving = !packed && s.Q == s.H;
+          const int64_t N = saving ? saved.tiles[0] : 0;
+          DeviceBuffer bounds(context,
+                              std::max<int64_t>(1, N * s.B * s.H * K * V * 2)),
+              tiles(context,
+                    std::max<int64_t>(1, N * s.B * s.H * saved.tiles[3] * 4)),
+              dO = upload(context, in.v, DType::BF16),
+              dq(context, s.B * s.T * s.Q * K * 2),
+              dk(context, s.B * s.T * s.Q * K * 2),
+              dv(context, s.B * s.T * s.H * V * 2),
+              dg(context, s.B * s.T * s.H * K * 4),
+              dbeta(context, s.B * s.T * s.H * 2),
+              ds0(context, states * s.H * K * V * 4);
+          KdaForwardOutputs forwardOutputs = outputs;
+          KdaBackwardInputs backwardInputs{
+              inputs, view(dO, DType::BF16, {s.B, s.T, s.H, V}), std::nullopt,
+              std::nullopt, std::nullopt};
+          if (saving) {
+            forwardOutputs.boundaries =
+                view(bounds, DType::BF16, saved.boundaries);
+            forwardOutputs.tiles = view(tiles, DType::F32, saved.tiles);
+            backwardInputs.boundaries = forwardOutputs.boundaries;
+            backwardInputs.tiles = forwardOutputs.tiles;
+          }
+          KdaBackwardOutputs gradients{
+              view(dq, DType::BF16, {s.B, s.T, s.Q, K}),
+              view(dk, DType::BF16, {s.B, s.T, s.Q, K}),
+              view(dv, DType::BF16, {s.B, s.T, s.H, V}),
+              view(dg, DType::F32, {s.B, s.T, s.H, K}),
+              view(dbeta, DType::BF16, {s.B, s.T, s.H}),
+              view(ds0, DType::F32, {states, s.H, K, V})};
+          auto step = [&] {
+            kdaForward(context, inputs, forwardOutputs, kdaOptions);
+            kdaBackward(context, backwardInputs, gradients, kdaOptions);
+          };
+          const double stepMs =
+              medianMs(context, options.warmup, options.repeats, step);
+          // Where one step's time goes, each launch timed on its own.
+          context.resetProfile();
+          context.setProfiling(true);
+          step();
+          context.setProfiling(false);
+          const std::vector<KernelProfile> kernels = context.profile();
+
+          const double flops =
+              2.0 * s.B * s.H * s.T *
+              (3.0 * K * V + 2.0 * C * K + C * V + C * (K + V) / 2.0);
+          const double tflops = flops / (ms * 1e-3) / 1e12;
+          std::printf("%-40s %10.3f %10.2f %14.3f\n", s.label.c_str(), ms,
+                      tflops, stepMs);
+          nlohmann::json record = {{"case", s.label},  {"B", s.B},
+                                   {"T", s.T},         {"Q", s.Q},
+                                   {"H", s.H},         {"K", K},
+                                   {"V", V},           {"ms", ms},
+                                   {"tflops", tflops}, {"fwd_bwd_ms", stepMs}};
+          if (packed)
+            record["lengths"] = s.lengths;
+          nlohmann::json perKernel = nlohmann::json::object();
+          for (const KernelProfile &kernel : kernels) {
+            std::printf("    %-48s %3lu x %10.3f ms\n", kernel.kernel.c_str(),
+                        (unsigned long)kernel.launches, kernel.milliseconds);
+            perKernel[kernel.kernel] = kernel.milliseconds;
+          }
+          std::fflush(stdout);
+          record["step_kernels_ms"] = perKernel;
+          results.push_back(record);
+          bench::writeResults(context, options, "kda_forward", results);
+        }
+        return 0;
       });
-
-      // Forward + backward: a batch's forward saves its boundaries and
-      // tiles and the backward starts from them; packed and grouped calls
-      // compute them again in the backward.
-      const KdaSavedShapes saved = kdaSavedShapes(context, inputs, kdaOptions);
-      const bool saving = !packed && s.Q == s.H;
-      const int64_t N = saving ? saved.tiles[0] : 0;
-      DeviceBuffer bounds(context,
-                          std::max<int64_t>(1, N * s.B * s.H * K * V * 2)),
-          tiles(context,
-                std::max<int64_t>(1, N * s.B * s.H * saved.tiles[3] * 4)),
-          dO = upload(context, in.v, DType::BF16),
-          dq(context, s.B * s.T * s.Q * K * 2),
-          dk(context, s.B * s.T * s.Q * K * 2),
-          dv(context, s.B * s.T * s.H * V * 2),
-          dg(context, s.B * s.T * s.H * K * 4),
-          dbeta(context, s.B * s.T * s.H * 2),
-          ds0(context, states * s.H * K * V * 4);
-      KdaForwardOutputs forwardOutputs = outputs;
-      KdaBackwardInputs backwardInputs{
-          inputs, view(dO, DType::BF16, {s.B, s.T, s.H, V}), std::nullopt,
-          std::nullopt, std::nullopt};
-      if (saving) {
-        forwardOutputs.boundaries = view(bounds, DType::BF16, saved.boundaries);
-        forwardOutputs.tiles = view(tiles, DType::F32, saved.tiles);
-        backwardInputs.boundaries = forwardOutputs.boundaries;
-        backwardInputs.tiles = forwardOutputs.tiles;
-      }
-      KdaBackwardOutputs gradients{view(dq, DType::BF16, {s.B, s.T, s.Q, K}),
-                                   view(dk, DType::BF16, {s.B, s.T, s.Q, K}),
-                                   view(dv, DType::BF16, {s.B, s.T, s.H, V}),
-                                   view(dg, DType::F32, {s.B, s.T, s.H, K}),
-                                   view(dbeta, DType::BF16, {s.B, s.T, s.H}),
-                                   view(ds0, DType::F32, {states, s.H, K, V})};
-      auto step = [&] {
-        kdaForward(context, inputs, forwardOutputs, kdaOptions);
-        kdaBackward(context, backwardInputs, gradients, kdaOptions);
-      };
-      const double stepMs =
-          medianMs(context, options.warmup, options.repeats, step);
-      // Where one step's time goes, each launch timed on its own.
-      context.resetProfile();
-      context.setProfiling(true);
-      step();
-      context.setProfiling(false);
-      const std::vector<KernelProfile> kernels = context.profile();
-
-      const double flops =
-          2.0 * s.B * s.H * s.T *
-          (3.0 * K * V + 2.0 * C * K + C * V + C * (K + V) / 2.0);
-      const double tflops = flops / (ms * 1e-3) / 1e12;
-      std::printf("%-40s %10.3f %10.2f %14.3f\n", s.label.c_str(), ms, tflops,
-                  stepMs);
-      nlohmann::json record = {{"case", s.label},  {"B", s.B},
-                               {"T", s.T},         {"Q", s.Q},
-                               {"H", s.H},         {"K", K},
-                               {"V", V},           {"ms", ms},
-                               {"tflops", tflops}, {"fwd_bwd_ms", stepMs}};
-      if (packed)
-        record["lengths"] = s.lengths;
-      nlohmann::json perKernel = nlohmann::json::object();
-      for (const KernelProfile &kernel : kernels) {
-        std::printf("    %-48s %3lu x %10.3f ms\n", kernel.kernel.c_str(),
-                    (unsigned long)kernel.launches, kernel.milliseconds);
-        perKernel[kernel.kernel] = kernel.milliseconds;
-      }
-      std::fflush(stdout);
-      record["step_kernels_ms"] = perKernel;
-      results.push_back(record);
-      bench::writeResults(context, options, "kda_forward", results);
-    }
-    return 0;
-  } catch (const std::exception &error) {
-    std::fprintf(stderr, "rudnn-bench-kda: %s\n", error.what());
-    return 1;
-  }
 }

@@ -70,98 +70,89 @@ constexpr int64_t kEmulationLimit = int64_t(1) << 14;
 } // namespace
 
 int main(int argc, char **argv) {
-  bench::BenchOptions options;
-  if (int code = bench::parseBenchOptions(
-          argc, argv, "rudnn-bench-lstm", defaultShapes(),
-          "H,B,T,L,D,bits;... (I = H, biases and h0/c0; bits 16: bf16, 32: "
-          "f32)",
-          options);
-      code >= 0)
-    return code;
-  try {
-    ContextOptions contextOptions;
-    contextOptions.backend = parseBackend(options.backend);
-    Context context(contextOptions);
-    const std::vector<Shape> shapes = parseShapes(options.shapes);
-    for (const Shape &s : shapes)
-      bench::refuseLargeOnEmulation(
-          context, options, s.T * s.B * s.H, kEmulationLimit,
-          std::to_string(s.H) + "," + std::to_string(s.B) + "," +
-              std::to_string(s.T));
-    std::printf("device: %s\n", context.deviceDescription().c_str());
-    std::printf("%-24s %10s\n", "H,B,T,L,D,bits", "ms");
-    std::fflush(stdout);
-    nlohmann::json results = nlohmann::json::array();
-    for (const Shape &s : shapes) {
-      const DType dtype = s.bits == 16 ? DType::BF16 : DType::F32;
-      const int64_t H = s.H, B = s.B, T = s.T, D = s.D, states = s.L * D;
-      std::mt19937 random(7);
-      const double bound = 1.0 / std::sqrt(double(H));
-      std::uniform_real_distribution<double> uniform(-bound, bound);
-      auto weights = [&](int64_t count) {
-        std::vector<double> values(count);
-        for (double &x : values)
-          x = uniform(random);
-        return bench::upload(context, values, dtype);
-      };
-      std::vector<DeviceBuffer> buffers;
-      LstmInputs inputs;
-      buffers.push_back(
-          bench::upload(context, test::normalValues(T * B * H, random), dtype));
-      inputs.x =
-          TensorView::contiguous(buffers.back().data(), dtype, {T, B, H});
-      for (TensorView *state : {&inputs.h0.emplace(), &inputs.c0.emplace()}) {
-        buffers.push_back(bench::upload(
-            context, test::normalValues(states * B * H, random), dtype));
-        *state = TensorView::contiguous(buffers.back().data(), dtype,
-                                        {states, B, H});
-      }
-      for (int64_t layer = 0; layer < s.L; ++layer)
-        for (int64_t d = 0; d < D; ++d) {
-          const int64_t in = layer ? D * H : H;
-          const std::vector<int64_t> shapes[] = {
-              {4 * H, in}, {4 * H, H}, {4 * H}, {4 * H}};
-          for (int which = 0; which < 4; ++which) {
-            int64_t count = 1;
-            for (int64_t n : shapes[which])
-              count *= n;
-            buffers.push_back(weights(count));
-            inputs.weights[lstmWeightName(which, layer, d)] =
-                TensorView::contiguous(buffers.back().data(), dtype,
-                                       shapes[which]);
+  return bench::benchMain(
+      argc, argv, "rudnn-bench-lstm", defaultShapes(),
+      "H,B,T,L,D,bits;... (I = H, biases and h0/c0; bits 16: bf16, 32: "
+      "f32)",
+      [](Context &context, const bench::BenchOptions &options) {
+        const std::vector<Shape> shapes = parseShapes(options.shapes);
+        for (const Shape &s : shapes)
+          bench::refuseLargeOnEmulation(
+              context, options, s.T * s.B * s.H, kEmulationLimit,
+              std::to_string(s.H) + "," + std::to_string(s.B) + "," +
+                  std::to_string(s.T));
+        std::printf("device: %s\n", context.deviceDescription().c_str());
+        std::printf("%-24s %10s\n", "H,B,T,L,D,bits", "ms");
+        std::fflush(stdout);
+        nlohmann::json results = nlohmann::json::array();
+        for (const Shape &s : shapes) {
+          const DType dtype = s.bits == 16 ? DType::BF16 : DType::F32;
+          const int64_t H = s.H, B = s.B, T = s.T, D = s.D, states = s.L * D;
+          std::mt19937 random(7);
+          const double bound = 1.0 / std::sqrt(double(H));
+          std::uniform_real_distribution<double> uniform(-bound, bound);
+          auto weights = [&](int64_t count) {
+            std::vector<double> values(count);
+            for (double &x : values)
+              x = uniform(random);
+            return bench::upload(context, values, dtype);
+          };
+          std::vector<DeviceBuffer> buffers;
+          LstmInputs inputs;
+          buffers.push_back(bench::upload(
+              context, test::normalValues(T * B * H, random), dtype));
+          inputs.x =
+              TensorView::contiguous(buffers.back().data(), dtype, {T, B, H});
+          for (TensorView *state :
+               {&inputs.h0.emplace(), &inputs.c0.emplace()}) {
+            buffers.push_back(bench::upload(
+                context, test::normalValues(states * B * H, random), dtype));
+            *state = TensorView::contiguous(buffers.back().data(), dtype,
+                                            {states, B, H});
           }
+          for (int64_t layer = 0; layer < s.L; ++layer)
+            for (int64_t d = 0; d < D; ++d) {
+              const int64_t in = layer ? D * H : H;
+              const std::vector<int64_t> shapes[] = {
+                  {4 * H, in}, {4 * H, H}, {4 * H}, {4 * H}};
+              for (int which = 0; which < 4; ++which) {
+                int64_t count = 1;
+                for (int64_t n : shapes[which])
+                  count *= n;
+                buffers.push_back(weights(count));
+                inputs.weights[lstmWeightName(which, layer, d)] =
+                    TensorView::contiguous(buffers.back().data(), dtype,
+                                           shapes[which]);
+              }
+            }
+          const size_t bytes = s.bits / 8;
+          DeviceBuffer out(context, T * B * D * H * bytes),
+              hN(context, states * B * H * bytes),
+              cN(context, states * B * H * bytes);
+          const LstmOutputs outputs{
+              TensorView::contiguous(out.data(), dtype, {T, B, D * H}),
+              TensorView::contiguous(hN.data(), dtype, {states, B, H}),
+              TensorView::contiguous(cN.data(), dtype, {states, B, H})};
+          LstmOptions lstm;
+          lstm.numLayers = s.L;
+          lstm.bidirectional = D == 2;
+          auto call = [&] { lstmForward(context, inputs, outputs, lstm); };
+          const double ms =
+              bench::medianMs(context, options.warmup, options.repeats, call);
+          char label[80];
+          std::snprintf(label, sizeof(label), "%ld,%ld,%ld,%ld,%ld,%ld", s.H,
+                        s.B, s.T, s.L, s.D, s.bits);
+          std::printf("%-24s %10.4f\n", label, ms);
+          std::fflush(stdout);
+          results.push_back({{"H", s.H},
+                             {"B", s.B},
+                             {"T", s.T},
+                             {"L", s.L},
+                             {"D", s.D},
+                             {"bits", s.bits},
+                             {"ms", ms}});
+          bench::writeResults(context, options, "lstm", results);
         }
-      const size_t bytes = s.bits / 8;
-      DeviceBuffer out(context, T * B * D * H * bytes),
-          hN(context, states * B * H * bytes),
-          cN(context, states * B * H * bytes);
-      const LstmOutputs outputs{
-          TensorView::contiguous(out.data(), dtype, {T, B, D * H}),
-          TensorView::contiguous(hN.data(), dtype, {states, B, H}),
-          TensorView::contiguous(cN.data(), dtype, {states, B, H})};
-      LstmOptions lstm;
-      lstm.numLayers = s.L;
-      lstm.bidirectional = D == 2;
-      auto call = [&] { lstmForward(context, inputs, outputs, lstm); };
-      const double ms =
-          bench::medianMs(context, options.warmup, options.repeats, call);
-      char label[80];
-      std::snprintf(label, sizeof(label), "%ld,%ld,%ld,%ld,%ld,%ld", s.H, s.B,
-                    s.T, s.L, s.D, s.bits);
-      std::printf("%-24s %10.4f\n", label, ms);
-      std::fflush(stdout);
-      results.push_back({{"H", s.H},
-                         {"B", s.B},
-                         {"T", s.T},
-                         {"L", s.L},
-                         {"D", s.D},
-                         {"bits", s.bits},
-                         {"ms", ms}});
-      bench::writeResults(context, options, "lstm", results);
-    }
-    return 0;
-  } catch (const std::exception &error) {
-    std::fprintf(stderr, "rudnn-bench-lstm: %s\n", error.what());
-    return 1;
-  }
+        return 0;
+      });
 }

@@ -75,101 +75,97 @@ constexpr int64_t kEmulationLimit = int64_t(1) << 16;
 } // namespace
 
 int main(int argc, char **argv) {
-  bench::BenchOptions options;
-  if (int code = bench::parseBenchOptions(
-          argc, argv, "rudnn-bench-norm", defaultShapes(),
-          "rows,C,bits,op,pass;... (bits 16: bf16, 32: f32; op layer or rms; "
-          "pass fwd or bwd)",
-          options);
-      code >= 0)
-    return code;
-  try {
-    ContextOptions contextOptions;
-    contextOptions.backend = parseBackend(options.backend);
-    Context context(contextOptions);
-    const std::vector<Shape> shapes = parseShapes(options.shapes);
-    for (const Shape &s : shapes)
-      bench::refuseLargeOnEmulation(
-          context, options, s.rows * s.C, kEmulationLimit,
-          std::to_string(s.rows) + "," + std::to_string(s.C));
-    std::printf("device: %s\n", context.deviceDescription().c_str());
-    std::printf("%-28s %10s %10s\n", "rows,C,bits,op,pass", "ms", "GB/s");
-    std::fflush(stdout);
-    nlohmann::json results = nlohmann::json::array();
-    for (const Shape &s : shapes) {
-      const DType dtype = s.bits == 16 ? DType::BF16 : DType::F32;
-      const int64_t rows = s.rows, C = s.C, bytes = s.bits / 8;
-      std::mt19937 random(11);
-      auto rowsOf = [&](DeviceBuffer &buffer) {
-        return TensorView::contiguous(buffer.data(), dtype, {rows, C});
-      };
-      auto featuresOf = [&](DeviceBuffer &buffer) {
-        return TensorView::contiguous(buffer.data(), dtype, {C});
-      };
-      auto statsOf = [&](DeviceBuffer &buffer) {
-        return TensorView::contiguous(buffer.data(), DType::F32, {rows});
-      };
-      DeviceBuffer x = bench::upload(
-                       context, test::normalValues(rows * C, random), dtype),
-                   gamma = bench::upload(context, test::normalValues(C, random),
+  return bench::benchMain(
+      argc, argv, "rudnn-bench-norm", defaultShapes(),
+      "rows,C,bits,op,pass;... (bits 16: bf16, 32: f32; op layer or rms; "
+      "pass fwd or bwd)",
+      [](Context &context, const bench::BenchOptions &options) {
+        const std::vector<Shape> shapes = parseShapes(options.shapes);
+        for (const Shape &s : shapes)
+          bench::refuseLargeOnEmulation(
+              context, options, s.rows * s.C, kEmulationLimit,
+              std::to_string(s.rows) + "," + std::to_string(s.C));
+        std::printf("device: %s\n", context.deviceDescription().c_str());
+        std::printf("%-28s %10s %10s\n", "rows,C,bits,op,pass", "ms", "GB/s");
+        std::fflush(stdout);
+        nlohmann::json results = nlohmann::json::array();
+        for (const Shape &s : shapes) {
+          const DType dtype = s.bits == 16 ? DType::BF16 : DType::F32;
+          const int64_t rows = s.rows, C = s.C, bytes = s.bits / 8;
+          std::mt19937 random(11);
+          auto rowsOf = [&](DeviceBuffer &buffer) {
+            return TensorView::contiguous(buffer.data(), dtype, {rows, C});
+          };
+          auto featuresOf = [&](DeviceBuffer &buffer) {
+            return TensorView::contiguous(buffer.data(), dtype, {C});
+          };
+          auto statsOf = [&](DeviceBuffer &buffer) {
+            return TensorView::contiguous(buffer.data(), DType::F32, {rows});
+          };
+          DeviceBuffer x = bench::upload(context,
+                                         test::normalValues(rows * C, random),
                                          dtype),
-                   beta = bench::upload(context, test::normalValues(C, random),
-                                        dtype),
-                   dy = bench::upload(
-                       context, test::normalValues(rows * C, random), dtype),
-                   y(context, rows * C * bytes), mean(context, rows * 4),
-                   rstd(context, rows * 4), dgamma(context, C * bytes),
-                   dbeta(context, C * bytes);
-      const NormInputs in{rowsOf(x),
-                          {},
-                          featuresOf(gamma),
-                          s.layer ? std::optional(featuresOf(beta))
-                                  : std::nullopt};
-      auto forward = [&] {
-        if (s.layer)
-          layerNorm(context, in, {rowsOf(y), statsOf(mean), statsOf(rstd), {}});
-        else
-          rmsNorm(context, in, {rowsOf(y), statsOf(rstd), {}});
-      };
-      forward(); // the statistics the backward reads
-      auto backward = [&] {
-        const NormBackwardInputs grads{rowsOf(dy), rowsOf(x),
-                                       s.layer ? std::optional(statsOf(mean))
-                                               : std::nullopt,
-                                       statsOf(rstd), featuresOf(gamma)};
-        if (s.layer)
-          layerNormBackward(context, grads,
-                            {rowsOf(y), featuresOf(dgamma), featuresOf(dbeta)});
-        else
-          rmsNormBackward(context, grads, {rowsOf(y), featuresOf(dgamma), {}});
-      };
-      const double ms = s.backward ? bench::medianMs(context, options.warmup,
-                                                     options.repeats, backward)
-                                   : bench::medianMs(context, options.warmup,
-                                                     options.repeats, forward);
-      // What a pass must move: x read and y written forward; dy and x read
-      // and dx written backward.
-      const double moved = double(rows * C * bytes) * (s.backward ? 3 : 2);
-      const double bandwidth = moved / (ms * 1e-3) / 1e9;
-      char label[80];
-      std::snprintf(label, sizeof(label), "%ld,%ld,%ld,%s,%s", s.rows, s.C,
-                    s.bits, s.layer ? "layer" : "rms",
-                    s.backward ? "bwd" : "fwd");
-      std::printf("%-28s %10.4f %10.1f\n", label, ms, bandwidth);
-      std::fflush(stdout);
-      results.push_back({{"rows", s.rows},
-                         {"C", s.C},
-                         {"bits", s.bits},
-                         {"op", s.layer ? "layer" : "rms"},
-                         {"pass", s.backward ? "bwd" : "fwd"},
-                         {"ms", ms},
-                         {"bytes", moved},
-                         {"gbps", bandwidth}});
-      bench::writeResults(context, options, "norm", results);
-    }
-    return 0;
-  } catch (const std::exception &error) {
-    std::fprintf(stderr, "rudnn-bench-norm: %s\n", error.what());
-    return 1;
-  }
+                       gamma = bench::upload(
+                           context, test::normalValues(C, random), dtype),
+                       beta = bench::upload(
+                           context, test::normalValues(C, random), dtype),
+                       dy = bench::upload(context,
+                                          test::normalValues(rows * C, random),
+                                          dtype),
+                       y(context, rows * C * bytes), mean(context, rows * 4),
+                       rstd(context, rows * 4), dgamma(context, C * bytes),
+                       dbeta(context, C * bytes);
+          const NormInputs in{rowsOf(x),
+                              {},
+                              featuresOf(gamma),
+                              s.layer ? std::optional(featuresOf(beta))
+                                      : std::nullopt};
+          auto forward = [&] {
+            if (s.layer)
+              layerNorm(context, in,
+                        {rowsOf(y), statsOf(mean), statsOf(rstd), {}});
+            else
+              rmsNorm(context, in, {rowsOf(y), statsOf(rstd), {}});
+          };
+          forward(); // the statistics the backward reads
+          auto backward = [&] {
+            const NormBackwardInputs grads{
+                rowsOf(dy), rowsOf(x),
+                s.layer ? std::optional(statsOf(mean)) : std::nullopt,
+                statsOf(rstd), featuresOf(gamma)};
+            if (s.layer)
+              layerNormBackward(
+                  context, grads,
+                  {rowsOf(y), featuresOf(dgamma), featuresOf(dbeta)});
+            else
+              rmsNormBackward(context, grads,
+                              {rowsOf(y), featuresOf(dgamma), {}});
+          };
+          const double ms = s.backward
+                                ? bench::medianMs(context, options.warmup,
+                                                  options.repeats, backward)
+                                : bench::medianMs(context, options.warmup,
+                                                  options.repeats, forward);
+          // What a pass must move: x read and y written forward; dy and x read
+          // and dx written backward.
+          const double moved = double(rows * C * bytes) * (s.backward ? 3 : 2);
+          const double bandwidth = moved / (ms * 1e-3) / 1e9;
+          char label[80];
+          std::snprintf(label, sizeof(label), "%ld,%ld,%ld,%s,%s", s.rows, s.C,
+                        s.bits, s.layer ? "layer" : "rms",
+                        s.backward ? "bwd" : "fwd");
+          std::printf("%-28s %10.4f %10.1f\n", label, ms, bandwidth);
+          std::fflush(stdout);
+          results.push_back({{"rows", s.rows},
+                             {"C", s.C},
+                             {"bits", s.bits},
+                             {"op", s.layer ? "layer" : "rms"},
+                             {"pass", s.backward ? "bwd" : "fwd"},
+                             {"ms", ms},
+                             {"bytes", moved},
+                             {"gbps", bandwidth}});
+          bench::writeResults(context, options, "norm", results);
+        }
+        return 0;
+      });
 }
