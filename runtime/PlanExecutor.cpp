@@ -25,6 +25,7 @@ struct PlanExecutor::StreamState {
   // Reused by every call on the stream, so a call allocates nothing.
   std::vector<uint64_t> offsets;
   ArgPack args;
+  std::vector<std::array<uint32_t, 3>> grids;
 };
 
 PlanExecutor::PlanExecutor(Backend &backend, Plan plan,
@@ -125,6 +126,30 @@ static uint32_t gridDim(const SizeExpr &expr,
   return static_cast<uint32_t>(value);
 }
 
+/// The grid of every launch the call runs (none for one its guard skips),
+/// checked against the limits of every device before the first launch: a
+/// later launch refused by the driver would leave the earlier ones' writes.
+void PlanExecutor::gridsFor(const std::vector<int64_t> &params,
+                            std::vector<std::array<uint32_t, 3>> &grids) const {
+  constexpr uint32_t kMaxGridYZ = 65535;
+  grids.assign(plan_.launches.size(), {0, 0, 0});
+  for (size_t i = 0; i < plan_.launches.size(); ++i) {
+    const PlanLaunch &launch = plan_.launches[i];
+    if (!launch.guard.admits(params))
+      continue;
+    for (int d = 0; d < 3; ++d) {
+      grids[i][d] = gridDim(launch.grid[d], params, i);
+      if (d > 0 && grids[i][d] > kMaxGridYZ)
+        throw Unsupported("launch #" + std::to_string(i) + " of kernel '" +
+                          plan_.kernels.at(launch.kernel).entry +
+                          "' needs grid dimension " + "xyz"[d] + " = " +
+                          std::to_string(grids[i][d]) +
+                          ", past the 65535 a device allows (a smaller "
+                          "call, e.g. fewer batch entries or heads, fits)");
+    }
+  }
+}
+
 TensorMapBytes
 PlanExecutor::tensorMapFor(const PlanTensorMap &map,
                            const std::vector<DevicePtr> &bindings,
@@ -160,6 +185,7 @@ void PlanExecutor::launchAll(StreamState &state,
                              const std::vector<int64_t> &params,
                              StreamHandle stream, GivenWorkspace given,
                              std::vector<LaunchTiming> *timings) {
+  gridsFor(params, state.grids);
   std::vector<uint64_t> &offsets = state.offsets;
   DevicePtr base = workspaceFor(state, plan_.workspaceLayout(params, offsets),
                                 stream, given);
@@ -168,9 +194,7 @@ void PlanExecutor::launchAll(StreamState &state,
     if (!launch.guard.admits(params))
       continue;
     LaunchGeometry geometry;
-    geometry.grid = {gridDim(launch.grid[0], params, i),
-                     gridDim(launch.grid[1], params, i),
-                     gridDim(launch.grid[2], params, i)};
+    geometry.grid = {state.grids[i][0], state.grids[i][1], state.grids[i][2]};
     geometry.block = {launch.block[0], launch.block[1], launch.block[2]};
     geometry.dynamicSharedBytes = launch.dynamicSharedBytes;
     geometry.cooperative = launch.cooperative;

@@ -6,6 +6,7 @@
 #include "runtime/Backend.h"
 #include "runtime/Plan.h"
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -70,6 +71,8 @@ private:
   TensorMapBytes tensorMapFor(const PlanTensorMap &map,
                               const std::vector<DevicePtr> &bindings,
                               const std::vector<int64_t> &params) const;
+  void gridsFor(const std::vector<int64_t> &params,
+                std::vector<std::array<uint32_t, 3>> &grids) const;
   void launchAll(StreamState &state, const std::vector<DevicePtr> &bindings,
                  const std::vector<int64_t> &params, StreamHandle stream,
                  GivenWorkspace given,

@@ -464,6 +464,25 @@ TEST(PlanExecutor, LaunchesInOrderWithBoundArguments) {
   EXPECT_EQ(backend.releases, 1);
 }
 
+// A grid past a device's limits in any launch is refused before the first
+// launch runs, naming the kernel: nothing of the call is written.
+TEST(PlanExecutor, RefusesGridsPastTheDeviceLimitsBeforeAnyLaunch) {
+  RecordingBackend backend;
+  Plan plan = samplePlan();
+  plan.launches[1].guard = {};
+  plan.launches[1].grid[2] = {1, {1}, 1}; // T
+  PlanExecutor executor(backend, plan);
+  EXPECT_THAT(
+      [&] { executor.run({0x1000, 0x2000, 0, 0}, {3, 70000}, nullptr); },
+      ::testing::ThrowsMessage<Unsupported>(
+          HasSubstr("launch #1 of kernel 'second' needs grid dimension z = "
+                    "70000, past the 65535 a device allows")));
+  EXPECT_TRUE(backend.launches.empty());
+  // Within the limits, both run.
+  executor.run({0x1000, 0x2000, 0, 0}, {3, 65535}, nullptr);
+  EXPECT_EQ(backend.launches.size(), 2u);
+}
+
 // A tensor map is encoded at each call from the bound address and the
 // call's dims and strides (elements to bytes), and passed by value; what
 // the hardware cannot read is refused, naming the buffer.
