@@ -170,11 +170,14 @@ std::string misalignment(const TensorView &view, int64_t bytes) {
       view.shape.back() != 1)
     return "its innermost stride is " + std::to_string(view.strides.back()) +
            ", not 1";
+  // Modulo `bytes` first: a stride past int64 in bytes (refused by the
+  // contract checks, which may come later) must not overflow here.
   for (size_t d = 0; d + 1 < rank && d < view.strides.size(); ++d)
-    if (view.shape[d] != 1 && (view.strides[d] * element) % bytes)
+    if (view.shape[d] != 1 && ((view.strides[d] % bytes) * element) % bytes)
       return "its stride along dim " + std::to_string(d) + " (" +
-             std::to_string(view.strides[d] * element) +
-             " bytes) is not a multiple of " + std::to_string(bytes);
+             std::to_string(view.strides[d]) + " elements of " +
+             std::to_string(element) + " bytes) is not a multiple of " +
+             std::to_string(bytes) + " bytes";
   return {};
 }
 } // namespace

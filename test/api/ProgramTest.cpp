@@ -213,8 +213,8 @@ TEST(Program, AlignmentPromisesAreKeptOrTheCallIsRefused) {
   arguments = bad.arguments();
   arguments[1].strides[2] = 9; // heads 36 bytes apart
   expectRefused(arguments, "'k' promises 16-byte aligned rows (rudnn.align = "
-                           "16), but its stride along dim 2 (36 bytes) is not "
-                           "a multiple of 16");
+                           "16), but its stride along dim 2 (9 elements of 4 "
+                           "bytes) is not a multiple of 16 bytes");
   arguments = bad.arguments();
   arguments[2].strides[3] = 2;
   expectRefused(arguments, "its innermost stride is 2, not 1");
