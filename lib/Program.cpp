@@ -166,10 +166,13 @@ std::shared_ptr<Function::Impl> describe(std::shared_ptr<Module::Impl> module,
     runtime::OperatorCheck checked{contract, {}, {}};
     // Dims counting pieces of another by an attribute (KDA's chunks of T)
     // are known once the op is specialized.
-    for (DimContract &dim : checked.contract.dims)
-      if (auto per = described.attributes.find(std::string(dim.perAttribute));
-          dim.piecesOf && per != described.attributes.end())
+    for (DimContract &dim : checked.contract.dims) {
+      if (!dim.piecesOf)
+        continue;
+      auto per = described.attributes.find(std::string(dim.perAttribute));
+      if (per != described.attributes.end())
         dim.per = static_cast<int64_t>(per->second);
+    }
     for (unsigned k = 0; k < contract.operands.size(); ++k) {
       mlir::Value value = call.getContractOperand(k);
       value = value ? mlir::rudnn::throughCasts(value) : value;

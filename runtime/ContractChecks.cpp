@@ -158,6 +158,20 @@ int64_t DimSizes::operator[](char letter) const {
   return sizes[static_cast<unsigned char>(letter) % kLetters];
 }
 
+namespace {
+
+/// Binds `dim` when it counts pieces of a known dim and is unbound; whether
+/// it did.
+bool bindPieces(const DimContract &dim, DimSizes &dims) {
+  std::optional<int64_t> pieces = dim.piecesFrom(dims);
+  if (!pieces || dims.has(dim.letter))
+    return false;
+  dims.bind(dim.letter, *pieces);
+  return true;
+}
+
+} // namespace
+
 void rudnn::deriveDims(const OperatorContract &contract, DimSizes &dims) {
   for (bool changed = true; changed;) {
     changed = false;
@@ -166,11 +180,7 @@ void rudnn::deriveDims(const OperatorContract &contract, DimSizes &dims) {
         dims.bind(dim.letter, dim.min);
         changed = true;
       }
-      if (std::optional<int64_t> pieces = dim.piecesFrom(dims);
-          pieces && !dims.has(dim.letter)) {
-        dims.bind(dim.letter, *pieces);
-        changed = true;
-      }
+      changed |= bindPieces(dim, dims);
       if (!dim.timesOf || !contract.dim(dim.timesOf))
         continue;
       if (!dims.has(dim.letter) && dims.has(dim.timesOf)) {
@@ -185,19 +195,6 @@ void rudnn::deriveDims(const OperatorContract &contract, DimSizes &dims) {
     }
   }
 }
-
-namespace {
-
-/// Binds each dim counting pieces of another once that one is known, so a
-/// tensor laid out with it is checked against the whole expected shape.
-void bindPieces(const OperatorContract &contract, DimSizes &bound) {
-  for (const DimContract &dim : contract.dims)
-    if (std::optional<int64_t> pieces = dim.piecesFrom(bound);
-        pieces && !bound.has(dim.letter))
-      bound.bind(dim.letter, *pieces);
-}
-
-} // namespace
 
 DimSizes rudnn::checkCall(const OperatorContract &contract,
                           const std::vector<const TensorView *> &operands,
@@ -217,7 +214,10 @@ DimSizes rudnn::checkCall(const OperatorContract &contract,
       continue;
     }
     checker.check(tensor, *operands[i]);
-    bindPieces(contract, bound);
+    // Known as soon as its base is, so a tensor laid out with it is
+    // checked against the whole expected shape.
+    for (const DimContract &dim : contract.dims)
+      bindPieces(dim, bound);
   }
   for (size_t i = 0; i < results.size(); ++i)
     if (results[i])

@@ -67,24 +67,6 @@ NamedTensors rudnn::kdaInputTensors(const KdaForwardInputs &in) {
   return tensors;
 }
 
-namespace {
-
-/// B and H of a [B, T, H, V] value view, each kernel's grid: B·H blocks
-/// along the grid's second dimension, T within 32 bits. A view of another
-/// rank is named by the contract check.
-void checkGridLimits(const TensorView &v) {
-  if (v.shape.size() != 4)
-    return;
-  for (int64_t dim : {v.shape[0], v.shape[1], v.shape[2]})
-    if (dim > INT32_MAX)
-      throw InvalidArgument("B, T and H must each fit in 32 bits");
-  if (v.shape[0] * v.shape[2] > 65535)
-    throw Unsupported("B·H = " + std::to_string(v.shape[0] * v.shape[2]) +
-                      " exceeds 65535, the grid's second dimension");
-}
-
-} // namespace
-
 void rudnn::checkKdaForwardCall(const KdaForwardInputs &in,
                                 const KdaForwardOutputs &out,
                                 const KdaOptions &options) {
@@ -92,7 +74,6 @@ void rudnn::checkKdaForwardCall(const KdaForwardInputs &in,
     throw InvalidArgument("'tiles' are saved with the 'boundaries': give "
                           "both or neither");
   inputTransformsOf(in.aLog.has_value(), in.dtBias.has_value(), options);
-  checkGridLimits(in.v);
 }
 
 void rudnn::checkKdaBackwardCall(const KdaBackwardInputs &in,
@@ -116,5 +97,4 @@ void rudnn::checkKdaBackwardCall(const KdaBackwardInputs &in,
                                       "for its gradient"
                                     : "'d_dt_bias' is given but there is no "
                                       "'dt_bias'");
-  checkGridLimits(fw.v);
 }

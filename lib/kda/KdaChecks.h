@@ -3,10 +3,10 @@
 // The typed KDA entry points are conveniences over callOperator: the views
 // are checked against the operator's contract there. What is left here is
 // what the typed structs can say wrong and the contract cannot: the
-// options' values, which optional tensors come together, and the launch
-// grid's limits; and the attributes and named tensors every KDA operator
-// takes from a call. Every fault is an InvalidArgument (or Unsupported)
-// before anything runs.
+// options' values and which optional tensors come together (the launch
+// grid's limits are every plan's, checked before its first launch); and the
+// attributes and named tensors every KDA operator takes from a call. Every
+// fault is an InvalidArgument (or Unsupported) before anything runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,7 +48,7 @@ OperatorAttributes kdaAttributes(const TensorView &q, const TensorView &v,
 NamedTensors kdaInputTensors(const KdaForwardInputs &inputs);
 
 /// Checks what a forward's or a backward's structs and options can get
-/// wrong that its contract cannot say, and the grid's limits.
+/// wrong that its contract cannot say.
 void checkKdaForwardCall(const KdaForwardInputs &inputs,
                          const KdaForwardOutputs &outputs,
                          const KdaOptions &options);

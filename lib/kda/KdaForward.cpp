@@ -58,11 +58,14 @@ KdaSavedShapes rudnn::kdaSavedShapes(Context &context,
   checkKdaForwardCall(
       in, KdaForwardOutputs{in.v, std::nullopt, std::nullopt, std::nullopt},
       options);
+  const NamedTensors tensors = kdaInputTensors(in);
   Function function = operatorFunction(
       context, forwardOperator(in), forwardAttributes(in, options, true, true),
-      kdaInputTensors(in), {"boundaries", "tiles"});
+      tensors, {"boundaries", "tiles"});
+  // The function's arguments are the inputs given, in the contract's order,
+  // which kdaInputTensors follows.
   std::vector<TensorView> arguments;
-  for (const auto &[name, view] : kdaInputTensors(in))
+  for (const auto &[name, view] : tensors)
     arguments.push_back(view);
   std::vector<std::vector<int64_t>> shapes = function.resultShapes(arguments);
   return {static_cast<int>(function.operators().front().attributes.at("chunk")),
