@@ -4,8 +4,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
-#include <map>
 #include <sstream>
+#include <vector>
 
 using namespace rudnn::codegen;
 
@@ -258,86 +258,90 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
     }
     return "float";
   };
-  std::map<std::string, std::string> pointers, strides;
-  // A block's pointers, then its sequence tensors' strides: the order the
-  // device library's blocks list them.
+  // A block's fields as the device library lists them: its pointers, then
+  // its sequence tensors' strides (null and zero where not given).
+  struct BlockArguments {
+    std::vector<std::string> pointers;
+    std::string strides;
+  };
   auto bindBlock = [&](KdaBlock block) {
-    for (bool pass : {false, true})
-      for (const KdaField &field : kdaFields()) {
-        if (field.block != block || (pass && !field.sequence))
-          continue;
-        const mlir::Value value = tensorOf(field.name);
-        const std::string name = field.name;
-        const bool bound = value || bindEveryField;
-        if (!pass)
-          pointers[name] =
-              bound ? builder.pointer(value, name, element(field.element),
-                                      field.written)
-                    : "nullptr";
-        else if (!bound)
-          strides[name] = "{0, 0, 0}";
-        else {
-          builder.strides(value, {name + "_b", name + "_t", name + "_h"});
-          strides[name] = "{" + name + "_b, " + name + "_t, " + name + "_h}";
-        }
+    BlockArguments arguments;
+    for (const KdaField &field : kdaFields()) {
+      if (field.block != block)
+        continue;
+      const mlir::Value value = tensorOf(field.name);
+      arguments.pointers.push_back(value || bindEveryField
+                                       ? builder.pointer(value, field.name,
+                                                         element(field.element),
+                                                         field.written)
+                                       : "nullptr");
+    }
+    for (const KdaField &field : kdaFields()) {
+      if (field.block != block || !field.sequence)
+        continue;
+      const mlir::Value value = tensorOf(field.name);
+      const std::string name = field.name;
+      if (!arguments.strides.empty())
+        arguments.strides += ", ";
+      if (!value && !bindEveryField) {
+        arguments.strides += "{0, 0, 0}";
+        continue;
       }
+      builder.strides(value, {name + "_b", name + "_t", name + "_h"});
+      arguments.strides += "{" + name + "_b, " + name + "_t, " + name + "_h}";
+    }
+    return arguments;
+  };
+  auto join = [](const std::vector<std::string> &items) {
+    std::string text;
+    for (const std::string &item : items)
+      text += (text.empty() ? "" : ", ") + item;
+    return text;
   };
   using mlir::rudnn::DimRef;
-  bindBlock(KdaBlock::Forward);
+  const BlockArguments forward = bindBlock(KdaBlock::Forward);
   builder.dim(DimRef::of('B'), "batch");
   builder.dim(DimRef::of('T'), "length");
   builder.dim(DimRef::of('H'), "heads");
   builder.scalar("scale", scale);
   // Grouped value heads (GVA): q's and k's heads, each shared by
   // heads / qk_heads value heads.
-  const mlir::Value keys = tensorOf("q") ? tensorOf("q") : tensorOf("k");
+  mlir::Value keys = tensorOf("q");
+  if (!keys)
+    keys = tensorOf("k");
   if (keys)
     builder.dim(DimRef::of(keys, 2), "qk_heads");
+  std::string offsets = "nullptr, 0";
   if (spec.packed) {
-    bindBlock(KdaBlock::Packed);
+    offsets = bindBlock(KdaBlock::Packed).pointers.front() + ", offsets - 1";
     builder.dim(DimRef::of('C'), "offsets");
   }
+  BlockArguments poolArguments;
   if (pool) {
-    bindBlock(KdaBlock::Pool);
+    poolArguments = bindBlock(KdaBlock::Pool);
     builder.dim(DimRef::of(tensorOf("state_pool"), 0), "slot_count");
   }
-  if (backward)
-    bindBlock(KdaBlock::Backward);
+  const BlockArguments gradients =
+      backward ? bindBlock(KdaBlock::Backward) : BlockArguments{};
 
   const std::string params =
       std::string("<") + in + ", " + gate + ", " + beta + ">";
-  auto list = [&](std::initializer_list<const char *> names,
-                  std::map<std::string, std::string> &of) {
-    std::string text;
-    for (const char *name : names)
-      text += (text.empty() ? "" : ", ") + of.at(name);
-    return text;
-  };
   std::ostringstream &body = builder.body();
   body << "  const rudnn::kda::ForwardParams" << params
-       << (backward ? " f" : " p") << " = {\n      "
-       << list({"q", "k", "v", "g", "beta", "initial_state", "output",
-                "final_state", "boundaries", "workspace"},
-               pointers)
-       << ",\n      " << list({"q", "k", "v", "g", "beta", "output"}, strides)
-       << ",\n      batch, length, heads, scale, "
-       << (spec.packed ? pointers.at("cu_seqlens") + ", offsets - 1, "
-                       : std::string("nullptr, 0, "))
+       << (backward ? " f" : " p") << " = {\n      " << join(forward.pointers)
+       << ",\n      " << forward.strides
+       << ",\n      batch, length, heads, scale, " << offsets << ", "
        << (keys ? "heads / qk_heads};\n" : "1};\n");
   if (backward)
     body << "  const rudnn::kda::BackwardParams" << params
-         << " p = {\n      f, "
-         << list({"d_output", "d_final_state", "dq", "dk", "dv", "dg", "dbeta",
-                  "d_initial_state", "scratch"},
-                 pointers)
-         << ",\n      "
-         << list({"d_output", "dq", "dk", "dv", "dg", "dbeta"}, strides)
-         << "};\n";
+         << " p = {\n      f, " << join(gradients.pointers) << ",\n      "
+         << gradients.strides << "};\n";
+  // PoolParams: state_pool, slots, their count, status.
   if (pool)
     body << "  const rudnn::kda::PoolParams<" << in << ", " << gate << ", "
-         << beta << ", " << state << "> s = {p, "
-         << list({"state_pool", "slots"}, pointers) << ", slot_count, "
-         << pointers.at("status") << "};\n";
+         << beta << ", " << state << "> s = {p, " << poolArguments.pointers[0]
+         << ", " << poolArguments.pointers[1] << ", slot_count, "
+         << poolArguments.pointers[2] << "};\n";
   // Stages of one kernel run one after the other in each block, on the
   // chunk they share.
   for (size_t i = 0; i < stages.size(); ++i) {
