@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "bench/Timing.h"
-#include "runtime/Backend.h"
+#include "runtime/backends/Backend.h"
 
 #include "rudnn/rudnn.hpp"
 

@@ -13,7 +13,7 @@
 #include "bench/Timing.h"
 #include "codegen/device/DeviceLibrary.h"
 #include "rudnn/rudnn.hpp"
-#include "runtime/NvrtcCompiler.h"
+#include "runtime/compile/NvrtcCompiler.h"
 #include "test/support/SampleKernels.h"
 
 #include <cstdlib>

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/device/DeviceLibrary.h"
-#include "runtime/EmulationBackend.h"
+#include "runtime/backends/EmulationBackend.h"
 #include "test/support/SampleKernels.h"
 
 #include <benchmark/benchmark.h>

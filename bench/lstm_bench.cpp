@@ -16,7 +16,7 @@
 
 #include "bench/DeviceTiming.h"
 
-#include "dialects/IR/LstmContracts.h"
+#include "dialects/IR/lstm/LstmContracts.h"
 
 #include "rudnn/lstm.h"
 

@@ -1,7 +1,6 @@
 //===- InitRudnn.cpp - Register rudnn's dialects and passes ---------------===//
 
 #include "codegen/InitRudnn.h"
-#include "codegen/Emit/KdaPrimitives.h"
 #include "codegen/Emit/Primitives.h"
 #include "codegen/Transforms/Passes.h"
 #include "dialects/IR/RudnnDialect.h"
@@ -13,14 +12,12 @@
 void mlir::rudnn::registerRudnnDialects(DialectRegistry &registry) {
   registry.insert<RudnnDialect, arith::ArithDialect, func::FuncDialect,
                   tensor::TensorDialect>();
+  // One line an operator family.
   ::rudnn::codegen::registerAttentionPrimitives(registry);
+  ::rudnn::codegen::registerKdaPrimitives(registry);
   ::rudnn::codegen::registerKvCachePrimitives(registry);
   ::rudnn::codegen::registerLstmPrimitives(registry);
   ::rudnn::codegen::registerNormPrimitives(registry);
-  ::rudnn::codegen::registerNormGradientPrimitives(registry);
-  ::rudnn::codegen::registerAttentionBackwardPrimitives(registry);
-  ::rudnn::codegen::registerKdaPrimitives(registry);
-  ::rudnn::codegen::registerKdaInputPrimitives(registry);
 }
 
 void mlir::rudnn::registerRudnnPipelinePasses() { registerRudnnPasses(); }

@@ -3,10 +3,10 @@
 #include "lib/ContextImpl.h"
 
 #include "codegen/device/DeviceLibrary.h"
-#include "runtime/CudaBackend.h"
-#include "runtime/Dump.h"
-#include "runtime/EmulationBackend.h"
-#include "runtime/Log.h"
+#include "runtime/backends/CudaBackend.h"
+#include "runtime/backends/EmulationBackend.h"
+#include "runtime/plans/Dump.h"
+#include "runtime/support/Log.h"
 
 #include "rudnn/version.h"
 

@@ -3,12 +3,12 @@
 #ifndef RUDNN_LIB_CONTEXTIMPL_H
 #define RUDNN_LIB_CONTEXTIMPL_H
 
-#include "runtime/Backend.h"
-#include "runtime/Hash.h"
-#include "runtime/HeaderLibrary.h"
-#include "runtime/KernelCache.h"
-#include "runtime/NvrtcCompiler.h"
-#include "runtime/PlanExecutor.h"
+#include "runtime/backends/Backend.h"
+#include "runtime/cache/Hash.h"
+#include "runtime/cache/KernelCache.h"
+#include "runtime/compile/HeaderLibrary.h"
+#include "runtime/compile/NvrtcCompiler.h"
+#include "runtime/plans/PlanExecutor.h"
 
 #include "rudnn/context.h"
 #include "rudnn/program.h"

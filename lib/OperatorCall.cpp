@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/OperatorFunctions.h"
-#include "runtime/ContractChecks.h"
-#include "runtime/ViewChecks.h"
+#include "runtime/checks/ContractChecks.h"
+#include "runtime/checks/ViewChecks.h"
 
 #include "codegen/InitRudnn.h"
 #include "dialects/IR/RudnnInterfaces.h"

@@ -5,7 +5,7 @@
 #include "codegen/Emit/EmitModule.h"
 #include "codegen/Transforms/Passes.h"
 #include "dialects/IR/ElementTypes.h"
-#include "runtime/Dump.h"
+#include "runtime/plans/Dump.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"

@@ -11,11 +11,11 @@
 
 #include "lib/ContextImpl.h"
 #include "lib/PlanImport.h"
-#include "runtime/BundleFile.h"
-#include "runtime/FunctionChecks.h"
-#include "runtime/InputFile.h"
-#include "runtime/PlanBinding.h"
-#include "runtime/ViewChecks.h"
+#include "runtime/bundles/BundleFile.h"
+#include "runtime/checks/FunctionChecks.h"
+#include "runtime/checks/ViewChecks.h"
+#include "runtime/plans/PlanBinding.h"
+#include "runtime/support/InputFile.h"
 
 #include "codegen/InitRudnn.h"
 #include "codegen/Transforms/FunctionTensors.h"
@@ -23,7 +23,7 @@
 #include "dialects/IR/ElementTypes.h"
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/SourceLimits.h"
-#include "runtime/Hash.h"
+#include "runtime/cache/Hash.h"
 
 #include "rudnn/errors.h"
 

@@ -1,6 +1,6 @@
 //===- KernelEmitInterface.h - Primitives as CUDA C++ -----------*- C++ -*-===//
 //
-// KernelEmitOpInterface, and attachPrimitive: what each family's
+// KernelEmitOpInterface, and attachPrimitives: what each family's
 // primitives register, one model per op implementing both the dialect's
 // PrimitiveOpInterface (kernel group, result storage) and the kernel it
 // emits.
@@ -11,8 +11,10 @@
 #define RUDNN_CODEGEN_EMIT_KERNELEMITINTERFACE_H
 
 #include "codegen/Emit/KernelBuilder.h"
+#include "dialects/IR/RudnnDialect.h"
 #include "dialects/IR/RudnnInterfaces.h"
 
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OpDefinition.h"
 
 #include "codegen/Emit/KernelEmitInterface.h.inc"
@@ -30,12 +32,23 @@ struct EmitThroughModel
   }
 };
 
-/// Attaches `Model` to `Op` as its primitive interface and its kernel
-/// emission.
-template <typename Op, typename Model>
-void attachPrimitive(mlir::MLIRContext &context) {
-  Op::template attachInterface<Model>(context);
-  Op::template attachInterface<EmitThroughModel<Op, Model>>(context);
+/// An op and the model that makes it a primitive: the model is attached as
+/// the op's primitive interface and its kernel emission.
+template <typename Op, typename Model> struct Primitive {
+  static void attach(mlir::MLIRContext &context) {
+    Op::template attachInterface<Model>(context);
+    Op::template attachInterface<EmitThroughModel<Op, Model>>(context);
+  }
+};
+
+/// Attaches each `Primitive<Op, Model>` when the registry's context loads
+/// the rudnn dialect: what a family's `register<Family>Primitives` does.
+template <typename... Primitives>
+void attachPrimitives(mlir::DialectRegistry &registry) {
+  registry.addExtension(
+      +[](mlir::MLIRContext *context, mlir::rudnn::RudnnDialect *) {
+        (Primitives::attach(*context), ...);
+      });
 }
 
 } // namespace rudnn::codegen

@@ -3,7 +3,7 @@
 // The code generator's side of a primitive: the dialect's
 // PrimitiveOpInterface says how rudnn-plan groups and stores primitives,
 // this one how the last primitive of a kernel writes it. Attached with the
-// primitive interface by attachPrimitive (KernelEmitInterface.h).
+// primitive interface by attachPrimitives (KernelEmitInterface.h).
 //
 //===----------------------------------------------------------------------===//
 

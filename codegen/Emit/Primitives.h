@@ -7,11 +7,15 @@
 
 namespace rudnn::codegen {
 
-/// Attaches the primitive interface to the tiled-attention ops.
+// One function a family, called by registerRudnnDialects
+// (codegen/InitRudnn.cpp): each attaches its primitives' models.
+
+/// Attaches the primitive interface to the tiled-attention ops, forward and
+/// backward.
 void registerAttentionPrimitives(mlir::DialectRegistry &registry);
 
-/// Attaches it to the attention backward's row-term and gradient ops.
-void registerAttentionBackwardPrimitives(mlir::DialectRegistry &registry);
+/// Attaches it to KDA's chunked-recurrence ops and its input transforms.
+void registerKdaPrimitives(mlir::DialectRegistry &registry);
 
 /// Attaches it to the decoding step's partials and combine ops.
 void registerKvCachePrimitives(mlir::DialectRegistry &registry);
@@ -19,11 +23,9 @@ void registerKvCachePrimitives(mlir::DialectRegistry &registry);
 /// Attaches it to an LSTM layer's projection and recurrence ops.
 void registerLstmPrimitives(mlir::DialectRegistry &registry);
 
-/// Attaches it to the normalisations' row and partial-moments ops.
+/// Attaches it to the normalisations' row, partial-moments and gradient
+/// ops.
 void registerNormPrimitives(mlir::DialectRegistry &registry);
-
-/// Attaches it to the normalisations' gradient ops.
-void registerNormGradientPrimitives(mlir::DialectRegistry &registry);
 
 } // namespace rudnn::codegen
 

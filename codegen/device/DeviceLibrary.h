@@ -8,7 +8,7 @@
 #ifndef RUDNN_CODEGEN_DEVICE_DEVICELIBRARY_H
 #define RUDNN_CODEGEN_DEVICE_DEVICELIBRARY_H
 
-#include "runtime/Kernel.h"
+#include "runtime/compile/Kernel.h"
 
 #include <string_view>
 #include <vector>

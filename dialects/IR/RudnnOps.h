@@ -6,7 +6,7 @@
 #include "dialects/IR/RudnnDialect.h"
 #include "dialects/IR/RudnnInterfaces.h"
 
-#include "dialects/IR/KdaContracts.h"
+#include "dialects/IR/kda/KdaContracts.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"

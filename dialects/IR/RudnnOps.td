@@ -9,13 +9,11 @@
 #ifndef RUDNN_OPS_TD
 #define RUDNN_OPS_TD
 
-include "dialects/IR/RudnnAttentionOps.td"
-include "dialects/IR/RudnnKdaOps.td"
-include "dialects/IR/RudnnKdaChunkOps.td"
-include "dialects/IR/RudnnKdaInputOps.td"
-include "dialects/IR/RudnnKvCacheOps.td"
-include "dialects/IR/RudnnLstmOps.td"
-include "dialects/IR/RudnnNormOps.td"
+include "dialects/IR/attention/RudnnAttentionOps.td"
+include "dialects/IR/kda/RudnnKdaOps.td"
+include "dialects/IR/kvcache/RudnnKvCacheOps.td"
+include "dialects/IR/lstm/RudnnLstmOps.td"
+include "dialects/IR/norm/RudnnNormOps.td"
 include "dialects/IR/RudnnPlanOps.td"
 
 #endif // RUDNN_OPS_TD

@@ -101,8 +101,8 @@ class Context {
 public:
   /// Opens the backend lazily: constructing a context never needs a GPU.
   explicit Context(ContextOptions options = {});
-  /// A context on a backend of the embedder's own (runtime/Backend.h: one
-  /// that records launches to measure the host's cost of a call, another
+  /// A context on a backend of the embedder's own (runtime/backends/Backend.h:
+  /// one that records launches to measure the host's cost of a call, another
   /// device's), reported and compiled for as `kind`.
   Context(ContextOptions options, std::unique_ptr<runtime::Backend> backend,
           BackendKind kind);

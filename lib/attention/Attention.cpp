@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/IR/AttentionContracts.h"
+#include "dialects/IR/attention/AttentionContracts.h"
 
 #include "rudnn/attention.h"
 #include "rudnn/errors.h"

@@ -8,9 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/kda/KdaChecks.h"
-#include "runtime/ContractChecks.h"
+#include "runtime/checks/ContractChecks.h"
 
-#include "dialects/IR/KdaContracts.h"
+#include "dialects/IR/kda/KdaContracts.h"
 
 #include "rudnn/errors.h"
 #include "rudnn/kda.h"

@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/ContractChecks.h"
+#include "runtime/checks/ContractChecks.h"
 
-#include "dialects/IR/LstmContracts.h"
+#include "dialects/IR/lstm/LstmContracts.h"
 
 #include "rudnn/errors.h"
 #include "rudnn/lstm.h"

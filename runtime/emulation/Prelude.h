@@ -3,7 +3,7 @@
 #ifndef RUDNN_RUNTIME_EMULATION_PRELUDE_H
 #define RUDNN_RUNTIME_EMULATION_PRELUDE_H
 
-#include "runtime/Kernel.h"
+#include "runtime/compile/Kernel.h"
 
 #include <string_view>
 #include <vector>

@@ -15,7 +15,7 @@
 #ifndef RUDNN_RUNTIME_EMULATION_SIMTEXECUTOR_H
 #define RUDNN_RUNTIME_EMULATION_SIMTEXECUTOR_H
 
-#include "runtime/Backend.h"
+#include "runtime/backends/Backend.h"
 #include "runtime/emulation/prelude/rudnn_emu_abi.h"
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 #ifndef RUDNN_TEST_API_APIFIXTURE_H
 #define RUDNN_TEST_API_APIFIXTURE_H
 
-#include "runtime/CudaBackend.h"
+#include "runtime/backends/CudaBackend.h"
 #include "test/support/KdaProblem.h"
 
 #include "rudnn/rudnn.hpp"

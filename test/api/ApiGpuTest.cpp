@@ -1,6 +1,6 @@
 //===- ApiGpuTest.cpp - Plans through the JIT API on a GPU ----------------===//
 
-#include "runtime/CudaBackend.h"
+#include "runtime/backends/CudaBackend.h"
 #include "test/api/PlanCacheCheck.h"
 
 namespace {

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/reference/AttentionReference.h"
+#include "lib/reference/attention/AttentionReference.h"
 #include "test/api/ApiFixture.h"
 #include "test/support/PackedBatch.h"
 

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/reference/AttentionReference.h"
+#include "lib/reference/attention/AttentionReference.h"
 #include "test/api/ApiFixture.h"
 #include "test/support/KdaProblem.h"
 #include "test/support/PackedBatch.h"

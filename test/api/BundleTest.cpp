@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Hash.h"
+#include "runtime/cache/Hash.h"
 
 #include "rudnn/bundle.h"
 #include "rudnn/rudnn.hpp"

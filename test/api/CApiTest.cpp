@@ -1,6 +1,6 @@
 //===- CApiTest.cpp - The C API's statuses and last-error messages --------===//
 
-#include "runtime/CudaBackend.h"
+#include "runtime/backends/CudaBackend.h"
 #include "test/support/SampleKernels.h"
 
 #include "rudnn/rudnn.h"

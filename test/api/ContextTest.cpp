@@ -1,7 +1,7 @@
 //===- ContextTest.cpp - The JIT context without a GPU --------------------===//
 
 #include "lib/ContextImpl.h"
-#include "runtime/CudaBackend.h"
+#include "runtime/backends/CudaBackend.h"
 #include "test/api/PlanCacheCheck.h"
 #include "test/support/SampleKernels.h"
 

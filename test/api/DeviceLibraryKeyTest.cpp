@@ -8,7 +8,7 @@
 
 #include "codegen/device/DeviceLibrary.h"
 #include "lib/ContextImpl.h"
-#include "runtime/HeaderLibrary.h"
+#include "runtime/compile/HeaderLibrary.h"
 
 #include "rudnn/rudnn.hpp"
 

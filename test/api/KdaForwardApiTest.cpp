@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/IR/KdaPolicy.h"
+#include "dialects/IR/kda/KdaPolicy.h"
 #include "test/api/ApiFixture.h"
 
 #include "rudnn/rudnn.hpp"

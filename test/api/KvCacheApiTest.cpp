@@ -14,7 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/ContextImpl.h"
-#include "lib/reference/KvCacheReference.h"
+#include "lib/reference/kvcache/KvCacheReference.h"
 #include "test/api/ApiFixture.h"
 
 #include <gmock/gmock.h>

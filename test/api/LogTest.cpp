@@ -1,6 +1,6 @@
 //===- LogTest.cpp - Messages to a handler, by level ----------------------===//
 
-#include "runtime/Log.h"
+#include "runtime/support/Log.h"
 #include "lib/ContextImpl.h"
 
 #include "rudnn/log.h"

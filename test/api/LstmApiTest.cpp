@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/reference/Compare.h"
-#include "lib/reference/LstmReference.h"
+#include "lib/reference/lstm/LstmReference.h"
 #include "test/api/ApiFixture.h"
 
 #include <gmock/gmock.h>

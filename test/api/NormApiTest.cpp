@@ -10,7 +10,7 @@
 #include "test/api/ApiFixture.h"
 
 #include "lib/reference/Compare.h"
-#include "lib/reference/NormReference.h"
+#include "lib/reference/norm/NormReference.h"
 
 #include <gmock/gmock.h>
 

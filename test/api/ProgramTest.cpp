@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/reference/KdaReference.h"
+#include "lib/reference/kda/KdaReference.h"
 #include "test/support/KdaProblem.h"
 
 #include "rudnn/rudnn.hpp"

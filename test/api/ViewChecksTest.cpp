@@ -1,6 +1,6 @@
 //===- ViewChecksTest.cpp - The operator-independent view rules -----------===//
 
-#include "runtime/ViewChecks.h"
+#include "runtime/checks/ViewChecks.h"
 
 #include "rudnn/errors.h"
 

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/IR/AttentionPolicy.h"
-#include "lib/reference/AttentionReference.h"
+#include "dialects/IR/attention/AttentionPolicy.h"
+#include "lib/reference/attention/AttentionReference.h"
 #include "test/emulation/EmulationTestSupport.h"
 #include "test/support/KdaProblem.h"
 

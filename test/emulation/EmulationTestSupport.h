@@ -3,7 +3,7 @@
 #ifndef RUDNN_TEST_EMULATION_EMULATIONTESTSUPPORT_H
 #define RUDNN_TEST_EMULATION_EMULATIONTESTSUPPORT_H
 
-#include "runtime/EmulationBackend.h"
+#include "runtime/backends/EmulationBackend.h"
 #include "test/support/DeviceHeaders.h"
 
 #include <gtest/gtest.h>

@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/EmulationBackend.h"
-#include "runtime/Plan.h"
-#include "runtime/PlanExecutor.h"
+#include "runtime/backends/EmulationBackend.h"
+#include "runtime/plans/Plan.h"
+#include "runtime/plans/PlanExecutor.h"
 #include "test/support/DeviceHeaders.h"
 
 #include "rudnn/errors.h"

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/NvrtcCompiler.h"
+#include "runtime/compile/NvrtcCompiler.h"
 #include "test/emulation/EmulationTestSupport.h"
 #include "test/support/DeviceHeaders.h"
 #include "test/support/SampleKernels.h"

@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/Emit/KdaEmitter.h"
-#include "dialects/IR/KdaPolicy.h"
+#include "codegen/Emit/kda/KdaEmitter.h"
+#include "dialects/IR/kda/KdaPolicy.h"
 #include "lib/reference/Compare.h"
-#include "lib/reference/KdaReference.h"
+#include "lib/reference/kda/KdaReference.h"
 #include "test/emulation/EmulationTestSupport.h"
 #include "test/support/KdaProblem.h"
 
@@ -197,7 +197,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, KdaBackwardKernelTest,
 
 } // namespace
 
-#include "runtime/NvrtcCompiler.h"
+#include "runtime/compile/NvrtcCompiler.h"
 
 #include "test/support/DeviceHeaders.h"
 #include <gmock/gmock.h>

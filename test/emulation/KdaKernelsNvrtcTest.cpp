@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/Emit/KdaEmitter.h"
-#include "dialects/IR/KdaPolicy.h"
-#include "runtime/CudaToolkit.h"
-#include "runtime/NvrtcCompiler.h"
+#include "codegen/Emit/kda/KdaEmitter.h"
+#include "dialects/IR/kda/KdaPolicy.h"
+#include "runtime/compile/CudaToolkit.h"
+#include "runtime/compile/NvrtcCompiler.h"
 #include "test/support/DeviceHeaders.h"
 #include "test/support/Ptxas.h"
 

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/EmulationBackend.h"
+#include "runtime/backends/EmulationBackend.h"
 #include "test/support/DeviceHeaders.h"
 
 #include "rudnn/errors.h"

@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/CudaToolkit.h"
-#include "runtime/KernelReport.h"
-#include "runtime/NvrtcCompiler.h"
+#include "runtime/compile/CudaToolkit.h"
+#include "runtime/compile/NvrtcCompiler.h"
+#include "runtime/plans/KernelReport.h"
 #include "test/emulation/EmulationTestSupport.h"
 #include "test/support/Ptxas.h"
 

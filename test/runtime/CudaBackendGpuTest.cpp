@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/CudaBackend.h"
+#include "runtime/backends/CudaBackend.h"
 
 #include "rudnn/errors.h"
 

@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/CudaBackend.h"
-#include "runtime/CudaDriver.h"
-#include "runtime/NvrtcCompiler.h"
+#include "runtime/backends/CudaBackend.h"
+#include "runtime/backends/CudaDriver.h"
+#include "runtime/compile/NvrtcCompiler.h"
 
 #include "rudnn/errors.h"
 

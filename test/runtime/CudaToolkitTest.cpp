@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/CudaToolkit.h"
-#include "runtime/NvrtcCompiler.h"
+#include "runtime/compile/CudaToolkit.h"
+#include "runtime/compile/NvrtcCompiler.h"
 
 #include "rudnn/errors.h"
 

@@ -1,6 +1,6 @@
 //===- DumpTest.cpp - File names rudnn writes under a folder --------------===//
 
-#include "runtime/Dump.h"
+#include "runtime/plans/Dump.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 //===- KernelCacheTest.cpp - Kernel cache in memory and on disk -----------===//
 
-#include "runtime/KernelCache.h"
+#include "runtime/cache/KernelCache.h"
 
-#include "runtime/Hash.h"
+#include "runtime/cache/Hash.h"
 #include "test/runtime/KernelCacheTestSupport.h"
 
 #include <gmock/gmock.h>

@@ -4,8 +4,8 @@
 #ifndef RUDNN_TEST_RUNTIME_KERNELCACHETESTSUPPORT_H
 #define RUDNN_TEST_RUNTIME_KERNELCACHETESTSUPPORT_H
 
-#include "runtime/Hash.h"
-#include "runtime/KernelCache.h"
+#include "runtime/cache/Hash.h"
+#include "runtime/cache/KernelCache.h"
 
 #include <gtest/gtest.h>
 

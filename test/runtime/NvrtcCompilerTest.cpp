@@ -1,7 +1,7 @@
 //===- NvrtcCompilerTest.cpp - NVRTC compilation without a GPU ------------===//
 
-#include "runtime/NvrtcCompiler.h"
-#include "runtime/CudaToolkit.h"
+#include "runtime/compile/NvrtcCompiler.h"
+#include "runtime/compile/CudaToolkit.h"
 #include "test/support/DeviceHeaders.h"
 #include "test/support/SampleKernels.h"
 

@@ -1,6 +1,6 @@
 //===- PlanTest.cpp - Plans: sizes, validation, JSON, execution order -----===//
 
-#include "runtime/PlanExecutor.h"
+#include "runtime/plans/PlanExecutor.h"
 
 #include "rudnn/errors.h"
 
@@ -473,7 +473,9 @@ TEST(PlanExecutor, RefusesGridsPastTheDeviceLimitsBeforeAnyLaunch) {
   plan.launches[1].grid[2] = {1, {1}, 1}; // T
   PlanExecutor executor(backend, plan);
   EXPECT_THAT(
-      [&] { executor.run({0x1000, 0x2000, 0, 0}, {3, 70000}, nullptr); },
+      [&] {
+        executor.run({0x1000, 0x2000, 0, 0}, {3, 70000}, nullptr);
+      },
       ::testing::ThrowsMessage<Unsupported>(
           HasSubstr("launch #1 of kernel 'second' needs grid dimension z = "
                     "70000, past the 65535 a device allows")));

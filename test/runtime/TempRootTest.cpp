@@ -1,6 +1,6 @@
 //===- TempRootTest.cpp - One private temporary folder per process --------===//
 
-#include "runtime/TempRoot.h"
+#include "runtime/support/TempRoot.h"
 
 #include "test/runtime/KernelCacheTestSupport.h"
 

@@ -5,7 +5,7 @@
 #define RUDNN_TEST_SUPPORT_DEVICEHEADERS_H
 
 #include "codegen/device/DeviceLibrary.h"
-#include "runtime/Kernel.h"
+#include "runtime/compile/Kernel.h"
 
 #include <vector>
 

@@ -4,8 +4,8 @@
 #define RUDNN_TEST_SUPPORT_KDAPROBLEM_H
 
 #include "lib/reference/Compare.h"
-#include "lib/reference/KdaReference.h"
-#include "runtime/HostFloat.h"
+#include "lib/reference/kda/KdaReference.h"
+#include "runtime/support/HostFloat.h"
 
 #include <algorithm>
 #include <cmath>

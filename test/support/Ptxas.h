@@ -3,8 +3,8 @@
 #ifndef RUDNN_TEST_SUPPORT_PTXAS_H
 #define RUDNN_TEST_SUPPORT_PTXAS_H
 
-#include "runtime/CudaToolkit.h"
-#include "runtime/Shell.h"
+#include "runtime/compile/CudaToolkit.h"
+#include "runtime/compile/Shell.h"
 
 #include <gtest/gtest.h>
 

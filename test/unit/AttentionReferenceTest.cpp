@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/reference/AttentionReference.h"
+#include "lib/reference/attention/AttentionReference.h"
 
 #include <gtest/gtest.h>
 

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/reference/KdaReference.h"
-#include "lib/reference/KdaChunked.h"
+#include "lib/reference/kda/KdaReference.h"
+#include "lib/reference/kda/KdaChunked.h"
 
 #include "rudnn/errors.h"
 

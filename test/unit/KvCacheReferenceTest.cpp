@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/reference/KvCacheReference.h"
-#include "lib/reference/AttentionReference.h"
+#include "lib/reference/kvcache/KvCacheReference.h"
+#include "lib/reference/attention/AttentionReference.h"
 #include "test/support/KdaProblem.h"
 
 #include <gtest/gtest.h>

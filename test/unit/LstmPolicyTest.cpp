@@ -1,7 +1,7 @@
 //===- LstmPolicyTest.cpp - The LSTM's contracts and recurrence policy ----===//
 
-#include "dialects/IR/LstmPolicy.h"
-#include "dialects/IR/LstmContracts.h"
+#include "dialects/IR/lstm/LstmPolicy.h"
+#include "dialects/IR/lstm/LstmContracts.h"
 
 #include <gtest/gtest.h>
 

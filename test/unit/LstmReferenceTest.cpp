@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/reference/LstmReference.h"
+#include "lib/reference/lstm/LstmReference.h"
 #include "test/support/KdaProblem.h"
 
 #include <gtest/gtest.h>

@@ -3,8 +3,8 @@
 #include "TestSupport.h"
 
 #include "codegen/Transforms/Passes.h"
-#include "dialects/IR/KdaPolicy.h"
 #include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/kda/KdaPolicy.h"
 
 #include "mlir/Pass/PassManager.h"
 

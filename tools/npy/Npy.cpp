@@ -1,8 +1,8 @@
 //===- Npy.cpp - NumPy .npy files -----------------------------------------===//
 
 #include "tools/npy/Npy.h"
-#include "runtime/HostFloat.h"
-#include "runtime/InputFile.h"
+#include "runtime/support/HostFloat.h"
+#include "runtime/support/InputFile.h"
 
 #include "rudnn/errors.h"
 

@@ -9,9 +9,9 @@
 #include "dialects/IR/RudnnDialect.h"
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/SourceLimits.h"
-#include "runtime/InputFile.h"
-#include "runtime/KernelReport.h"
-#include "runtime/NvrtcCompiler.h"
+#include "runtime/compile/NvrtcCompiler.h"
+#include "runtime/plans/KernelReport.h"
+#include "runtime/support/InputFile.h"
 
 #include "rudnn/errors.h"
 

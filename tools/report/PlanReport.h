@@ -18,7 +18,7 @@ namespace rudnn::tools {
 std::string targetArch(mlir::ModuleOp module);
 
 /// Prints, per kernel of `module`'s plans, what a profiler would show
-/// without a GPU (runtime/KernelReport.h), as text or JSON. With `dims`
+/// without a GPU (runtime/plans/KernelReport.h), as text or JSON. With `dims`
 /// ("B=1,T=32768,H=16") also each launch's grid, blocks and waves on the
 /// target and every plan's workspace for those dims.
 mlir::LogicalResult printPlanReport(mlir::ModuleOp module,

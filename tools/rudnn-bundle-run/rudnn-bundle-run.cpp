@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/InputFile.h"
+#include "runtime/support/InputFile.h"
 #include "tools/npy/Npy.h"
 
 #include "rudnn/bundle.h"

@@ -1,7 +1,7 @@
 //===- KernelArguments.cpp - rudnn-emulate's arguments --------------------===//
 
 #include "tools/rudnn-emulate/KernelArguments.h"
-#include "runtime/InputFile.h"
+#include "runtime/support/InputFile.h"
 #include "tools/npy/Npy.h"
 
 #include "rudnn/errors.h"

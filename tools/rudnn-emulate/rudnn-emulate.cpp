@@ -19,9 +19,9 @@
 #include "tools/rudnn-emulate/KernelArguments.h"
 
 #include "codegen/device/DeviceLibrary.h"
-#include "runtime/EmulationBackend.h"
-#include "runtime/InputFile.h"
-#include "runtime/NvrtcCompiler.h"
+#include "runtime/backends/EmulationBackend.h"
+#include "runtime/compile/NvrtcCompiler.h"
+#include "runtime/support/InputFile.h"
 
 #include "rudnn/errors.h"
 #include "rudnn/version_number.h"

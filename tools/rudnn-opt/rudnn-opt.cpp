@@ -9,7 +9,7 @@
 #include "codegen/InitRudnn.h"
 #include "dialects/IR/SourceLimits.h"
 #include "rudnn/errors.h"
-#include "runtime/InputFile.h"
+#include "runtime/support/InputFile.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/FileUtilities.h"

@@ -6,7 +6,7 @@
 #include "codegen/InitRudnn.h"
 #include "dialects/IR/RudnnOps.h"
 #include "lib/reference/OperatorReferences.h"
-#include "runtime/Dump.h"
+#include "runtime/plans/Dump.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -17,8 +17,8 @@
 #include "codegen/device/DeviceLibrary.h"
 #include "dialects/IR/RudnnDialect.h"
 #include "dialects/IR/SourceLimits.h"
-#include "runtime/InputFile.h"
-#include "runtime/NvrtcCompiler.h"
+#include "runtime/compile/NvrtcCompiler.h"
+#include "runtime/support/InputFile.h"
 
 #include "tools/report/PlanReport.h"
 

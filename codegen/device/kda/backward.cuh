@@ -1,6 +1,6 @@
 //===- kda/backward.cuh - Kimi Delta Attention backward, chunked ----------===//
 //
-// Follows lib/reference/KdaChunked.cpp step by step (that file derives it).
+// Follows lib/reference/kda/KdaChunked.cpp step by step (that file derives it).
 // The forward's `prepare` and `propagate` run first and leave their tiles
 // (W, U, Kd, e^Γlast, pairwise; and for the backward Qd and (I + A)⁻¹ in
 // BackwardTiles) and the boundary states (or, the boundaries saved by the

@@ -1,6 +1,6 @@
 //===- kda/gradients.cuh - Every KDA input gradient of a chunk ------------===//
 //
-// The chunk-parallel end of the backward (lib/reference/KdaChunked.cpp
+// The chunk-parallel end of the backward (lib/reference/kda/KdaChunked.cpp
 // derives it): one block a chunk of one head, after `state_gradient` left
 // dS at the chunk's end and dU. Its operands come by cp.async into shared
 // tiles and every product runs on the tile layer (tensor cores through

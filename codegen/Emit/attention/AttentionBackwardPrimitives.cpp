@@ -1,0 +1,422 @@
+//===- AttentionBackwardPrimitives.cpp - The backward's three kernels -----===//
+//
+// The primitive interface of the attention backward's ops: the row terms,
+// the key gradients and the query gradients are a kernel each, emitted
+// through the device library's rudnn::attention::row_terms,
+// key_gradients and query_gradients with every specialization a constant.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Emit/attention/AttentionBackwardPrimitives.h"
+#include "codegen/Emit/KernelBuilder.h"
+#include "codegen/Emit/KernelEmitInterface.h"
+#include "dialects/IR/ElementTypes.h"
+#include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/attention/AttentionPolicy.h"
+
+#include <sstream>
+
+using namespace mlir;
+using namespace mlir::rudnn;
+using ::rudnn::DType;
+using ::rudnn::codegen::attachPrimitives;
+using ::rudnn::codegen::cudaType;
+using ::rudnn::codegen::dtype;
+using ::rudnn::codegen::elementBytes;
+using ::rudnn::codegen::KernelBuilder;
+using ::rudnn::codegen::KernelLaunch;
+using ::rudnn::codegen::lastDim;
+using ::rudnn::codegen::Primitive;
+
+namespace {
+
+/// Whether `value` holds packed batches ([T, H, *], with offsets).
+bool isPacked(Value value) {
+  return cast<ShapedType>(value.getType()).getRank() == 3;
+}
+
+/// The grid's second dim: B·heads, or heads alone when packed (the blocks
+/// of a head walk its entries' tiles).
+SizeRef headGrid(bool packed, char heads) {
+  if (packed)
+    return SizeRef{1, {DimRef::of(heads)}};
+  return SizeRef{1, {DimRef::of('B'), DimRef::of(heads)}};
+}
+
+/// The tensors and attributes of one backward kernel (null where the
+/// kernel reads none).
+struct BackwardValues {
+  Value q, k, v, lengths, mask, queryOffsets, keyOffsets, o, lse, dOutput,
+      terms, dq, dk, dv;
+  FloatAttr scale, softcap;
+  /// Packed batches: rank-3 tensors ([T, H, *]) and the entries' offsets;
+  /// hopper: the sm_90a kernels (block_rows 128, aligned views).
+  bool causal = false, aligned = false, packed = false, hopper = false;
+  int64_t left = -1, right = -1;
+
+  template <typename GradientOp> static BackwardValues of(GradientOp op) {
+    auto bound = [](std::optional<uint64_t> keys) {
+      return keys ? static_cast<int64_t>(*keys) : int64_t(-1);
+    };
+    BackwardValues values;
+    values.q = op.getQ(), values.k = op.getK(), values.v = op.getV();
+    values.lengths = op.getKeyLengths(), values.mask = op.getKeyMask();
+    values.queryOffsets = op.getCuSeqlensQ();
+    values.keyOffsets = op.getCuSeqlensK();
+    values.packed = static_cast<bool>(values.queryOffsets);
+    values.lse = op.getLse(), values.terms = op.getTerms();
+    values.dOutput = op.getDOutput();
+    values.scale = op.getScaleAttr(), values.softcap = op.getSoftcapAttr();
+    values.causal = op.getCausal();
+    values.left = bound(op.getWindowLeft());
+    values.right = bound(op.getWindowRight());
+    // Views promising 16-byte rows are copied without an element-wise path,
+    // and only they can be TMA's.
+    values.aligned = op->hasAttr(RudnnDialect::kAlignedViewsAttrName);
+    values.hopper = values.aligned && op.getBlockRows() &&
+                    static_cast<int64_t>(*op.getBlockRows()) ==
+                        kHopperAttentionBackwardRows;
+    return values;
+  }
+
+  /// "f32_d64_e64_causal_window16_inf_a16".
+  std::string specialization() const {
+    auto bound = [](int64_t keys) {
+      return keys < 0 ? std::string("inf") : std::to_string(keys);
+    };
+    std::string name = std::string(::rudnn::dtypeName(dtype(q))) + "_d" +
+                       std::to_string(lastDim(q)) + "_e" +
+                       std::to_string(lastDim(v)) + (causal ? "_causal" : "");
+    if (left >= 0 || right >= 0)
+      name += "_window" + bound(left) + "_" + bound(right);
+    if (hopper)
+      return name + "_wgmma";
+    return aligned ? name + "_a16" : name;
+  }
+};
+
+/// Every parameter the backward's kernels read, bound by name (null
+/// pointers and zero strides for the tensors this kernel has not; no batch
+/// strides when packed), then the dims and scalars.
+void bind(KernelBuilder &builder, const BackwardValues &values, bool keyDims) {
+  const std::string in = cudaType(dtype(values.q ? values.q : values.o));
+  builder.pointer(values.q, "q", in, false);
+  builder.pointer(values.k, "k", in, false);
+  builder.pointer(values.v, "v", in, false);
+  builder.pointer(values.lengths, "key_lengths", "int", false);
+  builder.pointer(values.mask, "key_mask", "unsigned char", false);
+  builder.pointer(values.queryOffsets, "cu_seqlens_q", "int", false);
+  builder.pointer(values.keyOffsets, "cu_seqlens_k", "int", false);
+  builder.pointer(values.o, "o", in, false);
+  builder.pointer(values.lse, "lse", "float", false);
+  builder.pointer(values.dOutput, "d_output", in, false);
+  builder.pointer(values.terms, "terms", "float", !values.q);
+  builder.pointer(values.dq, "dq", in, true);
+  builder.pointer(values.dk, "dk", in, true);
+  builder.pointer(values.dv, "dv", in, true);
+  for (auto [value, name] :
+       {std::pair{values.q, "q"}, std::pair{values.k, "k"},
+        std::pair{values.v, "v"}, std::pair{values.o, "o"},
+        std::pair{values.dOutput, "d_o"}, std::pair{values.dq, "dq"},
+        std::pair{values.dk, "dk"}, std::pair{values.dv, "dv"}}) {
+    std::vector<std::string> strides = {std::string(name) + "_t",
+                                        std::string(name) + "_h"};
+    if (!values.packed)
+      strides.insert(strides.begin(), std::string(name) + "_b");
+    builder.strides(value, strides);
+  }
+  builder.strides(values.mask, {"key_mask_b"});
+  if (!values.packed)
+    builder.dim(DimRef::of('B'), "batch");
+  else if (keyDims) // the entries are the offsets' count less one
+    builder.dim(DimRef::of('C'), "offsets");
+  builder.dim(DimRef::of('T'), "queries");
+  builder.dim(DimRef::of('H'), "heads");
+  if (keyDims) { // the row terms' kernel has no key dims
+    builder.dim(DimRef::of('S'), "keys");
+    builder.dim(DimRef::of('G'), "kv_heads");
+  }
+  builder.scalar("scale", values.scale ? values.scale.getValueAsDouble() : 1.0);
+  builder.scalar("softcap",
+                 values.softcap ? values.softcap.getValueAsDouble() : 0.0);
+}
+
+/// The parameter block, then `call` with it: rudnn::attention::<call>.
+/// Packed: no batch strides, lse and terms [H, T], and the row terms one
+/// entry of all T rows.
+void writeBody(KernelBuilder &builder, const BackwardValues &values,
+               bool keyDims, const std::string &call,
+               const std::string &arguments = "p") {
+  const std::string in = cudaType(dtype(values.q ? values.q : values.o));
+  auto strides = [&](std::string name) {
+    return "{" + (values.packed ? std::string("0") : name + "_b") + ", " +
+           name + "_t, " + name + "_h}";
+  };
+  const char *batch = !values.packed ? "batch" : keyDims ? "offsets - 1" : "1";
+  std::ostringstream &body = builder.body();
+  body << "  const rudnn::attention::ForwardParams<" << in << "> f = {\n"
+       << "      q, k, v, key_lengths, key_mask, cu_seqlens_q, cu_seqlens_k,\n"
+       << "      const_cast<" << in << " *>(o), const_cast<float *>(lse),\n"
+       << "      " << strides("q") << ", " << strides("k") << ", "
+       << strides("v") << ",\n      " << strides("o") << ", key_mask_b, "
+       << (values.packed ? "0" : "(long long)heads * queries")
+       << ",\n      queries, " << batch << ", queries, "
+       << (keyDims ? "keys" : "0") << ", heads, "
+       << (keyDims ? "kv_heads" : "1") << ", scale, softcap, " << values.left
+       << ", " << values.right << "};\n"
+       << "  const rudnn::attention::BackwardParams<" << in << "> p = {\n"
+       << "      f, d_output, " << strides("d_o")
+       << ", const_cast<float *>(terms),\n      dq, dk, dv,\n      "
+       << strides("dq") << ", " << strides("dk") << ", " << strides("dv")
+       << "};\n"
+       << "  rudnn::attention::" << call << "(" << arguments << ");\n";
+}
+
+/// "__nv_bfloat16, 128, 64, true, false, rudnn::tile::Alignment::Aligned":
+/// type, D, E, causal, packed, alignment.
+std::string gradientTemplate(const BackwardValues &values) {
+  return std::string(cudaType(dtype(values.q))) + ", " +
+         std::to_string(lastDim(values.q)) + ", " +
+         std::to_string(lastDim(values.v)) + ", " +
+         (values.causal ? "true" : "false") + ", " +
+         (values.packed ? "true" : "false") +
+         (values.aligned ? ", rudnn::tile::Alignment::Aligned" : "");
+}
+
+/// What distinguishes the two gradient kernels: 128 threads over (tiles of
+/// 64 `rows`, B·`heads` or `heads` when packed), the device function
+/// `call`, its block's shared memory (sizeof(`layout`), which the kernel
+/// checks); on Hopper 384 threads over tiles of 128 rows, `call`_hopper,
+/// the rows of `rows` resident and the others streamed.
+struct GradientKernel {
+  const char *stem, *results, *call;
+  char rows, heads;
+  const char *tiles, *layout;
+  int64_t sharedBytes;
+  /// The cost model: bytes moved at least per (row, head) of its own rows
+  /// (each read or written once), FLOPs per (query, key) pair computed.
+  int64_t rowBytes, pairFlops;
+};
+
+LogicalResult emitGradients(Operation *op, KernelBuilder &builder,
+                            const BackwardValues &values,
+                            const GradientKernel &kernel) {
+  builder.setEntry(
+      std::string(values.packed ? "attention_varlen_bwd_" : "attention_bwd_") +
+      kernel.stem + "_" + values.specialization());
+  const std::string in = cudaType(dtype(values.q));
+  const int64_t D = lastDim(values.q), E = lastDim(values.v);
+  // Hopper: its layout plus the 1024 bytes that align it.
+  const int64_t sharedBytes = values.hopper
+                                  ? hopperAttentionBackwardSharedBytes(D, E)
+                                  : kernel.sharedBytes;
+  builder.preamble() << "// The attention backward's " << kernel.results
+                     << ".\n#include \"rudnn/attention.cuh\"\n\n"
+                     << "// The host sizes the shared memory from the same "
+                        "layout.\nstatic_assert(sizeof(rudnn::attention::"
+                     << (values.hopper ? "HopperBackwardShared" : kernel.layout)
+                     << "<" << in << ", " << D << ", " << E << ">) "
+                     << (values.hopper ? "+ 1024 " : "") << "== " << sharedBytes
+                     << ");\n";
+  bind(builder, values, /*keyDims=*/true);
+  const bool byKeys = kernel.rows == 'S';
+  if (values.hopper) {
+    // Innermost first: (dim, time, head, batch), packed (dim, row, head);
+    // boxes of 64 columns (128-byte rows) by the resident rows or a step's.
+    const std::vector<unsigned> dims = values.packed
+                                           ? std::vector<unsigned>{2, 0, 1}
+                                           : std::vector<unsigned>{3, 1, 2, 0};
+    auto box = [&](bool resident) {
+      std::vector<int64_t> sizes = {64,
+                                    resident ? kHopperAttentionBackwardRows
+                                             : kHopperAttentionBackwardStep,
+                                    1};
+      if (!values.packed)
+        sizes.push_back(1);
+      return sizes;
+    };
+    builder.tensorMap(values.q, "q_map", dims, box(!byKeys));
+    builder.tensorMap(values.k, "k_map", dims, box(byKeys));
+    builder.tensorMap(values.v, "v_map", dims, box(byKeys));
+    builder.tensorMap(values.dOutput, "d_o_map", dims, box(!byKeys));
+    builder.setArchSpecific();
+    builder.setLaunchBounds(384, 1);
+  }
+  if (!builder.conflict().empty())
+    return op->emitOpError()
+           << "cannot emit its kernel: " << builder.conflict();
+  if (values.hopper)
+    writeBody(builder, values, true,
+              std::string(kernel.call) + "_hopper<" + in + ", " +
+                  std::to_string(D) + ", " + std::to_string(E) + ", " +
+                  (values.causal ? "true" : "false") + ", " +
+                  (values.packed ? "true" : "false") + ">",
+              "p, q_map, k_map, v_map, d_o_map");
+  else
+    writeBody(builder, values, true,
+              std::string(kernel.call) + "<" + gradientTemplate(values) + ">");
+  KernelLaunch &launch = builder.launch();
+  // Hopper: a producer and two consumer warpgroups; sm_80: four warps.
+  launch.threads = values.hopper ? 384 : 128;
+  launch.sharedBytes = sharedBytes;
+  launch.grid[0] =
+      values.hopper
+          ? SizeRef{1,
+                    {DimRef::ceilDiv(kernel.rows, kHopperAttentionBackwardRows,
+                                     std::string(kernel.tiles) + "128")}}
+          : SizeRef{1, {DimRef::ceilDiv(kernel.rows, 64, kernel.tiles)}};
+  launch.grid[1] = headGrid(values.packed, kernel.heads);
+  launch.grid[2] = SizeRef{1, {}};
+  // As the forward's model: every pair the bounds allow (half when causal,
+  // the window's width when both sides are bounded; lengths and masks not
+  // discounted), none for packed batches (their work is in the offsets).
+  SmallVector<DimRef, 4> rows = {DimRef::of(kernel.rows),
+                                 DimRef::of(kernel.heads)};
+  if (!values.packed)
+    rows.insert(rows.begin(), DimRef::of('B'));
+  launch.memoryBytes = {kernel.rowBytes, rows};
+  SmallVector<DimRef, 4> queries = {DimRef::of('H'), DimRef::of('T')};
+  if (!values.packed)
+    queries.insert(queries.begin(), DimRef::of('B'));
+  if (values.left >= 0 && values.right >= 0) {
+    launch.flops = {kernel.pairFlops * (values.left + values.right + 1),
+                    queries};
+  } else if (!values.packed) {
+    queries.push_back(DimRef::of('S'));
+    launch.flops = {values.causal ? kernel.pairFlops / 2 : kernel.pairFlops,
+                    queries};
+  }
+  return success();
+}
+
+/// A result with `value`'s [B, rows, heads, width] layout ([rows, heads,
+/// width] when packed).
+ResultStorage sequenceStorage(Value value, char rows, char heads,
+                              std::string name) {
+  SmallVector<DimRef, 4> dims = {DimRef::of(rows), DimRef::of(heads)};
+  if (cast<ShapedType>(value.getType()).getRank() == 4)
+    dims.insert(dims.begin(), DimRef::of('B'));
+  return ResultStorage::own({elementBytes(value) * lastDim(value), dims},
+                            std::move(name));
+}
+
+template <typename Op, typename Model>
+struct BackwardPrimitive
+    : public PrimitiveOpInterface::ExternalModel<Model, Op> {
+  StringRef getKernelGroup(Operation *) const { return Model::kGroup; }
+};
+
+struct RowTermsModel : BackwardPrimitive<AttentionRowTermsOp, RowTermsModel> {
+  static constexpr llvm::StringLiteral kGroup = "attention.row_terms";
+
+  /// [B, H, T] f32 in the plan's workspace ([H, T] when packed).
+  ResultStorage getResultStorage(Operation *op, unsigned) const {
+    SmallVector<DimRef, 4> dims = {DimRef::of('H'), DimRef::of('T')};
+    if (!isPacked(cast<AttentionRowTermsOp>(op).getO()))
+      dims.insert(dims.begin(), DimRef::of('B'));
+    return ResultStorage::own({4, dims}, "terms");
+  }
+  std::optional<DimRef> getResultDim(Operation *op, unsigned,
+                                     unsigned dim) const {
+    static constexpr unsigned kPadded[] = {0, 2, 1}, kPacked[] = {1, 0};
+    Value o = cast<AttentionRowTermsOp>(op).getO();
+    return DimRef::of(o, isPacked(o) ? kPacked[dim] : kPadded[dim]);
+  }
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto rows = cast<AttentionRowTermsOp>(op);
+    BackwardValues values;
+    values.o = rows.getO();
+    values.dOutput = rows.getDOutput();
+    values.terms = rows.getTerms();
+    values.packed = isPacked(values.o);
+    builder.setEntry(std::string(values.packed ? "attention_varlen_bwd_terms_"
+                                               : "attention_bwd_terms_") +
+                     std::string(::rudnn::dtypeName(dtype(values.o))) + "_e" +
+                     std::to_string(lastDim(values.o)));
+    builder.preamble() << "// The attention backward's row terms.\n"
+                       << "#include \"rudnn/attention.cuh\"\n";
+    bind(builder, values, /*keyDims=*/false);
+    if (!builder.conflict().empty())
+      return op->emitOpError()
+             << "cannot emit its kernel: " << builder.conflict();
+    writeBody(builder, values, false,
+              "row_terms<" + std::string(cudaType(dtype(values.o))) + ", " +
+                  std::to_string(lastDim(values.o)) + ">");
+    KernelLaunch &launch = builder.launch();
+    launch.threads = 128; // a warp a row
+    launch.grid[0] = SizeRef{1, {DimRef::ceilDiv('T', 4, "query_quads")}};
+    launch.grid[1] = headGrid(values.packed, 'H');
+    launch.grid[2] = SizeRef{1, {}};
+    return success();
+  }
+};
+
+struct KeyGradientsModel
+    : BackwardPrimitive<AttentionKeyGradientsOp, KeyGradientsModel> {
+  static constexpr llvm::StringLiteral kGroup = "attention.key_gradients";
+
+  ResultStorage getResultStorage(Operation *op, unsigned index) const {
+    auto keys = cast<AttentionKeyGradientsOp>(op);
+    return index == 0 ? sequenceStorage(keys.getDk(), 'S', 'G', "dk")
+                      : sequenceStorage(keys.getDv(), 'S', 'G', "dv");
+  }
+  std::optional<DimRef> getResultDim(Operation *op, unsigned index,
+                                     unsigned dim) const {
+    auto keys = cast<AttentionKeyGradientsOp>(op);
+    return DimRef::of(index == 0 ? keys.getK() : keys.getV(), dim);
+  }
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto keys = cast<AttentionKeyGradientsOp>(op);
+    BackwardValues values = BackwardValues::of(keys);
+    values.dk = keys.getDk();
+    values.dv = keys.getDv();
+    return emitGradients(
+        op, builder, values,
+        {"keys", "dk and dv", "key_gradients", 'S', 'G', "key_tiles",
+         "KeyGradientShared",
+         attentionKeyGradientSharedBytes(lastDim(values.q), lastDim(values.v),
+                                         elementBytes(values.q)),
+         // K and V read, dK and dV written; Sᵀ, dPᵀ, dV and dK.
+         2 * (lastDim(values.q) + lastDim(values.v)) * elementBytes(values.q),
+         4 * (lastDim(values.q) + lastDim(values.v))});
+  }
+};
+
+struct QueryGradientsModel
+    : BackwardPrimitive<AttentionQueryGradientsOp, QueryGradientsModel> {
+  static constexpr llvm::StringLiteral kGroup = "attention.query_gradients";
+
+  ResultStorage getResultStorage(Operation *op, unsigned) const {
+    return sequenceStorage(cast<AttentionQueryGradientsOp>(op).getDq(), 'T',
+                           'H', "dq");
+  }
+  std::optional<DimRef> getResultDim(Operation *op, unsigned,
+                                     unsigned dim) const {
+    return DimRef::of(cast<AttentionQueryGradientsOp>(op).getQ(), dim);
+  }
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto queries = cast<AttentionQueryGradientsOp>(op);
+    BackwardValues values = BackwardValues::of(queries);
+    values.dq = queries.getDq();
+    return emitGradients(
+        op, builder, values,
+        {"queries", "dq", "query_gradients", 'T', 'H', "query_tiles",
+         "QueryGradientShared",
+         attentionQueryGradientSharedBytes(lastDim(values.q), lastDim(values.v),
+                                           elementBytes(values.q)),
+         // Q and dO read, dQ written, lse and the row term read; S, dP, dQ.
+         (2 * lastDim(values.q) + lastDim(values.v)) * elementBytes(values.q) +
+             8,
+         2 * (2 * lastDim(values.q) + lastDim(values.v))});
+  }
+};
+
+} // namespace
+
+void ::rudnn::codegen::registerAttentionBackwardPrimitives(
+    DialectRegistry &registry) {
+  attachPrimitives<Primitive<AttentionRowTermsOp, RowTermsModel>,
+                   Primitive<AttentionKeyGradientsOp, KeyGradientsModel>,
+                   Primitive<AttentionQueryGradientsOp, QueryGradientsModel>>(
+      registry);
+}

@@ -1,0 +1,369 @@
+//===- AttentionPrimitives.cpp - The attention primitives as a kernel -----===//
+//
+// The primitive interface of the tiled-attention ops: the five form one
+// kernel group, whose scores, probabilities and accumulators never leave
+// the kernel (registers and shared memory); the finalize, last of the
+// group, emits the kernel through the device library's
+// rudnn::attention::forward, every specialization a constant.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Emit/KernelBuilder.h"
+#include "codegen/Emit/KernelEmitInterface.h"
+#include "codegen/Emit/Primitives.h"
+#include "codegen/Emit/attention/AttentionBackwardPrimitives.h"
+#include "dialects/IR/ElementTypes.h"
+#include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/attention/AttentionPolicy.h"
+
+#include <sstream>
+
+using namespace mlir;
+using namespace mlir::rudnn;
+using ::rudnn::DType;
+using ::rudnn::codegen::attachPrimitives;
+using ::rudnn::codegen::cudaType;
+using ::rudnn::codegen::dtype;
+using ::rudnn::codegen::KernelBuilder;
+using ::rudnn::codegen::KernelLaunch;
+using ::rudnn::codegen::lastDim;
+using ::rudnn::codegen::Primitive;
+
+namespace {
+
+constexpr llvm::StringLiteral kGroup = "attention.forward";
+
+/// The chain a finalize ends, from the scores on.
+struct AttentionChain {
+  AttentionScoresOp scores;
+  AttentionMaskOp mask;
+  AttentionSoftmaxOp softmax;
+  AttentionAccumulateOp accumulate;
+};
+
+/// The chain `finalize` ends, if it ends one (a query: nothing reported).
+std::optional<AttentionChain> chainOf(AttentionFinalizeOp finalize) {
+  AttentionChain chain;
+  chain.accumulate = finalize.getAcc().getDefiningOp<AttentionAccumulateOp>();
+  if (chain.accumulate)
+    chain.softmax = chain.accumulate.getP().getDefiningOp<AttentionSoftmaxOp>();
+  if (chain.softmax && chain.softmax.getRowMax() == finalize.getRowMax() &&
+      chain.softmax.getRowSum() == finalize.getRowSum())
+    chain.mask = chain.softmax.getMasked().getDefiningOp<AttentionMaskOp>();
+  if (chain.mask)
+    chain.scores = chain.mask.getScores().getDefiningOp<AttentionScoresOp>();
+  if (!chain.scores)
+    return std::nullopt;
+  return chain;
+}
+
+/// Whether `q` holds packed batches ([T, H, D], with offsets).
+bool isPacked(Value q) { return cast<ShapedType>(q.getType()).getRank() == 3; }
+
+/// The queries a result's dims come from, through the chain.
+Value queriesOf(Operation *op) {
+  std::optional<AttentionChain> chain = chainOf(cast<AttentionFinalizeOp>(op));
+  return chain ? chain->scores.getQ() : Value();
+}
+
+/// What shapes one attention kernel, read once from its chain.
+struct AttentionKernel {
+  DType input;
+  int64_t headDim, valueDim, blockK, left, right;
+  bool causal, packed, aligned;
+  /// The Hopper kernel (TMA, wgmma): block_q 128, over views whose rows
+  /// are 16-byte aligned as tensor maps need; else the sm_80 kernel.
+  bool hopper;
+
+  static AttentionKernel of(AttentionChain &chain,
+                            AttentionFinalizeOp finalize) {
+    auto bound = [](std::optional<uint64_t> keys) {
+      return keys ? static_cast<int64_t>(*keys) : int64_t(-1);
+    };
+    Value q = chain.scores.getQ();
+    // Views promising 16-byte rows are copied without an element-wise path.
+    const bool aligned = finalize->hasAttr(RudnnDialect::kAlignedViewsAttrName);
+    AttentionKernel kernel{dtype(q),
+                           lastDim(q),
+                           lastDim(chain.accumulate.getV()),
+                           static_cast<int64_t>(chain.scores.getBlockK()),
+                           bound(chain.mask.getWindowLeft()),
+                           bound(chain.mask.getWindowRight()),
+                           chain.mask.getCausal(),
+                           isPacked(q),
+                           aligned,
+                           aligned && chain.scores.getBlockQ() ==
+                                          kHopperAttentionBlockQueries};
+    // Unaligned views of a Hopper specialization take the sm_80 kernel.
+    if (!kernel.hopper && kernel.blockK > 64)
+      kernel.blockK =
+          std::max(kernel.headDim, kernel.valueDim) <= 128 ? 64 : 32;
+    return kernel;
+  }
+
+  int64_t blockQueries() const {
+    return hopper ? kHopperAttentionBlockQueries : kAttentionBlockQueries;
+  }
+
+  int64_t inputBytes() const {
+    return static_cast<int64_t>(::rudnn::dtypeSize(input));
+  }
+  bool windowed() const { return left >= 0 || right >= 0; }
+  /// "bf16_d128_e128_bk64"'s template arguments: "__nv_bfloat16, 128, 128, 64".
+  std::string layout() const {
+    return std::string(cudaType(input)) + ", " + std::to_string(headDim) +
+           ", " + std::to_string(valueDim) + ", " + std::to_string(blockK);
+  }
+  int64_t sharedBytes() const {
+    return hopper ? hopperAttentionSharedBytes(headDim, valueDim)
+                  : attentionSharedBytes(kAttentionBlockQueries, blockK,
+                                         headDim, valueDim, inputBytes());
+  }
+  /// "attention_fwd_bf16_d128_e128_bk64_causal_window16_inf_a16".
+  std::string entry() const {
+    auto bound = [](int64_t keys) {
+      return keys < 0 ? std::string("inf") : std::to_string(keys);
+    };
+    std::string name =
+        std::string(packed ? "attention_varlen_fwd_" : "attention_fwd_") +
+        ::rudnn::dtypeName(input) + "_d" + std::to_string(headDim) + "_e" +
+        std::to_string(valueDim) + "_bk" + std::to_string(blockK) +
+        (causal ? "_causal" : "");
+    if (windowed())
+      name += "_window" + bound(left) + "_" + bound(right);
+    if (hopper)
+      return name + "_wgmma";
+    return aligned ? name + "_a16" : name;
+  }
+};
+
+/// The kernel's parameters: the tensors (null for absent ones), their
+/// (batch, time, head) strides (no batch stride when packed), the dims and
+/// the scalars.
+void bind(KernelBuilder &builder, AttentionChain &chain,
+          AttentionFinalizeOp finalize, const AttentionKernel &kernel) {
+  const std::string in = cudaType(kernel.input);
+  Value q = chain.scores.getQ(), k = chain.scores.getK(),
+        v = chain.accumulate.getV(), o = finalize.getO();
+  builder.pointer(q, "q", in, false);
+  builder.pointer(k, "k", in, false);
+  builder.pointer(v, "v", in, false);
+  builder.pointer(chain.mask.getKeyLengths(), "key_lengths", "int", false);
+  builder.pointer(chain.mask.getKeyMask(), "key_mask", "unsigned char", false);
+  builder.pointer(chain.mask.getCuSeqlensQ(), "cu_seqlens_q", "int", false);
+  builder.pointer(chain.mask.getCuSeqlensK(), "cu_seqlens_k", "int", false);
+  builder.pointer(o, "o", in, true);
+  builder.pointer(finalize.getLse(), "lse", "float", true);
+  for (auto [value, name] : {std::pair{q, "q"}, std::pair{k, "k"},
+                             std::pair{v, "v"}, std::pair{o, "o"}}) {
+    std::vector<std::string> strides = {std::string(name) + "_t",
+                                        std::string(name) + "_h"};
+    if (!kernel.packed)
+      strides.insert(strides.begin(), std::string(name) + "_b");
+    builder.strides(value, strides);
+  }
+  builder.strides(chain.mask.getKeyMask(), {"key_mask_b"});
+  if (kernel.hopper) {
+    // Innermost first: (dim, time, head, batch), packed (dim, row, head);
+    // boxes of 64 columns (128-byte rows) by a tile of rows.
+    const std::vector<unsigned> dims = kernel.packed
+                                           ? std::vector<unsigned>{2, 0, 1}
+                                           : std::vector<unsigned>{3, 1, 2, 0};
+    auto box = [&](int64_t rows) {
+      std::vector<int64_t> sizes = {64, rows, 1};
+      if (!kernel.packed)
+        sizes.push_back(1);
+      return sizes;
+    };
+    builder.tensorMap(q, "q_map", dims, box(kHopperAttentionBlockQueries));
+    builder.tensorMap(k, "k_map", dims, box(kernel.blockK));
+    builder.tensorMap(v, "v_map", dims, box(kernel.blockK));
+    builder.setArchSpecific();
+    // One block an SM: 168 registers a thread, which the producer gives up
+    // to the consumers (240 each).
+    builder.setLaunchBounds(384, 1);
+  }
+  // Packed: the entries are the offsets' count less one.
+  builder.dim(kernel.packed ? DimRef::of('C') : DimRef::of('B'),
+              kernel.packed ? "offsets" : "batch");
+  builder.dim(DimRef::of('T'), "queries");
+  builder.dim(DimRef::of('S'), "keys");
+  builder.dim(DimRef::of('H'), "heads");
+  builder.dim(DimRef::of('G'), "kv_heads");
+  FloatAttr softcap = chain.scores.getSoftcapAttr();
+  builder.scalar("scale", chain.scores.getScaleAttr().getValueAsDouble());
+  builder.scalar("softcap", softcap ? softcap.getValueAsDouble() : 0.0);
+}
+
+/// The entry's body: the parameter block, then the device library's
+/// forward with every specialization a constant.
+void writeBody(KernelBuilder &builder, const AttentionKernel &kernel) {
+  std::ostringstream &body = builder.body();
+  body << "  const rudnn::attention::ForwardParams<" << cudaType(kernel.input)
+       << "> p = {\n"
+       << "      q, k, v, key_lengths, key_mask, cu_seqlens_q, cu_seqlens_k,\n"
+       << "      o, lse,\n";
+  for (std::string name : {"q", "k", "v", "o"})
+    body << "      {" << (kernel.packed ? "0" : name + "_b") << ", " << name
+         << "_t, " << name << "_h},\n";
+  // lse [B, H, T] or packed [H, T]: b·lse_batch + h·lse_head + row.
+  body << "      key_mask_b, "
+       << (kernel.packed ? "0, queries" : "(long long)heads * queries, queries")
+       << ",\n      " << (kernel.packed ? "offsets - 1" : "batch")
+       << ", queries, keys, heads, kv_heads, scale, softcap, " << kernel.left
+       << ", " << kernel.right << "};\n";
+  const char *causal = kernel.causal ? "true" : "false";
+  const char *packed = kernel.packed ? "true" : "false";
+  if (kernel.hopper) {
+    body << "  rudnn::attention::forward_hopper<" << cudaType(kernel.input)
+         << ", " << kernel.headDim << ", " << kernel.valueDim << ", " << causal
+         << ", " << packed << ">(p, q_map, k_map, v_map);\n";
+    return;
+  }
+  body << "  rudnn::attention::forward<" << kernel.layout() << ", " << causal
+       << ", " << packed
+       << (kernel.aligned ? ", rudnn::tile::Alignment::Aligned" : "")
+       << ">(p);\n";
+}
+
+/// Grid, block, shared memory and the cost model. Bytes: q read, o and lse
+/// written once (K and V, read once per group of query heads at least, not
+/// counted: a lower bound; long sequences are bound by the products
+/// anyway). FLOPs: 2·(D + E) per query and key the bounds allow — every
+/// key, half of them when causal, the window's width when both its sides
+/// are bounded (lengths and masks not discounted); packed batches have no
+/// FLOP model (their work is in the offsets, on the device).
+void setLaunch(KernelLaunch &launch, const AttentionKernel &kernel) {
+  // Hopper: a producer and two consumer warpgroups; sm_80: four warps.
+  launch.threads = kernel.hopper ? 384 : 32 * (kAttentionBlockQueries / 16);
+  launch.sharedBytes = kernel.sharedBytes();
+  launch.grid[0] = SizeRef{
+      1,
+      {DimRef::ceilDiv('T', kernel.blockQueries(),
+                       kernel.hopper ? "query_tiles128" : "query_tiles")}};
+  // Packed: every head's query tiles spread over ceil(T / 64) blocks.
+  launch.grid[1] = kernel.packed
+                       ? SizeRef{1, {DimRef::of('H')}}
+                       : SizeRef{1, {DimRef::of('B'), DimRef::of('H')}};
+  launch.grid[2] = SizeRef{1, {}};
+  SizeRef rows{1, {DimRef::of('H'), DimRef::of('T')}};
+  if (!kernel.packed)
+    rows.dims.insert(rows.dims.begin(), DimRef::of('B'));
+  launch.memoryBytes = {
+      (kernel.headDim + kernel.valueDim) * kernel.inputBytes() + 4, rows.dims};
+  const int64_t perPair = 2 * (kernel.headDim + kernel.valueDim);
+  if (kernel.left >= 0 && kernel.right >= 0)
+    launch.flops = {perPair * (kernel.left + kernel.right + 1), rows.dims};
+  else if (!kernel.packed)
+    launch.flops = {
+        kernel.causal ? perPair / 2 : perPair,
+        {DimRef::of('B'), DimRef::of('H'), DimRef::of('T'), DimRef::of('S')}};
+}
+
+template <typename Op, typename Model>
+struct AttentionPrimitive
+    : public PrimitiveOpInterface::ExternalModel<Model, Op> {
+  StringRef getKernelGroup(Operation *) const { return kGroup; }
+  // Tiles of scores, probabilities and accumulators stay in the kernel.
+  ResultStorage getResultStorage(Operation *, unsigned) const {
+    return ResultStorage::kernelLocal();
+  }
+  LogicalResult emitKernel(Operation *op, KernelBuilder &) const {
+    return op->emitOpError()
+           << "cannot end a kernel: its attention_finalize does";
+  }
+};
+
+struct ScoresModel : AttentionPrimitive<AttentionScoresOp, ScoresModel> {};
+struct MaskModel : AttentionPrimitive<AttentionMaskOp, MaskModel> {};
+struct SoftmaxModel : AttentionPrimitive<AttentionSoftmaxOp, SoftmaxModel> {};
+struct AccumulateModel
+    : AttentionPrimitive<AttentionAccumulateOp, AccumulateModel> {};
+
+struct FinalizeModel
+    : PrimitiveOpInterface::ExternalModel<FinalizeModel, AttentionFinalizeOp> {
+  StringRef getKernelGroup(Operation *) const { return kGroup; }
+
+  /// o [B, T, H, E] and lse [B, H, T]; packed, o [T, H, E] and lse [H, T].
+  ResultStorage getResultStorage(Operation *op, unsigned index) const {
+    auto finalize = cast<AttentionFinalizeOp>(op);
+    const bool packed = isPacked(finalize.getO());
+    SmallVector<DimRef, 4> rows;
+    if (!packed)
+      rows.push_back(DimRef::of('B'));
+    if (index == 0) {
+      rows.append({DimRef::of('T'), DimRef::of('H')});
+      return ResultStorage::own(
+          {static_cast<int64_t>(::rudnn::dtypeSize(dtype(finalize.getO()))) *
+               lastDim(finalize.getO()),
+           rows},
+          "o");
+    }
+    rows.append({DimRef::of('H'), DimRef::of('T')});
+    return ResultStorage::own({4, rows}, "lse").orNull();
+  }
+
+  /// The dims of o and lse, from q's.
+  std::optional<DimRef> getResultDim(Operation *op, unsigned index,
+                                     unsigned dim) const {
+    Value q = queriesOf(op);
+    if (!q)
+      return std::nullopt;
+    const unsigned rows = isPacked(q) ? 2 : 3;
+    static constexpr unsigned kPaddedLse[] = {0, 2, 1}, kPackedLse[] = {1, 0};
+    if (index == 0)
+      return dim < rows ? std::optional<DimRef>(DimRef::of(q, dim))
+                        : std::nullopt;
+    return DimRef::of(q, isPacked(q) ? kPackedLse[dim] : kPaddedLse[dim]);
+  }
+
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto finalize = cast<AttentionFinalizeOp>(op);
+    std::optional<AttentionChain> chain = chainOf(finalize);
+    if (!chain)
+      return finalize.emitOpError()
+             << "cannot emit its kernel: it must end one chain of "
+                "attention_scores, attention_mask, attention_softmax and "
+                "attention_accumulate";
+    const AttentionKernel kernel = AttentionKernel::of(*chain, finalize);
+    builder.setEntry(kernel.entry());
+    std::ostringstream &preamble = builder.preamble();
+    preamble << "// Tiled attention forward.\n"
+             << "#include \"rudnn/attention.cuh\"\n\n"
+             << "// The host sizes the shared memory from the same layout.\n";
+    if (kernel.hopper)
+      preamble << "static_assert(sizeof(rudnn::attention::HopperShared<"
+               << cudaType(kernel.input) << ", " << kernel.headDim << ", "
+               << kernel.valueDim << ">) + 1024 == " << kernel.sharedBytes()
+               << ");\n"
+               << "static_assert(rudnn::attention::kHopperBlockQueries == "
+               << kHopperAttentionBlockQueries << ");\n"
+               << "static_assert(rudnn::attention::kHopperThreads == 384);\n"
+               << "static_assert(rudnn::attention::HopperTiles<"
+               << kernel.headDim << ", " << kernel.valueDim
+               << ">::kKeys == " << kernel.blockK << ");\n";
+    else
+      preamble << "static_assert(sizeof(rudnn::attention::ForwardShared<"
+               << kernel.layout() << ">) == " << kernel.sharedBytes() << ");\n"
+               << "static_assert(rudnn::attention::kBlockQueries == "
+               << kAttentionBlockQueries << ");\n";
+    bind(builder, *chain, finalize, kernel);
+    if (!builder.conflict().empty())
+      return op->emitOpError()
+             << "cannot emit its kernel: " << builder.conflict();
+    writeBody(builder, kernel);
+    setLaunch(builder.launch(), kernel);
+    return success();
+  }
+};
+
+} // namespace
+
+void ::rudnn::codegen::registerAttentionPrimitives(DialectRegistry &registry) {
+  attachPrimitives<Primitive<AttentionScoresOp, ScoresModel>,
+                   Primitive<AttentionMaskOp, MaskModel>,
+                   Primitive<AttentionSoftmaxOp, SoftmaxModel>,
+                   Primitive<AttentionAccumulateOp, AccumulateModel>,
+                   Primitive<AttentionFinalizeOp, FinalizeModel>>(registry);
+  registerAttentionBackwardPrimitives(registry);
+}

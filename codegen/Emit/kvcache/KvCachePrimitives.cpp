@@ -1,0 +1,301 @@
+//===- KvCachePrimitives.cpp - The decoding step's primitives as kernels --===//
+//
+// The primitive interface of rudnn.decode_partials and rudnn.decode_combine:
+// two kernels, the partials (appending the new tokens in place, the caches'
+// memory being their operands') on a persistent grid the target sizes, and
+// the combination of the splits' partial results, which writes over the
+// single-part entries' o and lse. Both bind the same split inputs, so the
+// device makes the same choice in each.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Emit/KernelBuilder.h"
+#include "codegen/Emit/KernelEmitInterface.h"
+#include "codegen/Emit/Primitives.h"
+#include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/kvcache/KvCachePolicy.h"
+
+#include <sstream>
+
+using namespace mlir;
+using namespace mlir::rudnn;
+using ::rudnn::DType;
+using ::rudnn::codegen::attachPrimitives;
+using ::rudnn::codegen::cudaType;
+using ::rudnn::codegen::dtype;
+using ::rudnn::codegen::elementBytes;
+using ::rudnn::codegen::KernelBuilder;
+using ::rudnn::codegen::lastDim;
+using ::rudnn::codegen::Primitive;
+
+namespace {
+
+constexpr llvm::StringLiteral kPartialsGroup = "attention.decode";
+constexpr llvm::StringLiteral kCombineGroup = "attention.decode_combine";
+
+/// What shapes the partials kernel.
+struct PartialsKernel {
+  DType input;
+  int64_t headDim, valueDim, warps, pageSize, blocks, splits;
+  bool aligned;
+
+  static PartialsKernel of(DecodePartialsOp op) {
+    PartialsKernel kernel{dtype(op.getQ()),
+                          lastDim(op.getQ()),
+                          lastDim(op.getV()),
+                          static_cast<int64_t>(op.getWarps()),
+                          0,
+                          static_cast<int64_t>(op.getBlocks()),
+                          op.getSplits() ? int64_t(*op.getSplits()) : 0,
+                          op->hasAttr(RudnnDialect::kAlignedViewsAttrName)};
+    if (op.getBlockTable())
+      kernel.pageSize =
+          cast<ShapedType>(op.getKCache().getType()).getDimSize(1);
+    return kernel;
+  }
+
+  int64_t sharedBytes() const {
+    return decodeSharedBytes(headDim, valueDim, ::rudnn::dtypeSize(input),
+                             warps);
+  }
+  /// "decode_partials_bf16_d128_e128_w4_page16_blocks396".
+  std::string entry() const {
+    std::string name = std::string("decode_partials_") +
+                       ::rudnn::dtypeName(input) + "_d" +
+                       std::to_string(headDim) + "_e" +
+                       std::to_string(valueDim) + "_w" + std::to_string(warps);
+    if (pageSize)
+      name += "_page" + std::to_string(pageSize);
+    if (splits)
+      name += "_splits" + std::to_string(splits);
+    name += "_blocks" + std::to_string(blocks);
+    return aligned ? name + "_a16" : name;
+  }
+};
+
+/// `DecodeSplit{...}`'s initializer: the lengths and dims both kernels bind.
+std::string splitInitializer(int64_t splits, int64_t blocks) {
+  return "{cache_lengths, batch, tokens, kv_heads, " + std::to_string(splits) +
+         ", " + std::to_string(blocks) + ", slots}";
+}
+
+/// The partial-result slots of a query row: the forced parts, else a count
+/// the runtime chooses so that the partials of the call's B·T·H rows (E + 1
+/// floats a slot) fit kDecodePartialBudgetBytes, 1 to kDecodeMaxSplits.
+std::optional<DimRef> partialSlots(int64_t splits, int64_t valueDim) {
+  if (splits)
+    return std::nullopt;
+  return DimRef::split(
+      1, {DimRef::of('B'), DimRef::of('T'), DimRef::of('H')},
+      std::max<int64_t>(1, kDecodePartialBudgetBytes / (4 * (valueDim + 1))),
+      kDecodeMaxSplits, "partial_slots");
+}
+
+/// The split inputs both kernels bind, after their tensors.
+void bindSplit(KernelBuilder &builder, Value lengths, int64_t splits,
+               int64_t valueDim) {
+  builder.pointer(lengths, "cache_lengths", "int", false);
+  builder.dim(DimRef::of('B'), "batch");
+  builder.dim(DimRef::of('T'), "tokens");
+  builder.dim(DimRef::of('H'), "heads");
+  builder.dim(DimRef::of('G'), "kv_heads");
+  if (std::optional<DimRef> slots = partialSlots(splits, valueDim))
+    builder.dim(*slots, "slots");
+  else
+    builder.body() << "  const int slots = " << splits << ";\n";
+}
+
+/// Bytes of a [B, T, H]-rowed result of `perRow` bytes a row.
+SizeRef rowsOf(int64_t perRow) {
+  return {perRow, {DimRef::of('B'), DimRef::of('T'), DimRef::of('H')}};
+}
+
+/// Bytes of the partials of `perSlot` bytes a slot: `splits` slots a row
+/// when forced, else the runtime's count.
+SizeRef partialsOf(int64_t perSlot, int64_t splits, int64_t valueDim) {
+  SizeRef bytes = rowsOf(perSlot);
+  if (std::optional<DimRef> slots = partialSlots(splits, valueDim))
+    bytes.dims.push_back(*slots);
+  else
+    bytes.constant *= splits;
+  return bytes;
+}
+
+int64_t splitsOf(DecodePartialsOp op) {
+  return op.getSplits() ? int64_t(*op.getSplits()) : 0;
+}
+
+struct PartialsModel
+    : PrimitiveOpInterface::ExternalModel<PartialsModel, DecodePartialsOp> {
+  StringRef getKernelGroup(Operation *) const { return kPartialsGroup; }
+
+  ResultStorage getResultStorage(Operation *op, unsigned index) const {
+    auto partials = cast<DecodePartialsOp>(op);
+    const int64_t valueDim = lastDim(partials.getV());
+    switch (index) {
+    case 0: // the caches, updated in place
+      return ResultStorage::sharedWith(partials.getKCache());
+    case 1:
+      return ResultStorage::sharedWith(partials.getVCache());
+    case 2:
+      return ResultStorage::own(
+          rowsOf(elementBytes(partials.getQ()) * valueDim), "o");
+    case 3:
+      return ResultStorage::own(rowsOf(4), "lse").orNull();
+    case 4:
+      return ResultStorage::own(
+          partialsOf(4 * valueDim, splitsOf(partials), valueDim), "o_partial");
+    case 5:
+      return ResultStorage::own(partialsOf(4, splitsOf(partials), valueDim),
+                                "lse_partial");
+    default:
+      return ResultStorage::own({4, {DimRef::of('B')}}, "status").orNull();
+    }
+  }
+
+  std::optional<DimRef> getResultDim(Operation *op, unsigned index,
+                                     unsigned dim) const {
+    // o [B, T, H, E], lse [B, H, T], the partials [B, H, T, ...], status
+    // [B]: q's dims.
+    static constexpr unsigned kRowsFirst[] = {0, 2, 1};
+    Value q = cast<DecodePartialsOp>(op).getQ();
+    if (index == 2 && dim < 3)
+      return DimRef::of(q, dim);
+    if ((index >= 3 && index <= 5 && dim < 3) || (index == 6 && dim == 0))
+      return DimRef::of(q, kRowsFirst[dim]);
+    return std::nullopt;
+  }
+
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto partials = cast<DecodePartialsOp>(op);
+    const PartialsKernel kernel = PartialsKernel::of(partials);
+    const std::string in = cudaType(kernel.input);
+    builder.setEntry(kernel.entry());
+    builder.preamble()
+        << "// A decoding step's partials: append, then attend by parts.\n"
+        << "#include \"rudnn/attention.cuh\"\n\n"
+        << "// The host sizes the shared memory and the partials from the "
+           "same layout.\n"
+        << "static_assert(sizeof(rudnn::attention::DecodeShared<" << in << ", "
+        << kernel.headDim << ", " << kernel.valueDim << ", " << kernel.warps
+        << ">) == " << kernel.sharedBytes() << ");\n"
+        << "static_assert(rudnn::attention::kDecodeMaxSplits == "
+        << kDecodeMaxSplits << ");\n";
+    // The caches are the results' memory, which the kernel reads and
+    // writes.
+    Value q = partials.getQ(), k = partials.getK(), v = partials.getV(),
+          kCache = partials.getKCacheOut(), vCache = partials.getVCacheOut(),
+          o = partials.getO();
+    builder.pointer(q, "q", in, false);
+    builder.pointer(k, "k", in, false);
+    builder.pointer(v, "v", in, false);
+    builder.pointer(kCache, "k_cache", in, true);
+    builder.pointer(vCache, "v_cache", in, true);
+    builder.pointer(partials.getBlockTable(), "block_table", "int", false);
+    builder.pointer(o, "o", in, true);
+    builder.pointer(partials.getLse(), "lse", "float", true);
+    builder.pointer(partials.getOPartial(), "o_partial", "float", true);
+    builder.pointer(partials.getLsePartial(), "lse_partial", "float", true);
+    builder.pointer(partials.getStatus(), "status", "int", true);
+    for (auto [value, name] : {std::pair{q, "q"}, std::pair{k, "k"},
+                               std::pair{v, "v"}, std::pair{kCache, "k_cache"},
+                               std::pair{vCache, "v_cache"}, std::pair{o, "o"}})
+      builder.strides(value,
+                      {std::string(name) + "_b", std::string(name) + "_t",
+                       std::string(name) + "_h"});
+    builder.strides(partials.getBlockTable(), {"block_table_b"});
+    bindSplit(builder, partials.getCacheLengths(), kernel.splits,
+              kernel.valueDim);
+    // The capacity: S, or pages an entry may have times the page size.
+    const std::string capacity =
+        kernel.pageSize ? builder.dim(DimRef::of('M'), "max_pages") + " * " +
+                              std::to_string(kernel.pageSize)
+                        : builder.dim(DimRef::of('S'), "capacity");
+    const std::string pages =
+        kernel.pageSize ? builder.dim(DimRef::of('P'), "pages") : "0";
+    builder.scalar("scale", partials.getScaleAttr().getValueAsDouble());
+    if (!builder.conflict().empty())
+      return op->emitOpError()
+             << "cannot emit its kernel: " << builder.conflict();
+
+    builder.body()
+        << "  const rudnn::attention::DecodeParams<" << in << "> p = {\n"
+        << "      q, k, v, k_cache, v_cache, block_table, o, lse, o_partial,\n"
+        << "      lse_partial, status,\n"
+        << "      {q_b, q_t, q_h}, {k_b, k_t, k_h}, {v_b, v_t, v_h},\n"
+        << "      {k_cache_b, k_cache_t, k_cache_h},\n"
+        << "      {v_cache_b, v_cache_t, v_cache_h}, {o_b, o_t, o_h},\n"
+        << "      block_table_b, heads, " << capacity << ", " << pages
+        << ", scale,\n      " << splitInitializer(kernel.splits, kernel.blocks)
+        << "};\n"
+        << "  rudnn::attention::decode_partials<" << in << ", "
+        << kernel.headDim << ", " << kernel.valueDim << ", " << kernel.warps
+        << ", " << kernel.pageSize
+        << (kernel.aligned ? ", rudnn::tile::Alignment::Aligned" : "")
+        << ">(p);\n";
+    builder.launch().threads = 32 * kernel.warps;
+    builder.launch().sharedBytes = kernel.sharedBytes();
+    builder.launch().grid[0] = SizeRef{kernel.blocks, {}};
+    builder.launch().grid[1] = SizeRef{1, {}};
+    builder.launch().grid[2] = SizeRef{1, {}};
+    return success();
+  }
+};
+
+struct CombineModel
+    : PrimitiveOpInterface::ExternalModel<CombineModel, DecodeCombineOp> {
+  StringRef getKernelGroup(Operation *) const { return kCombineGroup; }
+
+  /// Written over the single-part entries' o and lse.
+  ResultStorage getResultStorage(Operation *op, unsigned index) const {
+    auto combine = cast<DecodeCombineOp>(op);
+    return ResultStorage::sharedWith(index == 0 ? combine.getOSingle()
+                                                : combine.getLseSingle());
+  }
+
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto combine = cast<DecodeCombineOp>(op);
+    Value o = combine.getO();
+    const std::string in = cudaType(dtype(o));
+    const int64_t valueDim = lastDim(o),
+                  blocks = static_cast<int64_t>(combine.getBlocks()),
+                  splits =
+                      combine.getSplits() ? int64_t(*combine.getSplits()) : 0;
+    builder.setEntry(std::string("decode_combine_") +
+                     ::rudnn::dtypeName(dtype(o)) + "_e" +
+                     std::to_string(valueDim) +
+                     (splits ? "_splits" + std::to_string(splits) : "") +
+                     "_blocks" + std::to_string(blocks));
+    builder.preamble() << "// A decoding step's splits, combined.\n"
+                       << "#include \"rudnn/attention.cuh\"\n";
+    builder.pointer(combine.getOPartial(), "o_partial", "float", false);
+    builder.pointer(combine.getLsePartial(), "lse_partial", "float", false);
+    builder.pointer(o, "o", in, true);
+    builder.pointer(combine.getLse(), "lse", "float", true);
+    builder.strides(o, {"o_b", "o_t", "o_h"});
+    bindSplit(builder, combine.getCacheLengths(), splits, valueDim);
+    if (!builder.conflict().empty())
+      return op->emitOpError()
+             << "cannot emit its kernel: " << builder.conflict();
+    builder.body() << "  const rudnn::attention::CombineParams<" << in
+                   << "> p = {\n"
+                   << "      o_partial, lse_partial, o, lse, {o_b, o_t, o_h}, "
+                      "heads,\n      "
+                   << splitInitializer(splits, blocks) << "};\n"
+                   << "  rudnn::attention::combine_partials<" << in << ", "
+                   << valueDim << ">(p);\n";
+    // A block of four warps per (entry, query head), a warp a new token.
+    builder.launch().threads = 128;
+    builder.launch().grid[0] = SizeRef{1, {DimRef::of('B'), DimRef::of('H')}};
+    builder.launch().grid[1] = SizeRef{1, {}};
+    builder.launch().grid[2] = SizeRef{1, {}};
+    return success();
+  }
+};
+
+} // namespace
+
+void ::rudnn::codegen::registerKvCachePrimitives(DialectRegistry &registry) {
+  attachPrimitives<Primitive<DecodePartialsOp, PartialsModel>,
+                   Primitive<DecodeCombineOp, CombineModel>>(registry);
+}

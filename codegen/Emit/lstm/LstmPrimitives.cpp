@@ -1,0 +1,307 @@
+//===- LstmPrimitives.cpp - An LSTM layer's primitives as kernels ---------===//
+//
+// The primitive interface of rudnn.lstm_projection and rudnn.lstm_recurrence:
+// a GEMM kernel per layer writing the projected gates (and laying out the
+// initial state), then the recurrence: a cooperative grid of one block an
+// SM running every step, or a kernel of one step the plan launches T times.
+// The recurrences of a stack share h_n and c_n, each writing its slices.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Emit/KernelBuilder.h"
+#include "codegen/Emit/KernelEmitInterface.h"
+#include "codegen/Emit/Primitives.h"
+#include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/lstm/LstmPolicy.h"
+
+using namespace mlir;
+using namespace mlir::rudnn;
+using ::rudnn::codegen::attachPrimitives;
+using ::rudnn::codegen::cudaType;
+using ::rudnn::codegen::dtype;
+using ::rudnn::codegen::elementBytes;
+using ::rudnn::codegen::KernelBuilder;
+using ::rudnn::codegen::lastDim;
+using ::rudnn::codegen::Primitive;
+
+namespace {
+
+constexpr llvm::StringLiteral kProjectionGroup = "lstm.projection";
+constexpr llvm::StringLiteral kRecurrenceGroup = "lstm.recurrence";
+/// lstm::kProjectionCols, kProjectionThreads.
+constexpr int64_t kProjectionCols = 64, kProjectionThreads = 128;
+/// Steps a projection block accounts for in the grid.
+constexpr int64_t kProjectionStepsABlock = 8;
+
+/// Binds a [T, B, F] (or batch-first [B, T, F]) view's time and batch
+/// strides as `<name>_t` and `<name>_b`; returns "{name_t, name_b}".
+std::string bindSequence(KernelBuilder &builder, Value value,
+                         const std::string &name, bool batchFirst) {
+  const std::string t = name + "_t", b = name + "_b";
+  builder.strides(value, batchFirst ? std::vector{b, t} : std::vector{t, b});
+  return "{" + t + ", " + b + "}";
+}
+
+/// Binds an [L·D, B, H] view's strides; returns "{name_n, name_b}".
+std::string bindStates(KernelBuilder &builder, Value value,
+                       const std::string &name) {
+  builder.strides(value, {name + "_n", name + "_b"});
+  return "{" + name + "_n, " + name + "_b}";
+}
+
+/// Binds one pointer a direction (null for a missing second); returns
+/// "{name0, name1}".
+std::string bindDirections(KernelBuilder &builder, ValueRange values,
+                           const std::string &name, const std::string &type) {
+  std::string list = "{";
+  for (int d = 0; d < 2; ++d)
+    list += (d ? ", " : "") +
+            builder.pointer(d < int(values.size()) ? values[d] : Value(),
+                            name + std::to_string(d), type, false);
+  return list + "}";
+}
+
+/// Binds each direction's row stride; returns "{name0_row, name1_row}".
+std::string bindRows(KernelBuilder &builder, ValueRange values,
+                     const std::string &name) {
+  std::string list = "{";
+  for (int d = 0; d < 2; ++d) {
+    const std::string row = name + std::to_string(d) + "_row";
+    builder.strides(d < int(values.size()) ? values[d] : Value(), {row});
+    list += (d ? ", " : "") + row;
+  }
+  return list + "}";
+}
+
+struct ProjectionModel
+    : PrimitiveOpInterface::ExternalModel<ProjectionModel, LstmProjectionOp> {
+  StringRef getKernelGroup(Operation *) const { return kProjectionGroup; }
+
+  ResultStorage getResultStorage(Operation *op, unsigned index) const {
+    auto projection = cast<LstmProjectionOp>(op);
+    const int64_t directions = projection.getWeights().size(),
+                  hidden = projection.getHidden();
+    if (index == 0)
+      return ResultStorage::own(
+          {4 * directions * 4 * hidden, {DimRef::of('T'), DimRef::of('B')}},
+          "gates");
+    // After the states, the recurrence's grid barrier (lstm::StateLayout).
+    return ResultStorage::own(
+        {4 * (directions * 3 * hidden + 4), {DimRef::of('B')}}, "lstm_state");
+  }
+
+  /// gates [D, T, B, 4H], state [D, 3, B, H]: T and B of the input.
+  std::optional<DimRef> getResultDim(Operation *op, unsigned index,
+                                     unsigned dim) const {
+    auto projection = cast<LstmProjectionOp>(op);
+    const bool batchFirst = projection.getBatchFirst();
+    const unsigned time = batchFirst ? 1 : 0, batch = batchFirst ? 0 : 1;
+    if (index == 0 && dim == 1)
+      return DimRef::of(projection.getInput(), time);
+    if ((index == 0 || index == 1) && dim == 2)
+      return DimRef::of(projection.getInput(), batch);
+    return std::nullopt;
+  }
+
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto projection = cast<LstmProjectionOp>(op);
+    Value input = projection.getInput();
+    const int64_t directions = projection.getWeights().size(),
+                  hidden = projection.getHidden(), features = lastDim(input);
+    const bool biases = !projection.getBiases().empty();
+    const std::string in = cudaType(dtype(input));
+    builder.setEntry("lstm_projection_" +
+                     std::string(::rudnn::dtypeName(dtype(input))) + "_i" +
+                     std::to_string(features) + "_h" + std::to_string(hidden) +
+                     "_d" + std::to_string(directions));
+    builder.preamble() << "// An LSTM layer's input projection.\n"
+                       << "#include \"rudnn/lstm.cuh\"\n\n"
+                       << "static_assert(rudnn::lstm::kProjectionCols == "
+                       << kProjectionCols
+                       << " && rudnn::lstm::kProjectionThreads == "
+                       << kProjectionThreads << ");\n";
+    builder.pointer(input, "input", in, false);
+    const std::string inputAt =
+        bindSequence(builder, input, "input", projection.getBatchFirst());
+    const std::string weights =
+        bindDirections(builder, projection.getWeights(), "weight", in);
+    const std::string rows =
+        bindRows(builder, projection.getWeights(), "weight");
+    SmallVector<Value, 2> biasIh, biasHh;
+    for (int64_t d = 0; biases && d < directions; ++d) {
+      biasIh.push_back(projection.getBiases()[2 * d]);
+      biasHh.push_back(projection.getBiases()[2 * d + 1]);
+    }
+    const std::string ih = bindDirections(builder, biasIh, "bias_ih", in),
+                      hh = bindDirections(builder, biasHh, "bias_hh", in);
+    builder.pointer(projection.getH0(), "h0", in, false);
+    builder.pointer(projection.getC0(), "c0", in, false);
+    const std::string h0At = bindStates(builder, projection.getH0(), "h0"),
+                      c0At = bindStates(builder, projection.getC0(), "c0");
+    builder.pointer(projection.getGates(), "gates", "float", true);
+    builder.pointer(projection.getState(), "state", "float", true);
+    builder.dim(DimRef::of('T'), "steps");
+    builder.dim(DimRef::of('B'), "batch");
+    // A parameter: every layer of one input size runs the same kernel.
+    builder.scalar("layer", static_cast<double>(projection.getLayer()));
+    if (!builder.conflict().empty())
+      return op->emitOpError()
+             << "cannot emit its kernel: " << builder.conflict();
+    builder.body() << "  const rudnn::lstm::ProjectionParams<" << in
+                   << "> p = {\n      input, " << inputAt << ", " << weights
+                   << ", " << rows << ",\n      " << ih << ", " << hh
+                   << ", h0, c0, " << h0At << ", " << c0At
+                   << ",\n      gates, state, steps, batch, "
+                      "static_cast<int>(layer)};\n"
+                   << "  rudnn::lstm::project_inputs<" << in << ", " << features
+                   << ", " << hidden << ", " << directions << ">(p);\n";
+    builder.launch().threads = kProjectionThreads;
+    // ⌈T/8⌉ blocks take the ⌈T·B/64⌉ row tiles in turn: one each at B = 8.
+    builder.launch().grid[0] = SizeRef{
+        1, {DimRef::ceilDiv('T', kProjectionStepsABlock, "step_tiles")}};
+    builder.launch().grid[1] =
+        SizeRef{(4 * hidden + kProjectionCols - 1) / kProjectionCols, {}};
+    builder.launch().grid[2] = SizeRef{directions, {}};
+    // Reads the input and weights, writes the gates: T·B·4H·D fp32.
+    const int64_t bytes = elementBytes(input);
+    builder.launch().memoryBytes =
+        SizeRef{directions * (features * bytes + 16 * hidden),
+                {DimRef::of('T'), DimRef::of('B')}};
+    builder.launch().flops = SizeRef{2 * directions * 4 * hidden * features,
+                                     {DimRef::of('T'), DimRef::of('B')}};
+    return success();
+  }
+};
+
+struct RecurrenceModel
+    : PrimitiveOpInterface::ExternalModel<RecurrenceModel, LstmRecurrenceOp> {
+  StringRef getKernelGroup(Operation *) const { return kRecurrenceGroup; }
+
+  ResultStorage getResultStorage(Operation *op, unsigned index) const {
+    auto recurrence = cast<LstmRecurrenceOp>(op);
+    const int64_t bytes = elementBytes(recurrence.getOut());
+    if (index == 0)
+      return ResultStorage::own({bytes * lastDim(recurrence.getOut()),
+                                 {DimRef::of('T'), DimRef::of('B')}},
+                                "layer_out");
+    // The stack's h_n and c_n: the first layer's, each later one's slices
+    // written into the same memory.
+    if (Value previous =
+            index == 1 ? recurrence.getHNIn() : recurrence.getCNIn())
+      return ResultStorage::sharedWith(previous);
+    auto states = cast<RankedTensorType>(recurrence.getHN().getType());
+    return ResultStorage::own(
+               {bytes * states.getDimSize(0) * states.getDimSize(2),
+                {DimRef::of('B')}},
+               index == 1 ? "h_n" : "c_n")
+        .orNull();
+  }
+
+  /// out [T, B, E] (or [B, T, E]), h_n and c_n [L·D, B, H]: T and B of the
+  /// gates [D, T, B, 4H].
+  std::optional<DimRef> getResultDim(Operation *op, unsigned index,
+                                     unsigned dim) const {
+    auto recurrence = cast<LstmRecurrenceOp>(op);
+    Value gates = recurrence.getGates();
+    const bool batchFirst = recurrence.getBatchFirst();
+    if (index == 0 && dim < 2)
+      return DimRef::of(gates, (dim == 0) != batchFirst ? 1 : 2);
+    if (index > 0 && dim == 1)
+      return DimRef::of(gates, 2);
+    return std::nullopt;
+  }
+
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto recurrence = cast<LstmRecurrenceOp>(op);
+    Value out = recurrence.getOut();
+    const int64_t directions = recurrence.getWeights().size(),
+                  hidden = lastDim(recurrence.getState()),
+                  units = recurrence.getUnits();
+    const bool onChip = recurrence.getWeightsOnChip(),
+               perStep = recurrence.getPerStep();
+    const std::string in = cudaType(dtype(out));
+    const int64_t shared =
+        lstmRecurrenceSharedBytes(hidden, units, elementBytes(out), onChip);
+    builder.setEntry("lstm_recurrence_" +
+                     std::string(::rudnn::dtypeName(dtype(out))) + "_h" +
+                     std::to_string(hidden) + "_d" +
+                     std::to_string(directions) + "_u" + std::to_string(units) +
+                     (perStep  ? "_step"
+                      : onChip ? "_onchip"
+                               : "_streamed"));
+    builder.preamble()
+        << (perStep ? "// One step of an LSTM layer's recurrence.\n"
+                    : "// An LSTM layer's recurrence, persistent.\n");
+    if (auto policy = recurrence->getAttrOfType<StringAttr>("policy"))
+      builder.preamble() << "// " << policy.getValue().str() << ".\n";
+    builder.preamble() << "#include \"rudnn/lstm.cuh\"\n\n"
+                       << "// The host sizes the shared memory alike.\n"
+                       << "static_assert(rudnn::lstm::RecurrenceShared<" << in
+                       << ", " << hidden << ", " << units << ", "
+                       << (onChip ? "true" : "false")
+                       << ">::kBytes == " << shared << ");\n"
+                       << "static_assert(rudnn::lstm::kRecurrenceThreads == "
+                       << kLstmRecurrenceThreads << ");\n";
+    builder.pointer(recurrence.getGates(), "gates", "float", false);
+    const std::string weights =
+        bindDirections(builder, recurrence.getWeights(), "weight", in);
+    const std::string rows =
+        bindRows(builder, recurrence.getWeights(), "weight");
+    builder.pointer(recurrence.getLengths(), "lengths", "int", false);
+    builder.pointer(recurrence.getState(), "state", "float", true);
+    builder.pointer(out, "out", in, true);
+    const std::string outAt =
+        bindSequence(builder, out, "out", recurrence.getBatchFirst());
+    builder.pointer(recurrence.getHN(), "h_n", in, true);
+    builder.pointer(recurrence.getCN(), "c_n", in, true);
+    const std::string hNAt = bindStates(builder, recurrence.getHN(), "h_n"),
+                      cNAt = bindStates(builder, recurrence.getCN(), "c_n");
+    builder.dim(DimRef::of('T'), "steps");
+    builder.dim(DimRef::of('B'), "batch");
+    // A parameter: every layer runs the same kernel.
+    builder.scalar("layer", static_cast<double>(recurrence.getLayer()));
+    if (!builder.conflict().empty())
+      return op->emitOpError()
+             << "cannot emit its kernel: " << builder.conflict();
+    builder.body() << "  const rudnn::lstm::RecurrenceParams<" << in
+                   << "> p = {\n      gates, " << weights << ", " << rows
+                   << ", lengths, state,\n      out, " << outAt
+                   << ", h_n, c_n, " << hNAt << ", " << cNAt
+                   << ",\n      steps, batch, static_cast<int>(layer)};\n";
+    builder.launch().threads = kLstmRecurrenceThreads;
+    builder.launch().sharedBytes = shared;
+    // Reads the projected gates (fp32), writes the outputs; the products
+    // W_hh·h of every step and entry. (W_hh itself and the hidden states
+    // exchanged through L2 are left out: a lower bound. The steps'
+    // barriers or launches, which no roofline sees, bound small batches.)
+    SmallVector<DimRef, 4> perLaunch = {DimRef::of('B')};
+    if (perStep) {
+      const std::string step = builder.repeatOver(DimRef::of('T'), "step");
+      builder.body() << "  rudnn::lstm::recur_step<" << in << ", " << hidden
+                     << ", " << directions << ", " << units << ">(p, " << step
+                     << ");\n";
+    } else {
+      builder.body() << "  rudnn::lstm::recur<" << in << ", " << hidden << ", "
+                     << directions << ", " << units << ", "
+                     << (onChip ? "true" : "false") << ">(p);\n";
+      builder.launch().cooperative = true;
+      perLaunch.push_back(DimRef::of('T'));
+    }
+    builder.launch().memoryBytes =
+        SizeRef{directions * hidden * (16 + elementBytes(out)), perLaunch};
+    builder.launch().flops =
+        SizeRef{2 * directions * 4 * hidden * hidden, perLaunch};
+    builder.launch().grid[0] =
+        SizeRef{directions * ((hidden + units - 1) / units), {}};
+    builder.launch().grid[1] = SizeRef{1, {}};
+    builder.launch().grid[2] = SizeRef{1, {}};
+    return success();
+  }
+};
+
+} // namespace
+
+void ::rudnn::codegen::registerLstmPrimitives(DialectRegistry &registry) {
+  attachPrimitives<Primitive<LstmProjectionOp, ProjectionModel>,
+                   Primitive<LstmRecurrenceOp, RecurrenceModel>>(registry);
+}

@@ -1,0 +1,592 @@
+//===- AttentionInterfaces.cpp - The attention operators and primitives ---===//
+//
+// rudnn.attention, rudnn.attention_varlen and their backward ops as
+// operator ops: their contracts and rules, the tile sizes and scale they
+// choose for a target, and the tiled-attention primitives they become; the
+// primitives' verifiers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/ShapeChecker.h"
+#include "dialects/IR/attention/AttentionContracts.h"
+#include "dialects/IR/attention/AttentionPolicy.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::rudnn;
+
+namespace {
+
+/// The dims attention code is specialized for.
+constexpr llvm::StringLiteral kAttentionStaticDims = "DE";
+
+LogicalResult checkPositive(Operation *op, StringRef name, FloatAttr value) {
+  if (!value)
+    return success();
+  const double x = value.getValueAsDouble();
+  if (!(x > 0.0) || !std::isfinite(x))
+    return op->emitOpError()
+           << "'" << name << "' must be positive and finite, got " << x;
+  return success();
+}
+
+LogicalResult checkWindow(Operation *op, std::optional<int64_t> left,
+                          std::optional<int64_t> right) {
+  if (left.has_value() != right.has_value())
+    return op->emitOpError() << "'window' needs both bounds";
+  auto outside = [](std::optional<int64_t> bound) {
+    return bound && (*bound < -1 || *bound > ::rudnn::kAttentionMaxWindow);
+  };
+  if (outside(left) || outside(right))
+    return op->emitOpError()
+           << "'window' bounds must be -1 (unbounded) or 0 to "
+           << ::rudnn::kAttentionMaxWindow;
+  return success();
+}
+
+/// block_q 64 is the sm_80 kernel, whose block_k is 16, 32 or 64; 128 the
+/// Hopper kernel, for 16-bit inputs, whose block_k follows the head dims.
+LogicalResult checkTiles(Operation *op, Value q, Value v,
+                         std::optional<int64_t> blockQ,
+                         std::optional<int64_t> blockK) {
+  if (blockQ && *blockQ != kAttentionBlockQueries &&
+      *blockQ != kHopperAttentionBlockQueries)
+    return op->emitOpError()
+           << "'block_q' must be " << kAttentionBlockQueries << " or "
+           << kHopperAttentionBlockQueries << ", got " << *blockQ;
+  if (blockQ && *blockQ == kHopperAttentionBlockQueries) {
+    auto queries = cast<ShapedType>(q.getType());
+    if (queries.getElementTypeBitWidth() != 16)
+      return op->emitOpError() << "'block_q' " << kHopperAttentionBlockQueries
+                               << " (the Hopper kernel) takes 16-bit inputs";
+    if (!v) // a primitive without the values: its operator checked
+      return success();
+    const int64_t hopperKeys = hopperAttentionBlockKeys(
+        queries.getShape().back(),
+        cast<ShapedType>(v.getType()).getShape().back());
+    if (blockK && *blockK != hopperKeys)
+      return op->emitOpError()
+             << "'block_k' must be " << hopperKeys << " with 'block_q' "
+             << kHopperAttentionBlockQueries << " at these head dims, got "
+             << *blockK;
+    return success();
+  }
+  if (blockK && *blockK != 16 && *blockK != 32 && *blockK != 64)
+    return op->emitOpError()
+           << "'block_k' must be 16, 32 or 64, got " << *blockK;
+  return success();
+}
+
+std::optional<int64_t> optionalInt(std::optional<uint64_t> value) {
+  return value ? std::optional<int64_t>(static_cast<int64_t>(*value))
+               : std::nullopt;
+}
+
+/// The layout letters of the attention tensors, padded ([B, T, H, D]) or
+/// packed ([T, H, D] with offsets).
+struct AttentionLayouts {
+  StringRef q, k, v, scores, rows, acc, o;
+};
+constexpr AttentionLayouts kPadded{"BTHD", "BSGD", "BSGE", "BHTS",
+                                   "BHT",  "BHTE", "BTHE"};
+constexpr AttentionLayouts kPacked{"THD", "SGD", "SGE", "HTS",
+                                   "HT",  "HTE", "THE"};
+
+/// The layouts of a chain by `value` (queries, scores, probabilities or
+/// accumulators): rank 3 when packed, 4 when padded.
+const AttentionLayouts &layoutsOf(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.getRank() == 3 ? kPacked : kPadded;
+}
+
+/// Checks `value` against `layout`, then its element type.
+LogicalResult checkTensor(Operation *op, ShapeChecker &shapes, StringRef name,
+                          Value value, StringRef layout,
+                          LogicalResult (*element)(Operation *, StringRef,
+                                                   Value)) {
+  if (failed(shapes.check(name, value, layout)))
+    return failure();
+  return element(op, name, value);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// AttentionOp and AttentionVarlenOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The rules both forms share: the contract (H a multiple of G among
+/// them), then the attributes.
+template <typename AttentionLikeOp>
+LogicalResult verifyAttention(AttentionLikeOp op) {
+  ShapeChecker shapes(op, kAttentionStaticDims);
+  return success(succeeded(verifyOperatorContract(op, shapes)) &&
+                 succeeded(checkWindow(op, optionalInt(op.getWindowLeft()),
+                                       optionalInt(op.getWindowRight()))) &&
+                 succeeded(checkPositive(op, "softcap", op.getSoftcapAttr())) &&
+                 succeeded(checkPositive(op, "scale", op.getScaleAttr())) &&
+                 succeeded(checkTiles(op, op.getQ(), op.getV(),
+                                      optionalInt(op.getBlockQ()),
+                                      optionalInt(op.getBlockK()))));
+}
+
+/// Fills the scale (D^-0.5) and the tile sizes for `target` when absent.
+template <typename AttentionLikeOp>
+LogicalResult specializeAttention(AttentionLikeOp op, TargetAttr target) {
+  auto q = cast<RankedTensorType>(op.getQ().getType());
+  const int64_t
+      headDim = q.getShape().back(),
+      valueDim = cast<RankedTensorType>(op.getV().getType()).getShape().back(),
+      inputBytes = q.getElementTypeBitWidth() / 8;
+  Builder builder(op.getContext());
+  if (!op.getScaleAttr())
+    op.setScaleAttr(
+        builder.getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(headDim))));
+  // Hopper targets take 16-bit inputs through TMA and wgmma.
+  const bool hopper =
+      target.getComputeCapability() == 90 && inputBytes == 2 &&
+      hopperAttentionSharedBytes(headDim, valueDim) <= target.getSmemPerBlock();
+  if (!op.getBlockQ())
+    op.setBlockQAttr(builder.getI64IntegerAttr(
+        hopper ? kHopperAttentionBlockQueries : kAttentionBlockQueries));
+  if (!op.getBlockK() && *op.getBlockQ() == kHopperAttentionBlockQueries)
+    op.setBlockKAttr(
+        builder.getI64IntegerAttr(hopperAttentionBlockKeys(headDim, valueDim)));
+  if (!op.getBlockK()) {
+    std::optional<int64_t> keys = chooseAttentionBlockKeys(
+        headDim, valueDim, inputBytes, target.getSmemPerBlock());
+    if (!keys)
+      return op.emitOpError()
+             << "no key tile fits D = " << headDim << ", E = " << valueDim
+             << " in smem_per_block = " << target.getSmemPerBlock()
+             << " bytes (needs "
+             << attentionSharedBytes(kAttentionBlockQueries, 16, headDim,
+                                     valueDim, inputBytes)
+             << " for 16 keys)";
+    op.setBlockKAttr(builder.getI64IntegerAttr(*keys));
+  }
+  return success();
+}
+
+/// What restricts the keys, besides the attributes.
+struct KeyRestrictions {
+  Value lengths, mask, queryOffsets, keyOffsets;
+};
+
+/// scores → mask → online softmax → accumulate → finalize: one kernel.
+template <typename AttentionLikeOp>
+LogicalResult decomposeAttention(AttentionLikeOp op, OpBuilder &builder,
+                                 const KeyRestrictions &keys) {
+  if (!op.getScaleAttr() || !op.getBlockQ() || !op.getBlockK())
+    return op.emitOpError() << "needs its scale and tile sizes: run "
+                               "rudnn-specialize before rudnn-decompose";
+  auto q = cast<RankedTensorType>(op.getQ().getType());
+  auto k = cast<RankedTensorType>(op.getK().getType());
+  const int64_t valueDim =
+      cast<RankedTensorType>(op.getV().getType()).getShape().back();
+  // Padded [B, T, H, D]: scores [B, H, T, S]; packed [T, H, D]: [H, T, S].
+  SmallVector<int64_t> rows;
+  if (q.getRank() == 4)
+    rows = {q.getDimSize(0), q.getDimSize(2), q.getDimSize(1)};
+  else
+    rows = {q.getDimSize(1), q.getDimSize(0)};
+  const int64_t keyCount = k.getDimSize(k.getRank() - 3);
+  Type f32 = builder.getF32Type();
+  auto withLast = [&](int64_t last) {
+    SmallVector<int64_t> shape(rows);
+    shape.push_back(last);
+    return RankedTensorType::get(shape, f32);
+  };
+  RankedTensorType scoresType = withLast(keyCount),
+                   accType = withLast(valueDim);
+  auto rowType = RankedTensorType::get(rows, f32);
+  Location loc = op.getLoc();
+  Operation *before = op->getPrevNode();
+  Value scores = builder.create<AttentionScoresOp>(
+      loc, scoresType, op.getQ(), op.getK(), op.getScaleAttr(),
+      op.getSoftcapAttr(), op.getBlockQAttr(), op.getBlockKAttr());
+  Value masked = builder.create<AttentionMaskOp>(
+      loc, scoresType, scores, keys.lengths, keys.mask, keys.queryOffsets,
+      keys.keyOffsets, op.getCausalAttr(), op.getWindowLeftAttr(),
+      op.getWindowRightAttr());
+  auto softmax = builder.create<AttentionSoftmaxOp>(loc, scoresType, rowType,
+                                                    rowType, masked);
+  Value acc = builder.create<AttentionAccumulateOp>(loc, accType,
+                                                    softmax.getP(), op.getV());
+  auto finalize = builder.create<AttentionFinalizeOp>(
+      loc, op.getO().getType(), op.getLse().getType(), acc, softmax.getRowMax(),
+      softmax.getRowSum());
+  op.getO().replaceAllUsesWith(finalize.getO());
+  op.getLse().replaceAllUsesWith(finalize.getLse());
+  markAlignedViews(op, before, {op.getQ(), op.getK(), op.getV()});
+  return success();
+}
+
+} // namespace
+
+const ::rudnn::OperatorContract &AttentionOp::getContract() {
+  return ::rudnn::attentionContract();
+}
+
+LogicalResult AttentionOp::verify() { return verifyAttention(*this); }
+
+LogicalResult AttentionOp::specialize(TargetAttr target) {
+  return specializeAttention(*this, target);
+}
+
+LogicalResult AttentionOp::decompose(OpBuilder &builder) {
+  return decomposeAttention(*this, builder,
+                            {getKeyLengths(), getKeyMask(), {}, {}});
+}
+
+const ::rudnn::OperatorContract &AttentionVarlenOp::getContract() {
+  return ::rudnn::attentionVarlenContract();
+}
+
+LogicalResult AttentionVarlenOp::verify() { return verifyAttention(*this); }
+
+LogicalResult AttentionVarlenOp::specialize(TargetAttr target) {
+  return specializeAttention(*this, target);
+}
+
+LogicalResult AttentionVarlenOp::decompose(OpBuilder &builder) {
+  return decomposeAttention(*this, builder,
+                            {{}, {}, getCuSeqlensQ(), getCuSeqlensK()});
+}
+
+//===----------------------------------------------------------------------===//
+// The tiled-attention primitives
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionScoresOp::verify() {
+  const AttentionLayouts &layouts = layoutsOf(getQ());
+  ShapeChecker shapes(*this, kAttentionStaticDims);
+  if (failed(checkTensor(*this, shapes, "q", getQ(), layouts.q,
+                         checkFloatElementType)) ||
+      failed(checkTensor(*this, shapes, "k", getK(), layouts.k,
+                         checkFloatElementType)) ||
+      failed(checkSameElementType(*this, "k", getK(), "q", getQ())) ||
+      failed(checkTensor(*this, shapes, "scores", getScores(), layouts.scores,
+                         checkF32ElementType)) ||
+      failed(checkPositive(*this, "scale", getScaleAttr())) ||
+      failed(checkPositive(*this, "softcap", getSoftcapAttr())))
+    return failure();
+  return checkTiles(*this, getQ(), /*v=*/Value(),
+                    static_cast<int64_t>(getBlockQ()),
+                    static_cast<int64_t>(getBlockK()));
+}
+
+LogicalResult AttentionMaskOp::verify() {
+  const AttentionLayouts &layouts = layoutsOf(getScores());
+  const bool packed = &layouts == &kPacked;
+  if (packed != static_cast<bool>(getCuSeqlensQ()) ||
+      (packed && (getKeyLengths() || getKeyMask())))
+    return emitOpError() << "packed scores [H, T, S] take the entries' "
+                            "offsets (cu_seqlens) and no lengths or mask; "
+                            "padded scores [B, H, T, S] take no offsets";
+  ShapeChecker shapes(*this, "");
+  if (failed(checkTensor(*this, shapes, "scores", getScores(), layouts.scores,
+                         checkF32ElementType)) ||
+      failed(checkTensor(*this, shapes, "masked", getMasked(), layouts.scores,
+                         checkF32ElementType)) ||
+      failed(checkWindow(*this, optionalInt(getWindowLeft()),
+                         optionalInt(getWindowRight()))))
+    return failure();
+  if (Value lengths = getKeyLengths();
+      lengths &&
+      (failed(shapes.check("key_lengths", lengths, "B")) ||
+       failed(checkIntegerElementType(*this, "key_lengths", lengths, 32))))
+    return failure();
+  if (Value mask = getKeyMask();
+      mask && (failed(shapes.check("key_mask", mask, "BS")) ||
+               failed(checkIntegerElementType(*this, "key_mask", mask, 1))))
+    return failure();
+  for (auto [name, offsets] : {std::pair{"cu_seqlens_q", getCuSeqlensQ()},
+                               std::pair{"cu_seqlens_k", getCuSeqlensK()}})
+    if (offsets && (failed(shapes.check(name, offsets, "C")) ||
+                    failed(checkIntegerElementType(*this, name, offsets, 32))))
+      return failure();
+  return success();
+}
+
+LogicalResult AttentionSoftmaxOp::verify() {
+  const AttentionLayouts &layouts = layoutsOf(getMasked());
+  ShapeChecker shapes(*this, "");
+  if (failed(checkTensor(*this, shapes, "masked", getMasked(), layouts.scores,
+                         checkF32ElementType)) ||
+      failed(checkTensor(*this, shapes, "p", getP(), layouts.scores,
+                         checkF32ElementType)) ||
+      failed(checkTensor(*this, shapes, "row_max", getRowMax(), layouts.rows,
+                         checkF32ElementType)) ||
+      failed(checkTensor(*this, shapes, "row_sum", getRowSum(), layouts.rows,
+                         checkF32ElementType)))
+    return failure();
+  return success();
+}
+
+LogicalResult AttentionAccumulateOp::verify() {
+  const AttentionLayouts &layouts = layoutsOf(getP());
+  ShapeChecker shapes(*this, kAttentionStaticDims);
+  if (failed(checkTensor(*this, shapes, "p", getP(), layouts.scores,
+                         checkF32ElementType)) ||
+      failed(checkTensor(*this, shapes, "v", getV(), layouts.v,
+                         checkFloatElementType)) ||
+      failed(checkTensor(*this, shapes, "acc", getAcc(), layouts.acc,
+                         checkF32ElementType)))
+    return failure();
+  return success();
+}
+
+LogicalResult AttentionFinalizeOp::verify() {
+  const AttentionLayouts &layouts = layoutsOf(getAcc());
+  ShapeChecker shapes(*this, kAttentionStaticDims);
+  if (failed(checkTensor(*this, shapes, "acc", getAcc(), layouts.acc,
+                         checkF32ElementType)) ||
+      failed(checkTensor(*this, shapes, "row_max", getRowMax(), layouts.rows,
+                         checkF32ElementType)) ||
+      failed(checkTensor(*this, shapes, "row_sum", getRowSum(), layouts.rows,
+                         checkF32ElementType)) ||
+      failed(checkTensor(*this, shapes, "o", getO(), layouts.o,
+                         checkFloatElementType)) ||
+      failed(checkTensor(*this, shapes, "lse", getLse(), layouts.rows,
+                         checkF32ElementType)))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionBackwardOp and its primitives
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// block_rows 64 is the sm_80 gradient kernels; 128 the Hopper ones, for
+/// 16-bit inputs and head dims up to 128.
+LogicalResult checkBackwardRows(Operation *op, Value q, Value v,
+                                std::optional<int64_t> rows) {
+  if (!rows || *rows == kBackwardBlockRows)
+    return success();
+  if (*rows != kHopperAttentionBackwardRows)
+    return op->emitOpError()
+           << "'block_rows' must be " << kBackwardBlockRows << " or "
+           << kHopperAttentionBackwardRows << ", got " << *rows;
+  auto queries = cast<ShapedType>(q.getType());
+  if (queries.getElementTypeBitWidth() != 16 ||
+      queries.getShape().back() > 128 ||
+      cast<ShapedType>(v.getType()).getShape().back() > 128)
+    return op->emitOpError() << "'block_rows' " << *rows
+                             << " (the Hopper kernels) takes 16-bit inputs "
+                                "and head dims up to 128";
+  return success();
+}
+
+template <typename BackwardLikeOp>
+LogicalResult verifyBackward(BackwardLikeOp op) {
+  ShapeChecker shapes(op, kAttentionStaticDims);
+  return success(succeeded(verifyOperatorContract(op, shapes)) &&
+                 succeeded(checkWindow(op, optionalInt(op.getWindowLeft()),
+                                       optionalInt(op.getWindowRight()))) &&
+                 succeeded(checkPositive(op, "softcap", op.getSoftcapAttr())) &&
+                 succeeded(checkPositive(op, "scale", op.getScaleAttr())) &&
+                 succeeded(checkBackwardRows(op, op.getQ(), op.getV(),
+                                             optionalInt(op.getBlockRows()))));
+}
+
+/// Fills the scale (D^-0.5) when absent, and checks the gradient blocks'
+/// shared memory fits the target.
+template <typename BackwardLikeOp>
+LogicalResult specializeBackward(BackwardLikeOp op, TargetAttr target) {
+  auto q = cast<RankedTensorType>(op.getQ().getType());
+  const int64_t
+      headDim = q.getShape().back(),
+      valueDim = cast<RankedTensorType>(op.getV().getType()).getShape().back(),
+      inputBytes = q.getElementTypeBitWidth() / 8;
+  // Hopper targets take 16-bit inputs through TMA and wgmma.
+  const bool hopper = target.getComputeCapability() == 90 && inputBytes == 2 &&
+                      headDim <= 128 && valueDim <= 128 &&
+                      hopperAttentionBackwardSharedBytes(headDim, valueDim) <=
+                          target.getSmemPerBlock();
+  if (!op.getBlockRows())
+    op.setBlockRowsAttr(
+        Builder(op.getContext())
+            .getI64IntegerAttr(hopper ? kHopperAttentionBackwardRows
+                                      : kBackwardBlockRows));
+  const int64_t needed =
+      static_cast<int64_t>(*op.getBlockRows()) == kHopperAttentionBackwardRows
+          ? hopperAttentionBackwardSharedBytes(headDim, valueDim)
+          : std::max(
+                attentionKeyGradientSharedBytes(headDim, valueDim, inputBytes),
+                attentionQueryGradientSharedBytes(headDim, valueDim,
+                                                  inputBytes));
+  if (needed > target.getSmemPerBlock())
+    return op.emitOpError()
+           << "the gradient blocks need " << needed
+           << " bytes of shared memory at D = " << headDim
+           << ", E = " << valueDim << " with " << inputBytes * 8
+           << "-bit inputs; smem_per_block = " << target.getSmemPerBlock();
+  if (!op.getScaleAttr())
+    op.setScaleAttr(
+        Builder(op.getContext())
+            .getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(headDim))));
+  return success();
+}
+
+/// The row terms, then the key and the query gradients: three kernels.
+template <typename BackwardLikeOp>
+LogicalResult decomposeBackward(BackwardLikeOp op, OpBuilder &builder,
+                                const KeyRestrictions &keys) {
+  if (!op.getScaleAttr())
+    return op.emitOpError() << "needs its scale: run rudnn-specialize before "
+                               "rudnn-decompose";
+  Location loc = op.getLoc();
+  Operation *before = op->getPrevNode();
+  Value terms = builder.create<AttentionRowTermsOp>(loc, op.getLse().getType(),
+                                                    op.getO(), op.getDOutput());
+  auto keyGradients = builder.create<AttentionKeyGradientsOp>(
+      loc, op.getDk().getType(), op.getDv().getType(), op.getQ(), op.getK(),
+      op.getV(), keys.lengths, keys.mask, keys.queryOffsets, keys.keyOffsets,
+      op.getLse(), terms, op.getDOutput(), op.getCausalAttr(),
+      op.getWindowLeftAttr(), op.getWindowRightAttr(), op.getSoftcapAttr(),
+      op.getScaleAttr(), op.getBlockRowsAttr());
+  Value dq = builder.create<AttentionQueryGradientsOp>(
+      loc, op.getDq().getType(), op.getQ(), op.getK(), op.getV(), keys.lengths,
+      keys.mask, keys.queryOffsets, keys.keyOffsets, op.getLse(), terms,
+      op.getDOutput(), op.getCausalAttr(), op.getWindowLeftAttr(),
+      op.getWindowRightAttr(), op.getSoftcapAttr(), op.getScaleAttr(),
+      op.getBlockRowsAttr());
+  op.getDq().replaceAllUsesWith(dq);
+  op.getDk().replaceAllUsesWith(keyGradients.getDk());
+  op.getDv().replaceAllUsesWith(keyGradients.getDv());
+  markAlignedViews(op, before,
+                   {op.getQ(), op.getK(), op.getV(), op.getDOutput()});
+  return success();
+}
+
+} // namespace
+
+const ::rudnn::OperatorContract &AttentionBackwardOp::getContract() {
+  return ::rudnn::attentionBackwardContract();
+}
+
+LogicalResult AttentionBackwardOp::verify() { return verifyBackward(*this); }
+
+LogicalResult AttentionBackwardOp::specialize(TargetAttr target) {
+  return specializeBackward(*this, target);
+}
+
+LogicalResult AttentionBackwardOp::decompose(OpBuilder &builder) {
+  return decomposeBackward(*this, builder,
+                           {getKeyLengths(), getKeyMask(), {}, {}});
+}
+
+const ::rudnn::OperatorContract &AttentionVarlenBackwardOp::getContract() {
+  return ::rudnn::attentionVarlenBackwardContract();
+}
+
+LogicalResult AttentionVarlenBackwardOp::verify() {
+  return verifyBackward(*this);
+}
+
+LogicalResult AttentionVarlenBackwardOp::specialize(TargetAttr target) {
+  return specializeBackward(*this, target);
+}
+
+LogicalResult AttentionVarlenBackwardOp::decompose(OpBuilder &builder) {
+  return decomposeBackward(*this, builder,
+                           {{}, {}, getCuSeqlensQ(), getCuSeqlensK()});
+}
+
+LogicalResult AttentionRowTermsOp::verify() {
+  const AttentionLayouts &layouts = layoutsOf(getO());
+  ShapeChecker shapes(*this, kAttentionStaticDims);
+  if (failed(checkTensor(*this, shapes, "o", getO(), layouts.o,
+                         checkFloatElementType)) ||
+      failed(checkTensor(*this, shapes, "d_output", getDOutput(), layouts.o,
+                         checkFloatElementType)) ||
+      failed(
+          checkSameElementType(*this, "d_output", getDOutput(), "o", getO())) ||
+      failed(checkTensor(*this, shapes, "terms", getTerms(), layouts.rows,
+                         checkF32ElementType)))
+    return failure();
+  return success();
+}
+
+namespace {
+
+/// What both gradient primitives take: the forward's operands, lse, the
+/// row terms and dO; then their own results.
+template <typename GradientOp>
+LogicalResult
+verifyGradients(GradientOp op, ShapeChecker &shapes,
+                std::initializer_list<std::pair<StringRef, Value>> results) {
+  const AttentionLayouts &layouts = layoutsOf(op.getQ());
+  const bool packed = &layouts == &kPacked;
+  if (packed != static_cast<bool>(op.getCuSeqlensQ()) ||
+      packed != static_cast<bool>(op.getCuSeqlensK()) ||
+      (packed && (op.getKeyLengths() || op.getKeyMask())))
+    return op.emitOpError() << "packed q [T, H, D] takes the entries' offsets "
+                               "(cu_seqlens) and no lengths or mask; padded "
+                               "q [B, T, H, D] takes no offsets";
+  if (failed(checkTensor(op, shapes, "q", op.getQ(), layouts.q,
+                         checkFloatElementType)) ||
+      failed(checkTensor(op, shapes, "k", op.getK(), layouts.k,
+                         checkFloatElementType)) ||
+      failed(checkTensor(op, shapes, "v", op.getV(), layouts.v,
+                         checkFloatElementType)) ||
+      failed(checkTensor(op, shapes, "lse", op.getLse(), layouts.rows,
+                         checkF32ElementType)) ||
+      failed(checkTensor(op, shapes, "terms", op.getTerms(), layouts.rows,
+                         checkF32ElementType)) ||
+      failed(checkTensor(op, shapes, "d_output", op.getDOutput(), layouts.o,
+                         checkFloatElementType)) ||
+      failed(checkWindow(op, optionalInt(op.getWindowLeft()),
+                         optionalInt(op.getWindowRight()))) ||
+      failed(checkPositive(op, "softcap", op.getSoftcapAttr())) ||
+      failed(checkPositive(op, "scale", op.getScaleAttr())) ||
+      failed(checkBackwardRows(op, op.getQ(), op.getV(),
+                               optionalInt(op.getBlockRows()))))
+    return failure();
+  for (auto [name, value] : {std::pair<StringRef, Value>{"k", op.getK()},
+                             {"v", op.getV()},
+                             {"d_output", op.getDOutput()}})
+    if (failed(checkSameElementType(op, name, value, "q", op.getQ())))
+      return failure();
+  if (Value lengths = op.getKeyLengths();
+      lengths &&
+      (failed(shapes.check("key_lengths", lengths, "B")) ||
+       failed(checkIntegerElementType(op, "key_lengths", lengths, 32))))
+    return failure();
+  if (Value mask = op.getKeyMask();
+      mask && (failed(shapes.check("key_mask", mask, "BS")) ||
+               failed(checkIntegerElementType(op, "key_mask", mask, 1))))
+    return failure();
+  for (auto [name, offsets] : {std::pair{"cu_seqlens_q", op.getCuSeqlensQ()},
+                               std::pair{"cu_seqlens_k", op.getCuSeqlensK()}})
+    if (offsets && (failed(shapes.check(name, offsets, "C")) ||
+                    failed(checkIntegerElementType(op, name, offsets, 32))))
+      return failure();
+  for (auto [name, value] : results)
+    if (failed(shapes.check(name, value,
+                            name == "dq"   ? layouts.q
+                            : name == "dk" ? layouts.k
+                                           : layouts.v)) ||
+        failed(checkSameElementType(op, name, value, "q", op.getQ())))
+      return failure();
+  return success();
+}
+
+} // namespace
+
+LogicalResult AttentionKeyGradientsOp::verify() {
+  ShapeChecker shapes(*this, kAttentionStaticDims);
+  return verifyGradients(*this, shapes, {{"dk", getDk()}, {"dv", getDv()}});
+}
+
+LogicalResult AttentionQueryGradientsOp::verify() {
+  ShapeChecker shapes(*this, kAttentionStaticDims);
+  return verifyGradients(*this, shapes, {{"dq", getDq()}});
+}

@@ -1,0 +1,114 @@
+//===- AttentionPolicy.cpp - Attention's tiles from a target --------------===//
+
+#include "dialects/IR/attention/AttentionPolicy.h"
+
+#include <algorithm>
+
+using namespace mlir::rudnn;
+
+int64_t mlir::rudnn::attentionSharedBytes(int64_t blockQ, int64_t blockK,
+                                          int64_t headDim, int64_t valueDim,
+                                          int64_t inputBytes) {
+  const int64_t keys = (headDim + 15) / 16 * 16,
+                values = (valueDim + 15) / 16 * 16;
+  int64_t bytes = sharedTileBytes(blockQ, keys, inputBytes) +
+                  2 * sharedTileBytes(blockK, keys, inputBytes) +
+                  2 * sharedTileBytes(blockK, values, inputBytes);
+  if (inputBytes == 4)
+    bytes += sharedTileBytes(blockQ, blockK, 4);
+  return bytes;
+}
+
+std::optional<int64_t>
+mlir::rudnn::chooseAttentionBlockKeys(int64_t headDim, int64_t valueDim,
+                                      int64_t inputBytes,
+                                      int64_t smemPerBlock) {
+  const int64_t first = std::max(headDim, valueDim) <= 128 ? 64 : 32;
+  for (int64_t keys = first; keys >= 16; keys /= 2)
+    if (attentionSharedBytes(kAttentionBlockQueries, keys, headDim, valueDim,
+                             inputBytes) <= smemPerBlock)
+      return keys;
+  return std::nullopt;
+}
+
+int64_t mlir::rudnn::hopperAttentionBlockKeys(int64_t headDim,
+                                              int64_t valueDim) {
+  return headDim <= 128 && valueDim <= 128 ? 128 : 64;
+}
+
+int64_t mlir::rudnn::hopperAttentionSharedBytes(int64_t headDim,
+                                                int64_t valueDim) {
+  const int64_t keys = hopperAttentionBlockKeys(headDim, valueDim);
+  const int64_t headBlocks = (headDim + 63) / 64,
+                valueBlocks = (valueDim + 63) / 64;
+  // 16-bit elements, rows of 64; the barriers take a 1024-byte line.
+  const int64_t tiles = 128 * headBlocks * kHopperAttentionBlockQueries +
+                        2 * 128 * keys * (headBlocks + valueBlocks);
+  return tiles + 1024 + 1024;
+}
+
+int64_t mlir::rudnn::hopperAttentionBackwardSharedBytes(int64_t headDim,
+                                                        int64_t valueDim) {
+  const int64_t blocks = (headDim + 63) / 64 + (valueDim + 63) / 64;
+  // 16-bit elements, rows of 64: 128 resident rows and two stages of 64;
+  // the barriers take a 1024-byte line.
+  const int64_t tiles =
+      128 * blocks *
+      (kHopperAttentionBackwardRows + 2 * kHopperAttentionBackwardStep);
+  return tiles + 1024 + 1024;
+}
+
+/// attention::kStreamedRows: 64 up to head dims of 64, `resident` up to
+/// 128, past that 32 for 16-bit inputs and 16 for f32.
+static int64_t backwardStreamedRows(int64_t headDim, int64_t valueDim,
+                                    int64_t inputBytes, int64_t resident) {
+  if (headDim <= 64 && valueDim <= 64)
+    return 64;
+  if (headDim <= 128 && valueDim <= 128)
+    return resident;
+  return inputBytes == 2 ? 32 : 16;
+}
+
+int64_t mlir::rudnn::attentionKeyGradientQueries(int64_t headDim,
+                                                 int64_t valueDim,
+                                                 int64_t inputBytes) {
+  return backwardStreamedRows(headDim, valueDim, inputBytes, 32);
+}
+
+int64_t mlir::rudnn::attentionQueryGradientKeys(int64_t headDim,
+                                                int64_t valueDim,
+                                                int64_t inputBytes) {
+  return backwardStreamedRows(headDim, valueDim, inputBytes, 64);
+}
+
+int64_t mlir::rudnn::attentionKeyGradientSharedBytes(int64_t headDim,
+                                                     int64_t valueDim,
+                                                     int64_t inputBytes) {
+  const int64_t keys = (headDim + 15) / 16 * 16,
+                values = (valueDim + 15) / 16 * 16,
+                queries =
+                    attentionKeyGradientQueries(headDim, valueDim, inputBytes);
+  int64_t bytes = sharedTileBytes(64, keys, inputBytes) +
+                  sharedTileBytes(64, values, inputBytes) +
+                  2 * sharedTileBytes(queries, keys, inputBytes) +
+                  2 * sharedTileBytes(queries, values, inputBytes);
+  if (inputBytes == 4)
+    bytes += sharedTileBytes(64, queries, 4);
+  return bytes;
+}
+
+int64_t mlir::rudnn::attentionQueryGradientSharedBytes(int64_t headDim,
+                                                       int64_t valueDim,
+                                                       int64_t inputBytes) {
+  const int64_t keys = (headDim + 15) / 16 * 16,
+                values = (valueDim + 15) / 16 * 16,
+                streamed =
+                    attentionQueryGradientKeys(headDim, valueDim, inputBytes);
+  int64_t bytes = sharedTileBytes(64, keys, inputBytes) +
+                  sharedTileBytes(64, values, inputBytes) +
+                  2 * sharedTileBytes(streamed, keys, inputBytes) +
+                  2 * sharedTileBytes(streamed, values, inputBytes);
+  if (inputBytes == 4)
+    bytes += sharedTileBytes(64, streamed, 4);
+  return bytes;
+}

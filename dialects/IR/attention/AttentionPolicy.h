@@ -1,0 +1,88 @@
+//===- AttentionPolicy.h - Attention's tiles from a target ------*- C++ -*-===//
+//
+// What `rudnn-specialize` chooses for this family on a target (attention's
+// block shapes and shared memory, forward and backward): plain C++, so the JIT
+// API, the emitter and the tests ask the same questions of the same code.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_DIALECTS_IR_ATTENTION_ATTENTIONPOLICY_H
+#define RUDNN_DIALECTS_IR_ATTENTION_ATTENTIONPOLICY_H
+
+#include "dialects/IR/TargetPolicy.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace mlir::rudnn {
+
+/// Query rows of an attention block: four warps of 16 rows.
+inline constexpr int64_t kAttentionBlockQueries = 64;
+
+/// Dynamic shared memory, in bytes, of an attention block
+/// (sizeof(attention::ForwardShared)): the block's queries [blockQ][D'] and
+/// two stages of keys [blockK][D'] and values [blockK][E'] in the input type
+/// (D', E' rounded up to 16), and for f32 inputs the probabilities
+/// [blockQ][blockK] in fp32.
+int64_t attentionSharedBytes(int64_t blockQ, int64_t blockK, int64_t headDim,
+                             int64_t valueDim, int64_t inputBytes);
+
+/// Keys per tile of attention: 64 for head dims up to 128, else 32, or
+/// less until the block fits `smemPerBlock`; nullopt when none does.
+std::optional<int64_t> chooseAttentionBlockKeys(int64_t headDim,
+                                                int64_t valueDim,
+                                                int64_t inputBytes,
+                                                int64_t smemPerBlock);
+
+/// Queries per tile of the attention key-gradient block: 64 up to head
+/// dims of 64, 32 up to 128, past that 32 for 16-bit inputs and 16 for f32
+/// (attention::kKeyGradientQueries).
+int64_t attentionKeyGradientQueries(int64_t headDim, int64_t valueDim,
+                                    int64_t inputBytes);
+
+/// Keys per tile of the query-gradient block: 64 up to head dims of 128,
+/// past that as for the key-gradient block (attention::kQueryGradientKeys).
+int64_t attentionQueryGradientKeys(int64_t headDim, int64_t valueDim,
+                                   int64_t inputBytes);
+
+/// Dynamic shared memory, in bytes, of the attention key-gradient block
+/// (attention::KeyGradientShared): 64 keys' K and V rows, two stages of the
+/// queries' Q and dO rows (D', E' rounded up to 16), and for f32 a [64][BQ]
+/// staging tile.
+int64_t attentionKeyGradientSharedBytes(int64_t headDim, int64_t valueDim,
+                                        int64_t inputBytes);
+
+/// The same for the query-gradient block (attention::QueryGradientShared):
+/// 64 queries' Q and dO rows, two stages of BK keys' K and V rows, and for
+/// f32 a [64][BK] staging tile.
+int64_t attentionQueryGradientSharedBytes(int64_t headDim, int64_t valueDim,
+                                          int64_t inputBytes);
+
+/// Query rows of a Hopper attention block (two consumer warpgroups of 64):
+/// the tile size by which rudnn-specialize picks the TMA/wgmma kernel, for
+/// sm_90 targets and 16-bit inputs.
+inline constexpr int64_t kHopperAttentionBlockQueries = 128;
+
+/// Keys per tile of the Hopper kernel: 128 for head dims up to 128, else 64
+/// (attention::HopperTiles).
+int64_t hopperAttentionBlockKeys(int64_t headDim, int64_t valueDim);
+
+/// Dynamic shared memory of a Hopper attention block
+/// (sizeof(attention::HopperShared) and 1024 bytes to align it): the
+/// queries and two stages of keys and values in 64-column blocks.
+int64_t hopperAttentionSharedBytes(int64_t headDim, int64_t valueDim);
+
+/// Rows of a Hopper attention-backward block (two consumer warpgroups of
+/// 64) and rows it streams a step (attention::kHopperBackwardRows, Step).
+inline constexpr int64_t kHopperAttentionBackwardRows = 128;
+/// Rows of the sm_80 attention-backward blocks (attention::kBackwardRows).
+inline constexpr int64_t kBackwardBlockRows = 64;
+inline constexpr int64_t kHopperAttentionBackwardStep = 64;
+
+/// Dynamic shared memory of a Hopper attention-backward block
+/// (sizeof(attention::HopperBackwardShared) and 1024 bytes to align it).
+int64_t hopperAttentionBackwardSharedBytes(int64_t headDim, int64_t valueDim);
+
+} // namespace mlir::rudnn
+
+#endif // RUDNN_DIALECTS_IR_ATTENTION_ATTENTIONPOLICY_H

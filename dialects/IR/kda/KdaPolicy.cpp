@@ -1,0 +1,143 @@
+//===- KdaPolicy.cpp - KDA's sizes from a target --------------------------===//
+
+#include "dialects/IR/kda/KdaPolicy.h"
+
+#include <algorithm>
+
+using namespace mlir::rudnn;
+
+int64_t mlir::rudnn::kdaChunkSharedBytes(int64_t chunk, int64_t featureDimK,
+                                         int64_t featureDimV) {
+  (void)featureDimV; // blocks of V columns: the same for every V
+  constexpr int64_t kBytesPerElement = sizeof(float);
+  const int64_t columns = kKdaColumnsPerBlock;
+  const int64_t prepare = 2 * chunk * chunk + 16 * chunk; // A, inverse, panel
+  const int64_t stateColumns = (featureDimK + chunk) * columns; // the walks
+  return kBytesPerElement * std::max(prepare, stateColumns);
+}
+
+namespace {
+/// fp32 words holding `elements` of `inputBytes` each, in whole 16-byte
+/// chunks.
+int64_t operandWords(int64_t elements, int64_t inputBytes) {
+  return (elements * inputBytes + 15) / 16 * 4;
+}
+} // namespace
+
+int64_t mlir::rudnn::kdaChunkTileWords(int64_t chunk, int64_t featureDimK,
+                                       int64_t featureDimV,
+                                       int64_t inputBytes) {
+  return (featureDimK + 3) / 4 * 4 +
+         operandWords(chunk * (2 * featureDimK + chunk + featureDimV),
+                      inputBytes);
+}
+
+int64_t mlir::rudnn::kdaBackwardTileWords(int64_t chunk, int64_t featureDimK,
+                                          int64_t inputBytes) {
+  return operandWords(chunk * (featureDimK + chunk), inputBytes);
+}
+
+int64_t mlir::rudnn::kdaWalkSharedBytes(int64_t chunk, int64_t featureDimK) {
+  const int64_t rows = (featureDimK + 63) / 64 * 64,
+                columns = kKdaWalkColumns16;
+  const int64_t stage = 2 * sharedTileBytes(chunk, rows, 2) +
+                        sharedTileBytes(chunk, columns, 2) +
+                        sharedTileBytes(1, rows, 4);
+  return 2 * stage + sharedTileBytes(rows, columns, 2) +
+         sharedTileBytes(chunk, columns, 2);
+}
+
+int64_t mlir::rudnn::kdaGradientWalkSharedBytes(int64_t chunk,
+                                                int64_t featureDimK) {
+  const int64_t rows = (featureDimK + 63) / 64 * 64,
+                columns = kKdaWalkColumns16;
+  const int64_t stage =
+      sharedTileBytes(chunk, chunk, 2) + 3 * sharedTileBytes(chunk, rows, 2) +
+      sharedTileBytes(chunk, columns, 2) + sharedTileBytes(1, rows, 4);
+  return 2 * stage + sharedTileBytes(rows, columns, 2) +
+         sharedTileBytes(chunk, columns, 2);
+}
+
+int64_t mlir::rudnn::kdaPrepareSharedBytes(int64_t chunk, int64_t featureDimK,
+                                           int64_t featureDimV,
+                                           int64_t inputBytes) {
+  // Whole 16-byte chunks; 16-bit rows whole 16-column mma steps.
+  const int64_t multiple = inputBytes == 2 ? 16 : 4;
+  auto rows = [&](int64_t width) {
+    return sharedTileBytes(chunk, (width + multiple - 1) / multiple * multiple,
+                           inputBytes);
+  };
+  // q's rows, then v's in their place; k's; β; Γ.
+  return std::max(rows(featureDimK), rows(featureDimV)) + rows(featureDimK) +
+         4 * ((chunk + 3) / 4 * 4) + 4 * chunk * featureDimK;
+}
+
+int64_t mlir::rudnn::kdaOutputSharedBytes(int64_t chunk, int64_t featureDimK,
+                                          int64_t inputBytes) {
+  return sharedTileBytes(inputBytes == 2 ? 64 : chunk,
+                         (featureDimK + 31) / 32 * 32, inputBytes);
+}
+
+int64_t mlir::rudnn::kdaRestoreSharedBytes(int64_t inputBytes) {
+  return inputBytes == 2
+             ? 2 * (sharedTileBytes(64, 32, 2) + sharedTileBytes(32, 64, 2))
+             : 0;
+}
+
+int64_t mlir::rudnn::kdaGradientsSharedBytes(int64_t chunk, int64_t featureDimK,
+                                             int64_t featureDimV,
+                                             int64_t inputBytes) {
+  constexpr int64_t kWarps = 8, kFeatures = 16;
+  const int64_t rowsK = (featureDimK + 15) / 16 * 16,
+                rowsV = (featureDimV + 15) / 16 * 16;
+  const int64_t solve = sharedTileBytes(chunk, rowsV, inputBytes) +
+                        sharedTileBytes(chunk, chunk, inputBytes);
+  const int64_t stage = 2 * sharedTileBytes(kFeatures, rowsV, inputBytes) +
+                        sharedTileBytes(chunk, kFeatures, inputBytes);
+  const int64_t bytes =
+      4 * chunk * featureDimK + 2 * 4 * chunk * chunk +
+      sharedTileBytes(chunk, rowsK, inputBytes) +
+      3 * sharedTileBytes(chunk, rowsV, inputBytes) +
+      std::max(solve, 2 * stage) + 4 * ((chunk + 3) / 4 * 4) +
+      4 * (kWarps * chunk + kWarps * featureDimK + featureDimK);
+  return (bytes + 15) / 16 * 16;
+}
+
+int64_t mlir::rudnn::kdaLargestBlockSharedBytes(int64_t chunk,
+                                                int64_t featureDimK,
+                                                int64_t featureDimV,
+                                                int64_t inputBytes) {
+  // prepare: its static pairwise, inverse and panel arrays and its rows.
+  const int64_t prepare =
+      4 * (2 * chunk * chunk + 16 * chunk) +
+      std::max(
+          kdaPrepareSharedBytes(chunk, featureDimK, featureDimV, inputBytes),
+          kdaRestoreSharedBytes(inputBytes));
+  // output: its static pipeline stages (16-bit) and its decayed queries.
+  const int64_t output =
+      (inputBytes == 2 ? 2 * (sharedTileBytes(64, 32, inputBytes) +
+                              sharedTileBytes(32, 64, inputBytes))
+                       : 0) +
+      kdaOutputSharedBytes(chunk, featureDimK, inputBytes);
+  return std::max(
+      {kdaChunkSharedBytes(chunk, featureDimK, featureDimV),
+       kdaWalkSharedBytes(chunk, featureDimK),
+       kdaGradientWalkSharedBytes(chunk, featureDimK),
+       kdaGradientsSharedBytes(chunk, featureDimK, featureDimV, inputBytes),
+       prepare, output});
+}
+
+std::optional<int64_t> mlir::rudnn::chooseKdaChunk(int64_t featureDimK,
+                                                   int64_t featureDimV,
+                                                   int64_t smemPerBlock,
+                                                   int64_t inputBytes) {
+  // The kernels' arrays are static: however much the target could give a
+  // block dynamically, they get at most kStaticSharedBytes.
+  const int64_t budget = std::min(smemPerBlock, kStaticSharedBytes);
+  for (int64_t chunk : {64, 32, 16})
+    if (kdaChunkSharedBytes(chunk, featureDimK, featureDimV) <= budget &&
+        kdaLargestBlockSharedBytes(chunk, featureDimK, featureDimV,
+                                   inputBytes) <= smemPerBlock)
+      return chunk;
+  return std::nullopt;
+}

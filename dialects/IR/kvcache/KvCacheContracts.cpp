@@ -1,0 +1,125 @@
+//===- KvCacheContracts.cpp - The contracts of the K/V-cache ops ----------===//
+
+#include "dialects/IR/attention/AttentionContracts.h"
+
+using namespace rudnn;
+
+namespace {
+
+/// The dims both forms share, then the cache's own.
+std::vector<DimContract> cacheDims(std::vector<DimContract> own) {
+  DimContract heads{'H', "query heads", "query heads, a multiple of G"};
+  heads.multipleOf = 'G';
+  std::vector<DimContract> dims = {
+      {'B', "dim", "batch"},
+      {'T', "dim", "new tokens of each entry"},
+      heads,
+      {'G', "key heads", "key and value heads"},
+      {'D', "head dim", "query and key features", true, 1,
+       kAttentionMaxHeadDim},
+      {'E', "head dim", "value features", true, 1, kAttentionMaxHeadDim}};
+  dims.insert(dims.end(), own.begin(), own.end());
+  return dims;
+}
+
+/// cache_lengths [B]: tokens already cached, drawn to leave room for T.
+TensorContract cacheLengths(std::string_view room) {
+  TensorContract lengths =
+      contractTensor("cache_lengths", "B", ElementRule::I32,
+                     "tokens each entry has cached (not modified): the new "
+                     "ones go to positions [len, len + T)",
+                     Sample::CacheLengths);
+  lengths.packing = Packing::Dense;
+  lengths.counts = 'T';
+  lengths.room = room;
+  return lengths;
+}
+
+/// q, k, v: the new tokens' queries, keys and values.
+std::vector<TensorContract> newTokens() {
+  return {contractTensor("q", "BTHD", ElementRule::Float,
+                         "the new tokens' queries"),
+          withElementsOf(contractTensor("k", "BTGD", ElementRule::Float,
+                                        "the new tokens' keys"),
+                         "q"),
+          withElementsOf(contractTensor("v", "BTGE", ElementRule::Float,
+                                        "the new tokens' values"),
+                         "q")};
+}
+
+/// A cache operand of `layout`, and the result that is it, updated.
+std::pair<TensorContract, TensorContract>
+cache(std::string_view name, std::string_view layout, std::string_view doc) {
+  TensorContract operand = withElementsOf(
+      contractTensor(name, layout, ElementRule::Float, doc), "q");
+  TensorContract result = operand;
+  result.doc = "the same memory, the new tokens appended";
+  result.updates = name;
+  return {operand, result};
+}
+
+/// o, the updated caches, then the optional lse and status.
+std::vector<TensorContract> results(TensorContract kCache,
+                                    TensorContract vCache) {
+  TensorContract lse = contractTensor(
+      "lse", "BHT", ElementRule::F32,
+      "log-sum-exp of each new token's scores (−inf for a refused entry)");
+  lse.packing = Packing::Dense;
+  lse.optional = true;
+  TensorContract status = contractTensor(
+      "status", "B", ElementRule::I32,
+      "0: appended and attended; 1: refused (a negative length, an append "
+      "past the cache, a page out of range): caches untouched, o 0");
+  status.packing = Packing::Dense;
+  status.optional = true;
+  status.reportsRefusals = true;
+  return {withElementsOf(contractTensor("o", "BTHE", ElementRule::Float,
+                                        "each new token's attention to the "
+                                        "cache up to and including itself"),
+                         "q"),
+          std::move(kCache), std::move(vCache), lse, status};
+}
+
+} // namespace
+
+const OperatorContract &rudnn::kvCacheAttentionContract() {
+  static const OperatorContract contract = [] {
+    OperatorContract c;
+    c.op = "rudnn.kv_cache_attention";
+    c.summary = "One decoding step over a K/V cache appended in place";
+    c.dims = cacheDims({{'S', "dim", "cache capacity, Tmax"}});
+    auto [kCache, kResult] = cache("k_cache", "BSGD", "cached keys");
+    auto [vCache, vResult] = cache("v_cache", "BSGE", "cached values");
+    c.operands = newTokens();
+    c.operands.insert(c.operands.end(), {kCache, vCache, cacheLengths("S")});
+    c.results = results(kResult, vResult);
+    return c;
+  }();
+  return contract;
+}
+
+const OperatorContract &rudnn::kvCacheAttentionPagedContract() {
+  static const OperatorContract contract = [] {
+    OperatorContract c;
+    c.op = "rudnn.kv_cache_attention_paged";
+    c.summary = "One decoding step over a paged K/V cache";
+    c.dims = cacheDims(
+        {{'P', "dim", "pages"},
+         {'Z', "page size", "tokens a page", true, 1, kKvCacheMaxPageSize},
+         {'M', "dim", "pages an entry may have"}});
+    auto [kPages, kResult] = cache("k_pages", "PZGD", "pages of keys");
+    auto [vPages, vResult] = cache("v_pages", "PZGE", "pages of values");
+    TensorContract table =
+        contractTensor("block_table", "BM", ElementRule::I32,
+                       "entry b's token t lives on page block_table[b, t / "
+                       "Z], row t % Z; the pages it appends to are its own",
+                       Sample::Pages);
+    table.counts = 'P';
+    c.operands = newTokens();
+    c.operands.insert(c.operands.end(),
+                      {kPages, vPages, table, cacheLengths("MZ")});
+    c.results = results(kResult, vResult);
+    return c;
+  }();
+  return contract;
+}

@@ -1,0 +1,225 @@
+//===- KvCacheInterfaces.cpp - The K/V-cache operators and primitives -----===//
+//
+// rudnn.kv_cache_attention and its paged form as operator ops: their
+// contracts and rules, the scale and persistent grid they choose for a
+// target, and the two primitives they become (the splits' partials, which
+// append, and their combination); the primitives' verifiers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/ShapeChecker.h"
+#include "dialects/IR/attention/AttentionContracts.h"
+#include "dialects/IR/kvcache/KvCachePolicy.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::rudnn;
+
+namespace {
+
+/// The dims the decoding kernels are specialized for.
+constexpr llvm::StringLiteral kCacheStaticDims = "DEZ";
+
+LogicalResult checkSplits(Operation *op, std::optional<uint64_t> splits) {
+  if (splits && (*splits < 1 || *splits > uint64_t(kDecodeMaxSplits)))
+    return op->emitOpError() << "'splits' must be 1 to " << kDecodeMaxSplits
+                             << ", got " << *splits;
+  return success();
+}
+
+LogicalResult checkGrid(Operation *op, std::optional<uint64_t> blocks,
+                        std::optional<uint64_t> warps) {
+  if (blocks && (*blocks < 1 || *blocks > (uint64_t(1) << 20)))
+    return op->emitOpError() << "'blocks' must be 1 to 2^20, got " << *blocks;
+  if (warps && *warps != 1 && *warps != 2 && *warps != 4)
+    return op->emitOpError() << "'warps' must be 1, 2 or 4, got " << *warps;
+  return success();
+}
+
+template <typename CacheOp> LogicalResult verifyCacheOp(CacheOp op) {
+  ShapeChecker shapes(op, kCacheStaticDims);
+  if (failed(verifyOperatorContract(op, shapes)) ||
+      failed(checkSplits(op, op.getSplits())) ||
+      failed(checkGrid(op, op.getBlocks(), op.getWarps())))
+    return failure();
+  if (FloatAttr scale = op.getScaleAttr()) {
+    const double x = scale.getValueAsDouble();
+    if (!(x > 0.0) || !std::isfinite(x))
+      return op.emitOpError()
+             << "'scale' must be positive and finite, got " << x;
+  }
+  return success();
+}
+
+/// Fills the scale (D^-0.5) and the persistent grid for `target`.
+template <typename CacheOp>
+LogicalResult specializeCacheOp(CacheOp op, TargetAttr target) {
+  auto q = cast<RankedTensorType>(op.getQ().getType());
+  const int64_t
+      headDim = q.getShape().back(),
+      valueDim = cast<RankedTensorType>(op.getV().getType()).getShape().back(),
+      inputBytes = q.getElementTypeBitWidth() / 8;
+  Builder builder(op.getContext());
+  if (!op.getScaleAttr())
+    op.setScaleAttr(
+        builder.getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(headDim))));
+  std::optional<int64_t> warps = chooseDecodeWarps(
+      headDim, valueDim, inputBytes, target.getSmemPerBlock());
+  if (!warps)
+    return op.emitOpError()
+           << "no decoding block fits D = " << headDim << ", E = " << valueDim
+           << " in smem_per_block = " << target.getSmemPerBlock()
+           << " bytes (needs "
+           << decodeSharedBytes(headDim, valueDim, inputBytes, 1) << ")";
+  if (!op.getWarps())
+    op.setWarpsAttr(builder.getI64IntegerAttr(*warps));
+  if (!op.getBlocks())
+    op.setBlocksAttr(builder.getI64IntegerAttr(decodeBlocks(
+        decodeSharedBytes(headDim, valueDim, inputBytes, *op.getWarps()),
+        target.getSmemPerBlock(), target.getSmCount())));
+  return success();
+}
+
+/// partials (appending) → combine.
+template <typename CacheOp>
+LogicalResult decomposeCacheOp(CacheOp op, OpBuilder &builder, Value kCache,
+                               Value vCache, Value blockTable) {
+  if (!op.getScaleAttr() || !op.getBlocks() || !op.getWarps())
+    return op.emitOpError() << "needs its scale and grid: run "
+                               "rudnn-specialize before rudnn-decompose";
+  auto q = cast<RankedTensorType>(op.getQ().getType());
+  const int64_t valueDim =
+      cast<RankedTensorType>(op.getV().getType()).getShape().back();
+  const int64_t batch = q.getDimSize(0), tokens = q.getDimSize(1),
+                heads = q.getDimSize(2);
+  Type f32 = builder.getF32Type();
+  auto oPartial = RankedTensorType::get(
+      {batch, heads, tokens, kDecodeMaxSplits, valueDim}, f32);
+  auto lsePartial =
+      RankedTensorType::get({batch, heads, tokens, kDecodeMaxSplits}, f32);
+  Location loc = op.getLoc();
+  Operation *before = op->getPrevNode();
+  Value o = op.getO(), lse = op.getLse();
+  auto partials = builder.create<DecodePartialsOp>(
+      loc,
+      TypeRange{kCache.getType(), vCache.getType(), o.getType(), lse.getType(),
+                oPartial, lsePartial, op.getStatus().getType()},
+      op.getQ(), op.getK(), op.getV(), kCache, vCache, blockTable,
+      op.getCacheLengths(), op.getScaleAttr(), op.getBlocksAttr(),
+      op.getWarpsAttr(), op.getSplitsAttr());
+  auto combine = builder.create<DecodeCombineOp>(
+      loc, TypeRange{o.getType(), lse.getType()}, partials.getOPartial(),
+      partials.getLsePartial(), partials.getO(), partials.getLse(),
+      op.getCacheLengths(), op.getBlocksAttr(), op.getSplitsAttr());
+  op->getResult(0).replaceAllUsesWith(combine.getO());
+  op->getResult(1).replaceAllUsesWith(partials.getKCacheOut());
+  op->getResult(2).replaceAllUsesWith(partials.getVCacheOut());
+  op->getResult(3).replaceAllUsesWith(combine.getLse());
+  op->getResult(4).replaceAllUsesWith(partials.getStatus());
+  markAlignedViews(op, before,
+                   {op.getQ(), op.getK(), op.getV(), kCache, vCache});
+  return success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// KvCacheAttentionOp and KvCacheAttentionPagedOp
+//===----------------------------------------------------------------------===//
+
+const ::rudnn::OperatorContract &KvCacheAttentionOp::getContract() {
+  return ::rudnn::kvCacheAttentionContract();
+}
+
+LogicalResult KvCacheAttentionOp::verify() { return verifyCacheOp(*this); }
+
+LogicalResult KvCacheAttentionOp::specialize(TargetAttr target) {
+  return specializeCacheOp(*this, target);
+}
+
+LogicalResult KvCacheAttentionOp::decompose(OpBuilder &builder) {
+  return decomposeCacheOp(*this, builder, getKCache(), getVCache(), Value());
+}
+
+const ::rudnn::OperatorContract &KvCacheAttentionPagedOp::getContract() {
+  return ::rudnn::kvCacheAttentionPagedContract();
+}
+
+LogicalResult KvCacheAttentionPagedOp::verify() { return verifyCacheOp(*this); }
+
+LogicalResult KvCacheAttentionPagedOp::specialize(TargetAttr target) {
+  return specializeCacheOp(*this, target);
+}
+
+LogicalResult KvCacheAttentionPagedOp::decompose(OpBuilder &builder) {
+  return decomposeCacheOp(*this, builder, getKPages(), getVPages(),
+                          getBlockTable());
+}
+
+//===----------------------------------------------------------------------===//
+// The decoding primitives
+//===----------------------------------------------------------------------===//
+
+LogicalResult DecodePartialsOp::verify() {
+  const bool paged = static_cast<bool>(getBlockTable());
+  const StringRef cacheK = paged ? "PZGD" : "BSGD",
+                  cacheV = paged ? "PZGE" : "BSGE";
+  ShapeChecker shapes(*this, kCacheStaticDims);
+  shapes.expect('X', kDecodeMaxSplits, "the partials' slots");
+  auto floats = [&](StringRef name, Value value, StringRef layout) {
+    return succeeded(shapes.check(name, value, layout)) &&
+           succeeded(checkFloatElementType(*this, name, value)) &&
+           succeeded(checkSameElementType(*this, name, value, "q", getQ()));
+  };
+  auto f32 = [&](StringRef name, Value value, StringRef layout) {
+    return succeeded(shapes.check(name, value, layout)) &&
+           succeeded(checkF32ElementType(*this, name, value));
+  };
+  auto i32 = [&](StringRef name, Value value, StringRef layout) {
+    return succeeded(shapes.check(name, value, layout)) &&
+           succeeded(checkIntegerElementType(*this, name, value, 32));
+  };
+  if (!floats("q", getQ(), "BTHD") || !floats("k", getK(), "BTGD") ||
+      !floats("v", getV(), "BTGE") || !floats("k_cache", getKCache(), cacheK) ||
+      !floats("v_cache", getVCache(), cacheV) ||
+      (paged && !i32("block_table", getBlockTable(), "BM")) ||
+      !i32("cache_lengths", getCacheLengths(), "B") ||
+      !floats("k_cache_out", getKCacheOut(), cacheK) ||
+      !floats("v_cache_out", getVCacheOut(), cacheV) ||
+      !floats("o", getO(), "BTHE") || !f32("lse", getLse(), "BHT") ||
+      !f32("o_partial", getOPartial(), "BHTXE") ||
+      !f32("lse_partial", getLsePartial(), "BHTX") ||
+      !i32("status", getStatus(), "B"))
+    return failure();
+  if (getKCache().getType() != getKCacheOut().getType() ||
+      getVCache().getType() != getVCacheOut().getType())
+    return emitOpError() << "updates the caches in place: each result has "
+                            "its cache operand's type";
+  return success(succeeded(checkSplits(*this, getSplits())) &&
+                 succeeded(checkGrid(*this, getBlocks(), getWarps())));
+}
+
+LogicalResult DecodeCombineOp::verify() {
+  ShapeChecker shapes(*this, "EX");
+  shapes.expect('X', kDecodeMaxSplits, "the partials' slots");
+  if (failed(shapes.check("o_partial", getOPartial(), "BHTXE")) ||
+      failed(checkF32ElementType(*this, "o_partial", getOPartial())) ||
+      failed(shapes.check("lse_partial", getLsePartial(), "BHTX")) ||
+      failed(checkF32ElementType(*this, "lse_partial", getLsePartial())) ||
+      failed(shapes.check("o_single", getOSingle(), "BTHE")) ||
+      failed(checkFloatElementType(*this, "o_single", getOSingle())) ||
+      failed(shapes.check("lse_single", getLseSingle(), "BHT")) ||
+      failed(checkF32ElementType(*this, "lse_single", getLseSingle())) ||
+      failed(shapes.check("cache_lengths", getCacheLengths(), "B")) ||
+      failed(checkIntegerElementType(*this, "cache_lengths", getCacheLengths(),
+                                     32)))
+    return failure();
+  if (getO().getType() != getOSingle().getType() ||
+      getLse().getType() != getLseSingle().getType())
+    return emitOpError() << "writes over 'o_single' and 'lse_single': its "
+                            "results have their types";
+  return success(succeeded(checkSplits(*this, getSplits())) &&
+                 succeeded(checkGrid(*this, getBlocks(), std::nullopt)));
+}

@@ -1,0 +1,71 @@
+//===- LstmPolicy.h - The LSTM's recurrence from a target -------*- C++ -*-===//
+//
+// What `rudnn-specialize` chooses for this family on a target (how the LSTM
+// recurrence spreads hidden units over blocks): plain C++, so the JIT API, the
+// emitter and the tests ask the same questions of the same code.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_DIALECTS_IR_LSTM_LSTMPOLICY_H
+#define RUDNN_DIALECTS_IR_LSTM_LSTMPOLICY_H
+
+#include "dialects/IR/TargetPolicy.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mlir::rudnn {
+
+/// Batch entries the LSTM recurrence stages a pass (16 on tensor cores, 8
+/// on FMA), and its block's threads (lstm::kRecurrenceTensorBatch,
+/// kRecurrenceFmaBatch, kRecurrenceThreads).
+inline constexpr int64_t kLstmRecurrenceTensorBatch = 16;
+inline constexpr int64_t kLstmRecurrenceFmaBatch = 8;
+inline constexpr int64_t kLstmRecurrenceThreads = 256;
+
+/// Dynamic shared memory, in bytes, of an LSTM recurrence block owning
+/// `units` hidden units (lstm::RecurrenceShared::kBytes): its 4·units W_hh
+/// rows when `weightsOnChip`, the staged hidden states and the gate sums.
+/// 16-bit weights on chip take swizzled tiles padded to whole 16 x 16 steps
+/// (the tensor-core path, 16 entries a pass) and the warps' partial sums;
+/// otherwise plain rows and the fp32 states of 8 entries.
+int64_t lstmRecurrenceSharedBytes(int64_t hidden, int64_t units,
+                                  int64_t elementBytes, bool weightsOnChip);
+
+/// Hidden units a recurrence block owns at least (where H has them): 32
+/// gate rows, four for each warp.
+inline constexpr int64_t kLstmMinUnits = 8;
+
+/// How an LSTM layer's recurrence runs on a target.
+struct LstmRecurrencePolicy {
+  int64_t units = 1;          // hidden units a block owns
+  bool weightsOnChip = false; // W_hh rows kept in shared memory
+  /// One launch a step (recorded in a CUDA graph) instead of one persistent
+  /// cooperative grid.
+  bool perStep = false;
+  int64_t blocks = 1; // D · ceil(H / units)
+  std::string reason; // why, for the plan's readers
+};
+
+/// The persistent recurrence spreads the D·H units over the target's SMs,
+/// at least kLstmMinUnits a block and one block an SM (every block of a
+/// cooperative grid resident at once), and keeps W_hh on chip where each
+/// block's rows fit its shared memory. Where they do not, each step reads
+/// W_hh from L2 or memory anyway: then one launch a step costs little more
+/// than a grid barrier and frees the grid to take kLstmMinUnits a block,
+/// many blocks an SM to overlap those reads, so the per-step form is
+/// chosen. `units`, `weightsOnChip` and `perStep`, when given, are used as
+/// they are (weights kept off chip by request stay persistent unless
+/// `perStep`). None when not even the staged states fit, or a persistent
+/// grid would exceed the SMs.
+std::optional<LstmRecurrencePolicy>
+chooseLstmRecurrence(int64_t hidden, int64_t directions, int64_t elementBytes,
+                     int64_t smemPerBlock, int64_t smCount,
+                     std::optional<int64_t> units = std::nullopt,
+                     std::optional<bool> weightsOnChip = std::nullopt,
+                     std::optional<bool> perStep = std::nullopt);
+
+} // namespace mlir::rudnn
+
+#endif // RUDNN_DIALECTS_IR_LSTM_LSTMPOLICY_H

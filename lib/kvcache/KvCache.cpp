@@ -1,0 +1,148 @@
+//===- KvCache.cpp - Decoder attention over a K/V cache through the JIT ---===//
+//
+// The typed entry point over callOperator: validates a decoding step
+// against its operator's contract and, without a status tensor, its
+// entries on the host; the caches are both operands and results, updated
+// in place by the plan. B, T, S (or P and M), H, G and the strides are read
+// from the views; with a status the lengths and the block table never
+// leave the device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/checks/ContractChecks.h"
+
+#include "dialects/IR/attention/AttentionContracts.h"
+#include "dialects/IR/kvcache/KvCachePolicy.h"
+
+#include "rudnn/errors.h"
+#include "rudnn/kv_cache.h"
+#include "rudnn/operator.h"
+
+#include <cmath>
+#include <map>
+
+using namespace rudnn;
+
+namespace {
+
+/// Without a status tensor the lengths (and block table) are checked on the
+/// host, as kdaDecode checks its slots: each entry's append fits its
+/// capacity, its pages are in [0, P), and no page one entry appends to is
+/// one another entry reads. Throws InvalidArgument naming the entries.
+void checkEntriesOnHost(Context &context, const KvCacheInputs &in,
+                        const DimSizes &dims, Stream stream) {
+  const int64_t B = dims['B'], T = dims['T'];
+  std::vector<int32_t> lengths(static_cast<size_t>(B));
+  context.copyToHost(lengths.data(), in.cacheLengths.data,
+                     lengths.size() * sizeof(int32_t), stream);
+  std::vector<int32_t> table;
+  const bool paged = in.blockTable.has_value();
+  const int64_t Z = paged ? dims['Z'] : 0, M = paged ? dims['M'] : 0;
+  if (paged) {
+    table.resize(static_cast<size_t>(B * M));
+    context.copyToHost(table.data(), in.blockTable->data,
+                       table.size() * sizeof(int32_t), stream);
+  }
+  context.synchronize(stream);
+  const int64_t capacity = paged ? M * Z : dims['S'];
+  const std::string hint = " (give 'status' to have such entries refused on "
+                           "the device instead)";
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t length = lengths[b];
+    if (length < 0 || length + T > capacity)
+      throw InvalidArgument("'cache_lengths' entry " + std::to_string(b) +
+                            " is " + std::to_string(length) + ": appending " +
+                            std::to_string(T) + " tokens needs 0 ≤ length ≤ " +
+                            std::to_string(capacity - T) + " (the capacity " +
+                            std::to_string(capacity) + " less the tokens)" +
+                            hint);
+  }
+  if (!paged)
+    return;
+  // The entry appending to each page, and each page's readers.
+  std::map<int32_t, int64_t> appender;
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t used = (lengths[b] + T + Z - 1) / Z;
+    for (int64_t slot = 0; slot < used; ++slot) {
+      const int32_t page = table[b * M + slot];
+      if (page < 0 || page >= dims['P'])
+        throw InvalidArgument(
+            "'block_table' entry " + std::to_string(b) + " holds page " +
+            std::to_string(page) + " at slot " + std::to_string(slot) +
+            ", outside the " + std::to_string(dims['P']) + " pages" + hint);
+      if (slot >= lengths[b] / Z) {
+        auto [it, inserted] = appender.emplace(page, b);
+        if (!inserted && it->second != b)
+          throw InvalidArgument("'block_table' entries " +
+                                std::to_string(it->second) + " and " +
+                                std::to_string(b) + " both append to page " +
+                                std::to_string(page) + hint);
+      }
+    }
+  }
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t used = (lengths[b] + T + Z - 1) / Z;
+    for (int64_t slot = 0; slot < used; ++slot) {
+      auto it = appender.find(table[b * M + slot]);
+      if (it != appender.end() && it->second != b)
+        throw InvalidArgument(
+            "'block_table' entry " + std::to_string(it->second) +
+            " appends to page " + std::to_string(it->first) + ", which entry " +
+            std::to_string(b) + " reads: the pages an entry appends to must " +
+            "be its own" + hint);
+    }
+  }
+}
+
+} // namespace
+
+void rudnn::kvCacheAttention(Context &context, const KvCacheInputs &in,
+                             const KvCacheOutputs &out,
+                             const KvCacheOptions &options, Stream stream) {
+  // Validation: every fault named before anything runs. The caches are
+  // their own results.
+  const bool paged = in.blockTable.has_value();
+  DimSizes dims = paged
+                      ? checkCall(kvCacheAttentionPagedContract(),
+                                  {&in.q, &in.k, &in.v, &in.kCache, &in.vCache,
+                                   &*in.blockTable, &in.cacheLengths},
+                                  {&out.o, &in.kCache, &in.vCache,
+                                   viewOf(out.lse), viewOf(out.status)})
+                      : checkCall(kvCacheAttentionContract(),
+                                  {&in.q, &in.k, &in.v, &in.kCache, &in.vCache,
+                                   &in.cacheLengths},
+                                  {&out.o, &in.kCache, &in.vCache,
+                                   viewOf(out.lse), viewOf(out.status)});
+  if (options.splits < 0 || options.splits > mlir::rudnn::kDecodeMaxSplits)
+    throw InvalidArgument("'splits' must be 0 (the device chooses) or 1 to " +
+                          std::to_string(mlir::rudnn::kDecodeMaxSplits) +
+                          ", got " + std::to_string(options.splits));
+  for (char letter : {'B', 'T', 'S', 'P', 'M'})
+    if (dims.has(letter) && dims[letter] > INT32_MAX / 2)
+      throw InvalidArgument(std::string("dim ") + letter +
+                            " must be below 2^30");
+  if (!out.status)
+    checkEntriesOnHost(context, in, dims, stream);
+  // Without a scale, rudnn-specialize chooses D^-0.5; the verifier checks
+  // a given one.
+  OperatorAttributes attributes;
+  if (options.scale)
+    attributes.emplace_back("scale", double(*options.scale));
+  if (options.splits)
+    attributes.emplace_back("splits", int64_t(options.splits));
+  // The caches are operands, and results updated in place: named once.
+  NamedTensors tensors = {{"q", in.q},
+                          {"k", in.k},
+                          {"v", in.v},
+                          {paged ? "k_pages" : "k_cache", in.kCache},
+                          {paged ? "v_pages" : "v_cache", in.vCache},
+                          {"cache_lengths", in.cacheLengths},
+                          {"o", out.o}};
+  addIfGiven(tensors, "block_table", in.blockTable);
+  addIfGiven(tensors, "lse", out.lse);
+  addIfGiven(tensors, "status", out.status);
+  callOperator(context,
+               paged ? "rudnn.kv_cache_attention_paged"
+                     : "rudnn.kv_cache_attention",
+               attributes, tensors, stream);
+}

@@ -1,0 +1,124 @@
+//===- KvCacheReference.cpp - Decoder attention over a cache in float64 ---===//
+
+#include "lib/reference/kvcache/KvCacheReference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace rudnn::reference;
+
+namespace {
+
+/// Where entry b's token t lives in a cache of rows of `width` per key
+/// head: the offset of its head-0 row, or −1 if the cache has no such
+/// token.
+int64_t cacheRow(const KvCacheShape &s, const KvCacheInputs &in, int64_t b,
+                 int64_t t, int64_t width) {
+  const int64_t token = s.kvHeads * width; // elements of one token
+  if (!s.paged())
+    return t < s.capacity ? (b * s.capacity + t) * token : -1;
+  const int64_t slot = t / s.pageSize;
+  if (slot >= s.maxPages)
+    return -1;
+  const double page = in.blockTable[b * s.maxPages + slot];
+  if (!(page >= 0 && page < static_cast<double>(s.pages)))
+    return -1;
+  return (static_cast<int64_t>(page) * s.pageSize + t % s.pageSize) * token;
+}
+
+/// Refuses each entry still running that appends to a page another entry
+/// with room for the new tokens uses (reads or appends to), whatever that
+/// entry's own pages: the append would race with it.
+void refuseSharedAppends(const KvCacheShape &s, const KvCacheInputs &in,
+                         std::vector<double> &status) {
+  const int64_t B = s.batch, Tn = s.newTokens, Z = s.pageSize;
+  auto hasRoom = [&](int64_t b) {
+    const double length = in.cacheLengths[b];
+    return length >= 0 && length + Tn <= double(s.maxPages * Z);
+  };
+  auto pageAt = [&](int64_t b, int64_t slot) {
+    return in.blockTable[b * s.maxPages + slot];
+  };
+  for (int64_t b = 0; b < B; ++b) {
+    if (status[b] != 0)
+      continue;
+    const int64_t length = static_cast<int64_t>(in.cacheLengths[b]);
+    const int64_t used = (length + Tn + Z - 1) / Z;
+    for (int64_t other = 0; other < B && status[b] == 0; ++other) {
+      if (other == b || !hasRoom(other))
+        continue;
+      const int64_t otherUsed =
+          (static_cast<int64_t>(in.cacheLengths[other]) + Tn + Z - 1) / Z;
+      for (int64_t slot = 0; slot < otherUsed; ++slot)
+        for (int64_t mine = length / Z; mine < used; ++mine)
+          if (pageAt(other, slot) == pageAt(b, mine))
+            status[b] = 1;
+    }
+  }
+}
+
+} // namespace
+
+KvCacheOutputs rudnn::reference::kvCacheAttention(const KvCacheShape &s,
+                                                  const KvCacheInputs &in,
+                                                  double scale) {
+  const int64_t B = s.batch, Tn = s.newTokens, H = s.heads, G = s.kvHeads,
+                D = s.headDim, E = s.valueDim, group = H / G;
+  KvCacheOutputs out;
+  out.o.assign(B * Tn * H * E, 0.0);
+  out.lse.assign(B * H * Tn, -std::numeric_limits<double>::infinity());
+  out.kCache = in.kCache;
+  out.vCache = in.vCache;
+  out.status.assign(B, 0.0);
+  // Every position the step writes or reads must exist.
+  for (int64_t b = 0; b < B; ++b) {
+    const double given = in.cacheLengths[b];
+    bool fits = given >= 0;
+    const int64_t length = fits ? static_cast<int64_t>(given) : 0;
+    for (int64_t t = 0; fits && t < length + Tn; ++t)
+      fits = cacheRow(s, in, b, t, D) >= 0;
+    out.status[b] = fits ? 0 : 1;
+  }
+  if (s.paged())
+    refuseSharedAppends(s, in, out.status);
+  for (int64_t b = 0; b < B; ++b) {
+    if (out.status[b] != 0)
+      continue;
+    const int64_t length = static_cast<int64_t>(in.cacheLengths[b]);
+    for (int64_t i = 0; i < Tn; ++i) { // the append
+      const int64_t k0 = cacheRow(s, in, b, length + i, D),
+                    v0 = cacheRow(s, in, b, length + i, E);
+      std::copy_n(in.k.begin() + (b * Tn + i) * G * D, G * D,
+                  out.kCache.begin() + k0);
+      std::copy_n(in.v.begin() + (b * Tn + i) * G * E, G * E,
+                  out.vCache.begin() + v0);
+    }
+    for (int64_t i = 0; i < Tn; ++i)
+      for (int64_t h = 0; h < H; ++h) {
+        const int64_t g = h / group, keys = length + i + 1;
+        const double *q = &in.q[((b * Tn + i) * H + h) * D];
+        std::vector<double> scores(keys);
+        double peak = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < keys; ++j) {
+          const double *k = &out.kCache[cacheRow(s, in, b, j, D) + g * D];
+          double dot = 0;
+          for (int64_t d = 0; d < D; ++d)
+            dot += q[d] * k[d];
+          scores[j] = scale * dot;
+          peak = std::max(peak, scores[j]);
+        }
+        double sum = 0;
+        for (double &x : scores)
+          sum += (x = std::exp(x - peak));
+        double *o = &out.o[((b * Tn + i) * H + h) * E];
+        for (int64_t j = 0; j < keys; ++j) {
+          const double *v = &out.vCache[cacheRow(s, in, b, j, E) + g * E];
+          for (int64_t e = 0; e < E; ++e)
+            o[e] += scores[j] / sum * v[e];
+        }
+        out.lse[(b * H + h) * Tn + i] = peak + std::log(sum);
+      }
+  }
+  return out;
+}

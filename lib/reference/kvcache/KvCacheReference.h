@@ -1,0 +1,57 @@
+//===- KvCacheReference.h - Decoder attention over a cache in float64 -*- C++
+//-*-===//
+//
+// The decoding step of a transformer in double precision: the new tokens'
+// keys and values appended to the cache (contiguous or paged) after each
+// entry's cached tokens, then every new token attending causally to the
+// cache so far. The reference the K/V-cache kernels are checked against.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_LIB_REFERENCE_KVCACHE_KVCACHEREFERENCE_H
+#define RUDNN_LIB_REFERENCE_KVCACHE_KVCACHEREFERENCE_H
+
+#include <cstdint>
+#include <vector>
+
+namespace rudnn::reference {
+
+/// B entries of Tn new tokens, Hq query heads over Hk key heads (Hq a
+/// multiple of Hk), head dims D and E. Contiguous caches hold `capacity`
+/// (Tmax) tokens an entry; paged ones `pages` pages of `pageSize` tokens,
+/// an entry's token t on page blockTable[b][t / pageSize] (`maxPages`
+/// entries a row), row t % pageSize.
+struct KvCacheShape {
+  int64_t batch = 1, newTokens = 1, heads = 1, kvHeads = 1, headDim = 1,
+          valueDim = 1;
+  int64_t capacity = 1;                          // contiguous: Tmax
+  int64_t pages = 0, pageSize = 0, maxPages = 0; // paged when pages > 0
+  bool paged() const { return pages > 0; }
+};
+
+/// Dense row-major arrays: q [B,Tn,Hq,D], k [B,Tn,Hk,D], v [B,Tn,Hk,E];
+/// kCache [B,Tmax,Hk,D] and vCache [B,Tmax,Hk,E], or kCache
+/// [P,page,Hk,D], vCache [P,page,Hk,E] and blockTable [B,maxPages] when
+/// paged; cacheLengths [B].
+struct KvCacheInputs {
+  std::vector<double> q, k, v, kCache, vCache, cacheLengths, blockTable;
+};
+
+/// o [B,Tn,Hq,E], lse [B,Hq,Tn], the caches after the append, and a status
+/// per entry: 0 appended and attended; 1 refused (a negative length, an
+/// append past the capacity or the entry's pages, a page index out of
+/// range, or a page it appends to that another entry with room for the new
+/// tokens uses): its caches are left as they were, its o is 0 and its lse
+/// −inf.
+struct KvCacheOutputs {
+  std::vector<double> o, lse, kCache, vCache, status;
+};
+
+/// New token i of entry b (length L) sees cache positions 0 to L + i, its
+/// own among them; scores scaled by `scale`.
+KvCacheOutputs kvCacheAttention(const KvCacheShape &shape,
+                                const KvCacheInputs &inputs, double scale);
+
+} // namespace rudnn::reference
+
+#endif // RUDNN_LIB_REFERENCE_KVCACHE_KVCACHEREFERENCE_H

@@ -1,0 +1,56 @@
+//===- LstmReference.h - A multi-layer LSTM in float64 ----------*- C++ -*-===//
+//
+// torch.nn.LSTM's forward in double precision: gate order i, f, g, o, both
+// biases added, layers stacked (a layer past the first reads the previous
+// one's outputs, both directions concatenated), the reverse direction
+// running backwards in time, and packed sequences as
+// pack_padded_sequence gives them (each entry over its own steps). The
+// reference the LSTM kernels are checked against.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_LIB_REFERENCE_LSTM_LSTMREFERENCE_H
+#define RUDNN_LIB_REFERENCE_LSTM_LSTMREFERENCE_H
+
+#include <cstdint>
+#include <vector>
+
+namespace rudnn::reference {
+
+/// T steps of B entries, input size I, hidden size H, `layers` layers of
+/// `directions` (1, or 2 when bidirectional) directions.
+struct LstmShape {
+  int64_t steps = 1, batch = 1, inputSize = 1, hiddenSize = 1, layers = 1,
+          directions = 1;
+  /// x and out are [B, T, *] rather than [T, B, *].
+  bool batchFirst = false;
+};
+
+/// One layer and direction's state_dict tensors, dense row-major:
+/// weight_ih [4H, in] (in = I for the first layer, directions·H after),
+/// weight_hh [4H, H], bias_ih and bias_hh [4H] (empty: none).
+struct LstmWeights {
+  std::vector<double> weightIh, weightHh, biasIh, biasHh;
+};
+
+/// x [T, B, I] (or [B, T, I]); h0 and c0 [layers·directions, B, H] (empty:
+/// zeros); lengths [B] (empty: every entry T steps; an entry of length ℓ
+/// runs steps 0 … ℓ − 1, its reverse direction from ℓ − 1 down); weights
+/// of layer l, direction d at l·directions + d.
+struct LstmInputs {
+  std::vector<double> x, h0, c0, lengths;
+  std::vector<LstmWeights> weights;
+};
+
+/// out [T, B, directions·H] (or [B, T, ·]; zero past an entry's length),
+/// hN and cN [layers·directions, B, H]: each direction's state after its
+/// last step.
+struct LstmOutputs {
+  std::vector<double> out, hN, cN;
+};
+
+LstmOutputs lstmForward(const LstmShape &shape, const LstmInputs &inputs);
+
+} // namespace rudnn::reference
+
+#endif // RUDNN_LIB_REFERENCE_LSTM_LSTMREFERENCE_H

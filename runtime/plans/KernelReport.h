@@ -1,0 +1,82 @@
+//===- KernelReport.h - What a profiler would show, without a GPU -*- C++
+//-*-===//
+//
+// A compiled kernel's resources (ptxas: registers, spills, static shared
+// memory), its static SASS instruction mix (cuobjdump: tensor-core
+// instructions, ldmatrix, cp.async and TMA, global loads and stores by
+// width) and its occupancy on a target. The disassembler comes from the CUDA
+// toolkit or the PyPI wheels nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm;
+// without one the mix says so.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_RUNTIME_PLANS_KERNELREPORT_H
+#define RUDNN_RUNTIME_PLANS_KERNELREPORT_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace rudnn::runtime {
+
+/// Per-SM limits and peaks of a target (the figures of the GPU named).
+struct TargetLimits {
+  std::string arch, device;
+  int smCount = 0;
+  int registersPerSm = 65536, maxThreadsPerSm = 2048, maxBlocksPerSm = 32;
+  int64_t sharedPerSm = 0, sharedPerBlock = 0, sharedReservedPerBlock = 1024;
+  double memoryBytesPerSecond = 0, tensorFlops = 0, fp32Flops = 0;
+
+  /// The roofline's lower bound, in seconds, on a kernel moving `bytes`
+  /// and computing `flops` on tensor cores (16-bit operands) or on the FP32
+  /// pipes.
+  double rooflineSeconds(double bytes, double flops, bool tensor) const {
+    const double memory = bytes / memoryBytesPerSecond;
+    const double compute = flops / (tensor ? tensorFlops : fp32Flops);
+    return memory > compute ? memory : compute;
+  }
+
+  /// sm_90: H200; sm_80: A100 80 GB. Throws InvalidArgument for others.
+  static TargetLimits forArch(const std::string &arch);
+};
+
+/// ptxas -v's figures for one kernel.
+struct KernelResources {
+  int registers = 0;
+  int64_t spillStores = 0, spillLoads = 0, stackBytes = 0, staticShared = 0;
+};
+
+/// Runs ptxas on `ptx` for `arch`. Throws Unsupported without a ptxas,
+/// CompileError with its output when it fails.
+KernelResources ptxasResources(const std::string &entry, const std::string &ptx,
+                               const std::string &arch);
+
+/// Static counts of the SASS instructions of a cubin.
+struct InstructionMix {
+  /// Empty when counted; else why not (no disassembler found, ...).
+  std::string unavailable;
+  int64_t total = 0, tensor = 0, ldmatrix = 0, cpAsync = 0, tma = 0,
+          sharedLoads = 0, sharedStores = 0;
+  /// Global loads and stores by access width in bits (8 ... 128).
+  std::map<int, int64_t> globalLoads, globalStores;
+  /// The tensor-core and asynchronous-copy opcodes counted above, by name
+  /// (HMMA or HGMMA, LDGSTS or UTMALDG, ...).
+  std::map<std::string, int64_t> opcodes;
+};
+
+/// Disassembles `cubin` with cuobjdump -sass and counts.
+InstructionMix sassInstructionMix(const std::string &cubin);
+
+/// The disassembler used: "<path to cuobjdump>", or "" when none is found
+/// (in the CUDA toolkit, on PATH, in $RUDNN_CUOBJDUMP, in Python's nvidia
+/// wheels).
+const std::string &cuobjdumpPath();
+
+/// Blocks of `threads` threads with `resources` and `dynamicShared` bytes
+/// that fit on one SM of `target` at once.
+int residentBlocks(const KernelResources &resources, int64_t threads,
+                   int64_t dynamicShared, const TargetLimits &target);
+
+} // namespace rudnn::runtime
+
+#endif // RUDNN_RUNTIME_PLANS_KERNELREPORT_H
