@@ -20,6 +20,7 @@
 #include "rudnn/arch/math.cuh"
 #include "rudnn/arch/mbarrier.cuh"
 #include "rudnn/arch/mma.cuh"
+#include "rudnn/arch/named_barrier.cuh"
 #include "rudnn/arch/tma.cuh"
 #include "rudnn/arch/wgmma.cuh"
 #include "rudnn/math.cuh"

@@ -36,7 +36,15 @@ constexpr unsigned kWarpSize = 32;
 /// Polling: the thread spins on memory (an mbarrier, an atomic, a volatile
 /// flag) and runs again only once no barrier or warp operation can
 /// complete, so the threads it waits for are never starved by its spinning.
-enum class ThreadState { Runnable, Polling, AtBarrier, AtWarp, Trapped, Done };
+enum class ThreadState {
+  Runnable,
+  Polling,
+  AtBarrier,
+  AtNamedBarrier,
+  AtWarp,
+  Trapped,
+  Done
+};
 
 struct SimtThread {
   rudnn_emu_thread info{};
@@ -47,8 +55,9 @@ struct SimtThread {
   rudnn_emu_site site{};
   // __syncthreads
   int predicate = 0, mode = 0, barrierResult = 0;
-  // Check mode: the __syncwarp calls this thread has completed.
-  uint32_t warpSyncs = 0;
+  // Check mode: the __syncwarp calls and named barriers this thread has
+  // completed.
+  uint32_t syncs = 0;
   // AddressSanitizer's fake stack of this fiber while it is switched out.
   void *fakeStack = nullptr;
   // warp exchange
@@ -61,10 +70,10 @@ struct SimtThread {
 
 /// One access to a byte of shared memory, for race detection: by which
 /// thread, between which barriers (phase), after how many of its
-/// __syncwarp calls.
+/// __syncwarp calls and named barriers.
 struct SharedAccess {
   uint32_t phase = 0;
-  uint32_t warpSyncs = 0;
+  uint32_t syncs = 0;
   uint32_t thread = 0;
 };
 
@@ -147,6 +156,21 @@ private:
   }
 };
 
+/// One of a block's named barriers (bar.sync / bar.arrive with an id and a
+/// thread count): the threads arrived in its current generation.
+struct NamedBarrier {
+  unsigned expected = 0;
+  struct Arrival {
+    uint32_t thread;
+    bool waits;
+    rudnn_emu_site site;
+  };
+  std::vector<Arrival> arrivals;
+};
+
+/// Named barrier ids: 0 is __syncthreads'.
+constexpr unsigned kNamedBarriers = 16;
+
 /// One block in flight on one OS thread.
 struct BlockRun {
   const EmulatedKernel *kernel = nullptr;
@@ -161,10 +185,15 @@ struct BlockRun {
   SharedRegion staticShared, dynamicShared;
   /// Check mode: the barrier interval (counts up over all blocks of the OS
   /// thread, so older shadow entries are stale without clearing), and for
-  /// every warp and pair of lanes (a, b) a's warpSyncs after the latest
+  /// every warp and pair of lanes (a, b) a's syncs after the latest
   /// __syncwarp both took part in.
   uint32_t phase = 0;
   std::vector<uint32_t> jointWarpSyncs;
+  /// Check mode, once a named barrier completes in the block: for every
+  /// pair (b, a), a's syncs after the latest named barrier that ordered a's
+  /// earlier accesses before b's later ones (both arrived, b waited).
+  std::vector<uint32_t> jointBarrierSyncs;
+  NamedBarrier namedBarriers[kNamedBarriers];
   uint64_t idlePolls = 0;
   /// Check mode under a random schedule: the running thread is switched out
   /// at some shared-memory accesses too, drawn from this state.
@@ -335,16 +364,98 @@ unsigned hostWarpExchange(unsigned mask, const void *value, void *all,
   return self->present;
 }
 
+/// Releases named barrier `id`, all its arrivals in: its waiters run again,
+/// and in check mode every arrival's earlier accesses are ordered before
+/// the waiters' later ones. bar.sync and bar.arrive are .aligned: a warp
+/// takes part whole (its live lanes), or the barrier traps.
+void completeNamedBarrier(BlockRun &block, unsigned id) {
+  NamedBarrier &barrier = block.namedBarriers[id];
+  std::vector<NamedBarrier::Arrival> arrivals;
+  arrivals.swap(barrier.arrivals);
+  for (const NamedBarrier::Arrival &arrival : arrivals) {
+    const size_t first = arrival.thread / kWarpSize * kWarpSize;
+    for (size_t lane = first;
+         lane < std::min(first + kWarpSize, block.threads.size()); ++lane)
+      if (block.threads[lane].state != ThreadState::Done &&
+          std::none_of(arrivals.begin(), arrivals.end(),
+                       [&](auto &other) { return other.thread == lane; }))
+        failRunningThread(
+            describeThread(*currentThread) + ": named barrier " +
+            std::to_string(id) + " completes with part of warp " +
+            std::to_string(first / kWarpSize) + " (" +
+            describeThread(block.threads[lane]) +
+            " did not arrive): bar.sync and bar.arrive take whole warps");
+  }
+  for (const NamedBarrier::Arrival &arrival : arrivals)
+    ++block.threads[arrival.thread].syncs;
+  const size_t threads = block.threads.size();
+  if (block.check && block.jointBarrierSyncs.empty())
+    block.jointBarrierSyncs.assign(threads * threads, 0);
+  for (const NamedBarrier::Arrival &waiter : arrivals) {
+    if (!waiter.waits)
+      continue;
+    if (block.check)
+      for (const NamedBarrier::Arrival &arrival : arrivals)
+        block.jointBarrierSyncs[waiter.thread * threads + arrival.thread] =
+            block.threads[arrival.thread].syncs;
+    SimtThread &thread = block.threads[waiter.thread];
+    if (thread.state == ThreadState::AtNamedBarrier)
+      thread.state = ThreadState::Runnable;
+  }
+  block.idlePolls = 0;
+}
+
+void hostNamedBarrier(unsigned id, unsigned threads, int wait,
+                      const rudnn_emu_site *site) {
+  BlockRun *block = currentBlock;
+  SimtThread *self = currentThread;
+  const std::string who = describeThread(*self) + ": " + describeSite(*site) +
+                          ": named barrier " + std::to_string(id);
+  if (id == 0 || id >= kNamedBarriers)
+    failRunningThread(who + ": ids are 1 to 15 (0 is __syncthreads')");
+  const size_t blockThreads = block->threads.size();
+  const size_t warps = (blockThreads + kWarpSize - 1) / kWarpSize;
+  if (threads == 0 || threads % kWarpSize != 0 || threads > warps * kWarpSize)
+    failRunningThread(who + " of " + std::to_string(threads) +
+                      " threads: the count must be a multiple of 32, at most "
+                      "the block's warps' threads (" +
+                      std::to_string(warps * kWarpSize) + ")");
+  NamedBarrier &barrier = block->namedBarriers[id];
+  if (barrier.arrivals.empty())
+    barrier.expected = threads;
+  else if (barrier.expected != threads)
+    failRunningThread(who + " expects " + std::to_string(threads) +
+                      " threads, but the threads already arrived expect " +
+                      std::to_string(barrier.expected));
+  barrier.arrivals.push_back({self->info.linear, wait != 0, *site});
+  self->site = *site;
+  block->idlePolls = 0;
+  if (barrier.arrivals.size() == barrier.expected) {
+    completeNamedBarrier(*block, id);
+    return;
+  }
+  if (!wait)
+    return;
+  self->state = ThreadState::AtNamedBarrier;
+  suspend();
+}
+
 void hostTrap(const char *message) {
   failRunningThread(describeThread(*currentThread) + ": " + message);
 }
 
 /// Whether `earlier`'s access is ordered before whatever `thread` does now
-/// without a barrier between them: the same thread, or lanes of one warp
-/// that have both taken part in a __syncwarp since.
+/// without a barrier between them: the same thread, lanes of one warp
+/// that have both taken part in a __syncwarp since, or threads a named
+/// barrier has ordered since (the earlier one arrived, this one waited).
 bool ordered(const BlockRun &block, const SharedAccess &earlier,
              const SimtThread &thread) {
   if (earlier.thread == thread.info.linear)
+    return true;
+  if (!block.jointBarrierSyncs.empty() &&
+      block.jointBarrierSyncs[size_t(thread.info.linear) *
+                                  block.threads.size() +
+                              earlier.thread] > earlier.syncs)
     return true;
   if (earlier.thread / kWarpSize != thread.info.warp)
     return false;
@@ -352,7 +463,7 @@ bool ordered(const BlockRun &block, const SharedAccess &earlier,
       (size_t(thread.info.warp) * kWarpSize + earlier.thread % kWarpSize) *
           kWarpSize +
       thread.info.lane;
-  return block.jointWarpSyncs[pair] > earlier.warpSyncs;
+  return block.jointWarpSyncs[pair] > earlier.syncs;
 }
 
 [[noreturn]] void reportRace(const BlockRun &block, const SharedRegion &region,
@@ -421,7 +532,7 @@ void hostMemoryAccess(const void *address, size_t bytes, int kind) {
   }
   size_t first = p < region->begin ? 0 : size_t(p - region->begin);
   size_t last = std::min(region->bytes, size_t(p + bytes - region->begin));
-  const SharedAccess now{block->phase, self->warpSyncs, self->info.linear};
+  const SharedAccess now{block->phase, self->syncs, self->info.linear};
   for (size_t offset = first; offset < last; ++offset) {
     ShadowByte &cell = region->shadow[offset];
     bool written = cell.write.phase == block->phase;
@@ -498,7 +609,8 @@ void hostGridSync() {
 
 const rudnn_emu_host kHost = {
     RUDNN_EMU_ABI_VERSION, hostSyncthreads, hostWarpExchange, hostTrap,
-    hostMemoryAccess,      hostIsShared,    hostPoll,         hostGridSync};
+    hostMemoryAccess,      hostIsShared,    hostPoll,         hostGridSync,
+    hostNamedBarrier};
 
 void resume(BlockRun &block, SimtThread &thread) {
   currentThread = &thread;
@@ -606,14 +718,14 @@ bool completeBarrier(BlockRun &block) {
 void recordWarpSync(BlockRun &block, size_t first, unsigned present) {
   for (unsigned a = 0; a < kWarpSize; ++a)
     if (present >> a & 1)
-      ++block.threads[first + a].warpSyncs;
+      ++block.threads[first + a].syncs;
   for (unsigned a = 0; a < kWarpSize; ++a) {
     if (!(present >> a & 1))
       continue;
     for (unsigned b = 0; b < kWarpSize; ++b)
       if (present >> b & 1)
         block.jointWarpSyncs[(first + a) * kWarpSize + b] =
-            block.threads[first + a].warpSyncs;
+            block.threads[first + a].syncs;
   }
 }
 
@@ -686,12 +798,14 @@ bool completeWarpOps(BlockRun &block) {
 }
 
 std::string describeDeadlock(const BlockRun &block) {
-  int atBarrier = 0, atWarp = 0, done = 0;
+  int atBarrier = 0, atWarp = 0, atNamed = 0, done = 0;
   std::ostringstream masks;
   for (size_t i = 0; i < block.threads.size(); ++i) {
     const SimtThread &thread = block.threads[i];
     if (thread.state == ThreadState::AtBarrier)
       ++atBarrier;
+    else if (thread.state == ThreadState::AtNamedBarrier)
+      ++atNamed;
     else if (thread.state == ThreadState::Done)
       ++done;
     else if (thread.state == ThreadState::AtWarp) {
@@ -703,8 +817,20 @@ std::string describeDeadlock(const BlockRun &block) {
   std::ostringstream text;
   text << "deadlock: " << atBarrier << " of " << block.threads.size()
        << " threads wait at __syncthreads, " << atWarp
-       << " at a warp operation," << masks.str() << " " << done
-       << " have exited";
+       << " at a warp operation," << masks.str() << " " << atNamed
+       << " at a named barrier, " << done << " have exited";
+  for (unsigned id = 1; id < kNamedBarriers; ++id) {
+    const NamedBarrier &barrier = block.namedBarriers[id];
+    if (barrier.arrivals.empty())
+      continue;
+    size_t waiting = 0;
+    for (const NamedBarrier::Arrival &arrival : barrier.arrivals)
+      waiting += arrival.waits;
+    text << "; named barrier " << id << " expects " << barrier.expected
+         << " threads, " << barrier.arrivals.size() << " arrived (" << waiting
+         << " wait there, first " << describeSite(barrier.arrivals[0].site)
+         << ")";
+  }
   return text.str();
 }
 
@@ -734,13 +860,16 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
   block.switchState =
       (((schedule.seed + 1) * 0x9e3779b97f4a7c15ull) ^ place) | 1;
   std::fill(block.jointWarpSyncs.begin(), block.jointWarpSyncs.end(), 0);
+  block.jointBarrierSyncs.clear();
+  for (NamedBarrier &barrier : block.namedBarriers)
+    barrier.arrivals.clear();
   for (unsigned z = 0, linear = 0; z < dims.z; ++z)
     for (unsigned y = 0; y < dims.y; ++y)
       for (unsigned x = 0; x < dims.x; ++x, ++linear) {
         SimtThread &thread = block.threads[linear];
         thread.state = ThreadState::Runnable;
         thread.fakeStack = nullptr;
-        thread.warpSyncs = 0;
+        thread.syncs = 0;
         thread.info.threadIdx = {x, y, z};
         thread.info.blockIdx = blockIdx;
         thread.info.blockDim = {dims.x, dims.y, dims.z};

@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace rudnn::test {
@@ -63,6 +64,54 @@ protected:
   }
 
   static inline runtime::EmulationBackend *backend = nullptr;
+  std::vector<runtime::DevicePtr> allocations;
+};
+
+/// A backend of its own, in or out of check mode, under a schedule the
+/// test names (or the environment's), and typed buffers for it.
+class Emulator {
+public:
+  explicit Emulator(bool check, const std::string &schedule = "",
+                    unsigned threads = 2) {
+    runtime::EmulationOptions options =
+        runtime::EmulationOptions::fromEnvironment(samples::deviceHeaders());
+    options.threads = threads;
+    options.check = check;
+    options.sanitize = false;
+    if (!schedule.empty())
+      options.schedule = runtime::Schedule::parse(schedule);
+    backend = std::make_unique<runtime::EmulationBackend>(options);
+  }
+  ~Emulator() {
+    for (runtime::DevicePtr pointer : allocations)
+      backend->release(pointer);
+  }
+
+  template <typename T> runtime::DevicePtr upload(const std::vector<T> &data) {
+    runtime::DevicePtr pointer =
+        backend->allocate(std::max<size_t>(1, data.size()) * sizeof(T));
+    backend->copyToDevice(pointer, data.data(), data.size() * sizeof(T),
+                          nullptr);
+    allocations.push_back(pointer);
+    return pointer;
+  }
+
+  template <typename T>
+  std::vector<T> download(runtime::DevicePtr pointer, size_t n) {
+    std::vector<T> data(n);
+    backend->copyToHost(data.data(), pointer, n * sizeof(T), nullptr);
+    return data;
+  }
+
+  /// Compiles `source` and launches `entry` once.
+  void run(const std::string &entry, const std::string &source,
+           runtime::Dim3 grid, runtime::Dim3 block, runtime::ArgPack &args,
+           uint32_t dynamicShared = 0) {
+    auto kernel = backend->load(backend->compile({entry, source}), entry);
+    backend->launch(*kernel, {grid, block, dynamicShared}, args, nullptr);
+  }
+
+  std::unique_ptr<runtime::EmulationBackend> backend;
   std::vector<runtime::DevicePtr> allocations;
 };
 

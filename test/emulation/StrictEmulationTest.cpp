@@ -7,8 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/backends/EmulationBackend.h"
-#include "test/support/DeviceHeaders.h"
+#include "test/emulation/EmulationTestSupport.h"
 
 #include "rudnn/errors.h"
 
@@ -26,57 +25,13 @@
 
 using namespace rudnn;
 using namespace rudnn::runtime;
+using rudnn::test::Emulator;
 using ::testing::AllOf;
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;
 
 namespace {
-
-/// A backend in or out of check mode and typed buffers for it.
-class Emulator {
-public:
-  explicit Emulator(bool check, const std::string &schedule = "",
-                    unsigned threads = 2) {
-    EmulationOptions options =
-        EmulationOptions::fromEnvironment(samples::deviceHeaders());
-    options.threads = threads;
-    options.check = check;
-    options.sanitize = false;
-    if (!schedule.empty())
-      options.schedule = Schedule::parse(schedule);
-    backend = std::make_unique<EmulationBackend>(options);
-  }
-  ~Emulator() {
-    for (DevicePtr pointer : allocations)
-      backend->release(pointer);
-  }
-
-  template <typename T> DevicePtr upload(const std::vector<T> &data) {
-    DevicePtr pointer =
-        backend->allocate(std::max<size_t>(1, data.size()) * sizeof(T));
-    backend->copyToDevice(pointer, data.data(), data.size() * sizeof(T),
-                          nullptr);
-    allocations.push_back(pointer);
-    return pointer;
-  }
-
-  template <typename T> std::vector<T> download(DevicePtr pointer, size_t n) {
-    std::vector<T> data(n);
-    backend->copyToHost(data.data(), pointer, n * sizeof(T), nullptr);
-    return data;
-  }
-
-  /// Compiles `source` and launches `entry` once.
-  void run(const std::string &entry, const std::string &source, Dim3 grid,
-           Dim3 block, ArgPack &args, uint32_t dynamicShared = 0) {
-    auto kernel = backend->load(backend->compile({entry, source}), entry);
-    backend->launch(*kernel, {grid, block, dynamicShared}, args, nullptr);
-  }
-
-  std::unique_ptr<EmulationBackend> backend;
-  std::vector<DevicePtr> allocations;
-};
 
 template <typename Matcher>
 void expectFailure(const std::function<void()> &launch, Matcher matcher) {

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define RUDNN_EMU_ABI_VERSION 6
+#define RUDNN_EMU_ABI_VERSION 7
 
 typedef struct rudnn_emu_dim3 {
   unsigned x, y, z;
@@ -108,6 +108,14 @@ typedef struct rudnn_emu_host {
    * cooperative grid runs at once, as on a GPU. Traps in a launch that is
    * not cooperative. */
   void (*gridSync)(void);
+  /* Named barrier `id` (1 to 15; 0 is __syncthreads') of `threads` threads,
+   * a multiple of 32: the caller arrives and, with `wait`, waits until
+   * `threads` have arrived (bar.sync), else goes on (bar.arrive). Warps
+   * take part whole; counts that disagree trap; a barrier that can never
+   * complete is reported as a deadlock. In check mode the arrivals' earlier
+   * shared-memory accesses are ordered before the waiters' later ones. */
+  void (*namedBarrier)(unsigned id, unsigned threads, int wait,
+                       const rudnn_emu_site *site);
 } rudnn_emu_host;
 
 #ifdef __cplusplus

@@ -293,6 +293,15 @@ static inline int __syncthreads_or(int predicate, RUDNN_EMU_CALL_SITE) {
                                RUDNN_EMU_SITE("__syncthreads_or"));
 }
 
+// bar.sync (wait) or bar.arrive on named barrier `id` of `threads` threads.
+static inline void rudnn_emu_named_barrier(unsigned id, unsigned threads,
+                                           int wait,
+                                           const rudnn_emu_site &site) {
+  RUDNN_EMU_COMPILER_BARRIER();
+  rudnn_emu_table()->namedBarrier(id, threads, wait, &site);
+  RUDNN_EMU_COMPILER_BARRIER();
+}
+
 // One thread of each block; the block's others wait at __syncthreads.
 static inline void rudnn_emu_grid_sync() {
   RUDNN_EMU_COMPILER_BARRIER();
