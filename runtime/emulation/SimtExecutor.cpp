@@ -33,6 +33,8 @@ namespace ctx = boost::context;
 namespace {
 
 constexpr unsigned kWarpSize = 32;
+/// wgmma and setmaxnreg take the four warps 4i to 4i + 3 together.
+constexpr unsigned kWarpgroupSize = 128;
 /// Polling: the thread spins on memory (an mbarrier, an atomic, a volatile
 /// flag) and runs again only once no barrier or warp operation can
 /// complete, so the threads it waits for are never starved by its spinning.
@@ -42,6 +44,7 @@ enum class ThreadState {
   AtBarrier,
   AtNamedBarrier,
   AtWarp,
+  AtWarpgroup,
   Trapped,
   Done
 };
@@ -60,7 +63,7 @@ struct SimtThread {
   uint32_t syncs = 0;
   // AddressSanitizer's fake stack of this fiber while it is switched out.
   void *fakeStack = nullptr;
-  // warp exchange
+  // warp exchange (and warpgroup exchange: value, all, bytes)
   unsigned mask = 0;
   unsigned present = 0;
   const void *value = nullptr;
@@ -440,6 +443,24 @@ void hostNamedBarrier(unsigned id, unsigned threads, int wait,
   suspend();
 }
 
+void hostWarpgroupExchange(const void *value, void *all, size_t bytes,
+                           const rudnn_emu_site *site) {
+  SimtThread *self = currentThread;
+  if (currentBlock->threads.size() % kWarpgroupSize != 0)
+    failRunningThread(describeThread(*self) + ": " + describeSite(*site) +
+                      " in a block of " +
+                      std::to_string(currentBlock->threads.size()) +
+                      " threads: a warpgroup is 128 threads, warps 4i to "
+                      "4i + 3, so the block must be whole warpgroups");
+  self->state = ThreadState::AtWarpgroup;
+  self->value = value;
+  self->all = all;
+  self->bytes = bytes;
+  self->site = *site;
+  currentBlock->idlePolls = 0;
+  suspend();
+}
+
 void hostTrap(const char *message) {
   failRunningThread(describeThread(*currentThread) + ": " + message);
 }
@@ -608,9 +629,9 @@ void hostGridSync() {
 }
 
 const rudnn_emu_host kHost = {
-    RUDNN_EMU_ABI_VERSION, hostSyncthreads, hostWarpExchange, hostTrap,
-    hostMemoryAccess,      hostIsShared,    hostPoll,         hostGridSync,
-    hostNamedBarrier};
+    RUDNN_EMU_ABI_VERSION, hostSyncthreads,      hostWarpExchange, hostTrap,
+    hostMemoryAccess,      hostIsShared,         hostPoll,         hostGridSync,
+    hostNamedBarrier,      hostWarpgroupExchange};
 
 void resume(BlockRun &block, SimtThread &thread) {
   currentThread = &thread;
@@ -797,8 +818,67 @@ bool completeWarpOps(BlockRun &block) {
   return progress;
 }
 
+/// Completes every warpgroup operation all 128 threads of the warpgroup
+/// have reached. A warpgroup some of whose threads have exited, or whose
+/// threads meet at different operations (different call sites or sizes),
+/// sets block.error: wgmma and setmaxnreg are .sync.aligned over the
+/// warpgroup. False if none could be completed.
+bool completeWarpgroupOps(BlockRun &block) {
+  bool progress = false;
+  std::vector<SimtThread> &threads = block.threads;
+  for (size_t first = 0; first + kWarpgroupSize <= threads.size();
+       first += kWarpgroupSize) {
+    const SimtThread *leader = nullptr;
+    size_t arrived = 0, exited = 0;
+    bool matching = true;
+    for (size_t i = first; i < first + kWarpgroupSize; ++i) {
+      const SimtThread &thread = threads[i];
+      exited += thread.state == ThreadState::Done;
+      if (thread.state != ThreadState::AtWarpgroup)
+        continue;
+      ++arrived;
+      leader = leader ? leader : &thread;
+      matching = matching && sameSite(thread.site, leader->site) &&
+                 thread.bytes == leader->bytes;
+    }
+    if (!leader)
+      continue;
+    const std::string group = "warpgroup " +
+                              std::to_string(first / kWarpgroupSize) + " (" +
+                              describeThread(threads[first]) + " on)";
+    if (exited > 0) {
+      block.error = group + ": " + std::to_string(arrived) + " of its 128 " +
+                    "threads reach " + describeSite(leader->site) + ", " +
+                    std::to_string(exited) +
+                    " have exited: the instruction needs the whole "
+                    "warpgroup";
+      return true;
+    }
+    if (arrived < kWarpgroupSize)
+      continue;
+    if (!matching) {
+      std::vector<size_t> members(kWarpgroupSize);
+      std::iota(members.begin(), members.end(), first);
+      block.error = group + " meets at different warpgroup operations " +
+                    "(undefined in CUDA): " +
+                    describeSites(block, members, /*lanes=*/false);
+      return true;
+    }
+    for (size_t target = first; target < first + kWarpgroupSize; ++target) {
+      SimtThread &receiver = threads[target];
+      for (size_t source = 0; source < kWarpgroupSize; ++source)
+        std::memcpy(static_cast<char *>(receiver.all) + source * leader->bytes,
+                    threads[first + source].value, leader->bytes);
+    }
+    for (size_t target = first; target < first + kWarpgroupSize; ++target)
+      threads[target].state = ThreadState::Runnable;
+    progress = true;
+  }
+  return progress;
+}
+
 std::string describeDeadlock(const BlockRun &block) {
-  int atBarrier = 0, atWarp = 0, atNamed = 0, done = 0;
+  int atBarrier = 0, atWarp = 0, atNamed = 0, atWarpgroup = 0, done = 0;
   std::ostringstream masks;
   for (size_t i = 0; i < block.threads.size(); ++i) {
     const SimtThread &thread = block.threads[i];
@@ -806,6 +886,8 @@ std::string describeDeadlock(const BlockRun &block) {
       ++atBarrier;
     else if (thread.state == ThreadState::AtNamedBarrier)
       ++atNamed;
+    else if (thread.state == ThreadState::AtWarpgroup)
+      ++atWarpgroup;
     else if (thread.state == ThreadState::Done)
       ++done;
     else if (thread.state == ThreadState::AtWarp) {
@@ -818,7 +900,8 @@ std::string describeDeadlock(const BlockRun &block) {
   text << "deadlock: " << atBarrier << " of " << block.threads.size()
        << " threads wait at __syncthreads, " << atWarp
        << " at a warp operation," << masks.str() << " " << atNamed
-       << " at a named barrier, " << done << " have exited";
+       << " at a named barrier, " << atWarpgroup
+       << " at a warpgroup operation, " << done << " have exited";
   for (unsigned id = 1; id < kNamedBarriers; ++id) {
     const NamedBarrier &barrier = block.namedBarriers[id];
     if (barrier.arrivals.empty())
@@ -934,7 +1017,8 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
         [](const SimtThread &t) { return t.state == ThreadState::Done; });
     if (allDone)
       break;
-    if (completeBarrier(block) || completeWarpOps(block)) {
+    if (completeBarrier(block) || completeWarpOps(block) ||
+        completeWarpgroupOps(block)) {
       error = block.error;
       continue;
     }

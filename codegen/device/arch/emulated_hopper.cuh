@@ -204,6 +204,25 @@ inline void landBulkCopies() {
 // wgmma
 //===----------------------------------------------------------------------===//
 
+/// wgmma.fence, commit_group, wait_group and setmaxnreg are .sync.aligned
+/// over the warpgroup: all 128 threads at one call site, with one
+/// `operand` (the groups left pending, the register budget).
+inline void warpgroup_uniform(const char *operation, unsigned operand,
+                              RUDNN_EMU_CALL_SITE) {
+  unsigned all[128];
+  rudnn_emu_warpgroup_exchange(&operand, all, sizeof operand,
+                               RUDNN_EMU_SITE(operation));
+  for (unsigned other : all)
+    if (other != operand) {
+      char message[160];
+      snprintf(message, sizeof message,
+               "%s: the warpgroup's threads give it different operands "
+               "(%u and %u)",
+               operation, operand, other);
+      rudnn_emu_trap(message);
+    }
+}
+
 /// The 16-bit element (r, c) of a 128-byte-swizzled operand named by
 /// `descriptor`: K-major, r the M or N index and c the K index; MN-major
 /// (transposed), r the K index and c the M or N index.
@@ -235,33 +254,43 @@ inline void wgmma_m64n64k16(float (&d)[32], const unsigned *registers,
   const rudnn_emu_thread *thread = rudnn_emu_current();
   const int lane = static_cast<int>(thread->lane);
   const int warp = static_cast<int>(thread->warp % 4); // in the warpgroup
+  // What each thread of the warpgroup issues: the same instruction and
+  // descriptors in all 128, each warp's A rows in its registers.
+  struct Issue {
+    unsigned long long a, b;
+    unsigned form; // A from registers, B transposed, bf16
+    unsigned registers[4];
+  };
+  Issue mine = {registers ? 0 : a,
+                b,
+                (registers ? 1u : 0u) | (transposedB ? 2u : 0u) |
+                    (bf16 ? 4u : 0u),
+                {}};
+  if (registers)
+    for (int i = 0; i < 4; ++i)
+      mine.registers[i] = registers[i];
+  Issue all[128];
+  rudnn_emu_warpgroup_exchange(&mine, all, sizeof mine,
+                               RUDNN_EMU_SITE("wgmma"));
+  for (const Issue &other : all)
+    if (other.a != mine.a || other.b != mine.b || other.form != mine.form)
+      rudnn_emu_trap("wgmma: the threads of the warpgroup issue different "
+                     "descriptors or forms (it is .sync.aligned: one "
+                     "instruction for all 128)");
   float A[16][16];
   if (registers) {
-    struct Fragment {
-      unsigned a[4];
-    };
-    const Fragment mine = {
-        {registers[0], registers[1], registers[2], registers[3]}};
-    Fragment all[32];
-    requireWholeWarp(rudnn_emu_warp_exchange(kWarp, &mine, all, sizeof mine,
-                                             RUDNN_EMU_SITE("wgmma")),
-                     "wgmma");
     for (int l = 0; l < 32; ++l) {
+      const unsigned *fragment = all[32 * warp + l].registers;
       const int g = l / 4, t = l % 4;
       for (int half = 0; half < 2; ++half) {
         const int row = g + 8 * half;
-        A[row][2 * t] = low(all[l].a[half], bf16);
-        A[row][2 * t + 1] = high(all[l].a[half], bf16);
-        A[row][2 * t + 8] = low(all[l].a[2 + half], bf16);
-        A[row][2 * t + 9] = high(all[l].a[2 + half], bf16);
+        A[row][2 * t] = low(fragment[half], bf16);
+        A[row][2 * t + 1] = high(fragment[half], bf16);
+        A[row][2 * t + 8] = low(fragment[2 + half], bf16);
+        A[row][2 * t + 9] = high(fragment[2 + half], bf16);
       }
     }
   } else {
-    const int mine = 0;
-    int all[32];
-    requireWholeWarp(rudnn_emu_warp_exchange(kWarp, &mine, all, sizeof mine,
-                                             RUDNN_EMU_SITE("wgmma")),
-                     "wgmma");
     for (int r = 0; r < 16; ++r)
       for (int k = 0; k < 16; ++k)
         A[r][k] = descriptorElement(a, 16 * warp + r, k, false, bf16);

@@ -9,6 +9,10 @@
 // A's rows 16w.. in mma.m16n8k16's A layout: an attention kernel's scores
 // become the next product's operand in registers.
 //
+// wgmma, wgmma_fence/commit/wait and set_register_budget are .sync.aligned:
+// all 128 threads of the warpgroup execute them together, with the same
+// descriptors and operands (the emulator refuses anything else).
+//
 // Shared operands use the 128-byte swizzle: rows of 64 16-bit elements
 // (128 bytes), eight rows an atom of 1024 bytes whose 16-byte chunks are
 // permuted by chunk ^ (row % 8) on the address bits, as the TMA unit writes
@@ -56,14 +60,18 @@ wgmma_descriptor(const void *start, unsigned leading, unsigned stride) {
 /// Orders this thread's register writes (accumulators, A fragments) before
 /// the wgmma that reads them.
 __device__ __forceinline__ void wgmma_fence() {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(__RUDNN_EMULATION__)
+#ifdef __RUDNN_EMULATION__
+  emulated::warpgroup_uniform("wgmma.fence", 0);
+#elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #endif
 }
 
 /// Closes the group of wgmma issued since the last commit.
 __device__ __forceinline__ void wgmma_commit() {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(__RUDNN_EMULATION__)
+#ifdef __RUDNN_EMULATION__
+  emulated::warpgroup_uniform("wgmma.commit_group", 0);
+#elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 #endif
 }
@@ -71,7 +79,9 @@ __device__ __forceinline__ void wgmma_commit() {
 /// Waits until at most `Pending` groups are in flight: their accumulators
 /// are then this thread's to read. (Emulated wgmma complete at issue.)
 template <int Pending> __device__ __forceinline__ void wgmma_wait() {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(__RUDNN_EMULATION__)
+#ifdef __RUDNN_EMULATION__
+  emulated::warpgroup_uniform("wgmma.wait_group", Pending);
+#elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
 #endif
 }
@@ -81,7 +91,10 @@ template <int Registers, bool Increase>
 __device__ __forceinline__ void set_register_budget() {
   static_assert(Registers % 8 == 0 && Registers >= 24 && Registers <= 256,
                 "setmaxnreg takes a multiple of 8 in [24, 256]");
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(__RUDNN_EMULATION__)
+#ifdef __RUDNN_EMULATION__
+  emulated::warpgroup_uniform(Increase ? "setmaxnreg.inc" : "setmaxnreg.dec",
+                              Registers);
+#elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
   if constexpr (Increase)
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Registers));
   else

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define RUDNN_EMU_ABI_VERSION 7
+#define RUDNN_EMU_ABI_VERSION 8
 
 typedef struct rudnn_emu_dim3 {
   unsigned x, y, z;
@@ -116,6 +116,14 @@ typedef struct rudnn_emu_host {
    * shared-memory accesses are ordered before the waiters' later ones. */
   void (*namedBarrier)(unsigned id, unsigned threads, int wait,
                        const rudnn_emu_site *site);
+  /* Warpgroup exchange: the 128 threads of the caller's warpgroup (warps
+   * 4i to 4i + 3) each contribute `bytes` at `value`; once all have
+   * arrived at the same call site, each receives the 128 contributions in
+   * `all`, thread by thread. A warpgroup with exited threads, threads at
+   * different operations, or a block not made of whole warpgroups traps.
+   * The basis of wgmma, its fence, commit and wait, and setmaxnreg. */
+  void (*warpgroupExchange)(const void *value, void *all, size_t bytes,
+                            const rudnn_emu_site *site);
 } rudnn_emu_host;
 
 #ifdef __cplusplus

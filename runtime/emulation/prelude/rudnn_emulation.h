@@ -293,6 +293,16 @@ static inline int __syncthreads_or(int predicate, RUDNN_EMU_CALL_SITE) {
                                RUDNN_EMU_SITE("__syncthreads_or"));
 }
 
+// Every thread of the caller's warpgroup passes `bytes` at `value`; `all`
+// receives the 128 contributions thread by thread.
+static inline void rudnn_emu_warpgroup_exchange(const void *value, void *all,
+                                                size_t bytes,
+                                                const rudnn_emu_site &site) {
+  RUDNN_EMU_COMPILER_BARRIER();
+  rudnn_emu_table()->warpgroupExchange(value, all, bytes, &site);
+  RUDNN_EMU_COMPILER_BARRIER();
+}
+
 // bar.sync (wait) or bar.arrive on named barrier `id` of `threads` threads.
 static inline void rudnn_emu_named_barrier(unsigned id, unsigned threads,
                                            int wait,

@@ -1,0 +1,157 @@
+//===- WarpgroupTest.cpp - wgmma and setmaxnreg take the whole warpgroup --===//
+//
+// wgmma, its fence, commit and wait, and setmaxnreg are .sync.aligned over
+// a warpgroup (warps 4i to 4i + 3): on a GPU, a warpgroup that issues one
+// with a warp missing, with per-warp descriptors or operands, or at
+// different instructions is undefined. The emulator used to run them warp
+// by warp and give the issuing warps' rows; each kernel here that it ran
+// is now refused with a report, and the correct twin gives exact results
+// under every schedule.
+//
+//===----------------------------------------------------------------------===//
+
+#include "test/emulation/EmulationTestSupport.h"
+
+#include "rudnn/errors.h"
+
+#include <gmock/gmock.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace rudnn;
+using namespace rudnn::runtime;
+using rudnn::test::Emulator;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+
+namespace {
+
+// Each warpgroup of the block computes A·Bᵀ over 64 x 64 bf16 tiles of
+// ones in shared memory (every entry 64), its budget raised first as a
+// consumer warpgroup's is. The placeholders make it go wrong.
+constexpr const char *kGroupSource = R"cuda(
+#include "rudnn/core.cuh"
+using namespace rudnn::arch;
+extern "C" __global__ void group(float *out) {
+  RUDNN_DYNAMIC_SHARED(unsigned char, raw);
+  __nv_bfloat16 *ta = (__nv_bfloat16 *)(raw + (1024 - shared_window_address(raw) % 1024) % 1024);
+  __nv_bfloat16 *tb = ta + 64 * 64;
+  for (int i = threadIdx.x; i < 2 * 64 * 64; i += blockDim.x)
+    ta[i] = __float2bfloat16(1.0f);
+  __syncthreads();
+  const int warp = threadIdx.x / 32;
+  (void)warp;
+  BEFORE
+  BUDGET
+  float d[32] = {};
+  wgmma_fence();
+  for (int k = 0; k < 4; ++k)
+    wgmma_m64n64k16_ss<__nv_bfloat16>(
+        d, wgmma_descriptor(ta + 16 * k, 16, 1024),
+        wgmma_descriptor(tb + 16 * k + SKEW, 16, 1024));
+  wgmma_commit();
+  WAIT
+  for (int i = 0; i < 32; ++i)
+    out[32 * threadIdx.x + i] = d[i];
+}
+)cuda";
+
+/// The kernel with `changes` made to its placeholders; the others take
+/// their correct text.
+std::string group(std::vector<std::pair<std::string, std::string>> changes) {
+  const std::vector<std::pair<std::string, std::string>> defaults = {
+      {"BEFORE", ""},
+      {"BUDGET", "set_register_budget<240, true>();"},
+      {"SKEW", "0"},
+      {"WAIT", "wgmma_wait<0>();"}};
+  std::string source = kGroupSource;
+  for (const auto &[name, text] : defaults) {
+    std::string replacement = text;
+    for (const auto &[changed, changedText] : changes)
+      if (changed == name)
+        replacement = changedText;
+    source.replace(source.find(name), name.size(), replacement);
+  }
+  return source;
+}
+
+constexpr uint32_t kShared = 1024 + 2 * 64 * 64 * 2;
+
+/// Runs `source` as one block of `threads`; returns what it wrote.
+std::vector<float> runGroup(Emulator &emulator, const std::string &source,
+                            unsigned threads) {
+  DevicePtr out = emulator.upload(std::vector<float>(32 * threads, -1));
+  ArgPack args;
+  args.push(out);
+  emulator.run("group", source, {1}, {threads}, args, kShared);
+  return emulator.download<float>(out, 32 * threads);
+}
+
+TEST(Warpgroup, WholeWarpgroupsComputeExactlyUnderEverySchedule) {
+  for (const char *schedule : {"forward", "reverse", "random:5"}) {
+    Emulator emulator(/*check=*/true, schedule);
+    // Two warpgroups, each on its own.
+    const std::vector<float> out = runGroup(emulator, group({}), 256);
+    for (size_t i = 0; i < out.size(); ++i)
+      ASSERT_EQ(out[i], 64.0f) << schedule << ", entry " << i;
+  }
+}
+
+/// Runs the kernel with `changes` on `threads` threads, expecting it to
+/// fail with `matcher`, in and out of check mode.
+template <typename Matcher>
+void expectRefused(std::vector<std::pair<std::string, std::string>> changes,
+                   unsigned threads, Matcher matcher) {
+  for (bool check : {false, true}) {
+    Emulator emulator(check);
+    EXPECT_THAT([&] { runGroup(emulator, group(changes), threads); },
+                ThrowsMessage<DeviceError>(
+                    AllOf(HasSubstr("emulated kernel 'group'"), matcher)))
+        << (check ? "check mode" : "default mode");
+  }
+}
+
+TEST(Warpgroup, AWarpgroupWithAWarpMissingIsRefused) {
+  expectRefused({{"BEFORE", "if (warp == 3) return;"}}, 128,
+                AllOf(HasSubstr("warpgroup 0"), HasSubstr("96 of its 128"),
+                      HasSubstr("32 have exited")));
+  // The budget raised by three warps of four.
+  expectRefused({{"BEFORE", "if (warp == 1) return;"}, {"BUDGET", ""}}, 128,
+                AllOf(HasSubstr("wgmma.fence"), HasSubstr("have exited")));
+}
+
+TEST(Warpgroup, PerWarpDescriptorsAreRefused) {
+  expectRefused({{"SKEW", "(warp == 2 ? 512 : 0)"}}, 128,
+                HasSubstr("wgmma: the threads of the warpgroup issue "
+                          "different descriptors"));
+}
+
+TEST(Warpgroup, PerWarpOperandsOfWaitAndSetmaxnregAreRefused) {
+  expectRefused(
+      {{"WAIT", "if (warp < 2) wgmma_wait<0>(); else wgmma_wait<1>();"}}, 128,
+      HasSubstr("wgmma.wait_group: the warpgroup's threads give it "
+                "different operands"));
+  expectRefused({{"BUDGET", "if (warp < 3) set_register_budget<240, true>(); "
+                            "else set_register_budget<232, true>();"}},
+                128,
+                HasSubstr("setmaxnreg.inc: the warpgroup's threads give it "
+                          "different operands (240 and 232)"));
+}
+
+TEST(Warpgroup, AWarpgroupAtDifferentInstructionsIsRefused) {
+  // Warp 1 commits while the others raise their budget.
+  expectRefused(
+      {{"BEFORE", "if (warp == 1) wgmma_commit();"},
+       {"BUDGET", "if (warp != 1) set_register_budget<240, true>();"}},
+      128, HasSubstr("meets at different warpgroup operations"));
+}
+
+TEST(Warpgroup, ABlockOfPartWarpgroupsIsRefused) {
+  expectRefused({}, 96,
+                HasSubstr("a warpgroup is 128 threads, warps 4i to 4i + 3"));
+}
+
+} // namespace
