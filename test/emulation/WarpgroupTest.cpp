@@ -1,12 +1,15 @@
-//===- WarpgroupTest.cpp - wgmma and setmaxnreg take the whole warpgroup --===//
+//===- WarpgroupTest.cpp - wgmma as a warpgroup runs it on Hopper ---------===//
 //
 // wgmma, its fence, commit and wait, and setmaxnreg are .sync.aligned over
 // a warpgroup (warps 4i to 4i + 3): on a GPU, a warpgroup that issues one
 // with a warp missing, with per-warp descriptors or operands, or at
-// different instructions is undefined. The emulator used to run them warp
-// by warp and give the issuing warps' rows; each kernel here that it ran
-// is now refused with a report, and the correct twin gives exact results
-// under every schedule.
+// different instructions is undefined. And wgmma is asynchronous: its
+// accumulators are garbage until the wait that retires its commit group,
+// it needs a fence after the registers it reads were last touched, and
+// its shared operands may be read at any point until that wait. The
+// emulator used to run wgmma warp by warp and complete it at issue; each
+// kernel here that it ran is now refused with a report or computes
+// garbage, and the correct twin gives exact results under every schedule.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +19,7 @@
 
 #include <gmock/gmock.h>
 
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,12 +51,13 @@ extern "C" __global__ void group(float *out) {
   BEFORE
   BUDGET
   float d[32] = {};
-  wgmma_fence();
+  FENCE
   for (int k = 0; k < 4; ++k)
     wgmma_m64n64k16_ss<__nv_bfloat16>(
         d, wgmma_descriptor(ta + 16 * k, 16, 1024),
         wgmma_descriptor(tb + 16 * k + SKEW, 16, 1024));
-  wgmma_commit();
+  COMMIT
+  IN_FLIGHT
   WAIT
   for (int i = 0; i < 32; ++i)
     out[32 * threadIdx.x + i] = d[i];
@@ -66,6 +71,9 @@ std::string group(std::vector<std::pair<std::string, std::string>> changes) {
       {"BEFORE", ""},
       {"BUDGET", "set_register_budget<240, true>();"},
       {"SKEW", "0"},
+      {"FENCE", "wgmma_fence();"},
+      {"COMMIT", "wgmma_commit();"},
+      {"IN_FLIGHT", ""},
       {"WAIT", "wgmma_wait<0>();"}};
   std::string source = kGroupSource;
   for (const auto &[name, text] : defaults) {
@@ -152,6 +160,105 @@ TEST(Warpgroup, AWarpgroupAtDifferentInstructionsIsRefused) {
 TEST(Warpgroup, ABlockOfPartWarpgroupsIsRefused) {
   expectRefused({}, 96,
                 HasSubstr("a warpgroup is 128 threads, warps 4i to 4i + 3"));
+}
+
+/// Runs the kernel with `changes` on one warpgroup; returns what it wrote.
+std::vector<float>
+runChanged(std::vector<std::pair<std::string, std::string>> changes,
+           bool check) {
+  Emulator emulator(check);
+  return runGroup(emulator, group(changes), 128);
+}
+
+TEST(AsyncWgmma, AccumulatorsReadBeforeTheirWaitAreGarbage) {
+  // No wait, a wait before the commit, a commit never made: the products
+  // are still in flight when the accumulators are stored.
+  for (const auto &changes :
+       std::vector<std::vector<std::pair<std::string, std::string>>>{
+           {{"WAIT", ""}},
+           {{"COMMIT", ""}, {"WAIT", "wgmma_wait<0>(); wgmma_commit();"}},
+           {{"COMMIT", ""}}})
+    for (bool check : {false, true}) {
+      const std::vector<float> out = runChanged(changes, check);
+      for (size_t i = 0; i < out.size(); ++i)
+        ASSERT_TRUE(std::isnan(out[i]))
+            << changes[0].first << ", entry " << i << ": " << out[i];
+    }
+}
+
+TEST(AsyncWgmma, AWgmmaWithNoFenceSinceTheRegistersWereWrittenIsRefused) {
+  expectRefused({{"FENCE", ""}}, 128,
+                HasSubstr("wgmma: issued with no wgmma_fence"));
+}
+
+TEST(AsyncWgmma, AccumulatorsWrittenWhileInFlightAreRefused) {
+  expectRefused({{"IN_FLIGHT", "d[5] = 0.0f;"}}, 128,
+                HasSubstr("accumulator 5 of a wgmma in flight was written "
+                          "before the wgmma_wait that retires it"));
+}
+
+TEST(AsyncWgmma, CheckModeRefusesAStageOverwrittenBeforeTheWait) {
+  // Past a barrier, one thread refills B while the products are in flight,
+  // as a producer refilling a stage released before the consumers' wait.
+  // (Its writes are also a race with the other threads' reads at their
+  // waits: the forward schedule lets it reach its own wait first.)
+  Emulator emulator(/*check=*/true, "forward");
+  EXPECT_THAT(
+      [&] {
+        runGroup(emulator,
+                 group({{"IN_FLIGHT", "__syncthreads(); if (threadIdx.x == 0) "
+                                      "for (int i = 0; i < 64 * 64; ++i) "
+                                      "tb[i] = __float2bfloat16(2.0f);"}}),
+                 128);
+      },
+      ThrowsMessage<DeviceError>(
+          HasSubstr("its shared-memory operands changed between its issue "
+                    "and the wgmma_wait that retires it")));
+}
+
+// Two commit groups in flight: wait<1> retires the older one only.
+constexpr const char *kTwoGroupsSource = R"cuda(
+#include "rudnn/core.cuh"
+using namespace rudnn::arch;
+extern "C" __global__ void two_groups(float *out) {
+  RUDNN_DYNAMIC_SHARED(unsigned char, raw);
+  __nv_bfloat16 *ta = (__nv_bfloat16 *)(raw + (1024 - shared_window_address(raw) % 1024) % 1024);
+  for (int i = threadIdx.x; i < 2 * 64 * 64; i += blockDim.x)
+    ta[i] = __float2bfloat16(i < 64 * 64 ? 1.0f : 2.0f);
+  __syncthreads();
+  const __nv_bfloat16 *tb = ta + 64 * 64;
+  float d[32] = {}, e[32] = {};
+  wgmma_fence();
+  wgmma_m64n64k16_ss<__nv_bfloat16>(d, wgmma_descriptor(ta, 16, 1024),
+                                    wgmma_descriptor(ta, 16, 1024));
+  wgmma_commit();
+  wgmma_m64n64k16_ss<__nv_bfloat16>(e, wgmma_descriptor(ta, 16, 1024),
+                                    wgmma_descriptor(tb, 16, 1024));
+  wgmma_commit();
+  wgmma_wait<1>();
+  for (int i = 0; i < 32; ++i)
+    out[64 * threadIdx.x + i] = d[i], out[64 * threadIdx.x + 32 + i] = e[i];
+  wgmma_wait<0>();
+  for (int i = 0; i < 32; ++i)
+    out[64 * 128 + 32 * threadIdx.x + i] = e[i];
+}
+)cuda";
+
+TEST(AsyncWgmma, WaitRetiresTheOlderGroupsOnly) {
+  for (const char *schedule : {"forward", "reverse", "random:9"}) {
+    Emulator emulator(/*check=*/true, schedule);
+    DevicePtr out = emulator.upload(std::vector<float>(96 * 128, -1));
+    ArgPack args;
+    args.push(out);
+    emulator.run("two_groups", kTwoGroupsSource, {1}, {128}, args, kShared);
+    const std::vector<float> got = emulator.download<float>(out, 96 * 128);
+    for (int t = 0; t < 128; ++t)
+      for (int i = 0; i < 32; ++i) {
+        ASSERT_EQ(got[64 * t + i], 16.0f) << schedule; // 16 ones
+        ASSERT_TRUE(std::isnan(got[64 * t + 32 + i])) << schedule;
+        ASSERT_EQ(got[64 * 128 + 32 * t + i], 32.0f) << schedule; // 16 twos
+      }
+  }
 }
 
 } // namespace

@@ -5,6 +5,10 @@
 // tensor map the emulation backend encoded (rudnn_emu_tensor_map) and write
 // the 128-byte swizzle on shared-memory address bits, and wgmma reading its
 // operands through matrix descriptors exactly as the PTX ISA lays them out.
+// wgmma is asynchronous as on the GPU: its accumulators hold poison from
+// its issue until the wgmma_wait that retires its commit group, a wgmma
+// not chained onto one in flight needs a wgmma_fence since the last wait,
+// and in check mode its shared operands must not change before that wait.
 // Shared-memory addresses are offsets from the block's dynamic shared
 // memory, so a kernel aligns its tiles to 1024 bytes as on a GPU.
 //
@@ -244,90 +248,243 @@ inline float descriptorElement(unsigned long long descriptor, int r, int c,
   return low(bits, bf16);
 }
 
-/// wgmma.mma_async m64n64k16 with fp32 accumulators, for this thread's 32:
-/// A from `registers` (this warp's 16 rows, mma A layout) or, when null,
-/// from descriptor `a` (K-major); B from descriptor `b`, MN-major when
-/// `transposedB`.
-inline void wgmma_m64n64k16(float (&d)[32], const unsigned *registers,
-                            unsigned long long a, unsigned long long b,
-                            bool transposedB, bool bf16, RUDNN_EMU_CALL_SITE) {
-  const rudnn_emu_thread *thread = rudnn_emu_current();
-  const int lane = static_cast<int>(thread->lane);
-  const int warp = static_cast<int>(thread->warp % 4); // in the warpgroup
-  // What each thread of the warpgroup issues: the same instruction and
-  // descriptors in all 128, each warp's A rows in its registers.
-  struct Issue {
-    unsigned long long a, b;
-    unsigned form; // A from registers, B transposed, bf16
-    unsigned registers[4];
-  };
-  Issue mine = {registers ? 0 : a,
-                b,
-                (registers ? 1u : 0u) | (transposedB ? 2u : 0u) |
-                    (bf16 ? 4u : 0u),
-                {}};
-  if (registers)
-    for (int i = 0; i < 4; ++i)
-      mine.registers[i] = registers[i];
-  Issue all[128];
-  rudnn_emu_warpgroup_exchange(&mine, all, sizeof mine,
-                               RUDNN_EMU_SITE("wgmma"));
-  for (const Issue &other : all)
-    if (other.a != mine.a || other.b != mine.b || other.form != mine.form)
-      rudnn_emu_trap("wgmma: the threads of the warpgroup issue different "
-                     "descriptors or forms (it is .sync.aligned: one "
-                     "instruction for all 128)");
+/// What each thread of a warpgroup issues with a wgmma: the same
+/// instruction and descriptors in all 128, each warp's A rows in its
+/// registers.
+struct WgmmaIssue {
+  unsigned long long a, b;
+  unsigned form; // 1: A from registers, 2: B transposed, 4: bf16
+  unsigned registers[4];
+};
+
+/// One thread's operands of a wgmma: the 16 rows of A of its warp and the
+/// 16 columns of B its accumulators need.
+struct WgmmaOperands {
   float A[16][16];
-  if (registers) {
-    for (int l = 0; l < 32; ++l) {
-      const unsigned *fragment = all[32 * warp + l].registers;
-      const int g = l / 4, t = l % 4;
-      for (int half = 0; half < 2; ++half) {
-        const int row = g + 8 * half;
-        A[row][2 * t] = low(fragment[half], bf16);
-        A[row][2 * t + 1] = high(fragment[half], bf16);
-        A[row][2 * t + 8] = low(fragment[2 + half], bf16);
-        A[row][2 * t + 9] = high(fragment[2 + half], bf16);
-      }
-    }
-  } else {
+  float B[16][16];
+};
+
+/// Reads the shared-memory operands `issue` names for this thread (A too
+/// when it is not in registers).
+inline void readSharedOperands(WgmmaOperands &operands, const WgmmaIssue &issue,
+                               int warp, int lane) {
+  const bool bf16 = issue.form & 4, transposedB = issue.form & 2;
+  if (!(issue.form & 1))
     for (int r = 0; r < 16; ++r)
       for (int k = 0; k < 16; ++k)
-        A[r][k] = descriptorElement(a, 16 * warp + r, k, false, bf16);
-  }
-  const int g = lane / 4, t = lane % 4;
-  // B's 16 columns this lane's accumulators need, read once.
-  float B[16][16];
+        operands.A[r][k] =
+            descriptorElement(issue.a, 16 * warp + r, k, false, bf16);
+  const int t = lane % 4;
   for (int column = 0; column < 16; ++column) {
     const int col = 8 * (column / 2) + 2 * t + column % 2;
     for (int k = 0; k < 16; ++k)
-      B[column][k] = transposedB ? descriptorElement(b, k, col, true, bf16)
-                                 : descriptorElement(b, col, k, false, bf16);
+      operands.B[column][k] =
+          transposedB ? descriptorElement(issue.b, k, col, true, bf16)
+                      : descriptorElement(issue.b, col, k, false, bf16);
   }
-  float result[32];
+}
+
+/// values += A·B for this thread's 32 accumulators, summed as the tensor
+/// cores do in check mode (RUDNN_EMU_CHECK), exactly otherwise.
+inline void addProducts(float (&values)[32], const WgmmaOperands &operands,
+                        int lane) {
+  const int g = lane / 4;
   for (int i = 0; i < 32; ++i) {
     const int row = g + 8 * (i % 4 / 2), column = 2 * (i / 4) + i % 2;
     double products[16];
     for (int k = 0; k < 16; ++k)
-      products[k] = static_cast<double>(A[row][k]) * B[column][k];
+      products[k] =
+          static_cast<double>(operands.A[row][k]) * operands.B[column][k];
 #ifdef RUDNN_EMU_CHECK
-    float sum = d[i];
+    float sum = values[i];
     for (int group = 0; group < 2; ++group) {
       double terms[9] = {sum};
       for (int k = 0; k < 8; ++k)
         terms[1 + k] = products[8 * group + k];
       sum = truncatedSum(terms, 9);
     }
-    result[i] = sum;
+    values[i] = sum;
 #else
-    double sum = d[i];
+    double sum = values[i];
     for (int k = 0; k < 16; ++k)
       sum += products[k];
-    result[i] = static_cast<float>(sum);
+    values[i] = static_cast<float>(sum);
 #endif
   }
-  for (int i = 0; i < 32; ++i)
-    d[i] = result[i];
+}
+
+/// A wgmma issued and not yet retired by a wait_group. Its accumulators
+/// hold poison (all bits set: NaN) from its issue until then; it adds to
+/// the values they held at issue, or to the result of the wgmma before it
+/// on the same accumulators (`chained`), which the hardware orders.
+struct InFlightWgmma {
+  float *accumulators;
+  bool chained;
+  float input[32];
+  WgmmaIssue issue;
+  WgmmaOperands operands; // as read at issue
+};
+
+/// A thread's wgmma groups: those issued since its last commit, then the
+/// committed groups, oldest first; and whether a wgmma_fence came since it
+/// last waited.
+struct WgmmaGroups : rudnn_emu_detail::ThreadAsyncWork {
+  std::vector<InFlightWgmma> open;
+  std::deque<std::vector<InFlightWgmma>> committed;
+  bool fenced = false;
+
+  static WgmmaGroups &of(rudnn_emu_detail::AsyncCopies &copies) {
+    if (!copies.wgmma)
+      copies.wgmma = std::make_unique<WgmmaGroups>();
+    return static_cast<WgmmaGroups &>(*copies.wgmma);
+  }
+  /// The latest wgmma in flight on `accumulators`, or null.
+  InFlightWgmma *latestOn(const float *accumulators) {
+    for (auto record = open.rbegin(); record != open.rend(); ++record)
+      if (record->accumulators == accumulators)
+        return &*record;
+    for (auto group = committed.rbegin(); group != committed.rend(); ++group)
+      for (auto record = group->rbegin(); record != group->rend(); ++record)
+        if (record->accumulators == accumulators)
+          return &*record;
+    return nullptr;
+  }
+};
+
+constexpr unsigned kPoison = 0xffffffffu;
+
+inline WgmmaGroups &wgmmaGroups() {
+  return WgmmaGroups::of(rudnn_emu_detail::asyncCopies());
+}
+
+/// wgmma.fence: this thread's register writes are ordered before the
+/// wgmma it issues next.
+inline void wgmma_fence() { wgmmaGroups().fenced = true; }
+
+/// wgmma.commit_group: the wgmma issued since the last commit form a group
+/// (possibly empty).
+inline void wgmma_commit() {
+  WgmmaGroups &groups = wgmmaGroups();
+  groups.committed.push_back(std::move(groups.open));
+  groups.open.clear();
+}
+
+/// wgmma.wait_group `pending`: retires every committed group but the
+/// `pending` most recent, oldest first, each wgmma in issue order. In check
+/// mode, a wgmma whose shared operands changed since its issue (a stage
+/// released or overwritten before this wait) traps: the GPU may read them
+/// at any point until now.
+inline void wgmma_wait(unsigned pending) {
+  WgmmaGroups &groups = wgmmaGroups();
+  const rudnn_emu_thread *thread = rudnn_emu_current();
+  const int warp = static_cast<int>(thread->warp % 4),
+            lane = static_cast<int>(thread->lane);
+  while (groups.committed.size() > pending) {
+    std::vector<InFlightWgmma> group = std::move(groups.committed.front());
+    groups.committed.pop_front();
+    for (size_t i = 0; i < group.size(); ++i) {
+      InFlightWgmma &record = group[i];
+#ifdef RUDNN_EMU_CHECK
+      WgmmaOperands now = record.operands;
+      readSharedOperands(now, record.issue, warp, lane);
+      if (std::memcmp(&now, &record.operands, sizeof now) != 0)
+        rudnn_emu_trap("wgmma: its shared-memory operands changed between "
+                       "its issue and the wgmma_wait that retires it (a "
+                       "stage released or overwritten too early)");
+#endif
+      float values[32];
+      std::memcpy(values, record.input, sizeof values);
+      addProducts(values, record.operands, lane);
+      InFlightWgmma *next = nullptr;
+      for (size_t j = i + 1; j < group.size() && !next; ++j)
+        if (group[j].accumulators == record.accumulators)
+          next = &group[j];
+      for (auto later = groups.committed.begin();
+           later != groups.committed.end() && !next; ++later)
+        for (InFlightWgmma &other : *later)
+          if (!next && other.accumulators == record.accumulators)
+            next = &other;
+      for (InFlightWgmma &other : groups.open)
+        if (!next && other.accumulators == record.accumulators)
+          next = &other;
+      if (next) { // the next wgmma on them adds to this result
+        std::memcpy(next->input, values, sizeof values);
+        next->chained = false;
+        continue;
+      }
+      for (int e = 0; e < 32; ++e) {
+        unsigned bits;
+        std::memcpy(&bits, &record.accumulators[e], sizeof bits);
+        if (bits != kPoison) {
+          char message[200];
+          snprintf(message, sizeof message,
+                   "wgmma: accumulator %d of a wgmma in flight was written "
+                   "before the wgmma_wait that retires it (warp %u, lane %d)",
+                   e, thread->warp, lane);
+          rudnn_emu_trap(message);
+        }
+      }
+      std::memcpy(record.accumulators, values, sizeof values);
+    }
+  }
+  // Registers are read again before the next wgmma: it needs a fence.
+  groups.fenced = false;
+}
+
+/// wgmma.mma_async m64n64k16 with fp32 accumulators, for this thread's 32:
+/// A from `registers` (this warp's 16 rows, mma A layout) or, when null,
+/// from descriptor `a` (K-major); B from descriptor `b`, MN-major when
+/// `transposedB`. Asynchronous as on the GPU: `d` holds poison until a
+/// wgmma_wait retires the group the wgmma is committed in.
+inline void wgmma_m64n64k16(float (&d)[32], const unsigned *registers,
+                            unsigned long long a, unsigned long long b,
+                            bool transposedB, bool bf16, RUDNN_EMU_CALL_SITE) {
+  const rudnn_emu_thread *thread = rudnn_emu_current();
+  const int lane = static_cast<int>(thread->lane);
+  const int warp = static_cast<int>(thread->warp % 4); // in the warpgroup
+  WgmmaIssue mine = {registers ? 0 : a,
+                     b,
+                     (registers ? 1u : 0u) | (transposedB ? 2u : 0u) |
+                         (bf16 ? 4u : 0u),
+                     {}};
+  if (registers)
+    for (int i = 0; i < 4; ++i)
+      mine.registers[i] = registers[i];
+  WgmmaIssue all[128];
+  rudnn_emu_warpgroup_exchange(&mine, all, sizeof mine,
+                               RUDNN_EMU_SITE("wgmma"));
+  for (const WgmmaIssue &other : all)
+    if (other.a != mine.a || other.b != mine.b || other.form != mine.form)
+      rudnn_emu_trap("wgmma: the threads of the warpgroup issue different "
+                     "descriptors or forms (it is .sync.aligned: one "
+                     "instruction for all 128)");
+  WgmmaGroups &groups = wgmmaGroups();
+  InFlightWgmma record;
+  record.accumulators = d;
+  record.issue = mine;
+  record.chained = groups.latestOn(d) != nullptr;
+  if (!record.chained) {
+    if (!groups.fenced)
+      rudnn_emu_trap("wgmma: issued with no wgmma_fence since the "
+                     "warpgroup last waited (or began): the writes to its "
+                     "accumulator and A registers are not ordered before it");
+    std::memcpy(record.input, d, sizeof record.input);
+    std::memset(d, 0xff, sizeof record.input);
+  }
+  if (registers)
+    for (int l = 0; l < 32; ++l) {
+      const unsigned *fragment = all[32 * warp + l].registers;
+      const int g = l / 4, t = l % 4;
+      for (int half = 0; half < 2; ++half) {
+        const int row = g + 8 * half;
+        record.operands.A[row][2 * t] = low(fragment[half], bf16);
+        record.operands.A[row][2 * t + 1] = high(fragment[half], bf16);
+        record.operands.A[row][2 * t + 8] = low(fragment[2 + half], bf16);
+        record.operands.A[row][2 * t + 9] = high(fragment[2 + half], bf16);
+      }
+    }
+  readSharedOperands(record.operands, mine, warp, lane);
+  groups.open.push_back(record);
 }
 
 } // namespace emulated

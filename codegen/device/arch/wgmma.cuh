@@ -62,6 +62,7 @@ wgmma_descriptor(const void *start, unsigned leading, unsigned stride) {
 __device__ __forceinline__ void wgmma_fence() {
 #ifdef __RUDNN_EMULATION__
   emulated::warpgroup_uniform("wgmma.fence", 0);
+  emulated::wgmma_fence();
 #elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #endif
@@ -71,16 +72,19 @@ __device__ __forceinline__ void wgmma_fence() {
 __device__ __forceinline__ void wgmma_commit() {
 #ifdef __RUDNN_EMULATION__
   emulated::warpgroup_uniform("wgmma.commit_group", 0);
+  emulated::wgmma_commit();
 #elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 #endif
 }
 
 /// Waits until at most `Pending` groups are in flight: their accumulators
-/// are then this thread's to read. (Emulated wgmma complete at issue.)
+/// are then this thread's to read (before, they hold garbage; emulated,
+/// poison).
 template <int Pending> __device__ __forceinline__ void wgmma_wait() {
 #ifdef __RUDNN_EMULATION__
   emulated::warpgroup_uniform("wgmma.wait_group", Pending);
+  emulated::wgmma_wait(Pending);
 #elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
 #endif

@@ -14,6 +14,7 @@
 #define RUDNN_EMU_ASYNC_H
 
 #include <deque>
+#include <memory>
 #include <vector>
 
 namespace rudnn_emu_detail {
@@ -35,12 +36,20 @@ struct BulkCopy {
   unsigned long long *barrier;
 };
 
+/// Asynchronous work of another kind a device library keeps per CUDA
+/// thread (the wgmma groups in flight), ended with the thread.
+struct ThreadAsyncWork {
+  virtual ~ThreadAsyncWork() = default;
+};
+
 /// A CUDA thread's copies: those issued since its last commit, then its
-/// committed groups, oldest first; its TMA boxes in flight.
+/// committed groups, oldest first; its TMA boxes in flight; its wgmma
+/// groups.
 struct AsyncCopies {
   std::vector<AsyncCopy> open;
   std::deque<std::vector<AsyncCopy>> groups;
   std::vector<BulkCopy> bulk;
+  std::unique_ptr<ThreadAsyncWork> wgmma;
 };
 
 /// Writes as the copy engines do: not as a store of any thread, so check
