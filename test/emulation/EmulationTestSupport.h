@@ -15,6 +15,28 @@
 
 namespace rudnn::test {
 
+/// `data` copied into a new allocation of `backend`, noted in
+/// `allocations` for release.
+template <typename T>
+runtime::DevicePtr uploadTo(runtime::EmulationBackend &backend,
+                            std::vector<runtime::DevicePtr> &allocations,
+                            const std::vector<T> &data) {
+  runtime::DevicePtr pointer =
+      backend.allocate(std::max<size_t>(1, data.size()) * sizeof(T));
+  backend.copyToDevice(pointer, data.data(), data.size() * sizeof(T), nullptr);
+  allocations.push_back(pointer);
+  return pointer;
+}
+
+/// `count` values of type T read back from `pointer`.
+template <typename T>
+std::vector<T> downloadFrom(runtime::EmulationBackend &backend,
+                            runtime::DevicePtr pointer, size_t count) {
+  std::vector<T> data(count);
+  backend.copyToHost(data.data(), pointer, count * sizeof(T), nullptr);
+  return data;
+}
+
 /// One emulation backend per test suite (compiling is the slow part) and
 /// helpers to move typed arrays in and out of its memory.
 class EmulationTest : public ::testing::Test {
@@ -36,19 +58,12 @@ protected:
   }
 
   template <typename T> runtime::DevicePtr upload(const std::vector<T> &data) {
-    runtime::DevicePtr pointer =
-        backend->allocate(std::max<size_t>(1, data.size()) * sizeof(T));
-    backend->copyToDevice(pointer, data.data(), data.size() * sizeof(T),
-                          nullptr);
-    allocations.push_back(pointer);
-    return pointer;
+    return uploadTo(*backend, allocations, data);
   }
 
   template <typename T>
   std::vector<T> download(runtime::DevicePtr pointer, size_t count) {
-    std::vector<T> data(count);
-    backend->copyToHost(data.data(), pointer, count * sizeof(T), nullptr);
-    return data;
+    return downloadFrom<T>(*backend, pointer, count);
   }
 
   void launch(const runtime::LoadedKernel &kernel, runtime::Dim3 grid,
@@ -88,19 +103,12 @@ public:
   }
 
   template <typename T> runtime::DevicePtr upload(const std::vector<T> &data) {
-    runtime::DevicePtr pointer =
-        backend->allocate(std::max<size_t>(1, data.size()) * sizeof(T));
-    backend->copyToDevice(pointer, data.data(), data.size() * sizeof(T),
-                          nullptr);
-    allocations.push_back(pointer);
-    return pointer;
+    return uploadTo(*backend, allocations, data);
   }
 
   template <typename T>
-  std::vector<T> download(runtime::DevicePtr pointer, size_t n) {
-    std::vector<T> data(n);
-    backend->copyToHost(data.data(), pointer, n * sizeof(T), nullptr);
-    return data;
+  std::vector<T> download(runtime::DevicePtr pointer, size_t count) {
+    return downloadFrom<T>(*backend, pointer, count);
   }
 
   /// Compiles `source` and launches `entry` once.

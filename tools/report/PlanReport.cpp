@@ -24,6 +24,8 @@
 
 #include <map>
 #include <optional>
+#include <string>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::rudnn;
@@ -38,7 +40,28 @@ struct KernelReport {
   rt::InstructionMix mix;
   int residentBlocks = 0;
   std::string resourcesUnavailable; // why ptxas's figures are missing
+  // What ptxas said of the kernel's wgmma: a serialized wgmma or an
+  // injected warpgroup.arrive means it repaired the code at a cost.
+  std::vector<std::string> compilerNotes;
 };
+
+/// The lines of a compiler log about wgmma (ptxas's C75xx notes).
+std::vector<std::string> wgmmaNotes(const std::string &log) {
+  std::vector<std::string> notes;
+  size_t start = 0;
+  while (start < log.size()) {
+    size_t end = log.find('\n', start);
+    if (end == std::string::npos)
+      end = log.size();
+    const std::string line = log.substr(start, end - start);
+    if (line.find("wgmma") != std::string::npos ||
+        line.find("warpgroup") != std::string::npos ||
+        line.find("GMMA") != std::string::npos)
+      notes.push_back(line);
+    start = end + 1;
+  }
+  return notes;
+}
 
 /// A launch of a kernel at the given dims.
 struct LaunchSize {
@@ -226,7 +249,7 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
     try {
       rt::CudaBinary binary = compiler.compile(
           {kernel.entry, kernel.source, kernel.archSpecific}, target.arch);
-      KernelReport report{&kernel, {}, {}, 0, {}};
+      KernelReport report{&kernel, {}, {}, 0, {}, wgmmaNotes(binary.log)};
       try {
         report.resources =
             rt::ptxasResources(kernel.entry, binary.ptx, binary.arch);
@@ -315,6 +338,8 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
             {"resident_blocks_per_sm", report.residentBlocks}};
         if (!report.resourcesUnavailable.empty())
           entry["resources_unavailable"] = report.resourcesUnavailable;
+        if (!report.compilerNotes.empty())
+          entry["compiler_notes"] = report.compilerNotes;
         if (size.blocks) {
           entry["blocks"] = *size.blocks;
           entry["runs"] = size.runs;
@@ -398,6 +423,8 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
       else if (cost)
         os << "model: " << cost->bytesText << " bytes, " << cost->flopsText
            << " flops per launch\n";
+      for (const std::string &note : report.compilerNotes)
+        os << "compiler: " << note << "\n";
       if (!mix.unavailable.empty()) {
         os << "sass: unavailable: " << mix.unavailable << "\n";
         continue;

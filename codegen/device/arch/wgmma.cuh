@@ -68,6 +68,27 @@ __device__ __forceinline__ void wgmma_fence() {
 #endif
 }
 
+/// Pins `registers` at this point of the program. The fences and waits
+/// above order memory, not registers: without this the compiler may move
+/// an accumulator's zeroing or an A fragment's conversion past the fence,
+/// and ptxas then serializes the wgmma that reads it.
+template <int N>
+__device__ __forceinline__ void wgmma_fence_operand(float (&registers)[N]) {
+#ifndef __RUDNN_EMULATION__
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    asm volatile("" : "+f"(registers[i])::"memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void wgmma_fence_operand(unsigned (&registers)[N]) {
+#ifndef __RUDNN_EMULATION__
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    asm volatile("" : "+r"(registers[i])::"memory");
+#endif
+}
+
 /// Closes the group of wgmma issued since the last commit.
 __device__ __forceinline__ void wgmma_commit() {
 #ifdef __RUDNN_EMULATION__

@@ -167,7 +167,6 @@ step_probabilities(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
   const unsigned parity = (step >> 1) & 1;
   scores.clear();
   dp.clear();
-  arch::wgmma_fence();
   arch::mbarrier_wait(&s.barriers.heads_full[stage], parity);
   wgmma_abt<Shared::kDBlocks>(scores, s.heads, 64 * group, s.step_heads[stage]);
   arch::wgmma_commit();
@@ -180,7 +179,6 @@ step_probabilities(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
   probabilities_and_gradients<ByKeys>(scores, dp, p, u.bounds, u.b,
                                       ByKeys ? u.stepHead(i) : u.head,
                                       u.queryRows, row0, u.stepRow0(i));
-  arch::wgmma_fence();
 }
 
 /// After a step's products were issued: waits for them, then this warp

@@ -153,7 +153,6 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
       arch::mbarrier_wait(&s.barriers.heads_full[stage], parity);
       tile::WarpTile<T, 16, kBK> scores;
       scores.clear();
-      arch::wgmma_fence();
       wgmma_abt<Tiles::kDBlocks>(scores, s.q, 64 * group, s.k[stage]);
       arch::wgmma_commit();
       arch::wgmma_wait<0>();
@@ -164,7 +163,6 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
       rescale_rows(out, rescale);
 
       arch::mbarrier_wait(&s.barriers.values_full[stage], parity);
-      arch::wgmma_fence();
       wgmma_ab(out, scores, s.v[stage]);
       arch::wgmma_commit();
       arch::wgmma_wait<0>();

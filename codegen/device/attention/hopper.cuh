@@ -26,13 +26,24 @@ __device__ __forceinline__ float (&wgmma_block(Tile &tile, int n))[32] {
   return *reinterpret_cast<float(*)[32]>(&tile.acc[0][8 * n][0]);
 }
 
+/// The accumulators pinned where they stand, then the warpgroup's fence:
+/// every register a wgmma issued next reads is written before it.
+template <typename Acc> __device__ __forceinline__ void fence_for(Acc &acc) {
+#pragma unroll
+  for (int n = 0; n < Acc::kColumns / 64; ++n)
+    arch::wgmma_fence_operand(wgmma_block(acc, n));
+  arch::wgmma_fence();
+}
+
 /// acc += A·Bᵀ over 64·KBlocks depths: A the 64 rows from `aRow` of a
 /// tile, B the first 64·N rows of another (N = the accumulators' column
 /// blocks), both K-major (each tile's column blocks of `…Block` elements).
+/// Fences the warpgroup's registers itself.
 template <int KBlocks, int ABlock, int BBlock, typename T, typename Acc>
 __device__ __forceinline__ void wgmma_abt(Acc &acc, const T (*a)[ABlock],
                                           int aRow, const T (*b)[BBlock]) {
   constexpr int kN = Acc::kColumns / 64;
+  fence_for(acc);
 #pragma unroll
   for (int n = 0; n < kN; ++n)
 #pragma unroll
@@ -49,25 +60,31 @@ __device__ __forceinline__ void wgmma_abt(Acc &acc, const T (*a)[ABlock],
 /// acc += A·B: A the warp tile `a` (this warp's 16 rows of the warpgroup's
 /// 64, its accumulators rounded to T), B a tile whose rows are the depth
 /// (as many as a's columns) read MN-major, its column blocks the
-/// accumulators'.
+/// accumulators'. Fences the warpgroup's registers itself: A's fragments
+/// are all written before the fence, so no wgmma reads a register written
+/// after it (which ptxas would repair by serializing).
 template <int BBlock, typename T, typename Acc, typename Tile>
 __device__ __forceinline__ void wgmma_ab(Acc &acc, const Tile &a,
                                          const T (*b)[BBlock]) {
   constexpr int BRows = BBlock / 64;
   static_assert(Tile::kColumns == BRows, "A's columns are B's rows");
   constexpr int kN = Acc::kColumns / 64;
+  unsigned fa[BRows / 16][1][4];
 #pragma unroll
   for (int k = 0; k < BRows / 16; ++k) {
-    unsigned fa[1][4];
-    a.a_fragments(fa, 16 * k);
+    a.a_fragments(fa[k], 16 * k);
+    arch::wgmma_fence_operand(fa[k][0]);
+  }
+  fence_for(acc);
+#pragma unroll
+  for (int k = 0; k < BRows / 16; ++k)
 #pragma unroll
     for (int n = 0; n < kN; ++n) {
       // 16 rows: two 1024-byte atoms down the column block.
       const unsigned long long db =
           arch::wgmma_descriptor(&b[n][16 * 64 * k], BRows * 128, 1024);
-      arch::wgmma_m64n64k16_rs<T>(wgmma_block(acc, n), fa[0], db);
+      arch::wgmma_m64n64k16_rs<T>(wgmma_block(acc, n), fa[k][0], db);
     }
-  }
 }
 
 /// The TMA coordinates of a 64-column block of rows from `row`: padded
