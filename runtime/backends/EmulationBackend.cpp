@@ -2,6 +2,7 @@
 
 #include "runtime/backends/EmulationBackend.h"
 #include "runtime/cache/Hash.h"
+#include "runtime/compile/CudaToolkit.h"
 #include "runtime/compile/Shell.h"
 #include "runtime/emulation/GuardedMemory.h"
 #include "runtime/emulation/Prelude.h"
@@ -21,6 +22,7 @@
 #include <fstream>
 #include <link.h>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <sys/mman.h>
 #include <system_error>
@@ -115,6 +117,55 @@ public:
 
 } // namespace
 
+/// The folders holding the CUDA toolkit's headers: the build's and the one
+/// found at run time.
+std::vector<fs::path> toolkitIncludeDirectories() {
+  std::vector<fs::path> folders;
+  std::stringstream build(RUDNN_CUDA_INCLUDE_DIR); // a CMake list
+  for (std::string folder; std::getline(build, folder, ';');)
+    folders.push_back(folder);
+  try {
+    const std::string &found = CudaToolkit::get().includeDir;
+    if (!found.empty())
+      folders.push_back(found);
+  } catch (const Unsupported &) {
+    // No NVRTC: the build's headers are all there is to hide.
+  }
+  return folders;
+}
+
+/// A header for every top-level header of the CUDA toolkit that `files`
+/// (the prelude and the device library) do not provide, refusing to
+/// compile: the host compiler may find the toolkit's own on its system path
+/// (/usr/local/include on some machines), device-only code it cannot
+/// compile, so a kernel that includes one gets a message naming it instead.
+std::vector<HeaderFile>
+toolkitHeaderStubs(const std::vector<HeaderFile> &files) {
+  std::set<std::string> provided;
+  for (const HeaderFile &file : files)
+    provided.insert(file.name);
+  std::set<std::string> names;
+  for (const fs::path &folder : toolkitIncludeDirectories()) {
+    std::error_code error;
+    for (const fs::directory_entry &entry :
+         fs::directory_iterator(folder, error)) {
+      const std::string name = entry.path().filename().string();
+      const std::string extension = entry.path().extension().string();
+      if (entry.is_regular_file(error) &&
+          (extension == ".h" || extension == ".hpp") && !provided.count(name))
+        names.insert(name);
+    }
+  }
+  std::vector<HeaderFile> stubs;
+  for (const std::string &name : names)
+    stubs.push_back(
+        {name, "#error \"the emulator does not provide <" + name +
+                   "> (a CUDA toolkit header); of the toolkit's headers it "
+                   "has cuda_runtime.h, cuda_fp16.h, cuda_bf16.h, "
+                   "cuda_pipeline.h and cuda_pipeline_primitives.h\"\n"});
+  return stubs;
+}
+
 struct EmulationBackend::Impl {
   EmulationOptions options;
   std::once_flag setUp;
@@ -137,6 +188,8 @@ struct EmulationBackend::Impl {
 
       std::vector<HeaderFile> files = emulationPrelude();
       files.insert(files.end(), options.headers.begin(), options.headers.end());
+      for (HeaderFile &stub : toolkitHeaderStubs(files))
+        files.push_back(std::move(stub));
       Hasher hasher;
       for (const HeaderFile &file : files)
         hasher.add(file.name).add(file.contents);

@@ -105,6 +105,48 @@ extern "C" __global__ void to_global(float *data) {
       HasSubstr("destination is not shared memory"));
 }
 
+TEST(StrictEmulation, TheProgrammingGuidesPipelineHeaderRuns) {
+  // <cuda_pipeline.h>, as the Programming Guide's examples include it (and
+  // <cuda_runtime.h>): the emulated primitives, never the toolkit's header.
+  Emulator emulator(true);
+  std::vector<float> in(64);
+  for (int i = 0; i < 64; ++i)
+    in[i] = float(i);
+  DevicePtr dIn = emulator.upload(in);
+  DevicePtr dOut = emulator.upload(std::vector<float>(16, -1));
+  ArgPack args;
+  args.push(dIn).push(dOut);
+  std::string source = withWait("__pipeline_wait_prior(0);");
+  source.replace(source.find("<cuda_pipeline_primitives.h>"),
+                 std::string("<cuda_pipeline_primitives.h>").size(),
+                 "<cuda_pipeline.h>\n#include <cuda_runtime.h>");
+  emulator.run("pipeline", source, {1}, {16}, args);
+  std::vector<float> out = emulator.download<float>(dOut, 16);
+  for (int t = 0; t < 16; ++t)
+    EXPECT_EQ(out[t], in[(4 * t + 4) % 64]) << "thread " << t;
+}
+
+TEST(StrictEmulation, AToolkitHeaderTheEmulatorLacksIsRefusedByName) {
+  // The toolkit's own headers hold device-only code the host compiler
+  // cannot build; wherever it would find them, a kernel including one is
+  // refused with the header's name.
+  Emulator emulator(false);
+  for (const char *header :
+       {"cooperative_groups.h", "mma.h", "cuda_awbarrier.h"}) {
+    ArgPack args;
+    EXPECT_THAT(
+        [&] {
+          emulator.run("uses",
+                       "#include <" + std::string(header) +
+                           ">\nextern \"C\" __global__ void uses() {}\n",
+                       {1}, {1}, args);
+        },
+        ThrowsMessage<CompileError>(HasSubstr(
+            "the emulator does not provide <" + std::string(header) + ">")))
+        << header;
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Check mode: races on shared memory
 //===----------------------------------------------------------------------===//
