@@ -48,18 +48,11 @@ OperatorAttributes attributesOf(const AttentionOptions &options) {
   return attributes;
 }
 
-/// The kernels' grids take B·H (packed: H) blocks in their second dim, and
-/// index rows in 32 bits. `rows` is [B, T, H, *] (packed: [T, H, *]).
-void checkGrid(const TensorView &rows, const TensorView &keys, bool packed,
-               int64_t kvHeadsToo) {
+/// The kernels index rows in 32 bits. `rows` is [B, T, H, *] (packed:
+/// [T, H, *]). (Their grids' limits are the plan's own check.)
+void checkLengths(const TensorView &rows, const TensorView &keys, bool packed) {
   if (rows.shape.size() < 3 || keys.shape.size() < 3)
     return; // the contract names the rank
-  const int64_t batch = packed ? 1 : rows.shape[0];
-  for (int64_t heads : {rows.shape[rows.shape.size() - 2], kvHeadsToo})
-    if (batch * heads > 65535)
-      throw Unsupported((packed ? "H = " : "B·H = ") +
-                        std::to_string(batch * heads) +
-                        " exceeds 65535, the grid's second dimension");
   const size_t time = packed ? 0 : 1;
   if (rows.shape[time] > INT32_MAX || keys.shape[time] > INT32_MAX)
     throw InvalidArgument("T and S must each fit in 32 bits");
@@ -71,7 +64,7 @@ void rudnn::attentionForward(Context &context, const AttentionInputs &in,
                              const AttentionOutputs &out,
                              const AttentionOptions &options, Stream stream) {
   const OperatorAttributes attributes = attributesOf(options);
-  checkGrid(in.q, in.k, /*packed=*/false, 0);
+  checkLengths(in.q, in.k, /*packed=*/false);
   NamedTensors tensors = {{"q", in.q}, {"k", in.k}, {"v", in.v}};
   addIfGiven(tensors, "key_lengths", in.keyLengths);
   addIfGiven(tensors, "key_mask", in.keyMask);
@@ -86,7 +79,7 @@ void rudnn::attentionVarlenForward(Context &context,
                                    const AttentionOptions &options,
                                    Stream stream) {
   const OperatorAttributes attributes = attributesOf(options);
-  checkGrid(in.q, in.k, /*packed=*/true, 0);
+  checkLengths(in.q, in.k, /*packed=*/true);
   NamedTensors tensors = {{"q", in.q},
                           {"k", in.k},
                           {"v", in.v},
@@ -103,8 +96,7 @@ void rudnn::attentionBackward(Context &context,
                               const AttentionOptions &options, Stream stream) {
   const AttentionInputs &f = in.forward;
   const OperatorAttributes attributes = attributesOf(options);
-  checkGrid(f.q, f.k, /*packed=*/false,
-            f.k.shape.size() == 4 ? f.k.shape[2] : 0);
+  checkLengths(f.q, f.k, /*packed=*/false);
   NamedTensors tensors = {{"q", f.q}, {"k", f.k}, {"v", f.v}};
   addIfGiven(tensors, "key_lengths", f.keyLengths);
   addIfGiven(tensors, "key_mask", f.keyMask);
@@ -125,8 +117,7 @@ void rudnn::attentionVarlenBackward(Context &context,
                                     Stream stream) {
   const AttentionVarlenInputs &f = in.forward;
   const OperatorAttributes attributes = attributesOf(options);
-  checkGrid(f.q, f.k, /*packed=*/true,
-            f.k.shape.size() == 3 ? f.k.shape[1] : 0);
+  checkLengths(f.q, f.k, /*packed=*/true);
   callOperator(context, "rudnn.attention_varlen_backward", attributes,
                {{"q", f.q},
                 {"k", f.k},

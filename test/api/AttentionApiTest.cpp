@@ -318,6 +318,28 @@ TEST_F(AttentionBadInput, QueryHeadsNotAMultipleOfKeyHeads) {
   expectRejected("query heads H = 3 must be a multiple of the key heads G = 2");
 }
 
+TEST_F(AttentionBadInput, HeadsPastTheGridsLimitAreRefusedBeforeAnyLaunch) {
+  // B·H blocks in the grid's second dimension: 65536 is one past the
+  // device's limit, which the plan checks before its first launch.
+  constexpr int64_t heads = 65536;
+  DeviceTensor bigQ =
+      dense(std::vector<double>(heads * D, 0.5), {1, 1, heads, D});
+  DeviceTensor bigK = dense(std::vector<double>(D, 0.5), {1, 1, 1, D});
+  DeviceTensor bigV = dense(std::vector<double>(E, 0.5), {1, 1, 1, E});
+  DeviceTensor bigO =
+      dense(std::vector<double>(heads * E, 7.0), {1, 1, heads, E});
+  DeviceTensor bigLse = dense(std::vector<double>(heads, 7.0), {1, heads, 1});
+  try {
+    attentionForward(*context, {bigQ.view, bigK.view, bigV.view, {}, {}},
+                     {bigO.view, bigLse.view});
+    FAIL() << "expected the grid to be refused";
+  } catch (const Error &error) {
+    EXPECT_THAT(error.what(), HasSubstr("65535"));
+  }
+  EXPECT_EQ(read(bigO, heads * E), std::vector<double>(heads * E, 7.0));
+  EXPECT_EQ(read(bigLse, heads), std::vector<double>(heads, 7.0));
+}
+
 TEST_F(AttentionBadInput, HeadDimMismatch) {
   inputs.k.shape[3] = 4;
   expectRejected("'k' must have shape [2, 6, 2, 8]");
