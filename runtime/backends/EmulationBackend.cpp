@@ -2,7 +2,6 @@
 
 #include "runtime/backends/EmulationBackend.h"
 #include "runtime/cache/Hash.h"
-#include "runtime/compile/CudaToolkit.h"
 #include "runtime/compile/Shell.h"
 #include "runtime/emulation/GuardedMemory.h"
 #include "runtime/emulation/Prelude.h"
@@ -117,20 +116,18 @@ public:
 
 } // namespace
 
-/// The folders holding the CUDA toolkit's headers: the build's and the one
-/// found at run time.
+/// The folders holding the CUDA toolkit's headers: the build's, and those
+/// of the toolkit roots a run names ($CUDA_HOME, $CUDA_PATH) or that are
+/// usual. Only their file names are read, so no NVRTC is loaded for them.
 std::vector<fs::path> toolkitIncludeDirectories() {
   std::vector<fs::path> folders;
   std::stringstream build(RUDNN_CUDA_INCLUDE_DIR); // a CMake list
   for (std::string folder; std::getline(build, folder, ';');)
     folders.push_back(folder);
-  try {
-    const std::string &found = CudaToolkit::get().includeDir;
-    if (!found.empty())
-      folders.push_back(found);
-  } catch (const Unsupported &) {
-    // No NVRTC: the build's headers are all there is to hide.
-  }
+  for (const char *variable : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char *root = std::getenv(variable); root && *root)
+      folders.push_back(fs::path(root) / "include");
+  folders.push_back("/usr/local/cuda/include");
   return folders;
 }
 
@@ -188,8 +185,8 @@ struct EmulationBackend::Impl {
 
       std::vector<HeaderFile> files = emulationPrelude();
       files.insert(files.end(), options.headers.begin(), options.headers.end());
-      for (HeaderFile &stub : toolkitHeaderStubs(files))
-        files.push_back(std::move(stub));
+      const std::vector<HeaderFile> stubs = toolkitHeaderStubs(files);
+      files.insert(files.end(), stubs.begin(), stubs.end());
       Hasher hasher;
       for (const HeaderFile &file : files)
         hasher.add(file.name).add(file.contents);

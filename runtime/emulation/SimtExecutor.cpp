@@ -353,18 +353,26 @@ int hostSyncthreads(int predicate, int mode, const rudnn_emu_site *site) {
   return self->barrierResult;
 }
 
-unsigned hostWarpExchange(unsigned mask, const void *value, void *all,
-                          size_t bytes, const rudnn_emu_site *site) {
+/// The running thread contributes `bytes` at `value` to an exchange of
+/// kind `state` (a warp's or a warpgroup's) and waits until the scheduler
+/// has filled `all`.
+void waitAtExchange(ThreadState state, const void *value, void *all,
+                    size_t bytes, const rudnn_emu_site *site) {
   SimtThread *self = currentThread;
-  self->state = ThreadState::AtWarp;
-  self->mask = mask;
+  self->state = state;
   self->value = value;
   self->all = all;
   self->bytes = bytes;
   self->site = *site;
   currentBlock->idlePolls = 0;
   suspend();
-  return self->present;
+}
+
+unsigned hostWarpExchange(unsigned mask, const void *value, void *all,
+                          size_t bytes, const rudnn_emu_site *site) {
+  currentThread->mask = mask;
+  waitAtExchange(ThreadState::AtWarp, value, all, bytes, site);
+  return currentThread->present;
 }
 
 /// Releases named barrier `id`, all its arrivals in: its waiters run again,
@@ -375,13 +383,14 @@ void completeNamedBarrier(BlockRun &block, unsigned id) {
   NamedBarrier &barrier = block.namedBarriers[id];
   std::vector<NamedBarrier::Arrival> arrivals;
   arrivals.swap(barrier.arrivals);
+  std::vector<char> arrived(block.threads.size(), 0);
+  for (const NamedBarrier::Arrival &arrival : arrivals)
+    arrived[arrival.thread] = 1;
   for (const NamedBarrier::Arrival &arrival : arrivals) {
     const size_t first = arrival.thread / kWarpSize * kWarpSize;
     for (size_t lane = first;
          lane < std::min(first + kWarpSize, block.threads.size()); ++lane)
-      if (block.threads[lane].state != ThreadState::Done &&
-          std::none_of(arrivals.begin(), arrivals.end(),
-                       [&](auto &other) { return other.thread == lane; }))
+      if (!arrived[lane] && block.threads[lane].state != ThreadState::Done)
         failRunningThread(
             describeThread(*currentThread) + ": named barrier " +
             std::to_string(id) + " completes with part of warp " +
@@ -412,14 +421,17 @@ void hostNamedBarrier(unsigned id, unsigned threads, int wait,
                       const rudnn_emu_site *site) {
   BlockRun *block = currentBlock;
   SimtThread *self = currentThread;
-  const std::string who = describeThread(*self) + ": " + describeSite(*site) +
-                          ": named barrier " + std::to_string(id);
+  // Built only for a report: this runs at every arrival.
+  auto who = [&] {
+    return describeThread(*self) + ": " + describeSite(*site) +
+           ": named barrier " + std::to_string(id);
+  };
   if (id == 0 || id >= kNamedBarriers)
-    failRunningThread(who + ": ids are 1 to 15 (0 is __syncthreads')");
+    failRunningThread(who() + ": ids are 1 to 15 (0 is __syncthreads')");
   const size_t blockThreads = block->threads.size();
   const size_t warps = (blockThreads + kWarpSize - 1) / kWarpSize;
   if (threads == 0 || threads % kWarpSize != 0 || threads > warps * kWarpSize)
-    failRunningThread(who + " of " + std::to_string(threads) +
+    failRunningThread(who() + " of " + std::to_string(threads) +
                       " threads: the count must be a multiple of 32, at most "
                       "the block's warps' threads (" +
                       std::to_string(warps * kWarpSize) + ")");
@@ -427,7 +439,7 @@ void hostNamedBarrier(unsigned id, unsigned threads, int wait,
   if (barrier.arrivals.empty())
     barrier.expected = threads;
   else if (barrier.expected != threads)
-    failRunningThread(who + " expects " + std::to_string(threads) +
+    failRunningThread(who() + " expects " + std::to_string(threads) +
                       " threads, but the threads already arrived expect " +
                       std::to_string(barrier.expected));
   barrier.arrivals.push_back({self->info.linear, wait != 0, *site});
@@ -452,13 +464,7 @@ void hostWarpgroupExchange(const void *value, void *all, size_t bytes,
                       std::to_string(currentBlock->threads.size()) +
                       " threads: a warpgroup is 128 threads, warps 4i to "
                       "4i + 3, so the block must be whole warpgroups");
-  self->state = ThreadState::AtWarpgroup;
-  self->value = value;
-  self->all = all;
-  self->bytes = bytes;
-  self->site = *site;
-  currentBlock->idlePolls = 0;
-  suspend();
+  waitAtExchange(ThreadState::AtWarpgroup, value, all, bytes, site);
 }
 
 void hostTrap(const char *message) {

@@ -359,11 +359,15 @@ inline WgmmaGroups &wgmmaGroups() {
 
 /// wgmma.fence: this thread's register writes are ordered before the
 /// wgmma it issues next.
-inline void wgmma_fence() { wgmmaGroups().fenced = true; }
+inline void wgmma_fence() {
+  warpgroup_uniform("wgmma.fence", 0);
+  wgmmaGroups().fenced = true;
+}
 
 /// wgmma.commit_group: the wgmma issued since the last commit form a group
 /// (possibly empty).
 inline void wgmma_commit() {
+  warpgroup_uniform("wgmma.commit_group", 0);
   WgmmaGroups &groups = wgmmaGroups();
   groups.committed.push_back(std::move(groups.open));
   groups.open.clear();
@@ -375,6 +379,7 @@ inline void wgmma_commit() {
 /// released or overwritten before this wait) traps: the GPU may read them
 /// at any point until now.
 inline void wgmma_wait(unsigned pending) {
+  warpgroup_uniform("wgmma.wait_group", pending);
   WgmmaGroups &groups = wgmmaGroups();
   const rudnn_emu_thread *thread = rudnn_emu_current();
   const int warp = static_cast<int>(thread->warp % 4),

@@ -61,7 +61,6 @@ wgmma_descriptor(const void *start, unsigned leading, unsigned stride) {
 /// the wgmma that reads them.
 __device__ __forceinline__ void wgmma_fence() {
 #ifdef __RUDNN_EMULATION__
-  emulated::warpgroup_uniform("wgmma.fence", 0);
   emulated::wgmma_fence();
 #elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -92,7 +91,6 @@ __device__ __forceinline__ void wgmma_fence_operand(unsigned (&registers)[N]) {
 /// Closes the group of wgmma issued since the last commit.
 __device__ __forceinline__ void wgmma_commit() {
 #ifdef __RUDNN_EMULATION__
-  emulated::warpgroup_uniform("wgmma.commit_group", 0);
   emulated::wgmma_commit();
 #elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
@@ -104,7 +102,6 @@ __device__ __forceinline__ void wgmma_commit() {
 /// poison).
 template <int Pending> __device__ __forceinline__ void wgmma_wait() {
 #ifdef __RUDNN_EMULATION__
-  emulated::warpgroup_uniform("wgmma.wait_group", Pending);
   emulated::wgmma_wait(Pending);
 #elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
