@@ -9,8 +9,9 @@
 // RUN: not timeout 20 rudnn-opt < /dev/zero 2>&1 | FileCheck %s --check-prefix=STDIN
 // RUN: not timeout 20 rudnn-translate --rudnn-to-cuda /dev/zero 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not timeout 20 rudnn-translate --rudnn-to-cuda %t/fifo -o %t/out.cu 2>&1 | FileCheck %s --check-prefix=FIFO
-// RUN: not timeout 20 rudnn-run /dev/zero --backend emulation --random 1 --cache-dir "" 2>&1 | FileCheck %s --check-prefix=ZERO
-// RUN: not timeout 20 rudnn-run %t/fifo --backend emulation --random 1 --cache-dir "" 2>&1 | FileCheck %s --check-prefix=FIFO
+// RUN: rm -rf %t.kernels
+// RUN: not timeout 20 rudnn-run /dev/zero --backend emulation --random 1 --cache-dir %t.kernels 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not timeout 20 rudnn-run %t/fifo --backend emulation --random 1 --cache-dir %t.kernels 2>&1 | FileCheck %s --check-prefix=FIFO
 // RUN: not timeout 20 rudnn-bundle-run /dev/zero --backend emulation --inputs %t/in 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not timeout 20 rudnn-bundle-run %t/dir --backend emulation --inputs %t/in 2>&1 | FileCheck %s --check-prefix=DIR
 // RUN: not timeout 20 rudnn-emulate /dev/zero --entry k --grid 1 --block 1 2>&1 | FileCheck %s --check-prefix=ZERO
@@ -21,7 +22,7 @@
 //
 // A tensor file that is a FIFO is refused as well.
 // RUN: mkfifo %t/in/x.npy
-// RUN: not timeout 20 rudnn-run %s --backend emulation --inputs %t/in --cache-dir "" 2>&1 | FileCheck %s --check-prefix=NPY
+// RUN: not timeout 20 rudnn-run %s --backend emulation --inputs %t/in --cache-dir %t.kernels 2>&1 | FileCheck %s --check-prefix=NPY
 // NPY: x.npy': not a regular file (a FIFO)
 
 func.func @main(%x: tensor<?x32xf32> {rudnn.name = "x"})

@@ -2,7 +2,8 @@
 // sizes: all six gradients checked against the float64 reference gradient.
 //
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: rudnn-run %rudnn_src_root/examples/kda_backward.mlir --backend emulation --random 4 --dims B=2,T=65,H=3 --check --cache-dir "" --outputs %t/out | FileCheck %s
+// RUN: rm -rf %t.kernels
+// RUN: rudnn-run %rudnn_src_root/examples/kda_backward.mlir --backend emulation --random 4 --dims B=2,T=65,H=3 --check --cache-dir %t.kernels --outputs %t/out | FileCheck %s
 // RUN: ls %t/out | FileCheck %s --check-prefix=FILES
 
 // CHECK: backend: CPU emulation
@@ -20,12 +21,12 @@
 // FILES: dbeta.npy
 
 // --profile runs once more, timing each of the backward plan's launches.
-// RUN: rudnn-run %rudnn_src_root/examples/kda_backward.mlir --backend emulation --random 5 --dims B=1,T=20,H=1 --cache-dir "" --profile | FileCheck %s --check-prefix=PROFILE
+// RUN: rudnn-run %rudnn_src_root/examples/kda_backward.mlir --backend emulation --random 5 --dims B=1,T=20,H=1 --cache-dir %t.kernels --profile | FileCheck %s --check-prefix=PROFILE
 // PROFILE-DAG: profile kda_bwd_prepare_f32_f32_f32_k64_v64_c64: 1 launches, {{[0-9.]+}} ms
 // PROFILE-DAG: profile kda_fwd_propagate_f32_f32_f32_k64_v64_c64: 1 launches, {{[0-9.]+}} ms
 // PROFILE-DAG: profile kda_bwd_state_gradient_f32_f32_f32_k64_v64_c64: 1 launches, {{[0-9.]+}} ms
 // PROFILE-DAG: profile kda_bwd_gradients_f32_f32_f32_k64_v64_c64: 1 launches, {{[0-9.]+}} ms
-// RUN: rudnn-run %rudnn_src_root/examples/kda_backward.mlir --backend emulation --random 5 --dims B=1,T=20,H=1 --cache-dir "" --profile | grep -c "^profile" | FileCheck %s --check-prefix=PROFILES
+// RUN: rudnn-run %rudnn_src_root/examples/kda_backward.mlir --backend emulation --random 5 --dims B=1,T=20,H=1 --cache-dir %t.kernels --profile | grep -c "^profile" | FileCheck %s --check-prefix=PROFILES
 // PROFILES: {{^}}4{{$}}
 // FILES: dg.npy
 // FILES: dinitial_state.npy

@@ -1,11 +1,12 @@
 // Bad files, shapes and options get a clear message and a non-zero exit.
 //
 // RUN: rm -rf %t && mkdir -p %t/bad
-// RUN: rudnn-run %s --backend emulation --random 1 --dims B=1,T=3,H=1 --save-inputs %t/in --cache-dir ""
+// RUN: rm -rf %t.kernels
+// RUN: rudnn-run %s --backend emulation --random 1 --dims B=1,T=3,H=1 --save-inputs %t/in --cache-dir %t.kernels
 // RUN: cp %t/in/*.npy %t/bad/ && cp %t/in/beta.npy %t/bad/q.npy
-// RUN: not rudnn-run %s --backend emulation --inputs %t/bad --cache-dir "" 2>&1 | FileCheck %s --check-prefix=RANK
+// RUN: not rudnn-run %s --backend emulation --inputs %t/bad --cache-dir %t.kernels 2>&1 | FileCheck %s --check-prefix=RANK
 // RUN: cp %t/in/q.npy %t/bad/q.npy && rm %t/bad/v.npy
-// RUN: not rudnn-run %s --backend emulation --inputs %t/bad --cache-dir "" 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not rudnn-run %s --backend emulation --inputs %t/bad --cache-dir %t.kernels 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not rudnn-run %t/nonexistent.mlir --random 0 2>&1 | FileCheck %s --check-prefix=NOFILE
 // RUN: not rudnn-run %s --random 0 --inputs %t/in 2>&1 | FileCheck %s --check-prefix=BOTH
 // RUN: not rudnn-run %s --random 0 --dims B=1 2>&1 | FileCheck %s --check-prefix=DIMS

@@ -4,11 +4,12 @@
 // The forward and every gradient, a_log's and dt_bias's included, checked
 // against the float64 reference.
 //
-// RUN: rudnn-run %s --entry forward --backend emulation --random 11 --dims B=2,T=70,H=3 --check --cache-dir "" | FileCheck %s --check-prefix=FWD
+// RUN: rm -rf %t.kernels
+// RUN: rudnn-run %s --entry forward --backend emulation --random 11 --dims B=2,T=70,H=3 --check --cache-dir %t.kernels | FileCheck %s --check-prefix=FWD
 // FWD: check o: relative error {{.*}} ok
 // FWD: check final_state: relative error {{.*}} ok
 //
-// RUN: rudnn-run %s --entry backward --backend emulation --random 12 --dims B=2,T=70,H=3 --check --cache-dir "" | FileCheck %s --check-prefix=BWD
+// RUN: rudnn-run %s --entry backward --backend emulation --random 12 --dims B=2,T=70,H=3 --check --cache-dir %t.kernels | FileCheck %s --check-prefix=BWD
 // BWD-DAG: check dq: relative error {{.*}} ok
 // BWD-DAG: check dk: relative error {{.*}} ok
 // BWD-DAG: check dv: relative error {{.*}} ok
@@ -17,7 +18,7 @@
 // BWD-DAG: check d_a_log: relative error {{.*}} ok
 // BWD-DAG: check d_dt_bias: relative error {{.*}} ok
 //
-// RUN: rudnn-run %s --entry bounded_backward --backend emulation --random 13 --dims B=1,T=40,H=2 --check --cache-dir "" | FileCheck %s --check-prefix=BOUNDED
+// RUN: rudnn-run %s --entry bounded_backward --backend emulation --random 13 --dims B=1,T=40,H=2 --check --cache-dir %t.kernels | FileCheck %s --check-prefix=BOUNDED
 // BOUNDED-DAG: check dg: relative error {{.*}} ok
 // BOUNDED-DAG: check d_a_log: relative error {{.*}} ok
 //

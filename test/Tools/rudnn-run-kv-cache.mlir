@@ -5,7 +5,8 @@
 // pages in shuffled order. (No input is read: this file holds only the
 // commands.)
 //
-// RUN: rudnn-run %rudnn_src_root/examples/kv_cache.mlir --backend emulation --random 0 --dims B=3,T=2,S=100,H=8,G=2 --check --cache-dir "" | FileCheck %s --check-prefix=CONTIGUOUS
+// RUN: rm -rf %t.kernels
+// RUN: rudnn-run %rudnn_src_root/examples/kv_cache.mlir --backend emulation --random 0 --dims B=3,T=2,S=100,H=8,G=2 --check --cache-dir %t.kernels | FileCheck %s --check-prefix=CONTIGUOUS
 // CONTIGUOUS: result o: f32[3, 2, 8, 64]
 // CONTIGUOUS-NEXT: result k_cache: f32[3, 100, 2, 64]
 // CONTIGUOUS-NEXT: result v_cache: f32[3, 100, 2, 64]
@@ -14,7 +15,7 @@
 // CONTIGUOUS-NEXT: check v_cache: relative error 0.000e+00 {{.*}} ok
 // CONTIGUOUS: compiles: 2
 //
-// RUN: rudnn-run %rudnn_src_root/examples/kv_cache_paged.mlir --backend emulation --random 0 --dims B=3,T=2,P=24,M=8,H=8,G=2 --check --cache-dir "" | FileCheck %s --check-prefix=PAGED
+// RUN: rudnn-run %rudnn_src_root/examples/kv_cache_paged.mlir --backend emulation --random 0 --dims B=3,T=2,P=24,M=8,H=8,G=2 --check --cache-dir %t.kernels | FileCheck %s --check-prefix=PAGED
 // PAGED: result o: f32[3, 2, 8, 64]
 // PAGED-NEXT: result k_pages: f32[24, 16, 2, 64]
 // PAGED: check o: relative error {{.*}} ok
@@ -23,7 +24,7 @@
 //
 // An append past the capacity (S = 10: 9 cached + 2 new) is refused on the
 // device and, in a checked run, reported as an error naming the entry.
-// RUN: rm -rf %t && rudnn-run %rudnn_src_root/examples/kv_cache.mlir --backend emulation --random 0 --dims B=2,T=2,S=10,H=2,G=1 --save-inputs %t --cache-dir "" > /dev/null
+// RUN: rm -rf %t && rudnn-run %rudnn_src_root/examples/kv_cache.mlir --backend emulation --random 0 --dims B=2,T=2,S=10,H=2,G=1 --save-inputs %t --cache-dir %t.kernels > /dev/null
 // RUN: %python %S/Inputs/npy.py write %t/cache_lengths.npy i4 3 9
-// RUN: not rudnn-run %rudnn_src_root/examples/kv_cache.mlir --backend emulation --inputs %t --check --cache-dir "" 2>&1 | FileCheck %s --check-prefix=REFUSED
+// RUN: not rudnn-run %rudnn_src_root/examples/kv_cache.mlir --backend emulation --inputs %t --check --cache-dir %t.kernels 2>&1 | FileCheck %s --check-prefix=REFUSED
 // REFUSED: rudnn-run: InvalidArgument: rudnn.kv_cache_attention refuses entries 1 of these inputs (its 'status' says so, per entry: 0: appended and attended; 1: refused (a negative length, an append past the cache, a page out of range)

@@ -3,7 +3,8 @@
 // (this file's own function) draws its lengths in [0, T], a length of 0
 // leaving the entry's state at zero and its output 0.
 //
-// RUN: rudnn-run %rudnn_src_root/examples/lstm.mlir --backend emulation --random 0 --dims T=6,B=3 --check --cache-dir "" | FileCheck %s --check-prefix=EXAMPLE
+// RUN: rm -rf %t.kernels
+// RUN: rudnn-run %rudnn_src_root/examples/lstm.mlir --backend emulation --random 0 --dims T=6,B=3 --check --cache-dir %t.kernels | FileCheck %s --check-prefix=EXAMPLE
 // EXAMPLE: result out: f32[6, 3, 96]
 // EXAMPLE-NEXT: result h_n: f32[4, 3, 48]
 // EXAMPLE-NEXT: result c_n: f32[4, 3, 48]
@@ -12,7 +13,7 @@
 // EXAMPLE-NEXT: check c_n: relative error {{.*}} ok
 // EXAMPLE: compiles: 3
 //
-// RUN: rudnn-run %s --backend emulation --random 1 --dims B=6,T=5 --check --cache-dir "" | FileCheck %s --check-prefix=PACKED
+// RUN: rudnn-run %s --backend emulation --random 1 --dims B=6,T=5 --check --cache-dir %t.kernels | FileCheck %s --check-prefix=PACKED
 // PACKED: result out: f32[6, 5, 14]
 // PACKED: check out: relative error {{.*}} ok
 // PACKED-NEXT: check h_n: relative error {{.*}} ok

@@ -4,7 +4,8 @@
 // tail) and bf16 inputs; the saved tiles are returned too, and reported as
 // having no reference.
 //
-// RUN: rudnn-run %s --backend emulation --random 5 --dims B=2,T=55,H=3 --check --cache-dir "" | FileCheck %s
+// RUN: rm -rf %t.kernels
+// RUN: rudnn-run %s --backend emulation --random 5 --dims B=2,T=55,H=3 --check --cache-dir %t.kernels | FileCheck %s
 // CHECK: result tiles: f32[2, 2, 3, 1692]
 // CHECK: check o: relative error {{.*}} ok
 // CHECK: check tiles: saved in the kernels' own layout, no reference
@@ -18,13 +19,13 @@
 // A function taking saved tiles as an argument has nothing to check them
 // against: refused before it runs.
 //
-// RUN: not rudnn-run %s --entry backward --backend emulation --random 5 --dims B=2,T=55,H=3 --check --cache-dir "" 2>&1 | FileCheck %s --check-prefix=OPAQUE
+// RUN: not rudnn-run %s --entry backward --backend emulation --random 5 --dims B=2,T=55,H=3 --check --cache-dir %t.kernels 2>&1 | FileCheck %s --check-prefix=OPAQUE
 // OPAQUE: rudnn-run: Unsupported: 'tiles' is what an operator saves in its kernels' own layout: no float64 reference reads it
 // OPAQUE-NOT: backend:
 //
 // Without --check it runs, on zero tiles.
 //
-// RUN: rudnn-run %s --entry backward --backend emulation --random 5 --dims B=1,T=20,H=1,N=1 --cache-dir "" | FileCheck %s --check-prefix=ZEROS
+// RUN: rudnn-run %s --entry backward --backend emulation --random 5 --dims B=1,T=20,H=1,N=1 --cache-dir %t.kernels | FileCheck %s --check-prefix=ZEROS
 // ZEROS: result dq: bf16[1, 20, 1, 12]
 
 func.func @main(%q: tensor<?x?x?x12xbf16>, %k: tensor<?x?x?x12xbf16>,
