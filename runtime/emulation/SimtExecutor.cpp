@@ -1,6 +1,7 @@
 //===- SimtExecutor.cpp - CUDA grids on CPU threads and fibers ------------===//
 
 #include "runtime/emulation/SimtExecutor.h"
+#include "runtime/emulation/AsyncShadow.h"
 #include "runtime/emulation/FiberStacks.h"
 #include "runtime/emulation/GuardedMemory.h"
 
@@ -80,9 +81,13 @@ struct SharedAccess {
   uint32_t thread = 0;
 };
 
-/// A byte's last write and its last two readers since.
+/// A byte's last write and its last two readers since; the TMA box that
+/// last wrote it (AsyncShadow's id, 0: a thread did) and its writing
+/// thread's async-proxy fences when it wrote.
 struct ShadowByte {
   SharedAccess write, reads[2];
+  uint32_t box = 0;
+  uint32_t writerFences = 0;
 };
 
 /// The static or dynamic shared memory of the running block, with its
@@ -93,6 +98,12 @@ struct SharedRegion {
   size_t bytes = 0;
   std::vector<ShadowByte> shadow;
 
+  /// The offsets [first, last) of [address, address + count) inside.
+  std::pair<size_t, size_t> span(const void *address, size_t count) const {
+    auto *p = static_cast<const unsigned char *>(address);
+    return {p < begin ? 0 : size_t(p - begin),
+            std::min(bytes, size_t(p + count - begin))};
+  }
   bool contains(const void *address, size_t count) const {
     auto *p = static_cast<const unsigned char *>(address);
     return begin && p >= begin && count <= bytes &&
@@ -197,6 +208,12 @@ struct BlockRun {
   /// earlier accesses before b's later ones (both arrived, b waited).
   std::vector<uint32_t> jointBarrierSyncs;
   NamedBarrier namedBarriers[kNamedBarriers];
+  /// Check mode: the asynchronous engines' side of the shadow, and the
+  /// barrier interval the block started in.
+  AsyncShadow asyncShadow;
+  uint32_t firstPhase = 0;
+  /// Device code's asynchronous work of the block (rudnn_emu_block_async).
+  rudnn_emu_block_async async{};
   uint64_t idlePolls = 0;
   /// Check mode under a random schedule: the running thread is switched out
   /// at some shared-memory accesses too, drawn from this state.
@@ -529,6 +546,27 @@ void checkGlobalBounds(const GuardedAllocations &globals, const void *address,
   failRunningThread(text.str());
 }
 
+/// The block's shared region [address, address + bytes) overlaps, or null.
+SharedRegion *sharedRegionOf(BlockRun &block, const void *address,
+                             size_t bytes) {
+  auto *p = static_cast<const unsigned char *>(address);
+  for (SharedRegion *region : {&block.dynamicShared, &block.staticShared})
+    if (region->begin && p + bytes > region->begin &&
+        p < region->begin + region->bytes)
+      return region;
+  return nullptr;
+}
+
+[[noreturn]] void reportAsyncConflict(const SharedRegion &region, size_t offset,
+                                      const char *access,
+                                      const std::string &why) {
+  std::ostringstream text;
+  text << describeThread(*currentThread) << " " << access << " " << region.name
+       << " shared memory at offset 0x" << std::hex << offset << std::dec
+       << ": " << why;
+  failRunningThread(text.str());
+}
+
 /// Check mode: every load, store and atomic of the kernel. Global accesses
 /// are checked against the launch's allocations; loads and stores of shared
 /// memory against the shadow: two threads touching a byte between the same
@@ -542,12 +580,7 @@ void hostMemoryAccess(const void *address, size_t bytes, int kind) {
     checkGlobalBounds(*block->globals, address, bytes, kind);
   if (kind == RUDNN_EMU_ATOMIC) // atomics never race with each other
     return;
-  SharedRegion *region = nullptr;
-  auto *p = static_cast<const unsigned char *>(address);
-  for (SharedRegion *candidate : {&block->dynamicShared, &block->staticShared})
-    if (candidate->begin && p + bytes > candidate->begin &&
-        p < candidate->begin + candidate->bytes)
-      region = candidate;
+  SharedRegion *region = sharedRegionOf(*block, address, bytes);
   if (!region)
     return;
   if (block->switchAtAccesses) {
@@ -557,11 +590,16 @@ void hostMemoryAccess(const void *address, size_t bytes, int kind) {
     if (x % 8 == 0)
       suspend();
   }
-  size_t first = p < region->begin ? 0 : size_t(p - region->begin);
-  size_t last = std::min(region->bytes, size_t(p + bytes - region->begin));
+  const auto [first, last] = region->span(address, bytes);
   const SharedAccess now{block->phase, self->syncs, self->info.linear};
+  const AsyncShadow &engines = block->asyncShadow;
   for (size_t offset = first; offset < last; ++offset) {
     ShadowByte &cell = region->shadow[offset];
+    if (engines.current(cell.box) &&
+        !engines.allowed(cell.box, self->info.linear, block->phase))
+      reportAsyncConflict(*region, offset,
+                          kind == RUDNN_EMU_WRITE ? "writes" : "reads",
+                          engines.whyNot(cell.box));
     bool written = cell.write.phase == block->phase;
     if (written && !ordered(*block, cell.write, *self))
       reportRace(*block, *region, offset, cell.write.thread, "wrote",
@@ -572,6 +610,8 @@ void hostMemoryAccess(const void *address, size_t bytes, int kind) {
           reportRace(*block, *region, offset, read.thread, "read", "wrote");
       cell.write = now;
       cell.reads[0].phase = cell.reads[1].phase = 0;
+      cell.box = 0;
+      cell.writerFences = engines.fences(now.thread);
     } else if (cell.reads[0].phase == block->phase &&
                cell.reads[0].thread == now.thread) {
       cell.reads[0] = now;
@@ -580,6 +620,105 @@ void hostMemoryAccess(const void *address, size_t bytes, int kind) {
       cell.reads[0] = now;
     }
   }
+}
+
+/// Check mode: an async-proxy operation the running thread issued reads
+/// byte `offset` of `region`: a box there must be landed and waited for, a
+/// thread's write ordered before the issue and fenced by its writer.
+void checkAsyncRead(BlockRun &block, const SharedRegion &region,
+                    size_t offset) {
+  const SimtThread &self = *currentThread;
+  const ShadowByte &cell = region.shadow[offset];
+  const AsyncShadow &engines = block.asyncShadow;
+  if (engines.current(cell.box)) {
+    if (!engines.allowed(cell.box, self.info.linear, block.phase))
+      reportAsyncConflict(region, offset,
+                          "issues an async-proxy read (wgmma, TMA store) of",
+                          engines.whyNot(cell.box));
+    return;
+  }
+  const SharedAccess &write = cell.write;
+  if (write.phase < block.firstPhase)
+    return; // never written in this block
+  if (write.phase == block.phase && !ordered(block, write, self))
+    reportRace(block, region, offset, write.thread, "wrote",
+               "issued an async-proxy read of");
+  if (cell.writerFences == engines.fences(write.thread))
+    reportAsyncConflict(
+        region, offset, "issues an async-proxy read (wgmma, TMA store) of",
+        describeThread(block.threads[write.thread]) +
+            " wrote it through the generic proxy and has executed no "
+            "fence.proxy.async since (fence_proxy_async_shared)");
+}
+
+int hostAsyncAccess(int event, const void *address, size_t bytes,
+                    const void *barrier, int box) {
+  BlockRun *block = currentBlock;
+  SimtThread *self = currentThread;
+  if (!block || !self || !block->check || block->aborting)
+    return 0;
+  AsyncShadow &engines = block->asyncShadow;
+  const uint32_t thread = self->info.linear;
+  switch (event) {
+  case RUDNN_EMU_BOX_ISSUED: {
+    const uint32_t id = engines.issue(barrier, thread);
+    if (SharedRegion *region = sharedRegionOf(*block, address, bytes)) {
+      const auto [first, last] = region->span(address, bytes);
+      for (size_t offset = first; offset < last; ++offset) {
+        ShadowByte &cell = region->shadow[offset];
+        if (engines.inFlight(cell.box))
+          reportAsyncConflict(*region, offset, "issues a TMA box onto",
+                              engines.whyNot(cell.box));
+        // The box writes the bytes: after every access the issue is not
+        // ordered after, it races.
+        if (cell.write.phase == block->phase &&
+            !ordered(*block, cell.write, *self))
+          reportRace(*block, *region, offset, cell.write.thread, "wrote",
+                     "issued a TMA box onto");
+        for (const SharedAccess &read : cell.reads)
+          if (read.phase == block->phase && !ordered(*block, read, *self))
+            reportRace(*block, *region, offset, read.thread, "read",
+                       "issued a TMA box onto");
+        cell.box = id;
+        cell.write.phase = 0;
+        cell.reads[0].phase = cell.reads[1].phase = 0;
+      }
+    }
+    return static_cast<int>(id);
+  }
+  case RUDNN_EMU_BOX_LANDED:
+    engines.land(static_cast<uint32_t>(box), block->phase);
+    return 0;
+  case RUDNN_EMU_BARRIER_ACQUIRED: {
+    engines.acquire(thread, barrier);
+    const std::vector<uint32_t> &arrived = engines.arrivals(barrier);
+    const size_t threads = block->threads.size();
+    if (block->jointBarrierSyncs.empty())
+      block->jointBarrierSyncs.assign(threads * threads, 0);
+    for (size_t other = 0; other < threads; ++other) {
+      uint32_t &joint = block->jointBarrierSyncs[thread * threads + other];
+      joint = std::max(joint, arrived[other]);
+    }
+    return 0;
+  }
+  case RUDNN_EMU_BARRIER_ARRIVED:
+    // A release: the thread's accesses so far come before what a waiter
+    // does after seeing the phase complete.
+    engines.arrive(thread, barrier, ++self->syncs);
+    return 0;
+  case RUDNN_EMU_PROXY_FENCE:
+    engines.fence(thread);
+    return 0;
+  case RUDNN_EMU_ASYNC_READ:
+    if (SharedRegion *region = sharedRegionOf(*block, address, bytes)) {
+      const auto [first, last] = region->span(address, bytes);
+      for (size_t offset = first; offset < last; ++offset)
+        checkAsyncRead(*block, *region, offset);
+    }
+    return 0;
+  }
+  failRunningThread(describeThread(*self) + ": unknown asynchronous event " +
+                    std::to_string(event));
 }
 
 int hostIsShared(const void *address, size_t bytes) {
@@ -634,10 +773,17 @@ void hostGridSync() {
                       "ended without reaching");
 }
 
-const rudnn_emu_host kHost = {
-    RUDNN_EMU_ABI_VERSION, hostSyncthreads,      hostWarpExchange, hostTrap,
-    hostMemoryAccess,      hostIsShared,         hostPoll,         hostGridSync,
-    hostNamedBarrier,      hostWarpgroupExchange};
+const rudnn_emu_host kHost = {RUDNN_EMU_ABI_VERSION,
+                              hostSyncthreads,
+                              hostWarpExchange,
+                              hostTrap,
+                              hostMemoryAccess,
+                              hostIsShared,
+                              hostPoll,
+                              hostGridSync,
+                              hostNamedBarrier,
+                              hostWarpgroupExchange,
+                              hostAsyncAccess};
 
 void resume(BlockRun &block, SimtThread &thread) {
   currentThread = &thread;
@@ -950,6 +1096,14 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
       (((schedule.seed + 1) * 0x9e3779b97f4a7c15ull) ^ place) | 1;
   std::fill(block.jointWarpSyncs.begin(), block.jointWarpSyncs.end(), 0);
   block.jointBarrierSyncs.clear();
+  block.firstPhase = block.phase;
+  if (block.check)
+    block.asyncShadow.reset(block.threads.size());
+  block.async = {};
+  const unsigned engineOrder =
+      schedule.order == Schedule::Order::Reverse  ? RUDNN_EMU_SCHEDULE_REVERSE
+      : schedule.order == Schedule::Order::Random ? RUDNN_EMU_SCHEDULE_RANDOM
+                                                  : RUDNN_EMU_SCHEDULE_FORWARD;
   for (NamedBarrier &barrier : block.namedBarriers)
     barrier.arrivals.clear();
   for (unsigned z = 0, linear = 0; z < dims.z; ++z)
@@ -969,6 +1123,9 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
         thread.info.warp = linear / kWarpSize;
         thread.info.dynamicShared = dynamicShared;
         thread.info.dynamicSharedBytes = geometry.dynamicSharedBytes;
+        thread.info.blockAsync = &block.async;
+        thread.info.schedule = engineOrder;
+        thread.info.scheduleSeed = block.switchState;
         thread.fakeStack = nullptr;
         thread.fiber =
             ctx::fiber(std::allocator_arg, BorrowedStack{block.stacks[linear]},
@@ -1048,6 +1205,9 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
       if (thread.fiber)
         resume(block, thread);
   }
+  if (block.async.end)
+    block.async.end(block.async.work);
+  block.async = {};
   currentBlock = nullptr;
   return error;
 }

@@ -37,6 +37,21 @@ std::vector<T> downloadFrom(runtime::EmulationBackend &backend,
   return data;
 }
 
+/// A rank-3 map over a [rows][cols] matrix of 2-byte elements at `data` (a
+/// trailing dim of 1), boxes of 64 columns by `boxRows`, 128-byte swizzle.
+inline runtime::TensorMapBytes matrixMap(runtime::EmulationBackend &backend,
+                                         runtime::DevicePtr data, uint64_t rows,
+                                         uint64_t cols, uint32_t boxRows) {
+  runtime::TensorMapRequest request;
+  request.address = data;
+  request.elementBytes = 2;
+  request.rank = 3;
+  request.dims[0] = cols, request.dims[1] = rows, request.dims[2] = 1;
+  request.strideBytes[0] = 2 * cols, request.strideBytes[1] = 2 * cols * rows;
+  request.box[0] = 64, request.box[1] = boxRows, request.box[2] = 1;
+  return backend.encodeTensorMap(request);
+}
+
 /// One emulation backend per test suite (compiling is the slow part) and
 /// helpers to move typed arrays in and out of its memory.
 class EmulationTest : public ::testing::Test {

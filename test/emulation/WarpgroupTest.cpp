@@ -34,8 +34,9 @@ using ::testing::ThrowsMessage;
 namespace {
 
 // Each warpgroup of the block computes A·Bᵀ over 64 x 64 bf16 tiles of
-// ones in shared memory (every entry 64), its budget raised first as a
-// consumer warpgroup's is. The placeholders make it go wrong.
+// ones in shared memory (every entry 64), written by the threads and fenced
+// for the async proxy, its budget raised first as a consumer warpgroup's
+// is. The placeholders make it go wrong.
 constexpr const char *kGroupSource = R"cuda(
 #include "rudnn/core.cuh"
 using namespace rudnn::arch;
@@ -45,6 +46,7 @@ extern "C" __global__ void group(float *out) {
   __nv_bfloat16 *tb = ta + 64 * 64;
   for (int i = threadIdx.x; i < 2 * 64 * 64; i += blockDim.x)
     ta[i] = __float2bfloat16(1.0f);
+  PROXY_FENCE
   __syncthreads();
   const int warp = threadIdx.x / 32;
   (void)warp;
@@ -68,6 +70,7 @@ extern "C" __global__ void group(float *out) {
 /// their correct text.
 std::string group(std::vector<std::pair<std::string, std::string>> changes) {
   const std::vector<std::pair<std::string, std::string>> defaults = {
+      {"PROXY_FENCE", "fence_proxy_async_shared();"},
       {"BEFORE", ""},
       {"BUDGET", "set_register_budget<240, true>();"},
       {"SKEW", "0"},
@@ -199,6 +202,24 @@ TEST(AsyncWgmma, AccumulatorsWrittenWhileInFlightAreRefused) {
                           "before the wgmma_wait that retires it"));
 }
 
+TEST(AsyncWgmma, OperandsThreadsWroteWithoutAProxyFenceAreRefused) {
+  // wgmma reads through the async proxy: the threads' writes of the tiles
+  // are not ordered before it without each writer's fence, whatever
+  // barrier comes between. Only check mode sees proxies.
+  for (const char *schedule : {"forward", "reverse"}) {
+    Emulator emulator(/*check=*/true, schedule);
+    EXPECT_THAT(
+        [&] {
+          runGroup(emulator, group({{"PROXY_FENCE", ""}}), 128);
+        },
+        ThrowsMessage<DeviceError>(
+            AllOf(HasSubstr("issues an async-proxy read"),
+                  HasSubstr("wrote it through the generic proxy and has "
+                            "executed no fence.proxy.async since"))))
+        << schedule;
+  }
+}
+
 TEST(AsyncWgmma, CheckModeRefusesAStageOverwrittenBeforeTheWait) {
   // Past a barrier, one thread refills B while the products are in flight,
   // as a producer refilling a stage released before the consumers' wait.
@@ -227,6 +248,7 @@ extern "C" __global__ void two_groups(float *out) {
   __nv_bfloat16 *ta = (__nv_bfloat16 *)(raw + (1024 - shared_window_address(raw) % 1024) % 1024);
   for (int i = threadIdx.x; i < 2 * 64 * 64; i += blockDim.x)
     ta[i] = __float2bfloat16(i < 64 * 64 ? 1.0f : 2.0f);
+  fence_proxy_async_shared(); // seen by wgmma (the async proxy)
   __syncthreads();
   const __nv_bfloat16 *tb = ta + 64 * 64;
   float d[32] = {}, e[32] = {};

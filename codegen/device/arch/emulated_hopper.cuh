@@ -83,8 +83,6 @@ struct Mbarrier {
   }
 };
 
-inline void landBulkCopies();
-
 inline void requireBarrier(unsigned long long *barrier) {
   requireAligned(barrier, 8, "mbarrier: address not 8-byte aligned");
   requireShared(barrier, 8, "mbarrier: not in shared memory");
@@ -100,12 +98,13 @@ inline void mbarrier_init(unsigned long long *barrier, unsigned arrivals) {
 /// Arrives, announcing `bytes` more transaction bytes first.
 inline void mbarrier_arrive(unsigned long long *barrier, unsigned bytes) {
   requireBarrier(barrier);
-  landBulkCopies();
+  rudnn_emu_detail::landAtSignal();
   Mbarrier state = Mbarrier::load(barrier);
   if (state.expected == 0)
     rudnn_emu_trap("mbarrier: used before mbarrier.init");
   if (state.pending == 0)
     rudnn_emu_trap("mbarrier.arrive: more arrivals than the phase expects");
+  rudnn_emu_detail::reportAsync(RUDNN_EMU_BARRIER_ARRIVED, nullptr, 0, barrier);
   state.transactions += bytes;
   state.pending -= 1;
   state.advance();
@@ -124,17 +123,22 @@ inline void mbarrier_complete_tx(unsigned long long *barrier,
 
 /// Waits until the phase of parity `parity` has completed (the current
 /// phase has the other parity), polling: the executor runs the block's
-/// other threads first.
+/// other threads first. A phase still waiting for bytes lands the boxes
+/// completing on it (the latest moment they may land).
 inline void mbarrier_wait(unsigned long long *barrier, unsigned parity) {
   requireBarrier(barrier);
-  landBulkCopies();
+  rudnn_emu_detail::landAtSignal();
   for (;;) {
     const Mbarrier state = Mbarrier::load(barrier);
     if (state.expected == 0)
       rudnn_emu_trap("mbarrier: used before mbarrier.init");
-    if (state.phase != (parity & 1))
+    if (state.phase != (parity & 1)) {
+      rudnn_emu_detail::reportAsync(RUDNN_EMU_BARRIER_ACQUIRED, nullptr, 0,
+                                    barrier);
       return;
-    rudnn_emu_table()->poll(0);
+    }
+    if (!rudnn_emu_detail::landForWait(barrier))
+      rudnn_emu_table()->poll(0);
   }
 }
 
@@ -142,38 +146,55 @@ inline void mbarrier_wait(unsigned long long *barrier, unsigned parity) {
 // TMA
 //===----------------------------------------------------------------------===//
 
-/// cp.async.bulk.tensor: the box at `coords` of the map, innermost dim
-/// contiguous in shared memory, zeros outside the tensor, its bytes then
-/// completing on `barrier`. Read now; the destination holds poison until
-/// the issuing thread's next mbarrier operation or its end lands it
-/// (rudnn_emu_async.h).
-inline void tma_load(void *shared, const void *mapBytes, const int *coords,
-                     int rank, unsigned long long *barrier) {
+/// The tensor map at `mapBytes`, checked against the instruction's rank.
+inline rudnn_emu_tensor_map tensorMapOf(const void *mapBytes, int rank,
+                                        const char *operation) {
   rudnn_emu_tensor_map map;
   std::memcpy(&map, mapBytes, sizeof map);
-  if (map.magic != RUDNN_EMU_TENSOR_MAP_MAGIC)
-    rudnn_emu_trap("cp.async.bulk.tensor: not a tensor map");
-  if (static_cast<int>(map.rank) != rank)
-    rudnn_emu_trap("cp.async.bulk.tensor: the instruction's rank is not the "
-                   "map's");
-  requireBarrier(barrier);
-  if (Mbarrier::load(barrier).expected == 0)
-    rudnn_emu_trap("cp.async.bulk.tensor: its mbarrier is not initialised");
-  const unsigned long long start = shared_offset(shared);
-  if (start % (map.swizzleBytes == 128 ? 1024 : 128))
-    rudnn_emu_trap("cp.async.bulk.tensor: shared destination misaligned for "
-                   "its swizzle");
-  if (map.swizzleBytes != 0 && map.swizzleBytes != 128)
-    rudnn_emu_trap("cp.async.bulk.tensor: only the 128-byte swizzle is "
-                   "emulated");
+  char message[160];
+  if (map.magic != RUDNN_EMU_TENSOR_MAP_MAGIC) {
+    snprintf(message, sizeof message, "%s: not a tensor map", operation);
+    rudnn_emu_trap(message);
+  }
+  if (static_cast<int>(map.rank) != rank) {
+    snprintf(message, sizeof message,
+             "%s: the instruction's rank is not the map's", operation);
+    rudnn_emu_trap(message);
+  }
+  if (map.swizzleBytes != 0 && map.swizzleBytes != 128) {
+    snprintf(message, sizeof message,
+             "%s: only the 128-byte swizzle is emulated", operation);
+    rudnn_emu_trap(message);
+  }
+  return map;
+}
+
+/// The bytes of one box of `map`.
+inline unsigned long long boxBytes(const rudnn_emu_tensor_map &map) {
   unsigned long long elements = 1;
-  for (int d = 0; d < rank; ++d)
+  for (unsigned d = 0; d < map.rank; ++d)
     elements *= map.box[d];
+  return elements * map.elementBytes;
+}
+
+/// The box at `coords` of `map` against shared memory at `shared`:
+/// `visit(at, global)` for each element, `at` its offset from the box's
+/// start (innermost dim contiguous, swizzled as the map says, staying in
+/// the box's bytes) and `global` its address, null outside the tensor.
+template <typename Visit>
+inline void walkBox(const rudnn_emu_tensor_map &map, const int *coords,
+                    const void *shared, const char *operation, Visit visit) {
+  const unsigned long long start = shared_offset(shared);
+  if (start % (map.swizzleBytes == 128 ? 1024 : 128)) {
+    char message[160];
+    snprintf(message, sizeof message,
+             "%s: shared memory misaligned for its swizzle", operation);
+    rudnn_emu_trap(message);
+  }
+  const int rank = static_cast<int>(map.rank);
   const unsigned size = map.elementBytes;
-  unsigned char *base = shared_at(start, elements * size);
-  // Swizzling permutes 16-byte chunks within each 128-byte row: the box
-  // stays in [start, start + its bytes).
-  std::vector<unsigned char> image(elements * size);
+  const unsigned long long elements = boxBytes(map) / size;
+  shared_at(start, elements * size); // inside the dynamic shared memory
   for (unsigned long long index = 0; index < elements; ++index) {
     unsigned long long rest = index, offset = 0;
     bool inside = true;
@@ -189,19 +210,130 @@ inline void tma_load(void *shared, const void *mapBytes, const int *coords,
     unsigned long long to = start + index * size;
     if (map.swizzleBytes == 128)
       to = swizzle128(to);
-    if (inside)
-      std::memcpy(&image[to - start],
-                  reinterpret_cast<const void *>(map.address + offset), size);
+    visit(to - start,
+          inside ? reinterpret_cast<unsigned char *>(map.address + offset)
+                 : nullptr);
   }
-  rudnn_emu_detail::engineWrite(base, nullptr, image.size()); // poison
-  rudnn_emu_detail::asyncCopies().bulk.push_back(
-      {base, std::move(image), &mbarrier_complete_tx, barrier});
 }
 
-/// The thread's TMA boxes land before it signals or waits.
-inline void landBulkCopies() {
-  if (rudnn_emu_current()->asyncCopies)
-    rudnn_emu_detail::landBulkCopies(rudnn_emu_detail::asyncCopies());
+/// cp.async.bulk.tensor, global to shared: the box at `coords` of the map,
+/// zeros outside the tensor, its bytes then completing on `barrier`. Read
+/// now; the destination holds poison until the box lands, at a moment the
+/// schedule chooses (rudnn_emu_async.h).
+inline void tma_load(void *shared, const void *mapBytes, const int *coords,
+                     int rank, unsigned long long *barrier) {
+  const rudnn_emu_tensor_map map =
+      tensorMapOf(mapBytes, rank, "cp.async.bulk.tensor");
+  requireBarrier(barrier);
+  if (Mbarrier::load(barrier).expected == 0)
+    rudnn_emu_trap("cp.async.bulk.tensor: its mbarrier is not initialised");
+  std::vector<unsigned char> image(boxBytes(map));
+  const unsigned size = map.elementBytes;
+  walkBox(map, coords, shared, "cp.async.bulk.tensor",
+          [&](unsigned long long at, const unsigned char *global) {
+            if (global)
+              std::memcpy(&image[at], global, size);
+          });
+  auto *base = static_cast<unsigned char *>(shared);
+  rudnn_emu_detail::engineWrite(base, nullptr, image.size()); // poison
+  const int box = rudnn_emu_detail::reportAsync(RUDNN_EMU_BOX_ISSUED, base,
+                                                image.size(), barrier);
+  rudnn_emu_detail::blockAsync().boxes.push_back(
+      {base, std::move(image), &mbarrier_complete_tx, barrier,
+       rudnn_emu_current()->linear, box});
+}
+
+//===----------------------------------------------------------------------===//
+// TMA stores: bulk groups of the issuing thread
+//===----------------------------------------------------------------------===//
+
+/// The store's global writes, from its shared source as it is now.
+inline void writeStore(const rudnn_emu_detail::BulkStore &store) {
+  rudnn_emu_tensor_map map;
+  std::memcpy(&map, store.map.data(), sizeof map);
+  const unsigned size = map.elementBytes;
+  walkBox(map, store.coords, store.source, "cp.async.bulk.tensor",
+          [&](unsigned long long at, unsigned char *global) {
+            if (global)
+              std::memcpy(global, store.source + at, size);
+          });
+}
+
+/// Performs `store` if it has not been: the shared source read now.
+inline void finishStore(rudnn_emu_detail::BulkStore &store) {
+  if (store.done)
+    return;
+  store.write(store);
+  store.done = true;
+}
+
+/// The wait that retires `store`: in check mode its source must hold what
+/// it held at issue (the engine may have read it at any moment since).
+inline void retireStore(rudnn_emu_detail::BulkStore &store) {
+#ifdef RUDNN_EMU_CHECK
+  if (std::memcmp(store.atIssue.data(), store.source, store.atIssue.size()))
+    rudnn_emu_trap("TMA store: its shared source changed between its issue "
+                   "and the tma_store_wait that retires it");
+#endif
+  finishStore(store);
+}
+
+/// cp.async.bulk.tensor, shared to global (bulk_group completion): the box
+/// at `coords` of the map from `shared`, elements outside the tensor not
+/// written. An async-proxy read: threads' writes to `shared` need a
+/// fence_proxy_async_shared first. The source is read, and global memory
+/// written, at a moment the schedule chooses before the wait that retires
+/// the store's group.
+inline void tma_store(const void *mapBytes, const int *coords, int rank,
+                      const void *shared) {
+  const rudnn_emu_tensor_map map =
+      tensorMapOf(mapBytes, rank, "cp.async.bulk.tensor (store)");
+  rudnn_emu_detail::BulkStore store;
+  store.source = static_cast<const unsigned char *>(shared);
+  store.map.assign(static_cast<const unsigned char *>(mapBytes),
+                   static_cast<const unsigned char *>(mapBytes) + sizeof map);
+  std::memcpy(store.coords, coords, sizeof(int) * rank);
+  store.rank = rank;
+  store.write = &writeStore;
+  const unsigned long long bytes = boxBytes(map);
+  walkBox(map, coords, shared, "cp.async.bulk.tensor (store)",
+          [](unsigned long long, const unsigned char *) {}); // checks only
+  rudnn_emu_detail::reportAsync(RUDNN_EMU_ASYNC_READ, shared, bytes);
+#ifdef RUDNN_EMU_CHECK
+  store.atIssue.assign(store.source, store.source + bytes);
+#endif
+  const rudnn_emu_thread *thread = rudnn_emu_current();
+  if (thread->schedule == RUDNN_EMU_SCHEDULE_FORWARD ||
+      (thread->schedule == RUDNN_EMU_SCHEDULE_RANDOM &&
+       rudnn_emu_detail::blockAsync().coin()))
+    finishStore(store);
+  rudnn_emu_detail::asyncCopies().openStores.push_back(std::move(store));
+}
+
+/// cp.async.bulk.commit_group: the stores issued since the last commit form
+/// a group.
+inline void tma_store_commit() {
+  rudnn_emu_detail::AsyncCopies &copies = rudnn_emu_detail::asyncCopies();
+  copies.storeGroups.push_back(std::move(copies.openStores));
+  copies.openStores.clear();
+}
+
+/// cp.async.bulk.wait_group.read `pending`: every committed group but the
+/// `pending` most recent has read its sources (and written global memory).
+inline void tma_store_wait(unsigned pending) {
+  rudnn_emu_detail::AsyncCopies &copies = rudnn_emu_detail::asyncCopies();
+  while (copies.storeGroups.size() > pending) {
+    for (rudnn_emu_detail::BulkStore &store : copies.storeGroups.front())
+      retireStore(store);
+    copies.storeGroups.pop_front();
+  }
+}
+
+/// fence.proxy.async.shared::cta: this thread's shared-memory writes are
+/// ordered before the async-proxy operations (wgmma, TMA stores) that come
+/// after it.
+inline void fence_proxy_async_shared() {
+  rudnn_emu_detail::reportAsync(RUDNN_EMU_PROXY_FENCE);
 }
 
 //===----------------------------------------------------------------------===//
@@ -227,11 +359,11 @@ inline void warpgroup_uniform(const char *operation, unsigned operand,
     }
 }
 
-/// The 16-bit element (r, c) of a 128-byte-swizzled operand named by
-/// `descriptor`: K-major, r the M or N index and c the K index; MN-major
-/// (transposed), r the K index and c the M or N index.
-inline float descriptorElement(unsigned long long descriptor, int r, int c,
-                               bool mnMajor, bool bf16) {
+/// The shared offset of the 16-bit element (r, c) of a 128-byte-swizzled
+/// operand named by `descriptor`: K-major, r the M or N index and c the K
+/// index; MN-major (transposed), r the K index and c the M or N index.
+inline unsigned long long descriptorOffset(unsigned long long descriptor, int r,
+                                           int c, bool mnMajor) {
   if (descriptor >> 62 != 1)
     rudnn_emu_trap("wgmma: only the 128-byte swizzle is emulated");
   const unsigned long long start = (descriptor & 0x3fff) << 4,
@@ -243,8 +375,14 @@ inline float descriptorElement(unsigned long long descriptor, int r, int c,
   else // ((64, n), (8, k)) : ((2 B, LBO), (128 B, SBO))
     address = start + (c % 64) * 2 + (c / 64) * leading + (r % 8) * 128 +
               (r / 8) * stride;
+  return swizzle128(address);
+}
+
+inline float descriptorElement(unsigned long long descriptor, int r, int c,
+                               bool mnMajor, bool bf16) {
   unsigned short bits;
-  std::memcpy(&bits, shared_at(swizzle128(address), 2), 2);
+  std::memcpy(&bits, shared_at(descriptorOffset(descriptor, r, c, mnMajor), 2),
+              2);
   return low(bits, bf16);
 }
 
@@ -263,6 +401,45 @@ struct WgmmaOperands {
   float A[16][16];
   float B[16][16];
 };
+
+/// Each shared 16-byte chunk `visit(offset)` this thread's operands of
+/// `issue` read, once.
+template <typename Visit>
+inline void forOperandChunks(const WgmmaIssue &issue, int warp, int lane,
+                             Visit visit) {
+  std::vector<unsigned long long> chunks;
+  const bool transposedB = issue.form & 2;
+  if (!(issue.form & 1))
+    for (int r = 0; r < 16; ++r)
+      for (int k = 0; k < 16; k += 8)
+        chunks.push_back(descriptorOffset(issue.a, 16 * warp + r, k, false));
+  const int t = lane % 4;
+  for (int column = 0; column < 16; ++column) {
+    const int col = 8 * (column / 2) + 2 * t + column % 2;
+    for (int k = 0; k < 16; ++k)
+      chunks.push_back(transposedB ? descriptorOffset(issue.b, k, col, true)
+                                   : descriptorOffset(issue.b, col, k, false));
+  }
+  for (unsigned long long &chunk : chunks)
+    chunk &= ~15ull;
+  std::sort(chunks.begin(), chunks.end());
+  chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
+  for (unsigned long long chunk : chunks)
+    visit(chunk);
+}
+
+/// Check mode: the wgmma's async-proxy reads of this thread's operand
+/// elements, told to the executor 16 bytes at a time.
+inline void reportOperandReads(const WgmmaIssue &issue, int warp, int lane) {
+#ifdef RUDNN_EMU_CHECK
+  forOperandChunks(issue, warp, lane, [](unsigned long long chunk) {
+    rudnn_emu_detail::reportAsync(RUDNN_EMU_ASYNC_READ, shared_at(chunk, 16),
+                                  16);
+  });
+#else
+  (void)issue, (void)warp, (void)lane;
+#endif
+}
 
 /// Reads the shared-memory operands `issue` names for this thread (A too
 /// when it is not in registers).
@@ -488,6 +665,7 @@ inline void wgmma_m64n64k16(float (&d)[32], const unsigned *registers,
         record.operands.A[row][2 * t + 9] = high(fragment[2 + half], bf16);
       }
     }
+  reportOperandReads(mine, warp, lane);
   readSharedOperands(record.operands, mine, warp, lane);
   groups.open.push_back(record);
 }

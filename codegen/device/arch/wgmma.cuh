@@ -19,7 +19,9 @@
 // them. A K-major operand (rows of the M or N index, K contiguous) steps
 // its 8-row groups by the descriptor's stride byte offset; an MN-major one
 // (rows of K, M or N contiguous) steps its 8-row groups of K likewise and
-// its 64-element blocks of N by the leading byte offset.
+// its 64-element blocks of N by the leading byte offset. wgmma reads them
+// through the async proxy: operands the threads wrote need
+// fence_proxy_async_shared() (arch/proxy_fence.cuh) by every writer first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +30,8 @@
 #ifdef __RUDNN_EMULATION__
 #include "rudnn/arch/emulated_hopper.cuh"
 #endif
+
+#include "rudnn/arch/proxy_fence.cuh"
 
 namespace rudnn {
 namespace arch {

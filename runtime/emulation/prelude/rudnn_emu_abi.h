@@ -21,11 +21,29 @@
 extern "C" {
 #endif
 
-#define RUDNN_EMU_ABI_VERSION 8
+#define RUDNN_EMU_ABI_VERSION 9
 
 typedef struct rudnn_emu_dim3 {
   unsigned x, y, z;
 } rudnn_emu_dim3;
+
+/* A block's asynchronous work that outlives the thread issuing it (TMA
+ * boxes in flight): device code's, null at the block's start. The executor
+ * calls `end(work)` once the block has ended, however it ended. */
+typedef struct rudnn_emu_block_async {
+  void *work;
+  void (*end)(void *work);
+} rudnn_emu_block_async;
+
+/* In which order the asynchronous engines finish what they were given
+ * between its issue and the wait that needs it: as early as they may
+ * (forward), as late as they may (reverse), or at moments drawn from
+ * `scheduleSeed` (random), with the executor's schedule of the same name. */
+enum {
+  RUDNN_EMU_SCHEDULE_FORWARD = 0,
+  RUDNN_EMU_SCHEDULE_REVERSE = 1,
+  RUDNN_EMU_SCHEDULE_RANDOM = 2
+};
 
 /* One CUDA thread, as the executor runs it. */
 typedef struct rudnn_emu_thread {
@@ -37,6 +55,10 @@ typedef struct rudnn_emu_thread {
   size_t dynamicSharedBytes;
   /* The thread's cp.async copies in flight: device code's, null at start. */
   void *asyncCopies;
+  /* Its block's (the same for every thread of the block). */
+  rudnn_emu_block_async *blockAsync;
+  unsigned schedule;
+  uint64_t scheduleSeed; /* per block */
 } rudnn_emu_thread;
 
 /* __syncthreads variants. */
@@ -59,6 +81,31 @@ typedef struct rudnn_emu_site {
 /* Kinds of memory access reported in check mode. Atomics are checked for
  * bounds only: they never race with each other. */
 enum { RUDNN_EMU_READ = 0, RUDNN_EMU_WRITE = 1, RUDNN_EMU_ATOMIC = 2 };
+
+/* Check mode: what the asynchronous engines do to shared memory, reported
+ * to the executor's shadow (rudnn_emu_host.asyncAccess). */
+enum {
+  /* A TMA box will land on [address, +bytes), completing on `barrier`:
+   * until it lands, any thread's access to those bytes races. Returns the
+   * box's id. */
+  RUDNN_EMU_BOX_ISSUED = 0,
+  /* Box `box` landed: a thread may access its bytes only once it has waited
+   * on the box's barrier since (or a __syncthreads came between). */
+  RUDNN_EMU_BOX_LANDED = 1,
+  /* The running thread's wait on `barrier` saw its phase complete: the
+   * boxes landed on it and the accesses of the threads that arrived on it
+   * are ordered before the thread's later accesses. */
+  RUDNN_EMU_BARRIER_ACQUIRED = 2,
+  /* The running thread executed fence.proxy.async.shared::cta. */
+  RUDNN_EMU_PROXY_FENCE = 3,
+  /* An async-proxy operation the running thread issued (wgmma, a TMA store)
+   * reads [address, +bytes): what threads wrote there must have been
+   * fenced by its writer, and a TMA box there must be landed and waited
+   * for. */
+  RUDNN_EMU_ASYNC_READ = 4,
+  /* The running thread arrived on `barrier` (a release). */
+  RUDNN_EMU_BARRIER_ARRIVED = 5
+};
 
 /* A TMA tensor map as the emulation backend encodes it, in the 128 bytes of
  * a CUtensorMap: what cuTensorMapEncodeTiled was given. */
@@ -124,6 +171,12 @@ typedef struct rudnn_emu_host {
    * The basis of wgmma, its fence, commit and wait, and setmaxnreg. */
   void (*warpgroupExchange)(const void *value, void *all, size_t bytes,
                             const rudnn_emu_site *site);
+  /* Check mode: an asynchronous engine's event (RUDNN_EMU_BOX_ISSUED ...)
+   * on shared memory, by or for the running thread; `box` names the box of
+   * RUDNN_EMU_BOX_LANDED. Returns the new box's id for RUDNN_EMU_BOX_ISSUED,
+   * else 0. Accesses the model forbids trap. */
+  int (*asyncAccess)(int event, const void *address, size_t bytes,
+                     const void *barrier, int box);
 } rudnn_emu_host;
 
 #ifdef __cplusplus

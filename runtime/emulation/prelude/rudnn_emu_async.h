@@ -13,6 +13,7 @@
 #ifndef RUDNN_EMU_ASYNC_H
 #define RUDNN_EMU_ASYNC_H
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -26,14 +27,43 @@ struct AsyncCopy {
 };
 
 /// A TMA box (cp.async.bulk.tensor) in flight: its destination holds
-/// poison until the issuing thread's next mbarrier operation (or its end)
-/// lands it, and then its bytes complete on `barrier`. Its readers must wait
-/// on the barrier, as on a GPU.
+/// poison until it lands, at a moment the schedule chooses between its
+/// issue and its barrier's phase completing, and then its bytes complete on
+/// `barrier`. Its readers must wait on the barrier, as on a GPU.
 struct BulkCopy {
   unsigned char *destination;
   std::vector<unsigned char> data;
   void (*complete)(unsigned long long *barrier, unsigned bytes) noexcept;
   unsigned long long *barrier;
+  unsigned issuer;
+  int box; // check mode: the executor's id for it
+};
+
+/// A TMA store (cp.async.bulk.tensor shared -> global) in flight: it reads
+/// its shared source at a moment the schedule chooses between its issue and
+/// the wait_group.read that retires its group, and writes global memory
+/// then. `write` does both; in check mode `source` must still hold what it
+/// held at issue.
+struct BulkStore {
+  std::vector<unsigned char> atIssue;
+  const unsigned char *source = nullptr;
+  std::vector<unsigned char> map; // the tensor map, as given
+  int coords[5] = {};
+  int rank = 0;
+  void (*write)(const BulkStore &store) = nullptr;
+  bool done = false;
+};
+
+/// A block's TMA boxes in flight, oldest first, and the random schedule's
+/// draws (xorshift64).
+struct BlockAsyncWork {
+  std::vector<BulkCopy> boxes;
+  uint64_t random;
+
+  bool coin() {
+    random ^= random << 13, random ^= random >> 7, random ^= random << 17;
+    return random >> 63;
+  }
 };
 
 /// Asynchronous work of another kind a device library keeps per CUDA
@@ -43,12 +73,13 @@ struct ThreadAsyncWork {
 };
 
 /// A CUDA thread's copies: those issued since its last commit, then its
-/// committed groups, oldest first; its TMA boxes in flight; its wgmma
-/// groups.
+/// committed groups, oldest first; its TMA stores, the same way (bulk
+/// groups); its wgmma groups.
 struct AsyncCopies {
   std::vector<AsyncCopy> open;
   std::deque<std::vector<AsyncCopy>> groups;
-  std::vector<BulkCopy> bulk;
+  std::vector<BulkStore> openStores;
+  std::deque<std::vector<BulkStore>> storeGroups;
   std::unique_ptr<ThreadAsyncWork> wgmma;
 };
 
@@ -61,17 +92,90 @@ engineWrite(unsigned char *to, const unsigned char *from,
     to[i] = from ? from[i] : 0xff;
 }
 
-/// Lands the thread's TMA boxes, oldest first. Never throws (nothing it
-/// calls traps: the barriers were checked at issue), so the kernel entry
-/// that calls it as its thread returns needs no unwinding through the
-/// sanitizer hooks' call sites.
-inline void landBulkCopies(AsyncCopies &copies) noexcept {
-  std::vector<BulkCopy> pending = std::move(copies.bulk);
-  copies.bulk.clear();
-  for (BulkCopy &copy : pending) {
-    engineWrite(copy.destination, copy.data.data(), copy.data.size());
-    copy.complete(copy.barrier, static_cast<unsigned>(copy.data.size()));
+/// Check mode: an asynchronous engine's event for the executor's shadow
+/// (RUDNN_EMU_BOX_ISSUED ...); 0 outside check mode.
+inline int reportAsync(int event, const void *address = nullptr,
+                       size_t bytes = 0, const void *barrier = nullptr,
+                       int box = 0) {
+#ifdef RUDNN_EMU_CHECK
+  return rudnn_emu_table()->asyncAccess(event, address, bytes, barrier, box);
+#else
+  (void)event, (void)address, (void)bytes, (void)barrier, (void)box;
+  return 0;
+#endif
+}
+
+inline BlockAsyncWork &blockAsync() {
+  rudnn_emu_thread *thread = rudnn_emu_current();
+  rudnn_emu_block_async *slot = thread->blockAsync;
+  if (!slot->work) {
+    slot->work = new BlockAsyncWork{{}, thread->scheduleSeed | 1};
+    slot->end = [](void *work) { delete static_cast<BlockAsyncWork *>(work); };
   }
+  return *static_cast<BlockAsyncWork *>(slot->work);
+}
+
+/// Lands box `index`. Never throws (nothing it calls traps: the barrier
+/// was checked at issue), so a thread may land boxes as it returns.
+inline void landBox(BlockAsyncWork &work, size_t index) noexcept {
+  BulkCopy copy = std::move(work.boxes[index]);
+  work.boxes.erase(work.boxes.begin() + static_cast<ptrdiff_t>(index));
+  engineWrite(copy.destination, copy.data.data(), copy.data.size());
+  reportAsync(RUDNN_EMU_BOX_LANDED, nullptr, 0, nullptr, copy.box);
+  copy.complete(copy.barrier, static_cast<unsigned>(copy.data.size()));
+}
+
+/// The running thread signals or waits on an mbarrier, or returns: boxes
+/// may land now. Forward, the thread's own, oldest first (as early as the
+/// model lets them); random, each with even odds; reverse, none (they land
+/// when a thread waits for them).
+inline void landAtSignal() noexcept {
+  rudnn_emu_thread *thread = rudnn_emu_current();
+  if (!thread->blockAsync->work ||
+      thread->schedule == RUDNN_EMU_SCHEDULE_REVERSE)
+    return;
+  BlockAsyncWork &work = blockAsync();
+  for (size_t i = 0; i < work.boxes.size();) {
+    const bool lands = thread->schedule == RUDNN_EMU_SCHEDULE_FORWARD
+                           ? work.boxes[i].issuer == thread->linear
+                           : work.coin();
+    if (lands)
+      landBox(work, i);
+    else
+      ++i;
+  }
+}
+
+/// A wait found `barrier`'s phase incomplete: the boxes completing on it
+/// land (oldest first forward, newest first reverse, in a drawn order
+/// random). Whether any did.
+inline bool landForWait(const unsigned long long *barrier) noexcept {
+  rudnn_emu_thread *thread = rudnn_emu_current();
+  if (!thread->blockAsync->work)
+    return false;
+  BlockAsyncWork &work = blockAsync();
+  std::vector<size_t> mine;
+  for (size_t i = 0; i < work.boxes.size(); ++i)
+    if (work.boxes[i].barrier == barrier)
+      mine.push_back(i);
+  if (mine.empty())
+    return false;
+  if (thread->schedule == RUDNN_EMU_SCHEDULE_REVERSE)
+    std::reverse(mine.begin(), mine.end());
+  else if (thread->schedule == RUDNN_EMU_SCHEDULE_RANDOM)
+    for (size_t i = mine.size(); i > 1; --i) {
+      work.coin();
+      std::swap(mine[i - 1], mine[work.random % i]);
+    }
+  // Landing a box erases it: the indices after it move down.
+  while (!mine.empty()) {
+    const size_t index = mine.front();
+    mine.erase(mine.begin());
+    landBox(work, index);
+    for (size_t &other : mine)
+      other -= other > index;
+  }
+  return true;
 }
 
 inline AsyncCopies &asyncCopies() {
@@ -91,12 +195,16 @@ struct AsyncCopiesOfThread {
   }
 };
 
-/// A thread that returns lands its TMA boxes (the other threads of its
-/// block wait for them).
-inline void landBulkCopiesAtReturn() noexcept {
+/// A thread that returns: its TMA stores must have finished reading shared
+/// memory, which ends with the block; its boxes may land.
+inline void endAsyncWorkAtReturn() {
   if (auto *copies =
           static_cast<AsyncCopies *>(rudnn_emu_current()->asyncCopies))
-    landBulkCopies(*copies);
+    if (!copies->openStores.empty() || !copies->storeGroups.empty())
+      rudnn_emu_trap("a thread exits with TMA stores still reading shared "
+                     "memory: tma_store_commit() and tma_store_wait<0>() "
+                     "first");
+  landAtSignal();
 }
 
 /// Check mode: the copy writes its destination on behalf of the issuing

@@ -227,7 +227,12 @@ inline void invoke(void (*kernel)(P...), void **args,
   kernel(loadArgument<P>(args[I])...);
 }
 
-template <typename... P> inline void invoke(void (*kernel)(P...), void **args) {
+/// Never inlined into the entry: the sanitizer hooks the compiler calls
+/// from kernel code are declared nothrow, so a report unwinding out of one
+/// (check mode) must not cross a frame with cleanups of its own, such as
+/// the entry's.
+template <typename... P>
+__attribute__((noinline)) void invoke(void (*kernel)(P...), void **args) {
   invoke(kernel, args, std::index_sequence_for<P...>{});
 }
 
@@ -240,7 +245,7 @@ template <typename... P> inline void invoke(void (*kernel)(P...), void **args) {
       visibility("default"))) void rudnn_emu_entry_##entry(void **args) {      \
     ::rudnn_emu_detail::AsyncCopiesOfThread copies;                            \
     ::rudnn_emu_detail::invoke(&entry, args);                                  \
-    ::rudnn_emu_detail::landBulkCopiesAtReturn();                              \
+    ::rudnn_emu_detail::endAsyncWorkAtReturn();                                \
   }
 
 //===----------------------------------------------------------------------===//
