@@ -291,6 +291,11 @@ std::string EmulationBackend::compile(const KernelSource &kernel) const {
   std::ofstream(source, std::ios::binary)
       << rewriteDynamicShared(kernel.source) << "\nRUDNN_EMU_DEFINE_ENTRY("
       << kernel.entry << ")\n";
+  if (auto [threads, blocks] = launchBoundsOf(kernel.source, kernel.entry);
+      threads)
+    std::ofstream(source, std::ios::binary | std::ios::app)
+        << "RUDNN_EMU_LAUNCH_BOUNDS(" << kernel.entry << ", " << threads << ", "
+        << blocks << ")\n";
 
   fs::path compiled = directory / (kernel.entry + ".o");
   std::string compiler = shellQuote(impl->options.hostCompiler);
@@ -364,6 +369,9 @@ std::shared_ptr<LoadedKernel> EmulationBackend::load(const std::string &binary,
          ", expected " + std::to_string(RUDNN_EMU_ABI_VERSION));
   kernel.handle = handle;
   kernel.tlsBytes = threadLocalBytes(handle);
+  if (auto *bounds = static_cast<const unsigned *>(
+          ::dlsym(handle, ("rudnn_emu_bounds_" + entry).c_str())))
+    kernel.boundsThreads = bounds[0], kernel.boundsBlocks = bounds[1];
   auto loaded =
       std::make_shared<EmulationKernel>(fd, handle, std::move(kernel));
   // Objects that read no packed offsets have no index-fault word.

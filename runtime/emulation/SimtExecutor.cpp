@@ -1069,6 +1069,19 @@ std::string describeDeadlock(const BlockRun &block) {
   return text.str();
 }
 
+/// The registers a thread of `kernel` starts with: with launch bounds
+/// (T, B), ptxas gives each thread at most the register file (64K) over
+/// B blocks of T threads, in whole warps, in units of 8; 0 without bounds.
+unsigned registersPerThread(const EmulatedKernel &kernel) {
+  if (!kernel.boundsThreads)
+    return 0;
+  const uint64_t warps = (kernel.boundsThreads + kWarpSize - 1) / kWarpSize;
+  const uint64_t threads =
+      warps * kWarpSize * std::max(1u, kernel.boundsBlocks);
+  return static_cast<unsigned>(
+      std::min<uint64_t>(256, 65536 / threads / 8 * 8));
+}
+
 /// Runs one block to completion in `schedule`'s order; returns an error
 /// message or "".
 std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
@@ -1100,6 +1113,7 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
   if (block.check)
     block.asyncShadow.reset(block.threads.size());
   block.async = {};
+  const unsigned registers = registersPerThread(*block.kernel);
   const unsigned engineOrder =
       schedule.order == Schedule::Order::Reverse  ? RUDNN_EMU_SCHEDULE_REVERSE
       : schedule.order == Schedule::Order::Random ? RUDNN_EMU_SCHEDULE_RANDOM
@@ -1126,6 +1140,7 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
         thread.info.blockAsync = &block.async;
         thread.info.schedule = engineOrder;
         thread.info.scheduleSeed = block.switchState;
+        thread.info.registersPerThread = registers;
         thread.fakeStack = nullptr;
         thread.fiber =
             ctx::fiber(std::allocator_arg, BorrowedStack{block.stacks[linear]},
@@ -1226,6 +1241,18 @@ void checkGeometry(const LaunchGeometry &geometry) {
     throw InvalidArgument(
         "grid (" + std::to_string(grid.x) + "," + std::to_string(grid.y) + "," +
         std::to_string(grid.z) + ") is outside CUDA's limits");
+}
+
+/// A launch larger than the kernel's __launch_bounds__ fails on a GPU.
+void checkLaunchBounds(const EmulatedKernel &kernel,
+                       const LaunchGeometry &geometry) {
+  const Dim3 &block = geometry.block;
+  const uint64_t threads = uint64_t(block.x) * block.y * block.z;
+  if (kernel.boundsThreads && threads > kernel.boundsThreads)
+    throw InvalidArgument("a block of " + std::to_string(threads) +
+                          " threads for kernel '" + kernel.name +
+                          "', whose __launch_bounds__ allow " +
+                          std::to_string(kernel.boundsThreads));
 }
 
 } // namespace
@@ -1401,6 +1428,7 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
                              const LaunchGeometry &geometry, void **args,
                              const SimtOptions &options) {
   checkGeometry(geometry);
+  checkLaunchBounds(kernel, geometry);
   const Schedule &schedule = options.schedule;
   const Dim3 &grid = geometry.grid, &blockDims = geometry.block;
   uint64_t blocks = uint64_t(grid.x) * grid.y * grid.z;

@@ -32,6 +32,8 @@ struct EmulatedKernel {
   /// static `__shared__` variables, `tlsBytes` long (0: none).
   void *handle = nullptr;
   size_t tlsBytes = 0;
+  /// Its `__launch_bounds__(threads, minBlocks)`; 0: none known.
+  unsigned boundsThreads = 0, boundsBlocks = 0;
 };
 
 /// The host table every kernel object is bound to.

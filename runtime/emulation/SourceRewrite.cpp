@@ -71,3 +71,17 @@ std::string rudnn::runtime::rewriteDynamicShared(const std::string &source) {
   result.append(begin, source.cend());
   return result;
 }
+
+std::pair<unsigned, unsigned>
+rudnn::runtime::launchBoundsOf(const std::string &source,
+                               const std::string &entry) {
+  const std::regex bounds(
+      R"(__launch_bounds__\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)\s*)" + entry +
+      R"(\s*\()");
+  std::smatch match;
+  if (!std::regex_search(source, match, bounds))
+    return {0, 0};
+  return {static_cast<unsigned>(std::stoul(match.str(1))),
+          match[2].matched ? static_cast<unsigned>(std::stoul(match.str(2)))
+                           : 1u};
+}

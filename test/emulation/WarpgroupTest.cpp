@@ -167,6 +167,88 @@ TEST(Warpgroup, ABlockOfPartWarpgroupsIsRefused) {
                 HasSubstr("a warpgroup is 128 threads, warps 4i to 4i + 3"));
 }
 
+// A producer warpgroup and two consumers under launch bounds of 384
+// threads, one block per SM: 168 registers a thread, 504 per three threads
+// to share. The producer gives its registers back, the consumers take them.
+constexpr const char *kBudgetSource = R"cuda(
+#include "rudnn/core.cuh"
+using namespace rudnn::arch;
+extern "C" __global__ void __launch_bounds__(384, 1) budgets(int *out) {
+  if (threadIdx.x < 128) {
+    PRODUCER
+  } else {
+    CONSUMER
+  }
+  out[threadIdx.x] = threadIdx.x;
+}
+)cuda";
+
+/// Runs the budget kernel with its producer's and consumers' budgets on
+/// `threads` threads.
+void runBudgets(Emulator &emulator, const std::string &producer,
+                const std::string &consumer, unsigned threads = 384) {
+  std::string source = kBudgetSource;
+  source.replace(source.find("PRODUCER"), 8, producer);
+  source.replace(source.find("CONSUMER"), 8, consumer);
+  DevicePtr out = emulator.upload(std::vector<int>(threads, -1));
+  ArgPack args;
+  args.push(out);
+  emulator.run("budgets", source, {1}, {threads}, args);
+  const std::vector<int> got = emulator.download<int>(out, threads);
+  for (unsigned i = 0; i < threads; ++i)
+    ASSERT_EQ(got[i], int(i));
+}
+
+const std::string kGiveBack = "set_register_budget<24, false>();",
+                  kTake = "set_register_budget<240, true>();";
+
+TEST(RegisterBudget, ASplitThatFitsTheLaunchRunsUnderEverySchedule) {
+  // Reverse runs the consumers first: their increases wait for the
+  // producer's decrease.
+  for (const char *schedule : {"forward", "reverse", "random:4"}) {
+    Emulator emulator(/*check=*/true, schedule);
+    runBudgets(emulator, kGiveBack, kTake);
+  }
+}
+
+TEST(RegisterBudget, ASplitPastTheLaunchsRegistersBlocksForever) {
+  // 40 + 240 + 240 registers a thread is past the 504 the launch reserved,
+  // and so is keeping the producer's 168.
+  for (const std::string &producer :
+       {std::string("set_register_budget<40, false>();"), std::string()}) {
+    Emulator emulator(/*check=*/false, "forward");
+    EXPECT_THAT(
+        [&] { runBudgets(emulator, producer, kTake); },
+        ThrowsMessage<DeviceError>(AllOf(HasSubstr("emulated kernel 'budgets'"),
+                                         HasSubstr("watchdog"))))
+        << producer;
+  }
+}
+
+TEST(RegisterBudget, BudgetsMoveOnlyTheWayTheInstructionSays) {
+  Emulator emulator(/*check=*/false);
+  EXPECT_THAT(
+      [&] {
+        runBudgets(emulator, kGiveBack, "set_register_budget<160, true>();");
+      },
+      ThrowsMessage<DeviceError>(
+          HasSubstr("setmaxnreg.inc to 160 registers from the warpgroup's "
+                    "168: an increase must not lower the budget")));
+  EXPECT_THAT(
+      [&] {
+        runBudgets(emulator, "set_register_budget<200, false>();", kTake);
+      },
+      ThrowsMessage<DeviceError>(HasSubstr("setmaxnreg.dec to 200")));
+}
+
+TEST(RegisterBudget, ABlockPastTheLaunchBoundsIsRefused) {
+  Emulator emulator(/*check=*/false);
+  EXPECT_THAT([&] { runBudgets(emulator, kGiveBack, kTake, 512); },
+              ThrowsMessage<InvalidArgument>(
+                  HasSubstr("a block of 512 threads for kernel 'budgets', "
+                            "whose __launch_bounds__ allow 384")));
+}
+
 /// Runs the kernel with `changes` on one warpgroup; returns what it wrote.
 std::vector<float>
 runChanged(std::vector<std::pair<std::string, std::string>> changes,

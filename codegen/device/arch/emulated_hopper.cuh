@@ -359,6 +359,50 @@ inline void warpgroup_uniform(const char *operation, unsigned operand,
     }
 }
 
+/// setmaxnreg.inc / .dec to `registers` per thread, warpgroup-uniform. The
+/// block's warpgroups share the registers the launch reserved (the kernel's
+/// count per thread, from its launch bounds, times its threads): an
+/// increase waits until the others' budgets leave room, as on the GPU,
+/// where one that never can blocks forever (here the watchdog reports it).
+/// An increase below or a decrease above the current budget traps.
+inline void setmaxnreg(unsigned registers, bool increase) {
+  const char *operation = increase ? "setmaxnreg.inc" : "setmaxnreg.dec";
+  warpgroup_uniform(operation, registers);
+  const rudnn_emu_thread *thread = rudnn_emu_current();
+  const unsigned start = thread->registersPerThread;
+  if (!start)
+    return; // no launch bounds: ptxas ignores setmaxnreg (C7508)
+  std::vector<unsigned> &budgets =
+      rudnn_emu_detail::blockAsync().registerBudgets;
+  const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+  if (budgets.empty())
+    budgets.assign(threads / 128, start);
+  const unsigned group = thread->linear / 128;
+  if (budgets[group] == registers)
+    return; // another thread of the warpgroup set it
+  if (increase ? registers < budgets[group] : registers > budgets[group]) {
+    char message[200];
+    snprintf(message, sizeof message,
+             "%s to %u registers from the warpgroup's %u: an increase must "
+             "not lower the budget, nor a decrease raise it",
+             operation, registers, budgets[group]);
+    rudnn_emu_trap(message);
+  }
+  const unsigned long long pool =
+      static_cast<unsigned long long>(start) * threads;
+  for (;;) {
+    unsigned long long used = 128ull * registers;
+    for (unsigned other = 0; other < budgets.size(); ++other)
+      used += other == group ? 0 : 128ull * budgets[other];
+    if (!increase || used <= pool)
+      break;
+    rudnn_emu_table()->poll(0);
+    if (budgets[group] == registers)
+      return;
+  }
+  budgets[group] = registers;
+}
+
 /// The shared offset of the 16-bit element (r, c) of a 128-byte-swizzled
 /// operand named by `descriptor`: K-major, r the M or N index and c the K
 /// index; MN-major (transposed), r the K index and c the M or N index.

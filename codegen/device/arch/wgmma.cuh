@@ -118,8 +118,7 @@ __device__ __forceinline__ void set_register_budget() {
   static_assert(Registers % 8 == 0 && Registers >= 24 && Registers <= 256,
                 "setmaxnreg takes a multiple of 8 in [24, 256]");
 #ifdef __RUDNN_EMULATION__
-  emulated::warpgroup_uniform(Increase ? "setmaxnreg.inc" : "setmaxnreg.dec",
-                              Registers);
+  emulated::setmaxnreg(Registers, Increase);
 #elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
   if constexpr (Increase)
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Registers));

@@ -59,6 +59,9 @@ typedef struct rudnn_emu_thread {
   rudnn_emu_block_async *blockAsync;
   unsigned schedule;
   uint64_t scheduleSeed; /* per block */
+  /* The registers each thread starts with, as ptxas gives a kernel with
+   * __launch_bounds__ that sets register budgets (setmaxnreg); 0 unknown. */
+  unsigned registersPerThread;
 } rudnn_emu_thread;
 
 /* __syncthreads variants. */

@@ -54,11 +54,13 @@ struct BulkStore {
   bool done = false;
 };
 
-/// A block's TMA boxes in flight, oldest first, and the random schedule's
-/// draws (xorshift64).
+/// A block's TMA boxes in flight, oldest first, the random schedule's
+/// draws (xorshift64), and each warpgroup's register budget (setmaxnreg;
+/// empty until one is set).
 struct BlockAsyncWork {
   std::vector<BulkCopy> boxes;
   uint64_t random;
+  std::vector<unsigned> registerBudgets;
 
   bool coin() {
     random ^= random << 13, random ^= random >> 7, random ^= random << 17;

@@ -248,6 +248,13 @@ __attribute__((noinline)) void invoke(void (*kernel)(P...), void **args) {
     ::rudnn_emu_detail::endAsyncWorkAtReturn();                                \
   }
 
+/// Exports the kernel's `__launch_bounds__`, which the host compiler drops,
+/// for the executor: its block size and register budgets are checked
+/// against them.
+#define RUDNN_EMU_LAUNCH_BOUNDS(entry, threads, blocks)                        \
+  extern "C" __attribute__((visibility("default")))                            \
+  const unsigned rudnn_emu_bounds_##entry[2] = {threads, blocks};
+
 //===----------------------------------------------------------------------===//
 // Traps and assertions
 //===----------------------------------------------------------------------===//
