@@ -6,6 +6,7 @@
 
 #include "rudnn/errors.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -132,20 +133,57 @@ size_t KernelArgument::bytes() const {
   case Kind::U32:
   case Kind::F32:
     return 4;
+  case Kind::TensorMap:
+    return 128; // a CUtensorMap
   default:
     return 8; // arrays are passed as 64-bit pointers
   }
 }
 
+namespace {
+
+/// "tmap:FILE.npy:box=B0xB1[xB2[xB3]]:swizzle=S".
+KernelArgument parseTensorMap(const std::string &text) {
+  auto fail = [&](const std::string &why) {
+    throw InvalidArgument("argument '" + text + "': " + why +
+                          " (tmap:FILE.npy:box=B0xB1[xB2[xB3]]:"
+                          "swizzle=0|32|64|128, innermost dim first)");
+  };
+  static const std::regex form(
+      R"(tmap:(.+\.npy):box=(\d+(?:x\d+){1,3}):swizzle=(0|32|64|128))");
+  std::smatch match;
+  if (!std::regex_match(text, match, form))
+    fail("not a tensor map");
+  KernelArgument argument;
+  argument.kind = KernelArgument::Kind::TensorMap;
+  argument.text = text;
+  argument.array = readNpy(match.str(1));
+  const size_t rank = std::max<size_t>(3, argument.array.shape.size());
+  if (argument.array.shape.size() > 5)
+    fail("a tensor map has at most 5 dims");
+  std::stringstream boxes(match.str(2));
+  for (std::string extent; std::getline(boxes, extent, 'x');)
+    argument.box.push_back(static_cast<uint32_t>(std::stoul(extent)));
+  if (argument.box.size() > rank)
+    fail("the box has more dims than the array");
+  argument.box.resize(rank, 1);
+  argument.swizzleBytes = static_cast<uint32_t>(std::stoul(match.str(3)));
+  return argument;
+}
+
+} // namespace
+
 KernelArgument rudnn::emulate::parseArgument(const std::string &text) {
+  if (text.rfind("tmap:", 0) == 0)
+    return parseTensorMap(text);
   KernelArgument argument;
   argument.text = text;
   size_t equals = text.find('=');
   if (equals == std::string::npos) {
     if (text.size() < 4 || text.compare(text.size() - 4, 4, ".npy") != 0)
       throw InvalidArgument("argument '" + text +
-                            "' is neither a .npy file nor TYPE=VALUE (i32, "
-                            "u32, i64, u64, f32, f64)");
+                            "' is neither a .npy file, tmap:FILE.npy:... nor "
+                            "TYPE=VALUE (i32, u32, i64, u64, f32, f64)");
     argument.array = readNpy(text);
     return argument;
   }

@@ -1,8 +1,10 @@
 //===- KernelArguments.h - rudnn-emulate's arguments ------------*- C++ -*-===//
 //
 // What rudnn-emulate passes to a kernel: .npy files (copied into device
-// memory, passed as pointers, written back after the launch) and typed
-// scalars, checked against the kernel's parameters as its PTX declares them.
+// memory, passed as pointers, written back after the launch), tensor maps
+// over .npy files (copied likewise, passed as a TMA tensor map by value)
+// and typed scalars, checked against the kernel's parameters as its PTX
+// declares them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,16 +39,21 @@ void writeNpy(const std::string &path, const NpyFile &file);
 
 /// One command-line argument of the kernel.
 struct KernelArgument {
-  enum class Kind { Array, I32, U32, I64, U64, F32, F64 };
+  enum class Kind { Array, TensorMap, I32, U32, I64, U64, F32, F64 };
   Kind kind = Kind::Array;
-  std::string text;     // as given
-  NpyFile array;        // Kind::Array
+  std::string text; // as given
+  NpyFile array;    // Kind::Array and Kind::TensorMap
+  // Kind::TensorMap: the box, innermost dim first, one entry per dim of
+  // the array (its rank padded to 3 with ones), and the swizzle in bytes.
+  std::vector<uint32_t> box;
+  uint32_t swizzleBytes = 0;
   uint64_t bits = 0;    // scalars: the value's bytes, little endian
   size_t bytes() const; // what it occupies as a parameter
 };
 
-/// "x.npy" or "i32=-3", "u32=7", "i64=…", "u64=…", "f32=0.5", "f64=…".
-/// Throws InvalidArgument for anything else or a value out of range.
+/// "x.npy", "tmap:x.npy:box=64x16[xB2[xB3]]:swizzle=0|32|64|128" or
+/// "i32=-3", "u32=7", "i64=…", "u64=…", "f32=0.5", "f64=…". Throws
+/// InvalidArgument for anything else or a value out of range.
 KernelArgument parseArgument(const std::string &text);
 
 /// A kernel parameter as PTX declares it: ".f32" is {'f', 4}, ".u64" (a

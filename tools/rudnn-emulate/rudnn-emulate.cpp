@@ -3,12 +3,14 @@
 //   rudnn-emulate scale.cu --entry scale --grid 4 --block 128 --check
 //                 --outputs out x.npy f32=2.5 i32=500
 //
-// Compiles the file with NVRTC (so only valid CUDA runs), then runs one
-// launch of the kernel in the emulator: .npy arguments are copied into
-// device memory and passed as pointers, scalars by value, in the kernel's
-// parameter order; after the launch every array is written to
-// OUTPUTS/<its file name>. Exit status: 0 ran, 1 the kernel faulted (trap,
-// failed assert, deadlock; with --check a race or an access outside the
+// Compiles the file with NVRTC (so only valid CUDA runs; --arch sm_90a for
+// Hopper's wgmma and setmaxnreg), then runs one launch of the kernel in the
+// emulator: .npy arguments are copied into device memory and passed as
+// pointers, tmap:FILE.npy:box=...:swizzle=... as a TMA tensor map over such
+// a copy (a `const __grid_constant__ rudnn::arch::TensorMap`), scalars by
+// value, in the kernel's parameter order; after the launch every array is
+// written to OUTPUTS/<its file name>. Exit status: 0 ran, 1 the kernel faulted
+// (trap, failed assert, deadlock; with --check a race or an access outside the
 // .npy argument it falls near: the report names kernel, block and thread),
 // 2 bad usage or input, 3 the source does not compile. A library memcpy
 // past an argument, which --check's hooks do not see, ends the process
@@ -95,6 +97,28 @@ std::vector<HeaderFile> headersFor(const std::string &source,
   return headers;
 }
 
+/// The tensor map `argument` asks for over its array's copy at `data`:
+/// dims and strides from the array (innermost first, padded to 3 dims).
+TensorMapRequest tensorMapOver(const KernelArgument &argument, DevicePtr data) {
+  const NpyFile &array = argument.array;
+  TensorMapRequest request;
+  request.address = data;
+  request.elementBytes = static_cast<uint32_t>(array.itemBytes);
+  request.rank = static_cast<uint32_t>(argument.box.size());
+  uint64_t stride = array.itemBytes;
+  for (uint32_t d = 0; d < request.rank; ++d) {
+    const size_t axis = array.shape.size() - 1 - d; // C order: last fastest
+    request.dims[d] =
+        d < array.shape.size() ? static_cast<uint64_t>(array.shape[axis]) : 1;
+    if (d > 0)
+      request.strideBytes[d - 1] = stride;
+    stride *= request.dims[d];
+    request.box[d] = argument.box[d];
+  }
+  request.swizzleBytes = argument.swizzleBytes;
+  return request;
+}
+
 int runTool(int argc, char **argv) {
   std::string file, entry, grid, block, schedule, outputs, arch;
   uint32_t shared = 0;
@@ -102,8 +126,11 @@ int runTool(int argc, char **argv) {
   po::options_description options(
       "rudnn-emulate KERNEL.cu --entry NAME --grid X[,Y,Z] --block X[,Y,Z] "
       "[options] ARG...\n\nEach ARG is a .npy file (passed as a pointer to a "
-      "copy in device memory) or a scalar i32=, u32=, i64=, u64=, f32=, f64=, "
-      "in the kernel's parameter order.\n\nOptions");
+      "copy in device memory), a tensor map "
+      "tmap:FILE.npy:box=B0xB1[xB2[xB3]]:swizzle=0|32|64|128 (a TMA map over "
+      "such a copy, innermost dim first, passed by value) or a scalar i32=, "
+      "u32=, i64=, u64=, f32=, f64=, in the kernel's parameter order.\n\n"
+      "Options");
   options.add_options()("help,h", "this help")("version",
                                                "print rudnn's version")(
       "entry", po::value(&entry), "the extern \"C\" __global__ kernel to run")(
@@ -158,10 +185,13 @@ int runTool(int argc, char **argv) {
   std::set<std::string> outputNames;
   for (const std::string &text : arguments) {
     kernelArguments.push_back(parseArgument(text));
-    if (kernelArguments.back().kind == KernelArgument::Kind::Array &&
-        !outputNames.insert(fs::path(text).filename()).second)
-      throw InvalidArgument("two arguments named '" +
-                            fs::path(text).filename().string() +
+    const KernelArgument &argument = kernelArguments.back();
+    if (argument.kind != KernelArgument::Kind::Array &&
+        argument.kind != KernelArgument::Kind::TensorMap)
+      continue;
+    const fs::path name = fs::path(argument.array.path).filename();
+    if (!outputNames.insert(name).second)
+      throw InvalidArgument("two arguments named '" + name.string() +
                             "' would be written to the same output file");
   }
 
@@ -220,11 +250,15 @@ int runTool(int argc, char **argv) {
   std::vector<DevicePtr> buffers(kernelArguments.size(), 0);
   for (size_t i = 0; i < kernelArguments.size(); ++i) {
     const KernelArgument &argument = kernelArguments[i];
-    if (argument.kind == KernelArgument::Kind::Array) {
+    if (argument.kind == KernelArgument::Kind::Array ||
+        argument.kind == KernelArgument::Kind::TensorMap) {
       const std::string &data = argument.array.data;
       buffers[i] = backend.allocate(std::max<size_t>(1, data.size()));
       backend.copyToDevice(buffers[i], data.data(), data.size(), nullptr);
-      pack.push(buffers[i]);
+      if (argument.kind == KernelArgument::Kind::Array)
+        pack.push(buffers[i]);
+      else
+        pack.push(backend.encodeTensorMap(tensorMapOver(argument, buffers[i])));
     } else if (argument.bytes() == 4) {
       pack.push(static_cast<uint32_t>(argument.bits));
     } else {
@@ -254,7 +288,7 @@ int runTool(int argc, char **argv) {
   if (status == Ran && !outputs.empty()) {
     fs::create_directories(outputs);
     for (size_t i = 0; i < kernelArguments.size(); ++i) {
-      if (kernelArguments[i].kind != KernelArgument::Kind::Array)
+      if (!buffers[i])
         continue;
       NpyFile result = kernelArguments[i].array;
       backend.copyToHost(result.data.data(), buffers[i], result.data.size(),

@@ -4,6 +4,8 @@
   npy.py write FILE DTYPE V1 V2 ...   (DTYPE: f4, i4, u1, f8)
   npy.py write-fortran FILE DTYPE ROWS COLS V1 V2 ...
                                       (values in C order, stored Fortran)
+  npy.py write-matrix FILE DTYPE ROWS COLS FIRST
+                                      (FIRST, FIRST + 1, ... in C order)
   npy.py print FILE                   (one value per line)
 """
 import struct
@@ -54,5 +56,9 @@ if __name__ == "__main__":
     elif sys.argv[1] == "write-fortran":
         write(sys.argv[2], sys.argv[3], sys.argv[6:],
               (int(sys.argv[4]), int(sys.argv[5])), fortran=True)
+    elif sys.argv[1] == "write-matrix":
+        rows, cols, first = (int(v) for v in sys.argv[4:7])
+        values = range(first, first + rows * cols)
+        write(sys.argv[2], sys.argv[3], values, (rows, cols))
     else:
         show(sys.argv[2])
