@@ -152,6 +152,11 @@ toolkitHeaderStubs(const std::vector<HeaderFile> &files) {
           (extension == ".h" || extension == ".hpp") && !provided.count(name))
         names.insert(name);
     }
+    // libcu++'s <cuda/barrier>, <cuda/pipeline>, ... (no extension).
+    for (const fs::directory_entry &entry :
+         fs::directory_iterator(folder / "cccl" / "cuda", error))
+      if (entry.is_regular_file(error))
+        names.insert("cuda/" + entry.path().filename().string());
   }
   std::vector<HeaderFile> stubs;
   for (const std::string &name : names)

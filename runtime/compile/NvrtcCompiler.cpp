@@ -74,8 +74,16 @@ std::vector<int> NvrtcCompiler::supportedArchitectures() {
 }
 
 std::vector<std::string> NvrtcCompiler::options(const std::string &arch) const {
-  return {"--gpu-architecture=" + arch, "--std=c++17",
-          "--include-path=" + cudaIncludeDir()};
+  std::vector<std::string> options = {"--gpu-architecture=" + arch,
+                                      "--std=c++17",
+                                      "--include-path=" + cudaIncludeDir()};
+  // libcu++ (<cuda/barrier>, <cuda/pipeline>, <cuda/std/...>), which
+  // cooperative_groups.h includes too, lives in cccl/ in CUDA 13.
+  std::error_code error;
+  if (const fs::path cccl = fs::path(cudaIncludeDir()) / "cccl";
+      fs::is_directory(cccl / "cuda", error))
+    options.push_back("--include-path=" + cccl.string());
+  return options;
 }
 
 std::string NvrtcCompiler::identity(const std::string &arch) const {

@@ -2,6 +2,7 @@
 
 #include "runtime/emulation/AsyncShadow.h"
 
+#include <algorithm>
 #include <sstream>
 
 using namespace rudnn::runtime;
@@ -53,8 +54,11 @@ std::vector<uint32_t> &AsyncShadow::arrivalsOf(const void *barrier) {
       .second;
 }
 
-void AsyncShadow::arrive(uint32_t thread, const void *barrier, uint32_t syncs) {
-  arrivalsOf(barrier)[thread] = syncs;
+void AsyncShadow::arrive(const void *barrier,
+                         const std::vector<uint32_t> &known) {
+  std::vector<uint32_t> &merged = arrivalsOf(barrier);
+  for (size_t thread = 0; thread < merged.size(); ++thread)
+    merged[thread] = std::max(merged[thread], known[thread]);
 }
 
 bool AsyncShadow::allowed(uint32_t box, uint32_t thread, uint32_t phase) const {

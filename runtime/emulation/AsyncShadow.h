@@ -35,10 +35,12 @@ public:
   /// `thread` waited for a phase of `barrier`: every box landed on it so
   /// far is ordered before its later accesses.
   void acquire(uint32_t thread, const void *barrier);
-  /// `thread` arrived on `barrier` with its `syncs` count (after the
-  /// arrival's own increment).
-  void arrive(uint32_t thread, const void *barrier, uint32_t syncs);
-  /// Per thread, its `syncs` at its latest arrival on `barrier` (0: none).
+  /// A thread arrived on `barrier` knowing, for every thread u, that u's
+  /// accesses before its `known[u]`-th sync are ordered before it (its own
+  /// count after the arrival's increment; others' through barriers and
+  /// warp syncs it took part in): a waiter learns all of that.
+  void arrive(const void *barrier, const std::vector<uint32_t> &known);
+  /// Per thread u, the most any arrival on `barrier` knew of u (0: none).
   const std::vector<uint32_t> &arrivals(const void *barrier) {
     return arrivalsOf(barrier);
   }

@@ -622,6 +622,23 @@ void hostMemoryAccess(const void *address, size_t bytes, int kind) {
   }
 }
 
+/// Check mode: for every thread u, the syncs of u before which u's accesses
+/// are ordered before what `thread` does now (its own: all of them).
+std::vector<uint32_t> knownBy(const BlockRun &block, const SimtThread &thread) {
+  const size_t threads = block.threads.size();
+  const size_t self = thread.info.linear;
+  std::vector<uint32_t> known(threads, 0);
+  if (!block.jointBarrierSyncs.empty())
+    std::copy_n(block.jointBarrierSyncs.begin() + self * threads, threads,
+                known.begin());
+  const size_t first = self / kWarpSize * kWarpSize;
+  for (size_t u = first; u < std::min(first + kWarpSize, threads); ++u)
+    known[u] = std::max(known[u],
+                        block.jointWarpSyncs[u * kWarpSize + thread.info.lane]);
+  known[self] = thread.syncs; // its accesses before this arrival
+  return known;
+}
+
 /// Check mode: an async-proxy operation the running thread issued reads
 /// byte `offset` of `region`: a box there must be landed and waited for, a
 /// thread's write ordered before the issue and fenced by its writer.
@@ -702,9 +719,10 @@ int hostAsyncAccess(int event, const void *address, size_t bytes,
     return 0;
   }
   case RUDNN_EMU_BARRIER_ARRIVED:
-    // A release: the thread's accesses so far come before what a waiter
-    // does after seeing the phase complete.
-    engines.arrive(thread, barrier, ++self->syncs);
+    // A release: the thread's accesses so far, and those ordered before
+    // them, come before what a waiter does after seeing the phase complete.
+    ++self->syncs;
+    engines.arrive(barrier, knownBy(*block, *self));
     return 0;
   case RUDNN_EMU_PROXY_FENCE:
     engines.fence(thread);

@@ -132,7 +132,8 @@ TEST(StrictEmulation, AToolkitHeaderTheEmulatorLacksIsRefusedByName) {
   // refused with the header's name.
   Emulator emulator(false);
   for (const char *header :
-       {"cooperative_groups.h", "mma.h", "cuda_awbarrier.h"}) {
+       {"cooperative_groups.h", "mma.h", "cuda_awbarrier.h", "cuda/barrier",
+        "cuda/pipeline"}) {
     ArgPack args;
     EXPECT_THAT(
         [&] {

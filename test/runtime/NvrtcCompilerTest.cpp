@@ -94,6 +94,27 @@ TEST(NvrtcCompiler, CompileErrorCarriesKernelNameLogAndSourceDump) {
   }
 }
 
+TEST(NvrtcCompiler, FindsTheToolkitsLibcuxxHeaders) {
+  // As the CUDA Programming Guide's examples write a block-scoped barrier
+  // and a grid of cooperative groups: their headers live in the toolkit's
+  // cccl/ folder, which NVRTC is given.
+  const std::string source = R"cuda(
+#include <cooperative_groups.h>
+#include <cuda/barrier>
+namespace cg = cooperative_groups;
+extern "C" __global__ void arrive(float *x) {
+  __shared__ cuda::barrier<cuda::thread_scope_block> barrier;
+  cg::thread_block block = cg::this_thread_block();
+  if (block.thread_rank() == 0)
+    init(&barrier, block.size());
+  block.sync();
+  barrier.arrive_and_wait();
+  x[block.thread_rank()] = 1.0f;
+}
+)cuda";
+  EXPECT_NO_THROW(NvrtcCompiler().compile({"arrive", source}, "sm_90"));
+}
+
 TEST(NvrtcCompiler, UnknownArchitectureIsUnsupported) {
   NvrtcCompiler compiler;
   for (const char *arch : {"sm_20", "gfx90a", "sm_", "sm_9x"})

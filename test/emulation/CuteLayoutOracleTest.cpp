@@ -1,0 +1,248 @@
+//===- CuteLayoutOracleTest.cpp - The emulator's layouts against CuTe -----===//
+//
+// An oracle written by others for the layouts the emulator must get right:
+// CUTLASS's CuTe layout algebra, compiled on the host. A TMA box lands where
+// CuTe's 128-byte-swizzle atom puts each element; wgmma reads tiles laid
+// out by CuTe's K-major and MN-major swizzle atoms through the emulator's
+// descriptors, takes its register A operand in CuTe's A layout and leaves
+// its accumulators in CuTe's C layout: each product is exact against the
+// host's. Without the CuTe headers (fetched when the build is configured)
+// the tests are skipped, saying so.
+//
+//===----------------------------------------------------------------------===//
+
+#include "test/emulation/EmulationTestSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#if RUDNN_HAVE_CUTE
+#include <cute/atom/mma_traits_sm90_gmma.hpp>
+#include <cute/tensor.hpp>
+#endif
+
+using namespace rudnn::runtime;
+
+namespace {
+
+#if RUDNN_HAVE_CUTE
+
+using Bf16 = cute::bfloat16_t;
+
+/// Where CuTe puts element (row, col) of a 64 x 64 16-bit tile built from
+/// `atom` (its offset in elements): K-major tiles are (M or N, K), MN-major
+/// ones (M or N, K) with M or N contiguous.
+template <typename Atom> int cuteOffset(int mn, int k) {
+  auto tile = cute::tile_to_shape(Atom{}, cute::Shape<cute::_64, cute::_64>{});
+  // The atom's swizzle acts on the shared-memory address (its smem_ptr
+  // flag), in bytes: on the element offset's bytes, not the offset itself.
+  const int bytes =
+      static_cast<int>(cute::get_nonswizzle_portion(tile)(mn, k)) * 2;
+  return static_cast<int>(cute::get_swizzle_portion(tile)(bytes)) / 2;
+}
+int kMajorOffset(int mn, int k) {
+  return cuteOffset<cute::GMMA::Layout_K_SW128_Atom<Bf16>>(mn, k);
+}
+int mnMajorOffset(int mn, int k) {
+  return cuteOffset<cute::GMMA::Layout_MN_SW128_Atom<Bf16>>(mn, k);
+}
+
+using SsTraits =
+    cute::MMA_Traits<cute::SM90_64x64x16_F32BF16BF16_SS<cute::GMMA::Major::K,
+                                                        cute::GMMA::Major::K>>;
+using RsTraits =
+    cute::MMA_Traits<cute::SM90_64x64x16_F32BF16BF16_RS<cute::GMMA::Major::K,
+                                                        cute::GMMA::Major::MN>>;
+
+/// (m, n) of accumulator `value` of warpgroup thread `thread`, from CuTe's
+/// C layout (which numbers the 64 x 64 tile column-major).
+std::pair<int, int> accumulatorCoordinate(int thread, int value) {
+  const int index =
+      static_cast<int>(typename SsTraits::CLayout{}(thread, value));
+  return {index % 64, index / 64};
+}
+
+/// (m, k) of A register element `value` (register value / 2, its low or
+/// high half) of thread `thread`, from CuTe's register-A layout.
+std::pair<int, int> registerACoordinate(int thread, int value) {
+  const int index =
+      static_cast<int>(typename RsTraits::ALayout{}(thread, value));
+  return {index % 64, index / 64};
+}
+
+std::vector<float> smallIntegers(std::mt19937 &random) {
+  std::uniform_int_distribution<int> small(-4, 4);
+  std::vector<float> values(64 * 64);
+  for (float &value : values)
+    value = static_cast<float>(small(random));
+  return values;
+}
+
+uint16_t bf16Bits(float value) {
+  const Bf16 bits(value);
+  uint16_t raw;
+  std::memcpy(&raw, &bits, 2);
+  return raw;
+}
+
+/// A 64 x 64 matrix (row-major [mn][k]) as CuTe lays it out in shared
+/// memory, in bf16 bits.
+template <typename Offset>
+std::vector<uint16_t> image(const std::vector<float> &matrix, Offset offset) {
+  std::vector<uint16_t> bits(64 * 64);
+  for (int mn = 0; mn < 64; ++mn)
+    for (int k = 0; k < 64; ++k)
+      bits[offset(mn, k)] = bf16Bits(matrix[mn * 64 + k]);
+  return bits;
+}
+
+// A 64 x 64 bf16 box through TMA, copied out of shared memory as it lies.
+constexpr const char *kBoxSource = R"cuda(
+#include "rudnn/core.cuh"
+using namespace rudnn::arch;
+extern "C" __global__ void box(const __grid_constant__ TensorMap map,
+                               unsigned short *out) {
+  RUDNN_DYNAMIC_SHARED(unsigned char, raw);
+  unsigned short *tile = (unsigned short *)(raw + (1024 - shared_window_address(raw) % 1024) % 1024);
+  unsigned long long *full = (unsigned long long *)(tile + 64 * 64);
+  if (threadIdx.x == 0)
+    mbarrier_init(full, 1);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    mbarrier_arrive_expect_tx(full, 64 * 64 * 2);
+    const int at[3] = {0, 0, 0};
+    tma_load<3>(tile, map, at, full);
+  }
+  mbarrier_wait(full, 0);
+  for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x)
+    out[i] = tile[i];
+}
+)cuda";
+
+TEST(CuteLayoutOracle, TmaBoxesLandWhereTheSwizzleAtomPutsThem) {
+  rudnn::test::Emulator emulator(/*check=*/true);
+  std::vector<uint16_t> matrix(64 * 64);
+  for (size_t i = 0; i < matrix.size(); ++i)
+    matrix[i] = static_cast<uint16_t>(i + 1);
+  DevicePtr data = emulator.upload(matrix);
+  DevicePtr out = emulator.upload(std::vector<uint16_t>(64 * 64, 0));
+  ArgPack args;
+  args.push(rudnn::test::matrixMap(*emulator.backend, data, 64, 64, 64))
+      .push(out);
+  emulator.run("box", kBoxSource, {1}, {128}, args, 1024 + 64 * 64 * 2 + 8);
+  const std::vector<uint16_t> got = emulator.download<uint16_t>(out, 64 * 64);
+  for (int r = 0; r < 64; ++r)
+    for (int c = 0; c < 64; ++c)
+      ASSERT_EQ(got[kMajorOffset(r, c)], matrix[r * 64 + c]) << r << ", " << c;
+}
+
+// One warpgroup: shared tiles copied in byte for byte from images laid out
+// by CuTe; D = A·Bᵀ over 64 deep with A and B K-major in shared memory (SS),
+// and E = A·V with A in registers, each thread's eight elements given by
+// CuTe's A layout (a_index: m + 64 k), and V MN-major (RS).
+constexpr const char *kProductSource = R"cuda(
+#include "rudnn/core.cuh"
+using namespace rudnn::arch;
+extern "C" __global__ void products(const unsigned short *a_image,
+                                    const unsigned short *b_image,
+                                    const unsigned short *v_image,
+                                    const float *a, const int *a_index,
+                                    float *d_out, float *e_out) {
+  RUDNN_DYNAMIC_SHARED(unsigned char, raw);
+  unsigned short *ta = (unsigned short *)(raw + (1024 - shared_window_address(raw) % 1024) % 1024);
+  unsigned short *tb = ta + 64 * 64, *tv = tb + 64 * 64;
+  for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x)
+    ta[i] = a_image[i], tb[i] = b_image[i], tv[i] = v_image[i];
+  fence_proxy_async_shared();
+  __syncthreads();
+  float d[32] = {}, e[32] = {};
+  wgmma_fence();
+  for (int k = 0; k < 4; ++k)
+    wgmma_m64n64k16_ss<__nv_bfloat16>(
+        d, wgmma_descriptor(ta + 16 * k, 16, 1024),
+        wgmma_descriptor(tb + 16 * k, 16, 1024));
+  for (int k = 0; k < 4; ++k) {
+    unsigned f[4];
+    for (int r = 0; r < 4; ++r) {
+      const int *at = a_index + 8 * threadIdx.x + 2 * r;
+      f[r] = pack_bf16x2(a[at[0] % 64 * 64 + 16 * k + at[0] / 64],
+                         a[at[1] % 64 * 64 + 16 * k + at[1] / 64]);
+    }
+    wgmma_m64n64k16_rs<__nv_bfloat16>(
+        e, f, wgmma_descriptor(tv + 16 * 64 * k, 64 * 128, 1024));
+  }
+  wgmma_commit();
+  wgmma_wait<0>();
+  for (int i = 0; i < 32; ++i)
+    d_out[32 * threadIdx.x + i] = d[i], e_out[32 * threadIdx.x + i] = e[i];
+}
+)cuda";
+
+TEST(CuteLayoutOracle,
+     WgmmaReadsCuteTilesAndRegistersAndLeavesCuteAccumulators) {
+  std::mt19937 random(11);
+  // A and B row-major [m or n][k]; V row-major [k][n].
+  const std::vector<float> A = smallIntegers(random), B = smallIntegers(random),
+                           V = smallIntegers(random);
+  std::vector<int> aIndex(128 * 8);
+  for (int thread = 0; thread < 128; ++thread)
+    for (int value = 0; value < 8; ++value) {
+      const auto [m, k] = registerACoordinate(thread, value);
+      aIndex[8 * thread + value] = m + 64 * k;
+    }
+  // V as the MN-major atom wants it: (n, k) with n contiguous.
+  std::vector<float> vByN(64 * 64);
+  for (int k = 0; k < 64; ++k)
+    for (int n = 0; n < 64; ++n)
+      vByN[n * 64 + k] = V[k * 64 + n];
+  for (bool check : {false, true}) {
+    rudnn::test::Emulator emulator(check, check ? "reverse" : "forward");
+    DevicePtr aImage = emulator.upload(image(A, kMajorOffset)),
+              bImage = emulator.upload(image(B, kMajorOffset)),
+              vImage = emulator.upload(image(vByN, mnMajorOffset)),
+              a = emulator.upload(A), index = emulator.upload(aIndex),
+              d = emulator.upload(std::vector<float>(128 * 32, NAN)),
+              e = emulator.upload(std::vector<float>(128 * 32, NAN));
+    ArgPack args;
+    args.push(aImage)
+        .push(bImage)
+        .push(vImage)
+        .push(a)
+        .push(index)
+        .push(d)
+        .push(e);
+    emulator.run("products", kProductSource, {1}, {128}, args,
+                 1024 + 3 * 64 * 64 * 2);
+    const std::vector<float> gotD = emulator.download<float>(d, 128 * 32),
+                             gotE = emulator.download<float>(e, 128 * 32);
+    for (int thread = 0; thread < 128; ++thread)
+      for (int value = 0; value < 32; ++value) {
+        const auto [m, n] = accumulatorCoordinate(thread, value);
+        float wantD = 0, wantE = 0;
+        for (int k = 0; k < 64; ++k) {
+          wantD += A[m * 64 + k] * B[n * 64 + k];
+          wantE += A[m * 64 + k] * V[k * 64 + n];
+        }
+        ASSERT_EQ(gotD[32 * thread + value], wantD)
+            << "thread " << thread << ", accumulator " << value;
+        ASSERT_EQ(gotE[32 * thread + value], wantE)
+            << "thread " << thread << ", accumulator " << value;
+      }
+  }
+}
+
+#else
+
+TEST(CuteLayoutOracle, NeedsTheCuteHeaders) {
+  GTEST_SKIP() << "CUTLASS's CuTe headers were not found when the build was "
+                  "configured (the nvidia-cutlass wheel from PyPI): the "
+                  "emulator's layouts are not compared with CuTe's";
+}
+
+#endif
+
+} // namespace
