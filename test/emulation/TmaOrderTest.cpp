@@ -33,7 +33,7 @@ using ::testing::ThrowsMessage;
 
 namespace {
 
-const char *const kSchedules[] = {"forward", "reverse", "random:1", "random:2"};
+const char *const kSchedules[] = {"forward", "reverse", "random:1"};
 
 /// `source` with each placeholder of `edits` replaced.
 std::string
