@@ -62,6 +62,10 @@ struct SimtThread {
   // Check mode: the __syncwarp calls and named barriers this thread has
   // completed.
   uint32_t syncs = 0;
+  // Check mode, from a wgmma_fence to the next wgmma_wait: what the thread
+  // wrote outside shared and global memory (its registers), as ranges.
+  bool fenced = false;
+  std::vector<std::pair<uintptr_t, uintptr_t>> writtenSinceFence;
   // AddressSanitizer's fake stack of this fiber while it is switched out.
   void *fakeStack = nullptr;
   // warp exchange (and warpgroup exchange: value, all, bytes)
@@ -567,6 +571,30 @@ SharedRegion *sharedRegionOf(BlockRun &block, const void *address,
   failRunningThread(text.str());
 }
 
+/// Whether `address` is on `thread`'s own stack: where its registers live
+/// in emulation.
+bool onOwnStack(const BlockRun &block, const SimtThread &thread,
+                const void *address) {
+  const ctx::stack_context &stack = block.stacks[thread.info.linear];
+  const auto *top = static_cast<const char *>(stack.sp);
+  const auto *at = static_cast<const char *>(address);
+  return at < top && at >= top - stack.size;
+}
+
+/// Check mode: a write between a wgmma_fence and the next wait to the
+/// thread's stack (its registers).
+void noteRegisterWrite(SimtThread &thread, const void *address, size_t bytes) {
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(address);
+  auto &written = thread.writtenSinceFence;
+  if (!written.empty() && written.back().second == begin)
+    written.back().second += bytes; // the common case: consecutive stores
+  else if (written.size() < 4096)
+    written.emplace_back(begin, begin + bytes);
+  else // too many to keep: one envelope
+    written.back() = {std::min(written.back().first, begin),
+                      std::max(written.back().second, begin + bytes)};
+}
+
 /// Check mode: every load, store and atomic of the kernel. Global accesses
 /// are checked against the launch's allocations; loads and stores of shared
 /// memory against the shadow: two threads touching a byte between the same
@@ -581,8 +609,12 @@ void hostMemoryAccess(const void *address, size_t bytes, int kind) {
   if (kind == RUDNN_EMU_ATOMIC) // atomics never race with each other
     return;
   SharedRegion *region = sharedRegionOf(*block, address, bytes);
-  if (!region)
+  if (!region) {
+    if (self->fenced && kind == RUDNN_EMU_WRITE &&
+        onOwnStack(*block, *self, address))
+      noteRegisterWrite(*self, address, bytes);
     return;
+  }
   if (block->switchAtAccesses) {
     // xorshift64: one access in eight lets the other threads run first.
     uint64_t &x = block->switchState;
@@ -727,6 +759,26 @@ int hostAsyncAccess(int event, const void *address, size_t bytes,
   case RUDNN_EMU_PROXY_FENCE:
     engines.fence(thread);
     return 0;
+  case RUDNN_EMU_WGMMA_FENCE:
+    self->fenced = true;
+    self->writtenSinceFence.clear();
+    return 0;
+  case RUDNN_EMU_WGMMA_WAIT:
+    self->fenced = false;
+    self->writtenSinceFence.clear();
+    return 0;
+  case RUDNN_EMU_WGMMA_READS: {
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(address),
+                    end = begin + bytes;
+    for (const auto &[first, last] : self->writtenSinceFence)
+      if (first < end && begin < last)
+        failRunningThread(
+            describeThread(*self) +
+            ": wgmma reads registers (accumulators or an A fragment) the "
+            "thread wrote after its wgmma_fence: write them first, then "
+            "fence (ptxas would serialize the wgmma, warning C7519)");
+    return 0;
+  }
   case RUDNN_EMU_ASYNC_READ:
     if (SharedRegion *region = sharedRegionOf(*block, address, bytes)) {
       const auto [first, last] = region->span(address, bytes);
@@ -1145,6 +1197,8 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
         thread.state = ThreadState::Runnable;
         thread.fakeStack = nullptr;
         thread.syncs = 0;
+        thread.fenced = false;
+        thread.writtenSinceFence.clear();
         thread.info.threadIdx = {x, y, z};
         thread.info.blockIdx = blockIdx;
         thread.info.blockDim = {dims.x, dims.y, dims.z};

@@ -159,22 +159,22 @@ extern "C" __global__ void products(const unsigned short *a_image,
     ta[i] = a_image[i], tb[i] = b_image[i], tv[i] = v_image[i];
   fence_proxy_async_shared();
   __syncthreads();
+  unsigned f[4][4]; // written before the fence
+  for (int k = 0; k < 4; ++k)
+    for (int r = 0; r < 4; ++r) {
+      const int *at = a_index + 8 * threadIdx.x + 2 * r;
+      f[k][r] = pack_bf16x2(a[at[0] % 64 * 64 + 16 * k + at[0] / 64],
+                            a[at[1] % 64 * 64 + 16 * k + at[1] / 64]);
+    }
   float d[32] = {}, e[32] = {};
   wgmma_fence();
   for (int k = 0; k < 4; ++k)
     wgmma_m64n64k16_ss<__nv_bfloat16>(
         d, wgmma_descriptor(ta + 16 * k, 16, 1024),
         wgmma_descriptor(tb + 16 * k, 16, 1024));
-  for (int k = 0; k < 4; ++k) {
-    unsigned f[4];
-    for (int r = 0; r < 4; ++r) {
-      const int *at = a_index + 8 * threadIdx.x + 2 * r;
-      f[r] = pack_bf16x2(a[at[0] % 64 * 64 + 16 * k + at[0] / 64],
-                         a[at[1] % 64 * 64 + 16 * k + at[1] / 64]);
-    }
+  for (int k = 0; k < 4; ++k)
     wgmma_m64n64k16_rs<__nv_bfloat16>(
-        e, f, wgmma_descriptor(tv + 16 * 64 * k, 64 * 128, 1024));
-  }
+        e, f[k], wgmma_descriptor(tv + 16 * 64 * k, 64 * 128, 1024));
   wgmma_commit();
   wgmma_wait<0>();
   for (int i = 0; i < 32; ++i)

@@ -114,22 +114,24 @@ extern "C" __global__ void products(const __grid_constant__ TensorMap a_map,
   }
   mbarrier_wait(full, 0);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // A's fragments are written before the fence, as every register a wgmma
+  // reads must be.
+  unsigned f[4][4];
+  for (int k = 0; k < 4; ++k)
+    for (int r = 0; r < 4; ++r) {
+      const __nv_bfloat16 *at = a + (16 * warp + Mma16816::a_row(lane, 2 * r)) * 64 +
+                                16 * k + Mma16816::a_col(lane, 2 * r);
+      f[k][r] = pack_bf16x2(__bfloat162float(at[0]), __bfloat162float(at[1]));
+    }
   float d[32] = {}, e[32] = {};
   wgmma_fence();
   for (int k = 0; k < 4; ++k)
     wgmma_m64n64k16_ss<__nv_bfloat16>(
         d, wgmma_descriptor(ta + 16 * k, 16, 1024),
         wgmma_descriptor(tb + 16 * k, 16, 1024));
-  for (int k = 0; k < 4; ++k) {
-    unsigned f[4];
-    for (int r = 0; r < 4; ++r) {
-      const __nv_bfloat16 *at = a + (16 * warp + Mma16816::a_row(lane, 2 * r)) * 64 +
-                                16 * k + Mma16816::a_col(lane, 2 * r);
-      f[r] = pack_bf16x2(__bfloat162float(at[0]), __bfloat162float(at[1]));
-    }
+  for (int k = 0; k < 4; ++k)
     wgmma_m64n64k16_rs<__nv_bfloat16>(
-        e, f, wgmma_descriptor(tv + 16 * 64 * k, 64 * 128, 1024));
-  }
+        e, f[k], wgmma_descriptor(tv + 16 * 64 * k, 64 * 128, 1024));
   wgmma_commit();
   wgmma_wait<0>();
   for (int i = 0; i < 32; ++i) {

@@ -302,6 +302,23 @@ TEST(AsyncWgmma, OperandsThreadsWroteWithoutAProxyFenceAreRefused) {
   }
 }
 
+TEST(AsyncWgmma, RegistersWrittenAfterTheFenceAreRefusedInCheckMode) {
+  // The fence orders the register writes before it only: ptxas serializes
+  // a wgmma reading one written after it (C7519), which check mode refuses.
+  for (const char *schedule : {"forward", "reverse"}) {
+    Emulator emulator(/*check=*/true, schedule);
+    EXPECT_THAT(
+        [&] {
+          runGroup(emulator, group({{"FENCE", "wgmma_fence(); d[3] = 1.0f;"}}),
+                   128);
+        },
+        ThrowsMessage<DeviceError>(
+            HasSubstr("wgmma reads registers (accumulators or an A fragment) "
+                      "the thread wrote after its wgmma_fence")))
+        << schedule;
+  }
+}
+
 TEST(AsyncWgmma, CheckModeRefusesAStageOverwrittenBeforeTheWait) {
   // Past a barrier, one thread refills B while the products are in flight,
   // as a producer refilling a stage released before the consumers' wait.

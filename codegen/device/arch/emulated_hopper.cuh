@@ -583,6 +583,7 @@ inline WgmmaGroups &wgmmaGroups() {
 inline void wgmma_fence() {
   warpgroup_uniform("wgmma.fence", 0);
   wgmmaGroups().fenced = true;
+  rudnn_emu_detail::reportAsync(RUDNN_EMU_WGMMA_FENCE);
 }
 
 /// wgmma.commit_group: the wgmma issued since the last commit form a group
@@ -601,6 +602,7 @@ inline void wgmma_commit() {
 /// at any point until now.
 inline void wgmma_wait(unsigned pending) {
   warpgroup_uniform("wgmma.wait_group", pending);
+  rudnn_emu_detail::reportAsync(RUDNN_EMU_WGMMA_WAIT);
   WgmmaGroups &groups = wgmmaGroups();
   const rudnn_emu_thread *thread = rudnn_emu_current();
   const int warp = static_cast<int>(thread->warp % 4),
@@ -685,6 +687,10 @@ inline void wgmma_m64n64k16(float (&d)[32], const unsigned *registers,
                      "descriptors or forms (it is .sync.aligned: one "
                      "instruction for all 128)");
   WgmmaGroups &groups = wgmmaGroups();
+  rudnn_emu_detail::reportAsync(RUDNN_EMU_WGMMA_READS, d, sizeof d);
+  if (registers)
+    rudnn_emu_detail::reportAsync(RUDNN_EMU_WGMMA_READS, registers,
+                                  4 * sizeof(unsigned));
   InFlightWgmma record;
   record.accumulators = d;
   record.issue = mine;

@@ -107,7 +107,16 @@ enum {
    * for. */
   RUDNN_EMU_ASYNC_READ = 4,
   /* The running thread arrived on `barrier` (a release). */
-  RUDNN_EMU_BARRIER_ARRIVED = 5
+  RUDNN_EMU_BARRIER_ARRIVED = 5,
+  /* The running thread executed wgmma.fence: until its next wgmma.wait,
+   * what it writes outside shared and global memory (its registers) is
+   * noted, and a wgmma reading any of it is reported. */
+  RUDNN_EMU_WGMMA_FENCE = 6,
+  /* A wgmma the running thread issues reads its registers at [address,
+   * +bytes) (accumulators, A fragment). */
+  RUDNN_EMU_WGMMA_READS = 7,
+  /* The running thread executed wgmma.wait_group. */
+  RUDNN_EMU_WGMMA_WAIT = 8
 };
 
 /* A TMA tensor map as the emulation backend encodes it, in the 128 bytes of
