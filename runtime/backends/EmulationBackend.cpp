@@ -293,14 +293,15 @@ std::string EmulationBackend::compile(const KernelSource &kernel) const {
   }
   fs::path source = directory / (kernel.entry + ".cpp");
   fs::path object = directory / (kernel.entry + ".so");
-  std::ofstream(source, std::ios::binary)
-      << rewriteDynamicShared(kernel.source) << "\nRUDNN_EMU_DEFINE_ENTRY("
-      << kernel.entry << ")\n";
-  if (auto [threads, blocks] = launchBoundsOf(kernel.source, kernel.entry);
-      threads)
-    std::ofstream(source, std::ios::binary | std::ios::app)
-        << "RUDNN_EMU_LAUNCH_BOUNDS(" << kernel.entry << ", " << threads << ", "
-        << blocks << ")\n";
+  {
+    std::ofstream text(source, std::ios::binary);
+    text << rewriteDynamicShared(kernel.source) << "\nRUDNN_EMU_DEFINE_ENTRY("
+         << kernel.entry << ")\n";
+    if (auto [threads, blocks] = launchBoundsOf(kernel.source, kernel.entry);
+        threads)
+      text << "RUDNN_EMU_LAUNCH_BOUNDS(" << kernel.entry << ", " << threads
+           << ", " << blocks << ")\n";
+  }
 
   fs::path compiled = directory / (kernel.entry + ".o");
   std::string compiler = shellQuote(impl->options.hostCompiler);

@@ -8,6 +8,7 @@
 using namespace rudnn::runtime;
 
 void AsyncShadow::reset(size_t threads) {
+  threads_ = threads;
   base_ += static_cast<uint32_t>(boxes_.size());
   boxes_.clear();
   landings_.clear();
@@ -49,8 +50,7 @@ std::vector<uint32_t> &AsyncShadow::arrivalsOf(const void *barrier) {
   for (auto &[which, syncs] : arrivals_)
     if (which == barrier)
       return syncs;
-  return arrivals_
-      .emplace_back(barrier, std::vector<uint32_t>(fences_.size(), 0))
+  return arrivals_.emplace_back(barrier, std::vector<uint32_t>(threads_, 0))
       .second;
 }
 

@@ -70,6 +70,7 @@ private:
   uint32_t &landings(const void *barrier);
   std::vector<uint32_t> &arrivalsOf(const void *barrier);
 
+  size_t threads_ = 0;
   std::vector<Box> boxes_;
   uint32_t base_ = 0; // the earlier blocks' boxes
   std::vector<std::pair<const void *, uint32_t>> landings_;

@@ -105,11 +105,13 @@ TensorMapRequest tensorMapOver(const KernelArgument &argument, DevicePtr data) {
   request.address = data;
   request.elementBytes = static_cast<uint32_t>(array.itemBytes);
   request.rank = static_cast<uint32_t>(argument.box.size());
+  const size_t arrayRank = array.shape.size();
   uint64_t stride = array.itemBytes;
   for (uint32_t d = 0; d < request.rank; ++d) {
-    const size_t axis = array.shape.size() - 1 - d; // C order: last fastest
+    // C order, the last axis fastest; the padding dims are 1.
     request.dims[d] =
-        d < array.shape.size() ? static_cast<uint64_t>(array.shape[axis]) : 1;
+        d < arrayRank ? static_cast<uint64_t>(array.shape[arrayRank - 1 - d])
+                      : 1;
     if (d > 0)
       request.strideBytes[d - 1] = stride;
     stride *= request.dims[d];

@@ -181,9 +181,10 @@ inline unsigned long long boxBytes(const rudnn_emu_tensor_map &map) {
 /// `visit(at, global)` for each element, `at` its offset from the box's
 /// start (innermost dim contiguous, swizzled as the map says, staying in
 /// the box's bytes) and `global` its address, null outside the tensor.
-template <typename Visit>
-inline void walkBox(const rudnn_emu_tensor_map &map, const int *coords,
-                    const void *shared, const char *operation, Visit visit) {
+/// The shared offset of a box of `map` at `shared`, which must be aligned
+/// for its swizzle and inside the dynamic shared memory.
+inline unsigned long long boxStart(const rudnn_emu_tensor_map &map,
+                                   const void *shared, const char *operation) {
   const unsigned long long start = shared_offset(shared);
   if (start % (map.swizzleBytes == 128 ? 1024 : 128)) {
     char message[160];
@@ -191,10 +192,17 @@ inline void walkBox(const rudnn_emu_tensor_map &map, const int *coords,
              "%s: shared memory misaligned for its swizzle", operation);
     rudnn_emu_trap(message);
   }
+  shared_at(start, boxBytes(map));
+  return start;
+}
+
+template <typename Visit>
+inline void walkBox(const rudnn_emu_tensor_map &map, const int *coords,
+                    const void *shared, const char *operation, Visit visit) {
+  const unsigned long long start = boxStart(map, shared, operation);
   const int rank = static_cast<int>(map.rank);
   const unsigned size = map.elementBytes;
   const unsigned long long elements = boxBytes(map) / size;
-  shared_at(start, elements * size); // inside the dynamic shared memory
   for (unsigned long long index = 0; index < elements; ++index) {
     unsigned long long rest = index, offset = 0;
     bool inside = true;
@@ -247,23 +255,17 @@ inline void tma_load(void *shared, const void *mapBytes, const int *coords,
 // TMA stores: bulk groups of the issuing thread
 //===----------------------------------------------------------------------===//
 
-/// The store's global writes, from its shared source as it is now.
-inline void writeStore(const rudnn_emu_detail::BulkStore &store) {
-  rudnn_emu_tensor_map map;
-  std::memcpy(&map, store.map.data(), sizeof map);
-  const unsigned size = map.elementBytes;
-  walkBox(map, store.coords, store.source, "cp.async.bulk.tensor",
+/// Performs `store` if it has not been: its shared source read now, its
+/// global writes made.
+inline void finishStore(rudnn_emu_detail::BulkStore &store) {
+  if (store.done)
+    return;
+  const unsigned size = store.map.elementBytes;
+  walkBox(store.map, store.coords, store.source, "cp.async.bulk.tensor",
           [&](unsigned long long at, unsigned char *global) {
             if (global)
               std::memcpy(global, store.source + at, size);
           });
-}
-
-/// Performs `store` if it has not been: the shared source read now.
-inline void finishStore(rudnn_emu_detail::BulkStore &store) {
-  if (store.done)
-    return;
-  store.write(store);
   store.done = true;
 }
 
@@ -286,18 +288,14 @@ inline void retireStore(rudnn_emu_detail::BulkStore &store) {
 /// the store's group.
 inline void tma_store(const void *mapBytes, const int *coords, int rank,
                       const void *shared) {
-  const rudnn_emu_tensor_map map =
-      tensorMapOf(mapBytes, rank, "cp.async.bulk.tensor (store)");
-  rudnn_emu_detail::BulkStore store;
-  store.source = static_cast<const unsigned char *>(shared);
-  store.map.assign(static_cast<const unsigned char *>(mapBytes),
-                   static_cast<const unsigned char *>(mapBytes) + sizeof map);
+  rudnn_emu_detail::BulkStore store{
+      tensorMapOf(mapBytes, rank, "cp.async.bulk.tensor (store)"),
+      {},
+      static_cast<const unsigned char *>(shared),
+      {}};
   std::memcpy(store.coords, coords, sizeof(int) * rank);
-  store.rank = rank;
-  store.write = &writeStore;
-  const unsigned long long bytes = boxBytes(map);
-  walkBox(map, coords, shared, "cp.async.bulk.tensor (store)",
-          [](unsigned long long, const unsigned char *) {}); // checks only
+  const unsigned long long bytes = boxBytes(store.map);
+  boxStart(store.map, shared, "cp.async.bulk.tensor (store)");
   rudnn_emu_detail::reportAsync(RUDNN_EMU_ASYNC_READ, shared, bytes);
 #ifdef RUDNN_EMU_CHECK
   store.atIssue.assign(store.source, store.source + bytes);

@@ -42,15 +42,12 @@ struct BulkCopy {
 /// A TMA store (cp.async.bulk.tensor shared -> global) in flight: it reads
 /// its shared source at a moment the schedule chooses between its issue and
 /// the wait_group.read that retires its group, and writes global memory
-/// then. `write` does both; in check mode `source` must still hold what it
-/// held at issue.
+/// then; in check mode `source` must still hold what it held at issue.
 struct BulkStore {
+  rudnn_emu_tensor_map map;
+  int coords[5];
+  const unsigned char *source;
   std::vector<unsigned char> atIssue;
-  const unsigned char *source = nullptr;
-  std::vector<unsigned char> map; // the tensor map, as given
-  int coords[5] = {};
-  int rank = 0;
-  void (*write)(const BulkStore &store) = nullptr;
   bool done = false;
 };
 
@@ -117,11 +114,10 @@ inline BlockAsyncWork &blockAsync() {
   return *static_cast<BlockAsyncWork *>(slot->work);
 }
 
-/// Lands box `index`. Never throws (nothing it calls traps: the barrier
-/// was checked at issue), so a thread may land boxes as it returns.
-inline void landBox(BlockAsyncWork &work, size_t index) noexcept {
-  BulkCopy copy = std::move(work.boxes[index]);
-  work.boxes.erase(work.boxes.begin() + static_cast<ptrdiff_t>(index));
+/// Lands `copy`, taken out of the block's boxes. Never throws (nothing it
+/// calls traps: the barrier was checked at issue), so a thread may land
+/// boxes as it returns.
+inline void land(const BulkCopy &copy) noexcept {
   engineWrite(copy.destination, copy.data.data(), copy.data.size());
   reportAsync(RUDNN_EMU_BOX_LANDED, nullptr, 0, nullptr, copy.box);
   copy.complete(copy.barrier, static_cast<unsigned>(copy.data.size()));
@@ -137,15 +133,16 @@ inline void landAtSignal() noexcept {
       thread->schedule == RUDNN_EMU_SCHEDULE_REVERSE)
     return;
   BlockAsyncWork &work = blockAsync();
-  for (size_t i = 0; i < work.boxes.size();) {
+  std::vector<BulkCopy> landing, staying;
+  for (BulkCopy &copy : work.boxes) {
     const bool lands = thread->schedule == RUDNN_EMU_SCHEDULE_FORWARD
-                           ? work.boxes[i].issuer == thread->linear
+                           ? copy.issuer == thread->linear
                            : work.coin();
-    if (lands)
-      landBox(work, i);
-    else
-      ++i;
+    (lands ? landing : staying).push_back(std::move(copy));
   }
+  work.boxes = std::move(staying);
+  for (const BulkCopy &copy : landing)
+    land(copy);
 }
 
 /// A wait found `barrier`'s phase incomplete: the boxes completing on it
@@ -156,10 +153,10 @@ inline bool landForWait(const unsigned long long *barrier) noexcept {
   if (!thread->blockAsync->work)
     return false;
   BlockAsyncWork &work = blockAsync();
-  std::vector<size_t> mine;
-  for (size_t i = 0; i < work.boxes.size(); ++i)
-    if (work.boxes[i].barrier == barrier)
-      mine.push_back(i);
+  std::vector<BulkCopy> mine, others;
+  for (BulkCopy &copy : work.boxes)
+    (copy.barrier == barrier ? mine : others).push_back(std::move(copy));
+  work.boxes = std::move(others);
   if (mine.empty())
     return false;
   if (thread->schedule == RUDNN_EMU_SCHEDULE_REVERSE)
@@ -169,14 +166,8 @@ inline bool landForWait(const unsigned long long *barrier) noexcept {
       work.coin();
       std::swap(mine[i - 1], mine[work.random % i]);
     }
-  // Landing a box erases it: the indices after it move down.
-  while (!mine.empty()) {
-    const size_t index = mine.front();
-    mine.erase(mine.begin());
-    landBox(work, index);
-    for (size_t &other : mine)
-      other -= other > index;
-  }
+  for (const BulkCopy &copy : mine)
+    land(copy);
   return true;
 }
 
