@@ -40,7 +40,7 @@ OUT="$work/dry" "$work/bundle/device-check" --dry-run > "$work/dry.log" 2>&1 ||
   fail "dry run wrote no summary or archive"
 grep -q "^nvrtc: nvrtc 1[2-9]" "$work/dry.log" || fail "dry run found no NVRTC"
 grep -q "kda-fla .*limit  150s" "$work/dry.log" || fail "no plan with limits"
-grep -qE "^gpu-kda +dry run" "$work/dry/summary.txt" || fail "summary lacks steps"
+grep -qE "^gpu-operators +dry run" "$work/dry/summary.txt" || fail "summary lacks steps"
 # Listed first: grep -q would stop reading early, and pipefail would count
 # tar's broken pipe as a failure.
 listing=$(tar -tzf "$work/dry/device-check.tar.gz")
