@@ -1,7 +1,8 @@
 //===- ApiFixture.h - Operators through the JIT API -------------*- C++ -*-===//
 //
-// A context on the backend under test (RUDNN_TEST_BACKEND) and the helpers
-// that place reference data on it in either memory layout and read it back.
+// A context on the backend under test (testBackend(): the suites compile
+// once and link into one executable per backend) and the helpers that place
+// reference data on it in either memory layout and read it back.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +24,10 @@
 namespace rudnn::test {
 
 enum class Layout { BTHD, BHTD };
+
+/// The backend this executable's suites run on: defined by the one-line
+/// source each executable adds (EmulationBackendMain.cpp, CudaBackendMain.cpp).
+BackendKind testBackend();
 
 /// A tensor in the context's device memory and its view.
 struct DeviceTensor {
@@ -76,7 +81,7 @@ protected:
   /// (emulation).
   static void openContext(const std::string &arch) {
     ContextOptions options;
-    options.backend = RUDNN_TEST_BACKEND;
+    options.backend = testBackend();
     options.cacheDirectory = "";
     options.arch = arch;
     context = new Context(options);
@@ -86,7 +91,7 @@ protected:
     context = nullptr;
   }
   void SetUp() override {
-    if (RUDNN_TEST_BACKEND == BackendKind::Cuda && !runtime::cudaAvailable())
+    if (testBackend() == BackendKind::Cuda && !runtime::cudaAvailable())
       GTEST_SKIP() << "no CUDA device";
   }
 

@@ -45,7 +45,7 @@ protected:
     context->setProfiling(true);
     call();
     context->setProfiling(false);
-    if (RUDNN_TEST_BACKEND != BackendKind::Emulation)
+    if (testBackend() != BackendKind::Emulation)
       return; // the device decides
     const std::vector<KernelProfile> kernels = context->profile();
     ASSERT_EQ(kernels.size(), 1u);

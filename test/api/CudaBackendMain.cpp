@@ -1,0 +1,9 @@
+//===- CudaBackendMain.cpp - The suites on a GPU ----------------*- C++ -*-===//
+//
+// The backend the operator suites of this executable run on.
+//
+//===----------------------------------------------------------------------===//
+
+#include "test/api/ApiFixture.h"
+
+rudnn::BackendKind rudnn::test::testBackend() { return BackendKind::Cuda; }
