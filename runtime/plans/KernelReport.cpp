@@ -151,7 +151,7 @@ InstructionMix rudnn::runtime::sassInstructionMix(const std::string &cubin) {
   }
   // "        /*0040*/                   IMAD R5, R5, UR4, R0 ;"
   static const std::regex instruction(
-      R"(/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)((?:\.[A-Z0-9_]+)*))");
+      R"(/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)((?:\.[A-Za-z0-9_]+)*))");
   std::istringstream lines(sass);
   for (std::string line; std::getline(lines, line);) {
     std::smatch match;
@@ -175,6 +175,13 @@ InstructionMix rudnn::runtime::sassInstructionMix(const std::string &cubin) {
     if (opcode == "HMMA" || opcode == "HGMMA" || opcode == "IMMA" ||
         opcode == "DMMA")
       ++mix.tensor, ++mix.opcodes[opcode];
+    if (opcode == "HGMMA") {
+      // "HGMMA.64x128x16.F32.BF16": the shape is the first modifier.
+      static const std::regex shape(R"(^\.(\d+x\d+x\d+))");
+      std::smatch found;
+      if (std::regex_search(modifiers, found, shape))
+        ++mix.wgmmaShapes[found.str(1)];
+    }
     else if (opcode == "LDSM")
       ++mix.ldmatrix, ++mix.opcodes[opcode];
     else if (opcode == "LDGSTS")

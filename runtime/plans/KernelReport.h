@@ -62,6 +62,8 @@ struct InstructionMix {
   /// The tensor-core and asynchronous-copy opcodes counted above, by name
   /// (HMMA or HGMMA, LDGSTS or UTMALDG, ...).
   std::map<std::string, int64_t> opcodes;
+  /// The warpgroup products by shape ("64x128x16"), from HGMMA's modifiers.
+  std::map<std::string, int64_t> wgmmaShapes;
 };
 
 /// Disassembles `cubin` with cuobjdump -sass and counts.

@@ -169,11 +169,11 @@ extern "C" __global__ void products(const unsigned short *a_image,
   float d[32] = {}, e[32] = {};
   wgmma_fence();
   for (int k = 0; k < 4; ++k)
-    wgmma_m64n64k16_ss<__nv_bfloat16>(
+    wgmma_ss<__nv_bfloat16>(
         d, wgmma_descriptor(ta + 16 * k, 16, 1024),
         wgmma_descriptor(tb + 16 * k, 16, 1024));
   for (int k = 0; k < 4; ++k)
-    wgmma_m64n64k16_rs<__nv_bfloat16>(
+    wgmma_rs<__nv_bfloat16>(
         e, f[k], wgmma_descriptor(tv + 16 * 64 * k, 64 * 128, 1024));
   wgmma_commit();
   wgmma_wait<0>();

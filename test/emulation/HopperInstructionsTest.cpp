@@ -4,11 +4,13 @@
 // the emulator, against plain host arithmetic: a TMA box lands swizzled,
 // with zeros outside the tensor, and only through its barrier; wgmma reads
 // the tiles TMA wrote through its descriptors and computes the products of
-// the logical matrices.
+// the logical matrices, at every width N a kernel may ask for.
 //
 //===----------------------------------------------------------------------===//
 
 #include "test/emulation/EmulationTestSupport.h"
+
+#include "runtime/compile/NvrtcCompiler.h"
 
 #include "rudnn/errors.h"
 
@@ -126,11 +128,11 @@ extern "C" __global__ void products(const __grid_constant__ TensorMap a_map,
   float d[32] = {}, e[32] = {};
   wgmma_fence();
   for (int k = 0; k < 4; ++k)
-    wgmma_m64n64k16_ss<__nv_bfloat16>(
+    wgmma_ss<__nv_bfloat16>(
         d, wgmma_descriptor(ta + 16 * k, 16, 1024),
         wgmma_descriptor(tb + 16 * k, 16, 1024));
   for (int k = 0; k < 4; ++k)
-    wgmma_m64n64k16_rs<__nv_bfloat16>(
+    wgmma_rs<__nv_bfloat16>(
         e, f[k], wgmma_descriptor(tv + 16 * 64 * k, 64 * 128, 1024));
   wgmma_commit();
   wgmma_wait<0>();
@@ -184,6 +186,140 @@ TEST_F(HopperInstructions, WgmmaComputesTheProductsOfTheTilesTmaWrote) {
       ASSERT_EQ(gotAbt[m * 64 + n], wantAbt) << m << ", " << n;
       ASSERT_EQ(gotAv[m * 64 + n], wantAv) << m << ", " << n;
     }
+}
+
+// A·Bᵀ, then A·V, at width N (m64nNk16, N = 16, 176 and 256: the narrowest,
+// one whose column blocks of V end mid-block, the widest), the tiles
+// written by the threads in the 128-byte swizzle: A 64 x 64 and B N x 64
+// K-major, V 64 x N MN-major in column blocks of 64. The first step of
+// A·Bᵀ runs without scale-d over accumulators that hold 1e30 (never read);
+// A·V adds to 0.5.
+constexpr const char *kWideSource = R"cuda(
+#include "rudnn/device.cuh"
+using namespace rudnn::arch;
+// Element (r, c) of a 64-column block of 128-byte swizzled rows.
+__device__ int swizzled(int r, int c) {
+  return r * 64 + ((c / 8) ^ (r % 8)) * 8 + c % 8;
+}
+template <int N>
+__device__ void products_at(const float *A, const float *B, const float *V,
+                     float *abt, float *av) {
+  constexpr int blocks = (N + 63) / 64; // V's column blocks
+  RUDNN_DYNAMIC_SHARED(unsigned char, raw);
+  __nv_bfloat16 *ta = (__nv_bfloat16 *)(raw + (1024 - shared_window_address(raw) % 1024) % 1024);
+  __nv_bfloat16 *tb = ta + 64 * 64, *tv = tb + N * 64;
+  for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x)
+    ta[swizzled(i / 64, i % 64)] = __float2bfloat16(A[i]);
+  for (int i = threadIdx.x; i < N * 64; i += blockDim.x)
+    tb[swizzled(i / 64, i % 64)] = __float2bfloat16(B[i]);
+  for (int i = threadIdx.x; i < 64 * blocks * 64; i += blockDim.x) {
+    const int k = i / (blocks * 64), n = i % (blocks * 64);
+    tv[n / 64 * 64 * 64 + swizzled(k, n % 64)] =
+        __float2bfloat16(n < N ? V[k * N + n] : 0.f);
+  }
+  fence_proxy_async_shared();
+  __syncthreads();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  unsigned f[4][4];
+  for (int k = 0; k < 4; ++k)
+    for (int r = 0; r < 4; ++r) {
+      const float *at = A + (16 * warp + Mma16816::a_row(lane, 2 * r)) * 64 +
+                        16 * k + Mma16816::a_col(lane, 2 * r);
+      f[k][r] = pack_bf16x2(at[0], at[1]);
+    }
+  // One product at a time: two sets of 128 accumulators would not fit.
+  float d[N / 2];
+  for (int i = 0; i < N / 2; ++i)
+    d[i] = 1e30f;
+  wgmma_fence_operand(d);
+  wgmma_fence();
+  for (int k = 0; k < 4; ++k)
+    wgmma_ss<__nv_bfloat16>(d, wgmma_descriptor(ta + 16 * k, 16, 1024),
+                            wgmma_descriptor(tb + 16 * k, 16, 1024), k > 0);
+  wgmma_commit();
+  wgmma_wait<0>();
+  wgmma_fence_operand(d);
+  for (int i = 0; i < N / 2; ++i) {
+    const int row = 16 * warp + lane / 4 + 8 * (i % 4 / 2),
+              col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+    abt[row * N + col] = d[i];
+    d[i] = 0.5f;
+  }
+  for (int k = 0; k < 4; ++k)
+    wgmma_fence_operand(f[k]);
+  wgmma_fence_operand(d);
+  wgmma_fence();
+  for (int k = 0; k < 4; ++k)
+    wgmma_rs<__nv_bfloat16>(
+        d, f[k], wgmma_descriptor(tv + 16 * 64 * k, 64 * 128, 1024));
+  wgmma_commit();
+  wgmma_wait<0>();
+  wgmma_fence_operand(d);
+  for (int i = 0; i < N / 2; ++i) {
+    const int row = 16 * warp + lane / 4 + 8 * (i % 4 / 2),
+              col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+    av[row * N + col] = d[i];
+  }
+}
+extern "C" __global__ void wide(int N, const float *A, const float *B,
+                                const float *V, float *abt, float *av) {
+  if (N == 16)
+    products_at<16>(A, B, V, abt, av);
+  else if (N == 176)
+    products_at<176>(A, B, V, abt, av);
+  else
+    products_at<256>(A, B, V, abt, av);
+}
+)cuda";
+
+TEST_F(HopperInstructions, EveryWgmmaWidthComputesItsProducts) {
+  std::mt19937 random(11);
+  std::uniform_int_distribution<int> small(-4, 4);
+  auto matrix = [&](size_t size) {
+    std::vector<float> values(size);
+    for (float &value : values)
+      value = static_cast<float>(small(random));
+    return values;
+  };
+  const std::shared_ptr<runtime::LoadedKernel> kernel =
+      build("wide", kWideSource);
+  for (int N : {16, 176, 256}) {
+    const std::vector<float> A = matrix(64 * 64), B = matrix(N * 64),
+                             V = matrix(64 * N);
+    DevicePtr a = upload(A), b = upload(B), v = upload(V);
+    DevicePtr abt = upload(std::vector<float>(64 * N, NAN)),
+              av = upload(std::vector<float>(64 * N, NAN));
+    ArgPack args;
+    args.push(N).push(a).push(b).push(v).push(abt).push(av);
+    const int blocks = (N + 63) / 64;
+    launch(*kernel, {1}, {128}, args,
+           (64 * 64 + N * 64 + 64 * blocks * 64) * 2 + 1024);
+    const std::vector<float> gotAbt = download<float>(abt, 64 * N),
+                             gotAv = download<float>(av, 64 * N);
+    for (int m = 0; m < 64; ++m)
+      for (int n = 0; n < N; ++n) {
+        // Small integers: every sum is exact, in any order.
+        double wantAbt = 0, wantAv = 0.5;
+        for (int k = 0; k < 64; ++k) {
+          wantAbt += double(A[m * 64 + k]) * B[n * 64 + k];
+          wantAv += double(A[m * 64 + k]) * V[k * N + n];
+        }
+        ASSERT_EQ(gotAbt[m * N + n], wantAbt) << N << ": " << m << ", " << n;
+        ASSERT_EQ(gotAv[m * N + n], wantAv) << N << ": " << m << ", " << n;
+      }
+  }
+}
+
+TEST(HopperWgmmaPtx, EachWidthAssemblesAsItsOwnShape) {
+  NvrtcCompiler nvrtc(samples::deviceHeaders());
+  const CudaBinary binary = nvrtc.compile({"wide", kWideSource}, "sm_90a");
+  for (int N : {16, 176, 256}) {
+    const std::string shape = "m64n" + std::to_string(N) + "k16.f32.bf16.bf16";
+    EXPECT_THAT(binary.ptx, HasSubstr("wgmma.mma_async.sync.aligned." + shape))
+        << N;
+  }
+  // Nothing serialized, no arrive injected (ptxas's C75xx notes).
+  EXPECT_EQ(binary.log.find("C75"), std::string::npos) << binary.log;
 }
 
 } // namespace

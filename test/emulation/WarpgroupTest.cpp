@@ -55,7 +55,7 @@ extern "C" __global__ void group(float *out) {
   float d[32] = {};
   FENCE
   for (int k = 0; k < 4; ++k)
-    wgmma_m64n64k16_ss<__nv_bfloat16>(
+    wgmma_ss<__nv_bfloat16>(
         d, wgmma_descriptor(ta + 16 * k, 16, 1024),
         wgmma_descriptor(tb + 16 * k + SKEW, 16, 1024));
   COMMIT
@@ -137,7 +137,7 @@ TEST(Warpgroup, AWarpgroupWithAWarpMissingIsRefused) {
 TEST(Warpgroup, PerWarpDescriptorsAreRefused) {
   expectRefused({{"SKEW", "(warp == 2 ? 512 : 0)"}}, 128,
                 HasSubstr("wgmma: the threads of the warpgroup issue "
-                          "different descriptors"));
+                          "different shapes, descriptors"));
 }
 
 TEST(Warpgroup, PerWarpOperandsOfWaitAndSetmaxnregAreRefused) {
@@ -352,10 +352,10 @@ extern "C" __global__ void two_groups(float *out) {
   const __nv_bfloat16 *tb = ta + 64 * 64;
   float d[32] = {}, e[32] = {};
   wgmma_fence();
-  wgmma_m64n64k16_ss<__nv_bfloat16>(d, wgmma_descriptor(ta, 16, 1024),
+  wgmma_ss<__nv_bfloat16>(d, wgmma_descriptor(ta, 16, 1024),
                                     wgmma_descriptor(ta, 16, 1024));
   wgmma_commit();
-  wgmma_m64n64k16_ss<__nv_bfloat16>(e, wgmma_descriptor(ta, 16, 1024),
+  wgmma_ss<__nv_bfloat16>(e, wgmma_descriptor(ta, 16, 1024),
                                     wgmma_descriptor(tb, 16, 1024));
   wgmma_commit();
   wgmma_wait<1>();

@@ -375,6 +375,7 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
                            {"cp_async", mix.cpAsync},
                            {"tma", mix.tma},
                            {"opcodes", mix.opcodes},
+                           {"wgmma_shapes", mix.wgmmaShapes},
                            {"shared_loads", mix.sharedLoads},
                            {"shared_stores", mix.sharedStores},
                            {"global_loads_by_bits", loads},
@@ -451,6 +452,12 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
       os << (mix.opcodes.empty() ? "\n" : ")\n")
          << "global loads: " << widths(mix.globalLoads) << "\n"
          << "global stores: " << widths(mix.globalStores) << "\n";
+      if (!mix.wgmmaShapes.empty()) {
+        os << "wgmma shapes:";
+        for (auto [shape, count] : mix.wgmmaShapes)
+          os << " " << shape << " " << count;
+        os << "\n";
+      }
     }
     if (!json && dims)
       os << "// plan @" << plan.getSymName()

@@ -433,15 +433,24 @@ inline float descriptorElement(unsigned long long descriptor, int r, int c,
 /// registers.
 struct WgmmaIssue {
   unsigned long long a, b;
-  unsigned form; // 1: A from registers, 2: B transposed, 4: bf16
+  // 1: A from registers, 2: B transposed, 4: bf16, 8: accumulate (scale-d);
+  // the accumulator count (N / 2) from bit 8.
+  unsigned form;
   unsigned registers[4];
+
+  int count() const { return static_cast<int>(form >> 8); }
+  /// The columns of B a thread's accumulators need.
+  int columns() const { return count() / 2; }
 };
 
+/// The most accumulators a thread holds: m64n256's 128.
+constexpr int kMaxWgmmaAccumulators = 128;
+
 /// One thread's operands of a wgmma: the 16 rows of A of its warp and the
-/// 16 columns of B its accumulators need.
+/// columns of B its accumulators need (N / 4 of them).
 struct WgmmaOperands {
   float A[16][16];
-  float B[16][16];
+  float B[kMaxWgmmaAccumulators / 2][16];
 };
 
 /// Each shared 16-byte chunk `visit(offset)` this thread's operands of
@@ -456,7 +465,7 @@ inline void forOperandChunks(const WgmmaIssue &issue, int warp, int lane,
       for (int k = 0; k < 16; k += 8)
         chunks.push_back(descriptorOffset(issue.a, 16 * warp + r, k, false));
   const int t = lane % 4;
-  for (int column = 0; column < 16; ++column) {
+  for (int column = 0; column < issue.columns(); ++column) {
     const int col = 8 * (column / 2) + 2 * t + column % 2;
     for (int k = 0; k < 16; ++k)
       chunks.push_back(transposedB ? descriptorOffset(issue.b, k, col, true)
@@ -494,7 +503,7 @@ inline void readSharedOperands(WgmmaOperands &operands, const WgmmaIssue &issue,
         operands.A[r][k] =
             descriptorElement(issue.a, 16 * warp + r, k, false, bf16);
   const int t = lane % 4;
-  for (int column = 0; column < 16; ++column) {
+  for (int column = 0; column < issue.columns(); ++column) {
     const int col = 8 * (column / 2) + 2 * t + column % 2;
     for (int k = 0; k < 16; ++k)
       operands.B[column][k] =
@@ -503,12 +512,12 @@ inline void readSharedOperands(WgmmaOperands &operands, const WgmmaIssue &issue,
   }
 }
 
-/// values += A·B for this thread's 32 accumulators, summed as the tensor
-/// cores do in check mode (RUDNN_EMU_CHECK), exactly otherwise.
-inline void addProducts(float (&values)[32], const WgmmaOperands &operands,
-                        int lane) {
+/// values += A·B for this thread's `count` accumulators, summed as the
+/// tensor cores do in check mode (RUDNN_EMU_CHECK), exactly otherwise.
+inline void addProducts(float *values, int count,
+                        const WgmmaOperands &operands, int lane) {
   const int g = lane / 4;
-  for (int i = 0; i < 32; ++i) {
+  for (int i = 0; i < count; ++i) {
     const int row = g + 8 * (i % 4 / 2), column = 2 * (i / 4) + i % 2;
     double products[16];
     for (int k = 0; k < 16; ++k)
@@ -535,11 +544,12 @@ inline void addProducts(float (&values)[32], const WgmmaOperands &operands,
 /// A wgmma issued and not yet retired by a wait_group. Its accumulators
 /// hold poison (all bits set: NaN) from its issue until then; it adds to
 /// the values they held at issue, or to the result of the wgmma before it
-/// on the same accumulators (`chained`), which the hardware orders.
+/// on the same accumulators (`chained`), which the hardware orders; or,
+/// without scale-d, to nothing.
 struct InFlightWgmma {
   float *accumulators;
   bool chained;
-  float input[32];
+  float input[kMaxWgmmaAccumulators];
   WgmmaIssue issue;
   WgmmaOperands operands; // as read at issue
 };
@@ -618,9 +628,11 @@ inline void wgmma_wait(unsigned pending) {
                        "its issue and the wgmma_wait that retires it (a "
                        "stage released or overwritten too early)");
 #endif
-      float values[32];
-      std::memcpy(values, record.input, sizeof values);
-      addProducts(values, record.operands, lane);
+      const int count = record.issue.count();
+      float values[kMaxWgmmaAccumulators] = {};
+      if (record.issue.form & 8)
+        std::memcpy(values, record.input, count * sizeof(float));
+      addProducts(values, count, record.operands, lane);
       InFlightWgmma *next = nullptr;
       for (size_t j = i + 1; j < group.size() && !next; ++j)
         if (group[j].accumulators == record.accumulators)
@@ -634,11 +646,11 @@ inline void wgmma_wait(unsigned pending) {
         if (!next && other.accumulators == record.accumulators)
           next = &other;
       if (next) { // the next wgmma on them adds to this result
-        std::memcpy(next->input, values, sizeof values);
+        std::memcpy(next->input, values, count * sizeof(float));
         next->chained = false;
         continue;
       }
-      for (int e = 0; e < 32; ++e) {
+      for (int e = 0; e < count; ++e) {
         unsigned bits;
         std::memcpy(&bits, &record.accumulators[e], sizeof bits);
         if (bits != kPoison) {
@@ -650,28 +662,30 @@ inline void wgmma_wait(unsigned pending) {
           rudnn_emu_trap(message);
         }
       }
-      std::memcpy(record.accumulators, values, sizeof values);
+      std::memcpy(record.accumulators, values, count * sizeof(float));
     }
   }
   // Registers are read again before the next wgmma: it needs a fence.
   groups.fenced = false;
 }
 
-/// wgmma.mma_async m64n64k16 with fp32 accumulators, for this thread's 32:
-/// A from `registers` (this warp's 16 rows, mma A layout) or, when null,
-/// from descriptor `a` (K-major); B from descriptor `b`, MN-major when
-/// `transposedB`. Asynchronous as on the GPU: `d` holds poison until a
+/// wgmma.mma_async m64nNk16 with fp32 accumulators, for this thread's
+/// `count` = N / 2 at `d`: A from `registers` (this warp's 16 rows, mma A
+/// layout) or, when null, from descriptor `a` (K-major); B from descriptor
+/// `b`, MN-major when `transposedB`; added to d's values when `accumulate`
+/// (scale-d). Asynchronous as on the GPU: `d` holds poison until a
 /// wgmma_wait retires the group the wgmma is committed in.
-inline void wgmma_m64n64k16(float (&d)[32], const unsigned *registers,
-                            unsigned long long a, unsigned long long b,
-                            bool transposedB, bool bf16, RUDNN_EMU_CALL_SITE) {
+inline void wgmma(float *d, int count, const unsigned *registers,
+                  unsigned long long a, unsigned long long b, bool transposedB,
+                  bool bf16, bool accumulate, RUDNN_EMU_CALL_SITE) {
   const rudnn_emu_thread *thread = rudnn_emu_current();
   const int lane = static_cast<int>(thread->lane);
   const int warp = static_cast<int>(thread->warp % 4); // in the warpgroup
   WgmmaIssue mine = {registers ? 0 : a,
                      b,
                      (registers ? 1u : 0u) | (transposedB ? 2u : 0u) |
-                         (bf16 ? 4u : 0u),
+                         (bf16 ? 4u : 0u) | (accumulate ? 8u : 0u) |
+                         static_cast<unsigned>(count) << 8,
                      {}};
   if (registers)
     for (int i = 0; i < 4; ++i)
@@ -682,10 +696,11 @@ inline void wgmma_m64n64k16(float (&d)[32], const unsigned *registers,
   for (const WgmmaIssue &other : all)
     if (other.a != mine.a || other.b != mine.b || other.form != mine.form)
       rudnn_emu_trap("wgmma: the threads of the warpgroup issue different "
-                     "descriptors or forms (it is .sync.aligned: one "
+                     "shapes, descriptors or forms (it is .sync.aligned: one "
                      "instruction for all 128)");
   WgmmaGroups &groups = wgmmaGroups();
-  rudnn_emu_detail::reportAsync(RUDNN_EMU_WGMMA_READS, d, sizeof d);
+  rudnn_emu_detail::reportAsync(RUDNN_EMU_WGMMA_READS, d,
+                                count * sizeof(float));
   if (registers)
     rudnn_emu_detail::reportAsync(RUDNN_EMU_WGMMA_READS, registers,
                                   4 * sizeof(unsigned));
@@ -698,8 +713,8 @@ inline void wgmma_m64n64k16(float (&d)[32], const unsigned *registers,
       rudnn_emu_trap("wgmma: issued with no wgmma_fence since the "
                      "warpgroup last waited (or began): the writes to its "
                      "accumulator and A registers are not ordered before it");
-    std::memcpy(record.input, d, sizeof record.input);
-    std::memset(d, 0xff, sizeof record.input);
+    std::memcpy(record.input, d, count * sizeof(float));
+    std::memset(d, 0xff, count * sizeof(float));
   }
   if (registers)
     for (int l = 0; l < 32; ++l) {

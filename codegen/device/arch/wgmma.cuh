@@ -127,75 +127,171 @@ __device__ __forceinline__ void set_register_budget() {
 #endif
 }
 
-// The 32 accumulators of m64n64 with fp32 results: operands %0 to %31.
-#define RUDNN_WGMMA_D32                                                        \
-  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "    \
-  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "     \
-  "%30, %31}"
-#define RUDNN_WGMMA_D32_OPERANDS                                               \
-  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),      \
-      "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]),             \
-      "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),         \
-      "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),         \
-      "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),         \
-      "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),         \
-      "+f"(d[31])
+// The inline assembly of every m64nNk16 shape, N = 16g (g = 1 … 16), from
+// one table: the accumulators are operands %0 to %8g-1 ("+f"(d[i])), eight
+// a row (RUDNN_WGMMA_G<row>), and the inputs that follow them take the
+// numbers of the next row (RUDNN_WGMMA_G<g>). NVCC's inline PTX has no
+// named operands, so each shape's numbers are spelled out here, once.
+#define RUDNN_WGMMA_G0 0, 1, 2, 3, 4, 5, 6, 7
+#define RUDNN_WGMMA_G1 8, 9, 10, 11, 12, 13, 14, 15
+#define RUDNN_WGMMA_G2 16, 17, 18, 19, 20, 21, 22, 23
+#define RUDNN_WGMMA_G3 24, 25, 26, 27, 28, 29, 30, 31
+#define RUDNN_WGMMA_G4 32, 33, 34, 35, 36, 37, 38, 39
+#define RUDNN_WGMMA_G5 40, 41, 42, 43, 44, 45, 46, 47
+#define RUDNN_WGMMA_G6 48, 49, 50, 51, 52, 53, 54, 55
+#define RUDNN_WGMMA_G7 56, 57, 58, 59, 60, 61, 62, 63
+#define RUDNN_WGMMA_G8 64, 65, 66, 67, 68, 69, 70, 71
+#define RUDNN_WGMMA_G9 72, 73, 74, 75, 76, 77, 78, 79
+#define RUDNN_WGMMA_G10 80, 81, 82, 83, 84, 85, 86, 87
+#define RUDNN_WGMMA_G11 88, 89, 90, 91, 92, 93, 94, 95
+#define RUDNN_WGMMA_G12 96, 97, 98, 99, 100, 101, 102, 103
+#define RUDNN_WGMMA_G13 104, 105, 106, 107, 108, 109, 110, 111
+#define RUDNN_WGMMA_G14 112, 113, 114, 115, 116, 117, 118, 119
+#define RUDNN_WGMMA_G15 120, 121, 122, 123, 124, 125, 126, 127
+#define RUDNN_WGMMA_G16 128, 129, 130, 131, 132, 133, 134, 135
+#define RUDNN_WGMMA_STR(x) #x
+#define RUDNN_WGMMA_PLACE(x) "%" RUDNN_WGMMA_STR(x)
+#define RUDNN_WGMMA_PLACES_(a, b, c, d, e, f, g, h)                            \
+  RUDNN_WGMMA_PLACE(a) ", " RUDNN_WGMMA_PLACE(b) ", " RUDNN_WGMMA_PLACE(c)     \
+  ", " RUDNN_WGMMA_PLACE(d) ", " RUDNN_WGMMA_PLACE(e) ", " RUDNN_WGMMA_PLACE(f) \
+  ", " RUDNN_WGMMA_PLACE(g) ", " RUDNN_WGMMA_PLACE(h)
+#define RUDNN_WGMMA_PLACES(row) RUDNN_WGMMA_PLACES_(row)
+#define RUDNN_WGMMA_OPERANDS_(a, b, c, d, e, f, g, h)                          \
+  "+f"(d_[a]), "+f"(d_[b]), "+f"(d_[c]), "+f"(d_[d]), "+f"(d_[e]),            \
+      "+f"(d_[f]), "+f"(d_[g]), "+f"(d_[h])
+#define RUDNN_WGMMA_OPERANDS(row) RUDNN_WGMMA_OPERANDS_(row)
+// The i-th input after the accumulators of shape g.
+#define RUDNN_WGMMA_IN0(a, ...) RUDNN_WGMMA_PLACE(a)
+#define RUDNN_WGMMA_IN1(a, b, ...) RUDNN_WGMMA_PLACE(b)
+#define RUDNN_WGMMA_IN2(a, b, c, ...) RUDNN_WGMMA_PLACE(c)
+#define RUDNN_WGMMA_IN3(a, b, c, d, ...) RUDNN_WGMMA_PLACE(d)
+#define RUDNN_WGMMA_IN4(a, b, c, d, e, ...) RUDNN_WGMMA_PLACE(e)
+#define RUDNN_WGMMA_IN5(a, b, c, d, e, f, ...) RUDNN_WGMMA_PLACE(f)
+#define RUDNN_WGMMA_IN(i, row) RUDNN_WGMMA_IN##i(row)
+// Accumulator places and operands of the first g rows.
+#define RUDNN_WGMMA_D1 RUDNN_WGMMA_PLACES(RUDNN_WGMMA_G0)
+#define RUDNN_WGMMA_D2 RUDNN_WGMMA_D1 ", " RUDNN_WGMMA_PLACES(RUDNN_WGMMA_G1)
+#define RUDNN_WGMMA_D3 RUDNN_WGMMA_D2 ", " RUDNN_WGMMA_PLACES(RUDNN_WGMMA_G2)
+#define RUDNN_WGMMA_D4 RUDNN_WGMMA_D3 ", " RUDNN_WGMMA_PLACES(RUDNN_WGMMA_G3)
+#define RUDNN_WGMMA_D5 RUDNN_WGMMA_D4 ", " RUDNN_WGMMA_PLACES(RUDNN_WGMMA_G4)
+#define RUDNN_WGMMA_D6 RUDNN_WGMMA_D5 ", " RUDNN_WGMMA_PLACES(RUDNN_WGMMA_G5)
+#define RUDNN_WGMMA_D7 RUDNN_WGMMA_D6 ", " RUDNN_WGMMA_PLACES(RUDNN_WGMMA_G6)
+#define RUDNN_WGMMA_D8 RUDNN_WGMMA_D7 ", " RUDNN_WGMMA_PLACES(RUDNN_WGMMA_G7)
+#define RUDNN_WGMMA_D9 RUDNN_WGMMA_D8 ", " RUDNN_WGMMA_PLACES(RUDNN_WGMMA_G8)
+#define RUDNN_WGMMA_D10 RUDNN_WGMMA_D9 ", " RUDNN_WGMMA_PLACES(RUDNN_WGMMA_G9)
+#define RUDNN_WGMMA_D11 RUDNN_WGMMA_D10 ", " RUDNN_WGMMA_PLACES(RUDNN_WGMMA_G10)
+#define RUDNN_WGMMA_D12 RUDNN_WGMMA_D11 ", " RUDNN_WGMMA_PLACES(RUDNN_WGMMA_G11)
+#define RUDNN_WGMMA_D13 RUDNN_WGMMA_D12 ", " RUDNN_WGMMA_PLACES(RUDNN_WGMMA_G12)
+#define RUDNN_WGMMA_D14 RUDNN_WGMMA_D13 ", " RUDNN_WGMMA_PLACES(RUDNN_WGMMA_G13)
+#define RUDNN_WGMMA_D15 RUDNN_WGMMA_D14 ", " RUDNN_WGMMA_PLACES(RUDNN_WGMMA_G14)
+#define RUDNN_WGMMA_D16 RUDNN_WGMMA_D15 ", " RUDNN_WGMMA_PLACES(RUDNN_WGMMA_G15)
+#define RUDNN_WGMMA_O1 RUDNN_WGMMA_OPERANDS(RUDNN_WGMMA_G0)
+#define RUDNN_WGMMA_O2 RUDNN_WGMMA_O1, RUDNN_WGMMA_OPERANDS(RUDNN_WGMMA_G1)
+#define RUDNN_WGMMA_O3 RUDNN_WGMMA_O2, RUDNN_WGMMA_OPERANDS(RUDNN_WGMMA_G2)
+#define RUDNN_WGMMA_O4 RUDNN_WGMMA_O3, RUDNN_WGMMA_OPERANDS(RUDNN_WGMMA_G3)
+#define RUDNN_WGMMA_O5 RUDNN_WGMMA_O4, RUDNN_WGMMA_OPERANDS(RUDNN_WGMMA_G4)
+#define RUDNN_WGMMA_O6 RUDNN_WGMMA_O5, RUDNN_WGMMA_OPERANDS(RUDNN_WGMMA_G5)
+#define RUDNN_WGMMA_O7 RUDNN_WGMMA_O6, RUDNN_WGMMA_OPERANDS(RUDNN_WGMMA_G6)
+#define RUDNN_WGMMA_O8 RUDNN_WGMMA_O7, RUDNN_WGMMA_OPERANDS(RUDNN_WGMMA_G7)
+#define RUDNN_WGMMA_O9 RUDNN_WGMMA_O8, RUDNN_WGMMA_OPERANDS(RUDNN_WGMMA_G8)
+#define RUDNN_WGMMA_O10 RUDNN_WGMMA_O9, RUDNN_WGMMA_OPERANDS(RUDNN_WGMMA_G9)
+#define RUDNN_WGMMA_O11 RUDNN_WGMMA_O10, RUDNN_WGMMA_OPERANDS(RUDNN_WGMMA_G10)
+#define RUDNN_WGMMA_O12 RUDNN_WGMMA_O11, RUDNN_WGMMA_OPERANDS(RUDNN_WGMMA_G11)
+#define RUDNN_WGMMA_O13 RUDNN_WGMMA_O12, RUDNN_WGMMA_OPERANDS(RUDNN_WGMMA_G12)
+#define RUDNN_WGMMA_O14 RUDNN_WGMMA_O13, RUDNN_WGMMA_OPERANDS(RUDNN_WGMMA_G13)
+#define RUDNN_WGMMA_O15 RUDNN_WGMMA_O14, RUDNN_WGMMA_OPERANDS(RUDNN_WGMMA_G14)
+#define RUDNN_WGMMA_O16 RUDNN_WGMMA_O15, RUDNN_WGMMA_OPERANDS(RUDNN_WGMMA_G15)
+#define RUDNN_WGMMA_EACH_SHAPE(CASE) \
+  CASE(1, 16) \
+  CASE(2, 32) \
+  CASE(3, 48) \
+  CASE(4, 64) \
+  CASE(5, 80) \
+  CASE(6, 96) \
+  CASE(7, 112) \
+  CASE(8, 128) \
+  CASE(9, 144) \
+  CASE(10, 160) \
+  CASE(11, 176) \
+  CASE(12, 192) \
+  CASE(13, 208) \
+  CASE(14, 224) \
+  CASE(15, 240) \
+  CASE(16, 256)
 
-// One wgmma, its accumulators scaled by 1 (accumulated into): A and B
-// from descriptors (neither transposed), or A from registers and B
-// transposed (MN-major).
-#define RUDNN_WGMMA_SS(TYPE)                                                   \
-  asm volatile("{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %34, 0;\n"  \
-               "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE     \
-               " " RUDNN_WGMMA_D32 ", %32, %33, accumulate, 1, 1, 0, 0;\n}\n"  \
-               : RUDNN_WGMMA_D32_OPERANDS                                      \
-               : "l"(a), "l"(b), "r"(1))
-#define RUDNN_WGMMA_RS(TYPE)                                                   \
-  asm volatile("{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %37, 0;\n"  \
-               "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE     \
-               " " RUDNN_WGMMA_D32 ", {%32, %33, %34, %35}, %36, accumulate, " \
-               "1, 1, 1;\n}\n"                                                 \
-               : RUDNN_WGMMA_D32_OPERANDS                                      \
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1))
+// One wgmma of shape g (N = n), accumulating into d_ when `accumulate` is
+// set (scale-d): A and B from descriptors, neither transposed; or A from
+// registers and B transposed (MN-major).
+#define RUDNN_WGMMA_SS_ASM(g, n, TYPE)                                         \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " RUDNN_WGMMA_IN(           \
+                   2, RUDNN_WGMMA_G##g) ", 0;\n"                               \
+               "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32." TYPE "." TYPE \
+               " {" RUDNN_WGMMA_D##g "}, " RUDNN_WGMMA_IN(0, RUDNN_WGMMA_G##g)  \
+               ", " RUDNN_WGMMA_IN(1, RUDNN_WGMMA_G##g) ", p, 1, 1, 0, 0;\n}\n" \
+               : RUDNN_WGMMA_O##g                                              \
+               : "l"(a), "l"(b), "r"(static_cast<unsigned>(accumulate)))
+#define RUDNN_WGMMA_RS_ASM(g, n, TYPE)                                         \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " RUDNN_WGMMA_IN(           \
+                   5, RUDNN_WGMMA_G##g) ", 0;\n"                               \
+               "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32." TYPE "." TYPE \
+               " {" RUDNN_WGMMA_D##g "}, {" RUDNN_WGMMA_IN(0, RUDNN_WGMMA_G##g) \
+               ", " RUDNN_WGMMA_IN(1, RUDNN_WGMMA_G##g) ", " RUDNN_WGMMA_IN(    \
+                   2, RUDNN_WGMMA_G##g) ", " RUDNN_WGMMA_IN(3, RUDNN_WGMMA_G##g) \
+               "}, " RUDNN_WGMMA_IN(4, RUDNN_WGMMA_G##g) ", p, 1, 1, 1;\n}\n"  \
+               : RUDNN_WGMMA_O##g                                              \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b),           \
+                 "r"(static_cast<unsigned>(accumulate)))
+#define RUDNN_WGMMA_CASE(FORM, g, n)                                           \
+  if constexpr (Count == 8 * g) {                                              \
+    if constexpr (IsHalf<T>::value)                                            \
+      RUDNN_WGMMA_##FORM##_ASM(g, n, "f16");                                   \
+    else                                                                       \
+      RUDNN_WGMMA_##FORM##_ASM(g, n, "bf16");                                  \
+  }
+#define RUDNN_WGMMA_SS_CASE(g, n) RUDNN_WGMMA_CASE(SS, g, n)
+#define RUDNN_WGMMA_RS_CASE(g, n) RUDNN_WGMMA_CASE(RS, g, n)
 
-/// d(64 x 64) += A B, A K-major and B K-major in shared memory (QK^T: the
-/// queries' rows and the keys' rows, the head dim contiguous in both).
-template <typename T>
-__device__ __forceinline__ void
-wgmma_m64n64k16_ss(float (&d)[32], unsigned long long a, unsigned long long b) {
+/// The accumulator counts of m64nNk16 with fp32 results: N / 2 a thread.
+template <int Count>
+constexpr bool kIsWgmmaAccumulatorCount =
+    Count % 8 == 0 && Count >= 8 && Count <= 128;
+
+/// d(64 x N) += A B (d = A B when `accumulate` is false), N = 2 x the
+/// accumulators `d` holds (16 to 256 in steps of 16); A K-major and B
+/// K-major in shared memory (QK^T: the queries' rows and the keys' rows,
+/// the head dim contiguous in both).
+template <typename T, int Count>
+__device__ __forceinline__ void wgmma_ss(float (&d_)[Count],
+                                         unsigned long long a,
+                                         unsigned long long b,
+                                         bool accumulate = true) {
+  static_assert(kIsWgmmaAccumulatorCount<Count>,
+                "m64nNk16: N = 2 x the accumulators, 16 to 256 in steps of 16");
 #ifdef __RUDNN_EMULATION__
-  emulated::wgmma_m64n64k16(d, nullptr, a, b, /*transposedB=*/false,
-                            !IsHalf<T>::value);
+  emulated::wgmma(d_, Count, nullptr, a, b, /*transposedB=*/false,
+                  !IsHalf<T>::value, accumulate);
 #elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  if constexpr (IsHalf<T>::value)
-    RUDNN_WGMMA_SS("f16");
-  else
-    RUDNN_WGMMA_SS("bf16");
+  RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_SS_CASE)
 #endif
 }
 
-/// d(64 x 64) += A B, A's rows 16w.. in this warp's registers (mma A
-/// layout), B MN-major in shared memory (PV: the values' rows are the
-/// depth, the value dim contiguous).
-template <typename T>
-__device__ __forceinline__ void wgmma_m64n64k16_rs(float (&d)[32],
-                                                   const unsigned (&a)[4],
-                                                   unsigned long long b) {
+/// d(64 x N) += A B as wgmma_ss, A's rows 16w.. in this warp's registers
+/// (mma A layout), B MN-major in shared memory (PV: the values' rows are
+/// the depth, the value dim contiguous).
+template <typename T, int Count>
+__device__ __forceinline__ void wgmma_rs(float (&d_)[Count],
+                                         const unsigned (&a)[4],
+                                         unsigned long long b,
+                                         bool accumulate = true) {
+  static_assert(kIsWgmmaAccumulatorCount<Count>,
+                "m64nNk16: N = 2 x the accumulators, 16 to 256 in steps of 16");
 #ifdef __RUDNN_EMULATION__
-  emulated::wgmma_m64n64k16(d, a, 0, b, /*transposedB=*/true,
-                            !IsHalf<T>::value);
+  emulated::wgmma(d_, Count, a, 0, b, /*transposedB=*/true, !IsHalf<T>::value,
+                  accumulate);
 #elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  if constexpr (IsHalf<T>::value)
-    RUDNN_WGMMA_RS("f16");
-  else
-    RUDNN_WGMMA_RS("bf16");
+  RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_RS_CASE)
 #endif
 }
-
-#undef RUDNN_WGMMA_SS
-#undef RUDNN_WGMMA_RS
-#undef RUDNN_WGMMA_D32
-#undef RUDNN_WGMMA_D32_OPERANDS
 
 } // namespace arch
 } // namespace rudnn

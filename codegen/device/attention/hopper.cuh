@@ -20,41 +20,38 @@
 namespace rudnn {
 namespace attention {
 
-/// The warpgroup's 64 x (64·N) accumulators of a warp tile, N column blocks.
+/// A warp tile's accumulators (this warp's 16 of the warpgroup's 64 rows)
+/// as one m64nNk16 holds them, N the tile's columns.
 template <typename Tile>
-__device__ __forceinline__ float (&wgmma_block(Tile &tile, int n))[32] {
-  return *reinterpret_cast<float(*)[32]>(&tile.acc[0][8 * n][0]);
+__device__ __forceinline__ float (&wgmma_accumulators(Tile &tile))[Tile::kColumns / 2] {
+  static_assert(Tile::kRows == 16, "a warp's share of a warpgroup's rows");
+  return *reinterpret_cast<float(*)[Tile::kColumns / 2]>(&tile.acc[0][0][0]);
 }
 
 /// The accumulators pinned where they stand, then the warpgroup's fence:
 /// every register a wgmma issued next reads is written before it.
 template <typename Acc> __device__ __forceinline__ void fence_for(Acc &acc) {
-#pragma unroll
-  for (int n = 0; n < Acc::kColumns / 64; ++n)
-    arch::wgmma_fence_operand(wgmma_block(acc, n));
+  arch::wgmma_fence_operand(wgmma_accumulators(acc));
   arch::wgmma_fence();
 }
 
 /// acc += A·Bᵀ over 64·KBlocks depths: A the 64 rows from `aRow` of a
-/// tile, B the first 64·N rows of another (N = the accumulators' column
-/// blocks), both K-major (each tile's column blocks of `…Block` elements).
-/// Fences the warpgroup's registers itself.
+/// tile, B the first N rows of another (N = the accumulators' columns),
+/// both K-major (each tile's column blocks of `…Block` elements), one
+/// m64nNk16 a 16-deep step. Fences the warpgroup's registers itself.
 template <int KBlocks, int ABlock, int BBlock, typename T, typename Acc>
 __device__ __forceinline__ void wgmma_abt(Acc &acc, const T (*a)[ABlock],
                                           int aRow, const T (*b)[BBlock]) {
-  constexpr int kN = Acc::kColumns / 64;
   fence_for(acc);
 #pragma unroll
-  for (int n = 0; n < kN; ++n)
-#pragma unroll
-    for (int k = 0; k < 4 * KBlocks; ++k) {
-      // 16 columns of the depth: 32 bytes into a 128-byte row.
-      const unsigned long long da =
-          arch::wgmma_descriptor(&a[k / 4][64 * aRow + 16 * (k % 4)], 16, 1024);
-      const unsigned long long db = arch::wgmma_descriptor(
-          &b[k / 4][64 * 64 * n + 16 * (k % 4)], 16, 1024);
-      arch::wgmma_m64n64k16_ss<T>(wgmma_block(acc, n), da, db);
-    }
+  for (int k = 0; k < 4 * KBlocks; ++k) {
+    // 16 columns of the depth: 32 bytes into a 128-byte row.
+    const unsigned long long da =
+        arch::wgmma_descriptor(&a[k / 4][64 * aRow + 16 * (k % 4)], 16, 1024);
+    const unsigned long long db =
+        arch::wgmma_descriptor(&b[k / 4][16 * (k % 4)], 16, 1024);
+    arch::wgmma_ss<T>(wgmma_accumulators(acc), da, db);
+  }
 }
 
 /// acc += A·B: A the warp tile `a` (this warp's 16 rows of the warpgroup's
@@ -68,7 +65,6 @@ __device__ __forceinline__ void wgmma_ab(Acc &acc, const Tile &a,
                                          const T (*b)[BBlock]) {
   constexpr int BRows = BBlock / 64;
   static_assert(Tile::kColumns == BRows, "A's columns are B's rows");
-  constexpr int kN = Acc::kColumns / 64;
   unsigned fa[BRows / 16][1][4];
 #pragma unroll
   for (int k = 0; k < BRows / 16; ++k) {
@@ -77,14 +73,13 @@ __device__ __forceinline__ void wgmma_ab(Acc &acc, const Tile &a,
   }
   fence_for(acc);
 #pragma unroll
-  for (int k = 0; k < BRows / 16; ++k)
-#pragma unroll
-    for (int n = 0; n < kN; ++n) {
-      // 16 rows: two 1024-byte atoms down the column block.
-      const unsigned long long db =
-          arch::wgmma_descriptor(&b[n][16 * 64 * k], BRows * 128, 1024);
-      arch::wgmma_m64n64k16_rs<T>(wgmma_block(acc, n), fa[k][0], db);
-    }
+  for (int k = 0; k < BRows / 16; ++k) {
+    // 16 rows: two 1024-byte atoms down each column block, the blocks
+    // BRows · 128 bytes apart.
+    const unsigned long long db =
+        arch::wgmma_descriptor(&b[0][16 * 64 * k], BRows * 128, 1024);
+    arch::wgmma_rs<T>(wgmma_accumulators(acc), fa[k][0], db);
+  }
 }
 
 /// The TMA coordinates of a 64-column block of rows from `row`: padded
