@@ -181,8 +181,7 @@ InstructionMix rudnn::runtime::sassInstructionMix(const std::string &cubin) {
       std::smatch found;
       if (std::regex_search(modifiers, found, shape))
         ++mix.wgmmaShapes[found.str(1)];
-    }
-    else if (opcode == "LDSM")
+    } else if (opcode == "LDSM")
       ++mix.ldmatrix, ++mix.opcodes[opcode];
     else if (opcode == "LDGSTS")
       ++mix.cpAsync, ++mix.opcodes[opcode];

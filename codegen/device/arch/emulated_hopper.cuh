@@ -514,8 +514,8 @@ inline void readSharedOperands(WgmmaOperands &operands, const WgmmaIssue &issue,
 
 /// values += A·B for this thread's `count` accumulators, summed as the
 /// tensor cores do in check mode (RUDNN_EMU_CHECK), exactly otherwise.
-inline void addProducts(float *values, int count,
-                        const WgmmaOperands &operands, int lane) {
+inline void addProducts(float *values, int count, const WgmmaOperands &operands,
+                        int lane) {
   const int g = lane / 4;
   for (int i = 0; i < count; ++i) {
     const int row = g + 8 * (i % 4 / 2), column = 2 * (i / 4) + i % 2;

@@ -132,6 +132,7 @@ __device__ __forceinline__ void set_register_budget() {
 // a row (RUDNN_WGMMA_G<row>), and the inputs that follow them take the
 // numbers of the next row (RUDNN_WGMMA_G<g>). NVCC's inline PTX has no
 // named operands, so each shape's numbers are spelled out here, once.
+// clang-format off
 #define RUDNN_WGMMA_G0 0, 1, 2, 3, 4, 5, 6, 7
 #define RUDNN_WGMMA_G1 8, 9, 10, 11, 12, 13, 14, 15
 #define RUDNN_WGMMA_G2 16, 17, 18, 19, 20, 21, 22, 23
@@ -153,8 +154,8 @@ __device__ __forceinline__ void set_register_budget() {
 #define RUDNN_WGMMA_PLACE(x) "%" RUDNN_WGMMA_STR(x)
 #define RUDNN_WGMMA_PLACES_(a, b, c, d, e, f, g, h)                            \
   RUDNN_WGMMA_PLACE(a) ", " RUDNN_WGMMA_PLACE(b) ", " RUDNN_WGMMA_PLACE(c)     \
-  ", " RUDNN_WGMMA_PLACE(d) ", " RUDNN_WGMMA_PLACE(e) ", " RUDNN_WGMMA_PLACE(f) \
-  ", " RUDNN_WGMMA_PLACE(g) ", " RUDNN_WGMMA_PLACE(h)
+  ", " RUDNN_WGMMA_PLACE(d) ", " RUDNN_WGMMA_PLACE(e) ", "                     \
+  RUDNN_WGMMA_PLACE(f) ", " RUDNN_WGMMA_PLACE(g) ", " RUDNN_WGMMA_PLACE(h)
 #define RUDNN_WGMMA_PLACES(row) RUDNN_WGMMA_PLACES_(row)
 #define RUDNN_WGMMA_OPERANDS_(a, b, c, d, e, f, g, h)                          \
   "+f"(d_[a]), "+f"(d_[b]), "+f"(d_[c]), "+f"(d_[d]), "+f"(d_[e]),            \
@@ -222,25 +223,26 @@ __device__ __forceinline__ void set_register_budget() {
 // One wgmma of shape g (N = n), accumulating into d_ when `accumulate` is
 // set (scale-d): A and B from descriptors, neither transposed; or A from
 // registers and B transposed (MN-major).
+#define RUDNN_WGMMA_INPUT(i, g) RUDNN_WGMMA_IN(i, RUDNN_WGMMA_G##g)
 #define RUDNN_WGMMA_SS_ASM(g, n, TYPE)                                         \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " RUDNN_WGMMA_IN(           \
-                   2, RUDNN_WGMMA_G##g) ", 0;\n"                               \
-               "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32." TYPE "." TYPE \
-               " {" RUDNN_WGMMA_D##g "}, " RUDNN_WGMMA_IN(0, RUDNN_WGMMA_G##g)  \
-               ", " RUDNN_WGMMA_IN(1, RUDNN_WGMMA_G##g) ", p, 1, 1, 0, 0;\n}\n" \
-               : RUDNN_WGMMA_O##g                                              \
-               : "l"(a), "l"(b), "r"(static_cast<unsigned>(accumulate)))
+  asm volatile(                                                                \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, " RUDNN_WGMMA_INPUT(2, g) ", 0;\n"     \
+      "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32." TYPE "." TYPE " {"     \
+      RUDNN_WGMMA_D##g "}, " RUDNN_WGMMA_INPUT(0, g) ", "                      \
+      RUDNN_WGMMA_INPUT(1, g) ", p, 1, 1, 0, 0;\n}\n"                          \
+      : RUDNN_WGMMA_O##g                                                       \
+      : "l"(a), "l"(b), "r"(static_cast<unsigned>(accumulate)))
 #define RUDNN_WGMMA_RS_ASM(g, n, TYPE)                                         \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " RUDNN_WGMMA_IN(           \
-                   5, RUDNN_WGMMA_G##g) ", 0;\n"                               \
-               "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32." TYPE "." TYPE \
-               " {" RUDNN_WGMMA_D##g "}, {" RUDNN_WGMMA_IN(0, RUDNN_WGMMA_G##g) \
-               ", " RUDNN_WGMMA_IN(1, RUDNN_WGMMA_G##g) ", " RUDNN_WGMMA_IN(    \
-                   2, RUDNN_WGMMA_G##g) ", " RUDNN_WGMMA_IN(3, RUDNN_WGMMA_G##g) \
-               "}, " RUDNN_WGMMA_IN(4, RUDNN_WGMMA_G##g) ", p, 1, 1, 1;\n}\n"  \
-               : RUDNN_WGMMA_O##g                                              \
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b),           \
-                 "r"(static_cast<unsigned>(accumulate)))
+  asm volatile(                                                                \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, " RUDNN_WGMMA_INPUT(5, g) ", 0;\n"     \
+      "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32." TYPE "." TYPE " {"     \
+      RUDNN_WGMMA_D##g "}, {" RUDNN_WGMMA_INPUT(0, g) ", "                     \
+      RUDNN_WGMMA_INPUT(1, g) ", " RUDNN_WGMMA_INPUT(2, g) ", "                \
+      RUDNN_WGMMA_INPUT(3, g) "}, " RUDNN_WGMMA_INPUT(4, g)                    \
+      ", p, 1, 1, 1;\n}\n"                                                     \
+      : RUDNN_WGMMA_O##g                                                       \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b),                    \
+        "r"(static_cast<unsigned>(accumulate)))
 #define RUDNN_WGMMA_CASE(FORM, g, n)                                           \
   if constexpr (Count == 8 * g) {                                              \
     if constexpr (IsHalf<T>::value)                                            \
@@ -250,6 +252,7 @@ __device__ __forceinline__ void set_register_budget() {
   }
 #define RUDNN_WGMMA_SS_CASE(g, n) RUDNN_WGMMA_CASE(SS, g, n)
 #define RUDNN_WGMMA_RS_CASE(g, n) RUDNN_WGMMA_CASE(RS, g, n)
+// clang-format on
 
 /// The accumulator counts of m64nNk16 with fp32 results: N / 2 a thread.
 template <int Count>
@@ -261,10 +264,9 @@ constexpr bool kIsWgmmaAccumulatorCount =
 /// K-major in shared memory (QK^T: the queries' rows and the keys' rows,
 /// the head dim contiguous in both).
 template <typename T, int Count>
-__device__ __forceinline__ void wgmma_ss(float (&d_)[Count],
-                                         unsigned long long a,
-                                         unsigned long long b,
-                                         bool accumulate = true) {
+__device__ __forceinline__ void
+wgmma_ss(float (&d_)[Count], unsigned long long a, unsigned long long b,
+         bool accumulate = true) {
   static_assert(kIsWgmmaAccumulatorCount<Count>,
                 "m64nNk16: N = 2 x the accumulators, 16 to 256 in steps of 16");
 #ifdef __RUDNN_EMULATION__
@@ -279,10 +281,9 @@ __device__ __forceinline__ void wgmma_ss(float (&d_)[Count],
 /// (mma A layout), B MN-major in shared memory (PV: the values' rows are
 /// the depth, the value dim contiguous).
 template <typename T, int Count>
-__device__ __forceinline__ void wgmma_rs(float (&d_)[Count],
-                                         const unsigned (&a)[4],
-                                         unsigned long long b,
-                                         bool accumulate = true) {
+__device__ __forceinline__ void
+wgmma_rs(float (&d_)[Count], const unsigned (&a)[4], unsigned long long b,
+         bool accumulate = true) {
   static_assert(kIsWgmmaAccumulatorCount<Count>,
                 "m64nNk16: N = 2 x the accumulators, 16 to 256 in steps of 16");
 #ifdef __RUDNN_EMULATION__

@@ -23,7 +23,8 @@ namespace attention {
 /// A warp tile's accumulators (this warp's 16 of the warpgroup's 64 rows)
 /// as one m64nNk16 holds them, N the tile's columns.
 template <typename Tile>
-__device__ __forceinline__ float (&wgmma_accumulators(Tile &tile))[Tile::kColumns / 2] {
+__device__ __forceinline__ float (
+    &wgmma_accumulators(Tile &tile))[Tile::kColumns / 2] {
   static_assert(Tile::kRows == 16, "a warp's share of a warpgroup's rows");
   return *reinterpret_cast<float(*)[Tile::kColumns / 2]>(&tile.acc[0][0][0]);
 }
