@@ -134,13 +134,16 @@ produce_backward(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
           for (int i = 0; i < passes * u.steps(); ++i, ++step) {
             const int stage = step & 1;
             if (step >= 2)
-              arch::mbarrier_wait(&s.barriers.step_empty[stage],
+              arch::mbarrier_wait(&s.barriers.heads_empty[stage],
                                   ((step >> 1) - 1) & 1);
             arch::mbarrier_arrive_expect_tx(&s.barriers.heads_full[stage],
                                             kStepHeadBytes);
             load_tile<Packed, kD>(s.step_heads[stage], step_heads_map,
                                   u.stepRow(i), u.stepHead(i), u.b,
                                   &s.barriers.heads_full[stage]);
+            if (step >= 2)
+              arch::mbarrier_wait(&s.barriers.values_empty[stage],
+                                  ((step >> 1) - 1) & 1);
             arch::mbarrier_arrive_expect_tx(&s.barriers.values_full[stage],
                                             kStepValueBytes);
             load_tile<Packed, kE>(s.step_values[stage], step_values_map,
@@ -188,20 +191,15 @@ __device__ __forceinline__ void finish_step(HopperBackwardShared<T, D, E> &s,
                                             int step) {
   arch::wgmma_commit();
   arch::wgmma_wait<0>();
-  // Every lane past its waits before one speaks for the warp: a lane left
-  // behind would wait for a phase two flips gone.
-  __syncwarp();
-  if (threadIdx.x % 32 == 0)
-    arch::mbarrier_arrive(&s.barriers.step_empty[step & 1]);
+  warp_arrive(&s.barriers.heads_empty[step & 1]);
+  warp_arrive(&s.barriers.values_empty[step & 1]);
 }
 
 /// This warp is done with the unit's resident rows.
 template <typename T, int D, int E>
 __device__ __forceinline__ void
 release_resident(HopperBackwardShared<T, D, E> &s) {
-  __syncwarp();
-  if (threadIdx.x % 32 == 0)
-    arch::mbarrier_arrive(&s.barriers.resident_empty);
+  warp_arrive(&s.barriers.resident_empty);
 }
 
 /// dK and dV: a block per 128 keys of one key head (grid as for_each_block

@@ -5,11 +5,11 @@
 // setmaxnreg) has one thread issue TMA loads: the queries once, then each
 // key tile's K and V into a two-stage ring, announcing their bytes on the
 // stage's `full` mbarriers (one for K, one for V, so the scores start while
-// V lands) and waiting on its `empty` one before reuse. Each
-// consumer warpgroup (64 query rows) waits for a stage, forms its 64 x BK
-// scores with wgmma from shared memory, scales, masks and folds them into
-// its online softmax in registers, adds P·V with wgmma taking P from
-// registers, and releases the stage. Tiles are 64-element column blocks
+// V lands) and waiting on its `empty` ones (K's and V's apart) before
+// reuse. Each consumer warpgroup (64 query rows) forms its 64 x BK scores
+// with wgmma from shared memory, scales, masks and folds them into its
+// online softmax in registers while the P·V of the tile before (wgmma
+// taking P from registers) is still in flight, as FlashAttention-3 does. Tiles are 64-element column blocks
 // of 128-byte rows, swizzled as both TMA and wgmma read them; head dims
 // below a block's 64 are zeros the TMA unit fills in. Key tiles no query
 // of the block may see are never loaded.
@@ -108,14 +108,16 @@ __device__ void produce(const ForwardParams<T> &p, HopperShared<T, D, E> &s,
                                          t.h, t.b, &s.barriers.resident_full);
       for (int i = 0; i < count; ++i, ++step) {
         const int stage = step & 1, j0 = (first + i) * kBK;
+        const unsigned released = ((step >> 1) - 1) & 1;
         if (step >= 2)
-          arch::mbarrier_wait(&s.barriers.step_empty[stage],
-                              ((step >> 1) - 1) & 1);
+          arch::mbarrier_wait(&s.barriers.heads_empty[stage], released);
         arch::mbarrier_arrive_expect_tx(&s.barriers.heads_full[stage],
                                         kKeyBytes);
         load_tile<Packed, Tiles::kDBlocks>(s.k[stage], k_map,
                                            t.keyRows.first + j0, hk, t.b,
                                            &s.barriers.heads_full[stage]);
+        if (step >= 2)
+          arch::mbarrier_wait(&s.barriers.values_empty[stage], released);
         arch::mbarrier_arrive_expect_tx(&s.barriers.values_full[stage],
                                         kValueBytes);
         load_tile<Packed, Tiles::kEBlocks>(s.v[stage], v_map,
@@ -127,13 +129,17 @@ __device__ void produce(const ForwardParams<T> &p, HopperShared<T, D, E> &s,
   });
 }
 
-/// A consumer warpgroup's 64 rows of each query tile.
+/// A consumer warpgroup's 64 rows of each query tile. The products of
+/// neighbouring key tiles overlap: the scores of tile i are issued with
+/// P·V of tile i − 1 behind them, and the softmax of tile i runs while
+/// P·V is still in flight (its wait keeps one group pending); only the
+/// rescaling of the output waits for it. Each tile's keys are released as
+/// soon as its scores are formed, its values once P·V has read them.
 template <typename T, int D, int E, bool Causal, bool Packed>
 __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
   using Tiles = HopperTiles<D, E>;
   constexpr int kBK = Tiles::kKeys, kE = 64 * Tiles::kEBlocks;
   const int group = threadIdx.x / 128 - 1, warp = threadIdx.x / 32 % 4;
-  const int lane = threadIdx.x % 32;
   const ScoreScale scale = ScoreScale::of(p);
   int step = 0, tiles = 0;
   for_each_query_tile<Packed>(p, [&](const QueryTile &t) {
@@ -146,35 +152,70 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
     out.clear();
     OnlineSoftmax<16> softmax;
     softmax.clear();
-    arch::mbarrier_wait(&s.barriers.resident_full, tiles & 1);
-    for (int i = 0; i < count; ++i, ++step) {
-      const int stage = step & 1, j0 = (first + i) * kBK;
-      const unsigned parity = (step >> 1) & 1;
-      arch::mbarrier_wait(&s.barriers.heads_full[stage], parity);
-      tile::WarpTile<T, 16, kBK> scores;
-      scores.clear();
-      wgmma_abt<Tiles::kDBlocks>(scores, s.q, 64 * group, s.k[stage]);
+    tile::WarpTile<T, 16, kBK> scores;
+    unsigned probabilities[kBK / 16][1][4]; // P of the tile before, as A
+    // Key tile i's stage and its phase there.
+    auto stage = [&](int i) { return (step + i) & 1; };
+    auto parity = [&](int i) { return unsigned((step + i) >> 1 & 1); };
+    // Waits for tile i's keys or values to land. Before the fence: what
+    // the compiler places between a fence and its wgmma (a spin loop here)
+    // may move the registers the wgmma reads.
+    auto await_keys = [&](int i) {
+      arch::mbarrier_wait(&s.barriers.heads_full[stage(i)], parity(i));
+    };
+    auto await_values = [&](int i) {
+      arch::mbarrier_wait(&s.barriers.values_full[stage(i)], parity(i));
+    };
+    // Issues tile i's scores, or out += P·V of tile i (after the fence).
+    auto issue_scores = [&](int i) {
+      issue_abt<Tiles::kDBlocks>(scores, s.q, 64 * group, s.k[stage(i)],
+                                 /*accumulate=*/false);
       arch::wgmma_commit();
-      arch::wgmma_wait<0>();
-
-      scale.apply(scores, bounds, row0, 16, j0, kBK);
-      float rescale[OnlineSoftmax<16>::kRows];
+    };
+    auto issue_values = [&](int i) {
+      issue_ab(out, probabilities, s.v[stage(i)]);
+      arch::wgmma_commit();
+    };
+    // Once tile i's scores are formed: its keys released, the scores
+    // scaled, masked and folded into the softmax.
+    auto take_scores = [&](int i, float (&rescale)[OnlineSoftmax<16>::kRows]) {
+      warp_arrive(&s.barriers.heads_empty[stage(i)]);
+      scale.apply(scores, bounds, row0, 16, (first + i) * kBK, kBK);
       softmax.update(scores, rescale);
-      rescale_rows(out, rescale);
-
-      arch::mbarrier_wait(&s.barriers.values_full[stage], parity);
-      wgmma_ab(out, scores, s.v[stage]);
-      arch::wgmma_commit();
+    };
+    float rescale[OnlineSoftmax<16>::kRows];
+    arch::mbarrier_wait(&s.barriers.resident_full, tiles & 1);
+    if (count > 0) {
+      await_keys(0);
+      fence_for(scores);
+      issue_scores(0);
       arch::wgmma_wait<0>();
-      // Every lane past its waits before one speaks for the warp: a lane
-      // left behind would wait for a phase two flips gone.
-      __syncwarp();
-      if (lane == 0) // this warp is done with the stage
-        arch::mbarrier_arrive(&s.barriers.step_empty[stage]);
+      take_scores(0, rescale); // nothing to rescale yet
+      a_operand(scores, probabilities);
     }
-    __syncwarp();
-    if (lane == 0) // and with the queries
-      arch::mbarrier_arrive(&s.barriers.resident_empty);
+    for (int i = 1; i < count; ++i) {
+      await_keys(i);
+      await_values(i - 1);
+      arch::wgmma_fence_operand(wgmma_accumulators(scores));
+      fence_for(out);
+      issue_scores(i);
+      issue_values(i - 1);
+      arch::wgmma_wait<1>(); // the scores; P·V runs on
+      take_scores(i, rescale);
+      arch::wgmma_wait<0>();
+      warp_arrive(&s.barriers.values_empty[stage(i - 1)]);
+      rescale_rows(out, rescale);
+      a_operand(scores, probabilities);
+    }
+    if (count > 0) {
+      await_values(count - 1);
+      fence_for(out);
+      issue_values(count - 1);
+      arch::wgmma_wait<0>();
+      warp_arrive(&s.barriers.values_empty[stage(count - 1)]);
+    }
+    step += count;
+    warp_arrive(&s.barriers.resident_empty); // done with the queries
     store_rows<E>(p, out, softmax, t.b, t.h, row0, t.queryRows);
     ++tiles;
   });

@@ -36,14 +36,15 @@ template <typename Acc> __device__ __forceinline__ void fence_for(Acc &acc) {
   arch::wgmma_fence();
 }
 
-/// acc += A·Bᵀ over 64·KBlocks depths: A the 64 rows from `aRow` of a
-/// tile, B the first N rows of another (N = the accumulators' columns),
-/// both K-major (each tile's column blocks of `…Block` elements), one
-/// m64nNk16 a 16-deep step. Fences the warpgroup's registers itself.
+/// Issues acc (+)= A·Bᵀ over 64·KBlocks depths without fencing: A the 64
+/// rows from `aRow` of a tile, B the first N rows of another (N = the
+/// accumulators' columns), both K-major (each tile's column blocks of
+/// `…Block` elements), one m64nNk16 a 16-deep step; the first step adds
+/// to acc only when `accumulate` (else acc's registers are not read).
 template <int KBlocks, int ABlock, int BBlock, typename T, typename Acc>
-__device__ __forceinline__ void wgmma_abt(Acc &acc, const T (*a)[ABlock],
-                                          int aRow, const T (*b)[BBlock]) {
-  fence_for(acc);
+__device__ __forceinline__ void issue_abt(Acc &acc, const T (*a)[ABlock],
+                                          int aRow, const T (*b)[BBlock],
+                                          bool accumulate = true) {
 #pragma unroll
   for (int k = 0; k < 4 * KBlocks; ++k) {
     // 16 columns of the depth: 32 bytes into a 128-byte row.
@@ -51,36 +52,61 @@ __device__ __forceinline__ void wgmma_abt(Acc &acc, const T (*a)[ABlock],
         arch::wgmma_descriptor(&a[k / 4][64 * aRow + 16 * (k % 4)], 16, 1024);
     const unsigned long long db =
         arch::wgmma_descriptor(&b[k / 4][16 * (k % 4)], 16, 1024);
-    arch::wgmma_ss<T>(wgmma_accumulators(acc), da, db);
+    arch::wgmma_ss<T>(wgmma_accumulators(acc), da, db, accumulate || k > 0);
   }
 }
 
-/// acc += A·B: A the warp tile `a` (this warp's 16 rows of the warpgroup's
-/// 64, its accumulators rounded to T), B a tile whose rows are the depth
-/// (as many as a's columns) read MN-major, its column blocks the
-/// accumulators'. Fences the warpgroup's registers itself: A's fragments
-/// are all written before the fence, so no wgmma reads a register written
-/// after it (which ptxas would repair by serializing).
-template <int BBlock, typename T, typename Acc, typename Tile>
-__device__ __forceinline__ void wgmma_ab(Acc &acc, const Tile &a,
-                                         const T (*b)[BBlock]) {
-  constexpr int BRows = BBlock / 64;
-  static_assert(Tile::kColumns == BRows, "A's columns are B's rows");
-  unsigned fa[BRows / 16][1][4];
+/// acc += A·Bᵀ as issue_abt, fencing the warpgroup's registers first.
+template <int KBlocks, int ABlock, int BBlock, typename T, typename Acc>
+__device__ __forceinline__ void wgmma_abt(Acc &acc, const T (*a)[ABlock],
+                                          int aRow, const T (*b)[BBlock]) {
+  fence_for(acc);
+  issue_abt<KBlocks>(acc, a, aRow, b);
+}
+
+/// A warp tile's accumulators (this warp's 16 rows of the warpgroup's 64)
+/// rounded to T as wgmma's register A operand, one 16-deep step a row, each
+/// pinned where it is written.
+template <typename Tile>
+__device__ __forceinline__ void
+a_operand(const Tile &a, unsigned (&fa)[Tile::kColumns / 16][1][4]) {
 #pragma unroll
-  for (int k = 0; k < BRows / 16; ++k) {
+  for (int k = 0; k < Tile::kColumns / 16; ++k) {
     a.a_fragments(fa[k], 16 * k);
     arch::wgmma_fence_operand(fa[k][0]);
   }
-  fence_for(acc);
+}
+
+/// Issues acc += A·B without fencing: A in registers (a_operand), B a tile
+/// whose rows are the depth (16 a row of `fa`) read MN-major, its column
+/// blocks the accumulators'.
+template <int BBlock, typename T, typename Acc, int Steps>
+__device__ __forceinline__ void issue_ab(Acc &acc,
+                                         const unsigned (&fa)[Steps][1][4],
+                                         const T (*b)[BBlock]) {
+  constexpr int BRows = BBlock / 64;
+  static_assert(Steps * 16 == BRows, "A's columns are B's rows");
 #pragma unroll
-  for (int k = 0; k < BRows / 16; ++k) {
+  for (int k = 0; k < Steps; ++k) {
     // 16 rows: two 1024-byte atoms down each column block, the blocks
     // BRows · 128 bytes apart.
     const unsigned long long db =
         arch::wgmma_descriptor(&b[0][16 * 64 * k], BRows * 128, 1024);
     arch::wgmma_rs<T>(wgmma_accumulators(acc), fa[k][0], db);
   }
+}
+
+/// acc += A·B: A the warp tile `a` (its accumulators rounded to T), B as
+/// issue_ab. Fences the warpgroup's registers itself: A's fragments are
+/// all written before the fence, so no wgmma reads a register written
+/// after it (which ptxas would repair by serializing).
+template <int BBlock, typename T, typename Acc, typename Tile>
+__device__ __forceinline__ void wgmma_ab(Acc &acc, const Tile &a,
+                                         const T (*b)[BBlock]) {
+  unsigned fa[Tile::kColumns / 16][1][4];
+  a_operand(a, fa);
+  fence_for(acc);
+  issue_ab(acc, fa, b);
 }
 
 /// The TMA coordinates of a 64-column block of rows from `row`: padded
@@ -121,10 +147,12 @@ template <typename Shared> __device__ __forceinline__ Shared &aligned_shared() {
 /// The mbarriers of a block with resident rows and a two-stage ring of
 /// streamed ones: heads (D wide) and values (E wide) land on barriers of
 /// their own, so the first product starts while the values are on their
-/// way; the `empty` ones take an arrival from each consumer warp.
+/// way, and are released apart, so the next heads load while the values
+/// are still read; the `empty` ones take an arrival from each consumer
+/// warp.
 struct HopperBarriers {
   unsigned long long resident_full, resident_empty, heads_full[2],
-      values_full[2], step_empty[2];
+      values_full[2], heads_empty[2], values_empty[2];
 
   __device__ __forceinline__ void init() {
     arch::mbarrier_init(&resident_full, 1);
@@ -132,10 +160,19 @@ struct HopperBarriers {
     for (int stage = 0; stage < 2; ++stage) {
       arch::mbarrier_init(&heads_full[stage], 1);
       arch::mbarrier_init(&values_full[stage], 1);
-      arch::mbarrier_init(&step_empty[stage], 8);
+      arch::mbarrier_init(&heads_empty[stage], 8);
+      arch::mbarrier_init(&values_empty[stage], 8);
     }
   }
 };
+
+/// This warp's arrival on `barrier` once every lane is past its waits: a
+/// lane left behind would wait for a phase two flips gone.
+__device__ __forceinline__ void warp_arrive(unsigned long long *barrier) {
+  __syncwarp();
+  if (threadIdx.x % 32 == 0)
+    arch::mbarrier_arrive(barrier);
+}
 
 /// Initialises `barriers`, then runs `produce` on warp 0 (its warpgroup's
 /// registers given up) and `consume` on the two consumer warpgroups of a
