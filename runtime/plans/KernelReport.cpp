@@ -175,6 +175,16 @@ InstructionMix rudnn::runtime::sassInstructionMix(const std::string &cubin) {
     if (opcode == "HMMA" || opcode == "HGMMA" || opcode == "IMMA" ||
         opcode == "DMMA")
       ++mix.tensor, ++mix.opcodes[opcode];
+    if (opcode == "BAR") {
+      // "BAR.SYNC.DEFER_BLOCKING 0x1, 0x100 ;": barrier 0 is __syncthreads.
+      static const std::regex named(R"(BAR(\.[A-Z_]+)*\s+(0x[0-9a-f]*[1-9a-f]|R\d+))");
+      if (std::regex_search(line, named)) {
+        if (modifiers.rfind(".ARV", 0) == 0)
+          ++mix.namedBarrierArrivals;
+        else if (modifiers.rfind(".SYNC", 0) == 0)
+          ++mix.namedBarrierSyncs;
+      }
+    }
     if (opcode == "HGMMA") {
       // "HGMMA.64x128x16.F32.BF16": the shape is the first modifier.
       static const std::regex shape(R"(^\.(\d+x\d+x\d+))");

@@ -64,6 +64,9 @@ struct InstructionMix {
   std::map<std::string, int64_t> opcodes;
   /// The warpgroup products by shape ("64x128x16"), from HGMMA's modifiers.
   std::map<std::string, int64_t> wgmmaShapes;
+  /// Barrier instructions on named barriers (ids 1 to 15): waits (BAR.SYNC)
+  /// and arrivals (BAR.ARV).
+  int64_t namedBarrierSyncs = 0, namedBarrierArrivals = 0;
 };
 
 /// Disassembles `cubin` with cuobjdump -sass and counts.

@@ -33,7 +33,8 @@
 // shared-memory load by any thread: both products are wgmma (HGMMA), the
 // scores' operands from shared memory, the probabilities from registers,
 // each 16-deep step one m64n128k16 (the tile's 128 keys, its 128 value
-// columns). 384 threads at 168 registers (the producer gives its share to
+// columns); the two consumer warpgroups take turns issuing them on named
+// barriers (bar.sync and bar.arrive). 384 threads at 168 registers (the producer gives its share to
 // the consumers), nothing spilled, one block per SM.
 // SM90-LABEL: kernel attention_fwd_bf16_d128_e128_bk128_causal_wgmma
 // SM90-NEXT: block: 384 threads; grid (16, 128, 1) = 2048 blocks
@@ -43,6 +44,7 @@
 // SM90-NEXT: model: 129.0 MiB moved, 137.44 GFLOP, {{[0-9.]+}} FLOP/B; roofline 139.0 us (compute-bound)
 // SM90-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async 0, tma {{[1-9][0-9]*}}; shared loads 0, stores 0 (HGMMA {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}})
 // SM90-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
+// SM90: named barriers: {{[1-9][0-9]*}} sync, {{[1-9][0-9]*}} arrive
 // SM90: wgmma shapes: 64x128x16 {{[1-9][0-9]*}}{{$}}
 func.func @main(%q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
                 %k: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},

@@ -376,6 +376,8 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
                            {"tma", mix.tma},
                            {"opcodes", mix.opcodes},
                            {"wgmma_shapes", mix.wgmmaShapes},
+                           {"named_barrier_syncs", mix.namedBarrierSyncs},
+                           {"named_barrier_arrivals", mix.namedBarrierArrivals},
                            {"shared_loads", mix.sharedLoads},
                            {"shared_stores", mix.sharedStores},
                            {"global_loads_by_bits", loads},
@@ -452,6 +454,9 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
       os << (mix.opcodes.empty() ? "\n" : ")\n")
          << "global loads: " << widths(mix.globalLoads) << "\n"
          << "global stores: " << widths(mix.globalStores) << "\n";
+      if (mix.namedBarrierSyncs || mix.namedBarrierArrivals)
+        os << "named barriers: " << mix.namedBarrierSyncs << " sync, "
+           << mix.namedBarrierArrivals << " arrive\n";
       if (!mix.wgmmaShapes.empty()) {
         os << "wgmma shapes:";
         for (auto [shape, count] : mix.wgmmaShapes)

@@ -9,7 +9,9 @@
 // reuse. Each consumer warpgroup (64 query rows) forms its 64 x BK scores
 // with wgmma from shared memory, scales, masks and folds them into its
 // online softmax in registers while the P·V of the tile before (wgmma
-// taking P from registers) is still in flight, as FlashAttention-3 does. Tiles are 64-element column blocks
+// taking P from registers) is still in flight, and the two warpgroups take
+// turns issuing products (pingpong on named barriers), as
+// FlashAttention-3 does. Tiles are 64-element column blocks
 // of 128-byte rows, swizzled as both TMA and wgmma read them; head dims
 // below a block's 64 are zeros the TMA unit fills in. Key tiles no query
 // of the block may see are never loaded.
@@ -18,6 +20,7 @@
 
 #pragma once
 
+#include "rudnn/arch/named_barrier.cuh"
 #include "rudnn/attention/block.cuh"
 #include "rudnn/attention/hopper.cuh"
 #include "rudnn/shared.cuh"
@@ -129,6 +132,33 @@ __device__ void produce(const ForwardParams<T> &p, HopperShared<T, D, E> &s,
   });
 }
 
+/// The two consumer warpgroups take turns issuing their products
+/// (FlashAttention-3's pingpong): each waits for its turn on its own named
+/// barrier and, once its products are issued, hands the turn to the other
+/// on the other's, so one warpgroup's softmax runs under the other's
+/// products. Both issue the same number of times (they walk the same key
+/// tiles); the first warpgroup starts, and takes the last turn handed to it
+/// at the end, so every barrier completes.
+struct ProductTurns {
+  static constexpr unsigned kFirstBarrier = 1, kThreads = 256;
+  unsigned group; // 0 or 1
+
+  __device__ __forceinline__ void begin() const {
+    if (group == 1)
+      arch::named_barrier_arrive(kFirstBarrier, kThreads);
+  }
+  __device__ __forceinline__ void take() const {
+    arch::named_barrier_sync(kFirstBarrier + group, kThreads);
+  }
+  __device__ __forceinline__ void hand_over() const {
+    arch::named_barrier_arrive(kFirstBarrier + 1 - group, kThreads);
+  }
+  __device__ __forceinline__ void end() const {
+    if (group == 0)
+      take();
+  }
+};
+
 /// A consumer warpgroup's 64 rows of each query tile. The products of
 /// neighbouring key tiles overlap: the scores of tile i are issued with
 /// P·V of tile i − 1 behind them, and the softmax of tile i runs while
@@ -141,6 +171,8 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
   constexpr int kBK = Tiles::kKeys, kE = 64 * Tiles::kEBlocks;
   const int group = threadIdx.x / 128 - 1, warp = threadIdx.x / 32 % 4;
   const ScoreScale scale = ScoreScale::of(p);
+  const ProductTurns turns{static_cast<unsigned>(group)};
+  turns.begin();
   int step = 0, tiles = 0;
   for_each_query_tile<Packed>(p, [&](const QueryTile &t) {
     const TileKeys<Causal, kBK> keys(p, t);
@@ -187,8 +219,10 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
     arch::mbarrier_wait(&s.barriers.resident_full, tiles & 1);
     if (count > 0) {
       await_keys(0);
+      turns.take();
       fence_for(scores);
       issue_scores(0);
+      turns.hand_over();
       arch::wgmma_wait<0>();
       take_scores(0, rescale); // nothing to rescale yet
       a_operand(scores, probabilities);
@@ -196,10 +230,12 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
     for (int i = 1; i < count; ++i) {
       await_keys(i);
       await_values(i - 1);
+      turns.take();
       arch::wgmma_fence_operand(wgmma_accumulators(scores));
       fence_for(out);
       issue_scores(i);
       issue_values(i - 1);
+      turns.hand_over();
       arch::wgmma_wait<1>(); // the scores; P·V runs on
       take_scores(i, rescale);
       arch::wgmma_wait<0>();
@@ -209,8 +245,10 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
     }
     if (count > 0) {
       await_values(count - 1);
+      turns.take();
       fence_for(out);
       issue_values(count - 1);
+      turns.hand_over();
       arch::wgmma_wait<0>();
       warp_arrive(&s.barriers.values_empty[stage(count - 1)]);
     }
@@ -219,6 +257,7 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
     store_rows<E>(p, out, softmax, t.b, t.h, row0, t.queryRows);
     ++tiles;
   });
+  turns.end();
 }
 
 /// Padded batches: grid (ceil(T / 128), B·H); packed: (ceil(T / 128), H),
