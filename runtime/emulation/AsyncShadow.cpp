@@ -36,8 +36,12 @@ void AsyncShadow::land(uint32_t box, uint32_t phase) {
   landed.serial = ++landings(landed.barrier);
 }
 
-void AsyncShadow::acquire(uint32_t thread, const void *barrier) {
+void AsyncShadow::acquire(uint32_t thread, const void *barrier,
+                          uint32_t phase) {
   const uint32_t landed = landings(barrier);
+  for (Box &box : boxes_)
+    if (box.barrier == barrier && !box.inFlight && box.serial <= landed)
+      box.firstAcquired = std::min(box.firstAcquired, phase);
   for (auto &[which, count] : acquired_[thread])
     if (which == barrier) {
       count = landed;
@@ -65,12 +69,10 @@ bool AsyncShadow::allowed(uint32_t box, uint32_t thread, uint32_t phase) const {
   const Box &target = at(box);
   if (target.inFlight)
     return false;
-  if (target.phase != phase)
-    return true; // a __syncthreads came between
   for (const auto &[which, count] : acquired_[thread])
-    if (which == target.barrier)
-      return count >= target.serial;
-  return false;
+    if (which == target.barrier && count >= target.serial)
+      return true;
+  return target.firstAcquired < phase; // a wait, then a __syncthreads
 }
 
 std::string AsyncShadow::whyNot(uint32_t box) const {
@@ -80,6 +82,9 @@ std::string AsyncShadow::whyNot(uint32_t box) const {
       << " there (issued by thread " << target.issuer
       << ", completing on the mbarrier at " << target.barrier
       << "), and this thread has not waited on that barrier since "
-      << (target.inFlight ? "its issue" : "it landed");
+      << (target.inFlight ? "its issue" : "it landed")
+      << (target.inFlight || target.firstAcquired != UINT32_MAX
+              ? ""
+              : ", nor has any thread before a __syncthreads");
   return why.str();
 }

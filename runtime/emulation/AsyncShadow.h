@@ -32,9 +32,10 @@ public:
   uint32_t issue(const void *barrier, uint32_t issuer);
   /// Box `box` landed during barrier interval `phase`.
   void land(uint32_t box, uint32_t phase);
-  /// `thread` waited for a phase of `barrier`: every box landed on it so
-  /// far is ordered before its later accesses.
-  void acquire(uint32_t thread, const void *barrier);
+  /// `thread` waited for a phase of `barrier` in barrier interval
+  /// `phase`: every box landed on it so far is ordered before its later
+  /// accesses, and, after the next __syncthreads, before every thread's.
+  void acquire(uint32_t thread, const void *barrier, uint32_t phase);
   /// A thread arrived on `barrier` knowing, for every thread u, that u's
   /// accesses before its `known[u]`-th sync are ordered before it (its own
   /// count after the arrival's increment; others' through barriers and
@@ -51,8 +52,10 @@ public:
   bool current(uint32_t box) const { return box > base_; }
   bool inFlight(uint32_t box) const { return current(box) && at(box).inFlight; }
   /// Whether `thread`, in barrier interval `phase`, may touch a byte of box
-  /// `box` (this block's): not while the box is in flight, nor once it
-  /// landed in this interval until `thread` has waited on its barrier.
+  /// `box` (this block's): not while the box is in flight; once it landed,
+  /// when `thread` has waited on its barrier since, or some thread had and
+  /// a __syncthreads came between (the sync orders threads, not the TMA
+  /// unit's writes: without a wait it orders nothing of the box).
   bool allowed(uint32_t box, uint32_t thread, uint32_t phase) const;
   /// Why not, for a report.
   std::string whyNot(uint32_t box) const;
@@ -64,6 +67,8 @@ private:
     bool inFlight = true;
     uint32_t phase = 0;  // the barrier interval it landed in
     uint32_t serial = 0; // its landing's number among its barrier's
+    // The interval of the first wait that ordered it (none: UINT32_MAX).
+    uint32_t firstAcquired = UINT32_MAX;
   };
   const Box &at(uint32_t box) const { return boxes_.at(box - base_ - 1); }
   Box &at(uint32_t box) { return boxes_.at(box - base_ - 1); }

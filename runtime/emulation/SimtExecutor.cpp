@@ -586,11 +586,24 @@ bool onOwnStack(const BlockRun &block, const SimtThread &thread,
 void noteRegisterWrite(SimtThread &thread, const void *address, size_t bytes) {
   const uintptr_t begin = reinterpret_cast<uintptr_t>(address);
   auto &written = thread.writtenSinceFence;
-  if (!written.empty() && written.back().second == begin)
+  if (!written.empty() && written.back().second == begin) {
     written.back().second += bytes; // the common case: consecutive stores
-  else if (written.size() < 4096)
+    return;
+  }
+  if (written.size() >= 4096) { // the same bytes again and again: merge
+    std::sort(written.begin(), written.end());
+    size_t kept = 0;
+    for (const auto &range : written)
+      if (kept && range.first <= written[kept - 1].second)
+        written[kept - 1].second =
+            std::max(written[kept - 1].second, range.second);
+      else
+        written[kept++] = range;
+    written.resize(kept);
+  }
+  if (written.size() < 4096)
     written.emplace_back(begin, begin + bytes);
-  else // too many to keep: one envelope
+  else // still too many to keep: one envelope
     written.back() = {std::min(written.back().first, begin),
                       std::max(written.back().second, begin + bytes)};
 }
@@ -739,7 +752,7 @@ int hostAsyncAccess(int event, const void *address, size_t bytes,
     engines.land(static_cast<uint32_t>(box), block->phase);
     return 0;
   case RUDNN_EMU_BARRIER_ACQUIRED: {
-    engines.acquire(thread, barrier);
+    engines.acquire(thread, barrier, block->phase);
     const std::vector<uint32_t> &arrived = engines.arrivals(barrier);
     const size_t threads = block->threads.size();
     if (block->jointBarrierSyncs.empty())

@@ -156,6 +156,91 @@ TEST(TmaOrder, ABoxAnotherThreadWaitedForIsRefusedInCheckMode) {
   }
 }
 
+TEST(TmaOrder, ASyncthreadsOrdersABoxOnlyAfterSomeThreadWaitedForIt) {
+  // One thread waits for both boxes, then __syncthreads: every thread may
+  // read them. Waiting for the second alone orders nothing of the first,
+  // however long ago it landed: a __syncthreads orders threads, not the
+  // TMA unit's writes.
+  const std::vector<uint16_t> matrix = countingMatrix();
+  for (const char *schedule : {"forward", "reverse"}) {
+    Emulator emulator(/*check=*/true, schedule);
+    const std::vector<uint16_t> got =
+        runTwoBoxes(emulator,
+                    "if (threadIdx.x == 0) { mbarrier_wait(&full[0], 0); "
+                    "mbarrier_wait(&full[1], 0); } __syncthreads();",
+                    matrix);
+    for (int r = 0; r < 32; ++r)
+      for (int c = 0; c < 64; ++c)
+        ASSERT_EQ(got[swizzled(r, c)], matrix[r * 64 + c])
+            << schedule << " at " << r << ", " << c;
+    EXPECT_THAT(
+        [&] {
+          runTwoBoxes(emulator,
+                      "if (threadIdx.x == 0) mbarrier_wait(&full[1], 0); "
+                      "__syncthreads();",
+                      matrix);
+        },
+        ThrowsMessage<DeviceError>(
+            HasSubstr("this thread has not waited on that barrier")))
+        << schedule;
+  }
+}
+
+// Two threads on one mbarrier: INIT initialises it (or not), SYNC orders
+// the initialisation before the others' use (or not); thread 1 arrives and
+// both wait.
+constexpr const char *kInitSource = R"cuda(
+#include "rudnn/device.cuh"
+using namespace rudnn::arch;
+extern "C" __global__ void init(int *out) {
+  __shared__ unsigned long long barrier;
+  INIT
+  SYNC
+  if (threadIdx.x == 1)
+    mbarrier_arrive(&barrier);
+  mbarrier_wait(&barrier, 0);
+  out[threadIdx.x] = 1;
+}
+)cuda";
+
+void runInit(Emulator &emulator, const std::string &init,
+             const std::string &sync) {
+  DevicePtr out = emulator.upload(std::vector<int>(2, 0));
+  ArgPack args;
+  args.push(out);
+  emulator.run("init", edited(kInitSource, {{"INIT", init}, {"SYNC", sync}}),
+               {1}, {2}, args);
+  EXPECT_EQ(emulator.download<int>(out, 2), (std::vector<int>{1, 1}));
+}
+
+TEST(MbarrierInit, AnUninitialisedBarrierIsRefused) {
+  // Shared memory starts as garbage: a barrier nobody initialised has no
+  // phase to wait for.
+  for (bool check : {false, true}) {
+    Emulator emulator(check, check ? "reverse" : "forward");
+    EXPECT_THAT(
+        [&] { runInit(emulator, "", "__syncthreads();"); },
+        ThrowsMessage<DeviceError>(HasSubstr("used before mbarrier.init")))
+        << (check ? "checked" : "");
+  }
+}
+
+TEST(MbarrierInit, AnInitNotOrderedBeforeTheUsesIsRefusedInCheckMode) {
+  // Thread 1 uses the barrier after thread 0's init (forward: a race) or
+  // before it (reverse: no barrier yet).
+  const std::string init = "if (threadIdx.x == 0) mbarrier_init(&barrier, 1);";
+  for (const char *schedule : {"forward", "reverse"}) {
+    Emulator emulator(/*check=*/true, schedule);
+    runInit(emulator, init, "__syncthreads();");
+    EXPECT_THAT([&] { runInit(emulator, init, ""); },
+                ThrowsMessage<DeviceError>(
+                    std::string(schedule) == "forward"
+                        ? HasSubstr("with no barrier between")
+                        : HasSubstr("used before mbarrier.init")))
+        << schedule;
+  }
+}
+
 // A 10 x 64 matrix written back through one 16-row TMA store (rows past the
 // tensor dropped): the threads fill the box as a load would leave it, fence
 // it for the async proxy, and thread 0 stores it, commits and waits.

@@ -367,6 +367,58 @@ extern "C" __global__ void two_groups(float *out) {
 }
 )cuda";
 
+// A wgmma chained onto accumulators still in flight after a wait, its A
+// fragment written after that wait: FENCE orders the write (or not).
+constexpr const char *kChainedSource = R"cuda(
+#include "rudnn/core.cuh"
+using namespace rudnn::arch;
+extern "C" __global__ void chained(float *out) {
+  RUDNN_DYNAMIC_SHARED(unsigned char, raw);
+  __nv_bfloat16 *tv = (__nv_bfloat16 *)(raw + (1024 - shared_window_address(raw) % 1024) % 1024);
+  for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x)
+    tv[i] = __float2bfloat16(1.0f);
+  fence_proxy_async_shared();
+  __syncthreads();
+  float d[32] = {};
+  unsigned f[4];
+  for (int r = 0; r < 4; ++r)
+    f[r] = pack_bf16x2(1.0f, 1.0f);
+  wgmma_fence();
+  wgmma_rs<__nv_bfloat16>(d, f, wgmma_descriptor(tv, 64 * 128, 1024));
+  wgmma_commit();
+  wgmma_wait<1>(); // the product stays in flight
+  for (int r = 0; r < 4; ++r)
+    f[r] = pack_bf16x2(2.0f, 2.0f);
+  FENCE
+  wgmma_rs<__nv_bfloat16>(d, f, wgmma_descriptor(tv, 64 * 128, 1024));
+  wgmma_commit();
+  wgmma_wait<0>();
+  for (int i = 0; i < 32; ++i)
+    out[32 * threadIdx.x + i] = d[i];
+}
+)cuda";
+
+TEST(AsyncWgmma, AChainedWgmmaNeedsAFenceForAFragmentWrittenAfterAWait) {
+  for (const char *schedule : {"forward", "reverse"}) {
+    Emulator emulator(/*check=*/true, schedule);
+    auto run = [&](const std::string &fence) {
+      DevicePtr out = emulator.upload(std::vector<float>(32 * 128, -1));
+      ArgPack args;
+      args.push(out);
+      std::string source = kChainedSource;
+      source.replace(source.find("FENCE"), 5, fence);
+      emulator.run("chained", source, {1}, {128}, args, kShared);
+      return emulator.download<float>(out, 32 * 128);
+    };
+    for (float value : run("wgmma_fence();"))
+      ASSERT_EQ(value, 48.0f) << schedule; // 16 ones, then 16 fours
+    EXPECT_THAT([&] { run(""); }, ThrowsMessage<DeviceError>(HasSubstr(
+                                      "issued with no wgmma_fence since the "
+                                      "warpgroup last waited")))
+        << schedule;
+  }
+}
+
 TEST(AsyncWgmma, WaitRetiresTheOlderGroupsOnly) {
   for (const char *schedule : {"forward", "reverse", "random:9"}) {
     Emulator emulator(/*check=*/true, schedule);

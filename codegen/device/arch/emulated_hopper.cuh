@@ -67,12 +67,13 @@ struct Mbarrier {
             static_cast<unsigned>(bits >> 20 & 0xfffff), transactions,
             static_cast<unsigned>(bits >> 63)};
   }
+  unsigned long long bits() const {
+    return expected | static_cast<unsigned long long>(pending) << 20 |
+           (static_cast<unsigned long long>(transactions) & 0x7fffff) << 40 |
+           static_cast<unsigned long long>(phase) << 63;
+  }
   void store(unsigned long long *word) const {
-    const unsigned long long bits =
-        expected | static_cast<unsigned long long>(pending) << 20 |
-        (static_cast<unsigned long long>(transactions) & 0x7fffff) << 40 |
-        static_cast<unsigned long long>(phase) << 63;
-    __atomic_store_n(word, bits, __ATOMIC_SEQ_CST);
+    __atomic_store_n(word, bits(), __ATOMIC_SEQ_CST);
   }
   /// The phase completes when all arrived and every byte landed.
   void advance() {
@@ -88,20 +89,34 @@ inline void requireBarrier(unsigned long long *barrier) {
   requireShared(barrier, 8, "mbarrier: not in shared memory");
 }
 
+/// Traps unless `barrier` holds an mbarrier: shared memory starts with all
+/// bits set (as garbage), and zeros are none either. The read is a plain
+/// one, as mbarrier_init's write is: check mode reports a use that is not
+/// ordered after the init (a missing __syncthreads) as a race.
+inline void requireInitialised(unsigned long long *barrier,
+                               const char *operation) {
+  const unsigned long long bits = *barrier;
+  if (bits == ~0ull || (bits & 0xfffff) == 0) {
+    char message[160];
+    snprintf(message, sizeof message, "%s: used before mbarrier.init",
+             operation);
+    rudnn_emu_trap(message);
+  }
+}
+
 inline void mbarrier_init(unsigned long long *barrier, unsigned arrivals) {
   requireBarrier(barrier);
   if (arrivals < 1 || arrivals > 0xfffff)
     rudnn_emu_trap("mbarrier.init: arrival count out of range");
-  Mbarrier{arrivals, arrivals, 0, 0}.store(barrier);
+  *barrier = Mbarrier{arrivals, arrivals, 0, 0}.bits();
 }
 
 /// Arrives, announcing `bytes` more transaction bytes first.
 inline void mbarrier_arrive(unsigned long long *barrier, unsigned bytes) {
   requireBarrier(barrier);
+  requireInitialised(barrier, "mbarrier.arrive");
   rudnn_emu_detail::landAtSignal();
   Mbarrier state = Mbarrier::load(barrier);
-  if (state.expected == 0)
-    rudnn_emu_trap("mbarrier: used before mbarrier.init");
   if (state.pending == 0)
     rudnn_emu_trap("mbarrier.arrive: more arrivals than the phase expects");
   rudnn_emu_detail::reportAsync(RUDNN_EMU_BARRIER_ARRIVED, nullptr, 0, barrier);
@@ -127,11 +142,10 @@ inline void mbarrier_complete_tx(unsigned long long *barrier,
 /// completing on it (the latest moment they may land).
 inline void mbarrier_wait(unsigned long long *barrier, unsigned parity) {
   requireBarrier(barrier);
+  requireInitialised(barrier, "mbarrier.try_wait");
   rudnn_emu_detail::landAtSignal();
   for (;;) {
     const Mbarrier state = Mbarrier::load(barrier);
-    if (state.expected == 0)
-      rudnn_emu_trap("mbarrier: used before mbarrier.init");
     if (state.phase != (parity & 1)) {
       rudnn_emu_detail::reportAsync(RUDNN_EMU_BARRIER_ACQUIRED, nullptr, 0,
                                     barrier);
@@ -233,8 +247,7 @@ inline void tma_load(void *shared, const void *mapBytes, const int *coords,
   const rudnn_emu_tensor_map map =
       tensorMapOf(mapBytes, rank, "cp.async.bulk.tensor");
   requireBarrier(barrier);
-  if (Mbarrier::load(barrier).expected == 0)
-    rudnn_emu_trap("cp.async.bulk.tensor: its mbarrier is not initialised");
+  requireInitialised(barrier, "cp.async.bulk.tensor");
   std::vector<unsigned char> image(boxBytes(map));
   const unsigned size = map.elementBytes;
   walkBox(map, coords, shared, "cp.async.bulk.tensor",
@@ -708,11 +721,13 @@ inline void wgmma(float *d, int count, const unsigned *registers,
   record.accumulators = d;
   record.issue = mine;
   record.chained = groups.latestOn(d) != nullptr;
+  // Only accumulators chained from the wgmma before them on the same ones
+  // need no fence; A registers always do.
+  if ((!record.chained || registers) && !groups.fenced)
+    rudnn_emu_trap("wgmma: issued with no wgmma_fence since the "
+                   "warpgroup last waited (or began): the writes to its "
+                   "accumulator and A registers are not ordered before it");
   if (!record.chained) {
-    if (!groups.fenced)
-      rudnn_emu_trap("wgmma: issued with no wgmma_fence since the "
-                     "warpgroup last waited (or began): the writes to its "
-                     "accumulator and A registers are not ordered before it");
     std::memcpy(record.input, d, count * sizeof(float));
     std::memset(d, 0xff, count * sizeof(float));
   }

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define RUDNN_EMU_ABI_VERSION 9
+#define RUDNN_EMU_ABI_VERSION 10
 
 typedef struct rudnn_emu_dim3 {
   unsigned x, y, z;
