@@ -173,28 +173,28 @@ struct ScoreScale {
             capped ? p.scale / p.softcap : 0.f};
   }
 
-  /// Scales, caps and, where the tile crosses a bound, masks (−inf) a warp
-  /// tile of scores of queries from row0 against keys from j0.
+  /// Caps (with a softcap) and, where the tile crosses a bound, masks
+  /// (−inf) a warp tile of scores of queries from row0 against keys from
+  /// j0. The scale to log2 units (`toLog2`) is the softmax's, folded into
+  /// its exponent's FFMA. Each step is a loop of its own, taken or not as a
+  /// whole.
   template <typename Tile>
   __device__ __forceinline__ void apply(Tile &scores, const KeyBounds &bounds,
                                         int row0, int rows, int j0,
                                         int keys) const {
-    const bool masked = bounds.crosses(row0, rows, j0, keys);
-    scores.update_pairs([&](int r, int c, float &first, float &second) {
-      if (capped) {
+    if (capped)
+      scores.update_pairs([&](int, int, float &first, float &second) {
         first = tanhf(first * capScale);
         second = tanhf(second * capScale);
-      }
-      first *= toLog2;
-      second *= toLog2;
-      if (masked) {
+      });
+    if (bounds.crosses(row0, rows, j0, keys))
+      scores.update_pairs([&](int r, int c, float &first, float &second) {
         const float inf = __int_as_float(0x7f800000);
         if (!bounds.allows(row0 + r, j0 + c))
           first = -inf;
         if (!bounds.allows(row0 + r, j0 + c + 1))
           second = -inf;
-      }
-    });
+      });
   }
 };
 

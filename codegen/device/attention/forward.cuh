@@ -68,9 +68,9 @@ __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
   const int row0 = q0 + 16 * warp; // this warp's first query
   tile::WarpTile<T, 16, kE> out;
   out.clear();
-  OnlineSoftmax<16> softmax;
-  softmax.clear();
   const ScoreScale scale = ScoreScale::of(p);
+  OnlineSoftmax<16> softmax;
+  softmax.clear(scale.toLog2);
 
   tile::two_stage_pipeline(
       tiles,

@@ -183,7 +183,7 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
     tile::WarpTile<T, 16, kE> out;
     out.clear();
     OnlineSoftmax<16> softmax;
-    softmax.clear();
+    softmax.clear(scale.toLog2);
     tile::WarpTile<T, 16, kBK> scores;
     unsigned probabilities[kBK / 16][1][4]; // P of the tile before, as A
     // Key tile i's stage and its phase there.
@@ -210,7 +210,7 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
     };
     // Once tile i's scores are formed: its keys released, the scores
     // scaled, masked and folded into the softmax.
-    auto take_scores = [&](int i, float (&rescale)[OnlineSoftmax<16>::kRows]) {
+    auto take_scores = [&](int i, float(&rescale)[OnlineSoftmax<16>::kRows]) {
       warp_arrive(&s.barriers.heads_empty[stage(i)]);
       scale.apply(scores, bounds, row0, 16, (first + i) * kBK, kBK);
       softmax.update(scores, rescale);

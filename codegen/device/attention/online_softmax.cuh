@@ -28,8 +28,11 @@ inline constexpr float kLn2 = 0.6931471805599453f;
 template <int WM> struct OnlineSoftmax {
   static constexpr int kRows = WM / 8;
   float max[kRows], sum[kRows];
+  float toLog2; // the scores' scale to log2 units
 
-  __device__ __forceinline__ void clear() {
+  /// No row seen yet; scores come scaled by `scaleToLog2` from log2 units.
+  __device__ __forceinline__ void clear(float scaleToLog2 = 1.f) {
+    toLog2 = scaleToLog2;
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       max[r] = -__int_as_float(0x7f800000);
@@ -37,9 +40,10 @@ template <int WM> struct OnlineSoftmax {
     }
   }
 
-  /// Folds in `scores` (a WarpTile, log2 units, −inf where masked): they
-  /// become exp2(s − max) in place; rescale[r] multiplies what row r
-  /// accumulated before.
+  /// Folds in `scores` (a WarpTile, toLog2 from log2 units, −inf where
+  /// masked): they become exp2(toLog2 · (s − max)) in place, the scale
+  /// and the shift one FFMA; rescale[r] multiplies what row r accumulated
+  /// before.
   template <typename Tile>
   __device__ __forceinline__ void update(Tile &scores,
                                          float (&rescale)[kRows]) {
@@ -61,15 +65,15 @@ template <int WM> struct OnlineSoftmax {
           fmaxf(tileMax[r], __shfl_xor_sync(kFullWarpMask, tileMax[r], 2));
       const float next = fmaxf(max[r], tileMax[r]);
       const bool empty = next == -__int_as_float(0x7f800000);
-      rescale[r] = empty ? 1.f : arch::ex2_approx(max[r] - next);
-      base[r] = empty ? 0.f : next;
+      rescale[r] = empty ? 1.f : arch::ex2_approx((max[r] - next) * toLog2);
+      base[r] = empty ? 0.f : next * toLog2;
       max[r] = next;
       sum[r] *= rescale[r];
     }
     scores.update_pairs([&](int row, int, float &first, float &second) {
       const int r = Tile::lane_row(row);
-      first = arch::ex2_approx(first - base[r]);
-      second = arch::ex2_approx(second - base[r]);
+      first = arch::ex2_approx(fmaf(first, toLog2, -base[r]));
+      second = arch::ex2_approx(fmaf(second, toLog2, -base[r]));
       sum[r] += first + second;
     });
   }
@@ -85,7 +89,7 @@ template <int WM> struct OnlineSoftmax {
       total += __shfl_xor_sync(kFullWarpMask, total, 1);
       total += __shfl_xor_sync(kFullWarpMask, total, 2);
       normalize[r] = total > 0.f ? 1.f / total : 0.f;
-      lse[r] = total > 0.f ? (max[r] + log2f(total)) * kLn2
+      lse[r] = total > 0.f ? (max[r] * toLog2 + log2f(total)) * kLn2
                            : -__int_as_float(0x7f800000);
     }
   }
