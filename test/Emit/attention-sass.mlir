@@ -30,22 +30,26 @@
 //
 // sm_90 (compiled for sm_90a): the Hopper kernel, 128 queries a block.
 // Queries, keys and values by TMA (UTMALDG) alone, no ldmatrix and no
-// shared-memory load by any thread: both products are wgmma (HGMMA), the
-// scores' operands from shared memory, the probabilities from registers,
-// each 16-deep step one m64n128k16 (the tile's 128 keys, its 128 value
-// columns); the two consumer warpgroups take turns issuing them on named
-// barriers (bar.sync and bar.arrive). 384 threads at 168 registers (the producer gives its share to
-// the consumers), nothing spilled, one block per SM.
+// thread loading an operand from shared memory: both products are wgmma
+// (HGMMA), the scores' operands from shared memory, the probabilities from
+// registers, each 16-deep step one m64n128k16 (the tile's 128 keys, its
+// 128 value columns); the two consumer warpgroups take turns issuing them
+// on named barriers (bar.sync and bar.arrive). The epilogue stages each
+// warp's rows in shared memory (its only shared loads and stores) and
+// stores them 16 bytes at a time. 384 threads at 168 registers (the
+// producer gives its share to the consumers), nothing spilled, one block
+// per SM.
 // SM90-LABEL: kernel attention_fwd_bf16_d128_e128_bk128_causal_wgmma
 // SM90-NEXT: block: 384 threads; grid (16, 128, 1) = 2048 blocks
 // SM90-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// SM90-NEXT: shared memory: 0 bytes static, 165888 dynamic
+// SM90-NEXT: shared memory: 0 bytes static, 182272 dynamic
 // SM90-NEXT: resident blocks per SM: 1
 // SM90-NEXT: model: 129.0 MiB moved, 137.44 GFLOP, {{[0-9.]+}} FLOP/B; roofline 139.0 us (compute-bound)
-// SM90-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async 0, tma {{[1-9][0-9]*}}; shared loads 0, stores 0 (HGMMA {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}})
+// SM90-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async 0, tma {{[1-9][0-9]*}}; shared loads {{[1-9]}}, stores {{[1-9][0-9]}} (HGMMA {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}})
 // SM90-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
-// SM90: named barriers: {{[1-9][0-9]*}} sync, {{[1-9][0-9]*}} arrive
-// SM90: wgmma shapes: 64x128x16 {{[1-9][0-9]*}}{{$}}
+// SM90-NEXT: global stores: {{.*}} 128-bit {{[1-9][0-9]*}}
+// SM90-NEXT: named barriers: {{[1-9][0-9]*}} sync, {{[1-9][0-9]*}} arrive
+// SM90-NEXT: wgmma shapes: 64x128x16 {{[1-9][0-9]*}}{{$}}
 func.func @main(%q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
                 %k: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
                 %v: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64})

@@ -138,13 +138,26 @@ packed_query_tile(const int *offsets, int entries, int total, int tile,
 /// (ceil(N / BlockRows), heads), each block taking the packed tiles
 /// blockIdx.x, blockIdx.x + gridDim.x, … (at most ceil(N / BlockRows) + B
 /// of them), no host read of the offsets. Called by whole warps.
-template <int BlockRows, bool Packed, bool ByKeys, typename T, typename Block>
+///
+/// HeaviestFirst (causal queries, whose last tiles see the most keys):
+/// blocks start in the order of their linear index, so a padded grid's
+/// blocks are handed out heaviest first: the last query tile of every
+/// (entry, head), then the one before, …, leaving the lightest for the
+/// tail (longest processing time first).
+template <int BlockRows, bool Packed, bool ByKeys, bool HeaviestFirst = false,
+          typename T, typename Block>
 __device__ __forceinline__ void for_each_block(const ForwardParams<T> &f,
                                                int heads, Block &&block) {
   if constexpr (!Packed) {
-    block(static_cast<int>(blockIdx.y) / heads,
-          static_cast<int>(blockIdx.y) % heads,
-          static_cast<int>(blockIdx.x) * BlockRows, Rows{0, f.queries},
+    int tile = static_cast<int>(blockIdx.x),
+        pair = static_cast<int>(blockIdx.y);
+    if constexpr (HeaviestFirst) {
+      const int linear = tile + pair * static_cast<int>(gridDim.x);
+      pair = linear % static_cast<int>(gridDim.y);
+      tile = static_cast<int>(gridDim.x) - 1 -
+             linear / static_cast<int>(gridDim.y);
+    }
+    block(pair / heads, pair % heads, tile * BlockRows, Rows{0, f.queries},
           Rows{0, f.keys});
   } else {
     const int *tiled = ByKeys ? f.cu_seqlens_k : f.cu_seqlens_q;
@@ -226,6 +239,74 @@ store_rows(const ForwardParams<T> &p, const Tile &out,
     }
   });
   if (p.lse && lane % 4 == 0) // an lse nobody asked for is null
+#pragma unroll
+    for (int r = 0; r < OnlineSoftmax<16>::kRows; ++r) {
+      const int i = row0 + lane / 4 + 8 * r;
+      if (i < queryRows.count)
+        p.lse[b * p.lse_batch + h * p.lse_head + queryRows.first + i] = lse[r];
+    }
+}
+
+/// Whether every row of o starts 16 bytes aligned (16-bit elements): the
+/// base and all three strides whole 16-byte chunks.
+template <typename T>
+__device__ __forceinline__ bool rows_are_chunks(const ForwardParams<T> &p) {
+  constexpr long long kChunk = 16 / sizeof(T);
+  return reinterpret_cast<unsigned long long>(p.o) % 16 == 0 &&
+         p.o_strides.batch % kChunk == 0 && p.o_strides.time % kChunk == 0 &&
+         p.o_strides.head % kChunk == 0;
+}
+
+/// store_rows through this warp's `stage` (16 rows of 64 16-bit elements
+/// in shared memory, 2 KiB): 64 columns at a time, the warp writes its
+/// accumulators there (each row's 16-byte chunks swizzled by the row, so
+/// no two lanes of a store share a bank) and stores each row's chunks with
+/// 16-byte stores, eight lanes a 128-byte row. Rows of o that are not
+/// whole chunks take store_rows.
+template <int E, typename T, typename Tile>
+__device__ __forceinline__ void
+store_rows_staged(const ForwardParams<T> &p, const Tile &out,
+                  OnlineSoftmax<16> &softmax, int b, int h, int row0,
+                  Rows queryRows, T *stage) {
+  static_assert(sizeof(T) == 2, "16-bit outputs");
+  if (!rows_are_chunks(p)) {
+    store_rows<E>(p, out, softmax, b, h, row0, queryRows);
+    return;
+  }
+  float normalize[OnlineSoftmax<16>::kRows], lse[OnlineSoftmax<16>::kRows];
+  softmax.finish(normalize, lse);
+  const int lane = threadIdx.x % 32;
+  auto at = [](int r, int c) {
+    return r * 64 + ((c / 8) ^ (r % 8)) * 8 + c % 8;
+  };
+#pragma unroll
+  for (int c0 = 0; c0 < E; c0 += 64) {
+    out.for_each_pair([&](int r, int c, float first, float second) {
+      if (c >= c0 && c < c0 + 64) {
+        const float factor = normalize[Tile::lane_row(r)];
+        *reinterpret_cast<unsigned *>(&stage[at(r, c - c0)]) =
+            tile::Mma16<T>::pack(first * factor, second * factor);
+      }
+    });
+    __syncwarp();
+#pragma unroll
+    for (int k = 0; k < 4; ++k) { // 16 rows x 8 chunks, 4 a lane
+      const int chunk = lane + 32 * k, r = chunk / 8, c = c0 + 8 * (chunk % 8);
+      const int i = row0 + r;
+      if (i < queryRows.count && c < E) {
+        T *to = p.o + p.o_strides.offset(b, queryRows.first + i, h) + c;
+        const T *from = &stage[at(r, c - c0)];
+        if (E % 8 == 0 || c + 8 <= E)
+          *reinterpret_cast<uint4 *>(to) =
+              *reinterpret_cast<const uint4 *>(from);
+        else // the last chunk of a row that ends mid-chunk
+          for (int e = 0; e < E - c; ++e)
+            to[e] = from[e];
+      }
+    }
+    __syncwarp();
+  }
+  if (p.lse && lane % 4 == 0)
 #pragma unroll
     for (int r = 0; r < OnlineSoftmax<16>::kRows; ++r) {
       const int i = row0 + lane / 4 + 8 * r;

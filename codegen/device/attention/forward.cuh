@@ -133,7 +133,7 @@ __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
 template <typename T, int D, int E, int BK, bool Causal, bool Packed = false,
           tile::Alignment Views = tile::Alignment::Checked>
 __device__ void forward(const ForwardParams<T> &p) {
-  for_each_block<kBlockQueries, Packed, /*ByKeys=*/false>(
+  for_each_block<kBlockQueries, Packed, /*ByKeys=*/false, Causal>(
       p, p.heads, [&](int b, int h, int q0, Rows queryRows, Rows keyRows) {
         attend<T, D, E, BK, Causal, Views>(p, b, h, q0, queryRows, keyRows);
         if constexpr (Packed) // the shared tiles are the next tile's

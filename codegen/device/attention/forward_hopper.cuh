@@ -47,6 +47,7 @@ template <typename T, int D, int E> struct HopperShared {
   alignas(1024) T q[Tiles::kDBlocks][kHopperBlockQueries * 64];
   alignas(1024) T k[2][Tiles::kDBlocks][kBK * 64];
   alignas(1024) T v[2][Tiles::kEBlocks][kBK * 64];
+  alignas(128) T out_stage[8][16 * 64]; // each consumer warp's epilogue
   HopperBarriers barriers; // resident: the queries; streamed: K and V
 };
 
@@ -74,12 +75,13 @@ template <bool Causal, int BK> struct TileKeys {
 };
 
 /// Calls work(tile) for each query tile of this block, in the same order
-/// for the producer and the consumers: padded batches one, packed ones
-/// blockIdx.x, blockIdx.x + gridDim.x, … (a whole warp calls it).
-template <bool Packed, typename T, typename Work>
+/// for the producer and the consumers: padded batches one (causal: the
+/// heaviest first over the grid), packed ones blockIdx.x, blockIdx.x +
+/// gridDim.x, … (a whole warp calls it).
+template <bool Causal, bool Packed, typename T, typename Work>
 __device__ __forceinline__ void for_each_query_tile(const ForwardParams<T> &p,
                                                     Work work) {
-  for_each_block<kHopperBlockQueries, Packed, /*ByKeys=*/false>(
+  for_each_block<kHopperBlockQueries, Packed, /*ByKeys=*/false, Causal>(
       p, p.heads, [&](int b, int h, int q0, Rows queryRows, Rows keyRows) {
         work(QueryTile{b, h, q0, queryRows, keyRows});
       });
@@ -99,7 +101,7 @@ __device__ void produce(const ForwardParams<T> &p, HopperShared<T, D, E> &s,
                      kValueBytes = Tiles::kEBlocks * kBK * 64 * sizeof(T);
   const bool leader = threadIdx.x == 0;
   int step = 0, tiles = 0; // key tiles and query tiles so far
-  for_each_query_tile<Packed>(p, [&](const QueryTile &t) {
+  for_each_query_tile<Causal, Packed>(p, [&](const QueryTile &t) {
     const TileKeys<Causal, kBK> keys(p, t);
     const int first = keys.first, count = keys.count;
     const int hk = t.h / (p.heads / p.kv_heads);
@@ -174,7 +176,7 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
   const ProductTurns turns{static_cast<unsigned>(group)};
   turns.begin();
   int step = 0, tiles = 0;
-  for_each_query_tile<Packed>(p, [&](const QueryTile &t) {
+  for_each_query_tile<Causal, Packed>(p, [&](const QueryTile &t) {
     const TileKeys<Causal, kBK> keys(p, t);
     const KeyBounds &bounds = keys.bounds;
     const int first = keys.first, count = keys.count;
@@ -254,7 +256,8 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
     }
     step += count;
     warp_arrive(&s.barriers.resident_empty); // done with the queries
-    store_rows<E>(p, out, softmax, t.b, t.h, row0, t.queryRows);
+    store_rows_staged<E>(p, out, softmax, t.b, t.h, row0, t.queryRows,
+                         s.out_stage[threadIdx.x / 32 - 4]);
     ++tiles;
   });
   turns.end();
