@@ -66,6 +66,8 @@ struct KernelLaunch {
   std::optional<mlir::rudnn::DimRef> repeat;
   mlir::rudnn::SizeRef grid[3];
   mlir::rudnn::SizeRef memoryBytes{0, {}}, flops{0, {}};
+  /// An exponential every so many of `flops` (0: none modelled).
+  int64_t flopsPerExponential = 0;
 };
 
 class KernelBuilder {

@@ -553,7 +553,8 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
   OpBuilder::InsertionGuard guard(builder);
   auto kernelOp = builder.create<KernelOp>(
       func.getLoc(), "kernel", 128, 0, /*cooperative=*/false,
-      /*memory_bytes=*/SizeAttr(), /*flops=*/SizeAttr());
+      /*memory_bytes=*/SizeAttr(), /*flops=*/SizeAttr(),
+      /*flops_per_exponential=*/IntegerAttr());
   kernelOps.push_back(kernelOp);
   Block *body = new Block();
   kernelOp.getBody().push_back(body);
@@ -631,6 +632,9 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
       return failure();
     kernelOp.setMemoryBytesAttr(*bytes);
     kernelOp.setFlopsAttr(*flops);
+    if (model.flopsPerExponential > 0)
+      kernelOp.setFlopsPerExponentialAttr(
+          builder.getI64IntegerAttr(model.flopsPerExponential));
   }
   Attribute zero = builder.getI64IntegerAttr(0);
   for (const KernelBinding &binding : emitter.bindings()) {

@@ -99,7 +99,10 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     (all its blocks resident at once). `memory_bytes` and `flops`, when the
     emitter models them, are what one launch must move to and from device
     memory at least and its floating-point operations, in the plan's dims:
-    the kernel report's roofline.
+    the kernel report's roofline. `flops_per_exponential`, where the kernel
+    also takes an exponential (a special-function unit instruction) every
+    so many FLOPs (attention: one a query and key, 2·(D + E) FLOPs), adds
+    that unit's throughput to the roofline.
 
     ```mlir
     rudnn.kernel @kda_fwd_output_f32_f32_f32_k16_v16_c64 threads 128 {
@@ -113,12 +116,15 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
                        DefaultValuedAttr<I64Attr, "0">:$shared_bytes,
                        UnitAttr:$cooperative,
                        OptionalAttr<Rudnn_SizeAttr>:$memory_bytes,
-                       OptionalAttr<Rudnn_SizeAttr>:$flops);
+                       OptionalAttr<Rudnn_SizeAttr>:$flops,
+                       OptionalAttr<I64Attr>:$flops_per_exponential);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `threads` $threads (`shared_bytes` $shared_bytes^)?
     (`cooperative` $cooperative^)? (`memory_bytes` $memory_bytes^)?
-    (`flops` $flops^)? attr-dict-with-keyword $body
+    (`flops` $flops^)?
+    (`flops_per_exponential` $flops_per_exponential^)? attr-dict-with-keyword
+    $body
   }];
   let hasVerifier = 1;
 }

@@ -600,12 +600,10 @@ void noteRegisterWrite(SimtThread &thread, const void *address, size_t bytes) {
       else
         written[kept++] = range;
     written.resize(kept);
+    if (kept > 3072) // still too many apart: one envelope, merged rarely
+      written = {{written.front().first, written.back().second}};
   }
-  if (written.size() < 4096)
-    written.emplace_back(begin, begin + bytes);
-  else // still too many to keep: one envelope
-    written.back() = {std::min(written.back().first, begin),
-                      std::max(written.back().second, begin + bytes)};
+  written.emplace_back(begin, begin + bytes);
 }
 
 /// Check mode: every load, store and atomic of the kernel. Global accesses

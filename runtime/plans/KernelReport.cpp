@@ -53,6 +53,7 @@ TargetLimits TargetLimits::forArch(const std::string &arch) {
     target.memoryBytesPerSecond = 4.8e12;
     target.tensorFlops = 989e12; // dense bf16/f16, fp32 accumulation
     target.fp32Flops = 67e12;
+    target.exponentialsPerSecond = 3.9e12; // FlashAttention-3's figure
   } else if (arch == "sm_80") {
     target.device = "A100 80GB";
     target.smCount = 108;
@@ -61,6 +62,7 @@ TargetLimits TargetLimits::forArch(const std::string &arch) {
     target.memoryBytesPerSecond = 2.039e12;
     target.tensorFlops = 312e12;
     target.fp32Flops = 19.5e12;
+    target.exponentialsPerSecond = 108 * 16 * 1.41e9;
   } else {
     throw InvalidArgument("no limits known for target '" + arch +
                           "' (sm_80, sm_90, sm_90a)");

@@ -26,14 +26,19 @@ struct TargetLimits {
   int registersPerSm = 65536, maxThreadsPerSm = 2048, maxBlocksPerSm = 32;
   int64_t sharedPerSm = 0, sharedPerBlock = 0, sharedReservedPerBlock = 1024;
   double memoryBytesPerSecond = 0, tensorFlops = 0, fp32Flops = 0;
+  /// Exponentials (MUFU.EX2) a second over the SMs: 16 per SM and clock.
+  double exponentialsPerSecond = 0;
 
-  /// The roofline's lower bound, in seconds, on a kernel moving `bytes`
-  /// and computing `flops` on tensor cores (16-bit operands) or on the FP32
-  /// pipes.
-  double rooflineSeconds(double bytes, double flops, bool tensor) const {
+  /// The roofline's lower bound, in seconds, on a kernel moving `bytes`,
+  /// computing `flops` on tensor cores (16-bit operands) or on the FP32
+  /// pipes, and taking `exponentials` on the special-function units.
+  double rooflineSeconds(double bytes, double flops, bool tensor,
+                         double exponentials = 0) const {
     const double memory = bytes / memoryBytesPerSecond;
     const double compute = flops / (tensor ? tensorFlops : fp32Flops);
-    return memory > compute ? memory : compute;
+    const double special = exponentials / exponentialsPerSecond;
+    const double larger = memory > compute ? memory : compute;
+    return larger > special ? larger : special;
   }
 
   /// sm_90: H200; sm_80: A100 80 GB. Throws InvalidArgument for others.

@@ -115,7 +115,7 @@ func.func @packed(%q: tensor<?x?x64xbf16>, %k: tensor<?x?x64xbf16>,
 // SM80-LABEL: func.func @hopper
 // SM80: block_q 64 block_k 64
 // PLAN-LABEL: rudnn.plan @hopper
-// PLAN: rudnn.kernel @[[KERNEL:attention_fwd_bf16_d128_e128_bk128_causal_wgmma]] threads 384 shared_bytes 165888
+// PLAN: rudnn.kernel @[[KERNEL:attention_fwd_bf16_d128_e128_bk128_causal_wgmma]] threads 384 shared_bytes 182272
 // PLAN: rudnn.launch @[[KERNEL]] grid [#rudnn.size<constant = 1, params = ["query_tiles128"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
 // PLAN-SAME: #rudnn.tensor_map<buffer = "q", element_bytes = 2, dims = [128, #rudnn.param<name = "T", bits = 64>, #rudnn.param<name = "H", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "q_stride1", bits = 64>, #rudnn.param<name = "q_stride2", bits = 64>, #rudnn.param<name = "q_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>
 // PLAN-SAME: #rudnn.tensor_map<buffer = "k", element_bytes = 2, dims = [128, #rudnn.param<name = "S", bits = 64>, #rudnn.param<name = "G", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "k_stride1", bits = 64>, #rudnn.param<name = "k_stride2", bits = 64>, #rudnn.param<name = "k_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>

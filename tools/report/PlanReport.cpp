@@ -188,9 +188,10 @@ LaunchSize launchSize(LaunchOp launch,
 /// roofline bound.
 struct LaunchCost {
   std::string bytesText, flopsText; // the expressions
-  std::optional<int64_t> bytes, flops;
+  std::optional<int64_t> bytes, flops, exponentials;
   std::optional<double> seconds;
-  bool memoryBound = false;
+  /// What bounds it: "memory", "compute" or "exponential".
+  const char *bound = "compute";
 };
 
 std::optional<LaunchCost>
@@ -206,10 +207,17 @@ launchCost(KernelOp kernel, const std::map<std::string, int64_t> *params,
     cost.flops = sizeAt(*kernel.getFlops(), *params);
   }
   if (cost.bytes && cost.flops) {
-    cost.seconds = target.rooflineSeconds(*cost.bytes, *cost.flops, tensor);
-    cost.memoryBound =
-        *cost.bytes / target.memoryBytesPerSecond >=
+    if (std::optional<int64_t> per = kernel.getFlopsPerExponential())
+      cost.exponentials = *cost.flops / *per;
+    const double exponentials = cost.exponentials.value_or(0);
+    cost.seconds = target.rooflineSeconds(*cost.bytes, *cost.flops, tensor,
+                                          exponentials);
+    const double compute =
         *cost.flops / (tensor ? target.tensorFlops : target.fp32Flops);
+    if (*cost.bytes / target.memoryBytesPerSecond >= compute)
+      cost.bound = "memory";
+    else if (exponentials / target.exponentialsPerSecond > compute)
+      cost.bound = "exponential";
   }
   return cost;
 }
@@ -359,7 +367,10 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
             entry["memory_bytes"] = *cost->bytes;
             entry["flops"] = *cost->flops;
             entry["roofline_us"] = *cost->seconds * 1e6;
-            entry["memory_bound"] = cost->memoryBound;
+            entry["memory_bound"] = std::string(cost->bound) == "memory";
+            entry["bound"] = cost->bound;
+            if (cost->exponentials)
+              entry["exponentials"] = *cost->exponentials;
           }
         }
         if (mix.unavailable.empty()) {
@@ -421,11 +432,21 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
            << " GFLOP, "
            << llvm::format("%.1f", double(*cost->flops) / *cost->bytes)
            << " FLOP/B; roofline " << llvm::format("%.1f", *cost->seconds * 1e6)
-           << " us (" << (cost->memoryBound ? "memory" : "compute")
-           << "-bound)\n";
+           << " us (" << cost->bound << "-bound)\n";
       else if (cost)
         os << "model: " << cost->bytesText << " bytes, " << cost->flopsText
            << " flops per launch\n";
+      // The model's third bound, beside the tensor work it overlaps.
+      if (cost && cost->exponentials)
+        os << "exponentials: "
+           << llvm::format("%.1f", *cost->exponentials / 1e6) << " M, "
+           << llvm::format("%.1f", *cost->exponentials /
+                                       target.exponentialsPerSecond * 1e6)
+           << " us at "
+           << llvm::format("%.1f", target.exponentialsPerSecond / 1e12)
+           << " T/s; tensor work "
+           << llvm::format("%.1f", *cost->flops / target.tensorFlops * 1e6)
+           << " us\n";
       for (const std::string &note : report.compilerNotes)
         os << "compiler: " << note << "\n";
       if (!mix.unavailable.empty()) {

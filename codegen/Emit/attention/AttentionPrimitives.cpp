@@ -252,6 +252,7 @@ void setLaunch(KernelLaunch &launch, const AttentionKernel &kernel) {
   launch.memoryBytes = {
       (kernel.headDim + kernel.valueDim) * kernel.inputBytes() + 4, rows.dims};
   const int64_t perPair = 2 * (kernel.headDim + kernel.valueDim);
+  launch.flopsPerExponential = perPair; // one a query and key
   if (kernel.left >= 0 && kernel.right >= 0)
     launch.flops = {perPair * (kernel.left + kernel.right + 1), rows.dims};
   else if (!kernel.packed)
