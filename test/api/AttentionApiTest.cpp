@@ -52,6 +52,29 @@ protected:
     EXPECT_EQ(kernels[0].kernel.find("_wgmma") != std::string::npos, hopper)
         << kernels[0].kernel;
   }
+
+  /// A small bf16 problem on fresh inputs and its float64 reference.
+  struct Small {
+    static constexpr int64_t B = 2, T = 20, S = 27, H = 2, G = 1, D = 24,
+                             E = 16;
+    reference::AttentionInputs in;
+    reference::AttentionOutputs want;
+  };
+  static Small smallProblem(unsigned seed, bool causal) {
+    using P = Small;
+    std::mt19937 random(seed);
+    Small small;
+    small.in.q = normalValues(P::B * P::T * P::H * P::D, random);
+    small.in.k = normalValues(P::B * P::S * P::G * P::D, random);
+    small.in.v = normalValues(P::B * P::S * P::G * P::E, random);
+    roundTo(DType::BF16, {&small.in.q, &small.in.k, &small.in.v});
+    reference::AttentionOptions ref;
+    ref.scale = 1.0 / std::sqrt(double(P::D));
+    ref.causal = causal;
+    small.want = reference::attentionForward(
+        {P::B, P::T, P::S, P::H, P::G, P::D, P::E}, small.in, ref);
+    return small;
+  }
 };
 
 class AttentionNumerics : public AttentionTest,
@@ -239,19 +262,12 @@ INSTANTIATE_TEST_SUITE_P(
 /// Rows that start off a 16-byte boundary cannot be read by a tensor map:
 /// on sm_90 such 16-bit views take the sm_80 kernel, and compute the same.
 TEST_F(AttentionTest, UnalignedRowsTakeTheSm80Kernel) {
-  const int64_t B = 2, T = 20, S = 27, H = 2, G = 1, D = 24, E = 16;
-  std::mt19937 random(11);
-  reference::AttentionShape shape{B, T, S, H, G, D, E};
-  reference::AttentionInputs in;
-  in.q = normalValues(B * T * H * D, random);
-  in.k = normalValues(B * S * G * D, random);
-  in.v = normalValues(B * S * G * E, random);
-  roundTo(DType::BF16, {&in.q, &in.k, &in.v});
-  reference::AttentionOptions ref;
-  ref.scale = 1.0 / std::sqrt(double(D));
-  ref.causal = true;
-  const reference::AttentionOutputs want =
-      reference::attentionForward(shape, in, ref);
+  using P = Small;
+  const int64_t B = P::B, T = P::T, S = P::S, H = P::H, G = P::G, D = P::D,
+                E = P::E;
+  const Small small = smallProblem(11, /*causal=*/true);
+  const reference::AttentionInputs &in = small.in;
+  const reference::AttentionOutputs &want = small.want;
   // q one element (2 bytes) past its buffer's start.
   std::vector<double> shifted = {0.0};
   shifted.insert(shifted.end(), in.q.begin(), in.q.end());
@@ -278,18 +294,12 @@ TEST_F(AttentionTest, UnalignedRowsTakeTheSm80Kernel) {
 TEST_F(AttentionTest, AnOutputOffItsChunksIsWrittenElementWise) {
   // Aligned inputs take the Hopper kernel; o two bytes past a 16-byte
   // boundary cannot take its 16-byte epilogue stores.
-  const int64_t B = 2, T = 20, S = 27, H = 2, G = 1, D = 24, E = 16;
-  std::mt19937 random(12);
-  reference::AttentionShape shape{B, T, S, H, G, D, E};
-  reference::AttentionInputs in;
-  in.q = normalValues(B * T * H * D, random);
-  in.k = normalValues(B * S * G * D, random);
-  in.v = normalValues(B * S * G * E, random);
-  roundTo(DType::BF16, {&in.q, &in.k, &in.v});
-  reference::AttentionOptions ref;
-  ref.scale = 1.0 / std::sqrt(double(D));
-  const reference::AttentionOutputs want =
-      reference::attentionForward(shape, in, ref);
+  using P = Small;
+  const int64_t B = P::B, T = P::T, S = P::S, H = P::H, G = P::G, D = P::D,
+                E = P::E;
+  const Small small = smallProblem(12, /*causal=*/false);
+  const reference::AttentionInputs &in = small.in;
+  const reference::AttentionOutputs &want = small.want;
   DeviceTensor q = dense(in.q, {B, T, H, D}, DType::BF16),
                k = dense(in.k, {B, S, G, D}, DType::BF16),
                v = dense(in.v, {B, S, G, E}, DType::BF16),

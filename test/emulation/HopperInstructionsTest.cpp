@@ -201,6 +201,13 @@ using namespace rudnn::arch;
 __device__ int swizzled(int r, int c) {
   return r * 64 + ((c / 8) ^ (r % 8)) * 8 + c % 8;
 }
+// This thread's accumulators of a 64 x N product into out (row-major).
+template <int N> __device__ void store_accumulators(const float *d, float *out) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int i = 0; i < N / 2; ++i)
+    out[(16 * warp + lane / 4 + 8 * (i % 4 / 2)) * N + 8 * (i / 4) +
+        2 * (lane % 4) + i % 2] = d[i];
+}
 template <int N>
 __device__ void products_at(const float *A, const float *B, const float *V,
                      float *abt, float *av) {
@@ -239,12 +246,9 @@ __device__ void products_at(const float *A, const float *B, const float *V,
   wgmma_commit();
   wgmma_wait<0>();
   wgmma_fence_operand(d);
-  for (int i = 0; i < N / 2; ++i) {
-    const int row = 16 * warp + lane / 4 + 8 * (i % 4 / 2),
-              col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
-    abt[row * N + col] = d[i];
+  store_accumulators<N>(d, abt);
+  for (int i = 0; i < N / 2; ++i)
     d[i] = 0.5f;
-  }
   for (int k = 0; k < 4; ++k)
     wgmma_fence_operand(f[k]);
   wgmma_fence_operand(d);
@@ -255,11 +259,7 @@ __device__ void products_at(const float *A, const float *B, const float *V,
   wgmma_commit();
   wgmma_wait<0>();
   wgmma_fence_operand(d);
-  for (int i = 0; i < N / 2; ++i) {
-    const int row = 16 * warp + lane / 4 + 8 * (i % 4 / 2),
-              col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
-    av[row * N + col] = d[i];
-  }
+  store_accumulators<N>(d, av);
 }
 extern "C" __global__ void wide(int N, const float *A, const float *B,
                                 const float *V, float *abt, float *av) {
