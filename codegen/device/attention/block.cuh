@@ -221,6 +221,23 @@ __device__ __forceinline__ void rescale_rows(Tile &out,
   });
 }
 
+/// The log-sum-exps of a warp's 16 query rows from row0, where asked (an
+/// lse nobody asked for is null): the first lane of each quad.
+template <typename T>
+__device__ __forceinline__ void
+store_lse(const ForwardParams<T> &p,
+          const float (&lse)[OnlineSoftmax<16>::kRows], int b, int h, int row0,
+          Rows queryRows) {
+  const int lane = threadIdx.x % 32;
+  if (p.lse && lane % 4 == 0)
+#pragma unroll
+    for (int r = 0; r < OnlineSoftmax<16>::kRows; ++r) {
+      const int i = row0 + lane / 4 + 8 * r;
+      if (i < queryRows.count)
+        p.lse[b * p.lse_batch + h * p.lse_head + queryRows.first + i] = lse[r];
+    }
+}
+
 /// The epilogue of a warp's 16 query rows from row0 of entry b, head h: o
 /// normalised (columns below E) and, if asked, lse.
 template <int E, typename T, typename Tile>
@@ -229,7 +246,6 @@ store_rows(const ForwardParams<T> &p, const Tile &out,
            OnlineSoftmax<16> &softmax, int b, int h, int row0, Rows queryRows) {
   float normalize[OnlineSoftmax<16>::kRows], lse[OnlineSoftmax<16>::kRows];
   softmax.finish(normalize, lse);
-  const int lane = threadIdx.x % 32;
   out.for_each_pair([&](int r, int c, float first, float second) {
     const int i = row0 + r;
     if (i < queryRows.count && c < E) {
@@ -238,13 +254,7 @@ store_rows(const ForwardParams<T> &p, const Tile &out,
                        first * factor, second * factor, c + 1 < E);
     }
   });
-  if (p.lse && lane % 4 == 0) // an lse nobody asked for is null
-#pragma unroll
-    for (int r = 0; r < OnlineSoftmax<16>::kRows; ++r) {
-      const int i = row0 + lane / 4 + 8 * r;
-      if (i < queryRows.count)
-        p.lse[b * p.lse_batch + h * p.lse_head + queryRows.first + i] = lse[r];
-    }
+  store_lse(p, lse, b, h, row0, queryRows);
 }
 
 /// Whether every row of o starts 16 bytes aligned (16-bit elements): the
@@ -306,13 +316,7 @@ store_rows_staged(const ForwardParams<T> &p, const Tile &out,
     }
     __syncwarp();
   }
-  if (p.lse && lane % 4 == 0)
-#pragma unroll
-    for (int r = 0; r < OnlineSoftmax<16>::kRows; ++r) {
-      const int i = row0 + lane / 4 + 8 * r;
-      if (i < queryRows.count)
-        p.lse[b * p.lse_batch + h * p.lse_head + queryRows.first + i] = lse[r];
-    }
+  store_lse(p, lse, b, h, row0, queryRows);
 }
 
 } // namespace attention
