@@ -18,6 +18,12 @@ config.environment["PATH"] = os.pathsep.join(
 if config.rudnn_benchmarks.upper() in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("benchmarks")
 
+# The emulated tools share one compiled prelude (lit passes no HOME, so
+# there is no default cache folder).
+config.environment["RUDNN_EMULATION_PRELUDE_DIR"] = os.path.join(
+    config.rudnn_obj_root, "test", "emulation-prelude"
+)
+
 # Sanitizer settings given to the run reach the tools under test (a
 # sanitized build's defaults are built into them).
 for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):

@@ -1,12 +1,14 @@
 //===- EmulationBackend.cpp - CUDA kernels run on the CPU -----------------===//
 
 #include "runtime/backends/EmulationBackend.h"
+#include "runtime/backends/EmulationPrelude.h"
 #include "runtime/cache/Hash.h"
 #include "runtime/compile/Shell.h"
 #include "runtime/emulation/GuardedMemory.h"
 #include "runtime/emulation/Prelude.h"
 #include "runtime/emulation/SimtExecutor.h"
 #include "runtime/emulation/SourceRewrite.h"
+#include "runtime/support/InputFile.h"
 #include "runtime/support/Log.h"
 #include "runtime/support/TempRoot.h"
 
@@ -61,17 +63,13 @@ EmulationOptions::fromEnvironment(std::vector<HeaderFile> headers) {
                             std::string(watchdog) + "'");
     options.watchdogSeconds = seconds;
   }
+  const char *prelude = std::getenv("RUDNN_EMULATION_PRELUDE_DIR");
+  options.preludeDirectory =
+      prelude ? prelude : defaultPreludeDirectory().string();
   return options;
 }
 
 namespace {
-
-std::string readFile(const fs::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 /// The size of a loaded object's thread-local block (its static
 /// `__shared__` variables), 0 if it has none.
@@ -174,6 +172,7 @@ struct EmulationBackend::Impl {
   std::string compilerVersion;
   fs::path includeDirectory;
   std::string identity;
+  CompiledPrelude prelude;
 
   /// Writes the prelude and headers into a private directory (mkdtemp under
   /// the process's temporary root, so no other user can plant files the
@@ -209,6 +208,11 @@ struct EmulationBackend::Impl {
         fs::create_directories(path.parent_path());
         std::ofstream(path, std::ios::binary) << file.contents;
       }
+      // Clang's precompiled headers are not found the way GCC's are.
+      prelude = compilePrelude(
+          {shellQuote(options.hostCompiler), flags(), includeDirectory,
+           identity, options.preludeDirectory,
+           compilerVersion.find("clang") == std::string::npos, options.check});
     });
   }
 
@@ -218,12 +222,14 @@ struct EmulationBackend::Impl {
       fs::remove_all(includeDirectory, error);
   }
 
-  /// Compiler flags. Kernels are contracted into FMA where the CPU has it,
-  /// as NVRTC contracts by default. Check mode adds ThreadSanitizer's
-  /// instrumentation (not its runtime: the prelude receives the calls).
+  /// Compiler flags (kernels also take -include rudnn_emulation.h). Kernels
+  /// are contracted into FMA where the CPU has it, as NVRTC contracts by
+  /// default. Everything is hidden, so that one kernel object's symbols
+  /// never stand in for another's. Check mode adds ThreadSanitizer's
+  /// instrumentation (not its runtime: the hooks object receives the calls).
   std::string flags() const {
     std::string text = "-std=c++17 -O2 -fPIC -fno-strict-aliasing "
-                       "-D__RUDNN_EMULATION__ -include rudnn_emulation.h";
+                       "-fvisibility=hidden -D__RUDNN_EMULATION__";
     if (__builtin_cpu_supports("fma"))
       text += " -mfma -ffp-contract=fast";
     // Tensor maps are 64-byte aligned parameters, whose ABI GCC remarks on.
@@ -305,18 +311,24 @@ std::string EmulationBackend::compile(const KernelSource &kernel) const {
 
   fs::path compiled = directory / (kernel.entry + ".o");
   std::string compiler = shellQuote(impl->options.hostCompiler);
+  const CompiledPrelude &prelude = impl->prelude;
   std::string command =
-      compiler + " " + impl->flags() + " -c -I" +
+      compiler + " " + impl->flags() + " -include rudnn_emulation.h -c " +
+      prelude.precompiledInclude + " -I" +
       shellQuote(impl->includeDirectory.string()) + " " +
       shellQuote(source.string()) + " -o " + shellQuote(compiled.string()) +
       " && " + compiler + " " + impl->linkFlags() + " " +
-      shellQuote(compiled.string()) + " -o " + shellQuote(object.string());
+      shellQuote(compiled.string()) +
+      (prelude.hooksObject.empty()
+           ? ""
+           : " " + shellQuote(prelude.hooksObject.string())) +
+      " -o " + shellQuote(object.string());
   auto [status, output] = runShell(command);
   if (status != 0) {
     // Keep the source for the error report; the object is not needed.
     throw CompileError(kernel.entry, command + "\n" + output, source.string());
   }
-  std::string binary = readFile(object);
+  std::string binary = readInputFile(object.string(), "emulated kernel object");
   std::error_code error;
   fs::remove_all(directory, error);
   double milliseconds = std::chrono::duration<double, std::milli>(

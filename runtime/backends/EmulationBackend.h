@@ -54,6 +54,11 @@ struct EmulationOptions {
   /// The order blocks and a block's threads run in
   /// (RUDNN_EMULATION_SCHEDULE: forward, reverse or random:SEED).
   Schedule schedule;
+  /// Where the compiled prelude (a precompiled header; check mode's hooks)
+  /// is kept for other backends and processes: RUDNN_EMULATION_PRELUDE_DIR,
+  /// else "emulation" under the kernel cache's folder (RUDNN_CACHE_DIR,
+  /// ...); empty: in this backend's temporary folder, not precompiled.
+  std::string preludeDirectory;
 
   /// The defaults above, read from the environment, with `headers`.
   static EmulationOptions fromEnvironment(std::vector<HeaderFile> headers = {});

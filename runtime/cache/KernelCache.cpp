@@ -224,6 +224,27 @@ std::string rudnn::runtime::defaultCacheDirectory() {
   return "";
 }
 
+std::string rudnn::runtime::makePrivateDirectory(const std::string &path) {
+  fs::path directory = fs::path(path).lexically_normal();
+  if (directory.filename().empty())
+    directory = directory.parent_path();
+  std::error_code error;
+  if (directory.has_parent_path())
+    fs::create_directories(directory.parent_path(), error);
+  if (!error && ::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST)
+    error = std::error_code(errno, std::generic_category());
+  struct stat status;
+  if (!error && ::stat(directory.c_str(), &status) != 0)
+    error = std::error_code(errno, std::generic_category());
+  // An existing non-directory at the path is not always reported as an
+  // error by create_directories.
+  if (!error && !S_ISDIR(status.st_mode))
+    error = std::make_error_code(std::errc::not_a_directory);
+  if (error)
+    return "cannot create it: " + error.message();
+  return unsafeDirectoryReason(status);
+}
+
 uint64_t rudnn::runtime::defaultCacheMaxBytes() {
   const char *text = getenvNonEmpty("RUDNN_CACHE_MAX_BYTES");
   if (!text)
@@ -287,34 +308,11 @@ struct KernelCache::Impl {
            reason + "); caching in memory only");
   }
 
-  /// Makes the directory (private to this user) if missing, and accepts it
-  /// only if nobody else can write into it: anyone who could plant an entry
-  /// could have this process load code of their choosing.
   bool createDirectory() {
-    fs::path directory = fs::path(options.directory).lexically_normal();
-    if (directory.filename().empty())
-      directory = directory.parent_path();
-    std::error_code error;
-    if (directory.has_parent_path())
-      fs::create_directories(directory.parent_path(), error);
-    if (!error && ::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST)
-      error = std::error_code(errno, std::generic_category());
-    struct stat status;
-    if (!error && ::stat(directory.c_str(), &status) != 0)
-      error = std::error_code(errno, std::generic_category());
-    // An existing non-directory at the path is not always reported as an
-    // error by create_directories.
-    if (!error && !S_ISDIR(status.st_mode))
-      error = std::make_error_code(std::errc::not_a_directory);
-    if (error) {
-      disableDisk("cannot create it: " + error.message());
-      return false;
-    }
-    if (std::string reason = unsafeDirectoryReason(status); !reason.empty()) {
+    std::string reason = makePrivateDirectory(options.directory);
+    if (!reason.empty())
       disableDisk(reason);
-      return false;
-    }
-    return true;
+    return reason.empty();
   }
 
   bool ensureDirectory() {

@@ -44,6 +44,11 @@ namespace rudnn::runtime {
 /// RUDNN_CACHE_DIR (set and empty: "", memory only), else
 /// $XDG_CACHE_HOME/rudnn, else ~/.cache/rudnn.
 std::string defaultCacheDirectory();
+/// Makes the directory `path` (mode 0700) if missing and accepts it only
+/// if nobody but this user can write into it: anyone who could plant a file
+/// there could have this process load code of their choosing. Returns why
+/// not, or empty.
+std::string makePrivateDirectory(const std::string &path);
 /// RUDNN_CACHE_MAX_BYTES, else 1 GiB.
 uint64_t defaultCacheMaxBytes();
 

@@ -73,8 +73,10 @@
 // The executor's table and the running CUDA thread
 //===----------------------------------------------------------------------===//
 
-static const rudnn_emu_host *rudnn_emu_host_table = nullptr;
-static thread_local rudnn_emu_thread *rudnn_emu_current_thread = nullptr;
+// Hidden globals, not statics: check mode's hooks, a separate object of the
+// same kernel library (rudnn_emu_check_hooks.cpp), read them too.
+const rudnn_emu_host *rudnn_emu_host_table = nullptr;
+__thread rudnn_emu_thread *rudnn_emu_current_thread = nullptr;
 
 static inline rudnn_emu_thread *rudnn_emu_current() {
   return rudnn_emu_current_thread;
@@ -342,9 +344,6 @@ static inline void __threadfence_system() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
-#ifdef RUDNN_EMU_CHECK
-#include "rudnn_emu_check.h"
-#endif
 #include "rudnn_emu_async.h"
 #include "rudnn_emu_atomic.h"
 #include "rudnn_emu_math.h"
@@ -360,9 +359,13 @@ static inline long long clock64() {
       .count();
 }
 
-// Left in force for the kernel that follows: its functions and the statics
-// behind __shared__ stay inside the kernel object. Default visibility would
-// make a __shared__ array of an inline function a process-wide unique
-// symbol, one kernel object's array standing in for another's.
+#pragma GCC visibility pop
+
+// The kernel that follows is hidden too, by -fvisibility=hidden (a pragma
+// left open here would not survive the precompiled prelude): its functions
+// and the statics behind __shared__ stay inside the kernel object. Default
+// visibility would make a __shared__ array of an inline function a
+// process-wide unique symbol, one kernel object's array standing in for
+// another's.
 
 #endif // RUDNN_EMULATION_H

@@ -1,10 +1,11 @@
-//===- rudnn_emu_check.h - Check mode: every memory access observed -------===//
+//===- rudnn_emu_check_hooks.cpp - Check mode: every access observed ------===//
 //
-// Part of the emulation prelude, in check mode only. The kernel object is
-// compiled with -fsanitize=thread's instrumentation but without its runtime:
-// the compiler calls the __tsan_* entry points below before every load,
-// store and atomic, and these report the access to the executor, which keeps
-// the shadow state of the block's shared memory and finds races between
+// Check mode only: linked into every kernel object, compiled once per
+// compiler, flags and prelude. The kernel is compiled with
+// -fsanitize=thread's instrumentation but without its runtime: the compiler
+// calls the __tsan_* entry points below before every load, store and
+// atomic, and these report the access to the executor, which keeps the
+// shadow state of the block's shared memory and finds races between
 // barriers, and traps on a global access outside the allocation it falls
 // near. A memcpy of a length unknown at compile time is a library call the
 // compiler does not instrument: such copies are seen only if they reach an
@@ -15,15 +16,21 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef RUDNN_EMU_CHECK_H
-#define RUDNN_EMU_CHECK_H
+#include "rudnn_emu_abi.h"
+
+#include <string.h>
+
+// Defined by the prelude in the kernel's own object (hidden, as everything
+// here is under -fvisibility=hidden).
+extern const rudnn_emu_host *rudnn_emu_host_table;
+extern __thread rudnn_emu_thread *rudnn_emu_current_thread;
 
 #define RUDNN_EMU_UNOBSERVED                                                   \
   extern "C" __attribute__((no_sanitize_thread, used, noinline))
 
 namespace rudnn_emu_detail {
 
-__attribute__((no_sanitize_thread)) inline void
+__attribute__((no_sanitize_thread)) static inline void
 observe(const void *address, size_t bytes, int kind) {
   // The executor's own per-thread pointer is no shared memory.
   if (address == &rudnn_emu_current_thread || !rudnn_emu_current_thread)
@@ -177,7 +184,3 @@ RUDNN_EMU_UNOBSERVED void __tsan_atomic_thread_fence(int) {
 RUDNN_EMU_UNOBSERVED void __tsan_atomic_signal_fence(int) {
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
-
-#undef RUDNN_EMU_UNOBSERVED
-
-#endif // RUDNN_EMU_CHECK_H
