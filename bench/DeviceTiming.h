@@ -21,6 +21,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,46 @@ inline void refuseLargeOnEmulation(Context &context,
                           " is GPU-sized and the backend is emulation (no "
                           "GPU): pass --allow-large to run it anyway, or "
                           "smaller --shapes");
+}
+
+/// The shapes of a --shapes list (items separated by ';', empty ones
+/// skipped), each read by `read(item, shape)`; an item it refuses (false)
+/// fails naming what the list wants.
+template <typename Shape, typename Read>
+std::vector<Shape> parseShapeList(const std::string &text,
+                                  const std::string &wants, Read read) {
+  std::vector<Shape> shapes;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ';');) {
+    if (item.empty())
+      continue;
+    Shape shape{};
+    if (!read(item, shape))
+      throw InvalidArgument("--shapes wants " + wants + ";..., got '" + item +
+                            "'");
+    shapes.push_back(shape);
+  }
+  return shapes;
+}
+
+inline std::string shapeField(int64_t value) { return std::to_string(value); }
+inline std::string shapeField(const std::string &text) { return text; }
+
+/// One item of a --shapes list, "a,b,c;".
+template <typename... Fields> std::string shapeItem(const Fields &...fields) {
+  std::string text;
+  ((text += (text.empty() ? "" : ",") + shapeField(fields)), ...);
+  return text + ";";
+}
+
+/// Prints the device and the results table's header (`format`, a printf
+/// format, with `columns`), flushed so that a slow first shape shows them.
+template <typename... Columns>
+void printTableHeader(Context &context, const char *format,
+                      Columns... columns) {
+  std::printf("device: %s\n", context.deviceDescription().c_str());
+  std::printf(format, columns...);
+  std::fflush(stdout);
 }
 
 /// Parses `tool`'s command line into `options` (`shapes` defaulting to

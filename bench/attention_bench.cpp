@@ -37,21 +37,16 @@ struct Shape {
 };
 
 std::vector<Shape> parseShapes(const std::string &text) {
-  std::vector<Shape> shapes;
-  std::stringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ';')) {
-    Shape s{};
-    int causal = 0;
-    if (std::sscanf(item.c_str(), "%ld,%ld,%ld,%ld,%d", &s.B, &s.T, &s.H, &s.D,
-                    &causal) != 5 ||
-        (causal != 0 && causal != 1))
-      throw InvalidArgument("--shapes wants B,T,H,D,causal(0|1);..., got '" +
-                            item + "'");
-    s.causal = causal;
-    shapes.push_back(s);
-  }
-  return shapes;
+  return bench::parseShapeList<Shape>(
+      text, "B,T,H,D,causal(0|1)", [](const std::string &item, Shape &s) {
+        int causal = -1;
+        if (std::sscanf(item.c_str(), "%ld,%ld,%ld,%ld,%d", &s.B, &s.T, &s.H,
+                        &s.D, &causal) != 5 ||
+            (causal != 0 && causal != 1))
+          return false;
+        s.causal = causal;
+        return true;
+      });
 }
 
 /// FlashAttention's benchmark shapes: 16k tokens a batch at a hidden size
@@ -60,8 +55,7 @@ std::string defaultShapes() {
   std::string text;
   for (int causal : {0, 1})
     for (int64_t T = 512; T <= 16384; T *= 2)
-      text += std::to_string(16384 / T) + "," + std::to_string(T) + ",16,128," +
-              std::to_string(causal) + ";";
+      text += bench::shapeItem(16384 / T, T, 16, 128, causal);
   return text;
 }
 
@@ -81,10 +75,9 @@ int main(int argc, char **argv) {
               context, options, s.B * s.T * s.H, kEmulationLimit,
               std::to_string(s.B) + "," + std::to_string(s.T) + "," +
                   std::to_string(s.H) + "," + std::to_string(s.D));
-        std::printf("device: %s\n", context.deviceDescription().c_str());
-        std::printf("%-24s %10s %10s %12s %10s\n", "B,T,H,D,causal", "fwd ms",
-                    "TFLOP/s", "fwd+bwd ms", "TFLOP/s");
-        std::fflush(stdout);
+        bench::printTableHeader(context, "%-24s %10s %10s %12s %10s\n",
+                                "B,T,H,D,causal", "fwd ms", "TFLOP/s",
+                                "fwd+bwd ms", "TFLOP/s");
         nlohmann::json results = nlohmann::json::array();
         for (const Shape &s : shapes) {
           std::mt19937 random(7);

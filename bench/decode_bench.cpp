@@ -37,19 +37,13 @@ struct Shape {
 };
 
 std::vector<Shape> parseShapes(const std::string &text) {
-  std::vector<Shape> shapes;
-  std::stringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ';')) {
-    Shape s{};
-    if (std::sscanf(item.c_str(), "%ld,%ld,%ld", &s.B, &s.L, &s.page) != 3 ||
-        s.B < 1 || s.L < 0 || s.page < 0 || s.page > 256)
-      throw InvalidArgument("--shapes wants B,L,page(0: contiguous, else 1 "
-                            "to 256);..., got '" +
-                            item + "'");
-    shapes.push_back(s);
-  }
-  return shapes;
+  return bench::parseShapeList<Shape>(
+      text, "B,L,page (page 0: contiguous, else 1 to 256)",
+      [](const std::string &item, Shape &s) {
+        return std::sscanf(item.c_str(), "%ld,%ld,%ld", &s.B, &s.L, &s.page) ==
+                   3 &&
+               s.B >= 1 && s.L >= 0 && s.page >= 0 && s.page <= 256;
+      });
 }
 
 /// Batches 1, 8 and 64 over caches of 1k to 64k tokens, contiguous and in
@@ -59,8 +53,7 @@ std::string defaultShapes() {
   for (int64_t page : {0, 16})
     for (int64_t B : {1, 8, 64})
       for (int64_t L : {1024, 4096, 16384, 65536})
-        text += std::to_string(B) + "," + std::to_string(L) + "," +
-                std::to_string(page) + ";";
+        text += bench::shapeItem(B, L, page);
   return text;
 }
 
@@ -105,10 +98,8 @@ int main(int argc, char **argv) {
           bench::refuseLargeOnEmulation(
               context, options, s.B * s.L, kEmulationLimit,
               std::to_string(s.B) + "," + std::to_string(s.L));
-        std::printf("device: %s\n", context.deviceDescription().c_str());
-        std::printf("%-20s %10s %10s %10s\n", "B,L,page", "ms", "GB/s",
-                    "copies");
-        std::fflush(stdout);
+        bench::printTableHeader(context, "%-20s %10s %10s %10s\n", "B,L,page",
+                                "ms", "GB/s", "copies");
         nlohmann::json results = nlohmann::json::array();
         for (const Shape &s : shapes) {
           const int64_t B = s.B, H = kHeads, G = kKvHeads, D = kHeadDim;

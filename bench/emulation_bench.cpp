@@ -72,38 +72,35 @@ void BM_EmulatedAxpy(benchmark::State &state) {
 }
 BENCHMARK(BM_EmulatedAxpy)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-void BM_EmulatedBarriers(benchmark::State &state) {
+/// Runs `entry` on `blocks` blocks of `threads`, `rounds` rounds a launch,
+/// and reports `operations` a round and block as `counter`/s.
+void runRounds(benchmark::State &state, const char *entry, const char *source,
+               int blocks, int threads, int rounds, double operations,
+               const char *counter) {
   Bench bench;
-  auto kernel = bench.build("barriers", kBarrierSource);
-  const int blocks = 16, rounds = 64;
-  DevicePtr out = bench.backend.allocate(blocks * 256 * 4);
+  auto kernel = bench.build(entry, source);
+  DevicePtr out = bench.backend.allocate(blocks * threads * 4);
   for (auto _ : state) {
     ArgPack args;
     args.push(rounds).push(out);
-    bench.backend.launch(*kernel, {{blocks}, {256}, 0}, args, nullptr);
+    bench.backend.launch(*kernel, {{unsigned(blocks)}, {unsigned(threads)}, 0},
+                         args, nullptr);
   }
-  state.counters["barriers/s"] =
-      benchmark::Counter(double(state.iterations()) * blocks * rounds * 2,
-                         benchmark::Counter::kIsRate);
+  state.counters[counter] = benchmark::Counter(double(state.iterations()) *
+                                                   blocks * rounds * operations,
+                                               benchmark::Counter::kIsRate);
   bench.backend.release(out);
+}
+
+void BM_EmulatedBarriers(benchmark::State &state) {
+  runRounds(state, "barriers", kBarrierSource, 16, 256, 64, 2, "barriers/s");
 }
 BENCHMARK(BM_EmulatedBarriers)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_EmulatedShuffles(benchmark::State &state) {
-  Bench bench;
-  auto kernel = bench.build("shuffles", kShuffleSource);
-  const int blocks = 16, rounds = 32;
-  DevicePtr out = bench.backend.allocate(blocks * 128 * 4);
-  for (auto _ : state) {
-    ArgPack args;
-    args.push(rounds).push(out);
-    bench.backend.launch(*kernel, {{blocks}, {128}, 0}, args, nullptr);
-  }
-  // warp_sum is five xor shuffles.
-  state.counters["warp-shuffles/s"] =
-      benchmark::Counter(double(state.iterations()) * blocks * 4 * rounds * 5,
-                         benchmark::Counter::kIsRate);
-  bench.backend.release(out);
+  // Four warps a block; warp_sum is five xor shuffles.
+  runRounds(state, "shuffles", kShuffleSource, 16, 128, 32, 4 * 5,
+            "warp-shuffles/s");
 }
 BENCHMARK(BM_EmulatedShuffles)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -55,20 +55,14 @@ struct Shape {
   std::vector<int64_t> lengths; // packed sequences
 };
 
-Shape parseShape(const std::string &item) {
-  Shape s;
+bool readShape(const std::string &item, Shape &s) {
   s.label = item;
-  auto fail = [&]() -> Shape {
-    throw InvalidArgument("--shapes wants B,T,H,K, varlen:L1+L2+...,H,K or "
-                          "gva:B,T,Q,H,K; got '" +
-                          item + "'");
-  };
   if (item.rfind("varlen:", 0) == 0) {
     const std::string rest = item.substr(7);
     const size_t comma = rest.find(',');
     if (comma == std::string::npos ||
         std::sscanf(rest.c_str() + comma, ",%ld,%ld", &s.H, &s.K) != 2)
-      return fail();
+      return false;
     std::stringstream lengths(rest.substr(0, comma));
     std::string length;
     while (std::getline(lengths, length, '+'))
@@ -81,24 +75,19 @@ Shape parseShape(const std::string &item) {
     if (std::sscanf(item.c_str() + 4, "%ld,%ld,%ld,%ld,%ld", &s.B, &s.T, &s.Q,
                     &s.H, &s.K) != 5 ||
         s.Q < 1 || s.H % s.Q != 0)
-      return fail();
+      return false;
   } else {
     if (std::sscanf(item.c_str(), "%ld,%ld,%ld,%ld", &s.B, &s.T, &s.H, &s.K) !=
         4)
-      return fail();
+      return false;
     s.Q = s.H;
   }
-  return s;
+  return true;
 }
 
 std::vector<Shape> parseShapes(const std::string &text) {
-  std::vector<Shape> shapes;
-  std::stringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ';'))
-    if (!item.empty())
-      shapes.push_back(parseShape(item));
-  return shapes;
+  return bench::parseShapeList<Shape>(
+      text, "B,T,H,K, varlen:L1+L2+...,H,K or gva:B,T,Q,H,K", readShape);
 }
 
 /// The default cases: batches, 8 packed sequences of mixed lengths
@@ -122,10 +111,9 @@ int main(int argc, char **argv) {
         for (const Shape &s : shapes)
           bench::refuseLargeOnEmulation(context, options, s.B * s.T * s.H,
                                         kEmulationLimit, s.label);
-        std::printf("device: %s\n", context.deviceDescription().c_str());
-        std::printf("%-40s %10s %10s %14s\n", "shape (V = K)", "fwd ms",
-                    "TFLOP/s", "fwd+bwd ms");
-        std::fflush(stdout);
+        bench::printTableHeader(context, "%-40s %10s %10s %14s\n",
+                                "shape (V = K)", "fwd ms", "TFLOP/s",
+                                "fwd+bwd ms");
         nlohmann::json results = nlohmann::json::array();
         for (const Shape &s : shapes) {
           const int64_t K = s.K, V = s.K, C = 64;

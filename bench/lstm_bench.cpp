@@ -33,21 +33,14 @@ struct Shape {
 };
 
 std::vector<Shape> parseShapes(const std::string &text) {
-  std::vector<Shape> shapes;
-  std::stringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ';')) {
-    Shape s{};
-    if (std::sscanf(item.c_str(), "%ld,%ld,%ld,%ld,%ld,%ld", &s.H, &s.B, &s.T,
-                    &s.L, &s.D, &s.bits) != 6 ||
-        s.H < 1 || s.H > 4096 || s.B < 1 || s.T < 1 || s.L < 1 ||
-        (s.D != 1 && s.D != 2) || (s.bits != 16 && s.bits != 32))
-      throw InvalidArgument("--shapes wants H,B,T,L,D,bits (H 1 to 4096, D 1 "
-                            "or 2, bits 16 or 32);..., got '" +
-                            item + "'");
-    shapes.push_back(s);
-  }
-  return shapes;
+  return bench::parseShapeList<Shape>(
+      text, "H,B,T,L,D,bits (H 1 to 4096, D 1 or 2, bits 16 or 32)",
+      [](const std::string &item, Shape &s) {
+        return std::sscanf(item.c_str(), "%ld,%ld,%ld,%ld,%ld,%ld", &s.H, &s.B,
+                           &s.T, &s.L, &s.D, &s.bits) == 6 &&
+               s.H >= 1 && s.H <= 4096 && s.B >= 1 && s.T >= 1 && s.L >= 1 &&
+               (s.D == 1 || s.D == 2) && (s.bits == 16 || s.bits == 32);
+      });
 }
 
 /// The grid: H 256 to 1024, batches 1 to 64, 512 steps, one and
@@ -59,9 +52,7 @@ std::string defaultShapes() {
       for (int64_t L : {1, 2})
         for (int64_t H : {256, 512, 1024})
           for (int64_t B : {1, 8, 64})
-            text += std::to_string(H) + "," + std::to_string(B) + ",512," +
-                    std::to_string(L) + "," + std::to_string(D) + "," +
-                    std::to_string(bits) + ";";
+            text += bench::shapeItem(H, B, 512, L, D, bits);
   return text;
 }
 
@@ -81,9 +72,8 @@ int main(int argc, char **argv) {
               context, options, s.T * s.B * s.H, kEmulationLimit,
               std::to_string(s.H) + "," + std::to_string(s.B) + "," +
                   std::to_string(s.T));
-        std::printf("device: %s\n", context.deviceDescription().c_str());
-        std::printf("%-24s %10s\n", "H,B,T,L,D,bits", "ms");
-        std::fflush(stdout);
+        bench::printTableHeader(context, "%-24s %10s\n", "H,B,T,L,D,bits",
+                                "ms");
         nlohmann::json results = nlohmann::json::array();
         for (const Shape &s : shapes) {
           const DType dtype = s.bits == 16 ? DType::BF16 : DType::F32;

@@ -34,26 +34,23 @@ struct Shape {
 };
 
 std::vector<Shape> parseShapes(const std::string &text) {
-  std::vector<Shape> shapes;
-  std::stringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ';')) {
-    Shape s{};
-    char op[8] = {}, pass[8] = {};
-    if (std::sscanf(item.c_str(), "%ld,%ld,%ld,%7[a-z],%7[a-z]", &s.rows, &s.C,
-                    &s.bits, op, pass) != 5 ||
-        s.rows < 1 || s.C < 1 || s.C > (int64_t(1) << 24) ||
-        (s.bits != 16 && s.bits != 32) ||
-        (std::strcmp(op, "layer") && std::strcmp(op, "rms")) ||
-        (std::strcmp(pass, "fwd") && std::strcmp(pass, "bwd")))
-      throw InvalidArgument("--shapes wants rows,C,bits,op,pass (bits 16 or "
-                            "32, op layer or rms, pass fwd or bwd);..., got '" +
-                            item + "'");
-    s.layer = !std::strcmp(op, "layer");
-    s.backward = !std::strcmp(pass, "bwd");
-    shapes.push_back(s);
-  }
-  return shapes;
+  return bench::parseShapeList<Shape>(
+      text,
+      "rows,C,bits,op,pass (bits 16 or 32, op layer or rms, pass fwd "
+      "or bwd)",
+      [](const std::string &item, Shape &s) {
+        char op[8] = {}, pass[8] = {};
+        if (std::sscanf(item.c_str(), "%ld,%ld,%ld,%7[a-z],%7[a-z]", &s.rows,
+                        &s.C, &s.bits, op, pass) != 5 ||
+            s.rows < 1 || s.C < 1 || s.C > (int64_t(1) << 24) ||
+            (s.bits != 16 && s.bits != 32) ||
+            (std::strcmp(op, "layer") && std::strcmp(op, "rms")) ||
+            (std::strcmp(pass, "fwd") && std::strcmp(pass, "bwd")))
+          return false;
+        s.layer = !std::strcmp(op, "layer");
+        s.backward = !std::strcmp(pass, "bwd");
+        return true;
+      });
 }
 
 /// The grid: rows 4096 to 65536 by C 1024 to 16384, both ops, both passes,
@@ -65,8 +62,8 @@ std::string defaultShapes() {
       for (int64_t bits : {16, 32})
         for (int64_t rows : {4096, 16384, 65536})
           for (int64_t C : {1024, 4096, 8192, 16384})
-            text += std::to_string(rows) + "," + std::to_string(C) + "," +
-                    std::to_string(bits) + "," + op + "," + pass + ";";
+            text += bench::shapeItem(rows, C, bits, std::string(op),
+                                     std::string(pass));
   return text;
 }
 
@@ -85,9 +82,8 @@ int main(int argc, char **argv) {
           bench::refuseLargeOnEmulation(
               context, options, s.rows * s.C, kEmulationLimit,
               std::to_string(s.rows) + "," + std::to_string(s.C));
-        std::printf("device: %s\n", context.deviceDescription().c_str());
-        std::printf("%-28s %10s %10s\n", "rows,C,bits,op,pass", "ms", "GB/s");
-        std::fflush(stdout);
+        bench::printTableHeader(context, "%-28s %10s %10s\n",
+                                "rows,C,bits,op,pass", "ms", "GB/s");
         nlohmann::json results = nlohmann::json::array();
         for (const Shape &s : shapes) {
           const DType dtype = s.bits == 16 ? DType::BF16 : DType::F32;

@@ -15,4 +15,4 @@
 // CHECK-NEXT: 1,70,16 {{[0-9.]+}} {{[0-9.]+}} {{[0-9]+}}
 
 // LARGE: rudnn-bench-decode: shape 64,65536 is GPU-sized and the backend is emulation (no GPU): pass --allow-large to run it anyway, or smaller --shapes
-// SHAPES: rudnn-bench-decode: --shapes wants B,L,page(0: contiguous, else 1 to 256);..., got '1,64,300'
+// SHAPES: rudnn-bench-decode: --shapes wants B,L,page (page 0: contiguous, else 1 to 256);..., got '1,64,300'

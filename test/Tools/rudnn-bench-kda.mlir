@@ -17,7 +17,7 @@
 // CASES: kda_bwd_prepare_bf16_f32_bf16_k16_v16_c64_a16_packed 1 x
 // CASES: gva:1,20,1,2,16 {{[0-9.]+}} {{[0-9.]+}} {{[0-9.]+}}
 // CASES: kda_head_group_sum_bf16_d16 2 x
-// BADCASE: --shapes wants B,T,H,K, varlen:L1+L2+...,H,K or gva:B,T,Q,H,K; got 'gva:1,20,2,3,16'
+// BADCASE: --shapes wants B,T,H,K, varlen:L1+L2+...,H,K or gva:B,T,Q,H,K;..., got 'gva:1,20,2,3,16'
 // RUN: not rudnn-bench-kda --repeats 0 2>&1 | FileCheck %s --check-prefix=USAGE
 
 // CHECK: device: CPU emulation

@@ -39,8 +39,7 @@ extern "C" __global__ void add_one(const __grid_constant__ TensorMap in,
                                    const __grid_constant__ TensorMap out,
                                    int row0) {
   RUDNN_DYNAMIC_SHARED(unsigned char, raw);
-  float *tile =
-      (float *)(raw + (1024 - shared_window_address(raw) % 1024) % 1024);
+  float *tile = swizzle_aligned<float>(raw);
   unsigned long long *full = (unsigned long long *)(tile + 16 * 32);
   if (threadIdx.x == 0)
     mbarrier_init(full, 1);

@@ -124,7 +124,7 @@ using namespace rudnn::arch;
 extern "C" __global__ void box(const __grid_constant__ TensorMap map,
                                unsigned short *out) {
   RUDNN_DYNAMIC_SHARED(unsigned char, raw);
-  unsigned short *tile = (unsigned short *)(raw + (1024 - shared_window_address(raw) % 1024) % 1024);
+  unsigned short *tile = swizzle_aligned<unsigned short>(raw);
   unsigned long long *full = (unsigned long long *)(tile + 64 * 64);
   if (threadIdx.x == 0)
     mbarrier_init(full, 1);
@@ -172,7 +172,7 @@ __device__ void products_at(const unsigned short *a_image,
                             const unsigned short *v_image, const float *a,
                             const int *a_index, float *d_out, float *e_out) {
   RUDNN_DYNAMIC_SHARED(unsigned char, raw);
-  unsigned short *ta = (unsigned short *)(raw + (1024 - shared_window_address(raw) % 1024) % 1024);
+  unsigned short *ta = swizzle_aligned<unsigned short>(raw);
   unsigned short *tb = ta + 64 * 64, *tv = tb + N * 64;
   for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x)
     ta[i] = a_image[i];

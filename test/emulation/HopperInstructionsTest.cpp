@@ -43,7 +43,7 @@ using namespace rudnn::arch;
 extern "C" __global__ void box(const __grid_constant__ TensorMap map,
                                unsigned short *out) {
   RUDNN_DYNAMIC_SHARED(unsigned char, raw);
-  unsigned char *tile = raw + (1024 - shared_window_address(raw) % 1024) % 1024;
+  unsigned char *tile = swizzle_aligned(raw);
   unsigned long long *full = (unsigned long long *)(tile + 16 * 128);
   if (threadIdx.x == 0)
     mbarrier_init(full, 1);
@@ -101,7 +101,7 @@ extern "C" __global__ void products(const __grid_constant__ TensorMap a_map,
                                     const __nv_bfloat16 *a, float *abt,
                                     float *av) {
   RUDNN_DYNAMIC_SHARED(unsigned char, raw);
-  __nv_bfloat16 *ta = (__nv_bfloat16 *)(raw + (1024 - shared_window_address(raw) % 1024) % 1024);
+  __nv_bfloat16 *ta = swizzle_aligned<__nv_bfloat16>(raw);
   __nv_bfloat16 *tb = ta + 64 * 64, *tv = tb + 64 * 64;
   unsigned long long *full = (unsigned long long *)(tv + 64 * 64);
   if (threadIdx.x == 0)
@@ -213,7 +213,7 @@ __device__ void products_at(const float *A, const float *B, const float *V,
                      float *abt, float *av) {
   constexpr int blocks = (N + 63) / 64; // V's column blocks
   RUDNN_DYNAMIC_SHARED(unsigned char, raw);
-  __nv_bfloat16 *ta = (__nv_bfloat16 *)(raw + (1024 - shared_window_address(raw) % 1024) % 1024);
+  __nv_bfloat16 *ta = swizzle_aligned<__nv_bfloat16>(raw);
   __nv_bfloat16 *tb = ta + 64 * 64, *tv = tb + N * 64;
   for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x)
     ta[swizzled(i / 64, i % 64)] = __float2bfloat16(A[i]);

@@ -53,7 +53,7 @@ using namespace rudnn::arch;
 extern "C" __global__ void two_boxes(const __grid_constant__ TensorMap map,
                                      unsigned short *out) {
   RUDNN_DYNAMIC_SHARED(unsigned char, raw);
-  unsigned char *tiles = raw + (1024 - shared_window_address(raw) % 1024) % 1024;
+  unsigned char *tiles = swizzle_aligned(raw);
   unsigned long long *full = (unsigned long long *)(tiles + 2 * 16 * 128);
   if (threadIdx.x == 0) {
     mbarrier_init(&full[0], 1);
@@ -249,7 +249,7 @@ constexpr const char *kStoreSource = R"cuda(
 using namespace rudnn::arch;
 extern "C" __global__ void store(const __grid_constant__ TensorMap map) {
   RUDNN_DYNAMIC_SHARED(unsigned char, raw);
-  unsigned short *tile = (unsigned short *)(raw + (1024 - shared_window_address(raw) % 1024) % 1024);
+  unsigned short *tile = swizzle_aligned<unsigned short>(raw);
   for (int i = threadIdx.x; i < 16 * 64; i += blockDim.x) {
     const int r = i / 64, c = i % 64;
     tile[r * 64 + (c / 8 ^ r % 8) * 8 + c % 8] = (unsigned short)(1000 + i);

@@ -42,7 +42,7 @@ constexpr const char *kGroupSource = R"cuda(
 using namespace rudnn::arch;
 extern "C" __global__ void group(float *out) {
   RUDNN_DYNAMIC_SHARED(unsigned char, raw);
-  __nv_bfloat16 *ta = (__nv_bfloat16 *)(raw + (1024 - shared_window_address(raw) % 1024) % 1024);
+  __nv_bfloat16 *ta = swizzle_aligned<__nv_bfloat16>(raw);
   __nv_bfloat16 *tb = ta + 64 * 64;
   for (int i = threadIdx.x; i < 2 * 64 * 64; i += blockDim.x)
     ta[i] = __float2bfloat16(1.0f);
@@ -344,7 +344,7 @@ constexpr const char *kTwoGroupsSource = R"cuda(
 using namespace rudnn::arch;
 extern "C" __global__ void two_groups(float *out) {
   RUDNN_DYNAMIC_SHARED(unsigned char, raw);
-  __nv_bfloat16 *ta = (__nv_bfloat16 *)(raw + (1024 - shared_window_address(raw) % 1024) % 1024);
+  __nv_bfloat16 *ta = swizzle_aligned<__nv_bfloat16>(raw);
   for (int i = threadIdx.x; i < 2 * 64 * 64; i += blockDim.x)
     ta[i] = __float2bfloat16(i < 64 * 64 ? 1.0f : 2.0f);
   fence_proxy_async_shared(); // seen by wgmma (the async proxy)
@@ -374,7 +374,7 @@ constexpr const char *kChainedSource = R"cuda(
 using namespace rudnn::arch;
 extern "C" __global__ void chained(float *out) {
   RUDNN_DYNAMIC_SHARED(unsigned char, raw);
-  __nv_bfloat16 *tv = (__nv_bfloat16 *)(raw + (1024 - shared_window_address(raw) % 1024) % 1024);
+  __nv_bfloat16 *tv = swizzle_aligned<__nv_bfloat16>(raw);
   for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x)
     tv[i] = __float2bfloat16(1.0f);
   fence_proxy_async_shared();

@@ -8,6 +8,7 @@
 
 #include "runtime/compile/CudaToolkit.h"
 #include "runtime/compile/NvrtcCompiler.h"
+#include "test/support/TempFolders.h"
 
 #include "rudnn/errors.h"
 
@@ -20,19 +21,11 @@
 
 using namespace rudnn;
 using namespace rudnn::runtime;
+using rudnn::test::freshDirectory;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path freshDirectory(const std::string &name) {
-  fs::path directory =
-      fs::temp_directory_path() /
-      ("rudnn-toolkit-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(directory);
-  fs::create_directories(directory);
-  return directory;
-}
 
 TEST(CudaToolkit, DefaultSearchFindsNvrtcItsHeadersAndPtxas) {
   const CudaToolkit &toolkit = CudaToolkit::get();

@@ -6,6 +6,7 @@
 
 #include "runtime/cache/Hash.h"
 #include "runtime/cache/KernelCache.h"
+#include "test/support/TempFolders.h"
 
 #include <gtest/gtest.h>
 
@@ -90,10 +91,7 @@ inline KernelCacheOptions optionsFor(const std::string &directory,
   return options;
 }
 
-inline std::string readFile(const fs::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using rudnn::test::readFile;
 
 inline void writeFile(const fs::path &path, const std::string &bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -4,6 +4,7 @@
 #include "runtime/compile/CudaToolkit.h"
 #include "test/support/DeviceHeaders.h"
 #include "test/support/SampleKernels.h"
+#include "test/support/TempFolders.h"
 
 #include "rudnn/errors.h"
 
@@ -17,25 +18,12 @@
 
 using namespace rudnn;
 using namespace rudnn::runtime;
+using rudnn::test::freshDirectory;
+using rudnn::test::readFile;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string readFile(const fs::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-fs::path freshDirectory(const std::string &name) {
-  fs::path path = fs::temp_directory_path() /
-                  ("rudnn-test-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(path);
-  fs::create_directories(path);
-  return path;
-}
 
 class NvrtcCompilerTest : public ::testing::TestWithParam<std::string> {
 protected:

@@ -19,14 +19,7 @@
 using namespace mlir;
 using namespace mlir::rudnn;
 using ::rudnn::DType;
-using ::rudnn::codegen::attachPrimitives;
-using ::rudnn::codegen::cudaType;
-using ::rudnn::codegen::dtype;
-using ::rudnn::codegen::elementBytes;
-using ::rudnn::codegen::KernelBuilder;
-using ::rudnn::codegen::KernelLaunch;
-using ::rudnn::codegen::lastDim;
-using ::rudnn::codegen::Primitive;
+using namespace ::rudnn::codegen;
 
 namespace {
 

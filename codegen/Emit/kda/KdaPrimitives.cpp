@@ -19,15 +19,7 @@
 using namespace mlir;
 using namespace mlir::rudnn;
 using ::rudnn::DType;
-using ::rudnn::codegen::attachPrimitives;
-using ::rudnn::codegen::dtype;
-using ::rudnn::codegen::elementBytes;
-using ::rudnn::codegen::KdaKernelSpec;
-using ::rudnn::codegen::KdaStage;
-using ::rudnn::codegen::KdaTensor;
-using ::rudnn::codegen::KernelBuilder;
-using ::rudnn::codegen::lastDim;
-using ::rudnn::codegen::Primitive;
+using namespace ::rudnn::codegen;
 
 namespace {
 

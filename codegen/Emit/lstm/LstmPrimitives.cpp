@@ -16,13 +16,7 @@
 
 using namespace mlir;
 using namespace mlir::rudnn;
-using ::rudnn::codegen::attachPrimitives;
-using ::rudnn::codegen::cudaType;
-using ::rudnn::codegen::dtype;
-using ::rudnn::codegen::elementBytes;
-using ::rudnn::codegen::KernelBuilder;
-using ::rudnn::codegen::lastDim;
-using ::rudnn::codegen::Primitive;
+using namespace ::rudnn::codegen;
 
 namespace {
 

@@ -16,14 +16,8 @@
 
 using namespace mlir;
 using namespace mlir::rudnn;
-using ::rudnn::codegen::attachPrimitives;
-using ::rudnn::codegen::Primitive;
+using namespace ::rudnn::codegen;
 using namespace ::rudnn::codegen::norm;
-using ::rudnn::codegen::cudaType;
-using ::rudnn::codegen::dtype;
-using ::rudnn::codegen::elementBytes;
-using ::rudnn::codegen::KernelBuilder;
-using ::rudnn::codegen::lastDim;
 
 namespace {
 

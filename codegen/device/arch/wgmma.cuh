@@ -50,6 +50,15 @@ shared_window_address(const void *pointer) {
 #endif
 }
 
+/// `raw` (shared memory) moved up to the next 1024-byte boundary of the
+/// shared window, as `T *`: 128-byte swizzled tiles start there, since
+/// wgmma and TMA read the swizzle from address bits.
+template <typename T = unsigned char>
+__device__ __forceinline__ T *swizzle_aligned(unsigned char *raw) {
+  return reinterpret_cast<T *>(
+      raw + (1024 - shared_window_address(raw) % 1024) % 1024);
+}
+
 /// A shared-memory matrix descriptor, 128-byte swizzle: start address,
 /// leading and stride byte offsets (all in 16-byte units).
 __device__ __forceinline__ unsigned long long

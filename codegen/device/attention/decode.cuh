@@ -86,8 +86,7 @@ __device__ __forceinline__ long long cache_offset(const DecodeParams<T> &p,
 
 /// Whether an entry of cached `length` has room for the new tokens.
 template <typename T>
-__device__ __forceinline__ bool has_room(const DecodeParams<T> &p,
-                                         int length) {
+__device__ __forceinline__ bool has_room(const DecodeParams<T> &p, int length) {
   return length >= 0 && static_cast<long long>(length) + p.split.tokens <=
                             static_cast<long long>(p.capacity);
 }
@@ -98,9 +97,8 @@ __device__ __forceinline__ bool has_room(const DecodeParams<T> &p,
 /// a status pays for it (without one, the host checks).
 /// Block-collective.
 template <int PageSize, typename T>
-__device__ __forceinline__ bool shares_appended_page(const DecodeParams<T> &p,
-                                                     int b, int first,
-                                                     int used) {
+__device__ __forceinline__ bool
+shares_appended_page(const DecodeParams<T> &p, int b, int first, int used) {
   const int *own = p.block_table + b * p.block_table_batch;
   bool shared = false;
   for (int other = 0; other < p.split.batch; ++other) {
@@ -134,7 +132,8 @@ __device__ __forceinline__ bool entry_fits(const DecodeParams<T> &p, int b,
       bad = bad || page < 0 || page >= p.pages;
     }
     if (p.status)
-      bad = bad || shares_appended_page<PageSize>(p, b, length / PageSize, used);
+      bad =
+          bad || shares_appended_page<PageSize>(p, b, length / PageSize, used);
     return !__syncthreads_or(bad);
   }
 }

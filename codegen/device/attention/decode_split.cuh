@@ -100,9 +100,8 @@ struct DecodeSplit {
 
 /// Where query row (b, h, t) keeps part s of its partial results:
 /// o_partial [B, H, T, slots, E], lse_partial [B, H, T, slots].
-__device__ __forceinline__ long long partial_slot(int b, int h, int t, int part,
-                                                  int heads, int tokens,
-                                                  int slots) {
+__device__ __forceinline__ long long
+partial_slot(int b, int h, int t, int part, int heads, int tokens, int slots) {
   return ((static_cast<long long>(b) * heads + h) * tokens + t) * slots + part;
 }
 

@@ -119,6 +119,14 @@ store_column_partials(float *partial, int C, int begin, int count, int t,
   }
 }
 
+/// Whether dy, x and dx rows all start on 16 bytes (the vector path).
+template <typename T>
+__device__ __forceinline__ bool
+backward_rows_aligned16(const NormBackwardParams<T> &p) {
+  return rows_aligned16(p.dy, p.dy_at) && rows_aligned16(p.x, p.x_at) &&
+         rows_aligned16<T>(p.dx, p.dx_at);
+}
+
 /// Rows held whole: Groups groups of Threads threads a block (a warp a row,
 /// or one group of the whole block), the grid's blocks walking the M·N rows.
 /// Each block leaves its Σ dy·x̂ and Σ dy per column in column_partials[
@@ -129,9 +137,7 @@ __device__ void norm_backward_rows(const NormBackwardParams<T> &p) {
   constexpr int kHeld = Gradient::Share::kItems * Vector;
   __shared__ BlockScratch scratch;
   const int group = threadIdx.x / Threads, t = threadIdx.x % Threads;
-  const bool vectors = rows_aligned16(p.dy, p.dy_at) &&
-                       rows_aligned16(p.x, p.x_at) &&
-                       rows_aligned16<T>(p.dx, p.dx_at);
+  const bool vectors = backward_rows_aligned16(p);
   const bool gammaVectors =
       reinterpret_cast<unsigned long long>(p.gamma) % 16 == 0;
   float dgamma[kHeld] = {}, dbeta[kHeld] = {};
@@ -214,9 +220,7 @@ __device__ void norm_backward_split(const NormBackwardParams<T> &p) {
   const int s = blockIdx.x % kSplits, walker = blockIdx.x / kSplits,
             walkers = gridDim.x / kSplits;
   const int begin = s * Chunk, count = C - begin < Chunk ? C - begin : Chunk;
-  const bool vectors = rows_aligned16(p.dy, p.dy_at) &&
-                       rows_aligned16(p.x, p.x_at) &&
-                       rows_aligned16<T>(p.dx, p.dx_at);
+  const bool vectors = backward_rows_aligned16(p);
   const bool gammaVectors =
       reinterpret_cast<unsigned long long>(p.gamma) % 16 == 0;
   float dgamma[kHeld] = {}, dbeta[kHeld] = {};

@@ -21,51 +21,54 @@ double gammaAt(const NormInputs &in, int64_t c) {
   return in.gamma.empty() ? 1.0 : in.gamma[c];
 }
 
+/// The summed input h and y sized like it; `row(out, r, h)` for each row,
+/// which writes the row's y.
+template <typename Row>
+NormOutputs normRows(const NormInputs &in, int64_t features, Row row) {
+  NormOutputs out;
+  out.h = sum(in);
+  const int64_t rows = features ? int64_t(out.h.size()) / features : 0;
+  out.y.resize(out.h.size());
+  for (int64_t r = 0; r < rows; ++r)
+    row(out, r, out.h.data() + r * features);
+  return out;
+}
+
 } // namespace
 
 NormOutputs rudnn::reference::layerNorm(const NormInputs &in, int64_t features,
                                         double eps) {
-  NormOutputs out;
-  out.h = sum(in);
-  const int64_t rows = features ? int64_t(out.h.size()) / features : 0;
-  out.y.resize(out.h.size());
-  for (int64_t r = 0; r < rows; ++r) {
-    const double *h = out.h.data() + r * features;
-    double mean = 0.0, var = 0.0;
-    for (int64_t c = 0; c < features; ++c)
-      mean += h[c];
-    mean /= double(features);
-    for (int64_t c = 0; c < features; ++c)
-      var += (h[c] - mean) * (h[c] - mean);
-    var /= double(features);
-    const double rstd = 1.0 / std::sqrt(var + eps);
-    for (int64_t c = 0; c < features; ++c)
-      out.y[r * features + c] = (h[c] - mean) * rstd * gammaAt(in, c) +
-                                (in.beta.empty() ? 0.0 : in.beta[c]);
-    out.mean.push_back(mean);
-    out.var.push_back(var);
-    out.rstd.push_back(rstd);
-  }
-  return out;
+  return normRows(
+      in, features, [&](NormOutputs &out, int64_t r, const double *h) {
+        double mean = 0.0, var = 0.0;
+        for (int64_t c = 0; c < features; ++c)
+          mean += h[c];
+        mean /= double(features);
+        for (int64_t c = 0; c < features; ++c)
+          var += (h[c] - mean) * (h[c] - mean);
+        var /= double(features);
+        const double rstd = 1.0 / std::sqrt(var + eps);
+        for (int64_t c = 0; c < features; ++c)
+          out.y[r * features + c] = (h[c] - mean) * rstd * gammaAt(in, c) +
+                                    (in.beta.empty() ? 0.0 : in.beta[c]);
+        out.mean.push_back(mean);
+        out.var.push_back(var);
+        out.rstd.push_back(rstd);
+      });
 }
 
 NormOutputs rudnn::reference::rmsNorm(const NormInputs &in, int64_t features,
                                       double eps) {
-  NormOutputs out;
-  out.h = sum(in);
-  const int64_t rows = features ? int64_t(out.h.size()) / features : 0;
-  out.y.resize(out.h.size());
-  for (int64_t r = 0; r < rows; ++r) {
-    const double *h = out.h.data() + r * features;
-    double squares = 0.0;
-    for (int64_t c = 0; c < features; ++c)
-      squares += h[c] * h[c];
-    const double rstd = 1.0 / std::sqrt(squares / double(features) + eps);
-    for (int64_t c = 0; c < features; ++c)
-      out.y[r * features + c] = h[c] * rstd * gammaAt(in, c);
-    out.rstd.push_back(rstd);
-  }
-  return out;
+  return normRows(
+      in, features, [&](NormOutputs &out, int64_t r, const double *h) {
+        double squares = 0.0;
+        for (int64_t c = 0; c < features; ++c)
+          squares += h[c] * h[c];
+        const double rstd = 1.0 / std::sqrt(squares / double(features) + eps);
+        for (int64_t c = 0; c < features; ++c)
+          out.y[r * features + c] = h[c] * rstd * gammaAt(in, c);
+        out.rstd.push_back(rstd);
+      });
 }
 
 NormGradients rudnn::reference::normBackward(const std::vector<double> &dy,
