@@ -133,6 +133,26 @@ func.func @softcap(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tenso
 
 // -----
 
+// A persistent grid is the Hopper kernel's (block_q 128).
+func.func @blocks(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %v: tensor<2x9x2x16xbf16>) {
+  // expected-error @+1 {{'blocks' (a persistent grid) must be positive and goes with 'block_q' 128}}
+  %o, %lse = rudnn.attention %q, %k, %v block_q 64 blocks 4
+      : (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x16xbf16>) -> (tensor<2x8x4x16xbf16>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// No blocks at all.
+func.func @no_blocks(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %v: tensor<2x9x2x16xbf16>) {
+  // expected-error @+1 {{'blocks' (a persistent grid) must be positive}}
+  %o, %lse = rudnn.attention %q, %k, %v block_q 128 blocks 0
+      : (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x16xbf16>) -> (tensor<2x8x4x16xbf16>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
 // Queries come 64 a block (the sm_80 kernel) or 128 (the Hopper kernel).
 func.func @block_q(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>) {
   // expected-error @+1 {{'block_q' must be 64 or 128, got 32}}

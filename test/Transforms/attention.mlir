@@ -109,14 +109,15 @@ func.func @packed(%q: tensor<?x?x64xbf16>, %k: tensor<?x?x64xbf16>,
 // also reach it as TMA tensor maps, (dim, time, head, batch) innermost
 // first over the caller's strides, in boxes of 64 columns by 128 rows; 384
 // threads (a producer and two consumer warpgroups) over 128 queries a
-// block, K and V in two stages of 128 keys.
+// block, K and V in two stages of 128 keys, on a persistent grid of one
+// block an SM (the target's 132) taking the query tiles in turn.
 // SPECIALIZE-LABEL: func.func @hopper
-// SPECIALIZE: rudnn.attention {{.*}} causal scale 0.0883883461 block_q 128 block_k 128
+// SPECIALIZE: rudnn.attention {{.*}} causal scale 0.0883883461 block_q 128 block_k 128 blocks 132
 // SM80-LABEL: func.func @hopper
 // SM80: block_q 64 block_k 64
 // PLAN-LABEL: rudnn.plan @hopper
 // PLAN: rudnn.kernel @[[KERNEL:attention_fwd_bf16_d128_e128_bk128_causal_wgmma]] threads 384 shared_bytes 182272
-// PLAN: rudnn.launch @[[KERNEL]] grid [#rudnn.size<constant = 1, params = ["query_tiles128"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
+// PLAN: rudnn.launch @[[KERNEL]] grid [#rudnn.size<constant = 132, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>
 // PLAN-SAME: #rudnn.tensor_map<buffer = "q", element_bytes = 2, dims = [128, #rudnn.param<name = "T", bits = 64>, #rudnn.param<name = "H", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "q_stride1", bits = 64>, #rudnn.param<name = "q_stride2", bits = 64>, #rudnn.param<name = "q_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>
 // PLAN-SAME: #rudnn.tensor_map<buffer = "k", element_bytes = 2, dims = [128, #rudnn.param<name = "S", bits = 64>, #rudnn.param<name = "G", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "k_stride1", bits = 64>, #rudnn.param<name = "k_stride2", bits = 64>, #rudnn.param<name = "k_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>
 // PLAN-SAME: #rudnn.tensor_map<buffer = "v", element_bytes = 2, dims = [128, #rudnn.param<name = "S", bits = 64>, #rudnn.param<name = "G", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "v_stride1", bits = 64>, #rudnn.param<name = "v_stride2", bits = 64>, #rudnn.param<name = "v_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>

@@ -291,6 +291,48 @@ TEST_F(AttentionTest, UnalignedRowsTakeTheSm80Kernel) {
   EXPECT_LT(relativeError(read(lse, B * H * T), want.lse), 1e-2);
 }
 
+/// The Hopper kernel on a persistent grid of fewer blocks than query tiles:
+/// each block takes several (causal ones the heaviest first), and every
+/// tile comes out as on a grid of them all.
+TEST_F(AttentionTest, APersistentGridOfThreeBlocksTakesEveryQueryTile) {
+  const int64_t B = 2, T = 300, S = 310, H = 2, G = 1, D = 64, E = 48;
+  std::mt19937 random(21);
+  reference::AttentionInputs in;
+  in.q = normalValues(B * T * H * D, random);
+  in.k = normalValues(B * S * G * D, random);
+  in.v = normalValues(B * S * G * E, random);
+  roundTo(DType::BF16, {&in.q, &in.k, &in.v});
+  DeviceTensor q = dense(in.q, {B, T, H, D}, DType::BF16),
+               k = dense(in.k, {B, S, G, D}, DType::BF16),
+               v = dense(in.v, {B, S, G, E}, DType::BF16);
+  for (bool causal : {false, true}) {
+    SCOPED_TRACE(causal ? "causal" : "full");
+    reference::AttentionOptions ref;
+    ref.scale = 1.0 / std::sqrt(double(D));
+    ref.causal = causal;
+    const reference::AttentionOutputs want =
+        reference::attentionForward({B, T, S, H, G, D, E}, in, ref);
+    DeviceTensor o = dense(std::vector<double>(B * T * H * E, NAN),
+                           {B, T, H, E}, DType::BF16),
+                 lse = dense(std::vector<double>(B * H * T, NAN), {B, H, T});
+    runOnPath(
+        [&] {
+          callOperator(*context, "rudnn.attention",
+                       {{"causal", causal},
+                        {"block_q", int64_t(128)},
+                        {"blocks", int64_t(3)}},
+                       {{"q", q.view},
+                        {"k", k.view},
+                        {"v", v.view},
+                        {"o", o.view},
+                        {"lse", lse.view}});
+        },
+        /*hopper=*/true);
+    EXPECT_LT(relativeError(read(o, B * T * H * E), want.o), 1e-2);
+    EXPECT_LT(relativeError(read(lse, B * H * T), want.lse), 1e-2);
+  }
+}
+
 TEST_F(AttentionTest, AnOutputOffItsChunksIsWrittenElementWise) {
   // Aligned inputs take the Hopper kernel; o two bytes past a 16-byte
   // boundary cannot take its 16-byte epilogue stores.

@@ -219,10 +219,10 @@ INSTANTIATE_TEST_SUITE_P(
         // More queries than keys, causal: empty rows; MQA; D = 8.
         BackwardCase{f32, 2, 90, 30, 4, 1, 8, 8, true, false, false, -1, -1, 0},
         // 16-bit on the Hopper kernels: dV and dK in one pass (D, E ≤ 64)
-        // with mask, window and softcap; in two (D = 72), GQA 4.
+        // with mask, window and softcap; in two (D = 72), GQA 2.
         BackwardCase{bf16, 2, 45, 60, 2, 1, 24, 40, false, false, true, 9, 3, 5,
                      Layout::BHTD},
-        BackwardCase{bf16, 1, 66, 66, 4, 1, 72, 72, true, false, false, -1, -1,
+        BackwardCase{bf16, 1, 66, 66, 2, 1, 72, 72, true, false, false, -1, -1,
                      0},
         // D = 256: dV and dK in two passes, 32 rows streamed a step.
         BackwardCase{f16, 2, 40, 33, 2, 2, 256, 128, false, true, true, -1, -1,
@@ -348,7 +348,7 @@ INSTANTIATE_TEST_SUITE_P(
                            0},
         // 16-bit on tensor cores with a window and softcap; MQA.
         VarlenBackwardCase{
-            bf16, {17, 64, 65}, {40, 64, 1}, 4, 1, 72, 72, false, 9, 2, 5}),
+            bf16, {17, 64, 65}, {40, 64, 1}, 2, 1, 72, 72, false, 9, 2, 5}),
     [](const ::testing::TestParamInfo<VarlenBackwardCase> &info) {
       return std::string(dtypeName(info.param.dtype)) + "_entries" +
              std::to_string(info.param.queries.size());

@@ -68,6 +68,8 @@ struct AttentionKernel {
   /// The Hopper kernel (TMA, wgmma): block_q 128, over views whose rows
   /// are 16-byte aligned as tensor maps need; else the sm_80 kernel.
   bool hopper;
+  /// The Hopper kernel's persistent grid; 0: a block a query tile.
+  int64_t blocks = 0;
 
   static AttentionKernel of(AttentionChain &chain,
                             AttentionFinalizeOp finalize) {
@@ -88,6 +90,9 @@ struct AttentionKernel {
                            aligned,
                            aligned && chain.scores.getBlockQ() ==
                                           kHopperAttentionBlockQueries};
+    if (kernel.hopper)
+      kernel.blocks =
+          static_cast<int64_t>(chain.scores.getBlocks().value_or(0));
     // Unaligned views of a Hopper specialization take the sm_80 kernel.
     if (!kernel.hopper && kernel.blockK > 64)
       kernel.blockK =
@@ -240,6 +245,9 @@ void setLaunch(KernelLaunch &launch, const AttentionKernel &kernel) {
                        ? SizeRef{1, {DimRef::of('H')}}
                        : SizeRef{1, {DimRef::of('B'), DimRef::of('H')}};
   launch.grid[2] = SizeRef{1, {}};
+  // Persistent: the blocks take the query tiles in turn.
+  if (kernel.blocks)
+    launch.grid[0] = SizeRef{kernel.blocks, {}}, launch.grid[1] = {1, {}};
   SizeRef rows{1, {DimRef::of('H'), DimRef::of('T')}};
   if (!kernel.packed)
     rows.dims.insert(rows.dims.begin(), DimRef::of('B'));

@@ -38,7 +38,7 @@ template <typename T, int D, int E> struct HopperBackwardShared {
   alignas(1024) T values[kEBlocks][kRows * 64];
   alignas(1024) T step_heads[2][kDBlocks][kStep * 64];
   alignas(1024) T step_values[2][kEBlocks][kStep * 64];
-  HopperBarriers barriers;
+  HopperBarriers<> barriers;
 };
 
 /// One block's unit of work: 128 resident rows from row0 of entry b (keys

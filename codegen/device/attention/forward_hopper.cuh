@@ -3,14 +3,14 @@
 // FlashAttention-3's organisation: a block of 128 queries and three
 // warpgroups. The producer (warpgroup 0, its registers given up with
 // setmaxnreg) has one thread issue TMA loads: the queries once, then each
-// key tile's K and V into a two-stage ring, announcing their bytes on the
-// stage's `full` mbarriers (one for K, one for V, so the scores start while
-// V lands) and waiting on its `empty` ones (K's and V's apart) before
-// reuse. Each consumer warpgroup (64 query rows) forms its 64 x BK scores
-// with wgmma from shared memory, scales, masks and folds them into its
-// online softmax in registers while the P·V of the tile before (wgmma
-// taking P from registers) is still in flight, and the two warpgroups take
-// turns issuing products (pingpong on named barriers), as
+// key tile's K and V into a ring of stages (three to D = 64, else two),
+// announcing their bytes on the stage's `full` mbarriers (one for K, one
+// for V, so the scores start while V lands) and waiting on its `empty`
+// ones (K's and V's apart) before reuse. Each consumer warpgroup (64 query
+// rows) forms its 64 x BK scores with wgmma from shared memory, scales, masks
+// and folds them into its online softmax in registers while the P·V of the tile
+// before (wgmma taking P from registers) is still in flight, and the two
+// warpgroups take turns issuing products (pingpong on named barriers), as
 // FlashAttention-3 does. Tiles are 64-element column blocks
 // of 128-byte rows, swizzled as both TMA and wgmma read them; head dims
 // below a block's 64 are zeros the TMA unit fills in. Key tiles no query
@@ -33,10 +33,12 @@ inline constexpr int kHopperBlockQueries = 128;
 inline constexpr int kHopperThreads = 384;
 
 /// Keys per tile: 128 while a consumer's scores and accumulators fit its
-/// registers (head dims to 128), else 64.
+/// registers (head dims to 128), else 64. Stages of the K and V ring:
+/// three where they fit the shared memory (head dims to 64), else two.
 template <int D, int E> struct HopperTiles {
   static constexpr int kKeys = D <= 128 && E <= 128 ? 128 : 64;
   static constexpr int kDBlocks = (D + 63) / 64, kEBlocks = (E + 63) / 64;
+  static constexpr int kStages = D <= 64 && E <= 64 ? 3 : 2;
 };
 
 /// The block's dynamic shared memory, from a 1024-byte aligned address
@@ -45,10 +47,11 @@ template <typename T, int D, int E> struct HopperShared {
   using Tiles = HopperTiles<D, E>;
   static constexpr int kBK = Tiles::kKeys;
   alignas(1024) T q[Tiles::kDBlocks][kHopperBlockQueries * 64];
-  alignas(1024) T k[2][Tiles::kDBlocks][kBK * 64];
-  alignas(1024) T v[2][Tiles::kEBlocks][kBK * 64];
+  alignas(1024) T k[Tiles::kStages][Tiles::kDBlocks][kBK * 64];
+  alignas(1024) T v[Tiles::kStages][Tiles::kEBlocks][kBK * 64];
   alignas(128) T out_stage[8][16 * 64]; // each consumer warp's epilogue
-  HopperBarriers barriers; // resident: the queries; streamed: K and V
+  // Resident: the queries; streamed: K and V.
+  HopperBarriers<Tiles::kStages> barriers;
 };
 
 /// One block's unit of work: 128 queries from q0 of entry b, head h.
@@ -74,17 +77,42 @@ template <bool Causal, int BK> struct TileKeys {
   }
 };
 
-/// Calls work(tile) for each query tile of this block, in the same order
-/// for the producer and the consumers: padded batches one (causal: the
-/// heaviest first over the grid), packed ones blockIdx.x, blockIdx.x +
-/// gridDim.x, … (a whole warp calls it).
+/// Calls work(tile) for each query tile this block takes, in the same
+/// order for the producer and the consumers (a whole warp calls it). Tiles
+/// are numbered linearly and block x of a grid of n takes x, x + n, …: one
+/// tile each on a grid of them all, several on a persistent grid of one
+/// block an SM, whose producer then loads a tile's queries and keys under
+/// the epilogue of the tile before. Padded batches number a head's tiles
+/// together (blocks running at once share its keys in L2), causal ones the
+/// heaviest first: every (entry, head)'s last tile, then the one before, …
+/// (longest processing time first). Packed batches number the heads
+/// fastest, a tile's entry found in the offsets on the device.
 template <bool Causal, bool Packed, typename T, typename Work>
 __device__ __forceinline__ void for_each_query_tile(const ForwardParams<T> &p,
                                                     Work work) {
-  for_each_block<kHopperBlockQueries, Packed, /*ByKeys=*/false, Causal>(
-      p, p.heads, [&](int b, int h, int q0, Rows queryRows, Rows keyRows) {
-        work(QueryTile{b, h, q0, queryRows, keyRows});
-      });
+  const int first = static_cast<int>(blockIdx.x + blockIdx.y * gridDim.x),
+            step = static_cast<int>(gridDim.x * gridDim.y);
+  if constexpr (!Packed) {
+    const int tiles =
+                  (p.queries + kHopperBlockQueries - 1) / kHopperBlockQueries,
+              pairs = p.batch * p.heads;
+    for (int linear = first; linear < tiles * pairs; linear += step) {
+      const int tile = Causal ? tiles - 1 - linear / pairs : linear % tiles,
+                pair = Causal ? linear % pairs : linear / tiles;
+      work(QueryTile{pair / p.heads, pair % p.heads, tile * kHopperBlockQueries,
+                     Rows{0, p.queries}, Rows{0, p.keys}});
+    }
+  } else {
+    for (int linear = first;; linear += step) {
+      int b = 0, q0 = 0;
+      if (!packed_query_tile<kHopperBlockQueries>(
+              p.cu_seqlens_q, p.batch, p.queries, linear / p.heads, b, q0))
+        return;
+      work(QueryTile{b, linear % p.heads, q0,
+                     packed_rows(p.cu_seqlens_q, b, p.queries),
+                     packed_rows(p.cu_seqlens_k, b, p.keys)});
+    }
+  }
 }
 
 /// The producer thread: the queries of each tile, then its key tiles.
@@ -112,16 +140,18 @@ __device__ void produce(const ForwardParams<T> &p, HopperShared<T, D, E> &s,
       load_tile<Packed, Tiles::kDBlocks>(s.q, q_map, t.queryRows.first + t.q0,
                                          t.h, t.b, &s.barriers.resident_full);
       for (int i = 0; i < count; ++i, ++step) {
-        const int stage = step & 1, j0 = (first + i) * kBK;
-        const unsigned released = ((step >> 1) - 1) & 1;
-        if (step >= 2)
+        constexpr int kStages = Tiles::kStages;
+        const int stage = step % kStages, j0 = (first + i) * kBK;
+        // The phase in which the consumers released this stage's last use.
+        const unsigned released = (step / kStages - 1) & 1;
+        if (step >= kStages)
           arch::mbarrier_wait(&s.barriers.heads_empty[stage], released);
         arch::mbarrier_arrive_expect_tx(&s.barriers.heads_full[stage],
                                         kKeyBytes);
         load_tile<Packed, Tiles::kDBlocks>(s.k[stage], k_map,
                                            t.keyRows.first + j0, hk, t.b,
                                            &s.barriers.heads_full[stage]);
-        if (step >= 2)
+        if (step >= kStages)
           arch::mbarrier_wait(&s.barriers.values_empty[stage], released);
         arch::mbarrier_arrive_expect_tx(&s.barriers.values_full[stage],
                                         kValueBytes);
@@ -189,8 +219,10 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
     tile::WarpTile<T, 16, kBK> scores;
     unsigned probabilities[kBK / 16][1][4]; // P of the tile before, as A
     // Key tile i's stage and its phase there.
-    auto stage = [&](int i) { return (step + i) & 1; };
-    auto parity = [&](int i) { return unsigned((step + i) >> 1 & 1); };
+    auto stage = [&](int i) { return (step + i) % Tiles::kStages; };
+    auto parity = [&](int i) {
+      return unsigned((step + i) / Tiles::kStages & 1);
+    };
     // Waits for tile i's keys or values to land. Before the fence: what
     // the compiler places between a fence and its wgmma (a spin loop here)
     // may move the registers the wgmma reads.

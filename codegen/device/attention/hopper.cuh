@@ -81,9 +81,8 @@ a_operand(const Tile &a, unsigned (&fa)[Tile::kColumns / 16][1][4]) {
 /// whose rows are the depth (16 a row of `fa`) read MN-major, its column
 /// blocks the accumulators'.
 template <int BBlock, typename T, typename Acc, int Steps>
-__device__ __forceinline__ void issue_ab(Acc &acc,
-                                         const unsigned (&fa)[Steps][1][4],
-                                         const T (*b)[BBlock]) {
+__device__ __forceinline__ void
+issue_ab(Acc &acc, const unsigned (&fa)[Steps][1][4], const T (*b)[BBlock]) {
   constexpr int BRows = BBlock / 64;
   static_assert(Steps * 16 == BRows, "A's columns are B's rows");
 #pragma unroll
@@ -140,24 +139,23 @@ load_tile(T (*tile)[Block], const arch::TensorMap &map, int row, int head,
 /// address bits.
 template <typename Shared> __device__ __forceinline__ Shared &aligned_shared() {
   RUDNN_DYNAMIC_SHARED(unsigned char, raw);
-  const unsigned long long address = arch::shared_window_address(raw);
-  return *reinterpret_cast<Shared *>(raw + (1024 - address % 1024) % 1024);
+  return *arch::swizzle_aligned<Shared>(raw);
 }
 
-/// The mbarriers of a block with resident rows and a two-stage ring of
+/// The mbarriers of a block with resident rows and a ring of `Stages` of
 /// streamed ones: heads (D wide) and values (E wide) land on barriers of
 /// their own, so the first product starts while the values are on their
 /// way, and are released apart, so the next heads load while the values
 /// are still read; the `empty` ones take an arrival from each consumer
 /// warp.
-struct HopperBarriers {
-  unsigned long long resident_full, resident_empty, heads_full[2],
-      values_full[2], heads_empty[2], values_empty[2];
+template <int Stages = 2> struct HopperBarriers {
+  unsigned long long resident_full, resident_empty, heads_full[Stages],
+      values_full[Stages], heads_empty[Stages], values_empty[Stages];
 
   __device__ __forceinline__ void init() {
     arch::mbarrier_init(&resident_full, 1);
     arch::mbarrier_init(&resident_empty, 8);
-    for (int stage = 0; stage < 2; ++stage) {
+    for (int stage = 0; stage < Stages; ++stage) {
       arch::mbarrier_init(&heads_full[stage], 1);
       arch::mbarrier_init(&values_full[stage], 1);
       arch::mbarrier_init(&heads_empty[stage], 8);
@@ -177,10 +175,10 @@ __device__ __forceinline__ void warp_arrive(unsigned long long *barrier) {
 /// Initialises `barriers`, then runs `produce` on warp 0 (its warpgroup's
 /// registers given up) and `consume` on the two consumer warpgroups of a
 /// 384-thread block.
-template <typename T, typename Produce, typename Consume>
-__device__ __forceinline__ void run_warp_specialized(HopperBarriers &barriers,
-                                                     Produce produce,
-                                                     Consume consume) {
+template <typename T, int Stages, typename Produce, typename Consume>
+__device__ __forceinline__ void
+run_warp_specialized(HopperBarriers<Stages> &barriers, Produce produce,
+                     Consume consume) {
   static_assert(sizeof(T) == 2, "the Hopper path multiplies 16-bit inputs");
 #if !defined(__RUDNN_EMULATION__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(sizeof(T) == 0, "the Hopper path is compiled for sm_90a");

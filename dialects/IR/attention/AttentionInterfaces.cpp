@@ -50,7 +50,13 @@ LogicalResult checkWindow(Operation *op, std::optional<int64_t> left,
 /// Hopper kernel, for 16-bit inputs, whose block_k follows the head dims.
 LogicalResult checkTiles(Operation *op, Value q, Value v,
                          std::optional<int64_t> blockQ,
-                         std::optional<int64_t> blockK) {
+                         std::optional<int64_t> blockK,
+                         std::optional<int64_t> blocks) {
+  if (blocks && (*blocks < 1 || blockQ != kHopperAttentionBlockQueries))
+    return op->emitOpError()
+           << "'blocks' (a persistent grid) must be positive and goes with "
+              "'block_q' "
+           << kHopperAttentionBlockQueries;
   if (blockQ && *blockQ != kAttentionBlockQueries &&
       *blockQ != kHopperAttentionBlockQueries)
     return op->emitOpError()
@@ -131,7 +137,8 @@ LogicalResult verifyAttention(AttentionLikeOp op) {
                  succeeded(checkPositive(op, "scale", op.getScaleAttr())) &&
                  succeeded(checkTiles(op, op.getQ(), op.getV(),
                                       optionalInt(op.getBlockQ()),
-                                      optionalInt(op.getBlockK()))));
+                                      optionalInt(op.getBlockK()),
+                                      optionalInt(op.getBlocks()))));
 }
 
 /// Fills the scale (D^-0.5) and the tile sizes for `target` when absent.
@@ -153,9 +160,14 @@ LogicalResult specializeAttention(AttentionLikeOp op, TargetAttr target) {
   if (!op.getBlockQ())
     op.setBlockQAttr(builder.getI64IntegerAttr(
         hopper ? kHopperAttentionBlockQueries : kAttentionBlockQueries));
-  if (!op.getBlockK() && *op.getBlockQ() == kHopperAttentionBlockQueries)
-    op.setBlockKAttr(
-        builder.getI64IntegerAttr(hopperAttentionBlockKeys(headDim, valueDim)));
+  if (*op.getBlockQ() == kHopperAttentionBlockQueries) {
+    if (!op.getBlockK())
+      op.setBlockKAttr(builder.getI64IntegerAttr(
+          hopperAttentionBlockKeys(headDim, valueDim)));
+    // One block an SM: a block takes all of its registers.
+    if (!op.getBlocks())
+      op.setBlocksAttr(builder.getI64IntegerAttr(target.getSmCount()));
+  }
   if (!op.getBlockK()) {
     std::optional<int64_t> keys = chooseAttentionBlockKeys(
         headDim, valueDim, inputBytes, target.getSmemPerBlock());
@@ -208,7 +220,8 @@ LogicalResult decomposeAttention(AttentionLikeOp op, OpBuilder &builder,
   Operation *before = op->getPrevNode();
   Value scores = builder.create<AttentionScoresOp>(
       loc, scoresType, op.getQ(), op.getK(), op.getScaleAttr(),
-      op.getSoftcapAttr(), op.getBlockQAttr(), op.getBlockKAttr());
+      op.getSoftcapAttr(), op.getBlockQAttr(), op.getBlockKAttr(),
+      op.getBlocksAttr());
   Value masked = builder.create<AttentionMaskOp>(
       loc, scoresType, scores, keys.lengths, keys.mask, keys.queryOffsets,
       keys.keyOffsets, op.getCausalAttr(), op.getWindowLeftAttr(),
@@ -275,9 +288,9 @@ LogicalResult AttentionScoresOp::verify() {
       failed(checkPositive(*this, "scale", getScaleAttr())) ||
       failed(checkPositive(*this, "softcap", getSoftcapAttr())))
     return failure();
-  return checkTiles(*this, getQ(), /*v=*/Value(),
-                    static_cast<int64_t>(getBlockQ()),
-                    static_cast<int64_t>(getBlockK()));
+  return checkTiles(
+      *this, getQ(), /*v=*/Value(), static_cast<int64_t>(getBlockQ()),
+      static_cast<int64_t>(getBlockK()), optionalInt(getBlocks()));
 }
 
 LogicalResult AttentionMaskOp::verify() {

@@ -43,8 +43,10 @@ int64_t mlir::rudnn::hopperAttentionSharedBytes(int64_t headDim,
                 valueBlocks = (valueDim + 63) / 64;
   // 16-bit elements, rows of 64; each of the 8 consumer warps stages 16
   // output rows of 64; the barriers take a 1024-byte line.
+  // Three stages of K and V where they fit (head dims to 64), else two.
+  const int64_t stages = headDim <= 64 && valueDim <= 64 ? 3 : 2;
   const int64_t tiles = 128 * headBlocks * kHopperAttentionBlockQueries +
-                        2 * 128 * keys * (headBlocks + valueBlocks);
+                        stages * 128 * keys * (headBlocks + valueBlocks);
   const int64_t outputStage = 8 * 16 * 64 * 2;
   return tiles + outputStage + 1024 + 1024;
 }
@@ -83,29 +85,13 @@ int64_t mlir::rudnn::attentionQueryGradientKeys(int64_t headDim,
   return backwardStreamedRows(headDim, valueDim, inputBytes, 64);
 }
 
-int64_t mlir::rudnn::attentionKeyGradientSharedBytes(int64_t headDim,
-                                                     int64_t valueDim,
-                                                     int64_t inputBytes) {
+/// The shared memory of a backward kernel that holds 64 rows of its own
+/// (keys or queries) and streams `streamed` rows of the other side through
+/// two stages; f32 inputs also stage dS.
+static int64_t backwardSharedBytes(int64_t headDim, int64_t valueDim,
+                                   int64_t inputBytes, int64_t streamed) {
   const int64_t keys = (headDim + 15) / 16 * 16,
-                values = (valueDim + 15) / 16 * 16,
-                queries =
-                    attentionKeyGradientQueries(headDim, valueDim, inputBytes);
-  int64_t bytes = sharedTileBytes(64, keys, inputBytes) +
-                  sharedTileBytes(64, values, inputBytes) +
-                  2 * sharedTileBytes(queries, keys, inputBytes) +
-                  2 * sharedTileBytes(queries, values, inputBytes);
-  if (inputBytes == 4)
-    bytes += sharedTileBytes(64, queries, 4);
-  return bytes;
-}
-
-int64_t mlir::rudnn::attentionQueryGradientSharedBytes(int64_t headDim,
-                                                       int64_t valueDim,
-                                                       int64_t inputBytes) {
-  const int64_t keys = (headDim + 15) / 16 * 16,
-                values = (valueDim + 15) / 16 * 16,
-                streamed =
-                    attentionQueryGradientKeys(headDim, valueDim, inputBytes);
+                values = (valueDim + 15) / 16 * 16;
   int64_t bytes = sharedTileBytes(64, keys, inputBytes) +
                   sharedTileBytes(64, values, inputBytes) +
                   2 * sharedTileBytes(streamed, keys, inputBytes) +
@@ -113,4 +99,20 @@ int64_t mlir::rudnn::attentionQueryGradientSharedBytes(int64_t headDim,
   if (inputBytes == 4)
     bytes += sharedTileBytes(64, streamed, 4);
   return bytes;
+}
+
+int64_t mlir::rudnn::attentionKeyGradientSharedBytes(int64_t headDim,
+                                                     int64_t valueDim,
+                                                     int64_t inputBytes) {
+  return backwardSharedBytes(
+      headDim, valueDim, inputBytes,
+      attentionKeyGradientQueries(headDim, valueDim, inputBytes));
+}
+
+int64_t mlir::rudnn::attentionQueryGradientSharedBytes(int64_t headDim,
+                                                       int64_t valueDim,
+                                                       int64_t inputBytes) {
+  return backwardSharedBytes(
+      headDim, valueDim, inputBytes,
+      attentionQueryGradientKeys(headDim, valueDim, inputBytes));
 }

@@ -69,7 +69,8 @@ int64_t hopperAttentionBlockKeys(int64_t headDim, int64_t valueDim);
 
 /// Dynamic shared memory of a Hopper attention block
 /// (sizeof(attention::HopperShared) and 1024 bytes to align it): the
-/// queries and two stages of keys and values in 64-column blocks.
+/// queries and two stages of keys and values (three to head dims of 64) in
+/// 64-column blocks.
 int64_t hopperAttentionSharedBytes(int64_t headDim, int64_t valueDim);
 
 /// Rows of a Hopper attention-backward block (two consumer warpgroups of

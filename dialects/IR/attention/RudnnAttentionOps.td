@@ -46,7 +46,9 @@ def Rudnn_AttentionOp : Rudnn_Op<"attention", [
     Attributes: `scale` (default D^-0.5), `softcap`, `causal`, `window`,
     and the tile sizes `block_q` (query rows of a block, 64) and `block_k`
     (keys per tile), which `rudnn-specialize` chooses from D, E, the type and
-    the target when absent.
+    the target when absent. With `block_q` 128 (Hopper), `blocks` is the
+    persistent grid (one block an SM, each taking query tiles in turn; the
+    target's SM count when absent).
 
     ```mlir
     %o, %lse = rudnn.attention %q, %k, %v key_lengths %lengths causal
@@ -68,7 +70,8 @@ def Rudnn_AttentionOp : Rudnn_Op<"attention", [
     OptionalAttr<F32Attr>:$softcap,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<I64Attr>:$block_q,
-    OptionalAttr<I64Attr>:$block_k);
+    OptionalAttr<I64Attr>:$block_k,
+    OptionalAttr<I64Attr>:$blocks);
   let results = (outs AnyRankedTensor:$o, AnyRankedTensor:$lse);
 
   let assemblyFormat = [{
@@ -76,7 +79,7 @@ def Rudnn_AttentionOp : Rudnn_Op<"attention", [
     (`causal` $causal^)?
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` $softcap^)? (`scale` $scale^)?
-    (`block_q` $block_q^)? (`block_k` $block_k^)?
+    (`block_q` $block_q^)? (`block_k` $block_k^)? (`blocks` $blocks^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -120,7 +123,8 @@ def Rudnn_AttentionVarlenOp : Rudnn_Op<"attention_varlen", [
     OptionalAttr<F32Attr>:$softcap,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<I64Attr>:$block_q,
-    OptionalAttr<I64Attr>:$block_k);
+    OptionalAttr<I64Attr>:$block_k,
+    OptionalAttr<I64Attr>:$blocks);
   let results = (outs AnyRankedTensor:$o, AnyRankedTensor:$lse);
 
   let assemblyFormat = [{
@@ -128,7 +132,7 @@ def Rudnn_AttentionVarlenOp : Rudnn_Op<"attention_varlen", [
     (`causal` $causal^)?
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` $softcap^)? (`scale` $scale^)?
-    (`block_q` $block_q^)? (`block_k` $block_k^)?
+    (`block_q` $block_q^)? (`block_k` $block_k^)? (`blocks` $blocks^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -147,7 +151,7 @@ def Rudnn_AttentionScoresOp : Rudnn_AttentionPrimitive<"attention_scores"> {
     (q `[T, H, D]`, k `[S, G, D]`) give `scores[h, i, j]` [H, T, S] over
     every packed query and key, the mask keeping each entry's block. Its
     kernel forms it a `block_q` x `block_k` tile at a time from shared
-    tiles of q and k.
+    tiles of q and k, on a persistent grid of `blocks` when given.
 
     ```mlir
     %s = rudnn.attention_scores %q, %k scale 1.250000e-01 block_q 64
@@ -157,11 +161,12 @@ def Rudnn_AttentionScoresOp : Rudnn_AttentionPrimitive<"attention_scores"> {
   }];
   let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$k, F32Attr:$scale,
                        OptionalAttr<F32Attr>:$softcap, I64Attr:$block_q,
-                       I64Attr:$block_k);
+                       I64Attr:$block_k, OptionalAttr<I64Attr>:$blocks);
   let results = (outs AnyRankedTensor:$scores);
   let assemblyFormat = [{
     $q `,` $k `scale` $scale (`softcap` $softcap^)? `block_q` $block_q
-    `block_k` $block_k attr-dict `:` type($q) `,` type($k) `->` type($scores)
+    `block_k` $block_k (`blocks` $blocks^)? attr-dict `:` type($q) `,`
+    type($k) `->` type($scores)
   }];
 }
 
