@@ -68,9 +68,7 @@ protected:
     small.in.k = normalValues(P::B * P::S * P::G * P::D, random);
     small.in.v = normalValues(P::B * P::S * P::G * P::E, random);
     roundTo(DType::BF16, {&small.in.q, &small.in.k, &small.in.v});
-    reference::AttentionOptions ref;
-    ref.scale = 1.0 / std::sqrt(double(P::D));
-    ref.causal = causal;
+    const auto ref = reference::AttentionOptions::forHeadDim(P::D, causal);
     small.want = reference::attentionForward(
         {P::B, P::T, P::S, P::H, P::G, P::D, P::E}, small.in, ref);
     return small;
@@ -120,12 +118,8 @@ void AttentionNumerics::matchesFloat64(const AttentionCase &c, bool hopper) {
     for (int64_t i = 0; i < B * S; ++i)
       in.keyMask.push_back(unit(random) < 0.75);
   }
-  reference::AttentionOptions ref;
-  ref.scale = 1.0 / std::sqrt(double(D));
-  ref.softcap = c.softcap;
-  ref.causal = c.causal;
-  ref.windowLeft = c.left;
-  ref.windowRight = c.right;
+  const auto ref = reference::AttentionOptions::forHeadDim(D, c.causal, c.left,
+                                                           c.right, c.softcap);
   reference::AttentionOutputs want =
       reference::attentionForward(shape, in, ref);
 
@@ -307,9 +301,7 @@ TEST_F(AttentionTest, APersistentGridOfThreeBlocksTakesEveryQueryTile) {
                v = dense(in.v, {B, S, G, E}, DType::BF16);
   for (bool causal : {false, true}) {
     SCOPED_TRACE(causal ? "causal" : "full");
-    reference::AttentionOptions ref;
-    ref.scale = 1.0 / std::sqrt(double(D));
-    ref.causal = causal;
+    const auto ref = reference::AttentionOptions::forHeadDim(D, causal);
     const reference::AttentionOutputs want =
         reference::attentionForward({B, T, S, H, G, D, E}, in, ref);
     DeviceTensor o = dense(std::vector<double>(B * T * H * E, NAN),
@@ -536,11 +528,8 @@ TEST_P(AttentionVarlenNumerics, MatchesFloat64) {
   in.k = normalValues(S * G * D, random);
   in.v = normalValues(S * G * E, random);
   roundTo(c.dtype, {&in.q, &in.k, &in.v});
-  reference::AttentionOptions ref;
-  ref.scale = 1.0 / std::sqrt(double(D));
-  ref.causal = c.causal;
-  ref.windowLeft = c.left;
-  ref.windowRight = c.right;
+  const auto ref =
+      reference::AttentionOptions::forHeadDim(D, c.causal, c.left, c.right);
   reference::AttentionOutputs want = reference::attentionVarlenForward(
       H, G, D, E, in, queryOffsets, keyOffsets, ref);
 

@@ -74,11 +74,8 @@ protected:
       for (int64_t i = 0; i < B * S; ++i)
         p->in.keyMask.push_back(unit(random) < 0.75);
     }
-    p->ref.scale = 1.0 / std::sqrt(double(D));
-    p->ref.causal = c.causal;
-    p->ref.windowLeft = c.left;
-    p->ref.windowRight = c.right;
-    p->ref.softcap = c.softcap;
+    p->ref = reference::AttentionOptions::forHeadDim(D, c.causal, c.left,
+                                                     c.right, c.softcap);
 
     const Layout l = c.layout;
     p->q = sequence(p->in.q, B, T, H, D, c.dtype, l);
@@ -275,12 +272,8 @@ TEST_P(AttentionVarlenBackwardNumerics, MatchesFloat64AndRepeatsBitForBit) {
   in.v = normalValues(S * G * E, random);
   std::vector<double> dO = normalValues(T * H * E, random);
   roundTo(c.dtype, {&in.q, &in.k, &in.v, &dO});
-  reference::AttentionOptions ref;
-  ref.scale = 1.0 / std::sqrt(double(D));
-  ref.causal = c.causal;
-  ref.windowLeft = c.left;
-  ref.windowRight = c.right;
-  ref.softcap = c.softcap;
+  const auto ref = reference::AttentionOptions::forHeadDim(D, c.causal, c.left,
+                                                           c.right, c.softcap);
   const reference::AttentionGradients want = reference::attentionVarlenBackward(
       H, G, D, E, in, dO, queryOffsets, keyOffsets, ref);
 

@@ -126,12 +126,8 @@ TEST_P(AttentionBackwardKernels, MatchFloat64Gradients) {
       mask.push_back(i % 4 != 2);
       in.keyMask.push_back(mask.back());
     }
-  reference::AttentionOptions options;
-  options.scale = 1.0 / std::sqrt(double(D));
-  options.causal = c.causal;
-  options.windowLeft = c.left;
-  options.windowRight = c.right;
-  options.softcap = c.softcap;
+  const auto options = reference::AttentionOptions::forHeadDim(
+      D, c.causal, c.left, c.right, c.softcap);
   const reference::AttentionOutputs forward =
       reference::attentionForward(shape, in, options);
   const reference::AttentionGradients want =

@@ -10,6 +10,7 @@
 #ifndef RUDNN_LIB_REFERENCE_ATTENTION_ATTENTIONREFERENCE_H
 #define RUDNN_LIB_REFERENCE_ATTENTION_ATTENTIONREFERENCE_H
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -32,6 +33,16 @@ struct AttentionOptions {
   double scale = 0, softcap = 0;
   bool causal = false;
   int64_t windowLeft = -1, windowRight = -1;
+
+  /// These options with the scale an operator takes when given none,
+  /// D^-0.5 for head dim `headDim`.
+  static AttentionOptions forHeadDim(int64_t headDim, bool causal = false,
+                                     int64_t windowLeft = -1,
+                                     int64_t windowRight = -1,
+                                     double softcap = 0) {
+    return {1.0 / std::sqrt(static_cast<double>(headDim)), softcap, causal,
+            windowLeft, windowRight};
+  }
 };
 
 struct AttentionOutputs {
