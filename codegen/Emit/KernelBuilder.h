@@ -68,6 +68,9 @@ struct KernelLaunch {
   mlir::rudnn::SizeRef memoryBytes{0, {}}, flops{0, {}};
   /// An exponential every so many of `flops` (0: none modelled).
   int64_t flopsPerExponential = 0;
+  /// A byte of tensor-core operands read from shared memory every so many
+  /// of `flops` (0: none modelled).
+  int64_t flopsPerSharedByte = 0;
 };
 
 class KernelBuilder {

@@ -554,7 +554,8 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
   auto kernelOp = builder.create<KernelOp>(
       func.getLoc(), "kernel", 128, 0, /*cooperative=*/false,
       /*memory_bytes=*/SizeAttr(), /*flops=*/SizeAttr(),
-      /*flops_per_exponential=*/IntegerAttr());
+      /*flops_per_exponential=*/IntegerAttr(),
+      /*flops_per_shared_byte=*/IntegerAttr());
   kernelOps.push_back(kernelOp);
   Block *body = new Block();
   kernelOp.getBody().push_back(body);
@@ -635,6 +636,9 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
     if (model.flopsPerExponential > 0)
       kernelOp.setFlopsPerExponentialAttr(
           builder.getI64IntegerAttr(model.flopsPerExponential));
+    if (model.flopsPerSharedByte > 0)
+      kernelOp.setFlopsPerSharedByteAttr(
+          builder.getI64IntegerAttr(model.flopsPerSharedByte));
   }
   Attribute zero = builder.getI64IntegerAttr(0);
   for (const KernelBinding &binding : emitter.bindings()) {

@@ -178,6 +178,12 @@ LogicalResult KernelOp::verify() {
   if (shared < 0 || shared > kMaxSharedBytes)
     return emitOpError() << "shared_bytes must be in [0, " << kMaxSharedBytes
                          << "], got " << shared;
+  // The report divides the FLOPs by them.
+  for (auto [name, per] :
+       {std::pair{"flops_per_exponential", getFlopsPerExponentialAttr()},
+        std::pair{"flops_per_shared_byte", getFlopsPerSharedByteAttr()}})
+    if (per && per.getInt() < 1)
+      return emitOpError() << name << " must be positive, got " << per.getInt();
   if (getBody().empty())
     return emitOpError() << "needs a body";
   Block &body = getBody().front();

@@ -102,7 +102,9 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     the kernel report's roofline. `flops_per_exponential`, where the kernel
     also takes an exponential (a special-function unit instruction) every
     so many FLOPs (attention: one a query and key, 2·(D + E) FLOPs), adds
-    that unit's throughput to the roofline.
+    that unit's throughput to the roofline; `flops_per_shared_byte`, where
+    its tensor-core operands come from shared memory (a byte every so many
+    FLOPs), adds the shared memory's bandwidth.
 
     ```mlir
     rudnn.kernel @kda_fwd_output_f32_f32_f32_k16_v16_c64 threads 128 {
@@ -117,13 +119,15 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
                        UnitAttr:$cooperative,
                        OptionalAttr<Rudnn_SizeAttr>:$memory_bytes,
                        OptionalAttr<Rudnn_SizeAttr>:$flops,
-                       OptionalAttr<I64Attr>:$flops_per_exponential);
+                       OptionalAttr<I64Attr>:$flops_per_exponential,
+                       OptionalAttr<I64Attr>:$flops_per_shared_byte);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `threads` $threads (`shared_bytes` $shared_bytes^)?
     (`cooperative` $cooperative^)? (`memory_bytes` $memory_bytes^)?
     (`flops` $flops^)?
-    (`flops_per_exponential` $flops_per_exponential^)? attr-dict-with-keyword
+    (`flops_per_exponential` $flops_per_exponential^)?
+    (`flops_per_shared_byte` $flops_per_shared_byte^)? attr-dict-with-keyword
     $body
   }];
   let hasVerifier = 1;

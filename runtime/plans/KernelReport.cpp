@@ -54,6 +54,7 @@ TargetLimits TargetLimits::forArch(const std::string &arch) {
     target.tensorFlops = 989e12; // dense bf16/f16, fp32 accumulation
     target.fp32Flops = 67e12;
     target.exponentialsPerSecond = 3.9e12; // FlashAttention-3's figure
+    target.sharedBytesPerSecond = 132 * 128 * 1.83e9;
   } else if (arch == "sm_80") {
     target.device = "A100 80GB";
     target.smCount = 108;
@@ -63,6 +64,7 @@ TargetLimits TargetLimits::forArch(const std::string &arch) {
     target.tensorFlops = 312e12;
     target.fp32Flops = 19.5e12;
     target.exponentialsPerSecond = 108 * 16 * 1.41e9;
+    target.sharedBytesPerSecond = 108 * 128 * 1.41e9;
   } else {
     throw InvalidArgument("no limits known for target '" + arch +
                           "' (sm_80, sm_90, sm_90a)");
@@ -179,7 +181,8 @@ InstructionMix rudnn::runtime::sassInstructionMix(const std::string &cubin) {
       ++mix.tensor, ++mix.opcodes[opcode];
     if (opcode == "BAR") {
       // "BAR.SYNC.DEFER_BLOCKING 0x1, 0x100 ;": barrier 0 is __syncthreads.
-      static const std::regex named(R"(BAR(\.[A-Z_]+)*\s+(0x[0-9a-f]*[1-9a-f]|R\d+))");
+      static const std::regex named(
+          R"(BAR(\.[A-Z_]+)*\s+(0x[0-9a-f]*[1-9a-f]|R\d+))");
       if (std::regex_search(line, named)) {
         if (modifiers.rfind(".ARV", 0) == 0)
           ++mix.namedBarrierArrivals;

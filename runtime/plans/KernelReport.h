@@ -28,17 +28,23 @@ struct TargetLimits {
   double memoryBytesPerSecond = 0, tensorFlops = 0, fp32Flops = 0;
   /// Exponentials (MUFU.EX2) a second over the SMs: 16 per SM and clock.
   double exponentialsPerSecond = 0;
+  /// Shared-memory bytes a second over the SMs: 128 per SM and clock.
+  double sharedBytesPerSecond = 0;
 
   /// The roofline's lower bound, in seconds, on a kernel moving `bytes`,
   /// computing `flops` on tensor cores (16-bit operands) or on the FP32
-  /// pipes, and taking `exponentials` on the special-function units.
+  /// pipes, taking `exponentials` on the special-function units and
+  /// reading `sharedBytes` of tensor-core operands from shared memory.
   double rooflineSeconds(double bytes, double flops, bool tensor,
-                         double exponentials = 0) const {
+                         double exponentials = 0,
+                         double sharedBytes = 0) const {
     const double memory = bytes / memoryBytesPerSecond;
     const double compute = flops / (tensor ? tensorFlops : fp32Flops);
     const double special = exponentials / exponentialsPerSecond;
-    const double larger = memory > compute ? memory : compute;
-    return larger > special ? larger : special;
+    const double shared = sharedBytes / sharedBytesPerSecond;
+    double largest = memory > compute ? memory : compute;
+    largest = largest > special ? largest : special;
+    return largest > shared ? largest : shared;
   }
 
   /// sm_90: H200; sm_80: A100 80 GB. Throws InvalidArgument for others.

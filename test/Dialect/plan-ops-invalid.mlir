@@ -181,3 +181,13 @@ rudnn.plan @p params [] {
     rudnn.yield
   }
 }
+
+// -----
+
+// The kernel report divides a launch's FLOPs by the model's rates.
+rudnn.plan @p params [] {
+  // expected-error @+1 {{flops_per_shared_byte must be positive, got 0}}
+  rudnn.kernel @k threads 32 flops_per_shared_byte 0 {
+    rudnn.yield
+  }
+}

@@ -188,9 +188,9 @@ LaunchSize launchSize(LaunchOp launch,
 /// roofline bound.
 struct LaunchCost {
   std::string bytesText, flopsText; // the expressions
-  std::optional<int64_t> bytes, flops, exponentials;
+  std::optional<int64_t> bytes, flops, exponentials, sharedBytes;
   std::optional<double> seconds;
-  /// What bounds it: "memory", "compute" or "exponential".
+  /// What bounds it: "memory", "compute", "exponential" or "shared-memory".
   const char *bound = "compute";
 };
 
@@ -209,15 +209,23 @@ launchCost(KernelOp kernel, const std::map<std::string, int64_t> *params,
   if (cost.bytes && cost.flops) {
     if (std::optional<int64_t> per = kernel.getFlopsPerExponential())
       cost.exponentials = *cost.flops / *per;
-    const double exponentials = cost.exponentials.value_or(0);
+    if (std::optional<int64_t> per = kernel.getFlopsPerSharedByte())
+      cost.sharedBytes = *cost.flops / *per;
+    const double exponentials = cost.exponentials.value_or(0),
+                 shared = cost.sharedBytes.value_or(0);
     cost.seconds = target.rooflineSeconds(*cost.bytes, *cost.flops, tensor,
-                                          exponentials);
+                                          exponentials, shared);
+    // The bound whose time is the roofline's, compute on a tie.
     const double compute =
         *cost.flops / (tensor ? target.tensorFlops : target.fp32Flops);
-    if (*cost.bytes / target.memoryBytesPerSecond >= compute)
-      cost.bound = "memory";
-    else if (exponentials / target.exponentialsPerSecond > compute)
-      cost.bound = "exponential";
+    double longest = compute;
+    for (auto [seconds, name] :
+         {std::pair{*cost.bytes / target.memoryBytesPerSecond, "memory"},
+          std::pair{exponentials / target.exponentialsPerSecond, "exponential"},
+          std::pair{shared / target.sharedBytesPerSecond, "shared-memory"}})
+      if (seconds > longest ||
+          (seconds == longest && seconds > 0 && std::string(name) == "memory"))
+        longest = seconds, cost.bound = name;
   }
   return cost;
 }
@@ -371,6 +379,8 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
             entry["bound"] = cost->bound;
             if (cost->exponentials)
               entry["exponentials"] = *cost->exponentials;
+            if (cost->sharedBytes)
+              entry["shared_operand_bytes"] = *cost->sharedBytes;
           }
         }
         if (mix.unavailable.empty()) {
@@ -447,6 +457,15 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
            << " T/s; tensor work "
            << llvm::format("%.1f", *cost->flops / target.tensorFlops * 1e6)
            << " us\n";
+      // The fourth: tensor-core operands read from shared memory.
+      if (cost && cost->sharedBytes)
+        os << "shared operands: "
+           << llvm::format("%.1f", *cost->sharedBytes / 1048576.0) << " MiB, "
+           << llvm::format("%.1f", *cost->sharedBytes /
+                                       target.sharedBytesPerSecond * 1e6)
+           << " us at "
+           << llvm::format("%.1f", target.sharedBytesPerSecond / 1e12)
+           << " TB/s\n";
       for (const std::string &note : report.compilerNotes)
         os << "compiler: " << note << "\n";
       if (!mix.unavailable.empty()) {

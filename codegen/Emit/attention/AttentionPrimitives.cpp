@@ -255,6 +255,17 @@ void setLaunch(KernelLaunch &launch, const AttentionKernel &kernel) {
       (kernel.headDim + kernel.valueDim) * kernel.inputBytes() + 4, rows.dims};
   const int64_t perPair = 2 * (kernel.headDim + kernel.valueDim);
   launch.flopsPerExponential = perPair; // one a query and key
+  // Hopper: per warpgroup of 64 queries and tile of BK keys, S = QKᵀ
+  // reads Q and K from shared memory and P·V reads V (P in registers), in
+  // 64-column blocks: (64 + BK)·D + BK·E elements of 2 bytes against
+  // 2·64·BK·(D + E) FLOPs.
+  if (kernel.hopper) {
+    const int64_t d = (kernel.headDim + 63) / 64 * 64,
+                  e = (kernel.valueDim + 63) / 64 * 64, keys = kernel.blockK;
+    launch.flopsPerSharedByte =
+        std::max<int64_t>(1, 64 * keys * (kernel.headDim + kernel.valueDim) /
+                                 ((64 + keys) * d + keys * e));
+  }
   if (kernel.left >= 0 && kernel.right >= 0)
     launch.flops = {perPair * (kernel.left + kernel.right + 1), rows.dims};
   else if (!kernel.packed)
