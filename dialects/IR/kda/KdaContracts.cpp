@@ -184,155 +184,158 @@ std::vector<TensorContract> savedOperands() {
           savedTiles("the forward's saved tiles (with its boundaries)")};
 }
 
+/// The contract of `op`, filled in by `build`, or its grouped-heads form;
+/// each made once (every operator's lambda is a type of its own, so its
+/// statics are its own).
+template <typename Build>
+const OperatorContract &madeOnce(bool grouped, const char *op,
+                                 const char *summary, Build build) {
+  static const OperatorContract contract = [&] {
+    OperatorContract c;
+    c.op = op;
+    c.summary = summary;
+    build(c);
+    return c;
+  }();
+  static const OperatorContract groupedContract = groupHeads(contract);
+  return grouped ? groupedContract : contract;
+}
+
 } // namespace
 
 const OperatorContract &rudnn::kdaContract(bool grouped) {
-  static const OperatorContract contract = [] {
-    OperatorContract c;
-    c.op = "rudnn.kda";
-    c.summary = "Kimi Delta Attention forward (chunked gated delta rule)";
-    c.dims = kdaDims(true);
-    c.operands = kdaInputs();
-    for (const TensorContract &t : gateParameters())
-      c.operands.push_back(t);
-    c.results = forwardResults("BHKV", "state after the last token");
-    for (const TensorContract &t :
-         savedResults("state before token c · chunk (with save_boundaries)"))
-      c.results.push_back(t);
-    return c;
-  }();
-  static const OperatorContract groupedContract = groupHeads(contract);
-  return grouped ? groupedContract : contract;
+  return madeOnce(
+      grouped, "rudnn.kda",
+      "Kimi Delta Attention forward (chunked gated delta rule)",
+      [](OperatorContract &c) {
+        c.dims = kdaDims(true);
+        c.operands = kdaInputs();
+        for (const TensorContract &t : gateParameters())
+          c.operands.push_back(t);
+        c.results = forwardResults("BHKV", "state after the last token");
+        for (const TensorContract &t : savedResults(
+                 "state before token c · chunk (with save_boundaries)"))
+          c.results.push_back(t);
+      });
 }
 
 const OperatorContract &rudnn::kdaBackwardContract(bool grouped) {
-  static const OperatorContract contract = [] {
-    OperatorContract c;
-    c.op = "rudnn.kda_backward";
-    c.summary = "Kimi Delta Attention backward: the six input gradients";
-    c.dims = kdaDims(true);
-    c.operands = kdaInputs();
-    for (const TensorContract &t : savedOperands())
-      c.operands.push_back(t);
-    c.operands.push_back(
-        withElementsOf(contractTensor("d_output", "BTHV", ElementRule::Float,
-                                      "gradient of the output"),
-                       "v"));
-    c.operands.push_back(state("d_final_state", "BHKV",
-                               "gradient of the final state (zero when "
-                               "absent)"));
-    for (const TensorContract &t : gateParameters())
-      c.operands.push_back(t);
-    TensorContract dbeta = withElementsOf(
-        contractTensor("dbeta", "BTH", ElementRule::Float, {}), "beta");
-    dbeta.packing = Packing::AnyStrides;
-    c.results = {withElementsOf(
-                     contractTensor("dq", "BTHK", ElementRule::Float, {}), "q"),
-                 withElementsOf(
-                     contractTensor("dk", "BTHK", ElementRule::Float, {}), "k"),
-                 withElementsOf(
-                     contractTensor("dv", "BTHV", ElementRule::Float, {}), "v"),
-                 contractTensor("dg", "BTHK", ElementRule::F32, {}),
-                 dbeta,
-                 state("d_initial_state", "BHKV",
-                       "exactly when initial_state is given")};
-    for (const TensorContract &t : gateParameterGradients())
-      c.results.push_back(t);
-    return c;
-  }();
-  static const OperatorContract groupedContract = groupHeads(contract);
-  return grouped ? groupedContract : contract;
+  return madeOnce(
+      grouped, "rudnn.kda_backward",
+      "Kimi Delta Attention backward: the six input gradients",
+      [](OperatorContract &c) {
+        c.dims = kdaDims(true);
+        c.operands = kdaInputs();
+        for (const TensorContract &t : savedOperands())
+          c.operands.push_back(t);
+        c.operands.push_back(withElementsOf(
+            contractTensor("d_output", "BTHV", ElementRule::Float,
+                           "gradient of the output"),
+            "v"));
+        c.operands.push_back(state("d_final_state", "BHKV",
+                                   "gradient of the final state (zero when "
+                                   "absent)"));
+        for (const TensorContract &t : gateParameters())
+          c.operands.push_back(t);
+        TensorContract dbeta = withElementsOf(
+            contractTensor("dbeta", "BTH", ElementRule::Float, {}), "beta");
+        dbeta.packing = Packing::AnyStrides;
+        c.results = {
+            withElementsOf(contractTensor("dq", "BTHK", ElementRule::Float, {}),
+                           "q"),
+            withElementsOf(contractTensor("dk", "BTHK", ElementRule::Float, {}),
+                           "k"),
+            withElementsOf(contractTensor("dv", "BTHV", ElementRule::Float, {}),
+                           "v"),
+            contractTensor("dg", "BTHK", ElementRule::F32, {}),
+            dbeta,
+            state("d_initial_state", "BHKV",
+                  "exactly when initial_state is given")};
+        for (const TensorContract &t : gateParameterGradients())
+          c.results.push_back(t);
+      });
 }
 
 const OperatorContract &rudnn::kdaVarlenContract(bool grouped) {
-  static const OperatorContract contract = [] {
-    OperatorContract c;
-    c.op = "rudnn.kda_varlen";
-    c.summary = "Kimi Delta Attention forward over packed sequences";
-    c.dims = kdaVarlenDims();
-    c.operands = kdaVarlenInputs();
-    for (const TensorContract &t : gateParameters())
-      c.operands.push_back(t);
-    c.results =
-        forwardResults("SHKV", "each sequence's state after its last token");
-    for (const TensorContract &t : savedResults(
-             "state before each chunk (with save_boundaries): sequence n's "
-             "chunk j in slot Σ_{i<n} ceil(len_i / chunk) + j"))
-      c.results.push_back(t);
-    return c;
-  }();
-  static const OperatorContract groupedContract = groupHeads(contract);
-  return grouped ? groupedContract : contract;
+  return madeOnce(
+      grouped, "rudnn.kda_varlen",
+      "Kimi Delta Attention forward over packed sequences",
+      [](OperatorContract &c) {
+        c.dims = kdaVarlenDims();
+        c.operands = kdaVarlenInputs();
+        for (const TensorContract &t : gateParameters())
+          c.operands.push_back(t);
+        c.results = forwardResults(
+            "SHKV", "each sequence's state after its last token");
+        for (const TensorContract &t : savedResults(
+                 "state before each chunk (with save_boundaries): sequence n's "
+                 "chunk j in slot Σ_{i<n} ceil(len_i / chunk) + j"))
+          c.results.push_back(t);
+      });
 }
 
 const OperatorContract &rudnn::kdaVarlenBackwardContract(bool grouped) {
-  static const OperatorContract contract = [] {
-    OperatorContract c;
-    c.op = "rudnn.kda_varlen_backward";
-    c.summary = "Kimi Delta Attention backward over packed sequences";
-    c.dims = kdaVarlenDims();
-    c.operands = kdaVarlenInputs();
-    for (const TensorContract &t : savedOperands())
-      c.operands.push_back(t);
-    c.operands.push_back(
-        withElementsOf(contractTensor("d_output", "BTHV", ElementRule::Float,
-                                      "gradient of the output"),
-                       "v"));
-    c.operands.push_back(state("d_final_state", "SHKV",
-                               "gradient of each sequence's final state "
-                               "(zero when absent)"));
-    for (const TensorContract &t : gateParameters())
-      c.operands.push_back(t);
-    c.results = kdaBackwardContract().results;
-    c.results[c.resultIndex("d_initial_state")].layout = "SHKV";
-    return c;
-  }();
-  static const OperatorContract groupedContract = groupHeads(contract);
-  return grouped ? groupedContract : contract;
+  return madeOnce(grouped, "rudnn.kda_varlen_backward",
+                  "Kimi Delta Attention backward over packed sequences",
+                  [](OperatorContract &c) {
+                    c.dims = kdaVarlenDims();
+                    c.operands = kdaVarlenInputs();
+                    for (const TensorContract &t : savedOperands())
+                      c.operands.push_back(t);
+                    c.operands.push_back(withElementsOf(
+                        contractTensor("d_output", "BTHV", ElementRule::Float,
+                                       "gradient of the output"),
+                        "v"));
+                    c.operands.push_back(
+                        state("d_final_state", "SHKV",
+                              "gradient of each sequence's final state "
+                              "(zero when absent)"));
+                    for (const TensorContract &t : gateParameters())
+                      c.operands.push_back(t);
+                    c.results = kdaBackwardContract().results;
+                    c.results[c.resultIndex("d_initial_state")].layout = "SHKV";
+                  });
 }
 
 const OperatorContract &rudnn::kdaDecodeContract(bool grouped) {
-  static const OperatorContract contract = [] {
-    OperatorContract c;
-    c.op = "rudnn.kda_decode";
-    c.summary = "KDA decoding step over a pool of per-request states";
-    c.dims = kdaDims(false);
-    c.dims[1] = {'T', "dim", "new tokens of each entry"};
-    c.dims.push_back({'P', "dim", "states in the pool"});
-    c.operands = kdaInputs();
-    c.operands.pop_back(); // the states live in the pool
-    TensorContract pool = contractTensor(
-        "state_pool", "PHKV", ElementRule::Float,
-        "one state a request (f32, f16 or bf16), updated in place",
-        Sample::HalfNormal);
-    pool.packing = Packing::Dense;
-    TensorContract slots =
-        contractTensor("slots", "B", ElementRule::I32,
-                       "each entry's state: pool[slots[b]]", Sample::Pages);
-    slots.packing = Packing::Dense;
-    slots.counts = 'P';
-    c.operands.push_back(pool);
-    c.operands.push_back(slots);
-    for (const TensorContract &t : gateParameters())
-      c.operands.push_back(t);
-    TensorContract updated = pool;
-    updated.name = "state_pool_out";
-    updated.doc = "the pool's memory, each entry's state advanced";
-    updated.updates = "state_pool";
-    TensorContract status = contractTensor(
-        "status", "B", ElementRule::I32,
-        "0: done; 1: refused (a slot outside the pool or shared with "
-        "another entry): state untouched, output 0");
-    status.packing = Packing::Dense;
-    status.optional = true;
-    status.reportsRefusals = true;
-    c.results = {
-        withElementsOf(contractTensor("output", "BTHV", ElementRule::Float,
-                                      "o_t = Sᵀ(scale · q_t)"),
-                       "v"),
-        updated, status};
-    return c;
-  }();
-  static const OperatorContract groupedContract = groupHeads(contract);
-  return grouped ? groupedContract : contract;
+  return madeOnce(
+      grouped, "rudnn.kda_decode",
+      "KDA decoding step over a pool of per-request states",
+      [](OperatorContract &c) {
+        c.dims = kdaDims(false);
+        c.dims[1] = {'T', "dim", "new tokens of each entry"};
+        c.dims.push_back({'P', "dim", "states in the pool"});
+        c.operands = kdaInputs();
+        c.operands.pop_back(); // the states live in the pool
+        TensorContract pool = contractTensor(
+            "state_pool", "PHKV", ElementRule::Float,
+            "one state a request (f32, f16 or bf16), updated in place",
+            Sample::HalfNormal);
+        pool.packing = Packing::Dense;
+        TensorContract slots =
+            contractTensor("slots", "B", ElementRule::I32,
+                           "each entry's state: pool[slots[b]]", Sample::Pages);
+        slots.packing = Packing::Dense;
+        slots.counts = 'P';
+        c.operands.push_back(pool);
+        c.operands.push_back(slots);
+        for (const TensorContract &t : gateParameters())
+          c.operands.push_back(t);
+        TensorContract updated = pool;
+        updated.name = "state_pool_out";
+        updated.doc = "the pool's memory, each entry's state advanced";
+        updated.updates = "state_pool";
+        TensorContract status = contractTensor(
+            "status", "B", ElementRule::I32,
+            "0: done; 1: refused (a slot outside the pool or shared with "
+            "another entry): state untouched, output 0");
+        status.packing = Packing::Dense;
+        status.optional = true;
+        status.reportsRefusals = true;
+        c.results = {
+            withElementsOf(contractTensor("output", "BTHV", ElementRule::Float,
+                                          "o_t = Sᵀ(scale · q_t)"),
+                           "v"),
+            updated, status};
+      });
 }
