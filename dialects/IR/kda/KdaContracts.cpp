@@ -184,6 +184,12 @@ std::vector<TensorContract> savedOperands() {
           savedTiles("the forward's saved tiles (with its boundaries)")};
 }
 
+/// Appends `tensors` to `to`.
+void append(std::vector<TensorContract> &to,
+            const std::vector<TensorContract> &tensors) {
+  to.insert(to.end(), tensors.begin(), tensors.end());
+}
+
 /// The contract of `op`, filled in by `build`, or its grouped-heads form;
 /// each made once (every operator's lambda is a type of its own, so its
 /// statics are its own).
@@ -210,12 +216,11 @@ const OperatorContract &rudnn::kdaContract(bool grouped) {
       [](OperatorContract &c) {
         c.dims = kdaDims(true);
         c.operands = kdaInputs();
-        for (const TensorContract &t : gateParameters())
-          c.operands.push_back(t);
+        append(c.operands, gateParameters());
         c.results = forwardResults("BHKV", "state after the last token");
-        for (const TensorContract &t : savedResults(
-                 "state before token c · chunk (with save_boundaries)"))
-          c.results.push_back(t);
+        append(c.results,
+               savedResults(
+                   "state before token c · chunk (with save_boundaries)"));
       });
 }
 
@@ -226,8 +231,7 @@ const OperatorContract &rudnn::kdaBackwardContract(bool grouped) {
       [](OperatorContract &c) {
         c.dims = kdaDims(true);
         c.operands = kdaInputs();
-        for (const TensorContract &t : savedOperands())
-          c.operands.push_back(t);
+        append(c.operands, savedOperands());
         c.operands.push_back(withElementsOf(
             contractTensor("d_output", "BTHV", ElementRule::Float,
                            "gradient of the output"),
@@ -235,8 +239,7 @@ const OperatorContract &rudnn::kdaBackwardContract(bool grouped) {
         c.operands.push_back(state("d_final_state", "BHKV",
                                    "gradient of the final state (zero when "
                                    "absent)"));
-        for (const TensorContract &t : gateParameters())
-          c.operands.push_back(t);
+        append(c.operands, gateParameters());
         TensorContract dbeta = withElementsOf(
             contractTensor("dbeta", "BTH", ElementRule::Float, {}), "beta");
         dbeta.packing = Packing::AnyStrides;
@@ -251,8 +254,7 @@ const OperatorContract &rudnn::kdaBackwardContract(bool grouped) {
             dbeta,
             state("d_initial_state", "BHKV",
                   "exactly when initial_state is given")};
-        for (const TensorContract &t : gateParameterGradients())
-          c.results.push_back(t);
+        append(c.results, gateParameterGradients());
       });
 }
 
@@ -263,14 +265,14 @@ const OperatorContract &rudnn::kdaVarlenContract(bool grouped) {
       [](OperatorContract &c) {
         c.dims = kdaVarlenDims();
         c.operands = kdaVarlenInputs();
-        for (const TensorContract &t : gateParameters())
-          c.operands.push_back(t);
+        append(c.operands, gateParameters());
         c.results = forwardResults(
             "SHKV", "each sequence's state after its last token");
-        for (const TensorContract &t : savedResults(
-                 "state before each chunk (with save_boundaries): sequence n's "
-                 "chunk j in slot Σ_{i<n} ceil(len_i / chunk) + j"))
-          c.results.push_back(t);
+        append(
+            c.results,
+            savedResults(
+                "state before each chunk (with save_boundaries): sequence n's "
+                "chunk j in slot Σ_{i<n} ceil(len_i / chunk) + j"));
       });
 }
 
@@ -280,8 +282,7 @@ const OperatorContract &rudnn::kdaVarlenBackwardContract(bool grouped) {
                   [](OperatorContract &c) {
                     c.dims = kdaVarlenDims();
                     c.operands = kdaVarlenInputs();
-                    for (const TensorContract &t : savedOperands())
-                      c.operands.push_back(t);
+                    append(c.operands, savedOperands());
                     c.operands.push_back(withElementsOf(
                         contractTensor("d_output", "BTHV", ElementRule::Float,
                                        "gradient of the output"),
@@ -290,8 +291,7 @@ const OperatorContract &rudnn::kdaVarlenBackwardContract(bool grouped) {
                         state("d_final_state", "SHKV",
                               "gradient of each sequence's final state "
                               "(zero when absent)"));
-                    for (const TensorContract &t : gateParameters())
-                      c.operands.push_back(t);
+                    append(c.operands, gateParameters());
                     c.results = kdaBackwardContract().results;
                     c.results[c.resultIndex("d_initial_state")].layout = "SHKV";
                   });
@@ -319,8 +319,7 @@ const OperatorContract &rudnn::kdaDecodeContract(bool grouped) {
         slots.counts = 'P';
         c.operands.push_back(pool);
         c.operands.push_back(slots);
-        for (const TensorContract &t : gateParameters())
-          c.operands.push_back(t);
+        append(c.operands, gateParameters());
         TensorContract updated = pool;
         updated.name = "state_pool_out";
         updated.doc = "the pool's memory, each entry's state advanced";
