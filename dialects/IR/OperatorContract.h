@@ -132,6 +132,16 @@ inline TensorContract contractTensor(std::string_view name,
   return t;
 }
 
+/// The optional per-entry status of an operator that refuses bad entries
+/// one by one (`doc` says what 0 and 1 mean): i32 [B], dense.
+inline TensorContract refusalStatus(std::string_view doc) {
+  TensorContract t = contractTensor("status", "B", ElementRule::I32, doc);
+  t.packing = Packing::Dense;
+  t.optional = true;
+  t.reportsRefusals = true;
+  return t;
+}
+
 /// `t` with the element type of the tensor named `other`.
 inline TensorContract withElementsOf(TensorContract t, std::string_view other) {
   t.element = ElementRule::SameAs;

@@ -31,20 +31,30 @@ struct TargetLimits {
   /// Shared-memory bytes a second over the SMs: 128 per SM and clock.
   double sharedBytesPerSecond = 0;
 
-  /// The roofline's lower bound, in seconds, on a kernel moving `bytes`,
-  /// computing `flops` on tensor cores (16-bit operands) or on the FP32
-  /// pipes, taking `exponentials` on the special-function units and
-  /// reading `sharedBytes` of tensor-core operands from shared memory.
-  double rooflineSeconds(double bytes, double flops, bool tensor,
-                         double exponentials = 0,
-                         double sharedBytes = 0) const {
-    const double memory = bytes / memoryBytesPerSecond;
-    const double compute = flops / (tensor ? tensorFlops : fp32Flops);
-    const double special = exponentials / exponentialsPerSecond;
-    const double shared = sharedBytes / sharedBytesPerSecond;
-    double largest = memory > compute ? memory : compute;
-    largest = largest > special ? largest : special;
-    return largest > shared ? largest : shared;
+  /// A roofline's lower bound in seconds and what sets it: "compute",
+  /// "memory" (also on a tie with compute), "exponential" or
+  /// "shared-memory".
+  struct Roofline {
+    double seconds;
+    const char *bound;
+  };
+
+  /// The roofline of a kernel moving `bytes`, computing `flops` on tensor
+  /// cores (16-bit operands) or on the FP32 pipes, taking `exponentials` on
+  /// the special-function units and reading `sharedBytes` of tensor-core
+  /// operands from shared memory.
+  Roofline roofline(double bytes, double flops, bool tensor,
+                    double exponentials = 0, double sharedBytes = 0) const {
+    Roofline result{flops / (tensor ? tensorFlops : fp32Flops), "compute"};
+    if (const double memory = bytes / memoryBytesPerSecond;
+        memory >= result.seconds)
+      result = {memory, "memory"};
+    for (Roofline other :
+         {Roofline{exponentials / exponentialsPerSecond, "exponential"},
+          Roofline{sharedBytes / sharedBytesPerSecond, "shared-memory"}})
+      if (other.seconds > result.seconds)
+        result = other;
+    return result;
   }
 
   /// sm_90: H200; sm_80: A100 80 GB. Throws InvalidArgument for others.

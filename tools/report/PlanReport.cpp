@@ -213,19 +213,10 @@ launchCost(KernelOp kernel, const std::map<std::string, int64_t> *params,
       cost.sharedBytes = *cost.flops / *per;
     const double exponentials = cost.exponentials.value_or(0),
                  shared = cost.sharedBytes.value_or(0);
-    cost.seconds = target.rooflineSeconds(*cost.bytes, *cost.flops, tensor,
-                                          exponentials, shared);
-    // The bound whose time is the roofline's, compute on a tie.
-    const double compute =
-        *cost.flops / (tensor ? target.tensorFlops : target.fp32Flops);
-    double longest = compute;
-    for (auto [seconds, name] :
-         {std::pair{*cost.bytes / target.memoryBytesPerSecond, "memory"},
-          std::pair{exponentials / target.exponentialsPerSecond, "exponential"},
-          std::pair{shared / target.sharedBytesPerSecond, "shared-memory"}})
-      if (seconds > longest ||
-          (seconds == longest && seconds > 0 && std::string(name) == "memory"))
-        longest = seconds, cost.bound = name;
+    const rt::TargetLimits::Roofline roofline =
+        target.roofline(*cost.bytes, *cost.flops, tensor, exponentials, shared);
+    cost.seconds = roofline.seconds;
+    cost.bound = roofline.bound;
   }
   return cost;
 }

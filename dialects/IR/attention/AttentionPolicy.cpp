@@ -36,6 +36,10 @@ int64_t mlir::rudnn::hopperAttentionBlockKeys(int64_t headDim,
   return headDim <= 128 && valueDim <= 128 ? 128 : 64;
 }
 
+int64_t mlir::rudnn::hopperAttentionStages(int64_t headDim, int64_t valueDim) {
+  return headDim <= 64 && valueDim <= 64 ? 3 : 2;
+}
+
 int64_t mlir::rudnn::hopperAttentionSharedBytes(int64_t headDim,
                                                 int64_t valueDim) {
   const int64_t keys = hopperAttentionBlockKeys(headDim, valueDim);
@@ -43,10 +47,9 @@ int64_t mlir::rudnn::hopperAttentionSharedBytes(int64_t headDim,
                 valueBlocks = (valueDim + 63) / 64;
   // 16-bit elements, rows of 64; each of the 8 consumer warps stages 16
   // output rows of 64; the barriers take a 1024-byte line.
-  // Three stages of K and V where they fit (head dims to 64), else two.
-  const int64_t stages = headDim <= 64 && valueDim <= 64 ? 3 : 2;
   const int64_t tiles = 128 * headBlocks * kHopperAttentionBlockQueries +
-                        stages * 128 * keys * (headBlocks + valueBlocks);
+                        hopperAttentionStages(headDim, valueDim) * 128 * keys *
+                            (headBlocks + valueBlocks);
   const int64_t outputStage = 8 * 16 * 64 * 2;
   return tiles + outputStage + 1024 + 1024;
 }

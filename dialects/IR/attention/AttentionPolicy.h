@@ -67,6 +67,10 @@ inline constexpr int64_t kHopperAttentionBlockQueries = 128;
 /// (attention::HopperTiles).
 int64_t hopperAttentionBlockKeys(int64_t headDim, int64_t valueDim);
 
+/// Stages of the Hopper kernel's K/V ring: three where they fit the shared
+/// memory (head dims to 64), else two (attention::HopperTiles).
+int64_t hopperAttentionStages(int64_t headDim, int64_t valueDim);
+
 /// Dynamic shared memory of a Hopper attention block
 /// (sizeof(attention::HopperShared) and 1024 bytes to align it): the
 /// queries and two stages of keys and values (three to head dims of 64) in

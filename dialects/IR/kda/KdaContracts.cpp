@@ -324,13 +324,9 @@ const OperatorContract &rudnn::kdaDecodeContract(bool grouped) {
         updated.name = "state_pool_out";
         updated.doc = "the pool's memory, each entry's state advanced";
         updated.updates = "state_pool";
-        TensorContract status = contractTensor(
-            "status", "B", ElementRule::I32,
+        TensorContract status = refusalStatus(
             "0: done; 1: refused (a slot outside the pool or shared with "
             "another entry): state untouched, output 0");
-        status.packing = Packing::Dense;
-        status.optional = true;
-        status.reportsRefusals = true;
         c.results = {
             withElementsOf(contractTensor("output", "BTHV", ElementRule::Float,
                                           "o_t = Sᵀ(scale · q_t)"),

@@ -66,13 +66,9 @@ std::vector<TensorContract> results(TensorContract kCache,
       "log-sum-exp of each new token's scores (−inf for a refused entry)");
   lse.packing = Packing::Dense;
   lse.optional = true;
-  TensorContract status = contractTensor(
-      "status", "B", ElementRule::I32,
+  TensorContract status = refusalStatus(
       "0: appended and attended; 1: refused (a negative length, an append "
       "past the cache, a page out of range): caches untouched, o 0");
-  status.packing = Packing::Dense;
-  status.optional = true;
-  status.reportsRefusals = true;
   return {withElementsOf(contractTensor("o", "BTHE", ElementRule::Float,
                                         "each new token's attention to the "
                                         "cache up to and including itself"),
