@@ -80,8 +80,10 @@ struct CallTensors {
   /// element-wise path for it.
   std::vector<bool> aligned;
   /// Per result: whether the function returns it (a view given, or asked
-  /// for by name).
-  std::vector<bool> requested;
+  /// for by name), and whether it is a returned floating-point one whose
+  /// rows are 16-byte aligned, which the function promises, so its kernels
+  /// store it without an element-wise path.
+  std::vector<bool> requested, resultAligned;
 };
 
 CallTensors tensorsByContract(const std::string &op,
@@ -123,14 +125,19 @@ CallTensors tensorsByContract(const std::string &op,
   }
   for (const TensorView *view : call.results)
     call.requested.push_back(view != nullptr);
-  call.aligned.assign(contract.operands.size(), false);
-  for (size_t i = 0; i < contract.operands.size(); ++i) {
-    const TensorView *view = call.operands[i];
-    const bool floats = contract.operands[i].element == ElementRule::Float ||
-                        contract.operands[i].element == ElementRule::SameAs;
-    call.aligned[i] =
-        view && floats && view->shape.size() >= 2 && hasAlignedRows(*view, 16);
-  }
+  auto alignedFloats = [](const TensorContract &tensor,
+                          const TensorView *view) {
+    const bool floats = tensor.element == ElementRule::Float ||
+                        tensor.element == ElementRule::SameAs;
+    return view && floats && view->shape.size() >= 2 &&
+           hasAlignedRows(*view, 16);
+  };
+  for (size_t i = 0; i < contract.operands.size(); ++i)
+    call.aligned.push_back(
+        alignedFloats(contract.operands[i], call.operands[i]));
+  for (size_t i = 0; i < contract.results.size(); ++i)
+    call.resultAligned.push_back(
+        alignedFloats(contract.results[i], call.results[i]));
   return call;
 }
 
@@ -278,6 +285,9 @@ std::string signatureOf(const std::string &op, const OperatorContract &c,
   key << ":returns=";
   for (bool requested : call.requested)
     key << requested;
+  key << ":a16=";
+  for (bool aligned : call.resultAligned)
+    key << aligned;
   key << ":static";
   for (const DimContract &dim : c.dims)
     if (dim.isStatic && dims.has(dim.letter))
@@ -350,6 +360,10 @@ buildFunction(mlir::MLIRContext &mlir, const std::string &op,
                               "or an input it needs is missing)");
       func.setResultAttr(returned.size(), "rudnn.name",
                          b.getStringAttr(tensor.name));
+      if (call.resultAligned[index])
+        func.setResultAttr(returned.size(),
+                           mlir::rudnn::RudnnDialect::kAlignAttrName,
+                           b.getI64IntegerAttr(16));
       returned.push_back(value);
     }
   b.create<mlir::func::ReturnOp>(loc, returned);

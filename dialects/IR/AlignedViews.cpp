@@ -3,38 +3,56 @@
 #include "dialects/IR/RudnnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/CastInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::rudnn;
 
 namespace {
 
-/// Whether `value` is a function argument promising 16-byte aligned rows.
+/// Whether `value` is a function argument promising 16-byte aligned rows,
+/// or a value the function returns (through casts) with that promise.
 bool promisesAlignedRows(Value value) {
-  auto argument = dyn_cast_or_null<BlockArgument>(value);
-  auto func = argument
-                  ? dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp())
-                  : func::FuncOp();
-  if (!func)
+  auto promised = [](func::FuncOp func, IntegerAttr bytes) {
+    return func && bytes && bytes.getInt() >= 16;
+  };
+  if (auto argument = dyn_cast_or_null<BlockArgument>(value)) {
+    auto func = dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp());
+    return func && promised(func, func.getArgAttrOfType<IntegerAttr>(
+                                      argument.getArgNumber(),
+                                      RudnnDialect::kAlignAttrName));
+  }
+  if (!value || value.use_empty())
     return false;
-  auto bytes = func.getArgAttrOfType<IntegerAttr>(argument.getArgNumber(),
-                                                  RudnnDialect::kAlignAttrName);
-  return bytes && bytes.getInt() >= 16;
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<CastOpInterface>(user) && user->getNumResults() == 1) {
+      if (!promisesAlignedRows(user->getResult(0)))
+        return false;
+      continue;
+    }
+    auto ret = dyn_cast<func::ReturnOp>(user);
+    auto func = ret ? ret->getParentOfType<func::FuncOp>() : func::FuncOp();
+    if (!func || !promised(func, func.getResultAttrOfType<IntegerAttr>(
+                                     use.getOperandNumber(),
+                                     RudnnDialect::kAlignAttrName)))
+      return false;
+  }
+  return true;
 }
 
 } // namespace
 
 void mlir::rudnn::markAlignedViews(Operation *op, Operation *before,
-                                   ArrayRef<Value> views) {
+                                   ArrayRef<Value> views, StringRef marker) {
   if (!llvm::all_of(views, promisesAlignedRows))
     return;
   for (Operation *created = before ? before->getNextNode()
                                    : &op->getBlock()->front();
        created != op; created = created->getNextNode())
-    created->walk([](Operation *nested) {
+    created->walk([&](Operation *nested) {
       if (isa_and_nonnull<RudnnDialect>(nested->getDialect()) &&
           !isa<DimSwitchOp, YieldOp, ViewLikeOpInterface>(nested))
-        nested->setAttr(RudnnDialect::kAlignedViewsAttrName,
-                        UnitAttr::get(nested->getContext()));
+        nested->setAttr(marker, UnitAttr::get(nested->getContext()));
     });
 }

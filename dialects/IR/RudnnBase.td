@@ -56,6 +56,13 @@ def Rudnn_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kAlignedViewsAttrName =
         "rudnn.aligned_views";
 
+    /// Name of the unit attribute an operator's decomposition puts on its
+    /// primitives when every result their kernels store is returned with a
+    /// promise of 16-byte alignment: the stores need no element-wise path
+    /// (and may go through tensor maps).
+    static constexpr ::llvm::StringLiteral kAlignedOutputsAttrName =
+        "rudnn.aligned_outputs";
+
     void registerAttributes();
   }];
 }

@@ -21,10 +21,11 @@ void RudnnDialect::initialize() {
 
 LogicalResult RudnnDialect::verifyOperationAttribute(Operation *op,
                                                      NamedAttribute attr) {
-  if (attr.getName() == kAlignedViewsAttrName) {
+  if (attr.getName() == kAlignedViewsAttrName ||
+      attr.getName() == kAlignedOutputsAttrName) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError()
-             << "'" << kAlignedViewsAttrName << "' must be a unit attribute";
+             << "'" << attr.getName().strref() << "' must be a unit attribute";
     return success();
   }
   if (attr.getName() != kTargetAttrName)

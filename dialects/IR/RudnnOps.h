@@ -43,11 +43,14 @@ double defaultKdaScale(int64_t featureDimK);
 int64_t kdaGatePartialTokens();
 
 /// Marks the primitives `op`'s decomposition put after `before` (nested
-/// ones included; from the block's start when null) as reading aligned
-/// views (`rudnn.aligned_views`) when every view in `views` — those their
-/// kernels copy into shared memory — is a function argument promising
-/// 16-byte rows (`rudnn.align`).
-void markAlignedViews(Operation *op, Operation *before, ArrayRef<Value> views);
+/// ones included; from the block's start when null) with `marker` when
+/// every view in `views` promises 16-byte rows (`rudnn.align`): a function
+/// argument with the promise, or a result the function returns with it.
+/// By default the marker says the views their kernels copy into shared
+/// memory are aligned (`rudnn.aligned_views`); `rudnn.aligned_outputs`
+/// says so of the results their kernels store.
+void markAlignedViews(Operation *op, Operation *before, ArrayRef<Value> views,
+                      StringRef marker = RudnnDialect::kAlignedViewsAttrName);
 
 } // namespace mlir::rudnn
 

@@ -107,3 +107,11 @@ func.func @align_48(%x: tensor<4xf32>) -> (tensor<4xf32> {rudnn.align = 48 : i64
 func.func @aligned_views() attributes {rudnn.aligned_views = 1 : i64} {
   return
 }
+
+// -----
+
+// rudnn.aligned_outputs is a unit attribute.
+// expected-error @+1 {{'rudnn.aligned_outputs' must be a unit attribute}}
+func.func @aligned_outputs() attributes {rudnn.aligned_outputs = 1 : i64} {
+  return
+}

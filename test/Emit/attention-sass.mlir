@@ -41,27 +41,28 @@
 // registers, each 16-deep step one m64n128k16 (the tile's 128 keys, its
 // 128 value columns); the two consumer warpgroups take turns issuing them
 // on named barriers (bar.sync and bar.arrive). The epilogue stages each
-// warp's rows in shared memory (its only shared loads and stores) and
-// stores them 16 bytes at a time. 384 threads at 168 registers (the
-// producer gives its share to the consumers), nothing spilled, one block
-// per SM, a persistent grid of them.
-// SM90-LABEL: kernel attention_fwd_bf16_d128_e128_bk128_causal_wgmma
+// warp's rows in shared memory (its only shared stores; no thread loads
+// from shared memory) and, o promising 16-byte rows, stores them by TMA
+// (UTMASTG): no 16-bit global store; lse's 32-bit ones remain. 384 threads
+// at 168 registers (the producer gives its share to the consumers),
+// nothing spilled, one block per SM, a persistent grid of them.
+// SM90-LABEL: kernel attention_fwd_bf16_d128_e128_bk128_causal_wgmma_o16
 // SM90-NEXT: block: 384 threads; grid (132, 1, 1) = 132 blocks, 1.00 waves
 // SM90-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// SM90-NEXT: shared memory: 0 bytes static, 182272 dynamic
+// SM90-NEXT: shared memory: 0 bytes static, 198656 dynamic
 // SM90-NEXT: resident blocks per SM: 1
 // SM90-NEXT: model: 129.0 MiB moved, 137.44 GFLOP, {{[0-9.]+}} FLOP/B; roofline 139.0 us (compute-bound)
 // SM90-NEXT: exponentials: 268.4 M, 68.8 us at 3.9 T/s; tensor work 139.0 us
 // SM90-NEXT: shared operands: 2570.0 MiB, 87.2 us at 30.9 TB/s
-// SM90-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async 0, tma {{[1-9][0-9]*}}; shared loads {{[1-9]}}, stores {{[1-9][0-9]}} (HGMMA {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}})
+// SM90-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async 0, tma {{[1-9][0-9]*}}; shared loads 0, stores {{[1-9][0-9]}} (HGMMA {{[1-9][0-9]*}}, UTMACMDFLUSH {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}}, UTMASTG {{[1-9][0-9]*}})
 // SM90-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
-// SM90-NEXT: global stores: {{.*}} 128-bit {{[1-9][0-9]*}}
+// SM90-NEXT: global stores: 8-bit 0, 16-bit 0, 32-bit {{[0-9]+}}, 64-bit 0, 128-bit 0
 // SM90-NEXT: named barriers: {{[1-9][0-9]*}} sync, {{[1-9][0-9]*}} arrive
 // SM90-NEXT: wgmma shapes: 64x128x16 {{[1-9][0-9]*}}{{$}}
 func.func @main(%q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
                 %k: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
                 %v: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64})
-    -> (tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>) {
+    -> (tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64}, tensor<?x?x?xf32>) {
   %o, %lse = rudnn.attention %q, %k, %v causal
       : (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>,
          tensor<?x?x?x128xbf16>)

@@ -116,7 +116,7 @@ func.func @packed(%q: tensor<?x?x64xbf16>, %k: tensor<?x?x64xbf16>,
 // SM80-LABEL: func.func @hopper
 // SM80: block_q 64 block_k 64
 // PLAN-LABEL: rudnn.plan @hopper
-// PLAN: rudnn.kernel @[[KERNEL:attention_fwd_bf16_d128_e128_bk128_causal_wgmma]] threads 384 shared_bytes 182272
+// PLAN: rudnn.kernel @[[KERNEL:attention_fwd_bf16_d128_e128_bk128_causal_wgmma]] threads 384 shared_bytes 198656
 // PLAN: rudnn.launch @[[KERNEL]] grid [#rudnn.size<constant = 132, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>
 // PLAN-SAME: #rudnn.tensor_map<buffer = "q", element_bytes = 2, dims = [128, #rudnn.param<name = "T", bits = 64>, #rudnn.param<name = "H", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "q_stride1", bits = 64>, #rudnn.param<name = "q_stride2", bits = 64>, #rudnn.param<name = "q_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>
 // PLAN-SAME: #rudnn.tensor_map<buffer = "k", element_bytes = 2, dims = [128, #rudnn.param<name = "S", bits = 64>, #rudnn.param<name = "G", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "k_stride1", bits = 64>, #rudnn.param<name = "k_stride2", bits = 64>, #rudnn.param<name = "k_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>
@@ -126,6 +126,70 @@ func.func @hopper(%q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
                   %v: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64})
     -> (tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>) {
   %o, %lse = rudnn.attention %q, %k, %v causal
+      : (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>,
+         tensor<?x?x?x128xbf16>)
+      -> (tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>)
+  return %o, %lse : tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>
+}
+
+// -----
+
+// o returned with the promise of 16-byte rows too: the primitives are
+// marked, and the Hopper kernel stores it through a fifth tensor map, in
+// boxes of 64 columns by a consumer warp's 16 rows.
+// DECOMPOSE-LABEL: func.func @hopper_aligned_output
+// DECOMPOSE: rudnn.attention_finalize {{.*}} {rudnn.aligned_outputs, rudnn.aligned_views}
+// PLAN-LABEL: rudnn.plan @hopper_aligned_output
+// PLAN: rudnn.kernel @[[KERNEL:attention_fwd_bf16_d128_e128_bk128_wgmma_o16]]
+// PLAN: rudnn.launch @[[KERNEL]]
+// PLAN-SAME: #rudnn.tensor_map<buffer = "o", element_bytes = 2, dims = [128, #rudnn.param<name = "T", bits = 64>, #rudnn.param<name = "H", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "o_stride1", bits = 64>, #rudnn.param<name = "o_stride2", bits = 64>, #rudnn.param<name = "o_stride0", bits = 64>], box = [64, 16, 1, 1], swizzle_bytes = 128>
+func.func @hopper_aligned_output(
+    %q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
+    %k: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
+    %v: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64})
+    -> (tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64}, tensor<?x?x?xf32>) {
+  %o, %lse = rudnn.attention %q, %k, %v
+      : (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>,
+         tensor<?x?x?x128xbf16>)
+      -> (tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>)
+  return %o, %lse : tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>
+}
+
+// -----
+
+// A packed o with the promise: stored by 16-byte stores alone (a box would
+// cross into the next entry's rows), so it has no tensor map.
+// DECOMPOSE-LABEL: func.func @packed_aligned_output
+// DECOMPOSE: rudnn.attention_finalize {{.*}} {rudnn.aligned_outputs, rudnn.aligned_views}
+// PLAN-LABEL: rudnn.plan @packed_aligned_output
+// PLAN: rudnn.kernel @[[KERNEL:attention_varlen_fwd_bf16_d64_e64_bk128_wgmma_o16]]
+// PLAN: rudnn.launch @[[KERNEL]]
+// PLAN-NOT: buffer = "o"
+// PLAN: }
+func.func @packed_aligned_output(
+    %q: tensor<?x?x64xbf16> {rudnn.align = 16 : i64},
+    %k: tensor<?x?x64xbf16> {rudnn.align = 16 : i64},
+    %v: tensor<?x?x64xbf16> {rudnn.align = 16 : i64},
+    %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>)
+    -> (tensor<?x?x64xbf16> {rudnn.align = 16 : i64}, tensor<?x?xf32>) {
+  %o, %lse = rudnn.attention_varlen %q, %k, %v cu_seqlens(%cu_q, %cu_k)
+      : (tensor<?x?x64xbf16>, tensor<?x?x64xbf16>, tensor<?x?x64xbf16>,
+         tensor<?xi32>, tensor<?xi32>)
+      -> (tensor<?x?x64xbf16>, tensor<?x?xf32>)
+  return %o, %lse : tensor<?x?x64xbf16>, tensor<?x?xf32>
+}
+
+// -----
+
+// The promise on q, k and v but not on o: no output marker.
+// DECOMPOSE-LABEL: func.func @unpromised_output
+// DECOMPOSE: rudnn.attention_finalize {{.*}} {rudnn.aligned_views}
+func.func @unpromised_output(
+    %q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
+    %k: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
+    %v: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64})
+    -> (tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>) {
+  %o, %lse = rudnn.attention %q, %k, %v
       : (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>,
          tensor<?x?x?x128xbf16>)
       -> (tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>)

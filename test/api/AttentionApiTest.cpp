@@ -37,10 +37,13 @@ struct AttentionCase {
 void PrintTo(const AttentionCase &, std::ostream *) {}
 
 /// Attention calls whose kernel is known: on emulation, the Hopper kernel
-/// (TMA, wgmma) must run exactly where expected.
+/// (TMA, wgmma) must run exactly where expected, and store an o whose rows
+/// are 16-byte aligned (the API promises them) without an element-wise
+/// path ("_o16") exactly when `alignedOutput`.
 class AttentionTest : public ApiTest {
 protected:
-  template <typename Call> void runOnPath(Call call, bool hopper) {
+  template <typename Call>
+  void runOnPath(Call call, bool hopper, bool alignedOutput = true) {
     context->resetProfile();
     context->setProfiling(true);
     call();
@@ -50,6 +53,9 @@ protected:
     const std::vector<KernelProfile> kernels = context->profile();
     ASSERT_EQ(kernels.size(), 1u);
     EXPECT_EQ(kernels[0].kernel.find("_wgmma") != std::string::npos, hopper)
+        << kernels[0].kernel;
+    EXPECT_EQ(kernels[0].kernel.find("_o16") != std::string::npos,
+              hopper && alignedOutput)
         << kernels[0].kernel;
   }
 
@@ -347,12 +353,67 @@ TEST_F(AttentionTest, AnOutputOffItsChunksIsWrittenElementWise) {
         attentionForward(*context, {q.view, k.view, v.view, {}, {}},
                          {o.view, {}}, {});
       },
-      /*hopper=*/true);
+      /*hopper=*/true, /*alignedOutput=*/false);
   o.view = whole;
   std::vector<double> got = read(o, B * T * H * E + 1);
   EXPECT_TRUE(std::isnan(got.front())) << "written before the view";
   got.erase(got.begin());
   EXPECT_LT(relativeError(got, want.o), 1e-2);
+}
+
+/// A function whose o promises 16-byte rows (`rudnn.align` on the result):
+/// the Hopper kernel stores it by TMA alone, and a call whose o breaks the
+/// promise is refused before anything runs.
+TEST_F(AttentionTest, AnOutputPromisingAlignedRowsIsStoredByTmaOrRefused) {
+  using P = Small;
+  const int64_t B = P::B, T = P::T, S = P::S, H = P::H, G = P::G, D = P::D,
+                E = P::E;
+  const Small small = smallProblem(13, /*causal=*/true);
+  const std::string text = R"mlir(
+func.func @main(%q: tensor<?x?x?x24xbf16> {rudnn.align = 16 : i64},
+                %k: tensor<?x?x?x24xbf16> {rudnn.align = 16 : i64},
+                %v: tensor<?x?x?x16xbf16> {rudnn.align = 16 : i64})
+    -> (tensor<?x?x?x16xbf16> {rudnn.align = 16 : i64}, tensor<?x?x?xf32>) {
+  %o, %lse = rudnn.attention %q, %k, %v causal
+      : (tensor<?x?x?x24xbf16>, tensor<?x?x?x24xbf16>, tensor<?x?x?x16xbf16>)
+      -> (tensor<?x?x?x16xbf16>, tensor<?x?x?xf32>)
+  return %o, %lse : tensor<?x?x?x16xbf16>, tensor<?x?x?xf32>
+}
+)mlir";
+  Function main = Module::parse(*context, text).function("main");
+  EXPECT_EQ(main.results()[0].align, 16);
+  DeviceTensor q = dense(small.in.q, {B, T, H, D}, DType::BF16),
+               k = dense(small.in.k, {B, S, G, D}, DType::BF16),
+               v = dense(small.in.v, {B, S, G, E}, DType::BF16),
+               o = dense(std::vector<double>(B * T * H * E + 8, NAN),
+                         {B * T * H * E + 8}, DType::BF16),
+               lse = dense(std::vector<double>(B * H * T, NAN), {B, H, T});
+  TensorView out =
+      TensorView::contiguous(o.view.data, DType::BF16, {B, T, H, E});
+  runOnPath(
+      [&] {
+        main.call({q.view, k.view, v.view}, {out, lse.view});
+      },
+      /*hopper=*/true);
+  EXPECT_LT(relativeError(read(o, B * T * H * E), small.want.o), 1e-2);
+  EXPECT_LT(relativeError(read(lse, B * H * T), small.want.lse), 1e-2);
+  const std::vector<double> written = read(o, B * T * H * E + 8);
+  for (int64_t i = B * T * H * E; i < B * T * H * E + 8; ++i)
+    ASSERT_TRUE(std::isnan(written[i])) << "written past the view at " << i;
+
+  // Two bytes further on, o breaks its promise: refused, nothing written.
+  o = dense(std::vector<double>(B * T * H * E + 8, NAN), {B * T * H * E + 8},
+            DType::BF16);
+  out = TensorView::contiguous(static_cast<char *>(o.view.data) + 2,
+                               DType::BF16, {B, T, H, E});
+  EXPECT_THAT(
+      [&] {
+        main.call({q.view, k.view, v.view}, {out, lse.view});
+      },
+      ::testing::ThrowsMessage<InvalidArgument>(
+          HasSubstr("'o' promises 16-byte aligned rows")));
+  for (double x : read(o, B * T * H * E + 8))
+    ASSERT_TRUE(std::isnan(x)) << "o written by a refused call";
 }
 
 /// A small valid call whose parts a test spoils: the fault is named and o

@@ -68,6 +68,9 @@ struct AttentionKernel {
   /// The Hopper kernel (TMA, wgmma): block_q 128, over views whose rows
   /// are 16-byte aligned as tensor maps need; else the sm_80 kernel.
   bool hopper;
+  /// o promises 16-byte rows: the Hopper kernel stores it without an
+  /// element-wise path, padded batches through a tensor map.
+  bool alignedOutput = false;
   /// The Hopper kernel's persistent grid; 0: a block a query tile.
   int64_t blocks = 0;
 
@@ -90,15 +93,21 @@ struct AttentionKernel {
                            aligned,
                            aligned && chain.scores.getBlockQ() ==
                                           kHopperAttentionBlockQueries};
-    if (kernel.hopper)
+    if (kernel.hopper) {
       kernel.blocks =
           static_cast<int64_t>(chain.scores.getBlocks().value_or(0));
+      kernel.alignedOutput =
+          finalize->hasAttr(RudnnDialect::kAlignedOutputsAttrName);
+    }
     // Unaligned views of a Hopper specialization take the sm_80 kernel.
     if (!kernel.hopper && kernel.blockK > 64)
       kernel.blockK =
           std::max(kernel.headDim, kernel.valueDim) <= 128 ? 64 : 32;
     return kernel;
   }
+
+  /// Whether o goes out through TMA stores (padded, aligned, Hopper).
+  bool storesByTensorMap() const { return alignedOutput && !packed; }
 
   int64_t blockQueries() const {
     return hopper ? kHopperAttentionBlockQueries : kAttentionBlockQueries;
@@ -118,7 +127,8 @@ struct AttentionKernel {
                   : attentionSharedBytes(kAttentionBlockQueries, blockK,
                                          headDim, valueDim, inputBytes());
   }
-  /// "attention_fwd_bf16_d128_e128_bk64_causal_window16_inf_a16".
+  /// "attention_fwd_bf16_d128_e128_bk64_causal_window16_inf_a16"; the
+  /// Hopper kernel's end in "_wgmma", "_wgmma_o16" for an aligned o.
   std::string entry() const {
     auto bound = [](int64_t keys) {
       return keys < 0 ? std::string("inf") : std::to_string(keys);
@@ -131,7 +141,7 @@ struct AttentionKernel {
     if (windowed())
       name += "_window" + bound(left) + "_" + bound(right);
     if (hopper)
-      return name + "_wgmma";
+      return name + (alignedOutput ? "_wgmma_o16" : "_wgmma");
     return aligned ? name + "_a16" : name;
   }
 };
@@ -177,6 +187,9 @@ void bind(KernelBuilder &builder, AttentionChain &chain,
     builder.tensorMap(q, "q_map", dims, box(kHopperAttentionBlockQueries));
     builder.tensorMap(k, "k_map", dims, box(kernel.blockK));
     builder.tensorMap(v, "v_map", dims, box(kernel.blockK));
+    // A consumer warp stores 16 rows at a time.
+    if (kernel.storesByTensorMap())
+      builder.tensorMap(o, "o_map", dims, box(16));
     builder.setArchSpecific();
     // One block an SM: 168 registers a thread, which the producer gives up
     // to the consumers (240 each).
@@ -216,7 +229,10 @@ void writeBody(KernelBuilder &builder, const AttentionKernel &kernel) {
   if (kernel.hopper) {
     body << "  rudnn::attention::forward_hopper<" << cudaType(kernel.input)
          << ", " << kernel.headDim << ", " << kernel.valueDim << ", " << causal
-         << ", " << packed << ">(p, q_map, k_map, v_map);\n";
+         << ", " << packed
+         << (kernel.alignedOutput ? ", rudnn::tile::Alignment::Aligned" : "")
+         << ">(p, q_map, k_map, v_map"
+         << (kernel.storesByTensorMap() ? ", &o_map" : "") << ");\n";
     return;
   }
   body << "  rudnn::attention::forward<" << kernel.layout() << ", " << causal

@@ -267,37 +267,51 @@ __device__ __forceinline__ bool rows_are_chunks(const ForwardParams<T> &p) {
          p.o_strides.head % kChunk == 0;
 }
 
+/// Where column c of row r of a warp's output stage is: 16 rows of 64
+/// 16-bit columns, each row's 16-byte chunks swizzled by the row, as a
+/// 128-byte swizzled TMA box of 16 rows lies in shared memory (no two
+/// lanes of a store share a bank).
+__device__ __forceinline__ int staged_at(int r, int c) {
+  return r * 64 + ((c / 8) ^ (r % 8)) * 8 + c % 8;
+}
+
+/// Writes columns [c0, c0 + 64) of a warp's 16 output rows, each scaled by
+/// its row's `normalize`, into `stage`.
+template <typename T, typename Tile>
+__device__ __forceinline__ void
+stage_columns(const Tile &out,
+              const float (&normalize)[OnlineSoftmax<16>::kRows], int c0,
+              T *stage) {
+  static_assert(sizeof(T) == 2, "16-bit outputs");
+  out.for_each_pair([&](int r, int c, float first, float second) {
+    if (c >= c0 && c < c0 + 64) {
+      const float factor = normalize[Tile::lane_row(r)];
+      *reinterpret_cast<unsigned *>(&stage[staged_at(r, c - c0)]) =
+          tile::Mma16<T>::pack(first * factor, second * factor);
+    }
+  });
+}
+
 /// store_rows through this warp's `stage` (16 rows of 64 16-bit elements
-/// in shared memory, 2 KiB): 64 columns at a time, the warp writes its
-/// accumulators there (each row's 16-byte chunks swizzled by the row, so
-/// no two lanes of a store share a bank) and stores each row's chunks with
-/// 16-byte stores, eight lanes a 128-byte row. Rows of o that are not
-/// whole chunks take store_rows.
-template <int E, typename T, typename Tile>
+/// in shared memory, 2 KiB): 64 columns at a time, the warp stages its
+/// accumulators there and stores each row's chunks with 16-byte stores,
+/// eight lanes a 128-byte row. Rows of o that are not whole chunks (known
+/// only at run time unless `Out` promises them) take store_rows.
+template <int E, tile::Alignment Out, typename T, typename Tile>
 __device__ __forceinline__ void
 store_rows_staged(const ForwardParams<T> &p, const Tile &out,
                   OnlineSoftmax<16> &softmax, int b, int h, int row0,
                   Rows queryRows, T *stage) {
-  static_assert(sizeof(T) == 2, "16-bit outputs");
-  if (!rows_are_chunks(p)) {
+  if (Out == tile::Alignment::Checked && !rows_are_chunks(p)) {
     store_rows<E>(p, out, softmax, b, h, row0, queryRows);
     return;
   }
   float normalize[OnlineSoftmax<16>::kRows], lse[OnlineSoftmax<16>::kRows];
   softmax.finish(normalize, lse);
   const int lane = threadIdx.x % 32;
-  auto at = [](int r, int c) {
-    return r * 64 + ((c / 8) ^ (r % 8)) * 8 + c % 8;
-  };
 #pragma unroll
   for (int c0 = 0; c0 < E; c0 += 64) {
-    out.for_each_pair([&](int r, int c, float first, float second) {
-      if (c >= c0 && c < c0 + 64) {
-        const float factor = normalize[Tile::lane_row(r)];
-        *reinterpret_cast<unsigned *>(&stage[at(r, c - c0)]) =
-            tile::Mma16<T>::pack(first * factor, second * factor);
-      }
-    });
+    stage_columns(out, normalize, c0, stage);
     __syncwarp();
 #pragma unroll
     for (int k = 0; k < 4; ++k) { // 16 rows x 8 chunks, 4 a lane
@@ -305,7 +319,7 @@ store_rows_staged(const ForwardParams<T> &p, const Tile &out,
       const int i = row0 + r;
       if (i < queryRows.count && c < E) {
         T *to = p.o + p.o_strides.offset(b, queryRows.first + i, h) + c;
-        const T *from = &stage[at(r, c - c0)];
+        const T *from = &stage[staged_at(r, c - c0)];
         if (E % 8 == 0 || c + 8 <= E)
           *reinterpret_cast<uint4 *>(to) =
               *reinterpret_cast<const uint4 *>(from);

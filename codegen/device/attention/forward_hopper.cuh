@@ -14,7 +14,9 @@
 // FlashAttention-3 does. Tiles are 64-element column blocks
 // of 128-byte rows, swizzled as both TMA and wgmma read them; head dims
 // below a block's 64 are zeros the TMA unit fills in. Key tiles no query
-// of the block may see are never loaded.
+// of the block may see are never loaded. Each consumer warp stages its
+// output rows in shared memory and, where o promises 16-byte rows, sends
+// them out by TMA stores while the producer loads the next tile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,10 +37,14 @@ inline constexpr int kHopperThreads = 384;
 /// Keys per tile: 128 while a consumer's scores and accumulators fit its
 /// registers (head dims to 128), else 64. Stages of the K and V ring:
 /// three where they fit the shared memory (head dims to 64), else two.
+/// Each consumer warp stages its output 64 columns at a time in buffers
+/// used in turn: two where a row has more than 64 columns, so one is
+/// written while the store of the other still reads it.
 template <int D, int E> struct HopperTiles {
   static constexpr int kKeys = D <= 128 && E <= 128 ? 128 : 64;
   static constexpr int kDBlocks = (D + 63) / 64, kEBlocks = (E + 63) / 64;
   static constexpr int kStages = D <= 64 && E <= 64 ? 3 : 2;
+  static constexpr int kOutputBuffers = kEBlocks > 1 ? 2 : 1;
 };
 
 /// The block's dynamic shared memory, from a 1024-byte aligned address
@@ -49,7 +55,8 @@ template <typename T, int D, int E> struct HopperShared {
   alignas(1024) T q[Tiles::kDBlocks][kHopperBlockQueries * 64];
   alignas(1024) T k[Tiles::kStages][Tiles::kDBlocks][kBK * 64];
   alignas(1024) T v[Tiles::kStages][Tiles::kEBlocks][kBK * 64];
-  alignas(128) T out_stage[8][16 * 64]; // each consumer warp's epilogue
+  // Each consumer warp's epilogue, 1024-byte aligned as TMA's swizzle is.
+  alignas(1024) T out_stage[8][Tiles::kOutputBuffers][16 * 64];
   // Resident: the queries; streamed: K and V.
   HopperBarriers<Tiles::kStages> barriers;
 };
@@ -191,21 +198,61 @@ struct ProductTurns {
   }
 };
 
+/// A consumer warp's epilogue through TMA stores (a padded o promising
+/// 16-byte rows): 64 columns at a time, the warp stages its 16 normalized
+/// rows in the next of its buffers, fences them for the async proxy, and
+/// its first lane stores the box (rows past T dropped by the unit) and
+/// moves on; a buffer is rewritten only once the store before has read
+/// it. `stores` counts the warp's stores so far; the caller waits for the
+/// last ones before the block exits.
+template <int E, typename T, typename Tile, int Buffers>
+__device__ __forceinline__ void
+store_rows_tma(const ForwardParams<T> &p, const Tile &out,
+               OnlineSoftmax<16> &softmax, const QueryTile &t, int row0,
+               T (&stage)[Buffers][16 * 64], int &stores,
+               const arch::TensorMap &o_map) {
+  if (row0 >= t.queryRows.count)
+    return;
+  float normalize[OnlineSoftmax<16>::kRows], lse[OnlineSoftmax<16>::kRows];
+  softmax.finish(normalize, lse);
+  const bool leader = threadIdx.x % 32 == 0;
+#pragma unroll
+  for (int c0 = 0; c0 < E; c0 += 64, ++stores) {
+    T *buffer = stage[stores % Buffers];
+    if (leader)
+      arch::tma_store_wait<Buffers - 1>();
+    __syncwarp();
+    stage_columns(out, normalize, c0, buffer);
+    arch::fence_proxy_async_shared();
+    __syncwarp();
+    if (leader) {
+      const int coords[4] = {c0, row0, t.h, t.b};
+      arch::tma_store<4>(o_map, coords, buffer);
+      arch::tma_store_commit();
+    }
+  }
+  store_lse(p, lse, t.b, t.h, row0, t.queryRows);
+}
+
 /// A consumer warpgroup's 64 rows of each query tile. The products of
 /// neighbouring key tiles overlap: the scores of tile i are issued with
 /// P·V of tile i − 1 behind them, and the softmax of tile i runs while
 /// P·V is still in flight (its wait keeps one group pending); only the
 /// rescaling of the output waits for it. Each tile's keys are released as
 /// soon as its scores are formed, its values once P·V has read them.
-template <typename T, int D, int E, bool Causal, bool Packed>
-__device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
+template <typename T, int D, int E, bool Causal, bool Packed,
+          tile::Alignment Out>
+__device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s,
+                        const arch::TensorMap *o_map) {
+  // Padded outputs promising 16-byte rows go out through TMA stores.
+  constexpr bool kStoreByTma = Out == tile::Alignment::Aligned && !Packed;
   using Tiles = HopperTiles<D, E>;
   constexpr int kBK = Tiles::kKeys, kE = 64 * Tiles::kEBlocks;
   const int group = threadIdx.x / 128 - 1, warp = threadIdx.x / 32 % 4;
   const ScoreScale scale = ScoreScale::of(p);
   const ProductTurns turns{static_cast<unsigned>(group)};
   turns.begin();
-  int step = 0, tiles = 0;
+  int step = 0, tiles = 0, stores = 0;
   for_each_query_tile<Causal, Packed>(p, [&](const QueryTile &t) {
     const TileKeys<Causal, kBK> keys(p, t);
     const KeyBounds &bounds = keys.bounds;
@@ -288,25 +335,36 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s) {
     }
     step += count;
     warp_arrive(&s.barriers.resident_empty); // done with the queries
-    store_rows_staged<E>(p, out, softmax, t.b, t.h, row0, t.queryRows,
-                         s.out_stage[threadIdx.x / 32 - 4]);
+    auto &staging = s.out_stage[threadIdx.x / 32 - 4];
+    if constexpr (kStoreByTma)
+      store_rows_tma<E>(p, out, softmax, t, row0, staging, stores, *o_map);
+    else
+      store_rows_staged<E, Out>(p, out, softmax, t.b, t.h, row0, t.queryRows,
+                                staging[0]);
     ++tiles;
   });
   turns.end();
+  if (kStoreByTma && threadIdx.x % 32 == 0)
+    arch::tma_store_wait<0>(); // the stages stay until read
 }
 
 /// Padded batches: grid (ceil(T / 128), B·H); packed: (ceil(T / 128), H),
-/// each block taking packed query tiles as the sm_80 kernel does. 384
-/// threads; q, k and v through their tensor maps (16-byte aligned rows).
-template <typename T, int D, int E, bool Causal, bool Packed>
+/// each block taking packed query tiles as the sm_80 kernel does; or a
+/// persistent grid of any size. 384 threads; q, k and v through their
+/// tensor maps (16-byte aligned rows). An o promising 16-byte rows (`Out`
+/// Aligned) is stored without an element-wise path: padded ones through
+/// `o_map` (boxes of 64 columns by 16 rows), packed ones by 16-byte stores.
+template <typename T, int D, int E, bool Causal, bool Packed,
+          tile::Alignment Out = tile::Alignment::Checked>
 __device__ void
 forward_hopper(const ForwardParams<T> &p, const arch::TensorMap &q_map,
-               const arch::TensorMap &k_map, const arch::TensorMap &v_map) {
+               const arch::TensorMap &k_map, const arch::TensorMap &v_map,
+               const arch::TensorMap *o_map = nullptr) {
   HopperShared<T, D, E> &s = aligned_shared<HopperShared<T, D, E>>();
   run_warp_specialized<T>(
       s.barriers,
       [&] { produce<T, D, E, Causal, Packed>(p, s, q_map, k_map, v_map); },
-      [&] { consume<T, D, E, Causal, Packed>(p, s); });
+      [&] { consume<T, D, E, Causal, Packed, Out>(p, s, o_map); });
 }
 
 } // namespace attention

@@ -236,6 +236,8 @@ LogicalResult decomposeAttention(AttentionLikeOp op, OpBuilder &builder,
   op.getO().replaceAllUsesWith(finalize.getO());
   op.getLse().replaceAllUsesWith(finalize.getLse());
   markAlignedViews(op, before, {op.getQ(), op.getK(), op.getV()});
+  markAlignedViews(op, before, {finalize.getO()},
+                   RudnnDialect::kAlignedOutputsAttrName);
   return success();
 }
 

@@ -46,11 +46,12 @@ int64_t mlir::rudnn::hopperAttentionSharedBytes(int64_t headDim,
   const int64_t headBlocks = (headDim + 63) / 64,
                 valueBlocks = (valueDim + 63) / 64;
   // 16-bit elements, rows of 64; each of the 8 consumer warps stages 16
-  // output rows of 64; the barriers take a 1024-byte line.
+  // output rows of 64, in two buffers where rows are wider; the barriers
+  // take a 1024-byte line.
   const int64_t tiles = 128 * headBlocks * kHopperAttentionBlockQueries +
                         hopperAttentionStages(headDim, valueDim) * 128 * keys *
                             (headBlocks + valueBlocks);
-  const int64_t outputStage = 8 * 16 * 64 * 2;
+  const int64_t outputStage = 8 * 16 * 64 * 2 * (valueBlocks > 1 ? 2 : 1);
   return tiles + outputStage + 1024 + 1024;
 }
 
