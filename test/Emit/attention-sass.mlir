@@ -20,8 +20,9 @@
 // where one is given, in the tiles its bounds cross), the scores and the
 // products by the values on tensor cores (HMMA) through ldmatrix (LDSM), the
 // probabilities fed from the score accumulators, two blocks per SM, nothing
-// spilled.
-// SM80-LABEL: kernel attention_fwd_bf16_d128_e128_bk64_causal_a16
+// spilled; o staged in the freed tiles and stored 16 bytes at a time (no
+// 16-bit global store).
+// SM80-LABEL: kernel attention_fwd_bf16_d128_e128_bk64_causal_a16_o16
 // SM80-NEXT: block: 128 threads; grid (32, 128, 1) = 4096 blocks
 // SM80-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
 // SM80-NEXT: shared memory: 0 bytes static, 81920 dynamic
@@ -30,6 +31,7 @@
 // SM80-NEXT: exponentials: 268.4 M, 110.2 us at 2.4 T/s; tensor work 440.5 us
 // SM80-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
 // SM80-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
+// SM80-NEXT: global stores: 8-bit 0, 16-bit 0, 32-bit {{[0-9]+}}, 64-bit 0, 128-bit {{[1-9][0-9]*}}
 //
 // sm_90 (compiled for sm_90a): the Hopper kernel, 128 queries a block. Its
 // products read Q and K from shared memory and V beside P in registers: a

@@ -37,13 +37,13 @@ struct AttentionCase {
 void PrintTo(const AttentionCase &, std::ostream *) {}
 
 /// Attention calls whose kernel is known: on emulation, the Hopper kernel
-/// (TMA, wgmma) must run exactly where expected, and store an o whose rows
-/// are 16-byte aligned (the API promises them) without an element-wise
-/// path ("_o16") exactly when `alignedOutput`.
+/// (TMA, wgmma) must run exactly where expected, and the kernel store o
+/// without an element-wise path ("_o16") exactly when `alignedOutput` (a
+/// 16-bit o whose rows are 16-byte aligned, which the API promises).
 class AttentionTest : public ApiTest {
 protected:
   template <typename Call>
-  void runOnPath(Call call, bool hopper, bool alignedOutput = true) {
+  void runOnPath(Call call, bool hopper, bool alignedOutput) {
     context->resetProfile();
     context->setProfiling(true);
     call();
@@ -55,7 +55,7 @@ protected:
     EXPECT_EQ(kernels[0].kernel.find("_wgmma") != std::string::npos, hopper)
         << kernels[0].kernel;
     EXPECT_EQ(kernels[0].kernel.find("_o16") != std::string::npos,
-              hopper && alignedOutput)
+              alignedOutput)
         << kernels[0].kernel;
   }
 
@@ -157,7 +157,7 @@ void AttentionNumerics::matchesFloat64(const AttentionCase &c, bool hopper) {
       [&] {
         attentionForward(*context, inputs, {o.view, lse.view}, options);
       },
-      hopper);
+      hopper, c.dtype != DType::F32 && E % 8 == 0);
 
   const double tolerance = c.dtype == DType::F32 ? 1e-5 : 1e-2;
   EXPECT_LT(relativeError(readSequence(o, B, T, H, E), want.o), tolerance);
@@ -286,7 +286,7 @@ TEST_F(AttentionTest, UnalignedRowsTakeTheSm80Kernel) {
         attentionForward(*context, {q.view, k.view, v.view, {}, {}},
                          {o.view, lse.view}, options);
       },
-      /*hopper=*/false);
+      /*hopper=*/false, /*alignedOutput=*/true);
   EXPECT_LT(relativeError(read(o, B * T * H * E), want.o), 1e-2);
   EXPECT_LT(relativeError(read(lse, B * H * T), want.lse), 1e-2);
 }
@@ -325,7 +325,7 @@ TEST_F(AttentionTest, APersistentGridOfThreeBlocksTakesEveryQueryTile) {
                         {"o", o.view},
                         {"lse", lse.view}});
         },
-        /*hopper=*/true);
+        /*hopper=*/true, /*alignedOutput=*/true);
     EXPECT_LT(relativeError(read(o, B * T * H * E), want.o), 1e-2);
     EXPECT_LT(relativeError(read(lse, B * H * T), want.lse), 1e-2);
   }
@@ -394,7 +394,7 @@ func.func @main(%q: tensor<?x?x?x24xbf16> {rudnn.align = 16 : i64},
       [&] {
         main.call({q.view, k.view, v.view}, {out, lse.view});
       },
-      /*hopper=*/true);
+      /*hopper=*/true, /*alignedOutput=*/true);
   EXPECT_LT(relativeError(read(o, B * T * H * E), small.want.o), 1e-2);
   EXPECT_LT(relativeError(read(lse, B * H * T), small.want.lse), 1e-2);
   const std::vector<double> written = read(o, B * T * H * E + 8);
@@ -615,7 +615,7 @@ TEST_P(AttentionVarlenNumerics, MatchesFloat64) {
                                {q.view, k.view, v.view, cuQ.view, cuK.view},
                                {o.view, lse.view}, options);
       },
-      c.dtype != DType::F32);
+      c.dtype != DType::F32, c.dtype != DType::F32 && E % 8 == 0);
   const double tolerance = c.dtype == DType::F32 ? 1e-5 : 1e-2;
   EXPECT_LT(relativeError(read(o, T * H * E), want.o), tolerance);
   EXPECT_LT(relativeError(read(lse, H * T), want.lse), tolerance);

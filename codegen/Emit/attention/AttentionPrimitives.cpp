@@ -68,8 +68,8 @@ struct AttentionKernel {
   /// The Hopper kernel (TMA, wgmma): block_q 128, over views whose rows
   /// are 16-byte aligned as tensor maps need; else the sm_80 kernel.
   bool hopper;
-  /// o promises 16-byte rows: the Hopper kernel stores it without an
-  /// element-wise path, padded batches through a tensor map.
+  /// A 16-bit o promising 16-byte rows: stored without an element-wise
+  /// path, by the Hopper kernel's padded batches through a tensor map.
   bool alignedOutput = false;
   /// The Hopper kernel's persistent grid; 0: a block a query tile.
   int64_t blocks = 0;
@@ -93,12 +93,13 @@ struct AttentionKernel {
                            aligned,
                            aligned && chain.scores.getBlockQ() ==
                                           kHopperAttentionBlockQueries};
-    if (kernel.hopper) {
+    if (kernel.hopper)
       kernel.blocks =
           static_cast<int64_t>(chain.scores.getBlocks().value_or(0));
-      kernel.alignedOutput =
-          finalize->hasAttr(RudnnDialect::kAlignedOutputsAttrName);
-    }
+    // f32 outputs keep their fragments' 8-byte stores.
+    kernel.alignedOutput =
+        finalize->hasAttr(RudnnDialect::kAlignedOutputsAttrName) &&
+        kernel.inputBytes() == 2;
     // Unaligned views of a Hopper specialization take the sm_80 kernel.
     if (!kernel.hopper && kernel.blockK > 64)
       kernel.blockK =
@@ -107,7 +108,7 @@ struct AttentionKernel {
   }
 
   /// Whether o goes out through TMA stores (padded, aligned, Hopper).
-  bool storesByTensorMap() const { return alignedOutput && !packed; }
+  bool storesByTensorMap() const { return hopper && alignedOutput && !packed; }
 
   int64_t blockQueries() const {
     return hopper ? kHopperAttentionBlockQueries : kAttentionBlockQueries;
@@ -127,8 +128,8 @@ struct AttentionKernel {
                   : attentionSharedBytes(kAttentionBlockQueries, blockK,
                                          headDim, valueDim, inputBytes());
   }
-  /// "attention_fwd_bf16_d128_e128_bk64_causal_window16_inf_a16"; the
-  /// Hopper kernel's end in "_wgmma", "_wgmma_o16" for an aligned o.
+  /// "attention_fwd_bf16_d128_e128_bk64_causal_window16_inf_a16_o16" (views
+  /// and o aligned); the Hopper kernel's end in "_wgmma" or "_wgmma_o16".
   std::string entry() const {
     auto bound = [](int64_t keys) {
       return keys < 0 ? std::string("inf") : std::to_string(keys);
@@ -140,9 +141,8 @@ struct AttentionKernel {
         (causal ? "_causal" : "");
     if (windowed())
       name += "_window" + bound(left) + "_" + bound(right);
-    if (hopper)
-      return name + (alignedOutput ? "_wgmma_o16" : "_wgmma");
-    return aligned ? name + "_a16" : name;
+    name += hopper ? "_wgmma" : aligned ? "_a16" : "";
+    return alignedOutput ? name + "_o16" : name;
   }
 };
 
@@ -235,10 +235,16 @@ void writeBody(KernelBuilder &builder, const AttentionKernel &kernel) {
          << (kernel.storesByTensorMap() ? ", &o_map" : "") << ");\n";
     return;
   }
+  auto alignment = [](bool aligned) {
+    return aligned ? "rudnn::tile::Alignment::Aligned"
+                   : "rudnn::tile::Alignment::Checked";
+  };
   body << "  rudnn::attention::forward<" << kernel.layout() << ", " << causal
-       << ", " << packed
-       << (kernel.aligned ? ", rudnn::tile::Alignment::Aligned" : "")
-       << ">(p);\n";
+       << ", " << packed;
+  if (kernel.aligned || kernel.alignedOutput)
+    body << ", " << alignment(kernel.aligned) << ", "
+         << alignment(kernel.alignedOutput);
+  body << ">(p);\n";
 }
 
 /// Grid, block, shared memory and the cost model. Bytes: q read, o and lse

@@ -10,6 +10,7 @@
 // for f32 through a shared tile on FMA. Key tiles no query of the block may
 // see (past the entry's key length, the causal diagonal or the window) are
 // never loaded; element masks apply only to the tiles the bounds cross.
+// 16-bit outputs leave through shared memory by 16-byte stores.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,8 +47,10 @@ struct ForwardShared : ProbabilityTile<T, BK> {
 };
 
 /// One block's 64 queries from q0 of entry b's `queryRows`, head h, against
-/// the entry's `keyRows`; q, k and v copied as `Views` promise.
-template <typename T, int D, int E, int BK, bool Causal, tile::Alignment Views>
+/// the entry's `keyRows`; q, k and v copied as `Views` promise, o stored as
+/// `Out` does.
+template <typename T, int D, int E, int BK, bool Causal, tile::Alignment Views,
+          tile::Alignment Out>
 __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
                        Rows queryRows, Rows keyRows) {
   using Shared = ForwardShared<T, D, E, BK>;
@@ -125,17 +128,27 @@ __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
         }
       });
 
-  store_rows<E>(p, out, softmax, b, h, row0, queryRows);
+  if constexpr (sizeof(T) == 2) {
+    // The pipeline ends on a barrier, so the tiles are free: each warp
+    // stages its rows in 2 KiB of them.
+    static_assert(sizeof(Shared) >= 4 * 16 * 64 * sizeof(T));
+    T *stage = reinterpret_cast<T *>(shared) + warp * 16 * 64;
+    store_rows_staged<E, Out>(p, out, softmax, b, h, row0, queryRows, stage);
+  } else {
+    store_rows<E>(p, out, softmax, b, h, row0, queryRows);
+  }
 }
 
 /// A block per 64 queries of one (entry, head) (see for_each_block); one
 /// form a kernel, so each holds one copy of the body.
 template <typename T, int D, int E, int BK, bool Causal, bool Packed = false,
-          tile::Alignment Views = tile::Alignment::Checked>
+          tile::Alignment Views = tile::Alignment::Checked,
+          tile::Alignment Out = tile::Alignment::Checked>
 __device__ void forward(const ForwardParams<T> &p) {
   for_each_block<kBlockQueries, Packed, /*ByKeys=*/false, Causal>(
       p, p.heads, [&](int b, int h, int q0, Rows queryRows, Rows keyRows) {
-        attend<T, D, E, BK, Causal, Views>(p, b, h, q0, queryRows, keyRows);
+        attend<T, D, E, BK, Causal, Views, Out>(p, b, h, q0, queryRows,
+                                                keyRows);
         if constexpr (Packed) // the shared tiles are the next tile's
           __syncthreads();
       });
