@@ -133,9 +133,9 @@ func.func @softcap(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tenso
 
 // -----
 
-// A persistent grid is the Hopper kernel's (block_q 128).
+// A persistent grid is the Hopper kernel's (block_q 128 or 192).
 func.func @blocks(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %v: tensor<2x9x2x16xbf16>) {
-  // expected-error @+1 {{'blocks' (a persistent grid) must be positive and goes with 'block_q' 128}}
+  // expected-error @+1 {{'blocks' (a persistent grid) must be positive and goes with the Hopper kernel's 'block_q' (128 or 192)}}
   %o, %lse = rudnn.attention %q, %k, %v block_q 64 blocks 4
       : (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x16xbf16>) -> (tensor<2x8x4x16xbf16>, tensor<2x4x8xf32>)
   return
@@ -153,9 +153,10 @@ func.func @no_blocks(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %v: t
 
 // -----
 
-// Queries come 64 a block (the sm_80 kernel) or 128 (the Hopper kernel).
+// Queries come 64 a block (the sm_80 kernel), 128 or 192 (the Hopper
+// kernel).
 func.func @block_q(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>) {
-  // expected-error @+1 {{'block_q' must be 64 or 128, got 32}}
+  // expected-error @+1 {{'block_q' must be 64, 128 or 192, got 32}}
   %o, %lse = rudnn.attention %q, %k, %v block_q 32
       : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
   return
@@ -168,6 +169,16 @@ func.func @hopper_f32(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: te
   // expected-error @+1 {{'block_q' 128 (the Hopper kernel) takes 16-bit inputs}}
   %o, %lse = rudnn.attention %q, %k, %v block_q 128
       : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// Three consumer warpgroups (block_q 192) hold rows of 64 columns at most.
+func.func @hopper_three_groups(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %v: tensor<2x9x2x72xbf16>) {
+  // expected-error @+1 {{'block_q' 192 (three consumer warpgroups) takes head dims up to 64, got D = 16, E = 72}}
+  %o, %lse = rudnn.attention %q, %k, %v block_q 192
+      : (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x72xbf16>) -> (tensor<2x8x4x72xbf16>, tensor<2x4x8xf32>)
   return
 }
 

@@ -3,18 +3,21 @@
 
 // The Hopper attention forward at the head dims either side of 128, bf16,
 // views promising 16-byte rows (o too), on the persistent grid of one block
-// an SM: both keep their accumulators in registers (168 a thread, nothing
-// spilled), take every product as one wgmma as wide as its tile, and store
-// o through TMA (UTMASTG), no 16-bit global store left.
+// an SM: both keep their accumulators in registers (nothing spilled), take
+// every product as one wgmma as wide as its tile, and store o through TMA
+// (UTMASTG), no 16-bit global store left.
 //
-// D = E = 64, full attention: 128 keys a tile, three stages of K and V in
-// 130 KiB. One exponential a query and key against 256 FLOPs (2·(D + E)):
-// the special-function units' time nearly equals the tensor cores', as
-// FlashAttention-3 found at this head dim.
-// CHECK-LABEL: kernel attention_fwd_bf16_d64_e64_bk128_wgmma_o16
-// CHECK-NEXT: block: 384 threads; grid (132, 1, 1) = 132 blocks, 1.00 waves
+// D = E = 64, full attention: FlashAttention-3's tile there, 192 queries
+// a block in three consumer warpgroups (512 threads; their rows fit the 128
+// registers a thread, nothing spilled) and 128 keys a tile, three stages of
+// K and V in 146 KiB. One exponential a query and key against 256 FLOPs
+// (2·(D + E)): the special-function units' time nearly equals the tensor
+// cores', as FlashAttention-3 found at this head dim, hence a third
+// warpgroup whose products run under the others' softmax.
+// CHECK-LABEL: kernel attention_fwd_bf16_d64_e64_bq192_bk128_wgmma_o16
+// CHECK-NEXT: block: 512 threads; grid (132, 1, 1) = 132 blocks, 1.00 waves
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// CHECK-NEXT: shared memory: 0 bytes static, 133120 dynamic
+// CHECK-NEXT: shared memory: 0 bytes static, 149504 dynamic
 // CHECK-NEXT: resident blocks per SM: 1
 // CHECK-NEXT: model: 65.0 MiB moved, 274.88 GFLOP, {{[0-9.]+}} FLOP/B; roofline 277.9 us (compute-bound)
 // CHECK-NEXT: exponentials: 1073.7 M, 275.3 us at 3.9 T/s; tensor work 277.9 us
@@ -40,7 +43,7 @@ func.func @d64(%q: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},
 // a warp in 226 KiB of shared memory; P·V is one m64n256k16 a step. The narrow key tile reads Q from
 // shared memory once every 64 keys instead of 128: the operands'
 // shared-memory time comes to three quarters of the tensor work.
-// CHECK-LABEL: kernel attention_fwd_bf16_d256_e256_bk64_causal_wgmma_o16
+// CHECK-LABEL: kernel attention_fwd_bf16_d256_e256_bq128_bk64_causal_wgmma_o16
 // CHECK-NEXT: block: 384 threads; grid (132, 1, 1) = 132 blocks, 1.00 waves
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
 // CHECK-NEXT: shared memory: 0 bytes static, 231424 dynamic

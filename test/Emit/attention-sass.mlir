@@ -48,7 +48,7 @@
 // (UTMASTG): no 16-bit global store; lse's 32-bit ones remain. 384 threads
 // at 168 registers (the producer gives its share to the consumers),
 // nothing spilled, one block per SM, a persistent grid of them.
-// SM90-LABEL: kernel attention_fwd_bf16_d128_e128_bk128_causal_wgmma_o16
+// SM90-LABEL: kernel attention_fwd_bf16_d128_e128_bq128_bk128_causal_wgmma_o16
 // SM90-NEXT: block: 384 threads; grid (132, 1, 1) = 132 blocks, 1.00 waves
 // SM90-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
 // SM90-NEXT: shared memory: 0 bytes static, 198656 dynamic

@@ -6,7 +6,8 @@
 // RUN: rudnn-opt %s -split-input-file -rudnn-specialize -rudnn-decompose -rudnn-plan | FileCheck %s --check-prefix=PLAN
 
 // The scale defaults to D^-0.5. On sm_90, 16-bit inputs take the Hopper
-// kernel's tiles (block_q 128, 128 keys up to D = 128); elsewhere, and for
+// kernel's tiles (block_q 192, three consumer warpgroups, to D = 64, else
+// 128; 128 keys up to D = 128); elsewhere, and for
 // f32, the sm_80 kernel's: key tiles of 64 up to D = 128, of 32 beyond,
 // fewer where a target's shared memory is smaller (f32 at D = 256: 16 keys
 // in an A100's 163 KiB). Masks, window and softcap reach the primitives;
@@ -15,9 +16,9 @@
 // Views that do not promise 16-byte rows (no tensor map can read them) take
 // the sm_80 kernel whatever the tiles.
 // SPECIALIZE-LABEL: func.func @masked
-// SPECIALIZE: rudnn.attention {{.*}} causal window (16, 0) softcap 3.000000e+01 scale 1.250000e-01 block_q 128 block_k 128
+// SPECIALIZE: rudnn.attention {{.*}} causal window (16, 0) softcap 3.000000e+01 scale 1.250000e-01 block_q 192 block_k 128
 // SMALL-LABEL: func.func @masked
-// SMALL: block_q 128 block_k 128
+// SMALL: block_q 192 block_k 128
 // SM80-LABEL: func.func @masked
 // SM80: block_q 64 block_k 64
 // DECOMPOSE-LABEL: func.func @masked
@@ -25,7 +26,7 @@
 // DECOMPOSE-SAME: %[[K:[^:]*]]: tensor<?x?x?x64xbf16>
 // DECOMPOSE-SAME: %[[V:[^:]*]]: tensor<?x?x?x64xbf16>
 // DECOMPOSE-SAME: %[[L:[^:]*]]: tensor<?xi32>
-// DECOMPOSE: %[[S:.*]] = rudnn.attention_scores %[[Q]], %[[K]] scale 1.250000e-01 softcap 3.000000e+01 block_q 128 block_k 128
+// DECOMPOSE: %[[S:.*]] = rudnn.attention_scores %[[Q]], %[[K]] scale 1.250000e-01 softcap 3.000000e+01 block_q 192 block_k 128
 // DECOMPOSE: %[[M:.*]] = rudnn.attention_mask %[[S]] key_lengths %[[L]] causal window (16, 0)
 // DECOMPOSE: %[[P:.*]], %[[MAX:.*]], %[[SUM:.*]] = rudnn.attention_softmax %[[M]]
 // DECOMPOSE: %[[ACC:.*]] = rudnn.attention_accumulate %[[P]], %[[V]]
@@ -79,7 +80,7 @@ func.func @wide(%q: tensor<?x?x?x256xf32>, %k: tensor<?x?x?x256xf32>,
 // to each entry's block by the offsets; one kernel over (ceil(T / 64), H)
 // whose blocks take the entries' query tiles in turn.
 // SPECIALIZE-LABEL: func.func @packed
-// SPECIALIZE: rudnn.attention_varlen {{.*}} cu_seqlens(%{{.*}}, %{{.*}}) causal scale 1.250000e-01 block_q 128 block_k 128
+// SPECIALIZE: rudnn.attention_varlen {{.*}} cu_seqlens(%{{.*}}, %{{.*}}) causal scale 1.250000e-01 block_q 192 block_k 128
 // SM80-LABEL: func.func @packed
 // SM80: block_q 64 block_k 64
 // DECOMPOSE-LABEL: func.func @packed
@@ -116,7 +117,7 @@ func.func @packed(%q: tensor<?x?x64xbf16>, %k: tensor<?x?x64xbf16>,
 // SM80-LABEL: func.func @hopper
 // SM80: block_q 64 block_k 64
 // PLAN-LABEL: rudnn.plan @hopper
-// PLAN: rudnn.kernel @[[KERNEL:attention_fwd_bf16_d128_e128_bk128_causal_wgmma]] threads 384 shared_bytes 198656
+// PLAN: rudnn.kernel @[[KERNEL:attention_fwd_bf16_d128_e128_bq128_bk128_causal_wgmma]] threads 384 shared_bytes 198656
 // PLAN: rudnn.launch @[[KERNEL]] grid [#rudnn.size<constant = 132, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>
 // PLAN-SAME: #rudnn.tensor_map<buffer = "q", element_bytes = 2, dims = [128, #rudnn.param<name = "T", bits = 64>, #rudnn.param<name = "H", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "q_stride1", bits = 64>, #rudnn.param<name = "q_stride2", bits = 64>, #rudnn.param<name = "q_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>
 // PLAN-SAME: #rudnn.tensor_map<buffer = "k", element_bytes = 2, dims = [128, #rudnn.param<name = "S", bits = 64>, #rudnn.param<name = "G", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "k_stride1", bits = 64>, #rudnn.param<name = "k_stride2", bits = 64>, #rudnn.param<name = "k_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>
@@ -140,7 +141,7 @@ func.func @hopper(%q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
 // DECOMPOSE-LABEL: func.func @hopper_aligned_output
 // DECOMPOSE: rudnn.attention_finalize {{.*}} {rudnn.aligned_outputs, rudnn.aligned_views}
 // PLAN-LABEL: rudnn.plan @hopper_aligned_output
-// PLAN: rudnn.kernel @[[KERNEL:attention_fwd_bf16_d128_e128_bk128_wgmma_o16]]
+// PLAN: rudnn.kernel @[[KERNEL:attention_fwd_bf16_d128_e128_bq128_bk128_wgmma_o16]]
 // PLAN: rudnn.launch @[[KERNEL]]
 // PLAN-SAME: #rudnn.tensor_map<buffer = "o", element_bytes = 2, dims = [128, #rudnn.param<name = "T", bits = 64>, #rudnn.param<name = "H", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "o_stride1", bits = 64>, #rudnn.param<name = "o_stride2", bits = 64>, #rudnn.param<name = "o_stride0", bits = 64>], box = [64, 16, 1, 1], swizzle_bytes = 128>
 func.func @hopper_aligned_output(
@@ -162,7 +163,7 @@ func.func @hopper_aligned_output(
 // DECOMPOSE-LABEL: func.func @packed_aligned_output
 // DECOMPOSE: rudnn.attention_finalize {{.*}} {rudnn.aligned_outputs, rudnn.aligned_views}
 // PLAN-LABEL: rudnn.plan @packed_aligned_output
-// PLAN: rudnn.kernel @[[KERNEL:attention_varlen_fwd_bf16_d64_e64_bk128_wgmma_o16]]
+// PLAN: rudnn.kernel @[[KERNEL:attention_varlen_fwd_bf16_d64_e64_bq192_bk128_wgmma_o16]]
 // PLAN: rudnn.launch @[[KERNEL]]
 // PLAN-NOT: buffer = "o"
 // PLAN: }

@@ -293,7 +293,8 @@ TEST_F(AttentionTest, UnalignedRowsTakeTheSm80Kernel) {
 
 /// The Hopper kernel on a persistent grid of fewer blocks than query tiles:
 /// each block takes several (causal ones the heaviest first), and every
-/// tile comes out as on a grid of them all.
+/// tile comes out as on a grid of them all; with two consumer warpgroups
+/// (128 queries a tile) and three (192, the default to D = 64).
 TEST_F(AttentionTest, APersistentGridOfThreeBlocksTakesEveryQueryTile) {
   const int64_t B = 2, T = 300, S = 310, H = 2, G = 1, D = 64, E = 48;
   std::mt19937 random(21);
@@ -305,30 +306,37 @@ TEST_F(AttentionTest, APersistentGridOfThreeBlocksTakesEveryQueryTile) {
   DeviceTensor q = dense(in.q, {B, T, H, D}, DType::BF16),
                k = dense(in.k, {B, S, G, D}, DType::BF16),
                v = dense(in.v, {B, S, G, E}, DType::BF16);
-  for (bool causal : {false, true}) {
-    SCOPED_TRACE(causal ? "causal" : "full");
-    const auto ref = reference::AttentionOptions::forHeadDim(D, causal);
-    const reference::AttentionOutputs want =
-        reference::attentionForward({B, T, S, H, G, D, E}, in, ref);
-    DeviceTensor o = dense(std::vector<double>(B * T * H * E, NAN),
-                           {B, T, H, E}, DType::BF16),
-                 lse = dense(std::vector<double>(B * H * T, NAN), {B, H, T});
-    runOnPath(
-        [&] {
-          callOperator(*context, "rudnn.attention",
-                       {{"causal", causal},
-                        {"block_q", int64_t(128)},
-                        {"blocks", int64_t(3)}},
-                       {{"q", q.view},
-                        {"k", k.view},
-                        {"v", v.view},
-                        {"o", o.view},
-                        {"lse", lse.view}});
-        },
-        /*hopper=*/true, /*alignedOutput=*/true);
-    EXPECT_LT(relativeError(read(o, B * T * H * E), want.o), 1e-2);
-    EXPECT_LT(relativeError(read(lse, B * H * T), want.lse), 1e-2);
-  }
+  for (int64_t blockQ : {128, 192})
+    for (bool causal : {false, true}) {
+      SCOPED_TRACE(std::to_string(blockQ) + (causal ? " causal" : " full"));
+      const auto ref = reference::AttentionOptions::forHeadDim(D, causal);
+      const reference::AttentionOutputs want =
+          reference::attentionForward({B, T, S, H, G, D, E}, in, ref);
+      DeviceTensor o = dense(std::vector<double>(B * T * H * E, NAN),
+                             {B, T, H, E}, DType::BF16),
+                   lse = dense(std::vector<double>(B * H * T, NAN), {B, H, T});
+      runOnPath(
+          [&] {
+            callOperator(*context, "rudnn.attention",
+                         {{"causal", causal},
+                          {"block_q", blockQ},
+                          {"blocks", int64_t(3)}},
+                         {{"q", q.view},
+                          {"k", k.view},
+                          {"v", v.view},
+                          {"o", o.view},
+                          {"lse", lse.view}});
+          },
+          /*hopper=*/true, /*alignedOutput=*/true);
+      if (testBackend() == BackendKind::Emulation) {
+        EXPECT_NE(context->profile()[0].kernel.find(
+                      "_bq" + std::to_string(blockQ) + "_"),
+                  std::string::npos)
+            << context->profile()[0].kernel;
+      }
+      EXPECT_LT(relativeError(read(o, B * T * H * E), want.o), 1e-2);
+      EXPECT_LT(relativeError(read(lse, B * H * T), want.lse), 1e-2);
+    }
 }
 
 TEST_F(AttentionTest, AnOutputOffItsChunksIsWrittenElementWise) {

@@ -65,9 +65,11 @@ struct AttentionKernel {
   DType input;
   int64_t headDim, valueDim, blockK, left, right;
   bool causal, packed, aligned;
-  /// The Hopper kernel (TMA, wgmma): block_q 128, over views whose rows
-  /// are 16-byte aligned as tensor maps need; else the sm_80 kernel.
+  /// The Hopper kernel (TMA, wgmma): block_q 128 or 192, over views whose
+  /// rows are 16-byte aligned as tensor maps need; else the sm_80 kernel.
   bool hopper;
+  /// The Hopper kernel's query rows, 64 a consumer warpgroup.
+  int64_t hopperQueries = 0;
   /// A 16-bit o promising 16-byte rows: stored without an element-wise
   /// path, by the Hopper kernel's padded batches through a tensor map.
   bool alignedOutput = false;
@@ -82,20 +84,22 @@ struct AttentionKernel {
     Value q = chain.scores.getQ();
     // Views promising 16-byte rows are copied without an element-wise path.
     const bool aligned = finalize->hasAttr(RudnnDialect::kAlignedViewsAttrName);
-    AttentionKernel kernel{dtype(q),
-                           lastDim(q),
-                           lastDim(chain.accumulate.getV()),
-                           static_cast<int64_t>(chain.scores.getBlockK()),
-                           bound(chain.mask.getWindowLeft()),
-                           bound(chain.mask.getWindowRight()),
-                           chain.mask.getCausal(),
-                           isPacked(q),
-                           aligned,
-                           aligned && chain.scores.getBlockQ() ==
-                                          kHopperAttentionBlockQueries};
-    if (kernel.hopper)
+    AttentionKernel kernel{
+        dtype(q),
+        lastDim(q),
+        lastDim(chain.accumulate.getV()),
+        static_cast<int64_t>(chain.scores.getBlockK()),
+        bound(chain.mask.getWindowLeft()),
+        bound(chain.mask.getWindowRight()),
+        chain.mask.getCausal(),
+        isPacked(q),
+        aligned,
+        aligned && isHopperAttentionBlock(chain.scores.getBlockQ())};
+    if (kernel.hopper) {
+      kernel.hopperQueries = static_cast<int64_t>(chain.scores.getBlockQ());
       kernel.blocks =
           static_cast<int64_t>(chain.scores.getBlocks().value_or(0));
+    }
     // f32 outputs keep their fragments' 8-byte stores.
     kernel.alignedOutput =
         finalize->hasAttr(RudnnDialect::kAlignedOutputsAttrName) &&
@@ -111,7 +115,13 @@ struct AttentionKernel {
   bool storesByTensorMap() const { return hopper && alignedOutput && !packed; }
 
   int64_t blockQueries() const {
-    return hopper ? kHopperAttentionBlockQueries : kAttentionBlockQueries;
+    return hopper ? hopperQueries : kAttentionBlockQueries;
+  }
+  /// Threads: a producer and a consumer warpgroup per 64 queries (Hopper),
+  /// or a warp per 16.
+  int64_t threads() const {
+    return hopper ? 128 * (hopperQueries / 64 + 1)
+                  : 32 * (kAttentionBlockQueries / 16);
   }
 
   int64_t inputBytes() const {
@@ -124,12 +134,13 @@ struct AttentionKernel {
            ", " + std::to_string(valueDim) + ", " + std::to_string(blockK);
   }
   int64_t sharedBytes() const {
-    return hopper ? hopperAttentionSharedBytes(headDim, valueDim)
+    return hopper ? hopperAttentionSharedBytes(headDim, valueDim, hopperQueries)
                   : attentionSharedBytes(kAttentionBlockQueries, blockK,
                                          headDim, valueDim, inputBytes());
   }
   /// "attention_fwd_bf16_d128_e128_bk64_causal_window16_inf_a16_o16" (views
-  /// and o aligned); the Hopper kernel's end in "_wgmma" or "_wgmma_o16".
+  /// and o aligned); the Hopper kernel's name its query rows
+  /// ("_d64_e64_bq192_bk128") and end in "_wgmma" or "_wgmma_o16".
   std::string entry() const {
     auto bound = [](int64_t keys) {
       return keys < 0 ? std::string("inf") : std::to_string(keys);
@@ -137,8 +148,9 @@ struct AttentionKernel {
     std::string name =
         std::string(packed ? "attention_varlen_fwd_" : "attention_fwd_") +
         ::rudnn::dtypeName(input) + "_d" + std::to_string(headDim) + "_e" +
-        std::to_string(valueDim) + "_bk" + std::to_string(blockK) +
-        (causal ? "_causal" : "");
+        std::to_string(valueDim) +
+        (hopper ? "_bq" + std::to_string(hopperQueries) : std::string()) +
+        "_bk" + std::to_string(blockK) + (causal ? "_causal" : "");
     if (windowed())
       name += "_window" + bound(left) + "_" + bound(right);
     name += hopper ? "_wgmma" : aligned ? "_a16" : "";
@@ -184,16 +196,16 @@ void bind(KernelBuilder &builder, AttentionChain &chain,
         sizes.push_back(1);
       return sizes;
     };
-    builder.tensorMap(q, "q_map", dims, box(kHopperAttentionBlockQueries));
+    builder.tensorMap(q, "q_map", dims, box(kernel.hopperQueries));
     builder.tensorMap(k, "k_map", dims, box(kernel.blockK));
     builder.tensorMap(v, "v_map", dims, box(kernel.blockK));
     // A consumer warp stores 16 rows at a time.
     if (kernel.storesByTensorMap())
       builder.tensorMap(o, "o_map", dims, box(16));
     builder.setArchSpecific();
-    // One block an SM: 168 registers a thread, which the producer gives up
-    // to the consumers (240 each).
-    builder.setLaunchBounds(384, 1);
+    // One block an SM: its registers, which the producer gives up to the
+    // consumers (240 each of two warpgroups, 160 of three).
+    builder.setLaunchBounds(kernel.threads(), 1);
   }
   // Packed: the entries are the offsets' count less one.
   builder.dim(kernel.packed ? DimRef::of('C') : DimRef::of('B'),
@@ -228,8 +240,8 @@ void writeBody(KernelBuilder &builder, const AttentionKernel &kernel) {
   const char *packed = kernel.packed ? "true" : "false";
   if (kernel.hopper) {
     body << "  rudnn::attention::forward_hopper<" << cudaType(kernel.input)
-         << ", " << kernel.headDim << ", " << kernel.valueDim << ", " << causal
-         << ", " << packed
+         << ", " << kernel.headDim << ", " << kernel.valueDim << ", "
+         << kernel.hopperQueries << ", " << causal << ", " << packed
          << (kernel.alignedOutput ? ", rudnn::tile::Alignment::Aligned" : "")
          << ">(p, q_map, k_map, v_map"
          << (kernel.storesByTensorMap() ? ", &o_map" : "") << ");\n";
@@ -255,13 +267,14 @@ void writeBody(KernelBuilder &builder, const AttentionKernel &kernel) {
 /// are bounded (lengths and masks not discounted); packed batches have no
 /// FLOP model (their work is in the offsets, on the device).
 void setLaunch(KernelLaunch &launch, const AttentionKernel &kernel) {
-  // Hopper: a producer and two consumer warpgroups; sm_80: four warps.
-  launch.threads = kernel.hopper ? 384 : 32 * (kAttentionBlockQueries / 16);
+  launch.threads = kernel.threads();
   launch.sharedBytes = kernel.sharedBytes();
   launch.grid[0] = SizeRef{
       1,
       {DimRef::ceilDiv('T', kernel.blockQueries(),
-                       kernel.hopper ? "query_tiles128" : "query_tiles")}};
+                       kernel.hopper ? "query_tiles" +
+                                           std::to_string(kernel.hopperQueries)
+                                     : std::string("query_tiles"))}};
   // Packed: every head's query tiles spread over ceil(T / 64) blocks.
   launch.grid[1] = kernel.packed
                        ? SizeRef{1, {DimRef::of('H')}}
@@ -368,16 +381,15 @@ struct FinalizeModel
              << "#include \"rudnn/attention.cuh\"\n\n"
              << "// The host sizes the shared memory from the same layout.\n";
     if (kernel.hopper)
-      preamble << "static_assert(sizeof(rudnn::attention::HopperShared<"
-               << cudaType(kernel.input) << ", " << kernel.headDim << ", "
-               << kernel.valueDim << ">) + 1024 == " << kernel.sharedBytes()
+      preamble << "using Tiles = rudnn::attention::HopperTiles<"
+               << kernel.headDim << ", " << kernel.valueDim << ", "
+               << kernel.hopperQueries << ">;\n"
+               << "static_assert(sizeof(rudnn::attention::HopperShared<"
+               << cudaType(kernel.input)
+               << ", Tiles>) + 1024 == " << kernel.sharedBytes() << ");\n"
+               << "static_assert(Tiles::kThreads == " << kernel.threads()
                << ");\n"
-               << "static_assert(rudnn::attention::kHopperBlockQueries == "
-               << kHopperAttentionBlockQueries << ");\n"
-               << "static_assert(rudnn::attention::kHopperThreads == 384);\n"
-               << "static_assert(rudnn::attention::HopperTiles<"
-               << kernel.headDim << ", " << kernel.valueDim
-               << ">::kKeys == " << kernel.blockK << ");\n";
+               << "static_assert(Tiles::kKeys == " << kernel.blockK << ");\n";
     else
       preamble << "static_assert(sizeof(rudnn::attention::ForwardShared<"
                << kernel.layout() << ">) == " << kernel.sharedBytes() << ");\n"

@@ -1,7 +1,8 @@
 //===- attention/forward_hopper.cuh - Tiled attention forward on sm_90a ---===//
 //
-// FlashAttention-3's organisation: a block of 128 queries and three
-// warpgroups. The producer (warpgroup 0, its registers given up with
+// FlashAttention-3's organisation: a block of 128 queries in two consumer
+// warpgroups, or 192 in three (head dims to 64), and a producer
+// warpgroup. The producer (warpgroup 0, its registers given up with
 // setmaxnreg) has one thread issue TMA loads: the queries once, then each
 // key tile's K and V into a ring of stages (three to D = 64, else two),
 // announcing their bytes on the stage's `full` mbarriers (one for K, one
@@ -9,8 +10,8 @@
 // ones (K's and V's apart) before reuse. Each consumer warpgroup (64 query
 // rows) forms its 64 x BK scores with wgmma from shared memory, scales, masks
 // and folds them into its online softmax in registers while the P·V of the tile
-// before (wgmma taking P from registers) is still in flight, and the two
-// warpgroups take turns issuing products (pingpong on named barriers), as
+// before (wgmma taking P from registers) is still in flight, and the
+// consumers take turns issuing products (pingpong on named barriers), as
 // FlashAttention-3 does. Tiles are 64-element column blocks
 // of 128-byte rows, swizzled as both TMA and wgmma read them; head dims
 // below a block's 64 are zeros the TMA unit fills in. Key tiles no query
@@ -30,17 +31,22 @@
 namespace rudnn {
 namespace attention {
 
-/// Queries of a block: two consumer warpgroups of 64.
-inline constexpr int kHopperBlockQueries = 128;
-inline constexpr int kHopperThreads = 384;
-
-/// Keys per tile: 128 while a consumer's scores and accumulators fit its
-/// registers (head dims to 128), else 64. Stages of the K and V ring:
-/// three where they fit the shared memory (head dims to 64), else two.
-/// Each consumer warp stages its output 64 columns at a time in buffers
-/// used in turn: two where a row has more than 64 columns, so one is
-/// written while the store of the other still reads it.
-template <int D, int E> struct HopperTiles {
+/// A block's tiles for head dims D and E: `Queries` rows, 64 a consumer
+/// warpgroup (two, or three where head dims are at most 64, whose rows
+/// then fit 160 registers a thread). Keys per tile: 128 while a consumer's
+/// scores and accumulators fit its registers (head dims to 128), else 64.
+/// Stages of the K and V ring: three where they fit the shared memory
+/// (head dims to 64), else two. Each consumer warp stages its output 64
+/// columns at a time in buffers used in turn: two where a row has more
+/// than 64 columns, so one is written while the store of the other still
+/// reads it.
+template <int D, int E, int Queries = 128> struct HopperTiles {
+  static_assert(Queries == 128 || (Queries == 192 && D <= 64 && E <= 64),
+                "two consumer warpgroups, or three to head dims of 64");
+  static constexpr int kD = D, kE = E, kBlockQueries = Queries;
+  static constexpr int kConsumers = Queries / 64,
+                       kConsumerWarps = 4 * kConsumers,
+                       kThreads = 128 * (kConsumers + 1);
   static constexpr int kKeys = D <= 128 && E <= 128 ? 128 : 64;
   static constexpr int kDBlocks = (D + 63) / 64, kEBlocks = (E + 63) / 64;
   static constexpr int kStages = D <= 64 && E <= 64 ? 3 : 2;
@@ -49,27 +55,27 @@ template <int D, int E> struct HopperTiles {
 
 /// The block's dynamic shared memory, from a 1024-byte aligned address
 /// (hopperAttentionSharedBytes adds the slack on the host).
-template <typename T, int D, int E> struct HopperShared {
-  using Tiles = HopperTiles<D, E>;
+template <typename T, typename Tiles> struct HopperShared {
   static constexpr int kBK = Tiles::kKeys;
-  alignas(1024) T q[Tiles::kDBlocks][kHopperBlockQueries * 64];
+  alignas(1024) T q[Tiles::kDBlocks][Tiles::kBlockQueries * 64];
   alignas(1024) T k[Tiles::kStages][Tiles::kDBlocks][kBK * 64];
   alignas(1024) T v[Tiles::kStages][Tiles::kEBlocks][kBK * 64];
   // Each consumer warp's epilogue, 1024-byte aligned as TMA's swizzle is.
-  alignas(1024) T out_stage[8][Tiles::kOutputBuffers][16 * 64];
+  alignas(
+      1024) T out_stage[Tiles::kConsumerWarps][Tiles::kOutputBuffers][16 * 64];
   // Resident: the queries; streamed: K and V.
-  HopperBarriers<Tiles::kStages> barriers;
+  HopperBarriers<Tiles::kStages, Tiles::kConsumerWarps> barriers;
 };
 
-/// One block's unit of work: 128 queries from q0 of entry b, head h.
+/// One block's unit of work: a tile of queries from q0 of entry b, head h.
 struct QueryTile {
   int b, h, q0;
   Rows queryRows, keyRows;
 };
 
-/// The keys a query tile's queries may see, and the tiles of BK of them
-/// the block loads (the producer and the consumers agree on them).
-template <bool Causal, int BK> struct TileKeys {
+/// The keys a tile of BQ queries may see, and the tiles of BK of them the
+/// block loads (the producer and the consumers agree on them).
+template <bool Causal, int BQ, int BK> struct TileKeys {
   KeyBounds bounds;
   int first, count;
 
@@ -79,8 +85,7 @@ template <bool Causal, int BK> struct TileKeys {
       : bounds(
             KeyBounds::of(p, t.b, Causal, t.queryRows.count, t.keyRows.count)) {
     const int rows = t.queryRows.count - t.q0;
-    bounds.tiles(t.q0, rows < kHopperBlockQueries ? rows : kHopperBlockQueries,
-                 BK, first, count);
+    bounds.tiles(t.q0, rows < BQ ? rows : BQ, BK, first, count);
   }
 };
 
@@ -94,26 +99,24 @@ template <bool Causal, int BK> struct TileKeys {
 /// heaviest first: every (entry, head)'s last tile, then the one before, …
 /// (longest processing time first). Packed batches number the heads
 /// fastest, a tile's entry found in the offsets on the device.
-template <bool Causal, bool Packed, typename T, typename Work>
+template <int BQ, bool Causal, bool Packed, typename T, typename Work>
 __device__ __forceinline__ void for_each_query_tile(const ForwardParams<T> &p,
                                                     Work work) {
   const int first = static_cast<int>(blockIdx.x + blockIdx.y * gridDim.x),
             step = static_cast<int>(gridDim.x * gridDim.y);
   if constexpr (!Packed) {
-    const int tiles =
-                  (p.queries + kHopperBlockQueries - 1) / kHopperBlockQueries,
-              pairs = p.batch * p.heads;
+    const int tiles = (p.queries + BQ - 1) / BQ, pairs = p.batch * p.heads;
     for (int linear = first; linear < tiles * pairs; linear += step) {
       const int tile = Causal ? tiles - 1 - linear / pairs : linear % tiles,
                 pair = Causal ? linear % pairs : linear / tiles;
-      work(QueryTile{pair / p.heads, pair % p.heads, tile * kHopperBlockQueries,
+      work(QueryTile{pair / p.heads, pair % p.heads, tile * BQ,
                      Rows{0, p.queries}, Rows{0, p.keys}});
     }
   } else {
     for (int linear = first;; linear += step) {
       int b = 0, q0 = 0;
-      if (!packed_query_tile<kHopperBlockQueries>(
-              p.cu_seqlens_q, p.batch, p.queries, linear / p.heads, b, q0))
+      if (!packed_query_tile<BQ>(p.cu_seqlens_q, p.batch, p.queries,
+                                 linear / p.heads, b, q0))
         return;
       work(QueryTile{b, linear % p.heads, q0,
                      packed_rows(p.cu_seqlens_q, b, p.queries),
@@ -123,21 +126,19 @@ __device__ __forceinline__ void for_each_query_tile(const ForwardParams<T> &p,
 }
 
 /// The producer thread: the queries of each tile, then its key tiles.
-template <typename T, int D, int E, bool Causal, bool Packed>
-__device__ void produce(const ForwardParams<T> &p, HopperShared<T, D, E> &s,
+template <typename T, typename Tiles, bool Causal, bool Packed>
+__device__ void produce(const ForwardParams<T> &p, HopperShared<T, Tiles> &s,
                         const arch::TensorMap &q_map,
                         const arch::TensorMap &k_map,
                         const arch::TensorMap &v_map) {
-  using Tiles = HopperTiles<D, E>;
-  constexpr int kBK = Tiles::kKeys;
-  constexpr unsigned kQueryBytes =
-      Tiles::kDBlocks * kHopperBlockQueries * 64 * sizeof(T);
+  constexpr int kBQ = Tiles::kBlockQueries, kBK = Tiles::kKeys;
+  constexpr unsigned kQueryBytes = Tiles::kDBlocks * kBQ * 64 * sizeof(T);
   constexpr unsigned kKeyBytes = Tiles::kDBlocks * kBK * 64 * sizeof(T),
                      kValueBytes = Tiles::kEBlocks * kBK * 64 * sizeof(T);
   const bool leader = threadIdx.x == 0;
   int step = 0, tiles = 0; // key tiles and query tiles so far
-  for_each_query_tile<Causal, Packed>(p, [&](const QueryTile &t) {
-    const TileKeys<Causal, kBK> keys(p, t);
+  for_each_query_tile<kBQ, Causal, Packed>(p, [&](const QueryTile &t) {
+    const TileKeys<Causal, kBQ, kBK> keys(p, t);
     const int first = keys.first, count = keys.count;
     const int hk = t.h / (p.heads / p.kv_heads);
     if (leader) {
@@ -171,26 +172,28 @@ __device__ void produce(const ForwardParams<T> &p, HopperShared<T, D, E> &s,
   });
 }
 
-/// The two consumer warpgroups take turns issuing their products
-/// (FlashAttention-3's pingpong): each waits for its turn on its own named
-/// barrier and, once its products are issued, hands the turn to the other
-/// on the other's, so one warpgroup's softmax runs under the other's
-/// products. Both issue the same number of times (they walk the same key
-/// tiles); the first warpgroup starts, and takes the last turn handed to it
-/// at the end, so every barrier completes.
-struct ProductTurns {
+/// The consumer warpgroups take turns issuing their products
+/// (FlashAttention-3's pingpong, round robin where there are three): each
+/// waits for its turn on its own named barrier and, once its products are
+/// issued, hands the turn to the next on the next one's, so one
+/// warpgroup's softmax runs under the others' products. All issue the same
+/// number of times (they walk the same key tiles); the first starts (the
+/// last hands it its first turn), and takes the last turn handed to it at
+/// the end, so every barrier completes. A barrier counts the two
+/// warpgroups it joins.
+template <int Groups> struct ProductTurns {
   static constexpr unsigned kFirstBarrier = 1, kThreads = 256;
-  unsigned group; // 0 or 1
+  unsigned group; // 0 … Groups − 1
 
   __device__ __forceinline__ void begin() const {
-    if (group == 1)
+    if (group == Groups - 1)
       arch::named_barrier_arrive(kFirstBarrier, kThreads);
   }
   __device__ __forceinline__ void take() const {
     arch::named_barrier_sync(kFirstBarrier + group, kThreads);
   }
   __device__ __forceinline__ void hand_over() const {
-    arch::named_barrier_arrive(kFirstBarrier + 1 - group, kThreads);
+    arch::named_barrier_arrive(kFirstBarrier + (group + 1) % Groups, kThreads);
   }
   __device__ __forceinline__ void end() const {
     if (group == 0)
@@ -240,21 +243,21 @@ store_rows_tma(const ForwardParams<T> &p, const Tile &out,
 /// P·V is still in flight (its wait keeps one group pending); only the
 /// rescaling of the output waits for it. Each tile's keys are released as
 /// soon as its scores are formed, its values once P·V has read them.
-template <typename T, int D, int E, bool Causal, bool Packed,
+template <typename T, typename Tiles, bool Causal, bool Packed,
           tile::Alignment Out>
-__device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s,
+__device__ void consume(const ForwardParams<T> &p, HopperShared<T, Tiles> &s,
                         const arch::TensorMap *o_map) {
+  constexpr int E = Tiles::kE, kBQ = Tiles::kBlockQueries;
   // Padded outputs promising 16-byte rows go out through TMA stores.
   constexpr bool kStoreByTma = Out == tile::Alignment::Aligned && !Packed;
-  using Tiles = HopperTiles<D, E>;
   constexpr int kBK = Tiles::kKeys, kE = 64 * Tiles::kEBlocks;
   const int group = threadIdx.x / 128 - 1, warp = threadIdx.x / 32 % 4;
   const ScoreScale scale = ScoreScale::of(p);
-  const ProductTurns turns{static_cast<unsigned>(group)};
+  const ProductTurns<Tiles::kConsumers> turns{static_cast<unsigned>(group)};
   turns.begin();
   int step = 0, tiles = 0, stores = 0;
-  for_each_query_tile<Causal, Packed>(p, [&](const QueryTile &t) {
-    const TileKeys<Causal, kBK> keys(p, t);
+  for_each_query_tile<kBQ, Causal, Packed>(p, [&](const QueryTile &t) {
+    const TileKeys<Causal, kBQ, kBK> keys(p, t);
     const KeyBounds &bounds = keys.bounds;
     const int first = keys.first, count = keys.count;
     const int row0 = t.q0 + 64 * group + 16 * warp; // this warp's first query
@@ -348,23 +351,25 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, D, E> &s,
     arch::tma_store_wait<0>(); // the stages stay until read
 }
 
-/// Padded batches: grid (ceil(T / 128), B·H); packed: (ceil(T / 128), H),
+/// Padded batches: grid (ceil(T / BQ), B·H); packed: (ceil(T / BQ), H),
 /// each block taking packed query tiles as the sm_80 kernel does; or a
-/// persistent grid of any size. 384 threads; q, k and v through their
-/// tensor maps (16-byte aligned rows). An o promising 16-byte rows (`Out`
-/// Aligned) is stored without an element-wise path: padded ones through
-/// `o_map` (boxes of 64 columns by 16 rows), packed ones by 16-byte stores.
-template <typename T, int D, int E, bool Causal, bool Packed,
+/// persistent grid of any size. HopperTiles' threads for `Queries` rows a
+/// block; q, k and v through their tensor maps (16-byte aligned rows). An
+/// o promising 16-byte rows (`Out` Aligned) is stored without an
+/// element-wise path: padded ones through `o_map` (boxes of 64 columns by
+/// 16 rows), packed ones by 16-byte stores.
+template <typename T, int D, int E, int Queries, bool Causal, bool Packed,
           tile::Alignment Out = tile::Alignment::Checked>
 __device__ void
 forward_hopper(const ForwardParams<T> &p, const arch::TensorMap &q_map,
                const arch::TensorMap &k_map, const arch::TensorMap &v_map,
                const arch::TensorMap *o_map = nullptr) {
-  HopperShared<T, D, E> &s = aligned_shared<HopperShared<T, D, E>>();
+  using Tiles = HopperTiles<D, E, Queries>;
+  HopperShared<T, Tiles> &s = aligned_shared<HopperShared<T, Tiles>>();
   run_warp_specialized<T>(
       s.barriers,
-      [&] { produce<T, D, E, Causal, Packed>(p, s, q_map, k_map, v_map); },
-      [&] { consume<T, D, E, Causal, Packed, Out>(p, s, o_map); });
+      [&] { produce<T, Tiles, Causal, Packed>(p, s, q_map, k_map, v_map); },
+      [&] { consume<T, Tiles, Causal, Packed, Out>(p, s, o_map); });
 }
 
 } // namespace attention

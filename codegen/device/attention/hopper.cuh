@@ -146,20 +146,20 @@ template <typename Shared> __device__ __forceinline__ Shared &aligned_shared() {
 /// streamed ones: heads (D wide) and values (E wide) land on barriers of
 /// their own, so the first product starts while the values are on their
 /// way, and are released apart, so the next heads load while the values
-/// are still read; the `empty` ones take an arrival from each consumer
-/// warp.
-template <int Stages = 2> struct HopperBarriers {
+/// are still read; the `empty` ones take an arrival from each of the
+/// `ConsumerWarps`.
+template <int Stages = 2, int ConsumerWarps = 8> struct HopperBarriers {
   unsigned long long resident_full, resident_empty, heads_full[Stages],
       values_full[Stages], heads_empty[Stages], values_empty[Stages];
 
   __device__ __forceinline__ void init() {
     arch::mbarrier_init(&resident_full, 1);
-    arch::mbarrier_init(&resident_empty, 8);
+    arch::mbarrier_init(&resident_empty, ConsumerWarps);
     for (int stage = 0; stage < Stages; ++stage) {
       arch::mbarrier_init(&heads_full[stage], 1);
       arch::mbarrier_init(&values_full[stage], 1);
-      arch::mbarrier_init(&heads_empty[stage], 8);
-      arch::mbarrier_init(&values_empty[stage], 8);
+      arch::mbarrier_init(&heads_empty[stage], ConsumerWarps);
+      arch::mbarrier_init(&values_empty[stage], ConsumerWarps);
     }
   }
 };
@@ -173,12 +173,16 @@ __device__ __forceinline__ void warp_arrive(unsigned long long *barrier) {
 }
 
 /// Initialises `barriers`, then runs `produce` on warp 0 (its warpgroup's
-/// registers given up) and `consume` on the two consumer warpgroups of a
-/// 384-thread block.
-template <typename T, int Stages, typename Produce, typename Consume>
+/// registers given up) and `consume` on the consumer warpgroups after it:
+/// two (a 384-thread block, 240 registers each) or three (512 threads, 160
+/// each).
+template <typename T, int Stages, int ConsumerWarps, typename Produce,
+          typename Consume>
 __device__ __forceinline__ void
-run_warp_specialized(HopperBarriers<Stages> &barriers, Produce produce,
-                     Consume consume) {
+run_warp_specialized(HopperBarriers<Stages, ConsumerWarps> &barriers,
+                     Produce produce, Consume consume) {
+  static_assert(ConsumerWarps == 8 || ConsumerWarps == 12,
+                "two or three consumer warpgroups");
   static_assert(sizeof(T) == 2, "the Hopper path multiplies 16-bit inputs");
 #if !defined(__RUDNN_EMULATION__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(sizeof(T) == 0, "the Hopper path is compiled for sm_90a");
@@ -191,7 +195,7 @@ run_warp_specialized(HopperBarriers<Stages> &barriers, Produce produce,
     if (threadIdx.x < 32)
       produce();
   } else {
-    arch::set_register_budget<240, true>();
+    arch::set_register_budget<ConsumerWarps == 8 ? 240 : 160, true>();
     consume();
   }
 }

@@ -13,6 +13,7 @@
 #include "dialects/IR/attention/AttentionPolicy.h"
 
 #include <cmath>
+#include <string>
 
 using namespace mlir;
 using namespace mlir::rudnn;
@@ -46,37 +47,42 @@ LogicalResult checkWindow(Operation *op, std::optional<int64_t> left,
   return success();
 }
 
-/// block_q 64 is the sm_80 kernel, whose block_k is 16, 32 or 64; 128 the
-/// Hopper kernel, for 16-bit inputs, whose block_k follows the head dims.
+/// block_q 64 is the sm_80 kernel, whose block_k is 16, 32 or 64; 128 and
+/// 192 (three consumer warpgroups, head dims to 64) the Hopper kernel, for
+/// 16-bit inputs, whose block_k follows the head dims.
 LogicalResult checkTiles(Operation *op, Value q, Value v,
                          std::optional<int64_t> blockQ,
                          std::optional<int64_t> blockK,
                          std::optional<int64_t> blocks) {
-  if (blocks && (*blocks < 1 || blockQ != kHopperAttentionBlockQueries))
+  if (blocks && (*blocks < 1 || !blockQ || !isHopperAttentionBlock(*blockQ)))
     return op->emitOpError()
            << "'blocks' (a persistent grid) must be positive and goes with "
-              "'block_q' "
-           << kHopperAttentionBlockQueries;
+              "the Hopper kernel's 'block_q' (128 or 192)";
   if (blockQ && *blockQ != kAttentionBlockQueries &&
-      *blockQ != kHopperAttentionBlockQueries)
-    return op->emitOpError()
-           << "'block_q' must be " << kAttentionBlockQueries << " or "
-           << kHopperAttentionBlockQueries << ", got " << *blockQ;
-  if (blockQ && *blockQ == kHopperAttentionBlockQueries) {
+      !isHopperAttentionBlock(*blockQ))
+    return op->emitOpError() << "'block_q' must be " << kAttentionBlockQueries
+                             << ", 128 or 192, got " << *blockQ;
+  if (blockQ && isHopperAttentionBlock(*blockQ)) {
     auto queries = cast<ShapedType>(q.getType());
     if (queries.getElementTypeBitWidth() != 16)
-      return op->emitOpError() << "'block_q' " << kHopperAttentionBlockQueries
+      return op->emitOpError() << "'block_q' " << *blockQ
                                << " (the Hopper kernel) takes 16-bit inputs";
+    const int64_t headDim = queries.getShape().back(),
+                  valueDim =
+                      v ? cast<ShapedType>(v.getType()).getShape().back() : 0;
+    // Three consumer warpgroups hold 64-column rows at most.
+    if (*blockQ == 192 && (headDim > 64 || valueDim > 64))
+      return op->emitOpError()
+             << "'block_q' 192 (three consumer warpgroups) takes head dims "
+                "up to 64, got D = "
+             << headDim << (v ? ", E = " + std::to_string(valueDim) : "");
     if (!v) // a primitive without the values: its operator checked
       return success();
-    const int64_t hopperKeys = hopperAttentionBlockKeys(
-        queries.getShape().back(),
-        cast<ShapedType>(v.getType()).getShape().back());
+    const int64_t hopperKeys = hopperAttentionBlockKeys(headDim, valueDim);
     if (blockK && *blockK != hopperKeys)
       return op->emitOpError()
              << "'block_k' must be " << hopperKeys << " with 'block_q' "
-             << kHopperAttentionBlockQueries << " at these head dims, got "
-             << *blockK;
+             << *blockQ << " at these head dims, got " << *blockK;
     return success();
   }
   if (blockK && *blockK != 16 && *blockK != 32 && *blockK != 64)
@@ -154,13 +160,15 @@ LogicalResult specializeAttention(AttentionLikeOp op, TargetAttr target) {
     op.setScaleAttr(
         builder.getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(headDim))));
   // Hopper targets take 16-bit inputs through TMA and wgmma.
+  const int64_t hopperQueries = hopperAttentionBlockQueries(headDim, valueDim);
   const bool hopper =
       target.getComputeCapability() == 90 && inputBytes == 2 &&
-      hopperAttentionSharedBytes(headDim, valueDim) <= target.getSmemPerBlock();
+      hopperAttentionSharedBytes(headDim, valueDim, hopperQueries) <=
+          target.getSmemPerBlock();
   if (!op.getBlockQ())
     op.setBlockQAttr(builder.getI64IntegerAttr(
-        hopper ? kHopperAttentionBlockQueries : kAttentionBlockQueries));
-  if (*op.getBlockQ() == kHopperAttentionBlockQueries) {
+        hopper ? hopperQueries : kAttentionBlockQueries));
+  if (isHopperAttentionBlock(*op.getBlockQ())) {
     if (!op.getBlockK())
       op.setBlockKAttr(builder.getI64IntegerAttr(
           hopperAttentionBlockKeys(headDim, valueDim)));

@@ -31,6 +31,11 @@ mlir::rudnn::chooseAttentionBlockKeys(int64_t headDim, int64_t valueDim,
   return std::nullopt;
 }
 
+int64_t mlir::rudnn::hopperAttentionBlockQueries(int64_t headDim,
+                                                 int64_t valueDim) {
+  return headDim <= 64 && valueDim <= 64 ? 192 : 128;
+}
+
 int64_t mlir::rudnn::hopperAttentionBlockKeys(int64_t headDim,
                                               int64_t valueDim) {
   return headDim <= 128 && valueDim <= 128 ? 128 : 64;
@@ -41,17 +46,19 @@ int64_t mlir::rudnn::hopperAttentionStages(int64_t headDim, int64_t valueDim) {
 }
 
 int64_t mlir::rudnn::hopperAttentionSharedBytes(int64_t headDim,
-                                                int64_t valueDim) {
+                                                int64_t valueDim,
+                                                int64_t blockQueries) {
   const int64_t keys = hopperAttentionBlockKeys(headDim, valueDim);
   const int64_t headBlocks = (headDim + 63) / 64,
                 valueBlocks = (valueDim + 63) / 64;
-  // 16-bit elements, rows of 64; each of the 8 consumer warps stages 16
-  // output rows of 64, in two buffers where rows are wider; the barriers
-  // take a 1024-byte line.
-  const int64_t tiles = 128 * headBlocks * kHopperAttentionBlockQueries +
+  // 16-bit elements, rows of 64; each consumer warp stages 16 output rows
+  // of 64, in two buffers where rows are wider; the barriers take a
+  // 1024-byte line.
+  const int64_t tiles = 128 * headBlocks * blockQueries +
                         hopperAttentionStages(headDim, valueDim) * 128 * keys *
                             (headBlocks + valueBlocks);
-  const int64_t outputStage = 8 * 16 * 64 * 2 * (valueBlocks > 1 ? 2 : 1);
+  const int64_t outputStage =
+      blockQueries / 16 * 16 * 64 * 2 * (valueBlocks > 1 ? 2 : 1);
   return tiles + outputStage + 1024 + 1024;
 }
 

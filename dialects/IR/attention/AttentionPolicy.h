@@ -58,10 +58,21 @@ int64_t attentionKeyGradientSharedBytes(int64_t headDim, int64_t valueDim,
 int64_t attentionQueryGradientSharedBytes(int64_t headDim, int64_t valueDim,
                                           int64_t inputBytes);
 
-/// Query rows of a Hopper attention block (two consumer warpgroups of 64):
-/// the tile size by which rudnn-specialize picks the TMA/wgmma kernel, for
-/// sm_90 targets and 16-bit inputs.
-inline constexpr int64_t kHopperAttentionBlockQueries = 128;
+/// Query rows of a Hopper attention block, 64 a consumer warpgroup: the
+/// tile size by which rudnn-specialize picks the TMA/wgmma kernel, for
+/// sm_90 targets and 16-bit inputs. Three warpgroups (192 rows) where head
+/// dims are at most 64, as FlashAttention-3 found best there: a key tile
+/// loaded once serves half as many queries again, and the exponentials,
+/// which nearly equal the products at these dims, hide under two other
+/// warpgroups' products; else two (128 rows), whose registers hold wider
+/// rows.
+int64_t hopperAttentionBlockQueries(int64_t headDim, int64_t valueDim);
+
+/// Whether a block of `blockQ` query rows is the Hopper kernel's (128 or
+/// 192; the sm_80 kernel's is kAttentionBlockQueries).
+inline bool isHopperAttentionBlock(int64_t blockQ) {
+  return blockQ == 128 || blockQ == 192;
+}
 
 /// Keys per tile of the Hopper kernel: 128 for head dims up to 128, else 64
 /// (attention::HopperTiles).
@@ -73,9 +84,10 @@ int64_t hopperAttentionStages(int64_t headDim, int64_t valueDim);
 
 /// Dynamic shared memory of a Hopper attention block
 /// (sizeof(attention::HopperShared) and 1024 bytes to align it): the
-/// queries and two stages of keys and values (three to head dims of 64) in
-/// 64-column blocks.
-int64_t hopperAttentionSharedBytes(int64_t headDim, int64_t valueDim);
+/// queries, two stages of keys and values (three to head dims of 64) in
+/// 64-column blocks, and each consumer warp's output stage.
+int64_t hopperAttentionSharedBytes(int64_t headDim, int64_t valueDim,
+                                   int64_t blockQueries);
 
 /// Rows of a Hopper attention-backward block (two consumer warpgroups of
 /// 64) and rows it streams a step (attention::kHopperBackwardRows, Step).
