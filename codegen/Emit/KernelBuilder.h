@@ -66,6 +66,8 @@ struct KernelLaunch {
   std::optional<mlir::rudnn::DimRef> repeat;
   mlir::rudnn::SizeRef grid[3];
   mlir::rudnn::SizeRef memoryBytes{0, {}}, flops{0, {}};
+  /// A second term of the bytes moved, over other dims (0: none).
+  mlir::rudnn::SizeRef streamedBytes{0, {}};
   /// An exponential every so many of `flops` (0: none modelled).
   int64_t flopsPerExponential = 0;
   /// A byte of tensor-core operands read from shared memory every so many

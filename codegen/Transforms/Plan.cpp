@@ -553,7 +553,8 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
   OpBuilder::InsertionGuard guard(builder);
   auto kernelOp = builder.create<KernelOp>(
       func.getLoc(), "kernel", 128, 0, /*cooperative=*/false,
-      /*memory_bytes=*/SizeAttr(), /*flops=*/SizeAttr(),
+      /*memory_bytes=*/SizeAttr(), /*streamed_bytes=*/SizeAttr(),
+      /*flops=*/SizeAttr(),
       /*flops_per_exponential=*/IntegerAttr(),
       /*flops_per_shared_byte=*/IntegerAttr());
   kernelOps.push_back(kernelOp);
@@ -633,6 +634,12 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
       return failure();
     kernelOp.setMemoryBytesAttr(*bytes);
     kernelOp.setFlopsAttr(*flops);
+    if (model.streamedBytes.constant) {
+      FailureOr<SizeAttr> streamed = size(outside(model.streamedBytes));
+      if (failed(streamed))
+        return failure();
+      kernelOp.setStreamedBytesAttr(*streamed);
+    }
     if (model.flopsPerExponential > 0)
       kernelOp.setFlopsPerExponentialAttr(
           builder.getI64IntegerAttr(model.flopsPerExponential));

@@ -99,7 +99,10 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     (all its blocks resident at once). `memory_bytes` and `flops`, when the
     emitter models them, are what one launch must move to and from device
     memory at least and its floating-point operations, in the plan's dims:
-    the kernel report's roofline. `flops_per_exponential`, where the kernel
+    the kernel report's roofline; `streamed_bytes`, a second term of the
+    bytes moved over other dims (attention's keys and values, read at least
+    once per key-value head however many query tiles share them).
+    `flops_per_exponential`, where the kernel
     also takes an exponential (a special-function unit instruction) every
     so many FLOPs (attention: one a query and key, 2·(D + E) FLOPs), adds
     that unit's throughput to the roofline; `flops_per_shared_byte`, where
@@ -118,6 +121,7 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
                        DefaultValuedAttr<I64Attr, "0">:$shared_bytes,
                        UnitAttr:$cooperative,
                        OptionalAttr<Rudnn_SizeAttr>:$memory_bytes,
+                       OptionalAttr<Rudnn_SizeAttr>:$streamed_bytes,
                        OptionalAttr<Rudnn_SizeAttr>:$flops,
                        OptionalAttr<I64Attr>:$flops_per_exponential,
                        OptionalAttr<I64Attr>:$flops_per_shared_byte);
@@ -125,7 +129,7 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
   let assemblyFormat = [{
     $sym_name `threads` $threads (`shared_bytes` $shared_bytes^)?
     (`cooperative` $cooperative^)? (`memory_bytes` $memory_bytes^)?
-    (`flops` $flops^)?
+    (`streamed_bytes` $streamed_bytes^)? (`flops` $flops^)?
     (`flops_per_exponential` $flops_per_exponential^)?
     (`flops_per_shared_byte` $flops_per_shared_byte^)? attr-dict-with-keyword
     $body

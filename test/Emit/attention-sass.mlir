@@ -10,7 +10,8 @@
 // NOTES-NOT: compiler:
 
 // The bf16 attention kernels at D = E = 128, causal, their views promising
-// 16-byte rows. The model: q read, o and lse written; half the products
+// 16-byte rows. The model: q, k and v read (K and V once per key-value
+// head), o and lse written; half the products
 // (causal), so the bound is the tensor cores' (2^37 FLOPs); one exponential
 // a query and key (2^28, one per 512 FLOPs), on the special-function
 // units, half the tensor time on an H200 and a quarter on an A100.
@@ -27,7 +28,7 @@
 // SM80-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
 // SM80-NEXT: shared memory: 0 bytes static, 81920 dynamic
 // SM80-NEXT: resident blocks per SM: 2
-// SM80-NEXT: model: 129.0 MiB moved, 137.44 GFLOP, {{[0-9.]+}} FLOP/B; roofline 440.5 us (compute-bound)
+// SM80-NEXT: model: 257.0 MiB moved, 137.44 GFLOP, {{[0-9.]+}} FLOP/B; roofline 440.5 us (compute-bound)
 // SM80-NEXT: exponentials: 268.4 M, 110.2 us at 2.4 T/s; tensor work 440.5 us
 // SM80-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
 // SM80-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
@@ -53,7 +54,7 @@
 // SM90-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
 // SM90-NEXT: shared memory: 0 bytes static, 198656 dynamic
 // SM90-NEXT: resident blocks per SM: 1
-// SM90-NEXT: model: 129.0 MiB moved, 137.44 GFLOP, {{[0-9.]+}} FLOP/B; roofline 139.0 us (compute-bound)
+// SM90-NEXT: model: 257.0 MiB moved, 137.44 GFLOP, {{[0-9.]+}} FLOP/B; roofline 139.0 us (compute-bound)
 // SM90-NEXT: exponentials: 268.4 M, 68.8 us at 3.9 T/s; tensor work 139.0 us
 // SM90-NEXT: shared operands: 2570.0 MiB, 87.2 us at 30.9 TB/s
 // SM90-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async 0, tma {{[1-9][0-9]*}}; shared loads 0, stores {{[1-9][0-9]}} (HGMMA {{[1-9][0-9]*}}, UTMACMDFLUSH {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}}, UTMASTG {{[1-9][0-9]*}})

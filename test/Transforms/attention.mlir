@@ -111,13 +111,16 @@ func.func @packed(%q: tensor<?x?x64xbf16>, %k: tensor<?x?x64xbf16>,
 // first over the caller's strides, in boxes of 64 columns by 128 rows; 384
 // threads (a producer and two consumer warpgroups) over 128 queries a
 // block, K and V in two stages of 128 keys, on a persistent grid of one
-// block an SM (the target's 132) taking the query tiles in turn.
+// block an SM (the target's 132) taking the query tiles in turn. Its model
+// moves q, o and lse once a query row (516 bytes) and k and v once a
+// key-value head's key row (512).
 // SPECIALIZE-LABEL: func.func @hopper
 // SPECIALIZE: rudnn.attention {{.*}} causal scale 0.0883883461 block_q 128 block_k 128 blocks 132
 // SM80-LABEL: func.func @hopper
 // SM80: block_q 64 block_k 64
 // PLAN-LABEL: rudnn.plan @hopper
 // PLAN: rudnn.kernel @[[KERNEL:attention_fwd_bf16_d128_e128_bq128_bk128_causal_wgmma]] threads 384 shared_bytes 198656
+// PLAN-SAME: memory_bytes <constant = 516, params = ["B", "H", "T"], divisor = 1> streamed_bytes <constant = 512, params = ["B", "G", "S"], divisor = 1>
 // PLAN: rudnn.launch @[[KERNEL]] grid [#rudnn.size<constant = 132, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>
 // PLAN-SAME: #rudnn.tensor_map<buffer = "q", element_bytes = 2, dims = [128, #rudnn.param<name = "T", bits = 64>, #rudnn.param<name = "H", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "q_stride1", bits = 64>, #rudnn.param<name = "q_stride2", bits = 64>, #rudnn.param<name = "q_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>
 // PLAN-SAME: #rudnn.tensor_map<buffer = "k", element_bytes = 2, dims = [128, #rudnn.param<name = "S", bits = 64>, #rudnn.param<name = "G", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "k_stride1", bits = 64>, #rudnn.param<name = "k_stride2", bits = 64>, #rudnn.param<name = "k_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>

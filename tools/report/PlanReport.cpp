@@ -200,10 +200,18 @@ launchCost(KernelOp kernel, const std::map<std::string, int64_t> *params,
   if (!kernel || !kernel.getMemoryBytes() || !kernel.getFlops())
     return std::nullopt;
   LaunchCost cost;
+  std::optional<SizeAttr> streamed = kernel.getStreamedBytes();
   cost.bytesText = sizeText(*kernel.getMemoryBytes());
+  if (streamed)
+    cost.bytesText += " + " + sizeText(*streamed);
   cost.flopsText = sizeText(*kernel.getFlops());
   if (params) {
     cost.bytes = sizeAt(*kernel.getMemoryBytes(), *params);
+    if (cost.bytes && streamed) {
+      const std::optional<int64_t> more = sizeAt(*streamed, *params);
+      cost.bytes =
+          more ? std::optional<int64_t>(*cost.bytes + *more) : std::nullopt;
+    }
     cost.flops = sizeAt(*kernel.getFlops(), *params);
   }
   if (cost.bytes && cost.flops) {

@@ -260,12 +260,11 @@ void writeBody(KernelBuilder &builder, const AttentionKernel &kernel) {
 }
 
 /// Grid, block, shared memory and the cost model. Bytes: q read, o and lse
-/// written once (K and V, read once per group of query heads at least, not
-/// counted: a lower bound; long sequences are bound by the products
-/// anyway). FLOPs: 2·(D + E) per query and key the bounds allow — every
-/// key, half of them when causal, the window's width when both its sides
-/// are bounded (lengths and masks not discounted); packed batches have no
-/// FLOP model (their work is in the offsets, on the device).
+/// written once, and K and V read once per key-value head (a lower bound:
+/// query tiles sharing them in L2). FLOPs: 2·(D + E) per query and key the
+/// bounds allow — every key, half of them when causal, the window's width when
+/// both its sides are bounded (lengths and masks not discounted); packed
+/// batches have no FLOP model (their work is in the offsets, on the device).
 void setLaunch(KernelLaunch &launch, const AttentionKernel &kernel) {
   launch.threads = kernel.threads();
   launch.sharedBytes = kernel.sharedBytes();
@@ -288,6 +287,12 @@ void setLaunch(KernelLaunch &launch, const AttentionKernel &kernel) {
     rows.dims.insert(rows.dims.begin(), DimRef::of('B'));
   launch.memoryBytes = {
       (kernel.headDim + kernel.valueDim) * kernel.inputBytes() + 4, rows.dims};
+  // K and V: read once per key-value head at least.
+  SizeRef keyRows{1, {DimRef::of('G'), DimRef::of('S')}};
+  if (!kernel.packed)
+    keyRows.dims.insert(keyRows.dims.begin(), DimRef::of('B'));
+  launch.streamedBytes = {
+      (kernel.headDim + kernel.valueDim) * kernel.inputBytes(), keyRows.dims};
   const int64_t perPair = 2 * (kernel.headDim + kernel.valueDim);
   launch.flopsPerExponential = perPair; // one a query and key
   // Hopper: per warpgroup of 64 queries and tile of BK keys, S = QKᵀ
