@@ -12,6 +12,7 @@
 
 #include "lib/reference/attention/AttentionReference.h"
 #include "test/api/ApiFixture.h"
+#include "test/api/AttentionInputs.h"
 #include "test/support/PackedBatch.h"
 
 #include <gmock/gmock.h>
@@ -70,10 +71,8 @@ protected:
     using P = Small;
     std::mt19937 random(seed);
     Small small;
-    small.in.q = normalValues(P::B * P::T * P::H * P::D, random);
-    small.in.k = normalValues(P::B * P::S * P::G * P::D, random);
-    small.in.v = normalValues(P::B * P::S * P::G * P::E, random);
-    roundTo(DType::BF16, {&small.in.q, &small.in.k, &small.in.v});
+    small.in = randomAttentionInputs(P::B * P::T, P::B * P::S, P::H, P::G, P::D,
+                                     P::E, DType::BF16, random);
     const auto ref = reference::AttentionOptions::forHeadDim(P::D, causal);
     small.want = reference::attentionForward(
         {P::B, P::T, P::S, P::H, P::G, P::D, P::E}, small.in, ref);
@@ -110,11 +109,8 @@ void AttentionNumerics::matchesFloat64(const AttentionCase &c, bool hopper) {
   const int64_t B = c.B, T = c.T, S = c.S, H = c.H, G = c.G, D = c.D, E = c.E;
   std::mt19937 random(unsigned(T * 131 + S * 17 + D * 3 + E));
   reference::AttentionShape shape{B, T, S, H, G, D, E};
-  reference::AttentionInputs in;
-  in.q = normalValues(B * T * H * D, random);
-  in.k = normalValues(B * S * G * D, random);
-  in.v = normalValues(B * S * G * E, random);
-  roundTo(c.dtype, {&in.q, &in.k, &in.v});
+  reference::AttentionInputs in =
+      randomAttentionInputs(B * T, B * S, H, G, D, E, c.dtype, random);
   // Lengths from all keys down to none (the last entry).
   if (c.lengths)
     for (int64_t b = 0; b < B; ++b)
@@ -298,11 +294,8 @@ TEST_F(AttentionTest, UnalignedRowsTakeTheSm80Kernel) {
 TEST_F(AttentionTest, APersistentGridOfThreeBlocksTakesEveryQueryTile) {
   const int64_t B = 2, T = 300, S = 310, H = 2, G = 1, D = 64, E = 48;
   std::mt19937 random(21);
-  reference::AttentionInputs in;
-  in.q = normalValues(B * T * H * D, random);
-  in.k = normalValues(B * S * G * D, random);
-  in.v = normalValues(B * S * G * E, random);
-  roundTo(DType::BF16, {&in.q, &in.k, &in.v});
+  const reference::AttentionInputs in =
+      randomAttentionInputs(B * T, B * S, H, G, D, E, DType::BF16, random);
   DeviceTensor q = dense(in.q, {B, T, H, D}, DType::BF16),
                k = dense(in.k, {B, S, G, D}, DType::BF16),
                v = dense(in.v, {B, S, G, E}, DType::BF16);
@@ -592,11 +585,8 @@ TEST_P(AttentionVarlenNumerics, MatchesFloat64) {
   const int64_t T = batch.T, S = batch.S, C = batch.C, H = c.H, G = c.G,
                 D = c.D, E = c.E;
   std::mt19937 random(unsigned(T * 7 + S));
-  reference::AttentionInputs in;
-  in.q = normalValues(T * H * D, random);
-  in.k = normalValues(S * G * D, random);
-  in.v = normalValues(S * G * E, random);
-  roundTo(c.dtype, {&in.q, &in.k, &in.v});
+  const reference::AttentionInputs in =
+      randomAttentionInputs(T, S, H, G, D, E, c.dtype, random);
   const auto ref =
       reference::AttentionOptions::forHeadDim(D, c.causal, c.left, c.right);
   reference::AttentionOutputs want = reference::attentionVarlenForward(

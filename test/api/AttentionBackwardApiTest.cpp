@@ -10,6 +10,7 @@
 
 #include "lib/reference/attention/AttentionReference.h"
 #include "test/api/ApiFixture.h"
+#include "test/api/AttentionInputs.h"
 #include "test/support/KdaProblem.h"
 #include "test/support/PackedBatch.h"
 
@@ -61,11 +62,9 @@ protected:
     const int64_t B = c.B, T = c.T, S = c.S, H = c.H, G = c.G, D = c.D, E = c.E;
     std::mt19937 random(unsigned(T * 131 + S * 17 + D * 3 + E));
     p->shape = {B, T, S, H, G, D, E};
-    p->in.q = normalValues(B * T * H * D, random);
-    p->in.k = normalValues(B * S * G * D, random);
-    p->in.v = normalValues(B * S * G * E, random);
+    p->in = randomAttentionInputs(B * T, B * S, H, G, D, E, c.dtype, random);
     p->dO = normalValues(B * T * H * E, random);
-    roundTo(c.dtype, {&p->in.q, &p->in.k, &p->in.v, &p->dO});
+    roundTo(c.dtype, {&p->dO});
     if (c.lengths) // down to none (the last entry)
       for (int64_t b = 0; b < B; ++b)
         p->in.keyLengths.push_back(b + 1 == B && B > 1 ? 0 : S - (S / 3) * b);
@@ -266,12 +265,10 @@ TEST_P(AttentionVarlenBackwardNumerics, MatchesFloat64AndRepeatsBitForBit) {
   const int64_t T = batch.T, S = batch.S, C = batch.C, H = c.H, G = c.G,
                 D = c.D, E = c.E;
   std::mt19937 random(unsigned(T * 5 + S));
-  reference::AttentionInputs in;
-  in.q = normalValues(T * H * D, random);
-  in.k = normalValues(S * G * D, random);
-  in.v = normalValues(S * G * E, random);
+  const reference::AttentionInputs in =
+      randomAttentionInputs(T, S, H, G, D, E, c.dtype, random);
   std::vector<double> dO = normalValues(T * H * E, random);
-  roundTo(c.dtype, {&in.q, &in.k, &in.v, &dO});
+  roundTo(c.dtype, {&dO});
   const auto ref = reference::AttentionOptions::forHeadDim(D, c.causal, c.left,
                                                            c.right, c.softcap);
   const reference::AttentionGradients want = reference::attentionVarlenBackward(
