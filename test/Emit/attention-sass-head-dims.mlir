@@ -7,17 +7,14 @@
 // every product as one wgmma as wide as its tile, and store o through TMA
 // (UTMASTG), no 16-bit global store left.
 //
-// D = E = 64, full attention: FlashAttention-3's tile there, 192 queries
-// a block in three consumer warpgroups (512 threads; their rows fit the 128
-// registers a thread, nothing spilled) and 128 keys a tile, three stages of
-// K and V in 146 KiB. One exponential a query and key against 256 FLOPs
-// (2·(D + E)): the special-function units' time nearly equals the tensor
-// cores', as FlashAttention-3 found at this head dim, hence a third
-// warpgroup whose products run under the others' softmax.
-// CHECK-LABEL: kernel attention_fwd_bf16_d64_e64_bq192_bk128_wgmma_o16
-// CHECK-NEXT: block: 512 threads; grid (132, 1, 1) = 132 blocks, 1.00 waves
+// D = E = 64, full attention: 128 keys a tile, three stages of K and V in
+// 130 KiB. One exponential a query and key against 256 FLOPs (2·(D + E)):
+// the special-function units' time nearly equals the tensor cores', as
+// FlashAttention-3 found at this head dim.
+// CHECK-LABEL: kernel attention_fwd_bf16_d64_e64_bq128_bk128_wgmma_o16
+// CHECK-NEXT: block: 384 threads; grid (132, 1, 1) = 132 blocks, 1.00 waves
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// CHECK-NEXT: shared memory: 0 bytes static, 149504 dynamic
+// CHECK-NEXT: shared memory: 0 bytes static, 133120 dynamic
 // CHECK-NEXT: resident blocks per SM: 1
 // CHECK-NEXT: model: 129.0 MiB moved, 274.88 GFLOP, {{[0-9.]+}} FLOP/B; roofline 277.9 us (compute-bound)
 // CHECK-NEXT: exponentials: 1073.7 M, 275.3 us at 3.9 T/s; tensor work 277.9 us

@@ -6,8 +6,7 @@
 // RUN: rudnn-opt %s -split-input-file -rudnn-specialize -rudnn-decompose -rudnn-plan | FileCheck %s --check-prefix=PLAN
 
 // The scale defaults to D^-0.5. On sm_90, 16-bit inputs take the Hopper
-// kernel's tiles (block_q 192, three consumer warpgroups, to D = 64, else
-// 128; 128 keys up to D = 128); elsewhere, and for
+// kernel's tiles (block_q 128, 128 keys up to D = 128); elsewhere, and for
 // f32, the sm_80 kernel's: key tiles of 64 up to D = 128, of 32 beyond,
 // fewer where a target's shared memory is smaller (f32 at D = 256: 16 keys
 // in an A100's 163 KiB). Masks, window and softcap reach the primitives;
@@ -16,9 +15,9 @@
 // Views that do not promise 16-byte rows (no tensor map can read them) take
 // the sm_80 kernel whatever the tiles.
 // SPECIALIZE-LABEL: func.func @masked
-// SPECIALIZE: rudnn.attention {{.*}} causal window (16, 0) softcap 3.000000e+01 scale 1.250000e-01 block_q 192 block_k 128
+// SPECIALIZE: rudnn.attention {{.*}} causal window (16, 0) softcap 3.000000e+01 scale 1.250000e-01 block_q 128 block_k 128
 // SMALL-LABEL: func.func @masked
-// SMALL: block_q 192 block_k 128
+// SMALL: block_q 128 block_k 128
 // SM80-LABEL: func.func @masked
 // SM80: block_q 64 block_k 64
 // DECOMPOSE-LABEL: func.func @masked
@@ -26,7 +25,7 @@
 // DECOMPOSE-SAME: %[[K:[^:]*]]: tensor<?x?x?x64xbf16>
 // DECOMPOSE-SAME: %[[V:[^:]*]]: tensor<?x?x?x64xbf16>
 // DECOMPOSE-SAME: %[[L:[^:]*]]: tensor<?xi32>
-// DECOMPOSE: %[[S:.*]] = rudnn.attention_scores %[[Q]], %[[K]] scale 1.250000e-01 softcap 3.000000e+01 block_q 192 block_k 128
+// DECOMPOSE: %[[S:.*]] = rudnn.attention_scores %[[Q]], %[[K]] scale 1.250000e-01 softcap 3.000000e+01 block_q 128 block_k 128
 // DECOMPOSE: %[[M:.*]] = rudnn.attention_mask %[[S]] key_lengths %[[L]] causal window (16, 0)
 // DECOMPOSE: %[[P:.*]], %[[MAX:.*]], %[[SUM:.*]] = rudnn.attention_softmax %[[M]]
 // DECOMPOSE: %[[ACC:.*]] = rudnn.attention_accumulate %[[P]], %[[V]]
@@ -80,7 +79,7 @@ func.func @wide(%q: tensor<?x?x?x256xf32>, %k: tensor<?x?x?x256xf32>,
 // to each entry's block by the offsets; one kernel over (ceil(T / 64), H)
 // whose blocks take the entries' query tiles in turn.
 // SPECIALIZE-LABEL: func.func @packed
-// SPECIALIZE: rudnn.attention_varlen {{.*}} cu_seqlens(%{{.*}}, %{{.*}}) causal scale 1.250000e-01 block_q 192 block_k 128
+// SPECIALIZE: rudnn.attention_varlen {{.*}} cu_seqlens(%{{.*}}, %{{.*}}) causal scale 1.250000e-01 block_q 128 block_k 128
 // SM80-LABEL: func.func @packed
 // SM80: block_q 64 block_k 64
 // DECOMPOSE-LABEL: func.func @packed
@@ -166,7 +165,7 @@ func.func @hopper_aligned_output(
 // DECOMPOSE-LABEL: func.func @packed_aligned_output
 // DECOMPOSE: rudnn.attention_finalize {{.*}} {rudnn.aligned_outputs, rudnn.aligned_views}
 // PLAN-LABEL: rudnn.plan @packed_aligned_output
-// PLAN: rudnn.kernel @[[KERNEL:attention_varlen_fwd_bf16_d64_e64_bq192_bk128_wgmma_o16]]
+// PLAN: rudnn.kernel @[[KERNEL:attention_varlen_fwd_bf16_d64_e64_bq128_bk128_wgmma_o16]]
 // PLAN: rudnn.launch @[[KERNEL]]
 // PLAN-NOT: buffer = "o"
 // PLAN: }

@@ -290,7 +290,7 @@ TEST_F(AttentionTest, UnalignedRowsTakeTheSm80Kernel) {
 /// The Hopper kernel on a persistent grid of fewer blocks than query tiles:
 /// each block takes several (causal ones the heaviest first), and every
 /// tile comes out as on a grid of them all; with two consumer warpgroups
-/// (128 queries a tile) and three (192, the default to D = 64).
+/// (128 queries a tile) and three (192, asked for by block_q).
 TEST_F(AttentionTest, APersistentGridOfThreeBlocksTakesEveryQueryTile) {
   const int64_t B = 2, T = 300, S = 310, H = 2, G = 1, D = 64, E = 48;
   std::mt19937 random(21);

@@ -160,7 +160,7 @@ LogicalResult specializeAttention(AttentionLikeOp op, TargetAttr target) {
     op.setScaleAttr(
         builder.getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(headDim))));
   // Hopper targets take 16-bit inputs through TMA and wgmma.
-  const int64_t hopperQueries = hopperAttentionBlockQueries(headDim, valueDim);
+  const int64_t hopperQueries = kHopperAttentionBlockQueries;
   const bool hopper =
       target.getComputeCapability() == 90 && inputBytes == 2 &&
       hopperAttentionSharedBytes(headDim, valueDim, hopperQueries) <=

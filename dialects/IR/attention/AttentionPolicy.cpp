@@ -31,11 +31,6 @@ mlir::rudnn::chooseAttentionBlockKeys(int64_t headDim, int64_t valueDim,
   return std::nullopt;
 }
 
-int64_t mlir::rudnn::hopperAttentionBlockQueries(int64_t headDim,
-                                                 int64_t valueDim) {
-  return headDim <= 64 && valueDim <= 64 ? 192 : 128;
-}
-
 int64_t mlir::rudnn::hopperAttentionBlockKeys(int64_t headDim,
                                               int64_t valueDim) {
   return headDim <= 128 && valueDim <= 128 ? 128 : 64;

@@ -60,13 +60,14 @@ int64_t attentionQueryGradientSharedBytes(int64_t headDim, int64_t valueDim,
 
 /// Query rows of a Hopper attention block, 64 a consumer warpgroup: the
 /// tile size by which rudnn-specialize picks the TMA/wgmma kernel, for
-/// sm_90 targets and 16-bit inputs. Three warpgroups (192 rows) where head
-/// dims are at most 64, as FlashAttention-3 found best there: a key tile
-/// loaded once serves half as many queries again, and the exponentials,
-/// which nearly equal the products at these dims, hide under two other
-/// warpgroups' products; else two (128 rows), whose registers hold wider
-/// rows.
-int64_t hopperAttentionBlockQueries(int64_t headDim, int64_t valueDim);
+/// sm_90 targets and 16-bit inputs. Two warpgroups (128 rows) at every head
+/// dim for now. Three (192 rows, `block_q 192`, head dims to 64) are
+/// FlashAttention-3's tile there — a key tile serves half as many queries
+/// again, and the exponentials, nearly as long as the products at these
+/// dims, hide under two other warpgroups' products — and compute right, but
+/// at 160 registers a consumer their causal, windowed and packed forms
+/// spill (48 to 68 bytes), so the policy does not choose them yet.
+inline constexpr int64_t kHopperAttentionBlockQueries = 128;
 
 /// Whether a block of `blockQ` query rows is the Hopper kernel's (128 or
 /// 192; the sm_80 kernel's is kAttentionBlockQueries).
