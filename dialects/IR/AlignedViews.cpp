@@ -13,14 +13,13 @@ namespace {
 /// Whether `value` is a function argument promising 16-byte aligned rows,
 /// or a value the function returns (through casts) with that promise.
 bool promisesAlignedRows(Value value) {
-  auto promised = [](func::FuncOp func, IntegerAttr bytes) {
-    return func && bytes && bytes.getInt() >= 16;
+  auto promised = [](IntegerAttr bytes) {
+    return bytes && bytes.getInt() >= 16;
   };
   if (auto argument = dyn_cast_or_null<BlockArgument>(value)) {
     auto func = dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp());
-    return func && promised(func, func.getArgAttrOfType<IntegerAttr>(
-                                      argument.getArgNumber(),
-                                      RudnnDialect::kAlignAttrName));
+    return func && promised(func.getArgAttrOfType<IntegerAttr>(
+                       argument.getArgNumber(), RudnnDialect::kAlignAttrName));
   }
   if (!value || value.use_empty())
     return false;
@@ -33,9 +32,8 @@ bool promisesAlignedRows(Value value) {
     }
     auto ret = dyn_cast<func::ReturnOp>(user);
     auto func = ret ? ret->getParentOfType<func::FuncOp>() : func::FuncOp();
-    if (!func || !promised(func, func.getResultAttrOfType<IntegerAttr>(
-                                     use.getOperandNumber(),
-                                     RudnnDialect::kAlignAttrName)))
+    if (!func || !promised(func.getResultAttrOfType<IntegerAttr>(
+                     use.getOperandNumber(), RudnnDialect::kAlignAttrName)))
       return false;
   }
   return true;

@@ -131,7 +131,7 @@ __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
   if constexpr (sizeof(T) == 2) {
     // The pipeline ends on a barrier, so the tiles are free: each warp
     // stages its rows in 2 KiB of them.
-    static_assert(sizeof(Shared) >= 4 * 16 * 64 * sizeof(T));
+    static_assert(sizeof(Shared) >= kBlockQueries / 16 * 16 * 64 * sizeof(T));
     T *stage = reinterpret_cast<T *>(shared) + warp * 16 * 64;
     store_rows_staged<E, Out>(p, out, softmax, b, h, row0, queryRows, stage);
   } else {

@@ -32,8 +32,9 @@ namespace rudnn {
 namespace attention {
 
 /// A block's tiles for head dims D and E: `Queries` rows, 64 a consumer
-/// warpgroup (two, or three where head dims are at most 64, whose rows
-/// then fit 160 registers a thread). Keys per tile: 128 while a consumer's
+/// warpgroup (two, or three where head dims are at most 64, at 160
+/// registers a thread, where the causal, windowed and packed forms still
+/// spill). Keys per tile: 128 while a consumer's
 /// scores and accumulators fit its registers (head dims to 128), else 64.
 /// Stages of the K and V ring: three where they fit the shared memory
 /// (head dims to 64), else two. Each consumer warp stages its output 64

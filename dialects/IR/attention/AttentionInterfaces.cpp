@@ -71,7 +71,8 @@ LogicalResult checkTiles(Operation *op, Value q, Value v,
                   valueDim =
                       v ? cast<ShapedType>(v.getType()).getShape().back() : 0;
     // Three consumer warpgroups hold 64-column rows at most.
-    if (*blockQ == 192 && (headDim > 64 || valueDim > 64))
+    if (*blockQ == kHopperAttentionThreeGroupQueries &&
+        (headDim > 64 || valueDim > 64))
       return op->emitOpError()
              << "'block_q' 192 (three consumer warpgroups) takes head dims "
                 "up to 64, got D = "
@@ -160,14 +161,13 @@ LogicalResult specializeAttention(AttentionLikeOp op, TargetAttr target) {
     op.setScaleAttr(
         builder.getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(headDim))));
   // Hopper targets take 16-bit inputs through TMA and wgmma.
-  const int64_t hopperQueries = kHopperAttentionBlockQueries;
-  const bool hopper =
-      target.getComputeCapability() == 90 && inputBytes == 2 &&
-      hopperAttentionSharedBytes(headDim, valueDim, hopperQueries) <=
-          target.getSmemPerBlock();
+  const bool hopper = target.getComputeCapability() == 90 && inputBytes == 2 &&
+                      hopperAttentionSharedBytes(
+                          headDim, valueDim, kHopperAttentionBlockQueries) <=
+                          target.getSmemPerBlock();
   if (!op.getBlockQ())
     op.setBlockQAttr(builder.getI64IntegerAttr(
-        hopper ? hopperQueries : kAttentionBlockQueries));
+        hopper ? kHopperAttentionBlockQueries : kAttentionBlockQueries));
   if (isHopperAttentionBlock(*op.getBlockQ())) {
     if (!op.getBlockK())
       op.setBlockKAttr(builder.getI64IntegerAttr(

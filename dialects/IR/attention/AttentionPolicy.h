@@ -67,12 +67,14 @@ int64_t attentionQueryGradientSharedBytes(int64_t headDim, int64_t valueDim,
 /// dims, hide under two other warpgroups' products — and compute right, but
 /// at 160 registers a consumer their causal, windowed and packed forms
 /// spill (48 to 68 bytes), so the policy does not choose them yet.
-inline constexpr int64_t kHopperAttentionBlockQueries = 128;
+inline constexpr int64_t kHopperAttentionBlockQueries = 128,
+                         kHopperAttentionThreeGroupQueries = 192;
 
-/// Whether a block of `blockQ` query rows is the Hopper kernel's (128 or
-/// 192; the sm_80 kernel's is kAttentionBlockQueries).
+/// Whether a block of `blockQ` query rows is the Hopper kernel's (two or
+/// three consumer warpgroups; the sm_80 kernel's is kAttentionBlockQueries).
 inline bool isHopperAttentionBlock(int64_t blockQ) {
-  return blockQ == 128 || blockQ == 192;
+  return blockQ == kHopperAttentionBlockQueries ||
+         blockQ == kHopperAttentionThreeGroupQueries;
 }
 
 /// Keys per tile of the Hopper kernel: 128 for head dims up to 128, else 64
