@@ -229,6 +229,17 @@ launchCost(KernelOp kernel, const std::map<std::string, int64_t> *params,
   return cost;
 }
 
+/// "name: 268.4 M, 68.8 us at 3.9 T/s": an amount of work in `unit`s of
+/// `perUnit`, its time at `rate` a second, and the rate in `rateUnit`s of
+/// 10^12 (no line end).
+void printBound(llvm::raw_ostream &os, llvm::StringRef name, double amount,
+                double perUnit, llvm::StringRef unit, double rate,
+                llvm::StringRef rateUnit) {
+  os << name << ": " << llvm::format("%.1f", amount / perUnit) << " " << unit
+     << ", " << llvm::format("%.1f", amount / rate * 1e6) << " us at "
+     << llvm::format("%.1f", rate / 1e12) << " " << rateUnit;
+}
+
 } // namespace
 
 namespace rudnn::tools {
@@ -446,25 +457,19 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
         os << "model: " << cost->bytesText << " bytes, " << cost->flopsText
            << " flops per launch\n";
       // The model's third bound, beside the tensor work it overlaps.
-      if (cost && cost->exponentials)
-        os << "exponentials: "
-           << llvm::format("%.1f", *cost->exponentials / 1e6) << " M, "
-           << llvm::format("%.1f", *cost->exponentials /
-                                       target.exponentialsPerSecond * 1e6)
-           << " us at "
-           << llvm::format("%.1f", target.exponentialsPerSecond / 1e12)
-           << " T/s; tensor work "
+      if (cost && cost->exponentials) {
+        printBound(os, "exponentials", double(*cost->exponentials), 1e6, "M",
+                   target.exponentialsPerSecond, "T/s");
+        os << "; tensor work "
            << llvm::format("%.1f", *cost->flops / target.tensorFlops * 1e6)
            << " us\n";
+      }
       // The fourth: tensor-core operands read from shared memory.
-      if (cost && cost->sharedBytes)
-        os << "shared operands: "
-           << llvm::format("%.1f", *cost->sharedBytes / 1048576.0) << " MiB, "
-           << llvm::format("%.1f", *cost->sharedBytes /
-                                       target.sharedBytesPerSecond * 1e6)
-           << " us at "
-           << llvm::format("%.1f", target.sharedBytesPerSecond / 1e12)
-           << " TB/s\n";
+      if (cost && cost->sharedBytes) {
+        printBound(os, "shared operands", double(*cost->sharedBytes), 1048576.0,
+                   "MiB", target.sharedBytesPerSecond, "TB/s");
+        os << "\n";
+      }
       for (const std::string &note : report.compilerNotes)
         os << "compiler: " << note << "\n";
       if (!mix.unavailable.empty()) {
