@@ -133,10 +133,10 @@ func.func @softcap(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tenso
 
 // -----
 
-// A persistent grid is the Hopper kernel's (block_q 128 or 192).
+// A persistent grid is the Hopper kernel's (wgmma).
 func.func @blocks(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %v: tensor<2x9x2x16xbf16>) {
-  // expected-error @+1 {{'blocks' (a persistent grid) must be positive and goes with the Hopper kernel's 'block_q' (128 or 192)}}
-  %o, %lse = rudnn.attention %q, %k, %v block_q 64 blocks 4
+  // expected-error @+1 {{'blocks' (a persistent grid) must be positive and goes with 'wgmma' (the Hopper kernel)}}
+  %o, %lse = rudnn.attention %q, %k, %v block_q 128 blocks 4
       : (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x16xbf16>) -> (tensor<2x8x4x16xbf16>, tensor<2x4x8xf32>)
   return
 }
@@ -146,18 +146,28 @@ func.func @blocks(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %v: tens
 // No blocks at all.
 func.func @no_blocks(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %v: tensor<2x9x2x16xbf16>) {
   // expected-error @+1 {{'blocks' (a persistent grid) must be positive}}
-  %o, %lse = rudnn.attention %q, %k, %v block_q 128 blocks 0
+  %o, %lse = rudnn.attention %q, %k, %v block_q 128 blocks 0 wgmma
       : (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x16xbf16>) -> (tensor<2x8x4x16xbf16>, tensor<2x4x8xf32>)
   return
 }
 
 // -----
 
-// Queries come 64 a block (the sm_80 kernel), 128 or 192 (the Hopper
-// kernel).
+// Queries come 64 or 128 a block (the mma.sync kernel).
 func.func @block_q(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>) {
-  // expected-error @+1 {{'block_q' must be 64, 128 or 192, got 32}}
+  // expected-error @+1 {{'block_q' must be 64 or 128 (or 'wgmma'), got 32}}
   %o, %lse = rudnn.attention %q, %k, %v block_q 32
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// f32 blocks keep 64 query rows: four warps of 32 would not hold their
+// fp32 accumulators.
+func.func @wide_f32(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>) {
+  // expected-error @+1 {{'block_q' 128 takes 16-bit inputs (f32 blocks are 64 rows)}}
+  %o, %lse = rudnn.attention %q, %k, %v block_q 128
       : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
   return
 }
@@ -166,9 +176,19 @@ func.func @block_q(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tenso
 
 // The Hopper kernel multiplies 16-bit inputs.
 func.func @hopper_f32(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>) {
-  // expected-error @+1 {{'block_q' 128 (the Hopper kernel) takes 16-bit inputs}}
-  %o, %lse = rudnn.attention %q, %k, %v block_q 128
+  // expected-error @+1 {{'wgmma' (the Hopper kernel) takes 16-bit inputs}}
+  %o, %lse = rudnn.attention %q, %k, %v wgmma
       : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>) -> (tensor<2x8x4x12xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// Its blocks are two or three consumer warpgroups of 64 rows.
+func.func @hopper_block_q(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %v: tensor<2x9x2x12xbf16>) {
+  // expected-error @+1 {{'block_q' must be 128 or 192 with 'wgmma', got 64}}
+  %o, %lse = rudnn.attention %q, %k, %v block_q 64 wgmma
+      : (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x12xbf16>) -> (tensor<2x8x4x12xbf16>, tensor<2x4x8xf32>)
   return
 }
 
@@ -177,7 +197,7 @@ func.func @hopper_f32(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: te
 // Three consumer warpgroups (block_q 192) hold rows of 64 columns at most.
 func.func @hopper_three_groups(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %v: tensor<2x9x2x72xbf16>) {
   // expected-error @+1 {{'block_q' 192 (three consumer warpgroups) takes head dims up to 64, got D = 16, E = 72}}
-  %o, %lse = rudnn.attention %q, %k, %v block_q 192
+  %o, %lse = rudnn.attention %q, %k, %v block_q 192 wgmma
       : (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x72xbf16>) -> (tensor<2x8x4x72xbf16>, tensor<2x4x8xf32>)
   return
 }
@@ -186,8 +206,8 @@ func.func @hopper_three_groups(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf
 
 // Its key tiles follow the head dims: 128 keys up to D = 128.
 func.func @hopper_keys(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %v: tensor<2x9x2x12xbf16>) {
-  // expected-error @+1 {{'block_k' must be 128 with 'block_q' 128 at these head dims, got 64}}
-  %o, %lse = rudnn.attention %q, %k, %v block_q 128 block_k 64
+  // expected-error @+1 {{'block_k' must be 128 with 'wgmma' at these head dims, got 64}}
+  %o, %lse = rudnn.attention %q, %k, %v block_q 128 block_k 64 wgmma
       : (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x12xbf16>) -> (tensor<2x8x4x12xbf16>, tensor<2x4x8xf32>)
   return
 }

@@ -1,5 +1,6 @@
 // REQUIRES: sass
 // RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report --rudnn-report-dims=B=4,T=4096,S=4096,H=16,G=16 | FileCheck %s
+// RUN: rudnn-opt %s -rudnn-specialize="arch=sm_80" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report --rudnn-report-dims=B=4,T=4096,S=4096,H=16,G=16 | FileCheck %s --check-prefix=SM80
 
 // The Hopper attention forward at the head dims either side of 128, bf16,
 // views promising 16-byte rows (o too), on the persistent grid of one block
@@ -24,6 +25,13 @@
 // CHECK-NEXT: global stores: 8-bit 0, 16-bit 0, 32-bit {{[0-9]+}}, 64-bit 0, 128-bit 0
 // CHECK-NEXT: named barriers: {{[1-9][0-9]*}} sync, {{[1-9][0-9]*}} arrive
 // CHECK-NEXT: wgmma shapes: 64x128x16 {{[1-9][0-9]*}} 64x64x16 {{[1-9][0-9]*}}{{$}}
+// sm_80 at D = 64: four warps of 32 rows against 64 keys, one buffer each
+// of K and V (32 KiB), two blocks an SM, nothing spilled.
+// SM80-LABEL: kernel attention_fwd_bf16_d64_e64_bq128_bk64_a16_o16
+// SM80-NEXT: block: 128 threads;
+// SM80-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
+// SM80-NEXT: shared memory: 0 bytes static, 32768 dynamic
+// SM80-NEXT: resident blocks per SM: 2
 func.func @d64(%q: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},
                %k: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},
                %v: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64})
@@ -53,6 +61,14 @@ func.func @d64(%q: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},
 // CHECK-NEXT: global stores: 8-bit 0, 16-bit 0, 32-bit {{[0-9]+}}, 64-bit 0, 128-bit 0
 // CHECK-NEXT: named barriers: {{[1-9][0-9]*}} sync, {{[1-9][0-9]*}} arrive
 // CHECK-NEXT: wgmma shapes: 64x256x16 {{[1-9][0-9]*}} 64x64x16 {{[1-9][0-9]*}}{{$}}
+// sm_80 at D = 256: eight warps of 16 rows (a warp of 32 would not hold
+// its accumulators) against 32 keys, 96 KiB, one block an SM, nothing
+// spilled.
+// SM80-LABEL: kernel attention_fwd_bf16_d256_e256_bq128_bk32_causal_a16_o16
+// SM80-NEXT: block: 256 threads;
+// SM80-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
+// SM80-NEXT: shared memory: 0 bytes static, 98304 dynamic
+// SM80-NEXT: resident blocks per SM: 1
 func.func @d256(%q: tensor<?x?x?x256xbf16> {rudnn.align = 16 : i64},
                 %k: tensor<?x?x?x256xbf16> {rudnn.align = 16 : i64},
                 %v: tensor<?x?x?x256xbf16> {rudnn.align = 16 : i64})

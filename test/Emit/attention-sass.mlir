@@ -16,17 +16,19 @@
 // a query and key (2^28, one per 512 FLOPs), on the special-function
 // units, half the tensor time on an H200 and a quarter on an A100.
 //
-// sm_80: queries, keys and values by cp.async (LDGSTS) alone into swizzled
-// shared tiles (no 16-bit global load; the 8-bit ones read a key mask,
-// where one is given, in the tiles its bounds cross), the scores and the
-// products by the values on tensor cores (HMMA) through ldmatrix (LDSM), the
-// probabilities fed from the score accumulators, two blocks per SM, nothing
-// spilled; o staged in the freed tiles and stored 16 bytes at a time (no
-// 16-bit global store).
-// SM80-LABEL: kernel attention_fwd_bf16_d128_e128_bk64_causal_a16_o16
-// SM80-NEXT: block: 128 threads; grid (32, 128, 1) = 4096 blocks
+// sm_80: FlashAttention-2's block, 128 queries in four warps of 32 rows
+// against tiles of 32 keys, one buffer each of K and V (48 KiB). Queries,
+// keys and values by cp.async (LDGSTS) alone into swizzled shared tiles (no
+// 16-bit global load; the 8-bit ones read a key mask, where one is given,
+// in the tiles its bounds cross), the scores and the products by the values
+// on tensor cores (HMMA) through ldmatrix (LDSM), the probabilities fed
+// from the score accumulators, two blocks per SM, nothing spilled; o staged
+// in the freed tiles and stored 16 bytes at a time (no 16-bit global
+// store).
+// SM80-LABEL: kernel attention_fwd_bf16_d128_e128_bq128_bk32_causal_a16_o16
+// SM80-NEXT: block: 128 threads; grid (16, 128, 1) = 2048 blocks
 // SM80-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// SM80-NEXT: shared memory: 0 bytes static, 81920 dynamic
+// SM80-NEXT: shared memory: 0 bytes static, 49152 dynamic
 // SM80-NEXT: resident blocks per SM: 2
 // SM80-NEXT: model: 257.0 MiB moved, 137.44 GFLOP, {{[0-9.]+}} FLOP/B; roofline 440.5 us (compute-bound)
 // SM80-NEXT: exponentials: 268.4 M, 110.2 us at 2.4 T/s; tensor work 440.5 us

@@ -290,7 +290,7 @@ TEST_F(AttentionTest, UnalignedRowsTakeTheSm80Kernel) {
 /// The Hopper kernel on a persistent grid of fewer blocks than query tiles:
 /// each block takes several (causal ones the heaviest first), and every
 /// tile comes out as on a grid of them all; with two consumer warpgroups
-/// (128 queries a tile) and three (192, asked for by block_q).
+/// (128 queries a tile) and three (192, asked for by block_q with wgmma).
 TEST_F(AttentionTest, APersistentGridOfThreeBlocksTakesEveryQueryTile) {
   const int64_t B = 2, T = 300, S = 310, H = 2, G = 1, D = 64, E = 48;
   std::mt19937 random(21);
@@ -313,7 +313,8 @@ TEST_F(AttentionTest, APersistentGridOfThreeBlocksTakesEveryQueryTile) {
             callOperator(*context, "rudnn.attention",
                          {{"causal", causal},
                           {"block_q", blockQ},
-                          {"blocks", int64_t(3)}},
+                          {"blocks", int64_t(3)},
+                          {"wgmma", true}},
                          {{"q", q.view},
                           {"k", k.view},
                           {"v", v.view},
@@ -330,6 +331,54 @@ TEST_F(AttentionTest, APersistentGridOfThreeBlocksTakesEveryQueryTile) {
       EXPECT_LT(relativeError(read(o, B * T * H * E), want.o), 1e-2);
       EXPECT_LT(relativeError(read(lse, B * H * T), want.lse), 1e-2);
     }
+}
+
+/// The mma.sync kernel's two organisations, asked for by block_q without
+/// wgmma (on sm_90 too): 64 queries a block (four warps of 16, two stages
+/// of K and V) and 128 (FlashAttention-2's: four warps of 32 up to D = 128,
+/// eight of 16 beyond, one buffer each), over several query tiles with a
+/// tail, both match the reference.
+TEST_F(AttentionTest, BothMmaSyncBlocksTakeEveryQueryTile) {
+  const int64_t B = 2, T = 150, S = 170, H = 2, G = 1;
+  for (int64_t D : {64, 136})
+    for (int64_t blockQ : {64, 128})
+      for (bool causal : {false, true}) {
+        const int64_t E = D == 64 ? 48 : 144;
+        SCOPED_TRACE("D = " + std::to_string(D) + ", block_q " +
+                     std::to_string(blockQ) + (causal ? " causal" : " full"));
+        std::mt19937 random(unsigned(31 + D + blockQ + causal));
+        const reference::AttentionInputs in = randomAttentionInputs(
+            B * T, B * S, H, G, D, E, DType::BF16, random);
+        const auto ref = reference::AttentionOptions::forHeadDim(D, causal);
+        const reference::AttentionOutputs want =
+            reference::attentionForward({B, T, S, H, G, D, E}, in, ref);
+        DeviceTensor q = dense(in.q, {B, T, H, D}, DType::BF16),
+                     k = dense(in.k, {B, S, G, D}, DType::BF16),
+                     v = dense(in.v, {B, S, G, E}, DType::BF16),
+                     o = dense(std::vector<double>(B * T * H * E, NAN),
+                               {B, T, H, E}, DType::BF16),
+                     lse =
+                         dense(std::vector<double>(B * H * T, NAN), {B, H, T});
+        runOnPath(
+            [&] {
+              callOperator(*context, "rudnn.attention",
+                           {{"causal", causal}, {"block_q", blockQ}},
+                           {{"q", q.view},
+                            {"k", k.view},
+                            {"v", v.view},
+                            {"o", o.view},
+                            {"lse", lse.view}});
+            },
+            /*hopper=*/false, /*alignedOutput=*/true);
+        if (testBackend() == BackendKind::Emulation) {
+          EXPECT_NE(context->profile()[0].kernel.find(
+                        "_bq" + std::to_string(blockQ) + "_"),
+                    std::string::npos)
+              << context->profile()[0].kernel;
+        }
+        EXPECT_LT(relativeError(read(o, B * T * H * E), want.o), 1e-2);
+        EXPECT_LT(relativeError(read(lse, B * H * T), want.lse), 1e-2);
+      }
 }
 
 TEST_F(AttentionTest, AnOutputOffItsChunksIsWrittenElementWise) {

@@ -45,6 +45,7 @@ CHOSEN_BY_SPECIALIZE = {
     "units",
     "warps",
     "weights_on_chip",
+    "wgmma",
 }
 DTYPES = {"i32": np.int32, "bool": np.bool_}
 # Tensors whose presence widens a contract (an LSTM's biases).

@@ -65,11 +65,13 @@ struct AttentionKernel {
   DType input;
   int64_t headDim, valueDim, blockK, left, right;
   bool causal, packed, aligned;
-  /// The Hopper kernel (TMA, wgmma): block_q 128 or 192, over views whose
-  /// rows are 16-byte aligned as tensor maps need; else the sm_80 kernel.
+  /// The Hopper kernel (TMA, wgmma), asked for by `wgmma`, over views
+  /// whose rows are 16-byte aligned as tensor maps need; else the mma.sync
+  /// kernel.
   bool hopper;
-  /// The Hopper kernel's query rows, 64 a consumer warpgroup.
-  int64_t hopperQueries = 0;
+  /// Query rows of a block: 64 a consumer warpgroup (Hopper), or a warp's
+  /// 16 or 32 (attentionWarpRows).
+  int64_t blockQ = 0;
   /// A 16-bit o promising 16-byte rows: stored without an element-wise
   /// path, by the Hopper kernel's padded batches through a tensor map.
   bool alignedOutput = false;
@@ -84,63 +86,63 @@ struct AttentionKernel {
     Value q = chain.scores.getQ();
     // Views promising 16-byte rows are copied without an element-wise path.
     const bool aligned = finalize->hasAttr(RudnnDialect::kAlignedViewsAttrName);
-    AttentionKernel kernel{
-        dtype(q),
-        lastDim(q),
-        lastDim(chain.accumulate.getV()),
-        static_cast<int64_t>(chain.scores.getBlockK()),
-        bound(chain.mask.getWindowLeft()),
-        bound(chain.mask.getWindowRight()),
-        chain.mask.getCausal(),
-        isPacked(q),
-        aligned,
-        aligned && isHopperAttentionBlock(chain.scores.getBlockQ())};
-    if (kernel.hopper) {
-      kernel.hopperQueries = static_cast<int64_t>(chain.scores.getBlockQ());
+    AttentionKernel kernel{dtype(q),
+                           lastDim(q),
+                           lastDim(chain.accumulate.getV()),
+                           static_cast<int64_t>(chain.scores.getBlockK()),
+                           bound(chain.mask.getWindowLeft()),
+                           bound(chain.mask.getWindowRight()),
+                           chain.mask.getCausal(),
+                           isPacked(q),
+                           aligned,
+                           aligned && chain.scores.getWgmma()};
+    kernel.blockQ = static_cast<int64_t>(chain.scores.getBlockQ());
+    if (kernel.hopper)
       kernel.blocks =
           static_cast<int64_t>(chain.scores.getBlocks().value_or(0));
-    }
     // f32 outputs keep their fragments' 8-byte stores.
     kernel.alignedOutput =
         finalize->hasAttr(RudnnDialect::kAlignedOutputsAttrName) &&
         kernel.inputBytes() == 2;
-    // Unaligned views of a Hopper specialization take the sm_80 kernel.
-    if (!kernel.hopper && kernel.blockK > 64)
+    // Unaligned views of a Hopper specialization take the mma.sync kernel's
+    // 16-bit tiles.
+    if (!kernel.hopper && chain.scores.getWgmma()) {
+      kernel.blockQ = kAttentionWideBlockQueries;
       kernel.blockK =
           std::max(kernel.headDim, kernel.valueDim) <= 128 ? 64 : 32;
+    }
     return kernel;
   }
 
   /// Whether o goes out through TMA stores (padded, aligned, Hopper).
   bool storesByTensorMap() const { return hopper && alignedOutput && !packed; }
 
-  int64_t blockQueries() const {
-    return hopper ? hopperQueries : kAttentionBlockQueries;
-  }
   /// Threads: a producer and a consumer warpgroup per 64 queries (Hopper),
-  /// or a warp per 16.
+  /// or a warp per 16 or 32.
   int64_t threads() const {
-    return hopper ? 128 * (hopperQueries / 64 + 1)
-                  : 32 * (kAttentionBlockQueries / 16);
+    return hopper ? 128 * (blockQ / 64 + 1)
+                  : attentionThreads(blockQ, headDim, valueDim);
   }
 
   int64_t inputBytes() const {
     return static_cast<int64_t>(::rudnn::dtypeSize(input));
   }
   bool windowed() const { return left >= 0 || right >= 0; }
-  /// "bf16_d128_e128_bk64"'s template arguments: "__nv_bfloat16, 128, 128, 64".
+  /// "bf16_d128_e128_bq128_bk64"'s template arguments: "__nv_bfloat16, 128,
+  /// 128, 64, 128".
   std::string layout() const {
     return std::string(cudaType(input)) + ", " + std::to_string(headDim) +
-           ", " + std::to_string(valueDim) + ", " + std::to_string(blockK);
+           ", " + std::to_string(valueDim) + ", " + std::to_string(blockK) +
+           ", " + std::to_string(blockQ);
   }
   int64_t sharedBytes() const {
-    return hopper ? hopperAttentionSharedBytes(headDim, valueDim, hopperQueries)
-                  : attentionSharedBytes(kAttentionBlockQueries, blockK,
-                                         headDim, valueDim, inputBytes());
+    return hopper ? hopperAttentionSharedBytes(headDim, valueDim, blockQ)
+                  : attentionSharedBytes(blockQ, blockK, headDim, valueDim,
+                                         inputBytes());
   }
-  /// "attention_fwd_bf16_d128_e128_bk64_causal_window16_inf_a16_o16" (views
-  /// and o aligned); the Hopper kernel's name its query rows
-  /// ("_d64_e64_bq192_bk128") and end in "_wgmma" or "_wgmma_o16".
+  /// "attention_fwd_bf16_d128_e128_bq128_bk64_causal_window16_inf_a16_o16"
+  /// (views and o aligned); the Hopper kernel's end in "_wgmma" or
+  /// "_wgmma_o16".
   std::string entry() const {
     auto bound = [](int64_t keys) {
       return keys < 0 ? std::string("inf") : std::to_string(keys);
@@ -148,9 +150,8 @@ struct AttentionKernel {
     std::string name =
         std::string(packed ? "attention_varlen_fwd_" : "attention_fwd_") +
         ::rudnn::dtypeName(input) + "_d" + std::to_string(headDim) + "_e" +
-        std::to_string(valueDim) +
-        (hopper ? "_bq" + std::to_string(hopperQueries) : std::string()) +
-        "_bk" + std::to_string(blockK) + (causal ? "_causal" : "");
+        std::to_string(valueDim) + "_bq" + std::to_string(blockQ) + "_bk" +
+        std::to_string(blockK) + (causal ? "_causal" : "");
     if (windowed())
       name += "_window" + bound(left) + "_" + bound(right);
     name += hopper ? "_wgmma" : aligned ? "_a16" : "";
@@ -196,7 +197,7 @@ void bind(KernelBuilder &builder, AttentionChain &chain,
         sizes.push_back(1);
       return sizes;
     };
-    builder.tensorMap(q, "q_map", dims, box(kernel.hopperQueries));
+    builder.tensorMap(q, "q_map", dims, box(kernel.blockQ));
     builder.tensorMap(k, "k_map", dims, box(kernel.blockK));
     builder.tensorMap(v, "v_map", dims, box(kernel.blockK));
     // A consumer warp stores 16 rows at a time.
@@ -241,7 +242,7 @@ void writeBody(KernelBuilder &builder, const AttentionKernel &kernel) {
   if (kernel.hopper) {
     body << "  rudnn::attention::forward_hopper<" << cudaType(kernel.input)
          << ", " << kernel.headDim << ", " << kernel.valueDim << ", "
-         << kernel.hopperQueries << ", " << causal << ", " << packed
+         << kernel.blockQ << ", " << causal << ", " << packed
          << (kernel.alignedOutput ? ", rudnn::tile::Alignment::Aligned" : "")
          << ">(p, q_map, k_map, v_map"
          << (kernel.storesByTensorMap() ? ", &o_map" : "") << ");\n";
@@ -268,13 +269,11 @@ void writeBody(KernelBuilder &builder, const AttentionKernel &kernel) {
 void setLaunch(KernelLaunch &launch, const AttentionKernel &kernel) {
   launch.threads = kernel.threads();
   launch.sharedBytes = kernel.sharedBytes();
-  launch.grid[0] = SizeRef{
-      1,
-      {DimRef::ceilDiv('T', kernel.blockQueries(),
-                       kernel.hopper ? "query_tiles" +
-                                           std::to_string(kernel.hopperQueries)
-                                     : std::string("query_tiles"))}};
-  // Packed: every head's query tiles spread over ceil(T / 64) blocks.
+  launch.grid[0] =
+      SizeRef{1,
+              {DimRef::ceilDiv('T', kernel.blockQ,
+                               "query_tiles" + std::to_string(kernel.blockQ))}};
+  // Packed: every head's query tiles spread over ceil(T / block_q) blocks.
   launch.grid[1] = kernel.packed
                        ? SizeRef{1, {DimRef::of('H')}}
                        : SizeRef{1, {DimRef::of('B'), DimRef::of('H')}};
@@ -388,7 +387,7 @@ struct FinalizeModel
     if (kernel.hopper)
       preamble << "using Tiles = rudnn::attention::HopperTiles<"
                << kernel.headDim << ", " << kernel.valueDim << ", "
-               << kernel.hopperQueries << ">;\n"
+               << kernel.blockQ << ">;\n"
                << "static_assert(sizeof(rudnn::attention::HopperShared<"
                << cudaType(kernel.input)
                << ", Tiles>) + 1024 == " << kernel.sharedBytes() << ");\n"
@@ -396,10 +395,12 @@ struct FinalizeModel
                << ");\n"
                << "static_assert(Tiles::kKeys == " << kernel.blockK << ");\n";
     else
-      preamble << "static_assert(sizeof(rudnn::attention::ForwardShared<"
-               << kernel.layout() << ">) == " << kernel.sharedBytes() << ");\n"
-               << "static_assert(rudnn::attention::kBlockQueries == "
-               << kAttentionBlockQueries << ");\n";
+      preamble << "static_assert(rudnn::attention::kForwardSharedBytes<"
+               << kernel.layout() << "> == " << kernel.sharedBytes() << ");\n"
+               << "static_assert(rudnn::attention::ForwardTiles<"
+               << kernel.headDim << ", " << kernel.valueDim << ", "
+               << kernel.blockQ << ">::kThreads == " << kernel.threads()
+               << ");\n";
     bind(builder, *chain, finalize, kernel);
     if (!builder.conflict().empty())
       return op->emitOpError()

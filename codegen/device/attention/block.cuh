@@ -221,30 +221,34 @@ __device__ __forceinline__ void rescale_rows(Tile &out,
   });
 }
 
-/// The log-sum-exps of a warp's 16 query rows from row0, where asked (an
-/// lse nobody asked for is null): the first lane of each quad.
-template <typename T>
-__device__ __forceinline__ void
-store_lse(const ForwardParams<T> &p,
-          const float (&lse)[OnlineSoftmax<16>::kRows], int b, int h, int row0,
-          Rows queryRows) {
-  const int lane = threadIdx.x % 32;
-  if (p.lse && lane % 4 == 0)
+/// Which query row, of a warp's tile, entry r of a lane's per-row values
+/// (OnlineSoftmax's, in WarpTile::lane_row's order) belongs to.
+__device__ __forceinline__ int lane_row_of(int r) {
+  return 16 * (r / 2) + 8 * (r % 2) + threadIdx.x % 32 / 4;
+}
+
+/// The log-sum-exps of a warp's query rows from row0 (8 a lane value), where
+/// asked (an lse nobody asked for is null): the first lane of each quad.
+template <typename T, int LaneRows>
+__device__ __forceinline__ void store_lse(const ForwardParams<T> &p,
+                                          const float (&lse)[LaneRows], int b,
+                                          int h, int row0, Rows queryRows) {
+  if (p.lse && threadIdx.x % 4 == 0)
 #pragma unroll
-    for (int r = 0; r < OnlineSoftmax<16>::kRows; ++r) {
-      const int i = row0 + lane / 4 + 8 * r;
+    for (int r = 0; r < LaneRows; ++r) {
+      const int i = row0 + lane_row_of(r);
       if (i < queryRows.count)
         p.lse[b * p.lse_batch + h * p.lse_head + queryRows.first + i] = lse[r];
     }
 }
 
-/// The epilogue of a warp's 16 query rows from row0 of entry b, head h: o
-/// normalised (columns below E) and, if asked, lse.
-template <int E, typename T, typename Tile>
+/// The epilogue of a warp's query rows (16 or 32) from row0 of entry b,
+/// head h: o normalised (columns below E) and, if asked, lse.
+template <int E, typename T, typename Tile, int WM>
 __device__ __forceinline__ void
 store_rows(const ForwardParams<T> &p, const Tile &out,
-           OnlineSoftmax<16> &softmax, int b, int h, int row0, Rows queryRows) {
-  float normalize[OnlineSoftmax<16>::kRows], lse[OnlineSoftmax<16>::kRows];
+           OnlineSoftmax<WM> &softmax, int b, int h, int row0, Rows queryRows) {
+  float normalize[OnlineSoftmax<WM>::kRows], lse[OnlineSoftmax<WM>::kRows];
   softmax.finish(normalize, lse);
   out.for_each_pair([&](int r, int c, float first, float second) {
     const int i = row0 + r;
@@ -267,20 +271,19 @@ __device__ __forceinline__ bool rows_are_chunks(const ForwardParams<T> &p) {
          p.o_strides.head % kChunk == 0;
 }
 
-/// Where column c of row r of a warp's output stage is: 16 rows of 64
-/// 16-bit columns, each row's 16-byte chunks swizzled by the row, as a
-/// 128-byte swizzled TMA box of 16 rows lies in shared memory (no two
-/// lanes of a store share a bank).
+/// Where column c of row r of a warp's output stage is: rows of 64 16-bit
+/// columns, each row's 16-byte chunks swizzled by the row, as a 128-byte
+/// swizzled TMA box lies in shared memory (no two lanes of a store share a
+/// bank).
 __device__ __forceinline__ int staged_at(int r, int c) {
   return r * 64 + ((c / 8) ^ (r % 8)) * 8 + c % 8;
 }
 
-/// Writes columns [c0, c0 + 64) of a warp's 16 output rows, each scaled by
+/// Writes columns [c0, c0 + 64) of a warp's output rows, each scaled by
 /// its row's `normalize`, into `stage`.
-template <typename T, typename Tile>
+template <typename T, typename Tile, int LaneRows>
 __device__ __forceinline__ void
-stage_columns(const Tile &out,
-              const float (&normalize)[OnlineSoftmax<16>::kRows], int c0,
+stage_columns(const Tile &out, const float (&normalize)[LaneRows], int c0,
               T *stage) {
   static_assert(sizeof(T) == 2, "16-bit outputs");
   out.for_each_pair([&](int r, int c, float first, float second) {
@@ -292,21 +295,22 @@ stage_columns(const Tile &out,
   });
 }
 
-/// store_rows through this warp's `stage` (16 rows of 64 16-bit elements
-/// in shared memory, 2 KiB): 64 columns at a time, the warp stages its
-/// accumulators there and stores each row's chunks with 16-byte stores,
-/// eight lanes a 128-byte row. Rows of o that are not whole chunks (known
-/// only at run time unless `Out` promises them) take store_rows.
-template <int E, tile::Alignment Out, typename T, typename Tile>
+/// store_rows through this warp's `stage` (its WM rows of 64 16-bit
+/// elements in shared memory, 2 KiB each 16): 64 columns at a time, the
+/// warp stages its accumulators there and stores each row's chunks with
+/// 16-byte stores, eight lanes a 128-byte row. Rows of o that are not whole
+/// chunks (known only at run time unless `Out` promises them) take
+/// store_rows.
+template <int E, tile::Alignment Out, typename T, typename Tile, int WM>
 __device__ __forceinline__ void
 store_rows_staged(const ForwardParams<T> &p, const Tile &out,
-                  OnlineSoftmax<16> &softmax, int b, int h, int row0,
+                  OnlineSoftmax<WM> &softmax, int b, int h, int row0,
                   Rows queryRows, T *stage) {
   if (Out == tile::Alignment::Checked && !rows_are_chunks(p)) {
     store_rows<E>(p, out, softmax, b, h, row0, queryRows);
     return;
   }
-  float normalize[OnlineSoftmax<16>::kRows], lse[OnlineSoftmax<16>::kRows];
+  float normalize[OnlineSoftmax<WM>::kRows], lse[OnlineSoftmax<WM>::kRows];
   softmax.finish(normalize, lse);
   const int lane = threadIdx.x % 32;
 #pragma unroll
@@ -314,7 +318,7 @@ store_rows_staged(const ForwardParams<T> &p, const Tile &out,
     stage_columns(out, normalize, c0, stage);
     __syncwarp();
 #pragma unroll
-    for (int k = 0; k < 4; ++k) { // 16 rows x 8 chunks, 4 a lane
+    for (int k = 0; k < WM / 4; ++k) { // WM rows x 8 chunks
       const int chunk = lane + 32 * k, r = chunk / 8, c = c0 + 8 * (chunk % 8);
       const int i = row0 + r;
       if (i < queryRows.count && c < E) {

@@ -47,31 +47,34 @@ LogicalResult checkWindow(Operation *op, std::optional<int64_t> left,
   return success();
 }
 
-/// block_q 64 is the sm_80 kernel, whose block_k is 16, 32 or 64; 128 and
-/// 192 (three consumer warpgroups, head dims to 64) the Hopper kernel, for
-/// 16-bit inputs, whose block_k follows the head dims.
+/// Without `wgmma` the mma.sync kernel: block_q 64, or 128 for 16-bit
+/// inputs, block_k 16, 32 or 64. With it the Hopper kernel, for 16-bit
+/// inputs: block_q 128, or 192 (three consumer warpgroups) to head dims of
+/// 64, block_k following the head dims, and a persistent grid of `blocks`.
 LogicalResult checkTiles(Operation *op, Value q, Value v,
                          std::optional<int64_t> blockQ,
                          std::optional<int64_t> blockK,
-                         std::optional<int64_t> blocks) {
-  if (blocks && (*blocks < 1 || !blockQ || !isHopperAttentionBlock(*blockQ)))
+                         std::optional<int64_t> blocks, bool wgmma) {
+  if (blocks && (*blocks < 1 || !wgmma))
     return op->emitOpError()
            << "'blocks' (a persistent grid) must be positive and goes with "
-              "the Hopper kernel's 'block_q' (128 or 192)";
-  if (blockQ && *blockQ != kAttentionBlockQueries &&
-      !isHopperAttentionBlock(*blockQ))
-    return op->emitOpError() << "'block_q' must be " << kAttentionBlockQueries
-                             << ", 128 or 192, got " << *blockQ;
-  if (blockQ && isHopperAttentionBlock(*blockQ)) {
-    auto queries = cast<ShapedType>(q.getType());
-    if (queries.getElementTypeBitWidth() != 16)
-      return op->emitOpError() << "'block_q' " << *blockQ
-                               << " (the Hopper kernel) takes 16-bit inputs";
+              "'wgmma' (the Hopper kernel)";
+  auto queries = cast<ShapedType>(q.getType());
+  const bool sixteenBit = queries.getElementTypeBitWidth() == 16;
+  if (wgmma) {
+    if (!sixteenBit)
+      return op->emitOpError()
+             << "'wgmma' (the Hopper kernel) takes 16-bit inputs";
+    if (blockQ && !isHopperAttentionBlock(*blockQ))
+      return op->emitOpError()
+             << "'block_q' must be " << kHopperAttentionBlockQueries << " or "
+             << kHopperAttentionThreeGroupQueries << " with 'wgmma', got "
+             << *blockQ;
     const int64_t headDim = queries.getShape().back(),
                   valueDim =
                       v ? cast<ShapedType>(v.getType()).getShape().back() : 0;
     // Three consumer warpgroups hold 64-column rows at most.
-    if (*blockQ == kHopperAttentionThreeGroupQueries &&
+    if (blockQ && *blockQ == kHopperAttentionThreeGroupQueries &&
         (headDim > 64 || valueDim > 64))
       return op->emitOpError()
              << "'block_q' 192 (three consumer warpgroups) takes head dims "
@@ -82,10 +85,19 @@ LogicalResult checkTiles(Operation *op, Value q, Value v,
     const int64_t hopperKeys = hopperAttentionBlockKeys(headDim, valueDim);
     if (blockK && *blockK != hopperKeys)
       return op->emitOpError()
-             << "'block_k' must be " << hopperKeys << " with 'block_q' "
-             << *blockQ << " at these head dims, got " << *blockK;
+             << "'block_k' must be " << hopperKeys
+             << " with 'wgmma' at these head dims, got " << *blockK;
     return success();
   }
+  if (blockQ && *blockQ != kAttentionBlockQueries &&
+      *blockQ != kAttentionWideBlockQueries)
+    return op->emitOpError()
+           << "'block_q' must be " << kAttentionBlockQueries << " or "
+           << kAttentionWideBlockQueries << " (or 'wgmma'), got " << *blockQ;
+  if (blockQ && *blockQ == kAttentionWideBlockQueries && !sixteenBit)
+    return op->emitOpError() << "'block_q' " << kAttentionWideBlockQueries
+                             << " takes 16-bit inputs (f32 blocks are "
+                             << kAttentionBlockQueries << " rows)";
   if (blockK && *blockK != 16 && *blockK != 32 && *blockK != 64)
     return op->emitOpError()
            << "'block_k' must be 16, 32 or 64, got " << *blockK;
@@ -142,10 +154,10 @@ LogicalResult verifyAttention(AttentionLikeOp op) {
                                        optionalInt(op.getWindowRight()))) &&
                  succeeded(checkPositive(op, "softcap", op.getSoftcapAttr())) &&
                  succeeded(checkPositive(op, "scale", op.getScaleAttr())) &&
-                 succeeded(checkTiles(op, op.getQ(), op.getV(),
-                                      optionalInt(op.getBlockQ()),
-                                      optionalInt(op.getBlockK()),
-                                      optionalInt(op.getBlocks()))));
+                 succeeded(checkTiles(
+                     op, op.getQ(), op.getV(), optionalInt(op.getBlockQ()),
+                     optionalInt(op.getBlockK()), optionalInt(op.getBlocks()),
+                     op.getWgmma())));
 }
 
 /// Fills the scale (D^-0.5) and the tile sizes for `target` when absent.
@@ -160,15 +172,25 @@ LogicalResult specializeAttention(AttentionLikeOp op, TargetAttr target) {
   if (!op.getScaleAttr())
     op.setScaleAttr(
         builder.getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(headDim))));
-  // Hopper targets take 16-bit inputs through TMA and wgmma.
+  // Hopper targets take 16-bit inputs through TMA and wgmma, unless the
+  // tiles asked for are the mma.sync kernel's.
   const bool hopper = target.getComputeCapability() == 90 && inputBytes == 2 &&
                       hopperAttentionSharedBytes(
                           headDim, valueDim, kHopperAttentionBlockQueries) <=
                           target.getSmemPerBlock();
-  if (!op.getBlockQ())
-    op.setBlockQAttr(builder.getI64IntegerAttr(
-        hopper ? kHopperAttentionBlockQueries : kAttentionBlockQueries));
-  if (isHopperAttentionBlock(*op.getBlockQ())) {
+  if (hopper && !op.getBlockQ() && !op.getBlockK())
+    op.setWgmma(true);
+  if (!op.getBlockQ()) {
+    int64_t blockQ = op.getWgmma() ? kHopperAttentionBlockQueries
+                                   : attentionBlockQueries(inputBytes);
+    // A target whose shared memory takes no 128-row block takes 64 rows.
+    if (!op.getWgmma() && !op.getBlockK() &&
+        !chooseAttentionBlockKeys(blockQ, headDim, valueDim, inputBytes,
+                                  target.getSmemPerBlock()))
+      blockQ = kAttentionBlockQueries;
+    op.setBlockQAttr(builder.getI64IntegerAttr(blockQ));
+  }
+  if (op.getWgmma()) {
     if (!op.getBlockK())
       op.setBlockKAttr(builder.getI64IntegerAttr(
           hopperAttentionBlockKeys(headDim, valueDim)));
@@ -177,15 +199,15 @@ LogicalResult specializeAttention(AttentionLikeOp op, TargetAttr target) {
       op.setBlocksAttr(builder.getI64IntegerAttr(target.getSmCount()));
   }
   if (!op.getBlockK()) {
+    const int64_t blockQ = *op.getBlockQ();
     std::optional<int64_t> keys = chooseAttentionBlockKeys(
-        headDim, valueDim, inputBytes, target.getSmemPerBlock());
+        blockQ, headDim, valueDim, inputBytes, target.getSmemPerBlock());
     if (!keys)
       return op.emitOpError()
              << "no key tile fits D = " << headDim << ", E = " << valueDim
              << " in smem_per_block = " << target.getSmemPerBlock()
              << " bytes (needs "
-             << attentionSharedBytes(kAttentionBlockQueries, 16, headDim,
-                                     valueDim, inputBytes)
+             << attentionSharedBytes(blockQ, 16, headDim, valueDim, inputBytes)
              << " for 16 keys)";
     op.setBlockKAttr(builder.getI64IntegerAttr(*keys));
   }
@@ -229,7 +251,7 @@ LogicalResult decomposeAttention(AttentionLikeOp op, OpBuilder &builder,
   Value scores = builder.create<AttentionScoresOp>(
       loc, scoresType, op.getQ(), op.getK(), op.getScaleAttr(),
       op.getSoftcapAttr(), op.getBlockQAttr(), op.getBlockKAttr(),
-      op.getBlocksAttr());
+      op.getBlocksAttr(), op.getWgmmaAttr());
   Value masked = builder.create<AttentionMaskOp>(
       loc, scoresType, scores, keys.lengths, keys.mask, keys.queryOffsets,
       keys.keyOffsets, op.getCausalAttr(), op.getWindowLeftAttr(),
@@ -300,7 +322,7 @@ LogicalResult AttentionScoresOp::verify() {
     return failure();
   return checkTiles(
       *this, getQ(), /*v=*/Value(), static_cast<int64_t>(getBlockQ()),
-      static_cast<int64_t>(getBlockK()), optionalInt(getBlocks()));
+      static_cast<int64_t>(getBlockK()), optionalInt(getBlocks()), getWgmma());
 }
 
 LogicalResult AttentionMaskOp::verify() {

@@ -11,22 +11,40 @@ int64_t mlir::rudnn::attentionSharedBytes(int64_t blockQ, int64_t blockK,
                                           int64_t inputBytes) {
   const int64_t keys = (headDim + 15) / 16 * 16,
                 values = (valueDim + 15) / 16 * 16;
+  const int64_t stages = blockQ == kAttentionBlockQueries ? 2 : 1;
   int64_t bytes = sharedTileBytes(blockQ, keys, inputBytes) +
-                  2 * sharedTileBytes(blockK, keys, inputBytes) +
-                  2 * sharedTileBytes(blockK, values, inputBytes);
+                  stages * sharedTileBytes(blockK, keys, inputBytes) +
+                  stages * sharedTileBytes(blockK, values, inputBytes);
   if (inputBytes == 4)
     bytes += sharedTileBytes(blockQ, blockK, 4);
-  return bytes;
+  // 16-bit outputs are staged in the tiles, 64 columns of every row.
+  return inputBytes == 2 ? std::max(bytes, blockQ * 64 * 2) : bytes;
+}
+
+int64_t mlir::rudnn::attentionWarpRows(int64_t blockQ, int64_t headDim,
+                                       int64_t valueDim) {
+  return blockQ == kAttentionWideBlockQueries && headDim <= 128 &&
+                 valueDim <= 128
+             ? 32
+             : 16;
 }
 
 std::optional<int64_t>
-mlir::rudnn::chooseAttentionBlockKeys(int64_t headDim, int64_t valueDim,
-                                      int64_t inputBytes,
+mlir::rudnn::chooseAttentionBlockKeys(int64_t blockQ, int64_t headDim,
+                                      int64_t valueDim, int64_t inputBytes,
                                       int64_t smemPerBlock) {
-  const int64_t first = std::max(headDim, valueDim) <= 128 ? 64 : 32;
+  // A warp of 32 rows holds its 32 x E accumulators and 32 x BK scores in
+  // registers: at D = 128, 64 keys spill (16 to 112 bytes at 255
+  // registers) where 32 fit.
+  const int64_t widest = std::max(headDim, valueDim);
+  const int64_t first =
+      widest <= 64 || (widest <= 128 &&
+                       attentionWarpRows(blockQ, headDim, valueDim) == 16)
+          ? 64
+          : 32;
   for (int64_t keys = first; keys >= 16; keys /= 2)
-    if (attentionSharedBytes(kAttentionBlockQueries, keys, headDim, valueDim,
-                             inputBytes) <= smemPerBlock)
+    if (attentionSharedBytes(blockQ, keys, headDim, valueDim, inputBytes) <=
+        smemPerBlock)
       return keys;
   return std::nullopt;
 }

@@ -16,20 +16,43 @@
 
 namespace mlir::rudnn {
 
-/// Query rows of an attention block: four warps of 16 rows.
-inline constexpr int64_t kAttentionBlockQueries = 64;
+/// Query rows of an attention block (the mma.sync kernel): 64 for f32
+/// inputs (four warps of 16 rows, two stages of K and V), 128 for 16-bit
+/// ones, FlashAttention-2's block (attention::ForwardTiles): four warps of
+/// 32 rows up to D, E = 128 (eight of 16 beyond) and one buffer each of K
+/// and V, so that a K/V tile serves twice the queries while two blocks
+/// still fit an SM at D = 128 (64 KiB of shared memory each).
+inline constexpr int64_t kAttentionBlockQueries = 64,
+                         kAttentionWideBlockQueries = 128;
+
+/// The default query rows of an attention block for `inputBytes` inputs.
+inline int64_t attentionBlockQueries(int64_t inputBytes) {
+  return inputBytes == 2 ? kAttentionWideBlockQueries : kAttentionBlockQueries;
+}
+
+/// Query rows a warp of an attention block takes: 32 in 128-row blocks up
+/// to head dims of 128, else 16 (attention::ForwardTiles::kWarpRows).
+int64_t attentionWarpRows(int64_t blockQ, int64_t headDim, int64_t valueDim);
+
+/// Threads of an attention block: a warp per attentionWarpRows.
+inline int64_t attentionThreads(int64_t blockQ, int64_t headDim,
+                                int64_t valueDim) {
+  return 32 * blockQ / attentionWarpRows(blockQ, headDim, valueDim);
+}
 
 /// Dynamic shared memory, in bytes, of an attention block
 /// (sizeof(attention::ForwardShared)): the block's queries [blockQ][D'] and
-/// two stages of keys [blockK][D'] and values [blockK][E'] in the input type
-/// (D', E' rounded up to 16), and for f32 inputs the probabilities
-/// [blockQ][blockK] in fp32.
+/// keys [blockK][D'] and values [blockK][E'] in the input type (D', E'
+/// rounded up to 16; two stages of them in 64-row blocks, one in 128-row
+/// ones), and for f32 inputs the probabilities [blockQ][blockK] in fp32; at
+/// least the 16-bit output stages, [blockQ][64].
 int64_t attentionSharedBytes(int64_t blockQ, int64_t blockK, int64_t headDim,
                              int64_t valueDim, int64_t inputBytes);
 
-/// Keys per tile of attention: 64 for head dims up to 128, else 32, or
-/// less until the block fits `smemPerBlock`; nullopt when none does.
-std::optional<int64_t> chooseAttentionBlockKeys(int64_t headDim,
+/// Keys per tile of a `blockQ`-row attention block: 64 for head dims up to
+/// 128 (to 64 where a warp takes 32 rows), else 32, or less until the block
+/// fits `smemPerBlock`; nullopt when none does.
+std::optional<int64_t> chooseAttentionBlockKeys(int64_t blockQ, int64_t headDim,
                                                 int64_t valueDim,
                                                 int64_t inputBytes,
                                                 int64_t smemPerBlock);
@@ -58,20 +81,19 @@ int64_t attentionKeyGradientSharedBytes(int64_t headDim, int64_t valueDim,
 int64_t attentionQueryGradientSharedBytes(int64_t headDim, int64_t valueDim,
                                           int64_t inputBytes);
 
-/// Query rows of a Hopper attention block, 64 a consumer warpgroup: the
-/// tile size by which rudnn-specialize picks the TMA/wgmma kernel, for
-/// sm_90 targets and 16-bit inputs. Two warpgroups (128 rows) at every head
-/// dim for now. Three (192 rows, `block_q 192`, head dims to 64) are
-/// FlashAttention-3's tile there — a key tile serves half as many queries
-/// again, and the exponentials, nearly as long as the products at these
-/// dims, hide under two other warpgroups' products — and compute right, but
-/// at 160 registers a consumer their causal, windowed and packed forms
-/// spill (48 to 68 bytes), so the policy does not choose them yet.
+/// Query rows of a Hopper attention block (`wgmma`, which rudnn-specialize
+/// sets for sm_90 targets and 16-bit inputs), 64 a consumer warpgroup. Two
+/// warpgroups (128 rows) at every head dim for now. Three (192 rows, `block_q
+/// 192`, head dims to 64) are FlashAttention-3's tile there — a key tile serves
+/// half as many queries again, and the exponentials, nearly as long as the
+/// products at these dims, hide under two other warpgroups' products — and
+/// compute right, but at 160 registers a consumer their causal, windowed and
+/// packed forms spill (48 to 68 bytes), so the policy does not choose them yet.
 inline constexpr int64_t kHopperAttentionBlockQueries = 128,
                          kHopperAttentionThreeGroupQueries = 192;
 
-/// Whether a block of `blockQ` query rows is the Hopper kernel's (two or
-/// three consumer warpgroups; the sm_80 kernel's is kAttentionBlockQueries).
+/// Whether `blockQ` query rows make a Hopper kernel's block (two or three
+/// consumer warpgroups).
 inline bool isHopperAttentionBlock(int64_t blockQ) {
   return blockQ == kHopperAttentionBlockQueries ||
          blockQ == kHopperAttentionThreeGroupQueries;

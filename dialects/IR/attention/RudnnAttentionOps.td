@@ -44,11 +44,14 @@ def Rudnn_AttentionOp : Rudnn_Op<"attention", [
     Results: `o` `[B, T, H, E]` in `q`'s type, `lse` `[B, H, T]` f32.
 
     Attributes: `scale` (default D^-0.5), `softcap`, `causal`, `window`,
-    and the tile sizes `block_q` (query rows of a block, 64) and `block_k`
-    (keys per tile), which `rudnn-specialize` chooses from D, E, the type and
-    the target when absent. With `block_q` 128 (Hopper), `blocks` is the
-    persistent grid (one block an SM, each taking query tiles in turn; the
-    target's SM count when absent).
+    and the kernel's tiles, which `rudnn-specialize` chooses from D, E, the
+    type and the target when absent: `block_q` (query rows of a block: 64
+    or 128) and `block_k` (keys per tile: 16, 32 or 64). `wgmma` asks for
+    the Hopper kernel (16-bit inputs; a TMA producer and consumer
+    warpgroups on wgmma), whose `block_q` is 128 or 192 (three consumer
+    warpgroups, D and E to 64), `block_k` follows D and E, and `blocks` is
+    the persistent grid (one block an SM, each taking query tiles in turn;
+    the target's SM count when absent).
 
     ```mlir
     %o, %lse = rudnn.attention %q, %k, %v key_lengths %lengths causal
@@ -71,7 +74,8 @@ def Rudnn_AttentionOp : Rudnn_Op<"attention", [
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<I64Attr>:$block_q,
     OptionalAttr<I64Attr>:$block_k,
-    OptionalAttr<I64Attr>:$blocks);
+    OptionalAttr<I64Attr>:$blocks,
+    UnitAttr:$wgmma);
   let results = (outs AnyRankedTensor:$o, AnyRankedTensor:$lse);
 
   let assemblyFormat = [{
@@ -80,7 +84,7 @@ def Rudnn_AttentionOp : Rudnn_Op<"attention", [
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` $softcap^)? (`scale` $scale^)?
     (`block_q` $block_q^)? (`block_k` $block_k^)? (`blocks` $blocks^)?
-    attr-dict `:` functional-type(operands, results)
+    (`wgmma` $wgmma^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -124,7 +128,8 @@ def Rudnn_AttentionVarlenOp : Rudnn_Op<"attention_varlen", [
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<I64Attr>:$block_q,
     OptionalAttr<I64Attr>:$block_k,
-    OptionalAttr<I64Attr>:$blocks);
+    OptionalAttr<I64Attr>:$blocks,
+    UnitAttr:$wgmma);
   let results = (outs AnyRankedTensor:$o, AnyRankedTensor:$lse);
 
   let assemblyFormat = [{
@@ -133,7 +138,7 @@ def Rudnn_AttentionVarlenOp : Rudnn_Op<"attention_varlen", [
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` $softcap^)? (`scale` $scale^)?
     (`block_q` $block_q^)? (`block_k` $block_k^)? (`blocks` $blocks^)?
-    attr-dict `:` functional-type(operands, results)
+    (`wgmma` $wgmma^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -151,7 +156,8 @@ def Rudnn_AttentionScoresOp : Rudnn_AttentionPrimitive<"attention_scores"> {
     (q `[T, H, D]`, k `[S, G, D]`) give `scores[h, i, j]` [H, T, S] over
     every packed query and key, the mask keeping each entry's block. Its
     kernel forms it a `block_q` x `block_k` tile at a time from shared
-    tiles of q and k, on a persistent grid of `blocks` when given.
+    tiles of q and k: on wgmma (the Hopper kernel) with `wgmma`, on a
+    persistent grid of `blocks` when given.
 
     ```mlir
     %s = rudnn.attention_scores %q, %k scale 1.250000e-01 block_q 64
@@ -161,11 +167,12 @@ def Rudnn_AttentionScoresOp : Rudnn_AttentionPrimitive<"attention_scores"> {
   }];
   let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$k, F32Attr:$scale,
                        OptionalAttr<F32Attr>:$softcap, I64Attr:$block_q,
-                       I64Attr:$block_k, OptionalAttr<I64Attr>:$blocks);
+                       I64Attr:$block_k, OptionalAttr<I64Attr>:$blocks,
+                       UnitAttr:$wgmma);
   let results = (outs AnyRankedTensor:$scores);
   let assemblyFormat = [{
     $q `,` $k `scale` $scale (`softcap` $softcap^)? `block_q` $block_q
-    `block_k` $block_k (`blocks` $blocks^)? attr-dict `:` type($q) `,`
+    `block_k` $block_k (`blocks` $blocks^)? (`wgmma` $wgmma^)? attr-dict `:` type($q) `,`
     type($k) `->` type($scores)
   }];
 }
