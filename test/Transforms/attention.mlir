@@ -38,7 +38,7 @@
 // PLAN: rudnn.buffer @key_lengths "in"
 // PLAN-NEXT: rudnn.buffer @o "out"
 // PLAN-NEXT: rudnn.buffer @lse "out"
-// PLAN: rudnn.kernel @[[KERNEL:attention_fwd_bf16_d64_e64_bq128_bk64_causal_window16_0]] threads 128 shared_bytes 32768
+// PLAN: rudnn.kernel @[[KERNEL:attention_fwd_bf16_d64_e64_bq128_bk64_causal_softcap_window16_0]] threads 128 shared_bytes 32768
 // PLAN: rudnn.attention_finalize
 // PLAN-NEXT: rudnn.yield
 // PLAN: rudnn.launch @[[KERNEL]] grid [#rudnn.size<constant = 1, params = ["query_tiles128"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>

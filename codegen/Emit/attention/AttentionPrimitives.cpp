@@ -77,6 +77,8 @@ struct AttentionKernel {
   bool alignedOutput = false;
   /// The Hopper kernel's persistent grid; 0: a block a query tile.
   int64_t blocks = 0;
+  /// A softcap given: the kernel holds the capping code (else none at all).
+  bool capped = false;
 
   static AttentionKernel of(AttentionChain &chain,
                             AttentionFinalizeOp finalize) {
@@ -97,6 +99,7 @@ struct AttentionKernel {
                            aligned,
                            aligned && chain.scores.getWgmma()};
     kernel.blockQ = static_cast<int64_t>(chain.scores.getBlockQ());
+    kernel.capped = static_cast<bool>(chain.scores.getSoftcapAttr());
     if (kernel.hopper)
       kernel.blocks =
           static_cast<int64_t>(chain.scores.getBlocks().value_or(0));
@@ -151,7 +154,8 @@ struct AttentionKernel {
         std::string(packed ? "attention_varlen_fwd_" : "attention_fwd_") +
         ::rudnn::dtypeName(input) + "_d" + std::to_string(headDim) + "_e" +
         std::to_string(valueDim) + "_bq" + std::to_string(blockQ) + "_bk" +
-        std::to_string(blockK) + (causal ? "_causal" : "");
+        std::to_string(blockK) + (causal ? "_causal" : "") +
+        (capped ? "_softcap" : "");
     if (windowed())
       name += "_window" + bound(left) + "_" + bound(right);
     name += hopper ? "_wgmma" : aligned ? "_a16" : "";
@@ -237,12 +241,20 @@ void writeBody(KernelBuilder &builder, const AttentionKernel &kernel) {
        << ",\n      " << (kernel.packed ? "offsets - 1" : "batch")
        << ", queries, keys, heads, kv_heads, scale, softcap, " << kernel.left
        << ", " << kernel.right << "};\n";
-  const char *causal = kernel.causal ? "true" : "false";
+  // The scores' form: causal, then whether they may be soft-capped. Three
+  // consumer warpgroups keep the capping code (a per-tile branch) even
+  // without a softcap: ptxas spills their full form without it (12 bytes;
+  // none with it).
+  const bool mayCap =
+      kernel.capped ||
+      (kernel.hopper && kernel.blockQ == kHopperAttentionThreeGroupQueries);
+  const std::string scores = std::string(kernel.causal ? "true" : "false") +
+                             (mayCap ? ", true" : ", false");
   const char *packed = kernel.packed ? "true" : "false";
   if (kernel.hopper) {
     body << "  rudnn::attention::forward_hopper<" << cudaType(kernel.input)
          << ", " << kernel.headDim << ", " << kernel.valueDim << ", "
-         << kernel.blockQ << ", " << causal << ", " << packed
+         << kernel.blockQ << ", " << scores << ", " << packed
          << (kernel.alignedOutput ? ", rudnn::tile::Alignment::Aligned" : "")
          << ">(p, q_map, k_map, v_map"
          << (kernel.storesByTensorMap() ? ", &o_map" : "") << ");\n";
@@ -252,7 +264,7 @@ void writeBody(KernelBuilder &builder, const AttentionKernel &kernel) {
     return aligned ? "rudnn::tile::Alignment::Aligned"
                    : "rudnn::tile::Alignment::Checked";
   };
-  body << "  rudnn::attention::forward<" << kernel.layout() << ", " << causal
+  body << "  rudnn::attention::forward<" << kernel.layout() << ", " << scores
        << ", " << packed;
   if (kernel.aligned || kernel.alignedOutput)
     body << ", " << alignment(kernel.aligned) << ", "

@@ -174,14 +174,15 @@ __device__ __forceinline__ void for_each_block(const ForwardParams<T> &f,
 }
 
 /// Scores into log2 units, soft-capped first if asked: exponentials are
-/// then one ex2 each.
-struct ScoreScale {
+/// then one ex2 each. A kernel compiled without a softcap (`MayCap` false)
+/// holds no capping code at all, so no branch in its key loop.
+template <bool MayCap> struct ScoreScale {
   bool capped;
   float toLog2, capScale;
 
   template <typename T>
   static __device__ __forceinline__ ScoreScale of(const ForwardParams<T> &p) {
-    const bool capped = p.softcap > 0.f;
+    const bool capped = MayCap && p.softcap > 0.f;
     return {capped, capped ? kLog2e * p.softcap : kLog2e * p.scale,
             capped ? p.scale / p.softcap : 0.f};
   }
@@ -195,7 +196,7 @@ struct ScoreScale {
   __device__ __forceinline__ void apply(Tile &scores, const KeyBounds &bounds,
                                         int row0, int rows, int j0,
                                         int keys) const {
-    if (capped)
+    if (MayCap && capped)
       scores.update_pairs([&](int, int, float &first, float &second) {
         first = tanhf(first * capScale);
         second = tanhf(second * capScale);

@@ -70,9 +70,9 @@ inline constexpr int kForwardSharedBytes =
         : static_cast<int>(sizeof(ForwardShared<T, D, E, BK, BQ>));
 
 /// One block's BQ queries from q0 of entry b's `queryRows`, head h, against
-/// the entry's `keyRows`; q, k and v copied as `Views` promise, o stored as
-/// `Out` does.
-template <typename T, int D, int E, int BK, int BQ, bool Causal,
+/// the entry's `keyRows`, soft-capped if `Capped`; q, k and v copied as
+/// `Views` promise, o stored as `Out` does.
+template <typename T, int D, int E, int BK, int BQ, bool Causal, bool Capped,
           tile::Alignment Views, tile::Alignment Out>
 __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
                        Rows queryRows, Rows keyRows) {
@@ -94,7 +94,7 @@ __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
   const int row0 = q0 + WM * warp; // this warp's first query
   tile::WarpTile<T, WM, kE> out;
   out.clear();
-  const ScoreScale scale = ScoreScale::of(p);
+  const ScoreScale<Capped> scale = ScoreScale<Capped>::of(p);
   OnlineSoftmax<WM> softmax;
   softmax.clear(scale.toLog2);
   tile::WarpTile<T, WM, BK> scores;
@@ -185,14 +185,14 @@ __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
 
 /// A block per BQ queries of one (entry, head) (see for_each_block); one
 /// form a kernel, so each holds one copy of the body.
-template <typename T, int D, int E, int BK, int BQ, bool Causal,
+template <typename T, int D, int E, int BK, int BQ, bool Causal, bool Capped,
           bool Packed = false, tile::Alignment Views = tile::Alignment::Checked,
           tile::Alignment Out = tile::Alignment::Checked>
 __device__ void forward(const ForwardParams<T> &p) {
   for_each_block<BQ, Packed, /*ByKeys=*/false, Causal>(
       p, p.heads, [&](int b, int h, int q0, Rows queryRows, Rows keyRows) {
-        attend<T, D, E, BK, BQ, Causal, Views, Out>(p, b, h, q0, queryRows,
-                                                    keyRows);
+        attend<T, D, E, BK, BQ, Causal, Capped, Views, Out>(p, b, h, q0,
+                                                            queryRows, keyRows);
         if constexpr (Packed) // the shared tiles are the next tile's
           __syncthreads();
       });

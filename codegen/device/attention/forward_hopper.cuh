@@ -244,7 +244,7 @@ store_rows_tma(const ForwardParams<T> &p, const Tile &out,
 /// P·V is still in flight (its wait keeps one group pending); only the
 /// rescaling of the output waits for it. Each tile's keys are released as
 /// soon as its scores are formed, its values once P·V has read them.
-template <typename T, typename Tiles, bool Causal, bool Packed,
+template <typename T, typename Tiles, bool Causal, bool Capped, bool Packed,
           tile::Alignment Out>
 __device__ void consume(const ForwardParams<T> &p, HopperShared<T, Tiles> &s,
                         const arch::TensorMap *o_map) {
@@ -253,7 +253,7 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, Tiles> &s,
   constexpr bool kStoreByTma = Out == tile::Alignment::Aligned && !Packed;
   constexpr int kBK = Tiles::kKeys, kE = 64 * Tiles::kEBlocks;
   const int group = threadIdx.x / 128 - 1, warp = threadIdx.x / 32 % 4;
-  const ScoreScale scale = ScoreScale::of(p);
+  const ScoreScale<Capped> scale = ScoreScale<Capped>::of(p);
   const ProductTurns<Tiles::kConsumers> turns{static_cast<unsigned>(group)};
   turns.begin();
   int step = 0, tiles = 0, stores = 0;
@@ -359,8 +359,8 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, Tiles> &s,
 /// o promising 16-byte rows (`Out` Aligned) is stored without an
 /// element-wise path: padded ones through `o_map` (boxes of 64 columns by
 /// 16 rows), packed ones by 16-byte stores.
-template <typename T, int D, int E, int Queries, bool Causal, bool Packed,
-          tile::Alignment Out = tile::Alignment::Checked>
+template <typename T, int D, int E, int Queries, bool Causal, bool Capped,
+          bool Packed, tile::Alignment Out = tile::Alignment::Checked>
 __device__ void
 forward_hopper(const ForwardParams<T> &p, const arch::TensorMap &q_map,
                const arch::TensorMap &k_map, const arch::TensorMap &v_map,
@@ -370,7 +370,7 @@ forward_hopper(const ForwardParams<T> &p, const arch::TensorMap &q_map,
   run_warp_specialized<T>(
       s.barriers,
       [&] { produce<T, Tiles, Causal, Packed>(p, s, q_map, k_map, v_map); },
-      [&] { consume<T, Tiles, Causal, Packed, Out>(p, s, o_map); });
+      [&] { consume<T, Tiles, Causal, Capped, Packed, Out>(p, s, o_map); });
 }
 
 } // namespace attention
