@@ -60,6 +60,43 @@ protected:
         << kernels[0].kernel;
   }
 
+  /// rudnn.attention called with `attributes` on bf16 inputs `in` of
+  /// `shape`: on emulation the kernel takes the Hopper path exactly when
+  /// `hopper` and `blockQ` query rows a block; o and lse match `want`.
+  void matchesWithTiles(const reference::AttentionShape &shape,
+                        const reference::AttentionInputs &in,
+                        const reference::AttentionOutputs &want,
+                        const OperatorAttributes &attributes, int64_t blockQ,
+                        bool hopper) {
+    const int64_t B = shape.batch, T = shape.queries, S = shape.keys,
+                  H = shape.heads, G = shape.kvHeads, D = shape.headDim,
+                  E = shape.valueDim;
+    DeviceTensor q = dense(in.q, {B, T, H, D}, DType::BF16),
+                 k = dense(in.k, {B, S, G, D}, DType::BF16),
+                 v = dense(in.v, {B, S, G, E}, DType::BF16),
+                 o = dense(std::vector<double>(B * T * H * E, NAN),
+                           {B, T, H, E}, DType::BF16),
+                 lse = dense(std::vector<double>(B * H * T, NAN), {B, H, T});
+    runOnPath(
+        [&] {
+          callOperator(*context, "rudnn.attention", attributes,
+                       {{"q", q.view},
+                        {"k", k.view},
+                        {"v", v.view},
+                        {"o", o.view},
+                        {"lse", lse.view}});
+        },
+        hopper, /*alignedOutput=*/true);
+    if (testBackend() == BackendKind::Emulation) {
+      EXPECT_NE(context->profile()[0].kernel.find("_bq" +
+                                                  std::to_string(blockQ) + "_"),
+                std::string::npos)
+          << context->profile()[0].kernel;
+    }
+    EXPECT_LT(relativeError(read(o, B * T * H * E), want.o), 1e-2);
+    EXPECT_LT(relativeError(read(lse, B * H * T), want.lse), 1e-2);
+  }
+
   /// A small bf16 problem on fresh inputs and its float64 reference.
   struct Small {
     static constexpr int64_t B = 2, T = 20, S = 27, H = 2, G = 1, D = 24,
@@ -292,44 +329,22 @@ TEST_F(AttentionTest, UnalignedRowsTakeTheSm80Kernel) {
 /// tile comes out as on a grid of them all; with two consumer warpgroups
 /// (128 queries a tile) and three (192, asked for by block_q with wgmma).
 TEST_F(AttentionTest, APersistentGridOfThreeBlocksTakesEveryQueryTile) {
-  const int64_t B = 2, T = 300, S = 310, H = 2, G = 1, D = 64, E = 48;
+  const reference::AttentionShape shape{2, 300, 310, 2, 1, 64, 48};
   std::mt19937 random(21);
-  const reference::AttentionInputs in =
-      randomAttentionInputs(B * T, B * S, H, G, D, E, DType::BF16, random);
-  DeviceTensor q = dense(in.q, {B, T, H, D}, DType::BF16),
-               k = dense(in.k, {B, S, G, D}, DType::BF16),
-               v = dense(in.v, {B, S, G, E}, DType::BF16);
+  const reference::AttentionInputs in = randomAttentionInputs(
+      shape.batch * shape.queries, shape.batch * shape.keys, shape.heads,
+      shape.kvHeads, shape.headDim, shape.valueDim, DType::BF16, random);
   for (int64_t blockQ : {128, 192})
     for (bool causal : {false, true}) {
       SCOPED_TRACE(std::to_string(blockQ) + (causal ? " causal" : " full"));
-      const auto ref = reference::AttentionOptions::forHeadDim(D, causal);
-      const reference::AttentionOutputs want =
-          reference::attentionForward({B, T, S, H, G, D, E}, in, ref);
-      DeviceTensor o = dense(std::vector<double>(B * T * H * E, NAN),
-                             {B, T, H, E}, DType::BF16),
-                   lse = dense(std::vector<double>(B * H * T, NAN), {B, H, T});
-      runOnPath(
-          [&] {
-            callOperator(*context, "rudnn.attention",
-                         {{"causal", causal},
-                          {"block_q", blockQ},
-                          {"blocks", int64_t(3)},
-                          {"wgmma", true}},
-                         {{"q", q.view},
-                          {"k", k.view},
-                          {"v", v.view},
-                          {"o", o.view},
-                          {"lse", lse.view}});
-          },
-          /*hopper=*/true, /*alignedOutput=*/true);
-      if (testBackend() == BackendKind::Emulation) {
-        EXPECT_NE(context->profile()[0].kernel.find(
-                      "_bq" + std::to_string(blockQ) + "_"),
-                  std::string::npos)
-            << context->profile()[0].kernel;
-      }
-      EXPECT_LT(relativeError(read(o, B * T * H * E), want.o), 1e-2);
-      EXPECT_LT(relativeError(read(lse, B * H * T), want.lse), 1e-2);
+      const auto ref =
+          reference::AttentionOptions::forHeadDim(shape.headDim, causal);
+      matchesWithTiles(shape, in, reference::attentionForward(shape, in, ref),
+                       {{"causal", causal},
+                        {"block_q", blockQ},
+                        {"blocks", int64_t(3)},
+                        {"wgmma", true}},
+                       blockQ, /*hopper=*/true);
     }
 }
 
@@ -339,45 +354,21 @@ TEST_F(AttentionTest, APersistentGridOfThreeBlocksTakesEveryQueryTile) {
 /// eight of 16 beyond, one buffer each), over several query tiles with a
 /// tail, both match the reference.
 TEST_F(AttentionTest, BothMmaSyncBlocksTakeEveryQueryTile) {
-  const int64_t B = 2, T = 150, S = 170, H = 2, G = 1;
   for (int64_t D : {64, 136})
     for (int64_t blockQ : {64, 128})
       for (bool causal : {false, true}) {
-        const int64_t E = D == 64 ? 48 : 144;
+        const reference::AttentionShape shape{
+            2, 150, 170, 2, 1, D, D == 64 ? 48 : 144};
         SCOPED_TRACE("D = " + std::to_string(D) + ", block_q " +
                      std::to_string(blockQ) + (causal ? " causal" : " full"));
         std::mt19937 random(unsigned(31 + D + blockQ + causal));
         const reference::AttentionInputs in = randomAttentionInputs(
-            B * T, B * S, H, G, D, E, DType::BF16, random);
+            shape.batch * shape.queries, shape.batch * shape.keys, shape.heads,
+            shape.kvHeads, D, shape.valueDim, DType::BF16, random);
         const auto ref = reference::AttentionOptions::forHeadDim(D, causal);
-        const reference::AttentionOutputs want =
-            reference::attentionForward({B, T, S, H, G, D, E}, in, ref);
-        DeviceTensor q = dense(in.q, {B, T, H, D}, DType::BF16),
-                     k = dense(in.k, {B, S, G, D}, DType::BF16),
-                     v = dense(in.v, {B, S, G, E}, DType::BF16),
-                     o = dense(std::vector<double>(B * T * H * E, NAN),
-                               {B, T, H, E}, DType::BF16),
-                     lse =
-                         dense(std::vector<double>(B * H * T, NAN), {B, H, T});
-        runOnPath(
-            [&] {
-              callOperator(*context, "rudnn.attention",
-                           {{"causal", causal}, {"block_q", blockQ}},
-                           {{"q", q.view},
-                            {"k", k.view},
-                            {"v", v.view},
-                            {"o", o.view},
-                            {"lse", lse.view}});
-            },
-            /*hopper=*/false, /*alignedOutput=*/true);
-        if (testBackend() == BackendKind::Emulation) {
-          EXPECT_NE(context->profile()[0].kernel.find(
-                        "_bq" + std::to_string(blockQ) + "_"),
-                    std::string::npos)
-              << context->profile()[0].kernel;
-        }
-        EXPECT_LT(relativeError(read(o, B * T * H * E), want.o), 1e-2);
-        EXPECT_LT(relativeError(read(lse, B * H * T), want.lse), 1e-2);
+        matchesWithTiles(shape, in, reference::attentionForward(shape, in, ref),
+                         {{"causal", causal}, {"block_q", blockQ}}, blockQ,
+                         /*hopper=*/false);
       }
 }
 
