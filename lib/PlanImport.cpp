@@ -106,6 +106,10 @@ Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context,
         entry.aliasOf = static_cast<int32_t>(buffers.at(alias.getValue()));
       if (buffer.getBytesAttr())
         entry.bytes = size(buffer.getBytesAttr());
+      if (buffer.getGuard())
+        entry.guard = {static_cast<int32_t>(paramIndex(*buffer.getGuard())),
+                       static_cast<int64_t>(*buffer.getGuardMin()),
+                       static_cast<int64_t>(*buffer.getGuardMax())};
       if (buffer.getOffsetAttr())
         entry.offset = size(buffer.getOffsetAttr());
       else

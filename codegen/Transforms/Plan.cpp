@@ -138,6 +138,10 @@ private:
   };
   std::vector<Launch> launches;
   SmallVector<Operation *> kernelOps;
+
+  /// For a workspace `memory` that only the kernels of one dim_switch case
+  /// read or write, a launch of that case (its guard); else null.
+  const Launch *onlyLaunchCaseOf(const Memory &memory);
   llvm::StringMap<std::string> kernelSources;
 };
 
@@ -382,14 +386,16 @@ FailureOr<std::string> FunctionPlanner::param(const DimRef &dim) {
     for (const DimRef &of : dim.splitOf)
       over.dims.push_back(of);
     FailureOr<SizeAttr> blocks = size(over);
-    if (failed(blocks))
+    SizeRef most{dim.splitMax, {}};
+    for (const DimRef &of : dim.splitMaxOf)
+      most.dims.push_back(of);
+    FailureOr<SizeAttr> max = size(most);
+    if (failed(blocks) || failed(max))
       return failure();
     paramIndex[dim.name] = paramNames.size();
     paramNames.push_back(dim.name);
-    paramSources.push_back(
-        SplitSourceAttr::get(func.getContext(), *blocks, dim.splitTarget,
-                             SizeAttr::get(func.getContext(), dim.splitMax,
-                                           builder.getArrayAttr({}), 1)));
+    paramSources.push_back(SplitSourceAttr::get(func.getContext(), *blocks,
+                                                dim.splitTarget, *max));
     return dim.name;
   }
   if (!dim.terms.empty()) {
@@ -443,6 +449,10 @@ FailureOr<std::string> FunctionPlanner::param(const DimRef &dim) {
         primitive ? primitive.getResultDim(
                         cast<OpResult>(value).getResultNumber(), index)
                   : std::nullopt;
+    // A dim of its own (a split's parts, chosen by the runtime).
+    if (origin && !origin->value && divided.divisor == 1 &&
+        (!origin->splitOf.empty() || !origin->terms.empty() || origin->letter))
+      return param(*origin);
     if (!origin || !origin->value)
       return func.emitError() << "cannot tell dim " << index
                               << " of a value held in the workspace";
@@ -716,6 +726,28 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
   return success();
 }
 
+const FunctionPlanner::Launch *
+FunctionPlanner::onlyLaunchCaseOf(const Memory &memory) {
+  if (memory.access != "workspace")
+    return nullptr;
+  const Launch *found = nullptr;
+  std::optional<std::pair<DimSwitchOp, unsigned>> only;
+  for (auto [kernel, launch] : llvm::zip(kernels, launches)) {
+    auto touches = [&](const SetVector<Value> &values) {
+      return llvm::any_of(
+          values, [&](Value value) { return memoryOf(value) == &memory; });
+    };
+    if (!touches(kernel.inputs) && !touches(kernel.outputs))
+      continue;
+    if (!kernel.switchOp ||
+        (only && *only != std::pair{kernel.switchOp, kernel.alternative}))
+      return nullptr;
+    only = {kernel.switchOp, kernel.alternative};
+    found = &launch;
+  }
+  return found;
+}
+
 LogicalResult FunctionPlanner::plan() {
   if (failed(collect()))
     return failure();
@@ -777,12 +809,17 @@ LogicalResult FunctionPlanner::plan() {
     for (auto &[name, size] : bufferBytes)
       if (name == memory.name)
         bytes = *size;
-    planBuilder.create<BufferOp>(
+    auto buffer = planBuilder.create<BufferOp>(
         loc, memory.name, memory.access,
         memory.aliases.empty()
             ? FlatSymbolRefAttr()
             : FlatSymbolRefAttr::get(func.getContext(), memory.aliases),
-        bytes, SizeAttr());
+        bytes, SizeAttr(), StringAttr(), IntegerAttr(), IntegerAttr());
+    if (const Launch *only = onlyLaunchCaseOf(memory)) {
+      buffer.setGuardAttr(planBuilder.getStringAttr(*only->guard));
+      buffer.setGuardMinAttr(planBuilder.getI64IntegerAttr(only->guardMin));
+      buffer.setGuardMaxAttr(planBuilder.getI64IntegerAttr(only->guardMax));
+    }
   }
 
   auto kernelOp = kernelOps.begin();

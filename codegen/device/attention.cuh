@@ -16,4 +16,5 @@
 #include "rudnn/attention/decode_split.cuh"
 #include "rudnn/attention/forward.cuh"
 #include "rudnn/attention/forward_hopper.cuh"
+#include "rudnn/attention/merge.cuh"
 #include "rudnn/attention/online_softmax.cuh"

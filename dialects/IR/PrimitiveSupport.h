@@ -57,21 +57,26 @@ struct DimRef {
   /// `constant`): clamp(ceil(target / that), 1, max), a parameter named
   /// `name` (#rudnn.split): the partial-result slots of a split that fits
   /// a budget of `target` rows.
+  /// With `maxOf`, the most is `max` times their product (the parts that
+  /// still have work: a key count over the least keys a part holds).
   static DimRef split(int64_t constant, std::vector<DimRef> of, int64_t target,
-                      int64_t max, std::string name) {
+                      int64_t max, std::string name,
+                      std::vector<DimRef> maxOf = {}) {
     DimRef dim;
     dim.name = std::move(name);
     dim.splitConstant = constant;
     dim.splitOf = std::move(of);
     dim.splitTarget = target;
     dim.splitMax = max;
+    dim.splitMaxOf = std::move(maxOf);
     return dim;
   }
 
   /// Non-empty: this dim is the sum of these.
   std::vector<DimRef> terms;
-  /// Non-empty: this dim is a split count over these (split()).
-  std::vector<DimRef> splitOf;
+  /// Non-empty: this dim is a split count over these (split()), at most
+  /// splitMax times the product of splitMaxOf.
+  std::vector<DimRef> splitOf, splitMaxOf;
   int64_t splitConstant = 1, splitTarget = 0, splitMax = 0;
 };
 

@@ -72,11 +72,18 @@ def Rudnn_BufferOp : Rudnn_Op<"buffer", [Symbol, HasParent<"PlanOp">]> {
         bytes #rudnn.size<constant = 16384, params = ["N", "B", "H"], divisor = 1>
         offset #rudnn.size<constant = 37120, params = ["N", "B", "H"], divisor = 1>
     ```
+
+    A workspace buffer that only guarded launches touch (one case of a
+    `rudnn.dim_switch`) carries their `guard`: a call the guard skips gives
+    it no memory.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$access,
                        OptionalAttr<FlatSymbolRefAttr>:$aliases,
                        OptionalAttr<Rudnn_SizeAttr>:$bytes,
-                       OptionalAttr<Rudnn_SizeAttr>:$offset);
+                       OptionalAttr<Rudnn_SizeAttr>:$offset,
+                       OptionalAttr<StrAttr>:$guard,
+                       OptionalAttr<I64Attr>:$guard_min,
+                       OptionalAttr<I64Attr>:$guard_max);
   let assemblyFormat = [{
     $sym_name $access (`aliases` $aliases^)? (`bytes` $bytes^)?
     (`offset` $offset^)? attr-dict

@@ -96,6 +96,12 @@ void Plan::validate() const {
                             "' may alias only an input buffer, and only as "
                             "an output");
     checkExpr(buffer.bytes, "size of buffer '" + buffer.name + "'");
+    if (buffer.guard.param >= static_cast<int64_t>(params.size()) ||
+        buffer.guard.param < -1)
+      throw InvalidArgument("buffer '" + buffer.name +
+                            "' is guarded by parameter #" +
+                            std::to_string(buffer.guard.param) +
+                            ", the plan has " + std::to_string(params.size()));
     checkExpr(buffer.offset, "offset of buffer '" + buffer.name + "'");
   }
   for (size_t i = 0; i < launches.size(); ++i) {
@@ -252,7 +258,9 @@ uint64_t Plan::workspaceLayout(const std::vector<int64_t> &paramValues,
     offsets[i] = buffer.packed ? (end + kWorkspaceAlignment - 1) /
                                      kWorkspaceAlignment * kWorkspaceAlignment
                                : buffer.offset.evaluate(paramValues);
-    end = offsets[i] + buffer.bytes.evaluate(paramValues);
+    end = offsets[i] + (buffer.guard.admits(paramValues)
+                            ? buffer.bytes.evaluate(paramValues)
+                            : 0);
     total = std::max(total, end);
   }
   return total;
@@ -390,7 +398,11 @@ std::string Plan::toJson(bool inlineBinaries) const {
          {"alias_of", buffer.aliasOf},
          {"bytes", ::toJson(buffer.bytes)},
          {"offset", ::toJson(buffer.offset)},
-         {"packed", buffer.packed}});
+         {"packed", buffer.packed},
+         {"guard",
+          {{"param", buffer.guard.param},
+           {"min", buffer.guard.min},
+           {"max", buffer.guard.max}}}});
   plan["launches"] = json::array();
   for (const PlanLaunch &launch : launches) {
     json args = json::array();
@@ -494,6 +506,12 @@ static Plan parsePlan(std::string_view text, ReadBinary readBinary) {
            sizeFromJson(buffer.at("bytes")), sizeFromJson(buffer.at("offset")),
            buffer.at("alias_of").get<int32_t>(),
            buffer.value("packed", false)});
+      if (buffer.contains("guard")) {
+        const json &guard = buffer.at("guard");
+        plan.buffers.back().guard = {guard.at("param").get<int32_t>(),
+                                     guard.at("min").get<int64_t>(),
+                                     guard.at("max").get<int64_t>()};
+      }
     }
     for (const json &launch : value.at("launches")) {
       PlanLaunch parsed;

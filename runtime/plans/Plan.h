@@ -58,6 +58,17 @@ struct PlanKernel {
 /// carved from the plan's workspace.
 enum class BufferAccess { In, Out, InOut, Workspace };
 
+/// Which calls a launch runs in, or a workspace buffer takes memory in:
+/// those whose parameter `param` lies in [min, max].
+struct LaunchGuard {
+  int32_t param = -1; // -1: always
+  int64_t min = INT64_MIN, max = INT64_MAX;
+
+  bool admits(const std::vector<int64_t> &values) const {
+    return param < 0 || (values[param] >= min && values[param] <= max);
+  }
+};
+
 struct PlanBuffer {
   std::string name;
   BufferAccess access = BufferAccess::In;
@@ -70,6 +81,9 @@ struct PlanBuffer {
   /// place, e.g. a final state over the initial state); -1 for none.
   int32_t aliasOf = -1;
   bool packed = false;
+  /// Workspace only: the calls it takes memory in (those running the
+  /// guarded launches that alone touch it); a call it skips gives 0 bytes.
+  LaunchGuard guard = {};
 };
 
 /// Where packed workspace buffers start: enough for any vector access.
@@ -140,14 +154,6 @@ struct PlanTensorMap {
 /// Runs a launch only while params[param] lies in [min, max]: plans carry
 /// alternatives (e.g. a decode kernel for T = 1) chosen per call without a
 /// new compile.
-struct LaunchGuard {
-  int32_t param = -1; // -1: always
-  int64_t min = INT64_MIN, max = INT64_MAX;
-
-  bool admits(const std::vector<int64_t> &values) const {
-    return param < 0 || (values[param] >= min && values[param] <= max);
-  }
-};
 
 struct PlanLaunch {
   uint32_t kernel = 0;

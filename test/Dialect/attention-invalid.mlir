@@ -320,3 +320,23 @@ func.func @backward_rows(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %
       : (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x12xbf16>, tensor<2x8x4x12xbf16>, tensor<2x4x8xf32>, tensor<2x8x4x12xbf16>) -> (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x12xbf16>)
   return
 }
+
+// -----
+
+// decode_split takes at most one 64-row block's queries.
+func.func @decode_split_queries(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) {
+  // expected-error @+1 {{'decode_split' takes the most queries a split call has (0 to 64) and the blocks it aims at (positive)}}
+  %o, %lse = rudnn.attention %q, %k, %v decode_split (65, 1056)
+      : (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>) -> (tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>)
+  return
+}
+
+// -----
+
+// A split's scores are the mma.sync kernel's 64-row blocks.
+func.func @split_keys_wgmma(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>) {
+  // expected-error @+1 {{'split_keys' (the blocks a split aims at) must be positive, over padded queries in blocks of 64 rows, without 'wgmma'}}
+  %s = rudnn.attention_scores %q, %k scale 1.250000e-01 block_q 128 block_k 128 wgmma split_keys 1056
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x?xf32>
+  return
+}

@@ -14,7 +14,8 @@
 // D = 256: 16 keys in an A100's 163 KiB). Masks, window and softcap reach
 // the primitives; the five primitives are one kernel over (query tiles,
 // B·H), its bindings the caller's tensors, null pointers for the absent
-// key mask and offsets. Views that do not promise 16-byte rows (no tensor
+// key mask and offsets; T up to 16 takes the split chain
+// (attention-decode.mlir). Views that do not promise 16-byte rows (no tensor
 // map can read them) take the mma.sync kernel, 128 queries a block of four
 // warps, one buffer each of K and V (32 KiB at D = 64).
 // SPECIALIZE-LABEL: func.func @masked
@@ -22,18 +23,21 @@
 // SMALL-LABEL: func.func @masked
 // SMALL: block_q 128 block_k 128 blocks 132 wgmma
 // SM80-LABEL: func.func @masked
-// SM80: block_q 128 block_k 64 :
+// SM80: block_q 128 block_k 64 decode_split (16, {{[0-9]+}}) :
 // DECOMPOSE-LABEL: func.func @masked
 // DECOMPOSE-SAME: %[[Q:[^:]*]]: tensor<?x?x?x64xbf16>
 // DECOMPOSE-SAME: %[[K:[^:]*]]: tensor<?x?x?x64xbf16>
 // DECOMPOSE-SAME: %[[V:[^:]*]]: tensor<?x?x?x64xbf16>
 // DECOMPOSE-SAME: %[[L:[^:]*]]: tensor<?xi32>
+// DECOMPOSE: %[[R:.*]]:2 = rudnn.dim_switch %[[Q]][1] cases [1, 17]
+// DECOMPOSE: rudnn.attention_combine
 // DECOMPOSE: %[[S:.*]] = rudnn.attention_scores %[[Q]], %[[K]] scale 1.250000e-01 softcap 3.000000e+01 block_q 128 block_k 128 blocks 132 wgmma
 // DECOMPOSE: %[[M:.*]] = rudnn.attention_mask %[[S]] key_lengths %[[L]] causal window (16, 0)
 // DECOMPOSE: %[[P:.*]], %[[MAX:.*]], %[[SUM:.*]] = rudnn.attention_softmax %[[M]]
 // DECOMPOSE: %[[ACC:.*]] = rudnn.attention_accumulate %[[P]], %[[V]]
 // DECOMPOSE: %[[O:.*]], %[[LSE:.*]] = rudnn.attention_finalize %[[ACC]], %[[MAX]], %[[SUM]]
-// DECOMPOSE: return %[[O]], %[[LSE]]
+// DECOMPOSE: rudnn.yield %[[O]], %[[LSE]]
+// DECOMPOSE: return %[[R]]#0, %[[R]]#1
 // PLAN-LABEL: rudnn.plan @masked
 // PLAN: rudnn.buffer @key_lengths "in"
 // PLAN-NEXT: rudnn.buffer @o "out"
@@ -63,8 +67,8 @@ func.func @masked(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>,
 // SMALL-LABEL: func.func @wide
 // SMALL: block_q 64 block_k 16
 // PLAN-LABEL: rudnn.plan @wide
-// PLAN-NOT: @lse
-// PLAN: rudnn.launch @attention_fwd_f32_d256_e256_bq64_bk32
+// PLAN-NOT: rudnn.buffer @lse "
+// PLAN: rudnn.launch @attention_fwd_f32_d256_e256_bq64_bk32 grid
 // PLAN-SAME: args [@q, @k, @v, 0, @key_mask, 0, 0, @o, 0,
 func.func @wide(%q: tensor<?x?x?x256xf32>, %k: tensor<?x?x?x256xf32>,
                 %v: tensor<?x?x?x256xf32>, %mask: tensor<?x?xi1>)
@@ -119,7 +123,7 @@ func.func @packed(%q: tensor<?x?x64xbf16>, %k: tensor<?x?x64xbf16>,
 // SPECIALIZE-LABEL: func.func @hopper
 // SPECIALIZE: rudnn.attention {{.*}} causal scale 0.0883883461 block_q 128 block_k 128 blocks 132 wgmma
 // SM80-LABEL: func.func @hopper
-// SM80: block_q 128 block_k 32 :
+// SM80: block_q 128 block_k 32 decode_split (16, {{[0-9]+}}) :
 // SM80PLAN-LABEL: rudnn.plan @hopper
 // SM80PLAN: rudnn.kernel @attention_fwd_bf16_d128_e128_bq128_bk32_causal_a16 threads 128 shared_bytes 49152
 // PLAN-LABEL: rudnn.plan @hopper
@@ -210,7 +214,7 @@ func.func @unpromised_output(
 // would not hold its accumulators), one buffer each of 32 keys and values:
 // 256 threads, 96 KiB.
 // SM80-LABEL: func.func @wide_bf16
-// SM80: block_q 128 block_k 32 :
+// SM80: block_q 128 block_k 32 decode_split (16, {{[0-9]+}}) :
 // SM80PLAN-LABEL: rudnn.plan @wide_bf16
 // SM80PLAN: rudnn.kernel @attention_fwd_bf16_d256_e256_bq128_bk32 threads 256 shared_bytes 98304
 func.func @wide_bf16(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>,
@@ -228,7 +232,7 @@ func.func @wide_bf16(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>,
 // Tiles given without `wgmma` keep the mma.sync kernel on sm_90 too: the
 // 64-row block of four warps of 16, two stages of K and V.
 // SPECIALIZE-LABEL: func.func @given_tiles
-// SPECIALIZE: block_q 64 block_k 64 :
+// SPECIALIZE: block_q 64 block_k 64 decode_split (16, {{[0-9]+}}) :
 // PLAN-LABEL: rudnn.plan @given_tiles
 // PLAN: rudnn.kernel @attention_fwd_bf16_d64_e64_bq64_bk64_a16 threads 128 shared_bytes 40960
 func.func @given_tiles(%q: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},

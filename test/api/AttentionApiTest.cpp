@@ -40,11 +40,14 @@ void PrintTo(const AttentionCase &, std::ostream *) {}
 /// Attention calls whose kernel is known: on emulation, the Hopper kernel
 /// (TMA, wgmma) must run exactly where expected, and the kernel store o
 /// without an element-wise path ("_o16") exactly when `alignedOutput` (a
-/// 16-bit o whose rows are 16-byte aligned, which the API promises).
+/// 16-bit o whose rows are 16-byte aligned, which the API promises). A
+/// decoding-shaped call (`split`: T up to 16) runs the split kernel, then
+/// the combination of its parts.
 class AttentionTest : public ApiTest {
 protected:
   template <typename Call>
-  void runOnPath(Call call, bool hopper, bool alignedOutput) {
+  void runOnPath(Call call, bool hopper, bool alignedOutput,
+                 bool split = false) {
     context->resetProfile();
     context->setProfiling(true);
     call();
@@ -52,6 +55,16 @@ protected:
     if (testBackend() != BackendKind::Emulation)
       return; // the device decides
     const std::vector<KernelProfile> kernels = context->profile();
+    if (split) {
+      ASSERT_EQ(kernels.size(), 2u);
+      EXPECT_NE(kernels[0].kernel.find("_bq64_"), std::string::npos)
+          << kernels[0].kernel;
+      EXPECT_NE(kernels[0].kernel.find("_split"), std::string::npos)
+          << kernels[0].kernel;
+      EXPECT_EQ(kernels[1].kernel.find("attention_combine_"), 0u)
+          << kernels[1].kernel;
+      return;
+    }
     ASSERT_EQ(kernels.size(), 1u);
     EXPECT_EQ(kernels[0].kernel.find("_wgmma") != std::string::npos, hopper)
         << kernels[0].kernel;
@@ -186,11 +199,13 @@ void AttentionNumerics::matchesFloat64(const AttentionCase &c, bool hopper) {
   options.windowLeft = c.left;
   options.windowRight = c.right;
   options.softcap = c.softcap;
+  // T up to 16 splits the keys across blocks (decode_split's default).
+  const bool split = T <= 16;
   runOnPath(
       [&] {
         attentionForward(*context, inputs, {o.view, lse.view}, options);
       },
-      hopper, c.dtype != DType::F32 && E % 8 == 0);
+      hopper && !split, c.dtype != DType::F32 && E % 8 == 0 && !split, split);
 
   const double tolerance = c.dtype == DType::F32 ? 1e-5 : 1e-2;
   EXPECT_LT(relativeError(readSequence(o, B, T, H, E), want.o), tolerance);
@@ -276,6 +291,29 @@ INSTANTIATE_TEST_SUITE_P(
                       0, bthd},
         AttentionCase{bf16, 1, 70, 70, 2, 1, 256, 256, true, false, false, -1,
                       -1, 0, bhtd}),
+    caseName);
+
+// Decoding-shaped calls (T up to 16): each row's keys split into parts
+// (ceil(S / 256) of them here: few heads leave the device idle), whole
+// 64-key tiles each, merged by their log-sum-exp. Parts of unequal size,
+// parts no key of a row reaches (window, causal diagonal, lengths down to
+// none), GQA, every mask, odd head dims; T = 17 keeps one kernel.
+INSTANTIATE_TEST_SUITE_P(
+    Decoding, AttentionNumerics,
+    ::testing::Values(AttentionCase{bf16, 1, 1, 700, 4, 1, 64, 64, true, false,
+                                    false, -1, -1, 0, bthd},
+                      AttentionCase{bf16, 2, 16, 1030, 2, 2, 128, 128, true,
+                                    true, false, -1, -1, 0, bthd},
+                      AttentionCase{f16, 1, 5, 900, 4, 2, 40, 24, false, false,
+                                    true, 100, -1, 0, bhtd},
+                      AttentionCase{bf16, 3, 3, 600, 2, 1, 56, 72, true, true,
+                                    true, 70, 0, 20, bthd},
+                      AttentionCase{f32, 2, 7, 777, 2, 2, 13, 7, false, true,
+                                    false, -1, -1, 0, bthd},
+                      AttentionCase{f32, 1, 16, 520, 2, 1, 200, 200, true,
+                                    false, false, -1, -1, 5, bhtd},
+                      AttentionCase{bf16, 1, 17, 600, 2, 2, 64, 64, true, false,
+                                    false, -1, -1, 0, bthd}),
     caseName);
 
 INSTANTIATE_TEST_SUITE_P(
@@ -755,7 +793,11 @@ TEST_F(AttentionContract, ChangingSizesHeadsOrLayoutCompilesNothing) {
     attentionForward(*context, {q.view, k.view, v.view, {}, {}}, {o.view, {}},
                      options);
   };
+  // One plan serves every size: once its decoding-shaped case (T up to
+  // 16, compiled when first needed) and its plain case have run, nothing
+  // compiles again.
   call(1, 10, 10, 2, 2, Layout::BTHD);
+  call(1, 20, 10, 2, 2, Layout::BTHD);
   const Counters before = context->counters();
   call(3, 70, 33, 4, 1, Layout::BHTD);
   call(2, 1, 100, 8, 2, Layout::BTHD);

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -97,8 +98,12 @@ FailureOr<std::map<std::string, int64_t>> parseDims(ModuleOp module,
   return dims;
 }
 
-/// The plan's parameters at `dims`: the named dims themselves, and those
-/// derived from one (a chunk count: the same buffer dim with a divisor).
+std::optional<int64_t> sizeAt(SizeAttr size,
+                              const std::map<std::string, int64_t> &params);
+
+/// The plan's parameters at `dims`: the named dims themselves, those
+/// derived from one (a chunk count: the same buffer dim with a divisor),
+/// and the split counts the runtime would choose from them.
 std::map<std::string, int64_t>
 planParams(PlanOp plan, const std::map<std::string, int64_t> &dims) {
   std::map<std::string, int64_t> params(dims.begin(), dims.end());
@@ -120,6 +125,16 @@ planParams(PlanOp plan, const std::map<std::string, int64_t> &dims) {
             (params[name] + source.getDivisor() - 1) / source.getDivisor();
     }
   }
+  // clamp(ceil(target / blocks), 1, max), as the runtime chooses.
+  for (size_t i = 0; i < sources.size() && i < names.size(); ++i)
+    if (auto split = dyn_cast<SplitSourceAttr>(sources[i])) {
+      std::optional<int64_t> blocks = sizeAt(split.getBlocks(), params),
+                             most = sizeAt(split.getMax(), params);
+      if (blocks && most && *blocks > 0)
+        params[cast<StringAttr>(names[i]).str()] =
+            std::clamp<int64_t>((split.getTarget() + *blocks - 1) / *blocks, 1,
+                                std::max<int64_t>(*most, 1));
+    }
   return params;
 }
 

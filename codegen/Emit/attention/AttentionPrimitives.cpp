@@ -25,7 +25,8 @@ using namespace ::rudnn::codegen;
 
 namespace {
 
-constexpr llvm::StringLiteral kGroup = "attention.forward";
+constexpr llvm::StringLiteral kGroup = "attention.forward",
+                              kCombineGroup = "attention.combine";
 
 /// The chain a finalize ends, from the scores on.
 struct AttentionChain {
@@ -79,6 +80,9 @@ struct AttentionKernel {
   int64_t blocks = 0;
   /// A softcap given: the kernel holds the capping code (else none at all).
   bool capped = false;
+  /// A decoding-shaped call's split: the blocks it aims its grid at (each
+  /// row's keys in parts, grid z); 0: none.
+  int64_t splitBlocks = 0;
 
   static AttentionKernel of(AttentionChain &chain,
                             AttentionFinalizeOp finalize) {
@@ -100,19 +104,22 @@ struct AttentionKernel {
                            aligned && chain.scores.getWgmma()};
     kernel.blockQ = static_cast<int64_t>(chain.scores.getBlockQ());
     kernel.capped = static_cast<bool>(chain.scores.getSoftcapAttr());
+    kernel.splitBlocks =
+        static_cast<int64_t>(chain.scores.getSplitKeys().value_or(0));
     if (kernel.hopper)
       kernel.blocks =
           static_cast<int64_t>(chain.scores.getBlocks().value_or(0));
-    // f32 outputs keep their fragments' 8-byte stores.
+    // f32 outputs keep their fragments' 8-byte stores, as do a split's
+    // f32 parts.
     kernel.alignedOutput =
         finalize->hasAttr(RudnnDialect::kAlignedOutputsAttrName) &&
-        kernel.inputBytes() == 2;
+        kernel.inputBytes() == 2 && !kernel.splitBlocks;
     // Unaligned views of a Hopper specialization take the mma.sync kernel's
-    // 16-bit tiles.
+    // 16-bit tiles: 64 keys up to D = 64, else 32 (a warp's 32 rows at
+    // D = 128 spill with 64; chooseAttentionBlockKeys).
     if (!kernel.hopper && chain.scores.getWgmma()) {
       kernel.blockQ = kAttentionWideBlockQueries;
-      kernel.blockK =
-          std::max(kernel.headDim, kernel.valueDim) <= 128 ? 64 : 32;
+      kernel.blockK = std::max(kernel.headDim, kernel.valueDim) <= 64 ? 64 : 32;
     }
     return kernel;
   }
@@ -159,9 +166,20 @@ struct AttentionKernel {
     if (windowed())
       name += "_window" + bound(left) + "_" + bound(right);
     name += hopper ? "_wgmma" : aligned ? "_a16" : "";
+    if (splitBlocks)
+      name += "_split";
     return alignedOutput ? name + "_o16" : name;
   }
 };
+
+/// The parts each row's keys are split into: clamp(ceil(blocks / (B·H)),
+/// 1, ceil(S / kAttentionDecodePartKeys)), chosen by the runtime per call
+/// (the split kernel's grid z and the partial results' dim 3).
+DimRef keyParts(int64_t blocks) {
+  return DimRef::split(
+      1, {DimRef::of('B'), DimRef::of('H')}, blocks, 1, "key_parts",
+      {DimRef::ceilDiv('S', kAttentionDecodePartKeys, "key_part_spans")});
+}
 
 /// The kernel's parameters: the tensors (null for absent ones), their
 /// (batch, time, head) strides (no batch stride when packed), the dims and
@@ -178,8 +196,16 @@ void bind(KernelBuilder &builder, AttentionChain &chain,
   builder.pointer(chain.mask.getKeyMask(), "key_mask", "unsigned char", false);
   builder.pointer(chain.mask.getCuSeqlensQ(), "cu_seqlens_q", "int", false);
   builder.pointer(chain.mask.getCuSeqlensK(), "cu_seqlens_k", "int", false);
+  // A split writes its parts (o_parts, lse_parts), not o and lse.
+  if (kernel.splitBlocks)
+    o = Value();
   builder.pointer(o, "o", in, true);
-  builder.pointer(finalize.getLse(), "lse", "float", true);
+  builder.pointer(kernel.splitBlocks ? Value() : finalize.getLse(), "lse",
+                  "float", true);
+  builder.pointer(kernel.splitBlocks ? finalize.getO() : Value(), "o_parts",
+                  "float", true);
+  builder.pointer(kernel.splitBlocks ? finalize.getLse() : Value(), "lse_parts",
+                  "float", true);
   for (auto [value, name] : {std::pair{q, "q"}, std::pair{k, "k"},
                              std::pair{v, "v"}, std::pair{o, "o"}}) {
     std::vector<std::string> strides = {std::string(name) + "_t",
@@ -240,7 +266,7 @@ void writeBody(KernelBuilder &builder, const AttentionKernel &kernel) {
        << (kernel.packed ? "0, queries" : "(long long)heads * queries, queries")
        << ",\n      " << (kernel.packed ? "offsets - 1" : "batch")
        << ", queries, keys, heads, kv_heads, scale, softcap, " << kernel.left
-       << ", " << kernel.right << "};\n";
+       << ", " << kernel.right << ", o_parts, lse_parts};\n";
   // The scores' form: causal, then whether they may be soft-capped. Three
   // consumer warpgroups keep the capping code (a per-tile branch) even
   // without a softcap: ptxas spills their full form without it (12 bytes;
@@ -266,10 +292,10 @@ void writeBody(KernelBuilder &builder, const AttentionKernel &kernel) {
   };
   body << "  rudnn::attention::forward<" << kernel.layout() << ", " << scores
        << ", " << packed;
-  if (kernel.aligned || kernel.alignedOutput)
+  if (kernel.aligned || kernel.alignedOutput || kernel.splitBlocks)
     body << ", " << alignment(kernel.aligned) << ", "
          << alignment(kernel.alignedOutput);
-  body << ">(p);\n";
+  body << (kernel.splitBlocks ? ", true" : "") << ">(p);\n";
 }
 
 /// Grid, block, shared memory and the cost model. Bytes: q read, o and lse
@@ -289,7 +315,10 @@ void setLaunch(KernelLaunch &launch, const AttentionKernel &kernel) {
   launch.grid[1] = kernel.packed
                        ? SizeRef{1, {DimRef::of('H')}}
                        : SizeRef{1, {DimRef::of('B'), DimRef::of('H')}};
-  launch.grid[2] = SizeRef{1, {}};
+  // A split: each row's keys in parts, a block each.
+  launch.grid[2] = kernel.splitBlocks
+                       ? SizeRef{1, {keyParts(kernel.splitBlocks)}}
+                       : SizeRef{1, {}};
   // Persistent: the blocks take the query tiles in turn.
   if (kernel.blocks)
     launch.grid[0] = SizeRef{kernel.blocks, {}}, launch.grid[1] = {1, {}};
@@ -325,6 +354,14 @@ void setLaunch(KernelLaunch &launch, const AttentionKernel &kernel) {
         {DimRef::of('B'), DimRef::of('H'), DimRef::of('T'), DimRef::of('S')}};
 }
 
+/// The blocks a finalize's chain splits its keys over, if it does.
+std::optional<int64_t> splitBlocksOf(AttentionFinalizeOp finalize) {
+  std::optional<AttentionChain> chain = chainOf(finalize);
+  if (!chain || !chain->scores.getSplitKeys())
+    return std::nullopt;
+  return static_cast<int64_t>(*chain->scores.getSplitKeys());
+}
+
 template <typename Op, typename Model>
 struct AttentionPrimitive
     : public PrimitiveOpInterface::ExternalModel<Model, Op> {
@@ -349,9 +386,15 @@ struct FinalizeModel
     : PrimitiveOpInterface::ExternalModel<FinalizeModel, AttentionFinalizeOp> {
   StringRef getKernelGroup(Operation *) const { return kGroup; }
 
-  /// o [B, T, H, E] and lse [B, H, T]; packed, o [T, H, E] and lse [H, T].
+  /// o [B, T, H, E] and lse [B, H, T]; packed, o [T, H, E] and lse [H, T];
+  /// a split's parts, o [B, H, T, P, E] and lse [B, H, T, P], f32.
   ResultStorage getResultStorage(Operation *op, unsigned index) const {
     auto finalize = cast<AttentionFinalizeOp>(op);
+    if (std::optional<int64_t> blocks = splitBlocksOf(finalize))
+      return ResultStorage::own({index == 0 ? 4 * lastDim(finalize.getO()) : 4,
+                                 {DimRef::of('B'), DimRef::of('H'),
+                                  DimRef::of('T'), keyParts(*blocks)}},
+                                index == 0 ? "o_parts" : "lse_parts");
     const bool packed = isPacked(finalize.getO());
     SmallVector<DimRef, 4> rows;
     if (!packed)
@@ -376,6 +419,12 @@ struct FinalizeModel
       return std::nullopt;
     const unsigned rows = isPacked(q) ? 2 : 3;
     static constexpr unsigned kPaddedLse[] = {0, 2, 1}, kPackedLse[] = {1, 0};
+    // A split's parts: [B, H, T, P, ...].
+    if (std::optional<int64_t> blocks =
+            splitBlocksOf(cast<AttentionFinalizeOp>(op)))
+      return dim < 3    ? DimRef::of(q, kPaddedLse[dim])
+             : dim == 3 ? std::optional<DimRef>(keyParts(*blocks))
+                        : std::nullopt;
     if (index == 0)
       return dim < rows ? std::optional<DimRef>(DimRef::of(q, dim))
                         : std::nullopt;
@@ -423,6 +472,75 @@ struct FinalizeModel
   }
 };
 
+/// The split's second kernel: a warp merges each query row's parts.
+struct CombineModel
+    : PrimitiveOpInterface::ExternalModel<CombineModel, AttentionCombineOp> {
+  static constexpr int64_t kWarps = 4;
+
+  StringRef getKernelGroup(Operation *) const { return kCombineGroup; }
+
+  /// o [B, T, H, E] and lse [B, H, T].
+  ResultStorage getResultStorage(Operation *op, unsigned index) const {
+    auto combine = cast<AttentionCombineOp>(op);
+    if (index == 0)
+      return ResultStorage::own(
+          {static_cast<int64_t>(::rudnn::dtypeSize(dtype(combine.getO()))) *
+               lastDim(combine.getO()),
+           {DimRef::of('B'), DimRef::of('T'), DimRef::of('H')}},
+          "o");
+    return ResultStorage::own(
+               {4, {DimRef::of('B'), DimRef::of('H'), DimRef::of('T')}}, "lse")
+        .orNull();
+  }
+
+  /// From the parts' [B, H, T, ...].
+  std::optional<DimRef> getResultDim(Operation *op, unsigned index,
+                                     unsigned dim) const {
+    static constexpr unsigned kO[] = {0, 2, 1};
+    Value parts = cast<AttentionCombineOp>(op).getLseParts();
+    if (dim >= 3)
+      return std::nullopt;
+    return DimRef::of(parts, index == 0 ? kO[dim] : dim);
+  }
+
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto combine = cast<AttentionCombineOp>(op);
+    const DType output = dtype(combine.getO());
+    const int64_t valueDim = lastDim(combine.getO());
+    const std::string out = cudaType(output);
+    builder.setEntry(std::string("attention_combine_") +
+                     ::rudnn::dtypeName(output) + "_e" +
+                     std::to_string(valueDim));
+    builder.preamble() << "// A split's parts merged by their log-sum-exp.\n"
+                       << "#include \"rudnn/attention.cuh\"\n";
+    builder.pointer(combine.getOParts(), "o_parts", "float", false);
+    builder.pointer(combine.getLseParts(), "lse_parts", "float", false);
+    builder.pointer(combine.getO(), "o", out, true);
+    builder.pointer(combine.getLse(), "lse", "float", true);
+    builder.strides(combine.getO(), {"o_b", "o_t", "o_h"});
+    builder.dim(DimRef::of('B'), "batch");
+    builder.dim(DimRef::of('T'), "queries");
+    builder.dim(DimRef::of('H'), "heads");
+    builder.dim(DimRef::of(combine.getLseParts(), 3), "parts");
+    if (!builder.conflict().empty())
+      return op->emitOpError()
+             << "cannot emit its kernel: " << builder.conflict();
+    builder.body() << "  rudnn::attention::combine_key_parts<" << out << ", "
+                   << valueDim << ">({o_parts, lse_parts, o, lse, "
+                   << "{o_b, o_t, o_h}, batch, queries, heads, parts});\n";
+    KernelLaunch &launch = builder.launch();
+    launch.threads = 32 * kWarps;
+    launch.grid[0] = SizeRef{1, {DimRef::of('B'), DimRef::of('H')}};
+    launch.grid[1] = SizeRef{1, {DimRef::ceilDiv('T', kWarps, "query_warps4")}};
+    launch.grid[2] = SizeRef{1, {}};
+    // The parts read (E + 1 floats each), o and lse written.
+    launch.memoryBytes = {4 * (valueDim + 1),
+                          {DimRef::of('B'), DimRef::of('H'), DimRef::of('T'),
+                           DimRef::of(combine.getLseParts(), 3)}};
+    return success();
+  }
+};
+
 } // namespace
 
 void ::rudnn::codegen::registerAttentionPrimitives(DialectRegistry &registry) {
@@ -430,6 +548,7 @@ void ::rudnn::codegen::registerAttentionPrimitives(DialectRegistry &registry) {
                    Primitive<AttentionMaskOp, MaskModel>,
                    Primitive<AttentionSoftmaxOp, SoftmaxModel>,
                    Primitive<AttentionAccumulateOp, AccumulateModel>,
-                   Primitive<AttentionFinalizeOp, FinalizeModel>>(registry);
+                   Primitive<AttentionFinalizeOp, FinalizeModel>,
+                   Primitive<AttentionCombineOp, CombineModel>>(registry);
   registerAttentionBackwardPrimitives(registry);
 }

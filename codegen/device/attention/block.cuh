@@ -25,7 +25,8 @@ namespace attention {
 /// the totals, batch strides 0, entry b's queries the rows cu_seqlens_q[b]
 /// to cu_seqlens_q[b + 1] (its keys likewise). lse (or null) at
 /// b·lse_batch + h·lse_head + row. softcap 0: none; window bounds −1:
-/// unbounded.
+/// unbounded. A split's blocks (grid z: the parts of every row's keys)
+/// write o_parts [B, H, T, P, E] and lse_parts [B, H, T, P] instead.
 template <typename T> struct ForwardParams {
   const T *q, *k, *v;
   const int *key_lengths;
@@ -38,6 +39,7 @@ template <typename T> struct ForwardParams {
   int batch, queries, keys, heads, kv_heads;
   float scale, softcap;
   int window_left, window_right;
+  float *o_parts, *lse_parts;
 };
 
 /// Which keys the queries of one batch entry may see.
@@ -260,6 +262,37 @@ store_rows(const ForwardParams<T> &p, const Tile &out,
     }
   });
   store_lse(p, lse, b, h, row0, queryRows);
+}
+
+/// store_rows for a split's part (blockIdx.z of gridDim.z): the rows'
+/// normalised outputs and log-sum-exps to o_parts and lse_parts (padded
+/// batches), an empty part's 0 and −inf included.
+template <int E, typename T, typename Tile, int WM>
+__device__ __forceinline__ void
+store_part(const ForwardParams<T> &p, const Tile &out,
+           OnlineSoftmax<WM> &softmax, int b, int h, int row0, Rows queryRows) {
+  float normalize[OnlineSoftmax<WM>::kRows], lse[OnlineSoftmax<WM>::kRows];
+  softmax.finish(normalize, lse);
+  const int parts = static_cast<int>(gridDim.z);
+  auto slot = [&](int i) {
+    return ((static_cast<long long>(b) * p.heads + h) * p.queries + i) * parts +
+           static_cast<int>(blockIdx.z);
+  };
+  out.for_each_pair([&](int r, int c, float first, float second) {
+    const int i = row0 + r;
+    if (i < queryRows.count && c < E) {
+      const float factor = normalize[Tile::lane_row(r)];
+      tile::store_pair(p.o_parts + slot(i) * E + c, first * factor,
+                       second * factor, c + 1 < E);
+    }
+  });
+  if (threadIdx.x % 4 == 0)
+#pragma unroll
+    for (int r = 0; r < OnlineSoftmax<WM>::kRows; ++r) {
+      const int i = row0 + lane_row_of(r);
+      if (i < queryRows.count)
+        p.lse_parts[slot(i)] = lse[r];
+    }
 }
 
 /// Whether every row of o starts 16 bytes aligned (16-bit elements): the

@@ -11,6 +11,7 @@
 
 #pragma once
 
+#include "rudnn/attention/merge.cuh"
 #include "rudnn/tensor.cuh"
 #include "rudnn/warp.cuh"
 
@@ -117,16 +118,15 @@ template <typename T> struct CombineParams {
 };
 
 /// A warp per query row (b, h, t), the grid's warps taking the rows in
-/// turn (any grid): lse = log Σ_s exp(lse_s) and o = Σ_s exp(lse_s − lse) · o_s
-/// over the entry's parts; entries of one part were written by the partials.
+/// turn (any grid), merging the entry's parts (merge_parts); entries of
+/// one part were written by the partials.
 template <typename T, int E>
 __device__ void combine_partials(const CombineParams<T> &p) {
   const DecodeSplit &split = p.split;
   const int partKeys = split.forced > 0 ? 0 : split.chosen_part_keys();
-  const int lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  const int warps = blockDim.x / 32;
   const long long rows =
       static_cast<long long>(split.batch) * p.heads * split.tokens;
-  constexpr int kPerLane = (E + 31) / 32;
   for (long long row =
            static_cast<long long>(blockIdx.x) * warps + threadIdx.x / 32;
        row < rows; row += static_cast<long long>(gridDim.x) * warps) {
@@ -138,35 +138,9 @@ __device__ void combine_partials(const CombineParams<T> &p) {
       continue;
     const long long slot0 =
         partial_slot(b, h, t, 0, p.heads, split.tokens, split.slots);
-    float peak = -__int_as_float(0x7f800000);
-    for (int s = 0; s < parts; ++s)
-      peak = fmaxf(peak, p.lse_partial[slot0 + s]);
-    float acc[kPerLane];
-#pragma unroll
-    for (int n = 0; n < kPerLane; ++n)
-      acc[n] = 0.f;
-    float total = 0.f;
-    if (peak != -__int_as_float(0x7f800000))
-      for (int s = 0; s < parts; ++s) {
-        const float weight = expf(p.lse_partial[slot0 + s] - peak);
-        if (weight == 0.f)
-          continue; // an empty part wrote no output
-        total += weight;
-        const float *from = p.o_partial + (slot0 + s) * E;
-#pragma unroll
-        for (int n = 0; n < kPerLane; ++n)
-          if (lane + 32 * n < E)
-            acc[n] += weight * from[lane + 32 * n];
-      }
-    const float normalize = total > 0.f ? 1.f / total : 0.f;
-    T *to = p.o + p.o_strides.offset(b, t, h);
-#pragma unroll
-    for (int n = 0; n < kPerLane; ++n)
-      if (lane + 32 * n < E)
-        to[lane + 32 * n] = from_float<T>(acc[n] * normalize);
-    if (p.lse && lane == 0)
-      p.lse[(static_cast<long long>(b) * p.heads + h) * split.tokens + t] =
-          total > 0.f ? peak + logf(total) : -__int_as_float(0x7f800000);
+    merge_parts<T, E>(p.o_partial + slot0 * E, p.lse_partial + slot0, parts,
+                      p.o + p.o_strides.offset(b, t, h),
+                      p.lse ? p.lse + row : nullptr);
   }
 }
 

@@ -14,6 +14,8 @@
 // may see (past the entry's key length, the causal diagonal or the window)
 // are never loaded; element masks apply only to the tiles the bounds
 // cross. 16-bit outputs leave through shared memory by 16-byte stores.
+// Decoding-shaped calls split each row's key tiles over the grid's z and
+// write each part's results for merge.cuh.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,9 +73,11 @@ inline constexpr int kForwardSharedBytes =
 
 /// One block's BQ queries from q0 of entry b's `queryRows`, head h, against
 /// the entry's `keyRows`, soft-capped if `Capped`; q, k and v copied as
-/// `Views` promise, o stored as `Out` does.
+/// `Views` promise, o stored as `Out` does. `SplitKeys`: the block takes
+/// part blockIdx.z of gridDim.z of the key tiles its queries see and
+/// writes that part's results (store_part).
 template <typename T, int D, int E, int BK, int BQ, bool Causal, bool Capped,
-          tile::Alignment Views, tile::Alignment Out>
+          tile::Alignment Views, tile::Alignment Out, bool SplitKeys>
 __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
                        Rows queryRows, Rows keyRows) {
   using Tiles = ForwardTiles<D, E, BQ>;
@@ -90,8 +94,18 @@ __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
   const int blockRows = queryCount - q0 < BQ ? queryCount - q0 : BQ;
   int firstTile, tiles;
   bounds.tiles(q0, blockRows, BK, firstTile, tiles);
+  if constexpr (SplitKeys) { // an even share of the tiles, whole ones
+    const int parts = static_cast<int>(gridDim.z);
+    const int share = (tiles + parts - 1) / parts;
+    const int before = min(share * static_cast<int>(blockIdx.z), tiles);
+    firstTile += before;
+    tiles = min(share, tiles - before);
+  }
 
   const int row0 = q0 + WM * warp; // this warp's first query
+  // A warp whose rows are all past the queries (a short call, the last
+  // tile) loads its share of the tiles but computes nothing.
+  const bool active = row0 < queryCount;
   tile::WarpTile<T, WM, kE> out;
   out.clear();
   const ScoreScale<Capped> scale = ScoreScale<Capped>::of(p);
@@ -122,6 +136,8 @@ __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
         keyRowsOf(step), E);
   };
   auto formScores = [&](int step, int stage) {
+    if (!active)
+      return;
     const typename Shared::Keys keys{shared->k[stage]};
     scores.clear();
 #pragma unroll
@@ -130,6 +146,8 @@ __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
     scale.apply(scores, bounds, row0, WM, (firstTile + step) * BK, BK);
   };
   auto addValues = [&](int, int stage) {
+    if (!active)
+      return;
     const typename Shared::Values values{shared->v[stage]};
     float rescale[OnlineSoftmax<WM>::kRows];
     softmax.update(scores, rescale);
@@ -173,7 +191,9 @@ __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
         [&](int step) { formScores(step, 0); },
         [&](int step) { addValues(step, 0); });
 
-  if constexpr (sizeof(T) == 2) {
+  if constexpr (SplitKeys) {
+    store_part<E>(p, out, softmax, b, h, row0, queryRows);
+  } else if constexpr (sizeof(T) == 2) {
     // Both pipelines end on a barrier, so the tiles are free: each warp
     // stages its rows in 2 KiB of them per 16 (kForwardSharedBytes).
     T *stage = reinterpret_cast<T *>(shared) + warp * WM * 64;
@@ -187,12 +207,14 @@ __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
 /// form a kernel, so each holds one copy of the body.
 template <typename T, int D, int E, int BK, int BQ, bool Causal, bool Capped,
           bool Packed = false, tile::Alignment Views = tile::Alignment::Checked,
-          tile::Alignment Out = tile::Alignment::Checked>
+          tile::Alignment Out = tile::Alignment::Checked,
+          bool SplitKeys = false>
 __device__ void forward(const ForwardParams<T> &p) {
+  static_assert(!(SplitKeys && Packed), "a split takes padded batches");
   for_each_block<BQ, Packed, /*ByKeys=*/false, Causal>(
       p, p.heads, [&](int b, int h, int q0, Rows queryRows, Rows keyRows) {
-        attend<T, D, E, BK, BQ, Causal, Capped, Views, Out>(p, b, h, q0,
-                                                            queryRows, keyRows);
+        attend<T, D, E, BK, BQ, Causal, Capped, Views, Out, SplitKeys>(
+            p, b, h, q0, queryRows, keyRows);
         if constexpr (Packed) // the shared tiles are the next tile's
           __syncthreads();
       });

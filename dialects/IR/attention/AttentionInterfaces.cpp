@@ -104,6 +104,11 @@ LogicalResult checkTiles(Operation *op, Value q, Value v,
   return success();
 }
 
+/// A shaped value's innermost size (D or E).
+int64_t lastDim(Value value) {
+  return cast<ShapedType>(value.getType()).getShape().back();
+}
+
 std::optional<int64_t> optionalInt(std::optional<uint64_t> value) {
   return value ? std::optional<int64_t>(static_cast<int64_t>(*value))
                : std::nullopt;
@@ -158,6 +163,21 @@ LogicalResult verifyAttention(AttentionLikeOp op) {
                      op, op.getQ(), op.getV(), optionalInt(op.getBlockQ()),
                      optionalInt(op.getBlockK()), optionalInt(op.getBlocks()),
                      op.getWgmma())));
+}
+
+/// `decode_split (n, blocks)`: n from 0 (off) to one 64-row block's
+/// queries, blocks positive, both or neither.
+LogicalResult checkDecodeSplit(Operation *op, std::optional<int64_t> queries,
+                               std::optional<int64_t> blocks) {
+  if (!queries && !blocks)
+    return success();
+  if (!queries || !blocks || *queries < 0 ||
+      *queries > kAttentionBlockQueries || *blocks < 1)
+    return op->emitOpError()
+           << "'decode_split' takes the most queries a split call has (0 to "
+           << kAttentionBlockQueries
+           << ") and the blocks it aims at (positive)";
+  return success();
 }
 
 /// Fills the scale (D^-0.5) and the tile sizes for `target` when absent.
@@ -219,13 +239,19 @@ struct KeyRestrictions {
   Value lengths, mask, queryOffsets, keyOffsets;
 };
 
-/// scores → mask → online softmax → accumulate → finalize: one kernel.
+/// A decoding-shaped call's split: its keys split over about `blocks`
+/// blocks of 64 rows, `blockK` keys a tile.
+struct KeySplit {
+  int64_t blocks, blockK;
+};
+
+/// scores → mask → online softmax → accumulate → finalize: one kernel;
+/// with a split, the finalize writes each part's results and
+/// attention_combine merges them (a second kernel). Returns o and lse.
 template <typename AttentionLikeOp>
-LogicalResult decomposeAttention(AttentionLikeOp op, OpBuilder &builder,
-                                 const KeyRestrictions &keys) {
-  if (!op.getScaleAttr() || !op.getBlockQ() || !op.getBlockK())
-    return op.emitOpError() << "needs its scale and tile sizes: run "
-                               "rudnn-specialize before rudnn-decompose";
+std::pair<Value, Value> buildChain(AttentionLikeOp op, OpBuilder &builder,
+                                   const KeyRestrictions &keys,
+                                   std::optional<KeySplit> split) {
   auto q = cast<RankedTensorType>(op.getQ().getType());
   auto k = cast<RankedTensorType>(op.getK().getType());
   const int64_t valueDim =
@@ -247,11 +273,19 @@ LogicalResult decomposeAttention(AttentionLikeOp op, OpBuilder &builder,
                    accType = withLast(valueDim);
   auto rowType = RankedTensorType::get(rows, f32);
   Location loc = op.getLoc();
-  Operation *before = op->getPrevNode();
+  // A split runs the mma.sync kernel's 64-row blocks, on every target.
+  IntegerAttr blockQ = op.getBlockQAttr(), blockK = op.getBlockKAttr(),
+              blocks = op.getBlocksAttr(), splitKeys;
+  UnitAttr wgmma = op.getWgmmaAttr();
+  if (split) {
+    blockQ = builder.getI64IntegerAttr(kAttentionBlockQueries);
+    blockK = builder.getI64IntegerAttr(split->blockK);
+    blocks = {}, wgmma = {};
+    splitKeys = builder.getI64IntegerAttr(split->blocks);
+  }
   Value scores = builder.create<AttentionScoresOp>(
       loc, scoresType, op.getQ(), op.getK(), op.getScaleAttr(),
-      op.getSoftcapAttr(), op.getBlockQAttr(), op.getBlockKAttr(),
-      op.getBlocksAttr(), op.getWgmmaAttr());
+      op.getSoftcapAttr(), blockQ, blockK, blocks, wgmma, splitKeys);
   Value masked = builder.create<AttentionMaskOp>(
       loc, scoresType, scores, keys.lengths, keys.mask, keys.queryOffsets,
       keys.keyOffsets, op.getCausalAttr(), op.getWindowLeftAttr(),
@@ -260,13 +294,71 @@ LogicalResult decomposeAttention(AttentionLikeOp op, OpBuilder &builder,
                                                     rowType, masked);
   Value acc = builder.create<AttentionAccumulateOp>(loc, accType,
                                                     softmax.getP(), op.getV());
+  if (!split) {
+    auto finalize = builder.create<AttentionFinalizeOp>(
+        loc, op.getO().getType(), op.getLse().getType(), acc,
+        softmax.getRowMax(), softmax.getRowSum());
+    return {finalize.getO(), finalize.getLse()};
+  }
+  // Each part's results: [B, H, T, P, E] and [B, H, T, P].
+  SmallVector<int64_t> parts(rows);
+  parts.push_back(ShapedType::kDynamic);
+  auto lseParts = RankedTensorType::get(parts, f32);
+  parts.push_back(valueDim);
+  auto oParts = RankedTensorType::get(parts, f32);
   auto finalize = builder.create<AttentionFinalizeOp>(
-      loc, op.getO().getType(), op.getLse().getType(), acc, softmax.getRowMax(),
-      softmax.getRowSum());
-  op.getO().replaceAllUsesWith(finalize.getO());
-  op.getLse().replaceAllUsesWith(finalize.getLse());
+      loc, oParts, lseParts, acc, softmax.getRowMax(), softmax.getRowSum());
+  auto combine = builder.create<AttentionCombineOp>(
+      loc, op.getO().getType(), op.getLse().getType(), finalize.getO(),
+      finalize.getLse());
+  return {combine.getO(), combine.getLse()};
+}
+
+/// The chain of buildChain, or for a call that may be decoding-shaped
+/// (`decode_split`), a rudnn.dim_switch on T between the split chain (T
+/// up to n) and the plain one; T known picks one of them.
+template <typename AttentionLikeOp>
+LogicalResult decomposeAttention(AttentionLikeOp op, OpBuilder &builder,
+                                 const KeyRestrictions &keys,
+                                 std::optional<int64_t> decodeQueries = {},
+                                 std::optional<int64_t> decodeBlocks = {}) {
+  if (!op.getScaleAttr() || !op.getBlockQ() || !op.getBlockK())
+    return op.emitOpError() << "needs its scale and tile sizes: run "
+                               "rudnn-specialize before rudnn-decompose";
+  Operation *before = op->getPrevNode();
+  auto q = cast<RankedTensorType>(op.getQ().getType());
+  const int64_t queries = q.getRank() == 4 ? q.getDimSize(1) : 0;
+  std::optional<KeySplit> split;
+  if (decodeQueries && *decodeQueries > 0 && decodeBlocks)
+    split =
+        KeySplit{*decodeBlocks, attentionDecodeBlockKeys(lastDim(op.getQ()),
+                                                         lastDim(op.getV()))};
+  std::pair<Value, Value> results;
+  if (!split || (!ShapedType::isDynamic(queries) && queries > *decodeQueries)) {
+    results = buildChain(op, builder, keys, std::nullopt);
+  } else if (!ShapedType::isDynamic(queries)) {
+    results = buildChain(op, builder, keys, split);
+  } else {
+    auto alternatives = builder.create<DimSwitchOp>(
+        op.getLoc(), op->getResultTypes(), op.getQ(), 1,
+        builder.getDenseI64ArrayAttr({1, *decodeQueries + 1}),
+        /*alternatives=*/2);
+    const std::optional<KeySplit> cases[] = {split, std::nullopt};
+    for (auto [region, caseSplit] :
+         llvm::zip(alternatives.getAlternatives(), cases)) {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(&region.emplaceBlock());
+      std::pair<Value, Value> yielded =
+          buildChain(op, builder, keys, caseSplit);
+      builder.create<YieldOp>(op.getLoc(),
+                              ValueRange{yielded.first, yielded.second});
+    }
+    results = {alternatives.getResult(0), alternatives.getResult(1)};
+  }
+  op.getO().replaceAllUsesWith(results.first);
+  op.getLse().replaceAllUsesWith(results.second);
   markAlignedViews(op, before, {op.getQ(), op.getK(), op.getV()});
-  markAlignedViews(op, before, {finalize.getO()},
+  markAlignedViews(op, before, {results.first},
                    RudnnDialect::kAlignedOutputsAttrName);
   return success();
 }
@@ -277,15 +369,37 @@ const ::rudnn::OperatorContract &AttentionOp::getContract() {
   return ::rudnn::attentionContract();
 }
 
-LogicalResult AttentionOp::verify() { return verifyAttention(*this); }
+LogicalResult AttentionOp::verify() {
+  return success(
+      succeeded(verifyAttention(*this)) &&
+      succeeded(checkDecodeSplit(*this, optionalInt(getDecodeQueries()),
+                                 optionalInt(getDecodeBlocks()))));
+}
 
 LogicalResult AttentionOp::specialize(TargetAttr target) {
-  return specializeAttention(*this, target);
+  if (failed(specializeAttention(*this, target)))
+    return failure();
+  // A call that may have few queries splits them over the keys.
+  const int64_t queries =
+      cast<RankedTensorType>(getQ().getType()).getDimSize(1);
+  if (getDecodeQueries() ||
+      (!ShapedType::isDynamic(queries) && queries > kAttentionDecodeQueries))
+    return success();
+  auto q = cast<RankedTensorType>(getQ().getType());
+  if (std::optional<int64_t> blocks = attentionDecodeBlocks(
+          q.getShape().back(), lastDim(getV()), q.getElementTypeBitWidth() / 8,
+          target.getSmemPerBlock(), target.getSmCount())) {
+    Builder builder(getContext());
+    setDecodeQueriesAttr(builder.getI64IntegerAttr(kAttentionDecodeQueries));
+    setDecodeBlocksAttr(builder.getI64IntegerAttr(*blocks));
+  }
+  return success();
 }
 
 LogicalResult AttentionOp::decompose(OpBuilder &builder) {
-  return decomposeAttention(*this, builder,
-                            {getKeyLengths(), getKeyMask(), {}, {}});
+  return decomposeAttention(
+      *this, builder, {getKeyLengths(), getKeyMask(), {}, {}},
+      optionalInt(getDecodeQueries()), optionalInt(getDecodeBlocks()));
 }
 
 const ::rudnn::OperatorContract &AttentionVarlenOp::getContract() {
@@ -320,6 +434,12 @@ LogicalResult AttentionScoresOp::verify() {
       failed(checkPositive(*this, "scale", getScaleAttr())) ||
       failed(checkPositive(*this, "softcap", getSoftcapAttr())))
     return failure();
+  if (std::optional<uint64_t> split = getSplitKeys();
+      split && (*split < 1 || &layouts != &kPadded || getWgmma() ||
+                static_cast<int64_t>(getBlockQ()) != kAttentionBlockQueries))
+    return emitOpError() << "'split_keys' (the blocks a split aims at) must "
+                            "be positive, over padded queries in blocks of "
+                         << kAttentionBlockQueries << " rows, without 'wgmma'";
   return checkTiles(
       *this, getQ(), /*v=*/Value(), static_cast<int64_t>(getBlockQ()),
       static_cast<int64_t>(getBlockK()), optionalInt(getBlocks()), getWgmma());
@@ -386,18 +506,40 @@ LogicalResult AttentionAccumulateOp::verify() {
   return success();
 }
 
+/// The layouts of a split's partial results: each part's o and lse.
+constexpr llvm::StringLiteral kPartsO = "BHTPE", kPartsLse = "BHTP";
+
 LogicalResult AttentionFinalizeOp::verify() {
   const AttentionLayouts &layouts = layoutsOf(getAcc());
   ShapeChecker shapes(*this, kAttentionStaticDims);
+  // Padded o of rank 5: the parts' results of a split chain.
+  const bool parts =
+      &layouts == &kPadded && cast<ShapedType>(getO().getType()).getRank() == 5;
   if (failed(checkTensor(*this, shapes, "acc", getAcc(), layouts.acc,
                          checkF32ElementType)) ||
       failed(checkTensor(*this, shapes, "row_max", getRowMax(), layouts.rows,
                          checkF32ElementType)) ||
       failed(checkTensor(*this, shapes, "row_sum", getRowSum(), layouts.rows,
                          checkF32ElementType)) ||
-      failed(checkTensor(*this, shapes, "o", getO(), layouts.o,
+      failed(checkTensor(
+          *this, shapes, "o", getO(), parts ? StringRef(kPartsO) : layouts.o,
+          parts ? checkF32ElementType : checkFloatElementType)) ||
+      failed(checkTensor(*this, shapes, "lse", getLse(),
+                         parts ? StringRef(kPartsLse) : layouts.rows,
+                         checkF32ElementType)))
+    return failure();
+  return success();
+}
+
+LogicalResult AttentionCombineOp::verify() {
+  ShapeChecker shapes(*this, kAttentionStaticDims);
+  if (failed(checkTensor(*this, shapes, "o_parts", getOParts(), kPartsO,
+                         checkF32ElementType)) ||
+      failed(checkTensor(*this, shapes, "lse_parts", getLseParts(), kPartsLse,
+                         checkF32ElementType)) ||
+      failed(checkTensor(*this, shapes, "o", getO(), kPadded.o,
                          checkFloatElementType)) ||
-      failed(checkTensor(*this, shapes, "lse", getLse(), layouts.rows,
+      failed(checkTensor(*this, shapes, "lse", getLse(), kPadded.rows,
                          checkF32ElementType)))
     return failure();
   return success();

@@ -49,6 +49,21 @@ mlir::rudnn::chooseAttentionBlockKeys(int64_t blockQ, int64_t headDim,
   return std::nullopt;
 }
 
+std::optional<int64_t> mlir::rudnn::attentionDecodeBlocks(int64_t headDim,
+                                                          int64_t valueDim,
+                                                          int64_t inputBytes,
+                                                          int64_t smemPerBlock,
+                                                          int64_t smCount) {
+  const int64_t bytes = attentionSharedBytes(
+      kAttentionBlockQueries, attentionDecodeBlockKeys(headDim, valueDim),
+      headDim, valueDim, inputBytes);
+  if (bytes > smemPerBlock)
+    return std::nullopt;
+  // An SM's shared memory is about the most one block may take.
+  const int64_t resident = std::clamp<int64_t>(smemPerBlock / bytes, 1, 8);
+  return kAttentionDecodeWaves * resident * smCount;
+}
+
 int64_t mlir::rudnn::hopperAttentionBlockKeys(int64_t headDim,
                                               int64_t valueDim) {
   return headDim <= 128 && valueDim <= 128 ? 128 : 64;

@@ -57,6 +57,30 @@ std::optional<int64_t> chooseAttentionBlockKeys(int64_t blockQ, int64_t headDim,
                                                 int64_t inputBytes,
                                                 int64_t smemPerBlock);
 
+/// Decoding-shaped calls (at most kAttentionDecodeQueries queries, the
+/// default `decode_split`) run one 64-row block a head, which leaves most
+/// SMs idle: their keys are split into parts of at least
+/// kAttentionDecodePartKeys, taken by different blocks, over about
+/// kAttentionDecodeWaves waves of the device (a wave: every SM holding as
+/// many 64-row blocks as its shared memory allows), then combined.
+inline constexpr int64_t kAttentionDecodeQueries = 16,
+                         kAttentionDecodePartKeys = 256,
+                         kAttentionDecodeWaves = 4;
+
+/// Keys per tile of the split (decoding-shaped) kernel's 64-row blocks: 64
+/// to head dims of 128, else 32.
+inline int64_t attentionDecodeBlockKeys(int64_t headDim, int64_t valueDim) {
+  return headDim <= 128 && valueDim <= 128 ? 64 : 32;
+}
+
+/// The blocks a decoding-shaped call's split aims its grid at on a target
+/// of `smCount` SMs: kAttentionDecodeWaves waves of 64-row blocks; nullopt
+/// where no such block fits `smemPerBlock`.
+std::optional<int64_t> attentionDecodeBlocks(int64_t headDim, int64_t valueDim,
+                                             int64_t inputBytes,
+                                             int64_t smemPerBlock,
+                                             int64_t smCount);
+
 /// Queries per tile of the attention key-gradient block: 64 up to head
 /// dims of 64, 32 up to 128, past that 32 for 16-bit inputs and 16 for f32
 /// (attention::kKeyGradientQueries).

@@ -53,6 +53,14 @@ def Rudnn_AttentionOp : Rudnn_Op<"attention", [
     the persistent grid (one block an SM, each taking query tiles in turn;
     the target's SM count when absent).
 
+    `decode_split (n, blocks)`: a call of at most `n` queries (a decoding
+    step's shape, which leaves most SMs idle at one block a query tile)
+    splits each row's keys into parts taken by different blocks, as many as
+    bring the grid near `blocks` (a part at least 256 keys), and combines
+    the parts by their log-sum-exp. `rudnn-specialize` sets `(16, 4 × the
+    blocks the device holds at once)` where T may be that small; `n` is 1
+    to 64, 0 turns it off.
+
     ```mlir
     %o, %lse = rudnn.attention %q, %k, %v key_lengths %lengths causal
         : (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>,
@@ -75,7 +83,9 @@ def Rudnn_AttentionOp : Rudnn_Op<"attention", [
     OptionalAttr<I64Attr>:$block_q,
     OptionalAttr<I64Attr>:$block_k,
     OptionalAttr<I64Attr>:$blocks,
-    UnitAttr:$wgmma);
+    UnitAttr:$wgmma,
+    OptionalAttr<I64Attr>:$decode_queries,
+    OptionalAttr<I64Attr>:$decode_blocks);
   let results = (outs AnyRankedTensor:$o, AnyRankedTensor:$lse);
 
   let assemblyFormat = [{
@@ -84,7 +94,9 @@ def Rudnn_AttentionOp : Rudnn_Op<"attention", [
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` $softcap^)? (`scale` $scale^)?
     (`block_q` $block_q^)? (`block_k` $block_k^)? (`blocks` $blocks^)?
-    (`wgmma` $wgmma^)? attr-dict `:` functional-type(operands, results)
+    (`wgmma` $wgmma^)?
+    (`decode_split` ` ` `(` $decode_queries^ `,` $decode_blocks `)`)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -157,7 +169,10 @@ def Rudnn_AttentionScoresOp : Rudnn_AttentionPrimitive<"attention_scores"> {
     every packed query and key, the mask keeping each entry's block. Its
     kernel forms it a `block_q` x `block_k` tile at a time from shared
     tiles of q and k: on wgmma (the Hopper kernel) with `wgmma`, on a
-    persistent grid of `blocks` when given.
+    persistent grid of `blocks` when given. With `split_keys n`, each row's
+    keys are split into parts taken by different blocks, as many as bring
+    the grid near `n` blocks: the chain's finalize writes the parts' partial
+    results, which a `rudnn.attention_combine` merges.
 
     ```mlir
     %s = rudnn.attention_scores %q, %k scale 1.250000e-01 block_q 64
@@ -168,12 +183,13 @@ def Rudnn_AttentionScoresOp : Rudnn_AttentionPrimitive<"attention_scores"> {
   let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$k, F32Attr:$scale,
                        OptionalAttr<F32Attr>:$softcap, I64Attr:$block_q,
                        I64Attr:$block_k, OptionalAttr<I64Attr>:$blocks,
-                       UnitAttr:$wgmma);
+                       UnitAttr:$wgmma, OptionalAttr<I64Attr>:$split_keys);
   let results = (outs AnyRankedTensor:$scores);
   let assemblyFormat = [{
     $q `,` $k `scale` $scale (`softcap` $softcap^)? `block_q` $block_q
-    `block_k` $block_k (`blocks` $blocks^)? (`wgmma` $wgmma^)? attr-dict `:` type($q) `,`
-    type($k) `->` type($scores)
+    `block_k` $block_k (`blocks` $blocks^)? (`wgmma` $wgmma^)?
+    (`split_keys` $split_keys^)? attr-dict `:` type($q) `,` type($k) `->`
+    type($scores)
   }];
 }
 
@@ -264,7 +280,9 @@ def Rudnn_AttentionFinalizeOp
     `lse[b, h, i] = row_max + log(row_sum)` (packed: o [T, H, E] and lse
     [H, T] from acc [H, T, E]); a row whose sum is 0 gives
     `o = 0` and `lse = −inf`. The last primitive of the attention kernel,
-    which emits it.
+    which emits it. When the chain's scores split the keys (`split_keys`),
+    the results are each part's: o `[B, H, T, P, E]` and lse `[B, H, T, P]`,
+    both f32, for `rudnn.attention_combine`.
 
     ```mlir
     %o, %lse = rudnn.attention_finalize %acc, %max, %sum
@@ -278,6 +296,33 @@ def Rudnn_AttentionFinalizeOp
   let assemblyFormat = [{
     $acc `,` $row_max `,` $row_sum attr-dict `:` type(operands) `->`
     type(results)
+  }];
+}
+
+def Rudnn_AttentionCombineOp
+    : Rudnn_AttentionPrimitive<"attention_combine"> {
+  let summary = "The key parts' partial results merged by their log-sum-exp";
+  let description = [{
+    For each row (b, h, i) over its P parts (a part with no allowed key has
+    lse −inf and o 0):
+
+    ```
+    lse = log Σ_p exp(lse_p),  o = Σ_p exp(lse_p − lse) · o_p
+    ```
+
+    o `[B, T, H, E]` in the inputs' type and lse `[B, H, T]`; a row whose
+    parts are all empty gives 0 and −inf. Its kernel takes a warp a row.
+
+    ```mlir
+    %o, %lse = rudnn.attention_combine %o_parts, %lse_parts
+        : tensor<?x?x?x?x64xf32>, tensor<?x?x?x?xf32>
+        -> tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$o_parts, AnyRankedTensor:$lse_parts);
+  let results = (outs AnyRankedTensor:$o, AnyRankedTensor:$lse);
+  let assemblyFormat = [{
+    $o_parts `,` $lse_parts attr-dict `:` type(operands) `->` type(results)
   }];
 }
 
