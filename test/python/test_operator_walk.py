@@ -38,6 +38,8 @@ CHOSEN_BY_SPECIALIZE = {
     "block_rows",
     "blocks",
     "chunk",
+    "decode_blocks",
+    "decode_queries",
     "per_step",
     "rows_per_block",
     "splits",

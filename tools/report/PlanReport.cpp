@@ -477,7 +477,8 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
                    target.exponentialsPerSecond, "T/s");
         os << "; tensor work "
            << llvm::format("%.1f", *cost->flops / target.tensorFlops * 1e6)
-           << " us\n";
+           << " us at " << llvm::format("%.0f", target.tensorFlops / 1e12)
+           << " TFLOP/s\n";
       }
       // The fourth: tensor-core operands read from shared memory.
       if (cost && cost->sharedBytes) {
