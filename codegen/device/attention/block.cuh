@@ -230,19 +230,48 @@ __device__ __forceinline__ int lane_row_of(int r) {
   return 16 * (r / 2) + 8 * (r % 2) + threadIdx.x % 32 / 4;
 }
 
-/// The log-sum-exps of a warp's query rows from row0 (8 a lane value), where
-/// asked (an lse nobody asked for is null): the first lane of each quad.
+/// Calls at(i, lse) for each query row i below `count` of a warp's rows
+/// from row0 whose log-sum-exp this lane holds (the first lane of each
+/// quad, 8 rows a lane value).
+template <int LaneRows, typename At>
+__device__ __forceinline__ void for_each_lse_row(const float (&lse)[LaneRows],
+                                                 int row0, int count, At &&at) {
+  if (threadIdx.x % 4 == 0)
+#pragma unroll
+    for (int r = 0; r < LaneRows; ++r) {
+      const int i = row0 + lane_row_of(r);
+      if (i < count)
+        at(i, lse[r]);
+    }
+}
+
+/// The log-sum-exps of a warp's query rows from row0, where asked (an lse
+/// nobody asked for is null).
 template <typename T, int LaneRows>
 __device__ __forceinline__ void store_lse(const ForwardParams<T> &p,
                                           const float (&lse)[LaneRows], int b,
                                           int h, int row0, Rows queryRows) {
-  if (p.lse && threadIdx.x % 4 == 0)
-#pragma unroll
-    for (int r = 0; r < LaneRows; ++r) {
-      const int i = row0 + lane_row_of(r);
-      if (i < queryRows.count)
-        p.lse[b * p.lse_batch + h * p.lse_head + queryRows.first + i] = lse[r];
+  if (p.lse)
+    for_each_lse_row(lse, row0, queryRows.count, [&](int i, float value) {
+      p.lse[b * p.lse_batch + h * p.lse_head + queryRows.first + i] = value;
+    });
+}
+
+/// A warp's output rows from row0 below `count`, each scaled by its row's
+/// `normalize`, columns below E stored in pairs from rowOf(i) (the row's
+/// first element, in o's type or f32).
+template <int E, typename Tile, int LaneRows, typename RowOf>
+__device__ __forceinline__ void
+store_normalized(const Tile &out, const float (&normalize)[LaneRows], int row0,
+                 int count, RowOf &&rowOf) {
+  out.for_each_pair([&](int r, int c, float first, float second) {
+    const int i = row0 + r;
+    if (i < count && c < E) {
+      const float factor = normalize[Tile::lane_row(r)];
+      tile::store_pair(rowOf(i) + c, first * factor, second * factor,
+                       c + 1 < E);
     }
+  });
 }
 
 /// The epilogue of a warp's query rows (16 or 32) from row0 of entry b,
@@ -253,13 +282,8 @@ store_rows(const ForwardParams<T> &p, const Tile &out,
            OnlineSoftmax<WM> &softmax, int b, int h, int row0, Rows queryRows) {
   float normalize[OnlineSoftmax<WM>::kRows], lse[OnlineSoftmax<WM>::kRows];
   softmax.finish(normalize, lse);
-  out.for_each_pair([&](int r, int c, float first, float second) {
-    const int i = row0 + r;
-    if (i < queryRows.count && c < E) {
-      const float factor = normalize[Tile::lane_row(r)];
-      tile::store_pair(p.o + p.o_strides.offset(b, queryRows.first + i, h) + c,
-                       first * factor, second * factor, c + 1 < E);
-    }
+  store_normalized<E>(out, normalize, row0, queryRows.count, [&](int i) {
+    return p.o + p.o_strides.offset(b, queryRows.first + i, h);
   });
   store_lse(p, lse, b, h, row0, queryRows);
 }
@@ -278,21 +302,10 @@ store_part(const ForwardParams<T> &p, const Tile &out,
     return ((static_cast<long long>(b) * p.heads + h) * p.queries + i) * parts +
            static_cast<int>(blockIdx.z);
   };
-  out.for_each_pair([&](int r, int c, float first, float second) {
-    const int i = row0 + r;
-    if (i < queryRows.count && c < E) {
-      const float factor = normalize[Tile::lane_row(r)];
-      tile::store_pair(p.o_parts + slot(i) * E + c, first * factor,
-                       second * factor, c + 1 < E);
-    }
-  });
-  if (threadIdx.x % 4 == 0)
-#pragma unroll
-    for (int r = 0; r < OnlineSoftmax<WM>::kRows; ++r) {
-      const int i = row0 + lane_row_of(r);
-      if (i < queryRows.count)
-        p.lse_parts[slot(i)] = lse[r];
-    }
+  store_normalized<E>(out, normalize, row0, queryRows.count,
+                      [&](int i) { return p.o_parts + slot(i) * E; });
+  for_each_lse_row(lse, row0, queryRows.count,
+                   [&](int i, float value) { p.lse_parts[slot(i)] = value; });
 }
 
 /// Whether every row of o starts 16 bytes aligned (16-bit elements): the
