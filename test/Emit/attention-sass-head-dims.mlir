@@ -19,6 +19,7 @@
 // CHECK-NEXT: resident blocks per SM: 1
 // CHECK-NEXT: model: 129.0 MiB moved, 274.88 GFLOP, {{[0-9.]+}} FLOP/B; roofline 277.9 us (compute-bound)
 // CHECK-NEXT: exponentials: 1073.7 M, 275.3 us at 3.9 T/s; tensor work 277.9 us
+// CHECK-NEXT: in turn (no overlap): 553.3 us, 497 TFLOP/s
 // CHECK-NEXT: shared operands: 5140.1 MiB, 174.3 us at 30.9 TB/s
 // CHECK-NEXT: sass: {{.*}}(HGMMA {{[1-9][0-9]*}}, UTMACMDFLUSH {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}}, UTMASTG {{[1-9][0-9]*}})
 // CHECK-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
@@ -55,6 +56,7 @@ func.func @d64(%q: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},
 // CHECK-NEXT: resident blocks per SM: 1
 // CHECK-NEXT: model: 513.0 MiB moved, 549.76 GFLOP, {{[0-9.]+}} FLOP/B; roofline 555.9 us (compute-bound)
 // CHECK-NEXT: exponentials: 536.9 M, 137.7 us at 3.9 T/s; tensor work 555.9 us
+// CHECK-NEXT: in turn (no overlap): 693.5 us, 793 TFLOP/s
 // CHECK-NEXT: shared operands: 12483.0 MiB, 423.3 us at 30.9 TB/s
 // CHECK-NEXT: sass: {{.*}}(HGMMA {{[1-9][0-9]*}}, UTMACMDFLUSH {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}}, UTMASTG {{[1-9][0-9]*}})
 // CHECK-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,

@@ -32,6 +32,7 @@
 // SM80-NEXT: resident blocks per SM: 2
 // SM80-NEXT: model: 257.0 MiB moved, 137.44 GFLOP, {{[0-9.]+}} FLOP/B; roofline 440.5 us (compute-bound)
 // SM80-NEXT: exponentials: 268.4 M, 110.2 us at 2.4 T/s; tensor work 440.5 us at 312 TFLOP/s{{$}}
+// SM80-NEXT: in turn (no overlap): 550.7 us, 250 TFLOP/s
 // SM80-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
 // SM80-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
 // SM80-NEXT: global stores: 8-bit 0, 16-bit 0, 32-bit {{[0-9]+}}, 64-bit 0, 128-bit {{[1-9][0-9]*}}
@@ -58,6 +59,7 @@
 // SM90-NEXT: resident blocks per SM: 1
 // SM90-NEXT: model: 257.0 MiB moved, 137.44 GFLOP, {{[0-9.]+}} FLOP/B; roofline 139.0 us (compute-bound)
 // SM90-NEXT: exponentials: 268.4 M, 68.8 us at 3.9 T/s; tensor work 139.0 us at 989 TFLOP/s{{$}}
+// SM90-NEXT: in turn (no overlap): 207.8 us, 661 TFLOP/s
 // SM90-NEXT: shared operands: 2570.0 MiB, 87.2 us at 30.9 TB/s
 // SM90-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async 0, tma {{[1-9][0-9]*}}; shared loads 0, stores {{[1-9][0-9]}} (HGMMA {{[1-9][0-9]*}}, UTMACMDFLUSH {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}}, UTMASTG {{[1-9][0-9]*}})
 // SM90-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
