@@ -2,7 +2,8 @@
 # scripts/device-bundle): rudnn beside PyTorch's SDPA, each backend forced,
 # and the kernel report at each shape.
 binaries+=(rudnn-bench-attention)
-bench_files+=(sdpa_attention.py compare_attention.py attention_bf16_d128.mlir)
+bench_files+=(sdpa_attention.py compare_attention.py attention_bf16_d128.mlir
+             attention_bf16_d64_blocks.mlir)
 
 # (B,T,H,D,causal): FlashAttention's benchmark shapes, 16k tokens a batch
 # at hidden 2048, D = 128, causal and not.
@@ -31,6 +32,18 @@ attention_report() {
       return 1
   done
 }
+# The Hopper forward's two blocks at D = 64 (three warpgroups against 64 keys,
+# two against 128), timed at one shape, not causal and causal: which one the
+# policy should choose there.
+attention_blocks() {
+  local entry
+  for entry in three two three_causal two_causal; do
+    echo "=== $entry"
+    "$bin/rudnn-run" "$scripts/bench/attention_bf16_d64_blocks.mlir" \
+      --entry "$entry" --backend cuda --random 0 --bench 20 \
+      --dims B=4,T=4096,S=4096,H=16,G=16 || return 1
+  done
+}
 attention_summary() {
   compare_tables "attention bf16, rudnn vs torch SDPA (ratio = backend / rudnn)" \
     compare_attention.py attention-rudnn attention-sdpa
@@ -39,8 +52,13 @@ attention_summary() {
     grep -hE "^// (plan|-----)|^(block|registers|shared|model|sass):" \
       "$logs/attention-report.log" | head -40
   fi
+  if [[ -s "$logs/attention-blocks.log" ]]; then
+    echo "== attention D = 64 blocks (B=4 T=4096 H=16): median ms"
+    grep -hE "^(===|bench:)" "$logs/attention-blocks.log"
+  fi
 }
 step attention-rudnn 120 attention_rudnn
 step attention-sdpa 120 attention_sdpa
 step attention-report 45 attention_report
+step attention-blocks 40 attention_blocks
 summaries+=(attention_summary)

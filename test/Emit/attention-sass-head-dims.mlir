@@ -8,24 +8,25 @@
 // every product as one wgmma as wide as its tile, and store o through TMA
 // (UTMASTG), no 16-bit global store left.
 //
-// D = E = 64, full attention: 128 keys a tile, three stages of K and V in
-// 130 KiB. One exponential a query and key against 256 FLOPs (2·(D + E)):
-// the special-function units' time nearly equals the tensor cores', as
-// FlashAttention-3 found at this head dim.
-// CHECK-LABEL: kernel attention_fwd_bf16_d64_e64_bq128_bk128_wgmma_o16
-// CHECK-NEXT: block: 384 threads; grid (132, 1, 1) = 132 blocks, 1.00 waves
+// D = E = 64, full attention: three consumer warpgroups of 64 rows against
+// 64 keys a tile, three stages of K and V in 98 KiB. One exponential a query
+// and key against 256 FLOPs (2·(D + E)): the special-function units' time
+// nearly equals the tensor cores', as FlashAttention-3 found at this head
+// dim, so a third warpgroup's products run under the others' exponentials.
+// CHECK-LABEL: kernel attention_fwd_bf16_d64_e64_bq192_bk64_wgmma_o16
+// CHECK-NEXT: block: 512 threads; grid (132, 1, 1) = 132 blocks, 1.00 waves
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// CHECK-NEXT: shared memory: 0 bytes static, 133120 dynamic
+// CHECK-NEXT: shared memory: 0 bytes static, 100352 dynamic
 // CHECK-NEXT: resident blocks per SM: 1
 // CHECK-NEXT: model: 129.0 MiB moved, 274.88 GFLOP, {{[0-9.]+}} FLOP/B; roofline 277.9 us (compute-bound)
 // CHECK-NEXT: exponentials: 1073.7 M, 275.3 us at 3.9 T/s; tensor work 277.9 us
 // CHECK-NEXT: in turn (no overlap): 553.3 us, 497 TFLOP/s
-// CHECK-NEXT: shared operands: 5140.1 MiB, 174.3 us at 30.9 TB/s
+// CHECK-NEXT: shared operands: 6241.5 MiB, 211.7 us at 30.9 TB/s
 // CHECK-NEXT: sass: {{.*}}(HGMMA {{[1-9][0-9]*}}, UTMACMDFLUSH {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}}, UTMASTG {{[1-9][0-9]*}})
 // CHECK-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
 // CHECK-NEXT: global stores: 8-bit 0, 16-bit 0, 32-bit {{[0-9]+}}, 64-bit 0, 128-bit 0
 // CHECK-NEXT: named barriers: {{[1-9][0-9]*}} sync, {{[1-9][0-9]*}} arrive
-// CHECK-NEXT: wgmma shapes: 64x128x16 {{[1-9][0-9]*}} 64x64x16 {{[1-9][0-9]*}}{{$}}
+// CHECK-NEXT: wgmma shapes: 64x64x16 {{[1-9][0-9]*}}{{$}}
 // sm_80 at D = 64: four warps of 32 rows against 64 keys, one buffer each
 // of K and V (32 KiB), two blocks an SM, nothing spilled.
 // SM80-LABEL: kernel attention_fwd_bf16_d64_e64_bq128_bk64_a16_o16

@@ -7,7 +7,8 @@
 // RUN: rudnn-opt %s -split-input-file -rudnn-specialize="arch=sm_80" -rudnn-decompose -rudnn-plan | FileCheck %s --check-prefix=SM80PLAN
 
 // The scale defaults to D^-0.5. On sm_90, 16-bit inputs take the Hopper
-// kernel (wgmma: block_q 128, 128 keys up to D = 128); elsewhere the
+// kernel (wgmma: block_q 192 and 64 keys for padded batches up to D = 64,
+// else block_q 128 and 128 keys up to D = 128); elsewhere the
 // mma.sync kernel's tiles: 128 queries for 16-bit inputs, 64 for f32, key
 // tiles of 64 up to D = 128 (32 where a warp takes 32 rows past D = 64),
 // of 32 beyond, fewer where a target's shared memory is smaller (f32 at
@@ -19,9 +20,9 @@
 // map can read them) take the mma.sync kernel, 128 queries a block of four
 // warps, one buffer each of K and V (32 KiB at D = 64).
 // SPECIALIZE-LABEL: func.func @masked
-// SPECIALIZE: rudnn.attention {{.*}} causal window (16, 0) softcap 3.000000e+01 scale 1.250000e-01 block_q 128 block_k 128 blocks 132 wgmma
+// SPECIALIZE: rudnn.attention {{.*}} causal window (16, 0) softcap 3.000000e+01 scale 1.250000e-01 block_q 192 block_k 64 blocks 132 wgmma
 // SMALL-LABEL: func.func @masked
-// SMALL: block_q 128 block_k 128 blocks 132 wgmma
+// SMALL: block_q 192 block_k 64 blocks 132 wgmma
 // SM80-LABEL: func.func @masked
 // SM80: block_q 128 block_k 64 decode_split (16, {{[0-9]+}}) :
 // DECOMPOSE-LABEL: func.func @masked
@@ -31,7 +32,7 @@
 // DECOMPOSE-SAME: %[[L:[^:]*]]: tensor<?xi32>
 // DECOMPOSE: %[[R:.*]]:2 = rudnn.dim_switch %[[Q]][1] cases [1, 17]
 // DECOMPOSE: rudnn.attention_combine
-// DECOMPOSE: %[[S:.*]] = rudnn.attention_scores %[[Q]], %[[K]] scale 1.250000e-01 softcap 3.000000e+01 block_q 128 block_k 128 blocks 132 wgmma
+// DECOMPOSE: %[[S:.*]] = rudnn.attention_scores %[[Q]], %[[K]] scale 1.250000e-01 softcap 3.000000e+01 block_q 192 block_k 64 blocks 132 wgmma
 // DECOMPOSE: %[[M:.*]] = rudnn.attention_mask %[[S]] key_lengths %[[L]] causal window (16, 0)
 // DECOMPOSE: %[[P:.*]], %[[MAX:.*]], %[[SUM:.*]] = rudnn.attention_softmax %[[M]]
 // DECOMPOSE: %[[ACC:.*]] = rudnn.attention_accumulate %[[P]], %[[V]]

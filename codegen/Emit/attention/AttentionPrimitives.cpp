@@ -267,15 +267,9 @@ void writeBody(KernelBuilder &builder, const AttentionKernel &kernel) {
        << ",\n      " << (kernel.packed ? "offsets - 1" : "batch")
        << ", queries, keys, heads, kv_heads, scale, softcap, " << kernel.left
        << ", " << kernel.right << ", o_parts, lse_parts};\n";
-  // The scores' form: causal, then whether they may be soft-capped. Three
-  // consumer warpgroups keep the capping code (a per-tile branch) even
-  // without a softcap: ptxas spills their full form without it (12 bytes;
-  // none with it).
-  const bool mayCap =
-      kernel.capped ||
-      (kernel.hopper && kernel.blockQ == kHopperAttentionThreeGroupQueries);
+  // The scores' form: causal, then whether they may be soft-capped.
   const std::string scores = std::string(kernel.causal ? "true" : "false") +
-                             (mayCap ? ", true" : ", false");
+                             (kernel.capped ? ", true" : ", false");
   const char *packed = kernel.packed ? "true" : "false";
   if (kernel.hopper) {
     body << "  rudnn::attention::forward_hopper<" << cudaType(kernel.input)

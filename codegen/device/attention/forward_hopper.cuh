@@ -33,9 +33,9 @@ namespace attention {
 
 /// A block's tiles for head dims D and E: `Queries` rows, 64 a consumer
 /// warpgroup (two, or three where head dims are at most 64, at 160
-/// registers a thread, where the causal, windowed and packed forms still
-/// spill). Keys per tile: 128 while a consumer's
-/// scores and accumulators fit its registers (head dims to 128), else 64.
+/// registers a thread). Keys per tile: 128 while a consumer's scores and
+/// accumulators fit its registers (two groups, head dims to 128), else 64
+/// (three groups' masked forms spill with 128; hopperAttentionBlockKeys).
 /// Stages of the K and V ring: three where they fit the shared memory
 /// (head dims to 64), else two. Each consumer warp stages its output 64
 /// columns at a time in buffers used in turn: two where a row has more
@@ -48,7 +48,8 @@ template <int D, int E, int Queries = 128> struct HopperTiles {
   static constexpr int kConsumers = Queries / 64,
                        kConsumerWarps = 4 * kConsumers,
                        kThreads = 128 * (kConsumers + 1);
-  static constexpr int kKeys = D <= 128 && E <= 128 ? 128 : 64;
+  static constexpr int kKeys =
+      Queries == 128 && D <= 128 && E <= 128 ? 128 : 64;
   static constexpr int kDBlocks = (D + 63) / 64, kEBlocks = (E + 63) / 64;
   static constexpr int kStages = D <= 64 && E <= 64 ? 3 : 2;
   static constexpr int kOutputBuffers = kEBlocks > 1 ? 2 : 1;

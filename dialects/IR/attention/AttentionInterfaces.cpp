@@ -82,7 +82,8 @@ LogicalResult checkTiles(Operation *op, Value q, Value v,
              << headDim << (v ? ", E = " + std::to_string(valueDim) : "");
     if (!v) // a primitive without the values: its operator checked
       return success();
-    const int64_t hopperKeys = hopperAttentionBlockKeys(headDim, valueDim);
+    const int64_t hopperKeys = hopperAttentionBlockKeys(
+        headDim, valueDim, blockQ.value_or(kHopperAttentionBlockQueries));
     if (blockK && *blockK != hopperKeys)
       return op->emitOpError()
              << "'block_k' must be " << hopperKeys
@@ -201,8 +202,15 @@ LogicalResult specializeAttention(AttentionLikeOp op, TargetAttr target) {
   if (hopper && !op.getBlockQ() && !op.getBlockK())
     op.setWgmma(true);
   if (!op.getBlockQ()) {
-    int64_t blockQ = op.getWgmma() ? kHopperAttentionBlockQueries
-                                   : attentionBlockQueries(inputBytes);
+    int64_t blockQ =
+        op.getWgmma()
+            ? hopperAttentionBlockQueries(headDim, valueDim, q.getRank() == 3)
+            : attentionBlockQueries(inputBytes);
+    // Keys given for the two-group block keep it.
+    if (op.getWgmma() && op.getBlockK() &&
+        static_cast<int64_t>(*op.getBlockK()) !=
+            hopperAttentionBlockKeys(headDim, valueDim, blockQ))
+      blockQ = kHopperAttentionBlockQueries;
     // A target whose shared memory takes no 128-row block takes 64 rows.
     if (!op.getWgmma() && !op.getBlockK() &&
         !chooseAttentionBlockKeys(blockQ, headDim, valueDim, inputBytes,
@@ -213,7 +221,7 @@ LogicalResult specializeAttention(AttentionLikeOp op, TargetAttr target) {
   if (op.getWgmma()) {
     if (!op.getBlockK())
       op.setBlockKAttr(builder.getI64IntegerAttr(
-          hopperAttentionBlockKeys(headDim, valueDim)));
+          hopperAttentionBlockKeys(headDim, valueDim, *op.getBlockQ())));
     // One block an SM: a block takes all of its registers.
     if (!op.getBlocks())
       op.setBlocksAttr(builder.getI64IntegerAttr(target.getSmCount()));

@@ -64,9 +64,12 @@ std::optional<int64_t> mlir::rudnn::attentionDecodeBlocks(int64_t headDim,
   return kAttentionDecodeWaves * resident * smCount;
 }
 
-int64_t mlir::rudnn::hopperAttentionBlockKeys(int64_t headDim,
-                                              int64_t valueDim) {
-  return headDim <= 128 && valueDim <= 128 ? 128 : 64;
+int64_t mlir::rudnn::hopperAttentionBlockKeys(int64_t headDim, int64_t valueDim,
+                                              int64_t blockQueries) {
+  return blockQueries == kHopperAttentionBlockQueries && headDim <= 128 &&
+                 valueDim <= 128
+             ? 128
+             : 64;
 }
 
 int64_t mlir::rudnn::hopperAttentionStages(int64_t headDim, int64_t valueDim) {
@@ -76,7 +79,8 @@ int64_t mlir::rudnn::hopperAttentionStages(int64_t headDim, int64_t valueDim) {
 int64_t mlir::rudnn::hopperAttentionSharedBytes(int64_t headDim,
                                                 int64_t valueDim,
                                                 int64_t blockQueries) {
-  const int64_t keys = hopperAttentionBlockKeys(headDim, valueDim);
+  const int64_t keys =
+      hopperAttentionBlockKeys(headDim, valueDim, blockQueries);
   const int64_t headBlocks = (headDim + 63) / 64,
                 valueBlocks = (valueDim + 63) / 64;
   // 16-bit elements, rows of 64; each consumer warp stages 16 output rows

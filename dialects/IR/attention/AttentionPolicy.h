@@ -106,15 +106,23 @@ int64_t attentionQueryGradientSharedBytes(int64_t headDim, int64_t valueDim,
                                           int64_t inputBytes);
 
 /// Query rows of a Hopper attention block (`wgmma`, which rudnn-specialize
-/// sets for sm_90 targets and 16-bit inputs), 64 a consumer warpgroup. Two
-/// warpgroups (128 rows) at every head dim for now. Three (192 rows, `block_q
-/// 192`, head dims to 64) are FlashAttention-3's tile there — a key tile serves
-/// half as many queries again, and the exponentials, nearly as long as the
-/// products at these dims, hide under two other warpgroups' products — and
-/// compute right, but at 160 registers a consumer their causal, windowed and
-/// packed forms spill (48 to 68 bytes), so the policy does not choose them yet.
+/// sets for sm_90 targets and 16-bit inputs), 64 a consumer warpgroup: two
+/// warpgroups (128 rows), or three (192 rows, head dims to 64).
 inline constexpr int64_t kHopperAttentionBlockQueries = 128,
                          kHopperAttentionThreeGroupQueries = 192;
+
+/// The Hopper block the policy chooses: three consumer warpgroups for
+/// padded batches at head dims to 64, FlashAttention-3's tile there (a key
+/// tile serves half as many queries again, and the exponentials, as long
+/// as the products at these dims, run under two other warpgroups'
+/// products; not yet measured here), two elsewhere. Packed batches keep two:
+/// finding a tile's entry costs the three-group consumer 4 bytes of spill.
+inline int64_t hopperAttentionBlockQueries(int64_t headDim, int64_t valueDim,
+                                           bool packed) {
+  return !packed && headDim <= 64 && valueDim <= 64
+             ? kHopperAttentionThreeGroupQueries
+             : kHopperAttentionBlockQueries;
+}
 
 /// Whether `blockQ` query rows make a Hopper kernel's block (two or three
 /// consumer warpgroups).
@@ -123,9 +131,12 @@ inline bool isHopperAttentionBlock(int64_t blockQ) {
          blockQ == kHopperAttentionThreeGroupQueries;
 }
 
-/// Keys per tile of the Hopper kernel: 128 for head dims up to 128, else 64
-/// (attention::HopperTiles).
-int64_t hopperAttentionBlockKeys(int64_t headDim, int64_t valueDim);
+/// Keys per tile of the Hopper kernel (attention::HopperTiles): 128 for two
+/// consumer warpgroups to head dims of 128, else 64 — three warpgroups'
+/// masked forms spill 28 to 68 bytes at 160 registers a consumer with 128
+/// keys, none with 64.
+int64_t hopperAttentionBlockKeys(int64_t headDim, int64_t valueDim,
+                                 int64_t blockQueries);
 
 /// Stages of the Hopper kernel's K/V ring: three where they fit the shared
 /// memory (head dims to 64), else two (attention::HopperTiles).
