@@ -110,6 +110,7 @@ Plan rudnn::importPlan(mlir::rudnn::PlanOp planOp, Context::Impl &context,
         entry.guard = {static_cast<int32_t>(paramIndex(*buffer.getGuard())),
                        static_cast<int64_t>(*buffer.getGuardMin()),
                        static_cast<int64_t>(*buffer.getGuardMax())};
+      entry.zeroed = buffer.getZeroed();
       if (buffer.getOffsetAttr())
         entry.offset = size(buffer.getOffsetAttr());
       else

@@ -104,6 +104,21 @@ std::string KernelBuilder::scalar(const std::string &name, double value) {
               {}});
 }
 
+std::string KernelBuilder::zeroedScratch(const std::string &name,
+                                         const std::string &element,
+                                         mlir::rudnn::SizeRef bytes) {
+  KernelBinding binding{KernelBinding::Kind::Scratch,
+                        name,
+                        element + " *",
+                        DimRef{},
+                        0,
+                        true,
+                        {},
+                        {}};
+  binding.bytes = std::move(bytes);
+  return add(std::move(binding));
+}
+
 std::string KernelBuilder::tensorMap(mlir::Value value, const std::string &name,
                                      std::vector<unsigned> dims,
                                      std::vector<int64_t> box) {

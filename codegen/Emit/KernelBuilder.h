@@ -40,6 +40,7 @@ struct KernelBinding {
     Dim,       // the size `dim` refers to
     Scalar,    // an f32 constant of the kernel's op
     TensorMap, // a TMA tensor map over `dim.value` (see TensorMapShape)
+    Scratch,   // `bytes` of the kernel's own memory, zeroed at each call
   };
   Kind kind;
   std::string name, cppType;
@@ -50,6 +51,7 @@ struct KernelBinding {
   /// and the box one load brings, in the same order.
   std::vector<unsigned> mapDims;
   std::vector<int64_t> box;
+  mlir::rudnn::SizeRef bytes{0, {}}; // Scratch
 };
 
 /// The launch geometry a kernel asks for, and what one launch moves and
@@ -93,6 +95,12 @@ public:
   /// the tensor innermost first, loading boxes of `box`.
   std::string tensorMap(mlir::Value value, const std::string &name,
                         std::vector<unsigned> dims, std::vector<int64_t> box);
+
+  /// A pointer named `name` to `bytes` of memory only this kernel uses,
+  /// zeroed before each call's launches (counters a kernel hands its work
+  /// out with).
+  std::string zeroedScratch(const std::string &name, const std::string &element,
+                            mlir::rudnn::SizeRef bytes);
 
   /// Launches the kernel `dim`'s size times in order, the launch's index the
   /// last parameter, an int named `name` (no binding: the plan passes it).

@@ -138,6 +138,16 @@ private:
   };
   std::vector<Launch> launches;
   SmallVector<Operation *> kernelOps;
+  // Memory a kernel keeps to itself, zeroed at each call: its name, bytes
+  // and the launch it belongs to.
+  struct Scratch {
+    std::string name;
+    SizeAttr bytes;
+    size_t launch;
+  };
+  SmallVector<Scratch> scratches;
+  /// `name`, or `name_N`, unique among the plan's buffers.
+  std::string uniqueBufferName(const std::string &name);
 
   /// For a workspace `memory` that only the kernels of one dim_switch case
   /// read or write, a launch of that case (its guard); else null.
@@ -698,6 +708,19 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
       launch.args.push_back(*map);
       break;
     }
+    case KernelBinding::Kind::Scratch: {
+      SizeRef bytes = binding.bytes;
+      for (DimRef &dim : bytes.dims)
+        if (dim.value)
+          dim.value = outer.lookup(dim.value);
+      FailureOr<SizeAttr> size = this->size(bytes);
+      if (failed(size))
+        return failure();
+      std::string name = uniqueBufferName(binding.name);
+      scratches.push_back({name, *size, launches.size()});
+      launch.args.push_back(FlatSymbolRefAttr::get(context, name));
+      break;
+    }
     }
   }
   if (const std::optional<DimRef> &repeat = emitter.launch().repeat) {
@@ -724,6 +747,21 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
   }
   launches.push_back(std::move(launch));
   return success();
+}
+
+std::string FunctionPlanner::uniqueBufferName(const std::string &name) {
+  auto taken = [&](const std::string &candidate) {
+    return llvm::any_of(
+               memories,
+               [&](auto &entry) { return entry.second.name == candidate; }) ||
+           llvm::any_of(scratches, [&](const Scratch &scratch) {
+             return scratch.name == candidate;
+           });
+  };
+  std::string unique = name;
+  for (int suffix = 1; taken(unique); ++suffix)
+    unique = name + "_" + std::to_string(suffix);
+  return unique;
 }
 
 const FunctionPlanner::Launch *
@@ -819,6 +857,18 @@ LogicalResult FunctionPlanner::plan() {
       buffer.setGuardAttr(planBuilder.getStringAttr(*only->guard));
       buffer.setGuardMinAttr(planBuilder.getI64IntegerAttr(only->guardMin));
       buffer.setGuardMaxAttr(planBuilder.getI64IntegerAttr(only->guardMax));
+    }
+  }
+  for (const Scratch &scratch : scratches) {
+    const Launch &launch = launches[scratch.launch];
+    auto buffer = planBuilder.create<BufferOp>(
+        loc, scratch.name, "workspace", FlatSymbolRefAttr(), scratch.bytes,
+        SizeAttr(), StringAttr(), IntegerAttr(), IntegerAttr());
+    buffer.setZeroed(true);
+    if (launch.guard) {
+      buffer.setGuardAttr(planBuilder.getStringAttr(*launch.guard));
+      buffer.setGuardMinAttr(planBuilder.getI64IntegerAttr(launch.guardMin));
+      buffer.setGuardMaxAttr(planBuilder.getI64IntegerAttr(launch.guardMax));
     }
   }
 

@@ -165,6 +165,8 @@ LogicalResult BufferOp::verify() {
     return emitOpError() << "only workspace buffers have 'bytes' and 'offset'";
   if (getAliases() && access != "out")
     return emitOpError() << "only an 'out' buffer may alias another";
+  if (getZeroed() && access != "workspace")
+    return emitOpError() << "only a workspace buffer is 'zeroed'";
   return success();
 }
 

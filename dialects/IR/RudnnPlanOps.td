@@ -75,7 +75,14 @@ def Rudnn_BufferOp : Rudnn_Op<"buffer", [Symbol, HasParent<"PlanOp">]> {
 
     A workspace buffer that only guarded launches touch (one case of a
     `rudnn.dim_switch`) carries their `guard`: a call the guard skips gives
-    it no memory.
+    it no memory. A `zeroed` workspace buffer is filled with zeros before
+    each call's launches (a kernel's own counters, such as the next tile a
+    persistent grid hands out):
+
+    ```mlir
+    rudnn.buffer @tile_counter "workspace" zeroed
+        bytes #rudnn.size<constant = 4, params = [], divisor = 1>
+    ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$access,
                        OptionalAttr<FlatSymbolRefAttr>:$aliases,
@@ -83,9 +90,11 @@ def Rudnn_BufferOp : Rudnn_Op<"buffer", [Symbol, HasParent<"PlanOp">]> {
                        OptionalAttr<Rudnn_SizeAttr>:$offset,
                        OptionalAttr<StrAttr>:$guard,
                        OptionalAttr<I64Attr>:$guard_min,
-                       OptionalAttr<I64Attr>:$guard_max);
+                       OptionalAttr<I64Attr>:$guard_max,
+                       UnitAttr:$zeroed);
   let assemblyFormat = [{
-    $sym_name $access (`aliases` $aliases^)? (`bytes` $bytes^)?
+    $sym_name $access (`aliases` $aliases^)? (`zeroed` $zeroed^)?
+    (`bytes` $bytes^)?
     (`offset` $offset^)? attr-dict
   }];
   let hasVerifier = 1;

@@ -96,6 +96,9 @@ void Plan::validate() const {
                             "' may alias only an input buffer, and only as "
                             "an output");
     checkExpr(buffer.bytes, "size of buffer '" + buffer.name + "'");
+    if (buffer.zeroed && buffer.access != BufferAccess::Workspace)
+      throw InvalidArgument("buffer '" + buffer.name +
+                            "' is zeroed but not workspace");
     if (buffer.guard.param >= static_cast<int64_t>(params.size()) ||
         buffer.guard.param < -1)
       throw InvalidArgument("buffer '" + buffer.name +
@@ -399,6 +402,7 @@ std::string Plan::toJson(bool inlineBinaries) const {
          {"bytes", ::toJson(buffer.bytes)},
          {"offset", ::toJson(buffer.offset)},
          {"packed", buffer.packed},
+         {"zeroed", buffer.zeroed},
          {"guard",
           {{"param", buffer.guard.param},
            {"min", buffer.guard.min},
@@ -506,6 +510,7 @@ static Plan parsePlan(std::string_view text, ReadBinary readBinary) {
            sizeFromJson(buffer.at("bytes")), sizeFromJson(buffer.at("offset")),
            buffer.at("alias_of").get<int32_t>(),
            buffer.value("packed", false)});
+      plan.buffers.back().zeroed = buffer.value("zeroed", false);
       if (buffer.contains("guard")) {
         const json &guard = buffer.at("guard");
         plan.buffers.back().guard = {guard.at("param").get<int32_t>(),

@@ -84,6 +84,9 @@ struct PlanBuffer {
   /// Workspace only: the calls it takes memory in (those running the
   /// guarded launches that alone touch it); a call it skips gives 0 bytes.
   LaunchGuard guard = {};
+  /// Workspace only: filled with zeros before each call's launches (a
+  /// kernel's own counters).
+  bool zeroed = false;
 };
 
 /// Where packed workspace buffers start: enough for any vector access.

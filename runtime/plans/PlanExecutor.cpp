@@ -189,6 +189,16 @@ void PlanExecutor::launchAll(StreamState &state,
   std::vector<uint64_t> &offsets = state.offsets;
   DevicePtr base = workspaceFor(state, plan_.workspaceLayout(params, offsets),
                                 stream, given);
+  // Kernels' own counters start from zero at every call.
+  for (size_t i = 0; i < plan_.buffers.size(); ++i) {
+    const PlanBuffer &buffer = plan_.buffers[i];
+    if (!buffer.zeroed || !buffer.guard.admits(params))
+      continue;
+    const int64_t bytes = buffer.bytes.evaluate(params);
+    if (bytes > 0)
+      backend.fillZero(base + static_cast<DevicePtr>(offsets[i]),
+                       static_cast<size_t>(bytes), stream);
+  }
   for (size_t i = 0; i < plan_.launches.size(); ++i) {
     const PlanLaunch &launch = plan_.launches[i];
     if (!launch.guard.admits(params))

@@ -24,6 +24,14 @@ rudnn.plan @p params [] {
 
 // -----
 
+// Only workspace is zeroed at each call: the caller's tensors are its own.
+rudnn.plan @p params [] {
+  // expected-error @+1 {{only a workspace buffer is 'zeroed'}}
+  rudnn.buffer @o "out" zeroed
+}
+
+// -----
+
 // Launches name kernels of the plan.
 rudnn.plan @p params [] {
   // expected-error @+1 {{launches @missing, which is not a rudnn.kernel of the plan}}

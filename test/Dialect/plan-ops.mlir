@@ -2,7 +2,7 @@
 // RUN: rudnn-opt %s -mlir-print-op-generic | rudnn-opt | FileCheck %s
 
 // A plan with every access of buffer (an output aliasing an input, an
-// in-place one), parameters read from a bound view, derived from others or
+// in-place one, a workspace zeroed at each call), parameters read from a bound view, derived from others or
 // chosen at the call (a split count),
 // an outlined kernel and a guarded launch binding buffers, a null pointer,
 // parameters and a constant.
@@ -12,6 +12,7 @@
 // CHECK: rudnn.buffer @z "out" aliases @x
 // CHECK: rudnn.buffer @cache "inout"
 // CHECK: rudnn.buffer @scratch "workspace" bytes <constant = 4, params = ["N"], divisor = 1>
+// CHECK: rudnn.buffer @counter "workspace" zeroed bytes <constant = 4, params = [], divisor = 1>
 // CHECK: rudnn.kernel @k threads 128 shared_bytes 65536 cooperative {
 // CHECK-NEXT: ^bb0(%[[G:.*]]: tensor<?x?x?x16xf32>):
 // CHECK-NEXT: %[[GAMMA:.*]] = rudnn.chunk_decay %[[G]] chunk 16
@@ -24,6 +25,7 @@ rudnn.plan @axpy params ["N", "N4", "S"] sources [#rudnn.dim<buffer = "x", index
   rudnn.buffer @z "out" aliases @x
   rudnn.buffer @cache "inout"
   rudnn.buffer @scratch "workspace" bytes #rudnn.size<constant = 4, params = ["N"], divisor = 1>
+  rudnn.buffer @counter "workspace" zeroed bytes #rudnn.size<constant = 4, params = [], divisor = 1>
   rudnn.kernel @k threads 128 shared_bytes 65536 cooperative {
   ^bb0(%g: tensor<?x?x?x16xf32>):
     %gamma = rudnn.chunk_decay %g chunk 16 : tensor<?x?x?x16xf32> -> tensor<?x?x?x16x16xf32>

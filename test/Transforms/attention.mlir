@@ -171,13 +171,16 @@ func.func @hopper_aligned_output(
 // -----
 
 // A packed o with the promise: stored by 16-byte stores alone (a box would
-// cross into the next entry's rows), so it has no tensor map.
+// cross into the next entry's rows), so it has no tensor map. The blocks
+// claim their query tiles from a counter the plan zeroes at each call.
 // DECOMPOSE-LABEL: func.func @packed_aligned_output
 // DECOMPOSE: rudnn.attention_finalize {{.*}} {rudnn.aligned_outputs, rudnn.aligned_views}
 // PLAN-LABEL: rudnn.plan @packed_aligned_output
+// PLAN: rudnn.buffer @tile_counter "workspace" zeroed bytes <constant = 4, params = [], divisor = 1>
 // PLAN: rudnn.kernel @[[KERNEL:attention_varlen_fwd_bf16_d64_e64_bq128_bk128_wgmma_o16]]
 // PLAN: rudnn.launch @[[KERNEL]]
 // PLAN-NOT: buffer = "o"
+// PLAN-SAME: @tile_counter
 // PLAN: }
 func.func @packed_aligned_output(
     %q: tensor<?x?x64xbf16> {rudnn.align = 16 : i64},

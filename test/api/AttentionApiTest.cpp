@@ -740,6 +740,56 @@ INSTANTIATE_TEST_SUITE_P(
             f16, {100, 1, 29}, {100, 50, 29}, 8, 1, 128, 128, false, -1, -1}),
     varlenName);
 
+/// Packed batches on the Hopper kernel claim their query tiles at run
+/// time: on a grid of three blocks each takes tiles from a counter until
+/// none is left (causal entries' heaviest first), entries of no query or
+/// no key among them; a second call, its counter zeroed again, computes
+/// the same.
+TEST_F(AttentionTest, PackedTilesAreClaimedByAGridOfThreeBlocks) {
+  const PackedBatch batch({300, 0, 1, 129, 40}, {310, 5, 1, 129, 0});
+  const int64_t T = batch.T, S = batch.S, C = batch.C, H = 2, G = 1, D = 64,
+                E = 48;
+  std::mt19937 random(41);
+  const reference::AttentionInputs in =
+      randomAttentionInputs(T, S, H, G, D, E, DType::BF16, random);
+  DeviceTensor q = dense(in.q, {T, H, D}, DType::BF16),
+               k = dense(in.k, {S, G, D}, DType::BF16),
+               v = dense(in.v, {S, G, E}, DType::BF16);
+  DeviceTensor cuQ = upload(bytesOf<int32_t>(batch.queryOffsets), DType::I32),
+               cuK = upload(bytesOf<int32_t>(batch.keyOffsets), DType::I32);
+  cuQ.view = TensorView::contiguous(cuQ.view.data, DType::I32, {C});
+  cuK.view = TensorView::contiguous(cuK.view.data, DType::I32, {C});
+  for (bool causal : {false, true}) {
+    SCOPED_TRACE(causal ? "causal" : "full");
+    const reference::AttentionOutputs want = reference::attentionVarlenForward(
+        H, G, D, E, in, batch.queryOffsets, batch.keyOffsets,
+        reference::AttentionOptions::forHeadDim(D, causal));
+    for (int call = 0; call < 2; ++call) {
+      DeviceTensor o = dense(std::vector<double>(T * H * E, NAN), {T, H, E},
+                             DType::BF16),
+                   lse = dense(std::vector<double>(H * T, NAN), {H, T});
+      runOnPath(
+          [&] {
+            callOperator(*context, "rudnn.attention_varlen",
+                         {{"causal", causal},
+                          {"block_q", int64_t(128)},
+                          {"blocks", int64_t(3)},
+                          {"wgmma", true}},
+                         {{"q", q.view},
+                          {"k", k.view},
+                          {"v", v.view},
+                          {"cu_seqlens_q", cuQ.view},
+                          {"cu_seqlens_k", cuK.view},
+                          {"o", o.view},
+                          {"lse", lse.view}});
+          },
+          /*hopper=*/true, /*alignedOutput=*/true);
+      EXPECT_LT(relativeError(read(o, T * H * E), want.o), 1e-2);
+      EXPECT_LT(relativeError(read(lse, H * T), want.lse), 1e-2);
+    }
+  }
+}
+
 TEST_F(AttentionBadInput, PackedOffsetsOfDifferentCounts) {
   DeviceTensor q3 = dense(std::vector<double>(10 * H * D, 0.0), {10, H, D});
   DeviceTensor k3 = dense(std::vector<double>(12 * G * D, 0.0), {12, G, D});

@@ -130,6 +130,11 @@ TEST(PlanValidation, NamesTheFault) {
               ::testing::ThrowsMessage<InvalidArgument>(
                   HasSubstr("launch #0 binds buffer #9")));
   plan = samplePlan();
+  plan.buffers[1].zeroed = true;
+  EXPECT_THAT([&] { plan.validate(); },
+              ::testing::ThrowsMessage<InvalidArgument>(
+                  HasSubstr("buffer 'y' is zeroed but not workspace")));
+  plan = samplePlan();
   plan.launches[0].guard.param = 2;
   EXPECT_THAT([&] { plan.validate(); },
               ::testing::ThrowsMessage<InvalidArgument>(
@@ -186,6 +191,7 @@ void expectSamePlan(const Plan &a, const Plan &b) {
     EXPECT_EQ(a.buffers[i].offset, b.buffers[i].offset);
     EXPECT_EQ(a.buffers[i].aliasOf, b.buffers[i].aliasOf);
     EXPECT_EQ(a.buffers[i].packed, b.buffers[i].packed);
+    EXPECT_EQ(a.buffers[i].zeroed, b.buffers[i].zeroed);
   }
   ASSERT_EQ(a.launches.size(), b.launches.size());
   for (size_t i = 0; i < a.launches.size(); ++i) {
@@ -234,6 +240,7 @@ TEST(PlanJson, RoundTripsWithInlineBinaries) {
   plan.paramSources.push_back(
       {ParamSource::Kind::Split, 0, 0, 1, {1, {0}, 1}, 264, {1, {1}, 64}});
   plan.buffers[2].packed = true;
+  plan.buffers[3].zeroed = true;
   // Every access: an output over the input x, a buffer updated in place.
   plan.buffers.push_back(
       {"x_again", BufferAccess::Out, SizeExpr::of(0), SizeExpr::of(0), 0});
@@ -341,7 +348,9 @@ public:
   void copyToDevice(DevicePtr, const void *, size_t, StreamHandle) override {}
   void copyToHost(void *, DevicePtr, size_t, StreamHandle) override {}
   void copyOnDevice(DevicePtr, DevicePtr, size_t, StreamHandle) override {}
-  void fillZero(DevicePtr, size_t, StreamHandle) override {}
+  void fillZero(DevicePtr dst, size_t bytes, StreamHandle) override {
+    zeroed.push_back({dst, bytes, launches.size()});
+  }
   StreamHandle createStream() override {
     streams.push_back(std::make_unique<char>());
     return streams.back().get();
@@ -413,6 +422,12 @@ public:
   std::vector<std::string> loadedBinaries;
   std::vector<TensorMapRequest> tensorMapRequests;
   std::vector<Launch> launches;
+  // Each fill: where, how many bytes, and the launches recorded before it.
+  struct Fill {
+    DevicePtr dst;
+    size_t bytes, launchesBefore;
+  };
+  std::vector<Fill> zeroed;
   std::vector<std::vector<uint64_t>> values;
   std::vector<std::vector<int>> argWidths;
   std::vector<size_t> allocations;
@@ -462,6 +477,29 @@ TEST(PlanExecutor, LaunchesInOrderWithBoundArguments) {
   executor.run({x, y, 0, 0}, {4, 1000}, nullptr);
   EXPECT_EQ(backend.allocations.size(), 2u);
   EXPECT_EQ(backend.releases, 1);
+}
+
+// A zeroed workspace buffer is filled with zeros before the call's
+// launches, at every call that gives it memory; the others never are.
+TEST(PlanExecutor, ZeroesItsCountersBeforeEachCall) {
+  RecordingBackend backend;
+  backend.argWidths = {{8, 8, 4, 4}, {8, 8, 8, 8, 4}};
+  Plan plan = samplePlan();
+  plan.buffers[3].zeroed = true;                  // states: 256·B bytes
+  plan.buffers[3].guard = plan.launches[1].guard; // B in [2, 1000]
+  PlanExecutor executor(backend, plan);
+  executor.run({0x1000, 0x2000, 0, 0}, {3, 130}, nullptr);
+  const DevicePtr workspace =
+      reinterpret_cast<DevicePtr>(backend.storage[0].get());
+  ASSERT_EQ(backend.zeroed.size(), 1u);
+  EXPECT_EQ(backend.zeroed[0].dst, workspace + 4 * 3 * 130);
+  EXPECT_EQ(backend.zeroed[0].bytes, 256u * 3);
+  EXPECT_EQ(backend.zeroed[0].launchesBefore, 0u);
+  executor.run({0x1000, 0x2000, 0, 0}, {3, 130}, nullptr);
+  ASSERT_EQ(backend.zeroed.size(), 2u);
+  EXPECT_EQ(backend.zeroed[1].launchesBefore, 2u);
+  executor.run({0x1000, 0x2000, 0, 0}, {1, 130}, nullptr); // guard skips it
+  EXPECT_EQ(backend.zeroed.size(), 2u);
 }
 
 // A grid past a device's limits in any launch is refused before the first

@@ -233,6 +233,9 @@ void bind(KernelBuilder &builder, AttentionChain &chain,
     // A consumer warp stores 16 rows at a time.
     if (kernel.storesByTensorMap())
       builder.tensorMap(o, "o_map", dims, box(16));
+    // Packed: the blocks claim their tiles from a counter.
+    if (kernel.packed)
+      builder.zeroedScratch("tile_counter", "int", SizeRef{4, {}});
     builder.setArchSpecific();
     // One block an SM: its registers, which the producer gives up to the
     // consumers (240 each of two warpgroups, 160 of three).
@@ -277,7 +280,10 @@ void writeBody(KernelBuilder &builder, const AttentionKernel &kernel) {
          << kernel.blockQ << ", " << scores << ", " << packed
          << (kernel.alignedOutput ? ", rudnn::tile::Alignment::Aligned" : "")
          << ">(p, q_map, k_map, v_map"
-         << (kernel.storesByTensorMap() ? ", &o_map" : "") << ");\n";
+         << (kernel.storesByTensorMap() ? ", &o_map"
+             : kernel.packed            ? ", nullptr, tile_counter"
+                                        : "")
+         << ");\n";
     return;
   }
   auto alignment = [](bool aligned) {

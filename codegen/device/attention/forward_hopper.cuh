@@ -67,6 +67,8 @@ template <typename T, typename Tiles> struct HopperShared {
       1024) T out_stage[Tiles::kConsumerWarps][Tiles::kOutputBuffers][16 * 64];
   // Resident: the queries; streamed: K and V.
   HopperBarriers<Tiles::kStages, Tiles::kConsumerWarps> barriers;
+  // A packed batch's tile the queries belong to (for_each_query_tile).
+  int claimed;
 };
 
 /// One block's unit of work: a tile of queries from q0 of entry b, head h.
@@ -91,22 +93,49 @@ template <bool Causal, int BQ, int BK> struct TileKeys {
   }
 };
 
+/// Packed query tile `linear` (heads fastest, then each entry's tiles,
+/// causal ones heaviest first: an entry's last tile sees the most keys);
+/// false past the last. Warp-collective: the entry is found in the
+/// offsets on the device.
+template <int BQ, bool Causal, typename T>
+__device__ __forceinline__ bool packed_tile_of(const ForwardParams<T> &p,
+                                               int linear, QueryTile &t) {
+  int b = 0, q0 = 0;
+  if (!packed_query_tile<BQ>(p.cu_seqlens_q, p.batch, p.queries,
+                             linear / p.heads, b, q0))
+    return false;
+  const Rows queryRows = packed_rows(p.cu_seqlens_q, b, p.queries);
+  if (Causal)
+    q0 = (queryRows.count - 1) / BQ * BQ - q0;
+  t = QueryTile{b, linear % p.heads, q0, queryRows,
+                packed_rows(p.cu_seqlens_k, b, p.keys)};
+  return true;
+}
+
 /// Calls work(tile) for each query tile this block takes, in the same
-/// order for the producer and the consumers (a whole warp calls it). Tiles
-/// are numbered linearly and block x of a grid of n takes x, x + n, …: one
-/// tile each on a grid of them all, several on a persistent grid of one
-/// block an SM, whose producer then loads a tile's queries and keys under
-/// the epilogue of the tile before. Padded batches number a head's tiles
-/// together (blocks running at once share its keys in L2), causal ones the
-/// heaviest first: every (entry, head)'s last tile, then the one before, …
-/// (longest processing time first). Packed batches number the heads
-/// fastest, a tile's entry found in the offsets on the device.
-template <int BQ, bool Causal, bool Packed, typename T, typename Work>
+/// order for the producer (`Producer`, warp 0) and the consumers. Padded
+/// batches number their tiles linearly and block x of a grid of n takes
+/// x, x + n, …: one tile each on a grid of them all, several on a
+/// persistent grid of one block an SM, whose producer then loads a tile's
+/// queries and keys under the epilogue of the tile before. They number a
+/// head's tiles together (blocks running at once share its keys in L2),
+/// causal ones the heaviest first: every (entry, head)'s last tile, then
+/// the one before, … (longest processing time first). Packed batches,
+/// whose tiles' work only the offsets on the device know, hand them out
+/// at run time: the producer's first lane claims the next from `counter`
+/// (zeroed at each call) and passes it to the consumers in `s.claimed`,
+/// written before the queries' barrier is armed and read once it
+/// completes, so a block that drew light tiles takes more and the grid
+/// finishes together. Past the last tile the producer arrives on that
+/// barrier without loading, and the consumers stop.
+template <int BQ, bool Causal, bool Packed, bool Producer, typename T,
+          typename Shared, typename Work>
 __device__ __forceinline__ void for_each_query_tile(const ForwardParams<T> &p,
+                                                    Shared &s, int *counter,
                                                     Work work) {
-  const int first = static_cast<int>(blockIdx.x + blockIdx.y * gridDim.x),
-            step = static_cast<int>(gridDim.x * gridDim.y);
   if constexpr (!Packed) {
+    const int first = static_cast<int>(blockIdx.x + blockIdx.y * gridDim.x),
+              step = static_cast<int>(gridDim.x * gridDim.y);
     const int tiles = (p.queries + BQ - 1) / BQ, pairs = p.batch * p.heads;
     for (int linear = first; linear < tiles * pairs; linear += step) {
       const int tile = Causal ? tiles - 1 - linear / pairs : linear % tiles,
@@ -114,15 +143,31 @@ __device__ __forceinline__ void for_each_query_tile(const ForwardParams<T> &p,
       work(QueryTile{pair / p.heads, pair % p.heads, tile * BQ,
                      Rows{0, p.queries}, Rows{0, p.keys}});
     }
-  } else {
-    for (int linear = first;; linear += step) {
-      int b = 0, q0 = 0;
-      if (!packed_query_tile<BQ>(p.cu_seqlens_q, p.batch, p.queries,
-                                 linear / p.heads, b, q0))
+  } else if constexpr (Producer) {
+    const bool leader = threadIdx.x == 0;
+    for (int tiles = 0;; ++tiles) {
+      int linear = leader ? atomicAdd(counter, 1) : 0;
+      linear = __shfl_sync(0xffffffffu, linear, 0);
+      QueryTile t;
+      const bool found = packed_tile_of<BQ, Causal>(p, linear, t);
+      if (leader) {
+        if (tiles > 0) // the consumers are done with the last tile
+          arch::mbarrier_wait(&s.barriers.resident_empty, (tiles - 1) & 1);
+        s.claimed = linear;
+        if (!found)
+          arch::mbarrier_arrive(&s.barriers.resident_full);
+      }
+      if (!found)
         return;
-      work(QueryTile{b, linear % p.heads, q0,
-                     packed_rows(p.cu_seqlens_q, b, p.queries),
-                     packed_rows(p.cu_seqlens_k, b, p.keys)});
+      work(t);
+    }
+  } else {
+    for (int tiles = 0;; ++tiles) {
+      arch::mbarrier_wait(&s.barriers.resident_full, tiles & 1);
+      QueryTile t;
+      if (!packed_tile_of<BQ, Causal>(p, s.claimed, t))
+        return;
+      work(t);
     }
   }
 }
@@ -132,14 +177,14 @@ template <typename T, typename Tiles, bool Causal, bool Packed>
 __device__ void produce(const ForwardParams<T> &p, HopperShared<T, Tiles> &s,
                         const arch::TensorMap &q_map,
                         const arch::TensorMap &k_map,
-                        const arch::TensorMap &v_map) {
+                        const arch::TensorMap &v_map, int *tile_counter) {
   constexpr int kBQ = Tiles::kBlockQueries, kBK = Tiles::kKeys;
   constexpr unsigned kQueryBytes = Tiles::kDBlocks * kBQ * 64 * sizeof(T);
   constexpr unsigned kKeyBytes = Tiles::kDBlocks * kBK * 64 * sizeof(T),
                      kValueBytes = Tiles::kEBlocks * kBK * 64 * sizeof(T);
   const bool leader = threadIdx.x == 0;
   int step = 0, tiles = 0; // key tiles and query tiles so far
-  for_each_query_tile<kBQ, Causal, Packed>(p, [&](const QueryTile &t) {
+  auto load = [&](const QueryTile &t) {
     const TileKeys<Causal, kBQ, kBK> keys(p, t);
     const int first = keys.first, count = keys.count;
     const int hk = t.h / (p.heads / p.kv_heads);
@@ -171,7 +216,8 @@ __device__ void produce(const ForwardParams<T> &p, HopperShared<T, Tiles> &s,
       }
     }
     ++tiles;
-  });
+  };
+  for_each_query_tile<kBQ, Causal, Packed, true>(p, s, tile_counter, load);
 }
 
 /// The consumer warpgroups take turns issuing their products
@@ -258,104 +304,107 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, Tiles> &s,
   const ProductTurns<Tiles::kConsumers> turns{static_cast<unsigned>(group)};
   turns.begin();
   int step = 0, tiles = 0, stores = 0;
-  for_each_query_tile<kBQ, Causal, Packed>(p, [&](const QueryTile &t) {
-    const TileKeys<Causal, kBQ, kBK> keys(p, t);
-    const KeyBounds &bounds = keys.bounds;
-    const int first = keys.first, count = keys.count;
-    const int row0 = t.q0 + 64 * group + 16 * warp; // this warp's first query
+  for_each_query_tile<kBQ, Causal, Packed, false>(
+      p, s, nullptr, [&](const QueryTile &t) {
+        const TileKeys<Causal, kBQ, kBK> keys(p, t);
+        const KeyBounds &bounds = keys.bounds;
+        const int first = keys.first, count = keys.count;
+        const int row0 =
+            t.q0 + 64 * group + 16 * warp; // this warp's first query
 
-    tile::WarpTile<T, 16, kE> out;
-    out.clear();
-    OnlineSoftmax<16> softmax;
-    softmax.clear(scale.toLog2);
-    tile::WarpTile<T, 16, kBK> scores;
-    unsigned probabilities[kBK / 16][1][4]; // P of the tile before, as A
-    // Key tile i's stage and its phase there.
-    auto stage = [&](int i) { return (step + i) % Tiles::kStages; };
-    auto parity = [&](int i) {
-      return unsigned((step + i) / Tiles::kStages & 1);
-    };
-    // Waits for tile i's keys or values to land. Before the fence: what
-    // the compiler places between a fence and its wgmma (a spin loop here)
-    // may move the registers the wgmma reads.
-    auto await_keys = [&](int i) {
-      arch::mbarrier_wait(&s.barriers.heads_full[stage(i)], parity(i));
-    };
-    auto await_values = [&](int i) {
-      arch::mbarrier_wait(&s.barriers.values_full[stage(i)], parity(i));
-    };
-    // Issues tile i's scores, or out += P·V of tile i (after the fence).
-    auto issue_scores = [&](int i) {
-      issue_abt<Tiles::kDBlocks>(scores, s.q, 64 * group, s.k[stage(i)],
-                                 /*accumulate=*/false);
-      arch::wgmma_commit();
-    };
-    auto issue_values = [&](int i) {
-      issue_ab(out, probabilities, s.v[stage(i)]);
-      arch::wgmma_commit();
-    };
-    // Once tile i's scores are formed: its keys released, the scores
-    // scaled, masked and folded into the softmax.
-    auto take_scores = [&](int i, float(&rescale)[OnlineSoftmax<16>::kRows]) {
-      warp_arrive(&s.barriers.heads_empty[stage(i)]);
-      scale.apply(scores, bounds, row0, 16, (first + i) * kBK, kBK);
-      softmax.update(scores, rescale);
-    };
-    float rescale[OnlineSoftmax<16>::kRows];
-    arch::mbarrier_wait(&s.barriers.resident_full, tiles & 1);
-    if (count > 0) {
-      await_keys(0);
-      turns.take();
-      fence_for(scores);
-      issue_scores(0);
-      turns.hand_over();
-      arch::wgmma_wait<0>();
-      take_scores(0, rescale); // nothing to rescale yet
-      a_operand(scores, probabilities);
-    }
-    for (int i = 1; i < count; ++i) {
-      await_keys(i);
-      await_values(i - 1);
-      turns.take();
-      arch::wgmma_fence_operand(wgmma_accumulators(scores));
-      fence_for(out);
-      issue_scores(i);
-      issue_values(i - 1);
-      turns.hand_over();
-      arch::wgmma_wait<1>(); // the scores; P·V runs on
-      take_scores(i, rescale);
-      arch::wgmma_wait<0>();
-      warp_arrive(&s.barriers.values_empty[stage(i - 1)]);
-      rescale_rows(out, rescale);
-      a_operand(scores, probabilities);
-    }
-    if (count > 0) {
-      await_values(count - 1);
-      turns.take();
-      fence_for(out);
-      issue_values(count - 1);
-      turns.hand_over();
-      arch::wgmma_wait<0>();
-      warp_arrive(&s.barriers.values_empty[stage(count - 1)]);
-    }
-    step += count;
-    warp_arrive(&s.barriers.resident_empty); // done with the queries
-    auto &staging = s.out_stage[threadIdx.x / 32 - 4];
-    if constexpr (kStoreByTma)
-      store_rows_tma<E>(p, out, softmax, t, row0, staging, stores, *o_map);
-    else
-      store_rows_staged<E, Out>(p, out, softmax, t.b, t.h, row0, t.queryRows,
-                                staging[0]);
-    ++tiles;
-  });
+        tile::WarpTile<T, 16, kE> out;
+        out.clear();
+        OnlineSoftmax<16> softmax;
+        softmax.clear(scale.toLog2);
+        tile::WarpTile<T, 16, kBK> scores;
+        unsigned probabilities[kBK / 16][1][4]; // P of the tile before, as A
+        // Key tile i's stage and its phase there.
+        auto stage = [&](int i) { return (step + i) % Tiles::kStages; };
+        auto parity = [&](int i) {
+          return unsigned((step + i) / Tiles::kStages & 1);
+        };
+        // Waits for tile i's keys or values to land. Before the fence: what
+        // the compiler places between a fence and its wgmma (a spin loop here)
+        // may move the registers the wgmma reads.
+        auto await_keys = [&](int i) {
+          arch::mbarrier_wait(&s.barriers.heads_full[stage(i)], parity(i));
+        };
+        auto await_values = [&](int i) {
+          arch::mbarrier_wait(&s.barriers.values_full[stage(i)], parity(i));
+        };
+        // Issues tile i's scores, or out += P·V of tile i (after the fence).
+        auto issue_scores = [&](int i) {
+          issue_abt<Tiles::kDBlocks>(scores, s.q, 64 * group, s.k[stage(i)],
+                                     /*accumulate=*/false);
+          arch::wgmma_commit();
+        };
+        auto issue_values = [&](int i) {
+          issue_ab(out, probabilities, s.v[stage(i)]);
+          arch::wgmma_commit();
+        };
+        // Once tile i's scores are formed: its keys released, the scores
+        // scaled, masked and folded into the softmax.
+        auto take_scores = [&](int i,
+                               float(&rescale)[OnlineSoftmax<16>::kRows]) {
+          warp_arrive(&s.barriers.heads_empty[stage(i)]);
+          scale.apply(scores, bounds, row0, 16, (first + i) * kBK, kBK);
+          softmax.update(scores, rescale);
+        };
+        float rescale[OnlineSoftmax<16>::kRows];
+        arch::mbarrier_wait(&s.barriers.resident_full, tiles & 1);
+        if (count > 0) {
+          await_keys(0);
+          turns.take();
+          fence_for(scores);
+          issue_scores(0);
+          turns.hand_over();
+          arch::wgmma_wait<0>();
+          take_scores(0, rescale); // nothing to rescale yet
+          a_operand(scores, probabilities);
+        }
+        for (int i = 1; i < count; ++i) {
+          await_keys(i);
+          await_values(i - 1);
+          turns.take();
+          arch::wgmma_fence_operand(wgmma_accumulators(scores));
+          fence_for(out);
+          issue_scores(i);
+          issue_values(i - 1);
+          turns.hand_over();
+          arch::wgmma_wait<1>(); // the scores; P·V runs on
+          take_scores(i, rescale);
+          arch::wgmma_wait<0>();
+          warp_arrive(&s.barriers.values_empty[stage(i - 1)]);
+          rescale_rows(out, rescale);
+          a_operand(scores, probabilities);
+        }
+        if (count > 0) {
+          await_values(count - 1);
+          turns.take();
+          fence_for(out);
+          issue_values(count - 1);
+          turns.hand_over();
+          arch::wgmma_wait<0>();
+          warp_arrive(&s.barriers.values_empty[stage(count - 1)]);
+        }
+        step += count;
+        warp_arrive(&s.barriers.resident_empty); // done with the queries
+        auto &staging = s.out_stage[threadIdx.x / 32 - 4];
+        if constexpr (kStoreByTma)
+          store_rows_tma<E>(p, out, softmax, t, row0, staging, stores, *o_map);
+        else
+          store_rows_staged<E, Out>(p, out, softmax, t.b, t.h, row0,
+                                    t.queryRows, staging[0]);
+        ++tiles;
+      });
   turns.end();
   if (kStoreByTma && threadIdx.x % 32 == 0)
     arch::tma_store_wait<0>(); // the stages stay until read
 }
 
-/// Padded batches: grid (ceil(T / BQ), B·H); packed: (ceil(T / BQ), H),
-/// each block taking packed query tiles as the sm_80 kernel does; or a
-/// persistent grid of any size. HopperTiles' threads for `Queries` rows a
+/// Padded batches: grid (ceil(T / BQ), B·H), or a persistent grid of any
+/// size; packed: any grid, its blocks claiming tiles from `tile_counter`
+/// (an int zeroed at each call). HopperTiles' threads for `Queries` rows a
 /// block; q, k and v through their tensor maps (16-byte aligned rows). An
 /// o promising 16-byte rows (`Out` Aligned) is stored without an
 /// element-wise path: padded ones through `o_map` (boxes of 64 columns by
@@ -365,12 +414,16 @@ template <typename T, int D, int E, int Queries, bool Causal, bool Capped,
 __device__ void
 forward_hopper(const ForwardParams<T> &p, const arch::TensorMap &q_map,
                const arch::TensorMap &k_map, const arch::TensorMap &v_map,
-               const arch::TensorMap *o_map = nullptr) {
+               const arch::TensorMap *o_map = nullptr,
+               int *tile_counter = nullptr) {
   using Tiles = HopperTiles<D, E, Queries>;
   HopperShared<T, Tiles> &s = aligned_shared<HopperShared<T, Tiles>>();
   run_warp_specialized<T>(
       s.barriers,
-      [&] { produce<T, Tiles, Causal, Packed>(p, s, q_map, k_map, v_map); },
+      [&] {
+        produce<T, Tiles, Causal, Packed>(p, s, q_map, k_map, v_map,
+                                          tile_counter);
+      },
       [&] { consume<T, Tiles, Causal, Capped, Packed, Out>(p, s, o_map); });
 }
 

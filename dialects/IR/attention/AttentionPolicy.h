@@ -116,7 +116,8 @@ inline constexpr int64_t kHopperAttentionBlockQueries = 128,
 /// tile serves half as many queries again, and the exponentials, as long
 /// as the products at these dims, run under two other warpgroups'
 /// products; not yet measured here), two elsewhere. Packed batches keep two:
-/// finding a tile's entry costs the three-group consumer 4 bytes of spill.
+/// finding a tile's entry costs the three-group causal consumer 8 bytes of
+/// spill.
 inline int64_t hopperAttentionBlockQueries(int64_t headDim, int64_t valueDim,
                                            bool packed) {
   return !packed && headDim <= 64 && valueDim <= 64
