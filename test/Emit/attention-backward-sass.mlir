@@ -10,12 +10,14 @@
 // NOTES-NOT: compiler:
 
 // The bf16 attention backward's kernels at D = E = 128, causal, views
-// promising 16-byte rows: the row terms a warp a row. The model: each
+// promising 16-byte rows: the row terms a warp a row, 16 bytes a lane where
+// the rows of o and dO are whole 16-byte chunks. The model: each
 // kernel's own rows read and written once, every allowed (query, key) pair's
 // products (half of them, causal).
 // CHECK-LABEL: kernel attention_bwd_terms_bf16_e128
 // CHECK-NEXT: block: 128 threads
 // CHECK-NEXT: registers: {{[0-9]+}} per thread; spills: 0 bytes stored, 0 loaded
+// CHECK: global loads: {{.*}}, 128-bit {{[1-9][0-9]*}}{{$}}
 //
 // sm_80: the key and query gradients with every operand by cp.async
 // (LDGSTS) into swizzled shared tiles, every product on tensor cores (HMMA)

@@ -132,6 +132,14 @@ protected:
     return tensor;
   }
 
+  /// Packed batches' offsets, [C] i32.
+  DeviceTensor offsets(const std::vector<double> &values) {
+    DeviceTensor tensor = upload(bytesOf<int32_t>(values), DType::I32);
+    tensor.view = TensorView::contiguous(tensor.view.data, DType::I32,
+                                         {int64_t(values.size())});
+    return tensor;
+  }
+
   std::vector<double> read(const DeviceTensor &tensor, size_t elements) {
     std::vector<unsigned char> bytes(elements * dtypeSize(tensor.view.dtype));
     context->copyToHost(bytes.data(), tensor.view.data, bytes.size());

@@ -660,8 +660,7 @@ TEST_P(AttentionVarlenNumerics, MatchesFloat64) {
   const PackedBatch batch(c.queries, c.keys);
   const std::vector<double> &queryOffsets = batch.queryOffsets,
                             &keyOffsets = batch.keyOffsets;
-  const int64_t T = batch.T, S = batch.S, C = batch.C, H = c.H, G = c.G,
-                D = c.D, E = c.E;
+  const int64_t T = batch.T, S = batch.S, H = c.H, G = c.G, D = c.D, E = c.E;
   std::mt19937 random(unsigned(T * 7 + S));
   const reference::AttentionInputs in =
       randomAttentionInputs(T, S, H, G, D, E, c.dtype, random);
@@ -676,10 +675,7 @@ TEST_P(AttentionVarlenNumerics, MatchesFloat64) {
                o = dense(std::vector<double>(T * H * E, NAN), {T, H, E},
                          c.dtype),
                lse = dense(std::vector<double>(H * T, NAN), {H, T});
-  DeviceTensor cuQ = upload(bytesOf<int32_t>(queryOffsets), DType::I32),
-               cuK = upload(bytesOf<int32_t>(keyOffsets), DType::I32);
-  cuQ.view = TensorView::contiguous(cuQ.view.data, DType::I32, {C});
-  cuK.view = TensorView::contiguous(cuK.view.data, DType::I32, {C});
+  DeviceTensor cuQ = offsets(queryOffsets), cuK = offsets(keyOffsets);
   AttentionOptions options;
   options.causal = c.causal;
   options.windowLeft = c.left;
@@ -747,18 +743,15 @@ INSTANTIATE_TEST_SUITE_P(
 /// the same.
 TEST_F(AttentionTest, PackedTilesAreClaimedByAGridOfThreeBlocks) {
   const PackedBatch batch({300, 0, 1, 129, 40}, {310, 5, 1, 129, 0});
-  const int64_t T = batch.T, S = batch.S, C = batch.C, H = 2, G = 1, D = 64,
-                E = 48;
+  const int64_t T = batch.T, S = batch.S, H = 2, G = 1, D = 64, E = 48;
   std::mt19937 random(41);
   const reference::AttentionInputs in =
       randomAttentionInputs(T, S, H, G, D, E, DType::BF16, random);
   DeviceTensor q = dense(in.q, {T, H, D}, DType::BF16),
                k = dense(in.k, {S, G, D}, DType::BF16),
                v = dense(in.v, {S, G, E}, DType::BF16);
-  DeviceTensor cuQ = upload(bytesOf<int32_t>(batch.queryOffsets), DType::I32),
-               cuK = upload(bytesOf<int32_t>(batch.keyOffsets), DType::I32);
-  cuQ.view = TensorView::contiguous(cuQ.view.data, DType::I32, {C});
-  cuK.view = TensorView::contiguous(cuK.view.data, DType::I32, {C});
+  DeviceTensor cuQ = offsets(batch.queryOffsets),
+               cuK = offsets(batch.keyOffsets);
   for (bool causal : {false, true}) {
     SCOPED_TRACE(causal ? "causal" : "full");
     const reference::AttentionOutputs want = reference::attentionVarlenForward(

@@ -207,8 +207,7 @@ TEST_F(KdaGroupedHeadsPackedNumerics, PackedSequencesShareKeyHeadsToo) {
   DeviceTensor g = sequence(in.g, 1, T, H, K, DType::F32, Layout::BTHD);
   DeviceTensor beta =
       sequence(in.beta, 1, T, H, 1, DType::F32, Layout::BTHD, true);
-  DeviceTensor cu = upload(bytesOf<int32_t>(offsets), DType::I32);
-  cu.view = TensorView::contiguous(cu.view.data, DType::I32, {S + 1});
+  DeviceTensor cu = this->offsets(offsets);
   KdaForwardInputs inputs{q.view, k.view, v.view, g.view, beta.view, {}};
   inputs.cuSeqlens = cu.view;
   DeviceTensor output = sequence(std::vector<double>(T * H * V, NAN), 1, T, H,

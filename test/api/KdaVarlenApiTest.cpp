@@ -69,8 +69,7 @@ protected:
     p.v = sequence(p.in.v, 1, p.T, H, V, dtype, Layout::BTHD);
     p.g = sequence(p.in.g, 1, p.T, H, K, DType::F32, Layout::BTHD);
     p.beta = sequence(p.in.beta, 1, p.T, H, 1, dtype, Layout::BTHD, true);
-    p.cu = upload(bytesOf<int32_t>(p.offsets), DType::I32);
-    p.cu.view = TensorView::contiguous(p.cu.view.data, DType::I32, {p.S + 1});
+    p.cu = offsets(p.offsets);
     p.inputs = {p.q.view, p.k.view, p.v.view, p.g.view, p.beta.view, {}};
     p.inputs.cuSeqlens = p.cu.view;
     if (initialState) {

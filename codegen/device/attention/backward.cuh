@@ -67,8 +67,10 @@ inline constexpr bool
     kSplitKeyGradients = (D + 15) / 16 * 16 + (E + 15) / 16 * 16 > 256;
 
 /// D_i = Σ_e dO_ie O_ie of every (entry, head, query): grid (ceil(T / 4),
-/// B·H), 128 threads, a warp a row. Packed batches are one entry of all T
-/// rows (grid (ceil(T / 4), H)): the row terms need no offsets.
+/// B·H), 128 threads, a warp a row, read 16 bytes a lane where both rows
+/// are whole 16-byte chunks (element by element otherwise). Packed batches
+/// are one entry of all T rows (grid (ceil(T / 4), H)): the row terms need
+/// no offsets.
 template <typename T, int E>
 __device__ void row_terms(const BackwardParams<T> &p) {
   const ForwardParams<T> &f = p.forward;
@@ -78,9 +80,21 @@ __device__ void row_terms(const BackwardParams<T> &p) {
     return;
   const T *o = f.o + f.o_strides.offset(b, i, h);
   const T *d_o = p.d_o + p.d_o_strides.offset(b, i, h);
+  constexpr int kVector = Vector16<T>::kCount;
   float sum = 0.f;
-  for (int e = lane; e < E; e += 32)
-    sum += to_float(o[e]) * to_float(d_o[e]);
+  if (E % kVector == 0 && rows_aligned16(o, 0) && rows_aligned16(d_o, 0)) {
+    for (int e = lane * kVector; e < E; e += 32 * kVector) {
+      float x[kVector], y[kVector];
+      load_vector16(o + e, x);
+      load_vector16(d_o + e, y);
+#pragma unroll
+      for (int n = 0; n < kVector; ++n)
+        sum += x[n] * y[n];
+    }
+  } else {
+    for (int e = lane; e < E; e += 32)
+      sum += to_float(o[e]) * to_float(d_o[e]);
+  }
   sum = warp_sum(sum);
   if (lane == 0)
     p.row_terms[b * f.lse_batch + h * f.lse_head + i] = sum;
