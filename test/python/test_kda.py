@@ -27,6 +27,28 @@ def recurrence(q, k, v, g, beta, scale, initial_state=None, qk_l2norm=False):
     return torch.stack(outputs, 1), state
 
 
+INPUT_NAMES = ["q", "k", "v", "g", "beta", "initial_state"]
+
+
+def gradient_pairs(ours, theirs, leaves, weight, names=INPUT_NAMES):
+    """(ours, the reference's, name) for each leaf: the gradients of
+    ⟨weight, ours(*leaves)⟩ and of ⟨weight, theirs⟩ on the leaves in
+    float64."""
+    got = gradients(ours, leaves, weight)
+    want = gradients(theirs, [t.double() for t in leaves], weight.double())
+    return zip(got, want, names)
+
+
+def assert_matches(ours, theirs, leaves, weight, names=INPUT_NAMES, output="o"):
+    """ours on `leaves` against theirs, the reference, on them in float64:
+    the result (named `output`; None: compared by the caller) and every
+    gradient (see gradient_pairs)."""
+    if output is not None:
+        assert_close(ours(*leaves), theirs(*[t.double() for t in leaves]), 1e-4, output)
+    for a, b, name in gradient_pairs(ours, theirs, leaves, weight, names):
+        assert_close(a, b, 1e-4, "d" + name)
+
+
 def inputs(B, T, H, K, V, dtype=torch.float32):
     q, k = torch.randn(B, T, H, K, dtype=dtype), torch.randn(B, T, H, K, dtype=dtype)
     k = F.normalize(k.float(), dim=-1).to(dtype)  # keeps the delta rule contractive
@@ -71,11 +93,7 @@ def test_chunk_kda_matches_the_recurrence(qk_l2norm):
         return torch.cat([o.flatten(), final.flatten()])
 
     weight = torch.cat([d_out.flatten(), d_final.flatten()])
-    leaves = [q, k, v, g, beta, s0]
-    got = gradients(ours, leaves, weight)
-    want = gradients(theirs, [t.double() for t in leaves], weight.double())
-    for a, b, name in zip(got, want, ["q", "k", "v", "g", "beta", "initial_state"]):
-        assert_close(a, b, 1e-4, "d" + name)
+    assert_matches(ours, theirs, [q, k, v, g, beta, s0], weight, output=None)
 
 
 def test_chunk_kda_packed_sequences():
@@ -104,12 +122,7 @@ def test_chunk_kda_packed_sequences():
             outputs.append(o)
         return torch.cat(outputs, 1)
 
-    leaves = [q, k, v, g, beta, s0]
-    assert_close(ours(*leaves), theirs(*[t.double() for t in leaves]), 1e-4, "o")
-    got = gradients(ours, leaves, d_out)
-    want = gradients(theirs, [t.double() for t in leaves], d_out.double())
-    for a, b, name in zip(got, want, ["q", "k", "v", "g", "beta", "initial_state"]):
-        assert_close(a, b, 1e-4, "d" + name)
+    assert_matches(ours, theirs, [q, k, v, g, beta, s0], d_out)
 
 
 def test_chunk_kda_bf16():
@@ -163,10 +176,7 @@ def test_gradients_of_the_final_state_alone():
     def theirs(q, k, v, g, beta, s0):
         return recurrence(q, k, v, g, beta, 0.2, s0)[1]
 
-    leaves = [q, k, v, g, beta, s0]
-    got = gradients(ours, leaves, d_final)
-    want = gradients(theirs, [t.double() for t in leaves], d_final.double())
-    for a, b, name in zip(got, want, ["q", "k", "v", "g", "beta", "initial_state"]):
+    for a, b, name in gradient_pairs(ours, theirs, [q, k, v, g, beta, s0], d_final):
         if name == "q":
             assert torch.all(a == 0), "dq of a loss on the final state alone"
         else:
@@ -206,11 +216,7 @@ def test_chunk_kda_gate_and_beta_from_raw_projections(lower_bound):
         return recurrence(q, k, v, g, torch.sigmoid(beta), K**-0.5)[0]
 
     leaves = [q, k, v, g_raw, beta_logits, A_log, dt_bias]
-    assert_close(ours(*leaves), theirs(*[t.double() for t in leaves]), 1e-4, "o")
-    got = gradients(ours, leaves, d_out)
-    want = gradients(theirs, [t.double() for t in leaves], d_out.double())
-    for a, b, name in zip(got, want, ["q", "k", "v", "g", "beta", "A_log", "dt_bias"]):
-        assert_close(a, b, 1e-4, "d" + name)
+    assert_matches(ours, theirs, leaves, d_out, INPUT_NAMES[:5] + ["A_log", "dt_bias"])
 
 
 def test_chunk_kda_grouped_value_heads():
@@ -228,12 +234,7 @@ def test_chunk_kda_grouped_value_heads():
         q, k = (t.repeat_interleave(H // Q, dim=2) for t in (q, k))
         return recurrence(q, k, v, g, beta, K**-0.5, s0)[0]
 
-    leaves = [q, k, v, g, beta, s0]
-    assert_close(ours(*leaves), theirs(*[t.double() for t in leaves]), 1e-4, "o")
-    got = gradients(ours, leaves, d_out)
-    want = gradients(theirs, [t.double() for t in leaves], d_out.double())
-    for a, b, name in zip(got, want, ["q", "k", "v", "g", "beta", "initial_state"]):
-        assert_close(a, b, 1e-4, "d" + name)
+    assert_matches(ours, theirs, [q, k, v, g, beta, s0], d_out)
 
 
 def test_chunk_kda_packed_sequences_from_a_zero_state():

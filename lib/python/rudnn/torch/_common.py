@@ -183,6 +183,21 @@ def check_offsets(name, offsets, total, what):
         raise invalid(name, f"{rule}: entry {len(values) - 1} is {values[-1]}, not {what}")
 
 
+def packed_offsets(name, offsets):
+    """Packed sequences' offsets (a 1-dim int32 or int64 tensor, already
+    checked) as the int32 tensor the varlen operators take; empty ones are
+    refused, as N sequences have N + 1 offsets."""
+    if offsets.shape[0] == 0:
+        raise invalid(name, "is empty: the offsets of N sequences are N + 1 entries")
+    return int32_indices(name, offsets)
+
+
+def operator_name(name, offsets):
+    """rudnn's operator `name`, or its varlen form when the sequences are
+    packed (`offsets` given)."""
+    return f"rudnn.{name}_varlen" if offsets is not None else f"rudnn.{name}"
+
+
 def call(op, tensors, results, out=None, **attributes):
     """The results named `results` (a tuple, in that order) of the rudnn
     operator `op` on `tensors` (by contract name; None: absent), with the

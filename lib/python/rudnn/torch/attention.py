@@ -20,8 +20,9 @@ from rudnn.torch._common import (
     check_tensor,
     dense,
     float_option,
-    int32_indices,
     integer_option,
+    operator_name,
+    packed_offsets,
 )
 
 
@@ -34,10 +35,6 @@ def _attributes(scale, causal, window_left, window_right, softcap):
     if softcap > 0:
         attributes["softcap"] = softcap
     return attributes
-
-
-def _operator(name, cu_seqlens_q):
-    return f"rudnn.{name}_varlen" if cu_seqlens_q is not None else f"rudnn.{name}"
 
 
 def _nothing_to_compute(q, k, cu_seqlens_q, cu_seqlens_k):
@@ -75,7 +72,7 @@ def _attention(
         o = q.new_zeros(*q.shape[:-1], v.shape[-1])
         return o, q.new_full(_lse_shape(q, packed), -math.inf, dtype=torch.float32)
     return call(
-        _operator("attention", cu_seqlens_q),
+        operator_name("attention", cu_seqlens_q),
         dict(q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k),
         ("o", "lse"),
         **_attributes(scale, causal, window_left, window_right, softcap),
@@ -109,7 +106,7 @@ def _attention_backward(
         return q.new_zeros(q.shape), k.new_zeros(k.shape), v.new_zeros(v.shape)
     tensors = dict(q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k)
     return call(
-        _operator("attention", cu_seqlens_q) + "_backward",
+        operator_name("attention", cu_seqlens_q) + "_backward",
         dict(tensors, o=o, lse=lse, d_output=d_output),
         ("dq", "dk", "dv"),
         **_attributes(scale, causal, window_left, window_right, softcap),
@@ -210,9 +207,7 @@ def _offsets(name, offsets, like):
     check_tensor(name, offsets, 1, dtypes=(torch.int32, torch.int64))
     if offsets.device != like.device:
         raise invalid(name, f"is on {offsets.device}, q on {like.device}")
-    if offsets.shape[0] == 0:
-        raise invalid(name, "is empty: the offsets of N sequences are N + 1 entries")
-    return int32_indices(name, offsets)
+    return packed_offsets(name, offsets)
 
 
 def flash_attn_func(

@@ -6,10 +6,7 @@ inputs as models produce them (L2-normalised q and k, beta as logits, the
 gate from A_log and dt_bias) transformed inside; gradients through
 torch.autograd."""
 
-from typing import Optional
-
 import torch
-from torch import Tensor
 
 from rudnn.errors import invalid
 from rudnn.torch._common import (
@@ -19,7 +16,19 @@ from rudnn.torch._common import (
     check_tensor,
     dense,
     float_option,
-    int32_indices,
+    operator_name,
+    packed_offsets,
+)
+
+# What the KDA custom ops' schemas share, spelled once: every op takes the
+# five inputs first, its own tensors, the gate's operands, then the options
+# _transforms returns (which the ops' functions take as `*options`).
+_INPUTS_SCHEMA = "Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta"
+_GATE_SCHEMA = "Tensor? a_log, Tensor? dt_bias"
+_OPTIONS_SCHEMA = "float scale, bool qk_l2norm, bool beta_logits, float? lower_bound"
+# chunk_kda's inputs, which its backward takes (and saves) as they are.
+_CHUNK_INPUTS_SCHEMA = (
+    f"{_INPUTS_SCHEMA}, Tensor? initial_state, Tensor? cu_seqlens, {_GATE_SCHEMA}"
 )
 
 
@@ -41,10 +50,6 @@ def _tensors(q, k, v, g, beta, a_log, dt_bias, **more):
     return dict(q=q, k=k, v=v, g=g, beta=beta, a_log=a_log, dt_bias=dt_bias, **more)
 
 
-def _operator(name, cu_seqlens):
-    return f"rudnn.{name}_varlen" if cu_seqlens is not None else f"rudnn.{name}"
-
-
 def _nothing_to_compute(q, v, cu_seqlens):
     """Whether there is no token or no value channel (B, T, H or V is 0),
     so every result is known without a kernel: o is empty, and each
@@ -57,33 +62,23 @@ def _nothing_to_compute(q, v, cu_seqlens):
     return True
 
 
-@torch.library.custom_op("rudnn::chunk_kda", mutates_args=())
-def _chunk_kda(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    g: Tensor,
-    beta: Tensor,
-    initial_state: Optional[Tensor],
-    cu_seqlens: Optional[Tensor],
-    a_log: Optional[Tensor],
-    dt_bias: Optional[Tensor],
-    scale: float,
-    qk_l2norm: bool,
-    beta_logits: bool,
-    lower_bound: Optional[float],
-) -> tuple[Tensor, Tensor]:
+@torch.library.custom_op(
+    "rudnn::chunk_kda",
+    mutates_args=(),
+    schema=f"({_CHUNK_INPUTS_SCHEMA}, {_OPTIONS_SCHEMA}) -> (Tensor, Tensor)",
+)
+def _chunk_kda(q, k, v, g, beta, initial_state, cu_seqlens, a_log, dt_bias, *options):
     if _nothing_to_compute(q, v, cu_seqlens):
         states = _states(q, v, cu_seqlens)
         final_state = initial_state.clone() if initial_state is not None else states.zero_()
         return v.new_zeros(v.shape), final_state
     return call(
-        _operator("kda", cu_seqlens),
+        operator_name("kda", cu_seqlens),
         _tensors(
             q, k, v, g, beta, a_log, dt_bias, cu_seqlens=cu_seqlens, initial_state=initial_state
         ),
         ("output", "final_state"),
-        **_attributes(q, v, scale, qk_l2norm, beta_logits, lower_bound),
+        **_attributes(q, v, *options),
     )
 
 
@@ -101,24 +96,15 @@ def _like_or_empty(tensor, like):
     return tensor.new_empty(tensor.shape) if tensor is not None else like.new_empty(0)
 
 
-@torch.library.custom_op("rudnn::chunk_kda_backward", mutates_args=())
+@torch.library.custom_op(
+    "rudnn::chunk_kda_backward",
+    mutates_args=(),
+    schema=f"({_CHUNK_INPUTS_SCHEMA}, Tensor d_output, Tensor? d_final_state, {_OPTIONS_SCHEMA})"
+    " -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)",
+)
 def _chunk_kda_backward(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    g: Tensor,
-    beta: Tensor,
-    initial_state: Optional[Tensor],
-    cu_seqlens: Optional[Tensor],
-    a_log: Optional[Tensor],
-    dt_bias: Optional[Tensor],
-    d_output: Tensor,
-    d_final_state: Optional[Tensor],
-    scale: float,
-    qk_l2norm: bool,
-    beta_logits: bool,
-    lower_bound: Optional[float],
-) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+    q, k, v, g, beta, initial_state, cu_seqlens, a_log, dt_bias, d_output, d_final_state, *options
+):
     """dq, dk, dv, dg, dbeta, then d_initial_state, d_a_log, d_dt_bias
     (empty where the input is absent)."""
     if _nothing_to_compute(q, v, cu_seqlens):
@@ -134,7 +120,7 @@ def _chunk_kda_backward(
         return (*grads, d_initial_state, *gate)
     optional = {"d_initial_state": initial_state, "d_a_log": a_log, "d_dt_bias": dt_bias}
     grads = call(
-        _operator("kda", cu_seqlens) + "_backward",
+        operator_name("kda", cu_seqlens) + "_backward",
         _tensors(
             q,
             k,
@@ -149,7 +135,7 @@ def _chunk_kda_backward(
             d_final_state=d_final_state,
         ),
         ("dq", "dk", "dv", "dg", "dbeta") + tuple(n for n, t in optional.items() if t is not None),
-        **_attributes(q, v, scale, qk_l2norm, beta_logits, lower_bound),
+        **_attributes(q, v, *options),
     )
     present = iter(grads[5:])
     return (
@@ -179,20 +165,8 @@ def _backward(ctx, d_output, d_final_state):
         d_output = v.new_zeros(v.shape)
     if d_final_state is not None:
         d_final_state = dense(d_final_state)
-    grads = _chunk_kda_backward(
-        q,
-        k,
-        v,
-        g,
-        beta,
-        initial_state,
-        cu_seqlens,
-        a_log,
-        dt_bias,
-        dense(d_output),
-        d_final_state,
-        *ctx.options,
-    )
+    # The saved tensors are the forward's inputs, in the order both ops take.
+    grads = _chunk_kda_backward(*ctx.saved_tensors, dense(d_output), d_final_state, *ctx.options)
     optional = [
         d if t is not None else None for d, t in zip(grads[5:], (initial_state, a_log, dt_bias))
     ]
@@ -262,6 +236,20 @@ def _transforms(q, v, scale, qk_l2norm, use_gate, A_log, dt_bias, lower_bound, b
     return A_log, dt_bias, (scale, bool(qk_l2norm), bool(beta_logits), bound)
 
 
+def _apply(
+    op, inputs, own_tensors, scale, qk_l2norm, use_gate, A_log, dt_bias, lower_bound, beta_logits
+):
+    """The KDA custom op `op` on the five checked `inputs` (q, k, v, g,
+    beta) made dense, its own checked tensors, then the gate's operands and
+    the options _transforms makes of the rest (checking them last, so the
+    tensors' errors come first)."""
+    q, _, v, _, _ = inputs
+    A_log, dt_bias, options = _transforms(
+        q, v, scale, qk_l2norm, use_gate, A_log, dt_bias, lower_bound, beta_logits
+    )
+    return op(*(dense(t) for t in inputs), *own_tensors, A_log, dt_bias, *options)
+
+
 def chunk_kda(
     q,
     k,
@@ -307,9 +295,7 @@ def chunk_kda(
         check_tensor("cu_seqlens", cu_seqlens, 1, dtypes=(torch.int32, torch.int64), like=q)
         if q.shape[0] != 1:
             raise invalid("q", f"batch {q.shape[0]}: packed sequences (cu_seqlens) need batch 1")
-        if cu_seqlens.shape[0] == 0:
-            raise invalid("cu_seqlens", "is empty: the offsets of N sequences are N + 1 entries")
-        cu_seqlens = int32_indices("cu_seqlens", cu_seqlens)
+        cu_seqlens = packed_offsets("cu_seqlens", cu_seqlens)
     sequences = q.shape[0] if cu_seqlens is None else cu_seqlens.shape[0] - 1
     if initial_state is not None:
         check_tensor("initial_state", initial_state, 4, dtypes=(torch.float32,), like=q)
@@ -319,9 +305,10 @@ def chunk_kda(
                 "initial_state", f"shape {tuple(initial_state.shape)}, expected {expected}"
             )
         initial_state = dense(initial_state)
-    A_log, dt_bias, options = _transforms(
-        q,
-        v,
+    o, final_state = _apply(
+        _chunk_kda,
+        (q, k, v, g, beta),
+        (initial_state, cu_seqlens),
         scale,
         use_qk_l2norm_in_kernel,
         use_gate_in_kernel,
@@ -329,17 +316,5 @@ def chunk_kda(
         dt_bias,
         lower_bound,
         use_beta_sigmoid_in_kernel,
-    )
-    o, final_state = _chunk_kda(
-        dense(q),
-        dense(k),
-        dense(v),
-        dense(g),
-        dense(beta),
-        initial_state,
-        cu_seqlens,
-        A_log,
-        dt_bias,
-        *options,
     )
     return o, (final_state if output_final_state else None)

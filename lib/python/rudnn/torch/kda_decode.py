@@ -3,38 +3,33 @@ states, as serving engines run flash-linear-attention's fused_recurrent_kda
 (initial_state the pool, ssm_state_indices the slots, the final state
 written back in place)."""
 
-from typing import Optional
-
 import torch
-from torch import Tensor
 
 from rudnn.torch._common import (
     call,
     check_dim,
     check_tensor,
     check_updatable,
-    dense,
     int32_indices,
 )
-from rudnn.torch.kda import _attributes, _check_inputs, _tensors, _transforms
+from rudnn.torch.kda import (
+    _GATE_SCHEMA,
+    _INPUTS_SCHEMA,
+    _OPTIONS_SCHEMA,
+    _apply,
+    _attributes,
+    _check_inputs,
+    _tensors,
+)
 
 
-@torch.library.custom_op("rudnn::kda_decode", mutates_args=("state_pool",))
-def _kda_decode(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    g: Tensor,
-    beta: Tensor,
-    state_pool: Tensor,
-    slots: Tensor,
-    a_log: Optional[Tensor],
-    dt_bias: Optional[Tensor],
-    scale: float,
-    qk_l2norm: bool,
-    beta_logits: bool,
-    lower_bound: Optional[float],
-) -> Tensor:
+@torch.library.custom_op(
+    "rudnn::kda_decode",
+    mutates_args=("state_pool",),
+    schema=f"({_INPUTS_SCHEMA}, Tensor(a!) state_pool, Tensor slots, {_GATE_SCHEMA}, "
+    f"{_OPTIONS_SCHEMA}) -> Tensor",
+)
+def _kda_decode(q, k, v, g, beta, state_pool, slots, a_log, dt_bias, *options):
     if v.numel() == 0 or state_pool.shape[0] == 0:
         # No token or value channel to compute, or no slot in the pool: each
         # entry's o is 0 (empty) and the pool stays as it was.
@@ -43,7 +38,7 @@ def _kda_decode(
         "rudnn.kda_decode",
         _tensors(q, k, v, g, beta, a_log, dt_bias, state_pool=state_pool, slots=slots),
         ("output",),
-        **_attributes(q, v, scale, qk_l2norm, beta_logits, lower_bound),
+        **_attributes(q, v, *options),
     )
     return output
 
@@ -92,9 +87,10 @@ def kda_decode(
     check_tensor("slots", slots, 1, dtypes=(torch.int32, torch.int64))
     check_dim("slots", slots, 0, q.shape[0], "batch")
     slots = int32_indices("slots", slots, device=q.device)
-    A_log, dt_bias, options = _transforms(
-        q,
-        v,
+    return _apply(
+        _kda_decode,
+        (q, k, v, g, beta),
+        (state_pool, slots),
         scale,
         use_qk_l2norm_in_kernel,
         use_gate_in_kernel,
@@ -102,16 +98,4 @@ def kda_decode(
         dt_bias,
         lower_bound,
         use_beta_sigmoid_in_kernel,
-    )
-    return _kda_decode(
-        dense(q),
-        dense(k),
-        dense(v),
-        dense(g),
-        dense(beta),
-        state_pool,
-        slots,
-        A_log,
-        dt_bias,
-        *options,
     )
