@@ -340,3 +340,13 @@ func.func @split_keys_wgmma(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>
       : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x?xf32>
   return
 }
+
+// -----
+
+// The Hopper scores' key tiles are ones a tensor map can load.
+func.func @scores_wgmma_keys(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>) {
+  // expected-error @+1 {{'block_k' must be 64 or 128 with 'wgmma', got 2147483647}}
+  %s = rudnn.attention_scores %q, %k scale 1.250000e-01 block_q 128 block_k 2147483647 wgmma
+      : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x?xf32>
+  return
+}

@@ -80,8 +80,14 @@ LogicalResult checkTiles(Operation *op, Value q, Value v,
              << "'block_q' 192 (three consumer warpgroups) takes head dims "
                 "up to 64, got D = "
              << headDim << (v ? ", E = " + std::to_string(valueDim) : "");
-    if (!v) // a primitive without the values: its operator checked
+    // A primitive without the values: its operator checked the head dims;
+    // its key tiles are still ones a tensor map can load.
+    if (!v) {
+      if (blockK && *blockK != 64 && *blockK != 128)
+        return op->emitOpError()
+               << "'block_k' must be 64 or 128 with 'wgmma', got " << *blockK;
       return success();
+    }
     const int64_t hopperKeys = hopperAttentionBlockKeys(
         headDim, valueDim, blockQ.value_or(kHopperAttentionBlockQueries));
     if (blockK && *blockK != hopperKeys)
