@@ -86,7 +86,8 @@ struct Memory {
   StringRef access; // "in", "inout", "out", "workspace"
   std::string aliases;
   SizeRef bytes{0, {}};
-  Value value; // a member, for its type
+  Value value;         // a member, for its type
+  bool zeroed = false; // workspace filled with zeros before each call
 };
 
 class FunctionPlanner {
@@ -272,6 +273,7 @@ LogicalResult FunctionPlanner::assignMemory() {
   }
   DenseMap<Value, std::vector<SizeRef>> sizes;
   DenseMap<Value, std::string> storageNames;
+  DenseSet<Value> zeroedResults;
   for (Operation *op : primitives)
     for (OpResult result : op->getResults()) {
       ResultStorage storage = cast<PrimitiveOpInterface>(op).getResultStorage(
@@ -284,6 +286,8 @@ LogicalResult FunctionPlanner::assignMemory() {
         sizes[result].push_back(storage.bytes);
       if (!storage.name.empty())
         storageNames[result] = storage.name;
+      if (storage.zeroed)
+        zeroedResults.insert(result);
     }
   for (auto [index, value] : llvm::enumerate(ret.getOperands()))
     returnedAs[leader(value) ? leader(value) : value] = index;
@@ -361,7 +365,11 @@ LogicalResult FunctionPlanner::assignMemory() {
           name = storageNames.lookup(member);
           break;
         }
-      memories[lead] = {name, "workspace", "", bytes, output};
+      const bool zeroed =
+          llvm::any_of(classes.members(lead), [&](Value member) {
+            return zeroedResults.count(member);
+          });
+      memories[lead] = {name, "workspace", "", bytes, output, zeroed};
     }
   // Workspace names are unique within the plan.
   llvm::StringMap<unsigned> seen;
@@ -853,6 +861,7 @@ LogicalResult FunctionPlanner::plan() {
             ? FlatSymbolRefAttr()
             : FlatSymbolRefAttr::get(func.getContext(), memory.aliases),
         bytes, SizeAttr(), StringAttr(), IntegerAttr(), IntegerAttr());
+    buffer.setZeroed(memory.zeroed);
     if (const Launch *only = onlyLaunchCaseOf(memory)) {
       buffer.setGuardAttr(planBuilder.getStringAttr(*only->guard));
       buffer.setGuardMinAttr(planBuilder.getI64IntegerAttr(only->guardMin));

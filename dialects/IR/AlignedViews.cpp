@@ -41,9 +41,13 @@ bool promisesAlignedRows(Value value) {
 
 } // namespace
 
+bool mlir::rudnn::promisesAlignedViews(ArrayRef<Value> views) {
+  return llvm::all_of(views, promisesAlignedRows);
+}
+
 void mlir::rudnn::markAlignedViews(Operation *op, Operation *before,
                                    ArrayRef<Value> views, StringRef marker) {
-  if (!llvm::all_of(views, promisesAlignedRows))
+  if (!promisesAlignedViews(views))
     return;
   for (Operation *created = before ? before->getNextNode()
                                    : &op->getBlock()->front();

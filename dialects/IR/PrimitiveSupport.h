@@ -102,6 +102,9 @@ struct ResultStorage {
   /// asked for): a result nobody reads then gets no memory. Any other own
   /// result nobody reads still gets workspace, as its kernel writes it.
   bool mayBeNull = false;
+  /// Own workspace filled with zeros before each call (a sum the kernel
+  /// adds to with atomics).
+  bool zeroed = false;
 
   static ResultStorage own(SizeRef bytes, std::string name) {
     return {Kind::Own, std::move(bytes), {}, std::move(name)};
@@ -113,6 +116,11 @@ struct ResultStorage {
   /// This storage, skipped (a null pointer) when nobody reads the result.
   ResultStorage orNull() && {
     mayBeNull = true;
+    return std::move(*this);
+  }
+  /// This storage, zeroed before each call when it is workspace.
+  ResultStorage startingAtZero() && {
+    zeroed = true;
     return std::move(*this);
   }
 };

@@ -42,13 +42,16 @@ double defaultKdaScale(int64_t featureDimK);
 /// Tokens of each partial sum of rudnn.kda_gate_backward.
 int64_t kdaGatePartialTokens();
 
+/// Whether every view in `views` promises 16-byte rows (`rudnn.align`): a
+/// function argument with the promise, or a result the function returns
+/// with it.
+bool promisesAlignedViews(ArrayRef<Value> views);
+
 /// Marks the primitives `op`'s decomposition put after `before` (nested
 /// ones included; from the block's start when null) with `marker` when
-/// every view in `views` promises 16-byte rows (`rudnn.align`): a function
-/// argument with the promise, or a result the function returns with it.
-/// By default the marker says the views their kernels copy into shared
-/// memory are aligned (`rudnn.aligned_views`); `rudnn.aligned_outputs`
-/// says so of the results their kernels store.
+/// promisesAlignedViews(views). By default the marker says the views their
+/// kernels copy into shared memory are aligned (`rudnn.aligned_views`);
+/// `rudnn.aligned_outputs` says so of the results their kernels store.
 void markAlignedViews(Operation *op, Operation *before, ArrayRef<Value> views,
                       StringRef marker = RudnnDialect::kAlignedViewsAttrName);
 

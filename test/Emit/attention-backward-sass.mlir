@@ -42,28 +42,29 @@
 // SM80-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
 // SM80-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
 //
-// sm_90 (compiled for sm_90a): the Hopper kernels, 128 rows a block. Every
-// operand by TMA (UTMALDG) alone, no ldmatrix and no shared-memory load by
-// any thread: every product is wgmma (HGMMA), the scores' and dP's operands
-// from shared memory, P and dS from registers. 384 threads at 168
-// registers, nothing spilled (the key block takes dV, then dK, in a pass
-// each at these head dims), one block per SM.
-// SM90-LABEL: kernel attention_bwd_keys_bf16_d128_e128_causal_wgmma
+// sm_90 (compiled for sm_90a): the Hopper kernel, one pass over each key
+// tile, 128 keys a block. Every operand by TMA (UTMALDG) alone, no
+// ldmatrix and no shared-memory load by any thread: every product is wgmma
+// (HGMMA), the scores' and dP's operands from shared memory, P and dS from
+// registers for dV and dK, dS staged in shared memory (the block's only
+// shared stores) for dQ = dS·K; dQ added to an f32 workspace. 384 threads,
+// nothing spilled (dV takes a pass of its own at these head dims, S formed
+// again: 1536 FLOP a pair against the sm_80 kernels' 2048), one block per
+// SM. Then dq's conversion, 16 bytes a lane.
+// SM90-LABEL: kernel attention_bwd_gradients_bf16_d128_e128_causal_wgmma
 // SM90-NEXT: block: 384 threads; grid (16, 128, 1)
 // SM90-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// SM90-NEXT: shared memory: 0 bytes static, 133120 dynamic
+// SM90-NEXT: shared memory: 0 bytes static, 165888 dynamic
 // SM90-NEXT: resident blocks per SM: 1
-// SM90-NEXT: model: 256.0 MiB moved, 274.88 GFLOP, 1024.0 FLOP/B; roofline {{.*}} (compute-bound)
-// SM90-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async 0, tma {{[1-9][0-9]*}}; shared loads 0, stores 0 (HGMMA {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}})
+// SM90-NEXT: model: 256.0 MiB moved, 412.32 GFLOP, 1536.0 FLOP/B; roofline {{.*}} (compute-bound)
+// SM90-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async 0, tma {{[1-9][0-9]*}}; shared loads 0, stores {{[1-9][0-9]*}} (HGMMA {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}})
 // SM90-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
-// SM90-LABEL: kernel attention_bwd_queries_bf16_d128_e128_causal_wgmma
-// SM90-NEXT: block: 384 threads; grid (16, 128, 1)
+// SM90: named barriers: 1 sync, 0 arrive
+// SM90-LABEL: kernel attention_bwd_dq_bf16_d128
+// SM90-NEXT: block: 128 threads
 // SM90-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// SM90-NEXT: shared memory: 0 bytes static, 133120 dynamic
-// SM90-NEXT: resident blocks per SM: 1
-// SM90-NEXT: model: 194.0 MiB moved, 206.16 GFLOP, {{.*}}
-// SM90-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async 0, tma {{[1-9][0-9]*}}; shared loads 0, stores 0 (HGMMA {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}})
-// SM90-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
+// SM90: global loads: {{.*}}, 128-bit {{[1-9][0-9]*}}{{$}}
+// SM90-NEXT: global stores: {{.*}}, 128-bit {{[1-9][0-9]*}}{{$}}
 func.func @main(%q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
                 %k: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
                 %v: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},

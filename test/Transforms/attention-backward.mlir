@@ -89,18 +89,26 @@ func.func @packed(%q: tensor<?x?x40xf32>, %k: tensor<?x?x40xf32>,
 
 // -----
 
-// Views promising 16-byte rows take the Hopper kernels: 384 threads over
-// tiles of 128 rows, their operands through tensor maps (boxes of 64
-// columns by the 128 resident rows or the 64 of a step).
+// Views promising 16-byte rows take the Hopper kernel: the gradients in one
+// pass over each key tile, 384 threads over tiles of 128 keys, operands
+// through tensor maps (boxes of 64 columns by the 128 keys or the 64
+// queries of a step), dq summed in an f32 workspace the plan zeroes before
+// each call; then dq's conversion, a warp a row.
+// DECOMPOSE-LABEL: func.func @hopper
+// DECOMPOSE: %[[T:.*]] = rudnn.attention_row_terms
+// DECOMPOSE: %[[DK:.*]], %[[DV:.*]], %[[ACC:.*]] = rudnn.attention_gradients {{.*}} terms %[[T]] {{.*}} block_rows 128 {rudnn.aligned_views} : {{.*}} -> (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xf32>)
+// DECOMPOSE: %[[DQ:.*]] = rudnn.attention_dq_convert %[[ACC]] {rudnn.aligned_views} : tensor<?x?x?x64xf32> -> tensor<?x?x?x64xbf16>
+// DECOMPOSE: return %[[DQ]], %[[DK]], %[[DV]]
 // PLAN-LABEL: rudnn.plan @hopper
-// PLAN: rudnn.kernel @[[KEYS:attention_bwd_keys_bf16_d64_e64_causal_wgmma]] threads 384 shared_bytes 67584
-// PLAN: rudnn.launch @[[KEYS]] grid [#rudnn.size<constant = 1, params = ["key_tiles128"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "G"], divisor = 1>
+// PLAN: rudnn.buffer @dq_accum "workspace" zeroed bytes <constant = 256, params = ["B", "T", "H"], divisor = 1>
+// PLAN: rudnn.kernel @[[GRADIENTS:attention_bwd_gradients_bf16_d64_e64_causal_wgmma]] threads 384 shared_bytes 100352
+// PLAN: rudnn.launch @[[GRADIENTS]] grid [#rudnn.size<constant = 1, params = ["key_tiles128"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "G"], divisor = 1>
+// PLAN-SAME: args [@q, @k, @v, 0, 0, 0, 0, 0, @lse, @d_output, @terms, 0, @dk, @dv, @dq_accum,
 // PLAN-SAME: #rudnn.tensor_map<buffer = "q", element_bytes = 2, dims = [64, #rudnn.param<name = "T", bits = 64>, #rudnn.param<name = "H", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "q_stride1", bits = 64>, #rudnn.param<name = "q_stride2", bits = 64>, #rudnn.param<name = "q_stride0", bits = 64>], box = [64, 64, 1, 1], swizzle_bytes = 128>
 // PLAN-SAME: #rudnn.tensor_map<buffer = "k", element_bytes = 2, dims = [64, #rudnn.param<name = "S", bits = 64>, #rudnn.param<name = "G", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "k_stride1", bits = 64>, #rudnn.param<name = "k_stride2", bits = 64>, #rudnn.param<name = "k_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>
-// PLAN: rudnn.kernel @[[QUERIES:attention_bwd_queries_bf16_d64_e64_causal_wgmma]] threads 384 shared_bytes 67584
-// PLAN: rudnn.launch @[[QUERIES]] grid [#rudnn.size<constant = 1, params = ["query_tiles128"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
-// PLAN-SAME: #rudnn.tensor_map<buffer = "q", element_bytes = 2, dims = [64, #rudnn.param<name = "T", bits = 64>, #rudnn.param<name = "H", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "q_stride1", bits = 64>, #rudnn.param<name = "q_stride2", bits = 64>, #rudnn.param<name = "q_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>
-// PLAN-SAME: #rudnn.tensor_map<buffer = "k", element_bytes = 2, dims = [64, #rudnn.param<name = "S", bits = 64>, #rudnn.param<name = "G", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "k_stride1", bits = 64>, #rudnn.param<name = "k_stride2", bits = 64>, #rudnn.param<name = "k_stride0", bits = 64>], box = [64, 64, 1, 1], swizzle_bytes = 128>
+// PLAN: rudnn.kernel @[[CONVERT:attention_bwd_dq_bf16_d64]] threads 128
+// PLAN: rudnn.launch @[[CONVERT]] grid [#rudnn.size<constant = 1, params = ["query_quads"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
+// PLAN-SAME: args [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, @dq, 0, 0, @dq_accum,
 func.func @hopper(%q: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},
                   %k: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},
                   %v: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},

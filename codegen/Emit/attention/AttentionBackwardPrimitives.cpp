@@ -1,9 +1,10 @@
 //===- AttentionBackwardPrimitives.cpp - The backward's three kernels -----===//
 //
-// The primitive interface of the attention backward's ops: the row terms,
-// the key gradients and the query gradients are a kernel each, emitted
-// through the device library's rudnn::attention::row_terms,
-// key_gradients and query_gradients with every specialization a constant.
+// The primitive interface of the attention backward's ops, a kernel each,
+// emitted through the device library's rudnn::attention functions with
+// every specialization a constant: the row terms; on sm_80 the key and the
+// query gradients; on Hopper the gradients in one pass over each key tile
+// and dQ's conversion from its f32 accumulator.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,10 +41,10 @@ SizeRef headGrid(bool packed, char heads) {
 /// kernel reads none).
 struct BackwardValues {
   Value q, k, v, lengths, mask, queryOffsets, keyOffsets, o, lse, dOutput,
-      terms, dq, dk, dv;
+      terms, dq, dk, dv, dqAccum;
   FloatAttr scale, softcap;
   /// Packed batches: rank-3 tensors ([T, H, *]) and the entries' offsets;
-  /// hopper: the sm_90a kernels (block_rows 128, aligned views).
+  /// hopper: the sm_90a kernel (attention_gradients; aligned views).
   bool causal = false, aligned = false, packed = false, hopper = false;
   int64_t left = -1, right = -1;
 
@@ -66,11 +67,13 @@ struct BackwardValues {
     // Views promising 16-byte rows are copied without an element-wise path,
     // and only they can be TMA's.
     values.aligned = op->hasAttr(RudnnDialect::kAlignedViewsAttrName);
-    values.hopper = values.aligned && op.getBlockRows() &&
-                    static_cast<int64_t>(*op.getBlockRows()) ==
-                        kHopperAttentionBackwardRows;
+    values.hopper = isa<AttentionGradientsOp>(op.getOperation());
     return values;
   }
+
+  /// A tensor of the inputs' type: q, or o (the row terms), or dq (its
+  /// conversion).
+  Value input() const { return q ? q : o ? o : dq; }
 
   /// "f32_d64_e64_causal_window16_inf_a16".
   std::string specialization() const {
@@ -92,7 +95,7 @@ struct BackwardValues {
 /// pointers and zero strides for the tensors this kernel has not; no batch
 /// strides when packed), then the dims and scalars.
 void bind(KernelBuilder &builder, const BackwardValues &values, bool keyDims) {
-  const std::string in = cudaType(dtype(values.q ? values.q : values.o));
+  const std::string in = cudaType(dtype(values.input()));
   builder.pointer(values.q, "q", in, false);
   builder.pointer(values.k, "k", in, false);
   builder.pointer(values.v, "v", in, false);
@@ -107,11 +110,13 @@ void bind(KernelBuilder &builder, const BackwardValues &values, bool keyDims) {
   builder.pointer(values.dq, "dq", in, true);
   builder.pointer(values.dk, "dk", in, true);
   builder.pointer(values.dv, "dv", in, true);
+  builder.pointer(values.dqAccum, "dq_accum", "float", !values.dq);
   for (auto [value, name] :
        {std::pair{values.q, "q"}, std::pair{values.k, "k"},
         std::pair{values.v, "v"}, std::pair{values.o, "o"},
         std::pair{values.dOutput, "d_o"}, std::pair{values.dq, "dq"},
-        std::pair{values.dk, "dk"}, std::pair{values.dv, "dv"}}) {
+        std::pair{values.dk, "dk"}, std::pair{values.dv, "dv"},
+        std::pair{values.dqAccum, "dq_accum"}}) {
     std::vector<std::string> strides = {std::string(name) + "_t",
                                         std::string(name) + "_h"};
     if (!values.packed)
@@ -140,7 +145,7 @@ void bind(KernelBuilder &builder, const BackwardValues &values, bool keyDims) {
 void writeBody(KernelBuilder &builder, const BackwardValues &values,
                bool keyDims, const std::string &call,
                const std::string &arguments = "p") {
-  const std::string in = cudaType(dtype(values.q ? values.q : values.o));
+  const std::string in = cudaType(dtype(values.input()));
   auto strides = [&](std::string name) {
     return "{" + (values.packed ? std::string("0") : name + "_b") + ", " +
            name + "_t, " + name + "_h}";
@@ -161,6 +166,7 @@ void writeBody(KernelBuilder &builder, const BackwardValues &values,
        << "      f, d_output, " << strides("d_o")
        << ", const_cast<float *>(terms),\n      dq, dk, dv,\n      "
        << strides("dq") << ", " << strides("dk") << ", " << strides("dv")
+       << ",\n      const_cast<float *>(dq_accum), " << strides("dq_accum")
        << "};\n"
        << "  rudnn::attention::" << call << "(" << arguments << ");\n";
 }
@@ -293,6 +299,32 @@ ResultStorage sequenceStorage(Value value, char rows, char heads,
                             std::move(name));
 }
 
+/// A kernel of a warp a row over every (entry, head, query) (packed
+/// batches one entry of all T rows): entry point `stem`_<type>_<suffix>,
+/// the device function `call` on `values` (its inputs' type the kernel's).
+LogicalResult emitRowKernel(Operation *op, KernelBuilder &builder,
+                            const BackwardValues &values, StringRef stem,
+                            const std::string &suffix, StringRef what,
+                            const std::string &call) {
+  builder.setEntry(
+      std::string(values.packed ? "attention_varlen_bwd_" : "attention_bwd_") +
+      stem.str() + "_" + ::rudnn::dtypeName(dtype(values.input())) + "_" +
+      suffix);
+  builder.preamble() << "// The attention backward's " << what.str() << ".\n"
+                     << "#include \"rudnn/attention.cuh\"\n";
+  bind(builder, values, /*keyDims=*/false);
+  if (!builder.conflict().empty())
+    return op->emitOpError()
+           << "cannot emit its kernel: " << builder.conflict();
+  writeBody(builder, values, false, call);
+  KernelLaunch &launch = builder.launch();
+  launch.threads = 128; // a warp a row
+  launch.grid[0] = SizeRef{1, {DimRef::ceilDiv('T', 4, "query_quads")}};
+  launch.grid[1] = headGrid(values.packed, 'H');
+  launch.grid[2] = SizeRef{1, {}};
+  return success();
+}
+
 template <typename Op, typename Model>
 struct BackwardPrimitive
     : public PrimitiveOpInterface::ExternalModel<Model, Op> {
@@ -322,25 +354,10 @@ struct RowTermsModel : BackwardPrimitive<AttentionRowTermsOp, RowTermsModel> {
     values.dOutput = rows.getDOutput();
     values.terms = rows.getTerms();
     values.packed = isPacked(values.o);
-    builder.setEntry(std::string(values.packed ? "attention_varlen_bwd_terms_"
-                                               : "attention_bwd_terms_") +
-                     std::string(::rudnn::dtypeName(dtype(values.o))) + "_e" +
-                     std::to_string(lastDim(values.o)));
-    builder.preamble() << "// The attention backward's row terms.\n"
-                       << "#include \"rudnn/attention.cuh\"\n";
-    bind(builder, values, /*keyDims=*/false);
-    if (!builder.conflict().empty())
-      return op->emitOpError()
-             << "cannot emit its kernel: " << builder.conflict();
-    writeBody(builder, values, false,
-              "row_terms<" + std::string(cudaType(dtype(values.o))) + ", " +
-                  std::to_string(lastDim(values.o)) + ">");
-    KernelLaunch &launch = builder.launch();
-    launch.threads = 128; // a warp a row
-    launch.grid[0] = SizeRef{1, {DimRef::ceilDiv('T', 4, "query_quads")}};
-    launch.grid[1] = headGrid(values.packed, 'H');
-    launch.grid[2] = SizeRef{1, {}};
-    return success();
+    const std::string E = std::to_string(lastDim(values.o));
+    return emitRowKernel(op, builder, values, "terms", "e" + E, "row terms",
+                         "row_terms<" + std::string(cudaType(dtype(values.o))) +
+                             ", " + E + ">");
   }
 };
 
@@ -404,12 +421,93 @@ struct QueryGradientsModel
   }
 };
 
+struct GradientsModel
+    : BackwardPrimitive<AttentionGradientsOp, GradientsModel> {
+  static constexpr llvm::StringLiteral kGroup = "attention.gradients";
+
+  ResultStorage getResultStorage(Operation *op, unsigned index) const {
+    auto gradients = cast<AttentionGradientsOp>(op);
+    if (index == 2) { // f32 in q's layout, zeroed: the kernel adds to it
+      Value q = gradients.getQ();
+      SmallVector<DimRef, 4> dims = {DimRef::of('T'), DimRef::of('H')};
+      if (!isPacked(q))
+        dims.insert(dims.begin(), DimRef::of('B'));
+      return ResultStorage::own({4 * lastDim(q), dims}, "dq_accum")
+          .startingAtZero();
+    }
+    return index == 0 ? sequenceStorage(gradients.getDk(), 'S', 'G', "dk")
+                      : sequenceStorage(gradients.getDv(), 'S', 'G', "dv");
+  }
+  std::optional<DimRef> getResultDim(Operation *op, unsigned index,
+                                     unsigned dim) const {
+    auto gradients = cast<AttentionGradientsOp>(op);
+    Value of[] = {gradients.getK(), gradients.getV(), gradients.getQ()};
+    return DimRef::of(of[index], dim);
+  }
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto gradients = cast<AttentionGradientsOp>(op);
+    BackwardValues values = BackwardValues::of(gradients);
+    values.dk = gradients.getDk();
+    values.dv = gradients.getDv();
+    values.dqAccum = gradients.getDqAccum();
+    if (!values.aligned)
+      return op->emitOpError() << "loads its operands with TMA: its views "
+                                  "must promise 16-byte rows";
+    const int64_t D = lastDim(values.q), E = lastDim(values.v);
+    return emitGradients(
+        op, builder, values,
+        {"gradients", "dk, dv and dq's accumulator", "gradients", 'S', 'G',
+         "key_tiles", "HopperBackwardShared",
+         hopperAttentionBackwardSharedBytes(D, E),
+         // K and V read, dK and dV written; S, dP, dV, dK and dQ, and S
+         // again where dV takes a pass of its own.
+         2 * (D + E) * elementBytes(values.q),
+         hopperAttentionBackwardSplits(D, E) ? 2 * (4 * D + 2 * E)
+                                             : 2 * (3 * D + 2 * E)});
+  }
+};
+
+struct DqConvertModel
+    : BackwardPrimitive<AttentionDqConvertOp, DqConvertModel> {
+  static constexpr llvm::StringLiteral kGroup = "attention.dq_convert";
+
+  ResultStorage getResultStorage(Operation *op, unsigned) const {
+    return sequenceStorage(cast<AttentionDqConvertOp>(op).getDq(), 'T', 'H',
+                           "dq");
+  }
+  std::optional<DimRef> getResultDim(Operation *op, unsigned,
+                                     unsigned dim) const {
+    return DimRef::of(cast<AttentionDqConvertOp>(op).getDqAccum(), dim);
+  }
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto convert = cast<AttentionDqConvertOp>(op);
+    BackwardValues values;
+    values.dqAccum = convert.getDqAccum();
+    values.dq = convert.getDq();
+    values.packed = isPacked(values.dq);
+    const int64_t D = lastDim(values.dq);
+    if (failed(emitRowKernel(op, builder, values, "dq", "d" + std::to_string(D),
+                             "dq from its f32 accumulator",
+                             "convert_query_gradients<" +
+                                 std::string(cudaType(dtype(values.dq))) +
+                                 ", " + std::to_string(D) + ">")))
+      return failure();
+    // Each row's f32 sum read, dq written.
+    SmallVector<DimRef, 4> rows = {DimRef::of('T'), DimRef::of('H')};
+    if (!values.packed)
+      rows.insert(rows.begin(), DimRef::of('B'));
+    builder.launch().memoryBytes = {(4 + elementBytes(values.dq)) * D, rows};
+    return success();
+  }
+};
+
 } // namespace
 
 void ::rudnn::codegen::registerAttentionBackwardPrimitives(
     DialectRegistry &registry) {
   attachPrimitives<Primitive<AttentionRowTermsOp, RowTermsModel>,
                    Primitive<AttentionKeyGradientsOp, KeyGradientsModel>,
-                   Primitive<AttentionQueryGradientsOp, QueryGradientsModel>>(
-      registry);
+                   Primitive<AttentionQueryGradientsOp, QueryGradientsModel>,
+                   Primitive<AttentionGradientsOp, GradientsModel>,
+                   Primitive<AttentionDqConvertOp, DqConvertModel>>(registry);
 }

@@ -433,12 +433,16 @@ inline unsigned long long descriptorOffset(unsigned long long descriptor, int r,
   return swizzle128(address);
 }
 
+/// The 16-bit shared element at `offset`.
+inline float elementAt(unsigned long long offset, bool bf16) {
+  unsigned short bits;
+  std::memcpy(&bits, shared_at(offset, 2), 2);
+  return low(bits, bf16);
+}
+
 inline float descriptorElement(unsigned long long descriptor, int r, int c,
                                bool mnMajor, bool bf16) {
-  unsigned short bits;
-  std::memcpy(&bits, shared_at(descriptorOffset(descriptor, r, c, mnMajor), 2),
-              2);
-  return low(bits, bf16);
+  return elementAt(descriptorOffset(descriptor, r, c, mnMajor), bf16);
 }
 
 /// What each thread of a warpgroup issues with a wgmma: the same
@@ -446,8 +450,8 @@ inline float descriptorElement(unsigned long long descriptor, int r, int c,
 /// registers.
 struct WgmmaIssue {
   unsigned long long a, b;
-  // 1: A from registers, 2: B transposed, 4: bf16, 8: accumulate (scale-d);
-  // the accumulator count (N / 2) from bit 8.
+  // 1: A from registers, 2: B transposed, 4: bf16, 8: accumulate (scale-d),
+  // 16: A transposed; the accumulator count (N / 2) from bit 8.
   unsigned form;
   unsigned registers[4];
 
@@ -455,6 +459,14 @@ struct WgmmaIssue {
   /// The columns of B a thread's accumulators need.
   int columns() const { return count() / 2; }
 };
+
+/// The shared offset of element (m, k) of a shared A operand: K-major, or
+/// MN-major when `transposed` (its rows the depth, M contiguous).
+inline unsigned long long aOffset(const WgmmaIssue &issue, int m, int k,
+                                  bool transposed) {
+  return transposed ? descriptorOffset(issue.a, k, m, true)
+                    : descriptorOffset(issue.a, m, k, false);
+}
 
 /// The most accumulators a thread holds: m64n256's 128.
 constexpr int kMaxWgmmaAccumulators = 128;
@@ -472,11 +484,11 @@ template <typename Visit>
 inline void forOperandChunks(const WgmmaIssue &issue, int warp, int lane,
                              Visit visit) {
   std::vector<unsigned long long> chunks;
-  const bool transposedB = issue.form & 2;
+  const bool transposedB = issue.form & 2, transposedA = issue.form & 16;
   if (!(issue.form & 1))
     for (int r = 0; r < 16; ++r)
-      for (int k = 0; k < 16; k += 8)
-        chunks.push_back(descriptorOffset(issue.a, 16 * warp + r, k, false));
+      for (int k = 0; k < 16; ++k)
+        chunks.push_back(aOffset(issue, 16 * warp + r, k, transposedA));
   const int t = lane % 4;
   for (int column = 0; column < issue.columns(); ++column) {
     const int col = 8 * (column / 2) + 2 * t + column % 2;
@@ -509,12 +521,13 @@ inline void reportOperandReads(const WgmmaIssue &issue, int warp, int lane) {
 /// when it is not in registers).
 inline void readSharedOperands(WgmmaOperands &operands, const WgmmaIssue &issue,
                                int warp, int lane) {
-  const bool bf16 = issue.form & 4, transposedB = issue.form & 2;
+  const bool bf16 = issue.form & 4, transposedB = issue.form & 2,
+             transposedA = issue.form & 16;
   if (!(issue.form & 1))
     for (int r = 0; r < 16; ++r)
       for (int k = 0; k < 16; ++k)
         operands.A[r][k] =
-            descriptorElement(issue.a, 16 * warp + r, k, false, bf16);
+            elementAt(aOffset(issue, 16 * warp + r, k, transposedA), bf16);
   const int t = lane % 4;
   for (int column = 0; column < issue.columns(); ++column) {
     const int col = 8 * (column / 2) + 2 * t + column % 2;
@@ -689,8 +702,9 @@ inline void wgmma_wait(unsigned pending) {
 /// (scale-d). Asynchronous as on the GPU: `d` holds poison until a
 /// wgmma_wait retires the group the wgmma is committed in.
 inline void wgmma(float *d, int count, const unsigned *registers,
-                  unsigned long long a, unsigned long long b, bool transposedB,
-                  bool bf16, bool accumulate, RUDNN_EMU_CALL_SITE) {
+                  unsigned long long a, unsigned long long b, bool transposedA,
+                  bool transposedB, bool bf16, bool accumulate,
+                  RUDNN_EMU_CALL_SITE) {
   const rudnn_emu_thread *thread = rudnn_emu_current();
   const int lane = static_cast<int>(thread->lane);
   const int warp = static_cast<int>(thread->warp % 4); // in the warpgroup
@@ -698,6 +712,7 @@ inline void wgmma(float *d, int count, const unsigned *registers,
                      b,
                      (registers ? 1u : 0u) | (transposedB ? 2u : 0u) |
                          (bf16 ? 4u : 0u) | (accumulate ? 8u : 0u) |
+                         (transposedA && !registers ? 16u : 0u) |
                          static_cast<unsigned>(count) << 8,
                      {}};
   if (registers)

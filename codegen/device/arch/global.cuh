@@ -1,9 +1,9 @@
-//===- arch/global.cuh - 16-byte global memory accesses -------------------===//
+//===- arch/global.cuh - Global memory accesses the compiler must keep ----===//
 //
 // One 16-byte store (STG.128) the compiler may not split: where it cannot
 // prove the address 16-byte aligned through a computed pointer, it emits
 // four 4-byte stores for a plain uint4 assignment. The caller guarantees
-// the alignment.
+// the alignment. And a pair of f32 reductions, one 8-byte RED on sm_90.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +19,18 @@ __device__ __forceinline__ void store_global16(void *to, uint4 value) {
   asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(to),
                "r"(value.x), "r"(value.y), "r"(value.z), "r"(value.w)
                : "memory");
+#endif
+}
+
+/// to[0] += first, to[1] += second, each atomically (no value returned):
+/// one vector reduction on sm_90, to 8-byte aligned; two elsewhere.
+__device__ __forceinline__ void reduce_add_pair(float *to, float first,
+                                                float second) {
+#if !defined(__RUDNN_EMULATION__) && __CUDA_ARCH__ >= 900
+  atomicAdd(reinterpret_cast<float2 *>(to), make_float2(first, second));
+#else
+  atomicAdd(to, first);
+  atomicAdd(to + 1, second);
 #endif
 }
 

@@ -230,17 +230,19 @@ __device__ __forceinline__ void set_register_budget() {
   CASE(16, 256)
 
 // One wgmma of shape g (N = n), accumulating into d_ when `accumulate` is
-// set (scale-d): A and B from descriptors, neither transposed; or A from
-// registers and B transposed (MN-major).
+// set (scale-d): A and B from descriptors, both K-major (SS) or both
+// MN-major (SST); or A from registers and B MN-major (RS).
 #define RUDNN_WGMMA_INPUT(i, g) RUDNN_WGMMA_IN(i, RUDNN_WGMMA_G##g)
-#define RUDNN_WGMMA_SS_ASM(g, n, TYPE)                                         \
+#define RUDNN_WGMMA_SHARED_ASM(g, n, TYPE, TRANSPOSES)                         \
   asm volatile(                                                                \
       "{\n.reg .pred p;\nsetp.ne.b32 p, " RUDNN_WGMMA_INPUT(2, g) ", 0;\n"     \
       "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32." TYPE "." TYPE " {"     \
       RUDNN_WGMMA_D##g "}, " RUDNN_WGMMA_INPUT(0, g) ", "                      \
-      RUDNN_WGMMA_INPUT(1, g) ", p, 1, 1, 0, 0;\n}\n"                          \
+      RUDNN_WGMMA_INPUT(1, g) ", p, 1, 1, " TRANSPOSES ";\n}\n"                \
       : RUDNN_WGMMA_O##g                                                       \
       : "l"(a), "l"(b), "r"(static_cast<unsigned>(accumulate)))
+#define RUDNN_WGMMA_SS_ASM(g, n, TYPE) RUDNN_WGMMA_SHARED_ASM(g, n, TYPE, "0, 0")
+#define RUDNN_WGMMA_SST_ASM(g, n, TYPE) RUDNN_WGMMA_SHARED_ASM(g, n, TYPE, "1, 1")
 #define RUDNN_WGMMA_RS_ASM(g, n, TYPE)                                         \
   asm volatile(                                                                \
       "{\n.reg .pred p;\nsetp.ne.b32 p, " RUDNN_WGMMA_INPUT(5, g) ", 0;\n"     \
@@ -260,6 +262,7 @@ __device__ __forceinline__ void set_register_budget() {
       RUDNN_WGMMA_##FORM##_ASM(g, n, "bf16");                                  \
   }
 #define RUDNN_WGMMA_SS_CASE(g, n) RUDNN_WGMMA_CASE(SS, g, n)
+#define RUDNN_WGMMA_SST_CASE(g, n) RUDNN_WGMMA_CASE(SST, g, n)
 #define RUDNN_WGMMA_RS_CASE(g, n) RUDNN_WGMMA_CASE(RS, g, n)
 // clang-format on
 
@@ -279,10 +282,26 @@ wgmma_ss(float (&d_)[Count], unsigned long long a, unsigned long long b,
   static_assert(kIsWgmmaAccumulatorCount<Count>,
                 "m64nNk16: N = 2 x the accumulators, 16 to 256 in steps of 16");
 #ifdef __RUDNN_EMULATION__
-  emulated::wgmma(d_, Count, nullptr, a, b, /*transposedB=*/false,
-                  !IsHalf<T>::value, accumulate);
+  emulated::wgmma(d_, Count, nullptr, a, b, /*transposedA=*/false,
+                  /*transposedB=*/false, !IsHalf<T>::value, accumulate);
 #elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
   RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_SS_CASE)
+#endif
+}
+
+/// d(64 x N) += A B as wgmma_ss, A and B both MN-major in shared memory
+/// (dS·K from dSᵀ: the keys' rows are the depth of both).
+template <typename T, int Count>
+__device__ __forceinline__ void
+wgmma_ss_transposed(float (&d_)[Count], unsigned long long a,
+                    unsigned long long b, bool accumulate = true) {
+  static_assert(kIsWgmmaAccumulatorCount<Count>,
+                "m64nNk16: N = 2 x the accumulators, 16 to 256 in steps of 16");
+#ifdef __RUDNN_EMULATION__
+  emulated::wgmma(d_, Count, nullptr, a, b, /*transposedA=*/true,
+                  /*transposedB=*/true, !IsHalf<T>::value, accumulate);
+#elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_SST_CASE)
 #endif
 }
 
@@ -296,8 +315,8 @@ wgmma_rs(float (&d_)[Count], const unsigned (&a)[4], unsigned long long b,
   static_assert(kIsWgmmaAccumulatorCount<Count>,
                 "m64nNk16: N = 2 x the accumulators, 16 to 256 in steps of 16");
 #ifdef __RUDNN_EMULATION__
-  emulated::wgmma(d_, Count, a, 0, b, /*transposedB=*/true, !IsHalf<T>::value,
-                  accumulate);
+  emulated::wgmma(d_, Count, a, 0, b, /*transposedA=*/false,
+                  /*transposedB=*/true, !IsHalf<T>::value, accumulate);
 #elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
   RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_RS_CASE)
 #endif

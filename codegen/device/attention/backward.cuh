@@ -26,7 +26,8 @@ namespace attention {
 
 /// The forward's tensors and attributes (its o read, not written; its lse
 /// given), the incoming gradient dO in o's layout, the row terms (indexed
-/// as lse) and the gradients in q's, k's and v's layouts.
+/// as lse), the gradients in q's, k's and v's layouts, and dQ's f32
+/// accumulator in q's (for the kernels that add to it).
 template <typename T> struct BackwardParams {
   ForwardParams<T> forward;
   const T *d_o;
@@ -34,6 +35,8 @@ template <typename T> struct BackwardParams {
   float *row_terms;
   T *dq, *dk, *dv;
   SequenceStrides dq_strides, dk_strides, dv_strides;
+  float *dq_accum;
+  SequenceStrides dq_accum_strides;
 };
 
 /// Rows of a backward block: four warps of 16.
@@ -66,6 +69,21 @@ template <int D, int E>
 inline constexpr bool
     kSplitKeyGradients = (D + 15) / 16 * 16 + (E + 15) / 16 * 16 > 256;
 
+/// The row a warp owns in a grid of (ceil(T / 4), B·H) blocks of 128
+/// threads: entry b, head h, query i (past the queries in the last block),
+/// and the thread's lane.
+struct WarpRow {
+  int b, h, i, lane;
+
+  template <typename T>
+  static __device__ __forceinline__ WarpRow of(const ForwardParams<T> &f) {
+    return {static_cast<int>(blockIdx.y) / f.heads,
+            static_cast<int>(blockIdx.y) % f.heads,
+            static_cast<int>(blockIdx.x * 4 + threadIdx.x / 32),
+            static_cast<int>(threadIdx.x % 32)};
+  }
+};
+
 /// D_i = Σ_e dO_ie O_ie of every (entry, head, query): grid (ceil(T / 4),
 /// B·H), 128 threads, a warp a row, read 16 bytes a lane where both rows
 /// are whole 16-byte chunks (element by element otherwise). Packed batches
@@ -74,10 +92,10 @@ inline constexpr bool
 template <typename T, int E>
 __device__ void row_terms(const BackwardParams<T> &p) {
   const ForwardParams<T> &f = p.forward;
-  const int b = blockIdx.y / f.heads, h = blockIdx.y % f.heads;
-  const int i = blockIdx.x * 4 + threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (i >= f.queries)
+  const WarpRow row = WarpRow::of(f);
+  if (row.i >= f.queries)
     return;
+  const int b = row.b, h = row.h, i = row.i, lane = row.lane;
   const T *o = f.o + f.o_strides.offset(b, i, h);
   const T *d_o = p.d_o + p.d_o_strides.offset(b, i, h);
   constexpr int kVector = Vector16<T>::kCount;
@@ -98,6 +116,33 @@ __device__ void row_terms(const BackwardParams<T> &p) {
   sum = warp_sum(sum);
   if (lane == 0)
     p.row_terms[b * f.lse_batch + h * f.lse_head + i] = sum;
+}
+
+/// dQ rounded to T from its f32 accumulator, in the row terms' grid: a
+/// warp a row, 16 bytes of dQ a lane where both rows are whole 16-byte
+/// chunks (element by element otherwise).
+template <typename T, int D>
+__device__ void convert_query_gradients(const BackwardParams<T> &p) {
+  const WarpRow row = WarpRow::of(p.forward);
+  if (row.i >= p.forward.queries)
+    return;
+  const int lane = row.lane;
+  const float *from =
+      p.dq_accum + p.dq_accum_strides.offset(row.b, row.i, row.h);
+  T *to = p.dq + p.dq_strides.offset(row.b, row.i, row.h);
+  constexpr int kVector = Vector16<T>::kCount;
+  if (D % kVector == 0 && rows_aligned16(to, 0) && rows_aligned16(from, 0)) {
+    for (int d = lane * kVector; d < D; d += 32 * kVector) {
+      float x[kVector];
+#pragma unroll
+      for (int n = 0; n < kVector; n += 4)
+        load_vector16(from + d + n, *reinterpret_cast<float(*)[4]>(&x[n]));
+      store_vector16(to + d, x);
+    }
+  } else {
+    for (int d = lane; d < D; d += 32)
+      to[d] = from_float<T>(from[d]);
+  }
 }
 
 /// The element-wise middle of both gradient kernels, in place: from the

@@ -1,13 +1,14 @@
 //===- attention/backward_hopper.cuh - Attention backward on sm_90a -------===//
 //
-// backward.cuh's key and query gradients in the Hopper forward's
-// organisation: blocks of 128 rows, three warpgroups. The producer's one
-// thread TMA-loads the block's resident rows once (the keys and values for
-// dK and dV, the queries and dO for dQ) and streams the other side's, 64 a
-// step, through a two-stage ring; each consumer warpgroup owns 64 resident
-// rows, forms its scores and dP with wgmma from shared memory, P and dS in
-// registers as the sm_80 kernels do, and adds their products with wgmma
-// taking them from registers. No atomics: the same bits every run.
+// FlashAttention-3's organisation of the backward: one pass over each key
+// tile, blocks of 128 keys, three warpgroups. The producer's one thread
+// TMA-loads the block's keys and values once and streams the queries and
+// dO that see them, 64 a step, through a two-stage ring; each consumer
+// warpgroup owns 64 keys, forms Sᵀ and dPᵀ with wgmma from shared memory,
+// P and dS in registers as the sm_80 kernels do, and adds dV and dK with
+// wgmma taking them from registers. dQ's share of each step, dS·K over the
+// block's keys, is added to an f32 accumulator in global memory with
+// reductions; a small kernel converts it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,8 +30,8 @@ using StepTile = tile::WarpTile<T, 16, kHopperBackwardStep>;
 
 /// The block's dynamic shared memory, from a 1024-byte aligned address
 /// (hopperAttentionBackwardSharedBytes adds the slack on the host): the
-/// resident rows' heads (D wide) and values (E wide), and two stages of the
-/// streamed rows' likewise.
+/// keys (D wide) and values (E wide), two stages of the streamed queries
+/// and dO likewise, and two of a step's staged dSᵀ (keys by queries).
 template <typename T, int D, int E> struct HopperBackwardShared {
   static constexpr int kDBlocks = (D + 63) / 64, kEBlocks = (E + 63) / 64;
   static constexpr int kRows = kHopperBackwardRows, kStep = kHopperBackwardStep;
@@ -38,47 +39,47 @@ template <typename T, int D, int E> struct HopperBackwardShared {
   alignas(1024) T values[kEBlocks][kRows * 64];
   alignas(1024) T step_heads[2][kDBlocks][kStep * 64];
   alignas(1024) T step_values[2][kEBlocks][kStep * 64];
+  alignas(1024) T ds[2][kRows * kStep];
   HopperBarriers<> barriers;
 };
 
-/// One block's unit of work: 128 resident rows from row0 of entry b (keys
-/// of key head `head` when ByKeys, else queries of query head `head`), and
-/// the streamed tiles some of them see: `count` from tile `first`, over
-/// each of `group` query heads when ByKeys (steps i and i + steps() of a
-/// second pass stream the same rows).
-template <bool ByKeys> struct BackwardUnit {
+/// One block's unit of work: 128 keys from row0 of key head `head` in
+/// entry b, and the query tiles that see some of them: `count` from tile
+/// `first`, over each of the `group` query heads that share the keys
+/// (steps i and i + steps() of a second pass stream the same rows).
+struct BackwardUnit {
   int b, head, row0;
   Rows queryRows, keyRows;
   KeyBounds bounds;
-  int first, count, group, kvHead;
+  int first, count, group;
 
   __device__ __forceinline__ int steps() const { return count * group; }
-  /// The tensor row and the head of the resident rows, and of step i's.
+  /// The keys' tensor row, and step i's query head and first query within
+  /// the entry and in the tensor.
   __device__ __forceinline__ int residentRow() const {
-    return (ByKeys ? keyRows.first : queryRows.first) + row0;
+    return keyRows.first + row0;
   }
   __device__ __forceinline__ int stepHead(int i) const {
-    return ByKeys ? head * group + i % steps() / count : kvHead;
+    return head * group + i % steps() / count;
   }
-  /// Step i's first streamed row within the entry.
   __device__ __forceinline__ int stepRow0(int i) const {
     return (first + i % count) * kHopperBackwardStep;
   }
   __device__ __forceinline__ int stepRow(int i) const {
-    return (ByKeys ? queryRows.first : keyRows.first) + stepRow0(i);
+    return queryRows.first + stepRow0(i);
   }
 };
 
 /// Calls visit(unit) for each unit of this block, in the same order for the
 /// producer and the consumers (a whole warp calls it).
-template <bool ByKeys, bool Causal, bool Packed, typename T, typename Visit>
+template <bool Causal, bool Packed, typename T, typename Visit>
 __device__ __forceinline__ void for_each_unit(const ForwardParams<T> &f,
                                               Visit visit) {
   const int group = f.heads / f.kv_heads;
-  for_each_block<kHopperBackwardRows, Packed, ByKeys>(
-      f, ByKeys ? f.kv_heads : f.heads,
+  for_each_block<kHopperBackwardRows, Packed, /*ByKeys=*/true>(
+      f, f.kv_heads,
       [&](int b, int head, int row0, Rows queryRows, Rows keyRows) {
-        BackwardUnit<ByKeys> u{
+        BackwardUnit u{
             b,
             head,
             row0,
@@ -87,31 +88,21 @@ __device__ __forceinline__ void for_each_unit(const ForwardParams<T> &f,
             KeyBounds::of(f, b, Causal, queryRows.count, keyRows.count),
             0,
             0,
-            ByKeys ? group : 1,
-            head / group};
-        if constexpr (ByKeys) {
-          u.bounds.query_tiles(row0, kHopperBackwardRows, kHopperBackwardStep,
-                               queryRows.count, u.first, u.count);
-        } else {
-          const int rows = queryRows.count - row0;
-          u.bounds.tiles(
-              row0, rows < kHopperBackwardRows ? rows : kHopperBackwardRows,
-              kHopperBackwardStep, u.first, u.count);
-        }
+            group};
+        u.bounds.query_tiles(row0, kHopperBackwardRows, kHopperBackwardStep,
+                             queryRows.count, u.first, u.count);
         visit(u);
       });
 }
 
-/// The producer thread: each unit's resident rows, then its steps' rows
-/// `passes` times over, from the maps of the resident heads and values and
-/// the streamed ones.
-template <bool ByKeys, bool Causal, bool Packed, typename T, int D, int E>
+/// The producer thread: each unit's keys and values, then its steps'
+/// queries and dO, `passes` times over, from their tensor maps.
+template <bool Causal, bool Packed, typename T, int D, int E>
 __device__ void
 produce_backward(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
-                 const arch::TensorMap &heads_map,
-                 const arch::TensorMap &values_map,
-                 const arch::TensorMap &step_heads_map,
-                 const arch::TensorMap &step_values_map, int passes) {
+                 const arch::TensorMap &k_map, const arch::TensorMap &v_map,
+                 const arch::TensorMap &q_map, const arch::TensorMap &d_o_map,
+                 int passes) {
   using Shared = HopperBackwardShared<T, D, E>;
   constexpr int kD = Shared::kDBlocks, kE = Shared::kEBlocks;
   constexpr unsigned kResidentBytes =
@@ -120,49 +111,48 @@ produce_backward(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
                      kStepValueBytes = kE * Shared::kStep * 64 * sizeof(T);
   const bool leader = threadIdx.x == 0;
   int step = 0, units = 0; // steps and units so far
-  for_each_unit<ByKeys, Causal, Packed>(
-      p.forward, [&](const BackwardUnit<ByKeys> &u) {
-        if (leader) {
-          if (units > 0) // the consumers are done with the last rows
-            arch::mbarrier_wait(&s.barriers.resident_empty, (units - 1) & 1);
-          arch::mbarrier_arrive_expect_tx(&s.barriers.resident_full,
-                                          kResidentBytes);
-          load_tile<Packed, kD>(s.heads, heads_map, u.residentRow(), u.head,
-                                u.b, &s.barriers.resident_full);
-          load_tile<Packed, kE>(s.values, values_map, u.residentRow(), u.head,
-                                u.b, &s.barriers.resident_full);
-          for (int i = 0; i < passes * u.steps(); ++i, ++step) {
-            const int stage = step & 1;
-            if (step >= 2)
-              arch::mbarrier_wait(&s.barriers.heads_empty[stage],
-                                  ((step >> 1) - 1) & 1);
-            arch::mbarrier_arrive_expect_tx(&s.barriers.heads_full[stage],
-                                            kStepHeadBytes);
-            load_tile<Packed, kD>(s.step_heads[stage], step_heads_map,
-                                  u.stepRow(i), u.stepHead(i), u.b,
-                                  &s.barriers.heads_full[stage]);
-            if (step >= 2)
-              arch::mbarrier_wait(&s.barriers.values_empty[stage],
-                                  ((step >> 1) - 1) & 1);
-            arch::mbarrier_arrive_expect_tx(&s.barriers.values_full[stage],
-                                            kStepValueBytes);
-            load_tile<Packed, kE>(s.step_values[stage], step_values_map,
-                                  u.stepRow(i), u.stepHead(i), u.b,
-                                  &s.barriers.values_full[stage]);
-          }
-        }
-        ++units;
-      });
+  for_each_unit<Causal, Packed>(p.forward, [&](const BackwardUnit &u) {
+    if (leader) {
+      if (units > 0) // the consumers are done with the last keys
+        arch::mbarrier_wait(&s.barriers.resident_empty, (units - 1) & 1);
+      arch::mbarrier_arrive_expect_tx(&s.barriers.resident_full,
+                                      kResidentBytes);
+      load_tile<Packed, kD>(s.heads, k_map, u.residentRow(), u.head, u.b,
+                            &s.barriers.resident_full);
+      load_tile<Packed, kE>(s.values, v_map, u.residentRow(), u.head, u.b,
+                            &s.barriers.resident_full);
+      for (int i = 0; i < passes * u.steps(); ++i, ++step) {
+        const int stage = step & 1;
+        if (step >= 2)
+          arch::mbarrier_wait(&s.barriers.heads_empty[stage],
+                              ((step >> 1) - 1) & 1);
+        arch::mbarrier_arrive_expect_tx(&s.barriers.heads_full[stage],
+                                        kStepHeadBytes);
+        load_tile<Packed, kD>(s.step_heads[stage], q_map, u.stepRow(i),
+                              u.stepHead(i), u.b,
+                              &s.barriers.heads_full[stage]);
+        if (step >= 2)
+          arch::mbarrier_wait(&s.barriers.values_empty[stage],
+                              ((step >> 1) - 1) & 1);
+        arch::mbarrier_arrive_expect_tx(&s.barriers.values_full[stage],
+                                        kStepValueBytes);
+        load_tile<Packed, kE>(s.step_values[stage], d_o_map, u.stepRow(i),
+                              u.stepHead(i), u.b,
+                              &s.barriers.values_full[stage]);
+      }
+    }
+    ++units;
+  });
 }
 
 /// A consumer warp's step i of unit u (its `step`-th overall): waits for
-/// the stage, forms its 16 rows of the scores and, if `Gradients`, dP
-/// (transposed when ByKeys) with wgmma from shared memory, then P (in
-/// `scores`) and scale·dS (in `dp`) as the sm_80 kernels do.
-template <bool Gradients, bool ByKeys, typename T, int D, int E>
+/// the stage, forms its 16 rows of Sᵀ and, if `Gradients`, dPᵀ with wgmma
+/// from shared memory, then P (in `scores`) and scale·dS (in `dp`) as the
+/// sm_80 kernels do.
+template <bool Gradients, typename T, int D, int E>
 __device__ __forceinline__ void
 step_probabilities(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
-                   const BackwardUnit<ByKeys> &u, int i, int step, int row0,
+                   const BackwardUnit &u, int i, int step, int row0,
                    StepTile<T> &scores, StepTile<T> &dp) {
   using Shared = HopperBackwardShared<T, D, E>;
   const int group = threadIdx.x / 128 - 1;
@@ -179,9 +169,8 @@ step_probabilities(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
     arch::wgmma_commit();
   }
   arch::wgmma_wait<0>();
-  probabilities_and_gradients<ByKeys>(scores, dp, p, u.bounds, u.b,
-                                      ByKeys ? u.stepHead(i) : u.head,
-                                      u.queryRows, row0, u.stepRow0(i));
+  probabilities_and_gradients<true>(scores, dp, p, u.bounds, u.b, u.stepHead(i),
+                                    u.queryRows, row0, u.stepRow0(i));
 }
 
 /// After a step's products were issued: waits for them, then this warp
@@ -202,100 +191,131 @@ release_resident(HopperBackwardShared<T, D, E> &s) {
   warp_arrive(&s.barriers.resident_empty);
 }
 
-/// dK and dV: a block per 128 keys of one key head (grid as for_each_block
-/// gives it, 384 threads), each step 64 queries of one query head of its
-/// group: Sᵀ = K Qᵀ, dPᵀ = V dOᵀ, dV += Pᵀ dO, dK += dSᵀ Q. Past 128
-/// columns of dK and dV together (which with Sᵀ and dPᵀ would not stay in
-/// registers) dV and dK take a pass over the steps each.
+/// The barrier both consumer warpgroups meet at once each has written its
+/// dSᵀ of a step.
+inline constexpr unsigned kStagedGradientsBarrier = 1;
+
+/// Writes this warp's 16 rows of scale·dSᵀ (keys from `row0` of the
+/// block's 128, columns the step's 64 queries) into `ds` as wgmma reads an
+/// MN-major operand, then orders the writes before the async proxy.
+template <typename T, typename Tile>
+__device__ __forceinline__ void stage_score_gradients(const Tile &dp, T *ds,
+                                                      int row0) {
+  dp.for_each_pair([&](int r, int c, float first, float second) {
+    *reinterpret_cast<unsigned *>(&ds[staged_at(row0 + r, c)]) =
+        tile::Mma16<T>::pack(first, second);
+  });
+  arch::fence_proxy_async_shared();
+}
+
+/// This warpgroup's share of dQ for step i of unit u: dS·K over the
+/// block's 128 keys (A the staged dSᵀ, B the resident keys, both MN-major)
+/// for the 64-column blocks of D that fall to it (the warpgroups take the
+/// step's blocks in turn), added to the f32 accumulator with reductions.
+template <typename T, int D, int E>
+__device__ __forceinline__ void
+add_query_gradients(const BackwardParams<T> &p,
+                    const HopperBackwardShared<T, D, E> &s,
+                    const BackwardUnit &u, int i, int step) {
+  using Shared = HopperBackwardShared<T, D, E>;
+  const int warp = threadIdx.x / 32 % 4, group = threadIdx.x / 128 - 1;
+  const T *ds = s.ds[step & 1];
+  const int query0 = u.stepRow0(i) + 16 * warp, head = u.stepHead(i);
+#pragma unroll
+  for (int c = 0; c < Shared::kDBlocks; ++c) {
+    if ((step * Shared::kDBlocks + c) % 2 != group)
+      continue;
+    StepTile<T> dq;
+    fence_for(dq);
+#pragma unroll
+    for (int k = 0; k < Shared::kRows / 16; ++k) {
+      // 16 keys: two 1024-byte atoms down dSᵀ and down the keys' block c.
+      const unsigned long long da =
+          arch::wgmma_descriptor(&ds[16 * 64 * k], Shared::kRows * 128, 1024);
+      const unsigned long long db = arch::wgmma_descriptor(
+          &s.heads[c][16 * 64 * k], Shared::kRows * 128, 1024);
+      arch::wgmma_ss_transposed<T>(wgmma_accumulators(dq), da, db, k > 0);
+    }
+    arch::wgmma_commit();
+    arch::wgmma_wait<0>();
+    dq.for_each_pair([&](int r, int col, float first, float second) {
+      const int query = query0 + r, d = 64 * c + col;
+      if (query < u.queryRows.count && d < D)
+        arch::reduce_add_pair(p.dq_accum +
+                                  p.dq_accum_strides.offset(
+                                      u.b, u.queryRows.first + query, head) +
+                                  d,
+                              first, second);
+    });
+  }
+}
+
+/// The gradients in one pass over each key tile: a block per 128 keys of
+/// one key head (grid as for_each_block gives it, 384 threads), each step
+/// 64 queries of one query head of its group. Each consumer warpgroup
+/// forms Sᵀ = K Qᵀ and dPᵀ = V dOᵀ of its 64 keys once, adds Pᵀ dO to dV
+/// and dSᵀ Q to dK in registers, and stages dSᵀ; once both have, dS K is
+/// added to dQ's f32 accumulator (zeroed before the launch; a second
+/// kernel converts it). Past 128 columns of dK and dV together (which with
+/// Sᵀ and dPᵀ would not stay in registers) dV takes a pass over the steps
+/// of its own, Sᵀ formed again in the second.
 template <typename T, int D, int E, bool Causal, bool Packed>
 __device__ void
-key_gradients_hopper(const BackwardParams<T> &p, const arch::TensorMap &q_map,
-                     const arch::TensorMap &k_map, const arch::TensorMap &v_map,
-                     const arch::TensorMap &d_o_map) {
+gradients_hopper(const BackwardParams<T> &p, const arch::TensorMap &q_map,
+                 const arch::TensorMap &k_map, const arch::TensorMap &v_map,
+                 const arch::TensorMap &d_o_map) {
   using Shared = HopperBackwardShared<T, D, E>;
   constexpr bool kSplit = Shared::kDBlocks + Shared::kEBlocks > 2;
   Shared &s = aligned_shared<Shared>();
   run_warp_specialized<T>(
       s.barriers,
       [&] {
-        produce_backward<true, Causal, Packed>(p, s, k_map, v_map, q_map,
-                                               d_o_map, kSplit ? 2 : 1);
+        produce_backward<Causal, Packed>(p, s, k_map, v_map, q_map, d_o_map,
+                                         kSplit ? 2 : 1);
       },
       [&] {
         const int warp = threadIdx.x / 32 % 4, group = threadIdx.x / 128 - 1;
         int step = 0, units = 0;
-        for_each_unit<true, Causal, Packed>(
-            p.forward, [&](const BackwardUnit<true> &u) {
-              const int row0 = u.row0 + 64 * group + 16 * warp; // first key
-              const int steps = u.count * u.group;
-              tile::WarpTile<T, 16, 64 * Shared::kDBlocks> dk;
-              tile::WarpTile<T, 16, 64 * Shared::kEBlocks> dv;
-              StepTile<T> scores, dp;
-              arch::mbarrier_wait(&s.barriers.resident_full, units & 1);
-              dv.clear();
-              if constexpr (!kSplit)
-                dk.clear();
-              for (int i = 0; i < steps; ++i, ++step) {
-                step_probabilities<!kSplit>(p, s, u, i, step, row0, scores, dp);
-                wgmma_ab(dv, scores, s.step_values[step & 1]); // dV += Pᵀ dO
-                if constexpr (!kSplit)
-                  wgmma_ab(dk, dp, s.step_heads[step & 1]); // dK += dSᵀ Q
-                finish_step(s, step);
-              }
-              store_gradient_rows<E>(p.dv, p.dv_strides, dv, u.b, u.head, row0,
-                                     u.keyRows);
-              if constexpr (kSplit) {
-                dk.clear();
-                for (int i = 0; i < steps; ++i, ++step) {
-                  step_probabilities<true>(p, s, u, i, step, row0, scores, dp);
-                  wgmma_ab(dk, dp, s.step_heads[step & 1]);
-                  finish_step(s, step);
-                }
-              }
-              release_resident(s);
-              store_gradient_rows<D>(p.dk, p.dk_strides, dk, u.b, u.head, row0,
-                                     u.keyRows);
-              ++units;
-            });
-      });
-}
-
-/// dQ: a block per 128 queries of one head, each step 64 of its keys:
-/// S = Q Kᵀ, dP = dO Vᵀ, dQ += dS K.
-template <typename T, int D, int E, bool Causal, bool Packed>
-__device__ void query_gradients_hopper(const BackwardParams<T> &p,
-                                       const arch::TensorMap &q_map,
-                                       const arch::TensorMap &k_map,
-                                       const arch::TensorMap &v_map,
-                                       const arch::TensorMap &d_o_map) {
-  using Shared = HopperBackwardShared<T, D, E>;
-  Shared &s = aligned_shared<Shared>();
-  run_warp_specialized<T>(
-      s.barriers,
-      [&] {
-        produce_backward<false, Causal, Packed>(p, s, q_map, d_o_map, k_map,
-                                                v_map, 1);
-      },
-      [&] {
-        const int warp = threadIdx.x / 32 % 4, group = threadIdx.x / 128 - 1;
-        int step = 0, units = 0;
-        for_each_unit<false, Causal, Packed>(
-            p.forward, [&](const BackwardUnit<false> &u) {
-              const int row0 = u.row0 + 64 * group + 16 * warp; // first query
-              tile::WarpTile<T, 16, 64 * Shared::kDBlocks> dq;
-              StepTile<T> scores, dp;
-              dq.clear();
-              arch::mbarrier_wait(&s.barriers.resident_full, units & 1);
-              for (int i = 0; i < u.steps(); ++i, ++step) {
-                step_probabilities<true>(p, s, u, i, step, row0, scores, dp);
-                wgmma_ab(dq, dp, s.step_heads[step & 1]); // dQ += dS K
-                finish_step(s, step);
-              }
-              release_resident(s);
-              store_gradient_rows<D>(p.dq, p.dq_strides, dq, u.b, u.head, row0,
-                                     u.queryRows);
-              ++units;
-            });
+        for_each_unit<Causal, Packed>(p.forward, [&](const BackwardUnit &u) {
+          const int keys0 = 64 * group + 16 * warp; // in the block
+          const int row0 = u.row0 + keys0;          // first key
+          tile::WarpTile<T, 16, 64 * Shared::kDBlocks> dk;
+          tile::WarpTile<T, 16, 64 * Shared::kEBlocks> dv;
+          StepTile<T> scores, dp;
+          // dK and dQ from a step whose P and dS are formed.
+          auto add_gradients = [&](int i) {
+            stage_score_gradients(dp, s.ds[step & 1], keys0);
+            arch::named_barrier_sync(kStagedGradientsBarrier, 256);
+            if constexpr (!kSplit)
+              wgmma_ab(dv, scores, s.step_values[step & 1]); // dV += Pᵀ dO
+            wgmma_ab(dk, dp, s.step_heads[step & 1]);        // dK += dSᵀ Q
+            finish_step(s, step);
+            add_query_gradients(p, s, u, i, step);
+          };
+          arch::mbarrier_wait(&s.barriers.resident_full, units & 1);
+          dv.clear();
+          dk.clear();
+          for (int i = 0; i < u.steps(); ++i, ++step) {
+            step_probabilities<!kSplit>(p, s, u, i, step, row0, scores, dp);
+            if constexpr (kSplit) {
+              wgmma_ab(dv, scores, s.step_values[step & 1]);
+              finish_step(s, step);
+            } else {
+              add_gradients(i);
+            }
+          }
+          store_gradient_rows<E>(p.dv, p.dv_strides, dv, u.b, u.head, row0,
+                                 u.keyRows);
+          if constexpr (kSplit)
+            for (int i = 0; i < u.steps(); ++i, ++step) {
+              step_probabilities<true>(p, s, u, i, step, row0, scores, dp);
+              add_gradients(i);
+            }
+          release_resident(s);
+          store_gradient_rows<D>(p.dk, p.dk_strides, dk, u.b, u.head, row0,
+                                 u.keyRows);
+          ++units;
+        });
       });
 }
 

@@ -636,7 +636,10 @@ LogicalResult specializeBackward(BackwardLikeOp op, TargetAttr target) {
   return success();
 }
 
-/// The row terms, then the key and the query gradients: three kernels.
+/// The row terms, then, on Hopper (block_rows 128, views of 16-byte rows),
+/// the gradients in one pass over each key tile and dQ's conversion from
+/// its accumulator; else the key and the query gradients: three kernels
+/// either way.
 template <typename BackwardLikeOp>
 LogicalResult decomposeBackward(BackwardLikeOp op, OpBuilder &builder,
                                 const KeyRestrictions &keys) {
@@ -647,6 +650,26 @@ LogicalResult decomposeBackward(BackwardLikeOp op, OpBuilder &builder,
   Operation *before = op->getPrevNode();
   Value terms = builder.create<AttentionRowTermsOp>(loc, op.getLse().getType(),
                                                     op.getO(), op.getDOutput());
+  // The Hopper kernel loads its operands with TMA: 16-byte rows.
+  if (optionalInt(op.getBlockRows()) == kHopperAttentionBackwardRows &&
+      promisesAlignedViews(
+          {op.getQ(), op.getK(), op.getV(), op.getDOutput()})) {
+    auto dq = cast<RankedTensorType>(op.getDq().getType());
+    auto gradients = builder.create<AttentionGradientsOp>(
+        loc, op.getDk().getType(), op.getDv().getType(),
+        dq.clone(builder.getF32Type()), op.getQ(), op.getK(), op.getV(),
+        keys.lengths, keys.mask, keys.queryOffsets, keys.keyOffsets,
+        op.getLse(), terms, op.getDOutput(), op.getCausalAttr(),
+        op.getWindowLeftAttr(), op.getWindowRightAttr(), op.getSoftcapAttr(),
+        op.getScaleAttr(), op.getBlockRowsAttr());
+    op.getDq().replaceAllUsesWith(
+        builder.create<AttentionDqConvertOp>(loc, dq, gradients.getDqAccum()));
+    op.getDk().replaceAllUsesWith(gradients.getDk());
+    op.getDv().replaceAllUsesWith(gradients.getDv());
+    markAlignedViews(op, before,
+                     {op.getQ(), op.getK(), op.getV(), op.getDOutput()});
+    return success();
+  }
   auto keyGradients = builder.create<AttentionKeyGradientsOp>(
       loc, op.getDk().getType(), op.getDv().getType(), op.getQ(), op.getK(),
       op.getV(), keys.lengths, keys.mask, keys.queryOffsets, keys.keyOffsets,
@@ -790,4 +813,25 @@ LogicalResult AttentionKeyGradientsOp::verify() {
 LogicalResult AttentionQueryGradientsOp::verify() {
   ShapeChecker shapes(*this, kAttentionStaticDims);
   return verifyGradients(*this, shapes, {{"dq", getDq()}});
+}
+
+LogicalResult AttentionGradientsOp::verify() {
+  ShapeChecker shapes(*this, kAttentionStaticDims);
+  if (failed(
+          verifyGradients(*this, shapes, {{"dk", getDk()}, {"dv", getDv()}})))
+    return failure();
+  if (optionalInt(getBlockRows()) != kHopperAttentionBackwardRows)
+    return emitOpError() << "is the Hopper kernel: 'block_rows' must be "
+                         << kHopperAttentionBackwardRows;
+  return checkTensor(*this, shapes, "dq_accum", getDqAccum(),
+                     layoutsOf(getQ()).q, checkF32ElementType);
+}
+
+LogicalResult AttentionDqConvertOp::verify() {
+  ShapeChecker shapes(*this, kAttentionStaticDims);
+  const AttentionLayouts &layouts = layoutsOf(getDqAccum());
+  return success(succeeded(checkTensor(*this, shapes, "dq_accum", getDqAccum(),
+                                       layouts.q, checkF32ElementType)) &&
+                 succeeded(checkTensor(*this, shapes, "dq", getDq(), layouts.q,
+                                       checkFloatElementType)));
 }

@@ -97,11 +97,13 @@ int64_t mlir::rudnn::hopperAttentionSharedBytes(int64_t headDim,
 int64_t mlir::rudnn::hopperAttentionBackwardSharedBytes(int64_t headDim,
                                                         int64_t valueDim) {
   const int64_t blocks = (headDim + 63) / 64 + (valueDim + 63) / 64;
-  // 16-bit elements, rows of 64: 128 resident rows and two stages of 64;
-  // the barriers take a 1024-byte line.
+  // 16-bit elements, rows of 64: 128 resident rows and two stages of 64,
+  // and two stages of dSᵀ (128 keys by 64 queries); the barriers take a
+  // 1024-byte line.
   const int64_t tiles =
       128 * blocks *
-      (kHopperAttentionBackwardRows + 2 * kHopperAttentionBackwardStep);
+          (kHopperAttentionBackwardRows + 2 * kHopperAttentionBackwardStep) +
+      2 * 2 * kHopperAttentionBackwardRows * kHopperAttentionBackwardStep;
   return tiles + 1024 + 1024;
 }
 

@@ -350,10 +350,12 @@ def Rudnn_AttentionBackwardOp : Rudnn_Op<"attention_backward", [
 
     Results `dq`, `dk`, `dv` in the layouts and type of `q`, `k`, `v`. A
     query with no allowed key (lse −inf) contributes nothing; a key no query
-    sees gets zeros. Computed without atomics: every run gives the same
-    bits. `block_rows` (chosen by `rudnn-specialize`) is the rows of a
-    gradient block: 64 for the cp.async and mma.sync kernels, 128 for the
-    Hopper ones (TMA and wgmma; 16-bit inputs, head dims up to 128).
+    sees gets zeros. `block_rows` (chosen by `rudnn-specialize`) is the
+    rows of a gradient block: 64 for the cp.async and mma.sync kernels,
+    which take dK and dV, then dQ, without atomics (every run gives the
+    same bits); 128 for the Hopper kernel (TMA and wgmma; 16-bit inputs,
+    head dims up to 128), one pass over each key tile that adds dQ to an
+    f32 accumulator with atomics (the sum's order varies from run to run).
 
     ```mlir
     %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v
@@ -403,7 +405,8 @@ def Rudnn_AttentionVarlenBackwardOp : Rudnn_Op<"attention_varlen_backward", [
     results `o` `[T, H, E]` and `lse` `[H, T]`, and `d_output`
     `[T, H, E]`. Each entry's gradients come from its own queries and keys
     alone. Results `dq`, `dk`, `dv` in the layouts and type of `q`, `k`,
-    `v`; no atomics, and changing the offsets never recompiles.
+    `v` (computed as `rudnn.attention_backward`'s), and changing the offsets
+    never recompiles.
 
     ```mlir
     %dq, %dk, %dv = rudnn.attention_varlen_backward %q, %k, %v
@@ -526,6 +529,50 @@ def Rudnn_AttentionQueryGradientsOp
     ```
   }];
   let results = (outs AnyRankedTensor:$dq);
+}
+
+def Rudnn_AttentionGradientsOp
+    : Rudnn_AttentionGradientPrimitive<"attention_gradients"> {
+  let summary = "The attention backward in one pass over each key tile";
+  let description = [{
+    `dk`, `dv` (k's and v's layouts and type) and `dq_accum` (q's layout,
+    f32: `dq` before rounding) as `rudnn.attention_backward` defines them,
+    in FlashAttention-3's organisation (`block_rows` 128, the Hopper
+    kernel): a block per 128 keys of one key head walks the query tiles
+    that see them, over each query head of its group, forms S and dP once,
+    accumulates dK and dV in registers and adds each step's dS·K to
+    `dq_accum` with atomic reductions. `dq_accum` starts at zero (the plan
+    zeroes its workspace before each call); `rudnn.attention_dq_convert`
+    rounds it.
+
+    ```mlir
+    %dk, %dv, %acc = rudnn.attention_gradients %q, %k, %v lse %lse
+        terms %terms gradient %do causal scale 1.250000e-01 block_rows 128
+        : (...) -> (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>,
+                    tensor<?x?x?x64xf32>)
+    ```
+  }];
+  let results = (outs AnyRankedTensor:$dk, AnyRankedTensor:$dv,
+                      AnyRankedTensor:$dq_accum);
+}
+
+def Rudnn_AttentionDqConvertOp
+    : Rudnn_AttentionPrimitive<"attention_dq_convert"> {
+  let summary = "dq rounded from its f32 accumulator";
+  let description = [{
+    `dq` (the accumulator's shape, q's type) from `dq_accum`, the f32 sum
+    `rudnn.attention_gradients` adds to. Its own kernel, a warp a row.
+
+    ```mlir
+    %dq = rudnn.attention_dq_convert %acc
+        : tensor<?x?x?x64xf32> -> tensor<?x?x?x64xbf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$dq_accum);
+  let results = (outs AnyRankedTensor:$dq);
+  let assemblyFormat = [{
+    $dq_accum attr-dict `:` type($dq_accum) `->` type($dq)
+  }];
 }
 
 #endif // RUDNN_ATTENTION_OPS_TD
