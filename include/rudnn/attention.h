@@ -39,6 +39,10 @@ struct AttentionOptions {
   int windowLeft = -1, windowRight = -1;
   /// Scores become softcap · tanh(s / softcap); 0: none.
   float softcap = 0;
+  /// The backward's dq the same bits every call on the Hopper kernel too,
+  /// which then adds each query tile's shares in a fixed order (the sm_80
+  /// kernels and the forward always are); the forward ignores it.
+  bool deterministic = false;
 };
 
 /// o_i = Σ_j softmax_j(scale · q_i · k_j) v_j over the keys allowed to query
@@ -93,8 +97,10 @@ struct AttentionGradients {
 /// attention attentionForward computes with the same options (masks,
 /// window, softcap, GQA: dk and dv summed over each group's query heads),
 /// from its saved o and lse. Rows with no allowed key contribute nothing;
-/// keys no query sees get zeros. Three kernels and no atomics: every call
-/// gives the same bits. One compile per signature, as for the forward.
+/// keys no query sees get zeros. Three kernels; on Hopper dq is summed in
+/// f32 with atomics (its last bits may differ between calls unless
+/// `options.deterministic`); dk and dv, and the sm_80 kernels' dq, are the
+/// same bits every call. One compile per signature, as for the forward.
 /// Throws InvalidArgument naming the bad argument before anything is
 /// written.
 void attentionBackward(Context &context, const AttentionBackwardInputs &inputs,

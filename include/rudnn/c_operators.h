@@ -127,6 +127,9 @@ typedef struct rudnn_attention_options {
   int local_window;
   int window_left, window_right;
   float softcap; /* 0: none */
+  /* The backward's dq the same bits every call on the Hopper kernel too
+   * (its additions ordered); the forward ignores it. */
+  int deterministic;
 } rudnn_attention_options_t;
 
 typedef struct rudnn_attention_call {

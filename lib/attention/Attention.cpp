@@ -48,6 +48,14 @@ OperatorAttributes attributesOf(const AttentionOptions &options) {
   return attributes;
 }
 
+/// The backward's attributes: the forward's and `deterministic`.
+OperatorAttributes backwardAttributesOf(const AttentionOptions &options) {
+  OperatorAttributes attributes = attributesOf(options);
+  if (options.deterministic)
+    attributes.emplace_back("deterministic", true);
+  return attributes;
+}
+
 /// The kernels index rows in 32 bits. `rows` is [B, T, H, *] (packed:
 /// [T, H, *]). (Their grids' limits are the plan's own check.)
 void checkLengths(const TensorView &rows, const TensorView &keys, bool packed) {
@@ -95,7 +103,7 @@ void rudnn::attentionBackward(Context &context,
                               const AttentionGradients &out,
                               const AttentionOptions &options, Stream stream) {
   const AttentionInputs &f = in.forward;
-  const OperatorAttributes attributes = attributesOf(options);
+  const OperatorAttributes attributes = backwardAttributesOf(options);
   checkLengths(f.q, f.k, /*packed=*/false);
   NamedTensors tensors = {{"q", f.q}, {"k", f.k}, {"v", f.v}};
   addIfGiven(tensors, "key_lengths", f.keyLengths);
@@ -116,7 +124,7 @@ void rudnn::attentionVarlenBackward(Context &context,
                                     const AttentionOptions &options,
                                     Stream stream) {
   const AttentionVarlenInputs &f = in.forward;
-  const OperatorAttributes attributes = attributesOf(options);
+  const OperatorAttributes attributes = backwardAttributesOf(options);
   checkLengths(f.q, f.k, /*packed=*/true);
   callOperator(context, "rudnn.attention_varlen_backward", attributes,
                {{"q", f.q},

@@ -88,6 +88,7 @@ AttentionOptions attentionOptions(const rudnn_attention_options_t &c) {
     options.windowRight = c.window_right;
   }
   options.softcap = c.softcap;
+  options.deterministic = c.deterministic != 0;
   return options;
 }
 

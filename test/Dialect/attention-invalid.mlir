@@ -323,6 +323,16 @@ func.func @backward_rows(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %
 
 // -----
 
+// The deterministic kernel's grid goes with 'deterministic'.
+func.func @backward_blocks(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %v: tensor<2x9x2x12xbf16>, %o: tensor<2x8x4x12xbf16>, %lse: tensor<2x4x8xf32>, %do: tensor<2x8x4x12xbf16>) {
+  // expected-error @+1 {{'blocks' (the deterministic kernel's persistent grid) must be positive and goes with 'deterministic'}}
+  %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v output(%o, %lse) gradient %do blocks 132
+      : (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x12xbf16>, tensor<2x8x4x12xbf16>, tensor<2x4x8xf32>, tensor<2x8x4x12xbf16>) -> (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x12xbf16>)
+  return
+}
+
+// -----
+
 // decode_split takes at most one 64-row block's queries.
 func.func @decode_split_queries(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>) {
   // expected-error @+1 {{'decode_split' takes the most queries a split call has (0 to 64) and the blocks it aims at (positive)}}

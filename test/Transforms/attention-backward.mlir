@@ -123,3 +123,31 @@ func.func @hopper(%q: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},
   return %dq, %dk, %dv
       : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>
 }
+
+// -----
+
+// deterministic: the Hopper kernel on a cooperative persistent grid of one
+// block an SM (the target's 132), each query tile's dq shares added in key
+// tile order, counted by semaphores (a 64-column block of each query tile
+// of 64) in zeroed workspace.
+// DECOMPOSE-LABEL: func.func @deterministic
+// DECOMPOSE: rudnn.attention_gradients {{.*}} block_rows 128 deterministic blocks 132
+// PLAN-LABEL: rudnn.plan @deterministic
+// PLAN: rudnn.buffer @dq_semaphores "workspace" zeroed bytes <constant = 8, params = ["B", "H", "query_tiles64"], divisor = 1>
+// PLAN: rudnn.kernel @[[GRADIENTS:attention_bwd_gradients_bf16_d128_e64_deterministic_wgmma]] threads 384 {{.*}} cooperative
+// PLAN: rudnn.launch @[[GRADIENTS]] grid [#rudnn.size<constant = 132, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>
+// PLAN-SAME: @dq_semaphores]
+func.func @deterministic(%q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
+                         %k: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
+                         %v: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},
+                         %o: tensor<?x?x?x64xbf16>, %lse: tensor<?x?x?xf32>,
+                         %do: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64})
+    -> (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x64xbf16>) {
+  %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v output(%o, %lse)
+      gradient %do deterministic
+      : (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x64xbf16>,
+         tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>, tensor<?x?x?x64xbf16>)
+      -> (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x64xbf16>)
+  return %dq, %dk, %dv
+      : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x64xbf16>
+}

@@ -19,6 +19,7 @@
 
 #include <gmock/gmock.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -237,6 +238,53 @@ INSTANTIATE_TEST_SUITE_P(
                      0}),
     caseName);
 
+// The Hopper kernel's deterministic mode: every query tile's shares of dq
+// added in ascending key-tile order on a cooperative grid, so dq too is the
+// same bits every call. GQA (three query heads a key head), each query
+// tile of 64 summing four key tiles of 128.
+TEST_F(AttentionBackwardTest, DeterministicHopperKernelRepeatsBitForBit) {
+  std::unique_ptr<Problem> p =
+      problem({f16, 1, 70, 400, 3, 1, 64, 64, false, false, false, -1, -1, 0});
+  p->options.deterministic = true;
+  runOnPath(
+      [&] { attentionBackward(*context, p->inputs, p->gradients, p->options); },
+      true);
+  if (testBackend() == BackendKind::Emulation) {
+    const std::vector<KernelProfile> kernels = context->profile();
+    EXPECT_TRUE(std::any_of(
+        kernels.begin(), kernels.end(), [](const KernelProfile &kernel) {
+          return kernel.kernel.find("_deterministic_") != std::string::npos;
+        }));
+  }
+  const reference::AttentionShape &s = p->shape;
+  const reference::AttentionGradients want =
+      reference::attentionBackward(s, p->in, p->dO, p->ref);
+  EXPECT_LT(
+      relativeError(readSequence(p->dq, s.batch, s.queries, s.heads, s.headDim),
+                    want.dq),
+      2e-2);
+  EXPECT_LT(
+      relativeError(readSequence(p->dk, s.batch, s.keys, s.kvHeads, s.headDim),
+                    want.dk),
+      2e-2);
+  // Again with the blocks in the other order (emulated: a second context
+  // whose blocks start last first), which reorders the atomics' sums.
+  const std::vector<double> first = all(*p);
+  std::unique_ptr<Context> reversed;
+  if (testBackend() == BackendKind::Emulation) {
+    ContextOptions options;
+    options.backend = testBackend();
+    options.cacheDirectory = "";
+    options.arch = "sm_90";
+    setenv("RUDNN_EMULATION_SCHEDULE", "reverse", 1);
+    reversed = std::make_unique<Context>(options);
+    unsetenv("RUDNN_EMULATION_SCHEDULE");
+  }
+  attentionBackward(reversed ? *reversed : *context, p->inputs, p->gradients,
+                    p->options);
+  EXPECT_EQ(all(*p), first);
+}
+
 TEST_F(AttentionBackwardTest, ChangingSizesCompilesNothing) {
   std::unique_ptr<Problem> p =
       problem({f32, 1, 20, 20, 2, 1, 16, 16, true, false, false, -1, -1, 0});
@@ -260,6 +308,7 @@ struct VarlenBackwardCase {
   bool causal;
   int left, right;
   float softcap;
+  bool deterministic = false;
 };
 
 void PrintTo(const VarlenBackwardCase &, std::ostream *) {}
@@ -304,6 +353,7 @@ TEST_P(AttentionVarlenBackwardNumerics, MatchesFloat64AndRepeatsBitForBit) {
   options.windowLeft = c.left;
   options.windowRight = c.right;
   options.softcap = c.softcap;
+  options.deterministic = c.deterministic;
   attentionVarlenForward(*context, forward, {o.view, lse.view}, options);
   const AttentionVarlenBackwardInputs inputs{forward, o.view, lse.view,
                                              dOutput.view};
@@ -320,11 +370,11 @@ TEST_P(AttentionVarlenBackwardNumerics, MatchesFloat64AndRepeatsBitForBit) {
   EXPECT_LT(relativeError(dks, want.dk), tolerance);
   EXPECT_LT(relativeError(dvs, want.dv), tolerance);
   // The same bits from another thread (dQ within the tolerance where the
-  // Hopper kernel sums it with atomics).
+  // Hopper kernel sums it with atomics in no set order).
   std::thread([&] {
     attentionVarlenBackward(*context, inputs, gradients, options);
   }).join();
-  if (hopper)
+  if (hopper && !c.deterministic)
     EXPECT_LT(relativeError(read(dq, T * H * D), want.dq), tolerance);
   else
     EXPECT_EQ(read(dq, T * H * D), dqs);
@@ -350,10 +400,25 @@ INSTANTIATE_TEST_SUITE_P(
                            0},
         // 16-bit on tensor cores with a window and softcap; MQA.
         VarlenBackwardCase{
-            bf16, {17, 64, 65}, {40, 64, 1}, 2, 1, 72, 72, false, 9, 2, 5}),
+            bf16, {17, 64, 65}, {40, 64, 1}, 2, 1, 72, 72, false, 9, 2, 5},
+        // The deterministic Hopper kernel: entries of no query, one query,
+        // past a key tile of 128; causal GQA; dV in a pass of its own.
+        VarlenBackwardCase{bf16,
+                           {0, 1, 130, 70},
+                           {3, 1, 200, 64},
+                           4,
+                           2,
+                           80,
+                           48,
+                           true,
+                           -1,
+                           -1,
+                           0,
+                           true}),
     [](const ::testing::TestParamInfo<VarlenBackwardCase> &info) {
       return std::string(dtypeName(info.param.dtype)) + "_entries" +
-             std::to_string(info.param.queries.size());
+             std::to_string(info.param.queries.size()) +
+             (info.param.deterministic ? "_deterministic" : "");
     });
 
 /// A small valid call whose parts a test spoils: the fault is named and no

@@ -51,7 +51,7 @@ def test_custom_ops_are_registered_with_fake_implementations():
     q, k, v = (torch.randn(1, 5, 2, 8) for _ in range(3))
     torch.library.opcheck(
         torch.ops.rudnn.attention.default,
-        (q, k, v, None, None, 0.3, True, -1, -1, 0.0),
+        (q, k, v, None, None, 0.3, True, -1, -1, 0.0, False),
         test_utils=("test_schema", "test_faketensor"),
     )
     x = torch.randn(4, 9)

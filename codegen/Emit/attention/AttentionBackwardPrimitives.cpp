@@ -47,6 +47,8 @@ struct BackwardValues {
   /// hopper: the sm_90a kernel (attention_gradients; aligned views).
   bool causal = false, aligned = false, packed = false, hopper = false;
   int64_t left = -1, right = -1;
+  /// The deterministic kernel's persistent grid; 0: not deterministic.
+  int64_t blocks = 0;
 
   template <typename GradientOp> static BackwardValues of(GradientOp op) {
     auto bound = [](std::optional<uint64_t> keys) {
@@ -68,6 +70,9 @@ struct BackwardValues {
     // and only they can be TMA's.
     values.aligned = op->hasAttr(RudnnDialect::kAlignedViewsAttrName);
     values.hopper = isa<AttentionGradientsOp>(op.getOperation());
+    if (op.getDeterministic() && values.hopper)
+      values.blocks =
+          op.getBlocks() ? static_cast<int64_t>(*op.getBlocks()) : int64_t(1);
     return values;
   }
 
@@ -86,7 +91,7 @@ struct BackwardValues {
     if (left >= 0 || right >= 0)
       name += "_window" + bound(left) + "_" + bound(right);
     if (hopper)
-      return name + "_wgmma";
+      return name + (blocks ? "_deterministic_wgmma" : "_wgmma");
     return aligned ? name + "_a16" : name;
   }
 };
@@ -238,6 +243,18 @@ LogicalResult emitGradients(Operation *op, KernelBuilder &builder,
     builder.tensorMap(values.k, "k_map", dims, box(byKeys));
     builder.tensorMap(values.v, "v_map", dims, box(byKeys));
     builder.tensorMap(values.dOutput, "d_o_map", dims, box(!byKeys));
+    // Deterministic: a semaphore a 64-column block of each query tile
+    // of 64, padded (B, H, tiles), packed (H, tiles + B + 1).
+    if (values.blocks) {
+      const DimRef tiles = DimRef::ceilDiv('T', 64, "query_tiles64");
+      SmallVector<DimRef, 4> dims = {DimRef::of('H'), tiles};
+      if (values.packed)
+        dims.back() = DimRef::sum({tiles, DimRef::of('C')}, "query_slots64");
+      else
+        dims.insert(dims.begin(), DimRef::of('B'));
+      builder.zeroedScratch("dq_semaphores", "int",
+                            SizeRef{4 * ((D + 63) / 64), dims});
+    }
     builder.setArchSpecific();
     builder.setLaunchBounds(384, 1);
   }
@@ -249,8 +266,10 @@ LogicalResult emitGradients(Operation *op, KernelBuilder &builder,
               std::string(kernel.call) + "_hopper<" + in + ", " +
                   std::to_string(D) + ", " + std::to_string(E) + ", " +
                   (values.causal ? "true" : "false") + ", " +
-                  (values.packed ? "true" : "false") + ">",
-              "p, q_map, k_map, v_map, d_o_map");
+                  (values.packed ? "true" : "false") +
+                  (values.blocks ? ", true>" : ">"),
+              values.blocks ? "p, q_map, k_map, v_map, d_o_map, dq_semaphores"
+                            : "p, q_map, k_map, v_map, d_o_map");
   else
     writeBody(builder, values, true,
               std::string(kernel.call) + "<" + gradientTemplate(values) + ">");
@@ -266,6 +285,12 @@ LogicalResult emitGradients(Operation *op, KernelBuilder &builder,
           : SizeRef{1, {DimRef::ceilDiv(kernel.rows, 64, kernel.tiles)}};
   launch.grid[1] = headGrid(values.packed, kernel.heads);
   launch.grid[2] = SizeRef{1, {}};
+  // Deterministic: a persistent grid, every block resident (the blocks
+  // wait on each other).
+  if (values.blocks) {
+    launch.grid[0] = SizeRef{values.blocks, {}}, launch.grid[1] = {1, {}};
+    launch.cooperative = true;
+  }
   // As the forward's model: every pair the bounds allow (half when causal,
   // the window's width when both sides are bounded; lengths and masks not
   // discounted), none for packed batches (their work is in the offsets).

@@ -3,7 +3,9 @@
 // One 16-byte store (STG.128) the compiler may not split: where it cannot
 // prove the address 16-byte aligned through a computed pointer, it emits
 // four 4-byte stores for a plain uint4 assignment. The caller guarantees
-// the alignment. And a pair of f32 reductions, one 8-byte RED on sm_90.
+// the alignment. A pair of f32 reductions, one 8-byte RED on sm_90. And
+// the two halves of a semaphore between blocks: a wait for a value with
+// acquire semantics, an increment with release semantics.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +33,36 @@ __device__ __forceinline__ void reduce_add_pair(float *to, float first,
 #else
   atomicAdd(to, first);
   atomicAdd(to + 1, second);
+#endif
+}
+
+/// Waits until *flag holds `value` (acquire, GPU scope): what the blocks
+/// that released it wrote before is then visible to this thread.
+__device__ __forceinline__ void wait_until_equal(const int *flag, int value) {
+#ifdef __RUDNN_EMULATION__
+  while (atomicAdd(const_cast<int *>(flag), 0) != value) {
+  }
+  __threadfence();
+#else
+  int seen;
+  do
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n"
+                 : "=r"(seen)
+                 : "l"(flag)
+                 : "memory");
+  while (seen != value);
+#endif
+}
+
+/// Adds one to *flag (release, GPU scope): this thread's earlier writes,
+/// and those its block made visible to it, reach whoever acquires it.
+__device__ __forceinline__ void release_increment(int *flag) {
+#ifdef __RUDNN_EMULATION__
+  __threadfence();
+  atomicAdd(flag, 1);
+#else
+  asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(flag)
+               : "memory");
 #endif
 }
 

@@ -70,34 +70,65 @@ struct BackwardUnit {
   }
 };
 
+/// The unit of 128 keys from row0 of key head `head` in entry b.
+template <bool Causal, typename T>
+__device__ __forceinline__ BackwardUnit unit_of(const ForwardParams<T> &f,
+                                                int b, int head, int row0,
+                                                Rows queryRows, Rows keyRows) {
+  BackwardUnit u{b,
+                 head,
+                 row0,
+                 queryRows,
+                 keyRows,
+                 KeyBounds::of(f, b, Causal, queryRows.count, keyRows.count),
+                 0,
+                 0,
+                 f.heads / f.kv_heads};
+  u.bounds.query_tiles(row0, kHopperBackwardRows, kHopperBackwardStep,
+                       queryRows.count, u.first, u.count);
+  return u;
+}
+
 /// Calls visit(unit) for each unit of this block, in the same order for the
-/// producer and the consumers (a whole warp calls it).
-template <bool Causal, bool Packed, typename T, typename Visit>
+/// producer and the consumers (a whole warp calls it): as for_each_block
+/// gives them, or, `Persistent`, the units in turn over a grid of any
+/// size (each block's in ascending order of (key head, entry, key tile)).
+template <bool Causal, bool Packed, bool Persistent = false, typename T,
+          typename Visit>
 __device__ __forceinline__ void for_each_unit(const ForwardParams<T> &f,
                                               Visit visit) {
-  const int group = f.heads / f.kv_heads;
-  for_each_block<kHopperBackwardRows, Packed, /*ByKeys=*/true>(
-      f, f.kv_heads,
-      [&](int b, int head, int row0, Rows queryRows, Rows keyRows) {
-        BackwardUnit u{
-            b,
-            head,
-            row0,
-            queryRows,
-            keyRows,
-            KeyBounds::of(f, b, Causal, queryRows.count, keyRows.count),
-            0,
-            0,
-            group};
-        u.bounds.query_tiles(row0, kHopperBackwardRows, kHopperBackwardStep,
-                             queryRows.count, u.first, u.count);
-        visit(u);
-      });
+  constexpr int kRows = kHopperBackwardRows;
+  if constexpr (!Persistent) {
+    for_each_block<kRows, Packed, /*ByKeys=*/true>(
+        f, f.kv_heads,
+        [&](int b, int head, int row0, Rows queryRows, Rows keyRows) {
+          visit(unit_of<Causal>(f, b, head, row0, queryRows, keyRows));
+        });
+  } else if constexpr (!Packed) {
+    const int tiles = (f.keys + kRows - 1) / kRows;
+    const int units = tiles * f.batch * f.kv_heads;
+    for (int n = blockIdx.x; n < units; n += gridDim.x) {
+      const int head = n / tiles % f.kv_heads, b = n / tiles / f.kv_heads;
+      visit(unit_of<Causal>(f, b, head, n % tiles * kRows, Rows{0, f.queries},
+                            Rows{0, f.keys}));
+    }
+  } else {
+    for (int head = 0; head < f.kv_heads; ++head)
+      for (int tile = blockIdx.x;; tile += gridDim.x) {
+        int b = 0, row0 = 0;
+        if (!packed_query_tile<kRows>(f.cu_seqlens_k, f.batch, f.keys, tile, b,
+                                      row0))
+          break;
+        visit(unit_of<Causal>(f, b, head, row0,
+                              packed_rows(f.cu_seqlens_q, b, f.queries),
+                              packed_rows(f.cu_seqlens_k, b, f.keys)));
+      }
+  }
 }
 
 /// The producer thread: each unit's keys and values, then its steps'
 /// queries and dO, `passes` times over, from their tensor maps.
-template <bool Causal, bool Packed, typename T, int D, int E>
+template <bool Causal, bool Packed, bool Persistent, typename T, int D, int E>
 __device__ void
 produce_backward(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
                  const arch::TensorMap &k_map, const arch::TensorMap &v_map,
@@ -111,38 +142,39 @@ produce_backward(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
                      kStepValueBytes = kE * Shared::kStep * 64 * sizeof(T);
   const bool leader = threadIdx.x == 0;
   int step = 0, units = 0; // steps and units so far
-  for_each_unit<Causal, Packed>(p.forward, [&](const BackwardUnit &u) {
-    if (leader) {
-      if (units > 0) // the consumers are done with the last keys
-        arch::mbarrier_wait(&s.barriers.resident_empty, (units - 1) & 1);
-      arch::mbarrier_arrive_expect_tx(&s.barriers.resident_full,
-                                      kResidentBytes);
-      load_tile<Packed, kD>(s.heads, k_map, u.residentRow(), u.head, u.b,
-                            &s.barriers.resident_full);
-      load_tile<Packed, kE>(s.values, v_map, u.residentRow(), u.head, u.b,
-                            &s.barriers.resident_full);
-      for (int i = 0; i < passes * u.steps(); ++i, ++step) {
-        const int stage = step & 1;
-        if (step >= 2)
-          arch::mbarrier_wait(&s.barriers.heads_empty[stage],
-                              ((step >> 1) - 1) & 1);
-        arch::mbarrier_arrive_expect_tx(&s.barriers.heads_full[stage],
-                                        kStepHeadBytes);
-        load_tile<Packed, kD>(s.step_heads[stage], q_map, u.stepRow(i),
-                              u.stepHead(i), u.b,
-                              &s.barriers.heads_full[stage]);
-        if (step >= 2)
-          arch::mbarrier_wait(&s.barriers.values_empty[stage],
-                              ((step >> 1) - 1) & 1);
-        arch::mbarrier_arrive_expect_tx(&s.barriers.values_full[stage],
-                                        kStepValueBytes);
-        load_tile<Packed, kE>(s.step_values[stage], d_o_map, u.stepRow(i),
-                              u.stepHead(i), u.b,
-                              &s.barriers.values_full[stage]);
-      }
-    }
-    ++units;
-  });
+  for_each_unit<Causal, Packed, Persistent>(
+      p.forward, [&](const BackwardUnit &u) {
+        if (leader) {
+          if (units > 0) // the consumers are done with the last keys
+            arch::mbarrier_wait(&s.barriers.resident_empty, (units - 1) & 1);
+          arch::mbarrier_arrive_expect_tx(&s.barriers.resident_full,
+                                          kResidentBytes);
+          load_tile<Packed, kD>(s.heads, k_map, u.residentRow(), u.head, u.b,
+                                &s.barriers.resident_full);
+          load_tile<Packed, kE>(s.values, v_map, u.residentRow(), u.head, u.b,
+                                &s.barriers.resident_full);
+          for (int i = 0; i < passes * u.steps(); ++i, ++step) {
+            const int stage = step & 1;
+            if (step >= 2)
+              arch::mbarrier_wait(&s.barriers.heads_empty[stage],
+                                  ((step >> 1) - 1) & 1);
+            arch::mbarrier_arrive_expect_tx(&s.barriers.heads_full[stage],
+                                            kStepHeadBytes);
+            load_tile<Packed, kD>(s.step_heads[stage], q_map, u.stepRow(i),
+                                  u.stepHead(i), u.b,
+                                  &s.barriers.heads_full[stage]);
+            if (step >= 2)
+              arch::mbarrier_wait(&s.barriers.values_empty[stage],
+                                  ((step >> 1) - 1) & 1);
+            arch::mbarrier_arrive_expect_tx(&s.barriers.values_full[stage],
+                                            kStepValueBytes);
+            load_tile<Packed, kE>(s.step_values[stage], d_o_map, u.stepRow(i),
+                                  u.stepHead(i), u.b,
+                                  &s.barriers.values_full[stage]);
+          }
+        }
+        ++units;
+      });
 }
 
 /// A consumer warp's step i of unit u (its `step`-th overall): waits for
@@ -192,8 +224,10 @@ release_resident(HopperBackwardShared<T, D, E> &s) {
 }
 
 /// The barrier both consumer warpgroups meet at once each has written its
-/// dSᵀ of a step.
+/// dSᵀ of a step, and the first of the two each meets alone around its
+/// ordered additions to dQ.
 inline constexpr unsigned kStagedGradientsBarrier = 1;
+inline constexpr unsigned kDeterministicBarrier = 2;
 
 /// Writes this warp's 16 rows of scale·dSᵀ (keys from `row0` of the
 /// block's 128, columns the step's 64 queries) into `ds` as wgmma reads an
@@ -208,17 +242,36 @@ __device__ __forceinline__ void stage_score_gradients(const Tile &dp, T *ds,
   arch::fence_proxy_async_shared();
 }
 
+/// The semaphore of 64-column block c of dQ's query tile m (64 queries of
+/// head h in unit u's entry): padded (entry, head, tile), packed (head,
+/// tile of the packed rows counted from the entry's first whole tile, plus
+/// the entry's index, which keeps the entries' tiles apart).
+template <int DBlocks, typename T>
+__device__ __forceinline__ int dq_semaphore(const ForwardParams<T> &f,
+                                            const BackwardUnit &u, int h, int m,
+                                            int c) {
+  const int tiles = (f.queries + kHopperBackwardStep - 1) / kHopperBackwardStep;
+  const int tile = f.cu_seqlens_q
+                       ? h * (tiles + f.batch + 1) +
+                             u.queryRows.first / kHopperBackwardStep + u.b + m
+                       : (u.b * f.heads + h) * tiles + m;
+  return tile * DBlocks + c;
+}
+
 /// This warpgroup's share of dQ for step i of unit u: dS·K over the
 /// block's 128 keys (A the staged dSᵀ, B the resident keys, both MN-major)
 /// for the 64-column blocks of D that fall to it (the warpgroups take the
-/// step's blocks in turn), added to the f32 accumulator with reductions.
-template <typename T, int D, int E>
+/// step's blocks in turn), added to the f32 accumulator with reductions;
+/// `Deterministic`, with plain adds once the key tiles before this one
+/// that see the query tile have added theirs (its semaphore counts them).
+template <bool Deterministic, typename T, int D, int E>
 __device__ __forceinline__ void
 add_query_gradients(const BackwardParams<T> &p,
                     const HopperBackwardShared<T, D, E> &s,
-                    const BackwardUnit &u, int i, int step) {
+                    const BackwardUnit &u, int i, int step, int *semaphores) {
   using Shared = HopperBackwardShared<T, D, E>;
   const int warp = threadIdx.x / 32 % 4, group = threadIdx.x / 128 - 1;
+  const bool leader = threadIdx.x % 128 == 0;
   const T *ds = s.ds[step & 1];
   const int query0 = u.stepRow0(i) + 16 * warp, head = u.stepHead(i);
 #pragma unroll
@@ -238,15 +291,41 @@ add_query_gradients(const BackwardParams<T> &p,
     }
     arch::wgmma_commit();
     arch::wgmma_wait<0>();
+    int *semaphore = nullptr;
+    if constexpr (Deterministic) {
+      // The key tiles that see query tile m, in order: this one's place.
+      const int m = u.stepRow0(i) / kHopperBackwardStep,
+                rows = u.queryRows.count - u.stepRow0(i);
+      int first = 0, count = 0;
+      u.bounds.tiles(u.stepRow0(i),
+                     rows < kHopperBackwardStep ? rows : kHopperBackwardStep,
+                     kHopperBackwardRows, first, count);
+      semaphore =
+          &semaphores[dq_semaphore<Shared::kDBlocks>(p.forward, u, head, m, c)];
+      if (leader)
+        arch::wait_until_equal(semaphore, u.row0 / kHopperBackwardRows - first);
+      arch::named_barrier_sync(kDeterministicBarrier + group, 128);
+    }
     dq.for_each_pair([&](int r, int col, float first, float second) {
       const int query = query0 + r, d = 64 * c + col;
-      if (query < u.queryRows.count && d < D)
-        arch::reduce_add_pair(p.dq_accum +
-                                  p.dq_accum_strides.offset(
-                                      u.b, u.queryRows.first + query, head) +
-                                  d,
-                              first, second);
+      if (query >= u.queryRows.count || d >= D)
+        return;
+      float *to =
+          p.dq_accum +
+          p.dq_accum_strides.offset(u.b, u.queryRows.first + query, head) + d;
+      if constexpr (Deterministic) {
+        to[0] += first;
+        to[1] += second;
+      } else {
+        arch::reduce_add_pair(to, first, second);
+      }
     });
+    if constexpr (Deterministic) {
+      __threadfence();
+      arch::named_barrier_sync(kDeterministicBarrier + group, 128);
+      if (leader)
+        arch::release_increment(semaphore);
+    }
   }
 }
 
@@ -258,64 +337,70 @@ add_query_gradients(const BackwardParams<T> &p,
 /// added to dQ's f32 accumulator (zeroed before the launch; a second
 /// kernel converts it). Past 128 columns of dK and dV together (which with
 /// Sᵀ and dPᵀ would not stay in registers) dV takes a pass over the steps
-/// of its own, Sᵀ formed again in the second.
-template <typename T, int D, int E, bool Causal, bool Packed>
+/// of its own, Sᵀ formed again in the second. `Deterministic`: a
+/// cooperative grid of any size takes the units in turn, and each query
+/// tile's shares of dQ are added in ascending key tile order, counted by
+/// `semaphores` (zeroed before the launch; dq_semaphore's index).
+template <typename T, int D, int E, bool Causal, bool Packed,
+          bool Deterministic = false>
 __device__ void
 gradients_hopper(const BackwardParams<T> &p, const arch::TensorMap &q_map,
                  const arch::TensorMap &k_map, const arch::TensorMap &v_map,
-                 const arch::TensorMap &d_o_map) {
+                 const arch::TensorMap &d_o_map, int *semaphores = nullptr) {
   using Shared = HopperBackwardShared<T, D, E>;
   constexpr bool kSplit = Shared::kDBlocks + Shared::kEBlocks > 2;
   Shared &s = aligned_shared<Shared>();
   run_warp_specialized<T>(
       s.barriers,
       [&] {
-        produce_backward<Causal, Packed>(p, s, k_map, v_map, q_map, d_o_map,
-                                         kSplit ? 2 : 1);
+        produce_backward<Causal, Packed, Deterministic>(
+            p, s, k_map, v_map, q_map, d_o_map, kSplit ? 2 : 1);
       },
       [&] {
         const int warp = threadIdx.x / 32 % 4, group = threadIdx.x / 128 - 1;
         int step = 0, units = 0;
-        for_each_unit<Causal, Packed>(p.forward, [&](const BackwardUnit &u) {
-          const int keys0 = 64 * group + 16 * warp; // in the block
-          const int row0 = u.row0 + keys0;          // first key
-          tile::WarpTile<T, 16, 64 * Shared::kDBlocks> dk;
-          tile::WarpTile<T, 16, 64 * Shared::kEBlocks> dv;
-          StepTile<T> scores, dp;
-          // dK and dQ from a step whose P and dS are formed.
-          auto add_gradients = [&](int i) {
-            stage_score_gradients(dp, s.ds[step & 1], keys0);
-            arch::named_barrier_sync(kStagedGradientsBarrier, 256);
-            if constexpr (!kSplit)
-              wgmma_ab(dv, scores, s.step_values[step & 1]); // dV += Pᵀ dO
-            wgmma_ab(dk, dp, s.step_heads[step & 1]);        // dK += dSᵀ Q
-            finish_step(s, step);
-            add_query_gradients(p, s, u, i, step);
-          };
-          arch::mbarrier_wait(&s.barriers.resident_full, units & 1);
-          dv.clear();
-          dk.clear();
-          for (int i = 0; i < u.steps(); ++i, ++step) {
-            step_probabilities<!kSplit>(p, s, u, i, step, row0, scores, dp);
-            if constexpr (kSplit) {
-              wgmma_ab(dv, scores, s.step_values[step & 1]);
-              finish_step(s, step);
-            } else {
-              add_gradients(i);
-            }
-          }
-          store_gradient_rows<E>(p.dv, p.dv_strides, dv, u.b, u.head, row0,
-                                 u.keyRows);
-          if constexpr (kSplit)
-            for (int i = 0; i < u.steps(); ++i, ++step) {
-              step_probabilities<true>(p, s, u, i, step, row0, scores, dp);
-              add_gradients(i);
-            }
-          release_resident(s);
-          store_gradient_rows<D>(p.dk, p.dk_strides, dk, u.b, u.head, row0,
-                                 u.keyRows);
-          ++units;
-        });
+        for_each_unit<Causal, Packed, Deterministic>(
+            p.forward, [&](const BackwardUnit &u) {
+              const int keys0 = 64 * group + 16 * warp; // in the block
+              const int row0 = u.row0 + keys0;          // first key
+              tile::WarpTile<T, 16, 64 * Shared::kDBlocks> dk;
+              tile::WarpTile<T, 16, 64 * Shared::kEBlocks> dv;
+              StepTile<T> scores, dp;
+              // dK and dQ from a step whose P and dS are formed.
+              auto add_gradients = [&](int i) {
+                stage_score_gradients(dp, s.ds[step & 1], keys0);
+                arch::named_barrier_sync(kStagedGradientsBarrier, 256);
+                if constexpr (!kSplit)
+                  wgmma_ab(dv, scores, s.step_values[step & 1]); // dV += Pᵀ dO
+                wgmma_ab(dk, dp, s.step_heads[step & 1]); // dK += dSᵀ Q
+                finish_step(s, step);
+                add_query_gradients<Deterministic>(p, s, u, i, step,
+                                                   semaphores);
+              };
+              arch::mbarrier_wait(&s.barriers.resident_full, units & 1);
+              dv.clear();
+              dk.clear();
+              for (int i = 0; i < u.steps(); ++i, ++step) {
+                step_probabilities<!kSplit>(p, s, u, i, step, row0, scores, dp);
+                if constexpr (kSplit) {
+                  wgmma_ab(dv, scores, s.step_values[step & 1]);
+                  finish_step(s, step);
+                } else {
+                  add_gradients(i);
+                }
+              }
+              store_gradient_rows<E>(p.dv, p.dv_strides, dv, u.b, u.head, row0,
+                                     u.keyRows);
+              if constexpr (kSplit)
+                for (int i = 0; i < u.steps(); ++i, ++step) {
+                  step_probabilities<true>(p, s, u, i, step, row0, scores, dp);
+                  add_gradients(i);
+                }
+              release_resident(s);
+              store_gradient_rows<D>(p.dk, p.dk_strides, dk, u.b, u.head, row0,
+                                     u.keyRows);
+              ++units;
+            });
       });
 }
 

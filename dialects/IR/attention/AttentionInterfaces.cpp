@@ -585,10 +585,23 @@ LogicalResult checkBackwardRows(Operation *op, Value q, Value v,
   return success();
 }
 
+/// `blocks` (the deterministic Hopper kernel's grid) is positive and goes
+/// with `deterministic`.
+LogicalResult checkDeterministicGrid(Operation *op, bool deterministic,
+                                     std::optional<int64_t> blocks) {
+  if (blocks && (*blocks < 1 || !deterministic))
+    return op->emitOpError()
+           << "'blocks' (the deterministic kernel's persistent grid) must be "
+              "positive and goes with 'deterministic'";
+  return success();
+}
+
 template <typename BackwardLikeOp>
 LogicalResult verifyBackward(BackwardLikeOp op) {
   ShapeChecker shapes(op, kAttentionStaticDims);
   return success(succeeded(verifyOperatorContract(op, shapes)) &&
+                 succeeded(checkDeterministicGrid(
+                     op, op.getDeterministic(), optionalInt(op.getBlocks()))) &&
                  succeeded(checkWindow(op, optionalInt(op.getWindowLeft()),
                                        optionalInt(op.getWindowRight()))) &&
                  succeeded(checkPositive(op, "softcap", op.getSoftcapAttr())) &&
@@ -633,6 +646,10 @@ LogicalResult specializeBackward(BackwardLikeOp op, TargetAttr target) {
     op.setScaleAttr(
         Builder(op.getContext())
             .getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(headDim))));
+  // The deterministic Hopper kernel: one block an SM, all resident.
+  if (op.getDeterministic() && !op.getBlocks())
+    op.setBlocksAttr(
+        Builder(op.getContext()).getI64IntegerAttr(target.getSmCount()));
   return success();
 }
 
@@ -661,7 +678,8 @@ LogicalResult decomposeBackward(BackwardLikeOp op, OpBuilder &builder,
         keys.lengths, keys.mask, keys.queryOffsets, keys.keyOffsets,
         op.getLse(), terms, op.getDOutput(), op.getCausalAttr(),
         op.getWindowLeftAttr(), op.getWindowRightAttr(), op.getSoftcapAttr(),
-        op.getScaleAttr(), op.getBlockRowsAttr());
+        op.getScaleAttr(), op.getBlockRowsAttr(), op.getDeterministicAttr(),
+        op.getBlocksAttr());
     op.getDq().replaceAllUsesWith(
         builder.create<AttentionDqConvertOp>(loc, dq, gradients.getDqAccum()));
     op.getDk().replaceAllUsesWith(gradients.getDk());
@@ -675,13 +693,13 @@ LogicalResult decomposeBackward(BackwardLikeOp op, OpBuilder &builder,
       op.getV(), keys.lengths, keys.mask, keys.queryOffsets, keys.keyOffsets,
       op.getLse(), terms, op.getDOutput(), op.getCausalAttr(),
       op.getWindowLeftAttr(), op.getWindowRightAttr(), op.getSoftcapAttr(),
-      op.getScaleAttr(), op.getBlockRowsAttr());
+      op.getScaleAttr(), op.getBlockRowsAttr(), UnitAttr(), IntegerAttr());
   Value dq = builder.create<AttentionQueryGradientsOp>(
       loc, op.getDq().getType(), op.getQ(), op.getK(), op.getV(), keys.lengths,
       keys.mask, keys.queryOffsets, keys.keyOffsets, op.getLse(), terms,
       op.getDOutput(), op.getCausalAttr(), op.getWindowLeftAttr(),
       op.getWindowRightAttr(), op.getSoftcapAttr(), op.getScaleAttr(),
-      op.getBlockRowsAttr());
+      op.getBlockRowsAttr(), UnitAttr(), IntegerAttr());
   op.getDq().replaceAllUsesWith(dq);
   op.getDk().replaceAllUsesWith(keyGradients.getDk());
   op.getDv().replaceAllUsesWith(keyGradients.getDv());
@@ -772,7 +790,9 @@ verifyGradients(GradientOp op, ShapeChecker &shapes,
       failed(checkPositive(op, "softcap", op.getSoftcapAttr())) ||
       failed(checkPositive(op, "scale", op.getScaleAttr())) ||
       failed(checkBackwardRows(op, op.getQ(), op.getV(),
-                               optionalInt(op.getBlockRows()))))
+                               optionalInt(op.getBlockRows()))) ||
+      failed(checkDeterministicGrid(op, op.getDeterministic(),
+                                    optionalInt(op.getBlocks()))))
     return failure();
   for (auto [name, value] : {std::pair<StringRef, Value>{"k", op.getK()},
                              {"v", op.getV()},

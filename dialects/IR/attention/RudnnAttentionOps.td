@@ -356,6 +356,11 @@ def Rudnn_AttentionBackwardOp : Rudnn_Op<"attention_backward", [
     same bits); 128 for the Hopper kernel (TMA and wgmma; 16-bit inputs,
     head dims up to 128), one pass over each key tile that adds dQ to an
     f32 accumulator with atomics (the sum's order varies from run to run).
+    `deterministic` orders those additions: each query tile takes its key
+    tiles' shares in ascending order (per-tile semaphores), on a
+    cooperative persistent grid of `blocks` (the target's SM count when
+    absent), so every run gives the same bits; the sm_80 kernels are
+    deterministic anyway.
 
     ```mlir
     %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v
@@ -380,7 +385,9 @@ def Rudnn_AttentionBackwardOp : Rudnn_Op<"attention_backward", [
     OptionalAttr<I64Attr>:$window_right,
     OptionalAttr<F32Attr>:$softcap,
     OptionalAttr<F32Attr>:$scale,
-    OptionalAttr<I64Attr>:$block_rows);
+    OptionalAttr<I64Attr>:$block_rows,
+    UnitAttr:$deterministic,
+    OptionalAttr<I64Attr>:$blocks);
   let results = (outs AnyRankedTensor:$dq, AnyRankedTensor:$dk,
                       AnyRankedTensor:$dv);
 
@@ -390,6 +397,7 @@ def Rudnn_AttentionBackwardOp : Rudnn_Op<"attention_backward", [
     (`causal` $causal^)?
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` $softcap^)? (`scale` $scale^)? (`block_rows` $block_rows^)?
+    (`deterministic` $deterministic^)? (`blocks` $blocks^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -432,7 +440,9 @@ def Rudnn_AttentionVarlenBackwardOp : Rudnn_Op<"attention_varlen_backward", [
     OptionalAttr<I64Attr>:$window_right,
     OptionalAttr<F32Attr>:$softcap,
     OptionalAttr<F32Attr>:$scale,
-    OptionalAttr<I64Attr>:$block_rows);
+    OptionalAttr<I64Attr>:$block_rows,
+    UnitAttr:$deterministic,
+    OptionalAttr<I64Attr>:$blocks);
   let results = (outs AnyRankedTensor:$dq, AnyRankedTensor:$dk,
                       AnyRankedTensor:$dv);
 
@@ -442,6 +452,7 @@ def Rudnn_AttentionVarlenBackwardOp : Rudnn_Op<"attention_varlen_backward", [
     (`causal` $causal^)?
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` $softcap^)? (`scale` $scale^)? (`block_rows` $block_rows^)?
+    (`deterministic` $deterministic^)? (`blocks` $blocks^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -481,7 +492,8 @@ class Rudnn_AttentionGradientPrimitive<string mnemonic>
     AnyRankedTensor:$d_output,
     UnitAttr:$causal, OptionalAttr<I64Attr>:$window_left,
     OptionalAttr<I64Attr>:$window_right, OptionalAttr<F32Attr>:$softcap,
-    F32Attr:$scale, OptionalAttr<I64Attr>:$block_rows);
+    F32Attr:$scale, OptionalAttr<I64Attr>:$block_rows,
+    UnitAttr:$deterministic, OptionalAttr<I64Attr>:$blocks);
   let assemblyFormat = [{
     $q `,` $k `,` $v (`key_lengths` $key_lengths^)? (`key_mask` $key_mask^)?
     (`cu_seqlens` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `)`)?
@@ -489,6 +501,7 @@ class Rudnn_AttentionGradientPrimitive<string mnemonic>
     (`causal` $causal^)?
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` $softcap^)? `scale` $scale (`block_rows` $block_rows^)?
+    (`deterministic` $deterministic^)? (`blocks` $blocks^)?
     attr-dict `:` functional-type(operands, results)
   }];
 }
@@ -543,7 +556,9 @@ def Rudnn_AttentionGradientsOp
     accumulates dK and dV in registers and adds each step's dS·K to
     `dq_accum` with atomic reductions. `dq_accum` starts at zero (the plan
     zeroes its workspace before each call); `rudnn.attention_dq_convert`
-    rounds it.
+    rounds it. `deterministic`: a cooperative grid of `blocks` takes the key
+    tiles in turn, and each query tile's additions come in ascending key
+    tile order (semaphores in zeroed workspace).
 
     ```mlir
     %dk, %dv, %acc = rudnn.attention_gradients %q, %k, %v lse %lse

@@ -26,10 +26,12 @@ from rudnn.torch._common import (
 )
 
 
-def _attributes(scale, causal, window_left, window_right, softcap):
+def _attributes(scale, causal, window_left, window_right, softcap, deterministic=False):
     """The operators' attributes (a window only when bounded, a softcap only
-    when positive)."""
+    when positive; `deterministic` the backward's alone)."""
     attributes = dict(scale=scale, causal=causal)
+    if deterministic:
+        attributes["deterministic"] = True
     if (window_left, window_right) != (-1, -1):
         attributes.update(window_left=window_left, window_right=window_right)
     if softcap > 0:
@@ -65,6 +67,7 @@ def _attention(
     window_left: int,
     window_right: int,
     softcap: float,
+    deterministic: bool,
 ) -> tuple[Tensor, Tensor]:
     packed = cu_seqlens_q is not None
     if _nothing_to_compute(q, k, cu_seqlens_q, cu_seqlens_k):
@@ -80,7 +83,9 @@ def _attention(
 
 
 @_attention.register_fake
-def _(q, k, v, cu_seqlens_q, cu_seqlens_k, scale, causal, window_left, window_right, softcap):
+def _(
+    q, k, v, cu_seqlens_q, cu_seqlens_k, scale, causal, window_left, window_right, softcap, deterministic
+):
     o = q.new_empty(*q.shape[:-1], v.shape[-1])
     return o, q.new_empty(_lse_shape(q, cu_seqlens_q is not None), dtype=torch.float32)
 
@@ -100,6 +105,7 @@ def _attention_backward(
     window_left: int,
     window_right: int,
     softcap: float,
+    deterministic: bool,
 ) -> tuple[Tensor, Tensor, Tensor]:
     if _nothing_to_compute(q, k, cu_seqlens_q, cu_seqlens_k):
         # No query saw a key: nothing depends on q, k or v.
@@ -109,7 +115,7 @@ def _attention_backward(
         operator_name("attention", cu_seqlens_q) + "_backward",
         dict(tensors, o=o, lse=lse, d_output=d_output),
         ("dq", "dk", "dv"),
-        **_attributes(scale, causal, window_left, window_right, softcap),
+        **_attributes(scale, causal, window_left, window_right, softcap, deterministic),
     )
 
 
@@ -128,6 +134,7 @@ def _(
     window_left,
     window_right,
     softcap,
+    deterministic,
 ):
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 
@@ -141,7 +148,7 @@ def _setup(ctx, inputs, output):
 def _backward(ctx, d_output, d_lse):
     q, k, v, cu_q, cu_k, o, lse = ctx.saved_tensors
     dq, dk, dv = _attention_backward(q, k, v, cu_q, cu_k, o, lse, dense(d_output), *ctx.attributes)
-    return dq, dk, dv, None, None, None, None, None, None, None
+    return dq, dk, dv, None, None, None, None, None, None, None, None
 
 
 torch.library.register_autograd("rudnn::attention", _backward, setup_context=_setup)
@@ -178,9 +185,10 @@ def _window(window_size):
     )
 
 
-def _options(q, k, softmax_scale, causal, window_size, softcap, dropout_p):
+def _options(q, k, softmax_scale, causal, window_size, softcap, dropout_p, deterministic):
     """The attributes as the custom op takes them, each checked: the
-    operator's scale and softcap are positive float32 (softcap 0: none).
+    operator's scale and softcap are positive float32 (softcap 0: none);
+    `deterministic` asks the backward for the same dq bits every call.
 
     A window side reaching past every key bounds nothing, and is passed as
     -1: query i (of T, or T rows packed) sees keys j with
@@ -200,7 +208,7 @@ def _options(q, k, softmax_scale, causal, window_size, softcap, dropout_p):
         scale = q.shape[-1] ** -0.5
     else:
         scale = float_option("softmax_scale", softmax_scale, "positive")
-    return scale, bool(causal), left, right, softcap
+    return scale, bool(causal), left, right, softcap, bool(deterministic)
 
 
 def _offsets(name, offsets, like):
@@ -221,11 +229,14 @@ def flash_attn_func(
     return_lse=False,
     *,
     dropout_p=0.0,
+    deterministic=False,
 ):
     """FlashAttention's flash_attn_func: the output [B, T, H, E], and the
-    log-sum-exp [B, H, T] (f32) with `return_lse`."""
+    log-sum-exp [B, H, T] (f32) with `return_lse`. `deterministic`: the
+    backward gives the same dq bits every call (on Hopper it then orders
+    its f32 additions; elsewhere it always does)."""
     _check(q, k, v, packed=False)
-    options = _options(q, k, softmax_scale, causal, window_size, softcap, dropout_p)
+    options = _options(q, k, softmax_scale, causal, window_size, softcap, dropout_p, deterministic)
     o, lse = _attention(dense(q), dense(k), dense(v), None, None, *options)
     return (o, lse) if return_lse else o
 
@@ -245,6 +256,7 @@ def flash_attn_varlen_func(
     return_lse=False,
     *,
     dropout_p=0.0,
+    deterministic=False,
 ):
     """FlashAttention's flash_attn_varlen_func: sequences packed along the
     first dim (q [T, H, D], k [S, G, D], v [S, G, E]), entry b's rows from
@@ -264,6 +276,6 @@ def flash_attn_varlen_func(
     cu_k = _offsets("cu_seqlens_k", cu_seqlens_k, q)
     if cu_q.shape != cu_k.shape:
         raise invalid("cu_seqlens_k", f"{cu_k.shape[0]} offsets, cu_seqlens_q has {cu_q.shape[0]}")
-    options = _options(q, k, softmax_scale, causal, window_size, softcap, dropout_p)
+    options = _options(q, k, softmax_scale, causal, window_size, softcap, dropout_p, deterministic)
     o, lse = _attention(dense(q), dense(k), dense(v), cu_q, cu_k, *options)
     return (o, lse) if return_lse else o
