@@ -478,17 +478,37 @@ struct GradientsModel
     if (!values.aligned)
       return op->emitOpError() << "loads its operands with TMA: its views "
                                   "must promise 16-byte rows";
-    const int64_t D = lastDim(values.q), E = lastDim(values.v);
-    return emitGradients(
-        op, builder, values,
-        {"gradients", "dk, dv and dq's accumulator", "gradients", 'S', 'G',
-         "key_tiles", "HopperBackwardShared",
-         hopperAttentionBackwardSharedBytes(D, E),
-         // K and V read, dK and dV written; S, dP, dV, dK and dQ, and S
-         // again where dV takes a pass of its own.
-         2 * (D + E) * elementBytes(values.q),
-         hopperAttentionBackwardSplits(D, E) ? 2 * (4 * D + 2 * E)
-                                             : 2 * (3 * D + 2 * E)});
+    const int64_t D = lastDim(values.q), E = lastDim(values.v),
+                  inputBytes = elementBytes(values.q);
+    const bool split = hopperAttentionBackwardSplits(D, E);
+    if (failed(emitGradients(
+            op, builder, values,
+            {"gradients", "dk, dv and dq's accumulator", "gradients", 'S', 'G',
+             "key_tiles", "HopperBackwardShared",
+             hopperAttentionBackwardSharedBytes(D, E),
+             // K and V read, dK and dV written; S, dP, dV, dK and dQ, and
+             // S again where dV takes a pass of its own.
+             2 * (D + E) * inputBytes,
+             split ? 2 * (4 * D + 2 * E) : 2 * (3 * D + 2 * E)})))
+      return failure();
+    KernelLaunch &launch = builder.launch();
+    // The query side at least once: Q and dO read, lse and the row term
+    // read, dq's f32 sum written (its reductions land in L2).
+    SmallVector<DimRef, 4> queryRows = {DimRef::of('T'), DimRef::of('H')};
+    if (!values.packed)
+      queryRows.insert(queryRows.begin(), DimRef::of('B'));
+    launch.streamedBytes = {(D + E) * inputBytes + 8 + 4 * D, queryRows};
+    // One exponential a pair, two where S is formed twice.
+    launch.flopsPerExponential = split ? 4 * D + 2 * E : 2 * (3 * D + 2 * E);
+    // Per warpgroup step (64 keys, 64 queries; dims in 64-column blocks):
+    // Sᵀ and dPᵀ read K, Q, V and dO, dV and dK read dO and Q, and half of
+    // dQ's dS (64 x 128) and K (128 x D) falls to each warpgroup; the
+    // split's second Sᵀ reads K and Q again.
+    const int64_t d = (D + 63) / 64 * 64, e = (E + 63) / 64 * 64;
+    const int64_t elements = 64 * (5 * d + 3 * e) + (split ? 128 * d : 0),
+                  flops = 2 * 64 * 64 * ((split ? 4 : 3) * d + 2 * e);
+    launch.flopsPerSharedByte = flops / (2 * elements);
+    return success();
   }
 };
 
