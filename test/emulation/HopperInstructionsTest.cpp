@@ -89,9 +89,10 @@ TEST_F(HopperInstructions, TensorMapsFollowTheHardwareRules) {
 }
 
 // A warpgroup's products of 64 x 64 bf16 tiles TMA brought in: A·Bᵀ with
-// both operands K-major in shared memory (as the scores Q·Kᵀ), and A·V with
-// A from registers in the mma A layout and V MN-major (as P·V), four
-// 16-deep steps each.
+// both operands K-major in shared memory (as the scores Q·Kᵀ), A·V with A
+// from registers in the mma A layout and V MN-major (as P·V), and Bᵀ·V
+// with both MN-major (as the backward's dS·K from dSᵀ), four 16-deep steps
+// each.
 constexpr const char *kProductSource = R"cuda(
 #include "rudnn/device.cuh"
 using namespace rudnn::arch;
@@ -99,7 +100,7 @@ extern "C" __global__ void products(const __grid_constant__ TensorMap a_map,
                                     const __grid_constant__ TensorMap b_map,
                                     const __grid_constant__ TensorMap v_map,
                                     const __nv_bfloat16 *a, float *abt,
-                                    float *av) {
+                                    float *av, float *btv) {
   RUDNN_DYNAMIC_SHARED(unsigned char, raw);
   __nv_bfloat16 *ta = swizzle_aligned<__nv_bfloat16>(raw);
   __nv_bfloat16 *tb = ta + 64 * 64, *tv = tb + 64 * 64;
@@ -125,7 +126,7 @@ extern "C" __global__ void products(const __grid_constant__ TensorMap a_map,
                                 16 * k + Mma16816::a_col(lane, 2 * r);
       f[k][r] = pack_bf16x2(__bfloat162float(at[0]), __bfloat162float(at[1]));
     }
-  float d[32] = {}, e[32] = {};
+  float d[32] = {}, e[32] = {}, g[32] = {};
   wgmma_fence();
   for (int k = 0; k < 4; ++k)
     wgmma_ss<__nv_bfloat16>(
@@ -134,6 +135,11 @@ extern "C" __global__ void products(const __grid_constant__ TensorMap a_map,
   for (int k = 0; k < 4; ++k)
     wgmma_rs<__nv_bfloat16>(
         e, f[k], wgmma_descriptor(tv + 16 * 64 * k, 64 * 128, 1024));
+  // Bᵀ·V: B's tile read as an MN-major A (its rows the depth).
+  for (int k = 0; k < 4; ++k)
+    wgmma_ss_transposed<__nv_bfloat16>(
+        g, wgmma_descriptor(tb + 16 * 64 * k, 64 * 128, 1024),
+        wgmma_descriptor(tv + 16 * 64 * k, 64 * 128, 1024));
   wgmma_commit();
   wgmma_wait<0>();
   for (int i = 0; i < 32; ++i) {
@@ -141,6 +147,7 @@ extern "C" __global__ void products(const __grid_constant__ TensorMap a_map,
               col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
     abt[row * 64 + col] = d[i];
     av[row * 64 + col] = e[i];
+    btv[row * 64 + col] = g[i];
   }
 }
 )cuda";
@@ -164,27 +171,32 @@ TEST_F(HopperInstructions, WgmmaComputesTheProductsOfTheTilesTmaWrote) {
   };
   DevicePtr a = upload(bf16(A)), b = upload(bf16(B)), v = upload(bf16(V));
   DevicePtr abt = upload(std::vector<float>(64 * 64, NAN)),
-            av = upload(std::vector<float>(64 * 64, NAN));
+            av = upload(std::vector<float>(64 * 64, NAN)),
+            btv = upload(std::vector<float>(64 * 64, NAN));
   ArgPack args;
   args.push(matrixMap(a, 64, 64, 64))
       .push(matrixMap(b, 64, 64, 64))
       .push(matrixMap(v, 64, 64, 64))
       .push(a)
       .push(abt)
-      .push(av);
+      .push(av)
+      .push(btv);
   launch(*build("products", kProductSource), {1}, {128}, args,
          3 * 64 * 64 * 2 + 8 + 1024);
   const std::vector<float> gotAbt = download<float>(abt, 64 * 64),
-                           gotAv = download<float>(av, 64 * 64);
+                           gotAv = download<float>(av, 64 * 64),
+                           gotBtv = download<float>(btv, 64 * 64);
   for (int m = 0; m < 64; ++m)
     for (int n = 0; n < 64; ++n) {
-      float wantAbt = 0, wantAv = 0;
+      float wantAbt = 0, wantAv = 0, wantBtv = 0;
       for (int k = 0; k < 64; ++k) {
         wantAbt += A[m * 64 + k] * B[n * 64 + k];
         wantAv += A[m * 64 + k] * V[k * 64 + n];
+        wantBtv += B[k * 64 + m] * V[k * 64 + n];
       }
       ASSERT_EQ(gotAbt[m * 64 + n], wantAbt) << m << ", " << n;
       ASSERT_EQ(gotAv[m * 64 + n], wantAv) << m << ", " << n;
+      ASSERT_EQ(gotBtv[m * 64 + n], wantBtv) << m << ", " << n;
     }
 }
 
