@@ -3,7 +3,7 @@
 # and the kernel report at each shape.
 binaries+=(rudnn-bench-attention)
 bench_files+=(sdpa_attention.py compare_attention.py attention_bf16_d128.mlir
-             attention_bf16_d64_blocks.mlir)
+             attention_bf16_d64_blocks.mlir attention_backward_bf16_d128.mlir)
 
 # (B,T,H,D,causal): FlashAttention's benchmark shapes, 16k tokens a batch
 # at hidden 2048, D = 128, causal and not.
@@ -44,6 +44,18 @@ attention_blocks() {
       --dims B=4,T=4096,S=4096,H=16,G=16 || return 1
   done
 }
+# The Hopper backward's two modes at D = 128 (dq by atomics, and in key-tile
+# order), timed at one shape, not causal and causal: the deterministic
+# mode's cost.
+attention_backward_modes() {
+  local entry
+  for entry in atomic deterministic atomic_causal deterministic_causal; do
+    echo "=== $entry"
+    "$bin/rudnn-run" "$scripts/bench/attention_backward_bf16_d128.mlir" \
+      --entry "$entry" --backend cuda --random 0 --bench 20 \
+      --dims B=4,T=4096,S=4096,H=16,G=16 || return 1
+  done
+}
 attention_summary() {
   compare_tables "attention bf16, rudnn vs torch SDPA (ratio = backend / rudnn)" \
     compare_attention.py attention-rudnn attention-sdpa
@@ -56,9 +68,14 @@ attention_summary() {
     echo "== attention D = 64 blocks (B=4 T=4096 H=16): median ms"
     grep -hE "^(===|bench:)" "$logs/attention-blocks.log"
   fi
+  if [[ -s "$logs/attention-backward-modes.log" ]]; then
+    echo "== attention backward D = 128 modes (B=4 T=4096 H=16): median ms"
+    grep -hE "^(===|bench:)" "$logs/attention-backward-modes.log"
+  fi
 }
 step attention-rudnn 120 attention_rudnn
 step attention-sdpa 120 attention_sdpa
 step attention-report 45 attention_report
 step attention-blocks 40 attention_blocks
+step attention-backward-modes 40 attention_backward_modes
 summaries+=(attention_summary)
