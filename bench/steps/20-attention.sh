@@ -33,28 +33,17 @@ attention_report() {
   done
 }
 # The Hopper forward's two blocks at D = 64 (three warpgroups against 64 keys,
-# two against 128), timed at one shape, not causal and causal: which one the
-# policy should choose there.
+# two against 128), not causal and causal: which one the policy should
+# choose there.
 attention_blocks() {
-  local entry
-  for entry in three two three_causal two_causal; do
-    echo "=== $entry"
-    "$bin/rudnn-run" "$scripts/bench/attention_bf16_d64_blocks.mlir" \
-      --entry "$entry" --backend cuda --random 0 --bench 20 \
-      --dims B=4,T=4096,S=4096,H=16,G=16 || return 1
-  done
+  time_entries attention_bf16_d64_blocks.mlir B=4,T=4096,S=4096,H=16,G=16 \
+    three two three_causal two_causal
 }
 # The Hopper backward's two modes at D = 128 (dq by atomics, and in key-tile
-# order), timed at one shape, not causal and causal: the deterministic
-# mode's cost.
+# order), not causal and causal: the deterministic mode's cost.
 attention_backward_modes() {
-  local entry
-  for entry in atomic deterministic atomic_causal deterministic_causal; do
-    echo "=== $entry"
-    "$bin/rudnn-run" "$scripts/bench/attention_backward_bf16_d128.mlir" \
-      --entry "$entry" --backend cuda --random 0 --bench 20 \
-      --dims B=4,T=4096,S=4096,H=16,G=16 || return 1
-  done
+  time_entries attention_backward_bf16_d128.mlir B=4,T=4096,S=4096,H=16,G=16 \
+    atomic deterministic atomic_causal deterministic_causal
 }
 attention_summary() {
   compare_tables "attention bf16, rudnn vs torch SDPA (ratio = backend / rudnn)" \
