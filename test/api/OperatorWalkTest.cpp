@@ -31,6 +31,7 @@ const std::map<std::string, AttributeValue> &kCallerAttributes() {
       {"beta_logits", true},
       {"bidirectional", true},
       {"causal", true},
+      {"deterministic", true},
       {"eps", 1e-5},
       {"gate_lower_bound", -5.0},
       {"grouped_heads", false},

@@ -16,6 +16,7 @@ CALLER_ATTRIBUTES = {
     "beta_logits": True,
     "bidirectional": True,
     "causal": True,
+    "deterministic": True,
     "eps": 1e-5,
     "gate_lower_bound": -5.0,
     "grouped_heads": False,
