@@ -360,3 +360,13 @@ func.func @scores_wgmma_keys(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16
       : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x?xf32>
   return
 }
+
+// -----
+
+// The deterministic kernel's grid is a cooperative one the primitive names.
+func.func @gradients_deterministic_grid(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %lse: tensor<?x?x?xf32>, %do: tensor<?x?x?x64xbf16>) {
+  // expected-error @+1 {{'deterministic' needs 'blocks', its cooperative grid (rudnn-specialize sets the target's SM count)}}
+  %dk, %dv, %acc = rudnn.attention_gradients %q, %k, %v lse %lse terms %lse gradient %do scale 1.250000e-01 block_rows 128 deterministic
+      : (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?x64xbf16>) -> (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xf32>)
+  return
+}

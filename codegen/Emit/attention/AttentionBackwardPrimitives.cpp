@@ -71,8 +71,7 @@ struct BackwardValues {
     values.aligned = op->hasAttr(RudnnDialect::kAlignedViewsAttrName);
     values.hopper = isa<AttentionGradientsOp>(op.getOperation());
     if (op.getDeterministic() && values.hopper)
-      values.blocks =
-          op.getBlocks() ? static_cast<int64_t>(*op.getBlocks()) : int64_t(1);
+      values.blocks = static_cast<int64_t>(*op.getBlocks());
     return values;
   }
 
@@ -222,6 +221,12 @@ LogicalResult emitGradients(Operation *op, KernelBuilder &builder,
                      << "<" << in << ", " << D << ", " << E << ">) "
                      << (values.hopper ? "+ 1024 " : "") << "== " << sharedBytes
                      << ");\n";
+  // And the model counts the passes the kernel takes.
+  if (values.hopper)
+    builder.preamble()
+        << "static_assert(rudnn::attention::HopperBackwardShared<" << in << ", "
+        << D << ", " << E << ">::kSplitsValues == "
+        << (hopperAttentionBackwardSplits(D, E) ? "true" : "false") << ");\n";
   bind(builder, values, /*keyDims=*/true);
   const bool byKeys = kernel.rows == 'S';
   if (values.hopper) {

@@ -485,9 +485,11 @@ inline void forOperandChunks(const WgmmaIssue &issue, int warp, int lane,
                              Visit visit) {
   std::vector<unsigned long long> chunks;
   const bool transposedB = issue.form & 2, transposedA = issue.form & 16;
+  // A's 16-byte chunks run along K (K-major) or along M (transposed).
+  const int rStep = transposedA ? 8 : 1, kStep = transposedA ? 1 : 8;
   if (!(issue.form & 1))
-    for (int r = 0; r < 16; ++r)
-      for (int k = 0; k < 16; ++k)
+    for (int r = 0; r < 16; r += rStep)
+      for (int k = 0; k < 16; k += kStep)
         chunks.push_back(aOffset(issue, 16 * warp + r, k, transposedA));
   const int t = lane % 4;
   for (int column = 0; column < issue.columns(); ++column) {

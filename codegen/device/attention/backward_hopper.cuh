@@ -35,6 +35,9 @@ using StepTile = tile::WarpTile<T, 16, kHopperBackwardStep>;
 template <typename T, int D, int E> struct HopperBackwardShared {
   static constexpr int kDBlocks = (D + 63) / 64, kEBlocks = (E + 63) / 64;
   static constexpr int kRows = kHopperBackwardRows, kStep = kHopperBackwardStep;
+  /// dV takes a pass over the steps of its own past 128 columns of dK and
+  /// dV together (which with Sᵀ and dPᵀ would not stay in registers).
+  static constexpr bool kSplitsValues = kDBlocks + kEBlocks > 2;
   alignas(1024) T heads[kDBlocks][kRows * 64];
   alignas(1024) T values[kEBlocks][kRows * 64];
   alignas(1024) T step_heads[2][kDBlocks][kStep * 64];
@@ -274,6 +277,17 @@ add_query_gradients(const BackwardParams<T> &p,
   const bool leader = threadIdx.x % 128 == 0;
   const T *ds = s.ds[step & 1];
   const int query0 = u.stepRow0(i) + 16 * warp, head = u.stepHead(i);
+  // Deterministic: this key tile's place among those that see the step's
+  // query tile, which is when its semaphores let it add.
+  int place = 0;
+  if constexpr (Deterministic) {
+    const int rows = u.queryRows.count - u.stepRow0(i);
+    int first = 0, count = 0;
+    u.bounds.tiles(u.stepRow0(i),
+                   rows < kHopperBackwardStep ? rows : kHopperBackwardStep,
+                   kHopperBackwardRows, first, count);
+    place = u.row0 / kHopperBackwardRows - first;
+  }
 #pragma unroll
   for (int c = 0; c < Shared::kDBlocks; ++c) {
     if ((step * Shared::kDBlocks + c) % 2 != group)
@@ -293,17 +307,10 @@ add_query_gradients(const BackwardParams<T> &p,
     arch::wgmma_wait<0>();
     int *semaphore = nullptr;
     if constexpr (Deterministic) {
-      // The key tiles that see query tile m, in order: this one's place.
-      const int m = u.stepRow0(i) / kHopperBackwardStep,
-                rows = u.queryRows.count - u.stepRow0(i);
-      int first = 0, count = 0;
-      u.bounds.tiles(u.stepRow0(i),
-                     rows < kHopperBackwardStep ? rows : kHopperBackwardStep,
-                     kHopperBackwardRows, first, count);
-      semaphore =
-          &semaphores[dq_semaphore<Shared::kDBlocks>(p.forward, u, head, m, c)];
+      semaphore = &semaphores[dq_semaphore<Shared::kDBlocks>(
+          p.forward, u, head, u.stepRow0(i) / kHopperBackwardStep, c)];
       if (leader)
-        arch::wait_until_equal(semaphore, u.row0 / kHopperBackwardRows - first);
+        arch::wait_until_equal(semaphore, place);
       arch::named_barrier_sync(kDeterministicBarrier + group, 128);
     }
     dq.for_each_pair([&](int r, int col, float first, float second) {
@@ -348,7 +355,7 @@ gradients_hopper(const BackwardParams<T> &p, const arch::TensorMap &q_map,
                  const arch::TensorMap &k_map, const arch::TensorMap &v_map,
                  const arch::TensorMap &d_o_map, int *semaphores = nullptr) {
   using Shared = HopperBackwardShared<T, D, E>;
-  constexpr bool kSplit = Shared::kDBlocks + Shared::kEBlocks > 2;
+  constexpr bool kSplit = Shared::kSplitsValues;
   Shared &s = aligned_shared<Shared>();
   run_warp_specialized<T>(
       s.barriers,

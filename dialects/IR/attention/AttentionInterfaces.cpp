@@ -843,6 +843,10 @@ LogicalResult AttentionGradientsOp::verify() {
   if (optionalInt(getBlockRows()) != kHopperAttentionBackwardRows)
     return emitOpError() << "is the Hopper kernel: 'block_rows' must be "
                          << kHopperAttentionBackwardRows;
+  if (getDeterministic() && !getBlocks())
+    return emitOpError()
+           << "'deterministic' needs 'blocks', its cooperative "
+              "grid (rudnn-specialize sets the target's SM count)";
   return checkTensor(*this, shapes, "dq_accum", getDqAccum(),
                      layoutsOf(getQ()).q, checkF32ElementType);
 }
