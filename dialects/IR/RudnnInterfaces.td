@@ -9,6 +9,7 @@
 #ifndef RUDNN_INTERFACES_TD
 #define RUDNN_INTERFACES_TD
 
+include "dialects/IR/RudnnBase.td"
 include "mlir/IR/OpBase.td"
 
 def Rudnn_OperatorOpInterface : OpInterface<"OperatorOpInterface"> {
@@ -95,6 +96,36 @@ def Rudnn_OperatorOpInterface : OpInterface<"OperatorOpInterface"> {
         (ins "::mlir::OpBuilder &"
          : $builder)>,
   ];
+}
+
+// An operator whose family writes its interface methods once for all of its
+// operators. The methods defined here call the family's function templates
+// with the op: `verify<family>(op)`, `specialize<family>(op, target)` and
+// `decompose<family>(op, builder)`; the family's source that includes its
+// generated op classes defines them first. `contract` is the expression
+// getContract returns; `familyDefinitions` adds methods of the family's own.
+class Rudnn_FamilyOperatorOp<string mnemonic, string family, string contract,
+                             list<Trait> traits = []>
+    : Rudnn_Op<mnemonic, traits> {
+  // Whether the family verifies the op (otherwise the op defines verify).
+  bit familyVerifies = 1;
+  code familyDefinitions = "";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    const ::rudnn::OperatorContract &$cppClass::getContract() {
+      return }] # contract # [{;
+    }
+    ::mlir::LogicalResult $cppClass::specialize(TargetAttr target) {
+      return specialize}] # family # [{(*this, target);
+    }
+    ::mlir::LogicalResult $cppClass::decompose(::mlir::OpBuilder &builder) {
+      return decompose}] # family # [{(*this, builder);
+    }
+  }] # !if(familyVerifies, [{
+    ::mlir::LogicalResult $cppClass::verify() {
+      return verify}] # family # [{(*this);
+    }
+  }], "") # familyDefinitions;
 }
 
 def Rudnn_PrimitiveOpInterface : OpInterface<"PrimitiveOpInterface"> {

@@ -297,3 +297,10 @@ LogicalResult LaunchOp::verify() {
                          << *getGuardMax() << "] is empty";
   return success();
 }
+
+// Generated builders and parsers take parameters some ops do not use.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define GET_OP_CLASSES
+#include "dialects/IR/RudnnPlanOps.cpp.inc"
+#pragma GCC diagnostic pop

@@ -2,6 +2,7 @@
 
 #include "runtime/plans/Plan.h"
 #include "runtime/plans/Dump.h"
+#include "runtime/support/Base64.h"
 #include "runtime/support/InputFile.h"
 
 #include "rudnn/errors.h"
@@ -278,55 +279,6 @@ uint64_t Plan::workspaceBytes(const std::vector<int64_t> &paramValues) const {
 // JSON
 //===----------------------------------------------------------------------===//
 
-static const char kBase64[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static std::string encodeBase64(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t chunk = static_cast<uint8_t>(bytes[i]) << 16;
-    if (i + 1 < bytes.size())
-      chunk |= static_cast<uint8_t>(bytes[i + 1]) << 8;
-    if (i + 2 < bytes.size())
-      chunk |= static_cast<uint8_t>(bytes[i + 2]);
-    out += kBase64[chunk >> 18 & 63];
-    out += kBase64[chunk >> 12 & 63];
-    out += i + 1 < bytes.size() ? kBase64[chunk >> 6 & 63] : '=';
-    out += i + 2 < bytes.size() ? kBase64[chunk & 63] : '=';
-  }
-  return out;
-}
-
-static std::string decodeBase64(std::string_view text) {
-  if (text.size() % 4)
-    throw InvalidArgument("plan binary is not base64");
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  for (size_t i = 0; i < text.size(); i += 4) {
-    uint32_t chunk = 0;
-    int padding = 0;
-    for (int j = 0; j < 4; ++j) {
-      char c = text[i + j];
-      const char *position = c ? std::strchr(kBase64, c) : nullptr;
-      if (c == '=' && i + 4 == text.size() && j >= 2) {
-        ++padding;
-        chunk <<= 6;
-        continue;
-      }
-      if (!position || padding)
-        throw InvalidArgument("plan binary is not base64");
-      chunk = chunk << 6 | static_cast<uint32_t>(position - kBase64);
-    }
-    out += static_cast<char>(chunk >> 16 & 255);
-    if (padding < 2)
-      out += static_cast<char>(chunk >> 8 & 255);
-    if (padding < 1)
-      out += static_cast<char>(chunk & 255);
-  }
-  return out;
-}
-
 static json toJson(const SizeExpr &expr) {
   return {{"constant", expr.constant},
           {"params", expr.params},
@@ -569,7 +521,11 @@ static Plan parsePlan(std::string_view text, ReadBinary readBinary) {
 
 Plan Plan::fromJson(std::string_view text) {
   return parsePlan(text, [](const json &kernel) {
-    return decodeBase64(kernel.at("binary_base64").get<std::string>());
+    const std::optional<std::string> binary =
+        decodeBase64(kernel.at("binary_base64").get<std::string>());
+    if (!binary)
+      throw InvalidArgument("plan binary is not base64");
+    return *binary;
   });
 }
 

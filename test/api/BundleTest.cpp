@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cache/Hash.h"
+#include "runtime/support/Base64.h"
 
 #include "rudnn/bundle.h"
 #include "rudnn/rudnn.hpp"
@@ -240,24 +241,6 @@ TEST_F(BundleTest, DamagedForeignOrUnfitFilesAreRefused) {
   EXPECT_FALSE(fs::exists(other));
 }
 
-std::string base64(const std::string &bytes) {
-  static const char kDigits[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string text;
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t chunk = static_cast<uint8_t>(bytes[i]) << 16;
-    if (i + 1 < bytes.size())
-      chunk |= static_cast<uint8_t>(bytes[i + 1]) << 8;
-    if (i + 2 < bytes.size())
-      chunk |= static_cast<uint8_t>(bytes[i + 2]);
-    text += kDigits[chunk >> 18 & 63];
-    text += kDigits[chunk >> 12 & 63];
-    text += i + 1 < bytes.size() ? kDigits[chunk >> 6 & 63] : '=';
-    text += i + 2 < bytes.size() ? kDigits[chunk & 63] : '=';
-  }
-  return text;
-}
-
 using Json = nlohmann::json;
 
 /// An edit of a bundle's content and a fragment of the error it must give.
@@ -459,7 +442,7 @@ TEST_F(BundleTest, MalformedPlansAreRefusedInEveryTarget) {
 TEST_F(BundleTest, KernelBinariesLoadOnlyAfterTheCallsChecks) {
   const std::string junk = editedPlan("emulation", [](Json &plan) {
                              plan["kernels"][0]["binary_base64"] =
-                                 base64("not a kernel object");
+                                 runtime::encodeBase64("not a kernel object");
                            }).string();
   Bundle bundle = Bundle::load(junk, emulation());
   const int64_t N = 3;
@@ -497,7 +480,7 @@ TEST_F(BundleTest, AReplacedKernelRunsNothingBeforeTheChecksPass) {
   ::unsetenv("RUDNN_BUNDLE_TEST_OPENED");
   const std::string replaced = editedPlan("emulation", [&](Json &plan) {
                                  plan["kernels"][0]["binary_base64"] =
-                                     base64(readText(object));
+                                     runtime::encodeBase64(readText(object));
                                }).string();
 
   Bundle bundle = Bundle::load(replaced, emulation());

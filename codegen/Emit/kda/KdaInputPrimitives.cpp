@@ -79,17 +79,26 @@ struct InputPrimitive : public PrimitiveOpInterface::ExternalModel<Model, Op> {
   }
 };
 
-struct L2NormalizeModel : InputPrimitive<L2NormalizeOp, L2NormalizeModel> {
+/// A primitive whose one result is rows shaped as its token operand's: the
+/// model names the operand (`tokens`), the result and its workspace.
+template <typename Op, typename Model>
+struct TokenRowsPrimitive : InputPrimitive<Op, Model> {
   ResultStorage getResultStorage(Operation *op, unsigned) const {
-    auto norm = cast<L2NormalizeOp>(op);
-    return rowsLike(norm.getY(), norm.getX(), "normalized");
+    auto typed = cast<Op>(op);
+    return rowsLike(Model::result(typed), Model::tokens(typed),
+                    Model::kResultName);
   }
   std::optional<DimRef> getResultDim(Operation *op, unsigned,
                                      unsigned dim) const {
-    return dim < 3
-               ? std::optional(DimRef::of(cast<L2NormalizeOp>(op).getX(), dim))
-               : std::nullopt;
+    return dim < 3 ? std::optional(DimRef::of(Model::tokens(cast<Op>(op)), dim))
+                   : std::nullopt;
   }
+};
+
+struct L2NormalizeModel : TokenRowsPrimitive<L2NormalizeOp, L2NormalizeModel> {
+  static Value tokens(L2NormalizeOp op) { return op.getX(); }
+  static Value result(L2NormalizeOp op) { return op.getY(); }
+  static constexpr const char *kResultName = "normalized";
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto norm = cast<L2NormalizeOp>(op);
     const int64_t D = lastDim(norm.getX());
@@ -109,17 +118,10 @@ struct L2NormalizeModel : InputPrimitive<L2NormalizeOp, L2NormalizeModel> {
 };
 
 struct L2NormalizeBackwardModel
-    : InputPrimitive<L2NormalizeBackwardOp, L2NormalizeBackwardModel> {
-  ResultStorage getResultStorage(Operation *op, unsigned) const {
-    auto norm = cast<L2NormalizeBackwardOp>(op);
-    return rowsLike(norm.getDx(), norm.getX(), "normalized_gradient");
-  }
-  std::optional<DimRef> getResultDim(Operation *op, unsigned,
-                                     unsigned dim) const {
-    return dim < 3 ? std::optional(DimRef::of(
-                         cast<L2NormalizeBackwardOp>(op).getX(), dim))
-                   : std::nullopt;
-  }
+    : TokenRowsPrimitive<L2NormalizeBackwardOp, L2NormalizeBackwardModel> {
+  static Value tokens(L2NormalizeBackwardOp op) { return op.getX(); }
+  static Value result(L2NormalizeBackwardOp op) { return op.getDx(); }
+  static constexpr const char *kResultName = "normalized_gradient";
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto norm = cast<L2NormalizeBackwardOp>(op);
     const int64_t D = lastDim(norm.getX());
@@ -159,17 +161,10 @@ std::string gateName(const std::string &stage, Value gRaw, Value dtBias,
          (bounded ? "_bounded" : "");
 }
 
-struct GateModel : InputPrimitive<KdaGateOp, GateModel> {
-  ResultStorage getResultStorage(Operation *op, unsigned) const {
-    auto gate = cast<KdaGateOp>(op);
-    return rowsLike(gate.getG(), gate.getGRaw(), "gate");
-  }
-  std::optional<DimRef> getResultDim(Operation *op, unsigned,
-                                     unsigned dim) const {
-    return dim < 3
-               ? std::optional(DimRef::of(cast<KdaGateOp>(op).getGRaw(), dim))
-               : std::nullopt;
-  }
+struct GateModel : TokenRowsPrimitive<KdaGateOp, GateModel> {
+  static Value tokens(KdaGateOp op) { return op.getGRaw(); }
+  static Value result(KdaGateOp op) { return op.getG(); }
+  static constexpr const char *kResultName = "gate";
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto gate = cast<KdaGateOp>(op);
     const int64_t K = lastDim(gate.getGRaw());
@@ -304,16 +299,10 @@ struct GateSumsModel : InputPrimitive<KdaGateSumsOp, GateSumsModel> {
   }
 };
 
-struct SigmoidModel : InputPrimitive<SigmoidOp, SigmoidModel> {
-  ResultStorage getResultStorage(Operation *op, unsigned) const {
-    auto sigmoid = cast<SigmoidOp>(op);
-    return rowsLike(sigmoid.getY(), sigmoid.getX(), "sigmoid");
-  }
-  std::optional<DimRef> getResultDim(Operation *op, unsigned,
-                                     unsigned dim) const {
-    return dim < 3 ? std::optional(DimRef::of(cast<SigmoidOp>(op).getX(), dim))
-                   : std::nullopt;
-  }
+struct SigmoidModel : TokenRowsPrimitive<SigmoidOp, SigmoidModel> {
+  static Value tokens(SigmoidOp op) { return op.getX(); }
+  static Value result(SigmoidOp op) { return op.getY(); }
+  static constexpr const char *kResultName = "sigmoid";
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto sigmoid = cast<SigmoidOp>(op);
     open(builder, "kda_sigmoid_" + typeName(sigmoid.getX()),
@@ -330,17 +319,10 @@ struct SigmoidModel : InputPrimitive<SigmoidOp, SigmoidModel> {
 };
 
 struct SigmoidBackwardModel
-    : InputPrimitive<SigmoidBackwardOp, SigmoidBackwardModel> {
-  ResultStorage getResultStorage(Operation *op, unsigned) const {
-    auto sigmoid = cast<SigmoidBackwardOp>(op);
-    return rowsLike(sigmoid.getDx(), sigmoid.getX(), "sigmoid_gradient");
-  }
-  std::optional<DimRef> getResultDim(Operation *op, unsigned,
-                                     unsigned dim) const {
-    return dim < 3 ? std::optional(
-                         DimRef::of(cast<SigmoidBackwardOp>(op).getX(), dim))
-                   : std::nullopt;
-  }
+    : TokenRowsPrimitive<SigmoidBackwardOp, SigmoidBackwardModel> {
+  static Value tokens(SigmoidBackwardOp op) { return op.getX(); }
+  static Value result(SigmoidBackwardOp op) { return op.getDx(); }
+  static constexpr const char *kResultName = "sigmoid_gradient";
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto sigmoid = cast<SigmoidBackwardOp>(op);
     const std::string t = cudaType(dtype(sigmoid.getX()));

@@ -59,6 +59,23 @@ SizeRef outerGrid(Value x) {
   return rankOf(x) == 3 ? SizeRef{1, {DimRef::of(x, 0)}} : SizeRef{1, {}};
 }
 
+LogicalResult emitChunkKernel(Operation *op, KernelBuilder &builder,
+                              const RowKernel &k, Value x, StringRef function,
+                              int64_t threads, int64_t chunk) {
+  if (!builder.conflict().empty())
+    return op->emitOpError()
+           << "cannot emit its kernel: " << builder.conflict();
+  builder.body() << "  " << function.str() << "<" << k.in << ", " << k.features
+                 << ", " << chunk << ", " << threads << ", " << k.vector << ", "
+                 << k.kindIndex << ">(p);\n";
+  builder.launch().threads = threads;
+  builder.launch().grid[0] =
+      SizeRef{(k.features + chunk - 1) / chunk, {rowDims(x).back()}};
+  builder.launch().grid[1] = outerGrid(x);
+  builder.launch().grid[2] = SizeRef{1, {}};
+  return success();
+}
+
 void model(KernelBuilder &builder, Value x, int64_t accesses, int64_t flops) {
   SmallVector<DimRef, 4> rows = rowDims(x);
   builder.launch().memoryBytes =

@@ -50,6 +50,14 @@ std::optional<mlir::rudnn::DimRef> rowDim(mlir::Value x, unsigned dim);
 /// The grid's second dim: M, or 1.
 mlir::rudnn::SizeRef outerGrid(mlir::Value x);
 
+/// A split-row kernel's body and grid once its parameters are bound:
+/// `function`<in, C, chunk, threads, vector, kind>(p), a block per chunk of
+/// each row. Fails, naming the conflict, when the bindings had one.
+mlir::LogicalResult emitChunkKernel(mlir::Operation *op, KernelBuilder &builder,
+                                    const RowKernel &k, mlir::Value x,
+                                    llvm::StringRef function, int64_t threads,
+                                    int64_t chunk);
+
 /// The cost model: `accesses` bytes of x's type and `flops` per row element.
 void model(KernelBuilder &builder, mlir::Value x, int64_t accesses,
            int64_t flops);

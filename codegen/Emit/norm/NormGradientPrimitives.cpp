@@ -83,17 +83,10 @@ struct GradientSumsModel
     bindGradientParams(builder, k.in, sums.getDy(), x, sums.getGamma(),
                        sums.getMean(), sums.getRstd(), Value(), sums.getSums(),
                        true, Value(), false, Value(), Value());
-    if (!builder.conflict().empty())
-      return op->emitOpError()
-             << "cannot emit its kernel: " << builder.conflict();
-    builder.body() << "  rudnn::norm::norm_backward_chunk_sums<" << k.in << ", "
-                   << k.features << ", " << chunk << ", " << threads << ", "
-                   << k.vector << ", " << k.kindIndex << ">(p);\n";
-    builder.launch().threads = threads;
-    builder.launch().grid[0] =
-        SizeRef{(k.features + chunk - 1) / chunk, {rowDims(x).back()}};
-    builder.launch().grid[1] = outerGrid(x);
-    builder.launch().grid[2] = SizeRef{1, {}};
+    if (failed(emitChunkKernel(op, builder, k, x,
+                               "rudnn::norm::norm_backward_chunk_sums", threads,
+                               chunk)))
+      return failure();
     model(builder, x, 2, 6);
     return success();
   }

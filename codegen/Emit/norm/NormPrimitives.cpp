@@ -160,17 +160,9 @@ struct PartialsModel
     preamble(builder, op, "Split rows: each chunk's moments.");
     bindParams(builder, k, x, partials.getResidual(), Value(), Value(), Value(),
                Value(), Value(), Value(), partials.getPartials(), 0.0f, true);
-    if (!builder.conflict().empty())
-      return op->emitOpError()
-             << "cannot emit its kernel: " << builder.conflict();
-    builder.body() << "  rudnn::norm::row_partials<" << k.in << ", "
-                   << k.features << ", " << chunk << ", " << threads << ", "
-                   << k.vector << ", " << k.kindIndex << ">(p);\n";
-    builder.launch().threads = threads;
-    builder.launch().grid[0] =
-        SizeRef{(k.features + chunk - 1) / chunk, {rowDims(x).back()}};
-    builder.launch().grid[1] = outerGrid(x);
-    builder.launch().grid[2] = SizeRef{1, {}};
+    if (failed(emitChunkKernel(op, builder, k, x, "rudnn::norm::row_partials",
+                               threads, chunk)))
+      return failure();
     model(builder, x, partials.getResidual() ? 2 : 1, 4);
     return success();
   }

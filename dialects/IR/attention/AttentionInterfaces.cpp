@@ -11,12 +11,29 @@
 #include "dialects/IR/ShapeChecker.h"
 #include "dialects/IR/attention/AttentionContracts.h"
 #include "dialects/IR/attention/AttentionPolicy.h"
+#include "dialects/IR/attention/AttentionRules.h"
 
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::rudnn;
+
+AttentionDims mlir::rudnn::attentionDimsOf(Value q, Value v) {
+  auto qType = cast<RankedTensorType>(q.getType());
+  return {qType.getShape().back(),
+          cast<RankedTensorType>(v.getType()).getShape().back(),
+          qType.getElementTypeBitWidth() / 8};
+}
+
+void mlir::rudnn::setDefaultScale(Operation *op, int64_t headDim) {
+  if (!op->hasAttr("scale"))
+    op->setAttr(
+        "scale",
+        Builder(op->getContext())
+            .getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(headDim))));
+}
 
 namespace {
 
@@ -156,22 +173,6 @@ LogicalResult checkTensor(Operation *op, ShapeChecker &shapes, StringRef name,
 
 namespace {
 
-/// The rules both forms share: the contract (H a multiple of G among
-/// them), then the attributes.
-template <typename AttentionLikeOp>
-LogicalResult verifyAttention(AttentionLikeOp op) {
-  ShapeChecker shapes(op, kAttentionStaticDims);
-  return success(succeeded(verifyOperatorContract(op, shapes)) &&
-                 succeeded(checkWindow(op, optionalInt(op.getWindowLeft()),
-                                       optionalInt(op.getWindowRight()))) &&
-                 succeeded(checkPositive(op, "softcap", op.getSoftcapAttr())) &&
-                 succeeded(checkPositive(op, "scale", op.getScaleAttr())) &&
-                 succeeded(checkTiles(
-                     op, op.getQ(), op.getV(), optionalInt(op.getBlockQ()),
-                     optionalInt(op.getBlockK()), optionalInt(op.getBlocks()),
-                     op.getWgmma())));
-}
-
 /// `decode_split (n, blocks)`: n from 0 (off) to one 64-row block's
 /// queries, blocks positive, both or neither.
 LogicalResult checkDecodeSplit(Operation *op, std::optional<int64_t> queries,
@@ -187,18 +188,50 @@ LogicalResult checkDecodeSplit(Operation *op, std::optional<int64_t> queries,
   return success();
 }
 
+/// The rules both forms share: the contract (H a multiple of G among
+/// them), then the attributes; the padded form's decoding split.
+template <typename AttentionLikeOp>
+LogicalResult verifyAttention(AttentionLikeOp op) {
+  ShapeChecker shapes(op, kAttentionStaticDims);
+  if constexpr (std::is_same_v<AttentionLikeOp, AttentionOp>)
+    if (failed(checkDecodeSplit(op, optionalInt(op.getDecodeQueries()),
+                                optionalInt(op.getDecodeBlocks()))))
+      return failure();
+  return success(succeeded(verifyOperatorContract(op, shapes)) &&
+                 succeeded(checkWindow(op, optionalInt(op.getWindowLeft()),
+                                       optionalInt(op.getWindowRight()))) &&
+                 succeeded(checkPositive(op, "softcap", op.getSoftcapAttr())) &&
+                 succeeded(checkPositive(op, "scale", op.getScaleAttr())) &&
+                 succeeded(checkTiles(
+                     op, op.getQ(), op.getV(), optionalInt(op.getBlockQ()),
+                     optionalInt(op.getBlockK()), optionalInt(op.getBlocks()),
+                     op.getWgmma())));
+}
+
+/// A padded call that may have few queries splits them over the keys.
+void chooseDecodeSplit(AttentionOp op, TargetAttr target) {
+  auto q = cast<RankedTensorType>(op.getQ().getType());
+  const int64_t queries = q.getDimSize(1);
+  if (op.getDecodeQueries() ||
+      (!ShapedType::isDynamic(queries) && queries > kAttentionDecodeQueries))
+    return;
+  if (std::optional<int64_t> blocks = attentionDecodeBlocks(
+          q.getShape().back(), lastDim(op.getV()),
+          q.getElementTypeBitWidth() / 8, target.getSmemPerBlock(),
+          target.getSmCount())) {
+    Builder builder(op.getContext());
+    op.setDecodeQueriesAttr(builder.getI64IntegerAttr(kAttentionDecodeQueries));
+    op.setDecodeBlocksAttr(builder.getI64IntegerAttr(*blocks));
+  }
+}
+
 /// Fills the scale (D^-0.5) and the tile sizes for `target` when absent.
 template <typename AttentionLikeOp>
 LogicalResult specializeAttention(AttentionLikeOp op, TargetAttr target) {
-  auto q = cast<RankedTensorType>(op.getQ().getType());
-  const int64_t
-      headDim = q.getShape().back(),
-      valueDim = cast<RankedTensorType>(op.getV().getType()).getShape().back(),
-      inputBytes = q.getElementTypeBitWidth() / 8;
+  const auto [headDim, valueDim, inputBytes] =
+      attentionDimsOf(op.getQ(), op.getV());
   Builder builder(op.getContext());
-  if (!op.getScaleAttr())
-    op.setScaleAttr(
-        builder.getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(headDim))));
+  setDefaultScale(op, headDim);
   // Hopper targets take 16-bit inputs through TMA and wgmma, unless the
   // tiles asked for are the mma.sync kernel's.
   const bool hopper = target.getComputeCapability() == 90 && inputBytes == 2 &&
@@ -210,7 +243,9 @@ LogicalResult specializeAttention(AttentionLikeOp op, TargetAttr target) {
   if (!op.getBlockQ()) {
     int64_t blockQ =
         op.getWgmma()
-            ? hopperAttentionBlockQueries(headDim, valueDim, q.getRank() == 3)
+            ? hopperAttentionBlockQueries(
+                  headDim, valueDim,
+                  cast<RankedTensorType>(op.getQ().getType()).getRank() == 3)
             : attentionBlockQueries(inputBytes);
     // Keys given for the two-group block keep it.
     if (op.getWgmma() && op.getBlockK() &&
@@ -245,6 +280,8 @@ LogicalResult specializeAttention(AttentionLikeOp op, TargetAttr target) {
              << " for 16 keys)";
     op.setBlockKAttr(builder.getI64IntegerAttr(*keys));
   }
+  if constexpr (std::is_same_v<AttentionLikeOp, AttentionOp>)
+    chooseDecodeSplit(op, target);
   return success();
 }
 
@@ -252,6 +289,15 @@ LogicalResult specializeAttention(AttentionLikeOp op, TargetAttr target) {
 struct KeyRestrictions {
   Value lengths, mask, queryOffsets, keyOffsets;
 };
+
+/// The padded forms' key lengths and mask, or the packed forms' offsets.
+template <typename Op> KeyRestrictions keysOf(Op op) {
+  if constexpr (std::is_same_v<Op, AttentionVarlenOp> ||
+                std::is_same_v<Op, AttentionVarlenBackwardOp>)
+    return {{}, {}, op.getCuSeqlensQ(), op.getCuSeqlensK()};
+  else
+    return {op.getKeyLengths(), op.getKeyMask(), {}, {}};
+}
 
 /// A decoding-shaped call's split: its keys split over about `blocks`
 /// blocks of 64 rows, `blockK` keys a tile.
@@ -332,10 +378,13 @@ std::pair<Value, Value> buildChain(AttentionLikeOp op, OpBuilder &builder,
 /// (`decode_split`), a rudnn.dim_switch on T between the split chain (T
 /// up to n) and the plain one; T known picks one of them.
 template <typename AttentionLikeOp>
-LogicalResult decomposeAttention(AttentionLikeOp op, OpBuilder &builder,
-                                 const KeyRestrictions &keys,
-                                 std::optional<int64_t> decodeQueries = {},
-                                 std::optional<int64_t> decodeBlocks = {}) {
+LogicalResult decomposeAttention(AttentionLikeOp op, OpBuilder &builder) {
+  const KeyRestrictions keys = keysOf(op);
+  std::optional<int64_t> decodeQueries, decodeBlocks;
+  if constexpr (std::is_same_v<AttentionLikeOp, AttentionOp>) {
+    decodeQueries = optionalInt(op.getDecodeQueries());
+    decodeBlocks = optionalInt(op.getDecodeBlocks());
+  }
   if (!op.getScaleAttr() || !op.getBlockQ() || !op.getBlockK())
     return op.emitOpError() << "needs its scale and tile sizes: run "
                                "rudnn-specialize before rudnn-decompose";
@@ -378,58 +427,6 @@ LogicalResult decomposeAttention(AttentionLikeOp op, OpBuilder &builder,
 }
 
 } // namespace
-
-const ::rudnn::OperatorContract &AttentionOp::getContract() {
-  return ::rudnn::attentionContract();
-}
-
-LogicalResult AttentionOp::verify() {
-  return success(
-      succeeded(verifyAttention(*this)) &&
-      succeeded(checkDecodeSplit(*this, optionalInt(getDecodeQueries()),
-                                 optionalInt(getDecodeBlocks()))));
-}
-
-LogicalResult AttentionOp::specialize(TargetAttr target) {
-  if (failed(specializeAttention(*this, target)))
-    return failure();
-  // A call that may have few queries splits them over the keys.
-  const int64_t queries =
-      cast<RankedTensorType>(getQ().getType()).getDimSize(1);
-  if (getDecodeQueries() ||
-      (!ShapedType::isDynamic(queries) && queries > kAttentionDecodeQueries))
-    return success();
-  auto q = cast<RankedTensorType>(getQ().getType());
-  if (std::optional<int64_t> blocks = attentionDecodeBlocks(
-          q.getShape().back(), lastDim(getV()), q.getElementTypeBitWidth() / 8,
-          target.getSmemPerBlock(), target.getSmCount())) {
-    Builder builder(getContext());
-    setDecodeQueriesAttr(builder.getI64IntegerAttr(kAttentionDecodeQueries));
-    setDecodeBlocksAttr(builder.getI64IntegerAttr(*blocks));
-  }
-  return success();
-}
-
-LogicalResult AttentionOp::decompose(OpBuilder &builder) {
-  return decomposeAttention(
-      *this, builder, {getKeyLengths(), getKeyMask(), {}, {}},
-      optionalInt(getDecodeQueries()), optionalInt(getDecodeBlocks()));
-}
-
-const ::rudnn::OperatorContract &AttentionVarlenOp::getContract() {
-  return ::rudnn::attentionVarlenContract();
-}
-
-LogicalResult AttentionVarlenOp::verify() { return verifyAttention(*this); }
-
-LogicalResult AttentionVarlenOp::specialize(TargetAttr target) {
-  return specializeAttention(*this, target);
-}
-
-LogicalResult AttentionVarlenOp::decompose(OpBuilder &builder) {
-  return decomposeAttention(*this, builder,
-                            {{}, {}, getCuSeqlensQ(), getCuSeqlensK()});
-}
 
 //===----------------------------------------------------------------------===//
 // The tiled-attention primitives
@@ -597,7 +594,7 @@ LogicalResult checkDeterministicGrid(Operation *op, bool deterministic,
 }
 
 template <typename BackwardLikeOp>
-LogicalResult verifyBackward(BackwardLikeOp op) {
+LogicalResult verifyAttentionBackward(BackwardLikeOp op) {
   ShapeChecker shapes(op, kAttentionStaticDims);
   return success(succeeded(verifyOperatorContract(op, shapes)) &&
                  succeeded(checkDeterministicGrid(
@@ -613,12 +610,10 @@ LogicalResult verifyBackward(BackwardLikeOp op) {
 /// Fills the scale (D^-0.5) when absent, and checks the gradient blocks'
 /// shared memory fits the target.
 template <typename BackwardLikeOp>
-LogicalResult specializeBackward(BackwardLikeOp op, TargetAttr target) {
-  auto q = cast<RankedTensorType>(op.getQ().getType());
-  const int64_t
-      headDim = q.getShape().back(),
-      valueDim = cast<RankedTensorType>(op.getV().getType()).getShape().back(),
-      inputBytes = q.getElementTypeBitWidth() / 8;
+LogicalResult specializeAttentionBackward(BackwardLikeOp op,
+                                          TargetAttr target) {
+  const auto [headDim, valueDim, inputBytes] =
+      attentionDimsOf(op.getQ(), op.getV());
   // Hopper targets take 16-bit inputs through TMA and wgmma.
   const bool hopper = target.getComputeCapability() == 90 && inputBytes == 2 &&
                       headDim <= 128 && valueDim <= 128 &&
@@ -642,10 +637,7 @@ LogicalResult specializeBackward(BackwardLikeOp op, TargetAttr target) {
            << " bytes of shared memory at D = " << headDim
            << ", E = " << valueDim << " with " << inputBytes * 8
            << "-bit inputs; smem_per_block = " << target.getSmemPerBlock();
-  if (!op.getScaleAttr())
-    op.setScaleAttr(
-        Builder(op.getContext())
-            .getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(headDim))));
+  setDefaultScale(op, headDim);
   // The deterministic Hopper kernel: one block an SM, all resident.
   if (op.getDeterministic() && !op.getBlocks())
     op.setBlocksAttr(
@@ -658,8 +650,9 @@ LogicalResult specializeBackward(BackwardLikeOp op, TargetAttr target) {
 /// its accumulator; else the key and the query gradients: three kernels
 /// either way.
 template <typename BackwardLikeOp>
-LogicalResult decomposeBackward(BackwardLikeOp op, OpBuilder &builder,
-                                const KeyRestrictions &keys) {
+LogicalResult decomposeAttentionBackward(BackwardLikeOp op,
+                                         OpBuilder &builder) {
+  const KeyRestrictions keys = keysOf(op);
   if (!op.getScaleAttr())
     return op.emitOpError() << "needs its scale: run rudnn-specialize before "
                                "rudnn-decompose";
@@ -709,38 +702,6 @@ LogicalResult decomposeBackward(BackwardLikeOp op, OpBuilder &builder,
 }
 
 } // namespace
-
-const ::rudnn::OperatorContract &AttentionBackwardOp::getContract() {
-  return ::rudnn::attentionBackwardContract();
-}
-
-LogicalResult AttentionBackwardOp::verify() { return verifyBackward(*this); }
-
-LogicalResult AttentionBackwardOp::specialize(TargetAttr target) {
-  return specializeBackward(*this, target);
-}
-
-LogicalResult AttentionBackwardOp::decompose(OpBuilder &builder) {
-  return decomposeBackward(*this, builder,
-                           {getKeyLengths(), getKeyMask(), {}, {}});
-}
-
-const ::rudnn::OperatorContract &AttentionVarlenBackwardOp::getContract() {
-  return ::rudnn::attentionVarlenBackwardContract();
-}
-
-LogicalResult AttentionVarlenBackwardOp::verify() {
-  return verifyBackward(*this);
-}
-
-LogicalResult AttentionVarlenBackwardOp::specialize(TargetAttr target) {
-  return specializeBackward(*this, target);
-}
-
-LogicalResult AttentionVarlenBackwardOp::decompose(OpBuilder &builder) {
-  return decomposeBackward(*this, builder,
-                           {{}, {}, getCuSeqlensQ(), getCuSeqlensK()});
-}
 
 LogicalResult AttentionRowTermsOp::verify() {
   const AttentionLayouts &layouts = layoutsOf(getO());
@@ -859,3 +820,13 @@ LogicalResult AttentionDqConvertOp::verify() {
                  succeeded(checkTensor(*this, shapes, "dq", getDq(), layouts.q,
                                        checkFloatElementType)));
 }
+
+//===----------------------------------------------------------------------===//
+// The generated op classes, whose methods call the family's functions
+//===----------------------------------------------------------------------===//
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define GET_OP_CLASSES
+#include "dialects/IR/attention/RudnnAttentionOps.cpp.inc"
+#pragma GCC diagnostic pop

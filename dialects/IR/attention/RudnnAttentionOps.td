@@ -15,7 +15,8 @@ include "dialects/IR/RudnnBase.td"
 include "dialects/IR/RudnnInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-def Rudnn_AttentionOp : Rudnn_Op<"attention", [
+def Rudnn_AttentionOp : Rudnn_FamilyOperatorOp<"attention", "Attention",
+    "::rudnn::attentionContract()", [
     Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
   let summary = "Exact attention, tile by tile with an online softmax";
@@ -101,7 +102,8 @@ def Rudnn_AttentionOp : Rudnn_Op<"attention", [
   let hasVerifier = 1;
 }
 
-def Rudnn_AttentionVarlenOp : Rudnn_Op<"attention_varlen", [
+def Rudnn_AttentionVarlenOp : Rudnn_FamilyOperatorOp<"attention_varlen", "Attention",
+    "::rudnn::attentionVarlenContract()", [
     Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
   let summary = "Attention over packed variable-length batches";
   let description = [{
@@ -330,7 +332,8 @@ def Rudnn_AttentionCombineOp
 // Backward
 //===----------------------------------------------------------------------===//
 
-def Rudnn_AttentionBackwardOp : Rudnn_Op<"attention_backward", [
+def Rudnn_AttentionBackwardOp : Rudnn_FamilyOperatorOp<"attention_backward", "AttentionBackward",
+    "::rudnn::attentionBackwardContract()", [
     Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
   let summary = "Gradients of attention with respect to q, k and v";
@@ -403,7 +406,8 @@ def Rudnn_AttentionBackwardOp : Rudnn_Op<"attention_backward", [
   let hasVerifier = 1;
 }
 
-def Rudnn_AttentionVarlenBackwardOp : Rudnn_Op<"attention_varlen_backward", [
+def Rudnn_AttentionVarlenBackwardOp : Rudnn_FamilyOperatorOp<"attention_varlen_backward", "AttentionBackward",
+    "::rudnn::attentionVarlenBackwardContract()", [
     Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
   let summary = "Gradients of packed variable-length attention";
   let description = [{

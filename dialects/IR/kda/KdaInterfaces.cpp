@@ -1,8 +1,8 @@
 //===- KdaInterfaces.cpp - How the KDA operators specialize and decompose -===//
 //
-// rudnn.kda and rudnn.kda_backward as operator ops: their contracts, the
-// chunk size and scale they choose for a target, and the chunked-recurrence
-// primitives they become.
+// The KDA operator ops' interface methods: the chunk size and scale they
+// choose for a target and the chunked-recurrence primitives they become,
+// written once for the family; the generated op classes at the end call them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +12,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <algorithm>
+#include <array>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::rudnn;
@@ -78,6 +80,17 @@ template <typename KdaLikeOp> LogicalResult requireSpecialized(KdaLikeOp op) {
   return success();
 }
 
+/// Whether a KDA operator takes packed sequences; their offsets (else null).
+template <typename KdaLikeOp>
+constexpr bool kIsPacked = std::is_same_v<KdaLikeOp, KdaVarlenOp> ||
+                           std::is_same_v<KdaLikeOp, KdaVarlenBackwardOp>;
+template <typename KdaLikeOp> Value offsetsOf(KdaLikeOp op) {
+  if constexpr (kIsPacked<KdaLikeOp>)
+    return op.getCuSeqlens();
+  else
+    return Value();
+}
+
 /// One KDA forward as the primitives need it, whichever op states it: its
 /// operands (`cuSeqlens` set for packed sequences), attributes and the types
 /// of what it returns (null where not returned).
@@ -88,7 +101,8 @@ struct ForwardCall {
   FloatAttr scale;
   Type output, finalState, boundaries, tiles;
 
-  static ForwardCall of(KdaOp op) {
+  /// The op's operands and attributes; no result types.
+  template <typename KdaLikeOp> static ForwardCall inputsOf(KdaLikeOp op) {
     return {op.getLoc(),
             op.getQ(),
             op.getK(),
@@ -96,29 +110,23 @@ struct ForwardCall {
             op.getG(),
             op.getBeta(),
             op.getInitialState(),
+            offsetsOf(op),
+            op.getChunkAttr(),
+            op.getScaleAttr(),
             {},
-            op.getChunkAttr(),
-            op.getScaleAttr(),
-            op.getOutput().getType(),
-            op.getFinalState().getType(),
-            op.getBoundaries() ? op.getBoundaries().getType() : Type(),
-            op.getTiles() ? op.getTiles().getType() : Type()};
+            {},
+            {},
+            {}};
   }
-  static ForwardCall of(KdaVarlenOp op) {
-    return {op.getLoc(),
-            op.getQ(),
-            op.getK(),
-            op.getV(),
-            op.getG(),
-            op.getBeta(),
-            op.getInitialState(),
-            op.getCuSeqlens(),
-            op.getChunkAttr(),
-            op.getScaleAttr(),
-            op.getOutput().getType(),
-            op.getFinalState().getType(),
-            op.getBoundaries() ? op.getBoundaries().getType() : Type(),
-            op.getTiles() ? op.getTiles().getType() : Type()};
+  template <typename KdaLikeOp> static ForwardCall of(KdaLikeOp op) {
+    ForwardCall call = inputsOf(op);
+    call.output = op.getOutput().getType();
+    call.finalState = op.getFinalState().getType();
+    if (op.getBoundaries())
+      call.boundaries = op.getBoundaries().getType();
+    if (op.getTiles())
+      call.tiles = op.getTiles().getType();
+    return call;
   }
 };
 
@@ -193,6 +201,11 @@ struct KdaDims {
     return RankedTensorType::get({batch, heads, chunks, chunk, width},
                                  builder.getF32Type());
   }
+  /// The chunk tiles of width K, V and C.
+  std::array<RankedTensorType, 3> tiles(Builder &builder) const {
+    return {tile(builder, featureK), tile(builder, featureV),
+            tile(builder, chunk)};
+  }
   /// States [N, B, H, K, V] of `element`.
   RankedTensorType states(Type element) const {
     return RankedTensorType::get({chunks, batch, heads, featureK, featureV},
@@ -206,9 +219,7 @@ SmallVector<Value> decomposeChunked(const ForwardCall &call,
   KdaDims dims = KdaDims::of(call);
   Location loc = call.loc;
   IntegerAttr chunk = call.chunk;
-  RankedTensorType keyTile = dims.tile(builder, dims.featureK);
-  RankedTensorType valueTile = dims.tile(builder, dims.featureV);
-  RankedTensorType square = dims.tile(builder, dims.chunk);
+  const auto [keyTile, valueTile, square] = dims.tiles(builder);
 
   Value gamma =
       builder.create<ChunkDecayOp>(loc, keyTile, call.g, chunk).getGamma();
@@ -305,48 +316,8 @@ struct BackwardCall {
   InputTransforms transforms = {};
   Value dALog = {}, dDtBias = {};
 
-  static BackwardCall of(KdaBackwardOp op) {
-    return {{op.getLoc(),
-             op.getQ(),
-             op.getK(),
-             op.getV(),
-             op.getG(),
-             op.getBeta(),
-             op.getInitialState(),
-             {},
-             op.getChunkAttr(),
-             op.getScaleAttr(),
-             {},
-             {},
-             {},
-             {}},
-            op.getBoundaries(),
-            op.getTiles(),
-            op.getDOutput(),
-            op.getDFinalState(),
-            op.getDq(),
-            op.getDk(),
-            op.getDv(),
-            op.getDg(),
-            op.getDbeta(),
-            op.getDInitialState(),
-            op.getGroupedHeads()};
-  }
-  static BackwardCall of(KdaVarlenBackwardOp op) {
-    return {{op.getLoc(),
-             op.getQ(),
-             op.getK(),
-             op.getV(),
-             op.getG(),
-             op.getBeta(),
-             op.getInitialState(),
-             op.getCuSeqlens(),
-             op.getChunkAttr(),
-             op.getScaleAttr(),
-             {},
-             {},
-             {},
-             {}},
+  template <typename KdaLikeOp> static BackwardCall of(KdaLikeOp op) {
+    return {ForwardCall::inputsOf(op),
             op.getBoundaries(),
             op.getTiles(),
             op.getDOutput(),
@@ -384,9 +355,7 @@ void decomposeBackward(BackwardCall call, OpBuilder &builder) {
   KdaDims dims = KdaDims::of(f);
   Location loc = f.loc;
   IntegerAttr chunkAttr = f.chunk;
-  RankedTensorType keyTile = dims.tile(builder, dims.featureK);
-  RankedTensorType valueTile = dims.tile(builder, dims.featureV);
-  RankedTensorType square = dims.tile(builder, dims.chunk);
+  const auto [keyTile, valueTile, square] = dims.tiles(builder);
   // States [B, H, K, V], or one a packed sequence [S, H, K, V].
   const int64_t stateRows = f.cuSeqlens ? ShapedType::kDynamic : dims.batch;
   auto state = RankedTensorType::get(
@@ -538,83 +507,17 @@ LogicalResult decomposeBackwardOp(KdaLikeOp op, OpBuilder &builder) {
   return success();
 }
 
+/// The KDA operators' interface methods (Rudnn_KdaOperatorOp).
+template <typename KdaLikeOp>
+LogicalResult decomposeKda(KdaLikeOp op, OpBuilder &builder) {
+  if constexpr (std::is_same_v<KdaLikeOp, KdaOp> ||
+                std::is_same_v<KdaLikeOp, KdaVarlenOp>)
+    return decomposeForwardOp(op, builder);
+  else
+    return decomposeBackwardOp(op, builder);
+}
+
 } // namespace
-
-//===----------------------------------------------------------------------===//
-// KdaOp
-//===----------------------------------------------------------------------===//
-
-const ::rudnn::OperatorContract &KdaOp::getContract() {
-  return ::rudnn::kdaContract();
-}
-
-const ::rudnn::OperatorContract &KdaOp::getOperatorContract() {
-  return ::rudnn::kdaContract(getGroupedHeads());
-}
-
-LogicalResult KdaOp::specialize(TargetAttr target) {
-  return specializeKda(*this, target);
-}
-
-LogicalResult KdaOp::decompose(OpBuilder &builder) {
-  return decomposeForwardOp(*this, builder);
-}
-
-//===----------------------------------------------------------------------===//
-// KdaBackwardOp
-//===----------------------------------------------------------------------===//
-
-const ::rudnn::OperatorContract &KdaBackwardOp::getContract() {
-  return ::rudnn::kdaBackwardContract();
-}
-
-const ::rudnn::OperatorContract &KdaBackwardOp::getOperatorContract() {
-  return ::rudnn::kdaBackwardContract(getGroupedHeads());
-}
-
-LogicalResult KdaBackwardOp::specialize(TargetAttr target) {
-  return specializeKda(*this, target);
-}
-
-LogicalResult KdaBackwardOp::decompose(OpBuilder &builder) {
-  return decomposeBackwardOp(*this, builder);
-}
-
-//===----------------------------------------------------------------------===//
-// KdaVarlenOp, KdaVarlenBackwardOp
-//===----------------------------------------------------------------------===//
-
-const ::rudnn::OperatorContract &KdaVarlenOp::getContract() {
-  return ::rudnn::kdaVarlenContract();
-}
-
-const ::rudnn::OperatorContract &KdaVarlenOp::getOperatorContract() {
-  return ::rudnn::kdaVarlenContract(getGroupedHeads());
-}
-
-LogicalResult KdaVarlenOp::specialize(TargetAttr target) {
-  return specializeKda(*this, target);
-}
-
-LogicalResult KdaVarlenOp::decompose(OpBuilder &builder) {
-  return decomposeForwardOp(*this, builder);
-}
-
-const ::rudnn::OperatorContract &KdaVarlenBackwardOp::getContract() {
-  return ::rudnn::kdaVarlenBackwardContract();
-}
-
-const ::rudnn::OperatorContract &KdaVarlenBackwardOp::getOperatorContract() {
-  return ::rudnn::kdaVarlenBackwardContract(getGroupedHeads());
-}
-
-LogicalResult KdaVarlenBackwardOp::specialize(TargetAttr target) {
-  return specializeKda(*this, target);
-}
-
-LogicalResult KdaVarlenBackwardOp::decompose(OpBuilder &builder) {
-  return decomposeBackwardOp(*this, builder);
-}
 
 //===----------------------------------------------------------------------===//
 // KdaDecodeOp
@@ -656,3 +559,13 @@ LogicalResult KdaDecodeOp::decompose(OpBuilder &builder) {
   markAlignedViews(*this, before, {getQ(), getK(), getV()});
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// The generated op classes, whose methods call the family's functions above
+//===----------------------------------------------------------------------===//
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define GET_OP_CLASSES
+#include "dialects/IR/kda/RudnnKdaOps.cpp.inc"
+#pragma GCC diagnostic pop

@@ -18,7 +18,22 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // Element types and ranks are checked by the verifiers, whose diagnostics name
 // the operand; ODS only requires ranked tensors (AnyRankedTensor).
 
-def Rudnn_KdaOp : Rudnn_Op<"kda", [
+// A chunked KDA operator: the family specializes and decomposes it
+// (KdaInterfaces.cpp). `contract` names its contract's function, which also
+// takes the query heads a key head serves; each op verifies itself.
+class Rudnn_KdaOperatorOp<string mnemonic, string contract,
+                          list<Trait> traits>
+    : Rudnn_FamilyOperatorOp<mnemonic, "Kda", "::rudnn::" # contract # "()",
+                             traits> {
+  let familyVerifies = 0;
+  let familyDefinitions = [{
+    const ::rudnn::OperatorContract &$cppClass::getOperatorContract() {
+      return ::rudnn::}] # contract # [{(getGroupedHeads());
+    }
+  }];
+}
+
+def Rudnn_KdaOp : Rudnn_KdaOperatorOp<"kda", "kdaContract", [
     Pure, AttrSizedOperandSegments, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
                                     ["getContractResult",
                                      "getOperatorContract", "getCallContract",
@@ -129,7 +144,7 @@ def Rudnn_KdaOp : Rudnn_Op<"kda", [
   let hasVerifier = 1;
 }
 
-def Rudnn_KdaBackwardOp : Rudnn_Op<"kda_backward", [
+def Rudnn_KdaBackwardOp : Rudnn_KdaOperatorOp<"kda_backward", "kdaBackwardContract", [
     Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
                               ["getOperatorContract", "getContractResult",
@@ -227,7 +242,7 @@ def Rudnn_KdaBackwardOp : Rudnn_Op<"kda_backward", [
   let hasVerifier = 1;
 }
 
-def Rudnn_KdaVarlenOp : Rudnn_Op<"kda_varlen", [
+def Rudnn_KdaVarlenOp : Rudnn_KdaOperatorOp<"kda_varlen", "kdaVarlenContract", [
     Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
                               ["getOperatorContract", "getContractResult",
@@ -307,7 +322,7 @@ def Rudnn_KdaVarlenOp : Rudnn_Op<"kda_varlen", [
   let hasVerifier = 1;
 }
 
-def Rudnn_KdaVarlenBackwardOp : Rudnn_Op<"kda_varlen_backward", [
+def Rudnn_KdaVarlenBackwardOp : Rudnn_KdaOperatorOp<"kda_varlen_backward", "kdaVarlenBackwardContract", [
     Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
                               ["getOperatorContract", "getContractResult",

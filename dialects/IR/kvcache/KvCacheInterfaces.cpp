@@ -10,9 +10,11 @@
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/ShapeChecker.h"
 #include "dialects/IR/attention/AttentionContracts.h"
+#include "dialects/IR/attention/AttentionRules.h"
 #include "dialects/IR/kvcache/KvCachePolicy.h"
 
 #include <cmath>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::rudnn;
@@ -38,7 +40,7 @@ LogicalResult checkGrid(Operation *op, std::optional<uint64_t> blocks,
   return success();
 }
 
-template <typename CacheOp> LogicalResult verifyCacheOp(CacheOp op) {
+template <typename CacheOp> LogicalResult verifyKvCache(CacheOp op) {
   ShapeChecker shapes(op, kCacheStaticDims);
   if (failed(verifyOperatorContract(op, shapes)) ||
       failed(checkSplits(op, op.getSplits())) ||
@@ -55,16 +57,10 @@ template <typename CacheOp> LogicalResult verifyCacheOp(CacheOp op) {
 
 /// Fills the scale (D^-0.5) and the persistent grid for `target`.
 template <typename CacheOp>
-LogicalResult specializeCacheOp(CacheOp op, TargetAttr target) {
-  auto q = cast<RankedTensorType>(op.getQ().getType());
-  const int64_t
-      headDim = q.getShape().back(),
-      valueDim = cast<RankedTensorType>(op.getV().getType()).getShape().back(),
-      inputBytes = q.getElementTypeBitWidth() / 8;
-  Builder builder(op.getContext());
-  if (!op.getScaleAttr())
-    op.setScaleAttr(
-        builder.getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(headDim))));
+LogicalResult specializeKvCache(CacheOp op, TargetAttr target) {
+  const auto [headDim, valueDim, inputBytes] =
+      attentionDimsOf(op.getQ(), op.getV());
+  setDefaultScale(op, headDim);
   std::optional<int64_t> warps = chooseDecodeWarps(
       headDim, valueDim, inputBytes, target.getSmemPerBlock());
   if (!warps)
@@ -73,6 +69,7 @@ LogicalResult specializeCacheOp(CacheOp op, TargetAttr target) {
            << " in smem_per_block = " << target.getSmemPerBlock()
            << " bytes (needs "
            << decodeSharedBytes(headDim, valueDim, inputBytes, 1) << ")";
+  Builder builder(op.getContext());
   if (!op.getWarps())
     op.setWarpsAttr(builder.getI64IntegerAttr(*warps));
   if (!op.getBlocks())
@@ -84,8 +81,16 @@ LogicalResult specializeCacheOp(CacheOp op, TargetAttr target) {
 
 /// partials (appending) → combine.
 template <typename CacheOp>
-LogicalResult decomposeCacheOp(CacheOp op, OpBuilder &builder, Value kCache,
-                               Value vCache, Value blockTable) {
+LogicalResult decomposeKvCache(CacheOp op, OpBuilder &builder) {
+  Value kCache, vCache, blockTable;
+  if constexpr (std::is_same_v<CacheOp, KvCacheAttentionPagedOp>) {
+    kCache = op.getKPages();
+    vCache = op.getVPages();
+    blockTable = op.getBlockTable();
+  } else {
+    kCache = op.getKCache();
+    vCache = op.getVCache();
+  }
   if (!op.getScaleAttr() || !op.getBlocks() || !op.getWarps())
     return op.emitOpError() << "needs its scale and grid: run "
                                "rudnn-specialize before rudnn-decompose";
@@ -124,39 +129,6 @@ LogicalResult decomposeCacheOp(CacheOp op, OpBuilder &builder, Value kCache,
 }
 
 } // namespace
-
-//===----------------------------------------------------------------------===//
-// KvCacheAttentionOp and KvCacheAttentionPagedOp
-//===----------------------------------------------------------------------===//
-
-const ::rudnn::OperatorContract &KvCacheAttentionOp::getContract() {
-  return ::rudnn::kvCacheAttentionContract();
-}
-
-LogicalResult KvCacheAttentionOp::verify() { return verifyCacheOp(*this); }
-
-LogicalResult KvCacheAttentionOp::specialize(TargetAttr target) {
-  return specializeCacheOp(*this, target);
-}
-
-LogicalResult KvCacheAttentionOp::decompose(OpBuilder &builder) {
-  return decomposeCacheOp(*this, builder, getKCache(), getVCache(), Value());
-}
-
-const ::rudnn::OperatorContract &KvCacheAttentionPagedOp::getContract() {
-  return ::rudnn::kvCacheAttentionPagedContract();
-}
-
-LogicalResult KvCacheAttentionPagedOp::verify() { return verifyCacheOp(*this); }
-
-LogicalResult KvCacheAttentionPagedOp::specialize(TargetAttr target) {
-  return specializeCacheOp(*this, target);
-}
-
-LogicalResult KvCacheAttentionPagedOp::decompose(OpBuilder &builder) {
-  return decomposeCacheOp(*this, builder, getKPages(), getVPages(),
-                          getBlockTable());
-}
 
 //===----------------------------------------------------------------------===//
 // The decoding primitives
@@ -223,3 +195,13 @@ LogicalResult DecodeCombineOp::verify() {
   return success(succeeded(checkSplits(*this, getSplits())) &&
                  succeeded(checkGrid(*this, getBlocks(), std::nullopt)));
 }
+
+//===----------------------------------------------------------------------===//
+// The generated op classes, whose methods call the family's functions
+//===----------------------------------------------------------------------===//
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define GET_OP_CLASSES
+#include "dialects/IR/kvcache/RudnnKvCacheOps.cpp.inc"
+#pragma GCC diagnostic pop

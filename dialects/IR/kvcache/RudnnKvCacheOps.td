@@ -15,7 +15,8 @@ include "dialects/IR/RudnnBase.td"
 include "dialects/IR/RudnnInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-def Rudnn_KvCacheAttentionOp : Rudnn_Op<"kv_cache_attention", [
+def Rudnn_KvCacheAttentionOp : Rudnn_FamilyOperatorOp<"kv_cache_attention", "KvCache",
+    "::rudnn::kvCacheAttentionContract()", [
     Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
   let summary = "One decoding step over a K/V cache appended in place";
   let description = [{
@@ -84,7 +85,8 @@ def Rudnn_KvCacheAttentionOp : Rudnn_Op<"kv_cache_attention", [
   let hasVerifier = 1;
 }
 
-def Rudnn_KvCacheAttentionPagedOp : Rudnn_Op<"kv_cache_attention_paged", [
+def Rudnn_KvCacheAttentionPagedOp : Rudnn_FamilyOperatorOp<"kv_cache_attention_paged", "KvCache",
+    "::rudnn::kvCacheAttentionPagedContract()", [
     Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
   let summary = "One decoding step over a paged K/V cache";
   let description = [{

@@ -298,3 +298,13 @@ LogicalResult LstmRecurrenceOp::verify() {
   return checkRecurrence(*this, getUnits(), hidden, getWeightsOnChip(),
                          getPerStep());
 }
+
+//===----------------------------------------------------------------------===//
+// The generated op classes
+//===----------------------------------------------------------------------===//
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define GET_OP_CLASSES
+#include "dialects/IR/lstm/RudnnLstmOps.cpp.inc"
+#pragma GCC diagnostic pop

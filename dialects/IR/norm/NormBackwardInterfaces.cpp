@@ -14,6 +14,8 @@
 #include "dialects/IR/norm/NormPolicy.h"
 #include "dialects/IR/norm/NormRules.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace mlir::rudnn;
 using namespace mlir::rudnn::norm;
@@ -34,7 +36,11 @@ LogicalResult checkBlocks(Operation *op, std::optional<uint64_t> blocks,
   return success();
 }
 
-template <typename Op> LogicalResult verifyBackward(Op op) {
+} // namespace
+
+// The backward operators' interface methods (Rudnn_NormOperatorOp).
+
+template <typename Op> LogicalResult norm::verifyNormBackward(Op op) {
   if (failed(checkRank(op, op.getX())))
     return failure();
   ShapeChecker shapes(op, "C");
@@ -48,17 +54,12 @@ template <typename Op> LogicalResult verifyBackward(Op op) {
 }
 
 template <typename Op>
-LogicalResult specializeBackward(Op op, TargetAttr target) {
+LogicalResult norm::specializeNormBackward(Op op, TargetAttr target) {
   const int64_t features = featuresOf(op.getX());
   NormForm form = chooseNormForm(features, kNormMaxHeld / 2);
   Builder builder(op.getContext());
   if (!op.getThreads()) {
-    op.setThreadsAttr(builder.getI64IntegerAttr(form.threads));
-    if (form.rowsPerBlock)
-      op.setRowsPerBlockAttr(builder.getI64IntegerAttr(form.rowsPerBlock));
-    if (form.chunk)
-      op.setChunkAttr(builder.getI64IntegerAttr(form.chunk));
-    op->setAttr("policy", builder.getStringAttr(form.reason));
+    setNormForm(op, form);
   } else {
     form.threads = *op.getThreads();
     form.chunk = op.getChunk().value_or(0);
@@ -76,8 +77,14 @@ LogicalResult specializeBackward(Op op, TargetAttr target) {
 
 /// [sums →] rows → columns.
 template <typename Op>
-LogicalResult decomposeBackward(Op op, OpBuilder &builder, NormOperator kind,
-                                Value mean, Value dgamma, Value dbeta) {
+LogicalResult norm::decomposeNormBackward(Op op, OpBuilder &builder) {
+  NormOperator kind = NormOperator::RmsNorm;
+  Value mean, dgamma = op.getDgamma(), dbeta;
+  if constexpr (std::is_same_v<Op, LayerNormBackwardOp>) {
+    kind = NormOperator::LayerNorm;
+    mean = op.getMean();
+    dbeta = op.getDbeta();
+  }
   if (!op.getThreads() || !op.getBlocks())
     return op.emitOpError() << "needs its form: run rudnn-specialize before "
                                "rudnn-decompose";
@@ -117,53 +124,16 @@ LogicalResult decomposeBackward(Op op, OpBuilder &builder, NormOperator kind,
   return success();
 }
 
-} // namespace
-
-//===----------------------------------------------------------------------===//
-// LayerNormBackwardOp, RmsNormBackwardOp
-//===----------------------------------------------------------------------===//
-
-const ::rudnn::OperatorContract &LayerNormBackwardOp::getContract() {
-  return ::rudnn::normBackwardContract(NormOperator::LayerNorm, false);
-}
-const ::rudnn::OperatorContract &
-LayerNormBackwardOp::getCallContract(const ::rudnn::CallDescription &call) {
-  return ::rudnn::normBackwardContract(NormOperator::LayerNorm,
-                                       call.rank("x") == 3);
-}
-const ::rudnn::OperatorContract &LayerNormBackwardOp::getOperatorContract() {
-  return ::rudnn::normBackwardContract(NormOperator::LayerNorm,
-                                       hasOuterRows(getX()));
-}
-LogicalResult LayerNormBackwardOp::verify() { return verifyBackward(*this); }
-LogicalResult LayerNormBackwardOp::specialize(TargetAttr target) {
-  return specializeBackward(*this, target);
-}
-LogicalResult LayerNormBackwardOp::decompose(OpBuilder &builder) {
-  return decomposeBackward(*this, builder, NormOperator::LayerNorm, getMean(),
-                           getDgamma(), getDbeta());
-}
-
-const ::rudnn::OperatorContract &RmsNormBackwardOp::getContract() {
-  return ::rudnn::normBackwardContract(NormOperator::RmsNorm, false);
-}
-const ::rudnn::OperatorContract &
-RmsNormBackwardOp::getCallContract(const ::rudnn::CallDescription &call) {
-  return ::rudnn::normBackwardContract(NormOperator::RmsNorm,
-                                       call.rank("x") == 3);
-}
-const ::rudnn::OperatorContract &RmsNormBackwardOp::getOperatorContract() {
-  return ::rudnn::normBackwardContract(NormOperator::RmsNorm,
-                                       hasOuterRows(getX()));
-}
-LogicalResult RmsNormBackwardOp::verify() { return verifyBackward(*this); }
-LogicalResult RmsNormBackwardOp::specialize(TargetAttr target) {
-  return specializeBackward(*this, target);
-}
-LogicalResult RmsNormBackwardOp::decompose(OpBuilder &builder) {
-  return decomposeBackward(*this, builder, NormOperator::RmsNorm, Value(),
-                           getDgamma(), Value());
-}
+template LogicalResult norm::verifyNormBackward(LayerNormBackwardOp);
+template LogicalResult norm::verifyNormBackward(RmsNormBackwardOp);
+template LogicalResult norm::specializeNormBackward(LayerNormBackwardOp,
+                                                    TargetAttr);
+template LogicalResult norm::specializeNormBackward(RmsNormBackwardOp,
+                                                    TargetAttr);
+template LogicalResult norm::decomposeNormBackward(LayerNormBackwardOp,
+                                                   OpBuilder &);
+template LogicalResult norm::decomposeNormBackward(RmsNormBackwardOp,
+                                                   OpBuilder &);
 
 //===----------------------------------------------------------------------===//
 // The gradient primitives
@@ -200,13 +170,8 @@ LogicalResult verifyGradientOperands(Operation *op, ShapeChecker &shapes,
 /// [N, S, 2] (or [M, N, S, 2]) sums of a split row.
 LogicalResult checkSums(Operation *op, ShapeChecker &shapes, Value x,
                         Value sums, uint64_t chunk) {
-  const int64_t features = featuresOf(x);
-  shapes.expect('S', (features + int64_t(chunk) - 1) / int64_t(chunk), "chunk");
-  shapes.expect('Z', 2, "the sums of g and g·x̂");
-  if (failed(shapes.check("sums", sums, hasOuterRows(x) ? "MNSZ" : "NSZ")) ||
-      failed(checkF32ElementType(op, "sums", sums)))
-    return failure();
-  return success();
+  return checkChunkSummaries(op, shapes, "sums", sums, x, chunk, 2,
+                             "the sums of g and g·x̂");
 }
 
 } // namespace

@@ -14,6 +14,7 @@
 #include "dialects/IR/norm/NormRules.h"
 
 #include <cmath>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::rudnn;
@@ -74,6 +75,18 @@ LogicalResult checkForm(Operation *op, int64_t features,
   return success();
 }
 
+LogicalResult checkChunkSummaries(Operation *op, ShapeChecker &shapes,
+                                  StringRef name, Value summaries, Value x,
+                                  uint64_t chunk, int64_t values,
+                                  StringRef what) {
+  const int64_t features = featuresOf(x);
+  shapes.expect('S', (features + int64_t(chunk) - 1) / int64_t(chunk), "chunk");
+  shapes.expect('Z', values, what);
+  return success(succeeded(shapes.check(name, summaries,
+                                        hasOuterRows(x) ? "MNSZ" : "NSZ")) &&
+                 succeeded(checkF32ElementType(op, name, summaries)));
+}
+
 } // namespace mlir::rudnn::norm
 
 namespace {
@@ -96,21 +109,8 @@ NormCall callOf(MomentsOp op) {
   c.second = op.getVar();
   return c;
 }
-NormCall callOf(LayerNormOp op) {
-  NormCall c;
-  c.kind = NormOperator::LayerNorm;
-  c.x = op.getX();
-  c.residual = op.getResidual();
-  c.gamma = op.getGamma();
-  c.beta = op.getBeta();
-  c.eps = op.getEps().convertToFloat();
-  c.y = op.getY();
-  c.mean = op.getMean();
-  c.second = op.getRstd();
-  c.h = op.getH();
-  return c;
-}
-NormCall callOf(RmsNormOp op) {
+/// LayerNorm and RMSNorm: the rows normalised, with or without centring.
+template <typename NormOp> NormCall callOf(NormOp op) {
   NormCall c;
   c.kind = NormOperator::RmsNorm;
   c.x = op.getX();
@@ -120,34 +120,34 @@ NormCall callOf(RmsNormOp op) {
   c.y = op.getY();
   c.second = op.getRstd();
   c.h = op.getH();
+  if constexpr (std::is_same_v<NormOp, LayerNormOp>) {
+    c.kind = NormOperator::LayerNorm;
+    c.beta = op.getBeta();
+    c.mean = op.getMean();
+  }
   return c;
 }
+
+// The three operators' interface methods (Rudnn_NormOperatorOp).
 
 template <typename Op> LogicalResult verifyNorm(Op op) {
   if (failed(checkRank(op, op.getX())))
     return failure();
   ShapeChecker shapes(op, "C");
-  if (failed(verifyOperatorContract(op, shapes)))
+  if (failed(verifyOperatorContract(op, shapes)) ||
+      failed(checkForm(op, featuresOf(op.getX()), op.getThreads(),
+                       op.getRowsPerBlock(), op.getChunk())))
     return failure();
-  return checkForm(op, featuresOf(op.getX()), op.getThreads(),
-                   op.getRowsPerBlock(), op.getChunk());
+  return checkEps(op, callOf(op).eps); // moments: 0
 }
 
 /// The form for C, unless given; a warp a row unless told otherwise.
-template <typename Op> LogicalResult specializeNorm(Op op) {
+template <typename Op> LogicalResult specializeNorm(Op op, TargetAttr) {
   const NormForm form = chooseNormForm(featuresOf(op.getX()));
-  Builder builder(op.getContext());
-  if (!op.getThreads()) {
-    op.setThreadsAttr(builder.getI64IntegerAttr(form.threads));
-    if (form.rowsPerBlock)
-      op.setRowsPerBlockAttr(builder.getI64IntegerAttr(form.rowsPerBlock));
-    if (form.chunk)
-      op.setChunkAttr(builder.getI64IntegerAttr(form.chunk));
-    op->setAttr("policy", builder.getStringAttr(form.reason));
-  } else if (*op.getThreads() == 32 && !op.getRowsPerBlock() &&
-             !op.getChunk()) {
-    op.setRowsPerBlockAttr(builder.getI64IntegerAttr(4));
-  }
+  if (!op.getThreads())
+    setNormForm(op, form);
+  else if (*op.getThreads() == 32 && !op.getRowsPerBlock() && !op.getChunk())
+    op.setRowsPerBlockAttr(Builder(op.getContext()).getI64IntegerAttr(4));
   return checkForm(op, featuresOf(op.getX()), op.getThreads(),
                    op.getRowsPerBlock(), op.getChunk());
 }
@@ -192,72 +192,6 @@ template <typename Op> LogicalResult decomposeNorm(Op op, OpBuilder &builder) {
 } // namespace
 
 //===----------------------------------------------------------------------===//
-// MomentsOp, LayerNormOp, RmsNormOp
-//===----------------------------------------------------------------------===//
-
-const ::rudnn::OperatorContract &MomentsOp::getContract() {
-  return ::rudnn::normContract(NormOperator::Moments, false);
-}
-const ::rudnn::OperatorContract &
-MomentsOp::getCallContract(const ::rudnn::CallDescription &call) {
-  return ::rudnn::normContract(NormOperator::Moments, call.rank("x") == 3);
-}
-const ::rudnn::OperatorContract &MomentsOp::getOperatorContract() {
-  return ::rudnn::normContract(NormOperator::Moments, hasOuterRows(getX()));
-}
-LogicalResult MomentsOp::verify() { return verifyNorm(*this); }
-LogicalResult MomentsOp::specialize(TargetAttr) {
-  return specializeNorm(*this);
-}
-LogicalResult MomentsOp::decompose(OpBuilder &builder) {
-  return decomposeNorm(*this, builder);
-}
-
-const ::rudnn::OperatorContract &LayerNormOp::getContract() {
-  return ::rudnn::normContract(NormOperator::LayerNorm, false);
-}
-const ::rudnn::OperatorContract &
-LayerNormOp::getCallContract(const ::rudnn::CallDescription &call) {
-  return ::rudnn::normContract(NormOperator::LayerNorm, call.rank("x") == 3);
-}
-const ::rudnn::OperatorContract &LayerNormOp::getOperatorContract() {
-  return ::rudnn::normContract(NormOperator::LayerNorm, hasOuterRows(getX()));
-}
-LogicalResult LayerNormOp::verify() {
-  if (failed(verifyNorm(*this)))
-    return failure();
-  return checkEps(*this, getEps().convertToFloat());
-}
-LogicalResult LayerNormOp::specialize(TargetAttr) {
-  return specializeNorm(*this);
-}
-LogicalResult LayerNormOp::decompose(OpBuilder &builder) {
-  return decomposeNorm(*this, builder);
-}
-
-const ::rudnn::OperatorContract &RmsNormOp::getContract() {
-  return ::rudnn::normContract(NormOperator::RmsNorm, false);
-}
-const ::rudnn::OperatorContract &
-RmsNormOp::getCallContract(const ::rudnn::CallDescription &call) {
-  return ::rudnn::normContract(NormOperator::RmsNorm, call.rank("x") == 3);
-}
-const ::rudnn::OperatorContract &RmsNormOp::getOperatorContract() {
-  return ::rudnn::normContract(NormOperator::RmsNorm, hasOuterRows(getX()));
-}
-LogicalResult RmsNormOp::verify() {
-  if (failed(verifyNorm(*this)))
-    return failure();
-  return checkEps(*this, getEps().convertToFloat());
-}
-LogicalResult RmsNormOp::specialize(TargetAttr) {
-  return specializeNorm(*this);
-}
-LogicalResult RmsNormOp::decompose(OpBuilder &builder) {
-  return decomposeNorm(*this, builder);
-}
-
-//===----------------------------------------------------------------------===//
 // The primitives
 //===----------------------------------------------------------------------===//
 
@@ -287,6 +221,10 @@ LogicalResult verifyRowsOperands(Operation *op, ShapeChecker &shapes,
 
 } // namespace
 
+/// What a split row's partial summary holds, in this order.
+static constexpr llvm::StringLiteral kSummaryValues =
+    "the summary's count, mean and M2";
+
 LogicalResult NormPartialsOp::verify() {
   ShapeChecker shapes(*this, "CS");
   if (failed(verifyRowsOperands(*this, shapes, getKind(), getX(), getResidual(),
@@ -294,15 +232,8 @@ LogicalResult NormPartialsOp::verify() {
       failed(checkForm(*this, featuresOf(getX()), getThreads(), std::nullopt,
                        getChunk())))
     return failure();
-  const int64_t features = featuresOf(getX());
-  shapes.expect('S', (features + int64_t(getChunk()) - 1) / int64_t(getChunk()),
-                "chunk");
-  shapes.expect('Z', 3, "the summary's count, mean and M2");
-  if (failed(shapes.check("partials", getPartials(),
-                          hasOuterRows(getX()) ? "MNSZ" : "NSZ")) ||
-      failed(checkF32ElementType(*this, "partials", getPartials())))
-    return failure();
-  return success();
+  return checkChunkSummaries(*this, shapes, "partials", getPartials(), getX(),
+                             getChunk(), 3, kSummaryValues);
 }
 
 LogicalResult NormRowsOp::verify() {
@@ -316,14 +247,8 @@ LogicalResult NormRowsOp::verify() {
   if (getPartials()) {
     if (!getChunk())
       return emitOpError() << "reads 'partials' of a split row: needs 'chunk'";
-    const int64_t features = featuresOf(getX());
-    shapes.expect('S',
-                  (features + int64_t(*getChunk()) - 1) / int64_t(*getChunk()),
-                  "chunk");
-    shapes.expect('Z', 3, "the summary's count, mean and M2");
-    if (failed(shapes.check("partials", getPartials(),
-                            hasOuterRows(getX()) ? "MNSZ" : "NSZ")) ||
-        failed(checkF32ElementType(*this, "partials", getPartials())))
+    if (failed(checkChunkSummaries(*this, shapes, "partials", getPartials(),
+                                   getX(), *getChunk(), 3, kSummaryValues)))
       return failure();
   } else if (getChunk()) {
     return emitOpError() << "splits rows ('chunk'): needs their 'partials'";
@@ -341,3 +266,13 @@ LogicalResult NormRowsOp::verify() {
     return emitOpError() << "'y' and 'h' have the type of 'x'";
   return checkEps(*this, getEps().convertToFloat());
 }
+
+//===----------------------------------------------------------------------===//
+// The generated op classes, whose methods call the family's functions
+//===----------------------------------------------------------------------===//
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define GET_OP_CLASSES
+#include "dialects/IR/norm/RudnnNormOps.cpp.inc"
+#pragma GCC diagnostic pop

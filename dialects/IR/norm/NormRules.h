@@ -3,6 +3,10 @@
 #ifndef RUDNN_DIALECTS_IR_NORM_NORMRULES_H
 #define RUDNN_DIALECTS_IR_NORM_NORMRULES_H
 
+#include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/ShapeChecker.h"
+#include "dialects/IR/norm/NormPolicy.h"
+
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 
@@ -28,6 +32,33 @@ LogicalResult checkForm(Operation *op, int64_t features,
                         std::optional<uint64_t> threads,
                         std::optional<uint64_t> rowsPerBlock,
                         std::optional<uint64_t> chunk);
+
+/// A split row's per-chunk summaries [N, S, Z] (or [M, N, S, Z]) in f32:
+/// S the chunks of x's C, Z `values` values (`what`).
+LogicalResult checkChunkSummaries(Operation *op, ShapeChecker &shapes,
+                                  StringRef name, Value summaries, Value x,
+                                  uint64_t chunk, int64_t values,
+                                  StringRef what);
+
+/// Gives `op` `form`'s threads, rows a block and chunk (those it has), and
+/// the reason as its `policy`.
+template <typename Op> void setNormForm(Op op, const NormForm &form) {
+  Builder builder(op.getContext());
+  op.setThreadsAttr(builder.getI64IntegerAttr(form.threads));
+  if (form.rowsPerBlock)
+    op.setRowsPerBlockAttr(builder.getI64IntegerAttr(form.rowsPerBlock));
+  if (form.chunk)
+    op.setChunkAttr(builder.getI64IntegerAttr(form.chunk));
+  op->setAttr("policy", builder.getStringAttr(form.reason));
+}
+
+/// The backward operators' interface methods (Rudnn_NormOperatorOp of family
+/// "NormBackward"), defined in NormBackwardInterfaces.cpp for both ops.
+template <typename Op> LogicalResult verifyNormBackward(Op op);
+template <typename Op>
+LogicalResult specializeNormBackward(Op op, TargetAttr target);
+template <typename Op>
+LogicalResult decomposeNormBackward(Op op, OpBuilder &builder);
 
 } // namespace mlir::rudnn::norm
 

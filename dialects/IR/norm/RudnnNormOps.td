@@ -23,7 +23,29 @@ defvar NormFormArguments = (ins
     OptionalAttr<I64Attr>:$rows_per_block,
     OptionalAttr<I64Attr>:$chunk);
 
-def Rudnn_MomentsOp : Rudnn_Op<"moments", [
+// A normalisation operator of `family` ("Norm" or "NormBackward", whose
+// functions NormInterfaces.cpp and NormBackwardInterfaces.cpp define): its
+// contract is `contract`'s function of the operator kind and of x's rank.
+class Rudnn_NormOperatorOp<string mnemonic, string family, string contract,
+                           string kind, list<Trait> traits>
+    : Rudnn_FamilyOperatorOp<mnemonic, family,
+          "::rudnn::" # contract # "(::rudnn::NormOperator::" # kind #
+          ", false)", traits> {
+  code kindArgument = "::rudnn::NormOperator::" # kind;
+  let familyDefinitions = [{
+    const ::rudnn::OperatorContract &
+    $cppClass::getCallContract(const ::rudnn::CallDescription &call) {
+      return ::rudnn::}] # contract # [{(}] # kindArgument # [{,
+                                          call.rank("x") == 3);
+    }
+    const ::rudnn::OperatorContract &$cppClass::getOperatorContract() {
+      return ::rudnn::}] # contract # [{(}] # kindArgument # [{,
+                                          norm::hasOuterRows(getX()));
+    }
+  }];
+}
+
+def Rudnn_MomentsOp : Rudnn_NormOperatorOp<"moments", "Norm", "normContract", "Moments", [
     Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
                                     ["getOperatorContract", "getCallContract"]>]> {
   let summary = "Mean and population variance over the last dim";
@@ -52,7 +74,7 @@ def Rudnn_MomentsOp : Rudnn_Op<"moments", [
   let hasVerifier = 1;
 }
 
-def Rudnn_LayerNormOp : Rudnn_Op<"layer_norm", [
+def Rudnn_LayerNormOp : Rudnn_NormOperatorOp<"layer_norm", "Norm", "normContract", "LayerNorm", [
     Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
                               ["getOperatorContract", "getCallContract"]>]> {
@@ -94,7 +116,7 @@ def Rudnn_LayerNormOp : Rudnn_Op<"layer_norm", [
   let hasVerifier = 1;
 }
 
-def Rudnn_RmsNormOp : Rudnn_Op<"rms_norm", [
+def Rudnn_RmsNormOp : Rudnn_NormOperatorOp<"rms_norm", "Norm", "normContract", "RmsNorm", [
     Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
                               ["getOperatorContract", "getCallContract"]>]> {
@@ -202,7 +224,7 @@ def Rudnn_NormRowsOp : Rudnn_Op<"norm_rows", [
 defvar NormBackwardFormArguments = !con(NormFormArguments,
     (ins OptionalAttr<I64Attr>:$blocks));
 
-def Rudnn_LayerNormBackwardOp : Rudnn_Op<"layer_norm_backward", [
+def Rudnn_LayerNormBackwardOp : Rudnn_NormOperatorOp<"layer_norm_backward", "NormBackward", "normBackwardContract", "LayerNorm", [
     Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
                                     ["getOperatorContract", "getCallContract"]>]> {
   let summary = "LayerNorm's gradients from the saved mean and rstd";
@@ -244,7 +266,7 @@ def Rudnn_LayerNormBackwardOp : Rudnn_Op<"layer_norm_backward", [
   let hasVerifier = 1;
 }
 
-def Rudnn_RmsNormBackwardOp : Rudnn_Op<"rms_norm_backward", [
+def Rudnn_RmsNormBackwardOp : Rudnn_NormOperatorOp<"rms_norm_backward", "NormBackward", "normBackwardContract", "RmsNorm", [
     Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
                                     ["getOperatorContract", "getCallContract"]>]> {
   let summary = "RMSNorm's gradients from the saved rstd";
