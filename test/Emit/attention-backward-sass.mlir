@@ -48,21 +48,21 @@
 // (HGMMA), the scores' and dP's operands from shared memory, P and dS from
 // registers for dV and dK, dS staged in shared memory (the block's only
 // shared stores) for dQ = dS·K; dQ added to an f32 workspace. 384 threads,
-// nothing spilled (dV takes a pass of its own at these head dims, S formed
-// again: 1536 FLOP a pair against the sm_80 kernels' 2048), one block per
-// SM. The model: keys and values, queries and dO read once, dq's f32 sum
-// written once; two exponentials a pair (S twice); the wgmma operands read
-// from shared memory below the tensor work. Then dq's conversion, 16 bytes
+// nothing spilled with dK and dV both in registers (S and dP formed once:
+// 1280 FLOP a pair against the sm_80 kernels' 2048; the consumers' lse and
+// row terms read where used), one block per SM. The model: keys and values,
+// queries and dO read once, dq's f32 sum written once; one exponential a
+// pair; the wgmma operands read from shared memory below the tensor work. Then dq's conversion, 16 bytes
 // a lane.
 // SM90-LABEL: kernel attention_bwd_gradients_bf16_d128_e128_causal_wgmma
 // SM90-NEXT: block: 384 threads; grid (16, 128, 1)
 // SM90-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
 // SM90-NEXT: shared memory: 0 bytes static, 165888 dynamic
 // SM90-NEXT: resident blocks per SM: 1
-// SM90-NEXT: model: 514.0 MiB moved, 412.32 GFLOP, 765.0 FLOP/B; roofline {{.*}} (compute-bound)
-// SM90-NEXT: exponentials: 536.9 M, {{.*}}; tensor work 416.9 us at 989 TFLOP/s
+// SM90-NEXT: model: 514.0 MiB moved, 343.60 GFLOP, 637.5 FLOP/B; roofline {{.*}} (compute-bound)
+// SM90-NEXT: exponentials: 268.4 M, {{.*}}; tensor work 347.4 us at 989 TFLOP/s
 // SM90-NEXT: in turn (no overlap): {{.*}}
-// SM90-NEXT: shared operands: 10347.8 MiB, 350.9 us at 30.9 TB/s
+// SM90-NEXT: shared operands: 8192.0 MiB, 277.8 us at 30.9 TB/s
 // SM90-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async 0, tma {{[1-9][0-9]*}}; shared loads 0, stores {{[1-9][0-9]*}} (HGMMA {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}})
 // SM90-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
 // SM90: named barriers: 1 sync, 0 arrive

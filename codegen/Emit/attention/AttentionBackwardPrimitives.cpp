@@ -221,12 +221,6 @@ LogicalResult emitGradients(Operation *op, KernelBuilder &builder,
                      << "<" << in << ", " << D << ", " << E << ">) "
                      << (values.hopper ? "+ 1024 " : "") << "== " << sharedBytes
                      << ");\n";
-  // And the model counts the passes the kernel takes.
-  if (values.hopper)
-    builder.preamble()
-        << "static_assert(rudnn::attention::HopperBackwardShared<" << in << ", "
-        << D << ", " << E << ">::kSplitsValues == "
-        << (hopperAttentionBackwardSplits(D, E) ? "true" : "false") << ");\n";
   bind(builder, values, /*keyDims=*/true);
   const bool byKeys = kernel.rows == 'S';
   if (values.hopper) {
@@ -485,16 +479,13 @@ struct GradientsModel
                                   "must promise 16-byte rows";
     const int64_t D = lastDim(values.q), E = lastDim(values.v),
                   inputBytes = elementBytes(values.q);
-    const bool split = hopperAttentionBackwardSplits(D, E);
     if (failed(emitGradients(
             op, builder, values,
             {"gradients", "dk, dv and dq's accumulator", "gradients", 'S', 'G',
              "key_tiles", "HopperBackwardShared",
              hopperAttentionBackwardSharedBytes(D, E),
-             // K and V read, dK and dV written; S, dP, dV, dK and dQ, and
-             // S again where dV takes a pass of its own.
-             2 * (D + E) * inputBytes,
-             split ? 2 * (4 * D + 2 * E) : 2 * (3 * D + 2 * E)})))
+             // K and V read, dK and dV written; S, dP, dV, dK and dQ.
+             2 * (D + E) * inputBytes, 2 * (3 * D + 2 * E)})))
       return failure();
     KernelLaunch &launch = builder.launch();
     // The query side at least once: Q and dO read, lse and the row term
@@ -503,15 +494,14 @@ struct GradientsModel
     if (!values.packed)
       queryRows.insert(queryRows.begin(), DimRef::of('B'));
     launch.streamedBytes = {(D + E) * inputBytes + 8 + 4 * D, queryRows};
-    // One exponential a pair, two where S is formed twice.
-    launch.flopsPerExponential = split ? 4 * D + 2 * E : 2 * (3 * D + 2 * E);
+    // One exponential a pair.
+    launch.flopsPerExponential = 2 * (3 * D + 2 * E);
     // Per warpgroup step (64 keys, 64 queries; dims in 64-column blocks):
     // Sᵀ and dPᵀ read K, Q, V and dO, dV and dK read dO and Q, and half of
-    // dQ's dS (64 x 128) and K (128 x D) falls to each warpgroup; the
-    // split's second Sᵀ reads K and Q again.
+    // dQ's dS (64 x 128) and K (128 x D) falls to each warpgroup.
     const int64_t d = (D + 63) / 64 * 64, e = (E + 63) / 64 * 64;
-    const int64_t elements = 64 * (5 * d + 3 * e) + (split ? 128 * d : 0),
-                  flops = 2 * 64 * 64 * ((split ? 4 : 3) * d + 2 * e);
+    const int64_t elements = 64 * (5 * d + 3 * e),
+                  flops = 2 * 64 * 64 * (3 * d + 2 * e);
     launch.flopsPerSharedByte = flops / (2 * elements);
     return success();
   }

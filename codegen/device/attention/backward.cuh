@@ -163,18 +163,21 @@ probabilities_and_gradients(Tile &scores, Tile &dp, const BackwardParams<T> &p,
                           : bounds.crosses(row0, 16, col0, Tile::kColumns);
   const long long base = b * f.lse_batch + h * f.lse_head + queries.first;
   const float inf = __int_as_float(0x7f800000);
-  // The queries a lane holds, their lse and D_i read once: rows g and g + 8
-  // of a query-row tile, or columns 8n' + 2t and 8n' + 2t + 1 of a
-  // transposed one (n = 2n' + the column's parity).
-  constexpr int kQueries = Transposed ? Tile::kColumns / 4 : 2;
+  // A query-row tile's lane holds rows g and g + 8: their lse and D_i are
+  // read once. A transposed tile's holds 16 queries (columns 8n' + 2t and
+  // 8n' + 2t + 1): they are read where used, through L1, which leaves their
+  // 32 registers to the Hopper kernel's accumulators.
+  constexpr int kQueries = Transposed ? 1 : 2;
   const int lane = threadIdx.x % 32;
   float lses[kQueries], terms[kQueries];
+  auto read = [&](int i, float &lse, float &term) {
+    lse = i < queries.count ? f.lse[base + i] : -inf;
+    term = i < queries.count ? p.row_terms[base + i] : 0.f;
+  };
+  if constexpr (!Transposed) {
 #pragma unroll
-  for (int n = 0; n < kQueries; ++n) {
-    const int i = Transposed ? col0 + 8 * (n / 2) + 2 * (lane % 4) + n % 2
-                             : row0 + lane / 4 + 8 * n;
-    lses[n] = i < queries.count ? f.lse[base + i] : -inf;
-    terms[n] = i < queries.count ? p.row_terms[base + i] : 0.f;
+    for (int n = 0; n < kQueries; ++n)
+      read(row0 + lane / 4 + 8 * n, lses[n], terms[n]);
   }
   auto one = [&](int r, int c, float &x, float &d) {
     const int i = Transposed ? col0 + c : row0 + r,
@@ -185,11 +188,16 @@ probabilities_and_gradients(Tile &scores, Tile &dp, const BackwardParams<T> &p,
       s = f.softcap * t;
       slope = 1.f - t * t;
     }
-    const int n = Transposed ? c / 8 * 2 + c % 2 : Tile::lane_row(r);
-    const float lse = lses[n];
+    float lse, term;
+    if constexpr (Transposed) {
+      read(i, lse, term);
+    } else {
+      lse = lses[Tile::lane_row(r)];
+      term = terms[Tile::lane_row(r)];
+    }
     const bool live = lse != -inf && (!masked || bounds.allows(i, j));
     const float probability = live ? arch::ex2_approx((s - lse) * kLog2e) : 0.f;
-    d = live ? probability * (d - terms[n]) * slope * f.scale : 0.f;
+    d = live ? probability * (d - term) * slope * f.scale : 0.f;
     x = probability;
   };
   scores.update_pairs_with(

@@ -35,9 +35,6 @@ using StepTile = tile::WarpTile<T, 16, kHopperBackwardStep>;
 template <typename T, int D, int E> struct HopperBackwardShared {
   static constexpr int kDBlocks = (D + 63) / 64, kEBlocks = (E + 63) / 64;
   static constexpr int kRows = kHopperBackwardRows, kStep = kHopperBackwardStep;
-  /// dV takes a pass over the steps of its own past 128 columns of dK and
-  /// dV together (which with Sᵀ and dPᵀ would not stay in registers).
-  static constexpr bool kSplitsValues = kDBlocks + kEBlocks > 2;
   alignas(1024) T heads[kDBlocks][kRows * 64];
   alignas(1024) T values[kEBlocks][kRows * 64];
   alignas(1024) T step_heads[2][kDBlocks][kStep * 64];
@@ -48,8 +45,7 @@ template <typename T, int D, int E> struct HopperBackwardShared {
 
 /// One block's unit of work: 128 keys from row0 of key head `head` in
 /// entry b, and the query tiles that see some of them: `count` from tile
-/// `first`, over each of the `group` query heads that share the keys
-/// (steps i and i + steps() of a second pass stream the same rows).
+/// `first`, over each of the `group` query heads that share the keys.
 struct BackwardUnit {
   int b, head, row0;
   Rows queryRows, keyRows;
@@ -63,7 +59,7 @@ struct BackwardUnit {
     return keyRows.first + row0;
   }
   __device__ __forceinline__ int stepHead(int i) const {
-    return head * group + i % steps() / count;
+    return head * group + i / count;
   }
   __device__ __forceinline__ int stepRow0(int i) const {
     return (first + i % count) * kHopperBackwardStep;
@@ -130,13 +126,12 @@ __device__ __forceinline__ void for_each_unit(const ForwardParams<T> &f,
 }
 
 /// The producer thread: each unit's keys and values, then its steps'
-/// queries and dO, `passes` times over, from their tensor maps.
+/// queries and dO, from their tensor maps.
 template <bool Causal, bool Packed, bool Persistent, typename T, int D, int E>
 __device__ void
 produce_backward(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
                  const arch::TensorMap &k_map, const arch::TensorMap &v_map,
-                 const arch::TensorMap &q_map, const arch::TensorMap &d_o_map,
-                 int passes) {
+                 const arch::TensorMap &q_map, const arch::TensorMap &d_o_map) {
   using Shared = HopperBackwardShared<T, D, E>;
   constexpr int kD = Shared::kDBlocks, kE = Shared::kEBlocks;
   constexpr unsigned kResidentBytes =
@@ -156,7 +151,7 @@ produce_backward(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
                                 &s.barriers.resident_full);
           load_tile<Packed, kE>(s.values, v_map, u.residentRow(), u.head, u.b,
                                 &s.barriers.resident_full);
-          for (int i = 0; i < passes * u.steps(); ++i, ++step) {
+          for (int i = 0; i < u.steps(); ++i, ++step) {
             const int stage = step & 1;
             if (step >= 2)
               arch::mbarrier_wait(&s.barriers.heads_empty[stage],
@@ -181,10 +176,10 @@ produce_backward(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
 }
 
 /// A consumer warp's step i of unit u (its `step`-th overall): waits for
-/// the stage, forms its 16 rows of Sᵀ and, if `Gradients`, dPᵀ with wgmma
-/// from shared memory, then P (in `scores`) and scale·dS (in `dp`) as the
-/// sm_80 kernels do.
-template <bool Gradients, typename T, int D, int E>
+/// the stage, forms its 16 rows of Sᵀ and dPᵀ with wgmma from shared
+/// memory, then P (in `scores`) and scale·dS (in `dp`) as the sm_80
+/// kernels do.
+template <typename T, int D, int E>
 __device__ __forceinline__ void
 step_probabilities(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
                    const BackwardUnit &u, int i, int step, int row0,
@@ -199,10 +194,8 @@ step_probabilities(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
   wgmma_abt<Shared::kDBlocks>(scores, s.heads, 64 * group, s.step_heads[stage]);
   arch::wgmma_commit();
   arch::mbarrier_wait(&s.barriers.values_full[stage], parity);
-  if constexpr (Gradients) {
-    wgmma_abt<Shared::kEBlocks>(dp, s.values, 64 * group, s.step_values[stage]);
-    arch::wgmma_commit();
-  }
+  wgmma_abt<Shared::kEBlocks>(dp, s.values, 64 * group, s.step_values[stage]);
+  arch::wgmma_commit();
   arch::wgmma_wait<0>();
   probabilities_and_gradients<true>(scores, dp, p, u.bounds, u.b, u.stepHead(i),
                                     u.queryRows, row0, u.stepRow0(i));
@@ -340,14 +333,13 @@ add_query_gradients(const BackwardParams<T> &p,
 /// one key head (grid as for_each_block gives it, 384 threads), each step
 /// 64 queries of one query head of its group. Each consumer warpgroup
 /// forms Sᵀ = K Qᵀ and dPᵀ = V dOᵀ of its 64 keys once, adds Pᵀ dO to dV
-/// and dSᵀ Q to dK in registers, and stages dSᵀ; once both have, dS K is
-/// added to dQ's f32 accumulator (zeroed before the launch; a second
-/// kernel converts it). Past 128 columns of dK and dV together (which with
-/// Sᵀ and dPᵀ would not stay in registers) dV takes a pass over the steps
-/// of its own, Sᵀ formed again in the second. `Deterministic`: a
-/// cooperative grid of any size takes the units in turn, and each query
-/// tile's shares of dQ are added in ascending key tile order, counted by
-/// `semaphores` (zeroed before the launch; dq_semaphore's index).
+/// and dSᵀ Q to dK in registers (up to D = E = 128: 128 accumulators a
+/// thread), and stages dSᵀ; once both have, dS K is added to dQ's f32
+/// accumulator (zeroed before the launch; a second kernel converts it).
+/// `Deterministic`: a cooperative grid of any size takes the units in
+/// turn, and each query tile's shares of dQ are added in ascending key
+/// tile order, counted by `semaphores` (zeroed before the launch;
+/// dq_semaphore's index).
 template <typename T, int D, int E, bool Causal, bool Packed,
           bool Deterministic = false>
 __device__ void
@@ -355,13 +347,14 @@ gradients_hopper(const BackwardParams<T> &p, const arch::TensorMap &q_map,
                  const arch::TensorMap &k_map, const arch::TensorMap &v_map,
                  const arch::TensorMap &d_o_map, int *semaphores = nullptr) {
   using Shared = HopperBackwardShared<T, D, E>;
-  constexpr bool kSplit = Shared::kSplitsValues;
+  static_assert(D <= 128 && E <= 128,
+                "dK and dV stay in registers up to 128 columns each");
   Shared &s = aligned_shared<Shared>();
   run_warp_specialized<T>(
       s.barriers,
       [&] {
-        produce_backward<Causal, Packed, Deterministic>(
-            p, s, k_map, v_map, q_map, d_o_map, kSplit ? 2 : 1);
+        produce_backward<Causal, Packed, Deterministic>(p, s, k_map, v_map,
+                                                        q_map, d_o_map);
       },
       [&] {
         const int warp = threadIdx.x / 32 % 4, group = threadIdx.x / 128 - 1;
@@ -373,37 +366,22 @@ gradients_hopper(const BackwardParams<T> &p, const arch::TensorMap &q_map,
               tile::WarpTile<T, 16, 64 * Shared::kDBlocks> dk;
               tile::WarpTile<T, 16, 64 * Shared::kEBlocks> dv;
               StepTile<T> scores, dp;
-              // dK and dQ from a step whose P and dS are formed.
-              auto add_gradients = [&](int i) {
-                stage_score_gradients(dp, s.ds[step & 1], keys0);
-                arch::named_barrier_sync(kStagedGradientsBarrier, 256);
-                if constexpr (!kSplit)
-                  wgmma_ab(dv, scores, s.step_values[step & 1]); // dV += Pᵀ dO
-                wgmma_ab(dk, dp, s.step_heads[step & 1]); // dK += dSᵀ Q
-                finish_step(s, step);
-                add_query_gradients<Deterministic>(p, s, u, i, step,
-                                                   semaphores);
-              };
               arch::mbarrier_wait(&s.barriers.resident_full, units & 1);
               dv.clear();
               dk.clear();
               for (int i = 0; i < u.steps(); ++i, ++step) {
-                step_probabilities<!kSplit>(p, s, u, i, step, row0, scores, dp);
-                if constexpr (kSplit) {
-                  wgmma_ab(dv, scores, s.step_values[step & 1]);
-                  finish_step(s, step);
-                } else {
-                  add_gradients(i);
-                }
+                step_probabilities(p, s, u, i, step, row0, scores, dp);
+                stage_score_gradients(dp, s.ds[step & 1], keys0);
+                arch::named_barrier_sync(kStagedGradientsBarrier, 256);
+                wgmma_ab(dv, scores, s.step_values[step & 1]); // dV += Pᵀ dO
+                wgmma_ab(dk, dp, s.step_heads[step & 1]);      // dK += dSᵀ Q
+                finish_step(s, step);
+                add_query_gradients<Deterministic>(p, s, u, i, step,
+                                                   semaphores);
               }
+              release_resident(s);
               store_gradient_rows<E>(p.dv, p.dv_strides, dv, u.b, u.head, row0,
                                      u.keyRows);
-              if constexpr (kSplit)
-                for (int i = 0; i < u.steps(); ++i, ++step) {
-                  step_probabilities<true>(p, s, u, i, step, row0, scores, dp);
-                  add_gradients(i);
-                }
-              release_resident(s);
               store_gradient_rows<D>(p.dk, p.dk_strides, dk, u.b, u.head, row0,
                                      u.keyRows);
               ++units;

@@ -157,13 +157,6 @@ inline constexpr int64_t kHopperAttentionBackwardRows = 128;
 inline constexpr int64_t kBackwardBlockRows = 64;
 inline constexpr int64_t kHopperAttentionBackwardStep = 64;
 
-/// Whether the Hopper attention backward takes dV in a pass over the
-/// queries of its own (attention::gradients_hopper's kSplit): past 128
-/// columns of dK and dV together.
-inline bool hopperAttentionBackwardSplits(int64_t headDim, int64_t valueDim) {
-  return (headDim + 63) / 64 + (valueDim + 63) / 64 > 2;
-}
-
 /// Dynamic shared memory of a Hopper attention-backward block
 /// (sizeof(attention::HopperBackwardShared) and 1024 bytes to align it).
 int64_t hopperAttentionBackwardSharedBytes(int64_t headDim, int64_t valueDim);
