@@ -75,6 +75,9 @@ struct KernelLaunch {
   /// A byte of tensor-core operands read from shared memory every so many
   /// of `flops` (0: none modelled).
   int64_t flopsPerSharedByte = 0;
+  /// A byte added into global memory through L2 (reductions, or a
+  /// read-modify-write) every so many of `flops` (0: none modelled).
+  int64_t flopsPerReducedByte = 0;
 };
 
 class KernelBuilder {

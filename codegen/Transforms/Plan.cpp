@@ -584,7 +584,8 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
       /*memory_bytes=*/SizeAttr(), /*streamed_bytes=*/SizeAttr(),
       /*flops=*/SizeAttr(),
       /*flops_per_exponential=*/IntegerAttr(),
-      /*flops_per_shared_byte=*/IntegerAttr());
+      /*flops_per_shared_byte=*/IntegerAttr(),
+      /*flops_per_reduced_byte=*/IntegerAttr());
   kernelOps.push_back(kernelOp);
   Block *body = new Block();
   kernelOp.getBody().push_back(body);
@@ -674,6 +675,9 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
     if (model.flopsPerSharedByte > 0)
       kernelOp.setFlopsPerSharedByteAttr(
           builder.getI64IntegerAttr(model.flopsPerSharedByte));
+    if (model.flopsPerReducedByte > 0)
+      kernelOp.setFlopsPerReducedByteAttr(
+          builder.getI64IntegerAttr(model.flopsPerReducedByte));
   }
   Attribute zero = builder.getI64IntegerAttr(0);
   for (const KernelBinding &binding : emitter.bindings()) {

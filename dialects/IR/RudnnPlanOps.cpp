@@ -183,7 +183,8 @@ LogicalResult KernelOp::verify() {
   // The report divides the FLOPs by them.
   for (auto [name, per] :
        {std::pair{"flops_per_exponential", getFlopsPerExponentialAttr()},
-        std::pair{"flops_per_shared_byte", getFlopsPerSharedByteAttr()}})
+        std::pair{"flops_per_shared_byte", getFlopsPerSharedByteAttr()},
+        std::pair{"flops_per_reduced_byte", getFlopsPerReducedByteAttr()}})
     if (per && per.getInt() < 1)
       return emitOpError() << name << " must be positive, got " << per.getInt();
   if (getBody().empty())

@@ -123,7 +123,10 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     so many FLOPs (attention: one a query and key, 2·(D + E) FLOPs), adds
     that unit's throughput to the roofline; `flops_per_shared_byte`, where
     its tensor-core operands come from shared memory (a byte every so many
-    FLOPs), adds the shared memory's bandwidth.
+    FLOPs), adds the shared memory's bandwidth; `flops_per_reduced_byte`,
+    where it adds partial sums into global memory (reductions or
+    read-modify-writes that meet in L2, a byte every so many FLOPs), adds
+    the L2's.
 
     ```mlir
     rudnn.kernel @kda_fwd_output_f32_f32_f32_k16_v16_c64 threads 128 {
@@ -140,14 +143,16 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
                        OptionalAttr<Rudnn_SizeAttr>:$streamed_bytes,
                        OptionalAttr<Rudnn_SizeAttr>:$flops,
                        OptionalAttr<I64Attr>:$flops_per_exponential,
-                       OptionalAttr<I64Attr>:$flops_per_shared_byte);
+                       OptionalAttr<I64Attr>:$flops_per_shared_byte,
+                       OptionalAttr<I64Attr>:$flops_per_reduced_byte);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `threads` $threads (`shared_bytes` $shared_bytes^)?
     (`cooperative` $cooperative^)? (`memory_bytes` $memory_bytes^)?
     (`streamed_bytes` $streamed_bytes^)? (`flops` $flops^)?
     (`flops_per_exponential` $flops_per_exponential^)?
-    (`flops_per_shared_byte` $flops_per_shared_byte^)? attr-dict-with-keyword
+    (`flops_per_shared_byte` $flops_per_shared_byte^)?
+    (`flops_per_reduced_byte` $flops_per_reduced_byte^)? attr-dict-with-keyword
     $body
   }];
   let hasVerifier = 1;

@@ -30,10 +30,13 @@ struct TargetLimits {
   double exponentialsPerSecond = 0;
   /// Shared-memory bytes a second over the SMs: 128 per SM and clock.
   double sharedBytesPerSecond = 0;
+  /// Bytes a second that partial sums added in global memory meet in L2
+  /// at, bounded by its bandwidth.
+  double reducedBytesPerSecond = 0;
 
   /// A roofline's lower bound in seconds and what sets it: "compute",
-  /// "memory" (also on a tie with compute), "exponential" or
-  /// "shared-memory".
+  /// "memory" (also on a tie with compute), "exponential", "shared-memory"
+  /// or "L2".
   struct Roofline {
     double seconds;
     const char *bound;
@@ -41,17 +44,19 @@ struct TargetLimits {
 
   /// The roofline of a kernel moving `bytes`, computing `flops` on tensor
   /// cores (16-bit operands) or on the FP32 pipes, taking `exponentials` on
-  /// the special-function units and reading `sharedBytes` of tensor-core
-  /// operands from shared memory.
+  /// the special-function units, reading `sharedBytes` of tensor-core
+  /// operands from shared memory and adding `reducedBytes` in L2.
   Roofline roofline(double bytes, double flops, bool tensor,
-                    double exponentials = 0, double sharedBytes = 0) const {
+                    double exponentials = 0, double sharedBytes = 0,
+                    double reducedBytes = 0) const {
     Roofline result{flops / (tensor ? tensorFlops : fp32Flops), "compute"};
     if (const double memory = bytes / memoryBytesPerSecond;
         memory >= result.seconds)
       result = {memory, "memory"};
     for (Roofline other :
          {Roofline{exponentials / exponentialsPerSecond, "exponential"},
-          Roofline{sharedBytes / sharedBytesPerSecond, "shared-memory"}})
+          Roofline{sharedBytes / sharedBytesPerSecond, "shared-memory"},
+          Roofline{reducedBytes / reducedBytesPerSecond, "L2"}})
       if (other.seconds > result.seconds)
         result = other;
     return result;

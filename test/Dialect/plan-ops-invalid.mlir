@@ -199,3 +199,13 @@ rudnn.plan @p params [] {
     rudnn.yield
   }
 }
+
+// -----
+
+// Nor by a zero rate of bytes added in L2.
+rudnn.plan @p params [] {
+  // expected-error @+1 {{flops_per_reduced_byte must be positive, got 0}}
+  rudnn.kernel @k threads 32 flops_per_reduced_byte 0 {
+    rudnn.yield
+  }
+}

@@ -203,9 +203,10 @@ LaunchSize launchSize(LaunchOp launch,
 /// roofline bound.
 struct LaunchCost {
   std::string bytesText, flopsText; // the expressions
-  std::optional<int64_t> bytes, flops, exponentials, sharedBytes;
+  std::optional<int64_t> bytes, flops, exponentials, sharedBytes, reducedBytes;
   std::optional<double> seconds;
-  /// What bounds it: "memory", "compute", "exponential" or "shared-memory".
+  /// What bounds it: "memory", "compute", "exponential", "shared-memory"
+  /// or "L2".
   const char *bound = "compute";
 };
 
@@ -234,10 +235,11 @@ launchCost(KernelOp kernel, const std::map<std::string, int64_t> *params,
       cost.exponentials = *cost.flops / *per;
     if (std::optional<int64_t> per = kernel.getFlopsPerSharedByte())
       cost.sharedBytes = *cost.flops / *per;
-    const double exponentials = cost.exponentials.value_or(0),
-                 shared = cost.sharedBytes.value_or(0);
-    const rt::TargetLimits::Roofline roofline =
-        target.roofline(*cost.bytes, *cost.flops, tensor, exponentials, shared);
+    if (std::optional<int64_t> per = kernel.getFlopsPerReducedByte())
+      cost.reducedBytes = *cost.flops / *per;
+    const rt::TargetLimits::Roofline roofline = target.roofline(
+        *cost.bytes, *cost.flops, tensor, cost.exponentials.value_or(0),
+        cost.sharedBytes.value_or(0), cost.reducedBytes.value_or(0));
     cost.seconds = roofline.seconds;
     cost.bound = roofline.bound;
   }
@@ -406,6 +408,8 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
               entry["exponentials"] = *cost->exponentials;
             if (cost->sharedBytes)
               entry["shared_operand_bytes"] = *cost->sharedBytes;
+            if (cost->reducedBytes)
+              entry["reduced_bytes"] = *cost->reducedBytes;
           }
         }
         if (mix.unavailable.empty()) {
@@ -492,6 +496,12 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
       if (cost && cost->sharedBytes) {
         printBound(os, "shared operands", double(*cost->sharedBytes), 1048576.0,
                    "MiB", target.sharedBytesPerSecond, "TB/s");
+        os << "\n";
+      }
+      // The fifth: partial sums added in global memory, met in L2.
+      if (cost && cost->reducedBytes) {
+        printBound(os, "L2 reductions", double(*cost->reducedBytes), 1048576.0,
+                   "MiB", target.reducedBytesPerSecond, "TB/s");
         os << "\n";
       }
       for (const std::string &note : report.compilerNotes)

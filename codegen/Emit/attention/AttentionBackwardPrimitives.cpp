@@ -503,6 +503,13 @@ struct GradientsModel
     const int64_t elements = 64 * (5 * d + 3 * e),
                   flops = 2 * 64 * 64 * (3 * d + 2 * e);
     launch.flopsPerSharedByte = flops / (2 * elements);
+    // dQ: each block adds its 128 keys' share of a query row, 4·D bytes,
+    // to the f32 sum in L2, with reductions; deterministic, with a load and
+    // a store. A pair is 2·(3D + 2E) FLOPs.
+    const int64_t reducedPer128Pairs =
+        (gradients.getDeterministic() ? 8 : 4) * D;
+    launch.flopsPerReducedByte =
+        std::max<int64_t>(1, 128 * 2 * (3 * D + 2 * E) / reducedPer128Pairs);
     return success();
   }
 };

@@ -271,16 +271,16 @@ add_query_gradients(const BackwardParams<T> &p,
   const T *ds = s.ds[step & 1];
   const int query0 = u.stepRow0(i) + 16 * warp, head = u.stepHead(i);
   // Deterministic: this key tile's place among those that see the step's
-  // query tile, which is when its semaphores let it add.
-  int place = 0;
-  if constexpr (Deterministic) {
+  // query tile, which is when its semaphores let it add (found where used:
+  // a register held across the step would spill).
+  auto place = [&] {
     const int rows = u.queryRows.count - u.stepRow0(i);
     int first = 0, count = 0;
     u.bounds.tiles(u.stepRow0(i),
                    rows < kHopperBackwardStep ? rows : kHopperBackwardStep,
                    kHopperBackwardRows, first, count);
-    place = u.row0 / kHopperBackwardRows - first;
-  }
+    return u.row0 / kHopperBackwardRows - first;
+  };
 #pragma unroll
   for (int c = 0; c < Shared::kDBlocks; ++c) {
     if ((step * Shared::kDBlocks + c) % 2 != group)
@@ -303,7 +303,7 @@ add_query_gradients(const BackwardParams<T> &p,
       semaphore = &semaphores[dq_semaphore<Shared::kDBlocks>(
           p.forward, u, head, u.stepRow0(i) / kHopperBackwardStep, c)];
       if (leader)
-        arch::wait_until_equal(semaphore, place);
+        arch::wait_until_equal(semaphore, place());
       arch::named_barrier_sync(kDeterministicBarrier + group, 128);
     }
     dq.for_each_pair([&](int r, int col, float first, float second) {
@@ -362,7 +362,6 @@ gradients_hopper(const BackwardParams<T> &p, const arch::TensorMap &q_map,
         for_each_unit<Causal, Packed, Deterministic>(
             p.forward, [&](const BackwardUnit &u) {
               const int keys0 = 64 * group + 16 * warp; // in the block
-              const int row0 = u.row0 + keys0;          // first key
               tile::WarpTile<T, 16, 64 * Shared::kDBlocks> dk;
               tile::WarpTile<T, 16, 64 * Shared::kEBlocks> dv;
               StepTile<T> scores, dp;
@@ -370,7 +369,8 @@ gradients_hopper(const BackwardParams<T> &p, const arch::TensorMap &q_map,
               dv.clear();
               dk.clear();
               for (int i = 0; i < u.steps(); ++i, ++step) {
-                step_probabilities(p, s, u, i, step, row0, scores, dp);
+                step_probabilities(p, s, u, i, step, u.row0 + keys0, scores,
+                                   dp);
                 stage_score_gradients(dp, s.ds[step & 1], keys0);
                 arch::named_barrier_sync(kStagedGradientsBarrier, 256);
                 wgmma_ab(dv, scores, s.step_values[step & 1]); // dV += Pᵀ dO
@@ -380,6 +380,10 @@ gradients_hopper(const BackwardParams<T> &p, const arch::TensorMap &q_map,
                                                    semaphores);
               }
               release_resident(s);
+              // The block's first key of this warp's 16, found again: held
+              // over the steps it would take a register.
+              const int row0 = u.row0 + 64 * (threadIdx.x / 128 - 1) +
+                               16 * (threadIdx.x / 32 % 4);
               store_gradient_rows<E>(p.dv, p.dv_strides, dv, u.b, u.head, row0,
                                      u.keyRows);
               store_gradient_rows<D>(p.dk, p.dk_strides, dk, u.b, u.head, row0,
