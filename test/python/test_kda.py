@@ -2,6 +2,8 @@
 token in float64: outputs, final states and every gradient, batched and
 packed, with chunk tails and odd head dims."""
 
+import inspect
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -249,3 +251,117 @@ def test_chunk_kda_packed_sequences_from_a_zero_state():
         o_ref, final_ref = recurrence(*(t[:, rows].double() for t in (q, k, v, g, beta)), 0.25)
         assert_close(o[:, rows], o_ref, 1e-4, f"o of sequence {n}")
         assert_close(final[n : n + 1], final_ref, 1e-4, f"final_state of sequence {n}")
+
+
+# fla-core 0.6.0's chunk_kda: (name, default) in order, then **kwargs.
+FLA_CHUNK_KDA = [
+    ("q", inspect.Parameter.empty),
+    ("k", inspect.Parameter.empty),
+    ("v", inspect.Parameter.empty),
+    ("g", inspect.Parameter.empty),
+    ("beta", inspect.Parameter.empty),
+    ("scale", None),
+    ("initial_state", None),
+    ("output_final_state", False),
+    ("use_qk_l2norm_in_kernel", False),
+    ("use_gate_in_kernel", False),
+    ("use_beta_sigmoid_in_kernel", False),
+    ("allow_neg_eigval", False),
+    ("safe_gate", False),
+    ("lower_bound", None),
+    ("disable_recompute", False),
+    ("return_intermediate_states", False),
+    ("state_v_first", False),
+    ("cu_seqlens", None),
+    ("cu_seqlens_cpu", None),
+    ("cp_context", None),
+    ("use_graph", False),
+    ("max_num_seqs", None),
+    ("kwargs", inspect.Parameter.empty),
+]
+
+
+def parameters(function):
+    return [(p.name, p.default) for p in inspect.signature(function).parameters.values()]
+
+
+def test_chunk_kda_takes_fla_cores_signature():
+    assert parameters(rt.chunk_kda) == FLA_CHUNK_KDA
+    try:
+        from fla.ops.kda import chunk_kda as fla_chunk_kda
+    except Exception:  # fla-core is optional here; the list above is its 0.6.0
+        return
+    assert parameters(rt.chunk_kda) == parameters(fla_chunk_kda)
+
+
+def test_chunk_kda_takes_fla_cores_options():
+    torch.manual_seed(5)
+    q, k, v, g, beta = inputs(1, 21, 2, 16, 8)
+    s0 = torch.randn(1, 2, 16, 8)
+    o, final = rt.chunk_kda(q, k, v, g, beta, initial_state=s0, output_final_state=True)
+    # States held [N, H, V, K], by either name; any float dtype in.
+    for name in ("state_v_first", "transpose_state_layout"):
+        o_v, final_v = rt.chunk_kda(
+            q, k, v, g, beta, initial_state=s0.transpose(-1, -2), output_final_state=True,
+            **{name: True},
+        )
+        assert_close(o_v, o, 1e-6, "o")
+        assert_close(final_v.transpose(-1, -2), final, 1e-6, "final_state")
+    o_half, _ = rt.chunk_kda(q, k, v, g, beta, initial_state=s0.bfloat16())
+    o_f32, _ = rt.chunk_kda(q, k, v, g, beta, initial_state=s0.bfloat16().float())
+    assert_close(o_half, o_f32, 1e-6, "o from a bf16 state")
+    # beta as logits of 2·sigmoid: fla's negative eigenvalues.
+    logits = torch.randn_like(beta)
+    o_neg, _ = rt.chunk_kda(
+        q, k, v, g, logits, use_beta_sigmoid_in_kernel=True, allow_neg_eigval=True
+    )
+    assert_close(o_neg, recurrence(q, k, v, g, 2 * torch.sigmoid(logits), 0.25)[0], 1e-4, "o")
+    # What changes nothing here is taken as fla takes it.
+    o_same, _ = rt.chunk_kda(
+        q, k, v, g, beta, initial_state=s0, disable_recompute=True, use_graph=True,
+        max_num_seqs=4, chunk_size=32,
+    )
+    assert_close(o_same, o, 1e-6, "o")
+
+
+@pytest.mark.parametrize(
+    "options, name",
+    [
+        ({"return_intermediate_states": True}, "return_intermediate_states"),
+        ({"cp_context": object()}, "cp_context"),
+        ({"allow_neg_eigval": True}, "allow_neg_eigval"),
+        ({"chunk_size": 16}, "chunk_size"),
+        ({"safe_gate": True, "use_gate_in_kernel": True}, "lower_bound"),
+        ({"safe_gate": True, "use_gate_in_kernel": True, "lower_bound": -6.0}, "lower_bound"),
+        ({"state_v_first": True, "transpose_state_layout": True}, "transpose_state_layout"),
+    ],
+)
+def test_chunk_kda_refuses_what_it_cannot_honour_by_name(options, name):
+    q, k, v, g, beta = inputs(1, 8, 2, 16, 8)
+    with pytest.raises((NotImplementedError, rudnn.InvalidArgument), match=name):
+        rt.chunk_kda(q, k, v, g, beta, **options)
+
+
+@pytest.mark.parametrize("qk_l2norm", [False, True])
+@pytest.mark.parametrize("with_initial_state", [False, True])
+@pytest.mark.parametrize("output_final_state", [False, True])
+def test_chunk_kda_packed_with_every_optional_argument(
+    qk_l2norm, with_initial_state, output_final_state
+):
+    torch.manual_seed(7)
+    cu_seqlens = torch.tensor([0, 9, 10, 31], dtype=torch.int32)
+    q, k, v, g, beta = inputs(1, 31, 2, 16, 8)
+    s0 = torch.randn(3, 2, 16, 8) if with_initial_state else None
+    o, final = rt.chunk_kda(
+        q, k, v, g, beta, None, s0, output_final_state, qk_l2norm, cu_seqlens=cu_seqlens
+    )
+    assert (final is None) == (not output_final_state)
+    for n in range(3):
+        rows = slice(cu_seqlens[n], cu_seqlens[n + 1])
+        start = None if s0 is None else s0[n : n + 1].double()
+        o_ref, final_ref = recurrence(
+            *(t[:, rows].double() for t in (q, k, v, g, beta)), 0.25, start, qk_l2norm
+        )
+        assert_close(o[:, rows], o_ref, 1e-4, f"o of sequence {n}")
+        if output_final_state:
+            assert_close(final[n : n + 1], final_ref, 1e-4, f"final_state of sequence {n}")

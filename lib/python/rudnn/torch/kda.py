@@ -259,14 +259,21 @@ def chunk_kda(
     scale=None,
     initial_state=None,
     output_final_state=False,
-    cu_seqlens=None,
     use_qk_l2norm_in_kernel=False,
-    *,
     use_gate_in_kernel=False,
-    A_log=None,
-    dt_bias=None,
-    lower_bound=None,
     use_beta_sigmoid_in_kernel=False,
+    allow_neg_eigval=False,
+    safe_gate=False,
+    lower_bound=None,
+    disable_recompute=False,
+    return_intermediate_states=False,
+    state_v_first=False,
+    cu_seqlens=None,
+    cu_seqlens_cpu=None,
+    cp_context=None,
+    use_graph=False,
+    max_num_seqs=None,
+    **kwargs,
 ):
     """flash-linear-attention's chunk_kda. q, k, g [B, T, H, K]; v
     [B, T, H, V]; beta [B, T, H]; g the per-channel log decay (≤ 0); scale
@@ -289,7 +296,44 @@ def chunk_kda(
     would synchronise, it becomes -1, a negative offset, which the operator
     refuses, rather than wrapping to another token. No token (B, T or H 0)
     or no value channel (V 0) needs no kernel: o is empty and the final
-    state the initial one (or 0)."""
+    state the initial one (or 0).
+
+    The signature is fla-core 0.6.0's, names, order and defaults, checked
+    as it checks them: `A_log` and `dt_bias` come in `kwargs`, as does
+    `chunk_size` (32 or 64; the chunk is the policy's either way);
+    `allow_neg_eigval` (with `use_beta_sigmoid_in_kernel`) takes beta as
+    2·sigmoid(beta); `safe_gate` (with `use_gate_in_kernel`) asks for a
+    `lower_bound` in [-5, 0); `state_v_first` (or its deprecated name
+    `transpose_state_layout`) holds the states as [N, H, V, K];
+    `initial_state` may be in any floating dtype (summed in f32, the final
+    state f32); `disable_recompute`, `cu_seqlens_cpu`, `use_graph` and
+    `max_num_seqs` change nothing here. `return_intermediate_states` and
+    `cp_context` are refused by name (NotImplementedError) unless at their
+    neutral values."""
+    if return_intermediate_states:
+        raise NotImplementedError(
+            "return_intermediate_states: rudnn's chunk_kda returns no per-chunk states"
+        )
+    if cp_context is not None:
+        raise NotImplementedError("cp_context: rudnn's chunk_kda has no context parallelism")
+    A_log, dt_bias = kwargs.pop("A_log", None), kwargs.pop("dt_bias", None)
+    if "transpose_state_layout" in kwargs:
+        if state_v_first:
+            raise invalid("transpose_state_layout", "is state_v_first's old name: pass one")
+        state_v_first = kwargs.pop("transpose_state_layout")
+    if kwargs.get("chunk_size", 64) not in (32, 64):
+        raise invalid("chunk_size", f"must be 32 or 64, got {kwargs['chunk_size']!r}")
+    if safe_gate and use_gate_in_kernel:
+        if lower_bound is None:
+            raise invalid("lower_bound", "safe_gate with use_gate_in_kernel needs one")
+        if not -5 <= lower_bound < 0:
+            raise invalid("lower_bound", f"must be in safe_gate's [-5, 0), got {lower_bound}")
+    if allow_neg_eigval:
+        if not use_beta_sigmoid_in_kernel:
+            raise invalid("allow_neg_eigval", "needs use_beta_sigmoid_in_kernel=True")
+        check_tensor("beta", beta, 3, like=q)
+        beta = (2 * torch.sigmoid(beta.float())).to(beta.dtype)
+        use_beta_sigmoid_in_kernel = False
     heads = _check_inputs(q, k, v, g, beta)
     if cu_seqlens is not None:
         check_tensor("cu_seqlens", cu_seqlens, 1, dtypes=(torch.int32, torch.int64), like=q)
@@ -298,7 +342,10 @@ def chunk_kda(
         cu_seqlens = packed_offsets("cu_seqlens", cu_seqlens)
     sequences = q.shape[0] if cu_seqlens is None else cu_seqlens.shape[0] - 1
     if initial_state is not None:
-        check_tensor("initial_state", initial_state, 4, dtypes=(torch.float32,), like=q)
+        check_tensor("initial_state", initial_state, 4, like=q)
+        if state_v_first:
+            initial_state = initial_state.transpose(-1, -2)
+        initial_state = initial_state.float()
         expected = (sequences, heads, q.shape[3], v.shape[3])
         if tuple(initial_state.shape) != expected:
             raise invalid(
@@ -317,4 +364,6 @@ def chunk_kda(
         lower_bound,
         use_beta_sigmoid_in_kernel,
     )
-    return o, (final_state if output_final_state else None)
+    if not output_final_state:
+        return o, None
+    return o, final_state.transpose(-1, -2) if state_v_first else final_state
