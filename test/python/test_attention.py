@@ -69,7 +69,7 @@ def test_flash_attn_func_matches_torch(case):
 
     d_out = torch.randn(B, T, H, E)
     ours = gradients(
-        lambda q, k, v: rt.flash_attn_func(q, k, v, scale, **options), [q, k, v], d_out
+        lambda q, k, v: rt.flash_attn_func(q, k, v, softmax_scale=scale, **options), [q, k, v], d_out
     )
     theirs = gradients(
         lambda q, k, v: reference(q, k, v, scale, **ref)[0],
@@ -161,3 +161,74 @@ def test_windows_as_wide_as_int32_allows(window):
     o = rt.flash_attn_func(q, k, v, window_size=window)
     o_ref, _ = reference(q.double(), k.double(), v.double(), 16**-0.5, window=window)
     assert_close(o, o_ref, 1e-5, "o")
+
+
+def parameter_list(function):
+    import inspect
+
+    return [(p.name, p.default) for p in inspect.signature(function).parameters.values()]
+
+
+# flash-attn 2.8.3's parameters, names, order and defaults (its max_seqlen_q
+# and max_seqlen_k have none; rudnn lets them be left out). rudnn's
+# keyword-only return_lse comes after them.
+FLASH_ATTN_FUNC = [
+    ("q", None),
+    ("k", None),
+    ("v", None),
+    ("dropout_p", 0.0),
+    ("softmax_scale", None),
+    ("causal", False),
+    ("window_size", (-1, -1)),
+    ("softcap", 0.0),
+    ("alibi_slopes", None),
+    ("deterministic", False),
+    ("return_attn_probs", False),
+]
+FLASH_ATTN_VARLEN_FUNC = (
+    FLASH_ATTN_FUNC[:3]
+    + [("cu_seqlens_q", None), ("cu_seqlens_k", None)]
+    + [("max_seqlen_q", None), ("max_seqlen_k", None)]
+    + FLASH_ATTN_FUNC[3:]
+    + [("block_table", None)]
+)
+
+
+@pytest.mark.parametrize(
+    "ours, theirs",
+    [(rt.flash_attn_func, FLASH_ATTN_FUNC), (rt.flash_attn_varlen_func, FLASH_ATTN_VARLEN_FUNC)],
+)
+def test_flash_attn_signatures_are_flash_attns(ours, theirs):
+    import inspect
+
+    got = [
+        (name, None if default is inspect.Parameter.empty else default)
+        for name, default in parameter_list(ours)
+    ]
+    assert got == theirs + [("return_lse", False)]
+
+
+def test_flash_attn_positional_call_and_return_convention():
+    torch.manual_seed(11)
+    q, k, v = (torch.randn(1, 9, 2, 16) for _ in range(3))
+    # flash-attn's positional order: dropout_p, softmax_scale, causal.
+    o, lse, probabilities = rt.flash_attn_func(q, k, v, 0.0, 0.3, True, return_attn_probs=True)
+    o_ref, lse_ref = reference(q.double(), k.double(), v.double(), 0.3, causal=True)
+    assert probabilities is None
+    assert_close(o, o_ref, 1e-5, "o")
+    assert_close(lse, lse_ref, 1e-5, "lse")
+    cu = torch.tensor([0, 9], dtype=torch.int32)
+    o_var, lse_var, none = rt.flash_attn_varlen_func(
+        q[0], k[0], v[0], cu, cu, 9, 9, 0.0, 0.3, True, return_attn_probs=True
+    )
+    assert none is None
+    assert_close(o_var, o_ref[0], 1e-5, "o (packed)")
+    assert_close(lse_var, lse_ref[0], 1e-5, "lse (packed)")
+
+
+@pytest.mark.parametrize("name", ["alibi_slopes", "block_table"])
+def test_flash_attn_refuses_what_it_cannot_honour_by_name(name):
+    q = torch.randn(9, 2, 16)
+    cu = torch.tensor([0, 9], dtype=torch.int32)
+    with pytest.raises(NotImplementedError, match=name):
+        rt.flash_attn_varlen_func(q, q, q, cu, cu, 9, 9, **{name: torch.ones(2)})

@@ -218,27 +218,50 @@ def _offsets(name, offsets, like):
     return packed_offsets(name, offsets)
 
 
+def _unsupported(alibi_slopes, block_table=None):
+    """flash-attn's options rudnn cannot honour yet, refused by name."""
+    if alibi_slopes is not None:
+        raise Unsupported("alibi_slopes: rudnn's attention has no ALiBi bias yet")
+    if block_table is not None:
+        raise Unsupported("block_table: use kv_cache_attention_paged for paged keys")
+
+
+def _results(o, lse, return_attn_probs, return_lse):
+    """flash-attn's return convention: o, or (o, lse, None) with
+    `return_attn_probs` (the probabilities exist only with dropout there);
+    rudnn's `return_lse` gives (o, lse)."""
+    if return_attn_probs:
+        return o, lse, None
+    return (o, lse) if return_lse else o
+
+
 def flash_attn_func(
     q,
     k,
     v,
+    dropout_p=0.0,
     softmax_scale=None,
     causal=False,
     window_size=(-1, -1),
     softcap=0.0,
-    return_lse=False,
-    *,
-    dropout_p=0.0,
+    alibi_slopes=None,
     deterministic=False,
+    return_attn_probs=False,
+    *,
+    return_lse=False,
 ):
-    """FlashAttention's flash_attn_func: the output [B, T, H, E], and the
-    log-sum-exp [B, H, T] (f32) with `return_lse`. `deterministic`: the
-    backward gives the same dq bits every call (on Hopper it then orders
-    its f32 additions; elsewhere it always does)."""
+    """flash-attn 2.8's flash_attn_func, its parameters in its order: the
+    output [B, T, H, E]; with `return_attn_probs`, (o, lse [B, H, T] f32,
+    None) as flash-attn returns without dropout; with rudnn's `return_lse`,
+    (o, lse). `dropout_p` must be 0 and `alibi_slopes` None
+    (Unsupported, a NotImplementedError, naming them). `deterministic`: the backward gives
+    the same dq bits every call (on Hopper it then orders its f32
+    additions; elsewhere it always does)."""
+    _unsupported(alibi_slopes)
     _check(q, k, v, packed=False)
     options = _options(q, k, softmax_scale, causal, window_size, softcap, dropout_p, deterministic)
     o, lse = _attention(dense(q), dense(k), dense(v), None, None, *options)
-    return (o, lse) if return_lse else o
+    return _results(o, lse, return_attn_probs, return_lse)
 
 
 def flash_attn_varlen_func(
@@ -249,25 +272,31 @@ def flash_attn_varlen_func(
     cu_seqlens_k,
     max_seqlen_q=None,
     max_seqlen_k=None,
+    dropout_p=0.0,
     softmax_scale=None,
     causal=False,
     window_size=(-1, -1),
     softcap=0.0,
-    return_lse=False,
-    *,
-    dropout_p=0.0,
+    alibi_slopes=None,
     deterministic=False,
+    return_attn_probs=False,
+    block_table=None,
+    *,
+    return_lse=False,
 ):
-    """FlashAttention's flash_attn_varlen_func: sequences packed along the
-    first dim (q [T, H, D], k [S, G, D], v [S, G, E]), entry b's rows from
-    cu_seqlens[b] to cu_seqlens[b + 1]; the output [T, H, E] and, with
-    `return_lse`, the log-sum-exp [H, T]. The maximal lengths are not
-    needed (accepted for compatibility), but must be None or sizes.
+    """flash-attn 2.8's flash_attn_varlen_func, its parameters in its
+    order: sequences packed along the first dim (q [T, H, D], k [S, G, D],
+    v [S, G, E]), entry b's rows from cu_seqlens[b] to cu_seqlens[b + 1];
+    the output [T, H, E], and the log-sum-exp [H, T] as flash_attn_func
+    returns it. The maximal lengths are not needed (flash-attn requires
+    them; here they may be left out), but must be None or sizes;
+    `block_table` must be None.
 
     cu_seqlens may be int32 or int64; an int64 offset beyond int32 is
     refused (InvalidArgument naming it) on CPU; on CUDA, where reading it
     would synchronise, it becomes -1, a negative offset, which the operator
     refuses, rather than wrapping to another row."""
+    _unsupported(alibi_slopes, block_table)
     for name, size in (("max_seqlen_q", max_seqlen_q), ("max_seqlen_k", max_seqlen_k)):
         if size is not None:
             integer_option(name, size, minimum=0)
@@ -278,4 +307,4 @@ def flash_attn_varlen_func(
         raise invalid("cu_seqlens_k", f"{cu_k.shape[0]} offsets, cu_seqlens_q has {cu_q.shape[0]}")
     options = _options(q, k, softmax_scale, causal, window_size, softcap, dropout_p, deterministic)
     o, lse = _attention(dense(q), dense(k), dense(v), cu_q, cu_k, *options)
-    return (o, lse) if return_lse else o
+    return _results(o, lse, return_attn_probs, return_lse)

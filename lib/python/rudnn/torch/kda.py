@@ -8,7 +8,7 @@ torch.autograd."""
 
 import torch
 
-from rudnn.errors import invalid
+from rudnn.errors import Unsupported, invalid
 from rudnn.torch._common import (
     call,
     check_dim,
@@ -308,14 +308,14 @@ def chunk_kda(
     `initial_state` may be in any floating dtype (summed in f32, the final
     state f32); `disable_recompute`, `cu_seqlens_cpu`, `use_graph` and
     `max_num_seqs` change nothing here. `return_intermediate_states` and
-    `cp_context` are refused by name (NotImplementedError) unless at their
-    neutral values."""
+    `cp_context` are refused by name (Unsupported, a NotImplementedError)
+    unless at their neutral values."""
     if return_intermediate_states:
-        raise NotImplementedError(
+        raise Unsupported(
             "return_intermediate_states: rudnn's chunk_kda returns no per-chunk states"
         )
     if cp_context is not None:
-        raise NotImplementedError("cp_context: rudnn's chunk_kda has no context parallelism")
+        raise Unsupported("cp_context: rudnn's chunk_kda has no context parallelism")
     A_log, dt_bias = kwargs.pop("A_log", None), kwargs.pop("dt_bias", None)
     if "transpose_state_layout" in kwargs:
         if state_v_first:
