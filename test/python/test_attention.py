@@ -232,3 +232,40 @@ def test_flash_attn_refuses_what_it_cannot_honour_by_name(name):
     cu = torch.tensor([0, 9], dtype=torch.int32)
     with pytest.raises(NotImplementedError, match=name):
         rt.flash_attn_varlen_func(q, q, q, cu, cu, 9, 9, **{name: torch.ones(2)})
+
+
+def test_flash_attn_packed_forms_match_the_unpacked_call():
+    torch.manual_seed(13)
+    qkv = torch.randn(2, 7, 3, 2, 16, requires_grad=True)
+    o = rt.flash_attn_qkvpacked_func(qkv, 0.0, None, True)
+    q, k, v = qkv.unbind(2)
+    assert_close(o, rt.flash_attn_func(q, k, v, causal=True), 0.0, "o (qkv packed)")
+    # Gradients reach the packed tensor: those of the three parts.
+    d_out = torch.randn_like(o)
+    (d_packed,) = torch.autograd.grad(o, qkv, d_out)
+    d_parts = torch.autograd.grad(rt.flash_attn_func(q, k, v, causal=True), (q, k, v), d_out)
+    assert_close(d_packed, torch.stack(d_parts, 2), 0.0, "dqkv")
+    q1 = torch.randn(2, 5, 2, 16)
+    kv = torch.randn(2, 7, 2, 1, 16)
+    assert_close(
+        rt.flash_attn_kvpacked_func(q1, kv),
+        rt.flash_attn_func(q1, kv[:, :, 0], kv[:, :, 1]),
+        0.0,
+        "o (kv packed)",
+    )
+    cu = torch.tensor([0, 3, 7], dtype=torch.int32)
+    packed = qkv.detach()[0]
+    assert_close(
+        rt.flash_attn_varlen_qkvpacked_func(packed, cu, 4),
+        rt.flash_attn_varlen_func(*packed.unbind(1), cu, cu, 4, 4),
+        0.0,
+        "o (varlen qkv packed)",
+    )
+    assert_close(
+        rt.flash_attn_varlen_kvpacked_func(packed[:, 0], kv[0], cu, cu, 4, 4),
+        rt.flash_attn_varlen_func(packed[:, 0], kv[0, :, 0], kv[0, :, 1], cu, cu, 4, 4),
+        0.0,
+        "o (varlen kv packed)",
+    )
+    with pytest.raises(rudnn.InvalidArgument, match="'qkv'"):
+        rt.flash_attn_qkvpacked_func(torch.randn(2, 7, 2, 2, 16))

@@ -5,7 +5,8 @@ differentiable through torch.autograd where the operator has a backward:
 
 - ``chunk_kda`` as flash-linear-attention's, and ``kda_decode``, its
   decoding step over a pool of states;
-- ``flash_attn_func`` and ``flash_attn_varlen_func`` as FlashAttention's;
+- ``flash_attn_func``, ``flash_attn_varlen_func`` and their qkv- and
+  kv-packed forms as flash-attn 2.8's;
 - ``kv_cache_attention``, FlashAttention's flash_attn_with_kvcache step;
 - ``layer_norm`` and ``rms_norm`` as torch.nn.functional's, with fused
   residual forms;
@@ -22,7 +23,14 @@ dropped; ``program_cache_info`` counts its hits, misses and evictions.
 """
 
 from rudnn.program import program_cache_info, set_program_cache_size
-from rudnn.torch.attention import flash_attn_func, flash_attn_varlen_func
+from rudnn.torch.attention import (
+    flash_attn_func,
+    flash_attn_kvpacked_func,
+    flash_attn_qkvpacked_func,
+    flash_attn_varlen_func,
+    flash_attn_varlen_kvpacked_func,
+    flash_attn_varlen_qkvpacked_func,
+)
 from rudnn.torch.kda import chunk_kda
 from rudnn.torch.kda_decode import kda_decode
 from rudnn.torch.kv_cache import kv_cache_attention
@@ -33,7 +41,11 @@ __all__ = [
     "LSTM",
     "chunk_kda",
     "flash_attn_func",
+    "flash_attn_kvpacked_func",
+    "flash_attn_qkvpacked_func",
     "flash_attn_varlen_func",
+    "flash_attn_varlen_kvpacked_func",
+    "flash_attn_varlen_qkvpacked_func",
     "kda_decode",
     "kv_cache_attention",
     "layer_norm",

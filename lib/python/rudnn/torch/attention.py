@@ -308,3 +308,100 @@ def flash_attn_varlen_func(
     options = _options(q, k, softmax_scale, causal, window_size, softcap, dropout_p, deterministic)
     o, lse = _attention(dense(q), dense(k), dense(v), cu_q, cu_k, *options)
     return _results(o, lse, return_attn_probs, return_lse)
+
+
+def _packed(tensor, name, dim, parts):
+    """The `parts` views of `tensor` along its packing dim `dim` (flash-attn's
+    qkv [..., 3, H, D] or kv [..., 2, G, D])."""
+    check_tensor(name, tensor, None)
+    if tensor.dim() <= dim or tensor.shape[dim] != parts:
+        raise invalid(name, f"expected {parts} along dim {dim}, got shape {tuple(tensor.shape)}")
+    return tensor.unbind(dim)
+
+
+def flash_attn_qkvpacked_func(
+    qkv,
+    dropout_p=0.0,
+    softmax_scale=None,
+    causal=False,
+    window_size=(-1, -1),
+    softcap=0.0,
+    alibi_slopes=None,
+    deterministic=False,
+    return_attn_probs=False,
+):
+    """flash-attn's flash_attn_qkvpacked_func: qkv [B, T, 3, H, D], as
+    flash_attn_func on its three parts (gradients reach qkv)."""
+    q, k, v = _packed(qkv, "qkv", 2, 3)
+    return flash_attn_func(
+        q, k, v, dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes,
+        deterministic, return_attn_probs,
+    )
+
+
+def flash_attn_kvpacked_func(
+    q,
+    kv,
+    dropout_p=0.0,
+    softmax_scale=None,
+    causal=False,
+    window_size=(-1, -1),
+    softcap=0.0,
+    alibi_slopes=None,
+    deterministic=False,
+    return_attn_probs=False,
+):
+    """flash-attn's flash_attn_kvpacked_func: kv [B, S, 2, G, D], as
+    flash_attn_func on q and kv's two parts."""
+    k, v = _packed(kv, "kv", 2, 2)
+    return flash_attn_func(
+        q, k, v, dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes,
+        deterministic, return_attn_probs,
+    )
+
+
+def flash_attn_varlen_qkvpacked_func(
+    qkv,
+    cu_seqlens,
+    max_seqlen,
+    dropout_p=0.0,
+    softmax_scale=None,
+    causal=False,
+    window_size=(-1, -1),
+    softcap=0.0,
+    alibi_slopes=None,
+    deterministic=False,
+    return_attn_probs=False,
+):
+    """flash-attn's flash_attn_varlen_qkvpacked_func: qkv [T, 3, H, D]
+    packed, the same offsets for queries and keys."""
+    q, k, v = _packed(qkv, "qkv", 1, 3)
+    return flash_attn_varlen_func(
+        q, k, v, cu_seqlens, cu_seqlens, max_seqlen, max_seqlen, dropout_p, softmax_scale,
+        causal, window_size, softcap, alibi_slopes, deterministic, return_attn_probs,
+    )
+
+
+def flash_attn_varlen_kvpacked_func(
+    q,
+    kv,
+    cu_seqlens_q,
+    cu_seqlens_k,
+    max_seqlen_q,
+    max_seqlen_k,
+    dropout_p=0.0,
+    softmax_scale=None,
+    causal=False,
+    window_size=(-1, -1),
+    softcap=0.0,
+    alibi_slopes=None,
+    deterministic=False,
+    return_attn_probs=False,
+):
+    """flash-attn's flash_attn_varlen_kvpacked_func: kv [S, 2, G, D] packed."""
+    k, v = _packed(kv, "kv", 1, 2)
+    return flash_attn_varlen_func(
+        q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p,
+        softmax_scale, causal, window_size, softcap, alibi_slopes, deterministic,
+        return_attn_probs,
+    )
