@@ -77,10 +77,12 @@ def test_kv_cache_attention_empty(B, T, S, paged, no_program_used):
         k_cache, v_cache, table = torch.randn(B, S, 1, 8), torch.randn(B, S, 1, 8), None
     before = k_cache.clone(), v_cache.clone()
     lengths = torch.zeros(B, dtype=torch.int64)
-    o, lse = rt.kv_cache_attention(
-        q, k_cache, v_cache, new, new, lengths, return_lse=True, block_table=table
+    o, lse, status = rt.kv_cache_attention(
+        q, k_cache, v_cache, new, new, lengths, return_lse=True, block_table=table,
+        return_status=True,
     )
     assert o.shape == (B, T, 2, 8) and lse.shape == (B, 2, T)
+    assert status.tolist() == [int(T > 0)] * B
     assert torch.all(o == 0) and torch.all(lse == -math.inf)
     assert torch.equal(k_cache, before[0]) and torch.equal(v_cache, before[1])
 

@@ -14,11 +14,14 @@ from conftest import assert_close
 
 def test_kv_cache_attention_appends_and_attends():
     B, T, H, G, D, S = 3, 2, 4, 2, 16, 24
-    lengths = torch.tensor([5, 0, 22])  # the last entry's append would pass S
+    lengths = torch.tensor([5, 0, 23])  # the last entry's append would pass S
     k_cache, v_cache = torch.randn(B, S, G, D), torch.randn(B, S, G, D)
     before_k, before_v = k_cache.clone(), v_cache.clone()
     q, k, v = torch.randn(B, T, H, D), torch.randn(B, T, G, D), torch.randn(B, T, G, D)
-    o, lse = rt.kv_cache_attention(q, k_cache, v_cache, k, v, lengths, return_lse=True)
+    o, lse, status = rt.kv_cache_attention(
+        q, k_cache, v_cache, k, v, lengths, return_lse=True, return_status=True
+    )
+    assert status.tolist() == [0, 0, 1]
     for b in range(B):
         L = int(lengths[b])
         if L + T > S:  # refused: nothing written, o 0, lse −inf
@@ -35,6 +38,25 @@ def test_kv_cache_attention_appends_and_attends():
         expected = torch.einsum("hts,she->the", torch.softmax(scores, -1), values)
         assert_close(o[b], expected, 1e-5, f"o[{b}]")
         assert_close(lse[b], torch.logsumexp(scores, -1), 1e-5, f"lse[{b}]")
+
+
+def test_a_refused_append_raises_after_serving_the_others():
+    B, T, G, D, S = 3, 2, 1, 16, 8
+    k_cache, v_cache = torch.randn(B, S, G, D), torch.randn(B, S, G, D)
+    before_k = k_cache.clone()
+    q, k, v = torch.randn(B, T, 2, D), torch.randn(B, T, G, D), torch.randn(B, T, G, D)
+    # Every entry holds 7 tokens but the second, which has room; an int
+    # length is every entry's.
+    lengths = torch.tensor([7, 1, 7], dtype=torch.int32)
+    with pytest.raises(rudnn.InvalidArgument, match=r"'cache_seqlens'.*entries \[0, 2\]"):
+        rt.kv_cache_attention(q, k_cache, v_cache, k, v, lengths)
+    assert torch.equal(k_cache[0], before_k[0]) and torch.equal(k_cache[2], before_k[2])
+    assert torch.equal(k_cache[1, 1 : 1 + T], k[1])  # served
+    k_cache.copy_(before_k)
+    o_int = rt.kv_cache_attention(q, k_cache, v_cache, k, v, 3)
+    k_cache.copy_(before_k)
+    o_tensor = rt.kv_cache_attention(q, k_cache, v_cache, k, v, torch.tensor([3, 3, 3]))
+    assert_close(o_int, o_tensor, 0.0, "o with an int length")
 
 
 def test_kv_cache_bad_inputs_name_the_argument():

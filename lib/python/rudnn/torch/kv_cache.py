@@ -98,10 +98,13 @@ def kv_cache_attention(
     or one it appends to that another entry uses (the pages an entry
     appends to must be its own; pages only read may be shared), is
     refused: its cache is left as it was, its o is 0 and its lse −inf; so
-    is every entry of an empty cache (S = 0, or no pages). With
-    `return_status`, a status [B] (int32: 0 served, 1 refused) comes last
-    in the results, so a caller learns of refusals without the host
-    reading the lengths.
+    is every entry of an empty cache (S = 0, or no pages). The call then
+    raises InvalidArgument naming the refused entries (after serving the
+    others), unless `return_status`: a status [B] (int32: 0 served, 1
+    refused) then comes last in the results, so a caller learns of
+    refusals without the host reading the status (no synchronisation;
+    under CUDA-graph capture it is the only report). `cache_seqlens` may be
+    an int, every entry's length.
 
     An int64 length beyond int32 is refused (InvalidArgument naming
     cache_seqlens) on CPU; on CUDA, where reading it would synchronise, it
@@ -148,6 +151,8 @@ def kv_cache_attention(
         if block_table.device != q.device:
             raise invalid("block_table", f"is on {block_table.device}, q on {q.device}")
         block_table = block_table.contiguous()
+    if isinstance(cache_seqlens, int) and not isinstance(cache_seqlens, bool):
+        cache_seqlens = torch.full((q.shape[0],), cache_seqlens, dtype=torch.int64)
     check_tensor("cache_seqlens", cache_seqlens, 1, dtypes=(torch.int32, torch.int64))
     check_dim("cache_seqlens", cache_seqlens, 0, q.shape[0], "batch")
     lengths = int32_indices("cache_seqlens", cache_seqlens, device=q.device)
@@ -158,5 +163,28 @@ def kv_cache_attention(
     o, lse, status = _kv_cache_attention(
         dense(q), dense(k), dense(v), k_cache, v_cache, block_table, lengths, scale
     )
+    if not return_status:
+        _raise_on_refusals(status, q.shape[1])
     results = (o,) + ((lse,) if return_lse else ()) + ((status,) if return_status else ())
     return results if len(results) > 1 else o
+
+
+def _raise_on_refusals(status, new_tokens):
+    """Raises InvalidArgument naming the refused entries, after the call
+    (the entries served are appended and attended), where the status can be
+    read: not while torch.compile traces the call nor while a CUDA graph
+    captures it, when only `return_status` tells."""
+    if torch.compiler.is_compiling() or status.is_meta:
+        return
+    if status.is_cuda and torch.cuda.is_current_stream_capturing():
+        return
+    refused = status.nonzero().flatten().tolist()
+    if refused:
+        raise invalid(
+            "cache_seqlens",
+            f"the append of {new_tokens} token(s) was refused for entries {refused} "
+            "(past the cache's capacity, a page outside the pool, or a page another "
+            "entry uses): their caches are unchanged, their o 0 and lse -inf; the "
+            "other entries were served (return_status=True reports refusals "
+            "without raising)",
+        )
