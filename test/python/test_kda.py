@@ -365,3 +365,42 @@ def test_chunk_kda_packed_with_every_optional_argument(
         assert_close(o[:, rows], o_ref, 1e-4, f"o of sequence {n}")
         if output_final_state:
             assert_close(final[n : n + 1], final_ref, 1e-4, f"final_state of sequence {n}")
+
+
+# fla-core 0.6.0's fused_recurrent_kda: (name, default) in order.
+FLA_FUSED_RECURRENT_KDA = FLA_CHUNK_KDA[:5] + [
+    ("A_log", None),
+    ("dt_bias", None),
+    ("scale", None),
+    ("initial_state", None),
+    ("output_final_state", False),
+    ("use_qk_l2norm_in_kernel", False),
+    ("use_gate_in_kernel", False),
+    ("use_beta_sigmoid_in_kernel", False),
+    ("allow_neg_eigval", False),
+    ("lower_bound", None),
+    ("state_v_first", False),
+    ("cu_seqlens", None),
+    ("kwargs", inspect.Parameter.empty),
+]
+
+
+def test_fused_recurrent_kda_takes_fla_cores_signature_and_computes_the_recurrence():
+    assert parameters(rt.fused_recurrent_kda) == FLA_FUSED_RECURRENT_KDA
+    try:
+        from fla.ops.kda import fused_recurrent_kda as fla_fused_recurrent_kda
+    except Exception:  # fla-core is optional here
+        fla_fused_recurrent_kda = None
+    if fla_fused_recurrent_kda is not None:
+        assert parameters(rt.fused_recurrent_kda) == parameters(fla_fused_recurrent_kda)
+    torch.manual_seed(17)
+    q, k, v, g, beta = inputs(2, 3, 2, 16, 8)
+    s0 = torch.randn(2, 2, 16, 8)
+    o, final = rt.fused_recurrent_kda(q, k, v, g, beta, None, None, None, s0, True, True)
+    o_ref, final_ref = recurrence(
+        *(t.double() for t in (q, k, v, g, beta)), 0.25, s0.double(), qk_l2norm=True
+    )
+    assert_close(o, o_ref, 1e-4, "o")
+    assert_close(final, final_ref, 1e-4, "final_state")
+    with pytest.raises(NotImplementedError, match="ssm_state_indices"):
+        rt.fused_recurrent_kda(q, k, v, g, beta, ssm_state_indices=torch.tensor([0, 1]))

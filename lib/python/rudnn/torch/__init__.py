@@ -3,8 +3,8 @@ torch.library custom ops (``torch.ops.rudnn.*``, with fake
 implementations, so torch.compile traces them without graph breaks) and
 differentiable through torch.autograd where the operator has a backward:
 
-- ``chunk_kda`` as flash-linear-attention's, and ``kda_decode``, its
-  decoding step over a pool of states;
+- ``chunk_kda`` and ``fused_recurrent_kda`` as flash-linear-attention's,
+  and ``kda_decode``, its decoding step over a pool of states;
 - ``flash_attn_func``, ``flash_attn_varlen_func`` and their qkv- and
   kv-packed forms as flash-attn 2.8's;
 - ``kv_cache_attention``, FlashAttention's flash_attn_with_kvcache step;
@@ -31,7 +31,7 @@ from rudnn.torch.attention import (
     flash_attn_varlen_kvpacked_func,
     flash_attn_varlen_qkvpacked_func,
 )
-from rudnn.torch.kda import chunk_kda
+from rudnn.torch.kda import chunk_kda, fused_recurrent_kda
 from rudnn.torch.kda_decode import kda_decode
 from rudnn.torch.kv_cache import kv_cache_attention
 from rudnn.torch.lstm import LSTM
@@ -40,6 +40,7 @@ from rudnn.torch.norm import layer_norm, rms_norm
 __all__ = [
     "LSTM",
     "chunk_kda",
+    "fused_recurrent_kda",
     "flash_attn_func",
     "flash_attn_kvpacked_func",
     "flash_attn_qkvpacked_func",

@@ -367,3 +367,58 @@ def chunk_kda(
     if not output_final_state:
         return o, None
     return o, final_state.transpose(-1, -2) if state_v_first else final_state
+
+
+def fused_recurrent_kda(
+    q,
+    k,
+    v,
+    g,
+    beta,
+    A_log=None,
+    dt_bias=None,
+    scale=None,
+    initial_state=None,
+    output_final_state=False,
+    use_qk_l2norm_in_kernel=False,
+    use_gate_in_kernel=False,
+    use_beta_sigmoid_in_kernel=False,
+    allow_neg_eigval=False,
+    lower_bound=None,
+    state_v_first=False,
+    cu_seqlens=None,
+    **kwargs,
+):
+    """fla-core 0.6.0's fused_recurrent_kda, its signature (names, order,
+    defaults): the same recurrence as chunk_kda, token by token there,
+    computed here by chunk_kda's kernels (with gradients). Returns
+    (o, final_state or None). A pool of states indexed per entry
+    (`ssm_state_indices`, `num_accepted_tokens`, as serving engines pass
+    them) is kda_decode's: refused here by name rather than ignored."""
+    for name in ("ssm_state_indices", "num_accepted_tokens"):
+        if kwargs.get(name) is not None:
+            raise Unsupported(f"{name}: a pool of states indexed per entry is kda_decode's")
+    return chunk_kda(
+        q,
+        k,
+        v,
+        g,
+        beta,
+        scale,
+        initial_state,
+        output_final_state,
+        use_qk_l2norm_in_kernel,
+        use_gate_in_kernel,
+        use_beta_sigmoid_in_kernel,
+        allow_neg_eigval,
+        lower_bound=lower_bound,
+        state_v_first=state_v_first,
+        cu_seqlens=cu_seqlens,
+        A_log=A_log,
+        dt_bias=dt_bias,
+        **{
+            name: value
+            for name, value in kwargs.items()
+            if name not in ("ssm_state_indices", "num_accepted_tokens")
+        },
+    )
