@@ -28,13 +28,23 @@ static std::string environment(const char *name) {
 }
 
 /// Toolkit roots in the order they are trusted: the user's, the one rudnn
-/// was built against, then the standard install folders.
-static std::vector<std::string> defaultRoots() {
+/// was built against, the standard install folders, then those listed in
+/// $RUDNN_CUDA_ROOTS (':'-separated; the Python package names the NVRTC
+/// and headers a pip-installed PyTorch brings, nvidia/cu13 in
+/// site-packages, whose lib/ and include/ are laid out as a toolkit's).
+std::vector<std::string> CudaToolkit::defaultRoots() {
+  std::vector<std::string> candidates = {
+      environment("CUDA_HOME"), environment("CUDA_PATH"),
+      std::string(RUDNN_CUDA_ROOT), std::string("/usr/local/cuda"),
+      std::string("/opt/cuda")};
+  const std::string extra = environment("RUDNN_CUDA_ROOTS");
+  for (size_t start = 0; start <= extra.size();) {
+    const size_t end = std::min(extra.find(':', start), extra.size());
+    candidates.push_back(extra.substr(start, end - start));
+    start = end + 1;
+  }
   std::vector<std::string> roots;
-  for (std::string root :
-       {environment("CUDA_HOME"), environment("CUDA_PATH"),
-        std::string(RUDNN_CUDA_ROOT), std::string("/usr/local/cuda"),
-        std::string("/opt/cuda")})
+  for (const std::string &root : candidates)
     if (!root.empty() &&
         std::find(roots.begin(), roots.end(), root) == roots.end())
       roots.push_back(root);
@@ -113,7 +123,8 @@ CudaToolkit CudaToolkit::locate(const std::vector<std::string> &rootNames,
                       places +
                       (loaderPath ? " or on the dynamic loader's path" : "") +
                       "; install the CUDA toolkit (12.x or 13.x) or set "
-                      "CUDA_HOME to it" +
+                      "CUDA_HOME to it (or pip install nvidia-cuda-nvrtc for "
+                      "the Python package)" +
                       reasons);
   }
 

@@ -61,6 +61,11 @@ struct CudaToolkit {
   /// $CUDA_PATH, the build's toolkit, /usr/local/cuda and /opt/cuda.
   static CudaToolkit locate(const std::vector<std::string> &roots,
                             bool loaderPath);
+
+  /// The roots `get` searches, in order: $CUDA_HOME, $CUDA_PATH, the
+  /// build's toolkit, /usr/local/cuda, /opt/cuda, then each of
+  /// $RUDNN_CUDA_ROOTS (':'-separated), each once.
+  static std::vector<std::string> defaultRoots();
 };
 
 } // namespace rudnn::runtime

@@ -15,6 +15,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -65,6 +67,42 @@ TEST(CudaToolkit, FindsTheTargetsLayoutOfAStandardToolkit) {
   ASSERT_EQ(found.nvrtc.version(&major, &minor), NVRTC_SUCCESS);
   EXPECT_GE(major, 12);
   fs::remove_all(root);
+}
+
+// The NVIDIA wheels a pip-installed PyTorch brings (nvidia/cu13 in
+// site-packages: lib/libnvrtc.so.13 and include/, no bin/): found from their
+// root, with no ptxas.
+TEST(CudaToolkit, FindsThePipWheelsLayout) {
+  const CudaToolkit &system = CudaToolkit::get();
+  const fs::path root = freshDirectory("cu13");
+  fs::create_directories(root / "lib");
+  fs::create_directories(root / "include");
+  fs::copy_file(system.nvrtcLibrary, root / "lib" / "libnvrtc.so.13");
+  fs::create_symlink(fs::path(system.includeDir) / "cuda_fp16.h",
+                     root / "include" / "cuda_fp16.h");
+  CudaToolkit found = CudaToolkit::locate({root.string()}, false);
+  EXPECT_EQ(found.nvrtcLibrary, (root / "lib" / "libnvrtc.so.13").string());
+  EXPECT_EQ(found.includeDir, (root / "include").string());
+  EXPECT_TRUE(found.ptxas.empty()) << found.ptxas;
+  fs::remove_all(root);
+}
+
+// $RUDNN_CUDA_ROOTS' roots come after every installed toolkit's, each once.
+TEST(CudaToolkit, ExtraRootsAreSearchedLast) {
+  const char *previous = std::getenv("RUDNN_CUDA_ROOTS");
+  const std::string saved = previous ? previous : "";
+  ::setenv("RUDNN_CUDA_ROOTS", "/pip/cu13::/other:/pip/cu13:/usr/local/cuda",
+           1);
+  const std::vector<std::string> roots = CudaToolkit::defaultRoots();
+  previous ? ::setenv("RUDNN_CUDA_ROOTS", saved.c_str(), 1)
+           : ::unsetenv("RUDNN_CUDA_ROOTS");
+  ASSERT_GE(roots.size(), 3u);
+  EXPECT_EQ(roots[roots.size() - 2], "/pip/cu13");
+  EXPECT_EQ(roots.back(), "/other");
+  EXPECT_EQ(std::count(roots.begin(), roots.end(), "/usr/local/cuda"), 1);
+  EXPECT_LT(std::find(roots.begin(), roots.end(), "/usr/local/cuda") -
+                roots.begin(),
+            std::find(roots.begin(), roots.end(), "/pip/cu13") - roots.begin());
 }
 
 TEST(CudaToolkit, MissingNvrtcNamesEveryPlaceSearched) {

@@ -7,8 +7,12 @@ function compiles once per signature. ``rudnn.torch`` holds drop-in
 replacements for PyTorch users (``chunk_kda``, ``flash_attn_func``, ...).
 """
 
-from rudnn._rudnn import Context, __version__
-from rudnn.errors import (
+from rudnn._toolkit import use_pip_toolkit
+
+use_pip_toolkit()  # before any context looks for NVRTC
+
+from rudnn._rudnn import Context, __version__, setup_report  # noqa: E402
+from rudnn.errors import (  # noqa: E402
     CompileError,
     DeviceError,
     DeviceUnavailable,
@@ -17,7 +21,7 @@ from rudnn.errors import (
     InvalidArgument,
     Unsupported,
 )
-from rudnn.program import (
+from rudnn.program import (  # noqa: E402
     CompiledFunction,
     CompiledModule,
     call_operator,
@@ -28,6 +32,16 @@ from rudnn.program import (
     program_cache_info,
     set_program_cache_size,
 )
+
+
+
+def info():
+    """What this machine offers rudnn, one "name: value" line each (as
+    `rudnn-run --version` prints it): the version, the NVRTC library and
+    CUDA headers it uses (a toolkit's, or those a pip-installed PyTorch
+    brought), ptxas, the driver and each device, and why any is missing."""
+    return setup_report()
+
 
 __all__ = [
     "CompileError",
@@ -42,6 +56,7 @@ __all__ = [
     "Unsupported",
     "__version__",
     "call_operator",
+    "info",
     "compile",
     "default_context",
     "operator_names",

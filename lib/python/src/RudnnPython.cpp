@@ -235,6 +235,7 @@ NB_MODULE(_rudnn, m) {
       nb::arg("context"), nb::arg("op"), nb::arg("attributes"),
       nb::arg("operands"), nb::arg("results"));
   m.def("operator_names", &operatorNames);
+  m.def("setup_report", &rudnn::setupReport);
   m.def(
       "operator_signature",
       [](const std::string &op, const nb::dict &attributes,
