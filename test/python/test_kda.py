@@ -367,21 +367,13 @@ def test_chunk_kda_packed_with_every_optional_argument(
             assert_close(final[n : n + 1], final_ref, 1e-4, f"final_state of sequence {n}")
 
 
-# fla-core 0.6.0's fused_recurrent_kda: (name, default) in order.
-FLA_FUSED_RECURRENT_KDA = FLA_CHUNK_KDA[:5] + [
-    ("A_log", None),
-    ("dt_bias", None),
-    ("scale", None),
-    ("initial_state", None),
-    ("output_final_state", False),
-    ("use_qk_l2norm_in_kernel", False),
-    ("use_gate_in_kernel", False),
-    ("use_beta_sigmoid_in_kernel", False),
-    ("allow_neg_eigval", False),
-    ("lower_bound", None),
-    ("state_v_first", False),
-    ("cu_seqlens", None),
-    ("kwargs", inspect.Parameter.empty),
+# fla-core 0.6.0's fused_recurrent_kda: its names in order, each with
+# chunk_kda's default (A_log and dt_bias, positional here, default None).
+FLA_FUSED_RECURRENT_KDA = [
+    (name, dict(FLA_CHUNK_KDA).get(name))
+    for name in "q k v g beta A_log dt_bias scale initial_state output_final_state "
+    "use_qk_l2norm_in_kernel use_gate_in_kernel use_beta_sigmoid_in_kernel "
+    "allow_neg_eigval lower_bound state_v_first cu_seqlens kwargs".split()
 ]
 
 
