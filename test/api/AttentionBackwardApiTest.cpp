@@ -339,12 +339,8 @@ TEST_P(AttentionVarlenBackwardNumerics, MatchesFloat64AndRepeatsBitForBit) {
   DeviceTensor cuQ = offsets(queryOffsets), cuK = offsets(keyOffsets);
   const AttentionVarlenInputs forward{q.view, k.view, v.view, cuQ.view,
                                       cuK.view};
-  AttentionOptions options;
-  options.causal = c.causal;
-  options.windowLeft = c.left;
-  options.windowRight = c.right;
-  options.softcap = c.softcap;
-  options.deterministic = c.deterministic;
+  const AttentionOptions options{std::nullopt, c.causal,  c.left,
+                                 c.right,      c.softcap, c.deterministic};
   attentionVarlenForward(*context, forward, {o.view, lse.view}, options);
   const AttentionVarlenBackwardInputs inputs{forward, o.view, lse.view,
                                              dOutput.view};

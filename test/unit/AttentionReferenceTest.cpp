@@ -91,13 +91,7 @@ TEST_P(AttentionReferenceGradient, MatchesFiniteDifferences) {
 
 AttentionOptions restricted(bool causal, int64_t left, int64_t right,
                             double softcap, double scale = 0.6) {
-  AttentionOptions options;
-  options.scale = scale;
-  options.causal = causal;
-  options.windowLeft = left;
-  options.windowRight = right;
-  options.softcap = softcap;
-  return options;
+  return AttentionOptions{scale, softcap, causal, left, right};
 }
 
 INSTANTIATE_TEST_SUITE_P(

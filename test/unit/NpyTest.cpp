@@ -17,6 +17,7 @@
 #include <limits>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <unistd.h>
@@ -120,22 +121,17 @@ std::vector<uint64_t> bitsOf(const Array &array) {
   return bits;
 }
 
-uint64_t bitsOfDouble(double value) {
-  uint64_t bits;
-  std::memcpy(&bits, &value, 8);
-  return bits;
-}
-
-uint64_t bitsOfFloat(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
+/// The bits of `value` as an element of T (float or double) holds them.
+template <typename T> uint64_t bitsOf(T value) {
+  std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t> bits;
+  std::memcpy(&bits, &value, sizeof bits);
   return bits;
 }
 
 Array doubles(const std::vector<double> &values) {
   std::vector<uint64_t> bits;
   for (double value : values)
-    bits.push_back(bitsOfDouble(value));
+    bits.push_back(bitsOf<double>(value));
   return fromBits(ElementType::F64, bits,
                   {static_cast<int64_t>(values.size())});
 }
@@ -782,8 +778,8 @@ TEST(NpyConvert, IntegersToFloats) {
       ElementType::I32, {0, 16777217, 16777219, -2147483648LL, 2147483647});
   EXPECT_EQ(bitsOf(convert(ints, ElementType::F32)),
             (std::vector<uint64_t>{
-                0, bitsOfFloat(16777216.0f), bitsOfFloat(16777220.0f),
-                bitsOfFloat(-2147483648.0f), bitsOfFloat(2147483648.0f)}));
+                0, bitsOf<float>(16777216.0f), bitsOf<float>(16777220.0f),
+                bitsOf<float>(-2147483648.0f), bitsOf<float>(2147483648.0f)}));
   EXPECT_EQ(
       bitsOf(convert(integers(ElementType::I64, {2049, 2051, 65504, 70000, -3}),
                      ElementType::F16)),
@@ -795,7 +791,7 @@ TEST(NpyConvert, IntegersToFloats) {
             (std::vector<uint64_t>{0x5f00, 0xdf00}));
   EXPECT_EQ(bitsOf(convert(integers(ElementType::I64, {(1LL << 53) + 1}),
                            ElementType::F64)),
-            std::vector<uint64_t>{bitsOfDouble(std::ldexp(1, 53))});
+            std::vector<uint64_t>{bitsOf<double>(std::ldexp(1, 53))});
 }
 
 TEST(NpyConvert, BoolToFloat32) {
@@ -803,8 +799,8 @@ TEST(NpyConvert, BoolToFloat32) {
   const Array bools = fromBits(ElementType::Bool, {1, 0, 2}, {3});
   const Array result = convert(bools, ElementType::F32);
   EXPECT_EQ(result.shape, std::vector<int64_t>{3});
-  EXPECT_EQ(bitsOf(result),
-            (std::vector<uint64_t>{bitsOfFloat(1.0f), 0, bitsOfFloat(1.0f)}));
+  EXPECT_EQ(bitsOf(result), (std::vector<uint64_t>{bitsOf<float>(1.0f), 0,
+                                                   bitsOf<float>(1.0f)}));
 }
 
 TEST(NpyConvert, FloatToIntegerIsRejected) {
