@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -184,15 +186,12 @@ void expectSamePlan(const Plan &a, const Plan &b) {
     EXPECT_EQ(a.kernels[i].binary, b.kernels[i].binary);
   }
   ASSERT_EQ(a.buffers.size(), b.buffers.size());
-  for (size_t i = 0; i < a.buffers.size(); ++i) {
-    EXPECT_EQ(a.buffers[i].name, b.buffers[i].name);
-    EXPECT_EQ(a.buffers[i].access, b.buffers[i].access);
-    EXPECT_EQ(a.buffers[i].bytes, b.buffers[i].bytes);
-    EXPECT_EQ(a.buffers[i].offset, b.buffers[i].offset);
-    EXPECT_EQ(a.buffers[i].aliasOf, b.buffers[i].aliasOf);
-    EXPECT_EQ(a.buffers[i].packed, b.buffers[i].packed);
-    EXPECT_EQ(a.buffers[i].zeroed, b.buffers[i].zeroed);
-  }
+  auto fields = [](const auto &x) {
+    return std::tie(x.name, x.access, x.bytes, x.offset, x.aliasOf, x.packed,
+                    x.zeroed);
+  };
+  for (size_t i = 0; i < a.buffers.size(); ++i)
+    EXPECT_EQ(fields(a.buffers[i]), fields(b.buffers[i])) << "buffer " << i;
   ASSERT_EQ(a.launches.size(), b.launches.size());
   for (size_t i = 0; i < a.launches.size(); ++i) {
     const PlanLaunch &x = a.launches[i], &y = b.launches[i];

@@ -43,6 +43,21 @@ std::vector<LstmWeights> randomWeights(const LstmShape &s, bool biases,
   return weights;
 }
 
+/// Random inputs of `s` drawn in turn: x, h0 and c0 where `states`, then
+/// the weights (biases where `biases`).
+LstmInputs randomInputs(const LstmShape &s, bool biases, bool states,
+                        std::mt19937 &random) {
+  const int64_t stateCount = s.layers * s.directions * s.batch * s.hiddenSize;
+  LstmInputs in;
+  in.x = normalValues(s.steps * s.batch * s.inputSize, random);
+  if (states) {
+    in.h0 = normalValues(stateCount, random);
+    in.c0 = normalValues(stateCount, random);
+  }
+  in.weights = randomWeights(s, biases, random);
+  return in;
+}
+
 void expectNear(const std::vector<double> &got,
                 const std::vector<double> &want) {
   ASSERT_EQ(got.size(), want.size());
@@ -79,9 +94,7 @@ TEST(LstmReference, OneStepByHand) {
 TEST(LstmReference, ReverseIsForwardOnTheReversedSequence) {
   std::mt19937 random(3);
   LstmShape both{5, 2, 3, 4, 1, 2, false};
-  LstmInputs in;
-  in.x = normalValues(5 * 2 * 3, random);
-  in.weights = randomWeights(both, true, random);
+  const LstmInputs in = randomInputs(both, true, false, random);
   const LstmOutputs full = lstmForward(both, in);
   // The reverse weights, forward, over x reversed in time.
   LstmShape one = both;
@@ -104,11 +117,7 @@ TEST(LstmReference, ReverseIsForwardOnTheReversedSequence) {
 TEST(LstmReference, StackedLayersAreTheirLayersInTurn) {
   std::mt19937 random(5);
   LstmShape s{6, 3, 5, 4, 2, 2, false};
-  LstmInputs in;
-  in.x = normalValues(6 * 3 * 5, random);
-  in.h0 = normalValues(4 * 3 * 4, random);
-  in.c0 = normalValues(4 * 3 * 4, random);
-  in.weights = randomWeights(s, true, random);
+  const LstmInputs in = randomInputs(s, true, true, random);
   const LstmOutputs stacked = lstmForward(s, in);
   LstmShape first = s;
   first.layers = 1;
@@ -137,9 +146,7 @@ TEST(LstmReference, StackedLayersAreTheirLayersInTurn) {
 TEST(LstmReference, BatchFirstIsTimeMajorTransposed) {
   std::mt19937 random(7);
   LstmShape s{4, 3, 2, 5, 2, 2, false};
-  LstmInputs in;
-  in.x = normalValues(4 * 3 * 2, random);
-  in.weights = randomWeights(s, false, random);
+  const LstmInputs in = randomInputs(s, false, false, random);
   const LstmOutputs timeMajor = lstmForward(s, in);
   LstmShape first = s;
   first.batchFirst = true;
@@ -162,12 +169,8 @@ TEST(LstmReference, PackedEntriesRunTheirOwnStepsAlone) {
   std::mt19937 random(9);
   const int64_t T = 7, B = 3, I = 3, H = 4, L = 2, D = 2;
   LstmShape s{T, B, I, H, L, D, false};
-  LstmInputs in;
-  in.x = normalValues(T * B * I, random);
-  in.h0 = normalValues(L * D * B * H, random);
-  in.c0 = normalValues(L * D * B * H, random);
+  LstmInputs in = randomInputs(s, true, true, random);
   in.lengths = {3, 7, 1}; // unsorted, one of a single step
-  in.weights = randomWeights(s, true, random);
   const LstmOutputs packed = lstmForward(s, in);
   for (int64_t b = 0; b < B; ++b) {
     const int64_t length = static_cast<int64_t>(in.lengths[b]);
