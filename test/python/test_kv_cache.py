@@ -130,3 +130,61 @@ def test_an_append_to_a_page_another_entry_uses_is_refused_and_reported():
     scores = torch.einsum("thd,shd->hts", q[0].double(), keys) * D**-0.5
     expected = torch.einsum("hts,she->the", torch.softmax(scores, -1), values)
     assert_close(o[0], expected, 1e-5, "o[0]")
+
+
+# flash-attn 2.8.3's flash_attn_with_kvcache: (name, default) in order.
+FLASH_ATTN_WITH_KVCACHE = [
+    ("q", None), ("k_cache", None), ("v_cache", None), ("k", None), ("v", None),
+    ("rotary_cos", None), ("rotary_sin", None), ("cache_seqlens", None),
+    ("cache_batch_idx", None), ("cache_leftpad", None), ("block_table", None),
+    ("softmax_scale", None), ("causal", False), ("window_size", (-1, -1)),
+    ("softcap", 0.0), ("rotary_interleaved", True), ("alibi_slopes", None),
+    ("num_splits", 0), ("return_softmax_lse", False),
+]  # fmt: skip
+
+
+def test_flash_attn_with_kvcache_is_flash_attns_over_kv_cache_attention():
+    import inspect
+
+    got = [
+        (p.name, None if p.default is inspect.Parameter.empty else p.default)
+        for p in inspect.signature(rt.flash_attn_with_kvcache).parameters.values()
+    ]
+    assert got == FLASH_ATTN_WITH_KVCACHE
+    torch.manual_seed(19)
+    B, T, H, G, D, S = 2, 3, 4, 2, 16, 12
+    caches = torch.randn(B, S, G, D), torch.randn(B, S, G, D)
+    q, k, v = torch.randn(B, T, H, D), torch.randn(B, T, G, D), torch.randn(B, T, G, D)
+    lengths = torch.tensor([4, 9], dtype=torch.int32)
+    ours = [c.clone() for c in caches]
+    o, lse = rt.flash_attn_with_kvcache(
+        q, *ours, k, v, cache_seqlens=lengths, causal=True, num_splits=2,
+        return_softmax_lse=True,
+    )
+    theirs = [c.clone() for c in caches]
+    o_ref, lse_ref = rt.kv_cache_attention(q, *theirs, k, v, lengths, return_lse=True)
+    assert_close(o, o_ref, 0.0, "o")
+    assert_close(lse, lse_ref, 0.0, "lse")
+    assert all(torch.equal(a, b) for a, b in zip(ours, theirs))
+
+
+@pytest.mark.parametrize(
+    "options, name",
+    [
+        ({"k": None}, "k and v"),
+        ({"rotary_cos": torch.ones(12, 4), "rotary_sin": torch.ones(12, 4)}, "rotary_cos"),
+        ({"cache_batch_idx": torch.tensor([1, 0])}, "cache_batch_idx"),
+        ({"cache_leftpad": torch.tensor([0, 1])}, "cache_leftpad"),
+        ({"window_size": (4, 0)}, "window_size"),
+        ({"softcap": 5.0}, "softcap"),
+        ({"alibi_slopes": torch.ones(4)}, "alibi_slopes"),
+        ({"causal": False}, "causal=False"),
+    ],
+)
+def test_flash_attn_with_kvcache_refuses_what_it_cannot_honour_by_name(options, name):
+    q, new = torch.randn(2, 3, 4, 16), torch.randn(2, 3, 2, 16)
+    arguments = dict(k=new, v=new, cache_seqlens=1, causal=True)
+    arguments.update(options)
+    cache = torch.zeros(2, 8, 2, 16)
+    with pytest.raises(NotImplementedError, match=name):
+        rt.flash_attn_with_kvcache(q, cache, cache.clone(), **arguments)

@@ -7,7 +7,8 @@ differentiable through torch.autograd where the operator has a backward:
   and ``kda_decode``, its decoding step over a pool of states;
 - ``flash_attn_func``, ``flash_attn_varlen_func`` and their qkv- and
   kv-packed forms as flash-attn 2.8's;
-- ``kv_cache_attention``, FlashAttention's flash_attn_with_kvcache step;
+- ``flash_attn_with_kvcache`` as flash-attn 2.8's (new k and v, causal),
+  over ``kv_cache_attention``;
 - ``layer_norm`` and ``rms_norm`` as torch.nn.functional's, with fused
   residual forms;
 - ``LSTM``, a torch.nn.Module loading a torch.nn.LSTM state_dict unchanged.
@@ -33,7 +34,7 @@ from rudnn.torch.attention import (
 )
 from rudnn.torch.kda import chunk_kda, fused_recurrent_kda
 from rudnn.torch.kda_decode import kda_decode
-from rudnn.torch.kv_cache import kv_cache_attention
+from rudnn.torch.kv_cache import flash_attn_with_kvcache, kv_cache_attention
 from rudnn.torch.lstm import LSTM
 from rudnn.torch.norm import layer_norm, rms_norm
 
@@ -48,6 +49,7 @@ __all__ = [
     "flash_attn_varlen_kvpacked_func",
     "flash_attn_varlen_qkvpacked_func",
     "kda_decode",
+    "flash_attn_with_kvcache",
     "kv_cache_attention",
     "layer_norm",
     "program_cache_info",

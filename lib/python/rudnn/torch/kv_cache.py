@@ -10,7 +10,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from rudnn.errors import invalid
+from rudnn.errors import Unsupported, invalid
 from rudnn.torch._common import (
     call,
     check_dim,
@@ -188,3 +188,74 @@ def _raise_on_refusals(status, new_tokens):
             "other entries were served (return_status=True reports refusals "
             "without raising)",
         )
+
+
+def flash_attn_with_kvcache(
+    q,
+    k_cache,
+    v_cache,
+    k=None,
+    v=None,
+    rotary_cos=None,
+    rotary_sin=None,
+    cache_seqlens=None,
+    cache_batch_idx=None,
+    cache_leftpad=None,
+    block_table=None,
+    softmax_scale=None,
+    causal=False,
+    window_size=(-1, -1),
+    softcap=0.0,
+    rotary_interleaved=True,
+    alibi_slopes=None,
+    num_splits=0,
+    return_softmax_lse=False,
+):
+    """flash-attn 2.8's flash_attn_with_kvcache, its parameters in its
+    order, over kv_cache_attention: the new tokens' k and v appended to the
+    caches (contiguous, or pages through `block_table`) at `cache_seqlens`
+    (a tensor or an int), then attended causally; o, or (o, lse [B, H, T])
+    with `return_softmax_lse`. A refused append raises as kv_cache_attention
+    does. `num_splits` is a hint rudnn does not need (it chooses the split
+    on the device); `rotary_interleaved` means nothing without rotary.
+    Refused by name (Unsupported, a NotImplementedError) until rudnn's
+    cache attention takes them: calls without new k and v (attend-only),
+    `rotary_cos`/`rotary_sin`, `cache_batch_idx`, `cache_leftpad`, a
+    window, a softcap, `alibi_slopes`, and `causal=False` with several new
+    tokens (one new token attends to the same keys either way)."""
+    if k is None or v is None:
+        raise Unsupported(
+            "k and v: rudnn's cache attention appends new tokens (no attend-only call)"
+        )
+    for name, value in (
+        ("rotary_cos", rotary_cos),
+        ("rotary_sin", rotary_sin),
+        ("cache_batch_idx", cache_batch_idx),
+        ("cache_leftpad", cache_leftpad),
+        ("alibi_slopes", alibi_slopes),
+    ):
+        if value is not None:
+            raise Unsupported(f"{name}: rudnn's cache attention does not take it yet")
+    if tuple(window_size) != (-1, -1):
+        raise Unsupported("window_size: rudnn's cache attention has no window yet")
+    if softcap:
+        raise Unsupported("softcap: rudnn's cache attention has no softcap yet")
+    if not causal and q.dim() == 4 and q.shape[1] > 1:
+        raise Unsupported(
+            "causal=False with several new tokens: rudnn's cache attention is causal"
+        )
+    if cache_seqlens is None:
+        raise invalid("cache_seqlens", "the tokens each entry's cache holds are needed")
+    if not isinstance(num_splits, int) or num_splits < 0:
+        raise invalid("num_splits", f"a hint of 0 or more splits, got {num_splits!r}")
+    return kv_cache_attention(
+        q,
+        k_cache,
+        v_cache,
+        k,
+        v,
+        cache_seqlens,
+        softmax_scale=softmax_scale,
+        return_lse=bool(return_softmax_lse),
+        block_table=block_table,
+    )
