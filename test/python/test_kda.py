@@ -342,9 +342,11 @@ def test_chunk_kda_refuses_what_it_cannot_honour_by_name(options, name):
         rt.chunk_kda(q, k, v, g, beta, **options)
 
 
-@pytest.mark.parametrize("qk_l2norm", [False, True])
-@pytest.mark.parametrize("with_initial_state", [False, True])
-@pytest.mark.parametrize("output_final_state", [False, True])
+# Every pair of the three options' values, in four calls.
+@pytest.mark.parametrize(
+    "qk_l2norm, with_initial_state, output_final_state",
+    [(False, False, False), (False, True, True), (True, False, True), (True, True, False)],
+)
 def test_chunk_kda_packed_with_every_optional_argument(
     qk_l2norm, with_initial_state, output_final_state
 ):
