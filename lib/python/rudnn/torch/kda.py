@@ -328,13 +328,12 @@ def chunk_kda(
             raise invalid("lower_bound", "safe_gate with use_gate_in_kernel needs one")
         if not -5 <= lower_bound < 0:
             raise invalid("lower_bound", f"must be in safe_gate's [-5, 0), got {lower_bound}")
-    if allow_neg_eigval:
-        if not use_beta_sigmoid_in_kernel:
-            raise invalid("allow_neg_eigval", "needs use_beta_sigmoid_in_kernel=True")
-        check_tensor("beta", beta, 3, like=q)
+    if allow_neg_eigval and not use_beta_sigmoid_in_kernel:
+        raise invalid("allow_neg_eigval", "needs use_beta_sigmoid_in_kernel=True")
+    heads = _check_inputs(q, k, v, g, beta)
+    if allow_neg_eigval:  # beta in [0, 2): the logits' sigmoid, doubled
         beta = (2 * torch.sigmoid(beta.float())).to(beta.dtype)
         use_beta_sigmoid_in_kernel = False
-    heads = _check_inputs(q, k, v, g, beta)
     if cu_seqlens is not None:
         check_tensor("cu_seqlens", cu_seqlens, 1, dtypes=(torch.int32, torch.int64), like=q)
         if q.shape[0] != 1:
@@ -416,9 +415,5 @@ def fused_recurrent_kda(
         cu_seqlens=cu_seqlens,
         A_log=A_log,
         dt_bias=dt_bias,
-        **{
-            name: value
-            for name, value in kwargs.items()
-            if name not in ("ssm_state_indices", "num_accepted_tokens")
-        },
+        **kwargs,
     )
