@@ -13,7 +13,7 @@
 // RUN: not rudnn-bundle-run %t/escape.bundle --backend emulation --inputs %t/in --outputs %t/a/b/out 2>&1 | FileCheck %s --check-prefix=ESCAPE
 // RUN: not ls %t/a/escaped.npy
 // RUN: ls -A %t/a/b/out | count 0
-// ESCAPE: rudnn-bundle-run: result '../../escaped' cannot name a file: names used as file names are letters, digits, '_', '.' and '-', not starting with '.'
+// ESCAPE: rudnn-bundle-run: InvalidArgument: result '../../escaped' cannot name a file: names used as file names are letters, digits, '_', '.' and '-', not starting with '.'
 
 // An absolute result name anywhere.
 // RUN: sed -e 's|"mean"|"%t/absolute"|' %s > %t/absolute.mlir
@@ -21,7 +21,7 @@
 // RUN: not rudnn-bundle-run %t/absolute.bundle --backend emulation --inputs %t/in --outputs %t/a/b/out 2>&1 | FileCheck %s --check-prefix=ABSOLUTE
 // RUN: not ls %t/absolute.npy
 // RUN: ls -A %t/a/b/out | count 0
-// ABSOLUTE: rudnn-bundle-run: result '{{.*}}/absolute' cannot name a file
+// ABSOLUTE: rudnn-bundle-run: InvalidArgument: result '{{.*}}/absolute' cannot name a file
 
 // An argument named "../secret/x" would be read from %t/secret (a valid
 // file is there): refused before it is read.
@@ -29,7 +29,7 @@
 // RUN: rudnn-translate %t/reach.mlir --rudnn-to-bundle --rudnn-bundle-targets=emulation -o %t/reach.bundle
 // RUN: not rudnn-bundle-run %t/reach.bundle --backend emulation --inputs %t/in --outputs %t/a/b/out 2>&1 | FileCheck %s --check-prefix=REACH
 // RUN: ls -A %t/a/b/out | count 0
-// REACH: rudnn-bundle-run: argument '../secret/x' cannot name a file
+// REACH: rudnn-bundle-run: InvalidArgument: argument '../secret/x' cannot name a file
 
 // A hidden name is refused too; without --outputs a result's name names no
 // file, and the run goes on.
@@ -38,7 +38,7 @@
 // RUN: not rudnn-bundle-run %t/hidden.bundle --backend emulation --inputs %t/in --outputs %t/a/b/out 2>&1 | FileCheck %s --check-prefix=HIDDEN
 // RUN: rudnn-bundle-run %t/hidden.bundle --backend emulation --inputs %t/in | FileCheck %s --check-prefix=PRINTED
 // RUN: ls -A %t/a/b/out | count 0
-// HIDDEN: rudnn-bundle-run: result '.hidden' cannot name a file
+// HIDDEN: rudnn-bundle-run: InvalidArgument: result '.hidden' cannot name a file
 // PRINTED: result .hidden: f32[5]
 
 func.func @main(%x: tensor<?x48xf32> {rudnn.name = "x"},

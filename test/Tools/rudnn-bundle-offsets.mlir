@@ -10,7 +10,7 @@
 // RUN: %python %S/Inputs/npy.py write %t/in/cu_seqlens.npy i4 0 7 21
 // RUN: not rudnn-bundle-run %t/kda.bundle --backend emulation --inputs %t/in --outputs %t/out 2>&1 | FileCheck %s --check-prefix=PAST
 // RUN: not ls %t/out
-// PAST: rudnn-bundle-run: 'cu_seqlens' must start at 0, never decrease and end at T = 20: entry 2 is 21, past T
+// PAST: rudnn-bundle-run: InvalidArgument: 'cu_seqlens' must start at 0, never decrease and end at T = 20: entry 2 is 21, past T
 //
 // RUN: %python %S/Inputs/npy.py write %t/in/cu_seqlens.npy i4 0 9 5
 // RUN: not rudnn-bundle-run %t/kda.bundle --backend emulation --inputs %t/in --outputs %t/out 2>&1 | FileCheck %s --check-prefix=DOWN

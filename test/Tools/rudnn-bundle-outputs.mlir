@@ -11,7 +11,7 @@
 // RUN: mkdir -p %t/taken/rstd.npy
 // RUN: not rudnn-bundle-run %t/three.bundle --backend emulation --inputs %t/in --outputs %t/taken 2>&1 | FileCheck %s --check-prefix=TAKEN
 // RUN: ls -A %t/taken | FileCheck %s --check-prefix=TAKEN-LEFT --implicit-check-not=y.npy --implicit-check-not=mean.npy --implicit-check-not=tmp
-// TAKEN: rudnn-bundle-run: cannot write '{{.*}}taken/rstd.npy': something other than a file is there
+// TAKEN: rudnn-bundle-run: InvalidArgument: cannot write '{{.*}}taken/rstd.npy': something other than a file is there
 // TAKEN-LEFT: rstd.npy
 
 // The third result's temporary file cannot be made (its name, 251
@@ -22,7 +22,7 @@
 // RUN: mkdir -p %t/long
 // RUN: not rudnn-bundle-run %t/long.bundle --backend emulation --inputs %t/in --outputs %t/long 2>&1 | FileCheck %s --check-prefix=LONG
 // RUN: ls -A %t/long | count 0
-// LONG: rudnn-bundle-run: npy: cannot write '{{.*}}/rrrrrrrr{{r+}}.npy': cannot create '{{.*}}.tmp.{{[0-9]+}}.{{[0-9]+}}': File name too long
+// LONG: rudnn-bundle-run: InvalidArgument: npy: cannot write '{{.*}}/rrrrrrrr{{r+}}.npy': cannot create '{{.*}}.tmp.{{[0-9]+}}.{{[0-9]+}}': File name too long
 
 // All three written when all can be; run again, they are replaced.
 // RUN: rudnn-bundle-run %t/three.bundle --backend emulation --inputs %t/in --outputs %t/out > /dev/null

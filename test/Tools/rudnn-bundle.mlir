@@ -17,12 +17,12 @@
 // Only sm_90 kept: emulation has nothing to run, and says so.
 // RUN: rudnn-translate %s --rudnn-to-bundle --rudnn-bundle-targets=sm_90 -o %t/gpu.bundle
 // RUN: not rudnn-bundle-run %t/gpu.bundle --backend emulation --inputs %t/in 2>&1 | FileCheck %s --check-prefix=UNFIT
-// UNFIT: rudnn-bundle-run: bundle '{{.*}}gpu.bundle' holds sm_90, not emulation
+// UNFIT: rudnn-bundle-run: Unsupported: bundle '{{.*}}gpu.bundle' holds sm_90, not emulation
 
 // A damaged bundle is refused.
 // RUN: sed 's/"checksum":"./"checksum":"x/' %t/norm.bundle > %t/bad.bundle
 // RUN: not rudnn-bundle-run %t/bad.bundle --backend emulation --inputs %t/in 2>&1 | FileCheck %s --check-prefix=DAMAGED
-// DAMAGED: rudnn-bundle-run: bundle '{{.*}}bad.bundle': damaged: its checksum does not match its content
+// DAMAGED: rudnn-bundle-run: InvalidArgument: bundle '{{.*}}bad.bundle': damaged: its checksum does not match its content
 
 func.func @main(%x: tensor<?x48xf32> {rudnn.name = "x"},
                 %gamma: tensor<48xf32> {rudnn.name = "gamma"},

@@ -43,7 +43,7 @@ void PrintTo(const AttentionCase &, std::ostream *) {}
 /// 16-bit o whose rows are 16-byte aligned, which the API promises). A
 /// decoding-shaped call (`split`: T up to 16) runs the split kernel, then
 /// the combination of its parts.
-class AttentionTest : public ApiTest {
+class AttentionTest : public AttentionApiTest {
 protected:
   template <typename Call>
   void runOnPath(Call call, bool hopper, bool alignedOutput,
@@ -663,25 +663,17 @@ class AttentionVarlenNumerics
 
 TEST_P(AttentionVarlenNumerics, MatchesFloat64) {
   const VarlenCase c = GetParam();
-  const PackedBatch batch(c.queries, c.keys);
-  const std::vector<double> &queryOffsets = batch.queryOffsets,
-                            &keyOffsets = batch.keyOffsets;
-  const int64_t T = batch.T, S = batch.S, H = c.H, G = c.G, D = c.D, E = c.E;
-  std::mt19937 random(unsigned(T * 7 + S));
-  const reference::AttentionInputs in =
-      randomAttentionInputs(T, S, H, G, D, E, c.dtype, random);
+  const PackedAttention p(c.queries, c.keys, c.H, c.G, c.D, c.E, c.dtype, 7);
+  const int64_t T = p.batch.T, H = c.H, E = c.E;
   const auto ref =
-      reference::AttentionOptions::forHeadDim(D, c.causal, c.left, c.right);
+      reference::AttentionOptions::forHeadDim(c.D, c.causal, c.left, c.right);
   reference::AttentionOutputs want = reference::attentionVarlenForward(
-      H, G, D, E, in, queryOffsets, keyOffsets, ref);
+      H, c.G, c.D, E, p.in, p.batch.queryOffsets, p.batch.keyOffsets, ref);
 
-  DeviceTensor q = dense(in.q, {T, H, D}, c.dtype),
-               k = dense(in.k, {S, G, D}, c.dtype),
-               v = dense(in.v, {S, G, E}, c.dtype),
-               o = dense(std::vector<double>(T * H * E, NAN), {T, H, E},
+  const PackedAttentionTensors in = uploadPacked(p);
+  DeviceTensor o = dense(std::vector<double>(T * H * E, NAN), {T, H, E},
                          c.dtype),
                lse = dense(std::vector<double>(H * T, NAN), {H, T});
-  DeviceTensor cuQ = offsets(queryOffsets), cuK = offsets(keyOffsets);
   AttentionOptions options;
   options.causal = c.causal;
   options.windowLeft = c.left;
@@ -689,9 +681,8 @@ TEST_P(AttentionVarlenNumerics, MatchesFloat64) {
   // sm_90: 16-bit packed batches on the Hopper kernel too.
   runOnPath(
       [&] {
-        attentionVarlenForward(*context,
-                               {q.view, k.view, v.view, cuQ.view, cuK.view},
-                               {o.view, lse.view}, options);
+        attentionVarlenForward(*context, in.views(), {o.view, lse.view},
+                               options);
       },
       c.dtype != DType::F32, c.dtype != DType::F32 && E % 8 == 0);
   const double tolerance = c.dtype == DType::F32 ? 1e-5 : 1e-2;

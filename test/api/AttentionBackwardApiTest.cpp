@@ -56,7 +56,7 @@ struct Problem {
   AttentionOptions options;
 };
 
-class AttentionBackwardTest : public ApiTest {
+class AttentionBackwardTest : public AttentionApiTest {
 protected:
   std::unique_ptr<Problem> problem(const BackwardCase &c) {
     auto p = std::make_unique<Problem>();
@@ -310,24 +310,18 @@ class AttentionVarlenBackwardNumerics
 
 TEST_P(AttentionVarlenBackwardNumerics, MatchesFloat64AndRepeatsBitForBit) {
   const VarlenBackwardCase c = GetParam();
-  const PackedBatch batch(c.queries, c.keys);
-  const std::vector<double> &queryOffsets = batch.queryOffsets,
-                            &keyOffsets = batch.keyOffsets;
-  const int64_t T = batch.T, S = batch.S, H = c.H, G = c.G, D = c.D, E = c.E;
-  std::mt19937 random(unsigned(T * 5 + S));
-  const reference::AttentionInputs in =
-      randomAttentionInputs(T, S, H, G, D, E, c.dtype, random);
-  std::vector<double> dO = normalValues(T * H * E, random);
+  PackedAttention p(c.queries, c.keys, c.H, c.G, c.D, c.E, c.dtype, 5);
+  const int64_t T = p.batch.T, S = p.batch.S, H = c.H, G = c.G, D = c.D,
+                E = c.E;
+  std::vector<double> dO = normalValues(T * H * E, p.random);
   roundTo(c.dtype, {&dO});
   const auto ref = reference::AttentionOptions::forHeadDim(D, c.causal, c.left,
                                                            c.right, c.softcap);
   const reference::AttentionGradients want = reference::attentionVarlenBackward(
-      H, G, D, E, in, dO, queryOffsets, keyOffsets, ref);
+      H, G, D, E, p.in, dO, p.batch.queryOffsets, p.batch.keyOffsets, ref);
 
-  DeviceTensor q = dense(in.q, {T, H, D}, c.dtype),
-               k = dense(in.k, {S, G, D}, c.dtype),
-               v = dense(in.v, {S, G, E}, c.dtype),
-               o = dense(std::vector<double>(T * H * E), {T, H, E}, c.dtype),
+  const PackedAttentionTensors in = uploadPacked(p);
+  DeviceTensor o = dense(std::vector<double>(T * H * E), {T, H, E}, c.dtype),
                lse = dense(std::vector<double>(H * T), {H, T}),
                dOutput = dense(dO, {T, H, E}, c.dtype),
                dq = dense(std::vector<double>(T * H * D, NAN), {T, H, D},
@@ -336,13 +330,10 @@ TEST_P(AttentionVarlenBackwardNumerics, MatchesFloat64AndRepeatsBitForBit) {
                           c.dtype),
                dv = dense(std::vector<double>(S * G * E, NAN), {S, G, E},
                           c.dtype);
-  DeviceTensor cuQ = offsets(queryOffsets), cuK = offsets(keyOffsets);
-  const AttentionVarlenInputs forward{q.view, k.view, v.view, cuQ.view,
-                                      cuK.view};
   const AttentionOptions options{std::nullopt, c.causal,  c.left,
                                  c.right,      c.softcap, c.deterministic};
-  attentionVarlenForward(*context, forward, {o.view, lse.view}, options);
-  const AttentionVarlenBackwardInputs inputs{forward, o.view, lse.view,
+  attentionVarlenForward(*context, in.views(), {o.view, lse.view}, options);
+  const AttentionVarlenBackwardInputs inputs{in.views(), o.view, lse.view,
                                              dOutput.view};
   const AttentionGradients gradients{dq.view, dk.view, dv.view};
   const bool hopper = c.dtype != DType::F32 && D <= 128 && E <= 128;

@@ -5,6 +5,9 @@
 
 #include "lib/reference/attention/AttentionReference.h"
 #include "test/api/ApiFixture.h"
+#include "test/support/PackedBatch.h"
+
+#include "rudnn/attention.h"
 
 #include <random>
 
@@ -23,6 +26,46 @@ randomAttentionInputs(int64_t rows, int64_t keyRows, int64_t H, int64_t G,
   roundTo(dtype, {&in.q, &in.k, &in.v});
   return in;
 }
+
+/// A packed batch of entries with the given query and key counts, and its
+/// fresh inputs over the totals (q [T, H, D], k [S, G, D], v [S, G, E]).
+/// `random`, seeded from the totals and `salt`, draws what a test adds.
+struct PackedAttention {
+  PackedBatch batch;
+  int64_t H, G, D, E;
+  DType dtype;
+  std::mt19937 random;
+  reference::AttentionInputs in;
+
+  PackedAttention(const std::vector<int> &queries, const std::vector<int> &keys,
+                  int64_t H, int64_t G, int64_t D, int64_t E, DType dtype,
+                  unsigned salt)
+      : batch(queries, keys), H(H), G(G), D(D), E(E), dtype(dtype),
+        random(unsigned(batch.T * salt + batch.S)),
+        in(randomAttentionInputs(batch.T, batch.S, H, G, D, E, dtype, random)) {
+  }
+};
+
+/// A packed batch's inputs in device memory.
+struct PackedAttentionTensors {
+  DeviceTensor q, k, v, cuQ, cuK;
+
+  AttentionVarlenInputs views() const {
+    return {q.view, k.view, v.view, cuQ.view, cuK.view};
+  }
+};
+
+/// The attention suites' fixture: uploads packed batches.
+class AttentionApiTest : public ApiTest {
+protected:
+  PackedAttentionTensors uploadPacked(const PackedAttention &p) {
+    const int64_t T = p.batch.T, S = p.batch.S;
+    return {dense(p.in.q, {T, p.H, p.D}, p.dtype),
+            dense(p.in.k, {S, p.G, p.D}, p.dtype),
+            dense(p.in.v, {S, p.G, p.E}, p.dtype),
+            offsets(p.batch.queryOffsets), offsets(p.batch.keyOffsets)};
+  }
+};
 
 } // namespace rudnn::test
 

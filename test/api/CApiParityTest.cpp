@@ -120,6 +120,25 @@ protected:
     EXPECT_EQ(status, RUDNN_STATUS_OK) << rudnn_last_error();
   }
 
+  /// The C backward `run` of `forward` from dO: its dq, dk and dv must be
+  /// the C++ call's `gradients`, byte for byte.
+  template <typename BackwardCall, typename ForwardCall>
+  void expectSameBackward(rudnn_status_t (*run)(rudnn_context_t,
+                                                const BackwardCall *,
+                                                rudnn_stream_t),
+                          const ForwardCall &forward, const Tensor &dO,
+                          const Tensor &dq, const Tensor &dk,
+                          const Tensor &dv) {
+    Tensor dq2 = zerosLike(dq), dk2 = zerosLike(dk), dv2 = zerosLike(dv);
+    rudnn_tensor_t cdO = dO.c(), cdq = dq2.c(), cdk = dk2.c(), cdv = dv2.c();
+    BackwardCall backward{};
+    backward.forward = forward;
+    backward.d_output = &cdO;
+    backward.dq = &cdq, backward.dk = &cdk, backward.dv = &cdv;
+    expectOk(run(c, &backward, nullptr));
+    expectSame({&dq, &dk, &dv}, {&dq2, &dk2, &dv2});
+  }
+
   rudnn_context_t c = nullptr;
   std::mt19937 generator{2026};
 
@@ -310,18 +329,11 @@ TEST_F(CApiNumerics, AttentionForwardAndBackward) {
   Tensor dO = tensor({B, T, H, E});
   Tensor dq = zeros({B, T, H, D}), dk = zeros({B, S, G, D}),
          dv = zeros({B, S, G, E});
-  Tensor dq2 = zerosLike(dq), dk2 = zerosLike(dk), dv2 = zerosLike(dv);
   attentionBackward(
       cxx(),
       {{q.view, k.view, v.view, lengths.view, {}}, o.view, lse.view, dO.view},
       {dq.view, dk.view, dv.view}, options);
-  rudnn_tensor_t cdO = dO.c(), cdq = dq2.c(), cdk = dk2.c(), cdv = dv2.c();
-  rudnn_attention_backward_call_t backward{};
-  backward.forward = forward;
-  backward.d_output = &cdO;
-  backward.dq = &cdq, backward.dk = &cdk, backward.dv = &cdv;
-  expectOk(rudnn_attention_backward(c, &backward, nullptr));
-  expectSame({&dq, &dk, &dv}, {&dq2, &dk2, &dv2});
+  expectSameBackward(rudnn_attention_backward, forward, dO, dq, dk, dv);
 }
 
 TEST_F(CApiNumerics, VarlenAttentionForwardAndBackward) {
@@ -346,18 +358,11 @@ TEST_F(CApiNumerics, VarlenAttentionForwardAndBackward) {
 
   Tensor dO = tensor({T, H, E});
   Tensor dq = zeros({T, H, D}), dk = zeros({S, G, D}), dv = zeros({S, G, E});
-  Tensor dq2 = zerosLike(dq), dk2 = zerosLike(dk), dv2 = zerosLike(dv);
   attentionVarlenBackward(
       cxx(),
       {{q.view, k.view, v.view, cuQ.view, cuK.view}, o.view, lse.view, dO.view},
       {dq.view, dk.view, dv.view}, options);
-  rudnn_tensor_t cdO = dO.c(), cdq = dq2.c(), cdk = dk2.c(), cdv = dv2.c();
-  rudnn_attention_varlen_backward_call_t backward{};
-  backward.forward = forward;
-  backward.d_output = &cdO;
-  backward.dq = &cdq, backward.dk = &cdk, backward.dv = &cdv;
-  expectOk(rudnn_attention_varlen_backward(c, &backward, nullptr));
-  expectSame({&dq, &dk, &dv}, {&dq2, &dk2, &dv2});
+  expectSameBackward(rudnn_attention_varlen_backward, forward, dO, dq, dk, dv);
 }
 
 TEST_F(CApiNumerics, KvCacheAttention) {

@@ -194,9 +194,29 @@ FLASH_ATTN_VARLEN_FUNC = (
 )
 
 
+# The packed forms: their tensors, then flash_attn_func's options.
+def packed_signature(*leading):
+    return [(name, None) for name in leading] + FLASH_ATTN_FUNC[3:]
+
+
 @pytest.mark.parametrize(
     "ours, theirs",
-    [(rt.flash_attn_func, FLASH_ATTN_FUNC), (rt.flash_attn_varlen_func, FLASH_ATTN_VARLEN_FUNC)],
+    [
+        (rt.flash_attn_func, FLASH_ATTN_FUNC + [("return_lse", False)]),
+        (rt.flash_attn_varlen_func, FLASH_ATTN_VARLEN_FUNC + [("return_lse", False)]),
+        (rt.flash_attn_qkvpacked_func, packed_signature("qkv")),
+        (rt.flash_attn_kvpacked_func, packed_signature("q", "kv")),
+        (
+            rt.flash_attn_varlen_qkvpacked_func,
+            packed_signature("qkv", "cu_seqlens", "max_seqlen"),
+        ),
+        (
+            rt.flash_attn_varlen_kvpacked_func,
+            packed_signature(
+                "q", "kv", "cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q", "max_seqlen_k"
+            ),
+        ),
+    ],
 )
 def test_flash_attn_signatures_are_flash_attns(ours, theirs):
     import inspect
@@ -205,7 +225,15 @@ def test_flash_attn_signatures_are_flash_attns(ours, theirs):
         (name, None if default is inspect.Parameter.empty else default)
         for name, default in parameter_list(ours)
     ]
-    assert got == theirs + [("return_lse", False)]
+    assert got == theirs
+
+
+def test_flash_attn_packed_forms_refuse_unknown_keywords():
+    qkv = torch.randn(1, 5, 3, 2, 16)
+    with pytest.raises(TypeError, match="dropout"):
+        rt.flash_attn_qkvpacked_func(qkv, 0.0, dropout=0.1)
+    with pytest.raises(TypeError):
+        rt.flash_attn_kvpacked_func(qkv[:, :, 0])  # kv missing
 
 
 def test_flash_attn_positional_call_and_return_convention():

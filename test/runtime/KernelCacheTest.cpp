@@ -56,10 +56,7 @@ TEST(KernelCacheMemory, SecondLookupIsAMemoryHit) {
   KernelCache cache(optionsFor(dir.cacheDir()));
   Hash128 key = keyFor(1);
   int runs = 0;
-  auto produce = [&] {
-    ++runs;
-    return payloadFor(key);
-  };
+  auto produce = countingProducer(key, runs);
 
   auto first = cache.getOrCreate(key, produce);
   auto second = cache.getOrCreate(key, produce);
@@ -67,10 +64,7 @@ TEST(KernelCacheMemory, SecondLookupIsAMemoryHit) {
   EXPECT_EQ(runs, 1);
   EXPECT_EQ(*first, payloadFor(key));
   EXPECT_EQ(first, second);
-  EXPECT_EQ(cache.counters().misses, 1u);
-  EXPECT_EQ(cache.counters().memoryHits, 1u);
-  EXPECT_EQ(cache.counters().diskHits, 0u);
-  EXPECT_EQ(cache.counters().rejectedEntries, 0u);
+  EXPECT_EQ(lookups(cache), (Lookups{1, 1, 0, 0}));
   EXPECT_TRUE(cache.diskEnabled());
   EXPECT_EQ(cache.directory(), dir.cacheDir());
   EXPECT_EQ(fs::path(cache.entryPath(key)),
@@ -83,10 +77,7 @@ TEST(KernelCacheMemory, EmptyDirectoryMeansMemoryOnly) {
   KernelCache cache(optionsFor(""));
   Hash128 key = keyFor(2);
   int runs = 0;
-  auto produce = [&] {
-    ++runs;
-    return payloadFor(key);
-  };
+  auto produce = countingProducer(key, runs);
   auto first = cache.getOrCreate(key, produce);
   auto second = cache.getOrCreate(key, produce);
   std::string err = testing::internal::GetCapturedStderr();
@@ -126,10 +117,7 @@ TEST(KernelCacheDisk, FreshCacheHitsOnDisk) {
 
   EXPECT_EQ(*first, payloadFor(key));
   EXPECT_EQ(first, second);
-  EXPECT_EQ(reader.counters().diskHits, 1u);
-  EXPECT_EQ(reader.counters().memoryHits, 1u);
-  EXPECT_EQ(reader.counters().misses, 0u);
-  EXPECT_EQ(reader.counters().rejectedEntries, 0u);
+  EXPECT_EQ(lookups(reader), (Lookups{0, 1, 1, 0}));
   // Distinct keys get distinct files.
   Hash128 other = keyFor(5);
   reader.getOrCreate(other, [&] { return payloadFor(other); });
@@ -168,10 +156,7 @@ void expectRepaired(const std::function<void(const fs::path &entry,
   {
     KernelCache cache(optionsFor(dir.cacheDir()));
     int runs = 0;
-    auto value = cache.getOrCreate(key, [&] {
-      ++runs;
-      return payloadFor(key);
-    });
+    auto value = cache.getOrCreate(key, countingProducer(key, runs));
     EXPECT_EQ(*value, payloadFor(key));
     EXPECT_EQ(runs, 1);
     EXPECT_EQ(cache.counters().rejectedEntries, 1u);
@@ -258,13 +243,7 @@ TEST(KernelCacheCheck, RejectedDiskEntryIsRemovedAndProducedAgain) {
   testing::internal::CaptureStderr();
   KernelCache cache(optionsFor(dir.cacheDir()));
   int runs = 0;
-  auto value = cache.getOrCreate(
-      key,
-      [&] {
-        ++runs;
-        return payloadFor(key);
-      },
-      check);
+  auto value = cache.getOrCreate(key, countingProducer(key, runs), check);
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(*value, payloadFor(key));
   EXPECT_EQ(runs, 1);
@@ -353,10 +332,7 @@ TEST(KernelCacheConcurrency, ProducerExceptionReachesEveryWaiter) {
   for (const std::string &error : errors)
     EXPECT_EQ(error, "producer failed");
   // Nothing was stored: the next call produces again.
-  auto value = cache.getOrCreate(key, [&] {
-    ++runs;
-    return payloadFor(key);
-  });
+  auto value = cache.getOrCreate(key, countingProducer(key, runs));
   EXPECT_EQ(runs, 2);
   EXPECT_EQ(*value, payloadFor(key));
   EXPECT_EQ(cache.counters().misses, 2u);
@@ -375,10 +351,7 @@ TEST(KernelCacheConcurrency, FailedProductionLeavesNoDiskEntry) {
   EXPECT_TRUE(cache.diskEnabled());
 
   int runs = 0;
-  auto value = cache.getOrCreate(key, [&] {
-    ++runs;
-    return payloadFor(key);
-  });
+  auto value = cache.getOrCreate(key, countingProducer(key, runs));
   EXPECT_EQ(runs, 1);
   EXPECT_EQ(*value, payloadFor(key));
   EXPECT_EQ(cache.counters().misses, 2u);
@@ -477,10 +450,7 @@ TEST(KernelCacheUnwritable, ParentIsAFileDegradesToMemoryWithOneWarning) {
   std::vector<std::shared_ptr<const std::string>> values;
   for (int i = 12; i < 15; ++i) {
     Hash128 key = keyFor(i);
-    values.push_back(cache.getOrCreate(key, [&] {
-      ++runs;
-      return payloadFor(key);
-    }));
+    values.push_back(cache.getOrCreate(key, countingProducer(key, runs)));
   }
   auto again = cache.getOrCreate(keyFor(12), mustNotProduce);
   std::string err = testing::internal::GetCapturedStderr();
@@ -508,11 +478,7 @@ TEST(KernelCacheUnwritable, UncreatableFilesDegradeToMemoryWithOneWarning) {
   testing::internal::CaptureStderr();
   for (int i = 15; i < 18; ++i) {
     Hash128 key = keyFor(i);
-    EXPECT_EQ(*cache.getOrCreate(key,
-                                 [&] {
-                                   ++runs;
-                                   return payloadFor(key);
-                                 }),
+    EXPECT_EQ(*cache.getOrCreate(key, countingProducer(key, runs)),
               payloadFor(key));
   }
   std::string err = testing::internal::GetCapturedStderr();

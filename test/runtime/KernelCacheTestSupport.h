@@ -1,5 +1,4 @@
-//===- KernelCacheTestSupport.h - Helpers of the kernel cache tests -*- C++
-//-*-===//
+//===- KernelCacheTestSupport.h - The cache tests' helpers ------*- C++ -*-===//
 
 #ifndef RUDNN_TEST_RUNTIME_KERNELCACHETESTSUPPORT_H
 #define RUDNN_TEST_RUNTIME_KERNELCACHETESTSUPPORT_H
@@ -13,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -34,6 +34,7 @@ namespace rudnn::cachetest {
 
 namespace fs = std::filesystem;
 using runtime::Hash128;
+using runtime::KernelCache;
 using runtime::KernelCacheOptions;
 
 // The entry layout documented in KernelCache.h, restated so that a change
@@ -81,6 +82,25 @@ inline std::string payloadFor(const Hash128 &key, size_t size = 4096) {
   for (char &c : bytes)
     c = static_cast<char>(random() & 0xff);
   return bytes;
+}
+
+/// A cache's lookups so far: misses, memory hits, disk hits, rejected
+/// entries.
+using Lookups = std::array<uint64_t, 4>;
+inline Lookups lookups(const KernelCache &cache) {
+  const auto &counters = cache.counters();
+  return {counters.misses, counters.memoryHits, counters.diskHits,
+          counters.rejectedEntries};
+}
+
+/// A producer of `key`'s payload that counts its calls in `runs` (an int,
+/// or an atomic one where threads share it).
+template <typename Counter>
+auto countingProducer(const Hash128 &key, Counter &runs) {
+  return [key, &runs] {
+    ++runs;
+    return payloadFor(key);
+  };
 }
 
 inline KernelCacheOptions optionsFor(const std::string &directory,

@@ -13,6 +13,7 @@
 
 #include "runtime/support/InputFile.h"
 #include "tools/npy/Npy.h"
+#include "tools/support/ToolMain.h"
 
 #include "rudnn/bundle.h"
 #include "rudnn/version.h"
@@ -158,13 +159,6 @@ int run(int argc, char **argv) {
 } // namespace
 
 int main(int argc, char **argv) {
-  try {
-    return run(argc, argv);
-  } catch (const Error &error) {
-    std::fprintf(stderr, "rudnn-bundle-run: %s\n", error.what());
-    return 1;
-  } catch (const std::exception &error) { // out of memory, say
-    std::fprintf(stderr, "rudnn-bundle-run: %s\n", error.what());
-    return 1;
-  }
+  return rudnn::tools::runReportingErrors("rudnn-bundle-run", 1,
+                                          [&] { return run(argc, argv); });
 }

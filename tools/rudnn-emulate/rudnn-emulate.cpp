@@ -19,6 +19,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/rudnn-emulate/KernelArguments.h"
+#include "tools/support/CommandLine.h"
+#include "tools/support/ToolMain.h"
 
 #include "codegen/device/DeviceLibrary.h"
 #include "runtime/backends/EmulationBackend.h"
@@ -41,6 +43,7 @@
 using namespace rudnn;
 using namespace rudnn::emulate;
 using namespace rudnn::runtime;
+using rudnn::tools::parseCommandLine;
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
@@ -154,20 +157,9 @@ int runTool(int argc, char **argv) {
       "after the launch, write every .npy argument to DIR/<its name>")(
       "arch", po::value(&arch)->default_value("sm_90"),
       "the architecture NVRTC checks the source for");
-  po::options_description hidden;
-  hidden.add_options()("file", po::value(&file))("argument",
-                                                 po::value(&arguments));
-  po::options_description all;
-  all.add(options).add(hidden);
-  po::positional_options_description positional;
-  positional.add("file", 1).add("argument", -1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv)
-                .options(all)
-                .positional(positional)
-                .run(),
-            vm);
-  po::notify(vm);
+  const po::variables_map vm = parseCommandLine(
+      argc, argv, options,
+      {{"file", po::value(&file)}, {"argument", po::value(&arguments), -1}});
   if (vm.count("help")) {
     std::cout << options << "\n";
     return Ran;
@@ -308,13 +300,6 @@ int runTool(int argc, char **argv) {
 } // namespace
 
 int main(int argc, char **argv) {
-  try {
-    return runTool(argc, argv);
-  } catch (const Error &error) {
-    std::cerr << "rudnn-emulate: " << statusName(error.status()) << ": "
-              << error.what() << "\n";
-  } catch (const std::exception &error) {
-    std::cerr << "rudnn-emulate: " << error.what() << "\n";
-  }
-  return BadInput;
+  return rudnn::tools::runReportingErrors("rudnn-emulate", BadInput,
+                                          [&] { return runTool(argc, argv); });
 }

@@ -10,6 +10,8 @@
 
 #include "tools/report/PlanReport.h"
 #include "tools/rudnn-run/Program.h"
+#include "tools/support/CommandLine.h"
+#include "tools/support/ToolMain.h"
 
 #include "lib/reference/Compare.h"
 
@@ -27,6 +29,7 @@
 
 using namespace rudnn;
 using namespace rudnn::run;
+using rudnn::tools::parseCommandLine;
 namespace po = boost::program_options;
 
 namespace {
@@ -127,19 +130,8 @@ int runTool(int argc, char **argv) {
       "report", "print the kernel report of the plan run, at the run's dims "
                 "(registers, shared memory, SASS mix, cost model, roofline)")(
       "dump", po::value(&dump), "write generated sources, PTX and plans here");
-  po::options_description hidden;
-  hidden.add_options()("file", po::value(&file));
-  po::options_description all;
-  all.add(options).add(hidden);
-  po::positional_options_description positional;
-  positional.add("file", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv)
-                .options(all)
-                .positional(positional)
-                .run(),
-            vm);
-  po::notify(vm);
+  const po::variables_map vm =
+      parseCommandLine(argc, argv, options, {{"file", po::value(&file)}});
   if (vm.count("version")) {
     std::cout << setupReport();
     return 0;
@@ -256,15 +248,6 @@ int runTool(int argc, char **argv) {
 } // namespace
 
 int main(int argc, char **argv) {
-  try {
-    return runTool(argc, argv);
-  } catch (const Error &error) {
-    std::cerr << "rudnn-run: " << statusName(error.status()) << ": "
-              << error.what() << "\n";
-  } catch (const std::bad_alloc &) {
-    std::cerr << "rudnn-run: out of host memory\n";
-  } catch (const std::exception &error) {
-    std::cerr << "rudnn-run: " << error.what() << "\n";
-  }
-  return 1;
+  return rudnn::tools::runReportingErrors("rudnn-run", 1,
+                                          [&] { return runTool(argc, argv); });
 }

@@ -374,17 +374,28 @@ __device__ void key_block(const BackwardParams<T> &p, int b, int g, int j0,
   }
 }
 
+/// `block(b, head, row0, queryRows, keyRows)` for each 64-row tile of the
+/// grid: of keys per key head (ByKeys), or of queries per head.
+template <bool ByKeys, bool Packed, typename T, typename Block>
+__device__ void for_each_gradient_block(const BackwardParams<T> &p,
+                                        Block block) {
+  for_each_block<kBackwardRows, Packed, ByKeys>(
+      p.forward, ByKeys ? p.forward.kv_heads : p.forward.heads,
+      [&](int b, int head, int row0, Rows queryRows, Rows keyRows) {
+        block(b, head, row0, queryRows, keyRows);
+        if constexpr (Packed) // the shared tiles are the next tile's
+          __syncthreads();
+      });
+}
+
 /// dK and dV: a block per 64 keys of one key head (see for_each_block),
 /// 128 threads.
 template <typename T, int D, int E, bool Causal, bool Packed = false,
           tile::Alignment Views = tile::Alignment::Checked>
 __device__ void key_gradients(const BackwardParams<T> &p) {
-  for_each_block<kBackwardRows, Packed, /*ByKeys=*/true>(
-      p.forward, p.forward.kv_heads,
-      [&](int b, int g, int j0, Rows queryRows, Rows keyRows) {
-        key_block<T, D, E, Causal, Views>(p, b, g, j0, queryRows, keyRows);
-        if constexpr (Packed) // the shared tiles are the next tile's
-          __syncthreads();
+  for_each_gradient_block</*ByKeys=*/true, Packed>(
+      p, [&](int b, int head, int row0, Rows queryRows, Rows keyRows) {
+        key_block<T, D, E, Causal, Views>(p, b, head, row0, queryRows, keyRows);
       });
 }
 
@@ -476,12 +487,10 @@ __device__ void query_block(const BackwardParams<T> &p, int b, int h, int q0,
 template <typename T, int D, int E, bool Causal, bool Packed = false,
           tile::Alignment Views = tile::Alignment::Checked>
 __device__ void query_gradients(const BackwardParams<T> &p) {
-  for_each_block<kBackwardRows, Packed, /*ByKeys=*/false>(
-      p.forward, p.forward.heads,
-      [&](int b, int h, int q0, Rows queryRows, Rows keyRows) {
-        query_block<T, D, E, Causal, Views>(p, b, h, q0, queryRows, keyRows);
-        if constexpr (Packed) // the shared tiles are the next tile's
-          __syncthreads();
+  for_each_gradient_block</*ByKeys=*/false, Packed>(
+      p, [&](int b, int head, int row0, Rows queryRows, Rows keyRows) {
+        query_block<T, D, E, Causal, Views>(p, b, head, row0, queryRows,
+                                            keyRows);
       });
 }
 

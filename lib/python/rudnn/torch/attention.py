@@ -5,6 +5,7 @@ softcapping; gradients through torch.autograd. Empty batches, sequences
 or key sets need no kernel: their outputs are returned directly (a query
 with no key has o = 0 and lse = −inf)."""
 
+import inspect
 import math
 from typing import Optional
 
@@ -319,89 +320,59 @@ def _packed(tensor, name, dim, parts):
     return tensor.unbind(dim)
 
 
-def flash_attn_qkvpacked_func(
-    qkv,
-    dropout_p=0.0,
-    softmax_scale=None,
-    causal=False,
-    window_size=(-1, -1),
-    softcap=0.0,
-    alibi_slopes=None,
-    deterministic=False,
-    return_attn_probs=False,
-):
+def _packed_form(name, leading, unpack, base, doc):
+    """A flash-attn packed form: its `leading` tensors (no defaults), then
+    `base`'s options from dropout_p to return_attn_probs, so the signature
+    reads as flash-attn's; `unpack` turns the leading arguments into
+    `base`'s."""
+    options = list(inspect.signature(flash_attn_func).parameters.values())[3:-1]
+    signature = inspect.Signature(
+        [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in leading] + options
+    )
+
+    def form(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = list(bound.arguments.values())
+        return base(*unpack(*values[: len(leading)]), *values[len(leading) :])
+
+    form.__name__ = form.__qualname__ = name
+    form.__signature__ = signature
+    form.__doc__ = doc
+    return form
+
+
+flash_attn_qkvpacked_func = _packed_form(
+    "flash_attn_qkvpacked_func",
+    ("qkv",),
+    lambda qkv: _packed(qkv, "qkv", 2, 3),
+    flash_attn_func,
     """flash-attn's flash_attn_qkvpacked_func: qkv [B, T, 3, H, D], as
-    flash_attn_func on its three parts (gradients reach qkv)."""
-    q, k, v = _packed(qkv, "qkv", 2, 3)
-    return flash_attn_func(
-        q, k, v, dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes,
-        deterministic, return_attn_probs,
-    )
+    flash_attn_func on its three parts (gradients reach qkv).""",
+)
 
-
-def flash_attn_kvpacked_func(
-    q,
-    kv,
-    dropout_p=0.0,
-    softmax_scale=None,
-    causal=False,
-    window_size=(-1, -1),
-    softcap=0.0,
-    alibi_slopes=None,
-    deterministic=False,
-    return_attn_probs=False,
-):
+flash_attn_kvpacked_func = _packed_form(
+    "flash_attn_kvpacked_func",
+    ("q", "kv"),
+    lambda q, kv: (q, *_packed(kv, "kv", 2, 2)),
+    flash_attn_func,
     """flash-attn's flash_attn_kvpacked_func: kv [B, S, 2, G, D], as
-    flash_attn_func on q and kv's two parts."""
-    k, v = _packed(kv, "kv", 2, 2)
-    return flash_attn_func(
-        q, k, v, dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes,
-        deterministic, return_attn_probs,
-    )
+    flash_attn_func on q and kv's two parts.""",
+)
 
-
-def flash_attn_varlen_qkvpacked_func(
-    qkv,
-    cu_seqlens,
-    max_seqlen,
-    dropout_p=0.0,
-    softmax_scale=None,
-    causal=False,
-    window_size=(-1, -1),
-    softcap=0.0,
-    alibi_slopes=None,
-    deterministic=False,
-    return_attn_probs=False,
-):
+flash_attn_varlen_qkvpacked_func = _packed_form(
+    "flash_attn_varlen_qkvpacked_func",
+    ("qkv", "cu_seqlens", "max_seqlen"),
+    lambda qkv, cu, size: (*_packed(qkv, "qkv", 1, 3), cu, cu, size, size),
+    flash_attn_varlen_func,
     """flash-attn's flash_attn_varlen_qkvpacked_func: qkv [T, 3, H, D]
-    packed, the same offsets for queries and keys."""
-    q, k, v = _packed(qkv, "qkv", 1, 3)
-    return flash_attn_varlen_func(
-        q, k, v, cu_seqlens, cu_seqlens, max_seqlen, max_seqlen, dropout_p, softmax_scale,
-        causal, window_size, softcap, alibi_slopes, deterministic, return_attn_probs,
-    )
+    packed, the same offsets for queries and keys.""",
+)
 
-
-def flash_attn_varlen_kvpacked_func(
-    q,
-    kv,
-    cu_seqlens_q,
-    cu_seqlens_k,
-    max_seqlen_q,
-    max_seqlen_k,
-    dropout_p=0.0,
-    softmax_scale=None,
-    causal=False,
-    window_size=(-1, -1),
-    softcap=0.0,
-    alibi_slopes=None,
-    deterministic=False,
-    return_attn_probs=False,
-):
-    """flash-attn's flash_attn_varlen_kvpacked_func: kv [S, 2, G, D] packed."""
-    k, v = _packed(kv, "kv", 1, 2)
-    return flash_attn_varlen_func(
-        q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p,
-        softmax_scale, causal, window_size, softcap, alibi_slopes, deterministic,
-        return_attn_probs,
-    )
+flash_attn_varlen_kvpacked_func = _packed_form(
+    "flash_attn_varlen_kvpacked_func",
+    ("q", "kv", "cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q", "max_seqlen_k"),
+    lambda q, kv, *sizes: (q, *_packed(kv, "kv", 1, 2), *sizes),
+    flash_attn_varlen_func,
+    """flash-attn's flash_attn_varlen_kvpacked_func: kv [S, 2, G, D] packed.""",
+)
