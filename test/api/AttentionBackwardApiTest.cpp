@@ -224,12 +224,20 @@ INSTANTIATE_TEST_SUITE_P(
                      Layout::BHTD},
         // More queries than keys, causal: empty rows; MQA; D = 8.
         BackwardCase{f32, 2, 90, 30, 4, 1, 8, 8, true, false, false, -1, -1, 0},
-        // 16-bit on the Hopper kernels: dV and dK in one pass (D, E ≤ 64)
-        // with mask, window and softcap; in two (D = 72), GQA 2.
+        // One feature a row: D = E = 1.
+        BackwardCase{f32, 2, 19, 23, 2, 1, 1, 1, true, true, false, -1, -1, 0},
+        // 16-bit on the Hopper kernel (one pass, dV and dK in registers)
+        // with mask, window and softcap; D = 72 (a partial 64-column
+        // block); D = E = 128 with three query heads a key head and lengths.
         BackwardCase{bf16, 2, 45, 60, 2, 1, 24, 40, false, false, true, 9, 3, 5,
                      Layout::BHTD},
         BackwardCase{bf16, 1, 66, 66, 2, 1, 72, 72, true, false, false, -1, -1,
                      0},
+        BackwardCase{bf16, 2, 70, 75, 6, 2, 128, 128, true, true, false, -1, -1,
+                     0},
+        // D = 192 past the Hopper kernel's registers: the sm_80 kernels.
+        BackwardCase{bf16, 1, 33, 70, 3, 1, 192, 192, false, false, false, -1,
+                     -1, 0},
         // D = 256: dV and dK in two passes, 32 rows streamed a step.
         BackwardCase{f16, 2, 40, 33, 2, 2, 256, 128, false, true, true, -1, -1,
                      0},
