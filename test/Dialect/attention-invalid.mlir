@@ -303,20 +303,40 @@ func.func @packed_gradients_with_lengths(%q: tensor<10x4x16xf32>, %k: tensor<12x
 
 // -----
 
-// Blocks of 128 rows are the Hopper kernels, for 16-bit inputs.
-func.func @backward_rows_f32(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>, %o: tensor<2x8x4x12xf32>, %lse: tensor<2x4x8xf32>, %do: tensor<2x8x4x12xf32>) {
-  // expected-error @+1 {{'block_rows' 128 (the Hopper kernels) takes 16-bit inputs and head dims up to 128}}
-  %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v output(%o, %lse) gradient %do block_rows 128
+// The Hopper kernel is for 16-bit inputs.
+func.func @backward_wgmma_f32(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>, %o: tensor<2x8x4x12xf32>, %lse: tensor<2x4x8xf32>, %do: tensor<2x8x4x12xf32>) {
+  // expected-error @+1 {{'wgmma' (the Hopper kernel) takes 16-bit inputs and head dims up to 256}}
+  %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v output(%o, %lse) gradient %do block_rows 128 wgmma
       : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>, tensor<2x8x4x12xf32>, tensor<2x4x8xf32>, tensor<2x8x4x12xf32>) -> (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>)
   return
 }
 
 // -----
 
-// The gradient blocks have 64 rows or 128.
+// Without `wgmma`, blocks are the sm_80 kernels' 64 rows.
+func.func @backward_rows_sm80(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %v: tensor<2x9x2x12xbf16>, %o: tensor<2x8x4x12xbf16>, %lse: tensor<2x4x8xf32>, %do: tensor<2x8x4x12xbf16>) {
+  // expected-error @+1 {{'block_rows' must be 64 without 'wgmma' (the sm_80 kernels), got 128}}
+  %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v output(%o, %lse) gradient %do block_rows 128
+      : (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x12xbf16>, tensor<2x8x4x12xbf16>, tensor<2x4x8xf32>, tensor<2x8x4x12xbf16>) -> (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x12xbf16>)
+  return
+}
+
+// -----
+
+// Past D = E = 128 the Hopper kernel's blocks are 64 keys.
+func.func @backward_rows_wide(%q: tensor<2x8x4x192xbf16>, %k: tensor<2x9x2x192xbf16>, %v: tensor<2x9x2x12xbf16>, %o: tensor<2x8x4x12xbf16>, %lse: tensor<2x4x8xf32>, %do: tensor<2x8x4x12xbf16>) {
+  // expected-error @+1 {{'block_rows' of the Hopper kernel at D = 192, E = 12 must be 64, got 128}}
+  %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v output(%o, %lse) gradient %do block_rows 128 wgmma
+      : (tensor<2x8x4x192xbf16>, tensor<2x9x2x192xbf16>, tensor<2x9x2x12xbf16>, tensor<2x8x4x12xbf16>, tensor<2x4x8xf32>, tensor<2x8x4x12xbf16>) -> (tensor<2x8x4x192xbf16>, tensor<2x9x2x192xbf16>, tensor<2x9x2x12xbf16>)
+  return
+}
+
+// -----
+
+// The Hopper kernel's blocks have 128 keys up to D = E = 128.
 func.func @backward_rows(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %v: tensor<2x9x2x12xbf16>, %o: tensor<2x8x4x12xbf16>, %lse: tensor<2x4x8xf32>, %do: tensor<2x8x4x12xbf16>) {
-  // expected-error @+1 {{'block_rows' must be 64 or 128, got 96}}
-  %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v output(%o, %lse) gradient %do block_rows 96
+  // expected-error @+1 {{'block_rows' of the Hopper kernel at D = 16, E = 12 must be 128, got 96}}
+  %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v output(%o, %lse) gradient %do block_rows 96 wgmma
       : (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x12xbf16>, tensor<2x8x4x12xbf16>, tensor<2x4x8xf32>, tensor<2x8x4x12xbf16>) -> (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x12xbf16>)
   return
 }

@@ -117,24 +117,43 @@ func.func @d64(%q: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},
       : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>
 }
 
-// At D = E = 256, on both targets, the cp.async kernels: the key block
-// takes dV, then dK, in two passes over the queries (32 at a time) and the
-// query block its keys 32 at a time: still nothing spilled, every product
-// on tensor cores, 128 KB of shared memory each (an A100's fits too).
-// CHECK-LABEL: kernel attention_bwd_keys_bf16_d256_e256_causal_a16
-// CHECK-NEXT: block: 128 threads
-// CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// CHECK-NEXT: shared memory: 0 bytes static, 131072 dynamic
-// CHECK-NEXT: resident blocks per SM: 1
-// CHECK-NEXT: model:
-// CHECK-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
-// CHECK-LABEL: kernel attention_bwd_queries_bf16_d256_e256_causal_a16
-// CHECK-NEXT: block: 128 threads
-// CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// CHECK-NEXT: shared memory: 0 bytes static, 131072 dynamic
-// CHECK-NEXT: resident blocks per SM: 1
-// CHECK-NEXT: model:
-// CHECK-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
+// At D = E = 256 on sm_80, the cp.async kernels: the key block takes dV,
+// then dK, in two passes over the queries (32 at a time) and the query
+// block its keys 32 at a time: still nothing spilled, every product on
+// tensor cores, 128 KB of shared memory each (an A100's fits too).
+// SM80-LABEL: kernel attention_bwd_keys_bf16_d256_e256_causal_a16
+// SM80-NEXT: block: 128 threads
+// SM80-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
+// SM80-NEXT: shared memory: 0 bytes static, 131072 dynamic
+// SM80-NEXT: resident blocks per SM: 1
+// SM80-NEXT: model:
+// SM80-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
+// SM80-LABEL: kernel attention_bwd_queries_bf16_d256_e256_causal_a16
+// SM80-NEXT: block: 128 threads
+// SM80-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
+// SM80-NEXT: shared memory: 0 bytes static, 131072 dynamic
+// SM80-NEXT: resident blocks per SM: 1
+// SM80-NEXT: model:
+// SM80-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
+//
+// On sm_90 the wide Hopper kernel, one pass over each key tile of 64: both
+// consumer warpgroups form Sᵀ and dPᵀ for half the step's queries each,
+// stage P and dS (the only shared stores) and add Pᵀ dO and dSᵀ Q to their
+// half of dV's and dK's columns from shared memory: every operand by TMA,
+// every product wgmma, nothing spilled, 226 KiB of shared memory. Each
+// query row's dq is reduced in L2 once per 64 keys, twice as often as
+// at D = 128: the reductions' bound nears the tensor work's.
+// SM90-LABEL: kernel attention_bwd_gradients_bf16_d256_e256_causal_wgmma
+// SM90-NEXT: block: 384 threads; grid (32, 128, 1)
+// SM90-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
+// SM90-NEXT: shared memory: 0 bytes static, 231424 dynamic
+// SM90-NEXT: resident blocks per SM: 1
+// SM90-NEXT: model: {{.*}} GFLOP
+// SM90-NEXT: exponentials:
+// SM90-NEXT: in turn (no overlap):
+// SM90-NEXT: shared operands:
+// SM90-NEXT: L2 reductions:
+// SM90-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async 0, tma {{[1-9][0-9]*}}; shared loads 0, {{.*}} (HGMMA {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}})
 func.func @d256(%q: tensor<?x?x?x256xbf16> {rudnn.align = 16 : i64},
                 %k: tensor<?x?x?x256xbf16> {rudnn.align = 16 : i64},
                 %v: tensor<?x?x?x256xbf16> {rudnn.align = 16 : i64},

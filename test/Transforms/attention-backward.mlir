@@ -5,9 +5,10 @@
 // gradients, each a kernel: the row terms [B, H, T] live in the plan's
 // workspace; the key gradients run over (key tiles, B·G) and sum each
 // group's query heads in the block, the query gradients over (query tiles,
-// B·H). The scale defaults to D^-0.5; 16-bit inputs on sm_90 get blocks
-// of 128 rows (the Hopper kernels, which these views, promising no
-// alignment, cannot take: they run the cp.async kernels).
+// B·H). The scale defaults to D^-0.5; 16-bit inputs on sm_90 get the
+// Hopper kernel (`wgmma`, blocks of 128 keys), which these views, promising
+// no alignment, cannot take: they run the cp.async kernels, 64 rows a
+// block).
 // DECOMPOSE-LABEL: func.func @gradients
 // DECOMPOSE-SAME: %[[Q:[^:]*]]: tensor<?x?x?x64xbf16>
 // DECOMPOSE-SAME: %[[K:[^:]*]]: tensor<?x?x?x64xbf16>
@@ -17,7 +18,7 @@
 // DECOMPOSE-SAME: %[[LSE:[^:]*]]: tensor<?x?x?xf32>
 // DECOMPOSE-SAME: %[[DO:[^:]*]]: tensor<?x?x?x32xbf16>
 // DECOMPOSE: %[[T:.*]] = rudnn.attention_row_terms %[[O]], %[[DO]]
-// DECOMPOSE: %[[DK:.*]], %[[DV:.*]] = rudnn.attention_key_gradients %[[Q]], %[[K]], %[[V]] key_lengths %[[L]] lse %[[LSE]] terms %[[T]] gradient %[[DO]] causal window (16, 0) softcap 3.000000e+01 scale 1.250000e-01 block_rows 128
+// DECOMPOSE: %[[DK:.*]], %[[DV:.*]] = rudnn.attention_key_gradients %[[Q]], %[[K]], %[[V]] key_lengths %[[L]] lse %[[LSE]] terms %[[T]] gradient %[[DO]] causal window (16, 0) softcap 3.000000e+01 scale 1.250000e-01 block_rows 64
 // DECOMPOSE: %[[DQ:.*]] = rudnn.attention_query_gradients %[[Q]], %[[K]], %[[V]] key_lengths %[[L]] lse %[[LSE]] terms %[[T]] gradient %[[DO]] causal window (16, 0) softcap 3.000000e+01 scale 1.250000e-01
 // DECOMPOSE: return %[[DQ]], %[[DK]], %[[DV]]
 // PLAN-LABEL: rudnn.plan @gradients

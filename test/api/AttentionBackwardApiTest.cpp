@@ -157,7 +157,7 @@ TEST_P(AttentionBackwardNumerics, MatchesFloat64AndRepeatsBitForBit) {
   std::unique_ptr<Problem> p = problem(c);
   // sm_90: 16-bit inputs to head dims of 128 (whose rows here are all
   // 16-byte aligned) on the Hopper kernels.
-  const bool hopper = c.dtype != DType::F32 && c.D <= 128 && c.E <= 128;
+  const bool hopper = c.dtype != DType::F32 && c.D <= 256 && c.E <= 256;
   runOnPath(
       [&] { attentionBackward(*context, p->inputs, p->gradients, p->options); },
       hopper);
@@ -228,18 +228,24 @@ INSTANTIATE_TEST_SUITE_P(
         BackwardCase{f32, 2, 19, 23, 2, 1, 1, 1, true, true, false, -1, -1, 0},
         // 16-bit on the Hopper kernel (one pass, dV and dK in registers)
         // with mask, window and softcap; D = 72 (a partial 64-column
-        // block); D = E = 128 with three query heads a key head and lengths.
+        // block); D = E = 128 with three query heads a key head over two
+        // key tiles, and lengths.
         BackwardCase{bf16, 2, 45, 60, 2, 1, 24, 40, false, false, true, 9, 3, 5,
                      Layout::BHTD},
         BackwardCase{bf16, 1, 66, 66, 2, 1, 72, 72, true, false, false, -1, -1,
                      0},
-        BackwardCase{bf16, 2, 70, 75, 6, 2, 128, 128, true, true, false, -1, -1,
-                     0},
-        // D = 192 past the Hopper kernel's registers: the sm_80 kernels.
+        BackwardCase{bf16, 1, 60, 140, 3, 1, 128, 128, true, true, false, -1,
+                     -1, 0},
+        // Past D = E = 128 the wide Hopper kernel (64 keys a block, each
+        // warpgroup half of dK's and dV's columns): D = E = 192 (the
+        // second warpgroup one column block), D = 256 with E = 128 (the
+        // second none of dV), causal over lengths with a mask; D = E = 256
+        // causal with three query heads a key head over a window.
         BackwardCase{bf16, 1, 33, 70, 3, 1, 192, 192, false, false, false, -1,
                      -1, 0},
-        // D = 256: dV and dK in two passes, 32 rows streamed a step.
         BackwardCase{f16, 2, 40, 33, 2, 2, 256, 128, false, true, true, -1, -1,
+                     0},
+        BackwardCase{bf16, 1, 50, 75, 3, 1, 256, 256, true, false, false, 40, 3,
                      0},
         // f32 at D = 256, E = 200: 16 rows streamed a step.
         BackwardCase{f32, 1, 37, 45, 2, 1, 256, 200, true, false, true, -1, -1,
@@ -344,7 +350,7 @@ TEST_P(AttentionVarlenBackwardNumerics, MatchesFloat64AndRepeatsBitForBit) {
   const AttentionVarlenBackwardInputs inputs{in.views(), o.view, lse.view,
                                              dOutput.view};
   const AttentionGradients gradients{dq.view, dk.view, dv.view};
-  const bool hopper = c.dtype != DType::F32 && D <= 128 && E <= 128;
+  const bool hopper = c.dtype != DType::F32 && D <= 256 && E <= 256;
   runOnPath(
       [&] { attentionVarlenBackward(*context, inputs, gradients, options); },
       hopper);
@@ -388,15 +394,18 @@ INSTANTIATE_TEST_SUITE_P(
         VarlenBackwardCase{
             bf16, {17, 64, 65}, {40, 64, 1}, 2, 1, 72, 72, false, 9, 2, 5},
         // The deterministic Hopper kernel: entries of no query, one query,
-        // past a key tile of 128; causal GQA of three heads a key head; dV
-        // in a pass of its own.
+        // past a key tile of 128; causal GQA of three heads a key head. The
+        // wide one past two key tiles of 64, two heads a key head, D = 192
+        // and E = 160 (the second warpgroup's dV block half past E).
+        VarlenBackwardCase{
+            bf16, {0, 1, 70}, {3, 1, 200}, 3, 1, 80, 48, true, -1, -1, 0, true},
         VarlenBackwardCase{bf16,
-                           {0, 1, 70},
-                           {3, 1, 200},
-                           3,
+                           {0, 1, 50},
+                           {3, 1, 130},
+                           2,
                            1,
-                           80,
-                           48,
+                           192,
+                           160,
                            true,
                            -1,
                            -1,
@@ -404,7 +413,8 @@ INSTANTIATE_TEST_SUITE_P(
                            true}),
     [](const ::testing::TestParamInfo<VarlenBackwardCase> &info) {
       return std::string(dtypeName(info.param.dtype)) + "_entries" +
-             std::to_string(info.param.queries.size()) +
+             std::to_string(info.param.queries.size()) + "_D" +
+             std::to_string(info.param.D) +
              (info.param.deterministic ? "_deterministic" : "");
     });
 

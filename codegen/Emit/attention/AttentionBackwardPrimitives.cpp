@@ -189,7 +189,8 @@ std::string gradientTemplate(const BackwardValues &values) {
 /// What distinguishes the two gradient kernels: 128 threads over (tiles of
 /// 64 `rows`, B·`heads` or `heads` when packed), the device function
 /// `call`, its block's shared memory (sizeof(`layout`), which the kernel
-/// checks); on Hopper 384 threads over tiles of 128 rows, `call`_hopper,
+/// checks); on Hopper 384 threads over tiles of 128 rows (64 past
+/// D = E = 128), `call`_hopper,
 /// the rows of `rows` resident and the others streamed.
 struct GradientKernel {
   const char *stem, *results, *call;
@@ -230,10 +231,11 @@ LogicalResult emitGradients(Operation *op, KernelBuilder &builder,
                                            ? std::vector<unsigned>{2, 0, 1}
                                            : std::vector<unsigned>{3, 1, 2, 0};
     auto box = [&](bool resident) {
-      std::vector<int64_t> sizes = {64,
-                                    resident ? kHopperAttentionBackwardRows
-                                             : kHopperAttentionBackwardStep,
-                                    1};
+      std::vector<int64_t> sizes = {
+          64,
+          resident ? hopperAttentionBackwardRows(D, E)
+                   : kHopperAttentionBackwardStep,
+          1};
       if (!values.packed)
         sizes.push_back(1);
       return sizes;
@@ -279,8 +281,10 @@ LogicalResult emitGradients(Operation *op, KernelBuilder &builder,
   launch.grid[0] =
       values.hopper
           ? SizeRef{1,
-                    {DimRef::ceilDiv(kernel.rows, kHopperAttentionBackwardRows,
-                                     std::string(kernel.tiles) + "128")}}
+                    {DimRef::ceilDiv(
+                        kernel.rows, hopperAttentionBackwardRows(D, E),
+                        std::string(kernel.tiles) +
+                            std::to_string(hopperAttentionBackwardRows(D, E)))}}
           : SizeRef{1, {DimRef::ceilDiv(kernel.rows, 64, kernel.tiles)}};
   launch.grid[1] = headGrid(values.packed, kernel.heads);
   launch.grid[2] = SizeRef{1, {}};
@@ -496,20 +500,27 @@ struct GradientsModel
     launch.streamedBytes = {(D + E) * inputBytes + 8 + 4 * D, queryRows};
     // One exponential a pair.
     launch.flopsPerExponential = 2 * (3 * D + 2 * E);
-    // Per warpgroup step (64 keys, 64 queries; dims in 64-column blocks):
-    // Sᵀ and dPᵀ read K, Q, V and dO, dV and dK read dO and Q, and half of
-    // dQ's dS (64 x 128) and K (128 x D) falls to each warpgroup.
+    // Per warpgroup step (dims in 64-column blocks), 64 keys and 64
+    // queries: Sᵀ and dPᵀ read K, Q, V and dO, dV and dK read dO and Q,
+    // and half of dQ's dS (64 x 128) and K (128 x D) falls to each
+    // warpgroup. Wide (the warpgroups share 64 keys), 64 keys and 32
+    // queries: Sᵀ and dPᵀ read K, V and half of Q and dO, dV and dK the
+    // staged P and dS and half of dO's and Q's columns, and half of dQ's
+    // dS (64 x 64) and K (64 x D).
     const int64_t d = (D + 63) / 64 * 64, e = (E + 63) / 64 * 64;
-    const int64_t elements = 64 * (5 * d + 3 * e),
-                  flops = 2 * 64 * 64 * (3 * d + 2 * e);
+    const int64_t rows = hopperAttentionBackwardRows(D, E);
+    const bool wide = rows != kHopperAttentionBackwardRows;
+    const int64_t elements = wide ? 192 * d + 128 * e + 2 * 64 * 64
+                                  : 64 * (5 * d + 3 * e),
+                  flops = (wide ? 64 * 32 : 64 * 64) * 2 * (3 * d + 2 * e);
     launch.flopsPerSharedByte = flops / (2 * elements);
-    // dQ: each block adds its 128 keys' share of a query row, 4·D bytes,
-    // to the f32 sum in L2, with reductions; deterministic, with a load and
-    // a store. A pair is 2·(3D + 2E) FLOPs.
-    const int64_t reducedPer128Pairs =
+    // dQ: each block adds its keys' share of a query row, 4·D bytes, to
+    // the f32 sum in L2, with reductions; deterministic, with a load and a
+    // store. A pair is 2·(3D + 2E) FLOPs.
+    const int64_t reducedPerTilePairs =
         (gradients.getDeterministic() ? 8 : 4) * D;
-    launch.flopsPerReducedByte =
-        std::max<int64_t>(1, 128 * 2 * (3 * D + 2 * E) / reducedPer128Pairs);
+    launch.flopsPerReducedByte = std::max<int64_t>(
+        1, rows * 2 * (3 * D + 2 * E) / reducedPerTilePairs);
     return success();
   }
 };

@@ -230,8 +230,9 @@ __device__ __forceinline__ void set_register_budget() {
   CASE(16, 256)
 
 // One wgmma of shape g (N = n), accumulating into d_ when `accumulate` is
-// set (scale-d): A and B from descriptors, both K-major (SS) or both
-// MN-major (SST); or A from registers and B MN-major (RS).
+// set (scale-d): A and B from descriptors, both K-major (SS), both
+// MN-major (SST) or A K-major and B MN-major (SSB); or A from registers
+// and B MN-major (RS).
 #define RUDNN_WGMMA_INPUT(i, g) RUDNN_WGMMA_IN(i, RUDNN_WGMMA_G##g)
 #define RUDNN_WGMMA_SHARED_ASM(g, n, TYPE, TRANSPOSES)                         \
   asm volatile(                                                                \
@@ -243,6 +244,7 @@ __device__ __forceinline__ void set_register_budget() {
       : "l"(a), "l"(b), "r"(static_cast<unsigned>(accumulate)))
 #define RUDNN_WGMMA_SS_ASM(g, n, TYPE) RUDNN_WGMMA_SHARED_ASM(g, n, TYPE, "0, 0")
 #define RUDNN_WGMMA_SST_ASM(g, n, TYPE) RUDNN_WGMMA_SHARED_ASM(g, n, TYPE, "1, 1")
+#define RUDNN_WGMMA_SSB_ASM(g, n, TYPE) RUDNN_WGMMA_SHARED_ASM(g, n, TYPE, "0, 1")
 #define RUDNN_WGMMA_RS_ASM(g, n, TYPE)                                         \
   asm volatile(                                                                \
       "{\n.reg .pred p;\nsetp.ne.b32 p, " RUDNN_WGMMA_INPUT(5, g) ", 0;\n"     \
@@ -263,6 +265,7 @@ __device__ __forceinline__ void set_register_budget() {
   }
 #define RUDNN_WGMMA_SS_CASE(g, n) RUDNN_WGMMA_CASE(SS, g, n)
 #define RUDNN_WGMMA_SST_CASE(g, n) RUDNN_WGMMA_CASE(SST, g, n)
+#define RUDNN_WGMMA_SSB_CASE(g, n) RUDNN_WGMMA_CASE(SSB, g, n)
 #define RUDNN_WGMMA_RS_CASE(g, n) RUDNN_WGMMA_CASE(RS, g, n)
 // clang-format on
 
@@ -302,6 +305,23 @@ wgmma_ss_transposed(float (&d_)[Count], unsigned long long a,
                   /*transposedB=*/true, !IsHalf<T>::value, accumulate);
 #elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
   RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_SST_CASE)
+#endif
+}
+
+/// d(64 x N) += A B as wgmma_ss, A K-major and B MN-major in shared
+/// memory (Pᵀ·dO with Pᵀ staged keys by queries: the queries are A's
+/// contiguous depth and B's rows).
+template <typename T, int Count>
+__device__ __forceinline__ void
+wgmma_ss_b_transposed(float (&d_)[Count], unsigned long long a,
+                      unsigned long long b, bool accumulate = true) {
+  static_assert(kIsWgmmaAccumulatorCount<Count>,
+                "m64nNk16: N = 2 x the accumulators, 16 to 256 in steps of 16");
+#ifdef __RUDNN_EMULATION__
+  emulated::wgmma(d_, Count, nullptr, a, b, /*transposedA=*/false,
+                  /*transposedB=*/true, !IsHalf<T>::value, accumulate);
+#elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_SSB_CASE)
 #endif
 }
 

@@ -20,21 +20,42 @@
 namespace rudnn {
 namespace attention {
 
-/// Rows of a block (two consumer warpgroups of 64) and streamed a step.
+/// Keys of a block and queries streamed a step: up to D = E = 128 each
+/// consumer warpgroup owns 64 of the block's 128 keys; past that both own
+/// the block's 64, each half of dK's and dV's columns (see gradients_wide).
 inline constexpr int kHopperBackwardRows = 128;
+inline constexpr int kHopperWideBackwardRows = 64;
 inline constexpr int kHopperBackwardStep = 64;
+
+/// Whether D or E is past what a warpgroup's registers hold of dK and dV
+/// for 64 keys (128 columns each).
+template <int D, int E>
+inline constexpr bool kWideBackward = D > 128 || E > 128;
 
 /// A warp's 16 rows of a step's scores or dP.
 template <typename T>
 using StepTile = tile::WarpTile<T, 16, kHopperBackwardStep>;
 
+/// Two stages of a step's staged Pᵀ (keys by queries), which the wide
+/// kernel's warpgroups share; none in the narrow one.
+template <typename T, int Elements> struct StagedProbabilities {
+  alignas(1024) T probabilities[2][Elements];
+};
+template <typename T> struct StagedProbabilities<T, 0> {};
+
 /// The block's dynamic shared memory, from a 1024-byte aligned address
 /// (hopperAttentionBackwardSharedBytes adds the slack on the host): the
 /// keys (D wide) and values (E wide), two stages of the streamed queries
-/// and dO likewise, and two of a step's staged dSᵀ (keys by queries).
-template <typename T, int D, int E> struct HopperBackwardShared {
+/// and dO likewise, and two of a step's staged dSᵀ and, wide, Pᵀ.
+template <typename T, int D, int E>
+struct HopperBackwardShared
+    : StagedProbabilities<T, kWideBackward<D, E>
+                                 ? kHopperWideBackwardRows * kHopperBackwardStep
+                                 : 0> {
   static constexpr int kDBlocks = (D + 63) / 64, kEBlocks = (E + 63) / 64;
-  static constexpr int kRows = kHopperBackwardRows, kStep = kHopperBackwardStep;
+  static constexpr int kRows = kWideBackward<D, E> ? kHopperWideBackwardRows
+                                                   : kHopperBackwardRows,
+                       kStep = kHopperBackwardStep;
   alignas(1024) T heads[kDBlocks][kRows * 64];
   alignas(1024) T values[kEBlocks][kRows * 64];
   alignas(1024) T step_heads[2][kDBlocks][kStep * 64];
@@ -43,7 +64,7 @@ template <typename T, int D, int E> struct HopperBackwardShared {
   HopperBarriers<> barriers;
 };
 
-/// One block's unit of work: 128 keys from row0 of key head `head` in
+/// One block's unit of work: the keys from row0 of key head `head` in
 /// entry b, and the query tiles that see some of them: `count` from tile
 /// `first`, over each of the `group` query heads that share the keys.
 struct BackwardUnit {
@@ -69,8 +90,8 @@ struct BackwardUnit {
   }
 };
 
-/// The unit of 128 keys from row0 of key head `head` in entry b.
-template <bool Causal, typename T>
+/// The unit of KeyRows keys from row0 of key head `head` in entry b.
+template <int KeyRows, bool Causal, typename T>
 __device__ __forceinline__ BackwardUnit unit_of(const ForwardParams<T> &f,
                                                 int b, int head, int row0,
                                                 Rows queryRows, Rows keyRows) {
@@ -83,8 +104,8 @@ __device__ __forceinline__ BackwardUnit unit_of(const ForwardParams<T> &f,
                  0,
                  0,
                  f.heads / f.kv_heads};
-  u.bounds.query_tiles(row0, kHopperBackwardRows, kHopperBackwardStep,
-                       queryRows.count, u.first, u.count);
+  u.bounds.query_tiles(row0, KeyRows, kHopperBackwardStep, queryRows.count,
+                       u.first, u.count);
   return u;
 }
 
@@ -92,24 +113,24 @@ __device__ __forceinline__ BackwardUnit unit_of(const ForwardParams<T> &f,
 /// producer and the consumers (a whole warp calls it): as for_each_block
 /// gives them, or, `Persistent`, the units in turn over a grid of any
 /// size (each block's in ascending order of (key head, entry, key tile)).
-template <bool Causal, bool Packed, bool Persistent = false, typename T,
-          typename Visit>
+template <int KeyRows, bool Causal, bool Packed, bool Persistent = false,
+          typename T, typename Visit>
 __device__ __forceinline__ void for_each_unit(const ForwardParams<T> &f,
                                               Visit visit) {
-  constexpr int kRows = kHopperBackwardRows;
+  constexpr int kRows = KeyRows;
   if constexpr (!Persistent) {
     for_each_block<kRows, Packed, /*ByKeys=*/true>(
         f, f.kv_heads,
         [&](int b, int head, int row0, Rows queryRows, Rows keyRows) {
-          visit(unit_of<Causal>(f, b, head, row0, queryRows, keyRows));
+          visit(unit_of<kRows, Causal>(f, b, head, row0, queryRows, keyRows));
         });
   } else if constexpr (!Packed) {
     const int tiles = (f.keys + kRows - 1) / kRows;
     const int units = tiles * f.batch * f.kv_heads;
     for (int n = blockIdx.x; n < units; n += gridDim.x) {
       const int head = n / tiles % f.kv_heads, b = n / tiles / f.kv_heads;
-      visit(unit_of<Causal>(f, b, head, n % tiles * kRows, Rows{0, f.queries},
-                            Rows{0, f.keys}));
+      visit(unit_of<kRows, Causal>(f, b, head, n % tiles * kRows,
+                                   Rows{0, f.queries}, Rows{0, f.keys}));
     }
   } else {
     for (int head = 0; head < f.kv_heads; ++head)
@@ -118,9 +139,9 @@ __device__ __forceinline__ void for_each_unit(const ForwardParams<T> &f,
         if (!packed_query_tile<kRows>(f.cu_seqlens_k, f.batch, f.keys, tile, b,
                                       row0))
           break;
-        visit(unit_of<Causal>(f, b, head, row0,
-                              packed_rows(f.cu_seqlens_q, b, f.queries),
-                              packed_rows(f.cu_seqlens_k, b, f.keys)));
+        visit(unit_of<kRows, Causal>(f, b, head, row0,
+                                     packed_rows(f.cu_seqlens_q, b, f.queries),
+                                     packed_rows(f.cu_seqlens_k, b, f.keys)));
       }
   }
 }
@@ -140,7 +161,7 @@ produce_backward(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
                      kStepValueBytes = kE * Shared::kStep * 64 * sizeof(T);
   const bool leader = threadIdx.x == 0;
   int step = 0, units = 0; // steps and units so far
-  for_each_unit<Causal, Packed, Persistent>(
+  for_each_unit<Shared::kRows, Causal, Packed, Persistent>(
       p.forward, [&](const BackwardUnit &u) {
         if (leader) {
           if (units > 0) // the consumers are done with the last keys
@@ -175,30 +196,40 @@ produce_backward(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
       });
 }
 
+/// The rows of a step's tile from `row`, as wgmma_abt takes its B.
+template <typename T, int Block>
+__device__ __forceinline__ const T (*rows_from(const T (*tile)[Block],
+                                               int row))[Block] {
+  return reinterpret_cast<const T(*)[Block]>(&tile[0][64 * row]);
+}
+
 /// A consumer warp's step i of unit u (its `step`-th overall): waits for
 /// the stage, forms its 16 rows of Sᵀ and dPᵀ with wgmma from shared
-/// memory, then P (in `scores`) and scale·dS (in `dp`) as the sm_80
-/// kernels do.
-template <typename T, int D, int E>
+/// memory (its warpgroup's 64 keys from `keys0` of the block against the
+/// step's queries from `queries0`, as many as the tiles' columns), then P
+/// (in `scores`) and scale·dS (in `dp`) as the sm_80 kernels do.
+template <typename T, int D, int E, typename Tile>
 __device__ __forceinline__ void
 step_probabilities(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
-                   const BackwardUnit &u, int i, int step, int row0,
-                   StepTile<T> &scores, StepTile<T> &dp) {
+                   const BackwardUnit &u, int i, int step, int keys0,
+                   int queries0, Tile &scores, Tile &dp) {
   using Shared = HopperBackwardShared<T, D, E>;
-  const int group = threadIdx.x / 128 - 1;
   const int stage = step & 1;
   const unsigned parity = (step >> 1) & 1;
   scores.clear();
   dp.clear();
   arch::mbarrier_wait(&s.barriers.heads_full[stage], parity);
-  wgmma_abt<Shared::kDBlocks>(scores, s.heads, 64 * group, s.step_heads[stage]);
+  wgmma_abt<Shared::kDBlocks>(scores, s.heads, keys0,
+                              rows_from(s.step_heads[stage], queries0));
   arch::wgmma_commit();
   arch::mbarrier_wait(&s.barriers.values_full[stage], parity);
-  wgmma_abt<Shared::kEBlocks>(dp, s.values, 64 * group, s.step_values[stage]);
+  wgmma_abt<Shared::kEBlocks>(dp, s.values, keys0,
+                              rows_from(s.step_values[stage], queries0));
   arch::wgmma_commit();
   arch::wgmma_wait<0>();
-  probabilities_and_gradients<true>(scores, dp, p, u.bounds, u.b, u.stepHead(i),
-                                    u.queryRows, row0, u.stepRow0(i));
+  probabilities_and_gradients<true>(
+      scores, dp, p, u.bounds, u.b, u.stepHead(i), u.queryRows,
+      u.row0 + keys0 + 16 * (threadIdx.x / 32 % 4), u.stepRow0(i) + queries0);
 }
 
 /// After a step's products were issued: waits for them, then this warp
@@ -225,14 +256,15 @@ release_resident(HopperBackwardShared<T, D, E> &s) {
 inline constexpr unsigned kStagedGradientsBarrier = 1;
 inline constexpr unsigned kDeterministicBarrier = 2;
 
-/// Writes this warp's 16 rows of scale·dSᵀ (keys from `row0` of the
-/// block's 128, columns the step's 64 queries) into `ds` as wgmma reads an
-/// MN-major operand, then orders the writes before the async proxy.
+/// Writes this warp's 16 rows of scale·dSᵀ or Pᵀ (keys from `row0` of the
+/// block's, columns the step's queries from `col0`) into `staged` (keys by
+/// the step's 64 queries, 128-byte swizzled rows) as wgmma reads it, then
+/// orders the writes before the async proxy.
 template <typename T, typename Tile>
-__device__ __forceinline__ void stage_score_gradients(const Tile &dp, T *ds,
-                                                      int row0) {
+__device__ __forceinline__ void stage_score_gradients(const Tile &dp, T *staged,
+                                                      int row0, int col0 = 0) {
   dp.for_each_pair([&](int r, int c, float first, float second) {
-    *reinterpret_cast<unsigned *>(&ds[staged_at(row0 + r, c)]) =
+    *reinterpret_cast<unsigned *>(&staged[staged_at(row0 + r, col0 + c)]) =
         tile::Mma16<T>::pack(first, second);
   });
   arch::fence_proxy_async_shared();
@@ -255,7 +287,7 @@ __device__ __forceinline__ int dq_semaphore(const ForwardParams<T> &f,
 }
 
 /// This warpgroup's share of dQ for step i of unit u: dS·K over the
-/// block's 128 keys (A the staged dSᵀ, B the resident keys, both MN-major)
+/// block's keys (A the staged dSᵀ, B the resident keys, both MN-major)
 /// for the 64-column blocks of D that fall to it (the warpgroups take the
 /// step's blocks in turn), added to the f32 accumulator with reductions;
 /// `Deterministic`, with plain adds once the key tiles before this one
@@ -278,8 +310,8 @@ add_query_gradients(const BackwardParams<T> &p,
     int first = 0, count = 0;
     u.bounds.tiles(u.stepRow0(i),
                    rows < kHopperBackwardStep ? rows : kHopperBackwardStep,
-                   kHopperBackwardRows, first, count);
-    return u.row0 / kHopperBackwardRows - first;
+                   Shared::kRows, first, count);
+    return u.row0 / Shared::kRows - first;
   };
 #pragma unroll
   for (int c = 0; c < Shared::kDBlocks; ++c) {
@@ -329,17 +361,142 @@ add_query_gradients(const BackwardParams<T> &p,
   }
 }
 
+/// The narrow consumer warpgroups (D, E ≤ 128): each owns 64 of the
+/// block's 128 keys, forms Sᵀ and dPᵀ of them against the step's 64
+/// queries, and adds Pᵀ dO and dSᵀ Q to dV and dK with P and dS from its
+/// registers.
+template <typename T, int D, int E, bool Causal, bool Packed,
+          bool Deterministic>
+__device__ __forceinline__ void consume_narrow(const BackwardParams<T> &p,
+                                               HopperBackwardShared<T, D, E> &s,
+                                               int *semaphores) {
+  using Shared = HopperBackwardShared<T, D, E>;
+  const int warp = threadIdx.x / 32 % 4, group = threadIdx.x / 128 - 1;
+  int step = 0, units = 0;
+  for_each_unit<Shared::kRows, Causal, Packed, Deterministic>(
+      p.forward, [&](const BackwardUnit &u) {
+        const int keys0 = 64 * group; // the warpgroup's, in the block
+        tile::WarpTile<T, 16, 64 * Shared::kDBlocks> dk;
+        tile::WarpTile<T, 16, 64 * Shared::kEBlocks> dv;
+        StepTile<T> scores, dp;
+        arch::mbarrier_wait(&s.barriers.resident_full, units & 1);
+        dv.clear();
+        dk.clear();
+        for (int i = 0; i < u.steps(); ++i, ++step) {
+          step_probabilities(p, s, u, i, step, keys0, 0, scores, dp);
+          stage_score_gradients(dp, s.ds[step & 1], keys0 + 16 * warp);
+          arch::named_barrier_sync(kStagedGradientsBarrier, 256);
+          wgmma_ab(dv, scores, s.step_values[step & 1]); // dV += Pᵀ dO
+          wgmma_ab(dk, dp, s.step_heads[step & 1]);      // dK += dSᵀ Q
+          finish_step(s, step);
+          add_query_gradients<Deterministic>(p, s, u, i, step, semaphores);
+        }
+        release_resident(s);
+        // The block's first key of this warp's 16, found again: held over
+        // the steps it would take a register.
+        const int row0 =
+            u.row0 + 64 * (threadIdx.x / 128 - 1) + 16 * (threadIdx.x / 32 % 4);
+        store_gradient_rows<E>(p.dv, p.dv_strides, dv, u.b, u.head, row0,
+                               u.keyRows);
+        store_gradient_rows<D>(p.dk, p.dk_strides, dk, u.b, u.head, row0,
+                               u.keyRows);
+        ++units;
+      });
+}
+
+/// Of a gradient `Width` wide, the columns warpgroup `Group` of the wide
+/// kernel accumulates: 64-column blocks 2·Group and 2·Group + 1 where
+/// they exist.
+template <int Width, int Group>
+inline constexpr int
+    kWideColumns = (Width + 63) / 64 * 64 - 128 * Group <= 0
+                       ? 0
+                       : ((Width + 63) / 64 * 64 - 128 * Group < 128
+                              ? (Width + 63) / 64 * 64 - 128 * Group
+                              : 128);
+
+/// acc += A·B over the step's 64 queries, both operands in shared memory:
+/// A a staged tile (keys by queries, K-major), B a step tile's column
+/// blocks from `b` (queries by columns, MN-major). Fences first.
+template <typename T, typename Acc>
+__device__ __forceinline__ void wgmma_staged_ab(Acc &acc, const T *a,
+                                                const T *b) {
+  fence_for(acc);
+#pragma unroll
+  for (int k = 0; k < kHopperBackwardStep / 16; ++k) {
+    // 16 queries: 32 bytes into A's 128-byte rows; two 1024-byte atoms
+    // down B's column blocks, the blocks kStep · 128 bytes apart.
+    const unsigned long long da = arch::wgmma_descriptor(&a[16 * k], 16, 1024);
+    const unsigned long long db = arch::wgmma_descriptor(
+        &b[16 * 64 * k], kHopperBackwardStep * 128, 1024);
+    arch::wgmma_ss_b_transposed<T>(wgmma_accumulators(acc), da, db);
+  }
+}
+
+/// The wide consumer warpgroups (D or E past 128), FlashAttention-3's
+/// hdim-256 organisation: both cover the block's 64 keys; warpgroup
+/// `Group` forms Sᵀ and dPᵀ against the step's queries 32·Group.. and
+/// stages P and dS, which both then read whole from shared memory to add
+/// Pᵀ dO and dSᵀ Q to their columns of dV and dK (kWideColumns: 128 each
+/// at D = E = 256, 64 + 64 accumulators a thread for each).
+template <int Group, typename T, int D, int E, bool Causal, bool Packed,
+          bool Deterministic>
+__device__ __forceinline__ void consume_wide(const BackwardParams<T> &p,
+                                             HopperBackwardShared<T, D, E> &s,
+                                             int *semaphores) {
+  using Shared = HopperBackwardShared<T, D, E>;
+  constexpr int kDColumns = kWideColumns<D, Group>,
+                kEColumns = kWideColumns<E, Group>;
+  const int warp = threadIdx.x / 32 % 4;
+  int step = 0, units = 0;
+  for_each_unit<Shared::kRows, Causal, Packed, Deterministic>(
+      p.forward, [&](const BackwardUnit &u) {
+        tile::WarpTile<T, 16, kDColumns ? kDColumns : 16> dk;
+        tile::WarpTile<T, 16, kEColumns ? kEColumns : 16> dv;
+        tile::WarpTile<T, 16, kHopperBackwardStep / 2> scores, dp;
+        arch::mbarrier_wait(&s.barriers.resident_full, units & 1);
+        dv.clear();
+        dk.clear();
+        for (int i = 0; i < u.steps(); ++i, ++step) {
+          const int stage = step & 1;
+          step_probabilities(p, s, u, i, step, 0, 32 * Group, scores, dp);
+          stage_score_gradients(scores, s.probabilities[stage], 16 * warp,
+                                32 * Group);
+          stage_score_gradients(dp, s.ds[stage], 16 * warp, 32 * Group);
+          arch::named_barrier_sync(kStagedGradientsBarrier, 256);
+          if constexpr (kEColumns > 0) // dV += Pᵀ dO
+            wgmma_staged_ab(dv, s.probabilities[stage],
+                            s.step_values[stage][2 * Group]);
+          if constexpr (kDColumns > 0) // dK += dSᵀ Q
+            wgmma_staged_ab(dk, s.ds[stage], s.step_heads[stage][2 * Group]);
+          finish_step(s, step);
+          add_query_gradients<Deterministic>(p, s, u, i, step, semaphores);
+        }
+        release_resident(s);
+        const int row0 = u.row0 + 16 * warp;
+        if constexpr (kEColumns > 0)
+          store_gradient_rows<E - 128 * Group>(p.dv + 128 * Group, p.dv_strides,
+                                               dv, u.b, u.head, row0,
+                                               u.keyRows);
+        if constexpr (kDColumns > 0)
+          store_gradient_rows<D - 128 * Group>(p.dk + 128 * Group, p.dk_strides,
+                                               dk, u.b, u.head, row0,
+                                               u.keyRows);
+        ++units;
+      });
+}
+
 /// The gradients in one pass over each key tile: a block per 128 keys of
-/// one key head (grid as for_each_block gives it, 384 threads), each step
-/// 64 queries of one query head of its group. Each consumer warpgroup
-/// forms Sᵀ = K Qᵀ and dPᵀ = V dOᵀ of its 64 keys once, adds Pᵀ dO to dV
-/// and dSᵀ Q to dK in registers (up to D = E = 128: 128 accumulators a
-/// thread), and stages dSᵀ; once both have, dS K is added to dQ's f32
-/// accumulator (zeroed before the launch; a second kernel converts it).
-/// `Deterministic`: a cooperative grid of any size takes the units in
-/// turn, and each query tile's shares of dQ are added in ascending key
-/// tile order, counted by `semaphores` (zeroed before the launch;
-/// dq_semaphore's index).
+/// one key head (64 past D = E = 128; grid as for_each_block gives it, 384
+/// threads), each step 64 queries of one query head of its group. The
+/// consumers (consume_narrow, consume_wide) form Sᵀ = K Qᵀ and dPᵀ = V dOᵀ
+/// once, add Pᵀ dO to dV and dSᵀ Q to dK in registers (128 accumulators a
+/// thread at most), and stage dSᵀ; once both warpgroups have, dS K is added
+/// to dQ's f32 accumulator (zeroed before the launch; a second kernel
+/// converts it). `Deterministic`: a cooperative grid of any size takes the
+/// units in turn, and each query tile's shares of dQ are added in
+/// ascending key tile order, counted by `semaphores` (zeroed before the
+/// launch; dq_semaphore's index).
 template <typename T, int D, int E, bool Causal, bool Packed,
           bool Deterministic = false>
 __device__ void
@@ -347,8 +504,8 @@ gradients_hopper(const BackwardParams<T> &p, const arch::TensorMap &q_map,
                  const arch::TensorMap &k_map, const arch::TensorMap &v_map,
                  const arch::TensorMap &d_o_map, int *semaphores = nullptr) {
   using Shared = HopperBackwardShared<T, D, E>;
-  static_assert(D <= 128 && E <= 128,
-                "dK and dV stay in registers up to 128 columns each");
+  static_assert(D <= 256 && E <= 256,
+                "half of dK's and dV's columns a warpgroup, up to 256 each");
   Shared &s = aligned_shared<Shared>();
   run_warp_specialized<T>(
       s.barriers,
@@ -357,39 +514,15 @@ gradients_hopper(const BackwardParams<T> &p, const arch::TensorMap &q_map,
                                                         q_map, d_o_map);
       },
       [&] {
-        const int warp = threadIdx.x / 32 % 4, group = threadIdx.x / 128 - 1;
-        int step = 0, units = 0;
-        for_each_unit<Causal, Packed, Deterministic>(
-            p.forward, [&](const BackwardUnit &u) {
-              const int keys0 = 64 * group + 16 * warp; // in the block
-              tile::WarpTile<T, 16, 64 * Shared::kDBlocks> dk;
-              tile::WarpTile<T, 16, 64 * Shared::kEBlocks> dv;
-              StepTile<T> scores, dp;
-              arch::mbarrier_wait(&s.barriers.resident_full, units & 1);
-              dv.clear();
-              dk.clear();
-              for (int i = 0; i < u.steps(); ++i, ++step) {
-                step_probabilities(p, s, u, i, step, u.row0 + keys0, scores,
-                                   dp);
-                stage_score_gradients(dp, s.ds[step & 1], keys0);
-                arch::named_barrier_sync(kStagedGradientsBarrier, 256);
-                wgmma_ab(dv, scores, s.step_values[step & 1]); // dV += Pᵀ dO
-                wgmma_ab(dk, dp, s.step_heads[step & 1]);      // dK += dSᵀ Q
-                finish_step(s, step);
-                add_query_gradients<Deterministic>(p, s, u, i, step,
-                                                   semaphores);
-              }
-              release_resident(s);
-              // The block's first key of this warp's 16, found again: held
-              // over the steps it would take a register.
-              const int row0 = u.row0 + 64 * (threadIdx.x / 128 - 1) +
-                               16 * (threadIdx.x / 32 % 4);
-              store_gradient_rows<E>(p.dv, p.dv_strides, dv, u.b, u.head, row0,
-                                     u.keyRows);
-              store_gradient_rows<D>(p.dk, p.dk_strides, dk, u.b, u.head, row0,
-                                     u.keyRows);
-              ++units;
-            });
+        if constexpr (!kWideBackward<D, E>)
+          consume_narrow<T, D, E, Causal, Packed, Deterministic>(p, s,
+                                                                 semaphores);
+        else if (threadIdx.x < 256)
+          consume_wide<0, T, D, E, Causal, Packed, Deterministic>(p, s,
+                                                                  semaphores);
+        else
+          consume_wide<1, T, D, E, Causal, Packed, Deterministic>(p, s,
+                                                                  semaphores);
       });
 }
 

@@ -562,23 +562,32 @@ LogicalResult AttentionCombineOp::verify() {
 
 namespace {
 
-/// block_rows 64 is the sm_80 gradient kernels; 128 the Hopper ones, for
-/// 16-bit inputs and head dims up to 128.
+/// Without `wgmma`, block_rows is 64: the sm_80 gradient kernels. With
+/// it, the Hopper kernel (16-bit inputs, head dims up to 256), whose
+/// blocks take hopperAttentionBackwardRows keys.
 LogicalResult checkBackwardRows(Operation *op, Value q, Value v,
-                                std::optional<int64_t> rows) {
-  if (!rows || *rows == kBackwardBlockRows)
+                                std::optional<int64_t> rows, bool wgmma) {
+  if (!wgmma) {
+    if (rows && *rows != kBackwardBlockRows)
+      return op->emitOpError()
+             << "'block_rows' must be " << kBackwardBlockRows
+             << " without 'wgmma' (the sm_80 kernels), got " << *rows;
     return success();
-  if (*rows != kHopperAttentionBackwardRows)
-    return op->emitOpError()
-           << "'block_rows' must be " << kBackwardBlockRows << " or "
-           << kHopperAttentionBackwardRows << ", got " << *rows;
+  }
   auto queries = cast<ShapedType>(q.getType());
+  const int64_t headDim = queries.getShape().back(),
+                valueDim = cast<ShapedType>(v.getType()).getShape().back();
   if (queries.getElementTypeBitWidth() != 16 ||
-      queries.getShape().back() > 128 ||
-      cast<ShapedType>(v.getType()).getShape().back() > 128)
-    return op->emitOpError() << "'block_rows' " << *rows
-                             << " (the Hopper kernels) takes 16-bit inputs "
-                                "and head dims up to 128";
+      headDim > kHopperAttentionBackwardMaxDim ||
+      valueDim > kHopperAttentionBackwardMaxDim)
+    return op->emitOpError() << "'wgmma' (the Hopper kernel) takes 16-bit "
+                                "inputs and head dims up to "
+                             << kHopperAttentionBackwardMaxDim;
+  const int64_t keys = hopperAttentionBackwardRows(headDim, valueDim);
+  if (rows && *rows != keys)
+    return op->emitOpError()
+           << "'block_rows' of the Hopper kernel at D = " << headDim
+           << ", E = " << valueDim << " must be " << keys << ", got " << *rows;
   return success();
 }
 
@@ -604,7 +613,8 @@ LogicalResult verifyAttentionBackward(BackwardLikeOp op) {
                  succeeded(checkPositive(op, "softcap", op.getSoftcapAttr())) &&
                  succeeded(checkPositive(op, "scale", op.getScaleAttr())) &&
                  succeeded(checkBackwardRows(op, op.getQ(), op.getV(),
-                                             optionalInt(op.getBlockRows()))));
+                                             optionalInt(op.getBlockRows()),
+                                             op.getWgmma())));
 }
 
 /// Fills the scale (D^-0.5) when absent, and checks the gradient blocks'
@@ -615,17 +625,23 @@ LogicalResult specializeAttentionBackward(BackwardLikeOp op,
   const auto [headDim, valueDim, inputBytes] =
       attentionDimsOf(op.getQ(), op.getV());
   // Hopper targets take 16-bit inputs through TMA and wgmma.
-  const bool hopper = target.getComputeCapability() == 90 && inputBytes == 2 &&
-                      headDim <= 128 && valueDim <= 128 &&
-                      hopperAttentionBackwardSharedBytes(headDim, valueDim) <=
-                          target.getSmemPerBlock();
-  if (!op.getBlockRows())
-    op.setBlockRowsAttr(
-        Builder(op.getContext())
-            .getI64IntegerAttr(hopper ? kHopperAttentionBackwardRows
-                                      : kBackwardBlockRows));
+  const bool hopper =
+      target.getComputeCapability() == 90 && inputBytes == 2 &&
+      headDim <= kHopperAttentionBackwardMaxDim &&
+      valueDim <= kHopperAttentionBackwardMaxDim &&
+      hopperAttentionBackwardSharedBytes(headDim, valueDim) <=
+          target.getSmemPerBlock();
+  if (!op.getBlockRows()) {
+    if (hopper)
+      op.setWgmma(true);
+    op.setBlockRowsAttr(Builder(op.getContext())
+                            .getI64IntegerAttr(
+                                op.getWgmma() ? hopperAttentionBackwardRows(
+                                                    headDim, valueDim)
+                                              : kBackwardBlockRows));
+  }
   const int64_t needed =
-      static_cast<int64_t>(*op.getBlockRows()) == kHopperAttentionBackwardRows
+      op.getWgmma()
           ? hopperAttentionBackwardSharedBytes(headDim, valueDim)
           : std::max(
                 attentionKeyGradientSharedBytes(headDim, valueDim, inputBytes),
@@ -645,7 +661,7 @@ LogicalResult specializeAttentionBackward(BackwardLikeOp op,
   return success();
 }
 
-/// The row terms, then, on Hopper (block_rows 128, views of 16-byte rows),
+/// The row terms, then, on Hopper (`wgmma`, views of 16-byte rows),
 /// the gradients in one pass over each key tile and dQ's conversion from
 /// its accumulator; else the key and the query gradients: three kernels
 /// either way.
@@ -661,7 +677,7 @@ LogicalResult decomposeAttentionBackward(BackwardLikeOp op,
   Value terms = builder.create<AttentionRowTermsOp>(loc, op.getLse().getType(),
                                                     op.getO(), op.getDOutput());
   // The Hopper kernel loads its operands with TMA: 16-byte rows.
-  if (optionalInt(op.getBlockRows()) == kHopperAttentionBackwardRows &&
+  if (op.getWgmma() &&
       promisesAlignedViews(
           {op.getQ(), op.getK(), op.getV(), op.getDOutput()})) {
     auto dq = cast<RankedTensorType>(op.getDq().getType());
@@ -681,18 +697,20 @@ LogicalResult decomposeAttentionBackward(BackwardLikeOp op,
                      {op.getQ(), op.getK(), op.getV(), op.getDOutput()});
     return success();
   }
+  // The sm_80 kernels: their blocks are 64 rows whatever was asked.
+  IntegerAttr rows = builder.getI64IntegerAttr(kBackwardBlockRows);
   auto keyGradients = builder.create<AttentionKeyGradientsOp>(
       loc, op.getDk().getType(), op.getDv().getType(), op.getQ(), op.getK(),
       op.getV(), keys.lengths, keys.mask, keys.queryOffsets, keys.keyOffsets,
       op.getLse(), terms, op.getDOutput(), op.getCausalAttr(),
       op.getWindowLeftAttr(), op.getWindowRightAttr(), op.getSoftcapAttr(),
-      op.getScaleAttr(), op.getBlockRowsAttr(), UnitAttr(), IntegerAttr());
+      op.getScaleAttr(), rows, UnitAttr(), IntegerAttr());
   Value dq = builder.create<AttentionQueryGradientsOp>(
       loc, op.getDq().getType(), op.getQ(), op.getK(), op.getV(), keys.lengths,
       keys.mask, keys.queryOffsets, keys.keyOffsets, op.getLse(), terms,
       op.getDOutput(), op.getCausalAttr(), op.getWindowLeftAttr(),
       op.getWindowRightAttr(), op.getSoftcapAttr(), op.getScaleAttr(),
-      op.getBlockRowsAttr(), UnitAttr(), IntegerAttr());
+      rows, UnitAttr(), IntegerAttr());
   op.getDq().replaceAllUsesWith(dq);
   op.getDk().replaceAllUsesWith(keyGradients.getDk());
   op.getDv().replaceAllUsesWith(keyGradients.getDv());
@@ -750,8 +768,9 @@ verifyGradients(GradientOp op, ShapeChecker &shapes,
                          optionalInt(op.getWindowRight()))) ||
       failed(checkPositive(op, "softcap", op.getSoftcapAttr())) ||
       failed(checkPositive(op, "scale", op.getScaleAttr())) ||
-      failed(checkBackwardRows(op, op.getQ(), op.getV(),
-                               optionalInt(op.getBlockRows()))) ||
+      failed(checkBackwardRows(
+          op, op.getQ(), op.getV(), optionalInt(op.getBlockRows()),
+          /*wgmma=*/std::is_same_v<GradientOp, AttentionGradientsOp>)) ||
       failed(checkDeterministicGrid(op, op.getDeterministic(),
                                     optionalInt(op.getBlocks()))))
     return failure();
@@ -801,9 +820,8 @@ LogicalResult AttentionGradientsOp::verify() {
   if (failed(
           verifyGradients(*this, shapes, {{"dk", getDk()}, {"dv", getDv()}})))
     return failure();
-  if (optionalInt(getBlockRows()) != kHopperAttentionBackwardRows)
-    return emitOpError() << "is the Hopper kernel: 'block_rows' must be "
-                         << kHopperAttentionBackwardRows;
+  if (!getBlockRows())
+    return emitOpError() << "is the Hopper kernel: it needs its 'block_rows'";
   if (getDeterministic() && !getBlocks())
     return emitOpError()
            << "'deterministic' needs 'blocks', its cooperative "

@@ -97,13 +97,14 @@ int64_t mlir::rudnn::hopperAttentionSharedBytes(int64_t headDim,
 int64_t mlir::rudnn::hopperAttentionBackwardSharedBytes(int64_t headDim,
                                                         int64_t valueDim) {
   const int64_t blocks = (headDim + 63) / 64 + (valueDim + 63) / 64;
-  // 16-bit elements, rows of 64: 128 resident rows and two stages of 64,
-  // and two stages of dSᵀ (128 keys by 64 queries); the barriers take a
-  // 1024-byte line.
+  const int64_t rows = hopperAttentionBackwardRows(headDim, valueDim);
+  // 16-bit elements, rows of 64: the resident keys and two stages of 64
+  // queries, and two stages of dSᵀ (keys by queries), and of Pᵀ where the
+  // warpgroups share the keys; the barriers take a 1024-byte line.
+  const int64_t staged = rows == kHopperAttentionBackwardRows ? 1 : 2;
   const int64_t tiles =
-      128 * blocks *
-          (kHopperAttentionBackwardRows + 2 * kHopperAttentionBackwardStep) +
-      2 * 2 * kHopperAttentionBackwardRows * kHopperAttentionBackwardStep;
+      128 * blocks * (rows + 2 * kHopperAttentionBackwardStep) +
+      staged * 2 * 2 * rows * kHopperAttentionBackwardStep;
   return tiles + 1024 + 1024;
 }
 

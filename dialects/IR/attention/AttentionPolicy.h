@@ -150,12 +150,22 @@ int64_t hopperAttentionStages(int64_t headDim, int64_t valueDim);
 int64_t hopperAttentionSharedBytes(int64_t headDim, int64_t valueDim,
                                    int64_t blockQueries);
 
-/// Rows of a Hopper attention-backward block (two consumer warpgroups of
-/// 64) and rows it streams a step (attention::kHopperBackwardRows, Step).
+/// Keys of a Hopper attention-backward block (two consumer warpgroups of
+/// 64 up to D = E = 128, both over the block's 64 past that) and rows it
+/// streams a step (attention::kHopperBackwardRows, kHopperWideBackwardRows,
+/// kHopperBackwardStep); the largest head dims it takes.
 inline constexpr int64_t kHopperAttentionBackwardRows = 128;
+inline constexpr int64_t kHopperAttentionWideBackwardRows = 64;
+inline constexpr int64_t kHopperAttentionBackwardStep = 64;
+inline constexpr int64_t kHopperAttentionBackwardMaxDim = 256;
 /// Rows of the sm_80 attention-backward blocks (attention::kBackwardRows).
 inline constexpr int64_t kBackwardBlockRows = 64;
-inline constexpr int64_t kHopperAttentionBackwardStep = 64;
+
+/// The keys of a Hopper attention-backward block at these head dims.
+inline int64_t hopperAttentionBackwardRows(int64_t headDim, int64_t valueDim) {
+  return headDim > 128 || valueDim > 128 ? kHopperAttentionWideBackwardRows
+                                         : kHopperAttentionBackwardRows;
+}
 
 /// Dynamic shared memory of a Hopper attention-backward block
 /// (sizeof(attention::HopperBackwardShared) and 1024 bytes to align it).

@@ -353,12 +353,14 @@ def Rudnn_AttentionBackwardOp : Rudnn_FamilyOperatorOp<"attention_backward", "At
 
     Results `dq`, `dk`, `dv` in the layouts and type of `q`, `k`, `v`. A
     query with no allowed key (lse −inf) contributes nothing; a key no query
-    sees gets zeros. `block_rows` (chosen by `rudnn-specialize`) is the
-    rows of a gradient block: 64 for the cp.async and mma.sync kernels,
-    which take dK and dV, then dQ, without atomics (every run gives the
-    same bits); 128 for the Hopper kernel (TMA and wgmma; 16-bit inputs,
-    head dims up to 128), one pass over each key tile that adds dQ to an
-    f32 accumulator with atomics (the sum's order varies from run to run).
+    sees gets zeros. `wgmma` and `block_rows` (chosen by `rudnn-specialize`)
+    are the kernels and the keys of a gradient block: without `wgmma`, 64
+    for the cp.async and mma.sync kernels, which take dK and dV, then dQ,
+    without atomics (every run gives the same bits); with it, the Hopper
+    kernel (TMA and wgmma; 16-bit inputs, head dims up to 256), one pass
+    over each key tile that adds dQ to an f32 accumulator with atomics (the
+    sum's order varies from run to run), over 128 keys a block up to
+    D = E = 128 and 64 past that.
     `deterministic` orders those additions: each query tile takes its key
     tiles' shares in ascending order (per-tile semaphores), on a
     cooperative persistent grid of `blocks` (the target's SM count when
@@ -389,6 +391,7 @@ def Rudnn_AttentionBackwardOp : Rudnn_FamilyOperatorOp<"attention_backward", "At
     OptionalAttr<F32Attr>:$softcap,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<I64Attr>:$block_rows,
+    UnitAttr:$wgmma,
     UnitAttr:$deterministic,
     OptionalAttr<I64Attr>:$blocks);
   let results = (outs AnyRankedTensor:$dq, AnyRankedTensor:$dk,
@@ -400,7 +403,7 @@ def Rudnn_AttentionBackwardOp : Rudnn_FamilyOperatorOp<"attention_backward", "At
     (`causal` $causal^)?
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` $softcap^)? (`scale` $scale^)? (`block_rows` $block_rows^)?
-    (`deterministic` $deterministic^)? (`blocks` $blocks^)?
+    (`wgmma` $wgmma^)? (`deterministic` $deterministic^)? (`blocks` $blocks^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -445,6 +448,7 @@ def Rudnn_AttentionVarlenBackwardOp : Rudnn_FamilyOperatorOp<"attention_varlen_b
     OptionalAttr<F32Attr>:$softcap,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<I64Attr>:$block_rows,
+    UnitAttr:$wgmma,
     UnitAttr:$deterministic,
     OptionalAttr<I64Attr>:$blocks);
   let results = (outs AnyRankedTensor:$dq, AnyRankedTensor:$dk,
@@ -456,7 +460,7 @@ def Rudnn_AttentionVarlenBackwardOp : Rudnn_FamilyOperatorOp<"attention_varlen_b
     (`causal` $causal^)?
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` $softcap^)? (`scale` $scale^)? (`block_rows` $block_rows^)?
-    (`deterministic` $deterministic^)? (`blocks` $blocks^)?
+    (`wgmma` $wgmma^)? (`deterministic` $deterministic^)? (`blocks` $blocks^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -554,8 +558,9 @@ def Rudnn_AttentionGradientsOp
   let description = [{
     `dk`, `dv` (k's and v's layouts and type) and `dq_accum` (q's layout,
     f32: `dq` before rounding) as `rudnn.attention_backward` defines them,
-    in FlashAttention-3's organisation (`block_rows` 128, the Hopper
-    kernel): a block per 128 keys of one key head walks the query tiles
+    in FlashAttention-3's organisation (the Hopper kernel; `block_rows`
+    128 up to D = E = 128, 64 past that): a block per `block_rows` keys of
+    one key head walks the query tiles
     that see them, over each query head of its group, forms S and dP once,
     accumulates dK and dV in registers and adds each step's dS·K to
     `dq_accum` with atomic reductions. `dq_accum` starts at zero (the plan
