@@ -275,54 +275,55 @@ constexpr bool kIsWgmmaAccumulatorCount =
     Count % 8 == 0 && Count >= 8 && Count <= 128;
 
 /// d(64 x N) += A B (d = A B when `accumulate` is false), N = 2 x the
-/// accumulators `d` holds (16 to 256 in steps of 16); A K-major and B
-/// K-major in shared memory (QK^T: the queries' rows and the keys' rows,
+/// accumulators `d` holds (16 to 256 in steps of 16); A and B from shared
+/// memory, each K-major or, where `TransposedA`/`TransposedB`, MN-major
+/// (both or B alone: the forms the instruction takes for 16-bit inputs).
+template <bool TransposedA, bool TransposedB, typename T, int Count>
+__device__ __forceinline__ void
+wgmma_shared(float (&d_)[Count], unsigned long long a, unsigned long long b,
+             bool accumulate) {
+  static_assert(kIsWgmmaAccumulatorCount<Count>,
+                "m64nNk16: N = 2 x the accumulators, 16 to 256 in steps of 16");
+  static_assert(!TransposedA || TransposedB, "A MN-major goes with B's");
+#ifdef __RUDNN_EMULATION__
+  emulated::wgmma(d_, Count, nullptr, a, b, TransposedA, TransposedB,
+                  !IsHalf<T>::value, accumulate);
+#elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if constexpr (TransposedA) {
+    RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_SST_CASE)
+  } else if constexpr (TransposedB) {
+    RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_SSB_CASE)
+  } else {
+    RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_SS_CASE)
+  }
+#endif
+}
+
+/// A K-major and B K-major (QKᵀ: the queries' rows and the keys' rows,
 /// the head dim contiguous in both).
 template <typename T, int Count>
 __device__ __forceinline__ void
 wgmma_ss(float (&d_)[Count], unsigned long long a, unsigned long long b,
          bool accumulate = true) {
-  static_assert(kIsWgmmaAccumulatorCount<Count>,
-                "m64nNk16: N = 2 x the accumulators, 16 to 256 in steps of 16");
-#ifdef __RUDNN_EMULATION__
-  emulated::wgmma(d_, Count, nullptr, a, b, /*transposedA=*/false,
-                  /*transposedB=*/false, !IsHalf<T>::value, accumulate);
-#elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_SS_CASE)
-#endif
+  wgmma_shared<false, false, T>(d_, a, b, accumulate);
 }
 
-/// d(64 x N) += A B as wgmma_ss, A and B both MN-major in shared memory
-/// (dS·K from dSᵀ: the keys' rows are the depth of both).
+/// A and B both MN-major (dS·K from dSᵀ: the keys' rows are the depth of
+/// both).
 template <typename T, int Count>
 __device__ __forceinline__ void
 wgmma_ss_transposed(float (&d_)[Count], unsigned long long a,
                     unsigned long long b, bool accumulate = true) {
-  static_assert(kIsWgmmaAccumulatorCount<Count>,
-                "m64nNk16: N = 2 x the accumulators, 16 to 256 in steps of 16");
-#ifdef __RUDNN_EMULATION__
-  emulated::wgmma(d_, Count, nullptr, a, b, /*transposedA=*/true,
-                  /*transposedB=*/true, !IsHalf<T>::value, accumulate);
-#elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_SST_CASE)
-#endif
+  wgmma_shared<true, true, T>(d_, a, b, accumulate);
 }
 
-/// d(64 x N) += A B as wgmma_ss, A K-major and B MN-major in shared
-/// memory (Pᵀ·dO with Pᵀ staged keys by queries: the queries are A's
-/// contiguous depth and B's rows).
+/// A K-major and B MN-major (Pᵀ·dO with Pᵀ staged keys by queries: the
+/// queries are A's contiguous depth and B's rows).
 template <typename T, int Count>
 __device__ __forceinline__ void
 wgmma_ss_b_transposed(float (&d_)[Count], unsigned long long a,
                       unsigned long long b, bool accumulate = true) {
-  static_assert(kIsWgmmaAccumulatorCount<Count>,
-                "m64nNk16: N = 2 x the accumulators, 16 to 256 in steps of 16");
-#ifdef __RUDNN_EMULATION__
-  emulated::wgmma(d_, Count, nullptr, a, b, /*transposedA=*/false,
-                  /*transposedB=*/true, !IsHalf<T>::value, accumulate);
-#elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_SSB_CASE)
-#endif
+  wgmma_shared<false, true, T>(d_, a, b, accumulate);
 }
 
 /// d(64 x N) += A B as wgmma_ss, A's rows 16w.. in this warp's registers

@@ -625,20 +625,19 @@ LogicalResult specializeAttentionBackward(BackwardLikeOp op,
   const auto [headDim, valueDim, inputBytes] =
       attentionDimsOf(op.getQ(), op.getV());
   // Hopper targets take 16-bit inputs through TMA and wgmma.
-  const bool hopper =
-      target.getComputeCapability() == 90 && inputBytes == 2 &&
-      headDim <= kHopperAttentionBackwardMaxDim &&
-      valueDim <= kHopperAttentionBackwardMaxDim &&
-      hopperAttentionBackwardSharedBytes(headDim, valueDim) <=
-          target.getSmemPerBlock();
+  const bool hopper = target.getComputeCapability() == 90 && inputBytes == 2 &&
+                      headDim <= kHopperAttentionBackwardMaxDim &&
+                      valueDim <= kHopperAttentionBackwardMaxDim &&
+                      hopperAttentionBackwardSharedBytes(headDim, valueDim) <=
+                          target.getSmemPerBlock();
   if (!op.getBlockRows()) {
     if (hopper)
       op.setWgmma(true);
-    op.setBlockRowsAttr(Builder(op.getContext())
-                            .getI64IntegerAttr(
-                                op.getWgmma() ? hopperAttentionBackwardRows(
-                                                    headDim, valueDim)
-                                              : kBackwardBlockRows));
+    op.setBlockRowsAttr(
+        Builder(op.getContext())
+            .getI64IntegerAttr(
+                op.getWgmma() ? hopperAttentionBackwardRows(headDim, valueDim)
+                              : kBackwardBlockRows));
   }
   const int64_t needed =
       op.getWgmma()
@@ -677,9 +676,8 @@ LogicalResult decomposeAttentionBackward(BackwardLikeOp op,
   Value terms = builder.create<AttentionRowTermsOp>(loc, op.getLse().getType(),
                                                     op.getO(), op.getDOutput());
   // The Hopper kernel loads its operands with TMA: 16-byte rows.
-  if (op.getWgmma() &&
-      promisesAlignedViews(
-          {op.getQ(), op.getK(), op.getV(), op.getDOutput()})) {
+  if (op.getWgmma() && promisesAlignedViews({op.getQ(), op.getK(), op.getV(),
+                                             op.getDOutput()})) {
     auto dq = cast<RankedTensorType>(op.getDq().getType());
     auto gradients = builder.create<AttentionGradientsOp>(
         loc, op.getDk().getType(), op.getDv().getType(),
@@ -709,8 +707,8 @@ LogicalResult decomposeAttentionBackward(BackwardLikeOp op,
       loc, op.getDq().getType(), op.getQ(), op.getK(), op.getV(), keys.lengths,
       keys.mask, keys.queryOffsets, keys.keyOffsets, op.getLse(), terms,
       op.getDOutput(), op.getCausalAttr(), op.getWindowLeftAttr(),
-      op.getWindowRightAttr(), op.getSoftcapAttr(), op.getScaleAttr(),
-      rows, UnitAttr(), IntegerAttr());
+      op.getWindowRightAttr(), op.getSoftcapAttr(), op.getScaleAttr(), rows,
+      UnitAttr(), IntegerAttr());
   op.getDq().replaceAllUsesWith(dq);
   op.getDk().replaceAllUsesWith(keyGradients.getDk());
   op.getDv().replaceAllUsesWith(keyGradients.getDv());
