@@ -36,6 +36,19 @@ def load_results(path, key):
     return {key(r): r for r in results}
 
 
+def paired(ours_path, theirs_path, key):
+    """Both files' records by key(record), and every key in order (rudnn's
+    first, then the anchor's others)."""
+    ours = load_results(ours_path, key)
+    theirs = load_results(theirs_path, key)
+    return list(ours) + [k for k in theirs if k not in ours], ours, theirs
+
+
+def ratio(anchor_ms, rudnn_ms):
+    """anchor / rudnn (above 1: rudnn is faster), or None without both."""
+    return anchor_ms / rudnn_ms if anchor_ms and rudnn_ms else None
+
+
 def parse_shapes(text):
     """"a,b,...;..." -> [(a, b, ...), ...], as the rudnn benchmarks take them."""
     return [tuple(int(x) for x in item.split(",")) for item in text.split(";")

@@ -8,20 +8,32 @@ time and TFLOP/s and each SDPA backend's, with the ratio backend / rudnn
 """
 import sys
 
-from benchlib import load_results
+from benchlib import paired, ratio
 
 BACKENDS = ("flash", "cudnn", "efficient")
+PASSES = (("forward", "ms", "tflops"),
+          ("forward + backward", "fwd_bwd_ms", "fwd_bwd_tflops"))
+# What bench/plot.py titles the chart with.
+TITLE = "attention bf16: torch SDPA's backends / rudnn"
+
+
+def shape(r):
+    return r["B"], r["T"], r["H"], r["D"], int(r["causal"])
+
+
+def ratios(ours_path, theirs_path):
+    """bench/plot.py's series: {pass and backend: [(shape, ratio)]}."""
+    keys, ours, theirs = paired(ours_path, theirs_path, shape)
+    return {f"{title}, {name}": [
+        (",".join(map(str, key)),
+         ratio(theirs.get(key, {}).get(name, {}).get(time),
+               ours.get(key, {}).get(time))) for key in keys]
+        for title, time, _ in PASSES for name in BACKENDS}
 
 
 def main():
-    def shape(r):
-        return r["B"], r["T"], r["H"], r["D"], int(r["causal"])
-    ours = load_results(sys.argv[1], shape)
-    theirs = load_results(sys.argv[2], shape)
-    keys = list(ours) + [key for key in theirs if key not in ours]
-    for title, time, rate in (("forward", "ms", "tflops"),
-                              ("forward + backward", "fwd_bwd_ms",
-                               "fwd_bwd_tflops")):
+    keys, ours, theirs = paired(sys.argv[1], sys.argv[2], shape)
+    for title, time, rate in PASSES:
         print(f"  {title}")
         print(f"  {'B,T,H,D,causal':<20} {'rudnn ms':>9} {'TFLOP/s':>8}" +
               "".join(f" {name + ' ms':>12} {'ratio':>6}"

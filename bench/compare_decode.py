@@ -10,14 +10,25 @@ rudnn is faster). Either file may be missing or partial.
 import json
 import sys
 
-from benchlib import load_results
+from benchlib import paired, ratio
+
+TITLE = "decoding step bf16 over a K/V cache: torch SDPA / rudnn"
+
+
+def shape(r):
+    return r["B"], r["L"], r["page"]
+
+
+def ratios(ours_path, theirs_path):
+    """bench/plot.py's series: {"sdpa": [(shape, ratio)]}."""
+    keys, ours, theirs = paired(ours_path, theirs_path, shape)
+    return {"sdpa": [(",".join(map(str, key)),
+                      ratio(theirs.get(key, {}).get("sdpa", {}).get("ms"),
+                            ours.get(key, {}).get("ms"))) for key in keys]}
 
 
 def main():
-    def shape(r):
-        return r["B"], r["L"], r["page"]
-    ours = load_results(sys.argv[1], shape)
-    theirs = load_results(sys.argv[2], shape)
+    keys, ours, theirs = paired(sys.argv[1], sys.argv[2], shape)
     try:
         with open(sys.argv[2]) as source:
             copy = json.load(source).get("copy_gbs")
@@ -27,7 +38,7 @@ def main():
           "  copy bandwidth: not measured")
     print(f"  {'B,L,page':<16} {'rudnn ms':>9} {'GB/s':>8} {'of copy':>8}"
           f" {'sdpa ms':>9} {'ratio':>6}")
-    for key in list(ours) + [key for key in theirs if key not in ours]:
+    for key in keys:
         mine = ours.get(key, {})
         row = f"  {','.join(map(str, key)):<16}"
         ms, gbs = mine.get("ms"), mine.get("gbs")

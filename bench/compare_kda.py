@@ -8,7 +8,22 @@ Either file may be missing or partial (a step cut short by its time limit).
 """
 import sys
 
-from benchlib import load_results
+from benchlib import paired, ratio
+
+TITLE = "KDA bf16: flash-linear-attention / rudnn"
+PASSES = (("forward", "ms"), ("training step", "fwd_bwd_ms"))
+
+
+def shape(r):  # the case as given to --shapes
+    return r.get("case") or f"{r['B']},{r['T']},{r['H']},{r['K']}"
+
+
+def ratios(ours_path, theirs_path):
+    """bench/plot.py's series: {pass: [(case, ratio)]}."""
+    keys, ours, theirs = paired(ours_path, theirs_path, shape)
+    return {title: [(key, ratio(theirs.get(key, {}).get(field),
+                                ours.get(key, {}).get(field)))
+                    for key in keys] for title, field in PASSES}
 
 
 def cell(value):
@@ -16,21 +31,17 @@ def cell(value):
 
 
 def main():
-    def shape(r):  # the case as given to --shapes
-        return r.get("case") or f"{r['B']},{r['T']},{r['H']},{r['K']}"
-    ours = load_results(sys.argv[1], shape)
-    theirs = load_results(sys.argv[2], shape)
-    keys = list(ours) + [key for key in theirs if key not in ours]
+    keys, ours, theirs = paired(sys.argv[1], sys.argv[2], shape)
     print(f"  {'case':<40} {'fwd ms':>9} {'fla':>9} {'ratio':>6}"
           f"   {'step ms':>9} {'fla':>9} {'ratio':>6}")
     for key in keys:
         mine, fla = ours.get(key, {}), theirs.get(key, {})
         note = " (fla: q, k repeated)" if fla.get("gva") == "repeated" else ""
         row = f"  {key + note:<40}"
-        for field in ("ms", "fwd_bwd_ms"):
+        for _, field in PASSES:
             a, b = mine.get(field), fla.get(field)
-            ratio = f"{b / a:5.2f}x" if a and b else f"{'-':>6}"
-            row += f" {cell(a)} {cell(b)} {ratio}  "
+            faster = f"{b / a:5.2f}x" if a and b else f"{'-':>6}"
+            row += f" {cell(a)} {cell(b)} {faster}  "
         print(row.rstrip())
     for key, record in ours.items():
         kernels = record.get("step_kernels_ms") or {}

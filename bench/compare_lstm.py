@@ -8,17 +8,28 @@ missing or partial.
 """
 import sys
 
-from benchlib import load_results
+from benchlib import paired, ratio
+
+TITLE = "LSTM: torch.nn.LSTM (cuDNN) / rudnn"
+
+
+def shape(r):
+    return r["H"], r["B"], r["T"], r["L"], r["D"], r["bits"]
+
+
+def ratios(ours_path, theirs_path):
+    """bench/plot.py's series: {"torch": [(shape, ratio)]}."""
+    keys, ours, theirs = paired(ours_path, theirs_path, shape)
+    return {"torch": [(",".join(map(str, key)),
+                       ratio(theirs.get(key, {}).get("torch", {}).get("ms"),
+                             ours.get(key, {}).get("ms"))) for key in keys]}
 
 
 def main():
-    def shape(r):
-        return r["H"], r["B"], r["T"], r["L"], r["D"], r["bits"]
-    ours = load_results(sys.argv[1], shape)
-    theirs = load_results(sys.argv[2], shape)
+    keys, ours, theirs = paired(sys.argv[1], sys.argv[2], shape)
     print(f"  {'H,B,T,L,D,bits':<22} {'rudnn ms':>9} {'torch ms':>9}"
           f" {'ratio':>6}")
-    for key in list(ours) + [key for key in theirs if key not in ours]:
+    for key in keys:
         ms = ours.get(key, {}).get("ms")
         other = theirs.get(key, {}).get("torch", {}).get("ms")
         row = f"  {','.join(map(str, key)):<22}"

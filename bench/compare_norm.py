@@ -9,17 +9,28 @@ Either file may be missing or partial.
 """
 import sys
 
-from benchlib import load_results
+from benchlib import paired, ratio
+
+TITLE = "LayerNorm and RMSNorm: PyTorch / rudnn"
+
+
+def shape(r):
+    return r["rows"], r["C"], r["bits"], r["op"], r["pass"]
+
+
+def ratios(ours_path, theirs_path):
+    """bench/plot.py's series: {"torch": [(shape, ratio)]}."""
+    keys, ours, theirs = paired(ours_path, theirs_path, shape)
+    return {"torch": [(",".join(map(str, key)),
+                       ratio(theirs.get(key, {}).get("torch", {}).get("ms"),
+                             ours.get(key, {}).get("ms"))) for key in keys]}
 
 
 def main():
-    def shape(r):
-        return r["rows"], r["C"], r["bits"], r["op"], r["pass"]
-    ours = load_results(sys.argv[1], shape)
-    theirs = load_results(sys.argv[2], shape)
+    keys, ours, theirs = paired(sys.argv[1], sys.argv[2], shape)
     print(f"  {'rows,C,bits,op,pass':<28} {'rudnn ms':>9} {'torch ms':>9}"
           f" {'ratio':>6} {'of copy':>8}")
-    for key in list(ours) + [key for key in theirs if key not in ours]:
+    for key in keys:
         ms = ours.get(key, {}).get("ms")
         torch = theirs.get(key, {}).get("torch", {})
         other, copy = torch.get("ms"), torch.get("copy_ms")
