@@ -171,7 +171,6 @@ def test_flash_attn_with_kvcache_is_flash_attns_over_kv_cache_attention():
 @pytest.mark.parametrize(
     "options, name",
     [
-        ({"k": None}, "k and v"),
         ({"rotary_cos": torch.ones(12, 4), "rotary_sin": torch.ones(12, 4)}, "rotary_cos"),
         ({"cache_batch_idx": torch.tensor([1, 0])}, "cache_batch_idx"),
         ({"cache_leftpad": torch.tensor([0, 1])}, "cache_leftpad"),
@@ -188,3 +187,47 @@ def test_flash_attn_with_kvcache_refuses_what_it_cannot_honour_by_name(options, 
     cache = torch.zeros(2, 8, 2, 16)
     with pytest.raises(NotImplementedError, match=name):
         rt.flash_attn_with_kvcache(q, cache, cache.clone(), **arguments)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [dict(causal=True), dict(causal=False), dict(causal=True, window_size=(5, 0), softcap=4.0)],
+    ids=["causal", "not-causal", "window-softcap"],
+)
+def test_attend_only_calls_attend_to_each_entrys_cached_tokens(options):
+    from test_attention import reference
+
+    B, T, S, H, G, D, E = 4, 3, 20, 4, 2, 16, 8
+    q = torch.randn(B, T, H, D)
+    k_cache, v_cache = torch.randn(B, S, G, D), torch.randn(B, S, G, E)
+    # An entry with fewer tokens than queries, an empty one, a full one.
+    lengths = torch.tensor([9, 2, 0, S], dtype=torch.int32)
+    before = (k_cache.clone(), v_cache.clone())
+    o, lse = rt.flash_attn_with_kvcache(
+        q, k_cache, v_cache, cache_seqlens=lengths, return_softmax_lse=True, **options
+    )
+    assert torch.equal(k_cache, before[0]) and torch.equal(v_cache, before[1])
+    window = options.get("window_size", (-1, -1))
+    for b, length in enumerate(lengths.tolist()):
+        if length == 0:
+            assert not o[b].any() and torch.isneginf(lse[b]).all()
+            continue
+        want_o, want_lse = reference(
+            q[b : b + 1].double(), k_cache[b : b + 1, :length].double(),
+            v_cache[b : b + 1, :length].double(), D**-0.5,
+            causal=options["causal"], window=window, softcap=options.get("softcap", 0.0),
+        )
+        assert_close(o[b : b + 1], want_o, 1e-5, f"o of entry {b}")
+        finite = torch.isfinite(want_lse)
+        assert torch.equal(torch.isfinite(lse[b : b + 1]), finite), f"lse of entry {b}"
+        assert_close(lse[b : b + 1][finite], want_lse[finite], 1e-5, f"lse of entry {b}")
+
+
+def test_attend_only_refusals_name_the_argument():
+    q, k_cache = torch.randn(1, 1, 2, 8), torch.randn(1, 4, 2, 8)
+    with pytest.raises(rudnn.InvalidArgument, match="'v'"):
+        rt.flash_attn_with_kvcache(q, k_cache, k_cache.clone(), k=k_cache[:, :1], cache_seqlens=1)
+    pages = torch.randn(2, 4, 2, 8)
+    table = torch.zeros(1, 1, dtype=torch.int32)
+    with pytest.raises(rudnn.Unsupported, match="block_table"):
+        rt.flash_attn_with_kvcache(q, pages, pages.clone(), cache_seqlens=1, block_table=table)

@@ -20,6 +20,7 @@ from rudnn.torch._common import (
     float_option,
     int32_indices,
 )
+from rudnn.torch.attention import _attributes, _check, _options
 
 
 def _capacity(k_cache, block_table):
@@ -190,6 +191,59 @@ def _raise_on_refusals(status, new_tokens):
         )
 
 
+@torch.library.custom_op("rudnn::cache_attention", mutates_args=())
+def _cache_attention(
+    q: Tensor,
+    k_cache: Tensor,
+    v_cache: Tensor,
+    key_lengths: Tensor,
+    scale: float,
+    causal: bool,
+    window_left: int,
+    window_right: int,
+    softcap: float,
+) -> tuple[Tensor, Tensor]:
+    if q.numel() == 0 or k_cache.shape[1] == 0:
+        # No query, or no key at all: o = 0, lse = −inf.
+        o = q.new_zeros(*q.shape[:-1], v_cache.shape[-1])
+        lse = q.new_full((q.shape[0], q.shape[2], q.shape[1]), -math.inf, dtype=torch.float32)
+        return o, lse
+    return call(
+        "rudnn.attention",
+        dict(q=q, k=k_cache, v=v_cache, key_lengths=key_lengths),
+        ("o", "lse"),
+        **_attributes(scale, causal, window_left, window_right, softcap),
+    )
+
+
+@_cache_attention.register_fake
+def _(q, k_cache, v_cache, key_lengths, scale, causal, window_left, window_right, softcap):
+    return (
+        q.new_empty(*q.shape[:-1], v_cache.shape[-1]),
+        q.new_empty(q.shape[0], q.shape[2], q.shape[1], dtype=torch.float32),
+    )
+
+
+def _attend(q, k_cache, v_cache, cache_seqlens, softmax_scale, causal, window_size, softcap):
+    """flash_attn_with_kvcache without new tokens: q [B, T, H, D] attends to
+    each entry's first cache_seqlens[b] cached keys (a length past the
+    capacity S counts as S), its T queries the last of them (the causal
+    mask and the window aligned there), as rudnn.attention with key
+    lengths; (o, lse [B, H, T])."""
+    _check(q, k_cache, v_cache, packed=False)
+    if isinstance(cache_seqlens, int) and not isinstance(cache_seqlens, bool):
+        cache_seqlens = torch.full((q.shape[0],), cache_seqlens, dtype=torch.int64)
+    check_tensor("cache_seqlens", cache_seqlens, 1, dtypes=(torch.int32, torch.int64))
+    check_dim("cache_seqlens", cache_seqlens, 0, q.shape[0], "batch")
+    lengths = int32_indices("cache_seqlens", cache_seqlens, device=q.device)
+    scale, causal, left, right, softcap, _ = _options(
+        q, k_cache, softmax_scale, causal, window_size, softcap, 0.0, False
+    )
+    return _cache_attention(
+        dense(q), dense(k_cache), dense(v_cache), lengths, scale, causal, left, right, softcap
+    )
+
+
 def flash_attn_with_kvcache(
     q,
     k_cache,
@@ -216,17 +270,19 @@ def flash_attn_with_kvcache(
     caches (contiguous, or pages through `block_table`) at `cache_seqlens`
     (a tensor or an int), then attended causally; o, or (o, lse [B, H, T])
     with `return_softmax_lse`. A refused append raises as kv_cache_attention
-    does. `num_splits` is a hint rudnn does not need (it chooses the split
+    does. Without k and v (attend-only), q attends to each contiguous
+    cache's first cache_seqlens[b] tokens, its queries the last of them,
+    causal or not, with a window and a softcap as flash_attn_func takes
+    them. `num_splits` is a hint rudnn does not need (it chooses the split
     on the device); `rotary_interleaved` means nothing without rotary.
     Refused by name (Unsupported, a NotImplementedError) until rudnn's
-    cache attention takes them: calls without new k and v (attend-only),
-    `rotary_cos`/`rotary_sin`, `cache_batch_idx`, `cache_leftpad`, a
-    window, a softcap, `alibi_slopes`, and `causal=False` with several new
-    tokens (one new token attends to the same keys either way)."""
-    if k is None or v is None:
-        raise Unsupported(
-            "k and v: rudnn's cache attention appends new tokens (no attend-only call)"
-        )
+    cache attention takes them: `rotary_cos`/`rotary_sin`,
+    `cache_batch_idx`, `cache_leftpad`, `alibi_slopes`, attend-only calls
+    on pages, and with new tokens a window, a softcap and `causal=False`
+    with several of them (one new token attends to the same keys either
+    way)."""
+    if (k is None) != (v is None):
+        raise invalid("k" if k is None else "v", "k and v come together, or neither")
     for name, value in (
         ("rotary_cos", rotary_cos),
         ("rotary_sin", rotary_sin),
@@ -236,6 +292,18 @@ def flash_attn_with_kvcache(
     ):
         if value is not None:
             raise Unsupported(f"{name}: rudnn's cache attention does not take it yet")
+    if cache_seqlens is None:
+        raise invalid("cache_seqlens", "the tokens each entry's cache holds are needed")
+    if not isinstance(num_splits, int) or num_splits < 0:
+        raise invalid("num_splits", f"a hint of 0 or more splits, got {num_splits!r}")
+    if k is None:
+        if block_table is not None:
+            raise Unsupported(
+                "block_table: an attend-only call (k and v None) takes a contiguous cache"
+            )
+        o, lse = _attend(q, k_cache, v_cache, cache_seqlens, softmax_scale, causal,
+                         window_size, softcap)
+        return (o, lse) if return_softmax_lse else o
     if tuple(window_size) != (-1, -1):
         raise Unsupported("window_size: rudnn's cache attention has no window yet")
     if softcap:
@@ -244,10 +312,6 @@ def flash_attn_with_kvcache(
         raise Unsupported(
             "causal=False with several new tokens: rudnn's cache attention is causal"
         )
-    if cache_seqlens is None:
-        raise invalid("cache_seqlens", "the tokens each entry's cache holds are needed")
-    if not isinstance(num_splits, int) or num_splits < 0:
-        raise invalid("num_splits", f"a hint of 0 or more splits, got {num_splits!r}")
     return kv_cache_attention(
         q,
         k_cache,
