@@ -1,5 +1,6 @@
 // RUN: rudnn-opt %s -split-input-file -rudnn-specialize -rudnn-decompose | FileCheck %s --check-prefix=DECOMPOSE
 // RUN: rudnn-opt %s -split-input-file -rudnn-specialize -rudnn-decompose -rudnn-plan | FileCheck %s --check-prefix=PLAN
+// RUN: rudnn-opt %s -split-input-file -rudnn-specialize | FileCheck %s --check-prefix=POLICY
 
 // The backward decomposes into the row terms and the key and query
 // gradients, each a kernel: the row terms [B, H, T] live in the plan's
@@ -9,6 +10,8 @@
 // Hopper kernel (`wgmma`, blocks of 128 keys), which these views, promising
 // no alignment, cannot take: they run the cp.async kernels, 64 rows a
 // block).
+// POLICY-LABEL: func.func @gradients
+// POLICY: rudnn.attention_backward {{.*}} block_rows 128 wgmma {policy = "the Hopper kernel: 16-bit inputs on sm_90; 128 keys a block, each consumer warpgroup 64 with dK and dV in its registers (D, E <= 128)"}
 // DECOMPOSE-LABEL: func.func @gradients
 // DECOMPOSE-SAME: %[[Q:[^:]*]]: tensor<?x?x?x64xbf16>
 // DECOMPOSE-SAME: %[[K:[^:]*]]: tensor<?x?x?x64xbf16>
@@ -51,6 +54,8 @@ func.func @gradients(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>,
 // Packed batches: the primitives take the entries' offsets; the row terms
 // are [H, T], and each gradient kernel's blocks walk one head's packed
 // tiles (grid (tiles, heads)) with no batch strides.
+// POLICY-LABEL: func.func @packed
+// POLICY: block_rows 64 {policy = "the sm_80 kernels: the Hopper kernel multiplies 16-bit inputs"}
 // DECOMPOSE-LABEL: func.func @packed
 // DECOMPOSE-SAME: %[[Q:[^:]*]]: tensor<?x?x40xf32>
 // DECOMPOSE-SAME: %[[K:[^:]*]]: tensor<?x?x40xf32>
@@ -151,4 +156,30 @@ func.func @deterministic(%q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
       -> (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x64xbf16>)
   return %dq, %dk, %dv
       : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// Past D = E = 128 the Hopper kernel takes 64 keys a block, both consumer
+// warpgroups over them, each half of dK's and dV's columns.
+// POLICY-LABEL: func.func @wide
+// POLICY: rudnn.attention_backward {{.*}} block_rows 64 wgmma {policy = "the Hopper kernel: 16-bit inputs on sm_90; D or E past 128, so 64 keys a block that both warpgroups share, each accumulating half of dK's and dV's columns"}
+// DECOMPOSE-LABEL: func.func @wide
+// DECOMPOSE: rudnn.attention_gradients {{.*}} block_rows 64 {rudnn.aligned_views}
+// PLAN-LABEL: rudnn.plan @wide
+// PLAN: rudnn.kernel @[[GRADIENTS:attention_bwd_gradients_bf16_d192_e256_wgmma]] threads 384 shared_bytes 206848
+// PLAN: rudnn.launch @[[GRADIENTS]] grid [#rudnn.size<constant = 1, params = ["key_tiles64"], divisor = 1>
+func.func @wide(%q: tensor<?x?x?x192xbf16> {rudnn.align = 16 : i64},
+                %k: tensor<?x?x?x192xbf16> {rudnn.align = 16 : i64},
+                %v: tensor<?x?x?x256xbf16> {rudnn.align = 16 : i64},
+                %o: tensor<?x?x?x256xbf16>, %lse: tensor<?x?x?xf32>,
+                %do: tensor<?x?x?x256xbf16> {rudnn.align = 16 : i64})
+    -> (tensor<?x?x?x192xbf16>, tensor<?x?x?x192xbf16>, tensor<?x?x?x256xbf16>) {
+  %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v output(%o, %lse)
+      gradient %do
+      : (tensor<?x?x?x192xbf16>, tensor<?x?x?x192xbf16>, tensor<?x?x?x256xbf16>,
+         tensor<?x?x?x256xbf16>, tensor<?x?x?xf32>, tensor<?x?x?x256xbf16>)
+      -> (tensor<?x?x?x192xbf16>, tensor<?x?x?x192xbf16>, tensor<?x?x?x256xbf16>)
+  return %dq, %dk, %dv
+      : tensor<?x?x?x192xbf16>, tensor<?x?x?x192xbf16>, tensor<?x?x?x256xbf16>
 }

@@ -617,8 +617,32 @@ LogicalResult verifyAttentionBackward(BackwardLikeOp op) {
                                              op.getWgmma())));
 }
 
-/// Fills the scale (D^-0.5) when absent, and checks the gradient blocks'
-/// shared memory fits the target.
+/// Why the backward runs the kernels it does, recorded as its `policy`.
+std::string backwardPolicy(bool wgmma, bool chosen, TargetAttr target,
+                           int64_t headDim, int64_t valueDim,
+                           int64_t inputBytes) {
+  if (!chosen)
+    return wgmma ? "the Hopper kernel, as asked"
+                 : "the sm_80 kernels, as asked";
+  if (wgmma)
+    return hopperAttentionBackwardRows(headDim, valueDim) ==
+                   kHopperAttentionBackwardRows
+               ? "the Hopper kernel: 16-bit inputs on sm_90; 128 keys a "
+                 "block, each consumer warpgroup 64 with dK and dV in its "
+                 "registers (D, E <= 128)"
+               : "the Hopper kernel: 16-bit inputs on sm_90; D or E past "
+                 "128, so 64 keys a block that both warpgroups share, each "
+                 "accumulating half of dK's and dV's columns";
+  if (target.getComputeCapability() != 90)
+    return "the sm_80 kernels: the target has no wgmma";
+  if (inputBytes != 2)
+    return "the sm_80 kernels: the Hopper kernel multiplies 16-bit inputs";
+  return "the sm_80 kernels: the Hopper kernel's shared memory does not fit";
+}
+
+/// Fills the scale (D^-0.5) when absent, chooses the kernels (recording
+/// why as `policy`), and checks the gradient blocks' shared memory fits the
+/// target.
 template <typename BackwardLikeOp>
 LogicalResult specializeAttentionBackward(BackwardLikeOp op,
                                           TargetAttr target) {
@@ -630,7 +654,8 @@ LogicalResult specializeAttentionBackward(BackwardLikeOp op,
                       valueDim <= kHopperAttentionBackwardMaxDim &&
                       hopperAttentionBackwardSharedBytes(headDim, valueDim) <=
                           target.getSmemPerBlock();
-  if (!op.getBlockRows()) {
+  const bool chosen = !op.getBlockRows();
+  if (chosen) {
     if (hopper)
       op.setWgmma(true);
     op.setBlockRowsAttr(
@@ -653,6 +678,11 @@ LogicalResult specializeAttentionBackward(BackwardLikeOp op,
            << ", E = " << valueDim << " with " << inputBytes * 8
            << "-bit inputs; smem_per_block = " << target.getSmemPerBlock();
   setDefaultScale(op, headDim);
+  if (!op->hasAttr("policy"))
+    op->setAttr("policy", Builder(op.getContext())
+                              .getStringAttr(backwardPolicy(
+                                  op.getWgmma(), chosen, target, headDim,
+                                  valueDim, inputBytes)));
   // The deterministic Hopper kernel: one block an SM, all resident.
   if (op.getDeterministic() && !op.getBlocks())
     op.setBlocksAttr(
