@@ -706,28 +706,11 @@ std::string varlenName(const ::testing::TestParamInfo<VarlenCase> &info) {
 INSTANTIATE_TEST_SUITE_P(
     Packed, AttentionVarlenNumerics,
     ::testing::Values(
-        // Entries of no query, one query, no key, more queries than keys
-        // (causal: rows that see nothing), and past one tile of queries.
-        VarlenCase{f32,
-                   {0, 1, 70, 5, 33, 130},
-                   {3, 1, 70, 0, 20, 129},
-                   2,
-                   1,
-                   32,
-                   16,
-                   true,
-                   -1,
+        // The edge entries (edgeQueries), past one tile of queries.
+        VarlenCase{f32, edgeQueries(130), edgeKeys(129), 2, 1, 32, 16, true, -1,
                    -1},
-        VarlenCase{bf16,
-                   {0, 1, 70, 5, 33, 130},
-                   {3, 1, 70, 0, 20, 129},
-                   4,
-                   2,
-                   64,
-                   64,
-                   true,
-                   -1,
-                   -1},
+        VarlenCase{bf16, edgeQueries(130), edgeKeys(129), 4, 2, 64, 64, true,
+                   -1, -1},
         VarlenCase{f32, {17, 64, 65}, {40, 64, 1}, 2, 2, 24, 40, false, 9, 2},
         VarlenCase{
             f16, {100, 1, 29}, {100, 50, 29}, 8, 1, 128, 128, false, -1, -1}),

@@ -377,19 +377,9 @@ TEST_P(AttentionVarlenBackwardNumerics, MatchesFloat64AndRepeatsBitForBit) {
 INSTANTIATE_TEST_SUITE_P(
     Packed, AttentionVarlenBackwardNumerics,
     ::testing::Values(
-        // Entries of no query, one query, no key, more queries than keys
-        // (causal: rows that see nothing), past one tile of either; GQA.
-        VarlenBackwardCase{f32,
-                           {0, 1, 70, 5, 33, 80},
-                           {3, 1, 70, 0, 20, 100},
-                           4,
-                           2,
-                           24,
-                           40,
-                           true,
-                           -1,
-                           -1,
-                           0},
+        // The edge entries (edgeQueries), past one tile of either; GQA.
+        VarlenBackwardCase{f32, edgeQueries(80), edgeKeys(100), 4, 2, 24, 40,
+                           true, -1, -1, 0},
         // 16-bit on tensor cores with a window and softcap; MQA.
         VarlenBackwardCase{
             bf16, {17, 64, 65}, {40, 64, 1}, 2, 1, 72, 72, false, 9, 2, 5},

@@ -27,6 +27,14 @@ randomAttentionInputs(int64_t rows, int64_t keyRows, int64_t H, int64_t G,
   return in;
 }
 
+/// The edge entries of a packed batch: no query, one query, no key, more
+/// queries than keys (causal: rows that see nothing), then `queries`
+/// queries over `keys` keys (past a tile of either).
+inline std::vector<int> edgeQueries(int queries) {
+  return {0, 1, 70, 5, 33, queries};
+}
+inline std::vector<int> edgeKeys(int keys) { return {3, 1, 70, 0, 20, keys}; }
+
 /// A packed batch of entries with the given query and key counts, and its
 /// fresh inputs over the totals (q [T, H, D], k [S, G, D], v [S, G, E]).
 /// `random`, seeded from the totals and `salt`, draws what a test adds.
