@@ -173,7 +173,7 @@ def test_flash_attn_with_kvcache_is_flash_attns_over_kv_cache_attention():
     [
         ({"rotary_cos": torch.ones(12, 4), "rotary_sin": torch.ones(12, 4)}, "rotary_cos"),
         ({"cache_batch_idx": torch.tensor([1, 0])}, "cache_batch_idx"),
-        ({"cache_leftpad": torch.tensor([0, 1])}, "cache_leftpad"),
+        ({"cache_leftpad": torch.tensor([0, 1], dtype=torch.int32)}, "cache_leftpad"),
         ({"window_size": (4, 0)}, "window_size"),
         ({"softcap": 5.0}, "softcap"),
         ({"alibi_slopes": torch.ones(4)}, "alibi_slopes"),
@@ -191,8 +191,13 @@ def test_flash_attn_with_kvcache_refuses_what_it_cannot_honour_by_name(options, 
 
 @pytest.mark.parametrize(
     "options",
-    [dict(causal=True), dict(causal=False), dict(causal=True, window_size=(5, 0), softcap=4.0)],
-    ids=["causal", "not-causal", "window-softcap"],
+    [
+        dict(causal=True),
+        dict(causal=False),
+        dict(causal=True, window_size=(5, 0), softcap=4.0),
+        dict(causal=True, cache_leftpad=torch.tensor([3, 0, 0, 6], dtype=torch.int32)),
+    ],
+    ids=["causal", "not-causal", "window-softcap", "leftpad"],
 )
 def test_attend_only_calls_attend_to_each_entrys_cached_tokens(options):
     from test_attention import reference
@@ -208,13 +213,15 @@ def test_attend_only_calls_attend_to_each_entrys_cached_tokens(options):
     )
     assert torch.equal(k_cache, before[0]) and torch.equal(v_cache, before[1])
     window = options.get("window_size", (-1, -1))
+    leftpad = options.get("cache_leftpad", torch.zeros(B, dtype=torch.int32)).tolist()
     for b, length in enumerate(lengths.tolist()):
         if length == 0:
             assert not o[b].any() and torch.isneginf(lse[b]).all()
             continue
+        first = leftpad[b]  # the tokens from cache_leftpad[b] on
         want_o, want_lse = reference(
-            q[b : b + 1].double(), k_cache[b : b + 1, :length].double(),
-            v_cache[b : b + 1, :length].double(), D**-0.5,
+            q[b : b + 1].double(), k_cache[b : b + 1, first:length].double(),
+            v_cache[b : b + 1, first:length].double(), D**-0.5,
             causal=options["causal"], window=window, softcap=options.get("softcap", 0.0),
         )
         assert_close(o[b : b + 1], want_o, 1e-5, f"o of entry {b}")

@@ -197,6 +197,7 @@ def _cache_attention(
     k_cache: Tensor,
     v_cache: Tensor,
     key_lengths: Tensor,
+    key_mask: Optional[Tensor],
     scale: float,
     causal: bool,
     window_left: int,
@@ -210,37 +211,48 @@ def _cache_attention(
         return o, lse
     return call(
         "rudnn.attention",
-        dict(q=q, k=k_cache, v=v_cache, key_lengths=key_lengths),
+        dict(q=q, k=k_cache, v=v_cache, key_lengths=key_lengths, key_mask=key_mask),
         ("o", "lse"),
         **_attributes(scale, causal, window_left, window_right, softcap),
     )
 
 
 @_cache_attention.register_fake
-def _(q, k_cache, v_cache, key_lengths, scale, causal, window_left, window_right, softcap):
+def _(q, k_cache, v_cache, key_lengths, key_mask, scale, causal, window_left, window_right, softcap):
     return (
         q.new_empty(*q.shape[:-1], v_cache.shape[-1]),
         q.new_empty(q.shape[0], q.shape[2], q.shape[1], dtype=torch.float32),
     )
 
 
-def _attend(q, k_cache, v_cache, cache_seqlens, softmax_scale, causal, window_size, softcap):
+def _attend(q, k_cache, v_cache, cache_seqlens, leftpad, softmax_scale, causal, window_size,
+            softcap):
     """flash_attn_with_kvcache without new tokens: q [B, T, H, D] attends to
-    each entry's first cache_seqlens[b] cached keys (a length past the
-    capacity S counts as S), its T queries the last of them (the causal
-    mask and the window aligned there), as rudnn.attention with key
-    lengths; (o, lse [B, H, T])."""
+    each entry's cached keys from leftpad[b] (0 without it) to
+    cache_seqlens[b] (a length past the capacity S counts as S), its T
+    queries the last of them (the causal mask and the window aligned
+    there), as rudnn.attention with key lengths and, for the left padding,
+    a key mask; (o, lse [B, H, T])."""
     _check(q, k_cache, v_cache, packed=False)
     if isinstance(cache_seqlens, int) and not isinstance(cache_seqlens, bool):
         cache_seqlens = torch.full((q.shape[0],), cache_seqlens, dtype=torch.int64)
     check_tensor("cache_seqlens", cache_seqlens, 1, dtypes=(torch.int32, torch.int64))
     check_dim("cache_seqlens", cache_seqlens, 0, q.shape[0], "batch")
     lengths = int32_indices("cache_seqlens", cache_seqlens, device=q.device)
+    mask = None
+    if leftpad is not None:
+        check_tensor("cache_leftpad", leftpad, 1, dtypes=(torch.int32, torch.int64))
+        check_dim("cache_leftpad", leftpad, 0, q.shape[0], "batch")
+        if leftpad.device != q.device:
+            raise invalid("cache_leftpad", f"is on {leftpad.device}, q on {q.device}")
+        positions = torch.arange(k_cache.shape[1], device=q.device)
+        mask = positions[None, :] >= leftpad[:, None]
     scale, causal, left, right, softcap, _ = _options(
         q, k_cache, softmax_scale, causal, window_size, softcap, 0.0, False
     )
     return _cache_attention(
-        dense(q), dense(k_cache), dense(v_cache), lengths, scale, causal, left, right, softcap
+        dense(q), dense(k_cache), dense(v_cache), lengths, mask, scale, causal, left, right,
+        softcap,
     )
 
 
@@ -271,15 +283,15 @@ def flash_attn_with_kvcache(
     (a tensor or an int), then attended causally; o, or (o, lse [B, H, T])
     with `return_softmax_lse`. A refused append raises as kv_cache_attention
     does. Without k and v (attend-only), q attends to each contiguous
-    cache's first cache_seqlens[b] tokens, its queries the last of them,
-    causal or not, with a window and a softcap as flash_attn_func takes
-    them. `num_splits` is a hint rudnn does not need (it chooses the split
+    cache's tokens from cache_leftpad[b] (0 without it) to
+    cache_seqlens[b], its queries the last of them, causal or not, with a
+    window and a softcap as flash_attn_func takes them. `num_splits` is a hint rudnn does not need (it chooses the split
     on the device); `rotary_interleaved` means nothing without rotary.
     Refused by name (Unsupported, a NotImplementedError) until rudnn's
     cache attention takes them: `rotary_cos`/`rotary_sin`,
-    `cache_batch_idx`, `cache_leftpad`, `alibi_slopes`, attend-only calls
-    on pages, and with new tokens a window, a softcap and `causal=False`
-    with several of them (one new token attends to the same keys either
+    `cache_batch_idx`, `alibi_slopes`, attend-only calls on pages, and with
+    new tokens `cache_leftpad`, a window, a softcap and `causal=False` with
+    several of them (one new token attends to the same keys either
     way)."""
     if (k is None) != (v is None):
         raise invalid("k" if k is None else "v", "k and v come together, or neither")
@@ -287,7 +299,7 @@ def flash_attn_with_kvcache(
         ("rotary_cos", rotary_cos),
         ("rotary_sin", rotary_sin),
         ("cache_batch_idx", cache_batch_idx),
-        ("cache_leftpad", cache_leftpad),
+        ("cache_leftpad", cache_leftpad if k is not None else None),
         ("alibi_slopes", alibi_slopes),
     ):
         if value is not None:
@@ -301,8 +313,8 @@ def flash_attn_with_kvcache(
             raise Unsupported(
                 "block_table: an attend-only call (k and v None) takes a contiguous cache"
             )
-        o, lse = _attend(q, k_cache, v_cache, cache_seqlens, softmax_scale, causal,
-                         window_size, softcap)
+        o, lse = _attend(q, k_cache, v_cache, cache_seqlens, cache_leftpad, softmax_scale,
+                         causal, window_size, softcap)
         return (o, lse) if return_softmax_lse else o
     if tuple(window_size) != (-1, -1):
         raise Unsupported("window_size: rudnn's cache attention has no window yet")
