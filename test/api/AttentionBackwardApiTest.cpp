@@ -234,18 +234,18 @@ INSTANTIATE_TEST_SUITE_P(
                      Layout::BHTD},
         BackwardCase{bf16, 1, 66, 66, 2, 1, 72, 72, true, false, false, -1, -1,
                      0},
-        BackwardCase{bf16, 1, 60, 140, 3, 1, 128, 128, true, true, false, -1,
+        BackwardCase{bf16, 1, 40, 140, 3, 1, 128, 128, true, true, false, -1,
                      -1, 0},
         // Past D = E = 128 the wide Hopper kernel (64 keys a block, each
         // warpgroup half of dK's and dV's columns): D = E = 192 (the
         // second warpgroup one column block), D = 256 with E = 128 (the
         // second none of dV), causal over lengths with a mask; D = E = 256
         // causal with three query heads a key head over a window.
-        BackwardCase{bf16, 1, 33, 70, 3, 1, 192, 192, false, false, false, -1,
+        BackwardCase{bf16, 1, 33, 70, 2, 1, 192, 192, false, false, false, -1,
                      -1, 0},
         BackwardCase{f16, 2, 40, 33, 2, 2, 256, 128, false, true, true, -1, -1,
                      0},
-        BackwardCase{bf16, 1, 50, 75, 3, 1, 256, 256, true, false, false, 40, 3,
+        BackwardCase{bf16, 1, 36, 75, 3, 1, 256, 256, true, false, false, 40, 3,
                      0},
         // f32 at D = 256, E = 200: 16 rows streamed a step.
         BackwardCase{f32, 1, 37, 45, 2, 1, 256, 200, true, false, true, -1, -1,
