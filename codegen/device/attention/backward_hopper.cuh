@@ -407,13 +407,12 @@ __device__ __forceinline__ void consume_narrow(const BackwardParams<T> &p,
 /// Of a gradient `Width` wide, the columns warpgroup `Group` of the wide
 /// kernel accumulates: 64-column blocks 2·Group and 2·Group + 1 where
 /// they exist.
+__host__ __device__ constexpr int wide_columns(int width, int group) {
+  const int rest = (width + 63) / 64 * 64 - 128 * group;
+  return rest <= 0 ? 0 : rest < 128 ? rest : 128;
+}
 template <int Width, int Group>
-inline constexpr int
-    kWideColumns = (Width + 63) / 64 * 64 - 128 * Group <= 0
-                       ? 0
-                       : ((Width + 63) / 64 * 64 - 128 * Group < 128
-                              ? (Width + 63) / 64 * 64 - 128 * Group
-                              : 128);
+inline constexpr int kWideColumns = wide_columns(Width, Group);
 
 /// acc += A·B over the step's 64 queries, both operands in shared memory:
 /// A a staged tile (keys by queries, K-major), B a step tile's column

@@ -73,6 +73,16 @@ def _(q, k, v, k_cache, v_cache, block_table, cache_lengths, scale):
     )
 
 
+def _cache_lengths(cache_seqlens, q):
+    """cache_seqlens (a tensor [B] of int32 or int64, or an int: every
+    entry's) checked and as the operators take it: int32 on q's device."""
+    if isinstance(cache_seqlens, int) and not isinstance(cache_seqlens, bool):
+        cache_seqlens = torch.full((q.shape[0],), cache_seqlens, dtype=torch.int64)
+    check_tensor("cache_seqlens", cache_seqlens, 1, dtypes=(torch.int32, torch.int64))
+    check_dim("cache_seqlens", cache_seqlens, 0, q.shape[0], "batch")
+    return int32_indices("cache_seqlens", cache_seqlens, device=q.device)
+
+
 def kv_cache_attention(
     q,
     k_cache,
@@ -152,11 +162,7 @@ def kv_cache_attention(
         if block_table.device != q.device:
             raise invalid("block_table", f"is on {block_table.device}, q on {q.device}")
         block_table = block_table.contiguous()
-    if isinstance(cache_seqlens, int) and not isinstance(cache_seqlens, bool):
-        cache_seqlens = torch.full((q.shape[0],), cache_seqlens, dtype=torch.int64)
-    check_tensor("cache_seqlens", cache_seqlens, 1, dtypes=(torch.int32, torch.int64))
-    check_dim("cache_seqlens", cache_seqlens, 0, q.shape[0], "batch")
-    lengths = int32_indices("cache_seqlens", cache_seqlens, device=q.device)
+    lengths = _cache_lengths(cache_seqlens, q)
     if softmax_scale is None:
         scale = q.shape[-1] ** -0.5
     else:
@@ -234,11 +240,7 @@ def _attend(q, k_cache, v_cache, cache_seqlens, leftpad, softmax_scale, causal, 
     there), as rudnn.attention with key lengths and, for the left padding,
     a key mask; (o, lse [B, H, T])."""
     _check(q, k_cache, v_cache, packed=False)
-    if isinstance(cache_seqlens, int) and not isinstance(cache_seqlens, bool):
-        cache_seqlens = torch.full((q.shape[0],), cache_seqlens, dtype=torch.int64)
-    check_tensor("cache_seqlens", cache_seqlens, 1, dtypes=(torch.int32, torch.int64))
-    check_dim("cache_seqlens", cache_seqlens, 0, q.shape[0], "batch")
-    lengths = int32_indices("cache_seqlens", cache_seqlens, device=q.device)
+    lengths = _cache_lengths(cache_seqlens, q)
     mask = None
     if leftpad is not None:
         check_tensor("cache_leftpad", leftpad, 1, dtypes=(torch.int32, torch.int64))
