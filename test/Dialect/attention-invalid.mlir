@@ -296,8 +296,8 @@ func.func @varlen_backward_lse(%q: tensor<10x4x16xf32>, %k: tensor<12x2x16xf32>,
 // A packed gradient primitive takes the entries' offsets, not lengths.
 func.func @packed_gradients_with_lengths(%q: tensor<10x4x16xf32>, %k: tensor<12x2x16xf32>, %v: tensor<12x2x8xf32>, %lengths: tensor<3xi32>, %lse: tensor<4x10xf32>, %terms: tensor<4x10xf32>, %do: tensor<10x4x8xf32>) {
   // expected-error @+1 {{packed q [T, H, D] takes the entries' offsets (cu_seqlens) and no lengths or mask}}
-  %dq = rudnn.attention_query_gradients %q, %k, %v key_lengths %lengths lse %lse terms %terms gradient %do scale 0.25
-      : (tensor<10x4x16xf32>, tensor<12x2x16xf32>, tensor<12x2x8xf32>, tensor<3xi32>, tensor<4x10xf32>, tensor<4x10xf32>, tensor<10x4x8xf32>) -> tensor<10x4x16xf32>
+  %dk, %dv, %acc = rudnn.attention_gradients %q, %k, %v key_lengths %lengths lse %lse terms %terms gradient %do scale 0.25 block_rows 64
+      : (tensor<10x4x16xf32>, tensor<12x2x16xf32>, tensor<12x2x8xf32>, tensor<3xi32>, tensor<4x10xf32>, tensor<4x10xf32>, tensor<10x4x8xf32>) -> (tensor<12x2x16xf32>, tensor<12x2x8xf32>, tensor<10x4x16xf32>)
   return
 }
 
@@ -313,11 +313,22 @@ func.func @backward_wgmma_f32(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>
 
 // -----
 
-// Without `wgmma`, blocks are the sm_80 kernels' 64 rows.
-func.func @backward_rows_sm80(%q: tensor<2x8x4x16xbf16>, %k: tensor<2x9x2x16xbf16>, %v: tensor<2x9x2x12xbf16>, %o: tensor<2x8x4x12xbf16>, %lse: tensor<2x4x8xf32>, %do: tensor<2x8x4x12xbf16>) {
-  // expected-error @+1 {{'block_rows' must be 64 without 'wgmma' (the sm_80 kernels), got 128}}
+// Without `wgmma`, the sm_80 kernel's blocks are 64 keys, or 128 for
+// 16-bit inputs with head dims to 128: not f32's.
+func.func @backward_rows_sm80(%q: tensor<2x8x4x16xf32>, %k: tensor<2x9x2x16xf32>, %v: tensor<2x9x2x12xf32>, %o: tensor<2x8x4x12xf32>, %lse: tensor<2x4x8xf32>, %do: tensor<2x8x4x12xf32>) {
+  // expected-error @+1 {{'block_rows' of the sm_80 kernel must be 64, or 128 for 16-bit inputs with head dims to 128, got 128}}
   %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v output(%o, %lse) gradient %do block_rows 128
-      : (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x12xbf16>, tensor<2x8x4x12xbf16>, tensor<2x4x8xf32>, tensor<2x8x4x12xbf16>) -> (tensor<2x8x4x16xbf16>, tensor<2x9x2x16xbf16>, tensor<2x9x2x12xbf16>)
+      : (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>, tensor<2x8x4x12xf32>, tensor<2x4x8xf32>, tensor<2x8x4x12xf32>) -> (tensor<2x8x4x16xf32>, tensor<2x9x2x16xf32>, tensor<2x9x2x12xf32>)
+  return
+}
+
+// -----
+
+// Nor past head dims of 128.
+func.func @backward_rows_sm80_wide(%q: tensor<2x8x4x160xbf16>, %k: tensor<2x9x2x160xbf16>, %v: tensor<2x9x2x12xbf16>, %o: tensor<2x8x4x12xbf16>, %lse: tensor<2x4x8xf32>, %do: tensor<2x8x4x12xbf16>) {
+  // expected-error @+1 {{'block_rows' of the sm_80 kernel must be 64, or 128 for 16-bit inputs with head dims to 128, got 128}}
+  %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v output(%o, %lse) gradient %do block_rows 128
+      : (tensor<2x8x4x160xbf16>, tensor<2x9x2x160xbf16>, tensor<2x9x2x12xbf16>, tensor<2x8x4x12xbf16>, tensor<2x4x8xf32>, tensor<2x8x4x12xbf16>) -> (tensor<2x8x4x160xbf16>, tensor<2x9x2x160xbf16>, tensor<2x9x2x12xbf16>)
   return
 }
 

@@ -19,28 +19,27 @@
 // CHECK-NEXT: registers: {{[0-9]+}} per thread; spills: 0 bytes stored, 0 loaded
 // CHECK: global loads: {{.*}}, 128-bit {{[1-9][0-9]*}}{{$}}
 //
-// sm_80: the key and query gradients with every operand by cp.async
+// sm_80: the gradients in one pass over each key tile, FlashAttention-2's
+// blocks of 128 keys in eight warps of 16: every operand by cp.async
 // (LDGSTS) into swizzled shared tiles, every product on tensor cores (HMMA)
-// through ldmatrix (LDSM), P and dS fed from the accumulators, no 16-bit
-// global load, nothing spilled (the key block takes its queries 32 at a
-// time at these head dims); on an A100 two key blocks per SM, one query
-// block (96 KB of shared memory).
-// SM80-LABEL: kernel attention_bwd_keys_bf16_d128_e128_causal_a16
-// SM80-NEXT: block: 128 threads; grid (32, 128, 1)
+// through ldmatrix (LDSM), P and dS fed from the accumulators to dV and dK,
+// dS staged in shared memory for dQ = dS·K (read transposed through
+// ldmatrix) and added to an f32 workspace with reductions; no 16-bit
+// global load, nothing spilled, one block per SM (104 KB of shared
+// memory). The model: 1280 FLOP a pair, S and dP formed once.
+// SM80-LABEL: kernel attention_bwd_gradients_bf16_d128_e128_causal_keys128_a16
+// SM80-NEXT: block: 256 threads; grid (16, 128, 1)
 // SM80-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// SM80-NEXT: shared memory: 0 bytes static, 65536 dynamic
-// SM80-NEXT: resident blocks per SM: 2
-// SM80-NEXT: model: 256.0 MiB moved, 274.88 GFLOP, 1024.0 FLOP/B; roofline {{.*}} (compute-bound)
-// SM80-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
-// SM80-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
-// SM80-LABEL: kernel attention_bwd_queries_bf16_d128_e128_causal_a16
-// SM80-NEXT: block: 128 threads; grid (32, 128, 1)
-// SM80-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// SM80-NEXT: shared memory: 0 bytes static, 98304 dynamic
+// SM80-NEXT: shared memory: 0 bytes static, 106496 dynamic
 // SM80-NEXT: resident blocks per SM: 1
-// SM80-NEXT: model: 194.0 MiB moved, 206.16 GFLOP, {{.*}}
+// SM80-NEXT: model: 514.0 MiB moved, 343.60 GFLOP, {{.*}} (compute-bound)
+// SM80-NEXT: exponentials: 268.4 M,
+// SM80-NEXT: in turn (no overlap):
+// SM80-NEXT: L2 reductions: 1024.0 MiB,
 // SM80-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
 // SM80-NEXT: global loads: 8-bit {{[0-9]+}}, 16-bit 0,
+// SM80-LABEL: kernel attention_bwd_dq_bf16_d128
+// SM80-NEXT: block: 128 threads
 //
 // sm_90 (compiled for sm_90a): the Hopper kernel, one pass over each key
 // tile, 128 keys a block. Every operand by TMA (UTMALDG) alone, no
@@ -49,7 +48,7 @@
 // registers for dV and dK, dS staged in shared memory (the block's only
 // shared stores) for dQ = dS·K; dQ added to an f32 workspace. 384 threads,
 // nothing spilled with dK and dV both in registers (S and dP formed once:
-// 1280 FLOP a pair against the sm_80 kernels' 2048; the consumers' lse and
+// 1280 FLOP a pair, as the sm_80 kernel; the consumers' lse and
 // row terms read where used), one block per SM. The model: keys and values,
 // queries and dO read once, dq's f32 sum written once; one exponential a
 // pair; the wgmma operands read from shared memory and each key tile's
@@ -117,24 +116,19 @@ func.func @d64(%q: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},
       : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>
 }
 
-// At D = E = 256 on sm_80, the cp.async kernels: the key block takes dV,
-// then dK, in two passes over the queries (32 at a time) and the query
-// block its keys 32 at a time: still nothing spilled, every product on
-// tensor cores, 128 KB of shared memory each (an A100's fits too).
-// SM80-LABEL: kernel attention_bwd_keys_bf16_d256_e256_causal_a16
+// At D = E = 256 on sm_80, 64 keys a block: dK and dV do not fit a warp's
+// registers together, so the block takes dV, then dK and dQ, in two
+// passes over the queries (32 at a time; S formed twice, 3072 FLOP a
+// pair against 2560): still nothing spilled, every product on tensor
+// cores, 132 KB of
+// shared memory (an A100's fits too).
+// SM80-LABEL: kernel attention_bwd_gradients_bf16_d256_e256_causal_keys64_a16
 // SM80-NEXT: block: 128 threads
 // SM80-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// SM80-NEXT: shared memory: 0 bytes static, 131072 dynamic
+// SM80-NEXT: shared memory: 0 bytes static, 135168 dynamic
 // SM80-NEXT: resident blocks per SM: 1
-// SM80-NEXT: model:
-// SM80-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
-// SM80-LABEL: kernel attention_bwd_queries_bf16_d256_e256_causal_a16
-// SM80-NEXT: block: 128 threads
-// SM80-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// SM80-NEXT: shared memory: 0 bytes static, 131072 dynamic
-// SM80-NEXT: resident blocks per SM: 1
-// SM80-NEXT: model:
-// SM80-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
+// SM80-NEXT: model: 1026.0 MiB moved, 824.63 GFLOP,
+// SM80: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
 //
 // On sm_90 the wide Hopper kernel, one pass over each key tile of 64: both
 // consumer warpgroups form Sᵀ and dPᵀ for half the step's queries each,

@@ -146,6 +146,40 @@ protected:
     }
     return values;
   }
+
+  /// The deterministic mode: every query tile's shares of dq added in
+  /// ascending key-tile order on a cooperative grid, so dq too is the same bits
+  /// every call.
+  void expectDeterministic(Problem &p, bool hopper, double tolerance) {
+    p.options.deterministic = true;
+    runOnPath(
+        [&] { attentionBackward(*context, p.inputs, p.gradients, p.options); },
+        hopper);
+    if (testBackend() == BackendKind::Emulation) {
+      const std::vector<KernelProfile> kernels = context->profile();
+      EXPECT_TRUE(std::any_of(
+          kernels.begin(), kernels.end(), [](const KernelProfile &kernel) {
+            return kernel.kernel.find("_deterministic_") != std::string::npos;
+          }));
+    }
+    const reference::AttentionShape &s = p.shape;
+    const reference::AttentionGradients want =
+        reference::attentionBackward(s, p.in, p.dO, p.ref);
+    EXPECT_LT(relativeError(
+                  readSequence(p.dq, s.batch, s.queries, s.heads, s.headDim),
+                  want.dq),
+              tolerance);
+    EXPECT_LT(
+        relativeError(readSequence(p.dk, s.batch, s.keys, s.kvHeads, s.headDim),
+                      want.dk),
+        tolerance);
+    // Again, from another thread.
+    const std::vector<double> first = all(p);
+    std::thread([&] {
+      attentionBackward(*context, p.inputs, p.gradients, p.options);
+    }).join();
+    EXPECT_EQ(all(p), first);
+  }
 };
 
 class AttentionBackwardNumerics
@@ -178,15 +212,15 @@ TEST_P(AttentionBackwardNumerics, MatchesFloat64AndRepeatsBitForBit) {
                     want.dv),
       tolerance);
   // dK and dV take no atomics: a second call, from another thread, gives
-  // the same bits; so does dQ on the sm_80 kernels (the Hopper kernel sums
-  // it with atomics, in the order the blocks come).
+  // the same bits (dQ is summed with atomics, in the order the blocks come:
+  // within the tolerance again).
   const std::vector<double> first = all(*p);
   std::thread([&] {
     attentionBackward(*context, p->inputs, p->gradients, p->options);
   }).join();
   const std::vector<double> second = all(*p);
   ASSERT_EQ(first.size(), second.size());
-  const size_t from = hopper ? s.batch * s.queries * s.heads * s.headDim : 0;
+  const size_t from = s.batch * s.queries * s.heads * s.headDim;
   EXPECT_EQ(std::memcmp(first.data() + from, second.data() + from,
                         (first.size() - from) * sizeof(double)),
             0);
@@ -252,42 +286,22 @@ INSTANTIATE_TEST_SUITE_P(
                      0}),
     caseName);
 
-// The Hopper kernel's deterministic mode: every query tile's shares of dq
-// added in ascending key-tile order on a cooperative grid, so dq too is the
-// same bits every call. GQA (three query heads a key head), each query
-// tile of 64 summing three key tiles of 128.
+// The Hopper kernel: GQA (three query heads a key head), each query tile of
+// 64 summing three key tiles of 128. (In emulation the rounding of dq to 16
+// bits hides most sum-order differences; on a GPU this is the test.)
 TEST_F(AttentionBackwardTest, DeterministicHopperKernelRepeatsBitForBit) {
   std::unique_ptr<Problem> p =
       problem({f16, 1, 70, 300, 3, 1, 64, 64, false, false, false, -1, -1, 0});
-  p->options.deterministic = true;
-  runOnPath(
-      [&] { attentionBackward(*context, p->inputs, p->gradients, p->options); },
-      true);
-  if (testBackend() == BackendKind::Emulation) {
-    const std::vector<KernelProfile> kernels = context->profile();
-    EXPECT_TRUE(std::any_of(
-        kernels.begin(), kernels.end(), [](const KernelProfile &kernel) {
-          return kernel.kernel.find("_deterministic_") != std::string::npos;
-        }));
-  }
-  const reference::AttentionShape &s = p->shape;
-  const reference::AttentionGradients want =
-      reference::attentionBackward(s, p->in, p->dO, p->ref);
-  EXPECT_LT(
-      relativeError(readSequence(p->dq, s.batch, s.queries, s.heads, s.headDim),
-                    want.dq),
-      2e-2);
-  EXPECT_LT(
-      relativeError(readSequence(p->dk, s.batch, s.keys, s.kvHeads, s.headDim),
-                    want.dk),
-      2e-2);
-  // Again, from another thread. (In emulation the rounding of dq to 16
-  // bits hides most sum-order differences; on a GPU this is the test.)
-  const std::vector<double> first = all(*p);
-  std::thread([&] {
-    attentionBackward(*context, p->inputs, p->gradients, p->options);
-  }).join();
-  EXPECT_EQ(all(*p), first);
+  expectDeterministic(*p, /*hopper=*/true, 2e-2);
+}
+
+// The sm_80 kernel in f32 (dq's sum unrounded, so any change of order
+// shows): five key tiles of 64 over lengths and a mask, two query heads a
+// key head, D = 40, E = 24.
+TEST_F(AttentionBackwardTest, DeterministicSm80KernelRepeatsBitForBit) {
+  std::unique_ptr<Problem> p =
+      problem({f32, 2, 50, 300, 4, 2, 40, 24, true, true, true, -1, -1, 0});
+  expectDeterministic(*p, /*hopper=*/false, 1e-4);
 }
 
 TEST_F(AttentionBackwardTest, ChangingSizesCompilesNothing) {
@@ -361,12 +375,12 @@ TEST_P(AttentionVarlenBackwardNumerics, MatchesFloat64AndRepeatsBitForBit) {
   EXPECT_LT(relativeError(dqs, want.dq), tolerance);
   EXPECT_LT(relativeError(dks, want.dk), tolerance);
   EXPECT_LT(relativeError(dvs, want.dv), tolerance);
-  // The same bits from another thread (dQ within the tolerance where the
-  // Hopper kernel sums it with atomics in no set order).
+  // The same bits from another thread (dQ within the tolerance unless
+  // deterministic: it is summed with atomics in no set order).
   std::thread([&] {
     attentionVarlenBackward(*context, inputs, gradients, options);
   }).join();
-  if (hopper && !c.deterministic)
+  if (!c.deterministic)
     EXPECT_LT(relativeError(read(dq, T * H * D), want.dq), tolerance);
   else
     EXPECT_EQ(read(dq, T * H * D), dqs);
@@ -383,6 +397,9 @@ INSTANTIATE_TEST_SUITE_P(
         // 16-bit on tensor cores with a window and softcap; MQA.
         VarlenBackwardCase{
             bf16, {17, 64, 65}, {40, 64, 1}, 2, 1, 72, 72, false, 9, 2, 5},
+        // The deterministic sm_80 kernel (f32): the edge entries, GQA.
+        VarlenBackwardCase{f32, edgeQueries(70), edgeKeys(150), 4, 2, 24, 16,
+                           true, -1, -1, 0, true},
         // The deterministic Hopper kernel: entries of no query, one query,
         // past a key tile of 128; causal GQA of three heads a key head. The
         // wide one past two key tiles of 64, two heads a key head, D = 192

@@ -1,9 +1,10 @@
 //===- AttentionBackwardKernelTest.cpp - The backward kernels emulated ----===//
 //
-// rudnn::attention::row_terms, key_gradients and query_gradients launched
+// rudnn::attention::row_terms, the sm_80 gradients (one pass over each key
+// tile, 64 or 128 keys a block) and convert_query_gradients launched
 // directly on the emulator, from the float64 forward's o and lse, against
-// the float64 gradient: masks, GQA, tails, f32 and bf16; and the same bits
-// from a second run.
+// the float64 gradient: masks, GQA, tails, f32 and bf16, dQ by reductions
+// and in the deterministic order, which a second run repeats bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,10 +32,11 @@ using namespace rudnn;
 using namespace rudnn::attention;
 #define ARGS const TYPE *q, const TYPE *k, const TYPE *v, const int *lengths, \
     const unsigned char *mask, TYPE *o, float *lse, const TYPE *d_o,           \
-    float *terms, TYPE *dq, TYPE *dk, TYPE *dv, int B, int T, int S, int H,    \
-    int G, float scale, float softcap, int left, int right
-#define PASS q, k, v, lengths, mask, o, lse, d_o, terms, dq, dk, dv, B, T, S, \
-    H, G, scale, softcap, left, right
+    float *terms, TYPE *dq, TYPE *dk, TYPE *dv, float *dq_accum,              \
+    int *semaphores, int B, int T, int S, int H, int G, float scale,          \
+    float softcap, int left, int right
+#define PASS q, k, v, lengths, mask, o, lse, d_o, terms, dq, dk, dv, dq_accum, \
+    semaphores, B, T, S, H, G, scale, softcap, left, right
 __device__ BackwardParams<TYPE> params(ARGS) {
   const int D = HEAD_DIM, E = VALUE_DIM;
   const SequenceStrides qs{(long long)T * H * D, H * D, D},
@@ -43,16 +45,17 @@ __device__ BackwardParams<TYPE> params(ARGS) {
   const ForwardParams<TYPE> f = {q, k, v, lengths, mask, nullptr, nullptr, o,
                                  lse, qs, ks, vs, os, S, (long long)H * T, T,
                                  B, T, S, H, G, scale, softcap, left, right};
-  return {f, d_o, os, terms, dq, dk, dv, qs, ks, vs};
+  return {f, d_o, os, terms, dq, dk, dv, qs, ks, vs, dq_accum, qs};
 }
 extern "C" __global__ void terms_entry(ARGS) {
   row_terms<TYPE, VALUE_DIM>(params(PASS));
 }
-extern "C" __global__ void keys_entry(ARGS) {
-  key_gradients<TYPE, HEAD_DIM, VALUE_DIM, CAUSAL>(params(PASS));
+extern "C" __global__ void gradients_entry(ARGS) {
+  gradients<TYPE, HEAD_DIM, VALUE_DIM, KEYS, CAUSAL, false,
+            tile::Alignment::Checked, DETERMINISTIC>(params(PASS), semaphores);
 }
-extern "C" __global__ void queries_entry(ARGS) {
-  query_gradients<TYPE, HEAD_DIM, VALUE_DIM, CAUSAL>(params(PASS));
+extern "C" __global__ void convert_entry(ARGS) {
+  convert_query_gradients<TYPE, HEAD_DIM>(params(PASS));
 }
 )cuda";
 
@@ -62,6 +65,9 @@ struct BackwardCase {
   bool causal, lengths, mask;
   int left, right;
   float softcap;
+  int keys;
+  /// The deterministic order's persistent grid; 0: reductions.
+  unsigned blocks;
 };
 
 void PrintTo(const BackwardCase &, std::ostream *) {}
@@ -74,7 +80,9 @@ protected:
     return "#define TYPE " + std::string(c.bf16 ? "__nv_bfloat16" : "float") +
            "\n#define HEAD_DIM " + std::to_string(c.D) +
            "\n#define VALUE_DIM " + std::to_string(c.E) + "\n#define CAUSAL " +
-           (c.causal ? "true" : "false") + "\n" + kSource;
+           (c.causal ? "true" : "false") + "\n#define KEYS " +
+           std::to_string(c.keys) + "\n#define DETERMINISTIC " +
+           (c.blocks ? "true" : "false") + "\n" + kSource;
   }
   /// Values in the input type: float or bf16 bits.
   DevicePtr tensor(const std::vector<double> &values, bool bf16) {
@@ -140,17 +148,14 @@ TEST_P(AttentionBackwardKernels, MatchFloat64Gradients) {
   DevicePtr dLse = upload(lse), terms = upload(std::vector<float>(B * H * T));
   DevicePtr dLengths = c.lengths ? upload(lengths) : 0,
             dMask = c.mask ? upload(mask) : 0;
-  const uint32_t keyShared = static_cast<uint32_t>(
-                     mlir::rudnn::attentionKeyGradientSharedBytes(
-                         D, E, c.bf16 ? 2 : 4)),
-                 queryShared = static_cast<uint32_t>(
-                     mlir::rudnn::attentionQueryGradientSharedBytes(
-                         D, E, c.bf16 ? 2 : 4));
+  const uint32_t shared = static_cast<uint32_t>(
+      mlir::rudnn::attentionGradientSharedBytes(D, E, c.bf16 ? 2 : 4, c.keys));
+  const int64_t step = mlir::rudnn::attentionGradientStep(D, E, c.bf16 ? 2 : 4);
   auto kernels = [&] {
     auto terms_ = build("terms_entry", source(c));
-    auto keys_ = build("keys_entry", source(c));
-    auto queries_ = build("queries_entry", source(c));
-    return std::vector{terms_, keys_, queries_};
+    auto gradients_ = build("gradients_entry", source(c));
+    auto convert_ = build("convert_entry", source(c));
+    return std::vector{terms_, gradients_, convert_};
   }();
 
   std::vector<std::vector<double>> runs;
@@ -159,6 +164,9 @@ TEST_P(AttentionBackwardKernels, MatchFloat64Gradients) {
     DevicePtr dq = tensor(std::vector<double>(B * T * H * D, NAN), c.bf16),
               dk = tensor(std::vector<double>(B * S * G * D, NAN), c.bf16),
               dv = tensor(std::vector<double>(B * S * G * E, NAN), c.bf16);
+    DevicePtr accum = upload(std::vector<float>(B * T * H * D)),
+              semaphores =
+                  upload(std::vector<int>(B * H * ((T + step - 1) / step)));
     ArgPack args;
     args.push(q)
         .push(k)
@@ -172,6 +180,8 @@ TEST_P(AttentionBackwardKernels, MatchFloat64Gradients) {
         .push(dq)
         .push(dk)
         .push(dv)
+        .push(accum)
+        .push(semaphores)
         .push(int(B))
         .push(int(T))
         .push(int(S))
@@ -181,12 +191,15 @@ TEST_P(AttentionBackwardKernels, MatchFloat64Gradients) {
         .push(c.softcap)
         .push(c.left)
         .push(c.right);
-    const unsigned rows = 64;
     launch(*kernels[0], {unsigned(T + 3) / 4, unsigned(B * H)}, {128}, args);
-    launch(*kernels[1], {unsigned(S + rows - 1) / rows, unsigned(B * G)}, {128},
-           args, keyShared);
-    launch(*kernels[2], {unsigned(T + rows - 1) / rows, unsigned(B * H)}, {128},
-           args, queryShared);
+    const unsigned threads = 2 * c.keys;
+    if (c.blocks)
+      launch(*kernels[1], {c.blocks}, {threads}, args, shared,
+             /*cooperative=*/true);
+    else
+      launch(*kernels[1], {unsigned(S + c.keys - 1) / c.keys, unsigned(B * G)},
+             {threads}, args, shared);
+    launch(*kernels[2], {unsigned(T + 3) / 4, unsigned(B * H)}, {128}, args);
     std::vector<double> all = read(dq, B * T * H * D, c.bf16);
     for (DevicePtr gradient : {dk, dv}) {
       const size_t count = gradient == dk ? B * S * G * D : B * S * G * E;
@@ -205,10 +218,12 @@ TEST_P(AttentionBackwardKernels, MatchFloat64Gradients) {
         rudnn::test::relativeError(read(dv, B * S * G * E, c.bf16), want.dv),
         tolerance);
   }
-  // No atomics: a second run gives the same bits.
+  // The deterministic order: a second run gives the same bits.
   ASSERT_EQ(runs[0].size(), runs[1].size());
-  for (size_t i = 0; i < runs[0].size(); ++i)
-    ASSERT_EQ(std::memcmp(&runs[0][i], &runs[1][i], sizeof(double)), 0) << i;
+  if (c.blocks) {
+    for (size_t i = 0; i < runs[0].size(); ++i)
+      ASSERT_EQ(std::memcmp(&runs[0][i], &runs[1][i], sizeof(double)), 0) << i;
+  }
 }
 
 // The kernels alone on the two paths of their products; the API's tests
@@ -216,11 +231,17 @@ TEST_P(AttentionBackwardKernels, MatchFloat64Gradients) {
 INSTANTIATE_TEST_SUITE_P(
     Emulated, AttentionBackwardKernels,
     ::testing::Values(
-        // f32 on FMA: everything at once, GQA, tails.
+        // f32 on FMA: everything at once, GQA, tails, dV then dK (D + E
+        // past 256 columns), dQ in order over three resident blocks.
         BackwardCase{false, 3, 66, 80, 4, 2, 40, 24, true, true, true, 30, -1,
-                     3},
-        // bf16 on tensor cores at D = 128 (the key block's 32-query tiles).
-        BackwardCase{true, 1, 70, 75, 2, 2, 128, 128, true, false, false, -1,
-                     -1, 0}));
+                     3, 64, 0},
+        BackwardCase{false, 2, 37, 45, 3, 1, 200, 72, false, false, true, -1,
+                     -1, 0, 64, 3},
+        // bf16 on tensor cores at D = 128, 128 keys a block (eight warps,
+        // the 32-query steps), and at D = 72 in the deterministic order.
+        BackwardCase{true, 1, 70, 150, 2, 2, 128, 128, true, false, false, -1,
+                     -1, 0, 128, 0},
+        BackwardCase{true, 2, 53, 130, 3, 1, 72, 40, false, true, false, -1, -1,
+                     0, 128, 2}));
 
 } // namespace

@@ -2,9 +2,9 @@
 //
 // The primitive interface of the attention backward's ops, a kernel each,
 // emitted through the device library's rudnn::attention functions with
-// every specialization a constant: the row terms; on sm_80 the key and the
-// query gradients; on Hopper the gradients in one pass over each key tile
-// and dQ's conversion from its f32 accumulator.
+// every specialization a constant: the row terms, the gradients in one pass
+// over each key tile (sm_80's kernel or Hopper's), and dQ's conversion from
+// its f32 accumulator.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,13 +44,14 @@ struct BackwardValues {
       terms, dq, dk, dv, dqAccum;
   FloatAttr scale, softcap;
   /// Packed batches: rank-3 tensors ([T, H, *]) and the entries' offsets;
-  /// hopper: the sm_90a kernel (attention_gradients; aligned views).
+  /// hopper: the sm_90a kernel (`wgmma`; aligned views).
   bool causal = false, aligned = false, packed = false, hopper = false;
   int64_t left = -1, right = -1;
-  /// The deterministic kernel's persistent grid; 0: not deterministic.
-  int64_t blocks = 0;
+  /// Keys a gradient block; the deterministic kernel's persistent grid (0:
+  /// not deterministic).
+  int64_t keys = 0, blocks = 0;
 
-  template <typename GradientOp> static BackwardValues of(GradientOp op) {
+  static BackwardValues of(AttentionGradientsOp op) {
     auto bound = [](std::optional<uint64_t> keys) {
       return keys ? static_cast<int64_t>(*keys) : int64_t(-1);
     };
@@ -62,6 +63,8 @@ struct BackwardValues {
     values.packed = static_cast<bool>(values.queryOffsets);
     values.lse = op.getLse(), values.terms = op.getTerms();
     values.dOutput = op.getDOutput();
+    values.dk = op.getDk(), values.dv = op.getDv();
+    values.dqAccum = op.getDqAccum();
     values.scale = op.getScaleAttr(), values.softcap = op.getSoftcapAttr();
     values.causal = op.getCausal();
     values.left = bound(op.getWindowLeft());
@@ -69,8 +72,9 @@ struct BackwardValues {
     // Views promising 16-byte rows are copied without an element-wise path,
     // and only they can be TMA's.
     values.aligned = op->hasAttr(RudnnDialect::kAlignedViewsAttrName);
-    values.hopper = isa<AttentionGradientsOp>(op.getOperation());
-    if (op.getDeterministic() && values.hopper)
+    values.hopper = op.getWgmma();
+    values.keys = static_cast<int64_t>(*op.getBlockRows());
+    if (op.getDeterministic())
       values.blocks = static_cast<int64_t>(*op.getBlocks());
     return values;
   }
@@ -79,7 +83,7 @@ struct BackwardValues {
   /// conversion).
   Value input() const { return q ? q : o ? o : dq; }
 
-  /// "f32_d64_e64_causal_window16_inf_a16".
+  /// "f32_d64_e64_causal_window16_inf_keys64_a16".
   std::string specialization() const {
     auto bound = [](int64_t keys) {
       return keys < 0 ? std::string("inf") : std::to_string(keys);
@@ -89,8 +93,11 @@ struct BackwardValues {
                        std::to_string(lastDim(v)) + (causal ? "_causal" : "");
     if (left >= 0 || right >= 0)
       name += "_window" + bound(left) + "_" + bound(right);
+    if (blocks)
+      name += "_deterministic";
     if (hopper)
-      return name + (blocks ? "_deterministic_wgmma" : "_wgmma");
+      return name + "_wgmma";
+    name += "_keys" + std::to_string(keys);
     return aligned ? name + "_a16" : name;
   }
 };
@@ -175,143 +182,108 @@ void writeBody(KernelBuilder &builder, const BackwardValues &values,
        << "  rudnn::attention::" << call << "(" << arguments << ");\n";
 }
 
-/// "__nv_bfloat16, 128, 64, true, false, rudnn::tile::Alignment::Aligned":
-/// type, D, E, causal, packed, alignment.
-std::string gradientTemplate(const BackwardValues &values) {
-  return std::string(cudaType(dtype(values.q))) + ", " +
-         std::to_string(lastDim(values.q)) + ", " +
-         std::to_string(lastDim(values.v)) + ", " +
-         (values.causal ? "true" : "false") + ", " +
-         (values.packed ? "true" : "false") +
-         (values.aligned ? ", rudnn::tile::Alignment::Aligned" : "");
-}
-
-/// What distinguishes the two gradient kernels: 128 threads over (tiles of
-/// 64 `rows`, B·`heads` or `heads` when packed), the device function
-/// `call`, its block's shared memory (sizeof(`layout`), which the kernel
-/// checks); on Hopper 384 threads over tiles of 128 rows (64 past
-/// D = E = 128), `call`_hopper,
-/// the rows of `rows` resident and the others streamed.
-struct GradientKernel {
-  const char *stem, *results, *call;
-  char rows, heads;
-  const char *tiles, *layout;
-  int64_t sharedBytes;
-  /// The cost model: bytes moved at least per (row, head) of its own rows
-  /// (each read or written once), FLOPs per (query, key) pair computed.
-  int64_t rowBytes, pairFlops;
-};
-
+/// The gradient kernel's entry, parameters, body and launch: on Hopper 384
+/// threads over tiles of 128 keys (64 past D = E = 128), TMA maps for the
+/// operands; on sm_80 two threads a key over tiles of `keys`; either over
+/// (tiles, B·G or G when packed), or deterministic a cooperative grid of
+/// `blocks` with a semaphore a query tile (a 64-column block of one on
+/// Hopper) in zeroed scratch.
 LogicalResult emitGradients(Operation *op, KernelBuilder &builder,
-                            const BackwardValues &values,
-                            const GradientKernel &kernel) {
+                            const BackwardValues &values) {
   builder.setEntry(
       std::string(values.packed ? "attention_varlen_bwd_" : "attention_bwd_") +
-      kernel.stem + "_" + values.specialization());
+      "gradients_" + values.specialization());
   const std::string in = cudaType(dtype(values.q));
-  const int64_t D = lastDim(values.q), E = lastDim(values.v);
+  const int64_t D = lastDim(values.q), E = lastDim(values.v),
+                inputBytes = elementBytes(values.q);
   // Hopper: its layout plus the 1024 bytes that align it.
-  const int64_t sharedBytes = values.hopper
-                                  ? hopperAttentionBackwardSharedBytes(D, E)
-                                  : kernel.sharedBytes;
-  builder.preamble() << "// The attention backward's " << kernel.results
-                     << ".\n#include \"rudnn/attention.cuh\"\n\n"
+  const int64_t sharedBytes =
+      values.hopper
+          ? hopperAttentionBackwardSharedBytes(D, E)
+          : attentionGradientSharedBytes(D, E, inputBytes, values.keys);
+  const std::string dims =
+      in + ", " + std::to_string(D) + ", " + std::to_string(E);
+  builder.preamble() << "// The attention backward's dk, dv and dq's "
+                        "accumulator.\n#include \"rudnn/attention.cuh\"\n\n"
                      << "// The host sizes the shared memory from the same "
                         "layout.\nstatic_assert(sizeof(rudnn::attention::"
-                     << (values.hopper ? "HopperBackwardShared" : kernel.layout)
-                     << "<" << in << ", " << D << ", " << E << ">) "
-                     << (values.hopper ? "+ 1024 " : "") << "== " << sharedBytes
-                     << ");\n";
+                     << (values.hopper ? "HopperBackwardShared<" + dims + ">"
+                                       : "GradientShared<" + dims + ", " +
+                                             std::to_string(values.keys) + ">")
+                     << ") " << (values.hopper ? "+ 1024 " : "")
+                     << "== " << sharedBytes << ");\n";
   bind(builder, values, /*keyDims=*/true);
-  const bool byKeys = kernel.rows == 'S';
   if (values.hopper) {
     // Innermost first: (dim, time, head, batch), packed (dim, row, head);
     // boxes of 64 columns (128-byte rows) by the resident rows or a step's.
-    const std::vector<unsigned> dims = values.packed
-                                           ? std::vector<unsigned>{2, 0, 1}
-                                           : std::vector<unsigned>{3, 1, 2, 0};
+    const std::vector<unsigned> order = values.packed
+                                            ? std::vector<unsigned>{2, 0, 1}
+                                            : std::vector<unsigned>{3, 1, 2, 0};
     auto box = [&](bool resident) {
       std::vector<int64_t> sizes = {
-          64,
-          resident ? hopperAttentionBackwardRows(D, E)
-                   : kHopperAttentionBackwardStep,
-          1};
+          64, resident ? values.keys : kHopperAttentionBackwardStep, 1};
       if (!values.packed)
         sizes.push_back(1);
       return sizes;
     };
-    builder.tensorMap(values.q, "q_map", dims, box(!byKeys));
-    builder.tensorMap(values.k, "k_map", dims, box(byKeys));
-    builder.tensorMap(values.v, "v_map", dims, box(byKeys));
-    builder.tensorMap(values.dOutput, "d_o_map", dims, box(!byKeys));
-    // Deterministic: a semaphore a 64-column block of each query tile
-    // of 64, padded (B, H, tiles), packed (H, tiles + B + 1).
-    if (values.blocks) {
-      const DimRef tiles = DimRef::ceilDiv('T', 64, "query_tiles64");
-      SmallVector<DimRef, 4> dims = {DimRef::of('H'), tiles};
-      if (values.packed)
-        dims.back() = DimRef::sum({tiles, DimRef::of('C')}, "query_slots64");
-      else
-        dims.insert(dims.begin(), DimRef::of('B'));
-      builder.zeroedScratch("dq_semaphores", "int",
-                            SizeRef{4 * ((D + 63) / 64), dims});
-    }
+    builder.tensorMap(values.q, "q_map", order, box(false));
+    builder.tensorMap(values.k, "k_map", order, box(true));
+    builder.tensorMap(values.v, "v_map", order, box(true));
+    builder.tensorMap(values.dOutput, "d_o_map", order, box(false));
     builder.setArchSpecific();
     builder.setLaunchBounds(384, 1);
+  }
+  // Deterministic: a semaphore a query tile of `step` rows (on Hopper one a
+  // 64-column block of it), padded (B, H, tiles), packed (H, tiles + C).
+  if (values.blocks) {
+    const int64_t step = values.hopper
+                             ? kHopperAttentionBackwardStep
+                             : attentionGradientStep(D, E, inputBytes);
+    const int64_t perTile = values.hopper ? (D + 63) / 64 : 1;
+    const DimRef tiles =
+        DimRef::ceilDiv('T', step, "query_tiles" + std::to_string(step));
+    SmallVector<DimRef, 4> shape = {DimRef::of('H'), tiles};
+    if (values.packed)
+      shape.back() = DimRef::sum({tiles, DimRef::of('C')},
+                                 "query_slots" + std::to_string(step));
+    else
+      shape.insert(shape.begin(), DimRef::of('B'));
+    builder.zeroedScratch("dq_semaphores", "int", SizeRef{4 * perTile, shape});
   }
   if (!builder.conflict().empty())
     return op->emitOpError()
            << "cannot emit its kernel: " << builder.conflict();
+  const std::string flags = std::string(values.causal ? "true" : "false") +
+                            ", " + (values.packed ? "true" : "false");
+  const std::string deterministic = values.blocks ? "true" : "false";
+  const std::string semaphores = values.blocks ? ", dq_semaphores" : "";
   if (values.hopper)
     writeBody(builder, values, true,
-              std::string(kernel.call) + "_hopper<" + in + ", " +
-                  std::to_string(D) + ", " + std::to_string(E) + ", " +
-                  (values.causal ? "true" : "false") + ", " +
-                  (values.packed ? "true" : "false") +
-                  (values.blocks ? ", true>" : ">"),
-              values.blocks ? "p, q_map, k_map, v_map, d_o_map, dq_semaphores"
-                            : "p, q_map, k_map, v_map, d_o_map");
+              "gradients_hopper<" + dims + ", " + flags + ", " + deterministic +
+                  ">",
+              "p, q_map, k_map, v_map, d_o_map" + semaphores);
   else
     writeBody(builder, values, true,
-              std::string(kernel.call) + "<" + gradientTemplate(values) + ">");
+              "gradients<" + dims + ", " + std::to_string(values.keys) + ", " +
+                  flags + ", rudnn::tile::Alignment::" +
+                  (values.aligned ? "Aligned" : "Checked") + ", " +
+                  deterministic + ">",
+              "p" + semaphores);
   KernelLaunch &launch = builder.launch();
-  // Hopper: a producer and two consumer warpgroups; sm_80: four warps.
-  launch.threads = values.hopper ? 384 : 128;
+  // Hopper: a producer and two consumer warpgroups; sm_80: a warp a 16 keys.
+  launch.threads = values.hopper ? 384 : 2 * values.keys;
   launch.sharedBytes = sharedBytes;
   launch.grid[0] =
-      values.hopper
-          ? SizeRef{1,
-                    {DimRef::ceilDiv(
-                        kernel.rows, hopperAttentionBackwardRows(D, E),
-                        std::string(kernel.tiles) +
-                            std::to_string(hopperAttentionBackwardRows(D, E)))}}
-          : SizeRef{1, {DimRef::ceilDiv(kernel.rows, 64, kernel.tiles)}};
-  launch.grid[1] = headGrid(values.packed, kernel.heads);
+      SizeRef{1,
+              {DimRef::ceilDiv('S', values.keys,
+                               "key_tiles" + std::to_string(values.keys))}};
+  launch.grid[1] = headGrid(values.packed, 'G');
   launch.grid[2] = SizeRef{1, {}};
   // Deterministic: a persistent grid, every block resident (the blocks
   // wait on each other).
   if (values.blocks) {
     launch.grid[0] = SizeRef{values.blocks, {}}, launch.grid[1] = {1, {}};
     launch.cooperative = true;
-  }
-  // As the forward's model: every pair the bounds allow (half when causal,
-  // the window's width when both sides are bounded; lengths and masks not
-  // discounted), none for packed batches (their work is in the offsets).
-  SmallVector<DimRef, 4> rows = {DimRef::of(kernel.rows),
-                                 DimRef::of(kernel.heads)};
-  if (!values.packed)
-    rows.insert(rows.begin(), DimRef::of('B'));
-  launch.memoryBytes = {kernel.rowBytes, rows};
-  SmallVector<DimRef, 4> queries = {DimRef::of('H'), DimRef::of('T')};
-  if (!values.packed)
-    queries.insert(queries.begin(), DimRef::of('B'));
-  if (values.left >= 0 && values.right >= 0) {
-    launch.flops = {kernel.pairFlops * (values.left + values.right + 1),
-                    queries};
-  } else if (!values.packed) {
-    queries.push_back(DimRef::of('S'));
-    launch.flops = {values.causal ? kernel.pairFlops / 2 : kernel.pairFlops,
-                    queries};
   }
   return success();
 }
@@ -389,66 +361,6 @@ struct RowTermsModel : BackwardPrimitive<AttentionRowTermsOp, RowTermsModel> {
   }
 };
 
-struct KeyGradientsModel
-    : BackwardPrimitive<AttentionKeyGradientsOp, KeyGradientsModel> {
-  static constexpr llvm::StringLiteral kGroup = "attention.key_gradients";
-
-  ResultStorage getResultStorage(Operation *op, unsigned index) const {
-    auto keys = cast<AttentionKeyGradientsOp>(op);
-    return index == 0 ? sequenceStorage(keys.getDk(), 'S', 'G', "dk")
-                      : sequenceStorage(keys.getDv(), 'S', 'G', "dv");
-  }
-  std::optional<DimRef> getResultDim(Operation *op, unsigned index,
-                                     unsigned dim) const {
-    auto keys = cast<AttentionKeyGradientsOp>(op);
-    return DimRef::of(index == 0 ? keys.getK() : keys.getV(), dim);
-  }
-  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
-    auto keys = cast<AttentionKeyGradientsOp>(op);
-    BackwardValues values = BackwardValues::of(keys);
-    values.dk = keys.getDk();
-    values.dv = keys.getDv();
-    return emitGradients(
-        op, builder, values,
-        {"keys", "dk and dv", "key_gradients", 'S', 'G', "key_tiles",
-         "KeyGradientShared",
-         attentionKeyGradientSharedBytes(lastDim(values.q), lastDim(values.v),
-                                         elementBytes(values.q)),
-         // K and V read, dK and dV written; Sᵀ, dPᵀ, dV and dK.
-         2 * (lastDim(values.q) + lastDim(values.v)) * elementBytes(values.q),
-         4 * (lastDim(values.q) + lastDim(values.v))});
-  }
-};
-
-struct QueryGradientsModel
-    : BackwardPrimitive<AttentionQueryGradientsOp, QueryGradientsModel> {
-  static constexpr llvm::StringLiteral kGroup = "attention.query_gradients";
-
-  ResultStorage getResultStorage(Operation *op, unsigned) const {
-    return sequenceStorage(cast<AttentionQueryGradientsOp>(op).getDq(), 'T',
-                           'H', "dq");
-  }
-  std::optional<DimRef> getResultDim(Operation *op, unsigned,
-                                     unsigned dim) const {
-    return DimRef::of(cast<AttentionQueryGradientsOp>(op).getQ(), dim);
-  }
-  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
-    auto queries = cast<AttentionQueryGradientsOp>(op);
-    BackwardValues values = BackwardValues::of(queries);
-    values.dq = queries.getDq();
-    return emitGradients(
-        op, builder, values,
-        {"queries", "dq", "query_gradients", 'T', 'H', "query_tiles",
-         "QueryGradientShared",
-         attentionQueryGradientSharedBytes(lastDim(values.q), lastDim(values.v),
-                                           elementBytes(values.q)),
-         // Q and dO read, dQ written, lse and the row term read; S, dP, dQ.
-         (2 * lastDim(values.q) + lastDim(values.v)) * elementBytes(values.q) +
-             8,
-         2 * (2 * lastDim(values.q) + lastDim(values.v))});
-  }
-};
-
 struct GradientsModel
     : BackwardPrimitive<AttentionGradientsOp, GradientsModel> {
   static constexpr llvm::StringLiteral kGroup = "attention.gradients";
@@ -474,54 +386,70 @@ struct GradientsModel
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto gradients = cast<AttentionGradientsOp>(op);
-    BackwardValues values = BackwardValues::of(gradients);
-    values.dk = gradients.getDk();
-    values.dv = gradients.getDv();
-    values.dqAccum = gradients.getDqAccum();
-    if (!values.aligned)
+    const BackwardValues values = BackwardValues::of(gradients);
+    if (values.hopper && !values.aligned)
       return op->emitOpError() << "loads its operands with TMA: its views "
                                   "must promise 16-byte rows";
+    if (failed(emitGradients(op, builder, values)))
+      return failure();
+    model(builder.launch(), values, gradients.getDeterministic());
+    return success();
+  }
+
+private:
+  /// The cost model. GEMM FLOPs a (query, key) pair the kernel issues: S,
+  /// dP, dV, dK and dQ, 2·(3D + 2E), and S again where sm_80 takes dV and
+  /// dK in two passes; every pair the bounds allow (half when causal, the
+  /// window's width when both sides are bounded; lengths and masks not
+  /// discounted), none for packed batches (their work is in the offsets).
+  static void model(KernelLaunch &launch, const BackwardValues &values,
+                    bool deterministic) {
     const int64_t D = lastDim(values.q), E = lastDim(values.v),
                   inputBytes = elementBytes(values.q);
-    if (failed(emitGradients(
-            op, builder, values,
-            {"gradients", "dk, dv and dq's accumulator", "gradients", 'S', 'G',
-             "key_tiles", "HopperBackwardShared",
-             hopperAttentionBackwardSharedBytes(D, E),
-             // K and V read, dK and dV written; S, dP, dV, dK and dQ.
-             2 * (D + E) * inputBytes, 2 * (3 * D + 2 * E)})))
-      return failure();
-    KernelLaunch &launch = builder.launch();
+    const bool split =
+        !values.hopper && (D + 15) / 16 * 16 + (E + 15) / 16 * 16 > 256;
+    const int64_t pairFlops = 2 * (3 * D + 2 * E) + (split ? 2 * D : 0);
+    // The key side once: K and V read, dK and dV written.
+    auto rowsOf = [&](char rows, char heads) {
+      SmallVector<DimRef, 4> dims = {DimRef::of(rows), DimRef::of(heads)};
+      if (!values.packed)
+        dims.insert(dims.begin(), DimRef::of('B'));
+      return dims;
+    };
+    launch.memoryBytes = {2 * (D + E) * inputBytes, rowsOf('S', 'G')};
+    SmallVector<DimRef, 4> queries = rowsOf('T', 'H');
+    std::swap(queries[queries.size() - 2], queries.back()); // (B,) H, T
+    if (values.left >= 0 && values.right >= 0) {
+      launch.flops = {pairFlops * (values.left + values.right + 1), queries};
+    } else if (!values.packed) {
+      queries.push_back(DimRef::of('S'));
+      launch.flops = {values.causal ? pairFlops / 2 : pairFlops, queries};
+    }
     // The query side at least once: Q and dO read, lse and the row term
     // read, dq's f32 sum written (its reductions land in L2).
-    SmallVector<DimRef, 4> queryRows = {DimRef::of('T'), DimRef::of('H')};
-    if (!values.packed)
-      queryRows.insert(queryRows.begin(), DimRef::of('B'));
-    launch.streamedBytes = {(D + E) * inputBytes + 8 + 4 * D, queryRows};
-    // One exponential a pair.
-    launch.flopsPerExponential = 2 * (3 * D + 2 * E);
-    // Per warpgroup step (dims in 64-column blocks), 64 keys and 64
-    // queries: Sᵀ and dPᵀ read K, Q, V and dO, dV and dK read dO and Q,
+    launch.streamedBytes = {(D + E) * inputBytes + 8 + 4 * D, rowsOf('T', 'H')};
+    // One exponential a pair (two where S is formed twice).
+    launch.flopsPerExponential = split ? pairFlops / 2 : pairFlops;
+    // dQ: each block adds its keys' share of a query row, 4·D bytes, to
+    // the f32 sum in L2, with reductions; deterministic, with a load and a
+    // store.
+    launch.flopsPerReducedByte = std::max<int64_t>(
+        1, values.keys * pairFlops / ((deterministic ? 8 : 4) * D));
+    if (!values.hopper)
+      return;
+    // Hopper, per warpgroup step (dims in 64-column blocks), 64 keys and
+    // 64 queries: Sᵀ and dPᵀ read K, Q, V and dO, dV and dK read dO and Q,
     // and half of dQ's dS (64 x 128) and K (128 x D) falls to each
     // warpgroup. Wide (the warpgroups share 64 keys), 64 keys and 32
     // queries: Sᵀ and dPᵀ read K, V and half of Q and dO, dV and dK the
     // staged P and dS and half of dO's and Q's columns, and half of dQ's
     // dS (64 x 64) and K (64 x D).
     const int64_t d = (D + 63) / 64 * 64, e = (E + 63) / 64 * 64;
-    const int64_t rows = hopperAttentionBackwardRows(D, E);
-    const bool wide = rows != kHopperAttentionBackwardRows;
+    const bool wide = values.keys != kHopperAttentionBackwardRows;
     const int64_t elements = wide ? 192 * d + 128 * e + 2 * 64 * 64
                                   : 64 * (5 * d + 3 * e),
                   flops = (wide ? 64 * 32 : 64 * 64) * 2 * (3 * d + 2 * e);
     launch.flopsPerSharedByte = flops / (2 * elements);
-    // dQ: each block adds its keys' share of a query row, 4·D bytes, to
-    // the f32 sum in L2, with reductions; deterministic, with a load and a
-    // store. A pair is 2·(3D + 2E) FLOPs.
-    const int64_t reducedPerTilePairs =
-        (gradients.getDeterministic() ? 8 : 4) * D;
-    launch.flopsPerReducedByte = std::max<int64_t>(
-        1, rows * 2 * (3 * D + 2 * E) / reducedPerTilePairs);
-    return success();
   }
 };
 
@@ -564,8 +492,6 @@ struct DqConvertModel
 void ::rudnn::codegen::registerAttentionBackwardPrimitives(
     DialectRegistry &registry) {
   attachPrimitives<Primitive<AttentionRowTermsOp, RowTermsModel>,
-                   Primitive<AttentionKeyGradientsOp, KeyGradientsModel>,
-                   Primitive<AttentionQueryGradientsOp, QueryGradientsModel>,
                    Primitive<AttentionGradientsOp, GradientsModel>,
                    Primitive<AttentionDqConvertOp, DqConvertModel>>(registry);
 }

@@ -1,70 +1,41 @@
 //===- attention/backward.cuh - Tiled attention backward ------------------===//
 //
-// The gradients of ⟨dO, O⟩ in three kernels, none with an atomic, so every
-// run gives the same bits:
-//   row_terms:       D_i = Σ_e dO_ie O_ie, a warp a row;
-//   key_gradients:   a block per 64 keys of one key head; for every query
-//                    head of its group and every query tile that sees the
-//                    keys, in a fixed order (GQA's sums included): Sᵀ = K Qᵀ
-//                    and Pᵀ again from the saved lse, dPᵀ = V dOᵀ,
-//                    dSᵀ = Pᵀ (dPᵀ − D), dV += Pᵀ dO and dK += dSᵀ Q;
-//   query_gradients: a block per 64 queries of one head; for every key tile
-//                    it sees, S, P, dP = dO Vᵀ and dS again, dQ += dS K.
-// Warps own 16 rows; products run on the warp tiles (tensor cores for
-// 16-bit inputs, P and dS fed from the accumulators), operands through
-// two-stage cp.async pipelines. A query with no allowed key (lse −inf) has
+// The gradients of ⟨dO, O⟩ on sm_80, in three kernels:
+//   row_terms:  D_i = Σ_e dO_ie O_ie, a warp a row;
+//   gradients:  one pass over each key tile: a block per 128 or 64 keys of
+//               one key head walks, for every query head of its group, the
+//               query tiles that see the keys: Sᵀ = K Qᵀ and Pᵀ again from
+//               the saved lse, dPᵀ = V dOᵀ, dSᵀ = Pᵀ (dPᵀ − D), dV += Pᵀ dO
+//               and dK += dSᵀ Q in registers, and dS K added to dQ's f32
+//               sum (with reductions, or in a fixed order);
+//   convert_query_gradients: dQ rounded from its sum, a warp a row.
+// Warps own 16 keys; products run on the warp tiles (tensor cores for
+// 16-bit inputs, P and dS fed from the accumulators), operands through a
+// two-stage cp.async pipeline. A query with no allowed key (lse −inf) has
 // P = 0 and contributes nothing; tiles no query sees are skipped.
 //
 //===----------------------------------------------------------------------===//
 
 #pragma once
 
-#include "rudnn/attention/forward.cuh"
+#include "rudnn/attention/backward_units.cuh"
 
 namespace rudnn {
 namespace attention {
 
-/// The forward's tensors and attributes (its o read, not written; its lse
-/// given), the incoming gradient dO in o's layout, the row terms (indexed
-/// as lse), the gradients in q's, k's and v's layouts, and dQ's f32
-/// accumulator in q's (for the kernels that add to it).
-template <typename T> struct BackwardParams {
-  ForwardParams<T> forward;
-  const T *d_o;
-  SequenceStrides d_o_strides;
-  float *row_terms;
-  T *dq, *dk, *dv;
-  SequenceStrides dq_strides, dk_strides, dv_strides;
-  float *dq_accum;
-  SequenceStrides dq_accum_strides;
-};
-
-/// Rows of a backward block: four warps of 16.
-inline constexpr int kBackwardRows = 64;
-
-/// Rows a backward block streams a step, `Resident` the smallest that
-/// holds below 64 head dims of 64 (then registers and shared memory are
-/// plenty): past 128, 32 for 16-bit inputs and 16 for f32, so the resident
-/// rows, two stages and an f32 staging tile fit 227 KB.
-template <typename T, int D, int E, int Resident>
-inline constexpr int kStreamedRows = D <= 64 && E <= 64     ? 64
-                                     : D <= 128 && E <= 128 ? Resident
+/// Queries a step of the sm_80 kernel: 64 below head dims of 64; 32 up
+/// to 128, so its scores, dP and both gradients' accumulators stay in
+/// registers; past that 32 for 16-bit inputs and 16 for f32, so the
+/// resident rows, two stages and the staged tiles fit 227 KB.
+template <typename T, int D, int E>
+inline constexpr int kGradientStep = D <= 64 && E <= 64     ? 64
+                                     : D <= 128 && E <= 128 ? 32
                                      : sizeof(T) == 2       ? 32
                                                             : 16;
 
-/// Queries per tile the key-gradient block loops over: 32 for head dims
-/// past 64, so its scores, dP and both gradients' accumulators stay in
-/// registers.
-template <typename T, int D, int E>
-inline constexpr int kKeyGradientQueries = kStreamedRows<T, D, E, 32>;
-
-/// Keys per tile the query-gradient block loops over.
-template <typename T, int D, int E>
-inline constexpr int kQueryGradientKeys = kStreamedRows<T, D, E, 64>;
-
-/// Whether the key-gradient block takes dV and dK in two passes over the
+/// Whether the sm_80 kernel takes dV, then dK, in two passes over the
 /// queries (S formed twice), which past 256 columns of dK and dV together
-/// would not stay in registers at once.
+/// would not stay in a warp's registers at once.
 template <int D, int E>
 inline constexpr bool
     kSplitKeyGradients = (D + 15) / 16 * 16 + (E + 15) / 16 * 16 > 256;
@@ -207,12 +178,12 @@ probabilities_and_gradients(Tile &scores, Tile &dp, const BackwardParams<T> &p,
       });
 }
 
-/// The f32 staging tile of `Columns` in a block's shared memory (16-bit
-/// inputs need none: their operands stay in registers).
-template <typename T, int Columns, typename Shared>
+/// The f32 staging tile of a block's shared memory (16-bit inputs need
+/// none: their operands stay in registers).
+template <typename T, typename Shared>
 __device__ __forceinline__ auto staging_of(Shared *shared) {
   if constexpr (sizeof(T) == 4)
-    return typename ProbabilityTile<T, Columns>::Tile{shared->p};
+    return shared->staged_gradients();
   else
     return 0;
 }
@@ -257,241 +228,208 @@ store_gradient_rows(T *to, const SequenceStrides &strides, const Acc &acc,
   });
 }
 
-/// The key-gradient block's shared memory: its keys and values, two stages
-/// of BQ queries and dO, and for f32 the staging of Pᵀ and dSᵀ.
-template <typename T, int D, int E, int BQ = kKeyGradientQueries<T, D, E>>
-struct KeyGradientShared : ProbabilityTile<T, BQ> {
-  static constexpr int kD = (D + 15) / 16 * 16, kE = (E + 15) / 16 * 16;
-  static constexpr int kQueries = BQ;
-  using Heads = tile::SharedTile<T, kBackwardRows, kD>;
-  using Values = tile::SharedTile<T, kBackwardRows, kE>;
-  using QueryHeads = tile::SharedTile<T, BQ, kD>;
-  using QueryValues = tile::SharedTile<T, BQ, kE>;
-  alignas(16) T k[Heads::kElements];
-  alignas(16) T v[Values::kElements];
-  alignas(16) T q[2][QueryHeads::kElements];
-  alignas(16) T d_o[2][QueryValues::kElements];
+/// Of a dQ tile `Width` wide, the column width a warp's share takes: the
+/// widest of 64, 32 and 16 that divides it into at least `Warps` shares
+/// over the step's `Step` queries (16 at the least).
+__host__ __device__ constexpr int query_gradient_columns(int width, int step,
+                                                         int warps) {
+  for (int w = 64; w > 16; w /= 2)
+    if (width % w == 0 && step / 16 * (width / w) >= warps)
+      return w;
+  return 16;
+}
+
+/// The sm_80 block's staged scale·dSᵀ (its keys by the step's queries),
+/// which dQ's product reads whole: a tile of its own for 16-bit inputs;
+/// f32 leaves it in the products' staging tile.
+template <typename T, int Keys, int Step> struct StagedScoreGradients {
+  using Tile = tile::SharedTile<T, Keys, Step>;
+  alignas(16) T ds[Tile::kElements];
+  __device__ __forceinline__ Tile staged_gradients() { return Tile{ds}; }
+};
+template <int Keys, int Step>
+struct StagedScoreGradients<float, Keys, Step>
+    : ProbabilityTile<float, Step, Keys> {
+  using Tile = tile::SharedTile<float, Keys, Step>;
+  __device__ __forceinline__ Tile staged_gradients() { return Tile{this->p}; }
 };
 
-/// dV (if `Values`) and dK (if `Keys`) of 64 keys from j0 of key head g in
-/// entry b, whose queries and keys are `queryRows` and `keyRows` of the
-/// tensors: one pass over the query tiles that see them.
-template <typename T, int D, int E, bool Causal, tile::Alignment Views,
-          bool Values, bool Keys>
-__device__ void key_pass(const BackwardParams<T> &p, int b, int g, int j0,
-                         Rows queryRows, Rows keyRows) {
-  using Shared = KeyGradientShared<T, D, E>;
-  constexpr int BQ = Shared::kQueries;
+/// The sm_80 block's shared memory: its keys and values, two stages of a
+/// step's queries and dO, and the staged dSᵀ.
+template <typename T, int D, int E, int Keys, int Step = kGradientStep<T, D, E>>
+struct GradientShared : StagedScoreGradients<T, Keys, Step> {
+  static constexpr int kD = (D + 15) / 16 * 16, kE = (E + 15) / 16 * 16;
+  static constexpr int kKeys = Keys, kStep = Step;
+  using Heads = tile::SharedTile<T, Keys, kD>;
+  using Values = tile::SharedTile<T, Keys, kE>;
+  using StepHeads = tile::SharedTile<T, Step, kD>;
+  using StepValues = tile::SharedTile<T, Step, kE>;
+  alignas(16) T k[Heads::kElements];
+  alignas(16) T v[Values::kElements];
+  alignas(16) T q[2][StepHeads::kElements];
+  alignas(16) T d_o[2][StepValues::kElements];
+};
+
+/// Adds step i's dS·K over the block's keys to dQ's f32 sum: the step's
+/// queries by D in 16-row tiles the warps take in turn, A the staged dSᵀ
+/// (read transposed), B the resident keys; `Deterministic`, once the key
+/// tiles before this one that see the query tile have added theirs (its
+/// semaphore counts them). Block-collective; starts on a barrier (dSᵀ is
+/// staged), ends on one when deterministic.
+template <bool Deterministic, int D, typename Shared, typename T, int Step>
+__device__ __forceinline__ void
+add_step_query_gradients(const BackwardParams<T> &p,
+                         const BackwardUnit<Step> &u, int i, Shared *shared,
+                         int *semaphores) {
+  constexpr int kWarps = Shared::kKeys / 16;
+  constexpr int kWidth = query_gradient_columns(Shared::kD, Step, kWarps);
+  constexpr int kRowTiles = Step / 16, kTiles = kRowTiles * Shared::kD / kWidth;
+  const int head = u.stepHead(i);
+  int *semaphore = nullptr;
+  if constexpr (Deterministic) {
+    semaphore = &semaphores[dq_semaphore<1>(p.forward, u, head,
+                                            u.stepRow0(i) / Step, 0)];
+    if (threadIdx.x == 0)
+      arch::wait_until_equal(semaphore, key_tile_place<Shared::kKeys>(u, i));
+  }
+  __syncthreads();
+  const auto ds = shared->staged_gradients();
+  const typename Shared::Heads keys{shared->k};
+  for (int n = threadIdx.x / 32; n < kTiles; n += kWarps) {
+    const int row0 = 16 * (n % kRowTiles), col0 = kWidth * (n / kRowTiles);
+    tile::WarpTile<T, 16, kWidth> dq;
+    dq.clear();
+#pragma unroll
+    for (int k0 = 0; k0 < Shared::kKeys; k0 += 16)
+      dq.template mma<tile::BLayout::KN, tile::ALayout::KM>(ds, row0, k0, keys,
+                                                            col0, k0);
+    add_to_query_gradients<D, Deterministic>(p, u, head, u.stepRow0(i) + row0,
+                                             col0, dq);
+  }
+  if constexpr (Deterministic) {
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0)
+      arch::release_increment(semaphore);
+  }
+}
+
+/// One pass of unit u's block over the query tiles that see its keys (a
+/// step each, over each query head of the group in turn): Sᵀ = K Qᵀ and
+/// Pᵀ again from the saved lse, then dV += Pᵀ dO (if `Values`); dPᵀ = V
+/// dOᵀ and scale·dSᵀ, then dK += dSᵀ Q and dQ's share dS K (if
+/// `KeyGradients`). A warp owns 16 of the keys.
+template <typename T, int D, int E, int Keys, bool Causal,
+          tile::Alignment Views, bool Deterministic, bool Values,
+          bool KeyGradients, int Step>
+__device__ void gradient_pass(const BackwardParams<T> &p,
+                              const BackwardUnit<Step> &u, int *semaphores) {
+  using Shared = GradientShared<T, D, E, Keys>;
+  static_assert(Shared::kStep == Step, "the unit's steps are the block's");
   RUDNN_DYNAMIC_SHARED(Shared, shared);
   const ForwardParams<T> &f = p.forward;
-  const int warp = threadIdx.x / 32, group = f.heads / f.kv_heads;
-  const int queryCount = queryRows.count;
-  const KeyBounds bounds =
-      KeyBounds::of(f, b, Causal, queryCount, keyRows.count);
-  int firstTile, tiles;
-  bounds.query_tiles(j0, kBackwardRows, BQ, queryCount, firstTile, tiles);
-  const int keyCount = bounds.length - j0 < kBackwardRows
-                           ? (bounds.length > j0 ? bounds.length - j0 : 0)
-                           : kBackwardRows;
-  const int k0 = keyRows.first + j0; // the block's first key row
+  const int warp = threadIdx.x / 32;
+  const int left = u.bounds.length - u.row0;
+  const int keyCount = left < Keys ? (left > 0 ? left : 0) : Keys;
   const typename Shared::Heads keys{shared->k};
   const typename Shared::Values values{shared->v};
-  const auto staging = staging_of<T, BQ>(shared);
+  const auto staging = staging_of<T>(shared);
   tile::WarpTile<T, 16, Shared::kD> dk;
   tile::WarpTile<T, 16, Shared::kE> dv;
   dk.clear();
   dv.clear();
-  // Steps run over the group's heads, each over its query tiles.
-  auto head = [&](int step) { return g * group + step / tiles; };
-  auto first = [&](int step) { return (firstTile + step % tiles) * BQ; };
   tile::two_stage_pipeline(
-      tiles * group,
-      [&](int step, int stage) {
-        if (step == 0) {
-          tile::load_tile_async<Views>(keys, f.k + f.k_strides.offset(b, k0, g),
-                                       f.k_strides.time, keyCount, D);
-          if constexpr (Keys) // dV needs no dP, so no V
-            tile::load_tile_async<Views>(values,
-                                         f.v + f.v_strides.offset(b, k0, g),
-                                         f.v_strides.time, keyCount, E);
+      u.steps(),
+      [&](int i, int stage) {
+        if (i == 0) {
+          tile::load_tile_async<Views>(
+              keys, f.k + f.k_strides.offset(u.b, u.residentRow(), u.head),
+              f.k_strides.time, keyCount, D);
+          if constexpr (KeyGradients) // dV needs no dP, so no V
+            tile::load_tile_async<Views>(
+                values, f.v + f.v_strides.offset(u.b, u.residentRow(), u.head),
+                f.v_strides.time, keyCount, E);
         }
-        const int h = head(step), i0 = first(step);
-        const int rows = queryCount - i0 < BQ ? queryCount - i0 : BQ;
-        const int row = queryRows.first + i0;
+        const int h = u.stepHead(i), row = u.stepRow(i);
+        const int rest = u.queryRows.count - u.stepRow0(i);
+        const int rows = rest < Step ? rest : Step;
         tile::load_tile_async<Views>(
-            typename Shared::QueryHeads{shared->q[stage]},
-            f.q + f.q_strides.offset(b, row, h), f.q_strides.time, rows, D);
+            typename Shared::StepHeads{shared->q[stage]},
+            f.q + f.q_strides.offset(u.b, row, h), f.q_strides.time, rows, D);
         tile::load_tile_async<Views>(
-            typename Shared::QueryValues{shared->d_o[stage]},
-            p.d_o + p.d_o_strides.offset(b, row, h), p.d_o_strides.time, rows,
+            typename Shared::StepValues{shared->d_o[stage]},
+            p.d_o + p.d_o_strides.offset(u.b, row, h), p.d_o_strides.time, rows,
             E);
       },
-      [&](int step, int stage) {
-        const typename Shared::QueryHeads queries{shared->q[stage]};
-        const typename Shared::QueryValues d_o{shared->d_o[stage]};
-        tile::WarpTile<T, 16, BQ> scores, dp;
+      [&](int i, int stage) {
+        const typename Shared::StepHeads queries{shared->q[stage]};
+        const typename Shared::StepValues d_o{shared->d_o[stage]};
+        tile::WarpTile<T, 16, Step> scores, dp;
         scores.clear();
         dp.clear();
 #pragma unroll
         for (int c = 0; c < Shared::kD; c += 16) // Sᵀ = K Qᵀ
           scores.template mma<tile::BLayout::NK>(keys, 16 * warp, queries, 0,
                                                  c);
-        if constexpr (Keys) {
+        if constexpr (KeyGradients) {
 #pragma unroll
           for (int c = 0; c < Shared::kE; c += 16) // dPᵀ = V dOᵀ
             dp.template mma<tile::BLayout::NK>(values, 16 * warp, d_o, 0, c);
         }
-        probabilities_and_gradients<true>(scores, dp, p, bounds, b, head(step),
-                                          queryRows, j0 + 16 * warp,
-                                          first(step));
+        probabilities_and_gradients<true>(scores, dp, p, u.bounds, u.b,
+                                          u.stepHead(i), u.queryRows,
+                                          u.row0 + 16 * warp, u.stepRow0(i));
         if constexpr (Values)
           add_product(dv, scores, d_o, staging); // dV += Pᵀ dO
-        if constexpr (Keys)
+        if constexpr (KeyGradients) {
           add_product(dk, dp, queries, staging); // dK += scale·dSᵀ Q
-      });
-  if constexpr (Keys)
-    store_gradient_rows<D>(p.dk, p.dk_strides, dk, b, g, j0 + 16 * warp,
-                           keyRows);
-  if constexpr (Values)
-    store_gradient_rows<E>(p.dv, p.dv_strides, dv, b, g, j0 + 16 * warp,
-                           keyRows);
-}
-
-/// dK and dV of 64 keys from j0 of key head g in entry b: in one pass, or
-/// in two (dV, then dK) where their accumulators would not fit together.
-template <typename T, int D, int E, bool Causal, tile::Alignment Views>
-__device__ void key_block(const BackwardParams<T> &p, int b, int g, int j0,
-                          Rows queryRows, Rows keyRows) {
-  if constexpr (kSplitKeyGradients<D, E>) {
-    key_pass<T, D, E, Causal, Views, true, false>(p, b, g, j0, queryRows,
-                                                  keyRows);
-    __syncthreads(); // the shared tiles are the second pass's
-    key_pass<T, D, E, Causal, Views, false, true>(p, b, g, j0, queryRows,
-                                                  keyRows);
-  } else {
-    key_pass<T, D, E, Causal, Views, true, true>(p, b, g, j0, queryRows,
-                                                 keyRows);
-  }
-}
-
-/// `block(b, head, row0, queryRows, keyRows)` for each 64-row tile of the
-/// grid: of keys per key head (ByKeys), or of queries per head.
-template <bool ByKeys, bool Packed, typename T, typename Block>
-__device__ void for_each_gradient_block(const BackwardParams<T> &p,
-                                        Block block) {
-  for_each_block<kBackwardRows, Packed, ByKeys>(
-      p.forward, ByKeys ? p.forward.kv_heads : p.forward.heads,
-      [&](int b, int head, int row0, Rows queryRows, Rows keyRows) {
-        block(b, head, row0, queryRows, keyRows);
-        if constexpr (Packed) // the shared tiles are the next tile's
-          __syncthreads();
-      });
-}
-
-/// dK and dV: a block per 64 keys of one key head (see for_each_block),
-/// 128 threads.
-template <typename T, int D, int E, bool Causal, bool Packed = false,
-          tile::Alignment Views = tile::Alignment::Checked>
-__device__ void key_gradients(const BackwardParams<T> &p) {
-  for_each_gradient_block</*ByKeys=*/true, Packed>(
-      p, [&](int b, int head, int row0, Rows queryRows, Rows keyRows) {
-        key_block<T, D, E, Causal, Views>(p, b, head, row0, queryRows, keyRows);
-      });
-}
-
-/// The query-gradient block's shared memory: its queries and dO, two
-/// stages of BK keys and values, and for f32 the staging of dS.
-template <typename T, int D, int E, int BK = kQueryGradientKeys<T, D, E>>
-struct QueryGradientShared : ProbabilityTile<T, BK> {
-  static constexpr int kD = (D + 15) / 16 * 16, kE = (E + 15) / 16 * 16;
-  static constexpr int kKeys = BK;
-  using Heads = tile::SharedTile<T, kBackwardRows, kD>;
-  using Values = tile::SharedTile<T, kBackwardRows, kE>;
-  using KeyHeads = tile::SharedTile<T, BK, kD>;
-  using KeyValues = tile::SharedTile<T, BK, kE>;
-  alignas(16) T q[Heads::kElements];
-  alignas(16) T d_o[Values::kElements];
-  alignas(16) T k[2][KeyHeads::kElements];
-  alignas(16) T v[2][KeyValues::kElements];
-};
-
-/// dQ of 64 queries from q0 of head h in entry b, whose queries and keys
-/// are `queryRows` and `keyRows` of the tensors.
-template <typename T, int D, int E, bool Causal, tile::Alignment Views>
-__device__ void query_block(const BackwardParams<T> &p, int b, int h, int q0,
-                            Rows queryRows, Rows keyRows) {
-  using Shared = QueryGradientShared<T, D, E>;
-  constexpr int BK = Shared::kKeys;
-  RUDNN_DYNAMIC_SHARED(Shared, shared);
-  const ForwardParams<T> &f = p.forward;
-  const int warp = threadIdx.x / 32;
-  const int hk = h / (f.heads / f.kv_heads);
-  const int queryCount = queryRows.count;
-  const KeyBounds bounds =
-      KeyBounds::of(f, b, Causal, queryCount, keyRows.count);
-  const int blockRows =
-      queryCount - q0 < kBackwardRows ? queryCount - q0 : kBackwardRows;
-  const int row = queryRows.first + q0; // the block's first query row
-  int firstTile, tiles;
-  bounds.tiles(q0, blockRows, BK, firstTile, tiles);
-  const typename Shared::Heads queries{shared->q};
-  const typename Shared::Values d_o{shared->d_o};
-  const auto staging = staging_of<T, BK>(shared);
-  tile::WarpTile<T, 16, Shared::kD> dq;
-  dq.clear();
-  tile::two_stage_pipeline(
-      tiles,
-      [&](int step, int stage) {
-        if (step == 0) {
-          tile::load_tile_async<Views>(queries,
-                                       f.q + f.q_strides.offset(b, row, h),
-                                       f.q_strides.time, blockRows, D);
-          tile::load_tile_async<Views>(d_o,
-                                       p.d_o + p.d_o_strides.offset(b, row, h),
-                                       p.d_o_strides.time, blockRows, E);
+          if constexpr (sizeof(T) == 2) {        // f32's is staged already
+            const auto staged = shared->staged_gradients();
+            dp.for_each_pair([&](int r, int c, float first, float second) {
+              tile::store_pair(staged, 16 * warp + r, c, first, second);
+            });
+          }
+          add_step_query_gradients<Deterministic, D>(p, u, i, shared,
+                                                     semaphores);
         }
-        const int j0 = (firstTile + step) * BK;
-        const int rows = bounds.length - j0 < BK ? bounds.length - j0 : BK;
-        const int key = keyRows.first + j0;
-        tile::load_tile_async<Views>(
-            typename Shared::KeyHeads{shared->k[stage]},
-            f.k + f.k_strides.offset(b, key, hk), f.k_strides.time, rows, D);
-        tile::load_tile_async<Views>(
-            typename Shared::KeyValues{shared->v[stage]},
-            f.v + f.v_strides.offset(b, key, hk), f.v_strides.time, rows, E);
-      },
-      [&](int step, int stage) {
-        const typename Shared::KeyHeads keys{shared->k[stage]};
-        const typename Shared::KeyValues values{shared->v[stage]};
-        const int j0 = (firstTile + step) * BK;
-        tile::WarpTile<T, 16, BK> scores, dp;
-        scores.clear();
-        dp.clear();
-#pragma unroll
-        for (int c = 0; c < Shared::kD; c += 16) // S = Q Kᵀ
-          scores.template mma<tile::BLayout::NK>(queries, 16 * warp, keys, 0,
-                                                 c);
-#pragma unroll
-        for (int c = 0; c < Shared::kE; c += 16) // dP = dO Vᵀ
-          dp.template mma<tile::BLayout::NK>(d_o, 16 * warp, values, 0, c);
-        probabilities_and_gradients<false>(scores, dp, p, bounds, b, h,
-                                           queryRows, q0 + 16 * warp, j0);
-        add_product(dq, dp, keys, staging); // dQ += scale·dS K
       });
-  store_gradient_rows<D>(p.dq, p.dq_strides, dq, b, h, q0 + 16 * warp,
-                         queryRows);
+  const int row0 = u.row0 + 16 * warp;
+  if constexpr (KeyGradients)
+    store_gradient_rows<D>(p.dk, p.dk_strides, dk, u.b, u.head, row0,
+                           u.keyRows);
+  if constexpr (Values)
+    store_gradient_rows<E>(p.dv, p.dv_strides, dv, u.b, u.head, row0,
+                           u.keyRows);
 }
 
-/// dQ: a block per 64 queries of one head (see for_each_block), 128
-/// threads.
-template <typename T, int D, int E, bool Causal, bool Packed = false,
-          tile::Alignment Views = tile::Alignment::Checked>
-__device__ void query_gradients(const BackwardParams<T> &p) {
-  for_each_gradient_block</*ByKeys=*/false, Packed>(
-      p, [&](int b, int head, int row0, Rows queryRows, Rows keyRows) {
-        query_block<T, D, E, Causal, Views>(p, b, head, row0, queryRows,
-                                            keyRows);
-      });
+/// The gradients in one pass over each key tile on sm_80 (FlashAttention-
+/// 2's organisation): a block of 2·Keys threads per `Keys` keys (128 or
+/// 64) of one key head, grid as for_each_block gives it, walks the query
+/// tiles that see them, forms S and dP once (twice for S where dK and dV
+/// do not fit a warp's registers together, kSplitKeyGradients), keeps dK
+/// and dV in registers, and adds dS K to dQ's f32 sum (zeroed before the
+/// launch; a second kernel converts it) with reductions. `Deterministic`:
+/// a cooperative grid of any size takes the units in turn, and each query
+/// tile's shares are added in ascending key tile order, counted by
+/// `semaphores` (zeroed before the launch; dq_semaphore's index).
+template <typename T, int D, int E, int Keys, bool Causal, bool Packed = false,
+          tile::Alignment Views = tile::Alignment::Checked,
+          bool Deterministic = false>
+__device__ void gradients(const BackwardParams<T> &p,
+                          int *semaphores = nullptr) {
+  constexpr int Step = kGradientStep<T, D, E>;
+  for_each_unit<Keys, Step, Causal, Packed,
+                Deterministic>(p.forward, [&](const BackwardUnit<Step> &u) {
+    if constexpr (kSplitKeyGradients<D, E>) {
+      gradient_pass<T, D, E, Keys, Causal, Views, Deterministic, true, false>(
+          p, u, semaphores);
+      gradient_pass<T, D, E, Keys, Causal, Views, Deterministic, false, true>(
+          p, u, semaphores);
+    } else {
+      gradient_pass<T, D, E, Keys, Causal, Views, Deterministic, true, true>(
+          p, u, semaphores);
+    }
+  });
 }
 
 } // namespace attention

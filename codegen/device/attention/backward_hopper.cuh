@@ -32,6 +32,9 @@ inline constexpr int kHopperBackwardStep = 64;
 template <int D, int E>
 inline constexpr bool kWideBackward = D > 128 || E > 128;
 
+/// The Hopper kernel's units: steps of 64 queries.
+using HopperUnit = BackwardUnit<kHopperBackwardStep>;
+
 /// A warp's 16 rows of a step's scores or dP.
 template <typename T>
 using StepTile = tile::WarpTile<T, 16, kHopperBackwardStep>;
@@ -64,88 +67,6 @@ struct HopperBackwardShared
   HopperBarriers<> barriers;
 };
 
-/// One block's unit of work: the keys from row0 of key head `head` in
-/// entry b, and the query tiles that see some of them: `count` from tile
-/// `first`, over each of the `group` query heads that share the keys.
-struct BackwardUnit {
-  int b, head, row0;
-  Rows queryRows, keyRows;
-  KeyBounds bounds;
-  int first, count, group;
-
-  __device__ __forceinline__ int steps() const { return count * group; }
-  /// The keys' tensor row, and step i's query head and first query within
-  /// the entry and in the tensor.
-  __device__ __forceinline__ int residentRow() const {
-    return keyRows.first + row0;
-  }
-  __device__ __forceinline__ int stepHead(int i) const {
-    return head * group + i / count;
-  }
-  __device__ __forceinline__ int stepRow0(int i) const {
-    return (first + i % count) * kHopperBackwardStep;
-  }
-  __device__ __forceinline__ int stepRow(int i) const {
-    return queryRows.first + stepRow0(i);
-  }
-};
-
-/// The unit of KeyRows keys from row0 of key head `head` in entry b.
-template <int KeyRows, bool Causal, typename T>
-__device__ __forceinline__ BackwardUnit unit_of(const ForwardParams<T> &f,
-                                                int b, int head, int row0,
-                                                Rows queryRows, Rows keyRows) {
-  BackwardUnit u{b,
-                 head,
-                 row0,
-                 queryRows,
-                 keyRows,
-                 KeyBounds::of(f, b, Causal, queryRows.count, keyRows.count),
-                 0,
-                 0,
-                 f.heads / f.kv_heads};
-  u.bounds.query_tiles(row0, KeyRows, kHopperBackwardStep, queryRows.count,
-                       u.first, u.count);
-  return u;
-}
-
-/// Calls visit(unit) for each unit of this block, in the same order for the
-/// producer and the consumers (a whole warp calls it): as for_each_block
-/// gives them, or, `Persistent`, the units in turn over a grid of any
-/// size (each block's in ascending order of (key head, entry, key tile)).
-template <int KeyRows, bool Causal, bool Packed, bool Persistent = false,
-          typename T, typename Visit>
-__device__ __forceinline__ void for_each_unit(const ForwardParams<T> &f,
-                                              Visit visit) {
-  constexpr int kRows = KeyRows;
-  if constexpr (!Persistent) {
-    for_each_block<kRows, Packed, /*ByKeys=*/true>(
-        f, f.kv_heads,
-        [&](int b, int head, int row0, Rows queryRows, Rows keyRows) {
-          visit(unit_of<kRows, Causal>(f, b, head, row0, queryRows, keyRows));
-        });
-  } else if constexpr (!Packed) {
-    const int tiles = (f.keys + kRows - 1) / kRows;
-    const int units = tiles * f.batch * f.kv_heads;
-    for (int n = blockIdx.x; n < units; n += gridDim.x) {
-      const int head = n / tiles % f.kv_heads, b = n / tiles / f.kv_heads;
-      visit(unit_of<kRows, Causal>(f, b, head, n % tiles * kRows,
-                                   Rows{0, f.queries}, Rows{0, f.keys}));
-    }
-  } else {
-    for (int head = 0; head < f.kv_heads; ++head)
-      for (int tile = blockIdx.x;; tile += gridDim.x) {
-        int b = 0, row0 = 0;
-        if (!packed_query_tile<kRows>(f.cu_seqlens_k, f.batch, f.keys, tile, b,
-                                      row0))
-          break;
-        visit(unit_of<kRows, Causal>(f, b, head, row0,
-                                     packed_rows(f.cu_seqlens_q, b, f.queries),
-                                     packed_rows(f.cu_seqlens_k, b, f.keys)));
-      }
-  }
-}
-
 /// The producer thread: each unit's keys and values, then its steps'
 /// queries and dO, from their tensor maps.
 template <bool Causal, bool Packed, bool Persistent, typename T, int D, int E>
@@ -161,8 +82,8 @@ produce_backward(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
                      kStepValueBytes = kE * Shared::kStep * 64 * sizeof(T);
   const bool leader = threadIdx.x == 0;
   int step = 0, units = 0; // steps and units so far
-  for_each_unit<Shared::kRows, Causal, Packed, Persistent>(
-      p.forward, [&](const BackwardUnit &u) {
+  for_each_unit<Shared::kRows, kHopperBackwardStep, Causal, Packed, Persistent>(
+      p.forward, [&](const HopperUnit &u) {
         if (leader) {
           if (units > 0) // the consumers are done with the last keys
             arch::mbarrier_wait(&s.barriers.resident_empty, (units - 1) & 1);
@@ -211,7 +132,7 @@ __device__ __forceinline__ const T (*rows_from(const T (*tile)[Block],
 template <typename T, int D, int E, typename Tile>
 __device__ __forceinline__ void
 step_probabilities(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
-                   const BackwardUnit &u, int i, int step, int keys0,
+                   const HopperUnit &u, int i, int step, int keys0,
                    int queries0, Tile &scores, Tile &dp) {
   using Shared = HopperBackwardShared<T, D, E>;
   const int stage = step & 1;
@@ -270,22 +191,6 @@ __device__ __forceinline__ void stage_score_gradients(const Tile &dp, T *staged,
   arch::fence_proxy_async_shared();
 }
 
-/// The semaphore of 64-column block c of dQ's query tile m (64 queries of
-/// head h in unit u's entry): padded (entry, head, tile), packed (head,
-/// tile of the packed rows counted from the entry's first whole tile, plus
-/// the entry's index, which keeps the entries' tiles apart).
-template <int DBlocks, typename T>
-__device__ __forceinline__ int dq_semaphore(const ForwardParams<T> &f,
-                                            const BackwardUnit &u, int h, int m,
-                                            int c) {
-  const int tiles = (f.queries + kHopperBackwardStep - 1) / kHopperBackwardStep;
-  const int tile = f.cu_seqlens_q
-                       ? h * (tiles + f.batch + 1) +
-                             u.queryRows.first / kHopperBackwardStep + u.b + m
-                       : (u.b * f.heads + h) * tiles + m;
-  return tile * DBlocks + c;
-}
-
 /// This warpgroup's share of dQ for step i of unit u: dS·K over the
 /// block's keys (A the staged dSᵀ, B the resident keys, both MN-major)
 /// for the 64-column blocks of D that fall to it (the warpgroups take the
@@ -295,24 +200,13 @@ __device__ __forceinline__ int dq_semaphore(const ForwardParams<T> &f,
 template <bool Deterministic, typename T, int D, int E>
 __device__ __forceinline__ void
 add_query_gradients(const BackwardParams<T> &p,
-                    const HopperBackwardShared<T, D, E> &s,
-                    const BackwardUnit &u, int i, int step, int *semaphores) {
+                    const HopperBackwardShared<T, D, E> &s, const HopperUnit &u,
+                    int i, int step, int *semaphores) {
   using Shared = HopperBackwardShared<T, D, E>;
   const int warp = threadIdx.x / 32 % 4, group = threadIdx.x / 128 - 1;
   const bool leader = threadIdx.x % 128 == 0;
   const T *ds = s.ds[step & 1];
   const int query0 = u.stepRow0(i) + 16 * warp, head = u.stepHead(i);
-  // Deterministic: this key tile's place among those that see the step's
-  // query tile, which is when its semaphores let it add (found where used:
-  // a register held across the step would spill).
-  auto place = [&] {
-    const int rows = u.queryRows.count - u.stepRow0(i);
-    int first = 0, count = 0;
-    u.bounds.tiles(u.stepRow0(i),
-                   rows < kHopperBackwardStep ? rows : kHopperBackwardStep,
-                   Shared::kRows, first, count);
-    return u.row0 / Shared::kRows - first;
-  };
 #pragma unroll
   for (int c = 0; c < Shared::kDBlocks; ++c) {
     if ((step * Shared::kDBlocks + c) % 2 != group)
@@ -335,23 +229,10 @@ add_query_gradients(const BackwardParams<T> &p,
       semaphore = &semaphores[dq_semaphore<Shared::kDBlocks>(
           p.forward, u, head, u.stepRow0(i) / kHopperBackwardStep, c)];
       if (leader)
-        arch::wait_until_equal(semaphore, place());
+        arch::wait_until_equal(semaphore, key_tile_place<Shared::kRows>(u, i));
       arch::named_barrier_sync(kDeterministicBarrier + group, 128);
     }
-    dq.for_each_pair([&](int r, int col, float first, float second) {
-      const int query = query0 + r, d = 64 * c + col;
-      if (query >= u.queryRows.count || d >= D)
-        return;
-      float *to =
-          p.dq_accum +
-          p.dq_accum_strides.offset(u.b, u.queryRows.first + query, head) + d;
-      if constexpr (Deterministic) {
-        to[0] += first;
-        to[1] += second;
-      } else {
-        arch::reduce_add_pair(to, first, second);
-      }
-    });
+    add_to_query_gradients<D, Deterministic>(p, u, head, query0, 64 * c, dq);
     if constexpr (Deterministic) {
       __threadfence();
       arch::named_barrier_sync(kDeterministicBarrier + group, 128);
@@ -373,35 +254,35 @@ __device__ __forceinline__ void consume_narrow(const BackwardParams<T> &p,
   using Shared = HopperBackwardShared<T, D, E>;
   const int warp = threadIdx.x / 32 % 4, group = threadIdx.x / 128 - 1;
   int step = 0, units = 0;
-  for_each_unit<Shared::kRows, Causal, Packed, Deterministic>(
-      p.forward, [&](const BackwardUnit &u) {
-        const int keys0 = 64 * group; // the warpgroup's, in the block
-        tile::WarpTile<T, 16, 64 * Shared::kDBlocks> dk;
-        tile::WarpTile<T, 16, 64 * Shared::kEBlocks> dv;
-        StepTile<T> scores, dp;
-        arch::mbarrier_wait(&s.barriers.resident_full, units & 1);
-        dv.clear();
-        dk.clear();
-        for (int i = 0; i < u.steps(); ++i, ++step) {
-          step_probabilities(p, s, u, i, step, keys0, 0, scores, dp);
-          stage_score_gradients(dp, s.ds[step & 1], keys0 + 16 * warp);
-          arch::named_barrier_sync(kStagedGradientsBarrier, 256);
-          wgmma_ab(dv, scores, s.step_values[step & 1]); // dV += Pᵀ dO
-          wgmma_ab(dk, dp, s.step_heads[step & 1]);      // dK += dSᵀ Q
-          finish_step(s, step);
-          add_query_gradients<Deterministic>(p, s, u, i, step, semaphores);
-        }
-        release_resident(s);
-        // The block's first key of this warp's 16, found again: held over
-        // the steps it would take a register.
-        const int row0 =
-            u.row0 + 64 * (threadIdx.x / 128 - 1) + 16 * (threadIdx.x / 32 % 4);
-        store_gradient_rows<E>(p.dv, p.dv_strides, dv, u.b, u.head, row0,
-                               u.keyRows);
-        store_gradient_rows<D>(p.dk, p.dk_strides, dk, u.b, u.head, row0,
-                               u.keyRows);
-        ++units;
-      });
+  for_each_unit<Shared::kRows, kHopperBackwardStep, Causal, Packed,
+                Deterministic>(p.forward, [&](const HopperUnit &u) {
+    const int keys0 = 64 * group; // the warpgroup's, in the block
+    tile::WarpTile<T, 16, 64 * Shared::kDBlocks> dk;
+    tile::WarpTile<T, 16, 64 * Shared::kEBlocks> dv;
+    StepTile<T> scores, dp;
+    arch::mbarrier_wait(&s.barriers.resident_full, units & 1);
+    dv.clear();
+    dk.clear();
+    for (int i = 0; i < u.steps(); ++i, ++step) {
+      step_probabilities(p, s, u, i, step, keys0, 0, scores, dp);
+      stage_score_gradients(dp, s.ds[step & 1], keys0 + 16 * warp);
+      arch::named_barrier_sync(kStagedGradientsBarrier, 256);
+      wgmma_ab(dv, scores, s.step_values[step & 1]); // dV += Pᵀ dO
+      wgmma_ab(dk, dp, s.step_heads[step & 1]);      // dK += dSᵀ Q
+      finish_step(s, step);
+      add_query_gradients<Deterministic>(p, s, u, i, step, semaphores);
+    }
+    release_resident(s);
+    // The block's first key of this warp's 16, found again: held over
+    // the steps it would take a register.
+    const int row0 =
+        u.row0 + 64 * (threadIdx.x / 128 - 1) + 16 * (threadIdx.x / 32 % 4);
+    store_gradient_rows<E>(p.dv, p.dv_strides, dv, u.b, u.head, row0,
+                           u.keyRows);
+    store_gradient_rows<D>(p.dk, p.dk_strides, dk, u.b, u.head, row0,
+                           u.keyRows);
+    ++units;
+  });
 }
 
 /// Of a gradient `Width` wide, the columns warpgroup `Group` of the wide
@@ -448,41 +329,39 @@ __device__ __forceinline__ void consume_wide(const BackwardParams<T> &p,
                 kEColumns = kWideColumns<E, Group>;
   const int warp = threadIdx.x / 32 % 4;
   int step = 0, units = 0;
-  for_each_unit<Shared::kRows, Causal, Packed, Deterministic>(
-      p.forward, [&](const BackwardUnit &u) {
-        tile::WarpTile<T, 16, kDColumns ? kDColumns : 16> dk;
-        tile::WarpTile<T, 16, kEColumns ? kEColumns : 16> dv;
-        tile::WarpTile<T, 16, kHopperBackwardStep / 2> scores, dp;
-        arch::mbarrier_wait(&s.barriers.resident_full, units & 1);
-        dv.clear();
-        dk.clear();
-        for (int i = 0; i < u.steps(); ++i, ++step) {
-          const int stage = step & 1;
-          step_probabilities(p, s, u, i, step, 0, 32 * Group, scores, dp);
-          stage_score_gradients(scores, s.probabilities[stage], 16 * warp,
-                                32 * Group);
-          stage_score_gradients(dp, s.ds[stage], 16 * warp, 32 * Group);
-          arch::named_barrier_sync(kStagedGradientsBarrier, 256);
-          if constexpr (kEColumns > 0) // dV += Pᵀ dO
-            wgmma_staged_ab(dv, s.probabilities[stage],
-                            s.step_values[stage][2 * Group]);
-          if constexpr (kDColumns > 0) // dK += dSᵀ Q
-            wgmma_staged_ab(dk, s.ds[stage], s.step_heads[stage][2 * Group]);
-          finish_step(s, step);
-          add_query_gradients<Deterministic>(p, s, u, i, step, semaphores);
-        }
-        release_resident(s);
-        const int row0 = u.row0 + 16 * warp;
-        if constexpr (kEColumns > 0)
-          store_gradient_rows<E - 128 * Group>(p.dv + 128 * Group, p.dv_strides,
-                                               dv, u.b, u.head, row0,
-                                               u.keyRows);
-        if constexpr (kDColumns > 0)
-          store_gradient_rows<D - 128 * Group>(p.dk + 128 * Group, p.dk_strides,
-                                               dk, u.b, u.head, row0,
-                                               u.keyRows);
-        ++units;
-      });
+  for_each_unit<Shared::kRows, kHopperBackwardStep, Causal, Packed,
+                Deterministic>(p.forward, [&](const HopperUnit &u) {
+    tile::WarpTile<T, 16, kDColumns ? kDColumns : 16> dk;
+    tile::WarpTile<T, 16, kEColumns ? kEColumns : 16> dv;
+    tile::WarpTile<T, 16, kHopperBackwardStep / 2> scores, dp;
+    arch::mbarrier_wait(&s.barriers.resident_full, units & 1);
+    dv.clear();
+    dk.clear();
+    for (int i = 0; i < u.steps(); ++i, ++step) {
+      const int stage = step & 1;
+      step_probabilities(p, s, u, i, step, 0, 32 * Group, scores, dp);
+      stage_score_gradients(scores, s.probabilities[stage], 16 * warp,
+                            32 * Group);
+      stage_score_gradients(dp, s.ds[stage], 16 * warp, 32 * Group);
+      arch::named_barrier_sync(kStagedGradientsBarrier, 256);
+      if constexpr (kEColumns > 0) // dV += Pᵀ dO
+        wgmma_staged_ab(dv, s.probabilities[stage],
+                        s.step_values[stage][2 * Group]);
+      if constexpr (kDColumns > 0) // dK += dSᵀ Q
+        wgmma_staged_ab(dk, s.ds[stage], s.step_heads[stage][2 * Group]);
+      finish_step(s, step);
+      add_query_gradients<Deterministic>(p, s, u, i, step, semaphores);
+    }
+    release_resident(s);
+    const int row0 = u.row0 + 16 * warp;
+    if constexpr (kEColumns > 0)
+      store_gradient_rows<E - 128 * Group>(p.dv + 128 * Group, p.dv_strides, dv,
+                                           u.b, u.head, row0, u.keyRows);
+    if constexpr (kDColumns > 0)
+      store_gradient_rows<D - 128 * Group>(p.dk + 128 * Group, p.dk_strides, dk,
+                                           u.b, u.head, row0, u.keyRows);
+    ++units;
+  });
 }
 
 /// The gradients in one pass over each key tile: a block per 128 keys of

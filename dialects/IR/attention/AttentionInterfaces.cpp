@@ -562,16 +562,21 @@ LogicalResult AttentionCombineOp::verify() {
 
 namespace {
 
-/// Without `wgmma`, block_rows is 64: the sm_80 gradient kernels. With
-/// it, the Hopper kernel (16-bit inputs, head dims up to 256), whose
-/// blocks take hopperAttentionBackwardRows keys.
+/// Without `wgmma`, the sm_80 kernel: block_rows 64, or 128 for 16-bit
+/// inputs with head dims to 128. With it, the Hopper kernel (16-bit
+/// inputs, head dims up to 256), whose blocks take
+/// hopperAttentionBackwardRows keys.
 LogicalResult checkBackwardRows(Operation *op, Value q, Value v,
                                 std::optional<int64_t> rows, bool wgmma) {
   if (!wgmma) {
-    if (rows && *rows != kBackwardBlockRows)
+    const auto [headDim, valueDim, inputBytes] = attentionDimsOf(q, v);
+    const bool wide = inputBytes == 2 && headDim <= 128 && valueDim <= 128;
+    if (rows && *rows != kBackwardBlockRows &&
+        !(wide && *rows == kBackwardWideBlockRows))
       return op->emitOpError()
-             << "'block_rows' must be " << kBackwardBlockRows
-             << " without 'wgmma' (the sm_80 kernels), got " << *rows;
+             << "'block_rows' of the sm_80 kernel must be "
+             << kBackwardBlockRows << ", or " << kBackwardWideBlockRows
+             << " for 16-bit inputs with head dims to 128, got " << *rows;
     return success();
   }
   auto queries = cast<ShapedType>(q.getType());
@@ -622,8 +627,8 @@ std::string backwardPolicy(bool wgmma, bool chosen, TargetAttr target,
                            int64_t headDim, int64_t valueDim,
                            int64_t inputBytes) {
   if (!chosen)
-    return wgmma ? "the Hopper kernel, as asked"
-                 : "the sm_80 kernels, as asked";
+    return wgmma ? "the Hopper kernel, as asked" : "the sm_80 kernel, as asked";
+  const int64_t smemPerBlock = target.getSmemPerBlock();
   if (wgmma)
     return hopperAttentionBackwardRows(headDim, valueDim) ==
                    kHopperAttentionBackwardRows
@@ -633,11 +638,18 @@ std::string backwardPolicy(bool wgmma, bool chosen, TargetAttr target,
                : "the Hopper kernel: 16-bit inputs on sm_90; D or E past "
                  "128, so 64 keys a block that both warpgroups share, each "
                  "accumulating half of dK's and dV's columns";
+  const std::string keys =
+      attentionGradientKeys(headDim, valueDim, inputBytes, smemPerBlock) ==
+              kBackwardWideBlockRows
+          ? "; 128 keys a block (16-bit inputs, D, E <= 128)"
+          : "; 64 keys a block";
   if (target.getComputeCapability() != 90)
-    return "the sm_80 kernels: the target has no wgmma";
+    return "the sm_80 kernel: the target has no wgmma" + keys;
   if (inputBytes != 2)
-    return "the sm_80 kernels: the Hopper kernel multiplies 16-bit inputs";
-  return "the sm_80 kernels: the Hopper kernel's shared memory does not fit";
+    return "the sm_80 kernel: the Hopper kernel multiplies 16-bit inputs" +
+           keys;
+  return "the sm_80 kernel: the Hopper kernel's shared memory does not fit" +
+         keys;
 }
 
 /// Fills the scale (D^-0.5) when absent, chooses the kernels (recording
@@ -661,16 +673,15 @@ LogicalResult specializeAttentionBackward(BackwardLikeOp op,
     op.setBlockRowsAttr(
         Builder(op.getContext())
             .getI64IntegerAttr(
-                op.getWgmma() ? hopperAttentionBackwardRows(headDim, valueDim)
-                              : kBackwardBlockRows));
+                op.getWgmma()
+                    ? hopperAttentionBackwardRows(headDim, valueDim)
+                    : attentionGradientKeys(headDim, valueDim, inputBytes,
+                                            target.getSmemPerBlock())));
   }
   const int64_t needed =
-      op.getWgmma()
-          ? hopperAttentionBackwardSharedBytes(headDim, valueDim)
-          : std::max(
-                attentionKeyGradientSharedBytes(headDim, valueDim, inputBytes),
-                attentionQueryGradientSharedBytes(headDim, valueDim,
-                                                  inputBytes));
+      op.getWgmma() ? hopperAttentionBackwardSharedBytes(headDim, valueDim)
+                    : attentionGradientSharedBytes(
+                          headDim, valueDim, inputBytes, *op.getBlockRows());
   if (needed > target.getSmemPerBlock())
     return op.emitOpError()
            << "the gradient blocks need " << needed
@@ -683,17 +694,16 @@ LogicalResult specializeAttentionBackward(BackwardLikeOp op,
                               .getStringAttr(backwardPolicy(
                                   op.getWgmma(), chosen, target, headDim,
                                   valueDim, inputBytes)));
-  // The deterministic Hopper kernel: one block an SM, all resident.
+  // The deterministic kernels: one block an SM, all resident.
   if (op.getDeterministic() && !op.getBlocks())
     op.setBlocksAttr(
         Builder(op.getContext()).getI64IntegerAttr(target.getSmCount()));
   return success();
 }
 
-/// The row terms, then, on Hopper (`wgmma`, views of 16-byte rows),
-/// the gradients in one pass over each key tile and dQ's conversion from
-/// its accumulator; else the key and the query gradients: three kernels
-/// either way.
+/// The row terms, the gradients in one pass over each key tile (on Hopper
+/// where `wgmma` and views of 16-byte rows, else on sm_80) and dQ's
+/// conversion from its accumulator: three kernels.
 template <typename BackwardLikeOp>
 LogicalResult decomposeAttentionBackward(BackwardLikeOp op,
                                          OpBuilder &builder) {
@@ -705,43 +715,27 @@ LogicalResult decomposeAttentionBackward(BackwardLikeOp op,
   Operation *before = op->getPrevNode();
   Value terms = builder.create<AttentionRowTermsOp>(loc, op.getLse().getType(),
                                                     op.getO(), op.getDOutput());
-  // The Hopper kernel loads its operands with TMA: 16-byte rows.
-  if (op.getWgmma() && promisesAlignedViews({op.getQ(), op.getK(), op.getV(),
-                                             op.getDOutput()})) {
-    auto dq = cast<RankedTensorType>(op.getDq().getType());
-    auto gradients = builder.create<AttentionGradientsOp>(
-        loc, op.getDk().getType(), op.getDv().getType(),
-        dq.clone(builder.getF32Type()), op.getQ(), op.getK(), op.getV(),
-        keys.lengths, keys.mask, keys.queryOffsets, keys.keyOffsets,
-        op.getLse(), terms, op.getDOutput(), op.getCausalAttr(),
-        op.getWindowLeftAttr(), op.getWindowRightAttr(), op.getSoftcapAttr(),
-        op.getScaleAttr(), op.getBlockRowsAttr(), op.getDeterministicAttr(),
-        op.getBlocksAttr());
-    op.getDq().replaceAllUsesWith(
-        builder.create<AttentionDqConvertOp>(loc, dq, gradients.getDqAccum()));
-    op.getDk().replaceAllUsesWith(gradients.getDk());
-    op.getDv().replaceAllUsesWith(gradients.getDv());
-    markAlignedViews(op, before,
-                     {op.getQ(), op.getK(), op.getV(), op.getDOutput()});
-    return success();
-  }
-  // The sm_80 kernels: their blocks are 64 rows whatever was asked.
-  IntegerAttr rows = builder.getI64IntegerAttr(kBackwardBlockRows);
-  auto keyGradients = builder.create<AttentionKeyGradientsOp>(
-      loc, op.getDk().getType(), op.getDv().getType(), op.getQ(), op.getK(),
-      op.getV(), keys.lengths, keys.mask, keys.queryOffsets, keys.keyOffsets,
-      op.getLse(), terms, op.getDOutput(), op.getCausalAttr(),
-      op.getWindowLeftAttr(), op.getWindowRightAttr(), op.getSoftcapAttr(),
-      op.getScaleAttr(), rows, UnitAttr(), IntegerAttr());
-  Value dq = builder.create<AttentionQueryGradientsOp>(
-      loc, op.getDq().getType(), op.getQ(), op.getK(), op.getV(), keys.lengths,
-      keys.mask, keys.queryOffsets, keys.keyOffsets, op.getLse(), terms,
-      op.getDOutput(), op.getCausalAttr(), op.getWindowLeftAttr(),
+  // The Hopper kernel loads its operands with TMA: 16-byte rows. Else the
+  // sm_80 kernel, over 64 keys where the Hopper kernel was asked for.
+  const bool hopper =
+      op.getWgmma() &&
+      promisesAlignedViews({op.getQ(), op.getK(), op.getV(), op.getDOutput()});
+  IntegerAttr rows = op.getWgmma() && !hopper
+                         ? builder.getI64IntegerAttr(kBackwardBlockRows)
+                         : op.getBlockRowsAttr();
+  auto dq = cast<RankedTensorType>(op.getDq().getType());
+  auto gradients = builder.create<AttentionGradientsOp>(
+      loc, op.getDk().getType(), op.getDv().getType(),
+      dq.clone(builder.getF32Type()), op.getQ(), op.getK(), op.getV(),
+      keys.lengths, keys.mask, keys.queryOffsets, keys.keyOffsets, op.getLse(),
+      terms, op.getDOutput(), op.getCausalAttr(), op.getWindowLeftAttr(),
       op.getWindowRightAttr(), op.getSoftcapAttr(), op.getScaleAttr(), rows,
-      UnitAttr(), IntegerAttr());
-  op.getDq().replaceAllUsesWith(dq);
-  op.getDk().replaceAllUsesWith(keyGradients.getDk());
-  op.getDv().replaceAllUsesWith(keyGradients.getDv());
+      hopper ? builder.getUnitAttr() : UnitAttr(), op.getDeterministicAttr(),
+      op.getBlocksAttr());
+  op.getDq().replaceAllUsesWith(
+      builder.create<AttentionDqConvertOp>(loc, dq, gradients.getDqAccum()));
+  op.getDk().replaceAllUsesWith(gradients.getDk());
+  op.getDv().replaceAllUsesWith(gradients.getDv());
   markAlignedViews(op, before,
                    {op.getQ(), op.getK(), op.getV(), op.getDOutput()});
   return success();
@@ -766,8 +760,8 @@ LogicalResult AttentionRowTermsOp::verify() {
 
 namespace {
 
-/// What both gradient primitives take: the forward's operands, lse, the
-/// row terms and dO; then their own results.
+/// What the gradient primitive takes: the forward's operands, lse, the row
+/// terms and dO; then its results.
 template <typename GradientOp>
 LogicalResult
 verifyGradients(GradientOp op, ShapeChecker &shapes,
@@ -796,9 +790,9 @@ verifyGradients(GradientOp op, ShapeChecker &shapes,
                          optionalInt(op.getWindowRight()))) ||
       failed(checkPositive(op, "softcap", op.getSoftcapAttr())) ||
       failed(checkPositive(op, "scale", op.getScaleAttr())) ||
-      failed(checkBackwardRows(
-          op, op.getQ(), op.getV(), optionalInt(op.getBlockRows()),
-          /*wgmma=*/std::is_same_v<GradientOp, AttentionGradientsOp>)) ||
+      failed(checkBackwardRows(op, op.getQ(), op.getV(),
+                               optionalInt(op.getBlockRows()),
+                               op.getWgmma())) ||
       failed(checkDeterministicGrid(op, op.getDeterministic(),
                                     optionalInt(op.getBlocks()))))
     return failure();
@@ -833,23 +827,13 @@ verifyGradients(GradientOp op, ShapeChecker &shapes,
 
 } // namespace
 
-LogicalResult AttentionKeyGradientsOp::verify() {
-  ShapeChecker shapes(*this, kAttentionStaticDims);
-  return verifyGradients(*this, shapes, {{"dk", getDk()}, {"dv", getDv()}});
-}
-
-LogicalResult AttentionQueryGradientsOp::verify() {
-  ShapeChecker shapes(*this, kAttentionStaticDims);
-  return verifyGradients(*this, shapes, {{"dq", getDq()}});
-}
-
 LogicalResult AttentionGradientsOp::verify() {
   ShapeChecker shapes(*this, kAttentionStaticDims);
   if (failed(
           verifyGradients(*this, shapes, {{"dk", getDk()}, {"dv", getDv()}})))
     return failure();
   if (!getBlockRows())
-    return emitOpError() << "is the Hopper kernel: it needs its 'block_rows'";
+    return emitOpError() << "needs its 'block_rows' (keys a block)";
   if (getDeterministic() && !getBlocks())
     return emitOpError()
            << "'deterministic' needs 'blocks', its cooperative "

@@ -108,57 +108,34 @@ int64_t mlir::rudnn::hopperAttentionBackwardSharedBytes(int64_t headDim,
   return tiles + 1024 + 1024;
 }
 
-/// attention::kStreamedRows: 64 up to head dims of 64, `resident` up to
-/// 128, past that 32 for 16-bit inputs and 16 for f32.
-static int64_t backwardStreamedRows(int64_t headDim, int64_t valueDim,
-                                    int64_t inputBytes, int64_t resident) {
+int64_t mlir::rudnn::attentionGradientStep(int64_t headDim, int64_t valueDim,
+                                           int64_t inputBytes) {
   if (headDim <= 64 && valueDim <= 64)
     return 64;
   if (headDim <= 128 && valueDim <= 128)
-    return resident;
+    return 32;
   return inputBytes == 2 ? 32 : 16;
 }
 
-int64_t mlir::rudnn::attentionKeyGradientQueries(int64_t headDim,
-                                                 int64_t valueDim,
-                                                 int64_t inputBytes) {
-  return backwardStreamedRows(headDim, valueDim, inputBytes, 32);
+int64_t mlir::rudnn::attentionGradientSharedBytes(int64_t headDim,
+                                                  int64_t valueDim,
+                                                  int64_t inputBytes,
+                                                  int64_t keys) {
+  const int64_t d = (headDim + 15) / 16 * 16, e = (valueDim + 15) / 16 * 16;
+  const int64_t step = attentionGradientStep(headDim, valueDim, inputBytes);
+  return sharedTileBytes(keys, d, inputBytes) +
+         sharedTileBytes(keys, e, inputBytes) +
+         2 * sharedTileBytes(step, d, inputBytes) +
+         2 * sharedTileBytes(step, e, inputBytes) +
+         sharedTileBytes(keys, step, inputBytes);
 }
 
-int64_t mlir::rudnn::attentionQueryGradientKeys(int64_t headDim,
-                                                int64_t valueDim,
-                                                int64_t inputBytes) {
-  return backwardStreamedRows(headDim, valueDim, inputBytes, 64);
-}
-
-/// The shared memory of a backward kernel that holds 64 rows of its own
-/// (keys or queries) and streams `streamed` rows of the other side through
-/// two stages; f32 inputs also stage dS.
-static int64_t backwardSharedBytes(int64_t headDim, int64_t valueDim,
-                                   int64_t inputBytes, int64_t streamed) {
-  const int64_t keys = (headDim + 15) / 16 * 16,
-                values = (valueDim + 15) / 16 * 16;
-  int64_t bytes = sharedTileBytes(64, keys, inputBytes) +
-                  sharedTileBytes(64, values, inputBytes) +
-                  2 * sharedTileBytes(streamed, keys, inputBytes) +
-                  2 * sharedTileBytes(streamed, values, inputBytes);
-  if (inputBytes == 4)
-    bytes += sharedTileBytes(64, streamed, 4);
-  return bytes;
-}
-
-int64_t mlir::rudnn::attentionKeyGradientSharedBytes(int64_t headDim,
-                                                     int64_t valueDim,
-                                                     int64_t inputBytes) {
-  return backwardSharedBytes(
-      headDim, valueDim, inputBytes,
-      attentionKeyGradientQueries(headDim, valueDim, inputBytes));
-}
-
-int64_t mlir::rudnn::attentionQueryGradientSharedBytes(int64_t headDim,
-                                                       int64_t valueDim,
-                                                       int64_t inputBytes) {
-  return backwardSharedBytes(
-      headDim, valueDim, inputBytes,
-      attentionQueryGradientKeys(headDim, valueDim, inputBytes));
+int64_t mlir::rudnn::attentionGradientKeys(int64_t headDim, int64_t valueDim,
+                                           int64_t inputBytes,
+                                           int64_t smemPerBlock) {
+  const bool wide =
+      inputBytes == 2 && headDim <= 128 && valueDim <= 128 &&
+      attentionGradientSharedBytes(headDim, valueDim, inputBytes,
+                                   kBackwardWideBlockRows) <= smemPerBlock;
+  return wide ? kBackwardWideBlockRows : kBackwardBlockRows;
 }

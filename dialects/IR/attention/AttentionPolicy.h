@@ -81,29 +81,24 @@ std::optional<int64_t> attentionDecodeBlocks(int64_t headDim, int64_t valueDim,
                                              int64_t smemPerBlock,
                                              int64_t smCount);
 
-/// Queries per tile of the attention key-gradient block: 64 up to head
+/// Queries a step of the sm_80 attention-backward block: 64 up to head
 /// dims of 64, 32 up to 128, past that 32 for 16-bit inputs and 16 for f32
-/// (attention::kKeyGradientQueries).
-int64_t attentionKeyGradientQueries(int64_t headDim, int64_t valueDim,
-                                    int64_t inputBytes);
+/// (attention::kGradientStep).
+int64_t attentionGradientStep(int64_t headDim, int64_t valueDim,
+                              int64_t inputBytes);
 
-/// Keys per tile of the query-gradient block: 64 up to head dims of 128,
-/// past that as for the key-gradient block (attention::kQueryGradientKeys).
-int64_t attentionQueryGradientKeys(int64_t headDim, int64_t valueDim,
-                                   int64_t inputBytes);
+/// Dynamic shared memory, in bytes, of the sm_80 attention-backward block
+/// of `keys` keys (attention::GradientShared): their K and V rows, two
+/// stages of a step's Q and dO rows (D', E' rounded up to 16), and the
+/// staged dSᵀ ([keys][step]).
+int64_t attentionGradientSharedBytes(int64_t headDim, int64_t valueDim,
+                                     int64_t inputBytes, int64_t keys);
 
-/// Dynamic shared memory, in bytes, of the attention key-gradient block
-/// (attention::KeyGradientShared): 64 keys' K and V rows, two stages of the
-/// queries' Q and dO rows (D', E' rounded up to 16), and for f32 a [64][BQ]
-/// staging tile.
-int64_t attentionKeyGradientSharedBytes(int64_t headDim, int64_t valueDim,
-                                        int64_t inputBytes);
-
-/// The same for the query-gradient block (attention::QueryGradientShared):
-/// 64 queries' Q and dO rows, two stages of BK keys' K and V rows, and for
-/// f32 a [64][BK] staging tile.
-int64_t attentionQueryGradientSharedBytes(int64_t headDim, int64_t valueDim,
-                                          int64_t inputBytes);
+/// Keys of the sm_80 attention-backward block the policy chooses:
+/// FlashAttention-2's 128 (eight warps of 16) for 16-bit inputs with head
+/// dims to 128 where its shared memory fits `smemPerBlock`, else 64.
+int64_t attentionGradientKeys(int64_t headDim, int64_t valueDim,
+                              int64_t inputBytes, int64_t smemPerBlock);
 
 /// Query rows of a Hopper attention block (`wgmma`, which rudnn-specialize
 /// sets for sm_90 targets and 16-bit inputs), 64 a consumer warpgroup: two
@@ -158,8 +153,8 @@ inline constexpr int64_t kHopperAttentionBackwardRows = 128;
 inline constexpr int64_t kHopperAttentionWideBackwardRows = 64;
 inline constexpr int64_t kHopperAttentionBackwardStep = 64;
 inline constexpr int64_t kHopperAttentionBackwardMaxDim = 256;
-/// Rows of the sm_80 attention-backward blocks (attention::kBackwardRows).
-inline constexpr int64_t kBackwardBlockRows = 64;
+/// Keys of the sm_80 attention-backward blocks (attention::gradients).
+inline constexpr int64_t kBackwardBlockRows = 64, kBackwardWideBlockRows = 128;
 
 /// The keys of a Hopper attention-backward block at these head dims.
 inline int64_t hopperAttentionBackwardRows(int64_t headDim, int64_t valueDim) {

@@ -354,18 +354,17 @@ def Rudnn_AttentionBackwardOp : Rudnn_FamilyOperatorOp<"attention_backward", "At
     Results `dq`, `dk`, `dv` in the layouts and type of `q`, `k`, `v`. A
     query with no allowed key (lse −inf) contributes nothing; a key no query
     sees gets zeros. `wgmma` and `block_rows` (chosen by `rudnn-specialize`)
-    are the kernels and the keys of a gradient block: without `wgmma`, 64
-    for the cp.async and mma.sync kernels, which take dK and dV, then dQ,
-    without atomics (every run gives the same bits); with it, the Hopper
-    kernel (TMA and wgmma; 16-bit inputs, head dims up to 256), one pass
-    over each key tile that adds dQ to an f32 accumulator with atomics (the
-    sum's order varies from run to run), over 128 keys a block up to
-    D = E = 128 and 64 past that.
-    `deterministic` orders those additions: each query tile takes its key
-    tiles' shares in ascending order (per-tile semaphores), on a
-    cooperative persistent grid of `blocks` (the target's SM count when
-    absent), so every run gives the same bits; the sm_80 kernels are
-    deterministic anyway.
+    are the kernel and the keys of its blocks, which walk the query tiles in
+    one pass over each key tile and add dQ to an f32 accumulator with
+    atomics (the sum's order varies from run to run): without `wgmma`, the
+    cp.async and mma.sync kernel, 128 keys a block for 16-bit inputs to
+    D = E = 128 where its shared memory fits, else 64; with it, the Hopper
+    kernel (TMA and wgmma; 16-bit inputs, head dims up to 256), 128 keys a
+    block up to D = E = 128 and 64 past that. `deterministic` orders those
+    additions: each query tile takes its key tiles' shares in ascending
+    order (per-tile semaphores), on a cooperative persistent grid of
+    `blocks` (the target's SM count when absent), so every run gives the
+    same bits.
 
     ```mlir
     %dq, %dk, %dv = rudnn.attention_backward %q, %k, %v
@@ -500,7 +499,7 @@ class Rudnn_AttentionGradientPrimitive<string mnemonic>
     AnyRankedTensor:$d_output,
     UnitAttr:$causal, OptionalAttr<I64Attr>:$window_left,
     OptionalAttr<I64Attr>:$window_right, OptionalAttr<F32Attr>:$softcap,
-    F32Attr:$scale, OptionalAttr<I64Attr>:$block_rows,
+    F32Attr:$scale, OptionalAttr<I64Attr>:$block_rows, UnitAttr:$wgmma,
     UnitAttr:$deterministic, OptionalAttr<I64Attr>:$blocks);
   let assemblyFormat = [{
     $q `,` $k `,` $v (`key_lengths` $key_lengths^)? (`key_mask` $key_mask^)?
@@ -509,70 +508,36 @@ class Rudnn_AttentionGradientPrimitive<string mnemonic>
     (`causal` $causal^)?
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` $softcap^)? `scale` $scale (`block_rows` $block_rows^)?
-    (`deterministic` $deterministic^)? (`blocks` $blocks^)?
-    attr-dict `:` functional-type(operands, results)
+    (`wgmma` $wgmma^)? (`deterministic` $deterministic^)?
+    (`blocks` $blocks^)? attr-dict `:` functional-type(operands, results)
   }];
-}
-
-def Rudnn_AttentionKeyGradientsOp
-    : Rudnn_AttentionGradientPrimitive<"attention_key_gradients"> {
-  let summary = "dk and dv of the attention backward";
-  let description = [{
-    `dk` and `dv` (k's and v's layouts and type) as
-    `rudnn.attention_backward` defines them, from the forward's `lse`, the
-    row `terms` and `d_output`. Its kernel takes a block per 64 keys of one
-    key head: for each query head of its group and each query tile that
-    sees the keys, in a fixed order, it forms Pᵀ and dSᵀ again and adds
-    Pᵀ·dO and dSᵀ·Q. Packed batches (rank-3 tensors, as
-    `rudnn.attention_varlen_backward` has them) take the entries' offsets.
-
-    ```mlir
-    %dk, %dv = rudnn.attention_key_gradients %q, %k, %v lse %lse
-        terms %terms gradient %do causal scale 1.250000e-01
-        : (...) -> (tensor<?x?x?x64xf32>, tensor<?x?x?x64xf32>)
-    ```
-  }];
-  let results = (outs AnyRankedTensor:$dk, AnyRankedTensor:$dv);
-}
-
-def Rudnn_AttentionQueryGradientsOp
-    : Rudnn_AttentionGradientPrimitive<"attention_query_gradients"> {
-  let summary = "dq of the attention backward";
-  let description = [{
-    `dq` (q's layout and type) as `rudnn.attention_backward` defines it.
-    Its kernel takes a block per 64 queries of one head and adds dS·K over
-    the key tiles they see; packed batches take the entries' offsets.
-
-    ```mlir
-    %dq = rudnn.attention_query_gradients %q, %k, %v lse %lse
-        terms %terms gradient %do causal scale 1.250000e-01
-        : (...) -> tensor<?x?x?x64xf32>
-    ```
-  }];
-  let results = (outs AnyRankedTensor:$dq);
 }
 
 def Rudnn_AttentionGradientsOp
     : Rudnn_AttentionGradientPrimitive<"attention_gradients"> {
-  let summary = "The attention backward in one pass over each key tile";
+  let summary = "The attention backward's gradients in one pass over each key tile";
   let description = [{
     `dk`, `dv` (k's and v's layouts and type) and `dq_accum` (q's layout,
     f32: `dq` before rounding) as `rudnn.attention_backward` defines them,
-    in FlashAttention-3's organisation (the Hopper kernel; `block_rows`
-    128 up to D = E = 128, 64 past that): a block per `block_rows` keys of
-    one key head walks the query tiles
-    that see them, over each query head of its group, forms S and dP once,
-    accumulates dK and dV in registers and adds each step's dS·K to
-    `dq_accum` with atomic reductions. `dq_accum` starts at zero (the plan
-    zeroes its workspace before each call); `rudnn.attention_dq_convert`
-    rounds it. `deterministic`: a cooperative grid of `blocks` takes the key
-    tiles in turn, and each query tile's additions come in ascending key
-    tile order (semaphores in zeroed workspace).
+    in one pass over each key tile: a block per `block_rows` keys of one
+    key head walks the query tiles that see them, over each query head of
+    its group, forms S and dP once, accumulates dK and dV in registers and
+    adds each step's dS·K to `dq_accum` with atomic reductions. Two
+    kernels: `wgmma`, FlashAttention-3's organisation on Hopper (16-bit
+    inputs through TMA; `block_rows` 128 up to D = E = 128, 64 past that);
+    else FlashAttention-2's on sm_80 (`block_rows` 128 for 16-bit inputs
+    to D = E = 128 where its shared memory fits, else 64; past 256 columns
+    of dK and dV together, S is formed twice, once for each). `dq_accum`
+    starts at zero (the plan zeroes its workspace before each call);
+    `rudnn.attention_dq_convert` rounds it. `deterministic`: a cooperative
+    grid of `blocks` takes the key tiles in turn, and each query tile's
+    additions come in ascending key tile order (semaphores in zeroed
+    workspace).
 
     ```mlir
     %dk, %dv, %acc = rudnn.attention_gradients %q, %k, %v lse %lse
         terms %terms gradient %do causal scale 1.250000e-01 block_rows 128
-        : (...) -> (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>,
+        wgmma : (...) -> (tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>,
                     tensor<?x?x?x64xf32>)
     ```
   }];
