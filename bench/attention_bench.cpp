@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
                                           {s.B, s.T, s.H, s.D});
           };
           const AttentionInputs inputs{
-              sequenceOf(q), sequenceOf(k), sequenceOf(v), {}, {}};
+              sequenceOf(q), sequenceOf(k), sequenceOf(v), {}, {}, {}};
           const AttentionOutputs outputs{
               sequenceOf(o),
               TensorView::contiguous(lse.data(), DType::F32, {s.B, s.H, s.T})};

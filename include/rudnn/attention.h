@@ -14,10 +14,13 @@ namespace rudnn {
 /// any outer strides ([B, T, H, *] and [B, H, T, *] memory both work); the
 /// innermost dim must be contiguous. Optionally key_lengths [B] (i32, dense:
 /// keys past an entry's length are masked; values outside [0, S] are
-/// clamped) and key_mask [B, S] (bool, one byte a key: false masks it).
+/// clamped) and key_mask [B, S] (bool, one byte a key: false masks it);
+/// optionally alibiSlopes [B, H] (f32, any strides: a stride of 0 shares
+/// one row of slopes): ALiBi as FlashAttention applies it, each allowed
+/// score s_ij (after the softcap) less slope·|i + L_b − T − j|.
 struct AttentionInputs {
   TensorView q, k, v;
-  std::optional<TensorView> keyLengths, keyMask;
+  std::optional<TensorView> keyLengths, keyMask, alibiSlopes;
 };
 
 /// o [B, T, H, E] in q's dtype, any outer strides; optionally lse [B, H, T]
@@ -63,9 +66,11 @@ void attentionForward(Context &context, const AttentionInputs &inputs,
 /// from 0 to T and to S. Each entry attends within itself. The offsets are
 /// never read on the host: changing them never recompiles or synchronizes,
 /// and offsets out of order or range are clamped (no entry reads outside
-/// the tensors).
+/// the tensors). Optionally alibiSlopes [H] (f32): one slope a head for
+/// every entry, as attentionForward's.
 struct AttentionVarlenInputs {
   TensorView q, k, v, cuSeqlensQ, cuSeqlensK;
+  std::optional<TensorView> alibiSlopes;
 };
 
 /// o [T, H, E] (q's dtype) and optionally lse [H, T] (dense fp32) for

@@ -135,6 +135,7 @@ typedef struct rudnn_attention_options {
 typedef struct rudnn_attention_call {
   const rudnn_tensor_t *q, *k, *v;
   const rudnn_tensor_t *key_lengths, *key_mask; /* optional */
+  const rudnn_tensor_t *alibi_slopes;           /* optional: [B, H] f32 */
   const rudnn_tensor_t *o;
   const rudnn_tensor_t *lse; /* optional */
   rudnn_attention_options_t options;
@@ -142,6 +143,7 @@ typedef struct rudnn_attention_call {
 
 typedef struct rudnn_attention_varlen_call {
   const rudnn_tensor_t *q, *k, *v, *cu_seqlens_q, *cu_seqlens_k;
+  const rudnn_tensor_t *alibi_slopes; /* optional: [H] f32 */
   const rudnn_tensor_t *o;
   const rudnn_tensor_t *lse; /* optional */
   rudnn_attention_options_t options;

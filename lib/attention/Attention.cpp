@@ -76,6 +76,7 @@ void rudnn::attentionForward(Context &context, const AttentionInputs &in,
   NamedTensors tensors = {{"q", in.q}, {"k", in.k}, {"v", in.v}};
   addIfGiven(tensors, "key_lengths", in.keyLengths);
   addIfGiven(tensors, "key_mask", in.keyMask);
+  addIfGiven(tensors, "alibi_slopes", in.alibiSlopes);
   tensors.emplace_back("o", out.o);
   addIfGiven(tensors, "lse", out.lse);
   callOperator(context, "rudnn.attention", attributes, tensors, stream);
@@ -92,8 +93,9 @@ void rudnn::attentionVarlenForward(Context &context,
                           {"k", in.k},
                           {"v", in.v},
                           {"cu_seqlens_q", in.cuSeqlensQ},
-                          {"cu_seqlens_k", in.cuSeqlensK},
-                          {"o", out.o}};
+                          {"cu_seqlens_k", in.cuSeqlensK}};
+  addIfGiven(tensors, "alibi_slopes", in.alibiSlopes);
+  tensors.emplace_back("o", out.o);
   addIfGiven(tensors, "lse", out.lse);
   callOperator(context, "rudnn.attention_varlen", attributes, tensors, stream);
 }
@@ -108,6 +110,7 @@ void rudnn::attentionBackward(Context &context,
   NamedTensors tensors = {{"q", f.q}, {"k", f.k}, {"v", f.v}};
   addIfGiven(tensors, "key_lengths", f.keyLengths);
   addIfGiven(tensors, "key_mask", f.keyMask);
+  addIfGiven(tensors, "alibi_slopes", f.alibiSlopes);
   tensors.insert(tensors.end(), {{"o", in.o},
                                  {"lse", in.lse},
                                  {"d_output", in.dOutput},
@@ -126,17 +129,18 @@ void rudnn::attentionVarlenBackward(Context &context,
   const AttentionVarlenInputs &f = in.forward;
   const OperatorAttributes attributes = backwardAttributesOf(options);
   checkLengths(f.q, f.k, /*packed=*/true);
-  callOperator(context, "rudnn.attention_varlen_backward", attributes,
-               {{"q", f.q},
-                {"k", f.k},
-                {"v", f.v},
-                {"cu_seqlens_q", f.cuSeqlensQ},
-                {"cu_seqlens_k", f.cuSeqlensK},
-                {"o", in.o},
-                {"lse", in.lse},
-                {"d_output", in.dOutput},
-                {"dq", out.dq},
-                {"dk", out.dk},
-                {"dv", out.dv}},
+  NamedTensors tensors = {{"q", f.q},
+                          {"k", f.k},
+                          {"v", f.v},
+                          {"cu_seqlens_q", f.cuSeqlensQ},
+                          {"cu_seqlens_k", f.cuSeqlensK}};
+  addIfGiven(tensors, "alibi_slopes", f.alibiSlopes);
+  tensors.insert(tensors.end(), {{"o", in.o},
+                                 {"lse", in.lse},
+                                 {"d_output", in.dOutput},
+                                 {"dq", out.dq},
+                                 {"dk", out.dk},
+                                 {"dv", out.dv}});
+  callOperator(context, "rudnn.attention_varlen_backward", attributes, tensors,
                stream);
 }

@@ -96,14 +96,16 @@ AttentionInputs attentionInputs(const rudnn_attention_call_t &call,
                                 const Fields &f) {
   return {f(call.q, "q"), f(call.k, "k"), f(call.v, "v"),
           f.optional(call.key_lengths, "key_lengths"),
-          f.optional(call.key_mask, "key_mask")};
+          f.optional(call.key_mask, "key_mask"),
+          f.optional(call.alibi_slopes, "alibi_slopes")};
 }
 
 AttentionVarlenInputs varlenInputs(const rudnn_attention_varlen_call_t &call,
                                    const Fields &f) {
   return {f(call.q, "q"), f(call.k, "k"), f(call.v, "v"),
           f(call.cu_seqlens_q, "cu_seqlens_q"),
-          f(call.cu_seqlens_k, "cu_seqlens_k")};
+          f(call.cu_seqlens_k, "cu_seqlens_k"),
+          f.optional(call.alibi_slopes, "alibi_slopes")};
 }
 
 NormInputs normInputs(const rudnn_norm_call_t &call, const Fields &f) {

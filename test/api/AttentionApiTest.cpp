@@ -187,7 +187,7 @@ void AttentionNumerics::matchesFloat64(const AttentionCase &c, bool hopper) {
   DeviceTensor lse =
       dense(std::vector<double>(B * H * T, NAN), {B, H, T}, DType::F32);
   DeviceTensor lengths, mask;
-  AttentionInputs inputs{q.view, k.view, v.view, {}, {}};
+  AttentionInputs inputs{q.view, k.view, v.view, {}, {}, {}};
   if (c.lengths) {
     lengths = upload(bytesOf<int32_t>(in.keyLengths), DType::I32);
     lengths.view = TensorView::contiguous(lengths.view.data, DType::I32, {B});
@@ -358,7 +358,7 @@ TEST_F(AttentionTest, UnalignedRowsTakeTheSm80Kernel) {
   options.causal = true;
   runOnPath(
       [&] {
-        attentionForward(*context, {q.view, k.view, v.view, {}, {}},
+        attentionForward(*context, {q.view, k.view, v.view, {}, {}, {}},
                          {o.view, lse.view}, options);
       },
       /*hopper=*/false, /*alignedOutput=*/true);
@@ -435,7 +435,7 @@ TEST_F(AttentionTest, AnOutputOffItsChunksIsWrittenElementWise) {
                                   DType::BF16, {B, T, H, E});
   runOnPath(
       [&] {
-        attentionForward(*context, {q.view, k.view, v.view, {}, {}},
+        attentionForward(*context, {q.view, k.view, v.view, {}, {}, {}},
                          {o.view, {}}, {});
       },
       /*hopper=*/true, /*alignedOutput=*/false);
@@ -518,7 +518,7 @@ protected:
     lse = dense(std::vector<double>(B * H * T, 7.0), {B, H, T});
     lengths = upload(bytesOf<int32_t>({3, 6}), DType::I32);
     lengths.view = TensorView::contiguous(lengths.view.data, DType::I32, {B});
-    inputs = {q.view, k.view, v.view, lengths.view, {}};
+    inputs = {q.view, k.view, v.view, lengths.view, {}, {}};
     outputs = {o.view, lse.view};
   }
   void expectRejected(const std::string &needle,
@@ -556,7 +556,7 @@ TEST_F(AttentionBadInput, HeadsPastTheGridsLimitAreRefusedBeforeAnyLaunch) {
       dense(std::vector<double>(heads * E, 7.0), {1, 1, heads, E});
   DeviceTensor bigLse = dense(std::vector<double>(heads, 7.0), {1, heads, 1});
   try {
-    attentionForward(*context, {bigQ.view, bigK.view, bigV.view, {}, {}},
+    attentionForward(*context, {bigQ.view, bigK.view, bigV.view, {}, {}, {}},
                      {bigO.view, bigLse.view});
     FAIL() << "expected the grid to be refused";
   } catch (const Error &error) {
@@ -773,7 +773,7 @@ TEST_F(AttentionBadInput, PackedOffsetsOfDifferentCounts) {
   AttentionVarlenInputs packed{
       q3.view, k3.view, v3.view,
       TensorView::contiguous(cuQ.view.data, DType::I32, {3}),
-      TensorView::contiguous(cuK.view.data, DType::I32, {2})};
+      TensorView::contiguous(cuK.view.data, DType::I32, {2}), {}};
   EXPECT_THAT(
       [&] {
         attentionVarlenForward(*context, packed, {o3.view, {}});
@@ -813,7 +813,7 @@ TEST_F(AttentionContract, ChangingSizesHeadsOrLayoutCompilesNothing) {
                               16, DType::BF16, layout);
     AttentionOptions options;
     options.causal = true;
-    attentionForward(*context, {q.view, k.view, v.view, {}, {}}, {o.view, {}},
+    attentionForward(*context, {q.view, k.view, v.view, {}, {}, {}}, {o.view, {}},
                      options);
   };
   // One plan serves every size: once its decoding-shaped case (T up to
@@ -840,7 +840,7 @@ TEST_F(AttentionContract, RowsWithNoAllowedKeyGiveZerosAndMinusInfinity) {
   // Every key masked out.
   DeviceTensor mask = upload(bytesOf<uint8_t>({0, 0, 0, 0}), DType::Bool);
   mask.view = TensorView::contiguous(mask.view.data, DType::Bool, {B, S});
-  attentionForward(*context, {q.view, k.view, v.view, {}, mask.view},
+  attentionForward(*context, {q.view, k.view, v.view, {}, mask.view, {}},
                    {o.view, lse.view});
   for (double x : read(o, T * D))
     EXPECT_EQ(x, 0.0);

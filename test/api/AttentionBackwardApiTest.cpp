@@ -90,7 +90,7 @@ protected:
                      c.dtype, l);
     p->dv = sequence(std::vector<double>(B * S * G * E, NAN), B, S, G, E,
                      c.dtype, l);
-    AttentionInputs forward{p->q.view, p->k.view, p->v.view, {}, {}};
+    AttentionInputs forward{p->q.view, p->k.view, p->v.view, {}, {}, {}};
     if (c.lengths) {
       p->lengths = upload(bytesOf<int32_t>(p->in.keyLengths), DType::I32);
       p->lengths.view =
@@ -489,7 +489,8 @@ TEST_F(AttentionBackwardBadInput, PackedBackwardWithPaddedLse) {
   AttentionVarlenBackwardInputs inputs{
       {packed(f.q), packed(f.k), packed(f.v),
        TensorView::contiguous(cuQ.view.data, DType::I32, {3}),
-       TensorView::contiguous(cuK.view.data, DType::I32, {3})},
+       TensorView::contiguous(cuK.view.data, DType::I32, {3}),
+       {}},
       packed(p->inputs.o),
       p->inputs.lse, // [B, H, T], not [H, B·T]
       packed(p->inputs.dOutput)};

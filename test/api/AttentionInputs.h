@@ -59,7 +59,7 @@ struct PackedAttentionTensors {
   DeviceTensor q, k, v, cuQ, cuK;
 
   AttentionVarlenInputs views() const {
-    return {q.view, k.view, v.view, cuQ.view, cuK.view};
+    return {q.view, k.view, v.view, cuQ.view, cuK.view, {}};
   }
 };
 

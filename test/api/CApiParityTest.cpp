@@ -310,14 +310,15 @@ TEST_F(CApiNumerics, AttentionForwardAndBackward) {
   options.windowLeft = 5, options.windowRight = 1;
   options.softcap = 3;
   Tensor o = zeros({B, T, H, E}), lse = zeros({B, H, T});
-  Tensor o2 = zerosLike(o), lse2 = zerosLike(lse);
-  attentionForward(cxx(), {q.view, k.view, v.view, lengths.view, {}},
+  Tensor o2 = zerosLike(o), lse2 = zerosLike(lse), slopes = tensor({B, H});
+  attentionForward(cxx(),
+                   {q.view, k.view, v.view, lengths.view, {}, slopes.view},
                    {o.view, lse.view}, options);
   rudnn_tensor_t cq = q.c(), ck = k.c(), cv = v.c(), clengths = lengths.c(),
-                 co = o2.c(), clse = lse2.c();
+                 cslopes = slopes.c(), co = o2.c(), clse = lse2.c();
   rudnn_attention_call_t forward{};
   forward.q = &cq, forward.k = &ck, forward.v = &cv;
-  forward.key_lengths = &clengths;
+  forward.key_lengths = &clengths, forward.alibi_slopes = &cslopes;
   forward.o = &co, forward.lse = &clse;
   forward.options.scale = 0.4f;
   forward.options.local_window = 1;
@@ -331,7 +332,10 @@ TEST_F(CApiNumerics, AttentionForwardAndBackward) {
          dv = zeros({B, S, G, E});
   attentionBackward(
       cxx(),
-      {{q.view, k.view, v.view, lengths.view, {}}, o.view, lse.view, dO.view},
+      {{q.view, k.view, v.view, lengths.view, {}, slopes.view},
+       o.view,
+       lse.view,
+       dO.view},
       {dq.view, dk.view, dv.view}, options);
   expectSameBackward(rudnn_attention_backward, forward, dO, dq, dk, dv);
 }
@@ -343,14 +347,17 @@ TEST_F(CApiNumerics, VarlenAttentionForwardAndBackward) {
   AttentionOptions options;
   options.causal = true;
   Tensor o = zeros({T, H, E}), lse = zeros({H, T});
-  Tensor o2 = zerosLike(o), lse2 = zerosLike(lse);
-  attentionVarlenForward(cxx(), {q.view, k.view, v.view, cuQ.view, cuK.view},
-                         {o.view, lse.view}, options);
+  Tensor o2 = zerosLike(o), lse2 = zerosLike(lse), slopes = tensor({H});
+  attentionVarlenForward(
+      cxx(), {q.view, k.view, v.view, cuQ.view, cuK.view, slopes.view},
+      {o.view, lse.view}, options);
   rudnn_tensor_t cq = q.c(), ck = k.c(), cv = v.c(), ccuQ = cuQ.c(),
-                 ccuK = cuK.c(), co = o2.c(), clse = lse2.c();
+                 ccuK = cuK.c(), cslopes = slopes.c(), co = o2.c(),
+                 clse = lse2.c();
   rudnn_attention_varlen_call_t forward{};
   forward.q = &cq, forward.k = &ck, forward.v = &cv;
   forward.cu_seqlens_q = &ccuQ, forward.cu_seqlens_k = &ccuK;
+  forward.alibi_slopes = &cslopes;
   forward.o = &co, forward.lse = &clse;
   forward.options.causal = 1;
   expectOk(rudnn_attention_varlen_forward(c, &forward, nullptr));
@@ -360,7 +367,10 @@ TEST_F(CApiNumerics, VarlenAttentionForwardAndBackward) {
   Tensor dq = zeros({T, H, D}), dk = zeros({S, G, D}), dv = zeros({S, G, E});
   attentionVarlenBackward(
       cxx(),
-      {{q.view, k.view, v.view, cuQ.view, cuK.view}, o.view, lse.view, dO.view},
+      {{q.view, k.view, v.view, cuQ.view, cuK.view, slopes.view},
+       o.view,
+       lse.view,
+       dO.view},
       {dq.view, dk.view, dv.view}, options);
   expectSameBackward(rudnn_attention_varlen_backward, forward, dO, dq, dk, dv);
 }

@@ -40,8 +40,8 @@ SizeRef headGrid(bool packed, char heads) {
 /// The tensors and attributes of one backward kernel (null where the
 /// kernel reads none).
 struct BackwardValues {
-  Value q, k, v, lengths, mask, queryOffsets, keyOffsets, o, lse, dOutput,
-      terms, dq, dk, dv, dqAccum;
+  Value q, k, v, lengths, mask, queryOffsets, keyOffsets, slopes, o, lse,
+      dOutput, terms, dq, dk, dv, dqAccum;
   FloatAttr scale, softcap;
   /// Packed batches: rank-3 tensors ([T, H, *]) and the entries' offsets;
   /// hopper: the sm_90a kernel (`wgmma`; aligned views).
@@ -60,6 +60,7 @@ struct BackwardValues {
     values.lengths = op.getKeyLengths(), values.mask = op.getKeyMask();
     values.queryOffsets = op.getCuSeqlensQ();
     values.keyOffsets = op.getCuSeqlensK();
+    values.slopes = op.getAlibiSlopes();
     values.packed = static_cast<bool>(values.queryOffsets);
     values.lse = op.getLse(), values.terms = op.getTerms();
     values.dOutput = op.getDOutput();
@@ -90,7 +91,8 @@ struct BackwardValues {
     };
     std::string name = std::string(::rudnn::dtypeName(dtype(q))) + "_d" +
                        std::to_string(lastDim(q)) + "_e" +
-                       std::to_string(lastDim(v)) + (causal ? "_causal" : "");
+                       std::to_string(lastDim(v)) + (causal ? "_causal" : "") +
+                       (slopes ? "_alibi" : "");
     if (left >= 0 || right >= 0)
       name += "_window" + bound(left) + "_" + bound(right);
     if (blocks)
@@ -114,6 +116,7 @@ void bind(KernelBuilder &builder, const BackwardValues &values, bool keyDims) {
   builder.pointer(values.mask, "key_mask", "unsigned char", false);
   builder.pointer(values.queryOffsets, "cu_seqlens_q", "int", false);
   builder.pointer(values.keyOffsets, "cu_seqlens_k", "int", false);
+  builder.pointer(values.slopes, "alibi_slopes", "float", false);
   builder.pointer(values.o, "o", in, false);
   builder.pointer(values.lse, "lse", "float", false);
   builder.pointer(values.dOutput, "d_output", in, false);
@@ -135,6 +138,10 @@ void bind(KernelBuilder &builder, const BackwardValues &values, bool keyDims) {
     builder.strides(value, strides);
   }
   builder.strides(values.mask, {"key_mask_b"});
+  // [B, H] slopes: the entry's stride ([H] packed: none).
+  builder.strides(values.slopes, values.packed
+                                     ? std::vector<std::string>{}
+                                     : std::vector<std::string>{"alibi_b"});
   if (!values.packed)
     builder.dim(DimRef::of('B'), "batch");
   else if (keyDims) // the entries are the offsets' count less one
@@ -172,7 +179,8 @@ void writeBody(KernelBuilder &builder, const BackwardValues &values,
        << ",\n      queries, " << batch << ", queries, "
        << (keyDims ? "keys" : "0") << ", heads, "
        << (keyDims ? "kv_heads" : "1") << ", scale, softcap, " << values.left
-       << ", " << values.right << "};\n"
+       << ", " << values.right << ", nullptr, nullptr, alibi_slopes, "
+       << (values.packed ? "0" : "alibi_b") << "};\n"
        << "  const rudnn::attention::BackwardParams<" << in << "> p = {\n"
        << "      f, d_output, " << strides("d_o")
        << ", const_cast<float *>(terms),\n      dq, dk, dv,\n      "

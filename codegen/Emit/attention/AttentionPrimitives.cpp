@@ -78,8 +78,9 @@ struct AttentionKernel {
   bool alignedOutput = false;
   /// The Hopper kernel's persistent grid; 0: a block a query tile.
   int64_t blocks = 0;
-  /// A softcap given: the kernel holds the capping code (else none at all).
-  bool capped = false;
+  /// A softcap given: the kernel holds the capping code (else none at all);
+  /// likewise ALiBi slopes and the bias code.
+  bool capped = false, biased = false;
   /// A decoding-shaped call's split: the blocks it aims its grid at (each
   /// row's keys in parts, grid z); 0: none.
   int64_t splitBlocks = 0;
@@ -104,6 +105,7 @@ struct AttentionKernel {
                            aligned && chain.scores.getWgmma()};
     kernel.blockQ = static_cast<int64_t>(chain.scores.getBlockQ());
     kernel.capped = static_cast<bool>(chain.scores.getSoftcapAttr());
+    kernel.biased = static_cast<bool>(chain.mask.getAlibiSlopes());
     kernel.splitBlocks =
         static_cast<int64_t>(chain.scores.getSplitKeys().value_or(0));
     if (kernel.hopper)
@@ -162,7 +164,7 @@ struct AttentionKernel {
         ::rudnn::dtypeName(input) + "_d" + std::to_string(headDim) + "_e" +
         std::to_string(valueDim) + "_bq" + std::to_string(blockQ) + "_bk" +
         std::to_string(blockK) + (causal ? "_causal" : "") +
-        (capped ? "_softcap" : "");
+        (capped ? "_softcap" : "") + (biased ? "_alibi" : "");
     if (windowed())
       name += "_window" + bound(left) + "_" + bound(right);
     name += hopper ? "_wgmma" : aligned ? "_a16" : "";
@@ -196,6 +198,7 @@ void bind(KernelBuilder &builder, AttentionChain &chain,
   builder.pointer(chain.mask.getKeyMask(), "key_mask", "unsigned char", false);
   builder.pointer(chain.mask.getCuSeqlensQ(), "cu_seqlens_q", "int", false);
   builder.pointer(chain.mask.getCuSeqlensK(), "cu_seqlens_k", "int", false);
+  builder.pointer(chain.mask.getAlibiSlopes(), "alibi_slopes", "float", false);
   // A split writes its parts (o_parts, lse_parts), not o and lse.
   if (kernel.splitBlocks)
     o = Value();
@@ -215,6 +218,10 @@ void bind(KernelBuilder &builder, AttentionChain &chain,
     builder.strides(value, strides);
   }
   builder.strides(chain.mask.getKeyMask(), {"key_mask_b"});
+  // [B, H] slopes: the entry's stride ([H] packed: none).
+  builder.strides(chain.mask.getAlibiSlopes(),
+                  kernel.packed ? std::vector<std::string>{}
+                                : std::vector<std::string>{"alibi_b"});
   if (kernel.hopper) {
     // Innermost first: (dim, time, head, batch), packed (dim, row, head);
     // boxes of 64 columns (128-byte rows) by a tile of rows.
@@ -269,10 +276,13 @@ void writeBody(KernelBuilder &builder, const AttentionKernel &kernel) {
        << (kernel.packed ? "0, queries" : "(long long)heads * queries, queries")
        << ",\n      " << (kernel.packed ? "offsets - 1" : "batch")
        << ", queries, keys, heads, kv_heads, scale, softcap, " << kernel.left
-       << ", " << kernel.right << ", o_parts, lse_parts};\n";
-  // The scores' form: causal, then whether they may be soft-capped.
+       << ", " << kernel.right << ", o_parts, lse_parts, alibi_slopes, "
+       << (kernel.packed ? "0" : "alibi_b") << "};\n";
+  // The scores' form: causal, then whether they may be soft-capped and
+  // biased.
   const std::string scores = std::string(kernel.causal ? "true" : "false") +
-                             (kernel.capped ? ", true" : ", false");
+                             (kernel.capped ? ", true" : ", false") +
+                             (kernel.biased ? ", true" : ", false");
   const char *packed = kernel.packed ? "true" : "false";
   if (kernel.hopper) {
     body << "  rudnn::attention::forward_hopper<" << cudaType(kernel.input)

@@ -118,7 +118,8 @@ __device__ void convert_query_gradients(const BackwardParams<T> &p) {
 
 /// The element-wise middle of both gradient kernels, in place: from the
 /// dot products x (`scores`) and dP (`dp`) of a warp's tile, P = exp(s −
-/// lse_i) where allowed (0 else; s the scaled, soft-capped score) into
+/// lse_i) where allowed (0 else; s the scaled, soft-capped, ALiBi-biased
+/// score) into
 /// `scores` and scale·dS = scale·P (dP − D_i)·s'(x) into `dp`. Tile rows
 /// and columns are queries and keys from (row0, col0) of the entry's
 /// `queries`, or keys and queries when `Transposed`.
@@ -133,6 +134,8 @@ probabilities_and_gradients(Tile &scores, Tile &dp, const BackwardParams<T> &p,
                           ? bounds.crosses(col0, Tile::kColumns, row0, 16)
                           : bounds.crosses(row0, 16, col0, Tile::kColumns);
   const long long base = b * f.lse_batch + h * f.lse_head + queries.first;
+  // ALiBi's slope (0 without it): the bias −bias·|i + off − j|.
+  const float bias = f.alibi_slopes ? alibi_slope<true>(f, b, h) : 0.f;
   const float inf = __int_as_float(0x7f800000);
   // A query-row tile's lane holds rows g and g + 8: their lse and D_i are
   // read once. A transposed tile's holds 16 queries (columns 8n' + 2t and
@@ -159,6 +162,7 @@ probabilities_and_gradients(Tile &scores, Tile &dp, const BackwardParams<T> &p,
       s = f.softcap * t;
       slope = 1.f - t * t;
     }
+    s -= bias * fabsf(static_cast<float>(i + bounds.offset - j));
     float lse, term;
     if constexpr (Transposed) {
       read(i, lse, term);

@@ -40,7 +40,19 @@ template <typename T> struct ForwardParams {
   float scale, softcap;
   int window_left, window_right;
   float *o_parts, *lse_parts;
+  /// ALiBi: key j's score for query i gains −slope·|i + off − j| (off the
+  /// entry's key length less its queries), slope alibi_slopes[b ·
+  /// alibi_batch + h]; null: none.
+  const float *alibi_slopes;
+  long long alibi_batch;
 };
+
+/// Head h of entry b's ALiBi slope, 0 unless the kernel is `Biased`.
+template <bool Biased, typename T>
+__device__ __forceinline__ float alibi_slope(const ForwardParams<T> &p, int b,
+                                             int h) {
+  return Biased ? p.alibi_slopes[b * p.alibi_batch + h] : 0.f;
+}
 
 /// Which keys the queries of one batch entry may see.
 struct KeyBounds {
@@ -175,10 +187,11 @@ __device__ __forceinline__ void for_each_block(const ForwardParams<T> &f,
   }
 }
 
-/// Scores into log2 units, soft-capped first if asked: exponentials are
-/// then one ex2 each. A kernel compiled without a softcap (`MayCap` false)
-/// holds no capping code at all, so no branch in its key loop.
-template <bool MayCap> struct ScoreScale {
+/// Scores into log2 units, soft-capped first if asked, then ALiBi's bias
+/// added: exponentials are then one ex2 each. A kernel compiled without a
+/// softcap (`MayCap` false) or a bias (`Biased` false) holds no code for
+/// it at all, so no branch in its key loop.
+template <bool MayCap, bool Biased = false> struct ScoreScale {
   bool capped;
   float toLog2, capScale;
 
@@ -189,19 +202,32 @@ template <bool MayCap> struct ScoreScale {
             capped ? p.scale / p.softcap : 0.f};
   }
 
-  /// Caps (with a softcap) and, where the tile crosses a bound, masks
-  /// (−inf) a warp tile of scores of queries from row0 against keys from
-  /// j0. The scale to log2 units (`toLog2`) is the softmax's, folded into
-  /// its exponent's FFMA. Each step is a loop of its own, taken or not as a
-  /// whole.
+  /// The bias of a key `distance` from the query's diagonal in the scores'
+  /// units (before toLog2: of the capped scores' tanh, or of the raw dot
+  /// products), for `slope` (alibi_slope's).
+  __device__ __forceinline__ float bias_step(float slope) const {
+    return slope * kLog2e / toLog2;
+  }
+
+  /// Caps (with a softcap), biases (with `step`, bias_step's; Biased) and,
+  /// where the tile crosses a bound, masks (−inf) a warp tile of scores of
+  /// queries from row0 against keys from j0. The scale to log2 units
+  /// (`toLog2`) is the softmax's, folded into its exponent's FFMA. Each step
+  /// is a loop of its own, taken or not as a whole.
   template <typename Tile>
   __device__ __forceinline__ void apply(Tile &scores, const KeyBounds &bounds,
-                                        int row0, int rows, int j0,
-                                        int keys) const {
+                                        int row0, int rows, int j0, int keys,
+                                        float step = 0.f) const {
     if (MayCap && capped)
       scores.update_pairs([&](int, int, float &first, float &second) {
         first = tanhf(first * capScale);
         second = tanhf(second * capScale);
+      });
+    if constexpr (Biased)
+      scores.update_pairs([&](int r, int c, float &first, float &second) {
+        const int distance = row0 + r + bounds.offset - (j0 + c);
+        first -= step * fabsf(static_cast<float>(distance));
+        second -= step * fabsf(static_cast<float>(distance - 1));
       });
     if (bounds.crosses(row0, rows, j0, keys))
       scores.update_pairs([&](int r, int c, float &first, float &second) {

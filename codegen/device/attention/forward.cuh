@@ -77,7 +77,8 @@ inline constexpr int kForwardSharedBytes =
 /// part blockIdx.z of gridDim.z of the key tiles its queries see and
 /// writes that part's results (store_part).
 template <typename T, int D, int E, int BK, int BQ, bool Causal, bool Capped,
-          tile::Alignment Views, tile::Alignment Out, bool SplitKeys>
+          bool Biased, tile::Alignment Views, tile::Alignment Out,
+          bool SplitKeys>
 __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
                        Rows queryRows, Rows keyRows) {
   using Tiles = ForwardTiles<D, E, BQ>;
@@ -108,7 +109,8 @@ __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
   const bool active = row0 < queryCount;
   tile::WarpTile<T, WM, kE> out;
   out.clear();
-  const ScoreScale<Capped> scale = ScoreScale<Capped>::of(p);
+  const ScoreScale<Capped, Biased> scale = ScoreScale<Capped, Biased>::of(p);
+  const float biasStep = scale.bias_step(alibi_slope<Biased>(p, b, h));
   OnlineSoftmax<WM> softmax;
   softmax.clear(scale.toLog2);
   tile::WarpTile<T, WM, BK> scores;
@@ -143,7 +145,8 @@ __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
 #pragma unroll
     for (int k0 = 0; k0 < kD; k0 += 16)
       scores.template mma<tile::BLayout::NK>(queries, WM * warp, keys, 0, k0);
-    scale.apply(scores, bounds, row0, WM, (firstTile + step) * BK, BK);
+    scale.apply(scores, bounds, row0, WM, (firstTile + step) * BK, BK,
+                biasStep);
   };
   auto addValues = [&](int, int stage) {
     if (!active)
@@ -206,14 +209,15 @@ __device__ void attend(const ForwardParams<T> &p, int b, int h, int q0,
 /// A block per BQ queries of one (entry, head) (see for_each_block); one
 /// form a kernel, so each holds one copy of the body.
 template <typename T, int D, int E, int BK, int BQ, bool Causal, bool Capped,
-          bool Packed = false, tile::Alignment Views = tile::Alignment::Checked,
+          bool Biased, bool Packed = false,
+          tile::Alignment Views = tile::Alignment::Checked,
           tile::Alignment Out = tile::Alignment::Checked,
           bool SplitKeys = false>
 __device__ void forward(const ForwardParams<T> &p) {
   static_assert(!(SplitKeys && Packed), "a split takes padded batches");
   for_each_block<BQ, Packed, /*ByKeys=*/false, Causal>(
       p, p.heads, [&](int b, int h, int q0, Rows queryRows, Rows keyRows) {
-        attend<T, D, E, BK, BQ, Causal, Capped, Views, Out, SplitKeys>(
+        attend<T, D, E, BK, BQ, Causal, Capped, Biased, Views, Out, SplitKeys>(
             p, b, h, q0, queryRows, keyRows);
         if constexpr (Packed) // the shared tiles are the next tile's
           __syncthreads();

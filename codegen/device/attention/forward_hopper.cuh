@@ -291,8 +291,8 @@ store_rows_tma(const ForwardParams<T> &p, const Tile &out,
 /// P·V is still in flight (its wait keeps one group pending); only the
 /// rescaling of the output waits for it. Each tile's keys are released as
 /// soon as its scores are formed, its values once P·V has read them.
-template <typename T, typename Tiles, bool Causal, bool Capped, bool Packed,
-          tile::Alignment Out>
+template <typename T, typename Tiles, bool Causal, bool Capped, bool Biased,
+          bool Packed, tile::Alignment Out>
 __device__ void consume(const ForwardParams<T> &p, HopperShared<T, Tiles> &s,
                         const arch::TensorMap *o_map) {
   constexpr int E = Tiles::kE, kBQ = Tiles::kBlockQueries;
@@ -300,7 +300,7 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, Tiles> &s,
   constexpr bool kStoreByTma = Out == tile::Alignment::Aligned && !Packed;
   constexpr int kBK = Tiles::kKeys, kE = 64 * Tiles::kEBlocks;
   const int group = threadIdx.x / 128 - 1, warp = threadIdx.x / 32 % 4;
-  const ScoreScale<Capped> scale = ScoreScale<Capped>::of(p);
+  const ScoreScale<Capped, Biased> scale = ScoreScale<Capped, Biased>::of(p);
   const ProductTurns<Tiles::kConsumers> turns{static_cast<unsigned>(group)};
   turns.begin();
   int step = 0, tiles = 0, stores = 0;
@@ -347,7 +347,8 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, Tiles> &s,
         auto take_scores = [&](int i,
                                float(&rescale)[OnlineSoftmax<16>::kRows]) {
           warp_arrive(&s.barriers.heads_empty[stage(i)]);
-          scale.apply(scores, bounds, row0, 16, (first + i) * kBK, kBK);
+          scale.apply(scores, bounds, row0, 16, (first + i) * kBK, kBK,
+                      scale.bias_step(alibi_slope<Biased>(p, t.b, t.h)));
           softmax.update(scores, rescale);
         };
         float rescale[OnlineSoftmax<16>::kRows];
@@ -410,7 +411,8 @@ __device__ void consume(const ForwardParams<T> &p, HopperShared<T, Tiles> &s,
 /// element-wise path: padded ones through `o_map` (boxes of 64 columns by
 /// 16 rows), packed ones by 16-byte stores.
 template <typename T, int D, int E, int Queries, bool Causal, bool Capped,
-          bool Packed, tile::Alignment Out = tile::Alignment::Checked>
+          bool Biased, bool Packed,
+          tile::Alignment Out = tile::Alignment::Checked>
 __device__ void
 forward_hopper(const ForwardParams<T> &p, const arch::TensorMap &q_map,
                const arch::TensorMap &k_map, const arch::TensorMap &v_map,
@@ -424,7 +426,9 @@ forward_hopper(const ForwardParams<T> &p, const arch::TensorMap &q_map,
         produce<T, Tiles, Causal, Packed>(p, s, q_map, k_map, v_map,
                                           tile_counter);
       },
-      [&] { consume<T, Tiles, Causal, Capped, Packed, Out>(p, s, o_map); });
+      [&] {
+        consume<T, Tiles, Causal, Capped, Biased, Packed, Out>(p, s, o_map);
+      });
 }
 
 } // namespace attention

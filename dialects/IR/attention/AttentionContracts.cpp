@@ -23,7 +23,17 @@ static std::vector<DimContract> paddedDims() {
           {'E', "head dim", "value features", true, 1, kAttentionMaxHeadDim}};
 }
 
-/// q, k, v and the optional key_lengths and key_mask of the padded forms.
+/// The optional ALiBi slopes: [B, H] padded, [H] packed.
+static TensorContract alibiSlopes(std::string_view dims) {
+  TensorContract slopes =
+      contractTensor("alibi_slopes", dims, ElementRule::F32,
+                     "ALiBi: an allowed score gains −slope · |i + L − T − j|");
+  slopes.optional = true;
+  return slopes;
+}
+
+/// q, k, v and the optional key_lengths, key_mask and ALiBi slopes of the
+/// padded forms.
 static std::vector<TensorContract> paddedOperands() {
   TensorContract keyLengths = contractTensor(
       "key_lengths", "B", ElementRule::I32,
@@ -41,7 +51,7 @@ static std::vector<TensorContract> paddedOperands() {
               contractTensor("k", "BSGD", ElementRule::Float, "keys"), "q"),
           withElementsOf(
               contractTensor("v", "BSGE", ElementRule::Float, "values"), "q"),
-          keyLengths, keyMask};
+          keyLengths, keyMask, alibiSlopes("BH")};
 }
 
 /// The forward's lse [B, H, T].
@@ -86,7 +96,8 @@ static std::vector<DimContract> packedDims() {
           {'E', "head dim", "value features", true, 1, kAttentionMaxHeadDim}};
 }
 
-/// q, k, v and the entries' offsets of the packed forms.
+/// q, k, v, the entries' offsets and the optional ALiBi slopes of the
+/// packed forms.
 static std::vector<TensorContract> packedOperands() {
   auto offsets = [](std::string_view name, char counts, std::string_view doc) {
     TensorContract t =
@@ -104,7 +115,8 @@ static std::vector<TensorContract> packedOperands() {
       offsets("cu_seqlens_q", 'T',
               "entry b's queries are rows [cu_seqlens_q[b], "
               "cu_seqlens_q[b + 1])"),
-      offsets("cu_seqlens_k", 'S', "entry b's keys, likewise")};
+      offsets("cu_seqlens_k", 'S', "entry b's keys, likewise"),
+      alibiSlopes("H")};
 }
 
 /// The packed forward's lse [H, T].

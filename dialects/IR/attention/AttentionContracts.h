@@ -14,11 +14,13 @@ inline constexpr int64_t kAttentionMaxHeadDim = 256;
 inline constexpr int64_t kAttentionMaxWindow = int64_t(1) << 30;
 
 /// rudnn.attention: q [B, T, H, D], k [B, S, G, D], v [B, S, G, E],
-/// key_lengths [B], key_mask [B, S] -> o [B, T, H, E], lse [B, H, T].
+/// key_lengths [B], key_mask [B, S], alibi_slopes [B, H] -> o [B, T, H, E],
+/// lse [B, H, T].
 const OperatorContract &attentionContract();
 
 /// rudnn.attention_varlen: q [T, H, D], k [S, G, D], v [S, G, E] packed,
-/// cu_seqlens_q and cu_seqlens_k [C] (C = B + 1) -> o [T, H, E], lse [H, T].
+/// cu_seqlens_q and cu_seqlens_k [C] (C = B + 1), alibi_slopes [H] -> o
+/// [T, H, E], lse [H, T].
 const OperatorContract &attentionVarlenContract();
 
 /// rudnn.attention_backward: the forward's operands, o [B, T, H, E], lse

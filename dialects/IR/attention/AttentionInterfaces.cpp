@@ -165,6 +165,15 @@ LogicalResult checkTensor(Operation *op, ShapeChecker &shapes, StringRef name,
   return element(op, name, value);
 }
 
+/// The optional ALiBi slopes: f32 [B, H], or [H] for packed batches.
+LogicalResult checkSlopes(Operation *op, ShapeChecker &shapes, Value slopes,
+                          bool packed) {
+  if (!slopes)
+    return success();
+  return checkTensor(op, shapes, "alibi_slopes", slopes, packed ? "H" : "BH",
+                     checkF32ElementType);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -285,18 +294,20 @@ LogicalResult specializeAttention(AttentionLikeOp op, TargetAttr target) {
   return success();
 }
 
-/// What restricts the keys, besides the attributes.
+/// What restricts the keys, besides the attributes, and biases them.
 struct KeyRestrictions {
-  Value lengths, mask, queryOffsets, keyOffsets;
+  Value lengths, mask, queryOffsets, keyOffsets, slopes;
 };
 
-/// The padded forms' key lengths and mask, or the packed forms' offsets.
+/// The padded forms' key lengths and mask, or the packed forms' offsets;
+/// the ALiBi slopes of either.
 template <typename Op> KeyRestrictions keysOf(Op op) {
   if constexpr (std::is_same_v<Op, AttentionVarlenOp> ||
                 std::is_same_v<Op, AttentionVarlenBackwardOp>)
-    return {{}, {}, op.getCuSeqlensQ(), op.getCuSeqlensK()};
+    return {{}, {}, op.getCuSeqlensQ(), op.getCuSeqlensK(),
+            op.getAlibiSlopes()};
   else
-    return {op.getKeyLengths(), op.getKeyMask(), {}, {}};
+    return {op.getKeyLengths(), op.getKeyMask(), {}, {}, op.getAlibiSlopes()};
 }
 
 /// A decoding-shaped call's split: its keys split over about `blocks`
@@ -348,7 +359,7 @@ std::pair<Value, Value> buildChain(AttentionLikeOp op, OpBuilder &builder,
       op.getSoftcapAttr(), blockQ, blockK, blocks, wgmma, splitKeys);
   Value masked = builder.create<AttentionMaskOp>(
       loc, scoresType, scores, keys.lengths, keys.mask, keys.queryOffsets,
-      keys.keyOffsets, op.getCausalAttr(), op.getWindowLeftAttr(),
+      keys.keyOffsets, keys.slopes, op.getCausalAttr(), op.getWindowLeftAttr(),
       op.getWindowRightAttr());
   auto softmax = builder.create<AttentionSoftmaxOp>(loc, scoresType, rowType,
                                                     rowType, masked);
@@ -486,7 +497,7 @@ LogicalResult AttentionMaskOp::verify() {
     if (offsets && (failed(shapes.check(name, offsets, "C")) ||
                     failed(checkIntegerElementType(*this, name, offsets, 32))))
       return failure();
-  return success();
+  return checkSlopes(*this, shapes, getAlibiSlopes(), packed);
 }
 
 LogicalResult AttentionSoftmaxOp::verify() {
@@ -727,8 +738,8 @@ LogicalResult decomposeAttentionBackward(BackwardLikeOp op,
   auto gradients = builder.create<AttentionGradientsOp>(
       loc, op.getDk().getType(), op.getDv().getType(),
       dq.clone(builder.getF32Type()), op.getQ(), op.getK(), op.getV(),
-      keys.lengths, keys.mask, keys.queryOffsets, keys.keyOffsets, op.getLse(),
-      terms, op.getDOutput(), op.getCausalAttr(), op.getWindowLeftAttr(),
+      keys.lengths, keys.mask, keys.queryOffsets, keys.keyOffsets,
+      keys.slopes, op.getLse(), terms, op.getDOutput(), op.getCausalAttr(), op.getWindowLeftAttr(),
       op.getWindowRightAttr(), op.getSoftcapAttr(), op.getScaleAttr(), rows,
       hopper ? builder.getUnitAttr() : UnitAttr(), op.getDeterministicAttr(),
       op.getBlocksAttr());
@@ -815,6 +826,8 @@ verifyGradients(GradientOp op, ShapeChecker &shapes,
     if (offsets && (failed(shapes.check(name, offsets, "C")) ||
                     failed(checkIntegerElementType(op, name, offsets, 32))))
       return failure();
+  if (failed(checkSlopes(op, shapes, op.getAlibiSlopes(), packed)))
+    return failure();
   for (auto [name, value] : results)
     if (failed(shapes.check(name, value,
                             name == "dq"   ? layouts.q

@@ -39,7 +39,10 @@ def Rudnn_AttentionOp : Rudnn_FamilyOperatorOp<"attention", "Attention",
 
     Operands: `q` `[B, T, H, D]`, `k` `[B, S, G, D]`, `v` `[B, S, G, E]`
     (one element type among f32, f16 and bf16; H a multiple of G: MHA, GQA,
-    MQA), the optional `key_lengths` `[B]` i32 and `key_mask` `[B, S]` i1.
+    MQA), the optional `key_lengths` `[B]` i32 and `key_mask` `[B, S]` i1,
+    and the optional `alibi_slopes` `[B, H]` f32 (ALiBi, as FlashAttention
+    takes it: an allowed score gains `−alibi_slopes[b, h] · |i + L_b − T −
+    j|` after the softcap; the packed forms take `[H]`).
     D and E are static, 1 to 256; the rest may be dynamic.
 
     Results: `o` `[B, T, H, E]` in `q`'s type, `lse` `[B, H, T]` f32.
@@ -76,6 +79,7 @@ def Rudnn_AttentionOp : Rudnn_FamilyOperatorOp<"attention", "Attention",
     AnyRankedTensor:$v,
     Optional<AnyRankedTensor>:$key_lengths,
     Optional<AnyRankedTensor>:$key_mask,
+    Optional<AnyRankedTensor>:$alibi_slopes,
     UnitAttr:$causal,
     OptionalAttr<I64Attr>:$window_left,
     OptionalAttr<I64Attr>:$window_right,
@@ -91,7 +95,7 @@ def Rudnn_AttentionOp : Rudnn_FamilyOperatorOp<"attention", "Attention",
 
   let assemblyFormat = [{
     $q `,` $k `,` $v (`key_lengths` $key_lengths^)? (`key_mask` $key_mask^)?
-    (`causal` $causal^)?
+    (`alibi` $alibi_slopes^)? (`causal` $causal^)?
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` $softcap^)? (`scale` $scale^)?
     (`block_q` $block_q^)? (`block_k` $block_k^)? (`blocks` $blocks^)?
@@ -135,6 +139,7 @@ def Rudnn_AttentionVarlenOp : Rudnn_FamilyOperatorOp<"attention_varlen", "Attent
     AnyRankedTensor:$v,
     AnyRankedTensor:$cu_seqlens_q,
     AnyRankedTensor:$cu_seqlens_k,
+    Optional<AnyRankedTensor>:$alibi_slopes,
     UnitAttr:$causal,
     OptionalAttr<I64Attr>:$window_left,
     OptionalAttr<I64Attr>:$window_right,
@@ -148,7 +153,7 @@ def Rudnn_AttentionVarlenOp : Rudnn_FamilyOperatorOp<"attention_varlen", "Attent
 
   let assemblyFormat = [{
     $q `,` $k `,` $v `cu_seqlens` `(` $cu_seqlens_q `,` $cu_seqlens_k `)`
-    (`causal` $causal^)?
+    (`alibi` $alibi_slopes^)? (`causal` $causal^)?
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` $softcap^)? (`scale` $scale^)?
     (`block_q` $block_q^)? (`block_k` $block_k^)? (`blocks` $blocks^)?
@@ -218,12 +223,14 @@ def Rudnn_AttentionMaskOp : Rudnn_AttentionPrimitive<"attention_mask", [
                        Optional<AnyRankedTensor>:$key_mask,
                        Optional<AnyRankedTensor>:$cu_seqlens_q,
                        Optional<AnyRankedTensor>:$cu_seqlens_k,
+                       Optional<AnyRankedTensor>:$alibi_slopes,
                        UnitAttr:$causal, OptionalAttr<I64Attr>:$window_left,
                        OptionalAttr<I64Attr>:$window_right);
   let results = (outs AnyRankedTensor:$masked);
   let assemblyFormat = [{
     $scores (`key_lengths` $key_lengths^)? (`key_mask` $key_mask^)?
     (`cu_seqlens` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `)`)?
+    (`alibi` $alibi_slopes^)?
     (`causal` $causal^)? (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     attr-dict `:` type(operands) `->` type($masked)
   }];
@@ -381,6 +388,7 @@ def Rudnn_AttentionBackwardOp : Rudnn_FamilyOperatorOp<"attention_backward", "At
     AnyRankedTensor:$v,
     Optional<AnyRankedTensor>:$key_lengths,
     Optional<AnyRankedTensor>:$key_mask,
+    Optional<AnyRankedTensor>:$alibi_slopes,
     AnyRankedTensor:$o,
     AnyRankedTensor:$lse,
     AnyRankedTensor:$d_output,
@@ -398,6 +406,7 @@ def Rudnn_AttentionBackwardOp : Rudnn_FamilyOperatorOp<"attention_backward", "At
 
   let assemblyFormat = [{
     $q `,` $k `,` $v (`key_lengths` $key_lengths^)? (`key_mask` $key_mask^)?
+    (`alibi` $alibi_slopes^)?
     `output` `(` $o `,` $lse `)` `gradient` $d_output
     (`causal` $causal^)?
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
@@ -438,6 +447,7 @@ def Rudnn_AttentionVarlenBackwardOp : Rudnn_FamilyOperatorOp<"attention_varlen_b
     AnyRankedTensor:$v,
     AnyRankedTensor:$cu_seqlens_q,
     AnyRankedTensor:$cu_seqlens_k,
+    Optional<AnyRankedTensor>:$alibi_slopes,
     AnyRankedTensor:$o,
     AnyRankedTensor:$lse,
     AnyRankedTensor:$d_output,
@@ -455,6 +465,7 @@ def Rudnn_AttentionVarlenBackwardOp : Rudnn_FamilyOperatorOp<"attention_varlen_b
 
   let assemblyFormat = [{
     $q `,` $k `,` $v `cu_seqlens` `(` $cu_seqlens_q `,` $cu_seqlens_k `)`
+    (`alibi` $alibi_slopes^)?
     `output` `(` $o `,` $lse `)` `gradient` $d_output
     (`causal` $causal^)?
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
@@ -495,6 +506,7 @@ class Rudnn_AttentionGradientPrimitive<string mnemonic>
     Optional<AnyRankedTensor>:$key_mask,
     Optional<AnyRankedTensor>:$cu_seqlens_q,
     Optional<AnyRankedTensor>:$cu_seqlens_k,
+    Optional<AnyRankedTensor>:$alibi_slopes,
     AnyRankedTensor:$lse, AnyRankedTensor:$terms,
     AnyRankedTensor:$d_output,
     UnitAttr:$causal, OptionalAttr<I64Attr>:$window_left,
@@ -504,7 +516,7 @@ class Rudnn_AttentionGradientPrimitive<string mnemonic>
   let assemblyFormat = [{
     $q `,` $k `,` $v (`key_lengths` $key_lengths^)? (`key_mask` $key_mask^)?
     (`cu_seqlens` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `)`)?
-    `lse` $lse `terms` $terms `gradient` $d_output
+    (`alibi` $alibi_slopes^)? `lse` $lse `terms` $terms `gradient` $d_output
     (`causal` $causal^)?
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` $softcap^)? `scale` $scale (`block_rows` $block_rows^)?

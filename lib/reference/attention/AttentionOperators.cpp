@@ -27,15 +27,26 @@ attentionOptions(const std::map<std::string, double> &attributes) {
   return options;
 }
 
-/// The padded forms' shape and inputs (q, k, v, the optional lengths and
-/// mask).
+/// q, k, v and the optional ALiBi slopes of either form.
+AttentionInputs baseInputs(const NamedValues &operands) {
+  AttentionInputs in;
+  in.q = operand(operands, "q").data;
+  in.k = operand(operands, "k").data;
+  in.v = operand(operands, "v").data;
+  if (auto it = operands.find("alibi_slopes"); it != operands.end())
+    in.alibiSlopes = it->second.data;
+  return in;
+}
+
+/// The padded forms' shape and inputs (q, k, v, the optional lengths,
+/// mask and slopes).
 std::pair<AttentionShape, AttentionInputs>
 attentionInputs(const NamedValues &operands) {
   const Values &q = operand(operands, "q"), &k = operand(operands, "k"),
                &v = operand(operands, "v");
   AttentionShape s{q.shape[0], q.shape[1], k.shape[1], q.shape[2],
                    k.shape[2], q.shape[3], v.shape[3]};
-  AttentionInputs in{q.data, k.data, v.data, {}, {}};
+  AttentionInputs in = baseInputs(operands);
   if (auto it = operands.find("key_lengths"); it != operands.end())
     in.keyLengths = it->second.data;
   if (auto it = operands.find("key_mask"); it != operands.end())
@@ -55,7 +66,7 @@ NamedValues attentionVarlen(const NamedValues &operands,
                             const std::map<std::string, double> &attributes) {
   const Values &q = operand(operands, "q"), &k = operand(operands, "k"),
                &v = operand(operands, "v");
-  AttentionInputs in{q.data, k.data, v.data, {}, {}};
+  const AttentionInputs in = baseInputs(operands);
   AttentionOutputs out = attentionVarlenForward(
       q.shape[1], k.shape[1], q.shape[2], v.shape[2], in,
       operand(operands, "cu_seqlens_q").data,
@@ -85,7 +96,7 @@ NamedValues attentionVarlenBackwardReference(
     const std::map<std::string, double> &attributes) {
   const Values &q = operand(operands, "q"), &k = operand(operands, "k"),
                &v = operand(operands, "v");
-  const AttentionInputs in{q.data, k.data, v.data, {}, {}};
+  const AttentionInputs in = baseInputs(operands);
   const AttentionOutputs saved{operand(operands, "o").data,
                                operand(operands, "lse").data};
   AttentionGradients grad =

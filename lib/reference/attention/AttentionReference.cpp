@@ -73,6 +73,9 @@ ScoreRow scoreRow(const AttentionShape &s, const AttentionInputs &in,
         options.softcap > 0
             ? options.softcap * std::tanh(row.raw[j] / options.softcap)
             : row.raw[j];
+    if (!in.alibiSlopes.empty())
+      row.scores[j] -= in.alibiSlopes[b * H + h] *
+                       std::abs(static_cast<double>(diagonal - j));
     row.max = std::max(row.max, row.scores[j]);
   }
   return row;
@@ -230,6 +233,7 @@ AttentionOutputs rudnn::reference::attentionVarlenForward(
     slice.q = entryRows(in.q, q0, q1, H * D);
     slice.k = entryRows(in.k, k0, k1, G * D);
     slice.v = entryRows(in.v, k0, k1, G * E);
+    slice.alibiSlopes = in.alibiSlopes; // [H]: a batch of one's
     if (entry.keys == 0) // no key: every row 0 and −inf, as preset
       continue;
     AttentionOutputs part = attentionForward(entry, slice, options);
@@ -270,6 +274,7 @@ AttentionGradients rudnn::reference::attentionVarlenBackward(
     slice.q = entryRows(in.q, q0, q1, H * D);
     slice.k = entryRows(in.k, k0, k1, G * D);
     slice.v = entryRows(in.v, k0, k1, G * E);
+    slice.alibiSlopes = in.alibiSlopes;
     const std::vector<double> dOutputRows = entryRows(dOutput, q0, q1, H * E);
     AttentionGradients part;
     if (saved) { // the entry's o rows and each head's lse rows

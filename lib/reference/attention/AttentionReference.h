@@ -22,9 +22,11 @@ struct AttentionShape {
 };
 
 /// Dense row-major arrays: q [B,T,H,D], k [B,S,G,D], v [B,S,G,E];
-/// keyLengths [B] and keyMask [B,S] (nonzero: allowed) or empty.
+/// keyLengths [B] and keyMask [B,S] (nonzero: allowed) or empty;
+/// alibiSlopes [B,H] ([H] for packed batches) or empty: an allowed score
+/// s_ij gains −slope·|i + L − T − j| after the softcap.
 struct AttentionInputs {
-  std::vector<double> q, k, v, keyLengths, keyMask;
+  std::vector<double> q, k, v, keyLengths, keyMask, alibiSlopes;
 };
 
 /// What restricts the keys: the causal diagonal and a window, bottom-right
