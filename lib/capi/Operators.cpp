@@ -94,7 +94,9 @@ AttentionOptions attentionOptions(const rudnn_attention_options_t &c) {
 
 AttentionInputs attentionInputs(const rudnn_attention_call_t &call,
                                 const Fields &f) {
-  return {f(call.q, "q"), f(call.k, "k"), f(call.v, "v"),
+  return {f(call.q, "q"),
+          f(call.k, "k"),
+          f(call.v, "v"),
           f.optional(call.key_lengths, "key_lengths"),
           f.optional(call.key_mask, "key_mask"),
           f.optional(call.alibi_slopes, "alibi_slopes")};
@@ -102,7 +104,9 @@ AttentionInputs attentionInputs(const rudnn_attention_call_t &call,
 
 AttentionVarlenInputs varlenInputs(const rudnn_attention_varlen_call_t &call,
                                    const Fields &f) {
-  return {f(call.q, "q"), f(call.k, "k"), f(call.v, "v"),
+  return {f(call.q, "q"),
+          f(call.k, "k"),
+          f(call.v, "v"),
           f(call.cu_seqlens_q, "cu_seqlens_q"),
           f(call.cu_seqlens_k, "cu_seqlens_k"),
           f.optional(call.alibi_slopes, "alibi_slopes")};

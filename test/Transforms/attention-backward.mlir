@@ -39,10 +39,10 @@
 // PLAN: rudnn.launch @[[TERMS]] grid [#rudnn.size<constant = 1, params = ["query_quads"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
 // PLAN: rudnn.kernel @[[GRADIENTS:attention_bwd_gradients_bf16_d64_e32_causal_window16_0_keys64]] threads 128 shared_bytes 45056
 // PLAN: rudnn.launch @[[GRADIENTS]] grid [#rudnn.size<constant = 1, params = ["key_tiles64"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "G"], divisor = 1>
-// PLAN-SAME: args [@q, @k, @v, @key_lengths, 0, 0, 0, 0, @lse, @d_output, @terms, 0, @dk, @dv, @dq_accum,
+// PLAN-SAME: args [@q, @k, @v, @key_lengths, 0, 0, 0, 0, 0, @lse, @d_output, @terms, 0, @dk, @dv, @dq_accum,
 // PLAN: rudnn.kernel @[[CONVERT:attention_bwd_dq_bf16_d64]] threads 128
 // PLAN: rudnn.launch @[[CONVERT]] grid [#rudnn.size<constant = 1, params = ["query_quads"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
-// PLAN-SAME: args [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, @dq, 0, 0, @dq_accum,
+// PLAN-SAME: args [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, @dq, 0, 0, @dq_accum,
 func.func @gradients(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>,
                      %v: tensor<?x?x?x32xbf16>, %lengths: tensor<?xi32>,
                      %o: tensor<?x?x?x32xbf16>, %lse: tensor<?x?x?xf32>,
@@ -85,7 +85,7 @@ func.func @gradients(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>,
 // PLAN: rudnn.launch @[[TERMS]] grid [#rudnn.size<constant = 1, params = ["query_quads"], divisor = 1>, #rudnn.size<constant = 1, params = ["H"], divisor = 1>
 // PLAN: rudnn.kernel @[[GRADIENTS:attention_varlen_bwd_gradients_f32_d40_e24_causal_keys64]] threads 128
 // PLAN: rudnn.launch @[[GRADIENTS]] grid [#rudnn.size<constant = 1, params = ["key_tiles64"], divisor = 1>, #rudnn.size<constant = 1, params = ["G"], divisor = 1>
-// PLAN-SAME: args [@q, @k, @v, 0, 0, @cu_seqlens_q, @cu_seqlens_k, 0, @lse, @d_output, @terms, 0, @dk, @dv, @dq_accum,
+// PLAN-SAME: args [@q, @k, @v, 0, 0, @cu_seqlens_q, @cu_seqlens_k, 0, 0, @lse, @d_output, @terms, 0, @dk, @dv, @dq_accum,
 func.func @packed(%q: tensor<?x?x40xf32>, %k: tensor<?x?x40xf32>,
                   %v: tensor<?x?x24xf32>, %cu_q: tensor<?xi32>,
                   %cu_k: tensor<?xi32>, %o: tensor<?x?x24xf32>,
@@ -117,12 +117,12 @@ func.func @packed(%q: tensor<?x?x40xf32>, %k: tensor<?x?x40xf32>,
 // PLAN: rudnn.buffer @dq_accum "workspace" zeroed bytes <constant = 256, params = ["B", "T", "H"], divisor = 1>
 // PLAN: rudnn.kernel @[[GRADIENTS:attention_bwd_gradients_bf16_d64_e64_causal_wgmma]] threads 384 shared_bytes 100352
 // PLAN: rudnn.launch @[[GRADIENTS]] grid [#rudnn.size<constant = 1, params = ["key_tiles128"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "G"], divisor = 1>
-// PLAN-SAME: args [@q, @k, @v, 0, 0, 0, 0, 0, @lse, @d_output, @terms, 0, @dk, @dv, @dq_accum,
+// PLAN-SAME: args [@q, @k, @v, 0, 0, 0, 0, 0, 0, @lse, @d_output, @terms, 0, @dk, @dv, @dq_accum,
 // PLAN-SAME: #rudnn.tensor_map<buffer = "q", element_bytes = 2, dims = [64, #rudnn.param<name = "T", bits = 64>, #rudnn.param<name = "H", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "q_stride1", bits = 64>, #rudnn.param<name = "q_stride2", bits = 64>, #rudnn.param<name = "q_stride0", bits = 64>], box = [64, 64, 1, 1], swizzle_bytes = 128>
 // PLAN-SAME: #rudnn.tensor_map<buffer = "k", element_bytes = 2, dims = [64, #rudnn.param<name = "S", bits = 64>, #rudnn.param<name = "G", bits = 64>, #rudnn.param<name = "B", bits = 64>], strides = [#rudnn.param<name = "k_stride1", bits = 64>, #rudnn.param<name = "k_stride2", bits = 64>, #rudnn.param<name = "k_stride0", bits = 64>], box = [64, 128, 1, 1], swizzle_bytes = 128>
 // PLAN: rudnn.kernel @[[CONVERT:attention_bwd_dq_bf16_d64]] threads 128
 // PLAN: rudnn.launch @[[CONVERT]] grid [#rudnn.size<constant = 1, params = ["query_quads"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
-// PLAN-SAME: args [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, @dq, 0, 0, @dq_accum,
+// PLAN-SAME: args [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, @dq, 0, 0, @dq_accum,
 func.func @hopper(%q: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},
                   %k: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},
                   %v: tensor<?x?x?x64xbf16> {rudnn.align = 16 : i64},

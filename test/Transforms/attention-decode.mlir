@@ -35,7 +35,7 @@
 // PLAN-NEXT: rudnn.buffer @lse_parts "workspace" bytes <constant = 4, params = ["B", "H", "T", "key_parts"], divisor = 1> {guard = "T", guard_max = 16 : i64, guard_min = 1 : i64}
 // PLAN: rudnn.kernel @[[SPLIT:attention_fwd_bf16_d128_e128_bq64_bk64_causal_a16_split]] threads 128
 // PLAN: rudnn.launch @[[SPLIT]] grid [#rudnn.size<constant = 1, params = ["query_tiles64"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>, #rudnn.size<constant = 1, params = ["key_parts"], divisor = 1>]
-// PLAN-SAME: args [@q, @k, @v, 0, 0, 0, 0, 0, 0, @o_parts, @lse_parts,
+// PLAN-SAME: args [@q, @k, @v, 0, 0, 0, 0, 0, 0, 0, @o_parts, @lse_parts,
 // PLAN-SAME: {guard = "T", guard_max = 16 : i64, guard_min = 1 : i64}
 // PLAN: rudnn.kernel @[[COMBINE:attention_combine_bf16_e128]] threads 128
 // PLAN: rudnn.launch @[[COMBINE]] grid [#rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>, #rudnn.size<constant = 1, params = ["query_warps4"], divisor = 1>

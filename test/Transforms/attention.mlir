@@ -47,7 +47,7 @@
 // PLAN: rudnn.attention_finalize
 // PLAN-NEXT: rudnn.yield
 // PLAN: rudnn.launch @[[KERNEL]] grid [#rudnn.size<constant = 1, params = ["query_tiles128"], divisor = 1>, #rudnn.size<constant = 1, params = ["B", "H"], divisor = 1>
-// PLAN-SAME: args [@q, @k, @v, @key_lengths, 0, 0, 0, @o, @lse,
+// PLAN-SAME: args [@q, @k, @v, @key_lengths, 0, 0, 0, 0, @o, @lse,
 func.func @masked(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>,
                   %v: tensor<?x?x?x64xbf16>, %lengths: tensor<?xi32>)
     -> (tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>) {
@@ -70,7 +70,7 @@ func.func @masked(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>,
 // PLAN-LABEL: rudnn.plan @wide
 // PLAN-NOT: rudnn.buffer @lse "
 // PLAN: rudnn.launch @attention_fwd_f32_d256_e256_bq64_bk32 grid
-// PLAN-SAME: args [@q, @k, @v, 0, @key_mask, 0, 0, @o, 0,
+// PLAN-SAME: args [@q, @k, @v, 0, @key_mask, 0, 0, 0, @o, 0,
 func.func @wide(%q: tensor<?x?x?x256xf32>, %k: tensor<?x?x?x256xf32>,
                 %v: tensor<?x?x?x256xf32>, %mask: tensor<?x?xi1>)
     -> tensor<?x?x?x256xf32> {
@@ -99,7 +99,7 @@ func.func @wide(%q: tensor<?x?x?x256xf32>, %k: tensor<?x?x?x256xf32>,
 // DECOMPOSE: rudnn.attention_finalize {{.*}} -> tensor<?x?x64xbf16>, tensor<?x?xf32>
 // PLAN-LABEL: rudnn.plan @packed
 // PLAN: rudnn.launch @attention_varlen_fwd_bf16_d64_e64_bq128_bk64_causal grid [#rudnn.size<constant = 1, params = ["query_tiles128"], divisor = 1>, #rudnn.size<constant = 1, params = ["H"], divisor = 1>
-// PLAN-SAME: args [@q, @k, @v, 0, 0, @cu_seqlens_q, @cu_seqlens_k, @o, @lse,
+// PLAN-SAME: args [@q, @k, @v, 0, 0, @cu_seqlens_q, @cu_seqlens_k, 0, @o, @lse,
 func.func @packed(%q: tensor<?x?x64xbf16>, %k: tensor<?x?x64xbf16>,
                   %v: tensor<?x?x64xbf16>, %cu_q: tensor<?xi32>,
                   %cu_k: tensor<?xi32>)

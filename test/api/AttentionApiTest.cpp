@@ -771,9 +771,12 @@ TEST_F(AttentionBadInput, PackedOffsetsOfDifferentCounts) {
   DeviceTensor cuQ = upload(bytesOf<int32_t>({0, 4, 10}), DType::I32);
   DeviceTensor cuK = upload(bytesOf<int32_t>({0, 12}), DType::I32);
   AttentionVarlenInputs packed{
-      q3.view, k3.view, v3.view,
+      q3.view,
+      k3.view,
+      v3.view,
       TensorView::contiguous(cuQ.view.data, DType::I32, {3}),
-      TensorView::contiguous(cuK.view.data, DType::I32, {2}), {}};
+      TensorView::contiguous(cuK.view.data, DType::I32, {2}),
+      {}};
   EXPECT_THAT(
       [&] {
         attentionVarlenForward(*context, packed, {o3.view, {}});
@@ -813,8 +816,8 @@ TEST_F(AttentionContract, ChangingSizesHeadsOrLayoutCompilesNothing) {
                               16, DType::BF16, layout);
     AttentionOptions options;
     options.causal = true;
-    attentionForward(*context, {q.view, k.view, v.view, {}, {}, {}}, {o.view, {}},
-                     options);
+    attentionForward(*context, {q.view, k.view, v.view, {}, {}, {}},
+                     {o.view, {}}, options);
   };
   // One plan serves every size: once its decoding-shaped case (T up to
   // 16, compiled when first needed) and its plain case have run, nothing

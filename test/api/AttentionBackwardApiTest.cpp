@@ -487,7 +487,9 @@ TEST_F(AttentionBackwardBadInput, PackedBackwardWithPaddedLse) {
   };
   const AttentionInputs &f = p->inputs.forward;
   AttentionVarlenBackwardInputs inputs{
-      {packed(f.q), packed(f.k), packed(f.v),
+      {packed(f.q),
+       packed(f.k),
+       packed(f.v),
        TensorView::contiguous(cuQ.view.data, DType::I32, {3}),
        TensorView::contiguous(cuK.view.data, DType::I32, {3}),
        {}},

@@ -330,13 +330,12 @@ TEST_F(CApiNumerics, AttentionForwardAndBackward) {
   Tensor dO = tensor({B, T, H, E});
   Tensor dq = zeros({B, T, H, D}), dk = zeros({B, S, G, D}),
          dv = zeros({B, S, G, E});
-  attentionBackward(
-      cxx(),
-      {{q.view, k.view, v.view, lengths.view, {}, slopes.view},
-       o.view,
-       lse.view,
-       dO.view},
-      {dq.view, dk.view, dv.view}, options);
+  attentionBackward(cxx(),
+                    {{q.view, k.view, v.view, lengths.view, {}, slopes.view},
+                     o.view,
+                     lse.view,
+                     dO.view},
+                    {dq.view, dk.view, dv.view}, options);
   expectSameBackward(rudnn_attention_backward, forward, dO, dq, dk, dv);
 }
 

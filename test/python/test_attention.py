@@ -14,8 +14,9 @@ import rudnn.torch as rt
 from conftest import assert_close, gradients
 
 
-def reference(q, k, v, scale, causal=False, window=(-1, -1), softcap=0.0):
-    """o [B, T, H, E] and lse [B, H, T] from q [B, T, H, D], k/v [B, S, G, ·]."""
+def reference(q, k, v, scale, causal=False, window=(-1, -1), softcap=0.0, alibi=None):
+    """o [B, T, H, E] and lse [B, H, T] from q [B, T, H, D], k/v [B, S, G, ·];
+    `alibi` slopes (H,) or (B, H): scores less slope·|i + S − T − j|."""
     heads, key_heads = q.shape[2], k.shape[2]
     k = k.repeat_interleave(heads // key_heads, dim=2)
     v = v.repeat_interleave(heads // key_heads, dim=2)
@@ -33,9 +34,12 @@ def reference(q, k, v, scale, causal=False, window=(-1, -1), softcap=0.0):
     scores = (q @ k.transpose(-1, -2)) * scale
     if softcap:
         scores = softcap * torch.tanh(scores / softcap)
+    if alibi is not None:
+        slopes = alibi.double().expand(q.shape[0], q.shape[1])[:, :, None, None]
+        scores = scores - slopes * (i - j).abs()
     scores = scores.masked_fill(~allowed, -math.inf)
     lse = torch.logsumexp(scores, dim=-1)
-    if softcap:
+    if softcap or alibi is not None:
         o = torch.softmax(scores, dim=-1).nan_to_num(0.0) @ v
     else:
         o = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, scale=scale)
@@ -254,12 +258,87 @@ def test_flash_attn_positional_call_and_return_convention():
     assert_close(lse_var, lse_ref[0], 1e-5, "lse (packed)")
 
 
-@pytest.mark.parametrize("name", ["alibi_slopes", "block_table"])
-def test_flash_attn_refuses_what_it_cannot_honour_by_name(name):
+def test_flash_attn_varlen_refuses_block_tables_and_per_entry_slopes_by_name():
     q = torch.randn(9, 2, 16)
     cu = torch.tensor([0, 9], dtype=torch.int32)
-    with pytest.raises(NotImplementedError, match=name):
-        rt.flash_attn_varlen_func(q, q, q, cu, cu, 9, 9, **{name: torch.ones(2)})
+    with pytest.raises(NotImplementedError, match="block_table"):
+        rt.flash_attn_varlen_func(q, q, q, cu, cu, 9, 9, block_table=torch.ones(2))
+    with pytest.raises(NotImplementedError, match="alibi_slopes"):
+        rt.flash_attn_varlen_func(q, q, q, cu, cu, 9, 9, alibi_slopes=torch.ones(1, 2))
+    with pytest.raises(rudnn.InvalidArgument, match="alibi_slopes"):
+        rt.flash_attn_func(q[None], q[None], q[None], alibi_slopes=torch.ones(3))
+
+
+ALIBI_CASES = [
+    # (B, T, S, H, G, D, slopes' shape, dtype, options): one slope a head,
+    # broadcast over the batch; one a (batch, head); causal GQA, a window
+    # with a softcap, more queries than keys; bf16 on the Hopper kernels.
+    (2, 19, 26, 4, 2, 24, (4,), torch.float32, dict(causal=True)),
+    (2, 21, 13, 2, 1, 16, (2, 2), torch.float32, dict(window_size=(5, 2), softcap=4.0)),
+    (1, 40, 33, 2, 2, 64, (2,), torch.bfloat16, dict(causal=True)),
+]
+
+
+@pytest.mark.parametrize("case", ALIBI_CASES, ids=["heads-causal", "batch-heads-window", "bf16"])
+def test_flash_attn_alibi_matches_torch(case):
+    B, T, S, H, G, D, shape, dtype, options = case
+    q, k, v = (torch.randn(B, n, h, D, dtype=dtype) for n, h in ((T, H), (S, G), (S, G)))
+    slopes = torch.rand(shape) * 0.5  # as ALiBi's geometric slopes, in (0, 0.5)
+    ref = dict(
+        causal=options.get("causal", False),
+        window=options.get("window_size", (-1, -1)),
+        softcap=options.get("softcap", 0.0),
+        alibi=slopes,
+    )
+    tolerance = 1e-5 if dtype == torch.float32 else 3e-2
+    o, lse = rt.flash_attn_func(q, k, v, alibi_slopes=slopes, return_lse=True, **options)
+    o_ref, lse_ref = reference(q.double(), k.double(), v.double(), D**-0.5, **ref)
+    assert_close(o, o_ref, tolerance, "o")
+    finite = torch.isfinite(lse_ref)
+    assert_close(lse[finite], lse_ref[finite], tolerance, "lse")
+    d_out = torch.randn(B, T, H, D, dtype=dtype)
+    ours = gradients(
+        lambda q, k, v: rt.flash_attn_func(q, k, v, alibi_slopes=slopes, **options), [q, k, v], d_out
+    )
+    theirs = gradients(
+        lambda q, k, v: reference(q, k, v, D**-0.5, **ref)[0],
+        [q.double(), k.double(), v.double()],
+        d_out.double(),
+    )
+    for got, want, name in zip(ours, theirs, "qkv"):
+        assert_close(got, want, tolerance, "d" + name)
+
+
+def test_flash_attn_varlen_alibi_matches_each_sequence():
+    lengths_q, lengths_k = [5, 1, 12], [9, 4, 12]
+    cu_q = torch.tensor([0, 5, 6, 18], dtype=torch.int32)
+    cu_k = torch.tensor([0, 9, 13, 25], dtype=torch.int32)
+    q = torch.randn(18, 4, 16)
+    k, v = torch.randn(25, 2, 16), torch.randn(25, 2, 16)
+    slopes = torch.rand(4) * 0.5
+    d_out = torch.randn_like(q)
+
+    def ours(q, k, v):
+        return rt.flash_attn_varlen_func(q, k, v, cu_q, cu_k, causal=True, alibi_slopes=slopes)
+
+    def theirs(q, k, v):
+        outputs = []
+        for b in range(3):
+            rows_q, rows_k = slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])
+            o, _ = reference(
+                q[None, rows_q], k[None, rows_k], v[None, rows_k], 0.25, causal=True, alibi=slopes
+            )
+            outputs.append(o[0])
+        return torch.cat(outputs)
+
+    inputs = [q, k, v]
+    assert_close(ours(*inputs), theirs(*[t.double() for t in inputs]), 1e-5, "o")
+    for got, want, name in zip(
+        gradients(ours, inputs, d_out),
+        gradients(theirs, [t.double() for t in inputs], d_out.double()),
+        "qkv",
+    ):
+        assert_close(got, want, 1e-5, "d" + name)
 
 
 def test_flash_attn_packed_forms_match_the_unpacked_call():

@@ -263,19 +263,19 @@ LogicalResult emitGradients(Operation *op, KernelBuilder &builder,
            << "cannot emit its kernel: " << builder.conflict();
   const std::string flags = std::string(values.causal ? "true" : "false") +
                             ", " + (values.packed ? "true" : "false");
-  const std::string deterministic = values.blocks ? "true" : "false";
+  // Deterministic, then whether the scores are ALiBi-biased.
+  const std::string modes = std::string(values.blocks ? "true" : "false") +
+                            (values.slopes ? ", true" : ", false");
   const std::string semaphores = values.blocks ? ", dq_semaphores" : "";
   if (values.hopper)
     writeBody(builder, values, true,
-              "gradients_hopper<" + dims + ", " + flags + ", " + deterministic +
-                  ">",
+              "gradients_hopper<" + dims + ", " + flags + ", " + modes + ">",
               "p, q_map, k_map, v_map, d_o_map" + semaphores);
   else
     writeBody(builder, values, true,
               "gradients<" + dims + ", " + std::to_string(values.keys) + ", " +
                   flags + ", rudnn::tile::Alignment::" +
-                  (values.aligned ? "Aligned" : "Checked") + ", " +
-                  deterministic + ">",
+                  (values.aligned ? "Aligned" : "Checked") + ", " + modes + ">",
               "p" + semaphores);
   KernelLaunch &launch = builder.launch();
   // Hopper: a producer and two consumer warpgroups; sm_80: a warp a 16 keys.

@@ -122,8 +122,9 @@ __device__ void convert_query_gradients(const BackwardParams<T> &p) {
 /// score) into
 /// `scores` and scale·dS = scale·P (dP − D_i)·s'(x) into `dp`. Tile rows
 /// and columns are queries and keys from (row0, col0) of the entry's
-/// `queries`, or keys and queries when `Transposed`.
-template <bool Transposed, typename Tile, typename T>
+/// `queries`, or keys and queries when `Transposed`. `Biased`: with
+/// ALiBi's bias (a kernel without it holds no code for it).
+template <bool Transposed, bool Biased, typename Tile, typename T>
 __device__ __forceinline__ void
 probabilities_and_gradients(Tile &scores, Tile &dp, const BackwardParams<T> &p,
                             const KeyBounds &bounds, int b, int h, Rows queries,
@@ -135,7 +136,7 @@ probabilities_and_gradients(Tile &scores, Tile &dp, const BackwardParams<T> &p,
                           : bounds.crosses(row0, 16, col0, Tile::kColumns);
   const long long base = b * f.lse_batch + h * f.lse_head + queries.first;
   // ALiBi's slope (0 without it): the bias −bias·|i + off − j|.
-  const float bias = f.alibi_slopes ? alibi_slope<true>(f, b, h) : 0.f;
+  const float bias = alibi_slope<Biased>(f, b, h);
   const float inf = __int_as_float(0x7f800000);
   // A query-row tile's lane holds rows g and g + 8: their lse and D_i are
   // read once. A transposed tile's holds 16 queries (columns 8n' + 2t and
@@ -162,7 +163,8 @@ probabilities_and_gradients(Tile &scores, Tile &dp, const BackwardParams<T> &p,
       s = f.softcap * t;
       slope = 1.f - t * t;
     }
-    s -= bias * fabsf(static_cast<float>(i + bounds.offset - j));
+    if constexpr (Biased)
+      s -= bias * fabsf(static_cast<float>(i + bounds.offset - j));
     float lse, term;
     if constexpr (Transposed) {
       read(i, lse, term);
@@ -323,7 +325,7 @@ add_step_query_gradients(const BackwardParams<T> &p,
 /// Pᵀ again from the saved lse, then dV += Pᵀ dO (if `Values`); dPᵀ = V
 /// dOᵀ and scale·dSᵀ, then dK += dSᵀ Q and dQ's share dS K (if
 /// `KeyGradients`). A warp owns 16 of the keys.
-template <typename T, int D, int E, int Keys, bool Causal,
+template <typename T, int D, int E, int Keys, bool Causal, bool Biased,
           tile::Alignment Views, bool Deterministic, bool Values,
           bool KeyGradients, int Step>
 __device__ void gradient_pass(const BackwardParams<T> &p,
@@ -380,9 +382,9 @@ __device__ void gradient_pass(const BackwardParams<T> &p,
           for (int c = 0; c < Shared::kE; c += 16) // dPᵀ = V dOᵀ
             dp.template mma<tile::BLayout::NK>(values, 16 * warp, d_o, 0, c);
         }
-        probabilities_and_gradients<true>(scores, dp, p, u.bounds, u.b,
-                                          u.stepHead(i), u.queryRows,
-                                          u.row0 + 16 * warp, u.stepRow0(i));
+        probabilities_and_gradients<true, Biased>(
+            scores, dp, p, u.bounds, u.b, u.stepHead(i), u.queryRows,
+            u.row0 + 16 * warp, u.stepRow0(i));
         if constexpr (Values)
           add_product(dv, scores, d_o, staging); // dV += Pᵀ dO
         if constexpr (KeyGradients) {
@@ -418,22 +420,22 @@ __device__ void gradient_pass(const BackwardParams<T> &p,
 /// `semaphores` (zeroed before the launch; dq_semaphore's index).
 template <typename T, int D, int E, int Keys, bool Causal, bool Packed = false,
           tile::Alignment Views = tile::Alignment::Checked,
-          bool Deterministic = false>
+          bool Deterministic = false, bool Biased = false>
 __device__ void gradients(const BackwardParams<T> &p,
                           int *semaphores = nullptr) {
   constexpr int Step = kGradientStep<T, D, E>;
-  for_each_unit<Keys, Step, Causal, Packed,
-                Deterministic>(p.forward, [&](const BackwardUnit<Step> &u) {
-    if constexpr (kSplitKeyGradients<D, E>) {
-      gradient_pass<T, D, E, Keys, Causal, Views, Deterministic, true, false>(
-          p, u, semaphores);
-      gradient_pass<T, D, E, Keys, Causal, Views, Deterministic, false, true>(
-          p, u, semaphores);
-    } else {
-      gradient_pass<T, D, E, Keys, Causal, Views, Deterministic, true, true>(
-          p, u, semaphores);
-    }
-  });
+  for_each_unit<Keys, Step, Causal, Packed, Deterministic>(
+      p.forward, [&](const BackwardUnit<Step> &u) {
+        if constexpr (kSplitKeyGradients<D, E>) {
+          gradient_pass<T, D, E, Keys, Causal, Biased, Views, Deterministic,
+                        true, false>(p, u, semaphores);
+          gradient_pass<T, D, E, Keys, Causal, Biased, Views, Deterministic,
+                        false, true>(p, u, semaphores);
+        } else {
+          gradient_pass<T, D, E, Keys, Causal, Biased, Views, Deterministic,
+                        true, true>(p, u, semaphores);
+        }
+      });
 }
 
 } // namespace attention

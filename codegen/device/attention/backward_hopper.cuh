@@ -128,8 +128,8 @@ __device__ __forceinline__ const T (*rows_from(const T (*tile)[Block],
 /// the stage, forms its 16 rows of Sᵀ and dPᵀ with wgmma from shared
 /// memory (its warpgroup's 64 keys from `keys0` of the block against the
 /// step's queries from `queries0`, as many as the tiles' columns), then P
-/// (in `scores`) and scale·dS (in `dp`) as the sm_80 kernels do.
-template <typename T, int D, int E, typename Tile>
+/// (in `scores`) and scale·dS (in `dp`) as the sm_80 kernel does.
+template <bool Biased, typename T, int D, int E, typename Tile>
 __device__ __forceinline__ void
 step_probabilities(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
                    const HopperUnit &u, int i, int step, int keys0,
@@ -148,7 +148,7 @@ step_probabilities(const BackwardParams<T> &p, HopperBackwardShared<T, D, E> &s,
                               rows_from(s.step_values[stage], queries0));
   arch::wgmma_commit();
   arch::wgmma_wait<0>();
-  probabilities_and_gradients<true>(
+  probabilities_and_gradients<true, Biased>(
       scores, dp, p, u.bounds, u.b, u.stepHead(i), u.queryRows,
       u.row0 + keys0 + 16 * (threadIdx.x / 32 % 4), u.stepRow0(i) + queries0);
 }
@@ -247,7 +247,7 @@ add_query_gradients(const BackwardParams<T> &p,
 /// queries, and adds Pᵀ dO and dSᵀ Q to dV and dK with P and dS from its
 /// registers.
 template <typename T, int D, int E, bool Causal, bool Packed,
-          bool Deterministic>
+          bool Deterministic, bool Biased>
 __device__ __forceinline__ void consume_narrow(const BackwardParams<T> &p,
                                                HopperBackwardShared<T, D, E> &s,
                                                int *semaphores) {
@@ -264,7 +264,7 @@ __device__ __forceinline__ void consume_narrow(const BackwardParams<T> &p,
     dv.clear();
     dk.clear();
     for (int i = 0; i < u.steps(); ++i, ++step) {
-      step_probabilities(p, s, u, i, step, keys0, 0, scores, dp);
+      step_probabilities<Biased>(p, s, u, i, step, keys0, 0, scores, dp);
       stage_score_gradients(dp, s.ds[step & 1], keys0 + 16 * warp);
       arch::named_barrier_sync(kStagedGradientsBarrier, 256);
       wgmma_ab(dv, scores, s.step_values[step & 1]); // dV += Pᵀ dO
@@ -320,7 +320,7 @@ __device__ __forceinline__ void wgmma_staged_ab(Acc &acc, const T *a,
 /// Pᵀ dO and dSᵀ Q to their columns of dV and dK (kWideColumns: 128 each
 /// at D = E = 256, 64 + 64 accumulators a thread for each).
 template <int Group, typename T, int D, int E, bool Causal, bool Packed,
-          bool Deterministic>
+          bool Deterministic, bool Biased>
 __device__ __forceinline__ void consume_wide(const BackwardParams<T> &p,
                                              HopperBackwardShared<T, D, E> &s,
                                              int *semaphores) {
@@ -339,7 +339,7 @@ __device__ __forceinline__ void consume_wide(const BackwardParams<T> &p,
     dk.clear();
     for (int i = 0; i < u.steps(); ++i, ++step) {
       const int stage = step & 1;
-      step_probabilities(p, s, u, i, step, 0, 32 * Group, scores, dp);
+      step_probabilities<Biased>(p, s, u, i, step, 0, 32 * Group, scores, dp);
       stage_score_gradients(scores, s.probabilities[stage], 16 * warp,
                             32 * Group);
       stage_score_gradients(dp, s.ds[stage], 16 * warp, 32 * Group);
@@ -376,7 +376,7 @@ __device__ __forceinline__ void consume_wide(const BackwardParams<T> &p,
 /// ascending key tile order, counted by `semaphores` (zeroed before the
 /// launch; dq_semaphore's index).
 template <typename T, int D, int E, bool Causal, bool Packed,
-          bool Deterministic = false>
+          bool Deterministic = false, bool Biased = false>
 __device__ void
 gradients_hopper(const BackwardParams<T> &p, const arch::TensorMap &q_map,
                  const arch::TensorMap &k_map, const arch::TensorMap &v_map,
@@ -393,14 +393,14 @@ gradients_hopper(const BackwardParams<T> &p, const arch::TensorMap &q_map,
       },
       [&] {
         if constexpr (!kWideBackward<D, E>)
-          consume_narrow<T, D, E, Causal, Packed, Deterministic>(p, s,
-                                                                 semaphores);
+          consume_narrow<T, D, E, Causal, Packed, Deterministic, Biased>(
+              p, s, semaphores);
         else if (threadIdx.x < 256)
-          consume_wide<0, T, D, E, Causal, Packed, Deterministic>(p, s,
-                                                                  semaphores);
+          consume_wide<0, T, D, E, Causal, Packed, Deterministic, Biased>(
+              p, s, semaphores);
         else
-          consume_wide<1, T, D, E, Causal, Packed, Deterministic>(p, s,
-                                                                  semaphores);
+          consume_wide<1, T, D, E, Causal, Packed, Deterministic, Biased>(
+              p, s, semaphores);
       });
 }
 

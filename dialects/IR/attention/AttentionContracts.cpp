@@ -51,7 +51,9 @@ static std::vector<TensorContract> paddedOperands() {
               contractTensor("k", "BSGD", ElementRule::Float, "keys"), "q"),
           withElementsOf(
               contractTensor("v", "BSGE", ElementRule::Float, "values"), "q"),
-          keyLengths, keyMask, alibiSlopes("BH")};
+          keyLengths,
+          keyMask,
+          alibiSlopes("BH")};
 }
 
 /// The forward's lse [B, H, T].

@@ -304,8 +304,8 @@ struct KeyRestrictions {
 template <typename Op> KeyRestrictions keysOf(Op op) {
   if constexpr (std::is_same_v<Op, AttentionVarlenOp> ||
                 std::is_same_v<Op, AttentionVarlenBackwardOp>)
-    return {{}, {}, op.getCuSeqlensQ(), op.getCuSeqlensK(),
-            op.getAlibiSlopes()};
+    return {
+        {}, {}, op.getCuSeqlensQ(), op.getCuSeqlensK(), op.getAlibiSlopes()};
   else
     return {op.getKeyLengths(), op.getKeyMask(), {}, {}, op.getAlibiSlopes()};
 }
@@ -738,11 +738,11 @@ LogicalResult decomposeAttentionBackward(BackwardLikeOp op,
   auto gradients = builder.create<AttentionGradientsOp>(
       loc, op.getDk().getType(), op.getDv().getType(),
       dq.clone(builder.getF32Type()), op.getQ(), op.getK(), op.getV(),
-      keys.lengths, keys.mask, keys.queryOffsets, keys.keyOffsets,
-      keys.slopes, op.getLse(), terms, op.getDOutput(), op.getCausalAttr(), op.getWindowLeftAttr(),
-      op.getWindowRightAttr(), op.getSoftcapAttr(), op.getScaleAttr(), rows,
-      hopper ? builder.getUnitAttr() : UnitAttr(), op.getDeterministicAttr(),
-      op.getBlocksAttr());
+      keys.lengths, keys.mask, keys.queryOffsets, keys.keyOffsets, keys.slopes,
+      op.getLse(), terms, op.getDOutput(), op.getCausalAttr(),
+      op.getWindowLeftAttr(), op.getWindowRightAttr(), op.getSoftcapAttr(),
+      op.getScaleAttr(), rows, hopper ? builder.getUnitAttr() : UnitAttr(),
+      op.getDeterministicAttr(), op.getBlocksAttr());
   op.getDq().replaceAllUsesWith(
       builder.create<AttentionDqConvertOp>(loc, dq, gradients.getDqAccum()));
   op.getDk().replaceAllUsesWith(gradients.getDk());

@@ -1,7 +1,7 @@
 """Exact attention as FlashAttention's flash_attn_func and
 flash_attn_varlen_func: q [B, T, H, D], k [B, S, G, D], v [B, S, G, E]
 (H a multiple of G), causal masks aligned bottom-right, sliding windows,
-softcapping; gradients through torch.autograd. Empty batches, sequences
+softcapping, ALiBi; gradients through torch.autograd. Empty batches, sequences
 or key sets need no kernel: their outputs are returned directly (a query
 with no key has o = 0 and lse = −inf)."""
 
@@ -63,6 +63,7 @@ def _attention(
     v: Tensor,
     cu_seqlens_q: Optional[Tensor],
     cu_seqlens_k: Optional[Tensor],
+    alibi_slopes: Optional[Tensor],
     scale: float,
     causal: bool,
     window_left: int,
@@ -77,7 +78,10 @@ def _attention(
         return o, q.new_full(_lse_shape(q, packed), -math.inf, dtype=torch.float32)
     return call(
         operator_name("attention", cu_seqlens_q),
-        dict(q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k),
+        dict(
+            q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+            alibi_slopes=alibi_slopes,
+        ),
         ("o", "lse"),
         **_attributes(scale, causal, window_left, window_right, softcap),
     )
@@ -85,7 +89,8 @@ def _attention(
 
 @_attention.register_fake
 def _(
-    q, k, v, cu_seqlens_q, cu_seqlens_k, scale, causal, window_left, window_right, softcap, deterministic
+    q, k, v, cu_seqlens_q, cu_seqlens_k, alibi_slopes, scale, causal, window_left, window_right,
+    softcap, deterministic,
 ):
     o = q.new_empty(*q.shape[:-1], v.shape[-1])
     return o, q.new_empty(_lse_shape(q, cu_seqlens_q is not None), dtype=torch.float32)
@@ -98,6 +103,7 @@ def _attention_backward(
     v: Tensor,
     cu_seqlens_q: Optional[Tensor],
     cu_seqlens_k: Optional[Tensor],
+    alibi_slopes: Optional[Tensor],
     o: Tensor,
     lse: Tensor,
     d_output: Tensor,
@@ -111,7 +117,10 @@ def _attention_backward(
     if _nothing_to_compute(q, k, cu_seqlens_q, cu_seqlens_k):
         # No query saw a key: nothing depends on q, k or v.
         return q.new_zeros(q.shape), k.new_zeros(k.shape), v.new_zeros(v.shape)
-    tensors = dict(q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k)
+    tensors = dict(
+        q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+        alibi_slopes=alibi_slopes,
+    )
     return call(
         operator_name("attention", cu_seqlens_q) + "_backward",
         dict(tensors, o=o, lse=lse, d_output=d_output),
@@ -127,6 +136,7 @@ def _(
     v,
     cu_seqlens_q,
     cu_seqlens_k,
+    alibi_slopes,
     o,
     lse,
     d_output,
@@ -141,15 +151,18 @@ def _(
 
 
 def _setup(ctx, inputs, output):
-    q, k, v, cu_q, cu_k, *attributes = inputs
-    ctx.save_for_backward(q, k, v, cu_q, cu_k, *output)
+    q, k, v, cu_q, cu_k, slopes, *attributes = inputs
+    ctx.save_for_backward(q, k, v, cu_q, cu_k, slopes, *output)
     ctx.attributes = attributes
 
 
 def _backward(ctx, d_output, d_lse):
-    q, k, v, cu_q, cu_k, o, lse = ctx.saved_tensors
-    dq, dk, dv = _attention_backward(q, k, v, cu_q, cu_k, o, lse, dense(d_output), *ctx.attributes)
-    return dq, dk, dv, None, None, None, None, None, None, None, None
+    q, k, v, cu_q, cu_k, slopes, o, lse = ctx.saved_tensors
+    dq, dk, dv = _attention_backward(
+        q, k, v, cu_q, cu_k, slopes, o, lse, dense(d_output), *ctx.attributes
+    )
+    # The slopes are constants, as flash-attn takes them: no gradient.
+    return dq, dk, dv, None, None, None, None, None, None, None, None, None
 
 
 torch.library.register_autograd("rudnn::attention", _backward, setup_context=_setup)
@@ -219,10 +232,34 @@ def _offsets(name, offsets, like):
     return packed_offsets(name, offsets)
 
 
-def _unsupported(alibi_slopes, block_table=None):
+def _slopes(alibi_slopes, q, batch=None):
+    """flash-attn's ALiBi slopes, (H,) or (B, H) f32, as the operator takes
+    them: [B, H] padded (one row of (H,) shared through a batch stride of
+    0), [H] packed (`batch` None), where one slope a head serves every
+    entry."""
+    if alibi_slopes is None:
+        return None
+    heads = q.shape[-2]
+    check_tensor("alibi_slopes", alibi_slopes, None, dtypes=(torch.float32,))
+    if alibi_slopes.device != q.device:
+        raise invalid("alibi_slopes", f"is on {alibi_slopes.device}, q on {q.device}")
+    shape = tuple(alibi_slopes.shape)
+    if batch is None:
+        if shape != (heads,):
+            raise Unsupported(
+                f"alibi_slopes of shape {shape}: packed batches take one slope a head "
+                f"({heads},), not one an entry"
+            )
+        return alibi_slopes.contiguous()
+    if shape == (heads,):
+        return alibi_slopes.expand(batch, heads)
+    if shape != (batch, heads):
+        raise invalid("alibi_slopes", f"expected ({heads},) or ({batch}, {heads}), got {shape}")
+    return dense(alibi_slopes)
+
+
+def _unsupported(block_table):
     """flash-attn's options rudnn cannot honour yet, refused by name."""
-    if alibi_slopes is not None:
-        raise Unsupported("alibi_slopes: rudnn's attention has no ALiBi bias yet")
     if block_table is not None:
         raise Unsupported("block_table: use kv_cache_attention_paged for paged keys")
 
@@ -254,14 +291,15 @@ def flash_attn_func(
     """flash-attn 2.8's flash_attn_func, its parameters in its order: the
     output [B, T, H, E]; with `return_attn_probs`, (o, lse [B, H, T] f32,
     None) as flash-attn returns without dropout; with rudnn's `return_lse`,
-    (o, lse). `dropout_p` must be 0 and `alibi_slopes` None
-    (Unsupported, a NotImplementedError, naming them). `deterministic`: the backward gives
-    the same dq bits every call (on Hopper it then orders its f32
-    additions; elsewhere it always does)."""
-    _unsupported(alibi_slopes)
+    (o, lse). `dropout_p` must be 0 (Unsupported, a NotImplementedError,
+    naming it). `alibi_slopes` (H,) or (B, H) float32: each allowed score
+    less slope·|i + S − T − j|, as flash-attn biases it (no gradient flows
+    to the slopes). `deterministic`: the backward gives the same dq bits
+    every call (its f32 additions ordered)."""
     _check(q, k, v, packed=False)
+    slopes = _slopes(alibi_slopes, q, batch=q.shape[0])
     options = _options(q, k, softmax_scale, causal, window_size, softcap, dropout_p, deterministic)
-    o, lse = _attention(dense(q), dense(k), dense(v), None, None, *options)
+    o, lse = _attention(dense(q), dense(k), dense(v), None, None, slopes, *options)
     return _results(o, lse, return_attn_probs, return_lse)
 
 
@@ -291,13 +329,14 @@ def flash_attn_varlen_func(
     the output [T, H, E], and the log-sum-exp [H, T] as flash_attn_func
     returns it. The maximal lengths are not needed (flash-attn requires
     them; here they may be left out), but must be None or sizes;
-    `block_table` must be None.
+    `block_table` must be None. `alibi_slopes` as flash_attn_func takes
+    them, one a head (H,): per-entry slopes (B, H) are refused by name.
 
     cu_seqlens may be int32 or int64; an int64 offset beyond int32 is
     refused (InvalidArgument naming it) on CPU; on CUDA, where reading it
     would synchronise, it becomes -1, a negative offset, which the operator
     refuses, rather than wrapping to another row."""
-    _unsupported(alibi_slopes, block_table)
+    _unsupported(block_table)
     for name, size in (("max_seqlen_q", max_seqlen_q), ("max_seqlen_k", max_seqlen_k)):
         if size is not None:
             integer_option(name, size, minimum=0)
@@ -306,8 +345,9 @@ def flash_attn_varlen_func(
     cu_k = _offsets("cu_seqlens_k", cu_seqlens_k, q)
     if cu_q.shape != cu_k.shape:
         raise invalid("cu_seqlens_k", f"{cu_k.shape[0]} offsets, cu_seqlens_q has {cu_q.shape[0]}")
+    slopes = _slopes(alibi_slopes, q)
     options = _options(q, k, softmax_scale, causal, window_size, softcap, dropout_p, deterministic)
-    o, lse = _attention(dense(q), dense(k), dense(v), cu_q, cu_k, *options)
+    o, lse = _attention(dense(q), dense(k), dense(v), cu_q, cu_k, slopes, *options)
     return _results(o, lse, return_attn_probs, return_lse)
 
 
