@@ -176,7 +176,7 @@ def test_flash_attn_with_kvcache_is_flash_attns_over_kv_cache_attention():
         ({"cache_leftpad": torch.tensor([0, 1], dtype=torch.int32)}, "cache_leftpad"),
         ({"window_size": (4, 0)}, "window_size"),
         ({"softcap": 5.0}, "softcap"),
-        ({"alibi_slopes": torch.ones(4)}, "alibi_slopes"),
+        ({"alibi_slopes": torch.ones(4)}, "alibi_slopes"),  # with new tokens
         ({"causal": False}, "causal=False"),
     ],
 )
@@ -196,8 +196,13 @@ def test_flash_attn_with_kvcache_refuses_what_it_cannot_honour_by_name(options, 
         dict(causal=False),
         dict(causal=True, window_size=(5, 0), softcap=4.0),
         dict(causal=True, cache_leftpad=torch.tensor([3, 0, 0, 6], dtype=torch.int32)),
+        dict(
+            causal=True,
+            cache_leftpad=torch.tensor([3, 0, 0, 6], dtype=torch.int32),
+            alibi_slopes=torch.tensor([0.5, 0.25, 0.125, 0.0625]),
+        ),
     ],
-    ids=["causal", "not-causal", "window-softcap", "leftpad"],
+    ids=["causal", "not-causal", "window-softcap", "leftpad", "leftpad-alibi"],
 )
 def test_attend_only_calls_attend_to_each_entrys_cached_tokens(options):
     from test_attention import reference
@@ -223,6 +228,7 @@ def test_attend_only_calls_attend_to_each_entrys_cached_tokens(options):
             q[b : b + 1].double(), k_cache[b : b + 1, first:length].double(),
             v_cache[b : b + 1, first:length].double(), D**-0.5,
             causal=options["causal"], window=window, softcap=options.get("softcap", 0.0),
+            alibi=options.get("alibi_slopes"),
         )
         assert_close(o[b : b + 1], want_o, 1e-5, f"o of entry {b}")
         finite = torch.isfinite(want_lse)

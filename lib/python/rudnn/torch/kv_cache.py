@@ -20,7 +20,7 @@ from rudnn.torch._common import (
     float_option,
     int32_indices,
 )
-from rudnn.torch.attention import _attributes, _check, _options
+from rudnn.torch.attention import _attributes, _check, _options, _slopes
 
 
 def _capacity(k_cache, block_table):
@@ -204,6 +204,7 @@ def _cache_attention(
     v_cache: Tensor,
     key_lengths: Tensor,
     key_mask: Optional[Tensor],
+    alibi_slopes: Optional[Tensor],
     scale: float,
     causal: bool,
     window_left: int,
@@ -217,14 +218,20 @@ def _cache_attention(
         return o, lse
     return call(
         "rudnn.attention",
-        dict(q=q, k=k_cache, v=v_cache, key_lengths=key_lengths, key_mask=key_mask),
+        dict(
+            q=q, k=k_cache, v=v_cache, key_lengths=key_lengths, key_mask=key_mask,
+            alibi_slopes=alibi_slopes,
+        ),
         ("o", "lse"),
         **_attributes(scale, causal, window_left, window_right, softcap),
     )
 
 
 @_cache_attention.register_fake
-def _(q, k_cache, v_cache, key_lengths, key_mask, scale, causal, window_left, window_right, softcap):
+def _(
+    q, k_cache, v_cache, key_lengths, key_mask, alibi_slopes, scale, causal, window_left,
+    window_right, softcap,
+):
     return (
         q.new_empty(*q.shape[:-1], v_cache.shape[-1]),
         q.new_empty(q.shape[0], q.shape[2], q.shape[1], dtype=torch.float32),
@@ -232,14 +239,15 @@ def _(q, k_cache, v_cache, key_lengths, key_mask, scale, causal, window_left, wi
 
 
 def _attend(q, k_cache, v_cache, cache_seqlens, leftpad, softmax_scale, causal, window_size,
-            softcap):
+            softcap, alibi_slopes):
     """flash_attn_with_kvcache without new tokens: q [B, T, H, D] attends to
     each entry's cached keys from leftpad[b] (0 without it) to
     cache_seqlens[b] (a length past the capacity S counts as S), its T
-    queries the last of them (the causal mask and the window aligned
-    there), as rudnn.attention with key lengths and, for the left padding,
-    a key mask; (o, lse [B, H, T])."""
+    queries the last of them (the causal mask, the window and ALiBi's
+    distances aligned there), as rudnn.attention with key lengths and, for
+    the left padding, a key mask; (o, lse [B, H, T])."""
     _check(q, k_cache, v_cache, packed=False)
+    slopes = _slopes(alibi_slopes, q, batch=q.shape[0])
     lengths = _cache_lengths(cache_seqlens, q)
     mask = None
     if leftpad is not None:
@@ -253,8 +261,8 @@ def _attend(q, k_cache, v_cache, cache_seqlens, leftpad, softmax_scale, causal, 
         q, k_cache, softmax_scale, causal, window_size, softcap, 0.0, False
     )
     return _cache_attention(
-        dense(q), dense(k_cache), dense(v_cache), lengths, mask, scale, causal, left, right,
-        softcap,
+        dense(q), dense(k_cache), dense(v_cache), lengths, mask, slopes, scale, causal, left,
+        right, softcap,
     )
 
 
@@ -287,14 +295,14 @@ def flash_attn_with_kvcache(
     does. Without k and v (attend-only), q attends to each contiguous
     cache's tokens from cache_leftpad[b] (0 without it) to
     cache_seqlens[b], its queries the last of them, causal or not, with a
-    window and a softcap as flash_attn_func takes them. `num_splits` is a hint rudnn does not need (it chooses the split
-    on the device); `rotary_interleaved` means nothing without rotary.
-    Refused by name (Unsupported, a NotImplementedError) until rudnn's
-    cache attention takes them: `rotary_cos`/`rotary_sin`,
-    `cache_batch_idx`, `alibi_slopes`, attend-only calls on pages, and with
-    new tokens `cache_leftpad`, a window, a softcap and `causal=False` with
-    several of them (one new token attends to the same keys either
-    way)."""
+    window, a softcap and ALiBi slopes as flash_attn_func takes them.
+    `num_splits` is a hint rudnn does not need (it chooses the split on the
+    device); `rotary_interleaved` means nothing without rotary. Refused by
+    name (Unsupported, a NotImplementedError) until rudnn's cache attention
+    takes them: `rotary_cos`/`rotary_sin`, `cache_batch_idx`, attend-only
+    calls on pages, and with new tokens `cache_leftpad`, `alibi_slopes`, a
+    window, a softcap and `causal=False` with several of them (one new
+    token attends to the same keys either way)."""
     if (k is None) != (v is None):
         raise invalid("k" if k is None else "v", "k and v come together, or neither")
     for name, value in (
@@ -302,7 +310,7 @@ def flash_attn_with_kvcache(
         ("rotary_sin", rotary_sin),
         ("cache_batch_idx", cache_batch_idx),
         ("cache_leftpad", cache_leftpad if k is not None else None),
-        ("alibi_slopes", alibi_slopes),
+        ("alibi_slopes", alibi_slopes if k is not None else None),
     ):
         if value is not None:
             raise Unsupported(f"{name}: rudnn's cache attention does not take it yet")
@@ -316,7 +324,7 @@ def flash_attn_with_kvcache(
                 "block_table: an attend-only call (k and v None) takes a contiguous cache"
             )
         o, lse = _attend(q, k_cache, v_cache, cache_seqlens, cache_leftpad, softmax_scale,
-                         causal, window_size, softcap)
+                         causal, window_size, softcap, alibi_slopes)
         return (o, lse) if return_softmax_lse else o
     if tuple(window_size) != (-1, -1):
         raise Unsupported("window_size: rudnn's cache attention has no window yet")
