@@ -68,18 +68,53 @@ void checkLengths(const TensorView &rows, const TensorView &keys, bool packed) {
 
 } // namespace
 
-void rudnn::attentionForward(Context &context, const AttentionInputs &in,
-                             const AttentionOutputs &out,
-                             const AttentionOptions &options, Stream stream) {
-  const OperatorAttributes attributes = attributesOf(options);
-  checkLengths(in.q, in.k, /*packed=*/false);
+namespace {
+
+/// The padded forms' inputs by contract name (the optional ones if given).
+NamedTensors paddedTensors(const AttentionInputs &in) {
   NamedTensors tensors = {{"q", in.q}, {"k", in.k}, {"v", in.v}};
   addIfGiven(tensors, "key_lengths", in.keyLengths);
   addIfGiven(tensors, "key_mask", in.keyMask);
   addIfGiven(tensors, "alibi_slopes", in.alibiSlopes);
+  return tensors;
+}
+
+/// The packed forms' inputs likewise.
+NamedTensors packedTensors(const AttentionVarlenInputs &in) {
+  NamedTensors tensors = {{"q", in.q},
+                          {"k", in.k},
+                          {"v", in.v},
+                          {"cu_seqlens_q", in.cuSeqlensQ},
+                          {"cu_seqlens_k", in.cuSeqlensK}};
+  addIfGiven(tensors, "alibi_slopes", in.alibiSlopes);
+  return tensors;
+}
+
+/// The forward's inputs, then the backward's own: o, lse, d_output and the
+/// gradients.
+template <typename BackwardInputs>
+NamedTensors backwardTensors(NamedTensors tensors, const BackwardInputs &in,
+                             const AttentionGradients &out) {
+  tensors.insert(tensors.end(), {{"o", in.o},
+                                 {"lse", in.lse},
+                                 {"d_output", in.dOutput},
+                                 {"dq", out.dq},
+                                 {"dk", out.dk},
+                                 {"dv", out.dv}});
+  return tensors;
+}
+
+} // namespace
+
+void rudnn::attentionForward(Context &context, const AttentionInputs &in,
+                             const AttentionOutputs &out,
+                             const AttentionOptions &options, Stream stream) {
+  checkLengths(in.q, in.k, /*packed=*/false);
+  NamedTensors tensors = paddedTensors(in);
   tensors.emplace_back("o", out.o);
   addIfGiven(tensors, "lse", out.lse);
-  callOperator(context, "rudnn.attention", attributes, tensors, stream);
+  callOperator(context, "rudnn.attention", attributesOf(options), tensors,
+               stream);
 }
 
 void rudnn::attentionVarlenForward(Context &context,
@@ -87,38 +122,22 @@ void rudnn::attentionVarlenForward(Context &context,
                                    const AttentionOutputs &out,
                                    const AttentionOptions &options,
                                    Stream stream) {
-  const OperatorAttributes attributes = attributesOf(options);
   checkLengths(in.q, in.k, /*packed=*/true);
-  NamedTensors tensors = {{"q", in.q},
-                          {"k", in.k},
-                          {"v", in.v},
-                          {"cu_seqlens_q", in.cuSeqlensQ},
-                          {"cu_seqlens_k", in.cuSeqlensK}};
-  addIfGiven(tensors, "alibi_slopes", in.alibiSlopes);
+  NamedTensors tensors = packedTensors(in);
   tensors.emplace_back("o", out.o);
   addIfGiven(tensors, "lse", out.lse);
-  callOperator(context, "rudnn.attention_varlen", attributes, tensors, stream);
+  callOperator(context, "rudnn.attention_varlen", attributesOf(options),
+               tensors, stream);
 }
 
 void rudnn::attentionBackward(Context &context,
                               const AttentionBackwardInputs &in,
                               const AttentionGradients &out,
                               const AttentionOptions &options, Stream stream) {
-  const AttentionInputs &f = in.forward;
-  const OperatorAttributes attributes = backwardAttributesOf(options);
-  checkLengths(f.q, f.k, /*packed=*/false);
-  NamedTensors tensors = {{"q", f.q}, {"k", f.k}, {"v", f.v}};
-  addIfGiven(tensors, "key_lengths", f.keyLengths);
-  addIfGiven(tensors, "key_mask", f.keyMask);
-  addIfGiven(tensors, "alibi_slopes", f.alibiSlopes);
-  tensors.insert(tensors.end(), {{"o", in.o},
-                                 {"lse", in.lse},
-                                 {"d_output", in.dOutput},
-                                 {"dq", out.dq},
-                                 {"dk", out.dk},
-                                 {"dv", out.dv}});
-  callOperator(context, "rudnn.attention_backward", attributes, tensors,
-               stream);
+  checkLengths(in.forward.q, in.forward.k, /*packed=*/false);
+  callOperator(context, "rudnn.attention_backward",
+               backwardAttributesOf(options),
+               backwardTensors(paddedTensors(in.forward), in, out), stream);
 }
 
 void rudnn::attentionVarlenBackward(Context &context,
@@ -126,21 +145,8 @@ void rudnn::attentionVarlenBackward(Context &context,
                                     const AttentionGradients &out,
                                     const AttentionOptions &options,
                                     Stream stream) {
-  const AttentionVarlenInputs &f = in.forward;
-  const OperatorAttributes attributes = backwardAttributesOf(options);
-  checkLengths(f.q, f.k, /*packed=*/true);
-  NamedTensors tensors = {{"q", f.q},
-                          {"k", f.k},
-                          {"v", f.v},
-                          {"cu_seqlens_q", f.cuSeqlensQ},
-                          {"cu_seqlens_k", f.cuSeqlensK}};
-  addIfGiven(tensors, "alibi_slopes", f.alibiSlopes);
-  tensors.insert(tensors.end(), {{"o", in.o},
-                                 {"lse", in.lse},
-                                 {"d_output", in.dOutput},
-                                 {"dq", out.dq},
-                                 {"dk", out.dk},
-                                 {"dv", out.dv}});
-  callOperator(context, "rudnn.attention_varlen_backward", attributes, tensors,
-               stream);
+  checkLengths(in.forward.q, in.forward.k, /*packed=*/true);
+  callOperator(context, "rudnn.attention_varlen_backward",
+               backwardAttributesOf(options),
+               backwardTensors(packedTensors(in.forward), in, out), stream);
 }

@@ -121,15 +121,21 @@ def test_flash_attn_varlen_matches_each_sequence():
             q, k, v, cu_q, cu_k, max(lengths_q), max(lengths_k), causal=True
         )
 
+    expect_each_sequence(ours, [q, k, v], cu_q, cu_k, d_out, 0.25, causal=True)
+
+
+def expect_each_sequence(ours, inputs, cu_q, cu_k, d_out, scale, **ref):
+    """`ours` on packed inputs matches the reference of each sequence alone,
+    forward and gradients, within 1e-5."""
+
     def theirs(q, k, v):
         outputs = []
-        for b in range(len(lengths_q)):
+        for b in range(len(cu_q) - 1):
             rows_q, rows_k = slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])
-            o, _ = reference(q[None, rows_q], k[None, rows_k], v[None, rows_k], 0.25, causal=True)
+            o, _ = reference(q[None, rows_q], k[None, rows_k], v[None, rows_k], scale, **ref)
             outputs.append(o[0])
         return torch.cat(outputs)
 
-    inputs = [q, k, v]
     assert_close(ours(*inputs), theirs(*[t.double() for t in inputs]), 1e-5, "o")
     for got, want, name in zip(
         gradients(ours, inputs, d_out),
@@ -321,24 +327,7 @@ def test_flash_attn_varlen_alibi_matches_each_sequence():
     def ours(q, k, v):
         return rt.flash_attn_varlen_func(q, k, v, cu_q, cu_k, causal=True, alibi_slopes=slopes)
 
-    def theirs(q, k, v):
-        outputs = []
-        for b in range(3):
-            rows_q, rows_k = slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])
-            o, _ = reference(
-                q[None, rows_q], k[None, rows_k], v[None, rows_k], 0.25, causal=True, alibi=slopes
-            )
-            outputs.append(o[0])
-        return torch.cat(outputs)
-
-    inputs = [q, k, v]
-    assert_close(ours(*inputs), theirs(*[t.double() for t in inputs]), 1e-5, "o")
-    for got, want, name in zip(
-        gradients(ours, inputs, d_out),
-        gradients(theirs, [t.double() for t in inputs], d_out.double()),
-        "qkv",
-    ):
-        assert_close(got, want, 1e-5, "d" + name)
+    expect_each_sequence(ours, [q, k, v], cu_q, cu_k, d_out, 0.25, causal=True, alibi=slopes)
 
 
 def test_flash_attn_packed_forms_match_the_unpacked_call():
