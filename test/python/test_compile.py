@@ -49,11 +49,12 @@ def test_torch_compile_fullgraph_matches_eager():
 def test_custom_ops_are_registered_with_fake_implementations():
     # torch.library's own check: schema, fake impl and autograd agree.
     q, k, v = (torch.randn(1, 5, 2, 8) for _ in range(3))
-    torch.library.opcheck(
-        torch.ops.rudnn.attention.default,
-        (q, k, v, None, None, 0.3, True, -1, -1, 0.0, False),
-        test_utils=("test_schema", "test_faketensor"),
-    )
+    for slopes in (None, torch.rand(1, 2)):  # without and with ALiBi
+        torch.library.opcheck(
+            torch.ops.rudnn.attention.default,
+            (q, k, v, None, None, slopes, 0.3, True, -1, -1, 0.0, False),
+            test_utils=("test_schema", "test_faketensor"),
+        )
     x = torch.randn(4, 9)
     torch.library.opcheck(
         torch.ops.rudnn.rms_norm.default,

@@ -205,7 +205,8 @@ def test_empty_results_agree_with_the_fake_implementations():
         (torch.randn(2, 3, 2, 8), torch.randn(2, 0, 1, 8)),
     ):
         torch.library.opcheck(
-            attention, (q, k, k, None, None, 0.3, True, -1, -1, 0.0, False), test_utils=checks
+            attention, (q, k, k, None, None, None, 0.3, True, -1, -1, 0.0, False),
+            test_utils=checks,
         )
     x, v, offsets = (
         torch.randn(1, 0, 2, 8),
