@@ -6,13 +6,15 @@
 // shared memory allows three); queries, cached keys and values and the new
 // tokens' rows gathered by cp.async (LDGSTS) alone, no 16-bit global load;
 // both products on tensor cores (HMMA) through ldmatrix (LDSM); the append
-// in 16-byte stores; nothing spilled. The combine: a block per (entry,
-// query head).
+// in 16-byte stores; nothing spilled. The model at full caches (S = 8192
+// tokens an entry): every cached key and value read once, 256 MiB, a
+// memory-bound step. The combine: a block per (entry, query head).
 // CHECK-LABEL: kernel decode_partials_bf16_d128_e128_w4_blocks396_a16
 // CHECK-NEXT: block: 128 threads; grid (396, 1, 1) = 396 blocks
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
 // CHECK-NEXT: shared memory: 0 bytes static, 69904 dynamic
 // CHECK-NEXT: resident blocks per SM: 3
+// CHECK-NEXT: model: 256.1 MiB moved, 1.07 GFLOP, 4.0 FLOP/B; roofline {{.*}} (memory-bound)
 // CHECK-NEXT: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
 // CHECK-NEXT: global loads: 8-bit 0, 16-bit 0, 32-bit {{[0-9]+}}, 64-bit 0, 128-bit {{[1-9][0-9]*}}
 // CHECK-NEXT: global stores: 8-bit 0, 16-bit {{[0-9]+}}, 32-bit {{[0-9]+}}, 64-bit 0, 128-bit {{[1-9][0-9]*}}
