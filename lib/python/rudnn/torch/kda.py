@@ -393,7 +393,11 @@ def fused_recurrent_kda(
     computed here by chunk_kda's kernels (with gradients). Returns
     (o, final_state or None). A pool of states indexed per entry
     (`ssm_state_indices`, `num_accepted_tokens`, as serving engines pass
-    them) is kda_decode's: refused here by name rather than ignored."""
+    them) is kda_decode's: refused here by name. fla-core 0.6.0's
+    fused_recurrent_kda takes them into **kwargs and drops them (only its
+    internal fused_recurrent_kda_fwd reads them), so a caller passing them
+    there gets states read from initial_state[i] for sequence i, not from
+    the pool's slots; refusing says so instead of computing that."""
     for name in ("ssm_state_indices", "num_accepted_tokens"):
         if kwargs.get(name) is not None:
             raise Unsupported(f"{name}: a pool of states indexed per entry is kda_decode's")
