@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Prints rudnn-bench-lstm and bench/torch_lstm.py results side by side:
-per shape (H, B, T, L, D, bits), rudnn's time, torch.nn.LSTM's (cuDNN) and
-the ratio torch / rudnn (above 1: rudnn is faster). Either file may be
-missing or partial.
+per shape (H, B, T, L, D, bits), rudnn's time, torch.nn.LSTM's (cuDNN, as
+PyTorch runs it by default: TF32 where allowed, marked "tf32") and the
+ratio torch / rudnn (above 1: rudnn is faster), then for f32 the ratio to
+cuDNN in strict f32 (TF32 off). Either file may be missing or partial.
 
     python3 bench/compare_lstm.py RUDNN.json TORCH.json
 """
@@ -18,24 +19,36 @@ def shape(r):
 
 
 def ratios(ours_path, theirs_path):
-    """bench/plot.py's series: {"torch": [(shape, ratio)]}."""
+    """bench/plot.py's series: {"torch": [(shape, ratio)]}, and for f32
+    shapes "torch strict f32" (TF32 off)."""
     keys, ours, theirs = paired(ours_path, theirs_path, shape)
-    return {"torch": [(",".join(map(str, key)),
-                       ratio(theirs.get(key, {}).get("torch", {}).get("ms"),
-                             ours.get(key, {}).get("ms"))) for key in keys]}
+    series = {}
+    for name, label in (("torch", "torch"), ("torch_strict_f32", "torch strict f32")):
+        points = [(",".join(map(str, key)),
+                   ratio(theirs.get(key, {}).get(name, {}).get("ms"),
+                         ours.get(key, {}).get("ms"))) for key in keys
+                  if name == "torch" or key[-1] == 32]
+        if points:
+            series[label] = points
+    return series
 
 
 def main():
     keys, ours, theirs = paired(sys.argv[1], sys.argv[2], shape)
     print(f"  {'H,B,T,L,D,bits':<22} {'rudnn ms':>9} {'torch ms':>9}"
-          f" {'ratio':>6}")
+          f" {'ratio':>6} {'strict f32 ms':>13} {'ratio':>6}")
     for key in keys:
         ms = ours.get(key, {}).get("ms")
-        other = theirs.get(key, {}).get("torch", {}).get("ms")
+        default = theirs.get(key, {}).get("torch", {})
+        strict = theirs.get(key, {}).get("torch_strict_f32", {}).get("ms")
+        other = default.get("ms")
         row = f"  {','.join(map(str, key)):<22}"
         row += f" {ms:9.4f}" if ms else f" {'-':>9}"
         row += f" {other:9.4f}" if other else f" {'-':>9}"
         row += f" {other / ms:5.2f}x" if other and ms else f" {'-':>6}"
+        row += " tf32" if default.get("tf32") else ""
+        if strict:
+            row += f" {strict:13.4f}" + (f" {strict / ms:5.2f}x" if ms else "")
         print(row)
 
 

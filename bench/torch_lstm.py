@@ -2,7 +2,10 @@
 """Times torch.nn.LSTM (cuDNN) on what rudnn-bench-lstm times: hidden size
 H (input size H), L layers of D directions with biases and an initial
 state, T steps of B entries, bf16 (bits 16) or f32 (bits 32), with the
-same weights' distribution. Writes JSON.
+same weights' distribution. Writes JSON. f32 is timed twice: as PyTorch
+runs it by default (`torch`: cuDNN may use TF32, under
+torch.backends.cudnn.allow_tf32, which the record names), and in strict
+f32 with TF32 off (`torch_strict_f32`), the arithmetic rudnn's f32 does.
 
     python3 bench/torch_lstm.py --json out.json [--repeats 20]
                                 [--shapes "H,B,T,L,D,bits;..."]
@@ -42,11 +45,20 @@ def main():
             x = torch.randn(T, B, H, device="cuda", dtype=dtype)
             h0 = torch.randn(L * D, B, H, device="cuda", dtype=dtype)
             c0 = torch.randn_like(h0)
-            with torch.no_grad():
-                ms = median_ms(lambda: lstm(x, (h0, c0)), args.repeats)
-            record["torch"] = {"ms": ms}
-            print(f"torch {H},{B},{T},{L},{D},{bits}: {ms:.4f} ms",
-                  file=sys.stderr)
+            default_tf32 = torch.backends.cudnn.allow_tf32
+            modes = [("torch", default_tf32)]
+            if bits == 32:
+                modes.append(("torch_strict_f32", False))
+            for name, tf32 in modes:
+                torch.backends.cudnn.allow_tf32 = tf32
+                try:
+                    with torch.no_grad():
+                        ms = median_ms(lambda: lstm(x, (h0, c0)), args.repeats)
+                finally:
+                    torch.backends.cudnn.allow_tf32 = default_tf32
+                record[name] = {"ms": ms, "tf32": tf32 and bits == 32}
+                print(f"{name} {H},{B},{T},{L},{D},{bits}: {ms:.4f} ms",
+                      file=sys.stderr)
         except RuntimeError as error:
             record["torch"] = {"error": str(error).splitlines()[0][:200]}
             print(f"torch {H},{B},{T},{L},{D},{bits}: cannot run",

@@ -100,3 +100,25 @@ def test_results_without_any_pair_say_so(tmp_path):
     done = subprocess.run([sys.executable, os.path.join(BENCH, "plot.py"), str(logs)],
                           capture_output=True, text=True)
     assert done.returncode != 0 and "no family has both" in done.stderr
+
+
+def test_lstm_comparison_keeps_tf32_apart_from_strict_f32(tmp_path):
+    # cuDNN's f32 LSTM under PyTorch's default may use TF32: the comparison
+    # gives a second series against strict f32, for f32 shapes only.
+    write(tmp_path / "ours.json", [
+        {"H": 8, "B": 1, "T": 4, "L": 1, "D": 1, "bits": 32, "ms": 2.0},
+        {"H": 8, "B": 1, "T": 4, "L": 1, "D": 1, "bits": 16, "ms": 1.0}])
+    write(tmp_path / "theirs.json", [
+        {"H": 8, "B": 1, "T": 4, "L": 1, "D": 1, "bits": 32,
+         "torch": {"ms": 1.0, "tf32": True}, "torch_strict_f32": {"ms": 3.0, "tf32": False}},
+        {"H": 8, "B": 1, "T": 4, "L": 1, "D": 1, "bits": 16, "torch": {"ms": 1.5, "tf32": False}}])
+    sys.path.insert(0, BENCH)
+    try:
+        import compare_lstm
+    finally:
+        sys.path.remove(BENCH)
+    series = compare_lstm.ratios(tmp_path / "ours.json", tmp_path / "theirs.json")
+    assert series == {
+        "torch": [("8,1,4,1,1,32", 0.5), ("8,1,4,1,1,16", 1.5)],
+        "torch strict f32": [("8,1,4,1,1,32", 1.5)],
+    }
