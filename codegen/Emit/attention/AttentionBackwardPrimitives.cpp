@@ -414,8 +414,7 @@ private:
                     bool deterministic) {
     const int64_t D = lastDim(values.q), E = lastDim(values.v),
                   inputBytes = elementBytes(values.q);
-    const bool split =
-        !values.hopper && (D + 15) / 16 * 16 + (E + 15) / 16 * 16 > 256;
+    const bool split = !values.hopper && attentionGradientSplit(D, E);
     const int64_t pairFlops = 2 * (3 * D + 2 * E) + (split ? 2 * D : 0);
     // The key side once: K and V read, dK and dV written.
     auto rowsOf = [&](char rows, char heads) {

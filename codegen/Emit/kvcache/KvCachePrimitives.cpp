@@ -241,20 +241,19 @@ private:
   /// The cost model at full caches (the lengths live on the device, so the
   /// report's capacity stands for them: S, or M pages of Z): every cached
   /// key and value row read once per key head, each query row's q read
-  /// and o written, the new tokens' rows read and appended; 2·(D + E)
-  /// FLOPs per (query row, key). The partial results' round trip through
-  /// the combine is left out (its size is chosen on the device).
+  /// and o written; 2·(D + E) FLOPs per (query row, key). Left out: the
+  /// new tokens' append (T rows of the S), and the partial results' round
+  /// trip through the combine (its size is chosen on the device).
   static void model(KernelLaunch &launch, const PartialsKernel &kernel) {
-    const int64_t bytes = ::rudnn::dtypeSize(kernel.input),
-                  D = kernel.headDim, E = kernel.valueDim;
+    const int64_t bytes = ::rudnn::dtypeSize(kernel.input), D = kernel.headDim,
+                  E = kernel.valueDim;
     const int64_t rows = kernel.pageSize ? kernel.pageSize : 1;
     SmallVector<DimRef, 4> keys = {DimRef::of('B'), DimRef::of('G')};
     keys.push_back(DimRef::of(kernel.pageSize ? 'M' : 'S'));
     launch.memoryBytes = {(D + E) * bytes * rows, keys};
-    // q read and o written a row; the new k and v read and written.
-    launch.streamedBytes = {(D + E) * bytes,
-                            {DimRef::of('B'), DimRef::of('T'),
-                             DimRef::of('H')}};
+    // q read (D elements) and o written (E) a query row.
+    launch.streamedBytes = {
+        (D + E) * bytes, {DimRef::of('B'), DimRef::of('T'), DimRef::of('H')}};
     SmallVector<DimRef, 4> pairs = {DimRef::of('B'), DimRef::of('T'),
                                     DimRef::of('H')};
     pairs.push_back(DimRef::of(kernel.pageSize ? 'M' : 'S'));

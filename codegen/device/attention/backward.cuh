@@ -35,7 +35,8 @@ inline constexpr int kGradientStep = D <= 64 && E <= 64     ? 64
 
 /// Whether the sm_80 kernel takes dV, then dK, in two passes over the
 /// queries (S formed twice), which past 256 columns of dK and dV together
-/// would not stay in a warp's registers at once.
+/// would not stay in a warp's registers at once (attentionGradientSplit
+/// on the host).
 template <int D, int E>
 inline constexpr bool
     kSplitKeyGradients = (D + 15) / 16 * 16 + (E + 15) / 16 * 16 > 256;

@@ -581,9 +581,9 @@ LogicalResult checkBackwardRows(Operation *op, Value q, Value v,
                                 std::optional<int64_t> rows, bool wgmma) {
   if (!wgmma) {
     const auto [headDim, valueDim, inputBytes] = attentionDimsOf(q, v);
-    const bool wide = inputBytes == 2 && headDim <= 128 && valueDim <= 128;
     if (rows && *rows != kBackwardBlockRows &&
-        !(wide && *rows == kBackwardWideBlockRows))
+        !(attentionGradientWideKeys(headDim, valueDim, inputBytes) &&
+          *rows == kBackwardWideBlockRows))
       return op->emitOpError()
              << "'block_rows' of the sm_80 kernel must be "
              << kBackwardBlockRows << ", or " << kBackwardWideBlockRows

@@ -134,7 +134,7 @@ int64_t mlir::rudnn::attentionGradientKeys(int64_t headDim, int64_t valueDim,
                                            int64_t inputBytes,
                                            int64_t smemPerBlock) {
   const bool wide =
-      inputBytes == 2 && headDim <= 128 && valueDim <= 128 &&
+      attentionGradientWideKeys(headDim, valueDim, inputBytes) &&
       attentionGradientSharedBytes(headDim, valueDim, inputBytes,
                                    kBackwardWideBlockRows) <= smemPerBlock;
   return wide ? kBackwardWideBlockRows : kBackwardBlockRows;

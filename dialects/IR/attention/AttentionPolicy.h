@@ -94,6 +94,21 @@ int64_t attentionGradientStep(int64_t headDim, int64_t valueDim,
 int64_t attentionGradientSharedBytes(int64_t headDim, int64_t valueDim,
                                      int64_t inputBytes, int64_t keys);
 
+/// Whether the sm_80 attention-backward block may take 128 keys (eight
+/// warps): 16-bit inputs with head dims to 128, whose dK and dV a warp's
+/// registers hold beside 32-query steps.
+inline bool attentionGradientWideKeys(int64_t headDim, int64_t valueDim,
+                                      int64_t inputBytes) {
+  return inputBytes == 2 && headDim <= 128 && valueDim <= 128;
+}
+
+/// Whether the sm_80 attention-backward block takes dV, then dK and dq, in
+/// two passes over the queries (S formed twice): past 256 columns of dK
+/// and dV together (attention::kSplitKeyGradients).
+inline bool attentionGradientSplit(int64_t headDim, int64_t valueDim) {
+  return (headDim + 15) / 16 * 16 + (valueDim + 15) / 16 * 16 > 256;
+}
+
 /// Keys of the sm_80 attention-backward block the policy chooses:
 /// FlashAttention-2's 128 (eight warps of 16) for 16-bit inputs with head
 /// dims to 128 where its shared memory fits `smemPerBlock`, else 64.
