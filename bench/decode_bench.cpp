@@ -148,7 +148,9 @@ int main(int argc, char **argv) {
                  TensorView::contiguous(vCaches[c].data(), DType::BF16,
                                         cacheShape),
                  {},
-                 TensorView::contiguous(lengths.data(), DType::I32, {B})});
+                 TensorView::contiguous(lengths.data(), DType::I32, {B}),
+                 {},
+                 {}});
             if (s.page)
               inputs.back().blockTable = TensorView::contiguous(
                   blockTable.data(), DType::I32, {B, pagesPerEntry});

@@ -181,13 +181,23 @@ rudnn_status_t rudnn_attention_varlen_backward(
 /* --- Decoding over a K/V cache (rudnn/kv_cache.h) ------------------------- */
 
 typedef struct rudnn_kv_cache_call {
-  const rudnn_tensor_t *q, *k, *v, *k_cache, *v_cache;
+  const rudnn_tensor_t *q;
+  const rudnn_tensor_t *k, *v; /* both null: attend only */
+  const rudnn_tensor_t *k_cache, *v_cache;
   const rudnn_tensor_t *block_table; /* optional: paged */
   const rudnn_tensor_t *cache_lengths;
   const rudnn_tensor_t *o;
   const rudnn_tensor_t *lse, *status; /* optional */
   float scale;                        /* 0: D^-0.5 */
   int splits;                         /* 0: chosen */
+  /* optional: each entry's left padding [B] i32; ALiBi slopes [B, H] f32 */
+  const rudnn_tensor_t *cache_leftpad, *alibi_slopes;
+  int non_causal; /* nonzero: every query sees every key to the last */
+  /* 0: no local window; else keys within window_left before and
+   * window_right after each query's diagonal (-1: unbounded on that side). */
+  int local_window;
+  int window_left, window_right;
+  float softcap; /* 0: none */
 } rudnn_kv_cache_call_t;
 
 rudnn_status_t rudnn_kv_cache_attention(rudnn_context_t context,

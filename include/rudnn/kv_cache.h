@@ -11,18 +11,25 @@ namespace rudnn {
 
 /// One decoding step's tensors. q [B, T, H, D] and the new tokens' k
 /// [B, T, G, D] and v [B, T, G, E] (one of f32, f16, bf16; H a multiple of
-/// G; D and E from 1 to 256); the cache, updated in place: contiguous
+/// G; D and E from 1 to 256; both absent: an attend-only call, the T
+/// queries being each entry's last cached tokens); the cache, updated in
+/// place: contiguous
 /// kCache [B, S, G, D] and vCache [B, S, G, E], or, with a blockTable
 /// [B, M] (i32, dense), pages kCache [P, Z, G, D] and vCache [P, Z, G, E]
 /// (Z tokens a page, 1 to 256; entry b's token t on page
 /// blockTable[b, t / Z], row t % Z); cacheLengths [B] (i32, dense, in
 /// device memory: the tokens each entry has cached; never read on the
-/// host). Views may have any outer strides; the innermost dim must be
-/// contiguous.
+/// host). Optionally cacheLeftpad [B] (i32, dense, in device memory: each
+/// entry's cached tokens before it are padding, never attended) and
+/// alibiSlopes [B, H] (f32, any strides). Views may have any outer
+/// strides; the innermost dim must be contiguous.
 struct KvCacheInputs {
-  TensorView q, k, v, kCache, vCache;
+  TensorView q;
+  std::optional<TensorView> k, v;
+  TensorView kCache, vCache;
   std::optional<TensorView> blockTable;
   TensorView cacheLengths;
+  std::optional<TensorView> cacheLeftpad, alibiSlopes;
 };
 
 /// o [B, T, H, E] in q's dtype; optionally lse [B, H, T] (dense f32) and
@@ -39,17 +46,26 @@ struct KvCacheOptions {
   /// Parts each entry's keys are split into, 1 to 64; 0: the device
   /// chooses from B·G and the lengths at each call.
   int splits = 0;
+  /// FlashAttention's options at each query's diagonal d (its position
+  /// among the entry's keys): causal keeps keys j ≤ d (false: every key
+  /// up to the last); a window keeps d − left ≤ j ≤ d + right (−1:
+  /// unbounded); scores become softcap · tanh(s / softcap) (0: none).
+  bool causal = true;
+  int windowLeft = -1, windowRight = -1;
+  float softcap = 0;
 };
 
 /// Writes the new tokens' keys and values at positions [L, L + T) of each
 /// entry's cache (L = cacheLengths[b]), then new token i of head h attends
-/// to cache positions 0 … L + i:
-///   o[b, i, h] = Σ_j softmax_j(scale · q[b, i, h] · k_j) · v_j.
-/// An entry whose append would pass its capacity (S, or M·Z), whose length
-/// is negative, or whose pages up to L + T include one outside [0, P)
-/// cannot be served. The pages an entry appends to must be its own: no
-/// other entry may read them. As for kdaDecode, the rule for such entries
-/// depends on `status`:
+/// to cache positions P … L + i (P the left padding, 0 without it):
+///   o[b, i, h] = Σ_j softmax_j(scale · q[b, i, h] · k_j) · v_j,
+/// with ALiBi's −slope · |L + i − j| added when slopes are given. Attend
+/// only, query i's diagonal is L − T + i. An entry whose append would pass
+/// its capacity (S, or M·Z), whose length is negative, whose left padding
+/// is outside [0, L], or whose pages up to its last key include one
+/// outside [0, P) cannot be served. The pages an entry appends to must be its
+/// own: no other entry may read them. As for kdaDecode, the rule for such
+/// entries depends on `status`:
 /// - given: they are refused on the device (nothing of the entry's cache
 ///   is written, its o is 0, its lse −inf, its status 1) and nothing
 ///   depends on the lengths on the host, so a captured CUDA graph replays
@@ -59,8 +75,8 @@ struct KvCacheOptions {
 ///   copy and a synchronization) and the call throws InvalidArgument naming
 ///   the entries, before anything is written.
 /// One compile per signature (dtype, D, E, page size, splits, which
-/// outputs). Throws InvalidArgument naming the bad argument before anything
-/// is written.
+/// inputs and outputs, causal, window, whether capped). Throws InvalidArgument
+/// naming the bad argument before anything is written.
 void kvCacheAttention(Context &context, const KvCacheInputs &inputs,
                       const KvCacheOutputs &outputs,
                       const KvCacheOptions &options = {},

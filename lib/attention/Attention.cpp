@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/attention/ScoreOptions.h"
+
 #include "dialects/IR/attention/AttentionContracts.h"
 
 #include "rudnn/attention.h"
@@ -18,33 +20,38 @@
 
 using namespace rudnn;
 
-namespace {
-
-/// The options as the operators' attributes (without a scale,
-/// rudnn-specialize chooses D^-0.5; the verifier checks a given one);
-/// InvalidArgument naming a bad softcap or window bound, in the options'
-/// own terms (0 no softcap, -1 an unbounded side).
-OperatorAttributes attributesOf(const AttentionOptions &options) {
-  if (!(options.softcap >= 0) || !std::isfinite(options.softcap))
+void rudnn::addScoreOptions(OperatorAttributes &attributes,
+                            std::optional<float> scale, float softcap,
+                            int64_t windowLeft, int64_t windowRight) {
+  if (!(softcap >= 0) || !std::isfinite(softcap))
     throw InvalidArgument("'softcap' must be 0 (none) or positive and "
                           "finite, got " +
-                          std::to_string(options.softcap));
-  if (options.windowLeft < -1 || options.windowRight < -1 ||
-      options.windowLeft > kAttentionMaxWindow ||
-      options.windowRight > kAttentionMaxWindow)
+                          std::to_string(softcap));
+  if (windowLeft < -1 || windowRight < -1 || windowLeft > kAttentionMaxWindow ||
+      windowRight > kAttentionMaxWindow)
     throw InvalidArgument("window bounds must be -1 (unbounded) or 0 to " +
                           std::to_string(kAttentionMaxWindow) + ", got (" +
-                          std::to_string(options.windowLeft) + ", " +
-                          std::to_string(options.windowRight) + ")");
-  OperatorAttributes attributes = {{"causal", options.causal}};
-  if (options.scale)
-    attributes.emplace_back("scale", double(*options.scale));
-  if (options.softcap > 0)
-    attributes.emplace_back("softcap", double(options.softcap));
-  if (options.windowLeft >= 0 || options.windowRight >= 0) {
-    attributes.emplace_back("window_left", int64_t(options.windowLeft));
-    attributes.emplace_back("window_right", int64_t(options.windowRight));
+                          std::to_string(windowLeft) + ", " +
+                          std::to_string(windowRight) + ")");
+  // Without a scale, rudnn-specialize chooses D^-0.5; the verifier checks
+  // a given one.
+  if (scale)
+    attributes.emplace_back("scale", double(*scale));
+  if (softcap > 0)
+    attributes.emplace_back("softcap", double(softcap));
+  if (windowLeft >= 0 || windowRight >= 0) {
+    attributes.emplace_back("window_left", windowLeft);
+    attributes.emplace_back("window_right", windowRight);
   }
+}
+
+namespace {
+
+/// The options as the operators' attributes.
+OperatorAttributes attributesOf(const AttentionOptions &options) {
+  OperatorAttributes attributes = {{"causal", options.causal}};
+  addScoreOptions(attributes, options.scale, options.softcap,
+                  options.windowLeft, options.windowRight);
   return attributes;
 }
 

@@ -245,11 +245,20 @@ rudnn_status_t rudnn_kv_cache_attention(rudnn_context_t context,
     KvCacheOptions options;
     options.scale = scaleOrDefault(c.scale);
     options.splits = c.splits;
+    options.causal = c.non_causal == 0;
+    if (c.local_window) {
+      options.windowLeft = c.window_left;
+      options.windowRight = c.window_right;
+    }
+    options.softcap = c.softcap;
     kvCacheAttention(
         cxx,
-        {f(c.q, "q"), f(c.k, "k"), f(c.v, "v"), f(c.k_cache, "k_cache"),
-         f(c.v_cache, "v_cache"), f.optional(c.block_table, "block_table"),
-         f(c.cache_lengths, "cache_lengths")},
+        {f(c.q, "q"), f.optional(c.k, "k"), f.optional(c.v, "v"),
+         f(c.k_cache, "k_cache"), f(c.v_cache, "v_cache"),
+         f.optional(c.block_table, "block_table"),
+         f(c.cache_lengths, "cache_lengths"),
+         f.optional(c.cache_leftpad, "cache_leftpad"),
+         f.optional(c.alibi_slopes, "alibi_slopes")},
         {f(c.o, "o"), f.optional(c.lse, "lse"), f.optional(c.status, "status")},
         options, stream);
   });

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/attention/ScoreOptions.h"
 #include "runtime/checks/ContractChecks.h"
 
 #include "dialects/IR/attention/AttentionContracts.h"
@@ -27,14 +28,20 @@ namespace {
 
 /// Without a status tensor the lengths (and block table) are checked on the
 /// host, as kdaDecode checks its slots: each entry's append fits its
-/// capacity, its pages are in [0, P), and no page one entry appends to is
-/// one another entry reads. Throws InvalidArgument naming the entries.
+/// capacity, its left padding is within its length, its pages are in
+/// [0, P), and no page one entry appends to is one another entry reads.
+/// Throws InvalidArgument naming the entries.
 void checkEntriesOnHost(Context &context, const KvCacheInputs &in,
                         const DimSizes &dims, Stream stream) {
-  const int64_t B = dims['B'], T = dims['T'];
-  std::vector<int32_t> lengths(static_cast<size_t>(B));
+  const int64_t B = dims['B'], T = in.k ? dims['T'] : 0;
+  std::vector<int32_t> lengths(static_cast<size_t>(B)), leftpad;
   context.copyToHost(lengths.data(), in.cacheLengths.data,
                      lengths.size() * sizeof(int32_t), stream);
+  if (in.cacheLeftpad) {
+    leftpad.resize(static_cast<size_t>(B));
+    context.copyToHost(leftpad.data(), in.cacheLeftpad->data,
+                       leftpad.size() * sizeof(int32_t), stream);
+  }
   std::vector<int32_t> table;
   const bool paged = in.blockTable.has_value();
   const int64_t Z = paged ? dims['Z'] : 0, M = paged ? dims['M'] : 0;
@@ -56,6 +63,12 @@ void checkEntriesOnHost(Context &context, const KvCacheInputs &in,
                             std::to_string(capacity - T) + " (the capacity " +
                             std::to_string(capacity) + " less the tokens)" +
                             hint);
+    if (!leftpad.empty() && (leftpad[b] < 0 || leftpad[b] > length))
+      throw InvalidArgument("'cache_leftpad' entry " + std::to_string(b) +
+                            " is " + std::to_string(leftpad[b]) +
+                            ": the left padding must be 0 to the entry's "
+                            "length, " +
+                            std::to_string(length) + hint);
   }
   if (!paged)
     return;
@@ -70,7 +83,7 @@ void checkEntriesOnHost(Context &context, const KvCacheInputs &in,
             "'block_table' entry " + std::to_string(b) + " holds page " +
             std::to_string(page) + " at slot " + std::to_string(slot) +
             ", outside the " + std::to_string(dims['P']) + " pages" + hint);
-      if (slot >= lengths[b] / Z) {
+      if (T > 0 && slot >= lengths[b] / Z) {
         auto [it, inserted] = appender.emplace(page, b);
         if (!inserted && it->second != b)
           throw InvalidArgument("'block_table' entries " +
@@ -102,17 +115,23 @@ void rudnn::kvCacheAttention(Context &context, const KvCacheInputs &in,
   // Validation: every fault named before anything runs. The caches are
   // their own results.
   const bool paged = in.blockTable.has_value();
-  DimSizes dims = paged
-                      ? checkCall(kvCacheAttentionPagedContract(),
-                                  {&in.q, &in.k, &in.v, &in.kCache, &in.vCache,
-                                   &*in.blockTable, &in.cacheLengths},
-                                  {&out.o, &in.kCache, &in.vCache,
-                                   viewOf(out.lse), viewOf(out.status)})
-                      : checkCall(kvCacheAttentionContract(),
-                                  {&in.q, &in.k, &in.v, &in.kCache, &in.vCache,
-                                   &in.cacheLengths},
-                                  {&out.o, &in.kCache, &in.vCache,
-                                   viewOf(out.lse), viewOf(out.status)});
+  if (in.k.has_value() != in.v.has_value())
+    throw InvalidArgument(std::string("'") + (in.k ? "v" : "k") +
+                          "' is missing: the new tokens' k and v come "
+                          "together, or neither (an attend-only call)");
+  DimSizes dims =
+      paged ? checkCall(kvCacheAttentionPagedContract(),
+                        {&in.q, viewOf(in.k), viewOf(in.v), &in.kCache,
+                         &in.vCache, &*in.blockTable, &in.cacheLengths,
+                         viewOf(in.cacheLeftpad), viewOf(in.alibiSlopes)},
+                        {&out.o, &in.kCache, &in.vCache, viewOf(out.lse),
+                         viewOf(out.status)})
+            : checkCall(kvCacheAttentionContract(),
+                        {&in.q, viewOf(in.k), viewOf(in.v), &in.kCache,
+                         &in.vCache, &in.cacheLengths, viewOf(in.cacheLeftpad),
+                         viewOf(in.alibiSlopes)},
+                        {&out.o, &in.kCache, &in.vCache, viewOf(out.lse),
+                         viewOf(out.status)});
   if (options.splits < 0 || options.splits > mlir::rudnn::kDecodeMaxSplits)
     throw InvalidArgument("'splits' must be 0 (the device chooses) or 1 to " +
                           std::to_string(mlir::rudnn::kDecodeMaxSplits) +
@@ -123,22 +142,24 @@ void rudnn::kvCacheAttention(Context &context, const KvCacheInputs &in,
                             " must be below 2^30");
   if (!out.status)
     checkEntriesOnHost(context, in, dims, stream);
-  // Without a scale, rudnn-specialize chooses D^-0.5; the verifier checks
-  // a given one.
   OperatorAttributes attributes;
-  if (options.scale)
-    attributes.emplace_back("scale", double(*options.scale));
+  if (!options.causal)
+    attributes.emplace_back("non_causal", true);
+  addScoreOptions(attributes, options.scale, options.softcap,
+                  options.windowLeft, options.windowRight);
   if (options.splits)
     attributes.emplace_back("splits", int64_t(options.splits));
   // The caches are operands, and results updated in place: named once.
   NamedTensors tensors = {{"q", in.q},
-                          {"k", in.k},
-                          {"v", in.v},
                           {paged ? "k_pages" : "k_cache", in.kCache},
                           {paged ? "v_pages" : "v_cache", in.vCache},
                           {"cache_lengths", in.cacheLengths},
                           {"o", out.o}};
+  addIfGiven(tensors, "k", in.k);
+  addIfGiven(tensors, "v", in.v);
   addIfGiven(tensors, "block_table", in.blockTable);
+  addIfGiven(tensors, "cache_leftpad", in.cacheLeftpad);
+  addIfGiven(tensors, "alibi_slopes", in.alibiSlopes);
   addIfGiven(tensors, "lse", out.lse);
   addIfGiven(tensors, "status", out.status);
   callOperator(context,

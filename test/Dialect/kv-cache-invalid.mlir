@@ -83,3 +83,27 @@ func.func @lengths(%q: tensor<2x1x4x16xf32>, %k: tensor<2x1x4x16xf32>, %v: tenso
       -> (tensor<2x1x4x16xf32>, tensor<2x8x4x16xf32>, tensor<2x8x4x16xf32>, tensor<2x4x1xf32>, tensor<2xi32>)
   return
 }
+
+// -----
+
+// ALiBi takes a slope per entry and query head.
+func.func @slopes(%q: tensor<2x1x4x16xf32>, %kc: tensor<2x8x2x16xf32>, %vc: tensor<2x8x2x16xf32>,
+                  %l: tensor<2xi32>, %slopes: tensor<2x2xf32>) {
+  // expected-error @+1 {{'alibi_slopes' dim 1 (H) is 2, expected 4 as in 'q'}}
+  %o, %k2, %v2, %lse, %s = rudnn.kv_cache_attention %q cache(%kc, %vc) lengths %l alibi %slopes
+      : (tensor<2x1x4x16xf32>, tensor<2x8x2x16xf32>, tensor<2x8x2x16xf32>, tensor<2xi32>, tensor<2x2xf32>)
+      -> (tensor<2x1x4x16xf32>, tensor<2x8x2x16xf32>, tensor<2x8x2x16xf32>, tensor<2x4x1xf32>, tensor<2xi32>)
+  return
+}
+
+// -----
+
+// A softcap is positive (absent: none).
+func.func @softcap(%q: tensor<2x1x4x16xf32>, %kc: tensor<2x8x2x16xf32>, %vc: tensor<2x8x2x16xf32>,
+                   %l: tensor<2xi32>, %pad: tensor<2xi32>) {
+  // expected-error @+1 {{'softcap' must be positive and finite, got -1}}
+  %o, %k2, %v2, %lse, %s = rudnn.kv_cache_attention %q cache(%kc, %vc) lengths %l leftpad %pad softcap -1.0
+      : (tensor<2x1x4x16xf32>, tensor<2x8x2x16xf32>, tensor<2x8x2x16xf32>, tensor<2xi32>, tensor<2xi32>)
+      -> (tensor<2x1x4x16xf32>, tensor<2x8x2x16xf32>, tensor<2x8x2x16xf32>, tensor<2x4x1xf32>, tensor<2xi32>)
+  return
+}

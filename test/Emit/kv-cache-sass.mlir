@@ -21,6 +21,13 @@
 // CHECK-LABEL: kernel decode_combine_bf16_e128_blocks396
 // CHECK-NEXT: block: 128 threads; grid (256, 1, 1) = 256 blocks
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
+// With every option (left padding, ALiBi, a window, a softcap, non-causal
+// queries) the partials still gather by cp.async alone and spill nothing.
+// CHECK-LABEL: kernel decode_partials_bf16_d128_e128_w4_blocks396_noncausal_window256_0_softcap_alibi_a16
+// CHECK-NEXT: block: 128 threads; grid (396, 1, 1) = 396 blocks
+// CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
+// CHECK: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0;
+// CHECK-NEXT: global loads: 8-bit 0, 16-bit 0, 32-bit {{[0-9]+}}, 64-bit 0, 128-bit {{[1-9][0-9]*}}
 func.func @decode(
     %q: tensor<?x?x32x128xbf16> {rudnn.name = "q", rudnn.align = 16 : i64},
     %k: tensor<?x?x8x128xbf16> {rudnn.name = "k", rudnn.align = 16 : i64},
@@ -39,4 +46,26 @@ func.func @decode(
           tensor<?x?x8x128xbf16>, tensor<?x32x?xf32>, tensor<?xi32>)
   return %o, %kc, %vc : tensor<?x?x32x128xbf16>, tensor<?x?x8x128xbf16>,
       tensor<?x?x8x128xbf16>
+}
+
+func.func @decode_options(
+    %q: tensor<?x?x32x128xbf16> {rudnn.name = "q", rudnn.align = 16 : i64},
+    %k: tensor<?x?x8x128xbf16> {rudnn.name = "k", rudnn.align = 16 : i64},
+    %v: tensor<?x?x8x128xbf16> {rudnn.name = "v", rudnn.align = 16 : i64},
+    %k_cache: tensor<?x?x8x128xbf16> {rudnn.name = "k_cache", rudnn.align = 16 : i64},
+    %v_cache: tensor<?x?x8x128xbf16> {rudnn.name = "v_cache", rudnn.align = 16 : i64},
+    %lengths: tensor<?xi32> {rudnn.name = "cache_lengths"},
+    %leftpad: tensor<?xi32> {rudnn.name = "cache_leftpad"},
+    %slopes: tensor<?x32xf32> {rudnn.name = "alibi_slopes"})
+    -> (tensor<?x?x32x128xbf16>) {
+  %o, %kc, %vc, %lse, %status = rudnn.kv_cache_attention %q, %k, %v
+      cache(%k_cache, %v_cache) lengths %lengths leftpad %leftpad
+      alibi %slopes non_causal window (256, 0) softcap 30.0
+      : (tensor<?x?x32x128xbf16>, tensor<?x?x8x128xbf16>,
+         tensor<?x?x8x128xbf16>, tensor<?x?x8x128xbf16>,
+         tensor<?x?x8x128xbf16>, tensor<?xi32>, tensor<?xi32>,
+         tensor<?x32xf32>)
+      -> (tensor<?x?x32x128xbf16>, tensor<?x?x8x128xbf16>,
+          tensor<?x?x8x128xbf16>, tensor<?x32x?xf32>, tensor<?xi32>)
+  return %o : tensor<?x?x32x128xbf16>
 }

@@ -98,3 +98,37 @@ func.func @paged(%q: tensor<?x?x4x256xf32>, %k: tensor<?x?x2x256xf32>,
   return %o, %kp, %vp, %status : tensor<?x?x4x256xf32>,
       tensor<?x16x2x256xf32>, tensor<?x16x2x256xf32>, tensor<?xi32>
 }
+
+// -----
+
+// Attend only (no k, v), with every option: the partials take the left
+// padding, the slopes and the options, the combine the padding and the
+// window's left bound (where the keys start); the kernels' names say what
+// they were compiled for, nothing is appended, and the slopes' batch
+// stride is bound.
+// DECOMPOSE-LABEL: func.func @options
+// DECOMPOSE-SAME: %[[Q:[^:]*]]: tensor<?x2x8x64xf16>
+// DECOMPOSE-SAME: %[[L:[^:]*]]: tensor<?xi32>
+// DECOMPOSE-SAME: %[[PAD:[^:]*]]: tensor<?xi32>
+// DECOMPOSE-SAME: %[[SLOPES:[^:]*]]: tensor<?x8xf32>
+// DECOMPOSE: rudnn.decode_partials %[[Q]] cache(%{{[^,]*}}, %{{[^)]*}}) block_table %{{[^ ]*}} lengths %[[L]] leftpad %[[PAD]] alibi %[[SLOPES]] non_causal window (7, 3) softcap 3.000000e+01 scale 1.250000e-01
+// DECOMPOSE: rudnn.decode_combine {{.*}} lengths %[[L]] leftpad %[[PAD]] attend_only window_left 7 blocks
+// PLAN-LABEL: rudnn.plan @options
+// PLAN: rudnn.kernel @[[PARTIALS:decode_partials_f16_d64_e64_w4_page16_blocks[0-9]+_attend_noncausal_window7_3_softcap_alibi]]
+// PLAN: rudnn.launch @[[PARTIALS]]
+// PLAN-SAME: args [@q, 0, 0, @k_pages, @v_pages, @block_table, @o, @lse, @o_partial, @lse_partial, 0,
+// PLAN: rudnn.kernel @[[COMBINE:decode_combine_f16_e64_blocks[0-9]+_attend_left7]]
+func.func @options(%q: tensor<?x2x8x64xf16>, %k_pages: tensor<?x16x2x64xf16>,
+                   %v_pages: tensor<?x16x2x64xf16>, %table: tensor<?x?xi32>,
+                   %lengths: tensor<?xi32>, %leftpad: tensor<?xi32>,
+                   %slopes: tensor<?x8xf32>)
+    -> (tensor<?x2x8x64xf16>) {
+  %o, %kp, %vp, %lse, %status = rudnn.kv_cache_attention_paged %q
+      pages(%k_pages, %v_pages) block_table %table lengths %lengths
+      leftpad %leftpad alibi %slopes non_causal window (7, 3) softcap 30.0
+      : (tensor<?x2x8x64xf16>, tensor<?x16x2x64xf16>, tensor<?x16x2x64xf16>,
+         tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32>, tensor<?x8xf32>)
+      -> (tensor<?x2x8x64xf16>, tensor<?x16x2x64xf16>,
+          tensor<?x16x2x64xf16>, tensor<?x8x2xf32>, tensor<?xi32>)
+  return %o : tensor<?x2x8x64xf16>
+}

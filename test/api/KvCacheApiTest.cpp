@@ -41,10 +41,11 @@ struct CacheCase {
 
 void PrintTo(const CacheCase &, std::ostream *) {}
 
-/// A problem's float64 inputs and the device tensors holding them.
+/// A problem's float64 inputs (no k and v: attend only) and options.
 struct CacheProblem {
   reference::KvCacheShape shape;
   reference::KvCacheInputs in;
+  reference::KvCacheOptions options;
 };
 
 class KvCacheTest : public ApiTest {
@@ -83,6 +84,7 @@ protected:
     p.in.vCache = normalValues(rows * c.G * c.E, random);
     roundTo(c.dtype, {&p.in.q, &p.in.k, &p.in.v, &p.in.kCache, &p.in.vCache});
     p.in.cacheLengths = std::move(lengths);
+    p.options.scale = 1.0 / std::sqrt(double(c.D));
     return p;
   }
 
@@ -124,9 +126,12 @@ protected:
     // Contiguous caches [B, S, G, *]; pages [P, Z, G, *].
     const int64_t outer = c.pageSize ? s.pages : B,
                   rows = c.pageSize ? c.pageSize : c.capacity;
-    DeviceTensor q = sequence(p.in.q, B, T, H, D, c.dtype, c.layout);
-    DeviceTensor k = sequence(p.in.k, B, T, G, D, c.dtype, c.layout);
-    DeviceTensor v = sequence(p.in.v, B, T, G, E, c.dtype, c.layout);
+    const bool appends = !p.in.k.empty();
+    DeviceTensor q = sequence(p.in.q, B, T, H, D, c.dtype, c.layout), k, v;
+    if (appends) {
+      k = sequence(p.in.k, B, T, G, D, c.dtype, c.layout);
+      v = sequence(p.in.v, B, T, G, E, c.dtype, c.layout);
+    }
     DeviceTensor kCache =
         sequence(p.in.kCache, outer, rows, G, D, c.dtype, c.layout);
     DeviceTensor vCache =
@@ -140,9 +145,20 @@ protected:
     DeviceTensor status =
         upload(bytesOf<int32_t>(std::vector<double>(B, 7)), DType::I32);
     status.view = TensorView::contiguous(status.view.data, DType::I32, {B});
-    DeviceTensor table;
-    KvCacheInputs inputs{q.view,      k.view, v.view,      kCache.view,
-                         vCache.view, {},     lengths.view};
+    DeviceTensor table, leftpad, slopes;
+    KvCacheInputs inputs{q.view, k.view,       v.view, kCache.view, vCache.view,
+                         {},     lengths.view, {},     {}};
+    if (!appends)
+      inputs.k.reset(), inputs.v.reset();
+    if (!p.in.cacheLeftpad.empty()) {
+      leftpad = upload(bytesOf<int32_t>(p.in.cacheLeftpad), DType::I32);
+      inputs.cacheLeftpad =
+          TensorView::contiguous(leftpad.view.data, DType::I32, {B});
+    }
+    if (!p.in.alibiSlopes.empty()) {
+      slopes = dense(p.in.alibiSlopes, {B, H});
+      inputs.alibiSlopes = slopes.view;
+    }
     if (c.pageSize) {
       table = upload(bytesOf<int32_t>(p.in.blockTable), DType::I32);
       table.view = TensorView::contiguous(table.view.data, DType::I32,
@@ -151,6 +167,11 @@ protected:
     }
     KvCacheOptions options;
     options.splits = c.splits;
+    options.scale = float(p.options.scale);
+    options.causal = p.options.causal;
+    options.windowLeft = int(p.options.windowLeft);
+    options.windowRight = int(p.options.windowRight);
+    options.softcap = float(p.options.softcap);
     KvCacheOutputs outputs{o.view, lse.view, status.view};
     if (!withStatus)
       outputs.status.reset();
@@ -168,8 +189,8 @@ protected:
   /// caches exactly (the append copies), o and lse within `tolerance`.
   /// Returns what ran.
   Results matchesFloat64(const CacheCase &c, const CacheProblem &p) {
-    const reference::KvCacheOutputs want = reference::kvCacheAttention(
-        p.shape, p.in, 1.0 / std::sqrt(double(c.D)));
+    const reference::KvCacheOutputs want =
+        reference::kvCacheAttention(p.shape, p.in, p.options);
     const Results got = run(c, p);
     const double tolerance = c.dtype == DType::F32 ? 1e-5 : 1e-2;
     EXPECT_LT(relativeError(got.o, want.o), tolerance);
@@ -245,6 +266,62 @@ TEST_F(KvCacheTest, SplitsForcedOrChosenAgree) {
     EXPECT_LT(relativeError(outputs[i], outputs[0]), 1e-6) << i;
 }
 
+// FlashAttention's options at each query's diagonal, appending or attend
+// only, contiguous and paged: left padding (drawn within each length),
+// windows, causal or not, softcaps and ALiBi slopes, alone and together,
+// with forced parts that start past the padding and the window.
+TEST_F(KvCacheTest, FlashAttentionOptionsMatchFloat64) {
+  struct OptionCase {
+    const char *name;
+    bool attendOnly, leftpad, alibi, causal;
+    int windowLeft, windowRight;
+    double softcap;
+    int splits;
+  };
+  // Each case compiles a kernel of its own: the contiguous f32 layout
+  // takes them all, the others the first (combined) ones.
+  const OptionCase cases[] = {
+      {"everything", false, true, true, true, 6, 0, 3.0, 3},
+      {"attend only, everything", true, true, true, false, 7, 3, 4.0, 0},
+      {"leftpad, window", false, true, false, true, 5, -1, 0, 3},
+      {"non-causal window", false, true, false, false, 4, 2, 0, 0},
+      {"attend only", true, true, false, true, -1, -1, 0, 2}};
+  struct LayoutCase {
+    CacheCase c;
+    size_t cases; // how many of `cases`, from the first
+  };
+  const LayoutCase layouts[] = {
+      {CacheCase{f32, 5, 3, 4, 2, 40, 24, 60, 0, 0, 0, bthd}, 5},
+      {CacheCase{f32, 5, 3, 4, 2, 40, 24, 0, 8, 8, 0, bhtd}, 3},
+      {CacheCase{bf16, 3, 2, 8, 2, 64, 64, 70, 0, 0, 0, bhtd}, 1}};
+  unsigned seed = 40;
+  for (const LayoutCase &layout : layouts)
+    for (size_t i = 0; i < layout.cases; ++i) {
+      const OptionCase &o = cases[i];
+      CacheCase c = layout.c;
+      SCOPED_TRACE(std::string(o.name) + (c.pageSize ? ", paged" : "") + ", " +
+                   dtypeName(c.dtype));
+      c.splits = o.splits;
+      CacheProblem p = problem(c, coveringLengths(c, seed), seed);
+      std::mt19937 random(seed++);
+      if (o.attendOnly)
+        p.in.k.clear(), p.in.v.clear();
+      if (o.leftpad)
+        for (double length : p.in.cacheLengths)
+          p.in.cacheLeftpad.push_back(
+              std::uniform_int_distribution<int>(0, int(length))(random));
+      std::uniform_real_distribution<double> slope(0.05, 0.6);
+      for (int h = 0; o.alibi && h < c.B * c.H; ++h)
+        p.in.alibiSlopes.push_back(slope(random));
+      p.options.causal = o.causal;
+      p.options.windowLeft = o.windowLeft;
+      p.options.windowRight = o.windowRight;
+      p.options.softcap = o.softcap;
+      const Results got = matchesFloat64(c, p);
+      EXPECT_EQ(got.status, std::vector<double>(c.B, 0.0));
+    }
+}
+
 TEST_F(KvCacheTest, RefusedEntriesWriteNothingAndSaySo) {
   // Past the capacity by one, a negative length, then one that fits.
   const CacheCase contiguous{f32, 3, 2, 4, 2, 32, 32, 20, 0, 0, 0, bthd};
@@ -260,6 +337,11 @@ TEST_F(KvCacheTest, RefusedEntriesWriteNothingAndSaySo) {
   q.in.blockTable[0] = 9;  // entry 0, tokens 0-3: page 9 of 9
   q.in.blockTable[5] = -1; // entry 1, tokens 8-11: beyond its 8
   EXPECT_EQ(matchesFloat64(paged, q).status, (std::vector<double>{1, 0, 1}));
+  // A left padding past the length, or negative.
+  CacheProblem padded = problem(contiguous, {4, 6, 5}, 5);
+  padded.in.cacheLeftpad = {5, 6, -1};
+  EXPECT_EQ(matchesFloat64(contiguous, padded).status,
+            (std::vector<double>{1, 0, 1}));
 }
 
 // With a status, the kernel refuses an entry appending to a page another
@@ -327,11 +409,15 @@ TEST_F(KvCacheTest, WorkspaceHoldsTheSlotsTheCallCanUse) {
     auto view = [&](std::vector<int64_t> shape, DType type, int64_t at) {
       return TensorView::contiguous(base + (at << 36), type, std::move(shape));
     };
-    KvCacheInputs in{
-        view({B, T, H, D}, DType::F32, 0), view({B, T, G, D}, DType::F32, 1),
-        view({B, T, G, D}, DType::F32, 2), view({B, S, G, D}, DType::F32, 3),
-        view({B, S, G, D}, DType::F32, 4), {},
-        view({B}, DType::I32, 5)};
+    KvCacheInputs in{view({B, T, H, D}, DType::F32, 0),
+                     view({B, T, G, D}, DType::F32, 1),
+                     view({B, T, G, D}, DType::F32, 2),
+                     view({B, S, G, D}, DType::F32, 3),
+                     view({B, S, G, D}, DType::F32, 4),
+                     {},
+                     view({B}, DType::I32, 5),
+                     {},
+                     {}};
     KvCacheOutputs out{
         view({B, T, H, D}, DType::F32, 6), {}, view({B}, DType::I32, 7)};
     KvCacheOptions options;
@@ -367,8 +453,9 @@ TEST_F(KvCacheTest, OneCapturedCallFollowsTheLengthsOnTheDevice) {
       dense(std::vector<double>(B * H * D, 0), {B, 1, H, D}, c.dtype);
   DeviceTensor lengths = upload(bytesOf<int32_t>({0, 0, 0}), DType::I32);
   lengths.view = TensorView::contiguous(lengths.view.data, DType::I32, {B});
-  const KvCacheInputs inputs{q.view,      k.view, v.view,      kCache.view,
-                             vCache.view, {},     lengths.view};
+  const KvCacheInputs inputs{q.view,       k.view,      v.view,
+                             kCache.view,  vCache.view, {},
+                             lengths.view, {},          {}};
   runtime::Backend &backend = context->impl().backend();
   const bool graphs = backend.supportsGraphs();
   runtime::StreamHandle stream = graphs ? backend.createStream() : nullptr;
@@ -392,7 +479,7 @@ TEST_F(KvCacheTest, OneCapturedCallFollowsTheLengthsOnTheDevice) {
     p.in.kCache = read(kCache, p.in.kCache.size());
     p.in.vCache = read(vCache, p.in.vCache.size());
     const reference::KvCacheOutputs want =
-        reference::kvCacheAttention(p.shape, p.in, 1.0 / std::sqrt(double(D)));
+        reference::kvCacheAttention(p.shape, p.in, p.options);
     context->copyToDevice(lengths.view.data, bytesOf<int32_t>(given).data(),
                           4 * B, stream);
     if (graph)
@@ -477,8 +564,9 @@ TEST_F(KvCacheTest, BadCallsWriteNothing) {
   lengths.view = TensorView::contiguous(lengths.view.data, DType::I32, {B});
   DeviceTensor o = dense(std::vector<double>(B * T * H * D, 7), {B, T, H, D});
   DeviceTensor other = dense(cached, {B, S, G, D});
-  const KvCacheInputs good{q.view,      k.view, v.view,      kCache.view,
-                           vCache.view, {},     lengths.view};
+  const KvCacheInputs good{q.view,       k.view,      v.view,
+                           kCache.view,  vCache.view, {},
+                           lengths.view, {},          {}};
   auto rejects = [&](KvCacheInputs in, const std::string &message,
                      KvCacheOptions options = {}, TensorView out = {}) {
     if (!out.data)

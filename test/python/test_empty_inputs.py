@@ -224,9 +224,16 @@ def test_empty_results_agree_with_the_fake_implementations():
         torch.ops.rudnn.kda_decode.default, arguments + (0.3, False, False, None), test_utils=checks
     )
     q, k, caches = torch.randn(2, 0, 2, 8), torch.randn(2, 0, 1, 8), torch.randn(2, 2, 4, 1, 8)
+    options = (0.3, True, -1, -1, 0.0)  # scale, causal, window, softcap
     torch.library.opcheck(
         torch.ops.rudnn.kv_cache_attention.default,
-        (q, k, k, caches[0], caches[1], None, slots, 0.3),
+        (q, k, k, caches[0], caches[1], None, slots, None, None) + options,
+        test_utils=checks,
+    )
+    # Attend only, with a left padding and ALiBi slopes.
+    torch.library.opcheck(
+        torch.ops.rudnn.kv_cache_attention.default,
+        (q, None, None, caches[0], caches[1], None, slots, slots, torch.ones(2, 2)) + options,
         test_utils=checks,
     )
     rows = torch.randn(0, 5)

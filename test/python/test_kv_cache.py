@@ -173,11 +173,6 @@ def test_flash_attn_with_kvcache_is_flash_attns_over_kv_cache_attention():
     [
         ({"rotary_cos": torch.ones(12, 4), "rotary_sin": torch.ones(12, 4)}, "rotary_cos"),
         ({"cache_batch_idx": torch.tensor([1, 0])}, "cache_batch_idx"),
-        ({"cache_leftpad": torch.tensor([0, 1], dtype=torch.int32)}, "cache_leftpad"),
-        ({"window_size": (4, 0)}, "window_size"),
-        ({"softcap": 5.0}, "softcap"),
-        ({"alibi_slopes": torch.ones(4)}, "alibi_slopes"),  # with new tokens
-        ({"causal": False}, "causal=False"),
     ],
 )
 def test_flash_attn_with_kvcache_refuses_what_it_cannot_honour_by_name(options, name):
@@ -189,46 +184,32 @@ def test_flash_attn_with_kvcache_refuses_what_it_cannot_honour_by_name(options, 
         rt.flash_attn_with_kvcache(q, cache, cache.clone(), **arguments)
 
 
-@pytest.mark.parametrize(
-    "options",
-    [
-        dict(causal=True),
-        dict(causal=False),
-        dict(causal=True, window_size=(5, 0), softcap=4.0),
-        dict(causal=True, cache_leftpad=torch.tensor([3, 0, 0, 6], dtype=torch.int32)),
-        dict(
-            causal=True,
-            cache_leftpad=torch.tensor([3, 0, 0, 6], dtype=torch.int32),
-            alibi_slopes=torch.tensor([0.5, 0.25, 0.125, 0.0625]),
-        ),
-    ],
-    ids=["causal", "not-causal", "window-softcap", "leftpad", "leftpad-alibi"],
-)
-def test_attend_only_calls_attend_to_each_entrys_cached_tokens(options):
+def paged(cache, Z, table):
+    """`cache` [B, S, ...] cut into pages of Z tokens laid out by `table`
+    [B, S // Z] (one page of the pool for each entry's slot)."""
+    pages = cache.new_empty(table.numel(), Z, *cache.shape[2:])
+    for b in range(cache.shape[0]):
+        for m in range(table.shape[1]):
+            pages[table[b, m]] = cache[b, m * Z : (m + 1) * Z]
+    return pages
+
+
+def expect_each_entry(q, o, lse, options, keys, values, appended):
+    """Each entry's o and lse against the float64 reference over its keys:
+    keys(b) and values(b) [1, n, G, ·], the cached tokens from its left
+    padding then the `appended` new ones (the queries the last)."""
     from test_attention import reference
 
-    B, T, S, H, G, D, E = 4, 3, 20, 4, 2, 16, 8
-    q = torch.randn(B, T, H, D)
-    k_cache, v_cache = torch.randn(B, S, G, D), torch.randn(B, S, G, E)
-    # An entry with fewer tokens than queries, an empty one, a full one.
-    lengths = torch.tensor([9, 2, 0, S], dtype=torch.int32)
-    before = (k_cache.clone(), v_cache.clone())
-    o, lse = rt.flash_attn_with_kvcache(
-        q, k_cache, v_cache, cache_seqlens=lengths, return_softmax_lse=True, **options
-    )
-    assert torch.equal(k_cache, before[0]) and torch.equal(v_cache, before[1])
-    window = options.get("window_size", (-1, -1))
-    leftpad = options.get("cache_leftpad", torch.zeros(B, dtype=torch.int32)).tolist()
-    for b, length in enumerate(lengths.tolist()):
-        if length == 0:
+    D = q.shape[-1]
+    for b in range(q.shape[0]):
+        k_b, v_b = keys(b), values(b)
+        if k_b.shape[1] == 0:
             assert not o[b].any() and torch.isneginf(lse[b]).all()
             continue
-        first = leftpad[b]  # the tokens from cache_leftpad[b] on
         want_o, want_lse = reference(
-            q[b : b + 1].double(), k_cache[b : b + 1, first:length].double(),
-            v_cache[b : b + 1, first:length].double(), D**-0.5,
-            causal=options["causal"], window=window, softcap=options.get("softcap", 0.0),
-            alibi=options.get("alibi_slopes"),
+            q[b : b + 1].double(), k_b.double(), v_b.double(), D**-0.5,
+            causal=options.get("causal", False), window=options.get("window_size", (-1, -1)),
+            softcap=options.get("softcap", 0.0), alibi=options.get("alibi_slopes"),
         )
         assert_close(o[b : b + 1], want_o, 1e-5, f"o of entry {b}")
         finite = torch.isfinite(want_lse)
@@ -236,11 +217,99 @@ def test_attend_only_calls_attend_to_each_entrys_cached_tokens(options):
         assert_close(lse[b : b + 1][finite], want_lse[finite], 1e-5, f"lse of entry {b}")
 
 
-def test_attend_only_refusals_name_the_argument():
-    q, k_cache = torch.randn(1, 1, 2, 8), torch.randn(1, 4, 2, 8)
+LEFTPAD = torch.tensor([3, 0, 0, 6], dtype=torch.int32)
+SLOPES = torch.tensor([0.5, 0.25, 0.125, 0.0625])
+ATTEND_ONLY = [
+    (dict(causal=True), False),
+    (dict(causal=False), False),
+    (dict(causal=True, window_size=(5, 0), softcap=4.0), False),
+    (dict(causal=True, cache_leftpad=LEFTPAD), False),
+    (dict(causal=True, cache_leftpad=LEFTPAD, alibi_slopes=SLOPES), False),
+    (dict(causal=False, window_size=(6, 1), cache_leftpad=LEFTPAD, alibi_slopes=SLOPES,
+          softcap=3.0), True),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "options, pages",
+    ATTEND_ONLY,
+    ids=["causal", "not-causal", "window-softcap", "leftpad", "leftpad-alibi", "paged-everything"],
+)
+def test_attend_only_calls_attend_to_each_entrys_cached_tokens(options, pages):
+    B, T, S, H, G, D, E, Z = 4, 3, 20, 4, 2, 16, 8, 4
+    q = torch.randn(B, T, H, D)
+    k_cache, v_cache = torch.randn(B, S, G, D), torch.randn(B, S, G, E)
+    # An entry with fewer tokens than queries, an empty one, a full one.
+    lengths = torch.tensor([9, 2, 0, S], dtype=torch.int32)
+    caches, table = (k_cache, v_cache), None
+    if pages:
+        table = torch.randperm(B * S // Z).view(B, S // Z).to(torch.int32)
+        caches = (paged(k_cache, Z, table), paged(v_cache, Z, table))
+    before = [c.clone() for c in caches]
+    o, lse = rt.flash_attn_with_kvcache(
+        q, *caches, cache_seqlens=lengths, block_table=table, return_softmax_lse=True, **options
+    )
+    assert all(torch.equal(c, c0) for c, c0 in zip(caches, before))
+    first = options.get("cache_leftpad", torch.zeros(B, dtype=torch.int32)).tolist()
+    n = lengths.tolist()
+    expect_each_entry(
+        q, o, lse, options, lambda b: k_cache[b : b + 1, first[b] : n[b]],
+        lambda b: v_cache[b : b + 1, first[b] : n[b]], 0,
+    )
+
+
+APPENDING = [
+    (dict(causal=False, window_size=(4, 1), softcap=5.0), False),
+    (dict(causal=True, cache_leftpad=LEFTPAD, alibi_slopes=SLOPES), False),
+    (dict(causal=True, window_size=(7, 0), cache_leftpad=LEFTPAD, alibi_slopes=SLOPES,
+          softcap=3.0), True),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "options, pages", APPENDING, ids=["not-causal-window-softcap", "leftpad-alibi", "paged-all"]
+)
+def test_appending_calls_take_flash_attns_options(options, pages):
+    B, T, S, H, G, D, E, Z = 4, 3, 24, 4, 2, 16, 8, 4
+    q, k, v = torch.randn(B, T, H, D), torch.randn(B, T, G, D), torch.randn(B, T, G, E)
+    k_cache, v_cache = torch.randn(B, S, G, D), torch.randn(B, S, G, E)
+    lengths = torch.tensor([9, 2, 0, S - T], dtype=torch.int32)
+    caches, table = (k_cache.clone(), v_cache.clone()), None
+    if pages:
+        table = torch.randperm(B * S // Z).view(B, S // Z).to(torch.int32)
+        caches = (paged(k_cache, Z, table), paged(v_cache, Z, table))
+    leftpad = options.get("cache_leftpad", torch.zeros(B, dtype=torch.int32)).tolist()
+    o, lse = rt.flash_attn_with_kvcache(
+        q, *caches, k, v, cache_seqlens=lengths, block_table=table, return_softmax_lse=True,
+        **options,
+    )
+    n = lengths.tolist()
+
+    def sequence(cache, new, b):
+        return torch.cat([cache[b : b + 1, leftpad[b] : n[b]], new[b : b + 1]], dim=1)
+
+    expect_each_entry(
+        q, o, lse, options, lambda b: sequence(k_cache, k, b), lambda b: sequence(v_cache, v, b),
+        T,
+    )
+    # The new tokens where they belong.
+    for b in range(B):
+        for t in range(n[b], n[b] + T):
+            row = (table[b, t // Z], t % Z) if pages else (b, t)
+            assert torch.equal(caches[0][row], k[b, t - n[b]])
+            assert torch.equal(caches[1][row], v[b, t - n[b]])
+
+
+def test_a_refused_attend_only_call_raises_naming_the_entries():
+    q, k_cache = torch.randn(2, 1, 2, 8), torch.randn(2, 4, 2, 8)
     with pytest.raises(rudnn.InvalidArgument, match="'v'"):
         rt.flash_attn_with_kvcache(q, k_cache, k_cache.clone(), k=k_cache[:, :1], cache_seqlens=1)
-    pages = torch.randn(2, 4, 2, 8)
-    table = torch.zeros(1, 1, dtype=torch.int32)
-    with pytest.raises(rudnn.Unsupported, match="block_table"):
-        rt.flash_attn_with_kvcache(q, pages, pages.clone(), cache_seqlens=1, block_table=table)
+    # A length past the capacity, then a left padding past the length.
+    refused = r"attend-only call was refused for entries \[1\]"
+    with pytest.raises(rudnn.InvalidArgument, match=refused):
+        rt.flash_attn_with_kvcache(q, k_cache, k_cache.clone(), cache_seqlens=torch.tensor([4, 5]))
+    with pytest.raises(rudnn.InvalidArgument, match=r"entries \[0\]"):
+        rt.flash_attn_with_kvcache(
+            q, k_cache, k_cache.clone(), cache_seqlens=torch.tensor([2, 4]),
+            cache_leftpad=torch.tensor([3, 4]),
+        )

@@ -20,6 +20,7 @@ CALLER_ATTRIBUTES = {
     "eps": 1e-5,
     "gate_lower_bound": -5.0,
     "grouped_heads": False,
+    "non_causal": True,
     "num_layers": 2,
     "qk_l2norm": True,
     "save_boundaries": True,

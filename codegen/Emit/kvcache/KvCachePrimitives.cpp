@@ -27,20 +27,47 @@ namespace {
 constexpr llvm::StringLiteral kPartialsGroup = "attention.decode";
 constexpr llvm::StringLiteral kCombineGroup = "attention.decode_combine";
 
+/// A window bound: −1 (unbounded) when absent.
+int64_t boundOf(std::optional<uint64_t> bound) {
+  return bound ? static_cast<int64_t>(*bound) : -1;
+}
+
+/// The keys' start both kernels agree on: the new tokens appended (all T,
+/// or none attend-only) and the window's left bound.
+struct SplitShape {
+  bool attendOnly;
+  int64_t windowLeft, splits, blocks;
+
+  /// `DecodeSplit{...}`'s initializer from the inputs both kernels bind.
+  std::string initializer() const {
+    return "{cache_lengths, cache_leftpad, batch, tokens, " +
+           std::string(attendOnly ? "0" : "tokens") + ", kv_heads, " +
+           std::to_string(windowLeft) + ", " + std::to_string(splits) + ", " +
+           std::to_string(blocks) + ", slots}";
+  }
+};
+
 /// What shapes the partials kernel.
 struct PartialsKernel {
   DType input;
-  int64_t headDim, valueDim, warps, pageSize, blocks, splits;
-  bool aligned;
+  int64_t headDim, valueDim, warps, pageSize;
+  SplitShape split;
+  int64_t windowRight;
+  bool causal, capped, biased, aligned;
 
   static PartialsKernel of(DecodePartialsOp op) {
     PartialsKernel kernel{dtype(op.getQ()),
                           lastDim(op.getQ()),
-                          lastDim(op.getV()),
+                          lastDim(op.getVCache()),
                           static_cast<int64_t>(op.getWarps()),
                           0,
-                          static_cast<int64_t>(op.getBlocks()),
-                          op.getSplits() ? int64_t(*op.getSplits()) : 0,
+                          {!op.getK(), boundOf(op.getWindowLeft()),
+                           op.getSplits() ? int64_t(*op.getSplits()) : 0,
+                           static_cast<int64_t>(op.getBlocks())},
+                          boundOf(op.getWindowRight()),
+                          !op.getNonCausal(),
+                          op.getSoftcapAttr() != nullptr,
+                          op.getAlibiSlopes() != nullptr,
                           op->hasAttr(RudnnDialect::kAlignedViewsAttrName)};
     if (op.getBlockTable())
       kernel.pageSize =
@@ -52,26 +79,32 @@ struct PartialsKernel {
     return decodeSharedBytes(headDim, valueDim, ::rudnn::dtypeSize(input),
                              warps);
   }
-  /// "decode_partials_bf16_d128_e128_w4_page16_blocks396".
+  /// "decode_partials_bf16_d128_e128_w4_page16_blocks396", with
+  /// "_attend" (nothing appended), "_noncausal", "_window{left}_{right}",
+  /// "_softcap", "_alibi" and "_a16" when they apply.
   std::string entry() const {
+    auto bound = [](int64_t keys) {
+      return keys < 0 ? std::string("inf") : std::to_string(keys);
+    };
     std::string name = std::string("decode_partials_") +
                        ::rudnn::dtypeName(input) + "_d" +
                        std::to_string(headDim) + "_e" +
                        std::to_string(valueDim) + "_w" + std::to_string(warps);
     if (pageSize)
       name += "_page" + std::to_string(pageSize);
-    if (splits)
-      name += "_splits" + std::to_string(splits);
-    name += "_blocks" + std::to_string(blocks);
+    if (split.splits)
+      name += "_splits" + std::to_string(split.splits);
+    name += "_blocks" + std::to_string(split.blocks);
+    if (split.attendOnly)
+      name += "_attend";
+    if (!causal)
+      name += "_noncausal";
+    if (split.windowLeft >= 0 || windowRight >= 0)
+      name += "_window" + bound(split.windowLeft) + "_" + bound(windowRight);
+    name += std::string(capped ? "_softcap" : "") + (biased ? "_alibi" : "");
     return aligned ? name + "_a16" : name;
   }
 };
-
-/// `DecodeSplit{...}`'s initializer: the lengths and dims both kernels bind.
-std::string splitInitializer(int64_t splits, int64_t blocks) {
-  return "{cache_lengths, batch, tokens, kv_heads, " + std::to_string(splits) +
-         ", " + std::to_string(blocks) + ", slots}";
-}
 
 /// The partial-result slots of a query row: the forced parts, else a count
 /// the runtime chooses so that the partials of the call's B·T·H rows (E + 1
@@ -86,9 +119,10 @@ std::optional<DimRef> partialSlots(int64_t splits, int64_t valueDim) {
 }
 
 /// The split inputs both kernels bind, after their tensors.
-void bindSplit(KernelBuilder &builder, Value lengths, int64_t splits,
-               int64_t valueDim) {
+void bindSplit(KernelBuilder &builder, Value lengths, Value leftpad,
+               int64_t splits, int64_t valueDim) {
   builder.pointer(lengths, "cache_lengths", "int", false);
+  builder.pointer(leftpad, "cache_leftpad", "int", false);
   builder.dim(DimRef::of('B'), "batch");
   builder.dim(DimRef::of('T'), "tokens");
   builder.dim(DimRef::of('H'), "heads");
@@ -125,7 +159,7 @@ struct PartialsModel
 
   ResultStorage getResultStorage(Operation *op, unsigned index) const {
     auto partials = cast<DecodePartialsOp>(op);
-    const int64_t valueDim = lastDim(partials.getV());
+    const int64_t valueDim = lastDim(partials.getVCache());
     switch (index) {
     case 0: // the caches, updated in place
       return ResultStorage::sharedWith(partials.getKCache());
@@ -163,6 +197,7 @@ struct PartialsModel
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto partials = cast<DecodePartialsOp>(op);
     const PartialsKernel kernel = PartialsKernel::of(partials);
+    const SplitShape &split = kernel.split;
     const std::string in = cudaType(kernel.input);
     builder.setEntry(kernel.entry());
     builder.preamble()
@@ -176,15 +211,18 @@ struct PartialsModel
         << "static_assert(rudnn::attention::kDecodeMaxSplits == "
         << kDecodeMaxSplits << ");\n";
     // The caches are the results' memory, which the kernel reads and
-    // writes.
+    // writes; attend only, the operands', only read (a plan may drop the
+    // unused results).
+    const bool appends = !split.attendOnly;
     Value q = partials.getQ(), k = partials.getK(), v = partials.getV(),
-          kCache = partials.getKCacheOut(), vCache = partials.getVCacheOut(),
+          kCache = appends ? partials.getKCacheOut() : partials.getKCache(),
+          vCache = appends ? partials.getVCacheOut() : partials.getVCache(),
           o = partials.getO();
     builder.pointer(q, "q", in, false);
     builder.pointer(k, "k", in, false);
     builder.pointer(v, "v", in, false);
-    builder.pointer(kCache, "k_cache", in, true);
-    builder.pointer(vCache, "v_cache", in, true);
+    builder.pointer(kCache, "k_cache", in, appends);
+    builder.pointer(vCache, "v_cache", in, appends);
     builder.pointer(partials.getBlockTable(), "block_table", "int", false);
     builder.pointer(o, "o", in, true);
     builder.pointer(partials.getLse(), "lse", "float", true);
@@ -198,8 +236,10 @@ struct PartialsModel
                       {std::string(name) + "_b", std::string(name) + "_t",
                        std::string(name) + "_h"});
     builder.strides(partials.getBlockTable(), {"block_table_b"});
-    bindSplit(builder, partials.getCacheLengths(), kernel.splits,
-              kernel.valueDim);
+    builder.pointer(partials.getAlibiSlopes(), "alibi_slopes", "float", false);
+    builder.strides(partials.getAlibiSlopes(), {"alibi_b"});
+    bindSplit(builder, partials.getCacheLengths(), partials.getCacheLeftpad(),
+              split.splits, kernel.valueDim);
     // The capacity: S, or pages an entry may have times the page size.
     const std::string capacity =
         kernel.pageSize ? builder.dim(DimRef::of('M'), "max_pages") + " * " +
@@ -208,29 +248,38 @@ struct PartialsModel
     const std::string pages =
         kernel.pageSize ? builder.dim(DimRef::of('P'), "pages") : "0";
     builder.scalar("scale", partials.getScaleAttr().getValueAsDouble());
+    FloatAttr softcap = partials.getSoftcapAttr();
+    builder.scalar("softcap", softcap ? softcap.getValueAsDouble() : 0.0);
     if (!builder.conflict().empty())
       return op->emitOpError()
              << "cannot emit its kernel: " << builder.conflict();
 
     builder.body()
         << "  const rudnn::attention::DecodeParams<" << in << "> p = {\n"
-        << "      q, k, v, k_cache, v_cache, block_table, o, lse, o_partial,\n"
+        << "      q, k, v, "
+        << (appends ? "k_cache, v_cache"
+                    : "const_cast<" + in + " *>(k_cache), const_cast<" + in +
+                          " *>(v_cache)")
+        << ", block_table, o, lse, o_partial,\n"
         << "      lse_partial, status,\n"
         << "      {q_b, q_t, q_h}, {k_b, k_t, k_h}, {v_b, v_t, v_h},\n"
         << "      {k_cache_b, k_cache_t, k_cache_h},\n"
         << "      {v_cache_b, v_cache_t, v_cache_h}, {o_b, o_t, o_h},\n"
         << "      block_table_b, heads, " << capacity << ", " << pages
-        << ", scale,\n      " << splitInitializer(kernel.splits, kernel.blocks)
+        << ", scale,\n      " << split.initializer()
+        << ",\n      alibi_slopes, alibi_b, softcap, "
+        << (kernel.causal ? "true" : "false") << ", " << kernel.windowRight
         << "};\n"
         << "  rudnn::attention::decode_partials<" << in << ", "
         << kernel.headDim << ", " << kernel.valueDim << ", " << kernel.warps
-        << ", " << kernel.pageSize
+        << ", " << kernel.pageSize << ", " << (kernel.capped ? "true" : "false")
+        << ", " << (kernel.biased ? "true" : "false")
         << (kernel.aligned ? ", rudnn::tile::Alignment::Aligned" : "")
         << ">(p);\n";
     KernelLaunch &launch = builder.launch();
     launch.threads = 32 * kernel.warps;
     launch.sharedBytes = kernel.sharedBytes();
-    launch.grid[0] = SizeRef{kernel.blocks, {}};
+    launch.grid[0] = SizeRef{split.blocks, {}};
     launch.grid[1] = SizeRef{1, {}};
     launch.grid[2] = SizeRef{1, {}};
     model(launch, kernel);
@@ -276,15 +325,19 @@ struct CombineModel
     auto combine = cast<DecodeCombineOp>(op);
     Value o = combine.getO();
     const std::string in = cudaType(dtype(o));
-    const int64_t valueDim = lastDim(o),
-                  blocks = static_cast<int64_t>(combine.getBlocks()),
-                  splits =
-                      combine.getSplits() ? int64_t(*combine.getSplits()) : 0;
-    builder.setEntry(std::string("decode_combine_") +
-                     ::rudnn::dtypeName(dtype(o)) + "_e" +
-                     std::to_string(valueDim) +
-                     (splits ? "_splits" + std::to_string(splits) : "") +
-                     "_blocks" + std::to_string(blocks));
+    const int64_t valueDim = lastDim(o);
+    const SplitShape split{
+        combine.getAttendOnly(), boundOf(combine.getWindowLeft()),
+        combine.getSplits() ? int64_t(*combine.getSplits()) : 0,
+        static_cast<int64_t>(combine.getBlocks())};
+    builder.setEntry(
+        std::string("decode_combine_") + ::rudnn::dtypeName(dtype(o)) + "_e" +
+        std::to_string(valueDim) +
+        (split.splits ? "_splits" + std::to_string(split.splits) : "") +
+        "_blocks" + std::to_string(split.blocks) +
+        (split.attendOnly ? "_attend" : "") +
+        (split.windowLeft >= 0 ? "_left" + std::to_string(split.windowLeft)
+                               : ""));
     builder.preamble() << "// A decoding step's splits, combined.\n"
                        << "#include \"rudnn/attention.cuh\"\n";
     builder.pointer(combine.getOPartial(), "o_partial", "float", false);
@@ -292,7 +345,8 @@ struct CombineModel
     builder.pointer(o, "o", in, true);
     builder.pointer(combine.getLse(), "lse", "float", true);
     builder.strides(o, {"o_b", "o_t", "o_h"});
-    bindSplit(builder, combine.getCacheLengths(), splits, valueDim);
+    bindSplit(builder, combine.getCacheLengths(), combine.getCacheLeftpad(),
+              split.splits, valueDim);
     if (!builder.conflict().empty())
       return op->emitOpError()
              << "cannot emit its kernel: " << builder.conflict();
@@ -300,7 +354,7 @@ struct CombineModel
                    << "> p = {\n"
                    << "      o_partial, lse_partial, o, lse, {o_b, o_t, o_h}, "
                       "heads,\n      "
-                   << splitInitializer(splits, blocks) << "};\n"
+                   << split.initializer() << "};\n"
                    << "  rudnn::attention::combine_partials<" << in << ", "
                    << valueDim << ">(p);\n";
     // A block of four warps per (entry, query head), a warp a new token.

@@ -195,11 +195,16 @@ template <bool MayCap, bool Biased = false> struct ScoreScale {
   bool capped;
   float toLog2, capScale;
 
+  static __device__ __forceinline__ ScoreScale make(float scale,
+                                                    float softcap) {
+    const bool capped = MayCap && softcap > 0.f;
+    return {capped, capped ? kLog2e * softcap : kLog2e * scale,
+            capped ? scale / softcap : 0.f};
+  }
+
   template <typename T>
   static __device__ __forceinline__ ScoreScale of(const ForwardParams<T> &p) {
-    const bool capped = MayCap && p.softcap > 0.f;
-    return {capped, capped ? kLog2e * p.softcap : kLog2e * p.scale,
-            capped ? p.scale / p.softcap : 0.f};
+    return make(p.scale, p.softcap);
   }
 
   /// The bias of a key `distance` from the query's diagonal in the scores'

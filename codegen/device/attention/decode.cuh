@@ -11,7 +11,10 @@
 // its online softmax and 16 x E accumulators; the warps' states merge
 // through shared memory at the end. Part 0 of each (entry, key head) also
 // appends the new tokens to the cache: no block reads those rows from the
-// cache, so the append races with nothing.
+// cache, so the append races with nothing. FlashAttention's options (left
+// padding, a window, causal or not, a softcap, ALiBi) are per-element
+// work on the scores at each query's diagonal; the softcap and ALiBi are
+// compiled in only when asked for.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,10 +30,13 @@ namespace rudnn {
 namespace attention {
 
 /// One call's tensors and sizes: q [B, T, H, D], the new k [B, T, G, D]
-/// and v [B, T, G, E], the caches [B, S, G, *] or pages [P, Z, G, *]
-/// (batch strides then step from page to page) with block_table [B, M],
-/// o [B, T, H, E]; lse [B, H, T], status [B] or null. `capacity`: the
-/// tokens an entry may hold (S, or M·Z); `pages`: P (0: contiguous).
+/// and v [B, T, G, E] (null: attend only), the caches [B, S, G, *] or
+/// pages [P, Z, G, *] (batch strides then step from page to page) with
+/// block_table [B, M], o [B, T, H, E]; lse [B, H, T], status [B] or null.
+/// `capacity`: the tokens an entry may hold (S, or M·Z); `pages`: P (0:
+/// contiguous). ALiBi's slope of head h of entry b: alibi_slopes[b ·
+/// alibi_batch + h]; softcap 0: none; window_right −1: unbounded (the left
+/// bound is the split's).
 template <typename T> struct DecodeParams {
   const T *q, *k, *v;
   T *k_cache, *v_cache;
@@ -44,6 +50,11 @@ template <typename T> struct DecodeParams {
   int heads, capacity, pages;
   float scale;
   DecodeSplit split;
+  const float *alibi_slopes;
+  long long alibi_batch;
+  float softcap;
+  bool causal;
+  int window_right;
 };
 
 /// The block's dynamic shared memory (decodeSharedBytes on the host): the
@@ -84,10 +95,11 @@ __device__ __forceinline__ long long cache_offset(const DecodeParams<T> &p,
   }
 }
 
-/// Whether an entry of cached `length` has room for the new tokens.
+/// Whether an entry of cached `length` has room for the new tokens (and,
+/// attend only, holds no more than the capacity).
 template <typename T>
 __device__ __forceinline__ bool has_room(const DecodeParams<T> &p, int length) {
-  return length >= 0 && static_cast<long long>(length) + p.split.tokens <=
+  return length >= 0 && static_cast<long long>(length) + p.split.appended <=
                             static_cast<long long>(p.capacity);
 }
 
@@ -106,7 +118,7 @@ shares_appended_page(const DecodeParams<T> &p, int b, int first, int used) {
     if (other == b || !has_room(p, length))
       continue; // a refused entry reads nothing
     const int *table = p.block_table + other * p.block_table_batch;
-    const int otherUsed = (length + p.split.tokens + PageSize - 1) / PageSize;
+    const int otherUsed = (length + p.split.appended + PageSize - 1) / PageSize;
     for (int slot = threadIdx.x; slot < otherUsed; slot += blockDim.x)
       for (int mine = first; mine < used; ++mine)
         shared = shared || table[slot] == own[mine];
@@ -115,23 +127,29 @@ shares_appended_page(const DecodeParams<T> &p, int b, int first, int used) {
 }
 
 /// Whether entry b's step may run: a length from 0, room for the new
-/// tokens, every page up to them in range and, with a status, the pages
-/// it appends to used by no other entry. Block-collective.
+/// tokens, a left padding within the length, every page up to the last
+/// key in range and, with a status, the pages it appends to used by no
+/// other entry. Block-collective.
 template <int PageSize, typename T>
 __device__ __forceinline__ bool entry_fits(const DecodeParams<T> &p, int b,
                                            int length) {
+  if (p.split.cache_leftpad) {
+    const int pad = p.split.cache_leftpad[b];
+    if (pad < 0 || pad > length)
+      return false;
+  }
   if constexpr (PageSize == 0) {
     return has_room(p, length);
   } else {
     if (!has_room(p, length))
       return false;
-    const int used = (length + p.split.tokens + PageSize - 1) / PageSize;
+    const int used = (length + p.split.appended + PageSize - 1) / PageSize;
     bool bad = false;
     for (int slot = threadIdx.x; slot < used; slot += blockDim.x) {
       const int page = p.block_table[b * p.block_table_batch + slot];
       bad = bad || page < 0 || page >= p.pages;
     }
-    if (p.status)
+    if (p.status && p.split.appended)
       bad =
           bad || shares_appended_page<PageSize>(p, b, length / PageSize, used);
     return !__syncthreads_or(bad);
@@ -146,8 +164,9 @@ __device__ __forceinline__ bool rows_aligned(const DecodeParams<T> &p) {
     return reinterpret_cast<unsigned long long>(data) % 16 == 0 &&
            s.batch % n == 0 && s.time % n == 0 && s.head % n == 0;
   };
-  return aligned(p.q, p.q_strides) && aligned(p.k, p.k_strides) &&
-         aligned(p.v, p.v_strides) && aligned(p.k_cache, p.k_cache_strides) &&
+  return aligned(p.q, p.q_strides) &&
+         (!p.k || (aligned(p.k, p.k_strides) && aligned(p.v, p.v_strides))) &&
+         aligned(p.k_cache, p.k_cache_strides) &&
          aligned(p.v_cache, p.v_cache_strides);
 }
 
@@ -204,13 +223,50 @@ add_weighted_values(Out &out, Scores &scores, const Values &values, int kb,
   }
 }
 
+/// Scores of a warp's 16 x 16 tile into log2 units, capped and biased
+/// (Capped, Biased) and masked where the tile crosses a bound: row r of
+/// the tile is query row row0 + r, new token (row0 + r) / group, whose
+/// diagonal is bounds.offset plus that token; `steps` its lane's rows'
+/// ALiBi steps (ScoreScale::bias_step).
+template <bool Capped, bool Biased, typename Scores>
+__device__ __forceinline__ void
+decode_scores(Scores &scores, const ScoreScale<Capped, Biased> &scale,
+              const KeyBounds &bounds, const float (&steps)[2], int row0,
+              int rows, int group, int j0) {
+  const int lastRow = (row0 + 15 < rows ? row0 + 15 : rows - 1);
+  const bool crosses =
+      bounds.crosses(row0 / group, lastRow / group - row0 / group + 1, j0, 16);
+  scores.update_pairs([&](int r, int c, float &s0, float &s1) {
+    const int token = (row0 + r) / group;
+    if (Capped && scale.capped) {
+      s0 = tanhf(s0 * scale.capScale);
+      s1 = tanhf(s1 * scale.capScale);
+    }
+    if constexpr (Biased) {
+      const float step = steps[Scores::lane_row(r)];
+      const int distance = token + bounds.offset - (j0 + c);
+      s0 -= step * fabsf(static_cast<float>(distance));
+      s1 -= step * fabsf(static_cast<float>(distance - 1));
+    }
+    s0 *= scale.toLog2;
+    s1 *= scale.toLog2;
+    if (crosses) {
+      const float inf = __int_as_float(0x7f800000);
+      if (!bounds.allows(token, j0 + c))
+        s0 = -inf;
+      if (!bounds.allows(token, j0 + c + 1))
+        s1 = -inf;
+    }
+  });
+}
+
 /// Rows [row0, row0 + 16) of item (b, g, part) — row r is query head
 /// g·group + r % group of new token r / group — against the item's keys
 /// [first, last) of an entry of `length` cached tokens; its normalised
 /// outputs and log-sum-exps written as the final o and lse (an entry of
 /// one part) or as part `part`'s partial results.
-template <typename T, int D, int E, int Warps, int PageSize,
-          tile::Alignment Views>
+template <typename T, int D, int E, int Warps, int PageSize, bool Capped,
+          bool Biased, tile::Alignment Views>
 __device__ void attend_part(const DecodeParams<T> &p, int b, int g, int part,
                             int parts, int row0, int length, int first,
                             int last, bool vectors) {
@@ -235,11 +291,23 @@ __device__ void attend_part(const DecodeParams<T> &p, int b, int g, int part,
     return fresh + freshStrides.offset(b, j - length, g);
   };
 
+  // Query i's diagonal: its position among the entry's keys.
+  const KeyBounds bounds{last,           length + p.split.appended - tokens,
+                         p.causal,       p.split.window_left,
+                         p.window_right, nullptr};
+  const auto scale = ScoreScale<Capped, Biased>::make(p.scale, p.softcap);
+  float biasSteps[2] = {0.f, 0.f};
+  if constexpr (Biased)
+    for (int i = 0; i < 2; ++i) {
+      const int row = row0 + lane / 4 + 8 * i;
+      biasSteps[i] = scale.bias_step(
+          p.alibi_slopes[b * p.alibi_batch + g * group + row % group]);
+    }
+
   tile::WarpTile<T, 16, kE> out;
   out.clear();
   OnlineSoftmax<16> softmax;
   softmax.clear();
-  const float toLog2 = kLog2e * p.scale;
   const int steps = last > first ? (last - first + kStage - 1) / kStage : 0;
   tile::two_stage_pipeline(
       steps,
@@ -281,20 +349,7 @@ __device__ void attend_part(const DecodeParams<T> &p, int b, int g, int part,
         for (int k0 = 0; k0 < kD; k0 += 16)
           scores.template mma<tile::BLayout::NK>(queries, 0, keys, 16 * warp,
                                                  k0);
-        // Token i sees the cache up to position length + i.
-        const bool crosses = j0 + 15 >= last || j0 + 15 > length;
-        scores.update_pairs([&](int r, int c, float &s0, float &s1) {
-          s0 *= toLog2;
-          s1 *= toLog2;
-          if (crosses) {
-            const int newest = length + (row0 + r) / group;
-            const float inf = __int_as_float(0x7f800000);
-            if (j0 + c >= last || j0 + c > newest)
-              s0 = -inf;
-            if (j0 + c + 1 >= last || j0 + c + 1 > newest)
-              s1 = -inf;
-          }
-        });
+        decode_scores(scores, scale, bounds, biasSteps, row0, rows, group, j0);
         float rescale[OnlineSoftmax<16>::kRows];
         softmax.update(scores, rescale);
         rescale_rows(out, rescale);
@@ -357,8 +412,8 @@ __device__ void attend_part(const DecodeParams<T> &p, int b, int g, int part,
 }
 
 /// The partials kernel: a grid of persistent blocks over the work items.
-template <typename T, int D, int E, int Warps, int PageSize,
-          tile::Alignment Views = tile::Alignment::Checked>
+template <typename T, int D, int E, int Warps, int PageSize, bool Capped,
+          bool Biased, tile::Alignment Views = tile::Alignment::Checked>
 __device__ void decode_partials(const DecodeParams<T> &p) {
   const DecodeSplit &split = p.split;
   const int partKeys = split.forced > 0 ? 0 : split.chosen_part_keys();
@@ -370,17 +425,21 @@ __device__ void decode_partials(const DecodeParams<T> &p) {
       return;
     const int length = split.cache_lengths[b];
     const bool fits = entry_fits<PageSize>(p, b, length);
-    if (fits && part == 0)
+    if (fits && part == 0 && split.appended)
       append_tokens<D, E, PageSize, Views>(p, b, g, length, vectors);
     if (p.status && g == 0 && part == 0 && threadIdx.x == 0)
       p.status[b] = fits ? 0 : 1;
     // A refused entry attends to nothing: zeros and −inf.
-    const int keys = fits ? length + split.tokens : 0;
+    const int keys = fits ? split.keys(b) : 0;
+    const int start = fits ? split.first_key(b) : 0;
     const long long per = DecodeSplit::keys_per_part(split.keys(b), parts);
-    const int first = part * per < keys ? static_cast<int>(part * per) : keys;
-    const int last = first + per < keys ? static_cast<int>(first + per) : keys;
+    const int first =
+        start + (part * per < keys ? static_cast<int>(part * per) : keys);
+    const int last =
+        start +
+        (part * per + per < keys ? static_cast<int>(part * per + per) : keys);
     for (int row0 = 0; row0 < rows; row0 += 16)
-      attend_part<T, D, E, Warps, PageSize, Views>(
+      attend_part<T, D, E, Warps, PageSize, Capped, Biased, Views>(
           p, b, g, part, parts, row0, fits ? length : 0, first, last, vectors);
   }
 }

@@ -27,21 +27,47 @@ inline constexpr int kDecodeSplitGranule = 16;
 inline constexpr int kDecodeMinSplitKeys = 256;
 inline constexpr int kDecodeMaxWaves = 8;
 
-/// What both kernels know of the split: the lengths, the new tokens, the
-/// key heads, the parts forced (0: the device's choice), the persistent
-/// grid the partials run on, and the partial-result slots a query row has
-/// (the forced parts, or as many as the call's workspace budget holds, 1
-/// to kDecodeMaxSplits): the device never chooses more parts.
+/// What both kernels know of the split: the lengths and left paddings
+/// (null: none), the new tokens (the query rows of an entry) and how many
+/// of them are appended (T, or 0 for an attend-only call), the key heads,
+/// the window's left bound (−1: none), the parts forced (0: the device's
+/// choice), the persistent grid the partials run on, and the
+/// partial-result slots a query row has (the forced parts, or as many as
+/// the call's workspace budget holds, 1 to kDecodeMaxSplits): the device
+/// never chooses more parts.
 struct DecodeSplit {
-  const int *cache_lengths;
-  int batch, tokens, kv_heads, forced, blocks, slots;
+  const int *cache_lengths, *cache_leftpad;
+  int batch, tokens, appended, kv_heads, window_left, forced, blocks, slots;
 
-  /// Keys entry b attends to: its cached tokens (clamped; a refused entry
-  /// attends to none, but splits like any) and the new ones.
+  /// Entry b's cached tokens, clamped (a refused entry attends to none,
+  /// but splits like any).
+  __device__ __forceinline__ int length(int b) const {
+    const int length = cache_lengths[b];
+    return length < 0 ? 0 : length > (1 << 30) ? (1 << 30) : length;
+  }
+
+  /// The first key entry b attends to: its left padding, or the window's
+  /// first key for its first query when that is later.
+  __device__ __forceinline__ int first_key(int b) const {
+    const int end = length(b) + appended;
+    int first = 0;
+    if (cache_leftpad) {
+      const int pad = cache_leftpad[b];
+      first = pad < 0 ? 0 : pad > end ? end : pad;
+    }
+    if (window_left >= 0) {
+      const long long earliest =
+          static_cast<long long>(end) - tokens - window_left;
+      if (earliest > first)
+        first = earliest < end ? static_cast<int>(earliest) : end;
+    }
+    return first;
+  }
+
+  /// Keys entry b attends to: from first_key(b) to its last, the new ones
+  /// included.
   __device__ __forceinline__ int keys(int b) const {
-    int length = cache_lengths[b];
-    length = length < 0 ? 0 : length > (1 << 30) ? (1 << 30) : length;
-    return length + tokens;
+    return length(b) + appended - first_key(b);
   }
 
   /// Keys a part holds at least when the device chooses: every entry's

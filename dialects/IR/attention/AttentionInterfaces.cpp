@@ -35,12 +35,8 @@ void mlir::rudnn::setDefaultScale(Operation *op, int64_t headDim) {
             .getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(headDim))));
 }
 
-namespace {
-
-/// The dims attention code is specialized for.
-constexpr llvm::StringLiteral kAttentionStaticDims = "DE";
-
-LogicalResult checkPositive(Operation *op, StringRef name, FloatAttr value) {
+LogicalResult mlir::rudnn::checkPositive(Operation *op, StringRef name,
+                                         FloatAttr value) {
   if (!value)
     return success();
   const double x = value.getValueAsDouble();
@@ -50,8 +46,9 @@ LogicalResult checkPositive(Operation *op, StringRef name, FloatAttr value) {
   return success();
 }
 
-LogicalResult checkWindow(Operation *op, std::optional<int64_t> left,
-                          std::optional<int64_t> right) {
+LogicalResult mlir::rudnn::checkWindow(Operation *op,
+                                       std::optional<int64_t> left,
+                                       std::optional<int64_t> right) {
   if (left.has_value() != right.has_value())
     return op->emitOpError() << "'window' needs both bounds";
   auto outside = [](std::optional<int64_t> bound) {
@@ -63,6 +60,11 @@ LogicalResult checkWindow(Operation *op, std::optional<int64_t> left,
            << ::rudnn::kAttentionMaxWindow;
   return success();
 }
+
+namespace {
+
+/// The dims attention code is specialized for.
+constexpr llvm::StringLiteral kAttentionStaticDims = "DE";
 
 /// Without `wgmma` the mma.sync kernel: block_q 64, or 128 for 16-bit
 /// inputs, block_k 16, 32 or 64. With it the Hopper kernel, for 16-bit

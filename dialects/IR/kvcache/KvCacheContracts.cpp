@@ -35,16 +35,35 @@ TensorContract cacheLengths(std::string_view room) {
   return lengths;
 }
 
-/// q, k, v: the new tokens' queries, keys and values.
+/// q, k, v: the new tokens' queries, keys and values (k and v absent:
+/// an attend-only call, nothing appended).
 std::vector<TensorContract> newTokens() {
+  auto fresh = [](std::string_view name, std::string_view layout,
+                  std::string_view doc) {
+    TensorContract tensor = withElementsOf(
+        contractTensor(name, layout, ElementRule::Float, doc), "q");
+    tensor.optional = true;
+    return tensor;
+  };
   return {contractTensor("q", "BTHD", ElementRule::Float,
                          "the new tokens' queries"),
-          withElementsOf(contractTensor("k", "BTGD", ElementRule::Float,
-                                        "the new tokens' keys"),
-                         "q"),
-          withElementsOf(contractTensor("v", "BTGE", ElementRule::Float,
-                                        "the new tokens' values"),
-                         "q")};
+          fresh("k", "BTGD", "the new tokens' keys (absent: attend only)"),
+          fresh("v", "BTGE", "the new tokens' values (absent: attend only)")};
+}
+
+/// The options after the lengths: the left padding and the ALiBi slopes.
+std::vector<TensorContract> options() {
+  TensorContract leftpad =
+      contractTensor("cache_leftpad", "B", ElementRule::I32,
+                     "cached tokens before it are padding, never attended");
+  leftpad.packing = Packing::Dense;
+  leftpad.optional = true;
+  TensorContract slopes = contractTensor(
+      "alibi_slopes", "BH", ElementRule::F32,
+      "ALiBi: a key j's score gains −slope · |d − j|, d the query's "
+      "diagonal");
+  slopes.optional = true;
+  return {leftpad, slopes};
 }
 
 /// A cache operand of `layout`, and the result that is it, updated.
@@ -68,7 +87,8 @@ std::vector<TensorContract> results(TensorContract kCache,
   lse.optional = true;
   TensorContract status = refusalStatus(
       "0: appended and attended; 1: refused (a negative length, an append "
-      "past the cache, a page out of range): caches untouched, o 0");
+      "past the cache, a page out of range, a left padding past the "
+      "length): caches untouched, o 0");
   return {withElementsOf(contractTensor("o", "BTHE", ElementRule::Float,
                                         "each new token's attention to the "
                                         "cache up to and including itself"),
@@ -88,6 +108,8 @@ const OperatorContract &rudnn::kvCacheAttentionContract() {
     auto [vCache, vResult] = cache("v_cache", "BSGE", "cached values");
     c.operands = newTokens();
     c.operands.insert(c.operands.end(), {kCache, vCache, cacheLengths("S")});
+    for (const TensorContract &option : options())
+      c.operands.push_back(option);
     c.results = results(kResult, vResult);
     return c;
   }();
@@ -114,6 +136,8 @@ const OperatorContract &rudnn::kvCacheAttentionPagedContract() {
     c.operands = newTokens();
     c.operands.insert(c.operands.end(),
                       {kPages, vPages, table, cacheLengths("MZ")});
+    for (const TensorContract &option : options())
+      c.operands.push_back(option);
     c.results = results(kResult, vResult);
     return c;
   }();

@@ -40,26 +40,45 @@ LogicalResult checkGrid(Operation *op, std::optional<uint64_t> blocks,
   return success();
 }
 
+std::optional<int64_t> optionalInt(std::optional<uint64_t> value) {
+  if (!value)
+    return std::nullopt;
+  return static_cast<int64_t>(*value);
+}
+
+/// The options the operators and their partials share: new keys and values
+/// together or neither, the window, the softcap and the scale.
+template <typename CacheOp> LogicalResult verifyOptions(CacheOp op) {
+  if (static_cast<bool>(op.getK()) != static_cast<bool>(op.getV()))
+    return op.emitOpError() << "takes the new tokens' 'k' and 'v' together, "
+                               "or neither (an attend-only call)";
+  return success(succeeded(checkWindow(op, optionalInt(op.getWindowLeft()),
+                                       optionalInt(op.getWindowRight()))) &&
+                 succeeded(checkPositive(op, "softcap", op.getSoftcapAttr())) &&
+                 succeeded(checkPositive(op, "scale", op.getScaleAttr())));
+}
+
 template <typename CacheOp> LogicalResult verifyKvCache(CacheOp op) {
   ShapeChecker shapes(op, kCacheStaticDims);
-  if (failed(verifyOperatorContract(op, shapes)) ||
-      failed(checkSplits(op, op.getSplits())) ||
-      failed(checkGrid(op, op.getBlocks(), op.getWarps())))
-    return failure();
-  if (FloatAttr scale = op.getScaleAttr()) {
-    const double x = scale.getValueAsDouble();
-    if (!(x > 0.0) || !std::isfinite(x))
-      return op.emitOpError()
-             << "'scale' must be positive and finite, got " << x;
-  }
-  return success();
+  return success(succeeded(verifyOptions(op)) &&
+                 succeeded(verifyOperatorContract(op, shapes)) &&
+                 succeeded(checkSplits(op, op.getSplits())) &&
+                 succeeded(checkGrid(op, op.getBlocks(), op.getWarps())));
+}
+
+/// The cached values [.., .., G, E] (pages or contiguous).
+template <typename CacheOp> Value cachedValues(CacheOp op) {
+  if constexpr (std::is_same_v<CacheOp, KvCacheAttentionPagedOp>)
+    return op.getVPages();
+  else
+    return op.getVCache();
 }
 
 /// Fills the scale (D^-0.5) and the persistent grid for `target`.
 template <typename CacheOp>
 LogicalResult specializeKvCache(CacheOp op, TargetAttr target) {
   const auto [headDim, valueDim, inputBytes] =
-      attentionDimsOf(op.getQ(), op.getV());
+      attentionDimsOf(op.getQ(), cachedValues(op));
   setDefaultScale(op, headDim);
   std::optional<int64_t> warps = chooseDecodeWarps(
       headDim, valueDim, inputBytes, target.getSmemPerBlock());
@@ -96,7 +115,7 @@ LogicalResult decomposeKvCache(CacheOp op, OpBuilder &builder) {
                                "rudnn-specialize before rudnn-decompose";
   auto q = cast<RankedTensorType>(op.getQ().getType());
   const int64_t valueDim =
-      cast<RankedTensorType>(op.getV().getType()).getShape().back();
+      cast<RankedTensorType>(vCache.getType()).getShape().back();
   const int64_t batch = q.getDimSize(0), tokens = q.getDimSize(1),
                 heads = q.getDimSize(2);
   Type f32 = builder.getF32Type();
@@ -112,19 +131,25 @@ LogicalResult decomposeKvCache(CacheOp op, OpBuilder &builder) {
       TypeRange{kCache.getType(), vCache.getType(), o.getType(), lse.getType(),
                 oPartial, lsePartial, op.getStatus().getType()},
       op.getQ(), op.getK(), op.getV(), kCache, vCache, blockTable,
-      op.getCacheLengths(), op.getScaleAttr(), op.getBlocksAttr(),
+      op.getCacheLengths(), op.getCacheLeftpad(), op.getAlibiSlopes(),
+      op.getNonCausalAttr(), op.getWindowLeftAttr(), op.getWindowRightAttr(),
+      op.getSoftcapAttr(), op.getScaleAttr(), op.getBlocksAttr(),
       op.getWarpsAttr(), op.getSplitsAttr());
+  UnitAttr attendOnly = op.getK() ? UnitAttr() : builder.getUnitAttr();
   auto combine = builder.create<DecodeCombineOp>(
       loc, TypeRange{o.getType(), lse.getType()}, partials.getOPartial(),
       partials.getLsePartial(), partials.getO(), partials.getLse(),
-      op.getCacheLengths(), op.getBlocksAttr(), op.getSplitsAttr());
+      op.getCacheLengths(), op.getCacheLeftpad(), attendOnly,
+      op.getWindowLeftAttr(), op.getBlocksAttr(), op.getSplitsAttr());
   op->getResult(0).replaceAllUsesWith(combine.getO());
   op->getResult(1).replaceAllUsesWith(partials.getKCacheOut());
   op->getResult(2).replaceAllUsesWith(partials.getVCacheOut());
   op->getResult(3).replaceAllUsesWith(combine.getLse());
   op->getResult(4).replaceAllUsesWith(partials.getStatus());
-  markAlignedViews(op, before,
-                   {op.getQ(), op.getK(), op.getV(), kCache, vCache});
+  SmallVector<Value> gathered = {op.getQ(), kCache, vCache};
+  if (op.getK())
+    gathered.append({op.getK(), op.getV()});
+  markAlignedViews(op, before, gathered);
   return success();
 }
 
@@ -153,11 +178,17 @@ LogicalResult DecodePartialsOp::verify() {
     return succeeded(shapes.check(name, value, layout)) &&
            succeeded(checkIntegerElementType(*this, name, value, 32));
   };
-  if (!floats("q", getQ(), "BTHD") || !floats("k", getK(), "BTGD") ||
-      !floats("v", getV(), "BTGE") || !floats("k_cache", getKCache(), cacheK) ||
+  if (failed(verifyOptions(*this)))
+    return failure();
+  if (!floats("q", getQ(), "BTHD") ||
+      (getK() && !floats("k", getK(), "BTGD")) ||
+      (getV() && !floats("v", getV(), "BTGE")) ||
+      !floats("k_cache", getKCache(), cacheK) ||
       !floats("v_cache", getVCache(), cacheV) ||
       (paged && !i32("block_table", getBlockTable(), "BM")) ||
       !i32("cache_lengths", getCacheLengths(), "B") ||
+      (getCacheLeftpad() && !i32("cache_leftpad", getCacheLeftpad(), "B")) ||
+      (getAlibiSlopes() && !f32("alibi_slopes", getAlibiSlopes(), "BH")) ||
       !floats("k_cache_out", getKCacheOut(), cacheK) ||
       !floats("v_cache_out", getVCacheOut(), cacheV) ||
       !floats("o", getO(), "BTHE") || !f32("lse", getLse(), "BHT") ||
@@ -188,6 +219,13 @@ LogicalResult DecodeCombineOp::verify() {
       failed(checkIntegerElementType(*this, "cache_lengths", getCacheLengths(),
                                      32)))
     return failure();
+  if (Value leftpad = getCacheLeftpad())
+    if (failed(shapes.check("cache_leftpad", leftpad, "B")) ||
+        failed(checkIntegerElementType(*this, "cache_leftpad", leftpad, 32)))
+      return failure();
+  if (std::optional<int64_t> left = optionalInt(getWindowLeft());
+      left && *left < -1)
+    return emitOpError() << "'window_left' must be -1 (unbounded) or more";
   if (getO().getType() != getOSingle().getType() ||
       getLse().getType() != getLseSingle().getType())
     return emitOpError() << "writes over 'o_single' and 'lse_single': its "

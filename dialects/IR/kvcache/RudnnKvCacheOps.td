@@ -17,27 +17,37 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Rudnn_KvCacheAttentionOp : Rudnn_FamilyOperatorOp<"kv_cache_attention", "KvCache",
     "::rudnn::kvCacheAttentionContract()", [
-    Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
+    Pure, AttrSizedOperandSegments, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
   let summary = "One decoding step over a K/V cache appended in place";
   let description = [{
     For each batch entry `b` with `L = cache_lengths[b]` tokens cached, the
     T new tokens' keys and values are written to the cache at positions
     `L … L + T − 1`; then new token `i` of query head `h` (reading key and
-    value head `h / (H / G)`) attends to cache positions `0 … L + i`:
+    value head `h / (H / G)`) attends to cache positions `P … L + i`, `P`
+    the entry's `cache_leftpad` (0 without it):
 
     ```
-    o[b, i, h] = Σ_j≤L+i softmax_j(scale · q[b, i, h] · k_cache[b, j]) · v_cache[b, j]
+    o[b, i, h] = Σ_j softmax_j(scale · q[b, i, h] · k_cache[b, j]) · v_cache[b, j]
     ```
 
     T = 1 is a decoding step; T > 1 a speculative step or a chunk of a
-    prefill. An entry whose append would pass the capacity S (or whose
-    length is negative) is refused: its caches are untouched, its `o` is 0,
-    its `lse` −inf and its `status` 1. Nothing is ever written outside the
-    cache.
+    prefill. Without `k` and `v` nothing is appended: the T queries are
+    the entry's last cached tokens, `L − T + i` the diagonal of query `i`
+    (an attend-only call). The options are FlashAttention's, aligned at
+    that diagonal `d`: `non_causal` lets every query see every key from `P`
+    to the last; a `window (left, right)` keeps keys `d − left … d + right`
+    (−1: unbounded on that side); a `softcap` caps the scores to
+    `softcap · tanh(s / softcap)`; `alibi_slopes` `[B, H]` f32 adds
+    `−slope · |d − j|` after it. An entry whose append would pass the
+    capacity S, whose length is negative or whose left padding is outside
+    `[0, L]` is refused: its caches are untouched, its
+    `o` is 0, its `lse` −inf and its `status` 1. Nothing is ever written
+    outside the cache.
 
     Operands: `q` `[B, T, H, D]`, `k` `[B, T, G, D]`, `v` `[B, T, G, E]`,
     `k_cache` `[B, S, G, D]`, `v_cache` `[B, S, G, E]` (one element type
-    among f32, f16 and bf16), `cache_lengths` `[B]` i32 (read on the device
+    among f32, f16 and bf16), `alibi_slopes` `[B, H]` f32 (any strides),
+    `cache_lengths` and `cache_leftpad` `[B]` i32 (read on the device
     only). D and E are static, 1 to 256; the rest may be dynamic.
 
     Results: `o` `[B, T, H, E]`, the caches (the operands' memory, updated
@@ -63,11 +73,17 @@ def Rudnn_KvCacheAttentionOp : Rudnn_FamilyOperatorOp<"kv_cache_attention", "KvC
 
   let arguments = (ins
     AnyRankedTensor:$q,
-    AnyRankedTensor:$k,
-    AnyRankedTensor:$v,
+    Optional<AnyRankedTensor>:$k,
+    Optional<AnyRankedTensor>:$v,
     AnyRankedTensor:$k_cache,
     AnyRankedTensor:$v_cache,
     AnyRankedTensor:$cache_lengths,
+    Optional<AnyRankedTensor>:$cache_leftpad,
+    Optional<AnyRankedTensor>:$alibi_slopes,
+    UnitAttr:$non_causal,
+    OptionalAttr<I64Attr>:$window_left,
+    OptionalAttr<I64Attr>:$window_right,
+    OptionalAttr<F32Attr>:$softcap,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<I64Attr>:$splits,
     OptionalAttr<I64Attr>:$blocks,
@@ -77,8 +93,11 @@ def Rudnn_KvCacheAttentionOp : Rudnn_FamilyOperatorOp<"kv_cache_attention", "KvC
                       AnyRankedTensor:$status);
 
   let assemblyFormat = [{
-    $q `,` $k `,` $v `cache` `(` $k_cache `,` $v_cache `)`
-    `lengths` $cache_lengths (`scale` $scale^)? (`splits` $splits^)?
+    $q (`,` $k^ `,` $v)? `cache` `(` $k_cache `,` $v_cache `)`
+    `lengths` $cache_lengths (`leftpad` $cache_leftpad^)?
+    (`alibi` $alibi_slopes^)? (`non_causal` $non_causal^)?
+    (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
+    (`softcap` $softcap^)? (`scale` $scale^)? (`splits` $splits^)?
     (`blocks` $blocks^)? (`warps` $warps^)? attr-dict `:`
     functional-type(operands, results)
   }];
@@ -87,7 +106,7 @@ def Rudnn_KvCacheAttentionOp : Rudnn_FamilyOperatorOp<"kv_cache_attention", "KvC
 
 def Rudnn_KvCacheAttentionPagedOp : Rudnn_FamilyOperatorOp<"kv_cache_attention_paged", "KvCache",
     "::rudnn::kvCacheAttentionPagedContract()", [
-    Pure, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
+    Pure, AttrSizedOperandSegments, DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface>]> {
   let summary = "One decoding step over a paged K/V cache";
   let description = [{
     `rudnn.kv_cache_attention` over a cache held in pages of Z tokens, as
@@ -99,7 +118,9 @@ def Rudnn_KvCacheAttentionPagedOp : Rudnn_FamilyOperatorOp<"kv_cache_attention_p
     appends to must be its own (pages only read may be shared): with a
     `status` result, an entry appending to a page another entry uses is
     refused too; without one, the caller checks. The page size Z is
-    static, 1 to 256.
+    static, 1 to 256. Attend-only calls (no `k`, `v`), `cache_leftpad`,
+    `alibi_slopes`, `non_causal`, `window` and `softcap` mean what they
+    mean there.
 
     ```mlir
     %o, %kp, %vp, %lse, %status = rudnn.kv_cache_attention_paged
@@ -115,12 +136,18 @@ def Rudnn_KvCacheAttentionPagedOp : Rudnn_FamilyOperatorOp<"kv_cache_attention_p
 
   let arguments = (ins
     AnyRankedTensor:$q,
-    AnyRankedTensor:$k,
-    AnyRankedTensor:$v,
+    Optional<AnyRankedTensor>:$k,
+    Optional<AnyRankedTensor>:$v,
     AnyRankedTensor:$k_pages,
     AnyRankedTensor:$v_pages,
     AnyRankedTensor:$block_table,
     AnyRankedTensor:$cache_lengths,
+    Optional<AnyRankedTensor>:$cache_leftpad,
+    Optional<AnyRankedTensor>:$alibi_slopes,
+    UnitAttr:$non_causal,
+    OptionalAttr<I64Attr>:$window_left,
+    OptionalAttr<I64Attr>:$window_right,
+    OptionalAttr<F32Attr>:$softcap,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<I64Attr>:$splits,
     OptionalAttr<I64Attr>:$blocks,
@@ -130,22 +157,29 @@ def Rudnn_KvCacheAttentionPagedOp : Rudnn_FamilyOperatorOp<"kv_cache_attention_p
                       AnyRankedTensor:$status);
 
   let assemblyFormat = [{
-    $q `,` $k `,` $v `pages` `(` $k_pages `,` $v_pages `)`
-    `block_table` $block_table `lengths` $cache_lengths (`scale` $scale^)?
-    (`splits` $splits^)? (`blocks` $blocks^)? (`warps` $warps^)? attr-dict
-    `:` functional-type(operands, results)
+    $q (`,` $k^ `,` $v)? `pages` `(` $k_pages `,` $v_pages `)`
+    `block_table` $block_table `lengths` $cache_lengths
+    (`leftpad` $cache_leftpad^)? (`alibi` $alibi_slopes^)?
+    (`non_causal` $non_causal^)?
+    (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
+    (`softcap` $softcap^)? (`scale` $scale^)? (`splits` $splits^)?
+    (`blocks` $blocks^)? (`warps` $warps^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
 
-def Rudnn_DecodePartialsOp : Rudnn_Op<"decode_partials", [Pure]> {
+def Rudnn_DecodePartialsOp : Rudnn_Op<"decode_partials", [Pure,
+    AttrSizedOperandSegments]> {
   let summary = "Append the new tokens, then attend over each split of the keys";
   let description = [{
     The cache operands' memory becomes the `k_cache_out` and `v_cache_out`
     results, the new tokens appended (`block_table` given: pages). Each
-    entry's keys `0 … L + T − 1` are split into parts (`splits`, else the
+    entry's keys (`P … L + T − 1`, from the window's first key when later;
+    `L − 1` attend-only) are split into parts (`splits`, else the
     device's choice from B·G, the lengths and `blocks`); for each part and
-    query row, the softmax-normalised partial output and its log-sum-exp
+    query row, the softmax-normalised partial output (masked, capped and
+    biased as the operator says) and its log-sum-exp
     go to `o_partial` `[B, H, T, 64, E]` and `lse_partial` `[B, H, T, 64]`,
     or, for an entry of one part, straight to `o` and `lse`. A kernel of
     `blocks` persistent blocks computes it, all the query heads of one key
@@ -159,12 +193,18 @@ def Rudnn_DecodePartialsOp : Rudnn_Op<"decode_partials", [Pure]> {
   }];
   let arguments = (ins
     AnyRankedTensor:$q,
-    AnyRankedTensor:$k,
-    AnyRankedTensor:$v,
+    Optional<AnyRankedTensor>:$k,
+    Optional<AnyRankedTensor>:$v,
     AnyRankedTensor:$k_cache,
     AnyRankedTensor:$v_cache,
     Optional<AnyRankedTensor>:$block_table,
     AnyRankedTensor:$cache_lengths,
+    Optional<AnyRankedTensor>:$cache_leftpad,
+    Optional<AnyRankedTensor>:$alibi_slopes,
+    UnitAttr:$non_causal,
+    OptionalAttr<I64Attr>:$window_left,
+    OptionalAttr<I64Attr>:$window_right,
+    OptionalAttr<F32Attr>:$softcap,
     F32Attr:$scale,
     I64Attr:$blocks,
     I64Attr:$warps,
@@ -174,10 +214,13 @@ def Rudnn_DecodePartialsOp : Rudnn_Op<"decode_partials", [Pure]> {
                       AnyRankedTensor:$lse, AnyRankedTensor:$o_partial,
                       AnyRankedTensor:$lse_partial, AnyRankedTensor:$status);
   let assemblyFormat = [{
-    $q `,` $k `,` $v `cache` `(` $k_cache `,` $v_cache `)`
-    (`block_table` $block_table^)? `lengths` $cache_lengths `scale` $scale
-    `blocks` $blocks `warps` $warps (`splits` $splits^)? attr-dict `:`
-    functional-type(operands, results)
+    $q (`,` $k^ `,` $v)? `cache` `(` $k_cache `,` $v_cache `)`
+    (`block_table` $block_table^)? `lengths` $cache_lengths
+    (`leftpad` $cache_leftpad^)? (`alibi` $alibi_slopes^)?
+    (`non_causal` $non_causal^)?
+    (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
+    (`softcap` $softcap^)? `scale` $scale `blocks` $blocks `warps` $warps
+    (`splits` $splits^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -194,7 +237,8 @@ def Rudnn_DecodeCombineOp : Rudnn_Op<"decode_combine", [Pure]> {
 
     written over `o` and `lse` (its results are their memory); an entry of
     one part keeps what the partials wrote. A row whose parts are all
-    empty gives 0 and −inf.
+    empty gives 0 and −inf. The left padding, `attend_only` and
+    `window_left` are the partials': they decide where the keys start.
 
     ```mlir
     %o, %lse = rudnn.decode_combine %op, %lp into(%o1, %lse1)
@@ -207,13 +251,18 @@ def Rudnn_DecodeCombineOp : Rudnn_Op<"decode_combine", [Pure]> {
     AnyRankedTensor:$o_single,
     AnyRankedTensor:$lse_single,
     AnyRankedTensor:$cache_lengths,
+    Optional<AnyRankedTensor>:$cache_leftpad,
+    UnitAttr:$attend_only,
+    OptionalAttr<I64Attr>:$window_left,
     I64Attr:$blocks,
     OptionalAttr<I64Attr>:$splits);
   let results = (outs AnyRankedTensor:$o, AnyRankedTensor:$lse);
   let assemblyFormat = [{
     $o_partial `,` $lse_partial `into` `(` $o_single `,` $lse_single `)`
-    `lengths` $cache_lengths `blocks` $blocks (`splits` $splits^)? attr-dict
-    `:` functional-type(operands, results)
+    `lengths` $cache_lengths (`leftpad` $cache_leftpad^)?
+    (`attend_only` $attend_only^)? (`window_left` $window_left^)?
+    `blocks` $blocks (`splits` $splits^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -18,7 +18,7 @@ namespace {
 NamedValues kvCache(const NamedValues &operands,
                     const std::map<std::string, double> &attributes,
                     bool paged) {
-  const Values &q = operand(operands, "q"), &v = operand(operands, "v");
+  const Values &q = operand(operands, "q");
   const std::string kName = paged ? "k_pages" : "k_cache",
                     vName = paged ? "v_pages" : "v_cache";
   const Values &kCache = operand(operands, kName),
@@ -28,12 +28,21 @@ NamedValues kvCache(const NamedValues &operands,
   s.newTokens = q.shape[1];
   s.heads = q.shape[2];
   s.headDim = q.shape[3];
-  s.kvHeads = v.shape[2];
-  s.valueDim = v.shape[3];
-  KvCacheInputs in{q.data,      operand(operands, "k").data,
-                   v.data,      kCache.data,
-                   vCache.data, operand(operands, "cache_lengths").data,
-                   {}};
+  s.kvHeads = vCache.shape[2];
+  s.valueDim = vCache.shape[3];
+  auto optional = [&](const char *name) {
+    auto it = operands.find(name);
+    return it == operands.end() ? std::vector<double>() : it->second.data;
+  };
+  KvCacheInputs in{q.data,
+                   optional("k"),
+                   optional("v"),
+                   kCache.data,
+                   vCache.data,
+                   operand(operands, "cache_lengths").data,
+                   {},
+                   optional("cache_leftpad"),
+                   optional("alibi_slopes")};
   if (paged) {
     const Values &table = operand(operands, "block_table");
     s.pages = kCache.shape[0];
@@ -43,7 +52,15 @@ NamedValues kvCache(const NamedValues &operands,
   } else {
     s.capacity = kCache.shape[1];
   }
-  KvCacheOutputs out = kvCacheAttention(s, in, attribute(attributes, "scale"));
+  KvCacheOptions options;
+  options.scale = attribute(attributes, "scale");
+  options.causal = attributeOr(attributes, "non_causal", 0) == 0;
+  options.windowLeft =
+      static_cast<int64_t>(attributeOr(attributes, "window_left", -1));
+  options.windowRight =
+      static_cast<int64_t>(attributeOr(attributes, "window_right", -1));
+  options.softcap = attributeOr(attributes, "softcap", 0);
+  KvCacheOutputs out = kvCacheAttention(s, in, options);
   return {{"o", {{s.batch, s.newTokens, s.heads, s.valueDim}, out.o}},
           {kName, {kCache.shape, out.kCache}},
           {vName, {vCache.shape, out.vCache}},

@@ -32,6 +32,8 @@ int64_t cacheRow(const KvCacheShape &s, const KvCacheInputs &in, int64_t b,
 /// entry's own pages: the append would race with it.
 void refuseSharedAppends(const KvCacheShape &s, const KvCacheInputs &in,
                          std::vector<double> &status) {
+  if (in.k.empty())
+    return; // nothing appended
   const int64_t B = s.batch, Tn = s.newTokens, Z = s.pageSize;
   auto hasRoom = [&](int64_t b) {
     const double length = in.cacheLengths[b];
@@ -62,9 +64,10 @@ void refuseSharedAppends(const KvCacheShape &s, const KvCacheInputs &in,
 
 KvCacheOutputs rudnn::reference::kvCacheAttention(const KvCacheShape &s,
                                                   const KvCacheInputs &in,
-                                                  double scale) {
+                                                  const KvCacheOptions &opt) {
   const int64_t B = s.batch, Tn = s.newTokens, H = s.heads, G = s.kvHeads,
                 D = s.headDim, E = s.valueDim, group = H / G;
+  const int64_t appended = in.k.empty() ? 0 : Tn;
   KvCacheOutputs out;
   out.o.assign(B * Tn * H * E, 0.0);
   out.lse.assign(B * H * Tn, -std::numeric_limits<double>::infinity());
@@ -76,7 +79,9 @@ KvCacheOutputs rudnn::reference::kvCacheAttention(const KvCacheShape &s,
     const double given = in.cacheLengths[b];
     bool fits = given >= 0;
     const int64_t length = fits ? static_cast<int64_t>(given) : 0;
-    for (int64_t t = 0; fits && t < length + Tn; ++t)
+    if (!in.cacheLeftpad.empty())
+      fits = fits && in.cacheLeftpad[b] >= 0 && in.cacheLeftpad[b] <= given;
+    for (int64_t t = 0; fits && t < length + appended; ++t)
       fits = cacheRow(s, in, b, t, D) >= 0;
     out.status[b] = fits ? 0 : 1;
   }
@@ -86,7 +91,9 @@ KvCacheOutputs rudnn::reference::kvCacheAttention(const KvCacheShape &s,
     if (out.status[b] != 0)
       continue;
     const int64_t length = static_cast<int64_t>(in.cacheLengths[b]);
-    for (int64_t i = 0; i < Tn; ++i) { // the append
+    const int64_t pad =
+        in.cacheLeftpad.empty() ? 0 : static_cast<int64_t>(in.cacheLeftpad[b]);
+    for (int64_t i = 0; i < appended; ++i) { // the append
       const int64_t k0 = cacheRow(s, in, b, length + i, D),
                     v0 = cacheRow(s, in, b, length + i, E);
       std::copy_n(in.k.begin() + (b * Tn + i) * G * D, G * D,
@@ -94,25 +101,43 @@ KvCacheOutputs rudnn::reference::kvCacheAttention(const KvCacheShape &s,
       std::copy_n(in.v.begin() + (b * Tn + i) * G * E, G * E,
                   out.vCache.begin() + v0);
     }
+    const int64_t end = length + appended; // keys after the append
     for (int64_t i = 0; i < Tn; ++i)
       for (int64_t h = 0; h < H; ++h) {
-        const int64_t g = h / group, keys = length + i + 1;
+        const int64_t g = h / group, diagonal = end - Tn + i;
+        auto allowed = [&](int64_t j) {
+          return j >= pad && j < end && (!opt.causal || j <= diagonal) &&
+                 (opt.windowLeft < 0 || j >= diagonal - opt.windowLeft) &&
+                 (opt.windowRight < 0 || j <= diagonal + opt.windowRight);
+        };
+        const double slope =
+            in.alibiSlopes.empty() ? 0.0 : in.alibiSlopes[b * H + h];
         const double *q = &in.q[((b * Tn + i) * H + h) * D];
-        std::vector<double> scores(keys);
+        std::vector<double> scores(end, 0.0);
         double peak = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < keys; ++j) {
+        for (int64_t j = 0; j < end; ++j) {
+          if (!allowed(j))
+            continue;
           const double *k = &out.kCache[cacheRow(s, in, b, j, D) + g * D];
           double dot = 0;
           for (int64_t d = 0; d < D; ++d)
             dot += q[d] * k[d];
-          scores[j] = scale * dot;
+          double score = opt.scale * dot;
+          if (opt.softcap > 0)
+            score = opt.softcap * std::tanh(score / opt.softcap);
+          scores[j] = score - slope * std::abs(double(diagonal - j));
           peak = std::max(peak, scores[j]);
         }
+        if (peak == -std::numeric_limits<double>::infinity())
+          continue; // no key allowed: o 0, lse −inf
         double sum = 0;
-        for (double &x : scores)
-          sum += (x = std::exp(x - peak));
+        for (int64_t j = 0; j < end; ++j)
+          if (allowed(j))
+            sum += (scores[j] = std::exp(scores[j] - peak));
         double *o = &out.o[((b * Tn + i) * H + h) * E];
-        for (int64_t j = 0; j < keys; ++j) {
+        for (int64_t j = 0; j < end; ++j) {
+          if (!allowed(j))
+            continue;
           const double *v = &out.vCache[cacheRow(s, in, b, j, E) + g * E];
           for (int64_t e = 0; e < E; ++e)
             o[e] += scores[j] / sum * v[e];

@@ -29,28 +29,43 @@ struct KvCacheShape {
   bool paged() const { return pages > 0; }
 };
 
-/// Dense row-major arrays: q [B,Tn,Hq,D], k [B,Tn,Hk,D], v [B,Tn,Hk,E];
-/// kCache [B,Tmax,Hk,D] and vCache [B,Tmax,Hk,E], or kCache
-/// [P,page,Hk,D], vCache [P,page,Hk,E] and blockTable [B,maxPages] when
-/// paged; cacheLengths [B].
+/// Dense row-major arrays: q [B,Tn,Hq,D], k [B,Tn,Hk,D], v [B,Tn,Hk,E]
+/// (both empty: an attend-only call); kCache [B,Tmax,Hk,D] and vCache
+/// [B,Tmax,Hk,E], or kCache [P,page,Hk,D], vCache [P,page,Hk,E] and
+/// blockTable [B,maxPages] when paged; cacheLengths [B]; the optional
+/// cacheLeftpad [B] and alibiSlopes [B,Hq] (empty: none).
 struct KvCacheInputs {
   std::vector<double> q, k, v, kCache, vCache, cacheLengths, blockTable;
+  std::vector<double> cacheLeftpad = {}, alibiSlopes = {};
+};
+
+/// FlashAttention's options, at each query's diagonal d (L + i when
+/// appending, L − Tn + i attend only): causal keeps keys j ≤ d; a window
+/// keeps d − left ≤ j ≤ d + right (−1: unbounded); softcap (0: none)
+/// caps a score s to softcap · tanh(s / softcap); ALiBi then adds
+/// −slope · |d − j|.
+struct KvCacheOptions {
+  double scale = 1;
+  bool causal = true;
+  int64_t windowLeft = -1, windowRight = -1;
+  double softcap = 0;
 };
 
 /// o [B,Tn,Hq,E], lse [B,Hq,Tn], the caches after the append, and a status
 /// per entry: 0 appended and attended; 1 refused (a negative length, an
 /// append past the capacity or the entry's pages, a page index out of
-/// range, or a page it appends to that another entry with room for the new
-/// tokens uses): its caches are left as they were, its o is 0 and its lse
-/// −inf.
+/// range, a page it appends to that another entry with room for the new
+/// tokens uses, or a left padding outside [0, L]): its caches are left as
+/// they were, its o is 0 and its lse −inf.
 struct KvCacheOutputs {
   std::vector<double> o, lse, kCache, vCache, status;
 };
 
-/// New token i of entry b (length L) sees cache positions 0 to L + i, its
-/// own among them; scores scaled by `scale`.
+/// Query i of entry b (length L, left padding P) sees cache positions P to
+/// its diagonal (or to the last key, not causal), within the window.
 KvCacheOutputs kvCacheAttention(const KvCacheShape &shape,
-                                const KvCacheInputs &inputs, double scale);
+                                const KvCacheInputs &inputs,
+                                const KvCacheOptions &options);
 
 } // namespace rudnn::reference
 

@@ -1,8 +1,9 @@
 """One decoding step over a K/V cache, as FlashAttention's
-flash_attn_with_kvcache with k and v given and causal=True: the new
-tokens' keys and values are written into the caches (contiguous or paged)
-in place at each entry's length, then each new token attends to its
-entry's cache so far."""
+flash_attn_with_kvcache: the new tokens' keys and values (when given) are
+written into the caches (contiguous or paged) in place at each entry's
+length, then each query attends to its entry's cache at its diagonal,
+with FlashAttention's options (left padding, causal or not, a window, a
+softcap, ALiBi)."""
 
 import math
 from typing import Optional
@@ -20,7 +21,7 @@ from rudnn.torch._common import (
     float_option,
     int32_indices,
 )
-from rudnn.torch.attention import _attributes, _check, _options, _slopes
+from rudnn.torch.attention import _slopes, _window
 
 
 def _capacity(k_cache, block_table):
@@ -34,40 +35,61 @@ def _capacity(k_cache, block_table):
 @torch.library.custom_op("rudnn::kv_cache_attention", mutates_args=("k_cache", "v_cache"))
 def _kv_cache_attention(
     q: Tensor,
-    k: Tensor,
-    v: Tensor,
+    k: Optional[Tensor],
+    v: Optional[Tensor],
     k_cache: Tensor,
     v_cache: Tensor,
     block_table: Optional[Tensor],
     cache_lengths: Tensor,
+    cache_leftpad: Optional[Tensor],
+    alibi_slopes: Optional[Tensor],
     scale: float,
+    causal: bool,
+    window_left: int,
+    window_right: int,
+    softcap: float,
 ) -> tuple[Tensor, Tensor, Tensor]:
-    if q.numel() == 0 or _capacity(k_cache, block_table) == 0:
-        # No new token (o and lse empty), or no room for any (each entry's
-        # append refused: o 0, lse −inf); either way no cache changes.
+    capacity = _capacity(k_cache, block_table)
+    if q.numel() == 0 or capacity == 0:
+        # No query (o and lse empty), or no cache at all: an entry that
+        # would hold a token is refused (o 0, lse −inf), an empty one
+        # attends to nothing; no cache changes.
+        appended = q.shape[1] if k is not None else 0
+        refused = (cache_lengths < 0) | (cache_lengths + appended > capacity)
+        if cache_leftpad is not None:
+            refused |= (cache_leftpad < 0) | (cache_leftpad > cache_lengths)
         lse = q.new_full((q.shape[0], q.shape[2], q.shape[1]), -math.inf, dtype=torch.float32)
-        refused = int(q.shape[1] > 0)
-        status = torch.full((q.shape[0],), refused, dtype=torch.int32, device=q.device)
-        return q.new_zeros(*q.shape[:-1], v.shape[-1]), lse, status
+        return q.new_zeros(*q.shape[:-1], v_cache.shape[-1]), lse, refused.to(torch.int32)
     if block_table is None:
         operator, caches = "rudnn.kv_cache_attention", dict(k_cache=k_cache, v_cache=v_cache)
     else:
         operator = "rudnn.kv_cache_attention_paged"
         caches = dict(k_pages=k_cache, v_pages=v_cache, block_table=block_table)
+    attributes = dict(scale=scale)
+    if not causal:
+        attributes["non_causal"] = True
+    if (window_left, window_right) != (-1, -1):
+        attributes.update(window_left=window_left, window_right=window_right)
+    if softcap > 0:
+        attributes["softcap"] = softcap
     # The status is always asked for: with it the kernel also refuses an
     # entry appending to a page another entry uses.
     return call(
         operator,
-        dict(q=q, k=k, v=v, **caches, cache_lengths=cache_lengths),
+        dict(
+            q=q, k=k, v=v, **caches, cache_lengths=cache_lengths, cache_leftpad=cache_leftpad,
+            alibi_slopes=alibi_slopes,
+        ),
         ("o", "lse", "status"),
-        scale=scale,
+        **attributes,
     )
 
 
 @_kv_cache_attention.register_fake
-def _(q, k, v, k_cache, v_cache, block_table, cache_lengths, scale):
+def _(q, k, v, k_cache, v_cache, block_table, cache_lengths, cache_leftpad, alibi_slopes, scale,
+      causal, window_left, window_right, softcap):
     return (
-        q.new_empty(*q.shape[:-1], v.shape[-1]),
+        q.new_empty(*q.shape[:-1], v_cache.shape[-1]),
         q.new_empty(q.shape[0], q.shape[2], q.shape[1], dtype=torch.float32),
         q.new_empty(q.shape[0], dtype=torch.int32),
     )
@@ -95,27 +117,39 @@ def kv_cache_attention(
     block_table=None,
     *,
     return_status=False,
+    cache_leftpad=None,
+    alibi_slopes=None,
+    causal=True,
+    window_size=(-1, -1),
+    softcap=0.0,
 ):
     """q [B, T, H, D]; the caches k_cache [B, S, G, D] and v_cache
     [B, S, G, E], updated in place, or with `block_table` [B, M] (int32)
     pages k_cache [P, Z, G, D] and v_cache [P, Z, G, E] (entry b's token t
     on page block_table[b, t // Z], row t % Z); the new tokens' k
-    [B, T, G, D] and v [B, T, G, E]; cache_seqlens [B] (int32 or int64: the
-    tokens each entry holds before this step, which the caller advances by
-    T afterwards). New token i of entry b attends to cache positions
-    0 … L_b + i. Returns o [B, T, H, E] and, with `return_lse`, lse
-    [B, H, T] (f32). An entry whose append would pass its capacity (S, or
-    M·Z), or whose pages up to its new tokens include one outside the pool
-    or one it appends to that another entry uses (the pages an entry
+    [B, T, G, D] and v [B, T, G, E], or both None (attend only: nothing is
+    appended, the T queries are the entry's last cached tokens);
+    cache_seqlens [B] (int32 or int64: the tokens each entry holds before
+    this step, which the caller advances by T afterwards). Query i of entry
+    b has the diagonal d = L_b + i (attend only, L_b − T + i) and attends
+    to cache positions P_b … d (P_b the entry's `cache_leftpad`, 0 without
+    it), or to the last with `causal=False`, within `window_size` (left,
+    right) of d (-1: unbounded), its scores capped to
+    softcap · tanh(s / softcap) with a `softcap` and given −slope · |d − j|
+    with `alibi_slopes` ((H,) or (B, H) f32). Returns o [B, T, H, E] and,
+    with `return_lse`, lse [B, H, T] (f32). An entry whose append would
+    pass its capacity (S, or M·Z), whose left padding is outside
+    [0, L_b], or whose pages up to its last key include one outside the
+    pool or one it appends to that another entry uses (the pages an entry
     appends to must be its own; pages only read may be shared), is
     refused: its cache is left as it was, its o is 0 and its lse −inf; so
-    is every entry of an empty cache (S = 0, or no pages). The call then
-    raises InvalidArgument naming the refused entries (after serving the
-    others), unless `return_status`: a status [B] (int32: 0 served, 1
-    refused) then comes last in the results, so a caller learns of
-    refusals without the host reading the status (no synchronisation;
-    under CUDA-graph capture it is the only report). `cache_seqlens` may be
-    an int, every entry's length.
+    is every entry of an empty cache (S = 0, or no pages) that would hold
+    a token. The call then raises InvalidArgument naming the refused
+    entries (after serving the others), unless `return_status`: a status
+    [B] (int32: 0 served, 1 refused) then comes last in the results, so a
+    caller learns of refusals without the host reading the status (no
+    synchronisation; under CUDA-graph capture it is the only report).
+    `cache_seqlens` may be an int, every entry's length.
 
     An int64 length beyond int32 is refused (InvalidArgument naming
     cache_seqlens) on CPU; on CUDA, where reading it would synchronise, it
@@ -123,22 +157,24 @@ def kv_cache_attention(
     above, rather than wrapping to a short length whose append would
     overwrite the cache."""
     paged = block_table is not None
+    if (k is None) != (v is None):
+        raise invalid("k" if k is None else "v", "k and v come together, or neither")
+    fresh = () if k is None else (("k", k), ("v", v))
     check_tensor("q", q, 4)
-    for name, tensor in (("k_cache", k_cache), ("v_cache", v_cache), ("k", k), ("v", v)):
+    for name, tensor in (("k_cache", k_cache), ("v_cache", v_cache)) + fresh:
         check_tensor(name, tensor, 4, dtypes=None, like=q)
     # A paged cache's first dim counts pages, a contiguous one's the batch.
     check_dim("v_cache", v_cache, 0, k_cache.shape[0], "pages" if paged else "batch")
     check_dim("v_cache", v_cache, 1, k_cache.shape[1], "page size Z" if paged else "capacity S")
-    for name, tensor in (
-        (("k", k), ("v", v)) if paged else (("k_cache", k_cache), ("k", k), ("v", v))
-    ):
+    for name, tensor in fresh if paged else (("k_cache", k_cache),) + fresh:
         check_dim(name, tensor, 0, q.shape[0], "batch")
-    for name, tensor in (("k_cache", k_cache), ("k", k)):
+    for name, tensor in (("k_cache", k_cache),) + fresh[:1]:
         check_dim(name, tensor, 3, q.shape[3], "head dim D")
-    for name, tensor in (("v_cache", v_cache), ("k", k), ("v", v)):
+    for name, tensor in (("v_cache", v_cache),) + fresh:
         check_dim(name, tensor, 2, k_cache.shape[2], "key heads G")
-    check_dim("v", v, 3, v_cache.shape[3], "value dim E")
-    for name, tensor in (("k", k), ("v", v)):
+    for name, tensor in fresh[1:]:
+        check_dim(name, tensor, 3, v_cache.shape[3], "value dim E")
+    for name, tensor in fresh:
         check_dim(name, tensor, 1, q.shape[1], "new tokens T")
     # Dims of 0 the kernels cannot take, whose result is not empty either:
     # the new tokens would still be appended.
@@ -163,15 +199,30 @@ def kv_cache_attention(
             raise invalid("block_table", f"is on {block_table.device}, q on {q.device}")
         block_table = block_table.contiguous()
     lengths = _cache_lengths(cache_seqlens, q)
+    leftpad = None
+    if cache_leftpad is not None:
+        check_tensor("cache_leftpad", cache_leftpad, 1, dtypes=(torch.int32, torch.int64))
+        check_dim("cache_leftpad", cache_leftpad, 0, q.shape[0], "batch")
+        leftpad = int32_indices("cache_leftpad", cache_leftpad, device=q.device)
     if softmax_scale is None:
         scale = q.shape[-1] ** -0.5
     else:
         scale = float_option("softmax_scale", softmax_scale, "positive")
+    left, right = _window(window_size)
+    # A side reaching past every key bounds nothing: one program serves
+    # every such window.
+    left = -1 if left >= _capacity(k_cache, block_table) else left
+    right = -1 if right >= q.shape[1] else right
+    softcap = float_option("softcap", softcap, "non-negative")
+    if softcap:
+        float_option("softcap", softcap, "positive")  # not so small it is 0 as a float32
     o, lse, status = _kv_cache_attention(
-        dense(q), dense(k), dense(v), k_cache, v_cache, block_table, lengths, scale
+        dense(q), None if k is None else dense(k), None if v is None else dense(v), k_cache,
+        v_cache, block_table, lengths, leftpad, _slopes(alibi_slopes, q, batch=q.shape[0]),
+        scale, bool(causal), left, right, softcap,
     )
     if not return_status:
-        _raise_on_refusals(status, q.shape[1])
+        _raise_on_refusals(status, 0 if k is None else q.shape[1])
     results = (o,) + ((lse,) if return_lse else ()) + ((status,) if return_status else ())
     return results if len(results) > 1 else o
 
@@ -187,83 +238,15 @@ def _raise_on_refusals(status, new_tokens):
         return
     refused = status.nonzero().flatten().tolist()
     if refused:
+        step = f"the append of {new_tokens} token(s)" if new_tokens else "the attend-only call"
         raise invalid(
             "cache_seqlens",
-            f"the append of {new_tokens} token(s) was refused for entries {refused} "
-            "(past the cache's capacity, a page outside the pool, or a page another "
-            "entry uses): their caches are unchanged, their o 0 and lse -inf; the "
-            "other entries were served (return_status=True reports refusals "
+            f"{step} was refused for entries {refused} (past the cache's capacity, a "
+            "left padding outside the length, a page outside the pool, or a page "
+            "another entry uses): their caches are unchanged, their o 0 and lse -inf; "
+            "the other entries were served (return_status=True reports refusals "
             "without raising)",
         )
-
-
-@torch.library.custom_op("rudnn::cache_attention", mutates_args=())
-def _cache_attention(
-    q: Tensor,
-    k_cache: Tensor,
-    v_cache: Tensor,
-    key_lengths: Tensor,
-    key_mask: Optional[Tensor],
-    alibi_slopes: Optional[Tensor],
-    scale: float,
-    causal: bool,
-    window_left: int,
-    window_right: int,
-    softcap: float,
-) -> tuple[Tensor, Tensor]:
-    if q.numel() == 0 or k_cache.shape[1] == 0:
-        # No query, or no key at all: o = 0, lse = −inf.
-        o = q.new_zeros(*q.shape[:-1], v_cache.shape[-1])
-        lse = q.new_full((q.shape[0], q.shape[2], q.shape[1]), -math.inf, dtype=torch.float32)
-        return o, lse
-    return call(
-        "rudnn.attention",
-        dict(
-            q=q, k=k_cache, v=v_cache, key_lengths=key_lengths, key_mask=key_mask,
-            alibi_slopes=alibi_slopes,
-        ),
-        ("o", "lse"),
-        **_attributes(scale, causal, window_left, window_right, softcap),
-    )
-
-
-@_cache_attention.register_fake
-def _(
-    q, k_cache, v_cache, key_lengths, key_mask, alibi_slopes, scale, causal, window_left,
-    window_right, softcap,
-):
-    return (
-        q.new_empty(*q.shape[:-1], v_cache.shape[-1]),
-        q.new_empty(q.shape[0], q.shape[2], q.shape[1], dtype=torch.float32),
-    )
-
-
-def _attend(q, k_cache, v_cache, cache_seqlens, leftpad, softmax_scale, causal, window_size,
-            softcap, alibi_slopes):
-    """flash_attn_with_kvcache without new tokens: q [B, T, H, D] attends to
-    each entry's cached keys from leftpad[b] (0 without it) to
-    cache_seqlens[b] (a length past the capacity S counts as S), its T
-    queries the last of them (the causal mask, the window and ALiBi's
-    distances aligned there), as rudnn.attention with key lengths and, for
-    the left padding, a key mask; (o, lse [B, H, T])."""
-    _check(q, k_cache, v_cache, packed=False)
-    slopes = _slopes(alibi_slopes, q, batch=q.shape[0])
-    lengths = _cache_lengths(cache_seqlens, q)
-    mask = None
-    if leftpad is not None:
-        check_tensor("cache_leftpad", leftpad, 1, dtypes=(torch.int32, torch.int64))
-        check_dim("cache_leftpad", leftpad, 0, q.shape[0], "batch")
-        if leftpad.device != q.device:
-            raise invalid("cache_leftpad", f"is on {leftpad.device}, q on {q.device}")
-        positions = torch.arange(k_cache.shape[1], device=q.device)
-        mask = positions[None, :] >= leftpad[:, None]
-    scale, causal, left, right, softcap, _ = _options(
-        q, k_cache, softmax_scale, causal, window_size, softcap, 0.0, False
-    )
-    return _cache_attention(
-        dense(q), dense(k_cache), dense(v_cache), lengths, mask, slopes, scale, causal, left,
-        right, softcap,
-    )
 
 
 def flash_attn_with_kvcache(
@@ -288,29 +271,22 @@ def flash_attn_with_kvcache(
     return_softmax_lse=False,
 ):
     """flash-attn 2.8's flash_attn_with_kvcache, its parameters in its
-    order, over kv_cache_attention: the new tokens' k and v appended to the
-    caches (contiguous, or pages through `block_table`) at `cache_seqlens`
-    (a tensor or an int), then attended causally; o, or (o, lse [B, H, T])
-    with `return_softmax_lse`. A refused append raises as kv_cache_attention
-    does. Without k and v (attend-only), q attends to each contiguous
-    cache's tokens from cache_leftpad[b] (0 without it) to
-    cache_seqlens[b], its queries the last of them, causal or not, with a
-    window, a softcap and ALiBi slopes as flash_attn_func takes them.
-    `num_splits` is a hint rudnn does not need (it chooses the split on the
-    device); `rotary_interleaved` means nothing without rotary. Refused by
-    name (Unsupported, a NotImplementedError) until rudnn's cache attention
-    takes them: `rotary_cos`/`rotary_sin`, `cache_batch_idx`, attend-only
-    calls on pages, and with new tokens `cache_leftpad`, `alibi_slopes`, a
-    window, a softcap and `causal=False` with several of them (one new
-    token attends to the same keys either way)."""
-    if (k is None) != (v is None):
-        raise invalid("k" if k is None else "v", "k and v come together, or neither")
+    order, over kv_cache_attention: the new tokens' k and v (when given)
+    appended to the caches (contiguous, or pages through `block_table`) at
+    `cache_seqlens` (a tensor or an int), then attended from
+    `cache_leftpad` (0 without it), causal or not, with a window, a softcap
+    and ALiBi slopes as flash_attn_func takes them; without k and v
+    (attend only) the queries are each entry's last cached tokens. o, or
+    (o, lse [B, H, T]) with `return_softmax_lse`. A refused entry raises
+    as kv_cache_attention does. `num_splits` is a hint rudnn does not need
+    (it chooses the split on the device); `rotary_interleaved` means
+    nothing without rotary. Refused by name (Unsupported, a
+    NotImplementedError) until rudnn's cache attention takes them:
+    `rotary_cos`/`rotary_sin` and `cache_batch_idx`."""
     for name, value in (
         ("rotary_cos", rotary_cos),
         ("rotary_sin", rotary_sin),
         ("cache_batch_idx", cache_batch_idx),
-        ("cache_leftpad", cache_leftpad if k is not None else None),
-        ("alibi_slopes", alibi_slopes if k is not None else None),
     ):
         if value is not None:
             raise Unsupported(f"{name}: rudnn's cache attention does not take it yet")
@@ -318,22 +294,6 @@ def flash_attn_with_kvcache(
         raise invalid("cache_seqlens", "the tokens each entry's cache holds are needed")
     if not isinstance(num_splits, int) or num_splits < 0:
         raise invalid("num_splits", f"a hint of 0 or more splits, got {num_splits!r}")
-    if k is None:
-        if block_table is not None:
-            raise Unsupported(
-                "block_table: an attend-only call (k and v None) takes a contiguous cache"
-            )
-        o, lse = _attend(q, k_cache, v_cache, cache_seqlens, cache_leftpad, softmax_scale,
-                         causal, window_size, softcap, alibi_slopes)
-        return (o, lse) if return_softmax_lse else o
-    if tuple(window_size) != (-1, -1):
-        raise Unsupported("window_size: rudnn's cache attention has no window yet")
-    if softcap:
-        raise Unsupported("softcap: rudnn's cache attention has no softcap yet")
-    if not causal and q.dim() == 4 and q.shape[1] > 1:
-        raise Unsupported(
-            "causal=False with several new tokens: rudnn's cache attention is causal"
-        )
     return kv_cache_attention(
         q,
         k_cache,
@@ -344,4 +304,9 @@ def flash_attn_with_kvcache(
         softmax_scale=softmax_scale,
         return_lse=bool(return_softmax_lse),
         block_table=block_table,
+        cache_leftpad=cache_leftpad,
+        alibi_slopes=alibi_slopes,
+        causal=causal,
+        window_size=window_size,
+        softcap=softcap,
     )
