@@ -150,6 +150,9 @@ int main(int argc, char **argv) {
                  {},
                  TensorView::contiguous(lengths.data(), DType::I32, {B}),
                  {},
+                 {},
+                 {},
+                 {},
                  {}});
             if (s.page)
               inputs.back().blockTable = TensorView::contiguous(

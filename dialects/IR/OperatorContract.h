@@ -176,6 +176,10 @@ struct DimContract {
   std::string_view perAttribute = {};
   int64_t per = 0;
   char plusOf = 0;
+  /// A letter whose size this dim takes when nothing gives it one (a
+  /// tool's random inputs): a contiguous cache's rows, the batch unless a
+  /// row map says otherwise. Never a constraint.
+  char defaultsTo = 0;
 
   /// The size a pieces dim has for these sizes of the others; none while
   /// `per` or a size it needs is unknown.

@@ -198,6 +198,10 @@ typedef struct rudnn_kv_cache_call {
   int local_window;
   int window_left, window_right;
   float softcap; /* 0: none */
+  /* optional: contiguous caches' row of each entry [B] i32; the rotary
+   * embedding's tables [R, Q] in q's dtype (with k and v) */
+  const rudnn_tensor_t *cache_batch_idx, *rotary_cos, *rotary_sin;
+  int rotary_interleaved; /* nonzero: pairs (2p, 2p + 1), else (p, p + Q) */
 } rudnn_kv_cache_call_t;
 
 rudnn_status_t rudnn_kv_cache_attention(rudnn_context_t context,

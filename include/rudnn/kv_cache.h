@@ -20,9 +20,13 @@ namespace rudnn {
 /// blockTable[b, t / Z], row t % Z); cacheLengths [B] (i32, dense, in
 /// device memory: the tokens each entry has cached; never read on the
 /// host). Optionally cacheLeftpad [B] (i32, dense, in device memory: each
-/// entry's cached tokens before it are padding, never attended) and
-/// alibiSlopes [B, H] (f32, any strides). Views may have any outer
-/// strides; the innermost dim must be contiguous.
+/// entry's cached tokens before it are padding, never attended),
+/// alibiSlopes [B, H] (f32, any strides), cacheBatchIdx [B] (i32, dense,
+/// contiguous caches: entry b uses cache row cacheBatchIdx[b] of kCache
+/// [N, S, G, D], distinct rows when appending) and rotaryCos, rotarySin
+/// [R, Q] (q's dtype, dense: the rotary embedding's table, with k and v
+/// only). Views may have any outer strides; the innermost dim must be
+/// contiguous.
 struct KvCacheInputs {
   TensorView q;
   std::optional<TensorView> k, v;
@@ -30,6 +34,7 @@ struct KvCacheInputs {
   std::optional<TensorView> blockTable;
   TensorView cacheLengths;
   std::optional<TensorView> cacheLeftpad, alibiSlopes;
+  std::optional<TensorView> cacheBatchIdx, rotaryCos, rotarySin;
 };
 
 /// o [B, T, H, E] in q's dtype; optionally lse [B, H, T] (dense f32) and
@@ -53,6 +58,11 @@ struct KvCacheOptions {
   bool causal = true;
   int windowLeft = -1, windowRight = -1;
   float softcap = 0;
+  /// The rotary embedding's pairs: (2p, 2p + 1) (GPT-J) or (p, p + Q)
+  /// (GPT-NeoX). The new keys turn at positions L + i, the queries at
+  /// L + i when causal or windowed, else all at L, as FlashAttention
+  /// turns them.
+  bool rotaryInterleaved = false;
 };
 
 /// Writes the new tokens' keys and values at positions [L, L + T) of each
@@ -61,11 +71,12 @@ struct KvCacheOptions {
 ///   o[b, i, h] = Σ_j softmax_j(scale · q[b, i, h] · k_j) · v_j,
 /// with ALiBi's −slope · |L + i − j| added when slopes are given. Attend
 /// only, query i's diagonal is L − T + i. An entry whose append would pass
-/// its capacity (S, or M·Z), whose length is negative, whose left padding
-/// is outside [0, L], or whose pages up to its last key include one
-/// outside [0, P) cannot be served. The pages an entry appends to must be its
-/// own: no other entry may read them. As for kdaDecode, the rule for such
-/// entries depends on `status`:
+/// its capacity (S, or M·Z) or the R rotary positions, whose length is
+/// negative, whose left padding is outside [0, L], whose cache row is
+/// outside [0, N) (or another appending entry's), or whose pages up to its
+/// last key include one outside [0, P) cannot be served. The pages an entry
+/// appends to must be its own: no other entry may read them. As for kdaDecode,
+/// the rule for such entries depends on `status`:
 /// - given: they are refused on the device (nothing of the entry's cache
 ///   is written, its o is 0, its lse −inf, its status 1) and nothing
 ///   depends on the lengths on the host, so a captured CUDA graph replays

@@ -251,6 +251,7 @@ rudnn_status_t rudnn_kv_cache_attention(rudnn_context_t context,
       options.windowRight = c.window_right;
     }
     options.softcap = c.softcap;
+    options.rotaryInterleaved = c.rotary_interleaved != 0;
     kvCacheAttention(
         cxx,
         {f(c.q, "q"), f.optional(c.k, "k"), f.optional(c.v, "v"),
@@ -258,7 +259,10 @@ rudnn_status_t rudnn_kv_cache_attention(rudnn_context_t context,
          f.optional(c.block_table, "block_table"),
          f(c.cache_lengths, "cache_lengths"),
          f.optional(c.cache_leftpad, "cache_leftpad"),
-         f.optional(c.alibi_slopes, "alibi_slopes")},
+         f.optional(c.alibi_slopes, "alibi_slopes"),
+         f.optional(c.cache_batch_idx, "cache_batch_idx"),
+         f.optional(c.rotary_cos, "rotary_cos"),
+         f.optional(c.rotary_sin, "rotary_sin")},
         {f(c.o, "o"), f.optional(c.lse, "lse"), f.optional(c.status, "status")},
         options, stream);
   });

@@ -42,6 +42,12 @@ void checkEntriesOnHost(Context &context, const KvCacheInputs &in,
     context.copyToHost(leftpad.data(), in.cacheLeftpad->data,
                        leftpad.size() * sizeof(int32_t), stream);
   }
+  std::vector<int32_t> rows;
+  if (in.cacheBatchIdx) {
+    rows.resize(static_cast<size_t>(B));
+    context.copyToHost(rows.data(), in.cacheBatchIdx->data,
+                       rows.size() * sizeof(int32_t), stream);
+  }
   std::vector<int32_t> table;
   const bool paged = in.blockTable.has_value();
   const int64_t Z = paged ? dims['Z'] : 0, M = paged ? dims['M'] : 0;
@@ -69,6 +75,24 @@ void checkEntriesOnHost(Context &context, const KvCacheInputs &in,
                             ": the left padding must be 0 to the entry's "
                             "length, " +
                             std::to_string(length) + hint);
+    if (in.rotaryCos && length + T > dims['R'])
+      throw InvalidArgument(
+          "'cache_lengths' entry " + std::to_string(b) + " is " +
+          std::to_string(length) + ": its " + std::to_string(T) +
+          " new tokens need rotary positions to " +
+          std::to_string(length + T - 1) + ", past the " +
+          std::to_string(dims['R']) + " of 'rotary_cos'" + hint);
+    if (!rows.empty() && (rows[b] < 0 || rows[b] >= dims['N']))
+      throw InvalidArgument("'cache_batch_idx' entry " + std::to_string(b) +
+                            " is " + std::to_string(rows[b]) +
+                            ", outside the cache's " +
+                            std::to_string(dims['N']) + " rows" + hint);
+    for (int64_t other = 0; T > 0 && !rows.empty() && other < b; ++other)
+      if (rows[other] == rows[b])
+        throw InvalidArgument("'cache_batch_idx' entries " +
+                              std::to_string(other) + " and " +
+                              std::to_string(b) + " both append to cache row " +
+                              std::to_string(rows[b]) + hint);
   }
   if (!paged)
     return;
@@ -123,20 +147,39 @@ void rudnn::kvCacheAttention(Context &context, const KvCacheInputs &in,
       paged ? checkCall(kvCacheAttentionPagedContract(),
                         {&in.q, viewOf(in.k), viewOf(in.v), &in.kCache,
                          &in.vCache, &*in.blockTable, &in.cacheLengths,
-                         viewOf(in.cacheLeftpad), viewOf(in.alibiSlopes)},
+                         viewOf(in.cacheLeftpad), viewOf(in.alibiSlopes),
+                         viewOf(in.rotaryCos), viewOf(in.rotarySin)},
                         {&out.o, &in.kCache, &in.vCache, viewOf(out.lse),
                          viewOf(out.status)})
             : checkCall(kvCacheAttentionContract(),
                         {&in.q, viewOf(in.k), viewOf(in.v), &in.kCache,
                          &in.vCache, &in.cacheLengths, viewOf(in.cacheLeftpad),
-                         viewOf(in.alibiSlopes)},
+                         viewOf(in.cacheBatchIdx), viewOf(in.alibiSlopes),
+                         viewOf(in.rotaryCos), viewOf(in.rotarySin)},
                         {&out.o, &in.kCache, &in.vCache, viewOf(out.lse),
                          viewOf(out.status)});
+  if (paged && in.cacheBatchIdx)
+    throw InvalidArgument("'cache_batch_idx' maps entries to the rows of a "
+                          "contiguous cache; a paged one has its block table");
+  if (in.rotaryCos.has_value() != in.rotarySin.has_value())
+    throw InvalidArgument("'rotary_cos' and 'rotary_sin' come together");
+  if (in.rotaryCos && !in.k)
+    throw InvalidArgument("'rotary_cos' turns the new tokens' keys: an "
+                          "attend-only call takes none");
+  if (in.rotaryCos && 2 * dims['Q'] > dims['D'])
+    throw InvalidArgument(
+        "'rotary_cos' has " + std::to_string(dims['Q']) +
+        " pairs a position: at most D / 2 = " + std::to_string(dims['D'] / 2));
+  if (!paged && !in.cacheBatchIdx && dims['N'] != dims['B'])
+    throw InvalidArgument("'k_cache' has " + std::to_string(dims['N']) +
+                          " rows for " + std::to_string(dims['B']) +
+                          " entries: without 'cache_batch_idx' they are one "
+                          "each");
   if (options.splits < 0 || options.splits > mlir::rudnn::kDecodeMaxSplits)
     throw InvalidArgument("'splits' must be 0 (the device chooses) or 1 to " +
                           std::to_string(mlir::rudnn::kDecodeMaxSplits) +
                           ", got " + std::to_string(options.splits));
-  for (char letter : {'B', 'T', 'S', 'P', 'M'})
+  for (char letter : {'B', 'T', 'S', 'P', 'M', 'N', 'R'})
     if (dims.has(letter) && dims[letter] > INT32_MAX / 2)
       throw InvalidArgument(std::string("dim ") + letter +
                             " must be below 2^30");
@@ -145,6 +188,8 @@ void rudnn::kvCacheAttention(Context &context, const KvCacheInputs &in,
   OperatorAttributes attributes;
   if (!options.causal)
     attributes.emplace_back("non_causal", true);
+  if (options.rotaryInterleaved && in.rotaryCos)
+    attributes.emplace_back("rotary_interleaved", true);
   addScoreOptions(attributes, options.scale, options.softcap,
                   options.windowLeft, options.windowRight);
   if (options.splits)
@@ -160,6 +205,9 @@ void rudnn::kvCacheAttention(Context &context, const KvCacheInputs &in,
   addIfGiven(tensors, "block_table", in.blockTable);
   addIfGiven(tensors, "cache_leftpad", in.cacheLeftpad);
   addIfGiven(tensors, "alibi_slopes", in.alibiSlopes);
+  addIfGiven(tensors, "cache_batch_idx", in.cacheBatchIdx);
+  addIfGiven(tensors, "rotary_cos", in.rotaryCos);
+  addIfGiven(tensors, "rotary_sin", in.rotarySin);
   addIfGiven(tensors, "lse", out.lse);
   addIfGiven(tensors, "status", out.status);
   callOperator(context,

@@ -107,3 +107,38 @@ func.func @softcap(%q: tensor<2x1x4x16xf32>, %kc: tensor<2x8x2x16xf32>, %vc: ten
       -> (tensor<2x1x4x16xf32>, tensor<2x8x2x16xf32>, tensor<2x8x2x16xf32>, tensor<2x4x1xf32>, tensor<2xi32>)
   return
 }
+
+// -----
+
+// The rotary embedding turns new keys: an attend-only call takes none.
+func.func @rotary_attend_only(%q: tensor<2x1x4x16xf32>, %kc: tensor<2x8x2x16xf32>, %vc: tensor<2x8x2x16xf32>,
+                              %l: tensor<2xi32>, %cos: tensor<9x4xf32>) {
+  // expected-error @+1 {{rotates the new tokens' keys: 'rotary' needs 'k' and 'v'}}
+  %o, %k2, %v2, %lse, %s = rudnn.kv_cache_attention %q cache(%kc, %vc) lengths %l rotary(%cos, %cos)
+      : (tensor<2x1x4x16xf32>, tensor<2x8x2x16xf32>, tensor<2x8x2x16xf32>, tensor<2xi32>, tensor<9x4xf32>, tensor<9x4xf32>)
+      -> (tensor<2x1x4x16xf32>, tensor<2x8x2x16xf32>, tensor<2x8x2x16xf32>, tensor<2x4x1xf32>, tensor<2xi32>)
+  return
+}
+
+// -----
+
+// At most D / 2 pairs turn.
+func.func @rotary_pairs(%q: tensor<2x1x4x16xf32>, %k: tensor<2x1x2x16xf32>, %kc: tensor<2x8x2x16xf32>,
+                        %vc: tensor<2x8x2x16xf32>, %l: tensor<2xi32>, %cos: tensor<9x9xf32>) {
+  // expected-error @+1 {{'rotary_cos' holds 9 pairs a position: at most D / 2 = 8}}
+  %o, %k2, %v2, %lse, %s = rudnn.kv_cache_attention %q, %k, %k cache(%kc, %vc) lengths %l rotary(%cos, %cos)
+      : (tensor<2x1x4x16xf32>, tensor<2x1x2x16xf32>, tensor<2x1x2x16xf32>, tensor<2x8x2x16xf32>, tensor<2x8x2x16xf32>, tensor<2xi32>, tensor<9x9xf32>, tensor<9x9xf32>)
+      -> (tensor<2x1x4x16xf32>, tensor<2x8x2x16xf32>, tensor<2x8x2x16xf32>, tensor<2x4x1xf32>, tensor<2xi32>)
+  return
+}
+
+// -----
+
+// Without a row map, cache row b is entry b's.
+func.func @rows(%q: tensor<2x1x4x16xf32>, %kc: tensor<3x8x2x16xf32>, %vc: tensor<3x8x2x16xf32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{has 3 cache rows for 2 entries: without 'cache_batch_idx' they are one each}}
+  %o, %k2, %v2, %lse, %s = rudnn.kv_cache_attention %q cache(%kc, %vc) lengths %l
+      : (tensor<2x1x4x16xf32>, tensor<3x8x2x16xf32>, tensor<3x8x2x16xf32>, tensor<2xi32>)
+      -> (tensor<2x1x4x16xf32>, tensor<3x8x2x16xf32>, tensor<3x8x2x16xf32>, tensor<2x4x1xf32>, tensor<2xi32>)
+  return
+}

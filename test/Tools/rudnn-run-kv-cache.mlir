@@ -27,7 +27,7 @@
 // RUN: rm -rf %t && rudnn-run %rudnn_src_root/examples/kv_cache.mlir --backend emulation --random 0 --dims B=2,T=2,S=10,H=2,G=1 --save-inputs %t --cache-dir %t.kernels > /dev/null
 // RUN: %python %S/Inputs/npy.py write %t/cache_lengths.npy i4 3 9
 // RUN: not rudnn-run %rudnn_src_root/examples/kv_cache.mlir --backend emulation --inputs %t --check --cache-dir %t.kernels 2>&1 | FileCheck %s --check-prefix=REFUSED
-// REFUSED: rudnn-run: InvalidArgument: rudnn.kv_cache_attention refuses entries 1 of these inputs (its 'status' says so, per entry: 0: appended and attended; 1: refused (a negative length, an append past the cache, a page out of range, a left padding past the length)
+// REFUSED: rudnn-run: InvalidArgument: rudnn.kv_cache_attention refuses entries 1 of these inputs (its 'status' says so, per entry: 0: appended and attended; 1: refused (a negative length, an append past the cache or the rotary positions, a page out of range, a left padding past the length, a cache row out of range or shared)
 //
 // An attend-only call over pages (no k, v) with ALiBi slopes, a window, a
 // softcap and non-causal queries checks against the reference too.
@@ -35,3 +35,12 @@
 // ATTEND: result o: f32[3, 2, 4, 24]
 // ATTEND: check o: relative error {{.*}} ok
 // ATTEND-NEXT: check lse: relative error {{.*}} ok
+//
+// Entries picking rows of a pool of six (the sampler draws distinct rows)
+// and the rotary embedding turning the new keys and the queries: the
+// caches, turned keys appended, check against the reference too.
+// RUN: rudnn-run %S/Inputs/kv_cache_rotary.mlir --backend emulation --random 4 --dims B=3,T=2,S=30,N=6,H=4,G=2,R=30 --check --cache-dir %t.kernels | FileCheck %s --check-prefix=ROTARY
+// ROTARY: result k_cache: f32[6, 30, 2, 40]
+// ROTARY: check o: relative error {{.*}} ok
+// ROTARY-NEXT: check k_cache: relative error {{.*}} ok
+// ROTARY-NEXT: check v_cache: relative error 0.000e+00 {{.*}} ok

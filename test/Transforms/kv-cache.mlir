@@ -132,3 +132,35 @@ func.func @options(%q: tensor<?x2x8x64xf16>, %k_pages: tensor<?x16x2x64xf16>,
           tensor<?x16x2x64xf16>, tensor<?x8x2xf32>, tensor<?xi32>)
   return %o : tensor<?x2x8x64xf16>
 }
+
+// -----
+
+// A pool of cache rows and the rotary embedding: the partials take the row
+// map and the tables (the combine needs neither), the kernel is compiled
+// for turning ("_rotary") and binds the pool's row count.
+// DECOMPOSE-LABEL: func.func @rotary
+// DECOMPOSE: rudnn.decode_partials {{.*}} lengths %{{[^ ]*}} batch_index %{{[^ ]*}} rotary(%{{[^,]*}}, %{{[^)]*}}) interleaved scale
+// DECOMPOSE: rudnn.decode_combine {{.*}} lengths %{{[^ ]*}} blocks
+// PLAN-LABEL: rudnn.plan @rotary
+// PLAN: rudnn.kernel @[[PARTIALS:decode_partials_bf16_d128_e128_w4_blocks[0-9]+_rotary]]
+// PLAN: rudnn.launch @[[PARTIALS]]
+// PLAN-SAME: @cache_batch_idx, @rotary_cos, @rotary_sin
+func.func @rotary(%q: tensor<?x1x32x128xbf16>, %k: tensor<?x1x8x128xbf16>,
+                  %v: tensor<?x1x8x128xbf16>, %k_cache: tensor<?x?x8x128xbf16>,
+                  %v_cache: tensor<?x?x8x128xbf16>, %lengths: tensor<?xi32>,
+                  %rows: tensor<?xi32>, %cos: tensor<?x64xbf16>,
+                  %sin: tensor<?x64xbf16>)
+    -> (tensor<?x1x32x128xbf16>, tensor<?x?x8x128xbf16>,
+        tensor<?x?x8x128xbf16>) {
+  %o, %kc, %vc, %lse, %status = rudnn.kv_cache_attention %q, %k, %v
+      cache(%k_cache, %v_cache) lengths %lengths batch_index %rows
+      rotary(%cos, %sin) interleaved
+      : (tensor<?x1x32x128xbf16>, tensor<?x1x8x128xbf16>,
+         tensor<?x1x8x128xbf16>, tensor<?x?x8x128xbf16>,
+         tensor<?x?x8x128xbf16>, tensor<?xi32>, tensor<?xi32>,
+         tensor<?x64xbf16>, tensor<?x64xbf16>)
+      -> (tensor<?x1x32x128xbf16>, tensor<?x?x8x128xbf16>,
+          tensor<?x?x8x128xbf16>, tensor<?x32x1xf32>, tensor<?xi32>)
+  return %o, %kc, %vc : tensor<?x1x32x128xbf16>, tensor<?x?x8x128xbf16>,
+      tensor<?x?x8x128xbf16>
+}

@@ -379,7 +379,8 @@ TEST_F(CApiNumerics, KvCacheAttention) {
   Tensor q = tensor({B, T, H, D}), k = tensor({B, T, G, D}),
          v = tensor({B, T, G, E}), kCache = tensor({B, S, G, D}),
          vCache = tensor({B, S, G, E}), lengths = ints({3, 15}),
-         leftpad = ints({1, 0}), slopes = tensor({B, H}, 0.1f, 0.5f);
+         leftpad = ints({1, 0}), slopes = tensor({B, H}, 0.1f, 0.5f),
+         rows = ints({1, 0}), cos = tensor({S, 3}), sin = tensor({S, 3});
   // Each call appends to a cache of its own.
   Tensor kCache2 = copyOf(kCache), vCache2 = copyOf(vCache);
   KvCacheOptions options;
@@ -388,6 +389,7 @@ TEST_F(CApiNumerics, KvCacheAttention) {
   options.causal = false;
   options.windowLeft = 3, options.windowRight = 1;
   options.softcap = 4.f;
+  options.rotaryInterleaved = true;
   Tensor o = zeros({B, T, H, E}), lse = zeros({B, H, T}),
          status = tensor({B}, 5, 6, DType::I32);
   Tensor o2 = zerosLike(o), lse2 = zerosLike(lse), status2 = copyOf(status);
@@ -400,12 +402,16 @@ TEST_F(CApiNumerics, KvCacheAttention) {
                     {},
                     lengths.view,
                     leftpad.view,
-                    slopes.view},
+                    slopes.view,
+                    rows.view,
+                    cos.view,
+                    sin.view},
                    {o.view, lse.view, status.view}, options);
   rudnn_tensor_t cq = q.c(), ck = k.c(), cv = v.c(), ckCache = kCache2.c(),
                  cvCache = vCache2.c(), clengths = lengths.c(), co = o2.c(),
                  clse = lse2.c(), cstatus = status2.c(), cleftpad = leftpad.c(),
-                 cslopes = slopes.c();
+                 cslopes = slopes.c(), crows = rows.c(), ccos = cos.c(),
+                 csin = sin.c();
   rudnn_kv_cache_call_t call{};
   call.q = &cq, call.k = &ck, call.v = &cv;
   call.k_cache = &ckCache, call.v_cache = &cvCache;
@@ -415,6 +421,9 @@ TEST_F(CApiNumerics, KvCacheAttention) {
   call.cache_leftpad = &cleftpad, call.alibi_slopes = &cslopes;
   call.non_causal = 1, call.softcap = 4.f;
   call.local_window = 1, call.window_left = 3, call.window_right = 1;
+  call.cache_batch_idx = &crows, call.rotary_cos = &ccos,
+  call.rotary_sin = &csin;
+  call.rotary_interleaved = 1;
   expectOk(rudnn_kv_cache_attention(c, &call, nullptr));
   // Entry 1 is refused (15 + 2 > 16): status 1 there, 0 for entry 0.
   expectSame({&o, &lse, &kCache, &vCache}, {&o2, &lse2, &kCache2, &vCache2});

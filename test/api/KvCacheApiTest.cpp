@@ -123,8 +123,11 @@ protected:
               bool withStatus = true) {
     const reference::KvCacheShape &s = p.shape;
     const int64_t B = c.B, T = c.T, H = c.H, G = c.G, D = c.D, E = c.E;
-    // Contiguous caches [B, S, G, *]; pages [P, Z, G, *].
-    const int64_t outer = c.pageSize ? s.pages : B,
+    // Contiguous caches [N, S, G, *] (N = B without a row map); pages
+    // [P, Z, G, *].
+    const int64_t outer = c.pageSize    ? s.pages
+                          : s.cacheRows ? s.cacheRows
+                                        : B,
                   rows = c.pageSize ? c.pageSize : c.capacity;
     const bool appends = !p.in.k.empty();
     DeviceTensor q = sequence(p.in.q, B, T, H, D, c.dtype, c.layout), k, v;
@@ -145,9 +148,10 @@ protected:
     DeviceTensor status =
         upload(bytesOf<int32_t>(std::vector<double>(B, 7)), DType::I32);
     status.view = TensorView::contiguous(status.view.data, DType::I32, {B});
-    DeviceTensor table, leftpad, slopes;
-    KvCacheInputs inputs{q.view, k.view,       v.view, kCache.view, vCache.view,
-                         {},     lengths.view, {},     {}};
+    DeviceTensor table, leftpad, slopes, cacheRows, cos, sin;
+    KvCacheInputs inputs{q.view,      k.view, v.view,       kCache.view,
+                         vCache.view, {},     lengths.view, {},
+                         {},          {},     {},           {}};
     if (!appends)
       inputs.k.reset(), inputs.v.reset();
     if (!p.in.cacheLeftpad.empty()) {
@@ -158,6 +162,16 @@ protected:
     if (!p.in.alibiSlopes.empty()) {
       slopes = dense(p.in.alibiSlopes, {B, H});
       inputs.alibiSlopes = slopes.view;
+    }
+    if (!p.in.cacheBatchIdx.empty()) {
+      cacheRows = upload(bytesOf<int32_t>(p.in.cacheBatchIdx), DType::I32);
+      inputs.cacheBatchIdx =
+          TensorView::contiguous(cacheRows.view.data, DType::I32, {B});
+    }
+    if (!p.in.rotaryCos.empty()) {
+      cos = dense(p.in.rotaryCos, {s.rotaryRows, s.rotaryPairs}, c.dtype);
+      sin = dense(p.in.rotarySin, {s.rotaryRows, s.rotaryPairs}, c.dtype);
+      inputs.rotaryCos = cos.view, inputs.rotarySin = sin.view;
     }
     if (c.pageSize) {
       table = upload(bytesOf<int32_t>(p.in.blockTable), DType::I32);
@@ -172,6 +186,7 @@ protected:
     options.windowLeft = int(p.options.windowLeft);
     options.windowRight = int(p.options.windowRight);
     options.softcap = float(p.options.softcap);
+    options.rotaryInterleaved = p.options.rotaryInterleaved;
     KvCacheOutputs outputs{o.view, lse.view, status.view};
     if (!withStatus)
       outputs.status.reset();
@@ -186,7 +201,8 @@ protected:
   }
 
   /// Runs `p` and compares everything with the float64 reference: the
-  /// caches exactly (the append copies), o and lse within `tolerance`.
+  /// caches exactly (the append copies; turned keys within the tolerance),
+  /// o and lse within `tolerance`.
   /// Returns what ran.
   Results matchesFloat64(const CacheCase &c, const CacheProblem &p) {
     const reference::KvCacheOutputs want =
@@ -196,7 +212,11 @@ protected:
     EXPECT_LT(relativeError(got.o, want.o), tolerance);
     EXPECT_LT(relativeError(got.lse, want.lse), tolerance);
     EXPECT_EQ(got.status, want.status);
-    EXPECT_EQ(got.kCache, want.kCache);
+    if (p.in.rotaryCos.empty()) {
+      EXPECT_EQ(got.kCache, want.kCache);
+    } else { // the keys turned in f32, rounded once
+      EXPECT_LT(relativeError(got.kCache, want.kCache), tolerance);
+    }
     EXPECT_EQ(got.vCache, want.vCache);
     return got;
   }
@@ -322,6 +342,61 @@ TEST_F(KvCacheTest, FlashAttentionOptionsMatchFloat64) {
     }
 }
 
+// The rotary embedding (both pair layouts, over part of the head dims, the
+// queries each at their own position or all at the cached length) and a
+// contiguous cache whose rows the entries pick (a pool of more rows than
+// entries), alone and with the other options.
+TEST_F(KvCacheTest, RotaryEmbeddingAndCacheRowsMatchFloat64) {
+  struct RotaryCase {
+    const char *name;
+    CacheCase c;
+    bool interleaved, causal, rows;
+    int pairs, windowLeft;
+  };
+  const RotaryCase cases[] = {
+      {"NeoX pairs over 24 of 40 features, rows of a pool",
+       CacheCase{f32, 5, 3, 4, 2, 40, 24, 40, 0, 0, 2, bthd}, false, true, true,
+       12, -1},
+      {"interleaved pairs, every query at L, windowed keys",
+       CacheCase{f32, 5, 3, 4, 2, 40, 24, 0, 8, 8, 0, bhtd}, true, false, false,
+       20, -1},
+      {"bf16, interleaved, a window, rows of a pool",
+       CacheCase{bf16, 3, 2, 8, 2, 64, 64, 70, 0, 0, 0, bthd}, true, true, true,
+       32, 20}};
+  unsigned seed = 60;
+  for (const RotaryCase &r : cases) {
+    SCOPED_TRACE(r.name);
+    const CacheCase &c = r.c;
+    CacheProblem p = problem(c, coveringLengths(c, seed), seed);
+    std::mt19937 random(seed++);
+    reference::KvCacheShape &s = p.shape;
+    s.rotaryPairs = r.pairs;
+    s.rotaryRows = (c.pageSize ? c.pageSize * c.maxPages : c.capacity) + 3;
+    std::uniform_real_distribution<double> angle(-3.1, 3.1);
+    for (int64_t i = 0; i < s.rotaryRows * s.rotaryPairs; ++i) {
+      const double theta = angle(random);
+      p.in.rotaryCos.push_back(std::cos(theta));
+      p.in.rotarySin.push_back(std::sin(theta));
+    }
+    roundTo(c.dtype, {&p.in.rotaryCos, &p.in.rotarySin});
+    if (r.rows) { // B entries over B + 3 cache rows, shuffled
+      s.cacheRows = c.B + 3;
+      std::vector<double> rows(s.cacheRows);
+      std::iota(rows.begin(), rows.end(), 0.0);
+      std::shuffle(rows.begin(), rows.end(), random);
+      p.in.cacheBatchIdx.assign(rows.begin(), rows.begin() + c.B);
+      p.in.kCache = normalValues(s.cacheRows * c.capacity * c.G * c.D, random);
+      p.in.vCache = normalValues(s.cacheRows * c.capacity * c.G * c.E, random);
+      roundTo(c.dtype, {&p.in.kCache, &p.in.vCache});
+    }
+    p.options.rotaryInterleaved = r.interleaved;
+    p.options.causal = r.causal;
+    p.options.windowLeft = r.windowLeft;
+    const Results got = matchesFloat64(c, p);
+    EXPECT_EQ(got.status, std::vector<double>(c.B, 0.0));
+  }
+}
+
 TEST_F(KvCacheTest, RefusedEntriesWriteNothingAndSaySo) {
   // Past the capacity by one, a negative length, then one that fits.
   const CacheCase contiguous{f32, 3, 2, 4, 2, 32, 32, 20, 0, 0, 0, bthd};
@@ -342,6 +417,17 @@ TEST_F(KvCacheTest, RefusedEntriesWriteNothingAndSaySo) {
   padded.in.cacheLeftpad = {5, 6, -1};
   EXPECT_EQ(matchesFloat64(contiguous, padded).status,
             (std::vector<double>{1, 0, 1}));
+  // Cache rows out of range, or two entries appending to one row; and new
+  // tokens past the rotary positions (entry 1: 6 + 2 > 7).
+  CacheProblem rows = problem(contiguous, {4, 6, 5}, 6);
+  rows.in.cacheBatchIdx = {3, 1, 1};
+  EXPECT_EQ(matchesFloat64(contiguous, rows).status,
+            (std::vector<double>{1, 1, 1}));
+  rows.in.cacheBatchIdx = {2, 0, 1};
+  rows.shape.rotaryRows = 7, rows.shape.rotaryPairs = 4;
+  rows.in.rotaryCos.assign(7 * 4, 0.6), rows.in.rotarySin.assign(7 * 4, 0.8);
+  EXPECT_EQ(matchesFloat64(contiguous, rows).status,
+            (std::vector<double>{0, 1, 0}));
 }
 
 // With a status, the kernel refuses an entry appending to a page another
@@ -417,6 +503,9 @@ TEST_F(KvCacheTest, WorkspaceHoldsTheSlotsTheCallCanUse) {
                      {},
                      view({B}, DType::I32, 5),
                      {},
+                     {},
+                     {},
+                     {},
                      {}};
     KvCacheOutputs out{
         view({B, T, H, D}, DType::F32, 6), {}, view({B}, DType::I32, 7)};
@@ -453,9 +542,9 @@ TEST_F(KvCacheTest, OneCapturedCallFollowsTheLengthsOnTheDevice) {
       dense(std::vector<double>(B * H * D, 0), {B, 1, H, D}, c.dtype);
   DeviceTensor lengths = upload(bytesOf<int32_t>({0, 0, 0}), DType::I32);
   lengths.view = TensorView::contiguous(lengths.view.data, DType::I32, {B});
-  const KvCacheInputs inputs{q.view,       k.view,      v.view,
-                             kCache.view,  vCache.view, {},
-                             lengths.view, {},          {}};
+  const KvCacheInputs inputs{q.view,      k.view, v.view,       kCache.view,
+                             vCache.view, {},     lengths.view, {},
+                             {},          {},     {},           {}};
   runtime::Backend &backend = context->impl().backend();
   const bool graphs = backend.supportsGraphs();
   runtime::StreamHandle stream = graphs ? backend.createStream() : nullptr;
@@ -564,9 +653,9 @@ TEST_F(KvCacheTest, BadCallsWriteNothing) {
   lengths.view = TensorView::contiguous(lengths.view.data, DType::I32, {B});
   DeviceTensor o = dense(std::vector<double>(B * T * H * D, 7), {B, T, H, D});
   DeviceTensor other = dense(cached, {B, S, G, D});
-  const KvCacheInputs good{q.view,       k.view,      v.view,
-                           kCache.view,  vCache.view, {},
-                           lengths.view, {},          {}};
+  const KvCacheInputs good{q.view,      k.view, v.view,       kCache.view,
+                           vCache.view, {},     lengths.view, {},
+                           {},          {},     {},           {}};
   auto rejects = [&](KvCacheInputs in, const std::string &message,
                      KvCacheOptions options = {}, TensorView out = {}) {
     if (!out.data)

@@ -31,3 +31,24 @@ def gradients(function, inputs, weight):
     leaves = [x.detach().clone().requires_grad_(True) for x in inputs]
     (function(*leaves) * weight).sum().backward()
     return [leaf.grad for leaf in leaves]
+
+
+def flash_attn_signature(name):
+    """flash-attn 2.8.3's own parameters of `name`, (name, default) in
+    order (None where it has no default), read from its interface file,
+    which scripts/python-env fetches from its source distribution
+    (scripts/fetch-anchors): the package itself builds CUDA code."""
+    import ast
+    import pathlib
+    import sys
+
+    path = pathlib.Path(sys.prefix) / "anchors" / "flash_attn_interface.py"
+    assert path.exists(), f"{path} is missing: scripts/python-env fetches it"
+    tree = ast.parse(path.read_text())
+    function = next(
+        node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name
+    )
+    arguments = function.args.args
+    defaults = [ast.literal_eval(d) for d in function.args.defaults]
+    defaults = [None] * (len(arguments) - len(defaults)) + defaults
+    return [(argument.arg, default) for argument, default in zip(arguments, defaults)]

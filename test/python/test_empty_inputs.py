@@ -225,15 +225,17 @@ def test_empty_results_agree_with_the_fake_implementations():
     )
     q, k, caches = torch.randn(2, 0, 2, 8), torch.randn(2, 0, 1, 8), torch.randn(2, 2, 4, 1, 8)
     options = (0.3, True, -1, -1, 0.0)  # scale, causal, window, softcap
+    rotary = (torch.ones(4, 2), torch.zeros(4, 2), True)
     torch.library.opcheck(
         torch.ops.rudnn.kv_cache_attention.default,
-        (q, k, k, caches[0], caches[1], None, slots, None, None) + options,
+        (q, k, k, caches[0], caches[1], None, slots, None, slots, None) + rotary + options,
         test_utils=checks,
     )
     # Attend only, with a left padding and ALiBi slopes.
     torch.library.opcheck(
         torch.ops.rudnn.kv_cache_attention.default,
-        (q, None, None, caches[0], caches[1], None, slots, slots, torch.ones(2, 2)) + options,
+        (q, None, None, caches[0], caches[1], None, slots, slots, None, torch.ones(2, 2))
+        + (None, None, False) + options,
         test_utils=checks,
     )
     rows = torch.randn(0, 5)

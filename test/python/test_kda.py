@@ -286,12 +286,9 @@ def parameters(function):
 
 
 def test_chunk_kda_takes_fla_cores_signature():
-    assert parameters(rt.chunk_kda) == FLA_CHUNK_KDA
-    try:
-        from fla.ops.kda import chunk_kda as fla_chunk_kda
-    except Exception:  # fla-core is optional here; the list above is its 0.6.0
-        return
-    assert parameters(rt.chunk_kda) == parameters(fla_chunk_kda)
+    from fla.ops.kda import chunk_kda as fla_chunk_kda  # fla-core 0.6.0 (python-env)
+
+    assert parameters(rt.chunk_kda) == parameters(fla_chunk_kda) == FLA_CHUNK_KDA
 
 
 def test_chunk_kda_takes_fla_cores_options():
@@ -380,13 +377,13 @@ FLA_FUSED_RECURRENT_KDA = [
 
 
 def test_fused_recurrent_kda_takes_fla_cores_signature_and_computes_the_recurrence():
-    assert parameters(rt.fused_recurrent_kda) == FLA_FUSED_RECURRENT_KDA
-    try:
-        from fla.ops.kda import fused_recurrent_kda as fla_fused_recurrent_kda
-    except Exception:  # fla-core is optional here
-        fla_fused_recurrent_kda = None
-    if fla_fused_recurrent_kda is not None:
-        assert parameters(rt.fused_recurrent_kda) == parameters(fla_fused_recurrent_kda)
+    from fla.ops.kda import fused_recurrent_kda as fla_fused_recurrent_kda
+
+    assert (
+        parameters(rt.fused_recurrent_kda)
+        == parameters(fla_fused_recurrent_kda)
+        == FLA_FUSED_RECURRENT_KDA
+    )
     torch.manual_seed(17)
     q, k, v, g, beta = inputs(2, 3, 2, 16, 8)
     s0 = torch.randn(2, 2, 16, 8)

@@ -9,7 +9,7 @@ import torch
 
 import rudnn
 import rudnn.torch as rt
-from conftest import assert_close
+from conftest import assert_close, flash_attn_signature
 
 
 def test_kv_cache_attention_appends_and_attends():
@@ -132,17 +132,6 @@ def test_an_append_to_a_page_another_entry_uses_is_refused_and_reported():
     assert_close(o[0], expected, 1e-5, "o[0]")
 
 
-# flash-attn 2.8.3's flash_attn_with_kvcache: (name, default) in order.
-FLASH_ATTN_WITH_KVCACHE = [
-    ("q", None), ("k_cache", None), ("v_cache", None), ("k", None), ("v", None),
-    ("rotary_cos", None), ("rotary_sin", None), ("cache_seqlens", None),
-    ("cache_batch_idx", None), ("cache_leftpad", None), ("block_table", None),
-    ("softmax_scale", None), ("causal", False), ("window_size", (-1, -1)),
-    ("softcap", 0.0), ("rotary_interleaved", True), ("alibi_slopes", None),
-    ("num_splits", 0), ("return_softmax_lse", False),
-]  # fmt: skip
-
-
 def test_flash_attn_with_kvcache_is_flash_attns_over_kv_cache_attention():
     import inspect
 
@@ -150,7 +139,7 @@ def test_flash_attn_with_kvcache_is_flash_attns_over_kv_cache_attention():
         (p.name, None if p.default is inspect.Parameter.empty else p.default)
         for p in inspect.signature(rt.flash_attn_with_kvcache).parameters.values()
     ]
-    assert got == FLASH_ATTN_WITH_KVCACHE
+    assert got == flash_attn_signature("flash_attn_with_kvcache")
     torch.manual_seed(19)
     B, T, H, G, D, S = 2, 3, 4, 2, 16, 12
     caches = torch.randn(B, S, G, D), torch.randn(B, S, G, D)
@@ -168,20 +157,59 @@ def test_flash_attn_with_kvcache_is_flash_attns_over_kv_cache_attention():
     assert all(torch.equal(a, b) for a, b in zip(ours, theirs))
 
 
-@pytest.mark.parametrize(
-    "options, name",
-    [
-        ({"rotary_cos": torch.ones(12, 4), "rotary_sin": torch.ones(12, 4)}, "rotary_cos"),
-        ({"cache_batch_idx": torch.tensor([1, 0])}, "cache_batch_idx"),
-    ],
-)
-def test_flash_attn_with_kvcache_refuses_what_it_cannot_honour_by_name(options, name):
-    q, new = torch.randn(2, 3, 4, 16), torch.randn(2, 3, 2, 16)
-    arguments = dict(k=new, v=new, cache_seqlens=1, causal=True)
-    arguments.update(options)
-    cache = torch.zeros(2, 8, 2, 16)
-    with pytest.raises(NotImplementedError, match=name):
-        rt.flash_attn_with_kvcache(q, cache, cache.clone(), **arguments)
+def rotate(x, cos, sin, positions, interleaved):
+    """x [T, G, D] turned (float64) at `positions` [T] by flash-attn's rotary
+    embedding: the first 2Q features in pairs (2p, 2p + 1) when
+    interleaved, else (p, p + Q)."""
+    pairs = cos.shape[1]
+    c, s = cos[positions][:, None].double(), sin[positions][:, None].double()
+    x = x.double().clone()
+    first, second = (
+        (slice(0, 2 * pairs, 2), slice(1, 2 * pairs, 2)) if interleaved
+        else (slice(0, pairs), slice(pairs, 2 * pairs))
+    )  # fmt: skip
+    a, b = x[..., first].clone(), x[..., second].clone()
+    x[..., first], x[..., second] = a * c - b * s, a * s + b * c
+    return x
+
+
+@pytest.mark.parametrize("interleaved, causal", [(True, True), (False, False)])
+def test_rotary_embedding_and_cache_rows_as_flash_attn_takes_them(interleaved, causal):
+    # Three entries over five cache rows; rotary over 8 of 16 features.
+    B, T, H, G, D, E, S, N, R = 3, 2, 4, 2, 16, 8, 12, 5, 20
+    q, k, v = torch.randn(B, T, H, D), torch.randn(B, T, G, D), torch.randn(B, T, G, E)
+    k_cache, v_cache = torch.randn(N, S, G, D), torch.randn(N, S, G, E)
+    rows, lengths = torch.tensor([4, 0, 2]), torch.tensor([5, 0, S - T], dtype=torch.int32)
+    angles = torch.arange(R)[:, None] * (10000.0 ** (-torch.arange(4) / 4))[None]
+    cos, sin = torch.cos(angles), torch.sin(angles)
+    before = k_cache.clone(), v_cache.clone()
+    o, lse = rt.flash_attn_with_kvcache(
+        q, k_cache, v_cache, k, v, rotary_cos=cos, rotary_sin=sin, cache_seqlens=lengths,
+        cache_batch_idx=rows, causal=causal, rotary_interleaved=interleaved,
+        return_softmax_lse=True,
+    )
+    n = lengths.tolist()
+    turned = [rotate(k[b], cos, sin, torch.arange(n[b], n[b] + T), interleaved) for b in range(B)]
+    for b, row in enumerate(rows.tolist()):
+        assert_close(k_cache[row, n[b] : n[b] + T], turned[b], 1e-6, f"appended k of entry {b}")
+        assert torch.equal(v_cache[row, n[b] : n[b] + T], v[b])
+        assert torch.equal(k_cache[row, : n[b]], before[0][row, : n[b]])
+    untouched = sorted(set(range(N)) - set(rows.tolist()))
+    assert torch.equal(k_cache[untouched], before[0][untouched])
+    # flash-attn turns each query at its own position when causal, else
+    # every one at the cached length.
+    positions = [torch.arange(n[b], n[b] + T) if causal else torch.full((T,), n[b])
+                 for b in range(B)]  # fmt: skip
+    queries = torch.stack([rotate(q[b], cos, sin, positions[b], interleaved) for b in range(B)])
+    expect_each_entry(
+        queries, o, lse, dict(causal=causal),
+        lambda b: torch.cat([before[0][rows[b] : rows[b] + 1, : n[b]], turned[b][None]], 1),
+        lambda b: torch.cat([before[1][rows[b] : rows[b] + 1, : n[b]], v[b : b + 1]], 1),
+        T,
+    )
+    with pytest.raises(rudnn.InvalidArgument, match="attend-only"):
+        rt.flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=lengths, rotary_cos=cos,
+                                   rotary_sin=sin, cache_batch_idx=rows)
 
 
 def paged(cache, Z, table):

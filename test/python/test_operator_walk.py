@@ -23,6 +23,7 @@ CALLER_ATTRIBUTES = {
     "non_causal": True,
     "num_layers": 2,
     "qk_l2norm": True,
+    "rotary_interleaved": True,
     "save_boundaries": True,
     "save_tiles": True,
     "scale": 0.25,

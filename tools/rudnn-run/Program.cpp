@@ -144,6 +144,9 @@ void Program::completeDims(std::map<char, int64_t> &dims) const {
     if (!call.contract)
       continue;
     for (const DimContract &dim : call.contract->dims) {
+      if (dim.defaultsTo && !dims.count(dim.letter) &&
+          dims.count(dim.defaultsTo))
+        dims[dim.letter] = dims[dim.defaultsTo];
       if (!dim.timesOf)
         continue;
       auto derived = dims.find(dim.letter);

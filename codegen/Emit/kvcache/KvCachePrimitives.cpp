@@ -53,7 +53,7 @@ struct PartialsKernel {
   int64_t headDim, valueDim, warps, pageSize;
   SplitShape split;
   int64_t windowRight;
-  bool causal, capped, biased, aligned;
+  bool causal, capped, biased, rotary, aligned;
 
   static PartialsKernel of(DecodePartialsOp op) {
     PartialsKernel kernel{dtype(op.getQ()),
@@ -68,6 +68,7 @@ struct PartialsKernel {
                           !op.getNonCausal(),
                           op.getSoftcapAttr() != nullptr,
                           op.getAlibiSlopes() != nullptr,
+                          op.getRotaryCos() != nullptr,
                           op->hasAttr(RudnnDialect::kAlignedViewsAttrName)};
     if (op.getBlockTable())
       kernel.pageSize =
@@ -81,7 +82,7 @@ struct PartialsKernel {
   }
   /// "decode_partials_bf16_d128_e128_w4_page16_blocks396", with
   /// "_attend" (nothing appended), "_noncausal", "_window{left}_{right}",
-  /// "_softcap", "_alibi" and "_a16" when they apply.
+  /// "_softcap", "_alibi", "_rotary" and "_a16" when they apply.
   std::string entry() const {
     auto bound = [](int64_t keys) {
       return keys < 0 ? std::string("inf") : std::to_string(keys);
@@ -101,7 +102,8 @@ struct PartialsKernel {
       name += "_noncausal";
     if (split.windowLeft >= 0 || windowRight >= 0)
       name += "_window" + bound(split.windowLeft) + "_" + bound(windowRight);
-    name += std::string(capped ? "_softcap" : "") + (biased ? "_alibi" : "");
+    name += std::string(capped ? "_softcap" : "") + (biased ? "_alibi" : "") +
+            (rotary ? "_rotary" : "");
     return aligned ? name + "_a16" : name;
   }
 };
@@ -238,6 +240,10 @@ struct PartialsModel
     builder.strides(partials.getBlockTable(), {"block_table_b"});
     builder.pointer(partials.getAlibiSlopes(), "alibi_slopes", "float", false);
     builder.strides(partials.getAlibiSlopes(), {"alibi_b"});
+    builder.pointer(partials.getCacheBatchIdx(), "cache_batch", "int", false);
+    Value cos = partials.getRotaryCos(), sin = partials.getRotarySin();
+    builder.pointer(cos, "rotary_cos", in, false);
+    builder.pointer(sin, "rotary_sin", in, false);
     bindSplit(builder, partials.getCacheLengths(), partials.getCacheLeftpad(),
               split.splits, kernel.valueDim);
     // The capacity: S, or pages an entry may have times the page size.
@@ -247,6 +253,20 @@ struct PartialsModel
                         : builder.dim(DimRef::of('S'), "capacity");
     const std::string pages =
         kernel.pageSize ? builder.dim(DimRef::of('P'), "pages") : "0";
+    const std::string cacheRows =
+        kernel.pageSize ? "0" : builder.dim(DimRef::of('N'), "cache_rows");
+    // The rotary tables' positions and pairs (none without them).
+    const std::string rotary =
+        kernel.rotary
+            ? "{rotary_cos, rotary_sin, " +
+                  builder.dim(DimRef::of('R'), "rotary_rows") + ", " +
+                  builder.dim(DimRef::of('Q'), "rotary_pairs") + ", " +
+                  (partials.getRotaryInterleaved() ? "true" : "false") + "}"
+            : "{nullptr, nullptr, 0, 0, false}";
+    // FlashAttention turns every query at its own position when causal or
+    // windowed, else all at the cached length.
+    const bool eachQuery =
+        kernel.causal || split.windowLeft >= 0 || kernel.windowRight >= 0;
     builder.scalar("scale", partials.getScaleAttr().getValueAsDouble());
     FloatAttr softcap = partials.getSoftcapAttr();
     builder.scalar("softcap", softcap ? softcap.getValueAsDouble() : 0.0);
@@ -269,11 +289,13 @@ struct PartialsModel
         << ", scale,\n      " << split.initializer()
         << ",\n      alibi_slopes, alibi_b, softcap, "
         << (kernel.causal ? "true" : "false") << ", " << kernel.windowRight
-        << "};\n"
+        << ",\n      cache_batch, " << cacheRows << ", " << rotary << ", "
+        << (eachQuery ? "true" : "false") << "};\n"
         << "  rudnn::attention::decode_partials<" << in << ", "
         << kernel.headDim << ", " << kernel.valueDim << ", " << kernel.warps
         << ", " << kernel.pageSize << ", " << (kernel.capped ? "true" : "false")
-        << ", " << (kernel.biased ? "true" : "false")
+        << ", " << (kernel.biased ? "true" : "false") << ", "
+        << (kernel.rotary ? "true" : "false")
         << (kernel.aligned ? ", rudnn::tile::Alignment::Aligned" : "")
         << ">(p);\n";
     KernelLaunch &launch = builder.launch();

@@ -22,6 +22,7 @@
 
 #include "rudnn/attention/block.cuh"
 #include "rudnn/attention/decode_split.cuh"
+#include "rudnn/attention/rotary.cuh"
 #include "rudnn/shared.cuh"
 #include "rudnn/tile/pipeline.cuh"
 #include "rudnn/tile/warp_tile.cuh"
@@ -36,7 +37,10 @@ namespace attention {
 /// `capacity`: the tokens an entry may hold (S, or M·Z); `pages`: P (0:
 /// contiguous). ALiBi's slope of head h of entry b: alibi_slopes[b ·
 /// alibi_batch + h]; softcap 0: none; window_right −1: unbounded (the left
-/// bound is the split's).
+/// bound is the split's). cache_batch [B] (or null: entry b's) maps an
+/// entry to its row of a contiguous cache of cache_rows. `rotary` turns
+/// the new keys at their positions and the queries at theirs (each
+/// token's own with `rotary_each_query`, else all at the cached length).
 template <typename T> struct DecodeParams {
   const T *q, *k, *v;
   T *k_cache, *v_cache;
@@ -55,6 +59,10 @@ template <typename T> struct DecodeParams {
   float softcap;
   bool causal;
   int window_right;
+  const int *cache_batch;
+  int cache_rows;
+  Rotary<T> rotary;
+  bool rotary_each_query;
 };
 
 /// The block's dynamic shared memory (decodeSharedBytes on the host): the
@@ -88,7 +96,7 @@ __device__ __forceinline__ long long cache_offset(const DecodeParams<T> &p,
                                                   const SequenceStrides &s,
                                                   int b, int j, int g) {
   if constexpr (PageSize == 0) {
-    return s.offset(b, j, g);
+    return s.offset(p.cache_batch ? p.cache_batch[b] : b, j, g);
   } else {
     const int page = p.block_table[b * p.block_table_batch + j / PageSize];
     return s.offset(page, j % PageSize, g);
@@ -126,9 +134,22 @@ shares_appended_page(const DecodeParams<T> &p, int b, int first, int used) {
   return shared;
 }
 
+/// Whether another entry maps to cache row `row`, which entry b appends
+/// to: the appends would race. A scan of the entries, so only a call with
+/// a status pays for it (without one, the host checks). Block-collective.
+template <typename T>
+__device__ __forceinline__ bool shares_cache_row(const DecodeParams<T> &p,
+                                                 int b, int row) {
+  bool shared = false;
+  for (int other = threadIdx.x; other < p.split.batch; other += blockDim.x)
+    shared = shared || (other != b && p.cache_batch[other] == row);
+  return __syncthreads_or(shared);
+}
+
 /// Whether entry b's step may run: a length from 0, room for the new
-/// tokens, a left padding within the length, every page up to the last
-/// key in range and, with a status, the pages it appends to used by no
+/// tokens (and rotary positions for them), a left padding within the
+/// length, its cache row in range or every page up to the last key in
+/// range and, with a status, the row or pages it appends to used by no
 /// other entry. Block-collective.
 template <int PageSize, typename T>
 __device__ __forceinline__ bool entry_fits(const DecodeParams<T> &p, int b,
@@ -138,7 +159,17 @@ __device__ __forceinline__ bool entry_fits(const DecodeParams<T> &p, int b,
     if (pad < 0 || pad > length)
       return false;
   }
+  if (p.rotary.cos && static_cast<long long>(length) + p.split.tokens >
+                          static_cast<long long>(p.rotary.rows))
+    return false;
   if constexpr (PageSize == 0) {
+    if (p.cache_batch) {
+      const int row = p.cache_batch[b];
+      if (row < 0 || row >= p.cache_rows)
+        return false;
+      if (p.status && p.split.appended && shares_cache_row(p, b, row))
+        return false;
+    }
     return has_room(p, length);
   } else {
     if (!has_room(p, length))
@@ -172,8 +203,10 @@ __device__ __forceinline__ bool rows_aligned(const DecodeParams<T> &p) {
 
 /// Copies the new tokens' keys and values of key head g into the cache
 /// rows [length, length + T), 16 bytes at a time where `vectors` (always,
-/// with aligned views of whole chunks). Block-collective.
-template <int D, int E, int PageSize, tile::Alignment Views, typename T>
+/// with aligned views of whole chunks); the keys turned first (Rotary).
+/// Block-collective.
+template <int D, int E, int PageSize, bool Rotary, tile::Alignment Views,
+          typename T>
 __device__ void append_tokens(const DecodeParams<T> &p, int b, int g,
                               int length, bool vectors) {
   constexpr int n = 16 / sizeof(T);
@@ -193,7 +226,21 @@ __device__ void append_tokens(const DecodeParams<T> &p, int b, int g,
                  : p.v_cache + cache_offset<PageSize>(p, p.v_cache_strides, b,
                                                       length + t, g)) +
             column;
-    if (kAlwaysVectors || (vectors && column + n <= width)) {
+    if (Rotary && key && column < 2 * p.rotary.pairs) {
+      // Turned from the source row, then stored as one vector if it may.
+      alignas(16) T turned[n];
+      for (int e = 0; e < n; ++e)
+        turned[e] = column + e < width
+                        ? from_float<T>(p.rotary.feature(
+                              from - column, column + e, length + t))
+                        : T{};
+      if (kAlwaysVectors || (vectors && column + n <= width))
+        *reinterpret_cast<uint4 *>(to) =
+            *reinterpret_cast<const uint4 *>(turned);
+      else
+        for (int e = 0; e < n && column + e < width; ++e)
+          to[e] = turned[e];
+    } else if (kAlwaysVectors || (vectors && column + n <= width)) {
       *reinterpret_cast<uint4 *>(to) = *reinterpret_cast<const uint4 *>(from);
     } else if constexpr (!kAlwaysVectors) {
       for (int e = 0; e < n && column + e < width; ++e)
@@ -260,13 +307,47 @@ decode_scores(Scores &scores, const ScoreScale<Capped, Biased> &scale,
   });
 }
 
+/// Turns what just landed in shared memory and the rotary embedding
+/// concerns: the queries (with `queries`, at the pass's first stage) and
+/// the stage's keys of new tokens (rows j0 + r from `length` to `last`),
+/// which came from k unturned; the cached keys were turned when appended.
+/// Block-collective; ends on a barrier when it turned anything.
+template <typename T, typename Queries, typename Keys>
+__device__ __forceinline__ void
+turn_landed_rows(const DecodeParams<T> &p, const Queries &q, const Keys &k,
+                 bool queries, int j0, int length, int last, int row0, int rows,
+                 int group) {
+  const int queryRows = queries ? Queries::kRows : 0;
+  const int keyRows = j0 + Keys::kRows > length && j0 < last ? Keys::kRows : 0;
+  if (queryRows + keyRows == 0)
+    return;
+  const int pairs = p.rotary.pairs;
+  for (int id = threadIdx.x; id < (queryRows + keyRows) * pairs;
+       id += blockDim.x) {
+    const int r = id / pairs, pair = id % pairs;
+    if (r < queryRows) {
+      if (row0 + r >= rows)
+        continue;
+      const int token = (row0 + r) / group;
+      p.rotary.turn([&](int e) -> T & { return q(r, e); }, pair,
+                    length + (p.rotary_each_query ? token : 0));
+    } else {
+      const int j = j0 + r - queryRows;
+      if (j >= length && j < last)
+        p.rotary.turn([&](int e) -> T & { return k(r - queryRows, e); }, pair,
+                      j);
+    }
+  }
+  __syncthreads();
+}
+
 /// Rows [row0, row0 + 16) of item (b, g, part) — row r is query head
 /// g·group + r % group of new token r / group — against the item's keys
 /// [first, last) of an entry of `length` cached tokens; its normalised
 /// outputs and log-sum-exps written as the final o and lse (an entry of
 /// one part) or as part `part`'s partial results.
 template <typename T, int D, int E, int Warps, int PageSize, bool Capped,
-          bool Biased, tile::Alignment Views>
+          bool Biased, bool Rotary, tile::Alignment Views>
 __device__ void attend_part(const DecodeParams<T> &p, int b, int g, int part,
                             int parts, int row0, int length, int first,
                             int last, bool vectors) {
@@ -342,6 +423,9 @@ __device__ void attend_part(const DecodeParams<T> &p, int b, int g, int part,
       [&](int step, int stage) {
         const typename Shared::Keys keys{shared->k[stage]};
         const typename Shared::Values values{shared->v[stage]};
+        if constexpr (Rotary)
+          turn_landed_rows(p, queries, keys, step == 0, first + step * kStage,
+                           length, last, row0, rows, group);
         const int j0 = first + step * kStage + 16 * warp;
         tile::WarpTile<T, 16, 16> scores;
         scores.clear();
@@ -413,7 +497,8 @@ __device__ void attend_part(const DecodeParams<T> &p, int b, int g, int part,
 
 /// The partials kernel: a grid of persistent blocks over the work items.
 template <typename T, int D, int E, int Warps, int PageSize, bool Capped,
-          bool Biased, tile::Alignment Views = tile::Alignment::Checked>
+          bool Biased, bool Rotary,
+          tile::Alignment Views = tile::Alignment::Checked>
 __device__ void decode_partials(const DecodeParams<T> &p) {
   const DecodeSplit &split = p.split;
   const int partKeys = split.forced > 0 ? 0 : split.chosen_part_keys();
@@ -426,7 +511,7 @@ __device__ void decode_partials(const DecodeParams<T> &p) {
     const int length = split.cache_lengths[b];
     const bool fits = entry_fits<PageSize>(p, b, length);
     if (fits && part == 0 && split.appended)
-      append_tokens<D, E, PageSize, Views>(p, b, g, length, vectors);
+      append_tokens<D, E, PageSize, Rotary, Views>(p, b, g, length, vectors);
     if (p.status && g == 0 && part == 0 && threadIdx.x == 0)
       p.status[b] = fits ? 0 : 1;
     // A refused entry attends to nothing: zeros and −inf.
@@ -439,7 +524,7 @@ __device__ void decode_partials(const DecodeParams<T> &p) {
         start +
         (part * per + per < keys ? static_cast<int>(part * per + per) : keys);
     for (int row0 = 0; row0 < rows; row0 += 16)
-      attend_part<T, D, E, Warps, PageSize, Capped, Biased, Views>(
+      attend_part<T, D, E, Warps, PageSize, Capped, Biased, Rotary, Views>(
           p, b, g, part, parts, row0, fits ? length : 0, first, last, vectors);
   }
 }

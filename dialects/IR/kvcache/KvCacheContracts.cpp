@@ -51,19 +51,49 @@ std::vector<TensorContract> newTokens() {
           fresh("v", "BTGE", "the new tokens' values (absent: attend only)")};
 }
 
-/// The options after the lengths: the left padding and the ALiBi slopes.
-std::vector<TensorContract> options() {
+/// The options after the lengths: the left padding, the cache rows of a
+/// contiguous cache's entries (`batchIndex`), the ALiBi slopes and the
+/// rotary tables.
+std::vector<TensorContract> options(bool batchIndex) {
   TensorContract leftpad =
       contractTensor("cache_leftpad", "B", ElementRule::I32,
                      "cached tokens before it are padding, never attended");
   leftpad.packing = Packing::Dense;
   leftpad.optional = true;
+  TensorContract rows = contractTensor(
+      "cache_batch_idx", "B", ElementRule::I32,
+      "the cache row of each entry (distinct when appending)", Sample::Pages);
+  rows.packing = Packing::Dense;
+  rows.optional = true;
+  rows.counts = 'N';
   TensorContract slopes = contractTensor(
       "alibi_slopes", "BH", ElementRule::F32,
       "ALiBi: a key j's score gains −slope · |d − j|, d the query's "
       "diagonal");
   slopes.optional = true;
-  return {leftpad, slopes};
+  auto table = [](std::string_view name, std::string_view doc) {
+    TensorContract rotary = withElementsOf(
+        contractTensor(name, "RQ", ElementRule::Float, doc), "q");
+    rotary.packing = Packing::Dense;
+    rotary.optional = true;
+    return rotary;
+  };
+  std::vector<TensorContract> tensors = {leftpad};
+  if (batchIndex)
+    tensors.push_back(rows);
+  tensors.insert(
+      tensors.end(),
+      {slopes,
+       table("rotary_cos", "cosines of the rotary angles, a row a position"),
+       table("rotary_sin", "sines of the rotary angles, a row a position")});
+  return tensors;
+}
+
+/// The rotary tables' dims.
+std::vector<DimContract> rotaryDims() {
+  return {{'R', "dim", "rotary positions"},
+          {'Q', "dim", "rotary feature pairs (Q ≤ D / 2)", false, 1,
+           kAttentionMaxHeadDim / 2}};
 }
 
 /// A cache operand of `layout`, and the result that is it, updated.
@@ -87,8 +117,9 @@ std::vector<TensorContract> results(TensorContract kCache,
   lse.optional = true;
   TensorContract status = refusalStatus(
       "0: appended and attended; 1: refused (a negative length, an append "
-      "past the cache, a page out of range, a left padding past the "
-      "length): caches untouched, o 0");
+      "past the cache or the rotary positions, a page out of range, a left "
+      "padding past the length, a cache row out of range or shared): "
+      "caches untouched, o 0");
   return {withElementsOf(contractTensor("o", "BTHE", ElementRule::Float,
                                         "each new token's attention to the "
                                         "cache up to and including itself"),
@@ -103,12 +134,17 @@ const OperatorContract &rudnn::kvCacheAttentionContract() {
     OperatorContract c;
     c.op = "rudnn.kv_cache_attention";
     c.summary = "One decoding step over a K/V cache appended in place";
-    c.dims = cacheDims({{'S', "dim", "cache capacity, Tmax"}});
-    auto [kCache, kResult] = cache("k_cache", "BSGD", "cached keys");
-    auto [vCache, vResult] = cache("v_cache", "BSGE", "cached values");
+    DimContract rows{'N', "dim", "cache rows (B without cache_batch_idx)"};
+    rows.defaultsTo = 'B';
+    std::vector<DimContract> own = {{'S', "dim", "cache capacity, Tmax"}, rows};
+    for (const DimContract &dim : rotaryDims())
+      own.push_back(dim);
+    c.dims = cacheDims(own);
+    auto [kCache, kResult] = cache("k_cache", "NSGD", "cached keys");
+    auto [vCache, vResult] = cache("v_cache", "NSGE", "cached values");
     c.operands = newTokens();
     c.operands.insert(c.operands.end(), {kCache, vCache, cacheLengths("S")});
-    for (const TensorContract &option : options())
+    for (const TensorContract &option : options(true))
       c.operands.push_back(option);
     c.results = results(kResult, vResult);
     return c;
@@ -121,10 +157,13 @@ const OperatorContract &rudnn::kvCacheAttentionPagedContract() {
     OperatorContract c;
     c.op = "rudnn.kv_cache_attention_paged";
     c.summary = "One decoding step over a paged K/V cache";
-    c.dims = cacheDims(
-        {{'P', "dim", "pages"},
-         {'Z', "page size", "tokens a page", true, 1, kKvCacheMaxPageSize},
-         {'M', "dim", "pages an entry may have"}});
+    std::vector<DimContract> own = {
+        {'P', "dim", "pages"},
+        {'Z', "page size", "tokens a page", true, 1, kKvCacheMaxPageSize},
+        {'M', "dim", "pages an entry may have"}};
+    for (const DimContract &dim : rotaryDims())
+      own.push_back(dim);
+    c.dims = cacheDims(own);
     auto [kPages, kResult] = cache("k_pages", "PZGD", "pages of keys");
     auto [vPages, vResult] = cache("v_pages", "PZGE", "pages of values");
     TensorContract table =
@@ -136,7 +175,7 @@ const OperatorContract &rudnn::kvCacheAttentionPagedContract() {
     c.operands = newTokens();
     c.operands.insert(c.operands.end(),
                       {kPages, vPages, table, cacheLengths("MZ")});
-    for (const TensorContract &option : options())
+    for (const TensorContract &option : options(false))
       c.operands.push_back(option);
     c.results = results(kResult, vResult);
     return c;

@@ -47,11 +47,32 @@ std::optional<int64_t> optionalInt(std::optional<uint64_t> value) {
 }
 
 /// The options the operators and their partials share: new keys and values
-/// together or neither, the window, the softcap and the scale.
+/// together or neither; the rotary tables together, with new keys, over at
+/// most D / 2 pairs; the window, the softcap and the scale.
 template <typename CacheOp> LogicalResult verifyOptions(CacheOp op) {
   if (static_cast<bool>(op.getK()) != static_cast<bool>(op.getV()))
     return op.emitOpError() << "takes the new tokens' 'k' and 'v' together, "
                                "or neither (an attend-only call)";
+  if (static_cast<bool>(op.getRotaryCos()) !=
+      static_cast<bool>(op.getRotarySin()))
+    return op.emitOpError()
+           << "takes 'rotary_cos' and 'rotary_sin' together, or neither";
+  if (op.getRotaryCos()) {
+    if (!op.getK())
+      return op.emitOpError() << "rotates the new tokens' keys: 'rotary' "
+                                 "needs 'k' and 'v'";
+    auto table = cast<RankedTensorType>(op.getRotaryCos().getType());
+    const int64_t headDim =
+        cast<RankedTensorType>(op.getQ().getType()).getShape().back();
+    if (table.getRank() == 2 && !table.isDynamicDim(1) &&
+        2 * table.getDimSize(1) > headDim)
+      return op.emitOpError()
+             << "'rotary_cos' holds " << table.getDimSize(1)
+             << " pairs a position: at most D / 2 = " << headDim / 2;
+  }
+  if (op.getRotaryInterleaved() && !op.getRotaryCos())
+    return op.emitOpError() << "'interleaved' describes rotary tables it "
+                               "does not have";
   return success(succeeded(checkWindow(op, optionalInt(op.getWindowLeft()),
                                        optionalInt(op.getWindowRight()))) &&
                  succeeded(checkPositive(op, "softcap", op.getSoftcapAttr())) &&
@@ -60,10 +81,23 @@ template <typename CacheOp> LogicalResult verifyOptions(CacheOp op) {
 
 template <typename CacheOp> LogicalResult verifyKvCache(CacheOp op) {
   ShapeChecker shapes(op, kCacheStaticDims);
-  return success(succeeded(verifyOptions(op)) &&
-                 succeeded(verifyOperatorContract(op, shapes)) &&
-                 succeeded(checkSplits(op, op.getSplits())) &&
-                 succeeded(checkGrid(op, op.getBlocks(), op.getWarps())));
+  if (failed(verifyOptions(op)) || failed(verifyOperatorContract(op, shapes)) ||
+      failed(checkSplits(op, op.getSplits())) ||
+      failed(checkGrid(op, op.getBlocks(), op.getWarps())))
+    return failure();
+  if constexpr (std::is_same_v<CacheOp, KvCacheAttentionOp>) {
+    // Without a row map, cache row b is entry b's.
+    const int64_t entries =
+        cast<RankedTensorType>(op.getQ().getType()).getDimSize(0);
+    const int64_t rows =
+        cast<RankedTensorType>(op.getKCache().getType()).getDimSize(0);
+    if (!op.getCacheBatchIdx() && !ShapedType::isDynamic(entries) &&
+        !ShapedType::isDynamic(rows) && entries != rows)
+      return op.emitOpError()
+             << "has " << rows << " cache rows for " << entries
+             << " entries: without 'cache_batch_idx' they are one each";
+  }
+  return success();
 }
 
 /// The cached values [.., .., G, E] (pages or contiguous).
@@ -101,7 +135,7 @@ LogicalResult specializeKvCache(CacheOp op, TargetAttr target) {
 /// partials (appending) → combine.
 template <typename CacheOp>
 LogicalResult decomposeKvCache(CacheOp op, OpBuilder &builder) {
-  Value kCache, vCache, blockTable;
+  Value kCache, vCache, blockTable, batchIndex;
   if constexpr (std::is_same_v<CacheOp, KvCacheAttentionPagedOp>) {
     kCache = op.getKPages();
     vCache = op.getVPages();
@@ -109,6 +143,7 @@ LogicalResult decomposeKvCache(CacheOp op, OpBuilder &builder) {
   } else {
     kCache = op.getKCache();
     vCache = op.getVCache();
+    batchIndex = op.getCacheBatchIdx();
   }
   if (!op.getScaleAttr() || !op.getBlocks() || !op.getWarps())
     return op.emitOpError() << "needs its scale and grid: run "
@@ -131,10 +166,12 @@ LogicalResult decomposeKvCache(CacheOp op, OpBuilder &builder) {
       TypeRange{kCache.getType(), vCache.getType(), o.getType(), lse.getType(),
                 oPartial, lsePartial, op.getStatus().getType()},
       op.getQ(), op.getK(), op.getV(), kCache, vCache, blockTable,
-      op.getCacheLengths(), op.getCacheLeftpad(), op.getAlibiSlopes(),
-      op.getNonCausalAttr(), op.getWindowLeftAttr(), op.getWindowRightAttr(),
-      op.getSoftcapAttr(), op.getScaleAttr(), op.getBlocksAttr(),
-      op.getWarpsAttr(), op.getSplitsAttr());
+      op.getCacheLengths(), op.getCacheLeftpad(), batchIndex,
+      op.getAlibiSlopes(), op.getRotaryCos(), op.getRotarySin(),
+      op.getRotaryInterleavedAttr(), op.getNonCausalAttr(),
+      op.getWindowLeftAttr(), op.getWindowRightAttr(), op.getSoftcapAttr(),
+      op.getScaleAttr(), op.getBlocksAttr(), op.getWarpsAttr(),
+      op.getSplitsAttr());
   UnitAttr attendOnly = op.getK() ? UnitAttr() : builder.getUnitAttr();
   auto combine = builder.create<DecodeCombineOp>(
       loc, TypeRange{o.getType(), lse.getType()}, partials.getOPartial(),
@@ -161,8 +198,8 @@ LogicalResult decomposeKvCache(CacheOp op, OpBuilder &builder) {
 
 LogicalResult DecodePartialsOp::verify() {
   const bool paged = static_cast<bool>(getBlockTable());
-  const StringRef cacheK = paged ? "PZGD" : "BSGD",
-                  cacheV = paged ? "PZGE" : "BSGE";
+  const StringRef cacheK = paged ? "PZGD" : "NSGD",
+                  cacheV = paged ? "PZGE" : "NSGE";
   ShapeChecker shapes(*this, kCacheStaticDims);
   shapes.expect('X', kDecodeMaxSplits, "the partials' slots");
   auto floats = [&](StringRef name, Value value, StringRef layout) {
@@ -188,7 +225,11 @@ LogicalResult DecodePartialsOp::verify() {
       (paged && !i32("block_table", getBlockTable(), "BM")) ||
       !i32("cache_lengths", getCacheLengths(), "B") ||
       (getCacheLeftpad() && !i32("cache_leftpad", getCacheLeftpad(), "B")) ||
+      (getCacheBatchIdx() &&
+       !i32("cache_batch_idx", getCacheBatchIdx(), "B")) ||
       (getAlibiSlopes() && !f32("alibi_slopes", getAlibiSlopes(), "BH")) ||
+      (getRotaryCos() && !floats("rotary_cos", getRotaryCos(), "RQ")) ||
+      (getRotarySin() && !floats("rotary_sin", getRotarySin(), "RQ")) ||
       !floats("k_cache_out", getKCacheOut(), cacheK) ||
       !floats("v_cache_out", getVCacheOut(), cacheV) ||
       !floats("o", getO(), "BTHE") || !f32("lse", getLse(), "BHT") ||

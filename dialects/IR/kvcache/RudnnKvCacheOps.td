@@ -38,16 +38,25 @@ def Rudnn_KvCacheAttentionOp : Rudnn_FamilyOperatorOp<"kv_cache_attention", "KvC
     to the last; a `window (left, right)` keeps keys `d − left … d + right`
     (−1: unbounded on that side); a `softcap` caps the scores to
     `softcap · tanh(s / softcap)`; `alibi_slopes` `[B, H]` f32 adds
-    `−slope · |d − j|` after it. An entry whose append would pass the
-    capacity S, whose length is negative or whose left padding is outside
-    `[0, L]` is refused: its caches are untouched, its
-    `o` is 0, its `lse` −inf and its `status` 1. Nothing is ever written
-    outside the cache.
+    `−slope · |d − j|` after it. `rotary (cos, sin)` `[R, Q]` (q's type)
+    rotates the new keys (before they are appended) at positions `L + i`
+    and the queries at `L + i` (causal or windowed) or all at `L`, as
+    FlashAttention does: the first 2Q features in pairs `(2p, 2p + 1)`
+    with `interleaved`, else `(p, p + Q)`, by the angle whose cosine and
+    sine are row `L + i`'s entry p. `cache_batch_idx` `[B]` i32 maps entry
+    b to cache row `cache_batch_idx[b]` of N (distinct rows when
+    appending). An entry whose append would pass the capacity S (or the R
+    rotary positions), whose length is negative, whose left padding is
+    outside `[0, L]`, or whose cache row is outside `[0, N)` or another
+    appending entry's is refused: its caches are untouched, its `o` is 0,
+    its `lse` −inf and its `status` 1. Nothing is ever written outside the
+    cache.
 
     Operands: `q` `[B, T, H, D]`, `k` `[B, T, G, D]`, `v` `[B, T, G, E]`,
-    `k_cache` `[B, S, G, D]`, `v_cache` `[B, S, G, E]` (one element type
-    among f32, f16 and bf16), `alibi_slopes` `[B, H]` f32 (any strides),
-    `cache_lengths` and `cache_leftpad` `[B]` i32 (read on the device
+    `k_cache` `[N, S, G, D]`, `v_cache` `[N, S, G, E]` (N = B without
+    `cache_batch_idx`; one element type among f32, f16 and bf16),
+    `alibi_slopes` `[B, H]` f32 (any strides), `cache_lengths`,
+    `cache_leftpad` and `cache_batch_idx` `[B]` i32 (read on the device
     only). D and E are static, 1 to 256; the rest may be dynamic.
 
     Results: `o` `[B, T, H, E]`, the caches (the operands' memory, updated
@@ -79,7 +88,11 @@ def Rudnn_KvCacheAttentionOp : Rudnn_FamilyOperatorOp<"kv_cache_attention", "KvC
     AnyRankedTensor:$v_cache,
     AnyRankedTensor:$cache_lengths,
     Optional<AnyRankedTensor>:$cache_leftpad,
+    Optional<AnyRankedTensor>:$cache_batch_idx,
     Optional<AnyRankedTensor>:$alibi_slopes,
+    Optional<AnyRankedTensor>:$rotary_cos,
+    Optional<AnyRankedTensor>:$rotary_sin,
+    UnitAttr:$rotary_interleaved,
     UnitAttr:$non_causal,
     OptionalAttr<I64Attr>:$window_left,
     OptionalAttr<I64Attr>:$window_right,
@@ -95,7 +108,9 @@ def Rudnn_KvCacheAttentionOp : Rudnn_FamilyOperatorOp<"kv_cache_attention", "KvC
   let assemblyFormat = [{
     $q (`,` $k^ `,` $v)? `cache` `(` $k_cache `,` $v_cache `)`
     `lengths` $cache_lengths (`leftpad` $cache_leftpad^)?
-    (`alibi` $alibi_slopes^)? (`non_causal` $non_causal^)?
+    (`batch_index` $cache_batch_idx^)? (`alibi` $alibi_slopes^)?
+    (`rotary` `(` $rotary_cos^ `,` $rotary_sin `)`)?
+    (`interleaved` $rotary_interleaved^)? (`non_causal` $non_causal^)?
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` $softcap^)? (`scale` $scale^)? (`splits` $splits^)?
     (`blocks` $blocks^)? (`warps` $warps^)? attr-dict `:`
@@ -119,8 +134,8 @@ def Rudnn_KvCacheAttentionPagedOp : Rudnn_FamilyOperatorOp<"kv_cache_attention_p
     `status` result, an entry appending to a page another entry uses is
     refused too; without one, the caller checks. The page size Z is
     static, 1 to 256. Attend-only calls (no `k`, `v`), `cache_leftpad`,
-    `alibi_slopes`, `non_causal`, `window` and `softcap` mean what they
-    mean there.
+    `alibi_slopes`, `rotary`, `non_causal`, `window` and `softcap` mean
+    what they mean there.
 
     ```mlir
     %o, %kp, %vp, %lse, %status = rudnn.kv_cache_attention_paged
@@ -144,6 +159,9 @@ def Rudnn_KvCacheAttentionPagedOp : Rudnn_FamilyOperatorOp<"kv_cache_attention_p
     AnyRankedTensor:$cache_lengths,
     Optional<AnyRankedTensor>:$cache_leftpad,
     Optional<AnyRankedTensor>:$alibi_slopes,
+    Optional<AnyRankedTensor>:$rotary_cos,
+    Optional<AnyRankedTensor>:$rotary_sin,
+    UnitAttr:$rotary_interleaved,
     UnitAttr:$non_causal,
     OptionalAttr<I64Attr>:$window_left,
     OptionalAttr<I64Attr>:$window_right,
@@ -160,7 +178,8 @@ def Rudnn_KvCacheAttentionPagedOp : Rudnn_FamilyOperatorOp<"kv_cache_attention_p
     $q (`,` $k^ `,` $v)? `pages` `(` $k_pages `,` $v_pages `)`
     `block_table` $block_table `lengths` $cache_lengths
     (`leftpad` $cache_leftpad^)? (`alibi` $alibi_slopes^)?
-    (`non_causal` $non_causal^)?
+    (`rotary` `(` $rotary_cos^ `,` $rotary_sin `)`)?
+    (`interleaved` $rotary_interleaved^)? (`non_causal` $non_causal^)?
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` $softcap^)? (`scale` $scale^)? (`splits` $splits^)?
     (`blocks` $blocks^)? (`warps` $warps^)? attr-dict `:`
@@ -200,7 +219,11 @@ def Rudnn_DecodePartialsOp : Rudnn_Op<"decode_partials", [Pure,
     Optional<AnyRankedTensor>:$block_table,
     AnyRankedTensor:$cache_lengths,
     Optional<AnyRankedTensor>:$cache_leftpad,
+    Optional<AnyRankedTensor>:$cache_batch_idx,
     Optional<AnyRankedTensor>:$alibi_slopes,
+    Optional<AnyRankedTensor>:$rotary_cos,
+    Optional<AnyRankedTensor>:$rotary_sin,
+    UnitAttr:$rotary_interleaved,
     UnitAttr:$non_causal,
     OptionalAttr<I64Attr>:$window_left,
     OptionalAttr<I64Attr>:$window_right,
@@ -216,8 +239,9 @@ def Rudnn_DecodePartialsOp : Rudnn_Op<"decode_partials", [Pure,
   let assemblyFormat = [{
     $q (`,` $k^ `,` $v)? `cache` `(` $k_cache `,` $v_cache `)`
     (`block_table` $block_table^)? `lengths` $cache_lengths
-    (`leftpad` $cache_leftpad^)? (`alibi` $alibi_slopes^)?
-    (`non_causal` $non_causal^)?
+    (`leftpad` $cache_leftpad^)? (`batch_index` $cache_batch_idx^)?
+    (`alibi` $alibi_slopes^)? (`rotary` `(` $rotary_cos^ `,` $rotary_sin `)`)?
+    (`interleaved` $rotary_interleaved^)? (`non_causal` $non_causal^)?
     (`window` ` ` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` $softcap^)? `scale` $scale `blocks` $blocks `warps` $warps
     (`splits` $splits^)? attr-dict `:` functional-type(operands, results)

@@ -42,7 +42,14 @@ NamedValues kvCache(const NamedValues &operands,
                    operand(operands, "cache_lengths").data,
                    {},
                    optional("cache_leftpad"),
-                   optional("alibi_slopes")};
+                   optional("alibi_slopes"),
+                   optional("cache_batch_idx"),
+                   optional("rotary_cos"),
+                   optional("rotary_sin")};
+  if (auto it = operands.find("rotary_cos"); it != operands.end()) {
+    s.rotaryRows = it->second.shape[0];
+    s.rotaryPairs = it->second.shape[1];
+  }
   if (paged) {
     const Values &table = operand(operands, "block_table");
     s.pages = kCache.shape[0];
@@ -51,6 +58,7 @@ NamedValues kvCache(const NamedValues &operands,
     in.blockTable = table.data;
   } else {
     s.capacity = kCache.shape[1];
+    s.cacheRows = kCache.shape[0];
   }
   KvCacheOptions options;
   options.scale = attribute(attributes, "scale");
@@ -60,6 +68,8 @@ NamedValues kvCache(const NamedValues &operands,
   options.windowRight =
       static_cast<int64_t>(attributeOr(attributes, "window_right", -1));
   options.softcap = attributeOr(attributes, "softcap", 0);
+  options.rotaryInterleaved =
+      attributeOr(attributes, "rotary_interleaved", 0) != 0;
   KvCacheOutputs out = kvCacheAttention(s, in, options);
   return {{"o", {{s.batch, s.newTokens, s.heads, s.valueDim}, out.o}},
           {kName, {kCache.shape, out.kCache}},

@@ -16,8 +16,14 @@ namespace {
 int64_t cacheRow(const KvCacheShape &s, const KvCacheInputs &in, int64_t b,
                  int64_t t, int64_t width) {
   const int64_t token = s.kvHeads * width; // elements of one token
-  if (!s.paged())
-    return t < s.capacity ? (b * s.capacity + t) * token : -1;
+  if (!s.paged()) {
+    const double row =
+        in.cacheBatchIdx.empty() ? double(b) : in.cacheBatchIdx[b];
+    const int64_t rows = s.cacheRows ? s.cacheRows : s.batch;
+    if (!(row >= 0 && row < double(rows)) || t >= s.capacity)
+      return -1;
+    return (static_cast<int64_t>(row) * s.capacity + t) * token;
+  }
   const int64_t slot = t / s.pageSize;
   if (slot >= s.maxPages)
     return -1;
@@ -60,6 +66,36 @@ void refuseSharedAppends(const KvCacheShape &s, const KvCacheInputs &in,
   }
 }
 
+/// Refuses every appending entry whose cache row another entry maps to:
+/// the appends would race.
+void refuseSharedRows(const KvCacheShape &s, const KvCacheInputs &in,
+                      std::vector<double> &status) {
+  if (in.k.empty() || in.cacheBatchIdx.empty())
+    return;
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t other = 0; other < s.batch; ++other)
+      if (other != b && in.cacheBatchIdx[other] == in.cacheBatchIdx[b])
+        status[b] = 1;
+}
+
+/// `row` (D features, of the entry's head-0 row's layout) turned by the
+/// rotary embedding at `position`.
+std::vector<double> turned(const KvCacheShape &s, const KvCacheInputs &in,
+                           const KvCacheOptions &opt, const double *row,
+                           int64_t position) {
+  std::vector<double> out(row, row + s.headDim);
+  const int64_t pairs = s.rotaryPairs;
+  for (int64_t p = 0; p < pairs && !in.rotaryCos.empty(); ++p) {
+    const int64_t first = opt.rotaryInterleaved ? 2 * p : p,
+                  second = opt.rotaryInterleaved ? 2 * p + 1 : p + pairs;
+    const double c = in.rotaryCos[position * pairs + p],
+                 sn = in.rotarySin[position * pairs + p];
+    out[first] = row[first] * c - row[second] * sn;
+    out[second] = row[first] * sn + row[second] * c;
+  }
+  return out;
+}
+
 } // namespace
 
 KvCacheOutputs rudnn::reference::kvCacheAttention(const KvCacheShape &s,
@@ -81,23 +117,29 @@ KvCacheOutputs rudnn::reference::kvCacheAttention(const KvCacheShape &s,
     const int64_t length = fits ? static_cast<int64_t>(given) : 0;
     if (!in.cacheLeftpad.empty())
       fits = fits && in.cacheLeftpad[b] >= 0 && in.cacheLeftpad[b] <= given;
+    if (!in.rotaryCos.empty())
+      fits = fits && length + Tn <= s.rotaryRows;
     for (int64_t t = 0; fits && t < length + appended; ++t)
       fits = cacheRow(s, in, b, t, D) >= 0;
     out.status[b] = fits ? 0 : 1;
   }
   if (s.paged())
     refuseSharedAppends(s, in, out.status);
+  refuseSharedRows(s, in, out.status);
   for (int64_t b = 0; b < B; ++b) {
     if (out.status[b] != 0)
       continue;
     const int64_t length = static_cast<int64_t>(in.cacheLengths[b]);
     const int64_t pad =
         in.cacheLeftpad.empty() ? 0 : static_cast<int64_t>(in.cacheLeftpad[b]);
-    for (int64_t i = 0; i < appended; ++i) { // the append
+    for (int64_t i = 0; i < appended; ++i) { // the append, keys turned
       const int64_t k0 = cacheRow(s, in, b, length + i, D),
                     v0 = cacheRow(s, in, b, length + i, E);
-      std::copy_n(in.k.begin() + (b * Tn + i) * G * D, G * D,
-                  out.kCache.begin() + k0);
+      for (int64_t g = 0; g < G; ++g) {
+        const std::vector<double> key =
+            turned(s, in, opt, &in.k[((b * Tn + i) * G + g) * D], length + i);
+        std::copy(key.begin(), key.end(), out.kCache.begin() + k0 + g * D);
+      }
       std::copy_n(in.v.begin() + (b * Tn + i) * G * E, G * E,
                   out.vCache.begin() + v0);
     }
@@ -112,7 +154,14 @@ KvCacheOutputs rudnn::reference::kvCacheAttention(const KvCacheShape &s,
         };
         const double slope =
             in.alibiSlopes.empty() ? 0.0 : in.alibiSlopes[b * H + h];
-        const double *q = &in.q[((b * Tn + i) * H + h) * D];
+        // FlashAttention turns each query at its own position when causal
+        // or windowed, else all at the cached length.
+        const bool each =
+            opt.causal || opt.windowLeft >= 0 || opt.windowRight >= 0;
+        const std::vector<double> query =
+            turned(s, in, opt, &in.q[((b * Tn + i) * H + h) * D],
+                   length + (each ? i : 0));
+        const double *q = query.data();
         std::vector<double> scores(end, 0.0);
         double peak = -std::numeric_limits<double>::infinity();
         for (int64_t j = 0; j < end; ++j) {

@@ -11,7 +11,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from rudnn.errors import Unsupported, invalid
+from rudnn.errors import invalid
 from rudnn.torch._common import (
     call,
     check_dim,
@@ -42,7 +42,11 @@ def _kv_cache_attention(
     block_table: Optional[Tensor],
     cache_lengths: Tensor,
     cache_leftpad: Optional[Tensor],
+    cache_batch_idx: Optional[Tensor],
     alibi_slopes: Optional[Tensor],
+    rotary_cos: Optional[Tensor],
+    rotary_sin: Optional[Tensor],
+    rotary_interleaved: bool,
     scale: float,
     causal: bool,
     window_left: int,
@@ -58,6 +62,10 @@ def _kv_cache_attention(
         refused = (cache_lengths < 0) | (cache_lengths + appended > capacity)
         if cache_leftpad is not None:
             refused |= (cache_leftpad < 0) | (cache_leftpad > cache_lengths)
+        if cache_batch_idx is not None:
+            refused |= (cache_batch_idx < 0) | (cache_batch_idx >= k_cache.shape[0])
+        if rotary_cos is not None:
+            refused |= cache_lengths + appended > rotary_cos.shape[0]
         lse = q.new_full((q.shape[0], q.shape[2], q.shape[1]), -math.inf, dtype=torch.float32)
         return q.new_zeros(*q.shape[:-1], v_cache.shape[-1]), lse, refused.to(torch.int32)
     if block_table is None:
@@ -68,6 +76,8 @@ def _kv_cache_attention(
     attributes = dict(scale=scale)
     if not causal:
         attributes["non_causal"] = True
+    if rotary_cos is not None and rotary_interleaved:
+        attributes["rotary_interleaved"] = True
     if (window_left, window_right) != (-1, -1):
         attributes.update(window_left=window_left, window_right=window_right)
     if softcap > 0:
@@ -78,7 +88,8 @@ def _kv_cache_attention(
         operator,
         dict(
             q=q, k=k, v=v, **caches, cache_lengths=cache_lengths, cache_leftpad=cache_leftpad,
-            alibi_slopes=alibi_slopes,
+            cache_batch_idx=cache_batch_idx, alibi_slopes=alibi_slopes, rotary_cos=rotary_cos,
+            rotary_sin=rotary_sin,
         ),
         ("o", "lse", "status"),
         **attributes,
@@ -86,8 +97,9 @@ def _kv_cache_attention(
 
 
 @_kv_cache_attention.register_fake
-def _(q, k, v, k_cache, v_cache, block_table, cache_lengths, cache_leftpad, alibi_slopes, scale,
-      causal, window_left, window_right, softcap):
+def _(q, k, v, k_cache, v_cache, block_table, cache_lengths, cache_leftpad, cache_batch_idx,
+      alibi_slopes, rotary_cos, rotary_sin, rotary_interleaved, scale, causal, window_left,
+      window_right, softcap):
     return (
         q.new_empty(*q.shape[:-1], v_cache.shape[-1]),
         q.new_empty(q.shape[0], q.shape[2], q.shape[1], dtype=torch.float32),
@@ -122,6 +134,10 @@ def kv_cache_attention(
     causal=True,
     window_size=(-1, -1),
     softcap=0.0,
+    rotary_cos=None,
+    rotary_sin=None,
+    rotary_interleaved=True,
+    cache_batch_idx=None,
 ):
     """q [B, T, H, D]; the caches k_cache [B, S, G, D] and v_cache
     [B, S, G, E], updated in place, or with `block_table` [B, M] (int32)
@@ -136,10 +152,19 @@ def kv_cache_attention(
     it), or to the last with `causal=False`, within `window_size` (left,
     right) of d (-1: unbounded), its scores capped to
     softcap · tanh(s / softcap) with a `softcap` and given −slope · |d − j|
-    with `alibi_slopes` ((H,) or (B, H) f32). Returns o [B, T, H, E] and,
+    with `alibi_slopes` ((H,) or (B, H) f32). `rotary_cos` and
+    `rotary_sin` (R, Q) in q's dtype (with k and v) turn the new keys at
+    positions L_b + i and the queries at L_b + i (causal or windowed) or
+    all at L_b, the first 2Q features in pairs (2p, 2p + 1) with
+    `rotary_interleaved`, else (p, p + Q), as flash-attn turns them;
+    `cache_batch_idx` [B] (int32 or int64) makes entry b use row
+    cache_batch_idx[b] of a contiguous cache [N, S, G, ·] (distinct rows
+    when appending). Returns o [B, T, H, E] and,
     with `return_lse`, lse [B, H, T] (f32). An entry whose append would
-    pass its capacity (S, or M·Z), whose left padding is outside
-    [0, L_b], or whose pages up to its last key include one outside the
+    pass its capacity (S, or M·Z) or the R rotary positions, whose left
+    padding is outside [0, L_b], whose cache row is outside [0, N) or
+    another appending entry's, or whose pages up to its last key include
+    one outside the
     pool or one it appends to that another entry uses (the pages an entry
     appends to must be its own; pages only read may be shared), is
     refused: its cache is left as it was, its o is 0 and its lse −inf; so
@@ -166,7 +191,8 @@ def kv_cache_attention(
     # A paged cache's first dim counts pages, a contiguous one's the batch.
     check_dim("v_cache", v_cache, 0, k_cache.shape[0], "pages" if paged else "batch")
     check_dim("v_cache", v_cache, 1, k_cache.shape[1], "page size Z" if paged else "capacity S")
-    for name, tensor in fresh if paged else (("k_cache", k_cache),) + fresh:
+    rows = () if paged or cache_batch_idx is not None else (("k_cache", k_cache),)
+    for name, tensor in rows + fresh:
         check_dim(name, tensor, 0, q.shape[0], "batch")
     for name, tensor in (("k_cache", k_cache),) + fresh[:1]:
         check_dim(name, tensor, 3, q.shape[3], "head dim D")
@@ -199,11 +225,12 @@ def kv_cache_attention(
             raise invalid("block_table", f"is on {block_table.device}, q on {q.device}")
         block_table = block_table.contiguous()
     lengths = _cache_lengths(cache_seqlens, q)
-    leftpad = None
-    if cache_leftpad is not None:
-        check_tensor("cache_leftpad", cache_leftpad, 1, dtypes=(torch.int32, torch.int64))
-        check_dim("cache_leftpad", cache_leftpad, 0, q.shape[0], "batch")
-        leftpad = int32_indices("cache_leftpad", cache_leftpad, device=q.device)
+    leftpad = _entry_indices("cache_leftpad", cache_leftpad, q)
+    batch_idx = _entry_indices("cache_batch_idx", cache_batch_idx, q)
+    if paged and batch_idx is not None:
+        raise invalid("cache_batch_idx", "maps entries to a contiguous cache's rows; pages have "
+                      "their block table")
+    cos, sin = _rotary(rotary_cos, rotary_sin, q, k)
     if softmax_scale is None:
         scale = q.shape[-1] ** -0.5
     else:
@@ -211,20 +238,55 @@ def kv_cache_attention(
     left, right = _window(window_size)
     # A side reaching past every key bounds nothing: one program serves
     # every such window.
-    left = -1 if left >= _capacity(k_cache, block_table) else left
-    right = -1 if right >= q.shape[1] else right
+    capacity = _capacity(k_cache, block_table)
+    left = -1 if left >= capacity else left
+    right = -1 if right >= capacity else right
     softcap = float_option("softcap", softcap, "non-negative")
     if softcap:
         float_option("softcap", softcap, "positive")  # not so small it is 0 as a float32
     o, lse, status = _kv_cache_attention(
         dense(q), None if k is None else dense(k), None if v is None else dense(v), k_cache,
-        v_cache, block_table, lengths, leftpad, _slopes(alibi_slopes, q, batch=q.shape[0]),
-        scale, bool(causal), left, right, softcap,
+        v_cache, block_table, lengths, leftpad, batch_idx,
+        _slopes(alibi_slopes, q, batch=q.shape[0]), cos, sin, bool(rotary_interleaved), scale,
+        bool(causal), left, right, softcap,
     )
     if not return_status:
         _raise_on_refusals(status, 0 if k is None else q.shape[1])
     results = (o,) + ((lse,) if return_lse else ()) + ((status,) if return_status else ())
     return results if len(results) > 1 else o
+
+
+def _entry_indices(name, indices, q):
+    """An optional [B] int32 or int64 tensor of one index an entry, as the
+    operators take it: int32 on q's device."""
+    if indices is None:
+        return None
+    check_tensor(name, indices, 1, dtypes=(torch.int32, torch.int64))
+    check_dim(name, indices, 0, q.shape[0], "batch")
+    return int32_indices(name, indices, device=q.device)
+
+
+def _rotary(cos, sin, q, k):
+    """flash-attn's rotary tables (R, Q), both or neither, in q's dtype on
+    its device, with new keys to turn, 2Q at most D: dense."""
+    if cos is None and sin is None:
+        return None, None
+    if cos is None or sin is None:
+        raise invalid("rotary_cos" if cos is None else "rotary_sin",
+                      "rotary_cos and rotary_sin come together")
+    if k is None:
+        raise invalid("rotary_cos", "turns the new tokens' keys: an attend-only call "
+                      "(k and v None) takes none")
+    for name, table in (("rotary_cos", cos), ("rotary_sin", sin)):
+        check_tensor(name, table, 2, dtypes=(q.dtype,))
+        if table.device != q.device:
+            raise invalid(name, f"is on {table.device}, q on {q.device}")
+    check_dim("rotary_sin", sin, 0, cos.shape[0], "rotary positions")
+    check_dim("rotary_sin", sin, 1, cos.shape[1], "rotary pairs")
+    if 2 * cos.shape[1] > q.shape[-1] or cos.shape[1] == 0:
+        raise invalid("rotary_cos", f"{cos.shape[1]} pairs a position: 1 to D / 2 = "
+                      f"{q.shape[-1] // 2}")
+    return cos.contiguous(), sin.contiguous()
 
 
 def _raise_on_refusals(status, new_tokens):
@@ -241,9 +303,10 @@ def _raise_on_refusals(status, new_tokens):
         step = f"the append of {new_tokens} token(s)" if new_tokens else "the attend-only call"
         raise invalid(
             "cache_seqlens",
-            f"{step} was refused for entries {refused} (past the cache's capacity, a "
-            "left padding outside the length, a page outside the pool, or a page "
-            "another entry uses): their caches are unchanged, their o 0 and lse -inf; "
+            f"{step} was refused for entries {refused} (past the cache's capacity or the "
+            "rotary positions, a left padding outside the length, a cache row outside "
+            "the cache or shared, a page outside the pool, or a page another entry "
+            "uses): their caches are unchanged, their o 0 and lse -inf; "
             "the other entries were served (return_status=True reports refusals "
             "without raising)",
         )
@@ -278,18 +341,11 @@ def flash_attn_with_kvcache(
     and ALiBi slopes as flash_attn_func takes them; without k and v
     (attend only) the queries are each entry's last cached tokens. o, or
     (o, lse [B, H, T]) with `return_softmax_lse`. A refused entry raises
-    as kv_cache_attention does. `num_splits` is a hint rudnn does not need
-    (it chooses the split on the device); `rotary_interleaved` means
-    nothing without rotary. Refused by name (Unsupported, a
-    NotImplementedError) until rudnn's cache attention takes them:
-    `rotary_cos`/`rotary_sin` and `cache_batch_idx`."""
-    for name, value in (
-        ("rotary_cos", rotary_cos),
-        ("rotary_sin", rotary_sin),
-        ("cache_batch_idx", cache_batch_idx),
-    ):
-        if value is not None:
-            raise Unsupported(f"{name}: rudnn's cache attention does not take it yet")
+    as kv_cache_attention does. The rotary embedding (`rotary_cos`,
+    `rotary_sin`, `rotary_interleaved`) turns the new keys and the queries
+    in the kernel, and `cache_batch_idx` picks each entry's row of a
+    contiguous cache, as kv_cache_attention says. `num_splits` is a hint
+    rudnn does not need (it chooses the split on the device)."""
     if cache_seqlens is None:
         raise invalid("cache_seqlens", "the tokens each entry's cache holds are needed")
     if not isinstance(num_splits, int) or num_splits < 0:
@@ -309,4 +365,8 @@ def flash_attn_with_kvcache(
         causal=causal,
         window_size=window_size,
         softcap=softcap,
+        rotary_cos=rotary_cos,
+        rotary_sin=rotary_sin,
+        rotary_interleaved=rotary_interleaved,
+        cache_batch_idx=cache_batch_idx,
     )
