@@ -4,7 +4,8 @@
 // written out by hand; the reverse direction is the forward one on the
 // reversed sequence; a stack of layers is its layers run one after the
 // other; batch-first is the time-major transposed; and a packed entry of
-// length ℓ is that entry alone over ℓ steps, zero after.
+// length ℓ is that entry alone over ℓ steps, zero after. The backward
+// against central differences of the forward.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,8 @@
 
 #include <cmath>
 #include <random>
+#include <string>
+#include <tuple>
 
 using namespace rudnn::reference;
 using rudnn::test::normalValues;
@@ -199,6 +202,73 @@ TEST(LstmReference, PackedEntriesRunTheirOwnStepsAlone) {
         ASSERT_NEAR(packed.cN[(state * B + b) * H + j], want.cN[state * H + j],
                     1e-12);
       }
+  }
+}
+
+/// Σ a · b.
+double dot(const std::vector<double> &a, const std::vector<double> &b) {
+  double sum = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    sum += a[i] * b[i];
+  return sum;
+}
+
+// The backward against central differences of the forward, element by
+// element of every input, on a tiny case with everything: two
+// bidirectional layers, packed lengths with an empty and a full entry,
+// initial states, biases, batch-first (and, without biases or initial
+// states, the gradients the forward still defines).
+TEST(LstmReference, BackwardMatchesFiniteDifferences) {
+  for (bool everything : {true, false}) {
+    SCOPED_TRACE(everything ? "biases, states, lengths" : "bare");
+    LstmShape s{3, 3, 3, 2, 2, 2, everything};
+    std::mt19937 random(9);
+    LstmInputs in = randomInputs(s, everything, everything, random);
+    if (everything)
+      in.lengths = {3, 0, 2};
+    const int64_t states = s.layers * s.directions * s.batch * s.hiddenSize;
+    const LstmOutputGradients dy{
+        normalValues(s.steps * s.batch * s.directions * s.hiddenSize, random),
+        normalValues(states, random), normalValues(states, random)};
+    auto loss = [&](const LstmInputs &x) {
+      const LstmOutputs y = lstmForward(s, x);
+      return dot(y.out, dy.out) + dot(y.hN, dy.hN) + dot(y.cN, dy.cN);
+    };
+    const LstmGradients grads = lstmBackward(s, in, dy);
+    // Each input, its gradient, and where the perturbed copy keeps it.
+    LstmInputs moved = in;
+    if (!everything) // zero states, given explicitly to be perturbed
+      moved.h0.assign(states, 0.0), moved.c0.assign(states, 0.0);
+    std::vector<std::tuple<std::string, std::vector<double> *,
+                           const std::vector<double> *>>
+        checks = {{"x", &moved.x, &grads.x},
+                  {"h0", &moved.h0, &grads.h0},
+                  {"c0", &moved.c0, &grads.c0}};
+    for (size_t k = 0; k < moved.weights.size(); ++k) {
+      const std::string at = std::to_string(k);
+      checks.push_back({"weight_ih " + at, &moved.weights[k].weightIh,
+                        &grads.weights[k].weightIh});
+      checks.push_back({"weight_hh " + at, &moved.weights[k].weightHh,
+                        &grads.weights[k].weightHh});
+      checks.push_back({"bias_ih " + at, &moved.weights[k].biasIh,
+                        &grads.weights[k].biasIh});
+      checks.push_back({"bias_hh " + at, &moved.weights[k].biasHh,
+                        &grads.weights[k].biasHh});
+    }
+    constexpr double kStep = 1e-6;
+    for (auto &[name, values, gradient] : checks) {
+      ASSERT_EQ(values->size(), gradient->size()) << name;
+      for (size_t i = 0; i < values->size(); ++i) {
+        const double kept = (*values)[i];
+        (*values)[i] = kept + kStep;
+        const double up = loss(moved);
+        (*values)[i] = kept - kStep;
+        const double down = loss(moved);
+        (*values)[i] = kept;
+        EXPECT_NEAR((*gradient)[i], (up - down) / (2 * kStep), 1e-7)
+            << name << "[" << i << "]";
+      }
+    }
   }
 }
 

@@ -4,8 +4,9 @@
 // biases added, layers stacked (a layer past the first reads the previous
 // one's outputs, both directions concatenated), the reverse direction
 // running backwards in time, and packed sequences as
-// pack_padded_sequence gives them (each entry over its own steps). The
-// reference the LSTM kernels are checked against.
+// pack_padded_sequence gives them (each entry over its own steps); and its
+// backward through time. The reference the LSTM kernels are checked
+// against.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,6 +51,28 @@ struct LstmOutputs {
 };
 
 LstmOutputs lstmForward(const LstmShape &shape, const LstmInputs &inputs);
+
+/// The gradients of a loss with respect to the forward's outputs: out like
+/// out (what lies past an entry's length is read as zero), hN and cN like
+/// hN and cN (empty: zero).
+struct LstmOutputGradients {
+  std::vector<double> out, hN, cN;
+};
+
+/// The gradients of that loss with respect to every input: x like x (zero
+/// past each length), h0 and c0 [layers·directions, B, H] (whether or not
+/// the forward took them), and each layer and direction's state_dict
+/// tensors like `weights` (biases empty where the forward had none; both
+/// biases get the same gradient).
+struct LstmGradients {
+  std::vector<double> x, h0, c0;
+  std::vector<LstmWeights> weights;
+};
+
+/// Backpropagation through time: each layer from the last, each direction
+/// over its steps backwards, the forward's gates recomputed in float64.
+LstmGradients lstmBackward(const LstmShape &shape, const LstmInputs &inputs,
+                           const LstmOutputGradients &gradients);
 
 } // namespace rudnn::reference
 
