@@ -139,10 +139,6 @@ void rudnn::kvCacheAttention(Context &context, const KvCacheInputs &in,
   // Validation: every fault named before anything runs. The caches are
   // their own results.
   const bool paged = in.blockTable.has_value();
-  if (in.k.has_value() != in.v.has_value())
-    throw InvalidArgument(std::string("'") + (in.k ? "v" : "k") +
-                          "' is missing: the new tokens' k and v come "
-                          "together, or neither (an attend-only call)");
   DimSizes dims =
       paged ? checkCall(kvCacheAttentionPagedContract(),
                         {&in.q, viewOf(in.k), viewOf(in.v), &in.kCache,
@@ -158,14 +154,11 @@ void rudnn::kvCacheAttention(Context &context, const KvCacheInputs &in,
                          viewOf(in.rotaryCos), viewOf(in.rotarySin)},
                         {&out.o, &in.kCache, &in.vCache, viewOf(out.lse),
                          viewOf(out.status)});
+  // What the verifier cannot see on dynamic sizes (the operator's rules on
+  // k, v and the rotary tables' presence it checks itself).
   if (paged && in.cacheBatchIdx)
     throw InvalidArgument("'cache_batch_idx' maps entries to the rows of a "
                           "contiguous cache; a paged one has its block table");
-  if (in.rotaryCos.has_value() != in.rotarySin.has_value())
-    throw InvalidArgument("'rotary_cos' and 'rotary_sin' come together");
-  if (in.rotaryCos && !in.k)
-    throw InvalidArgument("'rotary_cos' turns the new tokens' keys: an "
-                          "attend-only call takes none");
   if (in.rotaryCos && 2 * dims['Q'] > dims['D'])
     throw InvalidArgument(
         "'rotary_cos' has " + std::to_string(dims['Q']) +

@@ -686,6 +686,32 @@ TEST_F(KvCacheTest, BadCallsWriteNothing) {
   KvCacheOptions splits;
   splits.splits = 65;
   rejects(good, "'splits' must be 0 (the device chooses) or 1 to 64", splits);
+  // The options' own rules: k and v together, the rotary tables together,
+  // with new keys and at most D / 2 pairs, a row map only for a contiguous
+  // cache, which otherwise has a row an entry.
+  in = good;
+  in.v.reset();
+  rejects(in, "'k' and 'v' together");
+  DeviceTensor table = dense(std::vector<double>(8 * 8), {8, 8}),
+               wide = dense(std::vector<double>(8 * 9), {8, 9});
+  in = good;
+  in.rotaryCos = table.view;
+  rejects(in, "'rotary_cos' and 'rotary_sin' together");
+  in.rotarySin = table.view;
+  in.k.reset(), in.v.reset();
+  rejects(in, "'rotary' needs 'k' and 'v'");
+  in = good;
+  in.rotaryCos = wide.view, in.rotarySin = wide.view;
+  rejects(in, "at most D / 2 = 8");
+  in = good;
+  in.cacheBatchIdx = lengths.view;
+  in.blockTable = TensorView::contiguous(lengths.view.data, DType::I32, {B, 1});
+  rejects(in, "cache_batch_idx");
+  in = good;
+  DeviceTensor kPool = dense(std::vector<double>(3 * S * G * D), {3, S, G, D}),
+               vPool = dense(std::vector<double>(3 * S * G * D), {3, S, G, D});
+  in.kCache = kPool.view, in.vCache = vPool.view;
+  rejects(in, "without 'cache_batch_idx' they are one each");
   EXPECT_EQ(read(o, B * T * H * D), std::vector<double>(B * T * H * D, 7.0));
   EXPECT_EQ(read(kCache, cached.size()), read(other, cached.size()));
 }

@@ -89,16 +89,24 @@ template <typename T, int D, int E, int Warps> struct DecodeShared {
   }
 };
 
-/// Where entry b's cache token j lives (cache row or page row), for the
-/// key head g.
+/// What locates entry b's tokens, read once an item: its row of a
+/// contiguous cache (cache_batch[b], or b), or b itself, whose block-table
+/// row a paged cache reads a page at a time.
+template <int PageSize, typename T>
+__device__ __forceinline__ int cache_entry(const DecodeParams<T> &p, int b) {
+  return PageSize == 0 && p.cache_batch ? p.cache_batch[b] : b;
+}
+
+/// Where the cache token j of the entry `entry` (cache_entry's) lives
+/// (cache row or page row), for the key head g.
 template <int PageSize, typename T>
 __device__ __forceinline__ long long cache_offset(const DecodeParams<T> &p,
                                                   const SequenceStrides &s,
-                                                  int b, int j, int g) {
+                                                  int entry, int j, int g) {
   if constexpr (PageSize == 0) {
-    return s.offset(p.cache_batch ? p.cache_batch[b] : b, j, g);
+    return s.offset(entry, j, g);
   } else {
-    const int page = p.block_table[b * p.block_table_batch + j / PageSize];
+    const int page = p.block_table[entry * p.block_table_batch + j / PageSize];
     return s.offset(page, j % PageSize, g);
   }
 }
@@ -214,6 +222,7 @@ __device__ void append_tokens(const DecodeParams<T> &p, int b, int g,
       Views == tile::Alignment::Aligned && D % n == 0 && E % n == 0;
   constexpr int kChunksD = (D + n - 1) / n,
                 kChunks = kChunksD + (E + n - 1) / n;
+  const int entry = cache_entry<PageSize>(p, b);
   for (int id = threadIdx.x; id < p.split.tokens * kChunks; id += blockDim.x) {
     const int t = id / kChunks, c = id % kChunks;
     const bool key = c < kChunksD;
@@ -221,10 +230,10 @@ __device__ void append_tokens(const DecodeParams<T> &p, int b, int g,
     const T *from = (key ? p.k + p.k_strides.offset(b, t, g)
                          : p.v + p.v_strides.offset(b, t, g)) +
                     column;
-    T *to = (key ? p.k_cache + cache_offset<PageSize>(p, p.k_cache_strides, b,
-                                                      length + t, g)
-                 : p.v_cache + cache_offset<PageSize>(p, p.v_cache_strides, b,
-                                                      length + t, g)) +
+    T *to = (key ? p.k_cache + cache_offset<PageSize>(p, p.k_cache_strides,
+                                                      entry, length + t, g)
+                 : p.v_cache + cache_offset<PageSize>(p, p.v_cache_strides,
+                                                      entry, length + t, g)) +
             column;
     if (Rotary && key && column < 2 * p.rotary.pairs) {
       // Turned from the source row, then stored as one vector if it may.
@@ -362,13 +371,14 @@ __device__ void attend_part(const DecodeParams<T> &p, int b, int g, int part,
   const typename Shared::Probabilities probabilities{shared->p};
 
   // A key row: the cache's below the length, the new tokens' after.
+  const int entry = cache_entry<PageSize>(p, b);
   auto key_row = [&](const T *cache, const SequenceStrides &cacheStrides,
                      const T *fresh, const SequenceStrides &freshStrides,
                      int j) -> const T * {
     if (j >= last)
       return nullptr;
     if (j < length)
-      return cache + cache_offset<PageSize>(p, cacheStrides, b, j, g);
+      return cache + cache_offset<PageSize>(p, cacheStrides, entry, j, g);
     return fresh + freshStrides.offset(b, j - length, g);
   };
 
@@ -515,9 +525,10 @@ __device__ void decode_partials(const DecodeParams<T> &p) {
     if (p.status && g == 0 && part == 0 && threadIdx.x == 0)
       p.status[b] = fits ? 0 : 1;
     // A refused entry attends to nothing: zeros and −inf.
-    const int keys = fits ? split.keys(b) : 0;
+    const int count = split.keys(b);
+    const int keys = fits ? count : 0;
     const int start = fits ? split.first_key(b) : 0;
-    const long long per = DecodeSplit::keys_per_part(split.keys(b), parts);
+    const long long per = DecodeSplit::keys_per_part(count, parts);
     const int first =
         start + (part * per < keys ? static_cast<int>(part * per) : keys);
     const int last =
