@@ -10,3 +10,5 @@
 
 #include "rudnn/lstm/projection.cuh"
 #include "rudnn/lstm/recurrence.cuh"
+#include "rudnn/lstm/backward.cuh"
+#include "rudnn/lstm/gradients.cuh"

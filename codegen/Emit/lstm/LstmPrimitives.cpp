@@ -12,11 +12,13 @@
 #include "codegen/Emit/KernelEmitInterface.h"
 #include "codegen/Emit/Primitives.h"
 #include "dialects/IR/RudnnOps.h"
+#include "codegen/Emit/lstm/LstmBindings.h"
 #include "dialects/IR/lstm/LstmPolicy.h"
 
 using namespace mlir;
 using namespace mlir::rudnn;
 using namespace ::rudnn::codegen;
+using namespace ::rudnn::codegen::lstm;
 
 namespace {
 
@@ -26,46 +28,6 @@ constexpr llvm::StringLiteral kRecurrenceGroup = "lstm.recurrence";
 constexpr int64_t kProjectionCols = 64, kProjectionThreads = 128;
 /// Steps a projection block accounts for in the grid.
 constexpr int64_t kProjectionStepsABlock = 8;
-
-/// Binds a [T, B, F] (or batch-first [B, T, F]) view's time and batch
-/// strides as `<name>_t` and `<name>_b`; returns "{name_t, name_b}".
-std::string bindSequence(KernelBuilder &builder, Value value,
-                         const std::string &name, bool batchFirst) {
-  const std::string t = name + "_t", b = name + "_b";
-  builder.strides(value, batchFirst ? std::vector{b, t} : std::vector{t, b});
-  return "{" + t + ", " + b + "}";
-}
-
-/// Binds an [L·D, B, H] view's strides; returns "{name_n, name_b}".
-std::string bindStates(KernelBuilder &builder, Value value,
-                       const std::string &name) {
-  builder.strides(value, {name + "_n", name + "_b"});
-  return "{" + name + "_n, " + name + "_b}";
-}
-
-/// Binds one pointer a direction (null for a missing second); returns
-/// "{name0, name1}".
-std::string bindDirections(KernelBuilder &builder, ValueRange values,
-                           const std::string &name, const std::string &type) {
-  std::string list = "{";
-  for (int d = 0; d < 2; ++d)
-    list += (d ? ", " : "") +
-            builder.pointer(d < int(values.size()) ? values[d] : Value(),
-                            name + std::to_string(d), type, false);
-  return list + "}";
-}
-
-/// Binds each direction's row stride; returns "{name0_row, name1_row}".
-std::string bindRows(KernelBuilder &builder, ValueRange values,
-                     const std::string &name) {
-  std::string list = "{";
-  for (int d = 0; d < 2; ++d) {
-    const std::string row = name + std::to_string(d) + "_row";
-    builder.strides(d < int(values.size()) ? values[d] : Value(), {row});
-    list += (d ? ", " : "") + row;
-  }
-  return list + "}";
-}
 
 struct ProjectionModel
     : PrimitiveOpInterface::ExternalModel<ProjectionModel, LstmProjectionOp> {
@@ -178,8 +140,20 @@ struct RecurrenceModel
       return ResultStorage::own({bytes * lastDim(recurrence.getOut()),
                                  {DimRef::of('T'), DimRef::of('B')}},
                                 "layer_out");
-    // The stack's h_n and c_n: the first layer's, each later one's slices
-    // written into the same memory.
+    // The stack's h_n, c_n and saved tensors: the first layer's, each
+    // later one's slices written into the same memory.
+    if (index >= 3) {
+      const unsigned which = index - 3;
+      if (!recurrence.getSavedIn().empty())
+        return ResultStorage::sharedWith(recurrence.getSavedIn()[which]);
+      auto type = cast<RankedTensorType>(recurrence.getSaved()[which].getType());
+      const int64_t width = type.getDimSize(0) * type.getDimSize(3) *
+                            (which == 0 ? bytes : 4);
+      return ResultStorage::own({width, {DimRef::of('T'), DimRef::of('B')}},
+                                which == 0   ? "saved_hidden"
+                                : which == 1 ? "saved_cells"
+                                             : "saved_gates");
+    }
     if (Value previous =
             index == 1 ? recurrence.getHNIn() : recurrence.getCNIn())
       return ResultStorage::sharedWith(previous);
@@ -200,7 +174,9 @@ struct RecurrenceModel
     const bool batchFirst = recurrence.getBatchFirst();
     if (index == 0 && dim < 2)
       return DimRef::of(gates, (dim == 0) != batchFirst ? 1 : 2);
-    if (index > 0 && dim == 1)
+    if (index >= 3 && (dim == 1 || dim == 2)) // saved [·, T, B, ·]
+      return DimRef::of(gates, dim);
+    if (index > 0 && index < 3 && dim == 1)
       return DimRef::of(gates, 2);
     return std::nullopt;
   }
@@ -250,6 +226,13 @@ struct RecurrenceModel
     builder.pointer(recurrence.getCN(), "c_n", in, true);
     const std::string hNAt = bindStates(builder, recurrence.getHN(), "h_n"),
                       cNAt = bindStates(builder, recurrence.getCN(), "c_n");
+    auto saved = [&](unsigned which) {
+      return which < recurrence.getSaved().size() ? recurrence.getSaved()[which]
+                                                  : Value();
+    };
+    builder.pointer(saved(0), "saved_hidden", in, true);
+    builder.pointer(saved(1), "saved_cells", "float", true);
+    builder.pointer(saved(2), "saved_gates", "float", true);
     builder.dim(DimRef::of('T'), "steps");
     builder.dim(DimRef::of('B'), "batch");
     // A parameter: every layer runs the same kernel.
@@ -261,7 +244,8 @@ struct RecurrenceModel
                    << "> p = {\n      gates, " << weights << ", " << rows
                    << ", lengths, state,\n      out, " << outAt
                    << ", h_n, c_n, " << hNAt << ", " << cNAt
-                   << ",\n      steps, batch, static_cast<int>(layer)};\n";
+                   << ",\n      saved_hidden, saved_cells, saved_gates, steps, "
+                      "batch,\n      static_cast<int>(layer)};\n";
     builder.launch().threads = kLstmRecurrenceThreads;
     builder.launch().sharedBytes = shared;
     // Reads the projected gates (fp32), writes the outputs; the products
@@ -298,4 +282,5 @@ struct RecurrenceModel
 void ::rudnn::codegen::registerLstmPrimitives(DialectRegistry &registry) {
   attachPrimitives<Primitive<LstmProjectionOp, ProjectionModel>,
                    Primitive<LstmRecurrenceOp, RecurrenceModel>>(registry);
+  attachBackwardPrimitives(registry);
 }

@@ -13,10 +13,7 @@
 
 #include "rudnn/lstm/state.cuh"
 #include "rudnn/tensor.cuh"
-#include "rudnn/tile/copy.cuh"
-#include "rudnn/tile/pipeline.cuh"
-#include "rudnn/tile/shared_tile.cuh"
-#include "rudnn/tile/warp_tile.cuh"
+#include "rudnn/tile/gemm.cuh"
 
 namespace rudnn {
 namespace lstm {
@@ -25,7 +22,6 @@ namespace lstm {
 /// gate columns, 32 input features a pipeline stage; four warps of 32 x 32.
 inline constexpr int kProjectionRows = 64;
 inline constexpr int kProjectionCols = 64;
-inline constexpr int kProjectionDepth = 32;
 inline constexpr int kProjectionThreads = 128;
 
 template <typename T> struct ProjectionParams {
@@ -65,14 +61,13 @@ __device__ void initial_state(const ProjectionParams<T> &p, int d) {
 /// the blocks take the ⌈M/64⌉ row tiles in turn.
 template <typename T, int In, int Hidden, int Directions>
 __device__ void project_inputs(const ProjectionParams<T> &p) {
+  using Gemm = tile::BlockGemm<T, tile::ALayout::MK, tile::BLayout::NK>;
+  static_assert(Gemm::kRows == kProjectionRows &&
+                Gemm::kCols == kProjectionCols &&
+                Gemm::kThreads == kProjectionThreads);
   constexpr int kGates = 4 * Hidden;
-  constexpr int kSteps = (In + kProjectionDepth - 1) / kProjectionDepth;
-  using Tile = tile::SharedTile<T, kProjectionRows, kProjectionDepth>;
-  __shared__ __align__(16) T input_tiles[2][Tile::kElements];
-  __shared__ __align__(16) T weight_tiles[2][Tile::kElements];
+  constexpr int kSteps = (In + Gemm::kDepth - 1) / Gemm::kDepth;
   const int d = blockIdx.z, col0 = blockIdx.y * kProjectionCols;
-  const int warp = threadIdx.x / 32;
-  const int warp_row = warp / 2 * 32, warp_col = warp % 2 * 32;
   const T *weight = of_direction(p.weight, d);
   const T *bias_ih = of_direction(p.bias_ih, d),
           *bias_hh = of_direction(p.bias_hh, d);
@@ -88,16 +83,18 @@ __device__ void project_inputs(const ProjectionParams<T> &p) {
   for (long long row0 = static_cast<long long>(blockIdx.x) * kProjectionRows;
        row0 < rows;
        row0 += static_cast<long long>(gridDim.x) * kProjectionRows) {
-    tile::WarpTile<T, 32, 32> product;
+    typename Gemm::Product product;
     product.clear();
-    tile::two_stage_pipeline(
-        kSteps,
-        [&](int step, int stage) {
-          const int k0 = step * kProjectionDepth;
-          const int depth =
-              In - k0 < kProjectionDepth ? In - k0 : kProjectionDepth;
+    auto depth_of = [](int step) {
+      const int k0 = step * Gemm::kDepth;
+      return In - k0 < Gemm::kDepth ? In - k0 : Gemm::kDepth;
+    };
+    Gemm::run(
+        product, kSteps,
+        [&](typename Gemm::ATile tile, int step) {
+          const int k0 = step * Gemm::kDepth;
           tile::gather_tile_async(
-              Tile{input_tiles[stage]},
+              tile,
               [&](int r) -> const T * {
                 const long long m = row0 + r;
                 if (m >= rows)
@@ -105,23 +102,18 @@ __device__ void project_inputs(const ProjectionParams<T> &p) {
                 return p.input + p.input_at.offset(m / p.batch, m % p.batch) +
                        k0;
               },
-              depth, vectors, p.input);
+              depth_of(step), vectors, p.input);
+        },
+        [&](typename Gemm::BTile tile, int step) {
           tile::load_tile_async(
-              Tile{weight_tiles[stage]}, weight + col0 * weight_row + k0,
+              tile, weight + col0 * weight_row + step * Gemm::kDepth,
               weight_row,
               kGates - col0 < kProjectionCols ? kGates - col0 : kProjectionCols,
-              depth);
-        },
-        [&](int, int stage) {
-#pragma unroll
-          for (int k = 0; k < kProjectionDepth; k += 16)
-            product.template mma<tile::BLayout::NK>(
-                Tile{input_tiles[stage]}, warp_row, Tile{weight_tiles[stage]},
-                warp_col, k);
+              depth_of(step));
         });
     product.for_each_pair([&](int r, int c, float first, float second) {
-      const long long m = row0 + warp_row + r;
-      const int g = col0 + warp_col + c;
+      const long long m = row0 + Gemm::warp_row() + r;
+      const int g = col0 + Gemm::warp_col() + c;
       if (m >= rows || g >= kGates)
         return;
       auto bias = [&](int at) {

@@ -19,6 +19,7 @@
 
 #include "rudnn/arch/cp_async.cuh"
 #include "rudnn/arch/grid.cuh"
+#include "rudnn/lstm/products.cuh"
 #include "rudnn/lstm/state.cuh"
 #include "rudnn/shared.cuh"
 #include "rudnn/tensor.cuh"
@@ -30,12 +31,6 @@
 namespace rudnn {
 namespace lstm {
 
-/// Batch entries a pass over the block's rows covers: the tensor-core
-/// product's N, or (fp32 states staged) 8 on FMA. Threads of a block.
-inline constexpr int kRecurrenceTensorBatch = 16;
-inline constexpr int kRecurrenceFmaBatch = 8;
-inline constexpr int kRecurrenceThreads = 256;
-
 template <typename T> struct RecurrenceParams {
   const float *gates; // [D, T, B, 4H]: the input projection, biases in
   const T *weight[2]; // W_hh per direction, [4H, H]
@@ -46,121 +41,56 @@ template <typename T> struct RecurrenceParams {
   TimeBatch out_at;
   T *h_n, *c_n; // [L·D, B, H], or null
   LayerStates h_n_at, c_n_at;
+  // What the backward takes, dense, or null: every layer's outputs [L, T,
+  // B, D·H], cell states [L·D, T, B, H] and gate activations [L·D, T, B, 4H]
+  // (i, f, g, o); 0 past an entry's length.
+  T *saved_hidden;
+  float *saved_cells, *saved_gates;
   int steps, batch, layer;
 };
 
-/// How a block computes its gate rows and what its shared memory holds.
-/// 16-bit weights kept on chip go through tensor cores: W_hh's rows and the
-/// staged hidden states (rounded to T) in swizzled tiles, padded to whole
-/// 16 x 16 steps, the warps splitting the rows' 16-row tiles and the depth,
-/// their partial sums added in the cell update. Otherwise each warp takes
-/// whole rows on FMA, the states staged in fp32.
+/// A block's shared memory: its 4·Units gate rows of W_hh (when `OnChip`)
+/// times the staged hidden states (lstm/products.cuh).
 template <typename T, int Hidden, int Units, bool OnChip>
-struct RecurrenceShared {
-  static constexpr bool kTensor = sizeof(T) == 2 && OnChip;
-  static constexpr int kWarps = kRecurrenceThreads / 32;
-  static constexpr int kRows = 4 * Units;
-  static constexpr int kRowsPadded = (kRows + 15) / 16 * 16;
-  static constexpr int kDepth = (Hidden + 15) / 16 * 16;
-  static constexpr int kRowTiles = kRowsPadded / 16;
-  static constexpr int kSlices =
-      kTensor && kRowTiles < kWarps ? kWarps / kRowTiles : 1;
-  static constexpr int kBatch =
-      kTensor ? kRecurrenceTensorBatch : kRecurrenceFmaBatch;
-  using WeightTile = tile::SharedTile<T, kRowsPadded, kDepth>;
-  using StateTile = tile::SharedTile<T, kBatch, kDepth>;
+using RecurrenceShared = RowProducts<T, 4 * Units, Hidden, OnChip>;
 
-  static constexpr long long kWeightBytes =
-      kTensor ? WeightTile::kBytes
-      : OnChip
-          ? (static_cast<long long>(kRows) * Hidden * sizeof(T) + 15) / 16 * 16
-          : 0;
-  static constexpr long long kStagedBytes =
-      kTensor ? StateTile::kBytes : 4ll * kBatch * Hidden;
-  static constexpr long long kSumsAt =
-      kWeightBytes + (kStagedBytes + 15) / 16 * 16;
-  static constexpr long long kBytes =
-      kSumsAt + 4ll * kSlices * kRowsPadded * kBatch;
-};
-
-__device__ __forceinline__ float sigmoid(float x) {
-  return 1.0f / (1.0f + expf(-x));
+/// Entry b's steps, lengths[b] clamped to [0, T] (T without lengths).
+__device__ __forceinline__ int clamped_length(const int *lengths, int b,
+                                              int steps) {
+  const int length = lengths ? lengths[b] : steps;
+  return length < 0 ? 0 : length > steps ? steps : length;
 }
 
-/// sums[slice][row][entry] of one pass: the block's gate rows times the
-/// staged hidden states of Shared::kBatch entries. `vectors`: the rows
-/// start on 16 bytes.
-template <typename T, int Hidden, int Units, bool OnChip, typename RowAt>
-__device__ __forceinline__ void gate_products(unsigned char *shared,
-                                              float *sums, int units,
-                                              RowAt row_at, bool vectors) {
-  using Shared = RecurrenceShared<T, Hidden, Units, OnChip>;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if constexpr (Shared::kTensor) {
-    constexpr int kSteps = Shared::kDepth / 16;
-    const typename Shared::WeightTile weights{reinterpret_cast<T *>(shared)};
-    const typename Shared::StateTile staged{
-        reinterpret_cast<T *>(shared + Shared::kWeightBytes)};
-    for (int item = warp; item < Shared::kRowTiles * Shared::kSlices;
-         item += Shared::kWarps) {
-      const int rows = item % Shared::kRowTiles * 16,
-                slice = item / Shared::kRowTiles;
-      tile::WarpTile<T, 16, Shared::kBatch> product;
-      product.clear();
-      for (int step = slice * kSteps / Shared::kSlices;
-           step < (slice + 1) * kSteps / Shared::kSlices; ++step)
-        product.template mma<tile::BLayout::NK>(weights, rows, staged, 0,
-                                                16 * step);
-      float *slice_sums = sums + slice * Shared::kRowsPadded * Shared::kBatch;
-      product.for_each_pair([&](int r, int c, float first, float second) {
-        slice_sums[(rows + r) * Shared::kBatch + c] = first;
-        slice_sums[(rows + r) * Shared::kBatch + c + 1] = second;
-      });
-    }
-  } else {
-    // Each lane takes 16 bytes of the row at a time where rows allow, and
-    // the states under them four fp32 a shared load.
-    constexpr int kVector = Vector16<T>::kCount;
-    const float *staged =
-        reinterpret_cast<const float *>(shared + Shared::kWeightBytes);
-    for (int r = warp; r < Shared::kRows; r += Shared::kWarps) {
-      if (r % Units >= units)
-        continue;
-      const T *row =
-          OnChip ? reinterpret_cast<const T *>(shared) + r * Hidden : row_at(r);
-      float acc[Shared::kBatch] = {};
-      if (Hidden % kVector == 0 && vectors) {
-        for (int k = lane * kVector; k < Hidden; k += 32 * kVector) {
-          float w[kVector];
-          load_vector16(row + k, w);
+/// Where direction d of a layer keeps what its backward takes (nothing
+/// when the forward saves nothing).
+template <typename T, int Hidden, int Directions> struct SavedSteps {
+  const RecurrenceParams<T> &p;
+  int d;
+
+  /// Unit j of entry b at time t: h, c and the gate activations.
+  __device__ __forceinline__ void keep(int t, int b, int j, float h, float c,
+                                       const float (&gates)[4]) const {
+    if (!p.saved_hidden)
+      return;
+    const long long row = static_cast<long long>(t) * p.batch + b;
+    p.saved_hidden[(static_cast<long long>(p.layer) * p.steps * p.batch +
+                    row) *
+                       Directions * Hidden +
+                   d * Hidden + j] = from_float<T>(h);
+    const long long n = p.layer * Directions + d;
+    const long long at = n * p.steps * p.batch + row;
+    p.saved_cells[at * Hidden + j] = c;
+    if (p.saved_gates)
 #pragma unroll
-          for (int i = 0; i < Shared::kBatch; ++i)
-#pragma unroll
-            for (int v = 0; v < kVector; v += 4) {
-              const float4 h = *reinterpret_cast<const float4 *>(
-                  staged + i * Hidden + k + v);
-              acc[i] +=
-                  w[v] * h.x + w[v + 1] * h.y + w[v + 2] * h.z + w[v + 3] * h.w;
-            }
-        }
-      } else {
-        for (int k = lane; k < Hidden; k += 32) {
-          const float w = to_float(row[k]);
-#pragma unroll
-          for (int i = 0; i < Shared::kBatch; ++i)
-            acc[i] += w * staged[i * Hidden + k];
-        }
-      }
-#pragma unroll
-      for (int i = 0; i < Shared::kBatch; ++i)
-        acc[i] = warp_sum(acc[i]);
-      if (lane == 0)
-#pragma unroll
-        for (int i = 0; i < Shared::kBatch; ++i)
-          sums[r * Shared::kBatch + i] = acc[i];
-    }
+      for (int q = 0; q < 4; ++q)
+        p.saved_gates[at * 4 * Hidden + q * Hidden + j] = gates[q];
   }
-}
+
+  /// Zeros at time t, past entry b's length.
+  __device__ __forceinline__ void clear(int t, int b, int j) const {
+    keep(t, b, j, 0.0f, 0.0f, {0.0f, 0.0f, 0.0f, 0.0f});
+  }
+};
 
 /// What one block of the grid (Directions × ceil(Hidden / Units) blocks)
 /// owns: hidden units [j0, j0 + units) of direction d, their gate rows.
@@ -171,11 +101,11 @@ template <typename T, int Hidden, int Units> struct BlockUnits {
   long long weight_row;
   bool aligned; // every row starts on 16 bytes
 
-  __device__ __forceinline__ explicit BlockUnits(const RecurrenceParams<T> &p)
+  __device__ __forceinline__ BlockUnits(const T *const (&weights)[2],
+                                        const long long (&rows)[2])
       : d(blockIdx.x / kParts), j0(blockIdx.x % kParts * Units),
         units(Hidden - j0 < Units ? Hidden - j0 : Units),
-        weight(of_direction(p.weight, d)),
-        weight_row(of_direction(p.weight_row, d)),
+        weight(of_direction(weights, d)), weight_row(of_direction(rows, d)),
         aligned(rows_aligned16(weight, weight_row)) {}
 
   /// Row r of the block is gate r / Units of unit j0 + r % Units; rows past
@@ -199,13 +129,11 @@ load_weights(unsigned char *shared, const BlockUnits<T, Hidden, Units> &own) {
         own.aligned, own.weight);
     arch::cp_async_commit();
     arch::cp_async_wait<0>();
-  } else if constexpr (OnChip) {
-    T *weights = reinterpret_cast<T *>(shared);
-    for (int e = threadIdx.x; e < Shared::kRows * Hidden;
-         e += kRecurrenceThreads) {
-      const T *from = row(e / Hidden);
-      weights[e] = from ? from[e % Hidden] : from_float<T>(0.0f);
-    }
+  } else {
+    Shared::fill(shared, [&](int r, int k) {
+      const T *from = row(r);
+      return from ? from[k] : from_float<T>(0.0f);
+    });
   }
 }
 
@@ -213,28 +141,19 @@ load_weights(unsigned char *shared, const BlockUnits<T, Hidden, Units> &own) {
 /// cell update, the new hidden state and the step's outputs. Reads one
 /// hidden buffer and writes the other; the caller orders steps (a grid
 /// barrier, or one launch a step).
-template <typename T, int Hidden, int Units, bool OnChip>
+template <typename T, int Hidden, int Directions, int Units, bool OnChip>
 __device__ void step(const RecurrenceParams<T> &p, unsigned char *shared,
                      const BlockUnits<T, Hidden, Units> &own, int s) {
   using Shared = RecurrenceShared<T, Hidden, Units, OnChip>;
-  constexpr int kGates = 4 * Hidden;
-  float *sums = reinterpret_cast<float *>(shared + Shared::kSumsAt);
   const int d = own.d, j0 = own.j0, units = own.units;
   const StateLayout layout{p.state, p.batch, Hidden};
   const float *h_prev = layout.hidden(d, s & 1);
   float *h_next = layout.hidden(d, (s + 1) & 1);
   float *cell = layout.cell(d);
+  const SavedSteps<T, Hidden, Directions> saved{p, d};
   for (int b0 = 0; b0 < p.batch; b0 += Shared::kBatch) {
     // Other blocks wrote h_prev: read it from L2, never a stale L1 line,
     // four states a load where rows allow.
-    auto stage = [&](int i, int k, float h) {
-      if constexpr (Shared::kTensor)
-        typename Shared::StateTile{reinterpret_cast<T *>(
-            shared + Shared::kWeightBytes)}(i, k) = from_float<T>(h);
-      else if (k < Hidden)
-        reinterpret_cast<float *>(shared +
-                                  Shared::kWeightBytes)[i * Hidden + k] = h;
-    };
     constexpr int kVector = Hidden % 4 == 0 ? 4 : 1;
     constexpr int kGroups = Shared::kDepth / kVector;
     for (int e = threadIdx.x; e < Shared::kBatch * kGroups;
@@ -246,19 +165,19 @@ __device__ void step(const RecurrenceParams<T> &p, unsigned char *shared,
       if constexpr (kVector == 4) {
         const float4 h = inside ? __ldcg(reinterpret_cast<const float4 *>(from))
                                 : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        stage(i, k, h.x);
-        stage(i, k + 1, h.y);
-        stage(i, k + 2, h.z);
-        stage(i, k + 3, h.w);
+        Shared::stage(shared, i, k, h.x);
+        Shared::stage(shared, i, k + 1, h.y);
+        Shared::stage(shared, i, k + 2, h.z);
+        Shared::stage(shared, i, k + 3, h.w);
       } else {
-        stage(i, k, inside ? __ldcg(from) : 0.0f);
+        Shared::stage(shared, i, k, inside ? __ldcg(from) : 0.0f);
       }
     }
     __syncthreads();
     // On chip, rows of Hidden elements from the 16-byte aligned base.
-    gate_products<T, Hidden, Units, OnChip>(
-        shared, sums, units, [&](int r) { return own.row(r); },
-        OnChip || own.aligned);
+    row_products<Shared>(
+        shared, [&](int r) { return WeightRow<T>{own.row(r), 1}; },
+        own.aligned);
     __syncthreads();
     for (int e = threadIdx.x; e < Units * Shared::kBatch;
          e += kRecurrenceThreads) {
@@ -266,26 +185,22 @@ __device__ void step(const RecurrenceParams<T> &p, unsigned char *shared,
       const int b = b0 + i, j = j0 + u;
       if (u >= units || b >= p.batch)
         continue;
-      int length = p.lengths ? p.lengths[b] : p.steps;
-      length = length < 0 ? 0 : length > p.steps ? p.steps : length;
+      const int length = clamped_length(p.lengths, b, p.steps);
       const long long at = static_cast<long long>(b) * Hidden + j;
       if (s >= length) { // past the entry's end: state kept, output 0
         h_next[at] = __ldcg(h_prev + at);
         p.out[p.out_at.offset(s, b) + d * Hidden + j] = from_float<T>(0.0f);
+        saved.clear(s, b, j);
         continue;
       }
       const int t = d == 0 ? s : length - 1 - s;
       const float *projected =
           p.gates +
-          ((static_cast<long long>(d) * p.steps + t) * p.batch + b) * kGates;
+          ((static_cast<long long>(d) * p.steps + t) * p.batch + b) * 4 *
+              Hidden;
       auto gate = [&](int q) {
-        float sum = projected[q * Hidden + j];
-#pragma unroll
-        for (int slice = 0; slice < Shared::kSlices; ++slice)
-          sum += sums[(slice * Shared::kRowsPadded + q * Units + u) *
-                          Shared::kBatch +
-                      i];
-        return sum;
+        return projected[q * Hidden + j] +
+               Shared::sum(shared, q * Units + u, i);
       };
       const float in = sigmoid(gate(0)), forget = sigmoid(gate(1)),
                   candidate = tanhf(gate(2)), out = sigmoid(gate(3));
@@ -294,6 +209,7 @@ __device__ void step(const RecurrenceParams<T> &p, unsigned char *shared,
       cell[at] = c;
       h_next[at] = h;
       p.out[p.out_at.offset(t, b) + d * Hidden + j] = from_float<T>(h);
+      saved.keep(t, b, j, h, c, {in, forget, candidate, out});
     }
     __syncthreads();
   }
@@ -326,11 +242,11 @@ store_final_states(const RecurrenceParams<T> &p,
 template <typename T, int Hidden, int Directions, int Units, bool OnChip>
 __device__ void recur(const RecurrenceParams<T> &p) {
   RUDNN_DYNAMIC_SHARED(unsigned char, shared);
-  const BlockUnits<T, Hidden, Units> own(p);
+  const BlockUnits<T, Hidden, Units> own(p.weight, p.weight_row);
   load_weights<T, Hidden, Units, OnChip>(shared, own);
   const StateLayout layout{p.state, p.batch, Hidden};
   for (int s = 0; s < p.steps; ++s) {
-    step<T, Hidden, Units, OnChip>(p, shared, own, s);
+    step<T, Hidden, Directions, Units, OnChip>(p, shared, own, s);
     arch::grid_sync(layout.barrier(Directions));
   }
   store_final_states<T, Hidden, Directions, Units>(p, own);
@@ -341,8 +257,8 @@ __device__ void recur(const RecurrenceParams<T> &p) {
 template <typename T, int Hidden, int Directions, int Units>
 __device__ void recur_step(const RecurrenceParams<T> &p, int s) {
   RUDNN_DYNAMIC_SHARED(unsigned char, shared);
-  const BlockUnits<T, Hidden, Units> own(p);
-  step<T, Hidden, Units, false>(p, shared, own, s);
+  const BlockUnits<T, Hidden, Units> own(p.weight, p.weight_row);
+  step<T, Hidden, Directions, Units, false>(p, shared, own, s);
   if (s == p.steps - 1)
     store_final_states<T, Hidden, Directions, Units>(p, own);
 }

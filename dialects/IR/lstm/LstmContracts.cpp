@@ -29,12 +29,15 @@ struct StoredContract {
   }
 };
 
-std::unique_ptr<StoredContract> build(const LstmForm &form) {
+/// rudnn.lstm (or, `backward`, rudnn.lstm_backward) of that form.
+std::unique_ptr<StoredContract> build(const LstmForm &form, bool backward) {
   auto stored = std::make_unique<StoredContract>();
   OperatorContract &c = stored->contract;
   const int64_t directions = form.directions();
-  c.op = "rudnn.lstm";
-  c.summary = "A stacked, optionally bidirectional LSTM as torch.nn.LSTM";
+  c.op = backward ? "rudnn.lstm_backward" : "rudnn.lstm";
+  c.summary = backward
+                  ? "The gradients of rudnn.lstm: backpropagation through time"
+                  : "A stacked, optionally bidirectional LSTM as torch.nn.LSTM";
   DimContract gates{'G', "gate rows", "4 × H: the gates i, f, g, o", true};
   gates.timesOf = 'H';
   gates.times = 4;
@@ -51,15 +54,37 @@ std::unique_ptr<StoredContract> build(const LstmForm &form) {
             gates,
             outputs,
             {'N', "states", "L × D: one per layer and direction", true,
-             form.layers * directions, form.layers * directions}};
+             form.layers * directions, form.layers * directions},
+            {'L', "layers", "the layers", true, form.layers, form.layers}};
   const std::string_view sequence = form.batchFirst ? "BTI" : "TBI";
   const std::string_view output = form.batchFirst ? "BTE" : "TBE";
 
-  auto state = [](std::string_view name, std::string_view doc) {
-    return withElementsOf(contractTensor(name, "NBH", ElementRule::Float, doc,
-                                         Sample::HalfNormal),
-                          "x");
+  auto likeX = [](TensorContract t) { return withElementsOf(t, "x"); };
+  auto state = [&](std::string_view name, std::string_view doc) {
+    return likeX(contractTensor(name, "NBH", ElementRule::Float, doc,
+                                Sample::HalfNormal));
   };
+  // What the forward saves for the backward: its results there.
+  auto saved = [&](std::string_view name, std::string_view layout,
+                   bool inputType, std::string_view doc) {
+    TensorContract t = contractTensor(
+        name, layout, inputType ? ElementRule::Float : ElementRule::F32, doc);
+    if (inputType)
+      t = likeX(t);
+    t.packing = Packing::Dense;
+    t.optional = !backward || name == "gates";
+    if (backward)
+      t.resultOf = "rudnn.lstm";
+    return t;
+  };
+  const TensorContract savedTensors[] = {
+      saved("hidden", "LTBE", true,
+            "every layer's outputs, time major (with save_states)"),
+      saved("cells", "NTBH", false,
+            "each layer's and direction's cell states (with save_states)"),
+      saved("gates", "NTBG", false,
+            "the gate activations i, f, g, o of each step (with save_gates; "
+            "recomputed when absent)")};
   TensorContract h0 = state("h0", "initial hidden states (zero when absent)");
   h0.optional = true;
   TensorContract c0 = state("c0", "initial cell states (zero when absent)");
@@ -73,30 +98,72 @@ std::unique_ptr<StoredContract> build(const LstmForm &form) {
   lengths.counts = 'T';
   c.operands = {contractTensor("x", sequence, ElementRule::Float, "the input"),
                 h0, c0, lengths};
+  if (backward) {
+    c.operands.insert(c.operands.end(), std::begin(savedTensors),
+                      std::end(savedTensors));
+    c.operands.push_back(likeX(contractTensor(
+        "d_out", output, ElementRule::Float, "the gradient of out")));
+    for (std::string_view name : {"d_h_n", "d_c_n"}) {
+      TensorContract t = state(name, "the gradient of the final states "
+                                     "(zero when absent)");
+      t.optional = true;
+      c.operands.push_back(t);
+    }
+  }
   static constexpr const char *kDocs[] = {
       "input-to-hidden weights, gates i, f, g, o",
       "hidden-to-hidden weights, gates i, f, g, o", "input-to-hidden bias",
       "hidden-to-hidden bias"};
+  std::vector<TensorContract> weights;
   for (int64_t layer = 0; layer < form.layers; ++layer)
     for (int64_t d = 0; d < directions; ++d)
       for (int which = 0; which < (form.biases ? 4 : 2); ++which) {
         const std::string_view layout = which == 0   ? (layer ? "GE" : "GI")
                                         : which == 1 ? "GH"
                                                      : "G";
-        c.operands.push_back(withElementsOf(
+        weights.push_back(likeX(
             contractTensor(stored->keep(lstmWeightName(which, layer, d)),
-                           layout, ElementRule::Float, kDocs[which]),
-            "x"));
+                           layout, ElementRule::Float, kDocs[which])));
       }
+  c.operands.insert(c.operands.end(), weights.begin(), weights.end());
+  if (backward) {
+    c.results = {
+        likeX(contractTensor("d_x", sequence, ElementRule::Float,
+                             "the gradient of x (0 past each length)")),
+        state("d_h0", "the gradient of h0 (of zeros when absent)"),
+        state("d_c0", "the gradient of c0 (of zeros when absent)")};
+    for (TensorContract t : weights) {
+      t.name = stored->keep("d_" + std::string(t.name));
+      t.doc = "its gradient, summed over the steps in a fixed order";
+      t.packing = Packing::Dense;
+      c.results.push_back(t);
+    }
+    return stored;
+  }
   c.results = {
-      withElementsOf(contractTensor("out", output, ElementRule::Float,
-                                    "the last layer's hidden states, both "
-                                    "directions side by side (0 past an "
-                                    "entry's length)"),
-                     "x"),
+      likeX(contractTensor("out", output, ElementRule::Float,
+                           "the last layer's hidden states, both "
+                           "directions side by side (0 past an "
+                           "entry's length)")),
       state("h_n", "each layer's and direction's last hidden state"),
       state("c_n", "each layer's and direction's last cell state")};
+  c.results.insert(c.results.end(), std::begin(savedTensors),
+                   std::end(savedTensors));
   return stored;
+}
+
+/// The contract of that form, built on first use and kept.
+const OperatorContract &contractOf(const LstmForm &form, bool backward) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int64_t, bool, bool, bool, bool>,
+                  std::unique_ptr<StoredContract>>
+      contracts;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto &slot = contracts[{form.layers, form.bidirectional, form.biases,
+                          form.batchFirst, backward}];
+  if (!slot)
+    slot = build(form, backward);
+  return slot->contract;
 }
 
 } // namespace
@@ -109,14 +176,9 @@ std::string rudnn::lstmWeightName(int which, int64_t layer, int64_t direction) {
 }
 
 const OperatorContract &rudnn::lstmContract(const LstmForm &form) {
-  static std::mutex mutex;
-  static std::map<std::tuple<int64_t, bool, bool, bool>,
-                  std::unique_ptr<StoredContract>>
-      contracts;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto &slot = contracts[{form.layers, form.bidirectional, form.biases,
-                          form.batchFirst}];
-  if (!slot)
-    slot = build(form);
-  return slot->contract;
+  return contractOf(form, false);
+}
+
+const OperatorContract &rudnn::lstmBackwardContract(const LstmForm &form) {
+  return contractOf(form, true);
 }

@@ -18,7 +18,8 @@ inline constexpr int64_t kLstmMaxHidden = 4096;
 inline constexpr int64_t kLstmMaxLayers = 1024;
 
 /// Operands of rudnn.lstm before the state_dict's tensors: x, h0, c0,
-/// lengths.
+/// lengths. Its results: out, h_n, c_n, then what it saves (hidden, cells,
+/// gates).
 inline constexpr unsigned kLstmLeadingOperands = 4;
 
 /// What an LSTM's operands depend on.
@@ -39,6 +40,16 @@ std::string lstmWeightName(int which, int64_t layer, int64_t direction);
 /// out [T, B, D·H] (or [B, T, D·H]), h_n, c_n [L·D, B, H]. Contracts live
 /// as long as the process.
 const OperatorContract &lstmContract(const LstmForm &form);
+
+/// Operands of rudnn.lstm_backward before the state_dict's tensors: x, h0,
+/// c0, lengths, hidden, cells, gates, d_out, d_h_n, d_c_n.
+inline constexpr unsigned kLstmBackwardLeadingOperands = 10;
+
+/// rudnn.lstm_backward of that form: rudnn.lstm's operands, its saved
+/// hidden, cells and (optionally) gates, the gradients of its results,
+/// then the weights -> d_x, d_h0, d_c0 and each weight's gradient ("d_"
+/// and its key), in the state_dict's order.
+const OperatorContract &lstmBackwardContract(const LstmForm &form);
 
 } // namespace rudnn
 

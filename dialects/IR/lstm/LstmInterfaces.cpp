@@ -10,29 +10,43 @@
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/ShapeChecker.h"
 #include "dialects/IR/lstm/LstmContracts.h"
+#include "dialects/IR/lstm/LstmInterfaces.h"
 #include "dialects/IR/lstm/LstmPolicy.h"
 
 using namespace mlir;
 using namespace mlir::rudnn;
+using namespace mlir::rudnn::lstm;
 
-namespace {
-
-int64_t lastDimOf(Value value) {
+int64_t mlir::rudnn::lstm::lastDimOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getShape().back();
 }
 
-/// [T, B] of a sequence `value`, batch first or not.
-std::pair<int64_t, int64_t> stepsAndBatch(Value value, bool batchFirst) {
+std::pair<int64_t, int64_t> mlir::rudnn::lstm::stepsAndBatch(Value value,
+                                                             bool batchFirst) {
   auto shape = cast<RankedTensorType>(value.getType()).getShape();
   return batchFirst ? std::pair{shape[1], shape[0]}
                     : std::pair{shape[0], shape[1]};
 }
 
-/// The recurrence's form: units within H, W_hh on chip only for a
-/// persistent grid (one step a launch would load it anew each step).
-LogicalResult checkRecurrence(Operation *op, std::optional<uint64_t> units,
-                              int64_t hidden, bool weightsOnChip,
-                              bool perStep) {
+Operation *mlir::rudnn::lstm::buildWithWeights(
+    OpBuilder &builder, Location loc, StringRef name, ArrayRef<Value> operands,
+    unsigned leading, ArrayRef<Type> results,
+    ArrayRef<NamedAttribute> attributes) {
+  SmallVector<int32_t> groups;
+  for (Value operand : operands.take_front(leading))
+    groups.push_back(operand ? 1 : 0);
+  groups.push_back(static_cast<int32_t>(
+      llvm::count_if(operands.drop_front(leading),
+                     [](Value weight) { return bool(weight); })));
+  return buildWithOperandGroups(builder, loc, name, operands, groups, results,
+                                attributes);
+}
+
+LogicalResult mlir::rudnn::lstm::checkRecurrence(Operation *op,
+                                                 std::optional<uint64_t> units,
+                                                 int64_t hidden,
+                                                 bool weightsOnChip,
+                                                 bool perStep) {
   // Unsigned: a negative count in the text is a huge one here.
   if (units && (*units < 1 || *units > uint64_t(::rudnn::kLstmMaxHidden) ||
                 (hidden >= 1 && *units > uint64_t(hidden))))
@@ -44,8 +58,6 @@ LogicalResult checkRecurrence(Operation *op, std::optional<uint64_t> units,
               "'weights_on_chip' needs a persistent recurrence";
   return success();
 }
-
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // LstmOp
@@ -73,22 +85,32 @@ LstmOp::getCallContract(const ::rudnn::CallDescription &call) {
                                 call.integer("batch_first") != 0});
 }
 
-/// The leading operands are one group each, the weights given one group.
+/// The leading operands are one group each, the weights given one group;
+/// out, h_n, c_n, then the saved results the save flags ask for.
 Operation *LstmOp::buildFromContract(OpBuilder &builder, Location loc,
                                      const ::rudnn::OperatorContract &,
                                      ArrayRef<Value> operands,
                                      ArrayRef<Type> results,
                                      ArrayRef<NamedAttribute> attributes) {
-  const ArrayRef<Value> leading =
-      operands.take_front(::rudnn::kLstmLeadingOperands);
-  SmallVector<int32_t> groups;
-  for (Value operand : leading)
-    groups.push_back(operand ? 1 : 0);
-  groups.push_back(static_cast<int32_t>(
-      llvm::count_if(operands.drop_front(leading.size()),
-                     [](Value weight) { return bool(weight); })));
-  return buildWithOperandGroups(builder, loc, getOperationName(), operands,
-                                groups, results, attributes);
+  auto sets = [&](StringRef flag) {
+    return llvm::any_of(attributes, [&](NamedAttribute a) {
+      return a.getName() == flag && isa<UnitAttr>(a.getValue());
+    });
+  };
+  SmallVector<Type> kept(results.take_front(3));
+  if (sets("save_states"))
+    kept.append(results.begin() + 3,
+                results.begin() + std::min<size_t>(results.size(), 5));
+  if (sets("save_gates") && results.size() > 5)
+    kept.push_back(results[5]);
+  return buildWithWeights(builder, loc, getOperationName(), operands,
+                          ::rudnn::kLstmLeadingOperands, kept, attributes);
+}
+
+Value LstmOp::getContractResult(unsigned index) {
+  if (index < 3)
+    return getResult(index);
+  return index - 3 < getSaved().size() ? getSaved()[index - 3] : Value();
 }
 
 Value LstmOp::getContractOperand(unsigned index) {
@@ -121,7 +143,16 @@ LogicalResult LstmOp::verify() {
                             "layer and direction ("
                          << 2 * states << " or " << 4 * states
                          << " weights), got " << weights;
-  ShapeChecker shapes(*this, "IHGEN");
+  const size_t saved = (getSaveStates() ? 2 : 0) + (getSaveGates() ? 1 : 0);
+  if (getSaveGates() && !getSaveStates())
+    return emitOpError() << "'save_gates' needs 'save_states': the backward "
+                            "reads the saved cells beside the gates";
+  if (getSaved().size() != saved)
+    return emitOpError() << "returns " << getSaved().size()
+                         << " saved tensors, expected " << saved
+                         << " (hidden and cells with 'save_states', gates "
+                            "with 'save_gates')";
+  ShapeChecker shapes(*this, "IHGENL");
   if (failed(verifyOperatorContract(*this, shapes)))
     return failure();
   return checkRecurrence(*this, getUnits(), lastDimOf(getHN()),
@@ -167,6 +198,7 @@ LogicalResult LstmOp::decompose(OpBuilder &builder) {
   auto policy = (*this)->getAttrOfType<StringAttr>("policy");
 
   Value input = getX(), hN, cN;
+  SmallVector<Value, 3> saved;
   for (int64_t layer = 0; layer < layers; ++layer) {
     SmallVector<Value, 2> inputWeights, recurrentWeights;
     SmallVector<Value, 4> biases;
@@ -188,10 +220,13 @@ LogicalResult LstmOp::decompose(OpBuilder &builder) {
     Type outType = last ? getOut().getType()
                         : RankedTensorType::get(
                               {steps, batch, directions * hidden}, element);
+    SmallVector<Type> resultTypes = {outType, getHN().getType(),
+                                     getCN().getType()};
+    llvm::append_range(resultTypes, getSaved().getTypes());
     auto recurrence = builder.create<LstmRecurrenceOp>(
-        loc, TypeRange{outType, getHN().getType(), getCN().getType()},
-        projection.getGates(), projection.getState(), recurrentWeights,
-        getLengths(), hN, cN, builder.getI64IntegerAttr(layer), getUnitsAttr(),
+        loc, resultTypes, projection.getGates(), projection.getState(),
+        recurrentWeights, getLengths(), hN, cN, saved,
+        builder.getI64IntegerAttr(layer), getUnitsAttr(),
         getWeightsOnChipAttr(),
         getPerStep().value_or(false) ? builder.getUnitAttr() : UnitAttr(),
         last && getBatchFirst() ? builder.getUnitAttr() : UnitAttr());
@@ -200,10 +235,13 @@ LogicalResult LstmOp::decompose(OpBuilder &builder) {
     input = recurrence.getOut();
     hN = recurrence.getHN();
     cN = recurrence.getCN();
+    saved.assign(recurrence.getSaved().begin(), recurrence.getSaved().end());
   }
   getOut().replaceAllUsesWith(input);
   getHN().replaceAllUsesWith(hN);
   getCN().replaceAllUsesWith(cN);
+  for (auto [mine, theirs] : llvm::zip_equal(getSaved(), saved))
+    mine.replaceAllUsesWith(theirs);
   return success();
 }
 
@@ -289,6 +327,28 @@ LogicalResult LstmRecurrenceOp::verify() {
       (failed(shapes.check("lengths", getLengths(), "B")) ||
        failed(checkIntegerElementType(*this, "lengths", getLengths(), 32))))
     return failure();
+  const size_t saved = getSaved().size();
+  if ((saved != 0 && saved != 2 && saved != 3) ||
+      (!getSavedIn().empty() && getSavedIn().size() != saved))
+    return emitOpError() << "saves hidden and cells (and gates) or nothing, "
+                            "each given by the layer before or by none; got "
+                         << saved << " saved and " << getSavedIn().size()
+                         << " given";
+  if (saved) {
+    if (failed(shapes.check("hidden", getSaved()[0], "LTBE")) ||
+        failed(checkSameElementType(*this, "hidden", getSaved()[0], "out",
+                                    getOut())) ||
+        failed(shapes.check("cells", getSaved()[1], "NTBH")) ||
+        failed(checkF32ElementType(*this, "cells", getSaved()[1])) ||
+        (saved == 3 &&
+         (failed(shapes.check("saved gates", getSaved()[2], "NTBG")) ||
+          failed(checkF32ElementType(*this, "saved gates", getSaved()[2])))))
+      return failure();
+    for (auto [in, out] : llvm::zip(getSavedIn(), getSaved()))
+      if (in.getType() != out.getType())
+        return emitOpError() << "saved tensors given by the layer before "
+                                "must have the types of those returned";
+  }
   const int64_t states =
       cast<RankedTensorType>(getHN().getType()).getDimSize(0);
   // Unsigned: a negative layer in the text is a huge one here.

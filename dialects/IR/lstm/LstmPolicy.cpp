@@ -6,24 +6,91 @@
 
 using namespace mlir::rudnn;
 
-int64_t mlir::rudnn::lstmRecurrenceSharedBytes(int64_t hidden, int64_t units,
-                                               int64_t elementBytes,
-                                               bool weightsOnChip) {
-  const int64_t rows = 4 * units, rowsPadded = roundUp(rows, 16),
-                depth = roundUp(hidden, 16),
+namespace {
+
+/// Shared memory of `rows` weight rows of `depth` elements times the staged
+/// vectors, and the sums (lstm::RowProducts::kBytes).
+int64_t rowProductsBytes(int64_t rows, int64_t depth, int64_t elementBytes,
+                         bool weightsOnChip) {
+  const int64_t rowsPadded = roundUp(rows, 16), padded = roundUp(depth, 16),
                 warps = kLstmRecurrenceThreads / 32;
   const bool tensor = elementBytes == 2 && weightsOnChip;
   const int64_t rowTiles = rowsPadded / 16;
   const int64_t slices = tensor && rowTiles < warps ? warps / rowTiles : 1;
-  const int64_t weights = tensor ? sharedTileBytes(rowsPadded, depth, 2)
+  const int64_t weights = tensor ? sharedTileBytes(rowsPadded, padded, 2)
                           : weightsOnChip
-                              ? roundUp(rows * hidden * elementBytes, 16)
+                              ? roundUp(rows * depth * elementBytes, 16)
                               : 0;
-  const int64_t batch =
-      tensor ? kLstmRecurrenceTensorBatch : kLstmRecurrenceFmaBatch;
-  const int64_t staged =
-      tensor ? sharedTileBytes(batch, depth, 2) : 4 * batch * hidden;
-  return weights + roundUp(staged, 16) + 4 * slices * rowsPadded * batch;
+  const int64_t staged = tensor ? sharedTileBytes(lstmRecurrenceBatch(
+                                                      elementBytes, true),
+                                                  padded, 2)
+                                : 4 * lstmRecurrenceBatch(elementBytes,
+                                                          weightsOnChip) *
+                                      depth;
+  return weights + roundUp(staged, 16) +
+         4 * slices * rowsPadded *
+             lstmRecurrenceBatch(elementBytes, weightsOnChip);
+}
+
+/// The smallest units a persistent grid of `directions` x `hidden` units
+/// may take on `smCount` SMs (one block an SM), at least kLstmMinUnits.
+int64_t persistentUnits(int64_t hidden, int64_t directions, int64_t smCount) {
+  const int64_t fewest = std::min(hidden, kLstmMinUnits);
+  int64_t units = std::max<int64_t>(
+      fewest,
+      (directions * hidden + smCount - 1) / std::max<int64_t>(smCount, 1));
+  while (units < hidden && directions * ((hidden + units - 1) / units) > smCount)
+    ++units;
+  return units;
+}
+
+} // namespace
+
+int64_t mlir::rudnn::lstmRecurrenceBatch(int64_t elementBytes,
+                                         bool weightsOnChip) {
+  return elementBytes == 2 && weightsOnChip ? kLstmRecurrenceTensorBatch
+                                            : kLstmRecurrenceFmaBatch;
+}
+
+int64_t mlir::rudnn::lstmRecurrenceSharedBytes(int64_t hidden, int64_t units,
+                                               int64_t elementBytes,
+                                               bool weightsOnChip) {
+  return rowProductsBytes(4 * units, hidden, elementBytes, weightsOnChip);
+}
+
+int64_t mlir::rudnn::lstmBackwardSharedBytes(int64_t hidden, int64_t units,
+                                             int64_t elementBytes,
+                                             bool weightsOnChip) {
+  return rowProductsBytes(units, 4 * hidden, elementBytes, weightsOnChip) +
+         16 * units +
+         16 * units * lstmRecurrenceBatch(elementBytes, weightsOnChip);
+}
+
+std::optional<LstmRecurrencePolicy> mlir::rudnn::chooseLstmBackwardRecurrence(
+    int64_t hidden, int64_t directions, int64_t elementBytes,
+    int64_t smemPerBlock, int64_t smCount, std::optional<int64_t> units,
+    std::optional<bool> weightsOnChip) {
+  LstmRecurrencePolicy policy;
+  policy.units = units.value_or(persistentUnits(hidden, directions, smCount));
+  policy.blocks = directions * ((hidden + policy.units - 1) / policy.units);
+  const int64_t onChipBytes =
+      lstmBackwardSharedBytes(hidden, policy.units, elementBytes, true);
+  policy.weightsOnChip = weightsOnChip.value_or(onChipBytes <= smemPerBlock);
+  if (lstmBackwardSharedBytes(hidden, policy.units, elementBytes,
+                              policy.weightsOnChip) > smemPerBlock ||
+      policy.blocks > smCount)
+    return std::nullopt;
+  policy.reason = std::to_string(directions) + " x " + std::to_string(hidden) +
+                  " hidden units over " + std::to_string(policy.blocks) +
+                  " blocks of " + std::to_string(policy.units) +
+                  " (one an SM, " + std::to_string(smCount) +
+                  " SMs), backwards; W_hh columns " +
+                  (policy.weightsOnChip ? "kept in shared memory ("
+                                        : "read from L2 each step (on chip "
+                                          "they would take ") +
+                  std::to_string(onChipBytes) + " of " +
+                  std::to_string(smemPerBlock) + " bytes)";
+  return policy;
 }
 
 std::optional<LstmRecurrencePolicy> mlir::rudnn::chooseLstmRecurrence(
@@ -38,15 +105,9 @@ std::optional<LstmRecurrencePolicy> mlir::rudnn::chooseLstmRecurrence(
     return lstmRecurrenceSharedBytes(hidden, u, elementBytes, onChip);
   };
   const int64_t fewest = std::min(hidden, kLstmMinUnits);
-  int64_t persistentUnits = units.value_or(0);
-  if (!units) {
-    persistentUnits =
-        std::max<int64_t>(fewest, (directions * hidden + smCount - 1) /
-                                      std::max<int64_t>(smCount, 1));
-    while (persistentUnits < hidden && blocksFor(persistentUnits) > smCount)
-      ++persistentUnits;
-  }
-  const int64_t onChipBytes = sharedBytes(persistentUnits, true);
+  const int64_t persistent =
+      units.value_or(persistentUnits(hidden, directions, smCount));
+  const int64_t onChipBytes = sharedBytes(persistent, true);
   const bool fitsOnChip = onChipBytes <= smemPerBlock;
   policy.perStep =
       perStep ? *perStep : !weightsOnChip.has_value() && !fitsOnChip;
@@ -54,7 +115,7 @@ std::optional<LstmRecurrencePolicy> mlir::rudnn::chooseLstmRecurrence(
     return std::nullopt; // each launch would load W_hh anew
   policy.weightsOnChip =
       !policy.perStep && (weightsOnChip ? *weightsOnChip : fitsOnChip);
-  policy.units = policy.perStep ? units.value_or(fewest) : persistentUnits;
+  policy.units = policy.perStep ? units.value_or(fewest) : persistent;
   policy.blocks = blocksFor(policy.units);
   const int64_t bytes = sharedBytes(policy.units, policy.weightsOnChip);
   if (bytes > smemPerBlock || (!policy.perStep && policy.blocks > smCount))

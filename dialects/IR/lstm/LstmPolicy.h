@@ -33,6 +33,17 @@ inline constexpr int64_t kLstmRecurrenceThreads = 256;
 int64_t lstmRecurrenceSharedBytes(int64_t hidden, int64_t units,
                                   int64_t elementBytes, bool weightsOnChip);
 
+/// Entries a recurrence stages a pass: 16 where 16-bit weights kept on
+/// chip meet them on tensor cores, else 8.
+int64_t lstmRecurrenceBatch(int64_t elementBytes, bool weightsOnChip);
+
+/// Dynamic shared memory, in bytes, of a backward recurrence block owning
+/// `units` hidden units (lstm::BackwardShared::kBytes): its units' W_hh
+/// columns (4H deep) when `weightsOnChip`, the staged gate gradients, the
+/// sums, and its bias gradients.
+int64_t lstmBackwardSharedBytes(int64_t hidden, int64_t units,
+                                int64_t elementBytes, bool weightsOnChip);
+
 /// Hidden units a recurrence block owns at least (where H has them): 32
 /// gate rows, four for each warp.
 inline constexpr int64_t kLstmMinUnits = 8;
@@ -65,6 +76,18 @@ chooseLstmRecurrence(int64_t hidden, int64_t directions, int64_t elementBytes,
                      std::optional<int64_t> units = std::nullopt,
                      std::optional<bool> weightsOnChip = std::nullopt,
                      std::optional<bool> perStep = std::nullopt);
+
+/// The backward recurrence: always one persistent grid (a launch a step
+/// would have to carry the cell gradients through memory anyway, and the
+/// backward has no smaller units to gain), units as the forward's
+/// persistent grid takes them, W_hh's columns on chip where they fit.
+/// `units` and `weightsOnChip`, when given, are used as they are. None
+/// when the grid would exceed the SMs or the block its shared memory.
+std::optional<LstmRecurrencePolicy> chooseLstmBackwardRecurrence(
+    int64_t hidden, int64_t directions, int64_t elementBytes,
+    int64_t smemPerBlock, int64_t smCount,
+    std::optional<int64_t> units = std::nullopt,
+    std::optional<bool> weightsOnChip = std::nullopt);
 
 } // namespace mlir::rudnn
 

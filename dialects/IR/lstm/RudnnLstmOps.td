@@ -18,7 +18,8 @@ def Rudnn_LstmOp : Rudnn_Op<"lstm", [
     Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
                               ["getOperatorContract", "getContractOperand",
-                               "getCallContract", "buildFromContract"]>]> {
+                               "getContractResult", "getCallContract",
+                               "buildFromContract"]>]> {
   let summary = "A stacked, optionally bidirectional LSTM as torch.nn.LSTM";
   let description = [{
     `num_layers` layers of D directions (2 with `bidirectional`). With gates
@@ -45,6 +46,15 @@ def Rudnn_LstmOp : Rudnn_Op<"lstm", [
     Results: `out` `[T, B, D·H]` (batch first likewise), `h_n`, `c_n`
     `[L·D, B, H]`, all of x's element type; gate math and states are fp32.
     I and H are static, T and B may be dynamic.
+
+    What `rudnn.lstm_backward` takes, when asked for (training): with
+    `save_states`, `hidden` `[L, T, B, D·H]` in x's type (every layer's
+    outputs, time major) and `cells` `[L·D, T, B, H]` f32 (each step's cell
+    state), from which the backward recomputes the gates with one GEMM a
+    layer; with `save_gates` too, `gates` `[L·D, T, B, 4H]` f32 (the
+    activations i, f, g, o of each step), which it then reads instead:
+    16 more bytes per hidden unit and step for no recomputation. All are
+    0 past an entry's length.
 
     `rudnn-specialize` chooses how the recurrence runs: `units`, the hidden
     units each block owns; `weights_on_chip`, whether each block keeps its
@@ -75,16 +85,20 @@ def Rudnn_LstmOp : Rudnn_Op<"lstm", [
     UnitAttr:$batch_first,
     OptionalAttr<I64Attr>:$units,
     OptionalAttr<BoolAttr>:$weights_on_chip,
-    OptionalAttr<BoolAttr>:$per_step);
+    OptionalAttr<BoolAttr>:$per_step,
+    UnitAttr:$save_states,
+    UnitAttr:$save_gates);
   let results = (outs AnyRankedTensor:$out, AnyRankedTensor:$h_n,
-                      AnyRankedTensor:$c_n);
+                      AnyRankedTensor:$c_n, Variadic<AnyRankedTensor>:$saved);
 
   let assemblyFormat = [{
     $x (`h0` $h0^)? (`c0` $c0^)? (`lengths` $lengths^)?
     `weights` `(` $weights `)` `layers` $num_layers
     (`bidirectional` $bidirectional^)? (`batch_first` $batch_first^)?
     (`units` $units^)? (`weights_on_chip` $weights_on_chip^)?
-    (`per_step` $per_step^)? attr-dict `:` functional-type(operands, results)
+    (`per_step` $per_step^)? (`save_states` $save_states^)?
+    (`save_gates` $save_gates^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 
@@ -150,6 +164,9 @@ def Rudnn_LstmRecurrenceOp : Rudnn_Op<"lstm_recurrence", [
     shared memory with `weights_on_chip`. One cooperative grid runs every
     step, a grid barrier between them; with `per_step` the kernel runs one
     step and the plan launches it T times (`rudnn.launch ... repeat`).
+    With `saved` (`rudnn.lstm`'s `hidden`, `cells` and, optionally, `gates`),
+    the layer writes its slices of them; `saved_in` are the previous
+    layer's, whose memory they then are.
 
     ```mlir
     %out, %h_n, %c_n = rudnn.lstm_recurrence %gates, %state
@@ -163,20 +180,24 @@ def Rudnn_LstmRecurrenceOp : Rudnn_Op<"lstm_recurrence", [
     Optional<AnyRankedTensor>:$lengths,
     Optional<AnyRankedTensor>:$h_n_in,
     Optional<AnyRankedTensor>:$c_n_in,
+    Variadic<AnyRankedTensor>:$saved_in,
     I64Attr:$layer,
     I64Attr:$units,
     BoolAttr:$weights_on_chip,
     UnitAttr:$per_step,
     UnitAttr:$batch_first);
   let results = (outs AnyRankedTensor:$out, AnyRankedTensor:$h_n,
-                      AnyRankedTensor:$c_n);
+                      AnyRankedTensor:$c_n, Variadic<AnyRankedTensor>:$saved);
   let assemblyFormat = [{
     $gates `,` $state `weights` `(` $weights `)` (`lengths` $lengths^)?
-    (`states` `(` $h_n_in^ `,` $c_n_in `)`)? `layer` $layer `units` $units
+    (`states` `(` $h_n_in^ `,` $c_n_in `)`)? (`saved` `(` $saved_in^ `)`)?
+    `layer` $layer `units` $units
     `weights_on_chip` $weights_on_chip (`per_step` $per_step^)?
     (`batch_first` $batch_first^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
+
+include "dialects/IR/lstm/RudnnLstmBackwardOps.td"
 
 #endif // RUDNN_LSTM_OPS_TD

@@ -13,10 +13,19 @@ using namespace rudnn::reference;
 
 namespace {
 
-/// The state_dict's tensors by their keys: "weight_ih_l0", ...,
-/// "bias_hh_l1_reverse" (biases when present).
-NamedValues lstm(const NamedValues &operands,
-                 const std::map<std::string, double> &attributes) {
+/// The values of operand `name`, empty when the call has none.
+std::vector<double> optionalOperand(const NamedValues &operands,
+                                    const std::string &name) {
+  auto it = operands.find(name);
+  return it == operands.end() ? std::vector<double>() : it->second.data;
+}
+
+/// The shape and inputs of an LSTM call: x, h0, c0, lengths and the
+/// state_dict's tensors by their keys ("weight_ih_l0", ...,
+/// "bias_hh_l1_reverse", biases when present).
+std::pair<LstmShape, LstmInputs>
+lstmCall(const NamedValues &operands,
+         const std::map<std::string, double> &attributes) {
   LstmShape s;
   s.layers = static_cast<int64_t>(attribute(attributes, "num_layers"));
   s.directions = attributeOr(attributes, "bidirectional", 0) != 0 ? 2 : 1;
@@ -26,34 +35,77 @@ NamedValues lstm(const NamedValues &operands,
   s.batch = x.shape[s.batchFirst ? 0 : 1];
   s.inputSize = x.shape[2];
   s.hiddenSize = operand(operands, "weight_hh_l0").shape[1];
-  auto optional = [&](const std::string &name) {
-    auto it = operands.find(name);
-    return it == operands.end() ? std::vector<double>() : it->second.data;
-  };
-  LstmInputs in{
-      x.data, optional("h0"), optional("c0"), optional("lengths"), {}};
+  LstmInputs in{x.data, optionalOperand(operands, "h0"),
+                optionalOperand(operands, "c0"),
+                optionalOperand(operands, "lengths"),
+                {}};
   for (int64_t layer = 0; layer < s.layers; ++layer)
     for (int64_t d = 0; d < s.directions; ++d) {
       const std::string suffix =
           "_l" + std::to_string(layer) + (d ? "_reverse" : "");
       in.weights.push_back({operand(operands, "weight_ih" + suffix).data,
                             operand(operands, "weight_hh" + suffix).data,
-                            optional("bias_ih" + suffix),
-                            optional("bias_hh" + suffix)});
+                            optionalOperand(operands, "bias_ih" + suffix),
+                            optionalOperand(operands, "bias_hh" + suffix)});
     }
+  return {s, in};
+}
+
+/// [T, B, width], or [B, T, width] batch first.
+std::vector<int64_t> sequenceShape(const LstmShape &s, int64_t width) {
+  return s.batchFirst ? std::vector<int64_t>{s.batch, s.steps, width}
+                      : std::vector<int64_t>{s.steps, s.batch, width};
+}
+
+NamedValues lstm(const NamedValues &operands,
+                 const std::map<std::string, double> &attributes) {
+  auto [s, in] = lstmCall(operands, attributes);
   LstmOutputs out = lstmForward(s, in);
   const int64_t width = s.directions * s.hiddenSize,
                 states = s.layers * s.directions;
-  std::vector<int64_t> outShape = {s.steps, s.batch, width};
-  if (s.batchFirst)
-    std::swap(outShape[0], outShape[1]);
-  return {{"out", {outShape, out.out}},
-          {"h_n", {{states, s.batch, s.hiddenSize}, out.hN}},
-          {"c_n", {{states, s.batch, s.hiddenSize}, out.cN}}};
+  return {
+      {"out", {sequenceShape(s, width), out.out}},
+      {"h_n", {{states, s.batch, s.hiddenSize}, out.hN}},
+      {"c_n", {{states, s.batch, s.hiddenSize}, out.cN}},
+      {"hidden", {{s.layers, s.steps, s.batch, width}, out.hidden}},
+      {"cells", {{states, s.steps, s.batch, s.hiddenSize}, out.cells}},
+      {"gates", {{states, s.steps, s.batch, 4 * s.hiddenSize}, out.gates}}};
+}
+
+/// The gradients, named as the contract names them: d_x, d_h0, d_c0 and
+/// "d_" and each weight's key.
+NamedValues lstmBackwardCall(const NamedValues &operands,
+                             const std::map<std::string, double> &attributes) {
+  auto [s, in] = lstmCall(operands, attributes);
+  LstmOutputGradients given{operand(operands, "d_out").data,
+                            optionalOperand(operands, "d_h_n"),
+                            optionalOperand(operands, "d_c_n")};
+  LstmGradients grads = lstmBackward(s, in, given);
+  const int64_t states = s.layers * s.directions;
+  NamedValues result = {
+      {"d_x", {sequenceShape(s, s.inputSize), grads.x}},
+      {"d_h0", {{states, s.batch, s.hiddenSize}, grads.h0}},
+      {"d_c0", {{states, s.batch, s.hiddenSize}, grads.c0}}};
+  for (int64_t layer = 0; layer < s.layers; ++layer)
+    for (int64_t d = 0; d < s.directions; ++d) {
+      const std::string suffix =
+          "_l" + std::to_string(layer) + (d ? "_reverse" : "");
+      const LstmWeights &w = grads.weights[layer * s.directions + d];
+      const int64_t gates = 4 * s.hiddenSize,
+                    width = layer ? s.directions * s.hiddenSize : s.inputSize;
+      result["d_weight_ih" + suffix] = {{gates, width}, w.weightIh};
+      result["d_weight_hh" + suffix] = {{gates, s.hiddenSize}, w.weightHh};
+      if (!w.biasIh.empty()) {
+        result["d_bias_ih" + suffix] = {{gates}, w.biasIh};
+        result["d_bias_hh" + suffix] = {{gates}, w.biasHh};
+      }
+    }
+  return result;
 }
 
 } // namespace
 
 void rudnn::reference::registerLstmReferences(ReferenceRegistry &registry) {
   registry.add("rudnn.lstm", lstm);
+  registry.add("rudnn.lstm_backward", lstmBackwardCall);
 }

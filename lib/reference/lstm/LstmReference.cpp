@@ -130,7 +130,14 @@ LstmOutputs rudnn::reference::lstmForward(const LstmShape &s,
                      out, D * H, d * H, stateOf(result.hN, state, B * H),
                      stateOf(result.cN, state, B * H), trace,
                      &result.hN[state * B * H], &result.cN[state * B * H]);
+      result.cells.insert(result.cells.end(), trace.c.begin(), trace.c.end());
+      for (int64_t row = 0; row < T * B; ++row)
+        for (const std::vector<double> *gate :
+             {&trace.i, &trace.f, &trace.g, &trace.o})
+          result.gates.insert(result.gates.end(), gate->begin() + row * H,
+                              gate->begin() + (row + 1) * H);
     }
+    result.hidden.insert(result.hidden.end(), out.begin(), out.end());
     input = std::move(out);
     width = D * H;
   }

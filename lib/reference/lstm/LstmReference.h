@@ -45,9 +45,12 @@ struct LstmInputs {
 
 /// out [T, B, directions·H] (or [B, T, ·]; zero past an entry's length),
 /// hN and cN [layers·directions, B, H]: each direction's state after its
-/// last step.
+/// last step. What a forward saves for its backward, time-major and zero
+/// past an entry's length: `hidden` [layers, T, B, directions·H] (every
+/// layer's outputs), `cells` [layers·directions, T, B, H] and `gates`
+/// [layers·directions, T, B, 4H] (the activations i, f, g, o).
 struct LstmOutputs {
-  std::vector<double> out, hN, cN;
+  std::vector<double> out, hN, cN, hidden, cells, gates;
 };
 
 LstmOutputs lstmForward(const LstmShape &shape, const LstmInputs &inputs);

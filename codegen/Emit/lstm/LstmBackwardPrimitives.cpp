@@ -1,0 +1,351 @@
+//===- LstmBackwardPrimitives.cpp - An LSTM layer's backward as kernels ---===//
+//
+// The primitive interface of the backward's three primitives: the
+// recurrence backwards (a cooperative grid like the forward's, its cell
+// gradients and grid barrier in zeroed scratch), and the weight and input
+// gradients, GEMMs on the tile layer over the gate gradients it leaves.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Emit/KernelBuilder.h"
+#include "codegen/Emit/KernelEmitInterface.h"
+#include "codegen/Emit/Primitives.h"
+#include "codegen/Emit/lstm/LstmBindings.h"
+#include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/lstm/LstmPolicy.h"
+
+using namespace mlir;
+using namespace mlir::rudnn;
+using namespace ::rudnn::codegen;
+using namespace ::rudnn::codegen::lstm;
+
+namespace {
+
+/// lstm::BlockGemm's tile and block (tile/gemm.cuh).
+constexpr int64_t kGemmTile = 64, kGemmThreads = 128;
+/// Steps an input-gradient block accounts for in the grid.
+constexpr int64_t kStepsABlock = 8;
+
+std::string typeName(Value value) {
+  return std::string(::rudnn::dtypeName(dtype(value)));
+}
+
+int64_t dimOf(Value value, unsigned dim) {
+  return cast<RankedTensorType>(value.getType()).getDimSize(dim);
+}
+
+struct BackwardRecurrenceModel
+    : PrimitiveOpInterface::ExternalModel<BackwardRecurrenceModel,
+                                          LstmBackwardRecurrenceOp> {
+  StringRef getKernelGroup(Operation *) const {
+    return "lstm.backward_recurrence";
+  }
+
+  ResultStorage getResultStorage(Operation *op, unsigned index) const {
+    auto recurrence = cast<LstmBackwardRecurrenceOp>(op);
+    const int64_t directions = recurrence.getWeights().size(),
+                  hidden = lastDim(recurrence.getCells()),
+                  bytes = elementBytes(recurrence.getDGates());
+    if (index == 0)
+      return ResultStorage::own(
+          {bytes * directions * 4 * hidden, {DimRef::of('T'), DimRef::of('B')}},
+          "d_gates");
+    if (index == 1)
+      return ResultStorage::own({4 * directions * 4 * hidden, {}}, "d_bias");
+    if (Value previous =
+            index == 2 ? recurrence.getDH0In() : recurrence.getDC0In())
+      return ResultStorage::sharedWith(previous);
+    return ResultStorage::own({bytes * dimOf(recurrence.getDH0(), 0) * hidden,
+                               {DimRef::of('B')}},
+                              index == 2 ? "d_h0" : "d_c0")
+        .orNull();
+  }
+
+  /// d_gates [D, T, B, 4H], d_h0 and d_c0 [L·D, B, H]: T and B of the
+  /// saved cells [L·D, T, B, H].
+  std::optional<DimRef> getResultDim(Operation *op, unsigned index,
+                                     unsigned dim) const {
+    Value cells = cast<LstmBackwardRecurrenceOp>(op).getCells();
+    if (index == 0 && (dim == 1 || dim == 2))
+      return DimRef::of(cells, dim);
+    if ((index == 2 || index == 3) && dim == 1)
+      return DimRef::of(cells, 2);
+    return std::nullopt;
+  }
+
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto recurrence = cast<LstmBackwardRecurrenceOp>(op);
+    const int64_t directions = recurrence.getWeights().size(),
+                  hidden = lastDim(recurrence.getCells()),
+                  units = recurrence.getUnits(),
+                  states = dimOf(recurrence.getCells(), 0);
+    const bool onChip = recurrence.getWeightsOnChip();
+    Value dGates = recurrence.getDGates(), dOut = recurrence.getDOut();
+    const std::string in = cudaType(dtype(dGates)),
+                      gradient = cudaType(dtype(dOut));
+    const int64_t shared =
+        lstmBackwardSharedBytes(hidden, units, elementBytes(dGates), onChip);
+    builder.setEntry("lstm_backward_" + typeName(dGates) + "_h" +
+                     std::to_string(hidden) + "_d" +
+                     std::to_string(directions) + "_u" + std::to_string(units) +
+                     (onChip ? "_onchip" : "_streamed") + "_from_" +
+                     typeName(dOut));
+    builder.preamble() << "// An LSTM layer's recurrence backwards, "
+                          "persistent.\n";
+    if (auto policy = recurrence->getAttrOfType<StringAttr>("policy"))
+      builder.preamble() << "// " << policy.getValue().str() << ".\n";
+    builder.preamble() << "#include \"rudnn/lstm.cuh\"\n\n"
+                       << "// The host sizes the shared memory alike.\n"
+                       << "static_assert(rudnn::lstm::BackwardShared<" << in
+                       << ", " << hidden << ", " << units << ", "
+                       << (onChip ? "true" : "false")
+                       << ">::kBytes == " << shared << ");\n";
+    builder.pointer(recurrence.getGates(), "gates", "float", false);
+    builder.pointer(recurrence.getCells(), "cells", "float", false);
+    builder.pointer(recurrence.getC0(), "c0", in, false);
+    const std::string c0At = bindStates(builder, recurrence.getC0(), "c0");
+    builder.pointer(dOut, "d_out", gradient, false);
+    const std::string dOutAt =
+        bindSequence(builder, dOut, "d_out", recurrence.getBatchFirst());
+    builder.pointer(recurrence.getDHN(), "d_h_n", in, false);
+    builder.pointer(recurrence.getDCN(), "d_c_n", in, false);
+    const std::string dHNAt = bindStates(builder, recurrence.getDHN(), "d_h_n"),
+                      dCNAt = bindStates(builder, recurrence.getDCN(), "d_c_n");
+    const std::string weights =
+        bindDirections(builder, recurrence.getWeights(), "weight", in);
+    const std::string rows =
+        bindRows(builder, recurrence.getWeights(), "weight");
+    builder.pointer(recurrence.getLengths(), "lengths", "int", false);
+    const std::string scratch = builder.zeroedScratch(
+        "carried", "float", SizeRef{4 * (directions * hidden + 4),
+                                    {DimRef::of('B')}});
+    builder.pointer(dGates, "d_gates", in, true);
+    builder.pointer(recurrence.getDBias(), "d_bias", "float", true);
+    builder.pointer(recurrence.getDH0(), "d_h0", in, true);
+    builder.pointer(recurrence.getDC0(), "d_c0", in, true);
+    const std::string dH0At = bindStates(builder, recurrence.getDH0(), "d_h0"),
+                      dC0At = bindStates(builder, recurrence.getDC0(), "d_c0");
+    builder.dim(DimRef::of('T'), "steps");
+    builder.dim(DimRef::of('B'), "batch");
+    builder.scalar("layer", static_cast<double>(recurrence.getLayer()));
+    if (!builder.conflict().empty())
+      return op->emitOpError()
+             << "cannot emit its kernel: " << builder.conflict();
+    // The forward's saved gates hold every layer's; recomputed ones this
+    // layer's alone.
+    const std::string gatesFirst =
+        dimOf(recurrence.getGates(), 0) == states && states != directions
+            ? "static_cast<long long>(layer) * " + std::to_string(directions)
+            : "0";
+    builder.body() << "  const rudnn::lstm::BackwardParams<" << in << ", "
+                   << gradient << "> p = {\n      gates, " << gatesFirst
+                   << ", cells, c0, " << c0At << ", d_out, " << dOutAt
+                   << ",\n      d_h_n, d_c_n, " << dHNAt << ", " << dCNAt
+                   << ", " << weights << ", " << rows
+                   << ",\n      lengths, " << scratch
+                   << ", d_gates, d_bias, d_h0, d_c0, " << dH0At << ", "
+                   << dC0At
+                   << ",\n      steps, batch, static_cast<int>(layer)};\n"
+                   << "  rudnn::lstm::recur_backward<" << in << ", " << gradient
+                   << ", " << hidden << ", " << directions << ", " << units
+                   << ", " << (onChip ? "true" : "false") << ">(p);\n";
+    builder.launch().threads = kLstmRecurrenceThreads;
+    builder.launch().sharedBytes = shared;
+    builder.launch().cooperative = true;
+    builder.launch().grid[0] =
+        SizeRef{directions * ((hidden + units - 1) / units), {}};
+    builder.launch().grid[1] = SizeRef{1, {}};
+    builder.launch().grid[2] = SizeRef{1, {}};
+    // Per step and entry: the saved gates and cells (fp32), the output's
+    // gradient, the gate gradients written and read back by every block
+    // (the broadcast through L2 is left out: a lower bound); W_hhᵀ times
+    // them.
+    const int64_t bytes = elementBytes(dGates);
+    builder.launch().memoryBytes =
+        SizeRef{directions * hidden * (16 + 4 + elementBytes(dOut) + 4 * bytes),
+                {DimRef::of('T'), DimRef::of('B')}};
+    builder.launch().flops = SizeRef{2 * directions * 4 * hidden * hidden,
+                                     {DimRef::of('T'), DimRef::of('B')}};
+    return success();
+  }
+};
+
+struct WeightGradientModel
+    : PrimitiveOpInterface::ExternalModel<WeightGradientModel,
+                                          LstmWeightGradientOp> {
+  StringRef getKernelGroup(Operation *) const { return "lstm.weight_gradient"; }
+
+  ResultStorage getResultStorage(Operation *op, unsigned index) const {
+    Value gradient = cast<LstmWeightGradientOp>(op).getDWeights()[index];
+    auto type = cast<RankedTensorType>(gradient.getType());
+    return ResultStorage::own(
+        {elementBytes(gradient) * type.getNumElements(), {}}, "d_weight");
+  }
+
+  std::optional<DimRef> getResultDim(Operation *, unsigned, unsigned) const {
+    return std::nullopt; // every gradient is static
+  }
+
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto gradients = cast<LstmWeightGradientOp>(op);
+    Value dGates = gradients.getDGates(), hidden = gradients.getHidden();
+    const int64_t directions = dimOf(dGates, 0), gates = lastDim(dGates),
+                  hiddenSize = gates / 4;
+    const bool stacked = gradients.getLayer() > 0;
+    const int64_t features =
+        stacked ? directions * hiddenSize : lastDim(gradients.getInput());
+    const std::string in = cudaType(dtype(dGates));
+    builder.setEntry("lstm_weight_gradient_" + typeName(dGates) + "_i" +
+                     std::to_string(features) + "_h" +
+                     std::to_string(hiddenSize) + "_d" +
+                     std::to_string(directions) + (stacked ? "_stacked" : ""));
+    builder.preamble() << "// An LSTM layer's weight and bias gradients.\n"
+                       << "#include \"rudnn/lstm.cuh\"\n\n";
+    builder.pointer(dGates, "d_gates", in, false);
+    builder.pointer(hidden, "hidden", in, false);
+    std::string inputAt;
+    if (!stacked) {
+      builder.pointer(gradients.getInput(), "input", in, false);
+      inputAt = bindSequence(builder, gradients.getInput(), "input",
+                             gradients.getBatchFirst());
+    }
+    builder.pointer(gradients.getH0(), "h0", in, false);
+    const std::string h0At = bindStates(builder, gradients.getH0(), "h0");
+    builder.pointer(gradients.getLengths(), "lengths", "int", false);
+    builder.pointer(gradients.getDBias(), "d_bias", "float", false);
+    const int perDirection = gradients.getDWeights().size() / directions;
+    std::string lists[4];
+    static const char *kNames[] = {"d_weight_ih", "d_weight_hh", "d_bias_ih",
+                                   "d_bias_hh"};
+    for (int which = 0; which < 4; ++which) {
+      SmallVector<Value, 2> values;
+      for (int64_t d = 0; which < perDirection && d < directions; ++d)
+        values.push_back(gradients.getDWeights()[d * perDirection + which]);
+      lists[which] = bindDirections(builder, values, kNames[which], in, true);
+    }
+    builder.dim(DimRef::of('T'), "steps");
+    builder.dim(DimRef::of('B'), "batch");
+    builder.scalar("layer", static_cast<double>(gradients.getLayer()));
+    if (!builder.conflict().empty())
+      return op->emitOpError()
+             << "cannot emit its kernel: " << builder.conflict();
+    const int64_t width = directions * hiddenSize;
+    if (stacked) // layer l reads layer l − 1's outputs
+      builder.body() << "  const " << in
+                     << " *input = hidden + static_cast<long long>("
+                        "static_cast<int>(layer) - 1) * steps * batch * "
+                     << width << ";\n";
+    builder.body() << "  const rudnn::lstm::WeightGradientParams<" << in
+                   << "> p = {\n      d_gates, input, "
+                   << (stacked ? "{static_cast<long long>(batch) * " +
+                                     std::to_string(width) + ", " +
+                                     std::to_string(width) + "}"
+                               : inputAt)
+                   << ", hidden, h0, " << h0At
+                   << ",\n      lengths, d_bias, " << lists[0] << ", "
+                   << lists[1] << ", " << lists[2] << ", " << lists[3]
+                   << ",\n      steps, batch, static_cast<int>(layer)};\n"
+                   << "  rudnn::lstm::weight_gradients<" << in << ", "
+                   << features << ", " << hiddenSize << ", " << directions
+                   << ">(p);\n";
+    builder.launch().threads = kGemmThreads;
+    builder.launch().grid[0] = SizeRef{(gates + kGemmTile - 1) / kGemmTile, {}};
+    builder.launch().grid[1] = SizeRef{
+        (std::max(features, hiddenSize) + kGemmTile - 1) / kGemmTile, {}};
+    builder.launch().grid[2] = SizeRef{2 * directions, {}};
+    // Every block reads its rows of the gate gradients and its columns of
+    // the operands over all T·B rows.
+    const int64_t bytes = elementBytes(dGates);
+    const int64_t gateTiles = (gates + kGemmTile - 1) / kGemmTile;
+    builder.launch().memoryBytes =
+        SizeRef{directions * bytes *
+                    (gates * 2 * builder.launch().grid[1].constant +
+                     (features + hiddenSize) * gateTiles),
+                {DimRef::of('T'), DimRef::of('B')}};
+    builder.launch().flops =
+        SizeRef{2 * directions * gates * (features + hiddenSize),
+                {DimRef::of('T'), DimRef::of('B')}};
+    return success();
+  }
+};
+
+struct InputGradientModel
+    : PrimitiveOpInterface::ExternalModel<InputGradientModel,
+                                          LstmInputGradientOp> {
+  StringRef getKernelGroup(Operation *) const { return "lstm.input_gradient"; }
+
+  ResultStorage getResultStorage(Operation *op, unsigned) const {
+    Value dInput = cast<LstmInputGradientOp>(op).getDInput();
+    return ResultStorage::own({elementBytes(dInput) * lastDim(dInput),
+                               {DimRef::of('T'), DimRef::of('B')}},
+                              "d_input");
+  }
+
+  /// d_input [T, B, F] (or [B, T, F]): T and B of d_gates [D, T, B, 4H].
+  std::optional<DimRef> getResultDim(Operation *op, unsigned,
+                                     unsigned dim) const {
+    auto gradient = cast<LstmInputGradientOp>(op);
+    if (dim < 2)
+      return DimRef::of(gradient.getDGates(),
+                        (dim == 0) != gradient.getBatchFirst() ? 1 : 2);
+    return std::nullopt;
+  }
+
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto gradient = cast<LstmInputGradientOp>(op);
+    Value dGates = gradient.getDGates(), dInput = gradient.getDInput();
+    const int64_t directions = gradient.getWeights().size(),
+                  hidden = lastDim(dGates) / 4, features = lastDim(dInput);
+    const std::string in = cudaType(dtype(dGates)),
+                      out = cudaType(dtype(dInput));
+    builder.setEntry("lstm_input_gradient_" + typeName(dGates) + "_to_" +
+                     typeName(dInput) + "_i" + std::to_string(features) +
+                     "_h" + std::to_string(hidden) + "_d" +
+                     std::to_string(directions));
+    builder.preamble() << "// An LSTM layer's input gradient.\n"
+                       << "#include \"rudnn/lstm.cuh\"\n\n";
+    builder.pointer(dGates, "d_gates", in, false);
+    const std::string weights =
+        bindDirections(builder, gradient.getWeights(), "weight", in);
+    const std::string rows = bindRows(builder, gradient.getWeights(), "weight");
+    builder.pointer(dInput, "d_input", out, true);
+    const std::string dInputAt =
+        bindSequence(builder, dInput, "d_input", gradient.getBatchFirst());
+    builder.dim(DimRef::of('T'), "steps");
+    builder.dim(DimRef::of('B'), "batch");
+    if (!builder.conflict().empty())
+      return op->emitOpError()
+             << "cannot emit its kernel: " << builder.conflict();
+    builder.body() << "  const rudnn::lstm::InputGradientParams<" << in << ", "
+                   << out << "> p = {\n      d_gates, " << weights << ", "
+                   << rows << ", d_input, " << dInputAt
+                   << ", steps, batch};\n"
+                   << "  rudnn::lstm::input_gradient<" << in << ", " << out
+                   << ", " << features << ", " << hidden << ", " << directions
+                   << ">(p);\n";
+    builder.launch().threads = kGemmThreads;
+    builder.launch().grid[0] =
+        SizeRef{1, {DimRef::ceilDiv('T', kStepsABlock, "step_tiles")}};
+    builder.launch().grid[1] =
+        SizeRef{(features + kGemmTile - 1) / kGemmTile, {}};
+    builder.launch().grid[2] = SizeRef{1, {}};
+    builder.launch().memoryBytes =
+        SizeRef{directions * 4 * hidden * elementBytes(dGates) *
+                        builder.launch().grid[1].constant +
+                    features * elementBytes(dInput),
+                {DimRef::of('T'), DimRef::of('B')}};
+    builder.launch().flops = SizeRef{2 * directions * 4 * hidden * features,
+                                     {DimRef::of('T'), DimRef::of('B')}};
+    return success();
+  }
+};
+
+} // namespace
+
+void ::rudnn::codegen::lstm::attachBackwardPrimitives(
+    DialectRegistry &registry) {
+  attachPrimitives<
+      Primitive<LstmBackwardRecurrenceOp, BackwardRecurrenceModel>,
+      Primitive<LstmWeightGradientOp, WeightGradientModel>,
+      Primitive<LstmInputGradientOp, InputGradientModel>>(registry);
+}

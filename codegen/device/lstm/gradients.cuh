@@ -1,0 +1,188 @@
+//===- lstm/gradients.cuh - An LSTM layer's weight and input gradients ----===//
+//
+// After a layer's backward recurrence, everything left is a GEMM over its
+// gate gradients dA [D, T, B, 4H] (the T·B rows of each direction):
+//
+//   dW_ih[d] = dA[d]ᵀ · input        dW_hh[d] = dA[d]ᵀ · h_prev[d]
+//   d_input  = Σ_d dA[d] · W_ih[d]   (the directions in order)
+//
+// where h_prev[d] holds each row's hidden state before its step (the
+// saved outputs one step back in the direction's time, h0 at its first
+// step, zeros past the length). Each block reduces over every row itself,
+// so the sums are the same on every run; the bias gradients (summed by the
+// recurrence) are copied out beside.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "rudnn/lstm/recurrence.cuh"
+#include "rudnn/lstm/state.cuh"
+#include "rudnn/tensor.cuh"
+#include "rudnn/tile/gemm.cuh"
+
+namespace rudnn {
+namespace lstm {
+
+template <typename T> struct WeightGradientParams {
+  const T *d_gates;  // [D, T, B, 4H], dense
+  const T *input;    // the layer's input, [T, B, In] or [B, T, In]
+  TimeBatch input_at;
+  const T *hidden;   // [L, T, B, D·H]: the forward's saved outputs
+  const T *h0;       // [L·D, B, H], or null
+  LayerStates h0_at;
+  const int *lengths; // [B], or null
+  const float *d_bias; // [D, 4H], from the recurrence
+  T *d_weight_ih[2], *d_weight_hh[2]; // dense, per direction
+  T *d_bias_ih[2], *d_bias_hh[2];     // or null (no biases)
+  int steps, batch, layer;
+};
+
+/// Grid (⌈4H/64⌉, ⌈max(In, H)/64⌉, 2·D): block (x, y, 2d + w) computes
+/// gate rows 64x of dW_ih[d] (w = 0) or dW_hh[d] (w = 1), columns 64y.
+template <typename T, int In, int Hidden, int Directions>
+__device__ void weight_gradients(const WeightGradientParams<T> &p) {
+  using Gemm = tile::BlockGemm<T, tile::ALayout::KM, tile::BLayout::KN>;
+  constexpr int kGates = 4 * Hidden;
+  const int d = blockIdx.z / 2, recurrent = blockIdx.z % 2;
+  const int width = recurrent ? Hidden : In;
+  const int m0 = blockIdx.x * Gemm::kRows, n0 = blockIdx.y * Gemm::kCols;
+  if (!recurrent && blockIdx.y == 0) {
+    T *ih = of_direction(p.d_bias_ih, d), *hh = of_direction(p.d_bias_hh, d);
+    for (int g = m0 + threadIdx.x; ih && g < kGates && g < m0 + Gemm::kRows;
+         g += Gemm::kThreads) {
+      const float value = p.d_bias[d * kGates + g];
+      ih[g] = from_float<T>(value);
+      hh[g] = from_float<T>(value);
+    }
+  }
+  if (n0 >= width)
+    return;
+  const long long rows = static_cast<long long>(p.steps) * p.batch;
+  const T *d_gates = p.d_gates + d * rows * kGates;
+  const int n = p.layer * Directions + d;
+  const long long hidden_row = Directions * Hidden;
+  const T *hidden =
+      p.hidden + static_cast<long long>(p.layer) * rows * hidden_row +
+      d * Hidden;
+  // Row k of the second operand: the input's, or the hidden state before
+  // the step (none past the entry's length).
+  auto operand_row = [&](long long k) -> const T * {
+    const int t = static_cast<int>(k / p.batch), b = static_cast<int>(k % p.batch);
+    if (!recurrent)
+      return p.input + p.input_at.offset(t, b);
+    const int length = clamped_length(p.lengths, b, p.steps);
+    if (t >= length)
+      return nullptr;
+    const bool first = d == 0 ? t == 0 : t == length - 1;
+    if (first)
+      return p.h0 ? p.h0 + p.h0_at.offset(n, b) : nullptr;
+    return hidden + (k + (d == 0 ? -p.batch : p.batch)) * hidden_row;
+  };
+  const bool vectors =
+      recurrent ? hidden_row * sizeof(T) % 16 == 0 &&
+                      Hidden * sizeof(T) % 16 == 0 &&
+                      rows_aligned16(p.hidden, hidden_row) &&
+                      (!p.h0 || (rows_aligned16(p.h0, p.h0_at.batch) &&
+                                 p.h0_at.state * sizeof(T) % 16 == 0))
+                : rows_aligned16(p.input, p.input_at.time) &&
+                      p.input_at.batch * sizeof(T) % 16 == 0;
+  const int steps = static_cast<int>((rows + Gemm::kDepth - 1) / Gemm::kDepth);
+  typename Gemm::Product product;
+  product.clear();
+  Gemm::run(
+      product, steps,
+      [&](typename Gemm::ATile tile, int step) {
+        const long long k0 = static_cast<long long>(step) * Gemm::kDepth;
+        tile::gather_tile_async(
+            tile,
+            [&](int r) -> const T * {
+              return k0 + r < rows ? d_gates + (k0 + r) * kGates + m0
+                                   : nullptr;
+            },
+            kGates - m0 < Gemm::kRows ? kGates - m0 : Gemm::kRows,
+            kGates * sizeof(T) % 16 == 0, p.d_gates);
+      },
+      [&](typename Gemm::BTile tile, int step) {
+        const long long k0 = static_cast<long long>(step) * Gemm::kDepth;
+        tile::gather_tile_async(
+            tile,
+            [&](int r) -> const T * {
+              const T *row = k0 + r < rows ? operand_row(k0 + r) : nullptr;
+              return row ? row + n0 : nullptr;
+            },
+            width - n0 < Gemm::kCols ? width - n0 : Gemm::kCols, vectors,
+            p.d_gates);
+      });
+  T *to = recurrent ? of_direction(p.d_weight_hh, d)
+                    : of_direction(p.d_weight_ih, d);
+  product.for_each_pair([&](int r, int c, float first, float second) {
+    const int g = m0 + Gemm::warp_row() + r, f = n0 + Gemm::warp_col() + c;
+    if (g < kGates && f < width)
+      tile::store_pair(to + static_cast<long long>(g) * width + f, first,
+                       second, f + 1 < width);
+  });
+}
+
+/// `O`: the gradient's type (the caller's for x, fp32 for a layer below).
+template <typename T, typename O> struct InputGradientParams {
+  const T *d_gates;   // [D, T, B, 4H], dense
+  const T *weight[2]; // W_ih per direction, [4H, In]
+  long long weight_row[2];
+  O *d_input; // [T, B, In] or [B, T, In]
+  TimeBatch d_input_at;
+  int steps, batch;
+};
+
+/// Grid (⌈T/8⌉, ⌈In/64⌉): the blocks take the ⌈T·B/64⌉ row tiles in turn,
+/// the depth running over both directions' gates.
+template <typename T, typename O, int In, int Hidden, int Directions>
+__device__ void input_gradient(const InputGradientParams<T, O> &p) {
+  using Gemm = tile::BlockGemm<T, tile::ALayout::MK, tile::BLayout::KN>;
+  constexpr int kGates = 4 * Hidden;
+  constexpr int kStepsADirection = (kGates + Gemm::kDepth - 1) / Gemm::kDepth;
+  const int n0 = blockIdx.y * Gemm::kCols;
+  const int cols = In - n0 < Gemm::kCols ? In - n0 : Gemm::kCols;
+  const long long rows = static_cast<long long>(p.steps) * p.batch;
+  for (long long row0 = static_cast<long long>(blockIdx.x) * Gemm::kRows;
+       row0 < rows; row0 += static_cast<long long>(gridDim.x) * Gemm::kRows) {
+    typename Gemm::Product product;
+    product.clear();
+    auto depth_of = [](int k0) {
+      return kGates - k0 < Gemm::kDepth ? kGates - k0 : Gemm::kDepth;
+    };
+    Gemm::run(
+        product, Directions * kStepsADirection,
+        [&](typename Gemm::ATile tile, int step) {
+          const int d = step / kStepsADirection,
+                    k0 = step % kStepsADirection * Gemm::kDepth;
+          const T *d_gates = p.d_gates + d * rows * kGates + k0;
+          tile::gather_tile_async(
+              tile,
+              [&](int r) -> const T * {
+                return row0 + r < rows ? d_gates + (row0 + r) * kGates
+                                       : nullptr;
+              },
+              depth_of(k0), kGates * sizeof(T) % 16 == 0, p.d_gates);
+        },
+        [&](typename Gemm::BTile tile, int step) {
+          const int d = step / kStepsADirection,
+                    k0 = step % kStepsADirection * Gemm::kDepth;
+          const long long row = of_direction(p.weight_row, d);
+          tile::load_tile_async(tile, of_direction(p.weight, d) + k0 * row + n0,
+                                row, depth_of(k0), cols);
+        });
+    product.for_each_pair([&](int r, int c, float first, float second) {
+      const long long m = row0 + Gemm::warp_row() + r;
+      const int f = n0 + Gemm::warp_col() + c;
+      if (m < rows && f < In)
+        tile::store_pair(p.d_input + p.d_input_at.offset(m / p.batch,
+                                                         m % p.batch) +
+                             f,
+                         first, second, f + 1 < In);
+    });
+  }
+}
+
+} // namespace lstm
+} // namespace rudnn

@@ -1,0 +1,350 @@
+//===- LstmBackwardInterfaces.cpp - rudnn.lstm_backward and its primitives ===//
+//
+// The LSTM's backward as an operator op: its contract (by its layers,
+// directions, biases and layout), the backward recurrence it chooses for a
+// target, and the primitives each layer becomes from the last down (the
+// recurrence backwards, the weight gradients, the input gradient, which is
+// the output gradient of the layer below); the primitives' verifiers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/ShapeChecker.h"
+#include "dialects/IR/lstm/LstmContracts.h"
+#include "dialects/IR/lstm/LstmInterfaces.h"
+#include "dialects/IR/lstm/LstmPolicy.h"
+
+using namespace mlir;
+using namespace mlir::rudnn;
+using namespace mlir::rudnn::lstm;
+
+//===----------------------------------------------------------------------===//
+// LstmBackwardOp
+//===----------------------------------------------------------------------===//
+
+const ::rudnn::OperatorContract &LstmBackwardOp::getContract() {
+  return ::rudnn::lstmBackwardContract({});
+}
+
+const ::rudnn::OperatorContract &LstmBackwardOp::getOperatorContract() {
+  return ::rudnn::lstmBackwardContract({static_cast<int64_t>(getNumLayers()),
+                                        getBidirectional(), hasBiases(),
+                                        getBatchFirst()});
+}
+
+const ::rudnn::OperatorContract &
+LstmBackwardOp::getCallContract(const ::rudnn::CallDescription &call) {
+  int64_t layers = call.integer("num_layers", 1);
+  if (layers < 1 || layers > ::rudnn::kLstmMaxLayers)
+    layers = 1;
+  return ::rudnn::lstmBackwardContract(
+      {layers, call.integer("bidirectional") != 0,
+       call.gives(::rudnn::lstmWeightName(2, 0, 0)),
+       call.integer("batch_first") != 0});
+}
+
+Operation *LstmBackwardOp::buildFromContract(
+    OpBuilder &builder, Location loc, const ::rudnn::OperatorContract &,
+    ArrayRef<Value> operands, ArrayRef<Type> results,
+    ArrayRef<NamedAttribute> attributes) {
+  return buildWithWeights(builder, loc, getOperationName(), operands,
+                          ::rudnn::kLstmBackwardLeadingOperands, results,
+                          attributes);
+}
+
+Value LstmBackwardOp::getContractOperand(unsigned index) {
+  if (index < ::rudnn::kLstmBackwardLeadingOperands) {
+    auto group = getODSOperands(index);
+    return group.empty() ? Value() : group.front();
+  }
+  const unsigned weight = index - ::rudnn::kLstmBackwardLeadingOperands;
+  return weight < getWeights().size() ? getWeights()[weight] : Value();
+}
+
+Value LstmBackwardOp::getContractResult(unsigned index) {
+  if (index < 3)
+    return getResult(index);
+  return index - 3 < getDWeights().size() ? getDWeights()[index - 3] : Value();
+}
+
+Value LstmBackwardOp::getWeight(int64_t layer, int64_t direction, int which) {
+  const int64_t perDirection = hasBiases() ? 4 : 2;
+  if (which >= perDirection)
+    return {};
+  return getWeights()[(layer * getDirections() + direction) * perDirection +
+                      which];
+}
+
+LogicalResult LstmBackwardOp::verify() {
+  if (getNumLayers() > uint64_t(::rudnn::kLstmMaxLayers))
+    return emitOpError() << "'num_layers' must be 1 to "
+                         << ::rudnn::kLstmMaxLayers << ", got "
+                         << getNumLayers();
+  const int64_t states = int64_t(getNumLayers()) * getDirections();
+  const size_t weights = getWeights().size();
+  if (weights != size_t(2 * states) && weights != size_t(4 * states))
+    return emitOpError() << "expects the state_dict's 2 or 4 tensors per "
+                            "layer and direction ("
+                         << 2 * states << " or " << 4 * states
+                         << " weights), got " << weights;
+  if (getDWeights().size() != weights)
+    return emitOpError() << "returns " << getDWeights().size()
+                         << " weight gradients for " << weights << " weights";
+  ShapeChecker shapes(*this, "IHGENL");
+  if (failed(verifyOperatorContract(*this, shapes)))
+    return failure();
+  return checkRecurrence(*this, getUnits(), lastDimOf(getDH0()),
+                         getWeightsOnChip().value_or(false), false);
+}
+
+LogicalResult LstmBackwardOp::specialize(TargetAttr target) {
+  const int64_t hidden = lastDimOf(getDH0());
+  const int64_t bytes =
+      cast<RankedTensorType>(getX().getType()).getElementTypeBitWidth() / 8;
+  std::optional<LstmRecurrencePolicy> policy = chooseLstmBackwardRecurrence(
+      hidden, getDirections(), bytes, target.getSmemPerBlock(),
+      target.getSmCount(),
+      getUnits() ? std::optional<int64_t>(*getUnits()) : std::nullopt,
+      getWeightsOnChip());
+  if (!policy)
+    return emitOpError() << "no backward recurrence of H = " << hidden
+                         << (getUnits() ? " in the given units" : "")
+                         << " fits " << target.getSmCount()
+                         << " SMs of smem_per_block = "
+                         << target.getSmemPerBlock() << " bytes";
+  Builder builder(getContext());
+  setUnitsAttr(builder.getI64IntegerAttr(policy->units));
+  setWeightsOnChipAttr(builder.getBoolAttr(policy->weightsOnChip));
+  (*this)->setAttr("policy", builder.getStringAttr(policy->reason));
+  return success();
+}
+
+/// From the last layer down: the recurrence backwards, the layer's weight
+/// gradients, and its input gradient (the output gradient of the layer
+/// below, f32, or d_x).
+LogicalResult LstmBackwardOp::decompose(OpBuilder &builder) {
+  if (!getUnits() || !getWeightsOnChipAttr())
+    return emitOpError() << "needs its recurrence's units: run "
+                            "rudnn-specialize before rudnn-decompose";
+  if (!getGates())
+    return emitOpError() << "recomputing the gates is not built: pass the "
+                            "forward's saved gates";
+  const int64_t layers = getNumLayers(), directions = getDirections();
+  const int64_t hidden = lastDimOf(getDH0());
+  auto xType = cast<RankedTensorType>(getX().getType());
+  Type element = xType.getElementType(), f32 = builder.getF32Type();
+  auto [steps, batch] = stepsAndBatch(getX(), getBatchFirst());
+  Location loc = getLoc();
+  auto policy = (*this)->getAttrOfType<StringAttr>("policy");
+  const int perDirection = hasBiases() ? 4 : 2;
+  auto flag = [&](bool set) { return set ? builder.getUnitAttr() : UnitAttr(); };
+
+  SmallVector<Value> dWeights(getWeights().size());
+  Value dOut = getDOut(), dH0, dC0;
+  for (int64_t layer = layers - 1; layer >= 0; --layer) {
+    SmallVector<Value, 2> inputWeights, recurrentWeights;
+    SmallVector<Type, 8> gradientTypes;
+    for (int64_t d = 0; d < directions; ++d) {
+      inputWeights.push_back(getWeight(layer, d, 0));
+      recurrentWeights.push_back(getWeight(layer, d, 1));
+      for (int which = 0; which < perDirection; ++which)
+        gradientTypes.push_back(getWeight(layer, d, which).getType());
+    }
+    const bool last = layer == layers - 1, first = layer == 0;
+    auto recurrence = builder.create<LstmBackwardRecurrenceOp>(
+        loc,
+        TypeRange{RankedTensorType::get(
+                      {directions, steps, batch, 4 * hidden}, element),
+                  RankedTensorType::get({directions, 4 * hidden}, f32),
+                  getDH0().getType(), getDC0().getType()},
+        getGates(), getCells(), dOut, recurrentWeights, getLengths(), getC0(),
+        getDHN(), getDCN(), dH0, dC0, builder.getI64IntegerAttr(layer),
+        getUnitsAttr(), getWeightsOnChipAttr(), flag(last && getBatchFirst()));
+    if (policy)
+      recurrence->setAttr("policy", policy);
+    auto weightGradients = builder.create<LstmWeightGradientOp>(
+        loc, gradientTypes, recurrence.getDGates(),
+        first ? getX() : getHidden(), getHidden(), getH0(), getLengths(),
+        recurrence.getDBias(), builder.getI64IntegerAttr(layer),
+        flag(first && getBatchFirst()));
+    for (auto [i, gradient] : llvm::enumerate(weightGradients.getDWeights()))
+      dWeights[layer * directions * perDirection + i] = gradient;
+    Type dInputType =
+        first ? getDX().getType()
+              : RankedTensorType::get({steps, batch, directions * hidden}, f32);
+    dOut = builder
+               .create<LstmInputGradientOp>(loc, dInputType,
+                                            recurrence.getDGates(),
+                                            inputWeights,
+                                            flag(first && getBatchFirst()))
+               .getDInput();
+    dH0 = recurrence.getDH0();
+    dC0 = recurrence.getDC0();
+  }
+  getDX().replaceAllUsesWith(dOut);
+  getDH0().replaceAllUsesWith(dH0);
+  getDC0().replaceAllUsesWith(dC0);
+  for (auto [mine, theirs] : llvm::zip_equal(getDWeights(), dWeights))
+    mine.replaceAllUsesWith(theirs);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The backward primitives
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// One weight per direction (1 or 2).
+LogicalResult checkDirections(Operation *op, size_t directions,
+                              StringRef what) {
+  if (directions != 1 && directions != 2)
+    return op->emitOpError() << "expects one " << what
+                             << " per direction (1 or 2), got " << directions;
+  return success();
+}
+
+} // namespace
+
+LogicalResult LstmBackwardRecurrenceOp::verify() {
+  const int64_t directions = getWeights().size();
+  if (failed(checkDirections(*this, directions, "recurrent weight")))
+    return failure();
+  if (static_cast<bool>(getDH0In()) != static_cast<bool>(getDC0In()))
+    return emitOpError() << "takes both 'd_h0_in' and 'd_c0_in' or neither";
+  const int64_t hidden = lastDimOf(getCells());
+  ShapeChecker shapes(*this, "HGDEN");
+  shapes.expect('D', directions, "the weights");
+  shapes.expect('H', hidden, "'cells'");
+  shapes.expect('G', 4 * hidden, "4 × the hidden size");
+  shapes.expect('E', directions * hidden, "D × the hidden size");
+  Value weight = getWeights().front();
+  auto like = [&](StringRef name, Value value, StringRef layout) {
+    return succeeded(shapes.check(name, value, layout)) &&
+           succeeded(checkFloatElementType(*this, name, value)) &&
+           succeeded(
+               checkSameElementType(*this, name, value, "weight_hh", weight));
+  };
+  auto f32 = [&](StringRef name, Value value, StringRef layout) {
+    return succeeded(shapes.check(name, value, layout)) &&
+           succeeded(checkF32ElementType(*this, name, value));
+  };
+  for (Value w : getWeights())
+    if (!like("weight_hh", w, "GH"))
+      return failure();
+  if (!f32("cells", getCells(), "NTBH") ||
+      failed(shapes.check("gates", getGates(), "XTBG")) ||
+      failed(checkF32ElementType(*this, "gates", getGates())) ||
+      failed(shapes.check("d_out", getDOut(), getBatchFirst() ? "BTE" : "TBE")) ||
+      failed(checkFloatElementType(*this, "d_out", getDOut())))
+    return failure();
+  const int64_t states = *shapes.lookup('N');
+  if (auto slices = shapes.lookup('X');
+      slices && *slices != directions && *slices != states)
+    return emitOpError() << "'gates' has " << *slices
+                         << " slices: one per direction or per state ("
+                         << directions << " or " << states << ")";
+  if ((getC0() && !like("c0", getC0(), "NBH")) ||
+      (getDHN() && !like("d_h_n", getDHN(), "NBH")) ||
+      (getDCN() && !like("d_c_n", getDCN(), "NBH")) ||
+      (getDH0In() && !like("d_h0_in", getDH0In(), "NBH")) ||
+      (getDC0In() && !like("d_c0_in", getDC0In(), "NBH")) ||
+      !like("d_gates", getDGates(), "DTBG") ||
+      !f32("d_bias", getDBias(), "DG") || !like("d_h0", getDH0(), "NBH") ||
+      !like("d_c0", getDC0(), "NBH"))
+    return failure();
+  if (getLengths() &&
+      (failed(shapes.check("lengths", getLengths(), "B")) ||
+       failed(checkIntegerElementType(*this, "lengths", getLengths(), 32))))
+    return failure();
+  if (states < directions || getLayer() >= uint64_t(states / directions))
+    return emitOpError() << "layer " << getLayer() << " has no slice of the "
+                         << states << " states";
+  return checkRecurrence(*this, getUnits(), hidden, getWeightsOnChip(), false);
+}
+
+LogicalResult LstmWeightGradientOp::verify() {
+  auto dGates = cast<RankedTensorType>(getDGates().getType());
+  if (dGates.getRank() != 4)
+    return emitOpError() << "'d_gates' must be [D, T, B, 4H]";
+  const int64_t directions = dGates.getDimSize(0);
+  const size_t count = getDWeights().size();
+  if (ShapedType::isDynamic(directions) ||
+      (count != size_t(2 * directions) && count != size_t(4 * directions)) ||
+      failed(checkDirections(*this, directions, "direction's gradients")))
+    return emitOpError() << "returns 2 or 4 gradients per direction of "
+                            "'d_gates', got "
+                         << count;
+  const int64_t hidden = lastDimOf(getHidden()) / directions;
+  ShapeChecker shapes(*this, "DHGEFL");
+  shapes.expect('D', directions, "'d_gates'");
+  shapes.expect('H', hidden, "'hidden'");
+  shapes.expect('G', 4 * hidden, "4 × the hidden size");
+  shapes.expect('E', directions * hidden, "D × the hidden size");
+  auto like = [&](StringRef name, Value value, StringRef layout) {
+    return succeeded(shapes.check(name, value, layout)) &&
+           succeeded(checkFloatElementType(*this, name, value)) &&
+           succeeded(checkSameElementType(*this, name, value, "d_gates",
+                                          getDGates()));
+  };
+  const bool fromHidden = getLayer() > 0;
+  if (!like("d_gates", getDGates(), "DTBG") ||
+      !like("hidden", getHidden(), "LTBE") ||
+      !like("input", getInput(),
+            fromHidden ? "LTBE" : getBatchFirst() ? "BTF" : "TBF") ||
+      failed(shapes.check("d_bias", getDBias(), "DG")) ||
+      failed(checkF32ElementType(*this, "d_bias", getDBias())) ||
+      (getH0() && !like("h0", getH0(), "NBH")))
+    return failure();
+  if (fromHidden && getInput() != getHidden())
+    return emitOpError() << "reads a layer past the first's input from "
+                            "'hidden'";
+  if (getLayer() >= uint64_t(*shapes.lookup('L')))
+    return emitOpError() << "layer " << getLayer() << " is not in 'hidden'";
+  const int64_t features = fromHidden ? directions * hidden
+                                      : lastDimOf(getInput());
+  const int perDirection = count / directions;
+  for (auto [i, gradient] : llvm::enumerate(getDWeights())) {
+    const int which = i % perDirection;
+    SmallVector<int64_t> shape = {4 * hidden};
+    if (which < 2)
+      shape.push_back(which == 0 ? features : hidden);
+    auto type = cast<RankedTensorType>(gradient.getType());
+    if (type.getShape() != ArrayRef<int64_t>(shape) ||
+        type.getElementType() != dGates.getElementType())
+      return emitOpError() << "gradient " << i << " must be "
+                           << RankedTensorType::get(shape,
+                                                    dGates.getElementType());
+  }
+  if (getLengths() &&
+      (failed(shapes.check("lengths", getLengths(), "B")) ||
+       failed(checkIntegerElementType(*this, "lengths", getLengths(), 32))))
+    return failure();
+  return success();
+}
+
+LogicalResult LstmInputGradientOp::verify() {
+  const int64_t directions = getWeights().size();
+  if (failed(checkDirections(*this, directions, "input weight")))
+    return failure();
+  ShapeChecker shapes(*this, "DGF");
+  shapes.expect('D', directions, "the weights");
+  Value weight = getWeights().front();
+  if (failed(shapes.check("d_gates", getDGates(), "DTBG")) ||
+      failed(checkSameElementType(*this, "d_gates", getDGates(), "weight_ih",
+                                  weight)) ||
+      failed(shapes.check("d_input", getDInput(),
+                          getBatchFirst() ? "BTF" : "TBF")) ||
+      failed(checkFloatElementType(*this, "d_input", getDInput())))
+    return failure();
+  for (Value w : getWeights())
+    if (failed(shapes.check("weight_ih", w, "GF")) ||
+        failed(checkSameElementType(*this, "weight_ih", w, "d_gates",
+                                    getDGates())))
+      return failure();
+  auto element = cast<RankedTensorType>(getDInput().getType()).getElementType();
+  if (!element.isF32() &&
+      element != cast<RankedTensorType>(weight.getType()).getElementType())
+    return emitOpError() << "'d_input' must be f32 or of the weights' type";
+  return success();
+}

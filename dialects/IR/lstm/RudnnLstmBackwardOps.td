@@ -1,0 +1,208 @@
+//===- RudnnLstmBackwardOps.td - The LSTM's gradients ------*- tablegen -*-===//
+//
+// rudnn.lstm's backward as an operator, and the three primitives each layer
+// becomes (from the last layer down): the recurrence backwards through
+// time, then the weight gradients and the input gradient as GEMMs over the
+// gate gradients it leaves.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RUDNN_LSTM_BACKWARD_OPS_TD
+#define RUDNN_LSTM_BACKWARD_OPS_TD
+
+include "dialects/IR/RudnnBase.td"
+include "dialects/IR/RudnnInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Rudnn_LstmBackwardOp : Rudnn_Op<"lstm_backward", [
+    Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<Rudnn_OperatorOpInterface,
+                              ["getOperatorContract", "getContractOperand",
+                               "getContractResult", "getCallContract",
+                               "buildFromContract"]>]> {
+  let summary = "The gradients of rudnn.lstm: backpropagation through time";
+  let description = [{
+    Gradients of `⟨d_out, out⟩ + ⟨d_h_n, h_n⟩ + ⟨d_c_n, c_n⟩` with respect
+    to every input of `rudnn.lstm` with the same operands and attributes:
+    `x`, `h0`, `c0` and each weight and bias of each layer and direction.
+
+    Operands: the forward's (`x`, optional `h0`, `c0`, `lengths`, the
+    state_dict's tensors as one group, last); what the forward saved with
+    `save_states`: `hidden` `[L, T, B, D·H]` and `cells` `[L·D, T, B, H]`
+    f32, and, when it saved them (`save_gates`), `gates` `[L·D, T, B, 4H]`
+    f32 (without them each layer's gates are recomputed, one GEMM a layer);
+    `d_out` like `out`, optional `d_h_n`, `d_c_n` `[L·D, B, H]` (zero when
+    absent).
+
+    Results: `d_x` like `x` (0 past each length), `d_h0`, `d_c0` `[L·D, B,
+    H]` (the gradients with respect to the initial states, whether or not
+    they were given) and the gradient of each of the state_dict's tensors,
+    in its order (both biases of a layer and direction get the same one).
+    Every sum runs in a fixed order: reruns are bit-identical. `units` and
+    `weights_on_chip` say how the recurrence runs, as `rudnn.lstm`'s.
+
+    ```mlir
+    %dx, %dh0, %dc0, %dw_ih, %dw_hh = rudnn.lstm_backward %x
+        saved(%hidden, %cells) d_out %dout weights(%w_ih, %w_hh) layers 1
+        : (tensor<?x?x32xf32>, tensor<1x?x?x48xf32>, tensor<1x?x?x48xf32>,
+           tensor<?x?x48xf32>, tensor<192x32xf32>, tensor<192x48xf32>)
+        -> (tensor<?x?x32xf32>, tensor<1x?x48xf32>, tensor<1x?x48xf32>,
+            tensor<192x32xf32>, tensor<192x48xf32>)
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$x,
+    Optional<AnyRankedTensor>:$h0,
+    Optional<AnyRankedTensor>:$c0,
+    Optional<AnyRankedTensor>:$lengths,
+    AnyRankedTensor:$hidden,
+    AnyRankedTensor:$cells,
+    Optional<AnyRankedTensor>:$gates,
+    AnyRankedTensor:$d_out,
+    Optional<AnyRankedTensor>:$d_h_n,
+    Optional<AnyRankedTensor>:$d_c_n,
+    Variadic<AnyRankedTensor>:$weights,
+    ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_layers,
+    UnitAttr:$bidirectional,
+    UnitAttr:$batch_first,
+    OptionalAttr<I64Attr>:$units,
+    OptionalAttr<BoolAttr>:$weights_on_chip);
+  let results = (outs AnyRankedTensor:$d_x, AnyRankedTensor:$d_h0,
+                      AnyRankedTensor:$d_c0,
+                      Variadic<AnyRankedTensor>:$d_weights);
+
+  let assemblyFormat = [{
+    $x (`h0` $h0^)? (`c0` $c0^)? (`lengths` $lengths^)?
+    `saved` `(` $hidden `,` $cells (`,` $gates^)? `)` `d_out` $d_out
+    (`d_h_n` $d_h_n^)? (`d_c_n` $d_c_n^)?
+    `weights` `(` $weights `)` `layers` $num_layers
+    (`bidirectional` $bidirectional^)? (`batch_first` $batch_first^)?
+    (`units` $units^)? (`weights_on_chip` $weights_on_chip^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    int64_t getDirections() { return getBidirectional() ? 2 : 1; }
+    bool hasBiases() {
+      return getWeights().size() == 4 * getNumLayers() * getDirections();
+    }
+    /// As rudnn.lstm's getWeight.
+    ::mlir::Value getWeight(int64_t layer, int64_t direction, int which);
+  }];
+}
+
+def Rudnn_LstmBackwardRecurrenceOp : Rudnn_Op<"lstm_backward_recurrence", [
+    Pure, AttrSizedOperandSegments]> {
+  let summary = "An LSTM layer's recurrence backwards through time";
+  let description = [{
+    Walks each entry's steps of layer `layer` in reverse, both directions at
+    once, on a persistent cooperative grid of blocks of `units` hidden units
+    (W_hh's columns of them in shared memory with `weights_on_chip`):
+    `d_gates` `[D, T, B, 4H]` (the gradients of the gates' pre-activations,
+    in the weights' type; 0 past each length), `d_bias` `[D, 4H]` f32 (their
+    sums over steps and entries) and the layer's slices of `d_h0`, `d_c0`
+    `[L·D, B, H]` (chained through `d_h0_in`, `d_c0_in` like
+    `rudnn.lstm_recurrence`'s states). Reads the gate activations `gates`
+    (`[L·D, T, B, 4H]`, the forward's saved ones, or `[D, T, B, 4H]`
+    recomputed for this layer), the saved `cells` `[L·D, T, B, H]`, `c0`,
+    and the output's gradient `d_out` `[T, B, D·H]` (batch first with
+    `batch_first`; the layer above's input gradient in f32 for any layer
+    but the last).
+
+    ```mlir
+    %dg, %db, %dh0, %dc0 = rudnn.lstm_backward_recurrence %gates,
+        %cells, %dout weights(%w_hh) layer 0 units 8 weights_on_chip true
+        : ...
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$gates,
+    AnyRankedTensor:$cells,
+    AnyRankedTensor:$d_out,
+    Variadic<AnyRankedTensor>:$weights,
+    Optional<AnyRankedTensor>:$lengths,
+    Optional<AnyRankedTensor>:$c0,
+    Optional<AnyRankedTensor>:$d_h_n,
+    Optional<AnyRankedTensor>:$d_c_n,
+    Optional<AnyRankedTensor>:$d_h0_in,
+    Optional<AnyRankedTensor>:$d_c0_in,
+    I64Attr:$layer,
+    I64Attr:$units,
+    BoolAttr:$weights_on_chip,
+    UnitAttr:$batch_first);
+  let results = (outs AnyRankedTensor:$d_gates, AnyRankedTensor:$d_bias,
+                      AnyRankedTensor:$d_h0, AnyRankedTensor:$d_c0);
+  let assemblyFormat = [{
+    $gates `,` $cells `,` $d_out `weights` `(` $weights `)`
+    (`lengths` $lengths^)? (`c0` $c0^)? (`d_h_n` $d_h_n^)? (`d_c_n` $d_c_n^)?
+    (`states` `(` $d_h0_in^ `,` $d_c0_in `)`)? `layer` $layer `units` $units
+    `weights_on_chip` $weights_on_chip (`batch_first` $batch_first^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_LstmWeightGradientOp : Rudnn_Op<"lstm_weight_gradient", [
+    Pure, AttrSizedOperandSegments]> {
+  let summary = "An LSTM layer's weight and bias gradients";
+  let description = [{
+    For each direction d: `d_weight_ih = d_gates[d]ᵀ · input`,
+    `d_weight_hh = d_gates[d]ᵀ · h_prev[d]` (each row's hidden state before
+    its step: `hidden`'s outputs of layer `layer` one step back in the
+    direction's time, `h0`'s slice at its first step) and, with biases,
+    `d_bias_ih = d_bias_hh = d_bias[d]`: `d_weights` in the state_dict's
+    order (2 or 4 a direction). `input` is the layer's: `x` `[T, B, I]`
+    (batch first with `batch_first`) for layer 0, `hidden` for the others
+    (its layer `layer − 1`). Each sum over the T·B rows runs in one block,
+    in order.
+
+    ```mlir
+    %dw_ih, %dw_hh = rudnn.lstm_weight_gradient %dg, %x, %hidden
+        d_bias %db layer 0 : ...
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$d_gates,
+    AnyRankedTensor:$input,
+    AnyRankedTensor:$hidden,
+    Optional<AnyRankedTensor>:$h0,
+    Optional<AnyRankedTensor>:$lengths,
+    AnyRankedTensor:$d_bias,
+    I64Attr:$layer,
+    UnitAttr:$batch_first);
+  let results = (outs Variadic<AnyRankedTensor>:$d_weights);
+  let assemblyFormat = [{
+    $d_gates `,` $input `,` $hidden (`h0` $h0^)? (`lengths` $lengths^)?
+    `d_bias` $d_bias `layer` $layer (`batch_first` $batch_first^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Rudnn_LstmInputGradientOp : Rudnn_Op<"lstm_input_gradient", [Pure]> {
+  let summary = "An LSTM layer's input gradient";
+  let description = [{
+    `d_input = Σ_d d_gates[d] · weight_ih[d]`, the directions in order:
+    `[T, B, F]` (batch first with `batch_first`), in the weights' type for
+    the first layer (the caller's `d_x`) or f32 (the layer below's output
+    gradient).
+
+    ```mlir
+    %dx = rudnn.lstm_input_gradient %dg weights(%w_ih) : ...
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$d_gates,
+    Variadic<AnyRankedTensor>:$weights,
+    UnitAttr:$batch_first);
+  let results = (outs AnyRankedTensor:$d_input);
+  let assemblyFormat = [{
+    $d_gates `weights` `(` $weights `)` (`batch_first` $batch_first^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // RUDNN_LSTM_BACKWARD_OPS_TD
