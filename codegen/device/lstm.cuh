@@ -12,3 +12,4 @@
 #include "rudnn/lstm/recurrence.cuh"
 #include "rudnn/lstm/backward.cuh"
 #include "rudnn/lstm/gradients.cuh"
+#include "rudnn/lstm/recompute.cuh"

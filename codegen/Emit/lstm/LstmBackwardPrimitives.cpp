@@ -34,6 +34,119 @@ int64_t dimOf(Value value, unsigned dim) {
   return cast<RankedTensorType>(value.getType()).getDimSize(dim);
 }
 
+/// The bindings of a layer's input for a GEMM over its rows: `x` (layer 0)
+/// or the saved outputs of the layer below (the kernel offsets `hidden`
+/// itself). Returns the input's pointer and {time, batch} strides as C++.
+std::pair<std::string, std::string>
+bindLayerInput(KernelBuilder &builder, Value input, bool stacked,
+               bool batchFirst, int64_t width, const std::string &type) {
+  if (stacked) {
+    builder.body() << "  const " << type
+                   << " *layer_input = hidden + static_cast<long long>("
+                      "static_cast<int>(layer) - 1) * steps * batch * "
+                   << width << ";\n";
+    return {"layer_input", "{static_cast<long long>(batch) * " +
+                               std::to_string(width) + ", " +
+                               std::to_string(width) + "}"};
+  }
+  builder.pointer(input, "input", type, false);
+  return {"input", bindSequence(builder, input, "input", batchFirst)};
+}
+
+struct RecomputeGatesModel
+    : PrimitiveOpInterface::ExternalModel<RecomputeGatesModel,
+                                          LstmRecomputeGatesOp> {
+  StringRef getKernelGroup(Operation *) const { return "lstm.recompute"; }
+
+  ResultStorage getResultStorage(Operation *op, unsigned) const {
+    Value gates = cast<LstmRecomputeGatesOp>(op).getGates();
+    return ResultStorage::own(
+        {4 * dimOf(gates, 0) * lastDim(gates), {DimRef::of('T'), DimRef::of('B')}},
+        "gates");
+  }
+
+  /// gates [D, T, B, 4H]: T and B of the saved outputs [L, T, B, D·H].
+  std::optional<DimRef> getResultDim(Operation *op, unsigned,
+                                     unsigned dim) const {
+    if (dim == 1 || dim == 2)
+      return DimRef::of(cast<LstmRecomputeGatesOp>(op).getHidden(), dim);
+    return std::nullopt;
+  }
+
+  LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
+    auto recompute = cast<LstmRecomputeGatesOp>(op);
+    Value hidden = recompute.getHidden();
+    const int64_t directions = recompute.getWeights().size(),
+                  hiddenSize = lastDim(recompute.getRecurrentWeights()[0]);
+    const bool stacked = recompute.getLayer() > 0;
+    const int64_t width = directions * hiddenSize;
+    const int64_t features =
+        stacked ? width : lastDim(recompute.getInput());
+    const std::string in = cudaType(dtype(hidden));
+    builder.setEntry("lstm_recompute_gates_" + typeName(hidden) + "_i" +
+                     std::to_string(features) + "_h" +
+                     std::to_string(hiddenSize) + "_d" +
+                     std::to_string(directions) + (stacked ? "_stacked" : ""));
+    builder.preamble() << "// An LSTM layer's gates again, for its "
+                          "backward.\n"
+                       << "#include \"rudnn/lstm.cuh\"\n\n";
+    builder.pointer(hidden, "hidden", in, false);
+    builder.pointer(recompute.getH0(), "h0", in, false);
+    const std::string h0At = bindStates(builder, recompute.getH0(), "h0");
+    builder.pointer(recompute.getLengths(), "lengths", "int", false);
+    const std::string ih =
+        bindDirections(builder, recompute.getWeights(), "weight_ih", in);
+    const std::string ihRows =
+        bindRows(builder, recompute.getWeights(), "weight_ih");
+    const std::string hh = bindDirections(
+        builder, recompute.getRecurrentWeights(), "weight_hh", in);
+    const std::string hhRows =
+        bindRows(builder, recompute.getRecurrentWeights(), "weight_hh");
+    SmallVector<Value, 2> biasIh, biasHh;
+    for (size_t i = 0; i < recompute.getBiases().size(); i += 2) {
+      biasIh.push_back(recompute.getBiases()[i]);
+      biasHh.push_back(recompute.getBiases()[i + 1]);
+    }
+    const std::string bih = bindDirections(builder, biasIh, "bias_ih", in),
+                      bhh = bindDirections(builder, biasHh, "bias_hh", in);
+    builder.pointer(recompute.getGates(), "gates", "float", true);
+    builder.dim(DimRef::of('T'), "steps");
+    builder.dim(DimRef::of('B'), "batch");
+    builder.scalar("layer", static_cast<double>(recompute.getLayer()));
+    auto [input, inputAt] =
+        bindLayerInput(builder, recompute.getInput(), stacked,
+                       recompute.getBatchFirst(), width, in);
+    if (!builder.conflict().empty())
+      return op->emitOpError()
+             << "cannot emit its kernel: " << builder.conflict();
+    builder.body() << "  const rudnn::lstm::RecomputeParams<" << in
+                   << "> p = {\n      " << input << ", " << inputAt
+                   << ", hidden, h0, " << h0At << ", lengths, " << ih << ", "
+                   << hh << ",\n      " << ihRows << ", " << hhRows << ", "
+                   << bih << ", " << bhh
+                   << ", gates, steps, batch,\n      static_cast<int>(layer)};\n"
+                   << "  rudnn::lstm::recompute_gates<" << in << ", "
+                   << features << ", " << hiddenSize << ", " << directions
+                   << ">(p);\n";
+    builder.launch().threads = kGemmThreads;
+    builder.launch().grid[0] =
+        SizeRef{1, {DimRef::ceilDiv('T', kStepsABlock, "step_tiles")}};
+    builder.launch().grid[1] =
+        SizeRef{(4 * hiddenSize + kGemmTile - 1) / kGemmTile, {}};
+    builder.launch().grid[2] = SizeRef{directions, {}};
+    const int64_t bytes = elementBytes(hidden);
+    builder.launch().memoryBytes =
+        SizeRef{directions * ((features + hiddenSize) * bytes *
+                                  builder.launch().grid[1].constant +
+                              16 * hiddenSize),
+                {DimRef::of('T'), DimRef::of('B')}};
+    builder.launch().flops =
+        SizeRef{2 * directions * 4 * hiddenSize * (features + hiddenSize),
+                {DimRef::of('T'), DimRef::of('B')}};
+    return success();
+  }
+};
+
 struct BackwardRecurrenceModel
     : PrimitiveOpInterface::ExternalModel<BackwardRecurrenceModel,
                                           LstmBackwardRecurrenceOp> {
@@ -203,12 +316,6 @@ struct WeightGradientModel
                        << "#include \"rudnn/lstm.cuh\"\n\n";
     builder.pointer(dGates, "d_gates", in, false);
     builder.pointer(hidden, "hidden", in, false);
-    std::string inputAt;
-    if (!stacked) {
-      builder.pointer(gradients.getInput(), "input", in, false);
-      inputAt = bindSequence(builder, gradients.getInput(), "input",
-                             gradients.getBatchFirst());
-    }
     builder.pointer(gradients.getH0(), "h0", in, false);
     const std::string h0At = bindStates(builder, gradients.getH0(), "h0");
     builder.pointer(gradients.getLengths(), "lengths", "int", false);
@@ -226,21 +333,14 @@ struct WeightGradientModel
     builder.dim(DimRef::of('T'), "steps");
     builder.dim(DimRef::of('B'), "batch");
     builder.scalar("layer", static_cast<double>(gradients.getLayer()));
+    auto [input, inputAt] = bindLayerInput(
+        builder, gradients.getInput(), stacked, gradients.getBatchFirst(),
+        directions * hiddenSize, in);
     if (!builder.conflict().empty())
       return op->emitOpError()
              << "cannot emit its kernel: " << builder.conflict();
-    const int64_t width = directions * hiddenSize;
-    if (stacked) // layer l reads layer l − 1's outputs
-      builder.body() << "  const " << in
-                     << " *input = hidden + static_cast<long long>("
-                        "static_cast<int>(layer) - 1) * steps * batch * "
-                     << width << ";\n";
     builder.body() << "  const rudnn::lstm::WeightGradientParams<" << in
-                   << "> p = {\n      d_gates, input, "
-                   << (stacked ? "{static_cast<long long>(batch) * " +
-                                     std::to_string(width) + ", " +
-                                     std::to_string(width) + "}"
-                               : inputAt)
+                   << "> p = {\n      d_gates, " << input << ", " << inputAt
                    << ", hidden, h0, " << h0At
                    << ",\n      lengths, d_bias, " << lists[0] << ", "
                    << lists[1] << ", " << lists[2] << ", " << lists[3]
@@ -345,6 +445,7 @@ struct InputGradientModel
 void ::rudnn::codegen::lstm::attachBackwardPrimitives(
     DialectRegistry &registry) {
   attachPrimitives<
+      Primitive<LstmRecomputeGatesOp, RecomputeGatesModel>,
       Primitive<LstmBackwardRecurrenceOp, BackwardRecurrenceModel>,
       Primitive<LstmWeightGradientOp, WeightGradientModel>,
       Primitive<LstmInputGradientOp, InputGradientModel>>(registry);

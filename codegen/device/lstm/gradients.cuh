@@ -60,33 +60,18 @@ __device__ void weight_gradients(const WeightGradientParams<T> &p) {
     return;
   const long long rows = static_cast<long long>(p.steps) * p.batch;
   const T *d_gates = p.d_gates + d * rows * kGates;
-  const int n = p.layer * Directions + d;
-  const long long hidden_row = Directions * Hidden;
-  const T *hidden =
-      p.hidden + static_cast<long long>(p.layer) * rows * hidden_row +
-      d * Hidden;
+  const PreviousHidden<T, Hidden, Directions> previous{
+      p.hidden, p.h0, p.h0_at, p.lengths, p.steps, p.batch, p.layer, d};
   // Row k of the second operand: the input's, or the hidden state before
-  // the step (none past the entry's length).
+  // the step.
   auto operand_row = [&](long long k) -> const T * {
-    const int t = static_cast<int>(k / p.batch), b = static_cast<int>(k % p.batch);
-    if (!recurrent)
-      return p.input + p.input_at.offset(t, b);
-    const int length = clamped_length(p.lengths, b, p.steps);
-    if (t >= length)
-      return nullptr;
-    const bool first = d == 0 ? t == 0 : t == length - 1;
-    if (first)
-      return p.h0 ? p.h0 + p.h0_at.offset(n, b) : nullptr;
-    return hidden + (k + (d == 0 ? -p.batch : p.batch)) * hidden_row;
+    if (recurrent)
+      return previous.row(k);
+    return p.input + p.input_at.offset(k / p.batch, k % p.batch);
   };
-  const bool vectors =
-      recurrent ? hidden_row * sizeof(T) % 16 == 0 &&
-                      Hidden * sizeof(T) % 16 == 0 &&
-                      rows_aligned16(p.hidden, hidden_row) &&
-                      (!p.h0 || (rows_aligned16(p.h0, p.h0_at.batch) &&
-                                 p.h0_at.state * sizeof(T) % 16 == 0))
-                : rows_aligned16(p.input, p.input_at.time) &&
-                      p.input_at.batch * sizeof(T) % 16 == 0;
+  const bool vectors = recurrent ? previous.aligned()
+                                 : rows_aligned16(p.input, p.input_at.time) &&
+                                       p.input_at.batch * sizeof(T) % 16 == 0;
   const int steps = static_cast<int>((rows + Gemm::kDepth - 1) / Gemm::kDepth);
   typename Gemm::Product product;
   product.clear();

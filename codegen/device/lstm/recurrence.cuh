@@ -92,6 +92,40 @@ template <typename T, int Hidden, int Directions> struct SavedSteps {
   }
 };
 
+/// Each row's hidden state before its step in direction d of layer `layer`,
+/// from the forward's saved outputs: the output one step back in the
+/// direction's time, h0's slice (or zeros) at the first step, none past
+/// the entry's length. Rows k = t·B + b.
+template <typename T, int Hidden, int Directions> struct PreviousHidden {
+  const T *hidden; // [L, T, B, D·H]
+  const T *h0;     // [L·D, B, H], or null
+  LayerStates h0_at;
+  const int *lengths;
+  int steps, batch, layer, d;
+
+  /// Row k's H elements, or null for zeros.
+  __device__ __forceinline__ const T *row(long long k) const {
+    const int t = static_cast<int>(k / batch), b = static_cast<int>(k % batch);
+    const int length = clamped_length(lengths, b, steps);
+    if (t >= length)
+      return nullptr;
+    if (d == 0 ? t == 0 : t == length - 1)
+      return h0 ? h0 + h0_at.offset(layer * Directions + d, b) : nullptr;
+    const long long rows = static_cast<long long>(steps) * batch;
+    return hidden +
+           (layer * rows + k + (d == 0 ? -batch : batch)) * Directions *
+               Hidden +
+           d * Hidden;
+  }
+
+  /// Whether every row starts on 16 bytes.
+  __device__ __forceinline__ bool aligned() const {
+    return Hidden * sizeof(T) % 16 == 0 && rows_aligned16(hidden, Hidden) &&
+           (!h0 || (rows_aligned16(h0, h0_at.batch) &&
+                    h0_at.state * sizeof(T) % 16 == 0));
+  }
+};
+
 /// What one block of the grid (Directions × ceil(Hidden / Units) blocks)
 /// owns: hidden units [j0, j0 + units) of direction d, their gate rows.
 template <typename T, int Hidden, int Units> struct BlockUnits {

@@ -126,9 +126,6 @@ LogicalResult LstmBackwardOp::decompose(OpBuilder &builder) {
   if (!getUnits() || !getWeightsOnChipAttr())
     return emitOpError() << "needs its recurrence's units: run "
                             "rudnn-specialize before rudnn-decompose";
-  if (!getGates())
-    return emitOpError() << "recomputing the gates is not built: pass the "
-                            "forward's saved gates";
   const int64_t layers = getNumLayers(), directions = getDirections();
   const int64_t hidden = lastDimOf(getDH0());
   auto xType = cast<RankedTensorType>(getX().getType());
@@ -143,28 +140,41 @@ LogicalResult LstmBackwardOp::decompose(OpBuilder &builder) {
   Value dOut = getDOut(), dH0, dC0;
   for (int64_t layer = layers - 1; layer >= 0; --layer) {
     SmallVector<Value, 2> inputWeights, recurrentWeights;
+    SmallVector<Value, 4> biases;
     SmallVector<Type, 8> gradientTypes;
     for (int64_t d = 0; d < directions; ++d) {
       inputWeights.push_back(getWeight(layer, d, 0));
       recurrentWeights.push_back(getWeight(layer, d, 1));
+      if (hasBiases())
+        biases.append({getWeight(layer, d, 2), getWeight(layer, d, 3)});
       for (int which = 0; which < perDirection; ++which)
         gradientTypes.push_back(getWeight(layer, d, which).getType());
     }
     const bool last = layer == layers - 1, first = layer == 0;
+    Value input = first ? getX() : getHidden();
+    // Without the forward's gates, this layer's again from its states.
+    Value gates = getGates();
+    if (!gates)
+      gates = builder.create<LstmRecomputeGatesOp>(
+          loc,
+          RankedTensorType::get({directions, steps, batch, 4 * hidden}, f32),
+          input, getHidden(), getH0(), getLengths(), inputWeights,
+          recurrentWeights, biases, builder.getI64IntegerAttr(layer),
+          flag(first && getBatchFirst()));
     auto recurrence = builder.create<LstmBackwardRecurrenceOp>(
         loc,
         TypeRange{RankedTensorType::get(
                       {directions, steps, batch, 4 * hidden}, element),
                   RankedTensorType::get({directions, 4 * hidden}, f32),
                   getDH0().getType(), getDC0().getType()},
-        getGates(), getCells(), dOut, recurrentWeights, getLengths(), getC0(),
+        gates, getCells(), dOut, recurrentWeights, getLengths(), getC0(),
         getDHN(), getDCN(), dH0, dC0, builder.getI64IntegerAttr(layer),
         getUnitsAttr(), getWeightsOnChipAttr(), flag(last && getBatchFirst()));
     if (policy)
       recurrence->setAttr("policy", policy);
     auto weightGradients = builder.create<LstmWeightGradientOp>(
-        loc, gradientTypes, recurrence.getDGates(),
-        first ? getX() : getHidden(), getHidden(), getH0(), getLengths(),
+        loc, gradientTypes, recurrence.getDGates(), input, getHidden(),
+        getH0(), getLengths(),
         recurrence.getDBias(), builder.getI64IntegerAttr(layer),
         flag(first && getBatchFirst()));
     for (auto [i, gradient] : llvm::enumerate(weightGradients.getDWeights()))
@@ -205,6 +215,57 @@ LogicalResult checkDirections(Operation *op, size_t directions,
 }
 
 } // namespace
+
+LogicalResult LstmRecomputeGatesOp::verify() {
+  const int64_t directions = getWeights().size();
+  if (failed(checkDirections(*this, directions, "input weight")) ||
+      getRecurrentWeights().size() != size_t(directions))
+    return emitOpError() << "expects one input and one recurrent weight per "
+                            "direction (1 or 2 each)";
+  if (!getBiases().empty() && getBiases().size() != size_t(2 * directions))
+    return emitOpError() << "expects bias_ih and bias_hh per direction or no "
+                            "biases, got "
+                         << getBiases().size();
+  const int64_t hidden = lastDimOf(getRecurrentWeights().front());
+  ShapeChecker shapes(*this, "DHGEFL");
+  shapes.expect('D', directions, "the weights");
+  shapes.expect('H', hidden, "'weight_hh'");
+  shapes.expect('G', 4 * hidden, "4 × the hidden size");
+  shapes.expect('E', directions * hidden, "D × the hidden size");
+  auto like = [&](StringRef name, Value value, StringRef layout) {
+    return succeeded(shapes.check(name, value, layout)) &&
+           succeeded(checkFloatElementType(*this, name, value)) &&
+           succeeded(
+               checkSameElementType(*this, name, value, "hidden", getHidden()));
+  };
+  const bool fromHidden = getLayer() > 0;
+  if (!like("hidden", getHidden(), "LTBE") ||
+      !like("input", getInput(),
+            fromHidden ? "LTBE" : getBatchFirst() ? "BTF" : "TBF") ||
+      (getH0() && !like("h0", getH0(), "NBH")) ||
+      failed(shapes.check("gates", getGates(), "DTBG")) ||
+      failed(checkF32ElementType(*this, "gates", getGates())))
+    return failure();
+  for (Value weight : getWeights())
+    if (!like("weight_ih", weight, "GF"))
+      return failure();
+  for (Value weight : getRecurrentWeights())
+    if (!like("weight_hh", weight, "GH"))
+      return failure();
+  for (Value bias : getBiases())
+    if (!like("bias", bias, "G"))
+      return failure();
+  if (fromHidden && getInput() != getHidden())
+    return emitOpError() << "reads a layer past the first's input from "
+                            "'hidden'";
+  if (getLayer() >= uint64_t(*shapes.lookup('L')))
+    return emitOpError() << "layer " << getLayer() << " is not in 'hidden'";
+  if (getLengths() &&
+      (failed(shapes.check("lengths", getLengths(), "B")) ||
+       failed(checkIntegerElementType(*this, "lengths", getLengths(), 32))))
+    return failure();
+  return success();
+}
 
 LogicalResult LstmBackwardRecurrenceOp::verify() {
   const int64_t directions = getWeights().size();

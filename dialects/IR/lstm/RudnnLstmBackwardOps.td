@@ -93,6 +93,44 @@ def Rudnn_LstmBackwardOp : Rudnn_Op<"lstm_backward", [
   }];
 }
 
+def Rudnn_LstmRecomputeGatesOp : Rudnn_Op<"lstm_recompute_gates", [
+    Pure, AttrSizedOperandSegments]> {
+  let summary = "An LSTM layer's gate activations again, from its states";
+  let description = [{
+    `gates` `[D, T, B, 4H]` f32: the activations i, f, g, o of every step of
+    layer `layer` as its forward computed them, `σ` or `tanh` of
+    `input · weight_ih[d]ᵀ + h_prev · weight_hh[d]ᵀ + bias_ih[d] +
+    bias_hh[d]`, one GEMM per direction over the T·B rows: `h_prev` is each
+    row's hidden state before its step (`hidden`'s outputs of the layer one
+    step back in the direction's time, `h0`'s slice at its first step).
+    `input` is `x` (batch first with `batch_first`) for layer 0, `hidden`
+    (its layer `layer − 1`) after.
+
+    ```mlir
+    %gates = rudnn.lstm_recompute_gates %x, %hidden weights(%w_ih)
+        recurrent(%w_hh) layer 0 : ...
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    AnyRankedTensor:$hidden,
+    Optional<AnyRankedTensor>:$h0,
+    Optional<AnyRankedTensor>:$lengths,
+    Variadic<AnyRankedTensor>:$weights,
+    Variadic<AnyRankedTensor>:$recurrent_weights,
+    Variadic<AnyRankedTensor>:$biases,
+    I64Attr:$layer,
+    UnitAttr:$batch_first);
+  let results = (outs AnyRankedTensor:$gates);
+  let assemblyFormat = [{
+    $input `,` $hidden (`h0` $h0^)? (`lengths` $lengths^)?
+    `weights` `(` $weights `)` `recurrent` `(` $recurrent_weights `)`
+    (`biases` `(` $biases^ `)`)? `layer` $layer (`batch_first` $batch_first^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Rudnn_LstmBackwardRecurrenceOp : Rudnn_Op<"lstm_backward_recurrence", [
     Pure, AttrSizedOperandSegments]> {
   let summary = "An LSTM layer's recurrence backwards through time";
