@@ -122,7 +122,8 @@ int main(int argc, char **argv) {
           const LstmOutputs outputs{
               TensorView::contiguous(out.data(), dtype, {T, B, D * H}),
               TensorView::contiguous(hN.data(), dtype, {states, B, H}),
-              TensorView::contiguous(cN.data(), dtype, {states, B, H})};
+              TensorView::contiguous(cN.data(), dtype, {states, B, H}),
+              {}};
           LstmOptions lstm;
           lstm.numLayers = s.L;
           lstm.bidirectional = D == 2;

@@ -26,11 +26,23 @@ struct LstmInputs {
   std::optional<TensorView> lengths;
 };
 
+/// What a training forward keeps for lstmBackward, dense: `hidden` [L, T,
+/// B, D·H] in x's dtype (every layer's outputs) and `cells` [L·D, T, B, H]
+/// f32 (each step's cell states); optionally `gates` [L·D, T, B, 4H] f32
+/// (the activations i, f, g, o), 16 bytes more per hidden unit and step,
+/// which spare the backward one GEMM a layer that recomputes them.
+struct LstmSaved {
+  TensorView hidden, cells;
+  std::optional<TensorView> gates;
+};
+
 /// out [T, B, D·H] ([B, T, D·H] with batchFirst); optionally h_n and c_n
-/// [L·D, B, H]; x's dtype. No output may overlap another or an input.
+/// [L·D, B, H]; x's dtype; and, for training, what the backward takes. No
+/// output may overlap another or an input.
 struct LstmOutputs {
   TensorView out;
   std::optional<TensorView> hN, cN;
+  std::optional<LstmSaved> saved;
 };
 
 struct LstmOptions {
@@ -63,6 +75,38 @@ struct LstmOptions {
 void lstmForward(Context &context, const LstmInputs &inputs,
                  const LstmOutputs &outputs, const LstmOptions &options = {},
                  Stream stream = nullptr);
+
+/// The gradients of a loss with respect to the forward's results: dOut
+/// like out; optionally dHN and dCN like h_n and c_n (zero when absent).
+struct LstmResultGradients {
+  TensorView dOut;
+  std::optional<TensorView> dHN, dCN;
+};
+
+/// The gradients lstmBackward writes, each like its input: dX like x (0
+/// past each length), optionally dH0 and dC0 [L·D, B, H] (whether or not
+/// the forward took h0 and c0), and the weights' under their state_dict
+/// keys (any subset: those absent are not returned).
+struct LstmGradients {
+  TensorView dX;
+  std::optional<TensorView> dH0, dC0;
+  std::map<std::string, TensorView> dWeights;
+};
+
+/// The backward of lstmForward(inputs, options) through time: the
+/// gradients of every input of that call from `saved` (its LstmSaved) and
+/// the results' gradients. Every layer, from the last, runs its recurrence
+/// backwards on one persistent cooperative grid, then its weight and input
+/// gradients as GEMMs (recomputing the layer's gates first when `saved`
+/// has none). Each sum runs in a fixed order: reruns are bit-identical.
+/// Both biases of a layer and direction get the same gradient. `units`
+/// and `weightsOnChip` say how the backward recurrence runs (`perStep` is
+/// refused: it is always persistent). Throws InvalidArgument naming the bad
+/// argument before anything is written.
+void lstmBackward(Context &context, const LstmInputs &inputs,
+                  const LstmSaved &saved, const LstmResultGradients &gradients,
+                  const LstmGradients &outputs, const LstmOptions &options = {},
+                  Stream stream = nullptr);
 
 } // namespace rudnn
 

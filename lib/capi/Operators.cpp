@@ -300,7 +300,8 @@ rudnn_status_t rudnn_lstm_forward(rudnn_context_t context,
     options.perStep = tristate(c.per_step, "call->per_step");
     lstmForward(
         cxx, inputs,
-        {f(c.out, "out"), f.optional(c.h_n, "h_n"), f.optional(c.c_n, "c_n")},
+        {f(c.out, "out"), f.optional(c.h_n, "h_n"), f.optional(c.c_n, "c_n"),
+         {}},
         options, stream);
   });
 }

@@ -24,9 +24,9 @@ namespace {
 std::vector<const TensorView *>
 weightsInOrder(const OperatorContract &contract,
                const std::map<std::string, TensorView> &given,
-               const LstmForm &form) {
+               const LstmForm &form, size_t leading) {
   std::vector<const TensorView *> ordered;
-  for (size_t k = kLstmLeadingOperands; k < contract.operands.size(); ++k) {
+  for (size_t k = leading; k < contract.operands.size(); ++k) {
     auto it = given.find(std::string(contract.operands[k].name));
     if (it == given.end())
       throw InvalidArgument(
@@ -34,13 +34,13 @@ weightsInOrder(const OperatorContract &contract,
           std::to_string(form.layers) + "-layer " +
           (form.bidirectional ? "bidirectional " : "") + "LSTM" +
           (form.biases ? " with biases" : "") + " takes " +
-          std::to_string(contract.operands.size() - kLstmLeadingOperands) +
+          std::to_string(contract.operands.size() - leading) +
           " weights");
     ordered.push_back(&it->second);
   }
   if (given.size() != ordered.size())
     for (const auto &[name, view] : given)
-      if (contract.operandIndex(name) < int(kLstmLeadingOperands))
+      if (contract.operandIndex(name) < int(leading))
         throw InvalidArgument("unknown weight '" + name + "' for a " +
                               std::to_string(form.layers) + "-layer " +
                               (form.bidirectional ? "bidirectional " : "") +
@@ -66,22 +66,35 @@ void checkLengths(Context &context, const TensorView &lengths, int64_t steps,
 
 } // namespace
 
-void rudnn::lstmForward(Context &context, const LstmInputs &in,
-                        const LstmOutputs &out, const LstmOptions &options,
-                        Stream stream) {
+namespace {
+
+/// The form of the call, its contract's checks on the options (a layer
+/// count, units within H, lengths in [0, T]) and its operator attributes.
+struct LstmCall {
+  LstmForm form;
+  OperatorAttributes attributes;
+};
+
+LstmCall lstmCall(const LstmInputs &in, const LstmOptions &options) {
   if (options.numLayers < 1 || options.numLayers > 64)
     throw InvalidArgument("'numLayers' must be 1 to 64, got " +
                           std::to_string(options.numLayers));
   // Biases or not: as the state_dict has them.
-  LstmForm form{options.numLayers, options.bidirectional,
-                in.weights.count("bias_ih_l0") > 0, options.batchFirst};
-  const OperatorContract &contract = lstmContract(form);
-  std::vector<const TensorView *> operands = {
-      &in.x, viewOf(in.h0), viewOf(in.c0), viewOf(in.lengths)};
-  for (const TensorView *weight : weightsInOrder(contract, in.weights, form))
-    operands.push_back(weight);
-  DimSizes dims =
-      checkCall(contract, operands, {&out.out, viewOf(out.hN), viewOf(out.cN)});
+  LstmCall call{{options.numLayers, options.bidirectional,
+                 in.weights.count("bias_ih_l0") > 0, options.batchFirst},
+                {{"num_layers", options.numLayers},
+                 {"bidirectional", options.bidirectional},
+                 {"batch_first", options.batchFirst}}};
+  if (options.units)
+    call.attributes.emplace_back("units", options.units);
+  if (options.weightsOnChip)
+    call.attributes.emplace_back("weights_on_chip", *options.weightsOnChip);
+  return call;
+}
+
+/// Checks T, B, the units and the lengths of a call whose dims are `dims`.
+void checkSizes(Context &context, const LstmInputs &in,
+                const LstmOptions &options, DimSizes &dims, Stream stream) {
   for (char letter : {'T', 'B'})
     if (dims[letter] > INT32_MAX / 2)
       throw InvalidArgument(std::string("dim ") + letter +
@@ -93,23 +106,100 @@ void rudnn::lstmForward(Context &context, const LstmInputs &in,
                           std::to_string(options.units));
   if (in.lengths && options.checkLengths)
     checkLengths(context, *in.lengths, dims['T'], stream);
+}
 
-  OperatorAttributes attributes = {{"num_layers", options.numLayers},
-                                   {"bidirectional", options.bidirectional},
-                                   {"batch_first", options.batchFirst}};
-  if (options.units)
-    attributes.emplace_back("units", options.units);
-  if (options.weightsOnChip)
-    attributes.emplace_back("weights_on_chip", *options.weightsOnChip);
-  if (options.perStep)
-    attributes.emplace_back("per_step", *options.perStep);
-  NamedTensors tensors = {{"x", in.x}, {"out", out.out}};
+/// x, h0, c0, lengths and the weights under their names.
+NamedTensors inputTensors(const LstmInputs &in) {
+  NamedTensors tensors = {{"x", in.x}};
   addIfGiven(tensors, "h0", in.h0);
   addIfGiven(tensors, "c0", in.c0);
   addIfGiven(tensors, "lengths", in.lengths);
-  addIfGiven(tensors, "h_n", out.hN);
-  addIfGiven(tensors, "c_n", out.cN);
   for (const auto &[name, weight] : in.weights)
     tensors.emplace_back(name, weight);
-  callOperator(context, "rudnn.lstm", attributes, tensors, stream);
+  return tensors;
+}
+
+void addSaved(NamedTensors &tensors, const LstmSaved &saved) {
+  tensors.emplace_back("hidden", saved.hidden);
+  tensors.emplace_back("cells", saved.cells);
+  addIfGiven(tensors, "gates", saved.gates);
+}
+
+} // namespace
+
+void rudnn::lstmForward(Context &context, const LstmInputs &in,
+                        const LstmOutputs &out, const LstmOptions &options,
+                        Stream stream) {
+  LstmCall call = lstmCall(in, options);
+  const OperatorContract &contract = lstmContract(call.form);
+  std::vector<const TensorView *> operands = {
+      &in.x, viewOf(in.h0), viewOf(in.c0), viewOf(in.lengths)};
+  for (const TensorView *weight : weightsInOrder(contract, in.weights, call.form,
+                                                 kLstmLeadingOperands))
+    operands.push_back(weight);
+  const LstmSaved *saved = out.saved ? &*out.saved : nullptr;
+  DimSizes dims = checkCall(
+      contract, operands,
+      {&out.out, viewOf(out.hN), viewOf(out.cN),
+       saved ? &saved->hidden : nullptr, saved ? &saved->cells : nullptr,
+       saved ? viewOf(saved->gates) : nullptr});
+  checkSizes(context, in, options, dims, stream);
+  if (options.perStep)
+    call.attributes.emplace_back("per_step", *options.perStep);
+  NamedTensors tensors = inputTensors(in);
+  tensors.emplace_back("out", out.out);
+  addIfGiven(tensors, "h_n", out.hN);
+  addIfGiven(tensors, "c_n", out.cN);
+  if (saved) {
+    call.attributes.emplace_back("save_states", true);
+    if (saved->gates)
+      call.attributes.emplace_back("save_gates", true);
+    addSaved(tensors, *saved);
+  }
+  callOperator(context, "rudnn.lstm", call.attributes, tensors, stream);
+}
+
+void rudnn::lstmBackward(Context &context, const LstmInputs &in,
+                         const LstmSaved &saved,
+                         const LstmResultGradients &gradients,
+                         const LstmGradients &out, const LstmOptions &options,
+                         Stream stream) {
+  if (options.perStep.value_or(false))
+    throw InvalidArgument("'perStep': the backward recurrence runs on one "
+                          "persistent grid");
+  LstmCall call = lstmCall(in, options);
+  const OperatorContract &contract = lstmBackwardContract(call.form);
+  std::vector<const TensorView *> operands = {
+      &in.x,         viewOf(in.h0),       viewOf(in.c0),
+      viewOf(in.lengths), &saved.hidden,  &saved.cells,
+      viewOf(saved.gates), &gradients.dOut, viewOf(gradients.dHN),
+      viewOf(gradients.dCN)};
+  for (const TensorView *weight :
+       weightsInOrder(contract, in.weights, call.form,
+                      kLstmBackwardLeadingOperands))
+    operands.push_back(weight);
+  std::vector<const TensorView *> results = {&out.dX, viewOf(out.dH0),
+                                             viewOf(out.dC0)};
+  for (size_t k = 3; k < contract.results.size(); ++k) {
+    auto it = out.dWeights.find(std::string(contract.results[k].name));
+    results.push_back(it == out.dWeights.end() ? nullptr : &it->second);
+  }
+  for (const auto &[name, view] : out.dWeights)
+    if (contract.resultIndex(name) < 3)
+      throw InvalidArgument("unknown gradient '" + name + "': expected \"d_\" "
+                            "and a weight's key, e.g. \"d_weight_ih_l0\"");
+  DimSizes dims = checkCall(contract, operands, results);
+  checkSizes(context, in, options, dims, stream);
+  NamedTensors tensors = inputTensors(in);
+  addSaved(tensors, saved);
+  tensors.emplace_back("d_out", gradients.dOut);
+  addIfGiven(tensors, "d_h_n", gradients.dHN);
+  addIfGiven(tensors, "d_c_n", gradients.dCN);
+  tensors.emplace_back("d_x", out.dX);
+  addIfGiven(tensors, "d_h0", out.dH0);
+  addIfGiven(tensors, "d_c0", out.dC0);
+  for (const auto &[name, view] : out.dWeights)
+    tensors.emplace_back(name, view);
+  callOperator(context, "rudnn.lstm_backward", call.attributes, tensors,
+               stream);
 }

@@ -456,7 +456,7 @@ TEST_F(CApiNumerics, BidirectionalLstm) {
   Tensor out = zeros({B, T, D * H}), hN = zeros({L * D, B, H}),
          cN = zeros({L * D, B, H});
   Tensor out2 = zerosLike(out), hN2 = zerosLike(hN), cN2 = zerosLike(cN);
-  lstmForward(cxx(), inputs, {out.view, hN.view, cN.view}, options);
+  lstmForward(cxx(), inputs, {out.view, hN.view, cN.view, {}}, options);
   rudnn_tensor_t cx = x.c(), ch0 = h0.c(), cc0 = c0.c(), clengths = lengths.c(),
                  cout = out2.c(), chN = hN2.c(), ccN = cN2.c();
   rudnn_lstm_call_t call{};
