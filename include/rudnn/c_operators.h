@@ -235,11 +235,41 @@ typedef struct rudnn_lstm_call {
   int skip_length_check; /* lengths are trusted in [0, T] */
   int64_t units;         /* 0: chosen */
   rudnn_tristate_t weights_on_chip, per_step;
+  /* optional: what rudnn_lstm_backward takes (LstmSaved): hidden and cells
+     together, gates with them */
+  const rudnn_tensor_t *hidden, *cells, *gates;
 } rudnn_lstm_call_t;
 
 rudnn_status_t rudnn_lstm_forward(rudnn_context_t context,
                                   const rudnn_lstm_call_t *call,
                                   rudnn_stream_t stream);
+
+typedef struct rudnn_lstm_backward_call {
+  /* the forward's inputs and options, as rudnn_lstm_call_t's */
+  const rudnn_tensor_t *x;
+  const rudnn_tensor_t *h0, *c0; /* optional */
+  const rudnn_named_tensor_t *weights;
+  size_t weight_count;
+  const rudnn_tensor_t *lengths; /* optional: packed */
+  int64_t num_layers;            /* 0: 1 */
+  int bidirectional, batch_first;
+  int skip_length_check;
+  int64_t units; /* 0: chosen */
+  rudnn_tristate_t weights_on_chip;
+  /* what the forward saved: hidden, cells and (optional) gates */
+  const rudnn_tensor_t *hidden, *cells, *gates;
+  /* the results' gradients: d_out; d_h_n, d_c_n optional (zero) */
+  const rudnn_tensor_t *d_out, *d_h_n, *d_c_n;
+  /* the gradients written: d_x; d_h0, d_c0 optional; the weights' by "d_"
+     and their keys ("d_weight_ih_l0"), any subset */
+  const rudnn_tensor_t *d_x, *d_h0, *d_c0;
+  const rudnn_named_tensor_t *d_weights;
+  size_t d_weight_count;
+} rudnn_lstm_backward_call_t;
+
+rudnn_status_t rudnn_lstm_backward(rudnn_context_t context,
+                                   const rudnn_lstm_backward_call_t *call,
+                                   rudnn_stream_t stream);
 
 /* --- Moments, LayerNorm and RMSNorm (rudnn/norm.h) -------------------------
  */

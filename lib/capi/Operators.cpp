@@ -141,6 +141,59 @@ rudnn_status_t callWith(rudnn_context_t context, const Call *call, Body body) {
 
 } // namespace
 
+namespace {
+
+/// The named tensors of a C call, by name; throws for a null or repeated
+/// one.
+template <typename Fields>
+std::map<std::string, TensorView> namedTensors(const rudnn_named_tensor_t *list,
+                                               size_t count, const char *what,
+                                               Fields f) {
+  std::map<std::string, TensorView> named;
+  if (count)
+    requireNonNull(list, std::string("call->") + what);
+  for (size_t i = 0; i < count; ++i) {
+    const std::string field = std::string(what) + "[" + std::to_string(i) + "]";
+    requireNonNull(list[i].name, "call->" + field + ".name");
+    if (!named.emplace(list[i].name, f(&list[i].tensor, (field + ".tensor").c_str()))
+             .second)
+      throw InvalidArgument("call->" + field + " repeats the " +
+                            (std::string(what) == "weights" ? "weight"
+                                                            : "gradient") +
+                            " '" + list[i].name + "'");
+  }
+  return named;
+}
+
+/// The forward's inputs and options, which both LSTM calls carry.
+template <typename Call, typename Fields>
+std::pair<LstmInputs, LstmOptions> lstmInputs(const Call &c, Fields f) {
+  LstmInputs inputs{f(c.x, "x"),
+                    f.optional(c.h0, "h0"),
+                    f.optional(c.c0, "c0"),
+                    namedTensors(c.weights, c.weight_count, "weights", f),
+                    f.optional(c.lengths, "lengths")};
+  LstmOptions options;
+  options.numLayers = c.num_layers ? c.num_layers : 1;
+  options.bidirectional = c.bidirectional != 0;
+  options.batchFirst = c.batch_first != 0;
+  options.checkLengths = c.skip_length_check == 0;
+  options.units = c.units;
+  options.weightsOnChip = tristate(c.weights_on_chip, "call->weights_on_chip");
+  return {inputs, options};
+}
+
+/// hidden, cells and gates as an LstmSaved (none when all are absent).
+template <typename Call, typename Fields>
+std::optional<LstmSaved> lstmSaved(const Call &c, Fields f) {
+  if (!c.hidden && !c.cells && !c.gates)
+    return std::nullopt;
+  return LstmSaved{f(c.hidden, "hidden"), f(c.cells, "cells"),
+                   f.optional(c.gates, "gates")};
+}
+
+} // namespace
+
 extern "C" {
 
 rudnn_status_t rudnn_kda_forward(rudnn_context_t context,
@@ -272,37 +325,31 @@ rudnn_status_t rudnn_lstm_forward(rudnn_context_t context,
                                   const rudnn_lstm_call_t *call,
                                   rudnn_stream_t stream) {
   return callWith(context, call, [&](Context &cxx, const auto &c, auto f) {
-    LstmInputs inputs{f(c.x, "x"),
-                      f.optional(c.h0, "h0"),
-                      f.optional(c.c0, "c0"),
-                      {},
-                      f.optional(c.lengths, "lengths")};
-    if (c.weight_count)
-      requireNonNull(c.weights, "call->weights");
-    for (size_t i = 0; i < c.weight_count; ++i) {
-      const std::string field = "weights[" + std::to_string(i) + "]";
-      requireNonNull(c.weights[i].name, "call->" + field + ".name");
-      if (!inputs.weights
-               .emplace(c.weights[i].name,
-                        f(&c.weights[i].tensor, (field + ".tensor").c_str()))
-               .second)
-        throw InvalidArgument("call->" + field + " repeats the weight '" +
-                              c.weights[i].name + "'");
-    }
-    LstmOptions options;
-    options.numLayers = c.num_layers ? c.num_layers : 1;
-    options.bidirectional = c.bidirectional != 0;
-    options.batchFirst = c.batch_first != 0;
-    options.checkLengths = c.skip_length_check == 0;
-    options.units = c.units;
-    options.weightsOnChip =
-        tristate(c.weights_on_chip, "call->weights_on_chip");
+    auto [inputs, options] = lstmInputs(c, f);
     options.perStep = tristate(c.per_step, "call->per_step");
-    lstmForward(
-        cxx, inputs,
-        {f(c.out, "out"), f.optional(c.h_n, "h_n"), f.optional(c.c_n, "c_n"),
-         {}},
-        options, stream);
+    lstmForward(cxx, inputs,
+                {f(c.out, "out"), f.optional(c.h_n, "h_n"),
+                 f.optional(c.c_n, "c_n"), lstmSaved(c, f)},
+                options, stream);
+  });
+}
+
+rudnn_status_t rudnn_lstm_backward(rudnn_context_t context,
+                                   const rudnn_lstm_backward_call_t *call,
+                                   rudnn_stream_t stream) {
+  return callWith(context, call, [&](Context &cxx, const auto &c, auto f) {
+    auto [inputs, options] = lstmInputs(c, f);
+    std::optional<LstmSaved> saved = lstmSaved(c, f);
+    if (!saved)
+      throw InvalidArgument("call->hidden and call->cells are missing: the "
+                            "backward takes what the forward saved");
+    lstmBackward(cxx, inputs, *saved,
+                 {f(c.d_out, "d_out"), f.optional(c.d_h_n, "d_h_n"),
+                  f.optional(c.d_c_n, "d_c_n")},
+                 {f(c.d_x, "d_x"), f.optional(c.d_h0, "d_h0"),
+                  f.optional(c.d_c0, "d_c0"),
+                  namedTensors(c.d_weights, c.d_weight_count, "d_weights", f)},
+                 options, stream);
   });
 }
 

@@ -468,6 +468,42 @@ TEST_F(CApiNumerics, BidirectionalLstm) {
   expectOk(rudnn_lstm_forward(c, &call, nullptr));
   expectSame({&out, &hN, &cN}, {&out2, &hN2, &cN2});
 
+  // Training: the forward saves, the backward takes it, both ways.
+  Tensor hidden = zeros({L, T, B, D * H}), cells = zeros({L * D, T, B, H});
+  Tensor hidden2 = zerosLike(hidden), cells2 = zerosLike(cells);
+  lstmForward(cxx(), inputs,
+              {out.view, {}, {}, LstmSaved{hidden.view, cells.view, {}}},
+              options);
+  rudnn_tensor_t chidden = hidden2.c(), ccells = cells2.c();
+  call.hidden = &chidden, call.cells = &ccells;
+  expectOk(rudnn_lstm_forward(c, &call, nullptr));
+  expectSame({&hidden, &cells}, {&hidden2, &cells2});
+  Tensor dOut = tensor({B, T, D * H}), dHN = tensor({L * D, B, H});
+  Tensor dX = zeros({B, T, I}), dX2 = zerosLike(dX), dC0 = zerosLike(c0),
+         dC02 = zerosLike(c0), dW = zerosLike(weights.at("weight_hh_l1")),
+         dW2 = zerosLike(dW);
+  lstmBackward(cxx(), inputs, {hidden.view, cells.view, {}},
+               {dOut.view, dHN.view, {}},
+               {dX.view, {}, dC0.view, {{"d_weight_hh_l1", dW.view}}},
+               options);
+  rudnn_tensor_t cdOut = dOut.c(), cdHN = dHN.c(), cdX = dX2.c(),
+                 cdC0 = dC02.c();
+  const rudnn_named_tensor_t cdW[] = {{"d_weight_hh_l1", dW2.c()}};
+  rudnn_lstm_backward_call_t backward{};
+  backward.x = &cx, backward.h0 = &ch0, backward.c0 = &cc0;
+  backward.weights = cWeights.data(), backward.weight_count = cWeights.size();
+  backward.lengths = &clengths;
+  backward.num_layers = L, backward.bidirectional = 1, backward.batch_first = 1;
+  backward.hidden = &chidden, backward.cells = &ccells;
+  backward.d_out = &cdOut, backward.d_h_n = &cdHN;
+  backward.d_x = &cdX, backward.d_c0 = &cdC0;
+  backward.d_weights = cdW, backward.d_weight_count = 1;
+  expectOk(rudnn_lstm_backward(c, &backward, nullptr));
+  expectSame({&dX, &dC0, &dW}, {&dX2, &dC02, &dW2});
+  backward.cells = nullptr;
+  EXPECT_EQ(rudnn_lstm_backward(c, &backward, nullptr),
+            RUDNN_STATUS_INVALID_ARGUMENT);
+
   cWeights.push_back(cWeights.front());
   call.weight_count = cWeights.size(), call.weights = cWeights.data();
   EXPECT_EQ(rudnn_lstm_forward(c, &call, nullptr),
