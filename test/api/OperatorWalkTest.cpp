@@ -40,6 +40,8 @@ const std::map<std::string, AttributeValue> &kCallerAttributes() {
       {"qk_l2norm", true},
       {"rotary_interleaved", true},
       {"save_boundaries", true},
+      {"save_gates", true},
+      {"save_states", true},
       {"save_tiles", true},
       {"scale", 0.25},
       {"softcap", 30.0},

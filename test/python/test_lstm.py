@@ -55,3 +55,93 @@ def test_lstm_bad_inputs_name_the_argument():
         lstm(torch.randn(5, 2, 4), (torch.zeros(1, 3, 6), torch.zeros(1, 2, 6)))
     with pytest.raises(rudnn.Unsupported, match="proj_size"):
         rt.LSTM(4, 6, proj_size=2)
+
+
+def _pair(bidirectional, batch_first, bias=True, recompute_gates=False, layers=2):
+    """A torch.nn.LSTM in float64 and rudnn's LSTM in f32 on its state_dict."""
+    reference = torch.nn.LSTM(
+        5, 6, num_layers=layers, bias=bias, bidirectional=bidirectional,
+        batch_first=batch_first,
+    ).double()
+    ours = rt.LSTM(
+        5, 6, num_layers=layers, bias=bias, bidirectional=bidirectional,
+        batch_first=batch_first, recompute_gates=recompute_gates,
+    )
+    ours.load_state_dict({k: v.float() for k, v in reference.state_dict().items()})
+    return reference, ours
+
+
+def _gradients(module, inputs, hx, d_out, d_h, d_c, packed_lengths=None, batch_first=False):
+    """The gradients of ⟨d_out, out⟩ + ⟨d_h, h_n⟩ + ⟨d_c, c_n⟩ with respect to
+    the input, h0, c0 and each parameter (in the state_dict's order)."""
+    leaves = [inputs, *hx]
+    for leaf in leaves:
+        leaf.requires_grad_(True)
+    given = inputs
+    if packed_lengths is not None:
+        given = pack_padded_sequence(
+            inputs, packed_lengths, batch_first=batch_first, enforce_sorted=False
+        )
+    out, (h_n, c_n) = module(given, tuple(hx))
+    if packed_lengths is not None:
+        out, _ = pad_packed_sequence(out, batch_first=batch_first, total_length=inputs.shape[1 if batch_first else 0])
+    loss = (out * d_out).sum() + (h_n * d_h).sum() + (c_n * d_c).sum()
+    parameters = [p for _, p in module.named_parameters()]
+    return torch.autograd.grad(loss, leaves + parameters)
+
+
+@pytest.mark.parametrize(
+    "bidirectional,batch_first,bias,recompute_gates",
+    [(True, True, True, False), (False, False, False, True), (True, False, True, True)],
+)
+def test_lstm_gradients_match_torch(bidirectional, batch_first, bias, recompute_gates):
+    reference, ours = _pair(bidirectional, batch_first, bias, recompute_gates)
+    directions = 2 if bidirectional else 1
+    x = torch.randn(3, 7, 5) if batch_first else torch.randn(7, 3, 5)
+    h0, c0 = torch.randn(2 * directions, 3, 6), torch.randn(2 * directions, 3, 6)
+    d_out = torch.randn(*x.shape[:2], directions * 6)
+    d_h, d_c = torch.randn_like(h0), torch.randn_like(c0)
+    want = _gradients(reference, x.double(), [h0.double(), c0.double()],
+                      d_out.double(), d_h.double(), d_c.double())
+    got = _gradients(ours, x.clone(), [h0.clone(), c0.clone()], d_out, d_h, d_c)
+    names = ["input", "h0", "c0"] + [n for n, _ in ours.named_parameters()]
+    for name, g, w in zip(names, got, want):
+        assert_close(g, w, 1e-4, name)
+
+
+def test_lstm_gradients_through_packed_sequences():
+    reference, ours = _pair(True, True, layers=1)
+    x, lengths = torch.randn(4, 6, 5), torch.tensor([6, 1, 4, 3])
+    h0, c0 = torch.randn(2, 4, 6), torch.randn(2, 4, 6)
+    d_out = torch.randn(4, 6, 12)
+    d_h, d_c = torch.randn_like(h0), torch.randn_like(c0)
+    want = _gradients(reference, x.double(), [h0.double(), c0.double()], d_out.double(),
+                      d_h.double(), d_c.double(), lengths, batch_first=True)
+    got = _gradients(ours, x.clone(), [h0.clone(), c0.clone()], d_out, d_h, d_c, lengths,
+                     batch_first=True)
+    names = ["input", "h0", "c0"] + [n for n, _ in ours.named_parameters()]
+    for name, g, w in zip(names, got, want):
+        assert_close(g, w, 1e-4, name)
+    # Past each length the input gets no gradient.
+    assert torch.count_nonzero(got[0][1, 1:]) == 0
+
+
+def test_lstm_trains_under_torch_compile():
+    torch.manual_seed(0)
+    ours = rt.LSTM(3, 4, batch_first=True)
+    compiled = torch.compile(ours, backend="aot_eager", fullgraph=True)
+    x = torch.randn(2, 5, 3, requires_grad=True)
+    out, (h_n, _) = compiled(x)
+    (out.square().sum() + h_n.sum()).backward()
+    eager = rt.LSTM(3, 4, batch_first=True)
+    eager.load_state_dict(ours.state_dict())
+    x2 = x.detach().clone().requires_grad_(True)
+    out2, (h2, _) = eager(x2)
+    (out2.square().sum() + h2.sum()).backward()
+    assert_close(x.grad, x2.grad, 1e-6, "input")
+    assert_close(ours.weight_hh_l0.grad, eager.weight_hh_l0.grad, 1e-6, "weight_hh_l0")
+
+
+def test_lstm_refuses_training_options_at_construction():
+    with pytest.raises(rudnn.Unsupported, match="dropout"):
+        rt.LSTM(4, 6, num_layers=2, dropout=0.1)

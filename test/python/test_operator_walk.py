@@ -25,6 +25,8 @@ CALLER_ATTRIBUTES = {
     "qk_l2norm": True,
     "rotary_interleaved": True,
     "save_boundaries": True,
+    "save_gates": True,
+    "save_states": True,
     "save_tiles": True,
     "scale": 0.25,
     "softcap": 30.0,
