@@ -143,3 +143,60 @@ func.func @negative_layer(%gates: tensor<1x4x2x20xf32>, %state: tensor<1x3x2x5xf
       : (tensor<1x4x2x20xf32>, tensor<1x3x2x5xf32>, tensor<20x5xf32>) -> (tensor<4x2x5xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>)
   return
 }
+
+// -----
+
+// The backward reads the saved cells beside the gates.
+func.func @gates_without_states(%x: tensor<4x2x3xf32>, %wi: tensor<20x3xf32>, %wh: tensor<20x5xf32>) {
+  // expected-error @+1 {{'save_gates' needs 'save_states'}}
+  %out, %h, %c, %g = rudnn.lstm %x weights(%wi, %wh) layers 1 save_gates
+      : (tensor<4x2x3xf32>, tensor<20x3xf32>, tensor<20x5xf32>)
+      -> (tensor<4x2x5xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>, tensor<1x4x2x20xf32>)
+  return
+}
+
+// -----
+
+// What the forward saves follows its flags.
+func.func @saved_count(%x: tensor<4x2x3xf32>, %wi: tensor<20x3xf32>, %wh: tensor<20x5xf32>) {
+  // expected-error @+1 {{returns 1 saved tensors, expected 2}}
+  %out, %h, %c, %s = rudnn.lstm %x weights(%wi, %wh) layers 1 save_states
+      : (tensor<4x2x3xf32>, tensor<20x3xf32>, tensor<20x5xf32>)
+      -> (tensor<4x2x5xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>, tensor<1x4x2x5xf32>)
+  return
+}
+
+// -----
+
+// The saved cells have one slice a layer and direction.
+func.func @saved_cells_shape(%x: tensor<4x2x3xf32>, %hid: tensor<1x4x2x5xf32>, %cells: tensor<2x4x2x5xf32>,
+                             %dout: tensor<4x2x5xf32>, %wi: tensor<20x3xf32>, %wh: tensor<20x5xf32>) {
+  // expected-error @+1 {{states N is 2, expected 1 to 1}}
+  %dx, %dh0, %dc0, %g:2 = rudnn.lstm_backward %x saved(%hid, %cells) d_out %dout weights(%wi, %wh) layers 1
+      : (tensor<4x2x3xf32>, tensor<1x4x2x5xf32>, tensor<2x4x2x5xf32>, tensor<4x2x5xf32>, tensor<20x3xf32>, tensor<20x5xf32>)
+      -> (tensor<4x2x3xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>, tensor<20x3xf32>, tensor<20x5xf32>)
+  return
+}
+
+// -----
+
+// One gradient per weight.
+func.func @gradient_count(%x: tensor<4x2x3xf32>, %hid: tensor<1x4x2x5xf32>, %cells: tensor<1x4x2x5xf32>,
+                          %dout: tensor<4x2x5xf32>, %wi: tensor<20x3xf32>, %wh: tensor<20x5xf32>) {
+  // expected-error @+1 {{returns 1 weight gradients for 2 weights}}
+  %dx, %dh0, %dc0, %g = rudnn.lstm_backward %x saved(%hid, %cells) d_out %dout weights(%wi, %wh) layers 1
+      : (tensor<4x2x3xf32>, tensor<1x4x2x5xf32>, tensor<1x4x2x5xf32>, tensor<4x2x5xf32>, tensor<20x3xf32>, tensor<20x5xf32>)
+      -> (tensor<4x2x3xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>, tensor<20x3xf32>)
+  return
+}
+
+// -----
+
+// A backward recurrence reads one gate slice per direction or per state.
+func.func @gate_slices(%gates: tensor<3x4x2x20xf32>, %cells: tensor<2x4x2x5xf32>, %dout: tensor<4x2x5xf32>, %w: tensor<20x5xf32>) {
+  // expected-error @+1 {{'gates' has 3 slices: one per direction or per state (1 or 2)}}
+  %dg, %db, %dh, %dc = rudnn.lstm_backward_recurrence %gates, %cells, %dout weights(%w) layer 1 units 5 weights_on_chip true
+      : (tensor<3x4x2x20xf32>, tensor<2x4x2x5xf32>, tensor<4x2x5xf32>, tensor<20x5xf32>)
+      -> (tensor<1x4x2x20xf32>, tensor<1x20xf32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>)
+  return
+}
