@@ -8,8 +8,8 @@
 
 #include "rudnn/core.cuh"
 
-#include "rudnn/lstm/projection.cuh"
-#include "rudnn/lstm/recurrence.cuh"
 #include "rudnn/lstm/backward.cuh"
 #include "rudnn/lstm/gradients.cuh"
+#include "rudnn/lstm/projection.cuh"
 #include "rudnn/lstm/recompute.cuh"
+#include "rudnn/lstm/recurrence.cuh"

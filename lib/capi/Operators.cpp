@@ -155,12 +155,14 @@ std::map<std::string, TensorView> namedTensors(const rudnn_named_tensor_t *list,
   for (size_t i = 0; i < count; ++i) {
     const std::string field = std::string(what) + "[" + std::to_string(i) + "]";
     requireNonNull(list[i].name, "call->" + field + ".name");
-    if (!named.emplace(list[i].name, f(&list[i].tensor, (field + ".tensor").c_str()))
+    if (!named
+             .emplace(list[i].name,
+                      f(&list[i].tensor, (field + ".tensor").c_str()))
              .second)
-      throw InvalidArgument("call->" + field + " repeats the " +
-                            (std::string(what) == "weights" ? "weight"
-                                                            : "gradient") +
-                            " '" + list[i].name + "'");
+      throw InvalidArgument(
+          "call->" + field + " repeats the " +
+          (std::string(what) == "weights" ? "weight" : "gradient") + " '" +
+          list[i].name + "'");
   }
   return named;
 }
@@ -168,9 +170,7 @@ std::map<std::string, TensorView> namedTensors(const rudnn_named_tensor_t *list,
 /// The forward's inputs and options, which both LSTM calls carry.
 template <typename Call, typename Fields>
 std::pair<LstmInputs, LstmOptions> lstmInputs(const Call &c, Fields f) {
-  LstmInputs inputs{f(c.x, "x"),
-                    f.optional(c.h0, "h0"),
-                    f.optional(c.c0, "c0"),
+  LstmInputs inputs{f(c.x, "x"), f.optional(c.h0, "h0"), f.optional(c.c0, "c0"),
                     namedTensors(c.weights, c.weight_count, "weights", f),
                     f.optional(c.lengths, "lengths")};
   LstmOptions options;

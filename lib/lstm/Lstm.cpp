@@ -34,8 +34,7 @@ weightsInOrder(const OperatorContract &contract,
           std::to_string(form.layers) + "-layer " +
           (form.bidirectional ? "bidirectional " : "") + "LSTM" +
           (form.biases ? " with biases" : "") + " takes " +
-          std::to_string(contract.operands.size() - leading) +
-          " weights");
+          std::to_string(contract.operands.size() - leading) + " weights");
     ordered.push_back(&it->second);
   }
   if (given.size() != ordered.size())
@@ -134,15 +133,15 @@ void rudnn::lstmForward(Context &context, const LstmInputs &in,
   const OperatorContract &contract = lstmContract(call.form);
   std::vector<const TensorView *> operands = {
       &in.x, viewOf(in.h0), viewOf(in.c0), viewOf(in.lengths)};
-  for (const TensorView *weight : weightsInOrder(contract, in.weights, call.form,
-                                                 kLstmLeadingOperands))
+  for (const TensorView *weight :
+       weightsInOrder(contract, in.weights, call.form, kLstmLeadingOperands))
     operands.push_back(weight);
   const LstmSaved *saved = out.saved ? &*out.saved : nullptr;
-  DimSizes dims = checkCall(
-      contract, operands,
-      {&out.out, viewOf(out.hN), viewOf(out.cN),
-       saved ? &saved->hidden : nullptr, saved ? &saved->cells : nullptr,
-       saved ? viewOf(saved->gates) : nullptr});
+  DimSizes dims = checkCall(contract, operands,
+                            {&out.out, viewOf(out.hN), viewOf(out.cN),
+                             saved ? &saved->hidden : nullptr,
+                             saved ? &saved->cells : nullptr,
+                             saved ? viewOf(saved->gates) : nullptr});
   checkSizes(context, in, options, dims, stream);
   if (options.perStep)
     call.attributes.emplace_back("per_step", *options.perStep);
@@ -169,14 +168,18 @@ void rudnn::lstmBackward(Context &context, const LstmInputs &in,
                           "persistent grid");
   LstmCall call = lstmCall(in, options);
   const OperatorContract &contract = lstmBackwardContract(call.form);
-  std::vector<const TensorView *> operands = {
-      &in.x,         viewOf(in.h0),       viewOf(in.c0),
-      viewOf(in.lengths), &saved.hidden,  &saved.cells,
-      viewOf(saved.gates), &gradients.dOut, viewOf(gradients.dHN),
-      viewOf(gradients.dCN)};
-  for (const TensorView *weight :
-       weightsInOrder(contract, in.weights, call.form,
-                      kLstmBackwardLeadingOperands))
+  std::vector<const TensorView *> operands = {&in.x,
+                                              viewOf(in.h0),
+                                              viewOf(in.c0),
+                                              viewOf(in.lengths),
+                                              &saved.hidden,
+                                              &saved.cells,
+                                              viewOf(saved.gates),
+                                              &gradients.dOut,
+                                              viewOf(gradients.dHN),
+                                              viewOf(gradients.dCN)};
+  for (const TensorView *weight : weightsInOrder(
+           contract, in.weights, call.form, kLstmBackwardLeadingOperands))
     operands.push_back(weight);
   std::vector<const TensorView *> results = {&out.dX, viewOf(out.dH0),
                                              viewOf(out.dC0)};
@@ -186,7 +189,8 @@ void rudnn::lstmBackward(Context &context, const LstmInputs &in,
   }
   for (const auto &[name, view] : out.dWeights)
     if (contract.resultIndex(name) < 3)
-      throw InvalidArgument("unknown gradient '" + name + "': expected \"d_\" "
+      throw InvalidArgument("unknown gradient '" + name +
+                            "': expected \"d_\" "
                             "and a weight's key, e.g. \"d_weight_ih_l0\"");
   DimSizes dims = checkCall(contract, operands, results);
   checkSizes(context, in, options, dims, stream);

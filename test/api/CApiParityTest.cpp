@@ -484,8 +484,7 @@ TEST_F(CApiNumerics, BidirectionalLstm) {
          dW2 = zerosLike(dW);
   lstmBackward(cxx(), inputs, {hidden.view, cells.view, {}},
                {dOut.view, dHN.view, {}},
-               {dX.view, {}, dC0.view, {{"d_weight_hh_l1", dW.view}}},
-               options);
+               {dX.view, {}, dC0.view, {{"d_weight_hh_l1", dW.view}}}, options);
   rudnn_tensor_t cdOut = dOut.c(), cdHN = dHN.c(), cdX = dX2.c(),
                  cdC0 = dC02.c();
   const rudnn_named_tensor_t cdW[] = {{"d_weight_hh_l1", dW2.c()}};

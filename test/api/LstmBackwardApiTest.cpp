@@ -74,8 +74,8 @@ protected:
     DeviceTensor dHN = dense(dy.hN, {states, c.B, c.H}, c.dtype);
     DeviceTensor dCN = dense(dy.cN, {states, c.B, c.H}, c.dtype);
     if (c.batchFirst) // dy.out is time-major, as the reference reads it
-      dOut = dense(transposeLeading(dy.out, c.T, c.B, D * c.H), outShape,
-                   c.dtype);
+      dOut =
+          dense(transposeLeading(dy.out, c.T, c.B, D * c.H), outShape, c.dtype);
     DeviceTensor dX = fresh(xShape, c.dtype);
     DeviceTensor dH0 = fresh({states, c.B, c.H}, c.dtype);
     DeviceTensor dC0 = fresh({states, c.B, c.H}, c.dtype);
@@ -89,8 +89,10 @@ protected:
     lstmBackward(*context, p.inputs, saved, {dOut.view, dHN.view, dCN.view},
                  grads, options(c));
 
-    ReadGradients got{read(dX, rows * c.I), read(dH0, states * c.B * c.H),
-                      read(dC0, states * c.B * c.H), {}};
+    ReadGradients got{read(dX, rows * c.I),
+                      read(dH0, states * c.B * c.H),
+                      read(dC0, states * c.B * c.H),
+                      {}};
     if (c.batchFirst)
       got.dX = transposeLeading(got.dX, c.B, c.T, c.I);
     size_t k = 0;

@@ -60,9 +60,9 @@ struct RecomputeGatesModel
 
   ResultStorage getResultStorage(Operation *op, unsigned) const {
     Value gates = cast<LstmRecomputeGatesOp>(op).getGates();
-    return ResultStorage::own(
-        {4 * dimOf(gates, 0) * lastDim(gates), {DimRef::of('T'), DimRef::of('B')}},
-        "gates");
+    return ResultStorage::own({4 * dimOf(gates, 0) * lastDim(gates),
+                               {DimRef::of('T'), DimRef::of('B')}},
+                              "gates");
   }
 
   /// gates [D, T, B, 4H]: T and B of the saved outputs [L, T, B, D·H].
@@ -80,8 +80,7 @@ struct RecomputeGatesModel
                   hiddenSize = lastDim(recompute.getRecurrentWeights()[0]);
     const bool stacked = recompute.getLayer() > 0;
     const int64_t width = directions * hiddenSize;
-    const int64_t features =
-        stacked ? width : lastDim(recompute.getInput());
+    const int64_t features = stacked ? width : lastDim(recompute.getInput());
     const std::string in = cudaType(dtype(hidden));
     builder.setEntry("lstm_recompute_gates_" + typeName(hidden) + "_i" +
                      std::to_string(features) + "_h" +
@@ -119,15 +118,14 @@ struct RecomputeGatesModel
     if (!builder.conflict().empty())
       return op->emitOpError()
              << "cannot emit its kernel: " << builder.conflict();
-    builder.body() << "  const rudnn::lstm::RecomputeParams<" << in
-                   << "> p = {\n      " << input << ", " << inputAt
-                   << ", hidden, h0, " << h0At << ", lengths, " << ih << ", "
-                   << hh << ",\n      " << ihRows << ", " << hhRows << ", "
-                   << bih << ", " << bhh
-                   << ", gates, steps, batch,\n      static_cast<int>(layer)};\n"
-                   << "  rudnn::lstm::recompute_gates<" << in << ", "
-                   << features << ", " << hiddenSize << ", " << directions
-                   << ">(p);\n";
+    builder.body()
+        << "  const rudnn::lstm::RecomputeParams<" << in << "> p = {\n      "
+        << input << ", " << inputAt << ", hidden, h0, " << h0At << ", lengths, "
+        << ih << ", " << hh << ",\n      " << ihRows << ", " << hhRows << ", "
+        << bih << ", " << bhh
+        << ", gates, steps, batch,\n      static_cast<int>(layer)};\n"
+        << "  rudnn::lstm::recompute_gates<" << in << ", " << features << ", "
+        << hiddenSize << ", " << directions << ">(p);\n";
     builder.launch().threads = kGemmThreads;
     builder.launch().grid[0] =
         SizeRef{1, {DimRef::ceilDiv('T', kStepsABlock, "step_tiles")}};
@@ -198,11 +196,10 @@ struct BackwardRecurrenceModel
                       gradient = cudaType(dtype(dOut));
     const int64_t shared =
         lstmBackwardSharedBytes(hidden, units, elementBytes(dGates), onChip);
-    builder.setEntry("lstm_backward_" + typeName(dGates) + "_h" +
-                     std::to_string(hidden) + "_d" +
-                     std::to_string(directions) + "_u" + std::to_string(units) +
-                     (onChip ? "_onchip" : "_streamed") + "_from_" +
-                     typeName(dOut));
+    builder.setEntry(
+        "lstm_backward_" + typeName(dGates) + "_h" + std::to_string(hidden) +
+        "_d" + std::to_string(directions) + "_u" + std::to_string(units) +
+        (onChip ? "_onchip" : "_streamed") + "_from_" + typeName(dOut));
     builder.preamble() << "// An LSTM layer's recurrence backwards, "
                           "persistent.\n";
     if (auto policy = recurrence->getAttrOfType<StringAttr>("policy"))
@@ -230,8 +227,8 @@ struct BackwardRecurrenceModel
         bindRows(builder, recurrence.getWeights(), "weight");
     builder.pointer(recurrence.getLengths(), "lengths", "int", false);
     const std::string scratch = builder.zeroedScratch(
-        "carried", "float", SizeRef{4 * (directions * hidden + 4),
-                                    {DimRef::of('B')}});
+        "carried", "float",
+        SizeRef{4 * (directions * hidden + 4), {DimRef::of('B')}});
     builder.pointer(dGates, "d_gates", in, true);
     builder.pointer(recurrence.getDBias(), "d_bias", "float", true);
     builder.pointer(recurrence.getDH0(), "d_h0", in, true);
@@ -254,10 +251,9 @@ struct BackwardRecurrenceModel
                    << gradient << "> p = {\n      gates, " << gatesFirst
                    << ", cells, c0, " << c0At << ", d_out, " << dOutAt
                    << ",\n      d_h_n, d_c_n, " << dHNAt << ", " << dCNAt
-                   << ", " << weights << ", " << rows
-                   << ",\n      lengths, " << scratch
-                   << ", d_gates, d_bias, d_h0, d_c0, " << dH0At << ", "
-                   << dC0At
+                   << ", " << weights << ", " << rows << ",\n      lengths, "
+                   << scratch << ", d_gates, d_bias, d_h0, d_c0, " << dH0At
+                   << ", " << dC0At
                    << ",\n      steps, batch, static_cast<int>(layer)};\n"
                    << "  rudnn::lstm::recur_backward<" << in << ", " << gradient
                    << ", " << hidden << ", " << directions << ", " << units
@@ -333,17 +329,17 @@ struct WeightGradientModel
     builder.dim(DimRef::of('T'), "steps");
     builder.dim(DimRef::of('B'), "batch");
     builder.scalar("layer", static_cast<double>(gradients.getLayer()));
-    auto [input, inputAt] = bindLayerInput(
-        builder, gradients.getInput(), stacked, gradients.getBatchFirst(),
-        directions * hiddenSize, in);
+    auto [input, inputAt] =
+        bindLayerInput(builder, gradients.getInput(), stacked,
+                       gradients.getBatchFirst(), directions * hiddenSize, in);
     if (!builder.conflict().empty())
       return op->emitOpError()
              << "cannot emit its kernel: " << builder.conflict();
     builder.body() << "  const rudnn::lstm::WeightGradientParams<" << in
                    << "> p = {\n      d_gates, " << input << ", " << inputAt
-                   << ", hidden, h0, " << h0At
-                   << ",\n      lengths, d_bias, " << lists[0] << ", "
-                   << lists[1] << ", " << lists[2] << ", " << lists[3]
+                   << ", hidden, h0, " << h0At << ",\n      lengths, d_bias, "
+                   << lists[0] << ", " << lists[1] << ", " << lists[2] << ", "
+                   << lists[3]
                    << ",\n      steps, batch, static_cast<int>(layer)};\n"
                    << "  rudnn::lstm::weight_gradients<" << in << ", "
                    << features << ", " << hiddenSize << ", " << directions
@@ -399,8 +395,8 @@ struct InputGradientModel
     const std::string in = cudaType(dtype(dGates)),
                       out = cudaType(dtype(dInput));
     builder.setEntry("lstm_input_gradient_" + typeName(dGates) + "_to_" +
-                     typeName(dInput) + "_i" + std::to_string(features) +
-                     "_h" + std::to_string(hidden) + "_d" +
+                     typeName(dInput) + "_i" + std::to_string(features) + "_h" +
+                     std::to_string(hidden) + "_d" +
                      std::to_string(directions));
     builder.preamble() << "// An LSTM layer's input gradient.\n"
                        << "#include \"rudnn/lstm.cuh\"\n\n";
@@ -418,8 +414,7 @@ struct InputGradientModel
              << "cannot emit its kernel: " << builder.conflict();
     builder.body() << "  const rudnn::lstm::InputGradientParams<" << in << ", "
                    << out << "> p = {\n      d_gates, " << weights << ", "
-                   << rows << ", d_input, " << dInputAt
-                   << ", steps, batch};\n"
+                   << rows << ", d_input, " << dInputAt << ", steps, batch};\n"
                    << "  rudnn::lstm::input_gradient<" << in << ", " << out
                    << ", " << features << ", " << hidden << ", " << directions
                    << ">(p);\n";
@@ -444,9 +439,9 @@ struct InputGradientModel
 
 void ::rudnn::codegen::lstm::attachBackwardPrimitives(
     DialectRegistry &registry) {
-  attachPrimitives<
-      Primitive<LstmRecomputeGatesOp, RecomputeGatesModel>,
-      Primitive<LstmBackwardRecurrenceOp, BackwardRecurrenceModel>,
-      Primitive<LstmWeightGradientOp, WeightGradientModel>,
-      Primitive<LstmInputGradientOp, InputGradientModel>>(registry);
+  attachPrimitives<Primitive<LstmRecomputeGatesOp, RecomputeGatesModel>,
+                   Primitive<LstmBackwardRecurrenceOp, BackwardRecurrenceModel>,
+                   Primitive<LstmWeightGradientOp, WeightGradientModel>,
+                   Primitive<LstmInputGradientOp, InputGradientModel>>(
+      registry);
 }

@@ -17,7 +17,7 @@ namespace rudnn::codegen::lstm {
 /// Binds a [T, B, F] (or batch-first [B, T, F]) view's time and batch
 /// strides as `<name>_t` and `<name>_b`; returns "{name_t, name_b}".
 inline std::string bindSequence(KernelBuilder &builder, mlir::Value value,
-                         const std::string &name, bool batchFirst) {
+                                const std::string &name, bool batchFirst) {
   const std::string t = name + "_t", b = name + "_b";
   builder.strides(value, batchFirst ? std::vector{b, t} : std::vector{t, b});
   return "{" + t + ", " + b + "}";
@@ -25,7 +25,7 @@ inline std::string bindSequence(KernelBuilder &builder, mlir::Value value,
 
 /// Binds an [L·D, B, H] view's strides; returns "{name_n, name_b}".
 inline std::string bindStates(KernelBuilder &builder, mlir::Value value,
-                       const std::string &name) {
+                              const std::string &name) {
   builder.strides(value, {name + "_n", name + "_b"});
   return "{" + name + "_n, " + name + "_b}";
 }
@@ -47,7 +47,7 @@ inline std::string bindDirections(KernelBuilder &builder,
 
 /// Binds each direction's row stride; returns "{name0_row, name1_row}".
 inline std::string bindRows(KernelBuilder &builder, mlir::ValueRange values,
-                     const std::string &name) {
+                            const std::string &name) {
   std::string list = "{";
   for (int d = 0; d < 2; ++d) {
     const std::string row = name + std::to_string(d) + "_row";

@@ -11,8 +11,8 @@
 #include "codegen/Emit/KernelBuilder.h"
 #include "codegen/Emit/KernelEmitInterface.h"
 #include "codegen/Emit/Primitives.h"
-#include "dialects/IR/RudnnOps.h"
 #include "codegen/Emit/lstm/LstmBindings.h"
+#include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/lstm/LstmPolicy.h"
 
 using namespace mlir;
@@ -146,9 +146,10 @@ struct RecurrenceModel
       const unsigned which = index - 3;
       if (!recurrence.getSavedIn().empty())
         return ResultStorage::sharedWith(recurrence.getSavedIn()[which]);
-      auto type = cast<RankedTensorType>(recurrence.getSaved()[which].getType());
-      const int64_t width = type.getDimSize(0) * type.getDimSize(3) *
-                            (which == 0 ? bytes : 4);
+      auto type =
+          cast<RankedTensorType>(recurrence.getSaved()[which].getType());
+      const int64_t width =
+          type.getDimSize(0) * type.getDimSize(3) * (which == 0 ? bytes : 4);
       return ResultStorage::own({width, {DimRef::of('T'), DimRef::of('B')}},
                                 which == 0   ? "saved_hidden"
                                 : which == 1 ? "saved_cells"

@@ -28,10 +28,10 @@ namespace lstm {
 /// `G`: the type of the output gradient (the caller's for the last layer,
 /// fp32 from the layer above for the others).
 template <typename T, typename G> struct BackwardParams {
-  const float *gates;     // [·, T, B, 4H] activations, direction d's at
-  long long gates_first;  //   slice gates_first + d
-  const float *cells;     // [L·D, T, B, H]: the forward's saved cells
-  const T *c0;            // [L·D, B, H], or null
+  const float *gates;    // [·, T, B, 4H] activations, direction d's at
+  long long gates_first; //   slice gates_first + d
+  const float *cells;    // [L·D, T, B, H]: the forward's saved cells
+  const T *c0;           // [L·D, B, H], or null
   LayerStates c0_at;
   const G *d_out; // [T, B, D·H]: the gradient of the layer's output
   TimeBatch d_out_at;
@@ -56,8 +56,7 @@ struct BackwardShared {
   using Products = RowProducts<T, Units, 4 * Hidden, OnChip>;
   static constexpr long long kBiasAt = Products::kBytes;
   static constexpr long long kPassAt = kBiasAt + 16ll * Units;
-  static constexpr long long kBytes =
-      kPassAt + 16ll * Units * Products::kBatch;
+  static constexpr long long kBytes = kPassAt + 16ll * Units * Products::kBatch;
 };
 
 /// The time of entry b's backward step s (its forward step length − 1 − s).
@@ -68,15 +67,12 @@ __device__ __forceinline__ int backward_time(int d, int length, int s) {
 /// Stages the gate gradients of the step before, [kBatch, 4H] of entries
 /// b0.. (zero where an entry has none), from L2: other blocks wrote them.
 template <typename Products, typename T>
-__device__ __forceinline__ void stage_gate_gradients(unsigned char *shared,
-                                                     const T *d_gates, int d,
-                                                     int s, int b0, int steps,
-                                                     int batch,
-                                                     const int *lengths) {
+__device__ __forceinline__ void
+stage_gate_gradients(unsigned char *shared, const T *d_gates, int d, int s,
+                     int b0, int steps, int batch, const int *lengths) {
   constexpr int kWidth = Products::kLength;
-  constexpr int kVector = kWidth % Vector16<T>::kCount == 0
-                              ? Vector16<T>::kCount
-                              : 1;
+  constexpr int kVector =
+      kWidth % Vector16<T>::kCount == 0 ? Vector16<T>::kCount : 1;
   constexpr int kGroups = Products::kDepth / kVector;
   for (int e = threadIdx.x; e < Products::kBatch * kGroups;
        e += kRecurrenceThreads) {
@@ -89,7 +85,8 @@ __device__ __forceinline__ void stage_gate_gradients(unsigned char *shared,
                ((static_cast<long long>(d) * steps +
                  backward_time(d, length, s - 1)) *
                     batch +
-                b) * kWidth +
+                b) *
+                   kWidth +
                k;
     }
     if constexpr (kVector > 1) {
@@ -165,9 +162,10 @@ __device__ void backward_step(const BackwardParams<T, G> &p,
           const long long row = static_cast<long long>(t) * p.batch + b;
           dh += to_float(p.d_out[p.d_out_at.offset(t, b) + d * Hidden + j]);
           const float *gates =
-              p.gates + ((p.gates_first + d) * p.steps * p.batch + row) * kGates;
-          const float *cells = p.cells + static_cast<long long>(n) * p.steps *
-                                             p.batch * Hidden;
+              p.gates +
+              ((p.gates_first + d) * p.steps * p.batch + row) * kGates;
+          const float *cells =
+              p.cells + static_cast<long long>(n) * p.steps * p.batch * Hidden;
           const float in = gates[j], forget = gates[Hidden + j],
                       candidate = gates[2 * Hidden + j],
                       out = gates[3 * Hidden + j];
@@ -185,8 +183,9 @@ __device__ void backward_step(const BackwardParams<T, G> &p,
           da[2] = dc * in * (1.0f - candidate * candidate);
           da[3] = dh * tanh_c * out * (1.0f - out);
           carried[at] = dc * forget;
-          T *to = p.d_gates +
-                  (static_cast<long long>(d) * p.steps * p.batch + row) * kGates;
+          T *to =
+              p.d_gates +
+              (static_cast<long long>(d) * p.steps * p.batch + row) * kGates;
 #pragma unroll
           for (int q = 0; q < 4; ++q)
             to[q * Hidden + j] = from_float<T>(da[q]);

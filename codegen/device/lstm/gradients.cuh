@@ -25,14 +25,14 @@ namespace rudnn {
 namespace lstm {
 
 template <typename T> struct WeightGradientParams {
-  const T *d_gates;  // [D, T, B, 4H], dense
-  const T *input;    // the layer's input, [T, B, In] or [B, T, In]
+  const T *d_gates; // [D, T, B, 4H], dense
+  const T *input;   // the layer's input, [T, B, In] or [B, T, In]
   TimeBatch input_at;
-  const T *hidden;   // [L, T, B, D·H]: the forward's saved outputs
-  const T *h0;       // [L·D, B, H], or null
+  const T *hidden; // [L, T, B, D·H]: the forward's saved outputs
+  const T *h0;     // [L·D, B, H], or null
   LayerStates h0_at;
-  const int *lengths; // [B], or null
-  const float *d_bias; // [D, 4H], from the recurrence
+  const int *lengths;                 // [B], or null
+  const float *d_bias;                // [D, 4H], from the recurrence
   T *d_weight_ih[2], *d_weight_hh[2]; // dense, per direction
   T *d_bias_ih[2], *d_bias_hh[2];     // or null (no biases)
   int steps, batch, layer;
@@ -82,8 +82,7 @@ __device__ void weight_gradients(const WeightGradientParams<T> &p) {
         tile::gather_tile_async(
             tile,
             [&](int r) -> const T * {
-              return k0 + r < rows ? d_gates + (k0 + r) * kGates + m0
-                                   : nullptr;
+              return k0 + r < rows ? d_gates + (k0 + r) * kGates + m0 : nullptr;
             },
             kGates - m0 < Gemm::kRows ? kGates - m0 : Gemm::kRows,
             kGates * sizeof(T) % 16 == 0, p.d_gates);
@@ -161,9 +160,8 @@ __device__ void input_gradient(const InputGradientParams<T, O> &p) {
       const long long m = row0 + Gemm::warp_row() + r;
       const int f = n0 + Gemm::warp_col() + c;
       if (m < rows && f < In)
-        tile::store_pair(p.d_input + p.d_input_at.offset(m / p.batch,
-                                                         m % p.batch) +
-                             f,
+        tile::store_pair(p.d_input +
+                             p.d_input_at.offset(m / p.batch, m % p.batch) + f,
                          first, second, f + 1 < In);
     });
   }

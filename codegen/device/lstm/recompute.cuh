@@ -88,8 +88,8 @@ __device__ void recompute_gates(const RecomputeParams<T> &p) {
           int k0;
           const int depth = depth_at(step, k0);
           const bool recurrent = step >= kInputSteps;
-          const long long row = recurrent ? of_direction(p.hh_row, d)
-                                          : of_direction(p.ih_row, d);
+          const long long row =
+              recurrent ? of_direction(p.hh_row, d) : of_direction(p.ih_row, d);
           const T *weight = recurrent ? of_direction(p.weight_hh, d)
                                       : of_direction(p.weight_ih, d);
           tile::load_tile_async(tile, weight + col0 * row + k0, row, cols,

@@ -73,8 +73,7 @@ template <typename T, int Hidden, int Directions> struct SavedSteps {
     if (!p.saved_hidden)
       return;
     const long long row = static_cast<long long>(t) * p.batch + b;
-    p.saved_hidden[(static_cast<long long>(p.layer) * p.steps * p.batch +
-                    row) *
+    p.saved_hidden[(static_cast<long long>(p.layer) * p.steps * p.batch + row) *
                        Directions * Hidden +
                    d * Hidden + j] = from_float<T>(h);
     const long long n = p.layer * Directions + d;
@@ -210,7 +209,10 @@ __device__ void step(const RecurrenceParams<T> &p, unsigned char *shared,
     __syncthreads();
     // On chip, rows of Hidden elements from the 16-byte aligned base.
     row_products<Shared>(
-        shared, [&](int r) { return WeightRow<T>{own.row(r), 1}; },
+        shared,
+        [&](int r) {
+          return WeightRow<T>{own.row(r), 1};
+        },
         own.aligned);
     __syncthreads();
     for (int e = threadIdx.x; e < Units * Shared::kBatch;
@@ -229,9 +231,8 @@ __device__ void step(const RecurrenceParams<T> &p, unsigned char *shared,
       }
       const int t = d == 0 ? s : length - 1 - s;
       const float *projected =
-          p.gates +
-          ((static_cast<long long>(d) * p.steps + t) * p.batch + b) * 4 *
-              Hidden;
+          p.gates + ((static_cast<long long>(d) * p.steps + t) * p.batch + b) *
+                        4 * Hidden;
       auto gate = [&](int q) {
         return projected[q * Hidden + j] +
                Shared::sum(shared, q * Units + u, i);

@@ -54,10 +54,9 @@ template <typename T, ALayout LayoutA, BLayout LayoutB> struct BlockGemm {
         [&](int, int stage) {
 #pragma unroll
           for (int k = 0; k < kDepth; k += 16)
-            product.template mma<LayoutB, LayoutA>(ATile{a_tiles[stage]},
-                                                   warp_row(),
-                                                   BTile{b_tiles[stage]},
-                                                   warp_col(), k);
+            product.template mma<LayoutB, LayoutA>(
+                ATile{a_tiles[stage]}, warp_row(), BTile{b_tiles[stage]},
+                warp_col(), k);
         });
   }
 };

@@ -134,7 +134,9 @@ LogicalResult LstmBackwardOp::decompose(OpBuilder &builder) {
   Location loc = getLoc();
   auto policy = (*this)->getAttrOfType<StringAttr>("policy");
   const int perDirection = hasBiases() ? 4 : 2;
-  auto flag = [&](bool set) { return set ? builder.getUnitAttr() : UnitAttr(); };
+  auto flag = [&](bool set) {
+    return set ? builder.getUnitAttr() : UnitAttr();
+  };
 
   SmallVector<Value> dWeights(getWeights().size());
   Value dOut = getDOut(), dH0, dC0;
@@ -163,8 +165,8 @@ LogicalResult LstmBackwardOp::decompose(OpBuilder &builder) {
           flag(first && getBatchFirst()));
     auto recurrence = builder.create<LstmBackwardRecurrenceOp>(
         loc,
-        TypeRange{RankedTensorType::get(
-                      {directions, steps, batch, 4 * hidden}, element),
+        TypeRange{RankedTensorType::get({directions, steps, batch, 4 * hidden},
+                                        element),
                   RankedTensorType::get({directions, 4 * hidden}, f32),
                   getDH0().getType(), getDC0().getType()},
         gates, getCells(), dOut, recurrentWeights, getLengths(), getC0(),
@@ -173,9 +175,8 @@ LogicalResult LstmBackwardOp::decompose(OpBuilder &builder) {
     if (policy)
       recurrence->setAttr("policy", policy);
     auto weightGradients = builder.create<LstmWeightGradientOp>(
-        loc, gradientTypes, recurrence.getDGates(), input, getHidden(),
-        getH0(), getLengths(),
-        recurrence.getDBias(), builder.getI64IntegerAttr(layer),
+        loc, gradientTypes, recurrence.getDGates(), input, getHidden(), getH0(),
+        getLengths(), recurrence.getDBias(), builder.getI64IntegerAttr(layer),
         flag(first && getBatchFirst()));
     for (auto [i, gradient] : llvm::enumerate(weightGradients.getDWeights()))
       dWeights[layer * directions * perDirection + i] = gradient;
@@ -183,10 +184,9 @@ LogicalResult LstmBackwardOp::decompose(OpBuilder &builder) {
         first ? getDX().getType()
               : RankedTensorType::get({steps, batch, directions * hidden}, f32);
     dOut = builder
-               .create<LstmInputGradientOp>(loc, dInputType,
-                                            recurrence.getDGates(),
-                                            inputWeights,
-                                            flag(first && getBatchFirst()))
+               .create<LstmInputGradientOp>(
+                   loc, dInputType, recurrence.getDGates(), inputWeights,
+                   flag(first && getBatchFirst()))
                .getDInput();
     dH0 = recurrence.getDH0();
     dC0 = recurrence.getDC0();
@@ -241,7 +241,9 @@ LogicalResult LstmRecomputeGatesOp::verify() {
   const bool fromHidden = getLayer() > 0;
   if (!like("hidden", getHidden(), "LTBE") ||
       !like("input", getInput(),
-            fromHidden ? "LTBE" : getBatchFirst() ? "BTF" : "TBF") ||
+            fromHidden        ? "LTBE"
+            : getBatchFirst() ? "BTF"
+                              : "TBF") ||
       (getH0() && !like("h0", getH0(), "NBH")) ||
       failed(shapes.check("gates", getGates(), "DTBG")) ||
       failed(checkF32ElementType(*this, "gates", getGates())))
@@ -296,7 +298,8 @@ LogicalResult LstmBackwardRecurrenceOp::verify() {
   if (!f32("cells", getCells(), "NTBH") ||
       failed(shapes.check("gates", getGates(), "XTBG")) ||
       failed(checkF32ElementType(*this, "gates", getGates())) ||
-      failed(shapes.check("d_out", getDOut(), getBatchFirst() ? "BTE" : "TBE")) ||
+      failed(
+          shapes.check("d_out", getDOut(), getBatchFirst() ? "BTE" : "TBE")) ||
       failed(checkFloatElementType(*this, "d_out", getDOut())))
     return failure();
   const int64_t states = *shapes.lookup('N');
@@ -352,7 +355,9 @@ LogicalResult LstmWeightGradientOp::verify() {
   if (!like("d_gates", getDGates(), "DTBG") ||
       !like("hidden", getHidden(), "LTBE") ||
       !like("input", getInput(),
-            fromHidden ? "LTBE" : getBatchFirst() ? "BTF" : "TBF") ||
+            fromHidden        ? "LTBE"
+            : getBatchFirst() ? "BTF"
+                              : "TBF") ||
       failed(shapes.check("d_bias", getDBias(), "DG")) ||
       failed(checkF32ElementType(*this, "d_bias", getDBias())) ||
       (getH0() && !like("h0", getH0(), "NBH")))
@@ -362,8 +367,8 @@ LogicalResult LstmWeightGradientOp::verify() {
                             "'hidden'";
   if (getLayer() >= uint64_t(*shapes.lookup('L')))
     return emitOpError() << "layer " << getLayer() << " is not in 'hidden'";
-  const int64_t features = fromHidden ? directions * hidden
-                                      : lastDimOf(getInput());
+  const int64_t features =
+      fromHidden ? directions * hidden : lastDimOf(getInput());
   const int perDirection = count / directions;
   for (auto [i, gradient] : llvm::enumerate(getDWeights())) {
     const int which = i % perDirection;

@@ -121,9 +121,9 @@ std::unique_ptr<StoredContract> build(const LstmForm &form, bool backward) {
         const std::string_view layout = which == 0   ? (layer ? "GE" : "GI")
                                         : which == 1 ? "GH"
                                                      : "G";
-        weights.push_back(likeX(
-            contractTensor(stored->keep(lstmWeightName(which, layer, d)),
-                           layout, ElementRule::Float, kDocs[which])));
+        weights.push_back(
+            likeX(contractTensor(stored->keep(lstmWeightName(which, layer, d)),
+                                 layout, ElementRule::Float, kDocs[which])));
       }
   c.operands.insert(c.operands.end(), weights.begin(), weights.end());
   if (backward) {
@@ -140,13 +140,12 @@ std::unique_ptr<StoredContract> build(const LstmForm &form, bool backward) {
     }
     return stored;
   }
-  c.results = {
-      likeX(contractTensor("out", output, ElementRule::Float,
-                           "the last layer's hidden states, both "
-                           "directions side by side (0 past an "
-                           "entry's length)")),
-      state("h_n", "each layer's and direction's last hidden state"),
-      state("c_n", "each layer's and direction's last cell state")};
+  c.results = {likeX(contractTensor("out", output, ElementRule::Float,
+                                    "the last layer's hidden states, both "
+                                    "directions side by side (0 past an "
+                                    "entry's length)")),
+               state("h_n", "each layer's and direction's last hidden state"),
+               state("c_n", "each layer's and direction's last cell state")};
   c.results.insert(c.results.end(), std::begin(savedTensors),
                    std::end(savedTensors));
   return stored;

@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/IR/lstm/LstmInterfaces.h"
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/ShapeChecker.h"
 #include "dialects/IR/lstm/LstmContracts.h"
-#include "dialects/IR/lstm/LstmInterfaces.h"
 #include "dialects/IR/lstm/LstmPolicy.h"
 
 using namespace mlir;
@@ -28,10 +28,11 @@ std::pair<int64_t, int64_t> mlir::rudnn::lstm::stepsAndBatch(Value value,
                     : std::pair{shape[0], shape[1]};
 }
 
-Operation *mlir::rudnn::lstm::buildWithWeights(
-    OpBuilder &builder, Location loc, StringRef name, ArrayRef<Value> operands,
-    unsigned leading, ArrayRef<Type> results,
-    ArrayRef<NamedAttribute> attributes) {
+Operation *
+mlir::rudnn::lstm::buildWithWeights(OpBuilder &builder, Location loc,
+                                    StringRef name, ArrayRef<Value> operands,
+                                    unsigned leading, ArrayRef<Type> results,
+                                    ArrayRef<NamedAttribute> attributes) {
   SmallVector<int32_t> groups;
   for (Value operand : operands.take_front(leading))
     groups.push_back(operand ? 1 : 0);

@@ -26,8 +26,7 @@ Operation *buildWithWeights(OpBuilder &builder, Location loc, StringRef name,
 /// The recurrence's form: units within H, W_hh on chip only for a
 /// persistent grid.
 LogicalResult checkRecurrence(Operation *op, std::optional<uint64_t> units,
-                              int64_t hidden, bool weightsOnChip,
-                              bool perStep);
+                              int64_t hidden, bool weightsOnChip, bool perStep);
 
 } // namespace mlir::rudnn::lstm
 

@@ -21,12 +21,10 @@ int64_t rowProductsBytes(int64_t rows, int64_t depth, int64_t elementBytes,
                           : weightsOnChip
                               ? roundUp(rows * depth * elementBytes, 16)
                               : 0;
-  const int64_t staged = tensor ? sharedTileBytes(lstmRecurrenceBatch(
-                                                      elementBytes, true),
-                                                  padded, 2)
-                                : 4 * lstmRecurrenceBatch(elementBytes,
-                                                          weightsOnChip) *
-                                      depth;
+  const int64_t staged =
+      tensor
+          ? sharedTileBytes(lstmRecurrenceBatch(elementBytes, true), padded, 2)
+          : 4 * lstmRecurrenceBatch(elementBytes, weightsOnChip) * depth;
   return weights + roundUp(staged, 16) +
          4 * slices * rowsPadded *
              lstmRecurrenceBatch(elementBytes, weightsOnChip);
@@ -36,10 +34,11 @@ int64_t rowProductsBytes(int64_t rows, int64_t depth, int64_t elementBytes,
 /// may take on `smCount` SMs (one block an SM), at least kLstmMinUnits.
 int64_t persistentUnits(int64_t hidden, int64_t directions, int64_t smCount) {
   const int64_t fewest = std::min(hidden, kLstmMinUnits);
-  int64_t units = std::max<int64_t>(
-      fewest,
-      (directions * hidden + smCount - 1) / std::max<int64_t>(smCount, 1));
-  while (units < hidden && directions * ((hidden + units - 1) / units) > smCount)
+  int64_t units =
+      std::max<int64_t>(fewest, (directions * hidden + smCount - 1) /
+                                    std::max<int64_t>(smCount, 1));
+  while (units < hidden &&
+         directions * ((hidden + units - 1) / units) > smCount)
     ++units;
   return units;
 }

@@ -83,11 +83,12 @@ chooseLstmRecurrence(int64_t hidden, int64_t directions, int64_t elementBytes,
 /// persistent grid takes them, W_hh's columns on chip where they fit.
 /// `units` and `weightsOnChip`, when given, are used as they are. None
 /// when the grid would exceed the SMs or the block its shared memory.
-std::optional<LstmRecurrencePolicy> chooseLstmBackwardRecurrence(
-    int64_t hidden, int64_t directions, int64_t elementBytes,
-    int64_t smemPerBlock, int64_t smCount,
-    std::optional<int64_t> units = std::nullopt,
-    std::optional<bool> weightsOnChip = std::nullopt);
+std::optional<LstmRecurrencePolicy>
+chooseLstmBackwardRecurrence(int64_t hidden, int64_t directions,
+                             int64_t elementBytes, int64_t smemPerBlock,
+                             int64_t smCount,
+                             std::optional<int64_t> units = std::nullopt,
+                             std::optional<bool> weightsOnChip = std::nullopt);
 
 } // namespace mlir::rudnn
 

@@ -35,7 +35,8 @@ lstmCall(const NamedValues &operands,
   s.batch = x.shape[s.batchFirst ? 0 : 1];
   s.inputSize = x.shape[2];
   s.hiddenSize = operand(operands, "weight_hh_l0").shape[1];
-  LstmInputs in{x.data, optionalOperand(operands, "h0"),
+  LstmInputs in{x.data,
+                optionalOperand(operands, "h0"),
                 optionalOperand(operands, "c0"),
                 optionalOperand(operands, "lengths"),
                 {}};
@@ -63,13 +64,12 @@ NamedValues lstm(const NamedValues &operands,
   LstmOutputs out = lstmForward(s, in);
   const int64_t width = s.directions * s.hiddenSize,
                 states = s.layers * s.directions;
-  return {
-      {"out", {sequenceShape(s, width), out.out}},
-      {"h_n", {{states, s.batch, s.hiddenSize}, out.hN}},
-      {"c_n", {{states, s.batch, s.hiddenSize}, out.cN}},
-      {"hidden", {{s.layers, s.steps, s.batch, width}, out.hidden}},
-      {"cells", {{states, s.steps, s.batch, s.hiddenSize}, out.cells}},
-      {"gates", {{states, s.steps, s.batch, 4 * s.hiddenSize}, out.gates}}};
+  return {{"out", {sequenceShape(s, width), out.out}},
+          {"h_n", {{states, s.batch, s.hiddenSize}, out.hN}},
+          {"c_n", {{states, s.batch, s.hiddenSize}, out.cN}},
+          {"hidden", {{s.layers, s.steps, s.batch, width}, out.hidden}},
+          {"cells", {{states, s.steps, s.batch, s.hiddenSize}, out.cells}},
+          {"gates", {{states, s.steps, s.batch, 4 * s.hiddenSize}, out.gates}}};
 }
 
 /// The gradients, named as the contract names them: d_x, d_h0, d_c0 and
@@ -82,10 +82,9 @@ NamedValues lstmBackwardCall(const NamedValues &operands,
                             optionalOperand(operands, "d_c_n")};
   LstmGradients grads = lstmBackward(s, in, given);
   const int64_t states = s.layers * s.directions;
-  NamedValues result = {
-      {"d_x", {sequenceShape(s, s.inputSize), grads.x}},
-      {"d_h0", {{states, s.batch, s.hiddenSize}, grads.h0}},
-      {"d_c0", {{states, s.batch, s.hiddenSize}, grads.c0}}};
+  NamedValues result = {{"d_x", {sequenceShape(s, s.inputSize), grads.x}},
+                        {"d_h0", {{states, s.batch, s.hiddenSize}, grads.h0}},
+                        {"d_c0", {{states, s.batch, s.hiddenSize}, grads.c0}}};
   for (int64_t layer = 0; layer < s.layers; ++layer)
     for (int64_t d = 0; d < s.directions; ++d) {
       const std::string suffix =
