@@ -372,8 +372,8 @@ TEST_F(AttentionTest, UnalignedRowsTakeTheSm80Kernel) {
 /// (128 queries a tile) and three (192, asked for by block_q with wgmma).
 TEST_F(AttentionTest, APersistentGridOfThreeBlocksTakesEveryQueryTile) {
   // Two query tiles an entry and head at either tile height, the second a
-  // tail: eight units over three blocks.
-  const reference::AttentionShape shape{2, 200, 150, 2, 1, 64, 48};
+  // tail: eight units over three blocks (each over a key tile and a tail).
+  const reference::AttentionShape shape{2, 200, 70, 2, 1, 64, 48};
   std::mt19937 random(21);
   const reference::AttentionInputs in = randomAttentionInputs(
       shape.batch * shape.queries, shape.batch * shape.keys, shape.heads,
@@ -722,7 +722,7 @@ INSTANTIATE_TEST_SUITE_P(
 /// no key among them; a second call, its counter zeroed again, computes
 /// the same.
 TEST_F(AttentionTest, PackedTilesAreClaimedByAGridOfThreeBlocks) {
-  const PackedBatch batch({150, 0, 1, 129, 40}, {170, 5, 1, 129, 0});
+  const PackedBatch batch({150, 0, 1, 129, 40}, {90, 5, 1, 70, 0});
   const int64_t T = batch.T, S = batch.S, H = 2, G = 1, D = 64, E = 48;
   std::mt19937 random(41);
   const reference::AttentionInputs in =

@@ -247,8 +247,17 @@ def test_empty_results_agree_with_the_fake_implementations():
     )
     weights = [p.detach() for p in rt.LSTM(4, 3).parameters()]
     state = torch.randn(1, 2, 3)
+    for save in (0, 2):  # nothing saved, or the states and gates
+        torch.library.opcheck(
+            torch.ops.rudnn.lstm.default,
+            (torch.randn(0, 2, 4), state, state, None, weights, 1, False, False, save),
+            test_utils=checks,
+        )
+    # No step: the final states' gradients are the initial ones'.
+    nothing = torch.randn(0)
     torch.library.opcheck(
-        torch.ops.rudnn.lstm.default,
-        (torch.randn(0, 2, 4), state, state, None, weights, 1, False, False),
+        torch.ops.rudnn.lstm_backward.default,
+        (torch.randn(0, 2, 4), state, state, None, weights, nothing, nothing, None,
+         torch.randn(0, 2, 3), state, state, 1, False, False),
         test_utils=checks,
     )
