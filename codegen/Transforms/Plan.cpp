@@ -585,7 +585,9 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
       /*flops=*/SizeAttr(),
       /*flops_per_exponential=*/IntegerAttr(),
       /*flops_per_shared_byte=*/IntegerAttr(),
-      /*flops_per_reduced_byte=*/IntegerAttr());
+      /*flops_per_reduced_byte=*/IntegerAttr(),
+      /*serial_steps=*/SizeAttr(), /*step_bytes=*/SizeAttr(),
+      /*step_flops=*/SizeAttr());
   kernelOps.push_back(kernelOp);
   Block *body = new Block();
   kernelOp.getBody().push_back(body);
@@ -678,6 +680,16 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
     if (model.flopsPerReducedByte > 0)
       kernelOp.setFlopsPerReducedByteAttr(
           builder.getI64IntegerAttr(model.flopsPerReducedByte));
+  }
+  if (!repeated && model.serialSteps.constant) {
+    FailureOr<SizeAttr> steps = size(outside(model.serialSteps)),
+                        bytes = size(outside(model.stepBytes)),
+                        flops = size(outside(model.stepFlops));
+    if (failed(steps) || failed(bytes) || failed(flops))
+      return failure();
+    kernelOp.setSerialStepsAttr(*steps);
+    kernelOp.setStepBytesAttr(*bytes);
+    kernelOp.setStepFlopsAttr(*flops);
   }
   Attribute zero = builder.getI64IntegerAttr(0);
   for (const KernelBinding &binding : emitter.bindings()) {

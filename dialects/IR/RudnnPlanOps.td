@@ -126,7 +126,10 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     FLOPs), adds the shared memory's bandwidth; `flops_per_reduced_byte`,
     where it adds partial sums into global memory (reductions or
     read-modify-writes that meet in L2, a byte every so many FLOPs), adds
-    the L2's.
+    the L2's. A recurrence's `serial_steps` depend on one another: each a
+    block reads `step_bytes` through L2 and computes `step_flops`, then
+    waits at a grid barrier (or, one step a launch, is launched): the
+    report's serial bound.
 
     ```mlir
     rudnn.kernel @kda_fwd_output_f32_f32_f32_k16_v16_c64 threads 128 {
@@ -144,7 +147,10 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
                        OptionalAttr<Rudnn_SizeAttr>:$flops,
                        OptionalAttr<I64Attr>:$flops_per_exponential,
                        OptionalAttr<I64Attr>:$flops_per_shared_byte,
-                       OptionalAttr<I64Attr>:$flops_per_reduced_byte);
+                       OptionalAttr<I64Attr>:$flops_per_reduced_byte,
+                       OptionalAttr<Rudnn_SizeAttr>:$serial_steps,
+                       OptionalAttr<Rudnn_SizeAttr>:$step_bytes,
+                       OptionalAttr<Rudnn_SizeAttr>:$step_flops);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `threads` $threads (`shared_bytes` $shared_bytes^)?
@@ -152,7 +158,9 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     (`streamed_bytes` $streamed_bytes^)? (`flops` $flops^)?
     (`flops_per_exponential` $flops_per_exponential^)?
     (`flops_per_shared_byte` $flops_per_shared_byte^)?
-    (`flops_per_reduced_byte` $flops_per_reduced_byte^)? attr-dict-with-keyword
+    (`flops_per_reduced_byte` $flops_per_reduced_byte^)?
+    (`serial_steps` $serial_steps^)? (`step_bytes` $step_bytes^)?
+    (`step_flops` $step_flops^)? attr-dict-with-keyword
     $body
   }];
   let hasVerifier = 1;

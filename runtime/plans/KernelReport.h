@@ -33,6 +33,12 @@ struct TargetLimits {
   /// Bytes a second that partial sums added in global memory meet in L2
   /// at, bounded by its bandwidth.
   double reducedBytesPerSecond = 0;
+  /// What a recurrence's step waits for besides its work: a grid barrier
+  /// of a cooperative launch (an atomic from each block met in L2, then
+  /// every block polling it), or the launch of the next step's kernel
+  /// from a CUDA graph. Modelled figures (microbenchmarks put both near a
+  /// microsecond on A100 and H100), not measured here.
+  double gridBarrierSeconds = 1.0e-6, launchSeconds = 2.0e-6;
 
   /// A roofline's lower bound in seconds and what sets it: "compute",
   /// "memory" (also on a tie with compute), "exponential", "shared-memory"

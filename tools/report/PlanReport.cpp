@@ -205,10 +205,45 @@ struct LaunchCost {
   std::string bytesText, flopsText; // the expressions
   std::optional<int64_t> bytes, flops, exponentials, sharedBytes, reducedBytes;
   std::optional<double> seconds;
-  /// What bounds it: "memory", "compute", "exponential", "shared-memory"
-  /// or "L2".
+  /// What bounds it: "memory", "compute", "exponential", "shared-memory",
+  /// "L2" or "serial".
   const char *bound = "compute";
+  /// A recurrence's steps in one launch, each's critical path (a block's
+  /// L2 reads, its FLOPs, its barrier or launch), and their sum.
+  struct Serial {
+    int64_t steps;
+    double l2, compute, wait, seconds;
+    bool gridBarrier; // else a launch a step
+  };
+  std::optional<Serial> serial;
 };
+
+/// A block's step of a recurrence at the SMs' share of the L2 bandwidth
+/// and of the compute peak, then its wait; none without the model.
+std::optional<LaunchCost::Serial>
+serialCost(KernelOp kernel, const std::map<std::string, int64_t> &params,
+           const rt::TargetLimits &target, bool tensor) {
+  if (!kernel.getSerialSteps() || !kernel.getStepBytes() ||
+      !kernel.getStepFlops())
+    return std::nullopt;
+  const std::optional<int64_t> steps = sizeAt(*kernel.getSerialSteps(), params),
+                               bytes = sizeAt(*kernel.getStepBytes(), params),
+                               flops = sizeAt(*kernel.getStepFlops(), params);
+  if (!steps || !bytes || !flops || target.smCount < 1)
+    return std::nullopt;
+  LaunchCost::Serial serial;
+  serial.steps = *steps;
+  serial.l2 = *bytes / (target.reducedBytesPerSecond / target.smCount);
+  serial.compute =
+      *flops / ((tensor ? target.tensorFlops : target.fp32Flops) /
+                target.smCount);
+  serial.gridBarrier = kernel.getCooperative();
+  serial.wait = serial.gridBarrier ? target.gridBarrierSeconds
+                                   : target.launchSeconds;
+  serial.seconds =
+      *steps * (std::max(serial.l2, serial.compute) + serial.wait);
+  return serial;
+}
 
 std::optional<LaunchCost>
 launchCost(KernelOp kernel, const std::map<std::string, int64_t> *params,
@@ -242,6 +277,11 @@ launchCost(KernelOp kernel, const std::map<std::string, int64_t> *params,
         cost.sharedBytes.value_or(0), cost.reducedBytes.value_or(0));
     cost.seconds = roofline.seconds;
     cost.bound = roofline.bound;
+    cost.serial = serialCost(kernel, *params, target, tensor);
+    if (cost.serial && cost.serial->seconds > *cost.seconds) {
+      cost.seconds = cost.serial->seconds;
+      cost.bound = "serial";
+    }
   }
   return cost;
 }
@@ -410,6 +450,13 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
               entry["shared_operand_bytes"] = *cost->sharedBytes;
             if (cost->reducedBytes)
               entry["reduced_bytes"] = *cost->reducedBytes;
+            if (cost->serial) {
+              entry["serial_steps"] = cost->serial->steps;
+              entry["step_us"] = cost->serial->seconds /
+                                 std::max<int64_t>(cost->serial->steps, 1) *
+                                 1e6;
+              entry["serial_us"] = cost->serial->seconds * 1e6;
+            }
           }
         }
         if (mix.unavailable.empty()) {
@@ -475,6 +522,17 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
       else if (cost)
         os << "model: " << cost->bytesText << " bytes, " << cost->flopsText
            << " flops per launch\n";
+      // A recurrence's: its steps one after another.
+      if (cost && cost->serial) {
+        const LaunchCost::Serial &s = *cost->serial;
+        os << "serial: " << s.steps << (s.steps == 1 ? " step x " : " steps x ")
+           << llvm::format("%.2f", (std::max(s.l2, s.compute) + s.wait) * 1e6)
+           << " us (a block's L2 reads " << llvm::format("%.2f", s.l2 * 1e6)
+           << ", compute " << llvm::format("%.2f", s.compute * 1e6) << ", "
+           << (s.gridBarrier ? "grid barrier " : "launch ")
+           << llvm::format("%.2f", s.wait * 1e6) << ") = "
+           << llvm::format("%.1f", s.seconds * 1e6) << " us\n";
+      }
       // The model's third bound, beside the tensor work it overlaps.
       if (cost && cost->exponentials) {
         printBound(os, "exponentials", double(*cost->exponentials), 1e6, "M",

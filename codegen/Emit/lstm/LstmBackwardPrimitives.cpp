@@ -132,11 +132,11 @@ struct RecomputeGatesModel
     builder.launch().grid[1] =
         SizeRef{(4 * hiddenSize + kGemmTile - 1) / kGemmTile, {}};
     builder.launch().grid[2] = SizeRef{directions, {}};
+    // What must cross memory at least: the operands once, the gates
+    // written (the blocks' re-reads of shared operand tiles meet in L2).
     const int64_t bytes = elementBytes(hidden);
     builder.launch().memoryBytes =
-        SizeRef{directions * ((features + hiddenSize) * bytes *
-                                  builder.launch().grid[1].constant +
-                              16 * hiddenSize),
+        SizeRef{(features + hiddenSize) * bytes + directions * 16 * hiddenSize,
                 {DimRef::of('T'), DimRef::of('B')}};
     builder.launch().flops =
         SizeRef{2 * directions * 4 * hiddenSize * (features + hiddenSize),
@@ -275,6 +275,23 @@ struct BackwardRecurrenceModel
                 {DimRef::of('T'), DimRef::of('B')}};
     builder.launch().flops = SizeRef{2 * directions * 4 * hidden * hidden,
                                      {DimRef::of('T'), DimRef::of('B')}};
+    // The serial bound (T of its T + 1 steps): each step a block stages
+    // every entry's gate gradients of the step before (from L2), reads its
+    // units' saved gates, cells and output gradients, writes its gate
+    // gradients and carries its cell gradients; off chip, its W_hh columns
+    // once a pass of entries (counted per entry).
+    const int64_t weightBytes =
+        onChip ? 0
+               : units * 4 * hidden * bytes /
+                     lstmRecurrenceBatch(bytes, /*weightsOnChip=*/false);
+    builder.launch().serialSteps = SizeRef{1, {DimRef::of('T')}};
+    builder.launch().stepBytes =
+        SizeRef{4 * hidden * bytes +
+                    units * (16 + 8 + elementBytes(dOut) + 4 * bytes + 8) +
+                    weightBytes,
+                {DimRef::of('B')}};
+    builder.launch().stepFlops =
+        SizeRef{2 * units * 4 * hidden, {DimRef::of('B')}};
     return success();
   }
 };
@@ -349,14 +366,12 @@ struct WeightGradientModel
     builder.launch().grid[1] = SizeRef{
         (std::max(features, hiddenSize) + kGemmTile - 1) / kGemmTile, {}};
     builder.launch().grid[2] = SizeRef{2 * directions, {}};
-    // Every block reads its rows of the gate gradients and its columns of
-    // the operands over all T·B rows.
+    // What must cross memory at least: the gate gradients, the input and
+    // the hidden states once a row (the blocks' re-reads meet in L2; the
+    // gradients written are per call, not per row, and left out).
     const int64_t bytes = elementBytes(dGates);
-    const int64_t gateTiles = (gates + kGemmTile - 1) / kGemmTile;
     builder.launch().memoryBytes =
-        SizeRef{directions * bytes *
-                    (gates * 2 * builder.launch().grid[1].constant +
-                     (features + hiddenSize) * gateTiles),
+        SizeRef{bytes * (directions * gates + features + hiddenSize),
                 {DimRef::of('T'), DimRef::of('B')}};
     builder.launch().flops =
         SizeRef{2 * directions * gates * (features + hiddenSize),
@@ -424,9 +439,9 @@ struct InputGradientModel
     builder.launch().grid[1] =
         SizeRef{(features + kGemmTile - 1) / kGemmTile, {}};
     builder.launch().grid[2] = SizeRef{1, {}};
+    // The gate gradients read and the input gradient written once a row.
     builder.launch().memoryBytes =
-        SizeRef{directions * 4 * hidden * elementBytes(dGates) *
-                        builder.launch().grid[1].constant +
+        SizeRef{directions * 4 * hidden * elementBytes(dGates) +
                     features * elementBytes(dInput),
                 {DimRef::of('T'), DimRef::of('B')}};
     builder.launch().flops = SizeRef{2 * directions * 4 * hidden * features,

@@ -270,6 +270,21 @@ struct RecurrenceModel
         SizeRef{directions * hidden * (16 + elementBytes(out)), perLaunch};
     builder.launch().flops =
         SizeRef{2 * directions * 4 * hidden * hidden, perLaunch};
+    // The serial bound: each step a block stages every entry's previous
+    // hidden state (fp32, from L2), reads its gates and writes its states,
+    // and, off chip, reads its W_hh rows once a pass of entries (counted
+    // per entry: a lower bound where B is no multiple of the pass).
+    const int64_t bytes = elementBytes(out);
+    const int64_t weightBytes =
+        onChip ? 0
+               : 4 * units * hidden * bytes /
+                     lstmRecurrenceBatch(bytes, /*weightsOnChip=*/false);
+    builder.launch().serialSteps =
+        perStep ? SizeRef{1, {}} : SizeRef{1, {DimRef::of('T')}};
+    builder.launch().stepBytes = SizeRef{
+        4 * hidden + units * (28 + bytes) + weightBytes, {DimRef::of('B')}};
+    builder.launch().stepFlops =
+        SizeRef{2 * 4 * units * hidden, {DimRef::of('B')}};
     builder.launch().grid[0] =
         SizeRef{directions * ((hidden + units - 1) / units), {}};
     builder.launch().grid[1] = SizeRef{1, {}};
