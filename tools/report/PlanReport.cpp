@@ -234,14 +234,12 @@ serialCost(KernelOp kernel, const std::map<std::string, int64_t> &params,
   LaunchCost::Serial serial;
   serial.steps = *steps;
   serial.l2 = *bytes / (target.reducedBytesPerSecond / target.smCount);
-  serial.compute =
-      *flops / ((tensor ? target.tensorFlops : target.fp32Flops) /
-                target.smCount);
+  serial.compute = *flops / ((tensor ? target.tensorFlops : target.fp32Flops) /
+                             target.smCount);
   serial.gridBarrier = kernel.getCooperative();
-  serial.wait = serial.gridBarrier ? target.gridBarrierSeconds
-                                   : target.launchSeconds;
-  serial.seconds =
-      *steps * (std::max(serial.l2, serial.compute) + serial.wait);
+  serial.wait =
+      serial.gridBarrier ? target.gridBarrierSeconds : target.launchSeconds;
+  serial.seconds = *steps * (std::max(serial.l2, serial.compute) + serial.wait);
   return serial;
 }
 
@@ -530,8 +528,8 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
            << " us (a block's L2 reads " << llvm::format("%.2f", s.l2 * 1e6)
            << ", compute " << llvm::format("%.2f", s.compute * 1e6) << ", "
            << (s.gridBarrier ? "grid barrier " : "launch ")
-           << llvm::format("%.2f", s.wait * 1e6) << ") = "
-           << llvm::format("%.1f", s.seconds * 1e6) << " us\n";
+           << llvm::format("%.2f", s.wait * 1e6)
+           << ") = " << llvm::format("%.1f", s.seconds * 1e6) << " us\n";
       }
       // The model's third bound, beside the tensor work it overlaps.
       if (cost && cost->exponentials) {

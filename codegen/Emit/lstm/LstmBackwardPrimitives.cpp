@@ -285,11 +285,10 @@ struct BackwardRecurrenceModel
                : units * 4 * hidden * bytes /
                      lstmRecurrenceBatch(bytes, /*weightsOnChip=*/false);
     builder.launch().serialSteps = SizeRef{1, {DimRef::of('T')}};
-    builder.launch().stepBytes =
-        SizeRef{4 * hidden * bytes +
-                    units * (16 + 8 + elementBytes(dOut) + 4 * bytes + 8) +
-                    weightBytes,
-                {DimRef::of('B')}};
+    builder.launch().stepBytes = SizeRef{
+        4 * hidden * bytes +
+            units * (16 + 8 + elementBytes(dOut) + 4 * bytes + 8) + weightBytes,
+        {DimRef::of('B')}};
     builder.launch().stepFlops =
         SizeRef{2 * units * 4 * hidden, {DimRef::of('B')}};
     return success();

@@ -10,9 +10,7 @@
 
 #include "dialects/IR/RudnnOps.h"
 #include "dialects/IR/ShapeChecker.h"
-#include "dialects/IR/lstm/LstmContracts.h"
 #include "dialects/IR/lstm/LstmInterfaces.h"
-#include "dialects/IR/lstm/LstmPolicy.h"
 
 using namespace mlir;
 using namespace mlir::rudnn;
@@ -26,21 +24,16 @@ const ::rudnn::OperatorContract &LstmBackwardOp::getContract() {
   return ::rudnn::lstmBackwardContract({});
 }
 
+using LstmBackwardOperatorOp =
+    LstmOperator<LstmBackwardOp, ::rudnn::kLstmBackwardLeadingOperands>;
+
 const ::rudnn::OperatorContract &LstmBackwardOp::getOperatorContract() {
-  return ::rudnn::lstmBackwardContract({static_cast<int64_t>(getNumLayers()),
-                                        getBidirectional(), hasBiases(),
-                                        getBatchFirst()});
+  return ::rudnn::lstmBackwardContract(LstmBackwardOperatorOp::form(*this));
 }
 
 const ::rudnn::OperatorContract &
 LstmBackwardOp::getCallContract(const ::rudnn::CallDescription &call) {
-  int64_t layers = call.integer("num_layers", 1);
-  if (layers < 1 || layers > ::rudnn::kLstmMaxLayers)
-    layers = 1;
-  return ::rudnn::lstmBackwardContract(
-      {layers, call.integer("bidirectional") != 0,
-       call.gives(::rudnn::lstmWeightName(2, 0, 0)),
-       call.integer("batch_first") != 0});
+  return ::rudnn::lstmBackwardContract(callForm(call));
 }
 
 Operation *LstmBackwardOp::buildFromContract(
@@ -53,12 +46,7 @@ Operation *LstmBackwardOp::buildFromContract(
 }
 
 Value LstmBackwardOp::getContractOperand(unsigned index) {
-  if (index < ::rudnn::kLstmBackwardLeadingOperands) {
-    auto group = getODSOperands(index);
-    return group.empty() ? Value() : group.front();
-  }
-  const unsigned weight = index - ::rudnn::kLstmBackwardLeadingOperands;
-  return weight < getWeights().size() ? getWeights()[weight] : Value();
+  return LstmBackwardOperatorOp::contractOperand(*this, index);
 }
 
 Value LstmBackwardOp::getContractResult(unsigned index) {
@@ -68,25 +56,13 @@ Value LstmBackwardOp::getContractResult(unsigned index) {
 }
 
 Value LstmBackwardOp::getWeight(int64_t layer, int64_t direction, int which) {
-  const int64_t perDirection = hasBiases() ? 4 : 2;
-  if (which >= perDirection)
-    return {};
-  return getWeights()[(layer * getDirections() + direction) * perDirection +
-                      which];
+  return LstmBackwardOperatorOp::weight(*this, layer, direction, which);
 }
 
 LogicalResult LstmBackwardOp::verify() {
-  if (getNumLayers() > uint64_t(::rudnn::kLstmMaxLayers))
-    return emitOpError() << "'num_layers' must be 1 to "
-                         << ::rudnn::kLstmMaxLayers << ", got "
-                         << getNumLayers();
-  const int64_t states = int64_t(getNumLayers()) * getDirections();
   const size_t weights = getWeights().size();
-  if (weights != size_t(2 * states) && weights != size_t(4 * states))
-    return emitOpError() << "expects the state_dict's 2 or 4 tensors per "
-                            "layer and direction ("
-                         << 2 * states << " or " << 4 * states
-                         << " weights), got " << weights;
+  if (failed(checkWeightCount(*this, getNumLayers(), getDirections(), weights)))
+    return failure();
   if (getDWeights().size() != weights)
     return emitOpError() << "returns " << getDWeights().size()
                          << " weight gradients for " << weights << " weights";
@@ -106,17 +82,7 @@ LogicalResult LstmBackwardOp::specialize(TargetAttr target) {
       target.getSmCount(),
       getUnits() ? std::optional<int64_t>(*getUnits()) : std::nullopt,
       getWeightsOnChip());
-  if (!policy)
-    return emitOpError() << "no backward recurrence of H = " << hidden
-                         << (getUnits() ? " in the given units" : "")
-                         << " fits " << target.getSmCount()
-                         << " SMs of smem_per_block = "
-                         << target.getSmemPerBlock() << " bytes";
-  Builder builder(getContext());
-  setUnitsAttr(builder.getI64IntegerAttr(policy->units));
-  setWeightsOnChipAttr(builder.getBoolAttr(policy->weightsOnChip));
-  (*this)->setAttr("policy", builder.getStringAttr(policy->reason));
-  return success();
+  return applyPolicy(*this, policy, hidden, getUnits().has_value(), target);
 }
 
 /// From the last layer down: the recurrence backwards, the layer's weight

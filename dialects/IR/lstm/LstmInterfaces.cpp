@@ -60,30 +60,67 @@ LogicalResult mlir::rudnn::lstm::checkRecurrence(Operation *op,
   return success();
 }
 
+::rudnn::LstmForm
+mlir::rudnn::lstm::callForm(const ::rudnn::CallDescription &call) {
+  int64_t layers = call.integer("num_layers", 1);
+  if (layers < 1 || layers > ::rudnn::kLstmMaxLayers)
+    layers = 1;
+  return {layers, call.integer("bidirectional") != 0,
+          call.gives(::rudnn::lstmWeightName(2, 0, 0)),
+          call.integer("batch_first") != 0};
+}
+
+LogicalResult mlir::rudnn::lstm::checkWeightCount(Operation *op,
+                                                  uint64_t layers,
+                                                  int64_t directions,
+                                                  size_t weights) {
+  if (layers > uint64_t(::rudnn::kLstmMaxLayers))
+    return op->emitOpError() << "'num_layers' must be 1 to "
+                             << ::rudnn::kLstmMaxLayers << ", got " << layers;
+  const int64_t states = int64_t(layers) * directions;
+  if (weights != size_t(2 * states) && weights != size_t(4 * states))
+    return op->emitOpError()
+           << "expects the state_dict's 2 or 4 tensors per layer and "
+              "direction ("
+           << 2 * states << " or " << 4 * states << " weights), got "
+           << weights;
+  return success();
+}
+
+LogicalResult mlir::rudnn::lstm::applyPolicy(
+    Operation *op, const std::optional<LstmRecurrencePolicy> &policy,
+    int64_t hidden, bool unitsGiven, TargetAttr target) {
+  if (!policy)
+    return op->emitOpError()
+           << "no recurrence of H = " << hidden
+           << (unitsGiven ? " in the given units" : "") << " fits "
+           << target.getSmCount()
+           << " SMs of smem_per_block = " << target.getSmemPerBlock()
+           << " bytes";
+  Builder builder(op->getContext());
+  op->setAttr("units", builder.getI64IntegerAttr(policy->units));
+  op->setAttr("weights_on_chip", builder.getBoolAttr(policy->weightsOnChip));
+  op->setAttr("policy", builder.getStringAttr(policy->reason));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // LstmOp
 //===----------------------------------------------------------------------===//
+
+using LstmOperatorOp = LstmOperator<LstmOp, ::rudnn::kLstmLeadingOperands>;
 
 const ::rudnn::OperatorContract &LstmOp::getContract() {
   return ::rudnn::lstmContract({});
 }
 
 const ::rudnn::OperatorContract &LstmOp::getOperatorContract() {
-  return ::rudnn::lstmContract({static_cast<int64_t>(getNumLayers()),
-                                getBidirectional(), hasBiases(),
-                                getBatchFirst()});
+  return ::rudnn::lstmContract(LstmOperatorOp::form(*this));
 }
 
 const ::rudnn::OperatorContract &
 LstmOp::getCallContract(const ::rudnn::CallDescription &call) {
-  // A layer count the verifier refuses picks the one-layer contract: the
-  // call is refused rather than a contract sized for it.
-  int64_t layers = call.integer("num_layers", 1);
-  if (layers < 1 || layers > ::rudnn::kLstmMaxLayers)
-    layers = 1;
-  return ::rudnn::lstmContract({layers, call.integer("bidirectional") != 0,
-                                call.gives(::rudnn::lstmWeightName(2, 0, 0)),
-                                call.integer("batch_first") != 0});
+  return ::rudnn::lstmContract(callForm(call));
 }
 
 /// The leading operands are one group each, the weights given one group;
@@ -115,35 +152,17 @@ Value LstmOp::getContractResult(unsigned index) {
 }
 
 Value LstmOp::getContractOperand(unsigned index) {
-  if (index < ::rudnn::kLstmLeadingOperands) {
-    auto group = getODSOperands(index);
-    return group.empty() ? Value() : group.front();
-  }
-  const unsigned weight = index - ::rudnn::kLstmLeadingOperands;
-  return weight < getWeights().size() ? getWeights()[weight] : Value();
+  return LstmOperatorOp::contractOperand(*this, index);
 }
 
 Value LstmOp::getWeight(int64_t layer, int64_t direction, int which) {
-  const int64_t perDirection = hasBiases() ? 4 : 2;
-  if (which >= perDirection)
-    return {};
-  return getWeights()[(layer * getDirections() + direction) * perDirection +
-                      which];
+  return LstmOperatorOp::weight(*this, layer, direction, which);
 }
 
 LogicalResult LstmOp::verify() {
-  // Bounded first: the counts below multiply it.
-  if (getNumLayers() > uint64_t(::rudnn::kLstmMaxLayers))
-    return emitOpError() << "'num_layers' must be 1 to "
-                         << ::rudnn::kLstmMaxLayers << ", got "
-                         << getNumLayers();
-  const int64_t states = int64_t(getNumLayers()) * getDirections();
-  const size_t weights = getWeights().size();
-  if (weights != size_t(2 * states) && weights != size_t(4 * states))
-    return emitOpError() << "expects the state_dict's 2 or 4 tensors per "
-                            "layer and direction ("
-                         << 2 * states << " or " << 4 * states
-                         << " weights), got " << weights;
+  if (failed(checkWeightCount(*this, getNumLayers(), getDirections(),
+                              getWeights().size())))
+    return failure();
   const size_t saved = (getSaveStates() ? 2 : 0) + (getSaveGates() ? 1 : 0);
   if (getSaveGates() && !getSaveStates())
     return emitOpError() << "'save_gates' needs 'save_states': the backward "
@@ -170,17 +189,10 @@ LogicalResult LstmOp::specialize(TargetAttr target) {
       target.getSmCount(),
       getUnits() ? std::optional<int64_t>(*getUnits()) : std::nullopt,
       getWeightsOnChip(), getPerStep());
-  if (!policy)
-    return emitOpError() << "no recurrence of H = " << hidden
-                         << (getUnits() ? " in the given units" : "")
-                         << " fits " << target.getSmCount()
-                         << " SMs of smem_per_block = "
-                         << target.getSmemPerBlock() << " bytes";
-  Builder builder(getContext());
-  setUnitsAttr(builder.getI64IntegerAttr(policy->units));
-  setWeightsOnChipAttr(builder.getBoolAttr(policy->weightsOnChip));
-  setPerStepAttr(builder.getBoolAttr(policy->perStep));
-  (*this)->setAttr("policy", builder.getStringAttr(policy->reason));
+  if (failed(
+          applyPolicy(*this, policy, hidden, getUnits().has_value(), target)))
+    return failure();
+  setPerStepAttr(Builder(getContext()).getBoolAttr(policy->perStep));
   return success();
 }
 

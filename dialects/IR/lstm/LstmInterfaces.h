@@ -4,6 +4,8 @@
 #define RUDNN_DIALECTS_IR_LSTM_LSTMINTERFACES_H
 
 #include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/lstm/LstmContracts.h"
+#include "dialects/IR/lstm/LstmPolicy.h"
 
 #include <optional>
 
@@ -27,6 +29,54 @@ Operation *buildWithWeights(OpBuilder &builder, Location loc, StringRef name,
 /// persistent grid.
 LogicalResult checkRecurrence(Operation *op, std::optional<uint64_t> units,
                               int64_t hidden, bool weightsOnChip, bool perStep);
+
+/// The form of a call of an LSTM operator, before any IR exists (a layer
+/// count the verifier refuses picks one layer: the call is refused rather
+/// than a contract sized for it).
+::rudnn::LstmForm callForm(const ::rudnn::CallDescription &call);
+
+/// The layer count bounded first (the weight count multiplies it), then
+/// the state_dict's 2 or 4 tensors per layer and direction.
+LogicalResult checkWeightCount(Operation *op, uint64_t layers,
+                               int64_t directions, size_t weights);
+
+/// Applies a recurrence policy (units, weights_on_chip, the reason as
+/// `policy`) or says why there is none.
+LogicalResult applyPolicy(Operation *op,
+                          const std::optional<LstmRecurrencePolicy> &policy,
+                          int64_t hidden, bool unitsGiven, TargetAttr target);
+
+/// The pieces an LSTM operator op (rudnn.lstm, rudnn.lstm_backward) shares:
+/// its form, and its operands past the `Leading` ones being the
+/// state_dict's tensors in order.
+template <typename Op, unsigned Leading> struct LstmOperator {
+  static ::rudnn::LstmForm form(Op op) {
+    return {static_cast<int64_t>(op.getNumLayers()), op.getBidirectional(),
+            op.hasBiases(), op.getBatchFirst()};
+  }
+
+  /// The contract operand `index`: a leading group, or a weight.
+  static Value contractOperand(Op op, unsigned index) {
+    if (index < Leading) {
+      auto group = op.getODSOperands(index);
+      return group.empty() ? Value() : group.front();
+    }
+    return index - Leading < op.getWeights().size()
+               ? op.getWeights()[index - Leading]
+               : Value();
+  }
+
+  /// Weight `which` (0 weight_ih, 1 weight_hh, 2 bias_ih, 3 bias_hh) of a
+  /// layer and direction; null for an absent bias.
+  static Value weight(Op op, int64_t layer, int64_t direction, int which) {
+    const int64_t perDirection = op.hasBiases() ? 4 : 2;
+    if (which >= perDirection)
+      return {};
+    return op
+        .getWeights()[(layer * op.getDirections() + direction) * perDirection +
+                      which];
+  }
+};
 
 } // namespace mlir::rudnn::lstm
 
