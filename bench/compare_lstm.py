@@ -3,7 +3,9 @@
 per shape (H, B, T, L, D, bits), rudnn's time, torch.nn.LSTM's (cuDNN, as
 PyTorch runs it by default: TF32 where allowed, marked "tf32") and the
 ratio torch / rudnn (above 1: rudnn is faster), then for f32 the ratio to
-cuDNN in strict f32 (TF32 off). Either file may be missing or partial.
+cuDNN in strict f32 (TF32 off); then the same for a training step (the
+forward saving what the backward takes, and the backward). Either file
+may be missing or partial.
 
     python3 bench/compare_lstm.py RUDNN.json TORCH.json
 """
@@ -19,8 +21,9 @@ def shape(r):
 
 
 def ratios(ours_path, theirs_path):
-    """bench/plot.py's series: {"torch": [(shape, ratio)]}, and for f32
-    shapes "torch strict f32" (TF32 off)."""
+    """bench/plot.py's series: {"torch": [(shape, ratio)]}, for f32 shapes
+    "torch strict f32" (TF32 off), and where both timed a training step,
+    "torch training" (TF32 as PyTorch's default)."""
     keys, ours, theirs = paired(ours_path, theirs_path, shape)
     series = {}
     for name, label in (("torch", "torch"), ("torch_strict_f32", "torch strict f32")):
@@ -30,18 +33,29 @@ def ratios(ours_path, theirs_path):
                   if name == "torch" or key[-1] == 32]
         if points:
             series[label] = points
+    training = [(",".join(map(str, key)),
+                 ratio(theirs.get(key, {}).get("torch", {}).get("train_ms"),
+                       ours.get(key, {}).get("train_ms"))) for key in keys]
+    if any(point for _, point in training):
+        series["torch training"] = training
     return series
 
 
 def main():
     keys, ours, theirs = paired(sys.argv[1], sys.argv[2], shape)
+    for title, field in (("forward", "ms"), ("training step", "train_ms")):
+        table(title, field, keys, ours, theirs)
+
+
+def table(title, field, keys, ours, theirs):
+    print(f"  {title}")
     print(f"  {'H,B,T,L,D,bits':<22} {'rudnn ms':>9} {'torch ms':>9}"
           f" {'ratio':>6} {'strict f32 ms':>13} {'ratio':>6}")
     for key in keys:
-        ms = ours.get(key, {}).get("ms")
+        ms = ours.get(key, {}).get(field)
         default = theirs.get(key, {}).get("torch", {})
-        strict = theirs.get(key, {}).get("torch_strict_f32", {}).get("ms")
-        other = default.get("ms")
+        strict = theirs.get(key, {}).get("torch_strict_f32", {}).get(field)
+        other = default.get(field)
         row = f"  {','.join(map(str, key)):<22}"
         row += f" {ms:9.4f}" if ms else f" {'-':>9}"
         row += f" {other:9.4f}" if other else f" {'-':>9}"

@@ -6,8 +6,10 @@
 //
 // Times rudnn::lstmForward of an LSTM of hidden size H (input size H too),
 // L layers of D directions with biases and an initial state, over T steps
-// of B entries, in bf16 (bits 16) or f32 (bits 32): what
-// bench/torch_lstm.py times torch.nn.LSTM (cuDNN) on. `warmup` untimed
+// of B entries, in bf16 (bits 16) or f32 (bits 32), and a training step
+// (the forward saving its states and gates, then rudnn::lstmBackward of
+// every input): what bench/torch_lstm.py times torch.nn.LSTM (cuDNN) on,
+// forward and forward + backward. `warmup` untimed
 // calls, then `repeats` calls each between two CUDA events, the median
 // reported. On the emulation backend shapes beyond 2^14 steps × entries ×
 // hidden units are refused unless --allow-large.
@@ -72,8 +74,8 @@ int main(int argc, char **argv) {
               context, options, s.T * s.B * s.H, kEmulationLimit,
               std::to_string(s.H) + "," + std::to_string(s.B) + "," +
                   std::to_string(s.T));
-        bench::printTableHeader(context, "%-24s %10s\n", "H,B,T,L,D,bits",
-                                "ms");
+        bench::printTableHeader(context, "%-24s %10s %10s\n",
+                                "H,B,T,L,D,bits", "ms", "train ms");
         nlohmann::json results = nlohmann::json::array();
         for (const Shape &s : shapes) {
           const DType dtype = s.bits == 16 ? DType::BF16 : DType::F32;
@@ -130,10 +132,50 @@ int main(int argc, char **argv) {
           auto call = [&] { lstmForward(context, inputs, outputs, lstm); };
           const double ms =
               bench::medianMs(context, options.warmup, options.repeats, call);
+
+          // The training step: what the forward saves, the gradients of
+          // every input.
+          DeviceBuffer hidden(context, s.L * T * B * D * H * bytes),
+              cells(context, states * T * B * H * 4),
+              gates(context, states * T * B * 4 * H * 4),
+              dX(context, T * B * H * bytes);
+          const DeviceBuffer dOut = bench::upload(
+              context, test::normalValues(T * B * D * H, random), dtype);
+          const LstmSaved saved{
+              TensorView::contiguous(hidden.data(), dtype,
+                                     {s.L, T, B, D * H}),
+              TensorView::contiguous(cells.data(), DType::F32,
+                                     {states, T, B, H}),
+              TensorView::contiguous(gates.data(), DType::F32,
+                                     {states, T, B, 4 * H})};
+          LstmOutputs training = outputs;
+          training.saved = saved;
+          LstmGradients grads{
+              TensorView::contiguous(dX.data(), dtype, {T, B, H}), {}, {}, {}};
+          std::vector<DeviceBuffer> gradientBuffers;
+          gradientBuffers.reserve(inputs.weights.size());
+          for (const auto &[name, weight] : inputs.weights) {
+            int64_t count = 1;
+            for (int64_t n : weight.shape)
+              count *= n;
+            gradientBuffers.emplace_back(context, count * bytes);
+            grads.dWeights["d_" + name] = TensorView::contiguous(
+                gradientBuffers.back().data(), dtype, weight.shape);
+          }
+          const LstmResultGradients dy{
+              TensorView::contiguous(dOut.data(), dtype, {T, B, D * H}),
+              {},
+              {}};
+          auto step = [&] {
+            lstmForward(context, inputs, training, lstm);
+            lstmBackward(context, inputs, saved, dy, grads, lstm);
+          };
+          const double trainMs =
+              bench::medianMs(context, options.warmup, options.repeats, step);
           char label[80];
           std::snprintf(label, sizeof(label), "%ld,%ld,%ld,%ld,%ld,%ld", s.H,
                         s.B, s.T, s.L, s.D, s.bits);
-          std::printf("%-24s %10.4f\n", label, ms);
+          std::printf("%-24s %10.4f %10.4f\n", label, ms, trainMs);
           std::fflush(stdout);
           results.push_back({{"H", s.H},
                              {"B", s.B},
@@ -141,7 +183,8 @@ int main(int argc, char **argv) {
                              {"L", s.L},
                              {"D", s.D},
                              {"bits", s.bits},
-                             {"ms", ms}});
+                             {"ms", ms},
+                             {"train_ms", trainMs}});
           bench::writeResults(context, options, "lstm", results);
         }
         return 0;

@@ -2,7 +2,9 @@
 """Times torch.nn.LSTM (cuDNN) on what rudnn-bench-lstm times: hidden size
 H (input size H), L layers of D directions with biases and an initial
 state, T steps of B entries, bf16 (bits 16) or f32 (bits 32), with the
-same weights' distribution. Writes JSON. f32 is timed twice: as PyTorch
+same weights' distribution, forward (`ms`) and a training step (`train_ms`:
+the forward with gradients, then the backward of every input and
+parameter). Writes JSON. f32 is timed twice: as PyTorch
 runs it by default (`torch`: cuDNN may use TF32, under
 torch.backends.cudnn.allow_tf32, which the record names), and in strict
 f32 with TF32 off (`torch_strict_f32`), the arithmetic rudnn's f32 does.
@@ -22,6 +24,14 @@ from benchlib import arguments, median_ms, parse_shapes
 SHAPES = ";".join(f"{H},{B},512,{L},{D},{bits}" for bits in (16, 32)
                   for D in (1, 2) for L in (1, 2) for H in (256, 512, 1024)
                   for B in (1, 8, 64))
+
+
+def train(lstm, x, h0, c0):
+    """One training step's work: the forward with gradients, then the
+    backward of every input and parameter."""
+    x, h0, c0 = (t.detach().requires_grad_(True) for t in (x, h0, c0))
+    out, _ = lstm(x, (h0, c0))
+    out.backward(out.detach())
 
 
 def main():
@@ -54,11 +64,12 @@ def main():
                 try:
                     with torch.no_grad():
                         ms = median_ms(lambda: lstm(x, (h0, c0)), args.repeats)
+                    train_ms = median_ms(lambda: train(lstm, x, h0, c0), args.repeats)
                 finally:
                     torch.backends.cudnn.allow_tf32 = default_tf32
-                record[name] = {"ms": ms, "tf32": tf32 and bits == 32}
-                print(f"{name} {H},{B},{T},{L},{D},{bits}: {ms:.4f} ms",
-                      file=sys.stderr)
+                record[name] = {"ms": ms, "train_ms": train_ms, "tf32": tf32 and bits == 32}
+                print(f"{name} {H},{B},{T},{L},{D},{bits}: {ms:.4f} ms, "
+                      f"training {train_ms:.4f} ms", file=sys.stderr)
         except RuntimeError as error:
             record["torch"] = {"error": str(error).splitlines()[0][:200]}
             print(f"torch {H},{B},{T},{L},{D},{bits}: cannot run",

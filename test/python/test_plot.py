@@ -122,3 +122,21 @@ def test_lstm_comparison_keeps_tf32_apart_from_strict_f32(tmp_path):
         "torch": [("8,1,4,1,1,32", 0.5), ("8,1,4,1,1,16", 1.5)],
         "torch strict f32": [("8,1,4,1,1,32", 1.5)],
     }
+
+
+def test_lstm_comparison_adds_the_training_step_where_both_timed_it(tmp_path):
+    write(tmp_path / "ours.json", [
+        {"H": 8, "B": 1, "T": 4, "L": 1, "D": 1, "bits": 16, "ms": 1.0, "train_ms": 4.0}])
+    write(tmp_path / "theirs.json", [
+        {"H": 8, "B": 1, "T": 4, "L": 1, "D": 1, "bits": 16,
+         "torch": {"ms": 1.5, "train_ms": 6.0, "tf32": False}}])
+    sys.path.insert(0, BENCH)
+    try:
+        import compare_lstm
+    finally:
+        sys.path.remove(BENCH)
+    series = compare_lstm.ratios(tmp_path / "ours.json", tmp_path / "theirs.json")
+    assert series == {
+        "torch": [("8,1,4,1,1,16", 1.5)],
+        "torch training": [("8,1,4,1,1,16", 1.5)],
+    }
