@@ -145,3 +145,21 @@ def test_lstm_trains_under_torch_compile():
 def test_lstm_refuses_training_options_at_construction():
     with pytest.raises(rudnn.Unsupported, match="dropout"):
         rt.LSTM(4, 6, num_layers=2, dropout=0.1)
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_lstm_takes_unbatched_sequences_as_torch_does(batch_first):
+    reference, ours = _pair(True, batch_first, layers=1)
+    x = torch.randn(6, 5, requires_grad=True)
+    h0, c0 = torch.randn(2, 6), torch.randn(2, 6)
+    out, (h_n, c_n) = ours(x, (h0, c0))
+    out_ref, (h_ref, c_ref) = reference(x.double(), (h0.double(), c0.double()))
+    assert out.shape == (6, 12) and h_n.shape == (2, 6)
+    assert_close(out, out_ref, 1e-5, "out")
+    assert_close(c_n, c_ref, 1e-5, "c_n")
+    out.sum().backward()
+    x_ref = x.detach().double().requires_grad_(True)
+    reference(x_ref, (h0.double(), c0.double()))[0].sum().backward()
+    assert_close(x.grad, x_ref.grad, 1e-4, "input gradient")
+    ours.flatten_parameters()  # torch.nn.LSTM's, for code that calls it
+    assert [len(layer) for layer in ours.all_weights] == [4, 4]

@@ -265,12 +265,34 @@ class LSTM(nn.Module):
         text += ", batch_first=True" if self.batch_first else ""
         return text + (", bidirectional=True" if self.bidirectional else "")
 
+    def flatten_parameters(self):
+        """As torch.nn.LSTM's: the parameters are already what the kernels
+        read (each tensor as it is), so nothing is moved."""
+
+    @property
+    def all_weights(self):
+        """The parameters per layer and direction, as torch.nn.LSTM lists
+        them."""
+        per = 4 if self.bias else 2
+        return [
+            [getattr(self, name) for name in self._names[i : i + per]]
+            for i in range(0, len(self._names), per)
+        ]
+
     def forward(self, input, hx=None):
         packed = isinstance(input, PackedSequence)
         lengths = None
         if packed:
             input, lengths = pad_packed_sequence(input, batch_first=self.batch_first)
             lengths = int32_indices("lengths", lengths, device=input.device)
+        # An unbatched sequence (T, I) with states (L·D, H): one entry.
+        unbatched = not packed and isinstance(input, Tensor) and input.dim() == 2
+        if unbatched:
+            input = input.unsqueeze(0 if self.batch_first else 1)
+            if hx is not None:
+                for name, state in zip(("h0", "c0"), hx):
+                    check_tensor(name, state, 2, dtypes=None, like=input)
+                hx = tuple(state.unsqueeze(1) for state in hx)
         check_tensor("input", input, 3)
         if input.shape[-1] != self.input_size:
             raise invalid(
@@ -316,4 +338,6 @@ class LSTM(nn.Module):
             out = pack_padded_sequence(
                 out, lengths.cpu(), batch_first=self.batch_first, enforce_sorted=False
             )
+        if unbatched:
+            return out.squeeze(0 if self.batch_first else 1), (h_n.squeeze(1), c_n.squeeze(1))
         return out, (h_n, c_n)
