@@ -52,6 +52,29 @@ TEST(LstmContract, NamesTheStateDictsTensorsInItsOrder) {
   EXPECT_EQ(states->max, 4);
 }
 
+TEST(LstmContract, TheBackwardTakesTheSavedTensorsAndNamesEachGradient) {
+  const OperatorContract &c = lstmBackwardContract({2, true, true, false});
+  EXPECT_EQ(c.op, "rudnn.lstm_backward");
+  const char *leading[] = {"x",     "h0",    "c0",    "lengths", "hidden",
+                           "cells", "gates", "d_out", "d_h_n",   "d_c_n"};
+  ASSERT_EQ(c.operands.size(), kLstmBackwardLeadingOperands + 16);
+  for (unsigned i = 0; i < kLstmBackwardLeadingOperands; ++i)
+    EXPECT_EQ(c.operands[i].name, leading[i]);
+  EXPECT_EQ(c.operands[kLstmBackwardLeadingOperands].name, "weight_ih_l0");
+  EXPECT_FALSE(c.operands[c.operandIndex("cells")].optional);
+  EXPECT_TRUE(c.operands[c.operandIndex("gates")].optional);
+  EXPECT_EQ(c.operands[c.operandIndex("hidden")].resultOf, "rudnn.lstm");
+  ASSERT_EQ(c.results.size(), 3u + 16);
+  EXPECT_EQ(c.results[0].name, "d_x");
+  EXPECT_EQ(c.results[3].name, "d_weight_ih_l0");
+  EXPECT_EQ(c.results.back().name, "d_bias_hh_l1_reverse");
+  // The forward names what it saves after its results, all optional.
+  const OperatorContract &f = lstmContract({2, true, true, false});
+  EXPECT_EQ(f.results[3].name, "hidden");
+  EXPECT_EQ(f.results[5].name, "gates");
+  EXPECT_TRUE(f.results[4].optional);
+}
+
 TEST(LstmContract, OneContractPerFormKeptForTheProcess) {
   const OperatorContract &a = lstmContract({1, false, false, true});
   EXPECT_EQ(&a, &lstmContract({1, false, false, true}));
@@ -134,6 +157,30 @@ TEST(LstmRecurrencePolicy, SpreadsUnitsOverTheSmsAndKeepsWeightsWhereTheyFit) {
       chooseLstmRecurrence(1024, 2, 4, 232448, 132, std::nullopt, true));
   EXPECT_FALSE(
       chooseLstmRecurrence(48, 2, 4, 232448, 132, std::nullopt, true, true));
+}
+
+TEST(LstmRecurrencePolicy,
+     BackwardKeepsColumnsOnChipWhereTheyFitAndSplitsSmallGradients) {
+  // bf16 H = 512 on an H200: 8 units a block, W_hh's 8 columns (4H deep)
+  // and the staged gate gradients fit; f32 H = 1024 both ways: they do not.
+  auto fits = chooseLstmBackwardRecurrence(512, 1, 2, 232448, 132);
+  ASSERT_TRUE(fits);
+  EXPECT_TRUE(fits->weightsOnChip);
+  EXPECT_EQ(fits->units, 8);
+  EXPECT_LE(lstmBackwardSharedBytes(512, 8, 2, true), 232448);
+  EXPECT_GT(lstmBackwardSharedBytes(1024, 16, 4, true), 232448);
+  auto streamed = chooseLstmBackwardRecurrence(1024, 2, 4, 232448, 132);
+  ASSERT_TRUE(streamed);
+  EXPECT_FALSE(streamed->weightsOnChip);
+  EXPECT_LE(streamed->blocks, 132);
+  EXPECT_NE(streamed->reason.find("backwards"), std::string::npos);
+  // Units that make more blocks than SMs: none.
+  EXPECT_FALSE(chooseLstmBackwardRecurrence(1024, 2, 2, 232448, 132, 8));
+  // The weight gradients: tiles enough for two waves need no split; a
+  // small layer splits its rows up to 8 ranges.
+  EXPECT_EQ(lstmGradientSplits(1024, 1024, 2, 132), 1);
+  EXPECT_EQ(lstmGradientSplits(256, 256, 2, 132), 2);
+  EXPECT_EQ(lstmGradientSplits(7, 5, 1, 132), 8);
 }
 
 } // namespace

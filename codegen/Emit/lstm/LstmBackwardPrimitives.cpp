@@ -320,10 +320,12 @@ struct WeightGradientModel
     const int64_t features =
         stacked ? directions * hiddenSize : lastDim(gradients.getInput());
     const std::string in = cudaType(dtype(dGates));
+    const int64_t splits = gradients.getSplits();
     builder.setEntry("lstm_weight_gradient_" + typeName(dGates) + "_i" +
                      std::to_string(features) + "_h" +
                      std::to_string(hiddenSize) + "_d" +
-                     std::to_string(directions) + (stacked ? "_stacked" : ""));
+                     std::to_string(directions) + (stacked ? "_stacked" : "") +
+                     (splits > 1 ? "_s" + std::to_string(splits) : ""));
     builder.preamble() << "// An LSTM layer's weight and bias gradients.\n"
                        << "#include \"rudnn/lstm.cuh\"\n\n";
     builder.pointer(dGates, "d_gates", in, false);
@@ -332,6 +334,21 @@ struct WeightGradientModel
     const std::string h0At = bindStates(builder, gradients.getH0(), "h0");
     builder.pointer(gradients.getLengths(), "lengths", "int", false);
     builder.pointer(gradients.getDBias(), "d_bias", "float", false);
+    const int64_t tiles =
+        (gates + kGemmTile - 1) / kGemmTile *
+        ((std::max(features, hiddenSize) + kGemmTile - 1) / kGemmTile) * 2 *
+        directions;
+    // Each split's partial tiles, and a counter a tile.
+    const std::string partials =
+        splits > 1
+            ? builder.zeroedScratch(
+                  "partials", "float",
+                  SizeRef{4 * kGemmTile * kGemmTile * tiles * splits, {}})
+            : "nullptr";
+    const std::string arrivals =
+        splits > 1
+            ? builder.zeroedScratch("arrivals", "int", SizeRef{4 * tiles, {}})
+            : "nullptr";
     const int perDirection = gradients.getDWeights().size() / directions;
     std::string lists[4];
     static const char *kNames[] = {"d_weight_ih", "d_weight_hh", "d_bias_ih",
@@ -355,16 +372,16 @@ struct WeightGradientModel
                    << "> p = {\n      d_gates, " << input << ", " << inputAt
                    << ", hidden, h0, " << h0At << ",\n      lengths, d_bias, "
                    << lists[0] << ", " << lists[1] << ", " << lists[2] << ", "
-                   << lists[3]
+                   << lists[3] << ", " << partials << ", " << arrivals
                    << ",\n      steps, batch, static_cast<int>(layer)};\n"
                    << "  rudnn::lstm::weight_gradients<" << in << ", "
                    << features << ", " << hiddenSize << ", " << directions
-                   << ">(p);\n";
+                   << ", " << splits << ">(p);\n";
     builder.launch().threads = kGemmThreads;
     builder.launch().grid[0] = SizeRef{(gates + kGemmTile - 1) / kGemmTile, {}};
     builder.launch().grid[1] = SizeRef{
         (std::max(features, hiddenSize) + kGemmTile - 1) / kGemmTile, {}};
-    builder.launch().grid[2] = SizeRef{2 * directions, {}};
+    builder.launch().grid[2] = SizeRef{2 * directions * splits, {}};
     // What must cross memory at least: the gate gradients, the input and
     // the hidden states once a row (the blocks' re-reads meet in L2; the
     // gradients written are per call, not per row, and left out).

@@ -5,7 +5,8 @@
 // four 4-byte stores for a plain uint4 assignment. The caller guarantees
 // the alignment. A pair of f32 reductions, one 8-byte RED on sm_90. And
 // the two halves of a semaphore between blocks: a wait for a value with
-// acquire semantics, an increment with release semantics.
+// acquire semantics, an increment with release semantics; and an arrival
+// that tells the last of several blocks it is the last.
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,6 +64,25 @@ __device__ __forceinline__ void release_increment(int *flag) {
 #else
   asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(flag)
                : "memory");
+#endif
+}
+
+/// Adds one to *flag (acquire and release, GPU scope) and returns what it
+/// held: the arrival that finds every other one in sees what they wrote
+/// before theirs.
+__device__ __forceinline__ int arrive(int *flag) {
+#ifdef __RUDNN_EMULATION__
+  __threadfence();
+  const int before = atomicAdd(flag, 1);
+  __threadfence();
+  return before;
+#else
+  int before;
+  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;\n"
+               : "=r"(before)
+               : "l"(flag)
+               : "memory");
+  return before;
 #endif
 }
 

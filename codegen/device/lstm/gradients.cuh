@@ -8,14 +8,17 @@
 //
 // where h_prev[d] holds each row's hidden state before its step (the
 // saved outputs one step back in the direction's time, h0 at its first
-// step, zeros past the length). Each block reduces over every row itself,
-// so the sums are the same on every run; the bias gradients (summed by the
-// recurrence) are copied out beside.
+// step, zeros past the length). Where the weights alone give too few
+// blocks, the rows are split in `Splits` fixed ranges: each block writes
+// its partial tile, and the last of a tile's blocks to arrive adds them in
+// split order, so the sums are the same on every run. The bias gradients
+// (summed by the recurrence) are copied out beside.
 //
 //===----------------------------------------------------------------------===//
 
 #pragma once
 
+#include "rudnn/arch/global.cuh"
 #include "rudnn/lstm/recurrence.cuh"
 #include "rudnn/lstm/state.cuh"
 #include "rudnn/tensor.cuh"
@@ -35,19 +38,57 @@ template <typename T> struct WeightGradientParams {
   const float *d_bias;                // [D, 4H], from the recurrence
   T *d_weight_ih[2], *d_weight_hh[2]; // dense, per direction
   T *d_bias_ih[2], *d_bias_hh[2];     // or null (no biases)
+  // With splits: each split's partial 64 x 64 tiles, [Splits, grid x·y·z
+  // / Splits, 64, 64] fp32, and a counter a tile (zeroed before the call).
+  float *partials;
+  int *arrivals;
   int steps, batch, layer;
 };
 
-/// Grid (⌈4H/64⌉, ⌈max(In, H)/64⌉, 2·D): block (x, y, 2d + w) computes
-/// gate rows 64x of dW_ih[d] (w = 0) or dW_hh[d] (w = 1), columns 64y.
-template <typename T, int In, int Hidden, int Directions>
+/// Adds the tile's `Splits` partials in split order into its gradient, in
+/// the last of its blocks to arrive (each block's partial written first).
+template <typename T, int Splits, typename Product>
+__device__ __forceinline__ void
+add_partials(const Product &product, float *partials, int *arrival,
+             long long tile, long long tiles, int split, T *to, int rows,
+             int cols, int width, int warp_row, int warp_col) {
+  constexpr int kTile = 64 * 64;
+  float *mine = partials + (split * tiles + tile) * kTile;
+  product.for_each_pair([&](int r, int c, float first, float second) {
+    mine[(warp_row + r) * 64 + warp_col + c] = first;
+    mine[(warp_row + r) * 64 + warp_col + c + 1] = second;
+  });
+  __shared__ int last;
+  __syncthreads();
+  if (threadIdx.x == 0)
+    last = arch::arrive(arrival) == Splits - 1;
+  __syncthreads();
+  if (!last)
+    return;
+  for (int e = threadIdx.x; e < kTile; e += blockDim.x) {
+    const int r = e / 64, c = e % 64;
+    if (r >= rows || c >= cols)
+      continue;
+    float sum = 0.0f;
+    for (int s = 0; s < Splits; ++s)
+      sum += __ldcg(partials + (s * tiles + tile) * kTile + e);
+    to[static_cast<long long>(r) * width + c] = from_float<T>(sum);
+  }
+}
+
+/// Grid (⌈4H/64⌉, ⌈max(In, H)/64⌉, 2·D·Splits): block (x, y, 2D·s + 2d + w)
+/// computes gate rows 64x of dW_ih[d] (w = 0) or dW_hh[d] (w = 1), columns
+/// 64y, over split s of the rows.
+template <typename T, int In, int Hidden, int Directions, int Splits>
 __device__ void weight_gradients(const WeightGradientParams<T> &p) {
   using Gemm = tile::BlockGemm<T, tile::ALayout::KM, tile::BLayout::KN>;
   constexpr int kGates = 4 * Hidden;
-  const int d = blockIdx.z / 2, recurrent = blockIdx.z % 2;
+  const int split = blockIdx.z / (2 * Directions),
+            z = blockIdx.z % (2 * Directions);
+  const int d = z / 2, recurrent = z % 2;
   const int width = recurrent ? Hidden : In;
   const int m0 = blockIdx.x * Gemm::kRows, n0 = blockIdx.y * Gemm::kCols;
-  if (!recurrent && blockIdx.y == 0) {
+  if (!recurrent && blockIdx.y == 0 && split == 0) {
     T *ih = of_direction(p.d_bias_ih, d), *hh = of_direction(p.d_bias_hh, d);
     for (int g = m0 + threadIdx.x; ih && g < kGates && g < m0 + Gemm::kRows;
          g += Gemm::kThreads) {
@@ -72,13 +113,17 @@ __device__ void weight_gradients(const WeightGradientParams<T> &p) {
   const bool vectors = recurrent ? previous.aligned()
                                  : rows_aligned16(p.input, p.input_at.time) &&
                                        p.input_at.batch * sizeof(T) % 16 == 0;
-  const int steps = static_cast<int>((rows + Gemm::kDepth - 1) / Gemm::kDepth);
+  // The split's rows: whole stages, the last split taking what is left.
+  const long long stages = (rows + Gemm::kDepth - 1) / Gemm::kDepth;
+  const long long first_stage = stages * split / Splits;
+  const int steps =
+      static_cast<int>(stages * (split + 1) / Splits - first_stage);
   typename Gemm::Product product;
   product.clear();
   Gemm::run(
       product, steps,
       [&](typename Gemm::ATile tile, int step) {
-        const long long k0 = static_cast<long long>(step) * Gemm::kDepth;
+        const long long k0 = (first_stage + step) * Gemm::kDepth;
         tile::gather_tile_async(
             tile,
             [&](int r) -> const T * {
@@ -88,7 +133,7 @@ __device__ void weight_gradients(const WeightGradientParams<T> &p) {
             kGates * sizeof(T) % 16 == 0, p.d_gates);
       },
       [&](typename Gemm::BTile tile, int step) {
-        const long long k0 = static_cast<long long>(step) * Gemm::kDepth;
+        const long long k0 = (first_stage + step) * Gemm::kDepth;
         tile::gather_tile_async(
             tile,
             [&](int r) -> const T * {
@@ -100,6 +145,20 @@ __device__ void weight_gradients(const WeightGradientParams<T> &p) {
       });
   T *to = recurrent ? of_direction(p.d_weight_hh, d)
                     : of_direction(p.d_weight_ih, d);
+  if constexpr (Splits > 1) {
+    const long long tiles =
+        static_cast<long long>(gridDim.x) * gridDim.y * 2 * Directions;
+    const long long tile =
+        (static_cast<long long>(z) * gridDim.y + blockIdx.y) * gridDim.x +
+        blockIdx.x;
+    add_partials<T, Splits>(product, p.partials, p.arrivals + tile, tile, tiles,
+                            split, to + static_cast<long long>(m0) * width + n0,
+                            kGates - m0 < Gemm::kRows ? kGates - m0
+                                                      : Gemm::kRows,
+                            width - n0 < Gemm::kCols ? width - n0 : Gemm::kCols,
+                            width, Gemm::warp_row(), Gemm::warp_col());
+    return;
+  }
   product.for_each_pair([&](int r, int c, float first, float second) {
     const int g = m0 + Gemm::warp_row() + r, f = n0 + Gemm::warp_col() + c;
     if (g < kGates && f < width)

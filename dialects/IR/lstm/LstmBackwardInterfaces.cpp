@@ -100,6 +100,13 @@ LogicalResult LstmBackwardOp::decompose(OpBuilder &builder) {
   Location loc = getLoc();
   auto policy = (*this)->getAttrOfType<StringAttr>("policy");
   const int perDirection = hasBiases() ? 4 : 2;
+  // The target rudnn-specialize attached: its SMs size the gradients'
+  // splits.
+  auto module = (*this)->getParentOfType<ModuleOp>();
+  auto target =
+      module ? module->getAttrOfType<TargetAttr>(RudnnDialect::kTargetAttrName)
+             : nullptr;
+  const int64_t smCount = target ? target.getSmCount() : 1;
   auto flag = [&](bool set) {
     return set ? builder.getUnitAttr() : UnitAttr();
   };
@@ -143,6 +150,9 @@ LogicalResult LstmBackwardOp::decompose(OpBuilder &builder) {
     auto weightGradients = builder.create<LstmWeightGradientOp>(
         loc, gradientTypes, recurrence.getDGates(), input, getHidden(), getH0(),
         getLengths(), recurrence.getDBias(), builder.getI64IntegerAttr(layer),
+        builder.getI64IntegerAttr(lstmGradientSplits(
+            hidden, first ? lastDimOf(getX()) : directions * hidden, directions,
+            smCount)),
         flag(first && getBatchFirst()));
     for (auto [i, gradient] : llvm::enumerate(weightGradients.getDWeights()))
       dWeights[layer * directions * perDirection + i] = gradient;
@@ -333,6 +343,9 @@ LogicalResult LstmWeightGradientOp::verify() {
                             "'hidden'";
   if (getLayer() >= uint64_t(*shapes.lookup('L')))
     return emitOpError() << "layer " << getLayer() << " is not in 'hidden'";
+  if (getSplits() < 1 || getSplits() > kLstmMaxGradientSplits)
+    return emitOpError() << "'splits' must be 1 to " << kLstmMaxGradientSplits
+                         << ", got " << getSplits();
   const int64_t features =
       fromHidden ? directions * hidden : lastDimOf(getInput());
   const int perDirection = count / directions;

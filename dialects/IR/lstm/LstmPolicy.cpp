@@ -65,6 +65,17 @@ int64_t mlir::rudnn::lstmBackwardSharedBytes(int64_t hidden, int64_t units,
          16 * units * lstmRecurrenceBatch(elementBytes, weightsOnChip);
 }
 
+int64_t mlir::rudnn::lstmGradientSplits(int64_t hidden, int64_t inputs,
+                                        int64_t directions, int64_t smCount) {
+  auto tiles = [](int64_t n) { return (n + 63) / 64; };
+  const int64_t blocks =
+      tiles(4 * hidden) * (tiles(inputs) + tiles(hidden)) * directions;
+  const int64_t wanted = 2 * std::max<int64_t>(smCount, 1);
+  if (blocks >= wanted)
+    return 1;
+  return std::min(kLstmMaxGradientSplits, (wanted + blocks - 1) / blocks);
+}
+
 std::optional<LstmRecurrencePolicy> mlir::rudnn::chooseLstmBackwardRecurrence(
     int64_t hidden, int64_t directions, int64_t elementBytes,
     int64_t smemPerBlock, int64_t smCount, std::optional<int64_t> units,

@@ -77,6 +77,16 @@ chooseLstmRecurrence(int64_t hidden, int64_t directions, int64_t elementBytes,
                      std::optional<bool> weightsOnChip = std::nullopt,
                      std::optional<bool> perStep = std::nullopt);
 
+/// Most splits of an LSTM's weight-gradient rows.
+inline constexpr int64_t kLstmMaxGradientSplits = 8;
+
+/// How many fixed ranges the weight gradients of a layer split its T·B
+/// rows in: enough that the blocks (one a 64 x 64 tile of dW_ih and dW_hh
+/// per direction and range) make two waves of `smCount` SMs, at most
+/// kLstmMaxGradientSplits; 1 where the tiles alone do.
+int64_t lstmGradientSplits(int64_t hidden, int64_t inputs, int64_t directions,
+                           int64_t smCount);
+
 /// The backward recurrence: always one persistent grid (a launch a step
 /// would have to carry the cell gradients through memory anyway, and the
 /// backward has no smaller units to gain), units as the forward's

@@ -193,8 +193,9 @@ def Rudnn_LstmWeightGradientOp : Rudnn_Op<"lstm_weight_gradient", [
     `d_bias_ih = d_bias_hh = d_bias[d]`: `d_weights` in the state_dict's
     order (2 or 4 a direction). `input` is the layer's: `x` `[T, B, I]`
     (batch first with `batch_first`) for layer 0, `hidden` for the others
-    (its layer `layer − 1`). Each sum over the T·B rows runs in one block,
-    in order.
+    (its layer `layer − 1`). The T·B rows are split in `splits` fixed
+    ranges (1 to 8; chosen so the blocks fill the target), whose partial
+    sums are added in order: the same on every run.
 
     ```mlir
     %dw_ih, %dw_hh = rudnn.lstm_weight_gradient %dg, %x, %hidden
@@ -209,11 +210,13 @@ def Rudnn_LstmWeightGradientOp : Rudnn_Op<"lstm_weight_gradient", [
     Optional<AnyRankedTensor>:$lengths,
     AnyRankedTensor:$d_bias,
     I64Attr:$layer,
+    DefaultValuedAttr<I64Attr, "1">:$splits,
     UnitAttr:$batch_first);
   let results = (outs Variadic<AnyRankedTensor>:$d_weights);
   let assemblyFormat = [{
     $d_gates `,` $input `,` $hidden (`h0` $h0^)? (`lengths` $lengths^)?
-    `d_bias` $d_bias `layer` $layer (`batch_first` $batch_first^)?
+    `d_bias` $d_bias `layer` $layer (`splits` $splits^)?
+    (`batch_first` $batch_first^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
