@@ -55,61 +55,82 @@ __device__ void initial_state(const ProjectionParams<T> &p, int d) {
   }
 }
 
-/// gates = input · W_ihᵀ + b_ih + b_hh over all M = T·B rows, on tensor
-/// cores (FMA for f32): both operands through two-stage cp.async pipelines
-/// into swizzled shared tiles, read by ldmatrix. Grid (⌈T/8⌉, ⌈4H/64⌉, D):
-/// the blocks take the ⌈M/64⌉ row tiles in turn.
-template <typename T, int In, int Hidden, int Directions>
-__device__ void project_inputs(const ProjectionParams<T> &p) {
-  using Gemm = tile::BlockGemm<T, tile::ALayout::MK, tile::BLayout::NK>;
-  static_assert(Gemm::kRows == kProjectionRows &&
-                Gemm::kCols == kProjectionCols &&
-                Gemm::kThreads == kProjectionThreads);
-  constexpr int kGates = 4 * Hidden;
-  constexpr int kSteps = (In + Gemm::kDepth - 1) / Gemm::kDepth;
-  const int d = blockIdx.z, col0 = blockIdx.y * kProjectionCols;
-  const T *weight = of_direction(p.weight, d);
-  const T *bias_ih = of_direction(p.bias_ih, d),
-          *bias_hh = of_direction(p.bias_hh, d);
-  const long long weight_row = of_direction(p.weight_row, d);
-  const long long rows = static_cast<long long>(p.steps) * p.batch;
-  // Rows of the input are whole 16-byte chunks when its strides and start
-  // allow: then cp.async moves them, else elements.
-  const bool vectors =
-      reinterpret_cast<unsigned long long>(p.input) % 16 == 0 &&
-      p.input_at.time * sizeof(T) % 16 == 0 &&
-      p.input_at.batch * sizeof(T) % 16 == 0;
+/// The rows before each step when a GEMM has none (the input projection).
+template <typename T> struct NoPreviousHidden {
+  const T *hidden = nullptr;
+  __device__ __forceinline__ const T *row(long long) const { return nullptr; }
+  __device__ __forceinline__ bool aligned() const { return false; }
+};
 
-  for (long long row0 = static_cast<long long>(blockIdx.x) * kProjectionRows;
-       row0 < rows;
-       row0 += static_cast<long long>(gridDim.x) * kProjectionRows) {
+/// For direction d and the block's 64 gate columns from col0, over the row
+/// tiles the block takes (⌈M/64⌉ of M = T·B in turn, grid x apart):
+/// [input | h_prev] · [W_ih | W_hh]ᵀ + b_ih + b_hh of every row m = t·B + b,
+/// handed to store(m, g, first, second) for gates g and g + 1. The depth
+/// runs over the input's In features, then, with `Recurrent`, over the
+/// Hidden features of each row's hidden state before its step
+/// (`previous.row(m)`). Both operands go through two-stage cp.async
+/// pipelines into swizzled shared tiles read by ldmatrix, on tensor cores
+/// (FMA for f32).
+template <typename T, int In, int Hidden, bool Recurrent, typename Previous,
+          typename Store>
+__device__ __forceinline__ void
+gate_sums(const T *input, TimeBatch input_at, const Previous &previous,
+          const T *weight_ih, long long ih_row, const T *weight_hh,
+          long long hh_row, const T *bias_ih, const T *bias_hh, int steps,
+          int batch, Store store) {
+  using Gemm = tile::BlockGemm<T, tile::ALayout::MK, tile::BLayout::NK>;
+  constexpr int kGates = 4 * Hidden;
+  constexpr int kInputSteps = (In + Gemm::kDepth - 1) / Gemm::kDepth;
+  constexpr int kSteps =
+      kInputSteps +
+      (Recurrent ? (Hidden + Gemm::kDepth - 1) / Gemm::kDepth : 0);
+  const int col0 = blockIdx.y * Gemm::kCols;
+  const int cols = kGates - col0 < Gemm::kCols ? kGates - col0 : Gemm::kCols;
+  // Rows are whole 16-byte chunks where strides and starts allow: then
+  // cp.async moves them, else elements.
+  const bool input_vectors = rows_aligned16(input, input_at.time) &&
+                             input_at.batch * sizeof(T) % 16 == 0;
+  const bool hidden_vectors = previous.aligned();
+  const long long rows = static_cast<long long>(steps) * batch;
+  // Stage `step`'s depth: the input's features, then the hidden state's.
+  auto depth_at = [](int step, int &k0) {
+    const bool recurrent = step >= kInputSteps;
+    k0 = (recurrent ? step - kInputSteps : step) * Gemm::kDepth;
+    const int width = recurrent ? Hidden : In;
+    return width - k0 < Gemm::kDepth ? width - k0 : Gemm::kDepth;
+  };
+  for (long long row0 = static_cast<long long>(blockIdx.x) * Gemm::kRows;
+       row0 < rows; row0 += static_cast<long long>(gridDim.x) * Gemm::kRows) {
     typename Gemm::Product product;
     product.clear();
-    auto depth_of = [](int step) {
-      const int k0 = step * Gemm::kDepth;
-      return In - k0 < Gemm::kDepth ? In - k0 : Gemm::kDepth;
-    };
     Gemm::run(
         product, kSteps,
         [&](typename Gemm::ATile tile, int step) {
-          const int k0 = step * Gemm::kDepth;
+          int k0;
+          const int depth = depth_at(step, k0);
+          const bool recurrent = step >= kInputSteps;
           tile::gather_tile_async(
               tile,
               [&](int r) -> const T * {
                 const long long m = row0 + r;
                 if (m >= rows)
                   return nullptr;
-                return p.input + p.input_at.offset(m / p.batch, m % p.batch) +
-                       k0;
+                const T *row =
+                    recurrent ? previous.row(m)
+                              : input + input_at.offset(m / batch, m % batch);
+                return row ? row + k0 : nullptr;
               },
-              depth_of(step), vectors, p.input);
+              depth, recurrent ? hidden_vectors : input_vectors,
+              recurrent ? previous.hidden : input);
         },
         [&](typename Gemm::BTile tile, int step) {
-          tile::load_tile_async(
-              tile, weight + col0 * weight_row + step * Gemm::kDepth,
-              weight_row,
-              kGates - col0 < kProjectionCols ? kGates - col0 : kProjectionCols,
-              depth_of(step));
+          int k0;
+          const int depth = depth_at(step, k0);
+          const bool recurrent = step >= kInputSteps;
+          const long long row = recurrent ? hh_row : ih_row;
+          const T *weight = recurrent ? weight_hh : weight_ih;
+          tile::load_tile_async(tile, weight + col0 * row + k0, row, cols,
+                                depth);
         });
     product.for_each_pair([&](int r, int c, float first, float second) {
       const long long m = row0 + Gemm::warp_row() + r;
@@ -120,10 +141,30 @@ __device__ void project_inputs(const ProjectionParams<T> &p) {
         return (bias_ih ? to_float(bias_ih[at]) : 0.0f) +
                (bias_hh ? to_float(bias_hh[at]) : 0.0f);
       };
-      tile::store_pair(p.gates + (d * rows + m) * kGates + g, first + bias(g),
-                       second + bias(g + 1), true);
+      store(m, g, first + bias(g), second + bias(g + 1));
     });
   }
+}
+
+/// gates = input · W_ihᵀ + b_ih + b_hh over all M = T·B rows (gate_sums).
+/// Grid (⌈T/8⌉, ⌈4H/64⌉, D).
+template <typename T, int In, int Hidden, int Directions>
+__device__ void project_inputs(const ProjectionParams<T> &p) {
+  using Gemm = tile::BlockGemm<T, tile::ALayout::MK, tile::BLayout::NK>;
+  static_assert(Gemm::kRows == kProjectionRows &&
+                Gemm::kCols == kProjectionCols &&
+                Gemm::kThreads == kProjectionThreads);
+  constexpr int kGates = 4 * Hidden;
+  const int d = blockIdx.z;
+  const long long rows = static_cast<long long>(p.steps) * p.batch;
+  gate_sums<T, In, Hidden, false>(
+      p.input, p.input_at, NoPreviousHidden<T>{}, of_direction(p.weight, d),
+      of_direction(p.weight_row, d), nullptr, 0, of_direction(p.bias_ih, d),
+      of_direction(p.bias_hh, d), p.steps, p.batch,
+      [&](long long m, int g, float first, float second) {
+        tile::store_pair(p.gates + (d * rows + m) * kGates + g, first, second,
+                         true);
+      });
 
   if (blockIdx.x == 0 && blockIdx.y == 0)
     initial_state<T, Hidden, Directions>(p, d);

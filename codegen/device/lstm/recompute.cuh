@@ -14,8 +14,8 @@
 #pragma once
 
 #include "rudnn/lstm/products.cuh"
+#include "rudnn/lstm/projection.cuh"
 #include "rudnn/lstm/recurrence.cuh"
-#include "rudnn/tile/gemm.cuh"
 
 namespace rudnn {
 namespace lstm {
@@ -34,81 +34,28 @@ template <typename T> struct RecomputeParams {
   int steps, batch, layer;
 };
 
-/// Grid (⌈T/8⌉, ⌈4H/64⌉, D), as the input projection's.
+/// Grid (⌈T/8⌉, ⌈4H/64⌉, D), as the input projection's (gate_sums, over
+/// the input and then the hidden state before each step).
 template <typename T, int In, int Hidden, int Directions>
 __device__ void recompute_gates(const RecomputeParams<T> &p) {
-  using Gemm = tile::BlockGemm<T, tile::ALayout::MK, tile::BLayout::NK>;
   constexpr int kGates = 4 * Hidden;
-  constexpr int kInputSteps = (In + Gemm::kDepth - 1) / Gemm::kDepth;
-  constexpr int kSteps =
-      kInputSteps + (Hidden + Gemm::kDepth - 1) / Gemm::kDepth;
-  const int d = blockIdx.z, col0 = blockIdx.y * Gemm::kCols;
-  const int cols = kGates - col0 < Gemm::kCols ? kGates - col0 : Gemm::kCols;
+  const int d = blockIdx.z;
+  const long long rows = static_cast<long long>(p.steps) * p.batch;
   const PreviousHidden<T, Hidden, Directions> previous{
       p.hidden, p.h0, p.h0_at, p.lengths, p.steps, p.batch, p.layer, d};
-  const bool input_vectors = rows_aligned16(p.input, p.input_at.time) &&
-                             p.input_at.batch * sizeof(T) % 16 == 0;
-  const bool hidden_vectors = previous.aligned();
-  const T *bias_ih = of_direction(p.bias_ih, d),
-          *bias_hh = of_direction(p.bias_hh, d);
-  const long long rows = static_cast<long long>(p.steps) * p.batch;
-  // Stage `step`'s depth: the input's features, then the hidden state's.
-  auto depth_at = [](int step, int &k0) {
-    const bool recurrent = step >= kInputSteps;
-    k0 = (recurrent ? step - kInputSteps : step) * Gemm::kDepth;
-    const int width = recurrent ? Hidden : In;
-    return width - k0 < Gemm::kDepth ? width - k0 : Gemm::kDepth;
-  };
-  for (long long row0 = static_cast<long long>(blockIdx.x) * Gemm::kRows;
-       row0 < rows; row0 += static_cast<long long>(gridDim.x) * Gemm::kRows) {
-    typename Gemm::Product product;
-    product.clear();
-    Gemm::run(
-        product, kSteps,
-        [&](typename Gemm::ATile tile, int step) {
-          int k0;
-          const int depth = depth_at(step, k0);
-          const bool recurrent = step >= kInputSteps;
-          tile::gather_tile_async(
-              tile,
-              [&](int r) -> const T * {
-                const long long m = row0 + r;
-                if (m >= rows)
-                  return nullptr;
-                const T *row =
-                    recurrent
-                        ? previous.row(m)
-                        : p.input + p.input_at.offset(m / p.batch, m % p.batch);
-                return row ? row + k0 : nullptr;
-              },
-              depth, recurrent ? hidden_vectors : input_vectors,
-              recurrent ? p.hidden : p.input);
-        },
-        [&](typename Gemm::BTile tile, int step) {
-          int k0;
-          const int depth = depth_at(step, k0);
-          const bool recurrent = step >= kInputSteps;
-          const long long row =
-              recurrent ? of_direction(p.hh_row, d) : of_direction(p.ih_row, d);
-          const T *weight = recurrent ? of_direction(p.weight_hh, d)
-                                      : of_direction(p.weight_ih, d);
-          tile::load_tile_async(tile, weight + col0 * row + k0, row, cols,
-                                depth);
-        });
-    product.for_each_pair([&](int r, int c, float first, float second) {
-      const long long m = row0 + Gemm::warp_row() + r;
-      const int g = col0 + Gemm::warp_col() + c;
-      if (m >= rows || g >= kGates)
-        return;
-      auto activated = [&](int at, float sum) {
-        sum += (bias_ih ? to_float(bias_ih[at]) : 0.0f) +
-               (bias_hh ? to_float(bias_hh[at]) : 0.0f);
-        return at / Hidden == 2 ? tanhf(sum) : sigmoid(sum);
-      };
-      tile::store_pair(p.gates + (d * rows + m) * kGates + g,
-                       activated(g, first), activated(g + 1, second), true);
-    });
-  }
+  gate_sums<T, In, Hidden, true>(
+      p.input, p.input_at, previous, of_direction(p.weight_ih, d),
+      of_direction(p.ih_row, d), of_direction(p.weight_hh, d),
+      of_direction(p.hh_row, d), of_direction(p.bias_ih, d),
+      of_direction(p.bias_hh, d), p.steps, p.batch,
+      [&](long long m, int g, float first, float second) {
+        // σ for i, f and o; tanh for g, as the forward applied them.
+        auto activated = [](int at, float sum) {
+          return at / Hidden == 2 ? tanhf(sum) : sigmoid(sum);
+        };
+        tile::store_pair(p.gates + (d * rows + m) * kGates + g,
+                         activated(g, first), activated(g + 1, second), true);
+      });
 }
 
 } // namespace lstm

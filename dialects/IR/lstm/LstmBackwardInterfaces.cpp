@@ -238,9 +238,7 @@ LogicalResult LstmRecomputeGatesOp::verify() {
                             "'hidden'";
   if (getLayer() >= uint64_t(*shapes.lookup('L')))
     return emitOpError() << "layer " << getLayer() << " is not in 'hidden'";
-  if (getLengths() &&
-      (failed(shapes.check("lengths", getLengths(), "B")) ||
-       failed(checkIntegerElementType(*this, "lengths", getLengths(), 32))))
+  if (failed(checkLengths(*this, shapes, getLengths())))
     return failure();
   return success();
 }
@@ -293,9 +291,7 @@ LogicalResult LstmBackwardRecurrenceOp::verify() {
       !f32("d_bias", getDBias(), "DG") || !like("d_h0", getDH0(), "NBH") ||
       !like("d_c0", getDC0(), "NBH"))
     return failure();
-  if (getLengths() &&
-      (failed(shapes.check("lengths", getLengths(), "B")) ||
-       failed(checkIntegerElementType(*this, "lengths", getLengths(), 32))))
+  if (failed(checkLengths(*this, shapes, getLengths())))
     return failure();
   if (states < directions || getLayer() >= uint64_t(states / directions))
     return emitOpError() << "layer " << getLayer() << " has no slice of the "
@@ -361,9 +357,7 @@ LogicalResult LstmWeightGradientOp::verify() {
                            << RankedTensorType::get(shape,
                                                     dGates.getElementType());
   }
-  if (getLengths() &&
-      (failed(shapes.check("lengths", getLengths(), "B")) ||
-       failed(checkIntegerElementType(*this, "lengths", getLengths(), 32))))
+  if (failed(checkLengths(*this, shapes, getLengths())))
     return failure();
   return success();
 }

@@ -70,6 +70,16 @@ mlir::rudnn::lstm::callForm(const ::rudnn::CallDescription &call) {
           call.integer("batch_first") != 0};
 }
 
+LogicalResult mlir::rudnn::lstm::checkLengths(Operation *op,
+                                              ShapeChecker &shapes,
+                                              Value lengths) {
+  if (!lengths)
+    return success();
+  if (failed(shapes.check("lengths", lengths, "B")))
+    return failure();
+  return checkIntegerElementType(op, "lengths", lengths, 32);
+}
+
 LogicalResult mlir::rudnn::lstm::checkWeightCount(Operation *op,
                                                   uint64_t layers,
                                                   int64_t directions,
@@ -336,9 +346,7 @@ LogicalResult LstmRecurrenceOp::verify() {
       (getHNIn() && !floats("h_n_in", getHNIn(), "NBH")) ||
       (getCNIn() && !floats("c_n_in", getCNIn(), "NBH")))
     return failure();
-  if (getLengths() &&
-      (failed(shapes.check("lengths", getLengths(), "B")) ||
-       failed(checkIntegerElementType(*this, "lengths", getLengths(), 32))))
+  if (failed(checkLengths(*this, shapes, getLengths())))
     return failure();
   const size_t saved = getSaved().size();
   if ((saved != 0 && saved != 2 && saved != 3) ||

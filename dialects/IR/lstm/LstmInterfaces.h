@@ -4,6 +4,7 @@
 #define RUDNN_DIALECTS_IR_LSTM_LSTMINTERFACES_H
 
 #include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/ShapeChecker.h"
 #include "dialects/IR/lstm/LstmContracts.h"
 #include "dialects/IR/lstm/LstmPolicy.h"
 
@@ -34,6 +35,9 @@ LogicalResult checkRecurrence(Operation *op, std::optional<uint64_t> units,
 /// count the verifier refuses picks one layer: the call is refused rather
 /// than a contract sized for it).
 ::rudnn::LstmForm callForm(const ::rudnn::CallDescription &call);
+
+/// Optional packed lengths: [B] i32.
+LogicalResult checkLengths(Operation *op, ShapeChecker &shapes, Value lengths);
 
 /// The layer count bounded first (the weight count multiplies it), then
 /// the state_dict's 2 or 4 tensors per layer and direction.
