@@ -10,6 +10,7 @@
 #define RUDNN_OPS_TD
 
 include "dialects/IR/attention/RudnnAttentionOps.td"
+include "dialects/IR/gru/RudnnGruOps.td"
 include "dialects/IR/kda/RudnnKdaOps.td"
 include "dialects/IR/kvcache/RudnnKvCacheOps.td"
 include "dialects/IR/lstm/RudnnLstmOps.td"

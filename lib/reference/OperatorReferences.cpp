@@ -46,6 +46,7 @@ OperatorReference rudnn::reference::referenceFor(std::string_view op) {
     ReferenceRegistry families;
     // One line per operator family.
     registerAttentionReferences(families);
+    registerGruReferences(families);
     registerKdaReferences(families);
     registerKvCacheReferences(families);
     registerLstmReferences(families);

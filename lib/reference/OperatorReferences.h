@@ -50,6 +50,7 @@ private:
 };
 
 void registerAttentionReferences(ReferenceRegistry &registry);
+void registerGruReferences(ReferenceRegistry &registry);
 void registerKdaReferences(ReferenceRegistry &registry);
 void registerKvCacheReferences(ReferenceRegistry &registry);
 void registerLstmReferences(ReferenceRegistry &registry);

@@ -85,7 +85,7 @@ func.func @units(%x: tensor<4x2x3xf32>, %wi: tensor<20x3xf32>, %wh: tensor<20x5x
 // A recurrence writes the slice of its layer only.
 func.func @layer_slice(%g: tensor<1x4x2x20xf32>, %s: tensor<1x3x2x5xf32>, %wh: tensor<20x5xf32>) {
   // expected-error @+1 {{layer 2 has no slice of the 2 states}}
-  %out, %h, %c = rudnn.lstm_recurrence %g, %s weights(%wh) layer 2 units 5 weights_on_chip true
+  %out, %h, %c = rudnn.rnn_recurrence %g, %s weights(%wh) layer 2 units 5 weights_on_chip true
       : (tensor<1x4x2x20xf32>, tensor<1x3x2x5xf32>, tensor<20x5xf32>)
       -> (tensor<4x2x5xf32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>)
   return
@@ -107,7 +107,7 @@ func.func @per_step_on_chip(%x: tensor<4x2x3xf32>, %wi: tensor<20x3xf32>, %wh: t
 // Likewise for the layer's recurrence.
 func.func @recurrence_per_step_on_chip(%g: tensor<1x4x2x20xf32>, %s: tensor<1x3x2x5xf32>, %wh: tensor<20x5xf32>) {
   // expected-error @+1 {{'weights_on_chip' needs a persistent recurrence}}
-  %out, %h, %c = rudnn.lstm_recurrence %g, %s weights(%wh) layer 0 units 5 weights_on_chip true per_step
+  %out, %h, %c = rudnn.rnn_recurrence %g, %s weights(%wh) layer 0 units 5 weights_on_chip true per_step
       : (tensor<1x4x2x20xf32>, tensor<1x3x2x5xf32>, tensor<20x5xf32>)
       -> (tensor<4x2x5xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>)
   return
@@ -129,7 +129,7 @@ func.func @layers_overflow(%x: tensor<4x2x3xf32>, %wi: tensor<20x3xf32>, %wh: te
 // A negative unit count is refused, not read as a huge one.
 func.func @negative_units(%gates: tensor<1x4x2x20xf32>, %state: tensor<1x3x2x5xf32>, %w: tensor<20x5xf32>) {
   // expected-error @+1 {{'units' must be 1 to the hidden size 5, got 18446744073709551615}}
-  %out, %h, %c = rudnn.lstm_recurrence %gates, %state weights(%w) layer 0 units -1 weights_on_chip true
+  %out, %h, %c = rudnn.rnn_recurrence %gates, %state weights(%w) layer 0 units -1 weights_on_chip true
       : (tensor<1x4x2x20xf32>, tensor<1x3x2x5xf32>, tensor<20x5xf32>) -> (tensor<4x2x5xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>)
   return
 }
@@ -139,7 +139,7 @@ func.func @negative_units(%gates: tensor<1x4x2x20xf32>, %state: tensor<1x3x2x5xf
 // A negative layer is refused, not read as the last one.
 func.func @negative_layer(%gates: tensor<1x4x2x20xf32>, %state: tensor<1x3x2x5xf32>, %w: tensor<20x5xf32>) {
   // expected-error @+1 {{layer 18446744073709551615 has no slice of the 1 states}}
-  %out, %h, %c = rudnn.lstm_recurrence %gates, %state weights(%w) layer -1 units 5 weights_on_chip true
+  %out, %h, %c = rudnn.rnn_recurrence %gates, %state weights(%w) layer -1 units 5 weights_on_chip true
       : (tensor<1x4x2x20xf32>, tensor<1x3x2x5xf32>, tensor<20x5xf32>) -> (tensor<4x2x5xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>)
   return
 }
@@ -195,8 +195,8 @@ func.func @gradient_count(%x: tensor<4x2x3xf32>, %hid: tensor<1x4x2x5xf32>, %cel
 // A backward recurrence reads one gate slice per direction or per state.
 func.func @gate_slices(%gates: tensor<3x4x2x20xf32>, %cells: tensor<2x4x2x5xf32>, %dout: tensor<4x2x5xf32>, %w: tensor<20x5xf32>) {
   // expected-error @+1 {{'gates' has 3 slices: one per direction or per state (1 or 2)}}
-  %dg, %db, %dh, %dc = rudnn.lstm_backward_recurrence %gates, %cells, %dout weights(%w) layer 1 units 5 weights_on_chip true
-      : (tensor<3x4x2x20xf32>, tensor<2x4x2x5xf32>, tensor<4x2x5xf32>, tensor<20x5xf32>)
+  %dg, %db, %dh, %dc = rudnn.rnn_backward_recurrence %gates, %dout weights(%w) cells %cells layer 1 units 5 weights_on_chip true
+      : (tensor<3x4x2x20xf32>, tensor<4x2x5xf32>, tensor<20x5xf32>, tensor<2x4x2x5xf32>)
       -> (tensor<1x4x2x20xf32>, tensor<1x20xf32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>)
   return
 }

@@ -6,10 +6,10 @@
 // recurrence returns them, the second writes its slices into the same
 // tensors, and the operator returns the second's.
 // CHECK-LABEL: func.func @train
-// CHECK: %[[G0:[^,]*]], %[[S0:[^ ]*]] = rudnn.lstm_projection
-// CHECK: %[[OUT0:[^,]*]], %[[HN0:[^,]*]], %[[CN0:[^,]*]], %[[SAVED0:[^:]*]]:2 = rudnn.lstm_recurrence %[[G0]], %[[S0]] {{.*}} layer 0
-// CHECK: %[[G1:[^,]*]], %[[S1:[^ ]*]] = rudnn.lstm_projection %[[OUT0]]
-// CHECK: %[[OUT1:[^,]*]], %{{[^,]*}}, %{{[^,]*}}, %[[SAVED1:[^:]*]]:2 = rudnn.lstm_recurrence %[[G1]], %[[S1]] {{.*}} states(%[[HN0]], %[[CN0]]) saved(%[[SAVED0]]#0, %[[SAVED0]]#1) layer 1
+// CHECK: %[[G0:[^,]*]], %[[S0:[^ ]*]] = rudnn.rnn_projection
+// CHECK: %[[OUT0:[^,]*]], %[[HN0:[^,]*]], %[[CN0:[^,]*]], %[[SAVED0:[^:]*]]:2 = rudnn.rnn_recurrence %[[G0]], %[[S0]] {{.*}} layer 0
+// CHECK: %[[G1:[^,]*]], %[[S1:[^ ]*]] = rudnn.rnn_projection %[[OUT0]]
+// CHECK: %[[OUT1:[^,]*]], %{{[^,]*}}, %{{[^,]*}}, %[[SAVED1:[^:]*]]:2 = rudnn.rnn_recurrence %[[G1]], %[[S1]] {{.*}} h_n %[[HN0]] c_n %[[CN0]] saved(%[[SAVED0]]#0, %[[SAVED0]]#1) layer 1
 // CHECK-SAME: -> (tensor<?x?x32xbf16>, tensor<2x?x32xbf16>, tensor<2x?x32xbf16>, tensor<2x?x?x32xbf16>, tensor<2x?x?x32xf32>)
 // CHECK: return %[[OUT1]], %[[SAVED1]]#0, %[[SAVED1]]#1
 // PLAN-LABEL: rudnn.plan @train
@@ -47,14 +47,14 @@ func.func @train(%x: tensor<?x?x16xbf16>, %lengths: tensor<?xi32>,
 // CHECK-SAME: %[[WI1:[^:]*]]: tensor<128x32xbf16>
 // CHECK-SAME: %[[WH1:[^:]*]]: tensor<128x32xbf16>
 // CHECK: %[[A1:.*]] = rudnn.lstm_recompute_gates %[[HID]], %[[HID]] lengths %[[LEN]] weights(%[[WI1]]) recurrent(%[[WH1]]) layer 1
-// CHECK: %[[DG1:[^,]*]], %[[DB1:[^,]*]], %[[DH1:[^,]*]], %[[DC1:[^ ]*]] = rudnn.lstm_backward_recurrence %[[A1]], %[[CELLS]], %[[DOUT]] weights(%[[WH1]]) lengths %[[LEN]] layer 1 units 8 weights_on_chip true {policy = "1 x 32 hidden units over 4 blocks of 8 (one an SM, 132 SMs), backwards; W_hh columns kept in shared memory (18560 of 232448 bytes)"}
-// CHECK: %[[W1:.*]]:2 = rudnn.lstm_weight_gradient %[[DG1]], %[[HID]], %[[HID]] lengths %[[LEN]] d_bias %[[DB1]] layer 1
-// CHECK: %[[DIN1:.*]] = rudnn.lstm_input_gradient %[[DG1]] weights(%[[WI1]])
+// CHECK: %[[DG1:[^,]*]], %[[DB1:[^,]*]], %[[DH1:[^,]*]], %[[DC1:[^ ]*]] = rudnn.rnn_backward_recurrence %[[A1]], %[[DOUT]] weights(%[[WH1]]) cells %[[CELLS]] lengths %[[LEN]] layer 1 units 8 weights_on_chip true {policy = "1 x 32 hidden units over 4 blocks of 8 (one an SM, 132 SMs), backwards; W_hh columns kept in shared memory (18560 of 232448 bytes)"}
+// CHECK: %[[W1:.*]]:2 = rudnn.rnn_weight_gradient %[[DG1]], %[[HID]], %[[HID]] lengths %[[LEN]] d_bias %[[DB1]] layer 1
+// CHECK: %[[DIN1:.*]] = rudnn.rnn_input_gradient %[[DG1]] weights(%[[WI1]])
 // CHECK-SAME: -> tensor<?x?x32xf32>
 // CHECK: %[[A0:.*]] = rudnn.lstm_recompute_gates %[[X]], %[[HID]] lengths %[[LEN]] weights(%[[WI0]]) recurrent(%[[WH0]]) layer 0
-// CHECK: %[[DG0:[^,]*]], %[[DB0:[^,]*]], {{.*}} = rudnn.lstm_backward_recurrence %[[A0]], %[[CELLS]], %[[DIN1]] weights(%[[WH0]]) lengths %[[LEN]] states(%[[DH1]], %[[DC1]]) layer 0
-// CHECK: %[[W0:.*]]:2 = rudnn.lstm_weight_gradient %[[DG0]], %[[X]], %[[HID]] lengths %[[LEN]] d_bias %[[DB0]] layer 0
-// CHECK: %[[DX:.*]] = rudnn.lstm_input_gradient %[[DG0]] weights(%[[WI0]])
+// CHECK: %[[DG0:[^,]*]], %[[DB0:[^,]*]], {{.*}} = rudnn.rnn_backward_recurrence %[[A0]], %[[DIN1]] weights(%[[WH0]]) cells %[[CELLS]] lengths %[[LEN]] d_h0 %[[DH1]] d_c0 %[[DC1]] layer 0
+// CHECK: %[[W0:.*]]:2 = rudnn.rnn_weight_gradient %[[DG0]], %[[X]], %[[HID]] lengths %[[LEN]] d_bias %[[DB0]] layer 0
+// CHECK: %[[DX:.*]] = rudnn.rnn_input_gradient %[[DG0]] weights(%[[WI0]])
 // CHECK-SAME: -> tensor<?x?x16xbf16>
 // CHECK: return %[[DX]], %[[W0]]#0, %[[W1]]#1
 // PLAN-LABEL: rudnn.plan @backward
@@ -84,7 +84,7 @@ func.func @backward(%x: tensor<?x?x16xbf16>, %lengths: tensor<?xi32>,
 // reads each layer's slice of them.
 // CHECK-LABEL: func.func @saved_gates
 // CHECK-NOT: rudnn.lstm_recompute_gates
-// CHECK: rudnn.lstm_backward_recurrence %{{[^,]*}}, %{{[^,]*}}, %{{[^ ]*}} weights
+// CHECK: rudnn.rnn_backward_recurrence %{{[^,]*}}, %{{[^ ]*}} weights
 // CHECK-NOT: rudnn.lstm_recompute_gates
 // CHECK: return
 func.func @saved_gates(%x: tensor<?x?x3xf32>, %hidden: tensor<1x?x?x10xf32>,

@@ -23,11 +23,11 @@
 // DECOMPOSE-SAME: %[[WH0:[^:]*]]: tensor<1024x256xbf16>
 // DECOMPOSE-SAME: %[[WI1:[^:]*]]: tensor<1024x256xbf16>
 // DECOMPOSE-SAME: %[[WH1:[^:]*]]: tensor<1024x256xbf16>
-// DECOMPOSE: %[[G0:[^,]*]], %[[S0:[^ ]*]] = rudnn.lstm_projection %[[X]] weights(%[[WI0]]) layer 0 hidden 256
+// DECOMPOSE: %[[G0:[^,]*]], %[[S0:[^ ]*]] = rudnn.rnn_projection %[[X]] weights(%[[WI0]]) layer 0 hidden 256
 // DECOMPOSE-SAME: -> (tensor<1x?x?x1024xf32>, tensor<1x3x?x256xf32>)
-// DECOMPOSE: %[[OUT0:[^,]*]], %[[HN0:[^,]*]], %[[CN0:[^ ]*]] = rudnn.lstm_recurrence %[[G0]], %[[S0]] weights(%[[WH0]]) lengths %[[LEN]] layer 0 units 8 weights_on_chip true
-// DECOMPOSE: %[[G1:[^,]*]], %[[S1:[^ ]*]] = rudnn.lstm_projection %[[OUT0]] weights(%[[WI1]]) layer 1 hidden 256
-// DECOMPOSE: %[[OUT1:[^,]*]], %[[HN1:[^,]*]], %{{.*}} = rudnn.lstm_recurrence %[[G1]], %[[S1]] weights(%[[WH1]]) lengths %[[LEN]] states(%[[HN0]], %[[CN0]]) layer 1 units 8
+// DECOMPOSE: %[[OUT0:[^,]*]], %[[HN0:[^,]*]], %[[CN0:[^ ]*]] = rudnn.rnn_recurrence %[[G0]], %[[S0]] weights(%[[WH0]]) lengths %[[LEN]] layer 0 units 8 weights_on_chip true
+// DECOMPOSE: %[[G1:[^,]*]], %[[S1:[^ ]*]] = rudnn.rnn_projection %[[OUT0]] weights(%[[WI1]]) layer 1 hidden 256
+// DECOMPOSE: %[[OUT1:[^,]*]], %[[HN1:[^,]*]], %{{.*}} = rudnn.rnn_recurrence %[[G1]], %[[S1]] weights(%[[WH1]]) lengths %[[LEN]] h_n %[[HN0]] c_n %[[CN0]] layer 1 units 8
 // DECOMPOSE: return %[[OUT1]], %[[HN1]]
 // PLAN-LABEL: rudnn.plan @stack
 // PLAN: rudnn.buffer @out "out"
@@ -70,9 +70,9 @@ func.func @stack(%x: tensor<?x?x128xbf16>, %lengths: tensor<?xi32>,
 // SMALL-LABEL: func.func @wide
 // SMALL: units 8 weights_on_chip false per_step true
 // DECOMPOSE-LABEL: func.func @wide
-// DECOMPOSE: rudnn.lstm_projection %{{.*}} weights(%{{.*}}, %{{.*}}) biases(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) h0 %{{.*}} c0 %{{.*}} layer 0 hidden 1024 batch_first
+// DECOMPOSE: rudnn.rnn_projection %{{.*}} weights(%{{.*}}, %{{.*}}) biases(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) h0 %{{.*}} c0 %{{.*}} layer 0 hidden 1024 batch_first
 // DECOMPOSE-SAME: -> (tensor<2x?x?x4096xf32>, tensor<2x3x?x1024xf32>)
-// DECOMPOSE: rudnn.lstm_recurrence {{.*}} layer 0 units 8 weights_on_chip false per_step batch_first
+// DECOMPOSE: rudnn.rnn_recurrence {{.*}} layer 0 units 8 weights_on_chip false per_step batch_first
 // DECOMPOSE-SAME: -> (tensor<?x?x2048xf32>, tensor<2x?x1024xf32>, tensor<2x?x1024xf32>)
 // PLAN-LABEL: rudnn.plan @wide
 // PLAN: rudnn.kernel @[[STEP:lstm_recurrence_f32_h1024_d2_u8_step]] threads 256 shared_bytes 33792 memory_bytes <constant = 40960, params = ["B"], divisor = 1>

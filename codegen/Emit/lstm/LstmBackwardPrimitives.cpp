@@ -12,12 +12,15 @@
 #include "codegen/Emit/Primitives.h"
 #include "codegen/Emit/lstm/LstmBindings.h"
 #include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/lstm/LstmInterfaces.h"
 #include "dialects/IR/lstm/LstmPolicy.h"
 
 using namespace mlir;
 using namespace mlir::rudnn;
 using namespace ::rudnn::codegen;
 using namespace ::rudnn::codegen::lstm;
+using mlir::rudnn::lstm::cellGates;
+using mlir::rudnn::lstm::cellGradientColumns;
 
 namespace {
 
@@ -147,19 +150,20 @@ struct RecomputeGatesModel
 
 struct BackwardRecurrenceModel
     : PrimitiveOpInterface::ExternalModel<BackwardRecurrenceModel,
-                                          LstmBackwardRecurrenceOp> {
+                                          RnnBackwardRecurrenceOp> {
   StringRef getKernelGroup(Operation *) const {
     return "lstm.backward_recurrence";
   }
 
   ResultStorage getResultStorage(Operation *op, unsigned index) const {
-    auto recurrence = cast<LstmBackwardRecurrenceOp>(op);
+    auto recurrence = cast<RnnBackwardRecurrenceOp>(op);
     const int64_t directions = recurrence.getWeights().size(),
-                  hidden = lastDim(recurrence.getCells()),
+                  hidden = lastDim(recurrence.getWeights()[0]),
                   bytes = elementBytes(recurrence.getDGates());
     if (index == 0)
       return ResultStorage::own(
-          {bytes * directions * 4 * hidden, {DimRef::of('T'), DimRef::of('B')}},
+          {bytes * directions * lastDim(recurrence.getDGates()),
+           {DimRef::of('T'), DimRef::of('B')}},
           "d_gates");
     if (index == 1)
       return ResultStorage::own({4 * directions * 4 * hidden, {}}, "d_bias");
@@ -172,48 +176,53 @@ struct BackwardRecurrenceModel
         .orNull();
   }
 
-  /// d_gates [D, T, B, 4H], d_h0 and d_c0 [L·D, B, H]: T and B of the
-  /// saved cells [L·D, T, B, H].
+  /// d_gates [D, T, B, C], d_h0 and d_c0 [L·D, B, H]: T and B of the
+  /// saved gates [·, T, B, 4H].
   std::optional<DimRef> getResultDim(Operation *op, unsigned index,
                                      unsigned dim) const {
-    Value cells = cast<LstmBackwardRecurrenceOp>(op).getCells();
+    Value gates = cast<RnnBackwardRecurrenceOp>(op).getGates();
     if (index == 0 && (dim == 1 || dim == 2))
-      return DimRef::of(cells, dim);
+      return DimRef::of(gates, dim);
     if ((index == 2 || index == 3) && dim == 1)
-      return DimRef::of(cells, 2);
+      return DimRef::of(gates, 2);
     return std::nullopt;
   }
 
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
-    auto recurrence = cast<LstmBackwardRecurrenceOp>(op);
+    auto recurrence = cast<RnnBackwardRecurrenceOp>(op);
+    const std::string cell = recurrence.getCell().str();
     const int64_t directions = recurrence.getWeights().size(),
-                  hidden = lastDim(recurrence.getCells()),
+                  hidden = lastDim(recurrence.getWeights()[0]),
                   units = recurrence.getUnits(),
-                  states = dimOf(recurrence.getCells(), 0);
+                  states = dimOf(recurrence.getDH0(), 0),
+                  gates = cellGates(cell);
     const bool onChip = recurrence.getWeightsOnChip();
     Value dGates = recurrence.getDGates(), dOut = recurrence.getDOut();
     const std::string in = cudaType(dtype(dGates)),
                       gradient = cudaType(dtype(dOut));
-    const int64_t shared =
-        lstmBackwardSharedBytes(hidden, units, elementBytes(dGates), onChip);
+    const int64_t shared = lstmBackwardSharedBytes(
+        hidden, units, elementBytes(dGates), onChip, gates);
     builder.setEntry(
-        "lstm_backward_" + typeName(dGates) + "_h" + std::to_string(hidden) +
+        cell + "_backward_" + typeName(dGates) + "_h" + std::to_string(hidden) +
         "_d" + std::to_string(directions) + "_u" + std::to_string(units) +
         (onChip ? "_onchip" : "_streamed") + "_from_" + typeName(dOut));
-    builder.preamble() << "// An LSTM layer's recurrence backwards, "
-                          "persistent.\n";
+    builder.preamble() << "// " << (cell == "gru" ? "A GRU" : "An LSTM")
+                       << " layer's recurrence backwards, persistent.\n";
     if (auto policy = recurrence->getAttrOfType<StringAttr>("policy"))
       builder.preamble() << "// " << policy.getValue().str() << ".\n";
     builder.preamble() << "#include \"rudnn/lstm.cuh\"\n\n"
                        << "// The host sizes the shared memory alike.\n"
                        << "static_assert(rudnn::lstm::BackwardShared<" << in
                        << ", " << hidden << ", " << units << ", "
-                       << (onChip ? "true" : "false")
+                       << (onChip ? "true" : "false") << ", " << cellType(cell)
                        << ">::kBytes == " << shared << ");\n";
     builder.pointer(recurrence.getGates(), "gates", "float", false);
     builder.pointer(recurrence.getCells(), "cells", "float", false);
     builder.pointer(recurrence.getC0(), "c0", in, false);
     const std::string c0At = bindStates(builder, recurrence.getC0(), "c0");
+    builder.pointer(recurrence.getHidden(), "hidden", in, false);
+    builder.pointer(recurrence.getH0(), "h0", in, false);
+    const std::string h0At = bindStates(builder, recurrence.getH0(), "h0");
     builder.pointer(dOut, "d_out", gradient, false);
     const std::string dOutAt =
         bindSequence(builder, dOut, "d_out", recurrence.getBatchFirst());
@@ -249,15 +258,17 @@ struct BackwardRecurrenceModel
             : "0";
     builder.body() << "  const rudnn::lstm::BackwardParams<" << in << ", "
                    << gradient << "> p = {\n      gates, " << gatesFirst
-                   << ", cells, c0, " << c0At << ", d_out, " << dOutAt
-                   << ",\n      d_h_n, d_c_n, " << dHNAt << ", " << dCNAt
-                   << ", " << weights << ", " << rows << ",\n      lengths, "
-                   << scratch << ", d_gates, d_bias, d_h0, d_c0, " << dH0At
-                   << ", " << dC0At
+                   << ", cells, c0, " << c0At << ", hidden, h0, " << h0At
+                   << ",\n      d_out, " << dOutAt << ",\n      d_h_n, d_c_n, "
+                   << dHNAt << ", " << dCNAt << ", " << weights << ", " << rows
+                   << ",\n      lengths, " << scratch
+                   << ", d_gates, d_bias, d_h0, d_c0, " << dH0At << ", "
+                   << dC0At
                    << ",\n      steps, batch, static_cast<int>(layer)};\n"
                    << "  rudnn::lstm::recur_backward<" << in << ", " << gradient
                    << ", " << hidden << ", " << directions << ", " << units
-                   << ", " << (onChip ? "true" : "false") << ">(p);\n";
+                   << ", " << (onChip ? "true" : "false") << ", "
+                   << cellType(cell) << ">(p);\n";
     builder.launch().threads = kLstmRecurrenceThreads;
     builder.launch().sharedBytes = shared;
     builder.launch().cooperative = true;
@@ -269,11 +280,12 @@ struct BackwardRecurrenceModel
     // gradient, the gate gradients written and read back by every block
     // (the broadcast through L2 is left out: a lower bound); W_hhᵀ times
     // them.
-    const int64_t bytes = elementBytes(dGates);
-    builder.launch().memoryBytes =
-        SizeRef{directions * hidden * (16 + 4 + elementBytes(dOut) + 4 * bytes),
-                {DimRef::of('T'), DimRef::of('B')}};
-    builder.launch().flops = SizeRef{2 * directions * 4 * hidden * hidden,
+    const int64_t bytes = elementBytes(dGates),
+                  columns = cellGradientColumns(cell);
+    builder.launch().memoryBytes = SizeRef{
+        directions * hidden * (16 + 4 + elementBytes(dOut) + columns * bytes),
+        {DimRef::of('T'), DimRef::of('B')}};
+    builder.launch().flops = SizeRef{2 * directions * gates * hidden * hidden,
                                      {DimRef::of('T'), DimRef::of('B')}};
     // The serial bound (T of its T + 1 steps): each step a block stages
     // every entry's gate gradients of the step before (from L2), reads its
@@ -282,26 +294,27 @@ struct BackwardRecurrenceModel
     // once a pass of entries (counted per entry).
     const int64_t weightBytes =
         onChip ? 0
-               : units * 4 * hidden * bytes /
+               : units * gates * hidden * bytes /
                      lstmRecurrenceBatch(bytes, /*weightsOnChip=*/false);
     builder.launch().serialSteps = SizeRef{1, {DimRef::of('T')}};
     builder.launch().stepBytes = SizeRef{
-        4 * hidden * bytes +
-            units * (16 + 8 + elementBytes(dOut) + 4 * bytes + 8) + weightBytes,
+        gates * hidden * bytes +
+            units * (16 + 8 + elementBytes(dOut) + columns * bytes + 8) +
+            weightBytes,
         {DimRef::of('B')}};
     builder.launch().stepFlops =
-        SizeRef{2 * units * 4 * hidden, {DimRef::of('B')}};
+        SizeRef{2 * units * gates * hidden, {DimRef::of('B')}};
     return success();
   }
 };
 
 struct WeightGradientModel
     : PrimitiveOpInterface::ExternalModel<WeightGradientModel,
-                                          LstmWeightGradientOp> {
+                                          RnnWeightGradientOp> {
   StringRef getKernelGroup(Operation *) const { return "lstm.weight_gradient"; }
 
   ResultStorage getResultStorage(Operation *op, unsigned index) const {
-    Value gradient = cast<LstmWeightGradientOp>(op).getDWeights()[index];
+    Value gradient = cast<RnnWeightGradientOp>(op).getDWeights()[index];
     auto type = cast<RankedTensorType>(gradient.getType());
     return ResultStorage::own(
         {elementBytes(gradient) * type.getNumElements(), {}}, "d_weight");
@@ -312,21 +325,24 @@ struct WeightGradientModel
   }
 
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
-    auto gradients = cast<LstmWeightGradientOp>(op);
+    auto gradients = cast<RnnWeightGradientOp>(op);
+    const std::string cell = gradients.getCell().str();
     Value dGates = gradients.getDGates(), hidden = gradients.getHidden();
-    const int64_t directions = dimOf(dGates, 0), gates = lastDim(dGates),
-                  hiddenSize = gates / 4;
+    const int64_t directions = dimOf(dGates, 0),
+                  hiddenSize = lastDim(dGates) / cellGradientColumns(cell),
+                  gates = cellGates(cell) * hiddenSize;
     const bool stacked = gradients.getLayer() > 0;
     const int64_t features =
         stacked ? directions * hiddenSize : lastDim(gradients.getInput());
     const std::string in = cudaType(dtype(dGates));
     const int64_t splits = gradients.getSplits();
-    builder.setEntry("lstm_weight_gradient_" + typeName(dGates) + "_i" +
+    builder.setEntry(cell + "_weight_gradient_" + typeName(dGates) + "_i" +
                      std::to_string(features) + "_h" +
                      std::to_string(hiddenSize) + "_d" +
                      std::to_string(directions) + (stacked ? "_stacked" : "") +
                      (splits > 1 ? "_s" + std::to_string(splits) : ""));
-    builder.preamble() << "// An LSTM layer's weight and bias gradients.\n"
+    builder.preamble() << "// " << (cell == "gru" ? "A GRU" : "An LSTM")
+                       << " layer's weight and bias gradients.\n"
                        << "#include \"rudnn/lstm.cuh\"\n\n";
     builder.pointer(dGates, "d_gates", in, false);
     builder.pointer(hidden, "hidden", in, false);
@@ -376,7 +392,7 @@ struct WeightGradientModel
                    << ",\n      steps, batch, static_cast<int>(layer)};\n"
                    << "  rudnn::lstm::weight_gradients<" << in << ", "
                    << features << ", " << hiddenSize << ", " << directions
-                   << ", " << splits << ">(p);\n";
+                   << ", " << splits << ", " << cellType(cell) << ">(p);\n";
     builder.launch().threads = kGemmThreads;
     builder.launch().grid[0] = SizeRef{(gates + kGemmTile - 1) / kGemmTile, {}};
     builder.launch().grid[1] = SizeRef{
@@ -387,7 +403,7 @@ struct WeightGradientModel
     // gradients written are per call, not per row, and left out).
     const int64_t bytes = elementBytes(dGates);
     builder.launch().memoryBytes =
-        SizeRef{bytes * (directions * gates + features + hiddenSize),
+        SizeRef{bytes * (directions * lastDim(dGates) + features + hiddenSize),
                 {DimRef::of('T'), DimRef::of('B')}};
     builder.launch().flops =
         SizeRef{2 * directions * gates * (features + hiddenSize),
@@ -398,20 +414,20 @@ struct WeightGradientModel
 
 struct InputGradientModel
     : PrimitiveOpInterface::ExternalModel<InputGradientModel,
-                                          LstmInputGradientOp> {
+                                          RnnInputGradientOp> {
   StringRef getKernelGroup(Operation *) const { return "lstm.input_gradient"; }
 
   ResultStorage getResultStorage(Operation *op, unsigned) const {
-    Value dInput = cast<LstmInputGradientOp>(op).getDInput();
+    Value dInput = cast<RnnInputGradientOp>(op).getDInput();
     return ResultStorage::own({elementBytes(dInput) * lastDim(dInput),
                                {DimRef::of('T'), DimRef::of('B')}},
                               "d_input");
   }
 
-  /// d_input [T, B, F] (or [B, T, F]): T and B of d_gates [D, T, B, 4H].
+  /// d_input [T, B, F] (or [B, T, F]): T and B of d_gates [D, T, B, C].
   std::optional<DimRef> getResultDim(Operation *op, unsigned,
                                      unsigned dim) const {
-    auto gradient = cast<LstmInputGradientOp>(op);
+    auto gradient = cast<RnnInputGradientOp>(op);
     if (dim < 2)
       return DimRef::of(gradient.getDGates(),
                         (dim == 0) != gradient.getBatchFirst() ? 1 : 2);
@@ -419,17 +435,20 @@ struct InputGradientModel
   }
 
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
-    auto gradient = cast<LstmInputGradientOp>(op);
+    auto gradient = cast<RnnInputGradientOp>(op);
+    const std::string cell = gradient.getCell().str();
     Value dGates = gradient.getDGates(), dInput = gradient.getDInput();
     const int64_t directions = gradient.getWeights().size(),
-                  hidden = lastDim(dGates) / 4, features = lastDim(dInput);
+                  hidden = lastDim(dGates) / cellGradientColumns(cell),
+                  gates = cellGates(cell), features = lastDim(dInput);
     const std::string in = cudaType(dtype(dGates)),
                       out = cudaType(dtype(dInput));
-    builder.setEntry("lstm_input_gradient_" + typeName(dGates) + "_to_" +
+    builder.setEntry(cell + "_input_gradient_" + typeName(dGates) + "_to_" +
                      typeName(dInput) + "_i" + std::to_string(features) + "_h" +
                      std::to_string(hidden) + "_d" +
                      std::to_string(directions));
-    builder.preamble() << "// An LSTM layer's input gradient.\n"
+    builder.preamble() << "// " << (cell == "gru" ? "A GRU" : "An LSTM")
+                       << " layer's input gradient.\n"
                        << "#include \"rudnn/lstm.cuh\"\n\n";
     builder.pointer(dGates, "d_gates", in, false);
     const std::string weights =
@@ -448,7 +467,7 @@ struct InputGradientModel
                    << rows << ", d_input, " << dInputAt << ", steps, batch};\n"
                    << "  rudnn::lstm::input_gradient<" << in << ", " << out
                    << ", " << features << ", " << hidden << ", " << directions
-                   << ">(p);\n";
+                   << ", " << cellType(cell) << ">(p);\n";
     builder.launch().threads = kGemmThreads;
     builder.launch().grid[0] =
         SizeRef{1, {DimRef::ceilDiv('T', kStepsABlock, "step_tiles")}};
@@ -457,10 +476,10 @@ struct InputGradientModel
     builder.launch().grid[2] = SizeRef{1, {}};
     // The gate gradients read and the input gradient written once a row.
     builder.launch().memoryBytes =
-        SizeRef{directions * 4 * hidden * elementBytes(dGates) +
+        SizeRef{directions * gates * hidden * elementBytes(dGates) +
                     features * elementBytes(dInput),
                 {DimRef::of('T'), DimRef::of('B')}};
-    builder.launch().flops = SizeRef{2 * directions * 4 * hidden * features,
+    builder.launch().flops = SizeRef{2 * directions * gates * hidden * features,
                                      {DimRef::of('T'), DimRef::of('B')}};
     return success();
   }
@@ -471,8 +490,7 @@ struct InputGradientModel
 void ::rudnn::codegen::lstm::attachBackwardPrimitives(
     DialectRegistry &registry) {
   attachPrimitives<Primitive<LstmRecomputeGatesOp, RecomputeGatesModel>,
-                   Primitive<LstmBackwardRecurrenceOp, BackwardRecurrenceModel>,
-                   Primitive<LstmWeightGradientOp, WeightGradientModel>,
-                   Primitive<LstmInputGradientOp, InputGradientModel>>(
-      registry);
+                   Primitive<RnnBackwardRecurrenceOp, BackwardRecurrenceModel>,
+                   Primitive<RnnWeightGradientOp, WeightGradientModel>,
+                   Primitive<RnnInputGradientOp, InputGradientModel>>(registry);
 }

@@ -57,6 +57,11 @@ inline std::string bindRows(KernelBuilder &builder, mlir::ValueRange values,
   return list + "}";
 }
 
+/// The device type of a primitive's `cell` ("lstm" or "gru").
+inline std::string cellType(llvm::StringRef cell) {
+  return cell == "gru" ? "rudnn::lstm::GruCell" : "rudnn::lstm::LstmCell";
+}
+
 /// Attaches the backward's primitives (LstmBackwardPrimitives.cpp).
 void attachBackwardPrimitives(mlir::DialectRegistry &registry);
 

@@ -1,10 +1,11 @@
-//===- LstmPrimitives.cpp - An LSTM layer's primitives as kernels ---------===//
+//===- LstmPrimitives.cpp - A recurrent layer's primitives as kernels -----===//
 //
-// The primitive interface of rudnn.lstm_projection and rudnn.lstm_recurrence:
-// a GEMM kernel per layer writing the projected gates (and laying out the
-// initial state), then the recurrence: a cooperative grid of one block an
-// SM running every step, or a kernel of one step the plan launches T times.
-// The recurrences of a stack share h_n and c_n, each writing its slices.
+// The primitive interface of rudnn.rnn_projection and rudnn.rnn_recurrence
+// (LSTM and GRU layers, by `cell`): a GEMM kernel per layer writing the
+// projected gates (and laying out the initial state), then the recurrence:
+// a cooperative grid of one block an SM running every step, or a kernel of
+// one step the plan launches T times. The recurrences of a stack share h_n
+// and c_n, each writing its slices.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 #include "codegen/Emit/Primitives.h"
 #include "codegen/Emit/lstm/LstmBindings.h"
 #include "dialects/IR/RudnnOps.h"
+#include "dialects/IR/lstm/LstmInterfaces.h"
 #include "dialects/IR/lstm/LstmPolicy.h"
 
 using namespace mlir;
@@ -30,26 +32,27 @@ constexpr int64_t kProjectionCols = 64, kProjectionThreads = 128;
 constexpr int64_t kProjectionStepsABlock = 8;
 
 struct ProjectionModel
-    : PrimitiveOpInterface::ExternalModel<ProjectionModel, LstmProjectionOp> {
+    : PrimitiveOpInterface::ExternalModel<ProjectionModel, RnnProjectionOp> {
   StringRef getKernelGroup(Operation *) const { return kProjectionGroup; }
 
   ResultStorage getResultStorage(Operation *op, unsigned index) const {
-    auto projection = cast<LstmProjectionOp>(op);
+    auto projection = cast<RnnProjectionOp>(op);
     const int64_t directions = projection.getWeights().size(),
-                  hidden = projection.getHidden();
+                  hidden = projection.getHidden(),
+                  gates = mlir::rudnn::lstm::cellGates(projection.getCell());
     if (index == 0)
       return ResultStorage::own(
-          {4 * directions * 4 * hidden, {DimRef::of('T'), DimRef::of('B')}},
+          {4 * directions * gates * hidden, {DimRef::of('T'), DimRef::of('B')}},
           "gates");
     // After the states, the recurrence's grid barrier (lstm::StateLayout).
     return ResultStorage::own(
         {4 * (directions * 3 * hidden + 4), {DimRef::of('B')}}, "lstm_state");
   }
 
-  /// gates [D, T, B, 4H], state [D, 3, B, H]: T and B of the input.
+  /// gates [D, T, B, G·H], state [D, 3, B, H]: T and B of the input.
   std::optional<DimRef> getResultDim(Operation *op, unsigned index,
                                      unsigned dim) const {
-    auto projection = cast<LstmProjectionOp>(op);
+    auto projection = cast<RnnProjectionOp>(op);
     const bool batchFirst = projection.getBatchFirst();
     const unsigned time = batchFirst ? 1 : 0, batch = batchFirst ? 0 : 1;
     if (index == 0 && dim == 1)
@@ -60,17 +63,20 @@ struct ProjectionModel
   }
 
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
-    auto projection = cast<LstmProjectionOp>(op);
+    auto projection = cast<RnnProjectionOp>(op);
     Value input = projection.getInput();
     const int64_t directions = projection.getWeights().size(),
                   hidden = projection.getHidden(), features = lastDim(input);
     const bool biases = !projection.getBiases().empty();
     const std::string in = cudaType(dtype(input));
-    builder.setEntry("lstm_projection_" +
+    const std::string cell = projection.getCell().str();
+    const int64_t gates = mlir::rudnn::lstm::cellGates(cell);
+    builder.setEntry(cell + "_projection_" +
                      std::string(::rudnn::dtypeName(dtype(input))) + "_i" +
                      std::to_string(features) + "_h" + std::to_string(hidden) +
                      "_d" + std::to_string(directions));
-    builder.preamble() << "// An LSTM layer's input projection.\n"
+    builder.preamble() << "// " << (cell == "gru" ? "A GRU" : "An LSTM")
+                       << " layer's input projection.\n"
                        << "#include \"rudnn/lstm.cuh\"\n\n"
                        << "static_assert(rudnn::lstm::kProjectionCols == "
                        << kProjectionCols
@@ -110,31 +116,32 @@ struct ProjectionModel
                    << ",\n      gates, state, steps, batch, "
                       "static_cast<int>(layer)};\n"
                    << "  rudnn::lstm::project_inputs<" << in << ", " << features
-                   << ", " << hidden << ", " << directions << ">(p);\n";
+                   << ", " << hidden << ", " << directions << ", "
+                   << cellType(cell) << ">(p);\n";
     builder.launch().threads = kProjectionThreads;
     // ⌈T/8⌉ blocks take the ⌈T·B/64⌉ row tiles in turn: one each at B = 8.
     builder.launch().grid[0] = SizeRef{
         1, {DimRef::ceilDiv('T', kProjectionStepsABlock, "step_tiles")}};
     builder.launch().grid[1] =
-        SizeRef{(4 * hidden + kProjectionCols - 1) / kProjectionCols, {}};
+        SizeRef{(gates * hidden + kProjectionCols - 1) / kProjectionCols, {}};
     builder.launch().grid[2] = SizeRef{directions, {}};
     // Reads the input and weights, writes the gates: T·B·4H·D fp32.
     const int64_t bytes = elementBytes(input);
     builder.launch().memoryBytes =
-        SizeRef{directions * (features * bytes + 16 * hidden),
+        SizeRef{directions * (features * bytes + 4 * gates * hidden),
                 {DimRef::of('T'), DimRef::of('B')}};
-    builder.launch().flops = SizeRef{2 * directions * 4 * hidden * features,
+    builder.launch().flops = SizeRef{2 * directions * gates * hidden * features,
                                      {DimRef::of('T'), DimRef::of('B')}};
     return success();
   }
 };
 
 struct RecurrenceModel
-    : PrimitiveOpInterface::ExternalModel<RecurrenceModel, LstmRecurrenceOp> {
+    : PrimitiveOpInterface::ExternalModel<RecurrenceModel, RnnRecurrenceOp> {
   StringRef getKernelGroup(Operation *) const { return kRecurrenceGroup; }
 
   ResultStorage getResultStorage(Operation *op, unsigned index) const {
-    auto recurrence = cast<LstmRecurrenceOp>(op);
+    auto recurrence = cast<RnnRecurrenceOp>(op);
     const int64_t bytes = elementBytes(recurrence.getOut());
     if (index == 0)
       return ResultStorage::own({bytes * lastDim(recurrence.getOut()),
@@ -170,7 +177,7 @@ struct RecurrenceModel
   /// gates [D, T, B, 4H].
   std::optional<DimRef> getResultDim(Operation *op, unsigned index,
                                      unsigned dim) const {
-    auto recurrence = cast<LstmRecurrenceOp>(op);
+    auto recurrence = cast<RnnRecurrenceOp>(op);
     Value gates = recurrence.getGates();
     const bool batchFirst = recurrence.getBatchFirst();
     if (index == 0 && dim < 2)
@@ -183,7 +190,7 @@ struct RecurrenceModel
   }
 
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
-    auto recurrence = cast<LstmRecurrenceOp>(op);
+    auto recurrence = cast<RnnRecurrenceOp>(op);
     Value out = recurrence.getOut();
     const int64_t directions = recurrence.getWeights().size(),
                   hidden = lastDim(recurrence.getState()),
@@ -191,25 +198,28 @@ struct RecurrenceModel
     const bool onChip = recurrence.getWeightsOnChip(),
                perStep = recurrence.getPerStep();
     const std::string in = cudaType(dtype(out));
-    const int64_t shared =
-        lstmRecurrenceSharedBytes(hidden, units, elementBytes(out), onChip);
-    builder.setEntry("lstm_recurrence_" +
+    const std::string cell = recurrence.getCell().str();
+    const int64_t gates = mlir::rudnn::lstm::cellGates(cell);
+    const int64_t shared = lstmRecurrenceSharedBytes(
+        hidden, units, elementBytes(out), onChip, gates);
+    builder.setEntry(cell + "_recurrence_" +
                      std::string(::rudnn::dtypeName(dtype(out))) + "_h" +
                      std::to_string(hidden) + "_d" +
                      std::to_string(directions) + "_u" + std::to_string(units) +
                      (perStep  ? "_step"
                       : onChip ? "_onchip"
                                : "_streamed"));
-    builder.preamble()
-        << (perStep ? "// One step of an LSTM layer's recurrence.\n"
-                    : "// An LSTM layer's recurrence, persistent.\n");
+    const char *layer = cell == "gru" ? "a GRU" : "an LSTM";
+    builder.preamble() << (perStep ? "// One step of " : "// ") << layer
+                       << " layer's recurrence"
+                       << (perStep ? "" : ", persistent") << ".\n";
     if (auto policy = recurrence->getAttrOfType<StringAttr>("policy"))
       builder.preamble() << "// " << policy.getValue().str() << ".\n";
     builder.preamble() << "#include \"rudnn/lstm.cuh\"\n\n"
                        << "// The host sizes the shared memory alike.\n"
                        << "static_assert(rudnn::lstm::RecurrenceShared<" << in
                        << ", " << hidden << ", " << units << ", "
-                       << (onChip ? "true" : "false")
+                       << (onChip ? "true" : "false") << ", " << cellType(cell)
                        << ">::kBytes == " << shared << ");\n"
                        << "static_assert(rudnn::lstm::kRecurrenceThreads == "
                        << kLstmRecurrenceThreads << ");\n";
@@ -218,6 +228,8 @@ struct RecurrenceModel
         bindDirections(builder, recurrence.getWeights(), "weight", in);
     const std::string rows =
         bindRows(builder, recurrence.getWeights(), "weight");
+    const std::string biases =
+        bindDirections(builder, recurrence.getBiases(), "bias_hh", in);
     builder.pointer(recurrence.getLengths(), "lengths", "int", false);
     builder.pointer(recurrence.getState(), "state", "float", true);
     builder.pointer(out, "out", in, true);
@@ -231,9 +243,11 @@ struct RecurrenceModel
       return which < recurrence.getSaved().size() ? recurrence.getSaved()[which]
                                                   : Value();
     };
+    // The LSTM saves hidden, cells (and gates); the GRU hidden and gates.
+    const bool gru = cell == "gru";
     builder.pointer(saved(0), "saved_hidden", in, true);
-    builder.pointer(saved(1), "saved_cells", "float", true);
-    builder.pointer(saved(2), "saved_gates", "float", true);
+    builder.pointer(gru ? Value() : saved(1), "saved_cells", "float", true);
+    builder.pointer(saved(gru ? 1 : 2), "saved_gates", "float", true);
     builder.dim(DimRef::of('T'), "steps");
     builder.dim(DimRef::of('B'), "batch");
     // A parameter: every layer runs the same kernel.
@@ -243,8 +257,8 @@ struct RecurrenceModel
              << "cannot emit its kernel: " << builder.conflict();
     builder.body() << "  const rudnn::lstm::RecurrenceParams<" << in
                    << "> p = {\n      gates, " << weights << ", " << rows
-                   << ", lengths, state,\n      out, " << outAt
-                   << ", h_n, c_n, " << hNAt << ", " << cNAt
+                   << ", " << biases << ", lengths, state,\n      out, "
+                   << outAt << ", h_n, c_n, " << hNAt << ", " << cNAt
                    << ",\n      saved_hidden, saved_cells, saved_gates, steps, "
                       "batch,\n      static_cast<int>(layer)};\n";
     builder.launch().threads = kLstmRecurrenceThreads;
@@ -257,19 +271,20 @@ struct RecurrenceModel
     if (perStep) {
       const std::string step = builder.repeatOver(DimRef::of('T'), "step");
       builder.body() << "  rudnn::lstm::recur_step<" << in << ", " << hidden
-                     << ", " << directions << ", " << units << ">(p, " << step
-                     << ");\n";
+                     << ", " << directions << ", " << units << ", "
+                     << cellType(cell) << ">(p, " << step << ");\n";
     } else {
       builder.body() << "  rudnn::lstm::recur<" << in << ", " << hidden << ", "
                      << directions << ", " << units << ", "
-                     << (onChip ? "true" : "false") << ">(p);\n";
+                     << (onChip ? "true" : "false") << ", " << cellType(cell)
+                     << ">(p);\n";
       builder.launch().cooperative = true;
       perLaunch.push_back(DimRef::of('T'));
     }
-    builder.launch().memoryBytes =
-        SizeRef{directions * hidden * (16 + elementBytes(out)), perLaunch};
+    builder.launch().memoryBytes = SizeRef{
+        directions * hidden * (4 * gates + elementBytes(out)), perLaunch};
     builder.launch().flops =
-        SizeRef{2 * directions * 4 * hidden * hidden, perLaunch};
+        SizeRef{2 * directions * gates * hidden * hidden, perLaunch};
     // The serial bound: each step a block stages every entry's previous
     // hidden state (fp32, from L2), reads its gates and writes its states,
     // and, off chip, reads its W_hh rows once a pass of entries (counted
@@ -277,14 +292,15 @@ struct RecurrenceModel
     const int64_t bytes = elementBytes(out);
     const int64_t weightBytes =
         onChip ? 0
-               : 4 * units * hidden * bytes /
+               : gates * units * hidden * bytes /
                      lstmRecurrenceBatch(bytes, /*weightsOnChip=*/false);
     builder.launch().serialSteps =
         perStep ? SizeRef{1, {}} : SizeRef{1, {DimRef::of('T')}};
-    builder.launch().stepBytes = SizeRef{
-        4 * hidden + units * (28 + bytes) + weightBytes, {DimRef::of('B')}};
+    builder.launch().stepBytes =
+        SizeRef{4 * hidden + units * (4 * gates + 12 + bytes) + weightBytes,
+                {DimRef::of('B')}};
     builder.launch().stepFlops =
-        SizeRef{2 * 4 * units * hidden, {DimRef::of('B')}};
+        SizeRef{2 * gates * units * hidden, {DimRef::of('B')}};
     builder.launch().grid[0] =
         SizeRef{directions * ((hidden + units - 1) / units), {}};
     builder.launch().grid[1] = SizeRef{1, {}};
@@ -296,7 +312,7 @@ struct RecurrenceModel
 } // namespace
 
 void ::rudnn::codegen::registerLstmPrimitives(DialectRegistry &registry) {
-  attachPrimitives<Primitive<LstmProjectionOp, ProjectionModel>,
-                   Primitive<LstmRecurrenceOp, RecurrenceModel>>(registry);
+  attachPrimitives<Primitive<RnnProjectionOp, ProjectionModel>,
+                   Primitive<RnnRecurrenceOp, RecurrenceModel>>(registry);
   attachBackwardPrimitives(registry);
 }

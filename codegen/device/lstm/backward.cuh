@@ -1,21 +1,23 @@
-//===- lstm/backward.cuh - An LSTM layer's recurrence backwards -----------===//
+//===- lstm/backward.cuh - A recurrent layer's recurrence backwards -------===//
 //
 // Backpropagation through time, both directions at once, on the forward's
 // grid: each block owns `Units` hidden units of one direction and walks
 // each entry's steps in reverse. A step forms the units' hidden-state
-// gradient from the output's and W_hhᵀ times the whole gate gradient of the
-// step after (the block keeps W_hh's columns of its units, on chip where
-// they fit), then the gate gradients (the pre-activations') from the
-// forward's saved gates and cells, and carries the cell gradient. The gate
-// gradients go to memory in the layer's type: the other blocks read them at
-// the next step, the weight and input gradients afterwards. Bias gradients
-// are summed on chip over entries and steps in a fixed order.
+// gradient from the output's and W_hhᵀ times the whole recurrent-side gate
+// gradient of the step after (the block keeps W_hh's columns of its units,
+// on chip where they fit), then the gate gradients (the pre-activations')
+// from the forward's saved values, and carries what the cell hands back
+// (the LSTM's cell gradient, the GRU's z ⊙ dh). The gate gradients go to
+// memory in the layer's type: the other blocks read them at the next step,
+// the weight and input gradients afterwards. Bias gradients are summed on
+// chip over entries and steps in a fixed order.
 //
 //===----------------------------------------------------------------------===//
 
 #pragma once
 
 #include "rudnn/arch/grid.cuh"
+#include "rudnn/lstm/cells.cuh"
 #include "rudnn/lstm/products.cuh"
 #include "rudnn/lstm/recurrence.cuh"
 #include "rudnn/lstm/state.cuh"
@@ -28,32 +30,36 @@ namespace lstm {
 /// `G`: the type of the output gradient (the caller's for the last layer,
 /// fp32 from the layer above for the others).
 template <typename T, typename G> struct BackwardParams {
-  const float *gates;    // [·, T, B, 4H] activations, direction d's at
+  const float *gates;    // [·, T, B, 4H] saved values, direction d's at
   long long gates_first; //   slice gates_first + d
-  const float *cells;    // [L·D, T, B, H]: the forward's saved cells
+  const float *cells;    // [L·D, T, B, H]: the forward's saved cells (LSTM)
   const T *c0;           // [L·D, B, H], or null
   LayerStates c0_at;
+  const T *hidden; // [L, T, B, D·H]: the forward's saved outputs (GRU)
+  const T *h0;     // [L·D, B, H], or null
+  LayerStates h0_at;
   const G *d_out; // [T, B, D·H]: the gradient of the layer's output
   TimeBatch d_out_at;
   const T *d_h_n, *d_c_n; // [L·D, B, H], or null (zero)
   LayerStates d_h_n_at, d_c_n_at;
-  const T *weight[2]; // W_hh per direction, [4H, H]
+  const T *weight[2]; // W_hh per direction, [G·H, H]
   long long weight_row[2];
   const int *lengths; // [B], or null
-  float *state;       // [D, B, H] cell gradients, then the grid barrier
-  T *d_gates;         // [D, T, B, 4H], dense
-  float *d_bias;      // [D, 4H]
+  float *state;       // [D, B, H] carried gradients, then the grid barrier
+  T *d_gates;         // [D, T, B, C·H], dense (C: kGradientColumns)
+  float *d_bias;      // [D, 4H]: the cell's bias sums
   T *d_h0, *d_c0;     // [L·D, B, H], or null
   LayerStates d_h0_at, d_c0_at;
   int steps, batch, layer;
 };
 
-/// A block's shared memory: the products of its units' W_hh columns (4H
+/// A block's shared memory: the products of its units' W_hh columns (G·H
 /// deep) with the staged gate gradients, then its bias gradients (4·Units
 /// fp32) and a pass's gate gradients to add to them ([4·Units][kBatch]).
-template <typename T, int Hidden, int Units, bool OnChip>
+template <typename T, int Hidden, int Units, bool OnChip,
+          typename Cell = LstmCell>
 struct BackwardShared {
-  using Products = RowProducts<T, Units, 4 * Hidden, OnChip>;
+  using Products = RowProducts<T, Units, Cell::kGates * Hidden, OnChip>;
   static constexpr long long kBiasAt = Products::kBytes;
   static constexpr long long kPassAt = kBiasAt + 16ll * Units;
   static constexpr long long kBytes = kPassAt + 16ll * Units * Products::kBatch;
@@ -64,15 +70,20 @@ __device__ __forceinline__ int backward_time(int d, int length, int s) {
   return d == 0 ? length - 1 - s : s;
 }
 
-/// Stages the gate gradients of the step before, [kBatch, 4H] of entries
-/// b0.. (zero where an entry has none), from L2: other blocks wrote them.
-template <typename Products, typename T>
+/// Stages the recurrent-side gate gradients of the step before, [kBatch,
+/// G·H] of entries b0.. (zero where an entry has none), from L2: other
+/// blocks wrote them. `Columns`: a row's gate-gradient columns, the
+/// recurrent side's the last G·H.
+template <typename Products, int Columns, typename T>
 __device__ __forceinline__ void
 stage_gate_gradients(unsigned char *shared, const T *d_gates, int d, int s,
                      int b0, int steps, int batch, const int *lengths) {
   constexpr int kWidth = Products::kLength;
+  constexpr int kRow = Columns, kFirst = Columns - kWidth;
   constexpr int kVector =
-      kWidth % Vector16<T>::kCount == 0 ? Vector16<T>::kCount : 1;
+      kWidth % Vector16<T>::kCount == 0 && kRow % Vector16<T>::kCount == 0
+          ? Vector16<T>::kCount
+          : 1;
   constexpr int kGroups = Products::kDepth / kVector;
   for (int e = threadIdx.x; e < Products::kBatch * kGroups;
        e += kRecurrenceThreads) {
@@ -86,8 +97,8 @@ stage_gate_gradients(unsigned char *shared, const T *d_gates, int d, int s,
                  backward_time(d, length, s - 1)) *
                     batch +
                 b) *
-                   kWidth +
-               k;
+                   kRow +
+               kFirst + k;
     }
     if constexpr (kVector > 1) {
       float values[kVector] = {};
@@ -110,21 +121,23 @@ stage_gate_gradients(unsigned char *shared, const T *d_gates, int d, int s,
 /// Backward step s of the block's units (s = T: only what reaches the
 /// initial states of entries of length T).
 template <typename T, typename G, int Hidden, int Directions, int Units,
-          bool OnChip>
+          bool OnChip, typename Cell>
 __device__ void backward_step(const BackwardParams<T, G> &p,
                               unsigned char *shared,
                               const BlockUnits<T, Hidden, Units> &own, int s) {
-  using Shared = BackwardShared<T, Hidden, Units, OnChip>;
+  using Shared = BackwardShared<T, Hidden, Units, OnChip, Cell>;
   using Products = typename Shared::Products;
-  constexpr int kGates = 4 * Hidden;
+  constexpr int kColumns = Cell::kGradientColumns;
   const int d = own.d, j0 = own.j0, units = own.units;
   const int n = p.layer * Directions + d;
   float *carried = p.state + static_cast<long long>(d) * p.batch * Hidden;
   float *pass = reinterpret_cast<float *>(shared + Shared::kPassAt);
   float *bias = reinterpret_cast<float *>(shared + Shared::kBiasAt);
+  const PreviousHidden<T, Hidden, Directions> previous{
+      p.hidden, p.h0, p.h0_at, p.lengths, p.steps, p.batch, p.layer, d};
   for (int b0 = 0; b0 < p.batch; b0 += Products::kBatch) {
-    stage_gate_gradients<Products>(shared, p.d_gates, d, s, b0, p.steps,
-                                   p.batch, p.lengths);
+    stage_gate_gradients<Products, kColumns * Hidden>(
+        shared, p.d_gates, d, s, b0, p.steps, p.batch, p.lengths);
     __syncthreads();
     row_products<Products>(
         shared,
@@ -138,70 +151,75 @@ __device__ void backward_step(const BackwardParams<T, G> &p,
          e += kRecurrenceThreads) {
       const int u = e / Products::kBatch, i = e % Products::kBatch;
       const int b = b0 + i, j = j0 + u;
-      float da[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      float dz[kColumns] = {};
       if (u < units && b < p.batch) {
         const int length = clamped_length(p.lengths, b, p.steps);
         const long long at = static_cast<long long>(b) * Hidden + j;
         float dh = Products::sum(shared, u, i);
-        float dc = 0.0f;
+        // What the step after handed back: the LSTM's cell gradient, or
+        // the GRU's part of dh.
+        float carry = 0.0f;
         if (s == 0) {
           if (p.d_h_n)
             dh += to_float(p.d_h_n[p.d_h_n_at.offset(n, b) + j]);
           if (p.d_c_n)
-            dc = to_float(p.d_c_n[p.d_c_n_at.offset(n, b) + j]);
+            carry = to_float(p.d_c_n[p.d_c_n_at.offset(n, b) + j]);
         } else if (s <= length) {
-          dc = carried[at];
+          carry = carried[at];
         }
+        if (!Cell::kCellState)
+          dh += carry;
         if (s == length) { // past the first step: the initial states'
           if (p.d_h0)
             p.d_h0[p.d_h0_at.offset(n, b) + j] = from_float<T>(dh);
           if (p.d_c0)
-            p.d_c0[p.d_c0_at.offset(n, b) + j] = from_float<T>(dc);
+            p.d_c0[p.d_c0_at.offset(n, b) + j] = from_float<T>(carry);
         } else if (s < length) {
           const int t = backward_time(d, length, s);
           const long long row = static_cast<long long>(t) * p.batch + b;
           dh += to_float(p.d_out[p.d_out_at.offset(t, b) + d * Hidden + j]);
           const float *gates =
               p.gates +
-              ((p.gates_first + d) * p.steps * p.batch + row) * kGates;
-          const float *cells =
-              p.cells + static_cast<long long>(n) * p.steps * p.batch * Hidden;
-          const float in = gates[j], forget = gates[Hidden + j],
-                      candidate = gates[2 * Hidden + j],
-                      out = gates[3 * Hidden + j];
-          const float c = cells[row * Hidden + j];
-          // The cell before: the forward's previous step's, or c0's.
-          float c_prev = 0.0f;
-          if (s < length - 1)
-            c_prev = cells[(row + (d == 0 ? -p.batch : p.batch)) * Hidden + j];
-          else if (p.c0)
-            c_prev = to_float(p.c0[p.c0_at.offset(n, b) + j]);
-          const float tanh_c = tanhf(c);
-          dc += dh * out * (1.0f - tanh_c * tanh_c);
-          da[0] = dc * candidate * in * (1.0f - in);
-          da[1] = dc * c_prev * forget * (1.0f - forget);
-          da[2] = dc * in * (1.0f - candidate * candidate);
-          da[3] = dh * tanh_c * out * (1.0f - out);
-          carried[at] = dc * forget;
-          T *to =
-              p.d_gates +
-              (static_cast<long long>(d) * p.steps * p.batch + row) * kGates;
+              ((p.gates_first + d) * p.steps * p.batch + row) * 4 * Hidden;
+          const float saved[4] = {gates[j], gates[Hidden + j],
+                                  gates[2 * Hidden + j], gates[3 * Hidden + j]};
+          if constexpr (Cell::kCellState) {
+            const float *cells = p.cells + static_cast<long long>(n) * p.steps *
+                                               p.batch * Hidden;
+            // The cell before: the forward's previous step's, or c0's.
+            float c_prev = 0.0f;
+            if (s < length - 1)
+              c_prev =
+                  cells[(row + (d == 0 ? -p.batch : p.batch)) * Hidden + j];
+            else if (p.c0)
+              c_prev = to_float(p.c0[p.c0_at.offset(n, b) + j]);
+            carried[at] = Cell::backward(saved, dh, carry,
+                                         cells[row * Hidden + j], c_prev, dz);
+          } else {
+            const T *h_prev = previous.row(row);
+            carried[at] =
+                Cell::backward(saved, dh, carry,
+                               h_prev ? to_float(h_prev[j]) : 0.0f, 0.0f, dz);
+          }
+          T *to = p.d_gates +
+                  (static_cast<long long>(d) * p.steps * p.batch + row) *
+                      kColumns * Hidden;
 #pragma unroll
-          for (int q = 0; q < 4; ++q)
-            to[q * Hidden + j] = from_float<T>(da[q]);
+          for (int q = 0; q < kColumns; ++q)
+            to[q * Hidden + j] = from_float<T>(dz[q]);
         }
         if (s >= length && s < p.steps) { // rows past the length: zeros
           T *to = p.d_gates +
                   ((static_cast<long long>(d) * p.steps + s) * p.batch + b) *
-                      kGates;
+                      kColumns * Hidden;
 #pragma unroll
-          for (int q = 0; q < 4; ++q)
+          for (int q = 0; q < kColumns; ++q)
             to[q * Hidden + j] = from_float<T>(0.0f);
         }
       }
 #pragma unroll
       for (int q = 0; q < 4; ++q)
-        pass[(q * Units + u) * Products::kBatch + i] = da[q];
+        pass[(q * Units + u) * Products::kBatch + i] = Cell::bias_sum(dz, q);
     }
     __syncthreads();
     // The pass's entries in order: the same sums on every run.
@@ -215,12 +233,12 @@ __device__ void backward_step(const BackwardParams<T, G> &p,
 /// The whole layer backwards on a cooperative grid, a grid barrier between
 /// steps; then the block's bias gradients.
 template <typename T, typename G, int Hidden, int Directions, int Units,
-          bool OnChip>
+          bool OnChip, typename Cell = LstmCell>
 __device__ void recur_backward(const BackwardParams<T, G> &p) {
-  using Shared = BackwardShared<T, Hidden, Units, OnChip>;
+  using Shared = BackwardShared<T, Hidden, Units, OnChip, Cell>;
   RUDNN_DYNAMIC_SHARED(unsigned char, shared);
   const BlockUnits<T, Hidden, Units> own(p.weight, p.weight_row);
-  // Row u is column j0 + u of W_hh: W_hhᵀ's row, 4H deep.
+  // Row u is column j0 + u of W_hh: W_hhᵀ's row, G·H deep.
   Shared::Products::fill(shared, [&](int u, int k) {
     return u < own.units ? own.weight[k * own.weight_row + own.j0 + u]
                          : from_float<T>(0.0f);
@@ -231,7 +249,8 @@ __device__ void recur_backward(const BackwardParams<T, G> &p) {
   unsigned *barrier = reinterpret_cast<unsigned *>(
       p.state + static_cast<long long>(Directions) * p.batch * Hidden);
   for (int s = 0; s <= p.steps; ++s) {
-    backward_step<T, G, Hidden, Directions, Units, OnChip>(p, shared, own, s);
+    backward_step<T, G, Hidden, Directions, Units, OnChip, Cell>(p, shared, own,
+                                                                 s);
     if (s < p.steps)
       arch::grid_sync(barrier);
   }

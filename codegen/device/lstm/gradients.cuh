@@ -1,9 +1,10 @@
-//===- lstm/gradients.cuh - An LSTM layer's weight and input gradients ----===//
+//===- lstm/gradients.cuh - A recurrent layer's weight, input gradients ---===//
 //
 // After a layer's backward recurrence, everything left is a GEMM over its
-// gate gradients dA [D, T, B, 4H] (the T·B rows of each direction):
+// gate gradients (the T·B rows of each direction; the input side's dA and
+// the recurrent side's dR, one for the LSTM, apart for the GRU):
 //
-//   dW_ih[d] = dA[d]ᵀ · input        dW_hh[d] = dA[d]ᵀ · h_prev[d]
+//   dW_ih[d] = dA[d]ᵀ · input        dW_hh[d] = dR[d]ᵀ · h_prev[d]
 //   d_input  = Σ_d dA[d] · W_ih[d]   (the directions in order)
 //
 // where h_prev[d] holds each row's hidden state before its step (the
@@ -19,6 +20,7 @@
 #pragma once
 
 #include "rudnn/arch/global.cuh"
+#include "rudnn/lstm/cells.cuh"
 #include "rudnn/lstm/recurrence.cuh"
 #include "rudnn/lstm/state.cuh"
 #include "rudnn/tensor.cuh"
@@ -28,14 +30,14 @@ namespace rudnn {
 namespace lstm {
 
 template <typename T> struct WeightGradientParams {
-  const T *d_gates; // [D, T, B, 4H], dense
+  const T *d_gates; // [D, T, B, C·H], dense (the backward recurrence's)
   const T *input;   // the layer's input, [T, B, In] or [B, T, In]
   TimeBatch input_at;
   const T *hidden; // [L, T, B, D·H]: the forward's saved outputs
   const T *h0;     // [L·D, B, H], or null
   LayerStates h0_at;
   const int *lengths;                 // [B], or null
-  const float *d_bias;                // [D, 4H], from the recurrence
+  const float *d_bias;                // [D, 4H]: the recurrence's sums
   T *d_weight_ih[2], *d_weight_hh[2]; // dense, per direction
   T *d_bias_ih[2], *d_bias_hh[2];     // or null (no biases)
   // With splits: each split's partial 64 x 64 tiles, [Splits, grid x·y·z
@@ -79,10 +81,12 @@ add_partials(const Product &product, float *partials, int *arrival,
 /// Grid (⌈4H/64⌉, ⌈max(In, H)/64⌉, 2·D·Splits): block (x, y, 2D·s + 2d + w)
 /// computes gate rows 64x of dW_ih[d] (w = 0) or dW_hh[d] (w = 1), columns
 /// 64y, over split s of the rows.
-template <typename T, int In, int Hidden, int Directions, int Splits>
+template <typename T, int In, int Hidden, int Directions, int Splits,
+          typename Cell = LstmCell>
 __device__ void weight_gradients(const WeightGradientParams<T> &p) {
   using Gemm = tile::BlockGemm<T, tile::ALayout::KM, tile::BLayout::KN>;
-  constexpr int kGates = 4 * Hidden;
+  constexpr int kGates = Cell::kGates * Hidden;
+  constexpr int kRow = Cell::kGradientColumns * Hidden;
   const int split = blockIdx.z / (2 * Directions),
             z = blockIdx.z % (2 * Directions);
   const int d = z / 2, recurrent = z % 2;
@@ -92,15 +96,17 @@ __device__ void weight_gradients(const WeightGradientParams<T> &p) {
     T *ih = of_direction(p.d_bias_ih, d), *hh = of_direction(p.d_bias_hh, d);
     for (int g = m0 + threadIdx.x; ih && g < kGates && g < m0 + Gemm::kRows;
          g += Gemm::kThreads) {
-      const float value = p.d_bias[d * kGates + g];
-      ih[g] = from_float<T>(value);
-      hh[g] = from_float<T>(value);
+      const float *sums = p.d_bias + d * 4 * Hidden;
+      ih[g] = from_float<T>(sums[g]);
+      hh[g] = from_float<T>(sums[Cell::hidden_bias_sum(g, Hidden)]);
     }
   }
   if (n0 >= width)
     return;
   const long long rows = static_cast<long long>(p.steps) * p.batch;
-  const T *d_gates = p.d_gates + d * rows * kGates;
+  // The input side's columns first, the recurrent side's last.
+  const T *d_gates =
+      p.d_gates + d * rows * kRow + (recurrent ? kRow - kGates : 0);
   const PreviousHidden<T, Hidden, Directions> previous{
       p.hidden, p.h0, p.h0_at, p.lengths, p.steps, p.batch, p.layer, d};
   // Row k of the second operand: the input's, or the hidden state before
@@ -127,10 +133,11 @@ __device__ void weight_gradients(const WeightGradientParams<T> &p) {
         tile::gather_tile_async(
             tile,
             [&](int r) -> const T * {
-              return k0 + r < rows ? d_gates + (k0 + r) * kGates + m0 : nullptr;
+              return k0 + r < rows ? d_gates + (k0 + r) * kRow + m0 : nullptr;
             },
             kGates - m0 < Gemm::kRows ? kGates - m0 : Gemm::kRows,
-            kGates * sizeof(T) % 16 == 0, p.d_gates);
+            kRow * sizeof(T) % 16 == 0 && kGates * sizeof(T) % 16 == 0,
+            p.d_gates);
       },
       [&](typename Gemm::BTile tile, int step) {
         const long long k0 = (first_stage + step) * Gemm::kDepth;
@@ -169,8 +176,8 @@ __device__ void weight_gradients(const WeightGradientParams<T> &p) {
 
 /// `O`: the gradient's type (the caller's for x, fp32 for a layer below).
 template <typename T, typename O> struct InputGradientParams {
-  const T *d_gates;   // [D, T, B, 4H], dense
-  const T *weight[2]; // W_ih per direction, [4H, In]
+  const T *d_gates;   // [D, T, B, C·H], dense
+  const T *weight[2]; // W_ih per direction, [G·H, In]
   long long weight_row[2];
   O *d_input; // [T, B, In] or [B, T, In]
   TimeBatch d_input_at;
@@ -179,10 +186,12 @@ template <typename T, typename O> struct InputGradientParams {
 
 /// Grid (⌈T/8⌉, ⌈In/64⌉): the blocks take the ⌈T·B/64⌉ row tiles in turn,
 /// the depth running over both directions' gates.
-template <typename T, typename O, int In, int Hidden, int Directions>
+template <typename T, typename O, int In, int Hidden, int Directions,
+          typename Cell = LstmCell>
 __device__ void input_gradient(const InputGradientParams<T, O> &p) {
   using Gemm = tile::BlockGemm<T, tile::ALayout::MK, tile::BLayout::KN>;
-  constexpr int kGates = 4 * Hidden;
+  constexpr int kGates = Cell::kGates * Hidden;
+  constexpr int kRow = Cell::kGradientColumns * Hidden;
   constexpr int kStepsADirection = (kGates + Gemm::kDepth - 1) / Gemm::kDepth;
   const int n0 = blockIdx.y * Gemm::kCols;
   const int cols = In - n0 < Gemm::kCols ? In - n0 : Gemm::kCols;
@@ -199,14 +208,13 @@ __device__ void input_gradient(const InputGradientParams<T, O> &p) {
         [&](typename Gemm::ATile tile, int step) {
           const int d = step / kStepsADirection,
                     k0 = step % kStepsADirection * Gemm::kDepth;
-          const T *d_gates = p.d_gates + d * rows * kGates + k0;
+          const T *d_gates = p.d_gates + d * rows * kRow + k0;
           tile::gather_tile_async(
               tile,
               [&](int r) -> const T * {
-                return row0 + r < rows ? d_gates + (row0 + r) * kGates
-                                       : nullptr;
+                return row0 + r < rows ? d_gates + (row0 + r) * kRow : nullptr;
               },
-              depth_of(k0), kGates * sizeof(T) % 16 == 0, p.d_gates);
+              depth_of(k0), kRow * sizeof(T) % 16 == 0, p.d_gates);
         },
         [&](typename Gemm::BTile tile, int step) {
           const int d = step / kStepsADirection,

@@ -1,9 +1,9 @@
-//===- lstm/projection.cuh - An LSTM layer's input projection -------------===//
+//===- lstm/projection.cuh - A recurrent layer's input projection ---------===//
 //
 // Before a layer's recurrence, the part of its gates that does not depend
 // on the hidden state is computed for every time step at once, as one GEMM
 // per direction on the tile layer: gates[d, t, b] = input[t, b] · W_ih[d]ᵀ
-// + b_ih[d] + b_hh[d].
+// + b_ih[d] + b_hh[d] (b_hh of the gates the cell lets fold in).
 // The same kernel lays out the recurrence's initial state (h0 and c0, or
 // zeros), so the recurrent kernel starts without a barrier.
 //
@@ -11,6 +11,7 @@
 
 #pragma once
 
+#include "rudnn/lstm/cells.cuh"
 #include "rudnn/lstm/state.cuh"
 #include "rudnn/tensor.cuh"
 #include "rudnn/tile/gemm.cuh"
@@ -27,12 +28,12 @@ inline constexpr int kProjectionThreads = 128;
 template <typename T> struct ProjectionParams {
   const T *input; // [T, B, In] or [B, T, In]
   TimeBatch input_at;
-  const T *weight[2]; // W_ih per direction, [4H, In]
+  const T *weight[2]; // W_ih per direction, [G·H, In]
   long long weight_row[2];
-  const T *bias_ih[2], *bias_hh[2]; // [4H] each, or null
+  const T *bias_ih[2], *bias_hh[2]; // [G·H] each, or null
   const T *h0, *c0;                 // [L·D, B, H], or null
   LayerStates h0_at, c0_at;
-  float *gates; // [D, T, B, 4H], dense
+  float *gates; // [D, T, B, G·H], dense
   float *state; // StateLayout
   int steps, batch, layer;
 };
@@ -64,22 +65,23 @@ template <typename T> struct NoPreviousHidden {
 
 /// For direction d and the block's 64 gate columns from col0, over the row
 /// tiles the block takes (⌈M/64⌉ of M = T·B in turn, grid x apart):
-/// [input | h_prev] · [W_ih | W_hh]ᵀ + b_ih + b_hh of every row m = t·B + b,
+/// [input | h_prev] · [W_ih | W_hh]ᵀ + b_ih + b_hh of every row m = t·B + b
+/// (b_hh of the first `Folded` of the `Gates` gates),
 /// handed to store(m, g, first, second) for gates g and g + 1. The depth
 /// runs over the input's In features, then, with `Recurrent`, over the
 /// Hidden features of each row's hidden state before its step
 /// (`previous.row(m)`). Both operands go through two-stage cp.async
 /// pipelines into swizzled shared tiles read by ldmatrix, on tensor cores
 /// (FMA for f32).
-template <typename T, int In, int Hidden, bool Recurrent, typename Previous,
-          typename Store>
+template <typename T, int In, int Hidden, bool Recurrent, int Gates, int Folded,
+          typename Previous, typename Store>
 __device__ __forceinline__ void
 gate_sums(const T *input, TimeBatch input_at, const Previous &previous,
           const T *weight_ih, long long ih_row, const T *weight_hh,
           long long hh_row, const T *bias_ih, const T *bias_hh, int steps,
           int batch, Store store) {
   using Gemm = tile::BlockGemm<T, tile::ALayout::MK, tile::BLayout::NK>;
-  constexpr int kGates = 4 * Hidden;
+  constexpr int kGates = Gates * Hidden;
   constexpr int kInputSteps = (In + Gemm::kDepth - 1) / Gemm::kDepth;
   constexpr int kSteps =
       kInputSteps +
@@ -139,7 +141,7 @@ gate_sums(const T *input, TimeBatch input_at, const Previous &previous,
         return;
       auto bias = [&](int at) {
         return (bias_ih ? to_float(bias_ih[at]) : 0.0f) +
-               (bias_hh ? to_float(bias_hh[at]) : 0.0f);
+               (bias_hh && at < Folded * Hidden ? to_float(bias_hh[at]) : 0.0f);
       };
       store(m, g, first + bias(g), second + bias(g + 1));
     });
@@ -147,17 +149,18 @@ gate_sums(const T *input, TimeBatch input_at, const Previous &previous,
 }
 
 /// gates = input · W_ihᵀ + b_ih + b_hh over all M = T·B rows (gate_sums).
-/// Grid (⌈T/8⌉, ⌈4H/64⌉, D).
-template <typename T, int In, int Hidden, int Directions>
+/// Grid (⌈T/8⌉, ⌈G·H/64⌉, D).
+template <typename T, int In, int Hidden, int Directions,
+          typename Cell = LstmCell>
 __device__ void project_inputs(const ProjectionParams<T> &p) {
   using Gemm = tile::BlockGemm<T, tile::ALayout::MK, tile::BLayout::NK>;
   static_assert(Gemm::kRows == kProjectionRows &&
                 Gemm::kCols == kProjectionCols &&
                 Gemm::kThreads == kProjectionThreads);
-  constexpr int kGates = 4 * Hidden;
+  constexpr int kGates = Cell::kGates * Hidden;
   const int d = blockIdx.z;
   const long long rows = static_cast<long long>(p.steps) * p.batch;
-  gate_sums<T, In, Hidden, false>(
+  gate_sums<T, In, Hidden, false, Cell::kGates, Cell::kFoldedGates>(
       p.input, p.input_at, NoPreviousHidden<T>{}, of_direction(p.weight, d),
       of_direction(p.weight_row, d), nullptr, 0, of_direction(p.bias_ih, d),
       of_direction(p.bias_hh, d), p.steps, p.batch,

@@ -43,7 +43,7 @@ __device__ void recompute_gates(const RecomputeParams<T> &p) {
   const long long rows = static_cast<long long>(p.steps) * p.batch;
   const PreviousHidden<T, Hidden, Directions> previous{
       p.hidden, p.h0, p.h0_at, p.lengths, p.steps, p.batch, p.layer, d};
-  gate_sums<T, In, Hidden, true>(
+  gate_sums<T, In, Hidden, true, 4, 4>(
       p.input, p.input_at, previous, of_direction(p.weight_ih, d),
       of_direction(p.ih_row, d), of_direction(p.weight_hh, d),
       of_direction(p.hh_row, d), of_direction(p.bias_ih, d),

@@ -1,8 +1,9 @@
-//===- lstm/recurrence.cuh - An LSTM layer's recurrence -------------------===//
+//===- lstm/recurrence.cuh - A recurrent layer's recurrence ---------------===//
 //
 // Both directions at once: each block owns `Units` hidden units of one
-// direction, computes the four gate rows of each from the whole previous
-// hidden state, updates their cells and publishes their hidden state.
+// direction, computes the gate rows of each (a `Cell`'s, lstm/cells.cuh)
+// from the whole previous hidden state, updates their states and
+// publishes their hidden state.
 // `recur` runs every step on one cooperative grid, a grid barrier ending
 // each; with `OnChip` the block's slice of W_hh stays in shared memory for
 // all steps (16-bit weights then meet the staged hidden states on tensor
@@ -19,6 +20,7 @@
 
 #include "rudnn/arch/cp_async.cuh"
 #include "rudnn/arch/grid.cuh"
+#include "rudnn/lstm/cells.cuh"
 #include "rudnn/lstm/products.cuh"
 #include "rudnn/lstm/state.cuh"
 #include "rudnn/shared.cuh"
@@ -32,27 +34,30 @@ namespace rudnn {
 namespace lstm {
 
 template <typename T> struct RecurrenceParams {
-  const float *gates; // [D, T, B, 4H]: the input projection, biases in
-  const T *weight[2]; // W_hh per direction, [4H, H]
+  const float *gates; // [D, T, B, G·H]: the input projection, biases in
+  const T *weight[2]; // W_hh per direction, [G·H, H]
   long long weight_row[2];
-  const int *lengths; // [B], or null: every entry runs T steps
-  float *state;       // StateLayout, initialised by the projection
-  T *out;             // [T, B, D·H] or [B, T, D·H]
+  const T *bias_hh[2]; // per direction, [G·H], or null: the biases the
+                       // projection leaves to the cell (GRU's b_hn)
+  const int *lengths;  // [B], or null: every entry runs T steps
+  float *state;        // StateLayout, initialised by the projection
+  T *out;              // [T, B, D·H] or [B, T, D·H]
   TimeBatch out_at;
   T *h_n, *c_n; // [L·D, B, H], or null
   LayerStates h_n_at, c_n_at;
   // What the backward takes, dense, or null: every layer's outputs [L, T,
-  // B, D·H], cell states [L·D, T, B, H] and gate activations [L·D, T, B, 4H]
-  // (i, f, g, o); 0 past an entry's length.
+  // B, D·H], cell states [L·D, T, B, H] (LSTM) and the four values a step
+  // saves [L·D, T, B, 4H] (the cell's); 0 past an entry's length.
   T *saved_hidden;
   float *saved_cells, *saved_gates;
   int steps, batch, layer;
 };
 
-/// A block's shared memory: its 4·Units gate rows of W_hh (when `OnChip`)
+/// A block's shared memory: its G·Units gate rows of W_hh (when `OnChip`)
 /// times the staged hidden states (lstm/products.cuh).
-template <typename T, int Hidden, int Units, bool OnChip>
-using RecurrenceShared = RowProducts<T, 4 * Units, Hidden, OnChip>;
+template <typename T, int Hidden, int Units, bool OnChip,
+          typename Cell = LstmCell>
+using RecurrenceShared = RowProducts<T, Cell::kGates * Units, Hidden, OnChip>;
 
 /// Entry b's steps, lengths[b] clamped to [0, T] (T without lengths).
 __device__ __forceinline__ int clamped_length(const int *lengths, int b,
@@ -67,7 +72,7 @@ template <typename T, int Hidden, int Directions> struct SavedSteps {
   const RecurrenceParams<T> &p;
   int d;
 
-  /// Unit j of entry b at time t: h, c and the gate activations.
+  /// Unit j of entry b at time t: h, c and the step's saved values.
   __device__ __forceinline__ void keep(int t, int b, int j, float h, float c,
                                        const float (&gates)[4]) const {
     if (!p.saved_hidden)
@@ -78,7 +83,8 @@ template <typename T, int Hidden, int Directions> struct SavedSteps {
                    d * Hidden + j] = from_float<T>(h);
     const long long n = p.layer * Directions + d;
     const long long at = n * p.steps * p.batch + row;
-    p.saved_cells[at * Hidden + j] = c;
+    if (p.saved_cells)
+      p.saved_cells[at * Hidden + j] = c;
     if (p.saved_gates)
 #pragma unroll
       for (int q = 0; q < 4; ++q)
@@ -143,19 +149,19 @@ template <typename T, int Hidden, int Units> struct BlockUnits {
 
   /// Row r of the block is gate r / Units of unit j0 + r % Units; rows past
   /// the block's units (and padding) are none.
-  __device__ __forceinline__ const T *row(int r) const {
-    if (r >= 4 * Units || r % Units >= units)
+  template <int Gates> __device__ __forceinline__ const T *row(int r) const {
+    if (r >= Gates * Units || r % Units >= units)
       return nullptr;
     return weight + (r / Units * Hidden + j0 + r % Units) * weight_row;
   }
 };
 
 /// Fills the block's W_hh rows into shared memory, once for all steps.
-template <typename T, int Hidden, int Units, bool OnChip>
+template <typename T, int Hidden, int Units, bool OnChip, typename Cell>
 __device__ __forceinline__ void
 load_weights(unsigned char *shared, const BlockUnits<T, Hidden, Units> &own) {
-  using Shared = RecurrenceShared<T, Hidden, Units, OnChip>;
-  auto row = [&](int r) { return own.row(r); };
+  using Shared = RecurrenceShared<T, Hidden, Units, OnChip, Cell>;
+  auto row = [&](int r) { return own.template row<Cell::kGates>(r); };
   if constexpr (Shared::kTensor) {
     tile::gather_tile_async(
         typename Shared::WeightTile{reinterpret_cast<T *>(shared)}, row, Hidden,
@@ -171,13 +177,15 @@ load_weights(unsigned char *shared, const BlockUnits<T, Hidden, Units> &own) {
 }
 
 /// Step s of the block's units: gate rows × the previous hidden state, the
-/// cell update, the new hidden state and the step's outputs. Reads one
+/// cell's update, the new hidden state and the step's outputs. Reads one
 /// hidden buffer and writes the other; the caller orders steps (a grid
 /// barrier, or one launch a step).
-template <typename T, int Hidden, int Directions, int Units, bool OnChip>
+template <typename T, int Hidden, int Directions, int Units, bool OnChip,
+          typename Cell>
 __device__ void step(const RecurrenceParams<T> &p, unsigned char *shared,
                      const BlockUnits<T, Hidden, Units> &own, int s) {
-  using Shared = RecurrenceShared<T, Hidden, Units, OnChip>;
+  using Shared = RecurrenceShared<T, Hidden, Units, OnChip, Cell>;
+  constexpr int kGates = Cell::kGates;
   const int d = own.d, j0 = own.j0, units = own.units;
   const StateLayout layout{p.state, p.batch, Hidden};
   const float *h_prev = layout.hidden(d, s & 1);
@@ -211,7 +219,7 @@ __device__ void step(const RecurrenceParams<T> &p, unsigned char *shared,
     row_products<Shared>(
         shared,
         [&](int r) {
-          return WeightRow<T>{own.row(r), 1};
+          return WeightRow<T>{own.template row<kGates>(r), 1};
         },
         own.aligned);
     __syncthreads();
@@ -230,21 +238,26 @@ __device__ void step(const RecurrenceParams<T> &p, unsigned char *shared,
         continue;
       }
       const int t = d == 0 ? s : length - 1 - s;
-      const float *projected =
+      const float *gates =
           p.gates + ((static_cast<long long>(d) * p.steps + t) * p.batch + b) *
-                        4 * Hidden;
-      auto gate = [&](int q) {
-        return projected[q * Hidden + j] +
-               Shared::sum(shared, q * Units + u, i);
-      };
-      const float in = sigmoid(gate(0)), forget = sigmoid(gate(1)),
-                  candidate = tanhf(gate(2)), out = sigmoid(gate(3));
-      const float c = forget * cell[at] + in * candidate;
-      const float h = out * tanhf(c);
-      cell[at] = c;
+                        kGates * Hidden;
+      float projected[kGates], recurrent[kGates], kept[4];
+#pragma unroll
+      for (int q = 0; q < kGates; ++q) {
+        projected[q] = gates[q * Hidden + j];
+        recurrent[q] = Shared::sum(shared, q * Units + u, i);
+      }
+      const T *bias = of_direction(p.bias_hh, d);
+      float c = Cell::kCellState ? cell[at] : 0.0f;
+      const float h =
+          Cell::forward(projected, recurrent,
+                        bias ? to_float(bias[(kGates - 1) * Hidden + j]) : 0.0f,
+                        Cell::kCellState ? 0.0f : __ldcg(h_prev + at), c, kept);
+      if (Cell::kCellState)
+        cell[at] = c;
       h_next[at] = h;
       p.out[p.out_at.offset(t, b) + d * Hidden + j] = from_float<T>(h);
-      saved.keep(t, b, j, h, c, {in, forget, candidate, out});
+      saved.keep(t, b, j, h, c, kept);
     }
     __syncthreads();
   }
@@ -268,20 +281,21 @@ store_final_states(const RecurrenceParams<T> &p,
     const long long at = static_cast<long long>(b) * Hidden + j;
     if (p.h_n)
       p.h_n[p.h_n_at.offset(n, b) + j] = from_float<T>(__ldcg(h_last + at));
-    if (p.c_n)
+    if (p.c_n) // LSTM only
       p.c_n[p.c_n_at.offset(n, b) + j] = from_float<T>(__ldcg(cell + at));
   }
 }
 
 /// The whole layer on a cooperative grid, a grid barrier between steps.
-template <typename T, int Hidden, int Directions, int Units, bool OnChip>
+template <typename T, int Hidden, int Directions, int Units, bool OnChip,
+          typename Cell = LstmCell>
 __device__ void recur(const RecurrenceParams<T> &p) {
   RUDNN_DYNAMIC_SHARED(unsigned char, shared);
   const BlockUnits<T, Hidden, Units> own(p.weight, p.weight_row);
-  load_weights<T, Hidden, Units, OnChip>(shared, own);
+  load_weights<T, Hidden, Units, OnChip, Cell>(shared, own);
   const StateLayout layout{p.state, p.batch, Hidden};
   for (int s = 0; s < p.steps; ++s) {
-    step<T, Hidden, Directions, Units, OnChip>(p, shared, own, s);
+    step<T, Hidden, Directions, Units, OnChip, Cell>(p, shared, own, s);
     arch::grid_sync(layout.barrier(Directions));
   }
   store_final_states<T, Hidden, Directions, Units>(p, own);
@@ -289,11 +303,12 @@ __device__ void recur(const RecurrenceParams<T> &p) {
 
 /// Step s alone: the plan launches it for s = 0 … T − 1 in order, W_hh read
 /// from L2 each time.
-template <typename T, int Hidden, int Directions, int Units>
+template <typename T, int Hidden, int Directions, int Units,
+          typename Cell = LstmCell>
 __device__ void recur_step(const RecurrenceParams<T> &p, int s) {
   RUDNN_DYNAMIC_SHARED(unsigned char, shared);
   const BlockUnits<T, Hidden, Units> own(p.weight, p.weight_row);
-  step<T, Hidden, Directions, Units, false>(p, shared, own, s);
+  step<T, Hidden, Directions, Units, false, Cell>(p, shared, own, s);
   if (s == p.steps - 1)
     store_final_states<T, Hidden, Directions, Units>(p, own);
 }

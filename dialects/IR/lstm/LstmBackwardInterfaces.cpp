@@ -92,17 +92,54 @@ LogicalResult LstmBackwardOp::decompose(OpBuilder &builder) {
   if (!getUnits() || !getWeightsOnChipAttr())
     return emitOpError() << "needs its recurrence's units: run "
                             "rudnn-specialize before rudnn-decompose";
-  const int64_t layers = getNumLayers(), directions = getDirections();
-  const int64_t hidden = lastDimOf(getDH0());
-  auto xType = cast<RankedTensorType>(getX().getType());
+  RecurrentBackwardStack stack{"lstm",
+                               getX(),
+                               getH0(),
+                               getC0(),
+                               getLengths(),
+                               getHidden(),
+                               getCells(),
+                               getGates(),
+                               getDOut(),
+                               getDHN(),
+                               getDCN(),
+                               static_cast<int64_t>(getNumLayers()),
+                               getDirections(),
+                               lastDimOf(getDH0()),
+                               getBatchFirst(),
+                               hasBiases(),
+                               getUnitsAttr(),
+                               getWeightsOnChipAttr(),
+                               (*this)->getAttrOfType<StringAttr>("policy"),
+                               getDX().getType(),
+                               getDH0().getType()};
+  RecurrentGradients gradients = decomposeBackwardStack(
+      builder, getLoc(), stack, [&](int64_t layer, int64_t d, int which) {
+        return getWeight(layer, d, which);
+      });
+  getDX().replaceAllUsesWith(gradients.dX);
+  getDH0().replaceAllUsesWith(gradients.dH0);
+  getDC0().replaceAllUsesWith(gradients.dC0);
+  for (auto [mine, theirs] : llvm::zip_equal(getDWeights(), gradients.dWeights))
+    mine.replaceAllUsesWith(theirs);
+  return success();
+}
+
+RecurrentGradients mlir::rudnn::lstm::decomposeBackwardStack(
+    OpBuilder &builder, Location loc, const RecurrentBackwardStack &stack,
+    llvm::function_ref<Value(int64_t, int64_t, int)> weight) {
+  const int64_t layers = stack.layers, directions = stack.directions,
+                hidden = stack.hiddenSize;
+  const bool gru = stack.cell == "gru";
+  const int64_t gates = cellGates(stack.cell);
+  auto xType = cast<RankedTensorType>(stack.x.getType());
   Type element = xType.getElementType(), f32 = builder.getF32Type();
-  auto [steps, batch] = stepsAndBatch(getX(), getBatchFirst());
-  Location loc = getLoc();
-  auto policy = (*this)->getAttrOfType<StringAttr>("policy");
-  const int perDirection = hasBiases() ? 4 : 2;
+  auto [steps, batch] = stepsAndBatch(stack.x, stack.batchFirst);
+  const int perDirection = stack.biases ? 4 : 2;
   // The target rudnn-specialize attached: its SMs size the gradients'
   // splits.
-  auto module = (*this)->getParentOfType<ModuleOp>();
+  auto module =
+      builder.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
   auto target =
       module ? module->getAttrOfType<TargetAttr>(RudnnDialect::kTargetAttrName)
              : nullptr;
@@ -110,69 +147,72 @@ LogicalResult LstmBackwardOp::decompose(OpBuilder &builder) {
   auto flag = [&](bool set) {
     return set ? builder.getUnitAttr() : UnitAttr();
   };
+  StringAttr cell = builder.getStringAttr(stack.cell);
 
-  SmallVector<Value> dWeights(getWeights().size());
-  Value dOut = getDOut(), dH0, dC0;
+  SmallVector<Value> dWeights(layers * directions * perDirection);
+  Value dOut = stack.dOut, dH0, dC0;
   for (int64_t layer = layers - 1; layer >= 0; --layer) {
     SmallVector<Value, 2> inputWeights, recurrentWeights;
     SmallVector<Value, 4> biases;
     SmallVector<Type, 8> gradientTypes;
     for (int64_t d = 0; d < directions; ++d) {
-      inputWeights.push_back(getWeight(layer, d, 0));
-      recurrentWeights.push_back(getWeight(layer, d, 1));
-      if (hasBiases())
-        biases.append({getWeight(layer, d, 2), getWeight(layer, d, 3)});
+      inputWeights.push_back(weight(layer, d, 0));
+      recurrentWeights.push_back(weight(layer, d, 1));
+      if (stack.biases)
+        biases.append({weight(layer, d, 2), weight(layer, d, 3)});
       for (int which = 0; which < perDirection; ++which)
-        gradientTypes.push_back(getWeight(layer, d, which).getType());
+        gradientTypes.push_back(weight(layer, d, which).getType());
     }
     const bool last = layer == layers - 1, first = layer == 0;
-    Value input = first ? getX() : getHidden();
-    // Without the forward's gates, this layer's again from its states.
-    Value gates = getGates();
-    if (!gates)
-      gates = builder.create<LstmRecomputeGatesOp>(
+    Value input = first ? stack.x : stack.hidden;
+    // Without the forward's gates, this (LSTM) layer's again from its
+    // states.
+    Value savedGates = stack.gates;
+    if (!savedGates)
+      savedGates = builder.create<LstmRecomputeGatesOp>(
           loc,
           RankedTensorType::get({directions, steps, batch, 4 * hidden}, f32),
-          input, getHidden(), getH0(), getLengths(), inputWeights,
+          input, stack.hidden, stack.h0, stack.lengths, inputWeights,
           recurrentWeights, biases, builder.getI64IntegerAttr(layer),
-          flag(first && getBatchFirst()));
-    auto recurrence = builder.create<LstmBackwardRecurrenceOp>(
+          flag(first && stack.batchFirst));
+    auto recurrence = builder.create<RnnBackwardRecurrenceOp>(
         loc,
-        TypeRange{RankedTensorType::get({directions, steps, batch, 4 * hidden},
-                                        element),
-                  RankedTensorType::get({directions, 4 * hidden}, f32),
-                  getDH0().getType(), getDC0().getType()},
-        gates, getCells(), dOut, recurrentWeights, getLengths(), getC0(),
-        getDHN(), getDCN(), dH0, dC0, builder.getI64IntegerAttr(layer),
-        getUnitsAttr(), getWeightsOnChipAttr(), flag(last && getBatchFirst()));
-    if (policy)
-      recurrence->setAttr("policy", policy);
-    auto weightGradients = builder.create<LstmWeightGradientOp>(
-        loc, gradientTypes, recurrence.getDGates(), input, getHidden(), getH0(),
-        getLengths(), recurrence.getDBias(), builder.getI64IntegerAttr(layer),
+        TypeRange{
+            RankedTensorType::get({directions, steps, batch,
+                                   cellGradientColumns(stack.cell) * hidden},
+                                  element),
+            RankedTensorType::get({directions, 4 * hidden}, f32),
+            stack.statesType, stack.statesType},
+        savedGates, dOut, recurrentWeights, gru ? Value() : stack.cells,
+        gru ? stack.hidden : Value(), stack.lengths, stack.c0,
+        gru ? stack.h0 : Value(), stack.dHN, stack.dCN, dH0, dC0,
+        builder.getI64IntegerAttr(layer), stack.units, stack.weightsOnChip,
+        flag(last && stack.batchFirst), cell);
+    if (stack.policy)
+      recurrence->setAttr("policy", stack.policy);
+    auto weightGradients = builder.create<RnnWeightGradientOp>(
+        loc, gradientTypes, recurrence.getDGates(), input, stack.hidden,
+        stack.h0, stack.lengths, recurrence.getDBias(),
+        builder.getI64IntegerAttr(layer),
         builder.getI64IntegerAttr(lstmGradientSplits(
-            hidden, first ? lastDimOf(getX()) : directions * hidden, directions,
-            smCount)),
-        flag(first && getBatchFirst()));
+            hidden, first ? lastDimOf(stack.x) : directions * hidden,
+            directions, smCount, gates)),
+        flag(first && stack.batchFirst), cell);
     for (auto [i, gradient] : llvm::enumerate(weightGradients.getDWeights()))
       dWeights[layer * directions * perDirection + i] = gradient;
     Type dInputType =
-        first ? getDX().getType()
+        first ? stack.dXType
               : RankedTensorType::get({steps, batch, directions * hidden}, f32);
     dOut = builder
-               .create<LstmInputGradientOp>(
+               .create<RnnInputGradientOp>(
                    loc, dInputType, recurrence.getDGates(), inputWeights,
-                   flag(first && getBatchFirst()))
+                   flag(first && stack.batchFirst), cell)
                .getDInput();
     dH0 = recurrence.getDH0();
-    dC0 = recurrence.getDC0();
+    if (!gru)
+      dC0 = recurrence.getDC0();
   }
-  getDX().replaceAllUsesWith(dOut);
-  getDH0().replaceAllUsesWith(dH0);
-  getDC0().replaceAllUsesWith(dC0);
-  for (auto [mine, theirs] : llvm::zip_equal(getDWeights(), dWeights))
-    mine.replaceAllUsesWith(theirs);
-  return success();
+  return {dOut, dH0, dC0, dWeights};
 }
 
 //===----------------------------------------------------------------------===//
@@ -243,17 +283,29 @@ LogicalResult LstmRecomputeGatesOp::verify() {
   return success();
 }
 
-LogicalResult LstmBackwardRecurrenceOp::verify() {
+LogicalResult RnnBackwardRecurrenceOp::verify() {
+  if (failed(checkCell(*this, getCell())))
+    return failure();
+  const bool gru = getCell() == "gru";
   const int64_t directions = getWeights().size();
   if (failed(checkDirections(*this, directions, "recurrent weight")))
     return failure();
-  if (static_cast<bool>(getDH0In()) != static_cast<bool>(getDC0In()))
+  if (!gru && static_cast<bool>(getDH0In()) != static_cast<bool>(getDC0In()))
     return emitOpError() << "takes both 'd_h0_in' and 'd_c0_in' or neither";
-  const int64_t hidden = lastDimOf(getCells());
-  ShapeChecker shapes(*this, "HGDEN");
+  if (gru ? !getHidden() || getCells() || getC0() || getDCN() || getDC0In()
+          : !getCells() || getHidden() || getH0())
+    return emitOpError() << (gru ? "a GRU's takes 'hidden' (and 'h0'), no cell "
+                                   "states"
+                                 : "an LSTM's takes 'cells' (and 'c0'), not "
+                                   "'hidden'");
+  const int64_t hidden = lastDimOf(getWeights().front());
+  ShapeChecker shapes(*this, "HGDENVC");
   shapes.expect('D', directions, "the weights");
-  shapes.expect('H', hidden, "'cells'");
-  shapes.expect('G', 4 * hidden, "4 × the hidden size");
+  shapes.expect('H', hidden, "'weight_hh'");
+  shapes.expect('G', cellGates(getCell()) * hidden, "the gates × H");
+  shapes.expect('V', 4 * hidden, "the 4 values a step saves per unit");
+  shapes.expect('C', cellGradientColumns(getCell()) * hidden,
+                "the gate-gradient columns");
   shapes.expect('E', directions * hidden, "D × the hidden size");
   Value weight = getWeights().front();
   auto like = [&](StringRef name, Value value, StringRef layout) {
@@ -269,12 +321,22 @@ LogicalResult LstmBackwardRecurrenceOp::verify() {
   for (Value w : getWeights())
     if (!like("weight_hh", w, "GH"))
       return failure();
-  if (!f32("cells", getCells(), "NTBH") ||
-      failed(shapes.check("gates", getGates(), "XTBG")) ||
-      failed(checkF32ElementType(*this, "gates", getGates())) ||
+  if (!f32("gates", getGates(), "XTBV") ||
+      (getCells() && !f32("cells", getCells(), "NTBH")) ||
+      (getHidden() && !like("hidden", getHidden(), "LTBE")) ||
       failed(
           shapes.check("d_out", getDOut(), getBatchFirst() ? "BTE" : "TBE")) ||
       failed(checkFloatElementType(*this, "d_out", getDOut())))
+    return failure();
+  if ((getC0() && !like("c0", getC0(), "NBH")) ||
+      (getH0() && !like("h0", getH0(), "NBH")) ||
+      (getDHN() && !like("d_h_n", getDHN(), "NBH")) ||
+      (getDCN() && !like("d_c_n", getDCN(), "NBH")) ||
+      (getDH0In() && !like("d_h0_in", getDH0In(), "NBH")) ||
+      (getDC0In() && !like("d_c0_in", getDC0In(), "NBH")) ||
+      !like("d_gates", getDGates(), "DTBC") ||
+      !f32("d_bias", getDBias(), "DV") || !like("d_h0", getDH0(), "NBH") ||
+      !like("d_c0", getDC0(), "NBH"))
     return failure();
   const int64_t states = *shapes.lookup('N');
   if (auto slices = shapes.lookup('X');
@@ -282,15 +344,6 @@ LogicalResult LstmBackwardRecurrenceOp::verify() {
     return emitOpError() << "'gates' has " << *slices
                          << " slices: one per direction or per state ("
                          << directions << " or " << states << ")";
-  if ((getC0() && !like("c0", getC0(), "NBH")) ||
-      (getDHN() && !like("d_h_n", getDHN(), "NBH")) ||
-      (getDCN() && !like("d_c_n", getDCN(), "NBH")) ||
-      (getDH0In() && !like("d_h0_in", getDH0In(), "NBH")) ||
-      (getDC0In() && !like("d_c0_in", getDC0In(), "NBH")) ||
-      !like("d_gates", getDGates(), "DTBG") ||
-      !f32("d_bias", getDBias(), "DG") || !like("d_h0", getDH0(), "NBH") ||
-      !like("d_c0", getDC0(), "NBH"))
-    return failure();
   if (failed(checkLengths(*this, shapes, getLengths())))
     return failure();
   if (states < directions || getLayer() >= uint64_t(states / directions))
@@ -299,10 +352,13 @@ LogicalResult LstmBackwardRecurrenceOp::verify() {
   return checkRecurrence(*this, getUnits(), hidden, getWeightsOnChip(), false);
 }
 
-LogicalResult LstmWeightGradientOp::verify() {
+LogicalResult RnnWeightGradientOp::verify() {
+  if (failed(checkCell(*this, getCell())))
+    return failure();
+  const int64_t gates = cellGates(getCell());
   auto dGates = cast<RankedTensorType>(getDGates().getType());
   if (dGates.getRank() != 4)
-    return emitOpError() << "'d_gates' must be [D, T, B, 4H]";
+    return emitOpError() << "'d_gates' must be [D, T, B, C]";
   const int64_t directions = dGates.getDimSize(0);
   const size_t count = getDWeights().size();
   if (ShapedType::isDynamic(directions) ||
@@ -312,10 +368,13 @@ LogicalResult LstmWeightGradientOp::verify() {
                             "'d_gates', got "
                          << count;
   const int64_t hidden = lastDimOf(getHidden()) / directions;
-  ShapeChecker shapes(*this, "DHGEFL");
+  ShapeChecker shapes(*this, "DHGEFLVC");
   shapes.expect('D', directions, "'d_gates'");
   shapes.expect('H', hidden, "'hidden'");
-  shapes.expect('G', 4 * hidden, "4 × the hidden size");
+  shapes.expect('G', gates * hidden, "the gates × H");
+  shapes.expect('V', 4 * hidden, "the 4 bias sums per unit");
+  shapes.expect('C', cellGradientColumns(getCell()) * hidden,
+                "the gate-gradient columns");
   shapes.expect('E', directions * hidden, "D × the hidden size");
   auto like = [&](StringRef name, Value value, StringRef layout) {
     return succeeded(shapes.check(name, value, layout)) &&
@@ -324,13 +383,13 @@ LogicalResult LstmWeightGradientOp::verify() {
                                           getDGates()));
   };
   const bool fromHidden = getLayer() > 0;
-  if (!like("d_gates", getDGates(), "DTBG") ||
+  if (!like("d_gates", getDGates(), "DTBC") ||
       !like("hidden", getHidden(), "LTBE") ||
       !like("input", getInput(),
             fromHidden        ? "LTBE"
             : getBatchFirst() ? "BTF"
                               : "TBF") ||
-      failed(shapes.check("d_bias", getDBias(), "DG")) ||
+      failed(shapes.check("d_bias", getDBias(), "DV")) ||
       failed(checkF32ElementType(*this, "d_bias", getDBias())) ||
       (getH0() && !like("h0", getH0(), "NBH")))
     return failure();
@@ -347,7 +406,7 @@ LogicalResult LstmWeightGradientOp::verify() {
   const int perDirection = count / directions;
   for (auto [i, gradient] : llvm::enumerate(getDWeights())) {
     const int which = i % perDirection;
-    SmallVector<int64_t> shape = {4 * hidden};
+    SmallVector<int64_t> shape = {gates * hidden};
     if (which < 2)
       shape.push_back(which == 0 ? features : hidden);
     auto type = cast<RankedTensorType>(gradient.getType());
@@ -362,14 +421,22 @@ LogicalResult LstmWeightGradientOp::verify() {
   return success();
 }
 
-LogicalResult LstmInputGradientOp::verify() {
+LogicalResult RnnInputGradientOp::verify() {
+  if (failed(checkCell(*this, getCell())))
+    return failure();
   const int64_t directions = getWeights().size();
   if (failed(checkDirections(*this, directions, "input weight")))
     return failure();
-  ShapeChecker shapes(*this, "DGF");
-  shapes.expect('D', directions, "the weights");
   Value weight = getWeights().front();
-  if (failed(shapes.check("d_gates", getDGates(), "DTBG")) ||
+  const int64_t gateRows =
+      cast<RankedTensorType>(weight.getType()).getDimSize(0);
+  ShapeChecker shapes(*this, "DGFC");
+  shapes.expect('D', directions, "the weights");
+  if (!ShapedType::isDynamic(gateRows))
+    shapes.expect(
+        'C', gateRows / cellGates(getCell()) * cellGradientColumns(getCell()),
+        "the gate-gradient columns");
+  if (failed(shapes.check("d_gates", getDGates(), "DTBC")) ||
       failed(checkSameElementType(*this, "d_gates", getDGates(), "weight_ih",
                                   weight)) ||
       failed(shapes.check("d_input", getDInput(),

@@ -1,8 +1,9 @@
-//===- LstmContracts.cpp - The contracts of rudnn.lstm --------------------===//
+//===- LstmContracts.cpp - The contracts of rudnn.lstm and rudnn.gru ------===//
 //
-// An LSTM's operands are the state_dict's tensors, so how many there are
-// and what they are called depend on its layers, directions and biases:
-// one contract per form, built on first use and kept.
+// An LSTM's or GRU's operands are the state_dict's tensors, so how many
+// there are and what they are called depend on its layers, directions and
+// biases: one contract per form, built on first use and kept. The GRU's
+// are the LSTM's without the cell states, with three gates.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,18 +30,30 @@ struct StoredContract {
   }
 };
 
-/// rudnn.lstm (or, `backward`, rudnn.lstm_backward) of that form.
+/// rudnn.lstm or rudnn.gru (or, `backward`, their gradients) of that form.
 std::unique_ptr<StoredContract> build(const LstmForm &form, bool backward) {
   auto stored = std::make_unique<StoredContract>();
   OperatorContract &c = stored->contract;
   const int64_t directions = form.directions();
-  c.op = backward ? "rudnn.lstm_backward" : "rudnn.lstm";
-  c.summary = backward
-                  ? "The gradients of rudnn.lstm: backpropagation through time"
-                  : "A stacked, optionally bidirectional LSTM as torch.nn.LSTM";
-  DimContract gates{'G', "gate rows", "4 × H: the gates i, f, g, o", true};
+  const bool gru = form.gru;
+  const std::string forward = gru ? "rudnn.gru" : "rudnn.lstm";
+  c.op = stored->keep(backward ? forward + "_backward" : forward);
+  c.summary = stored->keep(
+      backward
+          ? "The gradients of " + forward + ": backpropagation through time"
+          : std::string("A stacked, optionally bidirectional ") +
+                (gru ? "GRU as torch.nn.GRU" : "LSTM as torch.nn.LSTM"));
+  DimContract gates{
+      'G', "gate rows",
+      gru ? "3 × H: the gates r, z, n" : "4 × H: the gates i, f, g, o", true};
   gates.timesOf = 'H';
-  gates.times = 4;
+  gates.times = gru ? 3 : 4;
+  DimContract stepValues{'V', "saved values",
+                         gru ? "4 × H: r, z, n and W_hn h + b_hn"
+                             : "4 × H: the gates i, f, g, o",
+                         true};
+  stepValues.timesOf = 'H';
+  stepValues.times = 4;
   DimContract outputs{'E', "output features",
                       "D × H: the directions' hidden "
                       "states side by side",
@@ -55,7 +68,8 @@ std::unique_ptr<StoredContract> build(const LstmForm &form, bool backward) {
             outputs,
             {'N', "states", "L × D: one per layer and direction", true,
              form.layers * directions, form.layers * directions},
-            {'L', "layers", "the layers", true, form.layers, form.layers}};
+            {'L', "layers", "the layers", true, form.layers, form.layers},
+            stepValues};
   const std::string_view sequence = form.batchFirst ? "BTI" : "TBI";
   const std::string_view output = form.batchFirst ? "BTE" : "TBE";
 
@@ -72,19 +86,26 @@ std::unique_ptr<StoredContract> build(const LstmForm &form, bool backward) {
     if (inputType)
       t = likeX(t);
     t.packing = Packing::Dense;
-    t.optional = !backward || name == "gates";
+    t.optional = !backward || (!gru && name == "gates");
     if (backward)
-      t.resultOf = "rudnn.lstm";
+      t.resultOf = gru ? "rudnn.gru" : "rudnn.lstm";
     return t;
   };
-  const TensorContract savedTensors[] = {
+  std::vector<TensorContract> savedTensors = {
       saved("hidden", "LTBE", true,
-            "every layer's outputs, time major (with save_states)"),
-      saved("cells", "NTBH", false,
-            "each layer's and direction's cell states (with save_states)"),
-      saved("gates", "NTBG", false,
-            "the gate activations i, f, g, o of each step (with save_gates; "
-            "recomputed when absent)")};
+            "every layer's outputs, time major (with save_states)")};
+  if (gru)
+    savedTensors.push_back(saved("gates", "NTBV", false,
+                                 "r, z, n and W_hn h + b_hn of each step "
+                                 "(with save_states)"));
+  else
+    savedTensors.insert(
+        savedTensors.end(),
+        {saved("cells", "NTBH", false,
+               "each layer's and direction's cell states (with save_states)"),
+         saved("gates", "NTBV", false,
+               "the gate activations i, f, g, o of each step (with "
+               "save_gates; recomputed when absent)")});
   TensorContract h0 = state("h0", "initial hidden states (zero when absent)");
   h0.optional = true;
   TensorContract c0 = state("c0", "initial cell states (zero when absent)");
@@ -97,23 +118,32 @@ std::unique_ptr<StoredContract> build(const LstmForm &form, bool backward) {
   lengths.packing = Packing::Dense;
   lengths.counts = 'T';
   c.operands = {contractTensor("x", sequence, ElementRule::Float, "the input"),
-                h0, c0, lengths};
+                h0};
+  if (!gru)
+    c.operands.push_back(c0);
+  c.operands.push_back(lengths);
   if (backward) {
-    c.operands.insert(c.operands.end(), std::begin(savedTensors),
-                      std::end(savedTensors));
+    c.operands.insert(c.operands.end(), savedTensors.begin(),
+                      savedTensors.end());
     c.operands.push_back(likeX(contractTensor(
         "d_out", output, ElementRule::Float, "the gradient of out")));
     for (std::string_view name : {"d_h_n", "d_c_n"}) {
+      if (gru && name == "d_c_n")
+        continue;
       TensorContract t = state(name, "the gradient of the final states "
                                      "(zero when absent)");
       t.optional = true;
       c.operands.push_back(t);
     }
   }
-  static constexpr const char *kDocs[] = {
-      "input-to-hidden weights, gates i, f, g, o",
-      "hidden-to-hidden weights, gates i, f, g, o", "input-to-hidden bias",
-      "hidden-to-hidden bias"};
+  const char *const docs[] = {
+      gru ? "input-to-hidden weights, gates r, z, n"
+          : "input-to-hidden weights, gates i, f, g, o",
+      gru ? "hidden-to-hidden weights, gates r, z, n"
+          : "hidden-to-hidden weights, gates i, f, g, o",
+      "input-to-hidden bias",
+      gru ? "hidden-to-hidden bias (b_hn inside the reset product)"
+          : "hidden-to-hidden bias"};
   std::vector<TensorContract> weights;
   for (int64_t layer = 0; layer < form.layers; ++layer)
     for (int64_t d = 0; d < directions; ++d)
@@ -123,15 +153,17 @@ std::unique_ptr<StoredContract> build(const LstmForm &form, bool backward) {
                                                      : "G";
         weights.push_back(
             likeX(contractTensor(stored->keep(lstmWeightName(which, layer, d)),
-                                 layout, ElementRule::Float, kDocs[which])));
+                                 layout, ElementRule::Float, docs[which])));
       }
   c.operands.insert(c.operands.end(), weights.begin(), weights.end());
   if (backward) {
     c.results = {
         likeX(contractTensor("d_x", sequence, ElementRule::Float,
                              "the gradient of x (0 past each length)")),
-        state("d_h0", "the gradient of h0 (of zeros when absent)"),
-        state("d_c0", "the gradient of c0 (of zeros when absent)")};
+        state("d_h0", "the gradient of h0 (of zeros when absent)")};
+    if (!gru)
+      c.results.push_back(
+          state("d_c0", "the gradient of c0 (of zeros when absent)"));
     for (TensorContract t : weights) {
       t.name = stored->keep("d_" + std::string(t.name));
       t.doc = "its gradient, summed over the steps in a fixed order";
@@ -144,22 +176,23 @@ std::unique_ptr<StoredContract> build(const LstmForm &form, bool backward) {
                                     "the last layer's hidden states, both "
                                     "directions side by side (0 past an "
                                     "entry's length)")),
-               state("h_n", "each layer's and direction's last hidden state"),
-               state("c_n", "each layer's and direction's last cell state")};
-  c.results.insert(c.results.end(), std::begin(savedTensors),
-                   std::end(savedTensors));
+               state("h_n", "each layer's and direction's last hidden state")};
+  if (!gru)
+    c.results.push_back(
+        state("c_n", "each layer's and direction's last cell state"));
+  c.results.insert(c.results.end(), savedTensors.begin(), savedTensors.end());
   return stored;
 }
 
 /// The contract of that form, built on first use and kept.
 const OperatorContract &contractOf(const LstmForm &form, bool backward) {
   static std::mutex mutex;
-  static std::map<std::tuple<int64_t, bool, bool, bool, bool>,
+  static std::map<std::tuple<int64_t, bool, bool, bool, bool, bool>,
                   std::unique_ptr<StoredContract>>
       contracts;
   std::lock_guard<std::mutex> lock(mutex);
   auto &slot = contracts[{form.layers, form.bidirectional, form.biases,
-                          form.batchFirst, backward}];
+                          form.batchFirst, form.gru, backward}];
   if (!slot)
     slot = build(form, backward);
   return slot->contract;
@@ -179,5 +212,15 @@ const OperatorContract &rudnn::lstmContract(const LstmForm &form) {
 }
 
 const OperatorContract &rudnn::lstmBackwardContract(const LstmForm &form) {
+  return contractOf(form, true);
+}
+
+const OperatorContract &rudnn::gruContract(LstmForm form) {
+  form.gru = true;
+  return contractOf(form, false);
+}
+
+const OperatorContract &rudnn::gruBackwardContract(LstmForm form) {
+  form.gru = true;
   return contractOf(form, true);
 }

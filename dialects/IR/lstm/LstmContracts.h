@@ -22,10 +22,11 @@ inline constexpr int64_t kLstmMaxLayers = 1024;
 /// gates).
 inline constexpr unsigned kLstmLeadingOperands = 4;
 
-/// What an LSTM's operands depend on.
+/// What an LSTM's (or a GRU's) operands depend on.
 struct LstmForm {
   int64_t layers = 1;
   bool bidirectional = false, biases = true, batchFirst = false;
+  bool gru = false; // rudnn.gru's contracts
 
   int64_t directions() const { return bidirectional ? 2 : 1; }
 };
@@ -50,6 +51,22 @@ inline constexpr unsigned kLstmBackwardLeadingOperands = 10;
 /// then the weights -> d_x, d_h0, d_c0 and each weight's gradient ("d_"
 /// and its key), in the state_dict's order.
 const OperatorContract &lstmBackwardContract(const LstmForm &form);
+
+/// Operands of rudnn.gru before the state_dict's tensors: x, h0, lengths.
+/// Its results: out, h_n, then what it saves (hidden, gates).
+inline constexpr unsigned kGruLeadingOperands = 3;
+
+/// rudnn.gru of that form: rudnn.lstm's contract without c0, c_n and the
+/// cells, three gates r, z, n a unit; it saves hidden and gates [L·D, T,
+/// B, 4H] (r, z, n and W_hn h + b_hn).
+const OperatorContract &gruContract(LstmForm form);
+
+/// Operands of rudnn.gru_backward before the state_dict's tensors: x, h0,
+/// lengths, hidden, gates, d_out, d_h_n.
+inline constexpr unsigned kGruBackwardLeadingOperands = 7;
+
+/// rudnn.gru_backward of that form -> d_x, d_h0 and each weight's gradient.
+const OperatorContract &gruBackwardContract(LstmForm form);
 
 } // namespace rudnn
 

@@ -17,6 +17,21 @@ using namespace mlir;
 using namespace mlir::rudnn;
 using namespace mlir::rudnn::lstm;
 
+int64_t mlir::rudnn::lstm::cellGates(StringRef cell) {
+  return cell == "gru" ? 3 : 4;
+}
+
+int64_t mlir::rudnn::lstm::cellGradientColumns(StringRef cell) {
+  return cell == "gru" ? 6 : 4;
+}
+
+LogicalResult mlir::rudnn::lstm::checkCell(Operation *op, StringRef cell) {
+  if (cell != "lstm" && cell != "gru")
+    return op->emitOpError()
+           << "'cell' must be \"lstm\" or \"gru\", got \"" << cell << "\"";
+  return success();
+}
+
 int64_t mlir::rudnn::lstm::lastDimOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getShape().back();
 }
@@ -112,6 +127,65 @@ LogicalResult mlir::rudnn::lstm::applyPolicy(
   op->setAttr("weights_on_chip", builder.getBoolAttr(policy->weightsOnChip));
   op->setAttr("policy", builder.getStringAttr(policy->reason));
   return success();
+}
+
+RecurrentResults mlir::rudnn::lstm::decomposeStack(
+    OpBuilder &builder, Location loc, const RecurrentStack &stack,
+    llvm::function_ref<Value(int64_t, int64_t, int)> weight) {
+  const int64_t directions = stack.directions, hidden = stack.hidden;
+  const bool gru = stack.cell == "gru";
+  auto xType = cast<RankedTensorType>(stack.x.getType());
+  Type element = xType.getElementType(), f32 = builder.getF32Type();
+  auto [steps, batch] = stepsAndBatch(stack.x, stack.batchFirst);
+  StringAttr cell = builder.getStringAttr(stack.cell);
+  auto flag = [&](bool set) {
+    return set ? builder.getUnitAttr() : UnitAttr();
+  };
+  const bool biases = static_cast<bool>(weight(0, 0, 2));
+  Value input = stack.x, hN, cN;
+  SmallVector<Value, 3> saved;
+  for (int64_t layer = 0; layer < stack.layers; ++layer) {
+    SmallVector<Value, 2> inputWeights, recurrentWeights, cellBiases;
+    SmallVector<Value, 4> layerBiases;
+    for (int64_t d = 0; d < directions; ++d) {
+      inputWeights.push_back(weight(layer, d, 0));
+      recurrentWeights.push_back(weight(layer, d, 1));
+      if (biases)
+        layerBiases.append({weight(layer, d, 2), weight(layer, d, 3)});
+      // The GRU's b_hn stays inside the reset product: its recurrence adds
+      // it.
+      if (biases && gru)
+        cellBiases.push_back(weight(layer, d, 3));
+    }
+    const bool first = layer == 0, last = layer == stack.layers - 1;
+    auto gatesType = RankedTensorType::get(
+        {directions, steps, batch, cellGates(stack.cell) * hidden}, f32);
+    auto stateType = RankedTensorType::get({directions, 3, batch, hidden}, f32);
+    auto projection = builder.create<RnnProjectionOp>(
+        loc, TypeRange{gatesType, stateType}, input, inputWeights, layerBiases,
+        stack.h0, stack.c0, builder.getI64IntegerAttr(layer),
+        builder.getI64IntegerAttr(hidden), flag(first && stack.batchFirst),
+        cell);
+    SmallVector<Type> resultTypes(stack.resultTypes.begin(),
+                                  stack.resultTypes.end());
+    if (!last)
+      resultTypes[0] =
+          RankedTensorType::get({steps, batch, directions * hidden}, element);
+    llvm::append_range(resultTypes, stack.savedTypes);
+    auto recurrence = builder.create<RnnRecurrenceOp>(
+        loc, resultTypes, projection.getGates(), projection.getState(),
+        recurrentWeights, cellBiases, stack.lengths, hN, cN, saved,
+        builder.getI64IntegerAttr(layer), stack.units, stack.weightsOnChip,
+        flag(stack.perStep), flag(last && stack.batchFirst), cell);
+    if (stack.policy)
+      recurrence->setAttr("policy", stack.policy);
+    input = recurrence.getOut();
+    hN = recurrence.getHN();
+    if (!gru)
+      cN = recurrence.getCN();
+    saved.assign(recurrence.getSaved().begin(), recurrence.getSaved().end());
+  }
+  return {input, hN, cN, saved};
 }
 
 //===----------------------------------------------------------------------===//
@@ -212,58 +286,30 @@ LogicalResult LstmOp::decompose(OpBuilder &builder) {
   if (!getUnits() || !getWeightsOnChipAttr())
     return emitOpError() << "needs its recurrence's units: run "
                             "rudnn-specialize before rudnn-decompose";
-  const int64_t layers = getNumLayers(), directions = getDirections();
-  const int64_t hidden = lastDimOf(getHN());
-  auto xType = cast<RankedTensorType>(getX().getType());
-  Type element = xType.getElementType(), f32 = builder.getF32Type();
-  auto [steps, batch] = stepsAndBatch(getX(), getBatchFirst());
-  Location loc = getLoc();
-  auto policy = (*this)->getAttrOfType<StringAttr>("policy");
-
-  Value input = getX(), hN, cN;
-  SmallVector<Value, 3> saved;
-  for (int64_t layer = 0; layer < layers; ++layer) {
-    SmallVector<Value, 2> inputWeights, recurrentWeights;
-    SmallVector<Value, 4> biases;
-    for (int64_t d = 0; d < directions; ++d) {
-      inputWeights.push_back(getWeight(layer, d, 0));
-      recurrentWeights.push_back(getWeight(layer, d, 1));
-      if (hasBiases())
-        biases.append({getWeight(layer, d, 2), getWeight(layer, d, 3)});
-    }
-    const bool first = layer == 0, last = layer == layers - 1;
-    auto gatesType =
-        RankedTensorType::get({directions, steps, batch, 4 * hidden}, f32);
-    auto stateType = RankedTensorType::get({directions, 3, batch, hidden}, f32);
-    auto projection = builder.create<LstmProjectionOp>(
-        loc, TypeRange{gatesType, stateType}, input, inputWeights, biases,
-        getH0(), getC0(), builder.getI64IntegerAttr(layer),
-        builder.getI64IntegerAttr(hidden),
-        first && getBatchFirst() ? builder.getUnitAttr() : UnitAttr());
-    Type outType = last ? getOut().getType()
-                        : RankedTensorType::get(
-                              {steps, batch, directions * hidden}, element);
-    SmallVector<Type> resultTypes = {outType, getHN().getType(),
-                                     getCN().getType()};
-    llvm::append_range(resultTypes, getSaved().getTypes());
-    auto recurrence = builder.create<LstmRecurrenceOp>(
-        loc, resultTypes, projection.getGates(), projection.getState(),
-        recurrentWeights, getLengths(), hN, cN, saved,
-        builder.getI64IntegerAttr(layer), getUnitsAttr(),
-        getWeightsOnChipAttr(),
-        getPerStep().value_or(false) ? builder.getUnitAttr() : UnitAttr(),
-        last && getBatchFirst() ? builder.getUnitAttr() : UnitAttr());
-    if (policy)
-      recurrence->setAttr("policy", policy);
-    input = recurrence.getOut();
-    hN = recurrence.getHN();
-    cN = recurrence.getCN();
-    saved.assign(recurrence.getSaved().begin(), recurrence.getSaved().end());
-  }
-  getOut().replaceAllUsesWith(input);
-  getHN().replaceAllUsesWith(hN);
-  getCN().replaceAllUsesWith(cN);
-  for (auto [mine, theirs] : llvm::zip_equal(getSaved(), saved))
+  RecurrentStack stack{
+      "lstm",
+      getX(),
+      getH0(),
+      getC0(),
+      getLengths(),
+      static_cast<int64_t>(getNumLayers()),
+      getDirections(),
+      lastDimOf(getHN()),
+      getBatchFirst(),
+      getPerStep().value_or(false),
+      getUnitsAttr(),
+      getWeightsOnChipAttr(),
+      (*this)->getAttrOfType<StringAttr>("policy"),
+      {getOut().getType(), getHN().getType(), getCN().getType()},
+      getSaved().getTypes()};
+  RecurrentResults results = decomposeStack(
+      builder, getLoc(), stack, [&](int64_t layer, int64_t d, int which) {
+        return getWeight(layer, d, which);
+      });
+  getOut().replaceAllUsesWith(results.out);
+  getHN().replaceAllUsesWith(results.hN);
+  getCN().replaceAllUsesWith(results.cN);
+  for (auto [mine, theirs] : llvm::zip_equal(getSaved(), results.saved))
     mine.replaceAllUsesWith(theirs);
   return success();
 }
@@ -272,7 +318,9 @@ LogicalResult LstmOp::decompose(OpBuilder &builder) {
 // The LSTM primitives
 //===----------------------------------------------------------------------===//
 
-LogicalResult LstmProjectionOp::verify() {
+LogicalResult RnnProjectionOp::verify() {
+  if (failed(checkCell(*this, getCell())))
+    return failure();
   const int64_t directions = getWeights().size();
   if (directions != 1 && directions != 2)
     return emitOpError() << "expects one input weight per direction (1 or "
@@ -285,7 +333,9 @@ LogicalResult LstmProjectionOp::verify() {
   ShapeChecker shapes(*this, "FHGDN");
   shapes.expect('D', directions, "the weights");
   shapes.expect('H', getHidden(), "'hidden'");
-  shapes.expect('G', 4 * getHidden(), "4 × 'hidden'");
+  const int64_t gates = cellGates(getCell());
+  shapes.expect('G', gates * getHidden(),
+                std::to_string(gates) + " × 'hidden'");
   shapes.expect('S', 3, "the states a direction keeps");
   auto floats = [&](StringRef name, Value value, StringRef layout) {
     return succeeded(shapes.check(name, value, layout)) &&
@@ -312,18 +362,29 @@ LogicalResult LstmProjectionOp::verify() {
   return success();
 }
 
-LogicalResult LstmRecurrenceOp::verify() {
-  const int64_t directions = getWeights().size();
+LogicalResult RnnRecurrenceOp::verify() {
+  if (failed(checkCell(*this, getCell())))
+    return failure();
+  const bool gru = getCell() == "gru";
+  const int64_t directions = getWeights().size(), gates = cellGates(getCell());
   if (directions != 1 && directions != 2)
     return emitOpError() << "expects one recurrent weight per direction (1 "
                             "or 2), got "
                          << directions;
-  if (static_cast<bool>(getHNIn()) != static_cast<bool>(getCNIn()))
+  if (!gru && static_cast<bool>(getHNIn()) != static_cast<bool>(getCNIn()))
     return emitOpError() << "takes both 'h_n_in' and 'c_n_in' or neither";
+  if (gru && getCNIn())
+    return emitOpError() << "a GRU has no cell state: takes no 'c_n_in'";
+  if (!getBiases().empty() &&
+      (!gru || getBiases().size() != size_t(directions)))
+    return emitOpError() << "takes b_hh per direction for a GRU's b_hn, no "
+                            "other biases; got "
+                         << getBiases().size();
   const int64_t hidden = lastDimOf(getState());
-  ShapeChecker shapes(*this, "HGDEN");
+  ShapeChecker shapes(*this, "HGDENV");
   shapes.expect('D', directions, "the weights");
   shapes.expect('E', directions * hidden, "D × the hidden size");
+  shapes.expect('V', 4 * hidden, "the 4 values a step saves per unit");
   shapes.expect('S', 3, "the states a direction keeps");
   auto floats = [&](StringRef name, Value value, StringRef layout) {
     return succeeded(shapes.check(name, value, layout)) &&
@@ -335,11 +396,15 @@ LogicalResult LstmRecurrenceOp::verify() {
       failed(shapes.check("gates", getGates(), "DTBG")) ||
       failed(checkF32ElementType(*this, "gates", getGates())))
     return failure();
-  if (shapes.lookup('G') && *shapes.lookup('G') != 4 * hidden)
+  if (shapes.lookup('G') && *shapes.lookup('G') != gates * hidden)
     return emitOpError() << "'gates' has " << *shapes.lookup('G')
-                         << " gate columns, expected 4 × " << hidden;
+                         << " gate columns, expected " << gates << " × "
+                         << hidden;
   for (Value weight : getWeights())
     if (!floats("weight_hh", weight, "GH"))
+      return failure();
+  for (Value bias : getBiases())
+    if (!floats("bias_hh", bias, "G"))
       return failure();
   if (!floats("out", getOut(), getBatchFirst() ? "BTE" : "TBE") ||
       !floats("h_n", getHN(), "NBH") || !floats("c_n", getCN(), "NBH") ||
@@ -349,27 +414,37 @@ LogicalResult LstmRecurrenceOp::verify() {
   if (failed(checkLengths(*this, shapes, getLengths())))
     return failure();
   const size_t saved = getSaved().size();
-  if ((saved != 0 && saved != 2 && saved != 3) ||
+  if ((gru ? saved != 0 && saved != 2
+           : saved != 0 && saved != 2 && saved != 3) ||
       (!getSavedIn().empty() && getSavedIn().size() != saved))
-    return emitOpError() << "saves hidden and cells (and gates) or nothing, "
-                            "each given by the layer before or by none; got "
+    return emitOpError() << (gru ? "saves hidden and gates or nothing"
+                                 : "saves hidden and cells (and gates) or "
+                                   "nothing")
+                         << ", each given by the layer before or by none; got "
                          << saved << " saved and " << getSavedIn().size()
                          << " given";
-  if (saved) {
+  if (saved && gru) {
+    if (failed(shapes.check("hidden", getSaved()[0], "LTBE")) ||
+        failed(checkSameElementType(*this, "hidden", getSaved()[0], "out",
+                                    getOut())) ||
+        failed(shapes.check("saved gates", getSaved()[1], "NTBV")) ||
+        failed(checkF32ElementType(*this, "saved gates", getSaved()[1])))
+      return failure();
+  } else if (saved) {
     if (failed(shapes.check("hidden", getSaved()[0], "LTBE")) ||
         failed(checkSameElementType(*this, "hidden", getSaved()[0], "out",
                                     getOut())) ||
         failed(shapes.check("cells", getSaved()[1], "NTBH")) ||
         failed(checkF32ElementType(*this, "cells", getSaved()[1])) ||
         (saved == 3 &&
-         (failed(shapes.check("saved gates", getSaved()[2], "NTBG")) ||
+         (failed(shapes.check("saved gates", getSaved()[2], "NTBV")) ||
           failed(checkF32ElementType(*this, "saved gates", getSaved()[2])))))
       return failure();
-    for (auto [in, out] : llvm::zip(getSavedIn(), getSaved()))
-      if (in.getType() != out.getType())
-        return emitOpError() << "saved tensors given by the layer before "
-                                "must have the types of those returned";
   }
+  for (auto [in, out] : llvm::zip(getSavedIn(), getSaved()))
+    if (in.getType() != out.getType())
+      return emitOpError() << "saved tensors given by the layer before "
+                              "must have the types of those returned";
   const int64_t states =
       cast<RankedTensorType>(getHN().getType()).getDimSize(0);
   // Unsigned: a negative layer in the text is a huge one here.

@@ -12,6 +12,17 @@
 
 namespace mlir::rudnn::lstm {
 
+/// The gates of a primitive's `cell`: 4 for "lstm", 3 for "gru".
+int64_t cellGates(StringRef cell);
+
+/// The gate-gradient columns of a backward row, in hidden sizes: the
+/// LSTM's 4 serve both weights, the GRU's input side and recurrent side
+/// are 3 each.
+int64_t cellGradientColumns(StringRef cell);
+
+/// A primitive's `cell` is "lstm" or "gru".
+LogicalResult checkCell(Operation *op, StringRef cell);
+
 /// The innermost dim of a ranked tensor value.
 int64_t lastDimOf(Value value);
 
@@ -50,13 +61,69 @@ LogicalResult applyPolicy(Operation *op,
                           const std::optional<LstmRecurrencePolicy> &policy,
                           int64_t hidden, bool unitsGiven, TargetAttr target);
 
-/// The pieces an LSTM operator op (rudnn.lstm, rudnn.lstm_backward) shares:
+/// What decomposing a stack of recurrent layers needs of its operator op.
+struct RecurrentStack {
+  StringRef cell; // "lstm" or "gru"
+  Value x, h0, c0, lengths;
+  int64_t layers, directions, hidden;
+  bool batchFirst, perStep;
+  IntegerAttr units;
+  BoolAttr weightsOnChip;
+  StringAttr policy;
+  SmallVector<Type, 3> resultTypes; // out, h_n, c_n (h_n's type for a GRU)
+  TypeRange savedTypes;
+};
+
+/// The values a decomposed stack's last recurrence leaves (cN null for a
+/// GRU).
+struct RecurrentResults {
+  Value out, hN, cN;
+  SmallVector<Value, 3> saved;
+};
+
+/// Per layer: rudnn.rnn_projection → rudnn.rnn_recurrence, the recurrences
+/// chained through h_n, c_n and the saved tensors (each writes its
+/// slices). `weight(layer, direction, which)` as LstmOperator::weight.
+RecurrentResults
+decomposeStack(OpBuilder &builder, Location loc, const RecurrentStack &stack,
+               llvm::function_ref<Value(int64_t, int64_t, int)> weight);
+
+/// What decomposing the backward of a stack needs of its operator op.
+struct RecurrentBackwardStack {
+  StringRef cell;
+  Value x, h0, c0, lengths;
+  Value hidden, cells, gates; // what the forward saved (cells: LSTM only)
+  Value dOut, dHN, dCN;
+  int64_t layers, directions, hiddenSize;
+  bool batchFirst, biases;
+  IntegerAttr units;
+  BoolAttr weightsOnChip;
+  StringAttr policy;
+  Type dXType, statesType; // d_x's, and d_h0's (and d_c0's)
+};
+
+/// The gradients a decomposed backward leaves (dC0 null for a GRU).
+struct RecurrentGradients {
+  Value dX, dH0, dC0;
+  SmallVector<Value> dWeights;
+};
+
+/// From the last layer down: the recurrence backwards (its gates
+/// recomputed first where an LSTM saved none), the weight gradients and
+/// the input gradient, the layer below's output gradient.
+RecurrentGradients
+decomposeBackwardStack(OpBuilder &builder, Location loc,
+                       const RecurrentBackwardStack &stack,
+                       llvm::function_ref<Value(int64_t, int64_t, int)> weight);
+
+/// The pieces a recurrent operator op (rudnn.lstm, rudnn.gru and their
+/// backwards) shares:
 /// its form, and its operands past the `Leading` ones being the
 /// state_dict's tensors in order.
-template <typename Op, unsigned Leading> struct LstmOperator {
+template <typename Op, unsigned Leading, bool Gru = false> struct LstmOperator {
   static ::rudnn::LstmForm form(Op op) {
     return {static_cast<int64_t>(op.getNumLayers()), op.getBidirectional(),
-            op.hasBiases(), op.getBatchFirst()};
+            op.hasBiases(), op.getBatchFirst(), Gru};
   }
 
   /// The contract operand `index`: a leading group, or a weight.

@@ -53,23 +53,26 @@ int64_t mlir::rudnn::lstmRecurrenceBatch(int64_t elementBytes,
 
 int64_t mlir::rudnn::lstmRecurrenceSharedBytes(int64_t hidden, int64_t units,
                                                int64_t elementBytes,
-                                               bool weightsOnChip) {
-  return rowProductsBytes(4 * units, hidden, elementBytes, weightsOnChip);
+                                               bool weightsOnChip,
+                                               int64_t gates) {
+  return rowProductsBytes(gates * units, hidden, elementBytes, weightsOnChip);
 }
 
 int64_t mlir::rudnn::lstmBackwardSharedBytes(int64_t hidden, int64_t units,
                                              int64_t elementBytes,
-                                             bool weightsOnChip) {
-  return rowProductsBytes(units, 4 * hidden, elementBytes, weightsOnChip) +
+                                             bool weightsOnChip,
+                                             int64_t gates) {
+  return rowProductsBytes(units, gates * hidden, elementBytes, weightsOnChip) +
          16 * units +
          16 * units * lstmRecurrenceBatch(elementBytes, weightsOnChip);
 }
 
 int64_t mlir::rudnn::lstmGradientSplits(int64_t hidden, int64_t inputs,
-                                        int64_t directions, int64_t smCount) {
+                                        int64_t directions, int64_t smCount,
+                                        int64_t gates) {
   auto tiles = [](int64_t n) { return (n + 63) / 64; };
   const int64_t blocks =
-      tiles(4 * hidden) * (tiles(inputs) + tiles(hidden)) * directions;
+      tiles(gates * hidden) * (tiles(inputs) + tiles(hidden)) * directions;
   const int64_t wanted = 2 * std::max<int64_t>(smCount, 1);
   if (blocks >= wanted)
     return 1;
@@ -79,15 +82,15 @@ int64_t mlir::rudnn::lstmGradientSplits(int64_t hidden, int64_t inputs,
 std::optional<LstmRecurrencePolicy> mlir::rudnn::chooseLstmBackwardRecurrence(
     int64_t hidden, int64_t directions, int64_t elementBytes,
     int64_t smemPerBlock, int64_t smCount, std::optional<int64_t> units,
-    std::optional<bool> weightsOnChip) {
+    std::optional<bool> weightsOnChip, int64_t gates) {
   LstmRecurrencePolicy policy;
   policy.units = units.value_or(persistentUnits(hidden, directions, smCount));
   policy.blocks = directions * ((hidden + policy.units - 1) / policy.units);
   const int64_t onChipBytes =
-      lstmBackwardSharedBytes(hidden, policy.units, elementBytes, true);
+      lstmBackwardSharedBytes(hidden, policy.units, elementBytes, true, gates);
   policy.weightsOnChip = weightsOnChip.value_or(onChipBytes <= smemPerBlock);
   if (lstmBackwardSharedBytes(hidden, policy.units, elementBytes,
-                              policy.weightsOnChip) > smemPerBlock ||
+                              policy.weightsOnChip, gates) > smemPerBlock ||
       policy.blocks > smCount)
     return std::nullopt;
   policy.reason = std::to_string(directions) + " x " + std::to_string(hidden) +
@@ -103,16 +106,18 @@ std::optional<LstmRecurrencePolicy> mlir::rudnn::chooseLstmBackwardRecurrence(
   return policy;
 }
 
-std::optional<LstmRecurrencePolicy> mlir::rudnn::chooseLstmRecurrence(
-    int64_t hidden, int64_t directions, int64_t elementBytes,
-    int64_t smemPerBlock, int64_t smCount, std::optional<int64_t> units,
-    std::optional<bool> weightsOnChip, std::optional<bool> perStep) {
+std::optional<LstmRecurrencePolicy>
+mlir::rudnn::chooseLstmRecurrence(int64_t hidden, int64_t directions,
+                                  int64_t elementBytes, int64_t smemPerBlock,
+                                  int64_t smCount, std::optional<int64_t> units,
+                                  std::optional<bool> weightsOnChip,
+                                  std::optional<bool> perStep, int64_t gates) {
   LstmRecurrencePolicy policy;
   auto blocksFor = [&](int64_t u) {
     return directions * ((hidden + u - 1) / u);
   };
   auto sharedBytes = [&](int64_t u, bool onChip) {
-    return lstmRecurrenceSharedBytes(hidden, u, elementBytes, onChip);
+    return lstmRecurrenceSharedBytes(hidden, u, elementBytes, onChip, gates);
   };
   const int64_t fewest = std::min(hidden, kLstmMinUnits);
   const int64_t persistent =

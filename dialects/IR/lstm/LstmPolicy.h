@@ -25,13 +25,15 @@ inline constexpr int64_t kLstmRecurrenceFmaBatch = 8;
 inline constexpr int64_t kLstmRecurrenceThreads = 256;
 
 /// Dynamic shared memory, in bytes, of an LSTM recurrence block owning
-/// `units` hidden units (lstm::RecurrenceShared::kBytes): its 4·units W_hh
+/// `units` hidden units (lstm::RecurrenceShared::kBytes): its G·units W_hh
 /// rows when `weightsOnChip`, the staged hidden states and the gate sums.
 /// 16-bit weights on chip take swizzled tiles padded to whole 16 x 16 steps
 /// (the tensor-core path, 16 entries a pass) and the warps' partial sums;
 /// otherwise plain rows and the fp32 states of 8 entries.
+/// G = `gates`: 4 for the LSTM, 3 for the GRU.
 int64_t lstmRecurrenceSharedBytes(int64_t hidden, int64_t units,
-                                  int64_t elementBytes, bool weightsOnChip);
+                                  int64_t elementBytes, bool weightsOnChip,
+                                  int64_t gates = 4);
 
 /// Entries a recurrence stages a pass: 16 where 16-bit weights kept on
 /// chip meet them on tensor cores, else 8.
@@ -39,10 +41,11 @@ int64_t lstmRecurrenceBatch(int64_t elementBytes, bool weightsOnChip);
 
 /// Dynamic shared memory, in bytes, of a backward recurrence block owning
 /// `units` hidden units (lstm::BackwardShared::kBytes): its units' W_hh
-/// columns (4H deep) when `weightsOnChip`, the staged gate gradients, the
+/// columns (G·H deep) when `weightsOnChip`, the staged gate gradients, the
 /// sums, and its bias gradients.
 int64_t lstmBackwardSharedBytes(int64_t hidden, int64_t units,
-                                int64_t elementBytes, bool weightsOnChip);
+                                int64_t elementBytes, bool weightsOnChip,
+                                int64_t gates = 4);
 
 /// Hidden units a recurrence block owns at least (where H has them): 32
 /// gate rows, four for each warp.
@@ -75,7 +78,8 @@ chooseLstmRecurrence(int64_t hidden, int64_t directions, int64_t elementBytes,
                      int64_t smemPerBlock, int64_t smCount,
                      std::optional<int64_t> units = std::nullopt,
                      std::optional<bool> weightsOnChip = std::nullopt,
-                     std::optional<bool> perStep = std::nullopt);
+                     std::optional<bool> perStep = std::nullopt,
+                     int64_t gates = 4);
 
 /// Most splits of an LSTM's weight-gradient rows.
 inline constexpr int64_t kLstmMaxGradientSplits = 8;
@@ -85,7 +89,7 @@ inline constexpr int64_t kLstmMaxGradientSplits = 8;
 /// per direction and range) make two waves of `smCount` SMs, at most
 /// kLstmMaxGradientSplits; 1 where the tiles alone do.
 int64_t lstmGradientSplits(int64_t hidden, int64_t inputs, int64_t directions,
-                           int64_t smCount);
+                           int64_t smCount, int64_t gates = 4);
 
 /// The backward recurrence: always one persistent grid (a launch a step
 /// would have to carry the cell gradients through memory anyway, and the
@@ -93,12 +97,11 @@ int64_t lstmGradientSplits(int64_t hidden, int64_t inputs, int64_t directions,
 /// persistent grid takes them, W_hh's columns on chip where they fit.
 /// `units` and `weightsOnChip`, when given, are used as they are. None
 /// when the grid would exceed the SMs or the block its shared memory.
-std::optional<LstmRecurrencePolicy>
-chooseLstmBackwardRecurrence(int64_t hidden, int64_t directions,
-                             int64_t elementBytes, int64_t smemPerBlock,
-                             int64_t smCount,
-                             std::optional<int64_t> units = std::nullopt,
-                             std::optional<bool> weightsOnChip = std::nullopt);
+std::optional<LstmRecurrencePolicy> chooseLstmBackwardRecurrence(
+    int64_t hidden, int64_t directions, int64_t elementBytes,
+    int64_t smemPerBlock, int64_t smCount,
+    std::optional<int64_t> units = std::nullopt,
+    std::optional<bool> weightsOnChip = std::nullopt, int64_t gates = 4);
 
 } // namespace mlir::rudnn
 

@@ -131,37 +131,42 @@ def Rudnn_LstmRecomputeGatesOp : Rudnn_Op<"lstm_recompute_gates", [
   let hasVerifier = 1;
 }
 
-def Rudnn_LstmBackwardRecurrenceOp : Rudnn_Op<"lstm_backward_recurrence", [
+def Rudnn_RnnBackwardRecurrenceOp : Rudnn_Op<"rnn_backward_recurrence", [
     Pure, AttrSizedOperandSegments]> {
-  let summary = "An LSTM layer's recurrence backwards through time";
+  let summary = "A recurrent layer's recurrence backwards through time";
   let description = [{
-    Walks each entry's steps of layer `layer` in reverse, both directions at
-    once, on a persistent cooperative grid of blocks of `units` hidden units
-    (W_hh's columns of them in shared memory with `weights_on_chip`):
-    `d_gates` `[D, T, B, 4H]` (the gradients of the gates' pre-activations,
-    in the weights' type; 0 past each length), `d_bias` `[D, 4H]` f32 (their
-    sums over steps and entries) and the layer's slices of `d_h0`, `d_c0`
-    `[L·D, B, H]` (chained through `d_h0_in`, `d_c0_in` like
-    `rudnn.lstm_recurrence`'s states). Reads the gate activations `gates`
-    (`[L·D, T, B, 4H]`, the forward's saved ones, or `[D, T, B, 4H]`
-    recomputed for this layer), the saved `cells` `[L·D, T, B, H]`, `c0`,
+    Walks each entry's steps of layer `layer` of `cell` in reverse, both
+    directions at once, on a persistent cooperative grid of blocks of
+    `units` hidden units (W_hh's columns of them in shared memory with
+    `weights_on_chip`): `d_gates` `[D, T, B, C]` (the gradients of the
+    gates' pre-activations, in the weights' type; 0 past each length: the
+    LSTM's C = 4H serve both weights, the GRU's C = 6H are W_ih's r, z, n
+    then W_hh's), `d_bias` `[D, 4H]` f32 (their sums over steps and entries:
+    the LSTM's for both biases, the GRU's b_ih's then b_hn's) and the
+    layer's slices of `d_h0`, `d_c0` `[L·D, B, H]` (chained through
+    `d_h0_in`, `d_c0_in` like `rudnn.rnn_recurrence`'s states; a GRU never
+    writes `d_c0`). Reads what the forward saved, `gates` `[L·D, T, B, 4H]`
+    (or an LSTM layer's `[D, T, B, 4H]` recomputed), the LSTM's `cells`
+    `[L·D, T, B, H]` and `c0`, the GRU's `hidden` `[L, T, B, D·H]` and `h0`,
     and the output's gradient `d_out` `[T, B, D·H]` (batch first with
     `batch_first`; the layer above's input gradient in f32 for any layer
     but the last).
 
     ```mlir
-    %dg, %db, %dh0, %dc0 = rudnn.lstm_backward_recurrence %gates,
-        %cells, %dout weights(%w_hh) layer 0 units 8 weights_on_chip true
+    %dg, %db, %dh0, %dc0 = rudnn.rnn_backward_recurrence %gates, %dout
+        weights(%w_hh) cells %cells layer 0 units 8 weights_on_chip true
         : ...
     ```
   }];
   let arguments = (ins
     AnyRankedTensor:$gates,
-    AnyRankedTensor:$cells,
     AnyRankedTensor:$d_out,
     Variadic<AnyRankedTensor>:$weights,
+    Optional<AnyRankedTensor>:$cells,
+    Optional<AnyRankedTensor>:$hidden,
     Optional<AnyRankedTensor>:$lengths,
     Optional<AnyRankedTensor>:$c0,
+    Optional<AnyRankedTensor>:$h0,
     Optional<AnyRankedTensor>:$d_h_n,
     Optional<AnyRankedTensor>:$d_c_n,
     Optional<AnyRankedTensor>:$d_h0_in,
@@ -169,36 +174,39 @@ def Rudnn_LstmBackwardRecurrenceOp : Rudnn_Op<"lstm_backward_recurrence", [
     I64Attr:$layer,
     I64Attr:$units,
     BoolAttr:$weights_on_chip,
-    UnitAttr:$batch_first);
+    UnitAttr:$batch_first,
+    Rudnn_CellAttr:$cell);
   let results = (outs AnyRankedTensor:$d_gates, AnyRankedTensor:$d_bias,
                       AnyRankedTensor:$d_h0, AnyRankedTensor:$d_c0);
   let assemblyFormat = [{
-    $gates `,` $cells `,` $d_out `weights` `(` $weights `)`
-    (`lengths` $lengths^)? (`c0` $c0^)? (`d_h_n` $d_h_n^)? (`d_c_n` $d_c_n^)?
-    (`states` `(` $d_h0_in^ `,` $d_c0_in `)`)? `layer` $layer `units` $units
+    $gates `,` $d_out `weights` `(` $weights `)` (`cells` $cells^)?
+    (`hidden` $hidden^)? (`lengths` $lengths^)? (`c0` $c0^)? (`h0` $h0^)?
+    (`d_h_n` $d_h_n^)? (`d_c_n` $d_c_n^)? (`d_h0` $d_h0_in^)?
+    (`d_c0` $d_c0_in^)? `layer` $layer `units` $units
     `weights_on_chip` $weights_on_chip (`batch_first` $batch_first^)?
-    attr-dict `:` functional-type(operands, results)
+    (`cell` $cell^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
 
-def Rudnn_LstmWeightGradientOp : Rudnn_Op<"lstm_weight_gradient", [
+def Rudnn_RnnWeightGradientOp : Rudnn_Op<"rnn_weight_gradient", [
     Pure, AttrSizedOperandSegments]> {
-  let summary = "An LSTM layer's weight and bias gradients";
+  let summary = "A recurrent layer's weight and bias gradients";
   let description = [{
-    For each direction d: `d_weight_ih = d_gates[d]ᵀ · input`,
-    `d_weight_hh = d_gates[d]ᵀ · h_prev[d]` (each row's hidden state before
+    For each direction d: `d_weight_ih = A[d]ᵀ · input`,
+    `d_weight_hh = R[d]ᵀ · h_prev[d]` (each row's hidden state before
     its step: `hidden`'s outputs of layer `layer` one step back in the
     direction's time, `h0`'s slice at its first step) and, with biases,
-    `d_bias_ih = d_bias_hh = d_bias[d]`: `d_weights` in the state_dict's
-    order (2 or 4 a direction). `input` is the layer's: `x` `[T, B, I]`
+    `d_bias_ih`, `d_bias_hh` from `d_bias[d]`: `d_weights` in the
+    state_dict's order (2 or 4 a direction). A and R are `d_gates`'s input
+    and recurrent sides (`rudnn.rnn_backward_recurrence`'s, by `cell`). `input` is the layer's: `x` `[T, B, I]`
     (batch first with `batch_first`) for layer 0, `hidden` for the others
     (its layer `layer − 1`). The T·B rows are split in `splits` fixed
     ranges (1 to 8; chosen so the blocks fill the target), whose partial
     sums are added in order: the same on every run.
 
     ```mlir
-    %dw_ih, %dw_hh = rudnn.lstm_weight_gradient %dg, %x, %hidden
+    %dw_ih, %dw_hh = rudnn.rnn_weight_gradient %dg, %x, %hidden
         d_bias %db layer 0 : ...
     ```
   }];
@@ -211,36 +219,40 @@ def Rudnn_LstmWeightGradientOp : Rudnn_Op<"lstm_weight_gradient", [
     AnyRankedTensor:$d_bias,
     I64Attr:$layer,
     DefaultValuedAttr<I64Attr, "1">:$splits,
-    UnitAttr:$batch_first);
+    UnitAttr:$batch_first,
+    Rudnn_CellAttr:$cell);
   let results = (outs Variadic<AnyRankedTensor>:$d_weights);
   let assemblyFormat = [{
     $d_gates `,` $input `,` $hidden (`h0` $h0^)? (`lengths` $lengths^)?
     `d_bias` $d_bias `layer` $layer (`splits` $splits^)?
-    (`batch_first` $batch_first^)?
+    (`batch_first` $batch_first^)? (`cell` $cell^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
 
-def Rudnn_LstmInputGradientOp : Rudnn_Op<"lstm_input_gradient", [Pure]> {
-  let summary = "An LSTM layer's input gradient";
+def Rudnn_RnnInputGradientOp : Rudnn_Op<"rnn_input_gradient", [Pure]> {
+  let summary = "A recurrent layer's input gradient";
   let description = [{
-    `d_input = Σ_d d_gates[d] · weight_ih[d]`, the directions in order:
+    `d_input = Σ_d A[d] · weight_ih[d]`, the directions in order, A being
+    `d_gates`'s input side (by `cell`):
     `[T, B, F]` (batch first with `batch_first`), in the weights' type for
     the first layer (the caller's `d_x`) or f32 (the layer below's output
     gradient).
 
     ```mlir
-    %dx = rudnn.lstm_input_gradient %dg weights(%w_ih) : ...
+    %dx = rudnn.rnn_input_gradient %dg weights(%w_ih) : ...
     ```
   }];
   let arguments = (ins
     AnyRankedTensor:$d_gates,
     Variadic<AnyRankedTensor>:$weights,
-    UnitAttr:$batch_first);
+    UnitAttr:$batch_first,
+    Rudnn_CellAttr:$cell);
   let results = (outs AnyRankedTensor:$d_input);
   let assemblyFormat = [{
     $d_gates `weights` `(` $weights `)` (`batch_first` $batch_first^)?
+    (`cell` $cell^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;

@@ -116,19 +116,26 @@ def Rudnn_LstmOp : Rudnn_Op<"lstm", [
   }];
 }
 
-def Rudnn_LstmProjectionOp : Rudnn_Op<"lstm_projection", [
+/// The recurrent cell a primitive of the LSTM and GRU layers runs: "lstm"
+/// (gates i, f, g, o and a cell state; G = 4) or "gru" (gates r, z, n;
+/// G = 3).
+def Rudnn_CellAttr : DefaultValuedStrAttr<StrAttr, "lstm">;
+
+def Rudnn_RnnProjectionOp : Rudnn_Op<"rnn_projection", [
     Pure, AttrSizedOperandSegments]> {
-  let summary = "An LSTM layer's input projection and initial state";
+  let summary = "A recurrent layer's input projection and initial state";
   let description = [{
-    `gates` `[D, T, B, 4H]` f32: for every step t and entry b, `input[t,
+    `gates` `[D, T, B, G·H]` f32: for every step t and entry b, `input[t,
     b] · weight_ih[d]ᵀ + bias_ih[d] + bias_hh[d]` (one weight per direction,
-    biases optional). `state` `[D, 3, B, H]` f32 receives the recurrence's
+    biases optional; with `cell "gru"` bias_hh of r and z only, b_hn
+    staying inside the reset product). `state` `[D, 3, B, H]` f32 receives
+    the recurrence's
     initial state: layer `layer`'s slices of `h0` and `c0`, or zeros (its
     memory also holds the recurrence's grid barrier, zeroed here). The
     input is `[T, B, F]`, or `[B, T, F]` with `batch_first`.
 
     ```mlir
-    %gates, %state = rudnn.lstm_projection %x weights(%w_ih)
+    %gates, %state = rudnn.rnn_projection %x weights(%w_ih)
         biases(%b_ih, %b_hh) h0 %h0 c0 %c0 layer 0 hidden 48 : ...
     ```
   }];
@@ -140,36 +147,39 @@ def Rudnn_LstmProjectionOp : Rudnn_Op<"lstm_projection", [
     Optional<AnyRankedTensor>:$c0,
     I64Attr:$layer,
     I64Attr:$hidden,
-    UnitAttr:$batch_first);
+    UnitAttr:$batch_first,
+    Rudnn_CellAttr:$cell);
   let results = (outs AnyRankedTensor:$gates, AnyRankedTensor:$state);
   let assemblyFormat = [{
     $input `weights` `(` $weights `)` (`biases` `(` $biases^ `)`)?
     (`h0` $h0^)? (`c0` $c0^)? `layer` $layer `hidden` $hidden
-    (`batch_first` $batch_first^)? attr-dict `:`
+    (`batch_first` $batch_first^)? (`cell` $cell^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
 
-def Rudnn_LstmRecurrenceOp : Rudnn_Op<"lstm_recurrence", [
+def Rudnn_RnnRecurrenceOp : Rudnn_Op<"rnn_recurrence", [
     Pure, AttrSizedOperandSegments]> {
-  let summary = "An LSTM layer's recurrence, all steps or one launch a step";
+  let summary = "A recurrent layer's recurrence, all steps or one a launch";
   let description = [{
-    Runs every step of layer `layer` from its projected `gates` and initial
-    `state` (`rudnn.lstm_projection`'s results), both directions at once:
-    `out` `[T, B, D·H]` (batch first with `batch_first`) and the layer's
-    slices of `h_n` and `c_n` `[L·D, B, H]`. Given `h_n_in` and `c_n_in`
-    (the previous layer's), its `h_n` and `c_n` are their memory, the other
-    layers' slices kept. Blocks of `units` hidden units each, W_hh kept in
+    Runs every step of layer `layer` of `cell` from its projected `gates`
+    and initial `state` (`rudnn.rnn_projection`'s results), both directions
+    at once: `out` `[T, B, D·H]` (batch first with `batch_first`) and the
+    layer's slices of `h_n` and `c_n` `[L·D, B, H]` (a GRU has no cell
+    state: its `c_n` is never written, and nothing uses it). Given `h_n_in`
+    and `c_n_in` (the previous layer's), its `h_n` and `c_n` are their
+    memory, the other layers' slices kept. A GRU takes `biases`, b_hh per
+    direction, for the b_hn its cell adds inside the reset product. Blocks of `units` hidden units each, W_hh kept in
     shared memory with `weights_on_chip`. One cooperative grid runs every
     step, a grid barrier between them; with `per_step` the kernel runs one
     step and the plan launches it T times (`rudnn.launch ... repeat`).
-    With `saved` (`rudnn.lstm`'s `hidden`, `cells` and, optionally, `gates`),
-    the layer writes its slices of them; `saved_in` are the previous
-    layer's, whose memory they then are.
+    With `saved` (`rudnn.lstm`'s `hidden`, `cells` and, optionally, `gates`;
+    `rudnn.gru`'s `hidden` and `gates`), the layer writes its slices of
+    them; `saved_in` are the previous layer's, whose memory they then are.
 
     ```mlir
-    %out, %h_n, %c_n = rudnn.lstm_recurrence %gates, %state
+    %out, %h_n, %c_n = rudnn.rnn_recurrence %gates, %state
         weights(%w_hh) layer 0 units 1 weights_on_chip true : ...
     ```
   }];
@@ -177,6 +187,7 @@ def Rudnn_LstmRecurrenceOp : Rudnn_Op<"lstm_recurrence", [
     AnyRankedTensor:$gates,
     AnyRankedTensor:$state,
     Variadic<AnyRankedTensor>:$weights,
+    Variadic<AnyRankedTensor>:$biases,
     Optional<AnyRankedTensor>:$lengths,
     Optional<AnyRankedTensor>:$h_n_in,
     Optional<AnyRankedTensor>:$c_n_in,
@@ -185,15 +196,17 @@ def Rudnn_LstmRecurrenceOp : Rudnn_Op<"lstm_recurrence", [
     I64Attr:$units,
     BoolAttr:$weights_on_chip,
     UnitAttr:$per_step,
-    UnitAttr:$batch_first);
+    UnitAttr:$batch_first,
+    Rudnn_CellAttr:$cell);
   let results = (outs AnyRankedTensor:$out, AnyRankedTensor:$h_n,
                       AnyRankedTensor:$c_n, Variadic<AnyRankedTensor>:$saved);
   let assemblyFormat = [{
-    $gates `,` $state `weights` `(` $weights `)` (`lengths` $lengths^)?
-    (`states` `(` $h_n_in^ `,` $c_n_in `)`)? (`saved` `(` $saved_in^ `)`)?
-    `layer` $layer `units` $units
+    $gates `,` $state `weights` `(` $weights `)` (`biases` `(` $biases^ `)`)?
+    (`lengths` $lengths^)? (`h_n` $h_n_in^)? (`c_n` $c_n_in^)?
+    (`saved` `(` $saved_in^ `)`)? `layer` $layer `units` $units
     `weights_on_chip` $weights_on_chip (`per_step` $per_step^)?
-    (`batch_first` $batch_first^)? attr-dict `:` functional-type(operands, results)
+    (`batch_first` $batch_first^)? (`cell` $cell^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

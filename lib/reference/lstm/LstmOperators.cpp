@@ -5,27 +5,21 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/reference/OperatorReferences.h"
-#include "lib/reference/lstm/LstmReference.h"
+#include "lib/reference/lstm/LstmCall.h"
 
 using namespace rudnn;
 using namespace rudnn::reference;
 
-namespace {
-
-/// The values of operand `name`, empty when the call has none.
-std::vector<double> optionalOperand(const NamedValues &operands,
-                                    const std::string &name) {
+std::vector<double>
+rudnn::reference::optionalOperand(const NamedValues &operands,
+                                  const std::string &name) {
   auto it = operands.find(name);
   return it == operands.end() ? std::vector<double>() : it->second.data;
 }
 
-/// The shape and inputs of an LSTM call: x, h0, c0, lengths and the
-/// state_dict's tensors by their keys ("weight_ih_l0", ...,
-/// "bias_hh_l1_reverse", biases when present).
 std::pair<LstmShape, LstmInputs>
-lstmCall(const NamedValues &operands,
-         const std::map<std::string, double> &attributes) {
+rudnn::reference::lstmCall(const NamedValues &operands,
+                           const std::map<std::string, double> &attributes) {
   LstmShape s;
   s.layers = static_cast<int64_t>(attribute(attributes, "num_layers"));
   s.directions = attributeOr(attributes, "bidirectional", 0) != 0 ? 2 : 1;
@@ -52,11 +46,32 @@ lstmCall(const NamedValues &operands,
   return {s, in};
 }
 
-/// [T, B, width], or [B, T, width] batch first.
-std::vector<int64_t> sequenceShape(const LstmShape &s, int64_t width) {
+std::vector<int64_t> rudnn::reference::sequenceShape(const LstmShape &s,
+                                                     int64_t width) {
   return s.batchFirst ? std::vector<int64_t>{s.batch, s.steps, width}
                       : std::vector<int64_t>{s.steps, s.batch, width};
 }
+
+void rudnn::reference::addWeightGradients(
+    NamedValues &result, const LstmShape &s,
+    const std::vector<LstmWeights> &gradients, int64_t gates) {
+  for (int64_t layer = 0; layer < s.layers; ++layer)
+    for (int64_t d = 0; d < s.directions; ++d) {
+      const std::string suffix =
+          "_l" + std::to_string(layer) + (d ? "_reverse" : "");
+      const LstmWeights &w = gradients[layer * s.directions + d];
+      const int64_t rows = gates * s.hiddenSize,
+                    width = layer ? s.directions * s.hiddenSize : s.inputSize;
+      result["d_weight_ih" + suffix] = {{rows, width}, w.weightIh};
+      result["d_weight_hh" + suffix] = {{rows, s.hiddenSize}, w.weightHh};
+      if (!w.biasIh.empty()) {
+        result["d_bias_ih" + suffix] = {{rows}, w.biasIh};
+        result["d_bias_hh" + suffix] = {{rows}, w.biasHh};
+      }
+    }
+}
+
+namespace {
 
 NamedValues lstm(const NamedValues &operands,
                  const std::map<std::string, double> &attributes) {
@@ -85,20 +100,7 @@ NamedValues lstmBackwardCall(const NamedValues &operands,
   NamedValues result = {{"d_x", {sequenceShape(s, s.inputSize), grads.x}},
                         {"d_h0", {{states, s.batch, s.hiddenSize}, grads.h0}},
                         {"d_c0", {{states, s.batch, s.hiddenSize}, grads.c0}}};
-  for (int64_t layer = 0; layer < s.layers; ++layer)
-    for (int64_t d = 0; d < s.directions; ++d) {
-      const std::string suffix =
-          "_l" + std::to_string(layer) + (d ? "_reverse" : "");
-      const LstmWeights &w = grads.weights[layer * s.directions + d];
-      const int64_t gates = 4 * s.hiddenSize,
-                    width = layer ? s.directions * s.hiddenSize : s.inputSize;
-      result["d_weight_ih" + suffix] = {{gates, width}, w.weightIh};
-      result["d_weight_hh" + suffix] = {{gates, s.hiddenSize}, w.weightHh};
-      if (!w.biasIh.empty()) {
-        result["d_bias_ih" + suffix] = {{gates}, w.biasIh};
-        result["d_bias_hh" + suffix] = {{gates}, w.biasHh};
-      }
-    }
+  addWeightGradients(result, s, grads.weights, 4);
   return result;
 }
 

@@ -88,9 +88,11 @@ void traceDirection(const LstmShape &s, const LstmWeights &w,
     std::copy(c.begin(), c.end(), cN);
 }
 
-/// [B, T, width] <-> [T, B, width].
-std::vector<double> swapLeading(const std::vector<double> &x, int64_t first,
-                                int64_t second, int64_t width) {
+} // namespace
+
+std::vector<double> rudnn::reference::swapLeading(const std::vector<double> &x,
+                                                  int64_t first, int64_t second,
+                                                  int64_t width) {
   std::vector<double> y(x.size());
   for (int64_t i = 0; i < first; ++i)
     for (int64_t j = 0; j < second; ++j)
@@ -99,17 +101,13 @@ std::vector<double> swapLeading(const std::vector<double> &x, int64_t first,
   return y;
 }
 
-/// State `state`'s [B, H] slice of a [layers·directions, B, H] tensor, or
-/// zeros when it is empty.
-std::vector<double> stateOf(const std::vector<double> &states, int64_t state,
-                            int64_t size) {
+std::vector<double> rudnn::reference::stateOf(const std::vector<double> &states,
+                                              int64_t state, int64_t size) {
   if (states.empty())
     return std::vector<double>(size, 0.0);
   return std::vector<double>(states.begin() + state * size,
                              states.begin() + (state + 1) * size);
 }
-
-} // namespace
 
 LstmOutputs rudnn::reference::lstmForward(const LstmShape &s,
                                           const LstmInputs &in) {

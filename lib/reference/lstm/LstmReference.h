@@ -77,6 +77,16 @@ struct LstmGradients {
 LstmGradients lstmBackward(const LstmShape &shape, const LstmInputs &inputs,
                            const LstmOutputGradients &gradients);
 
+/// [first, second, width] -> [second, first, width] ([B, T, ·] <-> [T, B,
+/// ·]).
+std::vector<double> swapLeading(const std::vector<double> &x, int64_t first,
+                                int64_t second, int64_t width);
+
+/// State `state`'s slice of `size` values of a [layers·directions, B, H]
+/// tensor, or zeros when it is empty.
+std::vector<double> stateOf(const std::vector<double> &states, int64_t state,
+                            int64_t size);
+
 } // namespace rudnn::reference
 
 #endif // RUDNN_LIB_REFERENCE_LSTM_LSTMREFERENCE_H
