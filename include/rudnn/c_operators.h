@@ -1,7 +1,8 @@
 /*===- rudnn/c_operators.h - The operators, from C ------------------------===*\
 |*                                                                            *|
 |* Each function mirrors the C++ entry point of the same name (rudnn/kda.h,   *|
-|* attention.h, kv_cache.h, lstm.h, norm.h): the same contract, checks and   *|
+|* attention.h, kv_cache.h, lstm.h, gru.h, norm.h): the same contract, checks
+and   *|
 |* errors. Tensors are rudnn_tensor_t; an optional one is a pointer, NULL     *|
 |* when absent. Zero-initialise a call's struct, then fill what it needs.     *|
 |* Included by rudnn/rudnn.h.                                                 *|
@@ -52,12 +53,13 @@ rudnn_status_t rudnn_call_operator(rudnn_context_t context, const char *op,
  * rudnn::operatorFunction. For callers that allocate the results from
  * rudnn_function_result_shape first; release it with
  * rudnn_function_destroy. */
-rudnn_status_t rudnn_operator_function(
-    rudnn_context_t context, const char *op,
-    const rudnn_attribute_t *attributes, size_t attribute_count,
-    size_t tensor_count, const char *const *names,
-    const rudnn_tensor_t *tensors, size_t result_count,
-    const char *const *result_names, rudnn_function_t *function);
+rudnn_status_t
+rudnn_operator_function(rudnn_context_t context, const char *op,
+                        const rudnn_attribute_t *attributes,
+                        size_t attribute_count, size_t tensor_count,
+                        const char *const *names, const rudnn_tensor_t *tensors,
+                        size_t result_count, const char *const *result_names,
+                        rudnn_function_t *function);
 
 /* --- Kimi Delta Attention (rudnn/kda.h) ----------------------------------- */
 
@@ -91,7 +93,7 @@ typedef struct rudnn_kda_backward_call {
   const rudnn_tensor_t *d_output;
   const rudnn_tensor_t *d_final_state; /* optional */
   const rudnn_tensor_t *dq, *dk, *dv, *dg, *dbeta;
-  const rudnn_tensor_t *d_initial_state;    /* optional */
+  const rudnn_tensor_t *d_initial_state;     /* optional */
   const rudnn_tensor_t *d_a_log, *d_dt_bias; /* optional */
 } rudnn_kda_backward_call_t;
 
@@ -270,6 +272,24 @@ typedef struct rudnn_lstm_backward_call {
 rudnn_status_t rudnn_lstm_backward(rudnn_context_t context,
                                    const rudnn_lstm_backward_call_t *call,
                                    rudnn_stream_t stream);
+
+/* --- GRU (rudnn/gru.h) -----------------------------------------------------
+ * The LSTM's call structs: the cell-state fields (c0, c_n, cells, d_c_n,
+ * d_c0) must be null, weights are torch.nn.GRU's state_dict (3H rows), and
+ * what the forward saves and the backward takes is hidden and gates
+ * (r, z, n and W_hn h + b_hn, [L·D, T, B, 4H] f32) together.
+ */
+
+typedef rudnn_lstm_call_t rudnn_gru_call_t;
+typedef rudnn_lstm_backward_call_t rudnn_gru_backward_call_t;
+
+rudnn_status_t rudnn_gru_forward(rudnn_context_t context,
+                                 const rudnn_gru_call_t *call,
+                                 rudnn_stream_t stream);
+
+rudnn_status_t rudnn_gru_backward(rudnn_context_t context,
+                                  const rudnn_gru_backward_call_t *call,
+                                  rudnn_stream_t stream);
 
 /* --- Moments, LayerNorm and RMSNorm (rudnn/norm.h) -------------------------
  */

@@ -9,6 +9,7 @@
 #include "rudnn/kda.h"
 #include "rudnn/kv_cache.h"
 #include "rudnn/log.h"
+#include "rudnn/gru.h"
 #include "rudnn/lstm.h"
 #include "rudnn/norm.h"
 #include "rudnn/operator.h"

@@ -8,6 +8,7 @@
 #include "lib/capi/CApi.h"
 
 #include "rudnn/attention.h"
+#include "rudnn/gru.h"
 #include "rudnn/kda.h"
 #include "rudnn/kv_cache.h"
 #include "rudnn/lstm.h"
@@ -192,6 +193,28 @@ std::optional<LstmSaved> lstmSaved(const Call &c, Fields f) {
                    f.optional(c.gates, "gates")};
 }
 
+/// A GRU call through the LSTM's struct: its cell-state fields refused by
+/// name, the rest as GruInputs.
+template <typename Call, typename Fields>
+std::pair<GruInputs, GruOptions> gruInputs(const Call &c, Fields f) {
+  const std::pair<const void *, const char *> cellStates[] = {
+      {c.c0, "c0"}, {c.cells, "cells"}};
+  for (auto [field, name] : cellStates)
+    if (field)
+      throw InvalidArgument(std::string("call->") + name +
+                            " must be null: a GRU has no cell state");
+  auto [lstm, options] = lstmInputs(c, f);
+  return {GruInputs{lstm.x, lstm.h0, lstm.weights, lstm.lengths}, options};
+}
+
+/// hidden and gates as a GruSaved (none when both are absent).
+template <typename Call, typename Fields>
+std::optional<GruSaved> gruSaved(const Call &c, Fields f) {
+  if (!c.hidden && !c.gates)
+    return std::nullopt;
+  return GruSaved{f(c.hidden, "hidden"), f(c.gates, "gates")};
+}
+
 } // namespace
 
 extern "C" {
@@ -350,6 +373,41 @@ rudnn_status_t rudnn_lstm_backward(rudnn_context_t context,
                   f.optional(c.d_c0, "d_c0"),
                   namedTensors(c.d_weights, c.d_weight_count, "d_weights", f)},
                  options, stream);
+  });
+}
+
+rudnn_status_t rudnn_gru_forward(rudnn_context_t context,
+                                 const rudnn_gru_call_t *call,
+                                 rudnn_stream_t stream) {
+  return callWith(context, call, [&](Context &cxx, const auto &c, auto f) {
+    if (c.c_n)
+      throw InvalidArgument("call->c_n must be null: a GRU has no cell state");
+    auto [inputs, options] = gruInputs(c, f);
+    options.perStep = tristate(c.per_step, "call->per_step");
+    gruForward(cxx, inputs,
+               {f(c.out, "out"), f.optional(c.h_n, "h_n"), gruSaved(c, f)},
+               options, stream);
+  });
+}
+
+rudnn_status_t rudnn_gru_backward(rudnn_context_t context,
+                                  const rudnn_gru_backward_call_t *call,
+                                  rudnn_stream_t stream) {
+  return callWith(context, call, [&](Context &cxx, const auto &c, auto f) {
+    if (c.d_c_n || c.d_c0)
+      throw InvalidArgument(std::string("call->") +
+                            (c.d_c_n ? "d_c_n" : "d_c0") +
+                            " must be null: a GRU has no cell state");
+    auto [inputs, options] = gruInputs(c, f);
+    std::optional<GruSaved> saved = gruSaved(c, f);
+    if (!saved)
+      throw InvalidArgument("call->hidden and call->gates are missing: the "
+                            "backward takes what the forward saved");
+    gruBackward(cxx, inputs, *saved,
+                {f(c.d_out, "d_out"), f.optional(c.d_h_n, "d_h_n")},
+                {f(c.d_x, "d_x"), f.optional(c.d_h0, "d_h0"),
+                 namedTensors(c.d_weights, c.d_weight_count, "d_weights", f)},
+                options, stream);
   });
 }
 

@@ -1,51 +1,57 @@
-//===- Lstm.cpp - torch.nn.LSTM's forward through the JIT -----------------===//
+//===- Lstm.cpp - torch.nn.LSTM through the JIT ---------------------------===//
 //
-// The typed entry point over callOperator: matches the weights given by
-// state_dict key to the contract of the LSTM's form and validates the call
+// The typed entry points over callOperator: match the weights given by
+// state_dict key to the contract of the LSTM's form and validate the call
 // (and, unless told not to, the lengths) with messages in its own terms. T,
-// B and the strides are read from the views.
+// B and the strides are read from the views. The GRU's (lib/gru) share
+// the checks.
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/checks/ContractChecks.h"
-
-#include "dialects/IR/lstm/LstmContracts.h"
+#include "lib/lstm/RecurrentCall.h"
 
 #include "rudnn/errors.h"
 #include "rudnn/lstm.h"
 #include "rudnn/operator.h"
 
 using namespace rudnn;
+using namespace rudnn::recurrent;
 
 namespace {
 
-/// The contract's weights from `given`, in its order; throws for a missing
-/// or unknown key.
+/// "a 2-layer bidirectional LSTM with biases".
+std::string describe(const LstmForm &form, bool withBiases) {
+  return "a " + std::to_string(form.layers) + "-layer " +
+         (form.bidirectional ? "bidirectional " : "") +
+         (form.gru ? "GRU" : "LSTM") +
+         (withBiases && form.biases ? " with biases" : "");
+}
+
+} // namespace
+
 std::vector<const TensorView *>
-weightsInOrder(const OperatorContract &contract,
-               const std::map<std::string, TensorView> &given,
-               const LstmForm &form, size_t leading) {
+rudnn::recurrent::weightsInOrder(const OperatorContract &contract,
+                                 const std::map<std::string, TensorView> &given,
+                                 const LstmForm &form, size_t leading) {
   std::vector<const TensorView *> ordered;
   for (size_t k = leading; k < contract.operands.size(); ++k) {
     auto it = given.find(std::string(contract.operands[k].name));
     if (it == given.end())
       throw InvalidArgument(
-          "'" + std::string(contract.operands[k].name) + "' is missing: a " +
-          std::to_string(form.layers) + "-layer " +
-          (form.bidirectional ? "bidirectional " : "") + "LSTM" +
-          (form.biases ? " with biases" : "") + " takes " +
+          "'" + std::string(contract.operands[k].name) +
+          "' is missing: " + describe(form, true) + " takes " +
           std::to_string(contract.operands.size() - leading) + " weights");
     ordered.push_back(&it->second);
   }
   if (given.size() != ordered.size())
     for (const auto &[name, view] : given)
       if (contract.operandIndex(name) < int(leading))
-        throw InvalidArgument("unknown weight '" + name + "' for a " +
-                              std::to_string(form.layers) + "-layer " +
-                              (form.bidirectional ? "bidirectional " : "") +
-                              "LSTM");
+        throw InvalidArgument("unknown weight '" + name + "' for " +
+                              describe(form, false));
   return ordered;
 }
+
+namespace {
 
 /// Throws for a length outside [0, T]: a synchronising read.
 void checkLengths(Context &context, const TensorView &lengths, int64_t steps,
@@ -65,25 +71,18 @@ void checkLengths(Context &context, const TensorView &lengths, int64_t steps,
 
 } // namespace
 
-namespace {
-
-/// The form of the call, its contract's checks on the options (a layer
-/// count, units within H, lengths in [0, T]) and its operator attributes.
-struct LstmCall {
-  LstmForm form;
-  OperatorAttributes attributes;
-};
-
-LstmCall lstmCall(const LstmInputs &in, const LstmOptions &options) {
+RecurrentCall rudnn::recurrent::recurrentCall(
+    bool gru, const std::map<std::string, TensorView> &weights,
+    const LstmOptions &options) {
   if (options.numLayers < 1 || options.numLayers > 64)
     throw InvalidArgument("'numLayers' must be 1 to 64, got " +
                           std::to_string(options.numLayers));
   // Biases or not: as the state_dict has them.
-  LstmCall call{{options.numLayers, options.bidirectional,
-                 in.weights.count("bias_ih_l0") > 0, options.batchFirst},
-                {{"num_layers", options.numLayers},
-                 {"bidirectional", options.bidirectional},
-                 {"batch_first", options.batchFirst}}};
+  RecurrentCall call{{options.numLayers, options.bidirectional,
+                      weights.count("bias_ih_l0") > 0, options.batchFirst, gru},
+                     {{"num_layers", options.numLayers},
+                      {"bidirectional", options.bidirectional},
+                      {"batch_first", options.batchFirst}}};
   if (options.units)
     call.attributes.emplace_back("units", options.units);
   if (options.weightsOnChip)
@@ -91,9 +90,10 @@ LstmCall lstmCall(const LstmInputs &in, const LstmOptions &options) {
   return call;
 }
 
-/// Checks T, B, the units and the lengths of a call whose dims are `dims`.
-void checkSizes(Context &context, const LstmInputs &in,
-                const LstmOptions &options, DimSizes &dims, Stream stream) {
+void rudnn::recurrent::checkSizes(Context &context,
+                                  const std::optional<TensorView> &lengths,
+                                  const LstmOptions &options, DimSizes &dims,
+                                  Stream stream) {
   for (char letter : {'T', 'B'})
     if (dims[letter] > INT32_MAX / 2)
       throw InvalidArgument(std::string("dim ") + letter +
@@ -103,9 +103,26 @@ void checkSizes(Context &context, const LstmInputs &in,
                           "the hidden size " +
                           std::to_string(dims['H']) + ", got " +
                           std::to_string(options.units));
-  if (in.lengths && options.checkLengths)
-    checkLengths(context, *in.lengths, dims['T'], stream);
+  if (lengths && options.checkLengths)
+    checkLengths(context, *lengths, dims['T'], stream);
 }
+
+void rudnn::recurrent::addGradients(
+    std::vector<const TensorView *> &results, const OperatorContract &contract,
+    const std::map<std::string, TensorView> &given) {
+  const size_t leading = results.size();
+  for (size_t k = leading; k < contract.results.size(); ++k) {
+    auto it = given.find(std::string(contract.results[k].name));
+    results.push_back(it == given.end() ? nullptr : &it->second);
+  }
+  for (const auto &[name, view] : given)
+    if (contract.resultIndex(name) < int(leading))
+      throw InvalidArgument("unknown gradient '" + name +
+                            "': expected \"d_\" "
+                            "and a weight's key, e.g. \"d_weight_ih_l0\"");
+}
+
+namespace {
 
 /// x, h0, c0, lengths and the weights under their names.
 NamedTensors inputTensors(const LstmInputs &in) {
@@ -129,7 +146,7 @@ void addSaved(NamedTensors &tensors, const LstmSaved &saved) {
 void rudnn::lstmForward(Context &context, const LstmInputs &in,
                         const LstmOutputs &out, const LstmOptions &options,
                         Stream stream) {
-  LstmCall call = lstmCall(in, options);
+  RecurrentCall call = recurrentCall(false, in.weights, options);
   const OperatorContract &contract = lstmContract(call.form);
   std::vector<const TensorView *> operands = {
       &in.x, viewOf(in.h0), viewOf(in.c0), viewOf(in.lengths)};
@@ -142,7 +159,7 @@ void rudnn::lstmForward(Context &context, const LstmInputs &in,
                              saved ? &saved->hidden : nullptr,
                              saved ? &saved->cells : nullptr,
                              saved ? viewOf(saved->gates) : nullptr});
-  checkSizes(context, in, options, dims, stream);
+  checkSizes(context, in.lengths, options, dims, stream);
   if (options.perStep)
     call.attributes.emplace_back("per_step", *options.perStep);
   NamedTensors tensors = inputTensors(in);
@@ -166,7 +183,7 @@ void rudnn::lstmBackward(Context &context, const LstmInputs &in,
   if (options.perStep.value_or(false))
     throw InvalidArgument("'perStep': the backward recurrence runs on one "
                           "persistent grid");
-  LstmCall call = lstmCall(in, options);
+  RecurrentCall call = recurrentCall(false, in.weights, options);
   const OperatorContract &contract = lstmBackwardContract(call.form);
   std::vector<const TensorView *> operands = {&in.x,
                                               viewOf(in.h0),
@@ -183,17 +200,9 @@ void rudnn::lstmBackward(Context &context, const LstmInputs &in,
     operands.push_back(weight);
   std::vector<const TensorView *> results = {&out.dX, viewOf(out.dH0),
                                              viewOf(out.dC0)};
-  for (size_t k = 3; k < contract.results.size(); ++k) {
-    auto it = out.dWeights.find(std::string(contract.results[k].name));
-    results.push_back(it == out.dWeights.end() ? nullptr : &it->second);
-  }
-  for (const auto &[name, view] : out.dWeights)
-    if (contract.resultIndex(name) < 3)
-      throw InvalidArgument("unknown gradient '" + name +
-                            "': expected \"d_\" "
-                            "and a weight's key, e.g. \"d_weight_ih_l0\"");
+  addGradients(results, contract, out.dWeights);
   DimSizes dims = checkCall(contract, operands, results);
-  checkSizes(context, in, options, dims, stream);
+  checkSizes(context, in.lengths, options, dims, stream);
   NamedTensors tensors = inputTensors(in);
   addSaved(tensors, saved);
   tensors.emplace_back("d_out", gradients.dOut);

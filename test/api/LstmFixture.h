@@ -1,8 +1,8 @@
 //===- LstmFixture.h - LSTM problems for the API tests ----------*- C++ -*-===//
 //
-// A stacked LSTM's inputs drawn fresh (weights as torch.nn.LSTM initialises
-// them), as float64 for the reference and as tensors for the API, shared by
-// the forward's and the backward's tests.
+// A stacked LSTM's (or GRU's) inputs drawn fresh (weights as torch.nn.LSTM
+// and torch.nn.GRU initialise them), as float64 for the reference and as
+// tensors for the API, shared by the forward's and the backward's tests.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +25,7 @@ struct LstmCase {
        lengths = false;
   int units = 0;
   std::optional<bool> weightsOnChip = {}, perStep = {};
+  bool gru = false; // 3 gate rows a unit, no cell state
 };
 
 /// A problem's float64 inputs (rounded to its dtype) and their tensors.
@@ -48,7 +49,7 @@ protected:
     s.layers = c.L;
     s.directions = c.bidirectional ? 2 : 1;
     s.batchFirst = c.batchFirst;
-    const int64_t D = s.directions, states = c.L * D;
+    const int64_t D = s.directions, states = c.L * D, G = c.gru ? 3 : 4;
     // torch.nn.LSTM's initialisation: uniform in ±1/√H.
     const double bound = 1.0 / std::sqrt(double(c.H));
     std::uniform_real_distribution<double> uniform(-bound, bound);
@@ -70,12 +71,15 @@ protected:
                               : place(p.in.x, {c.T, c.B, c.I});
     if (c.initial) {
       p.in.h0 = normalValues(states * c.B * c.H, random);
-      p.in.c0 = normalValues(states * c.B * c.H, random);
       for (double &x : p.in.h0)
         x *= 0.5;
-      roundTo(c.dtype, {&p.in.h0, &p.in.c0});
+      roundTo(c.dtype, {&p.in.h0});
       p.inputs.h0 = place(p.in.h0, {states, c.B, c.H});
-      p.inputs.c0 = place(p.in.c0, {states, c.B, c.H});
+      if (!c.gru) {
+        p.in.c0 = normalValues(states * c.B * c.H, random);
+        roundTo(c.dtype, {&p.in.c0});
+        p.inputs.c0 = place(p.in.c0, {states, c.B, c.H});
+      }
     }
     for (int64_t layer = 0; layer < c.L; ++layer)
       for (int64_t d = 0; d < D; ++d) {
@@ -83,17 +87,17 @@ protected:
         const std::string suffix =
             "_l" + std::to_string(layer) + (d ? "_reverse" : "");
         reference::LstmWeights w;
-        w.weightIh = draw(4 * c.H * in);
-        w.weightHh = draw(4 * c.H * c.H);
+        w.weightIh = draw(G * c.H * in);
+        w.weightHh = draw(G * c.H * c.H);
         p.inputs.weights["weight_ih" + suffix] =
-            place(w.weightIh, {4 * c.H, in});
+            place(w.weightIh, {G * c.H, in});
         p.inputs.weights["weight_hh" + suffix] =
-            place(w.weightHh, {4 * c.H, c.H});
+            place(w.weightHh, {G * c.H, c.H});
         if (c.biases) {
-          w.biasIh = draw(4 * c.H);
-          w.biasHh = draw(4 * c.H);
-          p.inputs.weights["bias_ih" + suffix] = place(w.biasIh, {4 * c.H});
-          p.inputs.weights["bias_hh" + suffix] = place(w.biasHh, {4 * c.H});
+          w.biasIh = draw(G * c.H);
+          w.biasHh = draw(G * c.H);
+          p.inputs.weights["bias_ih" + suffix] = place(w.biasIh, {G * c.H});
+          p.inputs.weights["bias_hh" + suffix] = place(w.biasHh, {G * c.H});
         }
         p.in.weights.push_back(std::move(w));
       }

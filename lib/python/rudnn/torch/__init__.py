@@ -11,7 +11,8 @@ differentiable through torch.autograd where the operator has a backward:
   over ``kv_cache_attention``;
 - ``layer_norm`` and ``rms_norm`` as torch.nn.functional's, with fused
   residual forms;
-- ``LSTM``, a torch.nn.Module loading a torch.nn.LSTM state_dict unchanged.
+- ``LSTM`` and ``GRU``, torch.nn.Modules loading a torch.nn.LSTM or
+  torch.nn.GRU state_dict unchanged.
 
 CUDA tensors run on the GPU, CPU tensors on the emulation backend.
 
@@ -35,10 +36,12 @@ from rudnn.torch.attention import (
 from rudnn.torch.kda import chunk_kda, fused_recurrent_kda
 from rudnn.torch.kda_decode import kda_decode
 from rudnn.torch.kv_cache import flash_attn_with_kvcache, kv_cache_attention
+from rudnn.torch.gru import GRU
 from rudnn.torch.lstm import LSTM
 from rudnn.torch.norm import layer_norm, rms_norm
 
 __all__ = [
+    "GRU",
     "LSTM",
     "chunk_kda",
     "fused_recurrent_kda",
