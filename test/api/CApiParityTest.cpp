@@ -512,6 +512,71 @@ TEST_F(CApiNumerics, BidirectionalLstm) {
       << rudnn_last_error();
 }
 
+TEST_F(CApiNumerics, GruForwardAndBackward) {
+  const int64_t T = 4, B = 2, I = 3, H = 5;
+  Tensor x = tensor({T, B, I}), h0 = tensor({2, B, H}), lengths = ints({3, 4});
+  std::map<std::string, Tensor> weights;
+  for (std::string suffix : {"", "_reverse"}) {
+    weights.emplace("weight_ih_l0" + suffix, tensor({3 * H, I}, -0.4f, 0.4f));
+    weights.emplace("weight_hh_l0" + suffix, tensor({3 * H, H}, -0.4f, 0.4f));
+    weights.emplace("bias_ih_l0" + suffix, tensor({3 * H}, -0.4f, 0.4f));
+    weights.emplace("bias_hh_l0" + suffix, tensor({3 * H}, -0.4f, 0.4f));
+  }
+  GruOptions options;
+  options.bidirectional = true;
+  GruInputs inputs{x.view, h0.view, {}, lengths.view};
+  std::vector<rudnn_named_tensor_t> cWeights;
+  for (const auto &[name, weight] : weights) {
+    inputs.weights.emplace(name, weight.view);
+    cWeights.push_back({name.c_str(), weight.c()});
+  }
+  Tensor out = zeros({T, B, 2 * H}), hN = zeros({2, B, H}),
+         hidden = zeros({1, T, B, 2 * H}), gates = zeros({2, T, B, 4 * H});
+  Tensor out2 = zerosLike(out), hN2 = zerosLike(hN),
+         hidden2 = zerosLike(hidden), gates2 = zerosLike(gates);
+  gruForward(cxx(), inputs,
+             {out.view, hN.view, GruSaved{hidden.view, gates.view}}, options);
+  rudnn_tensor_t cx = x.c(), ch0 = h0.c(), clengths = lengths.c(),
+                 cout = out2.c(), chN = hN2.c(), chidden = hidden2.c(),
+                 cgates = gates2.c();
+  rudnn_gru_call_t call{};
+  call.x = &cx, call.h0 = &ch0, call.lengths = &clengths;
+  call.weights = cWeights.data(), call.weight_count = cWeights.size();
+  call.out = &cout, call.h_n = &chN, call.bidirectional = 1;
+  call.hidden = &chidden, call.gates = &cgates;
+  expectOk(rudnn_gru_forward(c, &call, nullptr));
+  expectSame({&out, &hN, &hidden, &gates}, {&out2, &hN2, &hidden2, &gates2});
+
+  Tensor dOut = tensor({T, B, 2 * H}), dX = zeros({T, B, I}),
+         dX2 = zerosLike(dX), dH0 = zerosLike(h0), dH02 = zerosLike(h0),
+         dB = zeros({3 * H}), dB2 = zerosLike(dB);
+  gruBackward(cxx(), inputs, {hidden.view, gates.view}, {dOut.view, {}},
+              {dX.view, dH0.view, {{"d_bias_hh_l0_reverse", dB.view}}},
+              options);
+  rudnn_tensor_t cdOut = dOut.c(), cdX = dX2.c(), cdH0 = dH02.c();
+  const rudnn_named_tensor_t cdB[] = {{"d_bias_hh_l0_reverse", dB2.c()}};
+  rudnn_gru_backward_call_t backward{};
+  backward.x = &cx, backward.h0 = &ch0, backward.lengths = &clengths;
+  backward.weights = cWeights.data(), backward.weight_count = cWeights.size();
+  backward.bidirectional = 1;
+  backward.hidden = &chidden, backward.gates = &cgates;
+  backward.d_out = &cdOut, backward.d_x = &cdX, backward.d_h0 = &cdH0;
+  backward.d_weights = cdB, backward.d_weight_count = 1;
+  expectOk(rudnn_gru_backward(c, &backward, nullptr));
+  expectSame({&dX, &dH0, &dB}, {&dX2, &dH02, &dB2});
+
+  // A GRU has no cell state: the LSTM's fields for it are refused by name.
+  call.c_n = &chN;
+  EXPECT_EQ(rudnn_gru_forward(c, &call, nullptr),
+            RUDNN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(rudnn_last_error()).find("call->c_n"),
+            std::string::npos)
+      << rudnn_last_error();
+  backward.d_c0 = &cdH0;
+  EXPECT_EQ(rudnn_gru_backward(c, &backward, nullptr),
+            RUDNN_STATUS_INVALID_ARGUMENT);
+}
+
 TEST_F(CApiNumerics, NormalisationsForwardAndBackward) {
   const int64_t N = 3, C = 37;
   Tensor x = tensor({N, C}), residual = tensor({N, C}), gamma = tensor({C}),

@@ -169,6 +169,15 @@ def test_lstm_empty(T, B, batch_first, no_program_used):
     assert h_n.shape == (4, B, 5) and torch.all(h_n == 0) and torch.all(c_n == 0)
 
 
+@pytest.mark.parametrize("T,B", [(0, 2), (4, 0)])
+def test_gru_empty(T, B, no_program_used):
+    gru = rt.GRU(3, 5, num_layers=2, bidirectional=True)
+    x, h0 = torch.randn(T, B, 3), torch.randn(4, B, 5)
+    out, h_n = gru(x, h0)
+    assert out.shape == (T, B, 10) and torch.equal(h_n, h0)  # no step taken
+    assert torch.all(gru(x)[1] == 0)
+
+
 def test_meta_tensors_give_meta_results():
     # Outside torch.compile, meta tensors reach the fake implementations;
     # index values beyond int32 cannot be read there and are not refused.
@@ -259,5 +268,18 @@ def test_empty_results_agree_with_the_fake_implementations():
         torch.ops.rudnn.lstm_backward.default,
         (torch.randn(0, 2, 4), state, state, None, weights, nothing, nothing, None,
          torch.randn(0, 2, 3), state, state, 1, False, False),
+        test_utils=checks,
+    )
+    gru_weights = [p.detach() for p in rt.GRU(4, 3).parameters()]
+    for save in (False, True):
+        torch.library.opcheck(
+            torch.ops.rudnn.gru.default,
+            (torch.randn(0, 2, 4), state, None, gru_weights, 1, False, False, save),
+            test_utils=checks,
+        )
+    torch.library.opcheck(
+        torch.ops.rudnn.gru_backward.default,
+        (torch.randn(0, 2, 4), state, None, gru_weights, nothing, nothing,
+         torch.randn(0, 2, 3), state, 1, False, False),
         test_utils=checks,
     )

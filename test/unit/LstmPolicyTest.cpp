@@ -75,6 +75,51 @@ TEST(LstmContract, TheBackwardTakesTheSavedTensorsAndNamesEachGradient) {
   EXPECT_TRUE(f.results[4].optional);
 }
 
+TEST(GruContract, TheLstmsWithoutCellStatesAndThreeGates) {
+  const OperatorContract &f = gruContract({2, true, true, false});
+  EXPECT_EQ(f.op, "rudnn.gru");
+  ASSERT_EQ(f.operands.size(), kGruLeadingOperands + 16);
+  EXPECT_EQ(f.operands[1].name, "h0");
+  EXPECT_EQ(f.operands[2].name, "lengths");
+  EXPECT_EQ(f.operands[kGruLeadingOperands].name, "weight_ih_l0");
+  const DimContract *gates = f.dim('G');
+  ASSERT_NE(gates, nullptr);
+  EXPECT_EQ(gates->times, 3);
+  ASSERT_EQ(f.results.size(), 4u);
+  EXPECT_EQ(f.results[1].name, "h_n");
+  EXPECT_EQ(f.results[3].name, "gates");
+  EXPECT_EQ(f.results[3].layout, "NTBV"); // r, z, n, W_hn h + b_hn
+  EXPECT_NE(&f, &lstmContract({2, true, true, false}));
+
+  const OperatorContract &b = gruBackwardContract({2, true, true, false});
+  EXPECT_EQ(b.op, "rudnn.gru_backward");
+  const char *leading[] = {"x",     "h0",    "lengths", "hidden",
+                           "gates", "d_out", "d_h_n"};
+  ASSERT_EQ(b.operands.size(), kGruBackwardLeadingOperands + 16);
+  for (unsigned i = 0; i < kGruBackwardLeadingOperands; ++i)
+    EXPECT_EQ(b.operands[i].name, leading[i]);
+  EXPECT_FALSE(b.operands[b.operandIndex("gates")].optional);
+  EXPECT_EQ(b.operands[b.operandIndex("gates")].resultOf, "rudnn.gru");
+  ASSERT_EQ(b.results.size(), 2u + 16);
+  EXPECT_EQ(b.results[1].name, "d_h0");
+  EXPECT_EQ(b.results[2].name, "d_weight_ih_l0");
+}
+
+TEST(GruRecurrencePolicy, ThreeGateRowsAUnit) {
+  // f32 from L2, 8 units: 24 rows' sums (padded to 32) beside the states.
+  EXPECT_EQ(lstmRecurrenceSharedBytes(1024, 8, 4, false, 3),
+            4 * 8 * 1024 + 4 * 32 * 8);
+  // f32 on chip, H = 48: 24 plain rows instead of the LSTM's 32.
+  EXPECT_EQ(lstmRecurrenceSharedBytes(48, 8, 4, true, 3),
+            24 * 48 * 4 + 4 * 8 * 48 + 4 * 32 * 8);
+  // The backward's W_hh columns are 3H deep.
+  EXPECT_LT(lstmBackwardSharedBytes(512, 8, 2, true, 3),
+            lstmBackwardSharedBytes(512, 8, 2, true, 4));
+  // Fewer gate rows, fewer weight-gradient tiles: more splits to fill.
+  EXPECT_GE(lstmGradientSplits(64, 64, 1, 132, 3),
+            lstmGradientSplits(64, 64, 1, 132, 4));
+}
+
 TEST(LstmContract, OneContractPerFormKeptForTheProcess) {
   const OperatorContract &a = lstmContract({1, false, false, true});
   EXPECT_EQ(&a, &lstmContract({1, false, false, true}));

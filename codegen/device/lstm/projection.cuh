@@ -67,7 +67,8 @@ template <typename T> struct NoPreviousHidden {
 /// tiles the block takes (⌈M/64⌉ of M = T·B in turn, grid x apart):
 /// [input | h_prev] · [W_ih | W_hh]ᵀ + b_ih + b_hh of every row m = t·B + b
 /// (b_hh of the first `Folded` of the `Gates` gates),
-/// handed to store(m, g, first, second) for gates g and g + 1. The depth
+/// handed to store(m, g, first, second) for gates g and g + 1 (g + 1 may
+/// be past the last gate: then `second` is none). The depth
 /// runs over the input's In features, then, with `Recurrent`, over the
 /// Hidden features of each row's hidden state before its step
 /// (`previous.row(m)`). Both operands go through two-stage cp.async
@@ -143,7 +144,9 @@ gate_sums(const T *input, TimeBatch input_at, const Previous &previous,
         return (bias_ih ? to_float(bias_ih[at]) : 0.0f) +
                (bias_hh && at < Folded * Hidden ? to_float(bias_hh[at]) : 0.0f);
       };
-      store(m, g, first + bias(g), second + bias(g + 1));
+      // An odd gate count (the GRU's 3H) leaves a last pair of one.
+      store(m, g, first + bias(g),
+            g + 1 < kGates ? second + bias(g + 1) : 0.0f);
     });
   }
 }
@@ -166,7 +169,7 @@ __device__ void project_inputs(const ProjectionParams<T> &p) {
       of_direction(p.bias_hh, d), p.steps, p.batch,
       [&](long long m, int g, float first, float second) {
         tile::store_pair(p.gates + (d * rows + m) * kGates + g, first, second,
-                         true);
+                         g + 1 < kGates);
       });
 
   if (blockIdx.x == 0 && blockIdx.y == 0)
