@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Prints rudnn-bench-lstm and bench/torch_lstm.py results side by side:
+"""Prints rudnn-bench-lstm and bench/torch_lstm.py results side by side
+(or rudnn-bench-gru and torch_lstm.py --cell gru, torch.nn.GRU's):
 per shape (H, B, T, L, D, bits), rudnn's time, torch.nn.LSTM's (cuDNN, as
 PyTorch runs it by default: TF32 where allowed, marked "tf32") and the
 ratio torch / rudnn (above 1: rudnn is faster), then for f32 the ratio to

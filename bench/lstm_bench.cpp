@@ -1,14 +1,16 @@
-//===- lstm_bench.cpp - Stacked LSTM timings ------------------------------===//
+//===- lstm_bench.cpp - Stacked LSTM and GRU timings ----------------------===//
 //
 //   rudnn-bench-lstm [--backend auto|cuda|emulation] [--repeats N]
 //                    [--warmup N] [--shapes H,B,T,L,D,bits;...]
 //                    [--json FILE] [--allow-large]
+//   rudnn-bench-gru  (the same options)
 //
-// Times rudnn::lstmForward of an LSTM of hidden size H (input size H too),
-// L layers of D directions with biases and an initial state, over T steps
-// of B entries, in bf16 (bits 16) or f32 (bits 32), and a training step
-// (the forward saving its states and gates, then rudnn::lstmBackward of
-// every input): what bench/torch_lstm.py times torch.nn.LSTM (cuDNN) on,
+// Times rudnn::lstmForward of an LSTM (rudnn-bench-gru: rudnn::gruForward
+// of a GRU) of hidden size H (input size H too), L layers of D directions
+// with biases and an initial state, over T steps of B entries, in bf16
+// (bits 16) or f32 (bits 32), and a training step (the forward saving what
+// the backward takes, then the backward of every input): what
+// bench/torch_lstm.py times torch.nn.LSTM or torch.nn.GRU (cuDNN) on,
 // forward and forward + backward. `warmup` untimed
 // calls, then `repeats` calls each between two CUDA events, the median
 // reported. On the emulation backend shapes beyond 2^14 steps × entries ×
@@ -20,6 +22,7 @@
 
 #include "dialects/IR/lstm/LstmContracts.h"
 
+#include "rudnn/gru.h"
 #include "rudnn/lstm.h"
 
 #include <cstdio>
@@ -29,6 +32,16 @@
 using namespace rudnn;
 
 namespace {
+
+// The cell this binary times (RUDNN_BENCH_GRU: the GRU's).
+#ifdef RUDNN_BENCH_GRU
+constexpr bool kGru = true;
+constexpr const char *kName = "gru";
+#else
+constexpr bool kGru = false;
+constexpr const char *kName = "lstm";
+#endif
+constexpr int64_t kGates = kGru ? 3 : 4;
 
 struct Shape {
   int64_t H, B, T, L, D, bits;
@@ -45,8 +58,8 @@ std::vector<Shape> parseShapes(const std::string &text) {
       });
 }
 
-/// The grid: H 256 to 1024, batches 1 to 64, 512 steps, one and
-/// two layers, one and two directions, bf16 and f32.
+/// H 256 to 1024, batches 1 to 64, 512 steps, bf16 and f32; the LSTM's
+/// one and two layers and directions, the GRU's two of each.
 std::string defaultShapes() {
   std::string text;
   for (int64_t bits : {16, 32})
@@ -54,7 +67,8 @@ std::string defaultShapes() {
       for (int64_t L : {1, 2})
         for (int64_t H : {256, 512, 1024})
           for (int64_t B : {1, 8, 64})
-            text += bench::shapeItem(H, B, 512, L, D, bits);
+            if (!kGru || (D == 2 && L == 2))
+              text += bench::shapeItem(H, B, 512, L, D, bits);
   return text;
 }
 
@@ -64,7 +78,8 @@ constexpr int64_t kEmulationLimit = int64_t(1) << 14;
 
 int main(int argc, char **argv) {
   return bench::benchMain(
-      argc, argv, "rudnn-bench-lstm", defaultShapes(),
+      argc, argv, kGru ? "rudnn-bench-gru" : "rudnn-bench-lstm",
+      defaultShapes(),
       "H,B,T,L,D,bits;... (I = H, biases and h0/c0; bits 16: bf16, 32: "
       "f32)",
       [](Context &context, const bench::BenchOptions &options) {
@@ -95,8 +110,10 @@ int main(int argc, char **argv) {
               context, test::normalValues(T * B * H, random), dtype));
           inputs.x =
               TensorView::contiguous(buffers.back().data(), dtype, {T, B, H});
-          for (TensorView *state :
-               {&inputs.h0.emplace(), &inputs.c0.emplace()}) {
+          std::vector<TensorView *> initial = {&inputs.h0.emplace()};
+          if (!kGru)
+            initial.push_back(&inputs.c0.emplace());
+          for (TensorView *state : initial) {
             buffers.push_back(bench::upload(
                 context, test::normalValues(states * B * H, random), dtype));
             *state = TensorView::contiguous(buffers.back().data(), dtype,
@@ -105,8 +122,10 @@ int main(int argc, char **argv) {
           for (int64_t layer = 0; layer < s.L; ++layer)
             for (int64_t d = 0; d < D; ++d) {
               const int64_t in = layer ? D * H : H;
-              const std::vector<int64_t> shapes[] = {
-                  {4 * H, in}, {4 * H, H}, {4 * H}, {4 * H}};
+              const std::vector<int64_t> shapes[] = {{kGates * H, in},
+                                                     {kGates * H, H},
+                                                     {kGates * H},
+                                                     {kGates * H}};
               for (int which = 0; which < 4; ++which) {
                 int64_t count = 1;
                 for (int64_t n : shapes[which])
@@ -129,7 +148,14 @@ int main(int argc, char **argv) {
           LstmOptions lstm;
           lstm.numLayers = s.L;
           lstm.bidirectional = D == 2;
-          auto call = [&] { lstmForward(context, inputs, outputs, lstm); };
+          const GruInputs gruInputs{inputs.x, inputs.h0, inputs.weights, {}};
+          auto call = [&] {
+            if (kGru)
+              gruForward(context, gruInputs, {outputs.out, outputs.hN, {}},
+                         lstm);
+            else
+              lstmForward(context, inputs, outputs, lstm);
+          };
           const double ms =
               bench::medianMs(context, options.warmup, options.repeats, call);
 
@@ -166,9 +192,18 @@ int main(int argc, char **argv) {
               TensorView::contiguous(dOut.data(), dtype, {T, B, D * H}),
               {},
               {}};
+          // The GRU saves hidden and its four values a unit in `gates`.
+          const GruSaved gruSaved{saved.hidden, *saved.gates};
           auto step = [&] {
-            lstmForward(context, inputs, training, lstm);
-            lstmBackward(context, inputs, saved, dy, grads, lstm);
+            if (kGru) {
+              gruForward(context, gruInputs,
+                         {outputs.out, outputs.hN, gruSaved}, lstm);
+              gruBackward(context, gruInputs, gruSaved, {dy.dOut, {}},
+                          {grads.dX, {}, grads.dWeights}, lstm);
+            } else {
+              lstmForward(context, inputs, training, lstm);
+              lstmBackward(context, inputs, saved, dy, grads, lstm);
+            }
           };
           const double trainMs =
               bench::medianMs(context, options.warmup, options.repeats, step);
@@ -185,7 +220,7 @@ int main(int argc, char **argv) {
                              {"bits", s.bits},
                              {"ms", ms},
                              {"train_ms", trainMs}});
-          bench::writeResults(context, options, "lstm", results);
+          bench::writeResults(context, options, kName, results);
         }
         return 0;
       });

@@ -30,7 +30,7 @@ for packed in "$work"/bundle/bin/*.gz; do
   ! grep -qiE "nvrtc|libcuda|boost|benchmark" <<<"$libraries" ||
     fail "$(basename "$exe") links a CUDA, Boost or benchmark library"
 done
-((count == 12)) || fail "bundle has $count binaries, expected 12"
+((count == 13)) || fail "bundle has $count binaries, expected 13"
 (($(du -sb "$work/bundle" | cut -f1) < 64 << 20)) || fail "bundle over 64 MiB"
 
 # --- its dry run ----------------------------------------------------------------
@@ -65,7 +65,7 @@ sleep 600
 SH
 for exe in rudnn-api-operator-gpu-tests rudnn-runtime-tests rudnn-api-tests \
            rudnn-bench-compile rudnn-bench-kda rudnn-bench-attention \
-           rudnn-bench-decode rudnn-bench-lstm rudnn-bench-norm; do
+           rudnn-bench-decode rudnn-bench-lstm rudnn-bench-gru rudnn-bench-norm; do
   printf '#!/bin/sh\necho "[  FAILED  ] Stand.In"\nexit 1\n' > "$fake/bin/$exe"
 done
 printf '#!/bin/sh\n[ -n "$FAKE_DEVICE" ] && echo "GPU 0: stand-in"\nexit 0\n' \
