@@ -286,19 +286,22 @@ struct RecurrenceModel
     builder.launch().flops =
         SizeRef{2 * directions * gates * hidden * hidden, perLaunch};
     // The serial bound: each step a block stages every entry's previous
-    // hidden state (fp32, from L2), reads its gates and writes its states,
-    // and, off chip, reads its W_hh rows once a pass of entries (counted
-    // per entry: a lower bound where B is no multiple of the pass).
+    // hidden state from L2 (16-bit weights on chip: the layer's outputs,
+    // in its type; else the fp32 state), reads its gates and writes its
+    // states, and, off chip, reads its W_hh rows once a pass of entries
+    // (counted per entry: a lower bound where B is no multiple of the
+    // pass).
     const int64_t bytes = elementBytes(out);
+    const int64_t stagedBytes = onChip && bytes == 2 ? 2 : 4;
     const int64_t weightBytes =
         onChip ? 0
                : gates * units * hidden * bytes /
                      lstmRecurrenceBatch(bytes, /*weightsOnChip=*/false);
     builder.launch().serialSteps =
         perStep ? SizeRef{1, {}} : SizeRef{1, {DimRef::of('T')}};
-    builder.launch().stepBytes =
-        SizeRef{4 * hidden + units * (4 * gates + 12 + bytes) + weightBytes,
-                {DimRef::of('B')}};
+    builder.launch().stepBytes = SizeRef{
+        stagedBytes * hidden + units * (4 * gates + 12 + bytes) + weightBytes,
+        {DimRef::of('B')}};
     builder.launch().stepFlops =
         SizeRef{2 * gates * units * hidden, {DimRef::of('B')}};
     builder.launch().grid[0] =

@@ -192,12 +192,42 @@ __device__ void step(const RecurrenceParams<T> &p, unsigned char *shared,
   float *h_next = layout.hidden(d, (s + 1) & 1);
   float *cell = layout.cell(d);
   const SavedSteps<T, Hidden, Directions> saved{p, d};
+  // With 16-bit weights on tensor cores the products take the states in
+  // the layer's type: from step 1 on they are the layer's outputs of the
+  // step before, which cp.async copies from L2 straight into the swizzled
+  // tile (half the fp32 state's bytes, no register round trip) where rows
+  // start on 16 bytes. Same values: the outputs are the states rounded as
+  // staging would round them.
+  const bool from_outputs =
+      Shared::kTensor && s > 0 && Hidden * sizeof(T) % 16 == 0 &&
+      rows_aligned16(p.out, p.out_at.time) &&
+      p.out_at.batch * static_cast<long long>(sizeof(T)) % 16 == 0;
   for (int b0 = 0; b0 < p.batch; b0 += Shared::kBatch) {
-    // Other blocks wrote h_prev: read it from L2, never a stale L1 line,
-    // four states a load where rows allow.
+    if constexpr (Shared::kTensor) {
+      if (from_outputs) {
+        tile::gather_tile_async<tile::Alignment::Aligned>(
+            typename Shared::StateTile{
+                reinterpret_cast<T *>(shared + Shared::kWeightBytes)},
+            [&](int i) -> const T * {
+              const int b = b0 + i;
+              if (b >= p.batch)
+                return nullptr;
+              const int length = clamped_length(p.lengths, b, p.steps);
+              if (s >= length) // past its end: the products go unused
+                return nullptr;
+              return p.out + p.out_at.offset(d == 0 ? s - 1 : length - s, b) +
+                     d * Hidden;
+            },
+            Hidden, true, p.out);
+        arch::cp_async_commit();
+        arch::cp_async_wait<0>();
+      }
+    }
+    // Otherwise other blocks wrote h_prev: read it from L2, never a stale
+    // L1 line, four states a load where rows allow.
     constexpr int kVector = Hidden % 4 == 0 ? 4 : 1;
     constexpr int kGroups = Shared::kDepth / kVector;
-    for (int e = threadIdx.x; e < Shared::kBatch * kGroups;
+    for (int e = threadIdx.x; !from_outputs && e < Shared::kBatch * kGroups;
          e += kRecurrenceThreads) {
       const int i = e / kGroups, k = e % kGroups * kVector;
       const int b = b0 + i;
