@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/reference/gru/GruReference.h"
+#include "test/support/FiniteDifferences.h"
 #include "test/support/KdaProblem.h"
 
 #include <gtest/gtest.h>
@@ -74,9 +75,9 @@ TEST(GruReference, OneStepByHand) {
            w.biasHh[r];
   };
   const double reset = sigmoid(both(0)), update = sigmoid(both(1));
-  const double candidate = std::tanh(w.weightIh[2] * 0.7 + w.biasIh[2] +
-                                     reset * (w.weightHh[2] * -0.3 +
-                                              w.biasHh[2]));
+  const double candidate =
+      std::tanh(w.weightIh[2] * 0.7 + w.biasIh[2] +
+                reset * (w.weightHh[2] * -0.3 + w.biasHh[2]));
   const double h = (1 - update) * candidate + update * -0.3;
   const GruOutputs out = gruForward(s, in);
   EXPECT_NEAR(out.hN[0], h, 1e-15);
@@ -125,9 +126,8 @@ TEST(GruReference, BackwardMatchesFiniteDifferences) {
     GruInputs moved = in;
     if (!everything) // a zero h0, given explicitly to be perturbed
       moved.h0.assign(states, 0.0);
-    std::vector<std::tuple<std::string, std::vector<double> *,
-                           const std::vector<double> *>>
-        checks = {{"x", &moved.x, &grads.x}, {"h0", &moved.h0, &grads.h0}};
+    std::vector<rudnn::test::GradientCheck> checks = {
+        {"x", &moved.x, &grads.x}, {"h0", &moved.h0, &grads.h0}};
     for (size_t k = 0; k < moved.weights.size(); ++k) {
       const std::string at = std::to_string(k);
       checks.push_back({"weight_ih " + at, &moved.weights[k].weightIh,
@@ -139,20 +139,7 @@ TEST(GruReference, BackwardMatchesFiniteDifferences) {
       checks.push_back({"bias_hh " + at, &moved.weights[k].biasHh,
                         &grads.weights[k].biasHh});
     }
-    constexpr double kStep = 1e-6;
-    for (auto &[name, values, gradient] : checks) {
-      ASSERT_EQ(values->size(), gradient->size()) << name;
-      for (size_t i = 0; i < values->size(); ++i) {
-        const double kept = (*values)[i];
-        (*values)[i] = kept + kStep;
-        const double up = loss(moved);
-        (*values)[i] = kept - kStep;
-        const double down = loss(moved);
-        (*values)[i] = kept;
-        EXPECT_NEAR((*gradient)[i], (up - down) / (2 * kStep), 1e-7)
-            << name << "[" << i << "]";
-      }
-    }
+    rudnn::test::expectCentralDifferences(checks, [&] { return loss(moved); });
   }
 }
 

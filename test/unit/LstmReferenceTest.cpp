@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/reference/lstm/LstmReference.h"
+#include "test/support/FiniteDifferences.h"
 #include "test/support/KdaProblem.h"
 
 #include <gtest/gtest.h>
@@ -239,11 +240,10 @@ TEST(LstmReference, BackwardMatchesFiniteDifferences) {
     LstmInputs moved = in;
     if (!everything) // zero states, given explicitly to be perturbed
       moved.h0.assign(states, 0.0), moved.c0.assign(states, 0.0);
-    std::vector<std::tuple<std::string, std::vector<double> *,
-                           const std::vector<double> *>>
-        checks = {{"x", &moved.x, &grads.x},
-                  {"h0", &moved.h0, &grads.h0},
-                  {"c0", &moved.c0, &grads.c0}};
+    std::vector<rudnn::test::GradientCheck> checks = {
+        {"x", &moved.x, &grads.x},
+        {"h0", &moved.h0, &grads.h0},
+        {"c0", &moved.c0, &grads.c0}};
     for (size_t k = 0; k < moved.weights.size(); ++k) {
       const std::string at = std::to_string(k);
       checks.push_back({"weight_ih " + at, &moved.weights[k].weightIh,
@@ -255,20 +255,7 @@ TEST(LstmReference, BackwardMatchesFiniteDifferences) {
       checks.push_back({"bias_hh " + at, &moved.weights[k].biasHh,
                         &grads.weights[k].biasHh});
     }
-    constexpr double kStep = 1e-6;
-    for (auto &[name, values, gradient] : checks) {
-      ASSERT_EQ(values->size(), gradient->size()) << name;
-      for (size_t i = 0; i < values->size(); ++i) {
-        const double kept = (*values)[i];
-        (*values)[i] = kept + kStep;
-        const double up = loss(moved);
-        (*values)[i] = kept - kStep;
-        const double down = loss(moved);
-        (*values)[i] = kept;
-        EXPECT_NEAR((*gradient)[i], (up - down) / (2 * kStep), 1e-7)
-            << name << "[" << i << "]";
-      }
-    }
+    rudnn::test::expectCentralDifferences(checks, [&] { return loss(moved); });
   }
 }
 

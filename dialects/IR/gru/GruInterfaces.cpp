@@ -30,11 +30,6 @@ using GruBackwardOperatorOp =
   return form;
 }
 
-/// The element size of `x`.
-int64_t elementBytesOf(Value x) {
-  return cast<RankedTensorType>(x.getType()).getElementTypeBitWidth() / 8;
-}
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -74,9 +69,7 @@ Value GruOp::getContractOperand(unsigned index) {
 }
 
 Value GruOp::getContractResult(unsigned index) {
-  if (index < 2)
-    return getResult(index);
-  return index - 2 < getSaved().size() ? getSaved()[index - 2] : Value();
+  return GruOperatorOp::contractResult(*this, index, 2, getSaved());
 }
 
 Value GruOp::getWeight(int64_t layer, int64_t direction, int which) {
@@ -101,17 +94,7 @@ LogicalResult GruOp::verify() {
 }
 
 LogicalResult GruOp::specialize(TargetAttr target) {
-  const int64_t hidden = lastDimOf(getHN());
-  std::optional<LstmRecurrencePolicy> policy = chooseLstmRecurrence(
-      hidden, getDirections(), elementBytesOf(getX()), target.getSmemPerBlock(),
-      target.getSmCount(),
-      getUnits() ? std::optional<int64_t>(*getUnits()) : std::nullopt,
-      getWeightsOnChip(), getPerStep(), kGruGates);
-  if (failed(
-          applyPolicy(*this, policy, hidden, getUnits().has_value(), target)))
-    return failure();
-  setPerStepAttr(Builder(getContext()).getBoolAttr(policy->perStep));
-  return success();
+  return GruOperatorOp::specializeForward(*this, target, kGruGates);
 }
 
 /// The recurrent family's layers with `cell "gru"`; the recurrences' c_n,
@@ -178,9 +161,7 @@ Value GruBackwardOp::getContractOperand(unsigned index) {
 }
 
 Value GruBackwardOp::getContractResult(unsigned index) {
-  if (index < 2)
-    return getResult(index);
-  return index - 2 < getDWeights().size() ? getDWeights()[index - 2] : Value();
+  return GruBackwardOperatorOp::contractResult(*this, index, 2, getDWeights());
 }
 
 Value GruBackwardOp::getWeight(int64_t layer, int64_t direction, int which) {
@@ -188,27 +169,11 @@ Value GruBackwardOp::getWeight(int64_t layer, int64_t direction, int which) {
 }
 
 LogicalResult GruBackwardOp::verify() {
-  const size_t weights = getWeights().size();
-  if (failed(checkWeightCount(*this, getNumLayers(), getDirections(), weights)))
-    return failure();
-  if (getDWeights().size() != weights)
-    return emitOpError() << "returns " << getDWeights().size()
-                         << " weight gradients for " << weights << " weights";
-  ShapeChecker shapes(*this, "IHGENLV");
-  if (failed(verifyOperatorContract(*this, shapes)))
-    return failure();
-  return checkRecurrence(*this, getUnits(), lastDimOf(getDH0()),
-                         getWeightsOnChip().value_or(false), false);
+  return GruBackwardOperatorOp::verifyBackward(*this);
 }
 
 LogicalResult GruBackwardOp::specialize(TargetAttr target) {
-  const int64_t hidden = lastDimOf(getDH0());
-  std::optional<LstmRecurrencePolicy> policy = chooseLstmBackwardRecurrence(
-      hidden, getDirections(), elementBytesOf(getX()), target.getSmemPerBlock(),
-      target.getSmCount(),
-      getUnits() ? std::optional<int64_t>(*getUnits()) : std::nullopt,
-      getWeightsOnChip(), kGruGates);
-  return applyPolicy(*this, policy, hidden, getUnits().has_value(), target);
+  return GruBackwardOperatorOp::specializeBackward(*this, target, kGruGates);
 }
 
 LogicalResult GruBackwardOp::decompose(OpBuilder &builder) {

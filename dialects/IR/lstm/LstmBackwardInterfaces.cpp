@@ -50,9 +50,7 @@ Value LstmBackwardOp::getContractOperand(unsigned index) {
 }
 
 Value LstmBackwardOp::getContractResult(unsigned index) {
-  if (index < 3)
-    return getResult(index);
-  return index - 3 < getDWeights().size() ? getDWeights()[index - 3] : Value();
+  return LstmBackwardOperatorOp::contractResult(*this, index, 3, getDWeights());
 }
 
 Value LstmBackwardOp::getWeight(int64_t layer, int64_t direction, int which) {
@@ -60,29 +58,11 @@ Value LstmBackwardOp::getWeight(int64_t layer, int64_t direction, int which) {
 }
 
 LogicalResult LstmBackwardOp::verify() {
-  const size_t weights = getWeights().size();
-  if (failed(checkWeightCount(*this, getNumLayers(), getDirections(), weights)))
-    return failure();
-  if (getDWeights().size() != weights)
-    return emitOpError() << "returns " << getDWeights().size()
-                         << " weight gradients for " << weights << " weights";
-  ShapeChecker shapes(*this, "IHGENL");
-  if (failed(verifyOperatorContract(*this, shapes)))
-    return failure();
-  return checkRecurrence(*this, getUnits(), lastDimOf(getDH0()),
-                         getWeightsOnChip().value_or(false), false);
+  return LstmBackwardOperatorOp::verifyBackward(*this);
 }
 
 LogicalResult LstmBackwardOp::specialize(TargetAttr target) {
-  const int64_t hidden = lastDimOf(getDH0());
-  const int64_t bytes =
-      cast<RankedTensorType>(getX().getType()).getElementTypeBitWidth() / 8;
-  std::optional<LstmRecurrencePolicy> policy = chooseLstmBackwardRecurrence(
-      hidden, getDirections(), bytes, target.getSmemPerBlock(),
-      target.getSmCount(),
-      getUnits() ? std::optional<int64_t>(*getUnits()) : std::nullopt,
-      getWeightsOnChip());
-  return applyPolicy(*this, policy, hidden, getUnits().has_value(), target);
+  return LstmBackwardOperatorOp::specializeBackward(*this, target, 4);
 }
 
 /// From the last layer down: the recurrence backwards, the layer's weight

@@ -230,9 +230,7 @@ Operation *LstmOp::buildFromContract(OpBuilder &builder, Location loc,
 }
 
 Value LstmOp::getContractResult(unsigned index) {
-  if (index < 3)
-    return getResult(index);
-  return index - 3 < getSaved().size() ? getSaved()[index - 3] : Value();
+  return LstmOperatorOp::contractResult(*this, index, 3, getSaved());
 }
 
 Value LstmOp::getContractOperand(unsigned index) {
@@ -265,19 +263,7 @@ LogicalResult LstmOp::verify() {
 }
 
 LogicalResult LstmOp::specialize(TargetAttr target) {
-  const int64_t hidden = lastDimOf(getHN());
-  const int64_t bytes =
-      cast<RankedTensorType>(getX().getType()).getElementTypeBitWidth() / 8;
-  std::optional<LstmRecurrencePolicy> policy = chooseLstmRecurrence(
-      hidden, getDirections(), bytes, target.getSmemPerBlock(),
-      target.getSmCount(),
-      getUnits() ? std::optional<int64_t>(*getUnits()) : std::nullopt,
-      getWeightsOnChip(), getPerStep());
-  if (failed(
-          applyPolicy(*this, policy, hidden, getUnits().has_value(), target)))
-    return failure();
-  setPerStepAttr(Builder(getContext()).getBoolAttr(policy->perStep));
-  return success();
+  return LstmOperatorOp::specializeForward(*this, target, 4);
 }
 
 /// Per layer: projection → recurrence, the recurrences chained through

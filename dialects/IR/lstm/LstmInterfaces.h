@@ -147,6 +147,70 @@ template <typename Op, unsigned Leading, bool Gru = false> struct LstmOperator {
         .getWeights()[(layer * op.getDirections() + direction) * perDirection +
                       which];
   }
+
+  /// The contract result `index`: one of the first `fixed` results, or one
+  /// of `rest` after them.
+  static Value contractResult(Op op, unsigned index, unsigned fixed,
+                              ValueRange rest) {
+    if (index < fixed)
+      return op->getResult(index);
+    return index - fixed < rest.size() ? rest[index - fixed] : Value();
+  }
+
+  /// The element size of x, in bytes.
+  static int64_t elementBytes(Op op) {
+    return cast<RankedTensorType>(op.getX().getType())
+               .getElementTypeBitWidth() /
+           8;
+  }
+
+  /// A forward's persistent recurrence or one launch a step, for a target
+  /// (`gates` rows a unit), as chooseLstmRecurrence says.
+  static LogicalResult specializeForward(Op op, TargetAttr target,
+                                         int64_t gates) {
+    const int64_t hidden = lastDimOf(op.getHN());
+    std::optional<LstmRecurrencePolicy> policy = chooseLstmRecurrence(
+        hidden, op.getDirections(), elementBytes(op), target.getSmemPerBlock(),
+        target.getSmCount(),
+        op.getUnits() ? std::optional<int64_t>(*op.getUnits()) : std::nullopt,
+        op.getWeightsOnChip(), op.getPerStep(), gates);
+    if (failed(
+            applyPolicy(op, policy, hidden, op.getUnits().has_value(), target)))
+      return failure();
+    op.setPerStepAttr(Builder(op.getContext()).getBoolAttr(policy->perStep));
+    return success();
+  }
+
+  /// A backward's persistent recurrence, as chooseLstmBackwardRecurrence
+  /// says.
+  static LogicalResult specializeBackward(Op op, TargetAttr target,
+                                          int64_t gates) {
+    const int64_t hidden = lastDimOf(op.getDH0());
+    std::optional<LstmRecurrencePolicy> policy = chooseLstmBackwardRecurrence(
+        hidden, op.getDirections(), elementBytes(op), target.getSmemPerBlock(),
+        target.getSmCount(),
+        op.getUnits() ? std::optional<int64_t>(*op.getUnits()) : std::nullopt,
+        op.getWeightsOnChip(), gates);
+    return applyPolicy(op, policy, hidden, op.getUnits().has_value(), target);
+  }
+
+  /// A backward's rules: the state_dict's count, one gradient a weight,
+  /// its contract and its recurrence's form.
+  static LogicalResult verifyBackward(Op op) {
+    const size_t weights = op.getWeights().size();
+    if (failed(checkWeightCount(op, op.getNumLayers(), op.getDirections(),
+                                weights)))
+      return failure();
+    if (op.getDWeights().size() != weights)
+      return op.emitOpError()
+             << "returns " << op.getDWeights().size()
+             << " weight gradients for " << weights << " weights";
+    ShapeChecker shapes(op, "IHGENLV");
+    if (failed(verifyOperatorContract(op, shapes)))
+      return failure();
+    return checkRecurrence(op, op.getUnits(), lastDimOf(op.getDH0()),
+                           op.getWeightsOnChip().value_or(false), false);
+  }
 };
 
 } // namespace mlir::rudnn::lstm
