@@ -1,10 +1,16 @@
 // rudnn.gru runs and checks against the float64 reference (torch.nn.GRU's
-// semantics: gates r, z, n, b_hn inside the reset product): two
+// semantics: gates r, z, n, b_hn inside the reset product): the example;
+// two
 // bidirectional f32 layers over packed sequences with h0 and biases,
 // every result including what it saves for the backward; then one bf16
 // layer, batch first, without biases or h0, one launch a step.
 //
 // RUN: rm -rf %t.kernels
+// RUN: rudnn-run %rudnn_src_root/examples/gru.mlir --backend emulation --random 0 --dims T=5,B=3 --check --cache-dir %t.kernels | FileCheck %s --check-prefix=EXAMPLE
+// EXAMPLE: result out: f32[5, 3, 96]
+// EXAMPLE-NEXT: result h_n: f32[4, 3, 48]
+// EXAMPLE: check out: relative error {{.*}} ok
+// EXAMPLE-NEXT: check h_n: relative error {{.*}} ok
 // RUN: rudnn-run %s --entry stack --backend emulation --random 3 --dims T=6,B=3 --check --cache-dir %t.kernels | FileCheck %s --check-prefix=STACK
 // STACK: result out: f32[6, 3, 14]
 // STACK-NEXT: result h_n: f32[4, 3, 7]
