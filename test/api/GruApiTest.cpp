@@ -196,6 +196,12 @@ TEST_F(GruNumerics, Bf16TensorCoresOddUnitsAndTwoBatchPasses) {
   expectMatches(c, 44);
 }
 
+TEST_F(GruNumerics, F16BidirectionalPackedOnTensorCores) {
+  LstmCase c{DType::F16, 7, 6, 10, 16, 2, true};
+  c.lengths = true;
+  expectMatches(c, 49);
+}
+
 TEST_F(GruNumerics, Bf16WeightsFromL2) {
   LstmCase c{bf16, 8, 5, 16, 20, 2};
   c.weightsOnChip = false;
