@@ -1,4 +1,4 @@
-//===- GruApiTest.cpp - rudnn::gruForward and gruBackward against float64 ===//
+//===- GruApiTest.cpp - rudnn::gruForward and gruBackward against float64 -===//
 //
 // torch.nn.GRU through the JIT API: the forward (saving what the backward
 // takes) against the float64 reference's out, h_n and saved values, then

@@ -1,4 +1,4 @@
-//===- FiniteDifferences.h - Gradients by central differences --*- C++ -*-===//
+//===- FiniteDifferences.h - Gradients by central differences ---*- C++ -*-===//
 
 #ifndef RUDNN_TEST_SUPPORT_FINITEDIFFERENCES_H
 #define RUDNN_TEST_SUPPORT_FINITEDIFFERENCES_H

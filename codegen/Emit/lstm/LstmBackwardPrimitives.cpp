@@ -1,9 +1,11 @@
-//===- LstmBackwardPrimitives.cpp - An LSTM layer's backward as kernels ---===//
+//===- LstmBackwardPrimitives.cpp - A recurrent layer's backward kernels --===//
 //
-// The primitive interface of the backward's three primitives: the
-// recurrence backwards (a cooperative grid like the forward's, its cell
-// gradients and grid barrier in zeroed scratch), and the weight and input
-// gradients, GEMMs on the tile layer over the gate gradients it leaves.
+// The primitive interface of the backward's primitives (LSTM and GRU
+// layers, by `cell`): the recurrence backwards (a cooperative grid like the
+// forward's, what the cell carries and the grid barrier in zeroed
+// scratch), and the weight and input gradients, GEMMs on the tile layer
+// over the gate gradients it leaves; the LSTM's gates recomputed where its
+// forward saved none.
 //
 //===----------------------------------------------------------------------===//
 
@@ -152,7 +154,7 @@ struct BackwardRecurrenceModel
     : PrimitiveOpInterface::ExternalModel<BackwardRecurrenceModel,
                                           RnnBackwardRecurrenceOp> {
   StringRef getKernelGroup(Operation *) const {
-    return "lstm.backward_recurrence";
+    return "rnn.backward_recurrence";
   }
 
   ResultStorage getResultStorage(Operation *op, unsigned index) const {
@@ -311,7 +313,7 @@ struct BackwardRecurrenceModel
 struct WeightGradientModel
     : PrimitiveOpInterface::ExternalModel<WeightGradientModel,
                                           RnnWeightGradientOp> {
-  StringRef getKernelGroup(Operation *) const { return "lstm.weight_gradient"; }
+  StringRef getKernelGroup(Operation *) const { return "rnn.weight_gradient"; }
 
   ResultStorage getResultStorage(Operation *op, unsigned index) const {
     Value gradient = cast<RnnWeightGradientOp>(op).getDWeights()[index];
@@ -415,7 +417,7 @@ struct WeightGradientModel
 struct InputGradientModel
     : PrimitiveOpInterface::ExternalModel<InputGradientModel,
                                           RnnInputGradientOp> {
-  StringRef getKernelGroup(Operation *) const { return "lstm.input_gradient"; }
+  StringRef getKernelGroup(Operation *) const { return "rnn.input_gradient"; }
 
   ResultStorage getResultStorage(Operation *op, unsigned) const {
     Value dInput = cast<RnnInputGradientOp>(op).getDInput();

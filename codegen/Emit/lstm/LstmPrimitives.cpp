@@ -24,8 +24,8 @@ using namespace ::rudnn::codegen::lstm;
 
 namespace {
 
-constexpr llvm::StringLiteral kProjectionGroup = "lstm.projection";
-constexpr llvm::StringLiteral kRecurrenceGroup = "lstm.recurrence";
+constexpr llvm::StringLiteral kProjectionGroup = "rnn.projection";
+constexpr llvm::StringLiteral kRecurrenceGroup = "rnn.recurrence";
 /// lstm::kProjectionCols, kProjectionThreads.
 constexpr int64_t kProjectionCols = 64, kProjectionThreads = 128;
 /// Steps a projection block accounts for in the grid.
