@@ -119,6 +119,22 @@ std::string KernelBuilder::zeroedScratch(const std::string &name,
   return add(std::move(binding));
 }
 
+std::string KernelBuilder::scratch(const std::string &name,
+                                   const std::string &element,
+                                   mlir::rudnn::SizeRef bytes) {
+  KernelBinding binding{KernelBinding::Kind::Scratch,
+                        name,
+                        element + " *",
+                        DimRef{},
+                        0,
+                        true,
+                        {},
+                        {}};
+  binding.bytes = std::move(bytes);
+  binding.zeroed = false;
+  return add(std::move(binding));
+}
+
 std::string KernelBuilder::tensorMap(mlir::Value value, const std::string &name,
                                      std::vector<unsigned> dims,
                                      std::vector<int64_t> box) {

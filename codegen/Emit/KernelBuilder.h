@@ -40,7 +40,7 @@ struct KernelBinding {
     Dim,       // the size `dim` refers to
     Scalar,    // an f32 constant of the kernel's op
     TensorMap, // a TMA tensor map over `dim.value` (see TensorMapShape)
-    Scratch,   // `bytes` of the kernel's own memory, zeroed at each call
+    Scratch,   // `bytes` of the kernel's own memory (`zeroed` at each call)
   };
   Kind kind;
   std::string name, cppType;
@@ -52,6 +52,7 @@ struct KernelBinding {
   std::vector<unsigned> mapDims;
   std::vector<int64_t> box;
   mlir::rudnn::SizeRef bytes{0, {}}; // Scratch
+  bool zeroed = true;                // Scratch
 };
 
 /// The launch geometry a kernel asks for, and what one launch moves and
@@ -111,6 +112,11 @@ public:
   /// out with).
   std::string zeroedScratch(const std::string &name, const std::string &element,
                             mlir::rudnn::SizeRef bytes);
+
+  /// The same without the zeroing, for memory the kernel writes before it
+  /// reads it (partial sums).
+  std::string scratch(const std::string &name, const std::string &element,
+                      mlir::rudnn::SizeRef bytes);
 
   /// Launches the kernel `dim`'s size times in order, the launch's index the
   /// last parameter, an int named `name` (no binding: the plan passes it).

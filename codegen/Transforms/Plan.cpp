@@ -139,12 +139,13 @@ private:
   };
   std::vector<Launch> launches;
   SmallVector<Operation *> kernelOps;
-  // Memory a kernel keeps to itself, zeroed at each call: its name, bytes
-  // and the launch it belongs to.
+  // Memory a kernel keeps to itself, zeroed at each call where it asks:
+  // its name, bytes and the launch it belongs to.
   struct Scratch {
     std::string name;
     SizeAttr bytes;
     size_t launch;
+    bool zeroed;
   };
   SmallVector<Scratch> scratches;
   /// `name`, or `name_N`, unique among the plan's buffers.
@@ -741,7 +742,7 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
       if (failed(size))
         return failure();
       std::string name = uniqueBufferName(binding.name);
-      scratches.push_back({name, *size, launches.size()});
+      scratches.push_back({name, *size, launches.size(), binding.zeroed});
       launch.args.push_back(FlatSymbolRefAttr::get(context, name));
       break;
     }
@@ -889,7 +890,7 @@ LogicalResult FunctionPlanner::plan() {
     auto buffer = planBuilder.create<BufferOp>(
         loc, scratch.name, "workspace", FlatSymbolRefAttr(), scratch.bytes,
         SizeAttr(), StringAttr(), IntegerAttr(), IntegerAttr());
-    buffer.setZeroed(true);
+    buffer.setZeroed(scratch.zeroed);
     if (launch.guard) {
       buffer.setGuardAttr(planBuilder.getStringAttr(*launch.guard));
       buffer.setGuardMinAttr(planBuilder.getI64IntegerAttr(launch.guardMin));

@@ -356,10 +356,11 @@ struct WeightGradientModel
         (gates + kGemmTile - 1) / kGemmTile *
         ((std::max(features, hiddenSize) + kGemmTile - 1) / kGemmTile) * 2 *
         directions;
-    // Each split's partial tiles, and a counter a tile.
+    // Each split's partial tiles (each written whole before it is read),
+    // and a counter a tile (zeroed each call).
     const std::string partials =
         splits > 1
-            ? builder.zeroedScratch(
+            ? builder.scratch(
                   "partials", "float",
                   SizeRef{4 * kGemmTile * kGemmTile * tiles * splits, {}})
             : "nullptr";
