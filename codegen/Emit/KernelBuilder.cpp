@@ -107,21 +107,12 @@ std::string KernelBuilder::scalar(const std::string &name, double value) {
 std::string KernelBuilder::zeroedScratch(const std::string &name,
                                          const std::string &element,
                                          mlir::rudnn::SizeRef bytes) {
-  KernelBinding binding{KernelBinding::Kind::Scratch,
-                        name,
-                        element + " *",
-                        DimRef{},
-                        0,
-                        true,
-                        {},
-                        {}};
-  binding.bytes = std::move(bytes);
-  return add(std::move(binding));
+  return scratch(name, element, std::move(bytes), /*zeroed=*/true);
 }
 
 std::string KernelBuilder::scratch(const std::string &name,
                                    const std::string &element,
-                                   mlir::rudnn::SizeRef bytes) {
+                                   mlir::rudnn::SizeRef bytes, bool zeroed) {
   KernelBinding binding{KernelBinding::Kind::Scratch,
                         name,
                         element + " *",
@@ -131,7 +122,7 @@ std::string KernelBuilder::scratch(const std::string &name,
                         {},
                         {}};
   binding.bytes = std::move(bytes);
-  binding.zeroed = false;
+  binding.zeroed = zeroed;
   return add(std::move(binding));
 }
 

@@ -113,10 +113,10 @@ public:
   std::string zeroedScratch(const std::string &name, const std::string &element,
                             mlir::rudnn::SizeRef bytes);
 
-  /// The same without the zeroing, for memory the kernel writes before it
-  /// reads it (partial sums).
+  /// The same, zeroed only where asked: memory the kernel writes before it
+  /// reads it (partial sums) needs no zeroing.
   std::string scratch(const std::string &name, const std::string &element,
-                      mlir::rudnn::SizeRef bytes);
+                      mlir::rudnn::SizeRef bytes, bool zeroed = false);
 
   /// Launches the kernel `dim`'s size times in order, the launch's index the
   /// last parameter, an int named `name` (no binding: the plan passes it).

@@ -61,10 +61,7 @@ void rudnn::gruBackward(Context &context, const GruInputs &in,
                         const GruResultGradients &gradients,
                         const GruGradients &out, const GruOptions &options,
                         Stream stream) {
-  if (options.perStep.value_or(false))
-    throw InvalidArgument("'perStep': the backward recurrence runs on one "
-                          "persistent grid");
-  RecurrentCall call = recurrentCall(true, in.weights, options);
+  RecurrentCall call = recurrentCall(true, in.weights, options, true);
   const OperatorContract &contract = gruBackwardContract(call.form);
   std::vector<const TensorView *> operands = {
       &in.x,        viewOf(in.h0),   viewOf(in.lengths),   &saved.hidden,

@@ -73,7 +73,10 @@ void checkLengths(Context &context, const TensorView &lengths, int64_t steps,
 
 RecurrentCall rudnn::recurrent::recurrentCall(
     bool gru, const std::map<std::string, TensorView> &weights,
-    const LstmOptions &options) {
+    const LstmOptions &options, bool backward) {
+  if (backward && options.perStep.value_or(false))
+    throw InvalidArgument("'perStep': the backward recurrence runs on one "
+                          "persistent grid");
   if (options.numLayers < 1 || options.numLayers > 64)
     throw InvalidArgument("'numLayers' must be 1 to 64, got " +
                           std::to_string(options.numLayers));
@@ -180,10 +183,7 @@ void rudnn::lstmBackward(Context &context, const LstmInputs &in,
                          const LstmResultGradients &gradients,
                          const LstmGradients &out, const LstmOptions &options,
                          Stream stream) {
-  if (options.perStep.value_or(false))
-    throw InvalidArgument("'perStep': the backward recurrence runs on one "
-                          "persistent grid");
-  RecurrentCall call = recurrentCall(false, in.weights, options);
+  RecurrentCall call = recurrentCall(false, in.weights, options, true);
   const OperatorContract &contract = lstmBackwardContract(call.form);
   std::vector<const TensorView *> operands = {&in.x,
                                               viewOf(in.h0),

@@ -25,10 +25,11 @@ struct RecurrentCall {
 };
 
 /// The form (biases as the state_dict has them) and the attributes of a
-/// call with `options`; throws for a layer count outside 1 to 64.
+/// call with `options`; throws for a layer count outside 1 to 64, and for
+/// `perStep` in a `backward` call (its recurrence is always persistent).
 RecurrentCall recurrentCall(bool gru,
                             const std::map<std::string, TensorView> &weights,
-                            const LstmOptions &options);
+                            const LstmOptions &options, bool backward = false);
 
 /// The contract's weights from `given`, in its order past `leading`
 /// operands; throws for a missing or unknown key.

@@ -176,6 +176,35 @@ load_weights(unsigned char *shared, const BlockUnits<T, Hidden, Units> &own) {
   }
 }
 
+/// Stages the fp32 previous hidden states of entries b0.. (zero past the
+/// batch and the depth) for a pass of the products.
+template <typename Shared>
+__device__ __forceinline__ void
+stage_states(unsigned char *shared, const float *h_prev, int b0, int batch) {
+  constexpr int Hidden = Shared::kLength;
+  // Other blocks wrote h_prev: read it from L2, never a stale L1 line,
+  // four states a load where rows allow.
+  constexpr int kVector = Hidden % 4 == 0 ? 4 : 1;
+  constexpr int kGroups = Shared::kDepth / kVector;
+  for (int e = threadIdx.x; e < Shared::kBatch * kGroups;
+       e += kRecurrenceThreads) {
+    const int i = e / kGroups, k = e % kGroups * kVector;
+    const int b = b0 + i;
+    const bool inside = b < batch && k < Hidden;
+    const float *from = h_prev + static_cast<long long>(b) * Hidden + k;
+    if constexpr (kVector == 4) {
+      const float4 h = inside ? __ldcg(reinterpret_cast<const float4 *>(from))
+                              : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      Shared::stage(shared, i, k, h.x);
+      Shared::stage(shared, i, k + 1, h.y);
+      Shared::stage(shared, i, k + 2, h.z);
+      Shared::stage(shared, i, k + 3, h.w);
+    } else {
+      Shared::stage(shared, i, k, inside ? __ldcg(from) : 0.0f);
+    }
+  }
+}
+
 /// Step s of the block's units: gate rows × the previous hidden state, the
 /// cell's update, the new hidden state and the step's outputs. Reads one
 /// hidden buffer and writes the other; the caller orders steps (a grid
@@ -223,27 +252,8 @@ __device__ void step(const RecurrenceParams<T> &p, unsigned char *shared,
         arch::cp_async_wait<0>();
       }
     }
-    // Otherwise other blocks wrote h_prev: read it from L2, never a stale
-    // L1 line, four states a load where rows allow.
-    constexpr int kVector = Hidden % 4 == 0 ? 4 : 1;
-    constexpr int kGroups = Shared::kDepth / kVector;
-    for (int e = threadIdx.x; !from_outputs && e < Shared::kBatch * kGroups;
-         e += kRecurrenceThreads) {
-      const int i = e / kGroups, k = e % kGroups * kVector;
-      const int b = b0 + i;
-      const bool inside = b < p.batch && k < Hidden;
-      const float *from = h_prev + static_cast<long long>(b) * Hidden + k;
-      if constexpr (kVector == 4) {
-        const float4 h = inside ? __ldcg(reinterpret_cast<const float4 *>(from))
-                                : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        Shared::stage(shared, i, k, h.x);
-        Shared::stage(shared, i, k + 1, h.y);
-        Shared::stage(shared, i, k + 2, h.z);
-        Shared::stage(shared, i, k + 3, h.w);
-      } else {
-        Shared::stage(shared, i, k, inside ? __ldcg(from) : 0.0f);
-      }
-    }
+    if (!from_outputs)
+      stage_states<Shared>(shared, h_prev, b0, p.batch);
     __syncthreads();
     // On chip, rows of Hidden elements from the 16-byte aligned base.
     row_products<Shared>(
