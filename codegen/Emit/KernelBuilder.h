@@ -79,6 +79,10 @@ struct KernelLaunch {
   /// A byte added into global memory through L2 (reductions, or a
   /// read-modify-write) every so many of `flops` (0: none modelled).
   int64_t flopsPerReducedByte = 0;
+  /// A byte of operand tiles read through L2 that other blocks read too
+  /// (a GEMM's re-read rows and columns) every so many of `flops` (0: none
+  /// modelled).
+  int64_t flopsPerL2Byte = 0;
   /// A recurrence's dependent steps in one launch (0: none modelled; one
   /// where each launch is a step), and what one block does in each: the
   /// bytes it reads

@@ -587,6 +587,7 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
       /*flops_per_exponential=*/IntegerAttr(),
       /*flops_per_shared_byte=*/IntegerAttr(),
       /*flops_per_reduced_byte=*/IntegerAttr(),
+      /*flops_per_l2_byte=*/IntegerAttr(),
       /*serial_steps=*/SizeAttr(), /*step_bytes=*/SizeAttr(),
       /*step_flops=*/SizeAttr());
   kernelOps.push_back(kernelOp);
@@ -681,6 +682,9 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
     if (model.flopsPerReducedByte > 0)
       kernelOp.setFlopsPerReducedByteAttr(
           builder.getI64IntegerAttr(model.flopsPerReducedByte));
+    if (model.flopsPerL2Byte > 0)
+      kernelOp.setFlopsPerL2ByteAttr(
+          builder.getI64IntegerAttr(model.flopsPerL2Byte));
   }
   if (!repeated && model.serialSteps.constant) {
     FailureOr<SizeAttr> steps = size(outside(model.serialSteps)),

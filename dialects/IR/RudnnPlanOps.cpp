@@ -184,7 +184,8 @@ LogicalResult KernelOp::verify() {
   for (auto [name, per] :
        {std::pair{"flops_per_exponential", getFlopsPerExponentialAttr()},
         std::pair{"flops_per_shared_byte", getFlopsPerSharedByteAttr()},
-        std::pair{"flops_per_reduced_byte", getFlopsPerReducedByteAttr()}})
+        std::pair{"flops_per_reduced_byte", getFlopsPerReducedByteAttr()},
+        std::pair{"flops_per_l2_byte", getFlopsPerL2ByteAttr()}})
     if (per && per.getInt() < 1)
       return emitOpError() << name << " must be positive, got " << per.getInt();
   if (getBody().empty())

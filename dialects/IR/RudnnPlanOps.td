@@ -126,7 +126,10 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     FLOPs), adds the shared memory's bandwidth; `flops_per_reduced_byte`,
     where it adds partial sums into global memory (reductions or
     read-modify-writes that meet in L2, a byte every so many FLOPs), adds
-    the L2's. A recurrence's `serial_steps` depend on one another: each a
+    the L2's; `flops_per_l2_byte`, where its blocks read operand tiles
+    through L2 that other blocks read too (a GEMM's row and column tiles,
+    a byte every so many FLOPs), adds those bytes to the L2's. A
+    recurrence's `serial_steps` depend on one another: each a
     block reads `step_bytes` through L2 and computes `step_flops`, then
     waits at a grid barrier (or, one step a launch, is launched): the
     report's serial bound.
@@ -148,6 +151,7 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
                        OptionalAttr<I64Attr>:$flops_per_exponential,
                        OptionalAttr<I64Attr>:$flops_per_shared_byte,
                        OptionalAttr<I64Attr>:$flops_per_reduced_byte,
+                       OptionalAttr<I64Attr>:$flops_per_l2_byte,
                        OptionalAttr<Rudnn_SizeAttr>:$serial_steps,
                        OptionalAttr<Rudnn_SizeAttr>:$step_bytes,
                        OptionalAttr<Rudnn_SizeAttr>:$step_flops);
@@ -159,6 +163,7 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     (`flops_per_exponential` $flops_per_exponential^)?
     (`flops_per_shared_byte` $flops_per_shared_byte^)?
     (`flops_per_reduced_byte` $flops_per_reduced_byte^)?
+    (`flops_per_l2_byte` $flops_per_l2_byte^)?
     (`serial_steps` $serial_steps^)? (`step_bytes` $step_bytes^)?
     (`step_flops` $step_flops^)? attr-dict-with-keyword
     $body

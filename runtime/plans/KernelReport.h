@@ -51,7 +51,8 @@ struct TargetLimits {
   /// The roofline of a kernel moving `bytes`, computing `flops` on tensor
   /// cores (16-bit operands) or on the FP32 pipes, taking `exponentials` on
   /// the special-function units, reading `sharedBytes` of tensor-core
-  /// operands from shared memory and adding `reducedBytes` in L2.
+  /// operands from shared memory and adding `reducedBytes` in L2 (or
+  /// reading operand tiles through it).
   Roofline roofline(double bytes, double flops, bool tensor,
                     double exponentials = 0, double sharedBytes = 0,
                     double reducedBytes = 0) const {

@@ -2,15 +2,16 @@
 // RUN: rudnn-opt %s -split-input-file -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report --rudnn-report-dims=T=512,B=8 --split-input-file | FileCheck %s
 
 // A bf16 GRU layer of H = 512 saving for training. The projection (3H =
-// 1536 gate columns, 24 tiles) takes both operands through cp.async and
-// ldmatrix into tensor cores; the recurrence keeps each block's 24 W_hh
+// 1536 gate columns, 12 tiles of 128) takes both operands through cp.async
+// into wgmma's swizzled tiles (sm_90a), nothing serialized; the recurrence keeps each block's 24 W_hh
 // rows on chip (padded to 32) and meets the staged hidden states on tensor
 // cores. Nothing spills, nothing uses a stack; the steps bound the
 // recurrence.
-// CHECK-LABEL: kernel gru_projection_bf16_i512_h512_d1
-// CHECK-NEXT: block: 128 threads; grid (64, 24, 1) = 1536 blocks
+// CHECK-LABEL: kernel gru_projection_bf16_i512_h512_d1_wgmma
+// CHECK-NEXT: block: 256 threads; grid (32, 12, 1) = 384 blocks
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// CHECK: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, LDSM {{[1-9][0-9]*}})
+// CHECK-NOT: compiler:
+// CHECK: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async {{[1-9][0-9]*}}, tma 0; {{.*}} (HGMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}})
 // CHECK-LABEL: kernel gru_recurrence_bf16_h512_d1_u8_onchip
 // CHECK-NEXT: block: 256 threads; grid (64, 1, 1) = 64 blocks
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes

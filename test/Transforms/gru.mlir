@@ -5,13 +5,14 @@
 
 // A two-layer bf16 GRU saving for its backward. Its recurrence is chosen as
 // the LSTM's with three gate rows a unit (24 rows of W_hh a block, padded
-// to the tensor cores' 32). Each layer becomes the recurrent family's projection and
-// recurrence with cell "gru": the projection folds b_hh of r and z only,
+// to the tensor cores' 32), its projections as the LSTM's (on wgmma). Each
+// layer becomes the recurrent family's projection and recurrence with cell
+// "gru": the projection folds b_hh of r and z only,
 // the recurrence takes b_hh for b_hn; the second recurrence writes its
 // slices of the first's h_n and saved tensors. The recurrences' c_n go
 // unused, and the plan passes null for them.
 // SPECIALIZE-LABEL: func.func @train
-// SPECIALIZE: rudnn.gru {{.*}} layers 2 units 8 weights_on_chip true per_step false save_states {policy = "1 x 256 hidden units over 32 blocks of 8 (one an SM, 132 SMs); W_hh rows kept in shared memory (32768 of 232448 bytes)"}
+// SPECIALIZE: rudnn.gru {{.*}} layers 2 units 8 weights_on_chip true per_step false wgmma_projection true save_states {policy = "1 x 256 hidden units over 32 blocks of 8 (one an SM, 132 SMs); W_hh rows kept in shared memory (32768 of 232448 bytes); input projection on wgmma, 128 x 128 tiles"}
 // DECOMPOSE-LABEL: func.func @train
 // DECOMPOSE-SAME: %[[X:[^:]*]]: tensor<?x?x128xbf16>
 // DECOMPOSE-SAME: %{{[^:]*}}: tensor<?xi32>
@@ -27,8 +28,8 @@
 // DECOMPOSE-SAME: cell "gru"
 // DECOMPOSE: return %[[OUT1]], %[[HN1]], %[[SAVED1]]#0, %[[SAVED1]]#1
 // PLAN-LABEL: rudnn.plan @train
-// PLAN: rudnn.kernel @[[PROJ:gru_projection_bf16_i128_h256_d1]] threads 128
-// PLAN: rudnn.launch @[[PROJ]] grid [#rudnn.size<constant = 1, params = ["step_tiles"], divisor = 1>, #rudnn.size<constant = 12, params = [], divisor = 1>
+// PLAN: rudnn.kernel @[[PROJ:gru_projection_bf16_i128_h256_d1_wgmma]] threads 256 shared_bytes 164864
+// PLAN: rudnn.launch @[[PROJ]] grid [#rudnn.size<constant = 1, params = ["step_tiles16", "batch_tiles"], divisor = 1>, #rudnn.size<constant = 6, params = [], divisor = 1>
 // PLAN: rudnn.kernel @[[REC:gru_recurrence_bf16_h256_d1_u8_onchip]] threads 256 shared_bytes 32768 cooperative
 // PLAN: rudnn.launch @[[REC]] grid
 // PLAN-SAME: @bias_hh_l0, 0, @lengths

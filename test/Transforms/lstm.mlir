@@ -6,16 +6,18 @@
 
 // A two-layer bf16 LSTM over packed sequences. The recurrence spreads H =
 // 256 units over 32 blocks of 8 (at least 8 a block, one block an SM) and
-// keeps each block's W_hh rows in shared memory, saying why. Each layer
-// becomes its projection and its recurrence; the second recurrence writes
+// keeps each block's W_hh rows in shared memory, saying why; the input
+// projections run on wgmma in 128 x 128 tiles (16-bit inputs on sm_90),
+// and on mma.sync where a block's shared memory cannot hold their five
+// stages (SMALL). Each layer becomes its projection and its recurrence; the second recurrence writes
 // its slices of the first's h_n and c_n. The plan launches each recurrence
 // cooperatively, one kernel serving both layers; the first layer's output
 // and c_n are workspace, and the last layer, whose c_n nothing reads, gets
 // a null pointer for it.
 // SPECIALIZE-LABEL: func.func @stack
-// SPECIALIZE: rudnn.lstm {{.*}} layers 2 units 8 weights_on_chip true per_step false {policy = "1 x 256 hidden units over 32 blocks of 8 (one an SM, 132 SMs); W_hh rows kept in shared memory (32768 of 232448 bytes)"}
+// SPECIALIZE: rudnn.lstm {{.*}} layers 2 units 8 weights_on_chip true per_step false wgmma_projection true {policy = "1 x 256 hidden units over 32 blocks of 8 (one an SM, 132 SMs); W_hh rows kept in shared memory (32768 of 232448 bytes); input projection on wgmma, 128 x 128 tiles"}
 // SMALL-LABEL: func.func @stack
-// SMALL: units 8 weights_on_chip true
+// SMALL: units 8 weights_on_chip true per_step false wgmma_projection false {policy = "{{.*}}; input projection on mma.sync, 64 x 64 tiles"}
 // DECOMPOSE-LABEL: func.func @stack
 // DECOMPOSE-SAME: %[[X:[^:]*]]: tensor<?x?x128xbf16>
 // DECOMPOSE-SAME: %[[LEN:[^:]*]]: tensor<?xi32>
@@ -23,7 +25,7 @@
 // DECOMPOSE-SAME: %[[WH0:[^:]*]]: tensor<1024x256xbf16>
 // DECOMPOSE-SAME: %[[WI1:[^:]*]]: tensor<1024x256xbf16>
 // DECOMPOSE-SAME: %[[WH1:[^:]*]]: tensor<1024x256xbf16>
-// DECOMPOSE: %[[G0:[^,]*]], %[[S0:[^ ]*]] = rudnn.rnn_projection %[[X]] weights(%[[WI0]]) layer 0 hidden 256
+// DECOMPOSE: %[[G0:[^,]*]], %[[S0:[^ ]*]] = rudnn.rnn_projection %[[X]] weights(%[[WI0]]) layer 0 hidden 256 wgmma :
 // DECOMPOSE-SAME: -> (tensor<1x?x?x1024xf32>, tensor<1x3x?x256xf32>)
 // DECOMPOSE: %[[OUT0:[^,]*]], %[[HN0:[^,]*]], %[[CN0:[^ ]*]] = rudnn.rnn_recurrence %[[G0]], %[[S0]] weights(%[[WH0]]) lengths %[[LEN]] layer 0 units 8 weights_on_chip true
 // DECOMPOSE: %[[G1:[^,]*]], %[[S1:[^ ]*]] = rudnn.rnn_projection %[[OUT0]] weights(%[[WI1]]) layer 1 hidden 256
@@ -36,8 +38,8 @@
 // PLAN-NEXT: rudnn.buffer @lstm_state "workspace" bytes <constant = 3088, params = ["B"], divisor = 1>
 // PLAN-NEXT: rudnn.buffer @layer_out "workspace" bytes <constant = 512, params = ["T", "B"], divisor = 1>
 // PLAN-NEXT: rudnn.buffer @c_n "workspace" bytes <constant = 1024, params = ["B"], divisor = 1>
-// PLAN: rudnn.kernel @[[PROJ:lstm_projection_bf16_i128_h256_d1]] threads 128
-// PLAN: rudnn.launch @[[PROJ]] grid [#rudnn.size<constant = 1, params = ["step_tiles"], divisor = 1>, #rudnn.size<constant = 16, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>]
+// PLAN: rudnn.kernel @[[PROJ:lstm_projection_bf16_i128_h256_d1_wgmma]] threads 256 shared_bytes 164864 {{.*}} flops_per_shared_byte 42 flops_per_l2_byte 64
+// PLAN: rudnn.launch @[[PROJ]] grid [#rudnn.size<constant = 1, params = ["step_tiles16", "batch_tiles"], divisor = 1>, #rudnn.size<constant = 8, params = [], divisor = 1>, #rudnn.size<constant = 1, params = [], divisor = 1>]
 // PLAN: rudnn.kernel @[[REC:lstm_recurrence_bf16_h256_d1_u8_onchip]] threads 256 shared_bytes 32768 cooperative
 // PLAN: rudnn.launch @[[REC]] grid [#rudnn.size<constant = 32, params = [], divisor = 1>
 // PLAN-SAME: args [@gates, @weight_hh_l0, 0, {{.*}}, @lengths, @lstm_state, @layer_out, {{.*}}, @h_n, @c_n,
@@ -66,7 +68,7 @@ func.func @stack(%x: tensor<?x?x128xbf16>, %lengths: tensor<?xi32>,
 // recurrence runs one launch a step, 256 blocks of 8 units, repeated over T
 // by the plan (and said why). The projection runs both directions.
 // SPECIALIZE-LABEL: func.func @wide
-// SPECIALIZE: units 8 weights_on_chip false per_step true {policy = "2 x 1024 hidden units over 256 blocks of 8, one launch a step (recorded in a CUDA graph); W_hh rows read from L2 each step (on chip they would take 296960 of 232448 bytes a block)"}
+// SPECIALIZE: units 8 weights_on_chip false per_step true wgmma_projection false {policy = "2 x 1024 hidden units over 256 blocks of 8, one launch a step (recorded in a CUDA graph); W_hh rows read from L2 each step (on chip they would take 296960 of 232448 bytes a block); input projection on FMA, 64 x 64 tiles"}
 // SMALL-LABEL: func.func @wide
 // SMALL: units 8 weights_on_chip false per_step true
 // DECOMPOSE-LABEL: func.func @wide
@@ -103,7 +105,7 @@ func.func @wide(%x: tensor<?x?x80xf32>, %h0: tensor<2x?x1024xf32>,
 // Asked for, the persistent recurrence reads W_hh from L2 instead: 128
 // blocks of 16 units, one an SM.
 // SPECIALIZE-LABEL: func.func @streamed
-// SPECIALIZE: units 16 weights_on_chip false per_step false {policy = "2 x 1024 hidden units over 128 blocks of 16 (one an SM, 132 SMs); W_hh rows read from L2 each step (on chip they would take 296960 of 232448 bytes)"}
+// SPECIALIZE: units 16 weights_on_chip false per_step false wgmma_projection false {policy = "2 x 1024 hidden units over 128 blocks of 16 (one an SM, 132 SMs); W_hh rows read from L2 each step (on chip they would take 296960 of 232448 bytes); input projection on FMA, 64 x 64 tiles"}
 // SMALL-LABEL: func.func @streamed
 // DECOMPOSE-LABEL: func.func @streamed
 // PLAN-LABEL: rudnn.plan @streamed

@@ -196,6 +196,13 @@ TEST_F(GruNumerics, Bf16TensorCoresOddUnitsAndTwoBatchPasses) {
   expectMatches(c, 44);
 }
 
+TEST_F(GruNumerics, Bf16ProjectionOnWgmmaWithAnOddGateCount) {
+  // 3H = 21 gate columns: rows of the gates not 16-byte multiples, each
+  // run of four stored element by element, the last run of one.
+  LstmCase c{bf16, 6, 5, 24, 7, 1, true};
+  expectProjections([&] { expectMatches(c, 47); }, /*wgmma=*/true);
+}
+
 TEST_F(GruNumerics, F16BidirectionalPackedOnTensorCores) {
   LstmCase c{DType::F16, 7, 6, 10, 16, 2, true};
   c.lengths = true;

@@ -183,6 +183,29 @@ TEST_F(LstmNumerics, Bf16TensorCoresOverSeveralRowTilesAndBatchPasses) {
   expectMatches(odd, 16);
 }
 
+TEST_F(LstmNumerics, Bf16ProjectionOnWgmmaAtOddSizes) {
+  // 133 rows (a second row tile of 5), 72 features (a second stage 8
+  // deep), 160 gate columns (a second column tile of 32); the second
+  // layer's 80 features; batch first.
+  LstmCase c{bf16, 7, 19, 72, 40, 2, true};
+  c.batchFirst = true;
+  expectProjections([&] { expectMatches(c, 21); }, /*wgmma=*/true);
+  // 13 features: rows off 16 bytes, copied element by element.
+  LstmCase unaligned{DType::F16, 5, 3, 13, 16, 1};
+  expectProjections([&] { expectMatches(unaligned, 22); }, /*wgmma=*/true);
+}
+
+/// The same GEMM on sm_80, which has no wgmma: 64 x 64 tiles on mma.sync.
+class LstmSm80Numerics : public LstmTest {
+protected:
+  static void SetUpTestSuite() { openContext("sm_80"); }
+};
+
+TEST_F(LstmSm80Numerics, Bf16ProjectionOnMmaSync) {
+  LstmCase c{bf16, 7, 19, 72, 40, 1, true};
+  expectProjections([&] { expectMatches(c, 23); }, /*wgmma=*/false);
+}
+
 TEST_F(LstmTest, ChangingStepsBatchOrLengthsCompilesNothing) {
   auto call = [&](int T, int B, bool lengths) {
     LstmCase c{f32, T, B, 6, 12, 2, true};

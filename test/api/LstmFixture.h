@@ -115,6 +115,26 @@ protected:
     return p;
   }
 
+  /// Runs `call` profiled; on emulation (a GPU's arch decides there)
+  /// checks that it ran input projections, each on wgmma exactly when
+  /// `wgmma`.
+  template <typename Call> void expectProjections(Call call, bool wgmma) {
+    context->resetProfile();
+    context->setProfiling(true);
+    call();
+    context->setProfiling(false);
+    if (testBackend() != BackendKind::Emulation)
+      return;
+    int projections = 0;
+    for (const KernelProfile &kernel : context->profile())
+      if (kernel.kernel.find("_projection_") != std::string::npos) {
+        ++projections;
+        EXPECT_EQ(kernel.kernel.find("_wgmma") != std::string::npos, wgmma)
+            << kernel.kernel;
+      }
+    EXPECT_GT(projections, 0);
+  }
+
   LstmOptions options(const LstmCase &c) {
     LstmOptions o;
     o.numLayers = c.L;

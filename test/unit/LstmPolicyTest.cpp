@@ -130,6 +130,30 @@ TEST(LstmContract, OneContractPerFormKeptForTheProcess) {
   EXPECT_EQ(lstmWeightName(3, 2, 1), "bias_hh_l2_reverse");
 }
 
+TEST(LstmProjectionPolicy, WgmmaForSixteenBitInputsOnSm90WhereStagesFit) {
+  const int64_t h200 = 232448, small = 101376;
+  auto wgmma = [](int64_t bytes, int64_t capability, int64_t smem,
+                  std::optional<bool> given = std::nullopt) {
+    std::optional<LstmProjectionPolicy> p =
+        chooseLstmProjection(bytes, capability, smem, given);
+    return p ? std::optional<bool>(p->wgmma) : std::nullopt;
+  };
+  EXPECT_EQ(wgmma(2, 90, h200), true);
+  EXPECT_EQ(wgmma(2, 90, kLstmWgmmaProjectionSharedBytes), true);
+  EXPECT_EQ(wgmma(2, 90, small), false); // five stages do not fit
+  EXPECT_EQ(wgmma(2, 80, h200), false);
+  EXPECT_EQ(wgmma(4, 90, h200), false);
+  EXPECT_EQ(wgmma(2, 90, h200, false), false); // kept as given
+  EXPECT_EQ(wgmma(4, 90, h200, true), std::nullopt);
+  EXPECT_EQ(wgmma(2, 80, h200, true), std::nullopt);
+  EXPECT_EQ(chooseLstmProjection(2, 90, h200)->reason,
+            "input projection on wgmma, 128 x 128 tiles");
+  EXPECT_EQ(chooseLstmProjection(2, 80, h200)->reason,
+            "input projection on mma.sync, 64 x 64 tiles");
+  EXPECT_EQ(chooseLstmProjection(4, 90, h200)->reason,
+            "input projection on FMA, 64 x 64 tiles");
+}
+
 TEST(LstmRecurrencePolicy, SharedBytesFollowTheTileLayout) {
   // bf16, H = 512, 8 units: 32 W_hh rows of 64 chunks (swizzled), 16
   // staged states likewise, and four depth slices of 32 x 16 fp32 sums.

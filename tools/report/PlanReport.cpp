@@ -203,7 +203,8 @@ LaunchSize launchSize(LaunchOp launch,
 /// roofline bound.
 struct LaunchCost {
   std::string bytesText, flopsText; // the expressions
-  std::optional<int64_t> bytes, flops, exponentials, sharedBytes, reducedBytes;
+  std::optional<int64_t> bytes, flops, exponentials, sharedBytes, reducedBytes,
+      l2Bytes;
   std::optional<double> seconds;
   /// What bounds it: "memory", "compute", "exponential", "shared-memory",
   /// "L2" or "serial".
@@ -270,9 +271,12 @@ launchCost(KernelOp kernel, const std::map<std::string, int64_t> *params,
       cost.sharedBytes = *cost.flops / *per;
     if (std::optional<int64_t> per = kernel.getFlopsPerReducedByte())
       cost.reducedBytes = *cost.flops / *per;
+    if (std::optional<int64_t> per = kernel.getFlopsPerL2Byte())
+      cost.l2Bytes = *cost.flops / *per;
     const rt::TargetLimits::Roofline roofline = target.roofline(
         *cost.bytes, *cost.flops, tensor, cost.exponentials.value_or(0),
-        cost.sharedBytes.value_or(0), cost.reducedBytes.value_or(0));
+        cost.sharedBytes.value_or(0),
+        cost.reducedBytes.value_or(0) + cost.l2Bytes.value_or(0));
     cost.seconds = roofline.seconds;
     cost.bound = roofline.bound;
     cost.serial = serialCost(kernel, *params, target, tensor);
@@ -448,6 +452,8 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
               entry["shared_operand_bytes"] = *cost->sharedBytes;
             if (cost->reducedBytes)
               entry["reduced_bytes"] = *cost->reducedBytes;
+            if (cost->l2Bytes)
+              entry["l2_operand_bytes"] = *cost->l2Bytes;
             if (cost->serial) {
               entry["serial_steps"] = cost->serial->steps;
               entry["step_us"] = cost->serial->seconds /
@@ -554,9 +560,15 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
                    "MiB", target.sharedBytesPerSecond, "TB/s");
         os << "\n";
       }
-      // The fifth: partial sums added in global memory, met in L2.
+      // The fifth: partial sums added in global memory, met in L2, and
+      // operand tiles re-read through it.
       if (cost && cost->reducedBytes) {
         printBound(os, "L2 reductions", double(*cost->reducedBytes), 1048576.0,
+                   "MiB", target.reducedBytesPerSecond, "TB/s");
+        os << "\n";
+      }
+      if (cost && cost->l2Bytes) {
+        printBound(os, "L2 operand tiles", double(*cost->l2Bytes), 1048576.0,
                    "MiB", target.reducedBytesPerSecond, "TB/s");
         os << "\n";
       }

@@ -26,8 +26,10 @@ namespace {
 
 constexpr llvm::StringLiteral kProjectionGroup = "rnn.projection";
 constexpr llvm::StringLiteral kRecurrenceGroup = "rnn.recurrence";
-/// lstm::kProjectionCols, kProjectionThreads.
+/// lstm::kProjectionCols, kProjectionThreads; tile::WarpgroupGemm's.
 constexpr int64_t kProjectionCols = 64, kProjectionThreads = 128;
+constexpr int64_t kWgmmaProjectionRows = 128, kWgmmaProjectionCols = 128,
+                  kWgmmaProjectionThreads = 256;
 /// Steps a projection block accounts for in the grid.
 constexpr int64_t kProjectionStepsABlock = 8;
 
@@ -71,17 +73,27 @@ struct ProjectionModel
     const std::string in = cudaType(dtype(input));
     const std::string cell = projection.getCell().str();
     const int64_t gates = mlir::rudnn::lstm::cellGates(cell);
-    builder.setEntry(cell + "_projection_" +
-                     std::string(::rudnn::dtypeName(dtype(input))) + "_i" +
-                     std::to_string(features) + "_h" + std::to_string(hidden) +
-                     "_d" + std::to_string(directions));
+    const bool wgmma = projection.getWgmma();
+    builder.setEntry(
+        cell + "_projection_" + std::string(::rudnn::dtypeName(dtype(input))) +
+        "_i" + std::to_string(features) + "_h" + std::to_string(hidden) + "_d" +
+        std::to_string(directions) + (wgmma ? "_wgmma" : ""));
     builder.preamble() << "// " << (cell == "gru" ? "A GRU" : "An LSTM")
                        << " layer's input projection.\n"
-                       << "#include \"rudnn/lstm.cuh\"\n\n"
-                       << "static_assert(rudnn::lstm::kProjectionCols == "
-                       << kProjectionCols
-                       << " && rudnn::lstm::kProjectionThreads == "
-                       << kProjectionThreads << ");\n";
+                       << "#include \"rudnn/lstm.cuh\"\n\n";
+    if (wgmma)
+      builder.preamble() << "using Gemm = rudnn::tile::WarpgroupGemm<" << in
+                         << ">;\nstatic_assert(Gemm::kRows == "
+                         << kWgmmaProjectionRows
+                         << " && Gemm::kCols == " << kWgmmaProjectionCols
+                         << " && Gemm::kThreads == " << kWgmmaProjectionThreads
+                         << " && Gemm::kSharedBytes == "
+                         << kLstmWgmmaProjectionSharedBytes << ");\n";
+    else
+      builder.preamble() << "static_assert(rudnn::lstm::kProjectionCols == "
+                         << kProjectionCols
+                         << " && rudnn::lstm::kProjectionThreads == "
+                         << kProjectionThreads << ");\n";
     builder.pointer(input, "input", in, false);
     const std::string inputAt =
         bindSequence(builder, input, "input", projection.getBatchFirst());
@@ -115,15 +127,29 @@ struct ProjectionModel
                    << ", h0, c0, " << h0At << ", " << c0At
                    << ",\n      gates, state, steps, batch, "
                       "static_cast<int>(layer)};\n"
-                   << "  rudnn::lstm::project_inputs<" << in << ", " << features
+                   << "  rudnn::lstm::project_inputs"
+                   << (wgmma ? "_wgmma<" : "<") << in << ", " << features
                    << ", " << hidden << ", " << directions << ", "
                    << cellType(cell) << ">(p);\n";
-    builder.launch().threads = kProjectionThreads;
-    // ⌈T/8⌉ blocks take the ⌈T·B/64⌉ row tiles in turn: one each at B = 8.
-    builder.launch().grid[0] = SizeRef{
-        1, {DimRef::ceilDiv('T', kProjectionStepsABlock, "step_tiles")}};
-    builder.launch().grid[1] =
-        SizeRef{(gates * hidden + kProjectionCols - 1) / kProjectionCols, {}};
+    const int64_t cols = wgmma ? kWgmmaProjectionCols : kProjectionCols;
+    builder.launch().grid[1] = SizeRef{(gates * hidden + cols - 1) / cols, {}};
+    if (wgmma) {
+      builder.launch().threads = kWgmmaProjectionThreads;
+      builder.launch().sharedBytes = kLstmWgmmaProjectionSharedBytes;
+      // ⌈T/16⌉·⌈B/8⌉ blocks, at least the ⌈T·B/128⌉ row tiles: about one
+      // each.
+      builder.launch().grid[0] = SizeRef{
+          1,
+          {DimRef::ceilDiv('T', kWgmmaProjectionRows / 8, "step_tiles16"),
+           DimRef::ceilDiv('B', 8, "batch_tiles")}};
+      builder.setArchSpecific();
+      builder.setLaunchBounds(kWgmmaProjectionThreads, 1);
+    } else {
+      builder.launch().threads = kProjectionThreads;
+      // ⌈T/8⌉ blocks take the ⌈T·B/64⌉ row tiles in turn: one each at B = 8.
+      builder.launch().grid[0] = SizeRef{
+          1, {DimRef::ceilDiv('T', kProjectionStepsABlock, "step_tiles")}};
+    }
     builder.launch().grid[2] = SizeRef{directions, {}};
     // Reads the input and weights, writes the gates: T·B·4H·D fp32.
     const int64_t bytes = elementBytes(input);
@@ -132,6 +158,17 @@ struct ProjectionModel
                 {DimRef::of('T'), DimRef::of('B')}};
     builder.launch().flops = SizeRef{2 * directions * gates * hidden * features,
                                      {DimRef::of('T'), DimRef::of('B')}};
+    // Each R x C tile reads R + C rows of the depth through L2, rows and
+    // columns other tiles read too: 2RC / ((R + C)·bytes) FLOPs a byte.
+    const int64_t tileRows = wgmma ? kWgmmaProjectionRows : 64;
+    builder.launch().flopsPerL2Byte =
+        2 * tileRows * cols / ((tileRows + cols) * bytes);
+    // Tensor-core operands from shared memory: a warp's 32 x 32 tile reads
+    // 64 rows a 16-deep step (mma.sync), a warpgroup's 64 x 128 one 192
+    // (wgmma).
+    if (bytes == 2)
+      builder.launch().flopsPerSharedByte =
+          wgmma ? 2 * 64 * 128 / ((64 + 128) * 2) : 2 * 32 * 32 / (64 * 2);
     return success();
   }
 };

@@ -16,6 +16,7 @@
 #include "rudnn/arch/wgmma.cuh"
 #include "rudnn/shared.cuh"
 #include "rudnn/tile/warp_tile.cuh"
+#include "rudnn/tile/warpgroup_gemm.cuh"
 
 namespace rudnn {
 namespace attention {
@@ -134,13 +135,7 @@ load_tile(T (*tile)[Block], const arch::TensorMap &map, int row, int head,
     load_rows<Packed>(tile[c], map, 64 * c, row, head, batch, barrier);
 }
 
-/// The dynamic shared memory as a `Shared` from a 1024-byte aligned
-/// address (the host adds the slack): wgmma and TMA read the swizzle from
-/// address bits.
-template <typename Shared> __device__ __forceinline__ Shared &aligned_shared() {
-  RUDNN_DYNAMIC_SHARED(unsigned char, raw);
-  return *arch::swizzle_aligned<Shared>(raw);
-}
+using tile::aligned_shared;
 
 /// The mbarriers of a block with resident rows and a ring of `Stages` of
 /// streamed ones: heads (D wide) and values (E wide) land on barriers of

@@ -11,10 +11,12 @@
 
 #pragma once
 
+#include "rudnn/arch/global.cuh"
 #include "rudnn/lstm/cells.cuh"
 #include "rudnn/lstm/state.cuh"
 #include "rudnn/tensor.cuh"
 #include "rudnn/tile/gemm.cuh"
+#include "rudnn/tile/warpgroup_gemm.cuh"
 
 namespace rudnn {
 namespace lstm {
@@ -40,20 +42,38 @@ template <typename T> struct ProjectionParams {
 
 /// Lays out direction d's initial state (and clears the recurrence's grid
 /// barrier): h0 and c0's slices of this layer, or zeros.
-template <typename T, int Hidden, int Directions>
+template <typename T, int Hidden, int Directions,
+          int Threads = kProjectionThreads>
 __device__ void initial_state(const ProjectionParams<T> &p, int d) {
   const StateLayout layout{p.state, p.batch, Hidden};
   if (d == 0 && threadIdx.x == 0)
     *layout.barrier(Directions) = 0;
   const int n = p.layer * Directions + d;
   for (long long e = threadIdx.x; e < static_cast<long long>(p.batch) * Hidden;
-       e += kProjectionThreads) {
+       e += Threads) {
     const int b = static_cast<int>(e / Hidden),
               j = static_cast<int>(e % Hidden);
     layout.hidden(d, 0)[e] =
         p.h0 ? to_float(p.h0[p.h0_at.offset(n, b) + j]) : 0.0f;
     layout.cell(d)[e] = p.c0 ? to_float(p.c0[p.c0_at.offset(n, b) + j]) : 0.0f;
   }
+}
+
+/// The bias a gate column adds: b_ih, and b_hh for the first `Folded`
+/// gates (the ones the cell folds into the projection).
+template <int Hidden, int Folded, typename T>
+__device__ __forceinline__ float gate_bias(const T *bias_ih, const T *bias_hh,
+                                           int at) {
+  return (bias_ih ? to_float(bias_ih[at]) : 0.0f) +
+         (bias_hh && at < Folded * Hidden ? to_float(bias_hh[at]) : 0.0f);
+}
+
+/// Whether every row of a [T, B, In] or [B, T, In] view starts on 16
+/// bytes (then cp.async moves it).
+template <typename T>
+__device__ __forceinline__ bool rows_aligned16(const T *input, TimeBatch at) {
+  return rudnn::rows_aligned16(input, at.time) &&
+         at.batch * sizeof(T) % 16 == 0;
 }
 
 /// The rows before each step when a GEMM has none (the input projection).
@@ -91,8 +111,7 @@ gate_sums(const T *input, TimeBatch input_at, const Previous &previous,
   const int cols = kGates - col0 < Gemm::kCols ? kGates - col0 : Gemm::kCols;
   // Rows are whole 16-byte chunks where strides and starts allow: then
   // cp.async moves them, else elements.
-  const bool input_vectors = rows_aligned16(input, input_at.time) &&
-                             input_at.batch * sizeof(T) % 16 == 0;
+  const bool input_vectors = rows_aligned16(input, input_at);
   const bool hidden_vectors = previous.aligned();
   const long long rows = static_cast<long long>(steps) * batch;
   // Stage `step`'s depth: the input's features, then the hidden state's.
@@ -141,8 +160,7 @@ gate_sums(const T *input, TimeBatch input_at, const Previous &previous,
       if (m >= rows || g >= kGates)
         return;
       auto bias = [&](int at) {
-        return (bias_ih ? to_float(bias_ih[at]) : 0.0f) +
-               (bias_hh && at < Folded * Hidden ? to_float(bias_hh[at]) : 0.0f);
+        return gate_bias<Hidden, Folded>(bias_ih, bias_hh, at);
       };
       // An odd gate count (the GRU's 3H) leaves a last pair of one.
       store(m, g, first + bias(g),
@@ -174,6 +192,84 @@ __device__ void project_inputs(const ProjectionParams<T> &p) {
 
   if (blockIdx.x == 0 && blockIdx.y == 0)
     initial_state<T, Hidden, Directions>(p, d);
+}
+
+/// project_inputs on wgmma (sm_90a, 16-bit inputs): 128 x 128 tiles of
+/// the same GEMM (tile::WarpgroupGemm), two warpgroups, the stages in the
+/// dynamic shared memory; each thread stores runs of four gate columns as
+/// 16-byte vectors where rows of G·H floats allow. Grid
+/// (⌈T/16⌉·⌈B/8⌉, ⌈G·H/128⌉, D): about one row tile a block.
+template <typename T, int In, int Hidden, int Directions,
+          typename Cell = LstmCell>
+__device__ void project_inputs_wgmma(const ProjectionParams<T> &p) {
+  using Gemm = tile::WarpgroupGemm<T>;
+  constexpr int kGates = Cell::kGates * Hidden;
+  constexpr int kSteps = (In + Gemm::kDepth - 1) / Gemm::kDepth;
+  typename Gemm::Shared &shared = tile::aligned_shared<typename Gemm::Shared>();
+  const int d = blockIdx.z;
+  const T *weight = of_direction(p.weight, d);
+  const T *bias_ih = of_direction(p.bias_ih, d),
+          *bias_hh = of_direction(p.bias_hh, d);
+  const long long pitch = of_direction(p.weight_row, d);
+  const long long rows = static_cast<long long>(p.steps) * p.batch;
+  const int col0 = blockIdx.y * Gemm::kCols;
+  const int cols = kGates - col0 < Gemm::kCols ? kGates - col0 : Gemm::kCols;
+  const bool input_vectors = rows_aligned16(p.input, p.input_at);
+  float *gates = p.gates + d * rows * kGates;
+  // The block's columns' biases, read once (the pipeline's first barrier
+  // publishes them).
+  __shared__ __align__(16) float bias[Gemm::kCols];
+  for (int c = threadIdx.x; c < Gemm::kCols; c += Gemm::kThreads)
+    bias[c] =
+        col0 + c < kGates
+            ? gate_bias<Hidden, Cell::kFoldedGates>(bias_ih, bias_hh, col0 + c)
+            : 0.0f;
+  for (long long row0 = static_cast<long long>(blockIdx.x) * Gemm::kRows;
+       row0 < rows; row0 += static_cast<long long>(gridDim.x) * Gemm::kRows) {
+    typename Gemm::Product product;
+    product.clear();
+    Gemm::run(
+        product, shared, kSteps,
+        [&](typename Gemm::ATile tile, int step) {
+          const int k0 = step * Gemm::kDepth;
+          tile::gather_tile_async(
+              tile,
+              [&](int r) -> const T * {
+                const long long m = row0 + r;
+                return m < rows
+                           ? p.input +
+                                 p.input_at.offset(m / p.batch, m % p.batch) +
+                                 k0
+                           : nullptr;
+              },
+              In - k0, input_vectors, p.input);
+        },
+        [&](typename Gemm::BTile tile, int step) {
+          const int k0 = step * Gemm::kDepth;
+          tile::load_tile_async(tile, weight + col0 * pitch + k0, pitch, cols,
+                                In - k0);
+        });
+    product.for_each_quad([&](int r, int c, const float(&v)[4]) {
+      const long long m = row0 + r;
+      const int g = col0 + c;
+      if (m >= rows || g >= kGates)
+        return;
+      const float4 b = *reinterpret_cast<const float4 *>(&bias[c]);
+      const float sums[4] = {v[0] + b.x, v[1] + b.y, v[2] + b.z, v[3] + b.w};
+      float *to = gates + m * kGates + g;
+      if constexpr (kGates % 4 == 0) {
+        arch::store_global16(
+            to, make_uint4(__float_as_uint(sums[0]), __float_as_uint(sums[1]),
+                           __float_as_uint(sums[2]), __float_as_uint(sums[3])));
+      } else {
+        for (int e = 0; e < 4 && g + e < kGates; ++e)
+          to[e] = sums[e];
+      }
+    });
+  }
+
+  if (blockIdx.x == 0 && blockIdx.y == 0)
+    initial_state<T, Hidden, Directions, Gemm::kThreads>(p, d);
 }
 
 } // namespace lstm

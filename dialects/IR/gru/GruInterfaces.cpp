@@ -114,6 +114,7 @@ LogicalResult GruOp::decompose(OpBuilder &builder) {
       lastDimOf(getHN()),
       getBatchFirst(),
       getPerStep().value_or(false),
+      getWgmmaProjection().value_or(false),
       getUnitsAttr(),
       getWeightsOnChipAttr(),
       (*this)->getAttrOfType<StringAttr>("policy"),

@@ -46,7 +46,8 @@ def Rudnn_GruOp : Rudnn_Op<"gru", [
     saved values gives back). All are 0 past an entry's length.
 
     `units`, `weights_on_chip` and `per_step` say how the recurrence runs,
-    chosen by `rudnn-specialize` as for `rudnn.lstm`.
+    `wgmma_projection` how the input projection does, chosen by
+    `rudnn-specialize` as for `rudnn.lstm`.
 
     ```mlir
     %out, %h_n = rudnn.gru %x h0 %h0 weights(%w_ih, %w_hh, %b_ih, %b_hh)
@@ -68,6 +69,7 @@ def Rudnn_GruOp : Rudnn_Op<"gru", [
     OptionalAttr<I64Attr>:$units,
     OptionalAttr<BoolAttr>:$weights_on_chip,
     OptionalAttr<BoolAttr>:$per_step,
+    OptionalAttr<BoolAttr>:$wgmma_projection,
     UnitAttr:$save_states);
   let results = (outs AnyRankedTensor:$out, AnyRankedTensor:$h_n,
                       Variadic<AnyRankedTensor>:$saved);
@@ -77,7 +79,8 @@ def Rudnn_GruOp : Rudnn_Op<"gru", [
     `weights` `(` $weights `)` `layers` $num_layers
     (`bidirectional` $bidirectional^)? (`batch_first` $batch_first^)?
     (`units` $units^)? (`weights_on_chip` $weights_on_chip^)?
-    (`per_step` $per_step^)? (`save_states` $save_states^)? attr-dict `:`
+    (`per_step` $per_step^)? (`wgmma_projection` $wgmma_projection^)?
+    (`save_states` $save_states^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;

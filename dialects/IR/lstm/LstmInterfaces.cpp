@@ -165,7 +165,7 @@ RecurrentResults mlir::rudnn::lstm::decomposeStack(
         loc, TypeRange{gatesType, stateType}, input, inputWeights, layerBiases,
         stack.h0, stack.c0, builder.getI64IntegerAttr(layer),
         builder.getI64IntegerAttr(hidden), flag(first && stack.batchFirst),
-        cell);
+        cell, flag(stack.wgmmaProjection));
     SmallVector<Type> resultTypes(stack.resultTypes.begin(),
                                   stack.resultTypes.end());
     if (!last)
@@ -283,6 +283,7 @@ LogicalResult LstmOp::decompose(OpBuilder &builder) {
       lastDimOf(getHN()),
       getBatchFirst(),
       getPerStep().value_or(false),
+      getWgmmaProjection().value_or(false),
       getUnitsAttr(),
       getWeightsOnChipAttr(),
       (*this)->getAttrOfType<StringAttr>("policy"),
@@ -335,6 +336,10 @@ LogicalResult RnnProjectionOp::verify() {
   };
   if (!floats("input", getInput(), getBatchFirst() ? "BTF" : "TBF"))
     return failure();
+  if (getWgmma() &&
+      cast<RankedTensorType>(getInput().getType()).getElementTypeBitWidth() !=
+          16)
+    return emitOpError() << "runs on wgmma with 16-bit inputs only";
   for (Value weight : getWeights())
     if (!floats("weight_ih", weight, "GF"))
       return failure();

@@ -66,7 +66,7 @@ struct RecurrentStack {
   StringRef cell; // "lstm" or "gru"
   Value x, h0, c0, lengths;
   int64_t layers, directions, hidden;
-  bool batchFirst, perStep;
+  bool batchFirst, perStep, wgmmaProjection;
   IntegerAttr units;
   BoolAttr weightsOnChip;
   StringAttr policy;
@@ -177,7 +177,20 @@ template <typename Op, unsigned Leading, bool Gru = false> struct LstmOperator {
     if (failed(
             applyPolicy(op, policy, hidden, op.getUnits().has_value(), target)))
       return failure();
-    op.setPerStepAttr(Builder(op.getContext()).getBoolAttr(policy->perStep));
+    Builder builder(op.getContext());
+    op.setPerStepAttr(builder.getBoolAttr(policy->perStep));
+    std::optional<LstmProjectionPolicy> projection =
+        chooseLstmProjection(elementBytes(op), target.getComputeCapability(),
+                             target.getSmemPerBlock(), op.getWgmmaProjection());
+    if (!projection)
+      return op.emitOpError()
+             << "'wgmma_projection' needs 16-bit inputs on an sm_90 target "
+                "with "
+             << kLstmWgmmaProjectionSharedBytes
+             << " bytes of shared memory a block";
+    op.setWgmmaProjectionAttr(builder.getBoolAttr(projection->wgmma));
+    op->setAttr("policy", builder.getStringAttr(policy->reason + "; " +
+                                                projection->reason));
     return success();
   }
 

@@ -81,6 +81,27 @@ chooseLstmRecurrence(int64_t hidden, int64_t directions, int64_t elementBytes,
                      std::optional<bool> perStep = std::nullopt,
                      int64_t gates = 4);
 
+/// Dynamic shared memory of the input projection on wgmma
+/// (tile::WarpgroupGemm::kSharedBytes): five stages of two 128 x 64 16-bit
+/// tiles and the 1024 bytes that align them.
+inline constexpr int64_t kLstmWgmmaProjectionSharedBytes =
+    5 * 2 * 128 * 64 * 2 + 1024;
+
+/// How a layer's input projection runs: on wgmma in 128 x 128 tiles, or on
+/// mma.sync (FMA for f32) in 64 x 64 ones.
+struct LstmProjectionPolicy {
+  bool wgmma = false;
+  std::string reason;
+};
+
+/// wgmma where the target has it (compute capability 90, the kernel built
+/// for sm_90a) and the inputs are 16-bit, unless `wgmma` says otherwise;
+/// none when `wgmma` asks for it where it cannot run.
+std::optional<LstmProjectionPolicy>
+chooseLstmProjection(int64_t elementBytes, int64_t computeCapability,
+                     int64_t smemPerBlock,
+                     std::optional<bool> wgmma = std::nullopt);
+
 /// Most splits of an LSTM's weight-gradient rows.
 inline constexpr int64_t kLstmMaxGradientSplits = 8;
 

@@ -62,7 +62,9 @@ def Rudnn_LstmOp : Rudnn_Op<"lstm", [
     reads them from L2 each step; `per_step`, whether one persistent
     cooperative grid runs every step or each step is its own launch (the
     launches recorded in a CUDA graph), chosen where W_hh does not fit on
-    chip. Any of them given is kept.
+    chip; `wgmma_projection`, whether the input projection runs on wgmma in
+    128 x 128 tiles (16-bit inputs on sm_90) or on mma.sync. Any of them
+    given is kept.
 
     ```mlir
     %out, %h_n, %c_n = rudnn.lstm %x h0 %h0 c0 %c0
@@ -86,6 +88,7 @@ def Rudnn_LstmOp : Rudnn_Op<"lstm", [
     OptionalAttr<I64Attr>:$units,
     OptionalAttr<BoolAttr>:$weights_on_chip,
     OptionalAttr<BoolAttr>:$per_step,
+    OptionalAttr<BoolAttr>:$wgmma_projection,
     UnitAttr:$save_states,
     UnitAttr:$save_gates);
   let results = (outs AnyRankedTensor:$out, AnyRankedTensor:$h_n,
@@ -96,7 +99,8 @@ def Rudnn_LstmOp : Rudnn_Op<"lstm", [
     `weights` `(` $weights `)` `layers` $num_layers
     (`bidirectional` $bidirectional^)? (`batch_first` $batch_first^)?
     (`units` $units^)? (`weights_on_chip` $weights_on_chip^)?
-    (`per_step` $per_step^)? (`save_states` $save_states^)?
+    (`per_step` $per_step^)?
+    (`wgmma_projection` $wgmma_projection^)? (`save_states` $save_states^)?
     (`save_gates` $save_gates^)? attr-dict `:`
     functional-type(operands, results)
   }];
@@ -132,7 +136,9 @@ def Rudnn_RnnProjectionOp : Rudnn_Op<"rnn_projection", [
     the recurrence's
     initial state: layer `layer`'s slices of `h0` and `c0`, or zeros (its
     memory also holds the recurrence's grid barrier, zeroed here). The
-    input is `[T, B, F]`, or `[B, T, F]` with `batch_first`.
+    input is `[T, B, F]`, or `[B, T, F]` with `batch_first`. With `wgmma`
+    (16-bit inputs, sm_90a) the GEMM runs in 128 x 128 tiles on wgmma,
+    else in 64 x 64 tiles on mma.sync (FMA for f32).
 
     ```mlir
     %gates, %state = rudnn.rnn_projection %x weights(%w_ih)
@@ -148,13 +154,14 @@ def Rudnn_RnnProjectionOp : Rudnn_Op<"rnn_projection", [
     I64Attr:$layer,
     I64Attr:$hidden,
     UnitAttr:$batch_first,
-    Rudnn_CellAttr:$cell);
+    Rudnn_CellAttr:$cell,
+    UnitAttr:$wgmma);
   let results = (outs AnyRankedTensor:$gates, AnyRankedTensor:$state);
   let assemblyFormat = [{
     $input `weights` `(` $weights `)` (`biases` `(` $biases^ `)`)?
     (`h0` $h0^)? (`c0` $c0^)? `layer` $layer `hidden` $hidden
-    (`batch_first` $batch_first^)? (`cell` $cell^)? attr-dict `:`
-    functional-type(operands, results)
+    (`batch_first` $batch_first^)? (`cell` $cell^)? (`wgmma` $wgmma^)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
