@@ -146,6 +146,7 @@ struct RecomputeGatesModel
     builder.launch().flops =
         SizeRef{2 * directions * 4 * hiddenSize * (features + hiddenSize),
                 {DimRef::of('T'), DimRef::of('B')}};
+    modelTileTraffic(builder.launch(), kGemmTile, kGemmTile, bytes);
     return success();
   }
 };
@@ -411,6 +412,7 @@ struct WeightGradientModel
     builder.launch().flops =
         SizeRef{2 * directions * gates * (features + hiddenSize),
                 {DimRef::of('T'), DimRef::of('B')}};
+    modelTileTraffic(builder.launch(), kGemmTile, kGemmTile, bytes);
     return success();
   }
 };
@@ -484,6 +486,8 @@ struct InputGradientModel
                 {DimRef::of('T'), DimRef::of('B')}};
     builder.launch().flops = SizeRef{2 * directions * gates * hidden * features,
                                      {DimRef::of('T'), DimRef::of('B')}};
+    modelTileTraffic(builder.launch(), kGemmTile, kGemmTile,
+                     elementBytes(dGates));
     return success();
   }
 };

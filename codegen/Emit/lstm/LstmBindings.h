@@ -62,6 +62,20 @@ inline std::string cellType(llvm::StringRef cell) {
   return cell == "gru" ? "rudnn::lstm::GruCell" : "rudnn::lstm::LstmCell";
 }
 
+/// The tiled GEMM's traffic beyond its operands once: each Rows x Cols
+/// block tile reads Rows + Cols rows of the depth through L2, rows other
+/// tiles read too (2RC / ((R + C)·bytes) FLOPs a byte); and, on tensor
+/// cores (16-bit operands), what it reads from shared memory: a warp's 32
+/// x 32 tile 64 rows a 16-deep step (mma.sync), a warpgroup's 64 x 128 one
+/// 192 (wgmma).
+inline void modelTileTraffic(KernelLaunch &launch, int64_t rows, int64_t cols,
+                             int64_t elementBytes, bool wgmma = false) {
+  launch.flopsPerL2Byte = 2 * rows * cols / ((rows + cols) * elementBytes);
+  if (elementBytes == 2)
+    launch.flopsPerSharedByte =
+        wgmma ? 2 * 64 * 128 / ((64 + 128) * 2) : 2 * 32 * 32 / (64 * 2);
+}
+
 /// Attaches the backward's primitives (LstmBackwardPrimitives.cpp).
 void attachBackwardPrimitives(mlir::DialectRegistry &registry);
 

@@ -158,17 +158,8 @@ struct ProjectionModel
                 {DimRef::of('T'), DimRef::of('B')}};
     builder.launch().flops = SizeRef{2 * directions * gates * hidden * features,
                                      {DimRef::of('T'), DimRef::of('B')}};
-    // Each R x C tile reads R + C rows of the depth through L2, rows and
-    // columns other tiles read too: 2RC / ((R + C)·bytes) FLOPs a byte.
-    const int64_t tileRows = wgmma ? kWgmmaProjectionRows : 64;
-    builder.launch().flopsPerL2Byte =
-        2 * tileRows * cols / ((tileRows + cols) * bytes);
-    // Tensor-core operands from shared memory: a warp's 32 x 32 tile reads
-    // 64 rows a 16-deep step (mma.sync), a warpgroup's 64 x 128 one 192
-    // (wgmma).
-    if (bytes == 2)
-      builder.launch().flopsPerSharedByte =
-          wgmma ? 2 * 64 * 128 / ((64 + 128) * 2) : 2 * 32 * 32 / (64 * 2);
+    modelTileTraffic(builder.launch(), wgmma ? kWgmmaProjectionRows : 64, cols,
+                     bytes, wgmma);
     return success();
   }
 };
