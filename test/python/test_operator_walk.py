@@ -53,6 +53,7 @@ CHOSEN_BY_SPECIALIZE = {
     "warps",
     "weights_on_chip",
     "wgmma",
+    "wgmma_projection",
 }
 DTYPES = {"i32": np.int32, "bool": np.bool_}
 # Tensors whose presence widens a contract (an LSTM's biases).
