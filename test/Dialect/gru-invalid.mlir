@@ -77,3 +77,13 @@ func.func @backward_cells(%gates: tensor<1x4x2x20xf32>, %dout: tensor<4x2x5xf32>
       -> (tensor<1x4x2x30xf32>, tensor<1x20xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>)
   return
 }
+
+// -----
+
+// A GRU projection's weight has 3·H rows.
+func.func @gate_rows(%x: tensor<4x2x3xf32>, %wi: tensor<20x3xf32>) {
+  // expected-error @+1 {{'weight_ih' dim 0 (G) is 20, expected 15 as in '3 × 'hidden''}}
+  %gates, %state = rudnn.rnn_projection %x weights(%wi) layer 0 hidden 5 cell "gru"
+      : (tensor<4x2x3xf32>, tensor<20x3xf32>) -> (tensor<1x4x2x15xf32>, tensor<1x3x2x5xf32>)
+  return
+}

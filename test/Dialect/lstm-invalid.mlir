@@ -210,3 +210,13 @@ func.func @wgmma_f32(%x: tensor<4x2x3xf32>, %wi: tensor<20x3xf32>) {
       : (tensor<4x2x3xf32>, tensor<20x3xf32>) -> (tensor<1x4x2x20xf32>, tensor<1x3x2x5xf32>)
   return
 }
+
+// -----
+
+// A projection's weight has G·H rows, G the cell's gates.
+func.func @gate_rows(%x: tensor<4x2x3xf32>, %wi: tensor<21x3xf32>) {
+  // expected-error @+1 {{'weight_ih' dim 0 (G) is 21, expected 20 as in '4 × 'hidden''}}
+  %gates, %state = rudnn.rnn_projection %x weights(%wi) layer 0 hidden 5
+      : (tensor<4x2x3xf32>, tensor<21x3xf32>) -> (tensor<1x4x2x20xf32>, tensor<1x3x2x5xf32>)
+  return
+}

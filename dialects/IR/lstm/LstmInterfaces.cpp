@@ -321,8 +321,9 @@ LogicalResult RnnProjectionOp::verify() {
   shapes.expect('D', directions, "the weights");
   shapes.expect('H', getHidden(), "'hidden'");
   const int64_t gates = cellGates(getCell());
+  // The checker keeps a reference to the source's text.
   shapes.expect('G', gates * getHidden(),
-                std::to_string(gates) + " × 'hidden'");
+                gates == 3 ? "3 × 'hidden'" : "4 × 'hidden'");
   shapes.expect('S', 3, "the states a direction keeps");
   auto floats = [&](StringRef name, Value value, StringRef layout) {
     return succeeded(shapes.check(name, value, layout)) &&
