@@ -158,8 +158,9 @@ struct ProjectionModel
                 {DimRef::of('T'), DimRef::of('B')}};
     builder.launch().flops = SizeRef{2 * directions * gates * hidden * features,
                                      {DimRef::of('T'), DimRef::of('B')}};
-    modelTileTraffic(builder.launch(), wgmma ? kWgmmaProjectionRows : 64, cols,
-                     bytes, wgmma);
+    // The mma.sync tiles are square.
+    modelTileTraffic(builder.launch(), wgmma ? kWgmmaProjectionRows : cols,
+                     cols, bytes, wgmma);
     return success();
   }
 };

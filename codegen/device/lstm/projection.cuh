@@ -42,15 +42,14 @@ template <typename T> struct ProjectionParams {
 
 /// Lays out direction d's initial state (and clears the recurrence's grid
 /// barrier): h0 and c0's slices of this layer, or zeros.
-template <typename T, int Hidden, int Directions,
-          int Threads = kProjectionThreads>
+template <typename T, int Hidden, int Directions>
 __device__ void initial_state(const ProjectionParams<T> &p, int d) {
   const StateLayout layout{p.state, p.batch, Hidden};
   if (d == 0 && threadIdx.x == 0)
     *layout.barrier(Directions) = 0;
   const int n = p.layer * Directions + d;
   for (long long e = threadIdx.x; e < static_cast<long long>(p.batch) * Hidden;
-       e += Threads) {
+       e += blockDim.x) {
     const int b = static_cast<int>(e / Hidden),
               j = static_cast<int>(e % Hidden);
     layout.hidden(d, 0)[e] =
@@ -269,7 +268,7 @@ __device__ void project_inputs_wgmma(const ProjectionParams<T> &p) {
   }
 
   if (blockIdx.x == 0 && blockIdx.y == 0)
-    initial_state<T, Hidden, Directions, Gemm::kThreads>(p, d);
+    initial_state<T, Hidden, Directions>(p, d);
 }
 
 } // namespace lstm
