@@ -180,6 +180,24 @@ ptrdiff_t rudnn::runtime::findOutOfBounds(const GuardedAllocations &allocations,
   return index;
 }
 
+BoundsWindow
+rudnn::runtime::boundsWindowOf(const GuardedAllocations &allocations,
+                               uintptr_t address) {
+  auto after = std::upper_bound(
+      allocations.begin(), allocations.end(), address,
+      [](uintptr_t a, const GuardedAllocation &g) { return a < g.mapping; });
+  const uintptr_t gapEnd =
+      after == allocations.end() ? UINTPTR_MAX : after->mapping;
+  if (after == allocations.begin())
+    return {0, gapEnd};
+  const GuardedAllocation &before = *std::prev(after);
+  if (address >= before.mappingEnd)
+    return {before.mappingEnd, gapEnd};
+  if (address >= before.begin && address < before.end)
+    return {before.begin, before.end};
+  return {};
+}
+
 int rudnn::runtime::describeOutOfBounds(char *text, size_t size,
                                         const GuardedAllocations &allocations,
                                         ptrdiff_t index, uintptr_t address,

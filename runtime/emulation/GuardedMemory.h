@@ -59,6 +59,20 @@ ptrdiff_t mappingOf(const GuardedAllocations &allocations, uintptr_t address);
 ptrdiff_t findOutOfBounds(const GuardedAllocations &allocations,
                           uintptr_t address, size_t bytes);
 
+/// Addresses the bounds check treats alike: the bytes of one allocation
+/// (in bounds), or a gap between mappings (memory of no allocation). An
+/// access inside a window needs no check; a launch keeps its latest.
+struct BoundsWindow {
+  uintptr_t begin = 0, end = 0;
+  bool holds(uintptr_t address, size_t bytes) const {
+    return address >= begin && address + bytes <= end;
+  }
+};
+
+/// The window holding `address`; empty when it is in a guard region.
+BoundsWindow boundsWindowOf(const GuardedAllocations &allocations,
+                            uintptr_t address);
+
 /// Writes to `text` (`size` bytes, NUL-terminated) where the `bytes` at
 /// `address` in the mapping `index` of `allocations` lie relative to the
 /// nearest allocation; returns the length written. Formats with snprintf

@@ -62,9 +62,9 @@ struct SimtThread {
   // Check mode: the __syncwarp calls and named barriers this thread has
   // completed.
   uint32_t syncs = 0;
-  // Check mode, from a wgmma_fence to the next wgmma_wait: what the thread
-  // wrote outside shared and global memory (its registers), as ranges.
-  bool fenced = false;
+  // Check mode, from a wgmma_fence to the next wgmma_wait (while
+  // info.watchStackWrites): what the thread wrote outside shared and global
+  // memory (its registers), as ranges.
   std::vector<std::pair<uintptr_t, uintptr_t>> writtenSinceFence;
   // AddressSanitizer's fake stack of this fiber while it is switched out.
   void *fakeStack = nullptr;
@@ -233,6 +233,9 @@ struct BlockRun {
   /// Check mode: the guarded allocations when the launch started (null if
   /// none), which the kernel's global accesses must stay inside.
   const GuardedAllocations *globals = nullptr;
+  /// Check mode: the bounds window of the latest access outside shared
+  /// memory and the thread's stack, where most such accesses fall again.
+  BoundsWindow recentWindow;
 };
 
 /// Thrown out of a suspended thread of an aborting block.
@@ -531,12 +534,17 @@ bool ordered(const BlockRun &block, const SharedAccess &earlier,
 /// reaching past one of its ends, traps. Accesses elsewhere (stacks, shared
 /// memory, the kernel object's data, host memory not from allocateGuarded)
 /// are not global memory this check knows of.
-void checkGlobalBounds(const GuardedAllocations &globals, const void *address,
-                       size_t bytes, int kind) {
-  const ptrdiff_t index =
-      findOutOfBounds(globals, reinterpret_cast<uintptr_t>(address), bytes);
-  if (index < 0)
+void checkGlobalBounds(BlockRun &block, const void *address, size_t bytes,
+                       int kind) {
+  const GuardedAllocations &globals = *block.globals;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(address);
+  if (block.recentWindow.holds(begin, bytes))
     return;
+  const ptrdiff_t index = findOutOfBounds(globals, begin, bytes);
+  if (index < 0) {
+    block.recentWindow = boundsWindowOf(globals, begin);
+    return;
+  }
   char where[256];
   describeOutOfBounds(where, sizeof where, globals, index,
                       reinterpret_cast<uintptr_t>(address), bytes);
@@ -609,23 +617,25 @@ void noteRegisterWrite(SimtThread &thread, const void *address, size_t bytes) {
 /// Check mode: every load, store and atomic of the kernel. Global accesses
 /// are checked against the launch's allocations; loads and stores of shared
 /// memory against the shadow: two threads touching a byte between the same
-/// barriers, one of them writing, race.
+/// barriers, one of them writing, race. Shared memory and the thread's stack
+/// are tested first: they are most accesses, and lie in no allocation.
 void hostMemoryAccess(const void *address, size_t bytes, int kind) {
   BlockRun *block = currentBlock;
   SimtThread *self = currentThread;
   if (!block || !self || !block->check || block->aborting)
     return;
-  if (block->globals)
-    checkGlobalBounds(*block->globals, address, bytes, kind);
-  if (kind == RUDNN_EMU_ATOMIC) // atomics never race with each other
-    return;
   SharedRegion *region = sharedRegionOf(*block, address, bytes);
   if (!region) {
-    if (self->fenced && kind == RUDNN_EMU_WRITE &&
-        onOwnStack(*block, *self, address))
-      noteRegisterWrite(*self, address, bytes);
+    if (onOwnStack(*block, *self, address)) {
+      if (self->info.watchStackWrites && kind == RUDNN_EMU_WRITE)
+        noteRegisterWrite(*self, address, bytes);
+    } else if (block->globals) {
+      checkGlobalBounds(*block, address, bytes, kind);
+    }
     return;
   }
+  if (kind == RUDNN_EMU_ATOMIC) // atomics never race with each other
+    return;
   if (block->switchAtAccesses) {
     // xorshift64: one access in eight lets the other threads run first.
     uint64_t &x = block->switchState;
@@ -771,11 +781,11 @@ int hostAsyncAccess(int event, const void *address, size_t bytes,
     engines.fence(thread);
     return 0;
   case RUDNN_EMU_WGMMA_FENCE:
-    self->fenced = true;
+    self->info.watchStackWrites = 1;
     self->writtenSinceFence.clear();
     return 0;
   case RUDNN_EMU_WGMMA_WAIT:
-    self->fenced = false;
+    self->info.watchStackWrites = 0;
     self->writtenSinceFence.clear();
     return 0;
   case RUDNN_EMU_WGMMA_READS: {
@@ -1208,7 +1218,7 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
         thread.state = ThreadState::Runnable;
         thread.fakeStack = nullptr;
         thread.syncs = 0;
-        thread.fenced = false;
+        thread.info.watchStackWrites = 0;
         thread.writtenSinceFence.clear();
         thread.info.threadIdx = {x, y, z};
         thread.info.blockIdx = blockIdx;
@@ -1224,6 +1234,9 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
         thread.info.schedule = engineOrder;
         thread.info.scheduleSeed = block.switchState;
         thread.info.registersPerThread = registers;
+        const ctx::stack_context &stack = block.stacks[linear];
+        thread.info.stackEnd = reinterpret_cast<uintptr_t>(stack.sp);
+        thread.info.stackBegin = thread.info.stackEnd - stack.size;
         thread.fakeStack = nullptr;
         thread.fiber =
             ctx::fiber(std::allocator_arg, BorrowedStack{block.stacks[linear]},

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/backends/EmulationBackend.h"
+#include "runtime/emulation/GuardedMemory.h"
 #include "runtime/plans/Plan.h"
 #include "runtime/plans/PlanExecutor.h"
 #include "test/support/DeviceHeaders.h"
@@ -157,6 +158,33 @@ extern "C" __global__ void atomic_past(int *data, int n) {
                   HasSubstr("thread (32,0,0): out-of-bounds global memory "
                             "atomic of 4 bytes at " +
                             address(data + 128))));
+}
+
+// The window a launch remembers between accesses: an allocation's bytes or
+// the gap between two mappings, never a guard byte.
+TEST(BoundsWindow, IsAnAllocationOrAGapAndNeverAGuard) {
+  const GuardedAllocations live = {{0x1000, 0x5000, 0x2f00, 0x3000},
+                                   {0x9000, 0xd000, 0xa000, 0xa040}};
+  auto window = [&](uintptr_t address) {
+    BoundsWindow w = boundsWindowOf(live, address);
+    return std::make_pair(w.begin, w.end);
+  };
+  EXPECT_EQ(window(0x0800), std::make_pair(uintptr_t(0), uintptr_t(0x1000)));
+  EXPECT_EQ(window(0x2f10),
+            std::make_pair(uintptr_t(0x2f00), uintptr_t(0x3000)));
+  EXPECT_EQ(window(0x6000),
+            std::make_pair(uintptr_t(0x5000), uintptr_t(0x9000)));
+  EXPECT_EQ(window(0xa03f),
+            std::make_pair(uintptr_t(0xa000), uintptr_t(0xa040)));
+  EXPECT_EQ(window(0xe000), std::make_pair(uintptr_t(0xd000), UINTPTR_MAX));
+  for (uintptr_t guard : {uintptr_t(0x1000), uintptr_t(0x2eff),
+                          uintptr_t(0x3000), uintptr_t(0xa040)})
+    EXPECT_EQ(window(guard), std::make_pair(uintptr_t(0), uintptr_t(0)));
+  // Held only whole: the last bytes of an allocation, not one past them.
+  const BoundsWindow tail = boundsWindowOf(live, 0x2ff8);
+  EXPECT_TRUE(tail.holds(0x2ff8, 8));
+  EXPECT_FALSE(tail.holds(0x2ff8, 9));
+  EXPECT_FALSE(tail.holds(0x2ef8, 8));
 }
 
 TEST_F(GlobalBoundsCheck, AllocationsEndAtTheirGuardPage) {

@@ -27,6 +27,12 @@ namespace emulated {
 
 constexpr unsigned kWarp = 0xffffffffu;
 
+/// The tensor cores' own arithmetic on operands already gathered (and the
+/// engines' reads of them, reported to the executor on their own): no load
+/// or store of a CUDA thread that check mode must see, and each seen would
+/// cost a call into the executor.
+#define RUDNN_EMU_UNWATCHED __attribute__((no_sanitize("thread")))
+
 /// The address must be aligned as the instruction demands; a GPU faults
 /// with a misaligned address otherwise.
 inline void requireAligned(const void *address, uintptr_t alignment,
@@ -63,7 +69,7 @@ inline void requireWholeWarp(unsigned present, const char *operation) {
 /// truncated to fp32. Round-to-nearest fp32 arithmetic is only one of the
 /// results hardware of different generations gives; a kernel must not
 /// depend on it.
-inline float truncatedSum(const double *terms, int count) {
+RUDNN_EMU_UNWATCHED inline float truncatedSum(const double *terms, int count) {
   int largest = INT_MIN;
   double plain = 0;
   for (int i = 0; i < count; ++i) {
@@ -84,13 +90,15 @@ inline float truncatedSum(const double *terms, int count) {
 }
 #endif
 
-inline float low(unsigned pair, bool bf16) {
+RUDNN_EMU_UNWATCHED inline float low(unsigned pair, bool bf16) {
   unsigned short bits = static_cast<unsigned short>(pair & 0xffffu);
   return bf16 ? __bfloat162float(__ushort_as_bfloat16(bits))
               : __half2float(__ushort_as_half(bits));
 }
 
-inline float high(unsigned pair, bool bf16) { return low(pair >> 16, bf16); }
+RUDNN_EMU_UNWATCHED inline float high(unsigned pair, bool bf16) {
+  return low(pair >> 16, bf16);
+}
 
 /// mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32.
 /// groupID g = lane / 4, threadID_in_group t = lane % 4:
@@ -98,22 +106,19 @@ inline float high(unsigned pair, bool bf16) { return low(pair >> 16, bf16); }
 ///   2t+8..) B: b[0] (k 2t..2t+1, n g), b[1] (k 2t+8..2t+9, n g) C, D: [0], [1]
 ///   (g, 2t..2t+1), [2], [3] (g+8, 2t..2t+1)
 /// The lower half of every register holds the element of smaller index.
-inline void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4],
-                         const unsigned (&b)[2], const float (&c)[4], bool bf16,
-                         RUDNN_EMU_CALL_SITE) {
-  struct Operands {
-    unsigned a[4], b[2];
-  };
-  const Operands mine = {{a[0], a[1], a[2], a[3]}, {b[0], b[1]}};
-  Operands all[32];
-  requireWholeWarp(rudnn_emu_warp_exchange(kWarp, &mine, all, sizeof(Operands),
-                                           RUDNN_EMU_SITE("mma.sync")),
-                   "mma.sync");
+struct MmaOperands {
+  unsigned a[4], b[2];
+};
 
+/// One lane's results of an m16n8k16 from every lane's operands.
+RUDNN_EMU_UNWATCHED inline void mmaResults(float (&result)[4],
+                                           const MmaOperands (&all)[32],
+                                           const float (&c)[4], int self,
+                                           bool bf16) {
   float A[16][16], B[16][8];
   for (int lane = 0; lane < 32; ++lane) {
     const int g = lane / 4, t = lane % 4;
-    const Operands &o = all[lane];
+    const MmaOperands &o = all[lane];
     for (int half = 0; half < 2; ++half) {
       const int row = g + 8 * half;
       A[row][2 * t] = low(o.a[half], bf16);
@@ -127,10 +132,7 @@ inline void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4],
 
   // Products of 16-bit operands are exact. The sum is formed in double and
   // rounded to fp32 once; check mode models the hardware's truncation.
-  // d may be c: the results are stored last.
-  const int lane = static_cast<int>(rudnn_emu_current()->lane);
-  const int g = lane / 4, t = lane % 4;
-  float result[4];
+  const int g = self / 4, t = self % 4;
   for (int i = 0; i < 4; ++i) {
     const int row = g + 8 * (i / 2), col = 2 * t + i % 2;
 #ifdef RUDNN_EMU_CHECK
@@ -150,6 +152,20 @@ inline void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4],
     result[i] = static_cast<float>(sum);
 #endif
   }
+}
+
+inline void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4],
+                         const unsigned (&b)[2], const float (&c)[4], bool bf16,
+                         RUDNN_EMU_CALL_SITE) {
+  const MmaOperands mine = {{a[0], a[1], a[2], a[3]}, {b[0], b[1]}};
+  MmaOperands all[32];
+  requireWholeWarp(rudnn_emu_warp_exchange(kWarp, &mine, all,
+                                           sizeof(MmaOperands),
+                                           RUDNN_EMU_SITE("mma.sync")),
+                   "mma.sync");
+  // d may be c: the results are stored (where check mode sees them) last.
+  float result[4];
+  mmaResults(result, all, c, static_cast<int>(rudnn_emu_current()->lane), bf16);
   for (int i = 0; i < 4; ++i)
     d[i] = result[i];
 }

@@ -36,7 +36,8 @@ inline unsigned long long shared_offset(const void *pointer) {
   return static_cast<unsigned long long>(at - base);
 }
 
-inline unsigned char *shared_at(unsigned long long offset, size_t bytes) {
+RUDNN_EMU_UNWATCHED inline unsigned char *shared_at(unsigned long long offset,
+                                                    size_t bytes) {
   const rudnn_emu_thread *thread = rudnn_emu_current();
   if (offset + bytes > thread->dynamicSharedBytes)
     rudnn_emu_trap("a shared-memory operand past the dynamic shared memory");
@@ -44,7 +45,8 @@ inline unsigned char *shared_at(unsigned long long offset, size_t bytes) {
 }
 
 /// The 128-byte swizzle: bits 4-6 of a shared address XOR bits 7-9.
-inline unsigned long long swizzle128(unsigned long long address) {
+RUDNN_EMU_UNWATCHED inline unsigned long long
+swizzle128(unsigned long long address) {
   return address ^ ((address >> 7) & 7) << 4;
 }
 
@@ -417,8 +419,8 @@ inline void setmaxnreg(unsigned registers, bool increase) {
 /// The shared offset of the 16-bit element (r, c) of a 128-byte-swizzled
 /// operand named by `descriptor`: K-major, r the M or N index and c the K
 /// index; MN-major (transposed), r the K index and c the M or N index.
-inline unsigned long long descriptorOffset(unsigned long long descriptor, int r,
-                                           int c, bool mnMajor) {
+RUDNN_EMU_UNWATCHED inline unsigned long long
+descriptorOffset(unsigned long long descriptor, int r, int c, bool mnMajor) {
   if (descriptor >> 62 != 1)
     rudnn_emu_trap("wgmma: only the 128-byte swizzle is emulated");
   const unsigned long long start = (descriptor & 0x3fff) << 4,
@@ -434,14 +436,16 @@ inline unsigned long long descriptorOffset(unsigned long long descriptor, int r,
 }
 
 /// The 16-bit shared element at `offset`.
-inline float elementAt(unsigned long long offset, bool bf16) {
+RUDNN_EMU_UNWATCHED inline float elementAt(unsigned long long offset,
+                                           bool bf16) {
   unsigned short bits;
   std::memcpy(&bits, shared_at(offset, 2), 2);
   return low(bits, bf16);
 }
 
-inline float descriptorElement(unsigned long long descriptor, int r, int c,
-                               bool mnMajor, bool bf16) {
+RUDNN_EMU_UNWATCHED inline float
+descriptorElement(unsigned long long descriptor, int r, int c, bool mnMajor,
+                  bool bf16) {
   return elementAt(descriptorOffset(descriptor, r, c, mnMajor), bf16);
 }
 
@@ -462,8 +466,8 @@ struct WgmmaIssue {
 
 /// The shared offset of element (m, k) of a shared A operand: K-major, or
 /// MN-major when `transposed` (its rows the depth, M contiguous).
-inline unsigned long long aOffset(const WgmmaIssue &issue, int m, int k,
-                                  bool transposed) {
+RUDNN_EMU_UNWATCHED inline unsigned long long
+aOffset(const WgmmaIssue &issue, int m, int k, bool transposed) {
   return transposed ? descriptorOffset(issue.a, k, m, true)
                     : descriptorOffset(issue.a, m, k, false);
 }
@@ -521,8 +525,9 @@ inline void reportOperandReads(const WgmmaIssue &issue, int warp, int lane) {
 
 /// Reads the shared-memory operands `issue` names for this thread (A too
 /// when it is not in registers).
-inline void readSharedOperands(WgmmaOperands &operands, const WgmmaIssue &issue,
-                               int warp, int lane) {
+RUDNN_EMU_UNWATCHED inline void readSharedOperands(WgmmaOperands &operands,
+                                                   const WgmmaIssue &issue,
+                                                   int warp, int lane) {
   const bool bf16 = issue.form & 4, transposedB = issue.form & 2,
              transposedA = issue.form & 16;
   if (!(issue.form & 1))
@@ -542,8 +547,8 @@ inline void readSharedOperands(WgmmaOperands &operands, const WgmmaIssue &issue,
 
 /// values += A·B for this thread's `count` accumulators, summed as the
 /// tensor cores do in check mode (RUDNN_EMU_CHECK), exactly otherwise.
-inline void addProducts(float *values, int count, const WgmmaOperands &operands,
-                        int lane) {
+RUDNN_EMU_UNWATCHED inline void
+addProducts(float *values, int count, const WgmmaOperands &operands, int lane) {
   const int g = lane / 4;
   for (int i = 0; i < count; ++i) {
     const int row = g + 8 * (i % 4 / 2), column = 2 * (i / 4) + i % 2;

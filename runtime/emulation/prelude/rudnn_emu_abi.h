@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define RUDNN_EMU_ABI_VERSION 10
+#define RUDNN_EMU_ABI_VERSION 11
 
 typedef struct rudnn_emu_dim3 {
   unsigned x, y, z;
@@ -62,6 +62,12 @@ typedef struct rudnn_emu_thread {
   /* The registers each thread starts with, as ptxas gives a kernel with
    * __launch_bounds__ that sets register budgets (setmaxnreg); 0 unknown. */
   unsigned registersPerThread;
+  /* Check mode: the thread's stack [stackBegin, stackEnd), where its
+   * registers live, and whether the executor watches writes there (from a
+   * wgmma fence to the next wait); the hooks pass it no other access of
+   * the stack. */
+  uintptr_t stackBegin, stackEnd;
+  int watchStackWrites;
 } rudnn_emu_thread;
 
 /* __syncthreads variants. */

@@ -32,8 +32,14 @@ namespace rudnn_emu_detail {
 
 __attribute__((no_sanitize_thread)) static inline void
 observe(const void *address, size_t bytes, int kind) {
-  // The executor's own per-thread pointer is no shared memory.
-  if (address == &rudnn_emu_current_thread || !rudnn_emu_current_thread)
+  // The executor's own per-thread pointer is no shared memory; the stack
+  // matters only while the executor watches register writes.
+  const rudnn_emu_thread *thread = rudnn_emu_current_thread;
+  if (!thread || address == &rudnn_emu_current_thread)
+    return;
+  const uintptr_t at = reinterpret_cast<uintptr_t>(address);
+  if (at - thread->stackBegin < thread->stackEnd - thread->stackBegin &&
+      !(kind == RUDNN_EMU_WRITE && thread->watchStackWrites))
     return;
   rudnn_emu_host_table->memoryAccess(address, bytes, kind);
 }
