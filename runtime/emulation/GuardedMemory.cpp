@@ -194,7 +194,7 @@ rudnn::runtime::boundsWindowOf(const GuardedAllocations &allocations,
   if (address >= before.mappingEnd)
     return {before.mappingEnd, gapEnd};
   if (address >= before.begin && address < before.end)
-    return {before.begin, before.end};
+    return {before.begin, before.end, true};
   return {};
 }
 

@@ -64,6 +64,7 @@ ptrdiff_t findOutOfBounds(const GuardedAllocations &allocations,
 /// access inside a window needs no check; a launch keeps its latest.
 struct BoundsWindow {
   uintptr_t begin = 0, end = 0;
+  bool allocation = false; // else a gap (or, empty, a guard region)
   bool holds(uintptr_t address, size_t bytes) const {
     return address >= begin && address + bytes <= end;
   }

@@ -534,8 +534,30 @@ bool ordered(const BlockRun &block, const SharedAccess &earlier,
 /// reaching past one of its ends, traps. Accesses elsewhere (stacks, shared
 /// memory, the kernel object's data, host memory not from allocateGuarded)
 /// are not global memory this check knows of.
-void checkGlobalBounds(BlockRun &block, const void *address, size_t bytes,
-                       int kind) {
+/// Check mode: `gap`, around `address`, holds no allocation; the part of it
+/// holding neither the block's shared memory nor `thread`'s stack is memory
+/// the executor does not watch, whose accesses the hooks keep to themselves.
+void unwatch(const BlockRun &block, SimtThread &thread, uintptr_t address,
+             BoundsWindow gap) {
+  auto exclude = [&](uintptr_t begin, uintptr_t end) {
+    if (begin == end)
+      return;
+    if (end <= address)
+      gap.begin = std::max(gap.begin, end);
+    else if (begin > address)
+      gap.end = std::min(gap.end, begin);
+  };
+  for (const SharedRegion *region : {&block.dynamicShared, &block.staticShared})
+    if (region->begin)
+      exclude(reinterpret_cast<uintptr_t>(region->begin),
+              reinterpret_cast<uintptr_t>(region->begin) + region->bytes);
+  exclude(thread.info.stackBegin, thread.info.stackEnd);
+  thread.info.unwatchedBegin = gap.begin;
+  thread.info.unwatchedEnd = gap.end;
+}
+
+void checkGlobalBounds(BlockRun &block, SimtThread &thread, const void *address,
+                       size_t bytes, int kind) {
   const GuardedAllocations &globals = *block.globals;
   const uintptr_t begin = reinterpret_cast<uintptr_t>(address);
   if (block.recentWindow.holds(begin, bytes))
@@ -543,6 +565,9 @@ void checkGlobalBounds(BlockRun &block, const void *address, size_t bytes,
   const ptrdiff_t index = findOutOfBounds(globals, begin, bytes);
   if (index < 0) {
     block.recentWindow = boundsWindowOf(globals, begin);
+    if (!block.recentWindow.allocation &&
+        block.recentWindow.holds(begin, bytes))
+      unwatch(block, thread, begin, block.recentWindow);
     return;
   }
   char where[256];
@@ -630,7 +655,10 @@ void hostMemoryAccess(const void *address, size_t bytes, int kind) {
       if (self->info.watchStackWrites && kind == RUDNN_EMU_WRITE)
         noteRegisterWrite(*self, address, bytes);
     } else if (block->globals) {
-      checkGlobalBounds(*block, address, bytes, kind);
+      checkGlobalBounds(*block, *self, address, bytes, kind);
+    } else {
+      unwatch(*block, *self, reinterpret_cast<uintptr_t>(address),
+              {0, UINTPTR_MAX});
     }
     return;
   }
@@ -1237,6 +1265,7 @@ std::string runBlock(BlockRun &block, const rudnn_emu_dim3 &blockIdx,
         const ctx::stack_context &stack = block.stacks[linear];
         thread.info.stackEnd = reinterpret_cast<uintptr_t>(stack.sp);
         thread.info.stackBegin = thread.info.stackEnd - stack.size;
+        thread.info.unwatchedBegin = thread.info.unwatchedEnd = 0;
         thread.fakeStack = nullptr;
         thread.fiber =
             ctx::fiber(std::allocator_arg, BorrowedStack{block.stacks[linear]},

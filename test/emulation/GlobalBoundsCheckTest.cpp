@@ -182,6 +182,8 @@ TEST(BoundsWindow, IsAnAllocationOrAGapAndNeverAGuard) {
     EXPECT_EQ(window(guard), std::make_pair(uintptr_t(0), uintptr_t(0)));
   // Held only whole: the last bytes of an allocation, not one past them.
   const BoundsWindow tail = boundsWindowOf(live, 0x2ff8);
+  EXPECT_TRUE(tail.allocation);
+  EXPECT_FALSE(boundsWindowOf(live, 0x6000).allocation);
   EXPECT_TRUE(tail.holds(0x2ff8, 8));
   EXPECT_FALSE(tail.holds(0x2ff8, 9));
   EXPECT_FALSE(tail.holds(0x2ef8, 8));

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define RUDNN_EMU_ABI_VERSION 11
+#define RUDNN_EMU_ABI_VERSION 12
 
 typedef struct rudnn_emu_dim3 {
   unsigned x, y, z;
@@ -68,6 +68,10 @@ typedef struct rudnn_emu_thread {
    * the stack. */
   uintptr_t stackBegin, stackEnd;
   int watchStackWrites;
+  /* Check mode: addresses the executor found to hold nothing it watches
+   * (no allocation, no shared memory, not this thread's stack, such as the
+   * emulator's own bookkeeping): the hooks pass no access there on. */
+  uintptr_t unwatchedBegin, unwatchedEnd;
 } rudnn_emu_thread;
 
 /* __syncthreads variants. */

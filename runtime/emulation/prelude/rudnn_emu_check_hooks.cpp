@@ -41,6 +41,8 @@ observe(const void *address, size_t bytes, int kind) {
   if (at - thread->stackBegin < thread->stackEnd - thread->stackBegin &&
       !(kind == RUDNN_EMU_WRITE && thread->watchStackWrites))
     return;
+  if (at >= thread->unwatchedBegin && at + bytes <= thread->unwatchedEnd)
+    return;
   rudnn_emu_host_table->memoryAccess(address, bytes, kind);
 }
 
