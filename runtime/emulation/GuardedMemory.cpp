@@ -137,6 +137,14 @@ bool GuardedMemory::release(void *pointer) {
   return true;
 }
 
+/// The first mapping starting past `address`.
+GuardedAllocations::const_iterator
+firstMappingAfter(const GuardedAllocations &allocations, uintptr_t address) {
+  return std::upper_bound(
+      allocations.begin(), allocations.end(), address,
+      [](uintptr_t a, const GuardedAllocation &g) { return a < g.mapping; });
+}
+
 } // namespace
 
 void *rudnn::runtime::allocateGuarded(size_t bytes) {
@@ -157,9 +165,7 @@ void rudnn::runtime::setGuardFaultReporter(GuardFaultReporter reporter) {
 
 ptrdiff_t rudnn::runtime::mappingOf(const GuardedAllocations &allocations,
                                     uintptr_t address) {
-  auto after = std::upper_bound(
-      allocations.begin(), allocations.end(), address,
-      [](uintptr_t a, const GuardedAllocation &g) { return a < g.mapping; });
+  auto after = firstMappingAfter(allocations, address);
   if (after == allocations.begin() || address >= std::prev(after)->mappingEnd)
     return -1;
   return std::prev(after) - allocations.begin();
@@ -183,9 +189,7 @@ ptrdiff_t rudnn::runtime::findOutOfBounds(const GuardedAllocations &allocations,
 BoundsWindow
 rudnn::runtime::boundsWindowOf(const GuardedAllocations &allocations,
                                uintptr_t address) {
-  auto after = std::upper_bound(
-      allocations.begin(), allocations.end(), address,
-      [](uintptr_t a, const GuardedAllocation &g) { return a < g.mapping; });
+  auto after = firstMappingAfter(allocations, address);
   const uintptr_t gapEnd =
       after == allocations.end() ? UINTPTR_MAX : after->mapping;
   if (after == allocations.begin())

@@ -530,10 +530,6 @@ bool ordered(const BlockRun &block, const SharedAccess &earlier,
   failRunningThread(text.str());
 }
 
-/// Check mode: an access in the guard region of an allocation, or
-/// reaching past one of its ends, traps. Accesses elsewhere (stacks, shared
-/// memory, the kernel object's data, host memory not from allocateGuarded)
-/// are not global memory this check knows of.
 /// Check mode: `gap`, around `address`, holds no allocation; the part of it
 /// holding neither the block's shared memory nor `thread`'s stack is memory
 /// the executor does not watch, whose accesses the hooks keep to themselves.
@@ -556,25 +552,32 @@ void unwatch(const BlockRun &block, SimtThread &thread, uintptr_t address,
   thread.info.unwatchedEnd = gap.end;
 }
 
+/// Check mode: an access in the guard region of an allocation, or
+/// reaching past one of its ends, traps. Accesses elsewhere (stacks, shared
+/// memory, the kernel object's data, host memory not from allocateGuarded)
+/// are not global memory this check knows of.
 void checkGlobalBounds(BlockRun &block, SimtThread &thread, const void *address,
                        size_t bytes, int kind) {
   const GuardedAllocations &globals = *block.globals;
   const uintptr_t begin = reinterpret_cast<uintptr_t>(address);
   if (block.recentWindow.holds(begin, bytes))
     return;
-  const ptrdiff_t index = findOutOfBounds(globals, begin, bytes);
-  if (index < 0) {
-    block.recentWindow = boundsWindowOf(globals, begin);
-    if (!block.recentWindow.allocation &&
-        block.recentWindow.holds(begin, bytes))
-      unwatch(block, thread, begin, block.recentWindow);
+  // An access no window holds starts or ends in a guard region, or straddles
+  // an allocation's end.
+  if (const BoundsWindow window = boundsWindowOf(globals, begin);
+      window.holds(begin, bytes)) {
+    block.recentWindow = window;
+    if (!window.allocation)
+      unwatch(block, thread, begin, window);
     return;
   }
+  const ptrdiff_t index = findOutOfBounds(globals, begin, bytes);
+  if (index < 0)
+    return;
   char where[256];
-  describeOutOfBounds(where, sizeof where, globals, index,
-                      reinterpret_cast<uintptr_t>(address), bytes);
+  describeOutOfBounds(where, sizeof where, globals, index, begin, bytes);
   std::ostringstream text;
-  text << describeThread(*currentThread) << ": out-of-bounds global memory "
+  text << describeThread(thread) << ": out-of-bounds global memory "
        << (kind == RUDNN_EMU_WRITE    ? "write"
            : kind == RUDNN_EMU_ATOMIC ? "atomic"
                                       : "read")
@@ -606,12 +609,9 @@ SharedRegion *sharedRegionOf(BlockRun &block, const void *address,
 
 /// Whether `address` is on `thread`'s own stack: where its registers live
 /// in emulation.
-bool onOwnStack(const BlockRun &block, const SimtThread &thread,
-                const void *address) {
-  const ctx::stack_context &stack = block.stacks[thread.info.linear];
-  const auto *top = static_cast<const char *>(stack.sp);
-  const auto *at = static_cast<const char *>(address);
-  return at < top && at >= top - stack.size;
+bool onOwnStack(const SimtThread &thread, const void *address) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(address);
+  return at >= thread.info.stackBegin && at < thread.info.stackEnd;
 }
 
 /// Check mode: a write between a wgmma_fence and the next wait to the
@@ -651,7 +651,7 @@ void hostMemoryAccess(const void *address, size_t bytes, int kind) {
     return;
   SharedRegion *region = sharedRegionOf(*block, address, bytes);
   if (!region) {
-    if (onOwnStack(*block, *self, address)) {
+    if (onOwnStack(*self, address)) {
       if (self->info.watchStackWrites && kind == RUDNN_EMU_WRITE)
         noteRegisterWrite(*self, address, bytes);
     } else if (block->globals) {
