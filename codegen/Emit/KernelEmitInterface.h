@@ -17,7 +17,15 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OpDefinition.h"
 
+// The generated models do not use their `impl` parameter.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wunused-parameter"
+#endif
 #include "codegen/Emit/KernelEmitInterface.h.inc"
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 
 namespace rudnn::codegen {
 

@@ -210,8 +210,8 @@ struct EmulationBackend::Impl {
       }
       // Clang's precompiled headers are not found the way GCC's are.
       prelude = compilePrelude(
-          {shellQuote(options.hostCompiler), flags(), includeDirectory,
-           identity, options.preludeDirectory,
+          {shellQuote(options.hostCompiler), flags(), baseFlags(),
+           includeDirectory, identity, options.preludeDirectory,
            compilerVersion.find("clang") == std::string::npos, options.check});
     });
   }
@@ -222,12 +222,11 @@ struct EmulationBackend::Impl {
       fs::remove_all(includeDirectory, error);
   }
 
-  /// Compiler flags (kernels also take -include rudnn_emulation.h). Kernels
-  /// are contracted into FMA where the CPU has it, as NVRTC contracts by
-  /// default. Everything is hidden, so that one kernel object's symbols
-  /// never stand in for another's. Check mode adds ThreadSanitizer's
-  /// instrumentation (not its runtime: the hooks object receives the calls).
-  std::string flags() const {
+  /// Compiler flags without instrumentation. Kernels are contracted into
+  /// FMA where the CPU has it, as NVRTC contracts by default. Everything is
+  /// hidden, so that one kernel object's symbols never stand in for
+  /// another's.
+  std::string baseFlags() const {
     std::string text = "-std=c++17 -O2 -fPIC -fno-strict-aliasing "
                        "-fvisibility=hidden -D__RUDNN_EMULATION__";
     if (__builtin_cpu_supports("fma"))
@@ -235,6 +234,14 @@ struct EmulationBackend::Impl {
     // Tensor maps are 64-byte aligned parameters, whose ABI GCC remarks on.
     if (compilerVersion.find("clang") == std::string::npos)
       text += " -Wno-psabi";
+    return text;
+  }
+
+  /// Kernels' compiler flags (they also take -include rudnn_emulation.h).
+  /// Check mode adds ThreadSanitizer's instrumentation (not its runtime:
+  /// the hooks object receives the calls).
+  std::string flags() const {
+    std::string text = baseFlags();
     if (options.sanitize)
       text += " -fsanitize=address,undefined -fno-omit-frame-pointer -g";
     if (options.check)

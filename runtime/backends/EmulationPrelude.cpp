@@ -81,7 +81,7 @@ fs::path hooksObject(const PreludeBuild &build, const fs::path &entry) {
   if (!fs::exists(shared, error)) {
     fs::path source = build.includeDirectory / kHooksSource;
     fs::path scratch = scratchName(shared.parent_path(), kHooksObject);
-    std::string command = build.compiler + " " + build.flags + " -c " +
+    std::string command = build.compiler + " " + build.hooksFlags + " -c " +
                           shellQuote(source.string()) + " -o " +
                           shellQuote(scratch.string());
     auto [made, output] = writeByRename(command, scratch, shared);

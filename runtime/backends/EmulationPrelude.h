@@ -25,6 +25,10 @@ struct PreludeBuild {
   /// the prelude's -include).
   std::string compiler;
   std::string flags;
+  /// The hooks object's flags: the kernels' without the instrumentation,
+  /// which would call the hooks from within themselves (Clang instruments
+  /// atomics even where a function is exempt).
+  std::string hooksFlags;
   /// The folder the prelude and device headers were written to (private to
   /// the process); the hooks object is copied there.
   std::filesystem::path includeDirectory;

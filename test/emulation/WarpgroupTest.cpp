@@ -305,6 +305,11 @@ TEST(AsyncWgmma, OperandsThreadsWroteWithoutAProxyFenceAreRefused) {
 TEST(AsyncWgmma, RegistersWrittenAfterTheFenceAreRefusedInCheckMode) {
   // The fence orders the register writes before it only: ptxas serializes
   // a wgmma reading one written after it (C7519), which check mode refuses.
+  if (Emulator(/*check=*/true).backend->compilerIdentity().find("clang") !=
+      std::string::npos)
+    GTEST_SKIP() << "Clang moves the store into the array's initialization, "
+                    "before the fence: the array escapes only afterwards, "
+                    "so the fence cannot read it (GCC keeps the order)";
   for (const char *schedule : {"forward", "reverse"}) {
     Emulator emulator(/*check=*/true, schedule);
     EXPECT_THAT(

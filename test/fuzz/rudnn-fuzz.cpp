@@ -270,8 +270,8 @@ const char *const kTokens[] = {
     "!",
     "#rudnn.size<constant = 1, params = [], divisor = 1>",
     "#rudnn.param<\"T\">",
-    "#rudnn.target<arch = \"sm_90\", lanes = 32, "
-    "shared_memory_per_block = 49152, sm_count = 132>",
+    ("#rudnn.target<arch = \"sm_90\", lanes = 32, "
+     "shared_memory_per_block = 49152, sm_count = 132>"),
     "chunk = 64",
     "K = 128",
     "threads 1024",

@@ -126,7 +126,7 @@ TEST(KdaReference, TransformGradientsMatchFiniteDifferences) {
           std::tuple{&KdaInputs::g, &grad.dg, "dg"},
           std::tuple{&KdaInputs::beta, &grad.dbeta, "dbeta"}})
       for (size_t i = 0; i < analytic->size(); ++i)
-        expectNear(central([&](double h) {
+        expectNear(central([&, field = field](double h) {
                      KdaInputs in = raw;
                      (in.*field)[i] += h;
                      return transformedLoss(in, t);
@@ -137,7 +137,7 @@ TEST(KdaReference, TransformGradientsMatchFiniteDifferences) {
           std::tuple{&KdaInputTransforms::dtBias, &parameters.dDtBias,
                      "d_dt_bias"}})
       for (size_t i = 0; i < analytic->size(); ++i)
-        expectNear(central([&](double h) {
+        expectNear(central([&, field = field](double h) {
                      KdaInputTransforms with = t;
                      (with.*field)[i] += h;
                      return transformedLoss(raw, with);

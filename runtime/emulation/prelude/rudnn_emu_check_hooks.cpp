@@ -1,7 +1,8 @@
 //===- rudnn_emu_check_hooks.cpp - Check mode: every access observed ------===//
 //
 // Check mode only: linked into every kernel object, compiled once per
-// compiler, flags and prelude. The kernel is compiled with
+// compiler, flags and prelude, itself without instrumentation (which would
+// call these hooks from within them). The kernel is compiled with
 // -fsanitize=thread's instrumentation but without its runtime: the compiler
 // calls the __tsan_* entry points below before every load, store and
 // atomic, and these report the access to the executor, which keeps the
@@ -25,13 +26,11 @@
 extern const rudnn_emu_host *rudnn_emu_host_table;
 extern __thread rudnn_emu_thread *rudnn_emu_current_thread;
 
-#define RUDNN_EMU_UNOBSERVED                                                   \
-  extern "C" __attribute__((no_sanitize_thread, used, noinline))
+#define RUDNN_EMU_UNOBSERVED extern "C" __attribute__((used, noinline))
 
 namespace rudnn_emu_detail {
 
-__attribute__((no_sanitize_thread)) static inline void
-observe(const void *address, size_t bytes, int kind) {
+static inline void observe(const void *address, size_t bytes, int kind) {
   // The executor's own per-thread pointer is no shared memory; the stack
   // matters only while the executor watches register writes.
   const rudnn_emu_thread *thread = rudnn_emu_current_thread;
