@@ -589,7 +589,7 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
       /*flops_per_reduced_byte=*/IntegerAttr(),
       /*flops_per_l2_byte=*/IntegerAttr(),
       /*serial_steps=*/SizeAttr(), /*step_bytes=*/SizeAttr(),
-      /*step_flops=*/SizeAttr());
+      /*step_flops=*/SizeAttr(), /*step_fixed_bytes=*/SizeAttr());
   kernelOps.push_back(kernelOp);
   Block *body = new Block();
   kernelOp.getBody().push_back(body);
@@ -695,6 +695,12 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
     kernelOp.setSerialStepsAttr(*steps);
     kernelOp.setStepBytesAttr(*bytes);
     kernelOp.setStepFlopsAttr(*flops);
+    if (model.stepFixedBytes.constant) {
+      FailureOr<SizeAttr> fixed = size(outside(model.stepFixedBytes));
+      if (failed(fixed))
+        return failure();
+      kernelOp.setStepFixedBytesAttr(*fixed);
+    }
   }
   Attribute zero = builder.getI64IntegerAttr(0);
   for (const KernelBinding &binding : emitter.bindings()) {

@@ -132,7 +132,9 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     recurrence's `serial_steps` depend on one another: each a
     block reads `step_bytes` through L2 and computes `step_flops`, then
     waits at a grid barrier (or, one step a launch, is launched): the
-    report's serial bound.
+    report's serial bound; `step_fixed_bytes`, a second term of a step's
+    bytes over other dims (weights a block loads once a launch for all
+    batch entries).
 
     ```mlir
     rudnn.kernel @kda_fwd_output_f32_f32_f32_k16_v16_c64 threads 128 {
@@ -154,7 +156,8 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
                        OptionalAttr<I64Attr>:$flops_per_l2_byte,
                        OptionalAttr<Rudnn_SizeAttr>:$serial_steps,
                        OptionalAttr<Rudnn_SizeAttr>:$step_bytes,
-                       OptionalAttr<Rudnn_SizeAttr>:$step_flops);
+                       OptionalAttr<Rudnn_SizeAttr>:$step_flops,
+                       OptionalAttr<Rudnn_SizeAttr>:$step_fixed_bytes);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `threads` $threads (`shared_bytes` $shared_bytes^)?
@@ -165,7 +168,8 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     (`flops_per_reduced_byte` $flops_per_reduced_byte^)?
     (`flops_per_l2_byte` $flops_per_l2_byte^)?
     (`serial_steps` $serial_steps^)? (`step_bytes` $step_bytes^)?
-    (`step_flops` $step_flops^)? attr-dict-with-keyword
+    (`step_flops` $step_flops^)? (`step_fixed_bytes` $step_fixed_bytes^)?
+    attr-dict-with-keyword
     $body
   }];
   let hasVerifier = 1;

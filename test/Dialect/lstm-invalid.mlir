@@ -93,28 +93,6 @@ func.func @layer_slice(%g: tensor<1x4x2x20xf32>, %s: tensor<1x3x2x5xf32>, %wh: t
 
 // -----
 
-// One launch a step cannot keep W_hh on chip across steps.
-func.func @per_step_on_chip(%x: tensor<4x2x3xf32>, %wi: tensor<20x3xf32>, %wh: tensor<20x5xf32>) {
-  // expected-error @+1 {{'weights_on_chip' needs a persistent recurrence}}
-  %out, %h, %c = rudnn.lstm %x weights(%wi, %wh) layers 1 weights_on_chip true per_step true
-      : (tensor<4x2x3xf32>, tensor<20x3xf32>, tensor<20x5xf32>)
-      -> (tensor<4x2x5xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>)
-  return
-}
-
-// -----
-
-// Likewise for the layer's recurrence.
-func.func @recurrence_per_step_on_chip(%g: tensor<1x4x2x20xf32>, %s: tensor<1x3x2x5xf32>, %wh: tensor<20x5xf32>) {
-  // expected-error @+1 {{'weights_on_chip' needs a persistent recurrence}}
-  %out, %h, %c = rudnn.rnn_recurrence %g, %s weights(%wh) layer 0 units 5 weights_on_chip true per_step
-      : (tensor<1x4x2x20xf32>, tensor<1x3x2x5xf32>, tensor<20x5xf32>)
-      -> (tensor<4x2x5xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>)
-  return
-}
-
-// -----
-
 // The layer count is bounded before the weights' count multiplies it.
 func.func @layers_overflow(%x: tensor<4x2x3xf32>, %wi: tensor<20x3xf32>, %wh: tensor<20x5xf32>) {
   // expected-error @+1 {{'num_layers' must be 1 to 1024, got 9223372036854775807}}

@@ -66,18 +66,23 @@ func.func @stack(%x: tensor<?x?x128xbf16>, %lengths: tensor<?xi32>,
 // rows (290 KiB a block with the staged states) fit an H200's shared
 // memory only in bf16: each step reads W_hh from L2 anyway, so the
 // recurrence runs one launch a step, 256 blocks of 8 units, repeated over T
-// by the plan (and said why). The projection runs both directions.
+// by the plan (and said why). Each launch loads its blocks' rows on chip
+// once for all entries (read from L2 each pass of 8 entries where 99 KiB
+// a block cannot hold them, the SMALL run). The model's step reads the rows once
+// whatever the batch (step_fixed_bytes: 32 rows of 1024 floats). The
+// projection runs both directions.
 // SPECIALIZE-LABEL: func.func @wide
-// SPECIALIZE: units 8 weights_on_chip false per_step true wgmma_projection false {policy = "2 x 1024 hidden units over 256 blocks of 8, one launch a step (recorded in a CUDA graph); W_hh rows read from L2 each step (on chip they would take 296960 of 232448 bytes a block); input projection on FMA, 64 x 64 tiles"}
+// SPECIALIZE: units 8 weights_on_chip true per_step true wgmma_projection false {policy = "2 x 1024 hidden units over 256 blocks of 8, one launch a step (recorded in a CUDA graph; a persistent grid's W_hh rows would take 296960 of 232448 bytes a block); each launch loads its W_hh rows into shared memory once for every batch entry (164864 of 232448 bytes); input projection on FMA, 64 x 64 tiles"}
 // SMALL-LABEL: func.func @wide
-// SMALL: units 8 weights_on_chip false per_step true
+// SMALL: units 8 weights_on_chip false per_step true wgmma_projection false {policy = "{{.*}}; W_hh rows read from L2 each pass of 8 entries; {{.*}}"}
 // DECOMPOSE-LABEL: func.func @wide
 // DECOMPOSE: rudnn.rnn_projection %{{.*}} weights(%{{.*}}, %{{.*}}) biases(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) h0 %{{.*}} c0 %{{.*}} layer 0 hidden 1024 batch_first
 // DECOMPOSE-SAME: -> (tensor<2x?x?x4096xf32>, tensor<2x3x?x1024xf32>)
-// DECOMPOSE: rudnn.rnn_recurrence {{.*}} layer 0 units 8 weights_on_chip false per_step batch_first
+// DECOMPOSE: rudnn.rnn_recurrence {{.*}} layer 0 units 8 weights_on_chip true per_step batch_first
 // DECOMPOSE-SAME: -> (tensor<?x?x2048xf32>, tensor<2x?x1024xf32>, tensor<2x?x1024xf32>)
 // PLAN-LABEL: rudnn.plan @wide
-// PLAN: rudnn.kernel @[[STEP:lstm_recurrence_f32_h1024_d2_u8_step]] threads 256 shared_bytes 33792 memory_bytes <constant = 40960, params = ["B"], divisor = 1>
+// PLAN: rudnn.kernel @[[STEP:lstm_recurrence_f32_h1024_d2_u8_step_onchip]] threads 256 shared_bytes 164864 memory_bytes <constant = 40960, params = ["B"], divisor = 1>
+// PLAN-SAME: step_bytes <constant = 4352, params = ["B"], divisor = 1> step_flops <constant = 65536, params = ["B"], divisor = 1> step_fixed_bytes <constant = 131072, params = [], divisor = 1>
 // PLAN-NOT: cooperative
 // PLAN: rudnn.launch @[[STEP]] grid [#rudnn.size<constant = 256, params = [], divisor = 1>
 // PLAN-SAME: {repeat = "T"}

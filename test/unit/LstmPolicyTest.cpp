@@ -183,15 +183,30 @@ TEST(LstmRecurrencePolicy, SpreadsUnitsOverTheSmsAndKeepsWeightsWhereTheyFit) {
   EXPECT_TRUE(small->weightsOnChip);
   // 2 x 1024 f32 units over 128 blocks of 16 would take 290 KiB of rows
   // and states each: W_hh is read each step, so one launch a step, 256
-  // blocks of 8. In bf16 the rows fit.
+  // blocks of 8, each loading its 32 rows on chip once for every entry
+  // (128 KiB of rows, 32 KiB of states, the sums). In bf16 the rows fit.
   auto wide = chooseLstmRecurrence(1024, 2, 4, 232448, 132);
   ASSERT_TRUE(wide);
   EXPECT_TRUE(wide->perStep);
-  EXPECT_FALSE(wide->weightsOnChip);
+  EXPECT_TRUE(wide->weightsOnChip);
   EXPECT_EQ(wide->units, 8);
   EXPECT_EQ(wide->blocks, 256);
+  EXPECT_EQ(lstmRecurrenceSharedBytes(1024, 8, 4, true),
+            32 * 1024 * 4 + 4 * 8 * 1024 + 4 * 32 * 8);
   EXPECT_NE(wide->reason.find("one launch a step"), std::string::npos);
   EXPECT_NE(wide->reason.find("296960 of 232448 bytes"), std::string::npos);
+  EXPECT_NE(wide->reason.find("loads its W_hh rows into shared memory once "
+                              "for every batch entry (164864 of 232448 "
+                              "bytes)"),
+            std::string::npos);
+  // Where even 8 units' rows do not fit a step's block, they are read
+  // from L2 each pass of 8 entries (f32 H = 2048: 256 KiB of rows).
+  auto deep = chooseLstmRecurrence(2048, 1, 4, 232448, 132);
+  ASSERT_TRUE(deep);
+  EXPECT_TRUE(deep->perStep);
+  EXPECT_FALSE(deep->weightsOnChip);
+  EXPECT_NE(deep->reason.find("read from L2 each pass of 8 entries"),
+            std::string::npos);
   auto narrow = chooseLstmRecurrence(1024, 2, 2, 232448, 132);
   EXPECT_TRUE(narrow->weightsOnChip);
   EXPECT_FALSE(narrow->perStep);
@@ -214,18 +229,30 @@ TEST(LstmRecurrencePolicy, SpreadsUnitsOverTheSmsAndKeepsWeightsWhereTheyFit) {
       chooseLstmRecurrence(1024, 2, 2, 232448, 132, 1, std::nullopt, true);
   ASSERT_TRUE(single);
   EXPECT_EQ(single->blocks, 2048);
-  // Per step by request even where the rows fit, the reason saying so.
+  // Per step by request even where the rows fit, the reason saying so;
+  // off chip too by request.
   auto asked = chooseLstmRecurrence(48, 2, 4, 232448, 132, std::nullopt,
                                     std::nullopt, true);
   ASSERT_TRUE(asked);
   EXPECT_TRUE(asked->perStep);
-  EXPECT_FALSE(asked->weightsOnChip);
+  EXPECT_TRUE(asked->weightsOnChip);
   EXPECT_NE(asked->reason.find("on request"), std::string::npos);
-  // Forced on chip where it does not fit, or with one launch a step: none.
+  auto streamedSteps =
+      chooseLstmRecurrence(48, 2, 4, 232448, 132, std::nullopt, false, true);
+  ASSERT_TRUE(streamedSteps);
+  EXPECT_FALSE(streamedSteps->weightsOnChip);
+  EXPECT_NE(streamedSteps->reason.find("read from L2 each pass"),
+            std::string::npos);
+  // On chip by request where the persistent grid's rows do not fit: one
+  // launch a step; where even a step's do not: none.
+  auto forced =
+      chooseLstmRecurrence(1024, 2, 4, 232448, 132, std::nullopt, true);
+  ASSERT_TRUE(forced);
+  EXPECT_TRUE(forced->perStep && forced->weightsOnChip);
   EXPECT_FALSE(
-      chooseLstmRecurrence(1024, 2, 4, 232448, 132, std::nullopt, true));
+      chooseLstmRecurrence(2048, 1, 4, 232448, 132, std::nullopt, true));
   EXPECT_FALSE(
-      chooseLstmRecurrence(48, 2, 4, 232448, 132, std::nullopt, true, true));
+      chooseLstmRecurrence(1024, 2, 4, 232448, 132, std::nullopt, true, false));
 }
 
 TEST(LstmRecurrencePolicy,

@@ -210,9 +210,10 @@ struct LaunchCost {
   /// "L2" or "serial".
   const char *bound = "compute";
   /// A recurrence's steps in one launch, each's critical path (a block's
-  /// L2 reads, its FLOPs, its barrier or launch), and their sum.
+  /// L2 reads, its FLOPs, times the blocks an SM takes in turn or shares
+  /// its bandwidth and units with; its barrier or launch), and their sum.
   struct Serial {
-    int64_t steps;
+    int64_t steps, blocksPerSm;
     double l2, compute, wait, seconds;
     bool gridBarrier; // else a launch a step
   };
@@ -220,10 +221,12 @@ struct LaunchCost {
 };
 
 /// A block's step of a recurrence at the SMs' share of the L2 bandwidth
-/// and of the compute peak, then its wait; none without the model.
+/// and of the compute peak, once for each of `blocks` an SM gets, then its
+/// wait; none without the model.
 std::optional<LaunchCost::Serial>
 serialCost(KernelOp kernel, const std::map<std::string, int64_t> &params,
-           const rt::TargetLimits &target, bool tensor) {
+           const rt::TargetLimits &target, bool tensor,
+           std::optional<int64_t> blocks) {
   if (!kernel.getSerialSteps() || !kernel.getStepBytes() ||
       !kernel.getStepFlops())
     return std::nullopt;
@@ -232,21 +235,35 @@ serialCost(KernelOp kernel, const std::map<std::string, int64_t> &params,
                                flops = sizeAt(*kernel.getStepFlops(), params);
   if (!steps || !bytes || !flops || target.smCount < 1)
     return std::nullopt;
+  int64_t stepBytes = *bytes;
+  if (std::optional<SizeAttr> fixed = kernel.getStepFixedBytes()) {
+    const std::optional<int64_t> more = sizeAt(*fixed, params);
+    if (!more)
+      return std::nullopt;
+    stepBytes += *more;
+  }
   LaunchCost::Serial serial;
   serial.steps = *steps;
-  serial.l2 = *bytes / (target.reducedBytesPerSecond / target.smCount);
+  serial.blocksPerSm =
+      blocks ? std::max<int64_t>(1, (*blocks + target.smCount - 1) /
+                                        target.smCount)
+             : 1;
+  serial.l2 = stepBytes / (target.reducedBytesPerSecond / target.smCount);
   serial.compute = *flops / ((tensor ? target.tensorFlops : target.fp32Flops) /
                              target.smCount);
   serial.gridBarrier = kernel.getCooperative();
   serial.wait =
       serial.gridBarrier ? target.gridBarrierSeconds : target.launchSeconds;
-  serial.seconds = *steps * (std::max(serial.l2, serial.compute) + serial.wait);
+  serial.seconds =
+      *steps *
+      (serial.blocksPerSm * std::max(serial.l2, serial.compute) + serial.wait);
   return serial;
 }
 
 std::optional<LaunchCost>
 launchCost(KernelOp kernel, const std::map<std::string, int64_t> *params,
-           const rt::TargetLimits &target, bool tensor) {
+           const rt::TargetLimits &target, bool tensor,
+           std::optional<int64_t> blocks) {
   if (!kernel || !kernel.getMemoryBytes() || !kernel.getFlops())
     return std::nullopt;
   LaunchCost cost;
@@ -279,7 +296,7 @@ launchCost(KernelOp kernel, const std::map<std::string, int64_t> *params,
         cost.reducedBytes.value_or(0) + cost.l2Bytes.value_or(0));
     cost.seconds = roofline.seconds;
     cost.bound = roofline.bound;
-    cost.serial = serialCost(kernel, *params, target, tensor);
+    cost.serial = serialCost(kernel, *params, target, tensor, blocks);
     if (cost.serial && cost.serial->seconds > *cost.seconds) {
       cost.seconds = cost.serial->seconds;
       cost.bound = "serial";
@@ -399,11 +416,11 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
       const auto &r = report.resources;
       const auto &mix = report.mix;
       // Tensor-core kernels against the tensor peak, others the FP32 one.
-      const std::optional<LaunchCost> cost =
-          launchCost(SymbolTable::lookupNearestSymbolFrom<KernelOp>(
-                         plan, launch.getKernelAttr()),
-                     dims ? &params : nullptr, target,
-                     mix.unavailable.empty() ? mix.tensor > 0 : true);
+      const std::optional<LaunchCost> cost = launchCost(
+          SymbolTable::lookupNearestSymbolFrom<KernelOp>(
+              plan, launch.getKernelAttr()),
+          dims ? &params : nullptr, target,
+          mix.unavailable.empty() ? mix.tensor > 0 : true, size.blocks);
       if (cost && cost->seconds && size.runs)
         rooflineTotal += *cost->seconds * size.launches;
       if (json) {
@@ -460,6 +477,7 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
                                  std::max<int64_t>(cost->serial->steps, 1) *
                                  1e6;
               entry["serial_us"] = cost->serial->seconds * 1e6;
+              entry["step_blocks_per_sm"] = cost->serial->blocksPerSm;
             }
           }
         }
@@ -530,10 +548,14 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
       if (cost && cost->serial) {
         const LaunchCost::Serial &s = *cost->serial;
         os << "serial: " << s.steps << (s.steps == 1 ? " step x " : " steps x ")
-           << llvm::format("%.2f", (std::max(s.l2, s.compute) + s.wait) * 1e6)
+           << llvm::format(
+                  "%.2f",
+                  (s.blocksPerSm * std::max(s.l2, s.compute) + s.wait) * 1e6)
            << " us (a block's L2 reads " << llvm::format("%.2f", s.l2 * 1e6)
-           << ", compute " << llvm::format("%.2f", s.compute * 1e6) << ", "
-           << (s.gridBarrier ? "grid barrier " : "launch ")
+           << ", compute " << llvm::format("%.2f", s.compute * 1e6) << ", ";
+        if (s.blocksPerSm > 1)
+          os << "x " << s.blocksPerSm << " blocks an SM, ";
+        os << (s.gridBarrier ? "grid barrier " : "launch ")
            << llvm::format("%.2f", s.wait * 1e6)
            << ") = " << llvm::format("%.1f", s.seconds * 1e6) << " us\n";
       }

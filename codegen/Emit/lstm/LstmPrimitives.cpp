@@ -231,13 +231,11 @@ struct RecurrenceModel
     const int64_t gates = mlir::rudnn::lstm::cellGates(cell);
     const int64_t shared = lstmRecurrenceSharedBytes(
         hidden, units, elementBytes(out), onChip, gates);
-    builder.setEntry(cell + "_recurrence_" +
-                     std::string(::rudnn::dtypeName(dtype(out))) + "_h" +
-                     std::to_string(hidden) + "_d" +
-                     std::to_string(directions) + "_u" + std::to_string(units) +
-                     (perStep  ? "_step"
-                      : onChip ? "_onchip"
-                               : "_streamed"));
+    builder.setEntry(
+        cell + "_recurrence_" + std::string(::rudnn::dtypeName(dtype(out))) +
+        "_h" + std::to_string(hidden) + "_d" + std::to_string(directions) +
+        "_u" + std::to_string(units) + (perStep ? "_step" : "") +
+        (onChip ? "_onchip" : "_streamed"));
     const char *layer = cell == "gru" ? "a GRU" : "an LSTM";
     builder.preamble() << (perStep ? "// One step of " : "// ") << layer
                        << " layer's recurrence"
@@ -301,7 +299,8 @@ struct RecurrenceModel
       const std::string step = builder.repeatOver(DimRef::of('T'), "step");
       builder.body() << "  rudnn::lstm::recur_step<" << in << ", " << hidden
                      << ", " << directions << ", " << units << ", "
-                     << cellType(cell) << ">(p, " << step << ");\n";
+                     << (onChip ? "true" : "false") << ", " << cellType(cell)
+                     << ">(p, " << step << ");\n";
     } else {
       builder.body() << "  rudnn::lstm::recur<" << in << ", " << hidden << ", "
                      << directions << ", " << units << ", "
@@ -317,20 +316,23 @@ struct RecurrenceModel
     // The serial bound: each step a block stages every entry's previous
     // hidden state from L2 (16-bit weights on chip: the layer's outputs,
     // in its type; else the fp32 state), reads its gates and writes its
-    // states, and, off chip, reads its W_hh rows once a pass of entries
+    // states, and reads its W_hh rows: off chip once a pass of entries
     // (counted per entry: a lower bound where B is no multiple of the
-    // pass).
+    // pass), on chip once a launch (a step with `per_step`, else never
+    // again).
     const int64_t bytes = elementBytes(out);
     const int64_t stagedBytes = onChip && bytes == 2 ? 2 : 4;
+    const int64_t rowBytes = gates * units * hidden * bytes;
     const int64_t weightBytes =
         onChip ? 0
-               : gates * units * hidden * bytes /
-                     lstmRecurrenceBatch(bytes, /*weightsOnChip=*/false);
+               : rowBytes / lstmRecurrenceBatch(bytes, /*weightsOnChip=*/false);
     builder.launch().serialSteps =
         perStep ? SizeRef{1, {}} : SizeRef{1, {DimRef::of('T')}};
     builder.launch().stepBytes = SizeRef{
         stagedBytes * hidden + units * (4 * gates + 12 + bytes) + weightBytes,
         {DimRef::of('B')}};
+    if (perStep && onChip)
+      builder.launch().stepFixedBytes = SizeRef{rowBytes, {}};
     builder.launch().stepFlops =
         SizeRef{2 * gates * units * hidden, {DimRef::of('B')}};
     builder.launch().grid[0] =

@@ -7,8 +7,9 @@
 // `recur` runs every step on one cooperative grid, a grid barrier ending
 // each; with `OnChip` the block's slice of W_hh stays in shared memory for
 // all steps (16-bit weights then meet the staged hidden states on tensor
-// cores), without it is read from L2 each step. `recur_step` runs one step
-// a launch (where the slices do not fit the target's SMs).
+// cores), without it is read from L2 each pass of entries. `recur_step`
+// runs one step a launch (where the slices do not fit the target's SMs):
+// with `OnChip` each launch loads its rows once for every pass.
 //
 // Packed sequences: entry b runs its own lengths[b] steps; the reverse
 // direction starts at its last valid step. Outputs past the length are 0
@@ -156,16 +157,31 @@ template <typename T, int Hidden, int Units> struct BlockUnits {
   }
 };
 
-/// Fills the block's W_hh rows into shared memory, once for all steps.
+/// Fills the block's W_hh rows into shared memory, once for all steps (or,
+/// one step a launch, once a launch): 16 bytes a copy where rows allow.
 template <typename T, int Hidden, int Units, bool OnChip, typename Cell>
 __device__ __forceinline__ void
 load_weights(unsigned char *shared, const BlockUnits<T, Hidden, Units> &own) {
   using Shared = RecurrenceShared<T, Hidden, Units, OnChip, Cell>;
   auto row = [&](int r) { return own.template row<Cell::kGates>(r); };
+  constexpr int kChunks = Hidden * sizeof(T) / 16;
   if constexpr (Shared::kTensor) {
     tile::gather_tile_async(
         typename Shared::WeightTile{reinterpret_cast<T *>(shared)}, row, Hidden,
         own.aligned, own.weight);
+    arch::cp_async_commit();
+    arch::cp_async_wait<0>();
+  } else if (OnChip && Hidden * sizeof(T) % 16 == 0 && own.aligned) {
+    // Plain rows of Hidden elements: a row's 16-byte chunks, zeros for a
+    // row the block lacks.
+    for (int e = threadIdx.x; e < Shared::kRows * kChunks;
+         e += kRecurrenceThreads) {
+      const int r = e / kChunks, c = e % kChunks;
+      const T *from = row(r);
+      arch::cp_async_16_zfill(shared + static_cast<long long>(e) * 16,
+                              from ? from + c * (16 / sizeof(T)) : own.weight,
+                              from ? 16 : 0);
+    }
     arch::cp_async_commit();
     arch::cp_async_wait<0>();
   } else {
@@ -341,14 +357,15 @@ __device__ void recur(const RecurrenceParams<T> &p) {
   store_final_states<T, Hidden, Directions, Units>(p, own);
 }
 
-/// Step s alone: the plan launches it for s = 0 … T − 1 in order, W_hh read
-/// from L2 each time.
-template <typename T, int Hidden, int Directions, int Units,
+/// Step s alone: the plan launches it for s = 0 … T − 1 in order, the
+/// block's W_hh rows read from L2 once (`OnChip`) or once a pass.
+template <typename T, int Hidden, int Directions, int Units, bool OnChip,
           typename Cell = LstmCell>
 __device__ void recur_step(const RecurrenceParams<T> &p, int s) {
   RUDNN_DYNAMIC_SHARED(unsigned char, shared);
   const BlockUnits<T, Hidden, Units> own(p.weight, p.weight_row);
-  step<T, Hidden, Directions, Units, false, Cell>(p, shared, own, s);
+  load_weights<T, Hidden, Units, OnChip, Cell>(shared, own);
+  step<T, Hidden, Directions, Units, OnChip, Cell>(p, shared, own, s);
   if (s == p.steps - 1)
     store_final_states<T, Hidden, Directions, Units>(p, own);
 }

@@ -88,9 +88,7 @@ LogicalResult GruOp::verify() {
   ShapeChecker shapes(*this, "IHGENLV");
   if (failed(verifyOperatorContract(*this, shapes)))
     return failure();
-  return checkRecurrence(*this, getUnits(), lastDimOf(getHN()),
-                         getWeightsOnChip().value_or(false),
-                         getPerStep().value_or(false));
+  return checkRecurrence(*this, getUnits(), lastDimOf(getHN()));
 }
 
 LogicalResult GruOp::specialize(TargetAttr target) {

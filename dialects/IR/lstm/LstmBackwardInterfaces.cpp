@@ -329,7 +329,7 @@ LogicalResult RnnBackwardRecurrenceOp::verify() {
   if (states < directions || getLayer() >= uint64_t(states / directions))
     return emitOpError() << "layer " << getLayer() << " has no slice of the "
                          << states << " states";
-  return checkRecurrence(*this, getUnits(), hidden, getWeightsOnChip(), false);
+  return checkRecurrence(*this, getUnits(), hidden);
 }
 
 LogicalResult RnnWeightGradientOp::verify() {

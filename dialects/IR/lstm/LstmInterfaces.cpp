@@ -60,18 +60,12 @@ mlir::rudnn::lstm::buildWithWeights(OpBuilder &builder, Location loc,
 
 LogicalResult mlir::rudnn::lstm::checkRecurrence(Operation *op,
                                                  std::optional<uint64_t> units,
-                                                 int64_t hidden,
-                                                 bool weightsOnChip,
-                                                 bool perStep) {
+                                                 int64_t hidden) {
   // Unsigned: a negative count in the text is a huge one here.
   if (units && (*units < 1 || *units > uint64_t(::rudnn::kLstmMaxHidden) ||
                 (hidden >= 1 && *units > uint64_t(hidden))))
     return op->emitOpError() << "'units' must be 1 to the hidden size "
                              << hidden << ", got " << *units;
-  if (weightsOnChip && perStep)
-    return op->emitOpError()
-           << "cannot keep W_hh on chip one step a launch: "
-              "'weights_on_chip' needs a persistent recurrence";
   return success();
 }
 
@@ -257,9 +251,7 @@ LogicalResult LstmOp::verify() {
   ShapeChecker shapes(*this, "IHGENL");
   if (failed(verifyOperatorContract(*this, shapes)))
     return failure();
-  return checkRecurrence(*this, getUnits(), lastDimOf(getHN()),
-                         getWeightsOnChip().value_or(false),
-                         getPerStep().value_or(false));
+  return checkRecurrence(*this, getUnits(), lastDimOf(getHN()));
 }
 
 LogicalResult LstmOp::specialize(TargetAttr target) {
@@ -443,8 +435,7 @@ LogicalResult RnnRecurrenceOp::verify() {
   if (states < directions || getLayer() >= uint64_t(states / directions))
     return emitOpError() << "layer " << getLayer() << " has no slice of the "
                          << states << " states";
-  return checkRecurrence(*this, getUnits(), hidden, getWeightsOnChip(),
-                         getPerStep());
+  return checkRecurrence(*this, getUnits(), hidden);
 }
 
 //===----------------------------------------------------------------------===//

@@ -37,10 +37,9 @@ Operation *buildWithWeights(OpBuilder &builder, Location loc, StringRef name,
                             ArrayRef<Type> results,
                             ArrayRef<NamedAttribute> attributes);
 
-/// The recurrence's form: units within H, W_hh on chip only for a
-/// persistent grid.
+/// The recurrence's form: units within H.
 LogicalResult checkRecurrence(Operation *op, std::optional<uint64_t> units,
-                              int64_t hidden, bool weightsOnChip, bool perStep);
+                              int64_t hidden);
 
 /// The form of a call of an LSTM operator, before any IR exists (a layer
 /// count the verifier refuses picks one layer: the call is refused rather
@@ -221,8 +220,7 @@ template <typename Op, unsigned Leading, bool Gru = false> struct LstmOperator {
     ShapeChecker shapes(op, "IHGENLV");
     if (failed(verifyOperatorContract(op, shapes)))
       return failure();
-    return checkRecurrence(op, op.getUnits(), lastDimOf(op.getDH0()),
-                           op.getWeightsOnChip().value_or(false), false);
+    return checkRecurrence(op, op.getUnits(), lastDimOf(op.getDH0()));
   }
 };
 

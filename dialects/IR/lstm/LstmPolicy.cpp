@@ -141,12 +141,14 @@ mlir::rudnn::chooseLstmRecurrence(int64_t hidden, int64_t directions,
   const int64_t onChipBytes = sharedBytes(persistent, true);
   const bool fitsOnChip = onChipBytes <= smemPerBlock;
   policy.perStep =
-      perStep ? *perStep : !weightsOnChip.has_value() && !fitsOnChip;
-  if (policy.perStep && weightsOnChip.value_or(false))
-    return std::nullopt; // each launch would load W_hh anew
-  policy.weightsOnChip =
-      !policy.perStep && (weightsOnChip ? *weightsOnChip : fitsOnChip);
+      perStep ? *perStep : weightsOnChip.value_or(true) && !fitsOnChip;
   policy.units = policy.perStep ? units.value_or(fewest) : persistent;
+  // One launch a step loads its rows once for all the batch's passes.
+  const int64_t stepOnChipBytes = sharedBytes(policy.units, true);
+  policy.weightsOnChip =
+      weightsOnChip
+          ? *weightsOnChip
+          : (policy.perStep ? stepOnChipBytes : onChipBytes) <= smemPerBlock;
   policy.blocks = blocksFor(policy.units);
   const int64_t bytes = sharedBytes(policy.units, policy.weightsOnChip);
   if (bytes > smemPerBlock || (!policy.perStep && policy.blocks > smCount))
@@ -160,12 +162,19 @@ mlir::rudnn::chooseLstmRecurrence(int64_t hidden, int64_t directions,
                              std::to_string(smemPerBlock) + " bytes";
   if (policy.perStep)
     policy.reason =
-        layer +
-        ", one launch a step (recorded in a CUDA graph); "
-        "W_hh rows read from L2 each step (" +
+        layer + ", one launch a step (recorded in a CUDA graph; " +
         (fitsOnChip ? "on request"
-                    : "on chip they would take " + onChip + " a block") +
-        ")";
+                    : "a persistent grid's W_hh rows would take " + onChip +
+                          " a block") +
+        "); " +
+        (policy.weightsOnChip
+             ? "each launch loads its W_hh rows into shared memory once "
+               "for every batch entry (" +
+                   std::to_string(stepOnChipBytes) + " of " +
+                   std::to_string(smemPerBlock) + " bytes)"
+             : "W_hh rows read from L2 each pass of " +
+                   std::to_string(lstmRecurrenceBatch(elementBytes, false)) +
+                   " entries");
   else
     policy.reason =
         layer + " (one an SM, " + std::to_string(smCount) +

@@ -69,10 +69,12 @@ struct LstmRecurrencePolicy {
 /// W_hh from L2 or memory anyway: then one launch a step costs little more
 /// than a grid barrier and frees the grid to take kLstmMinUnits a block,
 /// many blocks an SM to overlap those reads, so the per-step form is
-/// chosen. `units`, `weightsOnChip` and `perStep`, when given, are used as
-/// they are (weights kept off chip by request stay persistent unless
-/// `perStep`). None when not even the staged states fit, or a persistent
-/// grid would exceed the SMs.
+/// chosen; its blocks load their rows into shared memory once a launch
+/// where they fit (W_hh read once a step whatever the batch, not once a
+/// pass of entries). `units`, `weightsOnChip` and `perStep`, when given,
+/// are used as they are (weights kept off chip by request stay persistent
+/// unless `perStep`). None when not even the staged states fit, or a
+/// persistent grid would exceed the SMs.
 std::optional<LstmRecurrencePolicy>
 chooseLstmRecurrence(int64_t hidden, int64_t directions, int64_t elementBytes,
                      int64_t smemPerBlock, int64_t smCount,

@@ -58,11 +58,12 @@ def Rudnn_LstmOp : Rudnn_Op<"lstm", [
 
     `rudnn-specialize` chooses how the recurrence runs: `units`, the hidden
     units each block owns; `weights_on_chip`, whether each block keeps its
-    W_hh rows in shared memory for all steps (if they fit the target) or
-    reads them from L2 each step; `per_step`, whether one persistent
+    W_hh rows in shared memory (for all steps, or with `per_step` loaded
+    once a launch for every batch entry; if they fit the target) or reads
+    them from L2 each pass of entries; `per_step`, whether one persistent
     cooperative grid runs every step or each step is its own launch (the
     launches recorded in a CUDA graph), chosen where W_hh does not fit on
-    chip; `wgmma_projection`, whether the input projection runs on wgmma in
+    chip for all steps; `wgmma_projection`, whether the input projection runs on wgmma in
     128 x 128 tiles (16-bit inputs on sm_90) or on mma.sync. Any of them
     given is kept.
 
@@ -180,7 +181,9 @@ def Rudnn_RnnRecurrenceOp : Rudnn_Op<"rnn_recurrence", [
     direction, for the b_hn its cell adds inside the reset product. Blocks of `units` hidden units each, W_hh kept in
     shared memory with `weights_on_chip`. One cooperative grid runs every
     step, a grid barrier between them; with `per_step` the kernel runs one
-    step and the plan launches it T times (`rudnn.launch ... repeat`).
+    step and the plan launches it T times (`rudnn.launch ... repeat`), each
+    launch loading its rows on chip once (with `weights_on_chip`) for all
+    passes of batch entries.
     With `saved` (`rudnn.lstm`'s `hidden`, `cells` and, optionally, `gates`;
     `rudnn.gru`'s `hidden` and `gates`), the layer writes its slices of
     them; `saved_in` are the previous layer's, whose memory they then are.
