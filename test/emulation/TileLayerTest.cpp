@@ -3,7 +3,8 @@
 // A block GEMM written on the tile layer alone (cp.async tile copies with
 // zero-filled edges, the two-stage pipeline, swizzled shared tiles, ldmatrix
 // fragments, warp tiles of several accumulators) against a float64 product
-// on odd sizes, for both A and B layouts and both 16-bit types; fp32 tiles;
+// on odd sizes, for both A and B layouts and both 16-bit types; fp32 tiles
+// on FMA and on TF32 tensor cores (operands rounded as cvt.rna does);
 // the shared-tile layouts conflict-free for ldmatrix; and the same kernel
 // under NVRTC with ldmatrix, cp.async and no spills.
 //
@@ -35,7 +36,7 @@ constexpr const char *kGemmSource = R"cuda(
 #include "rudnn/device.cuh"
 using namespace rudnn::tile;
 
-template <typename T, ALayout LayoutA, BLayout Layout>
+template <typename T, ALayout LayoutA, BLayout Layout, bool Tf32 = false>
 __device__ void gemm(const T *A, const T *B, float *C, int M, int N, int K) {
   constexpr int BM = 64, BN = 64, BK = 32;
   constexpr bool mk = LayoutA == ALayout::MK;
@@ -62,7 +63,7 @@ __device__ void gemm(const T *A, const T *B, float *C, int M, int N, int K) {
       load_tile_async(TileB{sb[stage]}, B + (long long)k0 * N + n0, N, K - k0,
                       N - n0);
   };
-  WarpTile<T, 32, 32> tile;
+  WarpTile<T, 32, 32, Tf32> tile;
   tile.clear();
   two_stage_pipeline(steps, issue, [&](int, int stage) {
     const TileA a{sa[stage]};
@@ -90,6 +91,14 @@ GEMM(__nv_bfloat16, gemm_bf16_km_kn, KM, KN)
 GEMM(__half, gemm_f16_km_nk, KM, NK)
 GEMM(float, gemm_f32_nk, MK, NK)
 GEMM(float, gemm_f32_km_kn, KM, KN)
+
+#define GEMM_TF32(name, a, b)                                                  \
+  extern "C" __global__ void name(const float *A, const float *B, float *C,   \
+                                  int M, int N, int K) {                       \
+    gemm<float, ALayout::a, BLayout::b, true>(A, B, C, M, N, K);               \
+  }
+GEMM_TF32(gemm_tf32_nk, MK, NK)
+GEMM_TF32(gemm_tf32_km_kn, KM, KN)
 
 // The tile's whole Rows x Cols (zeros past the copied part) back out.
 extern "C" __global__ void float_tile_copy(const float *source, float *out,
@@ -194,6 +203,73 @@ TEST_F(TileLayerTest, BlockGemmMatchesFloat64OnOddSizes) {
   }
 }
 
+/// x rounded as cvt.rna.tf32.f32 rounds it: to 10 fraction bits, ties away
+/// from zero (finite x).
+double tf32(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  bits = (bits + 0x1000u) & ~0x1fffu;
+  float rounded;
+  std::memcpy(&rounded, &bits, 4);
+  return rounded;
+}
+
+TEST_F(TileLayerTest, Tf32WarpTilesRoundTheirOperandsAsCvtRnaDoes) {
+  // Full 24-bit fractions: the products of the operands rounded to TF32,
+  // summed in fp32, and not the exact products, which FMA would give;
+  // both layouts, ragged edges, a depth that is no multiple of 16.
+  const struct {
+    const char *entry;
+    bool km, nk;
+    int M, N, K;
+  } cases[] = {{"gemm_tf32_nk", false, true, 37, 45, 29},
+               {"gemm_tf32_km_kn", true, false, 20, 33, 50}};
+  std::mt19937 random(12);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (const auto &c : cases) {
+    SCOPED_TRACE(c.entry);
+    std::vector<float> a(c.M * c.K), b(c.K * c.N);
+    for (float &x : a)
+      x = uniform(random);
+    for (float &x : b)
+      x = uniform(random);
+    auto kernel = build(c.entry, kGemmSource);
+    DevicePtr dC = upload(std::vector<float>(c.M * c.N, NAN));
+    ArgPack args;
+    args.push(upload(a)).push(upload(b)).push(dC).push(c.M).push(c.N).push(c.K);
+    launch(*kernel, {unsigned((c.N + 63) / 64), unsigned((c.M + 63) / 64)},
+           {128}, args);
+    std::vector<float> got = download<float>(dC, c.M * c.N);
+    int wrong = 0;
+    double furthestFromExact = 0;
+    for (int i = 0; i < c.M; ++i)
+      for (int j = 0; j < c.N; ++j) {
+        double rounded = 0, exact = 0, magnitude = 0;
+        for (int k = 0; k < c.K; ++k) {
+          const float x = c.km ? a[k * c.M + i] : a[i * c.K + k];
+          const float y = c.nk ? b[j * c.K + k] : b[k * c.N + j];
+          rounded += tf32(x) * tf32(y);
+          exact += double(x) * y;
+          magnitude += std::fabs(double(x) * y);
+        }
+        const double value = got[i * c.N + j];
+        furthestFromExact =
+            std::max(furthestFromExact, std::fabs(value - exact) / magnitude);
+        // fp32 accumulation of the rounded products; within TF32's bound of
+        // the exact ones (each operand within 2^-11).
+        if (!(std::fabs(value - rounded) <= 1e-5 * magnitude &&
+              std::fabs(value - exact) <= 0x1p-10 * magnitude) &&
+            ++wrong <= 5)
+          ADD_FAILURE() << "C(" << i << "," << j << ") = " << value
+                        << ", expected " << rounded << " (exact " << exact
+                        << ")";
+      }
+    EXPECT_EQ(wrong, 0);
+    // Rounding to TF32 shows: far beyond fp32's accumulation error.
+    EXPECT_GT(furthestFromExact, 1e-4);
+  }
+}
+
 TEST_F(TileLayerTest, FloatTilesCopyWholeChunksAndZeroTheRest) {
   // 37 x 21 of a pitch-28 matrix: the chunk at the column edge is partial,
   // rows past 37 and columns past 21 become zeros.
@@ -276,6 +352,26 @@ TEST(TileLayerNvrtc, GemmUsesLdmatrixAndCpAsyncWithoutSpills) {
         EXPECT_GT(mix.total, mix.tensor + mix.ldmatrix + mix.cpAsync);
       }
     }
+}
+
+TEST(TileLayerNvrtc, Tf32GemmRoundsOperandsOnTensorCoresWithoutSpills) {
+  NvrtcCompiler nvrtc(samples::deviceHeaders());
+  const bool ptxas = !CudaToolkit::get().ptxas.empty();
+  for (const char *entry : {"gemm_tf32_nk", "gemm_tf32_km_kn"}) {
+    SCOPED_TRACE(entry);
+    CudaBinary binary = nvrtc.compile({entry, kGemmSource}, "sm_90");
+    EXPECT_THAT(binary.ptx, ::testing::HasSubstr("cvt.rna.tf32.f32"));
+    EXPECT_THAT(binary.ptx, ::testing::HasSubstr(
+                                "mma.sync.aligned.m16n8k8.row.col.f32.tf32"));
+    if (ptxas) {
+      EXPECT_THAT(samples::ptxasReport(entry, binary.ptx, "sm_90"),
+                  ::testing::HasSubstr("0 bytes spill stores"));
+    }
+    const InstructionMix mix = sassInstructionMix(binary.cubin);
+    if (mix.unavailable.empty()) {
+      EXPECT_GT(mix.tensor, 0);
+    }
+  }
 }
 
 } // namespace

@@ -170,6 +170,80 @@ inline void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4],
     d[i] = result[i];
 }
 
+/// cvt.rna.tf32.f32: the nearest value with a 10-bit fraction, ties away
+/// from zero, in a 32-bit register whose low 13 bits are zero. NaN and
+/// infinities pass unchanged; a rounding past the largest finite value
+/// gives an infinity, as the carry into the exponent does.
+inline unsigned to_tf32(float value) {
+  unsigned bits;
+  memcpy(&bits, &value, sizeof bits);
+  if ((bits & 0x7f800000u) == 0x7f800000u)
+    return bits;
+  return (bits + 0x1000u) & ~0x1fffu;
+}
+
+/// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32, g = lane / 4,
+/// t = lane % 4: A: a[0] (g, t), a[1] (g+8, t), a[2] (g, t+4), a[3] (g+8,
+/// t+4); B: b[0] (k t, n g), b[1] (k t+4, n g); C, D as m16n8k16's. The
+/// tensor cores read 19 bits of each operand: the low 13 are ignored.
+struct MmaTf32Operands {
+  unsigned a[4], b[2];
+};
+
+RUDNN_EMU_UNWATCHED inline float tf32Value(unsigned bits) {
+  bits &= ~0x1fffu;
+  float value;
+  memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+RUDNN_EMU_UNWATCHED inline void mmaTf32Results(float (&result)[4],
+                                               const MmaTf32Operands (&all)[32],
+                                               const float (&c)[4], int self) {
+  float A[16][8], B[8][8];
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, t = lane % 4;
+    const MmaTf32Operands &o = all[lane];
+    A[g][t] = tf32Value(o.a[0]);
+    A[g + 8][t] = tf32Value(o.a[1]);
+    A[g][t + 4] = tf32Value(o.a[2]);
+    A[g + 8][t + 4] = tf32Value(o.a[3]);
+    B[t][g] = tf32Value(o.b[0]);
+    B[t + 4][g] = tf32Value(o.b[1]);
+  }
+  // Products of 11-bit significands are exact; the sum as m16n8k16's.
+  const int g = self / 4, t = self % 4;
+  for (int i = 0; i < 4; ++i) {
+    const int row = g + 8 * (i / 2), col = 2 * t + i % 2;
+#ifdef RUDNN_EMU_CHECK
+    double terms[9] = {c[i]};
+    for (int k = 0; k < 8; ++k)
+      terms[1 + k] = static_cast<double>(A[row][k]) * B[k][col];
+    result[i] = truncatedSum(terms, 9);
+#else
+    double sum = c[i];
+    for (int k = 0; k < 8; ++k)
+      sum += static_cast<double>(A[row][k]) * B[k][col];
+    result[i] = static_cast<float>(sum);
+#endif
+  }
+}
+
+inline void mma_m16n8k8_tf32(float (&d)[4], const unsigned (&a)[4],
+                             const unsigned (&b)[2], const float (&c)[4],
+                             RUDNN_EMU_CALL_SITE) {
+  const MmaTf32Operands mine = {{a[0], a[1], a[2], a[3]}, {b[0], b[1]}};
+  MmaTf32Operands all[32];
+  requireWholeWarp(rudnn_emu_warp_exchange(kWarp, &mine, all,
+                                           sizeof(MmaTf32Operands),
+                                           RUDNN_EMU_SITE("mma.sync")),
+                   "mma.sync");
+  float result[4];
+  mmaTf32Results(result, all, c, static_cast<int>(rudnn_emu_current()->lane));
+  for (int i = 0; i < 4; ++i)
+    d[i] = result[i];
+}
+
 /// ldmatrix.sync.aligned.m8n8.x{Count}{.trans}.shared.b16. Lanes 8i..8i+7
 /// address rows 0-7 of matrix i (only the first 8 * Count lanes count).
 /// Register i of lane l holds, of matrix i, row l / 4 and columns

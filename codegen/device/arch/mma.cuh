@@ -1,4 +1,4 @@
-//===- arch/mma.cuh - mma.sync m16n8k16 (sm_80+) --------------------------===//
+//===- arch/mma.cuh - mma.sync m16n8k16 and m16n8k8.tf32 (sm_80+) ---------===//
 //
 // D = A·B + C on one 16x8x16 tile per warp, fp32 accumulators. Fragment
 // layouts follow the PTX ISA (groupID = lane / 4, tig = lane % 4):
@@ -6,6 +6,9 @@
 //     a2 (g, 2t+8..), a3 (g+8, 2t+8..)
 //   B (col-major 16x8, 2 regs): b0 (k 2t..2t+1, n g), b1 (k 2t+8.., n g)
 //   C/D (16x8 fp32, 4 regs): c0,c1 (g, 2t..2t+1), c2,c3 (g+8, 2t..2t+1)
+// The TF32 form is 16x8x8, one 32-bit element a register:
+//   A: a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4)
+//   B: b0 (k t, n g), b1 (k t+4, n g); C/D as above.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,6 +53,34 @@ __device__ __forceinline__ void mma_m16n8k16_f16(float (&d)[4],
 }
 
 #undef RUDNN_MMA_M16N8K16
+
+/// An fp32 value rounded to TF32 (10 fraction bits, to nearest, ties away
+/// from zero), as the TF32 mma's operand register.
+__device__ __forceinline__ unsigned to_tf32(float value) {
+#ifdef __RUDNN_EMULATION__
+  return emulated::to_tf32(value);
+#else
+  unsigned bits;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(bits) : "f"(value));
+  return bits;
+#endif
+}
+
+__device__ __forceinline__ void mma_m16n8k8_tf32(float (&d)[4],
+                                                 const unsigned (&a)[4],
+                                                 const unsigned (&b)[2],
+                                                 const float (&c)[4]) {
+#ifdef __RUDNN_EMULATION__
+  emulated::mma_m16n8k8_tf32(d, a, b, c);
+#else
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%10, %11, %12, %13};\n"
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
+                 "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#endif
+}
 
 /// The fragment layouts of mma.m16n8k16 with fp32 accumulation, as data
 /// (the PTX ISA's figures): element e of a lane's fragment sits at (row,

@@ -2,7 +2,8 @@
 //
 // A 64 x 64 tile of C = Σ_k A(m, k)·B(k, n) for a block of four warps (32 x
 // 32 each), the depth 32 a stage of a two-stage cp.async pipeline into
-// swizzled shared tiles read by ldmatrix (FMA for fp32). Either operand may
+// swizzled shared tiles read by ldmatrix (fp32 on FMA, or with `Tf32` on
+// tensor cores, rounded to TF32). Either operand may
 // be stored with the depth along its rows or across them: A as [m][k] or
 // [k][m], B as [n][k] or [k][n]; the caller gathers each stage's rows, so
 // one building block serves products over gathered, strided or
@@ -20,14 +21,15 @@
 namespace rudnn {
 namespace tile {
 
-template <typename T, ALayout LayoutA, BLayout LayoutB> struct BlockGemm {
+template <typename T, ALayout LayoutA, BLayout LayoutB, bool Tf32 = false>
+struct BlockGemm {
   static constexpr int kRows = 64, kCols = 64, kDepth = 32, kThreads = 128;
   /// A stage of each operand: kDepth deep, stored as its layout says.
   using ATile = SharedTile<T, LayoutA == ALayout::MK ? kRows : kDepth,
                            LayoutA == ALayout::MK ? kDepth : kRows>;
   using BTile = SharedTile<T, LayoutB == BLayout::NK ? kCols : kDepth,
                            LayoutB == BLayout::NK ? kDepth : kCols>;
-  using Product = WarpTile<T, 32, 32>;
+  using Product = WarpTile<T, 32, 32, Tf32>;
 
   /// The warp's rows and columns of the block's tile.
   static __device__ __forceinline__ int warp_row() {

@@ -4,8 +4,9 @@
 // its own accumulator, so the 16-deep steps of different tiles overlap. A
 // step loads each A fragment once for all WN columns and each pair of B
 // fragments once for all WM rows, from shared tiles through ldmatrix. Tiles
-// of fp32 take the same steps on FMA into the same accumulator layout, so a
-// kernel's products are written once for every input type.
+// of fp32 take the same steps on FMA, or with `Tf32` on tensor cores (two
+// m16n8k8 halves, operands rounded to TF32), into the same accumulator
+// layout, so a kernel's products are written once for every input type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,7 +36,7 @@ mma16<__half>(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
   arch::mma_m16n8k16_f16(d, a, b, d);
 }
 
-template <typename T, int WM, int WN> struct WarpTile {
+template <typename T, int WM, int WN, bool Tf32 = false> struct WarpTile {
   static_assert(WM % 16 == 0 && WN % 16 == 0,
                 "warp tiles are whole 16x16 steps");
   using Atom = arch::Mma16816;
@@ -72,7 +73,9 @@ template <typename T, int WM, int WN> struct WarpTile {
             typename TileB>
   __device__ __forceinline__ void mma(const TileA &a, int m0, int ka,
                                       const TileB &b, int n0, int kb) {
-    if constexpr (sizeof(T) == 4)
+    if constexpr (sizeof(T) == 4 && Tf32)
+      mma_tf32<LayoutB, LayoutA>(a, m0, ka, b, n0, kb);
+    else if constexpr (sizeof(T) == 4)
       mma_fma<LayoutB, LayoutA>(a, m0, ka, b, n0, kb);
     else
       mma_tensor<LayoutB, LayoutA>(a, m0, ka, b, n0, kb);
@@ -201,6 +204,42 @@ private:
           acc[i][j][2] += fa[i][1] * b0;
           acc[i][j][3] += fa[i][1] * b1;
         }
+      }
+    }
+  }
+
+  /// The TF32 step: two 8-deep halves, each A fragment read once for all
+  /// WN columns and each B fragment once for all WM rows, element by
+  /// element from the shared tiles (ldmatrix transposes 16-bit elements
+  /// only) and rounded to TF32.
+  template <BLayout LayoutB, ALayout LayoutA, typename TileA, typename TileB>
+  __device__ __forceinline__ void mma_tf32(const TileA &a, int m0, int ka,
+                                           const TileB &b, int n0, int kb) {
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    auto elementA = [&](int m, int k) {
+      return arch::to_tf32(LayoutA == ALayout::MK ? a(m, k) : a(k, m));
+    };
+    auto elementB = [&](int k, int n) {
+      return arch::to_tf32(LayoutB == BLayout::KN ? b(k, n) : b(n, k));
+    };
+#pragma unroll
+    for (int half = 0; half < 16; half += 8) {
+      unsigned fa[WM / 16][4];
+#pragma unroll
+      for (int i = 0; i < WM / 16; ++i) {
+        const int m = m0 + 16 * i + g, k = ka + half + t;
+        fa[i][0] = elementA(m, k);
+        fa[i][1] = elementA(m + 8, k);
+        fa[i][2] = elementA(m, k + 4);
+        fa[i][3] = elementA(m + 8, k + 4);
+      }
+#pragma unroll
+      for (int j = 0; j < WN / 8; ++j) {
+        const int n = n0 + 8 * j + g, k = kb + half + t;
+        const unsigned fb[2] = {elementB(k, n), elementB(k + 4, n)};
+#pragma unroll
+        for (int i = 0; i < WM / 16; ++i)
+          arch::mma_m16n8k8_tf32(acc[i][j], fa[i], fb, acc[i][j]);
       }
     }
   }
