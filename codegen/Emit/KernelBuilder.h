@@ -91,6 +91,8 @@ struct KernelLaunch {
   /// a grid barrier (a cooperative launch) or is a launch of its own.
   mlir::rudnn::SizeRef serialSteps{0, {}}, stepBytes{0, {}}, stepFlops{0, {}},
       stepFixedBytes{0, {}};
+  /// Its tensor-core work is TF32 (half the 16-bit rate).
+  bool tf32 = false;
 };
 
 class KernelBuilder {

@@ -589,7 +589,8 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
       /*flops_per_reduced_byte=*/IntegerAttr(),
       /*flops_per_l2_byte=*/IntegerAttr(),
       /*serial_steps=*/SizeAttr(), /*step_bytes=*/SizeAttr(),
-      /*step_flops=*/SizeAttr(), /*step_fixed_bytes=*/SizeAttr());
+      /*step_flops=*/SizeAttr(), /*step_fixed_bytes=*/SizeAttr(),
+      /*tf32=*/false);
   kernelOps.push_back(kernelOp);
   Block *body = new Block();
   kernelOp.getBody().push_back(body);
@@ -686,6 +687,8 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
       kernelOp.setFlopsPerL2ByteAttr(
           builder.getI64IntegerAttr(model.flopsPerL2Byte));
   }
+  if (!repeated && model.tf32)
+    kernelOp.setTf32(true);
   if (!repeated && model.serialSteps.constant) {
     FailureOr<SizeAttr> steps = size(outside(model.serialSteps)),
                         bytes = size(outside(model.stepBytes)),

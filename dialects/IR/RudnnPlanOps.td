@@ -134,7 +134,8 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     waits at a grid barrier (or, one step a launch, is launched): the
     report's serial bound; `step_fixed_bytes`, a second term of a step's
     bytes over other dims (weights a block loads once a launch for all
-    batch entries).
+    batch entries). `tf32`: its tensor-core work rounds fp32 operands to
+    TF32, at half the 16-bit rate.
 
     ```mlir
     rudnn.kernel @kda_fwd_output_f32_f32_f32_k16_v16_c64 threads 128 {
@@ -157,7 +158,8 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
                        OptionalAttr<Rudnn_SizeAttr>:$serial_steps,
                        OptionalAttr<Rudnn_SizeAttr>:$step_bytes,
                        OptionalAttr<Rudnn_SizeAttr>:$step_flops,
-                       OptionalAttr<Rudnn_SizeAttr>:$step_fixed_bytes);
+                       OptionalAttr<Rudnn_SizeAttr>:$step_fixed_bytes,
+                       UnitAttr:$tf32);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `threads` $threads (`shared_bytes` $shared_bytes^)?
@@ -169,7 +171,7 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     (`flops_per_l2_byte` $flops_per_l2_byte^)?
     (`serial_steps` $serial_steps^)? (`step_bytes` $step_bytes^)?
     (`step_flops` $step_flops^)? (`step_fixed_bytes` $step_fixed_bytes^)?
-    attr-dict-with-keyword
+    (`tf32` $tf32^)? attr-dict-with-keyword
     $body
   }];
   let hasVerifier = 1;

@@ -57,10 +57,16 @@ struct LstmOptions {
   /// its W_hh rows in shared memory for all steps (chosen wherever they
   /// fit). `perStep`: one launch a step, recorded in a CUDA graph on the
   /// GPU, instead of one persistent cooperative grid (chosen where W_hh
-  /// does not fit on chip; it reads W_hh each step, so not with
-  /// `weightsOnChip`).
+  /// does not fit on chip; each launch then loads its rows on chip once
+  /// where they fit).
   int64_t units = 0;
   std::optional<bool> weightsOnChip, perStep;
+  /// f32 only: whether the products (the input projection, W_hh times the
+  /// state where W_hh is on chip) may run on tensor cores with their
+  /// operands rounded to TF32 (10 fraction bits, about 1e-3 relative), as
+  /// PyTorch lets cuDNN by default (`torch.backends.cudnn.allow_tf32`).
+  /// Unset: true. False: exact fp32 products on FMA.
+  std::optional<bool> allowTf32;
 };
 
 /// torch.nn.LSTM(I, H, num_layers, bias, batch_first, bidirectional)'s

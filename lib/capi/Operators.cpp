@@ -181,6 +181,7 @@ std::pair<LstmInputs, LstmOptions> lstmInputs(const Call &c, Fields f) {
   options.checkLengths = c.skip_length_check == 0;
   options.units = c.units;
   options.weightsOnChip = tristate(c.weights_on_chip, "call->weights_on_chip");
+  options.allowTf32 = tristate(c.allow_tf32, "call->allow_tf32");
   return {inputs, options};
 }
 

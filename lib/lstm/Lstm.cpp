@@ -90,6 +90,8 @@ RecurrentCall rudnn::recurrent::recurrentCall(
     call.attributes.emplace_back("units", options.units);
   if (options.weightsOnChip)
     call.attributes.emplace_back("weights_on_chip", *options.weightsOnChip);
+  if (options.allowTf32)
+    call.attributes.emplace_back("allow_tf32", *options.allowTf32);
   return call;
 }
 

@@ -52,6 +52,7 @@ TargetLimits TargetLimits::forArch(const std::string &arch) {
     target.sharedPerBlock = 227 * 1024;
     target.memoryBytesPerSecond = 4.8e12;
     target.tensorFlops = 989e12; // dense bf16/f16, fp32 accumulation
+    target.tf32Flops = 494e12;
     target.fp32Flops = 67e12;
     target.exponentialsPerSecond = 3.9e12; // FlashAttention-3's figure
     target.sharedBytesPerSecond = 132 * 128 * 1.83e9;
@@ -65,6 +66,7 @@ TargetLimits TargetLimits::forArch(const std::string &arch) {
     target.sharedPerBlock = 163 * 1024;
     target.memoryBytesPerSecond = 2.039e12;
     target.tensorFlops = 312e12;
+    target.tf32Flops = 156e12;
     target.fp32Flops = 19.5e12;
     target.exponentialsPerSecond = 108 * 16 * 1.41e9;
     target.sharedBytesPerSecond = 108 * 128 * 1.41e9;

@@ -26,6 +26,8 @@ struct TargetLimits {
   int registersPerSm = 65536, maxThreadsPerSm = 2048, maxBlocksPerSm = 32;
   int64_t sharedPerSm = 0, sharedPerBlock = 0, sharedReservedPerBlock = 1024;
   double memoryBytesPerSecond = 0, tensorFlops = 0, fp32Flops = 0;
+  /// Dense TF32 on tensor cores: half the 16-bit rate.
+  double tf32Flops = 0;
   /// Exponentials (MUFU.EX2) a second over the SMs: 16 per SM and clock.
   double exponentialsPerSecond = 0;
   /// Shared-memory bytes a second over the SMs: 128 per SM and clock.
@@ -49,14 +51,14 @@ struct TargetLimits {
   };
 
   /// The roofline of a kernel moving `bytes`, computing `flops` on tensor
-  /// cores (16-bit operands) or on the FP32 pipes, taking `exponentials` on
-  /// the special-function units, reading `sharedBytes` of tensor-core
-  /// operands from shared memory and adding `reducedBytes` in L2 (or
-  /// reading operand tiles through it).
+  /// cores (16-bit operands, or TF32 with `tf32`) or on the FP32 pipes,
+  /// taking `exponentials` on the special-function units, reading
+  /// `sharedBytes` of tensor-core operands from shared memory and adding
+  /// `reducedBytes` in L2 (or reading operand tiles through it).
   Roofline roofline(double bytes, double flops, bool tensor,
                     double exponentials = 0, double sharedBytes = 0,
-                    double reducedBytes = 0) const {
-    Roofline result{flops / (tensor ? tensorFlops : fp32Flops), "compute"};
+                    double reducedBytes = 0, bool tf32 = false) const {
+    Roofline result{flops / computeRate(tensor, tf32), "compute"};
     if (const double memory = bytes / memoryBytesPerSecond;
         memory >= result.seconds)
       result = {memory, "memory"};
@@ -67,6 +69,11 @@ struct TargetLimits {
       if (other.seconds > result.seconds)
         result = other;
     return result;
+  }
+
+  /// FLOPs a second: on tensor cores (TF32 with `tf32`) or the FP32 pipes.
+  double computeRate(bool tensor, bool tf32 = false) const {
+    return !tensor ? fp32Flops : tf32 ? tf32Flops : tensorFlops;
   }
 
   /// sm_90: H200; sm_80: A100 80 GB. Throws InvalidArgument for others.

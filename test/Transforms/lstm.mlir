@@ -68,21 +68,24 @@ func.func @stack(%x: tensor<?x?x128xbf16>, %lengths: tensor<?xi32>,
 // recurrence runs one launch a step, 256 blocks of 8 units, repeated over T
 // by the plan (and said why). Each launch loads its blocks' rows on chip
 // once for all entries (read from L2 each pass of 8 entries where 99 KiB
-// a block cannot hold them, the SMALL run). The model's step reads the rows once
-// whatever the batch (step_fixed_bytes: 32 rows of 1024 floats). The
-// projection runs both directions.
+// a block cannot hold them, the SMALL run). The model's step reads the
+// rows once whatever the batch (step_fixed_bytes: 32 rows of 1024 floats).
+// f32 products run on tensor cores in TF32 unless asked otherwise
+// (allow_tf32, as PyTorch's cuDNN default): the projection, and the rows
+// on chip against the states (their tiles 200 KiB). The projection runs
+// both directions.
 // SPECIALIZE-LABEL: func.func @wide
-// SPECIALIZE: units 8 weights_on_chip true per_step true wgmma_projection false {policy = "2 x 1024 hidden units over 256 blocks of 8, one launch a step (recorded in a CUDA graph; a persistent grid's W_hh rows would take 296960 of 232448 bytes a block); each launch loads its W_hh rows into shared memory once for every batch entry (164864 of 232448 bytes); input projection on FMA, 64 x 64 tiles"}
+// SPECIALIZE: units 8 weights_on_chip true per_step true wgmma_projection false allow_tf32 true {policy = "2 x 1024 hidden units over 256 blocks of 8, one launch a step (recorded in a CUDA graph; a persistent grid's W_hh rows would take 335872 of 232448 bytes a block); each launch loads its W_hh rows into shared memory once for every batch entry (204800 of 232448 bytes), products on tensor cores in TF32; input projection on mma.sync in TF32, 64 x 64 tiles"}
 // SMALL-LABEL: func.func @wide
-// SMALL: units 8 weights_on_chip false per_step true wgmma_projection false {policy = "{{.*}}; W_hh rows read from L2 each pass of 8 entries; {{.*}}"}
+// SMALL: units 8 weights_on_chip false per_step true wgmma_projection false allow_tf32 true {policy = "{{.*}}; W_hh rows read from L2 each pass of 8 entries; {{.*}}"}
 // DECOMPOSE-LABEL: func.func @wide
-// DECOMPOSE: rudnn.rnn_projection %{{.*}} weights(%{{.*}}, %{{.*}}) biases(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) h0 %{{.*}} c0 %{{.*}} layer 0 hidden 1024 batch_first
+// DECOMPOSE: rudnn.rnn_projection %{{.*}} weights(%{{.*}}, %{{.*}}) biases(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) h0 %{{.*}} c0 %{{.*}} layer 0 hidden 1024 batch_first tf32
 // DECOMPOSE-SAME: -> (tensor<2x?x?x4096xf32>, tensor<2x3x?x1024xf32>)
-// DECOMPOSE: rudnn.rnn_recurrence {{.*}} layer 0 units 8 weights_on_chip true per_step batch_first
+// DECOMPOSE: rudnn.rnn_recurrence {{.*}} layer 0 units 8 weights_on_chip true per_step batch_first tf32
 // DECOMPOSE-SAME: -> (tensor<?x?x2048xf32>, tensor<2x?x1024xf32>, tensor<2x?x1024xf32>)
 // PLAN-LABEL: rudnn.plan @wide
-// PLAN: rudnn.kernel @[[STEP:lstm_recurrence_f32_h1024_d2_u8_step_onchip]] threads 256 shared_bytes 164864 memory_bytes <constant = 40960, params = ["B"], divisor = 1>
-// PLAN-SAME: step_bytes <constant = 4352, params = ["B"], divisor = 1> step_flops <constant = 65536, params = ["B"], divisor = 1> step_fixed_bytes <constant = 131072, params = [], divisor = 1>
+// PLAN: rudnn.kernel @[[STEP:lstm_recurrence_f32_h1024_d2_u8_step_onchip_tf32]] threads 256 shared_bytes 204800 memory_bytes <constant = 40960, params = ["B"], divisor = 1>
+// PLAN-SAME: step_bytes <constant = 4352, params = ["B"], divisor = 1> step_flops <constant = 65536, params = ["B"], divisor = 1> step_fixed_bytes <constant = 131072, params = [], divisor = 1> tf32
 // PLAN-NOT: cooperative
 // PLAN: rudnn.launch @[[STEP]] grid [#rudnn.size<constant = 256, params = [], divisor = 1>
 // PLAN-SAME: {repeat = "T"}
@@ -108,9 +111,10 @@ func.func @wide(%x: tensor<?x?x80xf32>, %h0: tensor<2x?x1024xf32>,
 // -----
 
 // Asked for, the persistent recurrence reads W_hh from L2 instead: 128
-// blocks of 16 units, one an SM.
+// blocks of 16 units, one an SM. Asked for too, exact fp32 products: on
+// FMA (the rows on chip would take fp32's plain rows, not TF32's tiles).
 // SPECIALIZE-LABEL: func.func @streamed
-// SPECIALIZE: units 16 weights_on_chip false per_step false wgmma_projection false {policy = "2 x 1024 hidden units over 128 blocks of 16 (one an SM, 132 SMs); W_hh rows read from L2 each step (on chip they would take 296960 of 232448 bytes); input projection on FMA, 64 x 64 tiles"}
+// SPECIALIZE: units 16 weights_on_chip false per_step false wgmma_projection false allow_tf32 false {policy = "2 x 1024 hidden units over 128 blocks of 16 (one an SM, 132 SMs); W_hh rows read from L2 each step (on chip they would take 296960 of 232448 bytes); input projection on FMA, 64 x 64 tiles"}
 // SMALL-LABEL: func.func @streamed
 // DECOMPOSE-LABEL: func.func @streamed
 // PLAN-LABEL: rudnn.plan @streamed
@@ -120,7 +124,7 @@ func.func @streamed(%x: tensor<?x?x8xf32>, %wi: tensor<4096x8xf32>,
                     %whr: tensor<4096x1024xf32>)
     -> tensor<?x?x2048xf32> {
   %out, %h_n, %c_n = rudnn.lstm %x weights(%wi, %wh, %wir, %whr) layers 1
-      bidirectional weights_on_chip false
+      bidirectional weights_on_chip false allow_tf32 false
       : (tensor<?x?x8xf32>, tensor<4096x8xf32>, tensor<4096x1024xf32>,
          tensor<4096x8xf32>, tensor<4096x1024xf32>)
       -> (tensor<?x?x2048xf32>, tensor<2x?x1024xf32>, tensor<2x?x1024xf32>)

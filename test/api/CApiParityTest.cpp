@@ -467,6 +467,14 @@ TEST_F(CApiNumerics, BidirectionalLstm) {
   call.num_layers = L, call.bidirectional = 1, call.batch_first = 1;
   expectOk(rudnn_lstm_forward(c, &call, nullptr));
   expectSame({&out, &hN, &cN}, {&out2, &hN2, &cN2});
+  // Exact fp32 products asked for both ways (TF32 unless asked).
+  LstmOptions exact = options;
+  exact.allowTf32 = false;
+  call.allow_tf32 = RUDNN_NO;
+  lstmForward(cxx(), inputs, {out.view, hN.view, cN.view, {}}, exact);
+  expectOk(rudnn_lstm_forward(c, &call, nullptr));
+  expectSame({&out, &hN, &cN}, {&out2, &hN2, &cN2});
+  call.allow_tf32 = RUDNN_CHOSEN;
 
   // Training: the forward saves, the backward takes it, both ways.
   Tensor hidden = zeros({L, T, B, D * H}), cells = zeros({L * D, T, B, H});

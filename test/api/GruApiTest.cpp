@@ -130,7 +130,10 @@ protected:
 
     // 16-bit: the saved outputs, the gate gradients and every GEMM's
     // operands are rounded to the type.
-    const double tolerance = c.dtype == DType::F32 ? 2e-5 : 2e-2;
+    // TF32: every product's operands within 2^-11.
+    const double tolerance = c.dtype != DType::F32 ? 2e-2
+                             : c.tf32              ? 5e-3
+                                                   : 2e-5;
     EXPECT_LE(reference::relativeError(got.out, want.out), tolerance) << "out";
     EXPECT_LE(reference::relativeError(got.hN, want.hN), tolerance) << "h_n";
     EXPECT_LE(reference::relativeError(got.hidden, want.hidden), tolerance);
@@ -180,6 +183,18 @@ TEST_F(GruNumerics, BatchFirstWithoutBiasesOrStatesOneLaunchAStep) {
   c.lengths = true;
   c.perStep = true;
   expectMatches(c, 42);
+}
+
+// f32 in TF32, the API's default: the projection, W_hh on chip and the
+// backward's GEMMs on tensor cores, persistent forward and one launch a
+// step.
+TEST_F(GruNumerics, F32InTf32) {
+  LstmCase c{f32, 6, 17, 9, 12, 2, true};
+  c.lengths = true;
+  c.tf32 = true;
+  expectMatches(c, 48);
+  c.perStep = true;
+  expectMatches(c, 50);
 }
 
 TEST_F(GruNumerics, OneStepOneHiddenUnit) {

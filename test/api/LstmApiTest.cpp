@@ -52,8 +52,10 @@ protected:
     std::vector<std::vector<double>> got = run(c, p);
     // 16-bit: inputs, the layers' outputs between layers and the staged
     // hidden states are rounded to the type.
+    // TF32: operands within 2^-11, products within about 1e-3.
     const double tolerance = c.dtype == DType::BF16  ? 1e-2
                              : c.dtype == DType::F16 ? 3e-3
+                             : c.tf32                ? 3e-3
                              : c.T > 16              ? 1e-4
                                                      : 1e-5;
     const char *names[] = {"out", "h_n", "c_n"};
@@ -141,6 +143,25 @@ TEST_F(LstmNumerics, PersistentAndPerStepRecurrencesAgreeOnOneProblem) {
   }
   c.weightsOnChip.reset();
   expectMatches(c, 12);
+}
+
+// f32 on TF32 tensor cores (the API's default): the projection and W_hh
+// on chip, persistent and one launch a step, two passes of 16 entries,
+// odd sizes (H = 20: rows padded to whole 16 x 16 steps); checked against
+// float64 within TF32's tolerance, and off by more than fp32's somewhere,
+// so the operands were rounded.
+TEST_F(LstmNumerics, F32ProductsInTf32) {
+  LstmCase c{f32, 7, 17, 13, 20, 2, true};
+  c.lengths = true;
+  c.tf32 = true;
+  expectMatches(c, 23);
+  c.perStep = true;
+  expectMatches(c, 24);
+  LstmProblem p = problem(c, 24);
+  const std::vector<std::vector<double>> tf32 = run(c, p);
+  c.tf32 = false;
+  const std::vector<std::vector<double>> exact = run(c, p);
+  EXPECT_GT(reference::relativeError(tf32[0], exact[0]), 1e-5);
 }
 
 // One launch a step on tensor cores: the rows loaded once for two passes

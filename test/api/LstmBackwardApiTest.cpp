@@ -130,7 +130,10 @@ protected:
     const ReadGradients got = run(c, p, saveGates, dy);
     // 16-bit: the saved states, the gate gradients and every GEMM's
     // operands are rounded to the type.
-    const double tolerance = c.dtype == DType::F32 ? 2e-5 : 2e-2;
+    // TF32: the GEMMs' operands within 2^-11.
+    const double tolerance = c.dtype != DType::F32 ? 2e-2
+                             : c.tf32              ? 5e-3
+                                                   : 2e-5;
     EXPECT_LE(reference::relativeError(got.dX, want.x), tolerance) << "d_x";
     if (c.initial) {
       EXPECT_LE(reference::relativeError(got.dH0, want.h0), tolerance);
@@ -180,6 +183,25 @@ TEST_F(LstmBackwardNumerics, GatesRecomputedBatchFirstWithoutBiasesOrStates) {
   c.initial = false;
   c.lengths = true;
   expectMatches(c, 32, false);
+}
+
+// The GEMMs in TF32 (the API's default for f32): the gates recomputed, the
+// weight and input gradients, two layers both ways; the recurrence's
+// products stay exact. Within TF32's tolerance of float64, and off the
+// exact fp32 gradients by more than fp32's, so the operands were rounded.
+TEST_F(LstmBackwardNumerics, F32GemmsInTf32) {
+  LstmCase c{f32, 6, 5, 9, 20, 2, true};
+  c.lengths = true;
+  c.tf32 = true;
+  expectMatches(c, 37, false);
+  LstmProblem p = problem(c, 38);
+  const reference::LstmOutputGradients dy = resultGradients(c, 138);
+  const ReadGradients tf32 = run(c, p, false, dy);
+  c.tf32 = false;
+  const ReadGradients exact = run(c, p, false, dy);
+  EXPECT_GT(reference::relativeError(tf32.dWeights.at("weight_ih_l0"),
+                                     exact.dWeights.at("weight_ih_l0")),
+            1e-5);
 }
 
 TEST_F(LstmBackwardNumerics, OneStepOneHiddenUnit) {

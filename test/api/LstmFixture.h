@@ -26,6 +26,9 @@ struct LstmCase {
   int units = 0;
   std::optional<bool> weightsOnChip = {}, perStep = {};
   bool gru = false; // 3 gate rows a unit, no cell state
+  // f32 products in TF32 (the API's default); the cases ask for exact
+  // fp32 unless they say so.
+  bool tf32 = false;
 };
 
 /// A problem's float64 inputs (rounded to its dtype) and their tensors.
@@ -143,6 +146,7 @@ protected:
     o.units = c.units;
     o.weightsOnChip = c.weightsOnChip;
     o.perStep = c.perStep;
+    o.allowTf32 = c.tf32;
     return o;
   }
 };

@@ -62,10 +62,11 @@ const std::vector<std::pair<std::string, size_t>> kWideningRanks = {
 /// Attributes rudnn-specialize chooses for the target (tile and launch
 /// shapes), which a call may override but need not.
 const std::set<std::string> kChosenBySpecialize = {
-    "block_k",        "block_q",         "block_rows",     "blocks",
-    "chunk",          "decode_blocks",   "decode_queries", "per_step",
-    "rows_per_block", "splits",          "threads",        "units",
-    "warps",          "weights_on_chip", "wgmma",          "wgmma_projection"};
+    "allow_tf32",      "block_k",        "block_q",         "block_rows",
+    "blocks",          "chunk",          "decode_blocks",   "decode_queries",
+    "per_step",        "rows_per_block", "splits",          "threads",
+    "units",           "warps",          "weights_on_chip", "wgmma",
+    "wgmma_projection"};
 
 /// Sizes for every dim letter that fit the contract: 5 for a dynamic dim,
 /// 16 for a static one (within its bounds), twice the divisor for a

@@ -29,6 +29,28 @@ def test_lstm_matches_torch(bidirectional, batch_first):
     assert_close(c_n, c_ref, 1e-5, "c_n")
 
 
+def test_f32_products_round_to_tf32_only_where_cudnn_would(monkeypatch):
+    # On CPU tensors never (torch.nn.LSTM's CPU kernels are exact fp32); on
+    # CUDA ones while torch.backends.cudnn.allow_tf32 is set, read at each
+    # call. Forced here on the CPU, the products round their operands to
+    # TF32: off fp32's result by more than fp32's error, within TF32's.
+    reference = torch.nn.LSTM(24, 20, num_layers=2, bidirectional=True)
+    ours = rt.LSTM(24, 20, num_layers=2, bidirectional=True)
+    ours.load_state_dict(reference.state_dict())
+    x = torch.randn(6, 17, 24)
+    with torch.no_grad():
+        exact, _ = ours(x)
+        monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", True)
+        assert not rt.LSTM._allow_tf32(x)
+        monkeypatch.setattr(type(ours), "_allow_tf32", staticmethod(lambda input: True))
+        rounded, _ = ours(x)
+        reference.double()
+        want, _ = reference(x.double())
+    assert_close(exact, want, 1e-5, "out")
+    assert_close(rounded, want, 5e-3, "out in TF32")
+    assert (rounded.double() - want).abs().max() > 1e-5 * want.abs().max()
+
+
 def test_lstm_packed_sequences():
     reference = torch.nn.LSTM(4, 6, bidirectional=True, batch_first=True, bias=False)
     ours = rt.LSTM(4, 6, bidirectional=True, batch_first=True, bias=False)

@@ -38,6 +38,7 @@ CALLER_ATTRIBUTES = {
 FAMILY_ATTRIBUTES = {"rudnn.kda": {"chunk": 16}}
 # Tile and launch shapes rudnn-specialize chooses (a call may override them).
 CHOSEN_BY_SPECIALIZE = {
+    "allow_tf32",
     "block_k",
     "block_q",
     "block_rows",

@@ -249,8 +249,8 @@ serialCost(KernelOp kernel, const std::map<std::string, int64_t> &params,
                                         target.smCount)
              : 1;
   serial.l2 = stepBytes / (target.reducedBytesPerSecond / target.smCount);
-  serial.compute = *flops / ((tensor ? target.tensorFlops : target.fp32Flops) /
-                             target.smCount);
+  serial.compute =
+      *flops / (target.computeRate(tensor, kernel.getTf32()) / target.smCount);
   serial.gridBarrier = kernel.getCooperative();
   serial.wait =
       serial.gridBarrier ? target.gridBarrierSeconds : target.launchSeconds;
@@ -293,7 +293,8 @@ launchCost(KernelOp kernel, const std::map<std::string, int64_t> *params,
     const rt::TargetLimits::Roofline roofline = target.roofline(
         *cost.bytes, *cost.flops, tensor, cost.exponentials.value_or(0),
         cost.sharedBytes.value_or(0),
-        cost.reducedBytes.value_or(0) + cost.l2Bytes.value_or(0));
+        cost.reducedBytes.value_or(0) + cost.l2Bytes.value_or(0),
+        kernel.getTf32());
     cost.seconds = roofline.seconds;
     cost.bound = roofline.bound;
     cost.serial = serialCost(kernel, *params, target, tensor, blocks);

@@ -300,6 +300,15 @@ void Program::requireCheckable() const {
                         "function to check it)");
 }
 
+bool Program::roundsToTf32() const {
+  for (const OperatorCall &call : function.operators()) {
+    auto allowed = call.attributes.find("allow_tf32");
+    if (allowed != call.attributes.end() && allowed->second != 0)
+      return true;
+  }
+  return false;
+}
+
 std::vector<HostTensor>
 Program::reference(const std::vector<HostTensor> &inputs) const {
   requireCheckable();

@@ -80,6 +80,9 @@ public:
   /// Throws Unsupported unless the float64 references can check the
   /// function: none of its arguments is opaque.
   void requireCheckable() const;
+  /// Whether an operator, as specialized, rounds f32 products' operands to
+  /// TF32 (`allow_tf32`).
+  bool roundsToTf32() const;
   /// The same function through the float64 references; an opaque result
   /// (what a forward saves in its kernels' layout) has no values.
   std::vector<HostTensor>

@@ -99,8 +99,11 @@ std::string runDims(const std::vector<Argument> &declared,
   return text;
 }
 
-/// Relative error tolerated for a result computed from inputs of `dtype`.
-double tolerance(DType dtype) { return dtype == DType::F32 ? 1e-4 : 1e-2; }
+/// Relative error tolerated for a result computed from inputs of `dtype`
+/// (f32 products' operands rounded to TF32 with `tf32`).
+double tolerance(DType dtype, bool tf32) {
+  return dtype != DType::F32 ? 1e-2 : tf32 ? 5e-3 : 1e-4;
+}
 
 int runTool(int argc, char **argv) {
   std::string file, entry, inputs, outputs, backend, cacheDir, dump, dims,
@@ -192,6 +195,7 @@ int runTool(int argc, char **argv) {
     for (const HostTensor &argument : arguments)
       if (argument.dtype == DType::F16 || argument.dtype == DType::BF16)
         inputType = argument.dtype;
+    const double tolerated = tolerance(inputType, program.roundsToTf32());
     std::vector<HostTensor> expected = program.reference(arguments);
     std::vector<HostTensor> sensitivity = program.sensitivity(arguments);
     for (size_t i = 0; i < results.size(); ++i) {
@@ -203,10 +207,10 @@ int runTool(int argc, char **argv) {
       }
       reference::Comparison c = reference::compare(
           results[i].values, expected[i].values, sensitivity[i].values);
-      bool ok = c.error <= tolerance(inputType);
+      bool ok = c.error <= tolerated;
       failed |= !ok;
       std::printf("check %s: relative error %.3e (tolerance %.0e) %s",
-                  results[i].name.c_str(), c.error, tolerance(inputType),
+                  results[i].name.c_str(), c.error, tolerated,
                   ok ? "ok" : "FAILED");
       if (c.basisIsSensitivity)
         std::printf(" (relative to the result's sensitivity %.3e, above its "

@@ -87,10 +87,12 @@ struct RecomputeGatesModel
     const int64_t width = directions * hiddenSize;
     const int64_t features = stacked ? width : lastDim(recompute.getInput());
     const std::string in = cudaType(dtype(hidden));
+    const bool tf32 = recompute.getTf32() && elementBytes(hidden) == 4;
     builder.setEntry("lstm_recompute_gates_" + typeName(hidden) + "_i" +
                      std::to_string(features) + "_h" +
                      std::to_string(hiddenSize) + "_d" +
-                     std::to_string(directions) + (stacked ? "_stacked" : ""));
+                     std::to_string(directions) + (stacked ? "_stacked" : "") +
+                     (tf32 ? "_tf32" : ""));
     builder.preamble() << "// An LSTM layer's gates again, for its "
                           "backward.\n"
                        << "#include \"rudnn/lstm.cuh\"\n\n";
@@ -130,8 +132,10 @@ struct RecomputeGatesModel
         << bih << ", " << bhh
         << ", gates, steps, batch,\n      static_cast<int>(layer)};\n"
         << "  rudnn::lstm::recompute_gates<" << in << ", " << features << ", "
-        << hiddenSize << ", " << directions << ">(p);\n";
+        << hiddenSize << ", " << directions << (tf32 ? ", true" : "")
+        << ">(p);\n";
     builder.launch().threads = kGemmThreads;
+    builder.launch().tf32 = tf32;
     builder.launch().grid[0] =
         SizeRef{1, {DimRef::ceilDiv('T', kStepsABlock, "step_tiles")}};
     builder.launch().grid[1] =
@@ -339,11 +343,13 @@ struct WeightGradientModel
         stacked ? directions * hiddenSize : lastDim(gradients.getInput());
     const std::string in = cudaType(dtype(dGates));
     const int64_t splits = gradients.getSplits();
+    const bool tf32 = gradients.getTf32() && elementBytes(dGates) == 4;
     builder.setEntry(cell + "_weight_gradient_" + typeName(dGates) + "_i" +
                      std::to_string(features) + "_h" +
                      std::to_string(hiddenSize) + "_d" +
                      std::to_string(directions) + (stacked ? "_stacked" : "") +
-                     (splits > 1 ? "_s" + std::to_string(splits) : ""));
+                     (splits > 1 ? "_s" + std::to_string(splits) : "") +
+                     (tf32 ? "_tf32" : ""));
     builder.preamble() << "// " << (cell == "gru" ? "A GRU" : "An LSTM")
                        << " layer's weight and bias gradients.\n"
                        << "#include \"rudnn/lstm.cuh\"\n\n";
@@ -396,8 +402,10 @@ struct WeightGradientModel
                    << ",\n      steps, batch, static_cast<int>(layer)};\n"
                    << "  rudnn::lstm::weight_gradients<" << in << ", "
                    << features << ", " << hiddenSize << ", " << directions
-                   << ", " << splits << ", " << cellType(cell) << ">(p);\n";
+                   << ", " << splits << ", " << cellType(cell)
+                   << (tf32 ? ", true" : "") << ">(p);\n";
     builder.launch().threads = kGemmThreads;
+    builder.launch().tf32 = tf32;
     builder.launch().grid[0] = SizeRef{(gates + kGemmTile - 1) / kGemmTile, {}};
     builder.launch().grid[1] = SizeRef{
         (std::max(features, hiddenSize) + kGemmTile - 1) / kGemmTile, {}};
@@ -448,10 +456,11 @@ struct InputGradientModel
                   gates = cellGates(cell), features = lastDim(dInput);
     const std::string in = cudaType(dtype(dGates)),
                       out = cudaType(dtype(dInput));
+    const bool tf32 = gradient.getTf32() && elementBytes(dGates) == 4;
     builder.setEntry(cell + "_input_gradient_" + typeName(dGates) + "_to_" +
                      typeName(dInput) + "_i" + std::to_string(features) + "_h" +
                      std::to_string(hidden) + "_d" +
-                     std::to_string(directions));
+                     std::to_string(directions) + (tf32 ? "_tf32" : ""));
     builder.preamble() << "// " << (cell == "gru" ? "A GRU" : "An LSTM")
                        << " layer's input gradient.\n"
                        << "#include \"rudnn/lstm.cuh\"\n\n";
@@ -472,8 +481,10 @@ struct InputGradientModel
                    << rows << ", d_input, " << dInputAt << ", steps, batch};\n"
                    << "  rudnn::lstm::input_gradient<" << in << ", " << out
                    << ", " << features << ", " << hidden << ", " << directions
-                   << ", " << cellType(cell) << ">(p);\n";
+                   << ", " << cellType(cell) << (tf32 ? ", true" : "")
+                   << ">(p);\n";
     builder.launch().threads = kGemmThreads;
+    builder.launch().tf32 = tf32;
     builder.launch().grid[0] =
         SizeRef{1, {DimRef::ceilDiv('T', kStepsABlock, "step_tiles")}};
     builder.launch().grid[1] =

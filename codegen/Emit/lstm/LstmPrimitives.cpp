@@ -74,10 +74,12 @@ struct ProjectionModel
     const std::string cell = projection.getCell().str();
     const int64_t gates = mlir::rudnn::lstm::cellGates(cell);
     const bool wgmma = projection.getWgmma();
-    builder.setEntry(
-        cell + "_projection_" + std::string(::rudnn::dtypeName(dtype(input))) +
-        "_i" + std::to_string(features) + "_h" + std::to_string(hidden) + "_d" +
-        std::to_string(directions) + (wgmma ? "_wgmma" : ""));
+    const bool tf32 = projection.getTf32() && elementBytes(input) == 4;
+    builder.setEntry(cell + "_projection_" +
+                     std::string(::rudnn::dtypeName(dtype(input))) + "_i" +
+                     std::to_string(features) + "_h" + std::to_string(hidden) +
+                     "_d" + std::to_string(directions) +
+                     (wgmma ? "_wgmma" : "") + (tf32 ? "_tf32" : ""));
     builder.preamble() << "// " << (cell == "gru" ? "A GRU" : "An LSTM")
                        << " layer's input projection.\n"
                        << "#include \"rudnn/lstm.cuh\"\n\n";
@@ -130,7 +132,8 @@ struct ProjectionModel
                    << "  rudnn::lstm::project_inputs"
                    << (wgmma ? "_wgmma<" : "<") << in << ", " << features
                    << ", " << hidden << ", " << directions << ", "
-                   << cellType(cell) << ">(p);\n";
+                   << cellType(cell) << (tf32 ? ", true" : "") << ">(p);\n";
+    builder.launch().tf32 = tf32;
     const int64_t cols = wgmma ? kWgmmaProjectionCols : kProjectionCols;
     builder.launch().grid[1] = SizeRef{(gates * hidden + cols - 1) / cols, {}};
     if (wgmma) {
@@ -225,17 +228,19 @@ struct RecurrenceModel
                   hidden = lastDim(recurrence.getState()),
                   units = recurrence.getUnits();
     const bool onChip = recurrence.getWeightsOnChip(),
-               perStep = recurrence.getPerStep();
+               perStep = recurrence.getPerStep(),
+               // Only rows on chip meet the states on tensor cores.
+        tf32 = recurrence.getTf32() && elementBytes(out) == 4 && onChip;
     const std::string in = cudaType(dtype(out));
     const std::string cell = recurrence.getCell().str();
     const int64_t gates = mlir::rudnn::lstm::cellGates(cell);
     const int64_t shared = lstmRecurrenceSharedBytes(
-        hidden, units, elementBytes(out), onChip, gates);
+        hidden, units, elementBytes(out), onChip, gates, tf32);
     builder.setEntry(
         cell + "_recurrence_" + std::string(::rudnn::dtypeName(dtype(out))) +
         "_h" + std::to_string(hidden) + "_d" + std::to_string(directions) +
         "_u" + std::to_string(units) + (perStep ? "_step" : "") +
-        (onChip ? "_onchip" : "_streamed"));
+        (onChip ? "_onchip" : "_streamed") + (tf32 ? "_tf32" : ""));
     const char *layer = cell == "gru" ? "a GRU" : "an LSTM";
     builder.preamble() << (perStep ? "// One step of " : "// ") << layer
                        << " layer's recurrence"
@@ -247,7 +252,8 @@ struct RecurrenceModel
                        << "static_assert(rudnn::lstm::RecurrenceShared<" << in
                        << ", " << hidden << ", " << units << ", "
                        << (onChip ? "true" : "false") << ", " << cellType(cell)
-                       << ">::kBytes == " << shared << ");\n"
+                       << (tf32 ? ", true" : "") << ">::kBytes == " << shared
+                       << ");\n"
                        << "static_assert(rudnn::lstm::kRecurrenceThreads == "
                        << kLstmRecurrenceThreads << ");\n";
     builder.pointer(recurrence.getGates(), "gates", "float", false);
@@ -290,6 +296,7 @@ struct RecurrenceModel
                       "batch,\n      static_cast<int>(layer)};\n";
     builder.launch().threads = kLstmRecurrenceThreads;
     builder.launch().sharedBytes = shared;
+    builder.launch().tf32 = tf32;
     // Reads the projected gates (fp32), writes the outputs; the products
     // W_hh·h of every step and entry. (W_hh itself and the hidden states
     // exchanged through L2 are left out: a lower bound. The steps'
@@ -300,12 +307,12 @@ struct RecurrenceModel
       builder.body() << "  rudnn::lstm::recur_step<" << in << ", " << hidden
                      << ", " << directions << ", " << units << ", "
                      << (onChip ? "true" : "false") << ", " << cellType(cell)
-                     << ">(p, " << step << ");\n";
+                     << (tf32 ? ", true" : "") << ">(p, " << step << ");\n";
     } else {
       builder.body() << "  rudnn::lstm::recur<" << in << ", " << hidden << ", "
                      << directions << ", " << units << ", "
                      << (onChip ? "true" : "false") << ", " << cellType(cell)
-                     << ">(p);\n";
+                     << (tf32 ? ", true" : "") << ">(p);\n";
       builder.launch().cooperative = true;
       perLaunch.push_back(DimRef::of('T'));
     }

@@ -82,9 +82,9 @@ add_partials(const Product &product, float *partials, int *arrival,
 /// computes gate rows 64x of dW_ih[d] (w = 0) or dW_hh[d] (w = 1), columns
 /// 64y, over split s of the rows.
 template <typename T, int In, int Hidden, int Directions, int Splits,
-          typename Cell = LstmCell>
+          typename Cell = LstmCell, bool Tf32 = false>
 __device__ void weight_gradients(const WeightGradientParams<T> &p) {
-  using Gemm = tile::BlockGemm<T, tile::ALayout::KM, tile::BLayout::KN>;
+  using Gemm = tile::BlockGemm<T, tile::ALayout::KM, tile::BLayout::KN, Tf32>;
   constexpr int kGates = Cell::kGates * Hidden;
   constexpr int kRow = Cell::kGradientColumns * Hidden;
   const int split = blockIdx.z / (2 * Directions),
@@ -187,9 +187,9 @@ template <typename T, typename O> struct InputGradientParams {
 /// Grid (⌈T/8⌉, ⌈In/64⌉): the blocks take the ⌈T·B/64⌉ row tiles in turn,
 /// the depth running over both directions' gates.
 template <typename T, typename O, int In, int Hidden, int Directions,
-          typename Cell = LstmCell>
+          typename Cell = LstmCell, bool Tf32 = false>
 __device__ void input_gradient(const InputGradientParams<T, O> &p) {
-  using Gemm = tile::BlockGemm<T, tile::ALayout::MK, tile::BLayout::KN>;
+  using Gemm = tile::BlockGemm<T, tile::ALayout::MK, tile::BLayout::KN, Tf32>;
   constexpr int kGates = Cell::kGates * Hidden;
   constexpr int kRow = Cell::kGradientColumns * Hidden;
   constexpr int kStepsADirection = (kGates + Gemm::kDepth - 1) / Gemm::kDepth;

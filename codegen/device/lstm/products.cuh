@@ -5,7 +5,8 @@
 // against its W_hh rows; the backward's gate gradients against W_hh's
 // columns). The rows stay in shared memory for all steps or are read from
 // L2 each step; 16-bit rows kept on chip meet the staged vectors on tensor
-// cores, everything else runs on FMA.
+// cores, as do f32 ones with `Tf32` (rounded to TF32); everything else runs
+// on FMA.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,9 +31,12 @@ inline constexpr int kRecurrenceThreads = 256;
 /// go through tensor cores: rows and vectors (rounded to T) in swizzled
 /// tiles padded to whole 16 x 16 steps, the warps splitting the rows'
 /// 16-row tiles and the depth, their partial sums kept apart (`kSlices`).
+/// f32 rows on chip with `Tf32` take the same path in 4-byte tiles.
 /// Otherwise each warp takes whole rows on FMA, the vectors staged in fp32.
-template <typename T, int Rows, int Depth, bool OnChip> struct RowProducts {
-  static constexpr bool kTensor = sizeof(T) == 2 && OnChip;
+template <typename T, int Rows, int Depth, bool OnChip, bool Tf32 = false>
+struct RowProducts {
+  static constexpr bool kTensor = OnChip && (sizeof(T) == 2 || Tf32);
+  static constexpr bool kTf32 = Tf32;
   static constexpr int kWarps = kRecurrenceThreads / 32;
   static constexpr int kRows = Rows;
   static constexpr int kRowsPadded = (kRows + 15) / 16 * 16;
@@ -127,7 +131,7 @@ __device__ __forceinline__ void row_products(unsigned char *shared,
          item += Shared::kWarps) {
       const int rows = item % Shared::kRowTiles * 16,
                 slice = item / Shared::kRowTiles;
-      tile::WarpTile<T, 16, Shared::kBatch> product;
+      tile::WarpTile<T, 16, Shared::kBatch, Shared::kTf32> product;
       product.clear();
       for (int step = slice * kSteps / Shared::kSlices;
            step < (slice + 1) * kSteps / Shared::kSlices; ++step)

@@ -92,15 +92,15 @@ template <typename T> struct NoPreviousHidden {
 /// Hidden features of each row's hidden state before its step
 /// (`previous.row(m)`). Both operands go through two-stage cp.async
 /// pipelines into swizzled shared tiles read by ldmatrix, on tensor cores
-/// (FMA for f32).
+/// (f32: on FMA, or with `Tf32` on tensor cores in TF32).
 template <typename T, int In, int Hidden, bool Recurrent, int Gates, int Folded,
-          typename Previous, typename Store>
+          bool Tf32, typename Previous, typename Store>
 __device__ __forceinline__ void
 gate_sums(const T *input, TimeBatch input_at, const Previous &previous,
           const T *weight_ih, long long ih_row, const T *weight_hh,
           long long hh_row, const T *bias_ih, const T *bias_hh, int steps,
           int batch, Store store) {
-  using Gemm = tile::BlockGemm<T, tile::ALayout::MK, tile::BLayout::NK>;
+  using Gemm = tile::BlockGemm<T, tile::ALayout::MK, tile::BLayout::NK, Tf32>;
   constexpr int kGates = Gates * Hidden;
   constexpr int kInputSteps = (In + Gemm::kDepth - 1) / Gemm::kDepth;
   constexpr int kSteps =
@@ -171,16 +171,16 @@ gate_sums(const T *input, TimeBatch input_at, const Previous &previous,
 /// gates = input · W_ihᵀ + b_ih + b_hh over all M = T·B rows (gate_sums).
 /// Grid (⌈T/8⌉, ⌈G·H/64⌉, D).
 template <typename T, int In, int Hidden, int Directions,
-          typename Cell = LstmCell>
+          typename Cell = LstmCell, bool Tf32 = false>
 __device__ void project_inputs(const ProjectionParams<T> &p) {
-  using Gemm = tile::BlockGemm<T, tile::ALayout::MK, tile::BLayout::NK>;
+  using Gemm = tile::BlockGemm<T, tile::ALayout::MK, tile::BLayout::NK, Tf32>;
   static_assert(Gemm::kRows == kProjectionRows &&
                 Gemm::kCols == kProjectionCols &&
                 Gemm::kThreads == kProjectionThreads);
   constexpr int kGates = Cell::kGates * Hidden;
   const int d = blockIdx.z;
   const long long rows = static_cast<long long>(p.steps) * p.batch;
-  gate_sums<T, In, Hidden, false, Cell::kGates, Cell::kFoldedGates>(
+  gate_sums<T, In, Hidden, false, Cell::kGates, Cell::kFoldedGates, Tf32>(
       p.input, p.input_at, NoPreviousHidden<T>{}, of_direction(p.weight, d),
       of_direction(p.weight_row, d), nullptr, 0, of_direction(p.bias_ih, d),
       of_direction(p.bias_hh, d), p.steps, p.batch,

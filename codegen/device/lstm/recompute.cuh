@@ -36,14 +36,14 @@ template <typename T> struct RecomputeParams {
 
 /// Grid (⌈T/8⌉, ⌈4H/64⌉, D), as the input projection's (gate_sums, over
 /// the input and then the hidden state before each step).
-template <typename T, int In, int Hidden, int Directions>
+template <typename T, int In, int Hidden, int Directions, bool Tf32 = false>
 __device__ void recompute_gates(const RecomputeParams<T> &p) {
   constexpr int kGates = 4 * Hidden;
   const int d = blockIdx.z;
   const long long rows = static_cast<long long>(p.steps) * p.batch;
   const PreviousHidden<T, Hidden, Directions> previous{
       p.hidden, p.h0, p.h0_at, p.lengths, p.steps, p.batch, p.layer, d};
-  gate_sums<T, In, Hidden, true, 4, 4>(
+  gate_sums<T, In, Hidden, true, 4, 4, Tf32>(
       p.input, p.input_at, previous, of_direction(p.weight_ih, d),
       of_direction(p.ih_row, d), of_direction(p.weight_hh, d),
       of_direction(p.hh_row, d), of_direction(p.bias_ih, d),

@@ -6,8 +6,9 @@
 // publishes their hidden state.
 // `recur` runs every step on one cooperative grid, a grid barrier ending
 // each; with `OnChip` the block's slice of W_hh stays in shared memory for
-// all steps (16-bit weights then meet the staged hidden states on tensor
-// cores), without it is read from L2 each pass of entries. `recur_step`
+// all steps (16-bit weights, or f32 ones with `Tf32`, then meet the staged
+// hidden states on tensor cores), without it is read from L2 each pass of
+// entries. `recur_step`
 // runs one step a launch (where the slices do not fit the target's SMs):
 // with `OnChip` each launch loads its rows once for every pass.
 //
@@ -57,8 +58,9 @@ template <typename T> struct RecurrenceParams {
 /// A block's shared memory: its G·Units gate rows of W_hh (when `OnChip`)
 /// times the staged hidden states (lstm/products.cuh).
 template <typename T, int Hidden, int Units, bool OnChip,
-          typename Cell = LstmCell>
-using RecurrenceShared = RowProducts<T, Cell::kGates * Units, Hidden, OnChip>;
+          typename Cell = LstmCell, bool Tf32 = false>
+using RecurrenceShared =
+    RowProducts<T, Cell::kGates * Units, Hidden, OnChip, Tf32>;
 
 /// Entry b's steps, lengths[b] clamped to [0, T] (T without lengths).
 __device__ __forceinline__ int clamped_length(const int *lengths, int b,
@@ -159,10 +161,11 @@ template <typename T, int Hidden, int Units> struct BlockUnits {
 
 /// Fills the block's W_hh rows into shared memory, once for all steps (or,
 /// one step a launch, once a launch): 16 bytes a copy where rows allow.
-template <typename T, int Hidden, int Units, bool OnChip, typename Cell>
+template <typename T, int Hidden, int Units, bool OnChip, typename Cell,
+          bool Tf32>
 __device__ __forceinline__ void
 load_weights(unsigned char *shared, const BlockUnits<T, Hidden, Units> &own) {
-  using Shared = RecurrenceShared<T, Hidden, Units, OnChip, Cell>;
+  using Shared = RecurrenceShared<T, Hidden, Units, OnChip, Cell, Tf32>;
   auto row = [&](int r) { return own.template row<Cell::kGates>(r); };
   constexpr int kChunks = Hidden * sizeof(T) / 16;
   if constexpr (Shared::kTensor) {
@@ -226,10 +229,10 @@ stage_states(unsigned char *shared, const float *h_prev, int b0, int batch) {
 /// hidden buffer and writes the other; the caller orders steps (a grid
 /// barrier, or one launch a step).
 template <typename T, int Hidden, int Directions, int Units, bool OnChip,
-          typename Cell>
+          typename Cell, bool Tf32>
 __device__ void step(const RecurrenceParams<T> &p, unsigned char *shared,
                      const BlockUnits<T, Hidden, Units> &own, int s) {
-  using Shared = RecurrenceShared<T, Hidden, Units, OnChip, Cell>;
+  using Shared = RecurrenceShared<T, Hidden, Units, OnChip, Cell, Tf32>;
   constexpr int kGates = Cell::kGates;
   const int d = own.d, j0 = own.j0, units = own.units;
   const StateLayout layout{p.state, p.batch, Hidden};
@@ -344,14 +347,14 @@ store_final_states(const RecurrenceParams<T> &p,
 
 /// The whole layer on a cooperative grid, a grid barrier between steps.
 template <typename T, int Hidden, int Directions, int Units, bool OnChip,
-          typename Cell = LstmCell>
+          typename Cell = LstmCell, bool Tf32 = false>
 __device__ void recur(const RecurrenceParams<T> &p) {
   RUDNN_DYNAMIC_SHARED(unsigned char, shared);
   const BlockUnits<T, Hidden, Units> own(p.weight, p.weight_row);
-  load_weights<T, Hidden, Units, OnChip, Cell>(shared, own);
+  load_weights<T, Hidden, Units, OnChip, Cell, Tf32>(shared, own);
   const StateLayout layout{p.state, p.batch, Hidden};
   for (int s = 0; s < p.steps; ++s) {
-    step<T, Hidden, Directions, Units, OnChip, Cell>(p, shared, own, s);
+    step<T, Hidden, Directions, Units, OnChip, Cell, Tf32>(p, shared, own, s);
     arch::grid_sync(layout.barrier(Directions));
   }
   store_final_states<T, Hidden, Directions, Units>(p, own);
@@ -360,12 +363,12 @@ __device__ void recur(const RecurrenceParams<T> &p) {
 /// Step s alone: the plan launches it for s = 0 … T − 1 in order, the
 /// block's W_hh rows read from L2 once (`OnChip`) or once a pass.
 template <typename T, int Hidden, int Directions, int Units, bool OnChip,
-          typename Cell = LstmCell>
+          typename Cell = LstmCell, bool Tf32 = false>
 __device__ void recur_step(const RecurrenceParams<T> &p, int s) {
   RUDNN_DYNAMIC_SHARED(unsigned char, shared);
   const BlockUnits<T, Hidden, Units> own(p.weight, p.weight_row);
-  load_weights<T, Hidden, Units, OnChip, Cell>(shared, own);
-  step<T, Hidden, Directions, Units, OnChip, Cell>(p, shared, own, s);
+  load_weights<T, Hidden, Units, OnChip, Cell, Tf32>(shared, own);
+  step<T, Hidden, Directions, Units, OnChip, Cell, Tf32>(p, shared, own, s);
   if (s == p.steps - 1)
     store_final_states<T, Hidden, Directions, Units>(p, own);
 }

@@ -46,7 +46,8 @@ def Rudnn_GruOp : Rudnn_Op<"gru", [
     saved values gives back). All are 0 past an entry's length.
 
     `units`, `weights_on_chip` and `per_step` say how the recurrence runs,
-    `wgmma_projection` how the input projection does, chosen by
+    `wgmma_projection` how the input projection does and `allow_tf32`
+    whether f32 products may round their operands to TF32, chosen by
     `rudnn-specialize` as for `rudnn.lstm`.
 
     ```mlir
@@ -70,6 +71,7 @@ def Rudnn_GruOp : Rudnn_Op<"gru", [
     OptionalAttr<BoolAttr>:$weights_on_chip,
     OptionalAttr<BoolAttr>:$per_step,
     OptionalAttr<BoolAttr>:$wgmma_projection,
+    OptionalAttr<BoolAttr>:$allow_tf32,
     UnitAttr:$save_states);
   let results = (outs AnyRankedTensor:$out, AnyRankedTensor:$h_n,
                       Variadic<AnyRankedTensor>:$saved);
@@ -80,6 +82,7 @@ def Rudnn_GruOp : Rudnn_Op<"gru", [
     (`bidirectional` $bidirectional^)? (`batch_first` $batch_first^)?
     (`units` $units^)? (`weights_on_chip` $weights_on_chip^)?
     (`per_step` $per_step^)? (`wgmma_projection` $wgmma_projection^)?
+    (`allow_tf32` $allow_tf32^)?
     (`save_states` $save_states^)? attr-dict `:`
     functional-type(operands, results)
   }];
@@ -141,7 +144,8 @@ def Rudnn_GruBackwardOp : Rudnn_Op<"gru_backward", [
     UnitAttr:$bidirectional,
     UnitAttr:$batch_first,
     OptionalAttr<I64Attr>:$units,
-    OptionalAttr<BoolAttr>:$weights_on_chip);
+    OptionalAttr<BoolAttr>:$weights_on_chip,
+    OptionalAttr<BoolAttr>:$allow_tf32);
   let results = (outs AnyRankedTensor:$d_x, AnyRankedTensor:$d_h0,
                       Variadic<AnyRankedTensor>:$d_weights);
 
@@ -151,7 +155,8 @@ def Rudnn_GruBackwardOp : Rudnn_Op<"gru_backward", [
     `weights` `(` $weights `)` `layers` $num_layers
     (`bidirectional` $bidirectional^)? (`batch_first` $batch_first^)?
     (`units` $units^)? (`weights_on_chip` $weights_on_chip^)?
-    attr-dict `:` functional-type(operands, results)
+    (`allow_tf32` $allow_tf32^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 

@@ -88,6 +88,7 @@ LogicalResult LstmBackwardOp::decompose(OpBuilder &builder) {
                                lastDimOf(getDH0()),
                                getBatchFirst(),
                                hasBiases(),
+                               getAllowTf32().value_or(false),
                                getUnitsAttr(),
                                getWeightsOnChipAttr(),
                                (*this)->getAttrOfType<StringAttr>("policy"),
@@ -128,6 +129,7 @@ RecurrentGradients mlir::rudnn::lstm::decomposeBackwardStack(
     return set ? builder.getUnitAttr() : UnitAttr();
   };
   StringAttr cell = builder.getStringAttr(stack.cell);
+  const bool tf32 = stack.tf32 && element.isF32();
 
   SmallVector<Value> dWeights(layers * directions * perDirection);
   Value dOut = stack.dOut, dH0, dC0;
@@ -154,7 +156,7 @@ RecurrentGradients mlir::rudnn::lstm::decomposeBackwardStack(
           RankedTensorType::get({directions, steps, batch, 4 * hidden}, f32),
           input, stack.hidden, stack.h0, stack.lengths, inputWeights,
           recurrentWeights, biases, builder.getI64IntegerAttr(layer),
-          flag(first && stack.batchFirst));
+          flag(first && stack.batchFirst), flag(tf32));
     auto recurrence = builder.create<RnnBackwardRecurrenceOp>(
         loc,
         TypeRange{
@@ -177,7 +179,7 @@ RecurrentGradients mlir::rudnn::lstm::decomposeBackwardStack(
         builder.getI64IntegerAttr(lstmGradientSplits(
             hidden, first ? lastDimOf(stack.x) : directions * hidden,
             directions, smCount, gates)),
-        flag(first && stack.batchFirst), cell);
+        flag(first && stack.batchFirst), cell, flag(tf32));
     for (auto [i, gradient] : llvm::enumerate(weightGradients.getDWeights()))
       dWeights[layer * directions * perDirection + i] = gradient;
     Type dInputType =
@@ -186,7 +188,7 @@ RecurrentGradients mlir::rudnn::lstm::decomposeBackwardStack(
     dOut = builder
                .create<RnnInputGradientOp>(
                    loc, dInputType, recurrence.getDGates(), inputWeights,
-                   flag(first && stack.batchFirst), cell)
+                   flag(first && stack.batchFirst), cell, flag(tf32))
                .getDInput();
     dH0 = recurrence.getDH0();
     if (!gru)

@@ -136,6 +136,7 @@ RecurrentResults mlir::rudnn::lstm::decomposeStack(
     return set ? builder.getUnitAttr() : UnitAttr();
   };
   const bool biases = static_cast<bool>(weight(0, 0, 2));
+  const bool tf32 = stack.tf32 && element.isF32();
   Value input = stack.x, hN, cN;
   SmallVector<Value, 3> saved;
   for (int64_t layer = 0; layer < stack.layers; ++layer) {
@@ -159,7 +160,7 @@ RecurrentResults mlir::rudnn::lstm::decomposeStack(
         loc, TypeRange{gatesType, stateType}, input, inputWeights, layerBiases,
         stack.h0, stack.c0, builder.getI64IntegerAttr(layer),
         builder.getI64IntegerAttr(hidden), flag(first && stack.batchFirst),
-        cell, flag(stack.wgmmaProjection));
+        cell, flag(stack.wgmmaProjection), flag(tf32));
     SmallVector<Type> resultTypes(stack.resultTypes.begin(),
                                   stack.resultTypes.end());
     if (!last)
@@ -170,7 +171,7 @@ RecurrentResults mlir::rudnn::lstm::decomposeStack(
         loc, resultTypes, projection.getGates(), projection.getState(),
         recurrentWeights, cellBiases, stack.lengths, hN, cN, saved,
         builder.getI64IntegerAttr(layer), stack.units, stack.weightsOnChip,
-        flag(stack.perStep), flag(last && stack.batchFirst), cell);
+        flag(stack.perStep), flag(last && stack.batchFirst), cell, flag(tf32));
     if (stack.policy)
       recurrence->setAttr("policy", stack.policy);
     input = recurrence.getOut();
@@ -276,6 +277,7 @@ LogicalResult LstmOp::decompose(OpBuilder &builder) {
       getBatchFirst(),
       getPerStep().value_or(false),
       getWgmmaProjection().value_or(false),
+      getAllowTf32().value_or(false),
       getUnitsAttr(),
       getWeightsOnChipAttr(),
       (*this)->getAttrOfType<StringAttr>("policy"),

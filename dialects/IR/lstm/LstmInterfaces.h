@@ -66,6 +66,7 @@ struct RecurrentStack {
   Value x, h0, c0, lengths;
   int64_t layers, directions, hidden;
   bool batchFirst, perStep, wgmmaProjection;
+  bool tf32; // f32 products may round their operands to TF32
   IntegerAttr units;
   BoolAttr weightsOnChip;
   StringAttr policy;
@@ -95,6 +96,7 @@ struct RecurrentBackwardStack {
   Value dOut, dHN, dCN;
   int64_t layers, directions, hiddenSize;
   bool batchFirst, biases;
+  bool tf32; // the GEMMs' f32 products may round their operands to TF32
   IntegerAttr units;
   BoolAttr weightsOnChip;
   StringAttr policy;
@@ -163,24 +165,33 @@ template <typename Op, unsigned Leading, bool Gru = false> struct LstmOperator {
            8;
   }
 
+  /// Whether f32 products may round their operands to TF32: as given, else
+  /// PyTorch's cuDNN default (true); never for 16-bit inputs.
+  static bool allowTf32(Op op) {
+    return elementBytes(op) == 4 && op.getAllowTf32().value_or(true);
+  }
+
   /// A forward's persistent recurrence or one launch a step, for a target
   /// (`gates` rows a unit), as chooseLstmRecurrence says.
   static LogicalResult specializeForward(Op op, TargetAttr target,
                                          int64_t gates) {
     const int64_t hidden = lastDimOf(op.getHN());
+    const bool tf32 = allowTf32(op);
     std::optional<LstmRecurrencePolicy> policy = chooseLstmRecurrence(
         hidden, op.getDirections(), elementBytes(op), target.getSmemPerBlock(),
         target.getSmCount(),
         op.getUnits() ? std::optional<int64_t>(*op.getUnits()) : std::nullopt,
-        op.getWeightsOnChip(), op.getPerStep(), gates);
+        op.getWeightsOnChip(), op.getPerStep(), gates, tf32);
     if (failed(
             applyPolicy(op, policy, hidden, op.getUnits().has_value(), target)))
       return failure();
     Builder builder(op.getContext());
     op.setPerStepAttr(builder.getBoolAttr(policy->perStep));
-    std::optional<LstmProjectionPolicy> projection =
-        chooseLstmProjection(elementBytes(op), target.getComputeCapability(),
-                             target.getSmemPerBlock(), op.getWgmmaProjection());
+    if (elementBytes(op) == 4)
+      op.setAllowTf32Attr(builder.getBoolAttr(tf32));
+    std::optional<LstmProjectionPolicy> projection = chooseLstmProjection(
+        elementBytes(op), target.getComputeCapability(),
+        target.getSmemPerBlock(), op.getWgmmaProjection(), tf32);
     if (!projection)
       return op.emitOpError()
              << "'wgmma_projection' needs 16-bit inputs on an sm_90 target "
@@ -203,6 +214,8 @@ template <typename Op, unsigned Leading, bool Gru = false> struct LstmOperator {
         target.getSmCount(),
         op.getUnits() ? std::optional<int64_t>(*op.getUnits()) : std::nullopt,
         op.getWeightsOnChip(), gates);
+    if (elementBytes(op) == 4)
+      op.setAllowTf32Attr(Builder(op.getContext()).getBoolAttr(allowTf32(op)));
     return applyPolicy(op, policy, hidden, op.getUnits().has_value(), target);
   }
 

@@ -8,26 +8,29 @@ using namespace mlir::rudnn;
 
 namespace {
 
+/// Whether rows kept on chip meet the staged vectors on tensor cores
+/// (lstm::RowProducts::kTensor): 16-bit, or f32 rounded to TF32.
+bool onTensorCores(int64_t elementBytes, bool weightsOnChip, bool tf32) {
+  return weightsOnChip && (elementBytes == 2 || (elementBytes == 4 && tf32));
+}
+
 /// Shared memory of `rows` weight rows of `depth` elements times the staged
 /// vectors, and the sums (lstm::RowProducts::kBytes).
 int64_t rowProductsBytes(int64_t rows, int64_t depth, int64_t elementBytes,
-                         bool weightsOnChip) {
+                         bool weightsOnChip, bool tf32) {
   const int64_t rowsPadded = roundUp(rows, 16), padded = roundUp(depth, 16),
                 warps = kLstmRecurrenceThreads / 32;
-  const bool tensor = elementBytes == 2 && weightsOnChip;
+  const bool tensor = onTensorCores(elementBytes, weightsOnChip, tf32);
+  const int64_t batch = lstmRecurrenceBatch(elementBytes, weightsOnChip, tf32);
   const int64_t rowTiles = rowsPadded / 16;
   const int64_t slices = tensor && rowTiles < warps ? warps / rowTiles : 1;
-  const int64_t weights = tensor ? sharedTileBytes(rowsPadded, padded, 2)
-                          : weightsOnChip
-                              ? roundUp(rows * depth * elementBytes, 16)
-                              : 0;
+  const int64_t weights =
+      tensor          ? sharedTileBytes(rowsPadded, padded, elementBytes)
+      : weightsOnChip ? roundUp(rows * depth * elementBytes, 16)
+                      : 0;
   const int64_t staged =
-      tensor
-          ? sharedTileBytes(lstmRecurrenceBatch(elementBytes, true), padded, 2)
-          : 4 * lstmRecurrenceBatch(elementBytes, weightsOnChip) * depth;
-  return weights + roundUp(staged, 16) +
-         4 * slices * rowsPadded *
-             lstmRecurrenceBatch(elementBytes, weightsOnChip);
+      tensor ? sharedTileBytes(batch, padded, elementBytes) : 4 * batch * depth;
+  return weights + roundUp(staged, 16) + 4 * slices * rowsPadded * batch;
 }
 
 /// The smallest units a persistent grid of `directions` x `hidden` units
@@ -47,7 +50,7 @@ int64_t persistentUnits(int64_t hidden, int64_t directions, int64_t smCount) {
 
 std::optional<LstmProjectionPolicy> mlir::rudnn::chooseLstmProjection(
     int64_t elementBytes, int64_t computeCapability, int64_t smemPerBlock,
-    std::optional<bool> wgmma) {
+    std::optional<bool> wgmma, bool tf32) {
   const bool possible = elementBytes == 2 && computeCapability == 90 &&
                         smemPerBlock >= kLstmWgmmaProjectionSharedBytes;
   if (wgmma && *wgmma && !possible)
@@ -57,28 +60,32 @@ std::optional<LstmProjectionPolicy> mlir::rudnn::chooseLstmProjection(
   policy.reason = policy.wgmma ? "input projection on wgmma, 128 x 128 tiles"
                   : elementBytes == 2
                       ? "input projection on mma.sync, 64 x 64 tiles"
-                      : "input projection on FMA, 64 x 64 tiles";
+                  : tf32 ? "input projection on mma.sync in TF32, 64 x 64 tiles"
+                         : "input projection on FMA, 64 x 64 tiles";
   return policy;
 }
 
 int64_t mlir::rudnn::lstmRecurrenceBatch(int64_t elementBytes,
-                                         bool weightsOnChip) {
-  return elementBytes == 2 && weightsOnChip ? kLstmRecurrenceTensorBatch
-                                            : kLstmRecurrenceFmaBatch;
+                                         bool weightsOnChip, bool tf32) {
+  return onTensorCores(elementBytes, weightsOnChip, tf32)
+             ? kLstmRecurrenceTensorBatch
+             : kLstmRecurrenceFmaBatch;
 }
 
 int64_t mlir::rudnn::lstmRecurrenceSharedBytes(int64_t hidden, int64_t units,
                                                int64_t elementBytes,
                                                bool weightsOnChip,
-                                               int64_t gates) {
-  return rowProductsBytes(gates * units, hidden, elementBytes, weightsOnChip);
+                                               int64_t gates, bool tf32) {
+  return rowProductsBytes(gates * units, hidden, elementBytes, weightsOnChip,
+                          tf32);
 }
 
 int64_t mlir::rudnn::lstmBackwardSharedBytes(int64_t hidden, int64_t units,
                                              int64_t elementBytes,
                                              bool weightsOnChip,
                                              int64_t gates) {
-  return rowProductsBytes(units, gates * hidden, elementBytes, weightsOnChip) +
+  return rowProductsBytes(units, gates * hidden, elementBytes, weightsOnChip,
+                          false) +
          16 * units +
          16 * units * lstmRecurrenceBatch(elementBytes, weightsOnChip);
 }
@@ -122,18 +129,18 @@ std::optional<LstmRecurrencePolicy> mlir::rudnn::chooseLstmBackwardRecurrence(
   return policy;
 }
 
-std::optional<LstmRecurrencePolicy>
-mlir::rudnn::chooseLstmRecurrence(int64_t hidden, int64_t directions,
-                                  int64_t elementBytes, int64_t smemPerBlock,
-                                  int64_t smCount, std::optional<int64_t> units,
-                                  std::optional<bool> weightsOnChip,
-                                  std::optional<bool> perStep, int64_t gates) {
+std::optional<LstmRecurrencePolicy> mlir::rudnn::chooseLstmRecurrence(
+    int64_t hidden, int64_t directions, int64_t elementBytes,
+    int64_t smemPerBlock, int64_t smCount, std::optional<int64_t> units,
+    std::optional<bool> weightsOnChip, std::optional<bool> perStep,
+    int64_t gates, bool tf32) {
   LstmRecurrencePolicy policy;
   auto blocksFor = [&](int64_t u) {
     return directions * ((hidden + u - 1) / u);
   };
   auto sharedBytes = [&](int64_t u, bool onChip) {
-    return lstmRecurrenceSharedBytes(hidden, u, elementBytes, onChip, gates);
+    return lstmRecurrenceSharedBytes(hidden, u, elementBytes, onChip, gates,
+                                     tf32);
   };
   const int64_t fewest = std::min(hidden, kLstmMinUnits);
   const int64_t persistent =
@@ -183,5 +190,8 @@ mlir::rudnn::chooseLstmRecurrence(int64_t hidden, int64_t directions,
                               : "read from L2 each step (on chip they would "
                                 "take " +
                                     onChip + ")");
+  if (elementBytes == 4 &&
+      onTensorCores(elementBytes, policy.weightsOnChip, tf32))
+    policy.reason += ", products on tensor cores in TF32";
   return policy;
 }

@@ -29,15 +29,17 @@ inline constexpr int64_t kLstmRecurrenceThreads = 256;
 /// rows when `weightsOnChip`, the staged hidden states and the gate sums.
 /// 16-bit weights on chip take swizzled tiles padded to whole 16 x 16 steps
 /// (the tensor-core path, 16 entries a pass) and the warps' partial sums;
-/// otherwise plain rows and the fp32 states of 8 entries.
+/// otherwise plain rows and the fp32 states of 8 entries. f32 rows kept on
+/// chip with `tf32` take the tensor-core path, in tiles of 4-byte elements.
 /// G = `gates`: 4 for the LSTM, 3 for the GRU.
 int64_t lstmRecurrenceSharedBytes(int64_t hidden, int64_t units,
                                   int64_t elementBytes, bool weightsOnChip,
-                                  int64_t gates = 4);
+                                  int64_t gates = 4, bool tf32 = false);
 
-/// Entries a recurrence stages a pass: 16 where 16-bit weights kept on
-/// chip meet them on tensor cores, else 8.
-int64_t lstmRecurrenceBatch(int64_t elementBytes, bool weightsOnChip);
+/// Entries a recurrence stages a pass: 16 where weights kept on chip meet
+/// them on tensor cores (16-bit, or f32 with `tf32`), else 8.
+int64_t lstmRecurrenceBatch(int64_t elementBytes, bool weightsOnChip,
+                            bool tf32 = false);
 
 /// Dynamic shared memory, in bytes, of a backward recurrence block owning
 /// `units` hidden units (lstm::BackwardShared::kBytes): its units' W_hh
@@ -81,7 +83,7 @@ chooseLstmRecurrence(int64_t hidden, int64_t directions, int64_t elementBytes,
                      std::optional<int64_t> units = std::nullopt,
                      std::optional<bool> weightsOnChip = std::nullopt,
                      std::optional<bool> perStep = std::nullopt,
-                     int64_t gates = 4);
+                     int64_t gates = 4, bool tf32 = false);
 
 /// Dynamic shared memory of the input projection on wgmma
 /// (tile::WarpgroupGemm::kSharedBytes): five stages of two 128 x 64 16-bit
@@ -90,7 +92,7 @@ inline constexpr int64_t kLstmWgmmaProjectionSharedBytes =
     5 * 2 * 128 * 64 * 2 + 1024;
 
 /// How a layer's input projection runs: on wgmma in 128 x 128 tiles, or on
-/// mma.sync (FMA for f32) in 64 x 64 ones.
+/// mma.sync (f32: FMA, or with `tf32` TF32 tensor cores) in 64 x 64 ones.
 struct LstmProjectionPolicy {
   bool wgmma = false;
   std::string reason;
@@ -99,10 +101,9 @@ struct LstmProjectionPolicy {
 /// wgmma where the target has it (compute capability 90, the kernel built
 /// for sm_90a) and the inputs are 16-bit, unless `wgmma` says otherwise;
 /// none when `wgmma` asks for it where it cannot run.
-std::optional<LstmProjectionPolicy>
-chooseLstmProjection(int64_t elementBytes, int64_t computeCapability,
-                     int64_t smemPerBlock,
-                     std::optional<bool> wgmma = std::nullopt);
+std::optional<LstmProjectionPolicy> chooseLstmProjection(
+    int64_t elementBytes, int64_t computeCapability, int64_t smemPerBlock,
+    std::optional<bool> wgmma = std::nullopt, bool tf32 = false);
 
 /// Most splits of an LSTM's weight-gradient rows.
 inline constexpr int64_t kLstmMaxGradientSplits = 8;

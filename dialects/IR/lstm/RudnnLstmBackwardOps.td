@@ -39,7 +39,10 @@ def Rudnn_LstmBackwardOp : Rudnn_Op<"lstm_backward", [
     they were given) and the gradient of each of the state_dict's tensors,
     in its order (both biases of a layer and direction get the same one).
     Every sum runs in a fixed order: reruns are bit-identical. `units` and
-    `weights_on_chip` say how the recurrence runs, as `rudnn.lstm`'s.
+    `weights_on_chip` say how the recurrence runs, as `rudnn.lstm`'s;
+    `allow_tf32` (f32, true unless given) whether the GEMMs (the gates
+    again, the weight and input gradients) round their operands to TF32
+    on tensor cores; the recurrence's products stay exact fp32.
 
     ```mlir
     %dx, %dh0, %dc0, %dw_ih, %dw_hh = rudnn.lstm_backward %x
@@ -67,7 +70,8 @@ def Rudnn_LstmBackwardOp : Rudnn_Op<"lstm_backward", [
     UnitAttr:$bidirectional,
     UnitAttr:$batch_first,
     OptionalAttr<I64Attr>:$units,
-    OptionalAttr<BoolAttr>:$weights_on_chip);
+    OptionalAttr<BoolAttr>:$weights_on_chip,
+    OptionalAttr<BoolAttr>:$allow_tf32);
   let results = (outs AnyRankedTensor:$d_x, AnyRankedTensor:$d_h0,
                       AnyRankedTensor:$d_c0,
                       Variadic<AnyRankedTensor>:$d_weights);
@@ -79,7 +83,8 @@ def Rudnn_LstmBackwardOp : Rudnn_Op<"lstm_backward", [
     `weights` `(` $weights `)` `layers` $num_layers
     (`bidirectional` $bidirectional^)? (`batch_first` $batch_first^)?
     (`units` $units^)? (`weights_on_chip` $weights_on_chip^)?
-    attr-dict `:` functional-type(operands, results)
+    (`allow_tf32` $allow_tf32^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 
@@ -120,13 +125,14 @@ def Rudnn_LstmRecomputeGatesOp : Rudnn_Op<"lstm_recompute_gates", [
     Variadic<AnyRankedTensor>:$recurrent_weights,
     Variadic<AnyRankedTensor>:$biases,
     I64Attr:$layer,
-    UnitAttr:$batch_first);
+    UnitAttr:$batch_first,
+    UnitAttr:$tf32);
   let results = (outs AnyRankedTensor:$gates);
   let assemblyFormat = [{
     $input `,` $hidden (`h0` $h0^)? (`lengths` $lengths^)?
     `weights` `(` $weights `)` `recurrent` `(` $recurrent_weights `)`
     (`biases` `(` $biases^ `)`)? `layer` $layer (`batch_first` $batch_first^)?
-    attr-dict `:` functional-type(operands, results)
+    (`tf32` $tf32^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -220,12 +226,13 @@ def Rudnn_RnnWeightGradientOp : Rudnn_Op<"rnn_weight_gradient", [
     I64Attr:$layer,
     DefaultValuedAttr<I64Attr, "1">:$splits,
     UnitAttr:$batch_first,
-    Rudnn_CellAttr:$cell);
+    Rudnn_CellAttr:$cell,
+    UnitAttr:$tf32);
   let results = (outs Variadic<AnyRankedTensor>:$d_weights);
   let assemblyFormat = [{
     $d_gates `,` $input `,` $hidden (`h0` $h0^)? (`lengths` $lengths^)?
     `d_bias` $d_bias `layer` $layer (`splits` $splits^)?
-    (`batch_first` $batch_first^)? (`cell` $cell^)?
+    (`batch_first` $batch_first^)? (`cell` $cell^)? (`tf32` $tf32^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -238,7 +245,9 @@ def Rudnn_RnnInputGradientOp : Rudnn_Op<"rnn_input_gradient", [Pure]> {
     `d_gates`'s input side (by `cell`):
     `[T, B, F]` (batch first with `batch_first`), in the weights' type for
     the first layer (the caller's `d_x`) or f32 (the layer below's output
-    gradient).
+    gradient). With `tf32`, f32 products on tensor cores, the operands
+    rounded to TF32 (as `rudnn.rnn_weight_gradient`'s and
+    `rudnn.lstm_recompute_gates`' with it).
 
     ```mlir
     %dx = rudnn.rnn_input_gradient %dg weights(%w_ih) : ...
@@ -248,11 +257,12 @@ def Rudnn_RnnInputGradientOp : Rudnn_Op<"rnn_input_gradient", [Pure]> {
     AnyRankedTensor:$d_gates,
     Variadic<AnyRankedTensor>:$weights,
     UnitAttr:$batch_first,
-    Rudnn_CellAttr:$cell);
+    Rudnn_CellAttr:$cell,
+    UnitAttr:$tf32);
   let results = (outs AnyRankedTensor:$d_input);
   let assemblyFormat = [{
     $d_gates `weights` `(` $weights `)` (`batch_first` $batch_first^)?
-    (`cell` $cell^)?
+    (`cell` $cell^)? (`tf32` $tf32^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;

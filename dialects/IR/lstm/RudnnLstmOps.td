@@ -63,9 +63,12 @@ def Rudnn_LstmOp : Rudnn_Op<"lstm", [
     them from L2 each pass of entries; `per_step`, whether one persistent
     cooperative grid runs every step or each step is its own launch (the
     launches recorded in a CUDA graph), chosen where W_hh does not fit on
-    chip for all steps; `wgmma_projection`, whether the input projection runs on wgmma in
-    128 x 128 tiles (16-bit inputs on sm_90) or on mma.sync. Any of them
-    given is kept.
+    chip for all steps; `wgmma_projection`, whether the input projection
+    runs on wgmma in 128 x 128 tiles (16-bit inputs on sm_90) or on
+    mma.sync; `allow_tf32` (f32 inputs), whether the products run on tensor
+    cores with their operands rounded to TF32 (10 fraction bits), as
+    PyTorch lets cuDNN by default (`torch.backends.cudnn.allow_tf32`), or
+    exactly on FMA: true unless given. Any of them given is kept.
 
     ```mlir
     %out, %h_n, %c_n = rudnn.lstm %x h0 %h0 c0 %c0
@@ -90,6 +93,7 @@ def Rudnn_LstmOp : Rudnn_Op<"lstm", [
     OptionalAttr<BoolAttr>:$weights_on_chip,
     OptionalAttr<BoolAttr>:$per_step,
     OptionalAttr<BoolAttr>:$wgmma_projection,
+    OptionalAttr<BoolAttr>:$allow_tf32,
     UnitAttr:$save_states,
     UnitAttr:$save_gates);
   let results = (outs AnyRankedTensor:$out, AnyRankedTensor:$h_n,
@@ -101,7 +105,8 @@ def Rudnn_LstmOp : Rudnn_Op<"lstm", [
     (`bidirectional` $bidirectional^)? (`batch_first` $batch_first^)?
     (`units` $units^)? (`weights_on_chip` $weights_on_chip^)?
     (`per_step` $per_step^)?
-    (`wgmma_projection` $wgmma_projection^)? (`save_states` $save_states^)?
+    (`wgmma_projection` $wgmma_projection^)?
+    (`allow_tf32` $allow_tf32^)? (`save_states` $save_states^)?
     (`save_gates` $save_gates^)? attr-dict `:`
     functional-type(operands, results)
   }];
@@ -139,7 +144,8 @@ def Rudnn_RnnProjectionOp : Rudnn_Op<"rnn_projection", [
     memory also holds the recurrence's grid barrier, zeroed here). The
     input is `[T, B, F]`, or `[B, T, F]` with `batch_first`. With `wgmma`
     (16-bit inputs, sm_90a) the GEMM runs in 128 x 128 tiles on wgmma,
-    else in 64 x 64 tiles on mma.sync (FMA for f32).
+    else in 64 x 64 tiles on mma.sync (f32: on FMA, or with `tf32` on
+    tensor cores, the operands rounded to TF32).
 
     ```mlir
     %gates, %state = rudnn.rnn_projection %x weights(%w_ih)
@@ -156,13 +162,14 @@ def Rudnn_RnnProjectionOp : Rudnn_Op<"rnn_projection", [
     I64Attr:$hidden,
     UnitAttr:$batch_first,
     Rudnn_CellAttr:$cell,
-    UnitAttr:$wgmma);
+    UnitAttr:$wgmma,
+    UnitAttr:$tf32);
   let results = (outs AnyRankedTensor:$gates, AnyRankedTensor:$state);
   let assemblyFormat = [{
     $input `weights` `(` $weights `)` (`biases` `(` $biases^ `)`)?
     (`h0` $h0^)? (`c0` $c0^)? `layer` $layer `hidden` $hidden
     (`batch_first` $batch_first^)? (`cell` $cell^)? (`wgmma` $wgmma^)?
-    attr-dict `:` functional-type(operands, results)
+    (`tf32` $tf32^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -179,7 +186,8 @@ def Rudnn_RnnRecurrenceOp : Rudnn_Op<"rnn_recurrence", [
     and `c_n_in` (the previous layer's), its `h_n` and `c_n` are their
     memory, the other layers' slices kept. A GRU takes `biases`, b_hh per
     direction, for the b_hn its cell adds inside the reset product. Blocks of `units` hidden units each, W_hh kept in
-    shared memory with `weights_on_chip`. One cooperative grid runs every
+    shared memory with `weights_on_chip` (f32 rows on chip with `tf32`: on
+    tensor cores, rounded to TF32). One cooperative grid runs every
     step, a grid barrier between them; with `per_step` the kernel runs one
     step and the plan launches it T times (`rudnn.launch ... repeat`), each
     launch loading its rows on chip once (with `weights_on_chip`) for all
@@ -207,7 +215,8 @@ def Rudnn_RnnRecurrenceOp : Rudnn_Op<"rnn_recurrence", [
     BoolAttr:$weights_on_chip,
     UnitAttr:$per_step,
     UnitAttr:$batch_first,
-    Rudnn_CellAttr:$cell);
+    Rudnn_CellAttr:$cell,
+    UnitAttr:$tf32);
   let results = (outs AnyRankedTensor:$out, AnyRankedTensor:$h_n,
                       AnyRankedTensor:$c_n, Variadic<AnyRankedTensor>:$saved);
   let assemblyFormat = [{
@@ -215,8 +224,8 @@ def Rudnn_RnnRecurrenceOp : Rudnn_Op<"rnn_recurrence", [
     (`lengths` $lengths^)? (`h_n` $h_n_in^)? (`c_n` $c_n_in^)?
     (`saved` `(` $saved_in^ `)`)? `layer` $layer `units` $units
     `weights_on_chip` $weights_on_chip (`per_step` $per_step^)?
-    (`batch_first` $batch_first^)? (`cell` $cell^)? attr-dict `:`
-    functional-type(operands, results)
+    (`batch_first` $batch_first^)? (`cell` $cell^)? (`tf32` $tf32^)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

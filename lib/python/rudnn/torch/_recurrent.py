@@ -131,6 +131,13 @@ class Recurrent(nn.Module):
             states = tuple(dense(state) for state in states)
         return dense(input), lengths, packed, unbatched, states, weights
 
+    @staticmethod
+    def _allow_tf32(input):
+        """Whether f32 products may round to TF32, as cuDNN's would for
+        torch.nn's module: on CUDA while torch.backends.cudnn.allow_tf32
+        is set (read at each call), never on the CPU."""
+        return input.is_cuda and bool(torch.backends.cudnn.allow_tf32)
+
     def _training(self, input, weights, states):
         """Whether this forward must save for a backward."""
         return torch.is_grad_enabled() and (

@@ -25,6 +25,7 @@ def _gru(
     layers: int,
     bidirectional: bool,
     batch_first: bool,
+    allow_tf32: bool,
     save: bool,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     steps, batch, hidden, directions = shapes(x, weights, bidirectional, batch_first)
@@ -42,13 +43,14 @@ def _gru(
         num_layers=layers,
         bidirectional=bidirectional,
         batch_first=batch_first,
+        allow_tf32=allow_tf32,
         save_states=True if save else None,
     )
     return tuple(computed) + tuple(x.new_empty(0) for _ in range(4 - len(computed)))
 
 
 @_gru.register_fake
-def _(x, h0, lengths, weights, layers, bidirectional, batch_first, save):
+def _(x, h0, lengths, weights, layers, bidirectional, batch_first, allow_tf32, save):
     steps, batch, hidden, directions = shapes(x, weights, bidirectional, batch_first)
     states = layers * directions
     saving = save and x.numel() > 0
@@ -75,6 +77,7 @@ def _gru_backward(
     layers: int,
     bidirectional: bool,
     batch_first: bool,
+    allow_tf32: bool,
 ) -> tuple[Tensor, Tensor, list[Tensor]]:
     steps, batch, hidden_size, directions = shapes(x, weights, bidirectional, batch_first)
     if x.numel() == 0:
@@ -96,13 +99,14 @@ def _gru_backward(
         num_layers=layers,
         bidirectional=bidirectional,
         batch_first=batch_first,
+        allow_tf32=allow_tf32,
     )
     return computed[0], computed[1], list(computed[2:])
 
 
 @_gru_backward.register_fake
 def _(x, h0, lengths, weights, hidden, gates, d_out, d_h_n, layers, bidirectional,
-      batch_first):
+      batch_first, allow_tf32):
     steps, batch, hidden_size, directions = shapes(x, weights, bidirectional, batch_first)
     return (
         x.new_empty(x.shape),
@@ -132,7 +136,7 @@ def _backward(ctx, d_out, d_h_n, *_saved):
         x, h0, lengths, weights, hidden, gates, dense(d_out),
         None if d_h_n is None else dense(d_h_n), *ctx.attributes,
     )
-    return d_x, d_h0 if h0 is not None else None, None, d_weights, None, None, None, None
+    return (d_x, d_h0 if h0 is not None else None, None, d_weights) + (None,) * 5
 
 
 torch.library.register_autograd("rudnn::gru", _backward, setup_context=_setup)
@@ -143,7 +147,7 @@ class GRU(Recurrent):
     batch_first=False, dropout=0.0, bidirectional=False), forward and
     backward (dropout between layers is not supported: refused here, at
     construction). A PackedSequence's lengths reach the operator as int32
-    as rudnn.torch.LSTM's do."""
+    and f32 products round to TF32 as rudnn.torch.LSTM's do."""
 
     _kind = "GRU"
     _gates = 3
@@ -170,7 +174,7 @@ class GRU(Recurrent):
         h0 = states[0] if states is not None else None
         out, h_n, *_ = _gru(
             input, h0, lengths, weights, self.num_layers, self.bidirectional,
-            self.batch_first, self._training(input, weights, states),
+            self.batch_first, self._allow_tf32(input), self._training(input, weights, states),
         )
         out = self._finish(out, lengths, packed, unbatched)
         return out, h_n.squeeze(1) if unbatched else h_n

@@ -32,6 +32,7 @@ def _lstm(
     layers: int,
     bidirectional: bool,
     batch_first: bool,
+    allow_tf32: bool,
     save: int,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
     steps, batch, hidden, directions = shapes(x, weights, bidirectional, batch_first)
@@ -56,6 +57,7 @@ def _lstm(
         num_layers=layers,
         bidirectional=bidirectional,
         batch_first=batch_first,
+        allow_tf32=allow_tf32,
         save_states=True if save >= _SAVE_STATES else None,
         save_gates=True if save == _SAVE_GATES else None,
     )
@@ -63,7 +65,7 @@ def _lstm(
 
 
 @_lstm.register_fake
-def _(x, h0, c0, lengths, weights, layers, bidirectional, batch_first, save):
+def _(x, h0, c0, lengths, weights, layers, bidirectional, batch_first, allow_tf32, save):
     steps, batch, hidden, directions = shapes(x, weights, bidirectional, batch_first)
     states = layers * directions
     saving = save >= _SAVE_STATES and x.numel() > 0
@@ -97,6 +99,7 @@ def _lstm_backward(
     layers: int,
     bidirectional: bool,
     batch_first: bool,
+    allow_tf32: bool,
 ) -> tuple[Tensor, Tensor, Tensor, list[Tensor]]:
     steps, batch, hidden_size, directions = shapes(x, weights, bidirectional, batch_first)
     if x.numel() == 0:
@@ -117,13 +120,14 @@ def _lstm_backward(
         num_layers=layers,
         bidirectional=bidirectional,
         batch_first=batch_first,
+        allow_tf32=allow_tf32,
     )
     return computed[0], computed[1], computed[2], list(computed[3:])
 
 
 @_lstm_backward.register_fake
 def _(x, h0, c0, lengths, weights, hidden, cells, gates, d_out, d_h_n, d_c_n, layers,
-      bidirectional, batch_first):
+      bidirectional, batch_first, allow_tf32):
     steps, batch, hidden_size, directions = shapes(x, weights, bidirectional, batch_first)
     state = x.new_empty(layers * directions, batch, hidden_size)
     return x.new_empty(x.shape), state, state.new_empty(state.shape), [
@@ -166,6 +170,7 @@ def _backward(ctx, d_out, d_h_n, d_c_n, *_saved):
         None,
         None,
         None,
+        None,
     )
 
 
@@ -182,7 +187,9 @@ class LSTM(Recurrent):
     for 16 bytes less per hidden unit and step. A PackedSequence's lengths
     reach the operator as int32 without wrapping (see int32_indices):
     beyond int32 they are refused on CPU and become -1 (no step) on
-    CUDA."""
+    CUDA. f32 products round their operands to TF32 where torch.nn.LSTM's
+    would: on CUDA tensors while torch.backends.cudnn.allow_tf32 is set
+    (PyTorch's default), never on CPU ones."""
 
     _kind = "LSTM"
     _gates = 4
@@ -219,7 +226,7 @@ class LSTM(Recurrent):
             save = _SAVE_STATES if self.recompute_gates else _SAVE_GATES
         out, h_n, c_n, *_ = _lstm(
             input, h0, c0, lengths, weights, self.num_layers, self.bidirectional,
-            self.batch_first, save,
+            self.batch_first, self._allow_tf32(input), save,
         )
         out = self._finish(out, lengths, packed, unbatched)
         if unbatched:
