@@ -2,11 +2,11 @@
 """Prints rudnn-bench-lstm and bench/torch_lstm.py results side by side
 (or rudnn-bench-gru and torch_lstm.py --cell gru, torch.nn.GRU's):
 per shape (H, B, T, L, D, bits), rudnn's time, torch.nn.LSTM's (cuDNN, as
-PyTorch runs it by default: TF32 where allowed, marked "tf32") and the
-ratio torch / rudnn (above 1: rudnn is faster), then for f32 the ratio to
-cuDNN in strict f32 (TF32 off); then the same for a training step (the
-forward saving what the backward takes, and the backward). Either file
-may be missing or partial.
+PyTorch runs it by default: TF32 where allowed, marked "tf32"; rudnn's f32
+then in TF32 too) and the ratio torch / rudnn (above 1: rudnn is faster),
+then for f32 both in strict f32 (TF32 off) and their ratio; then the same
+for a training step (the forward saving what the backward takes, and the
+backward). Either file may be missing or partial.
 
     python3 bench/compare_lstm.py RUDNN.json TORCH.json
 """
@@ -30,7 +30,7 @@ def ratios(ours_path, theirs_path):
     for name, label in (("torch", "torch"), ("torch_strict_f32", "torch strict f32")):
         points = [(",".join(map(str, key)),
                    ratio(theirs.get(key, {}).get(name, {}).get("ms"),
-                         ours.get(key, {}).get("ms"))) for key in keys
+                         mode(ours.get(key, {}), name).get("ms"))) for key in keys
                   if name == "torch" or key[-1] == 32]
         if points:
             series[label] = points
@@ -40,6 +40,12 @@ def ratios(ours_path, theirs_path):
     if any(point for _, point in training):
         series["torch training"] = training
     return series
+
+
+def mode(record, name):
+    """rudnn's timings in the mode of torch's record `name`: strict f32's
+    beside torch_strict_f32, else the default's."""
+    return record.get("strict_f32", {}) if name == "torch_strict_f32" else record
 
 
 def main():
@@ -56,6 +62,7 @@ def table(title, field, keys, ours, theirs):
         ms = ours.get(key, {}).get(field)
         default = theirs.get(key, {}).get("torch", {})
         strict = theirs.get(key, {}).get("torch_strict_f32", {}).get(field)
+        ours_strict = ours.get(key, {}).get("strict_f32", {}).get(field)
         other = default.get(field)
         row = f"  {','.join(map(str, key)):<22}"
         row += f" {ms:9.4f}" if ms else f" {'-':>9}"
@@ -63,7 +70,8 @@ def table(title, field, keys, ours, theirs):
         row += f" {other / ms:5.2f}x" if other and ms else f" {'-':>6}"
         row += " tf32" if default.get("tf32") else ""
         if strict:
-            row += f" {strict:13.4f}" + (f" {strict / ms:5.2f}x" if ms else "")
+            row += f" {strict:13.4f}" + (
+                f" {strict / ours_strict:5.2f}x" if ours_strict else "")
         print(row)
 
 

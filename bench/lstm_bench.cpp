@@ -8,8 +8,10 @@
 // Times rudnn::lstmForward of an LSTM (rudnn-bench-gru: rudnn::gruForward
 // of a GRU) of hidden size H (input size H too), L layers of D directions
 // with biases and an initial state, over T steps of B entries, in bf16
-// (bits 16) or f32 (bits 32), and a training step (the forward saving what
-// the backward takes, then the backward of every input): what
+// (bits 16) or f32 (bits 32; timed twice, as PyTorch runs it by default,
+// products in TF32, and exact with TF32 off, the record's `strict_f32`),
+// and a training step (the forward saving what the backward takes, then
+// the backward of every input): what
 // bench/torch_lstm.py times torch.nn.LSTM or torch.nn.GRU (cuDNN) on,
 // forward and forward + backward. `warmup` untimed
 // calls, then `repeats` calls each between two CUDA events, the median
@@ -89,8 +91,8 @@ int main(int argc, char **argv) {
               context, options, s.T * s.B * s.H, kEmulationLimit,
               std::to_string(s.H) + "," + std::to_string(s.B) + "," +
                   std::to_string(s.T));
-        bench::printTableHeader(context, "%-24s %10s %10s\n",
-                                "H,B,T,L,D,bits", "ms", "train ms");
+        bench::printTableHeader(context, "%-24s %10s %10s\n", "H,B,T,L,D,bits",
+                                "ms", "train ms");
         nlohmann::json results = nlohmann::json::array();
         for (const Shape &s : shapes) {
           const DType dtype = s.bits == 16 ? DType::BF16 : DType::F32;
@@ -156,8 +158,6 @@ int main(int argc, char **argv) {
             else
               lstmForward(context, inputs, outputs, lstm);
           };
-          const double ms =
-              bench::medianMs(context, options.warmup, options.repeats, call);
 
           // The training step: what the forward saves, the gradients of
           // every input.
@@ -168,8 +168,7 @@ int main(int argc, char **argv) {
           const DeviceBuffer dOut = bench::upload(
               context, test::normalValues(T * B * D * H, random), dtype);
           const LstmSaved saved{
-              TensorView::contiguous(hidden.data(), dtype,
-                                     {s.L, T, B, D * H}),
+              TensorView::contiguous(hidden.data(), dtype, {s.L, T, B, D * H}),
               TensorView::contiguous(cells.data(), DType::F32,
                                      {states, T, B, H}),
               TensorView::contiguous(gates.data(), DType::F32,
@@ -205,21 +204,33 @@ int main(int argc, char **argv) {
               lstmBackward(context, inputs, saved, dy, grads, lstm);
             }
           };
-          const double trainMs =
-              bench::medianMs(context, options.warmup, options.repeats, step);
+          // f32 as PyTorch runs it by default (TF32 products), then exact
+          // (TF32 off), as bench/torch_lstm.py times cuDNN.
           char label[80];
           std::snprintf(label, sizeof(label), "%ld,%ld,%ld,%ld,%ld,%ld", s.H,
                         s.B, s.T, s.L, s.D, s.bits);
-          std::printf("%-24s %10.4f %10.4f\n", label, ms, trainMs);
-          std::fflush(stdout);
-          results.push_back({{"H", s.H},
-                             {"B", s.B},
-                             {"T", s.T},
-                             {"L", s.L},
-                             {"D", s.D},
-                             {"bits", s.bits},
-                             {"ms", ms},
-                             {"train_ms", trainMs}});
+          nlohmann::json record = {{"H", s.H}, {"B", s.B}, {"T", s.T},
+                                   {"L", s.L}, {"D", s.D}, {"bits", s.bits}};
+          for (bool tf32 : s.bits == 32 ? std::vector<bool>{true, false}
+                                        : std::vector<bool>{false}) {
+            lstm.allowTf32 = tf32;
+            const double ms =
+                bench::medianMs(context, options.warmup, options.repeats, call);
+            const double trainMs =
+                bench::medianMs(context, options.warmup, options.repeats, step);
+            const char *mode = s.bits == 16 ? "" : tf32 ? " tf32" : " f32";
+            std::printf("%-24s %10.4f %10.4f\n",
+                        (std::string(label) + mode).c_str(), ms, trainMs);
+            std::fflush(stdout);
+            if (tf32 || s.bits == 16) {
+              record["ms"] = ms;
+              record["train_ms"] = trainMs;
+              record["tf32"] = tf32;
+            } else {
+              record["strict_f32"] = {{"ms", ms}, {"train_ms", trainMs}};
+            }
+          }
+          results.push_back(record);
           bench::writeResults(context, options, kName, results);
         }
         return 0;

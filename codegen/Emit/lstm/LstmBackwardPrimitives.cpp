@@ -298,17 +298,17 @@ struct BackwardRecurrenceModel
     // every entry's gate gradients of the step before (from L2), reads its
     // units' saved gates, cells and output gradients, writes its gate
     // gradients and carries its cell gradients; off chip, its W_hh columns
-    // once a pass of entries (counted per entry).
-    const int64_t weightBytes =
-        onChip ? 0
-               : units * gates * hidden * bytes /
-                     lstmRecurrenceBatch(bytes, /*weightsOnChip=*/false);
+    // once each pass of entries (⌈B / 8⌉ passes).
     builder.launch().serialSteps = SizeRef{1, {DimRef::of('T')}};
-    builder.launch().stepBytes = SizeRef{
-        gates * hidden * bytes +
-            units * (16 + 8 + elementBytes(dOut) + columns * bytes + 8) +
-            weightBytes,
-        {DimRef::of('B')}};
+    builder.launch().stepBytes =
+        SizeRef{gates * hidden * bytes +
+                    units * (16 + 8 + elementBytes(dOut) + columns * bytes + 8),
+                {DimRef::of('B')}};
+    if (!onChip)
+      builder.launch().stepFixedBytes =
+          SizeRef{units * gates * hidden * bytes,
+                  {DimRef::ceilDiv('B', lstmRecurrenceBatch(bytes, false),
+                                   "recurrence_passes")}};
     builder.launch().stepFlops =
         SizeRef{2 * units * gates * hidden, {DimRef::of('B')}};
     return success();

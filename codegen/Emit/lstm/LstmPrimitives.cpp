@@ -323,22 +323,23 @@ struct RecurrenceModel
     // The serial bound: each step a block stages every entry's previous
     // hidden state from L2 (16-bit weights on chip: the layer's outputs,
     // in its type; else the fp32 state), reads its gates and writes its
-    // states, and reads its W_hh rows: off chip once a pass of entries
-    // (counted per entry: a lower bound where B is no multiple of the
-    // pass), on chip once a launch (a step with `per_step`, else never
-    // again).
+    // states, and reads its W_hh rows: off chip once each pass of entries
+    // (⌈B / 8⌉ passes, a whole pass's rows however few entries it holds),
+    // on chip once a launch (a step with `per_step`, else never again).
     const int64_t bytes = elementBytes(out);
     const int64_t stagedBytes = onChip && bytes == 2 ? 2 : 4;
     const int64_t rowBytes = gates * units * hidden * bytes;
-    const int64_t weightBytes =
-        onChip ? 0
-               : rowBytes / lstmRecurrenceBatch(bytes, /*weightsOnChip=*/false);
     builder.launch().serialSteps =
         perStep ? SizeRef{1, {}} : SizeRef{1, {DimRef::of('T')}};
-    builder.launch().stepBytes = SizeRef{
-        stagedBytes * hidden + units * (4 * gates + 12 + bytes) + weightBytes,
-        {DimRef::of('B')}};
-    if (perStep && onChip)
+    builder.launch().stepBytes =
+        SizeRef{stagedBytes * hidden + units * (4 * gates + 12 + bytes),
+                {DimRef::of('B')}};
+    if (!onChip)
+      builder.launch().stepFixedBytes =
+          SizeRef{rowBytes,
+                  {DimRef::ceilDiv('B', lstmRecurrenceBatch(bytes, false),
+                                   "recurrence_passes")}};
+    else if (perStep)
       builder.launch().stepFixedBytes = SizeRef{rowBytes, {}};
     builder.launch().stepFlops =
         SizeRef{2 * gates * units * hidden, {DimRef::of('B')}};
