@@ -85,10 +85,11 @@ struct KernelLaunch {
   int64_t flopsPerL2Byte = 0;
   /// A recurrence's dependent steps in one launch (0: none modelled; one
   /// where each launch is a step), and what one block does in each: the
-  /// bytes it reads through L2 (the state the other blocks published,
-  /// weights not kept on chip), plus `stepFixedBytes` whatever the batch
-  /// (weights loaded once a launch), and its FLOPs. Each step also waits at
-  /// a grid barrier (a cooperative launch) or is a launch of its own.
+  /// bytes it reads through L2 (the state the other blocks published), plus
+  /// `stepFixedBytes` over other dims (its weight rows: once a pass of
+  /// entries off chip, once a launch loaded on chip), and its FLOPs. Each step
+  /// also waits at a grid barrier (a cooperative launch) or is a launch of its
+  /// own.
   mlir::rudnn::SizeRef serialSteps{0, {}}, stepBytes{0, {}}, stepFlops{0, {}},
       stepFixedBytes{0, {}};
   /// Its tensor-core work is TF32 (half the 16-bit rate).

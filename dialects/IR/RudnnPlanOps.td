@@ -133,8 +133,8 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     block reads `step_bytes` through L2 and computes `step_flops`, then
     waits at a grid barrier (or, one step a launch, is launched): the
     report's serial bound; `step_fixed_bytes`, a second term of a step's
-    bytes over other dims (weights a block loads once a launch for all
-    batch entries). `tf32`: its tensor-core work rounds fp32 operands to
+    bytes over other dims (a block's weights: read once each pass of
+    entries, or loaded on chip once a launch for all of them). `tf32`: its tensor-core work rounds fp32 operands to
     TF32, at half the 16-bit rate.
 
     ```mlir

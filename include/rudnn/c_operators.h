@@ -237,10 +237,10 @@ typedef struct rudnn_lstm_call {
   int skip_length_check; /* lengths are trusted in [0, T] */
   int64_t units;         /* 0: chosen */
   rudnn_tristate_t weights_on_chip, per_step;
-  rudnn_tristate_t allow_tf32; /* f32 products in TF32; chosen: yes */
   /* optional: what rudnn_lstm_backward takes (LstmSaved): hidden and cells
      together, gates with them */
   const rudnn_tensor_t *hidden, *cells, *gates;
+  rudnn_tristate_t allow_tf32; /* f32 products in TF32; chosen: yes */
 } rudnn_lstm_call_t;
 
 rudnn_status_t rudnn_lstm_forward(rudnn_context_t context,
@@ -259,7 +259,6 @@ typedef struct rudnn_lstm_backward_call {
   int skip_length_check;
   int64_t units; /* 0: chosen */
   rudnn_tristate_t weights_on_chip;
-  rudnn_tristate_t allow_tf32; /* the GEMMs' f32 products; chosen: yes */
   /* what the forward saved: hidden, cells and (optional) gates */
   const rudnn_tensor_t *hidden, *cells, *gates;
   /* the results' gradients: d_out; d_h_n, d_c_n optional (zero) */
@@ -269,6 +268,7 @@ typedef struct rudnn_lstm_backward_call {
   const rudnn_tensor_t *d_x, *d_h0, *d_c0;
   const rudnn_named_tensor_t *d_weights;
   size_t d_weight_count;
+  rudnn_tristate_t allow_tf32; /* the GEMMs' f32 products; chosen: yes */
 } rudnn_lstm_backward_call_t;
 
 rudnn_status_t rudnn_lstm_backward(rudnn_context_t context,

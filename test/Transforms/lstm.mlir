@@ -63,9 +63,9 @@ func.func @stack(%x: tensor<?x?x128xbf16>, %lengths: tensor<?xi32>,
 
 // A bidirectional f32 layer of H = 1024, batch first, with biases and an
 // initial state. A persistent grid would give each SM 16 units, whose W_hh
-// rows (290 KiB a block with the staged states) fit an H200's shared
-// memory only in bf16: each step reads W_hh from L2 anyway, so the
-// recurrence runs one launch a step, 256 blocks of 8 units, repeated over T
+// rows (328 KiB a block in TF32's tiles with the staged states, 290 KiB as
+// exact fp32 rows) fit an H200's shared memory only in bf16: each step
+// reads W_hh from L2 anyway, so the recurrence runs one launch a step, 256 blocks of 8 units, repeated over T
 // by the plan (and said why). Each launch loads its blocks' rows on chip
 // once for all entries (read from L2 each pass of 8 entries where 99 KiB
 // a block cannot hold them, the SMALL run). The model's step reads the

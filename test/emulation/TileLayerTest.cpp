@@ -100,6 +100,12 @@ GEMM(float, gemm_f32_km_kn, KM, KN)
 GEMM_TF32(gemm_tf32_nk, MK, NK)
 GEMM_TF32(gemm_tf32_km_kn, KM, KN)
 
+// cvt.rna.tf32.f32 of each value, as the register's bits.
+extern "C" __global__ void tf32_round(const float *in, unsigned *out, int n) {
+  if (threadIdx.x < n)
+    out[threadIdx.x] = rudnn::arch::to_tf32(in[threadIdx.x]);
+}
+
 // The tile's whole Rows x Cols (zeros past the copied part) back out.
 extern "C" __global__ void float_tile_copy(const float *source, float *out,
                                            int pitch, int rows, int cols) {
@@ -267,6 +273,43 @@ TEST_F(TileLayerTest, Tf32WarpTilesRoundTheirOperandsAsCvtRnaDoes) {
     EXPECT_EQ(wrong, 0);
     // Rounding to TF32 shows: far beyond fp32's accumulation error.
     EXPECT_GT(furthestFromExact, 1e-4);
+  }
+}
+
+TEST_F(TileLayerTest, Tf32RoundingTiesAwayFromZeroAndKeepsInfinitiesAndNaN) {
+  // Bits in, bits out: ties away from zero (1 + 2^-11 goes up, where
+  // round-to-even would go down), below a tie down, a subnormal tie, the
+  // largest finite value past TF32's range to infinity, infinities kept.
+  const std::vector<std::pair<uint32_t, uint32_t>> cases = {
+      {0x3f801000u, 0x3f802000u}, {0xbf801000u, 0xbf802000u},
+      {0x3f800fffu, 0x3f800000u}, {0x3f805000u, 0x3f806000u},
+      {0x00001000u, 0x00002000u}, {0x7f7fffffu, 0x7f800000u},
+      {0x7f800000u, 0x7f800000u}, {0xff800000u, 0xff800000u},
+      {0x00000000u, 0x00000000u}, {0x80000000u, 0x80000000u}};
+  const std::vector<uint32_t> nans = {0x7fc00001u, 0xffc12345u, 0x7f800001u};
+  std::vector<float> in;
+  auto asFloat = [](uint32_t bits) {
+    float value;
+    std::memcpy(&value, &bits, 4);
+    return value;
+  };
+  for (const auto &[bits, _] : cases)
+    in.push_back(asFloat(bits));
+  for (uint32_t bits : nans)
+    in.push_back(asFloat(bits));
+  auto kernel = build("tf32_round", kGemmSource);
+  DevicePtr out = upload(std::vector<uint32_t>(in.size(), 0xdeadbeefu));
+  ArgPack args;
+  args.push(upload(in)).push(out).push(static_cast<int>(in.size()));
+  launch(*kernel, {1}, {32}, args);
+  const std::vector<uint32_t> got = download<uint32_t>(out, in.size());
+  for (size_t i = 0; i < cases.size(); ++i)
+    EXPECT_EQ(got[i], cases[i].second) << std::hex << cases[i].first;
+  // NaN stays NaN, its low 13 bits dropped as a TF32 register's are.
+  for (size_t i = 0; i < nans.size(); ++i) {
+    const uint32_t bits = got[cases.size() + i];
+    EXPECT_TRUE(std::isnan(asFloat(bits))) << std::hex << nans[i];
+    EXPECT_EQ(bits & 0x1fffu, 0u) << std::hex << nans[i];
   }
 }
 

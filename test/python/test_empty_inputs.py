@@ -259,7 +259,8 @@ def test_empty_results_agree_with_the_fake_implementations():
     for save in (0, 2):  # nothing saved, or the states and gates
         torch.library.opcheck(
             torch.ops.rudnn.lstm.default,
-            (torch.randn(0, 2, 4), state, state, None, weights, 1, False, False, save),
+            (torch.randn(0, 2, 4), state, state, None, weights, 1, False, False, False,
+             save),
             test_utils=checks,
         )
     # No step: the final states' gradients are the initial ones'.
@@ -267,19 +268,19 @@ def test_empty_results_agree_with_the_fake_implementations():
     torch.library.opcheck(
         torch.ops.rudnn.lstm_backward.default,
         (torch.randn(0, 2, 4), state, state, None, weights, nothing, nothing, None,
-         torch.randn(0, 2, 3), state, state, 1, False, False),
+         torch.randn(0, 2, 3), state, state, 1, False, False, False),
         test_utils=checks,
     )
     gru_weights = [p.detach() for p in rt.GRU(4, 3).parameters()]
     for save in (False, True):
         torch.library.opcheck(
             torch.ops.rudnn.gru.default,
-            (torch.randn(0, 2, 4), state, None, gru_weights, 1, False, False, save),
+            (torch.randn(0, 2, 4), state, None, gru_weights, 1, False, False, False, save),
             test_utils=checks,
         )
     torch.library.opcheck(
         torch.ops.rudnn.gru_backward.default,
         (torch.randn(0, 2, 4), state, None, gru_weights, nothing, nothing,
-         torch.randn(0, 2, 3), state, 1, False, False),
+         torch.randn(0, 2, 3), state, 1, False, False, False),
         test_utils=checks,
     )

@@ -255,6 +255,38 @@ TEST(LstmRecurrencePolicy, SpreadsUnitsOverTheSmsAndKeepsWeightsWhereTheyFit) {
       chooseLstmRecurrence(1024, 2, 4, 232448, 132, std::nullopt, true, false));
 }
 
+TEST(LstmRecurrencePolicy, Tf32TilesGiveWayToExactRowsThatKeepABetterPlan) {
+  // f32 H = 1024 both ways: TF32's tiles fit one launch a step's 8 units
+  // (200 KiB), the products then in TF32.
+  auto tf32 = chooseLstmRecurrence(1024, 2, 4, 232448, 132, std::nullopt,
+                                   std::nullopt, std::nullopt, 4, true);
+  ASSERT_TRUE(tf32);
+  EXPECT_TRUE(tf32->perStep && tf32->weightsOnChip && tf32->tf32);
+  EXPECT_TRUE(lstmRecurrenceTf32(1024, 8, 4, true, 4, true, 232448));
+  // f32 H = 1200, one direction: 10 units a block keep their exact fp32
+  // rows on chip for all steps (231936 bytes) where TF32's tiles would not
+  // (314368), nor 8 units' one launch a step (239360): the exact rows and
+  // the persistent grid win, saying why.
+  EXPECT_LE(lstmRecurrenceSharedBytes(1200, 10, 4, true), 232448);
+  EXPECT_GT(lstmRecurrenceSharedBytes(1200, 10, 4, true, 4, true), 232448);
+  EXPECT_GT(lstmRecurrenceSharedBytes(1200, 8, 4, true, 4, true), 232448);
+  auto exact = chooseLstmRecurrence(1200, 1, 4, 232448, 132, std::nullopt,
+                                    std::nullopt, std::nullopt, 4, true);
+  ASSERT_TRUE(exact);
+  EXPECT_FALSE(exact->perStep);
+  EXPECT_TRUE(exact->weightsOnChip);
+  EXPECT_FALSE(exact->tf32);
+  EXPECT_EQ(exact->units, 10);
+  EXPECT_NE(exact->reason.find("products exact fp32 (TF32's tiles would "
+                               "not fit)"),
+            std::string::npos);
+  EXPECT_FALSE(lstmRecurrenceTf32(1200, 10, 4, true, 4, true, 232448));
+  // Not allowed, 16-bit, or off chip: never TF32.
+  EXPECT_FALSE(lstmRecurrenceTf32(1024, 8, 4, true, 4, false, 232448));
+  EXPECT_FALSE(lstmRecurrenceTf32(64, 8, 2, true, 4, true, 232448));
+  EXPECT_FALSE(lstmRecurrenceTf32(64, 8, 4, false, 4, true, 232448));
+}
+
 TEST(LstmRecurrencePolicy,
      BackwardKeepsColumnsOnChipWhereTheyFitAndSplitsSmallGradients) {
   // bf16 H = 512 on an H200: 8 units a block, W_hh's 8 columns (4H deep)

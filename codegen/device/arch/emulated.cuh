@@ -171,15 +171,18 @@ inline void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4],
 }
 
 /// cvt.rna.tf32.f32: the nearest value with a 10-bit fraction, ties away
-/// from zero, in a 32-bit register whose low 13 bits are zero. NaN and
-/// infinities pass unchanged; a rounding past the largest finite value
-/// gives an infinity, as the carry into the exponent does.
+/// from zero, in a 32-bit register whose low 13 bits are zero. Infinities
+/// pass unchanged and NaN stays NaN (a quiet one where its payload sat in
+/// the low bits alone); a rounding past the largest finite value gives an
+/// infinity, as the carry into the exponent does.
 inline unsigned to_tf32(float value) {
   unsigned bits;
   memcpy(&bits, &value, sizeof bits);
-  if ((bits & 0x7f800000u) == 0x7f800000u)
-    return bits;
-  return (bits + 0x1000u) & ~0x1fffu;
+  if ((bits & 0x7f800000u) != 0x7f800000u)
+    return (bits + 0x1000u) & ~0x1fffu;
+  const unsigned kept = bits & ~0x1fffu;
+  const bool nan = (bits & 0x007fffffu) != 0;
+  return nan && (kept & 0x007fffffu) == 0 ? kept | 0x00400000u : kept;
 }
 
 /// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32, g = lane / 4,

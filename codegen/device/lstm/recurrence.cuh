@@ -174,24 +174,26 @@ load_weights(unsigned char *shared, const BlockUnits<T, Hidden, Units> &own) {
         own.aligned, own.weight);
     arch::cp_async_commit();
     arch::cp_async_wait<0>();
-  } else if (OnChip && Hidden * sizeof(T) % 16 == 0 && own.aligned) {
-    // Plain rows of Hidden elements: a row's 16-byte chunks, zeros for a
-    // row the block lacks.
-    for (int e = threadIdx.x; e < Shared::kRows * kChunks;
-         e += kRecurrenceThreads) {
-      const int r = e / kChunks, c = e % kChunks;
-      const T *from = row(r);
-      arch::cp_async_16_zfill(shared + static_cast<long long>(e) * 16,
-                              from ? from + c * (16 / sizeof(T)) : own.weight,
-                              from ? 16 : 0);
+  } else if constexpr (OnChip) {
+    if (Hidden * sizeof(T) % 16 == 0 && own.aligned) {
+      // Plain rows of Hidden elements: a row's 16-byte chunks, zeros for a
+      // row the block lacks.
+      for (int e = threadIdx.x; e < Shared::kRows * kChunks;
+           e += kRecurrenceThreads) {
+        const int r = e / kChunks, c = e % kChunks;
+        const T *from = row(r);
+        arch::cp_async_16_zfill(shared + static_cast<long long>(e) * 16,
+                                from ? from + c * (16 / sizeof(T)) : own.weight,
+                                from ? 16 : 0);
+      }
+      arch::cp_async_commit();
+      arch::cp_async_wait<0>();
+    } else {
+      Shared::fill(shared, [&](int r, int k) {
+        const T *from = row(r);
+        return from ? from[k] : from_float<T>(0.0f);
+      });
     }
-    arch::cp_async_commit();
-    arch::cp_async_wait<0>();
-  } else {
-    Shared::fill(shared, [&](int r, int k) {
-      const T *from = row(r);
-      return from ? from[k] : from_float<T>(0.0f);
-    });
   }
 }
 
@@ -240,11 +242,11 @@ __device__ void step(const RecurrenceParams<T> &p, unsigned char *shared,
   float *h_next = layout.hidden(d, (s + 1) & 1);
   float *cell = layout.cell(d);
   const SavedSteps<T, Hidden, Directions> saved{p, d};
-  // With 16-bit weights on tensor cores the products take the states in
-  // the layer's type: from step 1 on they are the layer's outputs of the
-  // step before, which cp.async copies from L2 straight into the swizzled
-  // tile (half the fp32 state's bytes, no register round trip) where rows
-  // start on 16 bytes. Same values: the outputs are the states rounded as
+  // With weights on tensor cores (16-bit, or f32 in TF32) the products
+  // take the states in the layer's type: from step 1 on they are the layer's
+  // outputs of the step before, which cp.async copies from L2 straight into the
+  // swizzled tile (half the fp32 state's bytes, no register round trip) where
+  // rows start on 16 bytes. Same values: the outputs are the states rounded as
   // staging would round them.
   const bool from_outputs =
       Shared::kTensor && s > 0 && Hidden * sizeof(T) % 16 == 0 &&

@@ -88,7 +88,7 @@ LogicalResult LstmBackwardOp::decompose(OpBuilder &builder) {
                                lastDimOf(getDH0()),
                                getBatchFirst(),
                                hasBiases(),
-                               getAllowTf32().value_or(false),
+                               getAllowTf32().value_or(true),
                                getUnitsAttr(),
                                getWeightsOnChipAttr(),
                                (*this)->getAttrOfType<StringAttr>("policy"),

@@ -13,6 +13,8 @@
 #include "dialects/IR/lstm/LstmContracts.h"
 #include "dialects/IR/lstm/LstmPolicy.h"
 
+#include <cstdint>
+
 using namespace mlir;
 using namespace mlir::rudnn;
 using namespace mlir::rudnn::lstm;
@@ -137,6 +139,16 @@ RecurrentResults mlir::rudnn::lstm::decomposeStack(
   };
   const bool biases = static_cast<bool>(weight(0, 0, 2));
   const bool tf32 = stack.tf32 && element.isF32();
+  // The recurrence takes TF32 where its policy kept TF32's tiles on chip.
+  auto module =
+      builder.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  auto target =
+      module ? module->getAttrOfType<TargetAttr>(RudnnDialect::kTargetAttrName)
+             : nullptr;
+  const bool recurrenceTf32 = lstmRecurrenceTf32(
+      hidden, stack.units.getInt(), element.getIntOrFloatBitWidth() / 8,
+      stack.weightsOnChip.getValue(), cellGates(stack.cell), tf32,
+      target ? target.getSmemPerBlock() : INT64_MAX);
   Value input = stack.x, hN, cN;
   SmallVector<Value, 3> saved;
   for (int64_t layer = 0; layer < stack.layers; ++layer) {
@@ -171,7 +183,8 @@ RecurrentResults mlir::rudnn::lstm::decomposeStack(
         loc, resultTypes, projection.getGates(), projection.getState(),
         recurrentWeights, cellBiases, stack.lengths, hN, cN, saved,
         builder.getI64IntegerAttr(layer), stack.units, stack.weightsOnChip,
-        flag(stack.perStep), flag(last && stack.batchFirst), cell, flag(tf32));
+        flag(stack.perStep), flag(last && stack.batchFirst), cell,
+        flag(recurrenceTf32));
     if (stack.policy)
       recurrence->setAttr("policy", stack.policy);
     input = recurrence.getOut();
@@ -277,7 +290,7 @@ LogicalResult LstmOp::decompose(OpBuilder &builder) {
       getBatchFirst(),
       getPerStep().value_or(false),
       getWgmmaProjection().value_or(false),
-      getAllowTf32().value_or(false),
+      getAllowTf32().value_or(true),
       getUnitsAttr(),
       getWeightsOnChipAttr(),
       (*this)->getAttrOfType<StringAttr>("policy"),

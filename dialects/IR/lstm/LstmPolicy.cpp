@@ -129,11 +129,16 @@ std::optional<LstmRecurrencePolicy> mlir::rudnn::chooseLstmBackwardRecurrence(
   return policy;
 }
 
-std::optional<LstmRecurrencePolicy> mlir::rudnn::chooseLstmRecurrence(
-    int64_t hidden, int64_t directions, int64_t elementBytes,
-    int64_t smemPerBlock, int64_t smCount, std::optional<int64_t> units,
-    std::optional<bool> weightsOnChip, std::optional<bool> perStep,
-    int64_t gates, bool tf32) {
+namespace {
+
+/// chooseLstmRecurrence for one arithmetic: f32 rows on chip in TF32's
+/// tiles (`tf32`) or in plain fp32 rows.
+std::optional<LstmRecurrencePolicy>
+recurrencePolicy(int64_t hidden, int64_t directions, int64_t elementBytes,
+                 int64_t smemPerBlock, int64_t smCount,
+                 std::optional<int64_t> units,
+                 std::optional<bool> weightsOnChip, std::optional<bool> perStep,
+                 int64_t gates, bool tf32) {
   LstmRecurrencePolicy policy;
   auto blocksFor = [&](int64_t u) {
     return directions * ((hidden + u - 1) / u);
@@ -190,8 +195,47 @@ std::optional<LstmRecurrencePolicy> mlir::rudnn::chooseLstmRecurrence(
                               : "read from L2 each step (on chip they would "
                                 "take " +
                                     onChip + ")");
-  if (elementBytes == 4 &&
-      onTensorCores(elementBytes, policy.weightsOnChip, tf32))
+  policy.tf32 = elementBytes == 4 &&
+                onTensorCores(elementBytes, policy.weightsOnChip, tf32);
+  if (policy.tf32)
     policy.reason += ", products on tensor cores in TF32";
   return policy;
+}
+
+} // namespace
+
+std::optional<LstmRecurrencePolicy> mlir::rudnn::chooseLstmRecurrence(
+    int64_t hidden, int64_t directions, int64_t elementBytes,
+    int64_t smemPerBlock, int64_t smCount, std::optional<int64_t> units,
+    std::optional<bool> weightsOnChip, std::optional<bool> perStep,
+    int64_t gates, bool tf32) {
+  auto plan = [&](bool inTf32) {
+    return recurrencePolicy(hidden, directions, elementBytes, smemPerBlock,
+                            smCount, units, weightsOnChip, perStep, gates,
+                            inTf32);
+  };
+  std::optional<LstmRecurrencePolicy> chosen = plan(tf32);
+  if (!tf32 || elementBytes != 4)
+    return chosen;
+  // TF32's tiles take more shared memory than plain fp32 rows: where they
+  // would push the rows off chip or the grid to a launch a step, exact
+  // fp32 rows that stay keep the better plan (the projection stays TF32).
+  auto rank = [](const std::optional<LstmRecurrencePolicy> &p) {
+    return !p ? 3 : !p->weightsOnChip ? 2 : p->perStep ? 1 : 0;
+  };
+  std::optional<LstmRecurrencePolicy> exact = plan(false);
+  if (rank(exact) < rank(chosen)) {
+    exact->reason += ", products exact fp32 (TF32's tiles would not fit)";
+    return exact;
+  }
+  return chosen;
+}
+
+bool mlir::rudnn::lstmRecurrenceTf32(int64_t hidden, int64_t units,
+                                     int64_t elementBytes, bool weightsOnChip,
+                                     int64_t gates, bool allowTf32,
+                                     int64_t smemPerBlock) {
+  return allowTf32 && elementBytes == 4 && weightsOnChip &&
+         lstmRecurrenceSharedBytes(hidden, units, elementBytes, true, gates,
+                                   true) <= smemPerBlock;
 }

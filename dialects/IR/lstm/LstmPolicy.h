@@ -57,6 +57,7 @@ inline constexpr int64_t kLstmMinUnits = 8;
 struct LstmRecurrencePolicy {
   int64_t units = 1;          // hidden units a block owns
   bool weightsOnChip = false; // W_hh rows kept in shared memory
+  bool tf32 = false;          // f32 rows on chip meet the states in TF32
   /// One launch a step (recorded in a CUDA graph) instead of one persistent
   /// cooperative grid.
   bool perStep = false;
@@ -70,13 +71,14 @@ struct LstmRecurrencePolicy {
 /// block's rows fit its shared memory. Where they do not, each step reads
 /// W_hh from L2 or memory anyway: then one launch a step costs little more
 /// than a grid barrier and frees the grid to take kLstmMinUnits a block,
-/// many blocks an SM to overlap those reads, so the per-step form is
-/// chosen; its blocks load their rows into shared memory once a launch
-/// where they fit (W_hh read once a step whatever the batch, not once a
-/// pass of entries). `units`, `weightsOnChip` and `perStep`, when given,
-/// are used as they are (weights kept off chip by request stay persistent
-/// unless `perStep`). None when not even the staged states fit, or a
-/// persistent grid would exceed the SMs.
+/// so the per-step form is chosen; its blocks load their rows into shared
+/// memory once a launch where they fit (W_hh read once a step whatever the
+/// batch, not once a pass of entries). With `tf32`, f32 rows on chip take
+/// TF32's tiles, unless exact fp32 rows would keep them on chip or the grid
+/// persistent where TF32's would not. `units`, `weightsOnChip` and `perStep`,
+/// when given, are used as they are (weights kept off chip by request stay
+/// persistent unless `perStep`). None when not even the staged states fit,
+/// or a persistent grid would exceed the SMs.
 std::optional<LstmRecurrencePolicy>
 chooseLstmRecurrence(int64_t hidden, int64_t directions, int64_t elementBytes,
                      int64_t smemPerBlock, int64_t smCount,
@@ -84,6 +86,13 @@ chooseLstmRecurrence(int64_t hidden, int64_t directions, int64_t elementBytes,
                      std::optional<bool> weightsOnChip = std::nullopt,
                      std::optional<bool> perStep = std::nullopt,
                      int64_t gates = 4, bool tf32 = false);
+
+/// Whether a recurrence of `units` a block, as chooseLstmRecurrence chose
+/// it, runs its products in TF32: allowed, f32, rows on chip, and TF32's
+/// tiles fitting `smemPerBlock`.
+bool lstmRecurrenceTf32(int64_t hidden, int64_t units, int64_t elementBytes,
+                        bool weightsOnChip, int64_t gates, bool allowTf32,
+                        int64_t smemPerBlock);
 
 /// Dynamic shared memory of the input projection on wgmma
 /// (tile::WarpgroupGemm::kSharedBytes): five stages of two 128 x 64 16-bit
