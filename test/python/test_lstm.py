@@ -114,7 +114,7 @@ def _gradients(module, inputs, hx, d_out, d_h, d_c, packed_lengths=None, batch_f
 
 @pytest.mark.parametrize(
     "bidirectional,batch_first,bias,recompute_gates",
-    [(True, True, True, False), (False, False, False, True), (True, False, True, True)],
+    [(True, True, True, False), (False, False, False, True)],
 )
 def test_lstm_gradients_match_torch(bidirectional, batch_first, bias, recompute_gates):
     reference, ours = _pair(bidirectional, batch_first, bias, recompute_gates)
