@@ -100,21 +100,66 @@ RUDNN_EMU_UNWATCHED inline float high(unsigned pair, bool bf16) {
   return low(pair >> 16, bf16);
 }
 
+/// Every lane's operand registers of an mma.sync (m16n8k16: 2 halves a
+/// register; m16n8k8.tf32: one TF32 value a register).
+struct MmaOperands {
+  unsigned a[4], b[2];
+};
+
+/// c + Σ_k a[k]·b[k][col] over K products (exact in double): rounded to
+/// fp32 once; check mode models the hardware's truncation, a group of eight
+/// products at a time.
+template <int K>
+RUDNN_EMU_UNWATCHED inline float mmaSum(float c, const float (&a)[K],
+                                        const float (&b)[K][8], int col) {
+#ifdef RUDNN_EMU_CHECK
+  float sum = c;
+  for (int group = 0; group < K; group += 8) {
+    double terms[9] = {sum};
+    for (int k = 0; k < 8; ++k)
+      terms[1 + k] = static_cast<double>(a[group + k]) * b[group + k][col];
+    sum = truncatedSum(terms, 9);
+  }
+  return sum;
+#else
+  double sum = c;
+  for (int k = 0; k < K; ++k)
+    sum += static_cast<double>(a[k]) * b[k][col];
+  return static_cast<float>(sum);
+#endif
+}
+
+/// One mma.sync of the warp at the caller's site: gathers every lane's
+/// operands, then `results` (all, c, lane, result) gives this lane's four
+/// accumulators. d may be c: the results are stored (where check mode sees
+/// them) last.
+template <typename Results>
+inline void warpMma(float (&d)[4], const unsigned (&a)[4],
+                    const unsigned (&b)[2], const float (&c)[4],
+                    Results results, const char *rudnn_emu_file,
+                    unsigned rudnn_emu_line) {
+  const MmaOperands mine = {{a[0], a[1], a[2], a[3]}, {b[0], b[1]}};
+  MmaOperands all[32];
+  requireWholeWarp(rudnn_emu_warp_exchange(kWarp, &mine, all,
+                                           sizeof(MmaOperands),
+                                           RUDNN_EMU_SITE("mma.sync")),
+                   "mma.sync");
+  float result[4];
+  results(all, c, static_cast<int>(rudnn_emu_current()->lane), result);
+  for (int i = 0; i < 4; ++i)
+    d[i] = result[i];
+}
+
 /// mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32.
 /// groupID g = lane / 4, threadID_in_group t = lane % 4:
 ///   A: a[0] (g, 2t..2t+1), a[1] (g+8, 2t..), a[2] (g, 2t+8..), a[3] (g+8,
 ///   2t+8..) B: b[0] (k 2t..2t+1, n g), b[1] (k 2t+8..2t+9, n g) C, D: [0], [1]
 ///   (g, 2t..2t+1), [2], [3] (g+8, 2t..2t+1)
 /// The lower half of every register holds the element of smaller index.
-struct MmaOperands {
-  unsigned a[4], b[2];
-};
-
-/// One lane's results of an m16n8k16 from every lane's operands.
-RUDNN_EMU_UNWATCHED inline void mmaResults(float (&result)[4],
-                                           const MmaOperands (&all)[32],
+/// Products of 16-bit operands are exact.
+RUDNN_EMU_UNWATCHED inline void mmaResults(const MmaOperands (&all)[32],
                                            const float (&c)[4], int self,
-                                           bool bf16) {
+                                           bool bf16, float (&result)[4]) {
   float A[16][16], B[16][8];
   for (int lane = 0; lane < 32; ++lane) {
     const int g = lane / 4, t = lane % 4;
@@ -129,45 +174,21 @@ RUDNN_EMU_UNWATCHED inline void mmaResults(float (&result)[4],
       B[2 * t + 8 * half + 1][g] = high(o.b[half], bf16);
     }
   }
-
-  // Products of 16-bit operands are exact. The sum is formed in double and
-  // rounded to fp32 once; check mode models the hardware's truncation.
   const int g = self / 4, t = self % 4;
   for (int i = 0; i < 4; ++i) {
     const int row = g + 8 * (i / 2), col = 2 * t + i % 2;
-#ifdef RUDNN_EMU_CHECK
-    float sum = c[i];
-    for (int group = 0; group < 2; ++group) {
-      double terms[9] = {sum};
-      for (int k = 0; k < 8; ++k)
-        terms[1 + k] =
-            static_cast<double>(A[row][8 * group + k]) * B[8 * group + k][col];
-      sum = truncatedSum(terms, 9);
-    }
-    result[i] = sum;
-#else
-    double sum = c[i];
-    for (int k = 0; k < 16; ++k)
-      sum += static_cast<double>(A[row][k]) * B[k][col];
-    result[i] = static_cast<float>(sum);
-#endif
+    result[i] = mmaSum<16>(c[i], A[row], B, col);
   }
 }
 
 inline void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4],
                          const unsigned (&b)[2], const float (&c)[4], bool bf16,
                          RUDNN_EMU_CALL_SITE) {
-  const MmaOperands mine = {{a[0], a[1], a[2], a[3]}, {b[0], b[1]}};
-  MmaOperands all[32];
-  requireWholeWarp(rudnn_emu_warp_exchange(kWarp, &mine, all,
-                                           sizeof(MmaOperands),
-                                           RUDNN_EMU_SITE("mma.sync")),
-                   "mma.sync");
-  // d may be c: the results are stored (where check mode sees them) last.
-  float result[4];
-  mmaResults(result, all, c, static_cast<int>(rudnn_emu_current()->lane), bf16);
-  for (int i = 0; i < 4; ++i)
-    d[i] = result[i];
+  warpMma(
+      d, a, b, c,
+      [&](const MmaOperands(&all)[32], const float(&in)[4], int self,
+          float(&result)[4]) { mmaResults(all, in, self, bf16, result); },
+      rudnn_emu_file, rudnn_emu_line);
 }
 
 /// cvt.rna.tf32.f32: the nearest value with a 10-bit fraction, ties away
@@ -189,10 +210,7 @@ inline unsigned to_tf32(float value) {
 /// t = lane % 4: A: a[0] (g, t), a[1] (g+8, t), a[2] (g, t+4), a[3] (g+8,
 /// t+4); B: b[0] (k t, n g), b[1] (k t+4, n g); C, D as m16n8k16's. The
 /// tensor cores read 19 bits of each operand: the low 13 are ignored.
-struct MmaTf32Operands {
-  unsigned a[4], b[2];
-};
-
+/// Products of 11-bit significands are exact.
 RUDNN_EMU_UNWATCHED inline float tf32Value(unsigned bits) {
   bits &= ~0x1fffu;
   float value;
@@ -200,13 +218,13 @@ RUDNN_EMU_UNWATCHED inline float tf32Value(unsigned bits) {
   return value;
 }
 
-RUDNN_EMU_UNWATCHED inline void mmaTf32Results(float (&result)[4],
-                                               const MmaTf32Operands (&all)[32],
-                                               const float (&c)[4], int self) {
+RUDNN_EMU_UNWATCHED inline void mmaTf32Results(const MmaOperands (&all)[32],
+                                               const float (&c)[4], int self,
+                                               float (&result)[4]) {
   float A[16][8], B[8][8];
   for (int lane = 0; lane < 32; ++lane) {
     const int g = lane / 4, t = lane % 4;
-    const MmaTf32Operands &o = all[lane];
+    const MmaOperands &o = all[lane];
     A[g][t] = tf32Value(o.a[0]);
     A[g + 8][t] = tf32Value(o.a[1]);
     A[g][t + 4] = tf32Value(o.a[2]);
@@ -214,37 +232,17 @@ RUDNN_EMU_UNWATCHED inline void mmaTf32Results(float (&result)[4],
     B[t][g] = tf32Value(o.b[0]);
     B[t + 4][g] = tf32Value(o.b[1]);
   }
-  // Products of 11-bit significands are exact; the sum as m16n8k16's.
   const int g = self / 4, t = self % 4;
   for (int i = 0; i < 4; ++i) {
     const int row = g + 8 * (i / 2), col = 2 * t + i % 2;
-#ifdef RUDNN_EMU_CHECK
-    double terms[9] = {c[i]};
-    for (int k = 0; k < 8; ++k)
-      terms[1 + k] = static_cast<double>(A[row][k]) * B[k][col];
-    result[i] = truncatedSum(terms, 9);
-#else
-    double sum = c[i];
-    for (int k = 0; k < 8; ++k)
-      sum += static_cast<double>(A[row][k]) * B[k][col];
-    result[i] = static_cast<float>(sum);
-#endif
+    result[i] = mmaSum<8>(c[i], A[row], B, col);
   }
 }
 
 inline void mma_m16n8k8_tf32(float (&d)[4], const unsigned (&a)[4],
                              const unsigned (&b)[2], const float (&c)[4],
                              RUDNN_EMU_CALL_SITE) {
-  const MmaTf32Operands mine = {{a[0], a[1], a[2], a[3]}, {b[0], b[1]}};
-  MmaTf32Operands all[32];
-  requireWholeWarp(rudnn_emu_warp_exchange(kWarp, &mine, all,
-                                           sizeof(MmaTf32Operands),
-                                           RUDNN_EMU_SITE("mma.sync")),
-                   "mma.sync");
-  float result[4];
-  mmaTf32Results(result, all, c, static_cast<int>(rudnn_emu_current()->lane));
-  for (int i = 0; i < 4; ++i)
-    d[i] = result[i];
+  warpMma(d, a, b, c, mmaTf32Results, rudnn_emu_file, rudnn_emu_line);
 }
 
 /// ldmatrix.sync.aligned.m8n8.x{Count}{.trans}.shared.b16. Lanes 8i..8i+7
