@@ -181,9 +181,9 @@ func.func @gate_slices(%gates: tensor<3x4x2x20xf32>, %cells: tensor<2x4x2x5xf32>
 
 // -----
 
-// A projection on wgmma takes 16-bit inputs.
+// A projection on wgmma takes 16-bit inputs, or f32 in TF32.
 func.func @wgmma_f32(%x: tensor<4x2x3xf32>, %wi: tensor<20x3xf32>) {
-  // expected-error @+1 {{runs on wgmma with 16-bit inputs only}}
+  // expected-error @+1 {{runs on wgmma with 16-bit inputs, or f32 ones in TF32 ('tf32'), only}}
   %gates, %state = rudnn.rnn_projection %x weights(%wi) layer 0 hidden 5 wgmma
       : (tensor<4x2x3xf32>, tensor<20x3xf32>) -> (tensor<1x4x2x20xf32>, tensor<1x3x2x5xf32>)
   return

@@ -13,7 +13,21 @@
 // states' tile): 13.5 us a step, at the TF32 peak. In exact fp32 (EXACT)
 // the same rows run on FMA, 8 entries a pass: 18.5 us. Where 99 KiB a
 // block cannot hold the rows (STREAMED), every pass of 8 reads them from
-// L2 again, 8 times the bytes: 39.4 us a step.
+// L2 again, 8 times the bytes: 39.4 us a step. The input projection runs
+// on wgmma in TF32 (HGMMA m64n128k8 from 128-byte fp32 rows copied by
+// LDGSTS, the gates stored 16 bytes at a time, nothing spilled, no
+// serialized wgmma), in exact fp32 on FMA.
+// CHECK-LABEL: kernel lstm_projection_f32_i1024_h1024_d2_wgmma_tf32
+// CHECK-NEXT: block: 256 threads; grid (256, 32, 2) = 16384 blocks
+// CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
+// CHECK-NOT: compiler:
+// CHECK: sass: {{.*}} tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async {{[1-9][0-9]*}}, {{.*}}(HGMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}})
+// CHECK-NEXT: global loads:
+// CHECK-NEXT: global stores: {{.*}}, 128-bit {{[1-9][0-9]*}}
+// CHECK-NEXT: wgmma shapes: 64x128x8 {{[1-9][0-9]*}}
+// EXACT-LABEL: kernel lstm_projection_f32_i1024_h1024_d2
+// EXACT-NEXT: block: 128 threads
+// EXACT: sass: {{.*}} tensor 0,
 // CHECK-LABEL: kernel lstm_recurrence_f32_h1024_d2_u8_step_onchip_tf32
 // CHECK-NEXT: block: 256 threads; grid (256, 1, 1) = 256 blocks, 1.94 waves; launched T times (512)
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes

@@ -71,15 +71,15 @@ func.func @stack(%x: tensor<?x?x128xbf16>, %lengths: tensor<?xi32>,
 // a block cannot hold them, the SMALL run). The model's step reads the
 // rows once whatever the batch (step_fixed_bytes: 32 rows of 1024 floats).
 // f32 products run on tensor cores in TF32 unless asked otherwise
-// (allow_tf32, as PyTorch's cuDNN default): the projection, and the rows
-// on chip against the states (their tiles 200 KiB). The projection runs
-// both directions.
+// (allow_tf32, as PyTorch's cuDNN default): the projection (on wgmma, as
+// 16-bit inputs' on sm_90), and the rows on chip against the states (their
+// tiles 200 KiB). The projection runs both directions.
 // SPECIALIZE-LABEL: func.func @wide
-// SPECIALIZE: units 8 weights_on_chip true per_step true wgmma_projection false allow_tf32 true {policy = "2 x 1024 hidden units over 256 blocks of 8, one launch a step (recorded in a CUDA graph; a persistent grid's W_hh rows would take 335872 of 232448 bytes a block); each launch loads its W_hh rows into shared memory once for every batch entry (204800 of 232448 bytes), products on tensor cores in TF32; input projection on mma.sync in TF32, 64 x 64 tiles"}
+// SPECIALIZE: units 8 weights_on_chip true per_step true wgmma_projection true allow_tf32 true {policy = "2 x 1024 hidden units over 256 blocks of 8, one launch a step (recorded in a CUDA graph; a persistent grid's W_hh rows would take 335872 of 232448 bytes a block); each launch loads its W_hh rows into shared memory once for every batch entry (204800 of 232448 bytes), products on tensor cores in TF32; input projection on wgmma in TF32, 128 x 128 tiles"}
 // SMALL-LABEL: func.func @wide
 // SMALL: units 8 weights_on_chip false per_step true wgmma_projection false allow_tf32 true {policy = "{{.*}}; W_hh rows read from L2 each pass of 8 entries; {{.*}}"}
 // DECOMPOSE-LABEL: func.func @wide
-// DECOMPOSE: rudnn.rnn_projection %{{.*}} weights(%{{.*}}, %{{.*}}) biases(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) h0 %{{.*}} c0 %{{.*}} layer 0 hidden 1024 batch_first tf32
+// DECOMPOSE: rudnn.rnn_projection %{{.*}} weights(%{{.*}}, %{{.*}}) biases(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) h0 %{{.*}} c0 %{{.*}} layer 0 hidden 1024 batch_first wgmma tf32
 // DECOMPOSE-SAME: -> (tensor<2x?x?x4096xf32>, tensor<2x3x?x1024xf32>)
 // DECOMPOSE: rudnn.rnn_recurrence {{.*}} layer 0 units 8 weights_on_chip true per_step batch_first tf32
 // DECOMPOSE-SAME: -> (tensor<?x?x2048xf32>, tensor<2x?x1024xf32>, tensor<2x?x1024xf32>)

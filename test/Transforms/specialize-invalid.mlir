@@ -47,10 +47,10 @@ func.func @backward_too_large(%q: tensor<?x?x?x256xf32>, %lse: tensor<?x?x?xf32>
 // -----
 
 // An LSTM's projection on wgmma asked for where it cannot run: f32 inputs
-// (and here too little shared memory for its stages).
+// kept exact (and here too little shared memory for its stages).
 func.func @lstm_wgmma_f32(%x: tensor<?x?x3xf32>, %wi: tensor<20x3xf32>, %wh: tensor<20x5xf32>) {
-  // expected-error @+1 {{'wgmma_projection' needs 16-bit inputs on an sm_90 target with 164864 bytes of shared memory a block}}
-  %out, %h, %c = rudnn.lstm %x weights(%wi, %wh) layers 1 wgmma_projection true
+  // expected-error @+1 {{'wgmma_projection' needs 16-bit inputs (or f32 with 'allow_tf32') on an sm_90 target with 164864 bytes of shared memory a block}}
+  %out, %h, %c = rudnn.lstm %x weights(%wi, %wh) layers 1 wgmma_projection true allow_tf32 false
       : (tensor<?x?x3xf32>, tensor<20x3xf32>, tensor<20x5xf32>)
       -> (tensor<?x?x5xf32>, tensor<1x?x5xf32>, tensor<1x?x5xf32>)
   return

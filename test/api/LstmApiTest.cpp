@@ -150,16 +150,18 @@ TEST_F(LstmNumerics, PersistentAndPerStepRecurrencesAgreeOnOneProblem) {
   expectMatches(c, 12);
 }
 
-// f32 on TF32 tensor cores (the API's default): the projection and W_hh
-// on chip, persistent and one launch a step, two passes of 16 entries,
-// odd sizes (H = 20: rows padded to whole 16 x 16 steps); checked against
-// float64 within TF32's tolerance, and off by more than exact fp32's
-// (about 1e-7 here), so the operands were rounded.
+// f32 on TF32 tensor cores (the API's default): the projection on wgmma
+// (sm_90) and W_hh on chip, persistent and one launch a step, two passes
+// of 16 entries, odd sizes (H = 20: rows padded to whole 16 x 16 steps;
+// 13 features: rows off 16 bytes); checked against float64 within TF32's
+// tolerance, and off by more than exact fp32's (about 1e-7 here), so the
+// operands were rounded.
 TEST_F(LstmNumerics, F32ProductsInTf32) {
   LstmCase c{f32, 7, 17, 13, 20, 2, true};
   c.lengths = true;
   c.tf32 = true;
-  EXPECT_GT(expectMatches(c, 23), 1e-5);
+  expectProjections([&] { EXPECT_GT(expectMatches(c, 23), 1e-5); },
+                    /*wgmma=*/true);
   c.perStep = true;
   EXPECT_GT(expectMatches(c, 24), 1e-5);
 }
@@ -211,6 +213,16 @@ TEST_F(LstmNumerics, Bf16ProjectionOnWgmmaAtOddSizes) {
   // 13 features: rows off 16 bytes, copied element by element.
   LstmCase unaligned{DType::F16, 5, 3, 13, 16, 1};
   expectProjections([&] { expectMatches(unaligned, 22); }, /*wgmma=*/true);
+}
+
+TEST_F(LstmNumerics, F32ProjectionOnWgmmaInTf32AtOddSizes) {
+  // As above in f32: 72 features are stages 32, 32 and 8 deep
+  // (m64n128k8 reading TF32 from 128-byte fp32 rows).
+  LstmCase c{f32, 7, 19, 72, 40, 1, true};
+  c.batchFirst = true;
+  c.tf32 = true;
+  expectProjections([&] { EXPECT_GT(expectMatches(c, 25), 1e-5); },
+                    /*wgmma=*/true);
 }
 
 /// The same GEMM on sm_80, which has no wgmma: 64 x 64 tiles on mma.sync.

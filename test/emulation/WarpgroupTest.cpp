@@ -441,4 +441,55 @@ TEST(AsyncWgmma, WaitRetiresTheOlderGroupsOnly) {
   }
 }
 
+// m64n64k8 in TF32 over 64 x 32 fp32 tiles, four instructions deep: A(m, k)
+// is k + 1 with its low 13 bits all set (cvt.rna would round them up), B
+// picks column k = n % 32, so D(m, n) is A(m, n % 32) as the tensor cores
+// read it.
+constexpr const char *kTf32Source = R"cuda(
+#include "rudnn/core.cuh"
+using namespace rudnn::arch;
+extern "C" __global__ void tf32(float *out) {
+  RUDNN_DYNAMIC_SHARED(unsigned char, raw);
+  float *ta = swizzle_aligned<float>(raw);
+  float *tb = ta + 64 * 32;
+  for (int i = threadIdx.x; i < 64 * 32; i += blockDim.x) {
+    const int r = i / 32, c = i % 32;
+    // The 128-byte swizzle: 16-byte chunk c / 4 of row r moves to
+    // (c / 4) ^ (r % 8).
+    const int at = 32 * r + 4 * ((c / 4) ^ (r % 8)) + c % 4;
+    ta[at] = __uint_as_float(__float_as_uint(c + 1.0f) | 0x1fffu);
+    tb[at] = c == r % 32 ? 1.0f : 0.0f;
+  }
+  fence_proxy_async_shared();
+  __syncthreads();
+  float d[32] = {};
+  wgmma_fence();
+  for (int k = 0; k < 4; ++k)
+    wgmma_ss_tf32(d, wgmma_descriptor(ta + 8 * k, 16, 1024),
+                  wgmma_descriptor(tb + 8 * k, 16, 1024));
+  wgmma_commit();
+  wgmma_wait<0>();
+  for (int i = 0; i < 32; ++i)
+    out[32 * threadIdx.x + i] = d[i];
+}
+)cuda";
+
+TEST(Warpgroup, Tf32ReadsTheTopNineteenBitsOfK8Rows) {
+  for (const char *schedule : {"forward", "reverse", "random:3"}) {
+    Emulator emulator(/*check=*/true, schedule);
+    DevicePtr out = emulator.upload(std::vector<float>(32 * 128, -1));
+    ArgPack args;
+    args.push(out);
+    emulator.run("tf32", kTf32Source, {1}, {128}, args, 1024 + 2 * 64 * 32 * 4);
+    const std::vector<float> got = emulator.download<float>(out, 32 * 128);
+    for (int t = 0; t < 128; ++t)
+      for (int i = 0; i < 32; ++i) {
+        // d[4j + e]: column 8j + 2 (lane % 4) + e % 2.
+        const int column = 8 * (i / 4) + 2 * (t % 4) + i % 2;
+        ASSERT_EQ(got[32 * t + i], column % 32 + 1.0f)
+            << schedule << ", thread " << t << ", accumulator " << i;
+      }
+  }
+}
+
 } // namespace

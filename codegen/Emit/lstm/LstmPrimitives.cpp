@@ -132,7 +132,8 @@ struct ProjectionModel
                    << "  rudnn::lstm::project_inputs"
                    << (wgmma ? "_wgmma<" : "<") << in << ", " << features
                    << ", " << hidden << ", " << directions << ", "
-                   << cellType(cell) << (tf32 ? ", true" : "") << ">(p);\n";
+                   << cellType(cell) << (tf32 && !wgmma ? ", true" : "")
+                   << ">(p);\n";
     builder.launch().tf32 = tf32;
     const int64_t cols = wgmma ? kWgmmaProjectionCols : kProjectionCols;
     builder.launch().grid[1] = SizeRef{(gates * hidden + cols - 1) / cols, {}};

@@ -416,37 +416,44 @@ inline void setmaxnreg(unsigned registers, bool increase) {
   budgets[group] = registers;
 }
 
-/// The shared offset of the 16-bit element (r, c) of a 128-byte-swizzled
-/// operand named by `descriptor`: K-major, r the M or N index and c the K
-/// index; MN-major (transposed), r the K index and c the M or N index.
+/// What a wgmma's operands hold (the bits WgmmaIssue::form keeps them in):
+/// 16-bit halves or bfloat16s, 16 deep (m64nNk16), or fp32 read as TF32, 8
+/// deep (m64nNk8, K-major only).
+enum class WgmmaInput : unsigned { F16 = 0, Bf16 = 4, Tf32 = 32 };
+
+/// The shared offset of element (r, c) of a 128-byte-swizzled operand of
+/// `elementBytes` bytes named by `descriptor`: K-major, r the M or N index
+/// and c the K index; MN-major (transposed, 16-bit only), r the K index and
+/// c the M or N index.
 RUDNN_EMU_UNWATCHED inline unsigned long long
-descriptorOffset(unsigned long long descriptor, int r, int c, bool mnMajor) {
+descriptorOffset(unsigned long long descriptor, int r, int c, bool mnMajor,
+                 int elementBytes = 2) {
   if (descriptor >> 62 != 1)
     rudnn_emu_trap("wgmma: only the 128-byte swizzle is emulated");
   const unsigned long long start = (descriptor & 0x3fff) << 4,
                            leading = (descriptor >> 16 & 0x3fff) << 4,
                            stride = (descriptor >> 32 & 0x3fff) << 4;
   unsigned long long address;
-  if (!mnMajor) // ((8, m), (8, 2k)) : ((128 B, SBO), (2 B, 16 B))
-    address = start + (r % 8) * 128 + (r / 8) * stride + c * 2;
+  if (!mnMajor) // ((8, m), k) : ((128 B, SBO), elementBytes)
+    address = start + (r % 8) * 128 + (r / 8) * stride + c * elementBytes;
   else // ((64, n), (8, k)) : ((2 B, LBO), (128 B, SBO))
     address = start + (c % 64) * 2 + (c / 64) * leading + (r % 8) * 128 +
               (r / 8) * stride;
   return swizzle128(address);
 }
 
-/// The 16-bit shared element at `offset`.
+/// The shared element at `offset` as the tensor cores read it: a 16-bit
+/// value, or TF32's top 19 bits of an fp32 one (the low 13 are ignored).
 RUDNN_EMU_UNWATCHED inline float elementAt(unsigned long long offset,
-                                           bool bf16) {
+                                           WgmmaInput input) {
+  if (input == WgmmaInput::Tf32) {
+    unsigned bits;
+    std::memcpy(&bits, shared_at(offset, 4), 4);
+    return tf32Value(bits);
+  }
   unsigned short bits;
   std::memcpy(&bits, shared_at(offset, 2), 2);
-  return low(bits, bf16);
-}
-
-RUDNN_EMU_UNWATCHED inline float
-descriptorElement(unsigned long long descriptor, int r, int c, bool mnMajor,
-                  bool bf16) {
-  return elementAt(descriptorOffset(descriptor, r, c, mnMajor), bf16);
+  return low(bits, input == WgmmaInput::Bf16);
 }
 
 /// What each thread of a warpgroup issues with a wgmma: the same
@@ -455,11 +462,15 @@ descriptorElement(unsigned long long descriptor, int r, int c, bool mnMajor,
 struct WgmmaIssue {
   unsigned long long a, b;
   // 1: A from registers, 2: B transposed, 4: bf16, 8: accumulate (scale-d),
-  // 16: A transposed; the accumulator count (N / 2) from bit 8.
+  // 16: A transposed, 32: TF32; the accumulator count (N / 2) from bit 8.
   unsigned form;
   unsigned registers[4];
 
   int count() const { return static_cast<int>(form >> 8); }
+  WgmmaInput input() const { return WgmmaInput(form & 36u); }
+  /// The instruction's K: 16, or TF32's 8.
+  int depth() const { return form & 32 ? 8 : 16; }
+  int elementBytes() const { return form & 32 ? 4 : 2; }
   /// The columns of B a thread's accumulators need.
   int columns() const { return count() / 2; }
 };
@@ -468,15 +479,25 @@ struct WgmmaIssue {
 /// MN-major when `transposed` (its rows the depth, M contiguous).
 RUDNN_EMU_UNWATCHED inline unsigned long long
 aOffset(const WgmmaIssue &issue, int m, int k, bool transposed) {
-  return transposed ? descriptorOffset(issue.a, k, m, true)
-                    : descriptorOffset(issue.a, m, k, false);
+  return transposed
+             ? descriptorOffset(issue.a, k, m, true)
+             : descriptorOffset(issue.a, m, k, false, issue.elementBytes());
+}
+
+/// The shared offset of element (n, k) of B: K-major, or MN-major when
+/// `transposed` (its rows the depth, N contiguous).
+RUDNN_EMU_UNWATCHED inline unsigned long long
+bOffset(const WgmmaIssue &issue, int n, int k, bool transposed) {
+  return transposed
+             ? descriptorOffset(issue.b, k, n, true)
+             : descriptorOffset(issue.b, n, k, false, issue.elementBytes());
 }
 
 /// The most accumulators a thread holds: m64n256's 128.
 constexpr int kMaxWgmmaAccumulators = 128;
 
 /// One thread's operands of a wgmma: the 16 rows of A of its warp and the
-/// columns of B its accumulators need (N / 4 of them).
+/// columns of B its accumulators need (N / 4 of them), issue.depth() deep.
 struct WgmmaOperands {
   float A[16][16];
   float B[kMaxWgmmaAccumulators / 2][16];
@@ -490,17 +511,17 @@ inline void forOperandChunks(const WgmmaIssue &issue, int warp, int lane,
   std::vector<unsigned long long> chunks;
   const bool transposedB = issue.form & 2, transposedA = issue.form & 16;
   // A's 16-byte chunks run along K (K-major) or along M (transposed).
-  const int rStep = transposedA ? 8 : 1, kStep = transposedA ? 1 : 8;
+  const int depth = issue.depth(), perChunk = 16 / issue.elementBytes();
+  const int rStep = transposedA ? 8 : 1, kStep = transposedA ? 1 : perChunk;
   if (!(issue.form & 1))
     for (int r = 0; r < 16; r += rStep)
-      for (int k = 0; k < 16; k += kStep)
+      for (int k = 0; k < depth; k += kStep)
         chunks.push_back(aOffset(issue, 16 * warp + r, k, transposedA));
   const int t = lane % 4;
   for (int column = 0; column < issue.columns(); ++column) {
     const int col = 8 * (column / 2) + 2 * t + column % 2;
-    for (int k = 0; k < 16; ++k)
-      chunks.push_back(transposedB ? descriptorOffset(issue.b, k, col, true)
-                                   : descriptorOffset(issue.b, col, k, false));
+    for (int k = 0; k < depth; ++k)
+      chunks.push_back(bOffset(issue, col, k, transposedB));
   }
   for (unsigned long long &chunk : chunks)
     chunk &= ~15ull;
@@ -528,37 +549,37 @@ inline void reportOperandReads(const WgmmaIssue &issue, int warp, int lane) {
 RUDNN_EMU_UNWATCHED inline void readSharedOperands(WgmmaOperands &operands,
                                                    const WgmmaIssue &issue,
                                                    int warp, int lane) {
-  const bool bf16 = issue.form & 4, transposedB = issue.form & 2,
-             transposedA = issue.form & 16;
+  const bool transposedB = issue.form & 2, transposedA = issue.form & 16;
+  const WgmmaInput input = issue.input();
   if (!(issue.form & 1))
     for (int r = 0; r < 16; ++r)
-      for (int k = 0; k < 16; ++k)
+      for (int k = 0; k < issue.depth(); ++k)
         operands.A[r][k] =
-            elementAt(aOffset(issue, 16 * warp + r, k, transposedA), bf16);
+            elementAt(aOffset(issue, 16 * warp + r, k, transposedA), input);
   const int t = lane % 4;
   for (int column = 0; column < issue.columns(); ++column) {
     const int col = 8 * (column / 2) + 2 * t + column % 2;
-    for (int k = 0; k < 16; ++k)
+    for (int k = 0; k < issue.depth(); ++k)
       operands.B[column][k] =
-          transposedB ? descriptorElement(issue.b, k, col, true, bf16)
-                      : descriptorElement(issue.b, col, k, false, bf16);
+          elementAt(bOffset(issue, col, k, transposedB), input);
   }
 }
 
 /// values += A·B for this thread's `count` accumulators, summed as the
 /// tensor cores do in check mode (RUDNN_EMU_CHECK), exactly otherwise.
-RUDNN_EMU_UNWATCHED inline void
-addProducts(float *values, int count, const WgmmaOperands &operands, int lane) {
+RUDNN_EMU_UNWATCHED inline void addProducts(float *values, int count, int depth,
+                                            const WgmmaOperands &operands,
+                                            int lane) {
   const int g = lane / 4;
   for (int i = 0; i < count; ++i) {
     const int row = g + 8 * (i % 4 / 2), column = 2 * (i / 4) + i % 2;
     double products[16];
-    for (int k = 0; k < 16; ++k)
+    for (int k = 0; k < depth; ++k)
       products[k] =
           static_cast<double>(operands.A[row][k]) * operands.B[column][k];
 #ifdef RUDNN_EMU_CHECK
     float sum = values[i];
-    for (int group = 0; group < 2; ++group) {
+    for (int group = 0; group < depth / 8; ++group) {
       double terms[9] = {sum};
       for (int k = 0; k < 8; ++k)
         terms[1 + k] = products[8 * group + k];
@@ -567,7 +588,7 @@ addProducts(float *values, int count, const WgmmaOperands &operands, int lane) {
     values[i] = sum;
 #else
     double sum = values[i];
-    for (int k = 0; k < 16; ++k)
+    for (int k = 0; k < depth; ++k)
       sum += products[k];
     values[i] = static_cast<float>(sum);
 #endif
@@ -665,7 +686,7 @@ inline void wgmma_wait(unsigned pending) {
       float values[kMaxWgmmaAccumulators] = {};
       if (record.issue.form & 8)
         std::memcpy(values, record.input, count * sizeof(float));
-      addProducts(values, count, record.operands, lane);
+      addProducts(values, count, record.issue.depth(), record.operands, lane);
       InFlightWgmma *next = nullptr;
       for (size_t j = i + 1; j < group.size() && !next; ++j)
         if (group[j].accumulators == record.accumulators)
@@ -702,23 +723,27 @@ inline void wgmma_wait(unsigned pending) {
   groups.fenced = false;
 }
 
-/// wgmma.mma_async m64nNk16 with fp32 accumulators, for this thread's
-/// `count` = N / 2 at `d`: A from `registers` (this warp's 16 rows, mma A
-/// layout) or, when null, from descriptor `a` (K-major); B from descriptor
-/// `b`, MN-major when `transposedB`; added to d's values when `accumulate`
-/// (scale-d). Asynchronous as on the GPU: `d` holds poison until a
-/// wgmma_wait retires the group the wgmma is committed in.
+/// wgmma.mma_async m64nNk16 (m64nNk8 for TF32) with fp32 accumulators, for
+/// this thread's `count` = N / 2 at `d`: A from `registers` (this warp's 16
+/// rows, mma A layout) or, when null, from descriptor `a` (K-major); B from
+/// descriptor `b`, MN-major when `transposedB`; added to d's values when
+/// `accumulate` (scale-d). Asynchronous as on the GPU: `d` holds poison
+/// until a wgmma_wait retires the group the wgmma is committed in.
 inline void wgmma(float *d, int count, const unsigned *registers,
                   unsigned long long a, unsigned long long b, bool transposedA,
-                  bool transposedB, bool bf16, bool accumulate,
+                  bool transposedB, WgmmaInput input, bool accumulate,
                   RUDNN_EMU_CALL_SITE) {
+  if (input == WgmmaInput::Tf32 && (registers || transposedA || transposedB))
+    rudnn_emu_trap("wgmma: TF32 takes both operands K-major from shared "
+                   "memory");
+  const bool bf16 = input == WgmmaInput::Bf16;
   const rudnn_emu_thread *thread = rudnn_emu_current();
   const int lane = static_cast<int>(thread->lane);
   const int warp = static_cast<int>(thread->warp % 4); // in the warpgroup
   WgmmaIssue mine = {registers ? 0 : a,
                      b,
                      (registers ? 1u : 0u) | (transposedB ? 2u : 0u) |
-                         (bf16 ? 4u : 0u) | (accumulate ? 8u : 0u) |
+                         static_cast<unsigned>(input) | (accumulate ? 8u : 0u) |
                          (transposedA && !registers ? 16u : 0u) |
                          static_cast<unsigned>(count) << 8,
                      {}};

@@ -13,8 +13,11 @@
 // all 128 threads of the warpgroup execute them together, with the same
 // descriptors and operands (the emulator refuses anything else).
 //
+// fp32 operands multiply in TF32 (m64nNk8), both from shared memory,
+// K-major.
+//
 // Shared operands use the 128-byte swizzle: rows of 64 16-bit elements
-// (128 bytes), eight rows an atom of 1024 bytes whose 16-byte chunks are
+// (or 32 fp32, 128 bytes), eight rows an atom of 1024 bytes whose 16-byte chunks are
 // permuted by chunk ^ (row % 8) on the address bits, as the TMA unit writes
 // them. A K-major operand (rows of the M or N index, K contiguous) steps
 // its 8-row groups by the descriptor's stride byte offset; an MN-major one
@@ -245,6 +248,14 @@ __device__ __forceinline__ void set_register_budget() {
 #define RUDNN_WGMMA_SS_ASM(g, n, TYPE) RUDNN_WGMMA_SHARED_ASM(g, n, TYPE, "0, 0")
 #define RUDNN_WGMMA_SST_ASM(g, n, TYPE) RUDNN_WGMMA_SHARED_ASM(g, n, TYPE, "1, 1")
 #define RUDNN_WGMMA_SSB_ASM(g, n, TYPE) RUDNN_WGMMA_SHARED_ASM(g, n, TYPE, "0, 1")
+#define RUDNN_WGMMA_TF32_ASM(g, n)                                             \
+  asm volatile(                                                                \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, " RUDNN_WGMMA_INPUT(2, g) ", 0;\n"     \
+      "wgmma.mma_async.sync.aligned.m64n" #n "k8.f32.tf32.tf32 {"              \
+      RUDNN_WGMMA_D##g "}, " RUDNN_WGMMA_INPUT(0, g) ", "                      \
+      RUDNN_WGMMA_INPUT(1, g) ", p, 1, 1;\n}\n"                                \
+      : RUDNN_WGMMA_O##g                                                       \
+      : "l"(a), "l"(b), "r"(static_cast<unsigned>(accumulate)))
 #define RUDNN_WGMMA_RS_ASM(g, n, TYPE)                                         \
   asm volatile(                                                                \
       "{\n.reg .pred p;\nsetp.ne.b32 p, " RUDNN_WGMMA_INPUT(5, g) ", 0;\n"     \
@@ -267,7 +278,19 @@ __device__ __forceinline__ void set_register_budget() {
 #define RUDNN_WGMMA_SST_CASE(g, n) RUDNN_WGMMA_CASE(SST, g, n)
 #define RUDNN_WGMMA_SSB_CASE(g, n) RUDNN_WGMMA_CASE(SSB, g, n)
 #define RUDNN_WGMMA_RS_CASE(g, n) RUDNN_WGMMA_CASE(RS, g, n)
+#define RUDNN_WGMMA_TF32_CASE(g, n)                                            \
+  if constexpr (Count == 8 * g) {                                              \
+    RUDNN_WGMMA_TF32_ASM(g, n);                                                \
+  }
 // clang-format on
+
+#ifdef __RUDNN_EMULATION__
+/// What the emulated tensor cores read 16-bit operands of type T as.
+template <typename T> constexpr emulated::WgmmaInput wgmma_input() {
+  return IsHalf<T>::value ? emulated::WgmmaInput::F16
+                          : emulated::WgmmaInput::Bf16;
+}
+#endif
 
 /// The accumulator counts of m64nNk16 with fp32 results: N / 2 a thread.
 template <int Count>
@@ -287,7 +310,7 @@ wgmma_shared(float (&d_)[Count], unsigned long long a, unsigned long long b,
   static_assert(!TransposedA || TransposedB, "A MN-major goes with B's");
 #ifdef __RUDNN_EMULATION__
   emulated::wgmma(d_, Count, nullptr, a, b, TransposedA, TransposedB,
-                  !IsHalf<T>::value, accumulate);
+                  wgmma_input<T>(), accumulate);
 #elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
   if constexpr (TransposedA) {
     RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_SST_CASE)
@@ -326,6 +349,24 @@ wgmma_ss_b_transposed(float (&d_)[Count], unsigned long long a,
   wgmma_shared<false, true, T>(d_, a, b, accumulate);
 }
 
+/// d(64 x N) += A B in TF32 (m64nNk8): A and B fp32 in shared memory,
+/// both K-major (the one form TF32 takes), 8 deep: 32 bytes of each
+/// 128-byte row, as k16 reads of 16-bit rows. The tensor cores read each
+/// operand's top 19 bits.
+template <int Count>
+__device__ __forceinline__ void
+wgmma_ss_tf32(float (&d_)[Count], unsigned long long a, unsigned long long b,
+              bool accumulate = true) {
+  static_assert(kIsWgmmaAccumulatorCount<Count>,
+                "m64nNk8: N = 2 x the accumulators, 16 to 256 in steps of 16");
+#ifdef __RUDNN_EMULATION__
+  emulated::wgmma(d_, Count, nullptr, a, b, false, false,
+                  emulated::WgmmaInput::Tf32, accumulate);
+#elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_TF32_CASE)
+#endif
+}
+
 /// d(64 x N) += A B as wgmma_ss, A's rows 16w.. in this warp's registers
 /// (mma A layout), B MN-major in shared memory (PV: the values' rows are
 /// the depth, the value dim contiguous).
@@ -337,7 +378,7 @@ wgmma_rs(float (&d_)[Count], const unsigned (&a)[4], unsigned long long b,
                 "m64nNk16: N = 2 x the accumulators, 16 to 256 in steps of 16");
 #ifdef __RUDNN_EMULATION__
   emulated::wgmma(d_, Count, a, 0, b, /*transposedA=*/false,
-                  /*transposedB=*/true, !IsHalf<T>::value, accumulate);
+                  /*transposedB=*/true, wgmma_input<T>(), accumulate);
 #elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
   RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_RS_CASE)
 #endif

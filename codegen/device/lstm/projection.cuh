@@ -193,8 +193,9 @@ __device__ void project_inputs(const ProjectionParams<T> &p) {
     initial_state<T, Hidden, Directions>(p, d);
 }
 
-/// project_inputs on wgmma (sm_90a, 16-bit inputs): 128 x 128 tiles of
-/// the same GEMM (tile::WarpgroupGemm), two warpgroups, the stages in the
+/// project_inputs on wgmma (sm_90a; 16-bit inputs, or f32 multiplied in
+/// TF32): 128 x 128 tiles of the same GEMM (tile::WarpgroupGemm), two
+/// warpgroups, the stages in the
 /// dynamic shared memory; each thread stores runs of four gate columns as
 /// 16-byte vectors where rows of G·H floats allow. Grid
 /// (⌈T/16⌉·⌈B/8⌉, ⌈G·H/128⌉, D): about one row tile a block.

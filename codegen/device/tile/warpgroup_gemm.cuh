@@ -1,9 +1,10 @@
 //===- tile/warpgroup_gemm.cuh - One block's GEMM tile on wgmma (sm_90a) --===//
 //
 // A 128 x 128 tile of C = Σ_k A(m, k)·B(n, k) for a block of two
-// warpgroups, each taking 64 rows by m64n128k16. Both operands are stored
-// K-major in shared tiles of 64-deep rows (128 bytes, the 128-byte swizzle
-// wgmma reads), filled by cp.async from rows the caller gathers, as the
+// warpgroups, each taking 64 rows by m64n128k16 (fp32: m64n128k8 in TF32).
+// Both operands are stored K-major in shared tiles of 128-byte rows (64
+// 16-bit or 32 fp32 elements deep, the 128-byte swizzle wgmma reads),
+// filled by cp.async from rows the caller gathers, as the
 // tile layer's other GEMMs are; kStages buffers keep three stages' copies
 // in flight while the tensor cores take a fourth. cp.async writes through
 // the generic proxy: each thread fences its copies for the async proxy
@@ -31,12 +32,15 @@ template <typename Shared> __device__ __forceinline__ Shared &aligned_shared() {
 }
 
 template <typename T> struct WarpgroupGemm {
-  static constexpr int kRows = 128, kCols = 128, kDepth = 64, kThreads = 256;
+  static constexpr int kRows = 128, kCols = 128, kThreads = 256;
+  /// A stage's depth: one 128-byte row; an instruction's: 32 bytes of it.
+  static constexpr int kDepth = 128 / sizeof(T),
+                       kInstructionDepth = 32 / sizeof(T);
   static constexpr int kStages = 5;
   using ATile = SharedTile<T, kRows, kDepth>;
   using BTile = SharedTile<T, kCols, kDepth>;
-  static_assert(sizeof(T) == 2 && ATile::kChunks == 8 && ATile::kSwizzled,
-                "rows of 64 16-bit elements: the 128-byte swizzle");
+  static_assert(ATile::kChunks == 8 && ATile::kSwizzled,
+                "rows of 128 bytes: the 128-byte swizzle");
 
   /// The stages' tiles, each 1024-byte aligned (aligned_shared).
   struct Shared {
@@ -82,6 +86,15 @@ template <typename T> struct WarpgroupGemm {
     }
   };
 
+  /// product += one instruction's depth of the A and B descriptors name.
+  static __device__ __forceinline__ void
+  multiply(Product &product, unsigned long long a, unsigned long long b) {
+    if constexpr (sizeof(T) == 4)
+      arch::wgmma_ss_tf32(product.d, a, b);
+    else
+      arch::wgmma_ss<T>(product.d, a, b);
+  }
+
   /// product += the block tile over `steps` stages: issue_a(tile, step)
   /// and issue_b(tile, step) start copying stage `step`'s operands into
   /// `tile` (without committing). Block-collective; ends on a barrier,
@@ -113,12 +126,12 @@ template <typename T> struct WarpgroupGemm {
       arch::wgmma_fence_operand(product.d);
       arch::wgmma_fence();
 #pragma unroll
-      for (int k = 0; k < kDepth / 16; ++k)
-        // 16 columns of the depth: 32 bytes into each 128-byte row.
-        arch::wgmma_ss<T>(
-            product.d,
-            arch::wgmma_descriptor(&a[64 * first_row + 16 * k], 16, 1024),
-            arch::wgmma_descriptor(&b[16 * k], 16, 1024));
+      for (int k = 0; k < kDepth / kInstructionDepth; ++k)
+        // An instruction's depth: 32 bytes into each 128-byte row.
+        multiply(product,
+                 arch::wgmma_descriptor(
+                     &a[kDepth * first_row + kInstructionDepth * k], 16, 1024),
+                 arch::wgmma_descriptor(&b[kInstructionDepth * k], 16, 1024));
       arch::wgmma_commit();
       arch::wgmma_wait<1>();
     }

@@ -346,8 +346,10 @@ LogicalResult RnnProjectionOp::verify() {
     return failure();
   if (getWgmma() &&
       cast<RankedTensorType>(getInput().getType()).getElementTypeBitWidth() !=
-          16)
-    return emitOpError() << "runs on wgmma with 16-bit inputs only";
+          16 &&
+      !getTf32())
+    return emitOpError() << "runs on wgmma with 16-bit inputs, or f32 ones "
+                            "in TF32 ('tf32'), only";
   for (Value weight : getWeights())
     if (!floats("weight_ih", weight, "GF"))
       return failure();

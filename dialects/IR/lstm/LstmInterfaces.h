@@ -194,8 +194,8 @@ template <typename Op, unsigned Leading, bool Gru = false> struct LstmOperator {
         target.getSmemPerBlock(), op.getWgmmaProjection(), tf32);
     if (!projection)
       return op.emitOpError()
-             << "'wgmma_projection' needs 16-bit inputs on an sm_90 target "
-                "with "
+             << "'wgmma_projection' needs 16-bit inputs (or f32 with "
+                "'allow_tf32') on an sm_90 target with "
              << kLstmWgmmaProjectionSharedBytes
              << " bytes of shared memory a block";
     op.setWgmmaProjectionAttr(builder.getBoolAttr(projection->wgmma));

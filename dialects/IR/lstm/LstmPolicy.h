@@ -95,8 +95,9 @@ bool lstmRecurrenceTf32(int64_t hidden, int64_t units, int64_t elementBytes,
                         int64_t smemPerBlock);
 
 /// Dynamic shared memory of the input projection on wgmma
-/// (tile::WarpgroupGemm::kSharedBytes): five stages of two 128 x 64 16-bit
-/// tiles and the 1024 bytes that align them.
+/// (tile::WarpgroupGemm::kSharedBytes): five stages of two tiles of 128
+/// rows of 128 bytes (64 16-bit or 32 fp32 elements) and the 1024 bytes
+/// that align them.
 inline constexpr int64_t kLstmWgmmaProjectionSharedBytes =
     5 * 2 * 128 * 64 * 2 + 1024;
 
@@ -108,8 +109,9 @@ struct LstmProjectionPolicy {
 };
 
 /// wgmma where the target has it (compute capability 90, the kernel built
-/// for sm_90a) and the inputs are 16-bit, unless `wgmma` says otherwise;
-/// none when `wgmma` asks for it where it cannot run.
+/// for sm_90a) and the inputs are 16-bit, or f32 allowed TF32 (`tf32`),
+/// unless `wgmma` says otherwise; none when `wgmma` asks for it where it
+/// cannot run.
 std::optional<LstmProjectionPolicy> chooseLstmProjection(
     int64_t elementBytes, int64_t computeCapability, int64_t smemPerBlock,
     std::optional<bool> wgmma = std::nullopt, bool tf32 = false);

@@ -64,8 +64,8 @@ def Rudnn_LstmOp : Rudnn_Op<"lstm", [
     cooperative grid runs every step or each step is its own launch (the
     launches recorded in a CUDA graph), chosen where W_hh does not fit on
     chip for all steps; `wgmma_projection`, whether the input projection
-    runs on wgmma in 128 x 128 tiles (16-bit inputs on sm_90) or on
-    mma.sync; `allow_tf32` (f32 inputs), whether the products run on tensor
+    runs on wgmma in 128 x 128 tiles (16-bit inputs, or f32 in TF32, on
+    sm_90) or on mma.sync; `allow_tf32` (f32 inputs), whether the products run on tensor
     cores with their operands rounded to TF32 (10 fraction bits), as
     PyTorch lets cuDNN by default (`torch.backends.cudnn.allow_tf32`), or
     exactly on FMA: true unless given. Any of them given is kept.
@@ -143,9 +143,10 @@ def Rudnn_RnnProjectionOp : Rudnn_Op<"rnn_projection", [
     initial state: layer `layer`'s slices of `h0` and `c0`, or zeros (its
     memory also holds the recurrence's grid barrier, zeroed here). The
     input is `[T, B, F]`, or `[B, T, F]` with `batch_first`. With `wgmma`
-    (16-bit inputs, sm_90a) the GEMM runs in 128 x 128 tiles on wgmma,
-    else in 64 x 64 tiles on mma.sync (f32: on FMA, or with `tf32` on
-    tensor cores, the operands rounded to TF32).
+    (16-bit inputs, or f32 with `tf32`; sm_90a) the GEMM runs in 128 x 128
+    tiles on wgmma (f32 as TF32, each operand's low 13 bits ignored), else
+    in 64 x 64 tiles on mma.sync (f32: on FMA, or with `tf32` on tensor
+    cores, the operands rounded to TF32).
 
     ```mlir
     %gates, %state = rudnn.rnn_projection %x weights(%w_ih)
