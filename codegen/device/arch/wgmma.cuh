@@ -17,11 +17,11 @@
 // K-major.
 //
 // Shared operands use the 128-byte swizzle: rows of 64 16-bit elements
-// (or 32 fp32, 128 bytes), eight rows an atom of 1024 bytes whose 16-byte chunks are
-// permuted by chunk ^ (row % 8) on the address bits, as the TMA unit writes
-// them. A K-major operand (rows of the M or N index, K contiguous) steps
-// its 8-row groups by the descriptor's stride byte offset; an MN-major one
-// (rows of K, M or N contiguous) steps its 8-row groups of K likewise and
+// (or 32 fp32, 128 bytes), eight rows an atom of 1024 bytes whose 16-byte
+// chunks are permuted by chunk ^ (row % 8) on the address bits, as the TMA
+// unit writes them. A K-major operand (rows of the M or N index, K contiguous)
+// steps its 8-row groups by the descriptor's stride byte offset; an MN-major
+// one (rows of K, M or N contiguous) steps its 8-row groups of K likewise and
 // its 64-element blocks of N by the leading byte offset. wgmma reads them
 // through the async proxy: operands the threads wrote need
 // fence_proxy_async_shared() (arch/proxy_fence.cuh) by every writer first.
