@@ -71,8 +71,10 @@ struct KernelLaunch {
   mlir::rudnn::SizeRef memoryBytes{0, {}}, flops{0, {}};
   /// A second term of the bytes moved, over other dims (0: none).
   mlir::rudnn::SizeRef streamedBytes{0, {}};
-  /// An exponential every so many of `flops` (0: none modelled).
+  /// An exponential every so many of `flops` (0: none modelled), or their
+  /// count.
   int64_t flopsPerExponential = 0;
+  mlir::rudnn::SizeRef exponentials{0, {}};
   /// A byte of tensor-core operands read from shared memory every so many
   /// of `flops` (0: none modelled).
   int64_t flopsPerSharedByte = 0;
@@ -92,6 +94,11 @@ struct KernelLaunch {
   /// own.
   mlir::rudnn::SizeRef serialSteps{0, {}}, stepBytes{0, {}}, stepFlops{0, {}},
       stepFixedBytes{0, {}};
+  /// A walk's steps inside one launch instead (no grid barrier, no launch
+  /// between them): the block barriers and the dependent tensor-core
+  /// instructions on a step's critical path, whose latency adds to its
+  /// compute while its prefetched bytes overlap both.
+  int64_t stepBarriers = 0, stepMmaChain = 0;
   /// Its tensor-core work is TF32 (half the 16-bit rate).
   bool tf32 = false;
 };

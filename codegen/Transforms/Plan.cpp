@@ -584,12 +584,13 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
       func.getLoc(), "kernel", 128, 0, /*cooperative=*/false,
       /*memory_bytes=*/SizeAttr(), /*streamed_bytes=*/SizeAttr(),
       /*flops=*/SizeAttr(),
-      /*flops_per_exponential=*/IntegerAttr(),
+      /*flops_per_exponential=*/IntegerAttr(), /*exponentials=*/SizeAttr(),
       /*flops_per_shared_byte=*/IntegerAttr(),
       /*flops_per_reduced_byte=*/IntegerAttr(),
       /*flops_per_l2_byte=*/IntegerAttr(),
       /*serial_steps=*/SizeAttr(), /*step_bytes=*/SizeAttr(),
       /*step_flops=*/SizeAttr(), /*step_fixed_bytes=*/SizeAttr(),
+      /*step_barriers=*/IntegerAttr(), /*step_mma_chain=*/IntegerAttr(),
       /*tf32=*/false);
   kernelOps.push_back(kernelOp);
   Block *body = new Block();
@@ -677,6 +678,12 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
     if (model.flopsPerExponential > 0)
       kernelOp.setFlopsPerExponentialAttr(
           builder.getI64IntegerAttr(model.flopsPerExponential));
+    if (model.exponentials.constant) {
+      FailureOr<SizeAttr> exponentials = size(outside(model.exponentials));
+      if (failed(exponentials))
+        return failure();
+      kernelOp.setExponentialsAttr(*exponentials);
+    }
     if (model.flopsPerSharedByte > 0)
       kernelOp.setFlopsPerSharedByteAttr(
           builder.getI64IntegerAttr(model.flopsPerSharedByte));
@@ -703,6 +710,12 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
       if (failed(fixed))
         return failure();
       kernelOp.setStepFixedBytesAttr(*fixed);
+    }
+    if (model.stepBarriers > 0 || model.stepMmaChain > 0) {
+      kernelOp.setStepBarriersAttr(
+          builder.getI64IntegerAttr(model.stepBarriers));
+      kernelOp.setStepMmaChainAttr(
+          builder.getI64IntegerAttr(model.stepMmaChain));
     }
   }
   Attribute zero = builder.getI64IntegerAttr(0);

@@ -121,7 +121,8 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     `flops_per_exponential`, where the kernel
     also takes an exponential (a special-function unit instruction) every
     so many FLOPs (attention: one a query and key, 2·(D + E) FLOPs), adds
-    that unit's throughput to the roofline; `flops_per_shared_byte`, where
+    that unit's throughput to the roofline (`exponentials` counts them
+    directly where no fixed ratio does); `flops_per_shared_byte`, where
     its tensor-core operands come from shared memory (a byte every so many
     FLOPs), adds the shared memory's bandwidth; `flops_per_reduced_byte`,
     where it adds partial sums into global memory (reductions or
@@ -134,8 +135,13 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     waits at a grid barrier (or, one step a launch, is launched): the
     report's serial bound; `step_fixed_bytes`, a second term of a step's
     bytes over other dims (a block's weights: read once each pass of
-    entries, or loaded on chip once a launch for all of them). `tf32`: its tensor-core work rounds fp32 operands to
-    TF32, at half the 16-bit rate.
+    entries, or loaded on chip once a launch for all of them). A walk's
+    steps inside one launch (KDA's state walks: a chunk a step) give
+    instead `step_barriers` and `step_mma_chain`, the block barriers and
+    dependent tensor-core instructions on a step's critical path: their
+    latency adds to the step's compute, its bytes (prefetched) overlap
+    both, and nothing waits between steps. `tf32`: its tensor-core work
+    rounds fp32 operands to TF32, at half the 16-bit rate.
 
     ```mlir
     rudnn.kernel @kda_fwd_output_f32_f32_f32_k16_v16_c64 threads 128 {
@@ -152,6 +158,7 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
                        OptionalAttr<Rudnn_SizeAttr>:$streamed_bytes,
                        OptionalAttr<Rudnn_SizeAttr>:$flops,
                        OptionalAttr<I64Attr>:$flops_per_exponential,
+                       OptionalAttr<Rudnn_SizeAttr>:$exponentials,
                        OptionalAttr<I64Attr>:$flops_per_shared_byte,
                        OptionalAttr<I64Attr>:$flops_per_reduced_byte,
                        OptionalAttr<I64Attr>:$flops_per_l2_byte,
@@ -159,6 +166,8 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
                        OptionalAttr<Rudnn_SizeAttr>:$step_bytes,
                        OptionalAttr<Rudnn_SizeAttr>:$step_flops,
                        OptionalAttr<Rudnn_SizeAttr>:$step_fixed_bytes,
+                       OptionalAttr<I64Attr>:$step_barriers,
+                       OptionalAttr<I64Attr>:$step_mma_chain,
                        UnitAttr:$tf32);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
@@ -166,11 +175,13 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     (`cooperative` $cooperative^)? (`memory_bytes` $memory_bytes^)?
     (`streamed_bytes` $streamed_bytes^)? (`flops` $flops^)?
     (`flops_per_exponential` $flops_per_exponential^)?
+    (`exponentials` $exponentials^)?
     (`flops_per_shared_byte` $flops_per_shared_byte^)?
     (`flops_per_reduced_byte` $flops_per_reduced_byte^)?
     (`flops_per_l2_byte` $flops_per_l2_byte^)?
     (`serial_steps` $serial_steps^)? (`step_bytes` $step_bytes^)?
     (`step_flops` $step_flops^)? (`step_fixed_bytes` $step_fixed_bytes^)?
+    (`step_barriers` $step_barriers^)? (`step_mma_chain` $step_mma_chain^)?
     (`tf32` $tf32^)? attr-dict-with-keyword
     $body
   }];

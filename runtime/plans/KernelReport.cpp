@@ -55,6 +55,7 @@ TargetLimits TargetLimits::forArch(const std::string &arch) {
     target.tf32Flops = 494e12;
     target.fp32Flops = 67e12;
     target.exponentialsPerSecond = 3.9e12; // FlashAttention-3's figure
+    target.clockHz = 1.83e9;
     target.sharedBytesPerSecond = 132 * 128 * 1.83e9;
     // A100's L2 bytes a clock (NVIDIA's figure) at Hopper's clock: Hopper's
     // is not published, and microbenchmarks measure H100's reads near it.
@@ -69,6 +70,7 @@ TargetLimits TargetLimits::forArch(const std::string &arch) {
     target.tf32Flops = 156e12;
     target.fp32Flops = 19.5e12;
     target.exponentialsPerSecond = 108 * 16 * 1.41e9;
+    target.clockHz = 1.41e9;
     target.sharedBytesPerSecond = 108 * 128 * 1.41e9;
     target.reducedBytesPerSecond = 5120 * 1.41e9; // NVIDIA's L2 bytes a clock
   } else {

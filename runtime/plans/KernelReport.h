@@ -41,6 +41,13 @@ struct TargetLimits {
   /// from a CUDA graph. Modelled figures (microbenchmarks put both near a
   /// microsecond on A100 and H100), not measured here.
   double gridBarrierSeconds = 1.0e-6, launchSeconds = 2.0e-6;
+  /// The SM clock, and in its cycles what a walk's step waits for on its
+  /// critical path: a block barrier with the shared-memory round trip it
+  /// orders (a store, the barrier, the load that reads it), and a
+  /// dependent mma.sync (m16n8k16, fp32 accumulation). Modelled figures,
+  /// near what microbenchmarks report for A100 and H100.
+  double clockHz = 0;
+  double blockBarrierCycles = 60, mmaLatencyCycles = 33;
 
   /// A roofline's lower bound in seconds and what sets it: "compute",
   /// "memory" (also on a tie with compute), "exponential", "shared-memory"

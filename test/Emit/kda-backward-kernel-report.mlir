@@ -14,16 +14,25 @@
 // CHECK-NEXT: block: 128 threads
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
 // CHECK-NEXT: shared memory: 0 bytes static, 125952 dynamic
+// The reverse walk, 512 chunks a block: each chunk's critical path has
+// four block barriers and 3·4 + 8 dependent mma (dU through Bᵀ then Kd,
+// dS through Qdᵀ then Wᵀ), under its 73728 bytes at an SM's share of L2.
+// CHECK: model: {{.*}} (serial-bound)
+// CHECK-NEXT: serial: 512 steps x 1.02 us (a block's L2 reads 1.02, compute 0.12, latency 0.49 of 4 block barriers and 20 dependent mma) = 520.7 us
 // The input gradients: every operand by cp.async into shared tiles, every
 // fp32 intermediate in 162560 bytes of dynamic shared memory, products on
 // tensor cores through ldmatrix, eight warps, nothing spilled and no local
-// arrays.
+// arrays. Its exponentials bound it: every decay factor of a pair within a
+// 16-token block is formed four times (two decayed_rows, two
+// decayed_columns), 475264 per chunk of a head.
 // CHECK: // ----- kernel kda_bwd_gradients_bf16_f32_bf16_k128_v128_c64_a16
 // CHECK-NEXT: block: 256 threads; grid (512, 16, 1) = 8192 blocks
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
 // CHECK-NEXT: shared memory: 0 bytes static, 162560 dynamic
 // CHECK-NEXT: resident blocks per SM: 1
-// CHECK-NEXT: model: {{[0-9.]+}} MiB moved, {{[0-9.]+}} GFLOP, {{[0-9.]+}} FLOP/B; roofline {{[0-9.]+}} us
+// CHECK-NEXT: model: {{[0-9.]+}} MiB moved, {{[0-9.]+}} GFLOP, {{[0-9.]+}} FLOP/B; roofline {{[0-9.]+}} us (exponential-bound)
+// CHECK-NEXT: exponentials: 3893.4 M,
+// CHECK-NEXT: in turn (no overlap):
 // CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix [1-9][0-9]*, cp.async [1-9][0-9]*|sass: unavailable}}
 func.func @main(%q: tensor<?x?x?x128xbf16> {rudnn.align = 16 : i64},
                 %g: tensor<?x?x?x128xf32>,

@@ -54,13 +54,25 @@
 // DIMS: // plan @main at B=1,T=32768,H=16: workspace 742391808 bytes (1416.0 per token per head)
 // DIMS: // ----- kernel kda_fwd_recurrent_bf16_f32_bf16_k128_v128_c64
 // DIMS-NEXT: block: 32 threads; grid (16, 4, 1) = 64 blocks, {{[0-9.]+}} waves (not run at these dims)
+// prepare's exponentials bound it: per chunk of a head the pairwise
+// products take 4·136·128 within 16-token blocks and 12·24·128 split
+// factors across them, then e^Γlast (128), Kd's and W's decayed keys
+// (2·64·128): 123008, 8192 chunks of a head at 3.9 T/s.
 // DIMS: // ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64_a16
 // DIMS-NEXT: block: 128 threads; grid (512, 16, 1) = 8192 blocks, {{[0-9.]+}} waves
+// DIMS: model: 1093.0 MiB moved, 17.90 GFLOP, 15.6 FLOP/B; roofline 258.4 us (exponential-bound)
+// DIMS-NEXT: exponentials: 1007.7 M, 258.4 us at 3.9 T/s; tensor work 18.1 us at 989 TFLOP/s
 // DIMS: // ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64
 // DIMS-NEXT: block: 128 threads; grid (16, 8, 1) = 128 blocks, {{[0-9.]+}} waves
 // The cost model at these dims: 98816 bytes and 4·64·128·128 flops per
-// chunk of a head, 8192 of them; the roofline bound at 4.8 TB/s.
-// DIMS: model: 772.0 MiB moved, 34.36 GFLOP, 42.4 FLOP/B; roofline 168.6 us (memory-bound)
+// chunk of a head, 8192 of them (168.6 us at 4.8 TB/s); but the walk's 512
+// chunks run one after another, a block each of 16 value columns (one an
+// SM). A chunk's 41472 bytes (W, Kd, its U0 and U, e^Γlast, its boundary)
+// at an SM's share of the L2 bandwidth outlast its critical path (four
+// block barriers and 8 + 4 dependent mma, with the products' FLOPs), so
+// the walk takes 512 x 0.58 us.
+// DIMS: model: 772.0 MiB moved, 34.36 GFLOP, 42.4 FLOP/B; roofline 299.1 us (serial-bound)
+// DIMS-NEXT: serial: 512 steps x 0.58 us (a block's L2 reads 0.58, compute 0.07, latency 0.35 of 4 block barriers and 12 dependent mma) = 299.1 us
 // DIMS: // ----- kernel kda_fwd_output_bf16_f32_bf16_k128_v128_c64_a16
 // DIMS-NEXT: block: 128 threads; grid (512, 16, 2) = 16384 blocks, {{[0-9.]+}} waves
 // DIMS: model: {{[0-9.]+}} MiB moved, {{[0-9.]+}} GFLOP, {{[0-9.]+}} FLOP/B; roofline {{[0-9.]+}} us (memory-bound)

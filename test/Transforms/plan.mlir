@@ -42,10 +42,15 @@
 // CHECK-SAME: guard = "T", guard_max = 9223372036854775807 : i64, guard_min = 2 : i64
 // The walk's cost model per chunk of a head: W and Kd (2·64·128·2), U0 and
 // U (2·64·64·2), e^Γlast (4·128) and the bf16 boundary (2·128·64) bytes;
-// W·S and Kdᵀ·U, 4·64·128·64 flops.
+// W·S and Kdᵀ·U, 4·64·128·64 flops. Its N chunks run one after another, a
+// block's each (16 value columns): W and Kd whole, its U0, U and boundary
+// columns, e^Γlast (41472 bytes), 4·64·128·16 flops, four block barriers
+// and 8 + 4 dependent mma.
 // CHECK: rudnn.kernel @kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64 threads 128 shared_bytes 76800
 // CHECK-SAME: memory_bytes <constant = 66048, params = ["N", "B", "H"], divisor = 1>
-// CHECK-SAME: flops <constant = 2097152, params = ["N", "B", "H"], divisor = 1> {
+// CHECK-SAME: flops <constant = 2097152, params = ["N", "B", "H"], divisor = 1>
+// CHECK-SAME: serial_steps <constant = 1, params = ["N"], divisor = 1> step_bytes <constant = 41472, params = [], divisor = 1>
+// CHECK-SAME: step_flops <constant = 524288, params = [], divisor = 1> step_barriers 4 step_mma_chain 12 {
 // CHECK: rudnn.launch @kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64
 // CHECK-SAME: args [@q, @final_state, @boundaries, @tiles,
 // CHECK: rudnn.kernel @kda_fwd_output_bf16_f32_bf16_k128_v64_c64 threads 128

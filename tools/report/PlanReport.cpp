@@ -212,10 +212,23 @@ struct LaunchCost {
   /// A recurrence's steps in one launch, each's critical path (a block's
   /// L2 reads, its FLOPs, times the blocks an SM takes in turn or shares
   /// its bandwidth and units with; its barrier or launch), and their sum.
+  /// A walk's steps (`walk`) have no barrier or launch between them but a
+  /// latency of their own: block barriers and dependent mma on the step's
+  /// critical path, overlapped by the prefetched bytes and by the other
+  /// blocks resident on the SM (`together`), the SM's blocks taking
+  /// `waves` turns.
   struct Serial {
     int64_t steps, blocksPerSm;
     double l2, compute, wait, seconds;
     bool gridBarrier; // else a launch a step
+    bool walk = false;
+    int64_t barriers = 0, mmaChain = 0, together = 1, waves = 1;
+    double latency = 0;
+    /// One step's time: a wave's, for a walk.
+    double stepSeconds() const {
+      return walk ? std::max(together * l2, together * compute + latency)
+                  : blocksPerSm * std::max(l2, compute) + wait;
+    }
   };
   std::optional<Serial> serial;
 };
@@ -226,7 +239,7 @@ struct LaunchCost {
 std::optional<LaunchCost::Serial>
 serialCost(KernelOp kernel, const std::map<std::string, int64_t> &params,
            const rt::TargetLimits &target, bool tensor,
-           std::optional<int64_t> blocks) {
+           std::optional<int64_t> blocks, int residentBlocks) {
   if (!kernel.getSerialSteps() || !kernel.getStepBytes() ||
       !kernel.getStepFlops())
     return std::nullopt;
@@ -252,18 +265,30 @@ serialCost(KernelOp kernel, const std::map<std::string, int64_t> &params,
   serial.compute =
       *flops / (target.computeRate(tensor, kernel.getTf32()) / target.smCount);
   serial.gridBarrier = kernel.getCooperative();
+  serial.walk = kernel.getStepBarriers() || kernel.getStepMmaChain();
+  if (serial.walk) {
+    serial.barriers = kernel.getStepBarriers().value_or(0);
+    serial.mmaChain = kernel.getStepMmaChain().value_or(0);
+    serial.latency = (serial.barriers * target.blockBarrierCycles +
+                      serial.mmaChain * target.mmaLatencyCycles) /
+                     std::max(target.clockHz, 1.0);
+    serial.together = std::clamp<int64_t>(
+        residentBlocks, 1, std::max<int64_t>(serial.blocksPerSm, 1));
+    serial.waves = (serial.blocksPerSm + serial.together - 1) / serial.together;
+    serial.wait = 0;
+    serial.seconds = serial.waves * *steps * serial.stepSeconds();
+    return serial;
+  }
   serial.wait =
       serial.gridBarrier ? target.gridBarrierSeconds : target.launchSeconds;
-  serial.seconds =
-      *steps *
-      (serial.blocksPerSm * std::max(serial.l2, serial.compute) + serial.wait);
+  serial.seconds = *steps * serial.stepSeconds();
   return serial;
 }
 
 std::optional<LaunchCost>
 launchCost(KernelOp kernel, const std::map<std::string, int64_t> *params,
            const rt::TargetLimits &target, bool tensor,
-           std::optional<int64_t> blocks) {
+           std::optional<int64_t> blocks, int residentBlocks) {
   if (!kernel || !kernel.getMemoryBytes() || !kernel.getFlops())
     return std::nullopt;
   LaunchCost cost;
@@ -284,6 +309,8 @@ launchCost(KernelOp kernel, const std::map<std::string, int64_t> *params,
   if (cost.bytes && cost.flops) {
     if (std::optional<int64_t> per = kernel.getFlopsPerExponential())
       cost.exponentials = *cost.flops / *per;
+    if (std::optional<SizeAttr> count = kernel.getExponentials())
+      cost.exponentials = sizeAt(*count, *params);
     if (std::optional<int64_t> per = kernel.getFlopsPerSharedByte())
       cost.sharedBytes = *cost.flops / *per;
     if (std::optional<int64_t> per = kernel.getFlopsPerReducedByte())
@@ -297,7 +324,8 @@ launchCost(KernelOp kernel, const std::map<std::string, int64_t> *params,
         kernel.getTf32());
     cost.seconds = roofline.seconds;
     cost.bound = roofline.bound;
-    cost.serial = serialCost(kernel, *params, target, tensor, blocks);
+    cost.serial =
+        serialCost(kernel, *params, target, tensor, blocks, residentBlocks);
     if (cost.serial && cost.serial->seconds > *cost.seconds) {
       cost.seconds = cost.serial->seconds;
       cost.bound = "serial";
@@ -417,11 +445,12 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
       const auto &r = report.resources;
       const auto &mix = report.mix;
       // Tensor-core kernels against the tensor peak, others the FP32 one.
-      const std::optional<LaunchCost> cost = launchCost(
-          SymbolTable::lookupNearestSymbolFrom<KernelOp>(
-              plan, launch.getKernelAttr()),
-          dims ? &params : nullptr, target,
-          mix.unavailable.empty() ? mix.tensor > 0 : true, size.blocks);
+      const std::optional<LaunchCost> cost =
+          launchCost(SymbolTable::lookupNearestSymbolFrom<KernelOp>(
+                         plan, launch.getKernelAttr()),
+                     dims ? &params : nullptr, target,
+                     mix.unavailable.empty() ? mix.tensor > 0 : true,
+                     size.blocks, report.residentBlocks);
       if (cost && cost->seconds && size.runs)
         rooflineTotal += *cost->seconds * size.launches;
       if (json) {
@@ -479,6 +508,12 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
                                  1e6;
               entry["serial_us"] = cost->serial->seconds * 1e6;
               entry["step_blocks_per_sm"] = cost->serial->blocksPerSm;
+              if (cost->serial->walk) {
+                entry["step_latency_us"] = cost->serial->latency * 1e6;
+                entry["step_barriers"] = cost->serial->barriers;
+                entry["step_mma_chain"] = cost->serial->mmaChain;
+                entry["walk_waves"] = cost->serial->waves;
+              }
             }
           }
         }
@@ -549,16 +584,26 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
       if (cost && cost->serial) {
         const LaunchCost::Serial &s = *cost->serial;
         os << "serial: " << s.steps << (s.steps == 1 ? " step x " : " steps x ")
-           << llvm::format(
-                  "%.2f",
-                  (s.blocksPerSm * std::max(s.l2, s.compute) + s.wait) * 1e6)
+           << llvm::format("%.2f", s.stepSeconds() * 1e6)
            << " us (a block's L2 reads " << llvm::format("%.2f", s.l2 * 1e6)
            << ", compute " << llvm::format("%.2f", s.compute * 1e6) << ", ";
-        if (s.blocksPerSm > 1)
-          os << "x " << s.blocksPerSm << " blocks an SM, ";
-        os << (s.gridBarrier ? "grid barrier " : "launch ")
-           << llvm::format("%.2f", s.wait * 1e6)
-           << ") = " << llvm::format("%.1f", s.seconds * 1e6) << " us\n";
+        if (s.walk) {
+          os << "latency " << llvm::format("%.2f", s.latency * 1e6) << " of "
+             << s.barriers << " block barriers and " << s.mmaChain
+             << " dependent mma";
+          if (s.together > 1)
+            os << ", " << s.together << " blocks an SM at once";
+          os << ")";
+          if (s.waves > 1)
+            os << " x " << s.waves << " waves";
+          os << " = " << llvm::format("%.1f", s.seconds * 1e6) << " us\n";
+        } else {
+          if (s.blocksPerSm > 1)
+            os << "x " << s.blocksPerSm << " blocks an SM, ";
+          os << (s.gridBarrier ? "grid barrier " : "launch ")
+             << llvm::format("%.2f", s.wait * 1e6)
+             << ") = " << llvm::format("%.1f", s.seconds * 1e6) << " us\n";
+        }
       }
       // The model's third bound, beside the tensor work it overlaps.
       if (cost && cost->exponentials) {

@@ -73,6 +73,33 @@ int64_t rudnn::codegen::walkColumns(const KdaKernelSpec &spec, KdaStage stage) {
                                            : kKdaColumnsPerBlock;
 }
 
+namespace {
+
+/// The exponentials decayed_pairwise takes over a whole chunk: K a pair
+/// of tokens within a 16-token block, and for each of the two tasks of a
+/// pair of blocks the split factors of its 16 rows and 8 columns.
+int64_t pairwiseExponentials(int64_t C, int64_t K) {
+  const int64_t blocks = (C + 15) / 16;
+  return blocks * 136 * K + blocks * (blocks - 1) * 24 * K;
+}
+
+/// The exponentials the gradients kernel's 16 x 8 tiles take (per 8
+/// features): decayed_rows and decayed_columns twice each (the earlier
+/// or later blocks' operand and the split of the fragment, then K a pair
+/// within the block), and e^Γ and e^(Γlast − Γ) of every element.
+int64_t gradientTileExponentials(int64_t C, int64_t K) {
+  int64_t perColumnTile = 0;
+  for (int64_t t0 = 0; t0 < C; t0 += 16) {
+    const int64_t later = C - t0 - 16;
+    const int64_t rows = (t0 > 0 ? 8 * t0 + 128 : 0) + 8 * 136;
+    const int64_t columns = (later > 0 ? 8 * later + 128 : 0) + 8 * 136;
+    perColumnTile += 2 * rows + 2 * columns + 2 * 128;
+  }
+  return perColumnTile * K / 8;
+}
+
+} // namespace
+
 rudnn::codegen::KdaStageCost
 rudnn::codegen::kdaStageCost(const KdaKernelSpec &spec, KdaStage stage) {
   const int64_t C = spec.chunk, K = spec.featureK, V = spec.featureV;
@@ -86,31 +113,72 @@ rudnn::codegen::kdaStageCost(const KdaKernelSpec &spec, KdaStage stage) {
   const int64_t boundary = K * V * in; // a state in the input type
   // What a backward's prepare keeps besides: Qd, (I + A)⁻¹.
   const int64_t backwardTiles = spec.backwardTiles ? rowsK + square : 0;
+  // Exponentials of the 16-bit kernels (f32's run on FMA, unmodelled).
+  const bool modelled = spec.input != DType::F32;
+  auto exps = [&](int64_t count) { return modelled ? count : 0; };
   switch (stage) {
   case KdaStage::Prepare: // Γ, A, B, (I + A)⁻¹, W, U0, Kd
+    // The pairwise products, e^Γlast, Kd's and W's decayed keys (and a
+    // backward's decayed queries).
     return {inputs + last + 2 * rowsK + square + rowsV + backwardTiles,
-            3 * C * C * K + C * C * V + C * C * C / 3, false};
+            3 * C * C * K + C * C * V + C * C * C / 3,
+            exps(pairwiseExponentials(C, K) + K +
+                 (spec.backwardTiles ? 3 : 2) * C * K),
+            false};
   case KdaStage::Propagate: // U = U0 − W·S, S ← e^Γlast ⊙ S + Kdᵀ·U
-    return {2 * rowsK + 2 * rowsV + last + boundary, 4 * C * K * V, false};
+    return {2 * rowsK + 2 * rowsV + last + boundary, 4 * C * K * V, 0, false};
   case KdaStage::Output: // O = (q ⊙ e^Γ)·S + B·U
+    // Each block of 64 value columns decays the chunk's queries.
     return {rowsK + C * K * gate + square + 2 * rowsV + boundary,
-            2 * C * K * V + C * C * V, false};
+            2 * C * K * V + C * C * V,
+            exps(C * K * ((V + kKdaOutputColumns - 1) / kKdaOutputColumns)),
+            false};
   case KdaStage::Recurrent: // per token: q, k, v, g, β in, o out
   case KdaStage::PoolStep:  // (and a state read and written per step)
-    return {2 * K * in + 2 * V * in + K * gate + beta, 7 * K * V, true};
+    // Each value column's thread decays its K state entries.
+    return {2 * K * in + 2 * V * in + K * gate + beta, 7 * K * V, exps(K * V),
+            true};
   case KdaStage::Restore: // U = U0 − W·S from a saved boundary
-    return {rowsK + 2 * rowsV + boundary, 2 * C * K * V, false};
+    return {rowsK + 2 * rowsV + boundary, 2 * C * K * V, 0, false};
   case KdaStage::StateGradient: // dU, dS through Bᵀ, Kd, Qdᵀ, Wᵀ
     return {square + rowsV + 3 * rowsK + last + boundary + rowsV,
-            C * C * V + 6 * C * K * V, false};
+            C * C * V + 6 * C * K * V, 0, false};
   case KdaStage::Gradients: // every input gradient, chunk-parallel
     // In: the inputs (q read twice), dO, U, dU, (I + A)⁻¹, S0, dS_end;
     // out: dq, dk, dv, dβ, and dg written, read and written again.
-    return {inputs + rowsK + 3 * rowsV + square + 2 * boundary + 2 * rowsK +
-                rowsV + C * beta + 3 * gamma,
-            5 * C * C * K + 3 * C * C * V + 6 * C * K * V, false};
+    return {
+        inputs + rowsK + 3 * rowsV + square + 2 * boundary + 2 * rowsK + rowsV +
+            C * beta + 3 * gamma,
+        5 * C * C * K + 3 * C * C * V + 6 * C * K * V,
+        exps(pairwiseExponentials(C, K) + gradientTileExponentials(C, K) + K),
+        false};
   }
   return {};
+}
+
+rudnn::codegen::KdaWalkStep
+rudnn::codegen::kdaWalkStep(const KdaKernelSpec &spec, KdaStage stage) {
+  const int64_t C = spec.chunk, K = spec.featureK;
+  const int64_t in = dtypeSize(spec.input);
+  const int64_t VB = walkColumns(spec, stage);
+  const bool tensor = spec.input != DType::F32;
+  auto deep = [](int64_t n) { return (n + 15) / 16; };
+  if (stage == KdaStage::Propagate)
+    // W and Kd whole, the block's columns of U0 in and U out, e^Γlast, the
+    // boundary out; U = U0 − W·S (K deep), then S += Kdᵀ·U (C deep). Four
+    // barriers: the pipeline's two, and the rounded state's and updates'
+    // hand-over to the tensor cores (f32: the updates' alone, and the
+    // chunk's end).
+    return {2 * C * K * in + 2 * C * VB * in + 4 * K + K * VB * in,
+            4 * C * K * VB, tensor ? 4 : 2, tensor ? deep(K) + deep(C) : 0};
+  // The reverse walk: the pairwise matrix, Kd, Qd and W whole, the block's
+  // columns of dO, e^Γlast; dS at the chunk's end and dU out in fp32.
+  // dU = Bᵀ·dO (C deep) + Kd·dS (K deep), then dS += Qdᵀ·dO − Wᵀ·dU (C
+  // deep each, one after the other on dS's accumulators).
+  return {C * C * in + C * VB * in + 3 * C * K * in + 4 * K + 4 * K * VB +
+              4 * C * VB,
+          2 * C * C * VB + 6 * C * K * VB, tensor ? 4 : 1,
+          tensor ? 3 * deep(C) + deep(K) : 0};
 }
 
 std::string rudnn::codegen::kdaSpecName(const KdaKernelSpec &spec) {
@@ -396,6 +464,7 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
     const KdaStageCost part = kdaStageCost(spec, stage);
     cost.bytes += part.bytes;
     cost.flops += part.flops;
+    cost.exponentials += part.exponentials;
     cost.perToken = part.perToken;
   }
   const SizeRef units{1,
@@ -403,6 +472,18 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
                        DimRef::of('B'), DimRef::of('H')}};
   launch.memoryBytes = {cost.bytes, units.dims};
   launch.flops = {cost.flops, units.dims};
+  if (cost.exponentials > 0)
+    launch.exponentials = {cost.exponentials, units.dims};
+  // A walk's chunks wait for one another: T / C steps (a packed batch's
+  // longest sequence holds at most all T tokens), each a block's chunk.
+  if (first == KdaStage::Propagate || first == KdaStage::StateGradient) {
+    const KdaWalkStep step = kdaWalkStep(spec, first);
+    launch.serialSteps = {1, {chunks}};
+    launch.stepBytes = {step.bytes, {}};
+    launch.stepFlops = {step.flops, {}};
+    launch.stepBarriers = step.barriers;
+    launch.stepMmaChain = step.mmaChain;
+  }
   if (first == KdaStage::Propagate && sixteenBit)
     launch.sharedBytes =
         mlir::rudnn::kdaWalkSharedBytes(spec.chunk, spec.featureK);

@@ -108,12 +108,24 @@ int64_t kdaGradientTileFloats(const KdaKernelSpec &spec);
 /// stage by its model: the bytes it must read from and write to device
 /// memory at least (inputs, results, the tiles and states other kernels
 /// exchange; not what a kernel re-reads from cache) and its floating-point
-/// operations (matrix products 2·M·N·K, halved where triangular).
+/// operations (matrix products 2·M·N·K, halved where triangular), and the
+/// exponentials (MUFU.EX2) its 16-bit kernel takes, each decay factor as
+/// often as the kernel forms it (0 where not modelled: f32 kernels, on
+/// FMA).
 struct KdaStageCost {
-  int64_t bytes = 0, flops = 0;
+  int64_t bytes = 0, flops = 0, exponentials = 0;
   bool perToken = false;
 };
 KdaStageCost kdaStageCost(const KdaKernelSpec &spec, KdaStage stage);
+
+/// One block's chunk of a state walk (Propagate or StateGradient), which
+/// the next chunk waits for: the bytes it reads and writes (W, Kd and the
+/// like whole, its own value columns of the rest), its FLOPs, and the
+/// block barriers and dependent mma on its critical path.
+struct KdaWalkStep {
+  int64_t bytes = 0, flops = 0, barriers = 0, mmaChain = 0;
+};
+KdaWalkStep kdaWalkStep(const KdaKernelSpec &spec, KdaStage stage);
 
 /// "bf16_f32_bf16_k64_v64_c64".
 std::string kdaSpecName(const KdaKernelSpec &spec);
