@@ -84,16 +84,17 @@ int64_t pairwiseExponentials(int64_t C, int64_t K) {
 }
 
 /// The exponentials the gradients kernel's 16 x 8 tiles take (per 8
-/// features): decayed_rows and decayed_columns twice each (the earlier
-/// or later blocks' operand and the split of the fragment, then K a pair
-/// within the block), and e^Γ and e^(Γlast − Γ) of every element.
+/// features): decayed_rows for its two matrices at once (the earlier
+/// blocks' operand, the fragment's split, the pairs within the block),
+/// decayed_columns likewise but for the later blocks' two operands, and
+/// e^Γ and e^(Γlast − Γ) of every element.
 int64_t gradientTileExponentials(int64_t C, int64_t K) {
   int64_t perColumnTile = 0;
   for (int64_t t0 = 0; t0 < C; t0 += 16) {
     const int64_t later = C - t0 - 16;
     const int64_t rows = (t0 > 0 ? 8 * t0 + 128 : 0) + 8 * 136;
-    const int64_t columns = (later > 0 ? 8 * later + 128 : 0) + 8 * 136;
-    perColumnTile += 2 * rows + 2 * columns + 2 * 128;
+    const int64_t columns = (later > 0 ? 2 * 8 * later + 128 : 0) + 8 * 136;
+    perColumnTile += rows + columns + 2 * 128;
   }
   return perColumnTile * K / 8;
 }

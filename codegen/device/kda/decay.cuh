@@ -120,18 +120,25 @@ __device__ void decayed_pairwise(int L, const float *gamma, X x, Z z, Y y,
   }
 }
 
-/// acc += the warp's 16x8 fragment, at tokens t0.. and features d0.., of
-///   R_td = Σ_{j ≤ t} m(t, j) · y(j, d) · e^(Γ_td − Γ_jd),
-/// the tokens j of earlier blocks on mma with the decay split at t0 − 1.
+/// accX and accZ += the warp's 16x8 fragments, at tokens t0.. and
+/// features d0.., of
+///   R_td = Σ_{j ≤ t} m(t, j) · y(j, d) · e^(Γ_td − Γ_jd)
+/// for m = mX and m = mZ, the tokens j of earlier blocks on mma with the
+/// decay split at t0 − 1. Both share every exponential: y's decayed
+/// operand, the fragment's split and the pairs within the block.
 /// Warp-collective; t0 a multiple of 16.
-template <typename TIn, int K, typename M, typename Y>
-__device__ void decayed_rows(float (&acc)[4], int L, int t0, int d0,
-                             const float *gamma, M m, Y y) {
+template <typename TIn, int K, typename MX, typename MZ, typename Y>
+__device__ void decayed_rows(float (&accX)[4], float (&accZ)[4], int L, int t0,
+                             int d0, const float *gamma, MX mX, MZ mZ, Y y) {
   if (t0 > 0) {
     const int r = t0 - 1;
-    float part[4] = {0.f, 0.f, 0.f, 0.f};
-    tile::mma_accumulate<TIn>(
-        part, t0, [&](int t, int j) { return t0 + t < L ? m(t0 + t, j) : 0.f; },
+    float partX[4] = {0.f, 0.f, 0.f, 0.f}, partZ[4] = {0.f, 0.f, 0.f, 0.f};
+    tile::mma_accumulate_pair<TIn>(
+        partX, partZ, t0,
+        [&](int t, int j) {
+          return t0 + t < L ? make_float2(mX(t0 + t, j), mZ(t0 + t, j))
+                            : make_float2(0.f, 0.f);
+        },
         [&](int j, int d) {
           return d0 + d < K ? y(j, d0 + d) * decay<K>(gamma, r, j, d0 + d)
                             : 0.f;
@@ -139,41 +146,62 @@ __device__ void decayed_rows(float (&acc)[4], int L, int t0, int d0,
     for (int e = 0; e < 4; ++e) {
       const int t = t0 + tile::accumulator_row(e),
                 d = d0 + tile::accumulator_col(e);
-      if (t < L && d < K)
-        acc[e] += part[e] * decay<K>(gamma, t, r, d);
+      if (t < L && d < K) {
+        const float split = decay<K>(gamma, t, r, d);
+        accX[e] += partX[e] * split;
+        accZ[e] += partZ[e] * split;
+      }
     }
   }
   for (int e = 0; e < 4; ++e) {
     const int t = t0 + tile::accumulator_row(e),
               d = d0 + tile::accumulator_col(e);
     if (t < L && d < K)
-      for (int j = t0; j <= t; ++j)
-        acc[e] += m(t, j) * y(j, d) * decay<K>(gamma, t, j, d);
+      for (int j = t0; j <= t; ++j) {
+        const float decayed = y(j, d) * decay<K>(gamma, t, j, d);
+        accX[e] += mX(t, j) * decayed;
+        accZ[e] += mZ(t, j) * decayed;
+      }
   }
 }
 
-/// acc += the warp's 16x8 fragment, at tokens t0.. and features d0.., of
-///   R_td = Σ_{i ≥ t} m(i, t) · y(i, d) · e^(Γ_id − Γ_td),
-/// the tokens i of later blocks on mma with the decay split at t0 + 15.
-/// Warp-collective; t0 a multiple of 16.
+/// part += Σ_{i ≥ t0 + 16} m(i, t) · y(i, d) · e^(Γ_id − Γ_rd) over the
+/// warp's 16x8 fragment (tokens t0.., features d0..), r = t0 + 15 the
+/// split: the later blocks' share of decayed_columns. Warp-collective.
 template <typename TIn, int K, typename M, typename Y>
+__device__ void later_rows(float (&part)[4], int L, int t0, int d0,
+                           const float *gamma, M m, Y y) {
+  const int next = t0 + 16, r = next - 1;
+  tile::mma_accumulate<TIn>(
+      part, L - next,
+      [&](int t, int i) {
+        return t0 + t < L && next + i < L ? m(next + i, t0 + t) : 0.f;
+      },
+      [&](int i, int d) {
+        return next + i < L && d0 + d < K
+                   ? y(next + i, d0 + d) * decay<K>(gamma, next + i, r, d0 + d)
+                   : 0.f;
+      });
+}
+
+/// acc += the warp's 16x8 fragment, at tokens t0.. and features d0.., of
+///   R_td = Σ_{i ≥ t} (mX(i, t) · yX(i, d) + mZ(i, t) · yZ(i, d))
+///                    · e^(Γ_id − Γ_td),
+/// the tokens i of later blocks on mma with the decay split at t0 + 15.
+/// The two terms share the fragment's split and the pairs within the
+/// block; the later blocks' operands differ in y, each decayed in turn.
+/// Warp-collective; t0 a multiple of 16.
+template <typename TIn, int K, typename MX, typename YX, typename MZ,
+          typename YZ>
 __device__ void decayed_columns(float (&acc)[4], int L, int t0, int d0,
-                                const float *gamma, M m, Y y) {
+                                const float *gamma, MX mX, YX yX, MZ mZ,
+                                YZ yZ) {
   const int next = t0 + 16;
   if (next < L) {
     const int r = next - 1;
     float part[4] = {0.f, 0.f, 0.f, 0.f};
-    tile::mma_accumulate<TIn>(
-        part, L - next,
-        [&](int t, int i) {
-          return t0 + t < L && next + i < L ? m(next + i, t0 + t) : 0.f;
-        },
-        [&](int i, int d) {
-          return next + i < L && d0 + d < K
-                     ? y(next + i, d0 + d) *
-                           decay<K>(gamma, next + i, r, d0 + d)
-                     : 0.f;
-        });
+    later_rows<TIn, K>(part, L, t0, d0, gamma, mX, yX);
+    later_rows<TIn, K>(part, L, t0, d0, gamma, mZ, yZ);
     for (int e = 0; e < 4; ++e) {
       const int t = t0 + tile::accumulator_row(e),
                 d = d0 + tile::accumulator_col(e);
@@ -186,7 +214,8 @@ __device__ void decayed_columns(float (&acc)[4], int L, int t0, int d0,
               d = d0 + tile::accumulator_col(e);
     if (t < L && d < K)
       for (int i = t; i < next && i < L; ++i)
-        acc[e] += m(i, t) * y(i, d) * decay<K>(gamma, i, t, d);
+        acc[e] += (mX(i, t) * yX(i, d) + mZ(i, t) * yZ(i, d)) *
+                  decay<K>(gamma, i, t, d);
   }
 }
 

@@ -324,10 +324,8 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
       }
       float rowsA[4] = {0.f, 0.f, 0.f, 0.f}, rowsB[4] = {0.f, 0.f, 0.f, 0.f},
             columns[4] = {0.f, 0.f, 0.f, 0.f};
-      decayed_rows<TIn, K>(rowsA, L, i0, dh, gamma, aB, kAt);
-      decayed_rows<TIn, K>(rowsB, L, i0, dh, gamma, bm, kAt);
-      decayed_columns<TIn, K>(columns, L, i0, dh, gamma, aB, kAt);
-      decayed_columns<TIn, K>(columns, L, i0, dh, gamma, bm, qAt);
+      decayed_rows<TIn, K>(rowsA, rowsB, L, i0, dh, gamma, aB, bm, kAt);
+      decayed_columns<TIn, K>(columns, L, i0, dh, gamma, aB, kAt, bm, qAt);
       float dq[4], dk[4], dG[4], kdTerm[4];
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
