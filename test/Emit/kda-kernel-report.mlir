@@ -1,6 +1,7 @@
 // RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report | FileCheck %s
 // RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report-json | FileCheck %s --check-prefix=JSON
 // RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report --rudnn-report-dims=B=1,T=32768,H=16 | FileCheck %s --check-prefix=DIMS
+// RUN: rudnn-opt %s -rudnn-specialize="arch=sm_90" -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-kernel-report --rudnn-report-dims=B=8,T=4096,H=16 | FileCheck %s --check-prefix=WAVES
 
 // The kernel report of the production-shape forward: per kernel its block,
 // registers, spills (none), shared memory, resident blocks per SM on an
@@ -73,6 +74,13 @@
 // the walk takes 512 x 0.58 us.
 // DIMS: model: 772.0 MiB moved, 34.36 GFLOP, 42.4 FLOP/B; roofline 299.1 us (serial-bound)
 // DIMS-NEXT: serial: 512 steps x 0.58 us (a block's L2 reads 0.58, compute 0.07, latency 0.35 of 4 block barriers and 12 dependent mma) = 299.1 us
+// At B = 8 the walk's 1024 blocks give each SM 8: three resident at once
+// share its L2 bandwidth and overlap their latency (a step 3 x 0.58 us),
+// in three waves of 64 chunks.
+// WAVES: // ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64
+// WAVES: resident blocks per SM: 3
+// WAVES-NEXT: model: {{.*}} roofline 336.5 us (serial-bound)
+// WAVES-NEXT: serial: 64 steps x 1.75 us (a block's L2 reads 0.58, compute 0.07, latency 0.35 of 4 block barriers and 12 dependent mma, 3 blocks an SM at once) x 3 waves = 336.5 us
 // DIMS: // ----- kernel kda_fwd_output_bf16_f32_bf16_k128_v128_c64_a16
 // DIMS-NEXT: block: 128 threads; grid (512, 16, 2) = 16384 blocks, {{[0-9.]+}} waves
 // DIMS: model: {{[0-9.]+}} MiB moved, {{[0-9.]+}} GFLOP, {{[0-9.]+}} FLOP/B; roofline {{[0-9.]+}} us (memory-bound)

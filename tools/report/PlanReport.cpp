@@ -503,9 +503,8 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
               entry["l2_operand_bytes"] = *cost->l2Bytes;
             if (cost->serial) {
               entry["serial_steps"] = cost->serial->steps;
-              entry["step_us"] = cost->serial->seconds /
-                                 std::max<int64_t>(cost->serial->steps, 1) *
-                                 1e6;
+              // As printed: a walk's is a wave's.
+              entry["step_us"] = cost->serial->stepSeconds() * 1e6;
               entry["serial_us"] = cost->serial->seconds * 1e6;
               entry["step_blocks_per_sm"] = cost->serial->blocksPerSm;
               if (cost->serial->walk) {

@@ -106,25 +106,25 @@ struct MmaOperands {
   unsigned a[4], b[2];
 };
 
-/// c + Σ_k a[k]·b[k][col] over K products (exact in double): rounded to
-/// fp32 once; check mode models the hardware's truncation, a group of eight
-/// products at a time.
-template <int K>
-RUDNN_EMU_UNWATCHED inline float mmaSum(float c, const float (&a)[K],
-                                        const float (&b)[K][8], int col) {
+/// c + Σ_k a[k]·b[k·bStride] over `depth` products (a multiple of 8, each
+/// exact in double), as the tensor cores sum an mma.sync's or a wgmma's:
+/// rounded to fp32 once; check mode models the hardware's truncation, a
+/// group of eight products at a time.
+RUDNN_EMU_UNWATCHED inline float mmaSum(float c, int depth, const float *a,
+                                        const float *b, int bStride) {
 #ifdef RUDNN_EMU_CHECK
   float sum = c;
-  for (int group = 0; group < K; group += 8) {
+  for (int group = 0; group < depth; group += 8) {
     double terms[9] = {sum};
-    for (int k = 0; k < 8; ++k)
-      terms[1 + k] = static_cast<double>(a[group + k]) * b[group + k][col];
+    for (int k = group; k < group + 8; ++k)
+      terms[1 + k - group] = static_cast<double>(a[k]) * b[k * bStride];
     sum = truncatedSum(terms, 9);
   }
   return sum;
 #else
   double sum = c;
-  for (int k = 0; k < K; ++k)
-    sum += static_cast<double>(a[k]) * b[k][col];
+  for (int k = 0; k < depth; ++k)
+    sum += static_cast<double>(a[k]) * b[k * bStride];
   return static_cast<float>(sum);
 #endif
 }
@@ -177,7 +177,7 @@ RUDNN_EMU_UNWATCHED inline void mmaResults(const MmaOperands (&all)[32],
   const int g = self / 4, t = self % 4;
   for (int i = 0; i < 4; ++i) {
     const int row = g + 8 * (i / 2), col = 2 * t + i % 2;
-    result[i] = mmaSum<16>(c[i], A[row], B, col);
+    result[i] = mmaSum(c[i], 16, A[row], &B[0][col], 8);
   }
 }
 
@@ -235,7 +235,7 @@ RUDNN_EMU_UNWATCHED inline void mmaTf32Results(const MmaOperands (&all)[32],
   const int g = self / 4, t = self % 4;
   for (int i = 0; i < 4; ++i) {
     const int row = g + 8 * (i / 2), col = 2 * t + i % 2;
-    result[i] = mmaSum<8>(c[i], A[row], B, col);
+    result[i] = mmaSum(c[i], 8, A[row], &B[0][col], 8);
   }
 }
 

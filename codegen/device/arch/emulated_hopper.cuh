@@ -467,10 +467,13 @@ struct WgmmaIssue {
   unsigned registers[4];
 
   int count() const { return static_cast<int>(form >> 8); }
-  WgmmaInput input() const { return WgmmaInput(form & 36u); }
+  WgmmaInput input() const {
+    return WgmmaInput(form & (static_cast<unsigned>(WgmmaInput::Bf16) |
+                              static_cast<unsigned>(WgmmaInput::Tf32)));
+  }
   /// The instruction's K: 16, or TF32's 8.
-  int depth() const { return form & 32 ? 8 : 16; }
-  int elementBytes() const { return form & 32 ? 4 : 2; }
+  int depth() const { return input() == WgmmaInput::Tf32 ? 8 : 16; }
+  int elementBytes() const { return input() == WgmmaInput::Tf32 ? 4 : 2; }
   /// The columns of B a thread's accumulators need.
   int columns() const { return count() / 2; }
 };
@@ -565,33 +568,16 @@ RUDNN_EMU_UNWATCHED inline void readSharedOperands(WgmmaOperands &operands,
   }
 }
 
-/// values += A·B for this thread's `count` accumulators, summed as the
-/// tensor cores do in check mode (RUDNN_EMU_CHECK), exactly otherwise.
+/// values += A·B for this thread's `count` accumulators, `depth` deep,
+/// summed as mma.sync's (mmaSum).
 RUDNN_EMU_UNWATCHED inline void addProducts(float *values, int count, int depth,
                                             const WgmmaOperands &operands,
                                             int lane) {
   const int g = lane / 4;
   for (int i = 0; i < count; ++i) {
     const int row = g + 8 * (i % 4 / 2), column = 2 * (i / 4) + i % 2;
-    double products[16];
-    for (int k = 0; k < depth; ++k)
-      products[k] =
-          static_cast<double>(operands.A[row][k]) * operands.B[column][k];
-#ifdef RUDNN_EMU_CHECK
-    float sum = values[i];
-    for (int group = 0; group < depth / 8; ++group) {
-      double terms[9] = {sum};
-      for (int k = 0; k < 8; ++k)
-        terms[1 + k] = products[8 * group + k];
-      sum = truncatedSum(terms, 9);
-    }
-    values[i] = sum;
-#else
-    double sum = values[i];
-    for (int k = 0; k < depth; ++k)
-      sum += products[k];
-    values[i] = static_cast<float>(sum);
-#endif
+    values[i] =
+        mmaSum(values[i], depth, operands.A[row], operands.B[column], 1);
   }
 }
 

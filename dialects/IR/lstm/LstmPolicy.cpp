@@ -51,21 +51,20 @@ int64_t persistentUnits(int64_t hidden, int64_t directions, int64_t smCount) {
 std::optional<LstmProjectionPolicy> mlir::rudnn::chooseLstmProjection(
     int64_t elementBytes, int64_t computeCapability, int64_t smemPerBlock,
     std::optional<bool> wgmma, bool tf32) {
-  const bool possible = (elementBytes == 2 || tf32) &&
-                        computeCapability == 90 &&
+  // TF32 puts f32 on tensor cores too.
+  const bool tensorCores = elementBytes == 2 || tf32;
+  const bool possible = tensorCores && computeCapability == 90 &&
                         smemPerBlock >= kLstmWgmmaProjectionSharedBytes;
   if (wgmma && *wgmma && !possible)
     return std::nullopt;
   LstmProjectionPolicy policy;
   policy.wgmma = wgmma.value_or(possible);
-  policy.reason =
-      policy.wgmma ? elementBytes == 2 ? "input projection on wgmma, 128 x 128 "
-                                         "tiles"
-                                       : "input projection on wgmma in TF32, "
-                                         "128 x 128 tiles"
-      : elementBytes == 2 ? "input projection on mma.sync, 64 x 64 tiles"
-      : tf32 ? "input projection on mma.sync in TF32, 64 x 64 tiles"
-             : "input projection on FMA, 64 x 64 tiles";
+  policy.reason = std::string("input projection on ") +
+                  (policy.wgmma  ? "wgmma"
+                   : tensorCores ? "mma.sync"
+                                 : "FMA") +
+                  (elementBytes == 4 && tensorCores ? " in TF32" : "") +
+                  (policy.wgmma ? ", 128 x 128 tiles" : ", 64 x 64 tiles");
   return policy;
 }
 
