@@ -22,9 +22,9 @@
 // CHECK-NEXT: int qk_heads) {
 // CHECK: const rudnn::kda::ForwardParams<__nv_bfloat16, float, float> p = {
 // CHECK: rudnn::kda::prepare<128, 64, 64>(p);
-// CHECK: ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64
-// CHECK: static_assert(sizeof(rudnn::kda::WalkShared<128, 64, __nv_bfloat16>) == 76800);
-// CHECK: rudnn::kda::propagate<128, 64, 64, 16>(p);
+// CHECK: ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64_wgmma
+// CHECK: static_assert(sizeof(rudnn::kda::WgmmaWalkShared<128, 64, __nv_bfloat16>) == 77824);
+// CHECK: rudnn::kda::propagate<128, 64, 64, 16, true>(p);
 // CHECK: ----- kernel kda_fwd_output_bf16_f32_bf16_k128_v64_c64
 // CHECK: rudnn::kda::output<128, 64, 64>(p);
 // CHECK-NOT: ----- kernel

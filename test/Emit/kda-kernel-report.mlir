@@ -26,15 +26,16 @@
 // CHECK-NEXT: resident blocks per SM: {{[1-9][0-9]*}}
 // CHECK-NEXT: model: 139904·N·B·H bytes, {{[0-9]+}}·N·B·H flops per launch
 // CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix [1-9][0-9]*, cp.async [1-9][0-9]*|sass: unavailable}}
-// The walk is on the tile layer too: the state in accumulators, 76800
-// bytes of dynamic shared memory for two stages of operands.
-// CHECK: // ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64
+// The walk is on wgmma (sm_90a): the state in fp32 wgmma accumulators, its
+// operands by cp.async into swizzled tiles (two stages, 78848 bytes of
+// dynamic shared memory with the slack that aligns them), no ldmatrix.
+// CHECK: // ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64_wgmma
 // CHECK-NEXT: block: 128 threads; grid (B·H, 8, 1)
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
-// CHECK-NEXT: shared memory: 0 bytes static, 76800 dynamic
-// CHECK-NEXT: resident blocks per SM: {{[1-9][0-9]*}}
+// CHECK-NEXT: shared memory: 0 bytes static, 78848 dynamic
+// CHECK-NEXT: resident blocks per SM: 2
 // CHECK-NEXT: model: 98816·N·B·H bytes, 4194304·N·B·H flops per launch
-// CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix [1-9][0-9]*, cp.async [1-9][0-9]*|sass: unavailable}}
+// CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix 0, cp.async [1-9][0-9]*.*HGMMA [1-9][0-9]*|sass: unavailable}}
 // Its operands come by cp.async alone: no 2-byte global load is left.
 // CHECK-NOT: global loads: {{.*}}16-bit {{[1-9]}}
 // The output kernel is on the tile layer: tensor cores fed by cp.async and
@@ -63,24 +64,24 @@
 // DIMS-NEXT: block: 128 threads; grid (512, 16, 1) = 8192 blocks, {{[0-9.]+}} waves
 // DIMS: model: 1093.0 MiB moved, 17.90 GFLOP, 15.6 FLOP/B; roofline 258.4 us (exponential-bound)
 // DIMS-NEXT: exponentials: 1007.7 M, 258.4 us at 3.9 T/s; tensor work 18.1 us at 989 TFLOP/s
-// DIMS: // ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64
+// DIMS: // ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64_wgmma
 // DIMS-NEXT: block: 128 threads; grid (16, 8, 1) = 128 blocks, {{[0-9.]+}} waves
 // The cost model at these dims: 98816 bytes and 4·64·128·128 flops per
 // chunk of a head, 8192 of them (168.6 us at 4.8 TB/s); but the walk's 512
 // chunks run one after another, a block each of 16 value columns (one an
 // SM). A chunk's 41472 bytes (W, Kd, its U0 and U, e^Γlast, its boundary)
-// at an SM's share of the L2 bandwidth outlast its critical path (four
-// block barriers and 8 + 4 dependent mma, with the products' FLOPs), so
+// at an SM's share of the L2 bandwidth outlast its critical path (two
+// block barriers and 8 + 4 dependent wgmma, with the products' FLOPs), so
 // the walk takes 512 x 0.58 us.
 // DIMS: model: 772.0 MiB moved, 34.36 GFLOP, 42.4 FLOP/B; roofline 299.1 us (serial-bound)
-// DIMS-NEXT: serial: 512 steps x 0.58 us (a block's L2 reads 0.58, compute 0.07, latency 0.35 of 4 block barriers and 12 dependent mma) = 299.1 us
+// DIMS-NEXT: serial: 512 steps x 0.58 us (a block's L2 reads 0.58, compute 0.07, latency 0.28 of 2 block barriers and 12 dependent mma) = 299.1 us
 // At B = 8 the walk's 1024 blocks give each SM 8: three resident at once
 // share its L2 bandwidth and overlap their latency (a step 3 x 0.58 us),
 // in three waves of 64 chunks.
-// WAVES: // ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64
-// WAVES: resident blocks per SM: 3
-// WAVES-NEXT: model: {{.*}} roofline 336.5 us (serial-bound)
-// WAVES-NEXT: serial: 64 steps x 1.75 us (a block's L2 reads 0.58, compute 0.07, latency 0.35 of 4 block barriers and 12 dependent mma, 3 blocks an SM at once) x 3 waves = 336.5 us
+// WAVES: // ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64_wgmma
+// WAVES: resident blocks per SM: 2
+// WAVES-NEXT: model: {{.*}} roofline 299.1 us (serial-bound)
+// WAVES-NEXT: serial: 64 steps x 1.17 us (a block's L2 reads 0.58, compute 0.07, latency 0.28 of 2 block barriers and 12 dependent mma, 2 blocks an SM at once) x 4 waves = 299.1 us
 // DIMS: // ----- kernel kda_fwd_output_bf16_f32_bf16_k128_v128_c64_a16
 // DIMS-NEXT: block: 128 threads; grid (512, 16, 2) = 16384 blocks, {{[0-9.]+}} waves
 // DIMS: model: {{[0-9.]+}} MiB moved, {{[0-9.]+}} GFLOP, {{[0-9.]+}} FLOP/B; roofline {{[0-9.]+}} us (memory-bound)

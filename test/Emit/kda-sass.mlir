@@ -10,8 +10,8 @@
 // FORWARD-LABEL: kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64_a16
 // FORWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}
 // FORWARD-NEXT: global loads: 8-bit 0, 16-bit 1,
-// FORWARD-LABEL: kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64
-// FORWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}
+// FORWARD-LABEL: kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64_wgmma
+// FORWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async {{[1-9][0-9]*}}, {{.*}}(HGMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}})
 // FORWARD-NEXT: global loads: 8-bit 0, 16-bit 0,
 // FORWARD-LABEL: kernel kda_fwd_output_bf16_f32_bf16_k128_v128_c64_a16
 // FORWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}

@@ -27,7 +27,7 @@
 // The step's forward saves its tiles, keeping the backward's too, so the
 // backward prepares nothing again: five kernels, one prepare, no restore.
 // CHECK-DAG: kda_bwd_prepare_bf16_f32_bf16_k16_v16_c64_a16 1 x {{[0-9.]+}} ms
-// CHECK-DAG: kda_fwd_propagate_bf16_bf16_bf16_k16_v16_c64 1 x {{[0-9.]+}} ms
+// CHECK-DAG: kda_fwd_propagate_bf16_bf16_bf16_k16_v16_c64_wgmma 1 x {{[0-9.]+}} ms
 // CHECK-DAG: kda_fwd_output_bf16_f32_bf16_k16_v16_c64_a16 1 x {{[0-9.]+}} ms
 // CHECK-DAG: kda_bwd_state_gradient_bf16_bf16_bf16_k16_v16_c64_a16 1 x {{[0-9.]+}} ms
 // CHECK-DAG: kda_bwd_gradients_bf16_f32_bf16_k16_v16_c64_a16 1 x {{[0-9.]+}} ms

@@ -9,7 +9,7 @@
 // CHECK: rudnn.chunk_output {{.*}} {rudnn.aligned_views}
 // CUDA-LABEL: __global__ void kda_fwd_prepare_bf16_f32_bf16_k64_v64_c64_a16(
 // CUDA: rudnn::kda::prepare<64, 64, 64, false, rudnn::tile::Alignment::Aligned>(p);
-// CUDA-LABEL: __global__ void kda_fwd_propagate_bf16_bf16_bf16_k64_v64_c64(
+// CUDA-LABEL: __global__ void kda_fwd_propagate_bf16_bf16_bf16_k64_v64_c64_wgmma(
 // CUDA-LABEL: __global__ void kda_fwd_output_bf16_f32_bf16_k64_v64_c64_a16(
 // CUDA: rudnn::kda::output<64, 64, 64, rudnn::tile::Alignment::Aligned>(p);
 func.func @aligned(%q: tensor<2x128x4x64xbf16> {rudnn.align = 16 : i64},

@@ -45,13 +45,13 @@
 // W·S and Kdᵀ·U, 4·64·128·64 flops. Its N chunks run one after another, a
 // block's each (16 value columns): W and Kd whole, its U0, U and boundary
 // columns, e^Γlast (41472 bytes), 4·64·128·16 flops, four block barriers
-// and 8 + 4 dependent mma.
-// CHECK: rudnn.kernel @kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64 threads 128 shared_bytes 76800
+// and 8 + 4 dependent mma; on wgmma (the default on sm_90) two barriers.
+// CHECK: rudnn.kernel @kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64_wgmma threads 128 shared_bytes 78848
 // CHECK-SAME: memory_bytes <constant = 66048, params = ["N", "B", "H"], divisor = 1>
 // CHECK-SAME: flops <constant = 2097152, params = ["N", "B", "H"], divisor = 1>
 // CHECK-SAME: serial_steps <constant = 1, params = ["N"], divisor = 1> step_bytes <constant = 41472, params = [], divisor = 1>
-// CHECK-SAME: step_flops <constant = 524288, params = [], divisor = 1> step_barriers 4 step_mma_chain 12 {
-// CHECK: rudnn.launch @kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64
+// CHECK-SAME: step_flops <constant = 524288, params = [], divisor = 1> step_barriers 2 step_mma_chain 12 {
+// CHECK: rudnn.launch @kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64_wgmma
 // CHECK-SAME: args [@q, @final_state, @boundaries, @tiles,
 // CHECK: rudnn.kernel @kda_fwd_output_bf16_f32_bf16_k128_v64_c64 threads 128
 // CHECK-NOT: func.func

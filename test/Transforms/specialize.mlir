@@ -23,7 +23,7 @@ func.func @small_features(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
 // K = V = 256 takes chunk 32: the backward's gradients block keeps Γ, k,
 // dO, U and dRu of a chunk in shared memory; scale 1/16.
 // CHECK-LABEL: func.func @large_features
-// CHECK: rudnn.kda {{.*}} chunk 32 scale 6.250000e-02 :
+// CHECK: rudnn.kda {{.*}} chunk 32 scale 6.250000e-02 wgmma true :
 func.func @large_features(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>,
                           %v: tensor<?x?x?x256xbf16>, %g: tensor<?x?x?x256xf32>,
                           %beta: tensor<?x?x?xbf16>) -> tensor<?x?x?x256xbf16> {
@@ -36,9 +36,10 @@ func.func @large_features(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>
 
 // -----
 
-// A chunk and scale already on the op are kept.
+// A chunk and scale already on the op are kept; 16-bit inputs on sm_90
+// walk on wgmma.
 // CHECK-LABEL: func.func @explicit_parameters
-// CHECK: rudnn.kda {{.*}} chunk 16 scale 3.000000e+00 :
+// CHECK: rudnn.kda {{.*}} chunk 16 scale 3.000000e+00 wgmma true :
 func.func @explicit_parameters(%q: tensor<1x5x1x8xf16>, %k: tensor<1x5x1x8xf16>,
                                %v: tensor<1x5x1x8xf16>, %g: tensor<1x5x1x8xf32>,
                                %beta: tensor<1x5x1xf16>) -> tensor<1x5x1x8xf16> {
@@ -47,6 +48,20 @@ func.func @explicit_parameters(%q: tensor<1x5x1x8xf16>, %k: tensor<1x5x1x8xf16>,
          tensor<1x5x1x8xf32>, tensor<1x5x1xf16>)
       -> (tensor<1x5x1x8xf16>, tensor<1x1x8x8xf32>)
   return %o : tensor<1x5x1x8xf16>
+}
+
+// -----
+
+// `wgmma false` on the op keeps the mma.sync walk.
+// CHECK-LABEL: func.func @mma_sync_walk
+// CHECK: rudnn.kda {{.*}} chunk 64 scale 3.000000e+00 wgmma false :
+func.func @mma_sync_walk(%q: tensor<1x5x1x8xbf16>, %g: tensor<1x5x1x8xf32>,
+                         %beta: tensor<1x5x1xbf16>) -> tensor<1x5x1x8xbf16> {
+  %o, %s = rudnn.kda %q, %q, %q, %g, %beta scale 3.0 wgmma false
+      : (tensor<1x5x1x8xbf16>, tensor<1x5x1x8xbf16>, tensor<1x5x1x8xbf16>,
+         tensor<1x5x1x8xf32>, tensor<1x5x1xbf16>)
+      -> (tensor<1x5x1x8xbf16>, tensor<1x1x8x8xf32>)
+  return %o : tensor<1x5x1x8xbf16>
 }
 
 // -----

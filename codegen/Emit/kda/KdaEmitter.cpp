@@ -169,9 +169,14 @@ rudnn::codegen::kdaWalkStep(const KdaKernelSpec &spec, KdaStage stage) {
     // boundary out; U = U0 − W·S (K deep), then S += Kdᵀ·U (C deep). Four
     // barriers: the pipeline's two, and the rounded state's and updates'
     // hand-over to the tensor cores (f32: the updates' alone, and the
-    // chunk's end).
+    // chunk's end); on wgmma two, the operands' hand-over joined to the
+    // state's.
     return {2 * C * K * in + 2 * C * VB * in + 4 * K + K * VB * in,
-            4 * C * K * VB, tensor ? 4 : 2, tensor ? deep(K) + deep(C) : 0};
+            4 * C * K * VB,
+            spec.wgmmaWalk ? 2
+            : tensor       ? 4
+                           : 2,
+            tensor ? deep(K) + deep(C) : 0};
   // The reverse walk: the pairwise matrix, Kd, Qd and W whole, the block's
   // columns of dO, e^Γlast; dS at the chunk's end and dU out in fp32.
   // dU = Bᵀ·dO (C deep) + Kd·dS (K deep), then dS += Qdᵀ·dO − Wᵀ·dU (C
@@ -248,8 +253,13 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
     backward |= isBackwardStage(stage);
     names += (names.empty() ? "" : "_") + std::string(stageName(stage));
   }
+  // Only the walk has a wgmma form.
+  spec.wgmmaWalk &= llvm::is_contained(stages, KdaStage::Propagate) &&
+                    spec.input != DType::F32;
   builder.setEntry(std::string(backward ? "kda_bwd_" : "kda_fwd_") + names +
-                   "_" + kdaSpecName(spec));
+                   "_" + kdaSpecName(spec) + (spec.wgmmaWalk ? "_wgmma" : ""));
+  if (spec.wgmmaWalk)
+    builder.setArchSpecific();
 
   builder.preamble() << "// Kimi Delta Attention "
                      << (backward ? "backward" : "forward") << ": " << names
@@ -274,7 +284,11 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
     assertLayout(
         "sizeof(rudnn::kda::GradientWalkShared<" + kw + ">)",
         mlir::rudnn::kdaGradientWalkSharedBytes(spec.chunk, spec.featureK));
-  if (sixteenBit && llvm::is_contained(stages, KdaStage::Propagate))
+  if (spec.wgmmaWalk)
+    assertLayout(
+        "sizeof(rudnn::kda::WgmmaWalkShared<" + kw + ">)",
+        mlir::rudnn::kdaWgmmaWalkSharedBytes(spec.chunk, spec.featureK));
+  else if (sixteenBit && llvm::is_contained(stages, KdaStage::Propagate))
     assertLayout("sizeof(rudnn::kda::WalkShared<" + kw + ">)",
                  mlir::rudnn::kdaWalkSharedBytes(spec.chunk, spec.featureK));
   if (first == KdaStage::Prepare)
@@ -422,6 +436,8 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
          << "  rudnn::kda::" << stageName(stage) << "<" << layout.str();
     if (walk)
       body << ", " << walkColumns(spec, stage);
+    if (stage == KdaStage::Propagate && spec.wgmmaWalk)
+      body << ", true";
     // The stages copying views into shared tiles take their alignment.
     const bool aligned = spec.alignedViews && copiesViews(stage);
     if (stage == KdaStage::Prepare && (spec.backwardTiles || aligned))
@@ -485,7 +501,11 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
     launch.stepBarriers = step.barriers;
     launch.stepMmaChain = step.mmaChain;
   }
-  if (first == KdaStage::Propagate && sixteenBit)
+  // The wgmma walk's slack aligns its tiles to 1024 bytes.
+  if (first == KdaStage::Propagate && spec.wgmmaWalk)
+    launch.sharedBytes =
+        mlir::rudnn::kdaWgmmaWalkSharedBytes(spec.chunk, spec.featureK) + 1024;
+  else if (first == KdaStage::Propagate && sixteenBit)
     launch.sharedBytes =
         mlir::rudnn::kdaWalkSharedBytes(spec.chunk, spec.featureK);
   if (first == KdaStage::StateGradient && sixteenBit)

@@ -45,6 +45,9 @@ struct KdaKernelSpec {
   bool packed = false;
   /// The element type of a state pool (the pool step's states).
   DType state = DType::F32;
+  /// The forward's walk keeps the state in wgmma accumulators (16-bit
+  /// inputs, sm_90a; kda::propagate_wgmma).
+  bool wgmmaWalk = false;
 };
 
 /// The kernels of a forward — the chunked plan's three stages and the

@@ -213,10 +213,10 @@ struct PropagateModel : KdaPrimitive<ChunkPropagateOp, PropagateModel> {
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto propagate = cast<ChunkPropagateOp>(op);
-    return emitStages(op, builder,
-                      specOf(propagate.getK(), lastDim(propagate.getU0()),
-                             propagate.getChunk(), propagate.getCuSeqlens()),
-                      {KdaStage::Propagate},
+    KdaKernelSpec spec = specOf(propagate.getK(), lastDim(propagate.getU0()),
+                                propagate.getChunk(), propagate.getCuSeqlens());
+    spec.wgmmaWalk = propagate.getWgmma();
+    return emitStages(op, builder, spec, {KdaStage::Propagate},
                       {{"k", propagate.getK()},
                        {"initial_state", propagate.getInitialState()},
                        {"final_state", propagate.getFinalState()},

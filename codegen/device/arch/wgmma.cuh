@@ -234,8 +234,8 @@ __device__ __forceinline__ void set_register_budget() {
 
 // One wgmma of shape g (N = n), accumulating into d_ when `accumulate` is
 // set (scale-d): A and B from descriptors, both K-major (SS), both
-// MN-major (SST) or A K-major and B MN-major (SSB); or A from registers
-// and B MN-major (RS).
+// MN-major (SST), A K-major and B MN-major (SSB) or the reverse (SSA); or A
+// from registers and B MN-major (RS).
 #define RUDNN_WGMMA_INPUT(i, g) RUDNN_WGMMA_IN(i, RUDNN_WGMMA_G##g)
 #define RUDNN_WGMMA_SHARED_ASM(g, n, TYPE, TRANSPOSES)                         \
   asm volatile(                                                                \
@@ -248,6 +248,7 @@ __device__ __forceinline__ void set_register_budget() {
 #define RUDNN_WGMMA_SS_ASM(g, n, TYPE) RUDNN_WGMMA_SHARED_ASM(g, n, TYPE, "0, 0")
 #define RUDNN_WGMMA_SST_ASM(g, n, TYPE) RUDNN_WGMMA_SHARED_ASM(g, n, TYPE, "1, 1")
 #define RUDNN_WGMMA_SSB_ASM(g, n, TYPE) RUDNN_WGMMA_SHARED_ASM(g, n, TYPE, "0, 1")
+#define RUDNN_WGMMA_SSA_ASM(g, n, TYPE) RUDNN_WGMMA_SHARED_ASM(g, n, TYPE, "1, 0")
 #define RUDNN_WGMMA_TF32_ASM(g, n)                                             \
   asm volatile(                                                                \
       "{\n.reg .pred p;\nsetp.ne.b32 p, " RUDNN_WGMMA_INPUT(2, g) ", 0;\n"     \
@@ -277,6 +278,7 @@ __device__ __forceinline__ void set_register_budget() {
 #define RUDNN_WGMMA_SS_CASE(g, n) RUDNN_WGMMA_CASE(SS, g, n)
 #define RUDNN_WGMMA_SST_CASE(g, n) RUDNN_WGMMA_CASE(SST, g, n)
 #define RUDNN_WGMMA_SSB_CASE(g, n) RUDNN_WGMMA_CASE(SSB, g, n)
+#define RUDNN_WGMMA_SSA_CASE(g, n) RUDNN_WGMMA_CASE(SSA, g, n)
 #define RUDNN_WGMMA_RS_CASE(g, n) RUDNN_WGMMA_CASE(RS, g, n)
 #define RUDNN_WGMMA_TF32_CASE(g, n)                                            \
   if constexpr (Count == 8 * g) {                                              \
@@ -300,20 +302,21 @@ constexpr bool kIsWgmmaAccumulatorCount =
 /// d(64 x N) += A B (d = A B when `accumulate` is false), N = 2 x the
 /// accumulators `d` holds (16 to 256 in steps of 16); A and B from shared
 /// memory, each K-major or, where `TransposedA`/`TransposedB`, MN-major
-/// (both or B alone: the forms the instruction takes for 16-bit inputs).
+/// (16-bit inputs take either layout for either operand).
 template <bool TransposedA, bool TransposedB, typename T, int Count>
 __device__ __forceinline__ void
 wgmma_shared(float (&d_)[Count], unsigned long long a, unsigned long long b,
              bool accumulate) {
   static_assert(kIsWgmmaAccumulatorCount<Count>,
                 "m64nNk16: N = 2 x the accumulators, 16 to 256 in steps of 16");
-  static_assert(!TransposedA || TransposedB, "A MN-major goes with B's");
 #ifdef __RUDNN_EMULATION__
   emulated::wgmma(d_, Count, nullptr, a, b, TransposedA, TransposedB,
                   wgmma_input<T>(), accumulate);
 #elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  if constexpr (TransposedA) {
+  if constexpr (TransposedA && TransposedB) {
     RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_SST_CASE)
+  } else if constexpr (TransposedA) {
+    RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_SSA_CASE)
   } else if constexpr (TransposedB) {
     RUDNN_WGMMA_EACH_SHAPE(RUDNN_WGMMA_SSB_CASE)
   } else {
@@ -347,6 +350,15 @@ __device__ __forceinline__ void
 wgmma_ss_b_transposed(float (&d_)[Count], unsigned long long a,
                       unsigned long long b, bool accumulate = true) {
   wgmma_shared<false, true, T>(d_, a, b, accumulate);
+}
+
+/// A MN-major and B K-major (Kᵀ·U with K staged tokens by features and U
+/// staged transposed: the tokens are A's rows and B's contiguous depth).
+template <typename T, int Count>
+__device__ __forceinline__ void
+wgmma_ss_a_transposed(float (&d_)[Count], unsigned long long a,
+                      unsigned long long b, bool accumulate = true) {
+  wgmma_shared<true, false, T>(d_, a, b, accumulate);
 }
 
 /// d(64 x N) += A B in TF32 (m64nNk8): A and B fp32 in shared memory,

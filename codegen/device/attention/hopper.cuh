@@ -17,25 +17,13 @@
 #include "rudnn/shared.cuh"
 #include "rudnn/tile/warp_tile.cuh"
 #include "rudnn/tile/warpgroup_gemm.cuh"
+#include "rudnn/tile/warpgroup_tile.cuh"
 
 namespace rudnn {
 namespace attention {
 
-/// A warp tile's accumulators (this warp's 16 of the warpgroup's 64 rows)
-/// as one m64nNk16 holds them, N the tile's columns.
-template <typename Tile>
-__device__ __forceinline__ float (
-    &wgmma_accumulators(Tile &tile))[Tile::kColumns / 2] {
-  static_assert(Tile::kRows == 16, "a warp's share of a warpgroup's rows");
-  return *reinterpret_cast<float(*)[Tile::kColumns / 2]>(&tile.acc[0][0][0]);
-}
-
-/// The accumulators pinned where they stand, then the warpgroup's fence:
-/// every register a wgmma issued next reads is written before it.
-template <typename Acc> __device__ __forceinline__ void fence_for(Acc &acc) {
-  arch::wgmma_fence_operand(wgmma_accumulators(acc));
-  arch::wgmma_fence();
-}
+using tile::fence_for;
+using tile::wgmma_accumulators;
 
 /// Issues acc (+)= A·Bᵀ over 64·KBlocks depths without fencing: A the 64
 /// rows from `aRow` of a tile, B the first N rows of another (N = the

@@ -13,6 +13,8 @@
 #pragma once
 
 #include "rudnn/kda/chunk.cuh"
+#include "rudnn/kda/state_rows.cuh"
+#include "rudnn/kda/walk_wgmma.cuh"
 #include "rudnn/shared.cuh"
 #include "rudnn/tile/copy.cuh"
 #include "rudnn/tile/mma_tile.cuh"
@@ -152,56 +154,6 @@ template <int K, int C, typename TIn> struct WalkShared {
   alignas(16) TIn updates[UpdateTile::kElements];
 };
 
-/// Rows d0.. of the block's columns of a [K][V] fp32 state (`from` at the
-/// block's first column; null: zeros) into a warp's accumulators.
-template <int K, int V, typename State>
-__device__ void load_state_rows(State &state, const float *from, int d0,
-                                int width) {
-  state.update_pairs([&](int r, int c, float &first, float &second) {
-    first = second = 0.f;
-    if (!from || d0 + r >= K)
-      return;
-    const float *row = from + (long long)(d0 + r) * V + c;
-    first = c < width ? row[0] : 0.f;
-    second = c + 1 < width ? row[1] : 0.f;
-  });
-}
-
-/// The accumulators' rows d0.. back out to a [K][V] state (`to` at the
-/// block's first column; fp32, or a boundary in the input type), pairs in
-/// one store.
-template <int K, int V, typename State, typename T>
-__device__ void store_state_rows(const State &state, T *to, int d0, int width) {
-  state.for_each_pair([&](int r, int c, float first, float second) {
-    if (d0 + r < K && c < width)
-      tile::store_pair(to + (long long)(d0 + r) * V + c, first, second,
-                       c + 1 < width);
-  });
-}
-
-/// The accumulators' rows d0.., rounded, into `staged`: the [rows][16]
-/// tile that feeds them to the tensor cores.
-template <typename State, typename Staged>
-__device__ void stage_state_rows(const State &state, const Staged &staged,
-                                 int d0) {
-  using T = typename Staged::Element;
-  state.for_each_pair([&](int r, int c, float first, float second) {
-    *reinterpret_cast<unsigned *>(&staged(d0 + r, c)) =
-        tile::Mma16<T>::pack(first, second);
-  });
-}
-
-/// state(d, ·) *= decay(0, d0 + d): e^Γlast ⊙ S over the warp's rows.
-template <typename State, typename Decay>
-__device__ __forceinline__ void decay_rows(State &state, const Decay &decay,
-                                           int d0) {
-  state.update_pairs([&](int r, int, float &first, float &second) {
-    const float factor = decay(0, d0 + r);
-    first *= factor;
-    second *= factor;
-  });
-}
-
 /// The 16-bit walk: grid (WalkAt's, ceil(V / 16)), 128 threads, dynamic shared
 /// memory sizeof(WalkShared). Warp w keeps rows 16w.. of U and rows
 /// (K/4)w.. of the state (in mma accumulators, fp32) for the block's 16
@@ -313,17 +265,22 @@ __device__ void clear_spare_slots(const ForwardParams<TIn, TGate, TBeta> &p,
   }
 }
 
-/// grid (WalkAt's, ceil(V / VB)): the state walk, on the tile layer for 16-bit
-/// inputs (VB = kWalkColumns), on FMA for f32.
-template <int K, int V, int C, int VB, typename TIn, typename TGate,
-          typename TBeta>
+/// grid (WalkAt's, ceil(V / VB)): the state walk, on wgmma where `Wgmma`
+/// (16-bit inputs on sm_90a, VB = kWgmmaWalkColumns), else on the tile
+/// layer for 16-bit inputs (VB = kWalkColumns), on FMA for f32.
+template <int K, int V, int C, int VB, bool Wgmma = false, typename TIn,
+          typename TGate, typename TBeta>
 __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
   const WalkAt walk = WalkAt::of<C>(p);
   if (!walk.active) {
     clear_spare_slots<K, V, C, VB>(p, walk);
     return;
   }
-  if constexpr (sizeof(TIn) == 2) {
+  if constexpr (Wgmma) {
+    static_assert(sizeof(TIn) == 2 && VB == kWgmmaWalkColumns,
+                  "the wgmma walk: 16-bit inputs, its column blocks");
+    propagate_wgmma<K, V, C>(p, walk);
+  } else if constexpr (sizeof(TIn) == 2) {
     static_assert(VB == kWalkColumns, "the 16-bit walk's column blocks");
     propagate_tiled<K, V, C>(p, walk);
   } else {

@@ -51,5 +51,27 @@ template <typename T, int Rows, int Cols> struct SharedTile {
   }
 };
 
+/// A Rows x 64·Blocks tile of 16-bit elements as wgmma and TMA take it:
+/// column blocks of Rows x 64 (128-byte rows, the 128-byte swizzle) one
+/// after another, each 1024-byte aligned when the first is (Rows a multiple
+/// of 8).
+template <typename T, int Rows, int Blocks> struct ColumnBlocks {
+  static_assert(sizeof(T) == 2 && Rows % 8 == 0,
+                "16-bit rows of 128 bytes, whole 1024-byte atoms");
+  using Element = T;
+  using Block = SharedTile<T, Rows, 64>;
+  static constexpr int kRows = Rows, kCols = 64 * Blocks;
+  static constexpr int kElements = Blocks * Block::kElements;
+
+  T *data; // kElements, 1024-byte aligned
+
+  __device__ __forceinline__ T *block(int b) const {
+    return data + b * Block::kElements;
+  }
+  __device__ __forceinline__ T &operator()(int r, int c) const {
+    return Block{block(c / 64)}(r, c % 64);
+  }
+};
+
 } // namespace tile
 } // namespace rudnn

@@ -69,6 +69,24 @@ LogicalResult specializeKda(KdaLikeOp op, TargetAttr target) {
                         featureDimK, featureDimV, inputBytes);
   if (!op.getScaleAttr())
     op.setScaleAttr(builder.getF32FloatAttr(defaultKdaScale(featureDimK)));
+  if constexpr (std::is_same_v<KdaLikeOp, KdaOp> ||
+                std::is_same_v<KdaLikeOp, KdaVarlenOp>) {
+    const bool wgmma =
+        chooseKdaWgmmaWalk(target.getComputeCapability(), inputBytes,
+                           static_cast<int64_t>(*op.getChunk()), featureDimK,
+                           target.getSmemPerBlock());
+    // Absent means the mma.sync walk: only a chosen wgmma walk is spelled.
+    if (!op.getWgmmaAttr() && wgmma)
+      op.setWgmmaAttr(builder.getBoolAttr(true));
+    if (op.getWgmma().value_or(false) && !wgmma)
+      return op.emitOpError()
+             << "'wgmma' needs 16-bit inputs on sm_90a, K <= "
+             << kKdaWgmmaWalkMaxK << " and "
+             << kdaWgmmaWalkSharedBytes(*op.getChunk(), featureDimK) + 1024
+             << " bytes of shared memory a block (target " << target.getArch()
+             << ", K = " << featureDimK << ", " << inputBytes * 8
+             << "-bit inputs)";
+  }
   return success();
 }
 
@@ -91,6 +109,15 @@ template <typename KdaLikeOp> Value offsetsOf(KdaLikeOp op) {
     return Value();
 }
 
+/// Whether a KDA operator's state walk runs on wgmma (forwards only).
+template <typename KdaLikeOp> bool wgmmaOf(KdaLikeOp op) {
+  if constexpr (std::is_same_v<KdaLikeOp, KdaOp> ||
+                std::is_same_v<KdaLikeOp, KdaVarlenOp>)
+    return op.getWgmma().value_or(false);
+  else
+    return false;
+}
+
 /// One KDA forward as the primitives need it, whichever op states it: its
 /// operands (`cuSeqlens` set for packed sequences), attributes and the types
 /// of what it returns (null where not returned).
@@ -100,6 +127,7 @@ struct ForwardCall {
   IntegerAttr chunk;
   FloatAttr scale;
   Type output, finalState, boundaries, tiles;
+  bool wgmma = false; // the walk on wgmma
 
   /// The op's operands and attributes; no result types.
   template <typename KdaLikeOp> static ForwardCall inputsOf(KdaLikeOp op) {
@@ -116,7 +144,8 @@ struct ForwardCall {
             {},
             {},
             {},
-            {}};
+            {},
+            wgmmaOf(op)};
   }
   template <typename KdaLikeOp> static ForwardCall of(KdaLikeOp op) {
     ForwardCall call = inputsOf(op);
@@ -236,7 +265,8 @@ SmallVector<Value> decomposeChunked(const ForwardCall &call,
       loc, valueTile,
       dims.states(cast<RankedTensorType>(call.q.getType()).getElementType()),
       call.finalState, solve.getW(), solve.getU0(), call.k, gamma,
-      call.initialState, call.cuSeqlens, chunk);
+      call.initialState, call.cuSeqlens, chunk,
+      call.wgmma ? builder.getUnitAttr() : UnitAttr());
   auto output = builder.create<ChunkOutputOp>(
       loc, call.output, call.q, call.g, pairwise.getPairwise(),
       propagate.getU(), propagate.getBoundaries(), call.cuSeqlens, chunk,
@@ -393,7 +423,7 @@ void decomposeBackward(BackwardCall call, OpBuilder &builder) {
           loc, valueTile,
           dims.states(cast<RankedTensorType>(f.q.getType()).getElementType()),
           state, w, solve.getU0(), f.k, gamma, f.initialState, f.cuSeqlens,
-          chunkAttr);
+          chunkAttr, /*wgmma=*/UnitAttr());
       u = propagate.getU();
       boundaries = propagate.getBoundaries();
     }

@@ -47,6 +47,30 @@ int64_t mlir::rudnn::kdaWalkSharedBytes(int64_t chunk, int64_t featureDimK) {
          sharedTileBytes(chunk, columns, 2);
 }
 
+int64_t mlir::rudnn::kdaWgmmaWalkSharedBytes(int64_t chunk,
+                                             int64_t featureDimK) {
+  auto alignedTo = [](int64_t bytes, int64_t alignment) {
+    return (bytes + alignment - 1) / alignment * alignment;
+  };
+  const int64_t rows = (featureDimK + 63) / 64 * 64,
+                columns = kKdaWalkColumns16;
+  // W with 64 rows and Kd, in column blocks of 64 (1024-byte aligned).
+  const int64_t blocks = 64 * rows * 2 + chunk * rows * 2;
+  const int64_t stage = alignedTo(blocks + sharedTileBytes(chunk, columns, 2) +
+                                      sharedTileBytes(1, rows, 4),
+                                  1024);
+  return alignedTo(2 * stage + columns * rows * 2 + columns * 64 * 2, 1024);
+}
+
+bool mlir::rudnn::chooseKdaWgmmaWalk(int64_t computeCapability,
+                                     int64_t inputBytes, int64_t chunk,
+                                     int64_t featureDimK,
+                                     int64_t smemPerBlock) {
+  return computeCapability == 90 && inputBytes == 2 && chunk % 16 == 0 &&
+         chunk <= 64 && featureDimK <= kKdaWgmmaWalkMaxK &&
+         kdaWgmmaWalkSharedBytes(chunk, featureDimK) + 1024 <= smemPerBlock;
+}
+
 int64_t mlir::rudnn::kdaGradientWalkSharedBytes(int64_t chunk,
                                                 int64_t featureDimK) {
   const int64_t rows = (featureDimK + 63) / 64 * 64,

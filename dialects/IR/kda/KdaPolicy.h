@@ -38,6 +38,24 @@ inline constexpr int64_t kKdaWalkColumns16 = 16;
 /// and the 16-bit state [K'][16] and updates [chunk][16].
 int64_t kdaWalkSharedBytes(int64_t chunk, int64_t featureDimK);
 
+/// The largest K the wgmma walk takes: four 64-row tiles of the state.
+inline constexpr int64_t kKdaWgmmaWalkMaxK = 256;
+
+/// Dynamic shared memory, in bytes, of the wgmma walk at this chunk
+/// (sizeof(kda::WgmmaWalkShared), without the 1024 bytes of slack that
+/// align it): two stages of W ([64][K'] 16-bit in column blocks of 64), Kd
+/// ([chunk][K']), U0's 16 columns and e^Γlast (fp32), and the 16-bit state
+/// and updates transposed ([16][K'], [16][64]).
+int64_t kdaWgmmaWalkSharedBytes(int64_t chunk, int64_t featureDimK);
+
+/// Whether the forward's state walk runs on wgmma with the state in its
+/// accumulators: 16-bit inputs on sm_90a (compute capability 90), a chunk
+/// of 16, 32 or 64, K ≤ kKdaWgmmaWalkMaxK, and its shared memory (with the
+/// alignment slack) within `smemPerBlock`.
+bool chooseKdaWgmmaWalk(int64_t computeCapability, int64_t inputBytes,
+                        int64_t chunk, int64_t featureDimK,
+                        int64_t smemPerBlock);
+
 /// Dynamic shared memory, in bytes, of the 16-bit `state_gradient` at this
 /// chunk (sizeof(kda::GradientWalkShared)): two stages of the pairwise
 /// matrix, Kd, Qd and W (16-bit, K rounded up to 64), dO's 16 columns and

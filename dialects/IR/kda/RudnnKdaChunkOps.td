@@ -107,7 +107,8 @@ def Rudnn_ChunkPropagateOp : Rudnn_ChunkOp<"chunk_propagate",
     state at each chunk start (`boundaries`, [N, B, H, K, V]), forms the
     chunk's updates `u = u0 − w S`, and advances
     `S ← diag(e^Γ_last) S + (k ⊙ e^(Γ_last − Γ))ᵀ u`. Sequential over chunks,
-    parallel over batch, heads and blocks of V.
+    parallel over batch, heads and blocks of V. With `wgmma` (16-bit
+    inputs on sm_90a) the state stays in wgmma accumulators.
 
     ```mlir
     %u, %boundaries, %final = rudnn.chunk_propagate %w, %u0, %k, %gamma
@@ -122,12 +123,12 @@ def Rudnn_ChunkPropagateOp : Rudnn_ChunkOp<"chunk_propagate",
                        AnyRankedTensor:$k, AnyRankedTensor:$gamma,
                        Optional<AnyRankedTensor>:$initial_state,
                        Optional<AnyRankedTensor>:$cu_seqlens,
-                       I64Attr:$chunk);
+                       I64Attr:$chunk, UnitAttr:$wgmma);
   let results = (outs AnyRankedTensor:$u, AnyRankedTensor:$boundaries,
                       AnyRankedTensor:$final_state);
   let assemblyFormat = [{
     $w `,` $u0 `,` $k `,` $gamma (`initial_state` $initial_state^)?
-    (`cu_seqlens` $cu_seqlens^)? `chunk` $chunk attr-dict `:`
+    (`cu_seqlens` $cu_seqlens^)? `chunk` $chunk (`wgmma` $wgmma^)? attr-dict `:`
     type(operands) `->` type(results)
   }];
 }

@@ -141,7 +141,7 @@ void KdaOp::build(OpBuilder &builder, OperationState &state, Value q, Value k,
         /*scale=*/nullptr, saveBoundaries,
         /*save_tiles=*/saveTilesChunk != 0, /*grouped_heads=*/false,
         /*qk_l2norm=*/false, /*beta_logits=*/false,
-        /*gate_lower_bound=*/nullptr);
+        /*gate_lower_bound=*/nullptr, /*wgmma=*/nullptr);
 }
 
 /// output, final_state, then what the forward saves (null when not saved).

@@ -69,7 +69,9 @@ def Rudnn_KdaOp : Rudnn_KdaOperatorOp<"kda", "kdaContract", [
 
     Attributes: `scale` (default K^-0.5), `chunk` (16, 32 or 64; chosen
     by `rudnn-specialize` when absent; `save_tiles` needs it given),
-    `save_boundaries`, `save_tiles` (only with `save_boundaries`), and
+    `save_boundaries`, `save_tiles` (only with `save_boundaries`), `wgmma`
+    (whether the state walk keeps the state in wgmma accumulators: 16-bit
+    inputs on sm_90a; chosen by `rudnn-specialize` when absent), and
     `grouped_heads` (GVA): `q` and `k` then have Q heads `[B, T, Q, K]`,
     each shared by H / Q value heads (H a multiple of Q), while `v`, `g`,
     `beta`, the output and the states keep H; the backward sums the shared
@@ -108,7 +110,8 @@ def Rudnn_KdaOp : Rudnn_KdaOperatorOp<"kda", "kdaContract", [
     UnitAttr:$grouped_heads,
     UnitAttr:$qk_l2norm,
     UnitAttr:$beta_logits,
-    OptionalAttr<F32Attr>:$gate_lower_bound);
+    OptionalAttr<F32Attr>:$gate_lower_bound,
+    OptionalAttr<BoolAttr>:$wgmma);
   let results = (outs
     AnyRankedTensor:$output,
     AnyRankedTensor:$final_state,
@@ -120,7 +123,7 @@ def Rudnn_KdaOp : Rudnn_KdaOperatorOp<"kda", "kdaContract", [
     (`chunk` $chunk^)? (`scale` $scale^)? (`save_boundaries` $save_boundaries^)?
     (`save_tiles` $save_tiles^)? (`grouped_heads` $grouped_heads^)?
     (`qk_l2norm` $qk_l2norm^)? (`beta_logits` $beta_logits^)?
-    (`gate_lower_bound` $gate_lower_bound^)?
+    (`gate_lower_bound` $gate_lower_bound^)? (`wgmma` $wgmma^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let builders = [
@@ -261,7 +264,7 @@ def Rudnn_KdaVarlenOp : Rudnn_KdaOperatorOp<"kda_varlen", "kdaVarlenContract", [
 
     Attributes: `scale` (default K^-0.5), `chunk` (16, 32 or 64, chosen
     by `rudnn-specialize` when absent), and as for `rudnn.kda`
-    `save_boundaries` and `save_tiles` (with `chunk`). Saved per chunk slot:
+    `save_boundaries`, `save_tiles` (with `chunk`) and `wgmma`. Saved per chunk slot:
     `boundaries` `[ceil(T / chunk) + S + 1, 1, H, K, V]`, sequence n's chunk
     j in slot `Σ_{i<n} ceil(len_i / chunk) + j` (its state before token
     `cu_seqlens[n] + j · chunk`; the slots past the last are not written),
@@ -294,7 +297,8 @@ def Rudnn_KdaVarlenOp : Rudnn_KdaOperatorOp<"kda_varlen", "kdaVarlenContract", [
     UnitAttr:$grouped_heads,
     UnitAttr:$qk_l2norm,
     UnitAttr:$beta_logits,
-    OptionalAttr<F32Attr>:$gate_lower_bound);
+    OptionalAttr<F32Attr>:$gate_lower_bound,
+    OptionalAttr<BoolAttr>:$wgmma);
   let results = (outs
     AnyRankedTensor:$output,
     AnyRankedTensor:$final_state,
@@ -307,7 +311,7 @@ def Rudnn_KdaVarlenOp : Rudnn_KdaOperatorOp<"kda_varlen", "kdaVarlenContract", [
     (`save_boundaries` $save_boundaries^)? (`save_tiles` $save_tiles^)?
     (`grouped_heads` $grouped_heads^)?
     (`qk_l2norm` $qk_l2norm^)? (`beta_logits` $beta_logits^)?
-    (`gate_lower_bound` $gate_lower_bound^)? attr-dict `:`
+    (`gate_lower_bound` $gate_lower_bound^)? (`wgmma` $wgmma^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let extraClassDeclaration = [{

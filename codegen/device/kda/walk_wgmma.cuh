@@ -1,0 +1,201 @@
+//===- kda/walk_wgmma.cuh - The KDA state walk on wgmma (sm_90a) ----------===//
+//
+// The 16-bit state walk for Hopper: one warpgroup a block carries 16 value
+// columns of the state through a sequence's chunks in fp32 wgmma
+// accumulators (K rows in 64-row tiles, warp w holding rows 16w.. of each).
+// Per chunk the state leaves as a boundary and, rounded and transposed, as
+// the K-major B operand of U = U0 − W·S (m64n16k16, W's rows the chunk's
+// tokens); U leaves for the workspace and, rounded and transposed, as the
+// K-major B operand of S ← e^Γlast ⊙ S + Kdᵀ·U, Kd read MN-major where it
+// lies (tokens by features). W, Kd, U0's columns and e^Γlast arrive by
+// cp.async into 128-byte swizzled column blocks, the next chunk's copies
+// in flight while the current one is computed. Two barriers a chunk: the
+// operands' and the rounded state's hand-over, then the updates'.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "rudnn/arch/cp_async.cuh"
+#include "rudnn/arch/proxy_fence.cuh"
+#include "rudnn/arch/wgmma.cuh"
+#include "rudnn/kda/chunk.cuh"
+#include "rudnn/kda/state_rows.cuh"
+#include "rudnn/tile/copy.cuh"
+#include "rudnn/tile/shared_tile.cuh"
+#include "rudnn/tile/warpgroup_gemm.cuh"
+#include "rudnn/tile/warpgroup_tile.cuh"
+
+namespace rudnn {
+namespace kda {
+
+/// Value columns one block of the wgmma walk carries (its m64nNk16's N).
+constexpr int kWgmmaWalkColumns = 16;
+
+/// The wgmma walk's dynamic shared memory, from a 1024-byte aligned
+/// address (the host adds the slack): two stages of a chunk's operands (W
+/// with 64 rows, as the m64 product takes them, zeros past the chunk; Kd;
+/// U0's 16 columns; e^Γlast), and the rounded state and updates
+/// transposed, [16][K'] and [16][C], K' = K rounded up to 64.
+template <int K, int C, typename TIn> struct WgmmaWalkShared {
+  static constexpr int kBlocks = (K + 63) / 64, kStateRows = 64 * kBlocks;
+  static_assert(C % 16 == 0 && C <= 64, "the chunk's tokens: one m64 of U");
+  using Weights = tile::ColumnBlocks<TIn, 64, kBlocks>; // W [64][K']
+  using Keys = tile::ColumnBlocks<TIn, C, kBlocks>;     // Kd [C][K']
+  using Updates0 = tile::SharedTile<TIn, C, kWgmmaWalkColumns>;
+  using Last = tile::SharedTile<float, 1, kStateRows>;
+  using StateT = tile::ColumnBlocks<TIn, kWgmmaWalkColumns, kBlocks>;
+  using UpdatesT = tile::ColumnBlocks<TIn, kWgmmaWalkColumns, 1>; // [16][C]
+  struct Stage {
+    alignas(1024) TIn w[Weights::kElements];
+    alignas(1024) TIn kd[Keys::kElements];
+    alignas(16) TIn u0[Updates0::kElements];
+    alignas(16) float last[Last::kElements];
+  };
+  Stage stages[2];
+  alignas(1024) TIn state[StateT::kElements];
+  alignas(1024) TIn updates[UpdatesT::kElements];
+};
+
+/// rows x cols of a row-major source (pitch in elements) into column
+/// blocks, zeros beyond: one cp.async a 16-byte chunk.
+template <tile::Alignment Align, typename Blocks>
+__device__ __forceinline__ void
+load_blocks_async(const Blocks &blocks, const typename Blocks::Element *source,
+                  long long pitch, int rows, int cols) {
+  using Block = typename Blocks::Block;
+  for (int b = 0; b < Blocks::kCols / 64; ++b)
+    tile::load_tile_async<Align>(Block{blocks.block(b)}, source + 64 * b, pitch,
+                                 rows, cols - 64 * b);
+}
+
+/// The wgmma walk: grid (WalkAt's, ceil(V / 16)), one warpgroup, dynamic
+/// shared memory sizeof(WgmmaWalkShared) + 1024.
+template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
+__device__ void propagate_wgmma(const ForwardParams<TIn, TGate, TBeta> &p,
+                                const WalkAt &walk) {
+  using Tiles = ChunkTiles<K, V, C, TIn>;
+  using Shared = WgmmaWalkShared<K, C, TIn>;
+  constexpr int VB = kWgmmaWalkColumns, kBlocks = Shared::kBlocks;
+  constexpr tile::Alignment align = Tiles::kAlignment;
+  Shared &shared = tile::aligned_shared<Shared>();
+  const typename Shared::StateT stateT{shared.state};
+  const typename Shared::UpdatesT updatesT{shared.updates};
+  const int v0 = blockIdx.y * VB;
+  const int width = V - v0 < VB ? V - v0 : VB;
+  const long long stateBase = (long long)walk.state * K * V + v0;
+  const int warp = threadIdx.x / 32;
+
+  // Rows 64m + 16·warp.. of the state, for each 64-row tile m.
+  tile::WarpTile<TIn, 16, VB> state[kBlocks];
+#pragma unroll
+  for (int m = 0; m < kBlocks; ++m)
+    load_state_rows<K, V>(
+        state[m], p.initial_state ? p.initial_state + stateBase : nullptr,
+        64 * m + 16 * warp, width);
+
+  auto issue = [&](int j, int stage) {
+    const int L = walk.tokens<C>(j);
+    const float *tiles =
+        Tiles::at(p.workspace, walk.first + j, walk.column, walk.columns);
+    const TIn *operands = Tiles::operands(tiles);
+    typename Shared::Stage &to = shared.stages[stage];
+    load_blocks_async<align>(typename Shared::Weights{to.w},
+                             operands + Tiles::kW, K, L, K);
+    load_blocks_async<align>(typename Shared::Keys{to.kd},
+                             operands + Tiles::kKd, K, L, K);
+    tile::load_tile_async<align>(typename Shared::Updates0{to.u0},
+                                 operands + Tiles::kU + v0, V, L, width);
+    tile::load_tile_async<align>(typename Shared::Last{to.last},
+                                 tiles + Tiles::kLast, K, 1, K);
+    arch::cp_async_commit();
+  };
+
+  if (walk.chunks > 0)
+    issue(0, 0);
+  for (int j = 0; j < walk.chunks; ++j) {
+    const int L = walk.tokens<C>(j), slot = walk.first + j;
+    const typename Shared::Stage &from = shared.stages[j % 2];
+    TIn *updates = Tiles::operands(Tiles::at(p.workspace, slot, walk.column,
+                                             walk.columns)) +
+                   Tiles::kU + v0;
+    TIn *boundary = p.boundaries +
+                    ((long long)slot * walk.columns + walk.column) * K * V + v0;
+#pragma unroll
+    for (int m = 0; m < kBlocks; ++m) {
+      store_state_rows<K, V>(state[m], boundary, 64 * m + 16 * warp, width);
+      stage_state_columns(state[m], stateT, 64 * m + 16 * warp);
+    }
+    arch::cp_async_wait<0>();
+    arch::fence_proxy_async_shared();
+    // The chunk's operands and the rounded state are in place for the
+    // async proxy; every thread is done with the other stage's buffers.
+    __syncthreads();
+    if (j + 1 < walk.chunks)
+      issue(j + 1, (j + 1) % 2);
+
+    // U = U0 − W·S over the depth K' (W's rows past the chunk are zeros).
+    tile::WarpTile<TIn, 16, VB> product;
+    tile::fence_for(product);
+#pragma unroll
+    for (int k = 0; k < 4 * kBlocks; ++k)
+      arch::wgmma_ss<TIn>(
+          tile::wgmma_accumulators(product),
+          arch::wgmma_descriptor(&from.w[k / 4 * 64 * 64 + 16 * (k % 4)], 16,
+                                 1024),
+          arch::wgmma_descriptor(stateT.block(k / 4) + 16 * (k % 4), 16, 1024),
+          k > 0);
+    arch::wgmma_commit();
+    arch::wgmma_wait<0>();
+    arch::wgmma_fence_operand(tile::wgmma_accumulators(product));
+    const typename Shared::Updates0 u0{const_cast<TIn *>(from.u0)};
+    product.for_each_pair([&](int r, int c, float x0, float x1) {
+      const int i = 16 * warp + r;
+      if (i >= C)
+        return; // rows of the m64 past the chunk size
+      const float first = to_float(u0(i, c)) - x0,
+                  second = to_float(u0(i, c + 1)) - x1;
+      updatesT(c, i) = from_float<TIn>(first);
+      updatesT(c + 1, i) = from_float<TIn>(second);
+      if (i < L && c < width)
+        tile::store_pair(updates + (long long)i * V + c, first, second,
+                         c + 1 < width);
+    });
+    arch::fence_proxy_async_shared();
+    __syncthreads(); // the rounded updates are in place
+
+    // S ← e^Γlast ⊙ S + Kdᵀ·U over the chunk's C tokens (zeros past L).
+    const typename Shared::Last last{const_cast<float *>(from.last)};
+#pragma unroll
+    for (int m = 0; m < kBlocks; ++m) {
+      decay_rows(state[m], last, 64 * m + 16 * warp);
+      arch::wgmma_fence_operand(tile::wgmma_accumulators(state[m]));
+    }
+    arch::wgmma_fence();
+#pragma unroll
+    for (int m = 0; m < kBlocks; ++m)
+#pragma unroll
+      for (int k = 0; k < C / 16; ++k)
+        // 16 tokens: two 1024-byte atoms down Kd's column block m.
+        arch::wgmma_ss_a_transposed<TIn>(
+            tile::wgmma_accumulators(state[m]),
+            arch::wgmma_descriptor(
+                &from.kd[m * Shared::Keys::Block::kElements + 16 * 64 * k],
+                C * 128, 1024),
+            arch::wgmma_descriptor(updatesT.block(0) + 16 * k, 16, 1024));
+    arch::wgmma_commit();
+    arch::wgmma_wait<0>();
+#pragma unroll
+    for (int m = 0; m < kBlocks; ++m)
+      arch::wgmma_fence_operand(tile::wgmma_accumulators(state[m]));
+  }
+
+  if (p.final_state)
+#pragma unroll
+    for (int m = 0; m < kBlocks; ++m)
+      store_state_rows<K, V>(state[m], p.final_state + stateBase,
+                             64 * m + 16 * warp, width);
+}
+
+} // namespace kda
+} // namespace rudnn
