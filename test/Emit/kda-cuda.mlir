@@ -1,11 +1,12 @@
 // RUN: rudnn-opt %s -split-input-file -rudnn-specialize -rudnn-decompose -rudnn-plan | rudnn-translate --rudnn-to-cuda -split-input-file | FileCheck %s
 
-// A static length: the chunked chain emits three kernels, each one
-// translation unit calling its device-library building block with every
-// specialization a constant, its signature built from the bindings in the
-// order the block asks for them. Kernels that read no gate or beta are
-// named with the input type there (one kernel serves every pair).
-// CHECK: ----- kernel [[PREPARE:kda_fwd_prepare_bf16_f32_f32_k128_v64_c64]]
+// A static length: the chunked chain emits two kernels on sm_90 (prepare,
+// keeping the decayed queries, and the wgmma walk forming the outputs too),
+// each one translation unit calling its device-library building block with
+// every specialization a constant, its signature built from the bindings
+// in the order the block asks for them. Kernels that read no gate or beta
+// are named with the input type there (one kernel serves every pair).
+// CHECK: ----- kernel [[PREPARE:kda_fwd_prepare_bf16_f32_f32_k128_v64_c64_qd]]
 // CHECK-NEXT: // Kimi Delta Attention forward: prepare.
 // CHECK-NEXT: #include "rudnn/kda.cuh"
 // CHECK: extern "C" __global__ void [[PREPARE]](
@@ -21,12 +22,14 @@
 // CHECK-NEXT: float scale,
 // CHECK-NEXT: int qk_heads) {
 // CHECK: const rudnn::kda::ForwardParams<__nv_bfloat16, float, float> p = {
-// CHECK: rudnn::kda::prepare<128, 64, 64>(p);
-// CHECK: ----- kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v64_c64_wgmma
-// CHECK: static_assert(sizeof(rudnn::kda::WgmmaWalkShared<128, 64, __nv_bfloat16>) == 77824);
-// CHECK: rudnn::kda::propagate<128, 64, 64, 16, true>(p);
-// CHECK: ----- kernel kda_fwd_output_bf16_f32_bf16_k128_v64_c64
-// CHECK: rudnn::kda::output<128, 64, 64>(p);
+// CHECK: rudnn::kda::prepare<128, 64, 64, rudnn::kda::Keep::Queries>(p);
+// CHECK: ----- kernel [[WALK:kda_fwd_propagate_output_bf16_bf16_bf16_k128_v64_c64_wgmma]]
+// CHECK: static_assert(sizeof(rudnn::kda::WgmmaWalkOutputShared<128, 64, __nv_bfloat16>) == 131072);
+// CHECK: extern "C" __global__ void [[WALK]](
+// No boundaries are kept: the walk itself reads its states.
+// CHECK-NOT: boundaries
+// CHECK: __nv_bfloat16 *output,
+// CHECK: rudnn::kda::propagate<128, 64, 64, 16, true, true>(p);
 // CHECK-NOT: ----- kernel
 func.func @chunked(%q: tensor<?x100x?x128xbf16>, %v: tensor<?x100x?x64xbf16>,
                    %g: tensor<?x100x?x128xf32>, %beta: tensor<?x100x?xf32>)

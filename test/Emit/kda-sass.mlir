@@ -7,15 +7,15 @@
 // arrive by cp.async alone. What 16-bit loads remain are β, one scalar per
 // token outside the main loops, and in `gradients` v's element at an odd
 // last column. (The decode kernel, a token at a time, is not tiled.)
-// FORWARD-LABEL: kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64_a16
+// FORWARD-LABEL: kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64_a16_qd
 // FORWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}
 // FORWARD-NEXT: global loads: 8-bit 0, 16-bit 1,
-// FORWARD-LABEL: kernel kda_fwd_propagate_bf16_bf16_bf16_k128_v128_c64_wgmma
+// The walk forming the outputs: HGMMA, no ldmatrix, its operands by
+// cp.async alone.
+// FORWARD-LABEL: kernel kda_fwd_propagate_output_bf16_bf16_bf16_k128_v128_c64_wgmma
 // FORWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async {{[1-9][0-9]*}}, {{.*}}(HGMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}})
 // FORWARD-NEXT: global loads: 8-bit 0, 16-bit 0,
-// FORWARD-LABEL: kernel kda_fwd_output_bf16_f32_bf16_k128_v128_c64_a16
-// FORWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}
-// FORWARD-NEXT: global loads: 8-bit 0, 16-bit 0,
+// FORWARD-NOT: ----- kernel
 
 // BACKWARD-LABEL: kernel kda_bwd_prepare_restore_bf16_f32_bf16_k128_v128_c64_a16
 // BACKWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}

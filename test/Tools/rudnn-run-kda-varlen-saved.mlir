@@ -14,12 +14,14 @@
 // CHECK: check dg: relative error {{.*}} ok
 // CHECK: check dbeta: relative error {{.*}} ok
 // CHECK: check d_initial_state: relative error {{.*}} ok
-// CHECK: compiles: 5
+// Four kernels: prepare, the wgmma walk forming the outputs too, the
+// reverse walk, the gradients.
+// CHECK: compiles: 4
 //
 // The backward imports the saved tiles: no chunk kernel of the forward's
 // runs again, and the walks and gradients take the offsets.
 // RUN: rudnn-opt %s -rudnn-specialize -rudnn-decompose | FileCheck %s --check-prefix=IR
-// IR: %{{[a-z0-9_]+}}, %[[B:[a-z0-9_]+]], %{{.*}} = rudnn.chunk_propagate {{.*}} cu_seqlens %arg5
+// IR: %{{[a-z0-9_]+}}, %[[B:[a-z0-9_]+]], %{{.*}} = rudnn.chunk_propagate {{.*}} cu_seqlens %arg5 {{.*}} wgmma
 // IR: %[[T:[0-9]+]] = rudnn.chunk_tiles_export
 // IR: rudnn.chunk_tiles_import %[[T]]
 // IR-NOT: rudnn.chunk_solve

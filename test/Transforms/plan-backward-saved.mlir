@@ -29,7 +29,7 @@
 // CHECK: rudnn.kernel @kda_bwd_state_gradient_f32_f32_f32_k16_v8_c32
 // CHECK: rudnn.kernel @kda_bwd_gradients_f32_f32_f32_k16_v8_c32
 // CUDA: __global__ void kda_bwd_prepare_restore_f32_f32_f32_k16_v8_c32(
-// CUDA: rudnn::kda::prepare<16, 8, 32, true>(f);
+// CUDA: rudnn::kda::prepare<16, 8, 32, rudnn::kda::Keep::Backward>(f);
 // CUDA-NEXT: __syncthreads();
 // CUDA-NEXT: rudnn::kda::restore<16, 8, 32>(p);
 func.func @saved(%q: tensor<?x?x?x16xf32>, %v: tensor<?x?x?x8xf32>,

@@ -32,7 +32,7 @@
 // CHECK-SAME: @d_output, @dq, @dk, @dv, @dg, @dbeta, @scratch
 // CHECK-NOT: func.func
 // CUDA: __global__ void kda_bwd_prepare_f32_f32_f32_k16_v8_c64(
-// CUDA: rudnn::kda::prepare<16, 8, 64, true>(f);
+// CUDA: rudnn::kda::prepare<16, 8, 64, rudnn::kda::Keep::Backward>(f);
 // CUDA: __global__ void kda_fwd_propagate_f32_f32_f32_k16_v8_c64(
 // CUDA: __global__ void kda_bwd_state_gradient_f32_f32_f32_k16_v8_c64(
 // CUDA: rudnn::kda::state_gradient<16, 8, 64, 32>(p);

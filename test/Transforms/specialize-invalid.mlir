@@ -61,7 +61,7 @@ func.func @lstm_wgmma_f32(%x: tensor<?x?x3xf32>, %wi: tensor<20x3xf32>, %wh: ten
 // KDA's walk on wgmma asked for f32 inputs: the state walk's wgmma takes
 // 16-bit operands.
 func.func @kda_wgmma_f32(%q: tensor<?x?x?x8xf32>, %beta: tensor<?x?x?xf32>) {
-  // expected-error @+1 {{'wgmma' needs 16-bit inputs on sm_90a, K <= 256 and 27648 bytes of shared memory a block (target sm_90, K = 8, 32-bit inputs)}}
+  // expected-error @+1 {{'wgmma' needs 16-bit inputs on sm_90a, K <= 256 and 62464 bytes of shared memory a block (target sm_90, K = 8, 32-bit inputs)}}
   %o, %s = rudnn.kda %q, %q, %q, %q, %beta chunk 16 wgmma true
       : (tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>,
          tensor<?x?x?x8xf32>, tensor<?x?x?xf32>)

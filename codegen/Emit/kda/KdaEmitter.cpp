@@ -113,7 +113,9 @@ rudnn::codegen::kdaStageCost(const KdaKernelSpec &spec, KdaStage stage) {
   const int64_t gamma = 4 * C * K, last = 4 * K;
   const int64_t boundary = K * V * in; // a state in the input type
   // What a backward's prepare keeps besides: Qd, (I + A)⁻¹.
-  const int64_t backwardTiles = spec.backwardTiles ? rowsK + square : 0;
+  const int64_t backwardTiles = spec.backwardTiles ? rowsK + square
+                                : spec.keepQueries ? rowsK
+                                                   : 0;
   // Exponentials of the 16-bit kernels (f32's run on FMA, unmodelled).
   const bool modelled = spec.input != DType::F32;
   auto exps = [&](int64_t count) { return modelled ? count : 0; };
@@ -124,10 +126,12 @@ rudnn::codegen::kdaStageCost(const KdaKernelSpec &spec, KdaStage stage) {
     return {inputs + last + 2 * rowsK + square + rowsV + backwardTiles,
             3 * C * C * K + C * C * V + C * C * C / 3,
             exps(pairwiseExponentials(C, K) + K +
-                 (spec.backwardTiles ? 3 : 2) * C * K),
+                 (spec.backwardTiles || spec.keepQueries ? 3 : 2) * C * K),
             false};
   case KdaStage::Propagate: // U = U0 − W·S, S ← e^Γlast ⊙ S + Kdᵀ·U
-    return {2 * rowsK + 2 * rowsV + last + boundary, 4 * C * K * V, 0, false};
+    return {2 * rowsK + 2 * rowsV + last +
+                (spec.keepsBoundaries ? boundary : 0),
+            4 * C * K * V, 0, false};
   case KdaStage::Output: // O = (q ⊙ e^Γ)·S + B·U
     // Each block of 64 value columns decays the chunk's queries.
     return {rowsK + C * K * gate + square + 2 * rowsV + boundary,
@@ -157,6 +161,16 @@ rudnn::codegen::kdaStageCost(const KdaKernelSpec &spec, KdaStage stage) {
   return {};
 }
 
+rudnn::codegen::KdaStageCost
+rudnn::codegen::kdaFusedOutputCost(const KdaKernelSpec &spec) {
+  const int64_t C = spec.chunk, K = spec.featureK, V = spec.featureV;
+  const int64_t in = dtypeSize(spec.input);
+  // Qd (from the backward's tiles) and the pairwise matrix in, O out; the
+  // state and updates are the walk's own.
+  return {C * K * in + C * C * in + C * V * in, 2 * C * K * V + C * C * V, 0,
+          false};
+}
+
 rudnn::codegen::KdaWalkStep
 rudnn::codegen::kdaWalkStep(const KdaKernelSpec &spec, KdaStage stage) {
   const int64_t C = spec.chunk, K = spec.featureK;
@@ -171,7 +185,8 @@ rudnn::codegen::kdaWalkStep(const KdaKernelSpec &spec, KdaStage stage) {
     // hand-over to the tensor cores (f32: the updates' alone, and the
     // chunk's end); on wgmma two, the operands' hand-over joined to the
     // state's.
-    return {2 * C * K * in + 2 * C * VB * in + 4 * K + K * VB * in,
+    return {2 * C * K * in + 2 * C * VB * in + 4 * K +
+                (spec.keepsBoundaries ? K * VB * in : 0),
             4 * C * K * VB,
             spec.wgmmaWalk ? 2
             : tensor       ? 4
@@ -240,9 +255,16 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
                                    llvm::ArrayRef<KdaStage> stages,
                                    llvm::ArrayRef<KdaTensor> tensors,
                                    double scale, bool bindEveryField) {
+  // Only the walk has a wgmma form; with the output stage after it, the
+  // walk computes the chunks' outputs itself (kda::propagate_wgmma).
+  spec.wgmmaWalk &= llvm::is_contained(stages, KdaStage::Propagate) &&
+                    spec.input != DType::F32;
+  const bool fusedOutput =
+      spec.wgmmaWalk && llvm::is_contained(stages, KdaStage::Output);
   // Aligned views change only the kernels that copy them (one kernel then
-  // serves both for the others).
-  spec.alignedViews &= llvm::any_of(stages, copiesViews);
+  // serves both for the others); the wgmma walk copies workspace tiles
+  // alone.
+  spec.alignedViews &= llvm::any_of(stages, copiesViews) && !fusedOutput;
   const std::string in = cudaType(spec.input), gate = cudaType(spec.gate),
                     beta = cudaType(spec.beta);
   std::ostringstream layout;
@@ -253,11 +275,10 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
     backward |= isBackwardStage(stage);
     names += (names.empty() ? "" : "_") + std::string(stageName(stage));
   }
-  // Only the walk has a wgmma form.
-  spec.wgmmaWalk &= llvm::is_contained(stages, KdaStage::Propagate) &&
-                    spec.input != DType::F32;
   builder.setEntry(std::string(backward ? "kda_bwd_" : "kda_fwd_") + names +
-                   "_" + kdaSpecName(spec) + (spec.wgmmaWalk ? "_wgmma" : ""));
+                   "_" + kdaSpecName(spec) +
+                   (spec.keepQueries && !spec.backwardTiles ? "_qd" : "") +
+                   (spec.wgmmaWalk ? "_wgmma" : ""));
   if (spec.wgmmaWalk)
     builder.setArchSpecific();
 
@@ -284,7 +305,11 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
     assertLayout(
         "sizeof(rudnn::kda::GradientWalkShared<" + kw + ">)",
         mlir::rudnn::kdaGradientWalkSharedBytes(spec.chunk, spec.featureK));
-  if (spec.wgmmaWalk)
+  if (fusedOutput)
+    assertLayout(
+        "sizeof(rudnn::kda::WgmmaWalkOutputShared<" + kw + ">)",
+        mlir::rudnn::kdaWgmmaWalkOutputSharedBytes(spec.chunk, spec.featureK));
+  else if (spec.wgmmaWalk)
     assertLayout(
         "sizeof(rudnn::kda::WgmmaWalkShared<" + kw + ">)",
         mlir::rudnn::kdaWgmmaWalkSharedBytes(spec.chunk, spec.featureK));
@@ -299,9 +324,10 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
     assertLayout("sizeof(rudnn::kda::OutputShared<" + kw + ">)",
                  mlir::rudnn::kdaOutputSharedBytes(spec.chunk, spec.featureK,
                                                    inputBytes));
-  if (backward) {
+  if (backward || spec.keepQueries || fusedOutput)
     assertLayout("rudnn::kda::BackwardTiles<" + kvw + ">::kFloats",
                  kdaBackwardTileFloats(spec));
+  if (backward) {
     assertLayout("rudnn::kda::GradientTiles<" + kvw + ">::kFloats",
                  kdaGradientTileFloats(spec));
   }
@@ -429,6 +455,8 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   // chunk they share.
   for (size_t i = 0; i < stages.size(); ++i) {
     const KdaStage stage = stages[i];
+    if (stage == KdaStage::Output && fusedOutput)
+      continue; // in the walk's call
     const bool walk =
         stage == KdaStage::Propagate || stage == KdaStage::Recurrent ||
         stage == KdaStage::StateGradient || stage == KdaStage::PoolStep;
@@ -437,11 +465,15 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
     if (walk)
       body << ", " << walkColumns(spec, stage);
     if (stage == KdaStage::Propagate && spec.wgmmaWalk)
-      body << ", true";
+      body << (fusedOutput ? ", true, true" : ", true");
     // The stages copying views into shared tiles take their alignment.
     const bool aligned = spec.alignedViews && copiesViews(stage);
-    if (stage == KdaStage::Prepare && (spec.backwardTiles || aligned))
-      body << (spec.backwardTiles ? ", true" : ", false");
+    if (stage == KdaStage::Prepare &&
+        (spec.backwardTiles || spec.keepQueries || aligned))
+      body << ", rudnn::kda::Keep::"
+           << (spec.backwardTiles ? "Backward"
+               : spec.keepQueries ? "Queries"
+                                  : "Tiles");
     if (aligned)
       body << ", rudnn::tile::Alignment::Aligned";
     body << ">("
@@ -478,7 +510,9 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   // the decode kernel).
   KdaStageCost cost;
   for (KdaStage stage : stages) {
-    const KdaStageCost part = kdaStageCost(spec, stage);
+    const KdaStageCost part = fusedOutput && stage == KdaStage::Output
+                                  ? kdaFusedOutputCost(spec)
+                                  : kdaStageCost(spec, stage);
     cost.bytes += part.bytes;
     cost.flops += part.flops;
     cost.exponentials += part.exponentials;
@@ -494,7 +528,14 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   // A walk's chunks wait for one another: T / C steps (a packed batch's
   // longest sequence holds at most all T tokens), each a block's chunk.
   if (first == KdaStage::Propagate || first == KdaStage::StateGradient) {
-    const KdaWalkStep step = kdaWalkStep(spec, first);
+    KdaWalkStep step = kdaWalkStep(spec, first);
+    if (fusedOutput) {
+      // Qd and the pairwise matrix whole, the block's output columns out;
+      // Qd·S and B·U beside the state's update, off its dependent chain.
+      const int64_t C = spec.chunk, K = spec.featureK, VB = blockColumns;
+      step.bytes += (C * K + C * C + C * VB) * inputBytes;
+      step.flops += 2 * C * K * VB + 2 * C * C * VB;
+    }
     launch.serialSteps = {1, {chunks}};
     launch.stepBytes = {step.bytes, {}};
     launch.stepFlops = {step.flops, {}};
@@ -502,7 +543,11 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
     launch.stepMmaChain = step.mmaChain;
   }
   // The wgmma walk's slack aligns its tiles to 1024 bytes.
-  if (first == KdaStage::Propagate && spec.wgmmaWalk)
+  if (first == KdaStage::Propagate && fusedOutput)
+    launch.sharedBytes =
+        mlir::rudnn::kdaWgmmaWalkOutputSharedBytes(spec.chunk, spec.featureK) +
+        1024;
+  else if (first == KdaStage::Propagate && spec.wgmmaWalk)
     launch.sharedBytes =
         mlir::rudnn::kdaWgmmaWalkSharedBytes(spec.chunk, spec.featureK) + 1024;
   else if (first == KdaStage::Propagate && sixteenBit)

@@ -37,6 +37,9 @@ struct KdaKernelSpec {
   DType input, gate, beta;
   int64_t featureK, featureV, chunk;
   bool backwardTiles = false;
+  /// `prepare` keeps the decayed queries (in the backward's tiles' place)
+  /// for a walk that forms the outputs.
+  bool keepQueries = false;
   /// Every view the kernels copy (q, k, v, d_output) has 16-byte aligned
   /// rows (`rudnn.align`): the copies need no element-wise path.
   bool alignedViews = false;
@@ -48,6 +51,9 @@ struct KdaKernelSpec {
   /// The forward's walk keeps the state in wgmma accumulators (16-bit
   /// inputs, sm_90a; kda::propagate_wgmma).
   bool wgmmaWalk = false;
+  /// The walk writes the boundary states (a wgmma walk forming the outputs
+  /// needs none kept unless they are saved).
+  bool keepsBoundaries = true;
 };
 
 /// The kernels of a forward — the chunked plan's three stages and the
@@ -120,6 +126,11 @@ struct KdaStageCost {
   bool perToken = false;
 };
 KdaStageCost kdaStageCost(const KdaKernelSpec &spec, KdaStage stage);
+
+/// What the output costs a chunk of a head when the wgmma walk computes it
+/// (with the stages Propagate and Output in one kernel): Qd and the
+/// pairwise matrix read, the output written, its products.
+KdaStageCost kdaFusedOutputCost(const KdaKernelSpec &spec);
 
 /// One block's chunk of a state walk (Propagate or StateGradient), which
 /// the next chunk waits for: the bytes it reads and writes (W, Kd and the

@@ -114,6 +114,7 @@ KdaKernelSpec prepareSpec(ChunkSolveOp solve, ChunkDecayOp decay) {
       specOf(solve.getK(), lastDim(solve.getV()), solve.getChunk(),
              solve.getCuSeqlens(), decay.getG(), solve.getBeta());
   spec.backwardTiles = solve.getForBackward();
+  spec.keepQueries = solve.getKeepQueries();
   return spec;
 }
 
@@ -152,9 +153,10 @@ struct SolveModel : KdaPrimitive<ChunkSolveOp, SolveModel> {
     auto solve = cast<ChunkSolveOp>(op);
     KdaKernelSpec spec = specOf(solve.getK(), lastDim(solve.getV()),
                                 solve.getChunk(), solve.getCuSeqlens());
-    // A backward's tiles follow every chunk's forward tiles.
+    // A backward's tiles (or their decayed queries alone, in their place)
+    // follow every chunk's forward tiles.
     const int64_t backwardBytes =
-        solve.getForBackward()
+        solve.getForBackward() || solve.getKeepQueries()
             ? 4 * ::rudnn::codegen::kdaBackwardTileFloats(spec)
             : 0;
     return ResultStorage::sharedWith(
@@ -196,6 +198,27 @@ struct RestoreModel : KdaPrimitive<ChunkRestoreOp, RestoreModel> {
   }
 };
 
+/// The wgmma walk that computes `output`'s chunks itself (its kernel then
+/// ends with the output), or null.
+ChunkPropagateOp fusedWalkOf(ChunkOutputOp output) {
+  auto propagate = output.getU().getDefiningOp<ChunkPropagateOp>();
+  return propagate && propagate.getWgmma() &&
+                 output.getBoundaries() == propagate.getBoundaries()
+             ? propagate
+             : ChunkPropagateOp();
+}
+
+/// Whether a wgmma walk's boundaries are read by its fused output alone:
+/// none are then kept.
+bool boundariesStayInTheWalk(ChunkPropagateOp propagate) {
+  return propagate.getWgmma() &&
+         llvm::all_of(propagate.getBoundaries().getUsers(),
+                      [](Operation *user) {
+                        auto output = dyn_cast<ChunkOutputOp>(user);
+                        return output && fusedWalkOf(output);
+                      });
+}
+
 struct PropagateModel : KdaPrimitive<ChunkPropagateOp, PropagateModel> {
   StringRef getKernelGroup(Operation *) const { return "kda.propagate"; }
   ResultStorage getResultStorage(Operation *op, unsigned index) const {
@@ -204,6 +227,8 @@ struct PropagateModel : KdaPrimitive<ChunkPropagateOp, PropagateModel> {
         lastDim(propagate.getK()) * lastDim(propagate.getU0());
     if (index == 0)
       return ResultStorage::sharedWith(propagate.getW());
+    if (index == 1 && boundariesStayInTheWalk(propagate))
+      return ResultStorage::kernelLocal();
     if (index == 1)
       return ResultStorage::own(
           perChunk(elementBytes(propagate.getK()) * elements,
@@ -227,7 +252,10 @@ struct PropagateModel : KdaPrimitive<ChunkPropagateOp, PropagateModel> {
 };
 
 struct OutputModel : KdaPrimitive<ChunkOutputOp, OutputModel> {
-  StringRef getKernelGroup(Operation *) const { return "kda.output"; }
+  StringRef getKernelGroup(Operation *op) const {
+    return fusedWalkOf(cast<ChunkOutputOp>(op)) ? "kda.propagate"
+                                                : "kda.output";
+  }
   ResultStorage getResultStorage(Operation *op, unsigned) const {
     return sequence(cast<ChunkOutputOp>(op).getOutput(), "output");
   }
@@ -240,6 +268,23 @@ struct OutputModel : KdaPrimitive<ChunkOutputOp, OutputModel> {
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto output = cast<ChunkOutputOp>(op);
+    if (ChunkPropagateOp walk = fusedWalkOf(output)) {
+      KdaKernelSpec spec = specOf(walk.getK(), lastDim(walk.getU0()),
+                                  walk.getChunk(), walk.getCuSeqlens());
+      spec.wgmmaWalk = true;
+      spec.keepsBoundaries = !boundariesStayInTheWalk(walk);
+      return emitStages(
+          op, builder, spec, {KdaStage::Propagate, KdaStage::Output},
+          {{"k", walk.getK()},
+           {"initial_state", walk.getInitialState()},
+           {"final_state", walk.getFinalState()},
+           {"boundaries",
+            boundariesStayInTheWalk(walk) ? Value() : walk.getBoundaries()},
+           {"workspace", walk.getW()},
+           {"output", output.getOutput()},
+           {"cu_seqlens", walk.getCuSeqlens()}},
+          output.getScaleAttr());
+    }
     return emitStages(op, builder,
                       specOf(output.getQ(), lastDim(output.getU()),
                              output.getChunk(), output.getCuSeqlens(),

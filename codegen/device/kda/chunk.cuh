@@ -115,6 +115,11 @@ template <int K, int V, int C, typename TIn> struct BackwardTiles {
   }
 };
 
+/// What `prepare` keeps of a chunk besides its ChunkTiles, in the
+/// BackwardTiles' place: nothing, the decayed queries alone (for the wgmma
+/// walk, which forms the outputs), or everything a backward reads.
+enum class Keep { Tiles, Queries, Backward };
+
 /// Tokens of chunk `chunk` (C, or fewer for the tail).
 template <int C> __device__ __forceinline__ int chunk_tokens(int chunk, int T) {
   int left = T - chunk * C;

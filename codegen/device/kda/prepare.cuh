@@ -115,10 +115,11 @@ __device__ void lower_product(const TileA &a, const TileB &b, int rows,
 }
 
 /// One chunk's tiles; block size a multiple of 32; dynamic shared memory
-/// sizeof(PrepareShared). ForBackward: the chunk's BackwardTiles too.
-/// Views: whether q's, k's and v's rows are promised 16-byte aligned.
-template <int K, int V, int C, bool ForBackward, tile::Alignment Views,
-          typename TIn, typename TGate, typename TBeta>
+/// sizeof(PrepareShared). Kept: what of the chunk's BackwardTiles it
+/// writes too. Views: whether q's, k's and v's rows are promised 16-byte
+/// aligned.
+template <int K, int V, int C, Keep Kept, tile::Alignment Views, typename TIn,
+          typename TGate, typename TBeta>
 __device__ void prepare_chunk(const ForwardParams<TIn, TGate, TBeta> &p,
                               const ChunkAt &at) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
@@ -132,9 +133,10 @@ __device__ void prepare_chunk(const ForwardParams<TIn, TGate, TBeta> &p,
   const typename Shared::RowsV vRows{rows->qv};
   const int b = at.b, h = at.h, t0 = at.t0, L = at.L;
   float *tiles = Tiles::at(p.workspace, at.slot, at.column, at.columns);
-  TIn *saved = ForBackward ? Saved::at(p.workspace, at.slot, at.column,
-                                       at.columns, chunk_slots<C>(p))
-                           : nullptr;
+  constexpr bool kQueries = Kept != Keep::Tiles;
+  TIn *saved = kQueries ? Saved::at(p.workspace, at.slot, at.column, at.columns,
+                                    chunk_slots<C>(p))
+                        : nullptr;
   float *gamma = rows->gamma;
   TIn *operands = Tiles::operands(tiles);
 
@@ -190,12 +192,12 @@ __device__ void prepare_chunk(const ForwardParams<TIn, TGate, TBeta> &p,
     for (int n = 0; n < 8; ++n) {
       const int d = d0 + n;
       const float g = n < count ? gamma[i * K + d] : 0.f;
-      if constexpr (ForBackward)
+      if constexpr (kQueries)
         qd[n] = from_float<TIn>(n < count ? q(i, d) * fast_exp(g) : 0.f);
       kd[n] =
           from_float<TIn>(n < count ? k(i, d) * fast_exp(last[d] - g) : 0.f);
     }
-    if constexpr (ForBackward)
+    if constexpr (kQueries)
       tile::store_chunk(saved + Saved::kQd + i * K + d0, qd, count);
     tile::store_chunk(operands + Tiles::kKd + i * K + d0, kd, count);
   }
@@ -206,7 +208,7 @@ __device__ void prepare_chunk(const ForwardParams<TIn, TGate, TBeta> &p,
   arch::cp_async_commit();
 
   invert_unit_lower<C>(strictA, inverse, panel, L);
-  if constexpr (ForBackward)
+  if constexpr (Kept == Keep::Backward)
     for (int e = threadIdx.x; e < C * C; e += blockDim.x)
       saved[Saved::kInverse + e] = from_float<TIn>(inverse[e / C][e % C]);
   arch::cp_async_wait<0>();
@@ -272,12 +274,12 @@ __device__ void prepare_chunk(const ForwardParams<TIn, TGate, TBeta> &p,
 }
 
 /// grid (ceil(T / C), B·H): each chunk's tiles (see for_each_chunk).
-template <int K, int V, int C, bool ForBackward = false,
+template <int K, int V, int C, Keep Kept = Keep::Tiles,
           tile::Alignment Views = tile::Alignment::Checked, typename TIn,
           typename TGate, typename TBeta>
 __device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
   for_each_chunk<C>(p, [&](const ChunkAt &at) {
-    prepare_chunk<K, V, C, ForBackward, Views>(p, at);
+    prepare_chunk<K, V, C, Kept, Views>(p, at);
   });
 }
 

@@ -12,6 +12,13 @@
 // in flight while the current one is computed. Two barriers a chunk: the
 // operands' and the rounded state's hand-over, then the updates'.
 //
+// With `Output` the block also computes its columns of the chunk's output,
+// O = scale (Qd·S + B·U), from the same staged state and updates (Qd the
+// decayed queries `prepare` keeps in the backward's tiles, B the pairwise
+// matrix, both K-major), issued beside the state's update: the forward is
+// then `prepare` and this kernel, and no boundary need be kept between
+// them (written only where `boundaries` is given).
+//
 //===----------------------------------------------------------------------===//
 
 #pragma once
@@ -28,6 +35,15 @@
 
 namespace rudnn {
 namespace kda {
+
+/// Type when `Condition`, else Otherwise.
+template <bool Condition, typename Type_, typename Otherwise> struct Select {
+  using Type = Type_;
+};
+template <typename Type_, typename Otherwise>
+struct Select<false, Type_, Otherwise> {
+  using Type = Otherwise;
+};
 
 /// Value columns one block of the wgmma walk carries (its m64nNk16's N).
 constexpr int kWgmmaWalkColumns = 16;
@@ -46,15 +62,31 @@ template <int K, int C, typename TIn> struct WgmmaWalkShared {
   using Last = tile::SharedTile<float, 1, kStateRows>;
   using StateT = tile::ColumnBlocks<TIn, kWgmmaWalkColumns, kBlocks>;
   using UpdatesT = tile::ColumnBlocks<TIn, kWgmmaWalkColumns, 1>; // [16][C]
+  using Pairwise = tile::ColumnBlocks<TIn, 64, 1>;                // B [64][C]
   struct Stage {
     alignas(1024) TIn w[Weights::kElements];
     alignas(1024) TIn kd[Keys::kElements];
     alignas(16) TIn u0[Updates0::kElements];
     alignas(16) float last[Last::kElements];
   };
+  /// The output's operands of a chunk: Qd [64][K'] and B, zeros past it.
+  struct OutputStage {
+    alignas(1024) TIn qd[Weights::kElements];
+    alignas(1024) TIn pairwise[Pairwise::kElements];
+  };
   Stage stages[2];
   alignas(1024) TIn state[StateT::kElements];
   alignas(1024) TIn updates[UpdatesT::kElements];
+};
+
+/// The fused walk's: the walk's, two stages of the output's operands, and
+/// a second staged state: the output's Qd·S still reads a chunk's while
+/// the next chunk's is staged (odd chunks use this one).
+template <int K, int C, typename TIn>
+struct WgmmaWalkOutputShared : WgmmaWalkShared<K, C, TIn> {
+  using Walk = WgmmaWalkShared<K, C, TIn>;
+  typename Walk::OutputStage outputs[2];
+  alignas(1024) TIn state_odd[Walk::StateT::kElements];
 };
 
 /// rows x cols of a row-major source (pitch in elements) into column
@@ -69,17 +101,45 @@ load_blocks_async(const Blocks &blocks, const typename Blocks::Element *source,
                                  rows, cols - 64 * b);
 }
 
+/// Issues out = Qd·S + B·U for the chunk's tokens (m64n16: Qd's rows past
+/// the chunk are zeros), S and U the staged, transposed operands of the
+/// walk's own products; the caller fences, commits and waits.
+template <int C, typename Out, typename Stage, typename StateT,
+          typename UpdatesT>
+__device__ __forceinline__ void issue_output(Out &out, const Stage &stage,
+                                             const StateT &stateT,
+                                             const UpdatesT &updatesT) {
+  constexpr int kBlocks = StateT::kCols / 64;
+#pragma unroll
+  for (int k = 0; k < 4 * kBlocks; ++k)
+    arch::wgmma_ss<typename StateT::Element>(
+        tile::wgmma_accumulators(out),
+        arch::wgmma_descriptor(&stage.qd[k / 4 * 64 * 64 + 16 * (k % 4)], 16,
+                               1024),
+        arch::wgmma_descriptor(stateT.block(k / 4) + 16 * (k % 4), 16, 1024),
+        k > 0);
+#pragma unroll
+  for (int k = 0; k < C / 16; ++k)
+    arch::wgmma_ss<typename StateT::Element>(
+        tile::wgmma_accumulators(out),
+        arch::wgmma_descriptor(&stage.pairwise[16 * k], 16, 1024),
+        arch::wgmma_descriptor(updatesT.block(0) + 16 * k, 16, 1024));
+}
+
 /// The wgmma walk: grid (WalkAt's, ceil(V / 16)), one warpgroup, dynamic
-/// shared memory sizeof(WgmmaWalkShared) + 1024.
-template <int K, int V, int C, typename TIn, typename TGate, typename TBeta>
+/// shared memory sizeof(WgmmaWalkShared) + 1024 (with `Output`,
+/// sizeof(WgmmaWalkOutputShared) + 1024).
+template <int K, int V, int C, bool Output, typename TIn, typename TGate,
+          typename TBeta>
 __device__ void propagate_wgmma(const ForwardParams<TIn, TGate, TBeta> &p,
                                 const WalkAt &walk) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
-  using Shared = WgmmaWalkShared<K, C, TIn>;
+  using Saved = BackwardTiles<K, V, C, TIn>;
+  using Shared = typename Select<Output, WgmmaWalkOutputShared<K, C, TIn>,
+                                 WgmmaWalkShared<K, C, TIn>>::Type;
   constexpr int VB = kWgmmaWalkColumns, kBlocks = Shared::kBlocks;
   constexpr tile::Alignment align = Tiles::kAlignment;
   Shared &shared = tile::aligned_shared<Shared>();
-  const typename Shared::StateT stateT{shared.state};
   const typename Shared::UpdatesT updatesT{shared.updates};
   const int v0 = blockIdx.y * VB;
   const int width = V - v0 < VB ? V - v0 : VB;
@@ -108,6 +168,15 @@ __device__ void propagate_wgmma(const ForwardParams<TIn, TGate, TBeta> &p,
                                  operands + Tiles::kU + v0, V, L, width);
     tile::load_tile_async<align>(typename Shared::Last{to.last},
                                  tiles + Tiles::kLast, K, 1, K);
+    if constexpr (Output) {
+      const TIn *saved = Saved::at(p.workspace, walk.first + j, walk.column,
+                                   walk.columns, chunk_slots<C>(p));
+      auto &out = shared.outputs[stage];
+      load_blocks_async<align>(typename Shared::Weights{out.qd},
+                               saved + Saved::kQd, K, L, K);
+      load_blocks_async<align>(typename Shared::Pairwise{out.pairwise},
+                               operands + Tiles::kB, C, L, L);
+    }
     arch::cp_async_commit();
   };
 
@@ -119,11 +188,21 @@ __device__ void propagate_wgmma(const ForwardParams<TIn, TGate, TBeta> &p,
     TIn *updates = Tiles::operands(Tiles::at(p.workspace, slot, walk.column,
                                              walk.columns)) +
                    Tiles::kU + v0;
-    TIn *boundary = p.boundaries +
-                    ((long long)slot * walk.columns + walk.column) * K * V + v0;
+    // The walk's products wait for their operands before the next chunk
+    // stages its state; the output's wait at the chunk's end.
+    typename Shared::StateT stateT{shared.state};
+    if constexpr (Output)
+      if (j % 2)
+        stateT.data = shared.state_odd;
+    TIn *boundary =
+        p.boundaries
+            ? p.boundaries +
+                  ((long long)slot * walk.columns + walk.column) * K * V + v0
+            : nullptr;
 #pragma unroll
     for (int m = 0; m < kBlocks; ++m) {
-      store_state_rows<K, V>(state[m], boundary, 64 * m + 16 * warp, width);
+      if (p.boundaries)
+        store_state_rows<K, V>(state[m], boundary, 64 * m + 16 * warp, width);
       stage_state_columns(state[m], stateT, 64 * m + 16 * warp);
     }
     arch::cp_async_wait<0>();
@@ -171,6 +250,9 @@ __device__ void propagate_wgmma(const ForwardParams<TIn, TGate, TBeta> &p,
       decay_rows(state[m], last, 64 * m + 16 * warp);
       arch::wgmma_fence_operand(tile::wgmma_accumulators(state[m]));
     }
+    tile::WarpTile<TIn, 16, VB> out;
+    if constexpr (Output)
+      arch::wgmma_fence_operand(tile::wgmma_accumulators(out));
     arch::wgmma_fence();
 #pragma unroll
     for (int m = 0; m < kBlocks; ++m)
@@ -183,11 +265,25 @@ __device__ void propagate_wgmma(const ForwardParams<TIn, TGate, TBeta> &p,
                 &from.kd[m * Shared::Keys::Block::kElements + 16 * 64 * k],
                 C * 128, 1024),
             arch::wgmma_descriptor(updatesT.block(0) + 16 * k, 16, 1024));
+    if constexpr (Output)
+      issue_output<C>(out, shared.outputs[j % 2], stateT, updatesT);
     arch::wgmma_commit();
     arch::wgmma_wait<0>();
 #pragma unroll
     for (int m = 0; m < kBlocks; ++m)
       arch::wgmma_fence_operand(tile::wgmma_accumulators(state[m]));
+    if constexpr (Output) {
+      arch::wgmma_fence_operand(tile::wgmma_accumulators(out));
+      const int t0 = walk.t0 + j * C;
+      out.for_each_pair([&](int r, int c, float x0, float x1) {
+        const int i = 16 * warp + r;
+        if (i < L && c < width)
+          tile::store_pair(p.output +
+                               p.output_strides.offset(walk.b, t0 + i, walk.h) +
+                               v0 + c,
+                           p.scale * x0, p.scale * x1, c + 1 < width);
+      });
+    }
   }
 
   if (p.final_state)

@@ -82,7 +82,8 @@ LogicalResult specializeKda(KdaLikeOp op, TargetAttr target) {
       return op.emitOpError()
              << "'wgmma' needs 16-bit inputs on sm_90a, K <= "
              << kKdaWgmmaWalkMaxK << " and "
-             << kdaWgmmaWalkSharedBytes(*op.getChunk(), featureDimK) + 1024
+             << kdaWgmmaWalkOutputSharedBytes(*op.getChunk(), featureDimK) +
+                    1024
              << " bytes of shared memory a block (target " << target.getArch()
              << ", K = " << featureDimK << ", " << inputBytes * 8
              << "-bit inputs)";
@@ -254,11 +255,14 @@ SmallVector<Value> decomposeChunked(const ForwardCall &call,
       builder.create<ChunkDecayOp>(loc, keyTile, call.g, chunk).getGamma();
   auto pairwise = builder.create<ChunkPairwiseOp>(
       loc, square, square, call.q, call.k, call.beta, gamma, chunk);
-  // Tiles saved for a backward hold what it keeps besides.
+  // Tiles saved for a backward hold what it keeps besides; the wgmma walk,
+  // which forms the outputs too, reads the decayed queries.
   UnitAttr saveTiles = call.tiles ? builder.getUnitAttr() : UnitAttr();
+  UnitAttr keepQueries =
+      call.wgmma && !call.tiles ? builder.getUnitAttr() : UnitAttr();
   auto solve = builder.create<ChunkSolveOp>(
       loc, keyTile, valueTile, pairwise.getStrict(), call.k, call.v, call.beta,
-      gamma, call.cuSeqlens, chunk, saveTiles);
+      gamma, call.cuSeqlens, chunk, saveTiles, keepQueries);
   // Boundaries in the input type: every use takes them as a tensor-core
   // operand.
   auto propagate = builder.create<ChunkPropagateOp>(

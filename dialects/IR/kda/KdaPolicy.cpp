@@ -62,13 +62,23 @@ int64_t mlir::rudnn::kdaWgmmaWalkSharedBytes(int64_t chunk,
   return alignedTo(2 * stage + columns * rows * 2 + columns * 64 * 2, 1024);
 }
 
+int64_t mlir::rudnn::kdaWgmmaWalkOutputSharedBytes(int64_t chunk,
+                                                   int64_t featureDimK) {
+  const int64_t rows = (featureDimK + 63) / 64 * 64;
+  // Two stages of Qd [64][K'] and the pairwise matrix [64][64], and a
+  // second staged state [16][K'].
+  return kdaWgmmaWalkSharedBytes(chunk, featureDimK) +
+         2 * (64 * rows * 2 + 64 * 64 * 2) + 16 * rows * 2;
+}
+
 bool mlir::rudnn::chooseKdaWgmmaWalk(int64_t computeCapability,
                                      int64_t inputBytes, int64_t chunk,
                                      int64_t featureDimK,
                                      int64_t smemPerBlock) {
   return computeCapability == 90 && inputBytes == 2 && chunk % 16 == 0 &&
          chunk <= 64 && featureDimK <= kKdaWgmmaWalkMaxK &&
-         kdaWgmmaWalkSharedBytes(chunk, featureDimK) + 1024 <= smemPerBlock;
+         kdaWgmmaWalkOutputSharedBytes(chunk, featureDimK) + 1024 <=
+             smemPerBlock;
 }
 
 int64_t mlir::rudnn::kdaGradientWalkSharedBytes(int64_t chunk,

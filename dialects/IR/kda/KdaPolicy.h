@@ -48,9 +48,15 @@ inline constexpr int64_t kKdaWgmmaWalkMaxK = 256;
 /// and updates transposed ([16][K'], [16][64]).
 int64_t kdaWgmmaWalkSharedBytes(int64_t chunk, int64_t featureDimK);
 
+/// The same with the chunks' outputs fused in
+/// (sizeof(kda::WgmmaWalkOutputShared)): two stages of Qd ([64][K']) and
+/// the pairwise matrix ([64][64]) besides, and a second staged state.
+int64_t kdaWgmmaWalkOutputSharedBytes(int64_t chunk, int64_t featureDimK);
+
 /// Whether the forward's state walk runs on wgmma with the state in its
-/// accumulators: 16-bit inputs on sm_90a (compute capability 90), a chunk
-/// of 16, 32 or 64, K ≤ kKdaWgmmaWalkMaxK, and its shared memory (with the
+/// accumulators and the chunks' outputs fused in: 16-bit inputs on sm_90a
+/// (compute capability 90), a chunk of 16, 32 or 64, K ≤
+/// kKdaWgmmaWalkMaxK, and the fused walk's shared memory (with the
 /// alignment slack) within `smemPerBlock`.
 bool chooseKdaWgmmaWalk(int64_t computeCapability, int64_t inputBytes,
                         int64_t chunk, int64_t featureDimK,

@@ -75,7 +75,8 @@ def Rudnn_ChunkSolveOp : Rudnn_ChunkOp<"chunk_solve"> {
     (giving `u0`, [.., C, V]): the state-free parts of the chunk's updates,
     `U = u0 − w S0` for the state S0 at the chunk start. With `for_backward`
     the chunk's Γ, decayed queries, inverse and `u0` stay for the backward's
-    kernels too (a backward decomposition sets it).
+    kernels too (a backward decomposition sets it); with `keep_queries` the
+    decayed queries alone, for a wgmma walk that forms the outputs.
 
     ```mlir
     %w, %u0 = rudnn.chunk_solve %strict, %k, %v, %beta, %gamma chunk 64
@@ -88,12 +89,13 @@ def Rudnn_ChunkSolveOp : Rudnn_ChunkOp<"chunk_solve"> {
                        AnyRankedTensor:$v, AnyRankedTensor:$beta,
                        AnyRankedTensor:$gamma,
                        Optional<AnyRankedTensor>:$cu_seqlens, I64Attr:$chunk,
-                       UnitAttr:$for_backward);
+                       UnitAttr:$for_backward, UnitAttr:$keep_queries);
   let results = (outs AnyRankedTensor:$w, AnyRankedTensor:$u0);
   let assemblyFormat = [{
     $strict `,` $k `,` $v `,` $beta `,` $gamma
     (`cu_seqlens` $cu_seqlens^)? `chunk` $chunk
-    (`for_backward` $for_backward^)? attr-dict `:`
+    (`for_backward` $for_backward^)? (`keep_queries` $keep_queries^)?
+    attr-dict `:`
     type($strict) `,` type($k) `,` type($v) `,` type($beta) `,` type($gamma)
     (`,` type($cu_seqlens)^)? `->` type($w) `,` type($u0)
   }];
