@@ -42,10 +42,29 @@ struct ApiCase {
 void PrintTo(const ApiCase &, std::ostream *) {}
 
 class KdaForwardNumerics : public ApiTest,
-                           public ::testing::WithParamInterface<ApiCase> {};
+                           public ::testing::WithParamInterface<ApiCase> {
+protected:
+  /// The forward of case `c` against the float64 reference; on emulation
+  /// its 16-bit walk on wgmma exactly when `hopper` (the suite's target).
+  void matchesFloat64(const ApiCase &c, bool hopper);
+};
 
 TEST_P(KdaForwardNumerics, MatchesFloat64Reference) {
-  const ApiCase c = GetParam();
+  matchesFloat64(GetParam(), /*hopper=*/true);
+}
+
+/// The same on sm_80: 16-bit inputs take the three mma.sync kernels
+/// (prepare, the walk, the output).
+class KdaForwardNumericsOnSm80 : public KdaForwardNumerics {
+protected:
+  static void SetUpTestSuite() { openContext("sm_80"); }
+};
+
+TEST_P(KdaForwardNumericsOnSm80, MatchesFloat64Reference) {
+  matchesFloat64(GetParam(), /*hopper=*/false);
+}
+
+void KdaForwardNumerics::matchesFloat64(const ApiCase &c, bool hopper) {
   const int64_t B = 3, H = 5, T = c.T, K = c.K, V = c.V;
   reference::KdaShape shape{B, T, H, K, V};
   const bool bf16 = c.dtype == DType::BF16;
@@ -93,8 +112,8 @@ TEST_P(KdaForwardNumerics, MatchesFloat64Reference) {
   kdaForward(*context, inputs, outputs, options);
   context->setProfiling(false);
   if (testBackend() == BackendKind::Emulation) {
-    // The suite specializes for sm_90: 16-bit inputs walk on wgmma, the
-    // state in its accumulators; f32 on FMA.
+    // On sm_90 16-bit inputs walk on wgmma, the state in its accumulators,
+    // and the walk forms the outputs; f32 on FMA.
     bool wgmmaWalk = false, walked = false;
     for (const KernelProfile &kernel : context->profile())
       if (kernel.kernel.find("kda_fwd_propagate_") == 0) {
@@ -102,7 +121,7 @@ TEST_P(KdaForwardNumerics, MatchesFloat64Reference) {
         wgmmaWalk = kernel.kernel.find("_wgmma") != std::string::npos;
       }
     EXPECT_EQ(walked, T > 1); // T = 1 takes the decode kernel
-    EXPECT_EQ(wgmmaWalk, walked && c.dtype != DType::F32);
+    EXPECT_EQ(wgmmaWalk, walked && hopper && c.dtype != DType::F32);
   }
 
   const double tolerance = c.dtype == DType::F32 ? 1e-4 : 1e-2;
@@ -145,6 +164,13 @@ INSTANTIATE_TEST_SUITE_P(
         // Mild decay: tokens far apart in the chunk interact.
         ApiCase{100, 12, 20, 64, DType::F32, true, true, Layout::BHTD, -0.05},
         ApiCase{90, 48, 40, 64, DType::BF16, false, true, Layout::BTHD, -0.05}),
+    caseName);
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, KdaForwardNumericsOnSm80,
+    ::testing::Values(
+        ApiCase{63, 60, 100, 32, DType::BF16, true, true, Layout::BTHD, -20},
+        ApiCase{130, 16, 16, 32, DType::F16, true, true, Layout::BTHD, -5}),
     caseName);
 
 /// A small valid call whose parts a test may spoil.
@@ -314,6 +340,46 @@ TEST_F(KdaForwardContract, FinalStateOverTheInitialStateMatchesFloat64) {
         1e-4)
         << "T = " << T;
   }
+}
+
+/// The production shape's features over a long sequence, bf16: features
+/// 0 to 63 at the production gate range (log-decays uniform in [−5, 0],
+/// mean −2.5), 64 to 127 at g = −20 every step (decay factors down to
+/// e^−1280 within a chunk). Everything stays finite and within bf16's
+/// tolerance of the float64 reference; on sm_90 the walk on wgmma forms
+/// the outputs.
+TEST_F(KdaForwardContract, GateBoundsOverFourThousandTokensMatchFloat64) {
+  const int64_t B = 1, T = 4096, H = 1, K = 128, V = 128, chunk = 64;
+  reference::KdaShape shape{B, T, H, K, V};
+  reference::KdaInputs in = test::randomKdaInputs(shape, -5, true, true, 4096);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t d = K / 2; d < K; ++d)
+      in.g[t * K + d] = -20;
+  reference::KdaOutputs want =
+      reference::kdaForward(shape, in, 1.0 / std::sqrt(double(K)), chunk);
+  DeviceTensor q = sequence(in.q, B, T, H, K, DType::BF16, Layout::BTHD);
+  DeviceTensor k = sequence(in.k, B, T, H, K, DType::BF16, Layout::BTHD);
+  DeviceTensor v = sequence(in.v, B, T, H, V, DType::BF16, Layout::BTHD);
+  DeviceTensor g = sequence(in.g, B, T, H, K, DType::F32, Layout::BTHD);
+  DeviceTensor beta =
+      sequence(in.beta, B, T, H, 1, DType::BF16, Layout::BTHD, true);
+  DeviceTensor output = sequence(std::vector<double>(B * T * H * V, NAN), B, T,
+                                 H, V, DType::BF16, Layout::BTHD);
+  DeviceTensor initial = dense(in.initialState, {B, H, K, V});
+  DeviceTensor finalState =
+      dense(std::vector<double>(B * H * K * V, NAN), {B, H, K, V});
+  KdaOptions options;
+  options.chunk = chunk;
+  kdaForward(*context,
+             {q.view, k.view, v.view, g.view, beta.view, initial.view},
+             {output.view, finalState.view, {}, {}}, options);
+  const std::vector<double> got = readSequence(output, B, T, H, V);
+  EXPECT_TRUE(std::all_of(got.begin(), got.end(),
+                          [](double x) { return std::isfinite(x); }));
+  EXPECT_LT(test::relativeError(got, want.output), 1e-2);
+  EXPECT_LT(
+      test::relativeError(read(finalState, B * H * K * V), want.finalState),
+      1e-2);
 }
 
 TEST_F(KdaForwardContract, FinalStatePartlyOverTheInitialStateIsRejected) {
