@@ -65,7 +65,10 @@ TEST_P(KdaForwardNumericsOnSm80, MatchesFloat64Reference) {
 }
 
 void KdaForwardNumerics::matchesFloat64(const ApiCase &c, bool hopper) {
-  const int64_t B = 3, H = 5, T = c.T, K = c.K, V = c.V;
+  // Fewer heads where the features are wide: the emulated cost is per
+  // head, what these cases prove is per chunk.
+  const int64_t B = 3, H = c.K >= 128 || c.V >= 128 ? 2 : 5, T = c.T, K = c.K,
+                V = c.V;
   reference::KdaShape shape{B, T, H, K, V};
   const bool bf16 = c.dtype == DType::BF16;
   reference::KdaInputs in = test::randomKdaInputs(
