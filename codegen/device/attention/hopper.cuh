@@ -23,27 +23,8 @@ namespace rudnn {
 namespace attention {
 
 using tile::fence_for;
+using tile::issue_abt;
 using tile::wgmma_accumulators;
-
-/// Issues acc (+)= A·Bᵀ over 64·KBlocks depths without fencing: A the 64
-/// rows from `aRow` of a tile, B the first N rows of another (N = the
-/// accumulators' columns), both K-major (each tile's column blocks of
-/// `…Block` elements), one m64nNk16 a 16-deep step; the first step adds
-/// to acc only when `accumulate` (else acc's registers are not read).
-template <int KBlocks, int ABlock, int BBlock, typename T, typename Acc>
-__device__ __forceinline__ void issue_abt(Acc &acc, const T (*a)[ABlock],
-                                          int aRow, const T (*b)[BBlock],
-                                          bool accumulate = true) {
-#pragma unroll
-  for (int k = 0; k < 4 * KBlocks; ++k) {
-    // 16 columns of the depth: 32 bytes into a 128-byte row.
-    const unsigned long long da =
-        arch::wgmma_descriptor(&a[k / 4][64 * aRow + 16 * (k % 4)], 16, 1024);
-    const unsigned long long db =
-        arch::wgmma_descriptor(&b[k / 4][16 * (k % 4)], 16, 1024);
-    arch::wgmma_ss<T>(wgmma_accumulators(acc), da, db, accumulate || k > 0);
-  }
-}
 
 /// acc += A·Bᵀ as issue_abt, fencing the warpgroup's registers first.
 template <int KBlocks, int ABlock, int BBlock, typename T, typename Acc>

@@ -101,6 +101,18 @@ load_blocks_async(const Blocks &blocks, const typename Blocks::Element *source,
                                  rows, cols - 64 * b);
 }
 
+/// Issues acc (+)= A·S over the state's K' rows: A [64][K'] and the staged
+/// state [16][K'] K-major in column blocks (tile::issue_abt).
+template <typename Acc, typename T, typename StateT>
+__device__ __forceinline__ void
+multiply_by_state(Acc &acc, const T *a, const StateT &stateT, bool accumulate) {
+  using ABlock = T[64 * 64];
+  using BBlock = T[StateT::Block::kElements];
+  tile::issue_abt<StateT::kCols / 64>(
+      acc, reinterpret_cast<const ABlock *>(a), 0,
+      reinterpret_cast<const BBlock *>(stateT.data), accumulate);
+}
+
 /// Issues out = Qd·S + B·U for the chunk's tokens (m64n16: Qd's rows past
 /// the chunk are zeros), S and U the staged, transposed operands of the
 /// walk's own products; the caller fences, commits and waits.
@@ -109,15 +121,7 @@ template <int C, typename Out, typename Stage, typename StateT,
 __device__ __forceinline__ void issue_output(Out &out, const Stage &stage,
                                              const StateT &stateT,
                                              const UpdatesT &updatesT) {
-  constexpr int kBlocks = StateT::kCols / 64;
-#pragma unroll
-  for (int k = 0; k < 4 * kBlocks; ++k)
-    arch::wgmma_ss<typename StateT::Element>(
-        tile::wgmma_accumulators(out),
-        arch::wgmma_descriptor(&stage.qd[k / 4 * 64 * 64 + 16 * (k % 4)], 16,
-                               1024),
-        arch::wgmma_descriptor(stateT.block(k / 4) + 16 * (k % 4), 16, 1024),
-        k > 0);
+  multiply_by_state(out, stage.qd, stateT, /*accumulate=*/false);
 #pragma unroll
   for (int k = 0; k < C / 16; ++k)
     arch::wgmma_ss<typename StateT::Element>(
@@ -216,14 +220,7 @@ __device__ void propagate_wgmma(const ForwardParams<TIn, TGate, TBeta> &p,
     // U = U0 − W·S over the depth K' (W's rows past the chunk are zeros).
     tile::WarpTile<TIn, 16, VB> product;
     tile::fence_for(product);
-#pragma unroll
-    for (int k = 0; k < 4 * kBlocks; ++k)
-      arch::wgmma_ss<TIn>(
-          tile::wgmma_accumulators(product),
-          arch::wgmma_descriptor(&from.w[k / 4 * 64 * 64 + 16 * (k % 4)], 16,
-                                 1024),
-          arch::wgmma_descriptor(stateT.block(k / 4) + 16 * (k % 4), 16, 1024),
-          k > 0);
+    multiply_by_state(product, from.w, stateT, /*accumulate=*/false);
     arch::wgmma_commit();
     arch::wgmma_wait<0>();
     arch::wgmma_fence_operand(tile::wgmma_accumulators(product));
