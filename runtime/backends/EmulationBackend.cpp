@@ -112,6 +112,20 @@ public:
   EmulatedKernel kernel;
 };
 
+/// Loads the thread-slot library, once a process (whichever backend comes
+/// first: kernel objects find any by its soname), its symbols global.
+void loadThreadSlot(const fs::path &library) {
+  static std::mutex mutex;
+  static void *handle = nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (handle)
+    return;
+  handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (!handle)
+    throw DeviceError("dlopen", ::dlerror(),
+                      "the emulation's thread-slot library");
+}
+
 } // namespace
 
 /// The folders holding the CUDA toolkit's headers: the build's, and those
@@ -213,6 +227,7 @@ struct EmulationBackend::Impl {
           {shellQuote(options.hostCompiler), flags(), baseFlags(),
            includeDirectory, identity, options.preludeDirectory,
            compilerVersion.find("clang") == std::string::npos, options.check});
+      loadThreadSlot(prelude.threadSlot);
     });
   }
 
@@ -329,7 +344,8 @@ std::string EmulationBackend::compile(const KernelSource &kernel) const {
       (prelude.hooksObject.empty()
            ? ""
            : " " + shellQuote(prelude.hooksObject.string())) +
-      " -o " + shellQuote(object.string());
+      " " + shellQuote(prelude.threadSlot.string()) + " -o " +
+      shellQuote(object.string());
   auto [status, output] = runShell(command);
   if (status != 0) {
     // Keep the source for the error report; the object is not needed.
@@ -353,6 +369,7 @@ std::shared_ptr<LoadedKernel> EmulationBackend::load(const std::string &binary,
         "RUDNN_EMULATION_SANITIZE needs AddressSanitizer in the process: use "
         "a build made with the debug-asan preset, or run with "
         "LD_PRELOAD=$(g++ -print-file-name=libasan.so)");
+  impl->prepare(); // the thread-slot library the object needs is loaded
   int fd = ::memfd_create(("rudnn-" + entry).c_str(), MFD_CLOEXEC);
   if (fd < 0)
     throw DeviceError("memfd_create", std::strerror(errno));

@@ -25,6 +25,7 @@ namespace {
 constexpr const char *kPrecompiledName = "rudnn_emulation.h.gch";
 constexpr const char *kHooksSource = "rudnn_emu_check_hooks.cpp";
 constexpr const char *kHooksObject = "rudnn_emu_check_hooks.o";
+constexpr const char *kThreadSlotSource = "rudnn_emu_thread_slot.cpp";
 
 /// A name no other process or thread writes to in `folder`.
 fs::path scratchName(const fs::path &folder, const std::string &name) {
@@ -71,30 +72,32 @@ fs::path sharedEntry(const PreludeBuild &build) {
   return entry;
 }
 
-/// The check mode's hooks object, compiled into `entry` (or straight into
-/// the include folder when there is none) and copied to the include
-/// folder, where kernel links read it whatever other processes prune.
-fs::path hooksObject(const PreludeBuild &build, const fs::path &entry) {
-  fs::path local = build.includeDirectory / kHooksObject;
-  fs::path shared = entry.empty() ? local : entry / kHooksObject;
+/// `name`, compiled from `source` with `flags` into `entry` (or straight
+/// into the include folder when there is none) and copied to the include
+/// folder, where kernel links and loads read it whatever other processes
+/// prune.
+fs::path preludeArtifact(const PreludeBuild &build, const fs::path &entry,
+                         const char *name, const char *source,
+                         const std::string &flags) {
+  fs::path local = build.includeDirectory / name;
+  fs::path shared = entry.empty() ? local : entry / name;
+  fs::path from = build.includeDirectory / source;
   std::error_code error;
   if (!fs::exists(shared, error)) {
-    fs::path source = build.includeDirectory / kHooksSource;
-    fs::path scratch = scratchName(shared.parent_path(), kHooksObject);
-    std::string command = build.compiler + " " + build.hooksFlags + " -c " +
-                          shellQuote(source.string()) + " -o " +
+    fs::path scratch = scratchName(shared.parent_path(), name);
+    std::string command = build.compiler + " " + flags + " " +
+                          shellQuote(from.string()) + " -o " +
                           shellQuote(scratch.string());
     auto [made, output] = writeByRename(command, scratch, shared);
     if (!made)
-      throw CompileError("rudnn_emu_check_hooks", command + "\n" + output,
-                         source.string());
+      throw CompileError(name, command + "\n" + output, from.string());
   }
   if (shared != local)
     fs::copy_file(shared, local, fs::copy_options::overwrite_existing, error);
   if (error)
-    throw CompileError("rudnn_emu_check_hooks",
+    throw CompileError(name,
                        "copying " + shared.string() + ": " + error.message(),
-                       (build.includeDirectory / kHooksSource).string());
+                       from.string());
   return local;
 }
 
@@ -172,8 +175,14 @@ fs::path rudnn::runtime::defaultPreludeDirectory() {
 CompiledPrelude rudnn::runtime::compilePrelude(const PreludeBuild &build) {
   CompiledPrelude result;
   fs::path entry = sharedEntry(build);
+  // Kernel objects name the slot library by its soname, which the loader
+  // finds among the objects the process has loaded.
+  result.threadSlot = preludeArtifact(
+      build, entry, kThreadSlotLibrary, kThreadSlotSource,
+      build.hooksFlags + " -shared -Wl,-soname," + kThreadSlotLibrary);
   if (build.hooks)
-    result.hooksObject = hooksObject(build, entry);
+    result.hooksObject = preludeArtifact(
+        build, entry, kHooksObject, kHooksSource, build.hooksFlags + " -c");
   if (build.precompile && !entry.empty() && precompiledHeader(build, entry))
     result.precompiledInclude = "-I" + shellQuote(entry.string());
   if (!entry.empty())

@@ -50,7 +50,14 @@ struct CompiledPrelude {
   std::string precompiledInclude;
   /// The hooks object inside the include folder; empty without check mode.
   std::filesystem::path hooksObject;
+  /// The thread-slot library inside the include folder (soname
+  /// kThreadSlotLibrary): kernel objects link it, the process loads it
+  /// first.
+  std::filesystem::path threadSlot;
 };
+
+/// The thread-slot library's soname.
+inline constexpr const char *kThreadSlotLibrary = "librudnn_emu_thread_slot.so";
 
 /// The shared folder's default: "emulation" under the kernel cache's
 /// default folder, none where that is memory only.

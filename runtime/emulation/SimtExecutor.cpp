@@ -1516,16 +1516,26 @@ void reportGuardFault(uintptr_t address) {
       break;
 }
 
+/// The ELF TLS ABI's (module, offset) pair and its resolver, which makes
+/// the module's block for the calling thread if it has none yet.
+struct TlsIndex {
+  unsigned long module, offset;
+};
+extern "C" void *__tls_get_addr(TlsIndex *index);
+
 /// The OS thread's thread-local block of the kernel object: where its
 /// static `__shared__` variables live. Empty if it has none.
 SharedRegion staticSharedOf(const EmulatedKernel &kernel) {
   SharedRegion region;
   region.name = "static";
-  if (!kernel.handle || !kernel.tlsBytes)
+  size_t module = 0;
+  if (!kernel.handle || !kernel.tlsBytes ||
+      ::dlinfo(kernel.handle, RTLD_DI_TLS_MODID, &module) != 0 || !module)
     return region;
-  kernel.setCurrent(nullptr); // allocates this OS thread's block
-  void *block = nullptr;
-  if (::dlinfo(kernel.handle, RTLD_DI_TLS_DATA, &block) == 0 && block) {
+  // The dynamic TLS block is made on its first use by this OS thread: ask
+  // for it as the object's own code would (the ELF TLS ABI's entry point).
+  TlsIndex index{module, 0};
+  if (void *block = __tls_get_addr(&index)) {
     region.begin = static_cast<unsigned char *>(block);
     region.bytes = kernel.tlsBytes;
   }
@@ -1596,6 +1606,13 @@ void rudnn::runtime::runGrid(const EmulatedKernel &kernel,
       const BlockRun *block;
       ~Unwatch() { watchdog.remove(block); }
     } unwatch{watchdog, &block};
+    // The running-thread slot is the process's (one per OS thread, every
+    // kernel object's): no thread of this launch stays in it once this
+    // OS thread is done, for the next object's code to take as its own.
+    struct LeaveSlot {
+      const EmulatedKernel &kernel;
+      ~LeaveSlot() { kernel.setCurrent(nullptr); }
+    } leaveSlot{kernel};
     block.kernel = &kernel;
     block.args = args;
     block.check = options.check;

@@ -7,7 +7,9 @@
 |*   void rudnn_emu_set_current(rudnn_emu_thread *thread);                    *|
 |*   void rudnn_emu_entry_<kernel>(void **args);        (one per kernel)      *|
 |* The executor calls rudnn_emu_set_current before resuming each CUDA thread  *|
-|* (a fiber), so device code reads its indices without calling back.         *|
+|* (a fiber), so device code reads its indices without calling back; the      *|
+|* variable it sets lives in the thread-slot library (loaded first, global),  *|
+|* rudnn_emu_thread_slot.cpp.                                                 *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -21,7 +23,7 @@
 extern "C" {
 #endif
 
-#define RUDNN_EMU_ABI_VERSION 12
+#define RUDNN_EMU_ABI_VERSION 13
 
 typedef struct rudnn_emu_dim3 {
   unsigned x, y, z;

@@ -22,9 +22,11 @@
 #include <string.h>
 
 // Defined by the prelude in the kernel's own object (hidden, as everything
-// here is under -fvisibility=hidden).
+// here is under -fvisibility=hidden), and by the process's thread-slot
+// library (rudnn_emu_thread_slot.cpp): one load from the thread pointer.
 extern const rudnn_emu_host *rudnn_emu_host_table;
-extern __thread rudnn_emu_thread *rudnn_emu_current_thread;
+extern __thread rudnn_emu_thread *rudnn_emu_current_thread
+    __attribute__((visibility("default"), tls_model("initial-exec")));
 
 #define RUDNN_EMU_UNOBSERVED extern "C" __attribute__((used, noinline))
 

@@ -73,10 +73,16 @@
 // The executor's table and the running CUDA thread
 //===----------------------------------------------------------------------===//
 
-// Hidden globals, not statics: check mode's hooks, a separate object of the
-// same kernel library (rudnn_emu_check_hooks.cpp), read them too.
+// A hidden global, not a static: check mode's hooks, a separate object of
+// the same kernel library (rudnn_emu_check_hooks.cpp), read it too.
 const rudnn_emu_host *rudnn_emu_host_table = nullptr;
-__thread rudnn_emu_thread *rudnn_emu_current_thread = nullptr;
+
+#pragma GCC visibility pop
+// The CUDA thread this OS thread runs, in the process's thread-slot library
+// (rudnn_emu_thread_slot.cpp): one load from the thread pointer.
+extern __thread rudnn_emu_thread *rudnn_emu_current_thread
+    __attribute__((visibility("default"), tls_model("initial-exec")));
+#pragma GCC visibility push(hidden)
 
 static inline rudnn_emu_thread *rudnn_emu_current() {
   return rudnn_emu_current_thread;
