@@ -52,14 +52,15 @@
 // DIMS: // plan @main at B=1,T=32768,H=16: workspace 675282944 bytes (1288.0 per token per head)
 // DIMS: // ----- kernel kda_fwd_recurrent_bf16_f32_bf16_k128_v128_c64
 // DIMS-NEXT: block: 32 threads; grid (16, 4, 1) = 64 blocks, {{[0-9.]+}} waves (not run at these dims)
-// prepare's exponentials bound it: per chunk of a head the pairwise
-// products take 4·136·128 within 16-token blocks and 12·24·128 split
-// factors across them, then e^Γlast (128), Kd's, W's and the queries'
-// decay (3·64·128): 131200, 8192 chunks of a head at 3.9 T/s.
+// prepare's bytes bound it, its exponentials close behind: per chunk of
+// a head the pairwise products take 4·136·128 within 16-token blocks and
+// (16 + 16·I)·128 split factors for row blocks I = 1..3 across them, then
+// e^Γlast (128), Kd's, W's and the queries' decay (3·64·128): 112768,
+// 8192 chunks of a head at 3.9 T/s.
 // DIMS: // ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64_a16_qd
 // DIMS-NEXT: block: 128 threads; grid (512, 16, 1) = 8192 blocks, {{[0-9.]+}} waves
-// DIMS: model: 1221.0 MiB moved, 17.90 GFLOP, 14.0 FLOP/B; roofline 275.6 us (exponential-bound)
-// DIMS-NEXT: exponentials: 1074.8 M, 275.6 us at 3.9 T/s; tensor work 18.1 us at 989 TFLOP/s
+// DIMS: model: 1221.0 MiB moved, 17.90 GFLOP, 14.0 FLOP/B; roofline 266.7 us (memory-bound)
+// DIMS-NEXT: exponentials: 923.8 M, 236.9 us at 3.9 T/s; tensor work 18.1 us at 989 TFLOP/s
 // DIMS: // ----- kernel kda_fwd_propagate_output_bf16_bf16_bf16_k128_v128_c64_wgmma
 // DIMS-NEXT: block: 128 threads; grid (16, 8, 1) = 128 blocks, {{[0-9.]+}} waves
 // The walk's 512 chunks run one after another, a block each of 16 value
@@ -85,7 +86,7 @@
 // SYNC-NEXT: serial: 64 steps x 1.75 us (a block's L2 reads 0.58, compute 0.07, latency 0.35 of 4 block barriers and 12 dependent mma, 3 blocks an SM at once) x 3 waves = 336.5 us
 // SYNC: // ----- kernel kda_fwd_output_bf16_f32_bf16_k128_v128_c64_a16
 // The plan's bound: the launches that run (not the decode kernel).
-// DIMS: // plan @main roofline: 737.2 us over the launches that run at these dims (4.8 TB/s, 989 TFLOP/s tensor, 67 FP32)
+// DIMS: // plan @main roofline: 728.4 us over the launches that run at these dims (4.8 TB/s, 989 TFLOP/s tensor, 67 FP32)
 
 // JSON: "arch": "sm_90",
 // JSON: "device": "H200",

@@ -76,11 +76,11 @@ int64_t rudnn::codegen::walkColumns(const KdaKernelSpec &spec, KdaStage stage) {
 namespace {
 
 /// The exponentials decayed_pairwise takes over a whole chunk: K a pair
-/// of tokens within a 16-token block, and for each of the two tasks of a
-/// pair of blocks the split factors of its 16 rows and 8 columns.
+/// of tokens within a 16-token block, and for each row block I > 0 the
+/// split factors of its 16 rows and of the 16·I earlier tokens.
 int64_t pairwiseExponentials(int64_t C, int64_t K) {
   const int64_t blocks = (C + 15) / 16;
-  return blocks * 136 * K + blocks * (blocks - 1) * 24 * K;
+  return blocks * 136 * K + 8 * (blocks - 1) * (blocks + 2) * K;
 }
 
 /// The exponentials the gradients kernel's 16 x 8 tiles take (per 8

@@ -39,11 +39,14 @@ __device__ __forceinline__ float decay(const float *gamma, int i, int j,
 /// Pairs within a 16-token block: a warp per row i, lanes over the
 /// features (coalesced loads, K/32 exponentials a lane per pair, none
 /// masked off), then one reduce-scatter hands each lane one of the row's 16
-/// + 16 sums. Pairs in different blocks: mma tiles (row block I, column
-/// block J < I, half of J's 16 columns) with the decay split at the last
-/// token r of J's block, e^(Γ_i − Γ_r) shared by both A operands.
-/// Block-collective; block size a multiple of 32.
-template <typename TIn, int K, typename X, typename Z, typename Y,
+/// + 16 sums. Pairs in different blocks: a warp per row block I, on mma
+/// tiles against every earlier token, the decay split at the token r just
+/// before the block: e^(Γ_i − Γ_r) of A's rows is shared by both A
+/// operands and every column tile, e^(Γ_r − Γ_j) of B's columns by both
+/// products (16 + 16·I exponentials a feature for row block I, half what
+/// splitting at each column block's end took). L ≤ C; block-collective,
+/// block size a multiple of 32.
+template <typename TIn, int K, int C, typename X, typename Z, typename Y,
           typename StoreX, typename StoreY>
 __device__ void decayed_pairwise(int L, const float *gamma, X x, Z z, Y y,
                                  StoreX storeX, StoreY storeY) {
@@ -87,18 +90,14 @@ __device__ void decayed_pairwise(int L, const float *gamma, X x, Z z, Y y,
         storeY(i, j, total);
     }
   }
-  // Across blocks: tasks (row block I, column block J < I, half of J's 16
-  // columns), one warp each.
-  const int blocks = (L + 15) / 16, tasks = blocks * (blocks - 1);
-  for (int task = warp; task < tasks; task += warps) {
-    int pairIndex = task / 2, I = 1;
-    while (pairIndex >= I)
-      pairIndex -= I++;
-    const int i0 = 16 * I, j0 = 16 * pairIndex + 8 * (task % 2);
-    const int r = 16 * pairIndex + 15;
-    float accX[4] = {0.f, 0.f, 0.f, 0.f}, accZ[4] = {0.f, 0.f, 0.f, 0.f};
-    tile::mma_accumulate_pair<TIn>(
-        accX, accZ, K,
+  // Across blocks: row block I against its 2·I column tiles of 8 tokens.
+  constexpr int kTiles = C / 8 - 2 > 0 ? C / 8 - 2 : 1;
+  const int blocks = (L + 15) / 16;
+  for (int I = blocks - 1 - warp; I > 0; I -= warps) {
+    const int i0 = 16 * I, r = i0 - 1;
+    float accX[kTiles][4] = {}, accZ[kTiles][4] = {};
+    tile::mma_accumulate_pair_tiles<TIn, kTiles>(
+        accX, accZ, 2 * I, K,
         [&](int i, int d) {
           // Never load past the sequence or the features: padding may hold
           // anything, NaN included.
@@ -108,15 +107,18 @@ __device__ void decayed_pairwise(int L, const float *gamma, X x, Z z, Y y,
           return make_float2(x(i0 + i, d) * split, z(i0 + i, d) * split);
         },
         [&](int d, int j) {
-          return d < K ? y(j0 + j, d) * decay<K>(gamma, r, j0 + j, d) : 0.f;
+          return d < K ? y(j, d) * decay<K>(gamma, r, j, d) : 0.f;
         });
-    for (int e = 0; e < 4; ++e) {
-      const int i = i0 + tile::accumulator_row(e);
-      if (i < L) {
-        storeX(i, j0 + tile::accumulator_col(e), accX[e]);
-        storeY(i, j0 + tile::accumulator_col(e), accZ[e]);
-      }
-    }
+#pragma unroll
+    for (int n = 0; n < kTiles; ++n)
+      if (n < 2 * I)
+        for (int e = 0; e < 4; ++e) {
+          const int i = i0 + tile::accumulator_row(e);
+          if (i < L) {
+            storeX(i, 8 * n + tile::accumulator_col(e), accX[n][e]);
+            storeY(i, 8 * n + tile::accumulator_col(e), accZ[n][e]);
+          }
+        }
   }
 }
 

@@ -214,7 +214,7 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
   auto beta = [&](int i) { return shared->beta[i]; };
 
   // 2. kk (the second product of decayed_pairwise would repeat it).
-  decayed_pairwise<TIn, K>(
+  decayed_pairwise<TIn, K, C>(
       L, gamma, kAt, kAt, kAt,
       [&](int i, int j, float x) { pairwise[i * C + j] = x; },
       [](int, int, float) {});

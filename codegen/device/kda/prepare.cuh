@@ -167,7 +167,7 @@ __device__ void prepare_chunk(const ForwardParams<TIn, TGate, TBeta> &p,
       operands[Tiles::kB + i * C + j] = from_float<TIn>(0.f);
   }
   __syncthreads();
-  decayed_pairwise<TIn, K>(
+  decayed_pairwise<TIn, K, C>(
       L, gamma, k, q, k,
       [&](int i, int j, float kk) {
         if (j < i)

@@ -84,23 +84,30 @@ __device__ __forceinline__ void mma_accumulate(float (&acc)[4], int depth,
   }
 }
 
-/// accX += X·B and accY += Y·B, two products sharing B: a(i, k) returns
-/// both A elements (X's as .x, Y's as .y), so whatever they share (a decay
-/// factor) is computed once, and B's fragments are formed once. Otherwise
-/// as mma_accumulate.
-template <typename T, typename LoadPairA, typename LoadB>
-__device__ __forceinline__ void mma_accumulate_pair(float (&accX)[4],
-                                                    float (&accY)[4], int depth,
-                                                    LoadPairA a, LoadB b) {
+/// accX[n] += X·B_n and accY[n] += Y·B_n for the first `tiles` of N
+/// column tiles, B_n B's columns 8n..8n+7: two products sharing B, and
+/// every tile sharing A. a(i, k) returns both A elements (X's as .x, Y's
+/// as .y) and b(k, j) B's element at column j across the tiles, so what
+/// the products share (a decay factor of A's rows or of B's columns) is
+/// computed once, and each fragment is formed once. Otherwise as
+/// mma_accumulate.
+template <typename T, int N, typename LoadPairA, typename LoadB>
+__device__ __forceinline__ void
+mma_accumulate_pair_tiles(float (&accX)[N][4], float (&accY)[N][4], int tiles,
+                          int depth, LoadPairA a, LoadB b) {
   const int lane = threadIdx.x % 32, g = lane / 4, t2 = 2 * (lane % 4);
   if constexpr (sizeof(T) == 4) {
     for (int k = 0; k < depth; ++k) {
       const float2 a0 = a(g, k), a1 = a(g + 8, k);
-      const float b0 = b(k, t2), b1 = b(k, t2 + 1);
-      accX[0] += a0.x * b0, accY[0] += a0.y * b0;
-      accX[1] += a0.x * b1, accY[1] += a0.y * b1;
-      accX[2] += a1.x * b0, accY[2] += a1.y * b0;
-      accX[3] += a1.x * b1, accY[3] += a1.y * b1;
+#pragma unroll
+      for (int n = 0; n < N; ++n)
+        if (n < tiles) {
+          const float b0 = b(k, 8 * n + t2), b1 = b(k, 8 * n + t2 + 1);
+          accX[n][0] += a0.x * b0, accY[n][0] += a0.y * b0;
+          accX[n][1] += a0.x * b1, accY[n][1] += a0.y * b1;
+          accX[n][2] += a1.x * b0, accY[n][2] += a1.y * b0;
+          accX[n][3] += a1.x * b1, accY[n][3] += a1.y * b1;
+        }
     }
   } else {
     for (int k0 = 0; k0 < depth; k0 += 16) {
@@ -119,13 +126,29 @@ __device__ __forceinline__ void mma_accumulate_pair(float (&accX)[4],
         fx[r] = Mma16<T>::pack(e[2 * r].x, e[2 * r + 1].x);
         fy[r] = Mma16<T>::pack(e[2 * r].y, e[2 * r + 1].y);
       }
-      const unsigned fb[2] = {
-          Mma16<T>::pack(b(k0 + t2, g), b(k0 + t2 + 1, g)),
-          Mma16<T>::pack(b(k0 + t2 + 8, g), b(k0 + t2 + 9, g))};
-      Mma16<T>::mma(accX, fx, fb);
-      Mma16<T>::mma(accY, fy, fb);
+#pragma unroll
+      for (int n = 0; n < N; ++n)
+        if (n < tiles) {
+          const int j = 8 * n + g;
+          const unsigned fb[2] = {
+              Mma16<T>::pack(b(k0 + t2, j), b(k0 + t2 + 1, j)),
+              Mma16<T>::pack(b(k0 + t2 + 8, j), b(k0 + t2 + 9, j))};
+          Mma16<T>::mma(accX[n], fx, fb);
+          Mma16<T>::mma(accY[n], fy, fb);
+        }
     }
   }
+}
+
+/// accX += X·B and accY += Y·B, two products sharing B: one column tile of
+/// mma_accumulate_pair_tiles.
+template <typename T, typename LoadPairA, typename LoadB>
+__device__ __forceinline__ void mma_accumulate_pair(float (&accX)[4],
+                                                    float (&accY)[4], int depth,
+                                                    LoadPairA a, LoadB b) {
+  mma_accumulate_pair_tiles<T, 1>(reinterpret_cast<float(&)[1][4]>(accX),
+                                  reinterpret_cast<float(&)[1][4]>(accY), 1,
+                                  depth, a, b);
 }
 
 /// Operand views for mma_accumulate of a matrix m(r, c) (any callable) of
