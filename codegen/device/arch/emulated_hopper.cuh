@@ -587,6 +587,7 @@ RUDNN_EMU_UNWATCHED inline void addProducts(float *values, int count, int depth,
 /// on the same accumulators (`chained`), which the hardware orders; or,
 /// without scale-d, to nothing.
 struct InFlightWgmma {
+  InFlightWgmma() {} // issue fills what is read: no 5 KB of zeros first
   float *accumulators;
   bool chained;
   float input[kMaxWgmmaAccumulators];
@@ -600,6 +601,9 @@ struct InFlightWgmma {
 struct WgmmaGroups : rudnn_emu_detail::ThreadAsyncWork {
   std::vector<InFlightWgmma> open;
   std::deque<std::vector<InFlightWgmma>> committed;
+  /// Retired groups' storage, reused by the next commits (a record is 5 KB:
+  /// growing a fresh vector each group would move them again and again).
+  std::vector<std::vector<InFlightWgmma>> spare;
   bool fenced = false;
 
   static WgmmaGroups &of(rudnn_emu_detail::AsyncCopies &copies) {
@@ -641,6 +645,28 @@ inline void wgmma_commit() {
   WgmmaGroups &groups = wgmmaGroups();
   groups.committed.push_back(std::move(groups.open));
   groups.open.clear();
+  if (!groups.spare.empty()) {
+    groups.open.swap(groups.spare.back());
+    groups.spare.pop_back();
+  }
+}
+
+/// Check mode: whether the shared operands `record` read at its issue hold
+/// other values now (the parts the issue read: A unless from registers,
+/// B's columns this thread needs, each issue.depth() deep).
+RUDNN_EMU_UNWATCHED inline bool
+sharedOperandsChanged(const InFlightWgmma &record, int warp, int lane) {
+  WgmmaOperands now;
+  readSharedOperands(now, record.issue, warp, lane);
+  const size_t row = record.issue.depth() * sizeof(float);
+  if (!(record.issue.form & 1))
+    for (int r = 0; r < 16; ++r)
+      if (std::memcmp(now.A[r], record.operands.A[r], row) != 0)
+        return true;
+  for (int c = 0; c < record.issue.columns(); ++c)
+    if (std::memcmp(now.B[c], record.operands.B[c], row) != 0)
+      return true;
+  return false;
 }
 
 /// wgmma.wait_group `pending`: retires every committed group but the
@@ -661,9 +687,7 @@ inline void wgmma_wait(unsigned pending) {
     for (size_t i = 0; i < group.size(); ++i) {
       InFlightWgmma &record = group[i];
 #ifdef RUDNN_EMU_CHECK
-      WgmmaOperands now = record.operands;
-      readSharedOperands(now, record.issue, warp, lane);
-      if (std::memcmp(&now, &record.operands, sizeof now) != 0)
+      if (sharedOperandsChanged(record, warp, lane))
         rudnn_emu_trap("wgmma: its shared-memory operands changed between "
                        "its issue and the wgmma_wait that retires it (a "
                        "stage released or overwritten too early)");
@@ -704,6 +728,8 @@ inline void wgmma_wait(unsigned pending) {
       }
       std::memcpy(record.accumulators, values, count * sizeof(float));
     }
+    group.clear();
+    groups.spare.push_back(std::move(group));
   }
   // Registers are read again before the next wgmma: it needs a fence.
   groups.fenced = false;
@@ -750,16 +776,17 @@ inline void wgmma(float *d, int count, const unsigned *registers,
   if (registers)
     rudnn_emu_detail::reportAsync(RUDNN_EMU_WGMMA_READS, registers,
                                   4 * sizeof(unsigned));
-  InFlightWgmma record;
-  record.accumulators = d;
-  record.issue = mine;
-  record.chained = groups.latestOn(d) != nullptr;
+  const bool chained = groups.latestOn(d) != nullptr;
   // Only accumulators chained from the wgmma before them on the same ones
   // need no fence; A registers always do.
-  if ((!record.chained || registers) && !groups.fenced)
+  if ((!chained || registers) && !groups.fenced)
     rudnn_emu_trap("wgmma: issued with no wgmma_fence since the "
                    "warpgroup last waited (or began): the writes to its "
                    "accumulator and A registers are not ordered before it");
+  InFlightWgmma &record = groups.open.emplace_back(); // filled in place
+  record.accumulators = d;
+  record.issue = mine;
+  record.chained = chained;
   if (!record.chained) {
     std::memcpy(record.input, d, count * sizeof(float));
     std::memset(d, 0xff, count * sizeof(float));
@@ -778,7 +805,6 @@ inline void wgmma(float *d, int count, const unsigned *registers,
     }
   reportOperandReads(mine, warp, lane);
   readSharedOperands(record.operands, mine, warp, lane);
-  groups.open.push_back(record);
 }
 
 } // namespace emulated
