@@ -71,12 +71,9 @@ EmulationOptions::fromEnvironment(std::vector<HeaderFile> headers) {
 
 namespace {
 
-/// The size of a loaded object's thread-local block (its static
-/// `__shared__` variables), 0 if it has none.
-size_t threadLocalBytes(void *handle) {
-  size_t module = 0;
-  if (::dlinfo(handle, RTLD_DI_TLS_MODID, &module) != 0 || module == 0)
-    return 0;
+/// The size of TLS module `module`'s block (a loaded object's static
+/// `__shared__` variables).
+size_t threadLocalBytes(size_t module) {
   struct Search {
     size_t module, bytes = 0;
   } search{module};
@@ -409,8 +406,10 @@ std::shared_ptr<LoadedKernel> EmulationBackend::load(const std::string &binary,
   if (int version = bind(&simtHost()); version != RUDNN_EMU_ABI_VERSION)
     fail("kernel object speaks emulation ABI " + std::to_string(version) +
          ", expected " + std::to_string(RUDNN_EMU_ABI_VERSION));
-  kernel.handle = handle;
-  kernel.tlsBytes = threadLocalBytes(handle);
+  if (::dlinfo(handle, RTLD_DI_TLS_MODID, &kernel.tlsModule) != 0)
+    kernel.tlsModule = 0; // no thread-local block
+  if (kernel.tlsModule)
+    kernel.tlsBytes = threadLocalBytes(kernel.tlsModule);
   if (auto *bounds = static_cast<const unsigned *>(
           ::dlsym(handle, ("rudnn_emu_bounds_" + entry).c_str())))
     kernel.boundsThreads = bounds[0], kernel.boundsBlocks = bounds[1];

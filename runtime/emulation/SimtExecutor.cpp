@@ -1528,13 +1528,11 @@ extern "C" void *__tls_get_addr(TlsIndex *index);
 SharedRegion staticSharedOf(const EmulatedKernel &kernel) {
   SharedRegion region;
   region.name = "static";
-  size_t module = 0;
-  if (!kernel.handle || !kernel.tlsBytes ||
-      ::dlinfo(kernel.handle, RTLD_DI_TLS_MODID, &module) != 0 || !module)
+  if (!kernel.tlsModule || !kernel.tlsBytes)
     return region;
   // The dynamic TLS block is made on its first use by this OS thread: ask
   // for it as the object's own code would (the ELF TLS ABI's entry point).
-  TlsIndex index{module, 0};
+  TlsIndex index{kernel.tlsModule, 0};
   if (void *block = __tls_get_addr(&index)) {
     region.begin = static_cast<unsigned char *>(block);
     region.bytes = kernel.tlsBytes;

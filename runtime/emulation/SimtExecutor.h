@@ -28,10 +28,9 @@ struct EmulatedKernel {
   std::string name;
   void (*entry)(void **args) = nullptr;
   void (*setCurrent)(rudnn_emu_thread *thread) = nullptr;
-  /// The dlopen handle, for the object's thread-local block: the kernels'
-  /// static `__shared__` variables, `tlsBytes` long (0: none).
-  void *handle = nullptr;
-  size_t tlsBytes = 0;
+  /// The object's TLS module id and the size of its thread-local block:
+  /// the kernels' static `__shared__` variables (0: none).
+  size_t tlsModule = 0, tlsBytes = 0;
   /// Its `__launch_bounds__(threads, minBlocks)`; 0: none known.
   unsigned boundsThreads = 0, boundsBlocks = 0;
 };
