@@ -10,15 +10,21 @@
 // CHECK: // ----- kernel kda_bwd_prepare_restore_bf16_f32_bf16_k128_v128_c64_a16
 // CHECK-NEXT: block: 128 threads
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
-// CHECK: // ----- kernel kda_bwd_state_gradient_bf16_bf16_bf16_k128_v128_c64_a16
+// The reverse walk on sm_90a keeps dS in wgmma accumulators: two stages of
+// the chunk's operands in 128-byte swizzled column blocks (2 x 58368
+// bytes), the staged dS, two of dO and −dU (10240), and 1024 of alignment
+// slack; nothing spilled.
+// CHECK: // ----- kernel kda_bwd_state_gradient_bf16_bf16_bf16_k128_v128_c64_a16_wgmma
 // CHECK-NEXT: block: 128 threads
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
-// CHECK-NEXT: shared memory: 0 bytes static, 125952 dynamic
-// The reverse walk, 512 chunks a block: each chunk's critical path has
-// four block barriers and 3·4 + 8 dependent mma (dU through Bᵀ then Kd,
-// dS through Qdᵀ then Wᵀ), under its 73728 bytes at an SM's share of L2.
+// CHECK-NEXT: shared memory: 0 bytes static, 128000 dynamic
+// 512 chunks a block: each chunk's critical path has two block barriers
+// and 8 + 4 dependent wgmma (dU through Kd·dS, Bᵀ·dO beside it; then dS
+// through Wᵀ·dU, Qdᵀ·dO beside it in accumulators of its own), under its
+// 73728 bytes at an SM's share of L2.
 // CHECK: model: {{.*}} (serial-bound)
-// CHECK-NEXT: serial: 512 steps x 1.02 us (a block's L2 reads 1.02, compute 0.12, latency 0.49 of 4 block barriers and 20 dependent mma) = 520.7 us
+// CHECK-NEXT: serial: 512 steps x 1.02 us (a block's L2 reads 1.02, compute 0.12, latency 0.28 of 2 block barriers and 12 dependent mma) = 520.7 us
+// CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix 0, cp.async [1-9][0-9]*.*\(HGMMA [1-9][0-9]*|sass: unavailable}}
 // The input gradients: every operand by cp.async into shared tiles, every
 // fp32 intermediate in 162560 bytes of dynamic shared memory, products on
 // tensor cores through ldmatrix, eight warps, nothing spilled and no local

@@ -26,10 +26,11 @@
 // Contiguous rows of 16 bf16 are 16-byte aligned: the aligned kernels run.
 // The step's forward saves its tiles, keeping the backward's too, so the
 // backward prepares nothing again: four kernels (the forward's walk on
-// wgmma forms its outputs too), one prepare, no restore.
+// wgmma forms its outputs too, the backward's keeps dS in wgmma
+// accumulators), one prepare, no restore.
 // CHECK-DAG: kda_bwd_prepare_bf16_f32_bf16_k16_v16_c64_a16 1 x {{[0-9.]+}} ms
 // CHECK-DAG: kda_fwd_propagate_output_bf16_bf16_bf16_k16_v16_c64_wgmma 1 x {{[0-9.]+}} ms
-// CHECK-DAG: kda_bwd_state_gradient_bf16_bf16_bf16_k16_v16_c64_a16 1 x {{[0-9.]+}} ms
+// CHECK-DAG: kda_bwd_state_gradient_bf16_bf16_bf16_k16_v16_c64_a16_wgmma 1 x {{[0-9.]+}} ms
 // CHECK-DAG: kda_bwd_gradients_bf16_f32_bf16_k16_v16_c64_a16 1 x {{[0-9.]+}} ms
 // CHECK-NOT: restore
 // CHECK-NOT: {{^ +kda_}}

@@ -30,3 +30,20 @@ func.func @backward(%q: tensor<?x?x?x16xf32>, %v: tensor<?x?x?x8xf32>,
       : tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x?x?x8xf32>,
         tensor<?x?x?x16xf32>, tensor<?x?x?xf32>, tensor<?x?x16x8xf32>
 }
+
+// A 16-bit backward on sm_90 walks on wgmma both ways: forwards for the
+// boundaries it computes again, in reverse for the state gradient.
+// CHECK-LABEL: func.func @backward_wgmma
+// CHECK: rudnn.chunk_propagate {{.*}} chunk 64 wgmma :
+// CHECK: rudnn.chunk_state_gradient {{.*}} chunk 64 scale 2.500000e-01 wgmma :
+func.func @backward_wgmma(%q: tensor<?x?x?x16xbf16>, %g: tensor<?x?x?x16xf32>,
+                          %beta: tensor<?x?x?xbf16>, %do: tensor<?x?x?x16xbf16>)
+    -> tensor<?x?x?x16xbf16> {
+  %dq, %dk, %dv, %dg, %db = rudnn.kda_backward %q, %q, %q, %g, %beta
+      d_output %do
+      : (tensor<?x?x?x16xbf16>, tensor<?x?x?x16xbf16>, tensor<?x?x?x16xbf16>,
+         tensor<?x?x?x16xf32>, tensor<?x?x?xbf16>, tensor<?x?x?x16xbf16>)
+      -> (tensor<?x?x?x16xbf16>, tensor<?x?x?x16xbf16>,
+          tensor<?x?x?x16xbf16>, tensor<?x?x?x16xf32>, tensor<?x?x?xbf16>)
+  return %dq : tensor<?x?x?x16xbf16>
+}

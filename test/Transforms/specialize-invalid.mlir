@@ -68,3 +68,18 @@ func.func @kda_wgmma_f32(%q: tensor<?x?x?x8xf32>, %beta: tensor<?x?x?xf32>) {
       -> (tensor<?x?x?x8xf32>, tensor<?x?x8x8xf32>)
   return
 }
+
+// -----
+
+// The backward's reverse walk on wgmma, asked for f32 inputs.
+func.func @kda_backward_wgmma_f32(%q: tensor<?x?x?x8xf32>,
+                                  %beta: tensor<?x?x?xf32>) {
+  // expected-error @+1 {{'wgmma' needs 16-bit inputs on sm_90a, K <= 256 and 39936 bytes of shared memory a block (target sm_90, K = 8, 32-bit inputs)}}
+  %dq, %dk, %dv, %dg, %dbeta = rudnn.kda_backward %q, %q, %q, %q, %beta
+      d_output %q chunk 16 wgmma true
+      : (tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>,
+         tensor<?x?x?x8xf32>, tensor<?x?x?xf32>, tensor<?x?x?x8xf32>)
+      -> (tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>,
+          tensor<?x?x?x8xf32>, tensor<?x?x?xf32>)
+  return
+}

@@ -85,6 +85,24 @@ func.func @backward(%q: tensor<?x?x?x128xf32>, %k: tensor<?x?x?x128xf32>,
 
 // -----
 
+// A 16-bit backward on sm_90 takes the reverse walk on wgmma; K = 256 at
+// chunk 32 fits its shared memory.
+// CHECK-LABEL: func.func @backward_wgmma
+// CHECK: rudnn.kda_backward {{.*}} d_output %{{.*}} chunk 32 scale 6.250000e-02 wgmma true :
+func.func @backward_wgmma(%q: tensor<?x?x?x256xbf16>, %g: tensor<?x?x?x256xf32>,
+                          %beta: tensor<?x?x?xbf16>, %do: tensor<?x?x?x256xbf16>)
+    -> tensor<?x?x?x256xbf16> {
+  %dq, %dk, %dv, %dg, %dbeta = rudnn.kda_backward %q, %q, %q, %g, %beta
+      d_output %do
+      : (tensor<?x?x?x256xbf16>, tensor<?x?x?x256xbf16>, tensor<?x?x?x256xbf16>,
+         tensor<?x?x?x256xf32>, tensor<?x?x?xbf16>, tensor<?x?x?x256xbf16>)
+      -> (tensor<?x?x?x256xbf16>, tensor<?x?x?x256xbf16>,
+          tensor<?x?x?x256xbf16>, tensor<?x?x?x256xf32>, tensor<?x?x?xbf16>)
+  return %dq : tensor<?x?x?x256xbf16>
+}
+
+// -----
+
 // An existing target is replaced by the one the options describe.
 // CHECK: module attributes {rudnn.target = #rudnn.target<arch = "sm_90", lanes = 32, smem_per_block = 232448, sm_count = 132>}
 // CHECK-LABEL: func.func @retarget

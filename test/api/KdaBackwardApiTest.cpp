@@ -48,10 +48,28 @@ std::vector<double> randomNormal(size_t n, unsigned seed, DType dtype) {
 
 class KdaBackwardNumerics : public ApiTest,
                             public ::testing::WithParamInterface<BackwardCase> {
+protected:
+  /// The backward of case `c` against float64 reverse-mode gradients; on
+  /// emulation its 16-bit reverse walk on wgmma exactly when `hopper` (the
+  /// suite's target).
+  void matchesFloat64(const BackwardCase &c, bool hopper);
 };
 
 TEST_P(KdaBackwardNumerics, MatchesFloat64Gradients) {
-  const BackwardCase c = GetParam();
+  matchesFloat64(GetParam(), /*hopper=*/true);
+}
+
+/// The same on sm_80: 16-bit inputs walk in reverse on mma.sync.
+class KdaBackwardNumericsOnSm80 : public KdaBackwardNumerics {
+protected:
+  static void SetUpTestSuite() { openContext("sm_80"); }
+};
+
+TEST_P(KdaBackwardNumericsOnSm80, MatchesFloat64Gradients) {
+  matchesFloat64(GetParam(), /*hopper=*/false);
+}
+
+void KdaBackwardNumerics::matchesFloat64(const BackwardCase &c, bool hopper) {
   const int64_t B = 2, H = 3, T = c.T, K = c.K, V = c.V;
   reference::KdaShape shape{B, T, H, K, V};
   const unsigned seed = unsigned(T * 1000 + K * 10 + V);
@@ -115,7 +133,20 @@ TEST_P(KdaBackwardNumerics, MatchesFloat64Gradients) {
     kdaForward(*context, inputs.forward, forward, options);
     inputs.boundaries = boundaries.view;
   }
+  context->resetProfile();
+  context->setProfiling(true);
   kdaBackward(*context, inputs, outputs, options);
+  context->setProfiling(false);
+  if (testBackend() == BackendKind::Emulation) {
+    bool wgmmaWalk = false, walked = false;
+    for (const KernelProfile &kernel : context->profile())
+      if (kernel.kernel.find("kda_bwd_state_gradient_") == 0) {
+        walked = true;
+        wgmmaWalk = kernel.kernel.find("_wgmma") != std::string::npos;
+      }
+    EXPECT_TRUE(walked);
+    EXPECT_EQ(wgmmaWalk, hopper && c.dtype != DType::F32);
+  }
 
   // bf16 as asked of the backward; f16, with three more bits, at the
   // forward's 16-bit tolerance.
@@ -186,7 +217,21 @@ INSTANTIATE_TEST_SUITE_P(
                       BackwardCase{19, 1, 1, 16, DType::F32, true, true,
                                    Layout::BTHD, -1, Saved::Nothing},
                       BackwardCase{20, 256, 256, 32, DType::BF16, true, true,
-                                   Layout::BHTD, -1, Saved::Nothing}),
+                                   Layout::BHTD, -1, Saved::Nothing},
+                      // The wgmma walks at one token, and at an odd V
+                      // whose rows are not 16-byte aligned.
+                      BackwardCase{1, 40, 24, 16, DType::BF16, true, true,
+                                   Layout::BHTD, -20, Saved::Nothing},
+                      BackwardCase{49, 72, 33, 16, DType::BF16, false, true,
+                                   Layout::BTHD, -5, Saved::Nothing}),
+    backwardCaseName);
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, KdaBackwardNumericsOnSm80,
+    ::testing::Values(BackwardCase{65, 64, 64, 64, DType::BF16, true, true,
+                                   Layout::BHTD, -20, Saved::Nothing},
+                      BackwardCase{49, 72, 33, 16, DType::BF16, false, true,
+                                   Layout::BTHD, -5, Saved::Tiles}),
     backwardCaseName);
 
 /// A valid call on random inputs (fixed seed) with every gradient NaN until

@@ -130,7 +130,7 @@ TEST_F(KdaOpTest, BackwardRequiresInitialStateGradientExactlyWithState) {
         /*d_final_state=*/Value(), /*a_log=*/Value(), /*dt_bias=*/Value(),
         /*chunk=*/nullptr, /*scale=*/nullptr, /*grouped_heads=*/nullptr,
         /*qk_l2norm=*/nullptr, /*beta_logits=*/nullptr,
-        /*gate_lower_bound=*/nullptr);
+        /*gate_lower_bound=*/nullptr, /*wgmma=*/nullptr);
   };
   EXPECT_EQ(verify(backward(initialState, true)), "");
   EXPECT_EQ(verify(backward(Value(), false)), "");

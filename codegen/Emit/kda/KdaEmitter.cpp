@@ -195,11 +195,18 @@ rudnn::codegen::kdaWalkStep(const KdaKernelSpec &spec, KdaStage stage) {
   // The reverse walk: the pairwise matrix, Kd, Qd and W whole, the block's
   // columns of dO, e^Γlast; dS at the chunk's end and dU out in fp32.
   // dU = Bᵀ·dO (C deep) + Kd·dS (K deep), then dS += Qdᵀ·dO − Wᵀ·dU (C
-  // deep each, one after the other on dS's accumulators).
+  // deep each, one after the other on dS's accumulators). On wgmma two
+  // barriers, and the products beside one another: Bᵀ·dO beside Kd·dS,
+  // Qdᵀ·dO in accumulators of its own beside Wᵀ·dU.
   return {C * C * in + C * VB * in + 3 * C * K * in + 4 * K + 4 * K * VB +
               4 * C * VB,
-          2 * C * C * VB + 6 * C * K * VB, tensor ? 4 : 1,
-          tensor ? 3 * deep(C) + deep(K) : 0};
+          2 * C * C * VB + 6 * C * K * VB,
+          spec.wgmmaWalk ? 2
+          : tensor       ? 4
+                         : 1,
+          spec.wgmmaWalk ? deep(K) + deep(C)
+          : tensor       ? 3 * deep(C) + deep(K)
+                         : 0};
 }
 
 std::string rudnn::codegen::kdaSpecName(const KdaKernelSpec &spec) {
@@ -255,9 +262,11 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
                                    llvm::ArrayRef<KdaStage> stages,
                                    llvm::ArrayRef<KdaTensor> tensors,
                                    double scale, bool bindEveryField) {
-  // Only the walk has a wgmma form; with the output stage after it, the
-  // walk computes the chunks' outputs itself (kda::propagate_wgmma).
-  spec.wgmmaWalk &= llvm::is_contained(stages, KdaStage::Propagate) &&
+  // Only the walks have a wgmma form; with the output stage after the
+  // forward's, the walk computes the chunks' outputs itself
+  // (kda::propagate_wgmma).
+  spec.wgmmaWalk &= (llvm::is_contained(stages, KdaStage::Propagate) ||
+                     llvm::is_contained(stages, KdaStage::StateGradient)) &&
                     spec.input != DType::F32;
   const bool fusedOutput =
       spec.wgmmaWalk && llvm::is_contained(stages, KdaStage::Output);
@@ -301,7 +310,11 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   const KdaStage first = stages.front();
   assertLayout("rudnn::kda::ChunkTiles<" + kvw + ">::kFloats",
                kdaTileFloats(spec));
-  if (sixteenBit && llvm::is_contained(stages, KdaStage::StateGradient))
+  if (spec.wgmmaWalk && llvm::is_contained(stages, KdaStage::StateGradient))
+    assertLayout("sizeof(rudnn::kda::WgmmaGradientWalkShared<" + kw + ">)",
+                 mlir::rudnn::kdaWgmmaGradientWalkSharedBytes(spec.chunk,
+                                                              spec.featureK));
+  else if (sixteenBit && llvm::is_contained(stages, KdaStage::StateGradient))
     assertLayout(
         "sizeof(rudnn::kda::GradientWalkShared<" + kw + ">)",
         mlir::rudnn::kdaGradientWalkSharedBytes(spec.chunk, spec.featureK));
@@ -309,7 +322,7 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
     assertLayout(
         "sizeof(rudnn::kda::WgmmaWalkOutputShared<" + kw + ">)",
         mlir::rudnn::kdaWgmmaWalkOutputSharedBytes(spec.chunk, spec.featureK));
-  else if (spec.wgmmaWalk)
+  else if (spec.wgmmaWalk && llvm::is_contained(stages, KdaStage::Propagate))
     assertLayout(
         "sizeof(rudnn::kda::WgmmaWalkShared<" + kw + ">)",
         mlir::rudnn::kdaWgmmaWalkSharedBytes(spec.chunk, spec.featureK));
@@ -468,6 +481,8 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
       body << (fusedOutput ? ", true, true" : ", true");
     // The stages copying views into shared tiles take their alignment.
     const bool aligned = spec.alignedViews && copiesViews(stage);
+    if (stage == KdaStage::StateGradient && (spec.wgmmaWalk || aligned))
+      body << (spec.wgmmaWalk ? ", true" : ", false");
     if (stage == KdaStage::Prepare &&
         (spec.backwardTiles || spec.keepQueries || aligned))
       body << ", rudnn::kda::Keep::"
@@ -553,7 +568,11 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   else if (first == KdaStage::Propagate && sixteenBit)
     launch.sharedBytes =
         mlir::rudnn::kdaWalkSharedBytes(spec.chunk, spec.featureK);
-  if (first == KdaStage::StateGradient && sixteenBit)
+  if (first == KdaStage::StateGradient && spec.wgmmaWalk)
+    launch.sharedBytes = mlir::rudnn::kdaWgmmaGradientWalkSharedBytes(
+                             spec.chunk, spec.featureK) +
+                         1024;
+  else if (first == KdaStage::StateGradient && sixteenBit)
     launch.sharedBytes =
         mlir::rudnn::kdaGradientWalkSharedBytes(spec.chunk, spec.featureK);
   if (first == KdaStage::Prepare)

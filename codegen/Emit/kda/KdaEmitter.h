@@ -48,8 +48,9 @@ struct KdaKernelSpec {
   bool packed = false;
   /// The element type of a state pool (the pool step's states).
   DType state = DType::F32;
-  /// The forward's walk keeps the state in wgmma accumulators (16-bit
-  /// inputs, sm_90a; kda::propagate_wgmma).
+  /// The walk keeps the state (the forward's) or its gradient (the
+  /// backward's reverse walk) in wgmma accumulators (16-bit inputs, sm_90a;
+  /// kda::propagate_wgmma, kda::state_gradient_wgmma).
   bool wgmmaWalk = false;
   /// The walk writes the boundary states (a wgmma walk forming the outputs
   /// needs none kept unless they are saved).

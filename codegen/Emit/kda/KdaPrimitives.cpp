@@ -362,10 +362,10 @@ struct StateGradientModel
   }
   LogicalResult emitKernel(Operation *op, KernelBuilder &builder) const {
     auto walk = cast<ChunkStateGradientOp>(op);
-    return emitStages(op, builder,
-                      specOf(walk.getQ(), lastDim(walk.getDOutput()),
-                             walk.getChunk(), walk.getCuSeqlens()),
-                      {KdaStage::StateGradient},
+    KdaKernelSpec spec = specOf(walk.getQ(), lastDim(walk.getDOutput()),
+                                walk.getChunk(), walk.getCuSeqlens());
+    spec.wgmmaWalk = walk.getWgmma();
+    return emitStages(op, builder, spec, {KdaStage::StateGradient},
                       {{"q", walk.getQ()},
                        {"k", walk.getK()},
                        {"workspace", walk.getGamma()},

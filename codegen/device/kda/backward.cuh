@@ -7,49 +7,22 @@
 // forward, `restore` forms U from them); then
 // `state_gradient` walks the chunks in reverse for dS and dU (parallel over
 // batch, heads and blocks of V) and `gradients` (kda/gradients.cuh)
-// computes every input gradient chunk-parallel. With 16-bit inputs every
-// product runs on tensor cores (operands rounded to the input type, fp32
-// accumulation); the decayed intra-chunk products split their decay as
-// kda/decay.cuh describes.
+// computes every input gradient chunk-parallel (on sm_90a the 16-bit walk
+// keeps dS in wgmma accumulators: kda/state_gradient_wgmma.cuh). With
+// 16-bit inputs every product runs on tensor cores (operands rounded to the
+// input type, fp32 accumulation); the decayed intra-chunk products split
+// their decay as kda/decay.cuh describes.
 //
 //===----------------------------------------------------------------------===//
 
 #pragma once
 
+#include "rudnn/kda/backward_params.cuh"
 #include "rudnn/kda/forward.cuh"
+#include "rudnn/kda/state_gradient_wgmma.cuh"
 
 namespace rudnn {
 namespace kda {
-
-template <typename TIn, typename TGate, typename TBeta> struct BackwardParams {
-  ForwardParams<TIn, TGate, TBeta> forward; // boundaries: filled, required
-  const TIn *d_output;
-  const float *d_final_state; // null: zero
-  TIn *dq, *dk, *dv;
-  float *dg;
-  TBeta *dbeta;
-  float *d_initial_state; // null: not wanted
-  float *scratch;         // GradientTiles per (chunk, batch·head)
-  SequenceStrides d_output_strides, dq_strides, dk_strides, dv_strides,
-      dg_strides, dbeta_strides;
-};
-
-/// What the backward keeps per chunk, in the input type: the gradients of
-/// the chunk's end state and of its updates (`gradients` takes them as
-/// tensor-core operands, rounded to that type anyway).
-template <int K, int V, int C, typename TIn> struct GradientTiles {
-  static constexpr long long kDSEnd = 0;           // [K][V] dS at chunk end
-  static constexpr long long kDU = kDSEnd + K * V; // [C][V]
-  static constexpr long long kOperands = kDU + C * V;
-  static constexpr long long kFloats =
-      (kOperands * (long long)sizeof(TIn) + 15) / 16 * 4;
-
-  static __device__ __forceinline__ TIn *at(float *scratch, int chunk,
-                                            int sequence, int sequences) {
-    return reinterpret_cast<TIn *>(
-        scratch + ((long long)chunk * sequences + sequence) * kFloats);
-  }
-};
 
 /// The 16-bit restore's dynamic shared memory: two stages of a 64 x 32
 /// panel of W and a 32 x 64 panel of the boundary state.
@@ -135,9 +108,8 @@ __device__ void restore(const BackwardParams<TIn, TGate, TBeta> &p) {
   });
 }
 
-/// The f32 reverse walk: grid (WalkAt's, ceil(V / VB)); block size a multiple
-/// of
-/// 32. Chunks in reverse:
+/// The f32 reverse walk: grid (WalkAt's, ceil(V / VB)); block size a
+/// multiple of 32. Chunks in reverse:
 ///   dU = scale Bmᵀ dO + Kd dS,  dS ← e^Γlast ⊙ dS + scale Qdᵀ dO − Wᵀ dU.
 template <int K, int V, int C, int VB, typename TIn, typename TGate,
           typename TBeta>
@@ -355,14 +327,21 @@ state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
     store_state_rows<K, V>(dS, p.d_initial_state + stateBase, d0, width);
 }
 
-/// grid (WalkAt's, ceil(V / VB)): the reverse walk, on the tile layer for
-/// 16-bit inputs (VB = kWalkColumns), on FMA for f32. Views: whether d_output's
-/// rows are promised 16-byte aligned.
-template <int K, int V, int C, int VB,
+/// grid (WalkAt's, ceil(V / VB)): the reverse walk, on wgmma where `Wgmma`
+/// (16-bit inputs on sm_90a, VB = kWgmmaWalkColumns), else on the tile
+/// layer for 16-bit inputs (VB = kWalkColumns), on FMA for f32. Views:
+/// whether d_output's rows are promised 16-byte aligned.
+template <int K, int V, int C, int VB, bool Wgmma = false,
           tile::Alignment Views = tile::Alignment::Checked, typename TIn,
           typename TGate, typename TBeta>
 __device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
-  if constexpr (sizeof(TIn) == 2) {
+  if constexpr (Wgmma) {
+    static_assert(sizeof(TIn) == 2 && VB == kWgmmaWalkColumns,
+                  "the wgmma walk: 16-bit inputs, its column blocks");
+    const WalkAt walk = WalkAt::of<C>(p.forward);
+    if (walk.active)
+      state_gradient_wgmma<K, V, C, Views>(p, walk);
+  } else if constexpr (sizeof(TIn) == 2) {
     static_assert(VB == kWalkColumns, "the 16-bit walk's column blocks");
     state_gradient_tiled<K, V, C, Views>(p);
   } else {

@@ -69,25 +69,30 @@ LogicalResult specializeKda(KdaLikeOp op, TargetAttr target) {
                         featureDimK, featureDimV, inputBytes);
   if (!op.getScaleAttr())
     op.setScaleAttr(builder.getF32FloatAttr(defaultKdaScale(featureDimK)));
-  if constexpr (std::is_same_v<KdaLikeOp, KdaOp> ||
-                std::is_same_v<KdaLikeOp, KdaVarlenOp>) {
-    const bool wgmma =
-        chooseKdaWgmmaWalk(target.getComputeCapability(), inputBytes,
-                           static_cast<int64_t>(*op.getChunk()), featureDimK,
-                           target.getSmemPerBlock());
-    // Absent means the mma.sync walk: only a chosen wgmma walk is spelled.
-    if (!op.getWgmmaAttr() && wgmma)
-      op.setWgmmaAttr(builder.getBoolAttr(true));
-    if (op.getWgmma().value_or(false) && !wgmma)
-      return op.emitOpError()
-             << "'wgmma' needs 16-bit inputs on sm_90a, K <= "
-             << kKdaWgmmaWalkMaxK << " and "
-             << kdaWgmmaWalkOutputSharedBytes(*op.getChunk(), featureDimK) +
-                    1024
-             << " bytes of shared memory a block (target " << target.getArch()
-             << ", K = " << featureDimK << ", " << inputBytes * 8
-             << "-bit inputs)";
-  }
+  // The forward's walk and the backward's reverse walk each have a wgmma
+  // form; absent means the mma.sync walk: only a chosen one is spelled.
+  constexpr bool forward = std::is_same_v<KdaLikeOp, KdaOp> ||
+                           std::is_same_v<KdaLikeOp, KdaVarlenOp>;
+  const int64_t chunk = static_cast<int64_t>(*op.getChunk()),
+                capability = target.getComputeCapability(),
+                smemPerBlock = target.getSmemPerBlock();
+  const bool wgmma =
+      forward ? chooseKdaWgmmaWalk(capability, inputBytes, chunk, featureDimK,
+                                   smemPerBlock)
+              : chooseKdaWgmmaGradientWalk(capability, inputBytes, chunk,
+                                           featureDimK, smemPerBlock);
+  if (!op.getWgmmaAttr() && wgmma)
+    op.setWgmmaAttr(builder.getBoolAttr(true));
+  if (op.getWgmma().value_or(false) && !wgmma)
+    return op.emitOpError()
+           << "'wgmma' needs 16-bit inputs on sm_90a, K <= "
+           << kKdaWgmmaWalkMaxK << " and "
+           << (forward ? kdaWgmmaWalkOutputSharedBytes(chunk, featureDimK)
+                       : kdaWgmmaGradientWalkSharedBytes(chunk, featureDimK)) +
+                  1024
+           << " bytes of shared memory a block (target " << target.getArch()
+           << ", K = " << featureDimK << ", " << inputBytes * 8
+           << "-bit inputs)";
   return success();
 }
 
@@ -110,7 +115,8 @@ template <typename KdaLikeOp> Value offsetsOf(KdaLikeOp op) {
     return Value();
 }
 
-/// Whether a KDA operator's state walk runs on wgmma (forwards only).
+/// Whether a KDA forward's state walk runs on wgmma (a backward's reverse
+/// walk: BackwardCall::wgmma).
 template <typename KdaLikeOp> bool wgmmaOf(KdaLikeOp op) {
   if constexpr (std::is_same_v<KdaLikeOp, KdaOp> ||
                 std::is_same_v<KdaLikeOp, KdaVarlenOp>)
@@ -344,6 +350,9 @@ struct BackwardCall {
   Value dq, dk, dv, dg, dbeta, dInitialState;
   /// q and k shared by groups of value heads: their gradients are summed.
   bool grouped;
+  /// The reverse walk keeps dS in wgmma accumulators (and a walk forming
+  /// the boundaries again keeps the state in them).
+  bool wgmma;
   /// The raw inputs, the transforms the forward applied to them (`forward`
   /// holds what the recurrence ran on) and the parameters' gradients.
   ForwardCall raw = forward;
@@ -362,7 +371,8 @@ struct BackwardCall {
             op.getDg(),
             op.getDbeta(),
             op.getDInitialState(),
-            op.getGroupedHeads()};
+            op.getGroupedHeads(),
+            op.getWgmma().value_or(false)};
   }
 };
 
@@ -427,7 +437,7 @@ void decomposeBackward(BackwardCall call, OpBuilder &builder) {
           loc, valueTile,
           dims.states(cast<RankedTensorType>(f.q.getType()).getElementType()),
           state, w, solve.getU0(), f.k, gamma, f.initialState, f.cuSeqlens,
-          chunkAttr, /*wgmma=*/UnitAttr());
+          chunkAttr, call.wgmma ? builder.getUnitAttr() : UnitAttr());
       u = propagate.getU();
       boundaries = propagate.getBoundaries();
     }
@@ -435,7 +445,7 @@ void decomposeBackward(BackwardCall call, OpBuilder &builder) {
   auto stateGradient = builder.create<ChunkStateGradientOp>(
       loc, valueTile, dims.states(builder.getF32Type()), state, f.q, f.k, gamma,
       pairwise, w, call.dOutput, call.dFinalState, f.cuSeqlens, chunkAttr,
-      f.scale);
+      f.scale, call.wgmma ? builder.getUnitAttr() : UnitAttr());
   // With grouped heads each value head's gradients of q and k come first,
   // then their sums over each group.
   auto perValueHead = [&](Value key) -> Type {

@@ -81,6 +81,27 @@ bool mlir::rudnn::chooseKdaWgmmaWalk(int64_t computeCapability,
              smemPerBlock;
 }
 
+int64_t mlir::rudnn::kdaWgmmaGradientWalkSharedBytes(int64_t chunk,
+                                                     int64_t featureDimK) {
+  const int64_t rows = (featureDimK + 63) / 64 * 64,
+                columns = kKdaWalkColumns16;
+  // Each of the stage's tiles is a whole number of 1024-byte atoms but
+  // e^Γlast, which the stage's alignment rounds up.
+  const int64_t tiles = chunk * 64 * 2 + 64 * rows * 2 + 2 * chunk * rows * 2;
+  const int64_t stage = (tiles + rows * 4 + 1023) / 1024 * 1024;
+  return 2 * stage + columns * rows * 2 + 3 * columns * 64 * 2;
+}
+
+bool mlir::rudnn::chooseKdaWgmmaGradientWalk(int64_t computeCapability,
+                                             int64_t inputBytes, int64_t chunk,
+                                             int64_t featureDimK,
+                                             int64_t smemPerBlock) {
+  return computeCapability == 90 && inputBytes == 2 && chunk % 16 == 0 &&
+         chunk <= 64 && featureDimK <= kKdaWgmmaWalkMaxK &&
+         kdaWgmmaGradientWalkSharedBytes(chunk, featureDimK) + 1024 <=
+             smemPerBlock;
+}
+
 int64_t mlir::rudnn::kdaGradientWalkSharedBytes(int64_t chunk,
                                                 int64_t featureDimK) {
   const int64_t rows = (featureDimK + 63) / 64 * 64,

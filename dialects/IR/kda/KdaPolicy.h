@@ -68,6 +68,22 @@ bool chooseKdaWgmmaWalk(int64_t computeCapability, int64_t inputBytes,
 /// e^Γlast, and the 16-bit dS [K'][16] and −dU [chunk][16].
 int64_t kdaGradientWalkSharedBytes(int64_t chunk, int64_t featureDimK);
 
+/// Dynamic shared memory, in bytes, of the reverse wgmma walk at this chunk
+/// (sizeof(kda::WgmmaGradientWalkShared), without the 1024 bytes of slack
+/// that align it): two stages of the pairwise matrix ([chunk][64]), Kd
+/// ([64][K']), Qd and W ([chunk][K']) in column blocks of 64 and e^Γlast
+/// (fp32), and the 16-bit dS, dO (two) and −dU transposed ([16][K'],
+/// [16][64]).
+int64_t kdaWgmmaGradientWalkSharedBytes(int64_t chunk, int64_t featureDimK);
+
+/// Whether the backward's reverse walk runs on wgmma with dS in its
+/// accumulators: 16-bit inputs on sm_90a (compute capability 90), a chunk
+/// of 16, 32 or 64, K ≤ kKdaWgmmaWalkMaxK, and its shared memory (with the
+/// alignment slack) within `smemPerBlock`.
+bool chooseKdaWgmmaGradientWalk(int64_t computeCapability, int64_t inputBytes,
+                                int64_t chunk, int64_t featureDimK,
+                                int64_t smemPerBlock);
+
 /// Dynamic shared memory, in bytes, of the 16-bit `restore` (after
 /// `prepare` in its block; sizeof(kda::RestoreShared)): two stages of a
 /// 64 x 32 panel of W and a 32 x 64 panel of the state; none for f32.

@@ -228,6 +228,7 @@ def Rudnn_ChunkStateGradientOp : Rudnn_ChunkOp<"chunk_state_gradient",
     chunk's updates `du = scale pairwiseᵀ dO + (k ⊙ e^(Γlast − Γ)) dS`, and
     carries `dS ← e^Γlast ⊙ dS + scale (q ⊙ e^Γ)ᵀ dO − wᵀ du` to the chunk
     start, from `d_final_state` (or zero); the last is `d_initial_state`.
+    With `wgmma` (16-bit inputs on sm_90a) dS stays in wgmma accumulators.
 
     ```mlir
     %du, %dse, %ds0 = rudnn.chunk_state_gradient %q, %k, %gamma, %pairwise,
@@ -239,14 +240,14 @@ def Rudnn_ChunkStateGradientOp : Rudnn_ChunkOp<"chunk_state_gradient",
                        AnyRankedTensor:$w, AnyRankedTensor:$d_output,
                        Optional<AnyRankedTensor>:$d_final_state,
                        Optional<AnyRankedTensor>:$cu_seqlens,
-                       I64Attr:$chunk, F32Attr:$scale);
+                       I64Attr:$chunk, F32Attr:$scale, UnitAttr:$wgmma);
   let results = (outs AnyRankedTensor:$du, AnyRankedTensor:$d_state_end,
                       AnyRankedTensor:$d_initial_state);
   let assemblyFormat = [{
     $q `,` $k `,` $gamma `,` $pairwise `,` $w `,` $d_output
     (`d_final_state` $d_final_state^)? (`cu_seqlens` $cu_seqlens^)?
-    `chunk` $chunk `scale` $scale attr-dict `:` type(operands) `->`
-    type(results)
+    `chunk` $chunk `scale` $scale (`wgmma` $wgmma^)? attr-dict `:`
+    type(operands) `->` type(results)
   }];
 }
 

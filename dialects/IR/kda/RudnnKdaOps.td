@@ -176,6 +176,10 @@ def Rudnn_KdaBackwardOp : Rudnn_KdaOperatorOp<"kda_backward", "kdaBackwardContra
     given `d_a_log` `[H]` (`d_dt_bias` `[H, K]`) f32, summed in a fixed
     order.
 
+    `wgmma`: whether the reverse walk keeps the state's gradient in wgmma
+    accumulators (16-bit inputs on sm_90a; chosen by `rudnn-specialize`
+    when absent).
+
     ```mlir
     %dq, %dk, %dv, %dg, %dbeta = rudnn.kda_backward %q, %k, %v, %g, %beta
         d_output %do chunk 64
@@ -204,7 +208,8 @@ def Rudnn_KdaBackwardOp : Rudnn_KdaOperatorOp<"kda_backward", "kdaBackwardContra
     UnitAttr:$grouped_heads,
     UnitAttr:$qk_l2norm,
     UnitAttr:$beta_logits,
-    OptionalAttr<F32Attr>:$gate_lower_bound);
+    OptionalAttr<F32Attr>:$gate_lower_bound,
+    OptionalAttr<BoolAttr>:$wgmma);
   let results = (outs
     AnyRankedTensor:$dq,
     AnyRankedTensor:$dk,
@@ -220,7 +225,7 @@ def Rudnn_KdaBackwardOp : Rudnn_KdaOperatorOp<"kda_backward", "kdaBackwardContra
     (`dt_bias` $dt_bias^)? (`chunk` $chunk^)? (`scale` $scale^)?
     (`grouped_heads` $grouped_heads^)?
     (`qk_l2norm` $qk_l2norm^)? (`beta_logits` $beta_logits^)?
-    (`gate_lower_bound` $gate_lower_bound^)? attr-dict `:`
+    (`gate_lower_bound` $gate_lower_bound^)? (`wgmma` $wgmma^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
@@ -371,7 +376,8 @@ def Rudnn_KdaVarlenBackwardOp : Rudnn_KdaOperatorOp<"kda_varlen_backward", "kdaV
     UnitAttr:$grouped_heads,
     UnitAttr:$qk_l2norm,
     UnitAttr:$beta_logits,
-    OptionalAttr<F32Attr>:$gate_lower_bound);
+    OptionalAttr<F32Attr>:$gate_lower_bound,
+    OptionalAttr<BoolAttr>:$wgmma);
   let results = (outs
     AnyRankedTensor:$dq,
     AnyRankedTensor:$dk,
@@ -388,7 +394,7 @@ def Rudnn_KdaVarlenBackwardOp : Rudnn_KdaOperatorOp<"kda_varlen_backward", "kdaV
     (`dt_bias` $dt_bias^)? (`chunk` $chunk^)? (`scale` $scale^)?
     (`grouped_heads` $grouped_heads^)?
     (`qk_l2norm` $qk_l2norm^)? (`beta_logits` $beta_logits^)?
-    (`gate_lower_bound` $gate_lower_bound^)? attr-dict `:`
+    (`gate_lower_bound` $gate_lower_bound^)? (`wgmma` $wgmma^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
