@@ -5,4 +5,4 @@
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: {rudnn.name = "initial_state"}
 // CHECK-SAME: {rudnn.name = "final_state"}
-// CHECK: rudnn.kda {{.*}} initial_state %{{.*}} chunk 64 scale 1.250000e-01 :
+// CHECK: rudnn.kda {{.*}} initial_state %{{.*}} chunk 64 scale 1.250000e-01 {policy = {{.*}}} :

@@ -4,7 +4,7 @@
 // K^-0.5; B, T and H stay dynamic.
 // CHECK: module attributes {rudnn.target = #rudnn.target<arch = "sm_90", lanes = 32, smem_per_block = 232448, sm_count = 132>}
 // CHECK-LABEL: func.func @small_features
-// CHECK: %[[O:.*]], %[[S:.*]] = rudnn.kda %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} chunk 64 scale 1.250000e-01 : (tensor<?x?x?x64xf32>
+// CHECK: %[[O:.*]], %[[S:.*]] = rudnn.kda %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} chunk 64 scale 1.250000e-01 {policy = {{.*}}} : (tensor<?x?x?x64xf32>
 // CHECK-SAME: -> (tensor<?x?x?x64xf32>, tensor<?x?x64x64xf32>)
 // CHECK: return %[[O]], %[[S]]
 func.func @small_features(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
@@ -23,7 +23,7 @@ func.func @small_features(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
 // K = V = 256 takes chunk 32: the backward's gradients block keeps Γ, k,
 // dO, U and dRu of a chunk in shared memory; scale 1/16.
 // CHECK-LABEL: func.func @large_features
-// CHECK: rudnn.kda {{.*}} chunk 32 scale 6.250000e-02 wgmma true :
+// CHECK: rudnn.kda {{.*}} chunk 32 scale 6.250000e-02 wgmma true {policy = {{.*}}} :
 func.func @large_features(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>,
                           %v: tensor<?x?x?x256xbf16>, %g: tensor<?x?x?x256xf32>,
                           %beta: tensor<?x?x?xbf16>) -> tensor<?x?x?x256xbf16> {
@@ -36,10 +36,27 @@ func.func @large_features(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>
 
 // -----
 
+// The production shape, bf16 K = V = 128: the op records why its chunk and
+// walk are what they are.
+// CHECK-LABEL: func.func @production_policy
+// CHECK: rudnn.kda {{.*}} chunk 64 scale 0.0883883461 wgmma true {policy = "chunk 64: the largest of 64, 32 and 16 that fits (its largest block takes 162560 of 232448 bytes); every decay factor exp(G_i - G_r) with r <= i, at most 1: finite at any gate; the state walk on wgmma, the state in fp32 accumulators, a chunk's 64 tokens the rows of its m64n16 products; the walks a block per sequence and head for each 16 value columns (8 a head), the other kernels a block per chunk and head"} :
+func.func @production_policy(%q: tensor<?x?x?x128xbf16>,
+                             %g: tensor<?x?x?x128xf32>,
+                             %beta: tensor<?x?x?xbf16>)
+    -> tensor<?x?x?x128xbf16> {
+  %o, %s = rudnn.kda %q, %q, %q, %g, %beta
+      : (tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>,
+         tensor<?x?x?x128xf32>, tensor<?x?x?xbf16>)
+      -> (tensor<?x?x?x128xbf16>, tensor<?x?x128x128xf32>)
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
 // A chunk and scale already on the op are kept; 16-bit inputs on sm_90
 // walk on wgmma.
 // CHECK-LABEL: func.func @explicit_parameters
-// CHECK: rudnn.kda {{.*}} chunk 16 scale 3.000000e+00 wgmma true :
+// CHECK: rudnn.kda {{.*}} chunk 16 scale 3.000000e+00 wgmma true {policy = {{.*}}} :
 func.func @explicit_parameters(%q: tensor<1x5x1x8xf16>, %k: tensor<1x5x1x8xf16>,
                                %v: tensor<1x5x1x8xf16>, %g: tensor<1x5x1x8xf32>,
                                %beta: tensor<1x5x1xf16>) -> tensor<1x5x1x8xf16> {
@@ -54,7 +71,7 @@ func.func @explicit_parameters(%q: tensor<1x5x1x8xf16>, %k: tensor<1x5x1x8xf16>,
 
 // `wgmma false` on the op keeps the mma.sync walk.
 // CHECK-LABEL: func.func @mma_sync_walk
-// CHECK: rudnn.kda {{.*}} chunk 64 scale 3.000000e+00 wgmma false :
+// CHECK: rudnn.kda {{.*}} chunk 64 scale 3.000000e+00 wgmma false {policy = {{.*}}} :
 func.func @mma_sync_walk(%q: tensor<1x5x1x8xbf16>, %g: tensor<1x5x1x8xf32>,
                          %beta: tensor<1x5x1xbf16>) -> tensor<1x5x1x8xbf16> {
   %o, %s = rudnn.kda %q, %q, %q, %g, %beta scale 3.0 wgmma false
@@ -69,7 +86,7 @@ func.func @mma_sync_walk(%q: tensor<1x5x1x8xbf16>, %g: tensor<1x5x1x8xf32>,
 // The backward is specialized the same way; K and V choose independently
 // (K = 128, V = 32).
 // CHECK-LABEL: func.func @backward
-// CHECK: rudnn.kda_backward {{.*}} d_output %{{.*}} chunk 64 scale 0.0883883461 :
+// CHECK: rudnn.kda_backward {{.*}} d_output %{{.*}} chunk 64 scale 0.0883883461 {policy = {{.*}}} :
 func.func @backward(%q: tensor<?x?x?x128xf32>, %k: tensor<?x?x?x128xf32>,
                     %v: tensor<?x?x?x32xf32>, %g: tensor<?x?x?x128xf32>,
                     %beta: tensor<?x?x?xf32>, %do: tensor<?x?x?x32xf32>)
@@ -88,7 +105,7 @@ func.func @backward(%q: tensor<?x?x?x128xf32>, %k: tensor<?x?x?x128xf32>,
 // A 16-bit backward on sm_90 takes the reverse walk on wgmma; K = 256 at
 // chunk 32 fits its shared memory.
 // CHECK-LABEL: func.func @backward_wgmma
-// CHECK: rudnn.kda_backward {{.*}} d_output %{{.*}} chunk 32 scale 6.250000e-02 wgmma true :
+// CHECK: rudnn.kda_backward {{.*}} d_output %{{.*}} chunk 32 scale 6.250000e-02 wgmma true {policy = {{.*}}} :
 func.func @backward_wgmma(%q: tensor<?x?x?x256xbf16>, %g: tensor<?x?x?x256xf32>,
                           %beta: tensor<?x?x?xbf16>, %do: tensor<?x?x?x256xbf16>)
     -> tensor<?x?x?x256xbf16> {

@@ -47,6 +47,7 @@ LogicalResult specializeKda(KdaLikeOp op, TargetAttr target) {
       queryType.getElementType().getIntOrFloatBitWidth() / 8;
   Builder builder(op.getContext());
 
+  const bool chunkGiven = static_cast<bool>(op.getChunk());
   if (!op.getChunk()) {
     std::optional<int64_t> chunk = chooseKdaChunk(
         featureDimK, featureDimV, target.getSmemPerBlock(), inputBytes);
@@ -93,6 +94,10 @@ LogicalResult specializeKda(KdaLikeOp op, TargetAttr target) {
            << " bytes of shared memory a block (target " << target.getArch()
            << ", K = " << featureDimK << ", " << inputBytes * 8
            << "-bit inputs)";
+  op->setAttr("policy",
+              builder.getStringAttr(kdaPolicyReason(
+                  chunk, chunkGiven, featureDimK, featureDimV, inputBytes,
+                  smemPerBlock, op.getWgmma().value_or(false), forward)));
   return success();
 }
 

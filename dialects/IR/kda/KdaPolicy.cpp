@@ -196,3 +196,38 @@ std::optional<int64_t> mlir::rudnn::chooseKdaChunk(int64_t featureDimK,
       return chunk;
   return std::nullopt;
 }
+
+std::string mlir::rudnn::kdaPolicyReason(
+    int64_t chunk, bool chunkGiven, int64_t featureDimK, int64_t featureDimV,
+    int64_t inputBytes, int64_t smemPerBlock, bool wgmma, bool forward) {
+  const std::string C = std::to_string(chunk);
+  std::string reason =
+      "chunk " + C +
+      (chunkGiven ? " as given" : ": the largest of 64, 32 and 16 that fits") +
+      " (its largest block takes " +
+      std::to_string(kdaLargestBlockSharedBytes(chunk, featureDimK, featureDimV,
+                                                inputBytes)) +
+      " of " + std::to_string(smemPerBlock) + " bytes)";
+  // Every decayed product splits its decay at a token between its two
+  // ends, so each factor is e^(Γ_i − Γ_r) with r before i: at most 1.
+  reason += "; every decay factor exp(G_i - G_r) with r <= i, at most 1: "
+            "finite at any gate";
+  const std::string walk = forward ? "the state walk" : "the reverse walk";
+  const std::string state = forward ? "the state" : "dS";
+  if (wgmma)
+    reason += "; " + walk + " on wgmma, " + state +
+              " in fp32 accumulators, a chunk's " + C +
+              " tokens the rows of its m64n16 products" +
+              (chunk < 64 ? " (the rest zeros)" : "");
+  else if (inputBytes == 2)
+    reason += "; the walks on mma.sync (m16n8k16), 16-token steps";
+  else
+    reason += "; products on FMA (f32 inputs)";
+  const int64_t columns =
+      inputBytes == 2 ? kKdaWalkColumns16 : kKdaColumnsPerBlock;
+  reason += "; the walks a block per sequence and head for each " +
+            std::to_string(columns) + " value columns (" +
+            std::to_string((featureDimV + columns - 1) / columns) +
+            " a head), the other kernels a block per chunk and head";
+  return reason;
+}

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace mlir::rudnn {
 
@@ -143,6 +144,16 @@ std::optional<int64_t> chooseKdaChunk(int64_t featureDimK, int64_t featureDimV,
 /// static and dynamic together, for inputs of `inputBytes`.
 int64_t kdaLargestBlockSharedBytes(int64_t chunk, int64_t featureDimK,
                                    int64_t featureDimV, int64_t inputBytes);
+
+/// What a KDA operator's chunk and walks were chosen for, for the plan's
+/// readers (the `policy` attribute `rudnn-specialize` sets): the shared
+/// memory that bounds the chunk, why its decay factors stay finite at any
+/// gate, the tensor-core shape the chunk fills, and the walks' parallelism.
+/// `chunkGiven`: the op named its chunk; `wgmma`: its walk on wgmma;
+/// `forward`: a forward (else a backward).
+std::string kdaPolicyReason(int64_t chunk, bool chunkGiven, int64_t featureDimK,
+                            int64_t featureDimV, int64_t inputBytes,
+                            int64_t smemPerBlock, bool wgmma, bool forward);
 
 } // namespace mlir::rudnn
 
