@@ -12,6 +12,7 @@
 
 #include <gmock/gmock.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -306,6 +307,80 @@ TEST_F(KdaBackwardContract, SameInputsGiveBitIdenticalGradients) {
   }
   EXPECT_EQ(readSequence(first.dbeta, B, 70, H, 1),
             readSequence(second.dbeta, B, 70, H, 1));
+}
+
+/// A training step over 4096 tokens at the production shape (bf16,
+/// K = V = 128, chunk 64) and the gate bounds: features 0 to 63 with g in
+/// [−5, 0] (mean −2.5), 64 to 127 at g = −20 every step. The forward saves
+/// its boundaries and tiles, the backward reads them; on sm_90 both walks
+/// run on wgmma. Every gradient stays finite and within bf16's tolerance
+/// of float64 reverse-mode differentiation.
+TEST_F(KdaBackwardContract, GateBoundsOverFourThousandTokensMatchesFloat64) {
+  const int64_t B = 1, T = 4096, H = 1, K = 128, V = 128, chunk = 64;
+  reference::KdaShape shape{B, T, H, K, V};
+  reference::KdaInputs in = randomKdaInputs(shape, -5, true, true, 4097);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t d = K / 2; d < K; ++d)
+      in.g[t * K + d] = -20;
+  const std::vector<double> dOutput =
+      randomNormal(B * T * H * V, 4098, DType::BF16);
+  const std::vector<double> dFinal =
+      randomNormal(B * H * K * V, 4099, DType::F32);
+  const double scale = 1.0 / std::sqrt(double(K));
+  reference::KdaGradients want =
+      reference::kdaBackward(shape, in, scale, dOutput, dFinal);
+
+  auto put = [&](const std::vector<double> &data, int64_t width, DType dtype,
+                 bool rank3 = false) {
+    return sequence(data, B, T, H, width, dtype, Layout::BTHD, rank3);
+  };
+  auto unset = [&](int64_t width, DType dtype, bool rank3 = false) {
+    return put(std::vector<double>(B * T * H * width, NAN), width, dtype,
+               rank3);
+  };
+  DeviceTensor q = put(in.q, K, DType::BF16), k = put(in.k, K, DType::BF16),
+               v = put(in.v, V, DType::BF16), g = put(in.g, K, DType::F32),
+               beta = put(in.beta, 1, DType::BF16, true),
+               dO = put(dOutput, V, DType::BF16);
+  DeviceTensor initial = dense(in.initialState, {B, H, K, V}),
+               dFinalState = dense(dFinal, {B, H, K, V});
+  DeviceTensor dq = unset(K, DType::BF16), dk = unset(K, DType::BF16),
+               dv = unset(V, DType::BF16), dg = unset(K, DType::F32),
+               dbeta = unset(1, DType::BF16, true),
+               dInitial =
+                   dense(std::vector<double>(B * H * K * V, NAN), {B, H, K, V});
+  KdaOptions options;
+  options.chunk = chunk;
+  const KdaForwardInputs forward{q.view, k.view,    v.view,
+                                 g.view, beta.view, initial.view};
+  const KdaSavedShapes shapes = kdaSavedShapes(*context, forward, options);
+  DeviceTensor boundaries =
+      dense(std::vector<double>(shapes.boundaries[0] * B * H * K * V, NAN),
+            shapes.boundaries, DType::BF16);
+  DeviceTensor tiles =
+      dense(std::vector<double>(shapes.tiles[0] * B * H * shapes.tiles[3], NAN),
+            shapes.tiles);
+  DeviceTensor output = unset(V, DType::BF16);
+  kdaForward(*context, forward, {output.view, {}, boundaries.view, tiles.view},
+             options);
+  kdaBackward(*context,
+              {forward, dO.view, dFinalState.view, boundaries.view, tiles.view},
+              {dq.view, dk.view, dv.view, dg.view, dbeta.view, dInitial.view},
+              options);
+
+  auto matches = [&](const std::vector<double> &got,
+                     const std::vector<double> &expected, const char *name) {
+    EXPECT_TRUE(std::all_of(got.begin(), got.end(), [](double x) {
+      return std::isfinite(x);
+    })) << name;
+    EXPECT_LT(relativeError(got, expected), 2e-2) << name;
+  };
+  matches(readSequence(dq, B, T, H, K), want.dq, "dq");
+  matches(readSequence(dk, B, T, H, K), want.dk, "dk");
+  matches(readSequence(dv, B, T, H, V), want.dv, "dv");
+  matches(readSequence(dg, B, T, H, K), want.dg, "dg");
+  matches(readSequence(dbeta, B, T, H, 1), want.dbeta, "dbeta");
+  matches(read(dInitial, B * H * K * V), want.dInitialState, "d_initial_state");
 }
 
 TEST_F(KdaBackwardContract, ChangingBatchLengthOrLayoutCompilesNothing) {
