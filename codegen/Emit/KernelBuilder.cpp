@@ -140,6 +140,26 @@ std::string KernelBuilder::tensorMap(mlir::Value value, const std::string &name,
   return add(std::move(binding));
 }
 
+std::string KernelBuilder::tensorMapOver(mlir::Value value,
+                                         const std::string &name,
+                                         int64_t elementBytes,
+                                         std::vector<int64_t> extents,
+                                         std::vector<int64_t> strides,
+                                         std::vector<int64_t> box) {
+  KernelBinding binding{KernelBinding::Kind::TensorMap,
+                        name,
+                        "const __grid_constant__ rudnn::arch::TensorMap",
+                        DimRef::of(value, 0),
+                        0,
+                        false,
+                        {},
+                        std::move(box)};
+  binding.mapExtents = std::move(extents);
+  binding.mapStrides = std::move(strides);
+  binding.mapElementBytes = elementBytes;
+  return add(std::move(binding));
+}
+
 std::string KernelBuilder::source() const {
   std::ostringstream out;
   out << preambleText.str() << "\nextern \"C\" __global__ void ";

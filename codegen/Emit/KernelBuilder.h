@@ -51,6 +51,11 @@ struct KernelBinding {
   /// and the box one load brings, in the same order.
   std::vector<unsigned> mapDims;
   std::vector<int64_t> box;
+  /// TensorMap over the tensor's memory in a geometry of its own (when
+  /// `mapExtents` is not empty): elements of `mapElementBytes`, constant
+  /// extents innermost first and strides (in elements) of dims 1 and up.
+  std::vector<int64_t> mapExtents = {}, mapStrides = {};
+  int64_t mapElementBytes = 0;
   mlir::rudnn::SizeRef bytes{0, {}}; // Scratch
   bool zeroed = true;                // Scratch
 };
@@ -121,6 +126,14 @@ public:
   /// the tensor innermost first, loading boxes of `box`.
   std::string tensorMap(mlir::Value value, const std::string &name,
                         std::vector<unsigned> dims, std::vector<int64_t> box);
+  /// A TMA tensor map over `value`'s memory seen as another tensor:
+  /// elements of `elementBytes`, constant `extents` innermost first,
+  /// `strides` in elements of dims 1 and up (a workspace's tiles as rows,
+  /// say); 128-byte swizzle, boxes of `box`.
+  std::string tensorMapOver(mlir::Value value, const std::string &name,
+                            int64_t elementBytes, std::vector<int64_t> extents,
+                            std::vector<int64_t> strides,
+                            std::vector<int64_t> box);
 
   /// A pointer named `name` to `bytes` of memory only this kernel uses,
   /// zeroed before each call's launches (counters a kernel hands its work

@@ -553,6 +553,16 @@ FailureOr<Attribute> FunctionPlanner::tensorMap(Value value,
                             << "' over a value with no memory";
   auto type = cast<ShapedType>(value.getType());
   SmallVector<Attribute> dims, strides;
+  if (!binding.mapExtents.empty()) { // a geometry of its own, constant
+    for (int64_t extent : binding.mapExtents)
+      dims.push_back(builder.getI64IntegerAttr(extent));
+    for (int64_t stride : binding.mapStrides)
+      strides.push_back(builder.getI64IntegerAttr(stride));
+    return Attribute(TensorMapAttr::get(
+        func.getContext(), memory->name, binding.mapElementBytes,
+        builder.getArrayAttr(dims), builder.getArrayAttr(strides),
+        builder.getDenseI64ArrayAttr(binding.box), 128));
+  }
   for (auto [position, dim] : llvm::enumerate(binding.mapDims)) {
     if (!type.isDynamicDim(dim)) {
       dims.push_back(builder.getI64IntegerAttr(type.getDimSize(dim)));

@@ -151,11 +151,10 @@ void PlanExecutor::gridsFor(const std::vector<int64_t> &params,
 }
 
 TensorMapBytes
-PlanExecutor::tensorMapFor(const PlanTensorMap &map,
-                           const std::vector<DevicePtr> &bindings,
+PlanExecutor::tensorMapFor(const PlanTensorMap &map, DevicePtr address,
                            const std::vector<int64_t> &params) const {
   TensorMapRequest request;
-  request.address = bindings[map.buffer];
+  request.address = address;
   request.elementBytes = map.elementBytes;
   request.rank = static_cast<uint32_t>(map.dims.size());
   request.swizzleBytes = map.swizzleBytes;
@@ -212,17 +211,18 @@ void PlanExecutor::launchAll(StreamState &state,
     ArgPack &args = state.args;
     args.clear();
     args.reserve(launch.args.size() + 1); // and a repeat's iteration
+    // A bound tensor's address, or a workspace buffer's in this call's
+    // workspace.
+    auto addressOf = [&](uint32_t index) {
+      return plan_.buffers[index].access == BufferAccess::Workspace
+                 ? base + static_cast<DevicePtr>(offsets[index])
+                 : bindings[index];
+    };
     for (const LaunchArg &arg : launch.args) {
       switch (arg.kind) {
-      case LaunchArg::Kind::Buffer: {
-        const PlanBuffer &buffer = plan_.buffers[arg.index];
-        DevicePtr address =
-            buffer.access == BufferAccess::Workspace
-                ? base + static_cast<DevicePtr>(offsets[arg.index])
-                : bindings[arg.index];
-        args.push(address);
+      case LaunchArg::Kind::Buffer:
+        args.push(addressOf(arg.index));
         break;
-      }
       case LaunchArg::Kind::ParamI32: // range checked in run()
         args.push(static_cast<int32_t>(params[arg.index]));
         break;
@@ -239,7 +239,9 @@ void PlanExecutor::launchAll(StreamState &state,
         args.push(arg.floatValue);
         break;
       case LaunchArg::Kind::TensorMap:
-        args.push(tensorMapFor(plan_.tensorMaps[arg.index], bindings, params));
+        args.push(tensorMapFor(plan_.tensorMaps[arg.index],
+                               addressOf(plan_.tensorMaps[arg.index].buffer),
+                               params));
         break;
       }
     }

@@ -66,10 +66,10 @@ public:
 
 private:
   struct StreamState;
-  /// `map` encoded for the bound address and the call's dims and strides
-  /// (zeros for an empty tensor).
-  TensorMapBytes tensorMapFor(const PlanTensorMap &map,
-                              const std::vector<DevicePtr> &bindings,
+  /// `map` encoded for its buffer's `address` (a bound tensor's, or a
+  /// workspace buffer's place in this call's workspace) and the call's
+  /// dims and strides (zeros for an empty tensor).
+  TensorMapBytes tensorMapFor(const PlanTensorMap &map, DevicePtr address,
                               const std::vector<int64_t> &params) const;
   void gridsFor(const std::vector<int64_t> &params,
                 std::vector<std::array<uint32_t, 3>> &grids) const;

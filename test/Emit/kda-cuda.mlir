@@ -29,7 +29,9 @@
 // No boundaries are kept: the walk itself reads its states.
 // CHECK-NOT: boundaries
 // CHECK: __nv_bfloat16 *output,
-// CHECK: rudnn::kda::propagate<128, 64, 64, 16, true, true>(p);
+// W, Kd and Qd come by TMA: the workspace as rows of K = 128 bf16.
+// CHECK: const __grid_constant__ rudnn::arch::TensorMap workspace_rows) {
+// CHECK: rudnn::kda::propagate<128, 64, 64, 16, true, true, true>(p, &workspace_rows);
 // CHECK-NOT: ----- kernel
 func.func @chunked(%q: tensor<?x100x?x128xbf16>, %v: tensor<?x100x?x64xbf16>,
                    %g: tensor<?x100x?x128xf32>, %beta: tensor<?x100x?xf32>)

@@ -10,10 +10,10 @@
 // FORWARD-LABEL: kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64_a16_qd
 // FORWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}
 // FORWARD-NEXT: global loads: 8-bit 0, 16-bit 1,
-// The walk forming the outputs: HGMMA, no ldmatrix, its operands by
-// cp.async alone.
+// The walk forming the outputs: HGMMA, no ldmatrix; W, Kd and Qd by TMA
+// (UTMALDG), U0, e^Γlast and the pairwise matrix by cp.async.
 // FORWARD-LABEL: kernel kda_fwd_propagate_output_bf16_bf16_bf16_k128_v128_c64_wgmma
-// FORWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async {{[1-9][0-9]*}}, {{.*}}(HGMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}})
+// FORWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async {{[1-9][0-9]*}}, tma {{[1-9][0-9]*}}; {{.*}}(HGMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}})
 // FORWARD-NEXT: global loads: 8-bit 0, 16-bit 0,
 // FORWARD-NOT: ----- kernel
 

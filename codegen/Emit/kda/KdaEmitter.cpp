@@ -445,6 +445,18 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   }
   const BlockArguments gradients =
       backward ? bindBlock(KdaBlock::Backward) : BlockArguments{};
+  // The wgmma walk's W, Kd and Qd by TMA: the workspace as rows of K
+  // 16-bit elements, boxes of 64 features by a chunk's rows.
+  const bool workspaceRows =
+      spec.wgmmaWalk && llvm::is_contained(stages, KdaStage::Propagate) &&
+      mlir::rudnn::kdaWorkspaceRowsFit(spec.chunk, spec.featureK, spec.featureV,
+                                       inputBytes);
+  if (workspaceRows) {
+    const int64_t rows = mlir::rudnn::kdaWorkspaceRows(spec.featureK);
+    builder.tensorMapOver(
+        tensorOf("workspace"), "workspace_rows", 2, {spec.featureK, rows, 1},
+        {spec.featureK, spec.featureK * rows}, {64, spec.chunk, 1});
+  }
 
   const std::string params =
       std::string("<") + in + ", " + gate + ", " + beta + ">";
@@ -478,7 +490,8 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
     if (walk)
       body << ", " << walkColumns(spec, stage);
     if (stage == KdaStage::Propagate && spec.wgmmaWalk)
-      body << (fusedOutput ? ", true, true" : ", true");
+      body << (fusedOutput ? ", true, true" : ", true")
+           << (workspaceRows ? (fusedOutput ? ", true" : ", false, true") : "");
     // The stages copying views into shared tiles take their alignment.
     const bool aligned = spec.alignedViews && copiesViews(stage);
     if (stage == KdaStage::StateGradient && (spec.wgmmaWalk || aligned))
@@ -495,6 +508,8 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
          << (stage == KdaStage::PoolStep           ? "s"
              : backward && !isBackwardStage(stage) ? "f"
                                                    : "p")
+         << (stage == KdaStage::Propagate && workspaceRows ? ", &workspace_rows"
+                                                           : "")
          << ");\n";
   }
 

@@ -201,6 +201,21 @@ __device__ void prepare_chunk(const ForwardParams<TIn, TGate, TBeta> &p,
       tile::store_chunk(saved + Saved::kQd + i * K + d0, qd, count);
     tile::store_chunk(operands + Tiles::kKd + i * K + d0, kd, count);
   }
+  // A tail chunk's rows past its tokens hold zeros in W, Kd and Qd: the
+  // wgmma walks load whole chunks of them by TMA, as the tensor cores take
+  // them.
+  for (int e = threadIdx.x; e < (C - L) * chunks; e += blockDim.x) {
+    const int i = L + e / chunks, d0 = e % chunks * 8;
+    const int count = K - d0 < 8 ? K - d0 : 8;
+    TIn zeros[8];
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+      zeros[n] = from_float<TIn>(0.f);
+    if constexpr (kQueries)
+      tile::store_chunk(saved + Saved::kQd + i * K + d0, zeros, count);
+    tile::store_chunk(operands + Tiles::kKd + i * K + d0, zeros, count);
+    tile::store_chunk(operands + Tiles::kW + i * K + d0, zeros, count);
+  }
   // q is done with: v's rows take its place during the inversion.
   __syncthreads();
   tile::load_tile_async<Views>(vRows, p.v + p.v_strides.offset(b, t0, h),

@@ -267,11 +267,13 @@ __device__ void clear_spare_slots(const ForwardParams<TIn, TGate, TBeta> &p,
 
 /// grid (WalkAt's, ceil(V / VB)): the state walk, on wgmma where `Wgmma`
 /// (16-bit inputs on sm_90a, VB = kWgmmaWalkColumns; with `Output` the
-/// chunks' outputs too), else on the tile
-/// layer for 16-bit inputs (VB = kWalkColumns), on FMA for f32.
+/// chunks' outputs too; with `Tma` W, Kd and Qd by TMA through `rows`,
+/// WorkspaceRows' map), else on the tile layer for 16-bit inputs
+/// (VB = kWalkColumns), on FMA for f32.
 template <int K, int V, int C, int VB, bool Wgmma = false, bool Output = false,
-          typename TIn, typename TGate, typename TBeta>
-__device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
+          bool Tma = false, typename TIn, typename TGate, typename TBeta>
+__device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p,
+                          const arch::TensorMap *rows = nullptr) {
   const WalkAt walk = WalkAt::of<C>(p);
   if (!walk.active) {
     if (p.boundaries) // else none are kept
@@ -281,7 +283,7 @@ __device__ void propagate(const ForwardParams<TIn, TGate, TBeta> &p) {
   if constexpr (Wgmma) {
     static_assert(sizeof(TIn) == 2 && VB == kWgmmaWalkColumns,
                   "the wgmma walk: 16-bit inputs, its column blocks");
-    propagate_wgmma<K, V, C, Output>(p, walk);
+    propagate_wgmma<K, V, C, Output, Tma>(p, walk, rows);
   } else if constexpr (sizeof(TIn) == 2) {
     static_assert(VB == kWalkColumns, "the 16-bit walk's column blocks");
     propagate_tiled<K, V, C>(p, walk);

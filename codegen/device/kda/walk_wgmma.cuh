@@ -24,7 +24,9 @@
 #pragma once
 
 #include "rudnn/arch/cp_async.cuh"
+#include "rudnn/arch/mbarrier.cuh"
 #include "rudnn/arch/proxy_fence.cuh"
+#include "rudnn/arch/tma.cuh"
 #include "rudnn/arch/wgmma.cuh"
 #include "rudnn/kda/chunk.cuh"
 #include "rudnn/kda/state_rows.cuh"
@@ -68,6 +70,7 @@ template <int K, int C, typename TIn> struct WgmmaWalkShared {
     alignas(1024) TIn kd[Keys::kElements];
     alignas(16) TIn u0[Updates0::kElements];
     alignas(16) float last[Last::kElements];
+    unsigned long long loaded; // the stage's TMA boxes (WorkspaceRows)
   };
   /// The output's operands of a chunk: Qd [64][K'] and B, zeros past it.
   struct OutputStage {
@@ -88,6 +91,58 @@ struct WgmmaWalkOutputShared : WgmmaWalkShared<K, C, TIn> {
   typename Walk::OutputStage outputs[2];
   alignas(1024) TIn state_odd[Walk::StateT::kElements];
 };
+
+/// The workspace as rows of K elements of TIn, for TMA: a chunk's W and Kd
+/// and its decayed queries each start on a row when both tiles' sizes are
+/// whole rows (`kFits`), and `prepare` leaves zeros in their rows past a
+/// tail chunk's tokens, so a box of C rows is what the tensor cores take.
+/// The host's map (kdaWorkspaceRowsMap): extents {K, kRows, 1}, 128-byte
+/// swizzle, boxes of 64 features by C rows.
+template <int K, int V, int C, typename TIn> struct WorkspaceRows {
+  static constexpr long long kRowBytes = K * (long long)sizeof(TIn);
+  static constexpr bool kFits =
+      sizeof(TIn) == 2 && K >= 64 && K % 8 == 0 &&
+      ChunkTiles<K, V, C, TIn>::kFloats * 4 % kRowBytes == 0 &&
+      BackwardTiles<K, V, C, TIn>::kFloats * 4 % kRowBytes == 0;
+
+  /// The row `operand` (inside `workspace`) starts on.
+  static __device__ __forceinline__ int row(const float *workspace,
+                                            const TIn *operand) {
+    return static_cast<int>((reinterpret_cast<const char *>(operand) -
+                             reinterpret_cast<const char *>(workspace)) /
+                            kRowBytes);
+  }
+
+  /// Issues the boxes of a chunk's C rows from `row` into `blocks` (column
+  /// blocks of 64 features), their bytes announced on `barrier` by the
+  /// caller.
+  template <typename Blocks>
+  static __device__ __forceinline__ void
+  load(const Blocks &blocks, const arch::TensorMap &map, int row,
+       unsigned long long *barrier) {
+#pragma unroll
+    for (int b = 0; b < Blocks::kCols / 64; ++b) {
+      const int coords[3] = {64 * b, row, 0};
+      arch::tma_load<3>(blocks.block(b), map, coords, barrier);
+    }
+  }
+
+  /// The bytes `load` brings into `Blocks`.
+  template <typename Blocks>
+  static __device__ __forceinline__ constexpr unsigned bytes() {
+    return Blocks::kCols / 64 * C * 128;
+  }
+};
+
+/// Zeros rows C.. of 64-row column blocks: a TMA box brings C rows, the
+/// m64 product reads 64.
+template <int C, typename Blocks>
+__device__ __forceinline__ void clear_rows_past(const Blocks &blocks) {
+  using T = typename Blocks::Element;
+  for (int e = threadIdx.x; e < (Blocks::kRows - C) * Blocks::kCols;
+       e += blockDim.x)
+    blocks(C + e / Blocks::kCols, e % Blocks::kCols) = from_float<T>(0.f);
+}
 
 /// rows x cols of a row-major source (pitch in elements) into column
 /// blocks, zeros beyond: one cp.async a 16-byte chunk.
@@ -132,11 +187,15 @@ __device__ __forceinline__ void issue_output(Out &out, const Stage &stage,
 
 /// The wgmma walk: grid (WalkAt's, ceil(V / 16)), one warpgroup, dynamic
 /// shared memory sizeof(WgmmaWalkShared) + 1024 (with `Output`,
-/// sizeof(WgmmaWalkOutputShared) + 1024).
-template <int K, int V, int C, bool Output, typename TIn, typename TGate,
-          typename TBeta>
+/// sizeof(WgmmaWalkOutputShared) + 1024). With `Tma`, W, Kd and Qd arrive
+/// by TMA through `rows` (WorkspaceRows' map), the rest by cp.async.
+template <int K, int V, int C, bool Output, bool Tma, typename TIn,
+          typename TGate, typename TBeta>
 __device__ void propagate_wgmma(const ForwardParams<TIn, TGate, TBeta> &p,
-                                const WalkAt &walk) {
+                                const WalkAt &walk,
+                                const arch::TensorMap *rows) {
+  using Rows = WorkspaceRows<K, V, C, TIn>;
+  static_assert(!Tma || Rows::kFits, "the tiles as whole rows of K");
   using Tiles = ChunkTiles<K, V, C, TIn>;
   using Saved = BackwardTiles<K, V, C, TIn>;
   using Shared = typename Select<Output, WgmmaWalkOutputShared<K, C, TIn>,
@@ -158,29 +217,61 @@ __device__ void propagate_wgmma(const ForwardParams<TIn, TGate, TBeta> &p,
         state[m], p.initial_state ? p.initial_state + stateBase : nullptr,
         64 * m + 16 * warp, width);
 
+  if constexpr (Tma) {
+    // Rows C.. of the 64-row tiles are never loaded; the barriers are
+    // ready before the first box is issued.
+    for (int stage = 0; stage < 2; ++stage) {
+      clear_rows_past<C>(typename Shared::Weights{shared.stages[stage].w});
+      if constexpr (Output)
+        clear_rows_past<C>(typename Shared::Weights{shared.outputs[stage].qd});
+      if (threadIdx.x == 0)
+        arch::mbarrier_init(&shared.stages[stage].loaded, 1);
+    }
+    __syncthreads();
+  }
+
   auto issue = [&](int j, int stage) {
     const int L = walk.tokens<C>(j);
     const float *tiles =
         Tiles::at(p.workspace, walk.first + j, walk.column, walk.columns);
     const TIn *operands = Tiles::operands(tiles);
+    [[maybe_unused]] const TIn *saved =
+        Saved::at(p.workspace, walk.first + j, walk.column, walk.columns,
+                  chunk_slots<C>(p));
     typename Shared::Stage &to = shared.stages[stage];
-    load_blocks_async<align>(typename Shared::Weights{to.w},
-                             operands + Tiles::kW, K, L, K);
-    load_blocks_async<align>(typename Shared::Keys{to.kd},
-                             operands + Tiles::kKd, K, L, K);
+    const typename Shared::Weights w{to.w};
+    const typename Shared::Keys kd{to.kd};
+    if constexpr (Tma) {
+      if (threadIdx.x == 0) {
+        unsigned bytes = Rows::template bytes<typename Shared::Weights>() +
+                         Rows::template bytes<typename Shared::Keys>();
+        if constexpr (Output)
+          bytes += Rows::template bytes<typename Shared::Weights>();
+        arch::mbarrier_arrive_expect_tx(&to.loaded, bytes);
+        Rows::load(w, *rows, Rows::row(p.workspace, operands + Tiles::kW),
+                   &to.loaded);
+        Rows::load(kd, *rows, Rows::row(p.workspace, operands + Tiles::kKd),
+                   &to.loaded);
+        if constexpr (Output)
+          Rows::load(typename Shared::Weights{shared.outputs[stage].qd}, *rows,
+                     Rows::row(p.workspace, saved + Saved::kQd), &to.loaded);
+      }
+    } else {
+      load_blocks_async<align>(w, operands + Tiles::kW, K, L, K);
+      load_blocks_async<align>(kd, operands + Tiles::kKd, K, L, K);
+      if constexpr (Output)
+        load_blocks_async<align>(
+            typename Shared::Weights{shared.outputs[stage].qd},
+            saved + Saved::kQd, K, L, K);
+    }
     tile::load_tile_async<align>(typename Shared::Updates0{to.u0},
                                  operands + Tiles::kU + v0, V, L, width);
     tile::load_tile_async<align>(typename Shared::Last{to.last},
                                  tiles + Tiles::kLast, K, 1, K);
-    if constexpr (Output) {
-      const TIn *saved = Saved::at(p.workspace, walk.first + j, walk.column,
-                                   walk.columns, chunk_slots<C>(p));
-      auto &out = shared.outputs[stage];
-      load_blocks_async<align>(typename Shared::Weights{out.qd},
-                               saved + Saved::kQd, K, L, K);
-      load_blocks_async<align>(typename Shared::Pairwise{out.pairwise},
-                               operands + Tiles::kB, C, L, L);
-    }
+    if constexpr (Output)
+      load_blocks_async<align>(
+          typename Shared::Pairwise{shared.outputs[stage].pairwise},
+          operands + Tiles::kB, C, L, L);
     arch::cp_async_commit();
   };
 
@@ -209,6 +300,8 @@ __device__ void propagate_wgmma(const ForwardParams<TIn, TGate, TBeta> &p,
         store_state_rows<K, V>(state[m], boundary, 64 * m + 16 * warp, width);
       stage_state_columns(state[m], stateT, 64 * m + 16 * warp);
     }
+    if constexpr (Tma)
+      arch::mbarrier_wait(&shared.stages[j % 2].loaded, j / 2 % 2);
     arch::cp_async_wait<0>();
     arch::fence_proxy_async_shared();
     // The chunk's operands and the rounded state are in place for the

@@ -56,10 +56,27 @@ int64_t mlir::rudnn::kdaWgmmaWalkSharedBytes(int64_t chunk,
                 columns = kKdaWalkColumns16;
   // W with 64 rows and Kd, in column blocks of 64 (1024-byte aligned).
   const int64_t blocks = 64 * rows * 2 + chunk * rows * 2;
+  // The stage's mbarrier (8 bytes) after e^Γlast.
   const int64_t stage = alignedTo(blocks + sharedTileBytes(chunk, columns, 2) +
-                                      sharedTileBytes(1, rows, 4),
+                                      sharedTileBytes(1, rows, 4) + 8,
                                   1024);
   return alignedTo(2 * stage + columns * rows * 2 + columns * 64 * 2, 1024);
+}
+
+bool mlir::rudnn::kdaWorkspaceRowsFit(int64_t chunk, int64_t featureDimK,
+                                      int64_t featureDimV, int64_t inputBytes) {
+  const int64_t rowBytes = featureDimK * inputBytes;
+  return inputBytes == 2 && featureDimK >= 64 && featureDimK % 8 == 0 &&
+         kdaChunkTileWords(chunk, featureDimK, featureDimV, inputBytes) * 4 %
+                 rowBytes ==
+             0 &&
+         kdaBackwardTileWords(chunk, featureDimK, inputBytes) * 4 % rowBytes ==
+             0;
+}
+
+int64_t mlir::rudnn::kdaWorkspaceRows(int64_t featureDimK) {
+  return std::min<int64_t>((int64_t(1) << 31) - 1,
+                           (int64_t(1) << 39) / (2 * featureDimK));
 }
 
 int64_t mlir::rudnn::kdaWgmmaWalkOutputSharedBytes(int64_t chunk,

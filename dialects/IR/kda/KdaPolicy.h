@@ -49,6 +49,18 @@ inline constexpr int64_t kKdaWgmmaWalkMaxK = 256;
 /// and updates transposed ([16][K'], [16][64]).
 int64_t kdaWgmmaWalkSharedBytes(int64_t chunk, int64_t featureDimK);
 
+/// Whether the wgmma walks take a chunk's W, Kd and Qd by TMA, the
+/// workspace seen as rows of K 16-bit elements (kda::WorkspaceRows): K at
+/// least 64 and a multiple of 8, and a chunk's tiles and the backward's
+/// tiles whole rows, so each operand starts on a row.
+bool kdaWorkspaceRowsFit(int64_t chunk, int64_t featureDimK,
+                         int64_t featureDimV, int64_t inputBytes);
+
+/// The rows that map spans: as many as an int coordinate reaches while the
+/// map's outer stride stays under 2^39 bytes (256 GiB of workspace at
+/// K = 64, more above).
+int64_t kdaWorkspaceRows(int64_t featureDimK);
+
 /// The same with the chunks' outputs fused in
 /// (sizeof(kda::WgmmaWalkOutputShared)): two stages of Qd ([64][K']) and
 /// the pairwise matrix ([64][64]) besides, and a second staged state.
