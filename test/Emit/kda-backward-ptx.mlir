@@ -13,9 +13,10 @@
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // The reverse walk keeps dS in wgmma accumulators (sm_90a): B, Qd and W
 // read MN-major (the transpose bit of A set), Kd K-major, the staged
-// operands K-major; dO's rows in 16-byte vectors.
+// operands K-major; Kd, Qd and W by TMA, dO's rows in 16-byte vectors.
 // CHECK-LABEL: ----- kernel kda_bwd_state_gradient_bf16_bf16_bf16_k128_v128_c64_wgmma (sm_90a)
 // CHECK-DAG: cp.async.cg.shared.global
+// CHECK-DAG: cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes
 // CHECK-DAG: ld.global.v4.u32
 // CHECK-DAG: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1, 0;
 // CHECK-DAG: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;

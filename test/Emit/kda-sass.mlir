@@ -20,11 +20,11 @@
 // BACKWARD-LABEL: kernel kda_bwd_prepare_restore_bf16_f32_bf16_k128_v128_c64_a16
 // BACKWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}
 // BACKWARD-NEXT: global loads: 8-bit 0, 16-bit 1,
-// The reverse walk: HGMMA, no ldmatrix, the workspace's operands by
-// cp.async and dO's rows a chunk ahead in 16-byte vectors (two: the
-// compiler peels the first chunk's).
+// The reverse walk: HGMMA, no ldmatrix; Kd, Qd and W by TMA, the pairwise
+// matrix and e^Γlast by cp.async, and dO's rows a chunk ahead in 16-byte
+// vectors (two: the compiler peels the first chunk's).
 // BACKWARD-LABEL: kernel kda_bwd_state_gradient_bf16_bf16_bf16_k128_v128_c64_a16_wgmma
-// BACKWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async {{[1-9][0-9]*}}, {{.*}}(HGMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}})
+// BACKWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix 0, cp.async {{[1-9][0-9]*}}, tma {{[1-9][0-9]*}}; {{.*}}(HGMMA {{[1-9][0-9]*}}, LDGSTS {{[1-9][0-9]*}}, UTMALDG {{[1-9][0-9]*}})
 // BACKWARD-NEXT: global loads: 8-bit 0, 16-bit 0, 32-bit 0, 64-bit 0, 128-bit {{[1-9]}}
 // BACKWARD-LABEL: kernel kda_bwd_gradients_bf16_f32_bf16_k128_v128_c64_a16
 // BACKWARD: sass: {{[0-9]+}} instructions; tensor {{[1-9][0-9]*}}, ldmatrix {{[1-9][0-9]*}}, cp.async {{[1-9][0-9]*}}

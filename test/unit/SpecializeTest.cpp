@@ -112,14 +112,15 @@ TEST(KdaChunkPolicy, GradientWalkSharedBytesFollowTheTileLayout) {
 TEST(KdaChunkPolicy, WgmmaGradientWalkSharedBytesFollowTheTileLayout) {
   // K = 128, chunk 64, bf16, each tile in 1024-byte atoms: the pairwise
   // matrix 64 x 64 (8 KiB), Kd 64 x 128, Qd and W 64 x 128 (16 KiB each),
-  // e^Γlast (512 B, the stage rounded up to 57 KiB), twice; dS [16][128]
-  // (4 KiB), two of dO and −dU [16][64] (2 KiB each).
+  // e^Γlast (512 B) and its mbarrier (the stage rounded up to 57 KiB), twice;
+  // dS [16][128] (4 KiB), two of dO and −dU [16][64] (2 KiB each).
   EXPECT_EQ(kdaWgmmaGradientWalkSharedBytes(64, 128),
             2 * 57 * 1024 + 4096 + 3 * 2048);
-  // K = 256, chunk 64 fits an H200's block with the alignment slack;
-  // chunk 32 at K = 256 too.
+  // K = 256, chunk 64 fills an H200's block exactly with the alignment
+  // slack (each stage's e^Γlast and mbarrier take a 1024-byte atom of
+  // their own there); chunk 32 at K = 256 fits too.
   const int64_t h200 = DefaultTarget::kSmemPerBlock;
-  EXPECT_EQ(kdaWgmmaGradientWalkSharedBytes(64, 256) + 1024, 230400);
+  EXPECT_EQ(kdaWgmmaGradientWalkSharedBytes(64, 256) + 1024, h200);
   EXPECT_TRUE(chooseKdaWgmmaGradientWalk(90, 2, 64, 256, h200));
   EXPECT_TRUE(chooseKdaWgmmaGradientWalk(90, 2, 32, 256, h200));
   EXPECT_FALSE(chooseKdaWgmmaGradientWalk(90, 2, 64, 256, 200 * 1024));

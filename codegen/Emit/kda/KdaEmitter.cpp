@@ -445,12 +445,11 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   }
   const BlockArguments gradients =
       backward ? bindBlock(KdaBlock::Backward) : BlockArguments{};
-  // The wgmma walk's W, Kd and Qd by TMA: the workspace as rows of K
+  // The wgmma walks' W, Kd and Qd by TMA: the workspace as rows of K
   // 16-bit elements, boxes of 64 features by a chunk's rows.
-  const bool workspaceRows =
-      spec.wgmmaWalk && llvm::is_contained(stages, KdaStage::Propagate) &&
-      mlir::rudnn::kdaWorkspaceRowsFit(spec.chunk, spec.featureK, spec.featureV,
-                                       inputBytes);
+  const bool workspaceRows = spec.wgmmaWalk && mlir::rudnn::kdaWorkspaceRowsFit(
+                                                   spec.chunk, spec.featureK,
+                                                   spec.featureV, inputBytes);
   if (workspaceRows) {
     const int64_t rows = mlir::rudnn::kdaWorkspaceRows(spec.featureK);
     builder.tensorMapOver(
@@ -496,20 +495,26 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
     const bool aligned = spec.alignedViews && copiesViews(stage);
     if (stage == KdaStage::StateGradient && (spec.wgmmaWalk || aligned))
       body << (spec.wgmmaWalk ? ", true" : ", false");
+    // The reverse walk by TMA names its views' alignment before it.
+    const bool reverseRows = stage == KdaStage::StateGradient && workspaceRows;
+    if (reverseRows)
+      body << ", rudnn::tile::Alignment::" << (aligned ? "Aligned" : "Checked")
+           << ", true";
     if (stage == KdaStage::Prepare &&
         (spec.backwardTiles || spec.keepQueries || aligned))
       body << ", rudnn::kda::Keep::"
            << (spec.backwardTiles ? "Backward"
                : spec.keepQueries ? "Queries"
                                   : "Tiles");
-    if (aligned)
+    if (aligned && !reverseRows)
       body << ", rudnn::tile::Alignment::Aligned";
     body << ">("
          << (stage == KdaStage::PoolStep           ? "s"
              : backward && !isBackwardStage(stage) ? "f"
                                                    : "p")
-         << (stage == KdaStage::Propagate && workspaceRows ? ", &workspace_rows"
-                                                           : "")
+         << ((stage == KdaStage::Propagate || reverseRows) && workspaceRows
+                 ? ", &workspace_rows"
+                 : "")
          << ");\n";
   }
 

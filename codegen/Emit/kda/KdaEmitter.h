@@ -151,9 +151,10 @@ std::string kdaSpecName(const KdaKernelSpec &spec);
 enum class KdaElement { Input, Gate, Beta, Float, Int, State };
 enum class KdaBlock { Forward, Backward, Packed, Pool };
 
-/// A tensor field of the parameter blocks (kda/chunk.cuh, kda/backward.cuh,
-/// kda/pool.cuh): its name, what it holds, whether kernels write it, and
-/// whether it is a [B, T, H, *] sequence tensor with strides of its own.
+/// A tensor field of the parameter blocks (kda/chunk.cuh,
+/// kda/backward_params.cuh, kda/pool.cuh): its name, what it holds, whether
+/// kernels write it, and whether it is a [B, T, H, *] sequence tensor with
+/// strides of its own.
 struct KdaField {
   const char *name;
   KdaElement element;

@@ -328,19 +328,21 @@ state_gradient_tiled(const BackwardParams<TIn, TGate, TBeta> &p) {
 }
 
 /// grid (WalkAt's, ceil(V / VB)): the reverse walk, on wgmma where `Wgmma`
-/// (16-bit inputs on sm_90a, VB = kWgmmaWalkColumns), else on the tile
-/// layer for 16-bit inputs (VB = kWalkColumns), on FMA for f32. Views:
-/// whether d_output's rows are promised 16-byte aligned.
+/// (16-bit inputs on sm_90a, VB = kWgmmaWalkColumns; with `Tma` Kd, Qd and
+/// W by TMA through `rows`, WorkspaceRows' map), else on the tile layer
+/// for 16-bit inputs (VB = kWalkColumns), on FMA for f32. Views: whether
+/// d_output's rows are promised 16-byte aligned.
 template <int K, int V, int C, int VB, bool Wgmma = false,
-          tile::Alignment Views = tile::Alignment::Checked, typename TIn,
-          typename TGate, typename TBeta>
-__device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p) {
+          tile::Alignment Views = tile::Alignment::Checked, bool Tma = false,
+          typename TIn, typename TGate, typename TBeta>
+__device__ void state_gradient(const BackwardParams<TIn, TGate, TBeta> &p,
+                               const arch::TensorMap *rows = nullptr) {
   if constexpr (Wgmma) {
     static_assert(sizeof(TIn) == 2 && VB == kWgmmaWalkColumns,
                   "the wgmma walk: 16-bit inputs, its column blocks");
     const WalkAt walk = WalkAt::of<C>(p.forward);
     if (walk.active)
-      state_gradient_wgmma<K, V, C, Views>(p, walk);
+      state_gradient_wgmma<K, V, C, Views, Tma>(p, walk, rows);
   } else if constexpr (sizeof(TIn) == 2) {
     static_assert(VB == kWalkColumns, "the 16-bit walk's column blocks");
     state_gradient_tiled<K, V, C, Views>(p);

@@ -45,6 +45,7 @@ template <int K, int C, typename TIn> struct WgmmaGradientWalkShared {
     alignas(1024) TIn qd[Tokens::kElements];
     alignas(1024) TIn w[Tokens::kElements];
     alignas(16) float last[Last::kElements];
+    unsigned long long loaded; // the stage's TMA boxes (WorkspaceRows)
   };
   Stage stages[2];
   alignas(1024) TIn dS[StateT::kElements];
@@ -112,11 +113,15 @@ multiply_transposed(Acc &acc, const T *a, const RowsT &rows, bool accumulate) {
 
 /// The reverse wgmma walk: grid (WalkAt's, ceil(V / 16)), one warpgroup,
 /// dynamic shared memory sizeof(WgmmaGradientWalkShared) + 1024. Views:
-/// whether d_output's rows are promised 16-byte aligned.
-template <int K, int V, int C, tile::Alignment Views, typename TIn,
+/// whether d_output's rows are promised 16-byte aligned. With `Tma`, Kd,
+/// Qd and W arrive by TMA through `rows` (WorkspaceRows' map).
+template <int K, int V, int C, tile::Alignment Views, bool Tma, typename TIn,
           typename TGate, typename TBeta>
 __device__ void state_gradient_wgmma(const BackwardParams<TIn, TGate, TBeta> &p,
-                                     const WalkAt &walk) {
+                                     const WalkAt &walk,
+                                     const arch::TensorMap *rows) {
+  using Rows = WorkspaceRows<K, V, C, TIn>;
+  static_assert(!Tma || Rows::kFits, "the tiles as whole rows of K");
   using Tiles = ChunkTiles<K, V, C, TIn>;
   using Saved = BackwardTiles<K, V, C, TIn>;
   using Grads = GradientTiles<K, V, C, TIn>;
@@ -141,23 +146,47 @@ __device__ void state_gradient_wgmma(const BackwardParams<TIn, TGate, TBeta> &p,
         dS[m], p.d_final_state ? p.d_final_state + stateBase : nullptr,
         64 * m + 16 * warp, width);
 
+  if constexpr (Tma) {
+    // Rows C.. of Kd's 64-row tiles are never loaded; the barriers are
+    // ready before the first box is issued.
+    for (int stage = 0; stage < 2; ++stage) {
+      clear_rows_past<C>(typename Shared::KeysByRow{shared.stages[stage].kd});
+      if (threadIdx.x == 0)
+        arch::mbarrier_init(&shared.stages[stage].loaded, 1);
+    }
+    __syncthreads();
+  }
+
   RowEighth<TIn> dORows;
   auto issue = [&](int j, int stage) {
     const int L = walk.tokens<C>(j), slot = walk.first + j;
     const float *tiles =
         Tiles::at(f.workspace, slot, walk.column, walk.columns);
     const TIn *operands = Tiles::operands(tiles);
+    const TIn *qd = Saved::at(f.workspace, slot, walk.column, walk.columns,
+                              chunk_slots<C>(f)) +
+                    Saved::kQd;
     typename Shared::Stage &to = shared.stages[stage];
+    const typename Shared::KeysByRow kd{to.kd};
+    if constexpr (Tma) {
+      if (threadIdx.x == 0) {
+        arch::mbarrier_arrive_expect_tx(
+            &to.loaded, Rows::template bytes<typename Shared::KeysByRow>() +
+                            2 * Rows::template bytes<Tokens>());
+        Rows::load(kd, *rows, Rows::row(f.workspace, operands + Tiles::kKd),
+                   &to.loaded);
+        Rows::load(Tokens{to.qd}, *rows, Rows::row(f.workspace, qd),
+                   &to.loaded);
+        Rows::load(Tokens{to.w}, *rows,
+                   Rows::row(f.workspace, operands + Tiles::kW), &to.loaded);
+      }
+    } else {
+      load_blocks_async<align>(kd, operands + Tiles::kKd, K, L, K);
+      load_blocks_async<align>(Tokens{to.qd}, qd, K, L, K);
+      load_blocks_async<align>(Tokens{to.w}, operands + Tiles::kW, K, L, K);
+    }
     load_blocks_async<align>(typename Shared::Pairwise{to.pairwise},
                              operands + Tiles::kB, C, L, L);
-    load_blocks_async<align>(typename Shared::KeysByRow{to.kd},
-                             operands + Tiles::kKd, K, L, K);
-    load_blocks_async<align>(Tokens{to.qd},
-                             Saved::at(f.workspace, slot, walk.column,
-                                       walk.columns, chunk_slots<C>(f)) +
-                                 Saved::kQd,
-                             K, L, K);
-    load_blocks_async<align>(Tokens{to.w}, operands + Tiles::kW, K, L, K);
     tile::load_tile_async<align>(typename Shared::Last{to.last},
                                  tiles + Tiles::kLast, K, 1, K);
     arch::cp_async_commit();
@@ -183,6 +212,9 @@ __device__ void state_gradient_wgmma(const BackwardParams<TIn, TGate, TBeta> &p,
       stage_state_columns(dS[m], dST, 64 * m + 16 * warp);
     }
     dORows.store_transposed(dOT);
+    if constexpr (Tma)
+      arch::mbarrier_wait(&shared.stages[j % 2].loaded,
+                          (walk.chunks - 1 - j) / 2 % 2);
     arch::cp_async_wait<0>();
     arch::fence_proxy_async_shared();
     // The chunk's operands, dS and dO are in place for the async proxy;

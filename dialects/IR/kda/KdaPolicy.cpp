@@ -105,7 +105,9 @@ int64_t mlir::rudnn::kdaWgmmaGradientWalkSharedBytes(int64_t chunk,
   // Each of the stage's tiles is a whole number of 1024-byte atoms but
   // e^Γlast, which the stage's alignment rounds up.
   const int64_t tiles = chunk * 64 * 2 + 64 * rows * 2 + 2 * chunk * rows * 2;
-  const int64_t stage = (tiles + rows * 4 + 1023) / 1024 * 1024;
+  // e^Γlast and the stage's mbarrier (8 bytes).
+  const int64_t stage =
+      (tiles + sharedTileBytes(1, rows, 4) + 8 + 1023) / 1024 * 1024;
   return 2 * stage + columns * rows * 2 + 3 * columns * 64 * 2;
 }
 
@@ -218,13 +220,20 @@ std::string mlir::rudnn::kdaPolicyReason(
     int64_t chunk, bool chunkGiven, int64_t featureDimK, int64_t featureDimV,
     int64_t inputBytes, int64_t smemPerBlock, bool wgmma, bool forward) {
   const std::string C = std::to_string(chunk);
+  // The wgmma walk's block (with its alignment slack) may be the largest.
+  int64_t largest =
+      kdaLargestBlockSharedBytes(chunk, featureDimK, featureDimV, inputBytes);
+  if (wgmma)
+    largest = std::max(
+        largest,
+        (forward ? kdaWgmmaWalkOutputSharedBytes(chunk, featureDimK)
+                 : kdaWgmmaGradientWalkSharedBytes(chunk, featureDimK)) +
+            1024);
   std::string reason =
       "chunk " + C +
       (chunkGiven ? " as given" : ": the largest of 64, 32 and 16 that fits") +
-      " (its largest block takes " +
-      std::to_string(kdaLargestBlockSharedBytes(chunk, featureDimK, featureDimV,
-                                                inputBytes)) +
-      " of " + std::to_string(smemPerBlock) + " bytes)";
+      " (its largest block takes " + std::to_string(largest) + " of " +
+      std::to_string(smemPerBlock) + " bytes)";
   // Every decayed product splits its decay at a token between its two
   // ends, so each factor is e^(Γ_i − Γ_r) with r before i: at most 1.
   reason += "; every decay factor exp(G_i - G_r) with r <= i, at most 1: "
