@@ -146,18 +146,12 @@ std::string KernelBuilder::tensorMapOver(mlir::Value value,
                                          std::vector<int64_t> extents,
                                          std::vector<int64_t> strides,
                                          std::vector<int64_t> box) {
-  KernelBinding binding{KernelBinding::Kind::TensorMap,
-                        name,
-                        "const __grid_constant__ rudnn::arch::TensorMap",
-                        DimRef::of(value, 0),
-                        0,
-                        false,
-                        {},
-                        std::move(box)};
+  std::string bound = tensorMap(value, name, {}, std::move(box));
+  KernelBinding &binding = params.back();
   binding.mapExtents = std::move(extents);
   binding.mapStrides = std::move(strides);
   binding.mapElementBytes = elementBytes;
-  return add(std::move(binding));
+  return bound;
 }
 
 std::string KernelBuilder::source() const {

@@ -95,22 +95,6 @@ template <typename T> struct RowEighth {
   }
 };
 
-/// Issues acc (+)= Aᵀ·R over the chunk's C tokens: A [C][64·…] MN-major
-/// in column blocks from `a` (the block of acc's 64 rows), R the staged
-/// [16][C] rows K-major.
-template <int C, typename T, typename Acc, typename RowsT>
-__device__ __forceinline__ void
-multiply_transposed(Acc &acc, const T *a, const RowsT &rows, bool accumulate) {
-#pragma unroll
-  for (int k = 0; k < C / 16; ++k)
-    // 16 tokens: two 1024-byte atoms down the column block.
-    arch::wgmma_ss_a_transposed<T>(
-        tile::wgmma_accumulators(acc),
-        arch::wgmma_descriptor(a + 16 * 64 * k, C * 128, 1024),
-        arch::wgmma_descriptor(rows.block(0) + 16 * k, 16, 1024),
-        accumulate || k > 0);
-}
-
 /// The reverse wgmma walk: grid (WalkAt's, ceil(V / 16)), one warpgroup,
 /// dynamic shared memory sizeof(WgmmaGradientWalkShared) + 1024. Views:
 /// whether d_output's rows are promised 16-byte aligned. With `Tma`, Kd,

@@ -168,6 +168,22 @@ multiply_by_state(Acc &acc, const T *a, const StateT &stateT, bool accumulate) {
       reinterpret_cast<const BBlock *>(stateT.data), accumulate);
 }
 
+/// Issues acc (+)= Aᵀ·R over the chunk's C tokens: A [C][64·…] MN-major
+/// in column blocks from `a` (the block of acc's 64 rows), R the staged
+/// [16][C] rows K-major.
+template <int C, typename T, typename Acc, typename RowsT>
+__device__ __forceinline__ void
+multiply_transposed(Acc &acc, const T *a, const RowsT &rows, bool accumulate) {
+#pragma unroll
+  for (int k = 0; k < C / 16; ++k)
+    // 16 tokens: two 1024-byte atoms down the column block.
+    arch::wgmma_ss_a_transposed<T>(
+        tile::wgmma_accumulators(acc),
+        arch::wgmma_descriptor(a + 16 * 64 * k, C * 128, 1024),
+        arch::wgmma_descriptor(rows.block(0) + 16 * k, 16, 1024),
+        accumulate || k > 0);
+}
+
 /// Issues out = Qd·S + B·U for the chunk's tokens (m64n16: Qd's rows past
 /// the chunk are zeros), S and U the staged, transposed operands of the
 /// walk's own products; the caller fences, commits and waits.
@@ -346,15 +362,9 @@ __device__ void propagate_wgmma(const ForwardParams<TIn, TGate, TBeta> &p,
     arch::wgmma_fence();
 #pragma unroll
     for (int m = 0; m < kBlocks; ++m)
-#pragma unroll
-      for (int k = 0; k < C / 16; ++k)
-        // 16 tokens: two 1024-byte atoms down Kd's column block m.
-        arch::wgmma_ss_a_transposed<TIn>(
-            tile::wgmma_accumulators(state[m]),
-            arch::wgmma_descriptor(
-                &from.kd[m * Shared::Keys::Block::kElements + 16 * 64 * k],
-                C * 128, 1024),
-            arch::wgmma_descriptor(updatesT.block(0) + 16 * k, 16, 1024));
+      multiply_transposed<C>(state[m],
+                             from.kd + m * Shared::Keys::Block::kElements,
+                             updatesT, /*accumulate=*/true);
     if constexpr (Output)
       issue_output<C>(out, shared.outputs[j % 2], stateT, updatesT);
     arch::wgmma_commit();

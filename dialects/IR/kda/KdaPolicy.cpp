@@ -88,14 +88,26 @@ int64_t mlir::rudnn::kdaWgmmaWalkOutputSharedBytes(int64_t chunk,
          2 * (64 * rows * 2 + 64 * 64 * 2) + 16 * rows * 2;
 }
 
+namespace {
+/// Whether a wgmma walk of `sharedBytes` (without its 1024 bytes of
+/// alignment slack) runs: 16-bit inputs on sm_90a, a chunk of 16, 32 or
+/// 64 (one m64 of tokens), K at most kKdaWgmmaWalkMaxK.
+bool wgmmaWalkFits(int64_t computeCapability, int64_t inputBytes, int64_t chunk,
+                   int64_t featureDimK, int64_t sharedBytes,
+                   int64_t smemPerBlock) {
+  return computeCapability == 90 && inputBytes == 2 && chunk % 16 == 0 &&
+         chunk <= 64 && featureDimK <= kKdaWgmmaWalkMaxK &&
+         sharedBytes + 1024 <= smemPerBlock;
+}
+} // namespace
+
 bool mlir::rudnn::chooseKdaWgmmaWalk(int64_t computeCapability,
                                      int64_t inputBytes, int64_t chunk,
                                      int64_t featureDimK,
                                      int64_t smemPerBlock) {
-  return computeCapability == 90 && inputBytes == 2 && chunk % 16 == 0 &&
-         chunk <= 64 && featureDimK <= kKdaWgmmaWalkMaxK &&
-         kdaWgmmaWalkOutputSharedBytes(chunk, featureDimK) + 1024 <=
-             smemPerBlock;
+  return wgmmaWalkFits(computeCapability, inputBytes, chunk, featureDimK,
+                       kdaWgmmaWalkOutputSharedBytes(chunk, featureDimK),
+                       smemPerBlock);
 }
 
 int64_t mlir::rudnn::kdaWgmmaGradientWalkSharedBytes(int64_t chunk,
@@ -115,10 +127,9 @@ bool mlir::rudnn::chooseKdaWgmmaGradientWalk(int64_t computeCapability,
                                              int64_t inputBytes, int64_t chunk,
                                              int64_t featureDimK,
                                              int64_t smemPerBlock) {
-  return computeCapability == 90 && inputBytes == 2 && chunk % 16 == 0 &&
-         chunk <= 64 && featureDimK <= kKdaWgmmaWalkMaxK &&
-         kdaWgmmaGradientWalkSharedBytes(chunk, featureDimK) + 1024 <=
-             smemPerBlock;
+  return wgmmaWalkFits(computeCapability, inputBytes, chunk, featureDimK,
+                       kdaWgmmaGradientWalkSharedBytes(chunk, featureDimK),
+                       smemPerBlock);
 }
 
 int64_t mlir::rudnn::kdaGradientWalkSharedBytes(int64_t chunk,
