@@ -204,16 +204,17 @@ __device__ void state_gradient_wgmma(const BackwardParams<TIn, TGate, TBeta> &p,
     // The chunk's operands, dS and dO are in place for the async proxy;
     // every thread is done with the other stage's buffers.
     __syncthreads();
-    if (j > 0)
-      issue(j - 1, (j - 1) % 2);
 
-    // dU = scale Bᵀ·dO + Kd·dS, the two products in one group.
+    // dU = scale Bᵀ·dO + Kd·dS, the two products in one group; the
+    // previous chunk's copies are issued while the tensor cores run it.
     tile::WarpTile<TIn, 16, VB> intra, dU;
     arch::wgmma_fence_operand(tile::wgmma_accumulators(intra));
     tile::fence_for(dU);
     multiply_transposed<C>(intra, from.pairwise, dOT, /*accumulate=*/false);
     multiply_by_state(dU, from.kd, dST, /*accumulate=*/false);
     arch::wgmma_commit();
+    if (j > 0)
+      issue(j - 1, (j - 1) % 2);
     arch::wgmma_wait<0>();
     arch::wgmma_fence_operand(tile::wgmma_accumulators(intra));
     arch::wgmma_fence_operand(tile::wgmma_accumulators(dU));

@@ -323,14 +323,15 @@ __device__ void propagate_wgmma(const ForwardParams<TIn, TGate, TBeta> &p,
     // The chunk's operands and the rounded state are in place for the
     // async proxy; every thread is done with the other stage's buffers.
     __syncthreads();
-    if (j + 1 < walk.chunks)
-      issue(j + 1, (j + 1) % 2);
 
-    // U = U0 − W·S over the depth K' (W's rows past the chunk are zeros).
+    // U = U0 − W·S over the depth K' (W's rows past the chunk are zeros);
+    // the next chunk's copies are issued while the tensor cores run it.
     tile::WarpTile<TIn, 16, VB> product;
     tile::fence_for(product);
     multiply_by_state(product, from.w, stateT, /*accumulate=*/false);
     arch::wgmma_commit();
+    if (j + 1 < walk.chunks)
+      issue(j + 1, (j + 1) % 2);
     arch::wgmma_wait<0>();
     arch::wgmma_fence_operand(tile::wgmma_accumulators(product));
     const typename Shared::Updates0 u0{const_cast<TIn *>(from.u0)};
