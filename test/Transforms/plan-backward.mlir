@@ -36,7 +36,7 @@
 // CUDA: __global__ void kda_fwd_propagate_f32_f32_f32_k16_v8_c64(
 // CUDA: __global__ void kda_bwd_state_gradient_f32_f32_f32_k16_v8_c64(
 // CUDA: rudnn::kda::state_gradient<16, 8, 64, 32>(p);
-// CUDA: __global__ void kda_bwd_gradients_f32_f32_f32_k16_v8_c64(
+// CUDA: __global__ void __launch_bounds__(256, 2) kda_bwd_gradients_f32_f32_f32_k16_v8_c64(
 // CUDA: rudnn::kda::gradients<16, 8, 64>(p);
 func.func @backward(%q: tensor<?x?x?x16xf32>, %v: tensor<?x?x?x8xf32>,
                     %beta: tensor<?x?x?xf32>, %s0: tensor<?x?x16x8xf32>,

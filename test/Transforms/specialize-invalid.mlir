@@ -13,7 +13,7 @@
 
 // No chunk fits K = V = 256 in 16 KiB, and the op says which.
 func.func @nothing_fits(%q: tensor<?x?x?x256xf32>, %beta: tensor<?x?x?xf32>) {
-  // expected-error @+1 {{no chunk size fits K = 256, V = 256 in smem_per_block = 16384 bytes (needs 161344 for chunk 16)}}
+  // expected-error @+1 {{no chunk size fits K = 256, V = 256 in smem_per_block = 16384 bytes (needs 133696 for chunk 16)}}
   %o, %s = rudnn.kda %q, %q, %q, %q, %beta
       : (tensor<?x?x?x256xf32>, tensor<?x?x?x256xf32>, tensor<?x?x?x256xf32>,
          tensor<?x?x?x256xf32>, tensor<?x?x?xf32>)

@@ -1,6 +1,6 @@
 // RUN: rudnn-opt %s -rudnn-specialize="arch=sm_80 smem-per-block=166912 sm-count=108" | FileCheck %s --check-prefix=A100
 // RUN: rudnn-opt %s -rudnn-specialize="set=chunk=16" | FileCheck %s --check-prefix=CHUNK
-// RUN: rudnn-opt %s -rudnn-specialize="smem-per-block=64000" | FileCheck %s --check-prefix=SMALL
+// RUN: rudnn-opt %s -rudnn-specialize="smem-per-block=48000" | FileCheck %s --check-prefix=SMALL
 
 // Explicit target options reach the module; the chunk is still chosen.
 // A100: module attributes {rudnn.target = #rudnn.target<arch = "sm_80", lanes = 32, smem_per_block = 166912, sm_count = 108>}
@@ -19,9 +19,9 @@
 // CHUNK-LABEL: func.func @fixed_chunk
 // CHUNK: rudnn.kda {{.*}} chunk 32 scale
 
-// About 62 KiB of shared memory (the backward's gradients block must fit):
+// About 47 KiB of shared memory (the backward's gradients block must fit):
 // K = V = 64 drops to chunk 32, K = V = 128 to 16.
-// SMALL: smem_per_block = 64000
+// SMALL: smem_per_block = 48000
 // SMALL-LABEL: func.func @features_64
 // SMALL: rudnn.kda {{.*}} chunk 32 scale
 // SMALL-LABEL: func.func @features_128

@@ -20,8 +20,8 @@ func.func @small_features(%q: tensor<?x?x?x64xf32>, %k: tensor<?x?x?x64xf32>,
 
 // -----
 
-// K = V = 256 takes chunk 32: the backward's gradients block keeps Γ, k,
-// dO, U and dRu of a chunk in shared memory; scale 1/16.
+// K = V = 256 takes chunk 32 on sm_90, the largest at which both walks run
+// on wgmma (at chunk 64 the forward's would need 234 KiB); scale 1/16.
 // CHECK-LABEL: func.func @large_features
 // CHECK: rudnn.kda {{.*}} chunk 32 scale 6.250000e-02 wgmma true {policy = {{.*}}} :
 func.func @large_features(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>,
@@ -39,7 +39,7 @@ func.func @large_features(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>
 // The production shape, bf16 K = V = 128: the op records why its chunk and
 // walk are what they are.
 // CHECK-LABEL: func.func @production_policy
-// CHECK: rudnn.kda {{.*}} chunk 64 scale 0.0883883461 wgmma true {policy = "chunk 64: the largest of 64, 32 and 16 that fits (its largest block takes 162560 of 232448 bytes); every decay factor exp(G_i - G_r) with r <= i, at most 1: finite at any gate; the state walk on wgmma, the state in fp32 accumulators, a chunk's 64 tokens the rows of its m64n16 products; the walks a block per sequence and head for each 16 value columns (8 a head), the other kernels a block per chunk and head"} :
+// CHECK: rudnn.kda {{.*}} chunk 64 scale 0.0883883461 wgmma true {policy = "chunk 64: the largest of 64, 32 and 16 that fits (its largest block takes 132096 of 232448 bytes); every decay factor exp(G_i - G_r) with r <= i, at most 1: finite at any gate; the state walk on wgmma, the state in fp32 accumulators, a chunk's 64 tokens the rows of its m64n16 products; the walks a block per sequence and head for each 16 value columns (8 a head), the other kernels a block per chunk and head"} :
 func.func @production_policy(%q: tensor<?x?x?x128xbf16>,
                              %g: tensor<?x?x?x128xf32>,
                              %beta: tensor<?x?x?xbf16>)

@@ -178,6 +178,9 @@ rudnn::codegen::kdaWalkStep(const KdaKernelSpec &spec, KdaStage stage) {
   const int64_t VB = walkColumns(spec, stage);
   const bool tensor = spec.input != DType::F32;
   auto deep = [](int64_t n) { return (n + 15) / 16; };
+  // The wgmma walks multiply over the state's K' rows, K rounded up to a
+  // whole 64-row tile (zeros past K).
+  const int64_t stateDepth = spec.wgmmaWalk ? (K + 63) / 64 * 64 : K;
   if (stage == KdaStage::Propagate)
     // W and Kd whole, the block's columns of U0 in and U out, e^Γlast, the
     // boundary out; U = U0 − W·S (K deep), then S += Kdᵀ·U (C deep). Four
@@ -191,7 +194,7 @@ rudnn::codegen::kdaWalkStep(const KdaKernelSpec &spec, KdaStage stage) {
             spec.wgmmaWalk ? 2
             : tensor       ? 4
                            : 2,
-            tensor ? deep(K) + deep(C) : 0};
+            tensor ? deep(stateDepth) + deep(C) : 0};
   // The reverse walk: the pairwise matrix, Kd, Qd and W whole, the block's
   // columns of dO, e^Γlast; dS at the chunk's end and dU out in fp32.
   // dU = Bᵀ·dO (C deep) + Kd·dS (K deep), then dS += Qdᵀ·dO − Wᵀ·dU (C
@@ -204,7 +207,7 @@ rudnn::codegen::kdaWalkStep(const KdaKernelSpec &spec, KdaStage stage) {
           spec.wgmmaWalk ? 2
           : tensor       ? 4
                          : 1,
-          spec.wgmmaWalk ? deep(K) + deep(C)
+          spec.wgmmaWalk ? deep(stateDepth) + deep(C)
           : tensor       ? 3 * deep(C) + deep(K)
                          : 0};
 }
@@ -347,10 +350,14 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   if (sixteenBit && llvm::is_contained(stages, KdaStage::Restore))
     assertLayout("sizeof(rudnn::kda::RestoreShared<" + in + ">)",
                  mlir::rudnn::kdaRestoreSharedBytes(inputBytes));
-  if (first == KdaStage::Gradients)
+  if (first == KdaStage::Gradients) {
     assertLayout("sizeof(rudnn::kda::GradientsShared<" + kvw + ">)",
                  mlir::rudnn::kdaGradientsSharedBytes(
                      spec.chunk, spec.featureK, spec.featureV, inputBytes));
+    // Registers for two blocks an SM, which its shared memory allows at
+    // K = V = 128, chunk 64, 16-bit.
+    builder.setLaunchBounds(kKdaGradientsThreads, 2);
+  }
 
   // The parameter blocks of the device library, filled with the tensors the
   // kernel binds and null (zero strides) for the others: a kernel's

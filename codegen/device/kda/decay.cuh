@@ -6,8 +6,9 @@
 // tokens in different 16-token blocks split it at a token r between them,
 //   e^(Γ_i − Γ_j) = e^(Γ_i − Γ_r) · e^(Γ_r − Γ_j),  j ≤ r < i,
 // both factors ≤ 1, and go to tile::mma_accumulate; tokens within one block
-// keep the direct form. Γ is the chunk's [C][K] inclusive cumulative sum of
-// g; the operand callables take chunk-local (token, feature). Exponentials
+// keep the direct form. Γ is the chunk's inclusive cumulative sum of g, read
+// through GammaRows (the whole [C][K] or a block of features); the operand
+// callables take chunk-local (token, feature). Exponentials
 // are fast_exp (ex2.approx): every argument is ≤ 0, so results lie in
 // [0, 1] and the approximation's relative error (~1e-6) stays far below
 // the kernels' tolerances.
@@ -23,11 +24,21 @@
 namespace rudnn {
 namespace kda {
 
+/// Γ's rows, Pitch floats apart, holding features first.. (the whole
+/// chunk's from 0, or a block of them): gamma(token, feature).
+template <int Pitch> struct GammaRows {
+  const float *data;
+  int first = 0;
+  __device__ __forceinline__ float operator()(int i, int d) const {
+    return data[i * Pitch + d - first];
+  }
+};
+
 /// e^(Γ_id − Γ_jd).
-template <int K>
-__device__ __forceinline__ float decay(const float *gamma, int i, int j,
+template <typename Gamma>
+__device__ __forceinline__ float decay(const Gamma &gamma, int i, int j,
                                        int d) {
-  return fast_exp(gamma[i * K + d] - gamma[j * K + d]);
+  return fast_exp(gamma(i, d) - gamma(j, d));
 }
 
 /// For every j ≤ i < L, with D_ijd = e^(Γ_id − Γ_jd),
@@ -47,8 +58,8 @@ __device__ __forceinline__ float decay(const float *gamma, int i, int j,
 /// splitting at each column block's end took). L ≤ C; block-collective,
 /// block size a multiple of 32.
 template <typename TIn, int K, int C, typename X, typename Z, typename Y,
-          typename StoreX, typename StoreY>
-__device__ void decayed_pairwise(int L, const float *gamma, X x, Z z, Y y,
+          typename StoreX, typename StoreY, typename Gamma>
+__device__ void decayed_pairwise(int L, const Gamma &gamma, X x, Z z, Y y,
                                  StoreX storeX, StoreY storeY) {
   constexpr int perLane = (K + 31) / 32;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32,
@@ -60,7 +71,7 @@ __device__ void decayed_pairwise(int L, const float *gamma, X x, Z z, Y y,
     for (int m = 0; m < perLane; ++m) {
       const int d = lane + 32 * m;
       const bool inside = d < K;
-      gi[m] = inside ? gamma[i * K + d] : 0.f;
+      gi[m] = inside ? gamma(i, d) : 0.f;
       xi[m] = inside ? x(i, d) : 0.f;
       zi[m] = inside ? z(i, d) : 0.f;
     }
@@ -75,7 +86,7 @@ __device__ void decayed_pairwise(int L, const float *gamma, X x, Z z, Y y,
       for (int m = 0; m < perLane; ++m) {
         const int d = lane + 32 * m;
         if (d < K) {
-          const float t = y(j, d) * fast_exp(gi[m] - gamma[j * K + d]);
+          const float t = y(j, d) * fast_exp(gi[m] - gamma(j, d));
           sums[n] += xi[m] * t;
           sums[16 + n] += zi[m] * t;
         }
@@ -103,11 +114,11 @@ __device__ void decayed_pairwise(int L, const float *gamma, X x, Z z, Y y,
           // anything, NaN included.
           if (i0 + i >= L || d >= K)
             return make_float2(0.f, 0.f);
-          const float split = decay<K>(gamma, i0 + i, r, d);
+          const float split = decay(gamma, i0 + i, r, d);
           return make_float2(x(i0 + i, d) * split, z(i0 + i, d) * split);
         },
         [&](int d, int j) {
-          return d < K ? y(j, d) * decay<K>(gamma, r, j, d) : 0.f;
+          return d < K ? y(j, d) * decay(gamma, r, j, d) : 0.f;
         });
 #pragma unroll
     for (int n = 0; n < kTiles; ++n)
@@ -129,9 +140,10 @@ __device__ void decayed_pairwise(int L, const float *gamma, X x, Z z, Y y,
 /// decay split at t0 − 1. Both share every exponential: y's decayed
 /// operand, the fragment's split and the pairs within the block.
 /// Warp-collective; t0 a multiple of 16.
-template <typename TIn, int K, typename MX, typename MZ, typename Y>
+template <typename TIn, int K, typename Gamma, typename MX, typename MZ,
+          typename Y>
 __device__ void decayed_rows(float (&accX)[4], float (&accZ)[4], int L, int t0,
-                             int d0, const float *gamma, MX mX, MZ mZ, Y y) {
+                             int d0, const Gamma &gamma, MX mX, MZ mZ, Y y) {
   if (t0 > 0) {
     const int r = t0 - 1;
     float partX[4] = {0.f, 0.f, 0.f, 0.f}, partZ[4] = {0.f, 0.f, 0.f, 0.f};
@@ -142,14 +154,13 @@ __device__ void decayed_rows(float (&accX)[4], float (&accZ)[4], int L, int t0,
                             : make_float2(0.f, 0.f);
         },
         [&](int j, int d) {
-          return d0 + d < K ? y(j, d0 + d) * decay<K>(gamma, r, j, d0 + d)
-                            : 0.f;
+          return d0 + d < K ? y(j, d0 + d) * decay(gamma, r, j, d0 + d) : 0.f;
         });
     for (int e = 0; e < 4; ++e) {
       const int t = t0 + tile::accumulator_row(e),
                 d = d0 + tile::accumulator_col(e);
       if (t < L && d < K) {
-        const float split = decay<K>(gamma, t, r, d);
+        const float split = decay(gamma, t, r, d);
         accX[e] += partX[e] * split;
         accZ[e] += partZ[e] * split;
       }
@@ -160,7 +171,7 @@ __device__ void decayed_rows(float (&accX)[4], float (&accZ)[4], int L, int t0,
               d = d0 + tile::accumulator_col(e);
     if (t < L && d < K)
       for (int j = t0; j <= t; ++j) {
-        const float decayed = y(j, d) * decay<K>(gamma, t, j, d);
+        const float decayed = y(j, d) * decay(gamma, t, j, d);
         accX[e] += mX(t, j) * decayed;
         accZ[e] += mZ(t, j) * decayed;
       }
@@ -170,9 +181,9 @@ __device__ void decayed_rows(float (&accX)[4], float (&accZ)[4], int L, int t0,
 /// part += Σ_{i ≥ t0 + 16} m(i, t) · y(i, d) · e^(Γ_id − Γ_rd) over the
 /// warp's 16x8 fragment (tokens t0.., features d0..), r = t0 + 15 the
 /// split: the later blocks' share of decayed_columns. Warp-collective.
-template <typename TIn, int K, typename M, typename Y>
+template <typename TIn, int K, typename Gamma, typename M, typename Y>
 __device__ void later_rows(float (&part)[4], int L, int t0, int d0,
-                           const float *gamma, M m, Y y) {
+                           const Gamma &gamma, M m, Y y) {
   const int next = t0 + 16, r = next - 1;
   tile::mma_accumulate<TIn>(
       part, L - next,
@@ -181,7 +192,7 @@ __device__ void later_rows(float (&part)[4], int L, int t0, int d0,
       },
       [&](int i, int d) {
         return next + i < L && d0 + d < K
-                   ? y(next + i, d0 + d) * decay<K>(gamma, next + i, r, d0 + d)
+                   ? y(next + i, d0 + d) * decay(gamma, next + i, r, d0 + d)
                    : 0.f;
       });
 }
@@ -193,10 +204,10 @@ __device__ void later_rows(float (&part)[4], int L, int t0, int d0,
 /// The two terms share the fragment's split and the pairs within the
 /// block; the later blocks' operands differ in y, each decayed in turn.
 /// Warp-collective; t0 a multiple of 16.
-template <typename TIn, int K, typename MX, typename YX, typename MZ,
-          typename YZ>
+template <typename TIn, int K, typename Gamma, typename MX, typename YX,
+          typename MZ, typename YZ>
 __device__ void decayed_columns(float (&acc)[4], int L, int t0, int d0,
-                                const float *gamma, MX mX, YX yX, MZ mZ,
+                                const Gamma &gamma, MX mX, YX yX, MZ mZ,
                                 YZ yZ) {
   const int next = t0 + 16;
   if (next < L) {
@@ -208,7 +219,7 @@ __device__ void decayed_columns(float (&acc)[4], int L, int t0, int d0,
       const int t = t0 + tile::accumulator_row(e),
                 d = d0 + tile::accumulator_col(e);
       if (t < L && d < K)
-        acc[e] += part[e] * decay<K>(gamma, r, t, d);
+        acc[e] += part[e] * decay(gamma, r, t, d);
     }
   }
   for (int e = 0; e < 4; ++e) {
@@ -216,8 +227,8 @@ __device__ void decayed_columns(float (&acc)[4], int L, int t0, int d0,
               d = d0 + tile::accumulator_col(e);
     if (t < L && d < K)
       for (int i = t; i < next && i < L; ++i)
-        acc[e] += (mX(i, t) * yX(i, d) + mZ(i, t) * yZ(i, d)) *
-                  decay<K>(gamma, i, t, d);
+        acc[e] +=
+            (mX(i, t) * yX(i, d) + mZ(i, t) * yZ(i, d)) * decay(gamma, i, t, d);
   }
 }
 

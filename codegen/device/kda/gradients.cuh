@@ -5,19 +5,23 @@
 // dS at the chunk's end and dU. Its operands come by cp.async into shared
 // tiles and every product runs on the tile layer (tensor cores through
 // ldmatrix for 16-bit inputs, FMA for f32); the fp32 intermediates stay in
-// shared memory, so the workspace keeps nothing of this kernel's.
-//   1. Γ from g; the chunk's k, dO, U, dU and M = (I + A)⁻¹; β.
-//   2. kk = Σ_d k_i k_j e^(Γi−Γj); dBm = scale dO Uᵀ; dRu = Mᵀ dU, and
+// shared memory, so the workspace keeps nothing of this kernel's. Each
+// phase's operands take the place of the last phase's where they are done
+// with, so two blocks share an SM at K = V = 128, chunk 64, 16-bit.
+//   1. Γ from g; the chunk's k, dO and U; β.
+//   2. kk = Σ_d k_i k_j e^(Γi−Γj); dBm = scale dO Uᵀ.
+//   3. dU and M = (I + A)⁻¹ where Γ was: dRu = Mᵀ dU where k was, and
 //      dv = β ⊙ dRu out.
-//   3. dA = −(dRw Wᵀ + dRu U0ᵀ) = −dRu Uᵀ, since dRw = −dRu S0ᵀ and
+//   4. dA = −(dRw Wᵀ + dRu U0ᵀ) = −dRu Uᵀ, since dRw = −dRu S0ᵀ and
 //      U = U0 − W S0: neither W nor U0 is read.
-//   4. Sixteen features at a time, S0's and dS_end's rows and q's columns
-//      in a two-stage pipeline: dQd = dO S0ᵀ, dKd = U dS_endᵀ,
+//   5. Sixteen features at a time, S0's and dS_end's rows and q's, k's and
+//      g's columns in a two-stage pipeline (Γ of the step's features
+//      summed again from g's): dQd = dO S0ᵀ, dKd = U dS_endᵀ,
 //      dRw = −dRu S0ᵀ and the decayed products through dA and dBm give dq
 //      and dk, out, and dΓ, into dg. A warp takes 16 tokens and 8 of the
 //      features (the dense products over all 16, the costly decayed ones
 //      over its 8).
-//   5. dβ from its per-row partial sums; dg the reverse cumulative sum of
+//   6. dβ from its per-row partial sums; dg the reverse cumulative sum of
 //      dΓ down each feature.
 // Partial sums are kept per warp and added in a fixed order: the result
 // is the same bit for bit from run to run.
@@ -40,14 +44,16 @@
 namespace rudnn {
 namespace kda {
 
-/// Warps of a `gradients` block: its shared memory allows one block an SM,
-/// so it brings two warps to each of the SM's schedulers.
+/// Warps of a `gradients` block: with two blocks an SM (K = V = 128, chunk
+/// 64, 16-bit), four warps to each of the SM's schedulers.
 constexpr int kGradientsWarps = 8;
 
 /// The `gradients` block's dynamic shared memory. The feature dims are
-/// padded to whole 16-deep mma steps (zeros). `reused` holds dU and M for
-/// steps 1-2, then the pipeline's two stages of S0 and dS_end rows and q
-/// columns.
+/// padded to whole 16-deep mma steps (zeros). `pairs` holds dBm on and
+/// below the diagonal and, transposed above it ([j][i] for j < i), kk
+/// then β ⊙ dA. `keys` holds k for kk, then dRu. `phases` holds Γ
+/// [C][K] for kk, then dU and M for dRu, then the feature steps' two
+/// stages and the current step's Γ.
 template <int K, int V, int C, typename TIn> struct GradientsShared {
   static constexpr int kFeatures = 16; // a pipeline step's features
   static constexpr int KP = (K + 15) / 16 * 16, VP = (V + 15) / 16 * 16;
@@ -55,42 +61,73 @@ template <int K, int V, int C, typename TIn> struct GradientsShared {
   using RowsV = tile::SharedTile<TIn, C, VP>;
   using Square = tile::SharedTile<TIn, C, C>;
   using StateRows = tile::SharedTile<TIn, kFeatures, VP>;
-  using QueryColumns = tile::SharedTile<TIn, C, kFeatures>;
+  using Columns = tile::SharedTile<TIn, C, kFeatures>;
+  /// g's columns, of any gate type: room for f32's.
+  template <typename TGate>
+  using GateColumns = tile::SharedTile<TGate, C, kFeatures>;
+  static constexpr int kKeysBytes =
+      RowsK::kBytes > RowsV::kBytes ? RowsK::kBytes : RowsV::kBytes;
+  static constexpr int kGammaBytes = 4 * C * K;
   static constexpr int kSolveBytes = RowsV::kBytes + Square::kBytes;
   static constexpr int kStageBytes =
-      2 * StateRows::kBytes + QueryColumns::kBytes;
-  static constexpr int kReusedBytes =
-      kSolveBytes > 2 * kStageBytes ? kSolveBytes : 2 * kStageBytes;
+      2 * StateRows::kBytes + 2 * Columns::kBytes + GateColumns<float>::kBytes;
+  static constexpr int kStepsBytes = 2 * kStageBytes + 4 * C * kFeatures;
+  static constexpr int kPhasesBytes =
+      kGammaBytes > kSolveBytes
+          ? (kGammaBytes > kStepsBytes ? kGammaBytes : kStepsBytes)
+          : (kSolveBytes > kStepsBytes ? kSolveBytes : kStepsBytes);
 
-  alignas(16) float gamma[C * K];    // [C][K]
-  alignas(16) float pairwise[C * C]; // kk, then β ⊙ dA
-  alignas(16) float dBm[C * C];
-  alignas(16) TIn k[RowsK::kElements];
+  alignas(16) float pairs[C * C];
   alignas(16) TIn dO[RowsV::kElements];
   alignas(16) TIn u[RowsV::kElements];
-  alignas(16) TIn dRu[RowsV::kElements];
-  alignas(16) unsigned char reused[kReusedBytes];
+  alignas(16) unsigned char keys[kKeysBytes];
+  alignas(16) unsigned char phases[kPhasesBytes];
   alignas(16) float beta[(C + 3) / 4 * 4];
   float rowPartials[kGradientsWarps][C];    // dβ's, a warp's own
   float columnPartials[kGradientsWarps][K]; // Σ_t dKd e k, a warp's own
   float lastTerm[K];                        // Σ_j dS_end S0 per feature
+  float lastGamma[K];                       // Γ's last row
 
+  __device__ __forceinline__ RowsK k() {
+    return {reinterpret_cast<TIn *>(keys)};
+  }
+  __device__ __forceinline__ RowsV dRu() {
+    return {reinterpret_cast<TIn *>(keys)};
+  }
+  __device__ __forceinline__ float *gamma() {
+    return reinterpret_cast<float *>(phases);
+  }
   __device__ __forceinline__ RowsV dU() {
-    return {reinterpret_cast<TIn *>(reused)};
+    return {reinterpret_cast<TIn *>(phases)};
   }
   __device__ __forceinline__ Square inverse() {
-    return {reinterpret_cast<TIn *>(reused + RowsV::kBytes)};
+    return {reinterpret_cast<TIn *>(phases + RowsV::kBytes)};
+  }
+  __device__ __forceinline__ unsigned char *stage(int stage) {
+    return phases + stage * kStageBytes;
   }
   __device__ __forceinline__ StateRows state(int stage) {
-    return {reinterpret_cast<TIn *>(reused + stage * kStageBytes)};
+    return {reinterpret_cast<TIn *>(this->stage(stage))};
   }
   __device__ __forceinline__ StateRows dStateEnd(int stage) {
-    return {reinterpret_cast<TIn *>(reused + stage * kStageBytes +
-                                    StateRows::kBytes)};
+    return {reinterpret_cast<TIn *>(this->stage(stage) + StateRows::kBytes)};
   }
-  __device__ __forceinline__ QueryColumns queries(int stage) {
-    return {reinterpret_cast<TIn *>(reused + stage * kStageBytes +
-                                    2 * StateRows::kBytes)};
+  __device__ __forceinline__ Columns queries(int stage) {
+    return {
+        reinterpret_cast<TIn *>(this->stage(stage) + 2 * StateRows::kBytes)};
+  }
+  __device__ __forceinline__ Columns keyColumns(int stage) {
+    return {reinterpret_cast<TIn *>(this->stage(stage) + 2 * StateRows::kBytes +
+                                    Columns::kBytes)};
+  }
+  template <typename TGate>
+  __device__ __forceinline__ GateColumns<TGate> gates(int stage) {
+    return {reinterpret_cast<TGate *>(
+        this->stage(stage) + 2 * StateRows::kBytes + 2 * Columns::kBytes)};
+  }
+  /// Γ [C][kFeatures] of the step's features.
+  __device__ __forceinline__ float *stepGamma() {
+    return reinterpret_cast<float *>(phases + 2 * kStageBytes);
   }
 };
 
@@ -181,21 +218,17 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
       Saved::at(f.workspace, at.slot, at.column, at.columns, chunk_slots<C>(f));
   const TIn *grads = Grads::at(p.scratch, at.slot, at.column, at.columns);
   const TIn *S0 = f.boundaries + boundary_offset<K, V>(at);
-  const typename Shared::RowsK k{shared->k};
-  const typename Shared::RowsV dO{shared->dO}, U{shared->u}, dRu{shared->dRu};
-  float *gamma = shared->gamma, *pairwise = shared->pairwise,
-        *dBm = shared->dBm, *rowSums = shared->rowPartials[warp];
+  const typename Shared::RowsV dO{shared->dO}, U{shared->u};
+  float *pairs = shared->pairs, *rowSums = shared->rowPartials[warp];
 
-  // 1. The chunk's operands, Γ and β.
+  // 1. The chunk's k, dO and U, Γ and β.
+  const typename Shared::RowsK k = shared->k();
   tile::load_tile_async<Views>(k, f.k + f.k_offset(b, t0, h), f.k_strides.time,
                                L, K);
   tile::load_tile_async<Views>(dO,
                                p.d_output + p.d_output_strides.offset(b, t0, h),
                                p.d_output_strides.time, L, V);
   tile::load_tile_async<align>(U, operands + Tiles::kU, V, L, V);
-  tile::load_tile_async<align>(shared->dU(), grads + Grads::kDU, V, L, V);
-  tile::load_tile_async<align>(shared->inverse(), saved + Saved::kInverse, C, L,
-                               L);
   arch::cp_async_commit();
   for (int i = threadIdx.x; i < C; i += blockDim.x) {
     shared->beta[i] =
@@ -206,29 +239,44 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
   for (int d = threadIdx.x; d < K; d += blockDim.x)
     for (int w = 0; w < kGradientsWarps; ++w)
       shared->columnPartials[w][d] = 0.f;
+  float *gamma = shared->gamma();
   chunk_decay<K>(f, b, h, t0, L,
                  [&](int i, int d, float g) { gamma[i * K + d] = g; });
   arch::cp_async_wait<0>();
   __syncthreads();
-  auto kAt = [&](int i, int d) { return to_float(k(i, d)); };
   auto beta = [&](int i) { return shared->beta[i]; };
 
-  // 2. kk (the second product of decayed_pairwise would repeat it).
-  decayed_pairwise<TIn, K, C>(
-      L, gamma, kAt, kAt, kAt,
-      [&](int i, int j, float x) { pairwise[i * C + j] = x; },
-      [](int, int, float) {});
-  // dBm = scale dO Uᵀ, lower triangular.
-  lower_times_transposed<Tile16>(
-      L, V, dO, U, [&](const Tile16 &acc, int i0, int s0) {
-        acc.for_each([&](int r, int c, float x) {
-          const int i = i0 + r, s = s0 + c;
-          dBm[i * C + s] = s <= i ? f.scale * x : 0.f;
-        });
-      });
-  // dRu = Mᵀ dU, M lower triangular: row block i0 needs M's rows from i0.
-  const typename Shared::RowsV dU = shared->dU();
+  // 2. kk above the diagonal, transposed (the second product of
+  // decayed_pairwise would repeat it); dBm = scale dO Uᵀ on and below it.
+  {
+    auto kAt = [&](int i, int d) { return to_float(k(i, d)); };
+    decayed_pairwise<TIn, K, C>(
+        L, GammaRows<K>{gamma}, kAt, kAt, kAt,
+        [&](int i, int j, float x) {
+          if (j < i)
+            pairs[j * C + i] = x;
+        },
+        [](int, int, float) {});
+  }
+  lower_times_transposed<Tile16>(L, V, dO, U,
+                                 [&](const Tile16 &acc, int i0, int s0) {
+                                   acc.for_each([&](int r, int c, float x) {
+                                     const int i = i0 + r, s = s0 + c;
+                                     if (s <= i)
+                                       pairs[i * C + s] = f.scale * x;
+                                   });
+                                 });
+  __syncthreads(); // Γ and k are done with
+
+  // 3. dU and M in Γ's place; dRu = Mᵀ dU in k's, M lower triangular: row
+  // block i0 needs M's rows from i0.
+  const typename Shared::RowsV dU = shared->dU(), dRu = shared->dRu();
   const typename Shared::Square inverse = shared->inverse();
+  tile::load_tile_async<align>(dU, grads + Grads::kDU, V, L, V);
+  tile::load_tile_async<align>(inverse, saved + Saved::kInverse, C, L, L);
+  arch::cp_async_commit();
+  arch::cp_async_wait<0>();
+  __syncthreads();
   for_each_tile16(L, V, [&](int i0, int c0) {
     Tile16 acc;
     acc.clear();
@@ -252,25 +300,24 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
   });
   __syncthreads();
 
-  // 3. dA = −dRu Uᵀ, strictly lower: dβ takes Σ_j dA ⊙ kk, and the
-  // pairwise array becomes β ⊙ dA.
+  // 4. dA = −dRu Uᵀ, strictly lower: dβ takes Σ_j dA ⊙ kk, and kk's place
+  // becomes β ⊙ dA.
   lower_times_transposed<Tile16>(
       L, V, dRu, U, [&](const Tile16 &acc, int i0, int j0) {
         float upper = 0.f, lower = 0.f;
         acc.for_each([&](int r, int c, float x) {
           const int i = i0 + r, j = j0 + c;
-          if (i >= L || j >= L)
+          if (i >= L || j >= i)
             return;
-          const float dA = j < i ? -x : 0.f;
-          if (j < i)
-            (r < 8 ? upper : lower) += dA * pairwise[i * C + j];
-          pairwise[i * C + j] = beta(i) * dA;
+          const float dA = -x;
+          (r < 8 ? upper : lower) += dA * pairs[j * C + i];
+          pairs[j * C + i] = beta(i) * dA;
         });
         add_row_sums(rowSums, i0, upper, lower);
       });
   __syncthreads();
 
-  // 4. Sixteen features a step.
+  // 5. Sixteen features a step.
   auto issue = [&](int step, int stage) {
     const int d0 = step * F;
     tile::load_tile_async<align>(shared->state(stage), S0 + (long long)d0 * V,
@@ -281,15 +328,37 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
     tile::load_tile_async<Views>(shared->queries(stage),
                                  f.q + f.q_offset(b, t0, h) + d0,
                                  f.q_strides.time, L, K - d0);
+    tile::load_tile_async<Views>(shared->keyColumns(stage),
+                                 f.k + f.k_offset(b, t0, h) + d0,
+                                 f.k_strides.time, L, K - d0);
+    tile::load_tile_async(shared->template gates<TGate>(stage),
+                          f.g + f.g_strides.offset(b, t0, h) + d0,
+                          f.g_strides.time, L, K - d0);
   };
-  auto aB = [&](int i, int j) { return pairwise[i * C + j]; };
-  auto bm = [&](int i, int j) { return dBm[i * C + j]; };
+  // dA's β-weighted entries below the diagonal, dBm's on and below it.
+  auto aB = [&](int i, int j) { return j < i ? pairs[j * C + i] : 0.f; };
+  auto bm = [&](int i, int j) { return pairs[i * C + j]; };
+  float *stepGamma = shared->stepGamma();
   auto consume = [&](int step, int stage) {
     const int d0 = step * F;
     const typename Shared::StateRows state = shared->state(stage),
                                      dStateEnd = shared->dStateEnd(stage);
-    const typename Shared::QueryColumns queries = shared->queries(stage);
+    const typename Shared::Columns queries = shared->queries(stage),
+                                   keys = shared->keyColumns(stage);
     auto qAt = [&](int i, int d) { return to_float(queries(i, d - d0)); };
+    auto kAt = [&](int i, int d) { return to_float(keys(i, d - d0)); };
+    const GammaRows<F> gammaAt{stepGamma, d0};
+    // Γ of the step's features, summed in chunk_decay's order.
+    if (threadIdx.x < F) {
+      const auto gates = shared->template gates<TGate>(stage);
+      float running = 0.f;
+      for (int i = 0; i < L; ++i) {
+        running += to_float(gates(i, threadIdx.x));
+        stepGamma[i * F + threadIdx.x] = running;
+      }
+      if (d0 + threadIdx.x < K)
+        shared->lastGamma[d0 + threadIdx.x] = running;
+    }
     // e^Γlast's share of dΓ: Σ_j dS_end S0 for each of the step's features.
     const int lane = threadIdx.x % 32;
     for (int r = warp; r < F && d0 + r < K; r += kGradientsWarps) {
@@ -300,6 +369,7 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
       if (lane == 0)
         shared->lastTerm[d0 + r] = x;
     }
+    __syncthreads(); // the step's Γ
     const int tasks = 2 * ((L + 15) / 16);
     for (int task = warp; task < tasks; task += kGradientsWarps) {
       const int i0 = task / 2 * 16, half = task % 2;
@@ -324,8 +394,8 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
       }
       float rowsA[4] = {0.f, 0.f, 0.f, 0.f}, rowsB[4] = {0.f, 0.f, 0.f, 0.f},
             columns[4] = {0.f, 0.f, 0.f, 0.f};
-      decayed_rows<TIn, K>(rowsA, rowsB, L, i0, dh, gamma, aB, bm, kAt);
-      decayed_columns<TIn, K>(columns, L, i0, dh, gamma, aB, kAt, bm, qAt);
+      decayed_rows<TIn, K>(rowsA, rowsB, L, i0, dh, gammaAt, aB, bm, kAt);
+      decayed_columns<TIn, K>(columns, L, i0, dh, gammaAt, aB, kAt, bm, qAt);
       float dq[4], dk[4], dG[4], kdTerm[4];
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
@@ -334,8 +404,8 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
         dq[e] = dk[e] = dG[e] = kdTerm[e] = 0.f;
         if (t >= L || d >= K)
           continue;
-        const float g = gamma[t * K + d], eg = fast_exp(g);
-        const float eLast = fast_exp(gamma[(L - 1) * K + d] - g);
+        const float g = gammaAt(t, d), eg = fast_exp(g);
+        const float eLast = fast_exp(gammaAt(L - 1, d) - g);
         const float qv = qAt(t, d), kv = kAt(t, d);
         const float throughKd = kd[e] * eLast;
         // The right-hand side β k e^Γ of W.
@@ -367,7 +437,7 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
   };
   tile::two_stage_pipeline((K + F - 1) / F, issue, consume);
 
-  // 5. dβ; dg: Γ's last row feeds Kd and e^Γlast of every row, then the
+  // 6. dβ; dg: Γ's last row feeds Kd and e^Γlast of every row, then the
   // reverse cumulative sum of dΓ.
   for (int i = threadIdx.x; i < L; i += blockDim.x) {
     float db = 0.f;
@@ -376,7 +446,7 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
     p.dbeta[p.dbeta_strides.offset(b, t0 + i, h)] = from_float<TBeta>(db);
   }
   for (int d = threadIdx.x; d < K; d += blockDim.x) {
-    float running = fast_exp(gamma[(L - 1) * K + d]) * shared->lastTerm[d];
+    float running = fast_exp(shared->lastGamma[d]) * shared->lastTerm[d];
     for (int w = 0; w < kGradientsWarps; ++w)
       running += shared->columnPartials[w][d];
     for (int i = L - 1; i >= 0; --i) {

@@ -168,7 +168,7 @@ __device__ void prepare_chunk(const ForwardParams<TIn, TGate, TBeta> &p,
   }
   __syncthreads();
   decayed_pairwise<TIn, K, C>(
-      L, gamma, k, q, k,
+      L, GammaRows<K>{gamma}, k, q, k,
       [&](int i, int j, float kk) {
         if (j < i)
           strictA[i][j] = beta(i) * kk;

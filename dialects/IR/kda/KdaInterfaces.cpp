@@ -49,8 +49,9 @@ LogicalResult specializeKda(KdaLikeOp op, TargetAttr target) {
 
   const bool chunkGiven = static_cast<bool>(op.getChunk());
   if (!op.getChunk()) {
-    std::optional<int64_t> chunk = chooseKdaChunk(
-        featureDimK, featureDimV, target.getSmemPerBlock(), inputBytes);
+    std::optional<int64_t> chunk =
+        chooseKdaChunk(featureDimK, featureDimV, target.getSmemPerBlock(),
+                       inputBytes, target.getComputeCapability());
     if (!chunk)
       return op.emitOpError()
              << "no chunk size fits K = " << featureDimK

@@ -175,16 +175,22 @@ int64_t mlir::rudnn::kdaGradientsSharedBytes(int64_t chunk, int64_t featureDimK,
   constexpr int64_t kWarps = 8, kFeatures = 16;
   const int64_t rowsK = (featureDimK + 15) / 16 * 16,
                 rowsV = (featureDimV + 15) / 16 * 16;
+  const int64_t keys = std::max(sharedTileBytes(chunk, rowsK, inputBytes),
+                                sharedTileBytes(chunk, rowsV, inputBytes));
+  // The phases' region: Γ, then dU and M, then the feature steps' two
+  // stages (S0's and dS_end's rows; q's, k's and g's columns, g's with
+  // room for f32) and the step's Γ.
+  const int64_t gamma = 4 * chunk * featureDimK;
   const int64_t solve = sharedTileBytes(chunk, rowsV, inputBytes) +
                         sharedTileBytes(chunk, chunk, inputBytes);
   const int64_t stage = 2 * sharedTileBytes(kFeatures, rowsV, inputBytes) +
-                        sharedTileBytes(chunk, kFeatures, inputBytes);
+                        2 * sharedTileBytes(chunk, kFeatures, inputBytes) +
+                        sharedTileBytes(chunk, kFeatures, 4);
+  const int64_t steps = 2 * stage + 4 * chunk * kFeatures;
   const int64_t bytes =
-      4 * chunk * featureDimK + 2 * 4 * chunk * chunk +
-      sharedTileBytes(chunk, rowsK, inputBytes) +
-      3 * sharedTileBytes(chunk, rowsV, inputBytes) +
-      std::max(solve, 2 * stage) + 4 * ((chunk + 3) / 4 * 4) +
-      4 * (kWarps * chunk + kWarps * featureDimK + featureDimK);
+      4 * chunk * chunk + 2 * sharedTileBytes(chunk, rowsV, inputBytes) + keys +
+      std::max({gamma, solve, steps}) + 4 * ((chunk + 3) / 4 * 4) +
+      4 * (kWarps * chunk + kWarps * featureDimK + 2 * featureDimK);
   return (bytes + 15) / 16 * 16;
 }
 
@@ -215,14 +221,26 @@ int64_t mlir::rudnn::kdaLargestBlockSharedBytes(int64_t chunk,
 std::optional<int64_t> mlir::rudnn::chooseKdaChunk(int64_t featureDimK,
                                                    int64_t featureDimV,
                                                    int64_t smemPerBlock,
-                                                   int64_t inputBytes) {
+                                                   int64_t inputBytes,
+                                                   int64_t computeCapability) {
   // The kernels' arrays are static: however much the target could give a
   // block dynamically, they get at most kStaticSharedBytes.
   const int64_t budget = std::min(smemPerBlock, kStaticSharedBytes);
+  auto fits = [&](int64_t chunk) {
+    return kdaChunkSharedBytes(chunk, featureDimK, featureDimV) <= budget &&
+           kdaLargestBlockSharedBytes(chunk, featureDimK, featureDimV,
+                                      inputBytes) <= smemPerBlock;
+  };
+  // The state in wgmma accumulators outweighs a larger chunk.
   for (int64_t chunk : {64, 32, 16})
-    if (kdaChunkSharedBytes(chunk, featureDimK, featureDimV) <= budget &&
-        kdaLargestBlockSharedBytes(chunk, featureDimK, featureDimV,
-                                   inputBytes) <= smemPerBlock)
+    if (fits(chunk) &&
+        chooseKdaWgmmaWalk(computeCapability, inputBytes, chunk, featureDimK,
+                           smemPerBlock) &&
+        chooseKdaWgmmaGradientWalk(computeCapability, inputBytes, chunk,
+                                   featureDimK, smemPerBlock))
+      return chunk;
+  for (int64_t chunk : {64, 32, 16})
+    if (fits(chunk))
       return chunk;
   return std::nullopt;
 }

@@ -103,11 +103,13 @@ bool chooseKdaWgmmaGradientWalk(int64_t computeCapability, int64_t inputBytes,
 int64_t kdaRestoreSharedBytes(int64_t inputBytes);
 
 /// Dynamic shared memory, in bytes, of the backward's `gradients` at this
-/// chunk (sizeof(kda::GradientsShared)): Γ [chunk][K] and two chunk x chunk
-/// matrices in fp32; the chunk's k (K rounded up to 16), dO, U and dRu (V
-/// rounded up to 16) in the input type; dU and (I + A)⁻¹, in the same place
-/// later two pipeline stages of 16 rows of S0 and dS_end and 16 columns of
-/// q; β and the per-warp partial sums (eight warps) in fp32.
+/// chunk (sizeof(kda::GradientsShared)): one chunk x chunk matrix in fp32
+/// (dBm below the diagonal, kk then β ⊙ dA above it); the chunk's dO and U
+/// (V rounded up to 16) and k, later dRu, in the input type; Γ [chunk][K]
+/// in fp32, in its place later dU and (I + A)⁻¹, then two pipeline stages
+/// of 16 rows of S0 and dS_end and 16 columns of q, k and g, and the
+/// step's Γ; β, the per-warp partial sums (eight warps) and two fp32
+/// values per feature.
 int64_t kdaGradientsSharedBytes(int64_t chunk, int64_t featureDimK,
                                 int64_t featureDimV, int64_t inputBytes);
 
@@ -148,9 +150,12 @@ inline int64_t kdaSavedTileWords(int64_t chunk, int64_t featureDimK,
 
 /// The largest of 64, 32 and 16 whose kernels fit `smemPerBlock` (the
 /// static arrays the static limit too) for inputs of `inputBytes` (2 or
-/// 4), or nullopt when none does.
+/// 4), or nullopt when none does. On a target of `computeCapability` 90
+/// the largest at which both walks run on wgmma comes first (K = V = 256,
+/// 16-bit: chunk 32, where at 64 the forward's wgmma walk would not fit).
 std::optional<int64_t> chooseKdaChunk(int64_t featureDimK, int64_t featureDimV,
-                                      int64_t smemPerBlock, int64_t inputBytes);
+                                      int64_t smemPerBlock, int64_t inputBytes,
+                                      int64_t computeCapability = 0);
 
 /// The shared memory the KDA kernels at this chunk need of a block at most,
 /// static and dynamic together, for inputs of `inputBytes`.
