@@ -34,16 +34,16 @@ template <int K, int C, typename TIn> struct WgmmaGradientWalkShared {
   using Walk = WgmmaWalkShared<K, C, TIn>;
   static constexpr int kBlocks = Walk::kBlocks;
   using Pairwise = tile::ColumnBlocks<TIn, C, 1>;
-  using KeysByRow = typename Walk::Weights; // Kd [64][K'], K-major A
-  using Tokens = typename Walk::Keys;       // Qd, W [C][K'], MN-major A
+  using M64Rows = typename Walk::Weights; // Kd [64][K'], K-major A
+  using ChunkRows = typename Walk::Keys;  // Qd, W [C][K'], MN-major A
   using Last = typename Walk::Last;
   using StateT = typename Walk::StateT;
   using RowsT = typename Walk::UpdatesT; // [16][C] of dO or −dU
   struct Stage {
     alignas(1024) TIn pairwise[Pairwise::kElements];
-    alignas(1024) TIn kd[KeysByRow::kElements];
-    alignas(1024) TIn qd[Tokens::kElements];
-    alignas(1024) TIn w[Tokens::kElements];
+    alignas(1024) TIn kd[M64Rows::kElements];
+    alignas(1024) TIn qd[ChunkRows::kElements];
+    alignas(1024) TIn w[ChunkRows::kElements];
     alignas(16) float last[Last::kElements];
     unsigned long long loaded; // the stage's TMA boxes (WorkspaceRows)
   };
@@ -53,12 +53,12 @@ template <int K, int C, typename TIn> struct WgmmaGradientWalkShared {
   alignas(1024) TIn minusDU[RowsT::kElements];
 };
 
-/// One thread's eight of a chunk's rows by a block's 16 columns (row
+/// One thread's half of a chunk's row of a block's 16 columns (row
 /// threadIdx.x / 2, columns from 8 · (threadIdx.x % 2)), zeros past L rows
 /// and `width` columns: read a chunk ahead into registers, one 16-byte
 /// load where aligned, then written transposed into the K-major tile a
 /// wgmma reads as B. WholeColumns: every block has its 16 columns.
-template <typename T> struct RowEighth {
+template <typename T> struct HalfRow {
   static_assert(sizeof(T) == 2, "8 elements: one 16-byte vector");
   union {
     uint4 bits;
@@ -110,7 +110,7 @@ __device__ void state_gradient_wgmma(const BackwardParams<TIn, TGate, TBeta> &p,
   using Saved = BackwardTiles<K, V, C, TIn>;
   using Grads = GradientTiles<K, V, C, TIn>;
   using Shared = WgmmaGradientWalkShared<K, C, TIn>;
-  using Tokens = typename Shared::Tokens;
+  using ChunkRows = typename Shared::ChunkRows;
   constexpr int VB = kWgmmaWalkColumns, kBlocks = Shared::kBlocks;
   constexpr tile::Alignment align = Tiles::kAlignment;
   const ForwardParams<TIn, TGate, TBeta> &f = p.forward;
@@ -122,26 +122,21 @@ __device__ void state_gradient_wgmma(const BackwardParams<TIn, TGate, TBeta> &p,
   const long long stateBase = (long long)walk.state * K * V + v0;
   const int warp = threadIdx.x / 32;
 
-  // Rows 64m + 16·warp.. of dS, for each 64-row tile m.
-  tile::WarpTile<TIn, 16, VB> dS[kBlocks];
-#pragma unroll
-  for (int m = 0; m < kBlocks; ++m)
-    load_state_rows<K, V>(
-        dS[m], p.d_final_state ? p.d_final_state + stateBase : nullptr,
-        64 * m + 16 * warp, width);
+  WalkState<K, V, TIn> dS;
+  dS.load(p.d_final_state ? p.d_final_state + stateBase : nullptr, width);
 
   if constexpr (Tma) {
     // Rows C.. of Kd's 64-row tiles are never loaded; the barriers are
     // ready before the first box is issued.
     for (int stage = 0; stage < 2; ++stage) {
-      clear_rows_past<C>(typename Shared::KeysByRow{shared.stages[stage].kd});
+      clear_rows_past<C>(typename Shared::M64Rows{shared.stages[stage].kd});
       if (threadIdx.x == 0)
         arch::mbarrier_init(&shared.stages[stage].loaded, 1);
     }
     __syncthreads();
   }
 
-  RowEighth<TIn> dORows;
+  HalfRow<TIn> dORows;
   auto issue = [&](int j, int stage) {
     const int L = walk.tokens<C>(j), slot = walk.first + j;
     const float *tiles =
@@ -151,23 +146,23 @@ __device__ void state_gradient_wgmma(const BackwardParams<TIn, TGate, TBeta> &p,
                               chunk_slots<C>(f)) +
                     Saved::kQd;
     typename Shared::Stage &to = shared.stages[stage];
-    const typename Shared::KeysByRow kd{to.kd};
+    const typename Shared::M64Rows kd{to.kd};
     if constexpr (Tma) {
       if (threadIdx.x == 0) {
         arch::mbarrier_arrive_expect_tx(
-            &to.loaded, Rows::template bytes<typename Shared::KeysByRow>() +
-                            2 * Rows::template bytes<Tokens>());
+            &to.loaded, Rows::template bytes<typename Shared::M64Rows>() +
+                            2 * Rows::template bytes<ChunkRows>());
         Rows::load(kd, *rows, Rows::row(f.workspace, operands + Tiles::kKd),
                    &to.loaded);
-        Rows::load(Tokens{to.qd}, *rows, Rows::row(f.workspace, qd),
+        Rows::load(ChunkRows{to.qd}, *rows, Rows::row(f.workspace, qd),
                    &to.loaded);
-        Rows::load(Tokens{to.w}, *rows,
+        Rows::load(ChunkRows{to.w}, *rows,
                    Rows::row(f.workspace, operands + Tiles::kW), &to.loaded);
       }
     } else {
       load_blocks_async<align>(kd, operands + Tiles::kKd, K, L, K);
-      load_blocks_async<align>(Tokens{to.qd}, qd, K, L, K);
-      load_blocks_async<align>(Tokens{to.w}, operands + Tiles::kW, K, L, K);
+      load_blocks_async<align>(ChunkRows{to.qd}, qd, K, L, K);
+      load_blocks_async<align>(ChunkRows{to.w}, operands + Tiles::kW, K, L, K);
     }
     load_blocks_async<align>(typename Shared::Pairwise{to.pairwise},
                              operands + Tiles::kB, C, L, L);
@@ -189,12 +184,8 @@ __device__ void state_gradient_wgmma(const BackwardParams<TIn, TGate, TBeta> &p,
     TIn *grads =
         Grads::at(p.scratch, walk.first + j, walk.column, walk.columns);
     // dS at the chunk's end, kept for `gradients` and staged.
-#pragma unroll
-    for (int m = 0; m < kBlocks; ++m) {
-      store_state_rows<K, V>(dS[m], grads + Grads::kDSEnd + v0,
-                             64 * m + 16 * warp, width);
-      stage_state_columns(dS[m], dST, 64 * m + 16 * warp);
-    }
+    dS.store(grads + Grads::kDSEnd + v0, width);
+    dS.stage(dST);
     dORows.store_transposed(dOT);
     if constexpr (Tma)
       arch::mbarrier_wait(&shared.stages[j % 2].loaded,
@@ -233,38 +224,31 @@ __device__ void state_gradient_wgmma(const BackwardParams<TIn, TGate, TBeta> &p,
     __syncthreads(); // −dU is in place
 
     // dS ← e^Γlast ⊙ dS + scale Qdᵀ·dO − Wᵀ·dU.
-    const typename Shared::Last last{const_cast<float *>(from.last)};
+    dS.decay(typename Shared::Last{const_cast<float *>(from.last)});
     tile::WarpTile<TIn, 16, VB> queries[kBlocks];
 #pragma unroll
-    for (int m = 0; m < kBlocks; ++m) {
-      decay_rows(dS[m], last, 64 * m + 16 * warp);
-      arch::wgmma_fence_operand(tile::wgmma_accumulators(dS[m]));
+    for (int m = 0; m < kBlocks; ++m)
       arch::wgmma_fence_operand(tile::wgmma_accumulators(queries[m]));
-    }
     arch::wgmma_fence();
 #pragma unroll
     for (int m = 0; m < kBlocks; ++m) {
-      const int block = m * Tokens::Block::kElements;
+      const int block = m * ChunkRows::Block::kElements;
       multiply_transposed<C>(queries[m], from.qd + block, dOT,
                              /*accumulate=*/false);
-      multiply_transposed<C>(dS[m], from.w + block, minusDUT,
+      multiply_transposed<C>(dS.tiles[m], from.w + block, minusDUT,
                              /*accumulate=*/true);
     }
     arch::wgmma_commit();
     arch::wgmma_wait<0>();
+    dS.fence();
 #pragma unroll
     for (int m = 0; m < kBlocks; ++m) {
       arch::wgmma_fence_operand(tile::wgmma_accumulators(queries[m]));
-      arch::wgmma_fence_operand(tile::wgmma_accumulators(dS[m]));
-      dS[m].add_scaled(queries[m], f.scale);
+      dS.tiles[m].add_scaled(queries[m], f.scale);
     }
   }
 
-  if (p.d_initial_state)
-#pragma unroll
-    for (int m = 0; m < kBlocks; ++m)
-      store_state_rows<K, V>(dS[m], p.d_initial_state + stateBase,
-                             64 * m + 16 * warp, width);
+  dS.store(p.d_initial_state ? p.d_initial_state + stateBase : nullptr, width);
 }
 
 } // namespace kda

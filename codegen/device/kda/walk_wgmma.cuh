@@ -50,6 +50,54 @@ struct Select<false, Type_, Otherwise> {
 /// Value columns one block of the wgmma walk carries (its m64nNk16's N).
 constexpr int kWgmmaWalkColumns = 16;
 
+/// The state (or its gradient) one warpgroup carries through a walk: its
+/// block's 16 value columns of a [K][V] state in fp32 wgmma accumulators,
+/// warp w holding rows 64m + 16w.. of each 64-row tile m.
+template <int K, int V, typename TIn> struct WalkState {
+  static constexpr int kBlocks = (K + 63) / 64;
+  tile::WarpTile<TIn, 16, kWgmmaWalkColumns> tiles[kBlocks];
+
+  static __device__ __forceinline__ int first_row(int m) {
+    return 64 * m + 16 * (threadIdx.x / 32);
+  }
+  /// From an fp32 state at the block's first column (null: zeros).
+  __device__ __forceinline__ void load(const float *from, int width) {
+#pragma unroll
+    for (int m = 0; m < kBlocks; ++m)
+      load_state_rows<K, V>(tiles[m], from, first_row(m), width);
+  }
+  /// Out to a state at the block's first column (none when null).
+  template <typename T>
+  __device__ __forceinline__ void store(T *to, int width) const {
+    if (to)
+#pragma unroll
+      for (int m = 0; m < kBlocks; ++m)
+        store_state_rows<K, V>(tiles[m], to, first_row(m), width);
+  }
+  /// Rounded and transposed into `staged`: the K-major B operand.
+  template <typename StateT>
+  __device__ __forceinline__ void stage(const StateT &staged) const {
+#pragma unroll
+    for (int m = 0; m < kBlocks; ++m)
+      stage_state_columns(tiles[m], staged, first_row(m));
+  }
+  /// e^Γlast ⊙ S, fenced for the products that accumulate into it.
+  template <typename Last>
+  __device__ __forceinline__ void decay(const Last &last) {
+#pragma unroll
+    for (int m = 0; m < kBlocks; ++m) {
+      decay_rows(tiles[m], last, first_row(m));
+      arch::wgmma_fence_operand(tile::wgmma_accumulators(tiles[m]));
+    }
+  }
+  /// After the products' wait: their results are the registers'.
+  __device__ __forceinline__ void fence() {
+#pragma unroll
+    for (int m = 0; m < kBlocks; ++m)
+      arch::wgmma_fence_operand(tile::wgmma_accumulators(tiles[m]));
+  }
+};
+
 /// The wgmma walk's dynamic shared memory, from a 1024-byte aligned
 /// address (the host adds the slack): two stages of a chunk's operands (W
 /// with 64 rows, as the m64 product takes them, zeros past the chunk; Kd;
@@ -225,13 +273,8 @@ __device__ void propagate_wgmma(const ForwardParams<TIn, TGate, TBeta> &p,
   const long long stateBase = (long long)walk.state * K * V + v0;
   const int warp = threadIdx.x / 32;
 
-  // Rows 64m + 16·warp.. of the state, for each 64-row tile m.
-  tile::WarpTile<TIn, 16, VB> state[kBlocks];
-#pragma unroll
-  for (int m = 0; m < kBlocks; ++m)
-    load_state_rows<K, V>(
-        state[m], p.initial_state ? p.initial_state + stateBase : nullptr,
-        64 * m + 16 * warp, width);
+  WalkState<K, V, TIn> state;
+  state.load(p.initial_state ? p.initial_state + stateBase : nullptr, width);
 
   if constexpr (Tma) {
     // Rows C.. of the 64-row tiles are never loaded; the barriers are
@@ -310,12 +353,8 @@ __device__ void propagate_wgmma(const ForwardParams<TIn, TGate, TBeta> &p,
             ? p.boundaries +
                   ((long long)slot * walk.columns + walk.column) * K * V + v0
             : nullptr;
-#pragma unroll
-    for (int m = 0; m < kBlocks; ++m) {
-      if (p.boundaries)
-        store_state_rows<K, V>(state[m], boundary, 64 * m + 16 * warp, width);
-      stage_state_columns(state[m], stateT, 64 * m + 16 * warp);
-    }
+    state.store(boundary, width);
+    state.stage(stateT);
     if constexpr (Tma)
       arch::mbarrier_wait(&shared.stages[j % 2].loaded, j / 2 % 2);
     arch::cp_async_wait<0>();
@@ -351,28 +390,21 @@ __device__ void propagate_wgmma(const ForwardParams<TIn, TGate, TBeta> &p,
     __syncthreads(); // the rounded updates are in place
 
     // S ← e^Γlast ⊙ S + Kdᵀ·U over the chunk's C tokens (zeros past L).
-    const typename Shared::Last last{const_cast<float *>(from.last)};
-#pragma unroll
-    for (int m = 0; m < kBlocks; ++m) {
-      decay_rows(state[m], last, 64 * m + 16 * warp);
-      arch::wgmma_fence_operand(tile::wgmma_accumulators(state[m]));
-    }
+    state.decay(typename Shared::Last{const_cast<float *>(from.last)});
     tile::WarpTile<TIn, 16, VB> out;
     if constexpr (Output)
       arch::wgmma_fence_operand(tile::wgmma_accumulators(out));
     arch::wgmma_fence();
 #pragma unroll
     for (int m = 0; m < kBlocks; ++m)
-      multiply_transposed<C>(state[m],
+      multiply_transposed<C>(state.tiles[m],
                              from.kd + m * Shared::Keys::Block::kElements,
                              updatesT, /*accumulate=*/true);
     if constexpr (Output)
       issue_output<C>(out, shared.outputs[j % 2], stateT, updatesT);
     arch::wgmma_commit();
     arch::wgmma_wait<0>();
-#pragma unroll
-    for (int m = 0; m < kBlocks; ++m)
-      arch::wgmma_fence_operand(tile::wgmma_accumulators(state[m]));
+    state.fence();
     if constexpr (Output) {
       arch::wgmma_fence_operand(tile::wgmma_accumulators(out));
       const int t0 = walk.t0 + j * C;
@@ -387,11 +419,7 @@ __device__ void propagate_wgmma(const ForwardParams<TIn, TGate, TBeta> &p,
     }
   }
 
-  if (p.final_state)
-#pragma unroll
-    for (int m = 0; m < kBlocks; ++m)
-      store_state_rows<K, V>(state[m], p.final_state + stateBase,
-                             64 * m + 16 * warp, width);
+  state.store(p.final_state ? p.final_state + stateBase : nullptr, width);
 }
 
 } // namespace kda
