@@ -26,10 +26,11 @@
 // CHECK-NEXT: serial: 512 steps x 1.02 us (a block's L2 reads 1.02, compute 0.12, latency 0.28 of 2 block barriers and 12 dependent mma) = 520.7 us
 // CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix 0, cp.async [1-9][0-9]*.*\(HGMMA [1-9][0-9]*|sass: unavailable}}
 // The input gradients: every operand by cp.async into shared tiles, every
-// fp32 intermediate in 109824 bytes of dynamic shared memory (each phase's
+// fp32 intermediate in 113408 bytes of dynamic shared memory (each phase's
 // operands where the last phase's were), two blocks of eight warps an SM,
 // products on tensor cores through ldmatrix, nothing spilled and no local
-// arrays. Its bytes bound it, its exponentials close behind, 292992 per
+// arrays; dg written once (each feature step's reverse cumulative sum by
+// shuffles), 2370 MiB in all. Its exponentials bound it, 292992 per
 // chunk of a head: the pairwise kk (88064, as prepare's), then per 16 x 8
 // tile the decays along its rows and its columns (each shared by the two
 // matrices that meet them) and e^Γ, e^(Γlast − Γ) of each element
@@ -37,9 +38,9 @@
 // CHECK: // ----- kernel kda_bwd_gradients_bf16_f32_bf16_k128_v128_c64_a16
 // CHECK-NEXT: block: 256 threads; grid (512, 16, 1) = 8192 blocks
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded; stack: 0 bytes
-// CHECK-NEXT: shared memory: 0 bytes static, 109824 dynamic
+// CHECK-NEXT: shared memory: 0 bytes static, 113408 dynamic
 // CHECK-NEXT: resident blocks per SM: 2
-// CHECK-NEXT: model: {{[0-9.]+}} MiB moved, {{[0-9.]+}} GFLOP, {{[0-9.]+}} FLOP/B; roofline {{[0-9.]+}} us (memory-bound)
+// CHECK-NEXT: model: 2370.0 MiB moved, {{[0-9.]+}} GFLOP, {{[0-9.]+}} FLOP/B; roofline 615.4 us (exponential-bound)
 // CHECK-NEXT: exponentials: 2400.2 M,
 // CHECK-NEXT: in turn (no overlap):
 // CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix [1-9][0-9]*, cp.async [1-9][0-9]*|sass: unavailable}}

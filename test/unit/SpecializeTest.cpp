@@ -29,17 +29,18 @@ TEST(KdaChunkPolicy, GradientsSharedBytesFollowTheTileLayout) {
   // largest of Γ 64 x 128 in fp32 (32 KiB), dU and the inverse (24 KiB)
   // and two stages of 16 rows of S0 and dS_end (4 KiB each) and 16 columns
   // of q and k (2 KiB each) and of g (4 KiB, room for f32) with the step's
-  // Γ (4 KiB): 36 KiB; β, eight warps' partial sums by row and by
-  // feature, and two values per feature. Two blocks fit an SM of 228 KiB.
+  // Γ and dΓ (4 KiB each): 40 KiB; β, eight warps' partial sums by row and
+  // by feature, and one value per feature. Two blocks fit an SM of 228 KiB.
   const int64_t bytes = kdaGradientsSharedBytes(64, 128, 128, 2);
   EXPECT_EQ(bytes, 4 * 64 * 64 + 3 * 16384 + 2 * (2 * 4096 + 2 * 2048 + 4096) +
-                       4096 + 256 + 4 * (8 * 64 + 8 * 128 + 2 * 128));
+                       2 * 4096 + 256 + 4 * (8 * 64 + 8 * 128 + 128));
   EXPECT_LE(2 * (bytes + 1024), 228 * 1024);
   // f32 at K = 4, V = 12, chunk 16: 16-wide rows (4 chunks, swizzled); the
-  // two stages (2 · 5 KiB) and the step's Γ pass Γ, dU and the inverse.
+  // two stages (2 · 5 KiB) and the step's Γ and dΓ pass Γ, dU and the
+  // inverse.
   EXPECT_EQ(kdaGradientsSharedBytes(16, 4, 12, 4),
-            4 * 16 * 16 + 3 * 1024 + 2 * 5120 + 1024 + 64 +
-                4 * (8 * 16 + 8 * 4 + 2 * 4));
+            4 * 16 * 16 + 3 * 1024 + 2 * 5120 + 2 * 1024 + 64 +
+                4 * (8 * 16 + 8 * 4 + 4));
 }
 
 TEST(KdaChunkPolicy, WalkSharedBytesFollowTheTileLayout) {
@@ -86,8 +87,8 @@ TEST(KdaChunkPolicy, ChoosesTheLargestChunkThatFits) {
   EXPECT_EQ(chooseKdaChunk(64, 64, h200, 2), 64);
   EXPECT_EQ(chooseKdaChunk(128, 128, h200, 2), 64);
   // At K = V = 256 the backward's mma.sync reverse walk is the largest
-  // block at chunk 64 (224 KiB, the gradients block 188 KiB at bf16), under
-  // 227 KiB; f32's gradients block (312 KiB) takes chunk 32.
+  // block at chunk 64 (224 KiB, the gradients block 187 KiB at bf16), under
+  // 227 KiB; f32's gradients block (315 KiB) takes chunk 32.
   EXPECT_EQ(chooseKdaChunk(256, 256, h200, 2), 64);
   EXPECT_EQ(chooseKdaChunk(256, 256, h200, 4), 32);
   // On sm_90 16-bit inputs take the largest chunk at which both walks run
@@ -97,14 +98,14 @@ TEST(KdaChunkPolicy, ChoosesTheLargestChunkThatFits) {
   EXPECT_EQ(chooseKdaChunk(128, 128, h200, 2, 90), 64);
   EXPECT_EQ(chooseKdaChunk(256, 256, h200, 4, 90), 32);
   // A100's 163 KiB keep chunk 64 at K = V = 128 (the reverse walk's 123
-  // KiB; the gradients block's 107 KiB).
+  // KiB; the gradients block's 111 KiB).
   EXPECT_EQ(chooseKdaChunk(128, 128, 163 * 1024, 2), 64);
   EXPECT_EQ(chooseKdaChunk(256, 256, 100 * 1024, 2), 16);
   EXPECT_EQ(chooseKdaChunk(256, 256, 100 * 1024, 4), std::nullopt);
   EXPECT_EQ(chooseKdaChunk(256, 256, 64 * 1024, 2), std::nullopt);
   EXPECT_EQ(chooseKdaChunk(128, 128, 64 * 1024, 2), 32);
   EXPECT_EQ(chooseKdaChunk(64, 64, 64 * 1024, 2), 32);
-  EXPECT_EQ(chooseKdaChunk(64, 64, 40000, 2), 32);
+  EXPECT_EQ(chooseKdaChunk(64, 64, 41000, 2), 32);
   // Small budgets: the output block's pipeline stages and decayed queries
   // decide at chunk 16 (24576 bytes at K = V = 64).
   EXPECT_EQ(chooseKdaChunk(64, 64, 24576, 2), 16);

@@ -149,11 +149,12 @@ rudnn::codegen::kdaStageCost(const KdaKernelSpec &spec, KdaStage stage) {
     return {square + rowsV + 3 * rowsK + last + boundary + rowsV,
             C * C * V + 6 * C * K * V, 0, false};
   case KdaStage::Gradients: // every input gradient, chunk-parallel
-    // In: the inputs (q read twice), dO, U, dU, (I + A)⁻¹, S0, dS_end;
-    // out: dq, dk, dv, dβ, and dg written, read and written again.
+    // In: the inputs (q read twice; k's and g's columns read again by the
+    // feature steps come from L2), dO, U, dU, (I + A)⁻¹, S0, dS_end; out:
+    // dq, dk, dv, dβ and dg, each written once.
     return {
         inputs + rowsK + 3 * rowsV + square + 2 * boundary + 2 * rowsK + rowsV +
-            C * beta + 3 * gamma,
+            C * beta + gamma,
         5 * C * C * K + 3 * C * C * V + 6 * C * K * V,
         exps(pairwiseExponentials(C, K) + gradientTileExponentials(C, K) + K),
         false};

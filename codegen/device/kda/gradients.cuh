@@ -9,20 +9,21 @@
 // phase's operands take the place of the last phase's where they are done
 // with, so two blocks share an SM at K = V = 128, chunk 64, 16-bit.
 //   1. Γ from g; the chunk's k, dO and U; β.
-//   2. kk = Σ_d k_i k_j e^(Γi−Γj); dBm = scale dO Uᵀ.
-//   3. dU and M = (I + A)⁻¹ where Γ was: dRu = Mᵀ dU where k was, and
-//      dv = β ⊙ dRu out.
+//   2. kk = Σ_d k_i k_j e^(Γi−Γj).
+//   3. dU and M = (I + A)⁻¹ where Γ was, copied while dBm = scale dO Uᵀ
+//      is formed: dRu = Mᵀ dU where k was, and dv = β ⊙ dRu out.
 //   4. dA = −(dRw Wᵀ + dRu U0ᵀ) = −dRu Uᵀ, since dRw = −dRu S0ᵀ and
-//      U = U0 − W S0: neither W nor U0 is read.
+//      U = U0 − W S0: neither W nor U0 is read. The first feature step's
+//      copies land where dU and M were meanwhile.
 //   5. Sixteen features at a time, S0's and dS_end's rows and q's, k's and
 //      g's columns in a two-stage pipeline (Γ of the step's features
 //      summed again from g's): dQd = dO S0ᵀ, dKd = U dS_endᵀ,
 //      dRw = −dRu S0ᵀ and the decayed products through dA and dBm give dq
-//      and dk, out, and dΓ, into dg. A warp takes 16 tokens and 8 of the
-//      features (the dense products over all 16, the costly decayed ones
-//      over its 8).
-//   6. dβ from its per-row partial sums; dg the reverse cumulative sum of
-//      dΓ down each feature.
+//      and dk, out, and dΓ. A warp takes 16 tokens and 8 of the features
+//      (the dense products over all 16, the costly decayed ones over its
+//      8). Then dg, the reverse cumulative sum of dΓ down each of the
+//      step's features, out: written once.
+//   6. dβ from its per-row partial sums.
 // Partial sums are kept per warp and added in a fixed order: the result
 // is the same bit for bit from run to run.
 //
@@ -71,7 +72,7 @@ template <int K, int V, int C, typename TIn> struct GradientsShared {
   static constexpr int kSolveBytes = RowsV::kBytes + Square::kBytes;
   static constexpr int kStageBytes =
       2 * StateRows::kBytes + 2 * Columns::kBytes + GateColumns<float>::kBytes;
-  static constexpr int kStepsBytes = 2 * kStageBytes + 4 * C * kFeatures;
+  static constexpr int kStepsBytes = 2 * kStageBytes + 2 * 4 * C * kFeatures;
   static constexpr int kPhasesBytes =
       kGammaBytes > kSolveBytes
           ? (kGammaBytes > kStepsBytes ? kGammaBytes : kStepsBytes)
@@ -86,7 +87,6 @@ template <int K, int V, int C, typename TIn> struct GradientsShared {
   float rowPartials[kGradientsWarps][C];    // dβ's, a warp's own
   float columnPartials[kGradientsWarps][K]; // Σ_t dKd e k, a warp's own
   float lastTerm[K];                        // Σ_j dS_end S0 per feature
-  float lastGamma[K];                       // Γ's last row
 
   __device__ __forceinline__ RowsK k() {
     return {reinterpret_cast<TIn *>(keys)};
@@ -128,6 +128,11 @@ template <int K, int V, int C, typename TIn> struct GradientsShared {
   /// Γ [C][kFeatures] of the step's features.
   __device__ __forceinline__ float *stepGamma() {
     return reinterpret_cast<float *>(phases + 2 * kStageBytes);
+  }
+  /// dΓ [C][kFeatures] of the step's features.
+  __device__ __forceinline__ float *stepDGamma() {
+    return reinterpret_cast<float *>(phases + 2 * kStageBytes +
+                                     4 * C * kFeatures);
   }
 };
 
@@ -194,6 +199,38 @@ __device__ __forceinline__ void add_column_sums(float *slots, int d0, int cols,
   __syncwarp();
 }
 
+/// store(t, start + Σ_{L > i ≥ t} x(i)) for every token t < L of a chunk:
+/// the lanes take C / 32 consecutive tokens each (at least one), sum
+/// theirs from the last, and add the later lanes' totals, a suffix scan by
+/// shuffles. Warp-collective; the same order every run.
+template <int C, typename X, typename Store>
+__device__ __forceinline__ void reverse_cumulative_sum(int L, float start, X x,
+                                                       Store store) {
+  constexpr int kPerLane = (C + 31) / 32;
+  const int lane = threadIdx.x % 32, first = lane * kPerLane;
+  float sums[kPerLane];
+  float later = 0.f; // this lane's tokens from e on
+#pragma unroll
+  for (int e = kPerLane - 1; e >= 0; --e) {
+    later += first + e < L ? x(first + e) : 0.f;
+    sums[e] = later;
+  }
+  // The suffix sums of the lanes' totals; this lane adds those after it.
+  float scan = later;
+#pragma unroll
+  for (int offset = 1; offset < 32; offset *= 2) {
+    const float other = __shfl_down_sync(0xffffffffu, scan, offset);
+    if (lane + offset < 32)
+      scan += other;
+  }
+  float after = __shfl_down_sync(0xffffffffu, scan, 1);
+  after = start + (lane < 31 ? after : 0.f);
+#pragma unroll
+  for (int e = 0; e < kPerLane; ++e)
+    if (first + e < L)
+      store(first + e, after + sums[e]);
+}
+
 /// kGradientsWarps warps, dynamic shared memory sizeof(GradientsShared):
 /// every input gradient of one chunk. Views: whether q's, k's, v's and
 /// d_output's rows are promised 16-byte aligned.
@@ -247,7 +284,7 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
   auto beta = [&](int i) { return shared->beta[i]; };
 
   // 2. kk above the diagonal, transposed (the second product of
-  // decayed_pairwise would repeat it); dBm = scale dO Uᵀ on and below it.
+  // decayed_pairwise would repeat it).
   {
     auto kAt = [&](int i, int d) { return to_float(k(i, d)); };
     decayed_pairwise<TIn, K, C>(
@@ -258,6 +295,16 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
         },
         [](int, int, float) {});
   }
+  __syncthreads(); // Γ and k are done with
+
+  // 3. dU and M in Γ's place, copied while dBm = scale dO Uᵀ fills the
+  // matrix on and below the diagonal; then dRu = Mᵀ dU in k's place, M
+  // lower triangular: row block i0 needs M's rows from i0.
+  const typename Shared::RowsV dU = shared->dU(), dRu = shared->dRu();
+  const typename Shared::Square inverse = shared->inverse();
+  tile::load_tile_async<align>(dU, grads + Grads::kDU, V, L, V);
+  tile::load_tile_async<align>(inverse, saved + Saved::kInverse, C, L, L);
+  arch::cp_async_commit();
   lower_times_transposed<Tile16>(L, V, dO, U,
                                  [&](const Tile16 &acc, int i0, int s0) {
                                    acc.for_each([&](int r, int c, float x) {
@@ -266,15 +313,6 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
                                        pairs[i * C + s] = f.scale * x;
                                    });
                                  });
-  __syncthreads(); // Γ and k are done with
-
-  // 3. dU and M in Γ's place; dRu = Mᵀ dU in k's, M lower triangular: row
-  // block i0 needs M's rows from i0.
-  const typename Shared::RowsV dU = shared->dU(), dRu = shared->dRu();
-  const typename Shared::Square inverse = shared->inverse();
-  tile::load_tile_async<align>(dU, grads + Grads::kDU, V, L, V);
-  tile::load_tile_async<align>(inverse, saved + Saved::kInverse, C, L, L);
-  arch::cp_async_commit();
   arch::cp_async_wait<0>();
   __syncthreads();
   for_each_tile16(L, V, [&](int i0, int c0) {
@@ -298,7 +336,29 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
     });
     add_row_sums(rowSums, i0, upper, lower);
   });
-  __syncthreads();
+  __syncthreads(); // dU and M are done with
+
+  // The feature steps' copies: S0's and dS_end's rows, q's, k's and g's
+  // columns; the first step's land in dU's and M's place while dA is formed.
+  auto issue = [&](int step, int stage) {
+    const int d0 = step * F;
+    tile::load_tile_async<align>(shared->state(stage), S0 + (long long)d0 * V,
+                                 V, K - d0, V);
+    tile::load_tile_async<align>(shared->dStateEnd(stage),
+                                 grads + Grads::kDSEnd + (long long)d0 * V, V,
+                                 K - d0, V);
+    tile::load_tile_async<Views>(shared->queries(stage),
+                                 f.q + f.q_offset(b, t0, h) + d0,
+                                 f.q_strides.time, L, K - d0);
+    tile::load_tile_async<Views>(shared->keyColumns(stage),
+                                 f.k + f.k_offset(b, t0, h) + d0,
+                                 f.k_strides.time, L, K - d0);
+    tile::load_tile_async(shared->template gates<TGate>(stage),
+                          f.g + f.g_strides.offset(b, t0, h) + d0,
+                          f.g_strides.time, L, K - d0);
+  };
+  issue(0, 0);
+  arch::cp_async_commit();
 
   // 4. dA = −dRu Uᵀ, strictly lower: dβ takes Σ_j dA ⊙ kk, and kk's place
   // becomes β ⊙ dA.
@@ -317,28 +377,11 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
       });
   __syncthreads();
 
-  // 5. Sixteen features a step.
-  auto issue = [&](int step, int stage) {
-    const int d0 = step * F;
-    tile::load_tile_async<align>(shared->state(stage), S0 + (long long)d0 * V,
-                                 V, K - d0, V);
-    tile::load_tile_async<align>(shared->dStateEnd(stage),
-                                 grads + Grads::kDSEnd + (long long)d0 * V, V,
-                                 K - d0, V);
-    tile::load_tile_async<Views>(shared->queries(stage),
-                                 f.q + f.q_offset(b, t0, h) + d0,
-                                 f.q_strides.time, L, K - d0);
-    tile::load_tile_async<Views>(shared->keyColumns(stage),
-                                 f.k + f.k_offset(b, t0, h) + d0,
-                                 f.k_strides.time, L, K - d0);
-    tile::load_tile_async(shared->template gates<TGate>(stage),
-                          f.g + f.g_strides.offset(b, t0, h) + d0,
-                          f.g_strides.time, L, K - d0);
-  };
-  // dA's β-weighted entries below the diagonal, dBm's on and below it.
+  // 5. Sixteen features a step. dA's β-weighted entries below the
+  // diagonal, dBm's on and below it.
   auto aB = [&](int i, int j) { return j < i ? pairs[j * C + i] : 0.f; };
   auto bm = [&](int i, int j) { return pairs[i * C + j]; };
-  float *stepGamma = shared->stepGamma();
+  float *stepGamma = shared->stepGamma(), *stepDGamma = shared->stepDGamma();
   auto consume = [&](int step, int stage) {
     const int d0 = step * F;
     const typename Shared::StateRows state = shared->state(stage),
@@ -356,8 +399,6 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
         running += to_float(gates(i, threadIdx.x));
         stepGamma[i * F + threadIdx.x] = running;
       }
-      if (d0 + threadIdx.x < K)
-        shared->lastGamma[d0 + threadIdx.x] = running;
     }
     // e^Γlast's share of dΓ: Σ_j dS_end S0 for each of the step's features.
     const int lane = threadIdx.x % 32;
@@ -427,33 +468,37 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
                          dq[e + 1], both);
         tile::store_pair(p.dk + p.dk_strides.offset(b, t0 + t, h) + d, dk[e],
                          dk[e + 1], both);
-        tile::store_pair(p.dg + p.dg_strides.offset(b, t0 + t, h) + d, dG[e],
-                         dG[e + 1], both);
+        stepDGamma[t * F + d - d0] = dG[e];
+        if (both)
+          stepDGamma[t * F + d + 1 - d0] = dG[e + 1];
       }
       add_column_sums(shared->columnPartials[warp], dh, K - dh,
                       kdTerm[0] + kdTerm[2], kdTerm[1] + kdTerm[3]);
       add_row_sums(rowSums, i0, upper, lower);
     }
+    __syncthreads(); // the step's dΓ and its features' partial sums
+    // dg: Γ's last row feeds Kd and e^Γlast of every row, then the reverse
+    // cumulative sum of dΓ down each feature.
+    for (int r = warp; r < F && d0 + r < K; r += kGradientsWarps) {
+      const int d = d0 + r;
+      float start = fast_exp(gammaAt(L - 1, d)) * shared->lastTerm[d];
+      for (int w = 0; w < kGradientsWarps; ++w)
+        start += shared->columnPartials[w][d];
+      reverse_cumulative_sum<C>(
+          L, start, [&](int t) { return stepDGamma[t * F + r]; },
+          [&](int t, float x) {
+            p.dg[p.dg_strides.offset(b, t0 + t, h) + d] = x;
+          });
+    }
   };
-  tile::two_stage_pipeline((K + F - 1) / F, issue, consume);
+  tile::two_stage_pipeline_from_issued((K + F - 1) / F, issue, consume);
 
-  // 6. dβ; dg: Γ's last row feeds Kd and e^Γlast of every row, then the
-  // reverse cumulative sum of dΓ.
+  // 6. dβ from its per-row partial sums.
   for (int i = threadIdx.x; i < L; i += blockDim.x) {
     float db = 0.f;
     for (int w = 0; w < kGradientsWarps; ++w)
       db += shared->rowPartials[w][i];
     p.dbeta[p.dbeta_strides.offset(b, t0 + i, h)] = from_float<TBeta>(db);
-  }
-  for (int d = threadIdx.x; d < K; d += blockDim.x) {
-    float running = fast_exp(shared->lastGamma[d]) * shared->lastTerm[d];
-    for (int w = 0; w < kGradientsWarps; ++w)
-      running += shared->columnPartials[w][d];
-    for (int i = L - 1; i >= 0; --i) {
-      float *to = p.dg + p.dg_strides.offset(b, t0 + i, h) + d;
-      running += *to;
-      *to = running;
-    }
   }
 }
 

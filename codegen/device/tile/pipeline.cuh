@@ -17,13 +17,11 @@
 namespace rudnn {
 namespace tile {
 
+/// two_stage_pipeline once the caller has issued and committed step 0's
+/// copies into buffer 0 (under work of its own), with none after them.
 template <typename Issue, typename Consume>
-__device__ __forceinline__ void two_stage_pipeline(int steps, Issue issue,
-                                                   Consume consume) {
-  if (steps <= 0)
-    return;
-  issue(0, 0);
-  arch::cp_async_commit();
+__device__ __forceinline__ void
+two_stage_pipeline_from_issued(int steps, Issue issue, Consume consume) {
   for (int step = 0; step < steps; ++step) {
     // The next step's copies, or an empty group that keeps the count.
     if (step + 1 < steps)
@@ -34,6 +32,16 @@ __device__ __forceinline__ void two_stage_pipeline(int steps, Issue issue,
     consume(step, step % 2);
     __syncthreads(); // the buffer is free for the copies two steps on
   }
+}
+
+template <typename Issue, typename Consume>
+__device__ __forceinline__ void two_stage_pipeline(int steps, Issue issue,
+                                                   Consume consume) {
+  if (steps <= 0)
+    return;
+  issue(0, 0);
+  arch::cp_async_commit();
+  two_stage_pipeline_from_issued(steps, issue, consume);
 }
 
 /// One buffer each of A and B: issueA(step) and issueB(step) start a

@@ -179,18 +179,18 @@ int64_t mlir::rudnn::kdaGradientsSharedBytes(int64_t chunk, int64_t featureDimK,
                                 sharedTileBytes(chunk, rowsV, inputBytes));
   // The phases' region: Γ, then dU and M, then the feature steps' two
   // stages (S0's and dS_end's rows; q's, k's and g's columns, g's with
-  // room for f32) and the step's Γ.
+  // room for f32) and the step's Γ and dΓ.
   const int64_t gamma = 4 * chunk * featureDimK;
   const int64_t solve = sharedTileBytes(chunk, rowsV, inputBytes) +
                         sharedTileBytes(chunk, chunk, inputBytes);
   const int64_t stage = 2 * sharedTileBytes(kFeatures, rowsV, inputBytes) +
                         2 * sharedTileBytes(chunk, kFeatures, inputBytes) +
                         sharedTileBytes(chunk, kFeatures, 4);
-  const int64_t steps = 2 * stage + 4 * chunk * kFeatures;
+  const int64_t steps = 2 * stage + 2 * 4 * chunk * kFeatures;
   const int64_t bytes =
       4 * chunk * chunk + 2 * sharedTileBytes(chunk, rowsV, inputBytes) + keys +
       std::max({gamma, solve, steps}) + 4 * ((chunk + 3) / 4 * 4) +
-      4 * (kWarps * chunk + kWarps * featureDimK + 2 * featureDimK);
+      4 * (kWarps * chunk + kWarps * featureDimK + featureDimK);
   return (bytes + 15) / 16 * 16;
 }
 

@@ -108,8 +108,8 @@ int64_t kdaRestoreSharedBytes(int64_t inputBytes);
 /// (V rounded up to 16) and k, later dRu, in the input type; Γ [chunk][K]
 /// in fp32, in its place later dU and (I + A)⁻¹, then two pipeline stages
 /// of 16 rows of S0 and dS_end and 16 columns of q, k and g, and the
-/// step's Γ; β, the per-warp partial sums (eight warps) and two fp32
-/// values per feature.
+/// step's Γ and dΓ; β, the per-warp partial sums (eight warps) and one
+/// fp32 value per feature.
 int64_t kdaGradientsSharedBytes(int64_t chunk, int64_t featureDimK,
                                 int64_t featureDimV, int64_t inputBytes);
 
