@@ -22,6 +22,8 @@ struct DefaultTarget {
   static constexpr int64_t kLanes = 32;
   static constexpr int64_t kSmemPerBlock = 227 * 1024;
   static constexpr int64_t kSmCount = 132;
+  /// An SM's shared memory; each resident block also takes 1 KiB of it.
+  static constexpr int64_t kSmemPerSm = 228 * 1024;
 };
 
 /// Static shared memory a CUDA block may declare (dynamic shared memory can

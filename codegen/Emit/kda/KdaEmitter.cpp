@@ -352,12 +352,14 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
     assertLayout("sizeof(rudnn::kda::RestoreShared<" + in + ">)",
                  mlir::rudnn::kdaRestoreSharedBytes(inputBytes));
   if (first == KdaStage::Gradients) {
-    assertLayout("sizeof(rudnn::kda::GradientsShared<" + kvw + ">)",
-                 mlir::rudnn::kdaGradientsSharedBytes(
-                     spec.chunk, spec.featureK, spec.featureV, inputBytes));
-    // Registers for two blocks an SM, which its shared memory allows at
-    // K = V = 128, chunk 64, 16-bit.
-    builder.setLaunchBounds(kKdaGradientsThreads, 2);
+    const int64_t bytes = mlir::rudnn::kdaGradientsSharedBytes(
+        spec.chunk, spec.featureK, spec.featureV, inputBytes);
+    assertLayout("sizeof(rudnn::kda::GradientsShared<" + kvw + ">)", bytes);
+    // Registers for two blocks an SM where a Hopper SM's shared memory
+    // holds two (K = V = 128, chunk 64, 16-bit); a larger block keeps
+    // every register it needs.
+    if (2 * (bytes + 1024) <= mlir::rudnn::DefaultTarget::kSmemPerSm)
+      builder.setLaunchBounds(kKdaGradientsThreads, 2);
   }
 
   // The parameter blocks of the device library, filled with the tensors the
