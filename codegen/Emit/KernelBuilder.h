@@ -80,6 +80,9 @@ struct KernelLaunch {
   /// count.
   int64_t flopsPerExponential = 0;
   mlir::rudnn::SizeRef exponentials{0, {}};
+  /// Exponentials formed on the FMA pipes instead (polynomial_exp2), by
+  /// count (0: none).
+  mlir::rudnn::SizeRef polynomialExponentials{0, {}};
   /// A byte of tensor-core operands read from shared memory every so many
   /// of `flops` (0: none modelled).
   int64_t flopsPerSharedByte = 0;

@@ -595,6 +595,7 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
       /*memory_bytes=*/SizeAttr(), /*streamed_bytes=*/SizeAttr(),
       /*flops=*/SizeAttr(),
       /*flops_per_exponential=*/IntegerAttr(), /*exponentials=*/SizeAttr(),
+      /*polynomial_exponentials=*/SizeAttr(),
       /*flops_per_shared_byte=*/IntegerAttr(),
       /*flops_per_reduced_byte=*/IntegerAttr(),
       /*flops_per_l2_byte=*/IntegerAttr(),
@@ -693,6 +694,13 @@ LogicalResult FunctionPlanner::emit(KernelGroup &kernel) {
       if (failed(exponentials))
         return failure();
       kernelOp.setExponentialsAttr(*exponentials);
+    }
+    if (model.polynomialExponentials.constant) {
+      FailureOr<SizeAttr> polynomial =
+          size(outside(model.polynomialExponentials));
+      if (failed(polynomial))
+        return failure();
+      kernelOp.setPolynomialExponentialsAttr(*polynomial);
     }
     if (model.flopsPerSharedByte > 0)
       kernelOp.setFlopsPerSharedByteAttr(

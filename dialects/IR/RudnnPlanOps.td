@@ -122,7 +122,9 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     also takes an exponential (a special-function unit instruction) every
     so many FLOPs (attention: one a query and key, 2·(D + E) FLOPs), adds
     that unit's throughput to the roofline (`exponentials` counts them
-    directly where no fixed ratio does); `flops_per_shared_byte`, where
+    directly where no fixed ratio does; `polynomial_exponentials` counts
+    those formed by a polynomial on the FMA pipes instead, each a fixed
+    number of FP32 instructions); `flops_per_shared_byte`, where
     its tensor-core operands come from shared memory (a byte every so many
     FLOPs), adds the shared memory's bandwidth; `flops_per_reduced_byte`,
     where it adds partial sums into global memory (reductions or
@@ -159,6 +161,7 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
                        OptionalAttr<Rudnn_SizeAttr>:$flops,
                        OptionalAttr<I64Attr>:$flops_per_exponential,
                        OptionalAttr<Rudnn_SizeAttr>:$exponentials,
+                       OptionalAttr<Rudnn_SizeAttr>:$polynomial_exponentials,
                        OptionalAttr<I64Attr>:$flops_per_shared_byte,
                        OptionalAttr<I64Attr>:$flops_per_reduced_byte,
                        OptionalAttr<I64Attr>:$flops_per_l2_byte,
@@ -176,6 +179,7 @@ def Rudnn_KernelOp : Rudnn_Op<"kernel", [
     (`streamed_bytes` $streamed_bytes^)? (`flops` $flops^)?
     (`flops_per_exponential` $flops_per_exponential^)?
     (`exponentials` $exponentials^)?
+    (`polynomial_exponentials` $polynomial_exponentials^)?
     (`flops_per_shared_byte` $flops_per_shared_byte^)?
     (`flops_per_reduced_byte` $flops_per_reduced_byte^)?
     (`flops_per_l2_byte` $flops_per_l2_byte^)?

@@ -19,6 +19,11 @@
 
 namespace rudnn::runtime {
 
+/// The FP32-pipe instructions of one polynomial exponential
+/// (polynomial_exp2 in the device library, as ptxas emits it for sm_90:
+/// a clamp, three adds, a shift into the exponent, five FMAs, a multiply).
+inline constexpr double kPolynomialExp2Instructions = 11;
+
 /// Per-SM limits and peaks of a target (the figures of the GPU named).
 struct TargetLimits {
   std::string arch, device;
@@ -50,8 +55,8 @@ struct TargetLimits {
   double blockBarrierCycles = 60, mmaLatencyCycles = 33;
 
   /// A roofline's lower bound in seconds and what sets it: "compute",
-  /// "memory" (also on a tie with compute), "exponential", "shared-memory"
-  /// or "L2".
+  /// "memory" (also on a tie with compute), "exponential", "polynomial
+  /// exponential", "shared-memory" or "L2".
   struct Roofline {
     double seconds;
     const char *bound;
@@ -61,21 +66,31 @@ struct TargetLimits {
   /// cores (16-bit operands, or TF32 with `tf32`) or on the FP32 pipes,
   /// taking `exponentials` on the special-function units, reading
   /// `sharedBytes` of tensor-core operands from shared memory and adding
-  /// `reducedBytes` in L2 (or reading operand tiles through it).
+  /// `reducedBytes` in L2 (or reading operand tiles through it), and
+  /// forming `polynomialExponentials` on the FP32 pipes.
   Roofline roofline(double bytes, double flops, bool tensor,
                     double exponentials = 0, double sharedBytes = 0,
-                    double reducedBytes = 0, bool tf32 = false) const {
+                    double reducedBytes = 0, bool tf32 = false,
+                    double polynomialExponentials = 0) const {
     Roofline result{flops / computeRate(tensor, tf32), "compute"};
     if (const double memory = bytes / memoryBytesPerSecond;
         memory >= result.seconds)
       result = {memory, "memory"};
     for (Roofline other :
          {Roofline{exponentials / exponentialsPerSecond, "exponential"},
+          Roofline{polynomialExponentialSeconds(polynomialExponentials),
+                   "polynomial exponential"},
           Roofline{sharedBytes / sharedBytesPerSecond, "shared-memory"},
           Roofline{reducedBytes / reducedBytesPerSecond, "L2"}})
       if (other.seconds > result.seconds)
         result = other;
     return result;
+  }
+
+  /// The FP32 pipes' time for `count` polynomial exponentials, at one
+  /// instruction a lane and clock (half the FMA FLOP rate).
+  double polynomialExponentialSeconds(double count) const {
+    return count * kPolynomialExp2Instructions / (fp32Flops / 2);
   }
 
   /// FLOPs a second: on tensor cores (TF32 with `tf32`) or the FP32 pipes.

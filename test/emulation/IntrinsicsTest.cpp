@@ -1216,6 +1216,63 @@ TEST_F(IntrinsicsTest, MathAndBitIntrinsicsFollowCudaDefinitions) {
                              0x89abcdefu, 0xfffffffeu, 0u, 0xffffffffu}));
 }
 
+constexpr const char *kPolynomialExpSource = R"cuda(
+#include "rudnn/device.cuh"
+
+extern "C" __global__ void polynomial(const float *x, float *y, int n) {
+  for (int i = threadIdx.x; i < n; i += blockDim.x)
+    y[i] = rudnn::polynomial_exp2(x[i]);
+}
+)cuda";
+
+TEST_F(IntrinsicsTest, PolynomialExp2IsAsAccurateAsEx2Approx) {
+  auto kernel = build("polynomial", kPolynomialExpSource);
+  // Every argument a kernel gives it lies in [−∞, 0]: a dense sweep, the
+  // half-integers where the rounding to j ties, and the flushed range.
+  std::vector<float> x;
+  for (int i = 0; i <= 200000; ++i)
+    x.push_back(-127.0f * float(i) / 200000);
+  for (int j = 0; j <= 254; ++j)
+    x.push_back(-0.5f * float(j));
+  std::mt19937 random(2026);
+  std::uniform_real_distribution<float> unit(-1.0f, 0.0f);
+  for (int i = 0; i < 20000; ++i)
+    x.push_back(unit(random) * (i % 2 ? 1.0f : 130.0f));
+  const std::vector<float> special = {-0.0f,   -126.0f,   -126.4f,
+                                      -126.6f, -127.0f,   -130.0f,
+                                      -1e30f,  -INFINITY, std::nanf("")};
+  x.insert(x.end(), special.begin(), special.end());
+  const int n = static_cast<int>(x.size());
+  DevicePtr dx = upload(x), dy = upload(std::vector<float>(n, -1.0f));
+  ArgPack args;
+  args.push(dx).push(dy).push(n);
+  launch(*kernel, {1}, {256}, args);
+  const std::vector<float> y = download<float>(dy, n);
+  double worst = 0;
+  for (int i = 0; i < n; ++i) {
+    if (std::isnan(x[i])) {
+      EXPECT_TRUE(std::isnan(y[i]));
+      continue;
+    }
+    const double exact = std::exp2(double(x[i]));
+    if (x[i] < -126.5f) { // 2^-126.5 and below: flushed
+      EXPECT_EQ(y[i], 0.0f) << "2^" << x[i];
+      continue;
+    }
+    if (exact < 0x1p-126) { // subnormal or flushed, as ex2.approx.ftz
+      EXPECT_LE(y[i], 0x1p-126f) << "2^" << x[i];
+      continue;
+    }
+    const double error = std::abs(y[i] / exact - 1);
+    worst = std::max(worst, error);
+    EXPECT_LE(error, 0x1p-22)
+        << "2^" << x[i] << " = " << exact << ", got " << y[i];
+  }
+  EXPECT_GT(worst, 0.0);          // the polynomial is not exact
+  EXPECT_EQ(y[n - 9], 1.0f);      // 2^-0
+  EXPECT_EQ(y[n - 8], 0x1p-126f); // 2^-126, the smallest normal
+}
+
 //===----------------------------------------------------------------------===//
 // Kernel parameters, vector types, traps
 //===----------------------------------------------------------------------===//
@@ -1361,6 +1418,7 @@ TEST(IntrinsicsNvrtc, EveryKernelHereCompilesForSm80AndSm90) {
       {"convert", kConvertSource},
       {"arithmetic", kArithmeticSource},
       {"math", kMathSource},
+      {"polynomial", kPolynomialExpSource},
       {"parameters", kParametersSource},
       {"asserting", kAssertSource}};
   for (const char *arch : {"sm_80", "sm_90"})

@@ -203,11 +203,11 @@ LaunchSize launchSize(LaunchOp launch,
 /// roofline bound.
 struct LaunchCost {
   std::string bytesText, flopsText; // the expressions
-  std::optional<int64_t> bytes, flops, exponentials, sharedBytes, reducedBytes,
-      l2Bytes;
+  std::optional<int64_t> bytes, flops, exponentials, polynomialExponentials,
+      sharedBytes, reducedBytes, l2Bytes;
   std::optional<double> seconds;
-  /// What bounds it: "memory", "compute", "exponential", "shared-memory",
-  /// "L2" or "serial".
+  /// What bounds it: "memory", "compute", "exponential", "polynomial
+  /// exponential", "shared-memory", "L2" or "serial".
   const char *bound = "compute";
   /// A recurrence's steps in one launch, each's critical path (a block's
   /// L2 reads, its FLOPs, times the blocks an SM takes in turn or shares
@@ -311,6 +311,8 @@ launchCost(KernelOp kernel, const std::map<std::string, int64_t> *params,
       cost.exponentials = *cost.flops / *per;
     if (std::optional<SizeAttr> count = kernel.getExponentials())
       cost.exponentials = sizeAt(*count, *params);
+    if (std::optional<SizeAttr> count = kernel.getPolynomialExponentials())
+      cost.polynomialExponentials = sizeAt(*count, *params);
     if (std::optional<int64_t> per = kernel.getFlopsPerSharedByte())
       cost.sharedBytes = *cost.flops / *per;
     if (std::optional<int64_t> per = kernel.getFlopsPerReducedByte())
@@ -321,7 +323,7 @@ launchCost(KernelOp kernel, const std::map<std::string, int64_t> *params,
         *cost.bytes, *cost.flops, tensor, cost.exponentials.value_or(0),
         cost.sharedBytes.value_or(0),
         cost.reducedBytes.value_or(0) + cost.l2Bytes.value_or(0),
-        kernel.getTf32());
+        kernel.getTf32(), cost.polynomialExponentials.value_or(0));
     cost.seconds = roofline.seconds;
     cost.bound = roofline.bound;
     cost.serial =
@@ -495,6 +497,8 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
             entry["bound"] = cost->bound;
             if (cost->exponentials)
               entry["exponentials"] = *cost->exponentials;
+            if (cost->polynomialExponentials)
+              entry["polynomial_exponentials"] = *cost->polynomialExponentials;
             if (cost->sharedBytes)
               entry["shared_operand_bytes"] = *cost->sharedBytes;
             if (cost->reducedBytes)
@@ -608,6 +612,14 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
       if (cost && cost->exponentials) {
         printBound(os, "exponentials", double(*cost->exponentials), 1e6, "M",
                    target.exponentialsPerSecond, "T/s");
+        if (cost->polynomialExponentials)
+          os << "; "
+             << llvm::format("%.1f", *cost->polynomialExponentials / 1e6)
+             << " M more by polynomial on the FP32 pipes, "
+             << llvm::format("%.1f", target.polynomialExponentialSeconds(double(
+                                         *cost->polynomialExponentials)) *
+                                         1e6)
+             << " us";
         os << "; tensor work "
            << llvm::format("%.1f", *cost->flops / target.tensorFlops * 1e6)
            << " us at " << llvm::format("%.0f", target.tensorFlops / 1e12)

@@ -83,20 +83,26 @@ int64_t pairwiseExponentials(int64_t C, int64_t K) {
   return blocks * 136 * K + 8 * (blocks - 1) * (blocks + 2) * K;
 }
 
-/// The exponentials the gradients kernel's 16 x 8 tiles take (per 8
-/// features): decayed_rows for its two matrices at once (the earlier
-/// blocks' operand, the fragment's split, the pairs within the block),
-/// decayed_columns likewise but for the later blocks' two operands, and
-/// e^Γ and e^(Γlast − Γ) of every element.
+/// The exponentials the gradients kernel's 16 x 8 tiles take on the
+/// special-function units (per 8 features): decayed_rows for its two
+/// matrices at once (the earlier blocks' operand, the fragment's split, the
+/// pairs within the block), decayed_columns likewise but for the later
+/// blocks' two operands, and e^Γ and e^(Γlast − Γ) of every element.
 int64_t gradientTileExponentials(int64_t C, int64_t K) {
   int64_t perColumnTile = 0;
   for (int64_t t0 = 0; t0 < C; t0 += 16) {
     const int64_t later = C - t0 - 16;
     const int64_t rows = (t0 > 0 ? 8 * t0 + 128 : 0) + 8 * 136;
-    const int64_t columns = (later > 0 ? 2 * 8 * later + 128 : 0) + 8 * 136;
+    const int64_t columns = later > 0 ? 2 * 8 * later + 128 : 0;
     perColumnTile += rows + columns + 2 * 128;
   }
   return perColumnTile * K / 8;
+}
+
+/// Those it takes on the FMA pipes: decayed_columns' pairs within each
+/// 16-token block (136 a feature), by polynomial_exp.
+int64_t gradientTilePolynomialExponentials(int64_t C, int64_t K) {
+  return (C + 15) / 16 * 136 * K;
 }
 
 } // namespace
@@ -127,27 +133,27 @@ rudnn::codegen::kdaStageCost(const KdaKernelSpec &spec, KdaStage stage) {
             3 * C * C * K + C * C * V + C * C * C / 3,
             exps(pairwiseExponentials(C, K) + K +
                  (spec.backwardTiles || spec.keepQueries ? 3 : 2) * C * K),
-            false};
+            0, false};
   case KdaStage::Propagate: // U = U0 − W·S, S ← e^Γlast ⊙ S + Kdᵀ·U
     return {2 * rowsK + 2 * rowsV + last +
                 (spec.keepsBoundaries ? boundary : 0),
-            4 * C * K * V, 0, false};
+            4 * C * K * V, 0, 0, false};
   case KdaStage::Output: // O = (q ⊙ e^Γ)·S + B·U
     // Each block of 64 value columns decays the chunk's queries.
     return {rowsK + C * K * gate + square + 2 * rowsV + boundary,
             2 * C * K * V + C * C * V,
-            exps(C * K * ((V + kKdaOutputColumns - 1) / kKdaOutputColumns)),
+            exps(C * K * ((V + kKdaOutputColumns - 1) / kKdaOutputColumns)), 0,
             false};
   case KdaStage::Recurrent: // per token: q, k, v, g, β in, o out
   case KdaStage::PoolStep:  // (and a state read and written per step)
     // Each value column's thread decays its K state entries.
     return {2 * K * in + 2 * V * in + K * gate + beta, 7 * K * V, exps(K * V),
-            true};
+            0, true};
   case KdaStage::Restore: // U = U0 − W·S from a saved boundary
-    return {rowsK + 2 * rowsV + boundary, 2 * C * K * V, 0, false};
+    return {rowsK + 2 * rowsV + boundary, 2 * C * K * V, 0, 0, false};
   case KdaStage::StateGradient: // dU, dS through Bᵀ, Kd, Qdᵀ, Wᵀ
     return {square + rowsV + 3 * rowsK + last + boundary + rowsV,
-            C * C * V + 6 * C * K * V, 0, false};
+            C * C * V + 6 * C * K * V, 0, 0, false};
   case KdaStage::Gradients: // every input gradient, chunk-parallel
     // In: the inputs (q read twice; k's and g's columns read again by the
     // feature steps come from L2), dO, U, dU, (I + A)⁻¹, S0, dS_end; out:
@@ -157,7 +163,7 @@ rudnn::codegen::kdaStageCost(const KdaKernelSpec &spec, KdaStage stage) {
             C * beta + gamma,
         5 * C * C * K + 3 * C * C * V + 6 * C * K * V,
         exps(pairwiseExponentials(C, K) + gradientTileExponentials(C, K) + K),
-        false};
+        exps(gradientTilePolynomialExponentials(C, K)), false};
   }
   return {};
 }
@@ -168,7 +174,7 @@ rudnn::codegen::kdaFusedOutputCost(const KdaKernelSpec &spec) {
   const int64_t in = dtypeSize(spec.input);
   // Qd (from the backward's tiles) and the pairwise matrix in, O out; the
   // state and updates are the walk's own.
-  return {C * K * in + C * C * in + C * V * in, 2 * C * K * V + C * C * V, 0,
+  return {C * K * in + C * C * in + C * V * in, 2 * C * K * V + C * C * V, 0, 0,
           false};
 }
 
@@ -197,13 +203,14 @@ rudnn::codegen::kdaWalkStep(const KdaKernelSpec &spec, KdaStage stage) {
                            : 2,
             tensor ? deep(stateDepth) + deep(C) : 0};
   // The reverse walk: the pairwise matrix, Kd, Qd and W whole, the block's
-  // columns of dO, e^Γlast; dS at the chunk's end and dU out in fp32.
+  // columns of dO, e^Γlast; dS at the chunk's end and dU out in the input
+  // type (GradientTiles).
   // dU = Bᵀ·dO (C deep) + Kd·dS (K deep), then dS += Qdᵀ·dO − Wᵀ·dU (C
   // deep each, one after the other on dS's accumulators). On wgmma two
   // barriers, and the products beside one another: Bᵀ·dO beside Kd·dS,
   // Qdᵀ·dO in accumulators of its own beside Wᵀ·dU.
-  return {C * C * in + C * VB * in + 3 * C * K * in + 4 * K + 4 * K * VB +
-              4 * C * VB,
+  return {C * C * in + C * VB * in + 3 * C * K * in + 4 * K +
+              (K * VB + C * VB) * in,
           2 * C * C * VB + 6 * C * K * VB,
           spec.wgmmaWalk ? 2
           : tensor       ? 4
@@ -561,6 +568,7 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
     cost.bytes += part.bytes;
     cost.flops += part.flops;
     cost.exponentials += part.exponentials;
+    cost.polynomialExponentials += part.polynomialExponentials;
     cost.perToken = part.perToken;
   }
   const SizeRef units{1,
@@ -570,6 +578,8 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   launch.flops = {cost.flops, units.dims};
   if (cost.exponentials > 0)
     launch.exponentials = {cost.exponentials, units.dims};
+  if (cost.polynomialExponentials > 0)
+    launch.polynomialExponentials = {cost.polynomialExponentials, units.dims};
   // A walk's chunks wait for one another: T / C steps (a packed batch's
   // longest sequence holds at most all T tokens), each a block's chunk.
   if (first == KdaStage::Propagate || first == KdaStage::StateGradient) {

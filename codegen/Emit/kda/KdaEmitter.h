@@ -121,9 +121,9 @@ int64_t kdaGradientTileFloats(const KdaKernelSpec &spec);
 /// operations (matrix products 2·M·N·K, halved where triangular), and the
 /// exponentials (MUFU.EX2) its 16-bit kernel takes, each decay factor as
 /// often as the kernel forms it (0 where not modelled: f32 kernels, on
-/// FMA).
+/// FMA), and those it forms on the FMA pipes instead (polynomial_exp).
 struct KdaStageCost {
-  int64_t bytes = 0, flops = 0, exponentials = 0;
+  int64_t bytes = 0, flops = 0, exponentials = 0, polynomialExponentials = 0;
   bool perToken = false;
 };
 KdaStageCost kdaStageCost(const KdaKernelSpec &spec, KdaStage stage);

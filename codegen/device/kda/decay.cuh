@@ -41,6 +41,14 @@ __device__ __forceinline__ float decay(const Gamma &gamma, int i, int j,
   return fast_exp(gamma(i, d) - gamma(j, d));
 }
 
+/// e^(Γ_id − Γ_jd) on the FMA pipes (polynomial_exp), for a share of the
+/// factors of a kernel that the special-function units bound.
+template <typename Gamma>
+__device__ __forceinline__ float polynomial_decay(const Gamma &gamma, int i,
+                                                  int j, int d) {
+  return polynomial_exp(gamma(i, d) - gamma(j, d));
+}
+
 /// For every j ≤ i < L, with D_ijd = e^(Γ_id − Γ_jd),
 ///   storeX(i, j, Σ_d x(i, d) · y(j, d) · D_ijd),
 ///   storeY(i, j, Σ_d z(i, d) · y(j, d) · D_ijd):
@@ -203,7 +211,10 @@ __device__ void later_rows(float (&part)[4], int L, int t0, int d0,
 /// the tokens i of later blocks on mma with the decay split at t0 + 15.
 /// The two terms share the fragment's split and the pairs within the
 /// block; the later blocks' operands differ in y, each decayed in turn.
-/// Warp-collective; t0 a multiple of 16.
+/// The pairs within the block take polynomial_decay: decayed_rows forms
+/// the same factors on the special-function units, and `gradients`, which
+/// calls both, is bound by them (these are a quarter of its factors, the
+/// share that evens the two pipes). Warp-collective; t0 a multiple of 16.
 template <typename TIn, int K, typename Gamma, typename MX, typename YX,
           typename MZ, typename YZ>
 __device__ void decayed_columns(float (&acc)[4], int L, int t0, int d0,
@@ -227,8 +238,8 @@ __device__ void decayed_columns(float (&acc)[4], int L, int t0, int d0,
               d = d0 + tile::accumulator_col(e);
     if (t < L && d < K)
       for (int i = t; i < next && i < L; ++i)
-        acc[e] +=
-            (mX(i, t) * yX(i, d) + mZ(i, t) * yZ(i, d)) * decay(gamma, i, t, d);
+        acc[e] += (mX(i, t) * yX(i, d) + mZ(i, t) * yZ(i, d)) *
+                  polynomial_decay(gamma, i, t, d);
   }
 }
 
