@@ -12,7 +12,7 @@
 // tokens per head, 2056 bytes per token per head; with the 512 of the saved
 // boundaries a training step holds 2568.
 // CHECK: // plan @main at B=1,T=32768,H=16: workspace 1077936128 bytes (2056.0 per token per head)
-// CHECK: // ----- kernel kda_bwd_prepare_restore_bf16_f32_bf16_k128_v128_c64_a16
+// CHECK: // ----- kernel kda_bwd_prepare_restore_bf16_f32_bf16_k128_v128_c64_a16_tma
 // CHECK-NEXT: block: 128 threads
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
 // The reverse walk on sm_90a keeps dS in wgmma accumulators: two stages of

@@ -18,16 +18,19 @@
 // bytes); 7·128·128 flops.
 // CHECK-NEXT: model: 1538·T·B·H bytes, 114688·T·B·H flops per launch
 // CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [0-9]+, ldmatrix [0-9]+, cp.async [0-9]+, tma [0-9]+; shared loads [0-9]+, stores [0-9]+|sass: unavailable: .*}}
-// prepare stages its rows by cp.async into dynamic shared memory and forms
-// W and U0 on tensor cores through ldmatrix; on sm_90 it keeps the decayed
-// queries too (_qd), for the walk that forms the outputs.
-// CHECK: // ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64_a16_qd
+// prepare on sm_90a takes q's, k's and v's rows by TMA (_tma: their views
+// promise 16-byte rows) into swizzled column blocks of dynamic shared
+// memory (with the 1024 bytes of slack that align them; its mbarrier is
+// static), g's by cp.async, and forms W and U0 on tensor cores through
+// ldmatrix; it keeps the decayed queries too (_qd), for the walk that
+// forms the outputs.
+// CHECK: // ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64_a16_qd_tma
 // CHECK-NEXT: block: 128 threads; grid (N, B·H, 1)
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
-// CHECK-NEXT: shared memory: 36864 bytes static, 65792 dynamic
-// CHECK-NEXT: resident blocks per SM: {{[1-9][0-9]*}}
+// CHECK-NEXT: shared memory: 36880 bytes static, 66816 dynamic
+// CHECK-NEXT: resident blocks per SM: 2
 // CHECK-NEXT: model: 156288·N·B·H bytes, {{[0-9]+}}·N·B·H flops per launch
-// CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix [1-9][0-9]*, cp.async [1-9][0-9]*|sass: unavailable}}
+// CHECK-NEXT: {{sass: [0-9]+ instructions; tensor [1-9][0-9]*, ldmatrix [1-9][0-9]*, cp.async [1-9][0-9]*, tma [1-9][0-9]*|sass: unavailable}}
 // The walk is on wgmma (sm_90a) and forms the outputs too: the forward is
 // two launches. The state in fp32 wgmma accumulators, its operands (W, Kd,
 // U0, e^Γlast, and the output's Qd and pairwise matrix) by cp.async into
@@ -57,7 +60,7 @@
 // (16 + 16·I)·128 split factors for row blocks I = 1..3 across them, then
 // e^Γlast (128), Kd's, W's and the queries' decay (3·64·128): 112768,
 // 8192 chunks of a head at 3.9 T/s.
-// DIMS: // ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64_a16_qd
+// DIMS: // ----- kernel kda_fwd_prepare_bf16_f32_bf16_k128_v128_c64_a16_qd_tma
 // DIMS-NEXT: block: 128 threads; grid (512, 16, 1) = 8192 blocks, {{[0-9.]+}} waves
 // DIMS: model: 1221.0 MiB moved, 17.90 GFLOP, 14.0 FLOP/B; roofline 266.7 us (memory-bound)
 // DIMS-NEXT: exponentials: 923.8 M, 236.9 us at 3.9 T/s; tensor work 18.1 us at 989 TFLOP/s

@@ -9,7 +9,7 @@
 // forward's walk on wgmma forms its outputs too) and no prepare or restore
 // in the backward.
 // CHECK: // plan @main at B=1,T=32768,H=16: workspace 1346371584 bytes (2568.0 per token per head)
-// CHECK: // ----- kernel kda_bwd_prepare_bf16_f32_bf16_k128_v128_c64_a16
+// CHECK: // ----- kernel kda_bwd_prepare_bf16_f32_bf16_k128_v128_c64_a16_tma
 // CHECK-NEXT: block: 128 threads; grid (512, 16, 1) = 8192 blocks
 // CHECK-NEXT: registers: {{[1-9][0-9]*}} per thread; spills: 0 bytes stored, 0 loaded
 // CHECK: // ----- kernel kda_fwd_propagate_output_bf16_bf16_bf16_k128_v128_c64_wgmma

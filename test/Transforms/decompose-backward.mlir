@@ -32,8 +32,10 @@ func.func @backward(%q: tensor<?x?x?x16xf32>, %v: tensor<?x?x?x8xf32>,
 }
 
 // A 16-bit backward on sm_90 walks on wgmma both ways: forwards for the
-// boundaries it computes again, in reverse for the state gradient.
+// boundaries it computes again, in reverse for the state gradient; its
+// prepare may take its rows by TMA.
 // CHECK-LABEL: func.func @backward_wgmma
+// CHECK: rudnn.chunk_solve {{.*}} chunk 64 for_backward tma :
 // CHECK: rudnn.chunk_propagate {{.*}} chunk 64 wgmma :
 // CHECK: rudnn.chunk_state_gradient {{.*}} chunk 64 scale 2.500000e-01 wgmma :
 func.func @backward_wgmma(%q: tensor<?x?x?x16xbf16>, %g: tensor<?x?x?x16xf32>,

@@ -173,12 +173,15 @@ std::string varlenCaseName(const ::testing::TestParamInfo<VarlenCase> &info) {
 }
 
 // Lengths one token, one under, at and over the chunk, several chunks, and
-// an empty sequence; odd feature dims.
+// an empty sequence; odd feature dims. At bf16, K = V = 64 `prepare` takes
+// its rows by TMA: boxes of a chunk's 64 tokens reach into the next
+// sequence, whose rows it must not use.
 INSTANTIATE_TEST_SUITE_P(
     MixedLengths, KdaVarlenNumerics,
     ::testing::Values(
         VarlenCase{{1, 63, 64, 65, 200}, 32, 32, 64, DType::F32, true},
         VarlenCase{{65, 1, 0, 63}, 24, 40, 64, DType::BF16, true},
+        VarlenCase{{70, 1, 0, 37, 100}, 64, 64, 64, DType::BF16, true},
         VarlenCase{{5, 17, 16, 1}, 17, 9, 16, DType::F32, false},
         VarlenCase{{40, 1, 33}, 32, 16, 32, DType::F16, true}),
     varlenCaseName);

@@ -125,4 +125,31 @@ TEST(KdaKernelsNvrtc, EveryKernelCompilesWithoutSpillsWithinItsSharedMemory) {
   }
 }
 
+// prepare on sm_90a, its views promising 16-byte rows: q, k and v arrive by
+// TMA (4-D boxes), g by cp.async, and nothing spills.
+TEST(KdaKernelsNvrtc, PrepareLoadsItsRowsByTmaOnSm90a) {
+  if (runtime::CudaToolkit::get().ptxas.empty())
+    GTEST_SKIP() << "no ptxas beside NVRTC ("
+                 << runtime::CudaToolkit::get().nvrtcLibrary << ")";
+  runtime::NvrtcCompiler compiler(samples::deviceHeaders());
+  for (int64_t features : {64, 128, 256}) {
+    KdaKernelSpec spec{DType::BF16, DType::F32, DType::BF16,
+                       features,    features,   64};
+    spec.alignedViews = spec.tmaInputs = true;
+    auto kernel = emitKdaKernel(spec, KdaStage::Prepare);
+    EXPECT_THAT(kernel.entry, ::testing::EndsWith("_tma"));
+    runtime::CudaBinary binary =
+        compiler.compile({kernel.entry, kernel.source}, "sm_90a");
+    EXPECT_THAT(binary.ptx,
+                ::testing::HasSubstr("cp.async.bulk.tensor.4d.shared::cluster"))
+        << kernel.entry;
+    EXPECT_THAT(binary.ptx, ::testing::HasSubstr("cp.async.cg.shared.global"))
+        << kernel.entry;
+    const std::string report =
+        samples::ptxasReport(kernel.entry, binary.ptx, "sm_90a");
+    EXPECT_THAT(report, ::testing::HasSubstr("0 bytes spill stores"))
+        << kernel.entry;
+  }
+}
+
 } // namespace

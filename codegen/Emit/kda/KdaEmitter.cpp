@@ -285,6 +285,11 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   // serves both for the others); the wgmma walk copies workspace tiles
   // alone.
   spec.alignedViews &= llvm::any_of(stages, copiesViews) && !fusedOutput;
+  // prepare's rows by TMA: boxes of 64 16-bit features from rows promised
+  // 16-byte aligned.
+  spec.tmaInputs &= stages.front() == KdaStage::Prepare && spec.alignedViews &&
+                    spec.input != DType::F32 && spec.featureK % 64 == 0 &&
+                    spec.featureV % 64 == 0;
   const std::string in = cudaType(spec.input), gate = cudaType(spec.gate),
                     beta = cudaType(spec.beta);
   std::ostringstream layout;
@@ -298,8 +303,9 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   builder.setEntry(std::string(backward ? "kda_bwd_" : "kda_fwd_") + names +
                    "_" + kdaSpecName(spec) +
                    (spec.keepQueries && !spec.backwardTiles ? "_qd" : "") +
-                   (spec.wgmmaWalk ? "_wgmma" : ""));
-  if (spec.wgmmaWalk)
+                   (spec.wgmmaWalk ? "_wgmma" : "") +
+                   (spec.tmaInputs ? "_tma" : ""));
+  if (spec.wgmmaWalk || spec.tmaInputs)
     builder.setArchSpecific();
 
   builder.preamble() << "// Kimi Delta Attention "
@@ -473,6 +479,12 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
         tensorOf("workspace"), "workspace_rows", 2, {spec.featureK, rows, 1},
         {spec.featureK, spec.featureK * rows}, {64, spec.chunk, 1});
   }
+  // prepare's q, k and v by TMA: innermost first (features, tokens, heads,
+  // batch), boxes of 64 features by a chunk's tokens.
+  if (spec.tmaInputs)
+    for (const char *name : {"q", "k", "v"})
+      builder.tensorMap(tensorOf(name), std::string(name) + "_map",
+                        {3, 1, 2, 0}, {64, spec.chunk, 1, 1});
 
   const std::string params =
       std::string("<") + in + ", " + gate + ", " + beta + ">";
@@ -525,6 +537,9 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
                                   : "Tiles");
     if (aligned && !reverseRows)
       body << ", rudnn::tile::Alignment::Aligned";
+    const bool inputMaps = stage == KdaStage::Prepare && spec.tmaInputs;
+    if (inputMaps)
+      body << ", true";
     body << ">("
          << (stage == KdaStage::PoolStep           ? "s"
              : backward && !isBackwardStage(stage) ? "f"
@@ -532,7 +547,7 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
          << ((stage == KdaStage::Propagate || reverseRows) && workspaceRows
                  ? ", &workspace_rows"
                  : "")
-         << ");\n";
+         << (inputMaps ? ", {&q_map, &k_map, &v_map}" : "") << ");\n";
   }
 
   // Launch geometry: chunk-parallel stages over (chunks, sequences), the
@@ -615,9 +630,12 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
   else if (first == KdaStage::StateGradient && sixteenBit)
     launch.sharedBytes =
         mlir::rudnn::kdaGradientWalkSharedBytes(spec.chunk, spec.featureK);
+  // A TMA prepare's slack aligns its column blocks to 1024 bytes.
   if (first == KdaStage::Prepare)
-    launch.sharedBytes = mlir::rudnn::kdaPrepareSharedBytes(
-        spec.chunk, spec.featureK, spec.featureV, inputBytes);
+    launch.sharedBytes =
+        mlir::rudnn::kdaPrepareSharedBytes(spec.chunk, spec.featureK,
+                                           spec.featureV, inputBytes) +
+        (spec.tmaInputs ? 1024 : 0);
   // A restore after prepare reuses its block's dynamic shared memory.
   if (llvm::is_contained(stages, KdaStage::Restore))
     launch.sharedBytes = std::max<int64_t>(

@@ -55,6 +55,10 @@ struct KdaKernelSpec {
   /// The walk writes the boundary states (a wgmma walk forming the outputs
   /// needs none kept unless they are saved).
   bool keepsBoundaries = true;
+  /// `prepare` may load q's, k's and v's rows by TMA (sm_90a): it does
+  /// where their views promise 16-byte rows of 16-bit elements and K and
+  /// V are multiples of 64.
+  bool tmaInputs = false;
 };
 
 /// The kernels of a forward — the chunked plan's three stages and the

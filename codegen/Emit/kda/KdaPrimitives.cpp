@@ -115,6 +115,7 @@ KdaKernelSpec prepareSpec(ChunkSolveOp solve, ChunkDecayOp decay) {
              solve.getCuSeqlens(), decay.getG(), solve.getBeta());
   spec.backwardTiles = solve.getForBackward();
   spec.keepQueries = solve.getKeepQueries();
+  spec.tmaInputs = solve.getTma();
   return spec;
 }
 

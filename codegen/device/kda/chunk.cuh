@@ -14,6 +14,15 @@
 namespace rudnn {
 namespace kda {
 
+/// Type when `Condition`, else Otherwise.
+template <bool Condition, typename Type_, typename Otherwise> struct Select {
+  using Type = Type_;
+};
+template <typename Type_, typename Otherwise>
+struct Select<false, Type_, Otherwise> {
+  using Type = Otherwise;
+};
+
 /// A KDA forward call. Sequence tensors are [B, T, H, *] views; states are
 /// dense [B, H, K, V] fp32; boundaries dense [N, B, H, K, V] (N =
 /// ceil(T / C)) in the input type, as every later use takes them as a
@@ -225,6 +234,48 @@ __device__ void chunk_decay(const ForwardParams<TIn, TGate, TBeta> &p, int b,
       visit(i, d, gamma);
     }
   }
+}
+
+/// Whether start_chunk_decay stages g: f32 gates in rows of whole 16-byte
+/// chunks. Summed from global memory, each feature's walk down the tokens
+/// waits on every batch of its loads in turn (eight round trips a chunk of
+/// 64); copied in, all of g's rows are one round trip, beside the caller's
+/// other copies.
+template <int K, typename TGate>
+constexpr bool kStagedGate = sizeof(TGate) == 4 && K % 4 == 0;
+
+/// Γ of the L tokens from t0 of sequence (b, h) into `gamma` ([C][K] fp32,
+/// rows K apart, 16-byte aligned), as chunk_decay forms it. With
+/// kStagedGate g's rows are copied in by cp.async (the caller commits them
+/// with its copies and waits), and finish_chunk_decay sums them in place;
+/// otherwise Γ is summed now. Block-collective.
+template <int K, int C, typename TIn, typename TGate, typename TBeta>
+__device__ void start_chunk_decay(const ForwardParams<TIn, TGate, TBeta> &p,
+                                  int b, int h, int t0, int L, float *gamma) {
+  if constexpr (kStagedGate<K, TGate>)
+    tile::load_tile_async(tile::RowMajorTile<float, C, K>{gamma},
+                          p.g + p.g_strides.offset(b, t0, h), p.g_strides.time,
+                          L, K);
+  else
+    chunk_decay<K>(p, b, h, t0, L, [&](int i, int d, float running) {
+      gamma[i * K + d] = running;
+    });
+}
+
+/// Γ in place of the rows start_chunk_decay staged (nothing otherwise):
+/// each thread a feature, its L tokens summed in chunk_decay's order, so
+/// every kernel's Γ agrees bit for bit. Block-collective; barriers must
+/// separate it from the copy's wait and from Γ's readers.
+template <int K, typename TGate>
+__device__ void finish_chunk_decay(float *gamma, int L) {
+  if constexpr (kStagedGate<K, TGate>)
+    for (int d = threadIdx.x; d < K; d += blockDim.x) {
+      float running = 0.f;
+      for (int i = 0; i < L; ++i) {
+        running += gamma[i * K + d];
+        gamma[i * K + d] = running;
+      }
+    }
 }
 
 } // namespace kda

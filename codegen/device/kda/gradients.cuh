@@ -276,6 +276,8 @@ __device__ void gradients_chunk(const BackwardParams<TIn, TGate, TBeta> &p,
   for (int d = threadIdx.x; d < K; d += blockDim.x)
     for (int w = 0; w < kGradientsWarps; ++w)
       shared->columnPartials[w][d] = 0.f;
+  // Γ from global memory: staging g's rows as prepare does spills at two
+  // blocks an SM (128 registers).
   float *gamma = shared->gamma();
   chunk_decay<K>(f, b, h, t0, L,
                  [&](int i, int d, float g) { gamma[i * K + d] = g; });

@@ -9,6 +9,9 @@
 #pragma once
 
 #include "rudnn/arch/cp_async.cuh"
+#include "rudnn/arch/mbarrier.cuh"
+#include "rudnn/arch/tma.cuh"
+#include "rudnn/arch/wgmma.cuh"
 #include "rudnn/kda/chunk.cuh"
 #include "rudnn/kda/decay.cuh"
 #include "rudnn/shared.cuh"
@@ -71,19 +74,37 @@ __device__ void invert_unit_lower(const float (&A)[C][C],
   }
 }
 
+/// The maps `prepare` loads q's, k's and v's rows through on sm_90a: the
+/// views as [B, T, H, *] (innermost first: features, tokens, heads,
+/// batch), boxes of 64 features by a chunk's C tokens, 128-byte swizzle.
+struct InputMaps {
+  const arch::TensorMap *q = nullptr, *k = nullptr, *v = nullptr;
+};
+
 /// The prepare block's dynamic shared memory: the chunk's rows of q and k,
-/// copied in with cp.async (16 bytes at a time where the views allow), β
-/// and Γ; every later read of them is a shared-memory read. v's rows take
-/// q's place once q is done with, arriving while the inverse is computed.
-template <int K, int V, int C, typename TIn> struct PrepareShared {
+/// copied in with cp.async (16 bytes at a time where the views allow) or,
+/// with `Tma`, as boxes into 128-byte swizzled column blocks (from a
+/// 1024-byte aligned address: the host adds the slack), β and Γ; every
+/// later read of them is a shared-memory read. v's rows take q's place
+/// once q is done with, arriving while the inverse is computed.
+template <int K, int V, int C, typename TIn, bool Tma = false>
+struct PrepareShared {
   // Whole chunks; for 16-bit rows whole 16-column mma steps.
   static constexpr int kMultiple = sizeof(TIn) == 2 ? 16 : 4;
-  using RowsK =
-      tile::SharedTile<TIn, C, (K + kMultiple - 1) / kMultiple * kMultiple>;
-  using RowsV =
-      tile::SharedTile<TIn, C, (V + kMultiple - 1) / kMultiple * kMultiple>;
+  static_assert(!Tma || (sizeof(TIn) == 2 && K % 64 == 0 && V % 64 == 0),
+                "boxes of 64 16-bit features");
+  using RowsK = typename Select<
+      Tma, tile::ColumnBlocks<TIn, C, K / 64>,
+      tile::SharedTile<TIn, C,
+                       (K + kMultiple - 1) / kMultiple * kMultiple>>::Type;
+  using RowsV = typename Select<
+      Tma, tile::ColumnBlocks<TIn, C, V / 64>,
+      tile::SharedTile<TIn, C,
+                       (V + kMultiple - 1) / kMultiple * kMultiple>>::Type;
   static constexpr int kQv =
       RowsK::kElements > RowsV::kElements ? RowsK::kElements : RowsV::kElements;
+  // k's column blocks follow q's and v's on a 1024-byte boundary.
+  static_assert(!Tma || kQv * sizeof(TIn) % 1024 == 0, "aligned blocks");
   alignas(16) TIn qv[kQv]; // q, then v
   alignas(16) TIn k[RowsK::kElements];
   alignas(16) float beta[(C + 3) / 4 * 4];
@@ -114,21 +135,50 @@ __device__ void lower_product(const TileA &a, const TileB &b, int rows,
   }
 }
 
+/// Issues `rows`' boxes of the chunk's C tokens from token t0 of
+/// sequence (b, h) of `map` (one thread), their bytes announced on
+/// `loaded`.
+template <int C, typename Rows>
+__device__ __forceinline__ void
+load_rows_async(const Rows &rows, const arch::TensorMap &map, int b, int t0,
+                int h, unsigned long long *loaded) {
+#pragma unroll
+  for (int block = 0; block < Rows::kCols / 64; ++block) {
+    const int coords[4] = {64 * block, t0, h, b};
+    arch::tma_load<4>(rows.block(block), map, coords, loaded);
+  }
+}
+
+/// Zeros rows L.. of a chunk's boxes: past a packed sequence's last token
+/// they hold the next sequence's (past the tensor, the box's zeros).
+template <typename Rows>
+__device__ __forceinline__ void clear_rows_from(const Rows &rows, int L) {
+  using T = typename Rows::Element;
+  for (int e = threadIdx.x; e < (Rows::kRows - L) * Rows::kCols;
+       e += blockDim.x)
+    rows(L + e / Rows::kCols, e % Rows::kCols) = from_float<T>(0.f);
+}
+
 /// One chunk's tiles; block size a multiple of 32; dynamic shared memory
-/// sizeof(PrepareShared). Kept: what of the chunk's BackwardTiles it
-/// writes too. Views: whether q's, k's and v's rows are promised 16-byte
-/// aligned.
-template <int K, int V, int C, Keep Kept, tile::Alignment Views, typename TIn,
-          typename TGate, typename TBeta>
+/// sizeof(PrepareShared) (with `Tma`, 1024 bytes more). Kept: what of the
+/// chunk's BackwardTiles it writes too. Views: whether q's, k's and v's
+/// rows are promised 16-byte aligned. Tma: they arrive through `maps`,
+/// completing on `loaded` (q's and k's, then v's: two phases a chunk).
+template <int K, int V, int C, Keep Kept, tile::Alignment Views, bool Tma,
+          typename TIn, typename TGate, typename TBeta>
 __device__ void prepare_chunk(const ForwardParams<TIn, TGate, TBeta> &p,
-                              const ChunkAt &at) {
+                              const ChunkAt &at, const InputMaps &maps,
+                              unsigned long long *loaded) {
   using Tiles = ChunkTiles<K, V, C, TIn>;
   using Saved = BackwardTiles<K, V, C, TIn>;
-  using Shared = PrepareShared<K, V, C, TIn>;
+  using Shared = PrepareShared<K, V, C, TIn, Tma>;
   __shared__ __align__(16) float strictA[C][C];
   __shared__ float inverse[C][C];
   __shared__ float panel[16][C];
-  RUDNN_DYNAMIC_SHARED(Shared, rows);
+  RUDNN_DYNAMIC_SHARED(unsigned char, raw);
+  Shared *rows = reinterpret_cast<Shared *>(raw);
+  if constexpr (Tma)
+    rows = arch::swizzle_aligned<Shared>(raw);
   const typename Shared::RowsK qRows{rows->qv}, kRows{rows->k};
   const typename Shared::RowsV vRows{rows->qv};
   const int b = at.b, h = at.h, t0 = at.t0, L = at.L;
@@ -141,10 +191,20 @@ __device__ void prepare_chunk(const ForwardParams<TIn, TGate, TBeta> &p,
   TIn *operands = Tiles::operands(tiles);
 
   // The chunk's rows: consecutive tokens are the views' time stride apart.
-  tile::load_tile_async<Views>(qRows, p.q + p.q_offset(b, t0, h),
-                               p.q_strides.time, L, K);
-  tile::load_tile_async<Views>(kRows, p.k + p.k_offset(b, t0, h),
-                               p.k_strides.time, L, K);
+  if constexpr (Tma) {
+    if (threadIdx.x == 0) {
+      arch::mbarrier_arrive_expect_tx(loaded, 2 * sizeof(TIn) * C *
+                                                  Shared::RowsK::kCols);
+      load_rows_async<C>(qRows, *maps.q, b, t0, h / p.group, loaded);
+      load_rows_async<C>(kRows, *maps.k, b, t0, h / p.group, loaded);
+    }
+  } else {
+    tile::load_tile_async<Views>(qRows, p.q + p.q_offset(b, t0, h),
+                                 p.q_strides.time, L, K);
+    tile::load_tile_async<Views>(kRows, p.k + p.k_offset(b, t0, h),
+                                 p.k_strides.time, L, K);
+  }
+  start_chunk_decay<K, C>(p, b, h, t0, L, gamma);
   arch::cp_async_commit();
   for (int i = threadIdx.x; i < L; i += blockDim.x)
     rows->beta[i] = to_float(p.beta[p.beta_strides.offset(b, t0 + i, h)]);
@@ -153,13 +213,18 @@ __device__ void prepare_chunk(const ForwardParams<TIn, TGate, TBeta> &p,
   auto v = [&](int i, int c) { return to_float(vRows(i, c)); };
   auto beta = [&](int i) { return rows->beta[i]; };
 
-  chunk_decay<K>(p, b, h, t0, L, [&](int i, int d, float running) {
-    gamma[i * K + d] = running;
-  });
+  if constexpr (Tma)
+    arch::mbarrier_wait(loaded, 0);
   arch::cp_async_wait<0>();
   __syncthreads();
 
-  // A (strict) and B, zero outside the chunk's lower triangle.
+  // Γ (where g was copied in), and A (strict) and B zero outside the
+  // chunk's lower triangle.
+  finish_chunk_decay<K, TGate>(gamma, L);
+  if constexpr (Tma) {
+    clear_rows_from(qRows, L);
+    clear_rows_from(kRows, L);
+  }
   for (int pair = threadIdx.x; pair < C * C; pair += blockDim.x) {
     const int i = pair / C, j = pair % C;
     strictA[i][j] = 0.f;
@@ -216,16 +281,31 @@ __device__ void prepare_chunk(const ForwardParams<TIn, TGate, TBeta> &p,
     tile::store_chunk(operands + Tiles::kKd + i * K + d0, zeros, count);
     tile::store_chunk(operands + Tiles::kW + i * K + d0, zeros, count);
   }
-  // q is done with: v's rows take its place during the inversion.
-  __syncthreads();
-  tile::load_tile_async<Views>(vRows, p.v + p.v_strides.offset(b, t0, h),
-                               p.v_strides.time, L, V);
-  arch::cp_async_commit();
+  // q is done with: v's rows take its place during the inversion (the box
+  // lands after every thread's reads of q, fenced for the async proxy).
+  if constexpr (Tma) {
+    arch::fence_proxy_async_shared();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      arch::mbarrier_arrive_expect_tx(loaded,
+                                      sizeof(TIn) * C * Shared::RowsV::kCols);
+      load_rows_async<C>(vRows, *maps.v, b, t0, h, loaded);
+    }
+  } else {
+    __syncthreads();
+    tile::load_tile_async<Views>(vRows, p.v + p.v_strides.offset(b, t0, h),
+                                 p.v_strides.time, L, V);
+    arch::cp_async_commit();
+  }
 
   invert_unit_lower<C>(strictA, inverse, panel, L);
   if constexpr (Kept == Keep::Backward)
     for (int e = threadIdx.x; e < C * C; e += blockDim.x)
       saved[Saved::kInverse + e] = from_float<TIn>(inverse[e / C][e % C]);
+  if constexpr (Tma) {
+    arch::mbarrier_wait(loaded, 1);
+    clear_rows_from(vRows, L);
+  }
   arch::cp_async_wait<0>();
   __syncthreads();
 
@@ -255,6 +335,10 @@ __device__ void prepare_chunk(const ForwardParams<TIn, TGate, TBeta> &p,
           tile::store_pair(operands + Tiles::kW + i * K + d, w0, w1, both);
         });
     lower_product<TIn>(scaled, vRows, L, V, storeU0);
+    // The next chunk's boxes land where these rows were read; the
+    // caller's barrier follows.
+    if constexpr (Tma)
+      arch::fence_proxy_async_shared();
   } else {
     // f32: the same products on FMA, operands formed as they are read.
     auto inverseRows = [&](int i0) {
@@ -289,12 +373,20 @@ __device__ void prepare_chunk(const ForwardParams<TIn, TGate, TBeta> &p,
 }
 
 /// grid (ceil(T / C), B·H): each chunk's tiles (see for_each_chunk).
+/// With `Tma` (sm_90a) q's, k's and v's rows arrive through `maps`.
 template <int K, int V, int C, Keep Kept = Keep::Tiles,
-          tile::Alignment Views = tile::Alignment::Checked, typename TIn,
-          typename TGate, typename TBeta>
-__device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p) {
+          tile::Alignment Views = tile::Alignment::Checked, bool Tma = false,
+          typename TIn, typename TGate, typename TBeta>
+__device__ void prepare(const ForwardParams<TIn, TGate, TBeta> &p,
+                        const InputMaps &maps = {}) {
+  __shared__ unsigned long long loaded; // with Tma: the chunk's boxes
+  if constexpr (Tma) {
+    if (threadIdx.x == 0)
+      arch::mbarrier_init(&loaded, 1);
+    __syncthreads();
+  }
   for_each_chunk<C>(p, [&](const ChunkAt &at) {
-    prepare_chunk<K, V, C, Kept, Views>(p, at);
+    prepare_chunk<K, V, C, Kept, Views, Tma>(p, at, maps, &loaded);
   });
 }
 

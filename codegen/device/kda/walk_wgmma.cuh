@@ -38,23 +38,18 @@
 namespace rudnn {
 namespace kda {
 
-/// Type when `Condition`, else Otherwise.
-template <bool Condition, typename Type_, typename Otherwise> struct Select {
-  using Type = Type_;
-};
-template <typename Type_, typename Otherwise>
-struct Select<false, Type_, Otherwise> {
-  using Type = Otherwise;
-};
-
 /// Value columns one block of the wgmma walk carries (its m64nNk16's N).
 constexpr int kWgmmaWalkColumns = 16;
+
+/// The 64-row tiles of a state's K rows (K rounded up to 64: the m64 of
+/// the products that read it).
+template <int K> constexpr int kStateTiles = (K + 63) / 64;
 
 /// The state (or its gradient) one warpgroup carries through a walk: its
 /// block's 16 value columns of a [K][V] state in fp32 wgmma accumulators,
 /// warp w holding rows 64m + 16w.. of each 64-row tile m.
 template <int K, int V, typename TIn> struct WalkState {
-  static constexpr int kBlocks = (K + 63) / 64;
+  static constexpr int kBlocks = kStateTiles<K>;
   tile::WarpTile<TIn, 16, kWgmmaWalkColumns> tiles[kBlocks];
 
   static __device__ __forceinline__ int first_row(int m) {
@@ -104,7 +99,7 @@ template <int K, int V, typename TIn> struct WalkState {
 /// U0's 16 columns; e^Γlast), and the rounded state and updates
 /// transposed, [16][K'] and [16][C], K' = K rounded up to 64.
 template <int K, int C, typename TIn> struct WgmmaWalkShared {
-  static constexpr int kBlocks = (K + 63) / 64, kStateRows = 64 * kBlocks;
+  static constexpr int kBlocks = kStateTiles<K>, kStateRows = 64 * kBlocks;
   static_assert(C % 16 == 0 && C <= 64, "the chunk's tokens: one m64 of U");
   using Weights = tile::ColumnBlocks<TIn, 64, kBlocks>; // W [64][K']
   using Keys = tile::ColumnBlocks<TIn, C, kBlocks>;     // Kd [C][K']

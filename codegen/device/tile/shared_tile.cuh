@@ -51,6 +51,26 @@ template <typename T, int Rows, int Cols> struct SharedTile {
   }
 };
 
+/// A Rows x Cols tile stored row after row, Cols elements apart: for rows
+/// consecutive threads read an element each (no ldmatrix), filled by
+/// load_tile_async in place of a plain [Rows][Cols] array.
+template <typename T, int Rows, int Cols> struct RowMajorTile {
+  using Element = T;
+  static constexpr int kPerChunk = 16 / sizeof(T);
+  static_assert(Cols % kPerChunk == 0, "rows are whole 16-byte chunks");
+  static constexpr int kRows = Rows, kCols = Cols;
+  static constexpr int kChunks = Cols / kPerChunk; // per row
+
+  T *data; // Rows * Cols elements, 16-byte aligned
+
+  __device__ __forceinline__ T *chunk(int r, int c) const {
+    return data + r * Cols + c * kPerChunk;
+  }
+  __device__ __forceinline__ T &operator()(int r, int c) const {
+    return data[r * Cols + c];
+  }
+};
+
 /// A Rows x 64·Blocks tile of 16-bit elements as wgmma and TMA take it:
 /// column blocks of Rows x 64 (128-byte rows, the 128-byte swizzle) one
 /// after another, each 1024-byte aligned when the first is (Rows a multiple
@@ -62,11 +82,17 @@ template <typename T, int Rows, int Blocks> struct ColumnBlocks {
   using Block = SharedTile<T, Rows, 64>;
   static constexpr int kRows = Rows, kCols = 64 * Blocks;
   static constexpr int kElements = Blocks * Block::kElements;
+  static constexpr int kPerChunk = Block::kPerChunk;
+  static constexpr int kChunks = Blocks * Block::kChunks; // per row
 
   T *data; // kElements, 1024-byte aligned
 
   __device__ __forceinline__ T *block(int b) const {
     return data + b * Block::kElements;
+  }
+  /// The 16 bytes of elements (r, c·8 ..), for ldmatrix.
+  __device__ __forceinline__ T *chunk(int r, int c) const {
+    return Block{block(c / Block::kChunks)}.chunk(r, c % Block::kChunks);
   }
   __device__ __forceinline__ T &operator()(int r, int c) const {
     return Block{block(c / 64)}(r, c % 64);

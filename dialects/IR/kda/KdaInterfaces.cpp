@@ -272,9 +272,11 @@ SmallVector<Value> decomposeChunked(const ForwardCall &call,
   UnitAttr saveTiles = call.tiles ? builder.getUnitAttr() : UnitAttr();
   UnitAttr keepQueries =
       call.wgmma && !call.tiles ? builder.getUnitAttr() : UnitAttr();
+  // On sm_90a its inputs may arrive by TMA as the walk's do.
+  UnitAttr tma = call.wgmma ? builder.getUnitAttr() : UnitAttr();
   auto solve = builder.create<ChunkSolveOp>(
       loc, keyTile, valueTile, pairwise.getStrict(), call.k, call.v, call.beta,
-      gamma, call.cuSeqlens, chunk, saveTiles, keepQueries);
+      gamma, call.cuSeqlens, chunk, saveTiles, keepQueries, tma);
   // Boundaries in the input type: every use takes them as a tensor-core
   // operand.
   auto propagate = builder.create<ChunkPropagateOp>(
@@ -430,7 +432,9 @@ void decomposeBackward(BackwardCall call, OpBuilder &builder) {
         loc, square, square, f.q, f.k, f.beta, gamma, chunkAttr);
     auto solve = builder.create<ChunkSolveOp>(
         loc, keyTile, valueTile, chunkPairwise.getStrict(), f.k, f.v, f.beta,
-        gamma, f.cuSeqlens, chunkAttr, builder.getUnitAttr());
+        gamma, f.cuSeqlens, chunkAttr, builder.getUnitAttr(),
+        /*keep_queries=*/UnitAttr(),
+        call.wgmma ? builder.getUnitAttr() : UnitAttr());
     pairwise = chunkPairwise.getPairwise();
     w = solve.getW();
     if (boundaries) {

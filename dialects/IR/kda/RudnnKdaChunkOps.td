@@ -76,7 +76,10 @@ def Rudnn_ChunkSolveOp : Rudnn_ChunkOp<"chunk_solve"> {
     `U = u0 − w S0` for the state S0 at the chunk start. With `for_backward`
     the chunk's Γ, decayed queries, inverse and `u0` stay for the backward's
     kernels too (a backward decomposition sets it); with `keep_queries` the
-    decayed queries alone, for a wgmma walk that forms the outputs.
+    decayed queries alone, for a wgmma walk that forms the outputs. With
+    `tma` (sm_90a) the kernel loads q's, k's and v's rows by TMA where
+    their views allow it (16-bit rows promised 16-byte aligned, K and V
+    multiples of 64), else by cp.async.
 
     ```mlir
     %w, %u0 = rudnn.chunk_solve %strict, %k, %v, %beta, %gamma chunk 64
@@ -89,13 +92,14 @@ def Rudnn_ChunkSolveOp : Rudnn_ChunkOp<"chunk_solve"> {
                        AnyRankedTensor:$v, AnyRankedTensor:$beta,
                        AnyRankedTensor:$gamma,
                        Optional<AnyRankedTensor>:$cu_seqlens, I64Attr:$chunk,
-                       UnitAttr:$for_backward, UnitAttr:$keep_queries);
+                       UnitAttr:$for_backward, UnitAttr:$keep_queries,
+                       UnitAttr:$tma);
   let results = (outs AnyRankedTensor:$w, AnyRankedTensor:$u0);
   let assemblyFormat = [{
     $strict `,` $k `,` $v `,` $beta `,` $gamma
     (`cu_seqlens` $cu_seqlens^)? `chunk` $chunk
     (`for_backward` $for_backward^)? (`keep_queries` $keep_queries^)?
-    attr-dict `:`
+    (`tma` $tma^)? attr-dict `:`
     type($strict) `,` type($k) `,` type($v) `,` type($beta) `,` type($gamma)
     (`,` type($cu_seqlens)^)? `->` type($w) `,` type($u0)
   }];
