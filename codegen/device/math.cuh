@@ -25,7 +25,8 @@ __device__ __forceinline__ float fast_exp(float x) {
 /// bits), f in [−1/2, 1/2]; 2^f by a degree-5 minimax polynomial, times 2^j
 /// made in the exponent bits. Relative error below 1.6e-7 (ex2.approx's:
 /// 2.4e-7) down to 2^-126; below x = −126.5 the result is 0, as ex2.approx.ftz
-/// flushes it; NaN stays NaN.
+/// flushes it (between them, a subnormal); NaN stays NaN. No upper clamp:
+/// x > 0 is outside its use.
 __device__ __forceinline__ float polynomial_exp2(float x) {
   constexpr float kRound = 12582912.f; // 1.5·2^23, bits 0x4b400000
   const float clamped = x < -127.f ? -127.f : x;

@@ -19,9 +19,11 @@
 
 namespace rudnn::runtime {
 
-/// The FP32-pipe instructions of one polynomial exponential
+/// The instructions one polynomial exponential takes instead of a MUFU.EX2
 /// (polynomial_exp2 in the device library, as ptxas emits it for sm_90:
-/// a clamp, three adds, a shift into the exponent, five FMAs, a multiply).
+/// a clamp, three adds, a shift into the exponent, five FMAs, a multiply;
+/// the argument's subtraction and scaling precede either), counted at the
+/// FP32 pipes' rate.
 inline constexpr double kPolynomialExp2Instructions = 11;
 
 /// Per-SM limits and peaks of a target (the figures of the GPU named).

@@ -167,8 +167,14 @@ PlanExecutor::tensorMapFor(const PlanTensorMap &map, DevicePtr address,
     request.box[i] = map.box[i];
     if (i > 0) {
       const int64_t stride = map.strides[i - 1].evaluate(params);
-      request.strideBytes[i - 1] =
+      uint64_t bytes =
           stride > 0 ? static_cast<uint64_t>(stride) * map.elementBytes : 0;
+      // A dim of one element is never stepped: a view may give it any
+      // stride (rudnn.align ignores it), the map takes the next multiple of
+      // 16 bytes.
+      if (dim == 1)
+        bytes = (bytes + 15) / 16 * 16;
+      request.strideBytes[i - 1] = bytes;
     }
   }
   try {

@@ -481,6 +481,37 @@ TEST_F(KdaForwardContract, NaNInTheGapsOfStridedViewsNeverLeaks) {
             1e-2);
 }
 
+TEST_F(KdaForwardContract, DimsOfOneMayHaveAnyStride) {
+  // bf16, K = V = 64 in 16-byte aligned rows: on sm_90a `prepare` takes q,
+  // k and v by TMA. B = H = 1, so their strides are never stepped and a
+  // view may give them any value (odd ones here, which no tensor map
+  // takes): the call runs as with the natural strides.
+  const int64_t B = 1, T = 70, H = 1, K = 64, V = 64;
+  reference::KdaShape shape{B, T, H, K, V};
+  reference::KdaInputs in =
+      test::randomKdaInputs(shape, -1, false, /*bf16=*/true, 7);
+  DeviceTensor q = sequence(in.q, B, T, H, K, DType::BF16, Layout::BTHD),
+               k = sequence(in.k, B, T, H, K, DType::BF16, Layout::BTHD),
+               v = sequence(in.v, B, T, H, V, DType::BF16, Layout::BTHD),
+               g = sequence(in.g, B, T, H, K, DType::F32, Layout::BTHD);
+  for (DeviceTensor *tensor : {&q, &k, &v, &g}) {
+    tensor->view.strides[0] = 12345; // batch
+    tensor->view.strides[2] = 3;     // head
+  }
+  DeviceTensor beta = sequence(in.beta, B, T, H, 1, DType::BF16, Layout::BTHD,
+                               /*rank3=*/true);
+  DeviceTensor output = sequence(std::vector<double>(B * T * H * V, NAN), B, T,
+                                 H, V, DType::BF16, Layout::BTHD);
+  KdaOptions options;
+  options.chunk = 64;
+  kdaForward(*context, {q.view, k.view, v.view, g.view, beta.view, {}},
+             {output.view, {}, {}, {}}, options);
+  reference::KdaOutputs want =
+      reference::kdaForward(shape, in, 1.0 / std::sqrt(double(K)), 64);
+  EXPECT_LT(test::relativeError(readSequence(output, B, T, H, V), want.output),
+            1e-2);
+}
+
 TEST_F(KdaForwardContract, ConcurrentCallsSharingAPlanDoNotInterfere) {
   // Same signature, different data and lengths, from two threads at once.
   SmallCall a = call(40, 2), b = call(7, 2), aAlone = call(40, 2),

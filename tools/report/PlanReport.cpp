@@ -628,7 +628,9 @@ LogicalResult printPlanReport(ModuleOp module, llvm::raw_ostream &os, bool json,
         // which is near what FlashAttention-3 measures at D = 64 and 128.
         const double serial =
             *cost->flops / target.tensorFlops +
-            *cost->exponentials / target.exponentialsPerSecond;
+            *cost->exponentials / target.exponentialsPerSecond +
+            target.polynomialExponentialSeconds(
+                double(cost->polynomialExponentials.value_or(0)));
         os << "in turn (no overlap): " << llvm::format("%.1f", serial * 1e6)
            << " us, " << llvm::format("%.0f", *cost->flops / serial / 1e12)
            << " TFLOP/s\n";

@@ -347,7 +347,8 @@ void rudnn::codegen::emitKdaStages(KernelBuilder &builder, KdaKernelSpec spec,
     assertLayout("sizeof(rudnn::kda::WalkShared<" + kw + ">)",
                  mlir::rudnn::kdaWalkSharedBytes(spec.chunk, spec.featureK));
   if (first == KdaStage::Prepare)
-    assertLayout("sizeof(rudnn::kda::PrepareShared<" + kvw + ">)",
+    assertLayout("sizeof(rudnn::kda::PrepareShared<" + kvw +
+                     (spec.tmaInputs ? ", true" : "") + ">)",
                  mlir::rudnn::kdaPrepareSharedBytes(spec.chunk, spec.featureK,
                                                     spec.featureV, inputBytes));
   if (first == KdaStage::Output)

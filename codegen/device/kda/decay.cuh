@@ -213,8 +213,9 @@ __device__ void later_rows(float (&part)[4], int L, int t0, int d0,
 /// block; the later blocks' operands differ in y, each decayed in turn.
 /// The pairs within the block take polynomial_decay: decayed_rows forms
 /// the same factors on the special-function units, and `gradients`, which
-/// calls both, is bound by them (these are a quarter of its factors, the
-/// share that evens the two pipes). Warp-collective; t0 a multiple of 16.
+/// calls both, is bound by them. These are a quarter of its factors: the
+/// FMA pipes also carry the kernel's own arithmetic, eight or more
+/// instructions beside each factor. Warp-collective; t0 a multiple of 16.
 template <typename TIn, int K, typename Gamma, typename MX, typename YX,
           typename MZ, typename YZ>
 __device__ void decayed_columns(float (&acc)[4], int L, int t0, int d0,
