@@ -190,6 +190,29 @@ struct SmallCall {
 
 class KdaForwardContract : public ApiTest {
 protected:
+  /// A bf16 forward (chunk 64) over the views q, k, v and g of `in` (β
+  /// dense) against the float64 reference.
+  void expectBf16ForwardMatches(const reference::KdaShape &shape,
+                                const reference::KdaInputs &in,
+                                const DeviceTensor &q, const DeviceTensor &k,
+                                const DeviceTensor &v, const DeviceTensor &g) {
+    const int64_t B = shape.batch, T = shape.length, H = shape.heads,
+                  V = shape.featureV;
+    DeviceTensor beta = sequence(in.beta, B, T, H, 1, DType::BF16, Layout::BTHD,
+                                 /*rank3=*/true);
+    DeviceTensor output = sequence(std::vector<double>(B * T * H * V, NAN), B,
+                                   T, H, V, DType::BF16, Layout::BTHD);
+    KdaOptions options;
+    options.chunk = 64;
+    kdaForward(*context, {q.view, k.view, v.view, g.view, beta.view, {}},
+               {output.view, {}, {}, {}}, options);
+    reference::KdaOutputs want = reference::kdaForward(
+        shape, in, 1.0 / std::sqrt(double(shape.featureK)), 64);
+    EXPECT_LT(
+        test::relativeError(readSequence(output, B, T, H, V), want.output),
+        1e-2);
+  }
+
   SmallCall call(int64_t T = SmallCall::T, int64_t B = SmallCall::B,
                  Layout layout = Layout::BTHD) {
     const int64_t H = SmallCall::H, K = SmallCall::K, V = SmallCall::V;
@@ -467,18 +490,7 @@ TEST_F(KdaForwardContract, NaNInTheGapsOfStridedViewsNeverLeaks) {
                k = padded(in.k, K, DType::BF16),
                v = padded(in.v, V, DType::BF16),
                g = padded(in.g, K, DType::F32);
-  DeviceTensor beta = sequence(in.beta, B, T, H, 1, DType::BF16, Layout::BTHD,
-                               /*rank3=*/true);
-  DeviceTensor output = sequence(std::vector<double>(B * T * H * V, 0.0), B, T,
-                                 H, V, DType::BF16, Layout::BTHD);
-  KdaOptions options;
-  options.chunk = 64;
-  kdaForward(*context, {q.view, k.view, v.view, g.view, beta.view, {}},
-             {output.view, {}, {}, {}}, options);
-  reference::KdaOutputs want =
-      reference::kdaForward(shape, in, 1.0 / std::sqrt(double(K)), 64);
-  EXPECT_LT(test::relativeError(readSequence(output, B, T, H, V), want.output),
-            1e-2);
+  expectBf16ForwardMatches(shape, in, q, k, v, g);
 }
 
 TEST_F(KdaForwardContract, DimsOfOneMayHaveAnyStride) {
@@ -498,18 +510,7 @@ TEST_F(KdaForwardContract, DimsOfOneMayHaveAnyStride) {
     tensor->view.strides[0] = 12345; // batch
     tensor->view.strides[2] = 3;     // head
   }
-  DeviceTensor beta = sequence(in.beta, B, T, H, 1, DType::BF16, Layout::BTHD,
-                               /*rank3=*/true);
-  DeviceTensor output = sequence(std::vector<double>(B * T * H * V, NAN), B, T,
-                                 H, V, DType::BF16, Layout::BTHD);
-  KdaOptions options;
-  options.chunk = 64;
-  kdaForward(*context, {q.view, k.view, v.view, g.view, beta.view, {}},
-             {output.view, {}, {}, {}}, options);
-  reference::KdaOutputs want =
-      reference::kdaForward(shape, in, 1.0 / std::sqrt(double(K)), 64);
-  EXPECT_LT(test::relativeError(readSequence(output, B, T, H, V), want.output),
-            1e-2);
+  expectBf16ForwardMatches(shape, in, q, k, v, g);
 }
 
 TEST_F(KdaForwardContract, ConcurrentCallsSharingAPlanDoNotInterfere) {

@@ -149,16 +149,6 @@ load_rows_async(const Rows &rows, const arch::TensorMap &map, int b, int t0,
   }
 }
 
-/// Zeros rows L.. of a chunk's boxes: past a packed sequence's last token
-/// they hold the next sequence's (past the tensor, the box's zeros).
-template <typename Rows>
-__device__ __forceinline__ void clear_rows_from(const Rows &rows, int L) {
-  using T = typename Rows::Element;
-  for (int e = threadIdx.x; e < (Rows::kRows - L) * Rows::kCols;
-       e += blockDim.x)
-    rows(L + e / Rows::kCols, e % Rows::kCols) = from_float<T>(0.f);
-}
-
 /// One chunk's tiles; block size a multiple of 32; dynamic shared memory
 /// sizeof(PrepareShared) (with `Tma`, 1024 bytes more). Kept: what of the
 /// chunk's BackwardTiles it writes too. Views: whether q's, k's and v's
@@ -222,8 +212,9 @@ __device__ void prepare_chunk(const ForwardParams<TIn, TGate, TBeta> &p,
   // chunk's lower triangle.
   finish_chunk_decay<K, TGate>(gamma, L);
   if constexpr (Tma) {
-    clear_rows_from(qRows, L);
-    clear_rows_from(kRows, L);
+    // Past a packed sequence's last token the boxes hold the next one's.
+    tile::clear_rows_from(qRows, L);
+    tile::clear_rows_from(kRows, L);
   }
   for (int pair = threadIdx.x; pair < C * C; pair += blockDim.x) {
     const int i = pair / C, j = pair % C;
@@ -304,7 +295,7 @@ __device__ void prepare_chunk(const ForwardParams<TIn, TGate, TBeta> &p,
       saved[Saved::kInverse + e] = from_float<TIn>(inverse[e / C][e % C]);
   if constexpr (Tma) {
     arch::mbarrier_wait(loaded, 1);
-    clear_rows_from(vRows, L);
+    tile::clear_rows_from(vRows, L);
   }
   arch::cp_async_wait<0>();
   __syncthreads();

@@ -129,7 +129,8 @@ __device__ void state_gradient_wgmma(const BackwardParams<TIn, TGate, TBeta> &p,
     // Rows C.. of Kd's 64-row tiles are never loaded; the barriers are
     // ready before the first box is issued.
     for (int stage = 0; stage < 2; ++stage) {
-      clear_rows_past<C>(typename Shared::M64Rows{shared.stages[stage].kd});
+      tile::clear_rows_from(typename Shared::M64Rows{shared.stages[stage].kd},
+                            C);
       if (threadIdx.x == 0)
         arch::mbarrier_init(&shared.stages[stage].loaded, 1);
     }

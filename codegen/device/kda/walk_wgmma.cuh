@@ -177,16 +177,6 @@ template <int K, int V, int C, typename TIn> struct WorkspaceRows {
   }
 };
 
-/// Zeros rows C.. of 64-row column blocks: a TMA box brings C rows, the
-/// m64 product reads 64.
-template <int C, typename Blocks>
-__device__ __forceinline__ void clear_rows_past(const Blocks &blocks) {
-  using T = typename Blocks::Element;
-  for (int e = threadIdx.x; e < (Blocks::kRows - C) * Blocks::kCols;
-       e += blockDim.x)
-    blocks(C + e / Blocks::kCols, e % Blocks::kCols) = from_float<T>(0.f);
-}
-
 /// rows x cols of a row-major source (pitch in elements) into column
 /// blocks, zeros beyond: one cp.async a 16-byte chunk.
 template <tile::Alignment Align, typename Blocks>
@@ -272,12 +262,15 @@ __device__ void propagate_wgmma(const ForwardParams<TIn, TGate, TBeta> &p,
   state.load(p.initial_state ? p.initial_state + stateBase : nullptr, width);
 
   if constexpr (Tma) {
-    // Rows C.. of the 64-row tiles are never loaded; the barriers are
-    // ready before the first box is issued.
+    // Rows C.. of the 64-row tiles are never loaded (a box brings C, the
+    // m64 product reads 64); the barriers are ready before the first box
+    // is issued.
     for (int stage = 0; stage < 2; ++stage) {
-      clear_rows_past<C>(typename Shared::Weights{shared.stages[stage].w});
+      tile::clear_rows_from(typename Shared::Weights{shared.stages[stage].w},
+                            C);
       if constexpr (Output)
-        clear_rows_past<C>(typename Shared::Weights{shared.outputs[stage].qd});
+        tile::clear_rows_from(
+            typename Shared::Weights{shared.outputs[stage].qd}, C);
       if (threadIdx.x == 0)
         arch::mbarrier_init(&shared.stages[stage].loaded, 1);
     }

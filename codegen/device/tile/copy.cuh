@@ -16,6 +16,16 @@ enum class Alignment {
   Aligned  // promised: rows 16-byte aligned (the emulator traps otherwise)
 };
 
+/// Zeros rows [first, kRows) of `tile` (rows a TMA box or a copy did not
+/// bring, or brought from past what the tile stands for). Block-collective.
+template <typename Tile>
+__device__ __forceinline__ void clear_rows_from(const Tile &tile, int first) {
+  using T = typename Tile::Element;
+  for (int e = threadIdx.x; e < (Tile::kRows - first) * Tile::kCols;
+       e += blockDim.x)
+    tile(first + e / Tile::kCols, e % Tile::kCols) = from_float<T>(0.f);
+}
+
 /// Starts copying rows [0, rows) x columns [0, cols) of a row-major matrix
 /// at `source` (rows `pitch` elements apart) into `tile`; the rest of the
 /// tile becomes zeros. Each thread moves whole 16-byte chunks with
